@@ -1,0 +1,171 @@
+#include "checkpoint/file_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+namespace devmgr::checkpoint {
+namespace {
+
+absl::Status ErrnoError(absl::string_view what, const std::filesystem::path& path, int err) {
+  std::string message = absl::StrCat(what, " ", path.string(), ": ", std::strerror(err));
+  if (err == ENOENT) return absl::NotFoundError(message);
+  if (err == ELOOP) return absl::FailedPreconditionError(message);
+  return absl::InternalError(message);
+}
+
+// Closes a file descriptor when it goes out of scope unless released.
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  FdCloser(const FdCloser&) = delete;
+  FdCloser& operator=(const FdCloser&) = delete;
+  ~FdCloser() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+bool WriteAll(int fd, absl::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadWholeFile(const std::filesystem::path& path, bool follow_symlinks,
+                                          size_t max_bytes) {
+  const int flags = O_RDONLY | O_CLOEXEC | (follow_symlinks ? 0 : O_NOFOLLOW);
+  FdCloser fd(::open(path.c_str(), flags));
+  if (fd.get() < 0) return ErrnoError("cannot open", path, errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoError("cannot stat", path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(path.string(), " is not a regular file"));
+  }
+  if (static_cast<size_t>(st.st_size) > max_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(path.string(), " is ", st.st_size, " bytes; the limit is ", max_bytes));
+  }
+  std::string content;
+  content.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (true) {
+    if (done == content.size()) {
+      // The file may have grown since fstat; read on until EOF, within the limit.
+      if (content.size() >= max_bytes) break;
+      content.resize(std::min(max_bytes, content.size() + 4096));
+    }
+    const ssize_t n = ::read(fd.get(), content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("cannot read", path, errno);
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  content.resize(done);
+  return content;
+}
+
+FileStore::FileStore(std::filesystem::path folder, FaultHook fault_hook)
+    : folder_(std::move(folder)), fault_hook_(std::move(fault_hook)) {}
+
+bool FileStore::IsValidName(absl::string_view name) {
+  if (name.empty() || name.size() > 250) return false;
+  if (!absl::ascii_isalnum(name.front()) || !absl::ascii_isalnum(name.back())) return false;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+absl::Status FileStore::Step(WriteStep step) const {
+  return fault_hook_ ? fault_hook_(step) : absl::OkStatus();
+}
+
+absl::Status FileStore::Write(absl::string_view name, absl::string_view bytes) const {
+  if (!IsValidName(name)) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid file name \"", name, "\""));
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder_, ec)) {
+    std::filesystem::create_directories(folder_, ec);
+    if (ec) return ErrnoError("cannot create folder", folder_, ec.value());
+    std::filesystem::permissions(folder_, std::filesystem::perms(0755), ec);
+  }
+
+  const std::filesystem::path final_path = folder_ / std::string(name);
+  // A dot-name, so that List (and the kubelet's own listing) never sees a half-written file.
+  std::string temp_path = (folder_ / absl::StrCat(".", name, ".tmp-XXXXXX")).string();
+  if (absl::Status status = Step(WriteStep::kCreateTemp); !status.ok()) return status;
+  FdCloser fd(::mkstemp(temp_path.data()));  // mode 0600
+  if (fd.get() < 0) return ErrnoError("cannot create temporary file in", folder_, errno);
+
+  auto fail = [&](absl::Status status) {
+    if (fd.get() >= 0) ::close(fd.release());
+    ::unlink(temp_path.c_str());
+    return status;
+  };
+  if (absl::Status status = Step(WriteStep::kWrite); !status.ok()) return fail(status);
+  if (!WriteAll(fd.get(), bytes)) return fail(ErrnoError("cannot write", temp_path, errno));
+  if (absl::Status status = Step(WriteStep::kSyncFile); !status.ok()) return fail(status);
+  if (::fsync(fd.get()) != 0) return fail(ErrnoError("cannot fsync", temp_path, errno));
+  if (absl::Status status = Step(WriteStep::kCloseFile); !status.ok()) return fail(status);
+  if (::close(fd.release()) != 0) return fail(ErrnoError("cannot close", temp_path, errno));
+  if (absl::Status status = Step(WriteStep::kRename); !status.ok()) return fail(status);
+  if (::rename(temp_path.c_str(), final_path.c_str()) != 0) {
+    return fail(ErrnoError("cannot rename over", final_path, errno));
+  }
+
+  // The new file is in place; without this the rename itself may not survive a power cut.
+  if (absl::Status status = Step(WriteStep::kSyncFolder); !status.ok()) return status;
+  FdCloser dir(::open(folder_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() < 0 || ::fsync(dir.get()) != 0) {
+    return ErrnoError("cannot fsync folder", folder_, errno);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> FileStore::Read(absl::string_view name) const {
+  if (!IsValidName(name)) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid file name \"", name, "\""));
+  }
+  return ReadWholeFile(folder_ / std::string(name), /*follow_symlinks=*/false);
+}
+
+absl::StatusOr<std::vector<std::string>> FileStore::List() const {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(folder_, ec);
+  if (ec) return ErrnoError("cannot list", folder_, ec.value());
+  std::vector<std::string> names;
+  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (!name.starts_with('.')) names.push_back(std::move(name));
+  }
+  if (ec) return ErrnoError("cannot list", folder_, ec.value());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace devmgr::checkpoint

@@ -1,0 +1,66 @@
+// FileStore keeps small named files (the checkpoint) in one folder and replaces them atomically
+// and durably: a temporary file in the same folder is written, fsynced and renamed over the old
+// one, and then the folder itself is fsynced so the rename survives a power cut. The kubelet
+// skips that last step; we don't. A write that fails at any step leaves the previous file as it
+// was and no temporary file behind. Files are created with mode 0600.
+//
+// A FileStore holds no state besides its folder, so concurrent calls are as safe as the file
+// system makes them; callers serialise writes to one name.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace devmgr::checkpoint {
+
+// Largest file ReadWholeFile accepts; a real checkpoint with 10,000 entries is a few MiB.
+inline constexpr size_t kMaxFileBytes = size_t{256} << 20;
+
+// ReadWholeFile returns the content of `path`. NotFound if it does not exist, FailedPrecondition
+// if it is not a regular file (or, with follow_symlinks false, is a symlink),
+// ResourceExhausted over `max_bytes`, Internal on other I/O errors.
+absl::StatusOr<std::string> ReadWholeFile(const std::filesystem::path& path,
+                                          bool follow_symlinks = true,
+                                          size_t max_bytes = kMaxFileBytes);
+
+class FileStore {
+ public:
+  // The steps of Write, in order. Tests inject faults before any of them.
+  enum class WriteStep { kCreateTemp, kWrite, kSyncFile, kCloseFile, kRename, kSyncFolder };
+  // Called before each step; a non-OK answer makes that step fail. For tests only.
+  using FaultHook = std::function<absl::Status(WriteStep)>;
+
+  explicit FileStore(std::filesystem::path folder, FaultHook fault_hook = nullptr);
+
+  const std::filesystem::path& folder() const { return folder_; }
+
+  // Write replaces the file `name` with `bytes`, creating the folder (0755) if it is missing.
+  // InvalidArgument for a name that is not a plain file name (see IsValidName).
+  absl::Status Write(absl::string_view name, absl::string_view bytes) const;
+
+  // Read returns the file's content; NotFound when it does not exist. Symlinks are not followed.
+  absl::StatusOr<std::string> Read(absl::string_view name) const;
+
+  // List returns the names of the folder's entries that do not start with '.', sorted: the
+  // kubelet's test for "this node's device state was wiped". NotFound if the folder is missing.
+  absl::StatusOr<std::vector<std::string>> List() const;
+
+  // IsValidName: 1 to 250 characters of [A-Za-z0-9._-], starting and ending with a letter or
+  // digit, as the kubelet's file store requires. Such a name cannot leave the folder.
+  static bool IsValidName(absl::string_view name);
+
+ private:
+  absl::Status Step(WriteStep step) const;
+
+  std::filesystem::path folder_;
+  FaultHook fault_hook_;
+};
+
+}  // namespace devmgr::checkpoint

@@ -1,0 +1,46 @@
+// The checkpoint as the kubelet's Go code holds it in memory, nil values included.
+//
+// The kubelet's checksum is taken over a text rendering of its Go structs, and that text tells
+// a nil slice or map ("<nil>") from an empty one ("[]", "map[]"). The public model in
+// checkpoint.h does not carry that distinction, so the codec goes through this internal shape
+// in both directions: JSON bytes <-> GoCheckpointData <-> CheckpointData. Internal to
+// checkpoint/; not installed.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace devmgr::checkpoint::internal {
+
+// A Go []string; std::nullopt is nil.
+using GoStrings = std::optional<std::vector<std::string>>;
+
+// Which Go struct definitions the data was decoded with (and so which type names the
+// checksum text carries).
+enum class GoLayout {
+  kCurrent,  // Kubernetes 1.20 and later: DeviceIDs is map[int64][]string.
+  kV1,       // Kubernetes 1.19 and earlier: DeviceIDs is []string.
+};
+
+struct GoPodDevicesEntry {
+  std::string pod_uid;
+  std::string container_name;
+  std::string resource_name;
+  // kCurrent layout: NUMA node -> device IDs; std::nullopt is a nil map.
+  std::optional<std::map<int64_t, GoStrings>> device_ids;
+  // kV1 layout: the plain device ID list.
+  GoStrings device_ids_v1;
+  // Raw bytes of a protobuf ContainerAllocateResponse; std::nullopt is a nil []byte.
+  std::optional<std::string> alloc_resp;
+};
+
+struct GoCheckpointData {
+  GoLayout layout = GoLayout::kCurrent;
+  std::optional<std::vector<GoPodDevicesEntry>> pod_device_entries;
+  std::optional<std::map<std::string, GoStrings>> registered_devices;
+};
+
+}  // namespace devmgr::checkpoint::internal

@@ -1,0 +1,222 @@
+#include "cmd/devmgr/checkpoint_cmd.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/file_store.h"
+#include "cmd/devmgr/table.h"
+#include "deviceplugin/v1beta1/api.pb.h"
+#include "nlohmann/json.hpp"
+
+namespace devmgr::cli {
+namespace {
+
+using OrderedJson = nlohmann::ordered_json;
+
+struct CheckpointOptions {
+  std::string file;
+  OutputFormat format = OutputFormat::kTable;
+};
+
+// ReadCheckpoint loads and parses `file`; on failure it reports and returns std::nullopt.
+std::optional<checkpoint::ParsedCheckpoint> ReadCheckpoint(const std::string& file,
+                                                           int& exit_code) {
+  absl::StatusOr<std::string> bytes = checkpoint::ReadWholeFile(file);
+  if (!bytes.ok()) {
+    exit_code = Fail(kExitUsage, bytes.status().message());
+    return std::nullopt;
+  }
+  absl::StatusOr<checkpoint::ParsedCheckpoint> parsed = checkpoint::Parse(*bytes);
+  if (!parsed.ok()) {
+    exit_code = Fail(kExitUsage,
+                     absl::StrCat(file, " is not a valid checkpoint: ", parsed.status().message()));
+    return std::nullopt;
+  }
+  return *std::move(parsed);
+}
+
+std::string MismatchText(const checkpoint::ParsedCheckpoint& parsed) {
+  return absl::StrCat("checksum mismatch: stored ", parsed.stored_checksum, ", computed ",
+                      parsed.computed_checksum);
+}
+
+std::string DevicesText(const checkpoint::DevicesPerNuma& per_numa) {
+  std::vector<std::string> parts;
+  for (const auto& [numa, ids] : per_numa) {
+    parts.push_back(absl::StrCat(numa, ":", ids.empty() ? "-" : absl::StrJoin(ids, ",")));
+  }
+  return parts.empty() ? "-" : absl::StrJoin(parts, " ");
+}
+
+int Verify(const CheckpointOptions& options) {
+  int exit_code = kExitOk;
+  std::optional<checkpoint::ParsedCheckpoint> parsed = ReadCheckpoint(options.file, exit_code);
+  if (!parsed.has_value()) return exit_code;
+  const bool valid = parsed->ChecksumMatches();
+  if (options.format == OutputFormat::kJson) {
+    OrderedJson out;
+    out["file"] = options.file;
+    out["valid"] = valid;
+    out["format"] = checkpoint::FormatName(parsed->format);
+    out["storedChecksum"] = parsed->stored_checksum;
+    out["computedChecksum"] = parsed->computed_checksum;
+    out["entries"] = parsed->data.pod_device_entries.size();
+    out["registeredResources"] = parsed->data.registered_devices.size();
+    std::cout << out.dump(2) << '\n';
+  } else if (valid) {
+    std::cout << "valid: checksum " << parsed->stored_checksum << ", format "
+              << checkpoint::FormatName(parsed->format) << ", "
+              << parsed->data.pod_device_entries.size() << " entries, "
+              << parsed->data.registered_devices.size() << " registered resources\n";
+  } else {
+    std::cout << MismatchText(*parsed) << '\n';
+  }
+  if (!valid) return Fail(kExitNo, absl::StrCat(options.file, ": ", MismatchText(*parsed)));
+  return kExitOk;
+}
+
+// DecodeAllocation turns AllocResp bytes into the plugin's ContainerAllocateResponse; nullptr
+// when the bytes are not one (the kubelet skips such entries on restore).
+std::unique_ptr<v1beta1::ContainerAllocateResponse> DecodeAllocation(const std::string& bytes) {
+  auto response = std::make_unique<v1beta1::ContainerAllocateResponse>();
+  if (!response->ParseFromString(bytes)) return nullptr;
+  return response;
+}
+
+void PrintAllocation(const v1beta1::ContainerAllocateResponse& response, std::ostream& out) {
+  // Protobuf maps iterate in no fixed order; sort for stable output.
+  std::map<std::string, std::string> envs(response.envs().begin(), response.envs().end());
+  std::map<std::string, std::string> annotations(response.annotations().begin(),
+                                                 response.annotations().end());
+  for (const auto& [key, value] : envs) out << "    env         " << key << "=" << value << '\n';
+  for (const auto& mount : response.mounts()) {
+    out << "    mount       " << mount.host_path() << " -> " << mount.container_path()
+        << (mount.read_only() ? " (ro)" : " (rw)") << '\n';
+  }
+  for (const auto& device : response.devices()) {
+    out << "    device      " << device.host_path() << " -> " << device.container_path() << " ("
+        << (device.permissions().empty() ? "-" : device.permissions()) << ")\n";
+  }
+  for (const auto& [key, value] : annotations) {
+    out << "    annotation  " << key << "=" << value << '\n';
+  }
+  for (const auto& cdi : response.cdi_devices()) out << "    cdi         " << cdi.name() << '\n';
+}
+
+void ShowTable(const std::string& file, const checkpoint::ParsedCheckpoint& parsed) {
+  std::cout << "Checkpoint:  " << file << '\n'
+            << "Format:      " << checkpoint::FormatName(parsed.format) << '\n'
+            << "Checksum:    " << parsed.stored_checksum
+            << (parsed.ChecksumMatches()
+                    ? " (valid)"
+                    : absl::StrCat(" (MISMATCH: computed ", parsed.computed_checksum, ")"))
+            << "\n\n";
+
+  Table entries({"POD UID", "CONTAINER", "RESOURCE", "NUMA:DEVICES"});
+  for (const auto& entry : parsed.data.pod_device_entries) {
+    entries.AddRow(
+        {entry.pod_uid, entry.container_name, entry.resource_name, DevicesText(entry.device_ids)});
+  }
+  entries.Print(std::cout);
+
+  std::cout << "\nAllocations:\n";
+  if (parsed.data.pod_device_entries.empty()) std::cout << "  (none)\n";
+  for (const auto& entry : parsed.data.pod_device_entries) {
+    std::cout << "  " << entry.pod_uid << "/" << entry.container_name << " " << entry.resource_name
+              << '\n';
+    auto response = DecodeAllocation(entry.alloc_resp);
+    if (response == nullptr) {
+      std::cout << "    (undecodable response, " << entry.alloc_resp.size() << " bytes)\n";
+    } else {
+      PrintAllocation(*response, std::cout);
+    }
+  }
+
+  std::cout << '\n';
+  Table registered({"REGISTERED RESOURCE", "HEALTHY DEVICES AT WRITE"});
+  for (const auto& [resource, ids] : parsed.data.registered_devices) {
+    registered.AddRow({resource, ids.empty() ? "-" : absl::StrJoin(ids, ",")});
+  }
+  registered.Print(std::cout);
+}
+
+void ShowJson(const std::string& file, const checkpoint::ParsedCheckpoint& parsed) {
+  OrderedJson out;
+  out["file"] = file;
+  out["format"] = checkpoint::FormatName(parsed.format);
+  out["storedChecksum"] = parsed.stored_checksum;
+  out["computedChecksum"] = parsed.computed_checksum;
+  out["valid"] = parsed.ChecksumMatches();
+  out["podDeviceEntries"] = OrderedJson::array();
+  for (const auto& entry : parsed.data.pod_device_entries) {
+    OrderedJson item;
+    item["podUID"] = entry.pod_uid;
+    item["containerName"] = entry.container_name;
+    item["resourceName"] = entry.resource_name;
+    OrderedJson per_numa = OrderedJson::object();
+    for (const auto& [numa, ids] : entry.device_ids) per_numa[absl::StrCat(numa)] = ids;
+    item["deviceIDs"] = per_numa;
+    auto response = DecodeAllocation(entry.alloc_resp);
+    std::string allocation_json;
+    if (response != nullptr &&
+        google::protobuf::util::MessageToJsonString(*response, &allocation_json).ok()) {
+      item["allocResp"] = OrderedJson::parse(allocation_json);
+    } else {
+      item["allocResp"] = nullptr;
+      item["allocRespError"] = "not a ContainerAllocateResponse";
+    }
+    out["podDeviceEntries"].push_back(std::move(item));
+  }
+  out["registeredDevices"] = OrderedJson::object();
+  for (const auto& [resource, ids] : parsed.data.registered_devices) {
+    out["registeredDevices"][resource] = ids;
+  }
+  std::cout << out.dump(2, ' ', false, OrderedJson::error_handler_t::replace) << '\n';
+}
+
+int Show(const CheckpointOptions& options) {
+  int exit_code = kExitOk;
+  std::optional<checkpoint::ParsedCheckpoint> parsed = ReadCheckpoint(options.file, exit_code);
+  if (!parsed.has_value()) return exit_code;
+  if (options.format == OutputFormat::kJson) {
+    ShowJson(options.file, *parsed);
+  } else {
+    ShowTable(options.file, *parsed);
+  }
+  // The content is still worth seeing, but the answer to "is this a good checkpoint" is no.
+  if (!parsed->ChecksumMatches()) {
+    return Fail(kExitNo, absl::StrCat(options.file, ": ", MismatchText(*parsed)));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddCheckpointCommand(CLI::App& app, CommandResult& result) {
+  CLI::App* checkpoint = app.add_subcommand(
+      "checkpoint", "Read and verify a kubelet_internal_checkpoint (devmgr's or a real kubelet's)");
+  checkpoint->require_subcommand(1);
+
+  auto options = std::make_shared<CheckpointOptions>();
+  CLI::App* verify = checkpoint->add_subcommand(
+      "verify",
+      "Check the checksum: exit 0 valid, 1 mismatch (both values printed), "
+      "2 unreadable or malformed");
+  verify->add_option("FILE", options->file, "Checkpoint file")->required();
+  AddOutputFlag(*verify, options->format);
+  verify->callback([options, &result] { result.exit_code = Verify(*options); });
+
+  CLI::App* show = checkpoint->add_subcommand(
+      "show", "Show the allocations and registered resources; exit 1 if the checksum mismatches");
+  show->add_option("FILE", options->file, "Checkpoint file")->required();
+  AddOutputFlag(*show, options->format);
+  show->callback([options, &result] { result.exit_code = Show(*options); });
+}
+
+}  // namespace devmgr::cli

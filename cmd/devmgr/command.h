@@ -1,0 +1,34 @@
+// What every devmgr subcommand shares: its exit codes and output format flag.
+//
+// The command-line contract (DESIGN.md): exit 0 on success, 1 when the answer is "no" (refused,
+// mismatch, not found), 2 for bad usage or unreadable input, always with a one-line reason on
+// stderr.
+#pragma once
+
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/string_view.h"
+
+namespace devmgr::cli {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitNo = 1,
+  kExitUsage = 2,
+};
+
+enum class OutputFormat { kTable, kJson };
+
+// AddOutputFlag adds `-o, --output table|json` to `command`, writing into `format`.
+void AddOutputFlag(CLI::App& command, OutputFormat& format);
+
+// Fail prints "devmgr: <reason>" on stderr and returns `code`.
+int Fail(ExitCode code, absl::string_view reason);
+
+// A subcommand sets its result here; main returns it.
+struct CommandResult {
+  int exit_code = kExitOk;
+};
+
+}  // namespace devmgr::cli

@@ -1,0 +1,29 @@
+// devmgr: the command-line program (serve, pods, podresources, plugin, checkpoint, bench).
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "cmd/devmgr/checkpoint_cmd.h"
+#include "cmd/devmgr/command.h"
+
+int main(int argc, char** argv) {
+  using devmgr::cli::kExitUsage;
+  CLI::App app("devmgr: the Kubernetes device manager as a C++ module, daemon and tools", "devmgr");
+  app.set_version_flag("--version", DEVMGR_VERSION);
+  app.require_subcommand(1);
+
+  devmgr::cli::CommandResult result;
+  devmgr::cli::AddCheckpointCommand(app, result);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return devmgr::cli::Fail(kExitUsage, std::string(e.what()) + " (see devmgr --help)");
+  }
+  return result.exit_code;
+}
