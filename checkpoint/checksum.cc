@@ -1,115 +1,166 @@
 #include "checkpoint/checksum.h"
 
-#include "absl/strings/str_cat.h"
+#include <array>
+#include <utility>
+
+#include "absl/strings/numbers.h"
 
 namespace devmgr::checkpoint::internal {
 namespace {
 
-// go-spew prints a string's raw bytes (no quotes, no escapes) and a nil slice as <nil>;
-// elements inside a slice or map carry no type prefix.
-void AppendStrings(std::string& out, const GoStrings& list) {
-  if (!list.has_value()) {
-    out += "<nil>";
-    return;
-  }
-  out += '[';
-  for (size_t i = 0; i < list->size(); ++i) {
-    if (i > 0) out += ' ';
-    out += (*list)[i];
-  }
-  out += ']';
-}
+// Where the text goes: a string (SpewText) or straight into the hash (Checksum), so that
+// checksumming a large checkpoint never builds its text.
+class StringSink {
+ public:
+  void Append(absl::string_view piece) { text_.append(piece.data(), piece.size()); }
+  std::string Take() { return std::move(text_); }
 
-// A []byte is a slice of uint8: decimal numbers separated by spaces.
-void AppendBytes(std::string& out, const std::optional<std::string>& bytes) {
-  if (!bytes.has_value()) {
-    out += "<nil>";
-    return;
-  }
-  out += '[';
-  for (size_t i = 0; i < bytes->size(); ++i) {
-    if (i > 0) out += ' ';
-    absl::StrAppend(&out, static_cast<unsigned>(static_cast<unsigned char>((*bytes)[i])));
-  }
-  out += ']';
-}
+ private:
+  std::string text_;
+};
 
-void AppendEntry(std::string& out, const GoPodDevicesEntry& entry, GoLayout layout) {
-  absl::StrAppend(&out, "{PodUID:(string)", entry.pod_uid, " ContainerName:(string)",
-                  entry.container_name, " ResourceName:(string)", entry.resource_name);
-  if (layout == GoLayout::kV1) {
-    out += " DeviceIDs:([]string)";
-    AppendStrings(out, entry.device_ids_v1);
-  } else {
-    out += " DeviceIDs:(checkpoint.DevicesPerNUMA)";
-    if (!entry.device_ids.has_value()) {
-      out += "<nil>";
-    } else {
-      // std::map orders int64 keys numerically, as SortKeys does.
-      out += "map[";
-      bool first = true;
-      for (const auto& [numa, ids] : *entry.device_ids) {
-        if (!first) out += ' ';
-        first = false;
-        absl::StrAppend(&out, numa, ":");
-        AppendStrings(out, ids);
-      }
-      out += ']';
+class FnvSink {
+ public:
+  void Append(absl::string_view piece) {
+    for (char c : piece) {
+      hash_ ^= static_cast<unsigned char>(c);
+      hash_ *= kPrime;
     }
   }
-  out += " AllocResp:([]uint8)";
-  AppendBytes(out, entry.alloc_resp);
-  out += '}';
+  uint32_t hash() const { return hash_; }
+
+ private:
+  static constexpr uint32_t kOffsetBasis = 2166136261U;
+  static constexpr uint32_t kPrime = 16777619U;
+  uint32_t hash_ = kOffsetBasis;
+};
+
+// Decimal forms of 0..255 (go-spew prints a []byte as space-separated decimal numbers).
+const std::array<std::string, 256>& ByteDecimals() {
+  static const std::array<std::string, 256> table = [] {
+    std::array<std::string, 256> t;
+    for (size_t i = 0; i < t.size(); ++i) t[i] = std::to_string(i);
+    return t;
+  }();
+  return table;
 }
+
+// go-spew prints a string's raw bytes (no quotes, no escapes) and a nil slice or map as <nil>;
+// elements inside a slice or map carry no type prefix. std::map orders int64 keys numerically
+// and string keys bytewise, exactly as SortKeys does.
+template <typename Sink>
+class SpewWriter {
+ public:
+  explicit SpewWriter(Sink& sink) : sink_(sink) {}
+
+  void Data(const GoCheckpointData& data) {
+    // The V1 reader renamed its types back to the 1.19 names before hashing, so both layouts
+    // share the struct type names and differ only in DeviceIDs.
+    sink_.Append("(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)");
+    if (!data.pod_device_entries.has_value()) {
+      sink_.Append("<nil>");
+    } else {
+      sink_.Append("[");
+      bool first = true;
+      for (const GoPodDevicesEntry& entry : *data.pod_device_entries) {
+        if (!first) sink_.Append(" ");
+        first = false;
+        Entry(entry, data.layout);
+      }
+      sink_.Append("]");
+    }
+    sink_.Append(" RegisteredDevices:(map[string][]string)");
+    Map(data.registered_devices, [this](const std::string& key) { sink_.Append(key); });
+    sink_.Append("}");
+  }
+
+ private:
+  void Strings(const GoStrings& list) {
+    if (!list.has_value()) {
+      sink_.Append("<nil>");
+      return;
+    }
+    sink_.Append("[");
+    for (size_t i = 0; i < list->size(); ++i) {
+      if (i > 0) sink_.Append(" ");
+      sink_.Append((*list)[i]);
+    }
+    sink_.Append("]");
+  }
+
+  template <typename Key, typename AppendKey>
+  void Map(const std::optional<std::map<Key, GoStrings>>& map, AppendKey append_key) {
+    if (!map.has_value()) {
+      sink_.Append("<nil>");
+      return;
+    }
+    sink_.Append("map[");
+    bool first = true;
+    for (const auto& [key, ids] : *map) {
+      if (!first) sink_.Append(" ");
+      first = false;
+      append_key(key);
+      sink_.Append(":");
+      Strings(ids);
+    }
+    sink_.Append("]");
+  }
+
+  void Entry(const GoPodDevicesEntry& entry, GoLayout layout) {
+    sink_.Append("{PodUID:(string)");
+    sink_.Append(entry.pod_uid);
+    sink_.Append(" ContainerName:(string)");
+    sink_.Append(entry.container_name);
+    sink_.Append(" ResourceName:(string)");
+    sink_.Append(entry.resource_name);
+    if (layout == GoLayout::kV1) {
+      sink_.Append(" DeviceIDs:([]string)");
+      Strings(entry.device_ids_v1);
+    } else {
+      sink_.Append(" DeviceIDs:(checkpoint.DevicesPerNUMA)");
+      Map(entry.device_ids, [this](int64_t numa) {
+        char buffer[absl::numbers_internal::kFastToBufferSize];
+        sink_.Append(absl::string_view(
+            buffer,
+            static_cast<size_t>(absl::numbers_internal::FastIntToBuffer(numa, buffer) - buffer)));
+      });
+    }
+    sink_.Append(" AllocResp:([]uint8)");
+    if (!entry.alloc_resp.has_value()) {
+      sink_.Append("<nil>");
+    } else {
+      sink_.Append("[");
+      const auto& decimals = ByteDecimals();
+      for (size_t i = 0; i < entry.alloc_resp->size(); ++i) {
+        if (i > 0) sink_.Append(" ");
+        sink_.Append(decimals[static_cast<unsigned char>((*entry.alloc_resp)[i])]);
+      }
+      sink_.Append("]");
+    }
+    sink_.Append("}");
+  }
+
+  Sink& sink_;
+};
 
 }  // namespace
 
 std::string SpewText(const GoCheckpointData& data) {
-  // The V1 reader renamed its types back to the 1.19 names before hashing, so both layouts
-  // share the struct type names and differ only in DeviceIDs.
-  std::string out = "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)";
-  if (!data.pod_device_entries.has_value()) {
-    out += "<nil>";
-  } else {
-    out += '[';
-    bool first = true;
-    for (const GoPodDevicesEntry& entry : *data.pod_device_entries) {
-      if (!first) out += ' ';
-      first = false;
-      AppendEntry(out, entry, data.layout);
-    }
-    out += ']';
-  }
-  out += " RegisteredDevices:(map[string][]string)";
-  if (!data.registered_devices.has_value()) {
-    out += "<nil>";
-  } else {
-    // std::map<std::string> orders keys bytewise, as Go compares strings.
-    out += "map[";
-    bool first = true;
-    for (const auto& [resource, ids] : *data.registered_devices) {
-      if (!first) out += ' ';
-      first = false;
-      absl::StrAppend(&out, resource, ":");
-      AppendStrings(out, ids);
-    }
-    out += ']';
-  }
-  out += '}';
-  return out;
+  StringSink sink;
+  SpewWriter<StringSink>(sink).Data(data);
+  return sink.Take();
 }
 
 uint32_t Fnv1a32(absl::string_view bytes) {
-  constexpr uint32_t kOffsetBasis = 2166136261U;
-  constexpr uint32_t kPrime = 16777619U;
-  uint32_t hash = kOffsetBasis;
-  for (char c : bytes) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= kPrime;
-  }
-  return hash;
+  FnvSink sink;
+  sink.Append(bytes);
+  return sink.hash();
 }
 
-uint64_t Checksum(const GoCheckpointData& data) { return Fnv1a32(SpewText(data)); }
+uint64_t Checksum(const GoCheckpointData& data) {
+  FnvSink sink;
+  SpewWriter<FnvSink>(sink).Data(data);
+  return sink.hash();
+}
 
 }  // namespace devmgr::checkpoint::internal

@@ -39,9 +39,22 @@ size_t ValidSequenceLength(absl::string_view s, size_t i) {
   return len;
 }
 
+// Printable ASCII that Go writes as itself.
+bool IsPlainAscii(uint8_t c) {
+  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
+}
+
 }  // namespace
 
 std::string ToValidUtf8(absl::string_view s) {
+  // Almost every string is valid; check before building a replacement.
+  size_t valid = 0;
+  while (valid < s.size()) {
+    const size_t len = ValidSequenceLength(s, valid);
+    if (len == 0) break;
+    valid += len;
+  }
+  if (valid == s.size()) return std::string(s);
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
@@ -61,6 +74,14 @@ void AppendGoJsonString(std::string& out, absl::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
   for (size_t i = 0; i < s.size();) {
+    // Copy the longest run that needs no escaping in one go.
+    size_t run = i;
+    while (run < s.size() && IsPlainAscii(static_cast<uint8_t>(s[run]))) ++run;
+    if (run > i) {
+      out.append(s.data() + i, run - i);
+      i = run;
+      continue;
+    }
     const auto c = static_cast<uint8_t>(s[i]);
     if (c < 0x80) {
       switch (c) {

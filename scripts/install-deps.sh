@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that a make target needs, if any are missing.
+# Usage: scripts/install-deps.sh build|test
+# As root it runs `apt-get update` once and then `apt-get install`; otherwise it prints the one
+# line to run and fails.
+set -euo pipefail
+
+build_packages=(
+  g++ meson ninja-build pkg-config
+  protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
+  libabsl-dev nlohmann-json3-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+# clang and its runtime build the libFuzzer targets that `make test` runs.
+test_packages=(clang libclang-rt-14-dev)
+
+wanted=("${build_packages[@]}")
+if [ "${1:-build}" = test ]; then
+  wanted+=("${test_packages[@]}")
+fi
+
+missing=()
+for package in "${wanted[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q '^install ok installed$'; then
+    missing+=("$package")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "Missing Debian packages. Run this once, then try again:" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "Installing missing Debian packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,155 @@
+// FileStore: atomic, durable replacement; a failure or a crash at any step leaves the old file
+// or the new one, never a mix; names cannot leave the folder.
+#include "checkpoint/file_store.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "tests/testlib/temp_dir.h"
+
+namespace devmgr::checkpoint {
+namespace {
+
+using testing::TempDir;
+using WriteStep = FileStore::WriteStep;
+
+constexpr WriteStep kAllSteps[] = {WriteStep::kCreateTemp, WriteStep::kWrite,
+                                   WriteStep::kSyncFile,   WriteStep::kCloseFile,
+                                   WriteStep::kRename,     WriteStep::kSyncFolder};
+
+// Every entry of the folder, dot-files included.
+std::vector<std::string> AllEntries(const std::filesystem::path& folder) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+mode_t ModeOf(const std::filesystem::path& path) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0);
+  return st.st_mode & 07777;
+}
+
+TEST(FileStoreTest, WritesAndReadsBackWithPrivateMode) {
+  TempDir dir;
+  FileStore store(dir.Sub("device-plugins"));
+  ASSERT_TRUE(store.Write("kubelet_internal_checkpoint", "first").ok());
+  EXPECT_EQ(ModeOf(dir.Sub("device-plugins")), 0755U);
+  EXPECT_EQ(ModeOf(dir.Sub("device-plugins/kubelet_internal_checkpoint")), 0600U);
+  ASSERT_TRUE(store.Write("kubelet_internal_checkpoint", "second").ok());
+  absl::StatusOr<std::string> read = store.Read("kubelet_internal_checkpoint");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, "second");
+  EXPECT_EQ(AllEntries(store.folder()), std::vector<std::string>{"kubelet_internal_checkpoint"});
+}
+
+TEST(FileStoreTest, MissingFileIsNotFound) {
+  TempDir dir;
+  FileStore store(dir.path());
+  EXPECT_EQ(store.Read("kubelet_internal_checkpoint").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(FileStoreTest, NamesThatCouldLeaveTheFolderAreRefused) {
+  TempDir dir;
+  FileStore store(dir.Sub("inner"));
+  for (const std::string& name : std::vector<std::string>{"", "../escape", "a/b", "/etc/passwd", ".hidden", "trailing.", "sp ace", "..",
+        std::string(251, 'a')}) {
+    EXPECT_EQ(store.Write(name, "x").code(), absl::StatusCode::kInvalidArgument) << name;
+    EXPECT_EQ(store.Read(name).status().code(), absl::StatusCode::kInvalidArgument) << name;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("escape")));
+  EXPECT_TRUE(FileStore::IsValidName(std::string(250, 'a')));
+  EXPECT_TRUE(FileStore::IsValidName("kubelet_internal_checkpoint"));
+}
+
+TEST(FileStoreTest, ReadDoesNotFollowSymlinks) {
+  TempDir dir;
+  std::ofstream(dir.Sub("outside")) << "secret";
+  std::filesystem::create_directory(dir.Sub("store"));
+  std::filesystem::create_symlink(dir.Sub("outside"), dir.Sub("store/kubelet_internal_checkpoint"));
+  FileStore store(dir.Sub("store"));
+  EXPECT_EQ(store.Read("kubelet_internal_checkpoint").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  // Writing replaces the link itself; the file it pointed to is untouched.
+  ASSERT_TRUE(store.Write("kubelet_internal_checkpoint", "new").ok());
+  EXPECT_EQ(*ReadWholeFile(dir.Sub("outside")), "secret");
+  EXPECT_EQ(*store.Read("kubelet_internal_checkpoint"), "new");
+}
+
+TEST(FileStoreTest, ListSkipsDotFilesAndIncludesEverythingElse) {
+  TempDir dir;
+  FileStore store(dir.path());
+  EXPECT_TRUE(store.List()->empty());
+  std::ofstream(dir.Sub(".hidden")) << "";
+  EXPECT_TRUE(store.List()->empty());
+  ASSERT_TRUE(store.Write("b", "x").ok());
+  std::filesystem::create_directory(dir.Sub("a-dir"));
+  EXPECT_EQ(*store.List(), (std::vector<std::string>{"a-dir", "b"}));
+  EXPECT_EQ(FileStore(dir.Sub("missing")).List().status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(FileStoreTest, ReadWholeFileRefusesWhatIsTooLargeOrNotAFile) {
+  TempDir dir;
+  std::ofstream(dir.Sub("big")) << std::string(100, 'x');
+  EXPECT_EQ(ReadWholeFile(dir.Sub("big"), true, 99).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(ReadWholeFile(dir.Sub("big"), true, 100)->size(), 100U);
+  EXPECT_EQ(ReadWholeFile(dir.path()).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(FileStoreTest, AFailedStepLeavesTheOldFileAndNoTemporaryFile) {
+  for (WriteStep failing : kAllSteps) {
+    TempDir dir;
+    FileStore good(dir.path());
+    ASSERT_TRUE(good.Write("cp", "old").ok());
+    FileStore faulty(dir.path(), [failing](WriteStep step) {
+      return step == failing ? absl::UnavailableError("injected") : absl::OkStatus();
+    });
+    EXPECT_EQ(faulty.Write("cp", "new").code(), absl::StatusCode::kUnavailable);
+    // Only a failure after the rename (the folder fsync) can leave the new content in place.
+    const std::string expected = failing == WriteStep::kSyncFolder ? "new" : "old";
+    EXPECT_EQ(*good.Read("cp"), expected) << static_cast<int>(failing);
+    EXPECT_EQ(AllEntries(dir.path()), std::vector<std::string>{"cp"}) << static_cast<int>(failing);
+  }
+}
+
+// A process killed at any step of a write leaves the old file or the new one, whole.
+TEST(FileStoreTest, ACrashAtAnyStepLeavesTheOldOrTheNewFile) {
+  const std::string old_content(64 * 1024, 'o');
+  const std::string new_content(96 * 1024, 'n');
+  for (WriteStep crash_at : kAllSteps) {
+    TempDir dir;
+    ASSERT_TRUE(FileStore(dir.path()).Write("cp", old_content).ok());
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      FileStore dying(dir.path(), [crash_at](WriteStep step) {
+        if (step == crash_at) ::_exit(0);
+        return absl::OkStatus();
+      });
+      (void)dying.Write("cp", new_content);
+      ::_exit(1);  // the crash point was never reached
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0) << "crash point not reached";
+    absl::StatusOr<std::string> left = FileStore(dir.path()).Read("cp");
+    ASSERT_TRUE(left.ok());
+    const bool after_rename = crash_at == WriteStep::kSyncFolder;
+    EXPECT_EQ(*left, after_rename ? new_content : old_content) << static_cast<int>(crash_at);
+    // A crash may leave a temporary file, but never under a name List reports.
+    EXPECT_EQ(*FileStore(dir.path()).List(), std::vector<std::string>{"cp"});
+  }
+}
+
+}  // namespace
+}  // namespace devmgr::checkpoint

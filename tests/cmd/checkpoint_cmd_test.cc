@@ -1,0 +1,145 @@
+// `devmgr checkpoint verify|show`, run as a user runs them.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/file_store.h"
+#include "nlohmann/json.hpp"
+#include "tests/testlib/subprocess.h"
+#include "tests/testlib/temp_dir.h"
+
+namespace devmgr::cli {
+namespace {
+
+using testing::DevmgrBinary;
+using testing::ProcessResult;
+using testing::RunProcess;
+using testing::TempDir;
+
+// envs {"A": "1"}, one device spec and one CDI device, protobuf-encoded by hand so that this
+// test does not share the code under test: field 1 map entry, field 3 DeviceSpec, field 5 CDI.
+const std::string kAllocResp =
+    std::string("\x0a\x06\x0a\x01\x41\x12\x01\x31", 8) +
+    std::string("\x1a\x14\x0a\x08/dev/gpu\x12\x08/dev/gpu", 22) +
+    std::string("\x2a\x0b\x0a\x09v.com/c=0", 13);
+
+class CheckpointCommandTest : public ::testing::Test {
+ protected:
+  std::string WriteFile(const std::string& name, const std::string& bytes) {
+    const auto path = dir_.Sub(name);
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path.string();
+  }
+
+  std::string GoodCheckpoint() {
+    checkpoint::CheckpointData data;
+    data.pod_device_entries.push_back(
+        {"uid-1", "app", "example.com/gpu", {{0, {"gpu0"}}, {1, {"gpu1"}}}, kAllocResp});
+    data.registered_devices["example.com/gpu"] = {"gpu0", "gpu1", "gpu2"};
+    return WriteFile("good", checkpoint::Encode(data));
+  }
+
+  ProcessResult Devmgr(std::vector<std::string> args) {
+    args.insert(args.begin(), DevmgrBinary());
+    return RunProcess(args);
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(CheckpointCommandTest, VerifyValid) {
+  ProcessResult r = Devmgr({"checkpoint", "verify", GoodCheckpoint()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("valid"), std::string::npos);
+  EXPECT_NE(r.out.find("1 entries"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST_F(CheckpointCommandTest, VerifyMismatchPrintsBothValuesAndExitsOne) {
+  std::string bytes = *checkpoint::ReadWholeFile(GoodCheckpoint());
+  const size_t at = bytes.find("\"Checksum\":") + 11;
+  const std::string stored = bytes.substr(at, bytes.size() - at - 1);
+  bytes.replace(at, stored.size(), "12345");
+  ProcessResult r = Devmgr({"checkpoint", "verify", WriteFile("bad", bytes)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("stored 12345, computed " + stored), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("checksum mismatch"), std::string::npos) << r.err;
+
+  ProcessResult json = Devmgr({"checkpoint", "verify", "-o", "json", dir_.Sub("bad").string()});
+  EXPECT_EQ(json.exit_code, 1);
+  auto parsed = nlohmann::json::parse(json.out);
+  EXPECT_EQ(parsed["valid"], false);
+  EXPECT_EQ(parsed["storedChecksum"], 12345);
+  EXPECT_EQ(std::to_string(parsed["computedChecksum"].get<uint64_t>()), stored);
+}
+
+TEST_F(CheckpointCommandTest, UnreadableOrMalformedExitsTwo) {
+  ProcessResult missing = Devmgr({"checkpoint", "verify", dir_.Sub("nope").string()});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("No such file"), std::string::npos) << missing.err;
+
+  ProcessResult malformed = Devmgr({"checkpoint", "verify", WriteFile("m", "{\"Data\":[")});
+  EXPECT_EQ(malformed.exit_code, 2);
+  EXPECT_NE(malformed.err.find("not a valid checkpoint"), std::string::npos) << malformed.err;
+  EXPECT_EQ(std::count(malformed.err.begin(), malformed.err.end(), '\n'), 1) << malformed.err;
+
+  ProcessResult folder = Devmgr({"checkpoint", "show", dir_.path().string()});
+  EXPECT_EQ(folder.exit_code, 2);
+}
+
+TEST_F(CheckpointCommandTest, BadUsageExitsTwo) {
+  EXPECT_EQ(Devmgr({"checkpoint", "verify"}).exit_code, 2);
+  EXPECT_EQ(Devmgr({"checkpoint"}).exit_code, 2);
+  EXPECT_EQ(Devmgr({"checkpoint", "show", "-o", "yaml", "x"}).exit_code, 2);
+  EXPECT_EQ(Devmgr({"no-such-command"}).exit_code, 2);
+  EXPECT_EQ(Devmgr({"--help"}).exit_code, 0);
+}
+
+TEST_F(CheckpointCommandTest, ShowTable) {
+  ProcessResult r = Devmgr({"checkpoint", "show", GoodCheckpoint()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* want : {"POD UID", "uid-1", "app", "example.com/gpu", "0:gpu0 1:gpu1",
+                           "env         A=1", "/dev/gpu -> /dev/gpu", "cdi         v.com/c=0",
+                           "gpu0,gpu1,gpu2", "(valid)"}) {
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  }
+}
+
+TEST_F(CheckpointCommandTest, ShowJson) {
+  ProcessResult r = Devmgr({"checkpoint", "show", "--output=json", GoodCheckpoint()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto out = nlohmann::json::parse(r.out);
+  EXPECT_EQ(out["format"], "current");
+  EXPECT_EQ(out["valid"], true);
+  ASSERT_EQ(out["podDeviceEntries"].size(), 1U);
+  const auto& entry = out["podDeviceEntries"][0];
+  EXPECT_EQ(entry["podUID"], "uid-1");
+  EXPECT_EQ(entry["deviceIDs"]["1"][0], "gpu1");
+  EXPECT_EQ(entry["allocResp"]["envs"]["A"], "1");
+  EXPECT_EQ(entry["allocResp"]["devices"][0]["containerPath"], "/dev/gpu");
+  EXPECT_EQ(entry["allocResp"]["cdiDevices"][0]["name"], "v.com/c=0");
+  EXPECT_EQ(out["registeredDevices"]["example.com/gpu"].size(), 3U);
+}
+
+TEST_F(CheckpointCommandTest, ShowOfAMismatchedFileShowsItButExitsOne) {
+  std::string bytes = *checkpoint::ReadWholeFile(GoodCheckpoint());
+  bytes.replace(bytes.find("gpu2"), 4, "gpu3");
+  ProcessResult r = Devmgr({"checkpoint", "show", WriteFile("tampered", bytes)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("MISMATCH"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gpu3"), std::string::npos);
+}
+
+TEST_F(CheckpointCommandTest, PreNumaKubeletFile) {
+  const std::string v1 =
+      R"({"Data":{"PodDeviceEntries":[{"PodUID":"pod1","ContainerName":"con1","ResourceName":)"
+      R"("example.com/gpu","DeviceIDs":["dev1","dev2"],"AllocResp":"CgYKAUESATE="}],)"
+      R"("RegisteredDevices":{"example.com/gpu":["dev1","dev2"]}},"Checksum":3547054426})";
+  ProcessResult r = Devmgr({"checkpoint", "verify", WriteFile("v1", v1)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("format v1"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace devmgr::cli
