@@ -8,7 +8,7 @@ set -euo pipefail
 build_packages=(
   g++ meson ninja-build pkg-config
   protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
-  libabsl-dev nlohmann-json3-dev libcli11-dev
+  libabsl-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # clang and its runtime build the libFuzzer targets that `make test` runs.

@@ -1,0 +1,72 @@
+#include "common/unix_socket.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+
+namespace devmgr {
+
+absl::Status ValidateSocketPath(const std::filesystem::path& path) {
+  if (!path.is_absolute()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("socket path must be absolute: \"", path.string(), "\""));
+  }
+  if (path.native().size() > kMaxUnixSocketPathBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("socket path is ", path.native().size(),
+                                                   " bytes, over the limit of ",
+                                                   kMaxUnixSocketPathBytes, ": ", path.string()));
+  }
+  return absl::OkStatus();
+}
+
+std::string UnixTarget(const std::filesystem::path& path) {
+  return absl::StrCat("unix://", path.string());
+}
+
+bool IsSocket(const std::filesystem::path& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+absl::Status RemoveStaleSocket(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return absl::OkStatus();
+    return absl::InternalError(
+        absl::StrCat("cannot stat ", path.string(), ": ", std::strerror(errno)));
+  }
+  if (!S_ISSOCK(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path.string(), " exists and is not a socket; not removing it"));
+  }
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return absl::InternalError(
+        absl::StrCat("cannot remove ", path.string(), ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RemoveSocketsIn(const std::filesystem::path& folder) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(folder, ec);
+  if (ec)
+    return absl::InternalError(absl::StrCat("cannot list ", folder.string(), ": ", ec.message()));
+  absl::Status first_error;
+  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    if (!IsSocket(it->path())) continue;
+    absl::Status status = RemoveStaleSocket(it->path());
+    if (first_error.ok()) first_error = status;
+  }
+  if (ec && first_error.ok()) {
+    first_error =
+        absl::InternalError(absl::StrCat("cannot list ", folder.string(), ": ", ec.message()));
+  }
+  return first_error;
+}
+
+}  // namespace devmgr

@@ -1,0 +1,35 @@
+// Unix domain socket paths: validation, gRPC targets, and removing stale sockets without ever
+// touching anything that is not a socket (a checkpoint, a folder, a symlink's target).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace devmgr {
+
+// sun_path holds 108 bytes including the terminating NUL.
+inline constexpr size_t kMaxUnixSocketPathBytes = 107;
+
+// ValidateSocketPath: InvalidArgument unless `path` is absolute and at most
+// kMaxUnixSocketPathBytes long.
+absl::Status ValidateSocketPath(const std::filesystem::path& path);
+
+// UnixTarget is the gRPC target for a socket path: "unix://" + the absolute path.
+std::string UnixTarget(const std::filesystem::path& path);
+
+// IsSocket: `path` itself (not a symlink's target) is a unix socket.
+bool IsSocket(const std::filesystem::path& path);
+
+// RemoveStaleSocket deletes `path` if it is a socket; OK if it does not exist.
+// FailedPrecondition if something else (a file, a folder, a symlink) is there.
+absl::Status RemoveStaleSocket(const std::filesystem::path& path);
+
+// RemoveSocketsIn deletes the sockets directly inside `folder` and leaves everything else;
+// returns the first error, after trying them all.
+absl::Status RemoveSocketsIn(const std::filesystem::path& folder);
+
+}  // namespace devmgr

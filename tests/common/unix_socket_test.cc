@@ -1,0 +1,72 @@
+#include "common/unix_socket.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "tests/testlib/temp_dir.h"
+
+namespace devmgr {
+namespace {
+
+using testing::TempDir;
+
+// Binds a listening unix socket at `path` (left in place when the fd is closed).
+void MakeSocket(const std::filesystem::path& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ::close(fd);
+}
+
+TEST(UnixSocketTest, ValidatesPaths) {
+  EXPECT_TRUE(ValidateSocketPath("/tmp/x.sock").ok());
+  EXPECT_EQ(ValidateSocketPath("x.sock").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ValidateSocketPath("").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(ValidateSocketPath("/" + std::string(106, 'a')).ok());
+  EXPECT_EQ(ValidateSocketPath("/" + std::string(107, 'a')).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(UnixTarget("/run/a.sock"), "unix:///run/a.sock");
+}
+
+TEST(UnixSocketTest, RemovesOnlySockets) {
+  TempDir dir;
+  MakeSocket(dir.Sub("a.sock"));
+  MakeSocket(dir.Sub("b.sock"));
+  std::ofstream(dir.Sub("kubelet_internal_checkpoint")) << "{}";
+  std::filesystem::create_directory(dir.Sub("sub"));
+  MakeSocket(dir.Sub("sub/nested.sock"));
+  std::ofstream(dir.Sub("target")) << "x";
+  std::filesystem::create_symlink(dir.Sub("target"), dir.Sub("link.sock"));
+
+  EXPECT_TRUE(IsSocket(dir.Sub("a.sock")));
+  EXPECT_FALSE(IsSocket(dir.Sub("link.sock")));
+  ASSERT_TRUE(RemoveSocketsIn(dir.path()).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("a.sock")));
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("b.sock")));
+  EXPECT_TRUE(std::filesystem::exists(dir.Sub("kubelet_internal_checkpoint")));
+  EXPECT_TRUE(IsSocket(dir.Sub("sub/nested.sock")));
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.Sub("link.sock")));
+  EXPECT_TRUE(std::filesystem::exists(dir.Sub("target")));
+}
+
+TEST(UnixSocketTest, RemoveStaleSocketRefusesOtherFiles) {
+  TempDir dir;
+  EXPECT_TRUE(RemoveStaleSocket(dir.Sub("missing")).ok());
+  std::ofstream(dir.Sub("file")) << "keep";
+  EXPECT_EQ(RemoveStaleSocket(dir.Sub("file")).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(std::filesystem::exists(dir.Sub("file")));
+  MakeSocket(dir.Sub("s"));
+  EXPECT_TRUE(RemoveStaleSocket(dir.Sub("s")).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("s")));
+}
+
+}  // namespace
+}  // namespace devmgr
