@@ -429,8 +429,9 @@ absl::StatusOr<ParsedCheckpoint> Parse(absl::string_view bytes) {
   Json root;
   try {
     root = Json::parse(bytes);
-  } catch (const Json::parse_error& e) {
-    // nlohmann reports the byte offset and the reason in e.what().
+  } catch (const Json::exception& e) {
+    // A syntax error (with its byte offset) or a number too large for a double; nlohmann says
+    // which in e.what().
     return absl::InvalidArgumentError(absl::StrCat("not valid JSON: ", e.what()));
   }
 

@@ -240,6 +240,7 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"FractionalChecksum", R"({"Checksum":1.5})", "Checksum: expected an unsigned"},
         MalformedCase{"HugeChecksum", R"({"Checksum":184467440737095516160})",
                       "Checksum: expected an unsigned"},
+        MalformedCase{"NumberOverflowingADouble", R"({"Checksum":3e67439661})", "not valid JSON"},
         MalformedCase{"StringChecksum", R"({"Checksum":"1"})", "Checksum: expected an unsigned"},
         MalformedCase{"InvalidUtf8", "{\"Data\":{\"RegisteredDevices\":{\"r\":[\"\xff\"]}}}",
                       "not valid JSON"},
