@@ -1,0 +1,212 @@
+#include "pluginwatcher/inotify_tree.h"
+
+#include <sys/inotify.h>
+#include <sys/stat.h>
+
+#include <boost/asio/buffer.hpp>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace devmgr::pluginwatcher {
+namespace {
+
+constexpr uint32_t kWatchMask = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM |
+                                IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
+
+FileId FileIdOf(const struct stat& st) {
+  return FileId{st.st_ino, st.st_ctim.tv_sec * 1'000'000'000 + st.st_ctim.tv_nsec};
+}
+
+bool IsHidden(const std::filesystem::path& path) {
+  return absl::StartsWith(path.filename().string(), ".");
+}
+
+// IsAtOrUnder: `path` is `dir` or lies under it.
+bool IsAtOrUnder(const std::string& path, const std::string& dir) {
+  return path == dir || absl::StartsWith(path, dir + "/");
+}
+
+}  // namespace
+
+InotifyTree::InotifyTree(boost::asio::io_context& context, std::filesystem::path root,
+                         InotifyTreeCallbacks callbacks, LoggerPtr logger)
+    : root_(std::move(root)),
+      callbacks_(std::move(callbacks)),
+      log_(std::move(logger)),
+      descriptor_(context) {}
+
+absl::Status InotifyTree::Start() {
+  std::error_code ec;
+  std::filesystem::create_directories(root_, ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("error (re-)creating root ", root_.string(), ": ", ec.message()));
+  }
+  std::filesystem::permissions(root_, std::filesystem::perms(0755), ec);
+  const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd < 0) {
+    return absl::InternalError(
+        absl::StrCat("failed to start plugin watcher: inotify_init1: ", std::strerror(errno)));
+  }
+  descriptor_.assign(fd);
+  if (!AddWatch(root_)) {
+    Close();
+    return absl::InternalError(absl::StrCat("failed to watch ", root_.string()));
+  }
+  SocketSet found;
+  AddTree(root_, found);
+  for (const auto& [path, id] : found) callbacks_.on_socket(path, id);
+  Read();
+  return absl::OkStatus();
+}
+
+void InotifyTree::Close() {
+  if (!descriptor_.is_open()) return;
+  boost::system::error_code ec;
+  descriptor_.cancel(ec);
+  descriptor_.close(ec);
+  watches_.clear();
+}
+
+bool InotifyTree::AddWatch(const std::filesystem::path& dir) {
+  const int wd = ::inotify_add_watch(descriptor_.native_handle(), dir.c_str(), kWatchMask);
+  if (wd < 0) {
+    DEVMGR_LOG(log_, err, "Failed to watch folder", "path", dir.string(), "err",
+               std::string(std::strerror(errno)));
+    return false;
+  }
+  watches_[wd] = dir.string();
+  return true;
+}
+
+void InotifyTree::AddTree(const std::filesystem::path& dir, SocketSet& found) {
+  if (dir != root_ && !AddWatch(dir)) return;
+  std::error_code ec;
+  std::filesystem::recursive_directory_iterator it(
+      dir, std::filesystem::directory_options::skip_permission_denied, ec);
+  if (ec) {
+    DEVMGR_LOG(log_, err, "Error accessing path", "path", dir.string(), "err", ec.message());
+    return;
+  }
+  for (; it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    const std::filesystem::path& path = it->path();
+    const bool is_dir = it->is_directory(ec) && !it->is_symlink(ec);
+    if (IsHidden(path)) {
+      if (is_dir) it.disable_recursion_pending();
+      continue;
+    }
+    // Watch a folder before the iterator lists it, so that nothing created in it is missed.
+    if (is_dir) {
+      AddWatch(path);
+      continue;
+    }
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+      found[path.string()] = FileIdOf(st);
+    }
+  }
+  if (ec)
+    DEVMGR_LOG(log_, err, "Error walking folder", "path", dir.string(), "err", ec.message());
+}
+
+void InotifyTree::RemoveWatches(const std::string& dir) {
+  for (auto it = watches_.begin(); it != watches_.end();) {
+    if (IsAtOrUnder(it->second, dir)) {
+      ::inotify_rm_watch(descriptor_.native_handle(), it->first);
+      it = watches_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void InotifyTree::Read() {
+  descriptor_.async_read_some(
+      boost::asio::buffer(buffer_), [this](const boost::system::error_code& ec, size_t bytes) {
+        if (ec == boost::asio::error::operation_aborted) return;
+        if (ec) {
+          DEVMGR_LOG(log_, err, "Plugin watcher read failed", "err", ec.message());
+          return;
+        }
+        HandleEvents(bytes);
+        if (descriptor_.is_open()) Read();
+      });
+}
+
+void InotifyTree::HandleEvents(size_t bytes) {
+  bool overflow = false;
+  bool root_gone = false;
+  size_t offset = 0;
+  while (offset + sizeof(inotify_event) <= bytes) {
+    inotify_event event{};
+    std::memcpy(&event, buffer_.data() + offset, sizeof(event));
+    const char* name_bytes = buffer_.data() + offset + sizeof(inotify_event);
+    offset += sizeof(inotify_event) + event.len;
+    if (event.mask & IN_Q_OVERFLOW) {
+      overflow = true;
+      continue;
+    }
+    auto watch = watches_.find(event.wd);
+    if (watch == watches_.end()) continue;
+    if (event.mask & IN_IGNORED) {
+      // The folder itself was deleted (IN_DELETE_SELF comes first): its parent reported it.
+      const bool is_root = watch->second == root_.string();
+      watches_.erase(watch);
+      if (is_root) root_gone = true;
+      continue;
+    }
+    if (event.len == 0) continue;
+    const std::filesystem::path path = std::filesystem::path(watch->second) /
+                                       std::string(name_bytes, ::strnlen(name_bytes, event.len));
+    if (event.mask & (IN_DELETE | IN_MOVED_FROM)) {
+      // A folder moved elsewhere keeps its watches, under a path that is no longer true.
+      if ((event.mask & (IN_MOVED_FROM | IN_ISDIR)) == (IN_MOVED_FROM | IN_ISDIR)) {
+        RemoveWatches(path.string());
+      }
+      callbacks_.on_removed(path.string());
+      continue;
+    }
+    if (!(event.mask & (IN_CREATE | IN_MOVED_TO)) || IsHidden(path)) continue;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) continue;  // already gone again; its delete follows
+    if (S_ISDIR(st.st_mode)) {
+      SocketSet found;
+      AddTree(path, found);
+      for (const auto& [socket, id] : found) callbacks_.on_socket(socket, id);
+    } else if (S_ISSOCK(st.st_mode)) {
+      callbacks_.on_socket(path.string(), FileIdOf(st));
+    }
+  }
+  if (root_gone) RecreateRoot();
+  if (overflow) Rescan();
+}
+
+void InotifyTree::Rescan() {
+  DEVMGR_LOG(log_, info, "Plugin watcher event queue overflowed, rescanning", "path",
+             root_.string());
+  SocketSet found;
+  AddTree(root_, found);
+  callbacks_.on_rescan(found);
+}
+
+void InotifyTree::RecreateRoot() {
+  DEVMGR_LOG(log_, err, "Plugin registry folder was deleted, creating it again", "path",
+             root_.string());
+  callbacks_.on_removed(root_.string());
+  std::error_code ec;
+  std::filesystem::create_directories(root_, ec);
+  if (ec || !AddWatch(root_)) {
+    DEVMGR_LOG(log_, err, "Failed to re-create the plugin registry folder", "path",
+               root_.string(), "err", ec.message());
+    return;
+  }
+  SocketSet found;
+  AddTree(root_, found);
+  for (const auto& [path, id] : found) callbacks_.on_socket(path, id);
+}
+
+}  // namespace devmgr::pluginwatcher

@@ -1,0 +1,86 @@
+// InotifyTree: watches a folder and every sub-folder under it with inotify, read through a
+// Boost.Asio descriptor (no polling), and reports the unix sockets that appear in the tree and the
+// paths that leave it (upstream's fsnotify use in plugin_watcher.go: watch first, then walk).
+//
+// Names starting with "." are ignored, files and folders alike, and so is everything that is
+// neither a socket nor a folder. Symbolic links are not followed. A folder that appears is watched
+// and walked; a folder that leaves takes everything under it along. If the tree's root itself is
+// deleted, it reports the root as removed, creates it again and watches it anew. When the kernel's
+// event queue overflows, it walks the whole tree again and reports the complete set of sockets.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "common/logging.h"
+
+namespace devmgr::pluginwatcher {
+
+// FileId tells a socket from another one created later at the same path.
+struct FileId {
+  ino_t inode = 0;
+  int64_t ctime_ns = 0;
+  bool operator==(const FileId&) const = default;
+};
+
+// Sockets by absolute path.
+using SocketSet = std::map<std::string, FileId>;
+
+struct InotifyTreeCallbacks {
+  // A socket is at `path` (created, moved in, or found by a walk). May repeat for one socket.
+  std::function<void(const std::string& path, const FileId& id)> on_socket;
+  // `path` and everything under it are gone (deleted or moved away).
+  std::function<void(const std::string& path)> on_removed;
+  // Events were lost: `sockets` is now everything in the tree.
+  std::function<void(const SocketSet& sockets)> on_rescan;
+};
+
+// Threading: every method, and every callback, runs on the thread that runs `context` (the loop).
+class InotifyTree {
+ public:
+  InotifyTree(boost::asio::io_context& context, std::filesystem::path root,
+              InotifyTreeCallbacks callbacks, LoggerPtr logger);
+  InotifyTree(const InotifyTree&) = delete;
+  InotifyTree& operator=(const InotifyTree&) = delete;
+
+  // Start creates the root (mode 0755, with parents) if missing, watches it, walks it (reporting
+  // the sockets there through on_socket) and starts reading events. Errors below the root are
+  // only logged.
+  absl::Status Start();
+
+  // Close stops reading and closes the inotify descriptor, with every watch; no callback runs
+  // after it. Idempotent.
+  void Close();
+
+ private:
+  // Watches `dir` and the folders under it and collects the sockets there.
+  void AddTree(const std::filesystem::path& dir, SocketSet& found);
+  bool AddWatch(const std::filesystem::path& dir);
+  // Forgets the watches at and under `dir`, which has moved away.
+  void RemoveWatches(const std::string& dir);
+  void Read();
+  void HandleEvents(size_t bytes);
+  void Rescan();
+  void RecreateRoot();
+
+  const std::filesystem::path root_;
+  const InotifyTreeCallbacks callbacks_;
+  const LoggerPtr log_;
+  boost::asio::posix::stream_descriptor descriptor_;
+  // Watched folders by watch descriptor.
+  std::map<int, std::string> watches_;
+  alignas(8) std::array<char, 64 * 1024> buffer_{};
+};
+
+}  // namespace devmgr::pluginwatcher

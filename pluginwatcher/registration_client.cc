@@ -1,0 +1,120 @@
+#include "pluginwatcher/registration_client.h"
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/channel_arguments.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "common/unix_socket.h"
+
+namespace devmgr::pluginwatcher {
+namespace {
+
+// How often a dial in progress looks for Cancel.
+constexpr absl::Duration kDialCancelCheck = absl::Milliseconds(50);
+
+const char* StateName(grpc_connectivity_state state) {
+  switch (state) {
+    case GRPC_CHANNEL_IDLE:
+      return "IDLE";
+    case GRPC_CHANNEL_CONNECTING:
+      return "CONNECTING";
+    case GRPC_CHANNEL_READY:
+      return "READY";
+    case GRPC_CHANNEL_TRANSIENT_FAILURE:
+      return "TRANSIENT_FAILURE";
+    case GRPC_CHANNEL_SHUTDOWN:
+      return "SHUTDOWN";
+  }
+  return "UNKNOWN";
+}
+
+}  // namespace
+
+RegistrationClient::RegistrationClient(std::filesystem::path socket_path)
+    : socket_path_(std::move(socket_path)) {}
+
+absl::Status RegistrationClient::Dial(absl::Duration timeout) {
+  grpc::ChannelArguments args;
+  // A private subchannel: gRPC otherwise shares connections per target across channels, and a
+  // socket re-created at the same path must get a fresh connection, not one in back-off.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  // A socket appears when the plugin binds it, a moment before it listens: retry within the dial
+  // timeout after 100 ms rather than after gRPC's default first back-off of 1 s.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  channel_ =
+      grpc::CreateCustomChannel(UnixTarget(socket_path_), grpc::InsecureChannelCredentials(), args);
+  stub_ = pluginregistration::Registration::NewStub(channel_);
+
+  const absl::Time deadline = absl::Now() + timeout;
+  grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
+  while (state != GRPC_CHANNEL_READY) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (cancelled_) return absl::CancelledError("registration handshake cancelled");
+    }
+    const absl::Time now = absl::Now();
+    if (now >= deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("failed to dial socket ", socket_path_.string(), " within ",
+                       absl::FormatDuration(timeout), ", connection state ", StateName(state)));
+    }
+    const absl::Time wake = std::min(deadline, now + kDialCancelCheck);
+    if (channel_->WaitForStateChange(state, absl::ToChronoTime(wake))) {
+      state = channel_->GetState(/*try_to_connect=*/true);
+    }
+  }
+  return absl::OkStatus();
+}
+
+template <typename Call>
+absl::Status RegistrationClient::RunCall(absl::Duration timeout, Call&& call) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  {
+    absl::MutexLock lock(&mu_);
+    if (cancelled_) return absl::CancelledError("registration handshake cancelled");
+    active_ = &context;
+  }
+  const grpc::Status status = call(context);
+  {
+    absl::MutexLock lock(&mu_);
+    active_ = nullptr;
+  }
+  return FromGrpcStatus(status);
+}
+
+absl::StatusOr<pluginregistration::PluginInfo> RegistrationClient::GetInfo(absl::Duration timeout) {
+  pluginregistration::PluginInfo info;
+  absl::Status status = RunCall(timeout, [&](grpc::ClientContext& context) {
+    return stub_->GetInfo(&context, pluginregistration::InfoRequest(), &info);
+  });
+  if (!status.ok()) return status;
+  return info;
+}
+
+absl::Status RegistrationClient::NotifyRegistrationStatus(bool registered, const std::string& error,
+                                                          absl::Duration timeout) {
+  pluginregistration::RegistrationStatus request;
+  request.set_plugin_registered(registered);
+  request.set_error(error);
+  pluginregistration::RegistrationStatusResponse response;
+  return RunCall(timeout, [&](grpc::ClientContext& context) {
+    return stub_->NotifyRegistrationStatus(&context, request, &response);
+  });
+}
+
+void RegistrationClient::Cancel() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+  if (active_ != nullptr) active_->TryCancel();
+}
+
+}  // namespace devmgr::pluginwatcher

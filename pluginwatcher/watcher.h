@@ -1,0 +1,117 @@
+// Watcher: the node side of plugin registration through plugins_registry/ (upstream's
+// pkg/kubelet/pluginmanager: pluginwatcher, reconciler, operationexecutor and cache in one
+// object). It watches the registry folder and its sub-folders with inotify, keeps the desired
+// state (the sockets that exist, each with the time it appeared) and the actual state (the
+// plugins registered with a handler), and reconciles the two as upstream does: unregister first,
+// then register; one operation in flight per socket path; exponential back-off per socket path
+// after a failed operation (500 ms, doubling, at most 2 m 2 s).
+//
+// Registering a socket is upstream's handshake: dial (10 s), GetInfo (1 s), the handler for
+// PluginInfo.type, ValidatePlugin, RegisterPlugin, then NotifyRegistrationStatus (5 s) with true,
+// or with false and upstream's error text (wire contract §C). The handshakes and the handler
+// calls run on a bounded pool of worker threads; the inotify descriptor and the retry timers live
+// on the watcher's own event loop thread, which never waits for a plugin.
+//
+// Deliberate differences from upstream, each keeping its behaviour:
+// - Reconciliation is event-driven instead of a 1 s poll: it runs after every batch of inotify
+//   events, when an operation ends, and when a back-off expires.
+// - PluginInfo is untrusted: an endpoint outside WatcherOptions::endpoint_roots, with "..", or too
+//   long for a unix socket, and a name over max_name_bytes, are refused with
+//   NotifyRegistrationStatus(false, "RegisterPlugin error -- plugin validation failed with err:
+//   ...") before any handler sees them.
+// - A queue overflow (IN_Q_OVERFLOW) rescans the tree: sockets that vanished are removed, new
+//   ones added, and a socket whose inode changed counts as re-created.
+// - The newest upstream's connection monitor (periodic GetInfo probes of registered plugins) is
+//   not part of this watcher.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "common/logging.h"
+#include "pluginwatcher/handler.h"
+
+namespace devmgr::pluginwatcher {
+
+struct WatcherOptions {
+  // The folder to watch, created (mode 0755, with parents) if missing.
+  std::filesystem::path registry_dir;
+  // Folders under which a PluginInfo.endpoint must lie. Empty means {registry_dir,
+  // registry_dir's parent / "plugins"}, the kubelet's layout.
+  std::vector<std::filesystem::path> endpoint_roots;
+
+  // Upstream's handshake deadlines (operation_generator.go).
+  absl::Duration dial_timeout = absl::Seconds(10);
+  absl::Duration get_info_timeout = absl::Seconds(1);
+  absl::Duration notify_timeout = absl::Seconds(5);
+  // Upstream's back-off after a failed operation on a socket path (exponentialbackoff).
+  absl::Duration initial_backoff = absl::Milliseconds(500);
+  absl::Duration max_backoff = absl::Minutes(2) + absl::Seconds(2);
+
+  // Worker threads for handshakes and handler calls: at most this many plugins are handled at
+  // once; the others wait their turn.
+  int workers = 4;
+  // The longest PluginInfo.name accepted: a qualified name, a DNS subdomain prefix (253) plus
+  // "/" plus a name (63).
+  size_t max_name_bytes = 317;
+
+  // Logs go here only; null logs nothing.
+  LoggerPtr logger;
+
+  // ForRootDir: the kubelet's layout under `root_dir`: registry_dir = root_dir/plugins_registry.
+  static WatcherOptions ForRootDir(const std::filesystem::path& root_dir);
+};
+
+// A socket in the desired state: it exists in the registry (upstream's dsw PluginInfo).
+struct DesiredPlugin {
+  std::string socket_path;
+  // When the watcher saw it appear; a re-created socket gets a later one.
+  absl::Time timestamp;
+};
+
+// A plugin in the actual state: RegisterPlugin was called for it (upstream's asw PluginInfo).
+struct RegisteredPlugin {
+  std::string socket_path;
+  absl::Time timestamp;  // of the desired-state entry it was registered for
+  std::string type;
+  std::string name;
+  std::string endpoint;
+};
+
+class Watcher {
+ public:
+  virtual ~Watcher() = default;
+
+  // AddHandler makes `handler` receive the plugins whose PluginInfo.type is `type`, replacing an
+  // earlier handler for that type (plugins already registered keep the old one until they go
+  // away). Not owned: it must outlive the watcher's Stop. Thread-safe, never blocks; handlers
+  // added after Start apply from the next registration attempt.
+  virtual void AddHandler(absl::string_view type, PluginHandler& handler) = 0;
+
+  // Start creates the registry folder if needed, starts the threads, watches the folder, and
+  // takes in the sockets already there. Call once. Blocks only for the folder walk.
+  virtual absl::Status Start() = 0;
+
+  // Stop ends watching: it cancels handshakes in flight, waits for handler calls in progress to
+  // return, joins every thread and closes every descriptor. It deregisters nothing: a stopping
+  // node agent leaves its plugins registered, as the kubelet does. Idempotent and final (no
+  // Start after Stop); not from a handler. The destructor calls it.
+  virtual void Stop() = 0;
+
+  // Snapshots of the desired and actual state, sorted by socket path. Thread-safe.
+  virtual std::vector<DesiredPlugin> GetPluginsToRegister() const = 0;
+  virtual std::vector<RegisteredPlugin> GetRegisteredPlugins() const = 0;
+};
+
+using WatcherPtr = std::unique_ptr<Watcher>;
+
+// CreateWatcher returns a watcher that has not started.
+WatcherPtr CreateWatcher(WatcherOptions options);
+
+}  // namespace devmgr::pluginwatcher
