@@ -109,8 +109,7 @@ void InotifyTree::AddTree(const std::filesystem::path& dir, SocketSet& found) {
       found[path.string()] = FileIdOf(st);
     }
   }
-  if (ec)
-    DEVMGR_LOG(log_, err, "Error walking folder", "path", dir.string(), "err", ec.message());
+  if (ec) DEVMGR_LOG(log_, err, "Error walking folder", "path", dir.string(), "err", ec.message());
 }
 
 void InotifyTree::RemoveWatches(const std::string& dir) {
@@ -200,8 +199,8 @@ void InotifyTree::RecreateRoot() {
   std::error_code ec;
   std::filesystem::create_directories(root_, ec);
   if (ec || !AddWatch(root_)) {
-    DEVMGR_LOG(log_, err, "Failed to re-create the plugin registry folder", "path",
-               root_.string(), "err", ec.message());
+    DEVMGR_LOG(log_, err, "Failed to re-create the plugin registry folder", "path", root_.string(),
+               "err", ec.message());
     return;
   }
   SocketSet found;

@@ -1,0 +1,243 @@
+// The registration handshake (upstream's operation_generator.go) against real fake plugins: the
+// error texts sent back, handlers per type, retries with back-off, and plugins that are hostile or
+// broken, while the watcher keeps serving the others.
+#include <gmock/gmock.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "tests/pluginwatcher/watcher_test_env.h"
+
+namespace devmgr::testing {
+namespace {
+
+using Kind = HandlerCall::Kind;
+
+class OperationGeneratorTest : public WatcherTestEnv {
+ protected:
+  // Fast retries, so that back-off shows within a test.
+  pluginwatcher::WatcherOptions FastOptions() const {
+    auto options = Options();
+    options.initial_backoff = absl::Milliseconds(40);
+    options.max_backoff = absl::Milliseconds(160);
+    return options;
+  }
+
+  // Each hostile PluginInfo is refused with a clear reason, and no handler sees it.
+  void ExpectRefused(FakeRegistrationPlugin& plugin, const std::string& reason) {
+    ASSERT_TRUE(WaitFor([&] { return !plugin.statuses().empty(); }, kWait));
+    EXPECT_FALSE(plugin.statuses()[0].plugin_registered());
+    EXPECT_EQ(plugin.statuses()[0].error(),
+              absl::StrCat("RegisterPlugin error -- plugin validation failed with err: ", reason));
+    EXPECT_TRUE(handler_.calls().empty());
+  }
+
+  // A well-behaved plugin registers beside a misbehaving one.
+  void ExpectOthersStillServed() {
+    auto good = ServeDevicePlugin(Socket("good.sock"), "example.com/good");
+    EXPECT_TRUE(WaitFor([&] { return good->registered(); }, kWait));
+  }
+};
+
+TEST_F(OperationGeneratorTest, NoHandlerForTypeUntilTheHostAddsOne) {
+  StartWatcher(FastOptions());
+  const std::string socket = Socket("csi.sock");
+  auto plugin = Serve(socket, MakeInfo(pluginwatcher::kCSIPlugin, "csi.example.com"));
+  ASSERT_TRUE(WaitFor([&] { return !plugin->statuses().empty(); }, kWait));
+  EXPECT_FALSE(plugin->statuses()[0].plugin_registered());
+  EXPECT_EQ(plugin->statuses()[0].error(),
+            absl::StrCat("RegisterPlugin error -- no handler registered for plugin type: "
+                         "CSIPlugin at socket ",
+                         socket));
+  EXPECT_FALSE(InActualState(socket));
+  EXPECT_TRUE(handler_.calls().empty());
+
+  // The host registers a handler for the type: a retry finds it.
+  FakePluginHandler csi;
+  watcher_->AddHandler(pluginwatcher::kCSIPlugin, csi);
+  ASSERT_TRUE(WaitFor([&] { return plugin->registered(); }, kWait));
+  EXPECT_EQ(csi.Count(Kind::kRegister, socket), 1);
+  EXPECT_EQ(watcher_->GetRegisteredPlugins().at(0).type, "CSIPlugin");
+  plugin->Stop();
+  ASSERT_TRUE(WaitFor([&] { return csi.Count(Kind::kDeRegister) == 1; }, kWait));
+  watcher_->Stop();  // before `csi` goes
+}
+
+TEST_F(OperationGeneratorTest, HandlersPerType) {
+  FakePluginHandler dra;
+  StartWatcher();
+  watcher_->AddHandler(pluginwatcher::kDRAPlugin, dra);
+  auto device = ServeDevicePlugin(Socket("device.sock"), "example.com/gpu");
+  const std::string dra_endpoint =
+      (dir_.path() / "plugins" / "dra.example.com" / "dra.sock").string();
+  auto driver =
+      Serve(Socket("dra.example.com-reg.sock"),
+            MakeInfo(pluginwatcher::kDRAPlugin, "dra.example.com", dra_endpoint, {"v1.DRAPlugin"}));
+  ASSERT_TRUE(WaitFor([&] { return device->registered() && driver->registered(); }, kWait));
+  EXPECT_EQ(handler_.Count(Kind::kRegister), 1);
+  EXPECT_EQ(handler_.Count(Kind::kRegister, dra_endpoint), 0);
+  EXPECT_EQ(dra.Count(Kind::kRegister, dra_endpoint), 1);
+  EXPECT_EQ(dra.calls().back().versions, std::vector<std::string>{"v1.DRAPlugin"});
+  watcher_->Stop();
+}
+
+TEST_F(OperationGeneratorTest, ValidationFailureIsRetriedWithBackoff) {
+  handler_.SetValidateResult(absl::InvalidArgumentError("boom"));
+  StartWatcher(FastOptions());
+  const std::string socket = Socket("plugin.sock");
+  auto plugin = ServeDevicePlugin(socket, "example.com/r");
+  ASSERT_TRUE(WaitFor([&] { return handler_.Count(Kind::kValidate) >= 5; }, kWait));
+  EXPECT_EQ(plugin->statuses()[0].error(),
+            "RegisterPlugin error -- plugin validation failed with err: boom");
+  EXPECT_FALSE(plugin->statuses()[0].plugin_registered());
+  EXPECT_EQ(handler_.Count(Kind::kRegister), 0);
+  EXPECT_FALSE(InActualState(socket));
+
+  // The waits between attempts double from 40 ms and stop at 160 ms.
+  auto calls = handler_.calls();
+  const std::vector<absl::Duration> backoff = {absl::Milliseconds(40), absl::Milliseconds(80),
+                                               absl::Milliseconds(160), absl::Milliseconds(160)};
+  for (size_t i = 0; i < backoff.size(); ++i) {
+    EXPECT_GE(calls[i + 1].when - calls[i].when, backoff[i]) << "attempt " << i + 1;
+  }
+
+  handler_.SetValidateResult(absl::OkStatus());
+  ASSERT_TRUE(WaitFor([&] { return plugin->registered(); }, kWait));
+  EXPECT_EQ(handler_.Count(Kind::kRegister), 1);
+}
+
+TEST_F(OperationGeneratorTest, RegistrationFailureKeepsThePluginAsUpstream) {
+  handler_.SetRegisterResult(absl::InternalError("no room"));
+  StartWatcher(FastOptions());
+  const std::string socket = Socket("plugin.sock");
+  auto plugin = ServeDevicePlugin(socket, "example.com/r");
+  ASSERT_TRUE(WaitFor([&] { return !plugin->statuses().empty(); }, kWait));
+  EXPECT_FALSE(plugin->statuses()[0].plugin_registered());
+  EXPECT_EQ(plugin->statuses()[0].error(),
+            "RegisterPlugin error -- plugin registration failed with err: no room");
+  // Upstream adds the plugin to the actual state before RegisterPlugin and leaves it there: no
+  // retry until the socket is re-created, and a DeRegisterPlugin when it goes.
+  EXPECT_TRUE(InActualState(socket));
+  plugin->Stop();
+  ASSERT_TRUE(WaitFor([&] { return handler_.Count(Kind::kDeRegister) == 1; }, kWait));
+  EXPECT_EQ(handler_.Count(Kind::kRegister), 1);
+}
+
+TEST_F(OperationGeneratorTest, PluginNotReadyYetIsRetried) {
+  StartWatcher(FastOptions());
+  auto plugin = std::make_unique<FakeRegistrationPlugin>(
+      Socket("slow.sock"), MakeInfo(pluginwatcher::kDevicePlugin, "example.com/slow"));
+  plugin->FailGetInfo(3);
+  ASSERT_TRUE(plugin->Serve().ok());
+  ASSERT_TRUE(WaitFor([&] { return plugin->registered(); }, kWait));
+  EXPECT_EQ(plugin->get_info_calls(), 4);
+  EXPECT_EQ(plugin->statuses().size(), 1u);
+}
+
+TEST_F(OperationGeneratorTest, EmptyEndpointIsTheRegistrationSocket) {
+  StartWatcher();
+  const std::string socket = Socket("plugin.sock");
+  auto plugin = ServeDevicePlugin(socket, "example.com/r");
+  ASSERT_TRUE(WaitFor([&] { return plugin->registered(); }, kWait));
+  EXPECT_EQ(handler_.calls().back().endpoint, socket);
+}
+
+TEST_F(OperationGeneratorTest, EndpointInPluginsFolderIsAccepted) {
+  StartWatcher();
+  const std::string endpoint = (dir_.path() / "plugins" / "vendor" / "device.sock").string();
+  auto plugin =
+      Serve(Socket("reg.sock"), MakeInfo(pluginwatcher::kDevicePlugin, "example.com/r", endpoint));
+  ASSERT_TRUE(WaitFor([&] { return plugin->registered(); }, kWait));
+  EXPECT_EQ(handler_.calls().back().endpoint, endpoint);
+}
+
+TEST_F(OperationGeneratorTest, EndpointOutsidePluginFoldersIsRefused) {
+  StartWatcher();
+  auto plugin = Serve(Socket("evil.sock"),
+                      MakeInfo(pluginwatcher::kDevicePlugin, "example.com/r", "/run/docker.sock"));
+  ExpectRefused(*plugin,
+                absl::StrCat("plugin endpoint \"/run/docker.sock\" is outside the plugin folders [",
+                             Registry().string(), " ", (dir_.path() / "plugins").string(), "]"));
+  ExpectOthersStillServed();
+}
+
+TEST_F(OperationGeneratorTest, EndpointWithDotDotIsRefused) {
+  StartWatcher();
+  const std::string endpoint = Registry().string() + "/../../etc/evil.sock";
+  auto plugin =
+      Serve(Socket("evil.sock"), MakeInfo(pluginwatcher::kDevicePlugin, "example.com/r", endpoint));
+  ExpectRefused(*plugin, absl::StrCat("plugin endpoint \"", endpoint, "\" has a \"..\" component"));
+  ExpectOthersStillServed();
+}
+
+TEST_F(OperationGeneratorTest, RelativeOrOverLongEndpointIsRefused) {
+  StartWatcher();
+  auto relative = Serve(Socket("relative.sock"),
+                        MakeInfo(pluginwatcher::kDevicePlugin, "example.com/r", "x.sock"));
+  ExpectRefused(*relative, "plugin endpoint: socket path must be absolute: \"x.sock\"");
+  const std::string long_endpoint = Registry().string() + "/" + std::string(120, 'x');
+  auto over_long = Serve(Socket("long.sock"),
+                         MakeInfo(pluginwatcher::kDevicePlugin, "example.com/r", long_endpoint));
+  ASSERT_TRUE(WaitFor([&] { return !over_long->statuses().empty(); }, kWait));
+  EXPECT_THAT(over_long->statuses()[0].error(),
+              ::testing::HasSubstr("bytes, over the limit of 107"));
+  EXPECT_TRUE(handler_.calls().empty());
+  ExpectOthersStillServed();
+}
+
+TEST_F(OperationGeneratorTest, OverLongNameIsRefused) {
+  StartWatcher();
+  auto plugin = Serve(Socket("long-name.sock"),
+                      MakeInfo(pluginwatcher::kDevicePlugin, std::string(10'000, 'n')));
+  ExpectRefused(*plugin, "plugin name is 10000 bytes, over the limit of 317");
+  ExpectOthersStillServed();
+}
+
+TEST_F(OperationGeneratorTest, SocketThatAcceptsAndNeverAnswers) {
+  auto options = FastOptions();
+  options.dial_timeout = absl::Milliseconds(300);
+  options.get_info_timeout = absl::Milliseconds(200);
+  std::filesystem::create_directories(Registry());
+  HungSocket hung(Socket("hung.sock"));
+  ASSERT_TRUE(hung.Listen().ok());
+  StartWatcher(options);
+  // It is tried again and again, with back-off, and never gets into the actual state.
+  ASSERT_TRUE(WaitFor([&] { return hung.accepted() >= 2; }, kWait));
+  EXPECT_FALSE(InActualState(Socket("hung.sock")));
+  ExpectOthersStillServed();
+  EXPECT_EQ(handler_.Count(Kind::kValidate, Socket("hung.sock")), 0);
+}
+
+TEST_F(OperationGeneratorTest, StopCancelsAHandshakeInProgress) {
+  std::filesystem::create_directories(Registry());
+  HungSocket hung(Socket("hung.sock"));
+  ASSERT_TRUE(hung.Listen().ok());
+  StartWatcher();  // upstream's deadlines: 10 s dial, 1 s GetInfo
+  ASSERT_TRUE(WaitFor([&] { return hung.accepted() >= 1; }, kWait));
+  const absl::Time start = absl::Now();
+  watcher_->Stop();
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(900));
+}
+
+TEST_F(OperationGeneratorTest, PluginCrashesBetweenGetInfoAndNotification) {
+  auto options = FastOptions();
+  options.notify_timeout = absl::Milliseconds(300);
+  StartWatcher(options);
+  const std::string socket = Socket("crash.sock");
+  auto plugin = ServeDevicePlugin(socket, "example.com/crash");
+  handler_.OnValidate([&] {
+    handler_.OnValidate(nullptr);
+    plugin->Stop();  // the plugin dies after it answered GetInfo
+  });
+  // The handler saw it registered; the notification fails; its socket is gone, so it is
+  // deregistered.
+  ASSERT_TRUE(WaitFor([&] { return handler_.Count(Kind::kDeRegister, socket) == 1; }, kWait));
+  EXPECT_EQ(handler_.Count(Kind::kRegister, socket), 1);
+  EXPECT_TRUE(plugin->statuses().empty());
+  ExpectOthersStillServed();
+}
+
+}  // namespace
+}  // namespace devmgr::testing

@@ -1,0 +1,79 @@
+// The reconciler: upstream's reconciler_test.go by name. Upstream feeds its desired-state cache by
+// hand; here the sockets themselves do, through the watcher, which is the only way in.
+#include <memory>
+#include <string>
+
+#include "tests/pluginwatcher/watcher_test_env.h"
+
+namespace devmgr::testing {
+namespace {
+
+using Kind = HandlerCall::Kind;
+
+using ReconcilerTest = WatcherTestEnv;
+
+TEST_F(ReconcilerTest, Test_Run_Positive_DoNothing) {
+  StartWatcher();
+  EXPECT_TRUE(watcher_->GetRegisteredPlugins().empty());
+  EXPECT_TRUE(watcher_->GetPluginsToRegister().empty());
+  EXPECT_TRUE(handler_.calls().empty());
+}
+
+TEST_F(ReconcilerTest, Test_Run_Positive_Register) {
+  StartWatcher();
+  const std::string socket = Socket("plugin.sock");
+  auto plugin = ServeDevicePlugin(socket, "example-plugin");
+  ASSERT_TRUE(WaitFor([&] { return InActualState(socket); }, kWait));
+  auto registered = watcher_->GetRegisteredPlugins();
+  ASSERT_EQ(registered.size(), 1u);
+  EXPECT_EQ(registered[0].socket_path, socket);
+  EXPECT_EQ(registered[0].type, "DevicePlugin");
+  EXPECT_EQ(registered[0].name, "example-plugin");
+  EXPECT_EQ(registered[0].endpoint, socket);
+  EXPECT_EQ(registered[0].timestamp, watcher_->GetPluginsToRegister().at(0).timestamp);
+  ASSERT_TRUE(WaitFor([&] { return plugin->registered(); }, kWait));
+  // Validate, then Register, with what GetInfo said.
+  auto calls = handler_.calls();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].kind, Kind::kValidate);
+  EXPECT_EQ(calls[1].kind, Kind::kRegister);
+  EXPECT_EQ(calls[1].versions, (std::vector<std::string>{"v1beta1", "v1beta2"}));
+}
+
+TEST_F(ReconcilerTest, Test_Run_Positive_RegisterThenUnregister) {
+  StartWatcher();
+  const std::string socket = Socket("plugin.sock");
+  auto plugin = ServeDevicePlugin(socket, "example-plugin");
+  ASSERT_TRUE(WaitFor([&] { return InActualState(socket); }, kWait));
+  plugin->Stop();
+  ASSERT_TRUE(WaitFor([&] { return !InActualState(socket); }, kWait));
+  ASSERT_TRUE(WaitFor([&] { return handler_.Count(Kind::kDeRegister) == 1; }, kWait));
+  EXPECT_EQ(handler_.calls().back().name, "example-plugin");
+  EXPECT_EQ(handler_.calls().back().endpoint, socket);
+}
+
+TEST_F(ReconcilerTest, Test_Run_Positive_ReRegister) {
+  StartWatcher();
+  const std::string socket = Socket("plugin2.sock");
+  auto plugin = ServeDevicePlugin(socket, "example-plugin2");
+  ASSERT_TRUE(WaitFor([&] { return plugin->registered(); }, kWait));
+  const absl::Time first = watcher_->GetRegisteredPlugins().at(0).timestamp;
+
+  // The socket is re-created: the plugin is unregistered first, then registered anew.
+  plugin->Stop();
+  plugin = ServeDevicePlugin(socket, "example-plugin2");
+  ASSERT_TRUE(WaitFor([&] { return plugin->registered(); }, kWait));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto registered = watcher_->GetRegisteredPlugins();
+        return registered.size() == 1 && registered[0].timestamp > first;
+      },
+      kWait));
+  std::vector<Kind> kinds;
+  for (const auto& call : handler_.calls()) kinds.push_back(call.kind);
+  EXPECT_EQ(kinds, (std::vector<Kind>{Kind::kValidate, Kind::kRegister, Kind::kDeRegister,
+                                      Kind::kValidate, Kind::kRegister}));
+}
+
+}  // namespace
+}  // namespace devmgr::testing
