@@ -1,0 +1,112 @@
+#include "deviceplugin/cdi.h"
+
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "checkpoint/file_store.h"
+#include "nlohmann/json.hpp"
+
+namespace devmgr::deviceplugin {
+namespace {
+
+std::string ClassOf(const CdiOptions& options, absl::string_view device_type) {
+  if (options.class_name.empty()) return std::string(device_type);
+  return absl::StrCat(options.class_name, "-", device_type);
+}
+
+// CDI names: the vendor is a domain name, the class a DNS label (letters, digits, '-', '_', '.').
+bool IsValidCdiName(absl::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string CdiKind(const CdiOptions& options, absl::string_view device_type) {
+  return absl::StrCat(options.vendor, "/", ClassOf(options, device_type));
+}
+
+std::string CdiDeviceName(const CdiOptions& options, absl::string_view device_type,
+                          absl::string_view device_id) {
+  return absl::StrCat(CdiKind(options, device_type), "=", device_id);
+}
+
+std::string CdiSpecFileName(const CdiOptions& options, absl::string_view device_type) {
+  return absl::StrCat(options.vendor, "-", ClassOf(options, device_type), ".json");
+}
+
+std::string BuildCdiSpec(const CdiOptions& options, absl::string_view device_type,
+                         const DeviceMap& devices) {
+  nlohmann::ordered_json spec;
+  spec["cdiVersion"] = kCdiVersion;
+  spec["kind"] = CdiKind(options, device_type);
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& [id, info] : devices) {
+    nlohmann::ordered_json edits = nlohmann::ordered_json::object();
+    if (!info.nodes.empty()) {
+      nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+      for (const DeviceNode& node : info.nodes) {
+        nlohmann::ordered_json entry;
+        entry["path"] = node.container_path.empty() ? node.host_path : node.container_path;
+        entry["hostPath"] = node.host_path;
+        entry["permissions"] = node.permissions;
+        nodes.push_back(std::move(entry));
+      }
+      edits["deviceNodes"] = std::move(nodes);
+    }
+    if (!info.envs.empty()) {
+      nlohmann::ordered_json envs = nlohmann::ordered_json::array();
+      for (const auto& [key, value] : info.envs) envs.push_back(absl::StrCat(key, "=", value));
+      edits["env"] = std::move(envs);
+    }
+    if (!info.mounts.empty()) {
+      nlohmann::ordered_json mounts = nlohmann::ordered_json::array();
+      for (const Mount& mount : info.mounts) {
+        nlohmann::ordered_json entry;
+        entry["hostPath"] = mount.host_path;
+        entry["containerPath"] = mount.container_path;
+        entry["options"] = mount.read_only ? nlohmann::ordered_json{"ro", "bind"}
+                                           : nlohmann::ordered_json{"rw", "bind"};
+        mounts.push_back(std::move(entry));
+      }
+      edits["mounts"] = std::move(mounts);
+    }
+    nlohmann::ordered_json device;
+    device["name"] = id;
+    device["containerEdits"] = std::move(edits);
+    list.push_back(std::move(device));
+  }
+  spec["devices"] = std::move(list);
+  return spec.dump(2) + "\n";
+}
+
+absl::Status WriteCdiSpec(const CdiOptions& options, absl::string_view device_type,
+                          const DeviceMap& devices) {
+  if (!IsValidCdiName(options.vendor) || !IsValidCdiName(ClassOf(options, device_type))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid CDI kind \"", CdiKind(options, device_type), "\""));
+  }
+  const std::string name = CdiSpecFileName(options, device_type);
+  if (!checkpoint::FileStore::IsValidName(name)) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid CDI spec file name \"", name, "\""));
+  }
+  return checkpoint::FileStore(options.folder)
+      .Write(name, BuildCdiSpec(options, device_type, devices));
+}
+
+absl::Status RemoveCdiSpec(const CdiOptions& options, absl::string_view device_type) {
+  const auto path = options.folder / CdiSpecFileName(options, device_type);
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  if (ec) {
+    return absl::InternalError(absl::StrCat("cannot remove ", path.string(), ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace devmgr::deviceplugin

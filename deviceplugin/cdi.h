@@ -1,0 +1,55 @@
+// CDI (Container Device Interface) spec files for a plugin's devices.
+//
+// With CDI on, the SDK writes one spec file per device type into a folder the container runtime
+// reads (default /var/run/cdi), names the devices in Allocate as "<vendor>/<class>=<device ID>",
+// and removes its files again on shutdown. The file is cdiVersion 0.5.0, the version the seed
+// design writes and every CDI-aware runtime reads; each device's containerEdits hold its device
+// nodes, envs and mounts from the DeviceTree. Files are replaced atomically (temporary file,
+// fsync, rename, fsync of the folder), so a runtime never reads half a spec.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "deviceplugin/device_tree.h"
+
+namespace devmgr::deviceplugin {
+
+inline constexpr char kCdiVersion[] = "0.5.0";
+inline constexpr char kDefaultCdiFolder[] = "/var/run/cdi";
+
+struct CdiOptions {
+  std::filesystem::path folder = kDefaultCdiFolder;
+  // Vendor of the CDI kind, a domain name such as "example.com".
+  std::string vendor{};
+  // Class of the CDI kind. Empty: each device type is its own class ("example.com/gpu").
+  std::string class_name{};
+};
+
+// CdiKind is "<vendor>/<class>" for `device_type` under `options`.
+std::string CdiKind(const CdiOptions& options, absl::string_view device_type);
+
+// CdiDeviceName is the fully qualified name Allocate returns: "<kind>=<device ID>".
+std::string CdiDeviceName(const CdiOptions& options, absl::string_view device_type,
+                          absl::string_view device_id);
+
+// CdiSpecFileName is the file of `device_type` inside options.folder: "<vendor>-<class>.json"
+// (the class also carries the device type when class_name is set, so types never share a file).
+std::string CdiSpecFileName(const CdiOptions& options, absl::string_view device_type);
+
+// BuildCdiSpec renders the spec of `devices` as JSON. Unhealthy devices are included: a
+// container that already holds one must still start after a restart of the runtime.
+std::string BuildCdiSpec(const CdiOptions& options, absl::string_view device_type,
+                         const DeviceMap& devices);
+
+// WriteCdiSpec atomically replaces the spec file of `device_type`. InvalidArgument if the
+// names make an invalid file name or CDI kind; Internal on I/O errors. Blocks on file I/O.
+absl::Status WriteCdiSpec(const CdiOptions& options, absl::string_view device_type,
+                          const DeviceMap& devices);
+
+// RemoveCdiSpec deletes the spec file of `device_type`; OK if it is already gone.
+absl::Status RemoveCdiSpec(const CdiOptions& options, absl::string_view device_type);
+
+}  // namespace devmgr::deviceplugin

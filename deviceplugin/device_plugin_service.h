@@ -1,0 +1,108 @@
+// DevicePluginService: the v1beta1.DevicePlugin gRPC service of one device type, on the callback
+// API. It holds the current devices of its type, streams them to every open ListAndWatch, and
+// answers Allocate, GetPreferredAllocation and PreStartContainer from them or through the
+// plugin's hooks.
+//
+// ListAndWatch: one reactor per stream, at most one write in flight, and a newer snapshot
+// replaces an unsent older one, so a slow reader costs one snapshot of memory, not a queue.
+// Used by Plugin (one per device type and server); not part of the SDK's public surface.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "common/event_loop.h"
+#include "common/logging.h"
+#include "deviceplugin/cdi.h"
+#include "deviceplugin/device_tree.h"
+#include "deviceplugin/hooks.h"
+#include "deviceplugin/v1beta1/api.grpc.pb.h"
+
+namespace devmgr::deviceplugin {
+
+class DevicePluginService final : public v1beta1::DevicePlugin::CallbackService {
+ public:
+  // `hook_loop` runs the hooks and must outlive the service; `cdi` set means Allocate also
+  // returns CDI device names.
+  DevicePluginService(std::string device_type, const Hooks& hooks, std::optional<CdiOptions> cdi,
+                      EventLoop& hook_loop, LoggerPtr logger);
+  // Requires FinishStreams and WaitForStreamsDone (or no stream ever opened).
+  ~DevicePluginService() override;
+  DevicePluginService(const DevicePluginService&) = delete;
+  DevicePluginService& operator=(const DevicePluginService&) = delete;
+
+  // Options are derived from which hooks exist. Thread-safe.
+  v1beta1::DevicePluginOptions Options() const;
+
+  // Update makes `devices` the current set and sends it to every open stream. Thread-safe; never
+  // blocks on a stream (builds the snapshot, then hands it over).
+  void Update(std::shared_ptr<const DeviceMap> devices) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // FinishStreams ends every open ListAndWatch with OK and refuses new ones (UNAVAILABLE).
+  // Thread-safe; does not wait.
+  void FinishStreams() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // WaitForStreamsDone blocks until every stream's OnDone has run. Call after FinishStreams.
+  void WaitForStreamsDone() ABSL_LOCKS_EXCLUDED(mu_);
+
+  size_t open_streams() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // v1beta1.DevicePlugin.
+  grpc::ServerUnaryReactor* GetDevicePluginOptions(grpc::CallbackServerContext* context,
+                                                   const v1beta1::Empty* request,
+                                                   v1beta1::DevicePluginOptions* response) override;
+  grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse>* ListAndWatch(
+      grpc::CallbackServerContext* context, const v1beta1::Empty* request) override;
+  grpc::ServerUnaryReactor* GetPreferredAllocation(
+      grpc::CallbackServerContext* context, const v1beta1::PreferredAllocationRequest* request,
+      v1beta1::PreferredAllocationResponse* response) override;
+  grpc::ServerUnaryReactor* Allocate(grpc::CallbackServerContext* context,
+                                     const v1beta1::AllocateRequest* request,
+                                     v1beta1::AllocateResponse* response) override;
+  grpc::ServerUnaryReactor* PreStartContainer(
+      grpc::CallbackServerContext* context, const v1beta1::PreStartContainerRequest* request,
+      v1beta1::PreStartContainerResponse* response) override;
+
+ private:
+  class StreamReactor;
+  // What to do with a reactor once mu_ is released. Deciding under mu_ pins the reactor: it
+  // cannot reach OnDone before the chosen write or Finish has been started.
+  struct StreamAction {
+    StreamReactor* reactor = nullptr;
+    const v1beta1::ListAndWatchResponse* write = nullptr;  // StartWrite this, or
+    std::optional<grpc::Status> finish;                    // Finish with this
+  };
+
+  StreamAction NextActionLocked(StreamReactor& reactor) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static void Run(const StreamAction& action);
+  void Pump(StreamReactor& reactor) ABSL_LOCKS_EXCLUDED(mu_);
+  void OnStreamDone(StreamReactor* reactor) ABSL_LOCKS_EXCLUDED(mu_);
+
+  std::shared_ptr<const DeviceMap> devices() const ABSL_LOCKS_EXCLUDED(mu_);
+  // DefaultAllocate fills `response` from the tree; InvalidArgument for an unknown device,
+  // FailedPrecondition for an unhealthy one.
+  absl::Status DefaultAllocate(const v1beta1::AllocateRequest& request,
+                               v1beta1::AllocateResponse& response) const;
+  absl::Status AllocateWithHooks(const v1beta1::AllocateRequest& request,
+                                 v1beta1::AllocateResponse& response) const;
+
+  const std::string device_type_;
+  const Hooks hooks_;
+  const std::optional<CdiOptions> cdi_;
+  EventLoop& hook_loop_;
+  const LoggerPtr logger_;
+
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const DeviceMap> devices_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const v1beta1::ListAndWatchResponse> snapshot_ ABSL_GUARDED_BY(mu_);
+  std::set<StreamReactor*> streams_ ABSL_GUARDED_BY(mu_);
+  bool finishing_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace devmgr::deviceplugin

@@ -1,0 +1,392 @@
+#include "deviceplugin/plugin.h"
+
+#include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "common/unix_socket.h"
+#include "deviceplugin/device_plugin_service.h"
+#include "deviceplugin/registry_service.h"
+#include "deviceplugin/v1beta1/api.grpc.pb.h"
+
+namespace devmgr::deviceplugin {
+namespace {
+
+constexpr char kApiVersion[] = "v1beta1";
+constexpr char kDevicePluginType[] = "DevicePlugin";
+
+// FileId tells a file apart from a re-created one at the same path. The change time is part of
+// it because file systems reuse a freed inode number at once.
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  int64_t ctime_ns = 0;
+  bool operator==(const FileId&) const = default;
+};
+
+std::optional<FileId> StatId(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileId{st.st_dev, st.st_ino,
+                static_cast<int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec};
+}
+
+bool IsAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+// The name part of a qualified name: [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, at most 63.
+bool IsValidDeviceType(absl::string_view type) {
+  if (type.empty() || type.size() > 63 || !IsAlnum(type.front()) || !IsAlnum(type.back())) {
+    return false;
+  }
+  for (char c : type) {
+    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+// A DNS-1123 subdomain, which an extended resource's prefix must be (and not kubernetes.io).
+bool IsValidNamespace(absl::string_view ns) {
+  if (ns.empty() || ns.size() > 253 || !IsAlnum(ns.front()) || !IsAlnum(ns.back())) return false;
+  for (char c : ns) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return ns != "kubernetes.io" && !absl::EndsWith(ns, ".kubernetes.io");
+}
+
+}  // namespace
+
+struct Plugin::Endpoint {
+  std::string device_type;
+  std::filesystem::path socket;
+  std::shared_ptr<const DeviceMap> devices;
+  // Declared before the server: the server is destroyed first.
+  std::unique_ptr<DevicePluginService> service;
+  std::unique_ptr<RegistryService> registry;
+  std::unique_ptr<grpc::Server> server;
+  std::optional<FileId> socket_id;           // our socket, as bound
+  std::optional<FileId> registered_kubelet;  // kubelet.sock at the last successful Register
+};
+
+Plugin::Plugin(PluginOptions options, Scanner* scanner)
+    : options_(std::move(options)), scanner_(scanner) {}
+
+absl::StatusOr<std::unique_ptr<Plugin>> Plugin::Start(PluginOptions options, Scanner* scanner) {
+  if (!IsValidNamespace(options.resource_namespace)) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid resource namespace \"",
+                                                   options.resource_namespace,
+                                                   "\": want a DNS subdomain like example.com"));
+  }
+  const std::filesystem::path& folder = options.registration == RegistrationMode::kKubeletSocket
+                                            ? options.plugin_dir
+                                            : options.registry_dir;
+  absl::Status path_ok = ValidateSocketPath(folder / "x.sock");
+  if (!path_ok.ok()) return path_ok;
+  if (options.check_interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("check_interval must be positive");
+  }
+  std::unique_ptr<Plugin> plugin(new Plugin(std::move(options), scanner));
+  plugin->loop_.Post([p = plugin.get()] { p->ScheduleCheck(); });
+  if (scanner != nullptr) {
+    Plugin* p = plugin.get();
+    p->scanner_thread_ = std::thread([p] {
+      absl::Status status = p->scanner_->Scan(*p, StopToken(p->stop_scanning_));
+      if (!status.ok()) {
+        DEVMGR_LOG(p->options_.logger, err, "Device scanner failed", "err", status);
+      }
+    });
+  }
+  return plugin;
+}
+
+Plugin::~Plugin() { Stop(); }
+
+std::filesystem::path Plugin::SocketPath(const std::string& device_type) const {
+  const std::filesystem::path& folder = options_.registration == RegistrationMode::kKubeletSocket
+                                            ? options_.plugin_dir
+                                            : options_.registry_dir;
+  return folder / absl::StrCat(options_.resource_namespace, "-", device_type, ".sock");
+}
+
+std::string Plugin::ResourceName(const std::string& device_type) const {
+  return absl::StrCat(options_.resource_namespace, "/", device_type);
+}
+
+void Plugin::Notify(DeviceTree tree) {
+  bool schedule = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopped_) return;
+    pending_tree_ = std::move(tree);
+    schedule = !std::exchange(apply_scheduled_, true);
+  }
+  if (schedule) loop_.Post([this] { ApplyPendingTree(); });
+}
+
+void Plugin::ApplyPendingTree() {
+  std::optional<DeviceTree> tree;
+  {
+    absl::MutexLock lock(&mu_);
+    tree = std::exchange(pending_tree_, std::nullopt);
+    apply_scheduled_ = false;
+  }
+  if (!tree.has_value()) return;
+  auto types = tree->ReleaseTypes();
+  for (auto& [type, devices] : types) {
+    if (!IsValidDeviceType(type)) {
+      DEVMGR_LOG(options_.logger, err, "Skipping device type with an invalid name", "deviceType",
+                 type);
+      continue;
+    }
+    std::unique_ptr<Endpoint>& endpoint = endpoints_[type];
+    const bool is_new = endpoint == nullptr;
+    if (is_new) {
+      endpoint = std::make_unique<Endpoint>();
+      endpoint->device_type = type;
+      endpoint->socket = SocketPath(type);
+    } else if (*endpoint->devices == devices) {
+      continue;  // unchanged: nothing to tell the kubelet
+    }
+    endpoint->devices = std::make_shared<const DeviceMap>(std::move(devices));
+    if (options_.cdi.has_value()) {
+      absl::Status status = WriteCdiSpec(*options_.cdi, type, *endpoint->devices);
+      if (!status.ok()) {
+        DEVMGR_LOG(options_.logger, err, "Cannot write CDI spec", "deviceType", type, "err",
+                   status);
+      }
+    }
+    if (endpoint->service != nullptr) endpoint->service->Update(endpoint->devices);
+    Publish(*endpoint);
+    if (is_new && StartServer(*endpoint).ok() &&
+        options_.registration == RegistrationMode::kKubeletSocket) {
+      RegisterWithKubelet(*endpoint);
+    }
+  }
+  for (auto it = endpoints_.begin(); it != endpoints_.end();) {
+    if (types.count(it->first) != 0 && IsValidDeviceType(it->first)) {
+      ++it;
+      continue;
+    }
+    DEVMGR_LOG(options_.logger, info, "Device type gone; no longer serving it", "resourceName",
+               ResourceName(it->first));
+    RemoveEndpoint(*it->second);
+    it = endpoints_.erase(it);
+  }
+}
+
+absl::Status Plugin::StartServer(Endpoint& endpoint) {
+  absl::Status status = ValidateSocketPath(endpoint.socket);
+  std::error_code ec;
+  std::filesystem::create_directories(endpoint.socket.parent_path(), ec);
+  if (status.ok() && ec) {
+    status = absl::InternalError(
+        absl::StrCat("cannot create ", endpoint.socket.parent_path().string(), ": ", ec.message()));
+  }
+  if (status.ok()) status = RemoveStaleSocket(endpoint.socket);
+  if (!status.ok()) {
+    DEVMGR_LOG(options_.logger, err, "Cannot serve device plugin", "resourceName",
+               ResourceName(endpoint.device_type), "err", status);
+    return status;
+  }
+  endpoint.service = std::make_unique<DevicePluginService>(
+      endpoint.device_type, options_.hooks, options_.cdi, hook_loop_, options_.logger);
+  endpoint.service->Update(endpoint.devices);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(UnixTarget(endpoint.socket), grpc::InsecureServerCredentials());
+  builder.RegisterService(endpoint.service.get());
+  if (options_.registration == RegistrationMode::kPluginsRegistry) {
+    pluginregistration::PluginInfo info;
+    info.set_type(kDevicePluginType);
+    info.set_name(ResourceName(endpoint.device_type));
+    info.set_endpoint(endpoint.socket.string());
+    info.add_supported_versions(kApiVersion);
+    endpoint.registry = std::make_unique<RegistryService>(
+        std::move(info), [this, type = endpoint.device_type](bool ok, const std::string& error) {
+          OnRegistryStatus(type, ok, error);
+        });
+    builder.RegisterService(endpoint.registry.get());
+  }
+  endpoint.server = builder.BuildAndStart();
+  if (endpoint.server == nullptr) {
+    endpoint.service.reset();
+    endpoint.registry.reset();
+    status = absl::UnavailableError(absl::StrCat("cannot listen on ", endpoint.socket.string()));
+    DEVMGR_LOG(options_.logger, err, "Cannot serve device plugin", "resourceName",
+               ResourceName(endpoint.device_type), "err", status);
+    return status;
+  }
+  endpoint.socket_id = StatId(endpoint.socket);
+  endpoint.registered_kubelet.reset();
+  {
+    absl::MutexLock lock(&mu_);
+    ServedType& served = served_[endpoint.device_type];
+    served.registered = false;
+  }
+  DEVMGR_LOG(options_.logger, info, "Serving device plugin", "resourceName",
+             ResourceName(endpoint.device_type), "endpoint", endpoint.socket.string());
+  return absl::OkStatus();
+}
+
+void Plugin::StopServer(Endpoint& endpoint) {
+  if (endpoint.server == nullptr) return;
+  endpoint.service->FinishStreams();
+  endpoint.server->Shutdown(std::chrono::system_clock::now() +
+                            absl::ToChronoMilliseconds(options_.shutdown_grace));
+  endpoint.service->WaitForStreamsDone();
+  endpoint.server.reset();
+  endpoint.registry.reset();
+  endpoint.service.reset();
+  // Remove the socket only if it is still the one we bound: never another process's.
+  if (endpoint.socket_id.has_value() && StatId(endpoint.socket) == endpoint.socket_id) {
+    (void)RemoveStaleSocket(endpoint.socket);
+  }
+  endpoint.socket_id.reset();
+}
+
+void Plugin::RemoveEndpoint(Endpoint& endpoint) {
+  StopServer(endpoint);
+  if (options_.cdi.has_value()) {
+    absl::Status status = RemoveCdiSpec(*options_.cdi, endpoint.device_type);
+    if (!status.ok()) {
+      DEVMGR_LOG(options_.logger, err, "Cannot remove CDI spec", "deviceType", endpoint.device_type,
+                 "err", status);
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  served_.erase(endpoint.device_type);
+}
+
+void Plugin::RegisterWithKubelet(Endpoint& endpoint) {
+  const std::filesystem::path kubelet_socket = options_.plugin_dir / kKubeletSocketName;
+  const std::optional<FileId> kubelet_id = StatId(kubelet_socket);
+  v1beta1::RegisterRequest request;
+  request.set_version(kApiVersion);
+  request.set_endpoint(endpoint.socket.filename().string());
+  request.set_resource_name(ResourceName(endpoint.device_type));
+  *request.mutable_options() = endpoint.service->Options();
+
+  // The kubelet dials us back inside Register, so this blocks for up to register_timeout; it
+  // runs on the plugin's own loop, never on a gRPC thread.
+  auto stub = v1beta1::Registration::NewStub(
+      grpc::CreateChannel(UnixTarget(kubelet_socket), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       absl::ToChronoMilliseconds(options_.register_timeout));
+  v1beta1::Empty reply;
+  const absl::Status status = FromGrpcStatus(stub->Register(&context, request, &reply));
+
+  absl::MutexLock lock(&mu_);
+  ServedType& served = served_[endpoint.device_type];
+  served.registered = status.ok();
+  if (status.ok()) {
+    endpoint.registered_kubelet = kubelet_id;
+    ++served.registrations;
+    served.last_error.clear();
+    DEVMGR_LOG(options_.logger, info, "Registered device plugin with kubelet", "resourceName",
+               request.resource_name(), "endpoint", request.endpoint());
+  } else {
+    // Retried at the next check.
+    if (served.last_error != status.ToString()) {
+      DEVMGR_LOG(options_.logger, err, "Cannot register device plugin with kubelet", "resourceName",
+                 request.resource_name(), "err", status);
+    }
+    served.last_error = status.ToString();
+  }
+}
+
+void Plugin::OnRegistryStatus(const std::string& device_type, bool registered,
+                              const std::string& error) {
+  absl::MutexLock lock(&mu_);
+  auto it = served_.find(device_type);
+  if (it == served_.end()) return;
+  it->second.registered = registered;
+  if (registered) {
+    ++it->second.registrations;
+    it->second.last_error.clear();
+  } else {
+    it->second.last_error = error;
+  }
+  DEVMGR_LOG(options_.logger, info, "Registration status from kubelet", "resourceName",
+             ResourceName(device_type), "registered", registered, "err", error);
+}
+
+void Plugin::ScheduleCheck() {
+  loop_.PostAfter(options_.check_interval, [this] { CheckKubelet(); });
+}
+
+void Plugin::CheckKubelet() {
+  const std::filesystem::path kubelet_socket = options_.plugin_dir / kKubeletSocketName;
+  for (auto& [type, endpoint] : endpoints_) {
+    const std::optional<FileId> socket_id = StatId(endpoint->socket);
+    if (endpoint->server == nullptr || !socket_id.has_value() || socket_id != endpoint->socket_id) {
+      if (endpoint->server != nullptr) {
+        DEVMGR_LOG(options_.logger, info, "Device plugin socket removed; serving it again",
+                   "resourceName", ResourceName(type), "endpoint", endpoint->socket.string());
+        StopServer(*endpoint);
+      }
+      if (!StartServer(*endpoint).ok()) continue;
+    }
+    if (options_.registration != RegistrationMode::kKubeletSocket) continue;
+    const std::optional<FileId> kubelet_id = StatId(kubelet_socket);
+    if (kubelet_id.has_value() && kubelet_id != endpoint->registered_kubelet) {
+      RegisterWithKubelet(*endpoint);
+    }
+  }
+  ScheduleCheck();
+}
+
+void Plugin::Publish(const Endpoint& endpoint) {
+  absl::MutexLock lock(&mu_);
+  PublishLocked(endpoint);
+}
+
+void Plugin::PublishLocked(const Endpoint& endpoint) {
+  ServedType& served = served_[endpoint.device_type];
+  served.device_type = endpoint.device_type;
+  served.resource_name = ResourceName(endpoint.device_type);
+  served.socket = endpoint.socket;
+  served.devices = endpoint.devices->size();
+  served.healthy = 0;
+  for (const auto& [id, info] : *endpoint.devices) {
+    if (info.health == Health::kHealthy) ++served.healthy;
+  }
+}
+
+std::vector<ServedType> Plugin::Served() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<ServedType> out;
+  out.reserve(served_.size());
+  for (const auto& [type, served] : served_) out.push_back(served);
+  return out;
+}
+
+void Plugin::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopped_) return;
+    stopped_ = true;
+  }
+  stop_scanning_.Notify();
+  if (scanner_thread_.joinable()) scanner_thread_.join();
+  absl::Notification done;
+  loop_.Post([this, &done] {
+    for (auto& [type, endpoint] : endpoints_) RemoveEndpoint(*endpoint);
+    endpoints_.clear();
+    done.Notify();
+  });
+  done.WaitForNotification();
+  loop_.Stop();
+  hook_loop_.Stop();
+  DEVMGR_LOG(options_.logger, info, "Device plugin stopped", "resourceNamespace",
+             options_.resource_namespace);
+}
+
+}  // namespace devmgr::deviceplugin

@@ -1,0 +1,155 @@
+// Plugin: the device plugin SDK's entry point. It runs a plugin's Scanner on a thread of its own,
+// serves each device type the scanner reports as the extended resource "<namespace>/<type>"
+// (one v1beta1.DevicePlugin gRPC server per type, each on its own unix socket), registers each
+// with the kubelet, and keeps it registered:
+//
+//  * kKubeletSocket: the socket is <plugin_dir>/<namespace>-<type>.sock and the plugin calls
+//    v1beta1.Registration/Register on <plugin_dir>/kubelet.sock once it is serving.
+//  * kPluginsRegistry: the socket is <registry_dir>/<namespace>-<type>.sock and serves
+//    pluginregistration.Registration beside v1beta1.DevicePlugin, for the kubelet's plugin
+//    watcher (GetInfo names the same socket as the endpoint).
+//
+// Re-registration: every check_interval the plugin looks at the kubelet side. If its own socket
+// was removed or replaced (a kubelet removes the sockets in device-plugins/ when it starts), it
+// binds a fresh one; in kKubeletSocket mode it registers again whenever kubelet.sock was
+// re-created (a new inode or change time) or the last attempt failed. In kPluginsRegistry mode
+// the fresh socket is what makes the watcher register it again.
+//
+// Shutdown (Stop or destruction) stops the scanner, ends the ListAndWatch streams, stops the
+// servers, and removes the plugin's sockets and CDI spec files.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "common/event_loop.h"
+#include "common/logging.h"
+#include "deviceplugin/cdi.h"
+#include "deviceplugin/device_tree.h"
+#include "deviceplugin/hooks.h"
+#include "deviceplugin/scanner.h"
+
+namespace devmgr::deviceplugin {
+
+enum class RegistrationMode { kKubeletSocket, kPluginsRegistry };
+
+inline constexpr char kDefaultPluginDir[] = "/var/lib/kubelet/device-plugins";
+inline constexpr char kDefaultRegistryDir[] = "/var/lib/kubelet/plugins_registry";
+inline constexpr char kKubeletSocketName[] = "kubelet.sock";
+
+struct PluginOptions {
+  // Resources are "<resource_namespace>/<device type>", e.g. "example.com" + "gpu".
+  std::string resource_namespace;
+  RegistrationMode registration = RegistrationMode::kKubeletSocket;
+  // Holds kubelet.sock and, in kKubeletSocket mode, the plugin's sockets.
+  std::filesystem::path plugin_dir = kDefaultPluginDir;
+  // Holds the plugin's sockets in kPluginsRegistry mode.
+  std::filesystem::path registry_dir = kDefaultRegistryDir;
+  // How often the kubelet side is checked for a restart (see the file comment).
+  absl::Duration check_interval = absl::Seconds(1);
+  // Deadline of one Register call.
+  absl::Duration register_timeout = absl::Seconds(10);
+  // How long stopping waits for unary calls in progress before cancelling them.
+  absl::Duration shutdown_grace = absl::Seconds(2);
+  // Set: write CDI spec files and return CDI names from Allocate.
+  std::optional<CdiOptions> cdi;
+  Hooks hooks;
+  LoggerPtr logger;
+};
+
+// What the plugin serves for one device type; a snapshot for status output and tests.
+struct ServedType {
+  std::string device_type;
+  std::string resource_name;
+  std::filesystem::path socket;
+  size_t devices = 0;
+  size_t healthy = 0;
+  // kKubeletSocket: the last Register succeeded. kPluginsRegistry: the last
+  // NotifyRegistrationStatus said registered.
+  bool registered = false;
+  // Successful registrations so far (both modes).
+  int registrations = 0;
+  std::string last_error;  // of the last failed registration, or empty
+};
+
+class Plugin final : public Notifier {
+ public:
+  // Start validates `options`, starts the plugin's threads and, if `scanner` is set, runs
+  // scanner->Scan on the scanner thread. With a null scanner the host calls Notify itself. The
+  // scanner and the hooks must outlive the Plugin. InvalidArgument for a bad namespace or a
+  // socket path over the unix limit. Device types appear (and register) asynchronously, as
+  // trees arrive.
+  static absl::StatusOr<std::unique_ptr<Plugin>> Start(PluginOptions options, Scanner* scanner);
+
+  // Stops (see Stop).
+  ~Plugin() override;
+  Plugin(const Plugin&) = delete;
+  Plugin& operator=(const Plugin&) = delete;
+
+  // Notify replaces the served device tree (Notifier). Thread-safe, never blocks on the kubelet;
+  // applied in order, and a tree that arrives before the previous one was applied replaces it.
+  // Types whose name is not a valid resource name part are logged and skipped.
+  void Notify(DeviceTree tree) override ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Stop shuts the plugin down and removes its sockets and CDI files. Blocks until the scanner
+  // has returned, every stream has ended and every hook in progress has returned (hooks must
+  // return). Idempotent; not from a hook or the scanner thread.
+  void Stop();
+
+  // Served returns what is being served, sorted by device type. Thread-safe.
+  std::vector<ServedType> Served() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // SocketPath is where `device_type` is (or would be) served.
+  std::filesystem::path SocketPath(const std::string& device_type) const;
+  std::string ResourceName(const std::string& device_type) const;
+
+ private:
+  struct Endpoint;
+
+  Plugin(PluginOptions options, Scanner* scanner);
+
+  // Loop-thread steps.
+  void ApplyPendingTree() ABSL_LOCKS_EXCLUDED(mu_);
+  void CheckKubelet();
+  void ScheduleCheck();
+  absl::Status StartServer(Endpoint& endpoint);
+  void StopServer(Endpoint& endpoint);
+  void RegisterWithKubelet(Endpoint& endpoint);
+  void RemoveEndpoint(Endpoint& endpoint);
+  void PublishLocked(const Endpoint& endpoint) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Publish(const Endpoint& endpoint) ABSL_LOCKS_EXCLUDED(mu_);
+  void OnRegistryStatus(const std::string& device_type, bool registered, const std::string& error)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  const PluginOptions options_;
+  Scanner* const scanner_;
+
+  mutable absl::Mutex mu_;
+  std::optional<DeviceTree> pending_tree_ ABSL_GUARDED_BY(mu_);
+  bool apply_scheduled_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, ServedType> served_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+
+  // Owned by the loop thread: touched only there (and in Stop after the loop has drained).
+  std::map<std::string, std::unique_ptr<Endpoint>> endpoints_;
+
+  absl::Notification stop_scanning_;
+  // Threads last, in reverse order of use: the scanner feeds the loop, the loop's servers post
+  // to the hook loop.
+  EventLoop hook_loop_;
+  EventLoop loop_;
+  std::thread scanner_thread_;
+};
+
+}  // namespace devmgr::deviceplugin

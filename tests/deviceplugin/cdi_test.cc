@@ -1,0 +1,80 @@
+#include "deviceplugin/cdi.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "checkpoint/file_store.h"
+#include "nlohmann/json.hpp"
+#include "tests/testlib/temp_dir.h"
+
+namespace devmgr::deviceplugin {
+namespace {
+
+DeviceMap TwoDevices() {
+  DeviceMap devices;
+  devices["d0"] = DeviceInfo{.nodes = {{"/dev/d0", "/dev/x0", "rw"}},
+                             .mounts = {{"/opt/lib", "/usr/lib/x", true}},
+                             .envs = {{"X", "0"}}};
+  devices["d1"] = DeviceInfo{.health = Health::kUnhealthy, .nodes = {{"/dev/d1", "", "r"}}};
+  return devices;
+}
+
+TEST(CdiTest, NamesFollowVendorAndClass) {
+  CdiOptions options{.vendor = "example.com"};
+  EXPECT_EQ(CdiKind(options, "gpu"), "example.com/gpu");
+  EXPECT_EQ(CdiDeviceName(options, "gpu", "d0"), "example.com/gpu=d0");
+  EXPECT_EQ(CdiSpecFileName(options, "gpu"), "example.com-gpu.json");
+  options.class_name = "accel";
+  EXPECT_EQ(CdiDeviceName(options, "gpu", "d0"), "example.com/accel-gpu=d0");
+}
+
+TEST(CdiTest, SpecHasTheVersion050Shape) {
+  CdiOptions options{.vendor = "example.com"};
+  auto spec = nlohmann::json::parse(BuildCdiSpec(options, "gpu", TwoDevices()));
+  EXPECT_EQ(spec["cdiVersion"], "0.5.0");
+  EXPECT_EQ(spec["kind"], "example.com/gpu");
+  ASSERT_EQ(spec["devices"].size(), 2u);
+  const auto& d0 = spec["devices"][0];
+  EXPECT_EQ(d0["name"], "d0");
+  EXPECT_EQ(d0["containerEdits"]["deviceNodes"][0]["path"], "/dev/x0");
+  EXPECT_EQ(d0["containerEdits"]["deviceNodes"][0]["hostPath"], "/dev/d0");
+  EXPECT_EQ(d0["containerEdits"]["deviceNodes"][0]["permissions"], "rw");
+  EXPECT_EQ(d0["containerEdits"]["env"][0], "X=0");
+  EXPECT_EQ(d0["containerEdits"]["mounts"][0]["hostPath"], "/opt/lib");
+  EXPECT_EQ(d0["containerEdits"]["mounts"][0]["containerPath"], "/usr/lib/x");
+  EXPECT_EQ(d0["containerEdits"]["mounts"][0]["options"][0], "ro");
+  // No container path: the host path is used in the container too.
+  EXPECT_EQ(spec["devices"][1]["containerEdits"]["deviceNodes"][0]["path"], "/dev/d1");
+}
+
+TEST(CdiTest, WriteReplacesAtomicallyAndRemoveDeletes) {
+  testing::TempDir dir;
+  CdiOptions options{.folder = dir.Sub("cdi"), .vendor = "example.com"};
+  ASSERT_TRUE(WriteCdiSpec(options, "gpu", TwoDevices()).ok());
+  DeviceMap one;
+  one["d9"] = DeviceInfo{};
+  ASSERT_TRUE(WriteCdiSpec(options, "gpu", one).ok());
+  const auto file = dir.Sub("cdi") / "example.com-gpu.json";
+  auto spec = nlohmann::json::parse(*checkpoint::ReadWholeFile(file));
+  ASSERT_EQ(spec["devices"].size(), 1u);
+  EXPECT_EQ(spec["devices"][0]["name"], "d9");
+  // Nothing but the spec is left in the folder (no temporary files).
+  int entries = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.Sub("cdi"))) {
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1);
+  ASSERT_TRUE(RemoveCdiSpec(options, "gpu").ok());
+  EXPECT_FALSE(std::filesystem::exists(file));
+  EXPECT_TRUE(RemoveCdiSpec(options, "gpu").ok());
+}
+
+TEST(CdiTest, RejectsBadNames) {
+  testing::TempDir dir;
+  CdiOptions options{.folder = dir.path(), .vendor = "bad/vendor"};
+  EXPECT_EQ(WriteCdiSpec(options, "gpu", TwoDevices()).code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace devmgr::deviceplugin

@@ -1,0 +1,393 @@
+// The SDK's Plugin against a fake kubelet on real unix sockets: registration both ways,
+// re-registration after the kubelet side restarts, ListAndWatch updates, Allocate with and
+// without hooks, CDI files, large trees and many health flips.
+#include "deviceplugin/plugin.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "checkpoint/file_store.h"
+#include "nlohmann/json.hpp"
+#include "tests/deviceplugin/fake_kubelet.h"
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::deviceplugin {
+namespace {
+
+using testing::FakeKubelet;
+using testing::TempDir;
+using testing::WaitFor;
+using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
+
+constexpr char kGpu[] = "example.com/gpu";
+
+DeviceTree GpuTree(int count, Health health = Health::kHealthy) {
+  DeviceTree tree;
+  for (int i = 0; i < count; ++i) {
+    const std::string id = absl::StrCat("gpu", i);
+    tree.AddDevice("gpu", id,
+                   DeviceInfo{.health = health,
+                              .nodes = {{absl::StrCat("/dev/", id), "", "rw"}},
+                              .mounts = {{"/opt/gpu", "/usr/local/gpu", true}},
+                              .envs = {{absl::StrCat("GPU_", i), "on"}},
+                              .annotations = {{"example.com/gpu", id}},
+                              .numa_nodes = {i % 2}});
+  }
+  return tree;
+}
+
+class PluginTest : public ::testing::Test {
+ protected:
+  PluginOptions Options() {
+    PluginOptions options;
+    options.resource_namespace = "example.com";
+    options.plugin_dir = dir_.Sub("device-plugins");
+    options.registry_dir = dir_.Sub("plugins_registry");
+    options.check_interval = absl::Milliseconds(20);
+    return options;
+  }
+
+  std::unique_ptr<Plugin> StartPlugin(PluginOptions options, Scanner* scanner = nullptr) {
+    auto plugin = Plugin::Start(std::move(options), scanner);
+    EXPECT_TRUE(plugin.ok()) << plugin.status();
+    return plugin.ok() ? *std::move(plugin) : nullptr;
+  }
+
+  bool Registered(int registrations, size_t devices) {
+    return WaitFor([&] {
+      auto seen = kubelet_.Resource(kGpu);
+      return seen.registrations == registrations && seen.connected &&
+             seen.devices.size() == devices;
+    });
+  }
+
+  TempDir dir_;
+  FakeKubelet kubelet_{dir_.Sub("device-plugins")};
+};
+
+TEST_F(PluginTest, RegistersThroughKubeletSocketAndStreamsDevices) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  auto plugin = StartPlugin(Options());
+  plugin->Notify(GpuTree(2));
+  ASSERT_TRUE(Registered(1, 2));
+
+  auto requests = kubelet_.register_requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].version(), "v1beta1");
+  EXPECT_EQ(requests[0].endpoint(), "example.com-gpu.sock");  // relative to the folder
+  EXPECT_EQ(requests[0].resource_name(), kGpu);
+  EXPECT_FALSE(requests[0].options().pre_start_required());
+  EXPECT_FALSE(requests[0].options().get_preferred_allocation_available());
+
+  auto seen = kubelet_.Resource(kGpu);
+  EXPECT_EQ(seen.devices["gpu0"].health, "Healthy");
+  EXPECT_EQ(seen.devices["gpu1"].numa_nodes, std::vector<int64_t>{1});
+  // The kubelet answers Register after it has connected: the plugin learns a moment later.
+  ASSERT_TRUE(WaitFor([&] { return plugin->Served()[0].registered; }));
+  auto served = plugin->Served();
+  ASSERT_EQ(served.size(), 1u);
+  EXPECT_EQ(served[0].registrations, 1);
+  EXPECT_EQ(served[0].socket, dir_.Sub("device-plugins") / "example.com-gpu.sock");
+}
+
+TEST_F(PluginTest, SendsUpdatesOnlyOnChange) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  auto plugin = StartPlugin(Options());
+  plugin->Notify(GpuTree(2));
+  ASSERT_TRUE(Registered(1, 2));
+  ASSERT_TRUE(WaitFor([&] { return kubelet_.Resource(kGpu).updates == 1; }));
+  plugin->Notify(GpuTree(2));  // the same: nothing to send
+  plugin->Notify(GpuTree(3));  // a change
+  ASSERT_TRUE(WaitFor([&] { return kubelet_.Resource(kGpu).devices.size() == 3; }));
+  EXPECT_EQ(kubelet_.Resource(kGpu).updates, 2);
+}
+
+TEST_F(PluginTest, StopsServingATypeThatDisappears) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  auto plugin = StartPlugin(Options());
+  DeviceTree tree = GpuTree(1);
+  tree.AddDevice("fpga", "f0", DeviceInfo{});
+  plugin->Notify(tree);
+  ASSERT_TRUE(Registered(1, 1));
+  ASSERT_TRUE(WaitFor([&] { return kubelet_.Resource("example.com/fpga").connected; }));
+  plugin->Notify(GpuTree(1));
+  ASSERT_TRUE(WaitFor([&] { return !kubelet_.Resource("example.com/fpga").connected; }));
+  EXPECT_FALSE(std::filesystem::exists(plugin->SocketPath("fpga")));
+  EXPECT_TRUE(kubelet_.Resource(kGpu).connected);
+  EXPECT_EQ(plugin->Served().size(), 1u);
+}
+
+TEST_F(PluginTest, RetriesUntilTheKubeletAppears) {
+  auto plugin = StartPlugin(Options());
+  plugin->Notify(GpuTree(2));
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(plugin->SocketPath("gpu")); }));
+  EXPECT_FALSE(plugin->Served()[0].registered);
+  ASSERT_TRUE(kubelet_.Start().ok());
+  ASSERT_TRUE(Registered(1, 2));
+}
+
+TEST_F(PluginTest, ReRegistersWhenKubeletSocketIsRecreated) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  auto plugin = StartPlugin(Options());
+  plugin->Notify(GpuTree(2));
+  ASSERT_TRUE(Registered(1, 2));
+  kubelet_.Stop();
+  ASSERT_TRUE(WaitFor([&] { return !kubelet_.Resource(kGpu).connected; }));
+  ASSERT_TRUE(kubelet_.Start().ok());
+  ASSERT_TRUE(Registered(2, 2));
+  EXPECT_EQ(kubelet_.register_calls(), 2);
+  EXPECT_TRUE(WaitFor([&] { return plugin->Served()[0].registrations == 2; }));
+}
+
+TEST_F(PluginTest, ServesAgainAndReRegistersWhenKubeletRemovesPluginSockets) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  auto plugin = StartPlugin(Options());
+  plugin->Notify(GpuTree(2));
+  ASSERT_TRUE(Registered(1, 2));
+  kubelet_.Stop();
+  // A starting kubelet removes every socket in device-plugins/, the plugin's too.
+  ASSERT_TRUE(kubelet_.Start(/*remove_plugin_sockets=*/true).ok());
+  ASSERT_TRUE(Registered(2, 2));
+  EXPECT_TRUE(std::filesystem::exists(plugin->SocketPath("gpu")));
+  // Still answers on the new socket.
+  EXPECT_TRUE(kubelet_.Allocate(kGpu, {"gpu0"}).ok());
+}
+
+TEST_F(PluginTest, RegistersThroughPluginsRegistry) {
+  PluginOptions options = Options();
+  options.registration = RegistrationMode::kPluginsRegistry;
+  auto plugin = StartPlugin(options);
+  plugin->Notify(GpuTree(2));
+  const auto socket = dir_.Sub("plugins_registry") / "example.com-gpu.sock";
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(socket); }));
+  ASSERT_TRUE(kubelet_.RegisterFromRegistry(socket).ok());
+  ASSERT_TRUE(Registered(1, 2));
+  EXPECT_EQ(kubelet_.Resource(kGpu).endpoint, socket.string());
+  EXPECT_EQ(kubelet_.register_calls(), 0);  // never called Register on kubelet.sock
+  ASSERT_TRUE(WaitFor([&] { return plugin->Served()[0].registered; }));
+
+  // The registration socket removed: the plugin puts a fresh one in place for the watcher.
+  std::filesystem::remove(socket);
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(socket); }));
+  ASSERT_TRUE(kubelet_.RegisterFromRegistry(socket).ok());
+  ASSERT_TRUE(Registered(2, 2));
+  ASSERT_TRUE(WaitFor([&] { return plugin->Served()[0].registrations == 2; }));
+}
+
+TEST_F(PluginTest, DefaultAllocateReturnsWhatTheTreeSays) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  auto plugin = StartPlugin(Options());
+  DeviceTree tree = GpuTree(2);
+  tree.AddDevice("gpu", "sick", DeviceInfo{.health = Health::kUnhealthy});
+  plugin->Notify(tree);
+  ASSERT_TRUE(Registered(1, 3));
+
+  auto response = kubelet_.Allocate(kGpu, {"gpu0", "gpu1"});
+  ASSERT_TRUE(response.ok()) << response.status();
+  ASSERT_EQ(response->container_responses_size(), 1);
+  const auto& c = response->container_responses(0);
+  ASSERT_EQ(c.devices_size(), 2);
+  EXPECT_EQ(c.devices(0).host_path(), "/dev/gpu0");
+  EXPECT_EQ(c.devices(0).container_path(), "/dev/gpu0");
+  EXPECT_EQ(c.devices(0).permissions(), "rw");
+  ASSERT_EQ(c.mounts_size(), 2);
+  EXPECT_TRUE(c.mounts(0).read_only());
+  EXPECT_EQ(c.envs().at("GPU_1"), "on");
+  EXPECT_EQ(c.annotations().at("example.com/gpu"), "gpu1");
+  EXPECT_EQ(c.cdi_devices_size(), 0);
+
+  EXPECT_EQ(kubelet_.Allocate(kGpu, {"nope"}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(kubelet_.Allocate(kGpu, {"sick"}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  // Without a hook, GetPreferredAllocation is not offered.
+  EXPECT_EQ(kubelet_.GetPreferredAllocation(kGpu, {"gpu0"}, {}, 1).status().code(),
+            absl::StatusCode::kUnimplemented);
+}
+
+class TestHooks : public Allocator,
+                  public PreferredAllocator,
+                  public PostAllocator,
+                  public ContainerPreStarter {
+ public:
+  HookResult<v1beta1::AllocateResponse> Allocate(const std::string& device_type,
+                                                 const v1beta1::AllocateRequest& request) override {
+    EXPECT_EQ(device_type, "gpu");
+    if (request.container_requests(0).devices_ids(0) == "gpu0") return UseDefault();
+    if (request.container_requests(0).devices_ids(0) == "gpu1") {
+      return absl::ResourceExhaustedError("gpu1 is busy");
+    }
+    v1beta1::AllocateResponse response;
+    (*response.add_container_responses()->mutable_envs())["CUSTOM"] = "1";
+    return response;
+  }
+  HookResult<v1beta1::PreferredAllocationResponse> GetPreferredAllocation(
+      const std::string& /*device_type*/,
+      const v1beta1::PreferredAllocationRequest& request) override {
+    if (request.container_requests(0).allocation_size() == 1) return UseDefault();
+    v1beta1::PreferredAllocationResponse response;
+    response.add_container_responses()->add_deviceids("gpu3");
+    return response;
+  }
+  absl::Status PostAllocate(const std::string& /*device_type*/,
+                            v1beta1::AllocateResponse& response) override {
+    for (auto& c : *response.mutable_container_responses()) {
+      (*c.mutable_annotations())["post"] = "done";
+    }
+    return absl::OkStatus();
+  }
+  absl::Status PreStartContainer(const std::string& /*device_type*/,
+                                 const v1beta1::PreStartContainerRequest& request) override {
+    pre_starts_++;
+    if (request.devices_ids(0) == "gpu1") return absl::InternalError("reset failed");
+    return absl::OkStatus();
+  }
+  std::atomic<int> pre_starts_{0};
+};
+
+TEST_F(PluginTest, HooksChangeOptionsAndAnswers) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  TestHooks hooks;
+  PluginOptions options = Options();
+  options.hooks = Hooks{&hooks, &hooks, &hooks, &hooks};
+  auto plugin = StartPlugin(options);
+  plugin->Notify(GpuTree(4));
+  ASSERT_TRUE(Registered(1, 4));
+  auto seen = kubelet_.Resource(kGpu);
+  EXPECT_TRUE(seen.options.pre_start_required());
+  EXPECT_TRUE(seen.options.get_preferred_allocation_available());
+  EXPECT_TRUE(kubelet_.register_requests()[0].options().pre_start_required());
+
+  auto by_default = kubelet_.Allocate(kGpu, {"gpu0"});
+  ASSERT_TRUE(by_default.ok()) << by_default.status();
+  EXPECT_EQ(by_default->container_responses(0).devices(0).host_path(), "/dev/gpu0");
+  EXPECT_EQ(by_default->container_responses(0).annotations().at("post"), "done");
+
+  EXPECT_EQ(kubelet_.Allocate(kGpu, {"gpu1"}).status().code(),
+            absl::StatusCode::kResourceExhausted);
+
+  auto custom = kubelet_.Allocate(kGpu, {"gpu2"});
+  ASSERT_TRUE(custom.ok());
+  EXPECT_EQ(custom->container_responses(0).envs().at("CUSTOM"), "1");
+  EXPECT_EQ(custom->container_responses(0).devices_size(), 0);
+  EXPECT_EQ(custom->container_responses(0).annotations().at("post"), "done");
+
+  // Size 1: the hook defers to the default, which stays on the NUMA node of must_include.
+  auto preferred = kubelet_.GetPreferredAllocation(kGpu, {"gpu0", "gpu1", "gpu3"}, {"gpu1"}, 2);
+  ASSERT_TRUE(preferred.ok());
+  EXPECT_EQ(preferred->container_responses(0).deviceids_size(), 1);  // hook: gpu3 only
+  auto defaulted = kubelet_.GetPreferredAllocation(kGpu, {"gpu0", "gpu1", "gpu3"}, {}, 1);
+  ASSERT_TRUE(defaulted.ok());
+  ASSERT_EQ(defaulted->container_responses(0).deviceids_size(), 1);
+  EXPECT_EQ(defaulted->container_responses(0).deviceids(0), "gpu1");  // node 1 offers most
+
+  EXPECT_TRUE(kubelet_.PreStartContainer(kGpu, {"gpu0"}).ok());
+  EXPECT_EQ(kubelet_.PreStartContainer(kGpu, {"gpu1"}).code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(hooks.pre_starts_, 2);
+}
+
+TEST_F(PluginTest, WritesCdiSpecsAndRemovesThemOnStop) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  PluginOptions options = Options();
+  options.cdi = CdiOptions{.folder = dir_.Sub("cdi"), .vendor = "example.com"};
+  auto plugin = StartPlugin(options);
+  plugin->Notify(GpuTree(2));
+  ASSERT_TRUE(Registered(1, 2));
+  const auto file = dir_.Sub("cdi") / "example.com-gpu.json";
+  ASSERT_TRUE(std::filesystem::exists(file));
+  auto spec = nlohmann::json::parse(*checkpoint::ReadWholeFile(file));
+  EXPECT_EQ(spec["kind"], "example.com/gpu");
+  EXPECT_EQ(spec["devices"].size(), 2u);
+
+  auto response = kubelet_.Allocate(kGpu, {"gpu1"});
+  ASSERT_TRUE(response.ok());
+  ASSERT_EQ(response->container_responses(0).cdi_devices_size(), 1);
+  EXPECT_EQ(response->container_responses(0).cdi_devices(0).name(), "example.com/gpu=gpu1");
+
+  plugin->Notify(GpuTree(3));
+  ASSERT_TRUE(WaitFor([&] {
+    auto bytes = checkpoint::ReadWholeFile(file);
+    return bytes.ok() && nlohmann::json::parse(*bytes)["devices"].size() == 3;
+  }));
+  plugin->Stop();
+  EXPECT_FALSE(std::filesystem::exists(file));
+  EXPECT_FALSE(std::filesystem::exists(plugin->SocketPath("gpu")));
+}
+
+TEST_F(PluginTest, ServesAHundredThousandDevices) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  auto plugin = StartPlugin(Options());
+  DeviceTree tree;
+  for (int i = 0; i < 100'000; ++i) {
+    tree.AddDevice("gpu", absl::StrCat("dev-", i), DeviceInfo{.numa_nodes = {i % 4}});
+  }
+  plugin->Notify(std::move(tree));
+  ASSERT_TRUE(WaitFor([&] { return kubelet_.Resource(kGpu).devices.size() == 100'000; }, 60s));
+  auto response = kubelet_.Allocate(kGpu, {"dev-99999"});
+  ASSERT_TRUE(response.ok()) << response.status();
+}
+
+TEST_F(PluginTest, ThousandHealthFlipsEndInTheLastState) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  auto plugin = StartPlugin(Options());
+  plugin->Notify(GpuTree(100));
+  ASSERT_TRUE(Registered(1, 100));
+  for (int i = 1; i <= 1000; ++i) {
+    DeviceTree tree = GpuTree(100);
+    tree.AddDevice("gpu", "gpu7",
+                   DeviceInfo{.health = i % 2 == 1 ? Health::kUnhealthy : Health::kHealthy});
+    plugin->Notify(std::move(tree));
+  }
+  // 1000 flips end healthy; the last one must arrive, older ones may be skipped.
+  DeviceTree last = GpuTree(100);
+  last.AddDevice("gpu", "gpu7", DeviceInfo{.health = Health::kUnhealthy});
+  plugin->Notify(std::move(last));
+  ASSERT_TRUE(
+      WaitFor([&] { return kubelet_.Resource(kGpu).devices["gpu7"].health == "Unhealthy"; }));
+  const int updates = kubelet_.Resource(kGpu).updates;
+  EXPECT_GE(updates, 2);
+  EXPECT_LE(updates, 1002);
+  EXPECT_EQ(plugin->Served()[0].healthy, 99u);
+}
+
+// Reports one tree, then sleeps until told to stop.
+class OnceScanner : public Scanner {
+ public:
+  absl::Status Scan(Notifier& notifier, const StopToken& stop) override {
+    notifier.Notify(GpuTree(3));
+    while (!stop.WaitForStop(absl::Seconds(60))) {
+    }
+    stopped_ = true;
+    return absl::OkStatus();
+  }
+  std::atomic<bool> stopped_{false};
+};
+
+TEST_F(PluginTest, RunsTheScannerAndStopsItPromptly) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  OnceScanner scanner;
+  auto plugin = StartPlugin(Options(), &scanner);
+  ASSERT_TRUE(Registered(1, 3));
+  const auto start = std::chrono::steady_clock::now();
+  plugin->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_TRUE(scanner.stopped_);
+  EXPECT_FALSE(std::filesystem::exists(plugin->SocketPath("gpu")));
+  ASSERT_TRUE(WaitFor([&] { return !kubelet_.Resource(kGpu).connected; }));
+}
+
+TEST_F(PluginTest, RejectsBadOptions) {
+  PluginOptions options = Options();
+  options.resource_namespace = "Not/Valid";
+  EXPECT_EQ(Plugin::Start(options, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+  options = Options();
+  options.plugin_dir = std::string(120, 'x');
+  EXPECT_EQ(Plugin::Start(options, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace devmgr::deviceplugin
