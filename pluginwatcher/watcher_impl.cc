@@ -10,6 +10,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/unix_socket.h"
 #include "pluginwatcher/plugin_info_check.h"
 
 namespace devmgr::pluginwatcher {
@@ -251,7 +252,10 @@ absl::Status WatcherImpl::RegisterPlugin(const std::string& path, const DesiredE
 
 absl::Status WatcherImpl::Handshake(RegistrationClient& client, const std::string& path,
                                     const DesiredEntry& desired) {
-  if (absl::Status status = client.Dial(options_.dial_timeout); !status.ok()) {
+  // A socket deep in sub-folders can have a path that no unix socket address holds.
+  absl::Status status = ValidateSocketPath(path);
+  if (status.ok()) status = client.Dial(options_.dial_timeout);
+  if (!status.ok()) {
     return absl::Status(status.code(),
                         absl::StrCat("RegisterPlugin error -- dial failed at socket ", path,
                                      ", err: ", status.message()));
@@ -293,8 +297,8 @@ absl::Status WatcherImpl::Handshake(RegistrationClient& client, const std::strin
     actual_[path] = ActualEntry{desired.timestamp, desired.generation, handler,
                                 info->type(),      info->name(),       info->endpoint()};
   }
-  if (absl::Status status = handler->RegisterPlugin(info->name(), info->endpoint(), versions);
-      !status.ok()) {
+  status = handler->RegisterPlugin(info->name(), info->endpoint(), versions);
+  if (!status.ok()) {
     return NotifyFailure(
         client, path, absl::StatusCode::kAborted,
         absl::StrCat("RegisterPlugin error -- plugin registration failed with err: ",
@@ -304,8 +308,8 @@ absl::Status WatcherImpl::Handshake(RegistrationClient& client, const std::strin
              "pluginName", info->name(), "endpoint", info->endpoint());
   // Notified after RegisterPlugin, as upstream: a failed notification still leaves the plugin
   // registered with its handler.
-  if (absl::Status status = client.NotifyRegistrationStatus(true, "", options_.notify_timeout);
-      !status.ok()) {
+  status = client.NotifyRegistrationStatus(true, "", options_.notify_timeout);
+  if (!status.ok()) {
     return absl::Status(status.code(),
                         absl::StrCat("RegisterPlugin error -- failed to send registration status "
                                      "at socket ",

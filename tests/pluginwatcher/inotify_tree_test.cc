@@ -1,0 +1,126 @@
+// InotifyTree on an io_context that the test runs itself, so that the kernel's event queue can
+// be made to overflow before anything reads it.
+#include "pluginwatcher/inotify_tree.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "tests/testlib/temp_dir.h"
+
+namespace devmgr::pluginwatcher {
+namespace {
+
+// MakeSocketFile leaves a unix socket file at `path`: bound, then closed.
+void MakeSocketFile(const std::filesystem::path& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API.
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << path;
+  ::close(fd);
+}
+
+class InotifyTreeTest : public ::testing::Test {
+ protected:
+  std::filesystem::path Root() const { return dir_.Sub("plugins_registry"); }
+
+  void StartTree() {
+    tree_ = std::make_unique<InotifyTree>(
+        context_, Root(),
+        InotifyTreeCallbacks{
+            [this](const std::string& path, const FileId&) { sockets_.push_back(path); },
+            [this](const std::string& path) { removed_.push_back(path); },
+            [this](const SocketSet& sockets) { rescans_.push_back(sockets); },
+        },
+        nullptr);
+    ASSERT_TRUE(tree_->Start().ok());
+  }
+
+  // RunUntil runs the loop here until `condition` holds or 10 s pass.
+  bool RunUntil(const std::function<bool()>& condition) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!condition()) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      context_.run_for(std::chrono::milliseconds(10));
+      if (context_.stopped()) context_.restart();
+    }
+    return true;
+  }
+
+  bool Seen(const std::vector<std::string>& paths, const std::filesystem::path& path) const {
+    return std::find(paths.begin(), paths.end(), path.string()) != paths.end();
+  }
+
+  testing::TempDir dir_;
+  boost::asio::io_context context_;
+  std::vector<std::string> sockets_;
+  std::vector<std::string> removed_;
+  std::vector<SocketSet> rescans_;
+  std::unique_ptr<InotifyTree> tree_;  // last: closes before the context goes
+};
+
+TEST_F(InotifyTreeTest, ReportsSocketsAtStartAndLater) {
+  std::filesystem::create_directories(Root() / "sub");
+  MakeSocketFile(Root() / "a.sock");
+  MakeSocketFile(Root() / "sub" / "b.sock");
+  MakeSocketFile(Root() / ".hidden.sock");
+  StartTree();
+  EXPECT_EQ(sockets_, (std::vector<std::string>{(Root() / "a.sock").string(),
+                                                (Root() / "sub" / "b.sock").string()}));
+
+  std::ofstream(Root() / "file") << "x";
+  MakeSocketFile(Root() / "sub" / "c.sock");
+  ASSERT_TRUE(RunUntil([&] { return Seen(sockets_, Root() / "sub" / "c.sock"); }));
+  std::filesystem::remove(Root() / "a.sock");
+  ASSERT_TRUE(RunUntil([&] { return Seen(removed_, Root() / "a.sock"); }));
+  EXPECT_EQ(sockets_.size(), 3u);
+  EXPECT_TRUE(rescans_.empty());
+}
+
+TEST_F(InotifyTreeTest, RescansWhenTheQueueOverflows) {
+  std::filesystem::create_directories(Root());
+  MakeSocketFile(Root() / "a.sock");
+  StartTree();
+  // Nothing reads while these happen: more events than the kernel queues (16384 by default).
+  std::filesystem::remove(Root() / "a.sock");
+  MakeSocketFile(Root() / "b.sock");
+  std::ifstream max_events_file("/proc/sys/fs/inotify/max_queued_events");
+  int max_events = 16384;
+  max_events_file >> max_events;
+  // Each rename is two events (moved from, moved to).
+  std::ofstream(Root() / "f0") << "x";
+  for (int i = 0; i <= max_events / 2; ++i) {
+    std::filesystem::rename(Root() / absl::StrCat("f", i % 2),
+                            Root() / absl::StrCat("f", (i + 1) % 2));
+  }
+  ASSERT_TRUE(RunUntil([&] { return !rescans_.empty(); }));
+  const SocketSet& now = rescans_.back();
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_EQ(now.begin()->first, (Root() / "b.sock").string());
+}
+
+TEST_F(InotifyTreeTest, RootDeletedIsCreatedAgain) {
+  StartTree();
+  std::filesystem::remove_all(Root());
+  ASSERT_TRUE(RunUntil([&] { return Seen(removed_, Root()); }));
+  EXPECT_TRUE(std::filesystem::is_directory(Root()));
+  MakeSocketFile(Root() / "a.sock");
+  ASSERT_TRUE(RunUntil([&] { return Seen(sockets_, Root() / "a.sock"); }));
+}
+
+}  // namespace
+}  // namespace devmgr::pluginwatcher
