@@ -1,0 +1,126 @@
+// The device manager's embedding API: what a host node agent (a kubelet, an edge agent, the
+// devmgr daemon) creates and calls. The Manager runs the device plugin registration server on
+// `<plugin_dir>/kubelet.sock`, keeps one endpoint per registered resource with its devices
+// and their health, reports capacity and allocatable for node status (keeping a vanished
+// plugin's resource through a grace period), and keeps `kubelet_internal_checkpoint` in the
+// same format as a real kubelet, restoring from it at Start.
+//
+// Ownership and threads: the host owns the Manager (ManagerPtr). Every method is thread-safe.
+// Unless a method says otherwise it never blocks on a plugin or on disk: state lives behind one
+// mutex that is never held across an RPC or file I/O. The manager has its own event-loop
+// thread (checkpoint writes, change notifications) and a few connect threads (dialing plugins
+// that call Register); Stop joins them all.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "checkpoint/checkpoint.h"
+#include "common/clock.h"
+#include "common/logging.h"
+#include "devicemanager/types.h"
+
+namespace devmgr::devicemanager {
+
+struct ManagerOptions {
+  // Folder of kubelet.sock, the plugins' sockets and the checkpoint. Created with mode 0750.
+  std::filesystem::path plugin_dir = "/var/lib/kubelet/device-plugins";
+  // File name of the checkpoint inside plugin_dir (a plain name, see FileStore::IsValidName).
+  std::string checkpoint_name = std::string(checkpoint::kCheckpointFileName);
+  // Folders under which RegisterPlugin (probe mode) accepts an absolute endpoint socket.
+  std::vector<std::filesystem::path> probe_endpoint_roots;
+
+  // How long a resource whose plugin went away stays registered (capacity kept, allocatable 0).
+  absl::Duration endpoint_stop_grace_period = kEndpointStopGracePeriod;
+  // Deadline of the blocking dial of a plugin (upstream: 10 s).
+  absl::Duration dial_timeout = kDefaultDialTimeout;
+  // Deadline of GetDevicePluginOptions, Allocate and GetPreferredAllocation (upstream: none).
+  absl::Duration plugin_call_timeout = kDefaultPluginCallTimeout;
+  // Deadline of PreStartContainer (upstream: 30 s).
+  absl::Duration pre_start_timeout = kPreStartContainerTimeout;
+  // Largest message accepted from a plugin (upstream: gRPC's 4 MiB default).
+  int max_message_bytes = kDefaultMaxMessageBytes;
+  // Delay that coalesces checkpoint writes after ListAndWatch updates. Stop always writes.
+  absl::Duration checkpoint_write_delay = absl::Milliseconds(20);
+  // Threads that dial plugins for Register calls (a hung plugin holds one for its deadlines).
+  int connect_threads = 4;
+
+  // Time source of stop times and the grace period; null means RealClock(). Not owned; must
+  // outlive the Manager.
+  const Clock* clock = nullptr;
+  // Where the manager logs; null logs nothing.
+  LoggerPtr logger;
+};
+
+class Manager {
+ public:
+  // The UIDs of the pods that are active on the node.
+  using ActivePodsFn = std::function<std::vector<std::string>()>;
+  // Whether the host has heard from all its pod sources since it started.
+  using SourcesReadyFn = std::function<bool()>;
+  // Called after capacity, allocatable or device health may have changed.
+  using ChangeCallback = std::function<void()>;
+
+  virtual ~Manager() = default;
+
+  // Start restores from the checkpoint (a corrupt one is logged, renamed with a ".corrupt"
+  // suffix and ignored), creates plugin_dir, removes stale sockets in it (only sockets) and
+  // starts serving kubelet.sock. Restored resources get stopped endpoints with stop time = now.
+  // Blocks on disk I/O. Errors: InvalidArgument (bad paths), Unavailable (cannot listen),
+  // Internal (cannot create the folder), FailedPrecondition when called twice. The functions
+  // are kept for pod admission and must be callable from any thread until Stop returns.
+  virtual absl::Status Start(ActivePodsFn active_pods, SourcesReadyFn sources_ready) = 0;
+
+  // Stop stops serving kubelet.sock, waits for registrations in flight (bounded by their
+  // deadlines), ends every ListAndWatch stream and waits for it, and writes the checkpoint.
+  // Blocks. Idempotent; safe without Start. No change callback runs after it returns.
+  virtual void Stop() = 0;
+
+  // GetCapacity reports capacity and allocatable of every live resource and removes resources
+  // whose grace period has expired (reported once in `removed`; the checkpoint is rewritten).
+  virtual CapacityResult GetCapacity() = 0;
+
+  // GetAllocatableDevices is every healthy device of every resource.
+  virtual ResourceDevices GetAllocatableDevices() const = 0;
+
+  // GetDevices is what one container holds (empty if nothing), with current health.
+  virtual ResourceDevices GetDevices(absl::string_view pod_uid,
+                                     absl::string_view container_name) const = 0;
+
+  // ShouldResetExtendedResourceCapacity: plugin_dir holds nothing (no checkpoint, no socket),
+  // i.e. the node's device state was wiped and extended resources in node status should be
+  // zeroed. False when the folder cannot be listed. Reads the folder.
+  virtual bool ShouldResetExtendedResourceCapacity() const = 0;
+
+  // Subscribe registers `callback`, run on the manager's loop thread after changes (coalesced:
+  // one run may cover many changes). It may call back into the Manager but must not block
+  // for long. Returns an id for Unsubscribe.
+  virtual int Subscribe(ChangeCallback callback) = 0;
+  // Unsubscribe: no run of that callback starts after it returns (one in progress may end).
+  virtual void Unsubscribe(int id) = 0;
+
+  // The three calls of a plugin-watcher "DevicePlugin" handler (probe-mode registration
+  // through plugins_registry). ValidatePlugin checks the versions and the resource name, with
+  // upstream's texts. RegisterPlugin dials the absolute socket `endpoint`, which must lie
+  // under one of options.probe_endpoint_roots, and connects it as Register does; it blocks
+  // for at most the dial and call deadlines. DeRegisterPlugin disconnects the resource's
+  // endpoint if it is the one on `endpoint` (otherwise it does nothing); never blocks.
+  virtual absl::Status ValidatePlugin(absl::string_view resource_name, absl::string_view endpoint,
+                                      const std::vector<std::string>& versions) = 0;
+  virtual absl::Status RegisterPlugin(absl::string_view resource_name, absl::string_view endpoint,
+                                      const std::vector<std::string>& versions) = 0;
+  virtual void DeRegisterPlugin(absl::string_view resource_name, absl::string_view endpoint) = 0;
+};
+
+using ManagerPtr = std::unique_ptr<Manager>;
+
+// CreateManager makes a Manager that is not started yet.
+ManagerPtr CreateManager(ManagerOptions options);
+
+}  // namespace devmgr::devicemanager

@@ -1,0 +1,473 @@
+#include "devicemanager/manager_impl.h"
+
+#include <sys/stat.h>
+
+#include <boost/asio/post.hpp>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/unix_socket.h"
+#include "devicemanager/validation.h"
+
+namespace devmgr::devicemanager {
+namespace {
+
+// How long Stop lets Register calls in flight finish before cancelling them.
+constexpr absl::Duration kServerShutdownGrace = absl::Seconds(1);
+
+EndpointOptions MakeEndpointOptions(const ManagerOptions& options) {
+  EndpointOptions result;
+  result.dial_timeout = options.dial_timeout;
+  result.call_timeout = options.plugin_call_timeout;
+  result.pre_start_timeout = options.pre_start_timeout;
+  result.max_message_bytes = options.max_message_bytes;
+  return result;
+}
+
+}  // namespace
+
+ManagerImpl::ManagerImpl(ManagerOptions options)
+    : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : RealClock()),
+      endpoint_options_(MakeEndpointOptions(options_)),
+      store_(options_.plugin_dir),
+      connect_pool_(static_cast<size_t>(std::max(1, options_.connect_threads))) {}
+
+ManagerImpl::~ManagerImpl() { Stop(); }
+
+std::filesystem::path ManagerImpl::KubeletSocket() const {
+  return options_.plugin_dir / std::string(kKubeletSocketName);
+}
+
+absl::Status ManagerImpl::Start(ActivePodsFn active_pods, SourcesReadyFn sources_ready) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (started_ || stopping_)
+      return absl::FailedPreconditionError("device manager already started");
+    started_ = true;
+    active_pods_ = std::move(active_pods);
+    sources_ready_ = std::move(sources_ready);
+  }
+  if (!checkpoint::FileStore::IsValidName(options_.checkpoint_name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid checkpoint name \"", options_.checkpoint_name, "\""));
+  }
+  if (absl::Status status = ValidateSocketPath(KubeletSocket()); !status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad socketPath, must be an absolute path: ", KubeletSocket().string()));
+  }
+  std::error_code ec;
+  const bool created = std::filesystem::create_directories(options_.plugin_dir, ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("cannot create ", options_.plugin_dir.string(), ": ", ec.message()));
+  }
+  // As upstream's MkdirAll(dir, 0750): a new folder gets 0750 (whatever the umask), an
+  // existing one keeps its mode.
+  if (created && ::chmod(options_.plugin_dir.c_str(), 0750) != 0) {
+    return absl::InternalError(absl::StrCat("cannot chmod ", options_.plugin_dir.string()));
+  }
+
+  RestoreFromCheckpoint();
+  // Plugins notice that kubelet.sock was re-created and register again.
+  if (absl::Status status = RemoveSocketsIn(options_.plugin_dir); !status.ok()) {
+    DEVMGR_LOG(options_.logger, info, "Failed to clean up stale sockets", "dir",
+               options_.plugin_dir.string(), "err", status);
+  }
+  server_ = std::make_unique<RegistrationServer>(static_cast<RegistrationCallbacks&>(*this));
+  if (absl::Status status = server_->Start(KubeletSocket()); !status.ok()) return status;
+  DEVMGR_LOG(options_.logger, info, "Serving device plugin registration server on socket", "path",
+             KubeletSocket().string());
+  return absl::OkStatus();
+}
+
+void ManagerImpl::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    if (!started_) return;
+  }
+  connect_cancelled_ = true;
+  // Register calls in flight are answered by connect threads, which give up quickly now.
+  if (server_ != nullptr) server_->Shutdown(kServerShutdownGrace);
+  connect_pool_.join();
+
+  // Every client goes through the disconnected path, as upstream's server.Stop does. The
+  // final checkpoint is taken just before, in the same critical section: once the endpoints
+  // are stopped no snapshot is accepted, so it is the last state, with the healthy devices as
+  // the plugins last reported them (upstream never writes at Stop, so its file has them too).
+  std::vector<EndpointSharedPtr> live;
+  checkpoint::CheckpointData final_data;
+  {
+    absl::MutexLock lock(&mu_);
+    final_data = CheckpointDataLocked();
+    for (auto& [resource, endpoint] : endpoints_) {
+      if (endpoint->IsStopped()) continue;
+      MarkResourceUnhealthyLocked(resource);
+      endpoint->MarkStopped(clock_.Now());
+      live.push_back(endpoint);
+    }
+  }
+  // Replaced endpoints were cancelled when they were replaced; these are the rest.
+  for (auto& endpoint : live) endpoint->CancelStream();
+  {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(
+        +[](int* streams) { return *streams == 0; }, &active_streams_));
+  }
+  loop_.Stop();
+  // Nothing else writes now, and a write still pending on the loop is covered by this one.
+  WriteCheckpointData(final_data);
+  DEVMGR_LOG(options_.logger, info, "Device manager stopped");
+}
+
+void ManagerImpl::RestoreFromCheckpoint() {
+  absl::StatusOr<std::string> bytes = store_.Read(options_.checkpoint_name);
+  if (!bytes.ok()) {
+    if (!absl::IsNotFound(bytes.status())) {
+      DEVMGR_LOG(options_.logger, err,
+                 "Continue after failing to read checkpoint file. Device allocation info may NOT "
+                 "be up-to-date",
+                 "err", bytes.status());
+    }
+    return;
+  }
+  absl::StatusOr<checkpoint::CheckpointData> data = checkpoint::Decode(*bytes);
+  if (!data.ok()) {
+    // Keep the bad file for a human instead of overwriting it at the next write.
+    const std::filesystem::path path = options_.plugin_dir / options_.checkpoint_name;
+    std::filesystem::path aside = path;
+    aside += ".corrupt";
+    std::error_code ec;
+    std::filesystem::rename(path, aside, ec);
+    DEVMGR_LOG(options_.logger, err,
+               "Continue after failing to read checkpoint file. Device allocation info may NOT "
+               "be up-to-date",
+               "err", data.status(), "keptAs", ec ? path.string() : aside.string());
+    return;
+  }
+  std::vector<std::string> skipped;
+  PodDevices restored = PodDevices::FromCheckpoint(data->pod_device_entries, &skipped);
+  for (const auto& key : skipped) {
+    DEVMGR_LOG(options_.logger, err, "Can't unmarshal allocResp, skipping checkpoint entry",
+               "entry", key);
+  }
+  absl::MutexLock lock(&mu_);
+  pod_devices_ = std::move(restored);
+  const absl::Time now = clock_.Now();
+  // Only the names matter: each gets empty device sets and a stopped endpoint, so capacity
+  // and allocatable are 0 until its plugin registers again within the grace period.
+  for (const auto& [resource, ids] : data->registered_devices) {
+    healthy_devices_[resource];
+    unhealthy_devices_[resource];
+    endpoints_[resource] = Endpoint::NewStopped(resource, now);
+  }
+}
+
+checkpoint::CheckpointData ManagerImpl::CheckpointDataLocked() const {
+  checkpoint::CheckpointData data;
+  // Restored allocations are written back as they are: never drop what a kubelet allocated.
+  data.pod_device_entries = pod_devices_.ToCheckpoint();
+  for (const auto& [resource, ids] : healthy_devices_) {
+    data.registered_devices[resource].assign(ids.begin(), ids.end());
+  }
+  return data;
+}
+
+void ManagerImpl::WriteCheckpoint() {
+  checkpoint::CheckpointData data;
+  {
+    absl::MutexLock lock(&mu_);
+    checkpoint_write_pending_ = false;
+    data = CheckpointDataLocked();
+  }
+  WriteCheckpointData(data);
+}
+
+void ManagerImpl::WriteCheckpointData(const checkpoint::CheckpointData& data) {
+  absl::Status status = store_.Write(options_.checkpoint_name, checkpoint::Encode(data));
+  if (!status.ok()) {
+    DEVMGR_LOG(options_.logger, err, "Writing checkpoint encountered", "err", status);
+  }
+}
+
+void ManagerImpl::ScheduleCheckpointLocked() {
+  if (checkpoint_write_pending_ || stopping_) return;  // Stop writes at the end anyway
+  checkpoint_write_pending_ = true;
+  loop_.PostAfter(options_.checkpoint_write_delay, [this] { WriteCheckpoint(); });
+}
+
+void ManagerImpl::ScheduleNotifyLocked() {
+  if (notify_pending_ || stopping_) return;
+  notify_pending_ = true;
+  loop_.Post([this] { RunListeners(); });
+}
+
+void ManagerImpl::RunListeners() {
+  {
+    absl::MutexLock lock(&mu_);
+    notify_pending_ = false;
+  }
+  absl::MutexLock lock(&listeners_mu_);
+  for (auto& [id, callback] : listeners_) callback();
+}
+
+int ManagerImpl::Subscribe(ChangeCallback callback) {
+  absl::MutexLock lock(&listeners_mu_);
+  const int id = next_listener_id_++;
+  listeners_[id] = std::move(callback);
+  return id;
+}
+
+void ManagerImpl::Unsubscribe(int id) {
+  absl::MutexLock lock(&listeners_mu_);
+  listeners_.erase(id);
+}
+
+void ManagerImpl::OnRegister(const v1beta1::RegisterRequest& request, DoneFn done) {
+  DEVMGR_LOG(options_.logger, info, "Got registration request from device plugin with resource",
+             "resourceName", request.resource_name());
+  if (absl::Status status = CheckRegisterRequest(request.version(), request.resource_name());
+      !status.ok()) {
+    DEVMGR_LOG(options_.logger, err, "Bad registration request from device plugin", "err", status);
+    done(status);
+    return;
+  }
+  // The dial blocks, so it leaves the gRPC thread; the request is copied because the RPC's
+  // own copy is only guaranteed until `done`.
+  boost::asio::post(connect_pool_, [this, resource = request.resource_name(),
+                                    endpoint = request.endpoint(), done = std::move(done)] {
+    absl::StatusOr<std::filesystem::path> socket =
+        ResolvePluginSocket(options_.plugin_dir, endpoint);
+    absl::Status status = socket.ok() ? ConnectPlugin(resource, *socket) : socket.status();
+    if (!status.ok()) {
+      DEVMGR_LOG(options_.logger, err, "Failed to register device plugin", "resourceName", resource,
+                 "endpoint", endpoint, "err", status);
+    }
+    done(status);
+  });
+}
+
+absl::Status ManagerImpl::ConnectPlugin(const std::string& resource_name,
+                                        const std::filesystem::path& socket) {
+  absl::StatusOr<EndpointSharedPtr> connected =
+      Endpoint::Connect(resource_name, socket, endpoint_options_, *this, &connect_cancelled_);
+  if (!connected.ok()) return connected.status();
+  EndpointSharedPtr endpoint = *std::move(connected);
+
+  EndpointSharedPtr replaced;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return absl::UnavailableError("the device manager is stopping");
+    auto it = endpoints_.find(resource_name);
+    if (it != endpoints_.end() && !it->second->IsStopped()) {
+      // As upstream now does: a live plugin keeps its socket; one on another socket is
+      // replaced (the newest registration wins, and the old stream is stopped here, so its end
+      // cannot disconnect the new plugin).
+      if (it->second->socket_path() == socket) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("device plugin already connected: ", socket.string()));
+      }
+      replaced = it->second;
+      replaced->MarkStopped(clock_.Now());
+    }
+    endpoints_[resource_name] = endpoint;
+    ++active_streams_;
+  }
+  // Dropping `endpoint` on refusal above closed its channel (upstream issue #124716).
+  if (replaced != nullptr) replaced->CancelStream();
+  endpoint->StartListAndWatch();
+  DEVMGR_LOG(options_.logger, info, "Device plugin connected", "resourceName", resource_name,
+             "endpoint", socket.string(), "replaced", replaced != nullptr);
+  return absl::OkStatus();
+}
+
+void ManagerImpl::OnDevicesUpdated(const Endpoint& endpoint, std::vector<Device>&& devices) {
+  // Built before taking the lock: a snapshot can hold 100,000 devices.
+  std::set<std::string> healthy;
+  std::set<std::string> unhealthy;
+  DeviceMap all;
+  for (auto& device : devices) {
+    (device.health == Health::kHealthy ? healthy : unhealthy).insert(device.id);
+    std::string id = device.id;
+    all.insert_or_assign(std::move(id), std::move(device));
+  }
+  absl::MutexLock lock(&mu_);
+  auto it = endpoints_.find(endpoint.resource_name());
+  // A replaced or stopped endpoint's late snapshot must not overwrite the current state.
+  if (it == endpoints_.end() || it->second.get() != &endpoint || endpoint.IsStopped()) return;
+  healthy_devices_[endpoint.resource_name()] = std::move(healthy);
+  unhealthy_devices_[endpoint.resource_name()] = std::move(unhealthy);
+  all_devices_[endpoint.resource_name()] = std::move(all);
+  ScheduleCheckpointLocked();
+  ScheduleNotifyLocked();
+}
+
+void ManagerImpl::OnStreamEnded(const Endpoint& endpoint, const absl::Status& status) {
+  bool disconnected = false;
+  {
+    absl::MutexLock lock(&mu_);
+    --active_streams_;
+    auto it = endpoints_.find(endpoint.resource_name());
+    if (it != endpoints_.end() && it->second.get() == &endpoint && !endpoint.IsStopped()) {
+      MarkResourceUnhealthyLocked(endpoint.resource_name());
+      it->second->MarkStopped(clock_.Now());
+      ScheduleNotifyLocked();
+      disconnected = true;
+    }
+  }
+  if (disconnected) {
+    DEVMGR_LOG(options_.logger, info, "Device plugin disconnected", "resourceName",
+               endpoint.resource_name(), "endpoint", endpoint.socket_path().string(), "err",
+               status);
+  }
+}
+
+void ManagerImpl::MarkResourceUnhealthyLocked(const std::string& resource_name) {
+  auto healthy = healthy_devices_.find(resource_name);
+  if (healthy == healthy_devices_.end()) return;
+  auto& unhealthy = unhealthy_devices_[resource_name];
+  unhealthy.merge(healthy->second);
+  healthy->second.clear();
+  auto all = all_devices_.find(resource_name);
+  if (all != all_devices_.end()) {
+    for (auto& [id, device] : all->second) device.health = Health::kUnhealthy;
+  }
+}
+
+CapacityResult ManagerImpl::GetCapacity() {
+  CapacityResult result;
+  {
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = clock_.Now();
+    auto gone = [&](const std::string& resource) {
+      auto it = endpoints_.find(resource);
+      return it == endpoints_.end() ||
+             it->second->StopGracePeriodExpired(now, options_.endpoint_stop_grace_period);
+    };
+    for (const auto& [resource, ids] : healthy_devices_) {
+      if (gone(resource)) {
+        result.removed.push_back(resource);
+        continue;
+      }
+      result.capacity[resource] = static_cast<int64_t>(ids.size());
+      result.allocatable[resource] = static_cast<int64_t>(ids.size());
+    }
+    for (const auto& [resource, ids] : unhealthy_devices_) {
+      if (gone(resource)) {
+        if (!healthy_devices_.contains(resource)) result.removed.push_back(resource);
+        continue;
+      }
+      result.capacity[resource] += static_cast<int64_t>(ids.size());
+    }
+    for (const auto& resource : result.removed) {
+      endpoints_.erase(resource);
+      healthy_devices_.erase(resource);
+      unhealthy_devices_.erase(resource);
+      all_devices_.erase(resource);
+    }
+    if (!result.removed.empty()) {
+      ScheduleCheckpointLocked();
+      ScheduleNotifyLocked();
+    }
+  }
+  for (const auto& resource : result.removed) {
+    DEVMGR_LOG(options_.logger, info, "Device plugin resource removed after its grace period",
+               "resourceName", resource);
+  }
+  return result;
+}
+
+ResourceDevices ManagerImpl::GetAllocatableDevices() const {
+  ResourceDevices result;
+  absl::MutexLock lock(&mu_);
+  for (const auto& [resource, ids] : healthy_devices_) {
+    auto all = all_devices_.find(resource);
+    if (all == all_devices_.end()) continue;
+    DeviceMap& devices = result[resource];
+    for (const auto& id : ids) {
+      auto device = all->second.find(id);
+      if (device != all->second.end()) devices.emplace(id, device->second);
+    }
+  }
+  return result;
+}
+
+ResourceDevices ManagerImpl::GetDevices(absl::string_view pod_uid,
+                                        absl::string_view container_name) const {
+  absl::MutexLock lock(&mu_);
+  ResourceDevices result = pod_devices_.ContainerDevices(pod_uid, container_name);
+  for (auto& [resource, devices] : result) {
+    auto all = all_devices_.find(resource);
+    for (auto& [id, device] : devices) {
+      // A device the plugin no longer reports (or a plugin that is gone) is not healthy.
+      auto known = all == all_devices_.end() ? DeviceMap::const_iterator() : all->second.find(id);
+      const bool healthy = all != all_devices_.end() && known != all->second.end() &&
+                           known->second.health == Health::kHealthy;
+      device.health = healthy ? Health::kHealthy : Health::kUnhealthy;
+    }
+  }
+  return result;
+}
+
+bool ManagerImpl::ShouldResetExtendedResourceCapacity() const {
+  absl::StatusOr<std::vector<std::string>> names = store_.List();
+  return names.ok() && names->empty();
+}
+
+absl::Status ManagerImpl::ValidatePlugin(absl::string_view resource_name,
+                                         absl::string_view /*endpoint*/,
+                                         const std::vector<std::string>& versions) {
+  return CheckProbePlugin(resource_name, versions);
+}
+
+absl::Status ManagerImpl::RegisterPlugin(absl::string_view resource_name,
+                                         absl::string_view endpoint,
+                                         const std::vector<std::string>& /*versions*/) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!started_ || stopping_) {
+      return absl::FailedPreconditionError("the device manager is not running");
+    }
+  }
+  absl::StatusOr<std::filesystem::path> socket =
+      ResolveProbeSocket(options_.probe_endpoint_roots, endpoint);
+  if (!socket.ok()) return socket.status();
+  DEVMGR_LOG(options_.logger, info, "Registering plugin at endpoint", "plugin", resource_name,
+             "endpoint", socket->string());
+  return ConnectPlugin(std::string(resource_name), *socket);
+}
+
+void ManagerImpl::DeRegisterPlugin(absl::string_view resource_name, absl::string_view endpoint) {
+  const std::filesystem::path socket =
+      std::filesystem::path(std::string(endpoint)).lexically_normal();
+  EndpointSharedPtr stopped;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = endpoints_.find(resource_name);
+    if (it == endpoints_.end() || it->second->IsStopped() || it->second->socket_path() != socket) {
+      return;
+    }
+    stopped = it->second;
+    MarkResourceUnhealthyLocked(it->first);
+    stopped->MarkStopped(clock_.Now());
+    ScheduleNotifyLocked();
+  }
+  stopped->CancelStream();
+  DEVMGR_LOG(options_.logger, info, "Deregistered device plugin", "resourceName", resource_name,
+             "endpoint", socket.string());
+}
+
+EndpointSharedPtr ManagerImpl::GetEndpoint(absl::string_view resource_name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = endpoints_.find(resource_name);
+  return it == endpoints_.end() ? nullptr : it->second;
+}
+
+ManagerPtr CreateManager(ManagerOptions options) {
+  return std::make_unique<ManagerImpl>(std::move(options));
+}
+
+}  // namespace devmgr::devicemanager

@@ -1,0 +1,128 @@
+#include "devicemanager/pod_devices.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace devmgr::devicemanager {
+namespace {
+
+// Deterministic so that the same allocations always give the same checkpoint bytes (map
+// fields would otherwise be in hash order).
+std::string EncodeDeterministic(const v1beta1::ContainerAllocateResponse& response) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    response.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
+}  // namespace
+
+void PodDevices::Insert(absl::string_view pod_uid, absl::string_view container_name,
+                        absl::string_view resource_name, ContainerAllocation allocation) {
+  pods_[std::string(pod_uid)][std::string(container_name)][std::string(resource_name)] =
+      std::move(allocation);
+}
+
+void PodDevices::Delete(const std::vector<std::string>& pod_uids) {
+  for (const auto& uid : pod_uids) pods_.erase(uid);
+}
+
+bool PodDevices::HasPod(absl::string_view pod_uid) const {
+  return pods_.find(pod_uid) != pods_.end();
+}
+
+std::vector<std::string> PodDevices::PodUids() const {
+  std::vector<std::string> uids;
+  uids.reserve(pods_.size());
+  for (const auto& [uid, containers] : pods_) uids.push_back(uid);
+  return uids;
+}
+
+const ContainerAllocation* PodDevices::Find(absl::string_view pod_uid,
+                                            absl::string_view container_name,
+                                            absl::string_view resource_name) const {
+  auto pod = pods_.find(pod_uid);
+  if (pod == pods_.end()) return nullptr;
+  auto container = pod->second.find(container_name);
+  if (container == pod->second.end()) return nullptr;
+  auto resource = container->second.find(resource_name);
+  return resource == container->second.end() ? nullptr : &resource->second;
+}
+
+ResourceDevices PodDevices::ContainerDevices(absl::string_view pod_uid,
+                                             absl::string_view container_name) const {
+  ResourceDevices result;
+  auto pod = pods_.find(pod_uid);
+  if (pod == pods_.end()) return result;
+  auto container = pod->second.find(container_name);
+  if (container == pod->second.end()) return result;
+  for (const auto& [resource, allocation] : container->second) {
+    DeviceMap devices;
+    for (const auto& [numa, ids] : allocation.devices) {
+      for (const auto& id : ids) {
+        Device& device = devices[id];
+        device.id = id;
+        if (numa != checkpoint::kNoNumaNode) device.numa_nodes.push_back(numa);
+      }
+    }
+    if (!devices.empty()) result[resource] = std::move(devices);
+  }
+  return result;
+}
+
+std::map<std::string, std::set<std::string>> PodDevices::DeviceIds() const {
+  std::map<std::string, std::set<std::string>> result;
+  for (const auto& [uid, containers] : pods_) {
+    for (const auto& [container, resources] : containers) {
+      for (const auto& [resource, allocation] : resources) {
+        auto& ids = result[resource];
+        for (const auto& [numa, list] : allocation.devices) ids.insert(list.begin(), list.end());
+      }
+    }
+  }
+  return result;
+}
+
+std::vector<checkpoint::PodDevicesEntry> PodDevices::ToCheckpoint() const {
+  std::vector<checkpoint::PodDevicesEntry> entries;
+  for (const auto& [uid, containers] : pods_) {
+    for (const auto& [container, resources] : containers) {
+      for (const auto& [resource, allocation] : resources) {
+        checkpoint::PodDevicesEntry entry;
+        entry.pod_uid = uid;
+        entry.container_name = container;
+        entry.resource_name = resource;
+        entry.device_ids = allocation.devices;
+        entry.alloc_resp = EncodeDeterministic(allocation.response);
+        entries.push_back(std::move(entry));
+      }
+    }
+  }
+  return entries;
+}
+
+PodDevices PodDevices::FromCheckpoint(const std::vector<checkpoint::PodDevicesEntry>& entries,
+                                      std::vector<std::string>* skipped) {
+  PodDevices result;
+  for (const auto& entry : entries) {
+    ContainerAllocation allocation;
+    if (!allocation.response.ParseFromString(entry.alloc_resp)) {
+      if (skipped != nullptr) {
+        skipped->push_back(
+            absl::StrCat(entry.pod_uid, "/", entry.container_name, "/", entry.resource_name));
+      }
+      continue;
+    }
+    allocation.devices = entry.device_ids;
+    result.Insert(entry.pod_uid, entry.container_name, entry.resource_name, std::move(allocation));
+  }
+  return result;
+}
+
+}  // namespace devmgr::devicemanager

@@ -1,0 +1,73 @@
+// PodDevices: which devices each container of each pod holds, per resource, with the plugin's
+// ContainerAllocateResponse for that container; upstream's podDevices. It is the allocation
+// half of the checkpoint: it converts to and from checkpoint::PodDevicesEntry, so allocations
+// restored from a kubelet's (or our own) checkpoint are written back on every later write.
+//
+// A plain value class with no lock of its own: the manager keeps it under its mutex.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "checkpoint/checkpoint.h"
+#include "devicemanager/types.h"
+#include "deviceplugin/v1beta1/api.pb.h"
+
+namespace devmgr::devicemanager {
+
+// The devices of one resource held by one container.
+struct ContainerAllocation {
+  // NUMA node -> device IDs; a device on several nodes is under each, kNoNumaNode = none.
+  checkpoint::DevicesPerNuma devices;
+  v1beta1::ContainerAllocateResponse response;
+};
+
+class PodDevices {
+ public:
+  // Insert records (or replaces) the allocation of `resource` to one container.
+  void Insert(absl::string_view pod_uid, absl::string_view container_name,
+              absl::string_view resource_name, ContainerAllocation allocation);
+
+  // Delete forgets every allocation of the given pods.
+  void Delete(const std::vector<std::string>& pod_uids);
+
+  bool HasPod(absl::string_view pod_uid) const;
+  // PodUids lists the pods holding anything, sorted.
+  std::vector<std::string> PodUids() const;
+
+  // Find is one container's allocation of one resource, or nullptr.
+  const ContainerAllocation* Find(absl::string_view pod_uid, absl::string_view container_name,
+                                  absl::string_view resource_name) const;
+
+  // ContainerDevices is what one container holds: resource -> device ID -> device, with
+  // the NUMA nodes rebuilt from the per-node lists (upstream's getContainerDevices). Health
+  // is left kHealthy: PodDevices does not know it.
+  ResourceDevices ContainerDevices(absl::string_view pod_uid,
+                                   absl::string_view container_name) const;
+
+  // DeviceIds is every held device ID per resource, over all pods (upstream's devices()).
+  std::map<std::string, std::set<std::string>> DeviceIds() const;
+
+  // ToCheckpoint gives one entry per (pod, container, resource), in key order, with the
+  // response encoded deterministically.
+  std::vector<checkpoint::PodDevicesEntry> ToCheckpoint() const;
+
+  // FromCheckpoint rebuilds the allocations of `entries`. An entry whose response does not
+  // parse is left out (upstream logs and skips it) and its "pod/container/resource" key is
+  // appended to `skipped`, if given.
+  static PodDevices FromCheckpoint(const std::vector<checkpoint::PodDevicesEntry>& entries,
+                                   std::vector<std::string>* skipped = nullptr);
+
+  bool empty() const { return pods_.empty(); }
+
+ private:
+  // pod UID -> container name -> resource name -> allocation.
+  using ResourceMap = std::map<std::string, ContainerAllocation, std::less<>>;
+  using ContainerMap = std::map<std::string, ResourceMap, std::less<>>;
+  std::map<std::string, ContainerMap, std::less<>> pods_;
+};
+
+}  // namespace devmgr::devicemanager

@@ -1,0 +1,146 @@
+#include "devicemanager/validation.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/unix_socket.h"
+
+namespace devmgr::devicemanager {
+namespace {
+
+bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool IsAlnum(char c) { return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
+
+// DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?
+bool IsDns1123Label(absl::string_view label) {
+  if (label.empty() || label.size() > 63) return false;
+  if (!IsLowerAlnum(label.front()) || !IsLowerAlnum(label.back())) return false;
+  for (char c : label) {
+    if (!IsLowerAlnum(c) && c != '-') return false;
+  }
+  return true;
+}
+
+// DNS-1123 subdomain: labels joined by '.', at most 253 characters.
+bool IsDns1123Subdomain(absl::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  size_t start = 0;
+  while (true) {
+    size_t dot = name.find('.', start);
+    if (!IsDns1123Label(name.substr(start, dot == absl::string_view::npos ? dot : dot - start))) {
+      return false;
+    }
+    if (dot == absl::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+// The name part of a qualified name: ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], at most 63.
+bool IsQualifiedNamePart(absl::string_view name) {
+  if (name.empty() || name.size() > 63) return false;
+  if (!IsAlnum(name.front()) || !IsAlnum(name.back())) return false;
+  for (char c : name) {
+    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+// Kubernetes' IsQualifiedName: an optional DNS-1123 subdomain prefix and '/', then a name.
+bool IsQualifiedName(absl::string_view value) {
+  size_t slash = value.find('/');
+  if (slash == absl::string_view::npos) return IsQualifiedNamePart(value);
+  absl::string_view prefix = value.substr(0, slash);
+  absl::string_view name = value.substr(slash + 1);
+  if (absl::StrContains(name, '/')) return false;
+  return IsDns1123Subdomain(prefix) && IsQualifiedNamePart(name);
+}
+
+absl::Status CheckSocketThere(const std::filesystem::path& path) {
+  if (absl::Status status = ValidateSocketPath(path); !status.ok()) return status;
+  if (!IsSocket(path)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("device plugin endpoint ", path.string(), " is not a unix socket"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool IsExtendedResourceName(absl::string_view name) {
+  constexpr absl::string_view kRequestsPrefix = "requests.";
+  if (!absl::StrContains(name, '/') || absl::StrContains(name, "kubernetes.io/")) return false;
+  if (absl::StartsWith(name, kRequestsPrefix)) return false;
+  return IsQualifiedName(absl::StrCat(kRequestsPrefix, name));
+}
+
+absl::Status CheckRegisterRequest(absl::string_view version, absl::string_view resource_name) {
+  if (version != kDevicePluginVersion) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "requested API version \"", version,
+        "\" is not supported by kubelet. Supported version is [\"", kDevicePluginVersion, "\"]"));
+  }
+  if (!IsExtendedResourceName(resource_name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the ResourceName \"", resource_name, "\" is invalid"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckProbePlugin(absl::string_view resource_name,
+                              const std::vector<std::string>& versions) {
+  bool supported = false;
+  for (const auto& version : versions) supported = supported || version == kDevicePluginVersion;
+  if (!supported) {
+    return absl::InvalidArgumentError(absl::StrCat("manager version, ", kDevicePluginVersion,
+                                                   ", is not among plugin supported versions [",
+                                                   absl::StrJoin(versions, " "), "]"));
+  }
+  if (!IsExtendedResourceName(resource_name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid name of device plugin socket: the ResourceName \"", resource_name,
+                     "\" is invalid"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::filesystem::path> ResolvePluginSocket(const std::filesystem::path& plugin_dir,
+                                                          absl::string_view endpoint) {
+  // A plain file name cannot leave the folder: no separators, and not "." or "..".
+  if (endpoint.empty() || endpoint == "." || endpoint == ".." || absl::StrContains(endpoint, '/') ||
+      absl::StrContains(endpoint, '\0')) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid device plugin endpoint \"", endpoint,
+                                                   "\": must be the file name of a socket in ",
+                                                   plugin_dir.string()));
+  }
+  std::filesystem::path socket = plugin_dir / std::string(endpoint);
+  if (absl::Status status = CheckSocketThere(socket); !status.ok()) return status;
+  return socket;
+}
+
+absl::StatusOr<std::filesystem::path> ResolveProbeSocket(
+    const std::vector<std::filesystem::path>& roots, absl::string_view endpoint) {
+  std::filesystem::path socket = std::filesystem::path(std::string(endpoint));
+  // Compared after lexical normalisation, so ".." cannot climb out of a root; a symlinked
+  // folder inside a root is the operator's choice and is allowed.
+  socket = socket.lexically_normal();
+  bool inside = false;
+  if (socket.is_absolute()) {
+    for (const auto& root : roots) {
+      std::filesystem::path relative = socket.lexically_relative(root.lexically_normal());
+      if (!relative.empty() && *relative.begin() != ".." && relative != ".") inside = true;
+    }
+  }
+  if (!inside) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid device plugin endpoint \"", endpoint, "\": not a socket path under [",
+                     absl::StrJoin(roots, " ",
+                                   [](std::string* out, const std::filesystem::path& root) {
+                                     out->append(root.string());
+                                   }),
+                     "]"));
+  }
+  if (absl::Status status = CheckSocketThere(socket); !status.ok()) return status;
+  return socket;
+}
+
+}  // namespace devmgr::devicemanager

@@ -1,0 +1,44 @@
+// The checks a device plugin's registration passes before the manager dials it, shared by
+// Register on kubelet.sock and by the probe-mode handler calls: the API version, the
+// extended-resource-name rule, and where the plugin's socket may be. Error texts are
+// upstream's where upstream has the check. Pure functions, except that the endpoint checks
+// look at the file system (lstat).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace devmgr::devicemanager {
+
+// The only device plugin API version served.
+inline constexpr absl::string_view kDevicePluginVersion = "v1beta1";
+
+// IsExtendedResourceName is upstream's rule: contains '/', not in the kubernetes.io/
+// namespace, does not start with "requests.", and "requests." + name is a qualified name.
+bool IsExtendedResourceName(absl::string_view name);
+
+// CheckRegisterRequest: version, then resource name, in upstream's order and words
+// (InvalidArgument).
+absl::Status CheckRegisterRequest(absl::string_view version, absl::string_view resource_name);
+
+// CheckProbePlugin: the probe-mode handler's ValidatePlugin (InvalidArgument).
+absl::Status CheckProbePlugin(absl::string_view resource_name,
+                              const std::vector<std::string>& versions);
+
+// ResolvePluginSocket turns RegisterRequest.endpoint, a file name in `plugin_dir`, into the
+// socket path. InvalidArgument for anything that is not a plain file name (empty, ".", "..",
+// containing '/', or too long for a socket path); FailedPrecondition when no socket is there.
+absl::StatusOr<std::filesystem::path> ResolvePluginSocket(const std::filesystem::path& plugin_dir,
+                                                          absl::string_view endpoint);
+
+// ResolveProbeSocket checks a probe-mode endpoint: an absolute path, lexically inside one of
+// `roots`, of a valid length, and a socket. Same codes as ResolvePluginSocket.
+absl::StatusOr<std::filesystem::path> ResolveProbeSocket(
+    const std::vector<std::filesystem::path>& roots, absl::string_view endpoint);
+
+}  // namespace devmgr::devicemanager

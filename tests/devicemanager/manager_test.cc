@@ -1,0 +1,715 @@
+// The Manager against real gRPC fake plugins on temporary unix sockets, with a fake clock for
+// the grace period. Upstream scenarios from manager_test.go keep their names.
+#include "devicemanager/manager.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/file_store.h"
+#include "common/unix_socket.h"
+#include "devicemanager/manager_impl.h"
+#include "tests/testlib/fake_clock.h"
+#include "tests/testlib/fake_device_plugin.h"
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::devicemanager {
+namespace {
+
+using ::devmgr::testing::FakeClock;
+using ::devmgr::testing::FakeDevicePlugin;
+using ::devmgr::testing::MakeDevice;
+using ::devmgr::testing::MakeDevices;
+using ::devmgr::testing::TempDir;
+using ::devmgr::testing::WaitFor;
+using PluginPtr = std::unique_ptr<FakeDevicePlugin>;
+
+constexpr char kResource[] = "fake-domain/resource";
+constexpr char kResource1[] = "domain1.com/resource1";
+constexpr char kResource2[] = "domain2.com/resource2";
+
+// A unix socket that accepts connections into its backlog but never speaks gRPC.
+class MuteSocket {
+ public:
+  explicit MuteSocket(const std::filesystem::path& path) : fd_(::socket(AF_UNIX, SOCK_STREAM, 0)) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(::listen(fd_, 64), 0);
+  }
+  ~MuteSocket() { ::close(fd_); }
+
+ private:
+  int fd_;
+};
+
+class ManagerTest : public ::testing::Test {
+ protected:
+  ManagerOptions Options() {
+    ManagerOptions options;
+    options.plugin_dir = dir_.path();
+    options.probe_endpoint_roots = {dir_.path()};
+    options.clock = &clock_;
+    options.dial_timeout = absl::Seconds(5);
+    options.plugin_call_timeout = absl::Seconds(5);
+    options.checkpoint_write_delay = absl::Milliseconds(1);
+    return options;
+  }
+
+  void StartManager() { StartManager(Options()); }
+  void StartManager(ManagerOptions options) {
+    manager_ = std::make_unique<ManagerImpl>(std::move(options));
+    ASSERT_TRUE(
+        manager_->Start([] { return std::vector<std::string>(); }, [] { return true; }).ok());
+  }
+
+  PluginPtr StartPlugin(const std::string& socket_name, const std::string& resource,
+                        std::vector<v1beta1::Device> devices,
+                        FakeDevicePlugin::Options options = {}) {
+    auto plugin = std::make_unique<FakeDevicePlugin>(dir_.Sub(socket_name), resource,
+                                                     std::move(devices), options);
+    EXPECT_TRUE(plugin->Start().ok());
+    return plugin;
+  }
+
+  std::filesystem::path KubeletSocket() const { return dir_.Sub("kubelet.sock"); }
+
+  // -1 when the resource is not reported.
+  int64_t Capacity(const std::string& resource) {
+    CapacityResult result = manager_->GetCapacity();
+    auto it = result.capacity.find(resource);
+    return it == result.capacity.end() ? -1 : it->second;
+  }
+  int64_t Allocatable(const std::string& resource) {
+    CapacityResult result = manager_->GetCapacity();
+    auto it = result.allocatable.find(resource);
+    return it == result.allocatable.end() ? -1 : it->second;
+  }
+  bool WaitForCapacity(const std::string& resource, int64_t capacity, int64_t allocatable,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    return WaitFor(
+        [&] {
+          CapacityResult result = manager_->GetCapacity();
+          return result.capacity[resource] == capacity &&
+                 result.allocatable[resource] == allocatable;
+        },
+        timeout);
+  }
+
+  absl::StatusOr<checkpoint::CheckpointData> ReadCheckpoint() const {
+    auto bytes = checkpoint::ReadWholeFile(dir_.Sub(std::string(checkpoint::kCheckpointFileName)));
+    if (!bytes.ok()) return bytes.status();
+    return checkpoint::Decode(*bytes);
+  }
+
+  TempDir dir_;
+  FakeClock clock_;
+  std::unique_ptr<ManagerImpl> manager_;
+};
+
+TEST_F(ManagerTest, TestNewManagerImpl) {
+  ManagerOptions options = Options();
+  options.plugin_dir = "";
+  ManagerImpl manager(options);
+  absl::Status status = manager.Start(nullptr, nullptr);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(status.message(), "bad socketPath, must be an absolute path: "))
+      << status;
+
+  StartManager();
+  EXPECT_EQ(manager_->Start(nullptr, nullptr).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(ManagerTest, TestNewManagerImplStart) {
+  StartManager();
+  EXPECT_TRUE(IsSocket(KubeletSocket()));
+  PluginPtr plugin =
+      StartPlugin("device-plugin.sock", kResource, {MakeDevice("Dev1"), MakeDevice("Dev2")});
+  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource, 2, 2));
+  // Stop twice, as upstream's cleanup does.
+  manager_->Stop();
+  manager_->Stop();
+  EXPECT_FALSE(std::filesystem::exists(KubeletSocket()));
+  EXPECT_TRUE(WaitFor([&] { return plugin->open_streams() == 0; }));
+}
+
+TEST_F(ManagerTest, TestNewManagerImplStartProbeMode) {
+  StartManager();
+  PluginPtr plugin =
+      StartPlugin("device-plugin.sock", kResource, {MakeDevice("Dev1"), MakeDevice("Dev2")});
+  ASSERT_TRUE(manager_->ValidatePlugin(kResource, plugin->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(manager_->RegisterPlugin(kResource, plugin->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource, 2, 2));
+  manager_->Stop();
+}
+
+TEST_F(ManagerTest, TestDevicePluginReRegistration) {
+  for (bool pre_start : {false, true}) {
+    for (bool preferred : {false, true}) {
+      SCOPED_TRACE(absl::StrCat("preStart=", pre_start, " preferred=", preferred));
+      StartManager();
+      FakeDevicePlugin::Options options{.pre_start_required = pre_start,
+                                        .get_preferred_allocation_available = preferred};
+      const std::vector<v1beta1::Device> devs = {MakeDevice("Dev1"), MakeDevice("Dev2")};
+      PluginPtr p1 = StartPlugin("device-plugin.sock", kResource, devs, options);
+      ASSERT_TRUE(p1->Register(KubeletSocket()).ok());
+      ASSERT_TRUE(WaitForCapacity(kResource, 2, 2)) << "Devices are not updated.";
+      EXPECT_EQ(manager_->GetEndpoint(kResource)->plugin_options().pre_start_required(), pre_start);
+
+      PluginPtr p2 = StartPlugin("device-plugin.sock.new", kResource, devs, options);
+      ASSERT_TRUE(p2->Register(KubeletSocket()).ok());
+      ASSERT_TRUE(WaitFor([&] { return p2->list_and_watch_calls() == 1; }));
+      EXPECT_EQ(Capacity(kResource), 2) << "Devices shouldn't change.";
+      EXPECT_EQ(Allocatable(kResource), 2) << "Devices shouldn't change.";
+      EXPECT_EQ(manager_->GetEndpoint(kResource)->socket_path(), p2->socket());
+
+      // A plugin re-registering with different devices: the previous plugin's devices go.
+      PluginPtr p3 =
+          StartPlugin("device-plugin.sock.third", kResource, {MakeDevice("Dev3")}, options);
+      ASSERT_TRUE(p3->Register(KubeletSocket()).ok());
+      ASSERT_TRUE(WaitForCapacity(kResource, 1, 1))
+          << "Devices of plugin previously registered should be removed.";
+
+      // The replaced plugins' streams were stopped, and their end did not disconnect p3.
+      ASSERT_TRUE(WaitFor([&] { return p1->open_streams() == 0 && p2->open_streams() == 0; }));
+      p1->Stop();
+      p2->Stop();
+      EXPECT_FALSE(manager_->GetEndpoint(kResource)->IsStopped());
+      EXPECT_EQ(Allocatable(kResource), 1);
+      p3->SetDevices({MakeDevice("Dev3"), MakeDevice("Dev4")});
+      ASSERT_TRUE(WaitForCapacity(kResource, 2, 2));
+      manager_->Stop();
+      p3->Stop();
+    }
+  }
+}
+
+TEST_F(ManagerTest, TestDevicePluginReRegistrationProbeMode) {
+  StartManager();
+  const std::vector<v1beta1::Device> devs = {MakeDevice("Dev1"), MakeDevice("Dev2")};
+  PluginPtr p1 = StartPlugin("device-plugin.sock", kResource, devs);
+  ASSERT_TRUE(manager_->RegisterPlugin(kResource, p1->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource, 2, 2)) << "Devices are not updated.";
+
+  PluginPtr p2 = StartPlugin("device-plugin.sock.new", kResource, devs);
+  ASSERT_TRUE(manager_->RegisterPlugin(kResource, p2->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(WaitFor([&] { return p2->list_and_watch_calls() == 1; }));
+  EXPECT_EQ(Capacity(kResource), 2) << "Devices shouldn't change.";
+  EXPECT_EQ(Allocatable(kResource), 2) << "Devices shouldn't change.";
+
+  PluginPtr p3 = StartPlugin("device-plugin.sock.third", kResource, {MakeDevice("Dev3")});
+  ASSERT_TRUE(manager_->RegisterPlugin(kResource, p3->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource, 1, 1))
+      << "Devices of plugin previously registered should be removed.";
+
+  // Deregistering a replaced plugin's socket does nothing; the current one's disconnects.
+  manager_->DeRegisterPlugin(kResource, p1->socket().string());
+  EXPECT_FALSE(manager_->GetEndpoint(kResource)->IsStopped());
+  manager_->DeRegisterPlugin(kResource, p3->socket().string());
+  EXPECT_TRUE(manager_->GetEndpoint(kResource)->IsStopped());
+  EXPECT_EQ(Capacity(kResource), 1);
+  EXPECT_EQ(Allocatable(kResource), 0);
+  EXPECT_TRUE(WaitFor([&] { return p3->open_streams() == 0; }));
+}
+
+TEST_F(ManagerTest, TestUpdateCapacityAllocatable) {
+  StartManager();
+  std::vector<v1beta1::Device> devs = {MakeDevice("Device1", true), MakeDevice("Device2", true),
+                                       MakeDevice("Device3", false)};
+  PluginPtr p1 = StartPlugin("p1.sock", kResource1, devs);
+  ASSERT_TRUE(p1->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 3, 2));
+  EXPECT_TRUE(manager_->GetCapacity().removed.empty());
+
+  // Deleting an unhealthy device changes capacity, not allocatable.
+  p1->SetDevices({devs[0], devs[1]});
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 2));
+  // A healthy device turning unhealthy reduces allocatable by 1.
+  devs[1].set_health("Unhealthy");
+  p1->SetDevices(devs);
+  ASSERT_TRUE(WaitForCapacity(kResource1, 3, 1));
+  // Deleting a healthy device reduces capacity and allocatable by 1.
+  std::vector<v1beta1::Device> devs2(devs.begin() + 1, devs.end());
+  p1->SetDevices(devs2);
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 0));
+
+  // The plugin of resource 1 goes away; resource 2 arrives.
+  p1->EndStreams();
+  ASSERT_TRUE(WaitFor([&] { return manager_->GetEndpoint(kResource1)->IsStopped(); }));
+  PluginPtr p2 = StartPlugin("p2.sock", kResource2, devs);
+  ASSERT_TRUE(p2->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource2, 3, 1));
+  CapacityResult both = manager_->GetCapacity();
+  EXPECT_EQ(both.capacity.size(), 2u);
+
+  // Resource 1's grace period expires (5 minutes and 10 seconds after its stop).
+  clock_.Advance(kEndpointStopGracePeriod + absl::Seconds(10));
+  CapacityResult expired = manager_->GetCapacity();
+  EXPECT_EQ(expired.removed, (std::vector<std::string>{kResource1}));
+  EXPECT_EQ(expired.capacity.count(kResource1), 0u);
+  EXPECT_EQ(expired.allocatable.count(kResource1), 0u);
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), nullptr);
+  EXPECT_EQ(expired.capacity.size(), 1u);
+  EXPECT_TRUE(manager_->GetCapacity().removed.empty()) << "reported once";
+
+  // Resource 2's plugin disconnects: its endpoint is stopped and refuses calls.
+  EndpointSharedPtr e2 = manager_->GetEndpoint(kResource2);
+  p2->Stop();
+  ASSERT_TRUE(WaitFor([&] { return e2->IsStopped(); }));
+  EXPECT_FALSE(e2->Allocate({"Device1"}).ok());
+  EXPECT_FALSE(e2->GetPreferredAllocation({"Device1"}, {}, 1).ok());
+  EXPECT_FALSE(e2->PreStartContainer({"Device1"}).ok());
+  // Its devices are all unhealthy now.
+  EXPECT_EQ(Capacity(kResource2), 3);
+  EXPECT_EQ(Allocatable(kResource2), 0);
+
+  // After a restart from the checkpoint, resource 2 has a stopped endpoint, capacity 0, and is
+  // still a device plugin resource (reported, not removed).
+  manager_->Stop();
+  StartManager();
+  CapacityResult restored = manager_->GetCapacity();
+  ASSERT_EQ(restored.capacity.count(kResource2), 1u);
+  EXPECT_EQ(restored.capacity[kResource2], 0);
+  EXPECT_EQ(restored.allocatable[kResource2], 0);
+  EXPECT_TRUE(restored.removed.empty());
+  ASSERT_NE(manager_->GetEndpoint(kResource2), nullptr);
+  EXPECT_TRUE(manager_->GetEndpoint(kResource2)->IsStopped());
+}
+
+TEST_F(ManagerTest, TestEndpointSyncOnDisconnect) {
+  StartManager();
+  PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a"), MakeDevice("b")});
+  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 2));
+  plugin->EndStreams();
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 0));
+  EXPECT_TRUE(manager_->GetAllocatableDevices()[kResource1].empty());
+  clock_.Advance(kEndpointStopGracePeriod);  // not yet: strictly greater than the grace period
+  EXPECT_EQ(Capacity(kResource1), 2);
+  clock_.Advance(absl::Seconds(1));
+  CapacityResult result = manager_->GetCapacity();
+  EXPECT_EQ(result.removed, (std::vector<std::string>{kResource1}));
+  // Endpoint, healthy and unhealthy sets all went in that one call.
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), nullptr);
+  EXPECT_EQ(manager_->GetAllocatableDevices().count(kResource1), 0u);
+  EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
+  // The checkpoint forgets it too.
+  ASSERT_TRUE(WaitFor([&] {
+    auto data = ReadCheckpoint();
+    return data.ok() && data->registered_devices.empty();
+  }));
+}
+
+TEST_F(ManagerTest, ReRegistrationWithinGracePeriodRestoresTheResource) {
+  StartManager();
+  PluginPtr p1 = StartPlugin("p.sock", kResource1, {MakeDevice("a"), MakeDevice("b")});
+  ASSERT_TRUE(p1->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 2));
+  p1->Stop();
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 0));
+  clock_.Advance(absl::Minutes(4));
+  // The restarted plugin comes back on the same socket name.
+  PluginPtr p2 = StartPlugin("p.sock", kResource1, {MakeDevice("a"), MakeDevice("b")});
+  ASSERT_TRUE(p2->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 2));
+  EXPECT_FALSE(manager_->GetEndpoint(kResource1)->IsStopped());
+  clock_.Advance(absl::Minutes(10));
+  EXPECT_EQ(Allocatable(kResource1), 2);
+  EXPECT_TRUE(manager_->GetCapacity().removed.empty());
+}
+
+TEST_F(ManagerTest, TestResetExtendedResource) {
+  {
+    StartManager();
+    PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("dev1")});
+    ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
+    ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+    manager_->Stop();
+  }
+  // The checkpoint is present: the node was not re-created.
+  ManagerImpl manager(Options());
+  ASSERT_TRUE(std::filesystem::exists(dir_.Sub(std::string(checkpoint::kCheckpointFileName))));
+  EXPECT_FALSE(manager.ShouldResetExtendedResourceCapacity());
+  // The checkpoint is gone: the node was re-created.
+  std::filesystem::remove(dir_.Sub(std::string(checkpoint::kCheckpointFileName)));
+  EXPECT_TRUE(manager.ShouldResetExtendedResourceCapacity());
+}
+
+TEST_F(ManagerTest, TestGetAllocatableDevicesMultipleResources) {
+  StartManager();
+  PluginPtr p1 = StartPlugin("p1.sock", kResource1,
+                             {MakeDevice("R1A", true, {0}), MakeDevice("R1B", false, {1})});
+  PluginPtr p2 = StartPlugin("p2.sock", kResource2, {MakeDevice("R2A", true, {1})});
+  ASSERT_TRUE(p1->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(p2->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 1));
+  ASSERT_TRUE(WaitForCapacity(kResource2, 1, 1));
+  ResourceDevices allocatable = manager_->GetAllocatableDevices();
+  ASSERT_EQ(allocatable.size(), 2u);
+  ASSERT_EQ(allocatable[kResource1].size(), 1u);
+  EXPECT_EQ(allocatable[kResource1]["R1A"].numa_nodes, (std::vector<int64_t>{0}));
+  ASSERT_EQ(allocatable[kResource2].size(), 1u);
+  EXPECT_EQ(allocatable[kResource2]["R2A"].numa_nodes, (std::vector<int64_t>{1}));
+}
+
+TEST_F(ManagerTest, TestGetAllocatableDevicesHealthTransition) {
+  StartManager();
+  PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("A"), MakeDevice("B", false)});
+  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 1));
+  EXPECT_EQ(manager_->GetAllocatableDevices()[kResource1].count("A"), 1u);
+  plugin->SetDevices({MakeDevice("A"), MakeDevice("B", true)});
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 2));
+  EXPECT_EQ(manager_->GetAllocatableDevices()[kResource1].size(), 2u);
+  plugin->SetDevices({MakeDevice("A", false), MakeDevice("B", true)});
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 1));
+  ResourceDevices devices = manager_->GetAllocatableDevices();
+  EXPECT_EQ(devices[kResource1].count("A"), 0u);
+  EXPECT_EQ(devices[kResource1].count("B"), 1u);
+}
+
+TEST_F(ManagerTest, TestPluginConnected_SameResourceSameSocketRejected) {
+  StartManager();
+  PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
+  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+  EndpointSharedPtr first = manager_->GetEndpoint(kResource1);
+  absl::Status again = plugin->Register(KubeletSocket());
+  EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(again.message(), "device plugin already connected: " + plugin->socket().string());
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), first) << "state left untouched";
+  EXPECT_EQ(Allocatable(kResource1), 1);
+
+  // After a clean disconnect, the same socket may register again.
+  plugin->EndStreams();
+  ASSERT_TRUE(WaitFor([&] { return first->IsStopped(); }));
+  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+  EXPECT_NE(manager_->GetEndpoint(kResource1), first);
+}
+
+TEST_F(ManagerTest, RegisterRejectsBadRequestsWithUpstreamTexts) {
+  StartManager();
+  PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
+  absl::Status version = plugin->Register(KubeletSocket(), "v1alpha", kResource1, "p.sock");
+  EXPECT_EQ(version.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(version.message(),
+            "requested API version \"v1alpha\" is not supported by kubelet. Supported version is "
+            "[\"v1beta1\"]");
+  absl::Status name = plugin->Register(KubeletSocket(), "v1beta1", "cpu", "p.sock");
+  EXPECT_EQ(name.message(), "the ResourceName \"cpu\" is invalid");
+  EXPECT_EQ(plugin->get_options_calls(), 0);
+  EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
+}
+
+TEST_F(ManagerTest, RegisterRefusesEndpointsOutsideThePluginFolder) {
+  StartManager();
+  TempDir elsewhere;
+  FakeDevicePlugin outside(elsewhere.Sub("p.sock"), kResource1, {MakeDevice("a")});
+  ASSERT_TRUE(outside.Start().ok());
+  std::ofstream(dir_.Sub("not-a-socket")) << "x";
+  const std::string up = "../" + elsewhere.path().filename().string() + "/p.sock";
+  for (const std::string& endpoint :
+       {up, elsewhere.Sub("p.sock").string(), std::string(), std::string(".."),
+        std::string("not-a-socket"), std::string(300, 'x'), std::string("missing.sock")}) {
+    absl::Status status = outside.Register(KubeletSocket(), "v1beta1", kResource1, endpoint);
+    EXPECT_FALSE(status.ok()) << endpoint;
+    EXPECT_TRUE(status.code() == absl::StatusCode::kInvalidArgument ||
+                status.code() == absl::StatusCode::kFailedPrecondition)
+        << endpoint << ": " << status;
+  }
+  EXPECT_EQ(outside.get_options_calls(), 0);
+  EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
+  // Probe mode: an absolute path outside probe_endpoint_roots is refused too.
+  EXPECT_EQ(
+      manager_->RegisterPlugin(kResource1, elsewhere.Sub("p.sock").string(), {"v1beta1"}).code(),
+      absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(ManagerTest, PluginThatNeverAnswersTheDialDoesNotBlockOthers) {
+  ManagerOptions options = Options();
+  options.dial_timeout = absl::Milliseconds(500);
+  options.plugin_call_timeout = absl::Milliseconds(500);
+  StartManager(options);
+  MuteSocket mute(dir_.Sub("mute.sock"));
+  std::atomic<bool> mute_done{false};
+  absl::Status mute_status;
+  std::thread mute_registration([&] {
+    FakeDevicePlugin registrar(dir_.Sub("unused.sock"), kResource1, {});
+    mute_status = registrar.Register(KubeletSocket(), "v1beta1", kResource1, "mute.sock");
+    mute_done = true;
+  });
+  PluginPtr good = StartPlugin("good.sock", kResource2, {MakeDevice("a")});
+  ASSERT_TRUE(good->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource2, 1, 1));
+  ASSERT_TRUE(WaitFor([&] { return mute_done.load(); }, std::chrono::seconds(10)));
+  mute_registration.join();
+  EXPECT_FALSE(mute_status.ok());
+  EXPECT_TRUE(absl::StartsWith(mute_status.message(), "failed to ")) << mute_status;
+  EXPECT_EQ(Capacity(kResource1), -1);
+}
+
+TEST_F(ManagerTest, PluginThatNeverAnswersGetDevicePluginOptions) {
+  ManagerOptions options = Options();
+  options.plugin_call_timeout = absl::Milliseconds(300);
+  StartManager(options);
+  PluginPtr plugin =
+      StartPlugin("hung.sock", kResource1, {MakeDevice("a")}, {.hang_get_options = true});
+  const absl::Time start = absl::Now();
+  absl::Status status = plugin->Register(KubeletSocket());
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(absl::StartsWith(status.message(), "failed to get device plugin options: "))
+      << status;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(Capacity(kResource1), -1);
+  EXPECT_EQ(plugin->list_and_watch_calls(), 0);
+}
+
+std::vector<v1beta1::Device> LongIdDevices(int n) {
+  std::vector<v1beta1::Device> devices;
+  devices.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    std::string id = absl::StrCat("vf-", i, "-");
+    id.resize(64, 'x');  // 64-byte IDs, as SR-IOV and vGPU plugins send
+    devices.push_back(MakeDevice(id, true, {i % 2}));
+  }
+  return devices;
+}
+
+TEST_F(ManagerTest, PluginSendingHundredThousandDevices) {
+  StartManager();
+  PluginPtr plugin = StartPlugin("big.sock", kResource1, LongIdDevices(100'000));
+  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
+  // Generous: sanitizer builds decode 100,000 devices slowly.
+  ASSERT_TRUE(WaitForCapacity(kResource1, 100'000, 100'000, std::chrono::seconds(120)));
+  EXPECT_EQ(manager_->GetAllocatableDevices()[kResource1].size(), 100'000u);
+  manager_->Stop();
+  auto data = ReadCheckpoint();
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_EQ(data->registered_devices[kResource1].size(), 100'000u);
+}
+
+TEST_F(ManagerTest, UpstreamMessageLimitWouldRefuseHundredThousandDevices) {
+  ManagerOptions options = Options();
+  options.max_message_bytes = 4 << 20;  // gRPC's default, which upstream keeps
+  StartManager(options);
+  PluginPtr plugin = StartPlugin("big.sock", kResource1, LongIdDevices(100'000));
+  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitFor([&] { return manager_->GetEndpoint(kResource1)->IsStopped(); },
+                      std::chrono::seconds(120)));
+  EXPECT_EQ(Allocatable(kResource1), -1);
+}
+
+TEST_F(ManagerTest, PluginFlappingHealthThousandTimes) {
+  StartManager();
+  std::vector<v1beta1::Device> devices = MakeDevices(8);
+  PluginPtr plugin = StartPlugin("flap.sock", kResource1, devices);
+  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 8, 8));
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    while (!done) {
+      CapacityResult result = manager_->GetCapacity();
+      const int64_t allocatable = result.allocatable[kResource1];
+      // Every snapshot has either all 8 healthy or the first 4 unhealthy.
+      EXPECT_TRUE(allocatable == 8 || allocatable == 4) << allocatable;
+      EXPECT_EQ(result.capacity[kResource1], 8);
+    }
+  });
+  for (int i = 0; i < 1000; ++i) {
+    for (int d = 0; d < 4; ++d)
+      devices[static_cast<size_t>(d)].set_health(i % 2 == 0 ? "Unhealthy" : "Healthy");
+    plugin->SetDevices(devices);
+  }
+  // The last flap (i = 999) made them healthy again.
+  const bool settled = WaitForCapacity(kResource1, 8, 8);
+  done = true;
+  reader.join();
+  ASSERT_TRUE(settled);
+  devices[0].set_health("Unhealthy");
+  plugin->SetDevices(devices);
+  ASSERT_TRUE(WaitForCapacity(kResource1, 8, 7));
+}
+
+TEST_F(ManagerTest, FiftyPluginsRegisteringAtOnce) {
+  StartManager();
+  constexpr int kPlugins = 50;
+  std::vector<PluginPtr> plugins;
+  for (int i = 0; i < kPlugins; ++i) {
+    plugins.push_back(StartPlugin(absl::StrCat("p", i, ".sock"),
+                                  absl::StrCat("vendor", i, ".com/dev"), MakeDevices(i % 5 + 1)));
+  }
+  std::vector<absl::Status> results(kPlugins);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kPlugins; ++i) {
+    threads.emplace_back([&, i] {
+      results[static_cast<size_t>(i)] = plugins[static_cast<size_t>(i)]->Register(KubeletSocket());
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int i = 0; i < kPlugins; ++i)
+    EXPECT_TRUE(results[static_cast<size_t>(i)].ok())
+        << i << ": " << results[static_cast<size_t>(i)];
+  ASSERT_TRUE(WaitFor([&] { return manager_->GetCapacity().capacity.size() == kPlugins; }));
+  ASSERT_TRUE(WaitFor([&] {
+    CapacityResult result = manager_->GetCapacity();
+    for (int i = 0; i < kPlugins; ++i) {
+      if (result.allocatable[absl::StrCat("vendor", i, ".com/dev")] != i % 5 + 1) return false;
+    }
+    return true;
+  }));
+}
+
+TEST_F(ManagerTest, StopWhileStreamsAreActive) {
+  StartManager();
+  std::vector<PluginPtr> plugins;
+  for (int i = 0; i < 10; ++i) {
+    plugins.push_back(StartPlugin(absl::StrCat("p", i, ".sock"),
+                                  absl::StrCat("vendor", i, ".com/dev"), MakeDevices(16)));
+    ASSERT_TRUE(plugins.back()->Register(KubeletSocket()).ok());
+  }
+  // A registration stuck in GetDevicePluginOptions while Stop runs.
+  PluginPtr hung = StartPlugin("hung.sock", kResource1, {}, {.hang_get_options = true});
+  std::thread hung_registration([&] { (void)hung->Register(KubeletSocket()); });
+  ASSERT_TRUE(WaitFor([&] { return hung->get_options_calls() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return manager_->GetCapacity().capacity.size() == 10; }));
+  std::atomic<bool> done{false};
+  std::thread flapper([&] {
+    for (int i = 0; !done; ++i) {
+      plugins[static_cast<size_t>(i % 10)]->SetDevices(MakeDevices(i % 16 + 1));
+    }
+  });
+  // Well under the 5 s call deadline: Stop cancels the stuck GetDevicePluginOptions.
+  const absl::Time start = absl::Now();
+  manager_->Stop();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  done = true;
+  flapper.join();
+  for (auto& plugin : plugins) {
+    EXPECT_TRUE(WaitFor([&] { return plugin->open_streams() == 0; }));
+  }
+  hung->Stop();
+  hung_registration.join();
+  // The checkpoint written at Stop has every resource.
+  auto data = ReadCheckpoint();
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_EQ(data->registered_devices.size(), 10u);
+  manager_.reset();
+}
+
+TEST_F(ManagerTest, TestCheckpointRestoresAndKeepsAllocations) {
+  // A checkpoint a kubelet wrote: one allocation and one registered resource.
+  checkpoint::CheckpointData written;
+  v1beta1::ContainerAllocateResponse response;
+  (*response.mutable_envs())["A"] = "1";
+  written.pod_device_entries.push_back(
+      {"pod1", "con1", kResource1, {{0, {"dev1"}}}, response.SerializeAsString()});
+  written.registered_devices[kResource1] = {"dev1", "dev2"};
+  ASSERT_TRUE(checkpoint::FileStore(dir_.path())
+                  .Write(checkpoint::kCheckpointFileName, checkpoint::Encode(written))
+                  .ok());
+  StartManager();
+  EXPECT_EQ(Capacity(kResource1), 0);
+  EXPECT_EQ(Allocatable(kResource1), 0);
+  ResourceDevices held = manager_->GetDevices("pod1", "con1");
+  ASSERT_EQ(held[kResource1].size(), 1u);
+  EXPECT_EQ(held[kResource1]["dev1"].numa_nodes, (std::vector<int64_t>{0}));
+  EXPECT_EQ(held[kResource1]["dev1"].health, Health::kUnhealthy) << "no plugin yet";
+
+  PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("dev1"), MakeDevice("dev3")});
+  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 2));
+  EXPECT_EQ(manager_->GetDevices("pod1", "con1")[kResource1]["dev1"].health, Health::kHealthy);
+  // The update was written, and the kubelet's allocation is still there.
+  ASSERT_TRUE(WaitFor([&] {
+    auto data = ReadCheckpoint();
+    return data.ok() &&
+           data->registered_devices[kResource1] == std::vector<std::string>{"dev1", "dev3"};
+  }));
+  auto data = ReadCheckpoint();
+  ASSERT_TRUE(data.ok());
+  EXPECT_EQ(data->pod_device_entries, written.pod_device_entries);
+}
+
+TEST_F(ManagerTest, CorruptCheckpointIsKeptAsideAndStartsEmpty) {
+  const std::filesystem::path path = dir_.Sub(std::string(checkpoint::kCheckpointFileName));
+  std::ofstream(path)
+      << R"({"Data":{"PodDeviceEntries":null,"RegisteredDevices":{"a.io/x":[]}},"Checksum":1})";
+  StartManager();
+  EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
+  std::filesystem::path aside = path;
+  aside += ".corrupt";
+  ASSERT_TRUE(std::filesystem::exists(aside));
+  EXPECT_FALSE(std::filesystem::exists(path));
+  manager_->Stop();
+  EXPECT_TRUE(std::filesystem::exists(aside)) << "never overwritten";
+  EXPECT_TRUE(ReadCheckpoint().ok()) << "a fresh checkpoint was written";
+}
+
+TEST_F(ManagerTest, StartRemovesOnlyStaleSockets) {
+  const std::filesystem::path folder = dir_.Sub("device-plugins");
+  ManagerOptions options = Options();
+  options.plugin_dir = folder;
+  {
+    // A fresh folder gets mode 0750.
+    ManagerImpl first(options);
+    ASSERT_TRUE(first.Start(nullptr, nullptr).ok());
+    struct stat st {};
+    ASSERT_EQ(::stat(folder.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0750u);
+  }
+  { MuteSocket stale(folder / "stale.sock"); }
+  ASSERT_TRUE(IsSocket(folder / "stale.sock"));
+  std::ofstream(folder / "notes.txt") << "keep";
+  std::filesystem::create_directory(folder / "sub");
+  StartManager(options);
+  EXPECT_FALSE(std::filesystem::exists(folder / "stale.sock"));
+  EXPECT_TRUE(std::filesystem::exists(folder / "notes.txt"));
+  EXPECT_TRUE(std::filesystem::exists(folder / "sub"));
+  EXPECT_TRUE(std::filesystem::exists(folder / std::string(checkpoint::kCheckpointFileName)));
+}
+
+TEST_F(ManagerTest, SubscribersHearOfChanges) {
+  StartManager();
+  std::atomic<int> calls{0};
+  const int id = manager_->Subscribe([&] { ++calls; });
+  PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
+  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitFor([&] { return calls.load() >= 1; }));
+  const int before = calls.load();
+  plugin->SetDevices({MakeDevice("a", false)});
+  ASSERT_TRUE(WaitFor([&] { return calls.load() > before; }));
+  manager_->Unsubscribe(id);
+  const int after = calls.load();
+  plugin->SetDevices({MakeDevice("a", true)});
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+  manager_->Stop();
+  EXPECT_EQ(calls.load(), after);
+}
+
+TEST_F(ManagerTest, DeRegisterPluginWithWrongSocketIsNoop) {
+  StartManager();
+  PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
+  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, plugin->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+  manager_->DeRegisterPlugin(kResource1, dir_.Sub("other.sock").string());
+  manager_->DeRegisterPlugin("unknown.com/x", plugin->socket().string());
+  EXPECT_FALSE(manager_->GetEndpoint(kResource1)->IsStopped());
+  EXPECT_EQ(Allocatable(kResource1), 1);
+}
+
+}  // namespace
+}  // namespace devmgr::devicemanager

@@ -1,0 +1,80 @@
+#include "devicemanager/pod_devices.h"
+
+#include <gtest/gtest.h>
+
+namespace devmgr::devicemanager {
+namespace {
+
+ContainerAllocation MakeAllocation(checkpoint::DevicesPerNuma devices,
+                                   const std::string& env_value = "") {
+  ContainerAllocation allocation;
+  allocation.devices = std::move(devices);
+  if (!env_value.empty()) (*allocation.response.mutable_envs())["VISIBLE"] = env_value;
+  return allocation;
+}
+
+// Upstream's TestGetContainerDevices: topology is rebuilt from the NUMA keys; a device under
+// two nodes gets both, one under -1 gets none.
+TEST(PodDevicesTest, TestGetContainerDevices) {
+  PodDevices pod_devices;
+  pod_devices.Insert("pod1", "con1", "res1",
+                     MakeAllocation({{0, {"dev1", "dev2"}}, {1, {"dev2", "dev3"}}}));
+  pod_devices.Insert("pod1", "con1", "res2", MakeAllocation({{checkpoint::kNoNumaNode, {"x"}}}));
+  pod_devices.Insert("pod1", "con2", "res1", MakeAllocation({{0, {"dev4"}}}));
+
+  ResourceDevices devices = pod_devices.ContainerDevices("pod1", "con1");
+  ASSERT_EQ(devices.size(), 2u);
+  ASSERT_EQ(devices["res1"].size(), 3u);
+  EXPECT_EQ(devices["res1"]["dev1"].numa_nodes, (std::vector<int64_t>{0}));
+  EXPECT_EQ(devices["res1"]["dev2"].numa_nodes, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(devices["res1"]["dev3"].numa_nodes, (std::vector<int64_t>{1}));
+  EXPECT_TRUE(devices["res2"]["x"].numa_nodes.empty());
+  EXPECT_TRUE(pod_devices.ContainerDevices("pod1", "nope").empty());
+  EXPECT_TRUE(pod_devices.ContainerDevices("nope", "con1").empty());
+}
+
+TEST(PodDevicesTest, DeleteAndDeviceIds) {
+  PodDevices pod_devices;
+  pod_devices.Insert("pod1", "c", "res1", MakeAllocation({{0, {"a", "b"}}}));
+  pod_devices.Insert("pod2", "c", "res1", MakeAllocation({{1, {"c"}}}));
+  pod_devices.Insert("pod2", "c", "res2", MakeAllocation({{1, {"z"}}}));
+  EXPECT_EQ(pod_devices.DeviceIds()["res1"], (std::set<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(pod_devices.PodUids(), (std::vector<std::string>{"pod1", "pod2"}));
+  pod_devices.Delete({"pod2", "unknown"});
+  EXPECT_TRUE(pod_devices.HasPod("pod1"));
+  EXPECT_FALSE(pod_devices.HasPod("pod2"));
+  EXPECT_EQ(pod_devices.DeviceIds().count("res2"), 0u);
+  ASSERT_NE(pod_devices.Find("pod1", "c", "res1"), nullptr);
+  EXPECT_EQ(pod_devices.Find("pod1", "c", "res2"), nullptr);
+}
+
+TEST(PodDevicesTest, CheckpointRoundTripKeepsResponses) {
+  PodDevices pod_devices;
+  pod_devices.Insert("pod1", "con1", "res1", MakeAllocation({{0, {"dev1"}}}, "dev1"));
+  pod_devices.Insert("pod2", "con1", "res1", MakeAllocation({{1, {"dev2"}}}, "dev2"));
+  std::vector<checkpoint::PodDevicesEntry> entries = pod_devices.ToCheckpoint();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].pod_uid, "pod1");
+  EXPECT_EQ(entries[1].device_ids.at(1), (std::vector<std::string>{"dev2"}));
+
+  std::vector<std::string> skipped;
+  PodDevices restored = PodDevices::FromCheckpoint(entries, &skipped);
+  EXPECT_TRUE(skipped.empty());
+  const ContainerAllocation* allocation = restored.Find("pod2", "con1", "res1");
+  ASSERT_NE(allocation, nullptr);
+  EXPECT_EQ(allocation->response.envs().at("VISIBLE"), "dev2");
+  EXPECT_EQ(restored.ToCheckpoint(), entries);  // byte-stable
+}
+
+TEST(PodDevicesTest, UndecodableResponseIsSkipped) {
+  checkpoint::PodDevicesEntry good{"pod1", "con1", "res1", {{0, {"dev1"}}}, ""};
+  checkpoint::PodDevicesEntry bad{"pod2", "con1", "res1", {{0, {"dev2"}}}, "\xff\xff\xff"};
+  std::vector<std::string> skipped;
+  PodDevices restored = PodDevices::FromCheckpoint({good, bad}, &skipped);
+  EXPECT_TRUE(restored.HasPod("pod1"));
+  EXPECT_FALSE(restored.HasPod("pod2"));
+  EXPECT_EQ(skipped, (std::vector<std::string>{"pod2/con1/res1"}));
+}
+
+}  // namespace
+}  // namespace devmgr::devicemanager
