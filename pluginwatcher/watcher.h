@@ -55,7 +55,8 @@ struct WatcherOptions {
   absl::Duration max_backoff = absl::Minutes(2) + absl::Seconds(2);
 
   // Worker threads for handshakes and handler calls: at most this many plugins are handled at
-  // once; the others wait their turn.
+  // once; the others wait their turn. A plugin that never answers holds a worker for at most
+  // dial_timeout + get_info_timeout per attempt, and is then in back-off.
   int workers = 4;
   // The longest PluginInfo.name accepted: a qualified name, a DNS subdomain prefix (253) plus
   // "/" plus a name (63).
@@ -95,13 +96,14 @@ class Watcher {
   virtual void AddHandler(absl::string_view type, PluginHandler& handler) = 0;
 
   // Start creates the registry folder if needed, starts the threads, watches the folder, and
-  // takes in the sockets already there. Call once. Blocks only for the folder walk.
+  // takes in the sockets already there. Call once, from one thread, before Stop. Blocks only
+  // for the folder walk. After an error the watcher is stopped.
   virtual absl::Status Start() = 0;
 
   // Stop ends watching: it cancels handshakes in flight, waits for handler calls in progress to
   // return, joins every thread and closes every descriptor. It deregisters nothing: a stopping
   // node agent leaves its plugins registered, as the kubelet does. Idempotent and final (no
-  // Start after Stop); not from a handler. The destructor calls it.
+  // Start after Stop); not from a handler, nor while Start runs. The destructor calls it.
   virtual void Stop() = 0;
 
   // Snapshots of the desired and actual state, sorted by socket path. Thread-safe.
