@@ -9,10 +9,10 @@ build_packages=(
   g++ meson ninja-build pkg-config
   protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
   libabsl-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libboost-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev
 )
 # clang and its runtime build the libFuzzer targets that `make test` runs.
-test_packages=(clang libclang-rt-14-dev)
+test_packages=(clang libclang-rt-14-dev python3-grpcio python3-protobuf)
 
 wanted=("${build_packages[@]}")
 if [ "${1:-build}" = test ]; then

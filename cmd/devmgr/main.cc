@@ -4,6 +4,7 @@
 #include "CLI/CLI.hpp"
 #include "cmd/devmgr/checkpoint_cmd.h"
 #include "cmd/devmgr/command.h"
+#include "cmd/devmgr/plugin_cmd.h"
 
 int main(int argc, char** argv) {
   using devmgr::cli::kExitUsage;
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
 
   devmgr::cli::CommandResult result;
   devmgr::cli::AddCheckpointCommand(app, result);
+  devmgr::cli::AddPluginCommand(app, result);
 
   try {
     app.parse(argc, argv);

@@ -250,15 +250,16 @@ std::shared_ptr<grpc::Channel> FakeKubelet::ChannelOf(const std::string& resourc
   return it == connections_.end() ? nullptr : it->second->channel();
 }
 
-absl::StatusOr<v1beta1::AllocateResponse> FakeKubelet::Allocate(
-    const std::string& resource_name, const std::vector<std::string>& ids) {
+absl::StatusOr<v1beta1::AllocateResponse> FakeKubelet::Allocate(const std::string& resource_name,
+                                                                const std::vector<std::string>& ids,
+                                                                std::chrono::milliseconds timeout) {
   auto channel = ChannelOf(resource_name);
   if (channel == nullptr) return absl::NotFoundError(resource_name);
   v1beta1::AllocateRequest request;
   auto* container = request.add_container_requests();
   for (const auto& id : ids) container->add_devices_ids(id);
   grpc::ClientContext context;
-  context.set_deadline(In(std::chrono::seconds(10)));
+  context.set_deadline(In(timeout));
   v1beta1::AllocateResponse response;
   absl::Status status = FromGrpcStatus(
       v1beta1::DevicePlugin::NewStub(channel)->Allocate(&context, request, &response));

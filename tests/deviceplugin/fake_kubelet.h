@@ -10,6 +10,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -64,9 +65,10 @@ class FakeKubelet {
   SeenResource Resource(const std::string& resource_name) const;
   std::filesystem::path kubelet_socket() const { return plugin_dir_ / "kubelet.sock"; }
 
-  // Calls on the plugin serving `resource_name`, with a 10 s deadline.
-  absl::StatusOr<v1beta1::AllocateResponse> Allocate(const std::string& resource_name,
-                                                     const std::vector<std::string>& ids);
+  // Calls on the plugin serving `resource_name`, with a 10 s deadline unless told otherwise.
+  absl::StatusOr<v1beta1::AllocateResponse> Allocate(
+      const std::string& resource_name, const std::vector<std::string>& ids,
+      std::chrono::milliseconds timeout = std::chrono::seconds(10));
   absl::StatusOr<v1beta1::PreferredAllocationResponse> GetPreferredAllocation(
       const std::string& resource_name, const std::vector<std::string>& available,
       const std::vector<std::string>& must_include, int size);

@@ -1,0 +1,261 @@
+#include "cmd/devmgr/plugin_cmd.h"
+
+#include <pthread.h>
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include <csignal>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "checkpoint/file_store.h"
+#include "cmd/devmgr/plugin_fake.h"
+#include "cmd/devmgr/plugin_generic.h"
+#include "deviceplugin/plugin.h"
+
+namespace devmgr::cli {
+namespace {
+
+// Flags every plugin shares.
+struct CommonFlags {
+  std::string root_dir = "/var/lib/kubelet";
+  bool registry = false;
+  std::string cdi_dir;
+  std::string check_interval = "1s";
+  std::string log_level = "info";
+};
+
+struct FakeFlags {
+  std::string resource;
+  int64_t devices = 1;
+  int64_t numa_nodes = 0;
+  std::string id_prefix = "dev-";
+  std::string flip_every = "0s";
+  std::string preferred = "none";
+  std::string allocate_latency = "0s";
+  std::string allocate_error;
+  bool allocate_hang = false;
+};
+
+struct GenericFlags {
+  std::string config;
+  std::string rescan_interval = "5s";
+};
+
+void AddCommonFlags(CLI::App& command, CommonFlags& flags) {
+  command
+      .add_option("--root-dir", flags.root_dir,
+                  "kubelet root folder: kubelet.sock is in DIR/device-plugins")
+      ->capture_default_str();
+  command.add_flag("--registry", flags.registry,
+                   "register through DIR/plugins_registry instead of kubelet.sock");
+  command.add_option("--cdi-dir", flags.cdi_dir,
+                     "write CDI spec files here and return CDI device names");
+  command
+      .add_option("--check-interval", flags.check_interval,
+                  "how often to check for a kubelet restart")
+      ->capture_default_str();
+  command.add_option("--log-level", flags.log_level, "trace, debug, info, warn or error")
+      ->capture_default_str();
+}
+
+absl::StatusOr<absl::Duration> ParseFlagDuration(const std::string& flag, const std::string& text) {
+  absl::Duration d;
+  if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": \"", text, "\" is not a duration like 300ms, 30s or 5m"));
+  }
+  return d;
+}
+
+// BlockStopSignals blocks the signals the command waits for, in this thread and in every thread
+// started after it, so that only sigwait below sees them.
+sigset_t BlockStopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+// RunPlugin starts a plugin and serves until SIGTERM or SIGINT; SIGUSR1 calls `on_usr1`.
+int RunPlugin(const CommonFlags& flags, const std::string& resource_namespace,
+              deviceplugin::Scanner& scanner, const deviceplugin::Hooks& hooks,
+              const std::function<void()>& on_usr1, const std::function<void()>& before_stop) {
+  absl::StatusOr<absl::Duration> check_interval =
+      ParseFlagDuration("--check-interval", flags.check_interval);
+  if (!check_interval.ok()) return Fail(kExitUsage, check_interval.status().message());
+  if (*check_interval == absl::ZeroDuration()) {
+    return Fail(kExitUsage, "--check-interval must be positive");
+  }
+  const spdlog::level::level_enum level = spdlog::level::from_str(flags.log_level);
+  if (level == spdlog::level::off && flags.log_level != "off") {
+    return Fail(kExitUsage, absl::StrCat("--log-level: unknown level \"", flags.log_level, "\""));
+  }
+
+  const sigset_t signals = BlockStopSignals();
+  auto logger = std::make_shared<spdlog::logger>("devmgr-plugin",
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  logger->set_level(level);
+
+  deviceplugin::PluginOptions options;
+  options.resource_namespace = resource_namespace;
+  options.registration = flags.registry ? deviceplugin::RegistrationMode::kPluginsRegistry
+                                        : deviceplugin::RegistrationMode::kKubeletSocket;
+  options.plugin_dir = std::filesystem::path(flags.root_dir) / "device-plugins";
+  options.registry_dir = std::filesystem::path(flags.root_dir) / "plugins_registry";
+  options.check_interval = *check_interval;
+  if (!flags.cdi_dir.empty()) {
+    options.cdi = deviceplugin::CdiOptions{.folder = flags.cdi_dir, .vendor = resource_namespace};
+  }
+  options.hooks = hooks;
+  options.logger = logger;
+  absl::StatusOr<std::unique_ptr<deviceplugin::Plugin>> plugin =
+      deviceplugin::Plugin::Start(std::move(options), &scanner);
+  if (!plugin.ok()) return Fail(kExitUsage, plugin.status().message());
+
+  for (;;) {
+    int signal = 0;
+    if (sigwait(&signals, &signal) != 0) continue;
+    if (signal == SIGUSR1) {
+      on_usr1();
+      continue;
+    }
+    DEVMGR_LOG(logger, info, "Stopping on signal", "signal", signal);
+    break;
+  }
+  before_stop();
+  (*plugin)->Stop();
+  return kExitOk;
+}
+
+// SplitResource splits "example.com/gpu" into its namespace and device type.
+bool SplitResource(const std::string& resource, std::string& ns, std::string& type) {
+  const size_t slash = resource.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == resource.size() ||
+      resource.find('/', slash + 1) != std::string::npos) {
+    return false;
+  }
+  ns = resource.substr(0, slash);
+  type = resource.substr(slash + 1);
+  return true;
+}
+
+int RunFake(const CommonFlags& common, const FakeFlags& flags) {
+  std::string ns;
+  FakeDeviceOptions devices;
+  if (!SplitResource(flags.resource, ns, devices.device_type)) {
+    return Fail(kExitUsage, absl::StrCat("--resource: want NAMESPACE/TYPE like example.com/gpu, "
+                                         "not \"",
+                                         flags.resource, "\""));
+  }
+  if (flags.devices < 0 || flags.numa_nodes < 0) {
+    return Fail(kExitUsage, "--devices and --numa-nodes must not be negative");
+  }
+  devices.devices = flags.devices;
+  devices.numa_nodes = flags.numa_nodes;
+  devices.id_prefix = flags.id_prefix;
+  absl::StatusOr<absl::Duration> flip_every = ParseFlagDuration("--flip-every", flags.flip_every);
+  absl::StatusOr<absl::Duration> latency =
+      ParseFlagDuration("--allocate-latency", flags.allocate_latency);
+  if (!flip_every.ok()) return Fail(kExitUsage, flip_every.status().message());
+  if (!latency.ok()) return Fail(kExitUsage, latency.status().message());
+  devices.flip_every = *flip_every;
+
+  FakeHookOptions hook_options;
+  if (flags.preferred == "none") {
+    hook_options.preferred = PreferredPolicy::kNone;
+  } else if (flags.preferred == "first") {
+    hook_options.preferred = PreferredPolicy::kFirst;
+  } else if (flags.preferred == "numa") {
+    hook_options.preferred = PreferredPolicy::kNuma;
+  } else {
+    return Fail(kExitUsage, absl::StrCat("--preferred: want none, first or numa, not \"",
+                                         flags.preferred, "\""));
+  }
+  hook_options.allocate_latency = *latency;
+  hook_options.allocate_error = flags.allocate_error;
+  hook_options.allocate_hang = flags.allocate_hang;
+
+  FakeScanner scanner(devices);
+  FakeHooks hooks(hook_options);
+  return RunPlugin(
+      common, ns, scanner, hooks.AsHooks(), [&] { scanner.RequestFlip(); },
+      [&] { hooks.Release(); });
+}
+
+int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
+  absl::StatusOr<std::string> text = checkpoint::ReadWholeFile(flags.config);
+  if (!text.ok()) return Fail(kExitUsage, text.status().message());
+  absl::StatusOr<GenericConfig> config = ParseGenericConfig(*text);
+  if (!config.ok()) {
+    return Fail(kExitUsage, absl::StrCat(flags.config, ": ", config.status().message()));
+  }
+  absl::StatusOr<absl::Duration> rescan =
+      ParseFlagDuration("--rescan-interval", flags.rescan_interval);
+  if (!rescan.ok()) return Fail(kExitUsage, rescan.status().message());
+  if (*rescan == absl::ZeroDuration())
+    return Fail(kExitUsage, "--rescan-interval must be positive");
+  const std::string ns = config->resource_namespace;
+  GenericScanner scanner(*std::move(config), *rescan);
+  return RunPlugin(
+      common, ns, scanner, deviceplugin::Hooks{}, [] {}, [] {});
+}
+
+}  // namespace
+
+void AddPluginCommand(CLI::App& app, CommandResult& result) {
+  CLI::App* plugin = app.add_subcommand("plugin", "run a device plugin built on the devmgr SDK");
+  plugin->require_subcommand(1);
+
+  auto common_fake = std::make_shared<CommonFlags>();
+  auto fake_flags = std::make_shared<FakeFlags>();
+  CLI::App* fake = plugin->add_subcommand(
+      "fake", "a simulated device plugin for tests and demos (SIGUSR1 flips a device's health)");
+  AddCommonFlags(*fake, *common_fake);
+  fake->add_option("--resource", fake_flags->resource, "extended resource, e.g. example.com/gpu")
+      ->required();
+  fake->add_option("--devices", fake_flags->devices, "number of devices")->capture_default_str();
+  fake->add_option("--numa-nodes", fake_flags->numa_nodes,
+                   "spread devices over this many NUMA nodes (0: no topology)")
+      ->capture_default_str();
+  fake->add_option("--id-prefix", fake_flags->id_prefix, "device IDs are PREFIX0, PREFIX1, ...")
+      ->capture_default_str();
+  fake->add_option("--flip-every", fake_flags->flip_every,
+                   "flip the health of the next device this often (0s: never)")
+      ->capture_default_str();
+  fake->add_option("--preferred", fake_flags->preferred,
+                   "GetPreferredAllocation policy: none (not offered), first or numa")
+      ->capture_default_str();
+  fake->add_option("--allocate-latency", fake_flags->allocate_latency,
+                   "delay every Allocate by this much")
+      ->capture_default_str();
+  fake->add_option("--allocate-error", fake_flags->allocate_error,
+                   "fail every Allocate with this message");
+  fake->add_flag("--allocate-hang", fake_flags->allocate_hang,
+                 "never answer Allocate (until the plugin stops)");
+  fake->callback([&result, common_fake, fake_flags] {
+    result.exit_code = RunFake(*common_fake, *fake_flags);
+  });
+
+  auto common_generic = std::make_shared<CommonFlags>();
+  auto generic_flags = std::make_shared<GenericFlags>();
+  CLI::App* generic = plugin->add_subcommand(
+      "generic", "expose host device nodes (paths or globs from a YAML/JSON config)");
+  AddCommonFlags(*generic, *common_generic);
+  generic->add_option("--config", generic_flags->config, "YAML or JSON config file")->required();
+  generic
+      ->add_option("--rescan-interval", generic_flags->rescan_interval,
+                   "look for added and removed devices this often")
+      ->capture_default_str();
+  generic->callback([&result, common_generic, generic_flags] {
+    result.exit_code = RunGeneric(*common_generic, *generic_flags);
+  });
+}
+
+}  // namespace devmgr::cli

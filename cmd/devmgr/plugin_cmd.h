@@ -1,0 +1,23 @@
+// `devmgr plugin fake|generic`: device plugins built on the SDK (deviceplugin/), run until
+// SIGTERM or SIGINT, after which they remove their sockets (and CDI files) and exit 0.
+//
+//   devmgr plugin fake --resource example.com/gpu --devices 8 [--numa-nodes 2] [--registry]
+//       [--id-prefix P] [--flip-every 30s] [--preferred none|first|numa]
+//       [--allocate-latency 300ms] [--allocate-error MSG] [--allocate-hang] [--cdi-dir DIR]
+//     SIGUSR1 flips the health of the next device.
+//   devmgr plugin generic --config FILE [--rescan-interval 5s] [--registry] [--cdi-dir DIR]
+//
+// Both take --root-dir DIR (default /var/lib/kubelet): kubelet.sock and the sockets are in
+// DIR/device-plugins, or DIR/plugins_registry with --registry.
+#pragma once
+
+#include "CLI/CLI.hpp"
+#include "cmd/devmgr/command.h"
+
+namespace devmgr::cli {
+
+// AddPluginCommand registers the `plugin` subcommand tree on `app`; the command that runs stores
+// its exit code in `result`, which must outlive `app`'s parse.
+void AddPluginCommand(CLI::App& app, CommandResult& result);
+
+}  // namespace devmgr::cli

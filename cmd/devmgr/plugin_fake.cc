@@ -1,0 +1,87 @@
+#include "cmd/devmgr/plugin_fake.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+
+namespace devmgr::cli {
+
+using deviceplugin::DeviceInfo;
+using deviceplugin::DeviceTree;
+using deviceplugin::Health;
+
+DeviceTree FakeScanner::BuildTree() const {
+  DeviceTree tree;
+  for (int64_t i = 0; i < options_.devices; ++i) {
+    const std::string id = absl::StrCat(options_.id_prefix, i);
+    DeviceInfo info;
+    info.health = unhealthy_[static_cast<size_t>(i)] ? Health::kUnhealthy : Health::kHealthy;
+    info.envs[absl::StrCat("DEVMGR_FAKE_DEVICE_", i)] = id;
+    if (options_.numa_nodes > 0) info.numa_nodes = {i % options_.numa_nodes};
+    tree.AddDevice(options_.device_type, id, std::move(info));
+  }
+  return tree;
+}
+
+absl::Status FakeScanner::Scan(deviceplugin::Notifier& notifier,
+                               const deviceplugin::StopToken& stop) {
+  unhealthy_.assign(static_cast<size_t>(options_.devices), false);
+  notifier.Notify(BuildTree());
+  // A short tick so that flips requested by a signal show up quickly; the scheduled ones come
+  // every flip_every.
+  const absl::Duration tick = absl::Milliseconds(20);
+  absl::Time next_scheduled = absl::Now() + options_.flip_every;
+  while (!stop.WaitForStop(tick)) {
+    int64_t flips = flips_requested_.exchange(0);
+    if (options_.flip_every > absl::ZeroDuration() && absl::Now() >= next_scheduled) {
+      ++flips;
+      next_scheduled = absl::Now() + options_.flip_every;
+    }
+    if (flips == 0 || options_.devices == 0) continue;
+    for (int64_t i = 0; i < flips; ++i) {
+      const size_t index = static_cast<size_t>(next_flip_);
+      unhealthy_[index] = !unhealthy_[index];
+      next_flip_ = (next_flip_ + 1) % options_.devices;
+    }
+    notifier.Notify(BuildTree());
+  }
+  return absl::OkStatus();
+}
+
+deviceplugin::Hooks FakeHooks::AsHooks() {
+  deviceplugin::Hooks hooks;
+  hooks.allocator = this;
+  if (options_.preferred != PreferredPolicy::kNone) hooks.preferred_allocator = this;
+  return hooks;
+}
+
+deviceplugin::HookResult<v1beta1::AllocateResponse> FakeHooks::Allocate(
+    const std::string& /*device_type*/, const v1beta1::AllocateRequest& /*request*/) {
+  if (options_.allocate_latency > absl::ZeroDuration()) {
+    released_.WaitForNotificationWithTimeout(options_.allocate_latency);
+  }
+  if (options_.allocate_hang) released_.WaitForNotification();
+  if (!options_.allocate_error.empty()) return absl::InternalError(options_.allocate_error);
+  return deviceplugin::UseDefault();
+}
+
+deviceplugin::HookResult<v1beta1::PreferredAllocationResponse> FakeHooks::GetPreferredAllocation(
+    const std::string& /*device_type*/, const v1beta1::PreferredAllocationRequest& request) {
+  if (options_.preferred == PreferredPolicy::kNuma) return deviceplugin::UseDefault();
+  // kFirst: must_include, then the offered devices in the order given.
+  v1beta1::PreferredAllocationResponse response;
+  for (const auto& container : request.container_requests()) {
+    auto* out = response.add_container_responses();
+    std::set<std::string> taken;
+    const size_t size = static_cast<size_t>(std::max(0, container.allocation_size()));
+    auto take = [&](const std::string& id) {
+      if (taken.size() < size && taken.insert(id).second) out->add_deviceids(id);
+    };
+    for (const auto& id : container.must_include_deviceids()) take(id);
+    for (const auto& id : container.available_deviceids()) take(id);
+  }
+  return response;
+}
+
+}  // namespace devmgr::cli

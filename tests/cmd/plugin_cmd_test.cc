@@ -1,0 +1,407 @@
+// `devmgr plugin fake|generic` as separate processes against the fake kubelet: registration both
+// ways, re-registration after the kubelet restarts, health flips, injected failures, CDI files,
+// real host devices, and a clean exit on SIGTERM.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "checkpoint/file_store.h"
+#include "nlohmann/json.hpp"
+#include "tests/deviceplugin/fake_kubelet.h"
+#include "tests/testlib/subprocess.h"
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
+
+extern char** environ;
+
+namespace devmgr::cli {
+namespace {
+
+using testing::DevmgrBinary;
+using testing::FakeKubelet;
+using testing::RunProcess;
+using testing::TempDir;
+using testing::WaitFor;
+using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
+
+// A devmgr process running in the background, its output in files. Killed and reaped at the end
+// if the test did not stop it.
+class PluginProcess {
+ public:
+  explicit PluginProcess(std::vector<std::string> args) {
+    args.insert(args.begin(), DevmgrBinary());
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, dir_.Sub("out").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, 2, dir_.Sub("err").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  ~PluginProcess() {
+    if (pid_ > 0 && !exit_code_.has_value()) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  bool started() const { return pid_ > 0; }
+  void Signal(int signal) { ::kill(pid_, signal); }
+
+  // Exit code once the process has ended, within `timeout`; -1 if killed by a signal, nullopt if
+  // still running.
+  std::optional<int> Wait(std::chrono::milliseconds timeout) {
+    WaitFor(
+        [&] {
+          int status = 0;
+          if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+            exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+          }
+          return exit_code_.has_value();
+        },
+        timeout);
+    return exit_code_;
+  }
+
+  std::string err() const {
+    std::ifstream in(dir_.Sub("err"));
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+ private:
+  TempDir dir_;
+  pid_t pid_ = -1;
+  std::optional<int> exit_code_;
+};
+
+class PluginCommandTest : public ::testing::Test {
+ protected:
+  std::vector<std::string> Fake(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"plugin",
+                                     "fake",
+                                     "--root-dir",
+                                     root_.path().string(),
+                                     "--resource",
+                                     "example.com/fake",
+                                     "--check-interval=50ms"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+
+  bool Seen(const std::string& resource, int registrations, size_t devices) {
+    return WaitFor(
+        [&] {
+          auto seen = kubelet_.Resource(resource);
+          return seen.registrations == registrations && seen.connected &&
+                 seen.devices.size() == devices;
+        },
+        20s);
+  }
+
+  // SIGTERM, then exit 0 within a few seconds.
+  void ExpectCleanExit(PluginProcess& plugin) {
+    plugin.Signal(SIGTERM);
+    EXPECT_EQ(plugin.Wait(10s), std::optional<int>(0)) << plugin.err();
+  }
+
+  TempDir root_;
+  FakeKubelet kubelet_{root_.Sub("device-plugins")};
+};
+
+TEST_F(PluginCommandTest, FakeRegistersServesAndExitsCleanly) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  PluginProcess plugin(Fake({"--devices", "4", "--numa-nodes", "2"}));
+  ASSERT_TRUE(plugin.started());
+  ASSERT_TRUE(Seen("example.com/fake", 1, 4)) << plugin.err();
+  auto seen = kubelet_.Resource("example.com/fake");
+  EXPECT_EQ(seen.devices["dev-3"].numa_nodes, std::vector<int64_t>{1});
+  EXPECT_EQ(seen.devices["dev-0"].health, "Healthy");
+  EXPECT_FALSE(seen.options.get_preferred_allocation_available());
+
+  auto response = kubelet_.Allocate("example.com/fake", {"dev-2"});
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->container_responses(0).envs().at("DEVMGR_FAKE_DEVICE_2"), "dev-2");
+
+  ExpectCleanExit(plugin);
+  EXPECT_FALSE(std::filesystem::exists(root_.Sub("device-plugins") / "example.com-fake.sock"));
+  EXPECT_TRUE(WaitFor([&] { return !kubelet_.Resource("example.com/fake").connected; }));
+}
+
+TEST_F(PluginCommandTest, FakeReRegistersAfterTheKubeletRestarts) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  PluginProcess plugin(Fake({"--devices", "2"}));
+  ASSERT_TRUE(Seen("example.com/fake", 1, 2)) << plugin.err();
+  kubelet_.Stop();
+  ASSERT_TRUE(kubelet_.Start(/*remove_plugin_sockets=*/true).ok());
+  ASSERT_TRUE(Seen("example.com/fake", 2, 2)) << plugin.err();
+  EXPECT_TRUE(kubelet_.Allocate("example.com/fake", {"dev-1"}).ok());
+  ExpectCleanExit(plugin);
+}
+
+TEST_F(PluginCommandTest, FakeRegistersThroughPluginsRegistry) {
+  PluginProcess plugin(Fake({"--devices", "3", "--registry"}));
+  const auto socket = root_.Sub("plugins_registry") / "example.com-fake.sock";
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(socket); }, 20s)) << plugin.err();
+  ASSERT_TRUE(kubelet_.RegisterFromRegistry(socket).ok());
+  ASSERT_TRUE(Seen("example.com/fake", 1, 3));
+  // Removed (as a cleanup of the registry would): the plugin puts it back, and the watcher
+  // registers it again.
+  std::filesystem::remove(socket);
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(socket); }, 20s)) << plugin.err();
+  ASSERT_TRUE(kubelet_.RegisterFromRegistry(socket).ok());
+  ASSERT_TRUE(Seen("example.com/fake", 2, 3));
+  ExpectCleanExit(plugin);
+  EXPECT_FALSE(std::filesystem::exists(socket));
+}
+
+TEST_F(PluginCommandTest, FakeFlipsHealthOnSignalAndOnSchedule) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  PluginProcess plugin(Fake({"--devices", "2"}));
+  ASSERT_TRUE(Seen("example.com/fake", 1, 2)) << plugin.err();
+  plugin.Signal(SIGUSR1);
+  ASSERT_TRUE(WaitFor([&] {
+    return kubelet_.Resource("example.com/fake").devices["dev-0"].health == "Unhealthy";
+  }));
+  EXPECT_EQ(kubelet_.Resource("example.com/fake").devices["dev-1"].health, "Healthy");
+  ExpectCleanExit(plugin);
+
+  PluginProcess scheduled(Fake({"--devices", "2", "--flip-every", "30ms"}));
+  ASSERT_TRUE(WaitFor([&] { return kubelet_.Resource("example.com/fake").updates >= 6; }, 20s))
+      << scheduled.err();
+  ExpectCleanExit(scheduled);
+}
+
+TEST_F(PluginCommandTest, FakeInjectsAllocateErrorsLatencyAndHangs) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  {
+    PluginProcess plugin(Fake({"--allocate-error", "injected failure"}));
+    ASSERT_TRUE(Seen("example.com/fake", 1, 1)) << plugin.err();
+    auto response = kubelet_.Allocate("example.com/fake", {"dev-0"});
+    EXPECT_EQ(response.status().code(), absl::StatusCode::kInternal);
+    EXPECT_EQ(response.status().message(), "injected failure");
+    ExpectCleanExit(plugin);
+  }
+  {
+    PluginProcess plugin(Fake({"--allocate-latency=300ms"}));
+    ASSERT_TRUE(Seen("example.com/fake", 2, 1)) << plugin.err();
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_TRUE(kubelet_.Allocate("example.com/fake", {"dev-0"}).ok());
+    EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+    ExpectCleanExit(plugin);
+  }
+  {
+    PluginProcess plugin(Fake({"--allocate-hang"}));
+    ASSERT_TRUE(Seen("example.com/fake", 3, 1)) << plugin.err();
+    EXPECT_EQ(kubelet_.Allocate("example.com/fake", {"dev-0"}, 300ms).status().code(),
+              absl::StatusCode::kDeadlineExceeded);
+    ExpectCleanExit(plugin);  // a hung Allocate does not keep the plugin from stopping
+  }
+}
+
+TEST_F(PluginCommandTest, FakePreferredAllocationPolicies) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  PluginProcess plugin(Fake({"--devices", "4", "--numa-nodes", "2", "--preferred", "numa"}));
+  ASSERT_TRUE(Seen("example.com/fake", 1, 4)) << plugin.err();
+  EXPECT_TRUE(kubelet_.Resource("example.com/fake").options.get_preferred_allocation_available());
+  // dev-1 and dev-3 are on NUMA node 1, dev-0 and dev-2 on node 0.
+  auto numa = kubelet_.GetPreferredAllocation("example.com/fake",
+                                              {"dev-0", "dev-1", "dev-2", "dev-3"}, {"dev-1"}, 2);
+  ASSERT_TRUE(numa.ok()) << numa.status();
+  ASSERT_EQ(numa->container_responses(0).deviceids_size(), 2);
+  EXPECT_EQ(numa->container_responses(0).deviceids(0), "dev-1");
+  EXPECT_EQ(numa->container_responses(0).deviceids(1), "dev-3");
+  ExpectCleanExit(plugin);
+
+  PluginProcess first(Fake({"--devices", "4", "--preferred", "first"}));
+  ASSERT_TRUE(Seen("example.com/fake", 2, 4)) << first.err();
+  auto picked = kubelet_.GetPreferredAllocation("example.com/fake", {"dev-3", "dev-0", "dev-2"},
+                                                {"dev-2"}, 2);
+  ASSERT_TRUE(picked.ok()) << picked.status();
+  ASSERT_EQ(picked->container_responses(0).deviceids_size(), 2);
+  EXPECT_EQ(picked->container_responses(0).deviceids(0), "dev-2");
+  EXPECT_EQ(picked->container_responses(0).deviceids(1), "dev-3");
+  ExpectCleanExit(first);
+}
+
+TEST_F(PluginCommandTest, FakeWritesCdiSpecsAndRemovesThemOnExit) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  PluginProcess plugin(Fake({"--devices", "2", "--cdi-dir", root_.Sub("cdi").string()}));
+  ASSERT_TRUE(Seen("example.com/fake", 1, 2)) << plugin.err();
+  const auto file = root_.Sub("cdi") / "example.com-fake.json";
+  auto spec = nlohmann::json::parse(*checkpoint::ReadWholeFile(file));
+  EXPECT_EQ(spec["cdiVersion"], "0.5.0");
+  EXPECT_EQ(spec["devices"].size(), 2u);
+  auto response = kubelet_.Allocate("example.com/fake", {"dev-1"});
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->container_responses(0).cdi_devices(0).name(), "example.com/fake=dev-1");
+  ExpectCleanExit(plugin);
+  EXPECT_FALSE(std::filesystem::exists(file));
+}
+
+TEST_F(PluginCommandTest, FakeServesAHundredThousandDevices) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  PluginProcess plugin(Fake({"--devices", "100000", "--numa-nodes", "4"}));
+  ASSERT_TRUE(Seen("example.com/fake", 1, 100'000)) << plugin.err();
+  EXPECT_TRUE(kubelet_.Allocate("example.com/fake", {"dev-99999"}).ok());
+  ExpectCleanExit(plugin);
+}
+
+TEST_F(PluginCommandTest, BadUsageExitsTwoWithOneLine) {
+  const std::string root = root_.path().string();
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"plugin", "fake", "--root-dir", root},
+           {"plugin", "fake", "--root-dir", root, "--resource", "nonamespace"},
+           {"plugin", "fake", "--root-dir", root, "--resource", "a.b/c", "--flip-every", "often"},
+           {"plugin", "fake", "--root-dir", root, "--resource", "a.b/c", "--preferred", "best"},
+           {"plugin", "fake", "--root-dir", root, "--resource", "A_B/c"},
+           {"plugin", "generic", "--root-dir", root, "--config", root + "/missing.yaml"},
+       }) {
+    std::vector<std::string> argv = args;
+    argv.insert(argv.begin(), DevmgrBinary());
+    auto result = RunProcess(argv);
+    EXPECT_EQ(result.exit_code, 2) << args[3] << " " << result.err;
+    EXPECT_FALSE(result.err.empty());
+    EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << result.err;
+  }
+}
+
+class GenericPluginTest : public PluginCommandTest {
+ protected:
+  std::string WriteConfig(const std::string& name, const std::string& text) {
+    const auto path = root_.Sub(name);
+    std::ofstream(path) << text;
+    return path.string();
+  }
+  std::vector<std::string> Generic(const std::string& config, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"plugin",
+                                     "generic",
+                                     "--root-dir",
+                                     root_.path().string(),
+                                     "--config",
+                                     config,
+                                     "--rescan-interval=50ms",
+                                     "--check-interval=50ms"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+};
+
+TEST_F(GenericPluginTest, ExposesRealHostDevices) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  const std::string config = WriteConfig("generic.yaml", R"(
+namespace: devmgr.io
+groups:
+  - name: "null"
+    paths: ["/dev/null"]
+  - name: zero
+    paths: ["/dev/zero"]
+    count: 3
+    permissions: r
+    mounts:
+      - {hostPath: /etc/hostname, containerPath: /etc/host-name, readOnly: true}
+  - name: fuse
+    paths: ["/dev/fuse"]
+    count: 2
+)");
+  PluginProcess plugin(Generic(config, {"--cdi-dir", root_.Sub("cdi").string()}));
+  ASSERT_TRUE(Seen("devmgr.io/null", 1, 1)) << plugin.err();
+  ASSERT_TRUE(Seen("devmgr.io/zero", 1, 3)) << plugin.err();
+  EXPECT_EQ(kubelet_.Resource("devmgr.io/zero").devices.count("zero-2"), 1u);
+
+  auto null_device = kubelet_.Allocate("devmgr.io/null", {"null"});
+  ASSERT_TRUE(null_device.ok()) << null_device.status();
+  const auto& c = null_device->container_responses(0);
+  ASSERT_EQ(c.devices_size(), 1);
+  EXPECT_EQ(c.devices(0).host_path(), "/dev/null");
+  EXPECT_EQ(c.devices(0).container_path(), "/dev/null");
+  EXPECT_EQ(c.devices(0).permissions(), "rw");
+  EXPECT_EQ(c.cdi_devices(0).name(), "devmgr.io/null=null");
+
+  auto zero = kubelet_.Allocate("devmgr.io/zero", {"zero-1"});
+  ASSERT_TRUE(zero.ok());
+  EXPECT_EQ(zero->container_responses(0).devices(0).permissions(), "r");
+  EXPECT_TRUE(zero->container_responses(0).mounts(0).read_only());
+  EXPECT_TRUE(std::filesystem::exists(root_.Sub("cdi") / "devmgr.io-zero.json"));
+
+  if (std::filesystem::exists("/dev/fuse")) {
+    ASSERT_TRUE(Seen("devmgr.io/fuse", 1, 2)) << plugin.err();
+  }
+  ExpectCleanExit(plugin);
+  EXPECT_FALSE(std::filesystem::exists(root_.Sub("cdi") / "devmgr.io-zero.json"));
+}
+
+TEST_F(GenericPluginTest, FollowsDevicesThatComeAndGo) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  const auto dev = root_.Sub("dev");
+  std::filesystem::create_directories(dev);
+  std::ofstream(dev / "ttyUSB0") << "";
+  std::ofstream(dev / "ttyUSB1") << "";
+  const std::string config = WriteConfig(
+      "generic.json",
+      nlohmann::json{{"namespace", "example.com"},
+                     {"groups", {{{"name", "serial"}, {"paths", {(dev / "ttyUSB*").string()}}}}}}
+          .dump());
+  PluginProcess plugin(Generic(config));
+  ASSERT_TRUE(Seen("example.com/serial", 1, 2)) << plugin.err();
+  auto id_of = [](std::string path) {
+    path = path.substr(1);
+    std::replace(path.begin(), path.end(), '/', '_');
+    return path;
+  };
+
+  std::filesystem::remove(dev / "ttyUSB1");
+  ASSERT_TRUE(WaitFor([&] {
+    return kubelet_.Resource("example.com/serial")
+               .devices[id_of((dev / "ttyUSB1").string())]
+               .health == "Unhealthy";
+  }));
+  std::ofstream(dev / "ttyUSB2") << "";
+  ASSERT_TRUE(WaitFor([&] { return kubelet_.Resource("example.com/serial").devices.size() == 3; }));
+  EXPECT_EQ(
+      kubelet_.Resource("example.com/serial").devices[id_of((dev / "ttyUSB2").string())].health,
+      "Healthy");
+  std::ofstream(dev / "ttyUSB1") << "";
+  ASSERT_TRUE(WaitFor([&] {
+    return kubelet_.Resource("example.com/serial")
+               .devices[id_of((dev / "ttyUSB1").string())]
+               .health == "Healthy";
+  }));
+  ExpectCleanExit(plugin);
+}
+
+TEST_F(GenericPluginTest, RejectsBadConfigs) {
+  for (const std::string& text :
+       {std::string("groups: []\n"), std::string("groups:\n  - name: x\n"),
+        std::string("groups:\n  - name: x\n    paths: [/dev/null]\n"
+                    "    count: 0\n"),
+        std::string("groups:\n  - name: x\n    paths: [/dev/null]\n"
+                    "    permissions: rwx\n"),
+        std::string("{\"groups\": 5}"), std::string("[: not yaml")}) {
+    auto result = RunProcess({DevmgrBinary(), "plugin", "generic", "--root-dir",
+                              root_.path().string(), "--config", WriteConfig("bad.yaml", text)});
+    EXPECT_EQ(result.exit_code, 2) << text << result.err;
+    EXPECT_NE(result.err.find("bad.yaml"), std::string::npos) << result.err;
+  }
+}
+
+}  // namespace
+}  // namespace devmgr::cli
