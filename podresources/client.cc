@@ -1,0 +1,28 @@
+#include "podresources/client.h"
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/channel_arguments.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/unix_socket.h"
+
+namespace devmgr::podresources {
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> Dial(const ClientOptions& options) {
+  const std::filesystem::path path = std::filesystem::absolute(options.socket_path);
+  if (absl::Status valid = ValidateSocketPath(path); !valid.ok()) return valid;
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel(UnixTarget(path), grpc::InsecureChannelCredentials(), arguments);
+  const auto deadline =
+      std::chrono::system_clock::now() + absl::ToChronoMilliseconds(options.timeout);
+  if (!channel->WaitForConnected(deadline)) {
+    return absl::UnavailableError(absl::StrCat("cannot connect to ", path.string(), " within ",
+                                               absl::FormatDuration(options.timeout)));
+  }
+  return channel;
+}
+
+}  // namespace devmgr::podresources

@@ -1,0 +1,27 @@
+// Building the v1 messages from what the providers report: the per-(device, NUMA node) device
+// entries, and one PodResources per pod with its listed containers. Shared by List, Get and
+// Watch so that all three describe a pod identically.
+#pragma once
+
+#include "podresources/providers.h"
+#include "podresources/v1/api.pb.h"
+
+namespace devmgr::podresources {
+
+// AppendContainerDevices adds one ContainerDevices per (device, NUMA node) of `devices`, each
+// with a single device ID and that node as its topology; a device without NUMA nodes gives one
+// entry without topology. Order: resource name, then device ID, then the node order reported.
+// Upstream: containerDevicesFromResourceDeviceInstances (cm/container_manager_linux.go).
+void AppendContainerDevices(const ResourceDeviceInstances& devices,
+                            google::protobuf::RepeatedPtrField<::v1::ContainerDevices>& out);
+
+// ListedContainers: the containers PodResources reports for `pod`, in upstream's order: the
+// restartable init containers, then the regular containers.
+std::vector<const Container*> ListedContainers(const Pod& pod);
+
+// FillPodResources writes `pod`'s name, namespace, pod-level CPUs and memory, and each listed
+// container's devices, CPUs, memory and dynamic resources into `out`. Calls the providers;
+// `providers.devices` must be set.
+void FillPodResources(const Pod& pod, const Providers& providers, ::v1::PodResources& out);
+
+}  // namespace devmgr::podresources

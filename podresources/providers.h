@@ -1,0 +1,121 @@
+// The narrow interfaces through which the PodResources service reads what the host knows: the
+// pods, the devices the device manager assigned, and the CPUs, memory and dynamic resources of
+// the host's other resource managers. The host implements them (for devices, a small adapter
+// over devicemanager::Manager) and owns them; the service only reads. Upstream counterpart:
+// pkg/kubelet/apis/podresources/types.go.
+//
+// Every method may be called concurrently from gRPC threads and from the Watch service's loop
+// thread, so implementations must be thread-safe. They should return within microseconds to
+// milliseconds: take a lock briefly, copy, return; never an RPC or file I/O.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "podresources/v1/api.pb.h"
+
+namespace devmgr::podresources {
+
+// The parts of a Kubernetes container that PodResources reports.
+struct Container {
+  std::string name;
+  // The container's restartPolicy, set only on init containers: "Always" marks a restartable
+  // init container (a sidecar), which PodResources lists; other init containers are left out.
+  std::string restart_policy;
+
+  friend bool operator==(const Container&, const Container&) = default;
+};
+
+// The parts of a Kubernetes pod that PodResources reports.
+struct Pod {
+  std::string uid;
+  std::string name;
+  std::string namespace_name;
+  std::vector<Container> init_containers;
+  std::vector<Container> containers;
+
+  friend bool operator==(const Pod&, const Pod&) = default;
+};
+
+// IsRestartableInitContainer: an init container with restartPolicy Always (upstream
+// podutil.IsRestartableInitContainer).
+inline bool IsRestartableInitContainer(const Container& init_container) {
+  return init_container.restart_policy == "Always";
+}
+
+// The devices of one container (or of the node), per resource name, per device ID, with the
+// NUMA nodes each device is attached to (empty: the plugin reported no topology). Ordered maps,
+// so that responses are deterministic. Upstream: devicemanager.ResourceDeviceInstances.
+using NumaNodes = std::vector<int64_t>;
+using ResourceDeviceInstances = std::map<std::string, std::map<std::string, NumaNodes>>;
+
+class PodsProvider {
+ public:
+  virtual ~PodsProvider() = default;
+  // GetPods: every pod the host knows of, terminal ones included (v1alpha1 List).
+  virtual std::vector<Pod> GetPods() = 0;
+  // GetActivePods: the pods that are not terminal (v1 List, Watch).
+  virtual std::vector<Pod> GetActivePods() = 0;
+  // GetPodByName: the pod `name` in `namespace_name`, if the host knows it (v1 Get).
+  virtual std::optional<Pod> GetPodByName(const std::string& namespace_name,
+                                          const std::string& name) = 0;
+};
+
+class DevicesProvider {
+ public:
+  virtual ~DevicesProvider() = default;
+  // UpdateAllocatedDevices frees the devices of pods that are no longer active (the garbage
+  // collection that upstream's List triggers). Called at the start of every List.
+  virtual void UpdateAllocatedDevices() = 0;
+  // GetDevices: the devices allocated to one container.
+  virtual ResourceDeviceInstances GetDevices(const std::string& pod_uid,
+                                             const std::string& container_name) = 0;
+  // GetAllocatableDevices: every healthy device of every registered resource.
+  virtual ResourceDeviceInstances GetAllocatableDevices() = 0;
+};
+
+// The CPU manager's view. Without one (Providers::cpus null) nothing is reported, as on a
+// node with the "none" policy.
+class CpusProvider {
+ public:
+  virtual ~CpusProvider() = default;
+  // GetCpus: the exclusive CPUs of one container.
+  virtual std::vector<int64_t> GetCpus(const Pod& pod, const Container& container) = 0;
+  // GetPodCpus: the pod-level exclusive CPUs (pods with pod-level resources only).
+  virtual std::vector<int64_t> GetPodCpus(const Pod& pod) = 0;
+  // GetAllocatableCpus: the CPUs that can be allocated exclusively.
+  virtual std::vector<int64_t> GetAllocatableCpus() = 0;
+};
+
+// The memory manager's view; without one nothing is reported.
+class MemoryProvider {
+ public:
+  virtual ~MemoryProvider() = default;
+  virtual std::vector<::v1::ContainerMemory> GetMemory(const Pod& pod,
+                                                       const Container& container) = 0;
+  virtual std::vector<::v1::ContainerMemory> GetPodMemory(const Pod& pod) = 0;
+  virtual std::vector<::v1::ContainerMemory> GetAllocatableMemory() = 0;
+};
+
+// The DRA manager's view; without one nothing is reported.
+class DynamicResourcesProvider {
+ public:
+  virtual ~DynamicResourcesProvider() = default;
+  virtual std::vector<::v1::DynamicResource> GetDynamicResources(const Pod& pod,
+                                                                 const Container& container) = 0;
+};
+
+// Providers: what the service reads. Not owned; each must outlive the service. Null optional
+// providers mean "this node reports none" (empty CPU, memory and dynamic resource lists).
+struct Providers {
+  PodsProvider* pods = nullptr;        // required
+  DevicesProvider* devices = nullptr;  // required
+  CpusProvider* cpus = nullptr;
+  MemoryProvider* memory = nullptr;
+  DynamicResourcesProvider* dynamic_resources = nullptr;
+};
+
+}  // namespace devmgr::podresources

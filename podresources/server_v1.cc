@@ -1,0 +1,81 @@
+#include "podresources/server_v1.h"
+
+#include "absl/strings/str_format.h"
+#include "podresources/pod_resources.h"
+
+namespace devmgr::podresources {
+
+grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* context, const grpc::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+
+bool Admitted(grpc::CallbackServerContext* context, ClientGate& gate, Counters& counters) {
+  if (gate.AllowRequest(gate.Identify(*context))) return true;
+  counters.rate_limited.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+V1Service::V1Service(const Providers& providers, ClientGate& gate, Counters& counters,
+                     bool get_enabled)
+    : providers_(providers), gate_(gate), counters_(counters), get_enabled_(get_enabled) {}
+
+grpc::ServerUnaryReactor* V1Service::List(grpc::CallbackServerContext* context,
+                                          const ::v1::ListPodResourcesRequest* /*request*/,
+                                          ::v1::ListPodResourcesResponse* response) {
+  if (!Admitted(context, gate_, counters_)) return Finish(context, RateLimitedStatus());
+  counters_.v1.requests_total.fetch_add(1, std::memory_order_relaxed);
+  counters_.v1.requests_list.fetch_add(1, std::memory_order_relaxed);
+  // Upstream reads the active pods first and then frees the devices of pods that ended, so a
+  // pod that ended in between is listed without the devices it no longer holds.
+  const std::vector<Pod> pods = providers_.pods->GetActivePods();
+  providers_.devices->UpdateAllocatedDevices();
+  response->mutable_pod_resources()->Reserve(static_cast<int>(pods.size()));
+  for (const Pod& pod : pods) FillPodResources(pod, providers_, *response->add_pod_resources());
+  return Finish(context, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* V1Service::GetAllocatableResources(
+    grpc::CallbackServerContext* context, const ::v1::AllocatableResourcesRequest* /*request*/,
+    ::v1::AllocatableResourcesResponse* response) {
+  if (!Admitted(context, gate_, counters_)) return Finish(context, RateLimitedStatus());
+  counters_.v1.requests_total.fetch_add(1, std::memory_order_relaxed);
+  counters_.v1.requests_get_allocatable.fetch_add(1, std::memory_order_relaxed);
+  AppendContainerDevices(providers_.devices->GetAllocatableDevices(), *response->mutable_devices());
+  if (providers_.cpus != nullptr) {
+    for (const int64_t cpu : providers_.cpus->GetAllocatableCpus()) response->add_cpu_ids(cpu);
+  }
+  if (providers_.memory != nullptr) {
+    for (auto& memory : providers_.memory->GetAllocatableMemory()) {
+      *response->add_memory() = std::move(memory);
+    }
+  }
+  return Finish(context, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* V1Service::Get(grpc::CallbackServerContext* context,
+                                         const ::v1::GetPodResourcesRequest* request,
+                                         ::v1::GetPodResourcesResponse* response) {
+  if (!Admitted(context, gate_, counters_)) return Finish(context, RateLimitedStatus());
+  counters_.v1.requests_total.fetch_add(1, std::memory_order_relaxed);
+  counters_.v1.requests_get.fetch_add(1, std::memory_order_relaxed);
+  // Upstream returns plain Go errors here, which gRPC sends as UNKNOWN.
+  if (!get_enabled_) {
+    counters_.v1.errors_get.fetch_add(1, std::memory_order_relaxed);
+    return Finish(context, grpc::Status(grpc::StatusCode::UNKNOWN, kGetDisabledMessage));
+  }
+  std::optional<Pod> pod =
+      providers_.pods->GetPodByName(request->pod_namespace(), request->pod_name());
+  if (!pod.has_value()) {
+    counters_.v1.errors_get.fetch_add(1, std::memory_order_relaxed);
+    return Finish(context,
+                  grpc::Status(grpc::StatusCode::UNKNOWN,
+                               absl::StrFormat("pod %s in namespace %s not found",
+                                               request->pod_name(), request->pod_namespace())));
+  }
+  FillPodResources(*pod, providers_, *response->mutable_pod_resources());
+  return Finish(context, grpc::Status::OK);
+}
+
+}  // namespace devmgr::podresources

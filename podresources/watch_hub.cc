@@ -1,0 +1,185 @@
+#include "podresources/watch_hub.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include "absl/synchronization/notification.h"
+#include "podresources/pod_resources.h"
+
+namespace devmgr::podresources {
+namespace {
+
+std::string Serialize(const ::v1::PodResources& resources) {
+  std::string bytes;
+  google::protobuf::io::StringOutputStream stream(&bytes);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  resources.SerializeToCodedStream(&coded);
+  coded.Trim();
+  return bytes;
+}
+
+}  // namespace
+
+WatchHub::WatchHub(const Providers& providers, const WatchOptions& options, const Clock& clock,
+                   LoggerPtr logger)
+    : providers_(providers),
+      options_(options),
+      logger_(std::move(logger)),
+      revision_(static_cast<uint64_t>(absl::ToUnixMicros(clock.Now()))) {}
+
+WatchHub::~WatchHub() { loop_.Stop(); }
+
+void WatchHub::Start() {
+  loop_.Post([this] {
+    started_ = true;
+    ResyncOnLoop();
+    ScheduleResync();
+  });
+}
+
+void WatchHub::ScheduleResync() {
+  if (options_.resync_period <= absl::ZeroDuration()) return;
+  loop_.PostAfter(options_.resync_period, [this] {
+    ResyncOnLoop();
+    ScheduleResync();
+  });
+}
+
+void WatchHub::PodUpdated(const Pod& pod) {
+  loop_.Post([this, pod] { UpdatePodOnLoop(pod); });
+}
+
+void WatchHub::PodRemoved(const std::string& pod_uid) {
+  loop_.Post([this, pod_uid] { RemovePodOnLoop(pod_uid); });
+}
+
+void WatchHub::Resync() {
+  loop_.Post([this] { ResyncOnLoop(); });
+}
+
+void WatchHub::Subscribe(WatchSink* sink, uint64_t resume_revision) {
+  loop_.Post([this, sink, resume_revision] {
+    sinks_.insert(sink);
+    if (resume_revision != 0 && resume_revision == revision_) return;  // nothing was missed
+    // The history covers resume_revision if it holds every change after it.
+    const bool covered = resume_revision != 0 && resume_revision < revision_ && !history_.empty() &&
+                         history_.front()->revision() <= resume_revision + 1;
+    std::vector<WatchEventPtr> missed;
+    std::unordered_set<std::string> missed_pods;
+    if (covered) {
+      for (const WatchEventPtr& event : history_) {
+        if (event->revision() <= resume_revision) continue;
+        missed.push_back(event);
+        missed_pods.insert(event->pod_uid());
+      }
+    }
+    // More missed pods than a stream may hold pending would end the stream at once; a
+    // snapshot says the same in one message.
+    if (!covered || missed_pods.size() > options_.max_pending_per_stream) {
+      sink->Deliver(Snapshot());
+      return;
+    }
+    for (WatchEventPtr& event : missed) sink->Deliver(std::move(event));
+  });
+}
+
+void WatchHub::Unsubscribe(WatchSink* sink, std::function<void()> done) {
+  loop_.Post([this, sink, done = std::move(done)] {
+    sinks_.erase(sink);
+    done();
+  });
+}
+
+void WatchHub::EndAllStreams() {
+  loop_.Post([this] {
+    for (WatchSink* sink : sinks_) sink->End();
+  });
+}
+
+void WatchHub::Drain() {
+  absl::Notification drained;
+  loop_.Post([&drained] { drained.Notify(); });
+  drained.WaitForNotification();
+}
+
+size_t WatchHub::SubscriberCountForTest() {
+  Drain();
+  size_t count = 0;
+  absl::Notification counted;
+  loop_.Post([&] {
+    count = sinks_.size();
+    counted.Notify();
+  });
+  counted.WaitForNotification();
+  return count;
+}
+
+void WatchHub::UpdatePodOnLoop(const Pod& pod) {
+  auto resources = std::make_shared<::v1::PodResources>();
+  FillPodResources(pod, providers_, *resources);
+  std::string serialized = Serialize(*resources);
+  auto it = pods_.find(pod.uid);
+  if (it != pods_.end() && it->second.serialized == serialized) return;
+  const WatchResponse::Kind kind =
+      it == pods_.end() ? WatchResponse::ADDED : WatchResponse::UPDATED;
+  pods_[pod.uid] = PodState{resources, std::move(serialized)};
+  if (started_) Publish(kind, pod.uid, std::move(resources));
+}
+
+void WatchHub::RemovePodOnLoop(const std::string& pod_uid) {
+  auto it = pods_.find(pod_uid);
+  if (it == pods_.end()) return;
+  std::shared_ptr<const ::v1::PodResources> last = std::move(it->second.resources);
+  pods_.erase(it);
+  if (started_) Publish(WatchResponse::DELETED, pod_uid, std::move(last));
+}
+
+void WatchHub::ResyncOnLoop() {
+  const std::vector<Pod> pods = providers_.pods->GetActivePods();
+  std::unordered_set<std::string> active;
+  for (const Pod& pod : pods) {
+    active.insert(pod.uid);
+    UpdatePodOnLoop(pod);
+  }
+  std::vector<std::string> gone;
+  for (const auto& [uid, state] : pods_) {
+    if (!active.contains(uid)) gone.push_back(uid);
+  }
+  for (const std::string& uid : gone) RemovePodOnLoop(uid);
+}
+
+void WatchHub::Publish(WatchResponse::Kind kind, const std::string& pod_uid,
+                       std::shared_ptr<const ::v1::PodResources> resources) {
+  auto event = std::make_shared<WatchResponse>();
+  event->set_kind(kind);
+  event->set_revision(++revision_);
+  event->set_pod_uid(pod_uid);
+  *event->add_pod_resources() = *resources;
+  WatchEventPtr published = std::move(event);
+  history_.push_back(published);
+  while (history_.size() > options_.history_events) history_.pop_front();
+  for (WatchSink* sink : sinks_) sink->Deliver(published);
+}
+
+WatchEventPtr WatchHub::Snapshot() const {
+  auto snapshot = std::make_shared<WatchResponse>();
+  snapshot->set_kind(WatchResponse::SNAPSHOT);
+  snapshot->set_revision(revision_);
+  // Ordered by namespace and name, as a reader would sort them.
+  std::vector<const ::v1::PodResources*> sorted;
+  sorted.reserve(pods_.size());
+  for (const auto& [uid, state] : pods_) sorted.push_back(state.resources.get());
+  std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->namespace_(), a->name()) < std::tie(b->namespace_(), b->name());
+  });
+  snapshot->mutable_pod_resources()->Reserve(static_cast<int>(sorted.size()));
+  for (const ::v1::PodResources* resources : sorted) *snapshot->add_pod_resources() = *resources;
+  return snapshot;
+}
+
+}  // namespace devmgr::podresources

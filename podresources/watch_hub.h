@@ -1,0 +1,141 @@
+// WatchHub: the state behind the Watch stream. It keeps the last published PodResources of
+// every active pod, numbers each change with a revision, keeps a bounded history of changes
+// for clients that resume, and fans changes out to the open streams.
+//
+// How it learns of changes. The providers are pull interfaces, so the hub is told, and also
+// looks: (1) the host calls PodUpdated / PodRemoved (the PodResourcesNotifier) after it admits
+// a pod, changes its resources, or removes it; the hub then re-reads that pod from the
+// providers. This is immediate and costs one pod. (2) Every `resync_period` the hub re-reads all
+// active pods and publishes what differs, which catches what no one signalled (a device freed
+// by garbage collection, a CPU manager change, a host that does not notify at all) within a
+// bounded delay, at the cost of one List's worth of provider calls per period. Both paths
+// publish only real differences (compared by serialized content), so a redundant
+// notification costs nothing on the wire.
+//
+// Threading: the hub's state is confined to its own event loop thread (a sequence, not a
+// lock): notifications, resyncs, subscriptions and unsubscriptions are posted to it, so events
+// reach every stream in revision order and no lock is shared between the hub and the streams.
+// The providers are called on that thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/event_loop.h"
+#include "common/logging.h"
+#include "podresources/providers.h"
+#include "podresources/watch_backlog.h"
+
+namespace devmgr::podresources {
+
+struct WatchOptions {
+  // Changes kept for clients that resume by revision.
+  size_t history_events = 4096;
+  // Pods with pending changes a stream may hold before it is ended (see WatchBacklog).
+  size_t max_pending_per_stream = 4096;
+  // How often all active pods are re-read and compared; zero turns the periodic resync off.
+  absl::Duration resync_period = absl::Seconds(10);
+  // Open Watch streams per client (see ClientGate).
+  int max_streams_per_client = 8;
+};
+
+// PodResourcesNotifier: what the host calls when a pod's resources may have changed. Both
+// methods are thread-safe, never block (they post to the hub's thread) and may be called from
+// any thread, including while the host holds its own locks.
+class PodResourcesNotifier {
+ public:
+  virtual ~PodResourcesNotifier() = default;
+  // PodUpdated: `pod` was admitted, or its resources changed.
+  virtual void PodUpdated(const Pod& pod) = 0;
+  // PodRemoved: the pod with `pod_uid` is gone (or terminal).
+  virtual void PodRemoved(const std::string& pod_uid) = 0;
+};
+
+// WatchSink: one open stream, as the hub sees it. Deliver is called on the hub's thread only,
+// in revision order, and must not block (it queues).
+class WatchSink {
+ public:
+  virtual ~WatchSink() = default;
+  virtual void Deliver(WatchEventPtr event) = 0;
+  // End finishes the stream with UNAVAILABLE (the server is shutting down).
+  virtual void End() = 0;
+};
+
+class WatchHub final : public PodResourcesNotifier {
+ public:
+  // `providers` (pods and devices required) and `clock` must outlive the hub. The first
+  // revision is the clock's time in microseconds, so revisions keep increasing across restarts
+  // of the server (unless it published more than one change per microsecond of downtime).
+  WatchHub(const Providers& providers, const WatchOptions& options, const Clock& clock,
+           LoggerPtr logger);
+  // Stops the thread; every sink must have been unsubscribed.
+  ~WatchHub() override;
+  WatchHub(const WatchHub&) = delete;
+  WatchHub& operator=(const WatchHub&) = delete;
+
+  // Start reads every active pod once (the initial state, revision unchanged) and starts the
+  // periodic resync. Call once.
+  void Start();
+
+  void PodUpdated(const Pod& pod) override;
+  void PodRemoved(const std::string& pod_uid) override;
+
+  // Resync re-reads all active pods now (asynchronously), as the periodic resync does.
+  void Resync();
+
+  // Subscribe adds `sink` (not owned; it stays alive until Unsubscribe's `done` ran). Its first
+  // delivery is a SNAPSHOT, or, if `resume_revision` is still covered by the history and the
+  // changes after it touch no more pods than a stream may hold pending, those changes.
+  // Thread-safe, never blocks.
+  void Subscribe(WatchSink* sink, uint64_t resume_revision);
+  // Unsubscribe removes `sink`; `done` runs on the hub's thread afterwards, when no delivery to
+  // the sink can follow (typically it deletes the sink). Thread-safe, never blocks.
+  void Unsubscribe(WatchSink* sink, std::function<void()> done);
+
+  // EndAllStreams ends every subscribed stream (see WatchSink::End). Thread-safe, never blocks.
+  void EndAllStreams();
+
+  // Drain returns once everything posted before it has run. Not from the hub's thread.
+  void Drain();
+
+  // Subscribers currently registered, for tests (drains first).
+  size_t SubscriberCountForTest();
+
+  const WatchOptions& options() const { return options_; }
+
+ private:
+  struct PodState {
+    std::shared_ptr<const ::v1::PodResources> resources;
+    std::string serialized;
+  };
+
+  // All below run on the loop thread only.
+  void UpdatePodOnLoop(const Pod& pod);
+  void RemovePodOnLoop(const std::string& pod_uid);
+  void ResyncOnLoop();
+  void Publish(WatchResponse::Kind kind, const std::string& pod_uid,
+               std::shared_ptr<const ::v1::PodResources> resources);
+  WatchEventPtr Snapshot() const;
+  void ScheduleResync();
+
+  const Providers providers_;
+  const WatchOptions options_;
+  const LoggerPtr logger_;
+  // Loop-confined state.
+  uint64_t revision_;
+  std::unordered_map<std::string, PodState> pods_;
+  std::deque<WatchEventPtr> history_;
+  std::unordered_set<WatchSink*> sinks_;
+  bool started_ = false;
+  // Last: its thread stops first.
+  EventLoop loop_;
+};
+
+}  // namespace devmgr::podresources

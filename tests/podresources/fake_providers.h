@@ -1,0 +1,219 @@
+// Fake providers for the PodResources tests: plain in-memory maps behind one mutex, set by the
+// test and read by the service (from gRPC threads and the Watch hub's thread). Upstream's tests
+// use mockery mocks of the same interfaces (pkg/kubelet/apis/podresources/testing).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "podresources/providers.h"
+
+namespace devmgr::podresources::testing {
+
+class FakePodsProvider final : public PodsProvider {
+ public:
+  // SetPods sets every pod the host knows; `active` are their UIDs that are not terminal
+  // (all of them if not given).
+  void SetPods(std::vector<Pod> pods, std::optional<std::vector<std::string>> active = {}) {
+    absl::MutexLock lock(&mu_);
+    pods_ = std::move(pods);
+    active_.clear();
+    for (const Pod& pod : pods_) active_.push_back(pod.uid);
+    if (active.has_value()) active_ = *std::move(active);
+  }
+  void Upsert(const Pod& pod) {
+    absl::MutexLock lock(&mu_);
+    for (Pod& existing : pods_) {
+      if (existing.uid == pod.uid) {
+        existing = pod;
+        return;
+      }
+    }
+    pods_.push_back(pod);
+    active_.push_back(pod.uid);
+  }
+  void Remove(const std::string& uid) {
+    absl::MutexLock lock(&mu_);
+    std::erase_if(pods_, [&](const Pod& pod) { return pod.uid == uid; });
+    std::erase(active_, uid);
+  }
+
+  std::vector<Pod> GetPods() override {
+    absl::MutexLock lock(&mu_);
+    return pods_;
+  }
+  std::vector<Pod> GetActivePods() override {
+    absl::MutexLock lock(&mu_);
+    std::vector<Pod> active;
+    for (const Pod& pod : pods_) {
+      if (std::find(active_.begin(), active_.end(), pod.uid) != active_.end()) {
+        active.push_back(pod);
+      }
+    }
+    return active;
+  }
+  std::optional<Pod> GetPodByName(const std::string& namespace_name,
+                                  const std::string& name) override {
+    absl::MutexLock lock(&mu_);
+    for (const Pod& pod : pods_) {
+      if (pod.namespace_name == namespace_name && pod.name == name) return pod;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<Pod> pods_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> active_ ABSL_GUARDED_BY(mu_);
+};
+
+class FakeDevicesProvider final : public DevicesProvider {
+ public:
+  void SetDevices(const std::string& pod_uid, const std::string& container,
+                  ResourceDeviceInstances devices) {
+    absl::MutexLock lock(&mu_);
+    devices_[{pod_uid, container}] = std::move(devices);
+  }
+  void SetAllocatable(ResourceDeviceInstances devices) {
+    absl::MutexLock lock(&mu_);
+    allocatable_ = std::move(devices);
+  }
+  int update_calls() const { return update_calls_.load(); }
+
+  void UpdateAllocatedDevices() override { update_calls_.fetch_add(1); }
+  ResourceDeviceInstances GetDevices(const std::string& pod_uid,
+                                     const std::string& container_name) override {
+    absl::MutexLock lock(&mu_);
+    auto it = devices_.find({pod_uid, container_name});
+    return it == devices_.end() ? ResourceDeviceInstances{} : it->second;
+  }
+  ResourceDeviceInstances GetAllocatableDevices() override {
+    absl::MutexLock lock(&mu_);
+    return allocatable_;
+  }
+
+ private:
+  std::atomic<int> update_calls_{0};
+  absl::Mutex mu_;
+  std::map<std::pair<std::string, std::string>, ResourceDeviceInstances> devices_
+      ABSL_GUARDED_BY(mu_);
+  ResourceDeviceInstances allocatable_ ABSL_GUARDED_BY(mu_);
+};
+
+class FakeCpusProvider final : public CpusProvider {
+ public:
+  void SetCpus(const std::string& pod_uid, const std::string& container,
+               std::vector<int64_t> cpus) {
+    absl::MutexLock lock(&mu_);
+    cpus_[{pod_uid, container}] = std::move(cpus);
+  }
+  void SetPodCpus(const std::string& pod_uid, std::vector<int64_t> cpus) {
+    absl::MutexLock lock(&mu_);
+    pod_cpus_[pod_uid] = std::move(cpus);
+  }
+  void SetAllocatable(std::vector<int64_t> cpus) {
+    absl::MutexLock lock(&mu_);
+    allocatable_ = std::move(cpus);
+  }
+
+  std::vector<int64_t> GetCpus(const Pod& pod, const Container& container) override {
+    absl::MutexLock lock(&mu_);
+    auto it = cpus_.find({pod.uid, container.name});
+    return it == cpus_.end() ? std::vector<int64_t>{} : it->second;
+  }
+  std::vector<int64_t> GetPodCpus(const Pod& pod) override {
+    absl::MutexLock lock(&mu_);
+    auto it = pod_cpus_.find(pod.uid);
+    return it == pod_cpus_.end() ? std::vector<int64_t>{} : it->second;
+  }
+  std::vector<int64_t> GetAllocatableCpus() override {
+    absl::MutexLock lock(&mu_);
+    return allocatable_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::pair<std::string, std::string>, std::vector<int64_t>> cpus_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<int64_t>> pod_cpus_ ABSL_GUARDED_BY(mu_);
+  std::vector<int64_t> allocatable_ ABSL_GUARDED_BY(mu_);
+};
+
+class FakeMemoryProvider final : public MemoryProvider {
+ public:
+  void SetMemory(const std::string& pod_uid, const std::string& container,
+                 std::vector<::v1::ContainerMemory> memory) {
+    absl::MutexLock lock(&mu_);
+    memory_[{pod_uid, container}] = std::move(memory);
+  }
+  void SetPodMemory(const std::string& pod_uid, std::vector<::v1::ContainerMemory> memory) {
+    absl::MutexLock lock(&mu_);
+    pod_memory_[pod_uid] = std::move(memory);
+  }
+  void SetAllocatable(std::vector<::v1::ContainerMemory> memory) {
+    absl::MutexLock lock(&mu_);
+    allocatable_ = std::move(memory);
+  }
+
+  std::vector<::v1::ContainerMemory> GetMemory(const Pod& pod,
+                                               const Container& container) override {
+    absl::MutexLock lock(&mu_);
+    auto it = memory_.find({pod.uid, container.name});
+    return it == memory_.end() ? std::vector<::v1::ContainerMemory>{} : it->second;
+  }
+  std::vector<::v1::ContainerMemory> GetPodMemory(const Pod& pod) override {
+    absl::MutexLock lock(&mu_);
+    auto it = pod_memory_.find(pod.uid);
+    return it == pod_memory_.end() ? std::vector<::v1::ContainerMemory>{} : it->second;
+  }
+  std::vector<::v1::ContainerMemory> GetAllocatableMemory() override {
+    absl::MutexLock lock(&mu_);
+    return allocatable_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::pair<std::string, std::string>, std::vector<::v1::ContainerMemory>> memory_
+      ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<::v1::ContainerMemory>> pod_memory_ ABSL_GUARDED_BY(mu_);
+  std::vector<::v1::ContainerMemory> allocatable_ ABSL_GUARDED_BY(mu_);
+};
+
+class FakeDynamicResourcesProvider final : public DynamicResourcesProvider {
+ public:
+  void SetDynamicResources(const std::string& pod_uid, const std::string& container,
+                           std::vector<::v1::DynamicResource> resources) {
+    absl::MutexLock lock(&mu_);
+    resources_[{pod_uid, container}] = std::move(resources);
+  }
+
+  std::vector<::v1::DynamicResource> GetDynamicResources(const Pod& pod,
+                                                         const Container& container) override {
+    absl::MutexLock lock(&mu_);
+    auto it = resources_.find({pod.uid, container.name});
+    return it == resources_.end() ? std::vector<::v1::DynamicResource>{} : it->second;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::pair<std::string, std::string>, std::vector<::v1::DynamicResource>> resources_
+      ABSL_GUARDED_BY(mu_);
+};
+
+// FakeNode bundles one of each fake, wired as Providers.
+struct FakeNode {
+  FakePodsProvider pods;
+  FakeDevicesProvider devices;
+  FakeCpusProvider cpus;
+  FakeMemoryProvider memory;
+  FakeDynamicResourcesProvider dynamic_resources;
+
+  Providers providers() { return Providers{&pods, &devices, &cpus, &memory, &dynamic_resources}; }
+};
+
+}  // namespace devmgr::podresources::testing

@@ -1,0 +1,457 @@
+// v1.PodResourcesLister through a real server on a unix socket, fed by fake providers. Ports
+// upstream's pkg/kubelet/apis/podresources/server_v1_test.go by test name. Where upstream's mocks
+// return ContainerDevices directly, ours return device instances, and the expectations show
+// what a real kubelet sends for them: one entry per (device, NUMA node).
+#include "podresources/server_v1.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "tests/podresources/server_fixture.h"
+
+namespace devmgr::podresources::testing {
+namespace {
+
+class PodResourcesServerV1Test : public ServerFixture {
+ protected:
+  const std::string kPodUid = "pod-uid";
+  const std::string kContainer = "container-name";
+
+  // The fixtures of upstream's table tests.
+  void SetCpusAndMemory() {
+    node_.cpus.SetCpus(kPodUid, kContainer, {12, 23, 30});
+    node_.memory.SetMemory(kPodUid, kContainer, Memory());
+  }
+  static std::vector<::v1::ContainerMemory> Memory() {
+    return {ParseText<::v1::ContainerMemory>(R"pb(memory_type: "memory"
+                                                  size: 1073741824
+                                                  topology { nodes { ID: 1 } })pb"),
+            ParseText<::v1::ContainerMemory>(R"pb(memory_type: "hugepages-1Gi"
+                                                  size: 1073741824
+                                                  topology { nodes { ID: 1 } })pb")};
+  }
+  static std::vector<::v1::DynamicResource> DraDevices() {
+    return {ParseText<::v1::DynamicResource>(R"pb(
+      claim_name: "claim-name"
+      claim_namespace: "default"
+      claim_resources {
+        cdi_devices { name: "dra-dev0" }
+        cdi_devices { name: "dra-dev1" }
+        driver_name: "dra.example.com"
+        pool_name: "worker-1-pool"
+        device_name: "gpu-1"
+      })pb")};
+  }
+  static constexpr char kContainerMemoryText[] = R"pb(
+    cpu_ids: [ 12, 23, 30 ]
+    memory {
+      memory_type: "memory"
+      size: 1073741824
+      topology { nodes { ID: 1 } }
+    }
+    memory {
+      memory_type: "hugepages-1Gi"
+      size: 1073741824
+      topology { nodes { ID: 1 } }
+    })pb";
+  static constexpr char kDevicesText[] = R"pb(
+    devices {
+      resource_name: "resource"
+      device_ids: "dev0"
+      topology { nodes { ID: 1 } }
+    }
+    devices {
+      resource_name: "resource"
+      device_ids: "dev1"
+      topology { nodes { ID: 1 } }
+    })pb";
+  static constexpr char kDraText[] = R"pb(
+    dynamic_resources {
+      claim_name: "claim-name"
+      claim_namespace: "default"
+      claim_resources {
+        cdi_devices { name: "dra-dev0" }
+        cdi_devices { name: "dra-dev1" }
+        driver_name: "dra.example.com"
+        pool_name: "worker-1-pool"
+        device_name: "gpu-1"
+      }
+    })pb";
+
+  void ResetProviders() {
+    node_.pods.SetPods({});
+    node_.devices.SetDevices(kPodUid, kContainer, {});
+    node_.cpus.SetCpus(kPodUid, kContainer, {});
+    node_.cpus.SetPodCpus(kPodUid, {});
+    node_.memory.SetMemory(kPodUid, kContainer, {});
+    node_.memory.SetPodMemory(kPodUid, {});
+    node_.dynamic_resources.SetDynamicResources(kPodUid, kContainer, {});
+  }
+};
+
+TEST_F(PodResourcesServerV1Test, TestListPodResourcesV1) {
+  Start();
+  const std::string pod_header =
+      R"pb(pod_resources { name: "pod-name" namespace: "pod-namespace")pb";
+  struct Case {
+    std::string desc;
+    std::function<void()> setup;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"no pods", [] {}, ""},
+      {"pod without devices",
+       [&] { node_.pods.SetPods({MakePod(kPodUid, "pod-name", {kContainer})}); },
+       pod_header +
+           R"pb(                                         containers { name: "container-name" } })pb"},
+      {"pod with devices",
+       [&] {
+         node_.pods.SetPods({MakePod(kPodUid, "pod-name", {kContainer})});
+         node_.devices.SetDevices(kPodUid, kContainer,
+                                  {{"resource", {{"dev0", {1}}, {"dev1", {1}}}}});
+         SetCpusAndMemory();
+       },
+       pod_header + "containers { name: \"container-name\" " + kDevicesText + kContainerMemoryText +
+           "} }"},
+      {"pod-level resources enabled and container with exclusive CPU and Memory",
+       [&] {
+         node_.pods.SetPods({MakePod(kPodUid, "pod-name", {kContainer})});
+         SetCpusAndMemory();
+         node_.cpus.SetPodCpus(kPodUid, {12, 23, 30, 31, 32});
+         node_.memory.SetPodMemory(kPodUid, {ParseText<::v1::ContainerMemory>(
+                                                R"pb(memory_type: "memory"
+                                                     size: 2147483648
+                                                     topology { nodes { ID: 1 } })pb")});
+       },
+       pod_header + R"pb(cpu_ids: [ 12, 23, 30, 31, 32 ]
+                         memory {
+                           memory_type: "memory"
+                           size: 2147483648
+                           topology { nodes { ID: 1 } }
+                         }
+                         containers { name: "container-name")pb" +
+           kContainerMemoryText + "} }"},
+      {"pod with dynamic resources",
+       [&] {
+         node_.pods.SetPods({MakePod(kPodUid, "pod-name", {kContainer})});
+         SetCpusAndMemory();
+         node_.dynamic_resources.SetDynamicResources(kPodUid, kContainer, DraDevices());
+       },
+       pod_header + "containers { name: \"container-name\" " + kContainerMemoryText + kDraText +
+           "} }"},
+      {"pod with dynamic resources and devices",
+       [&] {
+         node_.pods.SetPods({MakePod(kPodUid, "pod-name", {kContainer})});
+         node_.devices.SetDevices(kPodUid, kContainer,
+                                  {{"resource", {{"dev0", {1}}, {"dev1", {1}}}}});
+         SetCpusAndMemory();
+         node_.dynamic_resources.SetDynamicResources(kPodUid, kContainer, DraDevices());
+       },
+       pod_header + "containers { name: \"container-name\" " + kDevicesText + kContainerMemoryText +
+           kDraText + "} }"},
+  };
+  for (const Case& test_case : cases) {
+    SCOPED_TRACE(test_case.desc);
+    ResetProviders();
+    test_case.setup();
+    ::v1::ListPodResourcesResponse response;
+    ASSERT_TRUE(List(response).ok());
+    EXPECT_TRUE(
+        ProtoEquals(ParseText<::v1::ListPodResourcesResponse>(test_case.expected), response));
+  }
+}
+
+TEST_F(PodResourcesServerV1Test, TestListPodResourcesUsesOnlyActivePodsV1) {
+  Start();
+  auto make_pod = [](int i) {
+    return MakePod("pod-uid-" + std::to_string(i), "pod-name-" + std::to_string(i),
+                   {"container-name-" + std::to_string(i)});
+  };
+  struct Case {
+    std::string desc;
+    std::vector<int> pods;
+    std::vector<int> active;
+  };
+  const std::vector<Case> cases = {
+      {"no pods", {}, {}},
+      {"no differences", {1, 2, 3, 4, 5}, {1, 2, 3, 4, 5}},
+      {"some terminated pods", {1, 2, 3, 4, 5, 6, 7}, {1, 3, 4, 5, 6}},
+  };
+  for (const Case& test_case : cases) {
+    SCOPED_TRACE(test_case.desc);
+    std::vector<Pod> pods;
+    std::vector<std::string> active_uids;
+    std::vector<std::string> expected;
+    for (int i : test_case.pods) pods.push_back(make_pod(i));
+    for (int i : test_case.active) {
+      active_uids.push_back("pod-uid-" + std::to_string(i));
+      expected.push_back("pod-namespace/pod-name-" + std::to_string(i));
+      node_.devices.SetDevices("pod-uid-" + std::to_string(i),
+                               "container-name-" + std::to_string(i),
+                               {{"resource", {{"dev0", {1}}}}});
+    }
+    node_.pods.SetPods(pods, active_uids);
+    ::v1::ListPodResourcesResponse response;
+    ASSERT_TRUE(List(response).ok());
+    std::vector<std::string> listed;
+    for (const auto& pod : response.pod_resources()) {
+      listed.push_back(pod.namespace_() + "/" + pod.name());
+      ASSERT_EQ(pod.containers_size(), 1);
+      EXPECT_EQ(pod.containers(0).devices_size(), 1);
+    }
+    std::sort(listed.begin(), listed.end());
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(listed, expected);
+  }
+}
+
+TEST_F(PodResourcesServerV1Test, TestListPodResourcesWithInitContainersV1) {
+  Start();
+  const std::string init = "init-container-name";
+  struct Case {
+    std::string desc;
+    std::string restart_policy;
+    bool init_has_devices;
+    std::string expected_containers;
+  };
+  const std::vector<Case> cases = {
+      {"pod having an init container", "", false,
+       "containers { name: \"container-name\" " + std::string(kContainerMemoryText) + "}"},
+      {"pod having a restartable init container", "Always", false,
+       "containers { name: \"init-container-name\" " + std::string(kContainerMemoryText) +
+           "} containers { name: \"container-name\" " + kContainerMemoryText + "}"},
+      {"pod having an init container with SRIOV devices", "", true,
+       "containers { name: \"container-name\" " + std::string(kContainerMemoryText) + "}"},
+      {"pod having a restartable init container with SRIOV devices", "Always", true,
+       "containers { name: \"init-container-name\" " + std::string(kDevicesText) +
+           kContainerMemoryText + "} containers { name: \"container-name\" " +
+           kContainerMemoryText + "}"},
+  };
+  for (const Case& test_case : cases) {
+    SCOPED_TRACE(test_case.desc);
+    ResetProviders();
+    Pod pod = MakePod(kPodUid, "pod-name", {kContainer});
+    pod.init_containers.push_back({init, test_case.restart_policy});
+    node_.pods.SetPods({pod});
+    SetCpusAndMemory();
+    node_.cpus.SetCpus(kPodUid, init, {12, 23, 30});
+    node_.memory.SetMemory(kPodUid, init, Memory());
+    node_.devices.SetDevices(
+        kPodUid, init,
+        test_case.init_has_devices
+            ? ResourceDeviceInstances{{"resource", {{"dev0", {1}}, {"dev1", {1}}}}}
+            : ResourceDeviceInstances{});
+    ::v1::ListPodResourcesResponse response;
+    ASSERT_TRUE(List(response).ok());
+    EXPECT_TRUE(
+        ProtoEquals(ParseText<::v1::ListPodResourcesResponse>(
+                        R"pb(pod_resources { name: "pod-name" namespace: "pod-namespace")pb" +
+                        test_case.expected_containers + "}"),
+                    response));
+  }
+}
+
+TEST_F(PodResourcesServerV1Test, TestAllocatableResources) {
+  Start();
+  struct Case {
+    std::string desc;
+    ResourceDeviceInstances devices;
+    std::vector<int64_t> cpus;
+    std::vector<::v1::ContainerMemory> memory;
+    std::string expected;
+  };
+  const ResourceDeviceInstances all_devices = {
+      {"resource", {{"dev0", {0}}, {"dev1", {1}}}},
+      {"resource-mm", {{"devMM", {0, 1}}}},  // one device on two NUMA nodes: two entries
+      {"resource-nt", {{"devA", {}}}},       // no topology
+      {"resource-nt-mm", {{"devM0", {}}, {"devMM", {}}}},
+  };
+  const std::string devices_text = R"pb(
+    devices {
+      resource_name: "resource"
+      device_ids: "dev0"
+      topology { nodes { ID: 0 } }
+    }
+    devices {
+      resource_name: "resource"
+      device_ids: "dev1"
+      topology { nodes { ID: 1 } }
+    }
+    devices {
+      resource_name: "resource-mm"
+      device_ids: "devMM"
+      topology { nodes { ID: 0 } }
+    }
+    devices {
+      resource_name: "resource-mm"
+      device_ids: "devMM"
+      topology { nodes { ID: 1 } }
+    }
+    devices { resource_name: "resource-nt" device_ids: "devA" }
+    devices { resource_name: "resource-nt-mm" device_ids: "devM0" }
+    devices { resource_name: "resource-nt-mm" device_ids: "devMM" })pb";
+  const std::vector<int64_t> all_cpus = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const std::string cpus_text = "cpu_ids: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]";
+  const std::vector<::v1::ContainerMemory> all_memory = {
+      ParseText<::v1::ContainerMemory>(R"pb(memory_type: "memory"
+                                            size: 5368709120
+                                            topology { nodes { ID: 0 } })pb"),
+      ParseText<::v1::ContainerMemory>(R"pb(memory_type: "hugepages-2Mi"
+                                            size: 1073741824
+                                            topology { nodes { ID: 0 } })pb"),
+      ParseText<::v1::ContainerMemory>(R"pb(memory_type: "memory"
+                                            size: 5368709120
+                                            topology { nodes { ID: 1 } })pb"),
+      ParseText<::v1::ContainerMemory>(R"pb(memory_type: "hugepages-2Mi"
+                                            size: 1073741824
+                                            topology { nodes { ID: 1 } })pb")};
+  const std::string memory_text = R"pb(
+    memory {
+      memory_type: "memory"
+      size: 5368709120
+      topology { nodes { ID: 0 } }
+    }
+    memory {
+      memory_type: "hugepages-2Mi"
+      size: 1073741824
+      topology { nodes { ID: 0 } }
+    }
+    memory {
+      memory_type: "memory"
+      size: 5368709120
+      topology { nodes { ID: 1 } }
+    }
+    memory {
+      memory_type: "hugepages-2Mi"
+      size: 1073741824
+      topology { nodes { ID: 1 } }
+    })pb";
+  const std::vector<Case> cases = {
+      {"no devices, no CPUs", {}, {}, {}, ""},
+      {"no devices, all CPUs", {}, all_cpus, {}, cpus_text},
+      {"no devices, no CPUs, all memory", {}, {}, all_memory, memory_text},
+      {"with devices, all CPUs", all_devices, all_cpus, {}, cpus_text + devices_text},
+      {"with devices, no CPUs", all_devices, {}, {}, devices_text},
+  };
+  for (const Case& test_case : cases) {
+    SCOPED_TRACE(test_case.desc);
+    node_.devices.SetAllocatable(test_case.devices);
+    node_.cpus.SetAllocatable(test_case.cpus);
+    node_.memory.SetAllocatable(test_case.memory);
+    ::v1::AllocatableResourcesResponse response;
+    ASSERT_TRUE(Allocatable(response).ok());
+    EXPECT_TRUE(
+        ProtoEquals(ParseText<::v1::AllocatableResourcesResponse>(test_case.expected), response));
+  }
+}
+
+TEST_F(PodResourcesServerV1Test, TestGetPodResourcesV1) {
+  Start();
+  ::v1::GetPodResourcesResponse missing;
+  const grpc::Status not_found = Get("pod-namespace", "pod-name", missing);
+  EXPECT_EQ(not_found.error_code(), grpc::StatusCode::UNKNOWN);
+  EXPECT_EQ(not_found.error_message(), "pod pod-name in namespace pod-namespace not found");
+
+  node_.pods.SetPods({MakePod(kPodUid, "pod-name", {kContainer})});
+  {
+    SCOPED_TRACE("pod without devices");
+    ::v1::GetPodResourcesResponse response;
+    ASSERT_TRUE(Get("pod-namespace", "pod-name", response).ok());
+    EXPECT_TRUE(ProtoEquals(ParseText<::v1::GetPodResourcesResponse>(R"pb(
+                              pod_resources {
+                                name: "pod-name"
+                                namespace: "pod-namespace"
+                                containers { name: "container-name" }
+                              })pb"),
+                            response));
+  }
+  {
+    SCOPED_TRACE("pod with devices");
+    node_.devices.SetDevices(kPodUid, kContainer, {{"resource", {{"dev0", {1}}, {"dev1", {1}}}}});
+    SetCpusAndMemory();
+    node_.dynamic_resources.SetDynamicResources(kPodUid, kContainer, DraDevices());
+    ::v1::GetPodResourcesResponse response;
+    ASSERT_TRUE(Get("pod-namespace", "pod-name", response).ok());
+    EXPECT_TRUE(
+        ProtoEquals(ParseText<::v1::GetPodResourcesResponse>(
+                        R"pb(pod_resources { name: "pod-name" namespace: "pod-namespace"
+                                             containers { name: "container-name")pb" +
+                        std::string(kDevicesText) + kContainerMemoryText + kDraText + "} }"),
+                    response));
+  }
+  {
+    SCOPED_TRACE("pod-level resources enabled and container with shared CPU pool");
+    ResetProviders();
+    node_.pods.SetPods({MakePod(kPodUid, "pod-name", {kContainer})});
+    node_.cpus.SetPodCpus(kPodUid, {12, 23, 30, 31, 32});
+    ::v1::GetPodResourcesResponse response;
+    ASSERT_TRUE(Get("pod-namespace", "pod-name", response).ok());
+    EXPECT_TRUE(ProtoEquals(ParseText<::v1::GetPodResourcesResponse>(R"pb(
+                              pod_resources {
+                                name: "pod-name"
+                                namespace: "pod-namespace"
+                                cpu_ids: [ 12, 23, 30, 31, 32 ]
+                                containers { name: "container-name" }
+                              })pb"),
+                            response));
+  }
+  EXPECT_EQ(server_->counters().v1.requests_get.load(), 4u);
+  EXPECT_EQ(server_->counters().v1.errors_get.load(), 1u);
+}
+
+TEST_F(PodResourcesServerV1Test, TestGetPodResourcesWithInitContainersV1) {
+  Start();
+  Pod pod = MakePod(kPodUid, "pod-name", {kContainer});
+  pod.init_containers.push_back({"init-container-name", ""});
+  pod.init_containers.push_back({"sidecar", "Always"});
+  node_.pods.SetPods({pod});
+  node_.devices.SetDevices(kPodUid, "init-container-name", {{"resource", {{"dev9", {0}}}}});
+  node_.devices.SetDevices(kPodUid, "sidecar", {{"resource", {{"dev0", {1}}}}});
+  ::v1::GetPodResourcesResponse response;
+  ASSERT_TRUE(Get("pod-namespace", "pod-name", response).ok());
+  EXPECT_TRUE(ProtoEquals(ParseText<::v1::GetPodResourcesResponse>(R"pb(
+                            pod_resources {
+                              name: "pod-name"
+                              namespace: "pod-namespace"
+                              containers {
+                                name: "sidecar"
+                                devices {
+                                  resource_name: "resource"
+                                  device_ids: "dev0"
+                                  topology { nodes { ID: 1 } }
+                                }
+                              }
+                              containers { name: "container-name" }
+                            })pb"),
+                          response));
+}
+
+TEST_F(PodResourcesServerV1Test, GetDisabledReturnsUpstreamError) {
+  ServerOptions options;
+  options.get_enabled = false;
+  Start(options);
+  node_.pods.SetPods({MakePod(kPodUid, "pod-name", {kContainer})});
+  ::v1::GetPodResourcesResponse response;
+  const grpc::Status status = Get("pod-namespace", "pod-name", response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNKNOWN);
+  EXPECT_EQ(status.error_message(), kGetDisabledMessage);
+  EXPECT_EQ(server_->counters().v1.errors_get.load(), 1u);
+}
+
+TEST_F(PodResourcesServerV1Test, ListTriggersGarbageCollectionOfFreedDevices) {
+  Start();
+  const int before = node_.devices.update_calls();
+  ::v1::ListPodResourcesResponse response;
+  ASSERT_TRUE(List(response).ok());
+  EXPECT_EQ(node_.devices.update_calls(), before + 1);
+  ::v1::AllocatableResourcesResponse allocatable;
+  ASSERT_TRUE(Allocatable(allocatable).ok());
+  EXPECT_EQ(node_.devices.update_calls(), before + 1);  // only List collects
+  EXPECT_EQ(server_->counters().v1.requests_list.load(), 1u);
+  EXPECT_EQ(server_->counters().v1.requests_get_allocatable.load(), 1u);
+  EXPECT_EQ(server_->counters().v1.requests_total.load(), 2u);
+}
+
+}  // namespace
+}  // namespace devmgr::podresources::testing
