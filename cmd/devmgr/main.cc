@@ -5,6 +5,7 @@
 #include "cmd/devmgr/checkpoint_cmd.h"
 #include "cmd/devmgr/command.h"
 #include "cmd/devmgr/plugin_cmd.h"
+#include "cmd/devmgr/podresources_cmd.h"
 
 int main(int argc, char** argv) {
   using devmgr::cli::kExitUsage;
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   devmgr::cli::CommandResult result;
   devmgr::cli::AddCheckpointCommand(app, result);
   devmgr::cli::AddPluginCommand(app, result);
+  devmgr::cli::AddPodResourcesCommand(app, result);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,319 @@
+#include "cmd/devmgr/podresources_cmd.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <grpcpp/grpcpp.h>
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "cmd/devmgr/table.h"
+#include "devmgr/podresources/v1/api.grpc.pb.h"
+#include "podresources/client.h"
+#include "podresources/v1/api.grpc.pb.h"
+
+namespace devmgr::cli {
+namespace {
+
+using WatchResponse = ::devmgr::podresources::v1::WatchResponse;
+
+struct PodResourcesOptions {
+  std::string root_dir = "/var/lib/kubelet";
+  std::string socket;
+  std::string timeout = "10s";
+  int max_message_bytes = podresources::kDefaultMaxReceiveMessageBytes;
+  OutputFormat format = OutputFormat::kTable;
+  std::string namespace_name;
+  std::string pod_name;
+  uint64_t resume_revision = 0;
+  int64_t count = 0;
+};
+
+// A connected client, or the exit code of the failure already reported.
+struct Connection {
+  std::shared_ptr<grpc::Channel> channel;
+  absl::Duration timeout;
+  int exit_code = kExitOk;
+};
+
+Connection Connect(const PodResourcesOptions& options) {
+  Connection connection;
+  if (!absl::ParseDuration(options.timeout, &connection.timeout) ||
+      connection.timeout <= absl::ZeroDuration()) {
+    connection.exit_code = Fail(kExitUsage, absl::StrCat("invalid --timeout ", options.timeout,
+                                                         " (use e.g. 300ms, 10s, 1m)"));
+    return connection;
+  }
+  const std::filesystem::path socket =
+      options.socket.empty()
+          ? std::filesystem::path(options.root_dir) / "pod-resources" / "kubelet.sock"
+          : std::filesystem::path(options.socket);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      podresources::Dial({socket, connection.timeout, options.max_message_bytes});
+  if (!channel.ok()) {
+    connection.exit_code = Fail(kExitUsage, channel.status().message());
+    return connection;
+  }
+  connection.channel = *std::move(channel);
+  return connection;
+}
+
+// RpcFailure reports a failed call: unreachable is usage (2), anything else a refusal (1).
+int RpcFailure(absl::string_view method, const grpc::Status& status) {
+  const bool unreachable = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                           status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+  return Fail(unreachable ? kExitUsage : kExitNo,
+              absl::StrCat(method, " failed: ", status.error_message(), " (code ",
+                           static_cast<int>(status.error_code()), ")"));
+}
+
+void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
+  context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));
+}
+
+void PrintJson(const google::protobuf::Message& message, bool pretty) {
+  google::protobuf::util::JsonPrintOptions json_options;
+  json_options.add_whitespace = pretty;
+  std::string json;
+  // Our own messages always convert; a failure here would be a broken invariant.
+  if (!google::protobuf::util::MessageToJsonString(message, &json, json_options).ok()) {
+    json = "{}";
+  }
+  // add_whitespace ends with a newline already.
+  std::cout << json << (pretty ? "" : "\n");
+}
+
+std::string NumaText(const ::v1::TopologyInfo& topology) {
+  std::vector<std::string> nodes;
+  for (const auto& node : topology.nodes()) nodes.push_back(absl::StrCat(node.id()));
+  return nodes.empty() ? "-" : absl::StrJoin(nodes, ",");
+}
+
+// DevicesText: "resource=id(numa),id(numa) other=id" for one container.
+std::string DevicesText(const google::protobuf::RepeatedPtrField<::v1::ContainerDevices>& devices) {
+  std::map<std::string, std::vector<std::string>> by_resource;
+  for (const auto& entry : devices) {
+    for (const std::string& id : entry.device_ids()) {
+      by_resource[entry.resource_name()].push_back(
+          entry.has_topology() ? absl::StrCat(id, "(numa ", NumaText(entry.topology()), ")") : id);
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [resource, ids] : by_resource) {
+    parts.push_back(absl::StrCat(resource, "=", absl::StrJoin(ids, ",")));
+  }
+  return parts.empty() ? "-" : absl::StrJoin(parts, " ");
+}
+
+std::string CpusText(const google::protobuf::RepeatedField<int64_t>& cpus) {
+  return cpus.empty() ? "-" : absl::StrJoin(cpus, ",");
+}
+
+std::string MemoryText(const google::protobuf::RepeatedPtrField<::v1::ContainerMemory>& memory) {
+  std::vector<std::string> parts;
+  for (const auto& block : memory) {
+    parts.push_back(absl::StrCat(block.memory_type(), "=", block.size(), "(numa ",
+                                 NumaText(block.topology()), ")"));
+  }
+  return parts.empty() ? "-" : absl::StrJoin(parts, " ");
+}
+
+std::string DynamicText(const google::protobuf::RepeatedPtrField<::v1::DynamicResource>& claims) {
+  std::vector<std::string> parts;
+  for (const auto& claim : claims) {
+    parts.push_back(absl::StrCat(claim.claim_namespace(), "/", claim.claim_name()));
+  }
+  return parts.empty() ? "-" : absl::StrJoin(parts, ",");
+}
+
+void AddPodRows(const ::v1::PodResources& pod, Table& table) {
+  if (pod.containers().empty()) {
+    table.AddRow({pod.namespace_(), pod.name(), "-", "-", "-", "-", "-"});
+  }
+  for (const auto& container : pod.containers()) {
+    table.AddRow({pod.namespace_(), pod.name(), container.name(), DevicesText(container.devices()),
+                  CpusText(container.cpu_ids()), MemoryText(container.memory()),
+                  DynamicText(container.dynamic_resources())});
+  }
+}
+
+Table PodTable() {
+  return Table({"NAMESPACE", "POD", "CONTAINER", "DEVICES", "CPUS", "MEMORY", "CLAIMS"});
+}
+
+int List(const PodResourcesOptions& options) {
+  Connection connection = Connect(options);
+  if (connection.channel == nullptr) return connection.exit_code;
+  auto stub = ::v1::PodResourcesLister::NewStub(connection.channel);
+  grpc::ClientContext context;
+  SetDeadline(context, connection.timeout);
+  ::v1::ListPodResourcesResponse response;
+  const grpc::Status status = stub->List(&context, {}, &response);
+  if (!status.ok()) return RpcFailure("List", status);
+  if (options.format == OutputFormat::kJson) {
+    PrintJson(response, true);
+    return kExitOk;
+  }
+  Table table = PodTable();
+  for (const auto& pod : response.pod_resources()) AddPodRows(pod, table);
+  table.Print(std::cout);
+  return kExitOk;
+}
+
+int Get(const PodResourcesOptions& options) {
+  Connection connection = Connect(options);
+  if (connection.channel == nullptr) return connection.exit_code;
+  auto stub = ::v1::PodResourcesLister::NewStub(connection.channel);
+  grpc::ClientContext context;
+  SetDeadline(context, connection.timeout);
+  ::v1::GetPodResourcesRequest request;
+  request.set_pod_namespace(options.namespace_name);
+  request.set_pod_name(options.pod_name);
+  ::v1::GetPodResourcesResponse response;
+  const grpc::Status status = stub->Get(&context, request, &response);
+  if (!status.ok()) {
+    // The kubelet says "not found" only in the message (its status code is UNKNOWN).
+    if (absl::EndsWith(status.error_message(), "not found")) {
+      return Fail(kExitNo, status.error_message());
+    }
+    return RpcFailure("Get", status);
+  }
+  if (options.format == OutputFormat::kJson) {
+    PrintJson(response, true);
+    return kExitOk;
+  }
+  Table table = PodTable();
+  AddPodRows(response.pod_resources(), table);
+  table.Print(std::cout);
+  return kExitOk;
+}
+
+int Allocatable(const PodResourcesOptions& options) {
+  Connection connection = Connect(options);
+  if (connection.channel == nullptr) return connection.exit_code;
+  auto stub = ::v1::PodResourcesLister::NewStub(connection.channel);
+  grpc::ClientContext context;
+  SetDeadline(context, connection.timeout);
+  ::v1::AllocatableResourcesResponse response;
+  const grpc::Status status = stub->GetAllocatableResources(&context, {}, &response);
+  if (!status.ok()) return RpcFailure("GetAllocatableResources", status);
+  if (options.format == OutputFormat::kJson) {
+    PrintJson(response, true);
+    return kExitOk;
+  }
+  Table devices({"RESOURCE", "DEVICE", "NUMA"});
+  for (const auto& entry : response.devices()) {
+    for (const std::string& id : entry.device_ids()) {
+      devices.AddRow({entry.resource_name(), id, NumaText(entry.topology())});
+    }
+  }
+  devices.Print(std::cout);
+  std::cout << "\nCPUS: " << CpusText(response.cpu_ids()) << '\n';
+  if (!response.memory().empty()) {
+    std::cout << '\n';
+    Table memory({"MEMORY TYPE", "SIZE", "NUMA"});
+    for (const auto& block : response.memory()) {
+      memory.AddRow({block.memory_type(), absl::StrCat(block.size()), NumaText(block.topology())});
+    }
+    memory.Print(std::cout);
+  }
+  return kExitOk;
+}
+
+void PrintEvent(const WatchResponse& event) {
+  std::cout << "revision " << event.revision() << " " << WatchResponse::Kind_Name(event.kind());
+  if (event.kind() == WatchResponse::SNAPSHOT) {
+    std::cout << " (" << event.pod_resources_size() << " pods)\n";
+  } else {
+    std::cout << " " << event.pod_uid() << '\n';
+  }
+  Table table = PodTable();
+  for (const auto& pod : event.pod_resources()) AddPodRows(pod, table);
+  table.Print(std::cout);
+  std::cout << std::flush;
+}
+
+int Watch(const PodResourcesOptions& options) {
+  Connection connection = Connect(options);
+  if (connection.channel == nullptr) return connection.exit_code;
+  auto stub = ::devmgr::podresources::v1::PodResourcesWatcher::NewStub(connection.channel);
+  grpc::ClientContext context;
+  ::devmgr::podresources::v1::WatchRequest request;
+  request.set_resume_revision(options.resume_revision);
+  std::unique_ptr<grpc::ClientReader<WatchResponse>> reader = stub->Watch(&context, request);
+  WatchResponse event;
+  int64_t received = 0;
+  while (reader->Read(&event)) {
+    if (options.format == OutputFormat::kJson) {
+      PrintJson(event, false);
+      std::cout << std::flush;
+    } else {
+      PrintEvent(event);
+    }
+    if (options.count > 0 && ++received >= options.count) {
+      context.TryCancel();
+      reader->Finish();
+      return kExitOk;
+    }
+  }
+  const grpc::Status status = reader->Finish();
+  if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+    return Fail(kExitNo, "Watch is not served here (a kubelet has no Watch; devmgr does)");
+  }
+  return RpcFailure("Watch", status);
+}
+
+}  // namespace
+
+void AddPodResourcesCommand(CLI::App& app, CommandResult& result) {
+  CLI::App* command = app.add_subcommand(
+      "podresources", "Query a PodResources socket (devmgr's or a real kubelet's)");
+  command->require_subcommand(1);
+  auto options = std::make_shared<PodResourcesOptions>();
+
+  auto add_common = [options](CLI::App& sub) {
+    sub.add_option("--root-dir", options->root_dir,
+                   "Kubelet root directory; the socket is DIR/pod-resources/kubelet.sock")
+        ->capture_default_str();
+    sub.add_option("--socket", options->socket, "PodResources socket path (overrides --root-dir)");
+    sub.add_option("--timeout", options->timeout, "Connect and call timeout, e.g. 10s")
+        ->capture_default_str();
+    sub.add_option("--max-message-bytes", options->max_message_bytes,
+                   "Largest response accepted, in bytes")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    AddOutputFlag(sub, options->format);
+  };
+
+  CLI::App* list = command->add_subcommand("list", "List the resources of every active pod");
+  add_common(*list);
+  list->callback([options, &result] { result.exit_code = List(*options); });
+
+  CLI::App* allocatable =
+      command->add_subcommand("allocatable", "Show the node's allocatable devices, CPUs, memory");
+  add_common(*allocatable);
+  allocatable->callback([options, &result] { result.exit_code = Allocatable(*options); });
+
+  CLI::App* get = command->add_subcommand("get", "Show the resources of one pod; exit 1 if absent");
+  get->add_option("NAMESPACE", options->namespace_name, "Pod namespace")->required();
+  get->add_option("NAME", options->pod_name, "Pod name")->required();
+  add_common(*get);
+  get->callback([options, &result] { result.exit_code = Get(*options); });
+
+  CLI::App* watch = command->add_subcommand(
+      "watch", "Stream a snapshot and then every change (devmgr only); JSON is one line per event");
+  watch->add_option("--resume-revision", options->resume_revision,
+                    "Resume after this revision (0: start with a snapshot)");
+  watch->add_option("--count", options->count, "Exit 0 after this many messages (0: never)");
+  add_common(*watch);
+  watch->callback([options, &result] { result.exit_code = Watch(*options); });
+}
+
+}  // namespace devmgr::cli

@@ -1,0 +1,119 @@
+// `devmgr podresources list|allocatable|get|watch`, run as a user runs them, against a server
+// in this test process fed by fake providers.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "nlohmann/json.hpp"
+#include "tests/podresources/server_fixture.h"
+#include "tests/testlib/subprocess.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::podresources::testing {
+namespace {
+
+using devmgr::testing::DevmgrBinary;
+using devmgr::testing::ProcessResult;
+using devmgr::testing::RunProcess;
+
+class PodResourcesCommandTest : public ServerFixture {
+ protected:
+  void SetUp() override {
+    ServerOptions options;
+    options.rate_limit.qps = 0;
+    options.socket_path = dir_.Sub("pod-resources") / "kubelet.sock";
+    std::filesystem::create_directories(dir_.Sub("pod-resources"));
+    Pod pod = MakePod("uid-1", "trainer", {"main"}, "ml");
+    node_.pods.SetPods({pod});
+    node_.devices.SetDevices("uid-1", "main",
+                             {{"example.com/gpu", {{"gpu0", {0}}, {"gpu1", {1}}}}});
+    node_.devices.SetAllocatable(
+        {{"example.com/gpu", {{"gpu0", {0}}, {"gpu1", {1}}, {"gpu2", {}}}}});
+    node_.cpus.SetAllocatable({0, 1, 2, 3});
+    absl::StatusOr<std::unique_ptr<PodResourcesServer>> server =
+        PodResourcesServer::Create(options, node_.providers(), nullptr);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+
+  ProcessResult Run(std::vector<std::string> args) {
+    std::vector<std::string> argv = {DevmgrBinary(), "podresources"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--root-dir");
+    argv.push_back(dir_.path().string());
+    return RunProcess(argv);
+  }
+};
+
+TEST_F(PodResourcesCommandTest, ListAsTable) {
+  const ProcessResult result = Run({"list"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("NAMESPACE"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("trainer"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("example.com/gpu=gpu0(numa 0),gpu1(numa 1)"), std::string::npos)
+      << result.out;
+}
+
+TEST_F(PodResourcesCommandTest, ListAsProto3Json) {
+  const ProcessResult result = Run({"list", "-o", "json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json json = nlohmann::json::parse(result.out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << result.out;
+  const auto& pod = json["podResources"][0];
+  EXPECT_EQ(pod["name"], "trainer");
+  EXPECT_EQ(pod["namespace"], "ml");
+  EXPECT_EQ(pod["containers"][0]["devices"][1]["deviceIds"][0], "gpu1");
+  EXPECT_EQ(pod["containers"][0]["devices"][1]["topology"]["nodes"][0]["ID"], "1");
+}
+
+TEST_F(PodResourcesCommandTest, GetFoundAndNotFound) {
+  const ProcessResult found = Run({"get", "ml", "trainer", "-o", "json"});
+  ASSERT_EQ(found.exit_code, 0) << found.err;
+  EXPECT_NE(found.out.find("\"trainer\""), std::string::npos);
+  const ProcessResult missing = Run({"get", "ml", "ghost"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err, "devmgr: pod ghost in namespace ml not found\n");
+}
+
+TEST_F(PodResourcesCommandTest, Allocatable) {
+  const ProcessResult result = Run({"allocatable"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("gpu2"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("CPUS: 0,1,2,3"), std::string::npos) << result.out;
+}
+
+TEST_F(PodResourcesCommandTest, WatchPrintsSnapshotThenChanges) {
+  ProcessResult result;
+  std::thread watcher([&] { result = Run({"watch", "--count", "2", "-o", "json"}); });
+  ASSERT_TRUE(devmgr::testing::WaitFor(
+      [&] { return server_->hub_for_test().SubscriberCountForTest() == 1; }));
+  Pod pod = MakePod("uid-2", "server", {"web"}, "ml");
+  node_.pods.Upsert(pod);
+  server_->notifier().PodUpdated(pod);
+  watcher.join();
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::vector<nlohmann::json> lines;
+  std::istringstream out(result.out);
+  for (std::string line; std::getline(out, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 2u) << result.out;
+  EXPECT_EQ(lines[0]["kind"], "SNAPSHOT");
+  EXPECT_EQ(lines[1]["kind"], "ADDED");
+  EXPECT_EQ(lines[1]["podUid"], "uid-2");
+}
+
+TEST_F(PodResourcesCommandTest, UnreachableSocketIsUsageError) {
+  const ProcessResult result =
+      RunProcess({DevmgrBinary(), "podresources", "list", "--socket",
+                  dir_.Sub("nothing.sock").string(), "--timeout", "200ms"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("cannot connect"), std::string::npos) << result.err;
+}
+
+TEST_F(PodResourcesCommandTest, BadTimeoutIsUsageError) {
+  const ProcessResult result = Run({"list", "--timeout", "soon"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("invalid --timeout"), std::string::npos) << result.err;
+}
+
+}  // namespace
+}  // namespace devmgr::podresources::testing
