@@ -79,7 +79,8 @@ class Manager {
 
   // Stop stops serving kubelet.sock, waits for registrations in flight (bounded by their
   // deadlines), ends every ListAndWatch stream and waits for it, and writes the checkpoint.
-  // Blocks. Idempotent; safe without Start. No change callback runs after it returns.
+  // Blocks. Idempotent; safe without Start. No change callback runs after it returns. Not
+  // from a change callback (it joins the thread those run on).
   virtual void Stop() = 0;
 
   // GetCapacity reports capacity and allocatable of every live resource and removes resources
@@ -102,7 +103,8 @@ class Manager {
   // one run may cover many changes). It may call back into the Manager but must not block
   // for long. Returns an id for Unsubscribe.
   virtual int Subscribe(ChangeCallback callback) = 0;
-  // Unsubscribe: no run of that callback starts after it returns (one in progress may end).
+  // Unsubscribe: the callback never runs after this returns; waits for a run in progress.
+  // Subscribe and Unsubscribe must not be called from a change callback.
   virtual void Unsubscribe(int id) = 0;
 
   // The three calls of a plugin-watcher "DevicePlugin" handler (probe-mode registration

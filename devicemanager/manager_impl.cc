@@ -337,18 +337,19 @@ void ManagerImpl::MarkResourceUnhealthyLocked(const std::string& resource_name) 
   }
 }
 
+bool ManagerImpl::ResourceGoneLocked(const std::string& resource_name, absl::Time now) const {
+  auto it = endpoints_.find(resource_name);
+  return it == endpoints_.end() ||
+         it->second->StopGracePeriodExpired(now, options_.endpoint_stop_grace_period);
+}
+
 CapacityResult ManagerImpl::GetCapacity() {
   CapacityResult result;
   {
     absl::MutexLock lock(&mu_);
     const absl::Time now = clock_.Now();
-    auto gone = [&](const std::string& resource) {
-      auto it = endpoints_.find(resource);
-      return it == endpoints_.end() ||
-             it->second->StopGracePeriodExpired(now, options_.endpoint_stop_grace_period);
-    };
     for (const auto& [resource, ids] : healthy_devices_) {
-      if (gone(resource)) {
+      if (ResourceGoneLocked(resource, now)) {
         result.removed.push_back(resource);
         continue;
       }
@@ -356,7 +357,7 @@ CapacityResult ManagerImpl::GetCapacity() {
       result.allocatable[resource] = static_cast<int64_t>(ids.size());
     }
     for (const auto& [resource, ids] : unhealthy_devices_) {
-      if (gone(resource)) {
+      if (ResourceGoneLocked(resource, now)) {
         if (!healthy_devices_.contains(resource)) result.removed.push_back(resource);
         continue;
       }

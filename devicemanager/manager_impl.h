@@ -85,6 +85,9 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // unhealthy.
   void MarkResourceUnhealthyLocked(const std::string& resource_name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ResourceGoneLocked: no endpoint (maps out of sync), or its grace period has expired.
+  bool ResourceGoneLocked(const std::string& resource_name, absl::Time now) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ScheduleCheckpointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ScheduleNotifyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -114,8 +117,9 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   bool checkpoint_write_pending_ ABSL_GUARDED_BY(mu_) = false;
   bool notify_pending_ ABSL_GUARDED_BY(mu_) = false;
 
-  // Held while listeners run, so that Unsubscribe waits out a run in progress.
-  absl::Mutex listeners_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  // Held while listeners run, so that Unsubscribe waits out a run in progress. Listeners may
+  // call into the manager, so this one comes first in the lock order.
+  absl::Mutex listeners_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   std::map<int, ChangeCallback> listeners_ ABSL_GUARDED_BY(listeners_mu_);
   int next_listener_id_ ABSL_GUARDED_BY(listeners_mu_) = 1;
 
