@@ -18,6 +18,21 @@ std::chrono::system_clock::time_point In(std::chrono::milliseconds d) {
   return std::chrono::system_clock::now() + d;
 }
 
+// Dial blocks up to 10 s for a connection, as the kubelet's dials do. A socket file can exist a
+// moment before its server listens, so retries come quickly instead of after gRPC's default
+// one-second back-off.
+std::shared_ptr<grpc::Channel> Dial(const std::filesystem::path& socket) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);  // 100,000 devices are more than the 4 MiB default
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
+  auto channel =
+      grpc::CreateCustomChannel(UnixTarget(socket), grpc::InsecureChannelCredentials(), args);
+  if (!channel->WaitForConnected(In(std::chrono::seconds(10)))) return nullptr;
+  return channel;
+}
+
 }  // namespace
 
 // One plugin connection: the channel and its ListAndWatch stream. Deleted only after OnDone.
@@ -156,11 +171,8 @@ void FakeKubelet::CloseConnections() {
 
 absl::Status FakeKubelet::Connect(const std::string& resource_name,
                                   const std::filesystem::path& socket) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);  // 100,000 devices are more than the 4 MiB default
-  auto channel =
-      grpc::CreateCustomChannel(UnixTarget(socket), grpc::InsecureChannelCredentials(), args);
-  if (!channel->WaitForConnected(In(std::chrono::seconds(10)))) {
+  auto channel = Dial(socket);
+  if (channel == nullptr) {
     return absl::UnavailableError(
         absl::StrCat("failed to dial device plugin: cannot connect to ", socket.string()));
   }
@@ -195,13 +207,15 @@ absl::Status FakeKubelet::Connect(const std::string& resource_name,
 }
 
 absl::Status FakeKubelet::RegisterFromRegistry(const std::filesystem::path& socket) {
-  auto stub = pluginregistration::Registration::NewStub(
-      grpc::CreateChannel(UnixTarget(socket), grpc::InsecureChannelCredentials()));
+  auto channel = Dial(socket);
+  if (channel == nullptr) {
+    return absl::UnavailableError(absl::StrCat("cannot dial ", socket.string()));
+  }
+  auto stub = pluginregistration::Registration::NewStub(channel);
   pluginregistration::PluginInfo info;
   {
     grpc::ClientContext context;
     context.set_deadline(In(std::chrono::seconds(1)));
-    context.set_wait_for_ready(true);
     absl::Status status =
         FromGrpcStatus(stub->GetInfo(&context, pluginregistration::InfoRequest(), &info));
     if (!status.ok()) return status;
