@@ -1,30 +1,23 @@
 // `devmgr plugin fake|generic` as separate processes against the fake kubelet: registration both
 // ways, re-registration after the kubelet restarts, health flips, injected failures, CDI files,
 // real host devices, and a clean exit on SIGTERM.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "checkpoint/file_store.h"
 #include "nlohmann/json.hpp"
+#include "tests/deviceplugin/background_process.h"
 #include "tests/deviceplugin/fake_kubelet.h"
 #include "tests/testlib/subprocess.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
-
-extern char** environ;
 
 namespace devmgr::cli {
 namespace {
@@ -36,61 +29,17 @@ using testing::TempDir;
 using testing::WaitFor;
 using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
 
-// A devmgr process running in the background, its output in files. Killed and reaped at the end
-// if the test did not stop it.
-class PluginProcess {
+// A devmgr process in the background.
+class PluginProcess : public testing::BackgroundProcess {
  public:
-  explicit PluginProcess(std::vector<std::string> args) {
-    args.insert(args.begin(), DevmgrBinary());
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, dir_.Sub("out").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&actions, 2, dir_.Sub("err").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    std::vector<char*> argv;
-    for (auto& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~PluginProcess() {
-    if (pid_ > 0 && !exit_code_.has_value()) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  bool started() const { return pid_ > 0; }
-  void Signal(int signal) { ::kill(pid_, signal); }
-
-  // Exit code once the process has ended, within `timeout`; -1 if killed by a signal, nullopt if
-  // still running.
-  std::optional<int> Wait(std::chrono::milliseconds timeout) {
-    WaitFor(
-        [&] {
-          int status = 0;
-          if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-            exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-          }
-          return exit_code_.has_value();
-        },
-        timeout);
-    return exit_code_;
-  }
-
-  std::string err() const {
-    std::ifstream in(dir_.Sub("err"));
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
+  explicit PluginProcess(std::vector<std::string> args)
+      : BackgroundProcess(WithBinary(std::move(args))) {}
 
  private:
-  TempDir dir_;
-  pid_t pid_ = -1;
-  std::optional<int> exit_code_;
+  static std::vector<std::string> WithBinary(std::vector<std::string> args) {
+    args.insert(args.begin(), DevmgrBinary());
+    return args;
+  }
 };
 
 class PluginCommandTest : public ::testing::Test {
