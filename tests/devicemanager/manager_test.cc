@@ -700,7 +700,7 @@ TEST_F(ManagerTest, SubscribersHearOfChanges) {
   EXPECT_EQ(calls.load(), after);
 }
 
-TEST_F(ManagerTest, DeRegisterPluginWithWrongSocketIsNoop) {
+TEST_F(ManagerTest, TestPluginDisconnected_WrongSocketIsNoop) {
   StartManager();
   PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
   ASSERT_TRUE(manager_->RegisterPlugin(kResource1, plugin->socket().string(), {"v1beta1"}).ok());
