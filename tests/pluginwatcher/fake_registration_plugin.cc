@@ -29,6 +29,10 @@ class FakeRegistrationPlugin::Service final
     {
       absl::MutexLock lock(&plugin_.mu_);
       ++plugin_.get_info_calls_;
+      if (plugin_.hang_get_info_) {
+        plugin_.hung_.push_back(reactor);
+        return reactor;
+      }
       if (plugin_.get_info_failures_ > 0) {
         --plugin_.get_info_failures_;
         fail = true;
@@ -90,6 +94,13 @@ absl::Status FakeRegistrationPlugin::Serve() {
 
 void FakeRegistrationPlugin::Stop() {
   if (server_ == nullptr) return;
+  {
+    absl::MutexLock lock(&mu_);
+    for (grpc::ServerUnaryReactor* reactor : hung_) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "plugin stopped"));
+    }
+    hung_.clear();
+  }
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   server_->Wait();
   server_.reset();
@@ -99,6 +110,11 @@ void FakeRegistrationPlugin::Stop() {
 void FakeRegistrationPlugin::FailGetInfo(int n) {
   absl::MutexLock lock(&mu_);
   get_info_failures_ = n;
+}
+
+void FakeRegistrationPlugin::HangGetInfo() {
+  absl::MutexLock lock(&mu_);
+  hang_get_info_ = true;
 }
 
 int FakeRegistrationPlugin::get_info_calls() const {

@@ -1,13 +1,14 @@
 // FakeRegistrationPlugin: a real pluginregistration.Registration server on a unix socket, for the
 // plugin watcher's tests (upstream's pluginwatcher/example_plugin.go): it answers GetInfo with
 // the PluginInfo it was given, records every NotifyRegistrationStatus, and fails GetInfo on
-// demand to play a plugin that is not ready yet.
+// demand to play a plugin that is not ready yet, or leaves it unanswered to play a stuck one.
 //
 // HungSocket: a unix socket that accepts connections and never answers a byte, to play a plugin
 // that is stuck.
 #pragma once
 
 #include <grpcpp/server.h>
+#include <grpcpp/support/server_callback.h>
 
 #include <atomic>
 #include <filesystem>
@@ -39,6 +40,8 @@ class FakeRegistrationPlugin {
 
   // FailGetInfo makes the next `n` GetInfo calls fail with UNAVAILABLE.
   void FailGetInfo(int n);
+  // HangGetInfo makes every GetInfo call wait, unanswered, until Stop.
+  void HangGetInfo();
 
   const std::filesystem::path& socket_path() const { return socket_path_; }
   int get_info_calls() const;
@@ -58,6 +61,9 @@ class FakeRegistrationPlugin {
   int get_info_calls_ ABSL_GUARDED_BY(mu_) = 0;
   int get_info_failures_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<pluginregistration::RegistrationStatus> statuses_ ABSL_GUARDED_BY(mu_);
+  bool hang_get_info_ ABSL_GUARDED_BY(mu_) = false;
+  // GetInfo calls left unanswered, finished by Stop.
+  std::vector<grpc::ServerUnaryReactor*> hung_ ABSL_GUARDED_BY(mu_);
 
   std::unique_ptr<Service> service_;
   std::unique_ptr<grpc::Server> server_;

@@ -210,15 +210,30 @@ TEST_F(OperationGeneratorTest, SocketThatAcceptsAndNeverAnswers) {
   EXPECT_EQ(handler_.Count(Kind::kValidate, Socket("hung.sock")), 0);
 }
 
-TEST_F(OperationGeneratorTest, StopCancelsAHandshakeInProgress) {
+TEST_F(OperationGeneratorTest, StopCancelsADialInProgress) {
   std::filesystem::create_directories(Registry());
   HungSocket hung(Socket("hung.sock"));
   ASSERT_TRUE(hung.Listen().ok());
-  StartWatcher();  // upstream's deadlines: 10 s dial, 1 s GetInfo
+  StartWatcher();  // upstream's 10 s dial deadline
   ASSERT_TRUE(WaitFor([&] { return hung.accepted() >= 1; }, kWait));
   const absl::Time start = absl::Now();
   watcher_->Stop();
-  EXPECT_LT(absl::Now() - start, absl::Milliseconds(900));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+}
+
+TEST_F(OperationGeneratorTest, StopCancelsAGetInfoInProgress) {
+  auto options = Options();
+  options.get_info_timeout = absl::Seconds(10);
+  StartWatcher(options);
+  FakeRegistrationPlugin stuck(Socket("stuck.sock"),
+                               MakeInfo(pluginwatcher::kDevicePlugin, "example.com/stuck"));
+  stuck.HangGetInfo();
+  ASSERT_TRUE(stuck.Serve().ok());
+  ASSERT_TRUE(WaitFor([&] { return stuck.get_info_calls() >= 1; }, kWait));
+  const absl::Time start = absl::Now();
+  watcher_->Stop();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_TRUE(handler_.calls().empty());
 }
 
 TEST_F(OperationGeneratorTest, PluginCrashesBetweenGetInfoAndNotification) {
