@@ -121,11 +121,6 @@ void DevicePluginService::WaitForStreamsDone() {
       +[](std::set<StreamReactor*>* streams) { return streams->empty(); }, &streams_));
 }
 
-size_t DevicePluginService::open_streams() const {
-  absl::MutexLock lock(&mu_);
-  return streams_.size();
-}
-
 DevicePluginService::StreamAction DevicePluginService::NextActionLocked(StreamReactor& reactor) {
   StreamAction action;
   if (reactor.writing_ || reactor.finished_) return action;

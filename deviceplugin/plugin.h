@@ -103,8 +103,9 @@ class Plugin final : public Notifier {
   void Notify(DeviceTree tree) override ABSL_LOCKS_EXCLUDED(mu_);
 
   // Stop shuts the plugin down and removes its sockets and CDI files. Blocks until the scanner
-  // has returned, every stream has ended and every hook in progress has returned (hooks must
-  // return). Idempotent; not from a hook or the scanner thread.
+  // has returned, a Register call in flight has ended (at most register_timeout), every stream
+  // has ended and every hook in progress has returned (hooks must return). Idempotent; not from
+  // a hook or the scanner thread.
   void Stop();
 
   // Served returns what is being served, sorted by device type. Thread-safe.
