@@ -108,7 +108,6 @@ void WatchHub::Drain() {
 }
 
 size_t WatchHub::SubscriberCountForTest() {
-  Drain();
   size_t count = 0;
   absl::Notification counted;
   loop_.Post([&] {
@@ -117,6 +116,17 @@ size_t WatchHub::SubscriberCountForTest() {
   });
   counted.WaitForNotification();
   return count;
+}
+
+uint64_t WatchHub::RevisionForTest() {
+  uint64_t revision = 0;
+  absl::Notification read;
+  loop_.Post([&] {
+    revision = revision_;
+    read.Notify();
+  });
+  read.WaitForNotification();
+  return revision;
 }
 
 void WatchHub::UpdatePodOnLoop(const Pod& pod) {

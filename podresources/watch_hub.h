@@ -105,8 +105,10 @@ class WatchHub final : public PodResourcesNotifier {
   // Drain returns once everything posted before it has run. Not from the hub's thread.
   void Drain();
 
-  // Subscribers currently registered, for tests (drains first).
+  // Subscribers currently registered, and the latest revision, for tests and benchmarks
+  // (both drain first). Not from the hub's thread.
   size_t SubscriberCountForTest();
+  uint64_t RevisionForTest();
 
   const WatchOptions& options() const { return options_; }
 
