@@ -15,15 +15,22 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "checkpoint/checkpoint.h"
+#include "checkpoint/file_store.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "devicemanager/pod.h"
+#include "devicemanager/run_options.h"
+#include "devicemanager/topology_hints.h"
 #include "devicemanager/types.h"
 
 namespace devmgr::devicemanager {
@@ -50,6 +57,23 @@ struct ManagerOptions {
   absl::Duration checkpoint_write_delay = absl::Milliseconds(20);
   // Threads that dial plugins for Register calls (a hung plugin holds one for its deadlines).
   int connect_threads = 4;
+
+  // How long Allocate waits for the plugin of a known resource (one whose plugin went away
+  // within its grace period, or one restored from the checkpoint) to register again and report
+  // healthy devices, instead of failing at once. 0 is upstream's behaviour (fail at once); the
+  // devmgr daemon uses 30 s so that pods admitted just after a reboot survive slow plugins.
+  // Measured on the real clock.
+  absl::Duration admission_wait = absl::ZeroDuration();
+  // The host's topology manager: the NUMA affinity admitted per container. Null means none
+  // (every device is "no topology"). Not owned; must outlive the Manager.
+  const TopologyAffinityStore* topology_affinity = nullptr;
+  // The machine's NUMA node IDs for topology hints; empty means the nodes the devices report.
+  std::vector<int> numa_nodes;
+  // Containers (pod UID, container name) already running when the host started. Until the
+  // host's sources are ready they are not allocated again (upstream's kubelet-restart path).
+  std::set<std::pair<std::string, std::string>> running_containers;
+  // For tests: called before each step of a checkpoint write; a non-OK answer fails it.
+  checkpoint::FileStore::FaultHook checkpoint_fault_hook;
 
   // Time source of stop times and the grace period; null means RealClock(). Not owned; must
   // outlive the Manager.
@@ -118,6 +142,47 @@ class Manager {
   virtual absl::Status RegisterPlugin(absl::string_view resource_name, absl::string_view endpoint,
                                       const std::vector<std::string>& versions) = 0;
   virtual void DeRegisterPlugin(absl::string_view resource_name, absl::string_view endpoint) = 0;
+
+  // ---- Pod admission. `container` must be one of `pod`'s containers (by name). Admission
+  // calls block the calling thread on plugins (each call bounded by its deadline, see
+  // ManagerOptions), on the checkpoint write and, for a known resource whose plugin is away,
+  // on ManagerOptions::admission_wait. Admissions of different pods and resources run in
+  // parallel; no device is ever handed to two admissions at once.
+
+  // Allocate gives `container` its devices for every device-plugin resource it requests:
+  // devices are picked (reusing those of the pod's regular init containers, preferring the
+  // topology manager's affinity and the plugin's preferred allocation), each resource's plugin
+  // is called once with Allocate, and the checkpoint is written and synced before OK. All or
+  // nothing: on any error nothing of this call stays (no device held, checkpoint unchanged),
+  // and the error has upstream's text. A container that already holds its devices is not
+  // allocated again. Resources the manager has never heard of are skipped (they are not
+  // device-plugin resources). Errors: FailedPrecondition when not running, NotFound for a
+  // container not in the pod, ResourceExhausted / Unavailable / the plugin's status otherwise.
+  virtual absl::Status Allocate(const Pod& pod, const Container& container) = 0;
+
+  // AdmitPod allocates every init container, then every app container, in order; if one
+  // fails, everything the pod got in this call is released (its checkpoint entries removed
+  // and written) and the error is returned. Blocks like Allocate.
+  virtual absl::Status AdmitPod(const Pod& pod) = 0;
+
+  // GetDeviceRunContainerOptions: for each device-plugin resource `container` requests, calls
+  // the plugin's PreStartContainer (30 s deadline) if it asks for it, re-allocates if the
+  // devices are not cached but the pod is active, then merges the cached Allocate responses
+  // (see MergeRunContainerOptions; resources in name order). Empty options when the container
+  // holds nothing (upstream's nil). Blocks on plugins.
+  virtual absl::StatusOr<RunContainerOptions> GetDeviceRunContainerOptions(
+      const Pod& pod, const Container& container) = 0;
+
+  // UpdateAllocatedDevices frees the devices of every pod not in the active list, once the
+  // host's sources are ready (otherwise it does nothing). Does not write the checkpoint
+  // (the next write drops them, as upstream). Calls active_pods outside the manager's lock.
+  virtual void UpdateAllocatedDevices() = 0;
+
+  // GetTopologyHints / GetPodTopologyHints are the hint provider of a host topology manager
+  // (upstream's topology_hints.go), per container or for the whole pod. Both run
+  // UpdateAllocatedDevices first; never block on plugins.
+  virtual TopologyHints GetTopologyHints(const Pod& pod, const Container& container) = 0;
+  virtual TopologyHints GetPodTopologyHints(const Pod& pod) = 0;
 };
 
 using ManagerPtr = std::unique_ptr<Manager>;

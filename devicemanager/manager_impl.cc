@@ -31,7 +31,7 @@ ManagerImpl::ManagerImpl(ManagerOptions options)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : RealClock()),
       endpoint_options_(MakeEndpointOptions(options_)),
-      store_(options_.plugin_dir),
+      store_(options_.plugin_dir, options_.checkpoint_fault_hook),
       connect_pool_(static_cast<size_t>(std::max(1, options_.connect_threads))) {}
 
 ManagerImpl::~ManagerImpl() { Stop(); }
@@ -119,7 +119,10 @@ void ManagerImpl::Stop() {
   }
   loop_.Stop();
   // Nothing else writes now, and a write still pending on the loop is covered by this one.
-  WriteCheckpointData(final_data);
+  {
+    absl::MutexLock write_lock(&write_mu_);
+    WriteCheckpointData(final_data);
+  }
   DEVMGR_LOG(options_.logger, info, "Device manager stopped");
 }
 
@@ -177,6 +180,8 @@ checkpoint::CheckpointData ManagerImpl::CheckpointDataLocked() const {
 }
 
 void ManagerImpl::WriteCheckpoint() {
+  // The snapshot is taken under write_mu_, so it is never older than one already written.
+  absl::MutexLock write_lock(&write_mu_);
   checkpoint::CheckpointData data;
   {
     absl::MutexLock lock(&mu_);

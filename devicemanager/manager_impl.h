@@ -12,6 +12,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -51,6 +52,13 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   absl::Status RegisterPlugin(absl::string_view resource_name, absl::string_view endpoint,
                               const std::vector<std::string>& versions) override;
   void DeRegisterPlugin(absl::string_view resource_name, absl::string_view endpoint) override;
+  absl::Status Allocate(const Pod& pod, const Container& container) override;
+  absl::Status AdmitPod(const Pod& pod) override;
+  absl::StatusOr<RunContainerOptions> GetDeviceRunContainerOptions(
+      const Pod& pod, const Container& container) override;
+  void UpdateAllocatedDevices() override;
+  TopologyHints GetTopologyHints(const Pod& pod, const Container& container) override;
+  TopologyHints GetPodTopologyHints(const Pod& pod) override;
 
   // The endpoint currently serving `resource_name` (possibly stopped), or null. For tests and
   // for pod admission.
@@ -66,6 +74,58 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // RegistrationCallbacks.
   void OnRegister(const v1beta1::RegisterRequest& request, DoneFn done) override;
 
+  // ---- Pod admission (admission.cc).
+
+  // Devices of one resource reserved for one container while its plugin is called: counted
+  // as in use by every other admission, invisible everywhere else (GetDevices, run options,
+  // checkpoint) until committed.
+  struct Reservation {
+    std::string resource;
+    EndpointSharedPtr endpoint;
+    // Every device of the container for this resource, in pick order.
+    std::vector<std::string> ids;
+    // The subset newly taken from the free pool (held in reserved_).
+    std::vector<std::string> new_ids;
+    // The subset taken from the pod's reusable (init-container) devices.
+    std::vector<std::string> from_reuse;
+    v1beta1::ContainerAllocateResponse response;
+  };
+
+  // AllocateContainer is Allocate without the container lookup.
+  absl::Status AllocateContainer(const Pod& pod, const Container& container)
+      ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
+  // ReserveDevices is upstream's devicesToAllocate with reservations: nullopt when there is
+  // nothing to allocate. May wait for the plugin (admission_wait) and call
+  // GetPreferredAllocation with mu_ released.
+  absl::StatusOr<std::optional<Reservation>> ReserveDevices(const Pod& pod,
+                                                            const Container& container,
+                                                            const std::string& resource,
+                                                            int64_t required, bool sources_ready)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // PreferredAllocationLocked calls GetPreferredAllocation if the plugin offers it, with
+  // mu_ released for the call (upstream's callGetPreferredAllocationIfAvailable).
+  absl::StatusOr<std::set<std::string>> PreferredAllocationLocked(
+      const std::string& resource, const std::set<std::string>& available,
+      const std::vector<std::string>& must_include, int64_t size)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReleaseLocked(const Pod& pod, const Reservation& reservation)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // WaitForPluginLocked: for a known resource whose plugin is away, waits (mu_ released) up to
+  // admission_wait for it to be back with healthy devices that include `held`.
+  void WaitForPluginLocked(const std::string& resource, const std::set<std::string>& held)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool IsDevicePluginResourceLocked(const std::string& resource) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::set<std::string> HeldLocked(absl::string_view pod_uid, absl::string_view container_name,
+                                   absl::string_view resource) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // PersistCheckpoint makes every commit up to `generation` durable (group commit: a write by
+  // another admission that covered it is enough).
+  absl::Status PersistCheckpoint(uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
+  absl::Status CallPreStartContainerIfNeeded(const Pod& pod, const Container& container,
+                                             const std::string& resource)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // ConnectPlugin dials the plugin on `socket` and, unless refused, makes it the endpoint of
   // `resource_name`, replacing and stopping an older one. Blocks for the dial and
   // GetDevicePluginOptions (each bounded by its deadline).
@@ -77,7 +137,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   void RestoreFromCheckpoint() ABSL_LOCKS_EXCLUDED(mu_);
   // WriteCheckpoint snapshots the state under mu_ and writes it outside.
   void WriteCheckpoint() ABSL_LOCKS_EXCLUDED(mu_);
-  void WriteCheckpointData(const checkpoint::CheckpointData& data) ABSL_LOCKS_EXCLUDED(mu_);
+  void WriteCheckpointData(const checkpoint::CheckpointData& data)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   checkpoint::CheckpointData CheckpointDataLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RunListeners() ABSL_LOCKS_EXCLUDED(mu_, listeners_mu_);
 
@@ -116,6 +177,20 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   int active_streams_ ABSL_GUARDED_BY(mu_) = 0;
   bool checkpoint_write_pending_ ABSL_GUARDED_BY(mu_) = false;
   bool notify_pending_ ABSL_GUARDED_BY(mu_) = false;
+  // Resource name -> devices reserved by admissions in flight (see Reservation).
+  std::map<std::string, std::set<std::string>, std::less<>> reserved_ ABSL_GUARDED_BY(mu_);
+  // Pod UID -> resource -> devices of the pod's regular init containers that later
+  // containers of the pod may take (upstream's devicesToReuse). Dropped with the pod.
+  std::map<std::string, std::map<std::string, std::set<std::string>>, std::less<>>
+      devices_to_reuse_ ABSL_GUARDED_BY(mu_);
+  // Bumped by every commit of an admission; durable_generation_ is the newest one on disk.
+  uint64_t commit_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t durable_generation_ ABSL_GUARDED_BY(mu_) = 0;
+
+  // Serializes checkpoint writes, each snapshotting the state after taking it, so that a
+  // later write never carries older state than an earlier one. Held across file I/O (never
+  // mu_), so it comes first in the lock order.
+  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
 
   // Held while listeners run, so that Unsubscribe waits out a run in progress. Listeners may
   // call into the manager, so this one comes first in the lock order.

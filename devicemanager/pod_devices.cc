@@ -29,6 +29,30 @@ void PodDevices::Insert(absl::string_view pod_uid, absl::string_view container_n
       std::move(allocation);
 }
 
+void PodDevices::Remove(absl::string_view pod_uid, absl::string_view container_name,
+                        absl::string_view resource_name) {
+  auto pod = pods_.find(pod_uid);
+  if (pod == pods_.end()) return;
+  auto container = pod->second.find(container_name);
+  if (container == pod->second.end()) return;
+  auto resource = container->second.find(resource_name);
+  if (resource != container->second.end()) container->second.erase(resource);
+  if (container->second.empty()) pod->second.erase(container);
+  if (pod->second.empty()) pods_.erase(pod);
+}
+
+std::set<std::string> PodDevices::ResourceDeviceIds(absl::string_view resource_name) const {
+  std::set<std::string> ids;
+  for (const auto& [uid, containers] : pods_) {
+    for (const auto& [container, resources] : containers) {
+      auto it = resources.find(resource_name);
+      if (it == resources.end()) continue;
+      for (const auto& [numa, list] : it->second.devices) ids.insert(list.begin(), list.end());
+    }
+  }
+  return ids;
+}
+
 void PodDevices::Delete(const std::vector<std::string>& pod_uids) {
   for (const auto& uid : pod_uids) pods_.erase(uid);
 }

@@ -31,6 +31,14 @@ class PodDevices {
   void Insert(absl::string_view pod_uid, absl::string_view container_name,
               absl::string_view resource_name, ContainerAllocation allocation);
 
+  // Remove forgets one container's allocation of one resource (and the container or pod when
+  // nothing is left).
+  void Remove(absl::string_view pod_uid, absl::string_view container_name,
+              absl::string_view resource_name);
+
+  // ResourceDeviceIds is every device ID of `resource_name` held by any container.
+  std::set<std::string> ResourceDeviceIds(absl::string_view resource_name) const;
+
   // Delete forgets every allocation of the given pods.
   void Delete(const std::vector<std::string>& pod_uids);
 

@@ -158,6 +158,11 @@ class FakeDevicePlugin::Service final : public v1beta1::DevicePlugin::CallbackSe
     {
       absl::MutexLock lock(&plugin_.mu_);
       fn = plugin_.allocate_fn_;
+      if (plugin_.options_.hang_allocate && !plugin_.stopping_) {
+        grpc::ServerUnaryReactor* hung = context->DefaultReactor();
+        plugin_.hung_calls_.push_back(hung);  // answered by Stop
+        return hung;
+      }
     }
     grpc::Status status = grpc::Status::OK;
     if (fn) {
@@ -172,16 +177,33 @@ class FakeDevicePlugin::Service final : public v1beta1::DevicePlugin::CallbackSe
   }
 
   grpc::ServerUnaryReactor* PreStartContainer(
-      grpc::CallbackServerContext* context, const v1beta1::PreStartContainerRequest* /*request*/,
+      grpc::CallbackServerContext* context, const v1beta1::PreStartContainerRequest* request,
       v1beta1::PreStartContainerResponse* /*response*/) override {
+    ++plugin_.pre_start_calls_;
+    PreStartFn fn;
+    {
+      absl::MutexLock lock(&plugin_.mu_);
+      fn = plugin_.pre_start_fn_;
+    }
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(grpc::Status::OK);
+    reactor->Finish(fn ? fn(*request) : grpc::Status::OK);
     return reactor;
   }
 
   grpc::ServerUnaryReactor* GetPreferredAllocation(
       grpc::CallbackServerContext* context, const v1beta1::PreferredAllocationRequest* request,
       v1beta1::PreferredAllocationResponse* response) override {
+    ++plugin_.preferred_calls_;
+    PreferredFn fn;
+    {
+      absl::MutexLock lock(&plugin_.mu_);
+      fn = plugin_.preferred_fn_;
+    }
+    if (fn) {
+      grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+      reactor->Finish(fn(*request, response));
+      return reactor;
+    }
     // Prefers the must-include devices, then the first available ones.
     for (const auto& container : request->container_requests()) {
       auto* out = response->add_container_responses();
@@ -311,6 +333,16 @@ void FakeDevicePlugin::EndStreams() {
 void FakeDevicePlugin::OnAllocate(AllocateFn fn) {
   absl::MutexLock lock(&mu_);
   allocate_fn_ = std::move(fn);
+}
+
+void FakeDevicePlugin::OnPreStartContainer(PreStartFn fn) {
+  absl::MutexLock lock(&mu_);
+  pre_start_fn_ = std::move(fn);
+}
+
+void FakeDevicePlugin::OnGetPreferredAllocation(PreferredFn fn) {
+  absl::MutexLock lock(&mu_);
+  preferred_fn_ = std::move(fn);
 }
 
 int FakeDevicePlugin::open_streams() const {

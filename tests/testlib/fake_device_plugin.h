@@ -37,9 +37,14 @@ class FakeDevicePlugin {
     bool get_preferred_allocation_available = false;
     // GetDevicePluginOptions never answers (until Stop): a plugin stuck after the dial.
     bool hang_get_options = false;
+    // Allocate never answers (until Stop): a plugin that hangs mid-admission.
+    bool hang_allocate = false;
   };
   using AllocateFn =
       std::function<grpc::Status(const v1beta1::AllocateRequest&, v1beta1::AllocateResponse*)>;
+  using PreStartFn = std::function<grpc::Status(const v1beta1::PreStartContainerRequest&)>;
+  using PreferredFn = std::function<grpc::Status(const v1beta1::PreferredAllocationRequest&,
+                                                 v1beta1::PreferredAllocationResponse*)>;
 
   FakeDevicePlugin(std::filesystem::path socket, std::string resource_name,
                    std::vector<v1beta1::Device> devices, Options options);
@@ -72,6 +77,9 @@ class FakeDevicePlugin {
   void EndStreams();
 
   void OnAllocate(AllocateFn fn);
+  void OnPreStartContainer(PreStartFn fn);
+  // Replaces the default preference (must-include devices, then the first available ones).
+  void OnGetPreferredAllocation(PreferredFn fn);
 
   const std::filesystem::path& socket() const { return socket_; }
   const std::string& resource_name() const { return resource_name_; }
@@ -79,6 +87,8 @@ class FakeDevicePlugin {
   int list_and_watch_calls() const { return list_and_watch_calls_.load(); }
   int get_options_calls() const { return get_options_calls_.load(); }
   int allocate_calls() const { return allocate_calls_.load(); }
+  int pre_start_calls() const { return pre_start_calls_.load(); }
+  int preferred_calls() const { return preferred_calls_.load(); }
 
  private:
   class Service;
@@ -95,6 +105,8 @@ class FakeDevicePlugin {
   std::atomic<int> list_and_watch_calls_{0};
   std::atomic<int> get_options_calls_{0};
   std::atomic<int> allocate_calls_{0};
+  std::atomic<int> pre_start_calls_{0};
+  std::atomic<int> preferred_calls_{0};
 
   mutable absl::Mutex mu_;
   std::vector<v1beta1::Device> devices_ ABSL_GUARDED_BY(mu_);
@@ -102,6 +114,8 @@ class FakeDevicePlugin {
   std::map<Stream*, std::shared_ptr<Stream>> streams_ ABSL_GUARDED_BY(mu_);
   std::vector<grpc::ServerUnaryReactor*> hung_calls_ ABSL_GUARDED_BY(mu_);
   AllocateFn allocate_fn_ ABSL_GUARDED_BY(mu_);
+  PreStartFn pre_start_fn_ ABSL_GUARDED_BY(mu_);
+  PreferredFn preferred_fn_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 
   std::unique_ptr<Service> service_;

@@ -1,0 +1,51 @@
+// The pod as the device manager sees it: what a host fills in from its own pod objects before
+// admission. Only what matters for devices is here: identity, the containers in start order
+// with their kind (init, sidecar, regular), and each container's device counts per extended
+// resource. CPU, memory and other native resources are the host's business and never appear.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace devmgr::devicemanager {
+
+// What happens to a container's devices after it runs: a regular init container's devices may
+// be reused by later containers of the pod; a sidecar (an init container with restartPolicy
+// Always) and a regular container keep theirs for the pod's lifetime.
+enum class ContainerType { kInit, kSidecar, kRegular };
+
+struct Container {
+  std::string name;
+  ContainerType type = ContainerType::kRegular;
+  // Extended resource name -> number of devices (the container's limit; for extended resources
+  // Kubernetes requires the request to equal it). Resources with a count of 0 may be listed.
+  std::map<std::string, int64_t> devices;
+
+  bool operator==(const Container&) const = default;
+};
+
+struct Pod {
+  std::string uid;
+  std::string namespace_name;
+  std::string name;
+  // Init containers (regular ones and sidecars) in start order, then the app containers.
+  std::vector<Container> init_containers;
+  std::vector<Container> containers;
+
+  // FindContainer: the init or app container called `name`, or nullptr.
+  const Container* FindContainer(absl::string_view container_name) const;
+
+  bool operator==(const Pod&) const = default;
+};
+
+// ParseDeviceCount reads a Kubernetes quantity ("2", "2000m", "1k", "1e1", "1Ki") as a number
+// of devices. InvalidArgument, saying why, for anything that is not a quantity, is negative,
+// is not a whole number, or does not fit in 64 bits.
+absl::StatusOr<int64_t> ParseDeviceCount(absl::string_view quantity);
+
+}  // namespace devmgr::devicemanager
