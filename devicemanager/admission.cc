@@ -190,6 +190,11 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
                      resource));
   }
   if (needed == 0) return std::nullopt;
+  if (!in_flight_.emplace(pod.uid, container.name, resource).second) {
+    return absl::AbortedError(absl::StrCat("allocation of ", resource, " to pod ", pod.uid,
+                                           " container ", container.name,
+                                           " is already in progress"));
+  }
 
   Reservation reservation;
   reservation.resource = resource;
@@ -209,7 +214,7 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
     return needed <= 0;
   };
   auto fail = [&](absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    ReleaseLocked(pod, reservation);
+    ReleaseLocked(pod, container, reservation);
     return status;
   };
 
@@ -283,7 +288,9 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
   return fail(short_error());
 }
 
-void ManagerImpl::ReleaseLocked(const Pod& pod, const Reservation& reservation) {
+void ManagerImpl::ReleaseLocked(const Pod& pod, const Container& container,
+                                const Reservation& reservation) {
+  in_flight_.erase({pod.uid, container.name, reservation.resource});
   auto reserved = reserved_.find(reservation.resource);
   if (reserved != reserved_.end()) {
     for (const auto& id : reservation.new_ids) reserved->second.erase(id);
@@ -317,7 +324,7 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
   std::vector<Reservation> done;
   auto release_all = [&] {
     absl::MutexLock lock(&mu_);
-    for (const auto& reservation : done) ReleaseLocked(pod, reservation);
+    for (const auto& reservation : done) ReleaseLocked(pod, container, reservation);
   };
   // Resources in name order (container.devices is sorted), one Allocate RPC per resource.
   for (const auto& [resource, count] : container.devices) {
@@ -369,7 +376,7 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) {
-      for (const auto& reservation : done) ReleaseLocked(pod, reservation);
+      for (const auto& reservation : done) ReleaseLocked(pod, container, reservation);
       return absl::UnavailableError("the device manager is stopping");
     }
     reuse_before = devices_to_reuse_[pod.uid];
@@ -380,6 +387,7 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
           DevicesPerNumaOf(reservation.ids, all == all_devices_.end() ? nullptr : &all->second);
       allocation.response = std::move(reservation.response);
       pod_devices_.Insert(pod.uid, container.name, reservation.resource, std::move(allocation));
+      in_flight_.erase({pod.uid, container.name, reservation.resource});
       auto reserved = reserved_.find(reservation.resource);
       if (reserved != reserved_.end()) {
         for (const auto& id : reservation.new_ids) reserved->second.erase(id);
@@ -574,55 +582,59 @@ void ManagerImpl::UpdateAllocatedDevices() {
   DEVMGR_LOG(options_.logger, debug, "Pods to be removed", "podUIDs", absl::StrJoin(removed, ","));
 }
 
+std::optional<std::vector<TopologyHint>> ManagerImpl::TopologyHintsLocked(
+    const std::string& resource, int64_t requested, const std::set<std::string>& held,
+    const std::set<std::string>& reusable) const {
+  static const DeviceMap kNoDevices;
+  auto all_it = all_devices_.find(resource);
+  const DeviceMap& all = all_it == all_devices_.end() ? kNoDevices : all_it->second;
+  // Only devices that report topology have a preference.
+  if (!HasTopologyAlignment(all)) return std::nullopt;
+  std::vector<int> nodes = options_.numa_nodes;
+  if (nodes.empty()) {
+    std::set<int> seen;
+    for (const auto& [id, device] : all) {
+      for (int64_t node : device.numa_nodes) seen.insert(static_cast<int>(node));
+    }
+    nodes.assign(seen.begin(), seen.end());
+  }
+  // Already allocated (e.g. after a restart): the same hints again, or none if the count
+  // changed.
+  if (!held.empty()) {
+    if (static_cast<int64_t>(held.size()) != requested) return std::vector<TopologyHint>();
+    return GenerateDeviceTopologyHints(nodes, all, held, {}, requested);
+  }
+  std::set<std::string> available;
+  auto healthy = healthy_devices_.find(resource);
+  if (healthy != healthy_devices_.end()) {
+    const std::set<std::string> committed = pod_devices_.ResourceDeviceIds(resource);
+    auto reserved = reserved_.find(resource);
+    for (const auto& id : healthy->second) {
+      if (committed.contains(id)) continue;
+      if (reserved != reserved_.end() && reserved->second.contains(id)) continue;
+      available.insert(id);
+    }
+  }
+  std::set<std::string> both = available;
+  both.insert(reusable.begin(), reusable.end());
+  if (static_cast<int64_t>(both.size()) < requested) return std::vector<TopologyHint>();
+  return GenerateDeviceTopologyHints(nodes, all, available, reusable, requested);
+}
+
 TopologyHints ManagerImpl::GetTopologyHints(const Pod& pod, const Container& container) {
   UpdateAllocatedDevices();
   TopologyHints hints;
   absl::MutexLock lock(&mu_);
   for (const auto& [resource, requested] : container.devices) {
     if (!IsDevicePluginResourceLocked(resource)) continue;
-    auto all_it = all_devices_.find(resource);
-    const DeviceMap empty;
-    const DeviceMap& all = all_it == all_devices_.end() ? empty : all_it->second;
-    if (!HasTopologyAlignment(all)) {
-      hints[resource] = std::nullopt;
-      continue;
-    }
-    std::vector<int> nodes = options_.numa_nodes;
-    if (nodes.empty()) {
-      std::set<int> seen;
-      for (const auto& [id, device] : all) {
-        for (int64_t node : device.numa_nodes) seen.insert(static_cast<int>(node));
-      }
-      nodes.assign(seen.begin(), seen.end());
-    }
-    const std::set<std::string> held = HeldLocked(pod.uid, container.name, resource);
-    if (!held.empty()) {
-      hints[resource] = static_cast<int64_t>(held.size()) != requested
-                            ? std::vector<TopologyHint>()
-                            : GenerateDeviceTopologyHints(nodes, all, held, {}, requested);
-      continue;
-    }
-    std::set<std::string> available;
-    const std::set<std::string> committed = pod_devices_.ResourceDeviceIds(resource);
-    auto reserved = reserved_.find(resource);
-    for (const auto& id : healthy_devices_[resource]) {
-      if (committed.contains(id)) continue;
-      if (reserved != reserved_.end() && reserved->second.contains(id)) continue;
-      available.insert(id);
-    }
     std::set<std::string> reusable;
     auto pod_reuse = devices_to_reuse_.find(pod.uid);
     if (pod_reuse != devices_to_reuse_.end()) {
       auto it = pod_reuse->second.find(resource);
       if (it != pod_reuse->second.end()) reusable = it->second;
     }
-    std::set<std::string> both = available;
-    both.insert(reusable.begin(), reusable.end());
-    if (static_cast<int64_t>(both.size()) < requested) {
-      hints[resource] = std::vector<TopologyHint>();
-      continue;
-    }
-    hints[resource] = GenerateDeviceTopologyHints(nodes, all, available, reusable, requested);
+    hints[resource] = TopologyHintsLocked(resource, requested,
+                                          HeldLocked(pod.uid, container.name, resource), reusable);
   }
   return hints;
 }
@@ -633,21 +645,6 @@ TopologyHints ManagerImpl::GetPodTopologyHints(const Pod& pod) {
   absl::MutexLock lock(&mu_);
   for (const auto& [resource, requested] : PodDeviceRequest(pod)) {
     if (!IsDevicePluginResourceLocked(resource)) continue;
-    auto all_it = all_devices_.find(resource);
-    const DeviceMap empty;
-    const DeviceMap& all = all_it == all_devices_.end() ? empty : all_it->second;
-    if (!HasTopologyAlignment(all)) {
-      hints[resource] = std::nullopt;
-      continue;
-    }
-    std::vector<int> nodes = options_.numa_nodes;
-    if (nodes.empty()) {
-      std::set<int> seen;
-      for (const auto& [id, device] : all) {
-        for (int64_t node : device.numa_nodes) seen.insert(static_cast<int>(node));
-      }
-      nodes.assign(seen.begin(), seen.end());
-    }
     std::set<std::string> held;
     for (const auto* list : {&pod.init_containers, &pod.containers}) {
       for (const Container& container : *list) {
@@ -655,25 +652,7 @@ TopologyHints ManagerImpl::GetPodTopologyHints(const Pod& pod) {
         held.insert(ids.begin(), ids.end());
       }
     }
-    if (!held.empty()) {
-      hints[resource] = static_cast<int64_t>(held.size()) != requested
-                            ? std::vector<TopologyHint>()
-                            : GenerateDeviceTopologyHints(nodes, all, held, {}, requested);
-      continue;
-    }
-    std::set<std::string> available;
-    const std::set<std::string> committed = pod_devices_.ResourceDeviceIds(resource);
-    auto reserved = reserved_.find(resource);
-    for (const auto& id : healthy_devices_[resource]) {
-      if (committed.contains(id)) continue;
-      if (reserved != reserved_.end() && reserved->second.contains(id)) continue;
-      available.insert(id);
-    }
-    if (static_cast<int64_t>(available.size()) < requested) {
-      hints[resource] = std::vector<TopologyHint>();
-      continue;
-    }
-    hints[resource] = GenerateDeviceTopologyHints(nodes, all, available, {}, requested);
+    hints[resource] = TopologyHintsLocked(resource, requested, held, {});
   }
   return hints;
 }

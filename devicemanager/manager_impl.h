@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -90,6 +91,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
     std::vector<std::string> from_reuse;
     v1beta1::ContainerAllocateResponse response;
   };
+  // (pod UID, container name, resource name) of an allocation in flight.
+  using AllocationKey = std::tuple<std::string, std::string, std::string>;
 
   // AllocateContainer is Allocate without the container lookup.
   absl::Status AllocateContainer(const Pod& pod, const Container& container)
@@ -108,8 +111,14 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
       const std::string& resource, const std::set<std::string>& available,
       const std::vector<std::string>& must_include, int64_t size)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ReleaseLocked(const Pod& pod, const Reservation& reservation)
+  void ReleaseLocked(const Pod& pod, const Container& container, const Reservation& reservation)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // TopologyHintsLocked: the hints of one resource for `requested` devices, given what the
+  // container (or pod) already holds and the devices it may reuse (upstream's per-resource
+  // body of GetTopologyHints).
+  std::optional<std::vector<TopologyHint>> TopologyHintsLocked(
+      const std::string& resource, int64_t requested, const std::set<std::string>& held,
+      const std::set<std::string>& reusable) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // WaitForPluginLocked: for a known resource whose plugin is away, waits (mu_ released) up to
   // admission_wait for it to be back with healthy devices that include `held`.
   void WaitForPluginLocked(const std::string& resource, const std::set<std::string>& held)
@@ -123,8 +132,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // another admission that covered it is enough).
   absl::Status PersistCheckpoint(uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
   absl::Status CallPreStartContainerIfNeeded(const Pod& pod, const Container& container,
-                                             const std::string& resource)
-      ABSL_LOCKS_EXCLUDED(mu_);
+                                             const std::string& resource) ABSL_LOCKS_EXCLUDED(mu_);
 
   // ConnectPlugin dials the plugin on `socket` and, unless refused, makes it the endpoint of
   // `resource_name`, replacing and stopping an older one. Blocks for the dial and
@@ -181,8 +189,11 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   std::map<std::string, std::set<std::string>, std::less<>> reserved_ ABSL_GUARDED_BY(mu_);
   // Pod UID -> resource -> devices of the pod's regular init containers that later
   // containers of the pod may take (upstream's devicesToReuse). Dropped with the pod.
-  std::map<std::string, std::map<std::string, std::set<std::string>>, std::less<>>
-      devices_to_reuse_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::map<std::string, std::set<std::string>>, std::less<>> devices_to_reuse_
+      ABSL_GUARDED_BY(mu_);
+  // Allocations in flight: a second admission of the same container and resource is refused
+  // (Aborted) instead of racing the first (upstream's reserve refuses an existing entry).
+  std::set<AllocationKey> in_flight_ ABSL_GUARDED_BY(mu_);
   // Bumped by every commit of an admission; durable_generation_ is the newest one on disk.
   uint64_t commit_generation_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t durable_generation_ ABSL_GUARDED_BY(mu_) = 0;

@@ -738,6 +738,30 @@ TEST_F(AdmissionTest, HungPluginDoesNotBlockOtherResources) {
   EXPECT_TRUE(manager_->GetDevices("slow", "c").empty());
 }
 
+TEST_F(AdmissionTest, SecondAdmissionOfTheSameContainerWhileTheFirstIsInFlightIsRefused) {
+  ManagerOptions options = Options();
+  options.plugin_call_timeout = absl::Seconds(1);
+  StartManager(options);
+  FakeDevicePlugin::Options hang;
+  hang.hang_allocate = true;
+  PluginPtr hung = StartPlugin("p1.sock", kResource1, MakeDevices(4, "a"), hang);
+  AddActive("pod1");
+  Pod pod = MakePod("pod1", {MakeContainer("c", {{kResource1, 1}})});
+  absl::Status first;
+  std::thread thread([&] { first = manager_->Allocate(pod, pod.containers[0]); });
+  ASSERT_TRUE(WaitFor([&] { return hung->allocate_calls() == 1; }));
+  absl::Status second = manager_->Allocate(pod, pod.containers[0]);
+  EXPECT_TRUE(absl::IsAborted(second)) << second;
+  thread.join();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(first)) << first;
+  // Both left nothing behind: all four devices can be taken.
+  Pod all = MakePod("pod2", {MakeContainer("c", {{kResource1, 4}})});
+  AddActive("pod2");
+  hung.reset();
+  PluginPtr fine = StartPlugin("p2.sock", kResource1, MakeDevices(4, "a"));
+  EXPECT_TRUE(manager_->Allocate(all, all.containers[0]).ok());
+}
+
 TEST_F(AdmissionTest, EightThreadsAdmitThousandPodsWithoutSharingADevice) {
   StartManager();
   std::vector<PluginPtr> plugins;
