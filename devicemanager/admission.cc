@@ -10,7 +10,11 @@
 // Upstream differs on purpose in three places: a container with several resources is all or
 // nothing (upstream can leave it partly allocated), the checkpoint is made durable before a
 // commit is reported (a failed write rolls the container back), and a known resource whose
-// plugin is away may be waited for (ManagerOptions::admission_wait).
+// plugin is away may be waited for (ManagerOptions::admission_wait). Also, upstream keeps the
+// reusable devices of one pod at a time (the kubelet admits pods one by one); here admissions
+// of different pods run in parallel, so each pod keeps its own until it is garbage-collected.
+// The order of devices taken from a set is sorted (upstream's is Go's map order), and the
+// resources of a container are allocated in name order, so admission is deterministic.
 
 #include <algorithm>
 #include <utility>
@@ -219,13 +223,17 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
   };
 
   // Devices of the pod's init containers first: they are free again once those have run.
-  auto& reusable = devices_to_reuse_[pod.uid][resource];
-  for (auto it = reusable.begin(); it != reusable.end() && needed > 0;) {
-    reservation.ids.push_back(*it);
-    reservation.from_reuse.push_back(*it);
-    picked.insert(*it);
-    --needed;
-    it = reusable.erase(it);
+  if (auto pod_reuse = devices_to_reuse_.find(pod.uid); pod_reuse != devices_to_reuse_.end()) {
+    auto reusable = pod_reuse->second.find(resource);
+    if (reusable != pod_reuse->second.end()) {
+      for (auto it = reusable->second.begin(); it != reusable->second.end() && needed > 0;) {
+        reservation.ids.push_back(*it);
+        reservation.from_reuse.push_back(*it);
+        picked.insert(*it);
+        --needed;
+        it = reusable->second.erase(it);
+      }
+    }
   }
   if (needed == 0) return reservation;
 
@@ -379,7 +387,9 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
       for (const auto& reservation : done) ReleaseLocked(pod, container, reservation);
       return absl::UnavailableError("the device manager is stopping");
     }
-    reuse_before = devices_to_reuse_[pod.uid];
+    if (auto it = devices_to_reuse_.find(pod.uid); it != devices_to_reuse_.end()) {
+      reuse_before = it->second;
+    }
     for (auto& reservation : done) {
       auto all = all_devices_.find(reservation.resource);
       ContainerAllocation allocation;
@@ -411,7 +421,11 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
     for (const auto& reservation : done) {
       pod_devices_.Remove(pod.uid, container.name, reservation.resource);
     }
-    devices_to_reuse_[pod.uid] = std::move(reuse_before);
+    if (reuse_before.empty()) {
+      devices_to_reuse_.erase(pod.uid);
+    } else {
+      devices_to_reuse_[pod.uid] = std::move(reuse_before);
+    }
     ScheduleCheckpointLocked();
     DEVMGR_LOG(options_.logger, err, "Failed to write checkpoint after allocation", "podUID",
                pod.uid, "containerName", container.name, "err", written);

@@ -156,8 +156,13 @@ class Manager {
   // nothing: on any error nothing of this call stays (no device held, checkpoint unchanged),
   // and the error has upstream's text. A container that already holds its devices is not
   // allocated again. Resources the manager has never heard of are skipped (they are not
-  // device-plugin resources). Errors: FailedPrecondition when not running, NotFound for a
-  // container not in the pod, ResourceExhausted / Unavailable / the plugin's status otherwise.
+  // device-plugin resources). The pod must be in the host's active list (active_pods), or the
+  // garbage collection that runs first frees what its earlier containers got. Errors:
+  // FailedPrecondition when not running, NotFound for a container not in the pod or an
+  // unregistered resource, ResourceExhausted for too few healthy devices, Aborted while
+  // another admission of the same container is in flight, DeadlineExceeded / Unavailable /
+  // the plugin's status for a failed plugin call, the store's error for a failed checkpoint
+  // write; texts as upstream.
   virtual absl::Status Allocate(const Pod& pod, const Container& container) = 0;
 
   // AdmitPod allocates every init container, then every app container, in order; if one
