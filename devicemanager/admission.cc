@@ -203,13 +203,18 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
   Reservation reservation;
   reservation.resource = resource;
   std::set<std::string> picked;
-  std::set<std::string>& reserved = reserved_[resource];
+  std::set<std::string> committed;
+  // Looked up afresh each time: the map's entry can go away while mu_ is released below.
+  auto is_reserved = [&](const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = reserved_.find(resource);
+    return it != reserved_.end() && it->second.contains(id);
+  };
   // Takes free devices from `from` (in order) until enough are picked; true when done.
   auto take_from = [&](const std::set<std::string>& from) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (const auto& id : from) {
       if (needed <= 0) break;
-      if (picked.contains(id) || reserved.contains(id)) continue;
-      reserved.insert(id);
+      if (picked.contains(id) || is_reserved(id) || committed.contains(id)) continue;
+      reserved_[resource].insert(id);
       picked.insert(id);
       reservation.ids.push_back(id);
       reservation.new_ids.push_back(id);
@@ -239,10 +244,10 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
 
   // In use: committed to any container, or reserved by an admission in flight.
   std::set<std::string> available;
+  committed = pod_devices_.ResourceDeviceIds(resource);
   {
-    const std::set<std::string> committed = pod_devices_.ResourceDeviceIds(resource);
     for (const auto& id : healthy) {
-      if (!committed.contains(id) && !reserved.contains(id)) available.insert(id);
+      if (!committed.contains(id) && !is_reserved(id)) available.insert(id);
     }
   }
   if (static_cast<int64_t>(available.size()) < needed) {
@@ -264,7 +269,7 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
     std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::inserter(out, out.begin()));
     return out;
   };
-  // With mu_ released during GetPreferredAllocation, `reserved` may have grown and devices may
+  // With mu_ released during GetPreferredAllocation, reserved_ may have grown and devices may
   // have turned unhealthy: take_from skips the former, this drops the latter.
   auto still_healthy = [&](const std::set<std::string>& ids) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     std::set<std::string> out;
@@ -279,6 +284,8 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
     candidates.insert(picked.begin(), picked.end());
     auto preferred = PreferredAllocationLocked(resource, candidates, reservation.ids, required);
     if (!preferred.ok()) return fail(preferred.status());
+    // Others may have reserved and committed devices meanwhile.
+    committed = pod_devices_.ResourceDeviceIds(resource);
     if (take_from(still_healthy(intersect(*preferred, split.aligned)))) return reservation;
     if (take_from(still_healthy(split.aligned))) return reservation;
     return fail(short_error());
@@ -290,6 +297,7 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
   candidates.insert(picked.begin(), picked.end());
   auto preferred = PreferredAllocationLocked(resource, candidates, reservation.ids, required);
   if (!preferred.ok()) return fail(preferred.status());
+  committed = pod_devices_.ResourceDeviceIds(resource);
   if (take_from(still_healthy(intersect(*preferred, available)))) return reservation;
   if (take_from(still_healthy(split.unaligned))) return reservation;
   if (take_from(still_healthy(split.no_topology))) return reservation;

@@ -768,8 +768,11 @@ TEST_F(AdmissionTest, EightThreadsAdmitThousandPodsWithoutSharingADevice) {
   std::vector<std::string> resources;
   for (int i = 0; i < 4; ++i) {
     resources.push_back(absl::StrCat("domain", i, ".com/res"));
+    // Half the plugins offer GetPreferredAllocation: picking then spans an unlocked call.
+    FakeDevicePlugin::Options plugin_options;
+    plugin_options.get_preferred_allocation_available = i % 2 == 0;
     plugins.push_back(StartPlugin(absl::StrCat("p", i, ".sock"), resources.back(),
-                                  MakeDevices(250, absl::StrCat("r", i, "-"))));
+                                  MakeDevices(250, absl::StrCat("r", i, "-")), plugin_options));
   }
   constexpr int kPods = 1000;
   {
