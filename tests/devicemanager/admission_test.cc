@@ -364,6 +364,24 @@ TEST_F(AdmissionTest, TestGetDeviceRunContainerOptions) {
   EXPECT_TRUE(manager_->Allocate(pod3, pod3.containers[0]).ok());
 }
 
+TEST_F(AdmissionTest, RunOptionsOfAnActiveContainerWithNothingCachedAllocateAgain) {
+  StartManager();
+  PluginPtr plugin = StartPlugin("p1.sock", kResource1, MakeDevices(2, "d"));
+  plugin->OnAllocate(AnswerWith("one"));
+  Pod pod = MakePod("pod1", {MakeContainer("c", {{kResource1, 1}})});
+  // Not active: nothing is allocated, the options are empty.
+  auto options = manager_->GetDeviceRunContainerOptions(pod, pod.containers[0]);
+  ASSERT_TRUE(options.ok());
+  EXPECT_EQ(*options, RunContainerOptions());
+  EXPECT_EQ(plugin->allocate_calls(), 0);
+  // Active (the restart race upstream covers): allocated now.
+  AddActive("pod1");
+  options = manager_->GetDeviceRunContainerOptions(pod, pod.containers[0]);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(plugin->allocate_calls(), 1);
+  EXPECT_EQ(options->devices.size(), 1u);
+}
+
 TEST(RunOptionsTest, TestDeviceRunContainerOptions) {
   v1beta1::ContainerAllocateResponse empty;
   EXPECT_EQ(MergeRunContainerOptions({{"r", &empty}}, nullptr), RunContainerOptions());
