@@ -1,0 +1,206 @@
+// The node side assembled as the daemon assembles it: the real Manager, the real plugin watcher
+// with the "DevicePlugin" handler, and real device plugins built on the SDK (in-process and as
+// `devmgr plugin fake` processes), all on unix sockets in a temporary root.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <memory>
+
+#include "cmd/devmgr/device_plugin_handler.h"
+#include "devicemanager/manager.h"
+#include "deviceplugin/plugin.h"
+#include "pluginwatcher/watcher.h"
+#include "tests/testlib/subprocess.h"
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
+
+extern char** environ;
+
+namespace devmgr {
+namespace {
+
+using deviceplugin::DeviceInfo;
+using deviceplugin::DeviceTree;
+using deviceplugin::Health;
+using deviceplugin::Plugin;
+using deviceplugin::PluginOptions;
+using deviceplugin::RegistrationMode;
+using testing::TempDir;
+using testing::WaitFor;
+
+constexpr char kResource[] = "example.com/gpu";
+
+DeviceTree GpuTree(int count, Health health = Health::kHealthy) {
+  DeviceTree tree;
+  for (int i = 0; i < count; ++i) {
+    DeviceInfo info;
+    info.health = health;
+    info.numa_nodes = {i % 2};
+    tree.AddDevice("gpu", "gpu" + std::to_string(i), info);
+  }
+  return tree;
+}
+
+class NodeTest : public ::testing::Test {
+ protected:
+  std::filesystem::path PluginDir() const { return root_.Sub("device-plugins"); }
+  std::filesystem::path RegistryDir() const { return root_.Sub("plugins_registry"); }
+
+  void StartManager() {
+    devicemanager::ManagerOptions options;
+    options.plugin_dir = PluginDir();
+    options.probe_endpoint_roots = {RegistryDir()};
+    manager_ = devicemanager::CreateManager(options);
+    ASSERT_TRUE(
+        manager_->Start([] { return std::vector<std::string>{}; }, [] { return true; }).ok());
+  }
+
+  void StartWatcher() {
+    handler_ = std::make_unique<cli::DevicePluginHandler>(*manager_);
+    pluginwatcher::WatcherOptions options = pluginwatcher::WatcherOptions::ForRootDir(root_.path());
+    options.initial_backoff = absl::Milliseconds(20);
+    watcher_ = pluginwatcher::CreateWatcher(options);
+    watcher_->AddHandler(pluginwatcher::kDevicePlugin, *handler_);
+    ASSERT_TRUE(watcher_->Start().ok());
+  }
+
+  std::unique_ptr<Plugin> StartPlugin(RegistrationMode mode, DeviceTree tree) {
+    PluginOptions options;
+    options.resource_namespace = "example.com";
+    options.registration = mode;
+    options.plugin_dir = PluginDir();
+    options.registry_dir = RegistryDir();
+    options.check_interval = absl::Milliseconds(20);
+    absl::StatusOr<std::unique_ptr<Plugin>> plugin = Plugin::Start(options, nullptr);
+    EXPECT_TRUE(plugin.ok()) << plugin.status();
+    if (!plugin.ok()) return nullptr;
+    (*plugin)->Notify(std::move(tree));
+    return *std::move(plugin);
+  }
+
+  int64_t Capacity() { return Lookup(manager_->GetCapacity().capacity); }
+  int64_t Allocatable() { return Lookup(manager_->GetCapacity().allocatable); }
+
+  void TearDown() override {
+    if (watcher_ != nullptr) watcher_->Stop();
+    if (manager_ != nullptr) manager_->Stop();
+  }
+
+  TempDir root_;
+  devicemanager::ManagerPtr manager_;
+  std::unique_ptr<cli::DevicePluginHandler> handler_;
+  pluginwatcher::WatcherPtr watcher_;
+
+ private:
+  static int64_t Lookup(const std::map<std::string, int64_t>& counts) {
+    auto it = counts.find(kResource);
+    return it == counts.end() ? -1 : it->second;
+  }
+};
+
+// Upstream's scenario through the real watcher: a plugin registered by plugins_registry, then
+// replaced by one with the same devices (capacity unchanged), then by one with fewer devices
+// (the previous plugin's devices are gone). The SDK names a plugin's registry socket after its
+// resource, so each replacement follows the previous plugin's exit, as a restarted plugin does.
+TEST_F(NodeTest, TestDevicePluginReRegistrationProbeMode) {
+  StartManager();
+  StartWatcher();
+  auto first = StartPlugin(RegistrationMode::kPluginsRegistry, GpuTree(2));
+  ASSERT_TRUE(WaitFor([&] { return Allocatable() == 2; })) << Allocatable();
+  ASSERT_TRUE(WaitFor([&] { return !first->Served().empty() && first->Served()[0].registered; }));
+
+  first.reset();  // its registry socket disappears: the watcher deregisters it
+  ASSERT_TRUE(WaitFor([&] { return Allocatable() == 0; }));
+  EXPECT_EQ(Capacity(), 2) << "capacity is kept during the grace period";
+
+  auto second = StartPlugin(RegistrationMode::kPluginsRegistry, GpuTree(2));
+  ASSERT_TRUE(WaitFor([&] { return Allocatable() == 2; }));
+  EXPECT_EQ(Capacity(), 2);
+  second.reset();
+  ASSERT_TRUE(WaitFor([&] { return Allocatable() == 0; }));
+
+  auto third = StartPlugin(RegistrationMode::kPluginsRegistry, GpuTree(1));
+  ASSERT_TRUE(WaitFor([&] { return Capacity() == 1 && Allocatable() == 1; }))
+      << "devices of the previous plugin are removed: " << Capacity();
+}
+
+TEST_F(NodeTest, TestNewManagerImplStartProbeMode) {
+  StartManager();
+  StartWatcher();
+  auto plugin = StartPlugin(RegistrationMode::kPluginsRegistry, GpuTree(3));
+  ASSERT_TRUE(WaitFor([&] { return Allocatable() == 3; }));
+  ASSERT_EQ(watcher_->GetRegisteredPlugins().size(), 1U);
+  EXPECT_EQ(watcher_->GetRegisteredPlugins()[0].name, kResource);
+  // Stopping is safe in any order and twice.
+  watcher_->Stop();
+  manager_->Stop();
+  manager_->Stop();
+}
+
+TEST_F(NodeTest, SdkPluginRegistersOnKubeletSocketAndFollowsHealth) {
+  StartManager();
+  auto plugin = StartPlugin(RegistrationMode::kKubeletSocket, GpuTree(4));
+  ASSERT_TRUE(WaitFor([&] { return Allocatable() == 4; }));
+  DeviceTree tree = GpuTree(3);
+  DeviceInfo sick;
+  sick.health = Health::kUnhealthy;
+  tree.AddDevice("gpu", "gpu3", sick);
+  plugin->Notify(std::move(tree));
+  ASSERT_TRUE(WaitFor([&] { return Allocatable() == 3 && Capacity() == 4; }));
+  const auto devices = manager_->GetAllocatableDevices();
+  ASSERT_EQ(devices.count(kResource), 1U);
+  EXPECT_EQ(devices.at(kResource).size(), 3U);
+}
+
+// A new Manager on the same folder removes the old sockets; the live plugin notices, serves a
+// fresh socket and registers again by itself.
+TEST_F(NodeTest, ManagerRestartUnderALivePluginReRegistersIt) {
+  StartManager();
+  auto plugin = StartPlugin(RegistrationMode::kKubeletSocket, GpuTree(2));
+  ASSERT_TRUE(WaitFor([&] { return Allocatable() == 2; }));
+  manager_->Stop();
+  manager_.reset();
+  StartManager();
+  EXPECT_EQ(Allocatable(), 0) << "restored from the checkpoint as a stopped endpoint";
+  ASSERT_TRUE(WaitFor([&] { return Allocatable() == 2; }, std::chrono::seconds(20)));
+  EXPECT_GE(plugin->Served()[0].registrations, 2);
+}
+
+// `devmgr plugin fake` as a separate process against the in-process Manager, both ways.
+TEST_F(NodeTest, FakePluginProcessRegistersBothWays) {
+  StartManager();
+  StartWatcher();
+  for (const bool registry : {false, true}) {
+    std::vector<std::string> args = {testing::DevmgrBinary(),
+                                     "plugin",
+                                     "fake",
+                                     "--root-dir",
+                                     root_.path().string(),
+                                     "--resource",
+                                     kResource,
+                                     "--devices",
+                                     "5",
+                                     "--numa-nodes",
+                                     "2",
+                                     "--check-interval",
+                                     "50ms"};
+    if (registry) args.push_back("--registry");
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+    const bool up = WaitFor([&] { return Allocatable() == 5; }, std::chrono::seconds(20));
+    ::kill(pid, SIGTERM);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(up) << (registry ? "registry" : "kubelet.sock") << ": " << Allocatable();
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ASSERT_TRUE(WaitFor([&] { return Allocatable() == 0; })) << "the plugin's exit is noticed";
+  }
+}
+
+}  // namespace
+}  // namespace devmgr
