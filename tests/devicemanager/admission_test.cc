@@ -103,7 +103,7 @@ class AdmissionTest : public ::testing::Test {
                           absl::MutexLock lock(&active_mu_);
                           return std::vector<std::string>(active_.begin(), active_.end());
                         },
-                        [] { return true; })
+                        [this] { return sources_ready_.load(); })
                     .ok());
   }
 
@@ -148,6 +148,7 @@ class AdmissionTest : public ::testing::Test {
   TempDir dir_;
   FakeClock clock_;
   std::atomic<bool> fail_writes_{false};
+  std::atomic<bool> sources_ready_{true};
   absl::Mutex active_mu_;
   std::set<std::string> active_ ABSL_GUARDED_BY(active_mu_);
   std::unique_ptr<ManagerImpl> manager_;
@@ -380,6 +381,20 @@ TEST_F(AdmissionTest, RunOptionsOfAnActiveContainerWithNothingCachedAllocateAgai
   ASSERT_TRUE(options.ok()) << options.status();
   EXPECT_EQ(plugin->allocate_calls(), 1);
   EXPECT_EQ(options->devices.size(), 1u);
+}
+
+TEST_F(AdmissionTest, RunningContainerIsNotAllocatedAgainBeforeSourcesAreReady) {
+  ManagerOptions options = Options();
+  options.running_containers = {{"pod1", "c"}};
+  sources_ready_ = false;
+  StartManager(options);
+  PluginPtr plugin = StartPlugin("p1.sock", kResource1, MakeDevices(2, "d"));
+  Pod pod = MakePod("pod1", {MakeContainer("c", {{kResource1, 1}})});
+  EXPECT_TRUE(manager_->Allocate(pod, pod.containers[0]).ok());
+  EXPECT_EQ(plugin->allocate_calls(), 0);
+  Pod other = MakePod("pod2", {MakeContainer("c", {{kResource1, 1}})});
+  EXPECT_TRUE(manager_->Allocate(other, other.containers[0]).ok());
+  EXPECT_EQ(plugin->allocate_calls(), 1);
 }
 
 TEST(RunOptionsTest, TestDeviceRunContainerOptions) {
