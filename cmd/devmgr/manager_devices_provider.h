@@ -1,0 +1,45 @@
+// ManagerDevicesProvider: the PodResources service's view of the device manager. A few lines
+// of translation that live with the host, so that devicemanager/ never depends on
+// podresources/ (DESIGN.md). Every call copies under the Manager's lock and returns; none
+// touches a plugin or the disk.
+#pragma once
+
+#include <string>
+
+#include "devicemanager/manager.h"
+#include "podresources/providers.h"
+
+namespace devmgr::cli {
+
+class ManagerDevicesProvider final : public podresources::DevicesProvider {
+ public:
+  // `manager` is not owned and must outlive the PodResources server.
+  explicit ManagerDevicesProvider(devicemanager::Manager& manager) : manager_(manager) {}
+
+  void UpdateAllocatedDevices() override { manager_.UpdateAllocatedDevices(); }
+
+  podresources::ResourceDeviceInstances GetDevices(const std::string& pod_uid,
+                                                   const std::string& container_name) override {
+    return Instances(manager_.GetDevices(pod_uid, container_name));
+  }
+
+  // The Manager already answers with healthy devices only.
+  podresources::ResourceDeviceInstances GetAllocatableDevices() override {
+    return Instances(manager_.GetAllocatableDevices());
+  }
+
+ private:
+  static podresources::ResourceDeviceInstances Instances(
+      const devicemanager::ResourceDevices& devices) {
+    podresources::ResourceDeviceInstances out;
+    for (const auto& [resource, by_id] : devices) {
+      auto& ids = out[resource];
+      for (const auto& [id, device] : by_id) ids[id] = device.numa_nodes;
+    }
+    return out;
+  }
+
+  devicemanager::Manager& manager_;
+};
+
+}  // namespace devmgr::cli
