@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 
+#include "bench/bench_dir.h"
 #include "bench/floor_reporter.h"
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/file_store.h"
@@ -34,8 +35,8 @@ CheckpointData MakeCheckpoint(int64_t entries) {
     entry.resource_name = "vendor.com/device-" + std::to_string(i % 8);
     const int devices = 1 + static_cast<int>(rng() % 4);
     for (int d = 0; d < devices; ++d) {
-      entry.device_ids[static_cast<int64_t>(rng() % 2)].push_back("dev-" + std::to_string(i) +
-                                                                  "-" + std::to_string(d));
+      entry.device_ids[static_cast<int64_t>(rng() % 2)].push_back("dev-" + std::to_string(i) + "-" +
+                                                                  std::to_string(d));
     }
     entry.alloc_resp = std::string(30, '\x11');  // opaque to the codec
     data.pod_device_entries.push_back(std::move(entry));
@@ -46,23 +47,6 @@ CheckpointData MakeCheckpoint(int64_t entries) {
   }
   return data;
 }
-
-class BenchDir {
- public:
-  BenchDir() {
-    std::string pattern = "/tmp/devmgr-bench-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
-    path_ = pattern;
-  }
-  ~BenchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 void BM_CheckpointWrite(benchmark::State& state) {
   const CheckpointData data = MakeCheckpoint(state.range(0));
@@ -84,8 +68,8 @@ void BM_FloorWriteFsyncRename(benchmark::State& state) {
   const std::string final_path = (dir.path() / "kubelet_internal_checkpoint").string();
   for (auto _ : state) {
     const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    const bool ok = fd >= 0 && ::write(fd, bytes.data(), bytes.size()) ==
-                                   static_cast<ssize_t>(bytes.size()) &&
+    const bool ok = fd >= 0 &&
+                    ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()) &&
                     ::fsync(fd) == 0;
     if (fd >= 0) ::close(fd);
     if (!ok || ::rename(temp.c_str(), final_path.c_str()) != 0) {
@@ -128,14 +112,17 @@ BENCHMARK(BM_FloorWriteFsyncRename)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CheckpointRead)->Arg(100)->Arg(10000)->UseRealTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_FloorReadParseJson)->Arg(100)->Arg(10000)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FloorReadParseJson)
+    ->Arg(100)
+    ->Arg(10000)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace devmgr::bench
 
 int main(int argc, char** argv) {
-  return devmgr::bench::RunWithFloors(
-      argc, argv,
-      {{"BM_CheckpointWrite", "BM_FloorWriteFsyncRename"},
-       {"BM_CheckpointRead", "BM_FloorReadParseJson"}});
+  return devmgr::bench::RunWithFloors(argc, argv,
+                                      {{"BM_CheckpointWrite", "BM_FloorWriteFsyncRename"},
+                                       {"BM_CheckpointRead", "BM_FloorReadParseJson"}});
 }

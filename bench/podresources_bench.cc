@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "bench/bench_dir.h"
 #include "bench/floor_reporter.h"
 #include "devmgr/podresources/v1/api.grpc.pb.h"
 #include "podresources/client.h"
@@ -32,23 +33,6 @@ namespace {
 
 using podresources::Pod;
 using podresources::ResourceDeviceInstances;
-
-class BenchDir {
- public:
-  BenchDir() {
-    std::string pattern = "/tmp/devmgr-bench-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
-    path_ = pattern;
-  }
-  ~BenchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::filesystem::path Sub(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // A node with `pods` pods of 4 containers, each holding 2 devices on one NUMA node.
 class BenchNode final : public podresources::PodsProvider, public podresources::DevicesProvider {
