@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <memory>
 
 #include "cmd/devmgr/device_plugin_handler.h"
@@ -53,8 +54,7 @@ class NodeTest : public ::testing::Test {
     options.plugin_dir = PluginDir();
     options.probe_endpoint_roots = {RegistryDir()};
     manager_ = devicemanager::CreateManager(options);
-    ASSERT_TRUE(
-        manager_->Start([] { return std::vector<std::string>{}; }, [] { return true; }).ok());
+    ASSERT_TRUE(manager_->Start([this] { return active_pods_; }, [] { return true; }).ok());
   }
 
   void StartWatcher() {
@@ -66,8 +66,8 @@ class NodeTest : public ::testing::Test {
     ASSERT_TRUE(watcher_->Start().ok());
   }
 
-  std::unique_ptr<Plugin> StartPlugin(RegistrationMode mode, DeviceTree tree) {
-    PluginOptions options;
+  std::unique_ptr<Plugin> StartPlugin(RegistrationMode mode, DeviceTree tree,
+                                      PluginOptions options = {}) {
     options.resource_namespace = "example.com";
     options.registration = mode;
     options.plugin_dir = PluginDir();
@@ -89,6 +89,8 @@ class NodeTest : public ::testing::Test {
   }
 
   TempDir root_;
+  // Pods the host lists as active; set before StartManager, read by the Manager's threads.
+  std::vector<std::string> active_pods_;
   devicemanager::ManagerPtr manager_;
   std::unique_ptr<cli::DevicePluginHandler> handler_;
   pluginwatcher::WatcherPtr watcher_;
@@ -200,6 +202,105 @@ TEST_F(NodeTest, FakePluginProcessRegistersBothWays) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     ASSERT_TRUE(WaitFor([&] { return Allocatable() == 0; })) << "the plugin's exit is noticed";
   }
+}
+
+// The SDK's hooks and CDI specs reach a container through the Manager's admission: the preferred
+// allocation picks the devices, PostAllocate's annotation and the CDI names land in the run
+// options, and PreStartContainer runs because the plugin asked for it.
+class RecordingHooks final : public deviceplugin::PreferredAllocator,
+                             public deviceplugin::PostAllocator,
+                             public deviceplugin::ContainerPreStarter {
+ public:
+  deviceplugin::HookResult<v1beta1::PreferredAllocationResponse> GetPreferredAllocation(
+      const std::string&, const v1beta1::PreferredAllocationRequest& request) override {
+    // The last devices offered, to tell this choice apart from any default order.
+    v1beta1::PreferredAllocationResponse response;
+    for (const auto& container : request.container_requests()) {
+      auto* picked = response.add_container_responses();
+      const auto& offered = container.available_deviceids();
+      for (int i = offered.size() - container.allocation_size(); i < offered.size(); ++i) {
+        picked->add_deviceids(offered[i]);
+      }
+    }
+    return response;
+  }
+  absl::Status PostAllocate(const std::string&, v1beta1::AllocateResponse& response) override {
+    for (auto& container : *response.mutable_container_responses()) {
+      (*container.mutable_annotations())["example.com/post"] = "yes";
+    }
+    return absl::OkStatus();
+  }
+  absl::Status PreStartContainer(const std::string&,
+                                 const v1beta1::PreStartContainerRequest& request) override {
+    pre_started_ += request.devices_ids_size();
+    return absl::OkStatus();
+  }
+  int pre_started() const { return pre_started_.load(); }
+
+ private:
+  std::atomic<int> pre_started_{0};
+};
+
+TEST_F(NodeTest, SdkHooksAndCdiReachTheContainerThroughAdmission) {
+  active_pods_ = {"uid-1"};
+  StartManager();
+  RecordingHooks hooks;
+  PluginOptions options;
+  options.hooks.preferred_allocator = &hooks;
+  options.hooks.post_allocator = &hooks;
+  options.hooks.pre_starter = &hooks;
+  options.cdi = deviceplugin::CdiOptions{root_.Sub("cdi"), "example.com", ""};
+  DeviceTree tree;
+  for (int i = 0; i < 4; ++i) {
+    DeviceInfo info;
+    info.nodes = {{"/dev/null", "/dev/gpu" + std::to_string(i), "rw"}};
+    info.envs = {{"GPU_" + std::to_string(i), "on"}};
+    tree.AddDevice("gpu", "gpu" + std::to_string(i), info);
+  }
+  auto plugin = StartPlugin(RegistrationMode::kKubeletSocket, std::move(tree), options);
+  ASSERT_TRUE(WaitFor([&] { return Allocatable() == 4; }));
+
+  devicemanager::Pod pod{"uid-1", "default", "p", {}, {}};
+  pod.containers.push_back({"main", devicemanager::ContainerType::kRegular, {{kResource, 2}}});
+  ASSERT_TRUE(manager_->AdmitPod(pod).ok());
+  const auto held = manager_->GetDevices("uid-1", "main").at(kResource);
+  EXPECT_EQ(held.count("gpu2") + held.count("gpu3"), 2U) << "the preferred allocation was used";
+
+  absl::StatusOr<devicemanager::RunContainerOptions> run =
+      manager_->GetDeviceRunContainerOptions(pod, pod.containers[0]);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(hooks.pre_started(), 2);
+  EXPECT_EQ(run->envs,
+            (std::vector<std::pair<std::string, std::string>>{{"GPU_2", "on"}, {"GPU_3", "on"}}));
+  ASSERT_EQ(run->devices.size(), 2U);
+  EXPECT_EQ(run->devices[0].host_path, "/dev/null");
+  EXPECT_EQ(run->annotations,
+            (std::vector<std::pair<std::string, std::string>>{{"example.com/post", "yes"}}));
+  EXPECT_EQ(run->cdi_devices,
+            (std::vector<std::string>{"example.com/gpu=gpu2", "example.com/gpu=gpu3"}));
+  EXPECT_FALSE(std::filesystem::is_empty(root_.Sub("cdi")));
+}
+
+TEST_F(NodeTest, SdkTreeOfHundredThousandDevicesAndThousandHealthFlips) {
+  StartManager();
+  DeviceTree big;
+  for (int i = 0; i < 100000; ++i) big.AddDevice("gpu", "gpu-" + std::to_string(i), DeviceInfo{});
+  auto plugin = StartPlugin(RegistrationMode::kKubeletSocket, big);
+  ASSERT_TRUE(WaitFor([&] { return Allocatable() == 100000; }, std::chrono::seconds(60)))
+      << Allocatable();
+  // 1,000 flips of one device; the SDK sends the newest snapshot and the Manager ends in the
+  // last state: the 1,000th flip leaves it healthy.
+  for (int flip = 1; flip <= 1000; ++flip) {
+    DeviceTree tree;
+    DeviceInfo info;
+    info.health = flip % 2 == 1 ? Health::kUnhealthy : Health::kHealthy;
+    tree.AddDevice("gpu", "gpu-0", info);
+    for (int i = 1; i < 100; ++i) tree.AddDevice("gpu", "gpu-" + std::to_string(i), DeviceInfo{});
+    plugin->Notify(std::move(tree));
+  }
+  ASSERT_TRUE(
+      WaitFor([&] { return Capacity() == 100 && Allocatable() == 100; }, std::chrono::seconds(60)))
+      << Capacity() << " " << Allocatable();
 }
 
 }  // namespace
