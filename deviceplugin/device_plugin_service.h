@@ -50,7 +50,6 @@ class DevicePluginService final : public v1beta1::DevicePlugin::CallbackService 
   // WaitForStreamsDone blocks until every stream's OnDone has run. Call after FinishStreams.
   void WaitForStreamsDone() ABSL_LOCKS_EXCLUDED(mu_);
 
-
   // v1beta1.DevicePlugin.
   grpc::ServerUnaryReactor* GetDevicePluginOptions(grpc::CallbackServerContext* context,
                                                    const v1beta1::Empty* request,

@@ -31,9 +31,12 @@ constexpr char kV1Example[] =
 
 CheckpointData ExampleData() {
   CheckpointData data;
-  data.pod_device_entries.push_back(PodDevicesEntry{
-      "pod1", "con1", "example.com/gpu", {{-1, {"dev9"}}, {0, {"dev1", "dev2"}}, {1, {"dev3"}}},
-      kAllocResp});
+  data.pod_device_entries.push_back(
+      PodDevicesEntry{"pod1",
+                      "con1",
+                      "example.com/gpu",
+                      {{-1, {"dev9"}}, {0, {"dev1", "dev2"}}, {1, {"dev3"}}},
+                      kAllocResp});
   data.registered_devices["a.io/x"] = {};
   data.registered_devices["example.com/gpu"] = {"dev1", "dev2", "dev3", "dev9"};
   return data;
@@ -133,7 +136,8 @@ TEST_P(GoDecodingRulesTest, ChecksumFollowsTheDecodedGoValue) {
   EXPECT_TRUE(Decode(file).ok());
 }
 
-constexpr char kPre[] = "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)";
+constexpr char kPre[] =
+    "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)";
 
 INSTANTIATE_TEST_SUITE_P(
     AllRules, GoDecodingRulesTest,
@@ -141,9 +145,10 @@ INSTANTIATE_TEST_SUITE_P(
         GoRuleCase{"MissingKeysKeepThePrefilledEmptyValues", "{}",
                    "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)[] "
                    "RegisteredDevices:(map[string][]string)map[]}"},
-        GoRuleCase{"NullMakesNil", R"({"PodDeviceEntries":null,"RegisteredDevices":null})",
-                   "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)<nil>"
-                   " RegisteredDevices:(map[string][]string)<nil>}"},
+        GoRuleCase{
+            "NullMakesNil", R"({"PodDeviceEntries":null,"RegisteredDevices":null})",
+            "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)<nil>"
+            " RegisteredDevices:(map[string][]string)<nil>}"},
         GoRuleCase{"NullData", "null",
                    "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)[] "
                    "RegisteredDevices:(map[string][]string)map[]}"},
@@ -207,8 +212,7 @@ TEST_P(MalformedTest, IsInvalidArgumentSayingWhereAndWhy) {
   absl::StatusOr<ParsedCheckpoint> parsed = Parse(GetParam().bytes);
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(parsed.status().message().find(GetParam().says), std::string::npos)
-      << parsed.status();
+  EXPECT_NE(parsed.status().message().find(GetParam().says), std::string::npos) << parsed.status();
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -231,13 +235,13 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"NumaKeyWithSpace",
                       R"({"Data":{"PodDeviceEntries":[{"DeviceIDs":{" 1":[]}}]}})",
                       "is not a 64-bit integer"},
-        MalformedCase{"DeviceIdNotAString",
-                      R"({"Data":{"RegisteredDevices":{"r":[1]}}})",
+        MalformedCase{"DeviceIdNotAString", R"({"Data":{"RegisteredDevices":{"r":[1]}}})",
                       "Data.RegisteredDevices[\"r\"][0]: expected a string, got number"},
         MalformedCase{"BadBase64", R"({"Data":{"PodDeviceEntries":[{"AllocResp":"abc"}]}})",
                       "AllocResp: not valid padded base64"},
         MalformedCase{"NegativeChecksum", R"({"Checksum":-1})", "Checksum: expected an unsigned"},
-        MalformedCase{"FractionalChecksum", R"({"Checksum":1.5})", "Checksum: expected an unsigned"},
+        MalformedCase{"FractionalChecksum", R"({"Checksum":1.5})",
+                      "Checksum: expected an unsigned"},
         MalformedCase{"HugeChecksum", R"({"Checksum":184467440737095516160})",
                       "Checksum: expected an unsigned"},
         MalformedCase{"NumberOverflowingADouble", R"({"Checksum":3e67439661})", "not valid JSON"},
@@ -248,7 +252,9 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"DeepNestingInsideData",
                       "{\"Data\":" + std::string(40, '[') + std::string(40, ']') + "}",
                       "nested deeper than 32"}),
-    [](const ::testing::TestParamInfo<MalformedCase>& param_info) { return param_info.param.name; });
+    [](const ::testing::TestParamInfo<MalformedCase>& param_info) {
+      return param_info.param.name;
+    });
 
 TEST(CheckpointTest, HundredMegabytesOfGarbageIsRefusedNotCrashedOn) {
   std::mt19937 rng(7);
@@ -256,16 +262,28 @@ TEST(CheckpointTest, HundredMegabytesOfGarbageIsRefusedNotCrashedOn) {
   for (char& c : garbage) c = static_cast<char>(rng());
   EXPECT_EQ(Parse(garbage).status().code(), absl::StatusCode::kInvalidArgument);
   // A plausible start followed by 100 MB of string content is read to its end and refused.
-  std::string long_string = R"({"Data":{"RegisteredDevices":{"r":[")" + std::string(100U << 20, 'x');
+  std::string long_string =
+      R"({"Data":{"RegisteredDevices":{"r":[")" + std::string(100U << 20, 'x');
   EXPECT_EQ(Parse(long_string).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 // Random data with awkward strings and NUMA keys survives Encode -> Decode unchanged, and
 // encoding is a fixed point.
 TEST(CheckpointTest, RandomizedRoundTrips) {
-  const std::vector<std::string> odd = {"",          " ",        "a b",       "[x]",    "{y}",
-                                        "map[k:v]",  "<nil>",    "q\"uote",   "back\\", "<>&",
-                                        "\t\n\r",    "caf\xC3\xA9", "\xE2\x80\xA8", "0000:03:02.1",
+  const std::vector<std::string> odd = {"",
+                                        " ",
+                                        "a b",
+                                        "[x]",
+                                        "{y}",
+                                        "map[k:v]",
+                                        "<nil>",
+                                        "q\"uote",
+                                        "back\\",
+                                        "<>&",
+                                        "\t\n\r",
+                                        "caf\xC3\xA9",
+                                        "\xE2\x80\xA8",
+                                        "0000:03:02.1",
                                         "GPU-7d8429d5-531d-d6a6-6510-3b662081a75a"};
   const std::vector<int64_t> numa_keys = {-1, 0, 1, 2, 10};
   std::mt19937 rng(42);
@@ -312,9 +330,8 @@ class PublicSamplesTest : public ::testing::TestWithParam<SampleCase> {};
 
 TEST_P(PublicSamplesTest, GetTheKubeletsVerdict) {
   const char* shared = std::getenv("DEVMGR_SHARED_DIR");
-  const std::filesystem::path path =
-      std::filesystem::path(shared == nullptr ? "" : shared) / "testdata/checkpoints" /
-      GetParam().file;
+  const std::filesystem::path path = std::filesystem::path(shared == nullptr ? "" : shared) /
+                                     "testdata/checkpoints" / GetParam().file;
   if (shared == nullptr || !std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
   absl::StatusOr<std::string> bytes = ReadWholeFile(path);
   ASSERT_TRUE(bytes.ok()) << bytes.status();

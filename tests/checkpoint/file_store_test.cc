@@ -53,15 +53,15 @@ TEST(FileStoreTest, WritesAndReadsBackWithPrivateMode) {
 TEST(FileStoreTest, MissingFileIsNotFound) {
   TempDir dir;
   FileStore store(dir.path());
-  EXPECT_EQ(store.Read("kubelet_internal_checkpoint").status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(store.Read("kubelet_internal_checkpoint").status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(FileStoreTest, NamesThatCouldLeaveTheFolderAreRefused) {
   TempDir dir;
   FileStore store(dir.Sub("inner"));
-  for (const std::string& name : std::vector<std::string>{"", "../escape", "a/b", "/etc/passwd", ".hidden", "trailing.", "sp ace", "..",
-        std::string(251, 'a')}) {
+  for (const std::string& name :
+       std::vector<std::string>{"", "../escape", "a/b", "/etc/passwd", ".hidden", "trailing.",
+                                "sp ace", "..", std::string(251, 'a')}) {
     EXPECT_EQ(store.Write(name, "x").code(), absl::StatusCode::kInvalidArgument) << name;
     EXPECT_EQ(store.Read(name).status().code(), absl::StatusCode::kInvalidArgument) << name;
   }

@@ -26,10 +26,10 @@ TEST(GoJsonTest, EscapesLikeEncodingJson) {
 TEST(GoJsonTest, ToValidUtf8ReplacesEachBadByte) {
   EXPECT_EQ(ToValidUtf8("ok \xC3\xA9"), "ok \xC3\xA9");
   EXPECT_EQ(ToValidUtf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong '/'
-  EXPECT_EQ(ToValidUtf8("\xED\xA0\x80"),                             // a surrogate
+  EXPECT_EQ(ToValidUtf8("\xED\xA0\x80"),                           // a surrogate
             "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_EQ(ToValidUtf8("\xF4\x90\x80\x80").substr(0, 3), "\xEF\xBF\xBD");  // above U+10FFFF
-  EXPECT_EQ(ToValidUtf8("x\xE2\x82"), "x\xEF\xBF\xBD\xEF\xBF\xBD");           // truncated
+  EXPECT_EQ(ToValidUtf8("x\xE2\x82"), "x\xEF\xBF\xBD\xEF\xBF\xBD");         // truncated
 }
 
 }  // namespace

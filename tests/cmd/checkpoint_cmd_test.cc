@@ -19,10 +19,9 @@ using testing::TempDir;
 
 // envs {"A": "1"}, one device spec and one CDI device, protobuf-encoded by hand so that this
 // test does not share the code under test: field 1 map entry, field 3 DeviceSpec, field 5 CDI.
-const std::string kAllocResp =
-    std::string("\x0a\x06\x0a\x01\x41\x12\x01\x31", 8) +
-    std::string("\x1a\x14\x0a\x08/dev/gpu\x12\x08/dev/gpu", 22) +
-    std::string("\x2a\x0b\x0a\x09v.com/c=0", 13);
+const std::string kAllocResp = std::string("\x0a\x06\x0a\x01\x41\x12\x01\x31", 8) +
+                               std::string("\x1a\x14\x0a\x08/dev/gpu\x12\x08/dev/gpu", 22) +
+                               std::string("\x2a\x0b\x0a\x09v.com/c=0", 13);
 
 class CheckpointCommandTest : public ::testing::Test {
  protected:
@@ -99,9 +98,9 @@ TEST_F(CheckpointCommandTest, BadUsageExitsTwo) {
 TEST_F(CheckpointCommandTest, ShowTable) {
   ProcessResult r = Devmgr({"checkpoint", "show", GoodCheckpoint()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  for (const char* want : {"POD UID", "uid-1", "app", "example.com/gpu", "0:gpu0 1:gpu1",
-                           "env         A=1", "/dev/gpu -> /dev/gpu", "cdi         v.com/c=0",
-                           "gpu0,gpu1,gpu2", "(valid)"}) {
+  for (const char* want :
+       {"POD UID", "uid-1", "app", "example.com/gpu", "0:gpu0 1:gpu1", "env         A=1",
+        "/dev/gpu -> /dev/gpu", "cdi         v.com/c=0", "gpu0,gpu1,gpu2", "(valid)"}) {
     EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
   }
 }
