@@ -11,7 +11,8 @@ build_packages=(
   libabsl-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev
 )
-# clang and its runtime build the libFuzzer targets that `make test` runs.
+# For `make test`: clang and its runtime build the libFuzzer targets; Python with grpcio is
+# the second gRPC implementation the SDK interoperability test talks to.
 test_packages=(clang libclang-rt-14-dev python3-grpcio python3-protobuf)
 
 wanted=("${build_packages[@]}")
