@@ -17,8 +17,10 @@
 // resources of a container are allocated in name order, so admission is deterministic.
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "devicemanager/manager_impl.h"
@@ -26,9 +28,31 @@
 namespace devmgr::devicemanager {
 namespace {
 
+constexpr absl::string_view kPreferredAllocationFailed =
+    "device plugin GetPreferredAllocation rpc failed with err: ";
+
 // The plugin's status with upstream's prefix, keeping its code.
 absl::Status Wrap(const absl::Status& status, absl::string_view prefix) {
   return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
+}
+
+// The refusal reason of an error of ReserveDevices, which gives each of its own causes a code
+// of its own; the plugin's GetPreferredAllocation error keeps the plugin's code and is told
+// apart by its prefix.
+absl::string_view ReservationRefusal(const absl::Status& status) {
+  if (absl::StartsWith(status.message(), kPreferredAllocationFailed)) return kRefusedPluginError;
+  switch (status.code()) {
+    case absl::StatusCode::kNotFound:
+      return kRefusedNoPlugin;
+    case absl::StatusCode::kResourceExhausted:
+      return kRefusedNotEnoughDevices;
+    case absl::StatusCode::kFailedPrecondition:
+      return kRefusedStaleAllocation;
+    case absl::StatusCode::kAborted:
+      return kRefusedAborted;
+    default:
+      return kRefusedInternal;
+  }
 }
 
 checkpoint::DevicesPerNuma DevicesPerNumaOf(const std::vector<std::string>& ids,
@@ -95,10 +119,15 @@ std::set<std::string> ManagerImpl::HeldLocked(absl::string_view pod_uid,
 
 absl::Status ManagerImpl::Allocate(const Pod& pod, const Container& container) {
   if (pod.FindContainer(container.name) == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat("container ", container.name, " is not in pod ", pod.uid));
+    return Refused(kRefusedNotFound, absl::NotFoundError(absl::StrCat("container ", container.name,
+                                                                      " is not in pod ", pod.uid)));
   }
   return AllocateContainer(pod, container);
+}
+
+absl::Status ManagerImpl::Refused(absl::string_view reason, absl::Status status) {
+  metrics_.AdmissionRefused(reason);
+  return status;
 }
 
 void ManagerImpl::WaitForPluginLocked(const std::string& resource,
@@ -142,7 +171,7 @@ absl::StatusOr<std::set<std::string>> ManagerImpl::PreferredAllocationLocked(
       endpoint->GetPreferredAllocation(available_list, must_include, static_cast<int>(size));
   mu_.Lock();
   if (!response.ok()) {
-    return Wrap(response.status(), "device plugin GetPreferredAllocation rpc failed with err: ");
+    return Wrap(response.status(), kPreferredAllocationFailed);
   }
   std::set<std::string> preferred;
   if (response->container_responses_size() > 0) {
@@ -322,9 +351,11 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
   SourcesReadyFn sources_ready_fn;
   bool any_device_resource = false;
   {
-    absl::MutexLock lock(&mu_);
+    absl::ReleasableMutexLock lock(&mu_);
     if (!started_ || stopping_) {
-      return absl::FailedPreconditionError("the device manager is not running");
+      lock.Release();
+      return Refused(kRefusedNotRunning,
+                     absl::FailedPreconditionError("the device manager is not running"));
     }
     sources_ready_fn = sources_ready_;
     for (const auto& [resource, count] : container.devices) {
@@ -347,16 +378,18 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
     auto reserved = ReserveDevices(pod, container, resource, count, sources_ready);
     if (!reserved.ok()) {
       release_all();
-      return reserved.status();
+      return Refused(ReservationRefusal(reserved.status()), reserved.status());
     }
     if (!reserved->has_value()) continue;
     Reservation reservation = **std::move(reserved);
     absl::Status status;
+    absl::string_view refusal = kRefusedPluginError;
     {
       absl::MutexLock lock(&mu_);
       auto it = endpoints_.find(resource);
       if (it == endpoints_.end()) {
         status = absl::NotFoundError(absl::StrCat("unknown Device Plugin ", resource));
+        refusal = kRefusedNoPlugin;
       } else {
         reservation.endpoint = it->second;
       }
@@ -365,7 +398,9 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
       DEVMGR_LOG(options_.logger, debug, "Making allocation request for device plugin", "devices",
                  absl::StrJoin(reservation.ids, ","), "resourceName", resource);
       // No lock held: plugins can be slow. The call has its deadline.
+      const auto start = std::chrono::steady_clock::now();
       auto response = reservation.endpoint->Allocate(reservation.ids);
+      metrics_.AllocationDone(resource, absl::FromChrono(std::chrono::steady_clock::now() - start));
       if (!response.ok()) {
         status = response.status();
       } else if (response->container_responses_size() == 0) {
@@ -380,7 +415,7 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
       release_all();
       DEVMGR_LOG(options_.logger, err, "Failed to allocate devices", "podUID", pod.uid,
                  "containerName", container.name, "resourceName", resource, "err", status);
-      return status;
+      return Refused(refusal, status);
     }
     done.push_back(std::move(reservation));
   }
@@ -390,10 +425,11 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
   uint64_t generation = 0;
   std::map<std::string, std::set<std::string>> reuse_before;
   {
-    absl::MutexLock lock(&mu_);
+    absl::ReleasableMutexLock lock(&mu_);
     if (stopping_) {
       for (const auto& reservation : done) ReleaseLocked(pod, container, reservation);
-      return absl::UnavailableError("the device manager is stopping");
+      lock.Release();
+      return Refused(kRefusedNotRunning, absl::UnavailableError("the device manager is stopping"));
     }
     if (auto it = devices_to_reuse_.find(pod.uid); it != devices_to_reuse_.end()) {
       reuse_before = it->second;
@@ -425,7 +461,7 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
   if (!written.ok()) {
     // Admission that cannot persist is refused and rolled back; the next write drops it from
     // the file too if a concurrent write carried it.
-    absl::MutexLock lock(&mu_);
+    absl::ReleasableMutexLock lock(&mu_);
     for (const auto& reservation : done) {
       pod_devices_.Remove(pod.uid, container.name, reservation.resource);
     }
@@ -435,9 +471,10 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
       devices_to_reuse_[pod.uid] = std::move(reuse_before);
     }
     ScheduleCheckpointLocked();
+    lock.Release();
     DEVMGR_LOG(options_.logger, err, "Failed to write checkpoint after allocation", "podUID",
                pod.uid, "containerName", container.name, "err", written);
-    return written;
+    return Refused(kRefusedCheckpointWrite, written);
   }
   return absl::OkStatus();
 }
@@ -452,7 +489,7 @@ absl::Status ManagerImpl::PersistCheckpoint(uint64_t generation) {
     data = CheckpointDataLocked();
     snapshot = commit_generation_;
   }
-  absl::Status status = store_.Write(options_.checkpoint_name, checkpoint::Encode(data));
+  absl::Status status = StoreCheckpoint(data);
   if (!status.ok()) return status;
   absl::MutexLock lock(&mu_);
   durable_generation_ = std::max(durable_generation_, snapshot);

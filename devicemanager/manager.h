@@ -28,6 +28,7 @@
 #include "checkpoint/file_store.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "devicemanager/metrics.h"
 #include "devicemanager/pod.h"
 #include "devicemanager/run_options.h"
 #include "devicemanager/topology_hints.h"
@@ -78,6 +79,9 @@ struct ManagerOptions {
   // Time source of stop times and the grace period; null means RealClock(). Not owned; must
   // outlive the Manager.
   const Clock* clock = nullptr;
+  // Told about registrations, plugin Allocate calls, refused admissions and checkpoint
+  // writes; null tells no one. Not owned; must outlive the Manager.
+  ManagerMetrics* metrics = nullptr;
   // Where the manager logs; null logs nothing.
   LoggerPtr logger;
 };
@@ -117,6 +121,10 @@ class Manager {
   // GetDevices is what one container holds (empty if nothing), with current health.
   virtual ResourceDevices GetDevices(absl::string_view pod_uid,
                                      absl::string_view container_name) const = 0;
+
+  // GetResourceSummaries is every resource that has an endpoint, in name order, with the
+  // endpoint's state and the resource's healthy and unhealthy device counts. Never blocks.
+  virtual std::vector<ResourceSummary> GetResourceSummaries() const = 0;
 
   // ShouldResetExtendedResourceCapacity: plugin_dir holds nothing (no checkpoint, no socket),
   // i.e. the node's device state was wiped and extended resources in node status should be

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <boost/asio/post.hpp>
+#include <chrono>
 #include <system_error>
 #include <utility>
 
@@ -25,11 +26,17 @@ EndpointOptions MakeEndpointOptions(const ManagerOptions& options) {
   return result;
 }
 
+ManagerMetrics& NoMetrics() {
+  static ManagerMetrics* const metrics = new ManagerMetrics();  // never destroyed: safe at exit
+  return *metrics;
+}
+
 }  // namespace
 
 ManagerImpl::ManagerImpl(ManagerOptions options)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : RealClock()),
+      metrics_(options_.metrics != nullptr ? *options_.metrics : NoMetrics()),
       endpoint_options_(MakeEndpointOptions(options_)),
       store_(options_.plugin_dir, options_.checkpoint_fault_hook),
       connect_pool_(static_cast<size_t>(std::max(1, options_.connect_threads))) {}
@@ -192,10 +199,20 @@ void ManagerImpl::WriteCheckpoint() {
 }
 
 void ManagerImpl::WriteCheckpointData(const checkpoint::CheckpointData& data) {
-  absl::Status status = store_.Write(options_.checkpoint_name, checkpoint::Encode(data));
+  absl::Status status = StoreCheckpoint(data);
   if (!status.ok()) {
     DEVMGR_LOG(options_.logger, err, "Writing checkpoint encountered", "err", status);
   }
+}
+
+absl::Status ManagerImpl::StoreCheckpoint(const checkpoint::CheckpointData& data) {
+  const std::string bytes = checkpoint::Encode(data);
+  // A monotonic clock: options_.clock may be a test's, and wall time can jump.
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status status = store_.Write(options_.checkpoint_name, bytes);
+  metrics_.CheckpointWritten(absl::FromChrono(std::chrono::steady_clock::now() - start),
+                             status.ok());
+  return status;
 }
 
 void ManagerImpl::ScheduleCheckpointLocked() {
@@ -234,6 +251,7 @@ void ManagerImpl::Unsubscribe(int id) {
 void ManagerImpl::OnRegister(const v1beta1::RegisterRequest& request, DoneFn done) {
   DEVMGR_LOG(options_.logger, info, "Got registration request from device plugin with resource",
              "resourceName", request.resource_name());
+  metrics_.PluginRegistered(request.resource_name());
   if (absl::Status status = CheckRegisterRequest(request.version(), request.resource_name());
       !status.ok()) {
     DEVMGR_LOG(options_.logger, err, "Bad registration request from device plugin", "err", status);
@@ -413,6 +431,32 @@ ResourceDevices ManagerImpl::GetDevices(absl::string_view pod_uid,
       const bool healthy = all != all_devices_.end() && known != all->second.end() &&
                            known->second.health == Health::kHealthy;
       device.health = healthy ? Health::kHealthy : Health::kUnhealthy;
+    }
+  }
+  return result;
+}
+
+std::vector<ResourceSummary> ManagerImpl::GetResourceSummaries() const {
+  std::vector<ResourceSummary> result;
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = clock_.Now();
+  result.reserve(endpoints_.size());
+  for (const auto& [resource, endpoint] : endpoints_) {
+    ResourceSummary& summary = result.emplace_back();
+    summary.resource_name = resource;
+    if (!endpoint->IsStopped()) {
+      summary.state = EndpointState::kRunning;
+    } else if (endpoint->StopGracePeriodExpired(now, options_.endpoint_stop_grace_period)) {
+      summary.state = EndpointState::kExpired;
+    } else {
+      summary.state = EndpointState::kStopped;
+    }
+    // A plugin that has not sent its first snapshot has no entry yet: no devices.
+    if (auto it = healthy_devices_.find(resource); it != healthy_devices_.end()) {
+      summary.healthy_devices = static_cast<int64_t>(it->second.size());
+    }
+    if (auto it = unhealthy_devices_.find(resource); it != unhealthy_devices_.end()) {
+      summary.unhealthy_devices = static_cast<int64_t>(it->second.size());
     }
   }
   return result;

@@ -45,6 +45,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   ResourceDevices GetAllocatableDevices() const override;
   ResourceDevices GetDevices(absl::string_view pod_uid,
                              absl::string_view container_name) const override;
+  std::vector<ResourceSummary> GetResourceSummaries() const override;
   bool ShouldResetExtendedResourceCapacity() const override;
   int Subscribe(ChangeCallback callback) override;
   void Unsubscribe(int id) override;
@@ -94,9 +95,12 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // (pod UID, container name, resource name) of an allocation in flight.
   using AllocationKey = std::tuple<std::string, std::string, std::string>;
 
-  // AllocateContainer is Allocate without the container lookup.
+  // AllocateContainer is Allocate without the container lookup. It reports its refusals to
+  // the metrics itself, so that AdmitPod, which stops at the first, reports one.
   absl::Status AllocateContainer(const Pod& pod, const Container& container)
       ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
+  // Refused tells the metrics that an admission was refused for `reason` and returns `status`.
+  absl::Status Refused(absl::string_view reason, absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   // ReserveDevices is upstream's devicesToAllocate with reservations: nullopt when there is
   // nothing to allocate. May wait for the plugin (admission_wait) and call
   // GetPreferredAllocation with mu_ released.
@@ -147,6 +151,9 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   void WriteCheckpoint() ABSL_LOCKS_EXCLUDED(mu_);
   void WriteCheckpointData(const checkpoint::CheckpointData& data)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
+  // StoreCheckpoint encodes `data` and writes it durably, timing the write for the metrics.
+  absl::Status StoreCheckpoint(const checkpoint::CheckpointData& data)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   checkpoint::CheckpointData CheckpointDataLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RunListeners() ABSL_LOCKS_EXCLUDED(mu_, listeners_mu_);
 
@@ -162,6 +169,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
 
   const ManagerOptions options_;
   const Clock& clock_;
+  // options_.metrics, or one that does nothing.
+  ManagerMetrics& metrics_;
   const EndpointOptions endpoint_options_;
   const checkpoint::FileStore store_;
   // Set by Stop before anything else, so that dials in progress give up early.

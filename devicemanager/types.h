@@ -41,6 +41,26 @@ struct CapacityResult {
   std::vector<std::string> removed;
 };
 
+// The state of a resource's endpoint, as Manager::GetResourceSummaries reports it.
+enum class EndpointState {
+  // Its plugin is connected.
+  kRunning,
+  // Its plugin went away, or it was restored from the checkpoint, and its grace period runs.
+  kStopped,
+  // Stopped for longer than the grace period: the next GetCapacity removes it.
+  kExpired,
+};
+
+// One resource that has an endpoint, with its device counts (for metrics and status displays).
+struct ResourceSummary {
+  std::string resource_name;
+  EndpointState state = EndpointState::kRunning;
+  int64_t healthy_devices = 0;
+  int64_t unhealthy_devices = 0;
+
+  bool operator==(const ResourceSummary&) const = default;
+};
+
 // Defaults of ManagerOptions, named for the host's flags and for tests.
 inline constexpr absl::Duration kEndpointStopGracePeriod = absl::Minutes(5);
 inline constexpr absl::Duration kDefaultDialTimeout = absl::Seconds(10);
