@@ -1,0 +1,192 @@
+#include "cmd/devmgr/daemon_metrics.h"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace devmgr::cli {
+namespace {
+
+// What component-base puts before the help text of every ALPHA metric, as a kubelet prints it.
+constexpr absl::string_view kAlpha = "[ALPHA] ";
+
+// prometheus.DefBuckets, which upstream's allocation histogram uses.
+std::vector<double> DefBuckets() { return {.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}; }
+
+// A durable write syncs the file and its folder: milliseconds on SSDs, tens of them on
+// spinning disks, seconds when the disk is in trouble.
+std::vector<double> CheckpointWriteBuckets() {
+  return {.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5};
+}
+
+struct PodResourcesCounter {
+  absl::string_view name;
+  absl::string_view help;
+  std::atomic<uint64_t> podresources::VersionCounters::*value;
+  // v1alpha1 has only List, and its server counts only requests_total, as upstream's.
+  bool in_v1alpha1;
+};
+
+// pkg/kubelet/metrics/metrics.go, PodResourcesEndpoint*: names and help texts as upstream.
+constexpr std::array<PodResourcesCounter, 7> kPodResourcesCounters = {{
+    {"kubelet_pod_resources_endpoint_requests_total",
+     "Cumulative number of requests to the PodResource endpoint. Broken down by server api "
+     "version.",
+     &podresources::VersionCounters::requests_total, true},
+    {"kubelet_pod_resources_endpoint_requests_list",
+     "Number of requests to the PodResource List endpoint. Broken down by server api version.",
+     &podresources::VersionCounters::requests_list, false},
+    {"kubelet_pod_resources_endpoint_requests_get_allocatable",
+     "Number of requests to the PodResource GetAllocatableResources endpoint. Broken down by "
+     "server api version.",
+     &podresources::VersionCounters::requests_get_allocatable, false},
+    {"kubelet_pod_resources_endpoint_requests_get",
+     "Number of requests to the PodResource Get endpoint. Broken down by server api version.",
+     &podresources::VersionCounters::requests_get, false},
+    {"kubelet_pod_resources_endpoint_errors_list",
+     "Number of requests to the PodResource List endpoint which returned error. Broken down by "
+     "server api version.",
+     &podresources::VersionCounters::errors_list, false},
+    {"kubelet_pod_resources_endpoint_errors_get_allocatable",
+     "Number of requests to the PodResource GetAllocatableResources endpoint which returned "
+     "error. Broken down by server api version.",
+     &podresources::VersionCounters::errors_get_allocatable, false},
+    {"kubelet_pod_resources_endpoint_errors_get",
+     "Number of requests to the PodResource Get endpoint which returned error. Broken down by "
+     "server api version.",
+     &podresources::VersionCounters::errors_get, false},
+}};
+
+double Read(const std::atomic<uint64_t>& counter) {
+  return static_cast<double>(counter.load(std::memory_order_relaxed));
+}
+
+absl::string_view StateName(devicemanager::EndpointState state) {
+  switch (state) {
+    case devicemanager::EndpointState::kRunning:
+      return "running";
+    case devicemanager::EndpointState::kStopped:
+      return "stopped";
+    case devicemanager::EndpointState::kExpired:
+      return "expired";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+DaemonMetrics::DaemonMetrics()
+    : registrations_(registry_.AddCounter(
+          "kubelet_device_plugin_registration_total",
+          absl::StrCat(kAlpha,
+                       "Cumulative number of device plugin registrations. Broken down by resource "
+                       "name."),
+          {"resource_name"})),
+      allocation_duration_(registry_.AddHistogram(
+          "kubelet_device_plugin_alloc_duration_seconds",
+          absl::StrCat(kAlpha,
+                       "Duration in seconds to serve a device plugin Allocation request. Broken "
+                       "down by resource name."),
+          DefBuckets(), {"resource_name"})),
+      admissions_refused_(registry_.AddCounter(
+          "devmgr_admissions_refused_total",
+          "Allocate and AdmitPod calls refused, by reason (a short stable code).", {"reason"})),
+      checkpoint_write_duration_(
+          registry_
+              .AddHistogram(
+                  "devmgr_checkpoint_write_duration_seconds",
+                  "Duration in seconds of each durable write of the device manager checkpoint.",
+                  CheckpointWriteBuckets())
+              .WithLabels({})),
+      checkpoint_write_errors_(registry_
+                                   .AddCounter("devmgr_checkpoint_write_errors_total",
+                                               "Durable writes of the device manager checkpoint "
+                                               "that failed.")
+                                   .WithLabels({})) {
+  // Every reason from 0, so that rate() sees the first refusal of each.
+  for (const absl::string_view reason : devicemanager::kAdmissionRefusalReasons) {
+    admissions_refused_.WithLabels({reason});
+  }
+}
+
+void DaemonMetrics::AttachManager(const devicemanager::Manager& manager) {
+  registry_.AddCollector(
+      "devmgr_device_plugin_endpoint_state",
+      "State of the endpoint of each device plugin resource: 1 for its state (running; stopped, "
+      "within its grace period; expired, about to be removed), 0 for the others.",
+      MetricType::kGauge, {"resource_name", "state"}, [&manager] {
+        std::vector<CollectedSample> samples;
+        for (const devicemanager::ResourceSummary& summary : manager.GetResourceSummaries()) {
+          for (const auto state :
+               {devicemanager::EndpointState::kRunning, devicemanager::EndpointState::kStopped,
+                devicemanager::EndpointState::kExpired}) {
+            samples.push_back({{summary.resource_name, std::string(StateName(state))},
+                               summary.state == state ? 1.0 : 0.0});
+          }
+        }
+        return samples;
+      });
+  registry_.AddCollector(
+      "devmgr_device_plugin_devices", "Devices of each device plugin resource, by health.",
+      MetricType::kGauge, {"resource_name", "health"}, [&manager] {
+        std::vector<CollectedSample> samples;
+        for (const devicemanager::ResourceSummary& summary : manager.GetResourceSummaries()) {
+          samples.push_back(
+              {{summary.resource_name, "healthy"}, static_cast<double>(summary.healthy_devices)});
+          samples.push_back({{summary.resource_name, "unhealthy"},
+                             static_cast<double>(summary.unhealthy_devices)});
+        }
+        return samples;
+      });
+}
+
+void DaemonMetrics::AttachPodResources(const podresources::Counters& counters) {
+  for (const PodResourcesCounter& counter : kPodResourcesCounters) {
+    registry_.AddCollector(
+        std::string(counter.name), absl::StrCat(kAlpha, counter.help), MetricType::kCounter,
+        {"server_api_version"}, [&counters, counter] {
+          std::vector<CollectedSample> samples = {{{"v1"}, Read(counters.v1.*counter.value)}};
+          if (counter.in_v1alpha1) {
+            samples.push_back({{"v1alpha1"}, Read(counters.v1alpha1.*counter.value)});
+          }
+          return samples;
+        });
+  }
+  auto single = [this](absl::string_view name, absl::string_view help,
+                       const std::atomic<uint64_t>& value) {
+    registry_.AddCollector(std::string(name), std::string(help), MetricType::kCounter, {},
+                           [&value] {
+                             return std::vector<CollectedSample>{{{}, Read(value)}};
+                           });
+  };
+  single("devmgr_pod_resources_rate_limited_total",
+         "PodResources requests and Watch streams refused by the rate limit.",
+         counters.rate_limited);
+  single("devmgr_pod_resources_watch_streams_opened_total", "PodResources Watch streams opened.",
+         counters.watch_streams_opened);
+  single("devmgr_pod_resources_watch_streams_ended_slow_total",
+         "PodResources Watch streams ended because the client read too slowly.",
+         counters.watch_streams_ended_slow);
+}
+
+void DaemonMetrics::PluginRegistered(absl::string_view resource_name) {
+  registrations_.WithLabels({resource_name}).Inc();
+}
+
+void DaemonMetrics::AllocationDone(absl::string_view resource_name, absl::Duration duration) {
+  allocation_duration_.WithLabels({resource_name}).Observe(absl::ToDoubleSeconds(duration));
+}
+
+void DaemonMetrics::AdmissionRefused(absl::string_view reason) {
+  admissions_refused_.WithLabels({reason}).Inc();
+}
+
+void DaemonMetrics::CheckpointWritten(absl::Duration duration, bool ok) {
+  checkpoint_write_duration_.Observe(absl::ToDoubleSeconds(duration));
+  if (!ok) checkpoint_write_errors_.Inc();
+}
+
+}  // namespace devmgr::cli

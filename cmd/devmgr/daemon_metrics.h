@@ -1,0 +1,62 @@
+// DaemonMetrics: the metric set of `devmgr serve`, rendered for `--metrics-address`
+// (common/metrics_http_server.h). Upstream's kubelet metrics keep their names, labels,
+// buckets and help texts (pkg/kubelet/metrics/metrics.go, with the "[ALPHA] " prefix that
+// component-base adds), so dashboards made for a kubelet work unchanged:
+//   kubelet_device_plugin_registration_total{resource_name}          counter
+//   kubelet_device_plugin_alloc_duration_seconds{resource_name}      histogram (DefBuckets)
+//   kubelet_pod_resources_endpoint_{requests,errors}_*{server_api_version}  counters
+// Ours carry the devmgr_ prefix:
+//   devmgr_device_plugin_endpoint_state{resource_name,state}  1 for the endpoint's state
+//       ("running", "stopped" in its grace period, "expired"), 0 for the others
+//   devmgr_device_plugin_devices{resource_name,health}        "healthy" / "unhealthy"
+//   devmgr_admissions_refused_total{reason}                   every reason of
+//       devicemanager/metrics.h, from 0
+//   devmgr_checkpoint_write_duration_seconds, devmgr_checkpoint_write_errors_total
+//   devmgr_pod_resources_rate_limited_total, devmgr_pod_resources_watch_streams_opened_total,
+//   devmgr_pod_resources_watch_streams_ended_slow_total
+//
+// Order of use: create it, pass it as ManagerOptions::metrics, create the Manager and the
+// PodResources server, attach them, then start the HTTP server. Everything attached must
+// outlive every Render: stop the HTTP server before destroying them. Thread-safe.
+#pragma once
+
+#include <string>
+
+#include "common/metrics_registry.h"
+#include "devicemanager/manager.h"
+#include "devicemanager/metrics.h"
+#include "podresources/metrics.h"
+
+namespace devmgr::cli {
+
+class DaemonMetrics final : public devicemanager::ManagerMetrics {
+ public:
+  DaemonMetrics();
+
+  // AttachManager exports endpoints by state and devices by health, read from `manager` at
+  // each Render. Call once.
+  void AttachManager(const devicemanager::Manager& manager);
+  // AttachPodResources exports the PodResources server's counters (its counters()), read at
+  // each Render. Call once.
+  void AttachPodResources(const podresources::Counters& counters);
+
+  // Render: every metric in the Prometheus text format 0.0.4.
+  std::string Render() const { return registry_.Render(); }
+
+  // devicemanager::ManagerMetrics; never block.
+  void PluginRegistered(absl::string_view resource_name) override;
+  void AllocationDone(absl::string_view resource_name, absl::Duration duration) override;
+  void AdmissionRefused(absl::string_view reason) override;
+  void CheckpointWritten(absl::Duration duration, bool ok) override;
+
+ private:
+  MetricsRegistry registry_;
+  // Declared after registry_, which owns them.
+  CounterFamily& registrations_;
+  HistogramFamily& allocation_duration_;
+  CounterFamily& admissions_refused_;
+  Histogram& checkpoint_write_duration_;
+  Counter& checkpoint_write_errors_;
+};
+
+}  // namespace devmgr::cli

@@ -1,0 +1,197 @@
+// DaemonMetrics wired to a real Manager: after a fake plugin registers on kubelet.sock and a
+// pod is admitted (and another refused), the text carries upstream's kubelet metric names,
+// labels, help texts and buckets, and ours with the states, health and reasons they report.
+#include "cmd/devmgr/daemon_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "tests/testlib/fake_device_plugin.h"
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::cli {
+namespace {
+
+using ::devmgr::testing::FakeDevicePlugin;
+using ::devmgr::testing::MakeDevice;
+using ::devmgr::testing::TempDir;
+using ::devmgr::testing::WaitFor;
+
+constexpr char kGpu[] = "example.com/gpu";
+
+// The value of the sample line that starts with `series` followed by a space; -1 if none.
+double Sample(const std::string& text, const std::string& series) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::ConsumePrefix(&line, series + " ")) continue;
+    double value = 0;
+    return absl::SimpleAtod(line, &value) ? value : -1;
+  }
+  return -1;
+}
+
+class DaemonMetricsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    devicemanager::ManagerOptions options;
+    options.plugin_dir = dir_.path();
+    options.checkpoint_write_delay = absl::Milliseconds(1);
+    options.metrics = &metrics_;
+    manager_ = devicemanager::CreateManager(std::move(options));
+    ASSERT_TRUE(
+        manager_->Start(
+                    [] {
+                      return std::vector<std::string>{"uid1", "uid2"};
+                    },
+                    [] { return true; })
+            .ok());
+    metrics_.AttachManager(*manager_);
+    metrics_.AttachPodResources(counters_);
+
+    plugin_ = std::make_unique<FakeDevicePlugin>(
+        dir_.Sub("gpu.sock"), kGpu,
+        std::vector<v1beta1::Device>{MakeDevice("g0"), MakeDevice("g1"), MakeDevice("g2", false)});
+    ASSERT_TRUE(plugin_->Start().ok());
+    ASSERT_TRUE(plugin_->Register(dir_.Sub("kubelet.sock")).ok());
+    ASSERT_TRUE(WaitFor([&] { return manager_->GetCapacity().capacity[kGpu] == 3; }));
+  }
+
+  devicemanager::Pod MakePod(const std::string& uid, int64_t gpus) {
+    return devicemanager::Pod{uid,
+                              "default",
+                              "pod-" + uid,
+                              {},
+                              {{"c", devicemanager::ContainerType::kRegular, {{kGpu, gpus}}}}};
+  }
+
+  TempDir dir_;
+  // Declared before the manager, which reports to it until it is destroyed.
+  DaemonMetrics metrics_;
+  podresources::Counters counters_;
+  devicemanager::ManagerPtr manager_;
+  std::unique_ptr<FakeDevicePlugin> plugin_;
+};
+
+TEST_F(DaemonMetricsTest, ExportsUpstreamDevicePluginMetricsAfterRegistrationAndAllocation) {
+  devicemanager::Pod pod = MakePod("uid1", 1);
+  ASSERT_TRUE(manager_->Allocate(pod, pod.containers[0]).ok());
+  const std::string text = metrics_.Render();
+
+  EXPECT_TRUE(absl::StrContains(
+      text,
+      "# HELP kubelet_device_plugin_registration_total [ALPHA] Cumulative number of device "
+      "plugin registrations. Broken down by resource name.\n"
+      "# TYPE kubelet_device_plugin_registration_total counter\n"
+      "kubelet_device_plugin_registration_total{resource_name=\"example.com/gpu\"} 1\n"))
+      << text;
+  EXPECT_TRUE(absl::StrContains(
+      text,
+      "# HELP kubelet_device_plugin_alloc_duration_seconds [ALPHA] Duration in seconds to serve "
+      "a device plugin Allocation request. Broken down by resource name.\n"
+      "# TYPE kubelet_device_plugin_alloc_duration_seconds histogram\n"))
+      << text;
+  // prometheus.DefBuckets, then +Inf; the one call lands in one of them and stays counted.
+  const std::string bucket =
+      "kubelet_device_plugin_alloc_duration_seconds_bucket{resource_name=\"example.com/gpu\",le=";
+  double previous = 0;
+  for (const char* le :
+       {"0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "+Inf"}) {
+    const double count = Sample(text, absl::StrCat(bucket, "\"", le, "\"}"));
+    EXPECT_GE(count, previous) << le << "\n" << text;
+    previous = count;
+  }
+  EXPECT_EQ(previous, 1);
+  EXPECT_EQ(Sample(text,
+                   "kubelet_device_plugin_alloc_duration_seconds_count{resource_name="
+                   "\"example.com/gpu\"}"),
+            1);
+  EXPECT_GT(Sample(text,
+                   "kubelet_device_plugin_alloc_duration_seconds_sum{resource_name="
+                   "\"example.com/gpu\"}"),
+            0);
+  // The admission wrote the checkpoint durably.
+  EXPECT_GE(Sample(text, "devmgr_checkpoint_write_duration_seconds_count"), 1);
+  EXPECT_EQ(Sample(text, "devmgr_checkpoint_write_errors_total"), 0);
+}
+
+TEST_F(DaemonMetricsTest, ExportsEndpointStatesDeviceHealthAndRefusals) {
+  devicemanager::Pod greedy = MakePod("uid2", 3);  // only two are healthy
+  EXPECT_FALSE(manager_->Allocate(greedy, greedy.containers[0]).ok());
+  std::string text = metrics_.Render();
+
+  const std::string state =
+      "devmgr_device_plugin_endpoint_state{resource_name=\"example.com/gpu\",";
+  EXPECT_EQ(Sample(text, state + "state=\"running\"}"), 1) << text;
+  EXPECT_EQ(Sample(text, state + "state=\"stopped\"}"), 0);
+  EXPECT_EQ(Sample(text, state + "state=\"expired\"}"), 0);
+  EXPECT_EQ(Sample(text,
+                   "devmgr_device_plugin_devices{health=\"healthy\",resource_name="
+                   "\"example.com/gpu\"}"),
+            2);
+  EXPECT_EQ(Sample(text,
+                   "devmgr_device_plugin_devices{health=\"unhealthy\",resource_name="
+                   "\"example.com/gpu\"}"),
+            1);
+  EXPECT_EQ(Sample(text, "devmgr_admissions_refused_total{reason=\"not_enough_devices\"}"), 1);
+  for (const absl::string_view reason : devicemanager::kAdmissionRefusalReasons) {
+    EXPECT_GE(
+        Sample(text, absl::StrCat("devmgr_admissions_refused_total{reason=\"", reason, "\"}")), 0)
+        << reason;
+  }
+
+  // The plugin goes away: its endpoint is stopped and every device unhealthy.
+  plugin_->Stop();
+  ASSERT_TRUE(WaitFor([&] {
+    text = metrics_.Render();
+    return Sample(text, state + "state=\"stopped\"}") == 1;
+  }));
+  EXPECT_EQ(Sample(text, state + "state=\"running\"}"), 0);
+  EXPECT_EQ(Sample(text,
+                   "devmgr_device_plugin_devices{health=\"unhealthy\",resource_name="
+                   "\"example.com/gpu\"}"),
+            3);
+}
+
+TEST_F(DaemonMetricsTest, ExportsPodResourcesCountersPerServerApiVersion) {
+  counters_.v1.requests_total = 5;
+  counters_.v1.requests_list = 3;
+  counters_.v1.requests_get = 2;
+  counters_.v1.errors_get = 1;
+  counters_.v1alpha1.requests_total = 4;
+  counters_.rate_limited = 6;
+  counters_.watch_streams_opened = 7;
+  const std::string text = metrics_.Render();
+
+  EXPECT_TRUE(absl::StrContains(
+      text,
+      "# HELP kubelet_pod_resources_endpoint_requests_total [ALPHA] Cumulative number of "
+      "requests to the PodResource endpoint. Broken down by server api version.\n"
+      "# TYPE kubelet_pod_resources_endpoint_requests_total counter\n"
+      "kubelet_pod_resources_endpoint_requests_total{server_api_version=\"v1\"} 5\n"
+      "kubelet_pod_resources_endpoint_requests_total{server_api_version=\"v1alpha1\"} 4\n"))
+      << text;
+  const std::string v1 = "{server_api_version=\"v1\"}";
+  EXPECT_EQ(Sample(text, "kubelet_pod_resources_endpoint_requests_list" + v1), 3);
+  EXPECT_EQ(Sample(text, "kubelet_pod_resources_endpoint_requests_get_allocatable" + v1), 0);
+  EXPECT_EQ(Sample(text, "kubelet_pod_resources_endpoint_requests_get" + v1), 2);
+  EXPECT_EQ(Sample(text, "kubelet_pod_resources_endpoint_errors_list" + v1), 0);
+  EXPECT_EQ(Sample(text, "kubelet_pod_resources_endpoint_errors_get_allocatable" + v1), 0);
+  EXPECT_EQ(Sample(text, "kubelet_pod_resources_endpoint_errors_get" + v1), 1);
+  // v1alpha1 has only List, and upstream counts only its requests_total.
+  EXPECT_EQ(Sample(text,
+                   "kubelet_pod_resources_endpoint_requests_list{server_api_version="
+                   "\"v1alpha1\"}"),
+            -1);
+  EXPECT_EQ(Sample(text, "devmgr_pod_resources_rate_limited_total"), 6);
+  EXPECT_EQ(Sample(text, "devmgr_pod_resources_watch_streams_opened_total"), 7);
+  EXPECT_EQ(Sample(text, "devmgr_pod_resources_watch_streams_ended_slow_total"), 0);
+}
+
+}  // namespace
+}  // namespace devmgr::cli
