@@ -641,6 +641,20 @@ void ManagerImpl::UpdateAllocatedDevices() {
   DEVMGR_LOG(options_.logger, debug, "Pods to be removed", "podUIDs", absl::StrJoin(removed, ","));
 }
 
+absl::Status ManagerImpl::ReleasePod(absl::string_view pod_uid) {
+  uint64_t generation = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    devices_to_reuse_.erase(std::string(pod_uid));
+    if (!pod_devices_.HasPod(pod_uid)) return absl::OkStatus();
+    pod_devices_.Delete({std::string(pod_uid)});
+    generation = ++commit_generation_;
+    ScheduleNotifyLocked();
+  }
+  DEVMGR_LOG(options_.logger, info, "Released the devices of a pod", "podUID", pod_uid);
+  return PersistCheckpoint(generation);
+}
+
 std::optional<std::vector<TopologyHint>> ManagerImpl::TopologyHintsLocked(
     const std::string& resource, int64_t requested, const std::set<std::string>& held,
     const std::set<std::string>& reusable) const {

@@ -191,6 +191,13 @@ class Manager {
   // (the next write drops them, as upstream). Calls active_pods outside the manager's lock.
   virtual void UpdateAllocatedDevices() = 0;
 
+  // ReleasePod frees every device `pod_uid` holds (and its reusable init-container devices)
+  // and makes the checkpoint durable before returning, for a host that knows a pod has ended
+  // and must not find it in the checkpoint after a crash (beyond upstream, which frees only
+  // through UpdateAllocatedDevices and writes later). OK when the pod holds nothing; the
+  // store's error when the write fails (the devices stay free). Blocks on disk.
+  virtual absl::Status ReleasePod(absl::string_view pod_uid) = 0;
+
   // GetTopologyHints / GetPodTopologyHints are the hint provider of a host topology manager
   // (upstream's topology_hints.go), per container or for the whole pod. Both run
   // UpdateAllocatedDevices first; never block on plugins.

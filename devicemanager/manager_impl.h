@@ -59,6 +59,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   absl::StatusOr<RunContainerOptions> GetDeviceRunContainerOptions(
       const Pod& pod, const Container& container) override;
   void UpdateAllocatedDevices() override;
+  absl::Status ReleasePod(absl::string_view pod_uid) override;
   TopologyHints GetTopologyHints(const Pod& pod, const Container& container) override;
   TopologyHints GetPodTopologyHints(const Pod& pod) override;
 

@@ -5,10 +5,14 @@
 // stderr.
 #pragma once
 
+#include <spdlog/common.h>
+
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace devmgr::cli {
 
@@ -25,6 +29,13 @@ void AddOutputFlag(CLI::App& command, OutputFormat& format);
 
 // Fail prints "devmgr: <reason>" on stderr and returns `code`.
 int Fail(ExitCode code, absl::string_view reason);
+
+// ParseFlagDuration reads a duration flag ("300ms", "30s", "5m"); InvalidArgument naming
+// `flag` for anything else or a negative duration.
+absl::StatusOr<absl::Duration> ParseFlagDuration(absl::string_view flag, const std::string& text);
+
+// ParseLogLevel reads --log-level: trace, debug, info, warn, error or off.
+absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(const std::string& text);
 
 // A subcommand sets its result here; main returns it.
 struct CommandResult {

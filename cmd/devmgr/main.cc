@@ -6,6 +6,8 @@
 #include "cmd/devmgr/command.h"
 #include "cmd/devmgr/plugin_cmd.h"
 #include "cmd/devmgr/podresources_cmd.h"
+#include "cmd/devmgr/pods_cmd.h"
+#include "cmd/devmgr/serve_cmd.h"
 
 int main(int argc, char** argv) {
   using devmgr::cli::kExitUsage;
@@ -14,6 +16,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   devmgr::cli::CommandResult result;
+  devmgr::cli::AddServeCommand(app, result);
+  devmgr::cli::AddPodsCommand(app, result);
   devmgr::cli::AddCheckpointCommand(app, result);
   devmgr::cli::AddPluginCommand(app, result);
   devmgr::cli::AddPodResourcesCommand(app, result);

@@ -62,15 +62,6 @@ void AddCommonFlags(CLI::App& command, CommonFlags& flags) {
       ->capture_default_str();
 }
 
-absl::StatusOr<absl::Duration> ParseFlagDuration(const std::string& flag, const std::string& text) {
-  absl::Duration d;
-  if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": \"", text, "\" is not a duration like 300ms, 30s or 5m"));
-  }
-  return d;
-}
-
 // BlockStopSignals blocks the signals the command waits for, in this thread and in every thread
 // started after it, so that only sigwait below sees them.
 sigset_t BlockStopSignals() {
@@ -93,15 +84,13 @@ int RunPlugin(const CommonFlags& flags, const std::string& resource_namespace,
   if (*check_interval == absl::ZeroDuration()) {
     return Fail(kExitUsage, "--check-interval must be positive");
   }
-  const spdlog::level::level_enum level = spdlog::level::from_str(flags.log_level);
-  if (level == spdlog::level::off && flags.log_level != "off") {
-    return Fail(kExitUsage, absl::StrCat("--log-level: unknown level \"", flags.log_level, "\""));
-  }
+  absl::StatusOr<spdlog::level::level_enum> level = ParseLogLevel(flags.log_level);
+  if (!level.ok()) return Fail(kExitUsage, level.status().message());
 
   const sigset_t signals = BlockStopSignals();
   auto logger = std::make_shared<spdlog::logger>("devmgr-plugin",
                                                  std::make_shared<spdlog::sinks::stderr_sink_mt>());
-  logger->set_level(level);
+  logger->set_level(*level);
 
   deviceplugin::PluginOptions options;
   options.resource_namespace = resource_namespace;

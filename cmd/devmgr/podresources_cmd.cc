@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "cmd/devmgr/rpc_client.h"
 #include "cmd/devmgr/table.h"
 #include "devmgr/podresources/v1/api.grpc.pb.h"
 #include "podresources/client.h"
@@ -36,58 +37,12 @@ struct PodResourcesOptions {
   int64_t count = 0;
 };
 
-// A connected client, or the exit code of the failure already reported.
-struct Connection {
-  std::shared_ptr<grpc::Channel> channel;
-  absl::Duration timeout;
-  int exit_code = kExitOk;
-};
-
 Connection Connect(const PodResourcesOptions& options) {
-  Connection connection;
-  if (!absl::ParseDuration(options.timeout, &connection.timeout) ||
-      connection.timeout <= absl::ZeroDuration()) {
-    connection.exit_code = Fail(kExitUsage, absl::StrCat("invalid --timeout ", options.timeout,
-                                                         " (use e.g. 300ms, 10s, 1m)"));
-    return connection;
-  }
   const std::filesystem::path socket =
       options.socket.empty()
           ? std::filesystem::path(options.root_dir) / "pod-resources" / "kubelet.sock"
           : std::filesystem::path(options.socket);
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-      podresources::Dial({socket, connection.timeout, options.max_message_bytes});
-  if (!channel.ok()) {
-    connection.exit_code = Fail(kExitUsage, channel.status().message());
-    return connection;
-  }
-  connection.channel = *std::move(channel);
-  return connection;
-}
-
-// RpcFailure reports a failed call: unreachable is usage (2), anything else a refusal (1).
-int RpcFailure(absl::string_view method, const grpc::Status& status) {
-  const bool unreachable = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-                           status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-  return Fail(unreachable ? kExitUsage : kExitNo,
-              absl::StrCat(method, " failed: ", status.error_message(), " (code ",
-                           static_cast<int>(status.error_code()), ")"));
-}
-
-void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
-  context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));
-}
-
-void PrintJson(const google::protobuf::Message& message, bool pretty) {
-  google::protobuf::util::JsonPrintOptions json_options;
-  json_options.add_whitespace = pretty;
-  std::string json;
-  // Our own messages always convert; a failure here would be a broken invariant.
-  if (!google::protobuf::util::MessageToJsonString(message, &json, json_options).ok()) {
-    json = "{}";
-  }
-  // add_whitespace ends with a newline already.
-  std::cout << json << (pretty ? "" : "\n");
+  return cli::Connect(socket, options.timeout, options.max_message_bytes);
 }
 
 std::string NumaText(const ::v1::TopologyInfo& topology) {

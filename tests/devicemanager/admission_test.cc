@@ -653,6 +653,30 @@ TEST_F(AdmissionTest, AdmitPodReleasesEverythingOnFailure) {
   EXPECT_TRUE(data->pod_device_entries.empty());
 }
 
+// Beyond upstream: a host that knows a pod ended frees its devices durably at once, with no
+// wait for the next garbage collection and write.
+TEST_F(AdmissionTest, ReleasePodFreesDevicesAndWritesTheCheckpoint) {
+  StartManager();
+  PluginPtr p1 = StartPlugin("p1.sock", kResource1, MakeDevices(2, "a"));
+  Pod pod = MakePod("pod1", {MakeContainer("app", {{kResource1, 2}})});
+  Pod other = MakePod("pod2", {MakeContainer("app", {{kResource1, 1}})});
+  SetActive({"pod1", "pod2"});
+  ASSERT_TRUE(manager_->AdmitPod(pod).ok());
+  EXPECT_EQ(manager_->AdmitPod(other).code(), absl::StatusCode::kResourceExhausted);
+
+  ASSERT_TRUE(manager_->ReleasePod("pod1").ok());
+  EXPECT_TRUE(manager_->GetDevices("pod1", "app").empty());
+  auto data = ReadCheckpoint();
+  ASSERT_TRUE(data.ok());
+  EXPECT_TRUE(data->pod_device_entries.empty()) << "durable before ReleasePod returns";
+  EXPECT_TRUE(manager_->ReleasePod("pod1").ok()) << "releasing nothing is fine";
+  EXPECT_TRUE(manager_->AdmitPod(other).ok()) << "the devices are free, the pod still active";
+
+  fail_writes_ = true;
+  EXPECT_EQ(manager_->ReleasePod("pod2").message(), "injected write failure");
+  EXPECT_TRUE(manager_->GetDevices("pod2", "app").empty()) << "freed even when the write fails";
+}
+
 TEST_F(AdmissionTest, TestCheckpointRestartKeepsDevicesAndOptions) {
   StartManager();
   PluginPtr plugin = StartPlugin("p1.sock", kResource1, MakeDevices(4, "d"));

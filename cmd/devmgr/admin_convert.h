@@ -1,0 +1,26 @@
+// Conversions between devmgr's admin API messages (proto/devmgr/admin/v1) and the device
+// manager's model, shared by the daemon's service and the `devmgr pods` client.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "devicemanager/pod.h"
+#include "devicemanager/run_options.h"
+#include "devicemanager/types.h"
+#include "devmgr/admin/v1/api.pb.h"
+
+namespace devmgr::cli {
+
+devmgr::admin::v1::Pod PodToProto(const devicemanager::Pod& pod);
+
+// PodFromProto checks what the daemon relies on, naming the field: a UID, container names
+// that are present and unique in the pod, init containers of type INIT or SIDECAR, app
+// containers of type REGULAR, device counts that are not negative. InvalidArgument otherwise.
+absl::StatusOr<devicemanager::Pod> PodFromProto(const devmgr::admin::v1::Pod& pod);
+
+devmgr::admin::v1::RunOptions RunOptionsToProto(const devicemanager::RunContainerOptions& options);
+
+// DevicesToProto: one container's devices, resources and IDs in name order.
+void DevicesToProto(const devicemanager::ResourceDevices& devices,
+                    devmgr::admin::v1::ContainerDevices& out);
+
+}  // namespace devmgr::cli

@@ -1,0 +1,79 @@
+#include "cmd/devmgr/admin_service.h"
+
+#include "cmd/devmgr/admin_convert.h"
+#include "cmd/devmgr/pod_manifest.h"
+#include "common/status.h"
+
+namespace devmgr::cli {
+
+namespace admin = devmgr::admin::v1;
+
+grpc::Status AdminService::AdmitPod(grpc::ServerContext*, const admin::AdmitPodRequest* request,
+                                    admin::AdmitPodResponse* response) {
+  devicemanager::Pod pod;
+  bool generated_uid = false;
+  switch (request->source_case()) {
+    case admin::AdmitPodRequest::kPod: {
+      absl::StatusOr<devicemanager::Pod> parsed = PodFromProto(request->pod());
+      if (!parsed.ok()) return ToGrpcStatus(parsed.status());
+      pod = *std::move(parsed);
+      break;
+    }
+    case admin::AdmitPodRequest::kManifest: {
+      absl::StatusOr<PodManifest> manifest = ParsePodManifest(request->manifest());
+      if (!manifest.ok()) return ToGrpcStatus(manifest.status());
+      pod = std::move(manifest->pod);
+      generated_uid = manifest->generated_uid;
+      break;
+    }
+    default:
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "pod or manifest is required");
+  }
+  absl::StatusOr<std::vector<ContainerOptions>> admitted = admission_.Admit(pod);
+  if (!admitted.ok()) return ToGrpcStatus(admitted.status());
+  response->set_pod_uid(pod.uid);
+  response->set_generated_uid(generated_uid);
+  for (const ContainerOptions& container : *admitted) {
+    admin::ContainerRunOptions* out = response->add_containers();
+    out->set_container_name(container.container_name);
+    *out->mutable_options() = RunOptionsToProto(container.options);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::RemovePod(grpc::ServerContext*, const admin::RemovePodRequest* request,
+                                     admin::RemovePodResponse*) {
+  if (request->pod_uid().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "pod_uid is required");
+  }
+  return ToGrpcStatus(admission_.Remove(request->pod_uid()));
+}
+
+grpc::Status AdminService::ListPods(grpc::ServerContext*, const admin::ListPodsRequest*,
+                                    admin::ListPodsResponse* response) {
+  for (const RegisteredPod& registered : registry_.List()) {
+    admin::PodStatus* status = response->add_pods();
+    *status->mutable_pod() = PodToProto(registered.pod);
+    status->set_recovered(registered.recovered);
+    for (const auto* list : {&registered.pod.init_containers, &registered.pod.containers}) {
+      for (const devicemanager::Container& container : *list) {
+        admin::ContainerDevices* devices = status->add_containers();
+        devices->set_container_name(container.name);
+        DevicesToProto(manager_.GetDevices(registered.pod.uid, container.name), *devices);
+      }
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::GetRunOptions(grpc::ServerContext*,
+                                         const admin::GetRunOptionsRequest* request,
+                                         admin::GetRunOptionsResponse* response) {
+  absl::StatusOr<devicemanager::RunContainerOptions> options =
+      admission_.RunOptions(request->pod_uid(), request->container_name());
+  if (!options.ok()) return ToGrpcStatus(options.status());
+  *response->mutable_options() = RunOptionsToProto(*options);
+  return grpc::Status::OK;
+}
+
+}  // namespace devmgr::cli

@@ -1,0 +1,39 @@
+// AdminService: devmgr's admin API (proto/devmgr/admin/v1) served by the daemon on
+// <root>/devmgr.sock. A thin translation between the wire and PodAdmission / PodRegistry;
+// manifests are parsed here, so that agents in any language can send what kubectl prints.
+#pragma once
+
+#include "cmd/devmgr/pod_admission.h"
+#include "cmd/devmgr/pod_registry.h"
+#include "devicemanager/manager.h"
+#include "devmgr/admin/v1/api.grpc.pb.h"
+
+namespace devmgr::cli {
+
+class AdminService final : public devmgr::admin::v1::Admin::Service {
+ public:
+  // Not owned; all must outlive the service.
+  AdminService(PodAdmission& admission, PodRegistry& registry,
+               const devicemanager::Manager& manager)
+      : admission_(admission), registry_(registry), manager_(manager) {}
+
+  grpc::Status AdmitPod(grpc::ServerContext* context,
+                        const devmgr::admin::v1::AdmitPodRequest* request,
+                        devmgr::admin::v1::AdmitPodResponse* response) override;
+  grpc::Status RemovePod(grpc::ServerContext* context,
+                         const devmgr::admin::v1::RemovePodRequest* request,
+                         devmgr::admin::v1::RemovePodResponse* response) override;
+  grpc::Status ListPods(grpc::ServerContext* context,
+                        const devmgr::admin::v1::ListPodsRequest* request,
+                        devmgr::admin::v1::ListPodsResponse* response) override;
+  grpc::Status GetRunOptions(grpc::ServerContext* context,
+                             const devmgr::admin::v1::GetRunOptionsRequest* request,
+                             devmgr::admin::v1::GetRunOptionsResponse* response) override;
+
+ private:
+  PodAdmission& admission_;
+  PodRegistry& registry_;
+  const devicemanager::Manager& manager_;
+};
+
+}  // namespace devmgr::cli

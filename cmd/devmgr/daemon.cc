@@ -1,0 +1,213 @@
+#include "cmd/devmgr/daemon.h"
+
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
+#include <sys/stat.h>
+
+#include <map>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "cmd/devmgr/admin_service.h"
+#include "cmd/devmgr/device_plugin_handler.h"
+#include "cmd/devmgr/lock_file.h"
+#include "cmd/devmgr/manager_devices_provider.h"
+#include "cmd/devmgr/pod_admission.h"
+#include "cmd/devmgr/pod_registry.h"
+#include "common/unix_socket.h"
+#include "pluginwatcher/watcher.h"
+#include "podresources/server.h"
+
+namespace devmgr::cli {
+
+DaemonPaths::DaemonPaths(const std::filesystem::path& root_dir)
+    : root(root_dir),
+      plugin_dir(root_dir / "device-plugins"),
+      registry_dir(root_dir / "plugins_registry"),
+      podresources_socket(root_dir / "pod-resources" / "kubelet.sock"),
+      admin_socket(root_dir / "devmgr.sock"),
+      lock_file(root_dir / "devmgr.lock") {}
+
+// Everything the daemon runs, in start order; Stop tears it down in reverse.
+struct Daemon::State {
+  explicit State(const DaemonOptions& daemon_options)
+      : options(daemon_options),
+        paths(daemon_options.root_dir),
+        registry(paths.plugin_dir, daemon_options.logger),
+        topology(daemon_options.topology_policy) {}
+
+  const DaemonOptions options;
+  const DaemonPaths paths;
+  std::unique_ptr<LockFile> lock;
+  PodRegistry registry;
+  TopologyPolicy topology;
+  devicemanager::ManagerPtr manager;
+  std::unique_ptr<PodAdmission> admission;
+  std::unique_ptr<DevicePluginHandler> handler;
+  pluginwatcher::WatcherPtr watcher;
+  std::unique_ptr<ManagerDevicesProvider> devices_provider;
+  std::unique_ptr<podresources::PodResourcesServer> podresources;
+  std::unique_ptr<AdminService> admin_service;
+  std::unique_ptr<grpc::Server> admin_server;
+  // Last capacity and allocatable logged by UpdateNodeStatus.
+  std::map<std::string, int64_t> capacity;
+  std::map<std::string, int64_t> allocatable;
+  bool stopped = false;
+};
+
+namespace {
+
+// The checkpoint's entries, to recover pods that have no record. A missing or unreadable
+// checkpoint gives none (the device manager reports and moves aside a corrupt one).
+std::vector<checkpoint::PodDevicesEntry> CheckpointEntries(const DaemonPaths& paths) {
+  checkpoint::FileStore store(paths.plugin_dir);
+  absl::StatusOr<std::string> bytes = store.Read(checkpoint::kCheckpointFileName);
+  if (!bytes.ok()) return {};
+  absl::StatusOr<checkpoint::CheckpointData> data = checkpoint::Decode(*bytes);
+  if (!data.ok()) return {};
+  return data->pod_device_entries;
+}
+
+// StartAdminServer serves the admin API on a socket that only the daemon's user can open:
+// it is created with umask 077, so it is never open to others, then set to 0600.
+absl::StatusOr<std::unique_ptr<grpc::Server>> StartAdminServer(const std::filesystem::path& socket,
+                                                               grpc::Service& service) {
+  if (absl::Status valid = ValidateSocketPath(socket); !valid.ok()) return valid;
+  if (absl::Status removed = RemoveStaleSocket(socket); !removed.ok()) return removed;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(UnixTarget(socket), grpc::InsecureServerCredentials());
+  builder.RegisterService(&service);
+  const mode_t previous = umask(077);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  umask(previous);
+  if (server == nullptr) {
+    return absl::UnavailableError(absl::StrCat("cannot serve the admin API on ", socket.string()));
+  }
+  if (chmod(socket.c_str(), 0600) != 0) {
+    server->Shutdown();
+    return absl::InternalError(absl::StrCat("cannot set the mode of ", socket.string()));
+  }
+  return server;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& options) {
+  auto state = std::make_unique<State>(options);
+  const DaemonPaths& paths = state->paths;
+  std::error_code error;
+  std::filesystem::create_directories(paths.root, error);
+  if (error) {
+    return absl::InternalError(
+        absl::StrCat("cannot create root folder ", paths.root.string(), ": ", error.message()));
+  }
+  absl::StatusOr<std::unique_ptr<LockFile>> lock = LockFile::Acquire(paths.lock_file);
+  if (!lock.ok()) return lock.status();
+  state->lock = *std::move(lock);
+  // From here on the daemon owns the root; a failure stops what started.
+  std::unique_ptr<Daemon> daemon(new Daemon(std::move(state)));
+  State& s = *daemon->state_;
+
+  if (absl::Status loaded = s.registry.Load(CheckpointEntries(paths)); !loaded.ok()) {
+    return loaded;
+  }
+
+  devicemanager::ManagerOptions manager_options;
+  manager_options.plugin_dir = paths.plugin_dir;
+  manager_options.probe_endpoint_roots = {paths.registry_dir};
+  manager_options.endpoint_stop_grace_period = options.endpoint_grace;
+  manager_options.plugin_call_timeout = options.plugin_call_timeout;
+  manager_options.max_message_bytes = options.max_message_bytes;
+  manager_options.admission_wait = options.admission_wait;
+  if (options.topology_policy != TopologyPolicyKind::kNone) {
+    manager_options.topology_affinity = &s.topology;
+  }
+  manager_options.logger = options.logger;
+  s.manager = devicemanager::CreateManager(std::move(manager_options));
+  PodRegistry& registry = s.registry;
+  // The daemon knows all its pods once the record is read: its sources are ready at once.
+  if (absl::Status started =
+          s.manager->Start([&registry] { return registry.ActiveUids(); }, [] { return true; });
+      !started.ok()) {
+    return started;
+  }
+  s.admission = std::make_unique<PodAdmission>(*s.manager, s.registry, s.topology, options.logger);
+
+  s.handler = std::make_unique<DevicePluginHandler>(*s.manager);
+  pluginwatcher::WatcherOptions watcher_options =
+      pluginwatcher::WatcherOptions::ForRootDir(paths.root);
+  watcher_options.logger = options.logger;
+  s.watcher = pluginwatcher::CreateWatcher(std::move(watcher_options));
+  s.watcher->AddHandler(pluginwatcher::kDevicePlugin, *s.handler);
+  if (absl::Status started = s.watcher->Start(); !started.ok()) return started;
+
+  s.devices_provider = std::make_unique<ManagerDevicesProvider>(*s.manager);
+  podresources::ServerOptions server_options;
+  server_options.socket_path = paths.podresources_socket;
+  server_options.rate_limit = options.podresources_rate_limit;
+  podresources::Providers providers;
+  providers.pods = &s.registry;
+  providers.devices = s.devices_provider.get();
+  absl::StatusOr<std::unique_ptr<podresources::PodResourcesServer>> podresources =
+      podresources::PodResourcesServer::Create(server_options, providers, options.logger);
+  if (!podresources.ok()) return podresources.status();
+  s.podresources = *std::move(podresources);
+  s.admission->SetNotifier(&s.podresources->notifier());
+
+  s.admin_service = std::make_unique<AdminService>(*s.admission, s.registry, *s.manager);
+  absl::StatusOr<std::unique_ptr<grpc::Server>> admin =
+      StartAdminServer(paths.admin_socket, *s.admin_service);
+  if (!admin.ok()) return admin.status();
+  s.admin_server = *std::move(admin);
+
+  DEVMGR_LOG(options.logger, info, "devmgr serving", "rootDir", paths.root.string(), "pods",
+             static_cast<int64_t>(s.registry.List().size()));
+  return daemon;
+}
+
+Daemon::Daemon(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+Daemon::~Daemon() { Stop(); }
+
+void Daemon::Stop() {
+  State& s = *state_;
+  if (s.stopped) return;
+  s.stopped = true;
+  if (s.admin_server != nullptr) s.admin_server->Shutdown();
+  if (s.podresources != nullptr) s.podresources->Shutdown();
+  if (s.watcher != nullptr) s.watcher->Stop();
+  if (s.manager != nullptr) s.manager->Stop();
+  for (const auto& socket :
+       {s.paths.admin_socket, s.paths.podresources_socket, s.paths.plugin_dir / "kubelet.sock"}) {
+    if (absl::Status removed = RemoveStaleSocket(socket); !removed.ok()) {
+      DEVMGR_LOG(s.options.logger, warn, "Failed to remove a socket", "path", socket.string(),
+                 "err", removed);
+    }
+  }
+  DEVMGR_LOG(s.options.logger, info, "devmgr stopped", "rootDir", s.paths.root.string());
+}
+
+void Daemon::UpdateNodeStatus() {
+  State& s = *state_;
+  devicemanager::CapacityResult result = s.manager->GetCapacity();
+  for (const std::string& removed : result.removed) {
+    DEVMGR_LOG(s.options.logger, info, "Resource removed after its grace period", "resourceName",
+               removed);
+  }
+  if (result.capacity != s.capacity || result.allocatable != s.allocatable) {
+    for (const auto& [resource, count] : result.capacity) {
+      auto it = result.allocatable.find(resource);
+      DEVMGR_LOG(s.options.logger, info, "Device capacity", "resourceName", resource, "capacity",
+                 count, "allocatable", it == result.allocatable.end() ? int64_t{0} : it->second);
+    }
+    s.capacity = std::move(result.capacity);
+    s.allocatable = std::move(result.allocatable);
+  }
+}
+
+devicemanager::Manager& Daemon::manager() { return *state_->manager; }
+
+const DaemonPaths& Daemon::paths() const { return state_->paths; }
+
+}  // namespace devmgr::cli

@@ -1,0 +1,30 @@
+// The daemon's durable record of admitted pods: the file `devmgr_admitted_pods` beside the
+// checkpoint, which makes `devmgr serve` its own pod source across restarts (a kubelet has the
+// API server for that). A JSON document, versioned, holding every admitted pod as the device
+// manager sees it (identity, containers in order with their kind and device counts):
+//   {"version":1,"pods":[{"uid":"...","namespace":"default","name":"demo",
+//     "initContainers":[{"name":"setup","type":"init","devices":{"example.com/gpu":1}}],
+//     "containers":[{"name":"app","type":"regular","devices":{"example.com/gpu":2}}]}]}
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "devicemanager/pod.h"
+
+namespace devmgr::cli {
+
+// File name of the record inside the device plugin folder (a valid FileStore name).
+inline constexpr char kPodRecordName[] = "devmgr_admitted_pods";
+
+// EncodePodRecord: the record's bytes for `pods`, in the order given.
+std::string EncodePodRecord(const std::vector<devicemanager::Pod>& pods);
+
+// DecodePodRecord reads a record. DataLoss, saying where, for anything that is not a record of
+// this version: bad JSON, missing or mistyped fields, an unknown container type, a negative
+// device count, an empty or repeated pod UID.
+absl::StatusOr<std::vector<devicemanager::Pod>> DecodePodRecord(absl::string_view bytes);
+
+}  // namespace devmgr::cli

@@ -1,0 +1,196 @@
+#include "cmd/devmgr/pod_registry.h"
+
+#include <set>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "cmd/devmgr/pod_record.h"
+
+namespace devmgr::cli {
+
+using devicemanager::Pod;
+
+PodRegistry::PodRegistry(std::filesystem::path folder, LoggerPtr logger)
+    : store_(std::move(folder)), logger_(std::move(logger)) {}
+
+absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& checkpoint_entries) {
+  std::vector<Pod> recorded;
+  absl::StatusOr<std::string> bytes = store_.Read(kPodRecordName);
+  if (bytes.ok()) {
+    absl::StatusOr<std::vector<Pod>> decoded = DecodePodRecord(*bytes);
+    if (decoded.ok()) {
+      recorded = *std::move(decoded);
+    } else {
+      const std::filesystem::path path = store_.folder() / kPodRecordName;
+      std::error_code error;
+      std::filesystem::rename(path, absl::StrCat(path.string(), ".corrupt"), error);
+      if (error) {
+        return absl::InternalError(absl::StrCat("cannot move the corrupt pod record ",
+                                                path.string(), " aside: ", error.message()));
+      }
+      DEVMGR_LOG(logger_, err, "Pod record is corrupt; moved aside, pods in the checkpoint kept",
+                 "path", path.string(), "err", decoded.status());
+    }
+  } else if (!absl::IsNotFound(bytes.status())) {
+    return bytes.status();
+  }
+
+  absl::MutexLock lock(&mu_);
+  pods_.clear();
+  for (Pod& pod : recorded) {
+    std::string uid = pod.uid;
+    pods_[uid] = RegisteredPod{std::move(pod), false};
+  }
+  // Recovered pods: one regular container per container name that holds devices.
+  for (const checkpoint::PodDevicesEntry& entry : checkpoint_entries) {
+    auto [it, added] = pods_.try_emplace(entry.pod_uid);
+    if (added) {
+      it->second.recovered = true;
+      it->second.pod.uid = entry.pod_uid;
+    }
+    if (!it->second.recovered) continue;
+    Pod& pod = it->second.pod;
+    devicemanager::Container* container = nullptr;
+    for (auto& existing : pod.containers) {
+      if (existing.name == entry.container_name) container = &existing;
+    }
+    if (container == nullptr) {
+      container = &pod.containers.emplace_back();
+      container->name = entry.container_name;
+    }
+    // A device on several NUMA nodes is listed under each.
+    std::set<std::string> ids;
+    for (const auto& [numa, on_node] : entry.device_ids) ids.insert(on_node.begin(), on_node.end());
+    container->devices[entry.resource_name] += static_cast<int64_t>(ids.size());
+  }
+  for (const auto& [uid, registered] : pods_) {
+    if (registered.recovered) {
+      DEVMGR_LOG(logger_, info, "Pod recovered from the checkpoint without a record; kept active",
+                 "podUID", uid);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PodRegistry::BeginAdmission(const Pod& pod) {
+  absl::MutexLock lock(&mu_);
+  if (pods_.contains(pod.uid) || admitting_.contains(pod.uid)) {
+    return absl::AlreadyExistsError(absl::StrCat("pod ", pod.uid, " is already admitted"));
+  }
+  admitting_[pod.uid] = pod;
+  return absl::OkStatus();
+}
+
+absl::Status PodRegistry::CommitAdmission(const std::string& pod_uid) {
+  absl::MutexLock write_lock(&write_mu_);
+  std::optional<Pod> pod;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = admitting_.find(pod_uid);
+    if (it == admitting_.end()) {
+      return absl::FailedPreconditionError(absl::StrCat("pod ", pod_uid, " is not being admitted"));
+    }
+    pod = it->second;
+  }
+  if (absl::Status written = WriteRecord(pod, ""); !written.ok()) return written;
+  absl::MutexLock lock(&mu_);
+  admitting_.erase(pod_uid);
+  pods_[pod_uid] = RegisteredPod{*std::move(pod), false};
+  return absl::OkStatus();
+}
+
+void PodRegistry::AbortAdmission(const std::string& pod_uid) {
+  absl::MutexLock lock(&mu_);
+  admitting_.erase(pod_uid);
+}
+
+absl::Status PodRegistry::Remove(const std::string& pod_uid) {
+  absl::MutexLock write_lock(&write_mu_);
+  bool recorded = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = pods_.find(pod_uid);
+    if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("pod ", pod_uid, " not found"));
+    recorded = !it->second.recovered;
+  }
+  if (recorded) {
+    if (absl::Status written = WriteRecord(std::nullopt, pod_uid); !written.ok()) return written;
+  }
+  absl::MutexLock lock(&mu_);
+  pods_.erase(pod_uid);
+  return absl::OkStatus();
+}
+
+absl::Status PodRegistry::WriteRecord(const std::optional<Pod>& added, const std::string& removed) {
+  std::vector<Pod> pods;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [uid, registered] : pods_) {
+      if (!registered.recovered && uid != removed) pods.push_back(registered.pod);
+    }
+  }
+  if (added.has_value()) pods.push_back(*added);
+  return store_.Write(kPodRecordName, EncodePodRecord(pods));
+}
+
+std::optional<RegisteredPod> PodRegistry::Find(const std::string& pod_uid) const {
+  absl::MutexLock lock(&mu_);
+  auto it = pods_.find(pod_uid);
+  if (it == pods_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<RegisteredPod> PodRegistry::List() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<RegisteredPod> pods;
+  pods.reserve(pods_.size());
+  for (const auto& [uid, registered] : pods_) pods.push_back(registered);
+  return pods;
+}
+
+std::vector<std::string> PodRegistry::ActiveUids() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> uids;
+  uids.reserve(pods_.size() + admitting_.size());
+  for (const auto& [uid, registered] : pods_) uids.push_back(uid);
+  for (const auto& [uid, pod] : admitting_) uids.push_back(uid);
+  return uids;
+}
+
+podresources::Pod PodRegistry::ToPodResources(const Pod& pod) {
+  podresources::Pod out;
+  out.uid = pod.uid;
+  out.name = pod.name;
+  out.namespace_name = pod.namespace_name;
+  for (const auto& container : pod.init_containers) {
+    out.init_containers.push_back(
+        {container.name, container.type == devicemanager::ContainerType::kSidecar ? "Always" : ""});
+  }
+  for (const auto& container : pod.containers) out.containers.push_back({container.name, ""});
+  return out;
+}
+
+std::vector<podresources::Pod> PodRegistry::GetPods() { return GetActivePods(); }
+
+std::vector<podresources::Pod> PodRegistry::GetActivePods() {
+  absl::MutexLock lock(&mu_);
+  std::vector<podresources::Pod> pods;
+  pods.reserve(pods_.size());
+  for (const auto& [uid, registered] : pods_) pods.push_back(ToPodResources(registered.pod));
+  return pods;
+}
+
+std::optional<podresources::Pod> PodRegistry::GetPodByName(const std::string& namespace_name,
+                                                           const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  for (const auto& [uid, registered] : pods_) {
+    if (!registered.recovered && registered.pod.namespace_name == namespace_name &&
+        registered.pod.name == name) {
+      return ToPodResources(registered.pod);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace devmgr::cli

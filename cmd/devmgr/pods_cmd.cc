@@ -1,0 +1,252 @@
+#include "cmd/devmgr/pods_cmd.h"
+
+#include <grpcpp/grpcpp.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "checkpoint/file_store.h"
+#include "cmd/devmgr/rpc_client.h"
+#include "cmd/devmgr/table.h"
+#include "devmgr/admin/v1/api.grpc.pb.h"
+
+namespace devmgr::cli {
+namespace {
+
+namespace admin = devmgr::admin::v1;
+
+struct PodsFlags {
+  std::string root_dir = "/var/lib/kubelet";
+  std::string timeout = "10s";
+  OutputFormat format = OutputFormat::kTable;
+  std::string file;
+  std::string pod_uid;
+  std::string container;
+};
+
+// Admission may wait for plugins (--admission-wait on the daemon, plugin deadlines).
+constexpr char kAdmitTimeout[] = "2m";
+
+// Dial: the daemon's admin socket; a missing socket fails at once instead of after a timeout.
+Connection Dial(const PodsFlags& flags) {
+  const std::filesystem::path socket = std::filesystem::path(flags.root_dir) / "devmgr.sock";
+  std::error_code error;
+  if (!std::filesystem::exists(socket, error)) {
+    Connection connection;
+    connection.exit_code = Fail(
+        kExitUsage, absl::StrCat("no daemon at ", socket.string(), " (is devmgr serve running?)"));
+    return connection;
+  }
+  return Connect(socket, flags.timeout, 64 << 20);
+}
+
+// Failure: a malformed pod is bad input (2), like an unreachable daemon; the rest is "no".
+int Failure(absl::string_view method, const grpc::Status& status) {
+  if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+    return Fail(kExitUsage, status.error_message());
+  }
+  return RpcFailure(method, status);
+}
+
+void AddOptionRows(const std::string& container, const admin::RunOptions& options, Table& table) {
+  for (const auto& env : options.envs()) {
+    table.AddRow({container, "env", absl::StrCat(env.key(), "=", env.value())});
+  }
+  for (const auto& device : options.devices()) {
+    table.AddRow({container, "device",
+                  absl::StrCat(device.container_path(), " <- ", device.host_path(), " (",
+                               device.permissions(), ")")});
+  }
+  for (const auto& mount : options.mounts()) {
+    table.AddRow({container, "mount",
+                  absl::StrCat(mount.container_path(), " <- ", mount.host_path(),
+                               mount.read_only() ? " (ro)" : "")});
+  }
+  for (const auto& annotation : options.annotations()) {
+    table.AddRow(
+        {container, "annotation", absl::StrCat(annotation.key(), "=", annotation.value())});
+  }
+  for (const auto& name : options.cdi_devices()) table.AddRow({container, "cdi", name});
+}
+
+absl::StatusOr<std::string> ReadManifest(const std::string& file) {
+  if (file == "-") {
+    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  return checkpoint::ReadWholeFile(file);
+}
+
+int RunAdmit(const PodsFlags& flags) {
+  absl::StatusOr<std::string> manifest = ReadManifest(flags.file);
+  if (!manifest.ok()) return Fail(kExitUsage, manifest.status().message());
+  Connection connection = Dial(flags);
+  if (connection.exit_code != kExitOk) return connection.exit_code;
+  auto stub = admin::Admin::NewStub(connection.channel);
+  admin::AdmitPodRequest request;
+  request.set_manifest(*std::move(manifest));
+  admin::AdmitPodResponse response;
+  grpc::ClientContext context;
+  SetDeadline(context, connection.timeout);
+  if (grpc::Status status = stub->AdmitPod(&context, request, &response); !status.ok()) {
+    return Failure("AdmitPod", status);
+  }
+  if (response.generated_uid()) {
+    std::cerr << "devmgr: the manifest has no metadata.uid; generated " << response.pod_uid()
+              << '\n';
+  }
+  if (flags.format == OutputFormat::kJson) {
+    PrintJson(response, true);
+    return kExitOk;
+  }
+  std::cout << "pod " << response.pod_uid() << " admitted\n";
+  Table table({"CONTAINER", "KIND", "VALUE"});
+  for (const auto& container : response.containers()) {
+    AddOptionRows(container.container_name(), container.options(), table);
+  }
+  table.Print(std::cout);
+  return kExitOk;
+}
+
+int RunRemove(const PodsFlags& flags) {
+  Connection connection = Dial(flags);
+  if (connection.exit_code != kExitOk) return connection.exit_code;
+  auto stub = admin::Admin::NewStub(connection.channel);
+  admin::RemovePodRequest request;
+  request.set_pod_uid(flags.pod_uid);
+  admin::RemovePodResponse response;
+  grpc::ClientContext context;
+  SetDeadline(context, connection.timeout);
+  if (grpc::Status status = stub->RemovePod(&context, request, &response); !status.ok()) {
+    return Failure("RemovePod", status);
+  }
+  if (flags.format == OutputFormat::kJson) {
+    PrintJson(response, false);
+  } else {
+    std::cout << "pod " << flags.pod_uid << " removed\n";
+  }
+  return kExitOk;
+}
+
+std::string DevicesText(const admin::ContainerDevices& container) {
+  std::vector<std::string> parts;
+  for (const auto& resource : container.resources()) {
+    std::vector<std::string> ids;
+    for (const auto& device : resource.devices()) {
+      std::string id = device.id();
+      if (!device.numa_nodes().empty()) {
+        absl::StrAppend(&id, "(numa ", absl::StrJoin(device.numa_nodes(), ","), ")");
+      }
+      if (!device.healthy()) absl::StrAppend(&id, "[unhealthy]");
+      ids.push_back(std::move(id));
+    }
+    parts.push_back(absl::StrCat(resource.resource_name(), "=", absl::StrJoin(ids, ",")));
+  }
+  return parts.empty() ? "-" : absl::StrJoin(parts, " ");
+}
+
+int RunList(const PodsFlags& flags) {
+  Connection connection = Dial(flags);
+  if (connection.exit_code != kExitOk) return connection.exit_code;
+  auto stub = admin::Admin::NewStub(connection.channel);
+  admin::ListPodsResponse response;
+  grpc::ClientContext context;
+  SetDeadline(context, connection.timeout);
+  if (grpc::Status status = stub->ListPods(&context, admin::ListPodsRequest(), &response);
+      !status.ok()) {
+    return Failure("ListPods", status);
+  }
+  if (flags.format == OutputFormat::kJson) {
+    PrintJson(response, true);
+    return kExitOk;
+  }
+  Table table({"UID", "POD", "CONTAINER", "DEVICES"});
+  for (const auto& status : response.pods()) {
+    const std::string pod = status.recovered()
+                                ? "(recovered from checkpoint)"
+                                : absl::StrCat(status.pod().namespace_(), "/", status.pod().name());
+    if (status.containers().empty()) table.AddRow({status.pod().uid(), pod, "-", "-"});
+    for (const auto& container : status.containers()) {
+      table.AddRow({status.pod().uid(), pod, container.container_name(), DevicesText(container)});
+    }
+  }
+  table.Print(std::cout);
+  return kExitOk;
+}
+
+int RunOptions(const PodsFlags& flags) {
+  Connection connection = Dial(flags);
+  if (connection.exit_code != kExitOk) return connection.exit_code;
+  auto stub = admin::Admin::NewStub(connection.channel);
+  admin::GetRunOptionsRequest request;
+  request.set_pod_uid(flags.pod_uid);
+  request.set_container_name(flags.container);
+  admin::GetRunOptionsResponse response;
+  grpc::ClientContext context;
+  SetDeadline(context, connection.timeout);
+  if (grpc::Status status = stub->GetRunOptions(&context, request, &response); !status.ok()) {
+    return Failure("GetRunOptions", status);
+  }
+  if (flags.format == OutputFormat::kJson) {
+    PrintJson(response, true);
+    return kExitOk;
+  }
+  Table table({"CONTAINER", "KIND", "VALUE"});
+  AddOptionRows(flags.container, response.options(), table);
+  table.Print(std::cout);
+  return kExitOk;
+}
+
+CLI::App* AddSubcommand(CLI::App& pods, const std::string& name, const std::string& description,
+                        PodsFlags& flags, const std::string& default_timeout) {
+  CLI::App* command = pods.add_subcommand(name, description);
+  flags.timeout = default_timeout;
+  command->add_option("--root-dir", flags.root_dir, "kubelet root folder of the daemon")
+      ->capture_default_str();
+  command->add_option("--timeout", flags.timeout, "how long to wait for the daemon")
+      ->capture_default_str();
+  AddOutputFlag(*command, flags.format);
+  return command;
+}
+
+}  // namespace
+
+void AddPodsCommand(CLI::App& app, CommandResult& result) {
+  CLI::App* pods =
+      app.add_subcommand("pods", "admit, remove and list pods on a devmgr serve daemon");
+  pods->require_subcommand(1);
+
+  auto admit_flags = std::make_shared<PodsFlags>();
+  CLI::App* admit = AddSubcommand(*pods, "admit",
+                                  "admit a Kubernetes Pod manifest (YAML or JSON) and print each "
+                                  "container's run options",
+                                  *admit_flags, kAdmitTimeout);
+  admit->add_option("file", admit_flags->file, "the manifest, or - for standard input")->required();
+  admit->callback([&result, admit_flags] { result.exit_code = RunAdmit(*admit_flags); });
+
+  auto remove_flags = std::make_shared<PodsFlags>();
+  CLI::App* remove =
+      AddSubcommand(*pods, "remove", "free a pod's devices and forget it", *remove_flags, "10s");
+  remove->add_option("uid", remove_flags->pod_uid, "the pod's UID")->required();
+  remove->callback([&result, remove_flags] { result.exit_code = RunRemove(*remove_flags); });
+
+  auto list_flags = std::make_shared<PodsFlags>();
+  CLI::App* list =
+      AddSubcommand(*pods, "list", "list admitted pods and their devices", *list_flags, "10s");
+  list->callback([&result, list_flags] { result.exit_code = RunList(*list_flags); });
+
+  auto options_flags = std::make_shared<PodsFlags>();
+  CLI::App* options =
+      AddSubcommand(*pods, "options", "print one container's run options", *options_flags, "10s");
+  options->add_option("uid", options_flags->pod_uid, "the pod's UID")->required();
+  options->add_option("container", options_flags->container, "the container's name")->required();
+  options->callback([&result, options_flags] { result.exit_code = RunOptions(*options_flags); });
+}
+
+}  // namespace devmgr::cli

@@ -1,0 +1,40 @@
+// What the client commands (`podresources`, `pods`) share: dialing a unix socket with a
+// bounded wait, call deadlines, reporting a failed call with the command-line exit codes, and
+// printing a message as JSON.
+#pragma once
+
+#include <google/protobuf/message.h>
+#include <grpcpp/channel.h>
+#include <grpcpp/client_context.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace devmgr::cli {
+
+// A connected client, or the exit code of the failure already reported.
+struct Connection {
+  std::shared_ptr<grpc::Channel> channel;
+  absl::Duration timeout;
+  int exit_code = 0;
+};
+
+// Connect dials `socket`, waiting at most `timeout_text` (a positive duration, also the
+// deadline of each call). Failures are reported on stderr: a bad timeout or an unreachable
+// socket exit 2.
+Connection Connect(const std::filesystem::path& socket, const std::string& timeout_text,
+                   int max_receive_message_bytes);
+
+// RpcFailure reports a failed call: unreachable is usage (2), anything else a refusal (1).
+int RpcFailure(absl::string_view method, const grpc::Status& status);
+
+void SetDeadline(grpc::ClientContext& context, absl::Duration timeout);
+
+// PrintJson prints `message` as JSON on stdout, indented when `pretty`, one line otherwise.
+void PrintJson(const google::protobuf::Message& message, bool pretty);
+
+}  // namespace devmgr::cli

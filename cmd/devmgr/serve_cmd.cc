@@ -1,0 +1,185 @@
+#include "cmd/devmgr/serve_cmd.h"
+
+#include <pthread.h>
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include <csignal>
+#include <ctime>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "cmd/devmgr/daemon.h"
+#include "cmd/devmgr/log_sink.h"
+
+namespace devmgr::cli {
+namespace {
+
+struct ServeFlags {
+  std::string root_dir = "/var/lib/kubelet";
+  std::string endpoint_grace = "5m";
+  int max_message_bytes = devicemanager::kDefaultMaxMessageBytes;
+  double podresources_qps = podresources::kDefaultQps;
+  int podresources_burst = podresources::kDefaultBurstTokens;
+  bool podresources_shared_limit = false;
+  std::string plugin_call_timeout = "30s";
+  std::string admission_wait = "30s";
+  std::string topology_policy = "none";
+  std::string node_status_interval = "10s";
+  std::string log_level = "info";
+  std::string log_file;
+};
+
+// klog's header: severity letter, date, time with microseconds, thread ID.
+constexpr char kLogPattern[] = "%L%m%d %H:%M:%S.%f %7t] %v";
+
+sigset_t BlockServeSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, signal);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+int RunServe(const ServeFlags& flags) {
+  DaemonOptions options;
+  options.root_dir = flags.root_dir;
+  absl::StatusOr<absl::Duration> grace =
+      ParseFlagDuration("--endpoint-grace", flags.endpoint_grace);
+  absl::StatusOr<absl::Duration> call =
+      ParseFlagDuration("--plugin-call-timeout", flags.plugin_call_timeout);
+  absl::StatusOr<absl::Duration> wait = ParseFlagDuration("--admission-wait", flags.admission_wait);
+  absl::StatusOr<absl::Duration> interval =
+      ParseFlagDuration("--node-status-interval", flags.node_status_interval);
+  for (const auto* parsed : {&grace, &call, &wait, &interval}) {
+    if (!parsed->ok()) return Fail(kExitUsage, parsed->status().message());
+  }
+  if (*call == absl::ZeroDuration() || *interval == absl::ZeroDuration()) {
+    return Fail(kExitUsage, "--plugin-call-timeout and --node-status-interval must be positive");
+  }
+  if (flags.max_message_bytes < 4 << 20) {
+    return Fail(kExitUsage, "--max-message-bytes must be at least 4194304 (gRPC's default)");
+  }
+  if (flags.podresources_burst < 1) return Fail(kExitUsage, "--podresources-burst must be >= 1");
+  absl::StatusOr<TopologyPolicyKind> policy = ParseTopologyPolicy(flags.topology_policy);
+  if (!policy.ok()) {
+    return Fail(kExitUsage, absl::StrCat("--topology-policy: ", policy.status().message()));
+  }
+  absl::StatusOr<spdlog::level::level_enum> level = ParseLogLevel(flags.log_level);
+  if (!level.ok()) return Fail(kExitUsage, level.status().message());
+
+  std::shared_ptr<ReopenableFileSink> file_sink;
+  spdlog::sink_ptr sink;
+  if (flags.log_file.empty()) {
+    sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  } else {
+    absl::StatusOr<std::shared_ptr<ReopenableFileSink>> opened =
+        ReopenableFileSink::Open(flags.log_file);
+    if (!opened.ok()) return Fail(kExitUsage, opened.status().message());
+    file_sink = *opened;
+    sink = file_sink;
+  }
+  auto logger = std::make_shared<spdlog::logger>("devmgr", sink);
+  logger->set_pattern(kLogPattern);
+  logger->set_level(*level);
+
+  options.endpoint_grace = *grace;
+  options.max_message_bytes = flags.max_message_bytes;
+  options.plugin_call_timeout = *call;
+  options.admission_wait = *wait;
+  options.podresources_rate_limit.qps = flags.podresources_qps;
+  options.podresources_rate_limit.burst = flags.podresources_burst;
+  options.podresources_rate_limit.per_client = !flags.podresources_shared_limit;
+  options.topology_policy = *policy;
+  options.logger = logger;
+
+  // Blocked before any thread starts, so that every thread inherits the mask and only the
+  // sigtimedwait below sees these signals.
+  const sigset_t signals = BlockServeSignals();
+  absl::StatusOr<std::unique_ptr<Daemon>> daemon = Daemon::Start(options);
+  if (!daemon.ok()) {
+    return Fail(absl::IsFailedPrecondition(daemon.status()) ? kExitNo : kExitUsage,
+                daemon.status().message());
+  }
+
+  const timespec tick = absl::ToTimespec(*interval);
+  for (;;) {
+    (*daemon)->UpdateNodeStatus();
+    const int signal = sigtimedwait(&signals, nullptr, &tick);
+    if (signal < 0) continue;  // the interval passed (or EINTR)
+    if (signal == SIGHUP) {
+      if (file_sink != nullptr) {
+        if (absl::Status reopened = file_sink->Reopen(); !reopened.ok()) {
+          DEVMGR_LOG(logger, err, "Failed to reopen the log file", "err", reopened);
+        }
+      }
+      DEVMGR_LOG(logger, info, "Log file reopened on SIGHUP");
+      continue;
+    }
+    DEVMGR_LOG(logger, info, "Stopping on signal", "signal", signal);
+    break;
+  }
+  (*daemon)->Stop();
+  logger->flush();
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, CommandResult& result) {
+  auto flags = std::make_shared<ServeFlags>();
+  CLI::App* serve = app.add_subcommand(
+      "serve",
+      "run the node side: device plugin registration, the checkpoint, the plugin watcher, "
+      "PodResources and the admin API, under --root-dir in a real node's layout");
+  serve
+      ->add_option("--root-dir", flags->root_dir,
+                   "kubelet root folder: device-plugins/, plugins_registry/, pod-resources/ and "
+                   "devmgr.sock (the admin API) are under it")
+      ->capture_default_str();
+  serve
+      ->add_option("--endpoint-grace", flags->endpoint_grace,
+                   "how long a resource whose plugin went away keeps its capacity (upstream: 5m)")
+      ->capture_default_str();
+  serve
+      ->add_option("--max-message-bytes", flags->max_message_bytes,
+                   "largest ListAndWatch message accepted from a plugin (upstream: 4 MiB)")
+      ->capture_default_str();
+  serve
+      ->add_option("--podresources-qps", flags->podresources_qps,
+                   "PodResources requests per second allowed per client (0: no limit)")
+      ->capture_default_str();
+  serve
+      ->add_option("--podresources-burst", flags->podresources_burst,
+                   "PodResources requests a client may make at once after an idle period")
+      ->capture_default_str();
+  serve->add_flag("--podresources-shared-limit", flags->podresources_shared_limit,
+                  "one PodResources rate limit shared by all clients, as upstream (default: one "
+                  "per client)");
+  serve
+      ->add_option("--plugin-call-timeout", flags->plugin_call_timeout,
+                   "deadline of each Allocate, GetPreferredAllocation and "
+                   "GetDevicePluginOptions call to a plugin (upstream: none)")
+      ->capture_default_str();
+  serve
+      ->add_option("--admission-wait", flags->admission_wait,
+                   "how long admission waits for a known resource's plugin to come back "
+                   "(upstream: 0s, fail at once)")
+      ->capture_default_str();
+  serve
+      ->add_option("--topology-policy", flags->topology_policy,
+                   "topology manager policy for admission: none, best-effort, restricted or "
+                   "single-numa-node")
+      ->capture_default_str();
+  serve
+      ->add_option("--node-status-interval", flags->node_status_interval,
+                   "how often capacity is read, ending resources past their grace period")
+      ->capture_default_str();
+  serve->add_option("--log-level", flags->log_level, "trace, debug, info, warn or error")
+      ->capture_default_str();
+  serve->add_option("--log-file", flags->log_file,
+                    "append logs to this file instead of stderr (SIGHUP reopens it)");
+  serve->callback([&result, flags] { result.exit_code = RunServe(*flags); });
+}
+
+}  // namespace devmgr::cli

@@ -1,0 +1,65 @@
+// TopologyPolicy: the daemon's topology manager, container scope, with the kubelet's four
+// policies (--topology-manager-policy): none, best-effort, restricted, single-numa-node. For
+// each container it merges the device manager's hints (one list per resource), picks the best
+// affinity as upstream's hint merger does, decides whether the container may be admitted, and
+// remembers the affinity, which the device manager reads during Allocate
+// (devicemanager::TopologyAffinityStore) to pick devices on those NUMA nodes.
+//
+// The merge follows upstream's policy.go: a resource with no preference counts as "any node,
+// preferred", one that cannot be satisfied as "any node, not preferred"; every combination of
+// one hint per resource is ANDed, preferred when all its hints are; a preferred merge beats a
+// non-preferred one, then the narrower wins (for two non-preferred merges upstream has finer
+// rules; here too the narrower wins). With nothing better, the answer is "all nodes, not
+// preferred". single-numa-node first drops hints that span several nodes.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "devicemanager/topology_hints.h"
+
+namespace devmgr::cli {
+
+enum class TopologyPolicyKind { kNone, kBestEffort, kRestricted, kSingleNumaNode };
+
+// ParseTopologyPolicy reads a policy name as the kubelet's flag spells it.
+absl::StatusOr<TopologyPolicyKind> ParseTopologyPolicy(absl::string_view name);
+
+// The merged hint for a container: the affinity and whether it is preferred. An empty affinity
+// when no resource has topology.
+devicemanager::TopologyHint MergeTopologyHints(const devicemanager::TopologyHints& hints,
+                                               bool single_numa_node);
+
+class TopologyPolicy final : public devicemanager::TopologyAffinityStore {
+ public:
+  explicit TopologyPolicy(TopologyPolicyKind kind) : kind_(kind) {}
+
+  TopologyPolicyKind kind() const { return kind_; }
+
+  // Admit merges `hints` for one container and remembers its affinity (none when no resource
+  // of the container has topology). Refused (restricted
+  // or single-numa-node with no preferred merge): upstream's TopologyAffinityError text,
+  // "Resources cannot be allocated with Topology locality", as FailedPrecondition, and
+  // nothing is remembered. With policy none it remembers nothing and admits.
+  absl::Status Admit(const std::string& pod_uid, const std::string& container_name,
+                     const devicemanager::TopologyHints& hints);
+  // Forget drops what was remembered for a pod.
+  void Forget(const std::string& pod_uid);
+
+  std::optional<devicemanager::NumaMask> GetAffinity(
+      absl::string_view pod_uid, absl::string_view container_name) const override;
+
+ private:
+  const TopologyPolicyKind kind_;
+  mutable absl::Mutex mu_;
+  std::map<std::pair<std::string, std::string>, devicemanager::NumaMask> affinity_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace devmgr::cli

@@ -1,0 +1,77 @@
+// The daemon's record of admitted pods: what it writes reads back the same, and anything that
+// is not a record of this version is refused with the place named.
+#include "cmd/devmgr/pod_record.h"
+
+#include <gtest/gtest.h>
+
+namespace devmgr::cli {
+namespace {
+
+using devicemanager::ContainerType;
+using devicemanager::Pod;
+
+Pod SamplePod() {
+  Pod pod;
+  pod.uid = "uid-1";
+  pod.namespace_name = "default";
+  pod.name = "demo";
+  pod.init_containers = {{"setup", ContainerType::kInit, {{"example.com/gpu", 1}}},
+                         {"proxy", ContainerType::kSidecar, {}}};
+  pod.containers = {{"app", ContainerType::kRegular, {{"example.com/gpu", 2}, {"a.io/x", 0}}}};
+  return pod;
+}
+
+TEST(PodRecordTest, RoundTrip) {
+  Pod other = SamplePod();
+  other.uid = "uid-2";
+  other.init_containers.clear();
+  const std::vector<Pod> pods = {SamplePod(), other};
+  absl::StatusOr<std::vector<Pod>> decoded = DecodePodRecord(EncodePodRecord(pods));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(*decoded, pods);
+}
+
+TEST(PodRecordTest, EmptyRecord) {
+  absl::StatusOr<std::vector<Pod>> decoded = DecodePodRecord(EncodePodRecord({}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_TRUE(decoded->empty());
+}
+
+TEST(PodRecordTest, RefusesWhatIsNotARecord) {
+  const struct {
+    const char* bytes;
+    const char* where;
+  } cases[] = {
+      {"", "not a JSON object"},
+      {"[]", "not a JSON object"},
+      {R"({"pods":[]})", "version"},
+      {R"({"version":2,"pods":[]})", "version"},
+      {R"({"version":1})", "record.pods"},
+      {R"({"version":1,"pods":[{"namespace":"","name":"","initContainers":[],"containers":[]}]})",
+       "pods[0].uid"},
+      {R"({"version":1,"pods":[{"uid":"","namespace":"","name":"","initContainers":[],"containers":[]}]})",
+       "pods[0].uid: empty"},
+      {R"({"version":1,"pods":[{"uid":"a","namespace":"","name":"","initContainers":[],"containers":[]},)"
+       R"({"uid":"a","namespace":"","name":"","initContainers":[],"containers":[]}]})",
+       "pods[1].uid: empty or repeated"},
+      {R"({"version":1,"pods":[{"uid":"a","namespace":"","name":"","initContainers":[],)"
+       R"("containers":[{"name":"c","type":"daemon","devices":{}}]}]})",
+       "pods[0].containers[0].type"},
+      {R"({"version":1,"pods":[{"uid":"a","namespace":"","name":"","initContainers":[],)"
+       R"("containers":[{"name":"c","type":"regular","devices":{"x.io/y":-1}}]}]})",
+       "pods[0].containers[0].devices[\"x.io/y\"]"},
+      {R"({"version":1,"pods":[{"uid":"a","namespace":"","name":"","initContainers":[],)"
+       R"("containers":[{"name":"c","type":"regular","devices":{"x.io/y":1.5}}]}]})",
+       "not a device count"},
+  };
+  for (const auto& c : cases) {
+    absl::StatusOr<std::vector<Pod>> decoded = DecodePodRecord(c.bytes);
+    ASSERT_FALSE(decoded.ok()) << c.bytes;
+    EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss) << c.bytes;
+    EXPECT_NE(decoded.status().message().find(c.where), std::string::npos)
+        << c.bytes << " -> " << decoded.status();
+  }
+}
+
+}  // namespace
+}  // namespace devmgr::cli

@@ -1,0 +1,141 @@
+// The daemon's pod source: admissions become durable only when committed, removals rewrite the
+// record, pods in the checkpoint without a record are recovered, and a corrupt record is moved
+// aside without losing any pod that holds devices.
+#include "cmd/devmgr/pod_registry.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "cmd/devmgr/pod_record.h"
+#include "tests/testlib/temp_dir.h"
+
+namespace devmgr::cli {
+namespace {
+
+using devicemanager::ContainerType;
+using devicemanager::Pod;
+
+Pod MakePod(const std::string& uid, const std::string& name) {
+  Pod pod;
+  pod.uid = uid;
+  pod.namespace_name = "default";
+  pod.name = name;
+  pod.init_containers = {{"sidecar", ContainerType::kSidecar, {}}};
+  pod.containers = {{"app", ContainerType::kRegular, {{"example.com/gpu", 1}}}};
+  return pod;
+}
+
+checkpoint::PodDevicesEntry Entry(const std::string& uid, const std::string& container,
+                                  std::vector<std::string> ids) {
+  checkpoint::PodDevicesEntry entry;
+  entry.pod_uid = uid;
+  entry.container_name = container;
+  entry.resource_name = "example.com/gpu";
+  entry.device_ids[0] = ids;
+  entry.device_ids[1] = {ids.front()};  // a device on two NUMA nodes counts once
+  return entry;
+}
+
+class PodRegistryTest : public ::testing::Test {
+ protected:
+  std::vector<std::string> Uids(const PodRegistry& registry) {
+    std::vector<std::string> uids;
+    for (const auto& registered : registry.List()) uids.push_back(registered.pod.uid);
+    return uids;
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(PodRegistryTest, AdmissionIsDurableOnlyWhenCommitted) {
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
+  EXPECT_EQ(registry.ActiveUids(), std::vector<std::string>{"u1"}) << "active while admitting";
+  EXPECT_TRUE(registry.List().empty()) << "not listed before it is committed";
+  EXPECT_TRUE(registry.GetActivePods().empty());
+  EXPECT_EQ(registry.BeginAdmission(MakePod("u1", "one")).code(), absl::StatusCode::kAlreadyExists);
+  ASSERT_TRUE(registry.CommitAdmission("u1").ok());
+
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u2", "two")).ok());
+  registry.AbortAdmission("u2");
+  EXPECT_EQ(registry.ActiveUids(), std::vector<std::string>{"u1"});
+
+  PodRegistry restarted(dir_.path(), nullptr);
+  ASSERT_TRUE(restarted.Load({}).ok());
+  ASSERT_EQ(Uids(restarted), std::vector<std::string>{"u1"});
+  EXPECT_EQ(restarted.Find("u1")->pod, MakePod("u1", "one"));
+  EXPECT_FALSE(restarted.Find("u1")->recovered);
+
+  // PodResources sees the sidecar as a restartable init container.
+  std::optional<podresources::Pod> seen = restarted.GetPodByName("default", "one");
+  ASSERT_TRUE(seen.has_value());
+  ASSERT_EQ(seen->init_containers.size(), 1u);
+  EXPECT_EQ(seen->init_containers[0].restart_policy, "Always");
+}
+
+TEST_F(PodRegistryTest, RemoveRewritesTheRecord) {
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  for (const char* uid : {"u1", "u2"}) {
+    ASSERT_TRUE(registry.BeginAdmission(MakePod(uid, uid)).ok());
+    ASSERT_TRUE(registry.CommitAdmission(uid).ok());
+  }
+  ASSERT_TRUE(registry.Remove("u1").ok());
+  EXPECT_EQ(registry.Remove("u1").code(), absl::StatusCode::kNotFound);
+  PodRegistry restarted(dir_.path(), nullptr);
+  ASSERT_TRUE(restarted.Load({}).ok());
+  EXPECT_EQ(Uids(restarted), std::vector<std::string>{"u2"});
+}
+
+TEST_F(PodRegistryTest, CheckpointPodsWithoutARecordAreRecovered) {
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
+  ASSERT_TRUE(registry.CommitAdmission("u1").ok());
+
+  PodRegistry restarted(dir_.path(), nullptr);
+  ASSERT_TRUE(restarted
+                  .Load({Entry("u1", "app", {"d0"}), Entry("kubelet-pod", "c1", {"d1", "d2"}),
+                         Entry("kubelet-pod", "c2", {"d3"})})
+                  .ok());
+  EXPECT_EQ(Uids(restarted), (std::vector<std::string>{"kubelet-pod", "u1"}));
+  EXPECT_FALSE(restarted.Find("u1")->recovered) << "a recorded pod keeps its record";
+  const RegisteredPod recovered = *restarted.Find("kubelet-pod");
+  EXPECT_TRUE(recovered.recovered);
+  ASSERT_EQ(recovered.pod.containers.size(), 2u);
+  EXPECT_EQ(recovered.pod.containers[0].name, "c1");
+  EXPECT_EQ(recovered.pod.containers[0].devices.at("example.com/gpu"), 2);
+  EXPECT_EQ(recovered.pod.containers[1].devices.at("example.com/gpu"), 1);
+  EXPECT_FALSE(restarted.GetPodByName("", "").has_value()) << "recovered pods have no name";
+
+  // Removing a recovered pod does not touch the record.
+  ASSERT_TRUE(restarted.Remove("kubelet-pod").ok());
+  EXPECT_EQ(Uids(restarted), std::vector<std::string>{"u1"});
+}
+
+TEST_F(PodRegistryTest, CorruptRecordIsMovedAsideAndCheckpointPodsKept) {
+  std::ofstream(dir_.Sub(kPodRecordName)) << "{not json";
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({Entry("u1", "app", {"d0"})}).ok());
+  EXPECT_TRUE(std::filesystem::exists(dir_.Sub(std::string(kPodRecordName) + ".corrupt")));
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub(kPodRecordName)));
+  ASSERT_EQ(Uids(registry), std::vector<std::string>{"u1"});
+  EXPECT_TRUE(registry.Find("u1")->recovered);
+}
+
+TEST_F(PodRegistryTest, FailedRecordWriteChangesNothing) {
+  PodRegistry registry(dir_.Sub("missing-parent") / "blocked", nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  // A regular file where the folder must be: every write fails.
+  std::ofstream(dir_.Sub("missing-parent")) << "x";
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
+  EXPECT_FALSE(registry.CommitAdmission("u1").ok());
+  EXPECT_TRUE(registry.List().empty());
+  EXPECT_EQ(registry.ActiveUids(), std::vector<std::string>{"u1"}) << "still admitting";
+  registry.AbortAdmission("u1");
+  EXPECT_TRUE(registry.ActiveUids().empty());
+}
+
+}  // namespace
+}  // namespace devmgr::cli

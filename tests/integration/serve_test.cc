@@ -1,0 +1,413 @@
+// `devmgr serve` end to end, run as a user runs it: the daemon, `devmgr plugin fake` and the
+// client commands (`pods`, `podresources`, `checkpoint`) as separate processes in a temporary
+// root. Admission, listing, run options, removal, restarts with the durable pod record, pods
+// taken over from a kubelet's checkpoint, malformed manifests, refused admissions that leave
+// no trace, the lock against a second daemon, topology policies, the admin socket's mode,
+// SIGHUP, and a clean shutdown that leaves no socket and no process behind.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "tests/deviceplugin/background_process.h"
+#include "tests/testlib/subprocess.h"
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr {
+namespace {
+
+using Json = nlohmann::json;
+using testing::BackgroundProcess;
+using testing::DevmgrBinary;
+using testing::ProcessResult;
+using testing::TempDir;
+using testing::WaitFor;
+using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
+
+constexpr char kPodManifest[] = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: demo
+  namespace: default
+  uid: 6f1c1d6e-0000-4000-8000-000000000001
+spec:
+  initContainers:
+  - name: setup
+    image: busybox
+    resources:
+      limits:
+        example.com/gpu: 1
+  containers:
+  - name: app
+    image: busybox
+    resources:
+      requests:
+        cpu: 100m
+        example.com/gpu: "2"
+      limits:
+        example.com/gpu: "2"
+)";
+constexpr char kPodUid[] = "6f1c1d6e-0000-4000-8000-000000000001";
+
+std::vector<std::string> Args(std::vector<std::string> args) {
+  args.insert(args.begin(), DevmgrBinary());
+  return args;
+}
+
+class ServeTest : public ::testing::Test {
+ protected:
+  std::string Root() const { return root_.path().string(); }
+
+  // StartServe starts the daemon and waits for its admin socket.
+  std::unique_ptr<BackgroundProcess> StartServe(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"serve", "--root-dir",  Root(), "--node-status-interval",
+                                     "100ms", "--log-level", "debug"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto serve = std::make_unique<BackgroundProcess>(Args(args));
+    EXPECT_TRUE(serve->started());
+    EXPECT_TRUE(WaitFor([&] { return Exists("devmgr.sock") || serve->Wait(0ms).has_value(); }))
+        << serve->err();
+    EXPECT_TRUE(Exists("devmgr.sock")) << serve->err();
+    return serve;
+  }
+
+  std::unique_ptr<BackgroundProcess> StartPlugin(int devices, int numa_nodes = 2) {
+    auto plugin = std::make_unique<BackgroundProcess>(
+        Args({"plugin", "fake", "--root-dir", Root(), "--resource", "example.com/gpu", "--devices",
+              std::to_string(devices), "--numa-nodes", std::to_string(numa_nodes),
+              "--check-interval", "50ms"}));
+    EXPECT_TRUE(plugin->started());
+    EXPECT_TRUE(WaitFor([&] { return Allocatable() == devices; }, 20s))
+        << plugin->err() << " allocatable " << Allocatable();
+    return plugin;
+  }
+
+  // Allocatable: the number of example.com/gpu devices PodResources reports, -1 on failure.
+  int Allocatable() {
+    ProcessResult result = Run({"podresources", "allocatable", "--root-dir", Root(), "-o", "json"});
+    if (result.exit_code != 0) return -1;
+    Json json = Json::parse(result.out, nullptr, false);
+    if (json.is_discarded()) return -1;
+    int count = 0;
+    for (const auto& devices : json.value("devices", Json::array())) {
+      if (devices.value("resourceName", "") == "example.com/gpu") {
+        count += static_cast<int>(devices.value("deviceIds", Json::array()).size());
+      }
+    }
+    return count;
+  }
+
+  ProcessResult Run(std::vector<std::string> args, const std::string& input = "") {
+    return testing::RunProcess(Args(std::move(args)), input);
+  }
+
+  ProcessResult Admit(const std::string& manifest) {
+    return Run({"pods", "admit", "--root-dir", Root(), "-"}, manifest);
+  }
+
+  Json ListPods() {
+    ProcessResult result = Run({"pods", "list", "--root-dir", Root(), "-o", "json"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    Json json = Json::parse(result.out, nullptr, false);
+    return json.is_discarded() ? Json::object() : json;
+  }
+
+  // DevicesOf: the device IDs `container` of `uid` holds, per pods list.
+  std::vector<std::string> DevicesOf(const std::string& uid, const std::string& container) {
+    std::vector<std::string> ids;
+    for (const auto& pod : ListPods().value("pods", Json::array())) {
+      if (pod["pod"].value("uid", "") != uid) continue;
+      for (const auto& c : pod.value("containers", Json::array())) {
+        if (c.value("containerName", "") != container) continue;
+        for (const auto& resource : c.value("resources", Json::array())) {
+          for (const auto& device : resource.value("devices", Json::array())) {
+            ids.push_back(device.value("id", ""));
+          }
+        }
+      }
+    }
+    return ids;
+  }
+
+  size_t PodCount() { return ListPods().value("pods", Json::array()).size(); }
+
+  bool Exists(const std::string& relative) const {
+    return std::filesystem::exists(root_.path() / relative);
+  }
+
+  // Stop sends SIGTERM and expects a clean exit with every socket removed.
+  void Stop(BackgroundProcess& serve) {
+    serve.Signal(SIGTERM);
+    std::optional<int> code = serve.Wait(20s);
+    ASSERT_TRUE(code.has_value()) << "serve did not stop";
+    EXPECT_EQ(*code, 0) << serve.err();
+    for (const char* socket :
+         {"devmgr.sock", "pod-resources/kubelet.sock", "device-plugins/kubelet.sock"}) {
+      EXPECT_FALSE(Exists(socket)) << socket << " left behind";
+    }
+  }
+
+  Json CheckpointJson() {
+    ProcessResult shown = Run({"checkpoint", "show", "-o", "json",
+                               Root() + "/device-plugins/kubelet_internal_checkpoint"});
+    EXPECT_EQ(shown.exit_code, 0) << shown.err;
+    Json json = Json::parse(shown.out, nullptr, false);
+    return json.is_discarded() ? Json::object() : json;
+  }
+
+  TempDir root_;
+};
+
+TEST_F(ServeTest, AdmitListOptionsRemoveAcrossRestart) {
+  auto serve = StartServe();
+  auto plugin = StartPlugin(4);
+
+  ProcessResult admitted = Admit(kPodManifest);
+  ASSERT_EQ(admitted.exit_code, 0) << admitted.err;
+  EXPECT_NE(admitted.out.find(std::string("pod ") + kPodUid + " admitted"), std::string::npos)
+      << admitted.out;
+  EXPECT_NE(admitted.out.find("app"), std::string::npos) << admitted.out;
+  EXPECT_NE(admitted.out.find("env"), std::string::npos) << "the fake plugin sets an env";
+
+  const std::vector<std::string> app_devices = DevicesOf(kPodUid, "app");
+  ASSERT_EQ(app_devices.size(), 2u);
+  const std::vector<std::string> setup_devices = DevicesOf(kPodUid, "setup");
+  ASSERT_EQ(setup_devices.size(), 1u);
+  EXPECT_NE(std::find(app_devices.begin(), app_devices.end(), setup_devices[0]), app_devices.end())
+      << "an init container's device is reused by the app container";
+
+  // PodResources lists the pod with the same devices.
+  ProcessResult listed = Run({"podresources", "list", "--root-dir", Root()});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("demo"), std::string::npos) << listed.out;
+  for (const auto& id : app_devices) EXPECT_NE(listed.out.find(id), std::string::npos) << id;
+
+  ProcessResult options =
+      Run({"pods", "options", "--root-dir", Root(), "-o", "json", kPodUid, "app"});
+  ASSERT_EQ(options.exit_code, 0) << options.err;
+  EXPECT_TRUE(Json::parse(options.out, nullptr, false).contains("options")) << options.out;
+  EXPECT_EQ(Run({"pods", "options", "--root-dir", Root(), kPodUid, "nope"}).exit_code, 1);
+
+  // Admitting the same pod again answers the same; a different pod with its UID is refused.
+  EXPECT_EQ(Admit(kPodManifest).exit_code, 0);
+  std::string changed = kPodManifest;
+  changed.replace(changed.find("\"2\""), 3, "\"1\"");
+  changed.replace(changed.find("\"2\""), 3, "\"1\"");
+  ProcessResult conflict = Admit(changed);
+  EXPECT_EQ(conflict.exit_code, 1) << conflict.err;
+  EXPECT_NE(conflict.err.find("already admitted"), std::string::npos) << conflict.err;
+
+  // The daemon stops cleanly; the checkpoint verifies; a restart keeps the pod and its devices
+  // even though no plugin has come back yet.
+  Stop(*serve);
+  ProcessResult verified =
+      Run({"checkpoint", "verify", Root() + "/device-plugins/kubelet_internal_checkpoint"});
+  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+  plugin->Signal(SIGTERM);
+  ASSERT_TRUE(plugin->Wait(20s).has_value());
+
+  serve = StartServe();
+  EXPECT_EQ(DevicesOf(kPodUid, "app"), app_devices);
+  EXPECT_FALSE(ListPods()["pods"][0].value("recovered", false)) << "known by its record";
+
+  ProcessResult removed = Run({"pods", "remove", "--root-dir", Root(), kPodUid});
+  ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  EXPECT_EQ(PodCount(), 0u);
+  EXPECT_EQ(Run({"pods", "remove", "--root-dir", Root(), kPodUid}).exit_code, 1);
+  EXPECT_TRUE(CheckpointJson().value("podDeviceEntries", Json::array()).empty())
+      << "removal is durable in the checkpoint at once: " << CheckpointJson().dump();
+
+  Stop(*serve);
+  serve = StartServe();
+  EXPECT_EQ(PodCount(), 0u) << "a removed pod does not come back";
+  Stop(*serve);
+}
+
+TEST_F(ServeTest, RefusedAdmissionLeavesNoTrace) {
+  auto serve = StartServe({"--admission-wait", "0s"});
+  auto plugin = StartPlugin(2);
+  // The init container gets its device, the app container cannot get 3: all is released.
+  std::string greedy = kPodManifest;
+  greedy.replace(greedy.find("\"2\""), 3, "\"3\"");
+  greedy.replace(greedy.find("\"2\""), 3, "\"3\"");
+  ProcessResult refused = Admit(greedy);
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.err.find("requested number of devices unavailable"), std::string::npos)
+      << refused.err;
+  EXPECT_EQ(PodCount(), 0u);
+  EXPECT_EQ(Allocatable(), 2);
+  EXPECT_TRUE(CheckpointJson().value("podDeviceEntries", Json::array()).empty())
+      << CheckpointJson().dump();
+
+  // Both devices are still there for the next pod.
+  ProcessResult admitted = Admit(kPodManifest);
+  EXPECT_EQ(admitted.exit_code, 0) << admitted.err;
+  EXPECT_EQ(DevicesOf(kPodUid, "app").size(), 2u);
+  Stop(*serve);
+}
+
+TEST_F(ServeTest, MalformedManifestsAreRefusedWithTheField) {
+  auto serve = StartServe();
+  const struct {
+    std::string manifest;
+    std::string error;
+  } cases[] = {
+      {"metadata: [unclosed", "YAML"},
+      {"apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n  - name: a\n"
+       "    resources:\n      limits:\n        example.com/gpu: -1\n",
+       "spec.containers[0].resources.limits"},
+      {"apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n  - name: a\n"
+       "    resources:\n      limits:\n        example.com/gpu: \"1.5\"\n",
+       "spec.containers[0].resources.limits"},
+      {"apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n  - name: a\n"
+       "  - name: a\n",
+       "spec.containers[1].name"},
+      {"apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n  - image: b\n",
+       "spec.containers[0].name"},
+      {"apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: a\n", "metadata"},
+      {"apiVersion: v1\nkind: Pod\nmetadata:\n  namespace: x\nspec:\n  containers:\n  - name: a\n",
+       "metadata.name"},
+  };
+  for (const auto& c : cases) {
+    ProcessResult result = Admit(c.manifest);
+    EXPECT_EQ(result.exit_code, 2) << c.manifest << result.err;
+    EXPECT_NE(result.err.find(c.error), std::string::npos) << c.manifest << " -> " << result.err;
+  }
+  ProcessResult missing = Run({"pods", "admit", "--root-dir", Root(), Root() + "/no-such-file"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(PodCount(), 0u);
+  Stop(*serve);
+}
+
+TEST_F(ServeTest, GeneratedUidIsReported) {
+  auto serve = StartServe();
+  ProcessResult admitted = Admit(
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: nouid\nspec:\n  containers:\n  - name: a\n");
+  ASSERT_EQ(admitted.exit_code, 0) << admitted.err;
+  EXPECT_NE(admitted.err.find("generated"), std::string::npos) << admitted.err;
+  Json pods = ListPods();
+  ASSERT_EQ(pods["pods"].size(), 1u);
+  const std::string uid = pods["pods"][0]["pod"].value("uid", "");
+  EXPECT_NE(admitted.err.find(uid), std::string::npos) << uid << " / " << admitted.err;
+  Stop(*serve);
+}
+
+TEST_F(ServeTest, SecondDaemonOnTheSameRootRefusesToStart) {
+  auto serve = StartServe();
+  ProcessResult second = Run({"serve", "--root-dir", Root()});
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_NE(second.err.find("another devmgr serve"), std::string::npos) << second.err;
+  // The first daemon still serves.
+  EXPECT_EQ(PodCount(), 0u);
+  EXPECT_TRUE(Exists("devmgr.sock"));
+  Stop(*serve);
+}
+
+TEST_F(ServeTest, AdminSocketIsOwnerOnly) {
+  auto serve = StartServe();
+  struct stat info {};
+  ASSERT_EQ(::stat((root_.path() / "devmgr.sock").c_str(), &info), 0);
+  EXPECT_TRUE(S_ISSOCK(info.st_mode));
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  Stop(*serve);
+}
+
+TEST_F(ServeTest, PodsOfAKubeletCheckpointAreKeptUntilRemoved) {
+  // A checkpoint written by a kubelet (pod "kubelet-pod", container "con1", dev1 and dev2).
+  std::filesystem::create_directories(root_.path() / "device-plugins");
+  std::ofstream(root_.path() / "device-plugins" / "kubelet_internal_checkpoint")
+      << R"({"Data":{"PodDeviceEntries":[{"PodUID":"pod1","ContainerName":"con1",)"
+      << R"("ResourceName":"example.com/gpu","DeviceIDs":{"-1":["dev9"],"0":["dev1","dev2"],)"
+      << R"("1":["dev3"]},"AllocResp":"CgYKAUESATE="}],"RegisteredDevices":{"a.io/x":[],)"
+      << R"("example.com/gpu":["dev1","dev2","dev3","dev9"]}},"Checksum":2549016347})";
+  auto serve = StartServe();
+  Json pods = ListPods();
+  ASSERT_EQ(pods["pods"].size(), 1u) << pods.dump();
+  EXPECT_TRUE(pods["pods"][0].value("recovered", false));
+  EXPECT_EQ(DevicesOf("pod1", "con1").size(), 4u);
+  ProcessResult table = Run({"pods", "list", "--root-dir", Root()});
+  EXPECT_NE(table.out.find("recovered"), std::string::npos) << table.out;
+
+  // Its run options come from the checkpoint's cached Allocate response (env A=1).
+  ProcessResult options = Run({"pods", "options", "--root-dir", Root(), "pod1", "con1"});
+  EXPECT_EQ(options.exit_code, 0) << options.err;
+  EXPECT_NE(options.out.find("A=1"), std::string::npos) << options.out;
+
+  Stop(*serve);
+  serve = StartServe();
+  EXPECT_EQ(PodCount(), 1u) << "still kept after a restart";
+  ASSERT_EQ(Run({"pods", "remove", "--root-dir", Root(), "pod1"}).exit_code, 0);
+  Stop(*serve);
+  serve = StartServe();
+  EXPECT_EQ(PodCount(), 0u);
+  Stop(*serve);
+}
+
+TEST_F(ServeTest, SingleNumaNodePolicyAlignsOrRefuses) {
+  auto serve = StartServe({"--topology-policy", "single-numa-node", "--admission-wait", "0s"});
+  auto plugin = StartPlugin(4, 2);  // two devices on each NUMA node
+  const std::string two =
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: two\n  uid: two\nspec:\n  containers:\n"
+      "  - name: a\n    resources:\n      limits:\n        example.com/gpu: 2\n";
+  ASSERT_EQ(Admit(two).exit_code, 0);
+  Json pods = ListPods();
+  std::set<int64_t> nodes;
+  for (const auto& device : pods["pods"][0]["containers"][0]["resources"][0]["devices"]) {
+    // proto3 JSON writes int64 as strings.
+    for (const auto& node : device["numaNodes"]) nodes.insert(std::stoll(node.get<std::string>()));
+  }
+  EXPECT_EQ(nodes.size(), 1u) << pods.dump();
+
+  // Three devices cannot fit on one node: refused with upstream's text, nothing kept.
+  const std::string three =
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: three\n  uid: three\nspec:\n  containers:\n"
+      "  - name: a\n    resources:\n      limits:\n        example.com/gpu: 2\n  - name: b\n"
+      "    resources:\n      limits:\n        example.com/gpu: 1\n";
+  ProcessResult refused = Admit(three);
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.err.find("Resources cannot be allocated with Topology locality"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(PodCount(), 1u);
+  Stop(*serve);
+}
+
+TEST_F(ServeTest, SighupReopensTheLogFile) {
+  const std::filesystem::path log = root_.path() / "serve.log";
+  auto serve = StartServe({"--log-file", log.string()});
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(log); }));
+  std::filesystem::rename(log, root_.path() / "serve.log.1");
+  serve->Signal(SIGHUP);
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(log); })) << "reopened on SIGHUP";
+  Stop(*serve);
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("devmgr stopped"), std::string::npos) << text;
+}
+
+TEST_F(ServeTest, BadFlagsAreUsageErrors) {
+  for (const auto& flag : std::vector<std::vector<std::string>>{{"--endpoint-grace", "soon"},
+                                                                {"--topology-policy", "strict"},
+                                                                {"--log-level", "loud"},
+                                                                {"--max-message-bytes", "100"}}) {
+    std::vector<std::string> args = {"serve", "--root-dir", Root()};
+    args.insert(args.end(), flag.begin(), flag.end());
+    ProcessResult result = Run(args);
+    EXPECT_EQ(result.exit_code, 2) << flag[0] << ": " << result.err;
+    EXPECT_NE(result.err.find(flag[0]), std::string::npos) << result.err;
+  }
+  EXPECT_FALSE(Exists("devmgr.sock"));
+}
+
+}  // namespace
+}  // namespace devmgr
