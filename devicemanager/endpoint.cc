@@ -9,6 +9,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/status.h"
 #include "common/unix_socket.h"
+#include "devicemanager/device_snapshot.h"
 
 namespace devmgr::devicemanager {
 namespace {
@@ -18,18 +19,6 @@ constexpr absl::Duration kDialPollInterval = absl::Milliseconds(50);
 
 std::chrono::system_clock::time_point Deadline(absl::Duration timeout) {
   return absl::ToChronoTime(absl::Now() + timeout);
-}
-
-// Upstream's health rule: exactly "Healthy" is healthy, anything else is not.
-Device FromWire(const v1beta1::Device& wire) {
-  Device device;
-  device.id = wire.id();
-  device.health = wire.health() == "Healthy" ? Health::kHealthy : Health::kUnhealthy;
-  if (wire.has_topology()) {
-    device.numa_nodes.reserve(static_cast<size_t>(wire.topology().nodes_size()));
-    for (const auto& node : wire.topology().nodes()) device.numa_nodes.push_back(node.id());
-  }
-  return device;
 }
 
 absl::Status WithPrefix(absl::string_view prefix, const grpc::Status& status) {
@@ -57,9 +46,7 @@ class Endpoint::StreamReactor final
 
   void OnReadDone(bool ok) override {
     if (!ok) return;  // the stream is over; OnDone follows with the status
-    std::vector<Device> devices;
-    devices.reserve(static_cast<size_t>(response_.devices_size()));
-    for (const auto& wire : response_.devices()) devices.push_back(FromWire(wire));
+    std::vector<Device> devices = DevicesFromWire(response_);
     response_.Clear();
     endpoint_.callbacks_->OnDevicesUpdated(endpoint_, std::move(devices));
     StartRead(&response_);

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/unix_socket.h"
+#include "devicemanager/device_snapshot.h"
 #include "devicemanager/validation.h"
 
 namespace devmgr::devicemanager {
@@ -309,21 +310,14 @@ absl::Status ManagerImpl::ConnectPlugin(const std::string& resource_name,
 
 void ManagerImpl::OnDevicesUpdated(const Endpoint& endpoint, std::vector<Device>&& devices) {
   // Built before taking the lock: a snapshot can hold 100,000 devices.
-  std::set<std::string> healthy;
-  std::set<std::string> unhealthy;
-  DeviceMap all;
-  for (auto& device : devices) {
-    (device.health == Health::kHealthy ? healthy : unhealthy).insert(device.id);
-    std::string id = device.id;
-    all.insert_or_assign(std::move(id), std::move(device));
-  }
+  DeviceSnapshot snapshot = MakeDeviceSnapshot(std::move(devices));
   absl::MutexLock lock(&mu_);
   auto it = endpoints_.find(endpoint.resource_name());
   // A replaced or stopped endpoint's late snapshot must not overwrite the current state.
   if (it == endpoints_.end() || it->second.get() != &endpoint || endpoint.IsStopped()) return;
-  healthy_devices_[endpoint.resource_name()] = std::move(healthy);
-  unhealthy_devices_[endpoint.resource_name()] = std::move(unhealthy);
-  all_devices_[endpoint.resource_name()] = std::move(all);
+  healthy_devices_[endpoint.resource_name()] = std::move(snapshot.healthy);
+  unhealthy_devices_[endpoint.resource_name()] = std::move(snapshot.unhealthy);
+  all_devices_[endpoint.resource_name()] = std::move(snapshot.all);
   ScheduleCheckpointLocked();
   ScheduleNotifyLocked();
 }
