@@ -12,8 +12,11 @@ std::vector<Device> DevicesFromWire(const v1beta1::ListAndWatchResponse& respons
     device.id = wire.id();
     device.health = wire.health() == "Healthy" ? Health::kHealthy : Health::kUnhealthy;
     if (!wire.has_topology()) continue;
-    device.numa_nodes.reserve(static_cast<size_t>(wire.topology().nodes_size()));
-    for (const auto& node : wire.topology().nodes()) device.numa_nodes.push_back(node.id());
+    // A set, not a search of the list: a hostile plugin may list millions of nodes.
+    std::set<int64_t> seen;
+    for (const auto& node : wire.topology().nodes()) {
+      if (seen.insert(node.id()).second) device.numa_nodes.push_back(node.id());
+    }
   }
   return devices;
 }
@@ -21,9 +24,12 @@ std::vector<Device> DevicesFromWire(const v1beta1::ListAndWatchResponse& respons
 DeviceSnapshot MakeDeviceSnapshot(std::vector<Device>&& devices) {
   DeviceSnapshot snapshot;
   for (auto& device : devices) {
-    (device.health == Health::kHealthy ? snapshot.healthy : snapshot.unhealthy).insert(device.id);
     std::string id = device.id;
     snapshot.all.insert_or_assign(std::move(id), std::move(device));
+  }
+  // Split after de-duplication, so that an ID's health is that of its last entry only.
+  for (const auto& [id, device] : snapshot.all) {
+    (device.health == Health::kHealthy ? snapshot.healthy : snapshot.unhealthy).insert(id);
   }
   return snapshot;
 }
