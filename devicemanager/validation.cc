@@ -11,23 +11,25 @@ namespace {
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool IsAlnum(char c) { return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
 
-// DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?
-bool IsDns1123Label(absl::string_view label) {
-  if (label.empty() || label.size() > 63) return false;
-  if (!IsLowerAlnum(label.front()) || !IsLowerAlnum(label.back())) return false;
-  for (char c : label) {
+// One dot-free piece of a DNS-1123 subdomain: [a-z0-9]([-a-z0-9]*[a-z0-9])?. Unlike a DNS
+// label it has no length limit of its own: Kubernetes' IsDNS1123Subdomain bounds only the whole.
+bool IsDns1123SubdomainPiece(absl::string_view piece) {
+  if (piece.empty()) return false;
+  if (!IsLowerAlnum(piece.front()) || !IsLowerAlnum(piece.back())) return false;
+  for (char c : piece) {
     if (!IsLowerAlnum(c) && c != '-') return false;
   }
   return true;
 }
 
-// DNS-1123 subdomain: labels joined by '.', at most 253 characters.
+// DNS-1123 subdomain: pieces joined by '.', at most 253 characters in all.
 bool IsDns1123Subdomain(absl::string_view name) {
   if (name.empty() || name.size() > 253) return false;
   size_t start = 0;
   while (true) {
     size_t dot = name.find('.', start);
-    if (!IsDns1123Label(name.substr(start, dot == absl::string_view::npos ? dot : dot - start))) {
+    if (!IsDns1123SubdomainPiece(
+            name.substr(start, dot == absl::string_view::npos ? dot : dot - start))) {
       return false;
     }
     if (dot == absl::string_view::npos) return true;

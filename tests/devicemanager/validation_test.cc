@@ -47,6 +47,15 @@ TEST(ValidationTest, ExtendedResourceNames) {
   EXPECT_TRUE(IsExtendedResourceName("example.com/" + std::string(63, 'a')));
 }
 
+// Found by the registration fuzzer: Kubernetes bounds a DNS-1123 subdomain at 253 characters
+// but not each dot-separated piece, so a long piece is valid (it was refused here).
+TEST(ValidationTest, PrefixPiecesHaveNoLengthLimitOfTheirOwn) {
+  EXPECT_TRUE(IsExtendedResourceName(std::string(100, 'n') + ".example.com/gpu"));
+  // "requests." + prefix is at most 253 characters.
+  EXPECT_TRUE(IsExtendedResourceName(std::string(244, 'n') + "/gpu"));
+  EXPECT_FALSE(IsExtendedResourceName(std::string(245, 'n') + "/gpu"));
+}
+
 TEST(ValidationTest, RegisterRequestTextsAndOrder) {
   EXPECT_TRUE(CheckRegisterRequest("v1beta1", "example.com/gpu").ok());
   absl::Status version = CheckRegisterRequest("v1alpha", "bad");  // version is checked first
