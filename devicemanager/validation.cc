@@ -1,5 +1,8 @@
 #include "devicemanager/validation.h"
 
+#include <algorithm>
+#include <system_error>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -57,13 +60,42 @@ bool IsQualifiedName(absl::string_view value) {
   return IsDns1123Subdomain(prefix) && IsQualifiedNamePart(name);
 }
 
+// Upstream checks no endpoint: it dials whatever path it is given, and a wrong one fails the
+// dial. Refusals here begin the same way, so that plugin authors see the text they know.
+constexpr absl::string_view kDialFailed = "failed to dial device plugin: ";
+
 absl::Status CheckSocketThere(const std::filesystem::path& path) {
-  if (absl::Status status = ValidateSocketPath(path); !status.ok()) return status;
+  if (absl::Status status = ValidateSocketPath(path); !status.ok()) {
+    return absl::Status(status.code(), absl::StrCat(kDialFailed, status.message()));
+  }
   if (!IsSocket(path)) {
     return absl::FailedPreconditionError(
-        absl::StrCat("device plugin endpoint ", path.string(), " is not a unix socket"));
+        absl::StrCat(kDialFailed, path.string(), " is not a unix socket"));
   }
   return absl::OkStatus();
+}
+
+// IsInside: `path` is `root` plus at least one more component, compared lexically.
+bool IsInside(const std::filesystem::path& path, const std::filesystem::path& root) {
+  const std::filesystem::path relative = path.lexically_relative(root);
+  return !relative.empty() && *relative.begin() != ".." && relative != ".";
+}
+
+// ResolvesInside: the folder holding `socket`, every symlink resolved, is inside `root`
+// resolved the same way. So a symlink planted in a root cannot lead a dial out of it, while a
+// root that is itself a symlink (the kubelet's folder moved to another disk) still works.
+bool ResolvesInside(const std::filesystem::path& socket, const std::filesystem::path& root) {
+  std::error_code ec;
+  const std::filesystem::path folder = std::filesystem::canonical(socket.parent_path(), ec);
+  if (ec) return false;
+  const std::filesystem::path real_root = std::filesystem::canonical(root, ec);
+  return !ec && IsInside(folder / socket.filename(), real_root);
+}
+
+std::string JoinRoots(const std::vector<std::filesystem::path>& roots) {
+  return absl::StrJoin(roots, " ", [](std::string* out, const std::filesystem::path& root) {
+    out->append(root.string());
+  });
 }
 
 }  // namespace
@@ -110,7 +142,7 @@ absl::StatusOr<std::filesystem::path> ResolvePluginSocket(const std::filesystem:
   // A plain file name cannot leave the folder: no separators, and not "." or "..".
   if (endpoint.empty() || endpoint == "." || endpoint == ".." || absl::StrContains(endpoint, '/') ||
       absl::StrContains(endpoint, '\0')) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid device plugin endpoint \"", endpoint,
+    return absl::InvalidArgumentError(absl::StrCat(kDialFailed, "invalid endpoint \"", endpoint,
                                                    "\": must be the file name of a socket in ",
                                                    plugin_dir.string()));
   }
@@ -121,27 +153,28 @@ absl::StatusOr<std::filesystem::path> ResolvePluginSocket(const std::filesystem:
 
 absl::StatusOr<std::filesystem::path> ResolveProbeSocket(
     const std::vector<std::filesystem::path>& roots, absl::string_view endpoint) {
-  std::filesystem::path socket = std::filesystem::path(std::string(endpoint));
-  // Compared after lexical normalisation, so ".." cannot climb out of a root; a symlinked
-  // folder inside a root is the operator's choice and is allowed.
-  socket = socket.lexically_normal();
-  bool inside = false;
-  if (socket.is_absolute()) {
-    for (const auto& root : roots) {
-      std::filesystem::path relative = socket.lexically_relative(root.lexically_normal());
-      if (!relative.empty() && *relative.begin() != ".." && relative != ".") inside = true;
-    }
-  }
+  // Compared after lexical normalisation, so ".." cannot climb out of a root. A NUL byte ends
+  // the path early for the kernel, so the file checked would not be the path returned.
+  const std::filesystem::path socket =
+      std::filesystem::path(std::string(endpoint)).lexically_normal();
+  const bool inside =
+      !absl::StrContains(endpoint, '\0') && socket.is_absolute() &&
+      std::any_of(roots.begin(), roots.end(), [&](const std::filesystem::path& root) {
+        return IsInside(socket, root.lexically_normal());
+      });
   if (!inside) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid device plugin endpoint \"", endpoint, "\": not a socket path under [",
-                     absl::StrJoin(roots, " ",
-                                   [](std::string* out, const std::filesystem::path& root) {
-                                     out->append(root.string());
-                                   }),
-                     "]"));
+    return absl::InvalidArgumentError(absl::StrCat(kDialFailed, "invalid endpoint \"", endpoint,
+                                                   "\": not a socket path under [",
+                                                   JoinRoots(roots), "]"));
   }
   if (absl::Status status = CheckSocketThere(socket); !status.ok()) return status;
+  if (std::none_of(roots.begin(), roots.end(), [&](const std::filesystem::path& root) {
+        return ResolvesInside(socket, root);
+      })) {
+    return absl::InvalidArgumentError(absl::StrCat(kDialFailed, "invalid endpoint \"", endpoint,
+                                                   "\": a symlink leads out of [", JoinRoots(roots),
+                                                   "]"));
+  }
   return socket;
 }
 

@@ -1,8 +1,9 @@
 // The checks a device plugin's registration passes before the manager dials it, shared by
 // Register on kubelet.sock and by the probe-mode handler calls: the API version, the
 // extended-resource-name rule, and where the plugin's socket may be. Error texts are
-// upstream's where upstream has the check. Pure functions, except that the endpoint checks
-// look at the file system (lstat).
+// upstream's where upstream has the check; upstream checks no endpoint and only fails to dial
+// a wrong one, so an endpoint refusal begins with its "failed to dial device plugin: ". Pure
+// functions, except that the endpoint checks look at the file system (lstat, realpath).
 #pragma once
 
 #include <filesystem>
@@ -36,8 +37,10 @@ absl::Status CheckProbePlugin(absl::string_view resource_name,
 absl::StatusOr<std::filesystem::path> ResolvePluginSocket(const std::filesystem::path& plugin_dir,
                                                           absl::string_view endpoint);
 
-// ResolveProbeSocket checks a probe-mode endpoint: an absolute path, lexically inside one of
-// `roots`, of a valid length, and a socket. Same codes as ResolvePluginSocket.
+// ResolveProbeSocket checks a probe-mode endpoint: an absolute path without NUL bytes,
+// lexically inside one of `roots`, of a valid length, a socket (not a symlink to one), in a
+// folder that stays inside that root when symlinks are resolved (the root itself may be a
+// symlink). Returns the path lexically normalised. Same codes as ResolvePluginSocket.
 absl::StatusOr<std::filesystem::path> ResolveProbeSocket(
     const std::vector<std::filesystem::path>& roots, absl::string_view endpoint);
 

@@ -1,0 +1,215 @@
+// Registrations from plugins that try to make the manager dial, or delete, something outside
+// its folders: endpoints that climb out, symlinks planted in the folders, sockets replaced by
+// files or folders. The manager refuses each one with upstream's text (its dial failure, for
+// what upstream does not check), never dials the plugin behind it, and its stale-socket
+// cleanup at Start never follows a symlink.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/unix_socket.h"
+#include "devicemanager/manager_impl.h"
+#include "tests/testlib/fake_device_plugin.h"
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::devicemanager {
+namespace {
+
+namespace fs = std::filesystem;
+using ::devmgr::testing::FakeDevicePlugin;
+using ::devmgr::testing::MakeDevice;
+using ::devmgr::testing::TempDir;
+using ::devmgr::testing::WaitFor;
+
+constexpr char kResource[] = "example.com/gpu";
+
+std::string Contents(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+class HostileRegistrationTest : public ::testing::Test {
+ protected:
+  HostileRegistrationTest() {
+    fs::create_directory(PluginDir());
+    fs::create_directory(Registry());
+    fs::create_directory(Outside());
+    outside_ = std::make_unique<FakeDevicePlugin>(Outside() / "p.sock", kResource,
+                                                  std::vector<v1beta1::Device>{MakeDevice("a")});
+    EXPECT_TRUE(outside_->Start().ok());
+  }
+
+  // The plugin folder (kubelet.sock's), the probe-mode root, and a folder outside both where
+  // a real plugin serves: what a hostile registration would like the manager to dial.
+  fs::path PluginDir() const { return dir_.Sub("dp"); }
+  fs::path Registry() const { return dir_.Sub("reg"); }
+  fs::path Outside() const { return dir_.Sub("out"); }
+  fs::path KubeletSocket() const { return PluginDir() / "kubelet.sock"; }
+
+  void StartManager() {
+    ManagerOptions options;
+    options.plugin_dir = PluginDir();
+    options.probe_endpoint_roots = {Registry()};
+    options.dial_timeout = absl::Seconds(5);
+    options.plugin_call_timeout = absl::Seconds(5);
+    manager_ = std::make_unique<ManagerImpl>(std::move(options));
+    ASSERT_TRUE(
+        manager_->Start([] { return std::vector<std::string>(); }, [] { return true; }).ok());
+  }
+
+  // Register on kubelet.sock with `endpoint`, from a client that is not the plugin there.
+  absl::Status Register(const std::string& endpoint) const {
+    return outside_->Register(KubeletSocket(), "v1beta1", kResource, endpoint);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<FakeDevicePlugin> outside_;
+  std::unique_ptr<ManagerImpl> manager_;
+};
+
+TEST_F(HostileRegistrationTest, EndpointThatLeavesThePluginFolder) {
+  StartManager();
+  const std::string up = "../out/p.sock";
+  for (const std::string& endpoint : {up, (Outside() / "p.sock").string(), std::string(".."),
+                                      std::string("."), std::string("sub/p.sock")}) {
+    const absl::Status status = Register(endpoint);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << endpoint;
+    EXPECT_EQ(status.message(),
+              absl::StrCat("failed to dial device plugin: invalid endpoint \"", endpoint,
+                           "\": must be the file name of a socket in ", PluginDir().string()));
+  }
+  EXPECT_EQ(outside_->get_options_calls(), 0) << "the plugin outside was dialled";
+  EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
+}
+
+TEST_F(HostileRegistrationTest, SymlinkPlantedInThePluginFolder) {
+  StartManager();
+  fs::create_symlink(Outside() / "p.sock", PluginDir() / "link.sock");
+  const absl::Status status = Register("link.sock");
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(status.message(),
+            absl::StrCat("failed to dial device plugin: ", (PluginDir() / "link.sock").string(),
+                         " is not a unix socket"));
+  EXPECT_EQ(outside_->get_options_calls(), 0) << "the symlink was followed";
+  EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
+}
+
+TEST_F(HostileRegistrationTest, SocketReplacedByARegularFileOrAFolder) {
+  StartManager();
+  FakeDevicePlugin plugin(PluginDir() / "p.sock", kResource, {MakeDevice("a")});
+  ASSERT_TRUE(plugin.Start().ok());
+  ASSERT_TRUE(plugin.Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitFor([&] { return manager_->GetCapacity().allocatable[kResource] == 1; }));
+  plugin.Stop();
+
+  const fs::path path = PluginDir() / "p.sock";
+  for (const bool folder : {false, true}) {
+    SCOPED_TRACE(folder ? "folder" : "regular file");
+    fs::remove_all(path);
+    if (folder) {
+      fs::create_directory(path);
+    } else {
+      std::ofstream(path) << "kept";
+    }
+    const absl::Status status = Register("p.sock");
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_EQ(status.message(), absl::StrCat("failed to dial device plugin: ", path.string(),
+                                             " is not a unix socket"));
+
+    // A restart cleans stale sockets only: the file or folder in the socket's place stays.
+    manager_->Stop();
+    StartManager();
+    if (folder) {
+      EXPECT_TRUE(fs::is_directory(path));
+    } else {
+      EXPECT_EQ(Contents(path), "kept");
+    }
+  }
+  EXPECT_EQ(outside_->get_options_calls(), 0);
+}
+
+TEST_F(HostileRegistrationTest, ProbeModeEndpointOutsideTheRoot) {
+  StartManager();
+  FakeDevicePlugin inside(Registry() / "r.sock", kResource, {MakeDevice("a")});
+  ASSERT_TRUE(inside.Start().ok());
+  fs::create_symlink(Outside() / "p.sock", Registry() / "link.sock");
+  fs::create_symlink(Outside(), Registry() / "dirlink");
+  const std::string roots = absl::StrCat("[", Registry().string(), "]");
+  struct Case {
+    std::string endpoint;
+    absl::StatusCode code;
+    std::string why;
+  };
+  const std::string outside = (Outside() / "p.sock").string();
+  const std::string climbing = (Registry() / ".." / "out" / "p.sock").string();
+  const std::string through_folder = (Registry() / "dirlink" / "p.sock").string();
+  const std::string link = (Registry() / "link.sock").string();
+  // The kernel would stop reading at the NUL byte, at the socket inside.
+  const std::string nul = (Registry() / "r.sock").string() + std::string("\0/x", 3);
+  for (const Case& c : {
+           Case{
+               outside, absl::StatusCode::kInvalidArgument,
+               absl::StrCat("invalid endpoint \"", outside, "\": not a socket path under ", roots)},
+           Case{climbing, absl::StatusCode::kInvalidArgument,
+                absl::StrCat("invalid endpoint \"", climbing, "\": not a socket path under ",
+                             roots)},
+           Case{nul, absl::StatusCode::kInvalidArgument,
+                absl::StrCat("invalid endpoint \"", nul, "\": not a socket path under ", roots)},
+           Case{link, absl::StatusCode::kFailedPrecondition,
+                absl::StrCat(link, " is not a unix socket")},
+           Case{through_folder, absl::StatusCode::kInvalidArgument,
+                absl::StrCat("invalid endpoint \"", through_folder, "\": a symlink leads out of ",
+                             roots)},
+       }) {
+    const absl::Status status = manager_->RegisterPlugin(kResource, c.endpoint, {"v1beta1"});
+    EXPECT_EQ(status.code(), c.code) << c.endpoint;
+    EXPECT_EQ(status.message(), "failed to dial device plugin: " + c.why);
+  }
+  EXPECT_EQ(outside_->get_options_calls(), 0) << "a path outside the root was dialled";
+  EXPECT_EQ(inside.get_options_calls(), 0) << "a path with a NUL byte was dialled";
+  EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
+}
+
+// The symlink rule must not refuse a root that is itself a symlink, as when the kubelet's
+// folder lives on another disk.
+TEST_F(HostileRegistrationTest, ProbeModeRootThatIsASymlink) {
+  fs::create_directory(dir_.Sub("real-reg"));
+  fs::remove(Registry());
+  fs::create_symlink(dir_.Sub("real-reg"), Registry());
+  StartManager();
+  FakeDevicePlugin plugin(Registry() / "p.sock", kResource, {MakeDevice("a")});
+  ASSERT_TRUE(plugin.Start().ok());
+  ASSERT_TRUE(
+      manager_->RegisterPlugin(kResource, (Registry() / "p.sock").string(), {"v1beta1"}).ok());
+  EXPECT_TRUE(WaitFor([&] { return manager_->GetCapacity().allocatable[kResource] == 1; }));
+}
+
+TEST_F(HostileRegistrationTest, StartCleanupNeverFollowsASymlink) {
+  // Planted before Start, beside a stale socket that Start should remove.
+  FakeDevicePlugin stale(PluginDir() / "stale.sock", kResource, {});
+  ASSERT_TRUE(stale.Start().ok());
+  fs::create_symlink(Outside() / "p.sock", PluginDir() / "link.sock");
+  fs::create_symlink(Outside(), PluginDir() / "dirlink");
+  fs::create_directory(PluginDir() / "dir.sock");
+  std::ofstream(PluginDir() / "file.sock") << "kept";
+
+  StartManager();
+  EXPECT_FALSE(fs::exists(fs::symlink_status(PluginDir() / "stale.sock")));
+  EXPECT_TRUE(fs::is_symlink(PluginDir() / "link.sock"));
+  EXPECT_TRUE(fs::is_symlink(PluginDir() / "dirlink"));
+  EXPECT_TRUE(IsSocket(Outside() / "p.sock")) << "the symlink's target was removed";
+  EXPECT_TRUE(fs::is_directory(PluginDir() / "dir.sock"));
+  EXPECT_EQ(Contents(PluginDir() / "file.sock"), "kept");
+  EXPECT_TRUE(IsSocket(KubeletSocket()));
+}
+
+}  // namespace
+}  // namespace devmgr::devicemanager
