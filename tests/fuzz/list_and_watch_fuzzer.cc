@@ -1,0 +1,81 @@
+// libFuzzer target for what the device manager makes of a ListAndWatch snapshot: the bytes a
+// plugin sends, parsed as gRPC would, turned into devices (DevicesFromWire, in the stream
+// reactor) and into the resource's device map and health sets (MakeDeviceSnapshot, in
+// OnDevicesUpdated). Beyond "no crash", the result must describe the snapshot: one entry per
+// distinct ID, with the health and NUMA nodes of that ID's last entry, and health sets that
+// split the IDs so that capacity (healthy + unhealthy) is the number of devices.
+#include <google/protobuf/stubs/logging.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "devicemanager/device_snapshot.h"
+#include "tests/fuzz/invariant.h"
+
+using devmgr::devicemanager::Device;
+using devmgr::devicemanager::DeviceSnapshot;
+using devmgr::devicemanager::Health;
+using devmgr::fuzz::Invariant;
+
+namespace {
+
+// The NUMA nodes of a wire device, each once, in order of first mention.
+std::vector<int64_t> DistinctNodes(const v1beta1::Device& wire) {
+  std::vector<int64_t> nodes;
+  std::set<int64_t> seen;
+  for (const auto& node : wire.topology().nodes()) {
+    if (seen.insert(node.id()).second) nodes.push_back(node.id());
+  }
+  return nodes;
+}
+
+void IgnoreProtobufLog(google::protobuf::LogLevel /*level*/, const char* /*filename*/, int /*line*/,
+                       const std::string& /*message*/) {}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
+  // Protobuf logs every string field with invalid UTF-8; the refusal itself is what counts.
+  google::protobuf::SetLogHandler(&IgnoreProtobufLog);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  v1beta1::ListAndWatchResponse response;
+  // gRPC parses the same way; what does not parse (invalid UTF-8 in a string field among it)
+  // ends the stream and never reaches the manager.
+  if (!response.ParseFromArray(data, static_cast<int>(size))) return 0;
+
+  std::vector<Device> devices = devmgr::devicemanager::DevicesFromWire(response);
+  Invariant(devices.size() == static_cast<size_t>(response.devices_size()),
+            "one device per wire entry, in order");
+  std::map<std::string, const v1beta1::Device*> last;
+  for (int i = 0; i < response.devices_size(); ++i) {
+    const v1beta1::Device& wire = response.devices(i);
+    const Device& device = devices[static_cast<size_t>(i)];
+    Invariant(device.id == wire.id(), "the ID is kept byte for byte");
+    Invariant(device.numa_nodes == DistinctNodes(wire), "each NUMA node once, in order");
+    last[wire.id()] = &wire;
+  }
+
+  const DeviceSnapshot snapshot = devmgr::devicemanager::MakeDeviceSnapshot(std::move(devices));
+  Invariant(snapshot.all.size() == last.size(), "one entry per distinct ID");
+  Invariant(snapshot.healthy.size() + snapshot.unhealthy.size() == snapshot.all.size(),
+            "healthy + unhealthy = total: no device counted twice or missed");
+  for (const auto& [id, wire] : last) {
+    auto it = snapshot.all.find(id);
+    Invariant(it != snapshot.all.end(), "every ID is in the map");
+    const bool healthy = wire->health() == "Healthy";
+    Invariant(it->second.id == id, "the map key is the device's ID");
+    Invariant((it->second.health == Health::kHealthy) == healthy,
+              "health is the last entry's, by upstream's rule");
+    Invariant(it->second.numa_nodes == DistinctNodes(*wire), "topology is the last entry's");
+    Invariant(snapshot.healthy.contains(id) == healthy, "healthy set agrees with the device");
+    Invariant(snapshot.unhealthy.contains(id) == !healthy, "unhealthy set agrees with the device");
+  }
+  return 0;
+}
