@@ -25,4 +25,4 @@ bench: build
 	meson test -C $(BUILD) --benchmark --verbose
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-san

@@ -11,8 +11,9 @@ build_packages=(
   libabsl-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev
 )
-# For `make test`: clang and its runtime build the libFuzzer targets; Python with grpcio is
-# the second gRPC implementation the SDK interoperability test talks to.
+# For `make test`: clang and its runtime build the ASan+UBSan run of the tests and the libFuzzer
+# targets; Python with grpcio is the second gRPC implementation the SDK interoperability test
+# talks to.
 test_packages=(clang libclang-rt-14-dev python3-grpcio python3-protobuf)
 
 wanted=("${build_packages[@]}")

@@ -1,39 +1,75 @@
 #!/usr/bin/env bash
-# Runs every test: the Meson suites of the main build, then the libFuzzer targets for a bounded
-# time in a clang build when clang is installed. Ends with one line "N passed, M failed".
+# Runs every test: the Meson suites of the main build; then, when clang is installed, the unit
+# and integration suites again and the libFuzzer targets (each for FUZZ_SECONDS) in one clang
+# build with ASan+UBSan (BUILD-san), which compiles only what those tests need. Any sanitizer
+# report, leaks included, fails its test. There is no TSan run: docs/RELIABILITY.md,
+# "Sanitizers", says why. Ends with one line "tests: N passed, M failed, K skipped" over every
+# run.
 # Usage: scripts/run-tests.sh BUILD_DIR
 set -uo pipefail
 build=${1:-build}
-fuzz_build=${build}-fuzz
+san_build=${build}-san
 fuzz_seconds=${FUZZ_SECONDS:-20}
+source_dir=$(cd "$(dirname "$0")/.." && pwd)
 status=0
 
 meson test -C "$build" --print-errorlogs --num-processes "$(nproc)" || status=1
 logs=("$build/meson-logs/testlog.junit.xml")
 
-if command -v clang++ >/dev/null 2>&1; then
-  if [ ! -f "$fuzz_build/build.ninja" ]; then
-    CXX=clang++ meson setup "$fuzz_build" -Dfuzzing=true -Dtests=false -Dbenchmarks=false \
-      -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized >/dev/null ||
-      status=1
-  fi
-  # Only the fuzz targets (and what they link), not the whole tree under sanitizers.
-  fuzz_targets=$(meson introspect "$fuzz_build" --targets | python3 -c '
+# targets_for DIR SUITE...: the files that the tests of these suites run and depend on, so that
+# a sanitizer build compiles nothing else.
+targets_for() {
+  python3 - "$@" <<'PY'
 import json, os, sys
-build = sys.argv[1]
-print(" ".join(os.path.relpath(f, build) for t in json.load(sys.stdin)
-               if t["name"].endswith("_fuzzer") for f in t["filename"]))' "$(cd "$fuzz_build" && pwd)")
-  # shellcheck disable=SC2086 # a list of target names
-  if ninja -C "$fuzz_build" $fuzz_targets >/dev/null; then
-    FUZZ_SECONDS=$fuzz_seconds meson test -C "$fuzz_build" --suite fuzz --no-rebuild \
-      --print-errorlogs --num-processes 1 || status=1
-    logs+=("$fuzz_build/meson-logs/testlog.junit.xml")
+build, suites = sys.argv[1], set(sys.argv[2:])
+info = os.path.join(build, "meson-info")
+with open(os.path.join(info, "intro-targets.json")) as f:
+    files = {t["id"]: t["filename"] for t in json.load(f)}
+with open(os.path.join(info, "intro-tests.json")) as f:
+    tests = json.load(f)
+wanted = set()
+for test in tests:
+    if suites & {suite.split(":")[-1] for suite in test["suite"]}:
+        for target in test["depends"]:
+            wanted.update(files.get(target, []))
+print(" ".join(sorted(os.path.relpath(f, build) for f in wanted)))
+PY
+}
+
+if command -v clang++ >/dev/null 2>&1; then
+  # Sanitizer reports must fail the test that triggers them; leaks are reported at exit.
+  export ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1:print_summary=1
+  export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_summary=1
+
+  # One ASan+UBSan build for the tests and the fuzzers. Every object carries the fuzzers'
+  # coverage instrumentation, so that libFuzzer sees which branches of the code under test an
+  # input reached, not only those of the fuzz target itself.
+  # -O1 with line tables only: sanitizers want little optimisation, and reports still name file
+  # and line.
+  if [ -f "$san_build/build.ninja" ] ||
+    CXX=clang++ meson setup "$san_build" "$source_dir" -Dbenchmarks=false -Dexamples=false \
+      -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 \
+      -Ddebug=false -Dcpp_args="-gline-tables-only -fsanitize=fuzzer-no-link" >/dev/null; then
+    # shellcheck disable=SC2046 # a list of target files
+    if ninja -C "$san_build" $(targets_for "$san_build" unit integration fuzz) \
+      >"$san_build/meson-logs/build-output.txt" 2>&1; then
+      meson test -C "$san_build" --no-rebuild --suite unit --suite integration \
+        --print-errorlogs --num-processes "$(nproc)" --logbase asan || status=1
+      FUZZ_SECONDS=$fuzz_seconds meson test -C "$san_build" --no-rebuild --suite fuzz \
+        --print-errorlogs --num-processes 1 --logbase fuzz || status=1
+      logs+=("$san_build/meson-logs/asan.junit.xml" "$san_build/meson-logs/fuzz.junit.xml")
+    else
+      tail -n 50 "$san_build/meson-logs/build-output.txt" >&2
+      echo "ASan+UBSan build failed (log: $san_build/meson-logs/build-output.txt)" >&2
+      status=1
+    fi
   else
-    echo "fuzz build failed" >&2
+    echo "cannot configure $san_build" >&2
     status=1
   fi
 else
-  echo "clang++ not found: the fuzz targets are not run (make test installs clang as root)"
+  echo "clang++ not found: the sanitizer runs and the fuzz targets are skipped (make test installs" \
+    "clang as root)"
 fi
 
 python3 scripts/test-summary.py "${logs[@]}" || status=1
