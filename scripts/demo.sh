@@ -1,45 +1,93 @@
 #!/usr/bin/env bash
-# `make demo`: what devmgr can do today, step by step, in a temporary folder that is removed at
-# the end. Usage: scripts/demo.sh BUILD_DIR
+# `make demo`: the main job, step by step, in a temporary root that is removed at the end: the
+# daemon, a simulated device plugin with NUMA-spread devices, a pod admitted from examples/,
+# its run options, the PodResources view a monitoring agent gets, a restart that keeps the pod,
+# and the checkpoint a real kubelet could take over. Usage: scripts/demo.sh BUILD_DIR
 set -euo pipefail
 build=${1:-build}
 devmgr="$build/cmd/devmgr/devmgr"
 root=$(mktemp -d /tmp/devmgr-demo-XXXXXX)
-trap 'rm -rf "$root"' EXIT
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$root"
+}
+trap cleanup EXIT
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
+# wait_for CMD...: retries CMD (quietly) for up to 20 s.
+wait_for() {
+  for _ in $(seq 200); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  echo "timed out waiting for: $*" >&2
+  return 1
+}
 
-mkdir -p "$root/device-plugins"
-checkpoint="$root/device-plugins/kubelet_internal_checkpoint"
+step "Start the daemon in a temporary root laid out like /var/lib/kubelet (logs in $root/serve.log)"
+printf '$ %s serve --root-dir %s &\n' "$devmgr" "$root"
+"$devmgr" serve --root-dir "$root" --log-file "$root/serve.log" &
+pids+=($!)
+serve_pid=$!
+wait_for test -S "$root/devmgr.sock"
+run ls "$root" "$root/device-plugins"
 
-step "A checkpoint exactly as a kubelet writes it: one GPU container, devices on NUMA nodes -1, 0 and 1"
-printf '%s' '{"Data":{"PodDeviceEntries":[{"PodUID":"pod1","ContainerName":"con1","ResourceName":"example.com/gpu","DeviceIDs":{"-1":["dev9"],"0":["dev1","dev2"],"1":["dev3"]},"AllocResp":"CgYKAUESATE="}],"RegisteredDevices":{"a.io/x":[],"example.com/gpu":["dev1","dev2","dev3","dev9"]}},"Checksum":2549016347}' > "$checkpoint"
-cat "$checkpoint"; echo
+step "Start a simulated device plugin: 4 GPUs spread over 2 NUMA nodes, registered on kubelet.sock"
+printf '$ %s plugin fake --root-dir %s --resource example.com/gpu --devices 4 --numa-nodes 2 &\n' \
+  "$devmgr" "$root"
+"$devmgr" plugin fake --root-dir "$root" --resource example.com/gpu --devices 4 --numa-nodes 2 \
+  2>"$root/plugin.log" &
+pids+=($!)
+wait_for sh -c "'$devmgr' podresources allocatable --root-dir '$root' | grep -q dev-3"
 
-step "verify recomputes the kubelet's checksum (go-spew text, FNV-1a): exit 0 when it matches"
-run "$devmgr" checkpoint verify "$checkpoint"
+step "What the node can allocate, as any PodResources client (e.g. a GPU exporter) sees it"
+run "$devmgr" podresources allocatable --root-dir "$root"
 
-step "show decodes the allocation the plugin returned (here: env A=1) and the registered resources"
-run "$devmgr" checkpoint show "$checkpoint"
+step "Admit a pod from a Kubernetes manifest: an init container with 1 GPU, then an app with 2"
+run cat examples/pod.yaml
+run "$devmgr" pods admit --root-dir "$root" examples/pod.yaml
+uid=0d3f4a52-8b1e-4c39-9a7e-2f6b1c8d9e01
 
-step "The same as JSON, for scripts"
-run "$devmgr" checkpoint show -o json "$checkpoint"
+step "What the container runtime needs to start the app container (the plugin's Allocate answer)"
+run "$devmgr" pods options --root-dir "$root" "$uid" trainer
 
-step "A tampered copy (dev9 -> dev8): verify exits 1 and prints both checksums"
-sed 's/dev9/dev8/g' "$checkpoint" > "$root/tampered"
+step "Admitted pods and their devices; the init container's GPU is reused by the app"
+run "$devmgr" pods list --root-dir "$root"
+
+step "The same pod through PodResources, exactly as a kubelet serves it"
+run "$devmgr" podresources list --root-dir "$root"
+
+step "A pod that asks for more than is free is refused (exit 1) and leaves nothing behind"
 set +e
-run "$devmgr" checkpoint verify "$root/tampered"
-echo "exit code: $?"
-
-step "A file that is not a checkpoint: exit 2 with the reason"
-printf '{"Data":{"PodDeviceEntries":{}}}' > "$root/broken"
-run "$devmgr" checkpoint verify "$root/broken"
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: greedy, uid: greedy-1}\nspec:\n  containers:\n  - name: a\n    resources: {limits: {example.com/gpu: 3}}\n' |
+  "$devmgr" pods admit --root-dir "$root" -
 echo "exit code: $?"
 set -e
+run "$devmgr" pods list --root-dir "$root"
 
-step "A pre-1.20 checkpoint (device IDs without NUMA nodes) is read too"
-printf '%s' '{"Data":{"PodDeviceEntries":[{"PodUID":"pod1","ContainerName":"con1","ResourceName":"example.com/gpu","DeviceIDs":["dev1","dev2"],"AllocResp":"CgYKAUESATE="}],"RegisteredDevices":{"example.com/gpu":["dev1","dev2"]}},"Checksum":3547054426}' > "$root/old"
-run "$devmgr" checkpoint verify "$root/old"
+step "The checkpoint on disk is a kubelet's kubelet_internal_checkpoint, checksum included"
+run "$devmgr" checkpoint verify "$root/device-plugins/kubelet_internal_checkpoint"
+run "$devmgr" checkpoint show "$root/device-plugins/kubelet_internal_checkpoint"
 
-printf '\nDone; %s removed.\n' "$root"
+step "SIGTERM: the daemon closes its streams, writes the checkpoint and removes its sockets"
+run kill -TERM "$serve_pid"
+wait "$serve_pid"
+echo "devmgr serve exited with $?"
+run ls "$root"
+
+step "Restart: the pod keeps its devices (the daemon's record + the checkpoint), and the plugin,"
+echo "seeing kubelet.sock re-created, registers again"
+"$devmgr" serve --root-dir "$root" --log-file "$root/serve.log" &
+pids+=($!)
+wait_for test -S "$root/devmgr.sock"
+wait_for sh -c "'$devmgr' podresources allocatable --root-dir '$root' | grep -q dev-3"
+run "$devmgr" pods list --root-dir "$root"
+
+step "Remove the pod: its devices are free again"
+run "$devmgr" pods remove --root-dir "$root" "$uid"
+run "$devmgr" pods list --root-dir "$root"
+
+step "The daemon's log, in klog's key=value shape (last lines)"
+tail -n 8 "$root/serve.log"
+
+printf '\nDone; the daemon and the plugin are stopped and %s is removed.\n' "$root"

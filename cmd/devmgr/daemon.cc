@@ -10,11 +10,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "cmd/devmgr/admin_service.h"
+#include "cmd/devmgr/daemon_metrics.h"
 #include "cmd/devmgr/device_plugin_handler.h"
 #include "cmd/devmgr/lock_file.h"
 #include "cmd/devmgr/manager_devices_provider.h"
 #include "cmd/devmgr/pod_admission.h"
 #include "cmd/devmgr/pod_registry.h"
+#include "common/metrics_http_server.h"
 #include "common/unix_socket.h"
 #include "pluginwatcher/watcher.h"
 #include "podresources/server.h"
@@ -40,6 +42,7 @@ struct Daemon::State {
   const DaemonOptions options;
   const DaemonPaths paths;
   std::unique_ptr<LockFile> lock;
+  DaemonMetrics metrics;
   PodRegistry registry;
   TopologyPolicy topology;
   devicemanager::ManagerPtr manager;
@@ -50,6 +53,7 @@ struct Daemon::State {
   std::unique_ptr<podresources::PodResourcesServer> podresources;
   std::unique_ptr<AdminService> admin_service;
   std::unique_ptr<grpc::Server> admin_server;
+  std::unique_ptr<MetricsHttpServer> metrics_server;
   // Last capacity and allocatable logged by UpdateNodeStatus.
   std::map<std::string, int64_t> capacity;
   std::map<std::string, int64_t> allocatable;
@@ -123,6 +127,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   if (options.topology_policy != TopologyPolicyKind::kNone) {
     manager_options.topology_affinity = &s.topology;
   }
+  manager_options.metrics = &s.metrics;
   manager_options.logger = options.logger;
   s.manager = devicemanager::CreateManager(std::move(manager_options));
   PodRegistry& registry = s.registry;
@@ -132,7 +137,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
       !started.ok()) {
     return started;
   }
+  s.metrics.AttachManager(*s.manager);
   s.admission = std::make_unique<PodAdmission>(*s.manager, s.registry, s.topology, options.logger);
+  s.admission->SetRefusalObserver(
+      [metrics = &s.metrics](absl::string_view reason) { metrics->AdmissionRefused(reason); });
 
   s.handler = std::make_unique<DevicePluginHandler>(*s.manager);
   pluginwatcher::WatcherOptions watcher_options =
@@ -154,12 +162,23 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   if (!podresources.ok()) return podresources.status();
   s.podresources = *std::move(podresources);
   s.admission->SetNotifier(&s.podresources->notifier());
+  s.metrics.AttachPodResources(s.podresources->counters());
 
   s.admin_service = std::make_unique<AdminService>(*s.admission, s.registry, *s.manager);
   absl::StatusOr<std::unique_ptr<grpc::Server>> admin =
       StartAdminServer(paths.admin_socket, *s.admin_service);
   if (!admin.ok()) return admin.status();
   s.admin_server = *std::move(admin);
+
+  if (!options.metrics_address.empty()) {
+    MetricsHttpServer::Options http_options;
+    http_options.address = options.metrics_address;
+    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> http = MetricsHttpServer::Start(
+        http_options, [metrics = &s.metrics] { return metrics->Render(); });
+    if (!http.ok()) return http.status();
+    s.metrics_server = *std::move(http);
+    DEVMGR_LOG(options.logger, info, "Serving metrics", "address", s.metrics_server->address());
+  }
 
   DEVMGR_LOG(options.logger, info, "devmgr serving", "rootDir", paths.root.string(), "pods",
              static_cast<int64_t>(s.registry.List().size()));
@@ -174,6 +193,7 @@ void Daemon::Stop() {
   State& s = *state_;
   if (s.stopped) return;
   s.stopped = true;
+  if (s.metrics_server != nullptr) s.metrics_server->Stop();
   if (s.admin_server != nullptr) s.admin_server->Shutdown();
   if (s.podresources != nullptr) s.podresources->Shutdown();
   if (s.watcher != nullptr) s.watcher->Stop();
@@ -209,5 +229,9 @@ void Daemon::UpdateNodeStatus() {
 devicemanager::Manager& Daemon::manager() { return *state_->manager; }
 
 const DaemonPaths& Daemon::paths() const { return state_->paths; }
+
+std::string Daemon::metrics_address() const {
+  return state_->metrics_server != nullptr ? state_->metrics_server->address() : "";
+}
 
 }  // namespace devmgr::cli

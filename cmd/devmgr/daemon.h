@@ -2,8 +2,9 @@
 // real node's layout, it runs the device manager (registration on device-plugins/kubelet.sock,
 // the checkpoint beside it), the plugin watcher on plugins_registry/ with the device plugin
 // handler, the PodResources service on pod-resources/kubelet.sock, and the admin API on
-// devmgr.sock (mode 0600). It is its own pod source (PodRegistry), so a restart keeps every
-// admitted or recovered pod's devices. One daemon per root: <root>/devmgr.lock.
+// devmgr.sock (mode 0600), and, when asked, Prometheus metrics. It is its own pod source
+// (PodRegistry), so a restart keeps every admitted or recovered pod's devices. One daemon per root:
+// <root>/devmgr.lock.
 #pragma once
 
 #include <filesystem>
@@ -33,6 +34,8 @@ struct DaemonOptions {
   absl::Duration admission_wait = absl::Seconds(30);
   podresources::RateLimitOptions podresources_rate_limit;
   TopologyPolicyKind topology_policy = TopologyPolicyKind::kNone;
+  // Where Prometheus metrics are served (common/metrics_http_server.h); empty for nowhere.
+  std::string metrics_address;
   LoggerPtr logger;
 };
 
@@ -69,6 +72,8 @@ class Daemon {
 
   devicemanager::Manager& manager();
   const DaemonPaths& paths() const;
+  // The metrics address actually bound (the port filled in), or empty.
+  std::string metrics_address() const;
 
  private:
   struct State;

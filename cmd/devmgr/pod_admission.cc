@@ -50,9 +50,10 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
     }
     registry_.AbortAdmission(pod.uid);
     DEVMGR_LOG(logger_, info, "Pod admission refused", "pod",
-               absl::StrCat(pod.namespace_name, "/", pod.name), "podUID", pod.uid, "reason", reason,
-               "err", status);
-    if (on_refusal_) on_refusal_(reason);
+               absl::StrCat(pod.namespace_name, "/", pod.name), "podUID", pod.uid, "reason",
+               reason.empty() ? absl::string_view("allocation") : reason, "err", status);
+    // The device manager counts its own refusals; only the daemon's steps are told here.
+    if (!reason.empty() && on_refusal_) on_refusal_(reason);
     return status;
   }
   DEVMGR_LOG(logger_, info, "Pod admitted", "pod", absl::StrCat(pod.namespace_name, "/", pod.name),
@@ -74,7 +75,6 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::AllocateAll(const Po
         }
       }
       if (absl::Status allocated = manager_.Allocate(pod, container); !allocated.ok()) {
-        reason = AllocationRefusalReason(allocated);
         return allocated;
       }
     }
@@ -124,22 +124,6 @@ absl::StatusOr<devicemanager::RunContainerOptions> PodAdmission::RunOptions(
         absl::StrCat("container ", container_name, " not found in pod ", pod_uid));
   }
   return manager_.GetDeviceRunContainerOptions(registered->pod, *container);
-}
-
-absl::string_view AllocationRefusalReason(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kResourceExhausted:
-      return "insufficient_devices";
-    case absl::StatusCode::kNotFound:
-      return "unknown_resource";
-    case absl::StatusCode::kAborted:
-      return "conflict";
-    case absl::StatusCode::kDeadlineExceeded:
-    case absl::StatusCode::kUnavailable:
-      return "plugin_unavailable";
-    default:
-      return "allocation_failed";
-  }
 }
 
 }  // namespace devmgr::cli

@@ -30,8 +30,9 @@ struct ContainerOptions {
   devicemanager::RunContainerOptions options;
 };
 
-// Told why an admission was refused, for metrics: AllocationRefusalReason's words, or
-// topology_affinity, pre_start, record_write.
+// Told why the daemon refused an admission, for metrics: topology_affinity, pre_start or
+// record_write. Refusals of the device manager's Allocate are counted by the manager itself
+// (devicemanager::ManagerMetrics) and are not repeated here.
 using RefusalFn = std::function<void(absl::string_view reason)>;
 
 class PodAdmission {
@@ -43,7 +44,8 @@ class PodAdmission {
   // SetNotifier: where admitted and removed pods are announced (PodResources Watch); null for
   // none. Set before the first call.
   void SetNotifier(podresources::PodResourcesNotifier* notifier) { notifier_ = notifier; }
-  // SetRefusalObserver: told the reason of every refused admission. Set before the first call.
+  // SetRefusalObserver: told the reason of every admission the daemon's own steps refused.
+  // Set before the first call.
   void SetRefusalObserver(RefusalFn observer) { on_refusal_ = std::move(observer); }
 
   // Admit admits `pod` and answers every container's run options, init containers first. A
@@ -73,7 +75,8 @@ class PodAdmission {
     const std::string uid_;
   };
 
-  // AllocateAll sets `reason` (a metric label) to why it failed.
+  // AllocateAll sets `reason` (a metric label) when one of the daemon's own steps failed, and
+  // leaves it empty when the device manager refused.
   absl::StatusOr<std::vector<ContainerOptions>> AllocateAll(const devicemanager::Pod& pod,
                                                             absl::string_view& reason);
   absl::StatusOr<std::vector<ContainerOptions>> CollectOptions(const devicemanager::Pod& pod);
@@ -89,9 +92,5 @@ class PodAdmission {
   absl::CondVar released_;
   std::set<std::string> busy_ ABSL_GUARDED_BY(locks_mu_);
 };
-
-// AllocationRefusalReason: the metric label for a failed Allocate: insufficient_devices,
-// unknown_resource, conflict, plugin_unavailable or allocation_failed.
-absl::string_view AllocationRefusalReason(const absl::Status& status);
 
 }  // namespace devmgr::cli

@@ -26,6 +26,7 @@ struct ServeFlags {
   std::string admission_wait = "30s";
   std::string topology_policy = "none";
   std::string node_status_interval = "10s";
+  std::string metrics_address;
   std::string log_level = "info";
   std::string log_file;
 };
@@ -91,6 +92,7 @@ int RunServe(const ServeFlags& flags) {
   options.podresources_rate_limit.burst = flags.podresources_burst;
   options.podresources_rate_limit.per_client = !flags.podresources_shared_limit;
   options.topology_policy = *policy;
+  options.metrics_address = flags.metrics_address;
   options.logger = logger;
 
   // Blocked before any thread starts, so that every thread inherits the mask and only the
@@ -175,6 +177,9 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
       ->add_option("--node-status-interval", flags->node_status_interval,
                    "how often capacity is read, ending resources past their grace period")
       ->capture_default_str();
+  serve->add_option("--metrics-address", flags->metrics_address,
+                    "serve Prometheus metrics at /metrics on unix:/path, /path, host:port or :port "
+                    "(loopback); off when empty");
   serve->add_option("--log-level", flags->log_level, "trace, debug, info, warn or error")
       ->capture_default_str();
   serve->add_option("--log-file", flags->log_file,

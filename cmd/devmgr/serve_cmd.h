@@ -6,7 +6,8 @@
 //   devmgr serve [--root-dir DIR] [--endpoint-grace 5m] [--max-message-bytes N]
 //       [--podresources-qps 100] [--podresources-burst 10] [--podresources-shared-limit]
 //       [--plugin-call-timeout 30s] [--admission-wait 30s] [--topology-policy none]
-//       [--node-status-interval 10s] [--log-level info] [--log-file PATH]
+//       [--node-status-interval 10s] [--metrics-address ADDR] [--log-level info]
+//       [--log-file PATH]
 #pragma once
 
 #include "CLI/CLI.hpp"

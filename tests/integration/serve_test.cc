@@ -6,7 +6,10 @@
 // SIGHUP, and a clean shutdown that leaves no socket and no process behind.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -393,6 +396,55 @@ TEST_F(ServeTest, SighupReopensTheLogFile) {
   std::ifstream in(log);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("devmgr stopped"), std::string::npos) << text;
+}
+
+// Scrape: the body of GET /metrics on a unix socket, or empty.
+std::string Scrape(const std::filesystem::path& socket) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", socket.c_str());
+  std::string response;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
+    const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    if (::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char buffer[4096];
+      for (ssize_t n; (n = ::read(fd, buffer, sizeof(buffer))) > 0;) response.append(buffer, n);
+    }
+  }
+  ::close(fd);
+  const size_t body = response.find("\r\n\r\n");
+  return body == std::string::npos ? "" : response.substr(body + 4);
+}
+
+TEST_F(ServeTest, MetricsWithUpstreamNames) {
+  const std::filesystem::path socket = root_.path() / "metrics.sock";
+  auto serve = StartServe({"--metrics-address", "unix:" + socket.string()});
+  auto plugin = StartPlugin(2);
+  ASSERT_EQ(Admit(kPodManifest).exit_code, 0);
+  std::string greedy = kPodManifest;
+  greedy.replace(greedy.find("uid: "), 5, "uid: x");
+  EXPECT_EQ(Admit(greedy).exit_code, 1) << "no devices left";
+
+  struct stat info {};
+  ASSERT_EQ(::stat(socket.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  const std::string text = Scrape(socket);
+  for (const char* line : {
+           "kubelet_device_plugin_registration_total{resource_name=\"example.com/gpu\"} 1",
+           "kubelet_device_plugin_alloc_duration_seconds_count{resource_name=\"example.com/gpu\"} "
+           "2",
+           "kubelet_pod_resources_endpoint_requests_total{server_api_version=\"v1\"}",
+           "devmgr_device_plugin_endpoint_state{resource_name=\"example.com/"
+           "gpu\",state=\"running\"} 1",
+           "devmgr_device_plugin_devices{health=\"healthy\",resource_name=\"example.com/gpu\"} 2",
+           "devmgr_admissions_refused_total{reason=\"not_enough_devices\"} 1",
+           "devmgr_checkpoint_write_duration_seconds_count",
+       }) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+  Stop(*serve);
+  EXPECT_FALSE(std::filesystem::exists(socket));
 }
 
 TEST_F(ServeTest, BadFlagsAreUsageErrors) {
