@@ -26,7 +26,7 @@ struct DaemonOptions {
   std::filesystem::path root_dir = "/var/lib/kubelet";
   // How long a vanished plugin's resource keeps its capacity (upstream: 5 minutes).
   absl::Duration endpoint_grace = devicemanager::kEndpointStopGracePeriod;
-  // Largest message from a plugin, and largest PodResources response.
+  // Largest message accepted from a plugin (PodResources responses are not limited).
   int max_message_bytes = devicemanager::kDefaultMaxMessageBytes;
   // Deadline of each call to a plugin (upstream has none).
   absl::Duration plugin_call_timeout = devicemanager::kDefaultPluginCallTimeout;
