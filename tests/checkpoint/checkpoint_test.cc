@@ -136,9 +136,6 @@ TEST_P(GoDecodingRulesTest, ChecksumFollowsTheDecodedGoValue) {
   EXPECT_TRUE(Decode(file).ok());
 }
 
-constexpr char kPre[] =
-    "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)";
-
 INSTANTIATE_TEST_SUITE_P(
     AllRules, GoDecodingRulesTest,
     ::testing::Values(
