@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Installs the build into a temporary folder and uses it as an embedder would.
+
+1. `meson install --destdir` of the build directory (nothing is rebuilt).
+2. The installed tree: the program, libdevmgr.a, every generated protobuf header beside the
+   module headers, devmgr.pc and the systemd unit (checked by systemd-analyze when present).
+3. With nothing but the installed files and `pkg-config devmgr`: one program that includes every
+   installed header and links the whole archive (so a missing header or a library missing from
+   Requires fails here, not at an embedder's), the example's out-of-tree meson.build configured,
+   and examples/embed_manager.cc compiled and linked.
+4. The example run against the installed `devmgr plugin fake`: it must admit a pod and print run
+   options that carry the devices it was given; the installed `devmgr checkpoint` then reads the
+   checkpoint the example left.
+"""
+
+import argparse
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+RESOURCE = "example.com/gpu"
+PLUGIN_DEVICES = 3
+REQUESTED = 2
+DEVICE_PREFIX = "gpu-"
+
+
+class TestFailure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise TestFailure(message)
+
+
+def run(command, what, env=None, cwd=None, timeout=300):
+    """Runs a command to completion; its output is shown only when it fails."""
+    result = subprocess.run(command, env=env, cwd=cwd, timeout=timeout, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    check(result.returncode == 0,
+          f"{what} failed (exit {result.returncode}): {' '.join(map(str, command))}\n"
+          f"{result.stdout}")
+    return result.stdout
+
+
+def staged(destdir, path):
+    """Where an absolute install path lands under DESTDIR."""
+    return destdir / pathlib.Path(path).relative_to("/")
+
+
+def wait_until(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        check(time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def stop(process):
+    """Ends a process this test started: SIGTERM, then SIGKILL if it does not go in time."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def check_tree(args, destdir):
+    bindir = staged(destdir, args.bindir)
+    libdir = staged(destdir, args.libdir)
+    include = staged(destdir, args.includedir) / "devmgr"
+
+    program = bindir / "devmgr"
+    check(os.access(program, os.X_OK), f"{program} is not installed as an executable")
+    # The module archives are inside libdevmgr.a; test libraries are never installed.
+    archives = sorted(p.name for p in libdir.glob("*.a"))
+    check(archives == ["libdevmgr.a"], f"{libdir} holds {archives}, expected only libdevmgr.a")
+    check((libdir / "pkgconfig" / "devmgr.pc").is_file(), "devmgr.pc is not installed")
+
+    for header in ["devicemanager/manager.h", "devicemanager/pod.h", "podresources/server.h",
+                   "podresources/providers.h", "pluginwatcher/watcher.h", "deviceplugin/plugin.h",
+                   "checkpoint/checkpoint.h", "common/logging.h"]:
+        check((include / header).is_file(), f"{include / header} is not installed")
+    proto_root = pathlib.Path(args.proto_build_dir)
+    for generated in args.generated_header:
+        relative = (pathlib.Path(args.build_dir) / generated).relative_to(proto_root)
+        check((include / relative).is_file(),
+              f"generated header {relative} is not installed under {include}: give its "
+              f"custom_target in proto/{relative.parent}/meson.build install: true and "
+              f"install_dir as proto/deviceplugin/v1beta1/meson.build does")
+
+    unit = staged(destdir, args.unitdir) / "devmgr.service"
+    check(unit.is_file(), f"{unit} is not installed")
+    exec_start = f"ExecStart={args.bindir}/devmgr serve --root-dir /var/lib/kubelet"
+    check(exec_start in unit.read_text().splitlines(), f"{unit} lacks the line {exec_start}")
+    return program, include
+
+
+def verify_unit(args, destdir, program, workdir):
+    """systemd-analyze checks every directive and that each command exists: pointed at the
+    staged program, since the unit names where it will be once really installed."""
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        print("systemd-analyze not found: the unit's directives are not verified")
+        return
+    unit = staged(destdir, args.unitdir) / "devmgr.service"
+    copy = workdir / "devmgr.service"
+    copy.write_text(unit.read_text().replace(f"{args.bindir}/devmgr", str(program)))
+    # verify exits 0 even for unknown keys and bad values, which it only prints.
+    complaints = run([analyze, "verify", str(copy)], "systemd-analyze verify of the installed unit")
+    check(complaints.strip() == "", f"systemd-analyze verify of the installed unit:\n{complaints}")
+
+
+def build_against_install(args, destdir, include, workdir):
+    env = dict(os.environ)
+    env["PKG_CONFIG_PATH"] = str(staged(destdir, args.libdir) / "pkgconfig")
+    # DESTDIR is a sysroot as far as pkg-config is concerned: it prefixes devmgr.pc's -I and -L.
+    env["PKG_CONFIG_SYSROOT_DIR"] = str(destdir)
+    flags = run(["pkg-config", "--cflags", "--libs", "devmgr"], "pkg-config devmgr", env).split()
+    check(f"-I{include}" in flags, f"pkg-config --cflags does not name {include}: {flags}")
+    compiler = args.cxx + ["-std=c++20"]
+
+    # Every installed header in one translation unit, and every object of the archive linked:
+    # what one embedder or another may include or pull in must resolve from the install alone.
+    headers = sorted(str(p.relative_to(include)) for p in include.rglob("*.h"))
+    everything = workdir / "everything.cc"
+    everything.write_text("".join(f'#include "{h}"\n' for h in headers) + "int main() {}\n")
+    run(compiler + [str(everything), "-o", str(workdir / "everything"),
+                    "-Wl,--whole-archive", "-ldevmgr", "-Wl,--no-whole-archive"] + flags,
+        "compiling every installed header and linking the whole archive", cwd=workdir)
+
+    # The embedder's copy: the example and its out-of-tree meson.build, away from the sources.
+    project = workdir / "embedder"
+    project.mkdir()
+    shutil.copy(pathlib.Path(args.source_dir) / "examples" / "embed_manager.cc", project)
+    shutil.copy(pathlib.Path(args.source_dir) / "examples" / "out-of-tree" / "meson.build",
+                project)
+    run([args.meson, "setup", str(project / "build"), str(project)],
+        "meson setup of examples/out-of-tree (dependency('devmgr'))", env)
+    example = workdir / "embed_manager"
+    run(compiler + [str(project / "embed_manager.cc"), "-o", str(example)] + flags,
+        "compiling examples/embed_manager.cc with pkg-config devmgr", cwd=workdir)
+    return example
+
+
+def run_example(program, example, workdir):
+    root = workdir / "root"
+    plugin_dir = root / "device-plugins"
+    processes = []
+    try:
+        with open(workdir / "example.out", "w") as out, open(workdir / "example.err", "w") as err:
+            embedder = subprocess.Popen([str(example), str(plugin_dir), RESOURCE, str(REQUESTED)],
+                                        stdout=out, stderr=err)
+        processes.append(embedder)
+        # The plugin would retry a registration that finds no kubelet.sock, but starting it once
+        # the socket is there keeps this test quick and its failures plain.
+        wait_until(lambda: (plugin_dir / "kubelet.sock").is_socket() or embedder.poll() is not None,
+                   30, "the example to serve kubelet.sock")
+        check(embedder.poll() is None,
+              f"the example exited early:\n{(workdir / 'example.err').read_text()}")
+        with open(workdir / "plugin.log", "w") as log:
+            plugin = subprocess.Popen(
+                [str(program), "plugin", "fake", "--root-dir", str(root), "--resource", RESOURCE,
+                 "--devices", str(PLUGIN_DEVICES), "--id-prefix", DEVICE_PREFIX,
+                 "--check-interval", "100ms"],
+                stdout=log, stderr=subprocess.STDOUT)
+        processes.append(plugin)
+        try:
+            code = embedder.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            raise TestFailure("the example did not finish within 90 s") from None
+        output = (workdir / "example.out").read_text()
+        check(code == 0, f"the example exited {code}:\n{output}"
+                         f"{(workdir / 'example.err').read_text()}\n"
+                         f"plugin:\n{(workdir / 'plugin.log').read_text()}")
+    finally:
+        for process in reversed(processes):
+            stop(process)
+
+    # `devmgr plugin fake` names its devices PREFIX0, PREFIX1, ... and its Allocate answers one
+    # DEVMGR_FAKE_DEVICE_<n>=PREFIX<n> per device: the run options must carry exactly the
+    # allocated ones.
+    allocated = re.findall(rf"^allocated {re.escape(RESOURCE)} (\S+)$", output, re.M)
+    check(len(allocated) == REQUESTED and len(set(allocated)) == REQUESTED,
+          f"expected {REQUESTED} distinct allocated devices:\n{output}")
+    offered = {f"{DEVICE_PREFIX}{i}" for i in range(PLUGIN_DEVICES)}
+    check(set(allocated) <= offered, f"allocated devices the plugin never offered:\n{output}")
+    envs = re.findall(r"^env DEVMGR_FAKE_DEVICE_(\d+)=(\S+)$", output, re.M)
+    check(sorted(value for _, value in envs) == sorted(allocated),
+          f"run options do not carry exactly the allocated devices:\n{output}")
+    check(all(value == f"{DEVICE_PREFIX}{index}" for index, value in envs),
+          f"run options pair variables and devices wrongly:\n{output}")
+
+    checkpoint = plugin_dir / "kubelet_internal_checkpoint"
+    run([str(program), "checkpoint", "verify", str(checkpoint)], "devmgr checkpoint verify")
+    shown = run([str(program), "checkpoint", "show", "-o", "json", str(checkpoint)],
+                "devmgr checkpoint show")
+    check(all(device in shown for device in allocated),
+          f"the checkpoint lacks the allocated devices:\n{shown}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--meson", required=True)
+    parser.add_argument("--build-dir", required=True)
+    parser.add_argument("--source-dir", required=True)
+    parser.add_argument("--bindir", required=True, help="absolute install path")
+    parser.add_argument("--libdir", required=True, help="absolute install path")
+    parser.add_argument("--includedir", required=True, help="absolute install path")
+    parser.add_argument("--unitdir", required=True, help="absolute install path")
+    parser.add_argument("--proto-build-dir", required=True)
+    parser.add_argument("--cxx", action="append", required=True, help="compiler command, in parts")
+    parser.add_argument("generated_header", nargs="*", help="generated headers in the build tree")
+    args = parser.parse_args()
+
+    # Short, under /tmp: unix socket paths must stay below 108 bytes.
+    workdir = pathlib.Path(tempfile.mkdtemp(prefix="devmgr-pkg-", dir="/tmp"))
+    try:
+        destdir = workdir / "destdir"
+        run([args.meson, "install", "-C", args.build_dir, "--no-rebuild", "--skip-subprojects",
+             "--quiet", "--destdir", str(destdir)], "meson install")
+        program, include = check_tree(args, destdir)
+        verify_unit(args, destdir, program, workdir)
+        example = build_against_install(args, destdir, include, workdir)
+        run_example(program, example, workdir)
+    except TestFailure as failure:
+        print(f"FAIL: {failure}", file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print("installed tree, out-of-tree build and example run: OK")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
