@@ -243,12 +243,11 @@ void MetricsHttpServer::Loop::Run() {
       const short events = fds[i + 2].revents;
       if ((events & (POLLERR | POLLNVAL)) != 0) {
         keep[i] = false;
-      } else if ((events & (POLLIN | POLLHUP)) != 0 && connection.phase != Phase::kWriting) {
+      } else if (connection.phase == Phase::kWriting) {
+        // After a hang-up the answer has nowhere to go.
+        keep[i] = (events & POLLHUP) == 0 && ((events & POLLOUT) == 0 || OnWritable(connection));
+      } else if ((events & (POLLIN | POLLHUP)) != 0) {
         keep[i] = OnReadable(connection);  // a hang-up reads as end of file
-      } else if ((events & POLLOUT) != 0) {
-        keep[i] = OnWritable(connection);
-      } else if ((events & POLLHUP) != 0) {
-        keep[i] = false;
       }
       if (now >= connection.deadline) keep[i] = false;
     }

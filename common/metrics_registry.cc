@@ -84,7 +84,7 @@ std::string FormatMetricValue(double value) {
   char buffer[64];
   auto scientific =
       std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
-  const std::string sci(buffer, scientific.ptr);
+  std::string sci(buffer, scientific.ptr);
   // The exponent is "e+DD" or "e-DD"; from_chars takes no '+'.
   const size_t sign = sci.find('e') + 1;
   int exponent = 0;

@@ -33,14 +33,29 @@ using ::devmgr::testing::TempDir;
 
 constexpr char kBody[] = "# HELP x X.\n# TYPE x counter\nx 1\n";
 
+// A socket bound at `path` (as another program would leave one there); -1 on failure.
+int BindUnixSocket(const std::filesystem::path& path) {
+  sockaddr_un addr{};
+  if (path.native().size() >= sizeof(addr.sun_path)) return -1;
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.native().size());
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // A client socket connected to `address` (as MetricsHttpServer::address() prints it), with a
 // receive timeout so that a test fails instead of hanging. -1 on failure.
 int Connect(const std::string& address) {
   int fd = -1;
   absl::string_view rest = address;
   if (absl::ConsumePrefix(&rest, "unix:")) {
-    fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un addr{};
+    if (rest.size() >= sizeof(addr.sun_path)) return -1;
+    fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, rest.data(), rest.size());
     if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
@@ -191,11 +206,8 @@ TEST(MetricsHttpServerTest, BarePathTakesTheModeAskedForAndReplacesAStaleSocket)
     ASSERT_NE(first, nullptr);
   }
   // A socket file left behind by a crash is replaced.
-  const int stale = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strcpy(addr.sun_path, socket.c_str());
-  ASSERT_EQ(::bind(stale, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
+  const int stale = BindUnixSocket(socket);
+  ASSERT_GE(stale, 0);
   ::close(stale);
   auto server = StartOrDie({.address = socket.string(), .socket_mode = 0660});
   ASSERT_NE(server, nullptr);
@@ -211,11 +223,8 @@ TEST(MetricsHttpServerTest, StopLeavesASocketSomeoneElseBoundAtThePath) {
   auto server = StartOrDie({.address = socket.string()});
   ASSERT_NE(server, nullptr);
   ASSERT_EQ(::unlink(socket.c_str()), 0);
-  const int other = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strcpy(addr.sun_path, socket.c_str());
-  ASSERT_EQ(::bind(other, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
+  const int other = BindUnixSocket(socket);
+  ASSERT_GE(other, 0);
   server->Stop();
   EXPECT_TRUE(std::filesystem::exists(socket));
   ::close(other);
@@ -284,8 +293,8 @@ TEST(MetricsHttpServerTest, SilentClientBlocksNeitherAScrapeNorPastItsTimeout) {
 TEST(MetricsHttpServerTest, ScrapesWhileSilentClientsHoldManyConnections) {
   auto server = StartOrDie({.address = "127.0.0.1:0", .connection_timeout = absl::Seconds(60)});
   ASSERT_NE(server, nullptr);
-  std::vector<int> silent;
-  for (int i = 0; i < 5; ++i) silent.push_back(Connect(server->address()));
+  std::vector<int> silent(5);
+  for (int& fd : silent) fd = Connect(server->address());
   for (int i = 0; i < 3; ++i) EXPECT_EQ(Get(server->address()).body, kBody);
   // Stop does not wait for them.
   server->Stop();
