@@ -1,0 +1,143 @@
+#include "tests/integration/daemon_harness.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <utility>
+
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::testing {
+namespace {
+
+using Json = nlohmann::json;
+using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
+
+std::vector<std::string> Args(std::vector<std::string> args) {
+  args.insert(args.begin(), DevmgrBinary());
+  return args;
+}
+
+}  // namespace
+
+std::filesystem::path DaemonHarness::CheckpointPath() const {
+  return Path("device-plugins/kubelet_internal_checkpoint");
+}
+
+std::unique_ptr<BackgroundProcess> DaemonHarness::StartServe(
+    const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"serve", "--root-dir", Root(), "--node-status-interval",
+                                   "100ms"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto serve = std::make_unique<BackgroundProcess>(Args(args));
+  // The admin socket is bound last, so once it answers every service does.
+  const bool serving = WaitFor(
+      [&] {
+        return serve->Wait(0ms).has_value() ||
+               Run({"pods", "list", "--root-dir", Root()}).exit_code == 0;
+      },
+      20s);
+  if (!serving || serve->Wait(0ms).has_value()) {
+    ADD_FAILURE() << "devmgr serve is not serving: " << serve->err();
+    return nullptr;
+  }
+  return serve;
+}
+
+std::unique_ptr<BackgroundProcess> DaemonHarness::StartPlugin(
+    const std::string& resource, int devices, const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {
+      "plugin",       "fake",   "--root-dir",       Root(),
+      "--resource",   resource, "--devices",        std::to_string(devices),
+      "--numa-nodes", "2",      "--check-interval", "50ms"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto plugin = std::make_unique<BackgroundProcess>(Args(args));
+  EXPECT_TRUE(plugin->started());
+  return plugin;
+}
+
+std::filesystem::path DaemonHarness::PluginSocket(const std::string& resource) const {
+  std::string name = resource;
+  name[name.find('/')] = '-';
+  return Path("device-plugins/" + name + ".sock");
+}
+
+ProcessResult DaemonHarness::Run(std::vector<std::string> args, const std::string& input) const {
+  return RunProcess(Args(std::move(args)), input);
+}
+
+ProcessResult DaemonHarness::Admit(const std::string& manifest) const {
+  return Run({"pods", "admit", "--root-dir", Root(), "-"}, manifest);
+}
+
+ProcessResult DaemonHarness::Remove(const std::string& uid) const {
+  return Run({"pods", "remove", "--root-dir", Root(), uid});
+}
+
+int DaemonHarness::Allocatable(const std::string& resource) const {
+  ProcessResult result = Run({"podresources", "allocatable", "--root-dir", Root(), "-o", "json"});
+  if (result.exit_code != 0) return -1;
+  Json json = Json::parse(result.out, nullptr, false);
+  if (json.is_discarded()) return -1;
+  int count = 0;
+  for (const auto& devices : json.value("devices", Json::array())) {
+    if (devices.value("resourceName", "") == resource) {
+      count += static_cast<int>(devices.value("deviceIds", Json::array()).size());
+    }
+  }
+  return count;
+}
+
+Json DaemonHarness::ListPods() const {
+  ProcessResult result = Run({"pods", "list", "--root-dir", Root(), "-o", "json"});
+  if (result.exit_code != 0) return nullptr;
+  Json json = Json::parse(result.out, nullptr, false);
+  return json.is_discarded() ? Json(nullptr) : json;
+}
+
+std::map<std::string, std::vector<std::string>> DaemonHarness::PodDevices() const {
+  std::map<std::string, std::vector<std::string>> devices;
+  const Json pods = ListPods();
+  EXPECT_FALSE(pods.is_null()) << "pods list failed";
+  if (pods.is_null()) return devices;
+  for (const auto& pod : pods.value("pods", Json::array())) {
+    std::vector<std::string>& held = devices[pod["pod"].value("uid", "")];
+    for (const auto& container : pod.value("containers", Json::array())) {
+      for (const auto& resource : container.value("resources", Json::array())) {
+        for (const auto& device : resource.value("devices", Json::array())) {
+          held.push_back(resource.value("resourceName", "") + "/" + device.value("id", ""));
+        }
+      }
+    }
+  }
+  return devices;
+}
+
+std::string DaemonHarness::VerifyCheckpoint() const {
+  ProcessResult verified = Run({"checkpoint", "verify", CheckpointPath().string()});
+  return verified.exit_code == 0 ? "" : verified.out + verified.err;
+}
+
+pid_t DaemonHarness::DaemonPid() const {
+  std::ifstream in(Path("devmgr.lock"));
+  pid_t pid = -1;
+  if (!(in >> pid)) return -1;
+  return pid;
+}
+
+void DaemonHarness::Stop(BackgroundProcess& process) {
+  process.Signal(SIGTERM);
+  std::optional<int> code = process.Wait(20s);
+  ASSERT_TRUE(code.has_value()) << "did not stop";
+  EXPECT_EQ(*code, 0) << process.err();
+}
+
+std::string PodManifest(const std::string& uid, const std::string& resource, int count) {
+  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + uid + "\n  namespace: default\n" +
+         "  uid: " + uid + "\nspec:\n  containers:\n  - name: c\n    resources:\n" +
+         "      limits:\n        " + resource + ": " + std::to_string(count) + "\n";
+}
+
+}  // namespace devmgr::testing

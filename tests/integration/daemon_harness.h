@@ -1,0 +1,62 @@
+// DaemonHarness: a temporary root with `devmgr serve`, `devmgr plugin fake` and the client
+// commands run in it as separate processes, as a user runs them. For the fault, mode and soak
+// tests, which all drive the real daemon from outside.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "tests/deviceplugin/background_process.h"
+#include "tests/testlib/subprocess.h"
+#include "tests/testlib/temp_dir.h"
+
+namespace devmgr::testing {
+
+class DaemonHarness {
+ public:
+  std::string Root() const { return root_.path().string(); }
+  std::filesystem::path Path(const std::string& relative) const { return root_.path() / relative; }
+  std::filesystem::path CheckpointPath() const;
+
+  // StartServe starts the daemon and waits (20s at most) for its admin socket; null if it
+  // exited or never served, with the reason added to the test's failures.
+  std::unique_ptr<BackgroundProcess> StartServe(const std::vector<std::string>& extra = {});
+  // StartPlugin starts `devmgr plugin fake` for `resource` without waiting for it.
+  std::unique_ptr<BackgroundProcess> StartPlugin(const std::string& resource, int devices,
+                                                 const std::vector<std::string>& extra = {});
+  // PluginSocket: where the fake plugin of `resource` serves (device-plugins/NS-TYPE.sock).
+  std::filesystem::path PluginSocket(const std::string& resource) const;
+
+  // Run runs `devmgr ARGS...` to completion.
+  ProcessResult Run(std::vector<std::string> args, const std::string& input = "") const;
+  ProcessResult Admit(const std::string& manifest) const;
+  ProcessResult Remove(const std::string& uid) const;
+  // Allocatable: the devices of `resource` PodResources reports, -1 if it cannot be asked.
+  int Allocatable(const std::string& resource) const;
+  // ListPods: `pods list -o json`, or null if the daemon did not answer.
+  nlohmann::json ListPods() const;
+  // PodDevices: per admitted pod UID, the devices each of its containers holds, as
+  // "resource/id" strings, from `pods list`.
+  std::map<std::string, std::vector<std::string>> PodDevices() const;
+  // VerifyCheckpoint: `checkpoint verify` on the daemon's checkpoint; "" when it passes.
+  std::string VerifyCheckpoint() const;
+  // DaemonPid: the pid the running daemon wrote into devmgr.lock, -1 if none.
+  pid_t DaemonPid() const;
+
+  // Stop sends SIGTERM and waits for a clean exit.
+  static void Stop(BackgroundProcess& process);
+
+ private:
+  TempDir root_;
+};
+
+// PodManifest: a pod with one container "c" requesting `count` devices of `resource`.
+std::string PodManifest(const std::string& uid, const std::string& resource, int count);
+
+}  // namespace devmgr::testing
