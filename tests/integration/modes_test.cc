@@ -69,7 +69,8 @@ TEST(ModesTest, SocketsAndFilesAreTheKubeletsOrStricter) {
   DaemonHarness::Stop(*plugin);
 }
 
-// TargetsUntouched: every file under `outside` is one of `targets`, with its content and mode.
+// ExpectTargetsUntouched: every file under `outside` is one of `targets`, with its content and
+// mode.
 void ExpectTargetsUntouched(const std::filesystem::path& outside,
                             const std::map<std::filesystem::path, std::string>& targets) {
   size_t files = 0;
