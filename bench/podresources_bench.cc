@@ -7,7 +7,6 @@
 // - Watch: events per second delivered to 10 watchers while pods churn (items: events summed
 //   over the watchers), beside the rate of changes made (changes_per_second).
 #include <benchmark/benchmark.h>
-#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
@@ -22,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "bench/bench_dir.h"
 #include "bench/floor_reporter.h"
+#include "cmd/devmgr/pre_serialised_service.h"
 #include "devmgr/podresources/v1/api.grpc.pb.h"
 #include "podresources/client.h"
 #include "podresources/pod_resources.h"
@@ -136,42 +136,6 @@ void BM_List(benchmark::State& state) {
   server->Shutdown();
 }
 
-// The floor: a generic callback service that answers /v1.PodResourcesLister/List with bytes
-// serialised once, after reading the (empty) request.
-class PreSerialisedList final : public grpc::CallbackGenericService {
- public:
-  explicit PreSerialisedList(const std::string& bytes) {
-    grpc::Slice slice(bytes);
-    response_ = grpc::ByteBuffer(&slice, 1);
-  }
-  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext*) override {
-    // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): a reactor frees itself in OnDone.
-    return new Reactor(response_);
-  }
-
- private:
-  class Reactor final : public grpc::ServerGenericBidiReactor {
-   public:
-    explicit Reactor(const grpc::ByteBuffer& response) : response_(response) {
-      StartRead(&request_);
-    }
-    void OnReadDone(bool ok) override {
-      if (!ok) {
-        Finish(grpc::Status(grpc::StatusCode::INTERNAL, "no request"));
-        return;
-      }
-      StartWriteAndFinish(&response_, grpc::WriteOptions(), grpc::Status::OK);
-    }
-    void OnDone() override { delete this; }  // NOLINT(cppcoreguidelines-owning-memory)
-
-   private:
-    grpc::ByteBuffer request_;
-    grpc::ByteBuffer response_;
-  };
-
-  grpc::ByteBuffer response_;
-};
-
 void BM_FloorPreSerialisedList(benchmark::State& state) {
   BenchDir dir;
   BenchNode node(static_cast<int>(state.range(0)));
@@ -180,7 +144,7 @@ void BM_FloorPreSerialisedList(benchmark::State& state) {
   for (const Pod& pod : node.GetActivePods()) {
     podresources::FillPodResources(pod, providers, *response.add_pod_resources());
   }
-  PreSerialisedList service(response.SerializeAsString());
+  cli::PreSerialisedService service(response.SerializeAsString());
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix://" + dir.Sub("floor.sock").string(),
                            grpc::InsecureServerCredentials());

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "CLI/CLI.hpp"
+#include "cmd/devmgr/bench_cmd.h"
 #include "cmd/devmgr/checkpoint_cmd.h"
 #include "cmd/devmgr/command.h"
 #include "cmd/devmgr/plugin_cmd.h"
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   devmgr::cli::AddCheckpointCommand(app, result);
   devmgr::cli::AddPluginCommand(app, result);
   devmgr::cli::AddPodResourcesCommand(app, result);
+  devmgr::cli::AddBenchCommand(app, result);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,45 @@
+// BenchDaemon: `devmgr serve` as a child process under a root folder, for `devmgr bench`. A
+// child rather than the Daemon class in-process so that its resident memory (/proc/<pid>/status)
+// is the daemon's alone, not the benchmark's plugins and clients, and so that a restart is a
+// real process start. PodResources is unlimited (--podresources-qps 0) so that qps measures the
+// server, not the rate limiter.
+#pragma once
+
+#include <grpcpp/channel.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace devmgr::cli {
+
+class BenchDaemon {
+ public:
+  // Start runs `devmgr serve --root-dir root` (this program) and returns once PodResources has
+  // answered a List and the admin socket is dialed. Unavailable if that takes over `timeout`.
+  static absl::StatusOr<std::unique_ptr<BenchDaemon>> Start(const std::filesystem::path& root,
+                                                            absl::Duration timeout);
+  // Sends SIGTERM and waits for the process.
+  ~BenchDaemon();
+  BenchDaemon(const BenchDaemon&) = delete;
+  BenchDaemon& operator=(const BenchDaemon&) = delete;
+
+  const std::shared_ptr<grpc::Channel>& admin() const { return admin_; }
+  const std::shared_ptr<grpc::Channel>& podresources() const { return podresources_; }
+
+  // ResidentBytes is VmRSS of the daemon process; `peak` reads VmHWM instead.
+  absl::StatusOr<int64_t> ResidentBytes(bool peak = false) const;
+
+ private:
+  explicit BenchDaemon(pid_t pid) : pid_(pid) {}
+
+  pid_t pid_;
+  std::shared_ptr<grpc::Channel> admin_;
+  std::shared_ptr<grpc::Channel> podresources_;
+};
+
+}  // namespace devmgr::cli
