@@ -47,12 +47,15 @@ Connection Dial(const PodsFlags& flags) {
   return Connect(socket, flags.timeout, 64 << 20);
 }
 
-// Failure: a malformed pod is bad input (2), like an unreachable daemon; the rest is "no".
+// Failure: a malformed pod is bad input (2). Every other answer is the daemon's "no" (1): the
+// channel was ready before the call (Dial waits for it), so UNAVAILABLE or DEADLINE_EXCEEDED
+// here come from a plugin that died or hung during admission, not from a missing daemon.
 int Failure(absl::string_view method, const grpc::Status& status) {
   if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
     return Fail(kExitUsage, status.error_message());
   }
-  return RpcFailure(method, status);
+  return Fail(kExitNo, absl::StrCat(method, " failed: ", status.error_message(), " (code ",
+                                    static_cast<int>(status.error_code()), ")"));
 }
 
 void AddOptionRows(const std::string& container, const admin::RunOptions& options, Table& table) {

@@ -110,9 +110,8 @@ TEST_F(FaultsTest, PluginKilledDuringAllocateFailsTheAdmissionCleanly) {
   nic->Signal(SIGKILL);
   ASSERT_EQ(admission.wait_for(20s), std::future_status::ready) << "admission still waits";
   ProcessResult refused = admission.get();
-  // Refused, though with exit 2, not 1: the plugin's UNAVAILABLE reaches the client as it is,
-  // and the client reads that code as "daemon unreachable" (a known issue, docs/RELIABILITY.md).
-  EXPECT_NE(refused.exit_code, 0) << refused.out;
+  // Refused (1): the plugin's UNAVAILABLE is the daemon's answer, not an unreachable daemon.
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
   EXPECT_NE(refused.err.find("AdmitPod failed"), std::string::npos) << refused.err;
   ExpectNothingHeldBy("victim");
   ExpectServingGpuPods("after");
@@ -145,7 +144,7 @@ TEST_F(FaultsTest, HungPluginHitsTheDeadlineWhileOtherPodsAreAdmitted) {
       << "the hung admission ended before the other one: no deadline was tested";
   ASSERT_EQ(hung.wait_for(20s), std::future_status::ready);
   ProcessResult refused = hung.get();
-  EXPECT_NE(refused.exit_code, 0) << refused.out;  // 2, not 1: as above
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
   EXPECT_NE(refused.err.find("eadline"), std::string::npos) << refused.err;
   EXPECT_GE(std::chrono::steady_clock::now() - started, 1s);
   ExpectNothingHeldBy("hung");
