@@ -21,9 +21,7 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
-#include "tests/deviceplugin/background_process.h"
-#include "tests/testlib/subprocess.h"
-#include "tests/testlib/temp_dir.h"
+#include "tests/integration/daemon_harness.h"
 #include "tests/testlib/wait_for.h"
 
 namespace devmgr {
@@ -31,9 +29,8 @@ namespace {
 
 using Json = nlohmann::json;
 using testing::BackgroundProcess;
-using testing::DevmgrBinary;
+using testing::DaemonHarness;
 using testing::ProcessResult;
-using testing::TempDir;
 using testing::WaitFor;
 using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
 
@@ -61,72 +58,39 @@ spec:
         example.com/gpu: "2"
 )";
 constexpr char kPodUid[] = "6f1c1d6e-0000-4000-8000-000000000001";
-
-std::vector<std::string> Args(std::vector<std::string> args) {
-  args.insert(args.begin(), DevmgrBinary());
-  return args;
-}
+constexpr char kResource[] = "example.com/gpu";
 
 class ServeTest : public ::testing::Test {
  protected:
-  std::string Root() const { return root_.path().string(); }
+  std::string Root() const { return h_.Root(); }
 
-  // StartServe starts the daemon and waits for its admin socket.
-  std::unique_ptr<BackgroundProcess> StartServe(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"serve", "--root-dir",  Root(), "--node-status-interval",
-                                     "100ms", "--log-level", "debug"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    auto serve = std::make_unique<BackgroundProcess>(Args(args));
-    EXPECT_TRUE(serve->started());
-    EXPECT_TRUE(WaitFor([&] { return Exists("devmgr.sock") || serve->Wait(0ms).has_value(); }))
-        << serve->err();
-    EXPECT_TRUE(Exists("devmgr.sock")) << serve->err();
-    return serve;
+  std::unique_ptr<BackgroundProcess> StartServe(const std::vector<std::string>& extra = {}) {
+    return h_.StartServe(extra);
   }
 
-  std::unique_ptr<BackgroundProcess> StartPlugin(int devices, int numa_nodes = 2) {
-    auto plugin = std::make_unique<BackgroundProcess>(
-        Args({"plugin", "fake", "--root-dir", Root(), "--resource", "example.com/gpu", "--devices",
-              std::to_string(devices), "--numa-nodes", std::to_string(numa_nodes),
-              "--check-interval", "50ms"}));
-    EXPECT_TRUE(plugin->started());
-    EXPECT_TRUE(WaitFor([&] { return Allocatable() == devices; }, 20s))
-        << plugin->err() << " allocatable " << Allocatable();
+  // StartPlugin starts a fake plugin with `devices` on two NUMA nodes and waits until
+  // PodResources reports them all.
+  std::unique_ptr<BackgroundProcess> StartPlugin(int devices) {
+    auto plugin = h_.StartPlugin(kResource, devices);
+    EXPECT_TRUE(WaitFor([&] { return h_.Allocatable(kResource) == devices; }, 20s))
+        << plugin->err() << " allocatable " << h_.Allocatable(kResource);
     return plugin;
   }
 
-  // Allocatable: the number of example.com/gpu devices PodResources reports, -1 on failure.
-  int Allocatable() {
-    ProcessResult result = Run({"podresources", "allocatable", "--root-dir", Root(), "-o", "json"});
-    if (result.exit_code != 0) return -1;
-    Json json = Json::parse(result.out, nullptr, false);
-    if (json.is_discarded()) return -1;
-    int count = 0;
-    for (const auto& devices : json.value("devices", Json::array())) {
-      if (devices.value("resourceName", "") == "example.com/gpu") {
-        count += static_cast<int>(devices.value("deviceIds", Json::array()).size());
-      }
-    }
-    return count;
+  int Allocatable() const { return h_.Allocatable(kResource); }
+  ProcessResult Run(std::vector<std::string> args, const std::string& input = "") const {
+    return h_.Run(std::move(args), input);
   }
+  ProcessResult Admit(const std::string& manifest) const { return h_.Admit(manifest); }
 
-  ProcessResult Run(std::vector<std::string> args, const std::string& input = "") {
-    return testing::RunProcess(Args(std::move(args)), input);
-  }
-
-  ProcessResult Admit(const std::string& manifest) {
-    return Run({"pods", "admit", "--root-dir", Root(), "-"}, manifest);
-  }
-
-  Json ListPods() {
-    ProcessResult result = Run({"pods", "list", "--root-dir", Root(), "-o", "json"});
-    EXPECT_EQ(result.exit_code, 0) << result.err;
-    Json json = Json::parse(result.out, nullptr, false);
-    return json.is_discarded() ? Json::object() : json;
+  Json ListPods() const {
+    Json pods = h_.ListPods();
+    EXPECT_FALSE(pods.is_null()) << "pods list failed";
+    return pods.is_null() ? Json::object() : pods;
   }
 
   // DevicesOf: the device IDs `container` of `uid` holds, per pods list.
-  std::vector<std::string> DevicesOf(const std::string& uid, const std::string& container) {
+  std::vector<std::string> DevicesOf(const std::string& uid, const std::string& container) const {
     std::vector<std::string> ids;
     for (const auto& pod : ListPods().value("pods", Json::array())) {
       if (pod["pod"].value("uid", "") != uid) continue;
@@ -142,33 +106,29 @@ class ServeTest : public ::testing::Test {
     return ids;
   }
 
-  size_t PodCount() { return ListPods().value("pods", Json::array()).size(); }
+  size_t PodCount() const { return ListPods().value("pods", Json::array()).size(); }
 
   bool Exists(const std::string& relative) const {
-    return std::filesystem::exists(root_.path() / relative);
+    return std::filesystem::exists(h_.Path(relative));
   }
 
   // Stop sends SIGTERM and expects a clean exit with every socket removed.
-  void Stop(BackgroundProcess& serve) {
-    serve.Signal(SIGTERM);
-    std::optional<int> code = serve.Wait(20s);
-    ASSERT_TRUE(code.has_value()) << "serve did not stop";
-    EXPECT_EQ(*code, 0) << serve.err();
+  void Stop(BackgroundProcess& serve) const {
+    DaemonHarness::Stop(serve);
     for (const char* socket :
          {"devmgr.sock", "pod-resources/kubelet.sock", "device-plugins/kubelet.sock"}) {
       EXPECT_FALSE(Exists(socket)) << socket << " left behind";
     }
   }
 
-  Json CheckpointJson() {
-    ProcessResult shown = Run({"checkpoint", "show", "-o", "json",
-                               Root() + "/device-plugins/kubelet_internal_checkpoint"});
+  Json CheckpointJson() const {
+    ProcessResult shown = Run({"checkpoint", "show", "-o", "json", h_.CheckpointPath().string()});
     EXPECT_EQ(shown.exit_code, 0) << shown.err;
     Json json = Json::parse(shown.out, nullptr, false);
     return json.is_discarded() ? Json::object() : json;
   }
 
-  TempDir root_;
+  DaemonHarness h_;
 };
 
 TEST_F(ServeTest, AdmitListOptionsRemoveAcrossRestart) {
@@ -213,8 +173,7 @@ TEST_F(ServeTest, AdmitListOptionsRemoveAcrossRestart) {
   // The daemon stops cleanly; the checkpoint verifies; a restart keeps the pod and its devices
   // even though no plugin has come back yet.
   Stop(*serve);
-  ProcessResult verified =
-      Run({"checkpoint", "verify", Root() + "/device-plugins/kubelet_internal_checkpoint"});
+  ProcessResult verified = Run({"checkpoint", "verify", h_.CheckpointPath().string()});
   EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
   plugin->Signal(SIGTERM);
   ASSERT_TRUE(plugin->Wait(20s).has_value());
@@ -319,7 +278,7 @@ TEST_F(ServeTest, SecondDaemonOnTheSameRootRefusesToStart) {
 TEST_F(ServeTest, AdminSocketIsOwnerOnly) {
   auto serve = StartServe();
   struct stat info {};
-  ASSERT_EQ(::stat((root_.path() / "devmgr.sock").c_str(), &info), 0);
+  ASSERT_EQ(::stat(h_.Path("devmgr.sock").c_str(), &info), 0);
   EXPECT_TRUE(S_ISSOCK(info.st_mode));
   EXPECT_EQ(info.st_mode & 0777, 0600u);
   Stop(*serve);
@@ -327,8 +286,8 @@ TEST_F(ServeTest, AdminSocketIsOwnerOnly) {
 
 TEST_F(ServeTest, PodsOfAKubeletCheckpointAreKeptUntilRemoved) {
   // A checkpoint written by a kubelet (pod "kubelet-pod", container "con1", dev1 and dev2).
-  std::filesystem::create_directories(root_.path() / "device-plugins");
-  std::ofstream(root_.path() / "device-plugins" / "kubelet_internal_checkpoint")
+  std::filesystem::create_directories(h_.Path("device-plugins"));
+  std::ofstream(h_.CheckpointPath())
       << R"({"Data":{"PodDeviceEntries":[{"PodUID":"pod1","ContainerName":"con1",)"
       << R"("ResourceName":"example.com/gpu","DeviceIDs":{"-1":["dev9"],"0":["dev1","dev2"],)"
       << R"("1":["dev3"]},"AllocResp":"CgYKAUESATE="}],"RegisteredDevices":{"a.io/x":[],)"
@@ -358,7 +317,7 @@ TEST_F(ServeTest, PodsOfAKubeletCheckpointAreKeptUntilRemoved) {
 
 TEST_F(ServeTest, SingleNumaNodePolicyAlignsOrRefuses) {
   auto serve = StartServe({"--topology-policy", "single-numa-node", "--admission-wait", "0s"});
-  auto plugin = StartPlugin(4, 2);  // two devices on each NUMA node
+  auto plugin = StartPlugin(4);  // two devices on each NUMA node
   const std::string two =
       "apiVersion: v1\nkind: Pod\nmetadata:\n  name: two\n  uid: two\nspec:\n  containers:\n"
       "  - name: a\n    resources:\n      limits:\n        example.com/gpu: 2\n";
@@ -386,10 +345,10 @@ TEST_F(ServeTest, SingleNumaNodePolicyAlignsOrRefuses) {
 }
 
 TEST_F(ServeTest, SighupReopensTheLogFile) {
-  const std::filesystem::path log = root_.path() / "serve.log";
+  const std::filesystem::path log = h_.Path("serve.log");
   auto serve = StartServe({"--log-file", log.string()});
   ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(log); }));
-  std::filesystem::rename(log, root_.path() / "serve.log.1");
+  std::filesystem::rename(log, h_.Path("serve.log.1"));
   serve->Signal(SIGHUP);
   ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(log); })) << "reopened on SIGHUP";
   Stop(*serve);
@@ -418,7 +377,7 @@ std::string Scrape(const std::filesystem::path& socket) {
 }
 
 TEST_F(ServeTest, MetricsWithUpstreamNames) {
-  const std::filesystem::path socket = root_.path() / "metrics.sock";
+  const std::filesystem::path socket = h_.Path("metrics.sock");
   auto serve = StartServe({"--metrics-address", "unix:" + socket.string()});
   auto plugin = StartPlugin(2);
   ASSERT_EQ(Admit(kPodManifest).exit_code, 0);
