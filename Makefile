@@ -11,10 +11,10 @@ build:
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
 	ninja -C $(BUILD)
 
+# scripts/run-tests.sh compiles what the tests need.
 test:
 	@scripts/install-deps.sh test
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
-	ninja -C $(BUILD)
 	scripts/run-tests.sh $(BUILD)
 
 demo: build

@@ -106,6 +106,7 @@ TEST_F(PodResourcesWatchTest, ResumeByRevisionGetsWhatWasMissed) {
   uint64_t last = 0;
   {
     WatchClient watch(channel_);
+    ASSERT_TRUE(watch.WaitForEvents(1));  // subscribed: the pod comes as an event of its own
     Admit(MakePod("uid-1", "p1", {"c"}));
     ASSERT_TRUE(watch.WaitForEvents(2));
     last = watch.last_revision();
@@ -127,6 +128,7 @@ TEST_F(PodResourcesWatchTest, ResumeByRevisionGetsWhatWasMissed) {
 TEST_F(PodResourcesWatchTest, ResumeUpToDateSendsNothingUntilTheNextChange) {
   StartWatch();
   WatchClient first(channel_);
+  ASSERT_TRUE(first.WaitForEvents(1));  // subscribed: the pod comes as an event of its own
   Admit(MakePod("uid-1", "p1", {"c"}));
   ASSERT_TRUE(first.WaitForEvents(2));
   WatchClient resumed(channel_, first.last_revision());
