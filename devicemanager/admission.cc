@@ -165,6 +165,8 @@ absl::StatusOr<std::set<std::string>> ManagerImpl::PreferredAllocationLocked(
     return std::set<std::string>();
   }
   std::vector<std::string> available_list(available.begin(), available.end());
+  DEVMGR_LOG(options_.logger, debug, "Asking device plugin for a preferred allocation", "resource",
+             resource, "available", available_list.size(), "size", size);
   // Our reservations stay in place while the plugin thinks; other admissions go on.
   mu_.Unlock();
   auto response =
@@ -667,9 +669,20 @@ std::optional<std::vector<TopologyHint>> ManagerImpl::TopologyHintsLocked(
   if (nodes.empty()) {
     std::set<int> seen;
     for (const auto& [id, device] : all) {
-      for (int64_t node : device.numa_nodes) seen.insert(static_cast<int>(node));
+      for (int64_t node : device.numa_nodes) {
+        if (node >= 0 && node < NumaMask::kMaxNode) seen.insert(static_cast<int>(node));
+      }
     }
     nodes.assign(seen.begin(), seen.end());
+  }
+  // Hints try every subset of the nodes, 2^n of them, under the lock: past upstream's limit
+  // (which a node with that many NUMA nodes never reaches, so only a plugin's made-up IDs can)
+  // the resource has no preference instead.
+  if (nodes.size() > kMaxNumaNodesForHints) {
+    DEVMGR_LOG(options_.logger, warn,
+               "Too many NUMA nodes for topology hints, the resource has no preference",
+               "resource", resource, "numaNodes", nodes.size(), "limit", kMaxNumaNodesForHints);
+    return std::nullopt;
   }
   // Already allocated (e.g. after a restart): the same hints again, or none if the count
   // changed.

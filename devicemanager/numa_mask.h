@@ -22,19 +22,22 @@ class NumaMask {
     return mask;
   }
 
-  // Add ignores nodes outside 0..63 (no machine the kubelet supports has more).
+  // The nodes a mask can hold are 0 .. kMaxNode-1 (no machine the kubelet supports has more).
+  static constexpr int kMaxNode = 64;
+
+  // Add ignores nodes outside 0 .. kMaxNode-1.
   void Add(int node) {
-    if (node >= 0 && node < 64) bits_ |= uint64_t{1} << node;
+    if (node >= 0 && node < kMaxNode) bits_ |= uint64_t{1} << node;
   }
   bool Contains(int64_t node) const {
-    return node >= 0 && node < 64 && (bits_ & (uint64_t{1} << node)) != 0;
+    return node >= 0 && node < kMaxNode && (bits_ & (uint64_t{1} << node)) != 0;
   }
   int Count() const { return std::popcount(bits_); }
   bool empty() const { return bits_ == 0; }
   uint64_t bits() const { return bits_; }
   std::vector<int> Nodes() const {
     std::vector<int> nodes;
-    for (int i = 0; i < 64; ++i) {
+    for (int i = 0; i < kMaxNode; ++i) {
       if (Contains(i)) nodes.push_back(i);
     }
     return nodes;

@@ -25,6 +25,10 @@ struct TopologyHint {
   bool operator==(const TopologyHint&) const = default;
 };
 
+// The most NUMA nodes hints are generated over, as upstream's topology manager
+// (maxAllowableNUMANodes): beyond it a resource has no preference.
+inline constexpr size_t kMaxNumaNodesForHints = 8;
+
 // Resource name -> its hints. nullopt means "no preference" (upstream's nil: the resource's
 // devices have no topology); an empty vector means "cannot be satisfied".
 using TopologyHints = std::map<std::string, std::optional<std::vector<TopologyHint>>>;

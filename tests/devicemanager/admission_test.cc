@@ -546,6 +546,30 @@ TEST_F(AdmissionTest, TestGetTopologyHints) {
             (std::vector<TopologyHint>{{node, true}, {NumaMask{0, 1}, false}}));
 }
 
+// Beyond upstream: hints try every subset of the NUMA nodes, so a plugin that reports made-up
+// node IDs must not make hint generation run for ever under the lock.
+TEST_F(AdmissionTest, TopologyHintsPastTheNumaNodeLimitHaveNoPreference) {
+  StartManager();
+  std::vector<v1beta1::Device> eight;
+  for (int node = 0; node < 8; ++node) {
+    eight.push_back(MakeDevice("e" + std::to_string(node), true, {node}));
+  }
+  std::vector<v1beta1::Device> forty = {MakeDevice("negative", true, {-1}),
+                                   MakeDevice("huge", true, {1'000'000})};
+  for (int node = 0; node < 40; ++node) {
+    forty.push_back(MakeDevice("f" + std::to_string(node), true, {node}));
+  }
+  PluginPtr at_limit = StartPlugin("p1.sock", kResource1, eight);
+  PluginPtr hostile = StartPlugin("p2.sock", kResource2, forty);
+  Pod pod = MakePod("pod1", {MakeContainer("c", {{kResource1, 1}, {kResource2, 1}})});
+  AddActive("pod1");
+  TopologyHints hints = manager_->GetTopologyHints(pod, pod.containers[0]);
+  ASSERT_TRUE(hints[kResource1].has_value());
+  EXPECT_EQ(hints[kResource1]->size(), 255u) << "every non-empty subset of 8 nodes";
+  EXPECT_FALSE(hints[kResource2].has_value());
+  EXPECT_TRUE(manager_->Allocate(pod, pod.containers[0]).ok());
+}
+
 TEST_F(AdmissionTest, TestGetPodTopologyHints) {
   StartManager();
   PluginPtr plugin = StartPlugin(
