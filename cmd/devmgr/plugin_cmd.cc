@@ -38,6 +38,7 @@ struct FakeFlags {
   std::string allocate_latency = "0s";
   std::string allocate_error;
   bool allocate_hang = false;
+  bool preferred_hang = false;
 };
 
 struct GenericFlags {
@@ -167,9 +168,13 @@ int RunFake(const CommonFlags& common, const FakeFlags& flags) {
     return Fail(kExitUsage, absl::StrCat("--preferred: want none, first or numa, not \"",
                                          flags.preferred, "\""));
   }
+  if (flags.preferred_hang && hook_options.preferred == PreferredPolicy::kNone) {
+    return Fail(kExitUsage, "--preferred-hang: needs --preferred first or numa");
+  }
   hook_options.allocate_latency = *latency;
   hook_options.allocate_error = flags.allocate_error;
   hook_options.allocate_hang = flags.allocate_hang;
+  hook_options.preferred_hang = flags.preferred_hang;
 
   FakeScanner scanner(devices);
   FakeHooks hooks(hook_options);
@@ -228,6 +233,9 @@ void AddPluginCommand(CLI::App& app, CommandResult& result) {
                    "fail every Allocate with this message");
   fake->add_flag("--allocate-hang", fake_flags->allocate_hang,
                  "never answer Allocate (until the plugin stops)");
+  fake->add_flag("--preferred-hang", fake_flags->preferred_hang,
+                 "never answer GetPreferredAllocation (until the plugin stops); needs a "
+                 "--preferred policy");
   fake->callback([&result, common_fake, fake_flags] {
     result.exit_code = RunFake(*common_fake, *fake_flags);
   });

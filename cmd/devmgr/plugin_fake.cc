@@ -68,6 +68,7 @@ deviceplugin::HookResult<v1beta1::AllocateResponse> FakeHooks::Allocate(
 
 deviceplugin::HookResult<v1beta1::PreferredAllocationResponse> FakeHooks::GetPreferredAllocation(
     const std::string& /*device_type*/, const v1beta1::PreferredAllocationRequest& request) {
+  if (options_.preferred_hang) released_.WaitForNotification();
   if (options_.preferred == PreferredPolicy::kNuma) return deviceplugin::UseDefault();
   // kFirst: must_include, then the offered devices in the order given.
   v1beta1::PreferredAllocationResponse response;

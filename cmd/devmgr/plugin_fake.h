@@ -1,6 +1,6 @@
 // The simulated devices of `devmgr plugin fake`: a Scanner that reports N fake devices spread
 // over K NUMA nodes and flips their health on a schedule or on request, and hooks that inject
-// Allocate latency, errors and hangs and choose a preferred-allocation policy.
+// Allocate latency, errors and hangs and choose a preferred-allocation policy (which may hang).
 #pragma once
 
 #include <atomic>
@@ -50,11 +50,12 @@ struct FakeHookOptions {
   PreferredPolicy preferred = PreferredPolicy::kNone;
   absl::Duration allocate_latency = absl::ZeroDuration();
   std::string allocate_error;  // non-empty: every Allocate fails with it
-  bool allocate_hang = false;  // every Allocate waits until Release
+  bool allocate_hang = false;   // every Allocate waits until Release
+  bool preferred_hang = false;  // every GetPreferredAllocation waits until Release
 };
 
 // FakeHooks: an Allocator that delays, fails or hangs before using the default answer, and a
-// PreferredAllocator for the chosen policy.
+// PreferredAllocator for the chosen policy, which may hang too.
 class FakeHooks final : public deviceplugin::Allocator, public deviceplugin::PreferredAllocator {
  public:
   explicit FakeHooks(FakeHookOptions options) : options_(std::move(options)) {}

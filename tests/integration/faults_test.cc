@@ -1,13 +1,16 @@
 // Faults injected into a running `devmgr serve` (issue 9), each from outside, as they happen on
-// a node: plugins killed with SIGKILL in the middle of Allocate and of ListAndWatch, a hung
-// plugin, a plugin socket deleted under its plugin, a registration storm, the daemon itself
-// killed at random points of a stream of admissions (DEVMGR_FAULT_KILLS times, default 10), a
-// checkpoint that cannot be written or is replaced by garbage, and PodResources clients that
-// never read or come 500 at once. The promise under test: the daemon keeps serving, never hands
-// a device out twice, and never loses an admission it reported as done.
+// a node: plugins killed with SIGKILL in the middle of Allocate, GetPreferredAllocation and
+// ListAndWatch, a hung plugin, a plugin socket deleted under its plugin, a registration storm,
+// the daemon itself killed at random points of a stream of admissions (DEVMGR_FAULT_KILLS
+// times, default 10), a checkpoint that cannot be written, whose disk is full or that is
+// replaced by garbage, and PodResources clients that never read or come 500 at once. The
+// promise under test: the daemon keeps serving, never hands a device out twice, and never
+// loses an admission it reported as done.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -15,8 +18,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -47,8 +52,10 @@ using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
 
 constexpr char kGpu[] = "example.com/gpu";
 constexpr char kNic[] = "example.com/nic";
-// Logged by the daemon (debug) just before it calls a plugin's Allocate.
+// Logged by the daemon (debug) just before it calls a plugin's Allocate, and its
+// GetPreferredAllocation.
 constexpr char kAllocateCalled[] = "Making allocation request for device plugin";
+constexpr char kPreferredCalled[] = "Asking device plugin for a preferred allocation";
 
 class FaultsTest : public ::testing::Test {
  protected:
@@ -113,6 +120,23 @@ TEST_F(FaultsTest, PluginKilledDuringAllocateFailsTheAdmissionCleanly) {
   // Refused (1): the plugin's UNAVAILABLE is the daemon's answer, not an unreachable daemon.
   EXPECT_EQ(refused.exit_code, 1) << refused.out;
   EXPECT_NE(refused.err.find("AdmitPod failed"), std::string::npos) << refused.err;
+  ExpectNothingHeldBy("victim");
+  ExpectServingGpuPods("after");
+  EXPECT_EQ(h_.Allocatable(kGpu), 4);
+}
+
+TEST_F(FaultsTest, PluginKilledDuringGetPreferredAllocationFailsTheAdmissionCleanly) {
+  StartServing();
+  auto nic = StartNicPlugin({"--preferred", "first", "--preferred-hang"});
+  // One of two devices: a choice, so the daemon asks the plugin for its preference.
+  auto admission =
+      std::async(std::launch::async, [&] { return h_.Admit(PodManifest("victim", kNic, 1)); });
+  ASSERT_TRUE(WaitFor([&] { return serve_->err().find(kPreferredCalled) != std::string::npos; }));
+  nic->Signal(SIGKILL);
+  ASSERT_EQ(admission.wait_for(20s), std::future_status::ready) << "admission still waits";
+  ProcessResult refused = admission.get();
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.err.find("GetPreferredAllocation"), std::string::npos) << refused.err;
   ExpectNothingHeldBy("victim");
   ExpectServingGpuPods("after");
   EXPECT_EQ(h_.Allocatable(kGpu), 4);
@@ -234,6 +258,77 @@ TEST_F(FaultsTest, UnwritableCheckpointRefusesAndRollsBack) {
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("kept"), std::string::npos) << text;
   EXPECT_NE(text.find("later"), std::string::npos) << text;
+}
+
+// TmpfsMount: a small tmpfs mounted over a folder, detached at the end. Mounting needs
+// CAP_SYS_ADMIN (root in the machine's own namespace); without it, mounted() is false.
+class TmpfsMount {
+ public:
+  TmpfsMount(const std::filesystem::path& at, const std::string& size) : at_(at) {
+    std::filesystem::create_directories(at_);
+    const std::string options = "size=" + size + ",mode=0750";
+    mounted_ = ::mount("devmgr-test", at_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
+                       options.c_str()) == 0;
+    error_ = std::strerror(errno);
+  }
+  ~TmpfsMount() {
+    if (mounted_) ::umount2(at_.c_str(), MNT_DETACH);
+  }
+  TmpfsMount(const TmpfsMount&) = delete;
+  TmpfsMount& operator=(const TmpfsMount&) = delete;
+  bool mounted() const { return mounted_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::filesystem::path at_;
+  bool mounted_ = false;
+  std::string error_;
+};
+
+// FillUp writes `path` until its file system has no space left; true when it got there.
+bool FillUp(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  const std::string block(4096, 'x');
+  bool full = false;
+  for (int i = 0; i < (1 << 20) && !full; ++i) {
+    full = ::write(fd, block.data(), block.size()) < 0 && errno == ENOSPC;
+  }
+  ::close(fd);
+  return full;
+}
+
+// The checkpoint's disk is full: a small tmpfs under device-plugins/, filled up after one
+// admission. The next admission cannot make its allocation durable, so it is refused and rolled
+// back; once there is room again the daemon writes every pod it kept.
+TEST_F(FaultsTest, FullDiskRefusesAndRollsBack) {
+  TmpfsMount disk(h_.Path("device-plugins"), "256k");
+  if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here: " << disk.error();
+  StartServing();
+  ASSERT_EQ(h_.Admit(PodManifest("kept", kGpu, 1)).exit_code, 0);
+  const std::filesystem::path filler = h_.Path("device-plugins/filler");
+  ASSERT_TRUE(FillUp(filler));
+
+  ProcessResult refused = h_.Admit(PodManifest("refused", kGpu, 1));
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.err.find(std::strerror(ENOSPC)), std::string::npos)
+      << "the error says why: " << refused.err;
+  EXPECT_EQ(h_.PodDevices().count("refused"), 0u);
+  EXPECT_EQ(h_.PodDevices()["kept"].size(), 1u);
+  EXPECT_TRUE(h_.VerifyCheckpoint().empty()) << "the last good checkpoint stays";
+
+  std::filesystem::remove(filler);
+  ProcessResult admitted = h_.Admit(PodManifest("later", kGpu, 1));
+  EXPECT_EQ(admitted.exit_code, 0) << admitted.err;
+  ExpectNothingHeldBy("refused");
+  std::ifstream in(h_.CheckpointPath());
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("kept"), std::string::npos) << text;
+  EXPECT_NE(text.find("later"), std::string::npos) << text;
+  // Stopped before the tmpfs goes away, so that the daemon's last write lands on it.
+  EXPECT_TRUE(h_.VerifyCheckpoint().empty()) << h_.VerifyCheckpoint();
+  DaemonHarness::Stop(*serve_);
+  serve_.reset();
 }
 
 TEST_F(FaultsTest, GarbageCheckpointIsReplacedByTheNextWrite) {
