@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "cmd/devmgr/admission_refusals.h"
 
 namespace devmgr::cli {
 namespace {
@@ -108,6 +109,9 @@ DaemonMetrics::DaemonMetrics()
                                    .WithLabels({})) {
   // Every reason from 0, so that rate() sees the first refusal of each.
   for (const absl::string_view reason : devicemanager::kAdmissionRefusalReasons) {
+    admissions_refused_.WithLabels({reason});
+  }
+  for (const absl::string_view reason : kDaemonRefusalReasons) {
     admissions_refused_.WithLabels({reason});
   }
 }

@@ -10,7 +10,7 @@
 //       ("running", "stopped" in its grace period, "expired"), 0 for the others
 //   devmgr_device_plugin_devices{resource_name,health}        "healthy" / "unhealthy"
 //   devmgr_admissions_refused_total{reason}                   every reason of
-//       devicemanager/metrics.h, from 0
+//       devicemanager/metrics.h and of admission_refusals.h, from 0
 //   devmgr_checkpoint_write_duration_seconds, devmgr_checkpoint_write_errors_total
 //   devmgr_pod_resources_rate_limited_total, devmgr_pod_resources_watch_streams_opened_total,
 //   devmgr_pod_resources_watch_streams_ended_slow_total

@@ -1,6 +1,7 @@
 #include "cmd/devmgr/pod_admission.h"
 
 #include "absl/strings/str_cat.h"
+#include "cmd/devmgr/admission_refusals.h"
 
 namespace devmgr::cli {
 
@@ -40,7 +41,7 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
   absl::Status status = options.status();
   if (status.ok()) {
     status = registry_.CommitAdmission(pod.uid);
-    reason = "record_write";
+    reason = kRefusedRecordWrite;
   }
   if (!status.ok()) {
     topology_.Forget(pod.uid);
@@ -70,7 +71,7 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::AllocateAll(const Po
         absl::Status admitted =
             topology_.Admit(pod.uid, container.name, manager_.GetTopologyHints(pod, container));
         if (!admitted.ok()) {
-          reason = "topology_affinity";
+          reason = kRefusedTopologyAffinity;
           return admitted;
         }
       }
@@ -79,7 +80,7 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::AllocateAll(const Po
       }
     }
   }
-  reason = "pre_start";
+  reason = kRefusedPreStart;
   return CollectOptions(pod);
 }
 

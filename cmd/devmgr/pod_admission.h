@@ -30,8 +30,7 @@ struct ContainerOptions {
   devicemanager::RunContainerOptions options;
 };
 
-// Told why the daemon refused an admission, for metrics: topology_affinity, pre_start or
-// record_write. Refusals of the device manager's Allocate are counted by the manager itself
+// Told why the daemon refused an admission, for metrics: one of kDaemonRefusalReasons. Refusals of the device manager's Allocate are counted by the manager itself
 // (devicemanager::ManagerMetrics) and are not repeated here.
 using RefusalFn = std::function<void(absl::string_view reason)>;
 

@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "cmd/devmgr/admission_refusals.h"
 #include "tests/testlib/fake_device_plugin.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
@@ -141,6 +142,11 @@ TEST_F(DaemonMetricsTest, ExportsEndpointStatesDeviceHealthAndRefusals) {
   EXPECT_EQ(Sample(text, "devmgr_admissions_refused_total{reason=\"not_enough_devices\"}"), 1);
   for (const absl::string_view reason : devicemanager::kAdmissionRefusalReasons) {
     EXPECT_GE(
+        Sample(text, absl::StrCat("devmgr_admissions_refused_total{reason=\"", reason, "\"}")), 0)
+        << reason;
+  }
+  for (const absl::string_view reason : kDaemonRefusalReasons) {
+    EXPECT_EQ(
         Sample(text, absl::StrCat("devmgr_admissions_refused_total{reason=\"", reason, "\"}")), 0)
         << reason;
   }

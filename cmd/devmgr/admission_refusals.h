@@ -1,0 +1,22 @@
+// The reasons for which the daemon itself refuses a pod admission, beside the device manager's
+// own (devicemanager/metrics.h): the label values of devmgr_admissions_refused_total{reason}.
+#pragma once
+
+#include "absl/strings/string_view.h"
+
+namespace devmgr::cli {
+
+// The topology policy found no NUMA affinity it accepts for a container.
+inline constexpr absl::string_view kRefusedTopologyAffinity = "topology_affinity";
+// A container's run options could not be collected (PreStartContainer failed, among others).
+inline constexpr absl::string_view kRefusedPreStart = "pre_start";
+// The durable record of admitted pods could not be written.
+inline constexpr absl::string_view kRefusedRecordWrite = "record_write";
+
+inline constexpr absl::string_view kDaemonRefusalReasons[] = {
+    kRefusedTopologyAffinity,
+    kRefusedPreStart,
+    kRefusedRecordWrite,
+};
+
+}  // namespace devmgr::cli
