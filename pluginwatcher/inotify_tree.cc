@@ -41,12 +41,13 @@ InotifyTree::InotifyTree(boost::asio::io_context& context, std::filesystem::path
 
 absl::Status InotifyTree::Start() {
   std::error_code ec;
-  std::filesystem::create_directories(root_, ec);
+  const bool created = std::filesystem::create_directories(root_, ec);
   if (ec) {
     return absl::InternalError(
         absl::StrCat("error (re-)creating root ", root_.string(), ": ", ec.message()));
   }
-  std::filesystem::permissions(root_, std::filesystem::perms(0755), ec);
+  // Upstream's mode for a folder the watcher makes; one that exists keeps its own.
+  if (created) std::filesystem::permissions(root_, std::filesystem::perms(0755), ec);
   const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0) {
     return absl::InternalError(

@@ -5,6 +5,8 @@
 #include <grpcpp/server_builder.h>
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <system_error>
 
@@ -73,6 +75,19 @@ std::vector<checkpoint::PodDevicesEntry> CheckpointEntries(const DaemonPaths& pa
   return data->pod_device_entries;
 }
 
+// CreateDataDir makes a folder of the node's layout, if it is missing, with the kubelet's mode
+// (setupDataDirs: 0750, less what the umask takes away); an existing folder keeps its mode.
+absl::Status CreateDataDir(const std::filesystem::path& dir) {
+  std::error_code error;
+  if (std::filesystem::is_directory(dir, error)) return absl::OkStatus();
+  if (dir.has_parent_path()) std::filesystem::create_directories(dir.parent_path(), error);
+  if (::mkdir(dir.c_str(), 0750) != 0 && errno != EEXIST) {
+    return absl::InternalError(
+        absl::StrCat("cannot create folder ", dir.string(), ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
 // StartAdminServer serves the admin API on a socket that only the daemon's user can open:
 // it is created with umask 077, so it is never open to others, then set to 0600.
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartAdminServer(const std::filesystem::path& socket,
@@ -100,18 +115,17 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartAdminServer(const std::filesy
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& options) {
   auto state = std::make_unique<State>(options);
   const DaemonPaths& paths = state->paths;
-  std::error_code error;
-  std::filesystem::create_directories(paths.root, error);
-  if (error) {
-    return absl::InternalError(
-        absl::StrCat("cannot create root folder ", paths.root.string(), ": ", error.message()));
-  }
+  if (absl::Status created = CreateDataDir(paths.root); !created.ok()) return created;
   absl::StatusOr<std::unique_ptr<LockFile>> lock = LockFile::Acquire(paths.lock_file);
   if (!lock.ok()) return lock.status();
   state->lock = *std::move(lock);
   // From here on the daemon owns the root; a failure stops what started.
   std::unique_ptr<Daemon> daemon(new Daemon(std::move(state)));
   State& s = *daemon->state_;
+  for (const std::filesystem::path& dir :
+       {paths.plugin_dir, paths.registry_dir, paths.podresources_socket.parent_path()}) {
+    if (absl::Status created = CreateDataDir(dir); !created.ok()) return created;
+  }
 
   if (absl::Status loaded = s.registry.Load(CheckpointEntries(paths)); !loaded.ok()) {
     return loaded;

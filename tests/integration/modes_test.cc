@@ -57,6 +57,8 @@ TEST(ModesTest, SocketsAndFilesAreTheKubeletsOrStricter) {
   ASSERT_EQ(h.Admit(PodManifest("p", kGpu, 1)).exit_code, 0);
 
   EXPECT_EQ(Mode(h.Path("device-plugins")), 0750);
+  EXPECT_EQ(Mode(h.Path("plugins_registry")), 0750);
+  EXPECT_EQ(Mode(h.Path("pod-resources")), 0750);
   EXPECT_EQ(Mode(h.CheckpointPath()), 0600);
   EXPECT_EQ(Mode(h.Path("device-plugins/devmgr_admitted_pods")), 0600);
   EXPECT_EQ(Mode(h.Path("devmgr.sock")), 0600);

@@ -106,6 +106,13 @@ TEST_F(PluginWatcherTest, CreatesRegistryFolder) {
   EXPECT_EQ(std::filesystem::status(Registry()).permissions(), std::filesystem::perms(0755));
 }
 
+TEST_F(PluginWatcherTest, KeepsTheModeOfAnExistingRegistryFolder) {
+  std::filesystem::create_directories(Registry());
+  std::filesystem::permissions(Registry(), std::filesystem::perms(0750));
+  StartWatcher();
+  EXPECT_EQ(std::filesystem::status(Registry()).permissions(), std::filesystem::perms(0750));
+}
+
 TEST_F(PluginWatcherTest, SocketsInSubFolders) {
   std::filesystem::create_directories(Registry() / "old" / "deeper");
   auto at_start = ServeDevicePlugin(Socket("old/deeper/a.sock"), "example.com/a");
