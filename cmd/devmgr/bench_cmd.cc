@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -44,6 +45,11 @@ constexpr char kNamespace[] = "bench.example.com";
 constexpr absl::Duration kStartTimeout = absl::Seconds(60);
 constexpr absl::Duration kCallTimeout = absl::Seconds(120);
 
+// The steps, each against a daemon of its own, that --only selects.
+constexpr char kStepLatency[] = "latency";
+constexpr char kStepRestart[] = "restart";
+constexpr char kStepMemory[] = "memory";
+
 struct BenchFlags {
   bool quick = false;
   int samples = 200;
@@ -56,6 +62,8 @@ struct BenchFlags {
   // For how admission cost grows: the admission plugin's devices, and pods admitted before.
   int admission_devices = 8;
   int admitted_pods = 0;
+  // The steps to run ("latency", "restart", "memory"); empty for all.
+  std::vector<std::string> only;
   OutputFormat format = OutputFormat::kTable;
 };
 
@@ -620,20 +628,28 @@ int RunBench(const BenchFlags& flags) {
       return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
     return absl::OkStatus();
   };
-  absl::Status status = step("admission, ListAndWatch, List", [&](const fs::path& root) {
-    auto daemon = BenchDaemon::Start(root, kStartTimeout);
-    if (!daemon.ok()) return daemon.status();
-    for (const auto& measure :
-         {MeasureAdmission, MeasureConcurrentAdmission, MeasureListAndWatch, MeasureList}) {
-      if (absl::Status result = measure(root, **daemon, flags, rows); !result.ok()) return result;
-    }
-    return absl::OkStatus();
-  });
-  if (status.ok()) {
+  auto wanted = [&](absl::string_view name) {
+    return flags.only.empty() || absl::c_linear_search(flags.only, name);
+  };
+  absl::Status status;
+  if (wanted(kStepLatency)) {
+    status = step("admission, ListAndWatch, List", [&](const fs::path& root) {
+      auto daemon = BenchDaemon::Start(root, kStartTimeout);
+      if (!daemon.ok()) return daemon.status();
+      for (const auto& measure :
+           {MeasureAdmission, MeasureConcurrentAdmission, MeasureListAndWatch, MeasureList}) {
+        if (absl::Status result = measure(root, **daemon, flags, rows); !result.ok()) {
+          return result;
+        }
+      }
+      return absl::OkStatus();
+    });
+  }
+  if (status.ok() && wanted(kStepRestart)) {
     status =
         step("restart", [&](const fs::path& root) { return MeasureRestart(root, flags, rows); });
   }
-  if (status.ok()) {
+  if (status.ok() && wanted(kStepMemory)) {
     status = step("memory", [&](const fs::path& root) { return MeasureMemory(root, flags, rows); });
   }
   if (!status.ok()) return Fail(kExitNo, status.ToString());
@@ -677,6 +693,12 @@ void AddBenchCommand(CLI::App& app, CommandResult& result) {
             ->check(size.zero_allowed ? CLI::NonNegativeNumber : CLI::PositiveNumber);
     options.emplace_back(option, size);
   }
+  bench
+      ->add_option("--only", flags->only,
+                   "run only these steps: latency (admission, ListAndWatch, List), restart, "
+                   "memory; repeat or separate with commas")
+      ->delimiter(',')
+      ->check(CLI::IsMember({kStepLatency, kStepRestart, kStepMemory}));
   AddOutputFlag(*bench, flags->format);
   bench->callback([flags, options, &result] {
     BenchFlags run = *flags;
