@@ -11,10 +11,10 @@ build:
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
 	ninja -C $(BUILD)
 
-# scripts/run-tests.sh compiles what the tests need.
+# scripts/run-tests.sh configures and compiles what the tests need: $(BUILD)-san with clang's
+# sanitizers when clang is there (make test installs it), else $(BUILD).
 test:
 	@scripts/install-deps.sh test
-	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
 	scripts/run-tests.sh $(BUILD)
 
 demo: build
