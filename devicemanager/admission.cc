@@ -104,7 +104,7 @@ std::map<std::string, int64_t> PodDeviceRequest(const Pod& pod) {
 }  // namespace
 
 bool ManagerImpl::IsDevicePluginResourceLocked(const std::string& resource) const {
-  return healthy_devices_.contains(resource) || !pod_devices_.ResourceDeviceIds(resource).empty();
+  return healthy_devices_.contains(resource) || pod_devices_.HoldsAny(resource);
 }
 
 std::set<std::string> ManagerImpl::HeldLocked(absl::string_view pod_uid,
@@ -234,7 +234,6 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
   Reservation reservation;
   reservation.resource = resource;
   std::set<std::string> picked;
-  std::set<std::string> committed;
   // Looked up afresh each time: the map's entry can go away while mu_ is released below.
   auto is_reserved = [&](const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto it = reserved_.find(resource);
@@ -244,7 +243,9 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
   auto take_from = [&](const std::set<std::string>& from) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (const auto& id : from) {
       if (needed <= 0) break;
-      if (picked.contains(id) || is_reserved(id) || committed.contains(id)) continue;
+      // Committed to any container: looked up at the time, as others commit while mu_ is
+      // released.
+      if (picked.contains(id) || is_reserved(id) || pod_devices_.Holds(resource, id)) continue;
       reserved_[resource].insert(id);
       picked.insert(id);
       reservation.ids.push_back(id);
@@ -275,11 +276,8 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
 
   // In use: committed to any container, or reserved by an admission in flight.
   std::set<std::string> available;
-  committed = pod_devices_.ResourceDeviceIds(resource);
-  {
-    for (const auto& id : healthy) {
-      if (!committed.contains(id) && !is_reserved(id)) available.insert(id);
-    }
+  for (const auto& id : healthy) {
+    if (!pod_devices_.Holds(resource, id) && !is_reserved(id)) available.insert(id);
   }
   if (static_cast<int64_t>(available.size()) < needed) {
     return fail(absl::ResourceExhaustedError(
@@ -315,8 +313,7 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
     candidates.insert(picked.begin(), picked.end());
     auto preferred = PreferredAllocationLocked(resource, candidates, reservation.ids, required);
     if (!preferred.ok()) return fail(preferred.status());
-    // Others may have reserved and committed devices meanwhile.
-    committed = pod_devices_.ResourceDeviceIds(resource);
+    // Others may have reserved and committed devices meanwhile: take_from skips them.
     if (take_from(still_healthy(intersect(*preferred, split.aligned)))) return reservation;
     if (take_from(still_healthy(split.aligned))) return reservation;
     return fail(short_error());
@@ -328,7 +325,6 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
   candidates.insert(picked.begin(), picked.end());
   auto preferred = PreferredAllocationLocked(resource, candidates, reservation.ids, required);
   if (!preferred.ok()) return fail(preferred.status());
-  committed = pod_devices_.ResourceDeviceIds(resource);
   if (take_from(still_healthy(intersect(*preferred, available)))) return reservation;
   if (take_from(still_healthy(split.unaligned))) return reservation;
   if (take_from(still_healthy(split.no_topology))) return reservation;
@@ -693,10 +689,9 @@ std::optional<std::vector<TopologyHint>> ManagerImpl::TopologyHintsLocked(
   std::set<std::string> available;
   auto healthy = healthy_devices_.find(resource);
   if (healthy != healthy_devices_.end()) {
-    const std::set<std::string> committed = pod_devices_.ResourceDeviceIds(resource);
     auto reserved = reserved_.find(resource);
     for (const auto& id : healthy->second) {
-      if (committed.contains(id)) continue;
+      if (pod_devices_.Holds(resource, id)) continue;
       if (reserved != reserved_.end() && reserved->second.contains(id)) continue;
       available.insert(id);
     }

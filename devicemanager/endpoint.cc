@@ -47,7 +47,9 @@ class Endpoint::StreamReactor final
   void OnReadDone(bool ok) override {
     if (!ok) return;  // the stream is over; OnDone follows with the status
     std::vector<Device> devices = DevicesFromWire(response_);
-    response_.Clear();
+    // Freed, not Clear()ed: Clear keeps every element allocated for reuse, which for a plugin
+    // of 100,000 devices is about 15 MB held between updates (measured with heaptrack).
+    response_ = v1beta1::ListAndWatchResponse();
     endpoint_.callbacks_->OnDevicesUpdated(endpoint_, std::move(devices));
     StartRead(&response_);
   }

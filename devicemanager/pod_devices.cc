@@ -25,8 +25,12 @@ std::string EncodeDeterministic(const v1beta1::ContainerAllocateResponse& respon
 
 void PodDevices::Insert(absl::string_view pod_uid, absl::string_view container_name,
                         absl::string_view resource_name, ContainerAllocation allocation) {
-  pods_[std::string(pod_uid)][std::string(container_name)][std::string(resource_name)] =
-      std::move(allocation);
+  Stored& stored =
+      pods_[std::string(pod_uid)][std::string(container_name)][std::string(resource_name)];
+  CountHeld(resource_name, stored.allocation.devices, -1);
+  CountHeld(resource_name, allocation.devices, +1);
+  stored.encoded_response = EncodeDeterministic(allocation.response);
+  stored.allocation = std::move(allocation);
 }
 
 void PodDevices::Remove(absl::string_view pod_uid, absl::string_view container_name,
@@ -36,25 +40,58 @@ void PodDevices::Remove(absl::string_view pod_uid, absl::string_view container_n
   auto container = pod->second.find(container_name);
   if (container == pod->second.end()) return;
   auto resource = container->second.find(resource_name);
-  if (resource != container->second.end()) container->second.erase(resource);
+  if (resource != container->second.end()) {
+    CountHeld(resource_name, resource->second.allocation.devices, -1);
+    container->second.erase(resource);
+  }
   if (container->second.empty()) pod->second.erase(container);
   if (pod->second.empty()) pods_.erase(pod);
 }
 
-std::set<std::string> PodDevices::ResourceDeviceIds(absl::string_view resource_name) const {
-  std::set<std::string> ids;
-  for (const auto& [uid, containers] : pods_) {
-    for (const auto& [container, resources] : containers) {
-      auto it = resources.find(resource_name);
-      if (it == resources.end()) continue;
-      for (const auto& [numa, list] : it->second.devices) ids.insert(list.begin(), list.end());
+void PodDevices::CountHeld(absl::string_view resource_name,
+                           const checkpoint::DevicesPerNuma& devices, int delta) {
+  if (devices.empty()) return;
+  auto resource = held_.find(resource_name);
+  if (resource == held_.end()) {
+    if (delta < 0) return;
+    resource = held_.emplace(std::string(resource_name), std::map<std::string, int, std::less<>>())
+                   .first;
+  }
+  auto& counts = resource->second;
+  for (const auto& [numa, ids] : devices) {
+    for (const std::string& id : ids) {
+      auto it = counts.find(id);
+      if (delta > 0) {
+        if (it == counts.end()) it = counts.emplace(id, 0).first;
+        it->second += delta;
+      } else if (it != counts.end() && (it->second += delta) <= 0) {
+        counts.erase(it);
+      }
     }
   }
-  return ids;
+  if (counts.empty()) held_.erase(resource);
+}
+
+bool PodDevices::Holds(absl::string_view resource_name, absl::string_view device_id) const {
+  auto resource = held_.find(resource_name);
+  return resource != held_.end() && resource->second.find(device_id) != resource->second.end();
+}
+
+bool PodDevices::HoldsAny(absl::string_view resource_name) const {
+  return held_.find(resource_name) != held_.end();
 }
 
 void PodDevices::Delete(const std::vector<std::string>& pod_uids) {
-  for (const auto& uid : pod_uids) pods_.erase(uid);
+  for (const auto& uid : pod_uids) {
+    auto pod = pods_.find(uid);
+    if (pod == pods_.end()) continue;
+    for (const auto& [container, resources] : pod->second) {
+      for (const auto& [resource, stored] : resources) {
+        CountHeld(resource, stored.allocation.devices, -1);
+      }
+    }
+    pods_.erase(pod);
+  }
 }
 
 bool PodDevices::HasPod(absl::string_view pod_uid) const {
@@ -76,7 +113,7 @@ const ContainerAllocation* PodDevices::Find(absl::string_view pod_uid,
   auto container = pod->second.find(container_name);
   if (container == pod->second.end()) return nullptr;
   auto resource = container->second.find(resource_name);
-  return resource == container->second.end() ? nullptr : &resource->second;
+  return resource == container->second.end() ? nullptr : &resource->second.allocation;
 }
 
 ResourceDevices PodDevices::ContainerDevices(absl::string_view pod_uid,
@@ -86,9 +123,9 @@ ResourceDevices PodDevices::ContainerDevices(absl::string_view pod_uid,
   if (pod == pods_.end()) return result;
   auto container = pod->second.find(container_name);
   if (container == pod->second.end()) return result;
-  for (const auto& [resource, allocation] : container->second) {
+  for (const auto& [resource, stored] : container->second) {
     DeviceMap devices;
-    for (const auto& [numa, ids] : allocation.devices) {
+    for (const auto& [numa, ids] : stored.allocation.devices) {
       for (const auto& id : ids) {
         Device& device = devices[id];
         device.id = id;
@@ -102,13 +139,9 @@ ResourceDevices PodDevices::ContainerDevices(absl::string_view pod_uid,
 
 std::map<std::string, std::set<std::string>> PodDevices::DeviceIds() const {
   std::map<std::string, std::set<std::string>> result;
-  for (const auto& [uid, containers] : pods_) {
-    for (const auto& [container, resources] : containers) {
-      for (const auto& [resource, allocation] : resources) {
-        auto& ids = result[resource];
-        for (const auto& [numa, list] : allocation.devices) ids.insert(list.begin(), list.end());
-      }
-    }
+  for (const auto& [resource, counts] : held_) {
+    auto& ids = result[resource];
+    for (const auto& [id, count] : counts) ids.insert(ids.end(), id);
   }
   return result;
 }
@@ -117,13 +150,13 @@ std::vector<checkpoint::PodDevicesEntry> PodDevices::ToCheckpoint() const {
   std::vector<checkpoint::PodDevicesEntry> entries;
   for (const auto& [uid, containers] : pods_) {
     for (const auto& [container, resources] : containers) {
-      for (const auto& [resource, allocation] : resources) {
+      for (const auto& [resource, stored] : resources) {
         checkpoint::PodDevicesEntry entry;
         entry.pod_uid = uid;
         entry.container_name = container;
         entry.resource_name = resource;
-        entry.device_ids = allocation.devices;
-        entry.alloc_resp = EncodeDeterministic(allocation.response);
+        entry.device_ids = stored.allocation.devices;
+        entry.alloc_resp = stored.encoded_response;
         entries.push_back(std::move(entry));
       }
     }

@@ -36,8 +36,11 @@ class PodDevices {
   void Remove(absl::string_view pod_uid, absl::string_view container_name,
               absl::string_view resource_name);
 
-  // ResourceDeviceIds is every device ID of `resource_name` held by any container.
-  std::set<std::string> ResourceDeviceIds(absl::string_view resource_name) const;
+  // Holds: whether any container holds device `device_id` of `resource_name`; HoldsAny: whether
+  // any container holds a device of it. Both from an index kept up to date by every change, so
+  // an admission does not walk every pod.
+  bool Holds(absl::string_view resource_name, absl::string_view device_id) const;
+  bool HoldsAny(absl::string_view resource_name) const;
 
   // Delete forgets every allocation of the given pods.
   void Delete(const std::vector<std::string>& pod_uids);
@@ -60,7 +63,7 @@ class PodDevices {
   std::map<std::string, std::set<std::string>> DeviceIds() const;
 
   // ToCheckpoint gives one entry per (pod, container, resource), in key order, with the
-  // response encoded deterministically.
+  // response encoded deterministically (once, when it was inserted).
   std::vector<checkpoint::PodDevicesEntry> ToCheckpoint() const;
 
   // FromCheckpoint rebuilds the allocations of `entries`. An entry whose response does not
@@ -72,10 +75,22 @@ class PodDevices {
   bool empty() const { return pods_.empty(); }
 
  private:
+  struct Stored {
+    ContainerAllocation allocation;
+    std::string encoded_response;  // deterministic, for the checkpoint
+  };
   // pod UID -> container name -> resource name -> allocation.
-  using ResourceMap = std::map<std::string, ContainerAllocation, std::less<>>;
+  using ResourceMap = std::map<std::string, Stored, std::less<>>;
   using ContainerMap = std::map<std::string, ResourceMap, std::less<>>;
+
+  // CountHeld adds `delta` to the count of every device of `devices` in held_.
+  void CountHeld(absl::string_view resource_name, const checkpoint::DevicesPerNuma& devices,
+                 int delta);
+
   std::map<std::string, ContainerMap, std::less<>> pods_;
+  // resource name -> device ID -> how many times allocations list it (a pod's app container
+  // may hold what its init container held, and a device on two NUMA nodes is listed twice).
+  std::map<std::string, std::map<std::string, int, std::less<>>, std::less<>> held_;
 };
 
 }  // namespace devmgr::devicemanager

@@ -48,6 +48,37 @@ TEST(PodDevicesTest, DeleteAndDeviceIds) {
   EXPECT_EQ(pod_devices.Find("pod1", "c", "res2"), nullptr);
 }
 
+// The held-device index follows every change: a device two containers list stays held until
+// both let it go, one listed under two NUMA nodes counts once, and a replaced allocation frees
+// what it no longer lists.
+TEST(PodDevicesTest, HoldsFollowsInsertReplaceRemoveAndDelete) {
+  PodDevices pod_devices;
+  EXPECT_FALSE(pod_devices.HoldsAny("res1"));
+  pod_devices.Insert("pod1", "init", "res1", MakeAllocation({{0, {"a", "b"}}, {1, {"b"}}}));
+  pod_devices.Insert("pod1", "app", "res1", MakeAllocation({{0, {"a"}}}));
+  EXPECT_TRUE(pod_devices.Holds("res1", "a"));
+  EXPECT_TRUE(pod_devices.Holds("res1", "b"));
+  EXPECT_FALSE(pod_devices.Holds("res1", "c"));
+  EXPECT_FALSE(pod_devices.Holds("res2", "a"));
+
+  pod_devices.Remove("pod1", "init", "res1");
+  EXPECT_TRUE(pod_devices.Holds("res1", "a")) << "the app container still holds it";
+  EXPECT_FALSE(pod_devices.Holds("res1", "b"));
+
+  pod_devices.Insert("pod1", "app", "res1", MakeAllocation({{0, {"c"}}}));
+  EXPECT_FALSE(pod_devices.Holds("res1", "a")) << "replaced";
+  EXPECT_TRUE(pod_devices.Holds("res1", "c"));
+  EXPECT_EQ(pod_devices.DeviceIds()["res1"], (std::set<std::string>{"c"}));
+
+  pod_devices.Insert("pod2", "c", "res2", MakeAllocation({{checkpoint::kNoNumaNode, {"z"}}}));
+  pod_devices.Delete({"pod1"});
+  EXPECT_FALSE(pod_devices.HoldsAny("res1"));
+  EXPECT_TRUE(pod_devices.Holds("res2", "z"));
+  pod_devices.Remove("pod2", "c", "res2");
+  EXPECT_FALSE(pod_devices.HoldsAny("res2"));
+  EXPECT_TRUE(pod_devices.DeviceIds().empty());
+}
+
 TEST(PodDevicesTest, CheckpointRoundTripKeepsResponses) {
   PodDevices pod_devices;
   pod_devices.Insert("pod1", "con1", "res1", MakeAllocation({{0, {"dev1"}}}, "dev1"));
