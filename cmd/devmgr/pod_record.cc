@@ -3,6 +3,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::cli {
@@ -90,16 +91,25 @@ absl::StatusOr<std::vector<Container>> DecodeContainers(const Json& pod, const c
 
 }  // namespace
 
+std::string EncodePodRecordEntry(const Pod& pod) {
+  return Json{{"uid", pod.uid},
+              {"namespace", pod.namespace_name},
+              {"name", pod.name},
+              {"initContainers", EncodeContainers(pod.init_containers)},
+              {"containers", EncodeContainers(pod.containers)}}
+      .dump();
+}
+
+std::string JoinPodRecord(const std::vector<absl::string_view>& entries) {
+  // The document nlohmann::json writes for {"version":1,"pods":[...]}: keys in sorted order.
+  return absl::StrCat("{\"pods\":[", absl::StrJoin(entries, ","), "],\"version\":", kVersion, "}");
+}
+
 std::string EncodePodRecord(const std::vector<Pod>& pods) {
-  Json list = Json::array();
-  for (const Pod& pod : pods) {
-    list.push_back({{"uid", pod.uid},
-                    {"namespace", pod.namespace_name},
-                    {"name", pod.name},
-                    {"initContainers", EncodeContainers(pod.init_containers)},
-                    {"containers", EncodeContainers(pod.containers)}});
-  }
-  return Json{{"version", kVersion}, {"pods", std::move(list)}}.dump();
+  std::vector<std::string> entries;
+  entries.reserve(pods.size());
+  for (const Pod& pod : pods) entries.push_back(EncodePodRecordEntry(pod));
+  return JoinPodRecord({entries.begin(), entries.end()});
 }
 
 absl::StatusOr<std::vector<Pod>> DecodePodRecord(absl::string_view bytes) {

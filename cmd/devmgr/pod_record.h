@@ -22,6 +22,12 @@ inline constexpr char kPodRecordName[] = "devmgr_admitted_pods";
 // EncodePodRecord: the record's bytes for `pods`, in the order given.
 std::string EncodePodRecord(const std::vector<devicemanager::Pod>& pods);
 
+// The same in two steps, so that a writer can keep each pod's entry and rewrite the record
+// without encoding every pod again: EncodePodRecordEntry is one pod as the record lists it,
+// and JoinPodRecord the record's bytes from such entries, in the order given.
+std::string EncodePodRecordEntry(const devicemanager::Pod& pod);
+std::string JoinPodRecord(const std::vector<absl::string_view>& entries);
+
 // DecodePodRecord reads a record. DataLoss, saying where, for anything that is not a record of
 // this version: bad JSON, missing or mistyped fields, an unknown container type, a negative
 // device count, an empty or repeated pod UID.

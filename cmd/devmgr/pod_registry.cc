@@ -38,8 +38,10 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
 
   absl::MutexLock lock(&mu_);
   pods_.clear();
+  entries_.clear();
   for (Pod& pod : recorded) {
     std::string uid = pod.uid;
+    entries_[uid] = EncodePodRecordEntry(pod);
     pods_[uid] = RegisteredPod{std::move(pod), false};
   }
   // Recovered pods: one regular container per container name that holds devices.
@@ -93,9 +95,11 @@ absl::Status PodRegistry::CommitAdmission(const std::string& pod_uid) {
     }
     pod = it->second;
   }
-  if (absl::Status written = WriteRecord(pod, ""); !written.ok()) return written;
+  std::string entry = EncodePodRecordEntry(*pod);
+  if (absl::Status written = WriteRecord(entry, ""); !written.ok()) return written;
   absl::MutexLock lock(&mu_);
   admitting_.erase(pod_uid);
+  entries_[pod_uid] = std::move(entry);
   pods_[pod_uid] = RegisteredPod{*std::move(pod), false};
   return absl::OkStatus();
 }
@@ -115,23 +119,27 @@ absl::Status PodRegistry::Remove(const std::string& pod_uid) {
     recorded = !it->second.recovered;
   }
   if (recorded) {
-    if (absl::Status written = WriteRecord(std::nullopt, pod_uid); !written.ok()) return written;
+    if (absl::Status written = WriteRecord("", pod_uid); !written.ok()) return written;
   }
   absl::MutexLock lock(&mu_);
+  entries_.erase(pod_uid);
   pods_.erase(pod_uid);
   return absl::OkStatus();
 }
 
-absl::Status PodRegistry::WriteRecord(const std::optional<Pod>& added, const std::string& removed) {
-  std::vector<Pod> pods;
+absl::Status PodRegistry::WriteRecord(absl::string_view added, const std::string& removed) {
+  std::string bytes;
   {
     absl::MutexLock lock(&mu_);
-    for (const auto& [uid, registered] : pods_) {
-      if (!registered.recovered && uid != removed) pods.push_back(registered.pod);
+    std::vector<absl::string_view> entries;
+    entries.reserve(entries_.size() + 1);
+    for (const auto& [uid, entry] : entries_) {
+      if (uid != removed) entries.push_back(entry);
     }
+    if (!added.empty()) entries.push_back(added);
+    bytes = JoinPodRecord(entries);
   }
-  if (added.has_value()) pods.push_back(*added);
-  return store_.Write(kPodRecordName, EncodePodRecord(pods));
+  return store_.Write(kPodRecordName, bytes);
 }
 
 std::optional<RegisteredPod> PodRegistry::Find(const std::string& pod_uid) const {

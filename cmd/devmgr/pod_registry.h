@@ -76,10 +76,10 @@ class PodRegistry final : public podresources::PodsProvider {
   static podresources::Pod ToPodResources(const devicemanager::Pod& pod);
 
  private:
-  // WriteRecord writes the admitted pods, with `added` and without `removed`.
-  absl::Status WriteRecord(const std::optional<devicemanager::Pod>& added,
-                           const std::string& removed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // WriteRecord writes the admitted pods, with the entry `added` (none if empty) and without
+  // the pod `removed`.
+  absl::Status WriteRecord(absl::string_view added, const std::string& removed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
 
   const checkpoint::FileStore store_;
   const LoggerPtr logger_;
@@ -87,6 +87,9 @@ class PodRegistry final : public podresources::PodsProvider {
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
   std::map<std::string, RegisteredPod> pods_ ABSL_GUARDED_BY(mu_);
+  // The record's entry of every admitted pod of pods_ (not the recovered ones), kept so that a
+  // write encodes only the pod it adds.
+  std::map<std::string, std::string> entries_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, devicemanager::Pod> admitting_ ABSL_GUARDED_BY(mu_);
 };
 

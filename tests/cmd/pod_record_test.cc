@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "nlohmann/json.hpp"
+
 namespace devmgr::cli {
 namespace {
 
@@ -35,6 +37,24 @@ TEST(PodRecordTest, EmptyRecord) {
   absl::StatusOr<std::vector<Pod>> decoded = DecodePodRecord(EncodePodRecord({}));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_TRUE(decoded->empty());
+}
+
+// The record joined from kept entries is the document a JSON library writes for the whole
+// record, byte for byte, and the example of pod_record.h.
+TEST(PodRecordTest, JoinedEntriesAreTheWholeDocument) {
+  Pod other = SamplePod();
+  other.uid = "uid-2";
+  const std::vector<Pod> pods = {SamplePod(), other};
+  nlohmann::json list = nlohmann::json::array();
+  for (const Pod& pod : pods) list.push_back(nlohmann::json::parse(EncodePodRecordEntry(pod)));
+  EXPECT_EQ(EncodePodRecord(pods),
+            (nlohmann::json{{"version", 1}, {"pods", std::move(list)}}).dump());
+  EXPECT_EQ(EncodePodRecord({}), R"({"pods":[],"version":1})");
+  EXPECT_EQ(EncodePodRecordEntry(SamplePod()),
+            R"({"containers":[{"devices":{"a.io/x":0,"example.com/gpu":2},"name":"app",)"
+            R"("type":"regular"}],"initContainers":[{"devices":{"example.com/gpu":1},)"
+            R"("name":"setup","type":"init"},{"devices":{},"name":"proxy","type":"sidecar"}],)"
+            R"("name":"demo","namespace":"default","uid":"uid-1"})");
 }
 
 TEST(PodRecordTest, RefusesWhatIsNotARecord) {
