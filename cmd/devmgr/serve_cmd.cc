@@ -1,9 +1,11 @@
 #include "cmd/devmgr/serve_cmd.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <memory>
 #include <string>
@@ -42,7 +44,22 @@ sigset_t BlockServeSignals() {
   return set;
 }
 
+// LimitMallocArenas: glibc gives every thread that allocates at once an arena of its own (up
+// to 8 per core) and keeps what is freed in each, so the transient buffers of admissions on
+// gRPC's threads stay resident: with 10,000 pods admitted by 8 clients the daemon held 179 MiB
+// of which its heap used under 40. Two arenas, and a fixed mmap threshold (so that buffers of
+// 256 KiB and more, such as a large checkpoint's bytes, go back to the kernel when freed),
+// bring that to 66 MiB (docs/PERFORMANCE.md). Left alone when the user tunes malloc.
+void LimitMallocArenas() {
+  if (std::getenv("GLIBC_TUNABLES") != nullptr || std::getenv("MALLOC_ARENA_MAX") != nullptr) {
+    return;
+  }
+  mallopt(M_ARENA_MAX, 2);
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+}
+
 int RunServe(const ServeFlags& flags) {
+  LimitMallocArenas();
   DaemonOptions options;
   options.root_dir = flags.root_dir;
   absl::StatusOr<absl::Duration> grace =
