@@ -676,8 +676,8 @@ std::optional<std::vector<TopologyHint>> ManagerImpl::TopologyHintsLocked(
   // the resource has no preference instead.
   if (nodes.size() > kMaxNumaNodesForHints) {
     DEVMGR_LOG(options_.logger, warn,
-               "Too many NUMA nodes for topology hints, the resource has no preference",
-               "resource", resource, "numaNodes", nodes.size(), "limit", kMaxNumaNodesForHints);
+               "Too many NUMA nodes for topology hints, the resource has no preference", "resource",
+               resource, "numaNodes", nodes.size(), "limit", kMaxNumaNodesForHints);
     return std::nullopt;
   }
   // Already allocated (e.g. after a restart): the same hints again, or none if the count

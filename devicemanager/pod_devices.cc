@@ -54,8 +54,8 @@ void PodDevices::CountHeld(absl::string_view resource_name,
   auto resource = held_.find(resource_name);
   if (resource == held_.end()) {
     if (delta < 0) return;
-    resource = held_.emplace(std::string(resource_name), std::map<std::string, int, std::less<>>())
-                   .first;
+    resource =
+        held_.emplace(std::string(resource_name), std::map<std::string, int, std::less<>>()).first;
   }
   auto& counts = resource->second;
   for (const auto& [numa, ids] : devices) {

@@ -49,7 +49,7 @@ class FakeScanner final : public deviceplugin::Scanner {
 struct FakeHookOptions {
   PreferredPolicy preferred = PreferredPolicy::kNone;
   absl::Duration allocate_latency = absl::ZeroDuration();
-  std::string allocate_error;  // non-empty: every Allocate fails with it
+  std::string allocate_error;   // non-empty: every Allocate fails with it
   bool allocate_hang = false;   // every Allocate waits until Release
   bool preferred_hang = false;  // every GetPreferredAllocation waits until Release
 };

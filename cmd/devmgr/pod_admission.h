@@ -30,8 +30,9 @@ struct ContainerOptions {
   devicemanager::RunContainerOptions options;
 };
 
-// Told why the daemon refused an admission, for metrics: one of kDaemonRefusalReasons. Refusals of the device manager's Allocate are counted by the manager itself
-// (devicemanager::ManagerMetrics) and are not repeated here.
+// Told why the daemon refused an admission, for metrics: one of kDaemonRefusalReasons. Refusals of
+// the device manager's Allocate are counted by the manager itself (devicemanager::ManagerMetrics)
+// and are not repeated here.
 using RefusalFn = std::function<void(absl::string_view reason)>;
 
 class PodAdmission {

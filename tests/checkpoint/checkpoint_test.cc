@@ -260,8 +260,7 @@ TEST(CheckpointTest, HundredMegabytesOfGarbageIsRefusedNotCrashedOn) {
   EXPECT_EQ(Parse(garbage).status().code(), absl::StatusCode::kInvalidArgument);
   // A plausible start followed by 8 MB of string content (more than any real checkpoint, and
   // quick enough for the sanitizer build's -O0) is read to its end and refused.
-  std::string long_string =
-      R"({"Data":{"RegisteredDevices":{"r":[")" + std::string(8U << 20, 'x');
+  std::string long_string = R"({"Data":{"RegisteredDevices":{"r":[")" + std::string(8U << 20, 'x');
   EXPECT_EQ(Parse(long_string).status().code(), absl::StatusCode::kInvalidArgument);
 }
 

@@ -555,7 +555,7 @@ TEST_F(AdmissionTest, TopologyHintsPastTheNumaNodeLimitHaveNoPreference) {
     eight.push_back(MakeDevice("e" + std::to_string(node), true, {node}));
   }
   std::vector<v1beta1::Device> forty = {MakeDevice("negative", true, {-1}),
-                                   MakeDevice("huge", true, {1'000'000})};
+                                        MakeDevice("huge", true, {1'000'000})};
   for (int node = 0; node < 40; ++node) {
     forty.push_back(MakeDevice("f" + std::to_string(node), true, {node}));
   }

@@ -6,10 +6,10 @@
 // replaced by garbage, and PodResources clients that never read or come 500 at once. The
 // promise under test: the daemon keeps serving, never hands a device out twice, and never
 // loses an admission it reported as done.
+#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -263,8 +263,8 @@ class TmpfsMount {
   TmpfsMount(const std::filesystem::path& at, const std::string& size) : at_(at) {
     std::filesystem::create_directories(at_);
     const std::string options = "size=" + size + ",mode=0750";
-    mounted_ = ::mount("devmgr-test", at_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
-                       options.c_str()) == 0;
+    mounted_ =
+        ::mount("devmgr-test", at_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) == 0;
     error_ = std::strerror(errno);
   }
   ~TmpfsMount() {
