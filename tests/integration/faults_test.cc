@@ -95,6 +95,25 @@ class FaultsTest : public ::testing::Test {
     EXPECT_EQ(text.find(uid), std::string::npos) << uid << " is in the checkpoint: " << text;
   }
 
+  // ExpectAdmissionRefusedWhenKilledDuring admits a one-device pod of `nic`'s resource, kills
+  // `nic` with SIGKILL once the daemon logs `called`, and expects the admission refused with
+  // `reason` in its error, nothing held, and the other resource still served.
+  void ExpectAdmissionRefusedWhenKilledDuring(BackgroundProcess& nic, const char* called,
+                                              const std::string& reason) {
+    auto admission =
+        std::async(std::launch::async, [&] { return h_.Admit(PodManifest("victim", kNic, 1)); });
+    ASSERT_TRUE(WaitFor([&] { return serve_->err().find(called) != std::string::npos; }));
+    nic.Signal(SIGKILL);
+    ASSERT_EQ(admission.wait_for(20s), std::future_status::ready) << "admission still waits";
+    ProcessResult refused = admission.get();
+    // Refused (1): the plugin's UNAVAILABLE is the daemon's answer, not an unreachable daemon.
+    EXPECT_EQ(refused.exit_code, 1) << refused.out;
+    EXPECT_NE(refused.err.find(reason), std::string::npos) << refused.err;
+    ExpectNothingHeldBy("victim");
+    ExpectServingGpuPods("after");
+    EXPECT_EQ(h_.Allocatable(kGpu), 4);
+  }
+
   void TearDown() override {
     if (serve_ != nullptr) {
       EXPECT_TRUE(h_.VerifyCheckpoint().empty()) << h_.VerifyCheckpoint();
@@ -111,35 +130,14 @@ class FaultsTest : public ::testing::Test {
 TEST_F(FaultsTest, PluginKilledDuringAllocateFailsTheAdmissionCleanly) {
   StartServing();
   auto nic = StartNicPlugin({"--allocate-hang"});
-  auto admission =
-      std::async(std::launch::async, [&] { return h_.Admit(PodManifest("victim", kNic, 1)); });
-  ASSERT_TRUE(WaitFor([&] { return serve_->err().find(kAllocateCalled) != std::string::npos; }));
-  nic->Signal(SIGKILL);
-  ASSERT_EQ(admission.wait_for(20s), std::future_status::ready) << "admission still waits";
-  ProcessResult refused = admission.get();
-  // Refused (1): the plugin's UNAVAILABLE is the daemon's answer, not an unreachable daemon.
-  EXPECT_EQ(refused.exit_code, 1) << refused.out;
-  EXPECT_NE(refused.err.find("AdmitPod failed"), std::string::npos) << refused.err;
-  ExpectNothingHeldBy("victim");
-  ExpectServingGpuPods("after");
-  EXPECT_EQ(h_.Allocatable(kGpu), 4);
+  ExpectAdmissionRefusedWhenKilledDuring(*nic, kAllocateCalled, "AdmitPod failed");
 }
 
 TEST_F(FaultsTest, PluginKilledDuringGetPreferredAllocationFailsTheAdmissionCleanly) {
   StartServing();
+  // The pod asks for one of two devices: a choice, so the daemon asks for the preference.
   auto nic = StartNicPlugin({"--preferred", "first", "--preferred-hang"});
-  // One of two devices: a choice, so the daemon asks the plugin for its preference.
-  auto admission =
-      std::async(std::launch::async, [&] { return h_.Admit(PodManifest("victim", kNic, 1)); });
-  ASSERT_TRUE(WaitFor([&] { return serve_->err().find(kPreferredCalled) != std::string::npos; }));
-  nic->Signal(SIGKILL);
-  ASSERT_EQ(admission.wait_for(20s), std::future_status::ready) << "admission still waits";
-  ProcessResult refused = admission.get();
-  EXPECT_EQ(refused.exit_code, 1) << refused.out;
-  EXPECT_NE(refused.err.find("GetPreferredAllocation"), std::string::npos) << refused.err;
-  ExpectNothingHeldBy("victim");
-  ExpectServingGpuPods("after");
-  EXPECT_EQ(h_.Allocatable(kGpu), 4);
+  ExpectAdmissionRefusedWhenKilledDuring(*nic, kPreferredCalled, "GetPreferredAllocation");
 }
 
 TEST_F(FaultsTest, PluginKilledMidListAndWatchLeavesOtherResourcesServing) {
