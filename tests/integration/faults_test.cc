@@ -114,6 +114,18 @@ class FaultsTest : public ::testing::Test {
     EXPECT_EQ(h_.Allocatable(kGpu), 4);
   }
 
+  // ExpectRepairedWriteKeepsEveryPod: once the checkpoint can be written again, the next
+  // admission ("later") writes it with every pod kept ("kept") and none refused ("refused").
+  void ExpectRepairedWriteKeepsEveryPod() {
+    ProcessResult admitted = h_.Admit(PodManifest("later", kGpu, 1));
+    EXPECT_EQ(admitted.exit_code, 0) << admitted.err;
+    ExpectNothingHeldBy("refused");
+    std::ifstream in(h_.CheckpointPath());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("kept"), std::string::npos) << text;
+    EXPECT_NE(text.find("later"), std::string::npos) << text;
+  }
+
   void TearDown() override {
     if (serve_ != nullptr) {
       EXPECT_TRUE(h_.VerifyCheckpoint().empty()) << h_.VerifyCheckpoint();
@@ -244,14 +256,7 @@ TEST_F(FaultsTest, UnwritableCheckpointRefusesAndRollsBack) {
   } else {
     std::filesystem::remove(h_.CheckpointPath());
   }
-  // Repaired, the daemon writes again, with every pod it kept and none it refused.
-  ProcessResult admitted = h_.Admit(PodManifest("later", kGpu, 1));
-  EXPECT_EQ(admitted.exit_code, 0) << admitted.err;
-  ExpectNothingHeldBy("refused");
-  std::ifstream in(h_.CheckpointPath());
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("kept"), std::string::npos) << text;
-  EXPECT_NE(text.find("later"), std::string::npos) << text;
+  ExpectRepairedWriteKeepsEveryPod();
 }
 
 // TmpfsMount: a small tmpfs mounted over a folder, detached at the end. Mounting needs
@@ -312,13 +317,7 @@ TEST_F(FaultsTest, FullDiskRefusesAndRollsBack) {
   EXPECT_TRUE(h_.VerifyCheckpoint().empty()) << "the last good checkpoint stays";
 
   std::filesystem::remove(filler);
-  ProcessResult admitted = h_.Admit(PodManifest("later", kGpu, 1));
-  EXPECT_EQ(admitted.exit_code, 0) << admitted.err;
-  ExpectNothingHeldBy("refused");
-  std::ifstream in(h_.CheckpointPath());
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("kept"), std::string::npos) << text;
-  EXPECT_NE(text.find("later"), std::string::npos) << text;
+  ExpectRepairedWriteKeepsEveryPod();
   // Stopped before the tmpfs goes away, so that the daemon's last write lands on it.
   EXPECT_TRUE(h_.VerifyCheckpoint().empty()) << h_.VerifyCheckpoint();
   DaemonHarness::Stop(*serve_);
