@@ -1,5 +1,6 @@
 #include "devicemanager/device_snapshot.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace devmgr::devicemanager {
@@ -22,14 +23,25 @@ std::vector<Device> DevicesFromWire(const v1beta1::ListAndWatchResponse& respons
 }
 
 DeviceSnapshot MakeDeviceSnapshot(std::vector<Device>&& devices) {
-  DeviceSnapshot snapshot;
-  for (auto& device : devices) {
-    std::string id = device.id;
-    snapshot.all.insert_or_assign(std::move(id), std::move(device));
+  // Ordered by ID first (a stable sort, so repeated IDs keep the plugin's order), so that
+  // every map and set below is built by appending at its end, not by a search per device.
+  std::vector<Device*> by_id;
+  by_id.reserve(devices.size());
+  for (Device& device : devices) by_id.push_back(&device);
+  auto id_less = [](const Device* a, const Device* b) { return a->id < b->id; };
+  if (!std::is_sorted(by_id.begin(), by_id.end(), id_less)) {
+    std::stable_sort(by_id.begin(), by_id.end(), id_less);
   }
-  // Split after de-duplication, so that an ID's health is that of its last entry only.
-  for (const auto& [id, device] : snapshot.all) {
-    (device.health == Health::kHealthy ? snapshot.healthy : snapshot.unhealthy).insert(id);
+  DeviceSnapshot snapshot;
+  for (size_t i = 0; i < by_id.size(); ++i) {
+    // Of a run of one ID, only the last entry counts; its health decides the split.
+    if (i + 1 < by_id.size() && by_id[i + 1]->id == by_id[i]->id) continue;
+    Device& device = *by_id[i];
+    std::set<std::string>& split =
+        device.health == Health::kHealthy ? snapshot.healthy : snapshot.unhealthy;
+    split.insert(split.end(), device.id);
+    std::string id = device.id;
+    snapshot.all.emplace_hint(snapshot.all.end(), std::move(id), std::move(device));
   }
   return snapshot;
 }

@@ -346,8 +346,12 @@ void ManagerImpl::MarkResourceUnhealthyLocked(const std::string& resource_name) 
   auto healthy = healthy_devices_.find(resource_name);
   if (healthy == healthy_devices_.end()) return;
   auto& unhealthy = unhealthy_devices_[resource_name];
-  unhealthy.merge(healthy->second);
-  healthy->second.clear();
+  if (unhealthy.empty()) {
+    unhealthy.swap(healthy->second);
+  } else {
+    unhealthy.merge(healthy->second);
+    healthy->second.clear();
+  }
   auto all = all_devices_.find(resource_name);
   if (all != all_devices_.end()) {
     for (auto& [id, device] : all->second) device.health = Health::kUnhealthy;
@@ -404,10 +408,13 @@ ResourceDevices ManagerImpl::GetAllocatableDevices() const {
   for (const auto& [resource, ids] : healthy_devices_) {
     auto all = all_devices_.find(resource);
     if (all == all_devices_.end()) continue;
+    // Both are ordered by ID: one walk over the two, appending at the end of the result.
     DeviceMap& devices = result[resource];
+    auto device = all->second.begin();
     for (const auto& id : ids) {
-      auto device = all->second.find(id);
-      if (device != all->second.end()) devices.emplace(id, device->second);
+      while (device != all->second.end() && device->first < id) ++device;
+      if (device == all->second.end()) break;
+      if (device->first == id) devices.emplace_hint(devices.end(), id, device->second);
     }
   }
   return result;

@@ -19,7 +19,11 @@ bool Admitted(grpc::CallbackServerContext* context, ClientGate& gate, Counters& 
 
 V1Service::V1Service(const Providers& providers, ClientGate& gate, Counters& counters,
                      bool get_enabled)
-    : providers_(providers), gate_(gate), counters_(counters), get_enabled_(get_enabled) {}
+    : providers_(providers), gate_(gate), counters_(counters), get_enabled_(get_enabled) {
+  SetMessageAllocatorFor_List(&list_messages_);
+  SetMessageAllocatorFor_GetAllocatableResources(&allocatable_messages_);
+  SetMessageAllocatorFor_Get(&get_messages_);
+}
 
 grpc::ServerUnaryReactor* V1Service::List(grpc::CallbackServerContext* context,
                                           const ::v1::ListPodResourcesRequest* /*request*/,

@@ -3,6 +3,7 @@
 // pkg/kubelet/apis/podresources/server_v1.go.
 #pragma once
 
+#include "podresources/arena_messages.h"
 #include "podresources/client_gate.h"
 #include "podresources/metrics.h"
 #include "podresources/providers.h"
@@ -14,7 +15,8 @@ namespace devmgr::podresources {
 inline constexpr char kGetDisabledMessage[] = "PodResources API Get method disabled";
 
 // V1Service: callback-API handlers that do their work inline (provider calls only) and finish
-// at once. Thread-safe. `providers`, `gate` and `counters` are not owned and must outlive it.
+// at once, each call's messages on its own arena. Thread-safe. `providers`, `gate` and `counters`
+// are not owned and must outlive it.
 class V1Service final : public ::v1::PodResourcesLister::CallbackService {
  public:
   // `get_enabled` plays upstream's KubeletPodResourcesGet feature gate.
@@ -35,6 +37,10 @@ class V1Service final : public ::v1::PodResourcesLister::CallbackService {
   ClientGate& gate_;
   Counters& counters_;
   const bool get_enabled_;
+  ArenaMessages<::v1::ListPodResourcesRequest, ::v1::ListPodResourcesResponse> list_messages_;
+  ArenaMessages<::v1::AllocatableResourcesRequest, ::v1::AllocatableResourcesResponse>
+      allocatable_messages_;
+  ArenaMessages<::v1::GetPodResourcesRequest, ::v1::GetPodResourcesResponse> get_messages_;
 };
 
 // Finish completes a unary call with `status` on the context's default reactor.

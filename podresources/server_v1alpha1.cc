@@ -6,7 +6,9 @@
 namespace devmgr::podresources {
 
 V1alpha1Service::V1alpha1Service(const Providers& providers, ClientGate& gate, Counters& counters)
-    : providers_(providers), gate_(gate), counters_(counters) {}
+    : providers_(providers), gate_(gate), counters_(counters) {
+  SetMessageAllocatorFor_List(&list_messages_);
+}
 
 grpc::ServerUnaryReactor* V1alpha1Service::List(
     grpc::CallbackServerContext* context, const ::v1alpha1::ListPodResourcesRequest* /*request*/,

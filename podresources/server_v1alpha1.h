@@ -3,6 +3,7 @@
 // and IDs without topology. Upstream: pkg/kubelet/apis/podresources/server_v1alpha1.go.
 #pragma once
 
+#include "podresources/arena_messages.h"
 #include "podresources/client_gate.h"
 #include "podresources/metrics.h"
 #include "podresources/providers.h"
@@ -10,7 +11,8 @@
 
 namespace devmgr::podresources {
 
-// V1alpha1Service: thread-safe; `providers`, `gate` and `counters` must outlive it.
+// V1alpha1Service: each call's messages on its own arena; thread-safe; `providers`, `gate` and
+// `counters` must outlive it.
 class V1alpha1Service final : public ::v1alpha1::PodResourcesLister::CallbackService {
  public:
   V1alpha1Service(const Providers& providers, ClientGate& gate, Counters& counters);
@@ -23,6 +25,8 @@ class V1alpha1Service final : public ::v1alpha1::PodResourcesLister::CallbackSer
   const Providers providers_;
   ClientGate& gate_;
   Counters& counters_;
+  ArenaMessages<::v1alpha1::ListPodResourcesRequest, ::v1alpha1::ListPodResourcesResponse>
+      list_messages_;
 };
 
 }  // namespace devmgr::podresources

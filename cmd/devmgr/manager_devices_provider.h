@@ -34,7 +34,7 @@ class ManagerDevicesProvider final : public podresources::DevicesProvider {
     podresources::ResourceDeviceInstances out;
     for (const auto& [resource, by_id] : devices) {
       auto& ids = out[resource];
-      for (const auto& [id, device] : by_id) ids[id] = device.numa_nodes;
+      for (const auto& [id, device] : by_id) ids.emplace_hint(ids.end(), id, device.numa_nodes);
     }
     return out;
   }
