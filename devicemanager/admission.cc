@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -154,7 +155,8 @@ void ManagerImpl::WaitForPluginLocked(const std::string& resource,
 
 absl::StatusOr<std::set<std::string>> ManagerImpl::PreferredAllocationLocked(
     const std::string& resource, const std::set<std::string>& available,
-    const std::vector<std::string>& must_include, int64_t size) {
+    const std::set<std::string>& picked, const std::vector<std::string>& must_include,
+    int64_t size) {
   auto it = endpoints_.find(resource);
   if (it == endpoints_.end()) {
     return absl::NotFoundError(
@@ -164,7 +166,10 @@ absl::StatusOr<std::set<std::string>> ManagerImpl::PreferredAllocationLocked(
   if (!endpoint->plugin_options().get_preferred_allocation_available()) {
     return std::set<std::string>();
   }
-  std::vector<std::string> available_list(available.begin(), available.end());
+  std::vector<std::string> available_list;
+  available_list.reserve(available.size() + picked.size());
+  std::set_union(available.begin(), available.end(), picked.begin(), picked.end(),
+                 std::back_inserter(available_list));
   DEVMGR_LOG(options_.logger, debug, "Asking device plugin for a preferred allocation", "resource",
              resource, "available", available_list.size(), "size", size);
   // Our reservations stay in place while the plugin thinks; other admissions go on.
@@ -239,21 +244,30 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
     auto it = reserved_.find(resource);
     return it != reserved_.end() && it->second.contains(id);
   };
-  // Takes free devices from `from` (in order) until enough are picked; true when done.
-  auto take_from = [&](const std::set<std::string>& from) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    for (const auto& id : from) {
-      if (needed <= 0) break;
-      // Committed to any container: looked up at the time, as others commit while mu_ is
-      // released.
-      if (picked.contains(id) || is_reserved(id) || pod_devices_.Holds(resource, id)) continue;
-      reserved_[resource].insert(id);
-      picked.insert(id);
-      reservation.ids.push_back(id);
-      reservation.new_ids.push_back(id);
-      --needed;
-    }
-    return needed <= 0;
-  };
+  // Takes devices from `from` (in order), only those also in `within` when given, until
+  // enough are picked; true when done. Whether a device is still healthy, reserved or
+  // committed to any container is looked up at the time: while mu_ is released for
+  // GetPreferredAllocation, other admissions reserve and commit, and devices turn unhealthy.
+  auto take_from =
+      [&](const std::set<std::string>& from, const std::set<std::string>* within = nullptr)
+          ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+            auto healthy_now = healthy_devices_.find(resource);
+            if (healthy_now == healthy_devices_.end()) return needed <= 0;
+            for (const auto& id : from) {
+              if (needed <= 0) break;
+              if (within != nullptr && !within->contains(id)) continue;
+              if (!healthy_now->second.contains(id) || picked.contains(id) || is_reserved(id) ||
+                  pod_devices_.Holds(resource, id)) {
+                continue;
+              }
+              reserved_[resource].insert(id);
+              picked.insert(id);
+              reservation.ids.push_back(id);
+              reservation.new_ids.push_back(id);
+              --needed;
+            }
+            return needed <= 0;
+          };
   auto fail = [&](absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     ReleaseLocked(pod, container, reservation);
     return status;
@@ -276,8 +290,13 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
 
   // In use: committed to any container, or reserved by an admission in flight.
   std::set<std::string> available;
-  for (const auto& id : healthy) {
-    if (!pod_devices_.Holds(resource, id) && !is_reserved(id)) available.insert(id);
+  {
+    auto reserved = reserved_.find(resource);
+    for (const auto& id : healthy) {
+      if (pod_devices_.Holds(resource, id)) continue;
+      if (reserved != reserved_.end() && reserved->second.contains(id)) continue;
+      available.insert(available.end(), id);
+    }
   }
   if (static_cast<int64_t>(available.size()) < needed) {
     return fail(absl::ResourceExhaustedError(
@@ -293,41 +312,25 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
         absl::StrCat("unexpectedly allocated less resources than required. Requested: ", required,
                      ", Got: ", required - needed));
   };
-  auto intersect = [](const std::set<std::string>& a, const std::set<std::string>& b) {
-    std::set<std::string> out;
-    std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::inserter(out, out.begin()));
-    return out;
-  };
-  // With mu_ released during GetPreferredAllocation, reserved_ may have grown and devices may
-  // have turned unhealthy: take_from skips the former, this drops the latter.
-  auto still_healthy = [&](const std::set<std::string>& ids) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    std::set<std::string> out;
-    auto now = healthy_devices_.find(resource);
-    if (now == healthy_devices_.end()) return out;
-    return intersect(ids, now->second);
-  };
 
   if (needed < static_cast<int64_t>(split.aligned.size())) {
     // Enough aligned devices: the plugin may choose among them.
-    std::set<std::string> candidates = split.aligned;
-    candidates.insert(picked.begin(), picked.end());
-    auto preferred = PreferredAllocationLocked(resource, candidates, reservation.ids, required);
+    auto preferred =
+        PreferredAllocationLocked(resource, split.aligned, picked, reservation.ids, required);
     if (!preferred.ok()) return fail(preferred.status());
-    // Others may have reserved and committed devices meanwhile: take_from skips them.
-    if (take_from(still_healthy(intersect(*preferred, split.aligned)))) return reservation;
-    if (take_from(still_healthy(split.aligned))) return reservation;
+    if (take_from(*preferred, &split.aligned)) return reservation;
+    if (take_from(split.aligned)) return reservation;
     return fail(short_error());
   }
   // Otherwise every aligned device first (the topology manager's alignment is honoured),
   // then the plugin's choice, then unaligned and topology-less devices.
   if (take_from(split.aligned)) return reservation;
-  std::set<std::string> candidates = available;
-  candidates.insert(picked.begin(), picked.end());
-  auto preferred = PreferredAllocationLocked(resource, candidates, reservation.ids, required);
+  auto preferred =
+      PreferredAllocationLocked(resource, available, picked, reservation.ids, required);
   if (!preferred.ok()) return fail(preferred.status());
-  if (take_from(still_healthy(intersect(*preferred, available)))) return reservation;
-  if (take_from(still_healthy(split.unaligned))) return reservation;
-  if (take_from(still_healthy(split.no_topology))) return reservation;
+  if (take_from(*preferred, &available)) return reservation;
+  if (take_from(split.unaligned)) return reservation;
+  if (take_from(split.no_topology)) return reservation;
   return fail(short_error());
 }
 

@@ -50,38 +50,49 @@ DevicesByAffinity FilterByAffinity(const std::set<std::string>& available, const
     result.no_topology = available;
     return result;
   }
-  std::map<int64_t, std::set<std::string>> per_node;
+  // Both `available` and `devices` are ordered by ID: one walk pairs each available ID with
+  // its NUMA nodes (none: the fake node), counting the devices of every node.
+  std::vector<const std::vector<int64_t>*> nodes_of;
+  nodes_of.reserve(available.size());
+  std::map<int64_t, size_t> node_devices;
+  const std::vector<int64_t> fake_node = {kFakeNode};
+  auto device = devices.begin();
   for (const auto& id : available) {
-    auto it = devices.find(id);
-    if (it == devices.end() || it->second.numa_nodes.empty()) {
-      per_node[kFakeNode].insert(id);
-      continue;
-    }
-    for (int64_t node : it->second.numa_nodes) per_node[node].insert(id);
+    while (device != devices.end() && device->first < id) ++device;
+    const bool known =
+        device != devices.end() && device->first == id && !device->second.numa_nodes.empty();
+    const std::vector<int64_t>& nodes = known ? device->second.numa_nodes : fake_node;
+    nodes_of.push_back(&nodes);
+    for (int64_t node : nodes) ++node_devices[node];
   }
-  std::vector<int64_t> nodes;
-  for (const auto& [node, ids] : per_node) nodes.push_back(node);
+  std::vector<int64_t> order;
+  for (const auto& [node, count] : node_devices) order.push_back(node);
   // Group rank: 0 in the affinity, 1 another real node, 2 the fake node.
   auto rank = [&](int64_t node) {
     if (affinity->Contains(node)) return 0;
     return node == kFakeNode ? 2 : 1;
   };
-  std::stable_sort(nodes.begin(), nodes.end(), [&](int64_t a, int64_t b) {
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
     if (rank(a) != rank(b)) return rank(a) < rank(b);
-    return per_node[a].size() < per_node[b].size();
+    return node_devices[a] < node_devices[b];
   });
+  std::map<int64_t, size_t> position;
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  // Each device goes to its node that comes first; appending keeps every list ordered.
+  size_t i = 0;
   for (const auto& id : available) {
-    for (int64_t node : nodes) {
-      if (!per_node[node].contains(id)) continue;
-      if (node == kFakeNode) {
-        result.no_topology.insert(id);
-      } else if (affinity->Contains(node)) {
-        result.aligned.insert(id);
-      } else {
-        result.unaligned.insert(id);
+    int64_t first = kFakeNode;
+    size_t first_position = order.size();
+    for (int64_t node : *nodes_of[i++]) {
+      if (position[node] < first_position) {
+        first_position = position[node];
+        first = node;
       }
-      break;
     }
+    std::set<std::string>& list = first == kFakeNode          ? result.no_topology
+                                  : affinity->Contains(first) ? result.aligned
+                                                              : result.unaligned;
+    list.insert(list.end(), id);
   }
   return result;
 }
