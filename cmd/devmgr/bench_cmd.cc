@@ -20,6 +20,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "checkpoint/checkpoint.h"
@@ -27,6 +28,8 @@
 #include "cmd/devmgr/bench_daemon.h"
 #include "cmd/devmgr/pre_serialised_service.h"
 #include "cmd/devmgr/table.h"
+#include "common/metrics_registry.h"
+#include "common/metrics_scrape.h"
 #include "deviceplugin/plugin.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
@@ -116,20 +119,30 @@ void SetDeadline(grpc::ClientContext& context) {
 
 std::string Resource(const std::string& type) { return absl::StrCat(kNamespace, "/", type); }
 
-// StartPlugin serves `devices` healthy devices "<type>-<i>" of `type` with the SDK, registered
-// on the root's kubelet.sock. The SDK's default Allocate answers at once.
+// DeviceTreeOf: `devices` healthy devices "<type>-<i>" of `type`.
+deviceplugin::DeviceTree DeviceTreeOf(const std::string& type, int devices) {
+  deviceplugin::DeviceTree tree;
+  for (int i = 0; i < devices; ++i) tree.AddDevice(type, absl::StrCat(type, "-", i), {});
+  return tree;
+}
+
+// StartPlugin serves `tree` with the SDK, registered on the root's kubelet.sock. The SDK's
+// default Allocate answers at once.
 absl::StatusOr<std::unique_ptr<deviceplugin::Plugin>> StartPlugin(const fs::path& root,
-                                                                  const std::string& type,
-                                                                  int devices) {
+                                                                  deviceplugin::DeviceTree tree) {
   deviceplugin::PluginOptions options;
   options.resource_namespace = kNamespace;
   options.plugin_dir = root / "device-plugins";
   auto plugin = deviceplugin::Plugin::Start(std::move(options), nullptr);
   if (!plugin.ok()) return plugin.status();
-  deviceplugin::DeviceTree tree;
-  for (int i = 0; i < devices; ++i) tree.AddDevice(type, absl::StrCat(type, "-", i), {});
   (*plugin)->Notify(std::move(tree));
   return plugin;
+}
+
+absl::StatusOr<std::unique_ptr<deviceplugin::Plugin>> StartPlugin(const fs::path& root,
+                                                                  const std::string& type,
+                                                                  int devices) {
+  return StartPlugin(root, DeviceTreeOf(type, devices));
 }
 
 // WaitAllocatable polls PodResources until `resource` (or, if empty, all resources together)
@@ -153,6 +166,27 @@ absl::Status WaitAllocatable(BenchDaemon& daemon, const std::string& resource, i
     if (absl::Now() > deadline) {
       return absl::DeadlineExceededError(
           absl::StrCat("allocatable ", resource, ": ", seen, " of ", devices, " devices"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+// WaitHealthyDevices polls the daemon's metrics until `resource` has `devices` healthy
+// devices: the device manager's allocatable count (what node status reports), read at the cost
+// of one line per resource, where GetAllocatableResources lists every device.
+absl::Status WaitHealthyDevices(const BenchDaemon& daemon, const std::string& resource,
+                                int64_t devices) {
+  const std::string sample =
+      absl::StrCat("\ndevmgr_device_plugin_devices{health=\"healthy\",resource_name=\"", resource,
+                   "\"} ", FormatMetricValue(static_cast<double>(devices)), "\n");
+  const absl::Time deadline = absl::Now() + kStartTimeout;
+  for (;;) {
+    absl::StatusOr<std::string> text = ScrapeMetrics(daemon.metrics_socket());
+    if (!text.ok()) return text.status();
+    if (absl::StrContains(*text, sample)) return absl::OkStatus();
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("metrics never showed ", devices, " healthy devices of ", resource));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
@@ -339,26 +373,142 @@ absl::Status MeasureConcurrentAdmission(const fs::path& root, BenchDaemon& daemo
   return absl::OkStatus();
 }
 
-// ListAndWatch of N devices until PodResources shows them allocatable, beside a bare client
-// reading and decoding the same first ListAndWatch message from the same plugin.
+// CallsPerSecond runs `call` for `seconds` and returns how many it made per second.
+absl::StatusOr<double> CallsPerSecond(double seconds, const std::function<absl::Status()>& call) {
+  const auto start = Clock::now();
+  int64_t calls = 0;
+  while (MicrosSince(start) < seconds * 1e6) {
+    if (absl::Status status = call(); !status.ok()) return status;
+    ++calls;
+  }
+  return static_cast<double>(calls) / (MicrosSince(start) / 1e6);
+}
+
+// TimeCalls makes `samples` calls of `call` (which fills a Response and returns the call's
+// status), checks every answer with `check`, and keeps the bytes of the first in `serialised`
+// (for the bare server that answers with the same).
+template <typename Response>
+absl::Status TimeCalls(int samples,
+                       const std::function<grpc::Status(grpc::ClientContext&, Response&)>& call,
+                       const std::function<absl::Status(const Response&)>& check,
+                       std::vector<double>& micros, std::string& serialised) {
+  for (int i = 0; i < samples; ++i) {
+    const auto start = Clock::now();
+    grpc::ClientContext context;
+    SetDeadline(context);
+    Response response;
+    if (absl::Status status = FromGrpc("call", call(context, response)); !status.ok()) {
+      return status;
+    }
+    micros.push_back(MicrosSince(start));
+    if (absl::Status status = check(response); !status.ok()) return status;
+    if (serialised.empty()) serialised = response.SerializeAsString();
+  }
+  return absl::OkStatus();
+}
+
+// BareServer: PreSerialisedService on its own socket, with a channel to it. The floor of a
+// read-only PodResources call.
+class BareServer {
+ public:
+  static absl::StatusOr<std::unique_ptr<BareServer>> Start(const fs::path& socket,
+                                                           const std::string& bytes) {
+    std::unique_ptr<BareServer> bare(new BareServer(bytes));
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(absl::StrCat("unix://", socket.string()),
+                             grpc::InsecureServerCredentials());
+    builder.RegisterCallbackGenericService(&bare->service_);
+    bare->server_ = builder.BuildAndStart();
+    if (bare->server_ == nullptr) return absl::InternalError("the bare server did not start");
+    auto channel = podresources::Dial({socket});
+    if (!channel.ok()) return channel.status();
+    bare->channel_ = *channel;
+    return bare;
+  }
+  ~BareServer() {
+    channel_.reset();
+    if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
+  }
+  BareServer(const BareServer&) = delete;
+  BareServer& operator=(const BareServer&) = delete;
+
+  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
+
+ private:
+  explicit BareServer(const std::string& bytes) : service_(bytes) {}
+
+  PreSerialisedService service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+};
+
+// GetAllocatableResources while `devices` devices are allocatable, beside a bare server
+// answering with the same bytes.
+absl::Status MeasureAllocatable(const fs::path& root, BenchDaemon& daemon, const BenchFlags& flags,
+                                int64_t devices, std::vector<Row>& rows) {
+  using Response = ::v1::AllocatableResourcesResponse;
+  auto call_on = [](const std::shared_ptr<grpc::Channel>& channel) {
+    return [stub = std::shared_ptr(::v1::PodResourcesLister::NewStub(channel))](
+               grpc::ClientContext& context, Response& response) {
+      return stub->GetAllocatableResources(&context, {}, &response);
+    };
+  };
+  auto check = [devices](const Response& response) {
+    int64_t seen = 0;
+    for (const auto& entry : response.devices()) seen += entry.device_ids_size();
+    if (seen == devices) return absl::OkStatus();
+    return absl::InternalError(
+        absl::StrCat("GetAllocatableResources: ", seen, " devices, not ", devices));
+  };
+  const int samples = std::min(flags.samples, 20);
+  std::string serialised;
+  std::vector<double> measured;
+  if (absl::Status status =
+          TimeCalls<Response>(samples, call_on(daemon.podresources()), check, measured, serialised);
+      !status.ok()) {
+    return status;
+  }
+  auto bare = BareServer::Start(root / "floor-allocatable.sock", serialised);
+  if (!bare.ok()) return bare.status();
+  std::vector<double> floor;
+  if (absl::Status status =
+          TimeCalls<Response>(samples, call_on((*bare)->channel()), check, floor, serialised);
+      !status.ok()) {
+    return status;
+  }
+  rows.push_back(Timed(absl::StrCat("PodResources GetAllocatableResources, ", devices, " devices"),
+                       measured, floor, "bare server sending the same pre-serialised bytes", 1000,
+                       "ms"));
+  return absl::OkStatus();
+}
+
+// ListAndWatch of N devices, from a plugin's start until the daemon counts the N devices
+// healthy (its metrics, as node status would show them), beside a bare client dialing the
+// same plugin and decoding the same first ListAndWatch message. The plugin's device tree is
+// built before the clock starts: the floor's plugin has its tree already. Then
+// GetAllocatableResources over those N devices.
 absl::Status MeasureListAndWatch(const fs::path& root, BenchDaemon& daemon, const BenchFlags& flags,
                                  std::vector<Row>& rows) {
   const int rounds = std::min(flags.samples, 5);
   std::vector<double> measured;
   std::vector<double> floor;
+  std::unique_ptr<deviceplugin::Plugin> plugin;
   for (int round = 0; round < rounds; ++round) {
     const std::string type = absl::StrCat("lw", round);
+    deviceplugin::DeviceTree tree = DeviceTreeOf(type, flags.devices);
+    plugin.reset();  // the previous round's, before the clock starts
     const auto start = Clock::now();
-    auto plugin = StartPlugin(root, type, flags.devices);
-    if (!plugin.ok()) return plugin.status();
-    if (absl::Status status = WaitAllocatable(daemon, Resource(type), flags.devices);
+    auto started = StartPlugin(root, std::move(tree));
+    if (!started.ok()) return started.status();
+    plugin = *std::move(started);
+    if (absl::Status status = WaitHealthyDevices(daemon, Resource(type), flags.devices);
         !status.ok()) {
       return status;
     }
     measured.push_back(MicrosSince(start));
 
     const auto floor_start = Clock::now();
-    auto channel = podresources::Dial({(*plugin)->SocketPath(type)});
+    auto channel = podresources::Dial({plugin->SocketPath(type)});
     if (!channel.ok()) return channel.status();
     auto stub = v1beta1::DevicePlugin::NewStub(*channel);
     grpc::ClientContext context;
@@ -374,18 +524,8 @@ absl::Status MeasureListAndWatch(const fs::path& root, BenchDaemon& daemon, cons
   rows.push_back(Timed(absl::StrCat("ListAndWatch ", flags.devices, " devices to allocatable"),
                        measured, floor, "bare client dialing and decoding the same stream", 1000,
                        "ms"));
-  return absl::OkStatus();
-}
-
-// CallsPerSecond runs `call` for `seconds` and returns how many it made per second.
-absl::StatusOr<double> CallsPerSecond(double seconds, const std::function<absl::Status()>& call) {
-  const auto start = Clock::now();
-  int64_t calls = 0;
-  while (MicrosSince(start) < seconds * 1e6) {
-    if (absl::Status status = call(); !status.ok()) return status;
-    ++calls;
-  }
-  return static_cast<double>(calls) / (MicrosSince(start) / 1e6);
+  // The last round's plugin still serves: its devices are the only allocatable ones.
+  return MeasureAllocatable(root, daemon, flags, flags.devices, rows);
 }
 
 // PodResources List with P pods x 4 containers x 2 devices, beside a bare server answering
@@ -403,57 +543,48 @@ absl::Status MeasureList(const fs::path& root, BenchDaemon& daemon, const BenchF
   });
   if (!admitted.ok()) return admitted.status();
 
-  std::string serialised;
-  auto list_loop = [&](::v1::PodResourcesLister::Stub& stub,
-                       std::vector<double>& micros) -> absl::Status {
-    for (int i = 0; i < flags.samples; ++i) {
-      const auto start = Clock::now();
+  using Response = ::v1::ListPodResourcesResponse;
+  auto call_on = [](const std::shared_ptr<grpc::Channel>& channel) {
+    return [stub = std::shared_ptr(::v1::PodResourcesLister::NewStub(channel))](
+               grpc::ClientContext& context, Response& response) {
+      return stub->List(&context, {}, &response);
+    };
+  };
+  auto check = [&flags](const Response& response) {
+    if (response.pod_resources_size() == flags.pods) return absl::OkStatus();
+    return absl::InternalError(
+        absl::StrCat("List: ", response.pod_resources_size(), " pods, not ", flags.pods));
+  };
+  auto calls_per_second = [&flags](const auto& call) {
+    return CallsPerSecond(flags.quick ? 0.1 : 2.0, [&call] {
       grpc::ClientContext context;
       SetDeadline(context);
-      ::v1::ListPodResourcesResponse response;
-      if (absl::Status status = FromGrpc("List", stub.List(&context, {}, &response));
-          !status.ok()) {
-        return status;
-      }
-      micros.push_back(MicrosSince(start));
-      if (response.pod_resources_size() != flags.pods) {
-        return absl::InternalError(
-            absl::StrCat("List: ", response.pod_resources_size(), " pods, not ", flags.pods));
-      }
-      if (serialised.empty()) serialised = response.SerializeAsString();
-    }
-    return absl::OkStatus();
+      Response response;
+      return FromGrpc("List", call(context, response));
+    });
   };
-  auto one_call = [](::v1::PodResourcesLister::Stub& stub) {
-    grpc::ClientContext context;
-    SetDeadline(context);
-    ::v1::ListPodResourcesResponse response;
-    return FromGrpc("List", stub.List(&context, {}, &response));
-  };
-  const double qps_seconds = flags.quick ? 0.1 : 2.0;
 
-  auto stub = ::v1::PodResourcesLister::NewStub(daemon.podresources());
+  std::string serialised;
   std::vector<double> measured;
-  if (absl::Status status = list_loop(*stub, measured); !status.ok()) return status;
-  auto qps = CallsPerSecond(qps_seconds, [&] { return one_call(*stub); });
+  const auto daemon_call = call_on(daemon.podresources());
+  if (absl::Status status =
+          TimeCalls<Response>(flags.samples, daemon_call, check, measured, serialised);
+      !status.ok()) {
+    return status;
+  }
+  auto qps = calls_per_second(daemon_call);
   if (!qps.ok()) return qps.status();
 
-  PreSerialisedService service(serialised);
-  grpc::ServerBuilder builder;
-  const fs::path floor_socket = root / "floor-list.sock";
-  builder.AddListeningPort(absl::StrCat("unix://", floor_socket.string()),
-                           grpc::InsecureServerCredentials());
-  builder.RegisterCallbackGenericService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr) return absl::InternalError("bare List server did not start");
-  auto floor_channel = podresources::Dial({floor_socket});
-  if (!floor_channel.ok()) return floor_channel.status();
-  auto floor_stub = ::v1::PodResourcesLister::NewStub(*floor_channel);
+  auto bare = BareServer::Start(root / "floor-list.sock", serialised);
+  if (!bare.ok()) return bare.status();
   std::vector<double> floor;
-  absl::Status floor_status = list_loop(*floor_stub, floor);
-  auto floor_qps = CallsPerSecond(qps_seconds, [&] { return one_call(*floor_stub); });
-  server->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
-  if (!floor_status.ok()) return floor_status;
+  const auto floor_call = call_on((*bare)->channel());
+  if (absl::Status status =
+          TimeCalls<Response>(flags.samples, floor_call, check, floor, serialised);
+      !status.ok()) {
+    return status;
+  }
+  auto floor_qps = calls_per_second(floor_call);
   if (!floor_qps.ok()) return floor_qps.status();
 
   const std::string shape = absl::StrCat(flags.pods, " pods x 4 containers x 2 devices");

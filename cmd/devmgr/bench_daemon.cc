@@ -29,8 +29,13 @@ absl::StatusOr<std::unique_ptr<BenchDaemon>> BenchDaemon::Start(const std::files
   std::error_code error;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
   if (error) return absl::InternalError(absl::StrCat("no /proc/self/exe: ", error.message()));
-  std::vector<std::string> args = {self.string(), "serve", "--root-dir",         root.string(),
-                                   "--log-level", "error", "--podresources-qps", "0"};
+  const std::filesystem::path metrics_socket = root / "metrics.sock";
+  std::vector<std::string> args = {
+      self.string(),        "serve",
+      "--root-dir",         root.string(),
+      "--log-level",        "error",
+      "--podresources-qps", "0",
+      "--metrics-address",  absl::StrCat("unix:", metrics_socket.string())};
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -39,7 +44,7 @@ absl::StatusOr<std::unique_ptr<BenchDaemon>> BenchDaemon::Start(const std::files
   if (int rc = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ); rc != 0) {
     return absl::InternalError(absl::StrCat("cannot start devmgr serve: errno ", rc));
   }
-  std::unique_ptr<BenchDaemon> daemon(new BenchDaemon(pid));
+  std::unique_ptr<BenchDaemon> daemon(new BenchDaemon(pid, metrics_socket));
 
   // The socket file appears when the service listens; dialing earlier would only add gRPC's
   // reconnect backoff to the measured start.

@@ -2,7 +2,8 @@
 // child rather than the Daemon class in-process so that its resident memory (/proc/<pid>/status)
 // is the daemon's alone, not the benchmark's plugins and clients, and so that a restart is a
 // real process start. PodResources is unlimited (--podresources-qps 0) so that qps measures the
-// server, not the rate limiter.
+// server, not the rate limiter. Its metrics are served on a unix socket in the root, where the
+// device gauges show what a snapshot made allocatable without listing every device.
 #pragma once
 
 #include <grpcpp/channel.h>
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -30,14 +32,17 @@ class BenchDaemon {
 
   const std::shared_ptr<grpc::Channel>& admin() const { return admin_; }
   const std::shared_ptr<grpc::Channel>& podresources() const { return podresources_; }
+  const std::filesystem::path& metrics_socket() const { return metrics_socket_; }
 
   // ResidentBytes is VmRSS of the daemon process; `peak` reads VmHWM instead.
   absl::StatusOr<int64_t> ResidentBytes(bool peak = false) const;
 
  private:
-  explicit BenchDaemon(pid_t pid) : pid_(pid) {}
+  BenchDaemon(pid_t pid, std::filesystem::path metrics_socket)
+      : pid_(pid), metrics_socket_(std::move(metrics_socket)) {}
 
   pid_t pid_;
+  std::filesystem::path metrics_socket_;
   std::shared_ptr<grpc::Channel> admin_;
   std::shared_ptr<grpc::Channel> podresources_;
 };

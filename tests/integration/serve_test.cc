@@ -6,9 +6,7 @@
 // SIGHUP, and a clean shutdown that leaves no socket and no process behind.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "common/metrics_scrape.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/daemon_harness.h"
 #include "tests/testlib/wait_for.h"
@@ -357,25 +357,6 @@ TEST_F(ServeTest, SighupReopensTheLogFile) {
   EXPECT_NE(text.find("devmgr stopped"), std::string::npos) << text;
 }
 
-// Scrape: the body of GET /metrics on a unix socket, or empty.
-std::string Scrape(const std::filesystem::path& socket) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", socket.c_str());
-  std::string response;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
-    const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-    if (::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
-      char buffer[4096];
-      for (ssize_t n; (n = ::read(fd, buffer, sizeof(buffer))) > 0;) response.append(buffer, n);
-    }
-  }
-  ::close(fd);
-  const size_t body = response.find("\r\n\r\n");
-  return body == std::string::npos ? "" : response.substr(body + 4);
-}
-
 TEST_F(ServeTest, MetricsWithUpstreamNames) {
   const std::filesystem::path socket = h_.Path("metrics.sock");
   auto serve = StartServe({"--metrics-address", "unix:" + socket.string()});
@@ -388,7 +369,9 @@ TEST_F(ServeTest, MetricsWithUpstreamNames) {
   struct stat info {};
   ASSERT_EQ(::stat(socket.c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0600u);
-  const std::string text = Scrape(socket);
+  absl::StatusOr<std::string> scraped = ScrapeMetrics(socket);
+  ASSERT_TRUE(scraped.ok()) << scraped.status();
+  const std::string& text = *scraped;
   for (const char* line : {
            "kubelet_device_plugin_registration_total{resource_name=\"example.com/gpu\"} 1",
            "kubelet_device_plugin_alloc_duration_seconds_count{resource_name=\"example.com/gpu\"} "
