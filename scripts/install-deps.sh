@@ -13,8 +13,9 @@ build_packages=(
 )
 # For `make test`: clang and its runtime build the ASan+UBSan run of the tests and the libFuzzer
 # targets; Python with grpcio is the second gRPC implementation the SDK interoperability test
-# talks to.
-test_packages=(clang libclang-rt-14-dev python3-grpcio python3-protobuf)
+# talks to; valgrind's <valgrind/callgrind.h> builds bench/admission_count, the admission that
+# scripts/callgrind-admission.sh counts (its smoke run is a test).
+test_packages=(clang libclang-rt-14-dev python3-grpcio python3-protobuf valgrind)
 
 wanted=("${build_packages[@]}")
 if [ "${1:-build}" = test ]; then
