@@ -289,14 +289,9 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
   if (needed == 0) return reservation;
 
   // In use: committed to any container, or reserved by an admission in flight.
-  std::set<std::string> available;
-  {
-    auto reserved = reserved_.find(resource);
-    for (const auto& id : healthy) {
-      if (pod_devices_.Holds(resource, id)) continue;
-      if (reserved != reserved_.end() && reserved->second.contains(id)) continue;
-      available.insert(available.end(), id);
-    }
+  std::set<std::string> available = pod_devices_.NotHeld(resource, healthy);
+  if (auto reserved = reserved_.find(resource); reserved != reserved_.end()) {
+    for (const auto& id : reserved->second) available.erase(id);
   }
   if (static_cast<int64_t>(available.size()) < needed) {
     return fail(absl::ResourceExhaustedError(

@@ -81,6 +81,20 @@ bool PodDevices::HoldsAny(absl::string_view resource_name) const {
   return held_.find(resource_name) != held_.end();
 }
 
+std::set<std::string> PodDevices::NotHeld(absl::string_view resource_name,
+                                          const std::set<std::string>& ids) const {
+  auto resource = held_.find(resource_name);
+  if (resource == held_.end()) return ids;
+  std::set<std::string> out;
+  auto held = resource->second.begin();
+  for (const auto& id : ids) {
+    while (held != resource->second.end() && held->first < id) ++held;
+    if (held != resource->second.end() && held->first == id) continue;
+    out.insert(out.end(), id);
+  }
+  return out;
+}
+
 void PodDevices::Delete(const std::vector<std::string>& pod_uids) {
   for (const auto& uid : pod_uids) {
     auto pod = pods_.find(uid);

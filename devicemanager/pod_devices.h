@@ -41,6 +41,10 @@ class PodDevices {
   // an admission does not walk every pod.
   bool Holds(absl::string_view resource_name, absl::string_view device_id) const;
   bool HoldsAny(absl::string_view resource_name) const;
+  // NotHeld: the IDs of `ids` that no container holds as devices of `resource_name`, in order;
+  // one walk over `ids` and the index together.
+  std::set<std::string> NotHeld(absl::string_view resource_name,
+                                const std::set<std::string>& ids) const;
 
   // Delete forgets every allocation of the given pods.
   void Delete(const std::vector<std::string>& pod_uids);
