@@ -112,9 +112,10 @@ std::set<std::string> ManagerImpl::HeldLocked(absl::string_view pod_uid,
                                               absl::string_view container_name,
                                               absl::string_view resource) const {
   std::set<std::string> held;
-  const ContainerAllocation* allocation = pod_devices_.Find(pod_uid, container_name, resource);
-  if (allocation == nullptr) return held;
-  for (const auto& [numa, ids] : allocation->devices) held.insert(ids.begin(), ids.end());
+  const checkpoint::DevicesPerNuma* devices =
+      pod_devices_.FindDevices(pod_uid, container_name, resource);
+  if (devices == nullptr) return held;
+  for (const auto& [numa, ids] : *devices) held.insert(ids.begin(), ids.end());
   return held;
 }
 
@@ -500,7 +501,7 @@ absl::Status ManagerImpl::AdmitPod(const Pod& pod) {
     for (const auto* list : {&pod.init_containers, &pod.containers}) {
       for (const Container& container : *list) {
         for (const auto& [resource, count] : container.devices) {
-          if (pod_devices_.Find(pod.uid, container.name, resource) != nullptr) {
+          if (pod_devices_.FindDevices(pod.uid, container.name, resource) != nullptr) {
             held_before.emplace(container.name, resource);
           }
         }
@@ -587,7 +588,9 @@ absl::StatusOr<RunContainerOptions> ManagerImpl::GetDeviceRunContainerOptions(
     if (std::find(active.begin(), active.end(), pod.uid) == active.end()) continue;
     absl::MutexLock lock(&mu_);
     // Cached devices missing: most likely a race at node restart; allocate again.
-    if (pod_devices_.Find(pod.uid, container.name, resource) == nullptr) needs_reallocate = true;
+    if (pod_devices_.FindDevices(pod.uid, container.name, resource) == nullptr) {
+      needs_reallocate = true;
+    }
   }
   if (needs_reallocate) {
     DEVMGR_LOG(options_.logger, info, "Needs to re-allocate device plugin resources for pod",
@@ -601,9 +604,11 @@ absl::StatusOr<RunContainerOptions> ManagerImpl::GetDeviceRunContainerOptions(
     ResourceDevices held = pod_devices_.ContainerDevices(pod.uid, container.name);
     responses.reserve(held.size());
     for (const auto& [resource, devices] : held) {
-      const ContainerAllocation* allocation = pod_devices_.Find(pod.uid, container.name, resource);
-      if (allocation != nullptr) responses.push_back(allocation->response);
-      if (allocation != nullptr) merged.emplace_back(resource, &responses.back());
+      std::optional<v1beta1::ContainerAllocateResponse> response =
+          pod_devices_.Response(pod.uid, container.name, resource);
+      if (!response.has_value()) continue;
+      responses.push_back(*std::move(response));
+      merged.emplace_back(resource, &responses.back());
     }
   }
   return MergeRunContainerOptions(merged, options_.logger);

@@ -27,10 +27,10 @@ void PodDevices::Insert(absl::string_view pod_uid, absl::string_view container_n
                         absl::string_view resource_name, ContainerAllocation allocation) {
   Stored& stored =
       pods_[std::string(pod_uid)][std::string(container_name)][std::string(resource_name)];
-  CountHeld(resource_name, stored.allocation.devices, -1);
+  CountHeld(resource_name, stored.devices, -1);
   CountHeld(resource_name, allocation.devices, +1);
   stored.encoded_response = EncodeDeterministic(allocation.response);
-  stored.allocation = std::move(allocation);
+  stored.devices = std::move(allocation.devices);
 }
 
 void PodDevices::Remove(absl::string_view pod_uid, absl::string_view container_name,
@@ -41,7 +41,7 @@ void PodDevices::Remove(absl::string_view pod_uid, absl::string_view container_n
   if (container == pod->second.end()) return;
   auto resource = container->second.find(resource_name);
   if (resource != container->second.end()) {
-    CountHeld(resource_name, resource->second.allocation.devices, -1);
+    CountHeld(resource_name, resource->second.devices, -1);
     container->second.erase(resource);
   }
   if (container->second.empty()) pod->second.erase(container);
@@ -101,7 +101,7 @@ void PodDevices::Delete(const std::vector<std::string>& pod_uids) {
     if (pod == pods_.end()) continue;
     for (const auto& [container, resources] : pod->second) {
       for (const auto& [resource, stored] : resources) {
-        CountHeld(resource, stored.allocation.devices, -1);
+        CountHeld(resource, stored.devices, -1);
       }
     }
     pods_.erase(pod);
@@ -119,15 +119,29 @@ std::vector<std::string> PodDevices::PodUids() const {
   return uids;
 }
 
-const ContainerAllocation* PodDevices::Find(absl::string_view pod_uid,
-                                            absl::string_view container_name,
-                                            absl::string_view resource_name) const {
+const checkpoint::DevicesPerNuma* PodDevices::FindDevices(absl::string_view pod_uid,
+                                                          absl::string_view container_name,
+                                                          absl::string_view resource_name) const {
   auto pod = pods_.find(pod_uid);
   if (pod == pods_.end()) return nullptr;
   auto container = pod->second.find(container_name);
   if (container == pod->second.end()) return nullptr;
   auto resource = container->second.find(resource_name);
-  return resource == container->second.end() ? nullptr : &resource->second.allocation;
+  return resource == container->second.end() ? nullptr : &resource->second.devices;
+}
+
+std::optional<v1beta1::ContainerAllocateResponse> PodDevices::Response(
+    absl::string_view pod_uid, absl::string_view container_name,
+    absl::string_view resource_name) const {
+  auto pod = pods_.find(pod_uid);
+  if (pod == pods_.end()) return std::nullopt;
+  auto container = pod->second.find(container_name);
+  if (container == pod->second.end()) return std::nullopt;
+  auto resource = container->second.find(resource_name);
+  if (resource == container->second.end()) return std::nullopt;
+  v1beta1::ContainerAllocateResponse response;
+  if (!response.ParseFromString(resource->second.encoded_response)) return std::nullopt;
+  return response;
 }
 
 ResourceDevices PodDevices::ContainerDevices(absl::string_view pod_uid,
@@ -139,7 +153,7 @@ ResourceDevices PodDevices::ContainerDevices(absl::string_view pod_uid,
   if (container == pod->second.end()) return result;
   for (const auto& [resource, stored] : container->second) {
     DeviceMap devices;
-    for (const auto& [numa, ids] : stored.allocation.devices) {
+    for (const auto& [numa, ids] : stored.devices) {
       for (const auto& id : ids) {
         Device& device = devices[id];
         device.id = id;
@@ -169,7 +183,7 @@ std::vector<checkpoint::PodDevicesEntry> PodDevices::ToCheckpoint() const {
         entry.pod_uid = uid;
         entry.container_name = container;
         entry.resource_name = resource;
-        entry.device_ids = stored.allocation.devices;
+        entry.device_ids = stored.devices;
         entry.alloc_resp = stored.encoded_response;
         entries.push_back(std::move(entry));
       }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -53,9 +54,15 @@ class PodDevices {
   // PodUids lists the pods holding anything, sorted.
   std::vector<std::string> PodUids() const;
 
-  // Find is one container's allocation of one resource, or nullptr.
-  const ContainerAllocation* Find(absl::string_view pod_uid, absl::string_view container_name,
-                                  absl::string_view resource_name) const;
+  // FindDevices is the devices of one container's allocation of one resource, or nullptr.
+  const checkpoint::DevicesPerNuma* FindDevices(absl::string_view pod_uid,
+                                                absl::string_view container_name,
+                                                absl::string_view resource_name) const;
+  // Response is the plugin's Allocate answer of that allocation, decoded from the checkpoint
+  // encoding kept for it (only the encoding is kept, to hold less per container), or nullopt.
+  std::optional<v1beta1::ContainerAllocateResponse> Response(absl::string_view pod_uid,
+                                                             absl::string_view container_name,
+                                                             absl::string_view resource_name) const;
 
   // ContainerDevices is what one container holds: resource -> device ID -> device, with
   // the NUMA nodes rebuilt from the per-node lists (upstream's getContainerDevices). Health
@@ -80,7 +87,7 @@ class PodDevices {
 
  private:
   struct Stored {
-    ContainerAllocation allocation;
+    checkpoint::DevicesPerNuma devices;
     std::string encoded_response;  // deterministic, for the checkpoint
   };
   // pod UID -> container name -> resource name -> allocation.

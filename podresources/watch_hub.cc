@@ -134,17 +134,18 @@ void WatchHub::UpdatePodOnLoop(const Pod& pod) {
   FillPodResources(pod, providers_, *resources);
   std::string serialized = Serialize(*resources);
   auto it = pods_.find(pod.uid);
-  if (it != pods_.end() && it->second.serialized == serialized) return;
+  if (it != pods_.end() && it->second == serialized) return;
   const WatchResponse::Kind kind =
       it == pods_.end() ? WatchResponse::ADDED : WatchResponse::UPDATED;
-  pods_[pod.uid] = PodState{resources, std::move(serialized)};
+  pods_[pod.uid] = std::move(serialized);
   if (started_) Publish(kind, pod.uid, std::move(resources));
 }
 
 void WatchHub::RemovePodOnLoop(const std::string& pod_uid) {
   auto it = pods_.find(pod_uid);
   if (it == pods_.end()) return;
-  std::shared_ptr<const ::v1::PodResources> last = std::move(it->second.resources);
+  auto last = std::make_shared<::v1::PodResources>();
+  last->ParseFromString(it->second);
   pods_.erase(it);
   if (started_) Publish(WatchResponse::DELETED, pod_uid, std::move(last));
 }
@@ -180,15 +181,14 @@ WatchEventPtr WatchHub::Snapshot() const {
   auto snapshot = std::make_shared<WatchResponse>();
   snapshot->set_kind(WatchResponse::SNAPSHOT);
   snapshot->set_revision(revision_);
+  auto* pods = snapshot->mutable_pod_resources();
+  pods->Reserve(static_cast<int>(pods_.size()));
+  // Bytes this hub serialised: they parse.
+  for (const auto& [uid, serialized] : pods_) pods->Add()->ParseFromString(serialized);
   // Ordered by namespace and name, as a reader would sort them.
-  std::vector<const ::v1::PodResources*> sorted;
-  sorted.reserve(pods_.size());
-  for (const auto& [uid, state] : pods_) sorted.push_back(state.resources.get());
-  std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) {
+  std::sort(pods->pointer_begin(), pods->pointer_end(), [](const auto* a, const auto* b) {
     return std::tie(a->namespace_(), a->name()) < std::tie(b->namespace_(), b->name());
   });
-  snapshot->mutable_pod_resources()->Reserve(static_cast<int>(sorted.size()));
-  for (const ::v1::PodResources* resources : sorted) *snapshot->add_pod_resources() = *resources;
   return snapshot;
 }
 

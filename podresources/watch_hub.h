@@ -113,11 +113,6 @@ class WatchHub final : public PodResourcesNotifier {
   const WatchOptions& options() const { return options_; }
 
  private:
-  struct PodState {
-    std::shared_ptr<const ::v1::PodResources> resources;
-    std::string serialized;
-  };
-
   // All below run on the loop thread only.
   void UpdatePodOnLoop(const Pod& pod);
   void RemovePodOnLoop(const std::string& pod_uid);
@@ -132,7 +127,9 @@ class WatchHub final : public PodResourcesNotifier {
   const LoggerPtr logger_;
   // Loop-confined state.
   uint64_t revision_;
-  std::unordered_map<std::string, PodState> pods_;
+  // Pod UID -> its last published PodResources, serialized: what changes are compared with,
+  // and all that is kept per pod (a snapshot or a DELETED event decodes it again).
+  std::unordered_map<std::string, std::string> pods_;
   std::deque<WatchEventPtr> history_;
   std::unordered_set<WatchSink*> sinks_;
   bool started_ = false;

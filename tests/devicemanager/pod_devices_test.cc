@@ -44,8 +44,8 @@ TEST(PodDevicesTest, DeleteAndDeviceIds) {
   EXPECT_TRUE(pod_devices.HasPod("pod1"));
   EXPECT_FALSE(pod_devices.HasPod("pod2"));
   EXPECT_EQ(pod_devices.DeviceIds().count("res2"), 0u);
-  ASSERT_NE(pod_devices.Find("pod1", "c", "res1"), nullptr);
-  EXPECT_EQ(pod_devices.Find("pod1", "c", "res2"), nullptr);
+  ASSERT_NE(pod_devices.FindDevices("pod1", "c", "res1"), nullptr);
+  EXPECT_EQ(pod_devices.FindDevices("pod1", "c", "res2"), nullptr);
 }
 
 // The held-device index follows every change: a device two containers list stays held until
@@ -103,9 +103,11 @@ TEST(PodDevicesTest, CheckpointRoundTripKeepsResponses) {
   std::vector<std::string> skipped;
   PodDevices restored = PodDevices::FromCheckpoint(entries, &skipped);
   EXPECT_TRUE(skipped.empty());
-  const ContainerAllocation* allocation = restored.Find("pod2", "con1", "res1");
-  ASSERT_NE(allocation, nullptr);
-  EXPECT_EQ(allocation->response.envs().at("VISIBLE"), "dev2");
+  std::optional<v1beta1::ContainerAllocateResponse> response =
+      restored.Response("pod2", "con1", "res1");
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->envs().at("VISIBLE"), "dev2");
+  EXPECT_FALSE(restored.Response("pod2", "con1", "res9").has_value());
   EXPECT_EQ(restored.ToCheckpoint(), entries);  // byte-stable
 }
 
