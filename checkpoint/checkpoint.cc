@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <memory>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -295,34 +297,47 @@ CheckpointData FromGo(GoCheckpointData go) {
   return data;
 }
 
-// ToGo gives the Go values the kubelet itself would hold when writing `data`: a nil entry
-// slice when there are no entries, and non-nil maps, lists and bytes everywhere else.
-GoCheckpointData ToGo(const CheckpointData& data) {
+// ToGoEntry and ToGoRegistered give the Go values the kubelet itself would hold when writing
+// them: non-nil maps, lists and bytes everywhere.
+GoPodDevicesEntry ToGoEntry(const PodDevicesEntry& entry) {
   using internal::ToValidUtf8;
+  GoPodDevicesEntry out;
+  out.pod_uid = ToValidUtf8(entry.pod_uid);
+  out.container_name = ToValidUtf8(entry.container_name);
+  out.resource_name = ToValidUtf8(entry.resource_name);
+  out.alloc_resp = entry.alloc_resp;
+  auto& per_numa = out.device_ids.emplace();
+  for (const auto& [numa, ids] : entry.device_ids) {
+    auto& list = per_numa[numa].emplace();
+    list.reserve(ids.size());
+    for (const std::string& id : ids) list.push_back(ToValidUtf8(id));
+  }
+  return out;
+}
+
+std::map<std::string, GoStrings> ToGoRegistered(
+    const std::map<std::string, std::vector<std::string>>& registered_devices) {
+  using internal::ToValidUtf8;
+  std::map<std::string, GoStrings> registered;
+  for (const auto& [resource, ids] : registered_devices) {
+    auto& list = registered[ToValidUtf8(resource)].emplace();
+    list.reserve(ids.size());
+    for (const std::string& id : ids) list.push_back(ToValidUtf8(id));
+  }
+  return registered;
+}
+
+// ToGo: as above, and a nil entry slice when there are no entries.
+GoCheckpointData ToGo(const CheckpointData& data) {
   GoCheckpointData go;
   if (!data.pod_device_entries.empty()) {
     go.pod_device_entries.emplace();
     go.pod_device_entries->reserve(data.pod_device_entries.size());
     for (const PodDevicesEntry& entry : data.pod_device_entries) {
-      GoPodDevicesEntry& out = go.pod_device_entries->emplace_back();
-      out.pod_uid = ToValidUtf8(entry.pod_uid);
-      out.container_name = ToValidUtf8(entry.container_name);
-      out.resource_name = ToValidUtf8(entry.resource_name);
-      out.alloc_resp = entry.alloc_resp;
-      auto& per_numa = out.device_ids.emplace();
-      for (const auto& [numa, ids] : entry.device_ids) {
-        auto& list = per_numa[numa].emplace();
-        list.reserve(ids.size());
-        for (const std::string& id : ids) list.push_back(ToValidUtf8(id));
-      }
+      go.pod_device_entries->push_back(ToGoEntry(entry));
     }
   }
-  auto& registered = go.registered_devices.emplace();
-  for (const auto& [resource, ids] : data.registered_devices) {
-    auto& list = registered[ToValidUtf8(resource)].emplace();
-    list.reserve(ids.size());
-    for (const std::string& id : ids) list.push_back(ToValidUtf8(id));
-  }
+  go.registered_devices = ToGoRegistered(data.registered_devices);
   return go;
 }
 
@@ -355,45 +370,39 @@ void AppendJsonDevicesPerNuma(std::string& out, const std::map<int64_t, GoString
   out += '}';
 }
 
-std::string ToJson(const GoCheckpointData& go, uint64_t checksum) {
-  std::string out = "{\"Data\":{\"PodDeviceEntries\":";
-  if (!go.pod_device_entries.has_value()) {
-    out += "null";
+void AppendJsonEntry(std::string& out, const GoPodDevicesEntry& entry) {
+  out += "{\"PodUID\":";
+  internal::AppendGoJsonString(out, entry.pod_uid);
+  out += ",\"ContainerName\":";
+  internal::AppendGoJsonString(out, entry.container_name);
+  out += ",\"ResourceName\":";
+  internal::AppendGoJsonString(out, entry.resource_name);
+  out += ",\"DeviceIDs\":";
+  if (entry.device_ids.has_value()) {
+    AppendJsonDevicesPerNuma(out, *entry.device_ids);
   } else {
-    out += '[';
-    bool first = true;
-    for (const GoPodDevicesEntry& entry : *go.pod_device_entries) {
-      if (!first) out += ',';
-      first = false;
-      out += "{\"PodUID\":";
-      internal::AppendGoJsonString(out, entry.pod_uid);
-      out += ",\"ContainerName\":";
-      internal::AppendGoJsonString(out, entry.container_name);
-      out += ",\"ResourceName\":";
-      internal::AppendGoJsonString(out, entry.resource_name);
-      out += ",\"DeviceIDs\":";
-      if (entry.device_ids.has_value()) {
-        AppendJsonDevicesPerNuma(out, *entry.device_ids);
-      } else {
-        out += "null";
-      }
-      out += ",\"AllocResp\":";
-      if (entry.alloc_resp.has_value()) {
-        absl::StrAppend(&out, "\"", absl::Base64Escape(*entry.alloc_resp), "\"");
-      } else {
-        out += "null";
-      }
-      out += '}';
-    }
-    out += ']';
+    out += "null";
   }
+  out += ",\"AllocResp\":";
+  if (entry.alloc_resp.has_value()) {
+    absl::StrAppend(&out, "\"", absl::Base64Escape(*entry.alloc_resp), "\"");
+  } else {
+    out += "null";
+  }
+  out += '}';
+}
+
+// AppendJsonEnd writes what follows the entries: the registered devices and the checksum.
+void AppendJsonEnd(std::string& out,
+                   const std::optional<std::map<std::string, GoStrings>>& registered_devices,
+                   uint64_t checksum) {
   out += ",\"RegisteredDevices\":";
-  if (!go.registered_devices.has_value()) {
+  if (!registered_devices.has_value()) {
     out += "null";
   } else {
     out += '{';
     bool first = true;
-    for (const auto& [resource, ids] : *go.registered_devices) {
+    for (const auto& [resource, ids] : *registered_devices) {
       if (!first) out += ',';
       first = false;
       internal::AppendGoJsonString(out, resource);
@@ -403,6 +412,25 @@ std::string ToJson(const GoCheckpointData& go, uint64_t checksum) {
     out += '}';
   }
   absl::StrAppend(&out, "},\"Checksum\":", checksum, "}");
+}
+
+constexpr std::string_view kJsonStart = "{\"Data\":{\"PodDeviceEntries\":";
+
+std::string ToJson(const GoCheckpointData& go, uint64_t checksum) {
+  std::string out(kJsonStart);
+  if (!go.pod_device_entries.has_value()) {
+    out += "null";
+  } else {
+    out += '[';
+    bool first = true;
+    for (const GoPodDevicesEntry& entry : *go.pod_device_entries) {
+      if (!first) out += ',';
+      first = false;
+      AppendJsonEntry(out, entry);
+    }
+    out += ']';
+  }
+  AppendJsonEnd(out, go.registered_devices, checksum);
   return out;
 }
 
@@ -422,6 +450,43 @@ absl::string_view FormatName(Format format) { return format == Format::kV1 ? "v1
 std::string Encode(const CheckpointData& data) {
   const GoCheckpointData go = ToGo(data);
   return ToJson(go, internal::Checksum(go));
+}
+
+EncodedEntry EncodeEntry(const PodDevicesEntry& entry) {
+  const GoPodDevicesEntry go = ToGoEntry(entry);
+  EncodedEntry encoded;
+  AppendJsonEntry(encoded.json, go);
+  encoded.checksum_text = internal::SpewEntry(go);
+  return encoded;
+}
+
+std::string EncodeRendered(
+    const std::vector<std::shared_ptr<const EncodedEntry>>& entries,
+    const std::map<std::string, std::vector<std::string>>& registered_devices) {
+  const std::optional<std::map<std::string, GoStrings>> registered =
+      ToGoRegistered(registered_devices);
+  std::vector<absl::string_view> texts;
+  texts.reserve(entries.size());
+  size_t json_size = kJsonStart.size() + 64;
+  for (const auto& entry : entries) {
+    texts.push_back(entry->checksum_text);
+    json_size += entry->json.size() + 1;
+  }
+  std::string out;
+  out.reserve(json_size);
+  out += kJsonStart;
+  if (entries.empty()) {
+    out += "null";
+  } else {
+    out += '[';
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (i > 0) out += ',';
+      out += entries[i]->json;
+    }
+    out += ']';
+  }
+  AppendJsonEnd(out, registered, internal::ChecksumOfPieces(texts, registered));
+  return out;
 }
 
 absl::StatusOr<ParsedCheckpoint> Parse(absl::string_view bytes) {

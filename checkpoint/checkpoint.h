@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,23 @@ struct ParsedCheckpoint {
 // UTF-8 are written with U+FFFD in place of bad bytes (as Go does), and the checksum is
 // computed over what is written, so the file always verifies.
 std::string Encode(const CheckpointData& data);
+
+// One entry rendered once for both texts a write needs, its JSON element and its part of the
+// checksum text, so that a writer that keeps them (the device manager keeps one per
+// allocation) encodes a one-pod change without rendering every other entry again.
+struct EncodedEntry {
+  std::string json;
+  std::string checksum_text;
+};
+
+// EncodeEntry renders `entry` as Encode would.
+EncodedEntry EncodeEntry(const PodDevicesEntry& entry);
+
+// EncodeRendered returns the same bytes as Encode of the data whose entries were rendered as
+// `entries` (in this order) and whose registered devices are `registered_devices`.
+std::string EncodeRendered(
+    const std::vector<std::shared_ptr<const EncodedEntry>>& entries,
+    const std::map<std::string, std::vector<std::string>>& registered_devices);
 
 // Parse reads checkpoint bytes in either format without judging the checksum. Errors:
 // InvalidArgument for anything that is not a checkpoint, with the JSON path or byte offset

@@ -54,13 +54,11 @@ class SpewWriter {
   explicit SpewWriter(Sink& sink) : sink_(sink) {}
 
   void Data(const GoCheckpointData& data) {
-    // The V1 reader renamed its types back to the 1.19 names before hashing, so both layouts
-    // share the struct type names and differ only in DeviceIDs.
-    sink_.Append("(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)");
     if (!data.pod_device_entries.has_value()) {
+      Start();
       sink_.Append("<nil>");
     } else {
-      sink_.Append("[");
+      StartEntries();
       bool first = true;
       for (const GoPodDevicesEntry& entry : *data.pod_device_entries) {
         if (!first) sink_.Append(" ");
@@ -69,41 +67,26 @@ class SpewWriter {
       }
       sink_.Append("]");
     }
-    sink_.Append(" RegisteredDevices:(map[string][]string)");
-    Map(data.registered_devices, [this](const std::string& key) { sink_.Append(key); });
-    sink_.Append("}");
+    Finish(data.registered_devices);
   }
 
- private:
-  void Strings(const GoStrings& list) {
-    if (!list.has_value()) {
+  // Data with every entry already rendered by Entry (current layout); no entries is the nil
+  // list, as Encode writes it.
+  void DataOfPieces(const std::vector<absl::string_view>& entries,
+                    const std::optional<std::map<std::string, GoStrings>>& registered_devices) {
+    if (entries.empty()) {
+      Start();
       sink_.Append("<nil>");
+      Finish(registered_devices);
       return;
     }
-    sink_.Append("[");
-    for (size_t i = 0; i < list->size(); ++i) {
+    StartEntries();
+    for (size_t i = 0; i < entries.size(); ++i) {
       if (i > 0) sink_.Append(" ");
-      sink_.Append((*list)[i]);
+      sink_.Append(entries[i]);
     }
     sink_.Append("]");
-  }
-
-  template <typename Key, typename AppendKey>
-  void Map(const std::optional<std::map<Key, GoStrings>>& map, AppendKey append_key) {
-    if (!map.has_value()) {
-      sink_.Append("<nil>");
-      return;
-    }
-    sink_.Append("map[");
-    bool first = true;
-    for (const auto& [key, ids] : *map) {
-      if (!first) sink_.Append(" ");
-      first = false;
-      append_key(key);
-      sink_.Append(":");
-      Strings(ids);
-    }
-    sink_.Append("]");
+    Finish(registered_devices);
   }
 
   void Entry(const GoPodDevicesEntry& entry, GoLayout layout) {
@@ -140,6 +123,53 @@ class SpewWriter {
     sink_.Append("}");
   }
 
+ private:
+  void Start() {
+    // The V1 reader renamed its types back to the 1.19 names before hashing, so both layouts
+    // share the struct type names and differ only in DeviceIDs.
+    sink_.Append("(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)");
+  }
+  void StartEntries() {
+    Start();
+    sink_.Append("[");
+  }
+  void Finish(const std::optional<std::map<std::string, GoStrings>>& registered_devices) {
+    sink_.Append(" RegisteredDevices:(map[string][]string)");
+    Map(registered_devices, [this](const std::string& key) { sink_.Append(key); });
+    sink_.Append("}");
+  }
+
+  void Strings(const GoStrings& list) {
+    if (!list.has_value()) {
+      sink_.Append("<nil>");
+      return;
+    }
+    sink_.Append("[");
+    for (size_t i = 0; i < list->size(); ++i) {
+      if (i > 0) sink_.Append(" ");
+      sink_.Append((*list)[i]);
+    }
+    sink_.Append("]");
+  }
+
+  template <typename Key, typename AppendKey>
+  void Map(const std::optional<std::map<Key, GoStrings>>& map, AppendKey append_key) {
+    if (!map.has_value()) {
+      sink_.Append("<nil>");
+      return;
+    }
+    sink_.Append("map[");
+    bool first = true;
+    for (const auto& [key, ids] : *map) {
+      if (!first) sink_.Append(" ");
+      first = false;
+      append_key(key);
+      sink_.Append(":");
+      Strings(ids);
+    }
+    sink_.Append("]");
+  }
+
   Sink& sink_;
 };
 
@@ -160,6 +190,20 @@ uint32_t Fnv1a32(absl::string_view bytes) {
 uint64_t Checksum(const GoCheckpointData& data) {
   FnvSink sink;
   SpewWriter<FnvSink>(sink).Data(data);
+  return sink.hash();
+}
+
+std::string SpewEntry(const GoPodDevicesEntry& entry) {
+  StringSink sink;
+  SpewWriter<StringSink>(sink).Entry(entry, GoLayout::kCurrent);
+  return sink.Take();
+}
+
+uint64_t ChecksumOfPieces(
+    const std::vector<absl::string_view>& entries,
+    const std::optional<std::map<std::string, GoStrings>>& registered_devices) {
+  FnvSink sink;
+  SpewWriter<FnvSink>(sink).DataOfPieces(entries, registered_devices);
   return sink.hash();
 }
 

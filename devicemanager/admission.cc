@@ -478,12 +478,12 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
 
 absl::Status ManagerImpl::PersistCheckpoint(uint64_t generation) {
   absl::MutexLock write_lock(&write_mu_);
-  checkpoint::CheckpointData data;
+  CheckpointSnapshot data;
   uint64_t snapshot = 0;
   {
     absl::MutexLock lock(&mu_);
     if (durable_generation_ >= generation) return absl::OkStatus();  // a later write covered it
-    data = CheckpointDataLocked();
+    data = CheckpointSnapshotLocked();
     snapshot = commit_generation_;
   }
   absl::Status status = StoreCheckpoint(data);

@@ -107,10 +107,10 @@ void ManagerImpl::Stop() {
   // are stopped no snapshot is accepted, so it is the last state, with the healthy devices as
   // the plugins last reported them (upstream never writes at Stop, so its file has them too).
   std::vector<EndpointSharedPtr> live;
-  checkpoint::CheckpointData final_data;
+  CheckpointSnapshot final_data;
   {
     absl::MutexLock lock(&mu_);
-    final_data = CheckpointDataLocked();
+    final_data = CheckpointSnapshotLocked();
     for (auto& [resource, endpoint] : endpoints_) {
       if (endpoint->IsStopped()) continue;
       MarkResourceUnhealthyLocked(resource);
@@ -177,10 +177,10 @@ void ManagerImpl::RestoreFromCheckpoint() {
   }
 }
 
-checkpoint::CheckpointData ManagerImpl::CheckpointDataLocked() const {
-  checkpoint::CheckpointData data;
+ManagerImpl::CheckpointSnapshot ManagerImpl::CheckpointSnapshotLocked() const {
+  CheckpointSnapshot data;
   // Restored allocations are written back as they are: never drop what a kubelet allocated.
-  data.pod_device_entries = pod_devices_.ToCheckpoint();
+  data.entries = pod_devices_.RenderedEntries();
   for (const auto& [resource, ids] : healthy_devices_) {
     data.registered_devices[resource].assign(ids.begin(), ids.end());
   }
@@ -190,24 +190,24 @@ checkpoint::CheckpointData ManagerImpl::CheckpointDataLocked() const {
 void ManagerImpl::WriteCheckpoint() {
   // The snapshot is taken under write_mu_, so it is never older than one already written.
   absl::MutexLock write_lock(&write_mu_);
-  checkpoint::CheckpointData data;
+  CheckpointSnapshot data;
   {
     absl::MutexLock lock(&mu_);
     checkpoint_write_pending_ = false;
-    data = CheckpointDataLocked();
+    data = CheckpointSnapshotLocked();
   }
   WriteCheckpointData(data);
 }
 
-void ManagerImpl::WriteCheckpointData(const checkpoint::CheckpointData& data) {
+void ManagerImpl::WriteCheckpointData(const CheckpointSnapshot& data) {
   absl::Status status = StoreCheckpoint(data);
   if (!status.ok()) {
     DEVMGR_LOG(options_.logger, err, "Writing checkpoint encountered", "err", status);
   }
 }
 
-absl::Status ManagerImpl::StoreCheckpoint(const checkpoint::CheckpointData& data) {
-  const std::string bytes = checkpoint::Encode(data);
+absl::Status ManagerImpl::StoreCheckpoint(const CheckpointSnapshot& data) {
+  const std::string bytes = checkpoint::EncodeRendered(data.entries, data.registered_devices);
   // A monotonic clock: options_.clock may be a test's, and wall time can jump.
   const auto start = std::chrono::steady_clock::now();
   absl::Status status = store_.Write(options_.checkpoint_name, bytes);

@@ -151,12 +151,18 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   void RestoreFromCheckpoint() ABSL_LOCKS_EXCLUDED(mu_);
   // WriteCheckpoint snapshots the state under mu_ and writes it outside.
   void WriteCheckpoint() ABSL_LOCKS_EXCLUDED(mu_);
-  void WriteCheckpointData(const checkpoint::CheckpointData& data)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
+  // What a checkpoint write takes from the state under mu_: the entries as rendered when they
+  // were committed (shared, not copied) and the healthy devices.
+  struct CheckpointSnapshot {
+    std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> entries;
+    std::map<std::string, std::vector<std::string>> registered_devices;
+  };
+  void WriteCheckpointData(const CheckpointSnapshot& data) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // StoreCheckpoint encodes `data` and writes it durably, timing the write for the metrics.
-  absl::Status StoreCheckpoint(const checkpoint::CheckpointData& data)
+  absl::Status StoreCheckpoint(const CheckpointSnapshot& data)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
-  checkpoint::CheckpointData CheckpointDataLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  CheckpointSnapshot CheckpointSnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RunListeners() ABSL_LOCKS_EXCLUDED(mu_, listeners_mu_);
 
   // upstream's markResourceUnhealthy: every healthy device of `resource_name` becomes

@@ -31,6 +31,9 @@ void PodDevices::Insert(absl::string_view pod_uid, absl::string_view container_n
   CountHeld(resource_name, allocation.devices, +1);
   stored.encoded_response = EncodeDeterministic(allocation.response);
   stored.devices = std::move(allocation.devices);
+  stored.rendered = std::make_shared<const checkpoint::EncodedEntry>(checkpoint::EncodeEntry(
+      {std::string(pod_uid), std::string(container_name), std::string(resource_name),
+       stored.devices, stored.encoded_response}));
 }
 
 void PodDevices::Remove(absl::string_view pod_uid, absl::string_view container_name,
@@ -187,6 +190,16 @@ std::vector<checkpoint::PodDevicesEntry> PodDevices::ToCheckpoint() const {
         entry.alloc_resp = stored.encoded_response;
         entries.push_back(std::move(entry));
       }
+    }
+  }
+  return entries;
+}
+
+std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> PodDevices::RenderedEntries() const {
+  std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> entries;
+  for (const auto& [uid, containers] : pods_) {
+    for (const auto& [container, resources] : containers) {
+      for (const auto& [resource, stored] : resources) entries.push_back(stored.rendered);
     }
   }
   return entries;

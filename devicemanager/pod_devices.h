@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -76,6 +77,9 @@ class PodDevices {
   // ToCheckpoint gives one entry per (pod, container, resource), in key order, with the
   // response encoded deterministically (once, when it was inserted).
   std::vector<checkpoint::PodDevicesEntry> ToCheckpoint() const;
+  // RenderedEntries: the same entries, in the same order, as rendered at insertion for
+  // checkpoint::EncodeRendered; copying them is a pointer each.
+  std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> RenderedEntries() const;
 
   // FromCheckpoint rebuilds the allocations of `entries`. An entry whose response does not
   // parse is left out (upstream logs and skips it) and its "pod/container/resource" key is
@@ -89,6 +93,8 @@ class PodDevices {
   struct Stored {
     checkpoint::DevicesPerNuma devices;
     std::string encoded_response;  // deterministic, for the checkpoint
+    // The checkpoint entry, rendered once: shared with the writes in progress.
+    std::shared_ptr<const checkpoint::EncodedEntry> rendered;
   };
   // pod UID -> container name -> resource name -> allocation.
   using ResourceMap = std::map<std::string, Stored, std::less<>>;

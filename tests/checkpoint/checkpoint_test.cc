@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <random>
 
 #include "checkpoint/checksum.h"
@@ -47,6 +48,27 @@ uint64_t ChecksumOfText(const std::string& text) { return internal::Fnv1a32(text
 
 TEST(CheckpointTest, EncodeWritesTheKubeletsBytes) {
   EXPECT_EQ(Encode(ExampleData()), kKubeletExample);
+}
+
+std::vector<std::shared_ptr<const EncodedEntry>> Rendered(
+    const std::vector<PodDevicesEntry>& entries) {
+  std::vector<std::shared_ptr<const EncodedEntry>> rendered;
+  for (const PodDevicesEntry& entry : entries) {
+    rendered.push_back(std::make_shared<const EncodedEntry>(EncodeEntry(entry)));
+  }
+  return rendered;
+}
+
+TEST(CheckpointTest, EncodeRenderedWritesTheSameBytes) {
+  const CheckpointData example = ExampleData();
+  EXPECT_EQ(EncodeRendered(Rendered(example.pod_device_entries), example.registered_devices),
+            kKubeletExample);
+  EXPECT_EQ(EncodeRendered({}, {}), Encode(CheckpointData{}));
+  CheckpointData odd;
+  odd.pod_device_entries.push_back({"bad\xFFpod", "c\"1", "r<&>", {{10, {"x"}}, {2, {}}}, ""});
+  odd.pod_device_entries.push_back({"p2", "c", "r", {}, std::string("\0\xFF", 2)});
+  odd.registered_devices["r"] = {"bad\xFEid"};
+  EXPECT_EQ(EncodeRendered(Rendered(odd.pod_device_entries), odd.registered_devices), Encode(odd));
 }
 
 TEST(CheckpointTest, EncodeNothingAllocated) {
@@ -308,6 +330,8 @@ TEST(CheckpointTest, RandomizedRoundTrips) {
       for (int d = static_cast<int>(rng() % 5); d > 0; --d) ids.push_back(pick(odd));
     }
     const std::string bytes = Encode(data);
+    ASSERT_EQ(EncodeRendered(Rendered(data.pod_device_entries), data.registered_devices), bytes)
+        << "round " << round;
     absl::StatusOr<CheckpointData> decoded = Decode(bytes);
     ASSERT_TRUE(decoded.ok()) << decoded.status();
     ASSERT_EQ(*decoded, data) << "round " << round;
