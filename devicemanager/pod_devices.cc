@@ -122,28 +122,31 @@ std::vector<std::string> PodDevices::PodUids() const {
   return uids;
 }
 
-const checkpoint::DevicesPerNuma* PodDevices::FindDevices(absl::string_view pod_uid,
-                                                          absl::string_view container_name,
-                                                          absl::string_view resource_name) const {
+const PodDevices::Stored* PodDevices::FindStored(absl::string_view pod_uid,
+                                                 absl::string_view container_name,
+                                                 absl::string_view resource_name) const {
   auto pod = pods_.find(pod_uid);
   if (pod == pods_.end()) return nullptr;
   auto container = pod->second.find(container_name);
   if (container == pod->second.end()) return nullptr;
   auto resource = container->second.find(resource_name);
-  return resource == container->second.end() ? nullptr : &resource->second.devices;
+  return resource == container->second.end() ? nullptr : &resource->second;
+}
+
+const checkpoint::DevicesPerNuma* PodDevices::FindDevices(absl::string_view pod_uid,
+                                                          absl::string_view container_name,
+                                                          absl::string_view resource_name) const {
+  const Stored* stored = FindStored(pod_uid, container_name, resource_name);
+  return stored == nullptr ? nullptr : &stored->devices;
 }
 
 std::optional<v1beta1::ContainerAllocateResponse> PodDevices::Response(
     absl::string_view pod_uid, absl::string_view container_name,
     absl::string_view resource_name) const {
-  auto pod = pods_.find(pod_uid);
-  if (pod == pods_.end()) return std::nullopt;
-  auto container = pod->second.find(container_name);
-  if (container == pod->second.end()) return std::nullopt;
-  auto resource = container->second.find(resource_name);
-  if (resource == container->second.end()) return std::nullopt;
+  const Stored* stored = FindStored(pod_uid, container_name, resource_name);
+  if (stored == nullptr) return std::nullopt;
   v1beta1::ContainerAllocateResponse response;
-  if (!response.ParseFromString(resource->second.encoded_response)) return std::nullopt;
+  if (!response.ParseFromString(stored->encoded_response)) return std::nullopt;
   return response;
 }
 

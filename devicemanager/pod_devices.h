@@ -100,6 +100,9 @@ class PodDevices {
   using ResourceMap = std::map<std::string, Stored, std::less<>>;
   using ContainerMap = std::map<std::string, ResourceMap, std::less<>>;
 
+  // FindStored is one container's allocation of one resource, or nullptr.
+  const Stored* FindStored(absl::string_view pod_uid, absl::string_view container_name,
+                           absl::string_view resource_name) const;
   // CountHeld adds `delta` to the count of every device of `devices` in held_.
   void CountHeld(absl::string_view resource_name, const checkpoint::DevicesPerNuma& devices,
                  int delta);
