@@ -12,6 +12,7 @@
 // that call Register); Stop joins them all.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -121,6 +122,11 @@ class Manager {
   // GetDevices is what one container holds (empty if nothing), with current health.
   virtual ResourceDevices GetDevices(absl::string_view pod_uid,
                                      absl::string_view container_name) const = 0;
+
+  // AllocationsRevision changes whenever the devices GetDevices reports for some container may
+  // have changed (an allocation made, freed or restored; not a change of health), so that a
+  // reader may keep what it built from them until it changes.
+  virtual uint64_t AllocationsRevision() const = 0;
 
   // GetResourceSummaries is every resource that has an endpoint, in name order, with the
   // endpoint's state and the resource's healthy and unhealthy device counts. Never blocks.

@@ -437,6 +437,11 @@ ResourceDevices ManagerImpl::GetDevices(absl::string_view pod_uid,
   return result;
 }
 
+uint64_t ManagerImpl::AllocationsRevision() const {
+  absl::MutexLock lock(&mu_);
+  return pod_devices_.revision();
+}
+
 std::vector<ResourceSummary> ManagerImpl::GetResourceSummaries() const {
   std::vector<ResourceSummary> result;
   absl::MutexLock lock(&mu_);

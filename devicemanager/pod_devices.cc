@@ -3,6 +3,8 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include <atomic>
+
 #include "absl/strings/str_cat.h"
 
 namespace devmgr::devicemanager {
@@ -23,6 +25,11 @@ std::string EncodeDeterministic(const v1beta1::ContainerAllocateResponse& respon
 
 }  // namespace
 
+void PodDevices::MarkChanged() {
+  static std::atomic<uint64_t> last_revision{0};
+  revision_ = last_revision.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 void PodDevices::Insert(absl::string_view pod_uid, absl::string_view container_name,
                         absl::string_view resource_name, ContainerAllocation allocation) {
   Stored& stored =
@@ -34,6 +41,7 @@ void PodDevices::Insert(absl::string_view pod_uid, absl::string_view container_n
   stored.rendered = std::make_shared<const checkpoint::EncodedEntry>(checkpoint::EncodeEntry(
       {std::string(pod_uid), std::string(container_name), std::string(resource_name),
        stored.devices, stored.encoded_response}));
+  MarkChanged();
 }
 
 void PodDevices::Remove(absl::string_view pod_uid, absl::string_view container_name,
@@ -46,6 +54,7 @@ void PodDevices::Remove(absl::string_view pod_uid, absl::string_view container_n
   if (resource != container->second.end()) {
     CountHeld(resource_name, resource->second.devices, -1);
     container->second.erase(resource);
+    MarkChanged();
   }
   if (container->second.empty()) pod->second.erase(container);
   if (pod->second.empty()) pods_.erase(pod);
@@ -108,6 +117,7 @@ void PodDevices::Delete(const std::vector<std::string>& pod_uids) {
       }
     }
     pods_.erase(pod);
+    MarkChanged();
   }
 }
 

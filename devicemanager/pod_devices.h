@@ -6,6 +6,7 @@
 // A plain value class with no lock of its own: the manager keeps it under its mutex.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -89,6 +90,11 @@ class PodDevices {
 
   bool empty() const { return pods_.empty(); }
 
+  // revision changes with every Insert, Remove and Delete that changes something. Revisions
+  // come from one counter for the whole process, so two different PodDevices values (one
+  // restored from a checkpoint and moved over another, say) never share a revision.
+  uint64_t revision() const { return revision_; }
+
  private:
   struct Stored {
     checkpoint::DevicesPerNuma devices;
@@ -107,10 +113,14 @@ class PodDevices {
   void CountHeld(absl::string_view resource_name, const checkpoint::DevicesPerNuma& devices,
                  int delta);
 
+  // MarkChanged takes the next revision.
+  void MarkChanged();
+
   std::map<std::string, ContainerMap, std::less<>> pods_;
   // resource name -> device ID -> how many times allocations list it (a pod's app container
   // may hold what its init container held, and a device on two NUMA nodes is listed twice).
   std::map<std::string, std::map<std::string, int, std::less<>>, std::less<>> held_;
+  uint64_t revision_ = 0;
 };
 
 }  // namespace devmgr::devicemanager

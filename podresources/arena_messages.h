@@ -12,24 +12,24 @@
 
 namespace devmgr::podresources {
 
+// AnswerArenaOptions: blocks grow from 4 KiB up to 1 MiB, so that a 10 MB answer takes tens of
+// blocks rather than the thousands the default 8 KiB ceiling would give.
+inline google::protobuf::ArenaOptions AnswerArenaOptions() {
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = std::size_t{4} << 10;
+  options.max_block_size = std::size_t{1} << 20;
+  return options;
+}
+
 template <typename Request, typename Response>
 class ArenaMessages final : public grpc::MessageAllocator<Request, Response> {
  public:
   grpc::MessageHolder<Request, Response>* AllocateMessages() override { return new Holder(); }
 
  private:
-  // Blocks grow from 4 KiB up to 1 MiB, so that a 10 MB answer takes tens of blocks rather
-  // than the thousands the default 8 KiB ceiling would give.
-  static google::protobuf::ArenaOptions Options() {
-    google::protobuf::ArenaOptions options;
-    options.start_block_size = std::size_t{4} << 10;
-    options.max_block_size = std::size_t{1} << 20;
-    return options;
-  }
-
   class Holder final : public grpc::MessageHolder<Request, Response> {
    public:
-    Holder() : arena_(Options()) {
+    Holder() : arena_(AnswerArenaOptions()) {
       this->set_request(google::protobuf::Arena::CreateMessage<Request>(&arena_));
       this->set_response(google::protobuf::Arena::CreateMessage<Response>(&arena_));
     }

@@ -62,6 +62,9 @@ class PodsProvider {
   // GetPodByName: the pod `name` in `namespace_name`, if the host knows it (v1 Get).
   virtual std::optional<Pod> GetPodByName(const std::string& namespace_name,
                                           const std::string& name) = 0;
+  // ActivePodsRevision: a number that changes whenever GetActivePods's answer may change, or
+  // nullopt (the default) when the provider cannot tell, and then no List answer is reused.
+  virtual std::optional<uint64_t> ActivePodsRevision() { return std::nullopt; }
 };
 
 class DevicesProvider {
@@ -73,6 +76,9 @@ class DevicesProvider {
   // GetDevices: the devices allocated to one container.
   virtual ResourceDeviceInstances GetDevices(const std::string& pod_uid,
                                              const std::string& container_name) = 0;
+  // AllocationsRevision: a number that changes whenever GetDevices's answer for some container
+  // may change, or nullopt (the default) when the provider cannot tell (see ActivePodsRevision).
+  virtual std::optional<uint64_t> AllocationsRevision() { return std::nullopt; }
   // GetAllocatableDevices: every healthy device of every registered resource.
   virtual ResourceDeviceInstances GetAllocatableDevices() = 0;
 };

@@ -1,5 +1,11 @@
 #include "podresources/server_v1.h"
 
+#include <grpcpp/support/proto_buffer_reader.h>
+#include <grpcpp/support/proto_buffer_writer.h>
+
+#include <optional>
+#include <vector>
+
 #include "absl/strings/str_format.h"
 #include "podresources/pod_resources.h"
 
@@ -20,23 +26,46 @@ bool Admitted(grpc::CallbackServerContext* context, ClientGate& gate, Counters& 
 V1Service::V1Service(const Providers& providers, ClientGate& gate, Counters& counters,
                      bool get_enabled)
     : providers_(providers), gate_(gate), counters_(counters), get_enabled_(get_enabled) {
-  SetMessageAllocatorFor_List(&list_messages_);
   SetMessageAllocatorFor_GetAllocatableResources(&allocatable_messages_);
   SetMessageAllocatorFor_Get(&get_messages_);
 }
 
 grpc::ServerUnaryReactor* V1Service::List(grpc::CallbackServerContext* context,
-                                          const ::v1::ListPodResourcesRequest* /*request*/,
-                                          ::v1::ListPodResourcesResponse* response) {
+                                          const grpc::ByteBuffer* request,
+                                          grpc::ByteBuffer* response) {
   if (!Admitted(context, gate_, counters_)) return Finish(context, RateLimitedStatus());
   counters_.v1.requests_total.fetch_add(1, std::memory_order_relaxed);
   counters_.v1.requests_list.fetch_add(1, std::memory_order_relaxed);
-  // Upstream reads the active pods first and then frees the devices of pods that ended, so a
-  // pod that ended in between is listed without the devices it no longer holds.
-  const std::vector<Pod> pods = providers_.pods->GetActivePods();
+  // The request has no fields, but it must still parse, with the status a typed method gives.
+  grpc::ByteBuffer request_bytes(*request);  // shares the slices
+  ::v1::ListPodResourcesRequest parsed;
+  if (grpc::Status read = grpc::SerializationTraits<::v1::ListPodResourcesRequest>::Deserialize(
+          &request_bytes, &parsed);
+      !read.ok()) {
+    return Finish(context, read);
+  }
+  // Upstream reads the active pods and then frees the devices of pods that ended, so a pod that
+  // ended in between is listed without the devices it no longer holds. Here the devices are
+  // freed first, so that the revisions read next cover what the answer is built from: a pod
+  // that ends after the collection is listed with its devices, one that ends before is not.
   providers_.devices->UpdateAllocatedDevices();
-  response->mutable_pod_resources()->Reserve(static_cast<int>(pods.size()));
-  for (const Pod& pod : pods) FillPodResources(pod, providers_, *response->add_pod_resources());
+  const std::optional<ListCache::Key> key = ListCache::KeyOf(providers_);
+  if (key.has_value()) {
+    if (std::optional<grpc::ByteBuffer> kept = list_cache_.Find(*key)) {
+      *response = *std::move(kept);
+      return Finish(context, grpc::Status::OK);
+    }
+  }
+  const std::vector<Pod> pods = providers_.pods->GetActivePods();
+  google::protobuf::Arena arena(AnswerArenaOptions());
+  auto* answer = google::protobuf::Arena::CreateMessage<::v1::ListPodResourcesResponse>(&arena);
+  answer->mutable_pod_resources()->Reserve(static_cast<int>(pods.size()));
+  for (const Pod& pod : pods) FillPodResources(pod, providers_, *answer->add_pod_resources());
+  bool own_buffer = false;
+  grpc::Status serialized = grpc::SerializationTraits<::v1::ListPodResourcesResponse>::Serialize(
+      *answer, response, &own_buffer);
+  if (!serialized.ok()) return Finish(context, serialized);
+  if (key.has_value()) list_cache_.Keep(*key, *response);
   return Finish(context, grpc::Status::OK);
 }
 

@@ -5,6 +5,7 @@
 
 #include "podresources/arena_messages.h"
 #include "podresources/client_gate.h"
+#include "podresources/list_cache.h"
 #include "podresources/metrics.h"
 #include "podresources/providers.h"
 #include "podresources/v1/api.grpc.pb.h"
@@ -15,16 +16,20 @@ namespace devmgr::podresources {
 inline constexpr char kGetDisabledMessage[] = "PodResources API Get method disabled";
 
 // V1Service: callback-API handlers that do their work inline (provider calls only) and finish
-// at once, each call's messages on its own arena. Thread-safe. `providers`, `gate` and `counters`
-// are not owned and must outlive it.
-class V1Service final : public ::v1::PodResourcesLister::CallbackService {
+// at once, each call's messages on its own arena. List answers with bytes, so that it can send
+// a kept answer again (ListCache). Thread-safe. `providers`, `gate` and `counters` are not owned
+// and must outlive it.
+class V1Service final : public ::v1::PodResourcesLister::WithCallbackMethod_GetAllocatableResources<
+                            ::v1::PodResourcesLister::WithCallbackMethod_Get<
+                                ::v1::PodResourcesLister::WithRawCallbackMethod_List<
+                                    ::v1::PodResourcesLister::Service>>> {
  public:
   // `get_enabled` plays upstream's KubeletPodResourcesGet feature gate.
   V1Service(const Providers& providers, ClientGate& gate, Counters& counters, bool get_enabled);
 
   grpc::ServerUnaryReactor* List(grpc::CallbackServerContext* context,
-                                 const ::v1::ListPodResourcesRequest* request,
-                                 ::v1::ListPodResourcesResponse* response) override;
+                                 const grpc::ByteBuffer* request,
+                                 grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* GetAllocatableResources(
       grpc::CallbackServerContext* context, const ::v1::AllocatableResourcesRequest* request,
       ::v1::AllocatableResourcesResponse* response) override;
@@ -37,7 +42,7 @@ class V1Service final : public ::v1::PodResourcesLister::CallbackService {
   ClientGate& gate_;
   Counters& counters_;
   const bool get_enabled_;
-  ArenaMessages<::v1::ListPodResourcesRequest, ::v1::ListPodResourcesResponse> list_messages_;
+  ListCache list_cache_;
   ArenaMessages<::v1::AllocatableResourcesRequest, ::v1::AllocatableResourcesResponse>
       allocatable_messages_;
   ArenaMessages<::v1::GetPodResourcesRequest, ::v1::GetPodResourcesResponse> get_messages_;

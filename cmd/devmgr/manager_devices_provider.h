@@ -4,6 +4,8 @@
 // touches a plugin or the disk.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "devicemanager/manager.h"
@@ -22,6 +24,8 @@ class ManagerDevicesProvider final : public podresources::DevicesProvider {
                                                    const std::string& container_name) override {
     return Instances(manager_.GetDevices(pod_uid, container_name));
   }
+
+  std::optional<uint64_t> AllocationsRevision() override { return manager_.AllocationsRevision(); }
 
   // The Manager already answers with healthy devices only.
   podresources::ResourceDeviceInstances GetAllocatableDevices() override {

@@ -39,6 +39,7 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
   absl::MutexLock lock(&mu_);
   pods_.clear();
   entries_.clear();
+  ++revision_;
   for (Pod& pod : recorded) {
     std::string uid = pod.uid;
     entries_[uid] = EncodePodRecordEntry(pod);
@@ -101,6 +102,7 @@ absl::Status PodRegistry::CommitAdmission(const std::string& pod_uid) {
   admitting_.erase(pod_uid);
   entries_[pod_uid] = std::move(entry);
   pods_[pod_uid] = RegisteredPod{*std::move(pod), false};
+  ++revision_;
   return absl::OkStatus();
 }
 
@@ -124,6 +126,7 @@ absl::Status PodRegistry::Remove(const std::string& pod_uid) {
   absl::MutexLock lock(&mu_);
   entries_.erase(pod_uid);
   pods_.erase(pod_uid);
+  ++revision_;
   return absl::OkStatus();
 }
 
@@ -187,6 +190,11 @@ std::vector<podresources::Pod> PodRegistry::GetActivePods() {
   pods.reserve(pods_.size());
   for (const auto& [uid, registered] : pods_) pods.push_back(ToPodResources(registered.pod));
   return pods;
+}
+
+std::optional<uint64_t> PodRegistry::ActivePodsRevision() {
+  absl::MutexLock lock(&mu_);
+  return revision_;
 }
 
 std::optional<podresources::Pod> PodRegistry::GetPodByName(const std::string& namespace_name,

@@ -10,6 +10,7 @@
 // outside the state lock, one write at a time.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -71,6 +72,7 @@ class PodRegistry final : public podresources::PodsProvider {
   std::vector<podresources::Pod> GetActivePods() override;
   std::optional<podresources::Pod> GetPodByName(const std::string& namespace_name,
                                                 const std::string& name) override;
+  std::optional<uint64_t> ActivePodsRevision() override;
 
   // ToPodResources: how PodResources sees one of our pods (sidecars have restartPolicy Always).
   static podresources::Pod ToPodResources(const devicemanager::Pod& pod);
@@ -91,6 +93,8 @@ class PodRegistry final : public podresources::PodsProvider {
   // write encodes only the pod it adds.
   std::map<std::string, std::string> entries_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, devicemanager::Pod> admitting_ ABSL_GUARDED_BY(mu_);
+  // Changes with every change of pods_ (what GetActivePods answers).
+  uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace devmgr::cli

@@ -52,6 +52,7 @@ TEST(BenchCommandTest, QuickRunReportsEveryMeasurementBesideItsFloor) {
       "ListAndWatch 7 devices to allocatable",
       "PodResources GetAllocatableResources, 7 devices",
       "PodResources List, 4 pods x 4 containers x 2 devices",
+      "PodResources List after a pod changed, 4 pods x 4 containers x 2 devices",
       "PodResources List calls/s, 4 pods x 4 containers x 2 devices",
       "restart, 10-entry checkpoint, to PodResources",
       "resident memory, idle",

@@ -124,6 +124,32 @@ TEST_F(PodRegistryTest, CorruptRecordIsMovedAsideAndCheckpointPodsKept) {
   EXPECT_TRUE(registry.Find("u1")->recovered);
 }
 
+// What PodResources List keeps an answer by: the revision of the active pods changes when a
+// pod is committed, removed or loaded, not while one is being admitted or aborted.
+TEST_F(PodRegistryTest, ActivePodsRevisionFollowsWhatPodResourcesSees) {
+  PodRegistry registry(dir_.path(), nullptr);
+  std::optional<uint64_t> last = registry.ActivePodsRevision();
+  ASSERT_TRUE(last.has_value());
+  auto changed = [&] {
+    const bool different = registry.ActivePodsRevision() != last;
+    last = registry.ActivePodsRevision();
+    return different;
+  };
+  ASSERT_TRUE(registry.Load({}).ok());
+  EXPECT_TRUE(changed());
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
+  EXPECT_FALSE(changed());
+  ASSERT_TRUE(registry.CommitAdmission("u1").ok());
+  EXPECT_TRUE(changed());
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u2", "two")).ok());
+  registry.AbortAdmission("u2");
+  EXPECT_FALSE(changed());
+  EXPECT_FALSE(registry.Remove("unknown").ok());
+  EXPECT_FALSE(changed());
+  ASSERT_TRUE(registry.Remove("u1").ok());
+  EXPECT_TRUE(changed());
+}
+
 TEST_F(PodRegistryTest, FailedRecordWriteChangesNothing) {
   PodRegistry registry(dir_.Sub("missing-parent") / "blocked", nullptr);
   ASSERT_TRUE(registry.Load({}).ok());

@@ -48,6 +48,38 @@ TEST(PodDevicesTest, DeleteAndDeviceIds) {
   EXPECT_EQ(pod_devices.FindDevices("pod1", "c", "res2"), nullptr);
 }
 
+// The revision changes with every change and only then, and two values built apart never
+// share one (what a reader keeping an answer built from them relies on).
+TEST(PodDevicesTest, RevisionChangesWithEveryChange) {
+  PodDevices pod_devices;
+  uint64_t last = pod_devices.revision();
+  auto changed = [&] {
+    const bool different = pod_devices.revision() != last;
+    last = pod_devices.revision();
+    return different;
+  };
+  pod_devices.Insert("pod1", "c", "res1", MakeAllocation({{0, {"a"}}}));
+  EXPECT_TRUE(changed());
+  pod_devices.Insert("pod1", "c", "res1", MakeAllocation({{0, {"b"}}}));
+  EXPECT_TRUE(changed());
+  pod_devices.Remove("pod1", "c", "unknown");
+  pod_devices.Remove("pod1", "unknown", "res1");
+  pod_devices.Delete({"unknown"});
+  EXPECT_FALSE(changed());
+  pod_devices.Remove("pod1", "c", "res1");
+  EXPECT_TRUE(changed());
+  pod_devices.Insert("pod2", "c", "res1", MakeAllocation({{0, {"a"}}}));
+  EXPECT_TRUE(changed());
+  pod_devices.Delete({"pod2"});
+  EXPECT_TRUE(changed());
+
+  PodDevices other;
+  other.Insert("pod1", "c", "res1", MakeAllocation({{0, {"a"}}}));
+  EXPECT_NE(other.revision(), pod_devices.revision());
+  pod_devices = std::move(other);  // as a restore from the checkpoint does
+  EXPECT_TRUE(changed());
+}
+
 // The held-device index follows every change: a device two containers list stays held until
 // both let it go, one listed under two NUMA nodes counts once, and a replaced allocation frees
 // what it no longer lists.

@@ -134,6 +134,10 @@ class ServeTest : public ::testing::Test {
 TEST_F(ServeTest, AdmitListOptionsRemoveAcrossRestart) {
   auto serve = StartServe();
   auto plugin = StartPlugin(4);
+  // A List before the admission: the answer PodResources keeps must not hide what follows.
+  ProcessResult empty = Run({"podresources", "list", "--root-dir", Root()});
+  ASSERT_EQ(empty.exit_code, 0) << empty.err;
+  EXPECT_EQ(empty.out.find("demo"), std::string::npos) << empty.out;
 
   ProcessResult admitted = Admit(kPodManifest);
   ASSERT_EQ(admitted.exit_code, 0) << admitted.err;
@@ -185,6 +189,9 @@ TEST_F(ServeTest, AdmitListOptionsRemoveAcrossRestart) {
   ProcessResult removed = Run({"pods", "remove", "--root-dir", Root(), kPodUid});
   ASSERT_EQ(removed.exit_code, 0) << removed.err;
   EXPECT_EQ(PodCount(), 0u);
+  ProcessResult relisted = Run({"podresources", "list", "--root-dir", Root()});
+  ASSERT_EQ(relisted.exit_code, 0) << relisted.err;
+  EXPECT_EQ(relisted.out.find("demo"), std::string::npos) << relisted.out;
   EXPECT_EQ(Run({"pods", "remove", "--root-dir", Root(), kPodUid}).exit_code, 1);
   EXPECT_TRUE(CheckpointJson().value("podDeviceEntries", Json::array()).empty())
       << "removal is durable in the checkpoint at once: " << CheckpointJson().dump();

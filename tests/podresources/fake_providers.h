@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,12 +17,14 @@
 
 namespace devmgr::podresources::testing {
 
+// Both fakes report a revision that every setter changes, as a host that can tell would.
 class FakePodsProvider final : public PodsProvider {
  public:
   // SetPods sets every pod the host knows; `active` are their UIDs that are not terminal
   // (all of them if not given).
   void SetPods(std::vector<Pod> pods, std::optional<std::vector<std::string>> active = {}) {
     absl::MutexLock lock(&mu_);
+    ++revision_;
     pods_ = std::move(pods);
     active_.clear();
     for (const Pod& pod : pods_) active_.push_back(pod.uid);
@@ -29,6 +32,7 @@ class FakePodsProvider final : public PodsProvider {
   }
   void Upsert(const Pod& pod) {
     absl::MutexLock lock(&mu_);
+    ++revision_;
     for (Pod& existing : pods_) {
       if (existing.uid == pod.uid) {
         existing = pod;
@@ -40,6 +44,7 @@ class FakePodsProvider final : public PodsProvider {
   }
   void Remove(const std::string& uid) {
     absl::MutexLock lock(&mu_);
+    ++revision_;
     std::erase_if(pods_, [&](const Pod& pod) { return pod.uid == uid; });
     std::erase(active_, uid);
   }
@@ -66,11 +71,16 @@ class FakePodsProvider final : public PodsProvider {
     }
     return std::nullopt;
   }
+  std::optional<uint64_t> ActivePodsRevision() override {
+    absl::MutexLock lock(&mu_);
+    return revision_;
+  }
 
  private:
   absl::Mutex mu_;
   std::vector<Pod> pods_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> active_ ABSL_GUARDED_BY(mu_);
+  uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class FakeDevicesProvider final : public DevicesProvider {
@@ -78,6 +88,7 @@ class FakeDevicesProvider final : public DevicesProvider {
   void SetDevices(const std::string& pod_uid, const std::string& container,
                   ResourceDeviceInstances devices) {
     absl::MutexLock lock(&mu_);
+    ++revision_;
     devices_[{pod_uid, container}] = std::move(devices);
   }
   void SetAllocatable(ResourceDeviceInstances devices) {
@@ -85,10 +96,12 @@ class FakeDevicesProvider final : public DevicesProvider {
     allocatable_ = std::move(devices);
   }
   int update_calls() const { return update_calls_.load(); }
+  int get_devices_calls() const { return get_devices_calls_.load(); }
 
   void UpdateAllocatedDevices() override { update_calls_.fetch_add(1); }
   ResourceDeviceInstances GetDevices(const std::string& pod_uid,
                                      const std::string& container_name) override {
+    get_devices_calls_.fetch_add(1);
     absl::MutexLock lock(&mu_);
     auto it = devices_.find({pod_uid, container_name});
     return it == devices_.end() ? ResourceDeviceInstances{} : it->second;
@@ -97,13 +110,19 @@ class FakeDevicesProvider final : public DevicesProvider {
     absl::MutexLock lock(&mu_);
     return allocatable_;
   }
+  std::optional<uint64_t> AllocationsRevision() override {
+    absl::MutexLock lock(&mu_);
+    return revision_;
+  }
 
  private:
   std::atomic<int> update_calls_{0};
+  std::atomic<int> get_devices_calls_{0};
   absl::Mutex mu_;
   std::map<std::pair<std::string, std::string>, ResourceDeviceInstances> devices_
       ABSL_GUARDED_BY(mu_);
   ResourceDeviceInstances allocatable_ ABSL_GUARDED_BY(mu_);
+  uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class FakeCpusProvider final : public CpusProvider {
@@ -214,6 +233,8 @@ struct FakeNode {
   FakeDynamicResourcesProvider dynamic_resources;
 
   Providers providers() { return Providers{&pods, &devices, &cpus, &memory, &dynamic_resources}; }
+  // A node with a device manager and no other resource managers.
+  Providers pods_and_devices() { return Providers{&pods, &devices}; }
 };
 
 }  // namespace devmgr::podresources::testing

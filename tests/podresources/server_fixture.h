@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "podresources/client.h"
@@ -48,12 +49,13 @@ inline Pod MakePod(const std::string& uid, const std::string& name,
 
 class ServerFixture : public ::testing::Test {
  protected:
-  // Start serves with `options` (socket path and clock filled in here).
-  void Start(ServerOptions options = {}) {
+  // Start serves with `options` (socket path and clock filled in here), from every fake
+  // provider of node_ or from `providers`.
+  void Start(ServerOptions options = {}, std::optional<Providers> providers = {}) {
     options.socket_path = dir_.Sub("kubelet.sock");
     if (options.clock == nullptr) options.clock = &clock_;
     absl::StatusOr<std::unique_ptr<PodResourcesServer>> server =
-        PodResourcesServer::Create(options, node_.providers(), nullptr);
+        PodResourcesServer::Create(options, providers.value_or(node_.providers()), nullptr);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
     channel_ = Connect();

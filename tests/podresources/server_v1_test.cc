@@ -6,7 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <grpcpp/generic/generic_stub.h>
+
 #include <algorithm>
+
+#include "absl/synchronization/notification.h"
 
 #include "tests/podresources/server_fixture.h"
 
@@ -78,6 +82,15 @@ class PodResourcesServerV1Test : public ServerFixture {
         device_name: "gpu-1"
       }
     })pb";
+
+  // StartQuiet serves from `providers` with the Watch hub's periodic resync off and its first
+  // read done, so that only List reads the providers afterwards.
+  void StartQuiet(const Providers& providers) {
+    ServerOptions options;
+    options.watch.resync_period = absl::ZeroDuration();
+    Start(options, providers);
+    server_->hub_for_test().Drain();
+  }
 
   void ResetProviders() {
     node_.pods.SetPods({});
@@ -451,6 +464,90 @@ TEST_F(PodResourcesServerV1Test, ListTriggersGarbageCollectionOfFreedDevices) {
   EXPECT_EQ(server_->counters().v1.requests_list.load(), 1u);
   EXPECT_EQ(server_->counters().v1.requests_get_allocatable.load(), 1u);
   EXPECT_EQ(server_->counters().v1.requests_total.load(), 2u);
+}
+
+// Beyond upstream (ListCache): with providers that report revisions and no other resource
+// managers, an unchanged node's List is the kept answer; every change is seen at once.
+TEST_F(PodResourcesServerV1Test, ListSendsTheKeptAnswerWhileNothingChanged) {
+  node_.pods.SetPods({MakePod("pod-a", "pod-a", {"c"})});
+  node_.devices.SetDevices("pod-a", "c", {{"resource", {{"dev0", {1}}}}});
+  StartQuiet(node_.pods_and_devices());
+  const int hub_reads = node_.devices.get_devices_calls();
+
+  ::v1::ListPodResourcesResponse first;
+  ASSERT_TRUE(List(first).ok());
+  const int reads = node_.devices.get_devices_calls();
+  const int collections = node_.devices.update_calls();
+  EXPECT_EQ(reads, hub_reads + 1);
+  ::v1::ListPodResourcesResponse again;
+  ASSERT_TRUE(List(again).ok());
+  EXPECT_TRUE(ProtoEquals(first, again));
+  EXPECT_EQ(node_.devices.get_devices_calls(), reads);  // not read again
+  EXPECT_EQ(node_.devices.update_calls(), collections + 1);  // but collected, as every List
+
+  // A device change is seen by the next List.
+  node_.devices.SetDevices("pod-a", "c", {{"resource", {{"dev1", {0}}}}});
+  ::v1::ListPodResourcesResponse changed;
+  ASSERT_TRUE(List(changed).ok());
+  EXPECT_TRUE(ProtoEquals(ParseText<::v1::ListPodResourcesResponse>(R"pb(
+                            pod_resources {
+                              name: "pod-a"
+                              namespace: "pod-namespace"
+                              containers {
+                                name: "c"
+                                devices {
+                                  resource_name: "resource"
+                                  device_ids: "dev1"
+                                  topology { nodes { ID: 0 } }
+                                }
+                              }
+                            })pb"),
+                          changed));
+
+  // So is a pod change.
+  node_.pods.Upsert(MakePod("pod-b", "pod-b", {"d"}));
+  ::v1::ListPodResourcesResponse added;
+  ASSERT_TRUE(List(added).ok());
+  ASSERT_EQ(added.pod_resources_size(), 2);
+  EXPECT_EQ(added.pod_resources(1).name(), "pod-b");
+  node_.pods.Remove("pod-a");
+  ::v1::ListPodResourcesResponse removed;
+  ASSERT_TRUE(List(removed).ok());
+  ASSERT_EQ(removed.pod_resources_size(), 1);
+  EXPECT_EQ(removed.pod_resources(0).name(), "pod-b");
+}
+
+// The CPU, memory and dynamic resources providers report no revision: every List is built.
+TEST_F(PodResourcesServerV1Test, ListIsBuiltEveryTimeWithOtherResourceManagers) {
+  node_.pods.SetPods({MakePod(kPodUid, "pod-name", {kContainer})});
+  StartQuiet(node_.providers());
+  const int hub_reads = node_.devices.get_devices_calls();
+  ::v1::ListPodResourcesResponse response;
+  ASSERT_TRUE(List(response).ok());
+  ASSERT_TRUE(List(response).ok());
+  EXPECT_EQ(node_.devices.get_devices_calls(), hub_reads + 2);
+}
+
+// List reads its request itself (it answers with bytes): one that does not parse is refused
+// with INTERNAL, the code a Go kubelet's gRPC gives. (gRPC C++'s typed methods answer such a
+// request with an empty UNIMPLEMENTED.)
+TEST_F(PodResourcesServerV1Test, ListRefusesAMalformedRequest) {
+  Start();
+  grpc::GenericStub stub(channel_);
+  grpc::Slice slice(std::string("\xff"));  // a field tag whose varint never ends
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  grpc::ClientContext context;
+  absl::Notification done;
+  grpc::Status status;
+  stub.UnaryCall(&context, "/v1.PodResourcesLister/List", grpc::StubOptions(), &request,
+                 &response, [&](grpc::Status result) {
+                   status = std::move(result);
+                   done.Notify();
+                 });
+  done.WaitForNotification();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL) << status.error_message();
+  EXPECT_EQ(node_.devices.update_calls(), 0);
 }
 
 }  // namespace
