@@ -1,8 +1,12 @@
 #include "devicemanager/endpoint.h"
 
+#include <google/protobuf/arena.h>
+
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <cstddef>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -38,7 +42,7 @@ class Endpoint::StreamReactor final
   void Start(EndpointSharedPtr self) {
     self_ = std::move(self);
     endpoint_.stub_->async()->ListAndWatch(&context_, &request_, this);
-    StartRead(&response_);
+    StartRead(NewResponse());
     StartCall();
   }
 
@@ -46,12 +50,9 @@ class Endpoint::StreamReactor final
 
   void OnReadDone(bool ok) override {
     if (!ok) return;  // the stream is over; OnDone follows with the status
-    std::vector<Device> devices = DevicesFromWire(response_);
-    // Freed, not Clear()ed: Clear keeps every element allocated for reuse, which for a plugin
-    // of 100,000 devices is about 15 MB held between updates (measured with heaptrack).
-    response_ = v1beta1::ListAndWatchResponse();
+    std::vector<Device> devices = DevicesFromWire(*response_);
     endpoint_.callbacks_->OnDevicesUpdated(endpoint_, std::move(devices));
-    StartRead(&response_);
+    StartRead(NewResponse());
   }
 
   void OnDone(const grpc::Status& status) override {
@@ -62,10 +63,25 @@ class Endpoint::StreamReactor final
   }
 
  private:
+  // NewResponse is an empty message on a new arena, the previous one (and the message last
+  // read on it) freed. A message of 100,000 devices is some 300,000 small objects: parsed on
+  // an arena they cost a pointer bump each and are freed in one go, and nothing is held
+  // between updates (Clear() would keep every element allocated for reuse: about 15 MB for
+  // 100,000 devices, measured with heaptrack).
+  v1beta1::ListAndWatchResponse* NewResponse() {
+    google::protobuf::ArenaOptions options;
+    options.start_block_size = 512;  // a stream that sends few devices stays small
+    options.max_block_size = std::size_t{1} << 20;
+    arena_ = std::make_unique<google::protobuf::Arena>(options);
+    response_ = google::protobuf::Arena::CreateMessage<v1beta1::ListAndWatchResponse>(arena_.get());
+    return response_;
+  }
+
   Endpoint& endpoint_;
   grpc::ClientContext context_;
   v1beta1::Empty request_;
-  v1beta1::ListAndWatchResponse response_;
+  std::unique_ptr<google::protobuf::Arena> arena_;
+  v1beta1::ListAndWatchResponse* response_ = nullptr;  // on arena_
   EndpointSharedPtr self_;
 };
 
