@@ -392,11 +392,25 @@ void AppendJsonEntry(std::string& out, const GoPodDevicesEntry& entry) {
   out += '}';
 }
 
+// AppendJsonRegistered writes one key and value of the registered devices object.
+void AppendJsonRegistered(std::string& out, const std::string& resource_name,
+                          const GoStrings& ids) {
+  internal::AppendGoJsonString(out, resource_name);
+  out += ':';
+  AppendJsonStrings(out, ids);
+}
+
+constexpr std::string_view kJsonRegisteredDevices = ",\"RegisteredDevices\":";
+
+void AppendJsonChecksum(std::string& out, uint64_t checksum) {
+  absl::StrAppend(&out, "},\"Checksum\":", checksum, "}");
+}
+
 // AppendJsonEnd writes what follows the entries: the registered devices and the checksum.
 void AppendJsonEnd(std::string& out,
                    const std::optional<std::map<std::string, GoStrings>>& registered_devices,
                    uint64_t checksum) {
-  out += ",\"RegisteredDevices\":";
+  out += kJsonRegisteredDevices;
   if (!registered_devices.has_value()) {
     out += "null";
   } else {
@@ -405,13 +419,24 @@ void AppendJsonEnd(std::string& out,
     for (const auto& [resource, ids] : *registered_devices) {
       if (!first) out += ',';
       first = false;
-      internal::AppendGoJsonString(out, resource);
-      out += ':';
-      AppendJsonStrings(out, ids);
+      AppendJsonRegistered(out, resource, ids);
     }
     out += '}';
   }
-  absl::StrAppend(&out, "},\"Checksum\":", checksum, "}");
+  AppendJsonChecksum(out, checksum);
+}
+
+template <typename Ids>
+EncodedRegistered RenderRegistered(absl::string_view resource_name, const Ids& ids) {
+  using internal::ToValidUtf8;
+  EncodedRegistered encoded;
+  encoded.name = ToValidUtf8(resource_name);
+  GoStrings list;
+  list.emplace().reserve(ids.size());
+  for (const std::string& id : ids) list->push_back(ToValidUtf8(id));
+  AppendJsonRegistered(encoded.json, encoded.name, list);
+  encoded.checksum_text = internal::SpewRegistered(encoded.name, list);
+  return encoded;
 }
 
 constexpr std::string_view kJsonStart = "{\"Data\":{\"PodDeviceEntries\":";
@@ -460,17 +485,33 @@ EncodedEntry EncodeEntry(const PodDevicesEntry& entry) {
   return encoded;
 }
 
-std::string EncodeRendered(
-    const std::vector<std::shared_ptr<const EncodedEntry>>& entries,
-    const std::map<std::string, std::vector<std::string>>& registered_devices) {
-  const std::optional<std::map<std::string, GoStrings>> registered =
-      ToGoRegistered(registered_devices);
+EncodedRegistered EncodeRegistered(absl::string_view resource_name,
+                                   const std::vector<std::string>& ids) {
+  return RenderRegistered(resource_name, ids);
+}
+
+EncodedRegistered EncodeRegistered(absl::string_view resource_name,
+                                   const std::set<std::string>& ids) {
+  return RenderRegistered(resource_name, ids);
+}
+
+std::string EncodeRendered(const std::vector<std::shared_ptr<const EncodedEntry>>& entries,
+                           std::vector<std::shared_ptr<const EncodedRegistered>> registered) {
+  // Go writes map keys sorted.
+  std::sort(registered.begin(), registered.end(),
+            [](const auto& a, const auto& b) { return a->name < b->name; });
   std::vector<absl::string_view> texts;
   texts.reserve(entries.size());
-  size_t json_size = kJsonStart.size() + 64;
+  size_t json_size = kJsonStart.size() + kJsonRegisteredDevices.size() + 64;
   for (const auto& entry : entries) {
     texts.push_back(entry->checksum_text);
     json_size += entry->json.size() + 1;
+  }
+  std::vector<absl::string_view> registered_texts;
+  registered_texts.reserve(registered.size());
+  for (const auto& resource : registered) {
+    registered_texts.push_back(resource->checksum_text);
+    json_size += resource->json.size() + 1;
   }
   std::string out;
   out.reserve(json_size);
@@ -485,7 +526,14 @@ std::string EncodeRendered(
     }
     out += ']';
   }
-  AppendJsonEnd(out, registered, internal::ChecksumOfPieces(texts, registered));
+  out += kJsonRegisteredDevices;
+  out += '{';
+  for (size_t i = 0; i < registered.size(); ++i) {
+    if (i > 0) out += ',';
+    out += registered[i]->json;
+  }
+  out += '}';
+  AppendJsonChecksum(out, internal::ChecksumOfPieces(texts, registered_texts));
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,11 +87,24 @@ struct EncodedEntry {
 // EncodeEntry renders `entry` as Encode would.
 EncodedEntry EncodeEntry(const PodDevicesEntry& entry);
 
+// One resource's registered devices (a key and value of RegisteredDevices) rendered once for
+// both texts, for a writer that keeps it while the resource's devices stay the same.
+struct EncodedRegistered {
+  std::string name;  // as written (valid UTF-8); the key the map is ordered by
+  std::string json;
+  std::string checksum_text;
+};
+
+// EncodeRegistered renders one resource's registered devices as Encode would.
+EncodedRegistered EncodeRegistered(absl::string_view resource_name,
+                                   const std::vector<std::string>& ids);
+EncodedRegistered EncodeRegistered(absl::string_view resource_name,
+                                   const std::set<std::string>& ids);
+
 // EncodeRendered returns the same bytes as Encode of the data whose entries were rendered as
-// `entries` (in this order) and whose registered devices are `registered_devices`.
-std::string EncodeRendered(
-    const std::vector<std::shared_ptr<const EncodedEntry>>& entries,
-    const std::map<std::string, std::vector<std::string>>& registered_devices);
+// `entries` (in this order) and whose registered devices as `registered` (in any order).
+std::string EncodeRendered(const std::vector<std::shared_ptr<const EncodedEntry>>& entries,
+                           std::vector<std::shared_ptr<const EncodedRegistered>> registered);
 
 // Parse reads checkpoint bytes in either format without judging the checksum. Errors:
 // InvalidArgument for anything that is not a checkpoint, with the JSON path or byte offset

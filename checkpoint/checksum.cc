@@ -70,23 +70,29 @@ class SpewWriter {
     Finish(data.registered_devices);
   }
 
-  // Data with every entry already rendered by Entry (current layout); no entries is the nil
-  // list, as Encode writes it.
+  // Data with every entry already rendered by Entry (current layout) and every registered
+  // resource by Registered, in key order; no entries is the nil list, as Encode writes it.
   void DataOfPieces(const std::vector<absl::string_view>& entries,
-                    const std::optional<std::map<std::string, GoStrings>>& registered_devices) {
+                    const std::vector<absl::string_view>& registered_devices) {
     if (entries.empty()) {
       Start();
       sink_.Append("<nil>");
-      Finish(registered_devices);
-      return;
+    } else {
+      StartEntries();
+      Join(entries);
+      sink_.Append("]");
     }
-    StartEntries();
-    for (size_t i = 0; i < entries.size(); ++i) {
-      if (i > 0) sink_.Append(" ");
-      sink_.Append(entries[i]);
-    }
-    sink_.Append("]");
-    Finish(registered_devices);
+    sink_.Append(kRegisteredDevicesField);
+    sink_.Append("map[");
+    Join(registered_devices);
+    sink_.Append("]}");
+  }
+
+  // Registered: one key and value of the registered devices map.
+  void Registered(const std::string& resource_name, const GoStrings& ids) {
+    sink_.Append(resource_name);
+    sink_.Append(":");
+    Strings(ids);
   }
 
   void Entry(const GoPodDevicesEntry& entry, GoLayout layout) {
@@ -133,10 +139,18 @@ class SpewWriter {
     Start();
     sink_.Append("[");
   }
+  static constexpr absl::string_view kRegisteredDevicesField =
+      " RegisteredDevices:(map[string][]string)";
   void Finish(const std::optional<std::map<std::string, GoStrings>>& registered_devices) {
-    sink_.Append(" RegisteredDevices:(map[string][]string)");
+    sink_.Append(kRegisteredDevicesField);
     Map(registered_devices, [this](const std::string& key) { sink_.Append(key); });
     sink_.Append("}");
+  }
+  void Join(const std::vector<absl::string_view>& pieces) {
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      if (i > 0) sink_.Append(" ");
+      sink_.Append(pieces[i]);
+    }
   }
 
   void Strings(const GoStrings& list) {
@@ -199,9 +213,14 @@ std::string SpewEntry(const GoPodDevicesEntry& entry) {
   return sink.Take();
 }
 
-uint64_t ChecksumOfPieces(
-    const std::vector<absl::string_view>& entries,
-    const std::optional<std::map<std::string, GoStrings>>& registered_devices) {
+std::string SpewRegistered(const std::string& resource_name, const GoStrings& ids) {
+  StringSink sink;
+  SpewWriter<StringSink>(sink).Registered(resource_name, ids);
+  return sink.Take();
+}
+
+uint64_t ChecksumOfPieces(const std::vector<absl::string_view>& entries,
+                          const std::vector<absl::string_view>& registered_devices) {
   FnvSink sink;
   SpewWriter<FnvSink>(sink).DataOfPieces(entries, registered_devices);
   return sink.hash();

@@ -3,8 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,13 +21,14 @@ uint32_t Fnv1a32(absl::string_view bytes);
 // Checksum is Fnv1a32(SpewText(data)), widened as the kubelet stores it.
 uint64_t Checksum(const GoCheckpointData& data);
 
-// The same text and checksum in pieces, for a writer that keeps each entry's piece: SpewEntry
-// is one entry's part of SpewText (current layout), and ChecksumOfPieces is Checksum of data
-// whose entries render as `entries` (in order; none at all is the nil list, as Encode writes
-// it) and whose registered devices are `registered_devices`.
+// The same text and checksum in pieces, for a writer that keeps each piece: SpewEntry is one
+// entry's part of SpewText (current layout), SpewRegistered one resource's part of the
+// registered devices map, and ChecksumOfPieces is Checksum of data whose entries render as
+// `entries` (in order; none at all is the nil list, as Encode writes it) and whose registered
+// devices (a map, never nil) render as `registered_devices` (in key order).
 std::string SpewEntry(const GoPodDevicesEntry& entry);
-uint64_t ChecksumOfPieces(
-    const std::vector<absl::string_view>& entries,
-    const std::optional<std::map<std::string, GoStrings>>& registered_devices);
+std::string SpewRegistered(const std::string& resource_name, const GoStrings& ids);
+uint64_t ChecksumOfPieces(const std::vector<absl::string_view>& entries,
+                          const std::vector<absl::string_view>& registered_devices);
 
 }  // namespace devmgr::checkpoint::internal

@@ -172,6 +172,7 @@ void ManagerImpl::RestoreFromCheckpoint() {
   // and allocatable are 0 until its plugin registers again within the grace period.
   for (const auto& [resource, ids] : data->registered_devices) {
     healthy_devices_[resource];
+    HealthyChangedLocked(resource);
     unhealthy_devices_[resource];
     endpoints_[resource] = Endpoint::NewStopped(resource, now);
   }
@@ -181,10 +182,22 @@ ManagerImpl::CheckpointSnapshot ManagerImpl::CheckpointSnapshotLocked() const {
   CheckpointSnapshot data;
   // Restored allocations are written back as they are: never drop what a kubelet allocated.
   data.entries = pod_devices_.RenderedEntries();
+  data.registered_devices.reserve(healthy_devices_.size());
   for (const auto& [resource, ids] : healthy_devices_) {
-    data.registered_devices[resource].assign(ids.begin(), ids.end());
+    auto [rendered, missing] = registered_rendered_.try_emplace(resource);
+    if (missing) {
+      rendered->second = std::make_shared<const checkpoint::EncodedRegistered>(
+          checkpoint::EncodeRegistered(resource, ids));
+    }
+    data.registered_devices.push_back(rendered->second);
   }
   return data;
+}
+
+void ManagerImpl::HealthyChangedLocked(absl::string_view resource_name) {
+  if (auto it = registered_rendered_.find(resource_name); it != registered_rendered_.end()) {
+    registered_rendered_.erase(it);
+  }
 }
 
 void ManagerImpl::WriteCheckpoint() {
@@ -316,6 +329,7 @@ void ManagerImpl::OnDevicesUpdated(const Endpoint& endpoint, std::vector<Device>
   // A replaced or stopped endpoint's late snapshot must not overwrite the current state.
   if (it == endpoints_.end() || it->second.get() != &endpoint || endpoint.IsStopped()) return;
   healthy_devices_[endpoint.resource_name()] = std::move(snapshot.healthy);
+  HealthyChangedLocked(endpoint.resource_name());
   unhealthy_devices_[endpoint.resource_name()] = std::move(snapshot.unhealthy);
   all_devices_[endpoint.resource_name()] = std::move(snapshot.all);
   ScheduleCheckpointLocked();
@@ -352,6 +366,7 @@ void ManagerImpl::MarkResourceUnhealthyLocked(const std::string& resource_name) 
     unhealthy.merge(healthy->second);
     healthy->second.clear();
   }
+  HealthyChangedLocked(resource_name);
   auto all = all_devices_.find(resource_name);
   if (all != all_devices_.end()) {
     for (auto& [id, device] : all->second) device.health = Health::kUnhealthy;
@@ -387,6 +402,7 @@ CapacityResult ManagerImpl::GetCapacity() {
     for (const auto& resource : result.removed) {
       endpoints_.erase(resource);
       healthy_devices_.erase(resource);
+      HealthyChangedLocked(resource);
       unhealthy_devices_.erase(resource);
       all_devices_.erase(resource);
     }

@@ -153,10 +153,11 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // WriteCheckpoint snapshots the state under mu_ and writes it outside.
   void WriteCheckpoint() ABSL_LOCKS_EXCLUDED(mu_);
   // What a checkpoint write takes from the state under mu_: the entries as rendered when they
-  // were committed (shared, not copied) and the healthy devices.
+  // were committed and the healthy devices as rendered when they last changed (both shared,
+  // not copied).
   struct CheckpointSnapshot {
     std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> entries;
-    std::map<std::string, std::vector<std::string>> registered_devices;
+    std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> registered_devices;
   };
   void WriteCheckpointData(const CheckpointSnapshot& data) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -170,6 +171,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // unhealthy.
   void MarkResourceUnhealthyLocked(const std::string& resource_name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // HealthyChangedLocked: the healthy devices of `resource_name` changed (or it is gone).
+  void HealthyChangedLocked(absl::string_view resource_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // ResourceGoneLocked: no endpoint (maps out of sync), or its grace period has expired.
   bool ResourceGoneLocked(const std::string& resource_name, absl::Time now) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -196,6 +199,11 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // healthy_devices_ (even an empty one), and both maps always have the same keys.
   std::map<std::string, std::set<std::string>, std::less<>> healthy_devices_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::set<std::string>, std::less<>> unhealthy_devices_ ABSL_GUARDED_BY(mu_);
+  // Resource name -> its healthy devices rendered for the checkpoint, made by the first write
+  // after they change and erased by every change (HealthyChangedLocked), so that a write for
+  // one admission neither copies nor renders every device of the node.
+  mutable std::map<std::string, std::shared_ptr<const checkpoint::EncodedRegistered>, std::less<>>
+      registered_rendered_ ABSL_GUARDED_BY(mu_);
   // Resource name -> every device from the last snapshot, with health and topology.
   ResourceDevices all_devices_ ABSL_GUARDED_BY(mu_);
   PodDevices pod_devices_ ABSL_GUARDED_BY(mu_);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <random>
+#include <set>
 
 #include "checkpoint/checksum.h"
 #include "checkpoint/file_store.h"
@@ -59,16 +60,43 @@ std::vector<std::shared_ptr<const EncodedEntry>> Rendered(
   return rendered;
 }
 
+// Each resource rendered on its own, handed over in reverse order: EncodeRendered sorts them.
+std::vector<std::shared_ptr<const EncodedRegistered>> Rendered(
+    const std::map<std::string, std::vector<std::string>>& registered) {
+  std::vector<std::shared_ptr<const EncodedRegistered>> rendered;
+  for (auto it = registered.rbegin(); it != registered.rend(); ++it) {
+    rendered.push_back(
+        std::make_shared<const EncodedRegistered>(EncodeRegistered(it->first, it->second)));
+  }
+  return rendered;
+}
+
 TEST(CheckpointTest, EncodeRenderedWritesTheSameBytes) {
   const CheckpointData example = ExampleData();
-  EXPECT_EQ(EncodeRendered(Rendered(example.pod_device_entries), example.registered_devices),
-            kKubeletExample);
+  EXPECT_EQ(
+      EncodeRendered(Rendered(example.pod_device_entries), Rendered(example.registered_devices)),
+      kKubeletExample);
   EXPECT_EQ(EncodeRendered({}, {}), Encode(CheckpointData{}));
   CheckpointData odd;
   odd.pod_device_entries.push_back({"bad\xFFpod", "c\"1", "r<&>", {{10, {"x"}}, {2, {}}}, ""});
   odd.pod_device_entries.push_back({"p2", "c", "r", {}, std::string("\0\xFF", 2)});
   odd.registered_devices["r"] = {"bad\xFEid"};
-  EXPECT_EQ(EncodeRendered(Rendered(odd.pod_device_entries), odd.registered_devices), Encode(odd));
+  odd.registered_devices["empty"] = {};
+  EXPECT_EQ(EncodeRendered(Rendered(odd.pod_device_entries), Rendered(odd.registered_devices)),
+            Encode(odd));
+}
+
+// The device manager renders its ordered ID sets; the same IDs in a list render the same.
+TEST(CheckpointTest, EncodeRegisteredOfASetIsThatOfItsList) {
+  const std::set<std::string> ids = {"a\"b", "dev1", "dev10", "dev2"};
+  const EncodedRegistered of_set = EncodeRegistered("vendor.com/x", ids);
+  const EncodedRegistered of_list =
+      EncodeRegistered("vendor.com/x", std::vector<std::string>(ids.begin(), ids.end()));
+  EXPECT_EQ(of_set.name, of_list.name);
+  EXPECT_EQ(of_set.json, of_list.json);
+  EXPECT_EQ(of_set.checksum_text, of_list.checksum_text);
+  EXPECT_EQ(of_set.json, R"("vendor.com/x":["a\"b","dev1","dev10","dev2"])");
+  EXPECT_EQ(of_set.checksum_text, R"(vendor.com/x:[a"b dev1 dev10 dev2])");
 }
 
 TEST(CheckpointTest, EncodeNothingAllocated) {
@@ -330,7 +358,8 @@ TEST(CheckpointTest, RandomizedRoundTrips) {
       for (int d = static_cast<int>(rng() % 5); d > 0; --d) ids.push_back(pick(odd));
     }
     const std::string bytes = Encode(data);
-    ASSERT_EQ(EncodeRendered(Rendered(data.pod_device_entries), data.registered_devices), bytes)
+    ASSERT_EQ(EncodeRendered(Rendered(data.pod_device_entries), Rendered(data.registered_devices)),
+              bytes)
         << "round " << round;
     absl::StatusOr<CheckpointData> decoded = Decode(bytes);
     ASSERT_TRUE(decoded.ok()) << decoded.status();

@@ -297,6 +297,17 @@ TEST_F(ManagerTest, TestEndpointSyncOnDisconnect) {
   plugin->EndStreams();
   ASSERT_TRUE(WaitForCapacity(kResource1, 2, 0));
   EXPECT_TRUE(manager_->GetAllocatableDevices()[kResource1].empty());
+  // The next checkpoint written (here for another plugin's devices) registers none of them.
+  PluginPtr other = StartPlugin("q.sock", kResource2, {MakeDevice("x")});
+  ASSERT_TRUE(other->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    auto data = ReadCheckpoint();
+    return data.ok() && data->registered_devices.contains(kResource2);
+  }));
+  auto written = ReadCheckpoint();
+  ASSERT_TRUE(written.ok());
+  ASSERT_TRUE(written->registered_devices.contains(kResource1)) << "registered until it expires";
+  EXPECT_TRUE(written->registered_devices[kResource1].empty());
   clock_.Advance(kEndpointStopGracePeriod);  // not yet: strictly greater than the grace period
   EXPECT_EQ(Capacity(kResource1), 2);
   clock_.Advance(absl::Seconds(1));
@@ -305,11 +316,11 @@ TEST_F(ManagerTest, TestEndpointSyncOnDisconnect) {
   // Endpoint, healthy and unhealthy sets all went in that one call.
   EXPECT_EQ(manager_->GetEndpoint(kResource1), nullptr);
   EXPECT_EQ(manager_->GetAllocatableDevices().count(kResource1), 0u);
-  EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
+  EXPECT_FALSE(manager_->GetCapacity().capacity.contains(kResource1));
   // The checkpoint forgets it too.
   ASSERT_TRUE(WaitFor([&] {
     auto data = ReadCheckpoint();
-    return data.ok() && data->registered_devices.empty();
+    return data.ok() && !data->registered_devices.contains(kResource1);
   }));
 }
 
