@@ -623,17 +623,19 @@ void ManagerImpl::UpdateAllocatedDevices() {
     sources_ready = sources_ready_;
   }
   if (sources_ready == nullptr || !sources_ready()) return;
-  const std::vector<std::string> active_list =
+  // Sorted (hosts usually list them nearly so), to be walked beside the held pods.
+  std::vector<std::string> active =
       active_pods != nullptr ? active_pods() : std::vector<std::string>();
-  const std::set<std::string> active(active_list.begin(), active_list.end());
+  std::sort(active.begin(), active.end());
+  auto is_active = [&active](const std::string& uid) {
+    return std::binary_search(active.begin(), active.end(), uid);
+  };
   std::vector<std::string> removed;
   {
     absl::MutexLock lock(&mu_);
-    for (const auto& uid : pod_devices_.PodUids()) {
-      if (!active.contains(uid)) removed.push_back(uid);
-    }
+    removed = pod_devices_.PodsNotIn(active);
     for (auto it = devices_to_reuse_.begin(); it != devices_to_reuse_.end();) {
-      it = active.contains(it->first) ? std::next(it) : devices_to_reuse_.erase(it);
+      it = is_active(it->first) ? std::next(it) : devices_to_reuse_.erase(it);
     }
     if (removed.empty()) return;
     pod_devices_.Delete(removed);

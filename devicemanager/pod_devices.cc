@@ -125,11 +125,15 @@ bool PodDevices::HasPod(absl::string_view pod_uid) const {
   return pods_.find(pod_uid) != pods_.end();
 }
 
-std::vector<std::string> PodDevices::PodUids() const {
-  std::vector<std::string> uids;
-  uids.reserve(pods_.size());
-  for (const auto& [uid, containers] : pods_) uids.push_back(uid);
-  return uids;
+std::vector<std::string> PodDevices::PodsNotIn(const std::vector<std::string>& sorted_uids) const {
+  std::vector<std::string> out;
+  auto other = sorted_uids.begin();
+  for (const auto& [uid, containers] : pods_) {
+    while (other != sorted_uids.end() && *other < uid) ++other;
+    if (other != sorted_uids.end() && *other == uid) continue;
+    out.push_back(uid);
+  }
+  return out;
 }
 
 const PodDevices::Stored* PodDevices::FindStored(absl::string_view pod_uid,

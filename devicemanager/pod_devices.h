@@ -53,8 +53,9 @@ class PodDevices {
   void Delete(const std::vector<std::string>& pod_uids);
 
   bool HasPod(absl::string_view pod_uid) const;
-  // PodUids lists the pods holding anything, sorted.
-  std::vector<std::string> PodUids() const;
+  // PodsNotIn lists the pods holding anything whose UID is not in `sorted_uids` (sorted
+  // ascending), in order: one walk over both, copying only the UIDs it returns.
+  std::vector<std::string> PodsNotIn(const std::vector<std::string>& sorted_uids) const;
 
   // FindDevices is the devices of one container's allocation of one resource, or nullptr.
   const checkpoint::DevicesPerNuma* FindDevices(absl::string_view pod_uid,

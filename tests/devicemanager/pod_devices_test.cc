@@ -39,7 +39,9 @@ TEST(PodDevicesTest, DeleteAndDeviceIds) {
   pod_devices.Insert("pod2", "c", "res1", MakeAllocation({{1, {"c"}}}));
   pod_devices.Insert("pod2", "c", "res2", MakeAllocation({{1, {"z"}}}));
   EXPECT_EQ(pod_devices.DeviceIds()["res1"], (std::set<std::string>{"a", "b", "c"}));
-  EXPECT_EQ(pod_devices.PodUids(), (std::vector<std::string>{"pod1", "pod2"}));
+  EXPECT_EQ(pod_devices.PodsNotIn({}), (std::vector<std::string>{"pod1", "pod2"}));
+  EXPECT_EQ(pod_devices.PodsNotIn({"a", "pod1", "pod15"}), std::vector<std::string>{"pod2"});
+  EXPECT_TRUE(pod_devices.PodsNotIn({"pod1", "pod2", "zzz"}).empty());
   pod_devices.Delete({"pod2", "unknown"});
   EXPECT_TRUE(pod_devices.HasPod("pod1"));
   EXPECT_FALSE(pod_devices.HasPod("pod2"));
