@@ -36,7 +36,8 @@ grpc::ServerUnaryReactor* V1Service::List(grpc::CallbackServerContext* context,
   if (!Admitted(context, gate_, counters_)) return Finish(context, RateLimitedStatus());
   counters_.v1.requests_total.fetch_add(1, std::memory_order_relaxed);
   counters_.v1.requests_list.fetch_add(1, std::memory_order_relaxed);
-  // The request has no fields, but it must still parse, with the status a typed method gives.
+  // The request has no fields, but it must still parse: if not, INTERNAL, as a Go kubelet's
+  // gRPC answers (gRPC C++'s typed methods would give an empty UNIMPLEMENTED).
   grpc::ByteBuffer request_bytes(*request);  // shares the slices
   ::v1::ListPodResourcesRequest parsed;
   if (grpc::Status read = grpc::SerializationTraits<::v1::ListPodResourcesRequest>::Deserialize(
