@@ -127,6 +127,8 @@ class Manager {
   // have changed (an allocation made, freed or restored; not a change of health), so that a
   // reader may keep what it built from them until it changes.
   virtual uint64_t AllocationsRevision() const = 0;
+  // PodAllocationsRevision: the same for the containers of one pod (0 while it holds nothing).
+  virtual uint64_t PodAllocationsRevision(absl::string_view pod_uid) const = 0;
 
   // GetResourceSummaries is every resource that has an endpoint, in name order, with the
   // endpoint's state and the resource's healthy and unhealthy device counts. Never blocks.

@@ -458,6 +458,11 @@ uint64_t ManagerImpl::AllocationsRevision() const {
   return pod_devices_.revision();
 }
 
+uint64_t ManagerImpl::PodAllocationsRevision(absl::string_view pod_uid) const {
+  absl::MutexLock lock(&mu_);
+  return pod_devices_.PodRevision(pod_uid);
+}
+
 std::vector<ResourceSummary> ManagerImpl::GetResourceSummaries() const {
   std::vector<ResourceSummary> result;
   absl::MutexLock lock(&mu_);

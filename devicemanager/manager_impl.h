@@ -46,6 +46,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   ResourceDevices GetDevices(absl::string_view pod_uid,
                              absl::string_view container_name) const override;
   uint64_t AllocationsRevision() const override;
+  uint64_t PodAllocationsRevision(absl::string_view pod_uid) const override;
   std::vector<ResourceSummary> GetResourceSummaries() const override;
   bool ShouldResetExtendedResourceCapacity() const override;
   int Subscribe(ChangeCallback callback) override;

@@ -32,8 +32,8 @@ void PodDevices::MarkChanged() {
 
 void PodDevices::Insert(absl::string_view pod_uid, absl::string_view container_name,
                         absl::string_view resource_name, ContainerAllocation allocation) {
-  Stored& stored =
-      pods_[std::string(pod_uid)][std::string(container_name)][std::string(resource_name)];
+  PodEntry& pod = pods_[std::string(pod_uid)];
+  Stored& stored = pod.containers[std::string(container_name)][std::string(resource_name)];
   CountHeld(resource_name, stored.devices, -1);
   CountHeld(resource_name, allocation.devices, +1);
   stored.encoded_response = EncodeDeterministic(allocation.response);
@@ -42,22 +42,25 @@ void PodDevices::Insert(absl::string_view pod_uid, absl::string_view container_n
       {std::string(pod_uid), std::string(container_name), std::string(resource_name),
        stored.devices, stored.encoded_response}));
   MarkChanged();
+  pod.revision = revision_;
 }
 
 void PodDevices::Remove(absl::string_view pod_uid, absl::string_view container_name,
                         absl::string_view resource_name) {
   auto pod = pods_.find(pod_uid);
   if (pod == pods_.end()) return;
-  auto container = pod->second.find(container_name);
-  if (container == pod->second.end()) return;
+  ContainerMap& containers = pod->second.containers;
+  auto container = containers.find(container_name);
+  if (container == containers.end()) return;
   auto resource = container->second.find(resource_name);
   if (resource != container->second.end()) {
     CountHeld(resource_name, resource->second.devices, -1);
     container->second.erase(resource);
     MarkChanged();
+    pod->second.revision = revision_;
   }
-  if (container->second.empty()) pod->second.erase(container);
-  if (pod->second.empty()) pods_.erase(pod);
+  if (container->second.empty()) containers.erase(container);
+  if (containers.empty()) pods_.erase(pod);
 }
 
 void PodDevices::CountHeld(absl::string_view resource_name,
@@ -111,7 +114,7 @@ void PodDevices::Delete(const std::vector<std::string>& pod_uids) {
   for (const auto& uid : pod_uids) {
     auto pod = pods_.find(uid);
     if (pod == pods_.end()) continue;
-    for (const auto& [container, resources] : pod->second) {
+    for (const auto& [container, resources] : pod->second.containers) {
       for (const auto& [resource, stored] : resources) {
         CountHeld(resource, stored.devices, -1);
       }
@@ -125,10 +128,15 @@ bool PodDevices::HasPod(absl::string_view pod_uid) const {
   return pods_.find(pod_uid) != pods_.end();
 }
 
+uint64_t PodDevices::PodRevision(absl::string_view pod_uid) const {
+  auto pod = pods_.find(pod_uid);
+  return pod == pods_.end() ? 0 : pod->second.revision;
+}
+
 std::vector<std::string> PodDevices::PodsNotIn(const std::vector<std::string>& sorted_uids) const {
   std::vector<std::string> out;
   auto other = sorted_uids.begin();
-  for (const auto& [uid, containers] : pods_) {
+  for (const auto& [uid, pod] : pods_) {
     while (other != sorted_uids.end() && *other < uid) ++other;
     if (other != sorted_uids.end() && *other == uid) continue;
     out.push_back(uid);
@@ -141,8 +149,8 @@ const PodDevices::Stored* PodDevices::FindStored(absl::string_view pod_uid,
                                                  absl::string_view resource_name) const {
   auto pod = pods_.find(pod_uid);
   if (pod == pods_.end()) return nullptr;
-  auto container = pod->second.find(container_name);
-  if (container == pod->second.end()) return nullptr;
+  auto container = pod->second.containers.find(container_name);
+  if (container == pod->second.containers.end()) return nullptr;
   auto resource = container->second.find(resource_name);
   return resource == container->second.end() ? nullptr : &resource->second;
 }
@@ -169,8 +177,8 @@ ResourceDevices PodDevices::ContainerDevices(absl::string_view pod_uid,
   ResourceDevices result;
   auto pod = pods_.find(pod_uid);
   if (pod == pods_.end()) return result;
-  auto container = pod->second.find(container_name);
-  if (container == pod->second.end()) return result;
+  auto container = pod->second.containers.find(container_name);
+  if (container == pod->second.containers.end()) return result;
   for (const auto& [resource, stored] : container->second) {
     DeviceMap devices;
     for (const auto& [numa, ids] : stored.devices) {
@@ -196,8 +204,8 @@ std::map<std::string, std::set<std::string>> PodDevices::DeviceIds() const {
 
 std::vector<checkpoint::PodDevicesEntry> PodDevices::ToCheckpoint() const {
   std::vector<checkpoint::PodDevicesEntry> entries;
-  for (const auto& [uid, containers] : pods_) {
-    for (const auto& [container, resources] : containers) {
+  for (const auto& [uid, pod] : pods_) {
+    for (const auto& [container, resources] : pod.containers) {
       for (const auto& [resource, stored] : resources) {
         checkpoint::PodDevicesEntry entry;
         entry.pod_uid = uid;
@@ -214,8 +222,8 @@ std::vector<checkpoint::PodDevicesEntry> PodDevices::ToCheckpoint() const {
 
 std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> PodDevices::RenderedEntries() const {
   std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> entries;
-  for (const auto& [uid, containers] : pods_) {
-    for (const auto& [container, resources] : containers) {
+  for (const auto& [uid, pod] : pods_) {
+    for (const auto& [container, resources] : pod.containers) {
       for (const auto& [resource, stored] : resources) entries.push_back(stored.rendered);
     }
   }

@@ -53,6 +53,9 @@ class PodDevices {
   void Delete(const std::vector<std::string>& pod_uids);
 
   bool HasPod(absl::string_view pod_uid) const;
+  // PodRevision is revision() as of the last change to that pod's allocations, 0 for a pod
+  // that holds nothing: it changes whenever ContainerDevices of one of its containers may.
+  uint64_t PodRevision(absl::string_view pod_uid) const;
   // PodsNotIn lists the pods holding anything whose UID is not in `sorted_uids` (sorted
   // ascending), in order: one walk over both, copying only the UIDs it returns.
   std::vector<std::string> PodsNotIn(const std::vector<std::string>& sorted_uids) const;
@@ -117,7 +120,11 @@ class PodDevices {
   // MarkChanged takes the next revision.
   void MarkChanged();
 
-  std::map<std::string, ContainerMap, std::less<>> pods_;
+  struct PodEntry {
+    ContainerMap containers;
+    uint64_t revision = 0;  // see PodRevision
+  };
+  std::map<std::string, PodEntry, std::less<>> pods_;
   // resource name -> device ID -> how many times allocations list it (a pod's app container
   // may hold what its init container held, and a device on two NUMA nodes is listed twice).
   std::map<std::string, std::map<std::string, int, std::less<>>, std::less<>> held_;

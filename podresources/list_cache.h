@@ -1,18 +1,24 @@
-// ListCache: the last v1 List answer, serialized, with the revisions of the pods and of the
-// device allocations it was built from. While both providers report the same revisions, List
-// sends the same bytes again instead of reading every container's devices and serializing the
-// whole answer anew, so a monitoring client polling an unchanged node costs little more than
-// the garbage collection List always runs. Beyond upstream, whose List rebuilds every time.
+// ListCache: the v1 List answer, kept between calls at two levels, so that a monitoring client
+// polling a node pays for what changed, not for every pod (beyond upstream, whose List
+// rebuilds the whole answer each time):
+// - the whole answer, with the revisions of the active pods and of the device allocations it
+//   was built from: while both providers report the same revisions, List sends it again;
+// - each pod's part of it (its PodResources, serialized as an element of the answer), with the
+//   pod as the pods provider described it and the revision of the pod's allocations: when the
+//   answer must be built again, only the pods that changed are read and serialized.
 //
-// Answers are reused only when every provider that contributes to them can tell its revision:
-// the pods and devices providers report one, and there is no CPU, memory or dynamic resources
-// provider (their interfaces have no revision). Otherwise every List is built, as upstream.
+// Nothing is reused unless every provider that contributes can tell its revisions: the pods
+// and devices providers report them, and there is no CPU, memory or dynamic resources provider
+// (their interfaces have none). Otherwise every pod is read for every List, as upstream.
 #pragma once
 
 #include <grpcpp/support/byte_buffer.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
+#include <unordered_map>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -22,28 +28,30 @@ namespace devmgr::podresources {
 
 class ListCache {
  public:
-  // Key: what an answer was built from.
+  // Answer is the serialized ListPodResourcesResponse for the providers' state now (read
+  // after the call began). Thread-safe; answers that must be built are built one at a time.
+  grpc::ByteBuffer Answer(const Providers& providers) ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  // What a whole answer was built from.
   struct Key {
     uint64_t pods = 0;
     uint64_t devices = 0;
     friend bool operator==(const Key&, const Key&) = default;
   };
+  // One pod's element of the answer (field tag, length and PodResources), and what it was
+  // built from.
+  struct PodPart {
+    Pod pod;
+    uint64_t revision = 0;
+    std::shared_ptr<const std::string> bytes;
+  };
 
-  // KeyOf reads the providers' revisions, or nullopt when answers cannot be reused. Read it
-  // before reading the state the answer is built from: an answer is then at least as new as
-  // its key, and any later change gives a different key.
-  static std::optional<Key> KeyOf(const Providers& providers);
-
-  // Find is the answer kept for `key`, if the one kept was built at `key`. The copy shares
-  // the bytes (a ByteBuffer copy references the same slices).
-  std::optional<grpc::ByteBuffer> Find(const Key& key) const;
-  // Keep replaces the answer kept with `answer`, built after `key` was read.
-  void Keep(const Key& key, const grpc::ByteBuffer& answer);
-
- private:
   mutable absl::Mutex mu_;
   std::optional<Key> key_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer answer_ ABSL_GUARDED_BY(mu_);
+  // By pod UID: the active pods of the last answer built.
+  std::unordered_map<std::string, PodPart> parts_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace devmgr::podresources

@@ -79,6 +79,11 @@ class DevicesProvider {
   // AllocationsRevision: a number that changes whenever GetDevices's answer for some container
   // may change, or nullopt (the default) when the provider cannot tell (see ActivePodsRevision).
   virtual std::optional<uint64_t> AllocationsRevision() { return std::nullopt; }
+  // PodAllocationsRevision: the same for the containers of one pod; with it, a List answer
+  // that must be built again reads only the pods whose revision changed.
+  virtual std::optional<uint64_t> PodAllocationsRevision(const std::string& /*pod_uid*/) {
+    return std::nullopt;
+  }
   // GetAllocatableDevices: every healthy device of every registered resource.
   virtual ResourceDeviceInstances GetAllocatableDevices() = 0;
 };

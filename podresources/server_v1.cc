@@ -1,10 +1,6 @@
 #include "podresources/server_v1.h"
 
 #include <grpcpp/support/proto_buffer_reader.h>
-#include <grpcpp/support/proto_buffer_writer.h>
-
-#include <optional>
-#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "podresources/pod_resources.h"
@@ -50,23 +46,7 @@ grpc::ServerUnaryReactor* V1Service::List(grpc::CallbackServerContext* context,
   // freed first, so that the revisions read next cover what the answer is built from: a pod
   // that ends after the collection is listed with its devices, one that ends before is not.
   providers_.devices->UpdateAllocatedDevices();
-  const std::optional<ListCache::Key> key = ListCache::KeyOf(providers_);
-  if (key.has_value()) {
-    if (std::optional<grpc::ByteBuffer> kept = list_cache_.Find(*key)) {
-      *response = *std::move(kept);
-      return Finish(context, grpc::Status::OK);
-    }
-  }
-  const std::vector<Pod> pods = providers_.pods->GetActivePods();
-  google::protobuf::Arena arena(AnswerArenaOptions());
-  auto* answer = google::protobuf::Arena::CreateMessage<::v1::ListPodResourcesResponse>(&arena);
-  answer->mutable_pod_resources()->Reserve(static_cast<int>(pods.size()));
-  for (const Pod& pod : pods) FillPodResources(pod, providers_, *answer->add_pod_resources());
-  bool own_buffer = false;
-  grpc::Status serialized = grpc::SerializationTraits<::v1::ListPodResourcesResponse>::Serialize(
-      *answer, response, &own_buffer);
-  if (!serialized.ok()) return Finish(context, serialized);
-  if (key.has_value()) list_cache_.Keep(*key, *response);
+  *response = list_cache_.Answer(providers_);
   return Finish(context, grpc::Status::OK);
 }
 

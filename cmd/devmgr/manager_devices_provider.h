@@ -26,6 +26,9 @@ class ManagerDevicesProvider final : public podresources::DevicesProvider {
   }
 
   std::optional<uint64_t> AllocationsRevision() override { return manager_.AllocationsRevision(); }
+  std::optional<uint64_t> PodAllocationsRevision(const std::string& pod_uid) override {
+    return manager_.PodAllocationsRevision(pod_uid);
+  }
 
   // The Manager already answers with healthy devices only.
   podresources::ResourceDeviceInstances GetAllocatableDevices() override {

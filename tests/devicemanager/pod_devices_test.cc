@@ -72,6 +72,17 @@ TEST(PodDevicesTest, RevisionChangesWithEveryChange) {
   EXPECT_TRUE(changed());
   pod_devices.Insert("pod2", "c", "res1", MakeAllocation({{0, {"a"}}}));
   EXPECT_TRUE(changed());
+  // Each pod has the revision of its own last change; one that holds nothing has 0.
+  pod_devices.Insert("pod3", "c", "res1", MakeAllocation({{0, {"z"}}}));
+  const uint64_t pod2 = pod_devices.PodRevision("pod2");
+  EXPECT_NE(pod2, 0u);
+  EXPECT_EQ(pod_devices.PodRevision("pod3"), pod_devices.revision());
+  pod_devices.Insert("pod3", "d", "res1", MakeAllocation({{0, {"y"}}}));
+  EXPECT_EQ(pod_devices.PodRevision("pod2"), pod2);
+  EXPECT_EQ(pod_devices.PodRevision("pod1"), 0u);
+  pod_devices.Delete({"pod3"});
+  EXPECT_EQ(pod_devices.PodRevision("pod3"), 0u);
+  changed();
   pod_devices.Delete({"pod2"});
   EXPECT_TRUE(changed());
 

@@ -88,7 +88,7 @@ class FakeDevicesProvider final : public DevicesProvider {
   void SetDevices(const std::string& pod_uid, const std::string& container,
                   ResourceDeviceInstances devices) {
     absl::MutexLock lock(&mu_);
-    ++revision_;
+    pod_revisions_[pod_uid] = ++revision_;
     devices_[{pod_uid, container}] = std::move(devices);
   }
   void SetAllocatable(ResourceDeviceInstances devices) {
@@ -114,6 +114,11 @@ class FakeDevicesProvider final : public DevicesProvider {
     absl::MutexLock lock(&mu_);
     return revision_;
   }
+  std::optional<uint64_t> PodAllocationsRevision(const std::string& pod_uid) override {
+    absl::MutexLock lock(&mu_);
+    auto it = pod_revisions_.find(pod_uid);
+    return it == pod_revisions_.end() ? 0 : it->second;
+  }
 
  private:
   std::atomic<int> update_calls_{0};
@@ -123,6 +128,7 @@ class FakeDevicesProvider final : public DevicesProvider {
       ABSL_GUARDED_BY(mu_);
   ResourceDeviceInstances allocatable_ ABSL_GUARDED_BY(mu_);
   uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, uint64_t> pod_revisions_ ABSL_GUARDED_BY(mu_);
 };
 
 class FakeCpusProvider final : public CpusProvider {

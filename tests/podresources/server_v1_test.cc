@@ -517,6 +517,35 @@ TEST_F(PodResourcesServerV1Test, ListSendsTheKeptAnswerWhileNothingChanged) {
   EXPECT_EQ(removed.pod_resources(0).name(), "pod-b");
 }
 
+// When the answer must be built again, only the pods whose allocations or description changed
+// are read; the others' parts are reused, in the pods provider's order.
+TEST_F(PodResourcesServerV1Test, ListReadsOnlyThePodsThatChanged) {
+  node_.pods.SetPods({MakePod("pod-a", "pod-a", {"c"}), MakePod("pod-b", "pod-b", {"d"})});
+  node_.devices.SetDevices("pod-a", "c", {{"resource", {{"dev0", {}}}}});
+  node_.devices.SetDevices("pod-b", "d", {{"resource", {{"dev1", {}}}}});
+  StartQuiet(node_.pods_and_devices());
+  ::v1::ListPodResourcesResponse response;
+  ASSERT_TRUE(List(response).ok());
+  int reads = node_.devices.get_devices_calls();
+
+  node_.devices.SetDevices("pod-a", "c", {{"resource", {{"dev2", {}}}}});
+  ASSERT_TRUE(List(response).ok());
+  EXPECT_EQ(node_.devices.get_devices_calls(), reads + 1) << "pod-a's one container";
+  reads = node_.devices.get_devices_calls();
+  ASSERT_EQ(response.pod_resources_size(), 2);
+  EXPECT_EQ(response.pod_resources(0).containers(0).devices(0).device_ids(0), "dev2");
+  EXPECT_EQ(response.pod_resources(1).containers(0).devices(0).device_ids(0), "dev1");
+
+  // A pod the pods provider describes differently (a container more) is built again.
+  node_.pods.Upsert(MakePod("pod-b", "pod-b", {"d", "e"}));
+  ASSERT_TRUE(List(response).ok());
+  EXPECT_EQ(node_.devices.get_devices_calls(), reads + 2) << "pod-b's two containers";
+  ASSERT_EQ(response.pod_resources_size(), 2);
+  EXPECT_EQ(response.pod_resources(0).name(), "pod-a");
+  ASSERT_EQ(response.pod_resources(1).containers_size(), 2);
+  EXPECT_EQ(response.pod_resources(1).containers(1).name(), "e");
+}
+
 // The CPU, memory and dynamic resources providers report no revision: every List is built.
 TEST_F(PodResourcesServerV1Test, ListIsBuiltEveryTimeWithOtherResourceManagers) {
   node_.pods.SetPods({MakePod(kPodUid, "pod-name", {kContainer})});
