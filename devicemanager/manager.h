@@ -130,6 +130,11 @@ class Manager {
   // PodAllocationsRevision: the same for the containers of one pod (0 while it holds nothing).
   virtual uint64_t PodAllocationsRevision(absl::string_view pod_uid) const = 0;
 
+  // Allocations is every allocation held (those restored from the checkpoint at Start
+  // included) as checkpoint entries, in pod, container and resource order: what a host that
+  // recovers its pods from the checkpoint needs, without reading the file a second time.
+  virtual std::vector<checkpoint::PodDevicesEntry> Allocations() const = 0;
+
   // GetResourceSummaries is every resource that has an endpoint, in name order, with the
   // endpoint's state and the resource's healthy and unhealthy device counts. Never blocks.
   virtual std::vector<ResourceSummary> GetResourceSummaries() const = 0;

@@ -463,6 +463,11 @@ uint64_t ManagerImpl::PodAllocationsRevision(absl::string_view pod_uid) const {
   return pod_devices_.PodRevision(pod_uid);
 }
 
+std::vector<checkpoint::PodDevicesEntry> ManagerImpl::Allocations() const {
+  absl::MutexLock lock(&mu_);
+  return pod_devices_.ToCheckpoint();
+}
+
 std::vector<ResourceSummary> ManagerImpl::GetResourceSummaries() const {
   std::vector<ResourceSummary> result;
   absl::MutexLock lock(&mu_);

@@ -5,6 +5,7 @@
 #include <grpcpp/server_builder.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -46,6 +47,8 @@ struct Daemon::State {
   std::unique_ptr<LockFile> lock;
   DaemonMetrics metrics;
   PodRegistry registry;
+  // Set once the registry has read the record and the restored allocations.
+  std::atomic<bool> pods_known{false};
   TopologyPolicy topology;
   devicemanager::ManagerPtr manager;
   std::unique_ptr<PodAdmission> admission;
@@ -63,17 +66,6 @@ struct Daemon::State {
 };
 
 namespace {
-
-// The checkpoint's entries, to recover pods that have no record. A missing or unreadable
-// checkpoint gives none (the device manager reports and moves aside a corrupt one).
-std::vector<checkpoint::PodDevicesEntry> CheckpointEntries(const DaemonPaths& paths) {
-  checkpoint::FileStore store(paths.plugin_dir);
-  absl::StatusOr<std::string> bytes = store.Read(checkpoint::kCheckpointFileName);
-  if (!bytes.ok()) return {};
-  absl::StatusOr<checkpoint::CheckpointData> data = checkpoint::Decode(*bytes);
-  if (!data.ok()) return {};
-  return data->pod_device_entries;
-}
 
 // CreateDataDir makes a folder of the node's layout, if it is missing, with the kubelet's mode
 // (setupDataDirs: 0750, less what the umask takes away); an existing folder keeps its mode.
@@ -127,10 +119,6 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
     if (absl::Status created = CreateDataDir(dir); !created.ok()) return created;
   }
 
-  if (absl::Status loaded = s.registry.Load(CheckpointEntries(paths)); !loaded.ok()) {
-    return loaded;
-  }
-
   devicemanager::ManagerOptions manager_options;
   manager_options.plugin_dir = paths.plugin_dir;
   manager_options.probe_endpoint_roots = {paths.registry_dir};
@@ -145,12 +133,18 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   manager_options.logger = options.logger;
   s.manager = devicemanager::CreateManager(std::move(manager_options));
   PodRegistry& registry = s.registry;
-  // The daemon knows all its pods once the record is read: its sources are ready at once.
-  if (absl::Status started =
-          s.manager->Start([&registry] { return registry.ActiveUids(); }, [] { return true; });
+  // The daemon knows all its pods once the record is read, with the pods of the checkpoint the
+  // manager restored (it reads the file once, for both): until then no device is freed.
+  std::atomic<bool>& pods_known = s.pods_known;
+  if (absl::Status started = s.manager->Start([&registry] { return registry.ActiveUids(); },
+                                              [&pods_known] { return pods_known.load(); });
       !started.ok()) {
     return started;
   }
+  if (absl::Status loaded = s.registry.Load(s.manager->Allocations()); !loaded.ok()) {
+    return loaded;
+  }
+  pods_known = true;
   s.metrics.AttachManager(*s.manager);
   s.admission = std::make_unique<PodAdmission>(*s.manager, s.registry, s.topology, options.logger);
   s.admission->SetRefusalObserver(

@@ -633,6 +633,7 @@ TEST_F(ManagerTest, TestCheckpointRestoresAndKeepsAllocations) {
                   .Write(checkpoint::kCheckpointFileName, checkpoint::Encode(written))
                   .ok());
   StartManager();
+  EXPECT_EQ(manager_->Allocations(), written.pod_device_entries);
   EXPECT_EQ(Capacity(kResource1), 0);
   EXPECT_EQ(Allocatable(kResource1), 0);
   ResourceDevices held = manager_->GetDevices("pod1", "con1");
