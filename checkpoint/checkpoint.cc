@@ -297,8 +297,16 @@ CheckpointData FromGo(GoCheckpointData go) {
   return data;
 }
 
-// ToGoEntry and ToGoRegistered give the Go values the kubelet itself would hold when writing
-// them: non-nil maps, lists and bytes everywhere.
+// ToGoStrings, ToGoEntry and ToGoRegistered give the Go values the kubelet itself would hold
+// when writing them: non-nil maps, lists and bytes everywhere.
+template <typename Ids>
+GoStrings ToGoStrings(const Ids& ids) {
+  GoStrings list;
+  list.emplace().reserve(ids.size());
+  for (const std::string& id : ids) list->push_back(internal::ToValidUtf8(id));
+  return list;
+}
+
 GoPodDevicesEntry ToGoEntry(const PodDevicesEntry& entry) {
   using internal::ToValidUtf8;
   GoPodDevicesEntry out;
@@ -307,22 +315,15 @@ GoPodDevicesEntry ToGoEntry(const PodDevicesEntry& entry) {
   out.resource_name = ToValidUtf8(entry.resource_name);
   out.alloc_resp = entry.alloc_resp;
   auto& per_numa = out.device_ids.emplace();
-  for (const auto& [numa, ids] : entry.device_ids) {
-    auto& list = per_numa[numa].emplace();
-    list.reserve(ids.size());
-    for (const std::string& id : ids) list.push_back(ToValidUtf8(id));
-  }
+  for (const auto& [numa, ids] : entry.device_ids) per_numa[numa] = ToGoStrings(ids);
   return out;
 }
 
 std::map<std::string, GoStrings> ToGoRegistered(
     const std::map<std::string, std::vector<std::string>>& registered_devices) {
-  using internal::ToValidUtf8;
   std::map<std::string, GoStrings> registered;
   for (const auto& [resource, ids] : registered_devices) {
-    auto& list = registered[ToValidUtf8(resource)].emplace();
-    list.reserve(ids.size());
-    for (const std::string& id : ids) list.push_back(ToValidUtf8(id));
+    registered[internal::ToValidUtf8(resource)] = ToGoStrings(ids);
   }
   return registered;
 }
@@ -428,18 +429,38 @@ void AppendJsonEnd(std::string& out,
 
 template <typename Ids>
 EncodedRegistered RenderRegistered(absl::string_view resource_name, const Ids& ids) {
-  using internal::ToValidUtf8;
   EncodedRegistered encoded;
-  encoded.name = ToValidUtf8(resource_name);
-  GoStrings list;
-  list.emplace().reserve(ids.size());
-  for (const std::string& id : ids) list->push_back(ToValidUtf8(id));
+  encoded.name = internal::ToValidUtf8(resource_name);
+  const GoStrings list = ToGoStrings(ids);
   AppendJsonRegistered(encoded.json, encoded.name, list);
   encoded.checksum_text = internal::SpewRegistered(encoded.name, list);
   return encoded;
 }
 
 constexpr std::string_view kJsonStart = "{\"Data\":{\"PodDeviceEntries\":";
+
+// For rendered entries and resources: their parts of the checksum text, in order (adding the
+// size of their JSON to `json_size`), and their JSON joined with commas.
+template <typename Rendered>
+std::vector<absl::string_view> ChecksumTexts(
+    const std::vector<std::shared_ptr<const Rendered>>& rendered, size_t& json_size) {
+  std::vector<absl::string_view> texts;
+  texts.reserve(rendered.size());
+  for (const auto& piece : rendered) {
+    texts.push_back(piece->checksum_text);
+    json_size += piece->json.size() + 1;
+  }
+  return texts;
+}
+
+template <typename Rendered>
+void AppendJoinedJson(std::string& out,
+                      const std::vector<std::shared_ptr<const Rendered>>& rendered) {
+  for (size_t i = 0; i < rendered.size(); ++i) {
+    if (i > 0) out += ',';
+    out += rendered[i]->json;
+  }
+}
 
 std::string ToJson(const GoCheckpointData& go, uint64_t checksum) {
   std::string out(kJsonStart);
@@ -500,19 +521,9 @@ std::string EncodeRendered(const std::vector<std::shared_ptr<const EncodedEntry>
   // Go writes map keys sorted.
   std::sort(registered.begin(), registered.end(),
             [](const auto& a, const auto& b) { return a->name < b->name; });
-  std::vector<absl::string_view> texts;
-  texts.reserve(entries.size());
   size_t json_size = kJsonStart.size() + kJsonRegisteredDevices.size() + 64;
-  for (const auto& entry : entries) {
-    texts.push_back(entry->checksum_text);
-    json_size += entry->json.size() + 1;
-  }
-  std::vector<absl::string_view> registered_texts;
-  registered_texts.reserve(registered.size());
-  for (const auto& resource : registered) {
-    registered_texts.push_back(resource->checksum_text);
-    json_size += resource->json.size() + 1;
-  }
+  const std::vector<absl::string_view> texts = ChecksumTexts(entries, json_size);
+  const std::vector<absl::string_view> registered_texts = ChecksumTexts(registered, json_size);
   std::string out;
   out.reserve(json_size);
   out += kJsonStart;
@@ -520,18 +531,12 @@ std::string EncodeRendered(const std::vector<std::shared_ptr<const EncodedEntry>
     out += "null";
   } else {
     out += '[';
-    for (size_t i = 0; i < entries.size(); ++i) {
-      if (i > 0) out += ',';
-      out += entries[i]->json;
-    }
+    AppendJoinedJson(out, entries);
     out += ']';
   }
   out += kJsonRegisteredDevices;
   out += '{';
-  for (size_t i = 0; i < registered.size(); ++i) {
-    if (i > 0) out += ',';
-    out += registered[i]->json;
-  }
+  AppendJoinedJson(out, registered);
   out += '}';
   AppendJsonChecksum(out, internal::ChecksumOfPieces(texts, registered_texts));
   return out;
