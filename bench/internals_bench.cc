@@ -54,7 +54,7 @@ using devicemanager::Container;
 using devicemanager::ContainerAllocation;
 using devicemanager::ContainerType;
 using devicemanager::Device;
-using devicemanager::DeviceMap;
+using devicemanager::DeviceTable;
 using devicemanager::NumaMask;
 using devicemanager::Pod;
 using devicemanager::PodDevices;
@@ -66,22 +66,22 @@ constexpr char kResource[] = "bench.example.com/dev";
 std::string DeviceId(int64_t i) { return absl::StrCat("dev-", i); }
 
 // `n` devices, alternately on NUMA node 0 and 1.
-DeviceMap Devices(int64_t n) {
-  DeviceMap devices;
+DeviceTable Devices(int64_t n) {
+  std::vector<Device> devices;
   for (int64_t i = 0; i < n; ++i) {
-    devices[DeviceId(i)] = Device{DeviceId(i), devicemanager::Health::kHealthy, {i % 2}};
+    devices.push_back(Device{DeviceId(i), devicemanager::Health::kHealthy, {i % 2}});
   }
-  return devices;
+  return DeviceTable(std::move(devices));
 }
 
-std::set<std::string> Ids(const DeviceMap& devices) {
+std::set<std::string> Ids(const DeviceTable& devices) {
   std::set<std::string> ids;
-  for (const auto& [id, device] : devices) ids.insert(ids.end(), id);
+  for (const Device& device : devices) ids.insert(ids.end(), device.id);
   return ids;
 }
 
 void BM_FilterByAffinity(benchmark::State& state) {
-  const DeviceMap devices = Devices(state.range(0));
+  const DeviceTable devices = Devices(state.range(0));
   const std::set<std::string> available = Ids(devices);
   const std::optional<NumaMask> affinity = NumaMask{0};
   for (auto _ : state) {

@@ -427,16 +427,6 @@ void AppendJsonEnd(std::string& out,
   AppendJsonChecksum(out, checksum);
 }
 
-template <typename Ids>
-EncodedRegistered RenderRegistered(absl::string_view resource_name, const Ids& ids) {
-  EncodedRegistered encoded;
-  encoded.name = internal::ToValidUtf8(resource_name);
-  const GoStrings list = ToGoStrings(ids);
-  AppendJsonRegistered(encoded.json, encoded.name, list);
-  encoded.checksum_text = internal::SpewRegistered(encoded.name, list);
-  return encoded;
-}
-
 constexpr std::string_view kJsonStart = "{\"Data\":{\"PodDeviceEntries\":";
 
 // For rendered entries and resources: their parts of the checksum text, in order (adding the
@@ -508,12 +498,12 @@ EncodedEntry EncodeEntry(const PodDevicesEntry& entry) {
 
 EncodedRegistered EncodeRegistered(absl::string_view resource_name,
                                    const std::vector<std::string>& ids) {
-  return RenderRegistered(resource_name, ids);
-}
-
-EncodedRegistered EncodeRegistered(absl::string_view resource_name,
-                                   const std::set<std::string>& ids) {
-  return RenderRegistered(resource_name, ids);
+  EncodedRegistered encoded;
+  encoded.name = internal::ToValidUtf8(resource_name);
+  const GoStrings list = ToGoStrings(ids);
+  AppendJsonRegistered(encoded.json, encoded.name, list);
+  encoded.checksum_text = internal::SpewRegistered(encoded.name, list);
+  return encoded;
 }
 
 std::string EncodeRendered(const std::vector<std::shared_ptr<const EncodedEntry>>& entries,

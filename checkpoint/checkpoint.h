@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -98,8 +97,6 @@ struct EncodedRegistered {
 // EncodeRegistered renders one resource's registered devices as Encode would.
 EncodedRegistered EncodeRegistered(absl::string_view resource_name,
                                    const std::vector<std::string>& ids);
-EncodedRegistered EncodeRegistered(absl::string_view resource_name,
-                                   const std::set<std::string>& ids);
 
 // EncodeRendered returns the same bytes as Encode of the data whose entries were rendered as
 // `entries` (in this order) and whose registered devices as `registered` (in any order).

@@ -57,16 +57,12 @@ absl::string_view ReservationRefusal(const absl::Status& status) {
 }
 
 checkpoint::DevicesPerNuma DevicesPerNumaOf(const std::vector<std::string>& ids,
-                                            const DeviceMap* all) {
+                                            const DeviceTable* all) {
   checkpoint::DevicesPerNuma result;
   std::vector<std::string> sorted = ids;
   std::sort(sorted.begin(), sorted.end());
   for (const auto& id : sorted) {
-    const Device* device = nullptr;
-    if (all != nullptr) {
-      auto it = all->find(id);
-      if (it != all->end()) device = &it->second;
-    }
+    const Device* device = all != nullptr ? all->Find(id) : nullptr;
     if (device == nullptr || device->numa_nodes.empty()) {
       result[checkpoint::kNoNumaNode].push_back(id);
       continue;
@@ -140,10 +136,11 @@ void ManagerImpl::WaitForPluginLocked(const std::string& resource,
     auto endpoint = endpoints_.find(resource);
     auto healthy = healthy_devices_.find(resource);
     if (endpoint == endpoints_.end() || endpoint->second->IsStopped() ||
-        healthy == healthy_devices_.end() || healthy->second.empty()) {
+        healthy == healthy_devices_.end() || healthy->second->empty()) {
       return false;
     }
-    return std::includes(healthy->second.begin(), healthy->second.end(), held.begin(), held.end());
+    return std::includes(healthy->second->begin(), healthy->second->end(), held.begin(),
+                         held.end());
   };
   if (ready()) return;
   // Only a resource the manager knows is worth waiting for: one with an endpoint (stopped
@@ -219,7 +216,7 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
   if (healthy_it == healthy_devices_.end()) {
     return absl::NotFoundError(absl::StrCat("cannot allocate unregistered device ", resource));
   }
-  const std::set<std::string>& healthy = healthy_it->second;
+  const IdSet& healthy = *healthy_it->second;
   if (healthy.empty()) {
     return absl::ResourceExhaustedError(
         absl::StrCat("no healthy devices present; cannot allocate unhealthy devices ", resource));
@@ -257,7 +254,7 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
             for (const auto& id : from) {
               if (needed <= 0) break;
               if (within != nullptr && !within->contains(id)) continue;
-              if (!healthy_now->second.contains(id) || picked.contains(id) || is_reserved(id) ||
+              if (!healthy_now->second->contains(id) || picked.contains(id) || is_reserved(id) ||
                   pod_devices_.Holds(resource, id)) {
                 continue;
               }
@@ -299,9 +296,9 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
         absl::StrCat("requested number of devices unavailable for ", resource,
                      ". Requested: ", needed, ", Available: ", available.size())));
   }
-  static const DeviceMap kNoDevices;
+  static const DeviceTable kNoDevices;
   auto all_it = all_devices_.find(resource);
-  const DeviceMap& all = all_it == all_devices_.end() ? kNoDevices : all_it->second;
+  const DeviceTable& all = all_it == all_devices_.end() ? kNoDevices : all_it->second;
   const DevicesByAffinity split = FilterByAffinity(available, all, affinity);
   auto short_error = [&] {
     return absl::InternalError(
@@ -661,15 +658,15 @@ absl::Status ManagerImpl::ReleasePod(absl::string_view pod_uid) {
 std::optional<std::vector<TopologyHint>> ManagerImpl::TopologyHintsLocked(
     const std::string& resource, int64_t requested, const std::set<std::string>& held,
     const std::set<std::string>& reusable) const {
-  static const DeviceMap kNoDevices;
+  static const DeviceTable kNoDevices;
   auto all_it = all_devices_.find(resource);
-  const DeviceMap& all = all_it == all_devices_.end() ? kNoDevices : all_it->second;
+  const DeviceTable& all = all_it == all_devices_.end() ? kNoDevices : all_it->second;
   // Only devices that report topology have a preference.
   if (!HasTopologyAlignment(all)) return std::nullopt;
   std::vector<int> nodes = options_.numa_nodes;
   if (nodes.empty()) {
     std::set<int> seen;
-    for (const auto& [id, device] : all) {
+    for (const Device& device : all) {
       for (int64_t node : device.numa_nodes) {
         if (node >= 0 && node < NumaMask::kMaxNode) seen.insert(static_cast<int>(node));
       }
@@ -695,7 +692,7 @@ std::optional<std::vector<TopologyHint>> ManagerImpl::TopologyHintsLocked(
   auto healthy = healthy_devices_.find(resource);
   if (healthy != healthy_devices_.end()) {
     auto reserved = reserved_.find(resource);
-    for (const auto& id : healthy->second) {
+    for (const auto& id : *healthy->second) {
       if (pod_devices_.Holds(resource, id)) continue;
       if (reserved != reserved_.end() && reserved->second.contains(id)) continue;
       available.insert(id);

@@ -10,10 +10,11 @@
 // Pure functions; thread-safe.
 #pragma once
 
-#include <set>
 #include <string>
 #include <vector>
 
+#include "devicemanager/device_table.h"
+#include "devicemanager/id_set.h"
 #include "devicemanager/types.h"
 #include "deviceplugin/v1beta1/api.pb.h"
 
@@ -27,9 +28,9 @@ std::vector<Device> DevicesFromWire(const v1beta1::ListAndWatchResponse& respons
 // A resource's devices as one snapshot gives them. Every ID of `all` is in exactly one of
 // `healthy` and `unhealthy`, as its health says.
 struct DeviceSnapshot {
-  DeviceMap all;
-  std::set<std::string> healthy;
-  std::set<std::string> unhealthy;
+  DeviceTable all;
+  IdSet healthy;
+  IdSet unhealthy;
 };
 
 // MakeDeviceSnapshot: `devices` (a full snapshot) by ID and by health; for a repeated ID the

@@ -171,7 +171,7 @@ void ManagerImpl::RestoreFromCheckpoint() {
   // Only the names matter: each gets empty device sets and a stopped endpoint, so capacity
   // and allocatable are 0 until its plugin registers again within the grace period.
   for (const auto& [resource, ids] : data->registered_devices) {
-    healthy_devices_[resource];
+    healthy_devices_[resource] = std::make_shared<const IdSet>();
     HealthyChangedLocked(resource);
     unhealthy_devices_[resource];
     endpoints_[resource] = Endpoint::NewStopped(resource, now);
@@ -184,14 +184,39 @@ ManagerImpl::CheckpointSnapshot ManagerImpl::CheckpointSnapshotLocked() const {
   data.entries = pod_devices_.RenderedEntries();
   data.registered_devices.reserve(healthy_devices_.size());
   for (const auto& [resource, ids] : healthy_devices_) {
-    auto [rendered, missing] = registered_rendered_.try_emplace(resource);
-    if (missing) {
-      rendered->second = std::make_shared<const checkpoint::EncodedRegistered>(
-          checkpoint::EncodeRegistered(resource, ids));
+    if (auto rendered = registered_rendered_.find(resource);
+        rendered != registered_rendered_.end()) {
+      data.registered_devices.push_back(rendered->second);
+    } else {
+      data.unrendered.emplace_back(resource, ids);
     }
-    data.registered_devices.push_back(rendered->second);
   }
   return data;
+}
+
+std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> ManagerImpl::RenderRegistered(
+    const CheckpointSnapshot& data) {
+  std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> registered =
+      data.registered_devices;
+  if (data.unrendered.empty()) return registered;
+  std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> made;
+  made.reserve(data.unrendered.size());
+  for (const auto& [resource, ids] : data.unrendered) {
+    made.push_back(std::make_shared<const checkpoint::EncodedRegistered>(
+        checkpoint::EncodeRegistered(resource, ids->ids())));
+    registered.push_back(made.back());
+  }
+  // Kept for the next writes unless the devices changed meanwhile (the pointer held here
+  // cannot have been reused for newer devices).
+  absl::MutexLock lock(&mu_);
+  for (size_t i = 0; i < made.size(); ++i) {
+    const auto& [resource, ids] = data.unrendered[i];
+    auto current = healthy_devices_.find(resource);
+    if (current != healthy_devices_.end() && current->second == ids) {
+      registered_rendered_[resource] = made[i];
+    }
+  }
+  return registered;
 }
 
 void ManagerImpl::HealthyChangedLocked(absl::string_view resource_name) {
@@ -220,7 +245,7 @@ void ManagerImpl::WriteCheckpointData(const CheckpointSnapshot& data) {
 }
 
 absl::Status ManagerImpl::StoreCheckpoint(const CheckpointSnapshot& data) {
-  const std::string bytes = checkpoint::EncodeRendered(data.entries, data.registered_devices);
+  const std::string bytes = checkpoint::EncodeRendered(data.entries, RenderRegistered(data));
   // A monotonic clock: options_.clock may be a test's, and wall time can jump.
   const auto start = std::chrono::steady_clock::now();
   absl::Status status = store_.Write(options_.checkpoint_name, bytes);
@@ -328,7 +353,8 @@ void ManagerImpl::OnDevicesUpdated(const Endpoint& endpoint, std::vector<Device>
   auto it = endpoints_.find(endpoint.resource_name());
   // A replaced or stopped endpoint's late snapshot must not overwrite the current state.
   if (it == endpoints_.end() || it->second.get() != &endpoint || endpoint.IsStopped()) return;
-  healthy_devices_[endpoint.resource_name()] = std::move(snapshot.healthy);
+  healthy_devices_[endpoint.resource_name()] =
+      std::make_shared<const IdSet>(std::move(snapshot.healthy));
   HealthyChangedLocked(endpoint.resource_name());
   unhealthy_devices_[endpoint.resource_name()] = std::move(snapshot.unhealthy);
   all_devices_[endpoint.resource_name()] = std::move(snapshot.all);
@@ -359,18 +385,13 @@ void ManagerImpl::OnStreamEnded(const Endpoint& endpoint, const absl::Status& st
 void ManagerImpl::MarkResourceUnhealthyLocked(const std::string& resource_name) {
   auto healthy = healthy_devices_.find(resource_name);
   if (healthy == healthy_devices_.end()) return;
-  auto& unhealthy = unhealthy_devices_[resource_name];
-  if (unhealthy.empty()) {
-    unhealthy.swap(healthy->second);
-  } else {
-    unhealthy.merge(healthy->second);
-    healthy->second.clear();
-  }
+  // Shared with checkpoint writes in progress, so merged from a copy.
+  IdSet ids = *healthy->second;
+  unhealthy_devices_[resource_name].Merge(std::move(ids));
+  healthy->second = std::make_shared<const IdSet>();
   HealthyChangedLocked(resource_name);
   auto all = all_devices_.find(resource_name);
-  if (all != all_devices_.end()) {
-    for (auto& [id, device] : all->second) device.health = Health::kUnhealthy;
-  }
+  if (all != all_devices_.end()) all->second.MarkAllUnhealthy();
 }
 
 bool ManagerImpl::ResourceGoneLocked(const std::string& resource_name, absl::Time now) const {
@@ -389,8 +410,8 @@ CapacityResult ManagerImpl::GetCapacity() {
         result.removed.push_back(resource);
         continue;
       }
-      result.capacity[resource] = static_cast<int64_t>(ids.size());
-      result.allocatable[resource] = static_cast<int64_t>(ids.size());
+      result.capacity[resource] = static_cast<int64_t>(ids->size());
+      result.allocatable[resource] = static_cast<int64_t>(ids->size());
     }
     for (const auto& [resource, ids] : unhealthy_devices_) {
       if (ResourceGoneLocked(resource, now)) {
@@ -427,10 +448,10 @@ ResourceDevices ManagerImpl::GetAllocatableDevices() const {
     // Both are ordered by ID: one walk over the two, appending at the end of the result.
     DeviceMap& devices = result[resource];
     auto device = all->second.begin();
-    for (const auto& id : ids) {
-      while (device != all->second.end() && device->first < id) ++device;
+    for (const auto& id : *ids) {
+      while (device != all->second.end() && device->id < id) ++device;
       if (device == all->second.end()) break;
-      if (device->first == id) devices.emplace_hint(devices.end(), id, device->second);
+      if (device->id == id) devices.emplace_hint(devices.end(), id, *device);
     }
   }
   return result;
@@ -444,9 +465,8 @@ ResourceDevices ManagerImpl::GetDevices(absl::string_view pod_uid,
     auto all = all_devices_.find(resource);
     for (auto& [id, device] : devices) {
       // A device the plugin no longer reports (or a plugin that is gone) is not healthy.
-      auto known = all == all_devices_.end() ? DeviceMap::const_iterator() : all->second.find(id);
-      const bool healthy = all != all_devices_.end() && known != all->second.end() &&
-                           known->second.health == Health::kHealthy;
+      const Device* known = all == all_devices_.end() ? nullptr : all->second.Find(id);
+      const bool healthy = known != nullptr && known->health == Health::kHealthy;
       device.health = healthy ? Health::kHealthy : Health::kUnhealthy;
     }
   }
@@ -485,7 +505,7 @@ std::vector<ResourceSummary> ManagerImpl::GetResourceSummaries() const {
     }
     // A plugin that has not sent its first snapshot has no entry yet: no devices.
     if (auto it = healthy_devices_.find(resource); it != healthy_devices_.end()) {
-      summary.healthy_devices = static_cast<int64_t>(it->second.size());
+      summary.healthy_devices = static_cast<int64_t>(it->second->size());
     }
     if (auto it = unhealthy_devices_.find(resource); it != unhealthy_devices_.end()) {
       summary.unhealthy_devices = static_cast<int64_t>(it->second.size());

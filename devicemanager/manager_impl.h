@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -23,7 +24,9 @@
 #include "checkpoint/file_store.h"
 #include "common/event_loop.h"
 #include "devicemanager/callbacks.h"
+#include "devicemanager/device_table.h"
 #include "devicemanager/endpoint.h"
+#include "devicemanager/id_set.h"
 #include "devicemanager/manager.h"
 #include "devicemanager/pod_devices.h"
 #include "devicemanager/registration_server.h"
@@ -98,6 +101,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   };
   // (pod UID, container name, resource name) of an allocation in flight.
   using AllocationKey = std::tuple<std::string, std::string, std::string>;
+  // A resource's healthy device IDs as the state holds them.
+  using SharedIds = std::shared_ptr<const IdSet>;
 
   // AllocateContainer is Allocate without the container lookup. It reports its refusals to
   // the metrics itself, so that AdmitPod, which stops at the first, reports one.
@@ -154,12 +159,13 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   void RestoreFromCheckpoint() ABSL_LOCKS_EXCLUDED(mu_);
   // WriteCheckpoint snapshots the state under mu_ and writes it outside.
   void WriteCheckpoint() ABSL_LOCKS_EXCLUDED(mu_);
-  // What a checkpoint write takes from the state under mu_: the entries as rendered when they
-  // were committed and the healthy devices as rendered when they last changed (both shared,
-  // not copied).
+  // What a checkpoint write takes from the state under mu_, all shared, not copied: the
+  // entries as rendered when they were committed, and each resource's healthy devices as
+  // rendered by an earlier write or, if they changed since, as IDs to render outside mu_.
   struct CheckpointSnapshot {
     std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> entries;
     std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> registered_devices;
+    std::vector<std::pair<std::string, SharedIds>> unrendered;
   };
   void WriteCheckpointData(const CheckpointSnapshot& data) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -167,6 +173,10 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   absl::Status StoreCheckpoint(const CheckpointSnapshot& data)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   CheckpointSnapshot CheckpointSnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // RenderRegistered: every resource's registered devices rendered, rendering the snapshot's
+  // unrendered ones (kept for later writes while they stay current).
+  std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> RenderRegistered(
+      const CheckpointSnapshot& data) ABSL_LOCKS_EXCLUDED(mu_);
   void RunListeners() ABSL_LOCKS_EXCLUDED(mu_, listeners_mu_);
 
   // upstream's markResourceUnhealthy: every healthy device of `resource_name` becomes
@@ -198,16 +208,18 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // Resource name -> the endpoint serving it; a stopped one stays through its grace period.
   std::map<std::string, EndpointSharedPtr, std::less<>> endpoints_ ABSL_GUARDED_BY(mu_);
   // Resource name -> device IDs by health. A resource is registered while it has an entry in
-  // healthy_devices_ (even an empty one), and both maps always have the same keys.
-  std::map<std::string, std::set<std::string>, std::less<>> healthy_devices_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::set<std::string>, std::less<>> unhealthy_devices_ ABSL_GUARDED_BY(mu_);
+  // healthy_devices_ (even an empty one), and both maps always have the same keys. The healthy
+  // IDs are shared (never null, never changed in place) with checkpoint writes, which render
+  // them outside mu_.
+  std::map<std::string, SharedIds, std::less<>> healthy_devices_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, IdSet, std::less<>> unhealthy_devices_ ABSL_GUARDED_BY(mu_);
   // Resource name -> its healthy devices rendered for the checkpoint, made by the first write
   // after they change and erased by every change (HealthyChangedLocked), so that a write for
   // one admission neither copies nor renders every device of the node.
-  mutable std::map<std::string, std::shared_ptr<const checkpoint::EncodedRegistered>, std::less<>>
+  std::map<std::string, std::shared_ptr<const checkpoint::EncodedRegistered>, std::less<>>
       registered_rendered_ ABSL_GUARDED_BY(mu_);
   // Resource name -> every device from the last snapshot, with health and topology.
-  ResourceDevices all_devices_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, DeviceTable, std::less<>> all_devices_ ABSL_GUARDED_BY(mu_);
   PodDevices pod_devices_ ABSL_GUARDED_BY(mu_);
   // ListAndWatch streams started and not yet ended (Stop waits for 0).
   int active_streams_ ABSL_GUARDED_BY(mu_) = 0;

@@ -96,11 +96,13 @@ bool PodDevices::HoldsAny(absl::string_view resource_name) const {
   return held_.find(resource_name) != held_.end();
 }
 
-std::set<std::string> PodDevices::NotHeld(absl::string_view resource_name,
-                                          const std::set<std::string>& ids) const {
+std::set<std::string> PodDevices::NotHeld(absl::string_view resource_name, const IdSet& ids) const {
   auto resource = held_.find(resource_name);
-  if (resource == held_.end()) return ids;
   std::set<std::string> out;
+  if (resource == held_.end()) {
+    for (const auto& id : ids) out.insert(out.end(), id);
+    return out;
+  }
   auto held = resource->second.begin();
   for (const auto& id : ids) {
     while (held != resource->second.end() && held->first < id) ++held;

@@ -16,6 +16,7 @@
 
 #include "absl/strings/string_view.h"
 #include "checkpoint/checkpoint.h"
+#include "devicemanager/id_set.h"
 #include "devicemanager/types.h"
 #include "deviceplugin/v1beta1/api.pb.h"
 
@@ -46,8 +47,7 @@ class PodDevices {
   bool HoldsAny(absl::string_view resource_name) const;
   // NotHeld: the IDs of `ids` that no container holds as devices of `resource_name`, in order;
   // one walk over `ids` and the index together.
-  std::set<std::string> NotHeld(absl::string_view resource_name,
-                                const std::set<std::string>& ids) const;
+  std::set<std::string> NotHeld(absl::string_view resource_name, const IdSet& ids) const;
 
   // Delete forgets every allocation of the given pods.
   void Delete(const std::vector<std::string>& pod_uids);

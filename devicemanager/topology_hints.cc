@@ -38,12 +38,13 @@ void IterateMasks(const std::vector<int>& nodes, const std::function<void(const 
 
 }  // namespace
 
-bool HasTopologyAlignment(const DeviceMap& devices) {
+bool HasTopologyAlignment(const DeviceTable& devices) {
   return std::any_of(devices.begin(), devices.end(),
-                     [](const auto& entry) { return !entry.second.numa_nodes.empty(); });
+                     [](const Device& device) { return !device.numa_nodes.empty(); });
 }
 
-DevicesByAffinity FilterByAffinity(const std::set<std::string>& available, const DeviceMap& devices,
+DevicesByAffinity FilterByAffinity(const std::set<std::string>& available,
+                                   const DeviceTable& devices,
                                    const std::optional<NumaMask>& affinity) {
   DevicesByAffinity result;
   if (!HasTopologyAlignment(devices) || !affinity.has_value()) {
@@ -58,10 +59,9 @@ DevicesByAffinity FilterByAffinity(const std::set<std::string>& available, const
   const std::vector<int64_t> fake_node = {kFakeNode};
   auto device = devices.begin();
   for (const auto& id : available) {
-    while (device != devices.end() && device->first < id) ++device;
-    const bool known =
-        device != devices.end() && device->first == id && !device->second.numa_nodes.empty();
-    const std::vector<int64_t>& nodes = known ? device->second.numa_nodes : fake_node;
+    while (device != devices.end() && device->id < id) ++device;
+    const bool known = device != devices.end() && device->id == id && !device->numa_nodes.empty();
+    const std::vector<int64_t>& nodes = known ? device->numa_nodes : fake_node;
     nodes_of.push_back(&nodes);
     for (int64_t node : nodes) ++node_devices[node];
   }
@@ -98,7 +98,7 @@ DevicesByAffinity FilterByAffinity(const std::set<std::string>& available, const
 }
 
 std::vector<TopologyHint> GenerateDeviceTopologyHints(const std::vector<int>& numa_nodes,
-                                                      const DeviceMap& devices,
+                                                      const DeviceTable& devices,
                                                       const std::set<std::string>& available,
                                                       const std::set<std::string>& reusable,
                                                       int64_t request) {
@@ -106,21 +106,21 @@ std::vector<TopologyHint> GenerateDeviceTopologyHints(const std::vector<int>& nu
   std::vector<TopologyHint> hints;
   IterateMasks(numa_nodes, [&](const NumaMask& mask) {
     int64_t in_mask = 0;
-    for (const auto& [id, device] : devices) {
+    for (const Device& device : devices) {
       if (AnyNodeIn(mask, device)) ++in_mask;
     }
     if (in_mask >= request && mask.Count() < min_affinity_size) min_affinity_size = mask.Count();
 
     int64_t matching = 0;
     for (const auto& id : reusable) {
-      auto it = devices.find(id);
-      if (it == devices.end() || it->second.numa_nodes.empty()) continue;
-      if (!AnyNodeIn(mask, it->second)) return;
+      const Device* device = devices.Find(id);
+      if (device == nullptr || device->numa_nodes.empty()) continue;
+      if (!AnyNodeIn(mask, *device)) return;
       ++matching;
     }
     for (const auto& id : available) {
-      auto it = devices.find(id);
-      if (it != devices.end() && AnyNodeIn(mask, it->second)) ++matching;
+      const Device* device = devices.Find(id);
+      if (device != nullptr && AnyNodeIn(mask, *device)) ++matching;
     }
     if (matching < request) return;
     hints.push_back({mask, false});

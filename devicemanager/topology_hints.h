@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "devicemanager/device_table.h"
 #include "devicemanager/numa_mask.h"
 #include "devicemanager/types.h"
 
@@ -46,7 +47,7 @@ class TopologyAffinityStore {
 
 // HasTopologyAlignment: some device of the resource reports NUMA nodes (upstream's
 // deviceHasTopologyAlignment).
-bool HasTopologyAlignment(const DeviceMap& devices);
+bool HasTopologyAlignment(const DeviceTable& devices);
 
 // DevicesByAffinity is filterByAffinity's answer: the available devices split in three.
 struct DevicesByAffinity {
@@ -60,7 +61,8 @@ struct DevicesByAffinity {
 // (affinity nodes, other nodes, then the fake node -1 of topology-less devices; fewer devices
 // first within a group, node ID breaking ties) and each device goes to the list of the first
 // node that has it.
-DevicesByAffinity FilterByAffinity(const std::set<std::string>& available, const DeviceMap& devices,
+DevicesByAffinity FilterByAffinity(const std::set<std::string>& available,
+                                   const DeviceTable& devices,
                                    const std::optional<NumaMask>& affinity);
 
 // GenerateDeviceTopologyHints is upstream's generateDeviceTopologyHints: for each mask over
@@ -68,7 +70,7 @@ DevicesByAffinity FilterByAffinity(const std::set<std::string>& available, const
 // topology lies in it and reusable + available devices in it reach `request`; preferred when
 // its node count is the smallest that holds `request` devices of `devices` (any health).
 std::vector<TopologyHint> GenerateDeviceTopologyHints(const std::vector<int>& numa_nodes,
-                                                      const DeviceMap& devices,
+                                                      const DeviceTable& devices,
                                                       const std::set<std::string>& available,
                                                       const std::set<std::string>& reusable,
                                                       int64_t request);

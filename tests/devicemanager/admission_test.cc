@@ -439,12 +439,11 @@ TEST(RunOptionsTest, TestDeviceRunContainerOptions) {
 }
 
 TEST(TopologyTest, TestFilterByAffinity) {
-  DeviceMap devices;
-  devices["dev1"] = Device{"dev1", Health::kHealthy, {1}};
-  devices["dev2"] = Device{"dev2", Health::kHealthy, {1, 2}};
-  devices["dev3"] = Device{"dev3", Health::kHealthy, {2}};
-  devices["dev4"] = Device{"dev4", Health::kHealthy, {3}};
-  devices["dev5"] = Device{"dev5", Health::kHealthy, {}};
+  const DeviceTable devices({{"dev1", Health::kHealthy, {1}},
+                             {"dev2", Health::kHealthy, {1, 2}},
+                             {"dev3", Health::kHealthy, {2}},
+                             {"dev4", Health::kHealthy, {3}},
+                             {"dev5", Health::kHealthy, {}}});
   const std::set<std::string> available = {"dev1", "dev2", "dev3", "dev4", "dev5"};
   DevicesByAffinity split = FilterByAffinity(available, devices, NumaMask{1, 2});
   EXPECT_EQ(split.aligned, (std::set<std::string>{"dev1", "dev2", "dev3"}));

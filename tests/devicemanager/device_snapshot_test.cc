@@ -21,6 +21,16 @@ v1beta1::Device* AddDevice(v1beta1::ListAndWatchResponse& response, const std::s
   return device;
 }
 
+// DeviceOf: the device `id` of the snapshot; a missing one fails the test and matches nothing.
+Device DeviceOf(const DeviceSnapshot& snapshot, const std::string& id) {
+  const Device* device = snapshot.all.Find(id);
+  if (device == nullptr) {
+    ADD_FAILURE() << "no device " << id;
+    return Device{"<missing>", Health::kUnhealthy, {}};
+  }
+  return *device;
+}
+
 DeviceSnapshot SnapshotOf(const v1beta1::ListAndWatchResponse& response) {
   return MakeDeviceSnapshot(DevicesFromWire(response));
 }
@@ -32,12 +42,12 @@ TEST(DeviceSnapshotTest, SplitsByUpstreamsHealthRule) {
   AddDevice(response, "c", "healthy");
   AddDevice(response, "d", "");
   const DeviceSnapshot snapshot = SnapshotOf(response);
-  EXPECT_EQ(snapshot.healthy, (std::set<std::string>{"a"}));
-  EXPECT_EQ(snapshot.unhealthy, (std::set<std::string>{"b", "c", "d"}));
+  EXPECT_EQ(snapshot.healthy, (IdSet({"a"})));
+  EXPECT_EQ(snapshot.unhealthy, (IdSet({"b", "c", "d"})));
   ASSERT_EQ(snapshot.all.size(), 4U);
-  EXPECT_EQ(snapshot.all.at("a"), (Device{"a", Health::kHealthy, {0}}));
-  EXPECT_EQ(snapshot.all.at("b"), (Device{"b", Health::kUnhealthy, {1}}));
-  EXPECT_EQ(snapshot.all.at("c").numa_nodes, std::vector<int64_t>());
+  EXPECT_EQ(DeviceOf(snapshot, "a"), (Device{"a", Health::kHealthy, {0}}));
+  EXPECT_EQ(DeviceOf(snapshot, "b"), (Device{"b", Health::kUnhealthy, {1}}));
+  EXPECT_EQ(DeviceOf(snapshot, "c").numa_nodes, std::vector<int64_t>());
 }
 
 // Found by the list_and_watch fuzzer: a device listed healthy and then unhealthy was in both
@@ -49,11 +59,11 @@ TEST(DeviceSnapshotTest, RepeatedIdIsOneDeviceAsItsLastEntrySays) {
   AddDevice(response, "a", "Unhealthy", {1});
   AddDevice(response, "b", "Healthy");
   const DeviceSnapshot snapshot = SnapshotOf(response);
-  EXPECT_EQ(snapshot.healthy, (std::set<std::string>{"b"}));
-  EXPECT_EQ(snapshot.unhealthy, (std::set<std::string>{"a"}));
+  EXPECT_EQ(snapshot.healthy, (IdSet({"b"})));
+  EXPECT_EQ(snapshot.unhealthy, (IdSet({"a"})));
   ASSERT_EQ(snapshot.all.size(), 2U);
-  EXPECT_EQ(snapshot.all.at("a"), (Device{"a", Health::kUnhealthy, {1}}));
-  EXPECT_EQ(snapshot.all.at("b"), (Device{"b", Health::kHealthy, {}}));
+  EXPECT_EQ(DeviceOf(snapshot, "a"), (Device{"a", Health::kUnhealthy, {1}}));
+  EXPECT_EQ(DeviceOf(snapshot, "b"), (Device{"b", Health::kHealthy, {}}));
 }
 
 // Found by the list_and_watch fuzzer: a NUMA node listed twice for one device became two
@@ -62,6 +72,15 @@ TEST(DeviceSnapshotTest, RepeatedNumaNodeCountsOnceInFirstOrder) {
   v1beta1::ListAndWatchResponse response;
   AddDevice(response, "x", "Healthy", {1, 0, 1, 0, -1, -1});
   EXPECT_EQ(DevicesFromWire(response).at(0).numa_nodes, (std::vector<int64_t>{1, 0, -1}));
+  // A list too long to search in place goes through a set, with the same result.
+  std::vector<int64_t> long_list;
+  std::vector<int64_t> distinct;
+  for (int64_t node = 0; node < 40; ++node) distinct.push_back(39 - node);
+  for (int round = 0; round < 3; ++round) {
+    long_list.insert(long_list.end(), distinct.begin(), distinct.end());
+  }
+  AddDevice(response, "y", "Healthy", long_list);
+  EXPECT_EQ(DevicesFromWire(response).at(1).numa_nodes, distinct);
 }
 
 TEST(DeviceSnapshotTest, KeepsIdsByteForByte) {
@@ -72,8 +91,8 @@ TEST(DeviceSnapshotTest, KeepsIdsByteForByte) {
   AddDevice(response, huge, "Healthy");
   AddDevice(response, "", "Healthy");
   const DeviceSnapshot snapshot = SnapshotOf(response);
-  EXPECT_EQ(snapshot.healthy, (std::set<std::string>{"", nul_inside, huge}));
-  EXPECT_EQ(snapshot.all.at(nul_inside).numa_nodes,
+  EXPECT_EQ(snapshot.healthy, (IdSet({"", nul_inside, huge})));
+  EXPECT_EQ(DeviceOf(snapshot, nul_inside).numa_nodes,
             (std::vector<int64_t>{-1, INT64_MAX, INT64_MIN}));
 }
 
@@ -89,6 +108,37 @@ TEST(DeviceSnapshotTest, AMillionDevicesHalfOfThemRepeated) {
   EXPECT_EQ(snapshot.all.size(), static_cast<size_t>(kDevices / 2));
   EXPECT_TRUE(snapshot.healthy.empty());
   EXPECT_EQ(snapshot.unhealthy.size(), static_cast<size_t>(kDevices / 2));
+}
+
+TEST(DeviceSnapshotTest, IdSetSortsAndMerges) {
+  IdSet ids({"c", "a", "b", "a"});
+  EXPECT_EQ(ids.ids(), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_TRUE(ids.contains("b"));
+  EXPECT_FALSE(ids.contains("bb"));
+  IdSet more({"d", "b", "0"});
+  ids.Merge(std::move(more));
+  EXPECT_EQ(ids.ids(), (std::vector<std::string>{"0", "a", "b", "c", "d"}));
+  EXPECT_TRUE(more.empty());
+  IdSet empty;
+  empty.Merge(std::move(ids));
+  EXPECT_EQ(empty.size(), 5U);
+  EXPECT_TRUE(ids.empty());
+}
+
+TEST(DeviceSnapshotTest, DeviceTableKeepsTheLastEntryOfAnIdAndFindsIt) {
+  DeviceTable table({{"b", Health::kHealthy, {1}},
+                     {"a", Health::kHealthy, {}},
+                     {"c", Health::kUnhealthy, {}},
+                     {"a", Health::kUnhealthy, {0}}});
+  ASSERT_EQ(table.size(), 3U);
+  EXPECT_EQ(table.begin()->id, "a");
+  ASSERT_NE(table.Find("a"), nullptr);
+  EXPECT_EQ(*table.Find("a"), (Device{"a", Health::kUnhealthy, {0}}));
+  EXPECT_EQ(table.Find("bb"), nullptr);
+  EXPECT_EQ(table.Find(""), nullptr);
+  table.MarkAllUnhealthy();
+  ASSERT_NE(table.Find("b"), nullptr);
+  EXPECT_EQ(table.Find("b")->health, Health::kUnhealthy);
 }
 
 }  // namespace

@@ -67,13 +67,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Invariant(snapshot.healthy.size() + snapshot.unhealthy.size() == snapshot.all.size(),
             "healthy + unhealthy = total: no device counted twice or missed");
   for (const auto& [id, wire] : last) {
-    auto it = snapshot.all.find(id);
-    Invariant(it != snapshot.all.end(), "every ID is in the map");
+    const Device* device = snapshot.all.Find(id);
+    Invariant(device != nullptr, "every ID is in the table");
     const bool healthy = wire->health() == "Healthy";
-    Invariant(it->second.id == id, "the map key is the device's ID");
-    Invariant((it->second.health == Health::kHealthy) == healthy,
+    Invariant(device->id == id, "the table finds the device by its ID");
+    Invariant((device->health == Health::kHealthy) == healthy,
               "health is the last entry's, by upstream's rule");
-    Invariant(it->second.numa_nodes == DistinctNodes(*wire), "topology is the last entry's");
+    Invariant(device->numa_nodes == DistinctNodes(*wire), "topology is the last entry's");
     Invariant(snapshot.healthy.contains(id) == healthy, "healthy set agrees with the device");
     Invariant(snapshot.unhealthy.contains(id) == !healthy, "unhealthy set agrees with the device");
   }

@@ -1,0 +1,35 @@
+#include "devicemanager/device_table.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace devmgr::devicemanager {
+
+DeviceTable::DeviceTable(std::vector<Device> devices) : devices_(std::move(devices)) {
+  auto id_less = [](const Device& a, const Device& b) { return a.id < b.id; };
+  // Stable, so that the entries of a repeated ID keep the plugin's order and the last wins.
+  if (!std::is_sorted(devices_.begin(), devices_.end(), id_less)) {
+    std::stable_sort(devices_.begin(), devices_.end(), id_less);
+  }
+  // Of each run of one ID, move its last entry to the next kept place.
+  size_t kept = 0;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (i + 1 < devices_.size() && devices_[i + 1].id == devices_[i].id) continue;
+    if (kept != i) devices_[kept] = std::move(devices_[i]);
+    ++kept;
+  }
+  devices_.resize(kept);
+}
+
+const Device* DeviceTable::Find(absl::string_view id) const {
+  auto it =
+      std::lower_bound(devices_.begin(), devices_.end(), id,
+                       [](const Device& device, absl::string_view b) { return device.id < b; });
+  return it != devices_.end() && it->id == id ? &*it : nullptr;
+}
+
+void DeviceTable::MarkAllUnhealthy() {
+  for (Device& device : devices_) device.health = Health::kUnhealthy;
+}
+
+}  // namespace devmgr::devicemanager

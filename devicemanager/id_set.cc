@@ -1,0 +1,35 @@
+#include "devicemanager/id_set.h"
+
+#include <algorithm>
+#include <iterator>
+#include <utility>
+
+namespace devmgr::devicemanager {
+
+IdSet::IdSet(std::vector<std::string> ids) : ids_(std::move(ids)) {
+  if (!std::is_sorted(ids_.begin(), ids_.end())) std::sort(ids_.begin(), ids_.end());
+  ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
+}
+
+bool IdSet::contains(absl::string_view id) const {
+  auto it = std::lower_bound(ids_.begin(), ids_.end(), id,
+                             [](const std::string& a, absl::string_view b) { return a < b; });
+  return it != ids_.end() && *it == id;
+}
+
+void IdSet::Merge(IdSet&& other) {
+  if (other.empty()) return;
+  if (empty()) {
+    ids_.swap(other.ids_);
+    return;
+  }
+  std::vector<std::string> merged;
+  merged.reserve(ids_.size() + other.ids_.size());
+  std::set_union(std::make_move_iterator(ids_.begin()), std::make_move_iterator(ids_.end()),
+                 std::make_move_iterator(other.ids_.begin()),
+                 std::make_move_iterator(other.ids_.end()), std::back_inserter(merged));
+  ids_.swap(merged);
+  other.ids_.clear();
+}
+
+}  // namespace devmgr::devicemanager

@@ -1,0 +1,42 @@
+// IdSet: device IDs of one resource kept as one sorted array, for the manager's per-resource
+// state that 100,000-device plugins replace in one snapshot: made in one allocation, searched
+// by bisection, and walked in ID order beside other ID-ordered state. Not for sets that change
+// one ID at a time. A value type; not thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace devmgr::devicemanager {
+
+class IdSet {
+ public:
+  using value_type = std::string;
+  using iterator = std::vector<std::string>::const_iterator;
+  using const_iterator = std::vector<std::string>::const_iterator;
+
+  IdSet() = default;
+  // `ids` in any order; a repeated ID counts once. Already sorted input is only checked.
+  explicit IdSet(std::vector<std::string> ids);
+
+  bool contains(absl::string_view id) const;
+  size_t size() const { return ids_.size(); }
+  bool empty() const { return ids_.empty(); }
+  const_iterator begin() const { return ids_.begin(); }
+  const_iterator end() const { return ids_.end(); }
+  // The IDs, ascending.
+  const std::vector<std::string>& ids() const { return ids_; }
+
+  // Merge adds every ID of `other`, which is left empty.
+  void Merge(IdSet&& other);
+  void clear() { ids_.clear(); }
+
+  bool operator==(const IdSet&) const = default;
+
+ private:
+  std::vector<std::string> ids_;
+};
+
+}  // namespace devmgr::devicemanager
