@@ -11,6 +11,9 @@
 //     Allocate round trip to the same plugin, one write + fsync + rename of the same checkpoint
 //     bytes (read back from the manager's own file; they list every registered device), and
 //     one pass over the N healthy IDs, copied out of their sorted set into a vector;
+// - taking a ListAndWatch snapshot of N devices in (parsed on an arena, as the endpoint does,
+//   then DevicesFromWire and MakeDeviceSnapshot), ordered by ID or shuffled, vs. parsing the
+//   same bytes alone;
 // - pod-devices bookkeeping (PodDevices) with P pods held: one container's allocation inserted
 //   and its pod deleted vs. the same insert and erase in a plain std::map keyed by the same
 //   (pod UID, container, resource) strings; Holds and HoldsAny vs. a lookup in a std::set of
@@ -22,11 +25,13 @@
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -40,6 +45,7 @@
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/file_store.h"
 #include "common/unix_socket.h"
+#include "devicemanager/device_snapshot.h"
 #include "devicemanager/manager.h"
 #include "devicemanager/pod_devices.h"
 #include "devicemanager/run_options.h"
@@ -201,6 +207,47 @@ void BM_FloorAllocateFromFree(benchmark::State& state) {
       state.SkipWithError("floor failed");
       break;
     }
+  }
+}
+
+// ---- Taking a ListAndWatch snapshot in.
+
+// One ListAndWatch message of `n` healthy devices, serialised: ordered by ID as this SDK sends
+// them, or shuffled, as a plugin listing its devices from a Go map does.
+std::string SnapshotBytes(int64_t n, bool shuffled) {
+  std::vector<std::string> ids;
+  for (int64_t i = 0; i < n; ++i) ids.push_back(DeviceId(i));
+  std::sort(ids.begin(), ids.end());
+  if (shuffled) std::shuffle(ids.begin(), ids.end(), std::mt19937(42));
+  v1beta1::ListAndWatchResponse response;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    *response.add_devices() = testing::MakeDevice(ids[i], true, {static_cast<int64_t>(i % 2)});
+  }
+  return response.SerializeAsString();
+}
+
+void TakeSnapshot(benchmark::State& state, bool shuffled) {
+  const std::string bytes = SnapshotBytes(state.range(0), shuffled);
+  for (auto _ : state) {
+    google::protobuf::Arena arena;
+    auto* response = google::protobuf::Arena::CreateMessage<v1beta1::ListAndWatchResponse>(&arena);
+    if (!response->ParseFromString(bytes)) std::abort();
+    devicemanager::DeviceSnapshot snapshot =
+        devicemanager::MakeDeviceSnapshot(devicemanager::DevicesFromWire(*response));
+    benchmark::DoNotOptimize(snapshot);
+  }
+}
+
+void BM_TakeSnapshot(benchmark::State& state) { TakeSnapshot(state, false); }
+void BM_TakeShuffledSnapshot(benchmark::State& state) { TakeSnapshot(state, true); }
+
+void BM_FloorParseSnapshot(benchmark::State& state) {
+  const std::string bytes = SnapshotBytes(state.range(0), false);
+  for (auto _ : state) {
+    google::protobuf::Arena arena;
+    auto* response = google::protobuf::Arena::CreateMessage<v1beta1::ListAndWatchResponse>(&arena);
+    if (!response->ParseFromString(bytes)) std::abort();
+    benchmark::DoNotOptimize(response);
   }
 }
 
@@ -394,6 +441,9 @@ BENCHMARK(BM_FloorAllocateFromFree)
     ->Arg(100000)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TakeSnapshot)->Arg(100)->Arg(10000)->Arg(100000)->UseRealTime();
+BENCHMARK(BM_TakeShuffledSnapshot)->Arg(100)->Arg(10000)->Arg(100000)->UseRealTime();
+BENCHMARK(BM_FloorParseSnapshot)->Arg(100)->Arg(10000)->Arg(100000)->UseRealTime();
 BENCHMARK(BM_PodDevicesInsertDelete)->Arg(100)->Arg(10000)->UseRealTime();
 BENCHMARK(BM_FloorMapInsertErase)->Arg(100)->Arg(10000)->UseRealTime();
 BENCHMARK(BM_PodDevicesHolds)->Arg(100)->Arg(10000)->UseRealTime();
@@ -412,6 +462,8 @@ int main(int argc, char** argv) {
   return devmgr::bench::RunWithFloors(argc, argv,
                                       {{"BM_FilterByAffinity", "BM_FloorCopyFreeSet"},
                                        {"BM_AllocateFromFree", "BM_FloorAllocateFromFree"},
+                                       {"BM_TakeSnapshot", "BM_FloorParseSnapshot"},
+                                       {"BM_TakeShuffledSnapshot", "BM_FloorParseSnapshot"},
                                        {"BM_PodDevicesInsertDelete", "BM_FloorMapInsertErase"},
                                        {"BM_PodDevicesHolds", "BM_FloorSetFindDevice"},
                                        {"BM_PodDevicesHoldsAny", "BM_FloorSetFindResource"},

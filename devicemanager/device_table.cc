@@ -6,12 +6,15 @@
 namespace devmgr::devicemanager {
 
 DeviceTable::DeviceTable(std::vector<Device> devices) : devices_(std::move(devices)) {
-  auto id_less = [](const Device& a, const Device& b) { return a.id < b.id; };
-  // Stable, so that the entries of a repeated ID keep the plugin's order and the last wins.
-  if (!std::is_sorted(devices_.begin(), devices_.end(), id_less)) {
-    std::stable_sort(devices_.begin(), devices_.end(), id_less);
+  // One pass for the usual snapshot, already ascending by ID without repeats.
+  auto not_ascending = [](const Device& a, const Device& b) { return !(a.id < b.id); };
+  if (std::adjacent_find(devices_.begin(), devices_.end(), not_ascending) == devices_.end()) {
+    return;
   }
-  // Of each run of one ID, move its last entry to the next kept place.
+  // Stable, so that the entries of a repeated ID keep the plugin's order; of each run of one
+  // ID only the last is kept.
+  std::stable_sort(devices_.begin(), devices_.end(),
+                   [](const Device& a, const Device& b) { return a.id < b.id; });
   size_t kept = 0;
   for (size_t i = 0; i < devices_.size(); ++i) {
     if (i + 1 < devices_.size() && devices_[i + 1].id == devices_[i].id) continue;

@@ -7,7 +7,10 @@
 namespace devmgr::devicemanager {
 
 IdSet::IdSet(std::vector<std::string> ids) : ids_(std::move(ids)) {
-  if (!std::is_sorted(ids_.begin(), ids_.end())) std::sort(ids_.begin(), ids_.end());
+  // One pass for the usual input, already ascending without repeats.
+  auto not_ascending = [](const std::string& a, const std::string& b) { return !(a < b); };
+  if (std::adjacent_find(ids_.begin(), ids_.end(), not_ascending) == ids_.end()) return;
+  std::sort(ids_.begin(), ids_.end());
   ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
 }
 

@@ -50,6 +50,7 @@ TEST(BenchCommandTest, QuickRunReportsEveryMeasurementBesideItsFloor) {
       "admit pod, 1 container x 1 device",
       "admissions/s, 8 admitters x 8 plugins",
       "ListAndWatch 7 devices to allocatable",
+      "ListAndWatch 7 devices, beside decoding",
       "PodResources GetAllocatableResources, 7 devices",
       "PodResources List, 4 pods x 4 containers x 2 devices",
       "PodResources List after a pod changed, 4 pods x 4 containers x 2 devices",

@@ -119,6 +119,8 @@ TEST(DeviceSnapshotTest, IdSetSortsAndMerges) {
   ids.Merge(std::move(more));
   EXPECT_EQ(ids.ids(), (std::vector<std::string>{"0", "a", "b", "c", "d"}));
   EXPECT_TRUE(more.empty());
+  // Ascending but with a repeat: not taken as it is.
+  EXPECT_EQ(IdSet({"a", "b", "b", "c"}).ids(), (std::vector<std::string>{"a", "b", "c"}));
   IdSet empty;
   empty.Merge(std::move(ids));
   EXPECT_EQ(empty.size(), 5U);
@@ -136,6 +138,11 @@ TEST(DeviceSnapshotTest, DeviceTableKeepsTheLastEntryOfAnIdAndFindsIt) {
   EXPECT_EQ(*table.Find("a"), (Device{"a", Health::kUnhealthy, {0}}));
   EXPECT_EQ(table.Find("bb"), nullptr);
   EXPECT_EQ(table.Find(""), nullptr);
+  // Ascending but with a repeat: still the last entry.
+  const DeviceTable repeated(
+      {{"a", Health::kHealthy, {}}, {"a", Health::kUnhealthy, {}}, {"b", Health::kHealthy, {}}});
+  ASSERT_EQ(repeated.size(), 2U);
+  EXPECT_EQ(repeated.begin()->health, Health::kUnhealthy);
   table.MarkAllUnhealthy();
   ASSERT_NE(table.Find("b"), nullptr);
   EXPECT_EQ(table.Find("b")->health, Health::kUnhealthy);
