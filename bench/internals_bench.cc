@@ -4,13 +4,13 @@
 //   ManagerImpl::ReserveDevices, a private method; only its split, FilterByAffinity, is public.
 //   So it is measured twice:
 //   * FilterByAffinity over N free devices on two NUMA nodes, affinity node 0, vs. copying the
-//     same N IDs into a new sorted set (the split hands every free ID back in sorted sets, so it
-//     cannot do less);
+//     same N IDs into a new IdSet (the split hands every free ID back in IdSets, so it cannot do
+//     less);
 //   * one admission of a one-device container through the embeddable devicemanager::Manager
 //     (Allocate) with a fake plugin of N devices, vs. what any admission must do: one bare
 //     Allocate round trip to the same plugin, one write + fsync + rename of the same checkpoint
 //     bytes (read back from the manager's own file; they list every registered device), and
-//     one pass over the N healthy IDs, copied out of their sorted set into a vector;
+//     one pass over the N healthy IDs, copied out of their IdSet into a vector;
 // - taking a ListAndWatch snapshot of N devices in (parsed on an arena, as the endpoint does,
 //   then DevicesFromWire and MakeDeviceSnapshot), ordered by ID or shuffled, vs. parsing the
 //   same bytes alone;
@@ -61,6 +61,7 @@ using devicemanager::ContainerAllocation;
 using devicemanager::ContainerType;
 using devicemanager::Device;
 using devicemanager::DeviceTable;
+using devicemanager::IdSet;
 using devicemanager::NumaMask;
 using devicemanager::Pod;
 using devicemanager::PodDevices;
@@ -80,15 +81,15 @@ DeviceTable Devices(int64_t n) {
   return DeviceTable(std::move(devices));
 }
 
-std::set<std::string> Ids(const DeviceTable& devices) {
-  std::set<std::string> ids;
-  for (const Device& device : devices) ids.insert(ids.end(), device.id);
-  return ids;
+IdSet Ids(const DeviceTable& devices) {
+  std::vector<std::string> ids;
+  for (const Device& device : devices) ids.push_back(device.id);
+  return IdSet(std::move(ids));
 }
 
 void BM_FilterByAffinity(benchmark::State& state) {
   const DeviceTable devices = Devices(state.range(0));
-  const std::set<std::string> available = Ids(devices);
+  const IdSet available = Ids(devices);
   const std::optional<NumaMask> affinity = NumaMask{0};
   for (auto _ : state) {
     devicemanager::DevicesByAffinity split =
@@ -98,9 +99,9 @@ void BM_FilterByAffinity(benchmark::State& state) {
 }
 
 void BM_FloorCopyFreeSet(benchmark::State& state) {
-  const std::set<std::string> available = Ids(Devices(state.range(0)));
+  const IdSet available = Ids(Devices(state.range(0)));
   for (auto _ : state) {
-    std::set<std::string> copy = available;
+    IdSet copy = available;
     benchmark::DoNotOptimize(copy);
   }
 }
@@ -189,7 +190,7 @@ void BM_FloorAllocateFromFree(benchmark::State& state) {
   const absl::StatusOr<std::string> bytes =
       checkpoint::FileStore(node.dir().path()).Read(checkpoint::kCheckpointFileName);
   if (!bytes.ok()) std::abort();
-  const std::set<std::string> healthy = Ids(Devices(n));
+  const IdSet healthy = Ids(Devices(n));
   auto channel =
       grpc::CreateChannel(UnixTarget(node.plugin().socket()), grpc::InsecureChannelCredentials());
   auto stub = v1beta1::DevicePlugin::NewStub(channel);

@@ -152,9 +152,8 @@ void ManagerImpl::WaitForPluginLocked(const std::string& resource,
 }
 
 absl::StatusOr<std::set<std::string>> ManagerImpl::PreferredAllocationLocked(
-    const std::string& resource, const std::set<std::string>& available,
-    const std::set<std::string>& picked, const std::vector<std::string>& must_include,
-    int64_t size) {
+    const std::string& resource, const IdSet& available, const std::set<std::string>& picked,
+    const std::vector<std::string>& must_include, int64_t size) {
   auto it = endpoints_.find(resource);
   if (it == endpoints_.end()) {
     return absl::NotFoundError(
@@ -246,26 +245,26 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
   // enough are picked; true when done. Whether a device is still healthy, reserved or
   // committed to any container is looked up at the time: while mu_ is released for
   // GetPreferredAllocation, other admissions reserve and commit, and devices turn unhealthy.
-  auto take_from =
-      [&](const std::set<std::string>& from, const std::set<std::string>* within = nullptr)
-          ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-            auto healthy_now = healthy_devices_.find(resource);
-            if (healthy_now == healthy_devices_.end()) return needed <= 0;
-            for (const auto& id : from) {
-              if (needed <= 0) break;
-              if (within != nullptr && !within->contains(id)) continue;
-              if (!healthy_now->second->contains(id) || picked.contains(id) || is_reserved(id) ||
-                  pod_devices_.Holds(resource, id)) {
-                continue;
-              }
-              reserved_[resource].insert(id);
-              picked.insert(id);
-              reservation.ids.push_back(id);
-              reservation.new_ids.push_back(id);
-              --needed;
-            }
-            return needed <= 0;
-          };
+  // `from` is ordered: a std::set or an IdSet.
+  auto take_from = [&](const auto& from, const IdSet* within = nullptr)
+                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                         auto healthy_now = healthy_devices_.find(resource);
+                         if (healthy_now == healthy_devices_.end()) return needed <= 0;
+                         for (const auto& id : from) {
+                           if (needed <= 0) break;
+                           if (within != nullptr && !within->contains(id)) continue;
+                           if (!healthy_now->second->contains(id) || picked.contains(id) ||
+                               is_reserved(id) || pod_devices_.Holds(resource, id)) {
+                             continue;
+                           }
+                           reserved_[resource].insert(id);
+                           picked.insert(id);
+                           reservation.ids.push_back(id);
+                           reservation.new_ids.push_back(id);
+                           --needed;
+                         }
+                         return needed <= 0;
+                       };
   auto fail = [&](absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     ReleaseLocked(pod, container, reservation);
     return status;
@@ -287,9 +286,9 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
   if (needed == 0) return reservation;
 
   // In use: committed to any container, or reserved by an admission in flight.
-  std::set<std::string> available = pod_devices_.NotHeld(resource, healthy);
+  IdSet available = pod_devices_.NotHeld(resource, healthy);
   if (auto reserved = reserved_.find(resource); reserved != reserved_.end()) {
-    for (const auto& id : reserved->second) available.erase(id);
+    available.EraseAll(reserved->second);
   }
   if (static_cast<int64_t>(available.size()) < needed) {
     return fail(absl::ResourceExhaustedError(

@@ -35,4 +35,17 @@ void IdSet::Merge(IdSet&& other) {
   other.ids_.clear();
 }
 
+void IdSet::EraseAll(const std::set<std::string>& ids) {
+  if (ids.empty()) return;
+  auto next = ids.begin();
+  size_t kept = 0;
+  for (size_t i = 0; i < ids_.size(); ++i) {
+    while (next != ids.end() && *next < ids_[i]) ++next;
+    if (next != ids.end() && *next == ids_[i]) continue;
+    if (kept != i) ids_[kept] = std::move(ids_[i]);
+    ++kept;
+  }
+  ids_.resize(kept);
+}
+
 }  // namespace devmgr::devicemanager

@@ -4,6 +4,7 @@
 // one ID at a time. A value type; not thread-safe.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ class IdSet {
 
   // Merge adds every ID of `other`, which is left empty.
   void Merge(IdSet&& other);
+  // EraseAll removes every ID of `ids` (one walk beside it).
+  void EraseAll(const std::set<std::string>& ids);
   void clear() { ids_.clear(); }
 
   bool operator==(const IdSet&) const = default;

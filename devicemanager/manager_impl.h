@@ -122,9 +122,9 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // mu_ released for the call (upstream's callGetPreferredAllocationIfAvailable). The plugin
   // chooses among `available` and `picked` together.
   absl::StatusOr<std::set<std::string>> PreferredAllocationLocked(
-      const std::string& resource, const std::set<std::string>& available,
-      const std::set<std::string>& picked, const std::vector<std::string>& must_include,
-      int64_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      const std::string& resource, const IdSet& available, const std::set<std::string>& picked,
+      const std::vector<std::string>& must_include, int64_t size)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReleaseLocked(const Pod& pod, const Container& container, const Reservation& reservation)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // TopologyHintsLocked: the hints of one resource for `requested` devices, given what the

@@ -96,20 +96,18 @@ bool PodDevices::HoldsAny(absl::string_view resource_name) const {
   return held_.find(resource_name) != held_.end();
 }
 
-std::set<std::string> PodDevices::NotHeld(absl::string_view resource_name, const IdSet& ids) const {
+IdSet PodDevices::NotHeld(absl::string_view resource_name, const IdSet& ids) const {
   auto resource = held_.find(resource_name);
-  std::set<std::string> out;
-  if (resource == held_.end()) {
-    for (const auto& id : ids) out.insert(out.end(), id);
-    return out;
-  }
+  if (resource == held_.end()) return ids;
+  std::vector<std::string> out;
+  out.reserve(ids.size());
   auto held = resource->second.begin();
   for (const auto& id : ids) {
     while (held != resource->second.end() && held->first < id) ++held;
     if (held != resource->second.end() && held->first == id) continue;
-    out.insert(out.end(), id);
+    out.push_back(id);
   }
-  return out;
+  return IdSet(std::move(out));
 }
 
 void PodDevices::Delete(const std::vector<std::string>& pod_uids) {

@@ -47,7 +47,7 @@ class PodDevices {
   bool HoldsAny(absl::string_view resource_name) const;
   // NotHeld: the IDs of `ids` that no container holds as devices of `resource_name`, in order;
   // one walk over `ids` and the index together.
-  std::set<std::string> NotHeld(absl::string_view resource_name, const IdSet& ids) const;
+  IdSet NotHeld(absl::string_view resource_name, const IdSet& ids) const;
 
   // Delete forgets every allocation of the given pods.
   void Delete(const std::vector<std::string>& pod_uids);

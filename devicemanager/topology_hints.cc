@@ -43,8 +43,7 @@ bool HasTopologyAlignment(const DeviceTable& devices) {
                      [](const Device& device) { return !device.numa_nodes.empty(); });
 }
 
-DevicesByAffinity FilterByAffinity(const std::set<std::string>& available,
-                                   const DeviceTable& devices,
+DevicesByAffinity FilterByAffinity(const IdSet& available, const DeviceTable& devices,
                                    const std::optional<NumaMask>& affinity) {
   DevicesByAffinity result;
   if (!HasTopologyAlignment(devices) || !affinity.has_value()) {
@@ -79,6 +78,9 @@ DevicesByAffinity FilterByAffinity(const std::set<std::string>& available,
   std::map<int64_t, size_t> position;
   for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
   // Each device goes to its node that comes first; appending keeps every list ordered.
+  std::vector<std::string> aligned;
+  std::vector<std::string> unaligned;
+  std::vector<std::string> no_topology;
   size_t i = 0;
   for (const auto& id : available) {
     int64_t first = kFakeNode;
@@ -89,11 +91,14 @@ DevicesByAffinity FilterByAffinity(const std::set<std::string>& available,
         first = node;
       }
     }
-    std::set<std::string>& list = first == kFakeNode          ? result.no_topology
-                                  : affinity->Contains(first) ? result.aligned
-                                                              : result.unaligned;
-    list.insert(list.end(), id);
+    std::vector<std::string>& list = first == kFakeNode          ? no_topology
+                                     : affinity->Contains(first) ? aligned
+                                                                 : unaligned;
+    list.push_back(id);
   }
+  result.aligned = IdSet(std::move(aligned));
+  result.unaligned = IdSet(std::move(unaligned));
+  result.no_topology = IdSet(std::move(no_topology));
   return result;
 }
 

@@ -12,6 +12,7 @@
 
 #include "absl/strings/string_view.h"
 #include "devicemanager/device_table.h"
+#include "devicemanager/id_set.h"
 #include "devicemanager/numa_mask.h"
 #include "devicemanager/types.h"
 
@@ -51,9 +52,9 @@ bool HasTopologyAlignment(const DeviceTable& devices);
 
 // DevicesByAffinity is filterByAffinity's answer: the available devices split in three.
 struct DevicesByAffinity {
-  std::set<std::string> aligned;    // on a NUMA node of the affinity
-  std::set<std::string> unaligned;  // on real NUMA nodes, none in the affinity
-  std::set<std::string> no_topology;
+  IdSet aligned;    // on a NUMA node of the affinity
+  IdSet unaligned;  // on real NUMA nodes, none in the affinity
+  IdSet no_topology;
 };
 
 // FilterByAffinity splits `available` as upstream's filterByAffinity: without topology in
@@ -61,8 +62,7 @@ struct DevicesByAffinity {
 // (affinity nodes, other nodes, then the fake node -1 of topology-less devices; fewer devices
 // first within a group, node ID breaking ties) and each device goes to the list of the first
 // node that has it.
-DevicesByAffinity FilterByAffinity(const std::set<std::string>& available,
-                                   const DeviceTable& devices,
+DevicesByAffinity FilterByAffinity(const IdSet& available, const DeviceTable& devices,
                                    const std::optional<NumaMask>& affinity);
 
 // GenerateDeviceTopologyHints is upstream's generateDeviceTopologyHints: for each mask over

@@ -444,11 +444,11 @@ TEST(TopologyTest, TestFilterByAffinity) {
                              {"dev3", Health::kHealthy, {2}},
                              {"dev4", Health::kHealthy, {3}},
                              {"dev5", Health::kHealthy, {}}});
-  const std::set<std::string> available = {"dev1", "dev2", "dev3", "dev4", "dev5"};
+  const IdSet available({"dev1", "dev2", "dev3", "dev4", "dev5"});
   DevicesByAffinity split = FilterByAffinity(available, devices, NumaMask{1, 2});
-  EXPECT_EQ(split.aligned, (std::set<std::string>{"dev1", "dev2", "dev3"}));
-  EXPECT_EQ(split.unaligned, (std::set<std::string>{"dev4"}));
-  EXPECT_EQ(split.no_topology, (std::set<std::string>{"dev5"}));
+  EXPECT_EQ(split.aligned, IdSet({"dev1", "dev2", "dev3"}));
+  EXPECT_EQ(split.unaligned, IdSet({"dev4"}));
+  EXPECT_EQ(split.no_topology, IdSet({"dev5"}));
   // Without an affinity everything is "no topology".
   split = FilterByAffinity(available, devices, std::nullopt);
   EXPECT_EQ(split.no_topology, available);

@@ -110,7 +110,7 @@ TEST(DeviceSnapshotTest, AMillionDevicesHalfOfThemRepeated) {
   EXPECT_EQ(snapshot.unhealthy.size(), static_cast<size_t>(kDevices / 2));
 }
 
-TEST(DeviceSnapshotTest, IdSetSortsAndMerges) {
+TEST(DeviceSnapshotTest, IdSetSortsMergesAndErases) {
   IdSet ids({"c", "a", "b", "a"});
   EXPECT_EQ(ids.ids(), (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_TRUE(ids.contains("b"));
@@ -121,6 +121,11 @@ TEST(DeviceSnapshotTest, IdSetSortsAndMerges) {
   EXPECT_TRUE(more.empty());
   // Ascending but with a repeat: not taken as it is.
   EXPECT_EQ(IdSet({"a", "b", "b", "c"}).ids(), (std::vector<std::string>{"a", "b", "c"}));
+  IdSet erased({"a", "b", "c", "d"});
+  erased.EraseAll({"0", "b", "d", "e"});
+  EXPECT_EQ(erased, IdSet({"a", "c"}));
+  erased.EraseAll({});
+  EXPECT_EQ(erased, IdSet({"a", "c"}));
   IdSet empty;
   empty.Merge(std::move(ids));
   EXPECT_EQ(empty.size(), 5U);

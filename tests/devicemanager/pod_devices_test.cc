@@ -127,12 +127,12 @@ TEST(PodDevicesTest, HoldsFollowsInsertReplaceRemoveAndDelete) {
 TEST(PodDevicesTest, NotHeldKeepsTheFreeIdsInOrder) {
   PodDevices pod_devices;
   const IdSet ids({"a", "b", "c", "d", "e"});
-  EXPECT_EQ(pod_devices.NotHeld("res1", ids), (std::set<std::string>{"a", "b", "c", "d", "e"}));
+  EXPECT_EQ(pod_devices.NotHeld("res1", ids), ids);
   pod_devices.Insert("pod1", "app", "res1", MakeAllocation({{0, {"b"}}, {1, {"e", "x"}}}));
   pod_devices.Insert("pod2", "app", "res1", MakeAllocation({{0, {"0"}}}));
   pod_devices.Insert("pod2", "app", "res2", MakeAllocation({{0, {"a"}}}));
-  EXPECT_EQ(pod_devices.NotHeld("res1", ids), (std::set<std::string>{"a", "c", "d"}));
-  EXPECT_EQ(pod_devices.NotHeld("res2", ids), (std::set<std::string>{"b", "c", "d", "e"}));
+  EXPECT_EQ(pod_devices.NotHeld("res1", ids), IdSet({"a", "c", "d"}));
+  EXPECT_EQ(pod_devices.NotHeld("res2", ids), IdSet({"b", "c", "d", "e"}));
   EXPECT_TRUE(pod_devices.NotHeld("res1", IdSet()).empty());
 }
 
