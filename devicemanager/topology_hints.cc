@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
 
 namespace devmgr::devicemanager {
 namespace {
@@ -54,7 +57,8 @@ DevicesByAffinity FilterByAffinity(const IdSet& available, const DeviceTable& de
   // its NUMA nodes (none: the fake node), counting the devices of every node.
   std::vector<const std::vector<int64_t>*> nodes_of;
   nodes_of.reserve(available.size());
-  std::map<int64_t, size_t> node_devices;
+  // Looked up once per device and node: hashed, not a tree search.
+  absl::flat_hash_map<int64_t, size_t> node_devices;
   const std::vector<int64_t> fake_node = {kFakeNode};
   auto device = devices.begin();
   for (const auto& id : available) {
@@ -65,17 +69,17 @@ DevicesByAffinity FilterByAffinity(const IdSet& available, const DeviceTable& de
     for (int64_t node : nodes) ++node_devices[node];
   }
   std::vector<int64_t> order;
+  order.reserve(node_devices.size());
   for (const auto& [node, count] : node_devices) order.push_back(node);
   // Group rank: 0 in the affinity, 1 another real node, 2 the fake node.
   auto rank = [&](int64_t node) {
     if (affinity->Contains(node)) return 0;
     return node == kFakeNode ? 2 : 1;
   };
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    if (rank(a) != rank(b)) return rank(a) < rank(b);
-    return node_devices[a] < node_devices[b];
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return std::tuple(rank(a), node_devices.at(a), a) < std::tuple(rank(b), node_devices.at(b), b);
   });
-  std::map<int64_t, size_t> position;
+  absl::flat_hash_map<int64_t, size_t> position;
   for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
   // Each device goes to its node that comes first; appending keeps every list ordered.
   std::vector<std::string> aligned;
@@ -86,8 +90,9 @@ DevicesByAffinity FilterByAffinity(const IdSet& available, const DeviceTable& de
     int64_t first = kFakeNode;
     size_t first_position = order.size();
     for (int64_t node : *nodes_of[i++]) {
-      if (position[node] < first_position) {
-        first_position = position[node];
+      const size_t node_position = position.at(node);
+      if (node_position < first_position) {
+        first_position = node_position;
         first = node;
       }
     }
