@@ -299,8 +299,7 @@ CheckpointData FromGo(GoCheckpointData go) {
 
 // ToGoStrings, ToGoEntry and ToGoRegistered give the Go values the kubelet itself would hold
 // when writing them: non-nil maps, lists and bytes everywhere.
-template <typename Ids>
-GoStrings ToGoStrings(const Ids& ids) {
+GoStrings ToGoStrings(const std::vector<std::string>& ids) {
   GoStrings list;
   list.emplace().reserve(ids.size());
   for (const std::string& id : ids) list->push_back(internal::ToValidUtf8(id));
