@@ -21,6 +21,16 @@ namespace {
 // How often a connection in progress looks at its cancellation flag.
 constexpr absl::Duration kDialPollInterval = absl::Milliseconds(50);
 
+// gRPC keeps a read buffer on every connection, even an idle one, sized by what the connection
+// read lately: it starts at 8 KiB, doubles while reads fill it (up to 4 MiB) and shrinks by 1%
+// per read after that. A plugin's connection is idle almost always, and a node may have
+// hundreds: 8 KiB to start, and the size one full snapshot pushed it to, held that way cost
+// about 20 KiB per endpoint (docs/PERFORMANCE.md). From 1 KiB it still doubles within a few reads
+// for a large snapshot, and at 256 KiB per read a snapshot of 100,000 devices takes a dozen reads
+// rather than one buffer of 4 MiB kept for good.
+constexpr int kReadChunkBytes = 1024;
+constexpr int kMaxReadChunkBytes = 256 * 1024;
+
 std::chrono::system_clock::time_point Deadline(absl::Duration timeout) {
   return absl::ToChronoTime(absl::Now() + timeout);
 }
@@ -104,6 +114,8 @@ absl::StatusOr<EndpointSharedPtr> Endpoint::Connect(std::string resource_name,
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   // As the kubelet's dial: the authority of a unix socket peer is "localhost".
   args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, "localhost");
+  args.SetInt(GRPC_ARG_TCP_READ_CHUNK_SIZE, kReadChunkBytes);
+  args.SetInt(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, kMaxReadChunkBytes);
   endpoint->channel_ = grpc::CreateCustomChannel(UnixTarget(endpoint->socket_),
                                                  grpc::InsecureChannelCredentials(), args);
 

@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "checkpoint/checkpoint.h"
@@ -46,6 +47,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr char kNamespace[] = "bench.example.com";
 constexpr absl::Duration kStartTimeout = absl::Seconds(60);
+// Longer than the daemon's heap trimmer can take after work ends (HeapTrimmer::Options).
+constexpr absl::Duration kHeapTrimWait = absl::Seconds(15);
 constexpr absl::Duration kCallTimeout = absl::Seconds(120);
 
 // The steps, each against a daemon of its own, that --only selects.
@@ -189,6 +192,39 @@ absl::Status WaitHealthyDevices(const BenchDaemon& daemon, const std::string& re
           absl::StrCat("metrics never showed ", devices, " healthy devices of ", resource));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+// HeapTrims reads how often the daemon has handed freed heap memory back to the kernel.
+absl::StatusOr<double> HeapTrims(const BenchDaemon& daemon) {
+  absl::StatusOr<std::string> text = ScrapeMetrics(daemon.metrics_socket());
+  if (!text.ok()) return text.status();
+  constexpr absl::string_view kSample = "\ndevmgr_heap_trims_total ";
+  absl::string_view rest = *text;
+  const size_t at = rest.find(kSample);
+  double trims = 0;
+  if (at != absl::string_view::npos) rest = rest.substr(at + kSample.size());
+  if (at == absl::string_view::npos || !absl::SimpleAtod(rest.substr(0, rest.find('\n')), &trims)) {
+    return absl::InternalError("the daemon's metrics have no devmgr_heap_trims_total");
+  }
+  return trims;
+}
+
+// WaitHeapTrimmed waits until the daemon has trimmed its heap after the work so far: a trim
+// after `trims` (read when the work ended), which comes a second after the last change. A
+// trim that began between the last change and that read is the one waited for; then none
+// follows, and the bound ends the wait.
+absl::Status WaitHeapTrimmed(const BenchDaemon& daemon, double trims) {
+  const absl::Time deadline = absl::Now() + kHeapTrimWait;
+  for (;;) {
+    absl::StatusOr<double> now = HeapTrims(daemon);
+    if (!now.ok()) return now.status();
+    if (*now > trims) return absl::OkStatus();
+    if (absl::Now() > deadline) {
+      if (*now == 0) return absl::DeadlineExceededError("the daemon never trimmed its heap");
+      return absl::OkStatus();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
 
@@ -716,12 +752,19 @@ absl::Status MeasureMemory(const fs::path& root, const BenchFlags& flags, std::v
     return MakePod(absl::StrCat("mem-", i), Resource(absl::StrCat("m", i % flags.plugins)), 1, 1);
   });
   if (!admitted.ok()) return admitted.status();
+  auto trims = HeapTrims(**daemon);
+  if (!trims.ok()) return trims.status();
+  auto busy = (*daemon)->ResidentBytes();
+  if (!busy.ok()) return busy.status();
+  if (absl::Status trimmed = WaitHeapTrimmed(**daemon, *trims); !trimmed.ok()) return trimmed;
   auto loaded = (*daemon)->ResidentBytes();
   auto peak = (*daemon)->ResidentBytes(/*peak=*/true);
   if (!loaded.ok()) return loaded.status();
   if (!peak.ok()) return peak.status();
   const std::string load = absl::StrCat(flags.plugins, " plugins x ", flags.plugin_devices,
                                         " devices + ", flags.memory_pods, " pods");
+  rows.push_back(Row{absl::StrCat("resident memory, ", load, ", right after the last admission"),
+                     "MiB", MiB(*busy), std::nullopt, std::nullopt, ""});
   rows.push_back(Row{absl::StrCat("resident memory, ", load), "MiB", MiB(*loaded), std::nullopt,
                      std::nullopt, ""});
   rows.push_back(Row{absl::StrCat("peak resident memory, ", load), "MiB", MiB(*peak), std::nullopt,

@@ -15,6 +15,7 @@
 #include "cmd/devmgr/admin_service.h"
 #include "cmd/devmgr/daemon_metrics.h"
 #include "cmd/devmgr/device_plugin_handler.h"
+#include "cmd/devmgr/heap_trimmer.h"
 #include "cmd/devmgr/lock_file.h"
 #include "cmd/devmgr/manager_devices_provider.h"
 #include "cmd/devmgr/pod_admission.h"
@@ -46,6 +47,8 @@ struct Daemon::State {
   const DaemonPaths paths;
   std::unique_ptr<LockFile> lock;
   DaemonMetrics metrics;
+  // Told of each checkpoint write by `metrics`, so it outlives the manager.
+  HeapTrimmer heap_trimmer{HeapTrimmer::Options{}};
   PodRegistry registry;
   // Set once the registry has read the record and the restored allocations.
   std::atomic<bool> pods_known{false};
@@ -129,6 +132,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   if (options.topology_policy != TopologyPolicyKind::kNone) {
     manager_options.topology_affinity = &s.topology;
   }
+  s.metrics.AttachHeapTrimmer(s.heap_trimmer);
   manager_options.metrics = &s.metrics;
   manager_options.logger = options.logger;
   s.manager = devicemanager::CreateManager(std::move(manager_options));

@@ -3,7 +3,8 @@
 // the checkpoint beside it), the plugin watcher on plugins_registry/ with the device plugin
 // handler, the PodResources service on pod-resources/kubelet.sock, and the admin API on
 // devmgr.sock (mode 0600), and, when asked, Prometheus metrics. It is its own pod source
-// (PodRegistry), so a restart keeps every admitted or recovered pod's devices. One daemon per root:
+// (PodRegistry), so a restart keeps every admitted or recovered pod's devices. After work it
+// hands freed heap memory back to the kernel (heap_trimmer.h). One daemon per root:
 // <root>/devmgr.lock.
 #pragma once
 

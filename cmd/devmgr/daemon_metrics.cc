@@ -176,6 +176,21 @@ void DaemonMetrics::AttachPodResources(const podresources::Counters& counters) {
          counters.watch_streams_ended_slow);
 }
 
+void DaemonMetrics::AttachHeapTrimmer(HeapTrimmer& trimmer) {
+  registry_.AddCollector(
+      "devmgr_heap_trims_total",
+      "Times freed heap memory was handed back to the kernel after work.", MetricType::kCounter, {},
+      [&trimmer] {
+        return std::vector<CollectedSample>{{{}, static_cast<double>(trimmer.trims())}};
+      });
+  registry_.AddCollector(
+      "devmgr_heap_trim_seconds_total", "Time spent handing freed heap memory back to the kernel.",
+      MetricType::kCounter, {}, [&trimmer] {
+        return std::vector<CollectedSample>{{{}, absl::ToDoubleSeconds(trimmer.trim_time())}};
+      });
+  heap_trimmer_.store(&trimmer);
+}
+
 void DaemonMetrics::PluginRegistered(absl::string_view resource_name) {
   registrations_.WithLabels({resource_name}).Inc();
 }
@@ -191,6 +206,7 @@ void DaemonMetrics::AdmissionRefused(absl::string_view reason) {
 void DaemonMetrics::CheckpointWritten(absl::Duration duration, bool ok) {
   checkpoint_write_duration_.Observe(absl::ToDoubleSeconds(duration));
   if (!ok) checkpoint_write_errors_.Inc();
+  if (HeapTrimmer* trimmer = heap_trimmer_.load(); trimmer != nullptr) trimmer->Touch();
 }
 
 }  // namespace devmgr::cli

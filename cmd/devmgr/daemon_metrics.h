@@ -14,14 +14,17 @@
 //   devmgr_checkpoint_write_duration_seconds, devmgr_checkpoint_write_errors_total
 //   devmgr_pod_resources_rate_limited_total, devmgr_pod_resources_watch_streams_opened_total,
 //   devmgr_pod_resources_watch_streams_ended_slow_total
+//   devmgr_heap_trims_total, devmgr_heap_trim_seconds_total
 //
 // Order of use: create it, pass it as ManagerOptions::metrics, create the Manager and the
 // PodResources server, attach them, then start the HTTP server. Everything attached must
 // outlive every Render: stop the HTTP server before destroying them. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <string>
 
+#include "cmd/devmgr/heap_trimmer.h"
 #include "common/metrics_registry.h"
 #include "devicemanager/manager.h"
 #include "devicemanager/metrics.h"
@@ -39,6 +42,10 @@ class DaemonMetrics final : public devicemanager::ManagerMetrics {
   // AttachPodResources exports the PodResources server's counters (its counters()), read at
   // each Render. Call once.
   void AttachPodResources(const podresources::Counters& counters);
+  // AttachHeapTrimmer exports the trims of `trimmer` and tells it of every checkpoint write:
+  // the manager writes one for each change of its state (an admission, a pod removed, a
+  // plugin's new snapshot), which is the work that leaves freed memory behind. Call once.
+  void AttachHeapTrimmer(HeapTrimmer& trimmer);
 
   // Render: every metric in the Prometheus text format 0.0.4.
   std::string Render() const { return registry_.Render(); }
@@ -57,6 +64,7 @@ class DaemonMetrics final : public devicemanager::ManagerMetrics {
   CounterFamily& admissions_refused_;
   Histogram& checkpoint_write_duration_;
   Counter& checkpoint_write_errors_;
+  std::atomic<HeapTrimmer*> heap_trimmer_{nullptr};
 };
 
 }  // namespace devmgr::cli

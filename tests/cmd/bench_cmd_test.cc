@@ -57,6 +57,7 @@ TEST(BenchCommandTest, QuickRunReportsEveryMeasurementBesideItsFloor) {
       "PodResources List calls/s, 4 pods x 4 containers x 2 devices",
       "restart, 10-entry checkpoint, to PodResources",
       "resident memory, idle",
+      "resident memory, 2 plugins x 4 devices + 4 pods, right after the last admission",
       "resident memory, 2 plugins x 4 devices + 4 pods",
       "peak resident memory, 2 plugins x 4 devices + 4 pods",
   };

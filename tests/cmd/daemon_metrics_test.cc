@@ -54,6 +54,7 @@ class DaemonMetricsTest : public ::testing::Test {
             .ok());
     metrics_.AttachManager(*manager_);
     metrics_.AttachPodResources(counters_);
+    metrics_.AttachHeapTrimmer(trimmer_);
 
     plugin_ = std::make_unique<FakeDevicePlugin>(
         dir_.Sub("gpu.sock"), kGpu,
@@ -72,6 +73,7 @@ class DaemonMetricsTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  HeapTrimmer trimmer_{{.quiet = absl::Milliseconds(10), .max_delay = absl::Seconds(1)}};
   // Declared before the manager, which reports to it until it is destroyed.
   DaemonMetrics metrics_;
   podresources::Counters counters_;
@@ -119,6 +121,18 @@ TEST_F(DaemonMetricsTest, ExportsUpstreamDevicePluginMetricsAfterRegistrationAnd
   // The admission wrote the checkpoint durably.
   EXPECT_GE(Sample(text, "devmgr_checkpoint_write_duration_seconds_count"), 1);
   EXPECT_EQ(Sample(text, "devmgr_checkpoint_write_errors_total"), 0);
+}
+
+TEST_F(DaemonMetricsTest, TrimsTheHeapAfterCheckpointWritesAndExportsTheCount) {
+  devicemanager::Pod pod = MakePod("uid1", 1);
+  ASSERT_TRUE(manager_->Allocate(pod, pod.containers[0]).ok());
+  // Registration and the admission each wrote the checkpoint; the trimmer heard of it.
+  ASSERT_TRUE(WaitFor([&] { return trimmer_.trims() >= 1; }));
+  EXPECT_TRUE(absl::StrContains(metrics_.Render(),
+                                "# TYPE devmgr_heap_trims_total counter\ndevmgr_heap_trims_total "))
+      << metrics_.Render();
+  EXPECT_GE(Sample(metrics_.Render(), "devmgr_heap_trims_total"), 1);
+  EXPECT_GT(Sample(metrics_.Render(), "devmgr_heap_trim_seconds_total"), 0);
 }
 
 TEST_F(DaemonMetricsTest, ExportsEndpointStatesDeviceHealthAndRefusals) {
