@@ -428,16 +428,27 @@ void AppendJsonEnd(std::string& out,
 
 constexpr std::string_view kJsonStart = "{\"Data\":{\"PodDeviceEntries\":";
 
-// For rendered entries and resources: their parts of the checksum text, in order (adding the
-// size of their JSON to `json_size`), and their JSON joined with commas.
-template <typename Rendered>
+// For rendered entries: their parts of the checksum text, in order, adding the size of their
+// JSON to `json_size`.
+std::vector<internal::EntryPieces> ChecksumPieces(
+    const std::vector<std::shared_ptr<const EncodedEntry>>& entries, size_t& json_size) {
+  std::vector<internal::EntryPieces> pieces;
+  pieces.reserve(entries.size());
+  for (const auto& entry : entries) {
+    pieces.push_back({entry->checksum_head, entry->alloc_resp});
+    json_size += entry->json.size() + 1;
+  }
+  return pieces;
+}
+
+// The same for rendered resources.
 std::vector<absl::string_view> ChecksumTexts(
-    const std::vector<std::shared_ptr<const Rendered>>& rendered, size_t& json_size) {
+    const std::vector<std::shared_ptr<const EncodedRegistered>>& registered, size_t& json_size) {
   std::vector<absl::string_view> texts;
-  texts.reserve(rendered.size());
-  for (const auto& piece : rendered) {
-    texts.push_back(piece->checksum_text);
-    json_size += piece->json.size() + 1;
+  texts.reserve(registered.size());
+  for (const auto& resource : registered) {
+    texts.push_back(resource->checksum_text);
+    json_size += resource->json.size() + 1;
   }
   return texts;
 }
@@ -491,7 +502,8 @@ EncodedEntry EncodeEntry(const PodDevicesEntry& entry) {
   const GoPodDevicesEntry go = ToGoEntry(entry);
   EncodedEntry encoded;
   AppendJsonEntry(encoded.json, go);
-  encoded.checksum_text = internal::SpewEntry(go);
+  encoded.checksum_head = internal::SpewEntryHead(go);
+  encoded.alloc_resp = entry.alloc_resp;
   return encoded;
 }
 
@@ -511,7 +523,7 @@ std::string EncodeRendered(const std::vector<std::shared_ptr<const EncodedEntry>
   std::sort(registered.begin(), registered.end(),
             [](const auto& a, const auto& b) { return a->name < b->name; });
   size_t json_size = kJsonStart.size() + kJsonRegisteredDevices.size() + 64;
-  const std::vector<absl::string_view> texts = ChecksumTexts(entries, json_size);
+  const std::vector<internal::EntryPieces> pieces = ChecksumPieces(entries, json_size);
   const std::vector<absl::string_view> registered_texts = ChecksumTexts(registered, json_size);
   std::string out;
   out.reserve(json_size);
@@ -527,7 +539,7 @@ std::string EncodeRendered(const std::vector<std::shared_ptr<const EncodedEntry>
   out += '{';
   AppendJoinedJson(out, registered);
   out += '}';
-  AppendJsonChecksum(out, internal::ChecksumOfPieces(texts, registered_texts));
+  AppendJsonChecksum(out, internal::ChecksumOfPieces(pieces, registered_texts));
   return out;
 }
 

@@ -77,10 +77,13 @@ std::string Encode(const CheckpointData& data);
 
 // One entry rendered once for both texts a write needs, its JSON element and its part of the
 // checksum text, so that a writer that keeps them (the device manager keeps one per
-// allocation) encodes a one-pod change without rendering every other entry again.
+// allocation) encodes a one-pod change without rendering every other entry again. The
+// checksum text writes the Allocate answer's bytes as decimals, three to four times their
+// size, so they are kept as bytes beside the text before them and written out at each write.
 struct EncodedEntry {
   std::string json;
-  std::string checksum_text;
+  std::string checksum_head;  // the checksum text up to the value of AllocResp
+  std::string alloc_resp;     // the entry's alloc_resp
 };
 
 // EncodeEntry renders `entry` as Encode would.

@@ -70,16 +70,22 @@ class SpewWriter {
     Finish(data.registered_devices);
   }
 
-  // Data with every entry already rendered by Entry (current layout) and every registered
-  // resource by Registered, in key order; no entries is the nil list, as Encode writes it.
-  void DataOfPieces(const std::vector<absl::string_view>& entries,
+  // Data with every entry given as its head (EntryHead, current layout) and its AllocResp bytes,
+  // and every registered resource rendered by Registered, in key order; no entries is the nil
+  // list, as Encode writes it.
+  void DataOfPieces(const std::vector<EntryPieces>& entries,
                     const std::vector<absl::string_view>& registered_devices) {
     if (entries.empty()) {
       Start();
       sink_.Append("<nil>");
     } else {
       StartEntries();
-      Join(entries);
+      for (size_t i = 0; i < entries.size(); ++i) {
+        if (i > 0) sink_.Append(" ");
+        sink_.Append(entries[i].head);
+        Bytes(entries[i].alloc_resp);
+        sink_.Append("}");
+      }
       sink_.Append("]");
     }
     sink_.Append(kRegisteredDevicesField);
@@ -96,6 +102,17 @@ class SpewWriter {
   }
 
   void Entry(const GoPodDevicesEntry& entry, GoLayout layout) {
+    EntryHead(entry, layout);
+    if (!entry.alloc_resp.has_value()) {
+      sink_.Append("<nil>");
+    } else {
+      Bytes(*entry.alloc_resp);
+    }
+    sink_.Append("}");
+  }
+
+  // EntryHead: an entry up to the value of its AllocResp.
+  void EntryHead(const GoPodDevicesEntry& entry, GoLayout layout) {
     sink_.Append("{PodUID:(string)");
     sink_.Append(entry.pod_uid);
     sink_.Append(" ContainerName:(string)");
@@ -115,21 +132,20 @@ class SpewWriter {
       });
     }
     sink_.Append(" AllocResp:([]uint8)");
-    if (!entry.alloc_resp.has_value()) {
-      sink_.Append("<nil>");
-    } else {
-      sink_.Append("[");
-      const auto& decimals = ByteDecimals();
-      for (size_t i = 0; i < entry.alloc_resp->size(); ++i) {
-        if (i > 0) sink_.Append(" ");
-        sink_.Append(decimals[static_cast<unsigned char>((*entry.alloc_resp)[i])]);
-      }
-      sink_.Append("]");
-    }
-    sink_.Append("}");
   }
 
  private:
+  // Bytes: a non-nil []byte.
+  void Bytes(absl::string_view bytes) {
+    sink_.Append("[");
+    const auto& decimals = ByteDecimals();
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      if (i > 0) sink_.Append(" ");
+      sink_.Append(decimals[static_cast<unsigned char>(bytes[i])]);
+    }
+    sink_.Append("]");
+  }
+
   void Start() {
     // The V1 reader renamed its types back to the 1.19 names before hashing, so both layouts
     // share the struct type names and differ only in DeviceIDs.
@@ -207,9 +223,9 @@ uint64_t Checksum(const GoCheckpointData& data) {
   return sink.hash();
 }
 
-std::string SpewEntry(const GoPodDevicesEntry& entry) {
+std::string SpewEntryHead(const GoPodDevicesEntry& entry) {
   StringSink sink;
-  SpewWriter<StringSink>(sink).Entry(entry, GoLayout::kCurrent);
+  SpewWriter<StringSink>(sink).EntryHead(entry, GoLayout::kCurrent);
   return sink.Take();
 }
 
@@ -219,7 +235,7 @@ std::string SpewRegistered(const std::string& resource_name, const GoStrings& id
   return sink.Take();
 }
 
-uint64_t ChecksumOfPieces(const std::vector<absl::string_view>& entries,
+uint64_t ChecksumOfPieces(const std::vector<EntryPieces>& entries,
                           const std::vector<absl::string_view>& registered_devices) {
   FnvSink sink;
   SpewWriter<FnvSink>(sink).DataOfPieces(entries, registered_devices);

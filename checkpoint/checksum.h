@@ -21,14 +21,20 @@ uint32_t Fnv1a32(absl::string_view bytes);
 // Checksum is Fnv1a32(SpewText(data)), widened as the kubelet stores it.
 uint64_t Checksum(const GoCheckpointData& data);
 
-// The same text and checksum in pieces, for a writer that keeps each piece: SpewEntry is one
-// entry's part of SpewText (current layout), SpewRegistered one resource's part of the
-// registered devices map, and ChecksumOfPieces is Checksum of data whose entries render as
-// `entries` (in order; none at all is the nil list, as Encode writes it) and whose registered
-// devices (a map, never nil) render as `registered_devices` (in key order).
-std::string SpewEntry(const GoPodDevicesEntry& entry);
+// The same text and checksum in pieces, for a writer that keeps each piece.
+// SpewEntryHead is one entry's part of SpewText (current layout) up to the value of its
+// AllocResp; the text writes those bytes as decimals, three to four times their size, so a
+// writer keeps the bytes and the head. SpewRegistered is one resource's part of the registered
+// devices map. ChecksumOfPieces is Checksum of data whose entries are `entries` (in order;
+// none at all is the nil list, as Encode writes it; each AllocResp non-nil) and whose
+// registered devices (a map, never nil) render as `registered_devices` (in key order).
+struct EntryPieces {
+  absl::string_view head;
+  absl::string_view alloc_resp;
+};
+std::string SpewEntryHead(const GoPodDevicesEntry& entry);
 std::string SpewRegistered(const std::string& resource_name, const GoStrings& ids);
-uint64_t ChecksumOfPieces(const std::vector<absl::string_view>& entries,
+uint64_t ChecksumOfPieces(const std::vector<EntryPieces>& entries,
                           const std::vector<absl::string_view>& registered_devices);
 
 }  // namespace devmgr::checkpoint::internal

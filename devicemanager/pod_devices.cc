@@ -36,11 +36,10 @@ void PodDevices::Insert(absl::string_view pod_uid, absl::string_view container_n
   Stored& stored = pod.containers[std::string(container_name)][std::string(resource_name)];
   CountHeld(resource_name, stored.devices, -1);
   CountHeld(resource_name, allocation.devices, +1);
-  stored.encoded_response = EncodeDeterministic(allocation.response);
   stored.devices = std::move(allocation.devices);
   stored.rendered = std::make_shared<const checkpoint::EncodedEntry>(checkpoint::EncodeEntry(
       {std::string(pod_uid), std::string(container_name), std::string(resource_name),
-       stored.devices, stored.encoded_response}));
+       stored.devices, EncodeDeterministic(allocation.response)}));
   MarkChanged();
   pod.revision = revision_;
 }
@@ -168,7 +167,7 @@ std::optional<v1beta1::ContainerAllocateResponse> PodDevices::Response(
   const Stored* stored = FindStored(pod_uid, container_name, resource_name);
   if (stored == nullptr) return std::nullopt;
   v1beta1::ContainerAllocateResponse response;
-  if (!response.ParseFromString(stored->encoded_response)) return std::nullopt;
+  if (!response.ParseFromString(stored->rendered->alloc_resp)) return std::nullopt;
   return response;
 }
 
@@ -212,7 +211,7 @@ std::vector<checkpoint::PodDevicesEntry> PodDevices::ToCheckpoint() const {
         entry.container_name = container;
         entry.resource_name = resource;
         entry.device_ids = stored.devices;
-        entry.alloc_resp = stored.encoded_response;
+        entry.alloc_resp = stored.rendered->alloc_resp;
         entries.push_back(std::move(entry));
       }
     }

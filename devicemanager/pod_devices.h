@@ -102,8 +102,8 @@ class PodDevices {
  private:
   struct Stored {
     checkpoint::DevicesPerNuma devices;
-    std::string encoded_response;  // deterministic, for the checkpoint
-    // The checkpoint entry, rendered once: shared with the writes in progress.
+    // The checkpoint entry, rendered once: shared with the writes in progress. Its alloc_resp
+    // is the only copy of the Allocate answer, encoded deterministically.
     std::shared_ptr<const checkpoint::EncodedEntry> rendered;
   };
   // pod UID -> container name -> resource name -> allocation.
