@@ -504,6 +504,10 @@ EncodedEntry EncodeEntry(const PodDevicesEntry& entry) {
   AppendJsonEntry(encoded.json, go);
   encoded.checksum_head = internal::SpewEntryHead(go);
   encoded.alloc_resp = entry.alloc_resp;
+  // Kept for as long as the allocation lives: without the room the appends left (up to as much
+  // again).
+  encoded.json.shrink_to_fit();
+  encoded.checksum_head.shrink_to_fit();
   return encoded;
 }
 
@@ -514,6 +518,9 @@ EncodedRegistered EncodeRegistered(absl::string_view resource_name,
   const GoStrings list = ToGoStrings(ids);
   AppendJsonRegistered(encoded.json, encoded.name, list);
   encoded.checksum_text = internal::SpewRegistered(encoded.name, list);
+  // Kept while the resource's devices stay the same.
+  encoded.json.shrink_to_fit();
+  encoded.checksum_text.shrink_to_fit();
   return encoded;
 }
 

@@ -1,30 +1,11 @@
 #include "devicemanager/pod_devices.h"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
 #include <atomic>
 
 #include "absl/strings/str_cat.h"
+#include "common/deterministic_bytes.h"
 
 namespace devmgr::devicemanager {
-namespace {
-
-// Deterministic so that the same allocations always give the same checkpoint bytes (map
-// fields would otherwise be in hash order).
-std::string EncodeDeterministic(const v1beta1::ContainerAllocateResponse& response) {
-  std::string out;
-  {
-    google::protobuf::io::StringOutputStream stream(&out);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    response.SerializeToCodedStream(&coded);
-  }
-  return out;
-}
-
-}  // namespace
-
 void PodDevices::MarkChanged() {
   static std::atomic<uint64_t> last_revision{0};
   revision_ = last_revision.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -39,7 +20,7 @@ void PodDevices::Insert(absl::string_view pod_uid, absl::string_view container_n
   stored.devices = std::move(allocation.devices);
   stored.rendered = std::make_shared<const checkpoint::EncodedEntry>(checkpoint::EncodeEntry(
       {std::string(pod_uid), std::string(container_name), std::string(resource_name),
-       stored.devices, EncodeDeterministic(allocation.response)}));
+       stored.devices, DeterministicBytes(allocation.response)}));
   MarkChanged();
   pod.revision = revision_;
 }

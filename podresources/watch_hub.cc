@@ -1,30 +1,14 @@
 #include "podresources/watch_hub.h"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
 #include <algorithm>
 #include <tuple>
 #include <utility>
 
 #include "absl/synchronization/notification.h"
+#include "common/deterministic_bytes.h"
 #include "podresources/pod_resources.h"
 
 namespace devmgr::podresources {
-namespace {
-
-std::string Serialize(const ::v1::PodResources& resources) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.SetSerializationDeterministic(true);
-  resources.SerializeToCodedStream(&coded);
-  coded.Trim();
-  return bytes;
-}
-
-}  // namespace
-
 WatchHub::WatchHub(const Providers& providers, const WatchOptions& options, const Clock& clock,
                    LoggerPtr logger)
     : providers_(providers),
@@ -132,7 +116,7 @@ uint64_t WatchHub::RevisionForTest() {
 void WatchHub::UpdatePodOnLoop(const Pod& pod) {
   auto resources = std::make_shared<::v1::PodResources>();
   FillPodResources(pod, providers_, *resources);
-  std::string serialized = Serialize(*resources);
+  std::string serialized = DeterministicBytes(*resources);
   auto it = pods_.find(pod.uid);
   if (it != pods_.end() && it->second == serialized) return;
   const WatchResponse::Kind kind =

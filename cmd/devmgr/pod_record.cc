@@ -92,12 +92,15 @@ absl::StatusOr<std::vector<Container>> DecodeContainers(const Json& pod, const c
 }  // namespace
 
 std::string EncodePodRecordEntry(const Pod& pod) {
-  return Json{{"uid", pod.uid},
-              {"namespace", pod.namespace_name},
-              {"name", pod.name},
-              {"initContainers", EncodeContainers(pod.init_containers)},
-              {"containers", EncodeContainers(pod.containers)}}
-      .dump();
+  std::string entry = Json{{"uid", pod.uid},
+                           {"namespace", pod.namespace_name},
+                           {"name", pod.name},
+                           {"initContainers", EncodeContainers(pod.init_containers)},
+                           {"containers", EncodeContainers(pod.containers)}}
+                          .dump();
+  // The registry keeps it for the pod's life: without the room the appends left.
+  entry.shrink_to_fit();
+  return entry;
 }
 
 std::string JoinPodRecord(const std::vector<absl::string_view>& entries) {
