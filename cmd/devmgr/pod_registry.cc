@@ -38,22 +38,22 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
 
   absl::MutexLock lock(&mu_);
   pods_.clear();
-  entries_.clear();
   ++revision_;
   for (Pod& pod : recorded) {
     std::string uid = pod.uid;
-    entries_[uid] = EncodePodRecordEntry(pod);
-    pods_[uid] = RegisteredPod{std::move(pod), false};
+    std::string entry = EncodePodRecordEntry(pod);
+    pods_[uid] = Held{RegisteredPod{std::move(pod), false}, std::move(entry)};
   }
   // Recovered pods: one regular container per container name that holds devices.
   for (const checkpoint::PodDevicesEntry& entry : checkpoint_entries) {
     auto [it, added] = pods_.try_emplace(entry.pod_uid);
+    RegisteredPod& registered = it->second.registered;
     if (added) {
-      it->second.recovered = true;
-      it->second.pod.uid = entry.pod_uid;
+      registered.recovered = true;
+      registered.pod.uid = entry.pod_uid;
     }
-    if (!it->second.recovered) continue;
-    Pod& pod = it->second.pod;
+    if (!registered.recovered) continue;
+    Pod& pod = registered.pod;
     devicemanager::Container* container = nullptr;
     for (auto& existing : pod.containers) {
       if (existing.name == entry.container_name) container = &existing;
@@ -67,8 +67,8 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
     for (const auto& [numa, on_node] : entry.device_ids) ids.insert(on_node.begin(), on_node.end());
     container->devices[entry.resource_name] += static_cast<int64_t>(ids.size());
   }
-  for (const auto& [uid, registered] : pods_) {
-    if (registered.recovered) {
+  for (const auto& [uid, held] : pods_) {
+    if (held.registered.recovered) {
       DEVMGR_LOG(logger_, info, "Pod recovered from the checkpoint without a record; kept active",
                  "podUID", uid);
     }
@@ -100,8 +100,7 @@ absl::Status PodRegistry::CommitAdmission(const std::string& pod_uid) {
   if (absl::Status written = WriteRecord(entry, ""); !written.ok()) return written;
   absl::MutexLock lock(&mu_);
   admitting_.erase(pod_uid);
-  entries_[pod_uid] = std::move(entry);
-  pods_[pod_uid] = RegisteredPod{*std::move(pod), false};
+  pods_[pod_uid] = Held{RegisteredPod{*std::move(pod), false}, std::move(entry)};
   ++revision_;
   return absl::OkStatus();
 }
@@ -118,13 +117,12 @@ absl::Status PodRegistry::Remove(const std::string& pod_uid) {
     absl::MutexLock lock(&mu_);
     auto it = pods_.find(pod_uid);
     if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("pod ", pod_uid, " not found"));
-    recorded = !it->second.recovered;
+    recorded = !it->second.registered.recovered;
   }
   if (recorded) {
     if (absl::Status written = WriteRecord("", pod_uid); !written.ok()) return written;
   }
   absl::MutexLock lock(&mu_);
-  entries_.erase(pod_uid);
   pods_.erase(pod_uid);
   ++revision_;
   return absl::OkStatus();
@@ -135,9 +133,9 @@ absl::Status PodRegistry::WriteRecord(absl::string_view added, const std::string
   {
     absl::MutexLock lock(&mu_);
     std::vector<absl::string_view> entries;
-    entries.reserve(entries_.size() + 1);
-    for (const auto& [uid, entry] : entries_) {
-      if (uid != removed) entries.push_back(entry);
+    entries.reserve(pods_.size() + 1);
+    for (const auto& [uid, held] : pods_) {
+      if (uid != removed && !held.registered.recovered) entries.push_back(held.record_entry);
     }
     if (!added.empty()) entries.push_back(added);
     bytes = JoinPodRecord(entries);
@@ -149,14 +147,14 @@ std::optional<RegisteredPod> PodRegistry::Find(const std::string& pod_uid) const
   absl::MutexLock lock(&mu_);
   auto it = pods_.find(pod_uid);
   if (it == pods_.end()) return std::nullopt;
-  return it->second;
+  return it->second.registered;
 }
 
 std::vector<RegisteredPod> PodRegistry::List() const {
   absl::MutexLock lock(&mu_);
   std::vector<RegisteredPod> pods;
   pods.reserve(pods_.size());
-  for (const auto& [uid, registered] : pods_) pods.push_back(registered);
+  for (const auto& [uid, held] : pods_) pods.push_back(held.registered);
   return pods;
 }
 
@@ -164,7 +162,7 @@ std::vector<std::string> PodRegistry::ActiveUids() const {
   absl::MutexLock lock(&mu_);
   std::vector<std::string> uids;
   uids.reserve(pods_.size() + admitting_.size());
-  for (const auto& [uid, registered] : pods_) uids.push_back(uid);
+  for (const auto& [uid, held] : pods_) uids.push_back(uid);
   for (const auto& [uid, pod] : admitting_) uids.push_back(uid);
   return uids;
 }
@@ -188,7 +186,7 @@ std::vector<podresources::Pod> PodRegistry::GetActivePods() {
   absl::MutexLock lock(&mu_);
   std::vector<podresources::Pod> pods;
   pods.reserve(pods_.size());
-  for (const auto& [uid, registered] : pods_) pods.push_back(ToPodResources(registered.pod));
+  for (const auto& [uid, held] : pods_) pods.push_back(ToPodResources(held.registered.pod));
   return pods;
 }
 
@@ -200,7 +198,8 @@ std::optional<uint64_t> PodRegistry::ActivePodsRevision() {
 std::optional<podresources::Pod> PodRegistry::GetPodByName(const std::string& namespace_name,
                                                            const std::string& name) {
   absl::MutexLock lock(&mu_);
-  for (const auto& [uid, registered] : pods_) {
+  for (const auto& [uid, held] : pods_) {
+    const RegisteredPod& registered = held.registered;
     if (!registered.recovered && registered.pod.namespace_name == namespace_name &&
         registered.pod.name == name) {
       return ToPodResources(registered.pod);

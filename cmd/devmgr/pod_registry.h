@@ -88,10 +88,13 @@ class PodRegistry final : public podresources::PodsProvider {
   // Serialises record writes; taken before mu_.
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
-  std::map<std::string, RegisteredPod> pods_ ABSL_GUARDED_BY(mu_);
-  // The record's entry of every admitted pod of pods_ (not the recovered ones), kept so that a
-  // write encodes only the pod it adds.
-  std::map<std::string, std::string> entries_ ABSL_GUARDED_BY(mu_);
+  struct Held {
+    RegisteredPod registered;
+    // The pod's entry in the record, kept so that a write encodes only the pod it adds; empty
+    // for a recovered pod, which the record does not list.
+    std::string record_entry;
+  };
+  std::map<std::string, Held> pods_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, devicemanager::Pod> admitting_ ABSL_GUARDED_BY(mu_);
   // Changes with every change of pods_ (what GetActivePods answers).
   uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
