@@ -52,14 +52,17 @@ void WatchHub::Subscribe(WatchSink* sink, uint64_t resume_revision) {
     if (resume_revision != 0 && resume_revision == revision_) return;  // nothing was missed
     // The history covers resume_revision if it holds every change after it.
     const bool covered = resume_revision != 0 && resume_revision < revision_ && !history_.empty() &&
-                         history_.front()->revision() <= resume_revision + 1;
+                         history_.front().revision <= resume_revision + 1;
     std::vector<WatchEventPtr> missed;
     std::unordered_set<std::string> missed_pods;
     if (covered) {
-      for (const WatchEventPtr& event : history_) {
-        if (event->revision() <= resume_revision) continue;
-        missed.push_back(event);
+      for (const PastEvent& past : history_) {
+        if (past.revision <= resume_revision) continue;
+        auto event = std::make_shared<WatchResponse>();
+        // Bytes this hub serialized: they parse.
+        event->ParseFromString(past.bytes);
         missed_pods.insert(event->pod_uid());
+        missed.push_back(std::move(event));
       }
     }
     // More missed pods than a stream may hold pending would end the stream at once; a
@@ -155,8 +158,8 @@ void WatchHub::Publish(WatchResponse::Kind kind, const std::string& pod_uid,
   event->set_revision(++revision_);
   event->set_pod_uid(pod_uid);
   *event->add_pod_resources() = *resources;
+  history_.push_back({event->revision(), DeterministicBytes(*event)});
   WatchEventPtr published = std::move(event);
-  history_.push_back(published);
   while (history_.size() > options_.history_events) history_.pop_front();
   for (WatchSink* sink : sinks_) sink->Deliver(published);
 }

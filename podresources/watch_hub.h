@@ -130,7 +130,13 @@ class WatchHub final : public PodResourcesNotifier {
   // Pod UID -> its last published PodResources, serialized: what changes are compared with,
   // and all that is kept per pod (a snapshot or a DELETED event decodes it again).
   std::unordered_map<std::string, std::string> pods_;
-  std::deque<WatchEventPtr> history_;
+  // The last changes published, serialized: a resume that needs them decodes them again, and
+  // a parsed event takes several times the room of its bytes.
+  struct PastEvent {
+    uint64_t revision;
+    std::string bytes;
+  };
+  std::deque<PastEvent> history_;
   std::unordered_set<WatchSink*> sinks_;
   bool started_ = false;
   // Last: its thread stops first.
