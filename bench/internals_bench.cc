@@ -12,7 +12,7 @@
 //     bytes (read back from the manager's own file; they list every registered device), and
 //     one pass over the N healthy IDs, copied out of their IdSet into a vector;
 // - taking a ListAndWatch snapshot of N devices in (parsed on an arena, as the endpoint does,
-//   then DevicesFromWire and MakeDeviceSnapshot), ordered by ID or shuffled, vs. parsing the
+//   then DevicesFromWire and the DeviceTable), ordered by ID or shuffled, vs. parsing the
 //   same bytes alone;
 // - pod-devices bookkeeping (PodDevices) with P pods held: one container's allocation inserted
 //   and its pod deleted vs. the same insert and erase in a plain std::map keyed by the same
@@ -233,9 +233,8 @@ void TakeSnapshot(benchmark::State& state, bool shuffled) {
     google::protobuf::Arena arena;
     auto* response = google::protobuf::Arena::CreateMessage<v1beta1::ListAndWatchResponse>(&arena);
     if (!response->ParseFromString(bytes)) std::abort();
-    devicemanager::DeviceSnapshot snapshot =
-        devicemanager::MakeDeviceSnapshot(devicemanager::DevicesFromWire(*response));
-    benchmark::DoNotOptimize(snapshot);
+    devicemanager::DeviceTable table(devicemanager::DevicesFromWire(*response));
+    benchmark::DoNotOptimize(table);
   }
 }
 

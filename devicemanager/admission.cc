@@ -101,7 +101,7 @@ std::map<std::string, int64_t> PodDeviceRequest(const Pod& pod) {
 }  // namespace
 
 bool ManagerImpl::IsDevicePluginResourceLocked(const std::string& resource) const {
-  return healthy_devices_.contains(resource) || pod_devices_.HoldsAny(resource);
+  return devices_.contains(resource) || pod_devices_.HoldsAny(resource);
 }
 
 std::set<std::string> ManagerImpl::HeldLocked(absl::string_view pod_uid,
@@ -134,13 +134,13 @@ void ManagerImpl::WaitForPluginLocked(const std::string& resource,
   auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (stopping_) return true;
     auto endpoint = endpoints_.find(resource);
-    auto healthy = healthy_devices_.find(resource);
-    if (endpoint == endpoints_.end() || endpoint->second->IsStopped() ||
-        healthy == healthy_devices_.end() || healthy->second->empty()) {
+    auto table = devices_.find(resource);
+    if (endpoint == endpoints_.end() || endpoint->second->IsStopped() || table == devices_.end() ||
+        table->second->healthy_count() == 0) {
       return false;
     }
-    return std::includes(healthy->second->begin(), healthy->second->end(), held.begin(),
-                         held.end());
+    return std::all_of(held.begin(), held.end(),
+                       [&](const std::string& id) { return table->second->IsHealthy(id); });
   };
   if (ready()) return;
   // Only a resource the manager knows is worth waiting for: one with an endpoint (stopped
@@ -211,16 +211,18 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
     return std::nullopt;
   }
   WaitForPluginLocked(resource, held);
-  auto healthy_it = healthy_devices_.find(resource);
-  if (healthy_it == healthy_devices_.end()) {
+  auto table_it = devices_.find(resource);
+  if (table_it == devices_.end()) {
     return absl::NotFoundError(absl::StrCat("cannot allocate unregistered device ", resource));
   }
-  const IdSet& healthy = *healthy_it->second;
-  if (healthy.empty()) {
+  // Kept: the map's entry can be replaced while mu_ is released below.
+  const SharedTable table = table_it->second;
+  if (table->healthy_count() == 0) {
     return absl::ResourceExhaustedError(
         absl::StrCat("no healthy devices present; cannot allocate unhealthy devices ", resource));
   }
-  if (!std::includes(healthy.begin(), healthy.end(), held.begin(), held.end())) {
+  if (!std::all_of(held.begin(), held.end(),
+                   [&](const std::string& id) { return table->IsHealthy(id); })) {
     return absl::FailedPreconditionError(
         absl::StrCat("previously allocated devices are no longer healthy; cannot allocate "
                      "unhealthy devices ",
@@ -248,12 +250,12 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
   // `from` is ordered: a std::set or an IdSet.
   auto take_from = [&](const auto& from, const IdSet* within = nullptr)
                        ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-                         auto healthy_now = healthy_devices_.find(resource);
-                         if (healthy_now == healthy_devices_.end()) return needed <= 0;
+                         auto table_now = devices_.find(resource);
+                         if (table_now == devices_.end()) return needed <= 0;
                          for (const auto& id : from) {
                            if (needed <= 0) break;
                            if (within != nullptr && !within->contains(id)) continue;
-                           if (!healthy_now->second->contains(id) || picked.contains(id) ||
+                           if (!table_now->second->IsHealthy(id) || picked.contains(id) ||
                                is_reserved(id) || pod_devices_.Holds(resource, id)) {
                              continue;
                            }
@@ -286,7 +288,7 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
   if (needed == 0) return reservation;
 
   // In use: committed to any container, or reserved by an admission in flight.
-  IdSet available = pod_devices_.NotHeld(resource, healthy);
+  IdSet available = pod_devices_.NotHeld(resource, *table);
   if (auto reserved = reserved_.find(resource); reserved != reserved_.end()) {
     available.EraseAll(reserved->second);
   }
@@ -295,10 +297,7 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
         absl::StrCat("requested number of devices unavailable for ", resource,
                      ". Requested: ", needed, ", Available: ", available.size())));
   }
-  static const DeviceTable kNoDevices;
-  auto all_it = all_devices_.find(resource);
-  const DeviceTable& all = all_it == all_devices_.end() ? kNoDevices : all_it->second;
-  const DevicesByAffinity split = FilterByAffinity(available, all, affinity);
+  const DevicesByAffinity split = FilterByAffinity(available, *table, affinity);
   auto short_error = [&] {
     return absl::InternalError(
         absl::StrCat("unexpectedly allocated less resources than required. Requested: ", required,
@@ -428,10 +427,10 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
       reuse_before = it->second;
     }
     for (auto& reservation : done) {
-      auto all = all_devices_.find(reservation.resource);
+      auto table = devices_.find(reservation.resource);
       ContainerAllocation allocation;
-      allocation.devices =
-          DevicesPerNumaOf(reservation.ids, all == all_devices_.end() ? nullptr : &all->second);
+      allocation.devices = DevicesPerNumaOf(
+          reservation.ids, table == devices_.end() ? nullptr : table->second.get());
       allocation.response = std::move(reservation.response);
       pod_devices_.Insert(pod.uid, container.name, reservation.resource, std::move(allocation));
       in_flight_.erase({pod.uid, container.name, reservation.resource});
@@ -658,8 +657,8 @@ std::optional<std::vector<TopologyHint>> ManagerImpl::TopologyHintsLocked(
     const std::string& resource, int64_t requested, const std::set<std::string>& held,
     const std::set<std::string>& reusable) const {
   static const DeviceTable kNoDevices;
-  auto all_it = all_devices_.find(resource);
-  const DeviceTable& all = all_it == all_devices_.end() ? kNoDevices : all_it->second;
+  auto table = devices_.find(resource);
+  const DeviceTable& all = table == devices_.end() ? kNoDevices : *table->second;
   // Only devices that report topology have a preference.
   if (!HasTopologyAlignment(all)) return std::nullopt;
   std::vector<int> nodes = options_.numa_nodes;
@@ -688,14 +687,11 @@ std::optional<std::vector<TopologyHint>> ManagerImpl::TopologyHintsLocked(
     return GenerateDeviceTopologyHints(nodes, all, held, {}, requested);
   }
   std::set<std::string> available;
-  auto healthy = healthy_devices_.find(resource);
-  if (healthy != healthy_devices_.end()) {
-    auto reserved = reserved_.find(resource);
-    for (const auto& id : *healthy->second) {
-      if (pod_devices_.Holds(resource, id)) continue;
-      if (reserved != reserved_.end() && reserved->second.contains(id)) continue;
-      available.insert(id);
-    }
+  auto reserved = reserved_.find(resource);
+  for (const Device& device : all) {
+    if (device.health != Health::kHealthy || pod_devices_.Holds(resource, device.id)) continue;
+    if (reserved != reserved_.end() && reserved->second.contains(device.id)) continue;
+    available.insert(available.end(), device.id);
   }
   std::set<std::string> both = available;
   both.insert(reusable.begin(), reusable.end());

@@ -39,23 +39,4 @@ std::vector<Device> DevicesFromWire(const v1beta1::ListAndWatchResponse& respons
   return devices;
 }
 
-DeviceSnapshot MakeDeviceSnapshot(std::vector<Device>&& devices) {
-  DeviceSnapshot snapshot;
-  snapshot.all = DeviceTable(std::move(devices));
-  // The table is ordered by ID with each ID once, so each split is too.
-  const auto healthy_count =
-      std::count_if(snapshot.all.begin(), snapshot.all.end(),
-                    [](const Device& device) { return device.health == Health::kHealthy; });
-  std::vector<std::string> healthy;
-  std::vector<std::string> unhealthy;
-  healthy.reserve(static_cast<size_t>(healthy_count));
-  unhealthy.reserve(snapshot.all.size() - static_cast<size_t>(healthy_count));
-  for (const Device& device : snapshot.all) {
-    (device.health == Health::kHealthy ? healthy : unhealthy).push_back(device.id);
-  }
-  snapshot.healthy = IdSet(std::move(healthy));
-  snapshot.unhealthy = IdSet(std::move(unhealthy));
-  return snapshot;
-}
-
 }  // namespace devmgr::devicemanager

@@ -1,9 +1,11 @@
 // DeviceTable: every device of one resource as its plugin's last snapshot described it, kept
 // as one array sorted by ID. A plugin can report 100,000 devices and replaces all of them in
 // every snapshot, so the table is built in one allocation instead of a tree node per device,
-// and found by bisection. A value type; not thread-safe.
+// and found by bisection. It is also the only record of which devices are healthy: the
+// healthy IDs are read from it rather than kept a second time. A value type; not thread-safe.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -23,7 +25,12 @@ class DeviceTable {
 
   // Find: the device with ID `id`, or null.
   const Device* Find(absl::string_view id) const;
+  // IsHealthy: whether the table holds `id` and the device is healthy.
+  bool IsHealthy(absl::string_view id) const;
   size_t size() const { return devices_.size(); }
+  size_t healthy_count() const { return healthy_count_; }
+  // HealthyIds: the IDs of the healthy devices, in order.
+  std::vector<std::string> HealthyIds() const;
   bool empty() const { return devices_.empty(); }
   // In ID order.
   const_iterator begin() const { return devices_.begin(); }
@@ -36,6 +43,7 @@ class DeviceTable {
 
  private:
   std::vector<Device> devices_;
+  size_t healthy_count_ = 0;
 };
 
 }  // namespace devmgr::devicemanager

@@ -171,9 +171,8 @@ void ManagerImpl::RestoreFromCheckpoint() {
   // Only the names matter: each gets empty device sets and a stopped endpoint, so capacity
   // and allocatable are 0 until its plugin registers again within the grace period.
   for (const auto& [resource, ids] : data->registered_devices) {
-    healthy_devices_[resource] = std::make_shared<const IdSet>();
+    devices_[resource] = std::make_shared<const DeviceTable>();
     HealthyChangedLocked(resource);
-    unhealthy_devices_[resource];
     endpoints_[resource] = Endpoint::NewStopped(resource, now);
   }
 }
@@ -182,13 +181,13 @@ ManagerImpl::CheckpointSnapshot ManagerImpl::CheckpointSnapshotLocked() const {
   CheckpointSnapshot data;
   // Restored allocations are written back as they are: never drop what a kubelet allocated.
   data.entries = pod_devices_.RenderedEntries();
-  data.registered_devices.reserve(healthy_devices_.size());
-  for (const auto& [resource, ids] : healthy_devices_) {
+  data.registered_devices.reserve(devices_.size());
+  for (const auto& [resource, table] : devices_) {
     if (auto rendered = registered_rendered_.find(resource);
         rendered != registered_rendered_.end()) {
       data.registered_devices.push_back(rendered->second);
     } else {
-      data.unrendered.emplace_back(resource, ids);
+      data.unrendered.emplace_back(resource, table);
     }
   }
   return data;
@@ -201,18 +200,18 @@ std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> ManagerImpl::R
   if (data.unrendered.empty()) return registered;
   std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> made;
   made.reserve(data.unrendered.size());
-  for (const auto& [resource, ids] : data.unrendered) {
+  for (const auto& [resource, table] : data.unrendered) {
     made.push_back(std::make_shared<const checkpoint::EncodedRegistered>(
-        checkpoint::EncodeRegistered(resource, ids->ids())));
+        checkpoint::EncodeRegistered(resource, table->HealthyIds())));
     registered.push_back(made.back());
   }
   // Kept for the next writes unless the devices changed meanwhile (the pointer held here
   // cannot have been reused for newer devices).
   absl::MutexLock lock(&mu_);
   for (size_t i = 0; i < made.size(); ++i) {
-    const auto& [resource, ids] = data.unrendered[i];
-    auto current = healthy_devices_.find(resource);
-    if (current != healthy_devices_.end() && current->second == ids) {
+    const auto& [resource, table] = data.unrendered[i];
+    auto current = devices_.find(resource);
+    if (current != devices_.end() && current->second == table) {
       registered_rendered_[resource] = made[i];
     }
   }
@@ -348,16 +347,13 @@ absl::Status ManagerImpl::ConnectPlugin(const std::string& resource_name,
 
 void ManagerImpl::OnDevicesUpdated(const Endpoint& endpoint, std::vector<Device>&& devices) {
   // Built before taking the lock: a snapshot can hold 100,000 devices.
-  DeviceSnapshot snapshot = MakeDeviceSnapshot(std::move(devices));
+  auto table = std::make_shared<const DeviceTable>(std::move(devices));
   absl::MutexLock lock(&mu_);
   auto it = endpoints_.find(endpoint.resource_name());
   // A replaced or stopped endpoint's late snapshot must not overwrite the current state.
   if (it == endpoints_.end() || it->second.get() != &endpoint || endpoint.IsStopped()) return;
-  healthy_devices_[endpoint.resource_name()] =
-      std::make_shared<const IdSet>(std::move(snapshot.healthy));
+  devices_[endpoint.resource_name()] = std::move(table);
   HealthyChangedLocked(endpoint.resource_name());
-  unhealthy_devices_[endpoint.resource_name()] = std::move(snapshot.unhealthy);
-  all_devices_[endpoint.resource_name()] = std::move(snapshot.all);
   ScheduleCheckpointLocked();
   ScheduleNotifyLocked();
 }
@@ -383,15 +379,13 @@ void ManagerImpl::OnStreamEnded(const Endpoint& endpoint, const absl::Status& st
 }
 
 void ManagerImpl::MarkResourceUnhealthyLocked(const std::string& resource_name) {
-  auto healthy = healthy_devices_.find(resource_name);
-  if (healthy == healthy_devices_.end()) return;
-  // Shared with checkpoint writes in progress, so merged from a copy.
-  IdSet ids = *healthy->second;
-  unhealthy_devices_[resource_name].Merge(std::move(ids));
-  healthy->second = std::make_shared<const IdSet>();
+  auto it = devices_.find(resource_name);
+  if (it == devices_.end() || it->second->healthy_count() == 0) return;
+  // Shared with checkpoint writes in progress, so changed in a copy.
+  auto table = std::make_shared<DeviceTable>(*it->second);
+  table->MarkAllUnhealthy();
+  it->second = std::move(table);
   HealthyChangedLocked(resource_name);
-  auto all = all_devices_.find(resource_name);
-  if (all != all_devices_.end()) all->second.MarkAllUnhealthy();
 }
 
 bool ManagerImpl::ResourceGoneLocked(const std::string& resource_name, absl::Time now) const {
@@ -405,27 +399,18 @@ CapacityResult ManagerImpl::GetCapacity() {
   {
     absl::MutexLock lock(&mu_);
     const absl::Time now = clock_.Now();
-    for (const auto& [resource, ids] : healthy_devices_) {
+    for (const auto& [resource, table] : devices_) {
       if (ResourceGoneLocked(resource, now)) {
         result.removed.push_back(resource);
         continue;
       }
-      result.capacity[resource] = static_cast<int64_t>(ids->size());
-      result.allocatable[resource] = static_cast<int64_t>(ids->size());
-    }
-    for (const auto& [resource, ids] : unhealthy_devices_) {
-      if (ResourceGoneLocked(resource, now)) {
-        if (!healthy_devices_.contains(resource)) result.removed.push_back(resource);
-        continue;
-      }
-      result.capacity[resource] += static_cast<int64_t>(ids.size());
+      result.capacity[resource] = static_cast<int64_t>(table->size());
+      result.allocatable[resource] = static_cast<int64_t>(table->healthy_count());
     }
     for (const auto& resource : result.removed) {
       endpoints_.erase(resource);
-      healthy_devices_.erase(resource);
+      devices_.erase(resource);
       HealthyChangedLocked(resource);
-      unhealthy_devices_.erase(resource);
-      all_devices_.erase(resource);
     }
     if (!result.removed.empty()) {
       ScheduleCheckpointLocked();
@@ -442,16 +427,11 @@ CapacityResult ManagerImpl::GetCapacity() {
 ResourceDevices ManagerImpl::GetAllocatableDevices() const {
   ResourceDevices result;
   absl::MutexLock lock(&mu_);
-  for (const auto& [resource, ids] : healthy_devices_) {
-    auto all = all_devices_.find(resource);
-    if (all == all_devices_.end()) continue;
-    // Both are ordered by ID: one walk over the two, appending at the end of the result.
+  for (const auto& [resource, table] : devices_) {
+    // Ordered by ID: appended at the end of the result.
     DeviceMap& devices = result[resource];
-    auto device = all->second.begin();
-    for (const auto& id : *ids) {
-      while (device != all->second.end() && device->id < id) ++device;
-      if (device == all->second.end()) break;
-      if (device->id == id) devices.emplace_hint(devices.end(), id, *device);
+    for (const Device& device : *table) {
+      if (device.health == Health::kHealthy) devices.emplace_hint(devices.end(), device.id, device);
     }
   }
   return result;
@@ -462,11 +442,10 @@ ResourceDevices ManagerImpl::GetDevices(absl::string_view pod_uid,
   absl::MutexLock lock(&mu_);
   ResourceDevices result = pod_devices_.ContainerDevices(pod_uid, container_name);
   for (auto& [resource, devices] : result) {
-    auto all = all_devices_.find(resource);
+    auto table = devices_.find(resource);
     for (auto& [id, device] : devices) {
       // A device the plugin no longer reports (or a plugin that is gone) is not healthy.
-      const Device* known = all == all_devices_.end() ? nullptr : all->second.Find(id);
-      const bool healthy = known != nullptr && known->health == Health::kHealthy;
+      const bool healthy = table != devices_.end() && table->second->IsHealthy(id);
       device.health = healthy ? Health::kHealthy : Health::kUnhealthy;
     }
   }
@@ -504,11 +483,10 @@ std::vector<ResourceSummary> ManagerImpl::GetResourceSummaries() const {
       summary.state = EndpointState::kStopped;
     }
     // A plugin that has not sent its first snapshot has no entry yet: no devices.
-    if (auto it = healthy_devices_.find(resource); it != healthy_devices_.end()) {
-      summary.healthy_devices = static_cast<int64_t>(it->second->size());
-    }
-    if (auto it = unhealthy_devices_.find(resource); it != unhealthy_devices_.end()) {
-      summary.unhealthy_devices = static_cast<int64_t>(it->second.size());
+    if (auto it = devices_.find(resource); it != devices_.end()) {
+      summary.healthy_devices = static_cast<int64_t>(it->second->healthy_count());
+      summary.unhealthy_devices =
+          static_cast<int64_t>(it->second->size() - it->second->healthy_count());
     }
   }
   return result;

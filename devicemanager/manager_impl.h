@@ -101,8 +101,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   };
   // (pod UID, container name, resource name) of an allocation in flight.
   using AllocationKey = std::tuple<std::string, std::string, std::string>;
-  // A resource's healthy device IDs as the state holds them.
-  using SharedIds = std::shared_ptr<const IdSet>;
+  // A resource's devices as the state holds them.
+  using SharedTable = std::shared_ptr<const DeviceTable>;
 
   // AllocateContainer is Allocate without the container lookup. It reports its refusals to
   // the metrics itself, so that AdmitPod, which stops at the first, reports one.
@@ -165,7 +165,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   struct CheckpointSnapshot {
     std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> entries;
     std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> registered_devices;
-    std::vector<std::pair<std::string, SharedIds>> unrendered;
+    std::vector<std::pair<std::string, SharedTable>> unrendered;
   };
   void WriteCheckpointData(const CheckpointSnapshot& data) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -207,19 +207,16 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   SourcesReadyFn sources_ready_ ABSL_GUARDED_BY(mu_);
   // Resource name -> the endpoint serving it; a stopped one stays through its grace period.
   std::map<std::string, EndpointSharedPtr, std::less<>> endpoints_ ABSL_GUARDED_BY(mu_);
-  // Resource name -> device IDs by health. A resource is registered while it has an entry in
-  // healthy_devices_ (even an empty one), and both maps always have the same keys. The healthy
-  // IDs are shared (never null, never changed in place) with checkpoint writes, which render
-  // them outside mu_.
-  std::map<std::string, SharedIds, std::less<>> healthy_devices_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, IdSet, std::less<>> unhealthy_devices_ ABSL_GUARDED_BY(mu_);
+  // Resource name -> every device from its plugin's last snapshot, with health and topology. A
+  // resource is registered while it has an entry (an empty table until its plugin's first
+  // snapshot). Shared (never null, never changed in place) with checkpoint writes, which render
+  // the healthy IDs outside mu_.
+  std::map<std::string, SharedTable, std::less<>> devices_ ABSL_GUARDED_BY(mu_);
   // Resource name -> its healthy devices rendered for the checkpoint, made by the first write
   // after they change and erased by every change (HealthyChangedLocked), so that a write for
   // one admission neither copies nor renders every device of the node.
   std::map<std::string, std::shared_ptr<const checkpoint::EncodedRegistered>, std::less<>>
       registered_rendered_ ABSL_GUARDED_BY(mu_);
-  // Resource name -> every device from the last snapshot, with health and topology.
-  std::map<std::string, DeviceTable, std::less<>> all_devices_ ABSL_GUARDED_BY(mu_);
   PodDevices pod_devices_ ABSL_GUARDED_BY(mu_);
   // ListAndWatch streams started and not yet ended (Stop waits for 0).
   int active_streams_ ABSL_GUARDED_BY(mu_) = 0;

@@ -76,16 +76,18 @@ bool PodDevices::HoldsAny(absl::string_view resource_name) const {
   return held_.find(resource_name) != held_.end();
 }
 
-IdSet PodDevices::NotHeld(absl::string_view resource_name, const IdSet& ids) const {
+IdSet PodDevices::NotHeld(absl::string_view resource_name, const DeviceTable& devices) const {
   auto resource = held_.find(resource_name);
-  if (resource == held_.end()) return ids;
+  const std::map<std::string, int, std::less<>> kNone;
+  const auto& counts = resource == held_.end() ? kNone : resource->second;
   std::vector<std::string> out;
-  out.reserve(ids.size());
-  auto held = resource->second.begin();
-  for (const auto& id : ids) {
-    while (held != resource->second.end() && held->first < id) ++held;
-    if (held != resource->second.end() && held->first == id) continue;
-    out.push_back(id);
+  out.reserve(devices.healthy_count());
+  auto held = counts.begin();
+  for (const Device& device : devices) {
+    if (device.health != Health::kHealthy) continue;
+    while (held != counts.end() && held->first < device.id) ++held;
+    if (held != counts.end() && held->first == device.id) continue;
+    out.push_back(device.id);
   }
   return IdSet(std::move(out));
 }

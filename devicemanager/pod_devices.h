@@ -16,6 +16,7 @@
 
 #include "absl/strings/string_view.h"
 #include "checkpoint/checkpoint.h"
+#include "devicemanager/device_table.h"
 #include "devicemanager/id_set.h"
 #include "devicemanager/types.h"
 #include "deviceplugin/v1beta1/api.pb.h"
@@ -45,9 +46,9 @@ class PodDevices {
   // an admission does not walk every pod.
   bool Holds(absl::string_view resource_name, absl::string_view device_id) const;
   bool HoldsAny(absl::string_view resource_name) const;
-  // NotHeld: the IDs of `ids` that no container holds as devices of `resource_name`, in order;
-  // one walk over `ids` and the index together.
-  IdSet NotHeld(absl::string_view resource_name, const IdSet& ids) const;
+  // NotHeld: the IDs of the healthy devices of `devices` that no container holds as devices
+  // of `resource_name`, in order; one walk over the table and the index together.
+  IdSet NotHeld(absl::string_view resource_name, const DeviceTable& devices) const;
 
   // Delete forgets every allocation of the given pods.
   void Delete(const std::vector<std::string>& pod_uids);

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "devicemanager/device_table.h"
+#include "devicemanager/id_set.h"
 
 namespace devmgr::devicemanager {
 namespace {
@@ -21,9 +23,9 @@ v1beta1::Device* AddDevice(v1beta1::ListAndWatchResponse& response, const std::s
   return device;
 }
 
-// DeviceOf: the device `id` of the snapshot; a missing one fails the test and matches nothing.
-Device DeviceOf(const DeviceSnapshot& snapshot, const std::string& id) {
-  const Device* device = snapshot.all.Find(id);
+// DeviceOf: the device `id` of the table; a missing one fails the test and matches nothing.
+Device DeviceOf(const DeviceTable& table, const std::string& id) {
+  const Device* device = table.Find(id);
   if (device == nullptr) {
     ADD_FAILURE() << "no device " << id;
     return Device{"<missing>", Health::kUnhealthy, {}};
@@ -31,9 +33,19 @@ Device DeviceOf(const DeviceSnapshot& snapshot, const std::string& id) {
   return *device;
 }
 
-DeviceSnapshot SnapshotOf(const v1beta1::ListAndWatchResponse& response) {
-  return MakeDeviceSnapshot(DevicesFromWire(response));
+DeviceTable SnapshotOf(const v1beta1::ListAndWatchResponse& response) {
+  return DeviceTable(DevicesFromWire(response));
 }
+
+std::vector<std::string> UnhealthyIds(const DeviceTable& table) {
+  std::vector<std::string> ids;
+  for (const Device& device : table) {
+    if (device.health != Health::kHealthy) ids.push_back(device.id);
+  }
+  return ids;
+}
+
+using Ids = std::vector<std::string>;
 
 TEST(DeviceSnapshotTest, SplitsByUpstreamsHealthRule) {
   v1beta1::ListAndWatchResponse response;
@@ -41,13 +53,13 @@ TEST(DeviceSnapshotTest, SplitsByUpstreamsHealthRule) {
   AddDevice(response, "b", "Unhealthy", {1});
   AddDevice(response, "c", "healthy");
   AddDevice(response, "d", "");
-  const DeviceSnapshot snapshot = SnapshotOf(response);
-  EXPECT_EQ(snapshot.healthy, (IdSet({"a"})));
-  EXPECT_EQ(snapshot.unhealthy, (IdSet({"b", "c", "d"})));
-  ASSERT_EQ(snapshot.all.size(), 4U);
-  EXPECT_EQ(DeviceOf(snapshot, "a"), (Device{"a", Health::kHealthy, {0}}));
-  EXPECT_EQ(DeviceOf(snapshot, "b"), (Device{"b", Health::kUnhealthy, {1}}));
-  EXPECT_EQ(DeviceOf(snapshot, "c").numa_nodes, std::vector<int64_t>());
+  const DeviceTable table = SnapshotOf(response);
+  EXPECT_EQ(table.HealthyIds(), (Ids{"a"}));
+  EXPECT_EQ(UnhealthyIds(table), (Ids{"b", "c", "d"}));
+  ASSERT_EQ(table.size(), 4U);
+  EXPECT_EQ(DeviceOf(table, "a"), (Device{"a", Health::kHealthy, {0}}));
+  EXPECT_EQ(DeviceOf(table, "b"), (Device{"b", Health::kUnhealthy, {1}}));
+  EXPECT_EQ(DeviceOf(table, "c").numa_nodes, std::vector<int64_t>());
 }
 
 // Found by the list_and_watch fuzzer: a device listed healthy and then unhealthy was in both
@@ -58,12 +70,12 @@ TEST(DeviceSnapshotTest, RepeatedIdIsOneDeviceAsItsLastEntrySays) {
   AddDevice(response, "b", "Unhealthy");
   AddDevice(response, "a", "Unhealthy", {1});
   AddDevice(response, "b", "Healthy");
-  const DeviceSnapshot snapshot = SnapshotOf(response);
-  EXPECT_EQ(snapshot.healthy, (IdSet({"b"})));
-  EXPECT_EQ(snapshot.unhealthy, (IdSet({"a"})));
-  ASSERT_EQ(snapshot.all.size(), 2U);
-  EXPECT_EQ(DeviceOf(snapshot, "a"), (Device{"a", Health::kUnhealthy, {1}}));
-  EXPECT_EQ(DeviceOf(snapshot, "b"), (Device{"b", Health::kHealthy, {}}));
+  const DeviceTable table = SnapshotOf(response);
+  EXPECT_EQ(table.HealthyIds(), (Ids{"b"}));
+  EXPECT_EQ(UnhealthyIds(table), (Ids{"a"}));
+  ASSERT_EQ(table.size(), 2U);
+  EXPECT_EQ(DeviceOf(table, "a"), (Device{"a", Health::kUnhealthy, {1}}));
+  EXPECT_EQ(DeviceOf(table, "b"), (Device{"b", Health::kHealthy, {}}));
 }
 
 // Found by the list_and_watch fuzzer: a NUMA node listed twice for one device became two
@@ -90,9 +102,9 @@ TEST(DeviceSnapshotTest, KeepsIdsByteForByte) {
   AddDevice(response, nul_inside, "Healthy", {-1, INT64_MAX, INT64_MIN});
   AddDevice(response, huge, "Healthy");
   AddDevice(response, "", "Healthy");
-  const DeviceSnapshot snapshot = SnapshotOf(response);
-  EXPECT_EQ(snapshot.healthy, (IdSet({"", nul_inside, huge})));
-  EXPECT_EQ(DeviceOf(snapshot, nul_inside).numa_nodes,
+  const DeviceTable table = SnapshotOf(response);
+  EXPECT_EQ(table.HealthyIds(), (Ids{"", nul_inside, huge}));
+  EXPECT_EQ(DeviceOf(table, nul_inside).numa_nodes,
             (std::vector<int64_t>{-1, INT64_MAX, INT64_MIN}));
 }
 
@@ -104,10 +116,11 @@ TEST(DeviceSnapshotTest, AMillionDevicesHalfOfThemRepeated) {
     const int id = i - i % 2;
     AddDevice(response, absl::StrCat("dev-", id), i % 2 == 0 ? "Healthy" : "Unhealthy");
   }
-  const DeviceSnapshot snapshot = SnapshotOf(response);
-  EXPECT_EQ(snapshot.all.size(), static_cast<size_t>(kDevices / 2));
-  EXPECT_TRUE(snapshot.healthy.empty());
-  EXPECT_EQ(snapshot.unhealthy.size(), static_cast<size_t>(kDevices / 2));
+  const DeviceTable table = SnapshotOf(response);
+  EXPECT_EQ(table.size(), static_cast<size_t>(kDevices / 2));
+  EXPECT_EQ(table.healthy_count(), 0U);
+  EXPECT_TRUE(table.HealthyIds().empty());
+  EXPECT_EQ(UnhealthyIds(table).size(), static_cast<size_t>(kDevices / 2));
 }
 
 TEST(DeviceSnapshotTest, IdSetSortsMergesAndErases) {
@@ -148,9 +161,20 @@ TEST(DeviceSnapshotTest, DeviceTableKeepsTheLastEntryOfAnIdAndFindsIt) {
       {{"a", Health::kHealthy, {}}, {"a", Health::kUnhealthy, {}}, {"b", Health::kHealthy, {}}});
   ASSERT_EQ(repeated.size(), 2U);
   EXPECT_EQ(repeated.begin()->health, Health::kUnhealthy);
+  EXPECT_EQ(repeated.healthy_count(), 1U);
+  EXPECT_EQ(repeated.HealthyIds(), (std::vector<std::string>{"b"}));
+  // The healthy devices are read from the table: counted, listed and looked up.
+  EXPECT_EQ(table.healthy_count(), 1U);
+  EXPECT_EQ(table.HealthyIds(), (std::vector<std::string>{"b"}));
+  EXPECT_TRUE(table.IsHealthy("b"));
+  EXPECT_FALSE(table.IsHealthy("a"));
+  EXPECT_FALSE(table.IsHealthy("missing"));
   table.MarkAllUnhealthy();
   ASSERT_NE(table.Find("b"), nullptr);
   EXPECT_EQ(table.Find("b")->health, Health::kUnhealthy);
+  EXPECT_EQ(table.healthy_count(), 0U);
+  EXPECT_TRUE(table.HealthyIds().empty());
+  EXPECT_FALSE(table.IsHealthy("b"));
 }
 
 }  // namespace

@@ -124,16 +124,22 @@ TEST(PodDevicesTest, HoldsFollowsInsertReplaceRemoveAndDelete) {
   EXPECT_TRUE(pod_devices.DeviceIds().empty());
 }
 
-TEST(PodDevicesTest, NotHeldKeepsTheFreeIdsInOrder) {
+TEST(PodDevicesTest, NotHeldKeepsTheFreeHealthyIdsInOrder) {
   PodDevices pod_devices;
-  const IdSet ids({"a", "b", "c", "d", "e"});
-  EXPECT_EQ(pod_devices.NotHeld("res1", ids), ids);
+  const DeviceTable devices({{"e", Health::kHealthy, {}},
+                             {"a", Health::kHealthy, {}},
+                             {"b", Health::kHealthy, {}},
+                             {"u", Health::kUnhealthy, {}},
+                             {"c", Health::kHealthy, {}},
+                             {"d", Health::kHealthy, {}}});
+  const IdSet healthy({"a", "b", "c", "d", "e"});
+  EXPECT_EQ(pod_devices.NotHeld("res1", devices), healthy);
   pod_devices.Insert("pod1", "app", "res1", MakeAllocation({{0, {"b"}}, {1, {"e", "x"}}}));
   pod_devices.Insert("pod2", "app", "res1", MakeAllocation({{0, {"0"}}}));
   pod_devices.Insert("pod2", "app", "res2", MakeAllocation({{0, {"a"}}}));
-  EXPECT_EQ(pod_devices.NotHeld("res1", ids), IdSet({"a", "c", "d"}));
-  EXPECT_EQ(pod_devices.NotHeld("res2", ids), IdSet({"b", "c", "d", "e"}));
-  EXPECT_TRUE(pod_devices.NotHeld("res1", IdSet()).empty());
+  EXPECT_EQ(pod_devices.NotHeld("res1", devices), IdSet({"a", "c", "d"}));
+  EXPECT_EQ(pod_devices.NotHeld("res2", devices), IdSet({"b", "c", "d", "e"}));
+  EXPECT_TRUE(pod_devices.NotHeld("res1", DeviceTable()).empty());
 }
 
 TEST(PodDevicesTest, CheckpointRoundTripKeepsResponses) {

@@ -1,9 +1,9 @@
 // libFuzzer target for what the device manager makes of a ListAndWatch snapshot: the bytes a
 // plugin sends, parsed as gRPC would, turned into devices (DevicesFromWire, in the stream
-// reactor) and into the resource's device map and health sets (MakeDeviceSnapshot, in
-// OnDevicesUpdated). Beyond "no crash", the result must describe the snapshot: one entry per
-// distinct ID, with the health and NUMA nodes of that ID's last entry, and health sets that
-// split the IDs so that capacity (healthy + unhealthy) is the number of devices.
+// reactor) and into the resource's device table, which also answers which devices are healthy
+// (DeviceTable, in OnDevicesUpdated). Beyond "no crash", the result must describe the snapshot: one
+// entry per distinct ID, with the health and NUMA nodes of that ID's last entry, and health sets
+// that split the IDs so that capacity (healthy + unhealthy) is the number of devices.
 #include <google/protobuf/stubs/logging.h>
 
 #include <cstddef>
@@ -14,10 +14,11 @@
 #include <vector>
 
 #include "devicemanager/device_snapshot.h"
+#include "devicemanager/device_table.h"
 #include "tests/fuzz/invariant.h"
 
 using devmgr::devicemanager::Device;
-using devmgr::devicemanager::DeviceSnapshot;
+using devmgr::devicemanager::DeviceTable;
 using devmgr::devicemanager::Health;
 using devmgr::fuzz::Invariant;
 
@@ -62,20 +63,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     last[wire.id()] = &wire;
   }
 
-  const DeviceSnapshot snapshot = devmgr::devicemanager::MakeDeviceSnapshot(std::move(devices));
-  Invariant(snapshot.all.size() == last.size(), "one entry per distinct ID");
-  Invariant(snapshot.healthy.size() + snapshot.unhealthy.size() == snapshot.all.size(),
-            "healthy + unhealthy = total: no device counted twice or missed");
+  const DeviceTable table(std::move(devices));
+  Invariant(table.size() == last.size(), "one entry per distinct ID");
+  size_t healthy_count = 0;
   for (const auto& [id, wire] : last) {
-    const Device* device = snapshot.all.Find(id);
+    const Device* device = table.Find(id);
     Invariant(device != nullptr, "every ID is in the table");
     const bool healthy = wire->health() == "Healthy";
+    if (healthy) ++healthy_count;
     Invariant(device->id == id, "the table finds the device by its ID");
     Invariant((device->health == Health::kHealthy) == healthy,
               "health is the last entry's, by upstream's rule");
     Invariant(device->numa_nodes == DistinctNodes(*wire), "topology is the last entry's");
-    Invariant(snapshot.healthy.contains(id) == healthy, "healthy set agrees with the device");
-    Invariant(snapshot.unhealthy.contains(id) == !healthy, "unhealthy set agrees with the device");
+    Invariant(table.IsHealthy(id) == healthy, "the table's health lookup agrees with the device");
   }
+  Invariant(table.healthy_count() == healthy_count,
+            "healthy devices counted once each: none counted twice or missed");
+  Invariant(table.HealthyIds().size() == healthy_count, "the healthy IDs are the healthy devices");
   return 0;
 }
