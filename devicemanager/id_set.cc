@@ -1,7 +1,6 @@
 #include "devicemanager/id_set.h"
 
 #include <algorithm>
-#include <iterator>
 #include <utility>
 
 namespace devmgr::devicemanager {
@@ -18,21 +17,6 @@ bool IdSet::contains(absl::string_view id) const {
   auto it = std::lower_bound(ids_.begin(), ids_.end(), id,
                              [](const std::string& a, absl::string_view b) { return a < b; });
   return it != ids_.end() && *it == id;
-}
-
-void IdSet::Merge(IdSet&& other) {
-  if (other.empty()) return;
-  if (empty()) {
-    ids_.swap(other.ids_);
-    return;
-  }
-  std::vector<std::string> merged;
-  merged.reserve(ids_.size() + other.ids_.size());
-  std::set_union(std::make_move_iterator(ids_.begin()), std::make_move_iterator(ids_.end()),
-                 std::make_move_iterator(other.ids_.begin()),
-                 std::make_move_iterator(other.ids_.end()), std::back_inserter(merged));
-  ids_.swap(merged);
-  other.ids_.clear();
 }
 
 void IdSet::EraseAll(const std::set<std::string>& ids) {

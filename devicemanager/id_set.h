@@ -1,7 +1,7 @@
-// IdSet: device IDs of one resource kept as one sorted array, for the manager's per-resource
-// state that 100,000-device plugins replace in one snapshot: made in one allocation, searched
-// by bisection, and walked in ID order beside other ID-ordered state. Not for sets that change
-// one ID at a time. A value type; not thread-safe.
+// IdSet: device IDs of one resource kept as one sorted array, for the sets admission draws from
+// a resource's devices (its free devices, their NUMA split), which can hold 100,000 IDs: made
+// in one allocation, searched by bisection, and walked in ID order beside other ID-ordered
+// state. Not for sets that change one ID at a time. A value type; not thread-safe.
 #pragma once
 
 #include <set>
@@ -30,11 +30,8 @@ class IdSet {
   // The IDs, ascending.
   const std::vector<std::string>& ids() const { return ids_; }
 
-  // Merge adds every ID of `other`, which is left empty.
-  void Merge(IdSet&& other);
   // EraseAll removes every ID of `ids` (one walk beside it).
   void EraseAll(const std::set<std::string>& ids);
-  void clear() { ids_.clear(); }
 
   bool operator==(const IdSet&) const = default;
 
