@@ -6,41 +6,55 @@
 #include "common/deterministic_bytes.h"
 
 namespace devmgr::devicemanager {
+
 void PodDevices::MarkChanged() {
   static std::atomic<uint64_t> last_revision{0};
   revision_ = last_revision.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
+void PodDevices::MarkPodChanged(absl::string_view pod_uid) {
+  MarkChanged();
+  for (auto it = PodBegin(pod_uid); it != allocations_.end() && it->first.pod_uid == pod_uid;
+       ++it) {
+    it->second.pod_revision = revision_;
+  }
+}
+
+PodDevices::Allocations::iterator PodDevices::PodBegin(absl::string_view pod_uid) {
+  return allocations_.lower_bound(KeyView{pod_uid, {}, {}});
+}
+
+PodDevices::Allocations::const_iterator PodDevices::PodBegin(absl::string_view pod_uid) const {
+  return allocations_.lower_bound(KeyView{pod_uid, {}, {}});
+}
+
 void PodDevices::Insert(absl::string_view pod_uid, absl::string_view container_name,
                         absl::string_view resource_name, ContainerAllocation allocation) {
-  PodEntry& pod = pods_[std::string(pod_uid)];
-  Stored& stored = pod.containers[std::string(container_name)][std::string(resource_name)];
+  auto it = allocations_.find(KeyView{pod_uid, container_name, resource_name});
+  if (it == allocations_.end()) {
+    it = allocations_
+             .emplace(
+                 Key{std::string(pod_uid), std::string(container_name), std::string(resource_name)},
+                 Stored())
+             .first;
+  }
+  Stored& stored = it->second;
   CountHeld(resource_name, stored.devices, -1);
   CountHeld(resource_name, allocation.devices, +1);
   stored.devices = std::move(allocation.devices);
   stored.rendered = std::make_shared<const checkpoint::EncodedEntry>(checkpoint::EncodeEntry(
       {std::string(pod_uid), std::string(container_name), std::string(resource_name),
        stored.devices, DeterministicBytes(allocation.response)}));
-  MarkChanged();
-  pod.revision = revision_;
+  MarkPodChanged(pod_uid);
 }
 
 void PodDevices::Remove(absl::string_view pod_uid, absl::string_view container_name,
                         absl::string_view resource_name) {
-  auto pod = pods_.find(pod_uid);
-  if (pod == pods_.end()) return;
-  ContainerMap& containers = pod->second.containers;
-  auto container = containers.find(container_name);
-  if (container == containers.end()) return;
-  auto resource = container->second.find(resource_name);
-  if (resource != container->second.end()) {
-    CountHeld(resource_name, resource->second.devices, -1);
-    container->second.erase(resource);
-    MarkChanged();
-    pod->second.revision = revision_;
-  }
-  if (container->second.empty()) containers.erase(container);
-  if (containers.empty()) pods_.erase(pod);
+  auto it = allocations_.find(KeyView{pod_uid, container_name, resource_name});
+  if (it == allocations_.end()) return;
+  CountHeld(resource_name, it->second.devices, -1);
+  allocations_.erase(it);
+  MarkPodChanged(pod_uid);
 }
 
 void PodDevices::CountHeld(absl::string_view resource_name,
@@ -94,34 +108,37 @@ IdSet PodDevices::NotHeld(absl::string_view resource_name, const DeviceTable& de
 
 void PodDevices::Delete(const std::vector<std::string>& pod_uids) {
   for (const auto& uid : pod_uids) {
-    auto pod = pods_.find(uid);
-    if (pod == pods_.end()) continue;
-    for (const auto& [container, resources] : pod->second.containers) {
-      for (const auto& [resource, stored] : resources) {
-        CountHeld(resource, stored.devices, -1);
-      }
+    auto it = PodBegin(uid);
+    if (it == allocations_.end() || it->first.pod_uid != uid) continue;
+    while (it != allocations_.end() && it->first.pod_uid == uid) {
+      CountHeld(it->first.resource_name, it->second.devices, -1);
+      it = allocations_.erase(it);
     }
-    pods_.erase(pod);
     MarkChanged();
   }
 }
 
 bool PodDevices::HasPod(absl::string_view pod_uid) const {
-  return pods_.find(pod_uid) != pods_.end();
+  auto it = PodBegin(pod_uid);
+  return it != allocations_.end() && it->first.pod_uid == pod_uid;
 }
 
 uint64_t PodDevices::PodRevision(absl::string_view pod_uid) const {
-  auto pod = pods_.find(pod_uid);
-  return pod == pods_.end() ? 0 : pod->second.revision;
+  auto it = PodBegin(pod_uid);
+  return it != allocations_.end() && it->first.pod_uid == pod_uid ? it->second.pod_revision : 0;
 }
 
 std::vector<std::string> PodDevices::PodsNotIn(const std::vector<std::string>& sorted_uids) const {
   std::vector<std::string> out;
   auto other = sorted_uids.begin();
-  for (const auto& [uid, pod] : pods_) {
+  for (auto it = allocations_.begin(); it != allocations_.end();) {
+    const std::string& uid = it->first.pod_uid;
     while (other != sorted_uids.end() && *other < uid) ++other;
-    if (other != sorted_uids.end() && *other == uid) continue;
-    out.push_back(uid);
+    if (other == sorted_uids.end() || *other != uid) out.push_back(uid);
+    // Past the pod's other allocations.
+    do {
+      ++it;
+    } while (it != allocations_.end() && it->first.pod_uid == uid);
   }
   return out;
 }
@@ -129,12 +146,8 @@ std::vector<std::string> PodDevices::PodsNotIn(const std::vector<std::string>& s
 const PodDevices::Stored* PodDevices::FindStored(absl::string_view pod_uid,
                                                  absl::string_view container_name,
                                                  absl::string_view resource_name) const {
-  auto pod = pods_.find(pod_uid);
-  if (pod == pods_.end()) return nullptr;
-  auto container = pod->second.containers.find(container_name);
-  if (container == pod->second.containers.end()) return nullptr;
-  auto resource = container->second.find(resource_name);
-  return resource == container->second.end() ? nullptr : &resource->second;
+  auto it = allocations_.find(KeyView{pod_uid, container_name, resource_name});
+  return it == allocations_.end() ? nullptr : &it->second;
 }
 
 const checkpoint::DevicesPerNuma* PodDevices::FindDevices(absl::string_view pod_uid,
@@ -157,11 +170,12 @@ std::optional<v1beta1::ContainerAllocateResponse> PodDevices::Response(
 ResourceDevices PodDevices::ContainerDevices(absl::string_view pod_uid,
                                              absl::string_view container_name) const {
   ResourceDevices result;
-  auto pod = pods_.find(pod_uid);
-  if (pod == pods_.end()) return result;
-  auto container = pod->second.containers.find(container_name);
-  if (container == pod->second.containers.end()) return result;
-  for (const auto& [resource, stored] : container->second) {
+  for (auto it = allocations_.lower_bound(KeyView{pod_uid, container_name, {}});
+       it != allocations_.end() && it->first.pod_uid == pod_uid &&
+       it->first.container_name == container_name;
+       ++it) {
+    const std::string& resource = it->first.resource_name;
+    const Stored& stored = it->second;
     DeviceMap devices;
     for (const auto& [numa, ids] : stored.devices) {
       for (const auto& id : ids) {
@@ -186,29 +200,22 @@ std::map<std::string, std::set<std::string>> PodDevices::DeviceIds() const {
 
 std::vector<checkpoint::PodDevicesEntry> PodDevices::ToCheckpoint() const {
   std::vector<checkpoint::PodDevicesEntry> entries;
-  for (const auto& [uid, pod] : pods_) {
-    for (const auto& [container, resources] : pod.containers) {
-      for (const auto& [resource, stored] : resources) {
-        checkpoint::PodDevicesEntry entry;
-        entry.pod_uid = uid;
-        entry.container_name = container;
-        entry.resource_name = resource;
-        entry.device_ids = stored.devices;
-        entry.alloc_resp = stored.rendered->alloc_resp;
-        entries.push_back(std::move(entry));
-      }
-    }
+  entries.reserve(allocations_.size());
+  for (const auto& [key, stored] : allocations_) {
+    checkpoint::PodDevicesEntry& entry = entries.emplace_back();
+    entry.pod_uid = key.pod_uid;
+    entry.container_name = key.container_name;
+    entry.resource_name = key.resource_name;
+    entry.device_ids = stored.devices;
+    entry.alloc_resp = stored.rendered->alloc_resp;
   }
   return entries;
 }
 
 std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> PodDevices::RenderedEntries() const {
   std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> entries;
-  for (const auto& [uid, pod] : pods_) {
-    for (const auto& [container, resources] : pod.containers) {
-      for (const auto& [resource, stored] : resources) entries.push_back(stored.rendered);
-    }
-  }
+  entries.reserve(allocations_.size());
+  for (const auto& [key, stored] : allocations_) entries.push_back(stored.rendered);
   return entries;
 }
 

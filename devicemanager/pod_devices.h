@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -93,7 +94,7 @@ class PodDevices {
   static PodDevices FromCheckpoint(const std::vector<checkpoint::PodDevicesEntry>& entries,
                                    std::vector<std::string>* skipped = nullptr);
 
-  bool empty() const { return pods_.empty(); }
+  bool empty() const { return allocations_.empty(); }
 
   // revision changes with every Insert, Remove and Delete that changes something. Revisions
   // come from one counter for the whole process, so two different PodDevices values (one
@@ -101,16 +102,46 @@ class PodDevices {
   uint64_t revision() const { return revision_; }
 
  private:
+  // One allocation: (pod UID, container name, resource name), ordered in that order, so that
+  // a pod's allocations are one run of the map. One tree node per allocation: a pod of one
+  // container and one resource took three nested maps' nodes before.
+  struct Key {
+    std::string pod_uid;
+    std::string container_name;
+    std::string resource_name;
+  };
+  struct KeyView {
+    absl::string_view pod_uid;
+    absl::string_view container_name;
+    absl::string_view resource_name;
+  };
+  struct KeyLess {
+    using is_transparent = void;
+    static KeyView View(const Key& key) {
+      return {key.pod_uid, key.container_name, key.resource_name};
+    }
+    static KeyView View(const KeyView& key) { return key; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      const KeyView x = View(a);
+      const KeyView y = View(b);
+      return std::tie(x.pod_uid, x.container_name, x.resource_name) <
+             std::tie(y.pod_uid, y.container_name, y.resource_name);
+    }
+  };
   struct Stored {
     checkpoint::DevicesPerNuma devices;
     // The checkpoint entry, rendered once: shared with the writes in progress. Its alloc_resp
     // is the only copy of the Allocate answer, encoded deterministically.
     std::shared_ptr<const checkpoint::EncodedEntry> rendered;
+    // The pod's revision (see PodRevision), the same in every allocation of the pod.
+    uint64_t pod_revision = 0;
   };
-  // pod UID -> container name -> resource name -> allocation.
-  using ResourceMap = std::map<std::string, Stored, std::less<>>;
-  using ContainerMap = std::map<std::string, ResourceMap, std::less<>>;
+  using Allocations = std::map<Key, Stored, KeyLess>;
 
+  // PodBegin: the first allocation of `pod_uid`, or where it would be.
+  Allocations::iterator PodBegin(absl::string_view pod_uid);
+  Allocations::const_iterator PodBegin(absl::string_view pod_uid) const;
   // FindStored is one container's allocation of one resource, or nullptr.
   const Stored* FindStored(absl::string_view pod_uid, absl::string_view container_name,
                            absl::string_view resource_name) const;
@@ -120,12 +151,10 @@ class PodDevices {
 
   // MarkChanged takes the next revision.
   void MarkChanged();
+  // MarkPodChanged takes the next revision and gives it to every allocation of `pod_uid`.
+  void MarkPodChanged(absl::string_view pod_uid);
 
-  struct PodEntry {
-    ContainerMap containers;
-    uint64_t revision = 0;  // see PodRevision
-  };
-  std::map<std::string, PodEntry, std::less<>> pods_;
+  Allocations allocations_;
   // resource name -> device ID -> how many times allocations list it (a pod's app container
   // may hold what its init container held, and a device on two NUMA nodes is listed twice).
   std::map<std::string, std::map<std::string, int, std::less<>>, std::less<>> held_;

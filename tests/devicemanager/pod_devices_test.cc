@@ -96,6 +96,43 @@ TEST(PodDevicesTest, RevisionChangesWithEveryChange) {
 // The held-device index follows every change: a device two containers list stays held until
 // both let it go, one listed under two NUMA nodes counts once, and a replaced allocation frees
 // what it no longer lists.
+// Pods and containers whose names share a prefix, several allocations per pod: each lookup,
+// removal and revision stays with its own pod and container.
+TEST(PodDevicesTest, PodsWithSeveralAllocationsStayApart) {
+  PodDevices pod_devices;
+  pod_devices.Insert("pod1", "c", "res1", MakeAllocation({{0, {"a"}}}));
+  pod_devices.Insert("pod1", "c", "res2", MakeAllocation({{0, {"b"}}}));
+  pod_devices.Insert("pod1", "c2", "res1", MakeAllocation({{0, {"c"}}}));
+  pod_devices.Insert("pod10", "c", "res1", MakeAllocation({{0, {"d"}}}));
+  pod_devices.Insert("pod", "c", "res1", MakeAllocation({{0, {"e"}}}));
+
+  const ResourceDevices c = pod_devices.ContainerDevices("pod1", "c");
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_TRUE(c.at("res1").contains("a"));
+  EXPECT_TRUE(c.at("res2").contains("b"));
+  EXPECT_EQ(pod_devices.ContainerDevices("pod1", "c2").at("res1").count("c"), 1u);
+  EXPECT_TRUE(pod_devices.ContainerDevices("pod1", "").empty());
+  EXPECT_EQ(pod_devices.PodsNotIn({"pod10"}), (std::vector<std::string>{"pod", "pod1"}));
+  EXPECT_EQ(pod_devices.RenderedEntries().size(), 5u);
+
+  // Every allocation of the pod carries its latest revision; other pods keep theirs.
+  const uint64_t pod10 = pod_devices.PodRevision("pod10");
+  pod_devices.Remove("pod1", "c", "res2");
+  EXPECT_EQ(pod_devices.PodRevision("pod1"), pod_devices.revision());
+  EXPECT_EQ(pod_devices.PodRevision("pod10"), pod10);
+  EXPECT_FALSE(pod_devices.Holds("res2", "b"));
+  pod_devices.Remove("pod1", "c", "res1");
+  pod_devices.Remove("pod1", "c2", "res1");
+  EXPECT_FALSE(pod_devices.HasPod("pod1"));
+  EXPECT_EQ(pod_devices.PodRevision("pod1"), 0u);
+  EXPECT_TRUE(pod_devices.HasPod("pod"));
+  EXPECT_TRUE(pod_devices.HasPod("pod10"));
+  pod_devices.Delete({"pod"});
+  EXPECT_FALSE(pod_devices.HasPod("pod"));
+  EXPECT_TRUE(pod_devices.HasPod("pod10"));
+  EXPECT_EQ(pod_devices.PodsNotIn({}), (std::vector<std::string>{"pod10"}));
+}
+
 TEST(PodDevicesTest, HoldsFollowsInsertReplaceRemoveAndDelete) {
   PodDevices pod_devices;
   EXPECT_FALSE(pod_devices.HoldsAny("res1"));
