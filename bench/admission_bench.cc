@@ -17,7 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "bench/floor_reporter.h"
 #include "checkpoint/checkpoint.h"
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 #include "common/unix_socket.h"
 #include "devicemanager/manager.h"
 #include "tests/testlib/fake_device_plugin.h"
@@ -119,7 +119,7 @@ void BM_FloorAdmitOneDevice(benchmark::State& state) {
   for (int d = 0; d < 64; ++d) ids.push_back(absl::StrCat("dev", d));
   data.registered_devices[Resource(0)] = ids;
   const std::string bytes = checkpoint::Encode(data);
-  const checkpoint::FileStore store(node.dir().Sub("floor"));
+  const FileStore store(node.dir().Sub("floor"));
   for (auto _ : state) {
     v1beta1::AllocateRequest request;
     request.add_container_requests()->add_devices_ids("dev0");

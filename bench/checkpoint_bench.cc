@@ -14,7 +14,7 @@
 #include "bench/bench_dir.h"
 #include "bench/floor_reporter.h"
 #include "checkpoint/checkpoint.h"
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::bench {
@@ -51,7 +51,7 @@ CheckpointData MakeCheckpoint(int64_t entries) {
 void BM_CheckpointWrite(benchmark::State& state) {
   const CheckpointData data = MakeCheckpoint(state.range(0));
   BenchDir dir;
-  checkpoint::FileStore store(dir.path());
+  FileStore store(dir.path());
   for (auto _ : state) {
     const std::string bytes = checkpoint::Encode(data);
     if (!store.Write(checkpoint::kCheckpointFileName, bytes).ok()) {
@@ -81,7 +81,7 @@ void BM_FloorWriteFsyncRename(benchmark::State& state) {
 
 void BM_CheckpointRead(benchmark::State& state) {
   BenchDir dir;
-  checkpoint::FileStore store(dir.path());
+  FileStore store(dir.path());
   if (!store.Write("cp", checkpoint::Encode(MakeCheckpoint(state.range(0)))).ok()) std::abort();
   for (auto _ : state) {
     absl::StatusOr<std::string> bytes = store.Read("cp");
@@ -96,7 +96,7 @@ void BM_CheckpointRead(benchmark::State& state) {
 
 void BM_FloorReadParseJson(benchmark::State& state) {
   BenchDir dir;
-  checkpoint::FileStore store(dir.path());
+  FileStore store(dir.path());
   if (!store.Write("cp", checkpoint::Encode(MakeCheckpoint(state.range(0)))).ok()) std::abort();
   for (auto _ : state) {
     absl::StatusOr<std::string> bytes = store.Read("cp");

@@ -43,7 +43,7 @@
 #include "absl/synchronization/mutex.h"
 #include "bench/floor_reporter.h"
 #include "checkpoint/checkpoint.h"
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 #include "common/unix_socket.h"
 #include "devicemanager/device_snapshot.h"
 #include "devicemanager/manager.h"
@@ -188,13 +188,13 @@ void BM_FloorAllocateFromFree(benchmark::State& state) {
   // The manager's own checkpoint after one admission: one entry, n registered devices.
   if (!node.Admit("pod-0").ok()) std::abort();
   const absl::StatusOr<std::string> bytes =
-      checkpoint::FileStore(node.dir().path()).Read(checkpoint::kCheckpointFileName);
+      FileStore(node.dir().path()).Read(checkpoint::kCheckpointFileName);
   if (!bytes.ok()) std::abort();
   const IdSet healthy = Ids(Devices(n));
   auto channel =
       grpc::CreateChannel(UnixTarget(node.plugin().socket()), grpc::InsecureChannelCredentials());
   auto stub = v1beta1::DevicePlugin::NewStub(channel);
-  const checkpoint::FileStore store(node.dir().Sub("floor"));
+  const FileStore store(node.dir().Sub("floor"));
   for (auto _ : state) {
     std::vector<std::string> free(healthy.begin(), healthy.end());
     benchmark::DoNotOptimize(free);

@@ -20,8 +20,8 @@
 
 #include "absl/synchronization/mutex.h"
 #include "bench/bench_dir.h"
+#include "bench/driver/pre_serialised_service.h"
 #include "bench/floor_reporter.h"
-#include "cmd/devmgr/pre_serialised_service.h"
 #include "devmgr/podresources/v1/api.grpc.pb.h"
 #include "podresources/client.h"
 #include "podresources/pod_resources.h"
@@ -144,7 +144,7 @@ void BM_FloorPreSerialisedList(benchmark::State& state) {
   for (const Pod& pod : node.GetActivePods()) {
     podresources::FillPodResources(pod, providers, *response.add_pod_resources());
   }
-  cli::PreSerialisedService service(response.SerializeAsString());
+  PreSerialisedService service(response.SerializeAsString());
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix://" + dir.Sub("floor.sock").string(),
                            grpc::InsecureServerCredentials());

@@ -1,4 +1,4 @@
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,16 +12,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
 
-namespace devmgr::checkpoint {
+namespace devmgr {
 namespace {
-
-absl::Status ErrnoError(absl::string_view what, const std::filesystem::path& path, int err) {
-  std::string message = absl::StrCat(what, " ", path.string(), ": ", std::strerror(err));
-  if (err == ENOENT) return absl::NotFoundError(message);
-  if (err == ELOOP) return absl::FailedPreconditionError(message);
-  return absl::InternalError(message);
-}
 
 // Closes a file descriptor when it goes out of scope unless released.
 class FdCloser {
@@ -57,9 +51,9 @@ absl::StatusOr<std::string> ReadWholeFile(const std::filesystem::path& path, boo
                                           size_t max_bytes) {
   const int flags = O_RDONLY | O_CLOEXEC | (follow_symlinks ? 0 : O_NOFOLLOW);
   FdCloser fd(::open(path.c_str(), flags));
-  if (fd.get() < 0) return ErrnoError("cannot open", path, errno);
+  if (fd.get() < 0) return ErrnoStatus(errno, "cannot open", path);
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return ErrnoError("cannot stat", path, errno);
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, "cannot stat", path);
   if (!S_ISREG(st.st_mode)) {
     return absl::FailedPreconditionError(absl::StrCat(path.string(), " is not a regular file"));
   }
@@ -79,7 +73,7 @@ absl::StatusOr<std::string> ReadWholeFile(const std::filesystem::path& path, boo
     const ssize_t n = ::read(fd.get(), content.data() + done, content.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return ErrnoError("cannot read", path, errno);
+      return ErrnoStatus(errno, "cannot read", path);
     }
     if (n == 0) break;
     done += static_cast<size_t>(n);
@@ -111,7 +105,7 @@ absl::Status FileStore::Write(absl::string_view name, absl::string_view bytes) c
   std::error_code ec;
   if (!std::filesystem::is_directory(folder_, ec)) {
     std::filesystem::create_directories(folder_, ec);
-    if (ec) return ErrnoError("cannot create folder", folder_, ec.value());
+    if (ec) return ErrnoStatus(ec, "cannot create folder", folder_);
     std::filesystem::permissions(folder_, std::filesystem::perms(0755), ec);
   }
 
@@ -120,7 +114,7 @@ absl::Status FileStore::Write(absl::string_view name, absl::string_view bytes) c
   std::string temp_path = (folder_ / absl::StrCat(".", name, ".tmp-XXXXXX")).string();
   if (absl::Status status = Step(WriteStep::kCreateTemp); !status.ok()) return status;
   FdCloser fd(::mkstemp(temp_path.data()));  // mode 0600
-  if (fd.get() < 0) return ErrnoError("cannot create temporary file in", folder_, errno);
+  if (fd.get() < 0) return ErrnoStatus(errno, "cannot create temporary file in", folder_);
 
   auto fail = [&](absl::Status status) {
     if (fd.get() >= 0) ::close(fd.release());
@@ -128,21 +122,21 @@ absl::Status FileStore::Write(absl::string_view name, absl::string_view bytes) c
     return status;
   };
   if (absl::Status status = Step(WriteStep::kWrite); !status.ok()) return fail(status);
-  if (!WriteAll(fd.get(), bytes)) return fail(ErrnoError("cannot write", temp_path, errno));
+  if (!WriteAll(fd.get(), bytes)) return fail(ErrnoStatus(errno, "cannot write", temp_path));
   if (absl::Status status = Step(WriteStep::kSyncFile); !status.ok()) return fail(status);
-  if (::fsync(fd.get()) != 0) return fail(ErrnoError("cannot fsync", temp_path, errno));
+  if (::fsync(fd.get()) != 0) return fail(ErrnoStatus(errno, "cannot fsync", temp_path));
   if (absl::Status status = Step(WriteStep::kCloseFile); !status.ok()) return fail(status);
-  if (::close(fd.release()) != 0) return fail(ErrnoError("cannot close", temp_path, errno));
+  if (::close(fd.release()) != 0) return fail(ErrnoStatus(errno, "cannot close", temp_path));
   if (absl::Status status = Step(WriteStep::kRename); !status.ok()) return fail(status);
   if (::rename(temp_path.c_str(), final_path.c_str()) != 0) {
-    return fail(ErrnoError("cannot rename over", final_path, errno));
+    return fail(ErrnoStatus(errno, "cannot rename over", final_path));
   }
 
   // The new file is in place; without this the rename itself may not survive a power cut.
   if (absl::Status status = Step(WriteStep::kSyncFolder); !status.ok()) return status;
   FdCloser dir(::open(folder_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir.get() < 0 || ::fsync(dir.get()) != 0) {
-    return ErrnoError("cannot fsync folder", folder_, errno);
+    return ErrnoStatus(errno, "cannot fsync folder", folder_);
   }
   return absl::OkStatus();
 }
@@ -157,15 +151,15 @@ absl::StatusOr<std::string> FileStore::Read(absl::string_view name) const {
 absl::StatusOr<std::vector<std::string>> FileStore::List() const {
   std::error_code ec;
   std::filesystem::directory_iterator it(folder_, ec);
-  if (ec) return ErrnoError("cannot list", folder_, ec.value());
+  if (ec) return ErrnoStatus(ec, "cannot list", folder_);
   std::vector<std::string> names;
   for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
     std::string name = it->path().filename().string();
     if (!name.starts_with('.')) names.push_back(std::move(name));
   }
-  if (ec) return ErrnoError("cannot list", folder_, ec.value());
+  if (ec) return ErrnoStatus(ec, "cannot list", folder_);
   std::sort(names.begin(), names.end());
   return names;
 }
 
-}  // namespace devmgr::checkpoint
+}  // namespace devmgr

@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace devmgr::checkpoint {
+namespace devmgr {
 
 // Largest file ReadWholeFile accepts; a real checkpoint with 10,000 entries is a few MiB.
 inline constexpr size_t kMaxFileBytes = size_t{256} << 20;
@@ -63,4 +63,4 @@ class FileStore {
   FaultHook fault_hook_;
 };
 
-}  // namespace devmgr::checkpoint
+}  // namespace devmgr

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
 
 namespace devmgr {
 
@@ -37,16 +38,14 @@ absl::Status RemoveStaleSocket(const std::filesystem::path& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return absl::OkStatus();
-    return absl::InternalError(
-        absl::StrCat("cannot stat ", path.string(), ": ", std::strerror(errno)));
+    return ErrnoStatus(errno, "cannot stat", path);
   }
   if (!S_ISSOCK(st.st_mode)) {
     return absl::FailedPreconditionError(
         absl::StrCat(path.string(), " exists and is not a socket; not removing it"));
   }
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return absl::InternalError(
-        absl::StrCat("cannot remove ", path.string(), ": ", std::strerror(errno)));
+    return ErrnoStatus(errno, "cannot remove", path);
   }
   return absl::OkStatus();
 }
@@ -54,8 +53,7 @@ absl::Status RemoveStaleSocket(const std::filesystem::path& path) {
 absl::Status RemoveSocketsIn(const std::filesystem::path& folder) {
   std::error_code ec;
   std::filesystem::directory_iterator it(folder, ec);
-  if (ec)
-    return absl::InternalError(absl::StrCat("cannot list ", folder.string(), ": ", ec.message()));
+  if (ec) return ErrnoStatus(ec, "cannot list", folder);
   absl::Status first_error;
   for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
     if (!IsSocket(it->path())) continue;
@@ -63,8 +61,7 @@ absl::Status RemoveSocketsIn(const std::filesystem::path& folder) {
     if (first_error.ok()) first_error = status;
   }
   if (ec && first_error.ok()) {
-    first_error =
-        absl::InternalError(absl::StrCat("cannot list ", folder.string(), ": ", ec.message()));
+    first_error = ErrnoStatus(ec, "cannot list", folder);
   }
   return first_error;
 }

@@ -26,7 +26,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "checkpoint/checkpoint.h"
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 #include "common/clock.h"
 #include "common/logging.h"
 #include "devicemanager/metrics.h"
@@ -75,7 +75,7 @@ struct ManagerOptions {
   // host's sources are ready they are not allocated again (upstream's kubelet-restart path).
   std::set<std::pair<std::string, std::string>> running_containers;
   // For tests: called before each step of a checkpoint write; a non-OK answer fails it.
-  checkpoint::FileStore::FaultHook checkpoint_fault_hook;
+  FileStore::FaultHook checkpoint_fault_hook;
 
   // Time source of stop times and the grace period; null means RealClock(). Not owned; must
   // outlive the Manager.

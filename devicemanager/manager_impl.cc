@@ -57,7 +57,7 @@ absl::Status ManagerImpl::Start(ActivePodsFn active_pods, SourcesReadyFn sources
     active_pods_ = std::move(active_pods);
     sources_ready_ = std::move(sources_ready);
   }
-  if (!checkpoint::FileStore::IsValidName(options_.checkpoint_name)) {
+  if (!FileStore::IsValidName(options_.checkpoint_name)) {
     return absl::InvalidArgumentError(
         absl::StrCat("invalid checkpoint name \"", options_.checkpoint_name, "\""));
   }

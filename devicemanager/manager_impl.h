@@ -21,7 +21,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 #include "common/event_loop.h"
 #include "devicemanager/callbacks.h"
 #include "devicemanager/device_table.h"
@@ -196,7 +196,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // options_.metrics, or one that does nothing.
   ManagerMetrics& metrics_;
   const EndpointOptions endpoint_options_;
-  const checkpoint::FileStore store_;
+  const FileStore store_;
   // Set by Stop before anything else, so that dials in progress give up early.
   std::atomic<bool> connect_cancelled_{false};
 

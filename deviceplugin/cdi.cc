@@ -3,7 +3,8 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
-#include "checkpoint/file_store.h"
+#include "common/errno_status.h"
+#include "common/file_store.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::deviceplugin {
@@ -92,11 +93,10 @@ absl::Status WriteCdiSpec(const CdiOptions& options, absl::string_view device_ty
         absl::StrCat("invalid CDI kind \"", CdiKind(options, device_type), "\""));
   }
   const std::string name = CdiSpecFileName(options, device_type);
-  if (!checkpoint::FileStore::IsValidName(name)) {
+  if (!FileStore::IsValidName(name)) {
     return absl::InvalidArgumentError(absl::StrCat("invalid CDI spec file name \"", name, "\""));
   }
-  return checkpoint::FileStore(options.folder)
-      .Write(name, BuildCdiSpec(options, device_type, devices));
+  return FileStore(options.folder).Write(name, BuildCdiSpec(options, device_type, devices));
 }
 
 absl::Status RemoveCdiSpec(const CdiOptions& options, absl::string_view device_type) {
@@ -104,7 +104,7 @@ absl::Status RemoveCdiSpec(const CdiOptions& options, absl::string_view device_t
   std::error_code ec;
   std::filesystem::remove(path, ec);
   if (ec) {
-    return absl::InternalError(absl::StrCat("cannot remove ", path.string(), ": ", ec.message()));
+    return ErrnoStatus(ec, "cannot remove", path);
   }
   return absl::OkStatus();
 }

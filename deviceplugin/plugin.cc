@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
 #include "common/status.h"
 #include "common/unix_socket.h"
 #include "deviceplugin/device_plugin_service.h"
@@ -187,8 +188,7 @@ absl::Status Plugin::StartServer(Endpoint& endpoint) {
   std::error_code ec;
   std::filesystem::create_directories(endpoint.socket.parent_path(), ec);
   if (status.ok() && ec) {
-    status = absl::InternalError(
-        absl::StrCat("cannot create ", endpoint.socket.parent_path().string(), ": ", ec.message()));
+    status = ErrnoStatus(ec, "cannot create", endpoint.socket.parent_path());
   }
   if (status.ok()) status = RemoveStaleSocket(endpoint.socket);
   if (!status.ok()) {

@@ -1,11 +1,11 @@
-#include "cmd/devmgr/admin_convert.h"
+#include "node/admin_convert.h"
 
 #include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 namespace {
 
 namespace admin = devmgr::admin::v1;
@@ -149,4 +149,4 @@ void DevicesToProto(const devicemanager::ResourceDevices& devices, admin::Contai
   }
 }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

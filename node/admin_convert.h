@@ -8,7 +8,7 @@
 #include "devicemanager/types.h"
 #include "devmgr/admin/v1/api.pb.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 devmgr::admin::v1::Pod PodToProto(const devicemanager::Pod& pod);
 
@@ -23,4 +23,4 @@ devmgr::admin::v1::RunOptions RunOptionsToProto(const devicemanager::RunContaine
 void DevicesToProto(const devicemanager::ResourceDevices& devices,
                     devmgr::admin::v1::ContainerDevices& out);
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

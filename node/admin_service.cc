@@ -1,10 +1,10 @@
-#include "cmd/devmgr/admin_service.h"
+#include "node/admin_service.h"
 
-#include "cmd/devmgr/admin_convert.h"
-#include "cmd/devmgr/pod_manifest.h"
 #include "common/status.h"
+#include "node/admin_convert.h"
+#include "node/pod_manifest.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 namespace admin = devmgr::admin::v1;
 
@@ -76,4 +76,4 @@ grpc::Status AdminService::GetRunOptions(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

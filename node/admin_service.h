@@ -3,12 +3,12 @@
 // manifests are parsed here, so that agents in any language can send what kubectl prints.
 #pragma once
 
-#include "cmd/devmgr/pod_admission.h"
-#include "cmd/devmgr/pod_registry.h"
 #include "devicemanager/manager.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
+#include "node/pod_admission.h"
+#include "node/pod_registry.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 class AdminService final : public devmgr::admin::v1::Admin::Service {
  public:
@@ -36,4 +36,4 @@ class AdminService final : public devmgr::admin::v1::Admin::Service {
   const devicemanager::Manager& manager_;
 };
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

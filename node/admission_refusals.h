@@ -4,7 +4,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 // The topology policy found no NUMA affinity it accepts for a container.
 inline constexpr absl::string_view kRefusedTopologyAffinity = "topology_affinity";
@@ -19,4 +19,4 @@ inline constexpr absl::string_view kDaemonRefusalReasons[] = {
     kRefusedRecordWrite,
 };
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

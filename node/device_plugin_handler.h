@@ -10,7 +10,7 @@
 #include "devicemanager/manager.h"
 #include "pluginwatcher/handler.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 class DevicePluginHandler final : public pluginwatcher::PluginHandler {
  public:
@@ -33,4 +33,4 @@ class DevicePluginHandler final : public pluginwatcher::PluginHandler {
   devicemanager::Manager& manager_;
 };
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

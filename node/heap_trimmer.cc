@@ -1,10 +1,10 @@
-#include "cmd/devmgr/heap_trimmer.h"
+#include "node/heap_trimmer.h"
 
 #include <malloc.h>
 
 #include <algorithm>
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 HeapTrimmer::HeapTrimmer(Options options) : options_(options), thread_([this] { Run(); }) {}
 
@@ -51,4 +51,4 @@ void HeapTrimmer::Run() {
   mu_.Unlock();
 }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

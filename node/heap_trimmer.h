@@ -21,7 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 class HeapTrimmer {
  public:
@@ -64,4 +64,4 @@ class HeapTrimmer {
   std::thread thread_;
 };
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

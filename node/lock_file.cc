@@ -1,4 +1,4 @@
-#include "cmd/devmgr/lock_file.h"
+#include "node/lock_file.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -11,14 +11,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/errno_status.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 absl::StatusOr<std::unique_ptr<LockFile>> LockFile::Acquire(const std::filesystem::path& path) {
   const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot open lock file ", path.string(), ": ", std::strerror(errno)));
+    return ErrnoStatus(errno, "cannot open lock file", path);
   }
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
@@ -35,20 +35,18 @@ absl::StatusOr<std::unique_ptr<LockFile>> LockFile::Acquire(const std::filesyste
       return absl::FailedPreconditionError(absl::StrCat(
           "another devmgr serve (", holder, ") holds ", path.string(), "; stop it first"));
     }
-    return absl::InternalError(
-        absl::StrCat("cannot lock ", path.string(), ": ", std::strerror(error)));
+    return ErrnoStatus(error, "cannot lock", path);
   }
   const std::string pid = absl::StrCat(getpid(), "\n");
   if (ftruncate(fd, 0) != 0 ||
       pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
     const int error = errno;
     close(fd);
-    return absl::InternalError(
-        absl::StrCat("cannot write lock file ", path.string(), ": ", std::strerror(error)));
+    return ErrnoStatus(error, "cannot write lock file", path);
   }
   return std::unique_ptr<LockFile>(new LockFile(fd));
 }
 
 LockFile::~LockFile() { close(fd_); }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 class LockFile {
  public:
@@ -27,4 +27,4 @@ class LockFile {
   int fd_;
 };
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

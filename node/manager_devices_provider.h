@@ -11,7 +11,7 @@
 #include "devicemanager/manager.h"
 #include "podresources/providers.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 class ManagerDevicesProvider final : public podresources::DevicesProvider {
  public:
@@ -49,4 +49,4 @@ class ManagerDevicesProvider final : public podresources::DevicesProvider {
   devicemanager::Manager& manager_;
 };
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

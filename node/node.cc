@@ -1,4 +1,4 @@
-#include "cmd/devmgr/daemon.h"
+#include "node/node.h"
 
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
@@ -12,22 +12,23 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/devmgr/admin_service.h"
-#include "cmd/devmgr/daemon_metrics.h"
-#include "cmd/devmgr/device_plugin_handler.h"
-#include "cmd/devmgr/heap_trimmer.h"
-#include "cmd/devmgr/lock_file.h"
-#include "cmd/devmgr/manager_devices_provider.h"
-#include "cmd/devmgr/pod_admission.h"
-#include "cmd/devmgr/pod_registry.h"
+#include "common/errno_status.h"
 #include "common/metrics_http_server.h"
 #include "common/unix_socket.h"
+#include "node/admin_service.h"
+#include "node/device_plugin_handler.h"
+#include "node/heap_trimmer.h"
+#include "node/lock_file.h"
+#include "node/manager_devices_provider.h"
+#include "node/node_metrics.h"
+#include "node/pod_admission.h"
+#include "node/pod_registry.h"
 #include "pluginwatcher/watcher.h"
 #include "podresources/server.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
-DaemonPaths::DaemonPaths(const std::filesystem::path& root_dir)
+NodePaths::NodePaths(const std::filesystem::path& root_dir)
     : root(root_dir),
       plugin_dir(root_dir / "device-plugins"),
       registry_dir(root_dir / "plugins_registry"),
@@ -36,23 +37,23 @@ DaemonPaths::DaemonPaths(const std::filesystem::path& root_dir)
       lock_file(root_dir / "devmgr.lock") {}
 
 // Everything the daemon runs, in start order; Stop tears it down in reverse.
-struct Daemon::State {
-  explicit State(const DaemonOptions& daemon_options)
+struct Node::State {
+  explicit State(const NodeOptions& daemon_options)
       : options(daemon_options),
         paths(daemon_options.root_dir),
         registry(paths.plugin_dir, daemon_options.logger),
         topology(daemon_options.topology_policy) {}
 
-  const DaemonOptions options;
-  const DaemonPaths paths;
+  const NodeOptions options;
+  const NodePaths paths;
   std::unique_ptr<LockFile> lock;
-  DaemonMetrics metrics;
+  NodeMetrics metrics;
   // Told of each checkpoint write by `metrics`, so it outlives the manager.
   HeapTrimmer heap_trimmer{HeapTrimmer::Options{}};
   PodRegistry registry;
   // Set once the registry has read the record and the restored allocations.
   std::atomic<bool> pods_known{false};
-  TopologyPolicy topology;
+  topologymanager::TopologyPolicy topology;
   devicemanager::ManagerPtr manager;
   std::unique_ptr<PodAdmission> admission;
   std::unique_ptr<DevicePluginHandler> handler;
@@ -77,8 +78,7 @@ absl::Status CreateDataDir(const std::filesystem::path& dir) {
   if (std::filesystem::is_directory(dir, error)) return absl::OkStatus();
   if (dir.has_parent_path()) std::filesystem::create_directories(dir.parent_path(), error);
   if (::mkdir(dir.c_str(), 0750) != 0 && errno != EEXIST) {
-    return absl::InternalError(
-        absl::StrCat("cannot create folder ", dir.string(), ": ", std::strerror(errno)));
+    return ErrnoStatus(errno, "cannot create folder", dir);
   }
   return absl::OkStatus();
 }
@@ -99,24 +99,25 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartAdminServer(const std::filesy
     return absl::UnavailableError(absl::StrCat("cannot serve the admin API on ", socket.string()));
   }
   if (chmod(socket.c_str(), 0600) != 0) {
+    const int error = errno;
     server->Shutdown();
-    return absl::InternalError(absl::StrCat("cannot set the mode of ", socket.string()));
+    return ErrnoStatus(error, "cannot set the mode of", socket);
   }
   return server;
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& options) {
+absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   auto state = std::make_unique<State>(options);
-  const DaemonPaths& paths = state->paths;
+  const NodePaths& paths = state->paths;
   if (absl::Status created = CreateDataDir(paths.root); !created.ok()) return created;
   absl::StatusOr<std::unique_ptr<LockFile>> lock = LockFile::Acquire(paths.lock_file);
   if (!lock.ok()) return lock.status();
   state->lock = *std::move(lock);
-  // From here on the daemon owns the root; a failure stops what started.
-  std::unique_ptr<Daemon> daemon(new Daemon(std::move(state)));
-  State& s = *daemon->state_;
+  // From here on the node owns the root; a failure stops what started.
+  std::unique_ptr<Node> node(new Node(std::move(state)));
+  State& s = *node->state_;
   for (const std::filesystem::path& dir :
        {paths.plugin_dir, paths.registry_dir, paths.podresources_socket.parent_path()}) {
     if (absl::Status created = CreateDataDir(dir); !created.ok()) return created;
@@ -129,7 +130,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   manager_options.plugin_call_timeout = options.plugin_call_timeout;
   manager_options.max_message_bytes = options.max_message_bytes;
   manager_options.admission_wait = options.admission_wait;
-  if (options.topology_policy != TopologyPolicyKind::kNone) {
+  if (options.topology_policy != topologymanager::TopologyPolicyKind::kNone) {
     manager_options.topology_affinity = &s.topology;
   }
   s.metrics.AttachHeapTrimmer(s.heap_trimmer);
@@ -194,14 +195,14 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
 
   DEVMGR_LOG(options.logger, info, "devmgr serving", "rootDir", paths.root.string(), "pods",
              static_cast<int64_t>(s.registry.List().size()));
-  return daemon;
+  return node;
 }
 
-Daemon::Daemon(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Node::Node(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
-Daemon::~Daemon() { Stop(); }
+Node::~Node() { Stop(); }
 
-void Daemon::Stop() {
+void Node::Stop() {
   State& s = *state_;
   if (s.stopped) return;
   s.stopped = true;
@@ -220,13 +221,10 @@ void Daemon::Stop() {
   DEVMGR_LOG(s.options.logger, info, "devmgr stopped", "rootDir", s.paths.root.string());
 }
 
-void Daemon::UpdateNodeStatus() {
+void Node::UpdateNodeStatus() {
   State& s = *state_;
+  // Resources whose grace period ended are removed (and logged) by the device manager.
   devicemanager::CapacityResult result = s.manager->GetCapacity();
-  for (const std::string& removed : result.removed) {
-    DEVMGR_LOG(s.options.logger, info, "Resource removed after its grace period", "resourceName",
-               removed);
-  }
   if (result.capacity != s.capacity || result.allocatable != s.allocatable) {
     for (const auto& [resource, count] : result.capacity) {
       auto it = result.allocatable.find(resource);
@@ -238,12 +236,14 @@ void Daemon::UpdateNodeStatus() {
   }
 }
 
-devicemanager::Manager& Daemon::manager() { return *state_->manager; }
+PodAdmission& Node::admission() { return *state_->admission; }
 
-const DaemonPaths& Daemon::paths() const { return state_->paths; }
+devicemanager::Manager& Node::manager() { return *state_->manager; }
 
-std::string Daemon::metrics_address() const {
+const NodePaths& Node::paths() const { return state_->paths; }
+
+std::string Node::metrics_address() const {
   return state_->metrics_server != nullptr ? state_->metrics_server->address() : "";
 }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

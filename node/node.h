@@ -1,11 +1,29 @@
-// Daemon: `devmgr serve` assembled, for the command and for tests. Under one root folder, in a
-// real node's layout, it runs the device manager (registration on device-plugins/kubelet.sock,
-// the checkpoint beside it), the plugin watcher on plugins_registry/ with the device plugin
-// handler, the PodResources service on pod-resources/kubelet.sock, and the admin API on
-// devmgr.sock (mode 0600), and, when asked, Prometheus metrics. It is its own pod source
-// (PodRegistry), so a restart keeps every admitted or recovered pod's devices. After work it
-// hands freed heap memory back to the kernel (heap_trimmer.h). One daemon per root:
-// <root>/devmgr.lock.
+// Node: the node side of devmgr assembled, what `devmgr serve` runs and what a C++ agent embeds
+// when it wants the whole node rather than the device manager alone (for that, see
+// devicemanager/manager.h). Under one root folder, in a real node's layout, it owns and starts:
+//   - the device manager (devicemanager::Manager): registration on device-plugins/kubelet.sock,
+//     one endpoint per plugin, and device-plugins/kubelet_internal_checkpoint, byte-compatible
+//     with a kubelet's;
+//   - the plugin watcher on plugins_registry/, with a handler for device plugins;
+//   - the topology manager's policy (topologymanager/policy.h), when one is configured;
+//   - the pod registry: the node is its own pod source, with a durable record of admitted pods
+//     (device-plugins/devmgr_admitted_pods) beside the checkpoint, so a restart keeps every pod's
+//     devices;
+//   - pod admission (admission()), all or nothing per pod;
+//   - the PodResources service on pod-resources/kubelet.sock (v1, v1alpha1 and our Watch);
+//   - the admin API on devmgr.sock (mode 0600), which `devmgr pods` and other languages use;
+//   - Prometheus metrics, when an address is given;
+//   - a heap trimmer that hands freed heap memory back to the kernel after work.
+// One node per root: <root>/devmgr.lock is held (flock) while it runs.
+//
+// Threads: the device manager's loop and connect threads, the watcher's threads, gRPC's
+// threads for the three servers, the metrics server's thread and the heap trimmer's thread; all
+// are started by Start and joined by Stop. The host keeps none of its own for the node, but
+// calls UpdateNodeStatus periodically (as a kubelet's node status loop would).
+//
+// Thread-safety: Start and Stop are called from one thread; admission() and manager() are
+// thread-safe and may be used from any thread between them (admissions block on plugins and on
+// disk, see pod_admission.h).
 #pragma once
 
 #include <filesystem>
@@ -15,15 +33,16 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "cmd/devmgr/topology_policy.h"
 #include "common/logging.h"
 #include "devicemanager/manager.h"
 #include "devicemanager/types.h"
+#include "node/pod_admission.h"
 #include "podresources/rate_limiter.h"
+#include "topologymanager/policy.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
-struct DaemonOptions {
+struct NodeOptions {
   std::filesystem::path root_dir = "/var/lib/kubelet";
   // How long a vanished plugin's resource keeps its capacity (upstream: 5 minutes).
   absl::Duration endpoint_grace = devicemanager::kEndpointStopGracePeriod;
@@ -34,15 +53,15 @@ struct DaemonOptions {
   // How long admission waits for a known resource's plugin to come back (upstream: 0).
   absl::Duration admission_wait = absl::Seconds(30);
   podresources::RateLimitOptions podresources_rate_limit;
-  TopologyPolicyKind topology_policy = TopologyPolicyKind::kNone;
+  topologymanager::TopologyPolicyKind topology_policy = topologymanager::TopologyPolicyKind::kNone;
   // Where Prometheus metrics are served (common/metrics_http_server.h); empty for nowhere.
   std::string metrics_address;
   LoggerPtr logger;
 };
 
 // The daemon's sockets and files, derived from the root folder.
-struct DaemonPaths {
-  explicit DaemonPaths(const std::filesystem::path& root);
+struct NodePaths {
+  explicit NodePaths(const std::filesystem::path& root);
   std::filesystem::path root;
   std::filesystem::path plugin_dir;           // device-plugins/
   std::filesystem::path registry_dir;         // plugins_registry/
@@ -51,16 +70,16 @@ struct DaemonPaths {
   std::filesystem::path lock_file;            // devmgr.lock
 };
 
-class Daemon {
+class Node {
  public:
   // Start takes the lock, reads the pod record and the checkpoint, and starts every service.
   // FailedPrecondition when another daemon holds the root; the failing service's error
   // otherwise (then everything started is stopped again).
-  static absl::StatusOr<std::unique_ptr<Daemon>> Start(const DaemonOptions& options);
+  static absl::StatusOr<std::unique_ptr<Node>> Start(const NodeOptions& options);
   // Stops if still running.
-  ~Daemon();
-  Daemon(const Daemon&) = delete;
-  Daemon& operator=(const Daemon&) = delete;
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
 
   // Stop ends the admin and PodResources services (open streams end), the watcher and the
   // device manager (the checkpoint is written), and removes the daemon's sockets. Idempotent.
@@ -71,15 +90,18 @@ class Daemon {
   // The serve command calls it periodically.
   void UpdateNodeStatus();
 
+  // The node's pod admission (admit, remove, run options), as the admin API uses it. Valid until
+  // the Node is destroyed; calls after Stop are refused by the device manager.
+  PodAdmission& admission();
   devicemanager::Manager& manager();
-  const DaemonPaths& paths() const;
+  const NodePaths& paths() const;
   // The metrics address actually bound (the port filled in), or empty.
   std::string metrics_address() const;
 
  private:
   struct State;
-  explicit Daemon(std::unique_ptr<State> state);
+  explicit Node(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
 };
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

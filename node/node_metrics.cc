@@ -1,4 +1,4 @@
-#include "cmd/devmgr/daemon_metrics.h"
+#include "node/node_metrics.h"
 
 #include <array>
 #include <atomic>
@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/devmgr/admission_refusals.h"
+#include "node/admission_refusals.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 namespace {
 
 // What component-base puts before the help text of every ALPHA metric, as a kubelet prints it.
@@ -79,7 +79,7 @@ absl::string_view StateName(devicemanager::EndpointState state) {
 
 }  // namespace
 
-DaemonMetrics::DaemonMetrics()
+NodeMetrics::NodeMetrics()
     : registrations_(registry_.AddCounter(
           "kubelet_device_plugin_registration_total",
           absl::StrCat(kAlpha,
@@ -116,7 +116,7 @@ DaemonMetrics::DaemonMetrics()
   }
 }
 
-void DaemonMetrics::AttachManager(const devicemanager::Manager& manager) {
+void NodeMetrics::AttachManager(const devicemanager::Manager& manager) {
   registry_.AddCollector(
       "devmgr_device_plugin_endpoint_state",
       "State of the endpoint of each device plugin resource: 1 for its state (running; stopped, "
@@ -147,7 +147,7 @@ void DaemonMetrics::AttachManager(const devicemanager::Manager& manager) {
       });
 }
 
-void DaemonMetrics::AttachPodResources(const podresources::Counters& counters) {
+void NodeMetrics::AttachPodResources(const podresources::Counters& counters) {
   for (const PodResourcesCounter& counter : kPodResourcesCounters) {
     registry_.AddCollector(
         std::string(counter.name), absl::StrCat(kAlpha, counter.help), MetricType::kCounter,
@@ -176,7 +176,7 @@ void DaemonMetrics::AttachPodResources(const podresources::Counters& counters) {
          counters.watch_streams_ended_slow);
 }
 
-void DaemonMetrics::AttachHeapTrimmer(HeapTrimmer& trimmer) {
+void NodeMetrics::AttachHeapTrimmer(HeapTrimmer& trimmer) {
   registry_.AddCollector(
       "devmgr_heap_trims_total",
       "Times freed heap memory was handed back to the kernel after work.", MetricType::kCounter, {},
@@ -191,22 +191,22 @@ void DaemonMetrics::AttachHeapTrimmer(HeapTrimmer& trimmer) {
   heap_trimmer_.store(&trimmer);
 }
 
-void DaemonMetrics::PluginRegistered(absl::string_view resource_name) {
+void NodeMetrics::PluginRegistered(absl::string_view resource_name) {
   registrations_.WithLabels({resource_name}).Inc();
 }
 
-void DaemonMetrics::AllocationDone(absl::string_view resource_name, absl::Duration duration) {
+void NodeMetrics::AllocationDone(absl::string_view resource_name, absl::Duration duration) {
   allocation_duration_.WithLabels({resource_name}).Observe(absl::ToDoubleSeconds(duration));
 }
 
-void DaemonMetrics::AdmissionRefused(absl::string_view reason) {
+void NodeMetrics::AdmissionRefused(absl::string_view reason) {
   admissions_refused_.WithLabels({reason}).Inc();
 }
 
-void DaemonMetrics::CheckpointWritten(absl::Duration duration, bool ok) {
+void NodeMetrics::CheckpointWritten(absl::Duration duration, bool ok) {
   checkpoint_write_duration_.Observe(absl::ToDoubleSeconds(duration));
   if (!ok) checkpoint_write_errors_.Inc();
   if (HeapTrimmer* trimmer = heap_trimmer_.load(); trimmer != nullptr) trimmer->Touch();
 }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

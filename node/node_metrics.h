@@ -1,4 +1,4 @@
-// DaemonMetrics: the metric set of `devmgr serve`, rendered for `--metrics-address`
+// NodeMetrics: the metric set of `devmgr serve`, rendered for `--metrics-address`
 // (common/metrics_http_server.h). Upstream's kubelet metrics keep their names, labels,
 // buckets and help texts (pkg/kubelet/metrics/metrics.go, with the "[ALPHA] " prefix that
 // component-base adds), so dashboards made for a kubelet work unchanged:
@@ -24,17 +24,17 @@
 #include <atomic>
 #include <string>
 
-#include "cmd/devmgr/heap_trimmer.h"
 #include "common/metrics_registry.h"
 #include "devicemanager/manager.h"
 #include "devicemanager/metrics.h"
+#include "node/heap_trimmer.h"
 #include "podresources/metrics.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
-class DaemonMetrics final : public devicemanager::ManagerMetrics {
+class NodeMetrics final : public devicemanager::ManagerMetrics {
  public:
-  DaemonMetrics();
+  NodeMetrics();
 
   // AttachManager exports endpoints by state and devices by health, read from `manager` at
   // each Render. Call once.
@@ -67,4 +67,4 @@ class DaemonMetrics final : public devicemanager::ManagerMetrics {
   std::atomic<HeapTrimmer*> heap_trimmer_{nullptr};
 };
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

@@ -1,9 +1,9 @@
-#include "cmd/devmgr/pod_admission.h"
+#include "node/pod_admission.h"
 
 #include "absl/strings/str_cat.h"
-#include "cmd/devmgr/admission_refusals.h"
+#include "node/admission_refusals.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 using devicemanager::Container;
 using devicemanager::Pod;
@@ -22,7 +22,7 @@ PodAdmission::PodLock::~PodLock() {
 }
 
 PodAdmission::PodAdmission(devicemanager::Manager& manager, PodRegistry& registry,
-                           TopologyPolicy& topology, LoggerPtr logger)
+                           topologymanager::TopologyPolicy& topology, LoggerPtr logger)
     : manager_(manager), registry_(registry), topology_(topology), logger_(std::move(logger)) {}
 
 absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod) {
@@ -67,7 +67,7 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::AllocateAll(const Po
                                                                         absl::string_view& reason) {
   for (const auto* list : {&pod.init_containers, &pod.containers}) {
     for (const Container& container : *list) {
-      if (topology_.kind() != TopologyPolicyKind::kNone) {
+      if (topology_.kind() != topologymanager::TopologyPolicyKind::kNone) {
         absl::Status admitted =
             topology_.Admit(pod.uid, container.name, manager_.GetTopologyHints(pod, container));
         if (!admitted.ok()) {
@@ -127,4 +127,4 @@ absl::StatusOr<devicemanager::RunContainerOptions> PodAdmission::RunOptions(
   return manager_.GetDeviceRunContainerOptions(registered->pod, *container);
 }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

@@ -17,13 +17,13 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "cmd/devmgr/pod_registry.h"
-#include "cmd/devmgr/topology_policy.h"
 #include "common/logging.h"
 #include "devicemanager/manager.h"
+#include "node/pod_registry.h"
 #include "podresources/watch_hub.h"
+#include "topologymanager/policy.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 struct ContainerOptions {
   std::string container_name;
@@ -38,8 +38,8 @@ using RefusalFn = std::function<void(absl::string_view reason)>;
 class PodAdmission {
  public:
   // None of the references is owned; all must outlive this object.
-  PodAdmission(devicemanager::Manager& manager, PodRegistry& registry, TopologyPolicy& topology,
-               LoggerPtr logger);
+  PodAdmission(devicemanager::Manager& manager, PodRegistry& registry,
+               topologymanager::TopologyPolicy& topology, LoggerPtr logger);
 
   // SetNotifier: where admitted and removed pods are announced (PodResources Watch); null for
   // none. Set before the first call.
@@ -83,7 +83,7 @@ class PodAdmission {
 
   devicemanager::Manager& manager_;
   PodRegistry& registry_;
-  TopologyPolicy& topology_;
+  topologymanager::TopologyPolicy& topology_;
   const LoggerPtr logger_;
   podresources::PodResourcesNotifier* notifier_ = nullptr;
   RefusalFn on_refusal_;
@@ -93,4 +93,4 @@ class PodAdmission {
   std::set<std::string> busy_ ABSL_GUARDED_BY(locks_mu_);
 };
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

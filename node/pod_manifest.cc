@@ -1,4 +1,4 @@
-#include "cmd/devmgr/pod_manifest.h"
+#include "node/pod_manifest.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -10,7 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "devicemanager/validation.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 namespace {
 
 using devicemanager::Container;
@@ -182,4 +182,4 @@ absl::StatusOr<PodManifest> ParsePodManifest(absl::string_view text) {
   }
 }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

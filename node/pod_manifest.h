@@ -12,7 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "devicemanager/pod.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 struct PodManifest {
   devicemanager::Pod pod;
@@ -27,4 +27,4 @@ struct PodManifest {
 // limit (Kubernetes' rules for resources that cannot be overcommitted).
 absl::StatusOr<PodManifest> ParsePodManifest(absl::string_view text);
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

@@ -1,4 +1,4 @@
-#include "cmd/devmgr/pod_record.h"
+#include "node/pod_record.h"
 
 #include <set>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 namespace {
 
 using devicemanager::Container;
@@ -155,4 +155,4 @@ absl::StatusOr<std::vector<Pod>> DecodePodRecord(absl::string_view bytes) {
   return pods;
 }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

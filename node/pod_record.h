@@ -14,7 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "devicemanager/pod.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 // File name of the record inside the device plugin folder (a valid FileStore name).
 inline constexpr char kPodRecordName[] = "devmgr_admitted_pods";
@@ -33,4 +33,4 @@ std::string JoinPodRecord(const std::vector<absl::string_view>& entries);
 // device count, an empty or repeated pod UID.
 absl::StatusOr<std::vector<devicemanager::Pod>> DecodePodRecord(absl::string_view bytes);
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

@@ -1,13 +1,14 @@
-#include "cmd/devmgr/pod_registry.h"
+#include "node/pod_registry.h"
 
 #include <set>
 #include <system_error>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/devmgr/pod_record.h"
+#include "common/errno_status.h"
+#include "node/pod_record.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 using devicemanager::Pod;
 
@@ -26,8 +27,7 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
       std::error_code error;
       std::filesystem::rename(path, absl::StrCat(path.string(), ".corrupt"), error);
       if (error) {
-        return absl::InternalError(absl::StrCat("cannot move the corrupt pod record ",
-                                                path.string(), " aside: ", error.message()));
+        return ErrnoStatus(error, "cannot move aside the corrupt pod record", path);
       }
       DEVMGR_LOG(logger_, err, "Pod record is corrupt; moved aside, pods in the checkpoint kept",
                  "path", path.string(), "err", decoded.status());
@@ -208,4 +208,4 @@ std::optional<podresources::Pod> PodRegistry::GetPodByName(const std::string& na
   return std::nullopt;
 }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

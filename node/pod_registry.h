@@ -22,12 +22,12 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "checkpoint/checkpoint.h"
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 #include "common/logging.h"
 #include "devicemanager/pod.h"
 #include "podresources/providers.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 
 struct RegisteredPod {
   devicemanager::Pod pod;
@@ -83,7 +83,7 @@ class PodRegistry final : public podresources::PodsProvider {
   absl::Status WriteRecord(absl::string_view added, const std::string& removed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
 
-  const checkpoint::FileStore store_;
+  const FileStore store_;
   const LoggerPtr logger_;
   // Serialises record writes; taken before mu_.
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
@@ -100,4 +100,4 @@ class PodRegistry final : public podresources::PodsProvider {
   uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
 
 namespace devmgr::pluginwatcher {
 namespace {
@@ -43,20 +44,17 @@ absl::Status InotifyTree::Start() {
   std::error_code ec;
   const bool created = std::filesystem::create_directories(root_, ec);
   if (ec) {
-    return absl::InternalError(
-        absl::StrCat("error (re-)creating root ", root_.string(), ": ", ec.message()));
+    return ErrnoStatus(ec, "error (re-)creating root", root_);
   }
   // Upstream's mode for a folder the watcher makes; one that exists keeps its own.
   if (created) std::filesystem::permissions(root_, std::filesystem::perms(0755), ec);
   const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (fd < 0) {
-    return absl::InternalError(
-        absl::StrCat("failed to start plugin watcher: inotify_init1: ", std::strerror(errno)));
-  }
+  if (fd < 0) return ErrnoStatus(errno, "failed to start plugin watcher: inotify_init1");
   descriptor_.assign(fd);
   if (!AddWatch(root_)) {
+    const int error = errno;
     Close();
-    return absl::InternalError(absl::StrCat("failed to watch ", root_.string()));
+    return ErrnoStatus(error, "failed to watch", root_);
   }
   SocketSet found;
   AddTree(root_, found);
@@ -76,8 +74,10 @@ void InotifyTree::Close() {
 bool InotifyTree::AddWatch(const std::filesystem::path& dir) {
   const int wd = ::inotify_add_watch(descriptor_.native_handle(), dir.c_str(), kWatchMask);
   if (wd < 0) {
+    const int error = errno;
     DEVMGR_LOG(log_, err, "Failed to watch folder", "path", dir.string(), "err",
-               std::string(std::strerror(errno)));
+               std::string(std::strerror(error)));
+    errno = error;  // for the caller's status
     return false;
   }
   watches_[wd] = dir.string();

@@ -16,16 +16,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
 #include "common/unix_socket.h"
 
 namespace devmgr::podresources {
 namespace {
 
 constexpr char kFdPeerPrefix[] = "fd:";
-
-absl::Status ErrnoError(absl::string_view what, int error) {
-  return absl::InternalError(absl::StrCat(what, ": ", std::strerror(error)));
-}
 
 }  // namespace
 
@@ -41,7 +38,7 @@ absl::StatusOr<std::unique_ptr<CredentialsListener>> CredentialsListener::Listen
   }
   if (absl::Status removed = RemoveStaleSocket(socket_path); !removed.ok()) return removed;
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return ErrnoError("socket", errno);
+  if (fd < 0) return ErrnoStatus(errno, "socket");
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   const std::string path = socket_path.string();
@@ -51,13 +48,13 @@ absl::StatusOr<std::unique_ptr<CredentialsListener>> CredentialsListener::Listen
       ::listen(fd, SOMAXCONN) != 0) {
     const int error = errno;
     ::close(fd);
-    return ErrnoError(absl::StrCat("listen on ", path), error);
+    return ErrnoStatus(error, absl::StrCat("listen on ", path));
   }
   const int wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd < 0) {
     const int error = errno;
     ::close(fd);
-    return ErrnoError("eventfd", error);
+    return ErrnoStatus(error, "eventfd");
   }
   return std::unique_ptr<CredentialsListener>(
       new CredentialsListener(fd, wake_fd, socket_path, std::move(logger)));

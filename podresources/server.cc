@@ -38,7 +38,7 @@ absl::StatusOr<std::unique_ptr<PodResourcesServer>> PodResourcesServer::Create(
   for (const auto& service : server->services_) builder.RegisterService(service.get());
   builder.SetMaxSendMessageSize(options.max_send_message_bytes);
   server->server_ = builder.BuildAndStart();
-  if (server->server_ == nullptr) return absl::InternalError("gRPC server did not start");
+  if (server->server_ == nullptr) return absl::UnavailableError("gRPC server did not start");
   server->hub_->Start();
   server->listener_->Start(*server->server_);
   DEVMGR_LOG(logger, info, "Started PodResources server", "socket", options.socket_path.string(),

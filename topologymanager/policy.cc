@@ -1,10 +1,10 @@
-#include "cmd/devmgr/topology_policy.h"
+#include "topologymanager/policy.h"
 
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 
-namespace devmgr::cli {
+namespace devmgr::topologymanager {
 namespace {
 
 using devicemanager::NumaMask;
@@ -114,4 +114,4 @@ std::optional<NumaMask> TopologyPolicy::GetAffinity(absl::string_view pod_uid,
   return it->second;
 }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::topologymanager

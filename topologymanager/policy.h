@@ -24,7 +24,7 @@
 #include "absl/synchronization/mutex.h"
 #include "devicemanager/topology_hints.h"
 
-namespace devmgr::cli {
+namespace devmgr::topologymanager {
 
 enum class TopologyPolicyKind { kNone, kBestEffort, kRestricted, kSingleNumaNode };
 
@@ -62,4 +62,4 @@ class TopologyPolicy final : public devicemanager::TopologyAffinityStore {
       ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::topologymanager

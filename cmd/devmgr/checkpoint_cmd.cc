@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "checkpoint/checkpoint.h"
-#include "checkpoint/file_store.h"
-#include "cmd/devmgr/table.h"
+#include "common/file_store.h"
+#include "common/table.h"
 #include "deviceplugin/v1beta1/api.pb.h"
 #include "nlohmann/json.hpp"
 
@@ -27,7 +27,7 @@ struct CheckpointOptions {
 // ReadCheckpoint loads and parses `file`; on failure it reports and returns std::nullopt.
 std::optional<checkpoint::ParsedCheckpoint> ReadCheckpoint(const std::string& file,
                                                            int& exit_code) {
-  absl::StatusOr<std::string> bytes = checkpoint::ReadWholeFile(file);
+  absl::StatusOr<std::string> bytes = ReadWholeFile(file);
   if (!bytes.ok()) {
     exit_code = Fail(kExitUsage, bytes.status().message());
     return std::nullopt;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
 
 namespace devmgr::cli {
 namespace {
@@ -17,8 +18,7 @@ absl::StatusOr<std::FILE*> OpenForAppend(const std::filesystem::path& path) {
   if (file == nullptr) {
     const int error = errno;
     if (fd >= 0) close(fd);
-    return absl::InternalError(
-        absl::StrCat("cannot open log file ", path.string(), ": ", std::strerror(error)));
+    return ErrnoStatus(error, "cannot open log file", path);
   }
   return file;
 }

@@ -11,10 +11,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "checkpoint/file_store.h"
-#include "cmd/devmgr/plugin_fake.h"
-#include "cmd/devmgr/plugin_generic.h"
+#include "common/file_store.h"
 #include "deviceplugin/plugin.h"
+#include "plugins/fake/fake_plugin.h"
+#include "plugins/generic/generic_plugin.h"
 
 namespace devmgr::cli {
 namespace {
@@ -138,7 +138,7 @@ bool SplitResource(const std::string& resource, std::string& ns, std::string& ty
 
 int RunFake(const CommonFlags& common, const FakeFlags& flags) {
   std::string ns;
-  FakeDeviceOptions devices;
+  plugins::FakeDeviceOptions devices;
   if (!SplitResource(flags.resource, ns, devices.device_type)) {
     return Fail(kExitUsage, absl::StrCat("--resource: want NAMESPACE/TYPE like example.com/gpu, "
                                          "not \"",
@@ -157,18 +157,18 @@ int RunFake(const CommonFlags& common, const FakeFlags& flags) {
   if (!latency.ok()) return Fail(kExitUsage, latency.status().message());
   devices.flip_every = *flip_every;
 
-  FakeHookOptions hook_options;
+  plugins::FakeHookOptions hook_options;
   if (flags.preferred == "none") {
-    hook_options.preferred = PreferredPolicy::kNone;
+    hook_options.preferred = plugins::PreferredPolicy::kNone;
   } else if (flags.preferred == "first") {
-    hook_options.preferred = PreferredPolicy::kFirst;
+    hook_options.preferred = plugins::PreferredPolicy::kFirst;
   } else if (flags.preferred == "numa") {
-    hook_options.preferred = PreferredPolicy::kNuma;
+    hook_options.preferred = plugins::PreferredPolicy::kNuma;
   } else {
     return Fail(kExitUsage, absl::StrCat("--preferred: want none, first or numa, not \"",
                                          flags.preferred, "\""));
   }
-  if (flags.preferred_hang && hook_options.preferred == PreferredPolicy::kNone) {
+  if (flags.preferred_hang && hook_options.preferred == plugins::PreferredPolicy::kNone) {
     return Fail(kExitUsage, "--preferred-hang: needs --preferred first or numa");
   }
   hook_options.allocate_latency = *latency;
@@ -176,17 +176,17 @@ int RunFake(const CommonFlags& common, const FakeFlags& flags) {
   hook_options.allocate_hang = flags.allocate_hang;
   hook_options.preferred_hang = flags.preferred_hang;
 
-  FakeScanner scanner(devices);
-  FakeHooks hooks(hook_options);
+  plugins::FakeScanner scanner(devices);
+  plugins::FakeHooks hooks(hook_options);
   return RunPlugin(
       common, ns, scanner, hooks.AsHooks(), [&] { scanner.RequestFlip(); },
       [&] { hooks.Release(); });
 }
 
 int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
-  absl::StatusOr<std::string> text = checkpoint::ReadWholeFile(flags.config);
+  absl::StatusOr<std::string> text = ReadWholeFile(flags.config);
   if (!text.ok()) return Fail(kExitUsage, text.status().message());
-  absl::StatusOr<GenericConfig> config = ParseGenericConfig(*text);
+  absl::StatusOr<plugins::GenericConfig> config = plugins::ParseGenericConfig(*text);
   if (!config.ok()) {
     return Fail(kExitUsage, absl::StrCat(flags.config, ": ", config.status().message()));
   }
@@ -196,7 +196,7 @@ int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
   if (*rescan == absl::ZeroDuration())
     return Fail(kExitUsage, "--rescan-interval must be positive");
   const std::string ns = config->resource_namespace;
-  GenericScanner scanner(*std::move(config), *rescan);
+  plugins::GenericScanner scanner(*std::move(config), *rescan);
   return RunPlugin(
       common, ns, scanner, deviceplugin::Hooks{}, [] {}, [] {});
 }

@@ -15,7 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "cmd/devmgr/rpc_client.h"
-#include "cmd/devmgr/table.h"
+#include "common/table.h"
 #include "devmgr/podresources/v1/api.grpc.pb.h"
 #include "podresources/client.h"
 #include "podresources/v1/api.grpc.pb.h"

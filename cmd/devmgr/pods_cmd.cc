@@ -12,9 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 #include "cmd/devmgr/rpc_client.h"
-#include "cmd/devmgr/table.h"
+#include "common/table.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
 
 namespace devmgr::cli {
@@ -83,7 +83,7 @@ absl::StatusOr<std::string> ReadManifest(const std::string& file) {
   if (file == "-") {
     return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   }
-  return checkpoint::ReadWholeFile(file);
+  return ReadWholeFile(file);
 }
 
 int RunAdmit(const PodsFlags& flags) {

@@ -1,19 +1,17 @@
 #include "cmd/devmgr/serve_cmd.h"
 
-#include <malloc.h>
 #include <pthread.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include <csignal>
-#include <cstdlib>
 #include <ctime>
 #include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
-#include "cmd/devmgr/daemon.h"
 #include "cmd/devmgr/log_sink.h"
+#include "node/node.h"
+#include "node/process_settings.h"
 
 namespace devmgr::cli {
 namespace {
@@ -45,33 +43,10 @@ sigset_t BlockServeSignals() {
   return set;
 }
 
-// LimitMallocArenas: glibc gives every thread that allocates at once an arena of its own (up
-// to 8 per core) and keeps what is freed in each, so the transient buffers of admissions on
-// gRPC's threads stay resident: with 10,000 pods admitted by 8 clients the daemon held 179 MiB
-// of which its heap used under 40. Two arenas, and a fixed mmap threshold (so that buffers of
-// 256 KiB and more, such as a large checkpoint's bytes, go back to the kernel when freed),
-// bring that to 66 MiB (docs/PERFORMANCE.md). Left alone when the user tunes malloc.
-void LimitMallocArenas() {
-  if (std::getenv("GLIBC_TUNABLES") != nullptr || std::getenv("MALLOC_ARENA_MAX") != nullptr) {
-    return;
-  }
-  mallopt(M_ARENA_MAX, 2);
-  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-}
-
-// IgnoreLockOrderCycles: Abseil's Mutex, which gRPC's locks and ours are, checks the order of
-// every acquisition against a graph of all mutexes ever locked when Abseil is built without
-// NDEBUG, as Debian's package is, and aborts the process on a cycle. The graph took about
-// 2.5 MiB of the daemon's memory with 256 plugins (docs/PERFORMANCE.md) and is consulted under
-// one global lock. A debugging aid: the tests keep it, the daemon turns it off.
-void IgnoreLockOrderCycles() {
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-}
-
 int RunServe(const ServeFlags& flags) {
-  LimitMallocArenas();
-  IgnoreLockOrderCycles();
-  DaemonOptions options;
+  node::LimitMallocArenas();
+  node::IgnoreLockOrderCycles();
+  node::NodeOptions options;
   options.root_dir = flags.root_dir;
   absl::StatusOr<absl::Duration> grace =
       ParseFlagDuration("--endpoint-grace", flags.endpoint_grace);
@@ -90,7 +65,8 @@ int RunServe(const ServeFlags& flags) {
     return Fail(kExitUsage, "--max-message-bytes must be at least 4194304 (gRPC's default)");
   }
   if (flags.podresources_burst < 1) return Fail(kExitUsage, "--podresources-burst must be >= 1");
-  absl::StatusOr<TopologyPolicyKind> policy = ParseTopologyPolicy(flags.topology_policy);
+  absl::StatusOr<topologymanager::TopologyPolicyKind> policy =
+      topologymanager::ParseTopologyPolicy(flags.topology_policy);
   if (!policy.ok()) {
     return Fail(kExitUsage, absl::StrCat("--topology-policy: ", policy.status().message()));
   }
@@ -126,7 +102,7 @@ int RunServe(const ServeFlags& flags) {
   // Blocked before any thread starts, so that every thread inherits the mask and only the
   // sigtimedwait below sees these signals.
   const sigset_t signals = BlockServeSignals();
-  absl::StatusOr<std::unique_ptr<Daemon>> daemon = Daemon::Start(options);
+  absl::StatusOr<std::unique_ptr<node::Node>> daemon = node::Node::Start(options);
   if (!daemon.ok()) {
     return Fail(absl::IsFailedPrecondition(daemon.status()) ? kExitNo : kExitUsage,
                 daemon.status().message());

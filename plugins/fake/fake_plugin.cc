@@ -1,11 +1,11 @@
-#include "cmd/devmgr/plugin_fake.h"
+#include "plugins/fake/fake_plugin.h"
 
 #include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 
-namespace devmgr::cli {
+namespace devmgr::plugins {
 
 using deviceplugin::DeviceInfo;
 using deviceplugin::DeviceTree;
@@ -85,4 +85,4 @@ deviceplugin::HookResult<v1beta1::PreferredAllocationResponse> FakeHooks::GetPre
   return response;
 }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::plugins

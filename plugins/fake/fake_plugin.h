@@ -12,7 +12,7 @@
 #include "deviceplugin/hooks.h"
 #include "deviceplugin/scanner.h"
 
-namespace devmgr::cli {
+namespace devmgr::plugins {
 
 enum class PreferredPolicy { kNone, kFirst, kNuma };
 
@@ -78,4 +78,4 @@ class FakeHooks final : public deviceplugin::Allocator, public deviceplugin::Pre
   absl::Notification released_;
 };
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::plugins

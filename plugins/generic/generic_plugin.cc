@@ -1,4 +1,4 @@
-#include "cmd/devmgr/plugin_generic.h"
+#include "plugins/generic/generic_plugin.h"
 
 #include <glob.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 #include "nlohmann/json.hpp"
 #include "yaml-cpp/yaml.h"
 
-namespace devmgr::cli {
+namespace devmgr::plugins {
 namespace {
 
 using deviceplugin::DeviceInfo;
@@ -161,4 +161,4 @@ absl::Status GenericScanner::Scan(deviceplugin::Notifier& notifier,
   return absl::OkStatus();
 }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::plugins

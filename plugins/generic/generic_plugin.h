@@ -25,7 +25,7 @@
 #include "deviceplugin/device_tree.h"
 #include "deviceplugin/scanner.h"
 
-namespace devmgr::cli {
+namespace devmgr::plugins {
 
 struct GenericGroup {
   std::string name;
@@ -64,4 +64,4 @@ class GenericScanner final : public deviceplugin::Scanner {
   std::map<std::string, std::vector<std::string>> seen_paths_;
 };
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::plugins

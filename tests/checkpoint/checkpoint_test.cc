@@ -11,7 +11,7 @@
 #include <set>
 
 #include "checkpoint/checksum.h"
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 
 namespace devmgr::checkpoint {
 namespace {

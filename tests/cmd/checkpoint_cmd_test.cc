@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "checkpoint/checkpoint.h"
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 #include "nlohmann/json.hpp"
 #include "tests/testlib/subprocess.h"
 #include "tests/testlib/temp_dir.h"
@@ -56,7 +56,7 @@ TEST_F(CheckpointCommandTest, VerifyValid) {
 }
 
 TEST_F(CheckpointCommandTest, VerifyMismatchPrintsBothValuesAndExitsOne) {
-  std::string bytes = *checkpoint::ReadWholeFile(GoodCheckpoint());
+  std::string bytes = *ReadWholeFile(GoodCheckpoint());
   const size_t at = bytes.find("\"Checksum\":") + 11;
   const std::string stored = bytes.substr(at, bytes.size() - at - 1);
   bytes.replace(at, stored.size(), "12345");
@@ -122,7 +122,7 @@ TEST_F(CheckpointCommandTest, ShowJson) {
 }
 
 TEST_F(CheckpointCommandTest, ShowOfAMismatchedFileShowsItButExitsOne) {
-  std::string bytes = *checkpoint::ReadWholeFile(GoodCheckpoint());
+  std::string bytes = *ReadWholeFile(GoodCheckpoint());
   bytes.replace(bytes.find("gpu2"), 4, "gpu3");
   ProcessResult r = Devmgr({"checkpoint", "show", WriteFile("tampered", bytes)});
   EXPECT_EQ(r.exit_code, 1);

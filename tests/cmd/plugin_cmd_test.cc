@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 #include "nlohmann/json.hpp"
 #include "tests/deviceplugin/background_process.h"
 #include "tests/deviceplugin/fake_kubelet.h"
@@ -196,7 +196,7 @@ TEST_F(PluginCommandTest, FakeWritesCdiSpecsAndRemovesThemOnExit) {
   PluginProcess plugin(Fake({"--devices", "2", "--cdi-dir", root_.Sub("cdi").string()}));
   ASSERT_TRUE(Seen("example.com/fake", 1, 2)) << plugin.err();
   const auto file = root_.Sub("cdi") / "example.com-fake.json";
-  auto spec = nlohmann::json::parse(*checkpoint::ReadWholeFile(file));
+  auto spec = nlohmann::json::parse(*ReadWholeFile(file));
   EXPECT_EQ(spec["cdiVersion"], "0.5.0");
   EXPECT_EQ(spec["devices"].size(), 2u);
   auto response = kubelet_.Allocate("example.com/fake", {"dev-1"});

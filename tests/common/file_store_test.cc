@@ -1,6 +1,6 @@
 // FileStore: atomic, durable replacement; a failure or a crash at any step leaves the old file
 // or the new one, never a mix; names cannot leave the folder.
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 
 #include "tests/testlib/temp_dir.h"
 
-namespace devmgr::checkpoint {
+namespace devmgr {
 namespace {
 
 using testing::TempDir;
@@ -152,4 +152,4 @@ TEST(FileStoreTest, ACrashAtAnyStepLeavesTheOldOrTheNewFile) {
 }
 
 }  // namespace
-}  // namespace devmgr::checkpoint
+}  // namespace devmgr

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "checkpoint/checkpoint.h"
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 #include "devicemanager/manager_impl.h"
 #include "devicemanager/run_options.h"
 #include "devicemanager/topology_hints.h"
@@ -85,8 +85,8 @@ class AdmissionTest : public ::testing::Test {
     options.dial_timeout = absl::Seconds(5);
     options.plugin_call_timeout = absl::Seconds(5);
     options.checkpoint_write_delay = absl::Milliseconds(1);
-    options.checkpoint_fault_hook = [this](checkpoint::FileStore::WriteStep step) {
-      if (fail_writes_ && step == checkpoint::FileStore::WriteStep::kRename) {
+    options.checkpoint_fault_hook = [this](FileStore::WriteStep step) {
+      if (fail_writes_ && step == FileStore::WriteStep::kRename) {
         return absl::InternalError("injected write failure");
       }
       return absl::OkStatus();
@@ -135,7 +135,7 @@ class AdmissionTest : public ::testing::Test {
   }
 
   absl::StatusOr<checkpoint::CheckpointData> ReadCheckpoint() const {
-    auto bytes = checkpoint::ReadWholeFile(dir_.Sub(std::string(checkpoint::kCheckpointFileName)));
+    auto bytes = ReadWholeFile(dir_.Sub(std::string(checkpoint::kCheckpointFileName)));
     if (!bytes.ok()) return bytes.status();
     return checkpoint::Decode(*bytes);
   }
@@ -213,7 +213,7 @@ TEST_F(AdmissionTest, TestPodContainerDeviceToAllocate) {
   // A checkpoint holding a device of a resource that is not registered.
   checkpoint::CheckpointData written;
   written.pod_device_entries.push_back({"old", "c", "gone.com/res", {{-1, {"x"}}}, ""});
-  ASSERT_TRUE(checkpoint::FileStore(dir_.path())
+  ASSERT_TRUE(FileStore(dir_.path())
                   .Write(checkpoint::kCheckpointFileName, checkpoint::Encode(written))
                   .ok());
   SetActive({"old", "pod1", "pod2"});
@@ -746,7 +746,7 @@ TEST_F(AdmissionTest, RestoresAKubeletCheckpointAndItsOptions) {
   written.pod_device_entries.push_back(
       {"kpod", "kc", kResource1, {{0, {"dev1"}}}, response.SerializeAsString()});
   written.registered_devices[kResource1] = {"dev1", "dev2"};
-  ASSERT_TRUE(checkpoint::FileStore(dir_.path())
+  ASSERT_TRUE(FileStore(dir_.path())
                   .Write(checkpoint::kCheckpointFileName, checkpoint::Encode(written))
                   .ok());
   SetActive({"kpod", "new"});

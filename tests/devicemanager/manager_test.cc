@@ -16,7 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "checkpoint/checkpoint.h"
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 #include "common/unix_socket.h"
 #include "devicemanager/manager_impl.h"
 #include "tests/testlib/fake_clock.h"
@@ -109,7 +109,7 @@ class ManagerTest : public ::testing::Test {
   }
 
   absl::StatusOr<checkpoint::CheckpointData> ReadCheckpoint() const {
-    auto bytes = checkpoint::ReadWholeFile(dir_.Sub(std::string(checkpoint::kCheckpointFileName)));
+    auto bytes = ReadWholeFile(dir_.Sub(std::string(checkpoint::kCheckpointFileName)));
     if (!bytes.ok()) return bytes.status();
     return checkpoint::Decode(*bytes);
   }
@@ -629,7 +629,7 @@ TEST_F(ManagerTest, TestCheckpointRestoresAndKeepsAllocations) {
   written.pod_device_entries.push_back(
       {"pod1", "con1", kResource1, {{0, {"dev1"}}}, response.SerializeAsString()});
   written.registered_devices[kResource1] = {"dev1", "dev2"};
-  ASSERT_TRUE(checkpoint::FileStore(dir_.path())
+  ASSERT_TRUE(FileStore(dir_.path())
                   .Write(checkpoint::kCheckpointFileName, checkpoint::Encode(written))
                   .ok());
   StartManager();

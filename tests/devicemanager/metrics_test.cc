@@ -93,8 +93,8 @@ class ManagerMetricsTest : public ::testing::Test {
     options.plugin_call_timeout = absl::Seconds(5);
     options.checkpoint_write_delay = absl::Milliseconds(1);
     options.metrics = &metrics_;
-    options.checkpoint_fault_hook = [this](checkpoint::FileStore::WriteStep step) {
-      if (fail_writes_ && step == checkpoint::FileStore::WriteStep::kRename) {
+    options.checkpoint_fault_hook = [this](FileStore::WriteStep step) {
+      if (fail_writes_ && step == FileStore::WriteStep::kRename) {
         return absl::InternalError("injected write failure");
       }
       return absl::OkStatus();

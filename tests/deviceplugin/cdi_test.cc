@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 #include "nlohmann/json.hpp"
 #include "tests/testlib/temp_dir.h"
 
@@ -56,7 +56,7 @@ TEST(CdiTest, WriteReplacesAtomicallyAndRemoveDeletes) {
   one["d9"] = DeviceInfo{};
   ASSERT_TRUE(WriteCdiSpec(options, "gpu", one).ok());
   const auto file = dir.Sub("cdi") / "example.com-gpu.json";
-  auto spec = nlohmann::json::parse(*checkpoint::ReadWholeFile(file));
+  auto spec = nlohmann::json::parse(*ReadWholeFile(file));
   ASSERT_EQ(spec["devices"].size(), 1u);
   EXPECT_EQ(spec["devices"][0]["name"], "d9");
   // Nothing but the spec is left in the folder (no temporary files).

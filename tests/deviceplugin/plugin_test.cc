@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "checkpoint/file_store.h"
+#include "common/file_store.h"
 #include "nlohmann/json.hpp"
 #include "tests/deviceplugin/fake_kubelet.h"
 #include "tests/testlib/temp_dir.h"
@@ -300,7 +300,7 @@ TEST_F(PluginTest, WritesCdiSpecsAndRemovesThemOnStop) {
   ASSERT_TRUE(Registered(1, 2));
   const auto file = dir_.Sub("cdi") / "example.com-gpu.json";
   ASSERT_TRUE(std::filesystem::exists(file));
-  auto spec = nlohmann::json::parse(*checkpoint::ReadWholeFile(file));
+  auto spec = nlohmann::json::parse(*ReadWholeFile(file));
   EXPECT_EQ(spec["kind"], "example.com/gpu");
   EXPECT_EQ(spec["devices"].size(), 2u);
 
@@ -311,7 +311,7 @@ TEST_F(PluginTest, WritesCdiSpecsAndRemovesThemOnStop) {
 
   plugin->Notify(GpuTree(3));
   ASSERT_TRUE(WaitFor([&] {
-    auto bytes = checkpoint::ReadWholeFile(file);
+    auto bytes = ReadWholeFile(file);
     return bytes.ok() && nlohmann::json::parse(*bytes)["devices"].size() == 3;
   }));
   plugin->Stop();

@@ -10,8 +10,8 @@
 #include <set>
 #include <string>
 
-#include "cmd/devmgr/pod_manifest.h"
 #include "devicemanager/validation.h"
+#include "node/pod_manifest.h"
 #include "tests/fuzz/invariant.h"
 
 namespace {
@@ -68,7 +68,7 @@ void CheckAdmissible(const Pod& pod) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
-  const absl::StatusOr<devmgr::cli::PodManifest> parsed = devmgr::cli::ParsePodManifest(text);
+  const absl::StatusOr<devmgr::node::PodManifest> parsed = devmgr::node::ParsePodManifest(text);
   if (!parsed.ok()) {
     Invariant(parsed.status().code() == absl::StatusCode::kInvalidArgument,
               "a bad manifest is InvalidArgument");
@@ -82,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const nlohmann::json::type_error&) {
     return 0;  // a string that is not UTF-8 has no JSON form to read back
   }
-  const absl::StatusOr<devmgr::cli::PodManifest> again = devmgr::cli::ParsePodManifest(json);
+  const absl::StatusOr<devmgr::node::PodManifest> again = devmgr::node::ParsePodManifest(json);
   Invariant(again.ok(), "the pod written back as JSON reads back");
   Invariant(!again->generated_uid && again->pod == parsed->pod,
             "the pod written back as JSON reads back the same");

@@ -9,9 +9,9 @@
 #include <atomic>
 #include <memory>
 
-#include "cmd/devmgr/device_plugin_handler.h"
 #include "devicemanager/manager.h"
 #include "deviceplugin/plugin.h"
+#include "node/device_plugin_handler.h"
 #include "pluginwatcher/watcher.h"
 #include "tests/testlib/subprocess.h"
 #include "tests/testlib/temp_dir.h"
@@ -58,7 +58,7 @@ class NodeTest : public ::testing::Test {
   }
 
   void StartWatcher() {
-    handler_ = std::make_unique<cli::DevicePluginHandler>(*manager_);
+    handler_ = std::make_unique<node::DevicePluginHandler>(*manager_);
     pluginwatcher::WatcherOptions options = pluginwatcher::WatcherOptions::ForRootDir(root_.path());
     options.initial_backoff = absl::Milliseconds(20);
     watcher_ = pluginwatcher::CreateWatcher(options);
@@ -92,7 +92,7 @@ class NodeTest : public ::testing::Test {
   // Pods the host lists as active; set before StartManager, read by the Manager's threads.
   std::vector<std::string> active_pods_;
   devicemanager::ManagerPtr manager_;
-  std::unique_ptr<cli::DevicePluginHandler> handler_;
+  std::unique_ptr<node::DevicePluginHandler> handler_;
   pluginwatcher::WatcherPtr watcher_;
 
  private:

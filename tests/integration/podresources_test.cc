@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "absl/synchronization/mutex.h"
-#include "cmd/devmgr/manager_devices_provider.h"
 #include "devicemanager/manager.h"
 #include "deviceplugin/plugin.h"
+#include "node/manager_devices_provider.h"
 #include "podresources/client.h"
 #include "podresources/server.h"
 #include "podresources/v1/api.grpc.pb.h"
@@ -88,7 +88,7 @@ TEST(PodResourcesThroughManagerTest, ListAllocatableAndGarbageCollection) {
   store.Add(pod);
   ASSERT_TRUE(manager->AdmitPod(pod).ok());
 
-  cli::ManagerDevicesProvider devices(*manager);
+  node::ManagerDevicesProvider devices(*manager);
   podresources::ServerOptions server_options;
   server_options.socket_path = root.Sub("pod-resources/kubelet.sock");
   std::filesystem::create_directories(root.Sub("pod-resources"));

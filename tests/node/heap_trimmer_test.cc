@@ -1,6 +1,6 @@
 // HeapTrimmer: one trim once work pauses, one per max_delay while it never does, and a
 // destructor that does not wait for a trim still due.
-#include "cmd/devmgr/heap_trimmer.h"
+#include "node/heap_trimmer.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "tests/testlib/wait_for.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 namespace {
 
 using ::devmgr::testing::WaitFor;
@@ -44,4 +44,4 @@ TEST(HeapTrimmerTest, DestructorDoesNotWaitForADueTrim) {
 }
 
 }  // namespace
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

@@ -1,7 +1,7 @@
-// DaemonMetrics wired to a real Manager: after a fake plugin registers on kubelet.sock and a
+// NodeMetrics wired to a real Manager: after a fake plugin registers on kubelet.sock and a
 // pod is admitted (and another refused), the text carries upstream's kubelet metric names,
 // labels, help texts and buckets, and ours with the states, health and reasons they report.
-#include "cmd/devmgr/daemon_metrics.h"
+#include "node/node_metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -12,12 +12,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "cmd/devmgr/admission_refusals.h"
+#include "node/admission_refusals.h"
 #include "tests/testlib/fake_device_plugin.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 namespace {
 
 using ::devmgr::testing::FakeDevicePlugin;
@@ -75,7 +75,7 @@ class DaemonMetricsTest : public ::testing::Test {
   TempDir dir_;
   HeapTrimmer trimmer_{{.quiet = absl::Milliseconds(10), .max_delay = absl::Seconds(1)}};
   // Declared before the manager, which reports to it until it is destroyed.
-  DaemonMetrics metrics_;
+  NodeMetrics metrics_;
   podresources::Counters counters_;
   devicemanager::ManagerPtr manager_;
   std::unique_ptr<FakeDevicePlugin> plugin_;
@@ -214,4 +214,4 @@ TEST_F(DaemonMetricsTest, ExportsPodResourcesCountersPerServerApiVersion) {
 }
 
 }  // namespace
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

@@ -1,11 +1,11 @@
 // Pod manifests as users and `kubectl get pod -o yaml` write them.
-#include "cmd/devmgr/pod_manifest.h"
+#include "node/pod_manifest.h"
 
 #include <gtest/gtest.h>
 
 #include <regex>
 
-namespace devmgr::cli {
+namespace devmgr::node {
 namespace {
 
 using devicemanager::Container;
@@ -142,4 +142,4 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<BadManifest>& param_info) { return param_info.param.name; });
 
 }  // namespace
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

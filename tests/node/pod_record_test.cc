@@ -1,12 +1,12 @@
 // The daemon's record of admitted pods: what it writes reads back the same, and anything that
 // is not a record of this version is refused with the place named.
-#include "cmd/devmgr/pod_record.h"
+#include "node/pod_record.h"
 
 #include <gtest/gtest.h>
 
 #include "nlohmann/json.hpp"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 namespace {
 
 using devicemanager::ContainerType;
@@ -94,4 +94,4 @@ TEST(PodRecordTest, RefusesWhatIsNotARecord) {
 }
 
 }  // namespace
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

@@ -1,16 +1,16 @@
 // The daemon's pod source: admissions become durable only when committed, removals rewrite the
 // record, pods in the checkpoint without a record are recovered, and a corrupt record is moved
 // aside without losing any pod that holds devices.
-#include "cmd/devmgr/pod_registry.h"
+#include "node/pod_registry.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "cmd/devmgr/pod_record.h"
+#include "node/pod_record.h"
 #include "tests/testlib/temp_dir.h"
 
-namespace devmgr::cli {
+namespace devmgr::node {
 namespace {
 
 using devicemanager::ContainerType;
@@ -164,4 +164,4 @@ TEST_F(PodRegistryTest, FailedRecordWriteChangesNothing) {
 }
 
 }  // namespace
-}  // namespace devmgr::cli
+}  // namespace devmgr::node

@@ -7,10 +7,10 @@
 3. With nothing but the installed files and `pkg-config devmgr`: one program that includes every
    installed header and links the whole archive (so a missing header or a library missing from
    Requires fails here, not at an embedder's), the example's out-of-tree meson.build configured,
-   and examples/embed_manager.cc compiled and linked.
-4. The example run against the installed `devmgr plugin fake`: it must admit a pod and print run
-   options that carry the devices it was given; the installed `devmgr checkpoint` then reads the
-   checkpoint the example left.
+   and examples/embed_manager.cc and examples/embed_node.cc compiled and linked.
+4. The examples run against the installed `devmgr plugin fake`: each must admit a pod and print
+   run options that carry the devices it was given; the installed `devmgr checkpoint` then reads
+   the checkpoint each left.
 """
 
 import argparse
@@ -147,7 +147,20 @@ def build_against_install(args, destdir, include, workdir):
     example = workdir / "embed_manager"
     run(compiler + [str(project / "embed_manager.cc"), "-o", str(example)] + flags,
         "compiling examples/embed_manager.cc with pkg-config devmgr", cwd=workdir)
-    return example
+    node_example = workdir / "embed_node"
+    run(compiler + [str(pathlib.Path(args.source_dir) / "examples" / "embed_node.cc"), "-o",
+                    str(node_example)] + flags,
+        "compiling examples/embed_node.cc with pkg-config devmgr", cwd=workdir)
+    return example, node_example
+
+
+def start_plugin(program, root, workdir, name):
+    with open(workdir / f"{name}.log", "w") as log:
+        return subprocess.Popen(
+            [str(program), "plugin", "fake", "--root-dir", str(root), "--resource", RESOURCE,
+             "--devices", str(PLUGIN_DEVICES), "--id-prefix", DEVICE_PREFIX,
+             "--check-interval", "100ms"],
+            stdout=log, stderr=subprocess.STDOUT)
 
 
 def run_example(program, example, workdir):
@@ -165,13 +178,7 @@ def run_example(program, example, workdir):
                    30, "the example to serve kubelet.sock")
         check(embedder.poll() is None,
               f"the example exited early:\n{(workdir / 'example.err').read_text()}")
-        with open(workdir / "plugin.log", "w") as log:
-            plugin = subprocess.Popen(
-                [str(program), "plugin", "fake", "--root-dir", str(root), "--resource", RESOURCE,
-                 "--devices", str(PLUGIN_DEVICES), "--id-prefix", DEVICE_PREFIX,
-                 "--check-interval", "100ms"],
-                stdout=log, stderr=subprocess.STDOUT)
-        processes.append(plugin)
+        processes.append(start_plugin(program, root, workdir, "plugin"))
         try:
             code = embedder.wait(timeout=90)
         except subprocess.TimeoutExpired:
@@ -206,6 +213,41 @@ def run_example(program, example, workdir):
           f"the checkpoint lacks the allocated devices:\n{shown}")
 
 
+def run_node_example(args, program, example, workdir):
+    """embed_node runs the whole node under its root and admits examples/pod.yaml: a regular init
+    container with one device, whose device the app container with two reuses."""
+    root = workdir / "node-root"
+    manifest = pathlib.Path(args.source_dir) / "examples" / "pod.yaml"
+    processes = []
+    try:
+        with open(workdir / "node.out", "w") as out, open(workdir / "node.err", "w") as err:
+            node = subprocess.Popen([str(example), str(root), RESOURCE, str(manifest)],
+                                    stdout=out, stderr=err)
+        processes.append(node)
+        wait_until(lambda: (root / "device-plugins" / "kubelet.sock").is_socket()
+                   or node.poll() is not None, 30, "embed_node to serve kubelet.sock")
+        processes.append(start_plugin(program, root, workdir, "node-plugin"))
+        try:
+            code = node.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            raise TestFailure("embed_node did not finish within 90 s") from None
+        output = (workdir / "node.out").read_text()
+        check(code == 0, f"embed_node exited {code}:\n{output}{(workdir / 'node.err').read_text()}"
+                         f"\nplugin:\n{(workdir / 'node-plugin.log').read_text()}")
+    finally:
+        for process in reversed(processes):
+            stop(process)
+    warm_up = re.findall(r"^warm-up DEVMGR_FAKE_DEVICE_\d+=(\S+)$", output, re.M)
+    trainer = re.findall(r"^trainer DEVMGR_FAKE_DEVICE_\d+=(\S+)$", output, re.M)
+    check(len(warm_up) == 1 and len(set(trainer)) == 2 and warm_up[0] in trainer,
+          f"expected the init container's device reused by the trainer's two:\n{output}")
+    run([str(program), "checkpoint", "verify", str(root / "device-plugins" /
+                                                   "kubelet_internal_checkpoint")],
+        "devmgr checkpoint verify of embed_node's checkpoint")
+    check((root / "device-plugins" / "devmgr_admitted_pods").is_file(),
+          "embed_node left no pod record")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--meson", required=True)
@@ -228,14 +270,15 @@ def main():
              "--quiet", "--destdir", str(destdir)], "meson install")
         program, include = check_tree(args, destdir)
         verify_unit(args, destdir, program, workdir)
-        example = build_against_install(args, destdir, include, workdir)
+        example, node_example = build_against_install(args, destdir, include, workdir)
         run_example(program, example, workdir)
+        run_node_example(args, program, node_example, workdir)
     except TestFailure as failure:
         print(f"FAIL: {failure}", file=sys.stderr)
         return 1
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print("installed tree, out-of-tree build and example run: OK")
+    print("installed tree, out-of-tree build and example runs: OK")
     return 0
 
 

@@ -1,10 +1,10 @@
 // The daemon's topology policies over the device manager's hints, as upstream's topology
 // manager merges them (policy_test.go's scenarios for one and two resources).
-#include "cmd/devmgr/topology_policy.h"
+#include "topologymanager/policy.h"
 
 #include <gtest/gtest.h>
 
-namespace devmgr::cli {
+namespace devmgr::topologymanager {
 namespace {
 
 using devicemanager::NumaMask;
@@ -96,4 +96,4 @@ TEST(TopologyPolicyTest, ForgetDropsOnlyThatPod) {
 }
 
 }  // namespace
-}  // namespace devmgr::cli
+}  // namespace devmgr::topologymanager

@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
-namespace devmgr::cli {
+namespace devmgr::bench {
 
 class BenchDaemon {
  public:
@@ -47,4 +47,4 @@ class BenchDaemon {
   std::shared_ptr<grpc::Channel> podresources_;
 };
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::bench

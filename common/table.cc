@@ -1,8 +1,8 @@
-#include "cmd/devmgr/table.h"
+#include "common/table.h"
 
 #include <algorithm>
 
-namespace devmgr::cli {
+namespace devmgr {
 
 void Table::Print(std::ostream& out) const {
   std::vector<size_t> widths;
@@ -20,4 +20,4 @@ void Table::Print(std::ostream& out) const {
   }
 }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr

@@ -9,7 +9,7 @@
 
 #include <string>
 
-namespace devmgr::cli {
+namespace devmgr::bench {
 
 class PreSerialisedService final : public grpc::CallbackGenericService {
  public:
@@ -22,4 +22,4 @@ class PreSerialisedService final : public grpc::CallbackGenericService {
   grpc::ByteBuffer response_;
 };
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::bench

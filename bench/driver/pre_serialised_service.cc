@@ -1,6 +1,6 @@
-#include "cmd/devmgr/pre_serialised_service.h"
+#include "bench/driver/pre_serialised_service.h"
 
-namespace devmgr::cli {
+namespace devmgr::bench {
 namespace {
 
 // One call: read the request (a unary call has exactly one), then write the stored answer.
@@ -34,4 +34,4 @@ grpc::ServerGenericBidiReactor* PreSerialisedService::CreateReactor(
   return new Reactor(response_);
 }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::bench

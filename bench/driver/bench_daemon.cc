@@ -1,4 +1,4 @@
-#include "cmd/devmgr/bench_daemon.h"
+#include "bench/driver/bench_daemon.h"
 
 #include <signal.h>
 #include <spawn.h>
@@ -22,7 +22,7 @@
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): posix_spawn's argument
 
-namespace devmgr::cli {
+namespace devmgr::bench {
 
 absl::StatusOr<std::unique_ptr<BenchDaemon>> BenchDaemon::Start(const std::filesystem::path& root,
                                                                 absl::Duration timeout) {
@@ -95,4 +95,4 @@ absl::StatusOr<int64_t> BenchDaemon::ResidentBytes(bool peak) const {
   return absl::InternalError(absl::StrCat("no ", key, " in /proc/", pid_, "/status"));
 }
 
-}  // namespace devmgr::cli
+}  // namespace devmgr::bench

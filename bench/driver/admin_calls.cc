@@ -1,0 +1,83 @@
+#include "bench/driver/admin_calls.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "bench/driver/harness.h"
+
+namespace devmgr::bench {
+namespace {
+
+namespace admin = devmgr::admin::v1;
+
+}  // namespace
+
+admin::Pod MakePod(const std::string& uid, const std::string& resource, int containers,
+                   int devices_per_container) {
+  admin::Pod pod;
+  pod.set_uid(uid);
+  pod.set_namespace_("bench");
+  pod.set_name(uid);
+  for (int c = 0; c < containers; ++c) {
+    admin::Container* container = pod.add_containers();
+    container->set_name(absl::StrCat("c", c));
+    (*container->mutable_devices())[resource] = devices_per_container;
+  }
+  return pod;
+}
+
+absl::Status Admit(admin::Admin::Stub& stub, admin::Pod pod) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  admin::AdmitPodRequest request;
+  *request.mutable_pod() = std::move(pod);
+  admin::AdmitPodResponse response;
+  return FromGrpc("AdmitPod", stub.AdmitPod(&context, request, &response));
+}
+
+absl::Status Remove(admin::Admin::Stub& stub, const std::string& uid) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  admin::RemovePodRequest request;
+  request.set_pod_uid(uid);
+  admin::RemovePodResponse response;
+  return FromGrpc("RemovePod", stub.RemovePod(&context, request, &response));
+}
+
+absl::StatusOr<std::vector<double>> AdmitMany(BenchDaemon& daemon, int count, int threads,
+                                              const std::function<admin::Pod(int)>& make_pod) {
+  std::vector<std::vector<double>> latencies(static_cast<size_t>(threads));
+  std::vector<absl::Status> errors(static_cast<size_t>(threads));
+  std::vector<std::thread> admitters;
+  for (int t = 0; t < threads; ++t) {
+    admitters.emplace_back([&, t] {
+      auto stub = admin::Admin::NewStub(daemon.admin());
+      for (int i = t; i < count && errors[static_cast<size_t>(t)].ok(); i += threads) {
+        admin::Pod pod = make_pod(i);
+        const auto start = Clock::now();
+        errors[static_cast<size_t>(t)] = Admit(*stub, std::move(pod));
+        latencies[static_cast<size_t>(t)].push_back(MicrosSince(start));
+      }
+    });
+  }
+  for (std::thread& admitter : admitters) admitter.join();
+  std::vector<double> all;
+  for (size_t t = 0; t < errors.size(); ++t) {
+    if (!errors[t].ok()) return errors[t];
+    all.insert(all.end(), latencies[t].begin(), latencies[t].end());
+  }
+  return all;
+}
+
+absl::Status RemoveMany(BenchDaemon& daemon, const std::string& prefix, int count) {
+  auto stub = admin::Admin::NewStub(daemon.admin());
+  for (int i = 0; i < count; ++i) {
+    if (absl::Status status = Remove(*stub, absl::StrCat(prefix, i)); !status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace devmgr::bench

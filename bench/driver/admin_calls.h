@@ -1,0 +1,37 @@
+// The bench's calls to the daemon's admin API (devmgr/admin/v1): pods made to a shape, admitted
+// and removed one at a time or in bulk from several threads. Every call has kCallTimeout and
+// blocks until the daemon answers; a refusal comes back as the call's error.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "bench/driver/bench_daemon.h"
+#include "devmgr/admin/v1/api.grpc.pb.h"
+
+namespace devmgr::bench {
+
+// MakePod is pod `uid` in namespace "bench", with `containers` containers "c0", "c1", ... that
+// each ask for `devices_per_container` devices of `resource`.
+admin::v1::Pod MakePod(const std::string& uid, const std::string& resource, int containers,
+                       int devices_per_container);
+
+// Admit admits `pod` through `stub`.
+absl::Status Admit(admin::v1::Admin::Stub& stub, admin::v1::Pod pod);
+
+// Remove removes pod `uid` through `stub`.
+absl::Status Remove(admin::v1::Admin::Stub& stub, const std::string& uid);
+
+// AdmitMany admits pods 0..count-1 (made by `make_pod`) from `threads` admitters, admitter t
+// taking pods t, t+threads, ...; returns each admission's latency. `make_pod` is called from the
+// admitters' threads at once.
+absl::StatusOr<std::vector<double>> AdmitMany(BenchDaemon& daemon, int count, int threads,
+                                              const std::function<admin::v1::Pod(int)>& make_pod);
+
+// RemoveMany removes pods "<prefix>0" .. "<prefix><count-1>", one after the other.
+absl::Status RemoveMany(BenchDaemon& daemon, const std::string& prefix, int count);
+
+}  // namespace devmgr::bench

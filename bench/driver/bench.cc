@@ -1,0 +1,83 @@
+#include "bench/driver/bench.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <system_error>
+
+#include "absl/algorithm/container.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "bench/driver/bench_daemon.h"
+#include "bench/driver/harness.h"
+#include "bench/driver/measurements.h"
+#include "bench/driver/report.h"
+
+namespace devmgr::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A private root under /tmp (short: unix socket paths), removed at the end.
+class TempRoot {
+ public:
+  TempRoot() {
+    std::string pattern = "/tmp/devmgr-bench-XXXXXX";
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~TempRoot() {
+    std::error_code error;
+    if (!path_.empty()) fs::remove_all(path_, error);
+  }
+  TempRoot(const TempRoot&) = delete;
+  TempRoot& operator=(const TempRoot&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+}  // namespace
+
+absl::Status Run(const Options& options, std::ostream& out) {
+  std::vector<Row> rows;
+  auto step = [&](absl::string_view what, const std::function<absl::Status(const fs::path&)>& run) {
+    TempRoot root;
+    if (root.path().empty()) return absl::InternalError("cannot make a folder under /tmp");
+    absl::Status status = run(root.path());
+    if (!status.ok())
+      return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
+    return absl::OkStatus();
+  };
+  auto wanted = [&](absl::string_view name) {
+    return options.only.empty() || absl::c_linear_search(options.only, name);
+  };
+  absl::Status status;
+  if (wanted(kStepLatency)) {
+    status = step("admission, ListAndWatch, List", [&](const fs::path& root) {
+      auto daemon = BenchDaemon::Start(root, kStartTimeout);
+      if (!daemon.ok()) return daemon.status();
+      for (const auto& measure :
+           {MeasureAdmission, MeasureConcurrentAdmission, MeasureListAndWatch, MeasureList}) {
+        if (absl::Status result = measure(root, **daemon, options, rows); !result.ok()) {
+          return result;
+        }
+      }
+      return absl::OkStatus();
+    });
+  }
+  if (status.ok() && wanted(kStepRestart)) {
+    status =
+        step("restart", [&](const fs::path& root) { return MeasureRestart(root, options, rows); });
+  }
+  if (status.ok() && wanted(kStepMemory)) {
+    status =
+        step("memory", [&](const fs::path& root) { return MeasureMemory(root, options, rows); });
+  }
+  if (!status.ok()) return status;
+  PrintReport(options, rows, out);
+  return absl::OkStatus();
+}
+
+}  // namespace devmgr::bench

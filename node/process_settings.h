@@ -1,0 +1,24 @@
+// Process-wide settings for a process whose main job is the node, as `devmgr serve` is. They
+// change the whole process (the allocator, Abseil's mutex checks), so the node never applies
+// them itself: an agent that embeds the node decides for its own process. docs/PERFORMANCE.md
+// has the measurements behind each.
+#pragma once
+
+namespace devmgr::node {
+
+// LimitMallocArenas: glibc gives every thread that allocates at once an arena of its own (up to
+// 8 per core) and keeps what is freed in each, so the transient buffers of admissions on gRPC's
+// threads stay resident long after the work. Two arenas, and a fixed mmap threshold (buffers of
+// 256 KiB and more, such as a large checkpoint's bytes, go back to the kernel when freed), keep
+// the resident memory near what the heap uses. Does nothing when the user tunes malloc
+// (GLIBC_TUNABLES or MALLOC_ARENA_MAX set). Call before any thread starts.
+void LimitMallocArenas();
+
+// IgnoreLockOrderCycles: Abseil's Mutex (gRPC's locks and ours) checks the order of every
+// acquisition against a graph of all mutexes ever locked when Abseil is built without NDEBUG,
+// as Debian's package is, and aborts on a cycle. The graph costs memory that grows with the
+// number of plugins and is consulted under one global lock. A debugging aid: the tests keep it,
+// the daemon turns it off.
+void IgnoreLockOrderCycles();
+
+}  // namespace devmgr::node
