@@ -11,11 +11,11 @@
 #include <random>
 #include <string>
 
-#include "bench/bench_dir.h"
 #include "bench/floor_reporter.h"
 #include "checkpoint/checkpoint.h"
 #include "common/file_store.h"
 #include "nlohmann/json.hpp"
+#include "tests/testlib/temp_dir.h"
 
 namespace devmgr::bench {
 namespace {
@@ -50,7 +50,7 @@ CheckpointData MakeCheckpoint(int64_t entries) {
 
 void BM_CheckpointWrite(benchmark::State& state) {
   const CheckpointData data = MakeCheckpoint(state.range(0));
-  BenchDir dir;
+  testing::TempDir dir;
   FileStore store(dir.path());
   for (auto _ : state) {
     const std::string bytes = checkpoint::Encode(data);
@@ -63,7 +63,7 @@ void BM_CheckpointWrite(benchmark::State& state) {
 
 void BM_FloorWriteFsyncRename(benchmark::State& state) {
   const std::string bytes = checkpoint::Encode(MakeCheckpoint(state.range(0)));
-  BenchDir dir;
+  testing::TempDir dir;
   const std::string temp = (dir.path() / ".tmp").string();
   const std::string final_path = (dir.path() / "kubelet_internal_checkpoint").string();
   for (auto _ : state) {
@@ -80,7 +80,7 @@ void BM_FloorWriteFsyncRename(benchmark::State& state) {
 }
 
 void BM_CheckpointRead(benchmark::State& state) {
-  BenchDir dir;
+  testing::TempDir dir;
   FileStore store(dir.path());
   if (!store.Write("cp", checkpoint::Encode(MakeCheckpoint(state.range(0)))).ok()) std::abort();
   for (auto _ : state) {
@@ -95,7 +95,7 @@ void BM_CheckpointRead(benchmark::State& state) {
 }
 
 void BM_FloorReadParseJson(benchmark::State& state) {
-  BenchDir dir;
+  testing::TempDir dir;
   FileStore store(dir.path());
   if (!store.Write("cp", checkpoint::Encode(MakeCheckpoint(state.range(0)))).ok()) std::abort();
   for (auto _ : state) {

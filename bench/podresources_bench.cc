@@ -19,7 +19,6 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
-#include "bench/bench_dir.h"
 #include "bench/driver/pre_serialised_service.h"
 #include "bench/floor_reporter.h"
 #include "devmgr/podresources/v1/api.grpc.pb.h"
@@ -27,6 +26,7 @@
 #include "podresources/pod_resources.h"
 #include "podresources/server.h"
 #include "podresources/v1/api.grpc.pb.h"
+#include "tests/testlib/temp_dir.h"
 
 namespace devmgr::bench {
 namespace {
@@ -128,7 +128,7 @@ void RunListLoop(benchmark::State& state, ::v1::PodResourcesLister::Stub& stub) 
 }
 
 void BM_List(benchmark::State& state) {
-  BenchDir dir;
+  testing::TempDir dir;
   BenchNode node(static_cast<int>(state.range(0)));
   auto server = StartServer(dir.Sub("kubelet.sock"), node);
   auto stub = ::v1::PodResourcesLister::NewStub(Dial(dir.Sub("kubelet.sock")));
@@ -137,7 +137,7 @@ void BM_List(benchmark::State& state) {
 }
 
 void BM_FloorPreSerialisedList(benchmark::State& state) {
-  BenchDir dir;
+  testing::TempDir dir;
   BenchNode node(static_cast<int>(state.range(0)));
   podresources::Providers providers{&node, &node};
   ::v1::ListPodResourcesResponse response;
@@ -189,7 +189,7 @@ class Watcher {
 void BM_WatchChurn(benchmark::State& state) {
   constexpr int kWatchers = 10;
   constexpr int kChangesPerIteration = 1000;
-  BenchDir dir;
+  testing::TempDir dir;
   BenchNode node(static_cast<int>(state.range(0)));
   auto server = StartServer(dir.Sub("kubelet.sock"), node);
   std::shared_ptr<grpc::Channel> channel = Dial(dir.Sub("kubelet.sock"));

@@ -146,53 +146,22 @@ void ManagerImpl::WaitForPluginLocked(const std::string& resource,
   // Only a resource the manager knows is worth waiting for: one with an endpoint (stopped
   // within its grace period, or restored from the checkpoint) or with devices held.
   if (!endpoints_.contains(resource) && held.empty()) return;
+  // Under mu_, which the wait below releases: a line for a rare and slow event.
   DEVMGR_LOG(options_.logger, info, "Waiting for device plugin to come back before admission",
              "resourceName", resource, "timeout", absl::FormatDuration(options_.admission_wait));
+  ++plugin_waits_;
   mu_.AwaitWithTimeout(absl::Condition(&ready), options_.admission_wait);
+  --plugin_waits_;
 }
 
-absl::StatusOr<std::set<std::string>> ManagerImpl::PreferredAllocationLocked(
-    const std::string& resource, const IdSet& available, const std::set<std::string>& picked,
-    const std::vector<std::string>& must_include, int64_t size) {
-  auto it = endpoints_.find(resource);
-  if (it == endpoints_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("endpoint not found in cache for a registered resource: ", resource));
-  }
-  EndpointSharedPtr endpoint = it->second;
-  if (!endpoint->plugin_options().get_preferred_allocation_available()) {
-    return std::set<std::string>();
-  }
-  std::vector<std::string> available_list;
-  available_list.reserve(available.size() + picked.size());
-  std::set_union(available.begin(), available.end(), picked.begin(), picked.end(),
-                 std::back_inserter(available_list));
-  DEVMGR_LOG(options_.logger, debug, "Asking device plugin for a preferred allocation", "resource",
-             resource, "available", available_list.size(), "size", size);
-  // Our reservations stay in place while the plugin thinks; other admissions go on.
-  mu_.Unlock();
-  auto response =
-      endpoint->GetPreferredAllocation(available_list, must_include, static_cast<int>(size));
-  mu_.Lock();
-  if (!response.ok()) {
-    return Wrap(response.status(), kPreferredAllocationFailed);
-  }
-  std::set<std::string> preferred;
-  if (response->container_responses_size() > 0) {
-    for (const auto& id : response->container_responses(0).deviceids()) preferred.insert(id);
-  }
-  return preferred;
-}
-
-absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevices(
-    const Pod& pod, const Container& container, const std::string& resource, int64_t required,
-    bool sources_ready) {
-  // The host's topology manager is asked before taking the lock: it is the host's code.
-  std::optional<NumaMask> affinity;
-  if (options_.topology_affinity != nullptr) {
-    affinity = options_.topology_affinity->GetAffinity(pod.uid, container.name);
-  }
+int ManagerImpl::AdmissionsWaitingForPluginForTest() const {
   absl::MutexLock lock(&mu_);
+  return plugin_waits_;
+}
+
+absl::StatusOr<std::optional<ManagerImpl::Pick>> ManagerImpl::BeginPickLocked(
+    const Pod& pod, const Container& container, const std::string& resource, int64_t required,
+    bool sources_ready, const std::optional<NumaMask>& affinity) {
   if (!IsDevicePluginResourceLocked(resource)) return std::nullopt;
   const std::set<std::string> held = HeldLocked(pod.uid, container.name, resource);
   int64_t needed = required;
@@ -211,132 +180,153 @@ absl::StatusOr<std::optional<ManagerImpl::Reservation>> ManagerImpl::ReserveDevi
     return std::nullopt;
   }
   WaitForPluginLocked(resource, held);
-  auto table_it = devices_.find(resource);
-  if (table_it == devices_.end()) {
+  auto table = devices_.find(resource);
+  if (table == devices_.end()) {
     return absl::NotFoundError(absl::StrCat("cannot allocate unregistered device ", resource));
   }
-  // Kept: the map's entry can be replaced while mu_ is released below.
-  const SharedTable table = table_it->second;
-  if (table->healthy_count() == 0) {
+  if (table->second->healthy_count() == 0) {
     return absl::ResourceExhaustedError(
         absl::StrCat("no healthy devices present; cannot allocate unhealthy devices ", resource));
   }
   if (!std::all_of(held.begin(), held.end(),
-                   [&](const std::string& id) { return table->IsHealthy(id); })) {
+                   [&](const std::string& id) { return table->second->IsHealthy(id); })) {
     return absl::FailedPreconditionError(
         absl::StrCat("previously allocated devices are no longer healthy; cannot allocate "
                      "unhealthy devices ",
                      resource));
   }
   if (needed == 0) return std::nullopt;
-  if (!in_flight_.emplace(pod.uid, container.name, resource).second) {
+  if (!reservations_.Begin(pod.uid, container.name, resource)) {
     return absl::AbortedError(absl::StrCat("allocation of ", resource, " to pod ", pod.uid,
                                            " container ", container.name,
                                            " is already in progress"));
   }
 
-  Reservation reservation;
-  reservation.resource = resource;
-  std::set<std::string> picked;
-  // Looked up afresh each time: the map's entry can go away while mu_ is released below.
-  auto is_reserved = [&](const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    auto it = reserved_.find(resource);
-    return it != reserved_.end() && it->second.contains(id);
-  };
-  // Takes devices from `from` (in order), only those also in `within` when given, until
-  // enough are picked; true when done. Whether a device is still healthy, reserved or
-  // committed to any container is looked up at the time: while mu_ is released for
-  // GetPreferredAllocation, other admissions reserve and commit, and devices turn unhealthy.
-  // `from` is ordered: a std::set or an IdSet.
-  auto take_from = [&](const auto& from, const IdSet* within = nullptr)
-                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-                         auto table_now = devices_.find(resource);
-                         if (table_now == devices_.end()) return needed <= 0;
-                         for (const auto& id : from) {
-                           if (needed <= 0) break;
-                           if (within != nullptr && !within->contains(id)) continue;
-                           if (!table_now->second->IsHealthy(id) || picked.contains(id) ||
-                               is_reserved(id) || pod_devices_.Holds(resource, id)) {
-                             continue;
-                           }
-                           reserved_[resource].insert(id);
-                           picked.insert(id);
-                           reservation.ids.push_back(id);
-                           reservation.new_ids.push_back(id);
-                           --needed;
-                         }
-                         return needed <= 0;
-                       };
+  Pick pick;
+  pick.devices.resource = resource;
+  pick.required = required;
+  pick.needed = needed;
   auto fail = [&](absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    ReleaseLocked(pod, container, reservation);
+    reservations_.Release(pod.uid, container.name, pick.devices);
     return status;
   };
 
   // Devices of the pod's init containers first: they are free again once those have run.
-  if (auto pod_reuse = devices_to_reuse_.find(pod.uid); pod_reuse != devices_to_reuse_.end()) {
-    auto reusable = pod_reuse->second.find(resource);
-    if (reusable != pod_reuse->second.end()) {
-      for (auto it = reusable->second.begin(); it != reusable->second.end() && needed > 0;) {
-        reservation.ids.push_back(*it);
-        reservation.from_reuse.push_back(*it);
-        picked.insert(*it);
-        --needed;
-        it = reusable->second.erase(it);
-      }
-    }
-  }
-  if (needed == 0) return reservation;
+  pick.needed -= reservations_.TakeReusable(pod.uid, pick.needed, pick.devices);
+  pick.picked.insert(pick.devices.ids.begin(), pick.devices.ids.end());
+  if (pick.needed == 0) return pick;
 
   // In use: committed to any container, or reserved by an admission in flight.
-  IdSet available = pod_devices_.NotHeld(resource, *table);
-  if (auto reserved = reserved_.find(resource); reserved != reserved_.end()) {
-    available.EraseAll(reserved->second);
-  }
-  if (static_cast<int64_t>(available.size()) < needed) {
+  pick.available = FreeDevicesLocked(resource, *table->second);
+  if (static_cast<int64_t>(pick.available.size()) < pick.needed) {
     return fail(absl::ResourceExhaustedError(
         absl::StrCat("requested number of devices unavailable for ", resource,
-                     ". Requested: ", needed, ", Available: ", available.size())));
+                     ". Requested: ", pick.needed, ", Available: ", pick.available.size())));
   }
-  const DevicesByAffinity split = FilterByAffinity(available, *table, affinity);
-  auto short_error = [&] {
-    return absl::InternalError(
-        absl::StrCat("unexpectedly allocated less resources than required. Requested: ", required,
-                     ", Got: ", required - needed));
-  };
+  pick.split = FilterByAffinity(pick.available, *table->second, affinity);
+  // With more aligned devices than needed the plugin chooses among them; otherwise every
+  // aligned device is taken first (the topology manager's alignment is honoured) and the
+  // plugin chooses among all the free ones.
+  pick.choose_aligned = pick.needed < static_cast<int64_t>(pick.split.aligned.size());
+  if (!pick.choose_aligned && TakeFreeLocked(pick, pick.split.aligned)) return pick;
 
-  if (needed < static_cast<int64_t>(split.aligned.size())) {
-    // Enough aligned devices: the plugin may choose among them.
-    auto preferred =
-        PreferredAllocationLocked(resource, split.aligned, picked, reservation.ids, required);
-    if (!preferred.ok()) return fail(preferred.status());
-    if (take_from(*preferred, &split.aligned)) return reservation;
-    if (take_from(split.aligned)) return reservation;
-    return fail(short_error());
+  auto endpoint = endpoints_.find(resource);
+  if (endpoint == endpoints_.end()) {
+    return fail(absl::NotFoundError(
+        absl::StrCat("endpoint not found in cache for a registered resource: ", resource)));
   }
-  // Otherwise every aligned device first (the topology manager's alignment is honoured),
-  // then the plugin's choice, then unaligned and topology-less devices.
-  if (take_from(split.aligned)) return reservation;
-  auto preferred =
-      PreferredAllocationLocked(resource, available, picked, reservation.ids, required);
-  if (!preferred.ok()) return fail(preferred.status());
-  if (take_from(*preferred, &available)) return reservation;
-  if (take_from(split.unaligned)) return reservation;
-  if (take_from(split.no_topology)) return reservation;
-  return fail(short_error());
+  if (endpoint->second->plugin_options().get_preferred_allocation_available()) {
+    // upstream's callGetPreferredAllocationIfAvailable: the plugin sees the devices it may
+    // choose from together with those already picked, which it must include.
+    pick.ask = endpoint->second;
+    const IdSet& candidates = pick.choose_aligned ? pick.split.aligned : pick.available;
+    pick.ask_available.reserve(candidates.size() + pick.picked.size());
+    std::set_union(candidates.begin(), candidates.end(), pick.picked.begin(), pick.picked.end(),
+                   std::back_inserter(pick.ask_available));
+    pick.ask_must_include = pick.devices.ids;
+  }
+  return pick;
 }
 
-void ManagerImpl::ReleaseLocked(const Pod& pod, const Container& container,
-                                const Reservation& reservation) {
-  in_flight_.erase({pod.uid, container.name, reservation.resource});
-  auto reserved = reserved_.find(reservation.resource);
-  if (reserved != reserved_.end()) {
-    for (const auto& id : reservation.new_ids) reserved->second.erase(id);
-    if (reserved->second.empty()) reserved_.erase(reserved);
+absl::StatusOr<ReservedDevices> ManagerImpl::FinishPickLocked(const Pod& pod,
+                                                              const Container& container,
+                                                              Pick& pick, const IdSet& preferred) {
+  // The plugin's choice first, among the devices it was offered (those taken since by other
+  // admissions are skipped), then the rest in upstream's order.
+  const bool done = pick.choose_aligned ? TakeFreeLocked(pick, preferred, &pick.split.aligned) ||
+                                              TakeFreeLocked(pick, pick.split.aligned)
+                                        : TakeFreeLocked(pick, preferred, &pick.available) ||
+                                              TakeFreeLocked(pick, pick.split.unaligned) ||
+                                              TakeFreeLocked(pick, pick.split.no_topology);
+  if (done) return std::move(pick.devices);
+  reservations_.Release(pod.uid, container.name, pick.devices);
+  return absl::InternalError(absl::StrCat(
+      "unexpectedly allocated less resources than required. Requested: ", pick.required,
+      ", Got: ", pick.required - pick.needed));
+}
+
+bool ManagerImpl::TakeFreeLocked(Pick& pick, const IdSet& from, const IdSet* within) {
+  const std::string& resource = pick.devices.resource;
+  // Whether a device is still healthy, reserved or committed is looked up now: while the
+  // plugin chose, other admissions reserved and committed, and devices turned unhealthy.
+  auto table = devices_.find(resource);
+  if (table == devices_.end()) return pick.needed <= 0;
+  for (const auto& id : from) {
+    if (pick.needed <= 0) break;
+    if (within != nullptr && !within->contains(id)) continue;
+    if (!table->second->IsHealthy(id) || pick.picked.contains(id) ||
+        reservations_.IsReserved(resource, id) || pod_devices_.Holds(resource, id)) {
+      continue;
+    }
+    reservations_.Reserve(id, pick.devices);
+    pick.picked.insert(id);
+    --pick.needed;
   }
-  if (!reservation.from_reuse.empty()) {
-    devices_to_reuse_[pod.uid][reservation.resource].insert(reservation.from_reuse.begin(),
-                                                            reservation.from_reuse.end());
+  return pick.needed <= 0;
+}
+
+IdSet ManagerImpl::FreeDevicesLocked(const std::string& resource, const DeviceTable& table) const {
+  IdSet free = pod_devices_.NotHeld(resource, table);
+  reservations_.EraseReserved(resource, free);
+  return free;
+}
+
+absl::StatusOr<std::optional<ReservedDevices>> ManagerImpl::ReserveDevices(
+    const Pod& pod, const Container& container, const std::string& resource, int64_t required,
+    bool sources_ready) {
+  // The host's topology manager is asked before taking the lock: it is the host's code.
+  std::optional<NumaMask> affinity;
+  if (options_.topology_affinity != nullptr) {
+    affinity = options_.topology_affinity->GetAffinity(pod.uid, container.name);
   }
+  Pick pick;
+  {
+    absl::MutexLock lock(&mu_);
+    auto begun = BeginPickLocked(pod, container, resource, required, sources_ready, affinity);
+    if (!begun.ok()) return begun.status();
+    if (!begun->has_value()) return std::nullopt;
+    pick = **std::move(begun);
+    if (pick.needed <= 0) return std::move(pick.devices);
+    // Without a plugin to ask, the pick ends in the same critical section.
+    if (pick.ask == nullptr) return FinishPickLocked(pod, container, pick, IdSet());
+  }
+  // mu_ released: the plugin may be slow (the call has its deadline). The reservations made so
+  // far stay in place, so other admissions go on around them.
+  DEVMGR_LOG(options_.logger, debug, "Asking device plugin for a preferred allocation", "resource",
+             resource, "available", pick.ask_available.size(), "size", required);
+  auto response = pick.ask->GetPreferredAllocation(pick.ask_available, pick.ask_must_include,
+                                                   static_cast<int>(required));
+  absl::MutexLock lock(&mu_);
+  if (!response.ok()) {
+    reservations_.Release(pod.uid, container.name, pick.devices);
+    return Wrap(response.status(), kPreferredAllocationFailed);
+  }
+  std::vector<std::string> preferred;
+  if (response->container_responses_size() > 0) {
+    const auto& ids = response->container_responses(0).deviceids();
+    preferred.assign(ids.begin(), ids.end());
+  }
+  return FinishPickLocked(pod, container, pick, IdSet(std::move(preferred)));
 }
 
 absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& container) {
@@ -363,7 +353,9 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
   std::vector<Reservation> done;
   auto release_all = [&] {
     absl::MutexLock lock(&mu_);
-    for (const auto& reservation : done) ReleaseLocked(pod, container, reservation);
+    for (const auto& reservation : done) {
+      reservations_.Release(pod.uid, container.name, reservation.devices);
+    }
   };
   // Resources in name order (container.devices is sorted), one Allocate RPC per resource.
   for (const auto& [resource, count] : container.devices) {
@@ -373,7 +365,8 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
       return Refused(ReservationRefusal(reserved.status()), reserved.status());
     }
     if (!reserved->has_value()) continue;
-    Reservation reservation = **std::move(reserved);
+    Reservation reservation;
+    reservation.devices = **std::move(reserved);
     absl::Status status;
     absl::string_view refusal = kRefusedPluginError;
     {
@@ -388,10 +381,10 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
     }
     if (status.ok()) {
       DEVMGR_LOG(options_.logger, debug, "Making allocation request for device plugin", "devices",
-                 absl::StrJoin(reservation.ids, ","), "resourceName", resource);
+                 absl::StrJoin(reservation.devices.ids, ","), "resourceName", resource);
       // No lock held: plugins can be slow. The call has its deadline.
       const auto start = std::chrono::steady_clock::now();
-      auto response = reservation.endpoint->Allocate(reservation.ids);
+      auto response = reservation.endpoint->Allocate(reservation.devices.ids);
       metrics_.AllocationDone(resource, absl::FromChrono(std::chrono::steady_clock::now() - start));
       if (!response.ok()) {
         status = response.status();
@@ -415,36 +408,29 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
 
   // Commit every resource of the container at once.
   uint64_t generation = 0;
-  std::map<std::string, std::set<std::string>> reuse_before;
+  Reservations::ReusableDevices reuse_before;
   {
     absl::ReleasableMutexLock lock(&mu_);
     if (stopping_) {
-      for (const auto& reservation : done) ReleaseLocked(pod, container, reservation);
+      for (const auto& reservation : done) {
+        reservations_.Release(pod.uid, container.name, reservation.devices);
+      }
       lock.Release();
       return Refused(kRefusedNotRunning, absl::UnavailableError("the device manager is stopping"));
     }
-    if (auto it = devices_to_reuse_.find(pod.uid); it != devices_to_reuse_.end()) {
-      reuse_before = it->second;
-    }
+    reuse_before = reservations_.PodReusable(pod.uid);
     for (auto& reservation : done) {
-      auto table = devices_.find(reservation.resource);
+      const std::string& resource = reservation.devices.resource;
+      auto table = devices_.find(resource);
       ContainerAllocation allocation;
       allocation.devices = DevicesPerNumaOf(
-          reservation.ids, table == devices_.end() ? nullptr : table->second.get());
+          reservation.devices.ids, table == devices_.end() ? nullptr : table->second.get());
       allocation.response = std::move(reservation.response);
-      pod_devices_.Insert(pod.uid, container.name, reservation.resource, std::move(allocation));
-      in_flight_.erase({pod.uid, container.name, reservation.resource});
-      auto reserved = reserved_.find(reservation.resource);
-      if (reserved != reserved_.end()) {
-        for (const auto& id : reservation.new_ids) reserved->second.erase(id);
-        if (reserved->second.empty()) reserved_.erase(reserved);
-      }
+      pod_devices_.Insert(pod.uid, container.name, resource, std::move(allocation));
       // A regular init container's devices may be reused by the pod's next containers;
-      // sidecars and app containers keep theirs (taken ones already left the set).
-      if (container.type == ContainerType::kInit) {
-        devices_to_reuse_[pod.uid][reservation.resource].insert(reservation.ids.begin(),
-                                                                reservation.ids.end());
-      }
+      // sidecars and app containers keep theirs.
+      reservations_.Commit(pod.uid, container.name, reservation.devices,
+                           container.type == ContainerType::kInit);
     }
     generation = ++commit_generation_;
     ScheduleNotifyLocked();
@@ -455,13 +441,9 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
     // the file too if a concurrent write carried it.
     absl::ReleasableMutexLock lock(&mu_);
     for (const auto& reservation : done) {
-      pod_devices_.Remove(pod.uid, container.name, reservation.resource);
+      pod_devices_.Remove(pod.uid, container.name, reservation.devices.resource);
     }
-    if (reuse_before.empty()) {
-      devices_to_reuse_.erase(pod.uid);
-    } else {
-      devices_to_reuse_[pod.uid] = std::move(reuse_before);
-    }
+    reservations_.SetPodReusable(pod.uid, std::move(reuse_before));
     ScheduleCheckpointLocked();
     lock.Release();
     DEVMGR_LOG(options_.logger, err, "Failed to write checkpoint after allocation", "podUID",
@@ -519,7 +501,7 @@ absl::Status ManagerImpl::AdmitPod(const Pod& pod) {
             }
           }
         }
-        devices_to_reuse_.erase(pod.uid);
+        reservations_.ForgetPod(pod.uid);
         generation = ++commit_generation_;
         ScheduleNotifyLocked();
       }
@@ -622,16 +604,11 @@ void ManagerImpl::UpdateAllocatedDevices() {
   std::vector<std::string> active =
       active_pods != nullptr ? active_pods() : std::vector<std::string>();
   std::sort(active.begin(), active.end());
-  auto is_active = [&active](const std::string& uid) {
-    return std::binary_search(active.begin(), active.end(), uid);
-  };
   std::vector<std::string> removed;
   {
     absl::MutexLock lock(&mu_);
     removed = pod_devices_.PodsNotIn(active);
-    for (auto it = devices_to_reuse_.begin(); it != devices_to_reuse_.end();) {
-      it = is_active(it->first) ? std::next(it) : devices_to_reuse_.erase(it);
-    }
+    reservations_.ForgetPodsNotIn(active);
     if (removed.empty()) return;
     pod_devices_.Delete(removed);
     ScheduleNotifyLocked();
@@ -643,7 +620,7 @@ absl::Status ManagerImpl::ReleasePod(absl::string_view pod_uid) {
   uint64_t generation = 0;
   {
     absl::MutexLock lock(&mu_);
-    devices_to_reuse_.erase(std::string(pod_uid));
+    reservations_.ForgetPod(pod_uid);
     if (!pod_devices_.HasPod(pod_uid)) return absl::OkStatus();
     pod_devices_.Delete({std::string(pod_uid)});
     generation = ++commit_generation_;
@@ -686,13 +663,8 @@ std::optional<std::vector<TopologyHint>> ManagerImpl::TopologyHintsLocked(
     if (static_cast<int64_t>(held.size()) != requested) return std::vector<TopologyHint>();
     return GenerateDeviceTopologyHints(nodes, all, held, {}, requested);
   }
-  std::set<std::string> available;
-  auto reserved = reserved_.find(resource);
-  for (const Device& device : all) {
-    if (device.health != Health::kHealthy || pod_devices_.Holds(resource, device.id)) continue;
-    if (reserved != reserved_.end() && reserved->second.contains(device.id)) continue;
-    available.insert(available.end(), device.id);
-  }
+  const IdSet free = FreeDevicesLocked(resource, all);
+  const std::set<std::string> available(free.begin(), free.end());
   std::set<std::string> both = available;
   both.insert(reusable.begin(), reusable.end());
   if (static_cast<int64_t>(both.size()) < requested) return std::vector<TopologyHint>();
@@ -705,14 +677,9 @@ TopologyHints ManagerImpl::GetTopologyHints(const Pod& pod, const Container& con
   absl::MutexLock lock(&mu_);
   for (const auto& [resource, requested] : container.devices) {
     if (!IsDevicePluginResourceLocked(resource)) continue;
-    std::set<std::string> reusable;
-    auto pod_reuse = devices_to_reuse_.find(pod.uid);
-    if (pod_reuse != devices_to_reuse_.end()) {
-      auto it = pod_reuse->second.find(resource);
-      if (it != pod_reuse->second.end()) reusable = it->second;
-    }
-    hints[resource] = TopologyHintsLocked(resource, requested,
-                                          HeldLocked(pod.uid, container.name, resource), reusable);
+    hints[resource] =
+        TopologyHintsLocked(resource, requested, HeldLocked(pod.uid, container.name, resource),
+                            reservations_.Reusable(pod.uid, resource));
   }
   return hints;
 }

@@ -18,9 +18,10 @@ namespace devmgr::devicemanager {
 
 class Endpoint;
 
-// Called from gRPC reactor threads. Implementations must not block: no file I/O, no RPCs, at
-// most a short critical section. For one endpoint, calls are sequential, and OnStreamEnded is
-// the last one.
+// Called from the endpoint's threads (gRPC reactor threads for EndpointImpl), or inline from
+// Endpoint::CancelStream. Implementations must not block: no file I/O, no RPCs, at most a
+// short critical section. For one endpoint, calls are sequential, and OnStreamEnded is the
+// last one.
 class EndpointCallbacks {
  public:
   virtual ~EndpointCallbacks() = default;

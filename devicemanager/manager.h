@@ -26,9 +26,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "checkpoint/checkpoint.h"
-#include "common/file_store.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "devicemanager/checkpoint_store.h"
+#include "devicemanager/endpoint.h"
 #include "devicemanager/metrics.h"
 #include "devicemanager/pod.h"
 #include "devicemanager/run_options.h"
@@ -74,8 +75,12 @@ struct ManagerOptions {
   // Containers (pod UID, container name) already running when the host started. Until the
   // host's sources are ready they are not allocated again (upstream's kubelet-restart path).
   std::set<std::pair<std::string, std::string>> running_containers;
-  // For tests: called before each step of a checkpoint write; a non-OK answer fails it.
-  FileStore::FaultHook checkpoint_fault_hook;
+  // Where the checkpoint is read and written; null means a FileStore in plugin_dir
+  // (CheckpointStoreImpl). Not owned; must outlive the Manager.
+  CheckpointStore* checkpoint_store = nullptr;
+  // Makes the endpoint of each plugin that registers; null means gRPC endpoints with the
+  // deadlines above (EndpointFactoryImpl). Not owned; must outlive the Manager.
+  EndpointFactory* endpoint_factory = nullptr;
 
   // Time source of stop times and the grace period; null means RealClock(). Not owned; must
   // outlive the Manager.

@@ -8,8 +8,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/file_store.h"
 #include "common/unix_socket.h"
+#include "devicemanager/checkpoint_store_impl.h"
 #include "devicemanager/device_snapshot.h"
+#include "devicemanager/endpoint_impl.h"
 #include "devicemanager/validation.h"
 
 namespace devmgr::devicemanager {
@@ -18,13 +21,19 @@ namespace {
 // How long Stop lets Register calls in flight finish before cancelling them.
 constexpr absl::Duration kServerShutdownGrace = absl::Seconds(1);
 
-EndpointOptions MakeEndpointOptions(const ManagerOptions& options) {
-  EndpointOptions result;
-  result.dial_timeout = options.dial_timeout;
-  result.call_timeout = options.plugin_call_timeout;
-  result.pre_start_timeout = options.pre_start_timeout;
-  result.max_message_bytes = options.max_message_bytes;
-  return result;
+std::unique_ptr<EndpointFactory> DefaultEndpointFactory(const ManagerOptions& options) {
+  if (options.endpoint_factory != nullptr) return nullptr;
+  EndpointOptions endpoint_options;
+  endpoint_options.dial_timeout = options.dial_timeout;
+  endpoint_options.call_timeout = options.plugin_call_timeout;
+  endpoint_options.pre_start_timeout = options.pre_start_timeout;
+  endpoint_options.max_message_bytes = options.max_message_bytes;
+  return std::make_unique<EndpointFactoryImpl>(endpoint_options);
+}
+
+CheckpointStorePtr DefaultCheckpointStore(const ManagerOptions& options) {
+  if (options.checkpoint_store != nullptr) return nullptr;
+  return std::make_unique<CheckpointStoreImpl>(FileStore(options.plugin_dir));
 }
 
 ManagerMetrics& NoMetrics() {
@@ -38,8 +47,11 @@ ManagerImpl::ManagerImpl(ManagerOptions options)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : RealClock()),
       metrics_(options_.metrics != nullptr ? *options_.metrics : NoMetrics()),
-      endpoint_options_(MakeEndpointOptions(options_)),
-      store_(options_.plugin_dir, options_.checkpoint_fault_hook),
+      own_endpoint_factory_(DefaultEndpointFactory(options_)),
+      endpoint_factory_(own_endpoint_factory_ != nullptr ? *own_endpoint_factory_
+                                                         : *options_.endpoint_factory),
+      own_store_(DefaultCheckpointStore(options_)),
+      store_(own_store_ != nullptr ? *own_store_ : *options_.checkpoint_store),
       connect_pool_(static_cast<size_t>(std::max(1, options_.connect_threads))) {}
 
 ManagerImpl::~ManagerImpl() { Stop(); }
@@ -148,15 +160,12 @@ void ManagerImpl::RestoreFromCheckpoint() {
   absl::StatusOr<checkpoint::CheckpointData> data = checkpoint::Decode(*bytes);
   if (!data.ok()) {
     // Keep the bad file for a human instead of overwriting it at the next write.
-    const std::filesystem::path path = options_.plugin_dir / options_.checkpoint_name;
-    std::filesystem::path aside = path;
-    aside += ".corrupt";
-    std::error_code ec;
-    std::filesystem::rename(path, aside, ec);
+    const std::string aside = absl::StrCat(options_.checkpoint_name, ".corrupt");
+    const bool kept = store_.Rename(options_.checkpoint_name, aside).ok();
     DEVMGR_LOG(options_.logger, err,
                "Continue after failing to read checkpoint file. Device allocation info may NOT "
                "be up-to-date",
-               "err", data.status(), "keptAs", ec ? path.string() : aside.string());
+               "err", data.status(), "keptAs", kept ? aside : options_.checkpoint_name);
     return;
   }
   std::vector<std::string> skipped;
@@ -314,7 +323,7 @@ void ManagerImpl::OnRegister(const v1beta1::RegisterRequest& request, DoneFn don
 absl::Status ManagerImpl::ConnectPlugin(const std::string& resource_name,
                                         const std::filesystem::path& socket) {
   absl::StatusOr<EndpointSharedPtr> connected =
-      Endpoint::Connect(resource_name, socket, endpoint_options_, *this, &connect_cancelled_);
+      endpoint_factory_.Connect(resource_name, socket, *this, &connect_cancelled_);
   if (!connected.ok()) return connected.status();
   EndpointSharedPtr endpoint = *std::move(connected);
 

@@ -2,10 +2,14 @@
 // header is for the factory and for tests that need the implementation's extra hooks.
 //
 // Concurrency (STYLE.md): all device state is behind `mu_`, which is never held across an
-// RPC, file I/O or a log line. Endpoint getters and stop-time methods may be called under
-// `mu_` (lock order: mu_, then the endpoint's). gRPC reactor threads reach the state through
-// EndpointCallbacks / RegistrationCallbacks and only update memory; dials run on connect
-// threads; checkpoint writes and change notifications run on the loop thread.
+// RPC, file I/O or a call into the host, and never released inside a function called holding
+// it (only WaitForPluginLocked's condition wait gives it up for a while). Log lines are
+// written after mu_ is released, except two rare ones written under it: an admission about
+// to wait for its plugin, and a resource with too many NUMA nodes for topology hints.
+// Endpoint getters and stop-time methods may be called under `mu_` (lock order: mu_, then the
+// endpoint's). Endpoints reach the state through EndpointCallbacks and the registration
+// server through RegistrationCallbacks, from their own threads, and only update memory; dials
+// run on connect threads; checkpoint writes and change notifications run on the loop thread.
 #pragma once
 
 #include <atomic>
@@ -21,15 +25,17 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "common/file_store.h"
 #include "common/event_loop.h"
 #include "devicemanager/callbacks.h"
+#include "devicemanager/checkpoint_store.h"
 #include "devicemanager/device_table.h"
 #include "devicemanager/endpoint.h"
 #include "devicemanager/id_set.h"
 #include "devicemanager/manager.h"
 #include "devicemanager/pod_devices.h"
 #include "devicemanager/registration_server.h"
+#include "devicemanager/reservations.h"
+#include "devicemanager/topology_hints.h"
 
 namespace devmgr::devicemanager {
 
@@ -76,6 +82,10 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // Path of kubelet.sock.
   std::filesystem::path KubeletSocket() const;
 
+  // How many admissions are waiting for their plugin to come back (admission_wait), so that a
+  // test can act once one is.
+  int AdmissionsWaitingForPluginForTest() const ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   // EndpointCallbacks.
   void OnDevicesUpdated(const Endpoint& endpoint, std::vector<Device>&& devices) override;
@@ -85,24 +95,35 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
 
   // ---- Pod admission (admission.cc).
 
-  // Devices of one resource reserved for one container while its plugin is called: counted
+  // One resource's devices reserved for one container while its plugin is called: counted
   // as in use by every other admission, invisible everywhere else (GetDevices, run options,
   // checkpoint) until committed.
   struct Reservation {
-    std::string resource;
+    ReservedDevices devices;
     EndpointSharedPtr endpoint;
-    // Every device of the container for this resource, in pick order.
-    std::vector<std::string> ids;
-    // The subset newly taken from the free pool (held in reserved_).
-    std::vector<std::string> new_ids;
-    // The subset taken from the pod's reusable (init-container) devices.
-    std::vector<std::string> from_reuse;
     v1beta1::ContainerAllocateResponse response;
   };
-  // (pod UID, container name, resource name) of an allocation in flight.
-  using AllocationKey = std::tuple<std::string, std::string, std::string>;
   // A resource's devices as the state holds them.
   using SharedTable = std::shared_ptr<const DeviceTable>;
+  // Picking one resource's devices for one container, carried from BeginPickLocked across the
+  // plugin's GetPreferredAllocation (mu_ released) to FinishPickLocked.
+  struct Pick {
+    ReservedDevices devices;  // reserved so far
+    int64_t required = 0;
+    int64_t needed = 0;            // still to pick
+    std::set<std::string> picked;  // devices.ids
+    // The free devices when picking began, and their split by the topology manager's affinity.
+    IdSet available;
+    DevicesByAffinity split;
+    // The plugin chooses among the aligned devices (more of them than needed) rather than among
+    // all the free ones (every aligned one taken first).
+    bool choose_aligned = false;
+    // The endpoint to ask for its preferred allocation, and what to ask; null when the plugin
+    // does not offer it.
+    EndpointSharedPtr ask;
+    std::vector<std::string> ask_available;
+    std::vector<std::string> ask_must_include;
+  };
 
   // AllocateContainer is Allocate without the container lookup. It reports its refusals to
   // the metrics itself, so that AdmitPod, which stops at the first, reports one.
@@ -111,21 +132,34 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // Refused tells the metrics that an admission was refused for `reason` and returns `status`.
   absl::Status Refused(absl::string_view reason, absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   // ReserveDevices is upstream's devicesToAllocate with reservations: nullopt when there is
-  // nothing to allocate. May wait for the plugin (admission_wait) and call
-  // GetPreferredAllocation with mu_ released.
-  absl::StatusOr<std::optional<Reservation>> ReserveDevices(const Pod& pod,
-                                                            const Container& container,
-                                                            const std::string& resource,
-                                                            int64_t required, bool sources_ready)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // PreferredAllocationLocked calls GetPreferredAllocation if the plugin offers it, with
-  // mu_ released for the call (upstream's callGetPreferredAllocationIfAvailable). The plugin
-  // chooses among `available` and `picked` together.
-  absl::StatusOr<std::set<std::string>> PreferredAllocationLocked(
-      const std::string& resource, const IdSet& available, const std::set<std::string>& picked,
-      const std::vector<std::string>& must_include, int64_t size)
+  // nothing to allocate. Three steps: BeginPickLocked (mu_ held; may wait for the plugin,
+  // admission_wait), GetPreferredAllocation if the plugin offers it (mu_ not held), and
+  // FinishPickLocked (mu_ held). On error nothing stays reserved.
+  absl::StatusOr<std::optional<ReservedDevices>> ReserveDevices(
+      const Pod& pod, const Container& container, const std::string& resource, int64_t required,
+      bool sources_ready) ABSL_LOCKS_EXCLUDED(mu_);
+  // BeginPickLocked checks the request, marks the allocation in flight, and reserves what can
+  // be picked before the plugin is asked: reusable devices, then (when the plugin does not
+  // choose among aligned devices only) every aligned one. nullopt when there is nothing to
+  // allocate; on error nothing stays reserved.
+  absl::StatusOr<std::optional<Pick>> BeginPickLocked(const Pod& pod, const Container& container,
+                                                      const std::string& resource, int64_t required,
+                                                      bool sources_ready,
+                                                      const std::optional<NumaMask>& affinity)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ReleaseLocked(const Pod& pod, const Container& container, const Reservation& reservation)
+  // FinishPickLocked reserves the rest: the plugin's `preferred` devices first, then the
+  // others in upstream's order. On error (too few left) nothing of `pick` stays reserved.
+  absl::StatusOr<ReservedDevices> FinishPickLocked(const Pod& pod, const Container& container,
+                                                   Pick& pick, const IdSet& preferred)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // TakeFreeLocked reserves for `pick` devices of `from` (in order; only those also in
+  // `within` when given) that are still healthy and free, until enough are picked; true when
+  // done.
+  bool TakeFreeLocked(Pick& pick, const IdSet& from, const IdSet* within = nullptr)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // FreeDevicesLocked: the healthy devices of `table` (the devices of `resource`) that no
+  // container holds and no admission has reserved.
+  IdSet FreeDevicesLocked(const std::string& resource, const DeviceTable& table) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // TopologyHintsLocked: the hints of one resource for `requested` devices, given what the
   // container (or pod) already holds and the devices it may reuse (upstream's per-resource
@@ -133,8 +167,9 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   std::optional<std::vector<TopologyHint>> TopologyHintsLocked(
       const std::string& resource, int64_t requested, const std::set<std::string>& held,
       const std::set<std::string>& reusable) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // WaitForPluginLocked: for a known resource whose plugin is away, waits (mu_ released) up to
-  // admission_wait for it to be back with healthy devices that include `held`.
+  // WaitForPluginLocked: for a known resource whose plugin is away, waits up to admission_wait
+  // for it to be back with healthy devices that include `held`: a condition wait on mu_, which
+  // other threads take meanwhile.
   void WaitForPluginLocked(const std::string& resource, const std::set<std::string>& held)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool IsDevicePluginResourceLocked(const std::string& resource) const
@@ -195,8 +230,12 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   const Clock& clock_;
   // options_.metrics, or one that does nothing.
   ManagerMetrics& metrics_;
-  const EndpointOptions endpoint_options_;
-  const FileStore store_;
+  // Null when options_.endpoint_factory is given; otherwise the gRPC factory.
+  const std::unique_ptr<EndpointFactory> own_endpoint_factory_;
+  EndpointFactory& endpoint_factory_;
+  // Null when options_.checkpoint_store is given; otherwise a FileStore in plugin_dir.
+  const CheckpointStorePtr own_store_;
+  CheckpointStore& store_;
   // Set by Stop before anything else, so that dials in progress give up early.
   std::atomic<bool> connect_cancelled_{false};
 
@@ -222,15 +261,11 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   int active_streams_ ABSL_GUARDED_BY(mu_) = 0;
   bool checkpoint_write_pending_ ABSL_GUARDED_BY(mu_) = false;
   bool notify_pending_ ABSL_GUARDED_BY(mu_) = false;
-  // Resource name -> devices reserved by admissions in flight (see Reservation).
-  std::map<std::string, std::set<std::string>, std::less<>> reserved_ ABSL_GUARDED_BY(mu_);
-  // Pod UID -> resource -> devices of the pod's regular init containers that later
-  // containers of the pod may take (upstream's devicesToReuse). Dropped with the pod.
-  std::map<std::string, std::map<std::string, std::set<std::string>>, std::less<>> devices_to_reuse_
-      ABSL_GUARDED_BY(mu_);
-  // Allocations in flight: a second admission of the same container and resource is refused
-  // (Aborted) instead of racing the first (upstream's reserve refuses an existing entry).
-  std::set<AllocationKey> in_flight_ ABSL_GUARDED_BY(mu_);
+  // Devices reserved by admissions in flight, allocations in flight, and each pod's reusable
+  // init-container devices.
+  Reservations reservations_ ABSL_GUARDED_BY(mu_);
+  // Admissions inside WaitForPluginLocked's wait.
+  int plugin_waits_ ABSL_GUARDED_BY(mu_) = 0;
   // Bumped by every commit of an admission; durable_generation_ is the newest one on disk.
   uint64_t commit_generation_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t durable_generation_ ABSL_GUARDED_BY(mu_) = 0;

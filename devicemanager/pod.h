@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace devmgr::devicemanager {
@@ -42,10 +41,5 @@ struct Pod {
 
   bool operator==(const Pod&) const = default;
 };
-
-// ParseDeviceCount reads a Kubernetes quantity ("2", "2000m", "1k", "1e1", "1Ki") as a number
-// of devices. InvalidArgument, saying why, for anything that is not a quantity, is negative,
-// is not a whole number, or does not fit in 64 bits.
-absl::StatusOr<int64_t> ParseDeviceCount(absl::string_view quantity);
 
 }  // namespace devmgr::devicemanager

@@ -1,8 +1,6 @@
 #include "deviceplugin/device_plugin_service.h"
 
-#include <cassert>
 #include <utility>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
@@ -25,44 +23,6 @@ std::shared_ptr<const v1beta1::ListAndWatchResponse> MakeSnapshot(const DeviceMa
 
 }  // namespace
 
-// One open ListAndWatch. Its fields are guarded by the service's mu_ (one lock per service, no
-// nesting); gRPC calls (StartWrite, Finish) are made with mu_ released.
-class DevicePluginService::StreamReactor final
-    : public grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse> {
- public:
-  explicit StreamReactor(DevicePluginService& service) : service_(service) {}
-
-  void OnWriteDone(bool ok) override {
-    {
-      absl::MutexLock lock(&service_.mu_);
-      writing_ = false;
-      in_flight_.reset();
-      // A failed write means the stream is broken; end it.
-      if (!ok && !finish_status_.has_value()) {
-        finish_status_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "ListAndWatch write failed");
-      }
-    }
-    service_.Pump(*this);
-  }
-
-  void OnCancel() override {
-    {
-      absl::MutexLock lock(&service_.mu_);
-      if (!finish_status_.has_value()) finish_status_ = grpc::Status::CANCELLED;
-    }
-    service_.Pump(*this);
-  }
-
-  void OnDone() override { service_.OnStreamDone(this); }
-
-  DevicePluginService& service_;
-  std::shared_ptr<const v1beta1::ListAndWatchResponse> pending_;    // newest unsent snapshot
-  std::shared_ptr<const v1beta1::ListAndWatchResponse> in_flight_;  // being written
-  bool writing_ = false;
-  std::optional<grpc::Status> finish_status_;  // set: Finish once no write is in flight
-  bool finished_ = false;                      // Finish has been called
-};
-
 DevicePluginService::DevicePluginService(std::string device_type, const Hooks& hooks,
                                          std::optional<CdiOptions> cdi, EventLoop& hook_loop,
                                          LoggerPtr logger)
@@ -72,12 +32,7 @@ DevicePluginService::DevicePluginService(std::string device_type, const Hooks& h
       hook_loop_(hook_loop),
       logger_(std::move(logger)),
       devices_(std::make_shared<DeviceMap>()),
-      snapshot_(MakeSnapshot(DeviceMap())) {}
-
-DevicePluginService::~DevicePluginService() {
-  absl::MutexLock lock(&mu_);
-  assert(streams_.empty());
-}
+      streams_(MakeSnapshot(DeviceMap()), device_type_, logger_) {}
 
 v1beta1::DevicePluginOptions DevicePluginService::Options() const {
   v1beta1::DevicePluginOptions options;
@@ -89,80 +44,11 @@ v1beta1::DevicePluginOptions DevicePluginService::Options() const {
 void DevicePluginService::Update(std::shared_ptr<const DeviceMap> devices) {
   // Built before locking: with 100,000 devices this is the expensive part.
   std::shared_ptr<const v1beta1::ListAndWatchResponse> snapshot = MakeSnapshot(*devices);
-  std::vector<StreamAction> actions;
-  {
-    absl::MutexLock lock(&mu_);
-    devices_ = std::move(devices);
-    snapshot_ = snapshot;
-    for (StreamReactor* stream : streams_) {
-      stream->pending_ = snapshot;  // an older unsent snapshot is obsolete
-      actions.push_back(NextActionLocked(*stream));
-    }
-  }
-  for (const StreamAction& action : actions) Run(action);
-}
-
-void DevicePluginService::FinishStreams() {
-  std::vector<StreamAction> actions;
-  {
-    absl::MutexLock lock(&mu_);
-    finishing_ = true;
-    for (StreamReactor* stream : streams_) {
-      if (!stream->finish_status_.has_value()) stream->finish_status_ = grpc::Status::OK;
-      actions.push_back(NextActionLocked(*stream));
-    }
-  }
-  for (const StreamAction& action : actions) Run(action);
-}
-
-void DevicePluginService::WaitForStreamsDone() {
   absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(
-      +[](std::set<StreamReactor*>* streams) { return streams->empty(); }, &streams_));
-}
-
-DevicePluginService::StreamAction DevicePluginService::NextActionLocked(StreamReactor& reactor) {
-  StreamAction action;
-  if (reactor.writing_ || reactor.finished_) return action;
-  action.reactor = &reactor;
-  if (reactor.finish_status_.has_value()) {
-    reactor.finished_ = true;
-    action.finish = reactor.finish_status_;
-  } else if (reactor.pending_ != nullptr) {
-    reactor.in_flight_ = std::move(reactor.pending_);
-    reactor.writing_ = true;
-    action.write = reactor.in_flight_.get();
-  } else {
-    action.reactor = nullptr;
-  }
-  return action;
-}
-
-void DevicePluginService::Run(const StreamAction& action) {
-  if (action.reactor == nullptr) return;
-  if (action.write != nullptr) {
-    action.reactor->StartWrite(action.write);
-  } else if (action.finish.has_value()) {
-    action.reactor->Finish(*action.finish);
-  }
-}
-
-void DevicePluginService::Pump(StreamReactor& reactor) {
-  StreamAction action;
-  {
-    absl::MutexLock lock(&mu_);
-    action = NextActionLocked(reactor);
-  }
-  Run(action);
-}
-
-void DevicePluginService::OnStreamDone(StreamReactor* reactor) {
-  {
-    absl::MutexLock lock(&mu_);
-    streams_.erase(reactor);
-  }
-  DEVMGR_LOG(logger_, debug, "ListAndWatch stream closed", "deviceType", device_type_);
-  delete reactor;  // NOLINT(cppcoreguidelines-owning-memory): callback reactors own themselves
+  devices_ = std::move(devices);
+  // Under mu_, so that concurrent updates reach the streams in the order devices_ takes them.
+  // Publish takes only the streams' own lock and never calls back, so this cannot deadlock.
+  streams_.Publish(std::move(snapshot));
 }
 
 std::shared_ptr<const DeviceMap> DevicePluginService::devices() const {
@@ -181,22 +67,7 @@ grpc::ServerUnaryReactor* DevicePluginService::GetDevicePluginOptions(
 
 grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse>* DevicePluginService::ListAndWatch(
     grpc::CallbackServerContext* /*context*/, const v1beta1::Empty* /*request*/) {
-  auto* reactor = new StreamReactor(*this);  // NOLINT: deletes itself in OnDone
-  StreamAction action;
-  {
-    absl::MutexLock lock(&mu_);
-    streams_.insert(reactor);
-    if (finishing_) {
-      reactor->finish_status_ =
-          grpc::Status(grpc::StatusCode::UNAVAILABLE, "device plugin is stopping");
-    } else {
-      reactor->pending_ = snapshot_;  // the first message is the current full list
-    }
-    action = NextActionLocked(*reactor);
-  }
-  DEVMGR_LOG(logger_, debug, "ListAndWatch stream opened", "deviceType", device_type_);
-  Run(action);
-  return reactor;
+  return streams_.Open();
 }
 
 absl::Status DevicePluginService::DefaultAllocate(const v1beta1::AllocateRequest& request,

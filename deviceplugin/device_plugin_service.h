@@ -3,8 +3,8 @@
 // answers Allocate, GetPreferredAllocation and PreStartContainer from them or through the
 // plugin's hooks.
 //
-// ListAndWatch: one reactor per stream, at most one write in flight, and a newer snapshot
-// replaces an unsent older one, so a slow reader costs one snapshot of memory, not a queue.
+// ListAndWatch is served by ListAndWatchStreams: one reactor per stream, at most one write in
+// flight, and a newer snapshot replaces an unsent older one.
 // Used by Plugin (one per device type and server); not part of the SDK's public surface.
 #pragma once
 
@@ -12,7 +12,6 @@
 
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
@@ -21,6 +20,7 @@
 #include "deviceplugin/cdi.h"
 #include "deviceplugin/device_tree.h"
 #include "deviceplugin/hooks.h"
+#include "deviceplugin/list_and_watch_streams.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 
 namespace devmgr::deviceplugin {
@@ -32,7 +32,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::CallbackService 
   DevicePluginService(std::string device_type, const Hooks& hooks, std::optional<CdiOptions> cdi,
                       EventLoop& hook_loop, LoggerPtr logger);
   // Requires FinishStreams and WaitForStreamsDone (or no stream ever opened).
-  ~DevicePluginService() override;
+  ~DevicePluginService() override = default;
   DevicePluginService(const DevicePluginService&) = delete;
   DevicePluginService& operator=(const DevicePluginService&) = delete;
 
@@ -45,10 +45,10 @@ class DevicePluginService final : public v1beta1::DevicePlugin::CallbackService 
 
   // FinishStreams ends every open ListAndWatch with OK and refuses new ones (UNAVAILABLE).
   // Thread-safe; does not wait.
-  void FinishStreams() ABSL_LOCKS_EXCLUDED(mu_);
+  void FinishStreams() { streams_.Close(); }
 
   // WaitForStreamsDone blocks until every stream's OnDone has run. Call after FinishStreams.
-  void WaitForStreamsDone() ABSL_LOCKS_EXCLUDED(mu_);
+  void WaitForStreamsDone() { streams_.WaitForAllDone(); }
 
   // v1beta1.DevicePlugin.
   grpc::ServerUnaryReactor* GetDevicePluginOptions(grpc::CallbackServerContext* context,
@@ -67,20 +67,6 @@ class DevicePluginService final : public v1beta1::DevicePlugin::CallbackService 
       v1beta1::PreStartContainerResponse* response) override;
 
  private:
-  class StreamReactor;
-  // What to do with a reactor once mu_ is released. Deciding under mu_ pins the reactor: it
-  // cannot reach OnDone before the chosen write or Finish has been started.
-  struct StreamAction {
-    StreamReactor* reactor = nullptr;
-    const v1beta1::ListAndWatchResponse* write = nullptr;  // StartWrite this, or
-    std::optional<grpc::Status> finish;                    // Finish with this
-  };
-
-  StreamAction NextActionLocked(StreamReactor& reactor) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  static void Run(const StreamAction& action);
-  void Pump(StreamReactor& reactor) ABSL_LOCKS_EXCLUDED(mu_);
-  void OnStreamDone(StreamReactor* reactor) ABSL_LOCKS_EXCLUDED(mu_);
-
   std::shared_ptr<const DeviceMap> devices() const ABSL_LOCKS_EXCLUDED(mu_);
   // DefaultAllocate fills `response` from the tree; InvalidArgument for an unknown device,
   // FailedPrecondition for an unhealthy one.
@@ -97,9 +83,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::CallbackService 
 
   mutable absl::Mutex mu_;
   std::shared_ptr<const DeviceMap> devices_ ABSL_GUARDED_BY(mu_);
-  std::shared_ptr<const v1beta1::ListAndWatchResponse> snapshot_ ABSL_GUARDED_BY(mu_);
-  std::set<StreamReactor*> streams_ ABSL_GUARDED_BY(mu_);
-  bool finishing_ ABSL_GUARDED_BY(mu_) = false;
+  ListAndWatchStreams streams_;
 };
 
 }  // namespace devmgr::deviceplugin

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "devicemanager/validation.h"
+#include "node/quantity.h"
 
 namespace devmgr::node {
 namespace {
@@ -54,7 +55,7 @@ absl::StatusOr<std::map<std::string, int64_t>> ReadCounts(const YAML::Node& node
     if (!devicemanager::IsExtendedResourceName(resource)) continue;  // cpu, memory, ...
     const std::string where = absl::StrCat(field, "[\"", resource, "\"]");
     if (!item.second.IsScalar()) return FieldError(where, "must be a quantity");
-    absl::StatusOr<int64_t> count = devicemanager::ParseDeviceCount(item.second.Scalar());
+    absl::StatusOr<int64_t> count = ParseDeviceCount(item.second.Scalar());
     if (!count.ok()) return FieldError(where, count.status().message());
     counts[resource] = *count;
   }

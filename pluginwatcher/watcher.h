@@ -34,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "common/logging.h"
 #include "pluginwatcher/handler.h"
 
@@ -61,6 +62,11 @@ struct WatcherOptions {
   // The longest PluginInfo.name accepted: a qualified name, a DNS subdomain prefix (253) plus
   // "/" plus a name (63).
   size_t max_name_bytes = 317;
+
+  // Time source of the desired-state timestamps and the back-offs; null means RealClock(). The
+  // handshake deadlines are gRPC's and stay on the system clock. Not owned; must outlive the
+  // watcher.
+  const Clock* clock = nullptr;
 
   // Logs go here only; null logs nothing.
   LoggerPtr logger;

@@ -24,6 +24,7 @@ WatcherOptions WithDefaults(WatcherOptions options) {
     options.endpoint_roots = {options.registry_dir, options.registry_dir.parent_path() / "plugins"};
   }
   options.workers = std::max(1, options.workers);
+  if (options.clock == nullptr) options.clock = &RealClock();
   return options;
 }
 
@@ -132,7 +133,7 @@ void WatcherImpl::AddOrUpdateDesiredLocked(const std::string& path, const FileId
   if (it != desired_.end() && it->second.file == id) return;
   DEVMGR_LOG(options_.logger, info,
              "Adding socket path or updating timestamp to desired state cache", "path", path);
-  desired_[path] = DesiredEntry{RealClock().Now(), next_generation_++, id};
+  desired_[path] = DesiredEntry{options_.clock->Now(), next_generation_++, id};
   RequestReconcileLocked();
 }
 
@@ -168,7 +169,7 @@ void WatcherImpl::Reconcile() {
     absl::MutexLock lock(&mu_);
     reconcile_posted_ = false;
     if (stopping_) return;
-    const absl::Time now = RealClock().Now();
+    const absl::Time now = options_.clock->Now();
     // Unregistrations first: plugins whose socket is gone, or was re-created.
     for (const auto& [path, actual] : actual_) {
       auto desired = desired_.find(path);
@@ -213,7 +214,10 @@ void WatcherImpl::StartOperationLocked(const std::string& path, absl::Time now,
 void WatcherImpl::ArmRetryTimer(absl::Time when) {
   if (when >= retry_at_) return;  // an earlier wake-up is already set
   retry_at_ = when;
-  const absl::Duration delay = std::max(absl::ZeroDuration(), when - RealClock().Now());
+  // The timer waits in real time for what the clock says is left. A clock moved by hand does not
+  // wake it early; when it fires, Reconcile asks the clock again and re-arms it if the back-off
+  // has not expired by then.
+  const absl::Duration delay = std::max(absl::ZeroDuration(), when - options_.clock->Now());
   retry_timer_->expires_after(absl::ToChronoNanoseconds(delay));
   retry_timer_->async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;  // re-armed or stopped
@@ -232,7 +236,7 @@ void WatcherImpl::FinishOperation(const std::string& path, const absl::Status& s
     DEVMGR_LOG(options_.logger, err, "Plugin operation failed", "path", path, "err", status);
     auto [it, inserted] =
         backoff_.try_emplace(path, options_.initial_backoff, options_.max_backoff);
-    it->second.Update(RealClock().Now());
+    it->second.Update(options_.clock->Now());
   }
   RequestReconcileLocked();
 }

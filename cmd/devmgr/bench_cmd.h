@@ -9,6 +9,7 @@
 //
 // --quick sets tiny sizes (for `make test`); the defaults are the sizes of docs/PERFORMANCE.md.
 // Exit 0 when every measurement ran, 1 when one failed (the reason on stderr), 2 for bad usage.
+// This is the command line only: the measurements are bench/driver/ (bench.h).
 #pragma once
 
 #include "CLI/CLI.hpp"

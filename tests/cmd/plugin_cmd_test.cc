@@ -13,7 +13,6 @@
 
 #include "common/file_store.h"
 #include "nlohmann/json.hpp"
-#include "tests/deviceplugin/background_process.h"
 #include "tests/deviceplugin/fake_kubelet.h"
 #include "tests/testlib/subprocess.h"
 #include "tests/testlib/temp_dir.h"

@@ -13,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "checkpoint/checkpoint.h"
 #include "common/file_store.h"
+#include "devicemanager/checkpoint_store_impl.h"
 #include "devicemanager/manager_impl.h"
 #include "devicemanager/run_options.h"
 #include "devicemanager/topology_hints.h"
@@ -85,12 +86,7 @@ class AdmissionTest : public ::testing::Test {
     options.dial_timeout = absl::Seconds(5);
     options.plugin_call_timeout = absl::Seconds(5);
     options.checkpoint_write_delay = absl::Milliseconds(1);
-    options.checkpoint_fault_hook = [this](FileStore::WriteStep step) {
-      if (fail_writes_ && step == FileStore::WriteStep::kRename) {
-        return absl::InternalError("injected write failure");
-      }
-      return absl::OkStatus();
-    };
+    options.checkpoint_store = &store_;
     return options;
   }
 
@@ -148,6 +144,13 @@ class AdmissionTest : public ::testing::Test {
   TempDir dir_;
   FakeClock clock_;
   std::atomic<bool> fail_writes_{false};
+  // The checkpoint in dir_, as the manager keeps it by default, failing on demand.
+  CheckpointStoreImpl store_{FileStore(dir_.path(), [this](FileStore::WriteStep step) {
+    if (fail_writes_ && step == FileStore::WriteStep::kRename) {
+      return absl::InternalError("injected write failure");
+    }
+    return absl::OkStatus();
+  })};
   std::atomic<bool> sources_ready_{true};
   absl::Mutex active_mu_;
   std::set<std::string> active_ ABSL_GUARDED_BY(active_mu_);
@@ -727,7 +730,8 @@ TEST_F(AdmissionTest, TestCheckpointRestartKeepsDevicesAndOptions) {
   plugin = std::make_unique<FakeDevicePlugin>(dir_.Sub("p1.sock"), kResource1, MakeDevices(4, "d"));
   ASSERT_TRUE(plugin->Start().ok());
   std::thread again([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // Registers once the admission below waits for the plugin.
+    EXPECT_TRUE(WaitFor([&] { return manager_->AdmissionsWaitingForPluginForTest() == 1; }));
     EXPECT_TRUE(plugin->Register(manager_->KubeletSocket()).ok());
   });
   EXPECT_TRUE(manager_->Allocate(pod, pod.containers[0]).ok());
@@ -772,7 +776,8 @@ TEST_F(AdmissionTest, AdmissionWaitsForAPluginComingBack) {
   Pod pod = MakePod("pod1", {MakeContainer("c", {{kResource1, 1}})});
   AddActive("pod1");
   std::thread back([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // Registers once the admission below waits for the plugin.
+    EXPECT_TRUE(WaitFor([&] { return manager_->AdmissionsWaitingForPluginForTest() == 1; }));
     EXPECT_TRUE(plugin->Register(manager_->KubeletSocket()).ok());
   });
   EXPECT_TRUE(manager_->Allocate(pod, pod.containers[0]).ok());

@@ -1,5 +1,3 @@
-#include "devicemanager/endpoint.h"
-
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -9,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
+#include "devicemanager/endpoint_impl.h"
 #include "tests/testlib/fake_device_plugin.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
@@ -70,7 +69,8 @@ TEST(EndpointTest, TestNewEndpoint) {
                           {.pre_start_required = true});
   ASSERT_TRUE(plugin.Start().ok());
   RecordingCallbacks callbacks;
-  auto endpoint = Endpoint::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
+  auto endpoint =
+      EndpointImpl::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
   ASSERT_TRUE(endpoint.ok()) << endpoint.status();
   EXPECT_EQ((*endpoint)->resource_name(), "example.com/mock");
   EXPECT_TRUE((*endpoint)->plugin_options().pre_start_required());
@@ -90,7 +90,8 @@ TEST(EndpointTest, TestRun) {
   FakeDevicePlugin plugin(dir.Sub("mock.sock"), "example.com/mock", devs);
   ASSERT_TRUE(plugin.Start().ok());
   RecordingCallbacks callbacks;
-  auto endpoint = Endpoint::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
+  auto endpoint =
+      EndpointImpl::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
   ASSERT_TRUE(endpoint.ok()) << endpoint.status();
   (*endpoint)->StartListAndWatch();
 
@@ -125,7 +126,8 @@ TEST(EndpointTest, AnyHealthOtherThanHealthyIsUnhealthy) {
   FakeDevicePlugin plugin(dir.Sub("mock.sock"), "example.com/mock", {odd, MakeDevice("ok")});
   ASSERT_TRUE(plugin.Start().ok());
   RecordingCallbacks callbacks;
-  auto endpoint = Endpoint::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
+  auto endpoint =
+      EndpointImpl::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
   ASSERT_TRUE(endpoint.ok()) << endpoint.status();
   (*endpoint)->StartListAndWatch();
   ASSERT_TRUE(WaitFor([&] { return callbacks.snapshot_count() == 1; }));
@@ -161,7 +163,8 @@ TEST(EndpointTest, TestAllocate) {
   });
   ASSERT_TRUE(plugin.Start().ok());
   RecordingCallbacks callbacks;
-  auto endpoint = Endpoint::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
+  auto endpoint =
+      EndpointImpl::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
   ASSERT_TRUE(endpoint.ok()) << endpoint.status();
   auto response = (*endpoint)->Allocate({"10"});
   ASSERT_TRUE(response.ok()) << response.status();
@@ -175,7 +178,8 @@ TEST(EndpointTest, TestGetPreferredAllocation) {
                           {.get_preferred_allocation_available = true});
   ASSERT_TRUE(plugin.Start().ok());
   RecordingCallbacks callbacks;
-  auto endpoint = Endpoint::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
+  auto endpoint =
+      EndpointImpl::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
   ASSERT_TRUE(endpoint.ok()) << endpoint.status();
   auto response = (*endpoint)->GetPreferredAllocation({"device0", "device1", "device2", "device3"},
                                                       {"device0"}, 3);
@@ -203,7 +207,8 @@ TEST(EndpointTest, StoppedLiveEndpointDoesNotCallThePlugin) {
   FakeDevicePlugin plugin(dir.Sub("mock.sock"), "example.com/mock", {MakeDevice("a")});
   ASSERT_TRUE(plugin.Start().ok());
   RecordingCallbacks callbacks;
-  auto endpoint = Endpoint::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
+  auto endpoint =
+      EndpointImpl::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
   ASSERT_TRUE(endpoint.ok()) << endpoint.status();
   (*endpoint)->MarkStopped(absl::Now());
   (*endpoint)->MarkStopped(absl::Now() + absl::Hours(1));  // the first stop time stays
@@ -220,7 +225,7 @@ TEST(EndpointTest, HungGetDevicePluginOptionsHitsTheDeadline) {
   EndpointOptions options = ShortOptions();
   options.call_timeout = absl::Milliseconds(300);
   const absl::Time start = absl::Now();
-  auto endpoint = Endpoint::Connect("example.com/mock", plugin.socket(), options, callbacks);
+  auto endpoint = EndpointImpl::Connect("example.com/mock", plugin.socket(), options, callbacks);
   EXPECT_EQ(endpoint.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_TRUE(
       absl::StartsWith(endpoint.status().message(), "failed to get device plugin options: "))
@@ -244,7 +249,7 @@ TEST(EndpointTest, DialGivesUpAtItsDeadlineOrWhenCancelled) {
   options.dial_timeout = absl::Milliseconds(300);
   options.call_timeout = absl::Milliseconds(300);
   const absl::Time start = absl::Now();
-  auto endpoint = Endpoint::Connect("example.com/mock", path, options, callbacks);
+  auto endpoint = EndpointImpl::Connect("example.com/mock", path, options, callbacks);
   EXPECT_FALSE(endpoint.ok());
   EXPECT_TRUE(absl::StartsWith(endpoint.status().message(), "failed to ")) << endpoint.status();
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
@@ -252,7 +257,7 @@ TEST(EndpointTest, DialGivesUpAtItsDeadlineOrWhenCancelled) {
   std::atomic<bool> cancelled{true};
   options.dial_timeout = absl::Seconds(30);
   auto cancelled_endpoint =
-      Endpoint::Connect("example.com/mock", path, options, callbacks, &cancelled);
+      EndpointImpl::Connect("example.com/mock", path, options, callbacks, &cancelled);
   EXPECT_FALSE(cancelled_endpoint.ok());
   ::close(fd);
 }

@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "common/file_store.h"
+#include "devicemanager/checkpoint_store_impl.h"
 #include "devicemanager/manager_impl.h"
 #include "tests/testlib/fake_clock.h"
 #include "tests/testlib/fake_device_plugin.h"
@@ -93,12 +95,7 @@ class ManagerMetricsTest : public ::testing::Test {
     options.plugin_call_timeout = absl::Seconds(5);
     options.checkpoint_write_delay = absl::Milliseconds(1);
     options.metrics = &metrics_;
-    options.checkpoint_fault_hook = [this](FileStore::WriteStep step) {
-      if (fail_writes_ && step == FileStore::WriteStep::kRename) {
-        return absl::InternalError("injected write failure");
-      }
-      return absl::OkStatus();
-    };
+    options.checkpoint_store = &store_;
     return options;
   }
 
@@ -130,6 +127,13 @@ class ManagerMetricsTest : public ::testing::Test {
   FakeClock clock_;
   RecordingMetrics metrics_;
   std::atomic<bool> fail_writes_{false};
+  // The checkpoint in dir_, as the manager keeps it by default, failing on demand.
+  CheckpointStoreImpl store_{FileStore(dir_.path(), [this](FileStore::WriteStep step) {
+    if (fail_writes_ && step == FileStore::WriteStep::kRename) {
+      return absl::InternalError("injected write failure");
+    }
+    return absl::OkStatus();
+  })};
   // Set before the manager starts; read by its active-pods function.
   std::set<std::string> active_ = {"pod1", "pod2", "pod3"};
   std::unique_ptr<ManagerImpl> manager_;

@@ -8,7 +8,6 @@
 
 #include "deviceplugin/plugin.h"
 #include "nlohmann/json.hpp"
-#include "tests/deviceplugin/background_process.h"
 #include "tests/deviceplugin/source_root.h"
 #include "tests/testlib/subprocess.h"
 #include "tests/testlib/temp_dir.h"

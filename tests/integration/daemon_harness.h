@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
-#include "tests/deviceplugin/background_process.h"
 #include "tests/testlib/subprocess.h"
 #include "tests/testlib/temp_dir.h"
 

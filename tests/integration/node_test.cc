@@ -3,21 +3,20 @@
 // `devmgr plugin fake` processes), all on unix sockets in a temporary root.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
+#include <optional>
 
 #include "devicemanager/manager.h"
 #include "deviceplugin/plugin.h"
 #include "node/device_plugin_handler.h"
 #include "pluginwatcher/watcher.h"
+#include "tests/testlib/pods.h"
 #include "tests/testlib/subprocess.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
-
-extern char** environ;
 
 namespace devmgr {
 namespace {
@@ -28,6 +27,8 @@ using deviceplugin::Health;
 using deviceplugin::Plugin;
 using deviceplugin::PluginOptions;
 using deviceplugin::RegistrationMode;
+using testing::MakeContainer;
+using testing::MakePod;
 using testing::TempDir;
 using testing::WaitFor;
 
@@ -192,17 +193,14 @@ TEST_F(NodeTest, FakePluginProcessRegistersBothWays) {
                                      "--check-interval",
                                      "50ms"};
     if (registry) args.push_back("--registry");
-    std::vector<char*> argv;
-    for (auto& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+    testing::BackgroundProcess plugin(args);
+    ASSERT_TRUE(plugin.started());
     const bool up = WaitFor([&] { return Allocatable() == 5; }, std::chrono::seconds(20));
-    ::kill(pid, SIGTERM);
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    plugin.Signal(SIGTERM);
+    const std::optional<int> code = plugin.Wait(std::chrono::seconds(20));
+    ASSERT_TRUE(code.has_value()) << "the plugin ignored SIGTERM";
     ASSERT_TRUE(up) << (registry ? "registry" : "kubelet.sock") << ": " << Allocatable();
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    EXPECT_EQ(*code, 0) << plugin.err();
     ASSERT_TRUE(WaitFor([&] { return Allocatable() == 0; })) << "the plugin's exit is noticed";
   }
 }
@@ -263,8 +261,8 @@ TEST_F(NodeTest, SdkHooksAndCdiReachTheContainerThroughAdmission) {
   auto plugin = StartPlugin(RegistrationMode::kKubeletSocket, std::move(tree), options);
   ASSERT_TRUE(WaitFor([&] { return Allocatable() == 4; }));
 
-  devicemanager::Pod pod{"uid-1", "default", "p", {}, {}};
-  pod.containers.push_back({"main", devicemanager::ContainerType::kRegular, {{kResource, 2}}});
+  devicemanager::Pod pod = MakePod("uid-1", {MakeContainer("main", {{kResource, 2}})});
+  pod.name = "p";
   ASSERT_TRUE(manager_->AdmitPod(pod).ok());
   const auto held = manager_->GetDevices("uid-1", "main").at(kResource);
   EXPECT_EQ(held.count("gpu2") + held.count("gpu3"), 2U) << "the preferred allocation was used";

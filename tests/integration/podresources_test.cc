@@ -10,6 +10,7 @@
 #include "podresources/client.h"
 #include "podresources/server.h"
 #include "podresources/v1/api.grpc.pb.h"
+#include "tests/testlib/pods.h"
 #include "tests/testlib/subprocess.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
@@ -17,6 +18,8 @@
 namespace devmgr {
 namespace {
 
+using testing::MakeContainer;
+using testing::MakePod;
 using testing::TempDir;
 using testing::WaitFor;
 
@@ -83,8 +86,8 @@ TEST(PodResourcesThroughManagerTest, ListAllocatableAndGarbageCollection) {
   (*plugin)->Notify(std::move(tree));
   ASSERT_TRUE(WaitFor([&] { return manager->GetCapacity().allocatable[kResource] == 4; }));
 
-  devicemanager::Pod pod{"uid-1", "default", "trainer", {}, {}};
-  pod.containers.push_back({"main", devicemanager::ContainerType::kRegular, {{kResource, 2}}});
+  devicemanager::Pod pod = MakePod("uid-1", {MakeContainer("main", {{kResource, 2}})});
+  pod.name = "trainer";
   store.Add(pod);
   ASSERT_TRUE(manager->AdmitPod(pod).ok());
 

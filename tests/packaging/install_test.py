@@ -154,42 +154,47 @@ def build_against_install(args, destdir, include, workdir):
     return example, node_example
 
 
-def start_plugin(program, root, workdir, name):
-    with open(workdir / f"{name}.log", "w") as log:
-        return subprocess.Popen(
-            [str(program), "plugin", "fake", "--root-dir", str(root), "--resource", RESOURCE,
-             "--devices", str(PLUGIN_DEVICES), "--id-prefix", DEVICE_PREFIX,
-             "--check-interval", "100ms"],
-            stdout=log, stderr=subprocess.STDOUT)
+def run_against_plugin(program, command, root, workdir, name):
+    """Runs an example (`command`) that serves ROOT/device-plugins/kubelet.sock, starts the
+    installed `devmgr plugin fake` once that socket is there, and returns the example's output
+    after it exits 0."""
+    out_path, err_path, plugin_log = (workdir / f"{name}.out", workdir / f"{name}.err",
+                                      workdir / f"{name}-plugin.log")
+    processes = []
+    try:
+        with open(out_path, "w") as out, open(err_path, "w") as err:
+            embedder = subprocess.Popen([str(part) for part in command], stdout=out, stderr=err)
+        processes.append(embedder)
+        # The plugin would retry a registration that finds no kubelet.sock, but starting it once
+        # the socket is there keeps this test quick and its failures plain.
+        socket = root / "device-plugins" / "kubelet.sock"
+        wait_until(lambda: socket.is_socket() or embedder.poll() is not None,
+                   30, f"{name} to serve kubelet.sock")
+        check(embedder.poll() is None, f"{name} exited early:\n{err_path.read_text()}")
+        with open(plugin_log, "w") as log:
+            processes.append(subprocess.Popen(
+                [str(program), "plugin", "fake", "--root-dir", str(root), "--resource", RESOURCE,
+                 "--devices", str(PLUGIN_DEVICES), "--id-prefix", DEVICE_PREFIX,
+                 "--check-interval", "100ms"],
+                stdout=log, stderr=subprocess.STDOUT))
+        try:
+            code = embedder.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            raise TestFailure(f"{name} did not finish within 90 s") from None
+        output = out_path.read_text()
+        check(code == 0, f"{name} exited {code}:\n{output}{err_path.read_text()}\n"
+                         f"plugin:\n{plugin_log.read_text()}")
+        return output
+    finally:
+        for process in reversed(processes):
+            stop(process)
 
 
 def run_example(program, example, workdir):
     root = workdir / "root"
     plugin_dir = root / "device-plugins"
-    processes = []
-    try:
-        with open(workdir / "example.out", "w") as out, open(workdir / "example.err", "w") as err:
-            embedder = subprocess.Popen([str(example), str(plugin_dir), RESOURCE, str(REQUESTED)],
-                                        stdout=out, stderr=err)
-        processes.append(embedder)
-        # The plugin would retry a registration that finds no kubelet.sock, but starting it once
-        # the socket is there keeps this test quick and its failures plain.
-        wait_until(lambda: (plugin_dir / "kubelet.sock").is_socket() or embedder.poll() is not None,
-                   30, "the example to serve kubelet.sock")
-        check(embedder.poll() is None,
-              f"the example exited early:\n{(workdir / 'example.err').read_text()}")
-        processes.append(start_plugin(program, root, workdir, "plugin"))
-        try:
-            code = embedder.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            raise TestFailure("the example did not finish within 90 s") from None
-        output = (workdir / "example.out").read_text()
-        check(code == 0, f"the example exited {code}:\n{output}"
-                         f"{(workdir / 'example.err').read_text()}\n"
-                         f"plugin:\n{(workdir / 'plugin.log').read_text()}")
-    finally:
-        for process in reversed(processes):
-            stop(process)
+    output = run_against_plugin(program, [example, plugin_dir, RESOURCE, REQUESTED], root, workdir,
+                                "embed_manager")
 
     # `devmgr plugin fake` names its devices PREFIX0, PREFIX1, ... and its Allocate answers one
     # DEVMGR_FAKE_DEVICE_<n>=PREFIX<n> per device: the run options must carry exactly the
@@ -218,25 +223,8 @@ def run_node_example(args, program, example, workdir):
     container with one device, whose device the app container with two reuses."""
     root = workdir / "node-root"
     manifest = pathlib.Path(args.source_dir) / "examples" / "pod.yaml"
-    processes = []
-    try:
-        with open(workdir / "node.out", "w") as out, open(workdir / "node.err", "w") as err:
-            node = subprocess.Popen([str(example), str(root), RESOURCE, str(manifest)],
-                                    stdout=out, stderr=err)
-        processes.append(node)
-        wait_until(lambda: (root / "device-plugins" / "kubelet.sock").is_socket()
-                   or node.poll() is not None, 30, "embed_node to serve kubelet.sock")
-        processes.append(start_plugin(program, root, workdir, "node-plugin"))
-        try:
-            code = node.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            raise TestFailure("embed_node did not finish within 90 s") from None
-        output = (workdir / "node.out").read_text()
-        check(code == 0, f"embed_node exited {code}:\n{output}{(workdir / 'node.err').read_text()}"
-                         f"\nplugin:\n{(workdir / 'node-plugin.log').read_text()}")
-    finally:
-        for process in reversed(processes):
-            stop(process)
+    output = run_against_plugin(program, [example, root, RESOURCE, manifest], root, workdir,
+                                "embed_node")
     warm_up = re.findall(r"^warm-up DEVMGR_FAKE_DEVICE_\d+=(\S+)$", output, re.M)
     trainer = re.findall(r"^trainer DEVMGR_FAKE_DEVICE_\d+=(\S+)$", output, re.M)
     check(len(warm_up) == 1 and len(set(trainer)) == 2 and warm_up[0] in trainer,

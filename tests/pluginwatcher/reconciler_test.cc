@@ -2,6 +2,7 @@
 // hand; here the sockets themselves do, through the watcher, which is the only way in.
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "tests/pluginwatcher/watcher_test_env.h"
 
@@ -73,6 +74,31 @@ TEST_F(ReconcilerTest, Test_Run_Positive_ReRegister) {
   for (const auto& call : handler_.calls()) kinds.push_back(call.kind);
   EXPECT_EQ(kinds, (std::vector<Kind>{Kind::kValidate, Kind::kRegister, Kind::kDeRegister,
                                       Kind::kValidate, Kind::kRegister}));
+}
+
+// The desired and actual state carry the injected clock's time, not the system's.
+TEST_F(ReconcilerTest, TimestampsComeFromTheInjectedClock) {
+  pluginwatcher::WatcherOptions options = Options();
+  options.clock = &clock_;
+  StartWatcher(std::move(options));
+  const absl::Time start = clock_.Now();
+  const std::string socket = Socket("plugin.sock");
+  auto plugin = ServeDevicePlugin(socket, "example-plugin");
+  ASSERT_TRUE(WaitFor([&] { return InActualState(socket); }, kWait));
+  EXPECT_EQ(watcher_->GetPluginsToRegister().at(0).timestamp, start);
+  EXPECT_EQ(watcher_->GetRegisteredPlugins().at(0).timestamp, start);
+
+  // A socket re-created an hour later (by the clock) is timestamped an hour later.
+  clock_.Advance(absl::Hours(1));
+  plugin->Stop();
+  plugin = ServeDevicePlugin(socket, "example-plugin");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto registered = watcher_->GetRegisteredPlugins();
+        return registered.size() == 1 && registered[0].timestamp == start + absl::Hours(1);
+      },
+      kWait));
+  EXPECT_EQ(watcher_->GetPluginsToRegister().at(0).timestamp, start + absl::Hours(1));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "pluginwatcher/watcher.h"
 #include "tests/pluginwatcher/fake_plugin_handler.h"
 #include "tests/pluginwatcher/fake_registration_plugin.h"
+#include "tests/testlib/fake_clock.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
 
@@ -61,9 +62,12 @@ class WatcherTestEnv : public ::testing::Test {
                        [&](const auto& p) { return p.socket_path == socket; });
   }
 
-  // Declared in lifetime order: the watcher stops before the handler and the folder go.
+  // Declared in lifetime order: the watcher stops before the handler, the clock and the folder
+  // go.
   TempDir dir_;
   FakePluginHandler handler_;
+  // For the tests that give it to the watcher (WatcherOptions::clock).
+  FakeClock clock_;
   pluginwatcher::WatcherPtr watcher_;
 };
 

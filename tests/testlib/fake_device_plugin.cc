@@ -1,6 +1,5 @@
 #include "tests/testlib/fake_device_plugin.h"
 
-#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -28,84 +27,18 @@ std::vector<v1beta1::Device> MakeDevices(int n, const std::string& prefix) {
   return devices;
 }
 
-// One ListAndWatch stream. Decisions are taken under the stream's mutex and the gRPC calls
-// (StartWrite, Finish) made after releasing it, so a reaction that gRPC runs inline cannot
-// deadlock on it. Owned by FakeDevicePlugin::streams_ until OnDone.
-class FakeDevicePlugin::Stream final
-    : public grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse> {
- public:
-  explicit Stream(FakeDevicePlugin& plugin) : plugin_(plugin) {}
+namespace {
 
-  void Push(v1beta1::ListAndWatchResponse snapshot) {
-    {
-      absl::MutexLock lock(&mu_);
-      pending_ = std::move(snapshot);  // an older unsent snapshot is obsolete
-      if (writing_ || finished_) return;
-      writing_ = true;
-      in_flight_ = *std::exchange(pending_, std::nullopt);
-    }
-    StartWrite(&in_flight_);
-  }
+// Snapshot is `devices` as one ListAndWatch message, in their order and exactly as given.
+std::shared_ptr<const v1beta1::ListAndWatchResponse> Snapshot(
+    std::vector<v1beta1::Device> devices) {
+  auto snapshot = std::make_shared<v1beta1::ListAndWatchResponse>();
+  snapshot->mutable_devices()->Reserve(static_cast<int>(devices.size()));
+  for (auto& device : devices) *snapshot->add_devices() = std::move(device);
+  return snapshot;
+}
 
-  // End finishes the stream with OK once any write in flight is done.
-  void End() { EndWith(grpc::Status::OK); }
-
-  void OnWriteDone(bool ok) override {
-    enum class Next { kNothing, kWrite, kFinish } next = Next::kNothing;
-    grpc::Status finish_status;
-    {
-      absl::MutexLock lock(&mu_);
-      writing_ = false;
-      if (!ok || end_status_.has_value()) {
-        if (!finished_) {
-          finished_ = true;
-          next = Next::kFinish;
-          finish_status =
-              ok ? *end_status_ : grpc::Status(grpc::StatusCode::UNAVAILABLE, "write failed");
-        }
-      } else if (pending_.has_value()) {
-        writing_ = true;
-        in_flight_ = *std::exchange(pending_, std::nullopt);
-        next = Next::kWrite;
-      }
-    }
-    if (next == Next::kWrite) StartWrite(&in_flight_);
-    if (next == Next::kFinish) Finish(finish_status);
-  }
-
-  void OnCancel() override { EndWith(grpc::Status::CANCELLED); }
-
-  void OnDone() override {
-    std::shared_ptr<Stream> self;
-    {
-      absl::MutexLock lock(&plugin_.mu_);
-      auto it = plugin_.streams_.find(this);
-      self = std::move(it->second);
-      plugin_.streams_.erase(it);
-    }
-    // `self` may be the last reference: nothing touches `this` after it goes.
-  }
-
- private:
-  void EndWith(const grpc::Status& status) {
-    {
-      absl::MutexLock lock(&mu_);
-      if (!end_status_.has_value()) end_status_ = status;
-      if (writing_ || finished_) return;
-      finished_ = true;
-    }
-    Finish(status);
-  }
-
-  FakeDevicePlugin& plugin_;
-  absl::Mutex mu_;
-  std::optional<v1beta1::ListAndWatchResponse> pending_ ABSL_GUARDED_BY(mu_);
-  // Only the writer touches it, between StartWrite and OnWriteDone.
-  v1beta1::ListAndWatchResponse in_flight_;
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  std::optional<grpc::Status> end_status_ ABSL_GUARDED_BY(mu_);
-};
+}  // namespace
 
 class FakeDevicePlugin::Service final : public v1beta1::DevicePlugin::CallbackService {
  public:
@@ -133,21 +66,7 @@ class FakeDevicePlugin::Service final : public v1beta1::DevicePlugin::CallbackSe
   grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse>* ListAndWatch(
       grpc::CallbackServerContext* /*context*/, const v1beta1::Empty* /*request*/) override {
     ++plugin_.list_and_watch_calls_;
-    auto stream = std::make_shared<Stream>(plugin_);
-    v1beta1::ListAndWatchResponse first;
-    bool stopping = false;
-    {
-      absl::MutexLock lock(&plugin_.mu_);
-      stopping = plugin_.stopping_;
-      plugin_.streams_[stream.get()] = stream;
-      first = plugin_.SnapshotLocked();
-    }
-    if (stopping) {
-      stream->End();
-    } else {
-      stream->Push(std::move(first));
-    }
-    return stream.get();
+    return plugin_.streams_.Open();
   }
 
   grpc::ServerUnaryReactor* Allocate(grpc::CallbackServerContext* context,
@@ -229,7 +148,7 @@ FakeDevicePlugin::FakeDevicePlugin(std::filesystem::path socket, std::string res
     : socket_(std::move(socket)),
       resource_name_(std::move(resource_name)),
       options_(options),
-      devices_(std::move(devices)),
+      streams_(Snapshot(std::move(devices)), resource_name_, /*logger=*/nullptr),
       service_(std::make_unique<Service>(*this)) {}
 
 FakeDevicePlugin::~FakeDevicePlugin() { Stop(); }
@@ -246,21 +165,20 @@ absl::Status FakeDevicePlugin::Start() {
 }
 
 void FakeDevicePlugin::Stop() {
-  std::vector<std::shared_ptr<Stream>> streams;
   std::vector<grpc::ServerUnaryReactor*> hung;
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return;
     stopping_ = true;
-    streams = StreamsLocked();
     hung.swap(hung_calls_);
   }
-  for (auto& stream : streams) stream->End();
+  streams_.Close();
   for (grpc::ServerUnaryReactor* reactor : hung) {
     reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "plugin stopped"));
   }
   if (server_ != nullptr) {
     server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
+    streams_.WaitForAllDone();
     server_->Wait();
     server_.reset();
   }
@@ -294,41 +212,11 @@ absl::Status FakeDevicePlugin::Register(const std::filesystem::path& kubelet_soc
   return FromGrpcStatus(stub->Register(&context, request, &response));
 }
 
-v1beta1::ListAndWatchResponse FakeDevicePlugin::SnapshotLocked() const {
-  v1beta1::ListAndWatchResponse snapshot;
-  snapshot.mutable_devices()->Reserve(static_cast<int>(devices_.size()));
-  for (const auto& device : devices_) *snapshot.add_devices() = device;
-  return snapshot;
-}
-
-std::vector<std::shared_ptr<FakeDevicePlugin::Stream>> FakeDevicePlugin::StreamsLocked() const {
-  std::vector<std::shared_ptr<Stream>> streams;
-  streams.reserve(streams_.size());
-  for (const auto& [raw, stream] : streams_) streams.push_back(stream);
-  return streams;
-}
-
 void FakeDevicePlugin::SetDevices(std::vector<v1beta1::Device> devices) {
-  std::vector<std::shared_ptr<Stream>> streams;
-  v1beta1::ListAndWatchResponse snapshot;
-  {
-    absl::MutexLock lock(&mu_);
-    devices_ = std::move(devices);
-    snapshot = SnapshotLocked();
-    streams = StreamsLocked();
-  }
-  // Outside mu_: a reaction that gRPC runs inline may take it (OnDone).
-  for (auto& stream : streams) stream->Push(snapshot);
+  streams_.Publish(Snapshot(std::move(devices)));
 }
 
-void FakeDevicePlugin::EndStreams() {
-  std::vector<std::shared_ptr<Stream>> streams;
-  {
-    absl::MutexLock lock(&mu_);
-    streams = StreamsLocked();
-  }
-  for (auto& stream : streams) stream->End();
-}
+void FakeDevicePlugin::EndStreams() { streams_.EndAll(grpc::Status::OK); }
 
 void FakeDevicePlugin::OnAllocate(AllocateFn fn) {
   absl::MutexLock lock(&mu_);
@@ -345,9 +233,6 @@ void FakeDevicePlugin::OnGetPreferredAllocation(PreferredFn fn) {
   preferred_fn_ = std::move(fn);
 }
 
-int FakeDevicePlugin::open_streams() const {
-  absl::MutexLock lock(&mu_);
-  return static_cast<int>(streams_.size());
-}
+int FakeDevicePlugin::open_streams() const { return streams_.OpenCount(); }
 
 }  // namespace devmgr::testing

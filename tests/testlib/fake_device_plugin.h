@@ -1,8 +1,14 @@
 // FakeDevicePlugin: a real device plugin gRPC server (v1beta1.DevicePlugin) on a unix socket,
 // for tests and benchmarks of the manager side, in the spirit of upstream's stub.go. It
-// streams full ListAndWatch snapshots (only the newest unsent one is kept per stream), counts
-// calls, lets a test replace Allocate / GetPreferredAllocation / PreStartContainer, can hang
-// GetDevicePluginOptions to play a stuck plugin, and registers itself on kubelet.sock.
+// streams full ListAndWatch snapshots through the SDK's ListAndWatchStreams (only the newest
+// unsent one is kept per stream), counts calls, lets a test replace Allocate /
+// GetPreferredAllocation / PreStartContainer, can hang GetDevicePluginOptions or Allocate to
+// play a stuck plugin, and registers itself on kubelet.sock.
+//
+// Unlike the SDK's DevicePluginService, it sends the wire devices exactly as given (any health
+// string, any order, duplicates), announces the options it is told to whatever hooks are set,
+// and answers its hooks on the gRPC threads: a test plays a plugin that misbehaves, which the
+// SDK never does.
 //
 // Thread-safety: every method is thread-safe. Hooks run on gRPC threads and must not block.
 #pragma once
@@ -12,7 +18,6 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "deviceplugin/list_and_watch_streams.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 
 namespace devmgr::testing {
@@ -92,12 +98,7 @@ class FakeDevicePlugin {
 
  private:
   class Service;
-  class Stream;
   friend class Service;
-  friend class Stream;
-
-  v1beta1::ListAndWatchResponse SnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::vector<std::shared_ptr<Stream>> StreamsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::filesystem::path socket_;
   const std::string resource_name_;
@@ -109,15 +110,14 @@ class FakeDevicePlugin {
   std::atomic<int> preferred_calls_{0};
 
   mutable absl::Mutex mu_;
-  std::vector<v1beta1::Device> devices_ ABSL_GUARDED_BY(mu_);
-  // Open streams, keyed by themselves; a stream lives while it is here or in use by a caller.
-  std::map<Stream*, std::shared_ptr<Stream>> streams_ ABSL_GUARDED_BY(mu_);
   std::vector<grpc::ServerUnaryReactor*> hung_calls_ ABSL_GUARDED_BY(mu_);
   AllocateFn allocate_fn_ ABSL_GUARDED_BY(mu_);
   PreStartFn pre_start_fn_ ABSL_GUARDED_BY(mu_);
   PreferredFn preferred_fn_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 
+  // Declared before the server, which serves them until Stop.
+  deviceplugin::ListAndWatchStreams streams_;
   std::unique_ptr<Service> service_;
   std::unique_ptr<grpc::Server> server_;
 };

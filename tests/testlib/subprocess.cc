@@ -1,9 +1,9 @@
 #include "tests/testlib/subprocess.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
 
 extern char** environ;
 
@@ -20,45 +20,81 @@ namespace {
 
 std::string Slurp(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace
 
-ProcessResult RunProcess(const std::vector<std::string>& argv, const std::string& input) {
-  // Files rather than pipes: nothing can block on a full pipe, whatever the program prints.
-  TempDir dir;
-  const auto in_path = dir.Sub("in");
-  const auto out_path = dir.Sub("out");
-  const auto err_path = dir.Sub("err");
-  std::ofstream(in_path, std::ios::binary) << input;
-
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
+                                     const std::string& input) {
+  std::ofstream(dir_.Sub("in"), std::ios::binary) << input;
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, in_path.c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
+  posix_spawn_file_actions_addopen(&actions, 0, dir_.Sub("in").c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, dir_.Sub("out").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 2, dir_.Sub("err").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<std::string> copy = argv;
   std::vector<char*> args;
-  args.reserve(argv.size() + 1);
-  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.reserve(copy.size() + 1);
+  for (auto& arg : copy) args.push_back(arg.data());
   args.push_back(nullptr);
-
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  if (posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ) != 0) pid_ = -1;
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+}
 
+BackgroundProcess::~BackgroundProcess() {
+  if (pid_ > 0 && !exit_code_.has_value()) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+void BackgroundProcess::Signal(int signal) {
+  if (pid_ > 0 && !exit_code_.has_value()) ::kill(pid_, signal);
+}
+
+void BackgroundProcess::Reaped(int status) {
+  exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::optional<int> BackgroundProcess::Wait(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return std::nullopt;
+  WaitFor(
+      [&] {
+        int status = 0;
+        if (!exit_code_.has_value() && ::waitpid(pid_, &status, WNOHANG) == pid_) Reaped(status);
+        return exit_code_.has_value();
+      },
+      timeout);
+  return exit_code_;
+}
+
+int BackgroundProcess::WaitForExit() {
+  int status = 0;
+  while (!exit_code_.has_value()) {
+    if (::waitpid(pid_, &status, 0) == pid_) {
+      Reaped(status);
+    } else if (errno != EINTR) {
+      throw std::runtime_error("waitpid failed");
+    }
+  }
+  return *exit_code_;
+}
+
+std::string BackgroundProcess::out() const { return Slurp(dir_.Sub("out")); }
+std::string BackgroundProcess::err() const { return Slurp(dir_.Sub("err")); }
+
+ProcessResult RunProcess(const std::vector<std::string>& argv, const std::string& input) {
+  BackgroundProcess process(argv, input);
+  if (!process.started()) throw std::runtime_error("cannot start " + argv[0]);
   ProcessResult result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.out = Slurp(out_path);
-  result.err = Slurp(err_path);
+  result.exit_code = process.WaitForExit();
+  result.out = process.out();
+  result.err = process.err();
   return result;
 }
 

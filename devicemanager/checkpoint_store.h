@@ -1,0 +1,42 @@
+// CheckpointStore: where the manager keeps its checkpoint file (ManagerOptions::
+// checkpoint_store). The production store is CheckpointStoreImpl, a FileStore in plugin_dir
+// (checkpoint_store_impl.h); tests give the manager stores that fail on demand or keep the file
+// in memory.
+//
+// Threads: the manager serializes Write and Rename calls (never two at once); Read and List may
+// run at the same time as a Write. Every call may block on disk; the manager never calls the
+// store holding its state mutex.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace devmgr::devicemanager {
+
+class CheckpointStore {
+ public:
+  virtual ~CheckpointStore() = default;
+
+  // Read returns the content of file `name`; NotFound when there is none.
+  virtual absl::StatusOr<std::string> Read(absl::string_view name) const = 0;
+
+  // Write replaces file `name` with `bytes` durably and atomically: after an error, the old
+  // content is still there (or, after a crash, either the old or the new one).
+  virtual absl::Status Write(absl::string_view name, absl::string_view bytes) = 0;
+
+  // Rename gives file `from` the name `to`, replacing any file `to`.
+  virtual absl::Status Rename(absl::string_view from, absl::string_view to) = 0;
+
+  // List returns the names of the store's files, sorted: empty means the node's device state
+  // was wiped (see Manager::ShouldResetExtendedResourceCapacity).
+  virtual absl::StatusOr<std::vector<std::string>> List() const = 0;
+};
+
+using CheckpointStorePtr = std::unique_ptr<CheckpointStore>;
+
+}  // namespace devmgr::devicemanager

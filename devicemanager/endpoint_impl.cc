@@ -1,0 +1,222 @@
+#include "devicemanager/endpoint_impl.h"
+
+#include <google/protobuf/arena.h>
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "common/status.h"
+#include "common/unix_socket.h"
+#include "devicemanager/device_snapshot.h"
+
+namespace devmgr::devicemanager {
+namespace {
+
+// How often a connection in progress looks at its cancellation flag.
+constexpr absl::Duration kDialPollInterval = absl::Milliseconds(50);
+
+// gRPC keeps a read buffer on every connection, even an idle one, sized by what the connection
+// read lately: it starts at 8 KiB, doubles while reads fill it (up to 4 MiB) and shrinks by 1%
+// per read after that. A plugin's connection is idle almost always, and a node may have
+// hundreds: 8 KiB to start, and the size one full snapshot pushed it to, held that way cost
+// about 20 KiB per endpoint (docs/PERFORMANCE.md). From 1 KiB it still doubles within a few reads
+// for a large snapshot, and at 256 KiB per read a snapshot of 100,000 devices takes a dozen reads
+// rather than one buffer of 4 MiB kept for good.
+constexpr int kReadChunkBytes = 1024;
+constexpr int kMaxReadChunkBytes = 256 * 1024;
+
+std::chrono::system_clock::time_point Deadline(absl::Duration timeout) {
+  return absl::ToChronoTime(absl::Now() + timeout);
+}
+
+absl::Status WithPrefix(absl::string_view prefix, const grpc::Status& status) {
+  absl::Status converted = FromGrpcStatus(status);
+  return absl::Status(converted.code(), absl::StrCat(prefix, converted.message()));
+}
+
+}  // namespace
+
+// The ListAndWatch stream. Owned by its EndpointImpl; while the call runs it holds a reference
+// to the endpoint, dropped as the last act of OnDone.
+class EndpointImpl::StreamReactor final
+    : public grpc::ClientReadReactor<v1beta1::ListAndWatchResponse> {
+ public:
+  explicit StreamReactor(EndpointImpl& endpoint) : endpoint_(endpoint) {}
+
+  void Start(std::shared_ptr<EndpointImpl> self) {
+    self_ = std::move(self);
+    endpoint_.stub_->async()->ListAndWatch(&context_, &request_, this);
+    StartRead(NewResponse());
+    StartCall();
+  }
+
+  void Cancel() { context_.TryCancel(); }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // the stream is over; OnDone follows with the status
+    std::vector<Device> devices = DevicesFromWire(*response_);
+    endpoint_.callbacks_.OnDevicesUpdated(endpoint_, std::move(devices));
+    StartRead(NewResponse());
+  }
+
+  void OnDone(const grpc::Status& status) override {
+    // Dropping the reference may destroy the endpoint and this reactor with it, so it goes
+    // last: nothing touches `this` after `keep` is released at the end of the scope.
+    std::shared_ptr<EndpointImpl> keep = std::move(self_);
+    keep->callbacks_.OnStreamEnded(*keep, FromGrpcStatus(status));
+  }
+
+ private:
+  // NewResponse is an empty message on a new arena, the previous one (and the message last
+  // read on it) freed. A message of 100,000 devices is some 300,000 small objects: parsed on
+  // an arena they cost a pointer bump each and are freed in one go, and nothing is held
+  // between updates (Clear() would keep every element allocated for reuse: about 15 MB for
+  // 100,000 devices, measured with heaptrack).
+  v1beta1::ListAndWatchResponse* NewResponse() {
+    google::protobuf::ArenaOptions options;
+    options.start_block_size = 512;  // a stream that sends few devices stays small
+    options.max_block_size = std::size_t{1} << 20;
+    arena_ = std::make_unique<google::protobuf::Arena>(options);
+    response_ = google::protobuf::Arena::CreateMessage<v1beta1::ListAndWatchResponse>(arena_.get());
+    return response_;
+  }
+
+  EndpointImpl& endpoint_;
+  grpc::ClientContext context_;
+  v1beta1::Empty request_;
+  std::unique_ptr<google::protobuf::Arena> arena_;
+  v1beta1::ListAndWatchResponse* response_ = nullptr;  // on arena_
+  std::shared_ptr<EndpointImpl> self_;
+};
+
+EndpointImpl::EndpointImpl(std::string resource_name, std::filesystem::path socket,
+                           const EndpointOptions& options, EndpointCallbacks& callbacks)
+    : Endpoint(std::move(resource_name), std::move(socket)),
+      options_(options),
+      callbacks_(callbacks) {}
+
+EndpointImpl::~EndpointImpl() = default;
+
+absl::StatusOr<EndpointSharedPtr> EndpointImpl::Connect(std::string resource_name,
+                                                        std::filesystem::path socket,
+                                                        const EndpointOptions& options,
+                                                        EndpointCallbacks& callbacks,
+                                                        const std::atomic<bool>* cancelled) {
+  // make_shared cannot reach the private constructor.
+  std::shared_ptr<EndpointImpl> endpoint(
+      new EndpointImpl(std::move(resource_name), std::move(socket), options, callbacks));
+
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options.max_message_bytes);
+  // As the kubelet's dial: the authority of a unix socket peer is "localhost".
+  args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, "localhost");
+  args.SetInt(GRPC_ARG_TCP_READ_CHUNK_SIZE, kReadChunkBytes);
+  args.SetInt(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, kMaxReadChunkBytes);
+  // Channelz keeps a node and a trace of events per channel and subchannel (about 3 KiB per
+  // endpoint); nothing here serves channelz.
+  args.SetInt(GRPC_ARG_ENABLE_CHANNELZ, 0);
+  endpoint->channel_ = grpc::CreateCustomChannel(UnixTarget(endpoint->socket_path()),
+                                                 grpc::InsecureChannelCredentials(), args);
+
+  // A blocking dial like upstream's, in slices so that a stopping manager need not wait the
+  // whole dial timeout.
+  const absl::Time dial_deadline = absl::Now() + options.dial_timeout;
+  grpc_connectivity_state state = endpoint->channel_->GetState(/*try_to_connect=*/true);
+  while (state != GRPC_CHANNEL_READY) {
+    if (cancelled != nullptr && cancelled->load()) {
+      return absl::CancelledError("failed to dial device plugin: the device manager is stopping");
+    }
+    const absl::Time now = absl::Now();
+    if (now >= dial_deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "failed to dial device plugin: no connection to ", endpoint->socket_path().string(),
+          " within ", absl::FormatDuration(options.dial_timeout)));
+    }
+    endpoint->channel_->WaitForStateChange(
+        state, absl::ToChronoTime(std::min(dial_deadline, now + kDialPollInterval)));
+    state = endpoint->channel_->GetState(/*try_to_connect=*/true);
+  }
+
+  endpoint->stub_ = v1beta1::DevicePlugin::NewStub(endpoint->channel_);
+  // The asynchronous form, so that cancellation can cut a hung plugin's deadline short.
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(options.call_timeout));
+  const v1beta1::Empty request;
+  grpc::Status status;
+  absl::Notification answered;
+  endpoint->stub_->async()->GetDevicePluginOptions(&context, &request, &endpoint->plugin_options_,
+                                                   [&](grpc::Status result) {
+                                                     status = std::move(result);
+                                                     answered.Notify();
+                                                   });
+  while (!answered.WaitForNotificationWithTimeout(kDialPollInterval)) {
+    if (cancelled != nullptr && cancelled->load()) context.TryCancel();
+  }
+  if (!status.ok()) return WithPrefix("failed to get device plugin options: ", status);
+  endpoint->reactor_ = std::make_unique<StreamReactor>(*endpoint);
+  return endpoint;
+}
+
+absl::StatusOr<EndpointSharedPtr> EndpointFactoryImpl::Connect(std::string resource_name,
+                                                               std::filesystem::path socket,
+                                                               EndpointCallbacks& callbacks,
+                                                               const std::atomic<bool>* cancelled) {
+  return EndpointImpl::Connect(std::move(resource_name), std::move(socket), options_, callbacks,
+                               cancelled);
+}
+
+void EndpointImpl::StartListAndWatch() {
+  assert(reactor_ != nullptr);
+  reactor_->Start(shared_from_this());
+}
+
+void EndpointImpl::CancelStream() { reactor_->Cancel(); }
+
+absl::StatusOr<v1beta1::AllocateResponse> EndpointImpl::DoAllocate(
+    const std::vector<std::string>& device_ids) {
+  v1beta1::AllocateRequest request;
+  auto* container = request.add_container_requests();
+  for (const auto& id : device_ids) container->add_devices_ids(id);
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(options_.call_timeout));
+  v1beta1::AllocateResponse response;
+  grpc::Status status = stub_->Allocate(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response;
+}
+
+absl::StatusOr<v1beta1::PreStartContainerResponse> EndpointImpl::DoPreStartContainer(
+    const std::vector<std::string>& device_ids) {
+  v1beta1::PreStartContainerRequest request;
+  for (const auto& id : device_ids) request.add_devices_ids(id);
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(options_.pre_start_timeout));
+  v1beta1::PreStartContainerResponse response;
+  grpc::Status status = stub_->PreStartContainer(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response;
+}
+
+absl::StatusOr<v1beta1::PreferredAllocationResponse> EndpointImpl::DoGetPreferredAllocation(
+    const std::vector<std::string>& available, const std::vector<std::string>& must_include,
+    int size) {
+  v1beta1::PreferredAllocationRequest request;
+  auto* container = request.add_container_requests();
+  for (const auto& id : available) container->add_available_deviceids(id);
+  for (const auto& id : must_include) container->add_must_include_deviceids(id);
+  container->set_allocation_size(size);
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(options_.call_timeout));
+  v1beta1::PreferredAllocationResponse response;
+  grpc::Status status = stub_->GetPreferredAllocation(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response;
+}
+
+}  // namespace devmgr::devicemanager

@@ -1,0 +1,296 @@
+// Pod admission of ManagerImpl driven in memory through its seams: FakeEndpoints from a
+// FakeEndpointFactory (no plugin sockets, no gRPC plugin) and a FakeCheckpointStore that fails
+// on demand. Covers picking, refusals with upstream's texts, the plugin's preferred allocation,
+// rollback after a failed plugin call or checkpoint write, init-container device reuse, and
+// admissions running while a plugin thinks.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "devicemanager/manager_impl.h"
+#include "tests/devicemanager/fake_checkpoint_store.h"
+#include "tests/devicemanager/fake_endpoint.h"
+#include "tests/testlib/fake_clock.h"
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::devicemanager {
+namespace {
+
+using ::devmgr::testing::FakeCheckpointStore;
+using ::devmgr::testing::FakeClock;
+using ::devmgr::testing::FakeEndpoint;
+using ::devmgr::testing::FakeEndpointFactory;
+using ::devmgr::testing::TempDir;
+using ::devmgr::testing::WaitFor;
+
+constexpr char kResource[] = "domain1.com/resource1";
+
+Device Healthy(const std::string& id, std::vector<int64_t> numa_nodes = {}) {
+  return Device{id, Health::kHealthy, std::move(numa_nodes)};
+}
+
+Pod OnePod(const std::string& uid, int64_t count) {
+  return Pod{uid,
+             "default",
+             "pod-" + uid,
+             {},
+             {Container{"c", ContainerType::kRegular, {{kResource, count}}}}};
+}
+
+v1beta1::PreferredAllocationResponse Preferred(const std::vector<std::string>& ids) {
+  v1beta1::PreferredAllocationResponse response;
+  auto* container = response.add_container_responses();
+  for (const auto& id : ids) container->add_deviceids(id);
+  return response;
+}
+
+// A topology manager that admits NUMA node 0 for every container.
+class NodeZeroAffinity final : public TopologyAffinityStore {
+ public:
+  std::optional<NumaMask> GetAffinity(absl::string_view, absl::string_view) const override {
+    return NumaMask{0};
+  }
+};
+
+class AdmissionUnitTest : public ::testing::Test {
+ protected:
+  void StartManager(const TopologyAffinityStore* affinity = nullptr) {
+    ManagerOptions options;
+    options.plugin_dir = dir_.path();
+    options.probe_endpoint_roots = {dir_.path()};
+    options.clock = &clock_;
+    options.checkpoint_write_delay = absl::Milliseconds(1);
+    options.topology_affinity = affinity;
+    options.checkpoint_store = &store_;
+    options.endpoint_factory = &factory_;
+    manager_ = std::make_unique<ManagerImpl>(std::move(options));
+    ASSERT_TRUE(manager_
+                    ->Start(
+                        [] {
+                          return std::vector<std::string>{"pod1", "pod2", "pod3"};
+                        },
+                        [] { return true; })
+                    .ok());
+  }
+
+  // Registers kResource in probe mode and pushes `devices` through the endpoint the factory
+  // made. The fake dials nothing, but probe mode takes only an existing socket under a root:
+  // kubelet.sock is one.
+  std::shared_ptr<FakeEndpoint> AddPlugin(std::vector<Device> devices,
+                                          bool preferred_allocation = false) {
+    v1beta1::DevicePluginOptions options;
+    options.set_get_preferred_allocation_available(preferred_allocation);
+    factory_.set_plugin_options(options);
+    EXPECT_TRUE(
+        manager_->RegisterPlugin(kResource, manager_->KubeletSocket().string(), {"v1beta1"}).ok());
+    std::shared_ptr<FakeEndpoint> endpoint = factory_.endpoint(kResource);
+    EXPECT_NE(endpoint, nullptr);
+    if (endpoint != nullptr) {
+      EXPECT_TRUE(endpoint->PushDevices(std::move(devices)));
+    }
+    return endpoint;
+  }
+
+  absl::Status Admit(const Pod& pod) { return manager_->Allocate(pod, pod.containers[0]); }
+
+  std::set<std::string> Held(const std::string& pod, const std::string& container = "c") {
+    const ResourceDevices held = manager_->GetDevices(pod, container);
+    std::set<std::string> ids;
+    if (auto it = held.find(kResource); it != held.end()) {
+      for (const auto& [id, device] : it->second) ids.insert(id);
+    }
+    return ids;
+  }
+
+  TempDir dir_;
+  FakeClock clock_;
+  FakeCheckpointStore store_;
+  FakeEndpointFactory factory_;
+  // Last: stopped (by its destructor) before the fakes it uses go.
+  std::unique_ptr<ManagerImpl> manager_;
+};
+
+TEST_F(AdmissionUnitTest, AllocatePicksHealthyFreeDevices) {
+  StartManager();
+  auto endpoint = AddPlugin({Device{"d0", Health::kUnhealthy, {}}, Healthy("d1"), Healthy("d2")});
+  std::vector<std::vector<std::string>> asked;
+  absl::Mutex mu;
+  endpoint->OnAllocate([&](const std::vector<std::string>& ids) {
+    absl::MutexLock lock(&mu);
+    asked.push_back(ids);
+    v1beta1::AllocateResponse response;
+    response.add_container_responses();
+    return absl::StatusOr<v1beta1::AllocateResponse>(response);
+  });
+  ASSERT_TRUE(Admit(OnePod("pod1", 1)).ok());
+  ASSERT_TRUE(Admit(OnePod("pod2", 1)).ok());
+  EXPECT_EQ(Held("pod1"), (std::set<std::string>{"d1"}));
+  EXPECT_EQ(Held("pod2"), (std::set<std::string>{"d2"}));
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(asked, (std::vector<std::vector<std::string>>{{"d1"}, {"d2"}}));
+}
+
+TEST_F(AdmissionUnitTest, TooFewDevicesIsResourceExhausted) {
+  StartManager();
+  auto endpoint = AddPlugin({Healthy("d0"), Healthy("d1")});
+  absl::Status status = Admit(OnePod("pod1", 3));
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(status.message(),
+            "requested number of devices unavailable for domain1.com/resource1. Requested: 3, "
+            "Available: 2");
+  EXPECT_EQ(endpoint->allocate_calls(), 0);
+  EXPECT_TRUE(Held("pod1").empty());
+}
+
+TEST_F(AdmissionUnitTest, PreferredAllocationIsHonouredAndSeesWhatWasPicked) {
+  NodeZeroAffinity affinity;
+  StartManager(&affinity);
+  auto endpoint =
+      AddPlugin({Healthy("d0", {0}), Healthy("d1", {1}), Healthy("d2", {1}), Healthy("d3", {1})},
+                /*preferred_allocation=*/true);
+  endpoint->OnGetPreferredAllocation(
+      [](const std::vector<std::string>&, const std::vector<std::string>&, int) {
+        return absl::StatusOr<v1beta1::PreferredAllocationResponse>(Preferred({"d0", "d2"}));
+      });
+  ASSERT_TRUE(Admit(OnePod("pod1", 2)).ok());
+  EXPECT_EQ(Held("pod1"), (std::set<std::string>{"d0", "d2"}));
+  // The aligned d0 was taken first: the plugin must include it, and chooses among every free
+  // device for the whole request.
+  auto requests = endpoint->preferred_requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].available, (std::vector<std::string>{"d0", "d1", "d2", "d3"}));
+  EXPECT_EQ(requests[0].must_include, (std::vector<std::string>{"d0"}));
+  EXPECT_EQ(requests[0].size, 2);
+}
+
+TEST_F(AdmissionUnitTest, PreferredAllocationFailureHoldsNothing) {
+  StartManager();
+  auto endpoint = AddPlugin({Healthy("d0"), Healthy("d1")}, /*preferred_allocation=*/true);
+  endpoint->OnGetPreferredAllocation(
+      [](const std::vector<std::string>&, const std::vector<std::string>&, int) {
+        return absl::StatusOr<v1beta1::PreferredAllocationResponse>(
+            absl::UnavailableError("plugin down"));
+      });
+  absl::Status status = Admit(OnePod("pod1", 2));
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(status.message(),
+            "device plugin GetPreferredAllocation rpc failed with err: plugin down");
+  EXPECT_EQ(endpoint->allocate_calls(), 0);
+  EXPECT_TRUE(Held("pod1").empty());
+
+  endpoint->OnGetPreferredAllocation(nullptr);
+  EXPECT_TRUE(Admit(OnePod("pod2", 2)).ok()) << "every device is free again";
+}
+
+TEST_F(AdmissionUnitTest, FailedAllocateLeavesNothingReserved) {
+  StartManager();
+  auto endpoint = AddPlugin({Healthy("d0"), Healthy("d1")});
+  endpoint->OnAllocate([](const std::vector<std::string>&) {
+    return absl::StatusOr<v1beta1::AllocateResponse>(absl::InternalError("boom"));
+  });
+  EXPECT_EQ(Admit(OnePod("pod1", 2)), absl::InternalError("boom"));
+  EXPECT_TRUE(Held("pod1").empty());
+
+  endpoint->OnAllocate(nullptr);
+  ASSERT_TRUE(Admit(OnePod("pod2", 2)).ok());
+  EXPECT_EQ(Held("pod2"), (std::set<std::string>{"d0", "d1"}));
+}
+
+TEST_F(AdmissionUnitTest, CheckpointWriteFailureRollsBack) {
+  StartManager();
+  auto endpoint = AddPlugin({Healthy("d0"), Healthy("d1")});
+  store_.FailWrites(absl::InternalError("disk full"));
+  const int writes_before = store_.writes();
+  EXPECT_EQ(Admit(OnePod("pod1", 2)), absl::InternalError("disk full"));
+  EXPECT_GT(store_.writes(), writes_before);
+  EXPECT_TRUE(Held("pod1").empty());
+
+  store_.FailWrites(absl::OkStatus());
+  ASSERT_TRUE(Admit(OnePod("pod2", 2)).ok());
+  EXPECT_EQ(Held("pod2"), (std::set<std::string>{"d0", "d1"}));
+}
+
+TEST_F(AdmissionUnitTest, InitContainerDevicesAreReused) {
+  StartManager();
+  auto endpoint = AddPlugin({Healthy("d0"), Healthy("d1"), Healthy("d2")});
+  Pod pod{"pod1",
+          "default",
+          "pod-pod1",
+          {Container{"init", ContainerType::kInit, {{kResource, 2}}}},
+          {Container{"c", ContainerType::kRegular, {{kResource, 2}}}}};
+  ASSERT_TRUE(manager_->AdmitPod(pod).ok());
+  EXPECT_EQ(Held("pod1", "init").size(), 2u);
+  EXPECT_EQ(Held("pod1", "c"), Held("pod1", "init"));
+  EXPECT_EQ(Admit(OnePod("pod2", 2)).code(), absl::StatusCode::kResourceExhausted)
+      << "one device left";
+}
+
+TEST_F(AdmissionUnitTest, SecondAdmissionOfAContainerInFlightIsAborted) {
+  StartManager();
+  auto endpoint = AddPlugin({Healthy("d0"), Healthy("d1")}, /*preferred_allocation=*/true);
+  // Only the first call blocks, so that a second admission let through fails the test rather
+  // than hang it.
+  absl::Notification release;
+  std::atomic<int> calls{0};
+  endpoint->OnGetPreferredAllocation(
+      [&](const std::vector<std::string>&, const std::vector<std::string>&, int) {
+        if (calls++ == 0) release.WaitForNotification();
+        return absl::StatusOr<v1beta1::PreferredAllocationResponse>(Preferred({"d1"}));
+      });
+  const Pod pod = OnePod("pod1", 1);
+  absl::Status first;
+  std::thread admission([&] { first = Admit(pod); });
+  ASSERT_TRUE(WaitFor([&] { return endpoint->preferred_calls() == 1; }));
+  absl::Status second = Admit(pod);
+  release.Notify();
+  admission.join();
+  EXPECT_EQ(second.code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(second.message(),
+            "allocation of domain1.com/resource1 to pod pod1 container c is already in progress");
+  EXPECT_TRUE(first.ok()) << first;
+  EXPECT_EQ(Held("pod1"), (std::set<std::string>{"d1"}));
+}
+
+TEST_F(AdmissionUnitTest, ConcurrentAdmissionsNeverShareADevice) {
+  NodeZeroAffinity affinity;
+  StartManager(&affinity);
+  auto endpoint = AddPlugin({Healthy("d0", {0}), Healthy("d1", {1}), Healthy("d2", {1}),
+                             Healthy("d3", {1}), Healthy("d4", {1})},
+                            /*preferred_allocation=*/true);
+  // pod1 (2 devices) reserves the aligned d0, then its plugin call blocks; pod2 (3 devices) is
+  // admitted meanwhile. Both are offered devices pod2 takes first.
+  absl::Notification release;
+  endpoint->OnGetPreferredAllocation(
+      [&](const std::vector<std::string>&, const std::vector<std::string>&, int size) {
+        if (size == 2) {
+          release.WaitForNotification();
+          return absl::StatusOr<v1beta1::PreferredAllocationResponse>(Preferred({"d0", "d1"}));
+        }
+        return absl::StatusOr<v1beta1::PreferredAllocationResponse>(Preferred({"d1", "d2", "d3"}));
+      });
+  absl::Status first;
+  std::thread admission([&] { first = Admit(OnePod("pod1", 2)); });
+  ASSERT_TRUE(WaitFor([&] { return endpoint->preferred_calls() == 1; }));
+  ASSERT_TRUE(Admit(OnePod("pod2", 3)).ok());
+  release.Notify();
+  admission.join();
+  ASSERT_TRUE(first.ok()) << first;
+
+  EXPECT_EQ(Held("pod2"), (std::set<std::string>{"d1", "d2", "d3"}));
+  EXPECT_EQ(Held("pod1"), (std::set<std::string>{"d0", "d4"}));
+  auto requests = endpoint->preferred_requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[1].available, (std::vector<std::string>{"d1", "d2", "d3", "d4"}))
+      << "d0 was reserved while pod1's plugin call ran";
+}
+
+}  // namespace
+}  // namespace devmgr::devicemanager

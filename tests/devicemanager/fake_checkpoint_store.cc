@@ -1,0 +1,51 @@
+#include "tests/devicemanager/fake_checkpoint_store.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace devmgr::testing {
+
+absl::StatusOr<std::string> FakeCheckpointStore::Read(absl::string_view name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = files_.find(name);
+  if (it == files_.end()) return absl::NotFoundError(absl::StrCat(name, " not found"));
+  return it->second;
+}
+
+absl::Status FakeCheckpointStore::Write(absl::string_view name, absl::string_view bytes) {
+  absl::MutexLock lock(&mu_);
+  ++writes_;
+  if (!write_status_.ok()) return write_status_;
+  files_[std::string(name)] = std::string(bytes);
+  return absl::OkStatus();
+}
+
+absl::Status FakeCheckpointStore::Rename(absl::string_view from, absl::string_view to) {
+  absl::MutexLock lock(&mu_);
+  auto it = files_.find(from);
+  if (it == files_.end()) return absl::NotFoundError(absl::StrCat(from, " not found"));
+  std::string bytes = std::move(it->second);
+  files_.erase(it);
+  files_[std::string(to)] = std::move(bytes);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> FakeCheckpointStore::List() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> names;
+  for (const auto& [name, bytes] : files_) names.push_back(name);
+  return names;
+}
+
+void FakeCheckpointStore::FailWrites(absl::Status status) {
+  absl::MutexLock lock(&mu_);
+  write_status_ = std::move(status);
+}
+
+int FakeCheckpointStore::writes() const {
+  absl::MutexLock lock(&mu_);
+  return writes_;
+}
+
+}  // namespace devmgr::testing

@@ -1,0 +1,66 @@
+// The SDK plugins used as libraries, in process: the generic plugin's config and scanner over a
+// folder of stand-in device files, and the fake plugin's injected Allocate faults. The same
+// plugins run as `devmgr plugin ...` in tests/cmd/plugin_cmd_test.cc.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "plugins/fake/fake_plugin.h"
+#include "plugins/generic/generic_plugin.h"
+#include "tests/testlib/temp_dir.h"
+
+namespace devmgr::plugins {
+namespace {
+
+using deviceplugin::Health;
+
+TEST(GenericPluginLibraryTest, ScannerReportsMatchesAndKeepsVanishedOnesUnhealthy) {
+  testing::TempDir dir;
+  for (const char* name : {"tty0", "tty1"}) std::ofstream(dir.Sub(name)) << "";
+  absl::StatusOr<GenericConfig> config = ParseGenericConfig(
+      "namespace: example.com\n"
+      "groups:\n"
+      "  - name: serial\n"
+      "    paths: [\"" +
+      dir.Sub("tty*").string() + "\"]\n");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->resource_namespace, "example.com");
+
+  GenericScanner scanner(*config, absl::Seconds(1));
+  deviceplugin::DeviceTree tree = scanner.ScanOnce();
+  EXPECT_EQ(tree.DeviceTypeCount("serial"), 2u);
+  EXPECT_EQ(tree.HealthyCount("serial"), 2u);
+
+  std::filesystem::remove(dir.Sub("tty1"));
+  tree = scanner.ScanOnce();
+  EXPECT_EQ(tree.DeviceTypeCount("serial"), 2u);
+  EXPECT_EQ(tree.HealthyCount("serial"), 1u);
+}
+
+TEST(GenericPluginLibraryTest, ConfigWithoutGroupsIsRefused) {
+  absl::StatusOr<GenericConfig> config = ParseGenericConfig("namespace: example.com\n");
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(FakePluginLibraryTest, InjectedAllocateErrorIsTheAnswer) {
+  FakeHookOptions options;
+  options.allocate_error = "injected";
+  FakeHooks hooks(options);
+  v1beta1::AllocateRequest request;
+  request.add_container_requests()->add_devices_ids("dev-0");
+  auto answer = hooks.Allocate("gpu", request);
+  ASSERT_FALSE(answer.ok());
+  EXPECT_EQ(answer.status().message(), "injected");
+}
+
+TEST(FakePluginLibraryTest, WithoutFaultsTheSdkAnswers) {
+  FakeHooks hooks(FakeHookOptions{});
+  v1beta1::AllocateRequest request;
+  request.add_container_requests()->add_devices_ids("dev-0");
+  auto answer = hooks.Allocate("gpu", request);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_FALSE(answer->has_value());  // UseDefault: the SDK's own Allocate runs
+}
+
+}  // namespace
+}  // namespace devmgr::plugins
