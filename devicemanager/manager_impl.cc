@@ -3,11 +3,13 @@
 #include <sys/stat.h>
 
 #include <boost/asio/post.hpp>
+#include <cerrno>
 #include <chrono>
 #include <system_error>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
 #include "common/file_store.h"
 #include "common/unix_socket.h"
 #include "devicemanager/checkpoint_store_impl.h"
@@ -80,13 +82,12 @@ absl::Status ManagerImpl::Start(ActivePodsFn active_pods, SourcesReadyFn sources
   std::error_code ec;
   const bool created = std::filesystem::create_directories(options_.plugin_dir, ec);
   if (ec) {
-    return absl::InternalError(
-        absl::StrCat("cannot create ", options_.plugin_dir.string(), ": ", ec.message()));
+    return ErrnoStatus(ec, "cannot create", options_.plugin_dir);
   }
   // As upstream's MkdirAll(dir, 0750): a new folder gets 0750 (whatever the umask), an
   // existing one keeps its mode.
   if (created && ::chmod(options_.plugin_dir.c_str(), 0750) != 0) {
-    return absl::InternalError(absl::StrCat("cannot chmod ", options_.plugin_dir.string()));
+    return ErrnoStatus(errno, "cannot chmod", options_.plugin_dir);
   }
 
   RestoreFromCheckpoint();

@@ -19,6 +19,7 @@
 #include "devicemanager/topology_hints.h"
 #include "tests/testlib/fake_clock.h"
 #include "tests/testlib/fake_device_plugin.h"
+#include "tests/testlib/pods.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
 
@@ -27,24 +28,16 @@ namespace {
 
 using ::devmgr::testing::FakeClock;
 using ::devmgr::testing::FakeDevicePlugin;
+using ::devmgr::testing::MakeContainer;
 using ::devmgr::testing::MakeDevice;
 using ::devmgr::testing::MakeDevices;
+using ::devmgr::testing::MakePod;
 using ::devmgr::testing::TempDir;
 using ::devmgr::testing::WaitFor;
 using PluginPtr = std::unique_ptr<FakeDevicePlugin>;
 
 constexpr char kResource1[] = "domain1.com/resource1";
 constexpr char kResource2[] = "domain2.com/resource2";
-
-Container MakeContainer(const std::string& name, std::map<std::string, int64_t> devices,
-                        ContainerType type = ContainerType::kRegular) {
-  return Container{name, type, std::move(devices)};
-}
-
-Pod MakePod(const std::string& uid, std::vector<Container> containers,
-            std::vector<Container> init_containers = {}) {
-  return Pod{uid, "default", "pod-" + uid, std::move(init_containers), std::move(containers)};
-}
 
 std::set<std::string> Ids(const ResourceDevices& devices, const std::string& resource) {
   std::set<std::string> ids;

@@ -15,6 +15,7 @@
 #include "devicemanager/manager_impl.h"
 #include "tests/testlib/fake_clock.h"
 #include "tests/testlib/fake_device_plugin.h"
+#include "tests/testlib/pods.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
 
@@ -23,8 +24,10 @@ namespace {
 
 using ::devmgr::testing::FakeClock;
 using ::devmgr::testing::FakeDevicePlugin;
+using ::devmgr::testing::MakeContainer;
 using ::devmgr::testing::MakeDevice;
 using ::devmgr::testing::MakeDevices;
+using ::devmgr::testing::MakePod;
 using ::devmgr::testing::TempDir;
 using ::devmgr::testing::WaitFor;
 using PluginPtr = std::unique_ptr<FakeDevicePlugin>;
@@ -76,14 +79,6 @@ class RecordingMetrics final : public ManagerMetrics {
   std::vector<std::string> refusals_ ABSL_GUARDED_BY(mu_);
   std::vector<std::pair<absl::Duration, bool>> writes_ ABSL_GUARDED_BY(mu_);
 };
-
-Container MakeContainer(const std::string& name, std::map<std::string, int64_t> devices) {
-  return Container{name, ContainerType::kRegular, std::move(devices)};
-}
-
-Pod MakePod(const std::string& uid, std::vector<Container> containers) {
-  return Pod{uid, "default", "pod-" + uid, {}, std::move(containers)};
-}
 
 class ManagerMetricsTest : public ::testing::Test {
  protected:
