@@ -398,8 +398,6 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
     if (!status.ok()) {
       done.push_back(std::move(reservation));
       release_all();
-      DEVMGR_LOG(options_.logger, err, "Failed to allocate devices", "podUID", pod.uid,
-                 "containerName", container.name, "resourceName", resource, "err", status);
       return Refused(refusal, status);
     }
     done.push_back(std::move(reservation));
@@ -446,8 +444,6 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
     reservations_.SetPodReusable(pod.uid, std::move(reuse_before));
     ScheduleCheckpointLocked();
     lock.Release();
-    DEVMGR_LOG(options_.logger, err, "Failed to write checkpoint after allocation", "podUID",
-               pod.uid, "containerName", container.name, "err", written);
     return Refused(kRefusedCheckpointWrite, written);
   }
   return absl::OkStatus();

@@ -5,7 +5,7 @@
 namespace devmgr::node {
 namespace {
 
-TEST(QuantityTest, ParseDeviceCountAcceptsWholeQuantities) {
+TEST(PodTest, ParseDeviceCountAcceptsWholeQuantities) {
   const std::pair<const char*, int64_t> cases[] = {
       {"0", 0},         {"2", 2},       {"+3", 3},
       {"2000m", 2},     {"1k", 1000},   {"1Ki", 1024},
@@ -20,7 +20,7 @@ TEST(QuantityTest, ParseDeviceCountAcceptsWholeQuantities) {
   }
 }
 
-TEST(QuantityTest, ParseDeviceCountRefusesWithAReason) {
+TEST(PodTest, ParseDeviceCountRefusesWithAReason) {
   const std::pair<const char*, const char*> cases[] = {
       {"", "is not a number"},       {"abc", "is not a number"},
       {"1.5", "not a whole number"}, {"1500m", "not a whole number"},
