@@ -43,8 +43,6 @@ struct ManagerOptions {
   std::filesystem::path plugin_dir = "/var/lib/kubelet/device-plugins";
   // File name of the checkpoint inside plugin_dir (a plain name, see FileStore::IsValidName).
   std::string checkpoint_name = std::string(checkpoint::kCheckpointFileName);
-  // Folders under which RegisterPlugin (probe mode) accepts an absolute endpoint socket.
-  std::vector<std::filesystem::path> probe_endpoint_roots;
 
   // How long a resource whose plugin went away stays registered (capacity kept, allocatable 0).
   absl::Duration endpoint_stop_grace_period = kEndpointStopGracePeriod;
@@ -159,9 +157,10 @@ class Manager {
 
   // The three calls of a plugin-watcher "DevicePlugin" handler (probe-mode registration
   // through plugins_registry). ValidatePlugin checks the versions and the resource name, with
-  // upstream's texts. RegisterPlugin dials the absolute socket `endpoint`, which must lie
-  // under one of options.probe_endpoint_roots, and connects it as Register does; it blocks
-  // for at most the dial and call deadlines. DeRegisterPlugin disconnects the resource's
+  // upstream's texts. RegisterPlugin dials the socket `endpoint`, any absolute path as
+  // upstream (plugins keep it in plugins_registry/ or plugins/<name>/), and connects it as
+  // Register does; it blocks for at most the dial and call deadlines. Dialling is all it does
+  // with the path: nothing is created or removed there. DeRegisterPlugin disconnects the resource's
   // endpoint if it is the one on `endpoint` (otherwise it does nothing); never blocks.
   virtual absl::Status ValidatePlugin(absl::string_view resource_name, absl::string_view endpoint,
                                       const std::vector<std::string>& versions) = 0;

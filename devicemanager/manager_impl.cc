@@ -522,8 +522,7 @@ absl::Status ManagerImpl::RegisterPlugin(absl::string_view resource_name,
       return absl::FailedPreconditionError("the device manager is not running");
     }
   }
-  absl::StatusOr<std::filesystem::path> socket =
-      ResolveProbeSocket(options_.probe_endpoint_roots, endpoint);
+  absl::StatusOr<std::filesystem::path> socket = ResolveProbeSocket(endpoint);
   if (!socket.ok()) return socket.status();
   DEVMGR_LOG(options_.logger, info, "Registering plugin at endpoint", "plugin", resource_name,
              "endpoint", socket->string());

@@ -37,11 +37,11 @@ absl::Status CheckProbePlugin(absl::string_view resource_name,
 absl::StatusOr<std::filesystem::path> ResolvePluginSocket(const std::filesystem::path& plugin_dir,
                                                           absl::string_view endpoint);
 
-// ResolveProbeSocket checks a probe-mode endpoint: an absolute path without NUL bytes,
-// lexically inside one of `roots`, of a valid length, a socket (not a symlink to one), in a
-// folder that stays inside that root when symlinks are resolved (the root itself may be a
-// symlink). Returns the path lexically normalised. Same codes as ResolvePluginSocket.
-absl::StatusOr<std::filesystem::path> ResolveProbeSocket(
-    const std::vector<std::filesystem::path>& roots, absl::string_view endpoint);
+// ResolveProbeSocket checks a probe-mode endpoint (PluginInfo.endpoint), which, as upstream,
+// may be any absolute path naming a unix socket: no NUL bytes, short enough for a socket
+// address, and a socket there (symlinks followed, as the dial follows them). Returns the path
+// lexically normalised. InvalidArgument for a bad path, NotFound (or the errno's code) when
+// nothing can be stat'ed there, FailedPrecondition for a file that is not a socket.
+absl::StatusOr<std::filesystem::path> ResolveProbeSocket(absl::string_view endpoint);
 
 }  // namespace devmgr::devicemanager

@@ -125,7 +125,6 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
 
   devicemanager::ManagerOptions manager_options;
   manager_options.plugin_dir = paths.plugin_dir;
-  manager_options.probe_endpoint_roots = {paths.registry_dir};
   manager_options.endpoint_stop_grace_period = options.endpoint_grace;
   manager_options.plugin_call_timeout = options.plugin_call_timeout;
   manager_options.max_message_bytes = options.max_message_bytes;

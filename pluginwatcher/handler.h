@@ -24,9 +24,9 @@ inline constexpr char kDRAPlugin[] = "DRAPlugin";
 // lock of its own while it calls a handler, so a handler may call back into the watcher.
 //
 // `name`, `endpoint` and `versions` come from the plugin's GetInfo answer and are untrusted,
-// except that the watcher has already checked that `endpoint` is an absolute socket path under one
-// of WatcherOptions::endpoint_roots, without "..", and that `name` is not over-long. An empty
-// PluginInfo.endpoint arrives here as the registration socket's own path.
+// except that the watcher has already checked that `name` is not over-long and `endpoint` has no
+// NUL byte. `endpoint` may be any path, as upstream: a handler that dials it refuses one it
+// cannot dial. An empty PluginInfo.endpoint arrives here as the registration socket's own path.
 class PluginHandler {
  public:
   virtual ~PluginHandler() = default;

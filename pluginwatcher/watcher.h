@@ -15,10 +15,10 @@
 // Deliberate differences from upstream, each keeping its behaviour:
 // - Reconciliation is event-driven instead of a 1 s poll: it runs after every batch of inotify
 //   events, when an operation ends, and when a back-off expires.
-// - PluginInfo is untrusted: an endpoint outside WatcherOptions::endpoint_roots, with "..", or too
-//   long for a unix socket, and a name over max_name_bytes, are refused with
-//   NotifyRegistrationStatus(false, "RegisterPlugin error -- plugin validation failed with err:
-//   ...") before any handler sees them.
+// - PluginInfo is untrusted: a name over max_name_bytes, or an endpoint with a NUL byte, is
+//   refused with NotifyRegistrationStatus(false, "RegisterPlugin error -- plugin validation
+//   failed with err: ...") before any handler sees it. Any other endpoint goes to the handler,
+//   which dials it, as upstream.
 // - A queue overflow (IN_Q_OVERFLOW) rescans the tree: sockets that vanished are removed, new
 //   ones added, and a socket whose inode changed counts as re-created.
 // - The newest upstream's connection monitor (periodic GetInfo probes of registered plugins) is
@@ -43,10 +43,6 @@ namespace devmgr::pluginwatcher {
 struct WatcherOptions {
   // The folder to watch, created (mode 0755, with parents) if missing.
   std::filesystem::path registry_dir;
-  // Folders under which a PluginInfo.endpoint must lie. Empty means {registry_dir,
-  // registry_dir's parent / "plugins"}, the kubelet's layout.
-  std::vector<std::filesystem::path> endpoint_roots;
-
   // Upstream's handshake deadlines (operation_generator.go).
   absl::Duration dial_timeout = absl::Seconds(10);
   absl::Duration get_info_timeout = absl::Seconds(1);

@@ -20,9 +20,6 @@ WatcherOptions WithDefaults(WatcherOptions options) {
   std::error_code ec;
   const std::filesystem::path absolute = std::filesystem::absolute(options.registry_dir, ec);
   if (!ec) options.registry_dir = absolute.lexically_normal();
-  if (options.endpoint_roots.empty()) {
-    options.endpoint_roots = {options.registry_dir, options.registry_dir.parent_path() / "plugins"};
-  }
   options.workers = std::max(1, options.workers);
   if (options.clock == nullptr) options.clock = &RealClock();
   return options;
@@ -284,7 +281,7 @@ absl::Status WatcherImpl::Handshake(RegistrationClient& client, const std::strin
                                       info->type(), " at socket ", path));
   }
   if (info->endpoint().empty()) info->set_endpoint(path);
-  absl::Status valid = CheckPluginInfo(*info, options_.endpoint_roots, options_.max_name_bytes);
+  absl::Status valid = CheckPluginInfo(*info, options_.max_name_bytes);
   const std::vector<std::string> versions(info->supported_versions().begin(),
                                           info->supported_versions().end());
   if (valid.ok()) valid = handler->ValidatePlugin(info->name(), info->endpoint(), versions);

@@ -65,7 +65,6 @@ class AdmissionUnitTest : public ::testing::Test {
   void StartManager(const TopologyAffinityStore* affinity = nullptr) {
     ManagerOptions options;
     options.plugin_dir = dir_.path();
-    options.probe_endpoint_roots = {dir_.path()};
     options.clock = &clock_;
     options.checkpoint_write_delay = absl::Milliseconds(1);
     options.topology_affinity = affinity;

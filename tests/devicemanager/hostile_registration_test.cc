@@ -1,8 +1,9 @@
 // Registrations from plugins that try to make the manager dial, or delete, something outside
-// its folders: endpoints that climb out, symlinks planted in the folders, sockets replaced by
-// files or folders. The manager refuses each one with upstream's text (its dial failure, for
-// what upstream does not check), never dials the plugin behind it, and its stale-socket
-// cleanup at Start never follows a symlink.
+// its folders: kubelet.sock endpoints that climb out, symlinks planted in the folders, sockets
+// replaced by files or folders. The manager refuses each one with upstream's text (its dial
+// failure, for what upstream does not check), never dials the plugin behind it, and its
+// stale-socket cleanup at Start never follows a symlink. Probe mode dials any socket path, as
+// upstream, and touches nothing there.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -47,8 +48,8 @@ class HostileRegistrationTest : public ::testing::Test {
     EXPECT_TRUE(outside_->Start().ok());
   }
 
-  // The plugin folder (kubelet.sock's), the probe-mode root, and a folder outside both where
-  // a real plugin serves: what a hostile registration would like the manager to dial.
+  // The plugin folder (kubelet.sock's), the registry folder, and a folder outside both where a
+  // real plugin serves: what a hostile registration would like the manager to dial.
   fs::path PluginDir() const { return dir_.Sub("dp"); }
   fs::path Registry() const { return dir_.Sub("reg"); }
   fs::path Outside() const { return dir_.Sub("out"); }
@@ -57,7 +58,6 @@ class HostileRegistrationTest : public ::testing::Test {
   void StartManager() {
     ManagerOptions options;
     options.plugin_dir = PluginDir();
-    options.probe_endpoint_roots = {Registry()};
     options.dial_timeout = absl::Seconds(5);
     options.plugin_call_timeout = absl::Seconds(5);
     manager_ = std::make_unique<ManagerImpl>(std::move(options));
@@ -136,60 +136,62 @@ TEST_F(HostileRegistrationTest, SocketReplacedByARegularFileOrAFolder) {
   EXPECT_EQ(outside_->get_options_calls(), 0);
 }
 
-TEST_F(HostileRegistrationTest, ProbeModeEndpointOutsideTheRoot) {
+// Probe mode, as upstream: the endpoint a plugin names in GetInfo may be any absolute path of a
+// unix socket (plugins keep theirs in plugins/<name>/), and the manager dials it. What cannot be
+// dialled is refused at once, with the dial-failure text upstream gives, and dialling is all
+// the manager does with the path: the files there stay as they were.
+TEST_F(HostileRegistrationTest, ProbeModeEndpointAnywhereAsUpstream) {
   StartManager();
-  FakeDevicePlugin inside(Registry() / "r.sock", kResource, {MakeDevice("a")});
-  ASSERT_TRUE(inside.Start().ok());
+  const fs::path service_dir = dir_.Sub("plugins/reg");
+  fs::create_directories(service_dir);
+  FakeDevicePlugin service(service_dir / "reg.sock", "example.com/reg", {MakeDevice("a")});
+  ASSERT_TRUE(service.Start().ok());
+  ASSERT_TRUE(
+      manager_->RegisterPlugin("example.com/reg", (service_dir / "reg.sock").string(), {"v1beta1"})
+          .ok());
+  EXPECT_TRUE(WaitFor([&] { return manager_->GetCapacity().allocatable["example.com/reg"] == 1; }));
+
+  // A symlink is followed, as the dial follows it; ".." is resolved the same way.
   fs::create_symlink(Outside() / "p.sock", Registry() / "link.sock");
-  fs::create_symlink(Outside(), Registry() / "dirlink");
-  const std::string roots = absl::StrCat("[", Registry().string(), "]");
+  ASSERT_TRUE(
+      manager_->RegisterPlugin(kResource, (Registry() / "link.sock").string(), {"v1beta1"}).ok());
+  EXPECT_TRUE(WaitFor([&] { return manager_->GetCapacity().allocatable[kResource] == 1; }));
+  EXPECT_EQ(outside_->get_options_calls(), 1);
+
+  std::ofstream(Registry() / "file.sock") << "kept";
+  const std::string file = (Registry() / "file.sock").string();
+  const std::string missing = (Registry() / "missing.sock").string();
+  const std::string long_path = "/" + std::string(199, 'x');
+  const std::string nul = (service_dir / "reg.sock").string() + std::string("\0/x", 3);
   struct Case {
     std::string endpoint;
     absl::StatusCode code;
     std::string why;
   };
-  const std::string outside = (Outside() / "p.sock").string();
-  const std::string climbing = (Registry() / ".." / "out" / "p.sock").string();
-  const std::string through_folder = (Registry() / "dirlink" / "p.sock").string();
-  const std::string link = (Registry() / "link.sock").string();
-  // The kernel would stop reading at the NUL byte, at the socket inside.
-  const std::string nul = (Registry() / "r.sock").string() + std::string("\0/x", 3);
   for (const Case& c : {
-           Case{
-               outside, absl::StatusCode::kInvalidArgument,
-               absl::StrCat("invalid endpoint \"", outside, "\": not a socket path under ", roots)},
-           Case{climbing, absl::StatusCode::kInvalidArgument,
-                absl::StrCat("invalid endpoint \"", climbing, "\": not a socket path under ",
-                             roots)},
+           Case{"plugins/reg/reg.sock", absl::StatusCode::kInvalidArgument,
+                "socket path must be absolute: \"plugins/reg/reg.sock\""},
+           Case{file, absl::StatusCode::kFailedPrecondition, file + " is not a unix socket"},
+           Case{missing, absl::StatusCode::kNotFound,
+                absl::StrCat("cannot stat ", missing, ": No such file or directory")},
+           Case{long_path, absl::StatusCode::kInvalidArgument,
+                absl::StrCat("socket path is 200 bytes, over the limit of 107: ", long_path)},
            Case{nul, absl::StatusCode::kInvalidArgument,
-                absl::StrCat("invalid endpoint \"", nul, "\": not a socket path under ", roots)},
-           Case{link, absl::StatusCode::kFailedPrecondition,
-                absl::StrCat(link, " is not a unix socket")},
-           Case{through_folder, absl::StatusCode::kInvalidArgument,
-                absl::StrCat("invalid endpoint \"", through_folder, "\": a symlink leads out of ",
-                             roots)},
+                absl::StrCat("invalid endpoint \"", nul, "\": contains a NUL byte")},
        }) {
-    const absl::Status status = manager_->RegisterPlugin(kResource, c.endpoint, {"v1beta1"});
+    const absl::Status status =
+        manager_->RegisterPlugin("example.com/bad", c.endpoint, {"v1beta1"});
     EXPECT_EQ(status.code(), c.code) << c.endpoint;
     EXPECT_EQ(status.message(), "failed to dial device plugin: " + c.why);
   }
-  EXPECT_EQ(outside_->get_options_calls(), 0) << "a path outside the root was dialled";
-  EXPECT_EQ(inside.get_options_calls(), 0) << "a path with a NUL byte was dialled";
-  EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
-}
+  EXPECT_EQ(service.get_options_calls(), 1) << "a path with a NUL byte was dialled";
+  EXPECT_EQ(manager_->GetCapacity().capacity.count("example.com/bad"), 0);
 
-// The symlink rule must not refuse a root that is itself a symlink, as when the kubelet's
-// folder lives on another disk.
-TEST_F(HostileRegistrationTest, ProbeModeRootThatIsASymlink) {
-  fs::create_directory(dir_.Sub("real-reg"));
-  fs::remove(Registry());
-  fs::create_symlink(dir_.Sub("real-reg"), Registry());
-  StartManager();
-  FakeDevicePlugin plugin(Registry() / "p.sock", kResource, {MakeDevice("a")});
-  ASSERT_TRUE(plugin.Start().ok());
-  ASSERT_TRUE(
-      manager_->RegisterPlugin(kResource, (Registry() / "p.sock").string(), {"v1beta1"}).ok());
-  EXPECT_TRUE(WaitFor([&] { return manager_->GetCapacity().allocatable[kResource] == 1; }));
+  manager_->DeRegisterPlugin(kResource, (Registry() / "link.sock").string());
+  manager_->Stop();
+  EXPECT_TRUE(IsSocket(Outside() / "p.sock"));
+  EXPECT_TRUE(IsSocket(service_dir / "reg.sock"));
+  EXPECT_EQ(Contents(file), "kept");
 }
 
 TEST_F(HostileRegistrationTest, StartCleanupNeverFollowsASymlink) {

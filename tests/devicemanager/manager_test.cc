@@ -60,7 +60,6 @@ class ManagerTest : public ::testing::Test {
   ManagerOptions Options() {
     ManagerOptions options;
     options.plugin_dir = dir_.path();
-    options.probe_endpoint_roots = {dir_.path()};
     options.clock = &clock_;
     options.dial_timeout = absl::Seconds(5);
     options.plugin_call_timeout = absl::Seconds(5);
@@ -444,10 +443,6 @@ TEST_F(ManagerTest, RegisterRefusesEndpointsOutsideThePluginFolder) {
   }
   EXPECT_EQ(outside.get_options_calls(), 0);
   EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
-  // Probe mode: an absolute path outside probe_endpoint_roots is refused too.
-  EXPECT_EQ(
-      manager_->RegisterPlugin(kResource1, elsewhere.Sub("p.sock").string(), {"v1beta1"}).code(),
-      absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(ManagerTest, PluginThatNeverAnswersTheDialDoesNotBlockOthers) {

@@ -53,7 +53,6 @@ class NodeTest : public ::testing::Test {
   void StartManager() {
     devicemanager::ManagerOptions options;
     options.plugin_dir = PluginDir();
-    options.probe_endpoint_roots = {RegistryDir()};
     manager_ = devicemanager::CreateManager(options);
     ASSERT_TRUE(manager_->Start([this] { return active_pods_; }, [] { return true; }).ok());
   }

@@ -153,37 +153,28 @@ TEST_F(OperationGeneratorTest, EndpointInPluginsFolderIsAccepted) {
   EXPECT_EQ(handler_.calls().back().endpoint, endpoint);
 }
 
-TEST_F(OperationGeneratorTest, EndpointOutsidePluginFoldersIsRefused) {
+// As upstream, the watcher hands any endpoint to the handler, which dials it (and refuses what
+// it cannot dial, with its own text: tests/devicemanager/hostile_registration_test.cc).
+TEST_F(OperationGeneratorTest, AnyEndpointIsHandedToTheHandler) {
   StartWatcher();
-  auto plugin = Serve(Socket("evil.sock"),
-                      MakeInfo(pluginwatcher::kDevicePlugin, "example.com/r", "/run/docker.sock"));
-  ExpectRefused(*plugin,
-                absl::StrCat("plugin endpoint \"/run/docker.sock\" is outside the plugin folders [",
-                             Registry().string(), " ", (dir_.path() / "plugins").string(), "]"));
-  ExpectOthersStillServed();
-}
-
-TEST_F(OperationGeneratorTest, EndpointWithDotDotIsRefused) {
-  StartWatcher();
-  const std::string endpoint = Registry().string() + "/../../etc/evil.sock";
-  auto plugin =
-      Serve(Socket("evil.sock"), MakeInfo(pluginwatcher::kDevicePlugin, "example.com/r", endpoint));
-  ExpectRefused(*plugin, absl::StrCat("plugin endpoint \"", endpoint, "\" has a \"..\" component"));
-  ExpectOthersStillServed();
-}
-
-TEST_F(OperationGeneratorTest, RelativeOrOverLongEndpointIsRefused) {
-  StartWatcher();
-  auto relative = Serve(Socket("relative.sock"),
-                        MakeInfo(pluginwatcher::kDevicePlugin, "example.com/r", "x.sock"));
-  ExpectRefused(*relative, "plugin endpoint: socket path must be absolute: \"x.sock\"");
   const std::string long_endpoint = Registry().string() + "/" + std::string(120, 'x');
-  auto over_long = Serve(Socket("long.sock"),
-                         MakeInfo(pluginwatcher::kDevicePlugin, "example.com/r", long_endpoint));
-  ASSERT_TRUE(WaitFor([&] { return !over_long->statuses().empty(); }, kWait));
-  EXPECT_THAT(over_long->statuses()[0].error(),
-              ::testing::HasSubstr("bytes, over the limit of 107"));
-  EXPECT_TRUE(handler_.calls().empty());
+  const std::string climbing = Registry().string() + "/../../etc/other.sock";
+  int served = 0;
+  for (const std::string& endpoint :
+       {std::string("/run/other.sock"), climbing, std::string("x.sock"), long_endpoint}) {
+    auto plugin = Serve(Socket("p" + std::to_string(served++) + ".sock"),
+                        MakeInfo(pluginwatcher::kDevicePlugin, "example.com/r", endpoint));
+    ASSERT_TRUE(WaitFor([&] { return plugin->registered(); }, kWait)) << endpoint;
+    EXPECT_EQ(handler_.calls().back().endpoint, endpoint);
+  }
+}
+
+TEST_F(OperationGeneratorTest, EndpointWithANulByteIsRefused) {
+  StartWatcher();
+  const std::string endpoint = Registry().string() + std::string("/a.sock\0/x", 10);
+  auto plugin =
+      Serve(Socket("nul.sock"), MakeInfo(pluginwatcher::kDevicePlugin, "example.com/r", endpoint));
+  ExpectRefused(*plugin, "plugin endpoint contains a NUL byte");
   ExpectOthersStillServed();
 }
 
