@@ -32,6 +32,8 @@
 #include "devicemanager/endpoint.h"
 #include "devicemanager/metrics.h"
 #include "devicemanager/pod.h"
+#include "devicemanager/pod_status.h"
+#include "devicemanager/resource_updates.h"
 #include "devicemanager/run_options.h"
 #include "devicemanager/topology_hints.h"
 #include "devicemanager/types.h"
@@ -76,6 +78,10 @@ struct ManagerOptions {
   // Where the checkpoint is read and written; null means a FileStore in plugin_dir
   // (CheckpointStoreImpl). Not owned; must outlive the Manager.
   CheckpointStore* checkpoint_store = nullptr;
+  // Feature gate ResourceHealthStatus (KEP-4680): queue a ResourceUpdate for the pods holding
+  // devices whose health changed, for TakeResourceUpdates. Off by default, as upstream's gate
+  // (alpha, off, through Kubernetes 1.35); the devmgr daemon turns it on.
+  bool resource_health_status = false;
   // Makes the endpoint of each plugin that registers; null means gRPC endpoints with the
   // deadlines above (EndpointFactoryImpl). Not owned; must outlive the Manager.
   EndpointFactory* endpoint_factory = nullptr;
@@ -146,6 +152,30 @@ class Manager {
   // i.e. the node's device state was wiped and extended resources in node status should be
   // zeroed. False when the folder cannot be listed. Reads the folder.
   virtual bool ShouldResetExtendedResourceCapacity() const = 0;
+
+  // UpdateAllocatedResourcesStatus fills the device part of one pod's status (upstream's method
+  // of the same name, KEP-4680): for each container of `status` that holds devices, one
+  // ResourceStatus per resource with every device the container holds, in ID order, replacing
+  // the entry of that resource name or appended; other entries and containers that hold nothing
+  // are left as they are. Health: as the resource's plugin last reported the device; Healthy
+  // for a device its latest snapshot does not list (as upstream); Unknown while the resource's
+  // plugin is away (gone within its grace period, removed, restored from the checkpoint and not
+  // registered again, or registered but yet to send its devices), where upstream keeps the
+  // last report. Upstream's kubelet calls it only with the gate on; here it always works. Never
+  // blocks.
+  virtual void UpdateAllocatedResourcesStatus(absl::string_view pod_uid,
+                                              PodStatus& status) const = 0;
+
+  // TakeResourceUpdates removes and returns the updates queued since the last call, oldest
+  // first (upstream's Updates() channel, drained). With resource_health_status on, the manager
+  // queues one when a plugin's snapshot changes the health of a device some pod holds, or lists
+  // a held device it did not list before (the pods holding those devices), when a plugin's first
+  // snapshot arrives after it was away, and (beyond upstream, since health becomes Unknown) when
+  // it goes away (the pods holding devices of its resource). At most kResourceUpdatesCapacity
+  // wait: when the host does not take them, newer ones are dropped and logged, as upstream's
+  // full channel. A queued update also runs the change callbacks (Subscribe), the natural place
+  // to take them. Thread-safe; never blocks.
+  virtual std::vector<ResourceUpdate> TakeResourceUpdates() = 0;
 
   // Subscribe registers `callback`, run on the manager's loop thread after changes (coalesced:
   // one run may cover many changes). It may call back into the Manager but must not block

@@ -345,6 +345,8 @@ absl::Status ManagerImpl::ConnectPlugin(const std::string& resource_name,
       replaced->MarkStopped(clock_.Now());
     }
     endpoints_[resource_name] = endpoint;
+    // Known again once the new plugin sends its devices.
+    health_known_.erase(resource_name);
     ++active_streams_;
   }
   // Dropping `endpoint` on refusal above closed its channel (upstream issue #124716).
@@ -362,7 +364,13 @@ void ManagerImpl::OnDevicesUpdated(const Endpoint& endpoint, std::vector<Device>
   auto it = endpoints_.find(endpoint.resource_name());
   // A replaced or stopped endpoint's late snapshot must not overwrite the current state.
   if (it == endpoints_.end() || it->second.get() != &endpoint || endpoint.IsStopped()) return;
-  devices_[endpoint.resource_name()] = std::move(table);
+  SharedTable& current = devices_[endpoint.resource_name()];
+  const bool first = health_known_.insert(endpoint.resource_name()).second;
+  if (options_.resource_health_status) {
+    QueueHealthUpdateLocked(
+        PodsToUpdateLocked(endpoint.resource_name(), current.get(), *table, first));
+  }
+  current = std::move(table);
   HealthyChangedLocked(endpoint.resource_name());
   ScheduleCheckpointLocked();
   ScheduleNotifyLocked();
@@ -389,6 +397,9 @@ void ManagerImpl::OnStreamEnded(const Endpoint& endpoint, const absl::Status& st
 }
 
 void ManagerImpl::MarkResourceUnhealthyLocked(const std::string& resource_name) {
+  if (health_known_.erase(resource_name) > 0 && options_.resource_health_status) {
+    QueueHealthUpdateLocked(pod_devices_.PodsHolding(resource_name));
+  }
   auto it = devices_.find(resource_name);
   if (it == devices_.end() || it->second->healthy_count() == 0) return;
   // Shared with checkpoint writes in progress, so changed in a copy.

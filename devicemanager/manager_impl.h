@@ -35,6 +35,7 @@
 #include "devicemanager/pod_devices.h"
 #include "devicemanager/registration_server.h"
 #include "devicemanager/reservations.h"
+#include "devicemanager/resource_updates.h"
 #include "devicemanager/topology_hints.h"
 
 namespace devmgr::devicemanager {
@@ -74,6 +75,9 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   absl::Status ReleasePod(absl::string_view pod_uid) override;
   TopologyHints GetTopologyHints(const Pod& pod, const Container& container) override;
   TopologyHints GetPodTopologyHints(const Pod& pod) override;
+  void UpdateAllocatedResourcesStatus(absl::string_view pod_uid,
+                                      PodStatus& status) const override;
+  std::vector<ResourceUpdate> TakeResourceUpdates() override;
 
   // The endpoint currently serving `resource_name` (possibly stopped), or null. For tests and
   // for pod admission.
@@ -214,9 +218,26 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
       const CheckpointSnapshot& data) ABSL_LOCKS_EXCLUDED(mu_);
   void RunListeners() ABSL_LOCKS_EXCLUDED(mu_, listeners_mu_);
 
-  // upstream's markResourceUnhealthy: every healthy device of `resource_name` becomes
-  // unhealthy.
+  // upstream's markResourceUnhealthy, called when the plugin of `resource_name` goes away:
+  // every healthy device of it becomes unhealthy, and the health of its devices is no longer
+  // known (QueueHealthUpdateLocked for the pods holding some).
   void MarkResourceUnhealthyLocked(const std::string& resource_name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // PodsToUpdateLocked is upstream's half of genericDeviceUpdateCallback that compares health:
+  // the pods holding a device of `now` (a new snapshot of `resource_name`) whose health differs
+  // in `before` or that `before` lacks; every pod holding a device of it when `first` (the
+  // plugin's first snapshot: the health of every device was unknown).
+  std::vector<std::string> PodsToUpdateLocked(const std::string& resource_name,
+                                              const DeviceTable* before, const DeviceTable& now,
+                                              bool first) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // QueueHealthUpdateLocked queues an update for `pod_uids` (if any) without waiting (callers
+  // check the gate); when the queue is full the update is dropped and logged from the loop
+  // thread.
+  void QueueHealthUpdateLocked(std::vector<std::string> pod_uids)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ReportedHealthLocked: the health UpdateAllocatedResourcesStatus reports for one device.
+  ResourceHealth ReportedHealthLocked(const std::string& resource_name,
+                                      const std::string& device_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // HealthyChangedLocked: the healthy devices of `resource_name` changed (or it is gone).
   void HealthyChangedLocked(absl::string_view resource_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -257,6 +278,11 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   std::map<std::string, std::shared_ptr<const checkpoint::EncodedRegistered>, std::less<>>
       registered_rendered_ ABSL_GUARDED_BY(mu_);
   PodDevices pod_devices_ ABSL_GUARDED_BY(mu_);
+  // Resources whose endpoint is live and has sent a snapshot since it connected: the health of
+  // their devices is known (ReportedHealthLocked says Unknown for the others).
+  std::set<std::string, std::less<>> health_known_ ABSL_GUARDED_BY(mu_);
+  // Updates for the host (TakeResourceUpdates), with resource_health_status on.
+  ResourceUpdateQueue resource_updates_ ABSL_GUARDED_BY(mu_);
   // ListAndWatch streams started and not yet ended (Stop waits for 0).
   int active_streams_ ABSL_GUARDED_BY(mu_) = 0;
   bool checkpoint_write_pending_ ABSL_GUARDED_BY(mu_) = false;

@@ -2,7 +2,7 @@
 // upstream's kubelet updates the same metrics (pkg/kubelet/metrics): a registration request
 // received (kubelet_device_plugin_registration_total), each Allocate call to a plugin
 // (kubelet_device_plugin_alloc_duration_seconds), and, beyond upstream, each refused
-// admission with a short reason and each durable checkpoint write. The Manager has no
+// admission with a short reason, each durable checkpoint write and each health update dropped. The Manager has no
 // metrics system of its own (the daemon's is in cmd/devmgr/daemon_metrics.h); state that is
 // read rather than counted (endpoints by state, devices by health) comes from
 // Manager::GetResourceSummaries at scrape time.
@@ -65,6 +65,10 @@ class ManagerMetrics {
   // CheckpointWritten: one durable write of the checkpoint file (encode excluded) took
   // `duration` and succeeded or not.
   virtual void CheckpointWritten(absl::Duration /*duration*/, bool /*ok*/) {}
+
+  // ResourceUpdateDropped: with resource_health_status on, an update of device health (see
+  // Manager::TakeResourceUpdates) was dropped because kResourceUpdatesCapacity were waiting.
+  virtual void ResourceUpdateDropped() {}
 };
 
 }  // namespace devmgr::devicemanager

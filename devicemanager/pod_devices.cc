@@ -1,5 +1,6 @@
 #include "devicemanager/pod_devices.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "absl/strings/str_cat.h"
@@ -39,8 +40,8 @@ void PodDevices::Insert(absl::string_view pod_uid, absl::string_view container_n
              .first;
   }
   Stored& stored = it->second;
-  CountHeld(resource_name, stored.devices, -1);
-  CountHeld(resource_name, allocation.devices, +1);
+  Unhold(it->first, stored.devices);
+  Hold(it->first, allocation.devices);
   stored.devices = std::move(allocation.devices);
   stored.rendered = std::make_shared<const checkpoint::EncodedEntry>(checkpoint::EncodeEntry(
       {std::string(pod_uid), std::string(container_name), std::string(resource_name),
@@ -52,38 +53,73 @@ void PodDevices::Remove(absl::string_view pod_uid, absl::string_view container_n
                         absl::string_view resource_name) {
   auto it = allocations_.find(KeyView{pod_uid, container_name, resource_name});
   if (it == allocations_.end()) return;
-  CountHeld(resource_name, it->second.devices, -1);
+  Unhold(it->first, it->second.devices);
   allocations_.erase(it);
   MarkPodChanged(pod_uid);
 }
 
-void PodDevices::CountHeld(absl::string_view resource_name,
-                           const checkpoint::DevicesPerNuma& devices, int delta) {
+void PodDevices::Hold(const Key& key, const checkpoint::DevicesPerNuma& devices) {
   if (devices.empty()) return;
-  auto resource = held_.find(resource_name);
+  auto resource = held_.find(key.resource_name);
   if (resource == held_.end()) {
-    if (delta < 0) return;
-    resource =
-        held_.emplace(std::string(resource_name), std::map<std::string, int, std::less<>>()).first;
+    resource = held_.emplace(key.resource_name, std::map<std::string, Holders, std::less<>>())
+                   .first;
   }
-  auto& counts = resource->second;
+  auto& by_id = resource->second;
   for (const auto& [numa, ids] : devices) {
     for (const std::string& id : ids) {
-      auto it = counts.find(id);
-      if (delta > 0) {
-        if (it == counts.end()) it = counts.emplace(id, 0).first;
-        it->second += delta;
-      } else if (it != counts.end() && (it->second += delta) <= 0) {
-        counts.erase(it);
-      }
+      auto it = by_id.find(id);
+      if (it == by_id.end()) it = by_id.emplace(id, Holders()).first;
+      it->second.push_back(&key);
     }
   }
-  if (counts.empty()) held_.erase(resource);
+  if (by_id.empty()) held_.erase(resource);
+}
+
+void PodDevices::Unhold(const Key& key, const checkpoint::DevicesPerNuma& devices) {
+  auto resource = held_.find(key.resource_name);
+  if (resource == held_.end()) return;
+  auto& by_id = resource->second;
+  for (const auto& [numa, ids] : devices) {
+    for (const std::string& id : ids) {
+      auto it = by_id.find(id);
+      if (it == by_id.end()) continue;
+      Holders& holders = it->second;
+      if (auto holder = std::find(holders.begin(), holders.end(), &key);
+          holder != holders.end()) {
+        holders.erase(holder);
+      }
+      if (holders.empty()) by_id.erase(it);
+    }
+  }
+  if (by_id.empty()) held_.erase(resource);
 }
 
 bool PodDevices::Holds(absl::string_view resource_name, absl::string_view device_id) const {
   auto resource = held_.find(resource_name);
   return resource != held_.end() && resource->second.find(device_id) != resource->second.end();
+}
+
+std::optional<std::pair<std::string, std::string>> PodDevices::PodAndContainerForDevice(
+    absl::string_view resource_name, absl::string_view device_id) const {
+  auto resource = held_.find(resource_name);
+  if (resource == held_.end()) return std::nullopt;
+  auto it = resource->second.find(device_id);
+  if (it == resource->second.end()) return std::nullopt;
+  // Never empty: a device without holders leaves the index.
+  const Key* first = *std::min_element(it->second.begin(), it->second.end(),
+                                       [](const Key* a, const Key* b) { return KeyLess()(*a, *b); });
+  return std::make_pair(first->pod_uid, first->container_name);
+}
+
+std::vector<std::string> PodDevices::PodsHolding(absl::string_view resource_name) const {
+  std::set<std::string> pods;
+  if (auto resource = held_.find(resource_name); resource != held_.end()) {
+    for (const auto& [id, holders] : resource->second) {
+      for (const Key* key : holders) pods.insert(key->pod_uid);
+    }
+  }
+  return {pods.begin(), pods.end()};
 }
 
 bool PodDevices::HoldsAny(absl::string_view resource_name) const {
@@ -92,7 +128,7 @@ bool PodDevices::HoldsAny(absl::string_view resource_name) const {
 
 IdSet PodDevices::NotHeld(absl::string_view resource_name, const DeviceTable& devices) const {
   auto resource = held_.find(resource_name);
-  const std::map<std::string, int, std::less<>> kNone;
+  const std::map<std::string, Holders, std::less<>> kNone;
   const auto& counts = resource == held_.end() ? kNone : resource->second;
   std::vector<std::string> out;
   out.reserve(devices.healthy_count());
@@ -111,7 +147,7 @@ void PodDevices::Delete(const std::vector<std::string>& pod_uids) {
     auto it = PodBegin(uid);
     if (it == allocations_.end() || it->first.pod_uid != uid) continue;
     while (it != allocations_.end() && it->first.pod_uid == uid) {
-      CountHeld(it->first.resource_name, it->second.devices, -1);
+      Unhold(it->first, it->second.devices);
       it = allocations_.erase(it);
     }
     MarkChanged();
@@ -191,9 +227,9 @@ ResourceDevices PodDevices::ContainerDevices(absl::string_view pod_uid,
 
 std::map<std::string, std::set<std::string>> PodDevices::DeviceIds() const {
   std::map<std::string, std::set<std::string>> result;
-  for (const auto& [resource, counts] : held_) {
+  for (const auto& [resource, by_id] : held_) {
     auto& ids = result[resource];
-    for (const auto& [id, count] : counts) ids.insert(ids.end(), id);
+    for (const auto& [id, holders] : by_id) ids.insert(ids.end(), id);
   }
   return result;
 }

@@ -3,7 +3,8 @@
 // half of the checkpoint: it converts to and from checkpoint::PodDevicesEntry, so allocations
 // restored from a kubelet's (or our own) checkpoint are written back on every later write.
 //
-// A plain value class with no lock of its own: the manager keeps it under its mutex.
+// A plain value class with no lock of its own: the manager keeps it under its mutex. Movable but
+// not copyable: its index of held devices points into its own allocations.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -33,6 +35,12 @@ struct ContainerAllocation {
 
 class PodDevices {
  public:
+  PodDevices() = default;
+  PodDevices(PodDevices&&) = default;
+  PodDevices& operator=(PodDevices&&) = default;
+  PodDevices(const PodDevices&) = delete;
+  PodDevices& operator=(const PodDevices&) = delete;
+
   // Insert records (or replaces) the allocation of `resource` to one container.
   void Insert(absl::string_view pod_uid, absl::string_view container_name,
               absl::string_view resource_name, ContainerAllocation allocation);
@@ -50,6 +58,16 @@ class PodDevices {
   // NotHeld: the IDs of the healthy devices of `devices` that no container holds as devices
   // of `resource_name`, in order; one walk over the table and the index together.
   IdSet NotHeld(absl::string_view resource_name, const DeviceTable& devices) const;
+
+  // PodAndContainerForDevice: the pod UID and container name of an allocation that lists device
+  // `device_id` of `resource_name` (of several, the first in pod and container order), or
+  // nullopt; from the index, without walking the pods. Upstream's getPodAndContainerForDevice
+  // as the newest tree scopes it by resource: device IDs are unique only within a resource.
+  // Devices reserved by an admission in flight are not here until committed.
+  std::optional<std::pair<std::string, std::string>> PodAndContainerForDevice(
+      absl::string_view resource_name, absl::string_view device_id) const;
+  // PodsHolding: the UIDs of the pods holding any device of `resource_name`, in order.
+  std::vector<std::string> PodsHolding(absl::string_view resource_name) const;
 
   // Delete forgets every allocation of the given pods.
   void Delete(const std::vector<std::string>& pod_uids);
@@ -145,9 +163,10 @@ class PodDevices {
   // FindStored is one container's allocation of one resource, or nullptr.
   const Stored* FindStored(absl::string_view pod_uid, absl::string_view container_name,
                            absl::string_view resource_name) const;
-  // CountHeld adds `delta` to the count of every device of `devices` in held_.
-  void CountHeld(absl::string_view resource_name, const checkpoint::DevicesPerNuma& devices,
-                 int delta);
+  // Hold adds `key` as a holder of every device of `devices` in held_; Unhold takes it away
+  // (once per listing, as Hold added it).
+  void Hold(const Key& key, const checkpoint::DevicesPerNuma& devices);
+  void Unhold(const Key& key, const checkpoint::DevicesPerNuma& devices);
 
   // MarkChanged takes the next revision.
   void MarkChanged();
@@ -155,9 +174,12 @@ class PodDevices {
   void MarkPodChanged(absl::string_view pod_uid);
 
   Allocations allocations_;
-  // resource name -> device ID -> how many times allocations list it (a pod's app container
-  // may hold what its init container held, and a device on two NUMA nodes is listed twice).
-  std::map<std::string, std::map<std::string, int, std::less<>>, std::less<>> held_;
+  // resource name -> device ID -> the allocations that list it, once per listing (a pod's app
+  // container may hold what its init container held, and a device on two NUMA nodes is listed
+  // twice). The keys point into allocations_, whose nodes stay put until erased (and move with
+  // the map), and leave here before their allocation does.
+  using Holders = std::vector<const Key*>;
+  std::map<std::string, std::map<std::string, Holders, std::less<>>, std::less<>> held_;
   uint64_t revision_ = 0;
 };
 

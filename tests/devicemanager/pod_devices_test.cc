@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace devmgr::devicemanager {
 namespace {
 
@@ -159,6 +164,63 @@ TEST(PodDevicesTest, HoldsFollowsInsertReplaceRemoveAndDelete) {
   pod_devices.Remove("pod2", "c", "res2");
   EXPECT_FALSE(pod_devices.HoldsAny("res2"));
   EXPECT_TRUE(pod_devices.DeviceIds().empty());
+}
+
+// Upstream's TestGetPodAndContainerForDevice (newest tree): the owner of a device is looked up
+// within its resource, since two resources may use the same device ID. Upstream's "reserved
+// device" case has no counterpart here: devices an admission has reserved are kept apart
+// (Reservations) and enter PodDevices only when committed; the manager-level test
+// ResourceHealthTest.ReservedDeviceHasNoOwnerUntilCommitted covers it.
+TEST(PodDevicesTest, TestGetPodAndContainerForDevice) {
+  constexpr char kResource1[] = "domain1.com/resource1";
+  constexpr char kResource2[] = "domain2.com/resource2";
+  PodDevices pod_devices;
+  pod_devices.Insert("pod1", "container1", kResource1, MakeAllocation({{0, {"dev1"}}}));
+  pod_devices.Insert("pod2", "container2", kResource2, MakeAllocation({{0, {"dev1"}}}));
+
+  struct Case {
+    const char* name;
+    const char* resource;
+    const char* device;
+    std::optional<std::pair<std::string, std::string>> expected;
+  };
+  const Case cases[] = {
+      {"committed device", kResource1, "dev1", std::make_pair("pod1", "container1")},
+      {"same device ID under another resource", kResource2, "dev1",
+       std::make_pair("pod2", "container2")},
+      {"unknown device", kResource1, "unknown-device", std::nullopt},
+      {"unknown resource", "domain3.com/unknown", "dev1", std::nullopt},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(pod_devices.PodAndContainerForDevice(c.resource, c.device), c.expected) << c.name;
+  }
+}
+
+// The owner index follows the allocations: of several holders the first in pod and container
+// order answers, and a device leaves the index with its last holder.
+TEST(PodDevicesTest, OwnersFollowInsertRemoveAndDelete) {
+  PodDevices pod_devices;
+  pod_devices.Insert("pod2", "app", "res1", MakeAllocation({{0, {"a"}}, {1, {"a"}}}));
+  pod_devices.Insert("pod2", "init", "res1", MakeAllocation({{0, {"a", "b"}}}));
+  pod_devices.Insert("pod1", "app", "res2", MakeAllocation({{0, {"a"}}}));
+  using Owner = std::optional<std::pair<std::string, std::string>>;
+  EXPECT_EQ(pod_devices.PodAndContainerForDevice("res1", "a"), Owner({"pod2", "app"}));
+  EXPECT_EQ(pod_devices.PodAndContainerForDevice("res1", "b"), Owner({"pod2", "init"}));
+  EXPECT_EQ(pod_devices.PodsHolding("res1"), std::vector<std::string>{"pod2"});
+  EXPECT_EQ(pod_devices.PodsHolding("res2"), std::vector<std::string>{"pod1"});
+  EXPECT_TRUE(pod_devices.PodsHolding("res3").empty());
+
+  pod_devices.Remove("pod2", "app", "res1");
+  EXPECT_EQ(pod_devices.PodAndContainerForDevice("res1", "a"), Owner({"pod2", "init"}));
+  pod_devices.Insert("pod2", "init", "res1", MakeAllocation({{0, {"c"}}}));
+  EXPECT_EQ(pod_devices.PodAndContainerForDevice("res1", "a"), std::nullopt) << "replaced";
+
+  // Moved, as a restore from the checkpoint moves a whole value: the index moves with it.
+  PodDevices moved = std::move(pod_devices);
+  EXPECT_EQ(moved.PodAndContainerForDevice("res1", "c"), Owner({"pod2", "init"}));
+  moved.Delete({"pod2"});
+  EXPECT_EQ(moved.PodAndContainerForDevice("res1", "c"), std::nullopt);
+  EXPECT_EQ(moved.PodAndContainerForDevice("res2", "a"), Owner({"pod1", "app"}));
 }
 
 TEST(PodDevicesTest, NotHeldKeepsTheFreeHealthyIdsInOrder) {
