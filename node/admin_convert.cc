@@ -136,15 +136,28 @@ admin::RunOptions RunOptionsToProto(const devicemanager::RunContainerOptions& op
   return out;
 }
 
-void DevicesToProto(const devicemanager::ResourceDevices& devices, admin::ContainerDevices& out) {
+void DevicesToProto(const devicemanager::ResourceDevices& devices,
+                    const devicemanager::ContainerStatus& status, admin::ContainerDevices& out) {
+  out.set_container_name(status.name);
   for (const auto& [resource, by_id] : devices) {
     admin::ResourceDevices* resource_devices = out.add_resources();
     resource_devices->set_resource_name(resource);
+    const devicemanager::ResourceStatus* health = nullptr;
+    for (const devicemanager::ResourceStatus& s : status.allocated_resources_status) {
+      if (s.name == resource) health = &s;
+    }
+    // Both in ID order: one walk over the two.
+    size_t next = 0;
     for (const auto& [id, device] : by_id) {
       admin::Device* d = resource_devices->add_devices();
       d->set_id(id);
       for (int64_t node : device.numa_nodes) d->add_numa_nodes(node);
       d->set_healthy(device.health == devicemanager::Health::kHealthy);
+      if (health == nullptr) continue;
+      while (next < health->resources.size() && health->resources[next].resource_id < id) ++next;
+      if (next < health->resources.size() && health->resources[next].resource_id == id) {
+        d->set_health(std::string(devicemanager::ResourceHealthName(health->resources[next].health)));
+      }
     }
   }
 }

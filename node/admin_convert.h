@@ -4,6 +4,7 @@
 
 #include "absl/status/statusor.h"
 #include "devicemanager/pod.h"
+#include "devicemanager/pod_status.h"
 #include "devicemanager/run_options.h"
 #include "devicemanager/types.h"
 #include "devmgr/admin/v1/api.pb.h"
@@ -19,8 +20,10 @@ absl::StatusOr<devicemanager::Pod> PodFromProto(const devmgr::admin::v1::Pod& po
 
 devmgr::admin::v1::RunOptions RunOptionsToProto(const devicemanager::RunContainerOptions& options);
 
-// DevicesToProto: one container's devices, resources and IDs in name order.
+// DevicesToProto: one container's devices, resources and IDs in name order, with the health
+// `status` (that container's, filled by Manager::UpdateAllocatedResourcesStatus) reports.
 void DevicesToProto(const devicemanager::ResourceDevices& devices,
+                    const devicemanager::ContainerStatus& status,
                     devmgr::admin::v1::ContainerDevices& out);
 
 }  // namespace devmgr::node

@@ -55,12 +55,16 @@ grpc::Status AdminService::ListPods(grpc::ServerContext*, const admin::ListPodsR
     admin::PodStatus* status = response->add_pods();
     *status->mutable_pod() = PodToProto(registered.pod);
     status->set_recovered(registered.recovered);
+    devicemanager::PodStatus health;
     for (const auto* list : {&registered.pod.init_containers, &registered.pod.containers}) {
       for (const devicemanager::Container& container : *list) {
-        admin::ContainerDevices* devices = status->add_containers();
-        devices->set_container_name(container.name);
-        DevicesToProto(manager_.GetDevices(registered.pod.uid, container.name), *devices);
+        health.container_statuses.push_back({container.name, {}});
       }
+    }
+    manager_.UpdateAllocatedResourcesStatus(registered.pod.uid, health);
+    for (const devicemanager::ContainerStatus& container : health.container_statuses) {
+      DevicesToProto(manager_.GetDevices(registered.pod.uid, container.name), container,
+                     *status->add_containers());
     }
   }
   return grpc::Status::OK;
@@ -73,6 +77,11 @@ grpc::Status AdminService::GetRunOptions(grpc::ServerContext*,
       admission_.RunOptions(request->pod_uid(), request->container_name());
   if (!options.ok()) return ToGrpcStatus(options.status());
   *response->mutable_options() = RunOptionsToProto(*options);
+  devicemanager::PodStatus health;
+  health.container_statuses.push_back({request->container_name(), {}});
+  manager_.UpdateAllocatedResourcesStatus(request->pod_uid(), health);
+  DevicesToProto(manager_.GetDevices(request->pod_uid(), request->container_name()),
+                 health.container_statuses[0], *response->mutable_devices());
   return grpc::Status::OK;
 }
 

@@ -35,6 +35,22 @@ class ManagerDevicesProvider final : public podresources::DevicesProvider {
     return Instances(manager_.GetAllocatableDevices());
   }
 
+  // As the pod's status would report it (Manager::UpdateAllocatedResourcesStatus).
+  podresources::DevicesHealth GetDevicesHealth(const std::string& pod_uid,
+                                               const std::string& container_name) override {
+    devicemanager::PodStatus status;
+    status.container_statuses.push_back({container_name, {}});
+    manager_.UpdateAllocatedResourcesStatus(pod_uid, status);
+    podresources::DevicesHealth out;
+    for (const auto& resource : status.container_statuses[0].allocated_resources_status) {
+      auto& by_id = out[resource.name];
+      for (const auto& device : resource.resources) {
+        by_id.emplace(device.resource_id, devicemanager::ResourceHealthName(device.health));
+      }
+    }
+    return out;
+  }
+
  private:
   static podresources::ResourceDeviceInstances Instances(
       const devicemanager::ResourceDevices& devices) {

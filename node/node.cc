@@ -63,6 +63,8 @@ struct Node::State {
   std::unique_ptr<AdminService> admin_service;
   std::unique_ptr<grpc::Server> admin_server;
   std::unique_ptr<MetricsHttpServer> metrics_server;
+  // The manager's change callback that forwards device health updates, or -1.
+  int health_subscription = -1;
   // Last capacity and allocatable logged by UpdateNodeStatus.
   std::map<std::string, int64_t> capacity;
   std::map<std::string, int64_t> allocatable;
@@ -106,6 +108,27 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartAdminServer(const std::filesy
   return server;
 }
 
+// ForwardHealthUpdates takes the manager's device health updates (run on its loop thread, after
+// changes) and publishes each pod they name again on the Watch stream, which reads the new
+// health; pods the registry no longer has are left to the stream's own removal.
+void ForwardHealthUpdates(devicemanager::Manager& manager, const PodRegistry& registry,
+                          podresources::PodResourcesNotifier& notifier, NodeMetrics& metrics) {
+  for (const devicemanager::ResourceUpdate& update : manager.TakeResourceUpdates()) {
+    int affected = 0;
+    for (const std::string& uid : update.pod_uids) {
+      const std::optional<RegisteredPod> registered = registry.Find(uid);
+      if (!registered.has_value()) continue;
+      for (const auto* list : {&registered->pod.init_containers, &registered->pod.containers}) {
+        for (const devicemanager::Container& container : *list) {
+          if (!manager.GetDevices(uid, container.name).empty()) ++affected;
+        }
+      }
+      notifier.PodUpdated(PodRegistry::ToPodResources(registered->pod));
+    }
+    metrics.HealthUpdateTaken(affected);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
@@ -134,6 +157,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   }
   s.metrics.AttachHeapTrimmer(s.heap_trimmer);
   manager_options.metrics = &s.metrics;
+  manager_options.resource_health_status = options.resource_health_status;
   manager_options.logger = options.logger;
   s.manager = devicemanager::CreateManager(std::move(manager_options));
   PodRegistry& registry = s.registry;
@@ -174,6 +198,13 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   if (!podresources.ok()) return podresources.status();
   s.podresources = *std::move(podresources);
   s.admission->SetNotifier(&s.podresources->notifier());
+  if (options.resource_health_status) {
+    s.health_subscription = s.manager->Subscribe(
+        [manager = s.manager.get(), &registry = s.registry,
+         notifier = &s.podresources->notifier(), metrics = &s.metrics] {
+          ForwardHealthUpdates(*manager, registry, *notifier, *metrics);
+        });
+  }
   s.metrics.AttachPodResources(s.podresources->counters());
 
   s.admin_service = std::make_unique<AdminService>(*s.admission, s.registry, *s.manager);
@@ -206,6 +237,7 @@ void Node::Stop() {
   if (s.stopped) return;
   s.stopped = true;
   if (s.metrics_server != nullptr) s.metrics_server->Stop();
+  if (s.health_subscription >= 0) s.manager->Unsubscribe(s.health_subscription);
   if (s.admin_server != nullptr) s.admin_server->Shutdown();
   if (s.podresources != nullptr) s.podresources->Shutdown();
   if (s.watcher != nullptr) s.watcher->Stop();

@@ -10,6 +10,8 @@
 //     (device-plugins/devmgr_admitted_pods) beside the checkpoint, so a restart keeps every pod's
 //     devices;
 //   - pod admission (admission()), all or nothing per pod;
+//   - device health in pod status (KEP-4680): the pods whose devices changed health are
+//     published again on the PodResources Watch stream;
 //   - the PodResources service on pod-resources/kubelet.sock (v1, v1alpha1 and our Watch);
 //   - the admin API on devmgr.sock (mode 0600), which `devmgr pods` and other languages use;
 //   - Prometheus metrics, when an address is given;
@@ -54,6 +56,11 @@ struct NodeOptions {
   absl::Duration admission_wait = absl::Seconds(30);
   podresources::RateLimitOptions podresources_rate_limit;
   topologymanager::TopologyPolicyKind topology_policy = topologymanager::TopologyPolicyKind::kNone;
+  // Feature gate ResourceHealthStatus (KEP-4680): when the health of devices some pods hold
+  // changes, the node refreshes those pods on the PodResources Watch stream at once (else at
+  // the next resync) and counts them in devmgr_device_health_affected_containers_total. On by
+  // default, beyond upstream's alpha gate; `devmgr pods list` shows health either way.
+  bool resource_health_status = true;
   // Where Prometheus metrics are served (common/metrics_http_server.h); empty for nowhere.
   std::string metrics_address;
   LoggerPtr logger;

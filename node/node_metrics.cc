@@ -106,7 +106,18 @@ NodeMetrics::NodeMetrics()
                                    .AddCounter("devmgr_checkpoint_write_errors_total",
                                                "Durable writes of the device manager checkpoint "
                                                "that failed.")
-                                   .WithLabels({})) {
+                                   .WithLabels({})),
+      health_affected_containers_(
+          registry_
+              .AddCounter("devmgr_device_health_affected_containers_total",
+                          "Containers holding devices of the pods named by each device health "
+                          "update (KEP-4680 ResourceHealthStatus).")
+              .WithLabels({})),
+      health_updates_dropped_(registry_
+                                  .AddCounter("devmgr_device_health_updates_dropped_total",
+                                              "Device health updates dropped because 100 were "
+                                              "waiting for the node to take them.")
+                                  .WithLabels({})) {
   // Every reason from 0, so that rate() sees the first refusal of each.
   for (const absl::string_view reason : devicemanager::kAdmissionRefusalReasons) {
     admissions_refused_.WithLabels({reason});
@@ -207,6 +218,12 @@ void NodeMetrics::CheckpointWritten(absl::Duration duration, bool ok) {
   checkpoint_write_duration_.Observe(absl::ToDoubleSeconds(duration));
   if (!ok) checkpoint_write_errors_.Inc();
   if (HeapTrimmer* trimmer = heap_trimmer_.load(); trimmer != nullptr) trimmer->Touch();
+}
+
+void NodeMetrics::ResourceUpdateDropped() { health_updates_dropped_.Inc(); }
+
+void NodeMetrics::HealthUpdateTaken(int affected_containers) {
+  health_affected_containers_.Inc(affected_containers);
 }
 
 }  // namespace devmgr::node

@@ -12,6 +12,7 @@
 //   devmgr_admissions_refused_total{reason}                   every reason of
 //       devicemanager/metrics.h and of admission_refusals.h, from 0
 //   devmgr_checkpoint_write_duration_seconds, devmgr_checkpoint_write_errors_total
+//   devmgr_device_health_affected_containers_total, devmgr_device_health_updates_dropped_total
 //   devmgr_pod_resources_rate_limited_total, devmgr_pod_resources_watch_streams_opened_total,
 //   devmgr_pod_resources_watch_streams_ended_slow_total
 //   devmgr_heap_trims_total, devmgr_heap_trim_seconds_total
@@ -55,6 +56,11 @@ class NodeMetrics final : public devicemanager::ManagerMetrics {
   void AllocationDone(absl::string_view resource_name, absl::Duration duration) override;
   void AdmissionRefused(absl::string_view reason) override;
   void CheckpointWritten(absl::Duration duration, bool ok) override;
+  void ResourceUpdateDropped() override;
+
+  // HealthUpdateTaken: the node took one device health update from the manager, whose pods
+  // have `affected_containers` containers holding devices.
+  void HealthUpdateTaken(int affected_containers);
 
  private:
   MetricsRegistry registry_;
@@ -64,6 +70,8 @@ class NodeMetrics final : public devicemanager::ManagerMetrics {
   CounterFamily& admissions_refused_;
   Histogram& checkpoint_write_duration_;
   Counter& checkpoint_write_errors_;
+  Counter& health_affected_containers_;
+  Counter& health_updates_dropped_;
   std::atomic<HeapTrimmer*> heap_trimmer_{nullptr};
 };
 

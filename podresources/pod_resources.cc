@@ -64,4 +64,23 @@ void FillPodResources(const Pod& pod, const Providers& providers, ::v1::PodResou
   }
 }
 
+void FillPodDevicesHealth(const Pod& pod, const Providers& providers,
+                          ::devmgr::podresources::v1::PodDevicesHealth& out) {
+  for (const Container* container : ListedContainers(pod)) {
+    const DevicesHealth health = providers.devices->GetDevicesHealth(pod.uid, container->name);
+    if (health.empty()) continue;
+    auto* container_health = out.add_containers();
+    container_health->set_name(container->name);
+    for (const auto& [resource_name, by_id] : health) {
+      auto* status = container_health->add_allocated_resources_status();
+      status->set_name(resource_name);
+      for (const auto& [device_id, device_health] : by_id) {
+        auto* device = status->add_resources();
+        device->set_resource_id(device_id);
+        device->set_health(device_health);
+      }
+    }
+  }
+}
+
 }  // namespace devmgr::podresources

@@ -1,8 +1,9 @@
 // Building the v1 messages from what the providers report: the per-(device, NUMA node) device
 // entries, and one PodResources per pod with its listed containers. Shared by List, Get and
-// Watch so that all three describe a pod identically.
+// Watch so that all three describe a pod identically; Watch adds the health of the devices.
 #pragma once
 
+#include "devmgr/podresources/v1/api.pb.h"
 #include "podresources/providers.h"
 #include "podresources/v1/api.pb.h"
 
@@ -23,5 +24,11 @@ std::vector<const Container*> ListedContainers(const Pod& pod);
 // container's devices, CPUs, memory and dynamic resources into `out`. Calls the providers;
 // `providers.devices` must be set.
 void FillPodResources(const Pod& pod, const Providers& providers, ::v1::PodResources& out);
+
+// FillPodDevicesHealth writes the health of the devices each listed container of `pod` holds,
+// for the containers that hold some, in the order of FillPodResources. `providers.devices` must
+// be set.
+void FillPodDevicesHealth(const Pod& pod, const Providers& providers,
+                          ::devmgr::podresources::v1::PodDevicesHealth& out);
 
 }  // namespace devmgr::podresources

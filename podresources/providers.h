@@ -51,6 +51,8 @@ inline bool IsRestartableInitContainer(const Container& init_container) {
 // so that responses are deterministic. Upstream: devicemanager.ResourceDeviceInstances.
 using NumaNodes = std::vector<int64_t>;
 using ResourceDeviceInstances = std::map<std::string, std::map<std::string, NumaNodes>>;
+// Resource name -> device ID -> health, as Kubernetes spells it.
+using DevicesHealth = std::map<std::string, std::map<std::string, std::string>>;
 
 class PodsProvider {
  public:
@@ -86,6 +88,13 @@ class DevicesProvider {
   }
   // GetAllocatableDevices: every healthy device of every registered resource.
   virtual ResourceDeviceInstances GetAllocatableDevices() = 0;
+  // GetDevicesHealth: the health of the devices one container holds (Watch), by resource
+  // name and device ID: "Healthy", "Unhealthy" or "Unknown". Empty (the default) from a
+  // provider that does not know.
+  virtual DevicesHealth GetDevicesHealth(const std::string& /*pod_uid*/,
+                                         const std::string& /*container_name*/) {
+    return {};
+  }
 };
 
 // The CPU manager's view. Without one (Providers::cpus null) nothing is reported, as on a

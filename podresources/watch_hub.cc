@@ -117,24 +117,29 @@ uint64_t WatchHub::RevisionForTest() {
 }
 
 void WatchHub::UpdatePodOnLoop(const Pod& pod) {
-  auto resources = std::make_shared<::v1::PodResources>();
-  FillPodResources(pod, providers_, *resources);
-  std::string serialized = DeterministicBytes(*resources);
+  ::v1::PodResources resources;
+  FillPodResources(pod, providers_, resources);
+  ::devmgr::podresources::v1::PodDevicesHealth health;
+  FillPodDevicesHealth(pod, providers_, health);
+  PodState state{DeterministicBytes(resources), DeterministicBytes(health)};
   auto it = pods_.find(pod.uid);
-  if (it != pods_.end() && it->second == serialized) return;
+  if (it != pods_.end() && it->second.resources == state.resources &&
+      it->second.health == state.health) {
+    return;
+  }
   const WatchResponse::Kind kind =
       it == pods_.end() ? WatchResponse::ADDED : WatchResponse::UPDATED;
-  pods_[pod.uid] = std::move(serialized);
-  if (started_) Publish(kind, pod.uid, std::move(resources));
+  PodState& kept = pods_[pod.uid];
+  kept = std::move(state);
+  if (started_) Publish(kind, pod.uid, kept);
 }
 
 void WatchHub::RemovePodOnLoop(const std::string& pod_uid) {
   auto it = pods_.find(pod_uid);
   if (it == pods_.end()) return;
-  auto last = std::make_shared<::v1::PodResources>();
-  last->ParseFromString(it->second);
+  const PodState last = std::move(it->second);
   pods_.erase(it);
-  if (started_) Publish(WatchResponse::DELETED, pod_uid, std::move(last));
+  if (started_) Publish(WatchResponse::DELETED, pod_uid, last);
 }
 
 void WatchHub::ResyncOnLoop() {
@@ -152,12 +157,14 @@ void WatchHub::ResyncOnLoop() {
 }
 
 void WatchHub::Publish(WatchResponse::Kind kind, const std::string& pod_uid,
-                       std::shared_ptr<const ::v1::PodResources> resources) {
+                       const PodState& state) {
   auto event = std::make_shared<WatchResponse>();
   event->set_kind(kind);
   event->set_revision(++revision_);
   event->set_pod_uid(pod_uid);
-  *event->add_pod_resources() = *resources;
+  // Bytes this hub serialized: they parse.
+  event->add_pod_resources()->ParseFromString(state.resources);
+  event->add_pod_health()->ParseFromString(state.health);
   history_.push_back({event->revision(), DeterministicBytes(*event)});
   WatchEventPtr published = std::move(event);
   while (history_.size() > options_.history_events) history_.pop_front();
@@ -165,17 +172,26 @@ void WatchHub::Publish(WatchResponse::Kind kind, const std::string& pod_uid,
 }
 
 WatchEventPtr WatchHub::Snapshot() const {
+  // Ordered by namespace and name, as a reader would sort them; each pod's health beside it.
+  std::vector<std::pair<::v1::PodResources, const std::string*>> pods;
+  pods.reserve(pods_.size());
+  for (const auto& [uid, state] : pods_) {
+    pods.emplace_back(::v1::PodResources(), &state.health);
+    pods.back().first.ParseFromString(state.resources);
+  }
+  std::sort(pods.begin(), pods.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first.namespace_(), a.first.name()) <
+           std::tie(b.first.namespace_(), b.first.name());
+  });
   auto snapshot = std::make_shared<WatchResponse>();
   snapshot->set_kind(WatchResponse::SNAPSHOT);
   snapshot->set_revision(revision_);
-  auto* pods = snapshot->mutable_pod_resources();
-  pods->Reserve(static_cast<int>(pods_.size()));
-  // Bytes this hub serialised: they parse.
-  for (const auto& [uid, serialized] : pods_) pods->Add()->ParseFromString(serialized);
-  // Ordered by namespace and name, as a reader would sort them.
-  std::sort(pods->pointer_begin(), pods->pointer_end(), [](const auto* a, const auto* b) {
-    return std::tie(a->namespace_(), a->name()) < std::tie(b->namespace_(), b->name());
-  });
+  snapshot->mutable_pod_resources()->Reserve(static_cast<int>(pods.size()));
+  snapshot->mutable_pod_health()->Reserve(static_cast<int>(pods.size()));
+  for (auto& [resources, health] : pods) {
+    *snapshot->add_pod_resources() = std::move(resources);
+    snapshot->add_pod_health()->ParseFromString(*health);
+  }
   return snapshot;
 }
 

@@ -117,8 +117,12 @@ class WatchHub final : public PodResourcesNotifier {
   void UpdatePodOnLoop(const Pod& pod);
   void RemovePodOnLoop(const std::string& pod_uid);
   void ResyncOnLoop();
-  void Publish(WatchResponse::Kind kind, const std::string& pod_uid,
-               std::shared_ptr<const ::v1::PodResources> resources);
+  // What is kept of one pod: its last published PodResources and device health, serialized.
+  struct PodState {
+    std::string resources;
+    std::string health;
+  };
+  void Publish(WatchResponse::Kind kind, const std::string& pod_uid, const PodState& state);
   WatchEventPtr Snapshot() const;
   void ScheduleResync();
 
@@ -127,9 +131,9 @@ class WatchHub final : public PodResourcesNotifier {
   const LoggerPtr logger_;
   // Loop-confined state.
   uint64_t revision_;
-  // Pod UID -> its last published PodResources, serialized: what changes are compared with,
-  // and all that is kept per pod (a snapshot or a DELETED event decodes it again).
-  std::unordered_map<std::string, std::string> pods_;
+  // Pod UID -> its last published state: what changes are compared with, and all that is kept
+  // per pod (a snapshot or an event decodes it again).
+  std::unordered_map<std::string, PodState> pods_;
   // The last changes published, serialized: a resume that needs them decodes them again, and
   // a parsed event takes several times the room of its bytes.
   struct PastEvent {

@@ -192,6 +192,22 @@ void PrintEvent(const WatchResponse& event) {
   Table table = PodTable();
   for (const auto& pod : event.pod_resources()) AddPodRows(pod, table);
   table.Print(std::cout);
+  // The health of the devices each pod holds, beside its entry of pod_resources.
+  Table health({"NAMESPACE", "POD", "CONTAINER", "RESOURCE", "DEVICE", "HEALTH"});
+  bool any = false;
+  for (int i = 0; i < event.pod_health_size() && i < event.pod_resources_size(); ++i) {
+    const auto& pod = event.pod_resources(i);
+    for (const auto& container : event.pod_health(i).containers()) {
+      for (const auto& resource : container.allocated_resources_status()) {
+        for (const auto& device : resource.resources()) {
+          health.AddRow({pod.namespace_(), pod.name(), container.name(), resource.name(),
+                         device.resource_id(), device.health()});
+          any = true;
+        }
+      }
+    }
+  }
+  if (any) health.Print(std::cout);
   std::cout << std::flush;
 }
 

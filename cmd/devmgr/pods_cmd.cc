@@ -146,12 +146,28 @@ std::string DevicesText(const admin::ContainerDevices& container) {
       if (!device.numa_nodes().empty()) {
         absl::StrAppend(&id, "(numa ", absl::StrJoin(device.numa_nodes(), ","), ")");
       }
-      if (!device.healthy()) absl::StrAppend(&id, "[unhealthy]");
       ids.push_back(std::move(id));
     }
     parts.push_back(absl::StrCat(resource.resource_name(), "=", absl::StrJoin(ids, ",")));
   }
   return parts.empty() ? "-" : absl::StrJoin(parts, " ");
+}
+
+// HealthText: "Healthy" when every device the container holds is, else each other device with
+// its health ("gpu1=Unhealthy"); "-" for a container that holds none.
+std::string HealthText(const admin::ContainerDevices& container) {
+  std::vector<std::string> others;
+  bool any = false;
+  for (const auto& resource : container.resources()) {
+    for (const auto& device : resource.devices()) {
+      any = true;
+      if (device.health() != "Healthy") {
+        others.push_back(absl::StrCat(device.id(), "=", device.health()));
+      }
+    }
+  }
+  if (!any) return "-";
+  return others.empty() ? "Healthy" : absl::StrJoin(others, ",");
 }
 
 int RunList(const PodsFlags& flags) {
@@ -169,14 +185,15 @@ int RunList(const PodsFlags& flags) {
     PrintJson(response, true);
     return kExitOk;
   }
-  Table table({"UID", "POD", "CONTAINER", "DEVICES"});
+  Table table({"UID", "POD", "CONTAINER", "DEVICES", "HEALTH"});
   for (const auto& status : response.pods()) {
     const std::string pod = status.recovered()
                                 ? "(recovered from checkpoint)"
                                 : absl::StrCat(status.pod().namespace_(), "/", status.pod().name());
-    if (status.containers().empty()) table.AddRow({status.pod().uid(), pod, "-", "-"});
+    if (status.containers().empty()) table.AddRow({status.pod().uid(), pod, "-", "-", "-"});
     for (const auto& container : status.containers()) {
-      table.AddRow({status.pod().uid(), pod, container.container_name(), DevicesText(container)});
+      table.AddRow({status.pod().uid(), pod, container.container_name(), DevicesText(container),
+                    HealthText(container)});
     }
   }
   table.Print(std::cout);
@@ -202,6 +219,12 @@ int RunOptions(const PodsFlags& flags) {
   }
   Table table({"CONTAINER", "KIND", "VALUE"});
   AddOptionRows(flags.container, response.options(), table);
+  for (const auto& resource : response.devices().resources()) {
+    for (const auto& device : resource.devices()) {
+      table.AddRow({flags.container, "health",
+                    absl::StrCat(resource.resource_name(), "/", device.id(), "=", device.health())});
+    }
+  }
   table.Print(std::cout);
   return kExitOk;
 }

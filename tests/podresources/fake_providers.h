@@ -91,6 +91,10 @@ class FakeDevicesProvider final : public DevicesProvider {
     pod_revisions_[pod_uid] = ++revision_;
     devices_[{pod_uid, container}] = std::move(devices);
   }
+  void SetHealth(const std::string& pod_uid, const std::string& container, DevicesHealth health) {
+    absl::MutexLock lock(&mu_);
+    health_[{pod_uid, container}] = std::move(health);
+  }
   void SetAllocatable(ResourceDeviceInstances devices) {
     absl::MutexLock lock(&mu_);
     allocatable_ = std::move(devices);
@@ -109,6 +113,12 @@ class FakeDevicesProvider final : public DevicesProvider {
   ResourceDeviceInstances GetAllocatableDevices() override {
     absl::MutexLock lock(&mu_);
     return allocatable_;
+  }
+  DevicesHealth GetDevicesHealth(const std::string& pod_uid,
+                                 const std::string& container_name) override {
+    absl::MutexLock lock(&mu_);
+    auto it = health_.find({pod_uid, container_name});
+    return it == health_.end() ? DevicesHealth{} : it->second;
   }
   std::optional<uint64_t> AllocationsRevision() override {
     absl::MutexLock lock(&mu_);
@@ -129,6 +139,7 @@ class FakeDevicesProvider final : public DevicesProvider {
   ResourceDeviceInstances allocatable_ ABSL_GUARDED_BY(mu_);
   uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, uint64_t> pod_revisions_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, DevicesHealth> health_ ABSL_GUARDED_BY(mu_);
 };
 
 class FakeCpusProvider final : public CpusProvider {

@@ -101,6 +101,43 @@ TEST_F(PodResourcesWatchTest, NotificationWithoutChangeSendsNothing) {
   EXPECT_EQ(events[1].revision(), events[0].revision() + 1);
 }
 
+// Device health (KEP-4680) rides beside each pod: in the snapshot, in the order of
+// pod_resources, and a change of health alone is an UPDATED event with the new health.
+TEST_F(PodResourcesWatchTest, HealthChangeIsAnUpdateWithTheNewHealth) {
+  node_.pods.SetPods({MakePod("uid-b", "b", {"c"}), MakePod("uid-a", "a", {"c"})});
+  node_.devices.SetDevices("uid-b", "c", {{"example.com/gpu", {{"gpu0", {}}}}});
+  node_.devices.SetHealth("uid-b", "c", {{"example.com/gpu", {{"gpu0", "Healthy"}}}});
+  StartWatch();
+  WatchClient watch(channel_);
+  ASSERT_TRUE(watch.WaitForEvents(1));
+  const WatchResponse snapshot = watch.events()[0];
+  ASSERT_EQ(snapshot.pod_resources_size(), 2);
+  ASSERT_EQ(snapshot.pod_health_size(), 2);
+  EXPECT_EQ(snapshot.pod_resources(1).name(), "b");
+  EXPECT_EQ(snapshot.pod_health(0).containers_size(), 0) << "pod a holds no devices";
+  ASSERT_EQ(snapshot.pod_health(1).containers_size(), 1);
+  EXPECT_EQ(snapshot.pod_health(1).containers(0).allocated_resources_status(0).resources(0).health(),
+            "Healthy");
+
+  node_.devices.SetHealth("uid-b", "c", {{"example.com/gpu", {{"gpu0", "Unhealthy"}}}});
+  server_->notifier().PodUpdated(MakePod("uid-b", "b", {"c"}));
+  ASSERT_TRUE(watch.WaitForEvents(2));
+  const WatchResponse update = watch.events()[1];
+  EXPECT_EQ(update.kind(), WatchResponse::UPDATED);
+  EXPECT_EQ(update.pod_uid(), "uid-b");
+  ASSERT_EQ(update.pod_health_size(), 1);
+  const auto& container = update.pod_health(0).containers(0);
+  EXPECT_EQ(container.name(), "c");
+  EXPECT_EQ(container.allocated_resources_status(0).name(), "example.com/gpu");
+  EXPECT_EQ(container.allocated_resources_status(0).resources(0).resource_id(), "gpu0");
+  EXPECT_EQ(container.allocated_resources_status(0).resources(0).health(), "Unhealthy");
+
+  // The same health again is no change.
+  server_->notifier().PodUpdated(MakePod("uid-b", "b", {"c"}));
+  server_->hub_for_test().Drain();
+  EXPECT_EQ(watch.events().size(), 2u);
+}
+
 TEST_F(PodResourcesWatchTest, ResumeByRevisionGetsWhatWasMissed) {
   StartWatch();
   uint64_t last = 0;
