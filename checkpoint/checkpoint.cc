@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "checkpoint/checksum.h"
-#include "checkpoint/go_json.h"
+#include "common/go_json.h"
 #include "checkpoint/go_value.h"
 #include "nlohmann/json.hpp"
 
@@ -302,12 +302,11 @@ CheckpointData FromGo(GoCheckpointData go) {
 GoStrings ToGoStrings(const std::vector<std::string>& ids) {
   GoStrings list;
   list.emplace().reserve(ids.size());
-  for (const std::string& id : ids) list->push_back(internal::ToValidUtf8(id));
+  for (const std::string& id : ids) list->push_back(ToValidUtf8(id));
   return list;
 }
 
 GoPodDevicesEntry ToGoEntry(const PodDevicesEntry& entry) {
-  using internal::ToValidUtf8;
   GoPodDevicesEntry out;
   out.pod_uid = ToValidUtf8(entry.pod_uid);
   out.container_name = ToValidUtf8(entry.container_name);
@@ -322,7 +321,7 @@ std::map<std::string, GoStrings> ToGoRegistered(
     const std::map<std::string, std::vector<std::string>>& registered_devices) {
   std::map<std::string, GoStrings> registered;
   for (const auto& [resource, ids] : registered_devices) {
-    registered[internal::ToValidUtf8(resource)] = ToGoStrings(ids);
+    registered[ToValidUtf8(resource)] = ToGoStrings(ids);
   }
   return registered;
 }
@@ -349,7 +348,7 @@ void AppendJsonStrings(std::string& out, const GoStrings& list) {
   out += '[';
   for (size_t i = 0; i < list->size(); ++i) {
     if (i > 0) out += ',';
-    internal::AppendGoJsonString(out, (*list)[i]);
+    AppendGoJsonString(out, (*list)[i]);
   }
   out += ']';
 }
@@ -372,11 +371,11 @@ void AppendJsonDevicesPerNuma(std::string& out, const std::map<int64_t, GoString
 
 void AppendJsonEntry(std::string& out, const GoPodDevicesEntry& entry) {
   out += "{\"PodUID\":";
-  internal::AppendGoJsonString(out, entry.pod_uid);
+  AppendGoJsonString(out, entry.pod_uid);
   out += ",\"ContainerName\":";
-  internal::AppendGoJsonString(out, entry.container_name);
+  AppendGoJsonString(out, entry.container_name);
   out += ",\"ResourceName\":";
-  internal::AppendGoJsonString(out, entry.resource_name);
+  AppendGoJsonString(out, entry.resource_name);
   out += ",\"DeviceIDs\":";
   if (entry.device_ids.has_value()) {
     AppendJsonDevicesPerNuma(out, *entry.device_ids);
@@ -395,7 +394,7 @@ void AppendJsonEntry(std::string& out, const GoPodDevicesEntry& entry) {
 // AppendJsonRegistered writes one key and value of the registered devices object.
 void AppendJsonRegistered(std::string& out, const std::string& resource_name,
                           const GoStrings& ids) {
-  internal::AppendGoJsonString(out, resource_name);
+  AppendGoJsonString(out, resource_name);
   out += ':';
   AppendJsonStrings(out, ids);
 }
@@ -514,7 +513,7 @@ EncodedEntry EncodeEntry(const PodDevicesEntry& entry) {
 EncodedRegistered EncodeRegistered(absl::string_view resource_name,
                                    const std::vector<std::string>& ids) {
   EncodedRegistered encoded;
-  encoded.name = internal::ToValidUtf8(resource_name);
+  encoded.name = ToValidUtf8(resource_name);
   const GoStrings list = ToGoStrings(ids);
   AppendJsonRegistered(encoded.json, encoded.name, list);
   encoded.checksum_text = internal::SpewRegistered(encoded.name, list);

@@ -1,8 +1,8 @@
-#include "checkpoint/go_json.h"
+#include "common/go_json.h"
 
 #include <cstdint>
 
-namespace devmgr::checkpoint::internal {
+namespace devmgr {
 namespace {
 
 constexpr char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD
@@ -137,4 +137,4 @@ void AppendGoJsonString(std::string& out, absl::string_view s) {
   out += '"';
 }
 
-}  // namespace devmgr::checkpoint::internal
+}  // namespace devmgr

@@ -1,12 +1,13 @@
-// Strings written the way Go's encoding/json writes them, so that devmgr's checkpoint is the
-// same bytes a kubelet would write. Internal to checkpoint/.
+// Strings written the way Go's encoding/json writes them, so that the files devmgr shares with a
+// kubelet (the device manager's and the DRA manager's checkpoints) are the bytes it would write.
+// Not installed.
 #pragma once
 
 #include <string>
 
 #include "absl/strings/string_view.h"
 
-namespace devmgr::checkpoint::internal {
+namespace devmgr {
 
 // ToValidUtf8 replaces each byte that does not start a valid UTF-8 sequence with U+FFFD, as
 // Go does when it writes JSON. Valid input comes back unchanged.
@@ -17,4 +18,4 @@ std::string ToValidUtf8(absl::string_view s);
 // bytes as \u00XX; invalid UTF-8 as \ufffd.
 void AppendGoJsonString(std::string& out, absl::string_view s);
 
-}  // namespace devmgr::checkpoint::internal
+}  // namespace devmgr

@@ -1,8 +1,8 @@
-#include "checkpoint/go_json.h"
+#include "common/go_json.h"
 
 #include <gtest/gtest.h>
 
-namespace devmgr::checkpoint::internal {
+namespace devmgr {
 namespace {
 
 std::string Quote(const std::string& s) {
@@ -33,4 +33,4 @@ TEST(GoJsonTest, ToValidUtf8ReplacesEachBadByte) {
 }
 
 }  // namespace
-}  // namespace devmgr::checkpoint::internal
+}  // namespace devmgr
