@@ -5,6 +5,7 @@
 #include "cmd/devmgr/bench_cmd.h"
 #include "cmd/devmgr/checkpoint_cmd.h"
 #include "cmd/devmgr/command.h"
+#include "cmd/devmgr/dra_cmd.h"
 #include "cmd/devmgr/plugin_cmd.h"
 #include "cmd/devmgr/podresources_cmd.h"
 #include "cmd/devmgr/pods_cmd.h"
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   devmgr::cli::AddServeCommand(app, result);
   devmgr::cli::AddPodsCommand(app, result);
   devmgr::cli::AddCheckpointCommand(app, result);
+  devmgr::cli::AddDraCommand(app, result);
   devmgr::cli::AddPluginCommand(app, result);
   devmgr::cli::AddPodResourcesCommand(app, result);
   devmgr::cli::AddBenchCommand(app, result);

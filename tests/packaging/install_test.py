@@ -86,7 +86,7 @@ def check_tree(args, destdir):
 
     for header in ["devicemanager/manager.h", "devicemanager/pod.h", "podresources/server.h",
                    "podresources/providers.h", "pluginwatcher/watcher.h", "deviceplugin/plugin.h",
-                   "checkpoint/checkpoint.h", "common/logging.h"]:
+                   "checkpoint/checkpoint.h", "dra/checkpoint.h", "common/logging.h"]:
         check((include / header).is_file(), f"{include / header} is not installed")
     proto_root = pathlib.Path(args.proto_build_dir)
     for generated in args.generated_header:

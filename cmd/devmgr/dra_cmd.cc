@@ -1,0 +1,202 @@
+#include "cmd/devmgr/dra_cmd.h"
+
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/file_store.h"
+#include "common/table.h"
+#include "dra/checkpoint.h"
+#include "nlohmann/json.hpp"
+
+namespace devmgr::cli {
+namespace {
+
+using OrderedJson = nlohmann::ordered_json;
+
+struct DraCheckpointOptions {
+  std::string file;
+  OutputFormat format = OutputFormat::kTable;
+};
+
+// ReadDraCheckpoint loads and parses `file`; on failure it reports, sets `exit_code` and
+// returns std::nullopt.
+std::optional<dra::ParsedCheckpoint> ReadDraCheckpoint(const std::string& file, int& exit_code) {
+  absl::StatusOr<std::string> bytes = ReadWholeFile(file);
+  if (!bytes.ok()) {
+    exit_code = Fail(kExitUsage, bytes.status().message());
+    return std::nullopt;
+  }
+  absl::StatusOr<dra::ParsedCheckpoint> parsed = dra::Parse(*bytes);
+  if (!parsed.ok()) {
+    exit_code = Fail(kExitUsage, absl::StrCat(file, " is not a valid DRA checkpoint: ",
+                                              parsed.status().message()));
+    return std::nullopt;
+  }
+  return *std::move(parsed);
+}
+
+std::string MismatchText(const dra::ParsedCheckpoint& parsed) {
+  return absl::StrCat("checksum mismatch: stored ", parsed.stored_checksum, ", computed ",
+                      parsed.computed_checksum);
+}
+
+std::string LayoutName(const dra::ParsedCheckpoint& parsed) {
+  std::string name = !parsed.layout.has_value()                 ? "no devices"
+                     : *parsed.layout == dra::Layout::kShareId ? "ShareID"
+                                                                : "no ShareID";
+  if (parsed.claim_info_state_list) absl::StrAppend(&name, ", ClaimInfoStateList");
+  return name;
+}
+
+size_t ClaimCount(const dra::ParsedCheckpoint& parsed) {
+  return parsed.data.entries.has_value() ? parsed.data.entries->size() : 0;
+}
+
+std::string ListText(const dra::GoStrings& list) {
+  return !list.has_value() || list->empty() ? "-" : absl::StrJoin(*list, ",");
+}
+
+int Verify(const DraCheckpointOptions& options) {
+  int exit_code = kExitOk;
+  std::optional<dra::ParsedCheckpoint> parsed = ReadDraCheckpoint(options.file, exit_code);
+  if (!parsed.has_value()) return exit_code;
+  const bool valid = parsed->ChecksumMatches();
+  if (options.format == OutputFormat::kJson) {
+    OrderedJson out;
+    out["file"] = options.file;
+    out["valid"] = valid;
+    out["layout"] = LayoutName(*parsed);
+    out["storedChecksum"] = parsed->stored_checksum;
+    out["computedChecksum"] = parsed->computed_checksum;
+    out["claims"] = ClaimCount(*parsed);
+    std::cout << out.dump(2) << '\n';
+  } else if (valid) {
+    std::cout << "valid: checksum " << parsed->stored_checksum << ", layout "
+              << LayoutName(*parsed) << ", " << ClaimCount(*parsed) << " claims\n";
+  } else {
+    std::cout << MismatchText(*parsed) << '\n';
+  }
+  if (!valid) return Fail(kExitNo, absl::StrCat(options.file, ": ", MismatchText(*parsed)));
+  return kExitOk;
+}
+
+void ShowTable(const std::string& file, const dra::ParsedCheckpoint& parsed) {
+  std::cout << "Checkpoint:  " << file << '\n'
+            << "Layout:      " << LayoutName(parsed) << '\n'
+            << "Checksum:    " << parsed.stored_checksum
+            << (parsed.ChecksumMatches()
+                    ? " (valid)"
+                    : absl::StrCat(" (MISMATCH: computed ", parsed.computed_checksum, ")"))
+            << "\n\n";
+  Table table({"CLAIM", "UID", "PODS", "DRIVER", "POOL/DEVICE", "SHARE", "REQUESTS", "CDI"});
+  for (const dra::ClaimInfoState& claim : parsed.data.entries.value_or(
+           std::vector<dra::ClaimInfoState>{})) {
+    const std::string name = absl::StrCat(claim.namespace_name, "/", claim.claim_name);
+    const std::string pods =
+        claim.pod_uids.has_value() && !claim.pod_uids->empty() ? absl::StrJoin(*claim.pod_uids, ",")
+                                                               : "-";
+    bool listed = false;
+    for (const auto& [driver, state] : claim.driver_state.value_or(
+             std::map<std::string, dra::DriverState>{})) {
+      for (const dra::CheckpointDevice& device : state.devices.value_or(
+               std::vector<dra::CheckpointDevice>{})) {
+        table.AddRow({name, claim.claim_uid, pods, driver,
+                      absl::StrCat(device.pool_name, "/", device.device_name),
+                      device.share_id.value_or("-"), ListText(device.request_names),
+                      ListText(device.cdi_device_ids)});
+        listed = true;
+      }
+    }
+    if (!listed) table.AddRow({name, claim.claim_uid, pods, "-", "-", "-", "-", "-"});
+  }
+  table.Print(std::cout);
+}
+
+OrderedJson ListJson(const dra::GoStrings& list) {
+  return list.has_value() ? OrderedJson(*list) : OrderedJson(nullptr);
+}
+
+void ShowJson(const std::string& file, const dra::ParsedCheckpoint& parsed) {
+  OrderedJson out;
+  out["file"] = file;
+  out["layout"] = LayoutName(parsed);
+  out["storedChecksum"] = parsed.stored_checksum;
+  out["computedChecksum"] = parsed.computed_checksum;
+  out["valid"] = parsed.ChecksumMatches();
+  OrderedJson claims = OrderedJson::array();
+  for (const dra::ClaimInfoState& claim : parsed.data.entries.value_or(
+           std::vector<dra::ClaimInfoState>{})) {
+    OrderedJson item;
+    item["claimUID"] = claim.claim_uid;
+    item["claimName"] = claim.claim_name;
+    item["namespace"] = claim.namespace_name;
+    item["podUIDs"] = claim.pod_uids.has_value() ? OrderedJson(*claim.pod_uids) : nullptr;
+    OrderedJson drivers = OrderedJson::object();
+    for (const auto& [driver, state] : claim.driver_state.value_or(
+             std::map<std::string, dra::DriverState>{})) {
+      OrderedJson devices = OrderedJson::array();
+      for (const dra::CheckpointDevice& device : state.devices.value_or(
+               std::vector<dra::CheckpointDevice>{})) {
+        OrderedJson d;
+        d["poolName"] = device.pool_name;
+        d["deviceName"] = device.device_name;
+        d["shareID"] = device.share_id.has_value() ? OrderedJson(*device.share_id) : nullptr;
+        d["requestNames"] = ListJson(device.request_names);
+        d["cdiDeviceIDs"] = ListJson(device.cdi_device_ids);
+        devices.push_back(std::move(d));
+      }
+      drivers[driver] = std::move(devices);
+    }
+    item["drivers"] = std::move(drivers);
+    claims.push_back(std::move(item));
+  }
+  out["claims"] = std::move(claims);
+  std::cout << out.dump(2, ' ', false, OrderedJson::error_handler_t::replace) << '\n';
+}
+
+int Show(const DraCheckpointOptions& options) {
+  int exit_code = kExitOk;
+  std::optional<dra::ParsedCheckpoint> parsed = ReadDraCheckpoint(options.file, exit_code);
+  if (!parsed.has_value()) return exit_code;
+  if (options.format == OutputFormat::kJson) {
+    ShowJson(options.file, *parsed);
+  } else {
+    ShowTable(options.file, *parsed);
+  }
+  if (!parsed->ChecksumMatches()) {
+    return Fail(kExitNo, absl::StrCat(options.file, ": ", MismatchText(*parsed)));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddDraCommand(CLI::App& app, CommandResult& result) {
+  CLI::App* dra = app.add_subcommand("dra", "Dynamic Resource Allocation on the node");
+  dra->require_subcommand(1);
+  CLI::App* checkpoint = dra->add_subcommand(
+      "checkpoint", "Read and verify a dra_manager_state (devmgr's or a real kubelet's)");
+  checkpoint->require_subcommand(1);
+
+  auto options = std::make_shared<DraCheckpointOptions>();
+  CLI::App* verify = checkpoint->add_subcommand(
+      "verify",
+      "Check the checksum: exit 0 valid, 1 mismatch (both values printed), "
+      "2 unreadable or malformed");
+  verify->add_option("FILE", options->file, "dra_manager_state file")->required();
+  AddOutputFlag(*verify, options->format);
+  verify->callback([options, &result] { result.exit_code = Verify(*options); });
+
+  CLI::App* show = checkpoint->add_subcommand(
+      "show", "Show the prepared claims; exit 1 if the checksum mismatches");
+  show->add_option("FILE", options->file, "dra_manager_state file")->required();
+  AddOutputFlag(*show, options->format);
+  show->callback([options, &result] { result.exit_code = Show(*options); });
+}
+
+}  // namespace devmgr::cli
