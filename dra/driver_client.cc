@@ -1,0 +1,93 @@
+#include "dra/driver_client.h"
+
+#include <utility>
+
+#include "common/status.h"
+#include "common/unix_socket.h"
+#include "dra/v1/api.grpc.pb.h"
+#include "dra/v1beta1/api.grpc.pb.h"
+
+namespace devmgr::dra {
+namespace {
+
+// The v1 and v1beta1 messages are the same on the wire: one converts into the other through
+// its bytes.
+template <typename To, typename From>
+To Convert(const From& from) {
+  To to;
+  to.ParseFromString(from.SerializeAsString());
+  return to;
+}
+
+// Call runs one unary call of `stub` with the deadline, converting the request to `Request`
+// and the answer back to `Response` (the v1 types) when the stub speaks v1beta1.
+template <typename Response, typename StubResponse, typename Stub, typename StubRequest,
+          typename Request>
+absl::StatusOr<Response> Call(
+    Stub& stub,
+    grpc::Status (Stub::*method)(grpc::ClientContext*, const StubRequest&, StubResponse*),
+    const Request& request, absl::Duration timeout) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  StubResponse response;
+  grpc::Status status;
+  if constexpr (std::is_same_v<StubRequest, Request>) {
+    status = (stub.*method)(&context, request, &response);
+  } else {
+    status = (stub.*method)(&context, Convert<StubRequest>(request), &response);
+  }
+  if (!status.ok()) return FromGrpcStatus(status);
+  if constexpr (std::is_same_v<StubResponse, Response>) {
+    return response;
+  } else {
+    return Convert<Response>(response);
+  }
+}
+
+}  // namespace
+
+DriverClient::DriverClient(std::string driver_name, std::string endpoint, std::string service,
+                           absl::Duration call_timeout)
+    : driver_name_(std::move(driver_name)),
+      endpoint_(std::move(endpoint)),
+      service_(std::move(service)),
+      call_timeout_(call_timeout) {
+  grpc::ChannelArguments args;
+  // As the kubelet's client: the authority of a unix socket peer is "localhost".
+  args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, "localhost");
+  args.SetInt(GRPC_ARG_ENABLE_CHANNELZ, 0);
+  channel_ = grpc::CreateCustomChannel(UnixTarget(endpoint_), grpc::InsecureChannelCredentials(),
+                                       args);
+  // Connect now, so that a driver that is not there shows early (upstream's conn.Connect()).
+  channel_->GetState(/*try_to_connect=*/true);
+}
+
+bool DriverClient::Connected() const {
+  return channel_->GetState(/*try_to_connect=*/true) == GRPC_CHANNEL_READY;
+}
+
+absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> DriverClient::NodePrepareResources(
+    const draapi::v1::NodePrepareResourcesRequest& request) const {
+  if (service_ == kDraPluginServiceV1beta1) {
+    auto stub = draapi::v1beta1::DRAPlugin::NewStub(channel_);
+    return Call<draapi::v1::NodePrepareResourcesResponse>(
+        *stub, &draapi::v1beta1::DRAPlugin::Stub::NodePrepareResources, request, call_timeout_);
+  }
+  auto stub = draapi::v1::DRAPlugin::NewStub(channel_);
+  return Call<draapi::v1::NodePrepareResourcesResponse>(
+      *stub, &draapi::v1::DRAPlugin::Stub::NodePrepareResources, request, call_timeout_);
+}
+
+absl::StatusOr<draapi::v1::NodeUnprepareResourcesResponse> DriverClient::NodeUnprepareResources(
+    const draapi::v1::NodeUnprepareResourcesRequest& request) const {
+  if (service_ == kDraPluginServiceV1beta1) {
+    auto stub = draapi::v1beta1::DRAPlugin::NewStub(channel_);
+    return Call<draapi::v1::NodeUnprepareResourcesResponse>(
+        *stub, &draapi::v1beta1::DRAPlugin::Stub::NodeUnprepareResources, request, call_timeout_);
+  }
+  auto stub = draapi::v1::DRAPlugin::NewStub(channel_);
+  return Call<draapi::v1::NodeUnprepareResourcesResponse>(
+      *stub, &draapi::v1::DRAPlugin::Stub::NodeUnprepareResources, request, call_timeout_);
+}
+
+}  // namespace devmgr::dra

@@ -1,0 +1,195 @@
+// DRA driver registration and calls: upstream's TestRegistrationHandler (which service is
+// chosen, refusals with upstream's texts, several endpoints per driver, deregistration), and
+// calls through v1 and v1beta1 to a fake driver, its deadline included.
+#include "dra/driver_registry.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "tests/dra/fake_driver.h"
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::dra {
+namespace {
+
+using ::devmgr::testing::FakeDriver;
+using ::devmgr::testing::TempDir;
+using ::devmgr::testing::WaitFor;
+
+constexpr char kPluginA[] = "pluginA";
+constexpr char kPluginB[] = "pluginB";
+
+// Upstream's TestRegistrationHandler, with the services devmgr speaks (v1 and v1beta1): with
+// plugin A registered, plugin B (or A on another endpoint) validates and registers, or is
+// refused with upstream's text; the service chosen is the first of the plugin's list that
+// devmgr speaks.
+TEST(DriverRegistryTest, TestRegistrationHandler) {
+  struct Case {
+    const char* description;
+    const char* plugin_name;
+    const char* endpoint;
+    std::vector<std::string> supported_services;
+    std::string error;  // empty: no error
+    std::string chosen_service;
+  };
+  const std::vector<Case> cases = {
+      {"no-services-provided", kPluginB, "endpointB", {},
+       "invalid supported gRPC versions of DRA driver plugin pluginB at endpoint endpointB: "
+       "empty list of supported gRPC services (aka supported versions)",
+       ""},
+      {"current-service", kPluginB, "endpointB", {"v1.DRAPlugin"}, "", "v1.DRAPlugin"},
+      {"beta-service", kPluginB, "endpointB", {"v1beta1.DRAPlugin"}, "", "v1beta1.DRAPlugin"},
+      {"two-services", kPluginB, "endpointB", {"v1alpha4.Node", "v1beta1.DRAPlugin"}, "",
+       "v1beta1.DRAPlugin"},
+      {"plugin-order", kPluginB, "endpointB", {"v1beta1.DRAPlugin", "v1.DRAPlugin"}, "",
+       "v1beta1.DRAPlugin"},
+      {"old-service", kPluginB, "endpointB", {"v1alpha4.Node"},
+       "invalid supported gRPC versions of DRA driver plugin pluginB at endpoint endpointB: "
+       "none of services supported by the plugin ([\"v1alpha4.Node\"]) are supported by the "
+       "kubelet ([\"v1.DRAPlugin\" \"v1beta1.DRAPlugin\"])",
+       ""},
+      {"replace", kPluginA, "endpointB", {"v1.DRAPlugin"}, "", "v1.DRAPlugin"},
+  };
+  for (const Case& test : cases) {
+    SCOPED_TRACE(test.description);
+    DriverRegistry registry;
+    ASSERT_TRUE(registry.RegisterPlugin(kPluginA, "endpointA", {"v1.DRAPlugin"}).ok());
+
+    absl::Status validated =
+        registry.ValidatePlugin(test.plugin_name, test.endpoint, test.supported_services);
+    EXPECT_EQ(validated.message(), test.error);
+    if (!test.error.empty()) {
+      EXPECT_EQ(registry.RegisterPlugin(test.plugin_name, test.endpoint, test.supported_services)
+                    .message(),
+                test.error);
+      EXPECT_FALSE(registry.Get(test.plugin_name).ok()) << "refused, so not registered";
+      continue;
+    }
+    if (test.plugin_name != std::string(kPluginA)) {
+      EXPECT_EQ(registry.Get(test.plugin_name).status().message(),
+                absl::StrCat("DRA driver ", test.plugin_name, " is not registered"))
+          << "not registered yet";
+    }
+    ASSERT_TRUE(
+        registry.RegisterPlugin(test.plugin_name, test.endpoint, test.supported_services).ok());
+    absl::StatusOr<std::shared_ptr<const DriverClient>> plugin = registry.Get(test.plugin_name);
+    ASSERT_TRUE(plugin.ok()) << plugin.status();
+    EXPECT_EQ((*plugin)->endpoint(), test.endpoint);
+    EXPECT_EQ((*plugin)->service(), test.chosen_service);
+
+    registry.DeRegisterPlugin(test.plugin_name, test.endpoint);
+    registry.DeRegisterPlugin(test.plugin_name, test.endpoint);  // a no-op
+    if (test.plugin_name == std::string(kPluginA)) {
+      EXPECT_EQ((*registry.Get(kPluginA))->endpoint(), "endpointA") << "the other endpoint stays";
+    } else {
+      EXPECT_FALSE(registry.Get(test.plugin_name).ok());
+    }
+  }
+}
+
+TEST(DriverRegistryTest, SameEndpointTwiceIsRefused) {
+  DriverRegistry registry;
+  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, "/run/a.sock", {"v1.DRAPlugin"}).ok());
+  absl::Status again = registry.RegisterPlugin(kPluginA, "/run/a.sock", {"v1.DRAPlugin"});
+  EXPECT_EQ(again.message(), "endpoint /run/a.sock already registered for DRA driver plugin pluginA");
+  EXPECT_EQ(registry.Get("").status().message(), "DRA driver name is empty");
+}
+
+// A rolling update: two endpoints of one driver. Calls go to the newest connected one; with
+// none connected, to the newest.
+TEST(DriverRegistryTest, NewestConnectedEndpointIsUsed) {
+  TempDir dir;
+  const std::string old_socket = dir.Sub("old.sock").string();
+  const std::string new_socket = dir.Sub("new.sock").string();
+  DriverRegistry registry;
+  FakeDriver old_driver(old_socket);
+  ASSERT_TRUE(old_driver.started());
+  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, old_socket, {"v1.DRAPlugin"}).ok());
+  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, new_socket, {"v1.DRAPlugin"}).ok());
+  // The new endpoint has no server yet: the old, connected one is chosen.
+  ASSERT_TRUE(WaitFor([&] { return (*registry.Get(kPluginA))->endpoint() == old_socket; }));
+  {
+    FakeDriver new_driver(new_socket);
+    ASSERT_TRUE(new_driver.started());
+    EXPECT_TRUE(WaitFor([&] { return (*registry.Get(kPluginA))->endpoint() == new_socket; }));
+  }
+  registry.DeRegisterPlugin(kPluginA, old_socket);
+  EXPECT_EQ((*registry.Get(kPluginA))->endpoint(), new_socket) << "the newest, even unconnected";
+}
+
+draapi::v1::NodePrepareResourcesRequest OneClaim(const std::string& uid) {
+  draapi::v1::NodePrepareResourcesRequest request;
+  auto* claim = request.add_claims();
+  claim->set_namespace_("default");
+  claim->set_uid(uid);
+  claim->set_name("claim-" + uid);
+  return request;
+}
+
+// The calls reach the driver through the service chosen, and come back as v1 messages.
+TEST(DriverRegistryTest, CallsGoThroughTheChosenService) {
+  for (const char* service : {"v1.DRAPlugin", "v1beta1.DRAPlugin"}) {
+    SCOPED_TRACE(service);
+    TempDir dir;
+    const std::string socket = dir.Sub("dra.sock").string();
+    FakeDriver driver(socket);
+    ASSERT_TRUE(driver.started());
+    driver.OnPrepare([](const draapi::v1::NodePrepareResourcesRequest& request) {
+      draapi::v1::NodePrepareResourcesResponse response;
+      auto& claim = (*response.mutable_claims())[request.claims(0).uid()];
+      auto* device = claim.add_devices();
+      device->set_pool_name("pool");
+      device->set_device_name("gpu-0");
+      device->add_cdi_device_ids("example.com/gpu=gpu-0");
+      device->set_share_id("share-1");
+      return response;
+    });
+    DriverRegistry registry;
+    ASSERT_TRUE(registry.RegisterPlugin("gpu.example.com", socket, {service}).ok());
+    auto client = registry.Get("gpu.example.com");
+    ASSERT_TRUE(client.ok());
+    absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> prepared =
+        (*client)->NodePrepareResources(OneClaim("uid-1"));
+    ASSERT_TRUE(prepared.ok()) << prepared.status();
+    const auto& device = prepared->claims().at("uid-1").devices(0);
+    EXPECT_EQ(device.device_name(), "gpu-0");
+    EXPECT_EQ(device.cdi_device_ids(0), "example.com/gpu=gpu-0");
+    EXPECT_EQ(device.share_id(), "share-1");
+
+    draapi::v1::NodeUnprepareResourcesRequest unprepare;
+    *unprepare.add_claims() = OneClaim("uid-1").claims(0);
+    absl::StatusOr<draapi::v1::NodeUnprepareResourcesResponse> unprepared =
+        (*client)->NodeUnprepareResources(unprepare);
+    ASSERT_TRUE(unprepared.ok()) << unprepared.status();
+    EXPECT_TRUE(unprepared->claims().contains("uid-1"));
+    const std::string version = std::string(service) == "v1.DRAPlugin" ? "v1" : "v1beta1";
+    EXPECT_EQ(driver.versions(), (std::vector<std::string>{version, version}));
+  }
+}
+
+// Upstream's "should timeout" of TestPrepareResources at this level: a driver that does not
+// answer within the call timeout gives DeadlineExceeded.
+TEST(DriverRegistryTest, SlowDriverTimesOut) {
+  TempDir dir;
+  const std::string socket = dir.Sub("dra.sock").string();
+  FakeDriver driver(socket);
+  ASSERT_TRUE(driver.started());
+  absl::Notification release;
+  driver.OnPrepare([&](const draapi::v1::NodePrepareResourcesRequest&) {
+    release.WaitForNotification();
+    return draapi::v1::NodePrepareResourcesResponse();
+  });
+  DriverRegistry registry(absl::Milliseconds(20));
+  ASSERT_TRUE(registry.RegisterPlugin("slow.example.com", socket, {"v1.DRAPlugin"}).ok());
+  absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> prepared =
+      (*registry.Get("slow.example.com"))->NodePrepareResources(OneClaim("uid-1"));
+  EXPECT_EQ(prepared.status().code(), absl::StatusCode::kDeadlineExceeded) << prepared.status();
+  release.Notify();
+}
+
+}  // namespace
+}  // namespace devmgr::dra
