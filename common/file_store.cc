@@ -148,6 +148,17 @@ absl::StatusOr<std::string> FileStore::Read(absl::string_view name) const {
   return ReadWholeFile(folder_ / std::string(name), /*follow_symlinks=*/false);
 }
 
+absl::Status FileStore::Rename(absl::string_view from, absl::string_view to) const {
+  if (!IsValidName(from) || !IsValidName(to)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid file name \"", from, "\" or \"", to, "\""));
+  }
+  std::error_code ec;
+  std::filesystem::rename(folder_ / std::string(from), folder_ / std::string(to), ec);
+  if (ec) return ErrnoStatus(ec, absl::StrCat("cannot rename ", from, " to ", to, " in"), folder_);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<std::string>> FileStore::List() const {
   std::error_code ec;
   std::filesystem::directory_iterator it(folder_, ec);

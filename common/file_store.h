@@ -48,6 +48,10 @@ class FileStore {
   // Read returns the file's content; NotFound when it does not exist. Symlinks are not followed.
   absl::StatusOr<std::string> Read(absl::string_view name) const;
 
+  // Rename gives file `from` the name `to`, replacing any file `to` (how a corrupt checkpoint is
+  // kept aside). InvalidArgument for names that are not plain file names.
+  absl::Status Rename(absl::string_view from, absl::string_view to) const;
+
   // List returns the names of the folder's entries that do not start with '.', sorted: the
   // kubelet's test for "this node's device state was wiped". NotFound if the folder is missing.
   absl::StatusOr<std::vector<std::string>> List() const;

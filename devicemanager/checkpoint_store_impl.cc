@@ -1,10 +1,5 @@
 #include "devicemanager/checkpoint_store_impl.h"
 
-#include <filesystem>
-#include <system_error>
-
-#include "absl/strings/str_cat.h"
-
 namespace devmgr::devicemanager {
 
 absl::StatusOr<std::string> CheckpointStoreImpl::Read(absl::string_view name) const {
@@ -16,18 +11,7 @@ absl::Status CheckpointStoreImpl::Write(absl::string_view name, absl::string_vie
 }
 
 absl::Status CheckpointStoreImpl::Rename(absl::string_view from, absl::string_view to) {
-  if (!FileStore::IsValidName(from) || !FileStore::IsValidName(to)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid file name \"", from, "\" or \"", to, "\""));
-  }
-  std::error_code ec;
-  std::filesystem::rename(store_.folder() / std::string(from), store_.folder() / std::string(to),
-                          ec);
-  if (ec) {
-    return absl::InternalError(absl::StrCat("cannot rename ", from, " to ", to, " in ",
-                                            store_.folder().string(), ": ", ec.message()));
-  }
-  return absl::OkStatus();
+  return store_.Rename(from, to);
 }
 
 absl::StatusOr<std::vector<std::string>> CheckpointStoreImpl::List() const { return store_.List(); }

@@ -56,6 +56,19 @@ TEST(FileStoreTest, MissingFileIsNotFound) {
   EXPECT_EQ(store.Read("kubelet_internal_checkpoint").status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST(FileStoreTest, RenameKeepsAFileAsideUnderPlainNamesOnly) {
+  TempDir dir;
+  FileStore store(dir.path());
+  ASSERT_TRUE(store.Write("state", "broken").ok());
+  ASSERT_TRUE(store.Write("state.corrupt", "older").ok());
+  ASSERT_TRUE(store.Rename("state", "state.corrupt").ok());
+  EXPECT_EQ(store.Read("state").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(*store.Read("state.corrupt"), "broken");
+  EXPECT_EQ(store.Rename("state", "other").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store.Rename("state.corrupt", "../out").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(*store.Read("state.corrupt"), "broken");
+}
+
 TEST(FileStoreTest, NamesThatCouldLeaveTheFolderAreRefused) {
   TempDir dir;
   FileStore store(dir.Sub("inner"));
