@@ -2,8 +2,8 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/status.h"
-#include "common/unix_socket.h"
 #include "dra/v1/api.grpc.pb.h"
 #include "dra/v1beta1/api.grpc.pb.h"
 
@@ -56,8 +56,9 @@ DriverClient::DriverClient(std::string driver_name, std::string endpoint, std::s
   // As the kubelet's client: the authority of a unix socket peer is "localhost".
   args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, "localhost");
   args.SetInt(GRPC_ARG_ENABLE_CHANNELZ, 0);
-  channel_ = grpc::CreateCustomChannel(UnixTarget(endpoint_), grpc::InsecureChannelCredentials(),
-                                       args);
+  // "unix:" with the path as given, absolute or (as a driver may name it) relative.
+  channel_ = grpc::CreateCustomChannel(absl::StrCat("unix:", endpoint_),
+                                       grpc::InsecureChannelCredentials(), args);
   // Connect now, so that a driver that is not there shows early (upstream's conn.Connect()).
   channel_->GetState(/*try_to_connect=*/true);
 }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -178,9 +179,10 @@ TEST(DriverRegistryTest, SlowDriverTimesOut) {
   const std::string socket = dir.Sub("dra.sock").string();
   FakeDriver driver(socket);
   ASSERT_TRUE(driver.started());
-  absl::Notification release;
-  driver.OnPrepare([&](const draapi::v1::NodePrepareResourcesRequest&) {
-    release.WaitForNotification();
+  // Shared with the driver's handler, which may still run after the call timed out.
+  auto release = std::make_shared<absl::Notification>();
+  driver.OnPrepare([release](const draapi::v1::NodePrepareResourcesRequest&) {
+    release->WaitForNotification();
     return draapi::v1::NodePrepareResourcesResponse();
   });
   DriverRegistry registry(absl::Milliseconds(20));
@@ -188,7 +190,7 @@ TEST(DriverRegistryTest, SlowDriverTimesOut) {
   absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> prepared =
       (*registry.Get("slow.example.com"))->NodePrepareResources(OneClaim("uid-1"));
   EXPECT_EQ(prepared.status().code(), absl::StatusCode::kDeadlineExceeded) << prepared.status();
-  release.Notify();
+  release->Notify();
 }
 
 }  // namespace

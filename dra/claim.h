@@ -1,0 +1,105 @@
+// The parts of the Kubernetes objects the DRA manager reads (resource.k8s.io/v1 ResourceClaim,
+// core/v1 Pod), as plain values, and the ClaimSource through which a host hands it claims.
+// Field names follow the API's; absent optional fields are std::nullopt.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace devmgr::dra {
+
+// status.allocation.devices.results[] of a ResourceClaim.
+struct DeviceRequestAllocationResult {
+  std::string request;
+  std::string driver;
+  std::string pool;
+  std::string device;
+  std::optional<std::string> share_id;
+
+  bool operator==(const DeviceRequestAllocationResult&) const = default;
+};
+
+// metadata.ownerReferences[].
+struct OwnerReference {
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  std::string uid;
+  bool controller = false;
+
+  bool operator==(const OwnerReference&) const = default;
+};
+
+// status.reservedFor[]: a consumer of the claim (for a pod: resource "pods").
+struct ResourceClaimConsumerReference {
+  std::string api_group;
+  std::string resource;
+  std::string name;
+  std::string uid;
+
+  bool operator==(const ResourceClaimConsumerReference&) const = default;
+};
+
+struct ResourceClaim {
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+  std::vector<OwnerReference> owner_references;
+  // status.allocation.devices.results; std::nullopt when the claim is not allocated.
+  std::optional<std::vector<DeviceRequestAllocationResult>> allocation;
+  std::vector<ResourceClaimConsumerReference> reserved_for;
+
+  bool operator==(const ResourceClaim&) const = default;
+};
+
+// spec.resourceClaims[] of a pod: a claim by name, or one generated from a template.
+struct PodResourceClaim {
+  std::string name;
+  std::optional<std::string> resource_claim_name;
+  std::optional<std::string> resource_claim_template_name;
+};
+
+// status.resourceClaimStatuses[]: the name of the claim generated for a pod claim (std::nullopt:
+// none was needed).
+struct PodResourceClaimStatus {
+  std::string name;
+  std::optional<std::string> resource_claim_name;
+};
+
+// resources.claims[] of a container: a pod claim it uses, optionally one request of it.
+struct ContainerClaim {
+  std::string name;
+  std::string request;
+};
+
+struct Container {
+  std::string name;
+  std::vector<ContainerClaim> claims;
+};
+
+struct Pod {
+  std::string uid;
+  std::string namespace_name;
+  std::string name;
+  std::vector<PodResourceClaim> resource_claims;
+  std::vector<PodResourceClaimStatus> resource_claim_statuses;
+  std::vector<Container> init_containers;
+  std::vector<Container> containers;
+};
+
+// ClaimSource: where the manager gets ResourceClaims (upstream reads them from the API server).
+// The host implements it: from an API server, or from claims that travel with the pod.
+// Called from the thread of PrepareResources, never with the manager's lock held; it may block
+// (a bounded time, as an API call).
+class ClaimSource {
+ public:
+  virtual ~ClaimSource() = default;
+  // GetClaim: ResourceClaim `name` in `namespace_name`; NotFound when there is none.
+  virtual absl::StatusOr<ResourceClaim> GetClaim(const std::string& namespace_name,
+                                                 const std::string& name) = 0;
+};
+
+}  // namespace devmgr::dra

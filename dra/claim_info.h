@@ -1,0 +1,26 @@
+// A claim as the DRA manager keeps it (upstream's ClaimInfo, pkg/kubelet/cm/dra/claiminfo.go):
+// the state that goes into the checkpoint, built from the ResourceClaim, and the CDI devices a
+// container gets from it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "dra/checkpoint.h"
+#include "dra/claim.h"
+
+namespace devmgr::dra {
+
+// NewClaimInfoState: the state of an allocated claim before any driver prepared it: no pods,
+// and one driver state without devices per driver of its allocation results. InvalidArgument
+// "not allocated" for a claim without an allocation.
+absl::StatusOr<ClaimInfoState> NewClaimInfoState(const ResourceClaim& claim);
+
+// CdiDevices: the CDI device IDs of the claim's prepared devices that serve `request` (a device
+// that names no request serves all; an empty `request` takes every device; a device of a
+// subrequest "req/sub" serves "req"), drivers in name order.
+std::vector<std::string> CdiDevices(const ClaimInfoState& claim, absl::string_view request);
+
+}  // namespace devmgr::dra

@@ -1,0 +1,411 @@
+#include "dra/manager.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "dra/claim_info.h"
+#include "dra/claim_name.h"
+
+namespace devmgr::dra {
+namespace {
+
+// Wrap keeps the code of `status` and puts `prefix` before its message.
+absl::Status Wrap(absl::string_view prefix, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
+}
+
+draapi::v1::Claim ClaimMessage(const ClaimInfoState& state) {
+  draapi::v1::Claim claim;
+  claim.set_namespace_(state.namespace_name);
+  claim.set_uid(state.claim_uid);
+  claim.set_name(state.claim_name);
+  return claim;
+}
+
+// FindClaim: the claim of `claims` with `uid`, or null.
+const draapi::v1::Claim* FindClaim(const std::vector<draapi::v1::Claim>& claims,
+                                   const std::string& uid) {
+  for (const draapi::v1::Claim& claim : claims) {
+    if (claim.uid() == uid) return &claim;
+  }
+  return nullptr;
+}
+
+// CheckAnswer applies upstream's rules to a driver's answer for `claims`: no claim it was not
+// asked for, no claim with an error, none left out. `method` names the call in the texts.
+template <typename Answers>
+absl::Status CheckAnswer(absl::string_view method, const std::vector<draapi::v1::Claim>& claims,
+                         const Answers& answers) {
+  for (const auto& [uid, answer] : answers) {
+    if (FindClaim(claims, uid) == nullptr) {
+      return absl::InternalError(
+          absl::StrCat(method, " returned result for unknown claim UID ", uid));
+    }
+  }
+  for (const draapi::v1::Claim& claim : claims) {
+    auto answer = answers.find(claim.uid());
+    if (answer != answers.end() && !answer->second.error().empty()) {
+      return absl::UnavailableError(absl::StrCat(method, " failed for ResourceClaim ",
+                                                 claim.name(), ": ", answer->second.error()));
+    }
+  }
+  if (answers.size() != claims.size()) {
+    return absl::UnavailableError(
+        absl::StrCat(method, " skipped ", claims.size() - answers.size(), " ResourceClaims"));
+  }
+  return absl::OkStatus();
+}
+
+CheckpointDevice FromProto(const draapi::v1::Device& device) {
+  CheckpointDevice out;
+  out.pool_name = device.pool_name();
+  out.device_name = device.device_name();
+  if (device.has_share_id()) out.share_id = device.share_id();
+  // Go's decoder leaves an empty repeated field nil.
+  if (device.request_names_size() > 0) {
+    out.request_names.emplace(device.request_names().begin(), device.request_names().end());
+  }
+  if (device.cdi_device_ids_size() > 0) {
+    out.cdi_device_ids.emplace(device.cdi_device_ids().begin(), device.cdi_device_ids().end());
+  }
+  return out;
+}
+
+}  // namespace
+
+Manager::Manager(ManagerOptions options)
+    : options_(std::move(options)),
+      store_(options_.state_dir),
+      drivers_(options_.call_timeout) {}
+
+absl::StatusOr<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options) {
+  if (options.claims == nullptr) return absl::InvalidArgumentError("ManagerOptions.claims is null");
+  if (options.state_dir.empty()) {
+    return absl::InvalidArgumentError("ManagerOptions.state_dir is empty");
+  }
+  std::unique_ptr<Manager> manager(new Manager(std::move(options)));
+  absl::StatusOr<std::string> bytes = manager->store_.Read(kCheckpointName);
+  absl::MutexLock lock(&manager->mu_);
+  if (!bytes.ok() && !absl::IsNotFound(bytes.status())) return bytes.status();
+  if (bytes.ok()) {
+    absl::StatusOr<CheckpointData> data = Decode(*bytes);
+    if (data.ok()) {
+      for (ClaimInfoState& state : data->entries.value_or(std::vector<ClaimInfoState>{})) {
+        ClaimKey key{state.namespace_name, state.claim_name};
+        manager->cache_[std::move(key)] = CachedClaim{std::move(state), false};
+      }
+      return manager;
+    }
+    const std::string aside = absl::StrCat(kCheckpointName, ".corrupt");
+    const bool kept = manager->store_.Rename(kCheckpointName, aside).ok();
+    DEVMGR_LOG(manager->options_.logger, err, "DRA checkpoint is unusable, starting empty", "err",
+               data.status(), "keptAs", kept ? aside : std::string(kCheckpointName));
+  }
+  // As the kubelet: a new checkpoint holds a nil list.
+  if (absl::Status written = manager->store_.Write(
+          kCheckpointName, Encode(CheckpointData{}, manager->options_.checkpoint_layout));
+      !written.ok()) {
+    return written;
+  }
+  return manager;
+}
+
+absl::Status Manager::PrepareResources(const Pod& pod) {
+  absl::Status prepared = Prepare(pod);
+  if (!prepared.ok()) return Wrap("prepare dynamic resources: ", prepared);
+  return absl::OkStatus();
+}
+
+absl::Status Manager::Prepare(const Pod& pod) {
+  // Pass 1, the cache untouched: whatever is wrong here leaves no trace, so a pod that can
+  // never be prepared can be deleted without waiting for a driver.
+  struct ClaimToPrepare {
+    ResourceClaim claim;
+    ClaimInfoState state;
+    std::map<std::string, std::shared_ptr<const DriverClient>> drivers;
+  };
+  std::vector<ClaimToPrepare> infos;
+  for (const PodResourceClaim& pod_claim : pod.resource_claims) {
+    absl::StatusOr<ResolvedClaimName> resolved = ClaimName(pod, pod_claim);
+    if (!resolved.ok()) return resolved.status();
+    if (!resolved->name.has_value()) continue;  // no claim was needed
+    absl::StatusOr<ResourceClaim> claim =
+        options_.claims->GetClaim(pod.namespace_name, *resolved->name);
+    if (!claim.ok()) {
+      return Wrap(absl::StrCat("fetch ResourceClaim ", *resolved->name, ": "), claim.status());
+    }
+    if (resolved->must_check_owner) {
+      if (absl::Status owned = IsForPod(pod, *claim); !owned.ok()) return owned;
+    }
+    if (!IsReservedForPod(pod, *claim)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("pod ", pod.name, " (", pod.uid, ") is not allowed to use ResourceClaim ",
+                       *resolved->name, " (", claim->uid, ")"));
+    }
+    absl::StatusOr<ClaimInfoState> state = NewClaimInfoState(*claim);
+    if (!state.ok()) return Wrap(absl::StrCat("ResourceClaim ", claim->name, ": "), state.status());
+    ClaimToPrepare info{*std::move(claim), *std::move(state), {}};
+    for (const auto& [driver, driver_state] : *info.state.driver_state) {
+      absl::StatusOr<std::shared_ptr<const DriverClient>> client = drivers_.Get(driver);
+      if (!client.ok()) return client.status();
+      info.drivers[driver] = *std::move(client);
+    }
+    infos.push_back(std::move(info));
+  }
+
+  // Pass 2, under the lock: record the pod with each claim (durably, so that a pod deleted
+  // before its claims are prepared is found by Reconcile) and batch the claims not prepared
+  // yet per driver.
+  std::map<std::string, std::vector<draapi::v1::Claim>> batches;
+  std::map<std::string, std::shared_ptr<const DriverClient>> clients;
+  std::vector<ClaimKey> to_prepare;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::Status conflict;
+    for (ClaimToPrepare& info : infos) {
+      ClaimKey key{info.claim.namespace_name, info.claim.name};
+      auto it = cache_.find(key);
+      if (it == cache_.end()) {
+        it = cache_.emplace(key, CachedClaim{std::move(info.state), false}).first;
+      } else if (it->second.state.claim_uid != info.claim.uid) {
+        conflict = absl::FailedPreconditionError(absl::StrCat(
+            "old ResourceClaim with same name ", info.claim.name, " and different UID ",
+            it->second.state.claim_uid, " still exists (previous pod force-deleted?!)"));
+        break;
+      }
+      CachedClaim& cached = it->second;
+      if (!cached.state.pod_uids.has_value()) cached.state.pod_uids.emplace();
+      cached.state.pod_uids->insert(pod.uid);
+      // Prepared already, or named by two of the pod's claims: asked for once.
+      if (cached.prepared || std::find(to_prepare.begin(), to_prepare.end(), key) != to_prepare.end()) {
+        continue;
+      }
+      to_prepare.push_back(key);
+      for (const auto& [driver, client] : info.drivers) {
+        batches[driver].push_back(ClaimMessage(cached.state));
+        clients[driver] = client;
+      }
+    }
+    if (absl::Status written = WriteCheckpointLocked(); !written.ok()) {
+      return Wrap("checkpoint ResourceClaim cache: ", written);
+    }
+    if (!conflict.ok()) return conflict;
+  }
+
+  // Pass 3, without the lock: one call per driver, carrying every claim of the pod it serves.
+  for (const auto& [driver, claims] : batches) {
+    draapi::v1::NodePrepareResourcesRequest request;
+    for (const draapi::v1::Claim& claim : claims) *request.add_claims() = claim;
+    absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> response =
+        clients[driver]->NodePrepareResources(request);
+    if (!response.ok()) return Wrap("NodePrepareResources: ", response.status());
+    if (absl::Status checked = CheckAnswer("NodePrepareResources", claims, response->claims());
+        !checked.ok()) {
+      return checked;
+    }
+    absl::MutexLock lock(&mu_);
+    for (const draapi::v1::Claim& claim : claims) {
+      auto it = cache_.find(ClaimKey{claim.namespace_(), claim.name()});
+      if (it == cache_.end() || it->second.state.claim_uid != claim.uid()) {
+        return absl::InternalError(absl::StrCat(
+            "internal error: unable to get claim info for ResourceClaim ", claim.name(),
+            " in namespace ", claim.namespace_()));
+      }
+      // The driver's answer is the whole list of its devices for the claim: a retry replaces it.
+      std::vector<CheckpointDevice> devices;
+      for (const draapi::v1::Device& device : response->claims().at(claim.uid()).devices()) {
+        devices.push_back(FromProto(device));
+      }
+      (*it->second.state.driver_state)[driver].devices = std::move(devices);
+    }
+  }
+
+  // Pass 4: every claim is prepared; the devices become durable.
+  absl::MutexLock lock(&mu_);
+  for (const ClaimKey& key : to_prepare) {
+    auto it = cache_.find(key);
+    if (it != cache_.end()) it->second.prepared = true;
+  }
+  if (absl::Status written = WriteCheckpointLocked(); !written.ok()) {
+    return Wrap("checkpoint ResourceClaim state: ", written);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::vector<std::string>>>>
+Manager::ContainerClaimNames(const Pod& pod, const Container& container) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> names;
+  for (const PodResourceClaim& pod_claim : pod.resource_claims) {
+    std::vector<std::string> requests;
+    for (const ContainerClaim& used : container.claims) {
+      if (used.name == pod_claim.name) requests.push_back(used.request);
+    }
+    if (requests.empty()) continue;
+    absl::StatusOr<ResolvedClaimName> resolved = ClaimName(pod, pod_claim);
+    if (!resolved.ok()) return resolved.status();
+    if (!resolved->name.has_value()) continue;
+    names.emplace_back(*resolved->name, std::move(requests));
+  }
+  return names;
+}
+
+absl::StatusOr<std::vector<std::string>> Manager::GetResources(const Pod& pod,
+                                                               const Container& container) const {
+  absl::StatusOr<std::vector<std::pair<std::string, std::vector<std::string>>>> names =
+      ContainerClaimNames(pod, container);
+  if (!names.ok()) return names.status();
+  std::vector<std::string> cdi_devices;
+  absl::MutexLock lock(&mu_);
+  for (const auto& [claim_name, requests] : *names) {
+    auto it = cache_.find(ClaimKey{pod.namespace_name, claim_name});
+    if (it == cache_.end()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("internal error: unable to get claim info for ResourceClaim ", claim_name,
+                       " in namespace ", pod.namespace_name));
+    }
+    for (const std::string& request : requests) {
+      std::vector<std::string> ids = CdiDevices(it->second.state, request);
+      cdi_devices.insert(cdi_devices.end(), ids.begin(), ids.end());
+    }
+  }
+  return cdi_devices;
+}
+
+absl::Status Manager::UnprepareResources(const Pod& pod) {
+  std::vector<std::string> claim_names;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [key, cached] : cache_) {
+      if (cached.state.pod_uids.has_value() && cached.state.pod_uids->contains(pod.uid)) {
+        claim_names.push_back(key.second);
+      }
+    }
+  }
+  // None recorded (the checkpoint was lost, say): the pod says which claims it had.
+  if (claim_names.empty()) {
+    for (const PodResourceClaim& pod_claim : pod.resource_claims) {
+      absl::StatusOr<ResolvedClaimName> resolved = ClaimName(pod, pod_claim);
+      if (!resolved.ok()) return Wrap("unprepare dynamic resources: ", resolved.status());
+      if (resolved->name.has_value()) claim_names.push_back(*resolved->name);
+    }
+  }
+  absl::Status unprepared = Unprepare(pod.uid, pod.namespace_name, claim_names);
+  if (!unprepared.ok()) return Wrap("unprepare dynamic resources: ", unprepared);
+  return absl::OkStatus();
+}
+
+absl::Status Manager::Unprepare(const std::string& pod_uid, const std::string& namespace_name,
+                                const std::vector<std::string>& claim_names) {
+  std::map<std::string, std::vector<draapi::v1::Claim>> batches;
+  std::vector<ClaimKey> to_forget;
+  bool changed = false;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& name : claim_names) {
+      auto it = cache_.find(ClaimKey{namespace_name, name});
+      if (it == cache_.end()) continue;
+      ClaimInfoState& state = it->second.state;
+      const bool ours = state.pod_uids.has_value() && state.pod_uids->contains(pod_uid);
+      const size_t users = state.pod_uids.has_value() ? state.pod_uids->size() : 0;
+      // Other pods still use it (or only others do): the pod lets go, the claim stays.
+      if (users > 1 || (users == 1 && !ours)) {
+        if (ours) {
+          state.pod_uids->erase(pod_uid);
+          changed = true;
+        }
+        continue;
+      }
+      to_forget.push_back(it->first);
+      for (const auto& [driver, driver_state] : state.driver_state.value_or(
+               std::map<std::string, DriverState>{})) {
+        batches[driver].push_back(ClaimMessage(state));
+      }
+    }
+  }
+
+  for (const auto& [driver, claims] : batches) {
+    absl::StatusOr<std::shared_ptr<const DriverClient>> client = drivers_.Get(driver);
+    if (!client.ok()) return client.status();
+    draapi::v1::NodeUnprepareResourcesRequest request;
+    for (const draapi::v1::Claim& claim : claims) *request.add_claims() = claim;
+    absl::StatusOr<draapi::v1::NodeUnprepareResourcesResponse> response =
+        (*client)->NodeUnprepareResources(request);
+    if (!response.ok()) return Wrap("NodeUnprepareResources: ", response.status());
+    if (absl::Status checked = CheckAnswer("NodeUnprepareResources", claims, response->claims());
+        !checked.ok()) {
+      return checked;
+    }
+  }
+
+  absl::MutexLock lock(&mu_);
+  for (const ClaimKey& key : to_forget) cache_.erase(key);
+  if (!changed && to_forget.empty()) return absl::OkStatus();
+  if (absl::Status written = WriteCheckpointLocked(); !written.ok()) {
+    return Wrap("checkpoint ResourceClaim state: ", written);
+  }
+  return absl::OkStatus();
+}
+
+bool Manager::PodMightNeedToUnprepareResources(absl::string_view pod_uid_view) const {
+  const std::string pod_uid(pod_uid_view);
+  absl::MutexLock lock(&mu_);
+  for (const auto& [key, cached] : cache_) {
+    if (cached.state.pod_uids.has_value() && cached.state.pod_uids->contains(pod_uid)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<std::vector<ClaimInfoState>> Manager::GetContainerClaimInfos(
+    const Pod& pod, const Container& container) const {
+  absl::StatusOr<std::vector<std::pair<std::string, std::vector<std::string>>>> names =
+      ContainerClaimNames(pod, container);
+  if (!names.ok()) return names.status();
+  std::vector<ClaimInfoState> infos;
+  absl::MutexLock lock(&mu_);
+  for (const auto& [claim_name, requests] : *names) {
+    auto it = cache_.find(ClaimKey{pod.namespace_name, claim_name});
+    if (it == cache_.end()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("unable to get information for ResourceClaim ", claim_name));
+    }
+    infos.push_back(it->second.state);
+  }
+  return infos;
+}
+
+absl::Status Manager::Reconcile(const std::set<std::string>& active_pod_uids) {
+  // Pod UID -> its namespace and the claims recorded for it.
+  std::map<std::string, std::pair<std::string, std::vector<std::string>>> inactive;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [key, cached] : cache_) {
+      for (const std::string& uid : cached.state.pod_uids.value_or(std::set<std::string>{})) {
+        if (active_pod_uids.contains(uid)) continue;
+        auto& [namespace_name, names] = inactive[uid];
+        namespace_name = key.first;
+        names.push_back(key.second);
+      }
+    }
+  }
+  absl::Status first;
+  for (const auto& [uid, claims] : inactive) {
+    absl::Status unprepared = Unprepare(uid, claims.first, claims.second);
+    if (unprepared.ok()) continue;
+    DEVMGR_LOG(options_.logger, info, "Unpreparing pod resources in reconcile loop failed, will retry",
+               "podUID", uid, "err", unprepared);
+    if (first.ok()) first = unprepared;
+  }
+  return first;
+}
+
+absl::Status Manager::WriteCheckpointLocked() {
+  CheckpointData data{std::vector<ClaimInfoState>{}};
+  data.entries->reserve(cache_.size());
+  for (const auto& [key, cached] : cache_) data.entries->push_back(cached.state);
+  return store_.Write(kCheckpointName, Encode(data, options_.checkpoint_layout));
+}
+
+}  // namespace devmgr::dra

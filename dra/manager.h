@@ -1,0 +1,136 @@
+// dra::Manager: Dynamic Resource Allocation on the node, the kubelet's DRA manager
+// (pkg/kubelet/cm/dra) as a module a node agent embeds beside devicemanager::Manager. Before a
+// pod's sandbox starts the host calls PrepareResources: each ResourceClaim the pod uses is
+// prepared by its drivers (NodePrepareResources, one call per driver with every claim of the
+// pod), once however many pods share it. The host then asks GetResources for each container's
+// CDI device names, and UnprepareResources once the pod's containers have all stopped (the
+// drivers are called when the last pod using a claim lets go).
+//
+// Unlike device plugin allocation this is not admission: a missing or slow driver fails the
+// call, the pod stays pending, and the host retries later (as the kubelet's pod sync does).
+// Every call is idempotent. A driver that hangs blocks only the calls for pods that use it, for
+// at most the call timeout.
+//
+// State: the prepared claims are kept in `<state_dir>/dra_manager_state`, byte-compatible with
+// the kubelet's (dra/checkpoint.h), written durably before and after the drivers are called.
+// After a restart the claims are known again but not prepared: the next PrepareResources calls
+// the drivers again (they must be idempotent), as upstream. A corrupt file is renamed
+// `dra_manager_state.corrupt`, logged, and the manager starts empty.
+//
+// Drivers register through the plugin watcher (type "DRAPlugin"); drivers() takes the watcher's
+// handler calls.
+//
+// Thread-safety: every method may be called from any thread at once. The manager's lock is
+// never held across a driver call or a ClaimSource call.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/file_store.h"
+#include "common/logging.h"
+#include "dra/checkpoint.h"
+#include "dra/claim.h"
+#include "dra/driver_registry.h"
+
+namespace devmgr::dra {
+
+struct ManagerOptions {
+  // The folder of dra_manager_state (a kubelet's root folder).
+  std::filesystem::path state_dir;
+  // Where ResourceClaims come from. Not owned; required; must outlive the Manager.
+  ClaimSource* claims = nullptr;
+  // Deadline of each call to a driver (upstream's default, 45 s).
+  absl::Duration call_timeout = kDefaultCallTimeout;
+  // The checkpoint layout written: the newest kubelet's by default, kNoShareId for a node that
+  // may go back to a kubelet that predates ShareID.
+  Layout checkpoint_layout = Layout::kShareId;
+  LoggerPtr logger;
+};
+
+class Manager {
+ public:
+  // Create reads the checkpoint (or writes an empty one when there is none). Errors: an options
+  // error (InvalidArgument), or a state folder that cannot be written.
+  static absl::StatusOr<std::unique_ptr<Manager>> Create(ManagerOptions options);
+
+  // The registered drivers; the host forwards the plugin watcher's "DRAPlugin" calls here.
+  DriverRegistry& drivers() { return drivers_; }
+
+  // PrepareResources prepares every claim of `pod` (upstream's three passes): resolve each pod
+  // claim's name (skipping a template that produced no claim), fetch the claim, check the pod
+  // owns a template-generated claim and is in its reservedFor, that it is allocated and that
+  // every driver of it is registered; only then record the pod in the cache and the
+  // checkpoint, call NodePrepareResources once per driver for the claims not yet prepared, store
+  // the devices returned and write the checkpoint again. Errors are wrapped "prepare dynamic
+  // resources: ..." with upstream's texts; nothing is recorded when the first pass fails.
+  absl::Status PrepareResources(const Pod& pod) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // GetResources: the CDI device names for `container` from the claims it uses (filtered by
+  // the request it names), in the order of its claims. Error when a claim it uses is not
+  // prepared.
+  absl::StatusOr<std::vector<std::string>> GetResources(const Pod& pod,
+                                                        const Container& container) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // UnprepareResources lets `pod` go of its claims: a claim other pods still use only loses the
+  // pod; the others are unprepared (one NodeUnprepareResources per driver), forgotten and the
+  // checkpoint written. Claim names come from the cache, or from the pod when the cache has
+  // none for it. Errors are wrapped "unprepare dynamic resources: ..."; a missing driver is an
+  // error (the host retries once it is back).
+  absl::Status UnprepareResources(const Pod& pod) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // PodMightNeedToUnprepareResources: some claim still records the pod.
+  bool PodMightNeedToUnprepareResources(absl::string_view pod_uid) const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // GetContainerClaimInfos: copies of the state of each claim `container` uses, in the order of
+  // the pod's claims ("unable to get information for ResourceClaim NAME" when one is not
+  // known).
+  absl::StatusOr<std::vector<ClaimInfoState>> GetContainerClaimInfos(
+      const Pod& pod, const Container& container) const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Reconcile unprepares the claims of every pod the cache records that is not in
+  // `active_pod_uids` (pods deleted while the host was away, or forced). The host calls it
+  // periodically once it knows all its pods (upstream: every 60 s). Failures are logged and
+  // returned (the first); the next round retries.
+  absl::Status Reconcile(const std::set<std::string>& active_pod_uids) ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  // A claim in the cache: its checkpointed state, and whether its drivers prepared it since
+  // this manager started.
+  struct CachedClaim {
+    ClaimInfoState state;
+    bool prepared = false;
+  };
+  // namespace, claim name.
+  using ClaimKey = std::pair<std::string, std::string>;
+
+  explicit Manager(ManagerOptions options);
+
+  absl::Status Prepare(const Pod& pod) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Unprepare(const std::string& pod_uid, const std::string& namespace_name,
+                         const std::vector<std::string>& claim_names) ABSL_LOCKS_EXCLUDED(mu_);
+  // ContainerClaimNames: the claims `container` uses, each with the requests it names ("" for
+  // the whole claim), in the order of the pod's claims.
+  static absl::StatusOr<std::vector<std::pair<std::string, std::vector<std::string>>>>
+  ContainerClaimNames(const Pod& pod, const Container& container);
+  // WriteCheckpointLocked writes the cache durably.
+  absl::Status WriteCheckpointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const ManagerOptions options_;
+  const FileStore store_;
+  DriverRegistry drivers_;
+  mutable absl::Mutex mu_;
+  std::map<ClaimKey, CachedClaim> cache_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace devmgr::dra

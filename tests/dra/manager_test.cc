@@ -1,0 +1,483 @@
+// dra::Manager against a fake DRA driver on a unix socket and an in-memory ClaimSource: the
+// upstream tests of pkg/kubelet/cm/dra/manager_test.go ported by name (TestPrepareResources and
+// its subtests, TestUnprepareResources, TestPodMightNeedToUnprepareResources, TestGetResources,
+// TestGetContainerClaimInfos, TestParallelPrepareUnprepareResources), plus the checkpoint across
+// a restart, a corrupt checkpoint, and Reconcile.
+#include "dra/manager.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "common/file_store.h"
+#include "tests/dra/fake_driver.h"
+#include "tests/testlib/temp_dir.h"
+
+namespace devmgr::dra {
+namespace {
+
+using ::devmgr::testing::FakeDriver;
+using ::devmgr::testing::TempDir;
+
+constexpr char kDriver[] = "test-driver.cdi.k8s.io";
+constexpr char kNamespace[] = "test-namespace";
+constexpr char kPodUid[] = "test-pod-uid";
+constexpr char kClaimName[] = "test-claim";
+constexpr char kClaimUid[] = "test-claim-uid";
+
+class FakeClaimSource final : public ClaimSource {
+ public:
+  void Set(ResourceClaim claim) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    claims_[{claim.namespace_name, claim.name}] = std::move(claim);
+  }
+  void Remove(const std::string& name) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    claims_.erase({kNamespace, name});
+  }
+  absl::StatusOr<ResourceClaim> GetClaim(const std::string& namespace_name,
+                                         const std::string& name) override ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    auto it = claims_.find({namespace_name, name});
+    if (it == claims_.end()) {
+      return absl::NotFoundError(absl::StrCat("resourceclaims \"", name, "\" not found"));
+    }
+    return it->second;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::pair<std::string, std::string>, ResourceClaim> claims_ ABSL_GUARDED_BY(mu_);
+};
+
+ResourceClaim Claim(const std::string& name, const std::string& uid, const std::string& pod_uid,
+                    const std::string& driver = kDriver) {
+  ResourceClaim claim;
+  claim.namespace_name = kNamespace;
+  claim.name = name;
+  claim.uid = uid;
+  claim.allocation = std::vector<DeviceRequestAllocationResult>{
+      {"test-request", driver, "test-pool", "test-device", std::nullopt}};
+  claim.reserved_for.push_back({"", "pods", "test-pod", pod_uid});
+  return claim;
+}
+
+Pod PodWithClaim(const std::string& uid, const std::string& claim_name,
+                 std::vector<ContainerClaim> uses = {{"claim", ""}}) {
+  Pod pod;
+  pod.uid = uid;
+  pod.namespace_name = kNamespace;
+  pod.name = "test-pod";
+  pod.resource_claims.push_back({"claim", claim_name, std::nullopt});
+  pod.containers.push_back({"container", std::move(uses)});
+  return pod;
+}
+
+// One device per claim with the CDI ID "<driver>/test=<claim name>".
+draapi::v1::NodePrepareResourcesResponse PrepareOneDeviceEach(
+    const draapi::v1::NodePrepareResourcesRequest& request) {
+  draapi::v1::NodePrepareResourcesResponse response;
+  for (const auto& claim : request.claims()) {
+    auto* device = (*response.mutable_claims())[claim.uid()].add_devices();
+    device->set_pool_name("test-pool");
+    device->set_device_name("test-device");
+    device->add_request_names("test-request");
+    device->add_cdi_device_ids(absl::StrCat(kDriver, "/test=", claim.name()));
+  }
+  return response;
+}
+
+class DraManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    driver_ = std::make_unique<FakeDriver>(Socket());
+    ASSERT_TRUE(driver_->started());
+    driver_->OnPrepare(PrepareOneDeviceEach);
+    CreateManager();
+  }
+
+  std::string Socket() const { return dir_.Sub("dra.sock").string(); }
+
+  void CreateManager(absl::Duration call_timeout = kDefaultCallTimeout) {
+    manager_.reset();
+    ManagerOptions options;
+    options.state_dir = dir_.path();
+    options.claims = &claims_;
+    options.call_timeout = call_timeout;
+    absl::StatusOr<std::unique_ptr<Manager>> manager = Manager::Create(std::move(options));
+    ASSERT_TRUE(manager.ok()) << manager.status();
+    manager_ = *std::move(manager);
+    ASSERT_TRUE(manager_->drivers().RegisterPlugin(kDriver, Socket(), {"v1.DRAPlugin"}).ok());
+  }
+
+  CheckpointData Checkpoint() const {
+    absl::StatusOr<std::string> bytes = FileStore(dir_.path()).Read(kCheckpointName);
+    EXPECT_TRUE(bytes.ok()) << bytes.status();
+    absl::StatusOr<CheckpointData> data = Decode(bytes.ok() ? *bytes : "");
+    EXPECT_TRUE(data.ok()) << data.status();
+    return data.ok() ? *data : CheckpointData{};
+  }
+
+  size_t CheckpointedClaims() const {
+    const CheckpointData data = Checkpoint();
+    return data.entries.has_value() ? data.entries->size() : 0;
+  }
+
+  TempDir dir_;
+  FakeClaimSource claims_;
+  std::unique_ptr<FakeDriver> driver_;
+  std::unique_ptr<Manager> manager_;
+};
+
+// Upstream's TestPrepareResources, one test per subtest.
+
+TEST_F(DraManagerTest, TestPrepareResources_ClaimDoesntExist) {
+  absl::Status prepared = manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName));
+  EXPECT_EQ(prepared.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(prepared.message(), "prepare dynamic resources: fetch ResourceClaim test-claim: "
+                                "resourceclaims \"test-claim\" not found");
+  EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid)) << "nothing recorded";
+  EXPECT_EQ(CheckpointedClaims(), 0u);
+}
+
+TEST_F(DraManagerTest, TestPrepareResources_UnknownDriver) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid, "unknown-driver"));
+  absl::Status prepared = manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName));
+  EXPECT_EQ(prepared.message(),
+            "prepare dynamic resources: DRA driver unknown-driver is not registered");
+  EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
+  EXPECT_EQ(driver_->prepare_calls(), 0);
+}
+
+TEST_F(DraManagerTest, TestPrepareResources_DriverReturnsNilValue) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  driver_->OnPrepare([](const draapi::v1::NodePrepareResourcesRequest& request) {
+    draapi::v1::NodePrepareResourcesResponse response;
+    (*response.mutable_claims())[request.claims(0).uid()];  // an empty answer is success
+    return response;
+  });
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  EXPECT_EQ(driver_->prepare_calls(), 1);
+  EXPECT_TRUE(manager_->GetResources(pod, pod.containers[0])->empty());
+}
+
+TEST_F(DraManagerTest, TestPrepareResources_DriverReturnsEmptyResult) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  driver_->OnPrepare([](const draapi::v1::NodePrepareResourcesRequest&) {
+    return draapi::v1::NodePrepareResourcesResponse();
+  });
+  EXPECT_EQ(manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName)).message(),
+            "prepare dynamic resources: NodePrepareResources skipped 1 ResourceClaims");
+}
+
+TEST_F(DraManagerTest, TestPrepareResources_PodIsNotAllowedToUseResourceClaim) {
+  ResourceClaim claim = Claim(kClaimName, kClaimUid, kPodUid);
+  claim.reserved_for.clear();
+  claims_.Set(claim);
+  EXPECT_EQ(manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName)).message(),
+            "prepare dynamic resources: pod test-pod (test-pod-uid) is not allowed to use "
+            "ResourceClaim test-claim (test-claim-uid)");
+  EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
+}
+
+TEST_F(DraManagerTest, TestPrepareResources_NotAllocated) {
+  ResourceClaim claim = Claim(kClaimName, kClaimUid, kPodUid);
+  claim.allocation.reset();
+  claims_.Set(claim);
+  EXPECT_EQ(manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName)).message(),
+            "prepare dynamic resources: ResourceClaim test-claim: not allocated");
+}
+
+TEST_F(DraManagerTest, TestPrepareResources_NoContainerUsesTheClaim) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  const Pod pod = PodWithClaim(kPodUid, kClaimName, {});
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  EXPECT_EQ(driver_->prepare_calls(), 1) << "prepared for the pod all the same";
+  EXPECT_TRUE(manager_->GetResources(pod, pod.containers[0])->empty());
+}
+
+TEST_F(DraManagerTest, TestPrepareResources_ResourceAlreadyPrepared) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  EXPECT_EQ(driver_->prepare_calls(), 1);
+}
+
+TEST_F(DraManagerTest, TestPrepareResources_ShouldTimeout) {
+  CreateManager(absl::Milliseconds(20));
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  // Shared with the driver's handler, which may still run after the test body has returned.
+  auto release = std::make_shared<absl::Notification>();
+  driver_->OnPrepare([release](const draapi::v1::NodePrepareResourcesRequest& request) {
+    release->WaitForNotification();
+    return PrepareOneDeviceEach(request);
+  });
+  absl::Status prepared = manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName));
+  release->Notify();
+  EXPECT_EQ(prepared.code(), absl::StatusCode::kDeadlineExceeded) << prepared;
+  EXPECT_TRUE(absl::StartsWith(prepared.message(),
+                               "prepare dynamic resources: NodePrepareResources: "))
+      << prepared;
+  EXPECT_TRUE(manager_->PodMightNeedToUnprepareResources(kPodUid))
+      << "recorded before the call, so that Reconcile finds a deleted pod";
+}
+
+TEST_F(DraManagerTest, TestPrepareResources_ShouldPrepareResourceClaimNotInCache) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  EXPECT_EQ(*manager_->GetResources(pod, pod.containers[0]),
+            std::vector<std::string>{"test-driver.cdi.k8s.io/test=test-claim"});
+  const CheckpointData data = Checkpoint();
+  ASSERT_EQ(data.entries->size(), 1u);
+  const ClaimInfoState& state = (*data.entries)[0];
+  EXPECT_EQ(state.claim_uid, kClaimUid);
+  EXPECT_EQ(state.pod_uids, std::set<std::string>{kPodUid});
+  const CheckpointDevice& device = state.driver_state->at(kDriver).devices->at(0);
+  EXPECT_EQ(device.device_name, "test-device");
+  EXPECT_EQ(device.request_names, GoStrings({"test-request"}));
+}
+
+TEST_F(DraManagerTest, TestPrepareResources_ClaimUidsMismatch) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  ASSERT_TRUE(manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName)).ok());
+  claims_.Set(Claim(kClaimName, "another-uid", "other-pod"));
+  EXPECT_EQ(manager_->PrepareResources(PodWithClaim("other-pod", kClaimName)).message(),
+            "prepare dynamic resources: old ResourceClaim with same name test-claim and "
+            "different UID test-claim-uid still exists (previous pod force-deleted?!)");
+}
+
+TEST_F(DraManagerTest, TestPrepareResources_ShouldPrepareResourcesWithShareId) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  driver_->OnPrepare([](const draapi::v1::NodePrepareResourcesRequest& request) {
+    draapi::v1::NodePrepareResourcesResponse response = PrepareOneDeviceEach(request);
+    (*response.mutable_claims())[request.claims(0).uid()].mutable_devices(0)->set_share_id(
+        "share-1");
+    return response;
+  });
+  ASSERT_TRUE(manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName)).ok());
+  EXPECT_EQ(Checkpoint().entries->at(0).driver_state->at(kDriver).devices->at(0).share_id,
+            "share-1");
+}
+
+TEST_F(DraManagerTest, TemplateClaimMustBeOwnedByThePod) {
+  ResourceClaim claim = Claim("generated-1", kClaimUid, kPodUid);
+  claims_.Set(claim);
+  Pod pod = PodWithClaim(kPodUid, kClaimName);
+  pod.resource_claims[0] = {"claim", std::nullopt, std::string("template")};
+  EXPECT_EQ(manager_->PrepareResources(pod).message(),
+            "prepare dynamic resources: pod \"test-namespace/test-pod\": ResourceClaim not "
+            "created yet");
+  pod.resource_claim_statuses.push_back({"claim", std::string("generated-1")});
+  EXPECT_EQ(manager_->PrepareResources(pod).message(),
+            "prepare dynamic resources: ResourceClaim test-namespace/generated-1 was not created "
+            "for pod test-namespace/test-pod (pod is not owner)");
+  claim.owner_references.push_back({"v1", "Pod", "test-pod", kPodUid, true});
+  claims_.Set(claim);
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  // A template that produced no claim: nothing to do.
+  pod.resource_claim_statuses[0].resource_claim_name.reset();
+  EXPECT_TRUE(manager_->PrepareResources(pod).ok());
+}
+
+// Upstream's TestUnprepareResources.
+TEST_F(DraManagerTest, TestUnprepareResources) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  ASSERT_TRUE(manager_->UnprepareResources(pod).ok());
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+  EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
+  EXPECT_EQ(CheckpointedClaims(), 0u);
+  ASSERT_TRUE(manager_->UnprepareResources(pod).ok()) << "idempotent";
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+}
+
+TEST_F(DraManagerTest, TestUnprepareResources_ShouldUnprepareUsingCacheWhenResourceClaimStatusesIsMissing) {
+  ResourceClaim claim = Claim("generated-1", kClaimUid, kPodUid);
+  claim.owner_references.push_back({"v1", "Pod", "test-pod", kPodUid, true});
+  claims_.Set(claim);
+  Pod pod = PodWithClaim(kPodUid, kClaimName);
+  pod.resource_claims[0] = {"claim", std::nullopt, std::string("template")};
+  pod.resource_claim_statuses.push_back({"claim", std::string("generated-1")});
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  pod.resource_claim_statuses.clear();  // upstream #139772: the status is gone at termination
+  ASSERT_TRUE(manager_->UnprepareResources(pod).ok());
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+  EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
+}
+
+TEST_F(DraManagerTest, TestUnprepareResources_DriverReturnsNilValue) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  driver_->OnUnprepare([](const draapi::v1::NodeUnprepareResourcesRequest& request) {
+    draapi::v1::NodeUnprepareResourcesResponse response;
+    (*response.mutable_claims())[request.claims(0).uid()];
+    return response;
+  });
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  EXPECT_TRUE(manager_->UnprepareResources(pod).ok());
+}
+
+TEST_F(DraManagerTest, TestUnprepareResources_DriverErrorAndMissingDriverKeepTheClaim) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  driver_->OnUnprepare([](const draapi::v1::NodeUnprepareResourcesRequest& request) {
+    draapi::v1::NodeUnprepareResourcesResponse response;
+    (*response.mutable_claims())[request.claims(0).uid()].set_error("device busy");
+    return response;
+  });
+  EXPECT_EQ(manager_->UnprepareResources(pod).message(),
+            "unprepare dynamic resources: NodeUnprepareResources failed for ResourceClaim "
+            "test-claim: device busy");
+  EXPECT_TRUE(manager_->PodMightNeedToUnprepareResources(kPodUid));
+  manager_->drivers().DeRegisterPlugin(kDriver, Socket());
+  EXPECT_EQ(manager_->UnprepareResources(pod).message(),
+            "unprepare dynamic resources: DRA driver test-driver.cdi.k8s.io is not registered");
+  EXPECT_EQ(CheckpointedClaims(), 1u) << "kept until the driver lets it go";
+}
+
+// A claim shared by two pods is prepared once and unprepared when the last one lets go.
+TEST_F(DraManagerTest, SharedClaimIsPreparedOnceAndUnpreparedLast) {
+  ResourceClaim claim = Claim(kClaimName, kClaimUid, "pod-1");
+  claim.reserved_for.push_back({"", "pods", "pod-2", "pod-2"});
+  claims_.Set(claim);
+  const Pod pod1 = PodWithClaim("pod-1", kClaimName);
+  const Pod pod2 = PodWithClaim("pod-2", kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod1).ok());
+  ASSERT_TRUE(manager_->PrepareResources(pod2).ok());
+  EXPECT_EQ(driver_->prepare_calls(), 1);
+  ASSERT_TRUE(manager_->UnprepareResources(pod1).ok());
+  EXPECT_EQ(driver_->unprepare_calls(), 0);
+  EXPECT_EQ(Checkpoint().entries->at(0).pod_uids, std::set<std::string>{"pod-2"});
+  ASSERT_TRUE(manager_->UnprepareResources(pod2).ok());
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+}
+
+// Upstream's TestPodMightNeedToUnprepareResources.
+TEST_F(DraManagerTest, TestPodMightNeedToUnprepareResources) {
+  EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  ASSERT_TRUE(manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName)).ok());
+  EXPECT_TRUE(manager_->PodMightNeedToUnprepareResources(kPodUid));
+  EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources("another-pod"));
+}
+
+// Upstream's TestGetResources, "same claim referenced by multiple requests": each request of
+// the container gets the devices that serve it.
+TEST_F(DraManagerTest, TestGetResources) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  driver_->OnPrepare([](const draapi::v1::NodePrepareResourcesRequest& request) {
+    draapi::v1::NodePrepareResourcesResponse response;
+    auto& claim = (*response.mutable_claims())[request.claims(0).uid()];
+    for (const char* name : {"req1", "req2"}) {
+      auto* device = claim.add_devices();
+      device->set_pool_name("pool");
+      device->set_device_name(absl::StrCat("dev-", name));
+      device->add_request_names(name);
+      device->add_cdi_device_ids(absl::StrCat("vendor.com/class=", name));
+    }
+    return response;
+  });
+  const Pod pod = PodWithClaim(kPodUid, kClaimName, {{"claim", "req2"}, {"claim", "req1"}});
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  EXPECT_EQ(*manager_->GetResources(pod, pod.containers[0]),
+            (std::vector<std::string>{"vendor.com/class=req2", "vendor.com/class=req1"}));
+  const Container whole{"other", {{"claim", ""}}};
+  EXPECT_EQ(*manager_->GetResources(pod, whole),
+            (std::vector<std::string>{"vendor.com/class=req1", "vendor.com/class=req2"}));
+  const Pod unprepared = PodWithClaim(kPodUid, "never-prepared");
+  EXPECT_EQ(manager_->GetResources(unprepared, unprepared.containers[0]).status().message(),
+            "internal error: unable to get claim info for ResourceClaim never-prepared in "
+            "namespace test-namespace");
+}
+
+// Upstream's TestGetContainerClaimInfos.
+TEST_F(DraManagerTest, TestGetContainerClaimInfos) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  absl::StatusOr<std::vector<ClaimInfoState>> infos =
+      manager_->GetContainerClaimInfos(pod, pod.containers[0]);
+  ASSERT_TRUE(infos.ok()) << infos.status();
+  ASSERT_EQ(infos->size(), 1u);
+  EXPECT_EQ((*infos)[0].claim_name, kClaimName);
+  EXPECT_TRUE(manager_->GetContainerClaimInfos(pod, Container{"none", {}})->empty());
+  const Pod other = PodWithClaim(kPodUid, "unknown");
+  EXPECT_EQ(manager_->GetContainerClaimInfos(other, other.containers[0]).status().message(),
+            "unable to get information for ResourceClaim unknown");
+}
+
+// Upstream's TestParallelPrepareUnprepareResources: 30 pods, each with its own claim, prepared
+// and unprepared at once.
+TEST_F(DraManagerTest, TestParallelPrepareUnprepareResources) {
+  constexpr int kPods = 30;
+  for (int i = 0; i < kPods; ++i) {
+    claims_.Set(Claim(absl::StrCat("claim-", i), absl::StrCat("claim-uid-", i),
+                      absl::StrCat("pod-", i)));
+  }
+  std::vector<absl::Status> results(kPods);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kPods; ++i) {
+    threads.emplace_back([&, i] {
+      const Pod pod = PodWithClaim(absl::StrCat("pod-", i), absl::StrCat("claim-", i));
+      results[i] = manager_->PrepareResources(pod);
+      if (results[i].ok()) results[i] = manager_->UnprepareResources(pod);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int i = 0; i < kPods; ++i) EXPECT_TRUE(results[i].ok()) << i << ": " << results[i];
+  EXPECT_EQ(driver_->prepare_calls(), kPods);
+  EXPECT_EQ(driver_->unprepare_calls(), kPods);
+  EXPECT_EQ(CheckpointedClaims(), 0u);
+}
+
+// After a restart the claims are known (the pod can be unprepared) but not prepared: the next
+// PrepareResources calls the driver again, as upstream.
+TEST_F(DraManagerTest, RestartKnowsTheClaimsAndPreparesThemAgain) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  CreateManager();
+  EXPECT_TRUE(manager_->PodMightNeedToUnprepareResources(kPodUid));
+  EXPECT_EQ(*manager_->GetResources(pod, pod.containers[0]),
+            std::vector<std::string>{"test-driver.cdi.k8s.io/test=test-claim"});
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  EXPECT_EQ(driver_->prepare_calls(), 2);
+}
+
+TEST_F(DraManagerTest, CorruptCheckpointIsKeptAsideAndStartsEmpty) {
+  manager_.reset();
+  FileStore store(dir_.path());
+  ASSERT_TRUE(store.Write(kCheckpointName, "{\"Data\":\"x\",\"Checksum\":1}").ok());
+  CreateManager();
+  EXPECT_EQ(*store.Read("dra_manager_state.corrupt"), "{\"Data\":\"x\",\"Checksum\":1}");
+  EXPECT_EQ(Checkpoint(), CheckpointData{});
+}
+
+// Reconcile unprepares the claims of pods the host no longer runs.
+TEST_F(DraManagerTest, ReconcileUnpreparesPodsNoLongerActive) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  claims_.Set(Claim("kept", "kept-uid", "running-pod"));
+  ASSERT_TRUE(manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName)).ok());
+  ASSERT_TRUE(manager_->PrepareResources(PodWithClaim("running-pod", "kept")).ok());
+  ASSERT_TRUE(manager_->Reconcile({"running-pod"}).ok());
+  EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
+  EXPECT_TRUE(manager_->PodMightNeedToUnprepareResources("running-pod"));
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+}
+
+}  // namespace
+}  // namespace devmgr::dra
