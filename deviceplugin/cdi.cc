@@ -10,9 +10,21 @@
 namespace devmgr::deviceplugin {
 namespace {
 
-std::string ClassOf(const CdiOptions& options, absl::string_view device_type) {
-  if (options.class_name.empty()) return std::string(device_type);
-  return absl::StrCat(options.class_name, "-", device_type);
+struct KindParts {
+  std::string vendor;
+  std::string class_name;
+};
+
+KindParts PartsOf(const CdiOptions& options, absl::string_view device_type) {
+  if (auto it = options.kinds.find(device_type); it != options.kinds.end()) {
+    const size_t slash = it->second.find('/');
+    if (slash != std::string::npos) {
+      return {it->second.substr(0, slash), it->second.substr(slash + 1)};
+    }
+    return {it->second, ""};  // refused by WriteCdiSpec as an invalid kind
+  }
+  if (options.class_name.empty()) return {options.vendor, std::string(device_type)};
+  return {options.vendor, absl::StrCat(options.class_name, "-", device_type)};
 }
 
 // CDI names: the vendor is a domain name, the class a DNS label (letters, digits, '-', '_', '.').
@@ -28,8 +40,15 @@ bool IsValidCdiName(absl::string_view name) {
 
 }  // namespace
 
+bool IsValidCdiKind(absl::string_view kind) {
+  const size_t slash = kind.find('/');
+  return slash != absl::string_view::npos && IsValidCdiName(kind.substr(0, slash)) &&
+         IsValidCdiName(kind.substr(slash + 1));
+}
+
 std::string CdiKind(const CdiOptions& options, absl::string_view device_type) {
-  return absl::StrCat(options.vendor, "/", ClassOf(options, device_type));
+  KindParts parts = PartsOf(options, device_type);
+  return absl::StrCat(parts.vendor, "/", parts.class_name);
 }
 
 std::string CdiDeviceName(const CdiOptions& options, absl::string_view device_type,
@@ -38,7 +57,8 @@ std::string CdiDeviceName(const CdiOptions& options, absl::string_view device_ty
 }
 
 std::string CdiSpecFileName(const CdiOptions& options, absl::string_view device_type) {
-  return absl::StrCat(options.vendor, "-", ClassOf(options, device_type), ".json");
+  KindParts parts = PartsOf(options, device_type);
+  return absl::StrCat(parts.vendor, "-", parts.class_name, ".json");
 }
 
 std::string BuildCdiSpec(const CdiOptions& options, absl::string_view device_type,
@@ -88,7 +108,7 @@ std::string BuildCdiSpec(const CdiOptions& options, absl::string_view device_typ
 
 absl::Status WriteCdiSpec(const CdiOptions& options, absl::string_view device_type,
                           const DeviceMap& devices) {
-  if (!IsValidCdiName(options.vendor) || !IsValidCdiName(ClassOf(options, device_type))) {
+  if (!IsValidCdiKind(CdiKind(options, device_type))) {
     return absl::InvalidArgumentError(
         absl::StrCat("invalid CDI kind \"", CdiKind(options, device_type), "\""));
   }

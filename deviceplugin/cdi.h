@@ -9,6 +9,8 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
 
 #include "absl/status/status.h"
@@ -26,7 +28,13 @@ struct CdiOptions {
   std::string vendor{};
   // Class of the CDI kind. Empty: each device type is its own class ("example.com/gpu").
   std::string class_name{};
+  // Device type -> its CDI kind "<vendor>/<class>", for the types whose kind is not the one
+  // vendor and class_name give (a plugin serving several vendors' devices).
+  std::map<std::string, std::string, std::less<>> kinds{};
 };
+
+// IsValidCdiKind: "<vendor>/<class>", each part made of letters, digits, '-', '_' and '.'.
+bool IsValidCdiKind(absl::string_view kind);
 
 // CdiKind is "<vendor>/<class>" for `device_type` under `options`.
 std::string CdiKind(const CdiOptions& options, absl::string_view device_type);
@@ -36,7 +44,8 @@ std::string CdiDeviceName(const CdiOptions& options, absl::string_view device_ty
                           absl::string_view device_id);
 
 // CdiSpecFileName is the file of `device_type` inside options.folder: "<vendor>-<class>.json"
-// (the class also carries the device type when class_name is set, so types never share a file).
+// (the class also carries the device type when class_name is set, so types never share a file;
+// the kinds given in options.kinds must be distinct for the same reason).
 std::string CdiSpecFileName(const CdiOptions& options, absl::string_view device_type);
 
 // BuildCdiSpec renders the spec of `devices` as JSON. Unhealthy devices are included: a

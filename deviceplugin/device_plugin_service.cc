@@ -1,8 +1,13 @@
 #include "deviceplugin/device_plugin_service.h"
 
+#include <map>
+#include <set>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/status.h"
 #include "deviceplugin/preferred_allocation.h"
 
@@ -19,6 +24,81 @@ std::shared_ptr<const v1beta1::ListAndWatchResponse> MakeSnapshot(const DeviceMa
     for (int64_t node : info.numa_nodes) device->mutable_topology()->add_nodes()->set_id(node);
   }
   return snapshot;
+}
+
+// DistinctInOrder keeps the distinct values added, in the order first added, by pointer: the
+// values must outlive it. O(log n) per value, for containers that get thousands of devices.
+template <typename T, typename Less>
+class DistinctInOrder {
+ public:
+  void Add(const T& value) {
+    if (seen_.insert(&value).second) order_.push_back(&value);
+  }
+  const std::vector<const T*>& values() const { return order_; }
+
+ private:
+  struct PointeeLess {
+    bool operator()(const T* a, const T* b) const { return Less()(*a, *b); }
+  };
+  std::set<const T*, PointeeLess> seen_;
+  std::vector<const T*> order_;
+};
+
+struct NodeLess {
+  bool operator()(const DeviceNode& a, const DeviceNode& b) const {
+    return std::tie(a.host_path, a.container_path, a.permissions) <
+           std::tie(b.host_path, b.container_path, b.permissions);
+  }
+};
+
+struct MountLess {
+  bool operator()(const Mount& a, const Mount& b) const {
+    return std::tie(a.host_path, a.container_path, a.read_only) <
+           std::tie(b.host_path, b.container_path, b.read_only);
+  }
+};
+
+// Per env or annotation name, its distinct values.
+using MergedValues = std::map<std::string, DistinctInOrder<std::string, std::less<>>>;
+
+std::string Joined(const DistinctInOrder<std::string, std::less<>>& values) {
+  return absl::StrJoin(values.values(), ",",
+                       [](std::string* out, const std::string* value) { out->append(*value); });
+}
+
+// MergeDevices fills one container's answer from the devices it gets, in request order. Devices
+// of one type often share nodes and mounts (a GPU's control nodes): each is listed once. A name
+// that several devices set in envs or annotations gets their distinct values joined with ','
+// ("0,1"), as plugins that name their devices in one variable do; the container would otherwise
+// see only one of them.
+void MergeDevices(const std::vector<const DeviceInfo*>& infos,
+                  v1beta1::ContainerAllocateResponse& out) {
+  DistinctInOrder<DeviceNode, NodeLess> nodes;
+  DistinctInOrder<Mount, MountLess> mounts;
+  MergedValues envs;
+  MergedValues annotations;
+  for (const DeviceInfo* info : infos) {
+    for (const DeviceNode& node : info->nodes) nodes.Add(node);
+    for (const Mount& mount : info->mounts) mounts.Add(mount);
+    for (const auto& [name, value] : info->envs) envs[name].Add(value);
+    for (const auto& [name, value] : info->annotations) annotations[name].Add(value);
+  }
+  for (const DeviceNode* node : nodes.values()) {
+    v1beta1::DeviceSpec* spec = out.add_devices();
+    spec->set_host_path(node->host_path);
+    spec->set_container_path(node->container_path.empty() ? node->host_path : node->container_path);
+    spec->set_permissions(node->permissions);
+  }
+  for (const Mount* mount : mounts.values()) {
+    v1beta1::Mount* m = out.add_mounts();
+    m->set_host_path(mount->host_path);
+    m->set_container_path(mount->container_path);
+    m->set_read_only(mount->read_only);
+  }
+  for (const auto& [name, values] : envs) (*out.mutable_envs())[name] = Joined(values);
+  for (const auto& [name, values] : annotations) {
+    (*out.mutable_annotations())[name] = Joined(values);
+  }
 }
 
 }  // namespace
@@ -74,34 +154,25 @@ absl::Status DevicePluginService::DefaultAllocate(const v1beta1::AllocateRequest
                                                   v1beta1::AllocateResponse& response) const {
   std::shared_ptr<const DeviceMap> devices = this->devices();
   for (const v1beta1::ContainerAllocateRequest& container : request.container_requests()) {
-    v1beta1::ContainerAllocateResponse* out = response.add_container_responses();
+    std::vector<const DeviceInfo*> infos;
+    infos.reserve(static_cast<size_t>(container.devices_ids_size()));
     for (const std::string& id : container.devices_ids()) {
       auto it = devices->find(id);
       if (it == devices->end()) {
         return absl::InvalidArgumentError(
             absl::StrCat("unknown device \"", id, "\" of type ", device_type_));
       }
-      const DeviceInfo& info = it->second;
-      if (info.health != Health::kHealthy) {
+      if (it->second.health != Health::kHealthy) {
         return absl::FailedPreconditionError(absl::StrCat("device \"", id, "\" is unhealthy"));
       }
-      for (const DeviceNode& node : info.nodes) {
-        v1beta1::DeviceSpec* spec = out->add_devices();
-        spec->set_host_path(node.host_path);
-        spec->set_container_path(node.container_path.empty() ? node.host_path
-                                                             : node.container_path);
-        spec->set_permissions(node.permissions);
-      }
-      for (const Mount& mount : info.mounts) {
-        v1beta1::Mount* m = out->add_mounts();
-        m->set_host_path(mount.host_path);
-        m->set_container_path(mount.container_path);
-        m->set_read_only(mount.read_only);
-      }
-      for (const auto& [key, value] : info.envs) (*out->mutable_envs())[key] = value;
-      for (const auto& [key, value] : info.annotations) (*out->mutable_annotations())[key] = value;
-      if (cdi_.has_value())
+      infos.push_back(&it->second);
+    }
+    v1beta1::ContainerAllocateResponse* out = response.add_container_responses();
+    MergeDevices(infos, *out);
+    if (cdi_.has_value()) {
+      for (const std::string& id : container.devices_ids()) {
         out->add_cdi_devices()->set_name(CdiDeviceName(*cdi_, device_type_, id));
+      }
     }
   }
   return absl::OkStatus();

@@ -68,7 +68,8 @@ class DevicePluginService final : public v1beta1::DevicePlugin::CallbackService 
 
  private:
   std::shared_ptr<const DeviceMap> devices() const ABSL_LOCKS_EXCLUDED(mu_);
-  // DefaultAllocate fills `response` from the tree; InvalidArgument for an unknown device,
+  // DefaultAllocate fills `response` from the tree (shared nodes and mounts once, values of a
+  // key several devices set joined with ','); InvalidArgument for an unknown device,
   // FailedPrecondition for an unhealthy one.
   absl::Status DefaultAllocate(const v1beta1::AllocateRequest& request,
                                v1beta1::AllocateResponse& response) const;

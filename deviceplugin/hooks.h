@@ -2,7 +2,10 @@
 // answered. Without hooks the SDK answers from the DeviceTree alone: Allocate returns the
 // devices' nodes, mounts, envs, annotations (and CDI names when CDI is on), and
 // GetDevicePluginOptions says that neither GetPreferredAllocation nor PreStartContainer is
-// offered. Each hook present switches on the matching option.
+// offered. Each hook present switches on the matching option. When a container gets several
+// devices, a node or mount that more than one of them carries is listed once, and an env or
+// annotation key that more than one sets gets their distinct values joined with ',' in the
+// order of the request.
 //
 // Threading: hooks run on the SDK's hook thread, one call at a time per plugin, never on a gRPC
 // thread; they may block (a slow device reset), and while one blocks, later calls to hooks of

@@ -42,7 +42,8 @@ bool IsAlnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-// The name part of a qualified name: [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, at most 63.
+}  // namespace
+
 bool IsValidDeviceType(absl::string_view type) {
   if (type.empty() || type.size() > 63 || !IsAlnum(type.front()) || !IsAlnum(type.back())) {
     return false;
@@ -53,7 +54,6 @@ bool IsValidDeviceType(absl::string_view type) {
   return true;
 }
 
-// A DNS-1123 subdomain, which an extended resource's prefix must be (and not kubernetes.io).
 bool IsValidNamespace(absl::string_view ns) {
   if (ns.empty() || ns.size() > 253 || !IsAlnum(ns.front()) || !IsAlnum(ns.back())) return false;
   for (char c : ns) {
@@ -62,8 +62,6 @@ bool IsValidNamespace(absl::string_view ns) {
   }
   return ns != "kubernetes.io" && !absl::EndsWith(ns, ".kubernetes.io");
 }
-
-}  // namespace
 
 struct Plugin::Endpoint {
   std::string device_type;

@@ -30,6 +30,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
@@ -43,6 +44,15 @@
 namespace devmgr::deviceplugin {
 
 enum class RegistrationMode { kKubeletSocket, kPluginsRegistry };
+
+// IsValidNamespace: whether `ns` can prefix an extended resource: a DNS-1123 subdomain, and not
+// kubernetes.io or one of its subdomains.
+bool IsValidNamespace(absl::string_view ns);
+
+// IsValidDeviceType: whether `type` can be the name part of an extended resource:
+// [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, at most 63 characters. Types that are not are
+// skipped by Notify.
+bool IsValidDeviceType(absl::string_view type);
 
 inline constexpr char kDefaultPluginDir[] = "/var/lib/kubelet/device-plugins";
 inline constexpr char kDefaultRegistryDir[] = "/var/lib/kubelet/plugins_registry";

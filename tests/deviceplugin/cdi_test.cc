@@ -29,6 +29,26 @@ TEST(CdiTest, NamesFollowVendorAndClass) {
   EXPECT_EQ(CdiDeviceName(options, "gpu", "d0"), "example.com/accel-gpu=d0");
 }
 
+TEST(CdiTest, ATypeMayHaveAKindOfItsOwn) {
+  CdiOptions options{.vendor = "example.com", .kinds = {{"gpu", "other.io/accel"}}};
+  EXPECT_EQ(CdiKind(options, "gpu"), "other.io/accel");
+  EXPECT_EQ(CdiDeviceName(options, "gpu", "d0"), "other.io/accel=d0");
+  EXPECT_EQ(CdiSpecFileName(options, "gpu"), "other.io-accel.json");
+  EXPECT_EQ(CdiKind(options, "fpga"), "example.com/fpga");
+  EXPECT_TRUE(IsValidCdiKind("other.io/accel"));
+  EXPECT_FALSE(IsValidCdiKind("other.io"));
+  EXPECT_FALSE(IsValidCdiKind("a/b/c"));
+  EXPECT_FALSE(IsValidCdiKind("/b"));
+
+  testing::TempDir dir;
+  options.folder = dir.path();
+  ASSERT_TRUE(WriteCdiSpec(options, "gpu", TwoDevices()).ok());
+  auto spec = nlohmann::json::parse(*ReadWholeFile(dir.Sub("other.io-accel.json")));
+  EXPECT_EQ(spec["kind"], "other.io/accel");
+  options.kinds["gpu"] = "no-slash";
+  EXPECT_EQ(WriteCdiSpec(options, "gpu", TwoDevices()).code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(CdiTest, SpecHasTheVersion050Shape) {
   CdiOptions options{.vendor = "example.com"};
   auto spec = nlohmann::json::parse(BuildCdiSpec(options, "gpu", TwoDevices()));

@@ -196,10 +196,10 @@ TEST_F(PluginTest, DefaultAllocateReturnsWhatTheTreeSays) {
   EXPECT_EQ(c.devices(0).host_path(), "/dev/gpu0");
   EXPECT_EQ(c.devices(0).container_path(), "/dev/gpu0");
   EXPECT_EQ(c.devices(0).permissions(), "rw");
-  ASSERT_EQ(c.mounts_size(), 2);
+  ASSERT_EQ(c.mounts_size(), 1) << "the mount both devices carry is listed once";
   EXPECT_TRUE(c.mounts(0).read_only());
   EXPECT_EQ(c.envs().at("GPU_1"), "on");
-  EXPECT_EQ(c.annotations().at("example.com/gpu"), "gpu1");
+  EXPECT_EQ(c.annotations().at("example.com/gpu"), "gpu0,gpu1");
   EXPECT_EQ(c.cdi_devices_size(), 0);
 
   EXPECT_EQ(kubelet_.Allocate(kGpu, {"nope"}).status().code(), absl::StatusCode::kInvalidArgument);
@@ -249,6 +249,33 @@ class TestHooks : public Allocator,
   }
   std::atomic<int> pre_starts_{0};
 };
+
+TEST_F(PluginTest, DefaultAllocateListsSharedNodesOnceAndJoinsValues) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  auto plugin = StartPlugin(Options());
+  DeviceTree tree;
+  for (const char* id : {"gpu0", "gpu1"}) {
+    tree.AddDevice(
+        "gpu", id,
+        DeviceInfo{.nodes = {{absl::StrCat("/dev/", id), "", "rw"}, {"/dev/gpuctl", "", "rw"}},
+                   .envs = {{"GPU_IDS", id}, {"DRIVER", "v1"}},
+                   .annotations = {{"example.com/gpus", id}}});
+  }
+  plugin->Notify(tree);
+  ASSERT_TRUE(Registered(1, 2));
+
+  auto response = kubelet_.Allocate(kGpu, {"gpu1", "gpu0"});
+  ASSERT_TRUE(response.ok()) << response.status();
+  const auto& c = response->container_responses(0);
+  ASSERT_EQ(c.devices_size(), 3);
+  EXPECT_EQ(c.devices(0).host_path(), "/dev/gpu1");
+  EXPECT_EQ(c.devices(1).host_path(), "/dev/gpuctl");
+  EXPECT_EQ(c.devices(2).host_path(), "/dev/gpu0");
+  // Request order; a value every device gives is given once.
+  EXPECT_EQ(c.envs().at("GPU_IDS"), "gpu1,gpu0");
+  EXPECT_EQ(c.envs().at("DRIVER"), "v1");
+  EXPECT_EQ(c.annotations().at("example.com/gpus"), "gpu1,gpu0");
+}
 
 TEST_F(PluginTest, HooksChangeOptionsAndAnswers) {
   ASSERT_TRUE(kubelet_.Start().ok());
