@@ -4,10 +4,14 @@
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include <csignal>
+#include <filesystem>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
+#include <system_error>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -44,6 +48,8 @@ struct FakeFlags {
 struct GenericFlags {
   std::string config;
   std::string rescan_interval = "5s";
+  std::string dev_root = "/";
+  std::string sys_root = "/sys";
 };
 
 void AddCommonFlags(CLI::App& command, CommonFlags& flags) {
@@ -76,8 +82,10 @@ sigset_t BlockStopSignals() {
 }
 
 // RunPlugin starts a plugin and serves until SIGTERM or SIGINT; SIGUSR1 calls `on_usr1`.
+// `cdi_kinds` are the device types whose CDI kind is not "<namespace>/<type>" (CdiOptions).
 int RunPlugin(const CommonFlags& flags, const std::string& resource_namespace,
               deviceplugin::Scanner& scanner, const deviceplugin::Hooks& hooks,
+              std::map<std::string, std::string, std::less<>> cdi_kinds,
               const std::function<void()>& on_usr1, const std::function<void()>& before_stop) {
   absl::StatusOr<absl::Duration> check_interval =
       ParseFlagDuration("--check-interval", flags.check_interval);
@@ -101,7 +109,8 @@ int RunPlugin(const CommonFlags& flags, const std::string& resource_namespace,
   options.registry_dir = std::filesystem::path(flags.root_dir) / "plugins_registry";
   options.check_interval = *check_interval;
   if (!flags.cdi_dir.empty()) {
-    options.cdi = deviceplugin::CdiOptions{.folder = flags.cdi_dir, .vendor = resource_namespace};
+    options.cdi = deviceplugin::CdiOptions{
+        .folder = flags.cdi_dir, .vendor = resource_namespace, .kinds = std::move(cdi_kinds)};
   }
   options.hooks = hooks;
   options.logger = logger;
@@ -179,7 +188,7 @@ int RunFake(const CommonFlags& common, const FakeFlags& flags) {
   plugins::FakeScanner scanner(devices);
   plugins::FakeHooks hooks(hook_options);
   return RunPlugin(
-      common, ns, scanner, hooks.AsHooks(), [&] { scanner.RequestFlip(); },
+      common, ns, scanner, hooks.AsHooks(), {}, [&] { scanner.RequestFlip(); },
       [&] { hooks.Release(); });
 }
 
@@ -195,10 +204,26 @@ int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
   if (!rescan.ok()) return Fail(kExitUsage, rescan.status().message());
   if (*rescan == absl::ZeroDuration())
     return Fail(kExitUsage, "--rescan-interval must be positive");
+  for (const auto& [flag, folder] :
+       {std::pair("--dev-root", &flags.dev_root), std::pair("--sys-root", &flags.sys_root)}) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(*folder, ec)) {
+      return Fail(kExitUsage, absl::StrCat(flag, " ", *folder, ": not a folder"));
+    }
+  }
   const std::string ns = config->resource_namespace;
-  plugins::GenericScanner scanner(*std::move(config), *rescan);
+  auto cdi_kinds = plugins::CdiKinds(*config);
+  plugins::GenericScanner scanner(
+      *std::move(config),
+      {.dev_root = flags.dev_root, .sys_root = flags.sys_root, .rescan_interval = *rescan});
+  // The first scan here, before anything is served, so that a config that does not fit this
+  // host (overlapping groups, a garbled sysfs) is a usage error, not a log line.
+  absl::StatusOr<deviceplugin::DeviceTree> first = scanner.ScanOnce();
+  if (!first.ok()) {
+    return Fail(kExitUsage, absl::StrCat(flags.config, ": ", first.status().message()));
+  }
   return RunPlugin(
-      common, ns, scanner, deviceplugin::Hooks{}, [] {}, [] {});
+      common, ns, scanner, deviceplugin::Hooks{}, std::move(cdi_kinds), [] {}, [] {});
 }
 
 }  // namespace
@@ -249,6 +274,13 @@ void AddPluginCommand(CLI::App& app, CommandResult& result) {
   generic
       ->add_option("--rescan-interval", generic_flags->rescan_interval,
                    "look for added and removed devices this often")
+      ->capture_default_str();
+  generic
+      ->add_option("--dev-root", generic_flags->dev_root,
+                   "look for the config's paths under this folder (the host's / when the plugin "
+                   "runs in a container); answers still name the host paths")
+      ->capture_default_str();
+  generic->add_option("--sys-root", generic_flags->sys_root, "where sysfs is mounted")
       ->capture_default_str();
   generic->callback([&result, common_generic, generic_flags] {
     result.exit_code = RunGeneric(*common_generic, *generic_flags);

@@ -4,35 +4,22 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <exception>
+#include <optional>
+#include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "nlohmann/json.hpp"
-#include "yaml-cpp/yaml.h"
+#include "plugins/generic/sysfs_numa.h"
 
 namespace devmgr::plugins {
 namespace {
 
 using deviceplugin::DeviceInfo;
+using deviceplugin::DeviceNode;
 using deviceplugin::DeviceTree;
 using deviceplugin::Health;
-
-std::vector<std::string> Glob(const std::string& pattern) {
-  glob_t result{};
-  std::vector<std::string> paths;
-  if (::glob(pattern.c_str(), 0, nullptr, &result) == 0) {
-    for (size_t i = 0; i < result.gl_pathc; ++i) paths.emplace_back(result.gl_pathv[i]);
-  }
-  ::globfree(&result);
-  return paths;
-}
-
-bool Exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
 
 std::string DeviceIdOf(const std::string& path) {
   std::string id = path;
@@ -41,113 +28,167 @@ std::string DeviceIdOf(const std::string& path) {
   return absl::StrReplaceAll(id, {{"/", "_"}});
 }
 
-// Both front ends fill the same plain structure, then one validator checks it.
-absl::Status Validate(const GenericConfig& config) {
-  if (config.groups.empty()) return absl::InvalidArgumentError("config has no groups");
-  for (const GenericGroup& group : config.groups) {
-    if (group.name.empty()) return absl::InvalidArgumentError("a group has no name");
-    if (group.paths.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("group ", group.name, " has no paths"));
-    }
-    if (group.count < 1) {
-      return absl::InvalidArgumentError(absl::StrCat("group ", group.name, ": count must be >= 1"));
-    }
-    if (group.permissions.empty() ||
-        group.permissions.find_first_not_of("rwm") != std::string::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("group ", group.name, ": permissions must be made of r, w and m, not \"",
-                       group.permissions, "\""));
-    }
-  }
-  return absl::OkStatus();
+// IndexOf is {index}: the digits `path` ends with, or else `position`.
+std::string IndexOf(const std::string& path, size_t position) {
+  size_t start = path.size();
+  while (start > 0 && absl::ascii_isdigit(static_cast<unsigned char>(path[start - 1]))) --start;
+  return start < path.size() ? path.substr(start) : absl::StrCat(position);
 }
 
-absl::StatusOr<GenericConfig> FromJson(const std::string& text) {
-  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    return absl::InvalidArgumentError("config is not a JSON object");
-  }
-  GenericConfig config;
-  // nlohmann's typed getters throw on a type mismatch; turn that into a status here.
-  try {
-    config.resource_namespace = doc.value("namespace", config.resource_namespace);
-    for (const auto& g : doc.value("groups", nlohmann::json::array())) {
-      GenericGroup group;
-      group.name = g.value("name", "");
-      group.paths = g.value("paths", std::vector<std::string>{});
-      group.count = g.value("count", 1);
-      group.permissions = g.value("permissions", "rw");
-      for (const auto& m : g.value("mounts", nlohmann::json::array())) {
-        group.mounts.push_back(
-            {m.value("hostPath", ""), m.value("containerPath", ""), m.value("readOnly", false)});
-      }
-      config.groups.push_back(std::move(group));
-    }
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("bad config: ", e.what()));
-  }
-  return config;
+std::string PrefixOf(const std::filesystem::path& root) {
+  std::string prefix = root.string();
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  return prefix;
 }
 
-absl::StatusOr<GenericConfig> FromYaml(const std::string& text) {
-  GenericConfig config;
-  // yaml-cpp reports every problem by throwing.
-  try {
-    const YAML::Node doc = YAML::Load(text);
-    if (!doc.IsMap()) return absl::InvalidArgumentError("config is not a YAML mapping");
-    if (doc["namespace"]) config.resource_namespace = doc["namespace"].as<std::string>();
-    for (const YAML::Node& g : doc["groups"]) {
-      GenericGroup group;
-      if (g["name"]) group.name = g["name"].as<std::string>();
-      if (g["paths"]) group.paths = g["paths"].as<std::vector<std::string>>();
-      if (g["count"]) group.count = g["count"].as<int>();
-      if (g["permissions"]) group.permissions = g["permissions"].as<std::string>();
-      for (const YAML::Node& m : g["mounts"]) {
-        group.mounts.push_back({m["hostPath"].as<std::string>(""),
-                                m["containerPath"].as<std::string>(""),
-                                m["readOnly"].as<bool>(false)});
-      }
-      config.groups.push_back(std::move(group));
-    }
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("bad config: ", e.what()));
+// EscapeGlob makes `text` match itself only, for the root folder in front of a pattern.
+std::string EscapeGlob(const std::string& text) {
+  std::string escaped;
+  for (char c : text) {
+    if (c == '*' || c == '?' || c == '[' || c == '\\') escaped.push_back('\\');
+    escaped.push_back(c);
   }
-  return config;
+  return escaped;
+}
+
+DeviceNode NodeOf(const NodeSpec& spec, std::string host_path, const GenericGroup& group,
+                  const DeviceValues& values) {
+  return DeviceNode{std::move(host_path), Expand(spec.container_path, values),
+                    spec.permissions.empty() ? group.permissions : spec.permissions};
+}
+
+std::map<std::string, std::string> ExpandAll(const std::map<std::string, std::string>& templates,
+                                             const DeviceValues& values) {
+  std::map<std::string, std::string> expanded;
+  for (const auto& [key, value] : templates) expanded[key] = Expand(value, values);
+  return expanded;
+}
+
+// Who holds a device node, for the error that names both claimants of one.
+std::string DeviceOwner(const GenericGroup& group, const std::string& device_path) {
+  return absl::StrCat("device ", device_path, " of group \"", group.name, "\"");
+}
+
+absl::Status Overlap(const std::string& path, const std::string& first, const std::string& second) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "groups overlap: ", path, " is claimed by ", first, " and by ", second,
+      "; change the globs so that every node belongs to one device or is a shared path"));
 }
 
 }  // namespace
 
-absl::StatusOr<GenericConfig> ParseGenericConfig(const std::string& text) {
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  absl::StatusOr<GenericConfig> config =
-      first != std::string::npos && text[first] == '{' ? FromJson(text) : FromYaml(text);
-  if (!config.ok()) return config.status();
-  absl::Status valid = Validate(*config);
-  if (!valid.ok()) return valid;
-  return config;
+GenericScanner::GenericScanner(GenericConfig config, GenericScannerOptions options)
+    : config_(std::move(config)),
+      options_(std::move(options)),
+      dev_prefix_(PrefixOf(options_.dev_root)) {}
+
+std::string GenericScanner::UnderRoot(const std::string& host_path) const {
+  return dev_prefix_ + host_path;
 }
 
-DeviceTree GenericScanner::ScanOnce() {
+bool GenericScanner::Exists(const std::string& host_path) const {
+  struct stat st {};
+  return ::stat(UnderRoot(host_path).c_str(), &st) == 0;
+}
+
+std::vector<std::string> GenericScanner::Glob(const std::string& pattern) const {
+  glob_t result{};
+  std::vector<std::string> paths;
+  const std::string rooted = EscapeGlob(dev_prefix_) + pattern;
+  // glob(3) is MT-unsafe only against concurrent changes of the locale and the environment,
+  // which this program never makes after start.
+  // NOLINTNEXTLINE(concurrency-mt-unsafe)
+  if (::glob(rooted.c_str(), 0, nullptr, &result) == 0) {
+    for (size_t i = 0; i < result.gl_pathc; ++i) {
+      paths.emplace_back(result.gl_pathv[i] + dev_prefix_.size());
+    }
+  }
+  ::globfree(&result);
+  return paths;
+}
+
+std::vector<DeviceNode> GenericScanner::OwnNodes(const GenericGroup& group,
+                                                 const SeenDevice& device,
+                                                 const DeviceValues& values) const {
+  std::vector<DeviceNode> nodes = {NodeOf(group.paths[device.entry], device.path, group, values)};
+  for (const NodeSpec& extra : group.extra_paths) {
+    nodes.push_back(NodeOf(extra, Expand(extra.path, values), group, values));
+  }
+  return nodes;
+}
+
+absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
+  // Shared nodes may be shared by several groups, but never be one device's own.
+  std::map<std::string, std::string> shared_by;  // host path -> the first group sharing it
+  for (const GenericGroup& group : config_.groups) {
+    for (const NodeSpec& spec : group.shared_paths) {
+      shared_by.emplace(spec.path, absl::StrCat("the sharedPaths of group \"", group.name, "\""));
+    }
+  }
+  std::map<std::string, std::string> owned_by;  // host path -> the device that holds it
+  // Each node's NUMA node is read once per scan, however many devices (count) it makes.
+  std::map<std::string, std::optional<int64_t>> numa_of;
+  auto numa_node = [&](const std::string& host_path) -> absl::StatusOr<std::optional<int64_t>> {
+    if (auto it = numa_of.find(host_path); it != numa_of.end()) return it->second;
+    absl::StatusOr<std::optional<int64_t>> numa =
+        NumaNodeOf(UnderRoot(host_path), options_.sys_root);
+    if (numa.ok()) numa_of.emplace(host_path, *numa);
+    return numa;
+  };
+
   DeviceTree tree;
   for (const GenericGroup& group : config_.groups) {
-    std::vector<std::string>& seen = seen_paths_[group.name];
-    for (const std::string& pattern : group.paths) {
-      for (std::string& path : Glob(pattern)) {
-        if (std::find(seen.begin(), seen.end(), path) == seen.end()) seen.push_back(path);
+    std::vector<SeenDevice>& seen = seen_[group.name];
+    for (size_t entry = 0; entry < group.paths.size(); ++entry) {
+      for (std::string& path : Glob(group.paths[entry].path)) {
+        auto same = [&](const SeenDevice& device) { return device.path == path; };
+        if (std::none_of(seen.begin(), seen.end(), same)) seen.push_back({std::move(path), entry});
       }
     }
-    for (const std::string& path : seen) {
-      DeviceInfo info;
-      info.health = Exists(path) ? Health::kHealthy : Health::kUnhealthy;
-      info.nodes = {{path, path, group.permissions}};
-      info.mounts = group.mounts;
-      const std::string id = DeviceIdOf(path);
-      if (group.count == 1) {
-        tree.AddDevice(group.name, id, info);
-        continue;
+    std::vector<DeviceNode> shared;
+    bool shared_present = true;
+    for (const NodeSpec& spec : group.shared_paths) {
+      shared.push_back(NodeOf(spec, spec.path, group, DeviceValues{}));
+      shared_present = shared_present && Exists(spec.path);
+    }
+
+    for (size_t position = 0; position < seen.size(); ++position) {
+      const SeenDevice& device = seen[position];
+      const std::string owner = DeviceOwner(group, device.path);
+      const std::string id = DeviceIdOf(device.path);
+      for (int replica = 0; replica < group.count; ++replica) {
+        const DeviceValues values{
+            .id = group.count == 1 ? id : absl::StrCat(id, "-", replica),
+            .index = IndexOf(device.path, position),
+            .path = device.path,
+        };
+        DeviceInfo info;
+        info.nodes = OwnNodes(group, device, values);
+        bool present = shared_present;
+        for (const DeviceNode& node : info.nodes) {
+          if (auto it = shared_by.find(node.host_path); it != shared_by.end()) {
+            return Overlap(node.host_path, owner, it->second);
+          }
+          if (auto [it, added] = owned_by.emplace(node.host_path, owner);
+              !added && it->second != owner) {
+            return Overlap(node.host_path, it->second, owner);
+          }
+          present = present && Exists(node.host_path);
+          absl::StatusOr<std::optional<int64_t>> numa = numa_node(node.host_path);
+          if (!numa.ok()) return numa.status();
+          if (numa->has_value() && std::find(info.numa_nodes.begin(), info.numa_nodes.end(),
+                                             **numa) == info.numa_nodes.end()) {
+            info.numa_nodes.push_back(**numa);
+          }
+        }
+        std::sort(info.numa_nodes.begin(), info.numa_nodes.end());
+        info.health = present ? Health::kHealthy : Health::kUnhealthy;
+        info.nodes.insert(info.nodes.end(), shared.begin(), shared.end());
+        info.mounts = group.mounts;
+        info.envs = ExpandAll(group.env, values);
+        info.annotations = ExpandAll(group.annotations, values);
+        tree.AddDevice(group.name, values.id, std::move(info));
       }
-      for (int i = 0; i < group.count; ++i)
-        tree.AddDevice(group.name, absl::StrCat(id, "-", i), info);
     }
   }
   return tree;
@@ -156,8 +197,10 @@ DeviceTree GenericScanner::ScanOnce() {
 absl::Status GenericScanner::Scan(deviceplugin::Notifier& notifier,
                                   const deviceplugin::StopToken& stop) {
   do {
-    notifier.Notify(ScanOnce());
-  } while (!stop.WaitForStop(rescan_interval_));
+    absl::StatusOr<DeviceTree> tree = ScanOnce();
+    if (!tree.ok()) return tree.status();
+    notifier.Notify(*std::move(tree));
+  } while (!stop.WaitForStop(options_.rescan_interval));
   return absl::OkStatus();
 }
 

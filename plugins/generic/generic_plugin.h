@@ -1,18 +1,17 @@
-// `devmgr plugin generic`: exposes host device nodes (/dev/fuse, /dev/net/tun, /dev/ttyUSB*, ...)
-// to containers, as configured by a small YAML or JSON file:
+// `devmgr plugin generic`: exposes host device nodes (/dev/fuse, /dev/ttyUSB*, GPUs with their
+// control nodes, ...) to containers, one device type per group of its config (generic_config.h).
 //
-//   namespace: devmgr.io          # resources are <namespace>/<group name>
-//   groups:
-//     - name: fuse
-//       paths: ["/dev/fuse"]      # device paths or globs; every match is one device
-//       count: 10                 # containers that may share each device (default 1)
-//       permissions: rw           # cgroup access given to the container (default "rw")
-//       mounts:                   # bind mounts added with every device of the group
-//         - {hostPath: /etc/x, containerPath: /etc/x, readOnly: true}
+// Every rescan globs each group's paths; each match is one device, or `count` devices with IDs
+// "<id>-0", "<id>-1", ... when it may be shared. The ID is the matched path without "/dev/" and
+// with '/' as '_' ("net_tun"). A device's nodes are its matched path, then its extraPaths, then
+// the group's sharedPaths; it is healthy while all of them exist. A device whose path disappears
+// stays listed as unhealthy; new matches appear at the next rescan. Its NUMA node is what sysfs
+// says of its own nodes (sysfs_numa.h), never of the shared ones.
 //
-// Device IDs are the path without a leading "/dev/" and with '/' as '_' ("net_tun"), with
-// "-<n>" appended when count > 1. A device whose path disappears stays listed as unhealthy; new
-// matches appear at the next rescan.
+// Roots: the config names nodes as the host sees them ("/dev/nvidia0"), and so do the Allocate
+// answers and CDI specs, since the kubelet and the runtime work on the host. The plugin itself
+// looks for them under dev_root (where the host's / is mounted when the plugin runs in a
+// container, or a folder of stand-ins in tests) and reads sysfs at sys_root.
 #pragma once
 
 #include <filesystem>
@@ -24,44 +23,55 @@
 #include "absl/time/time.h"
 #include "deviceplugin/device_tree.h"
 #include "deviceplugin/scanner.h"
+#include "plugins/generic/generic_config.h"
+#include "plugins/generic/substitution.h"
 
 namespace devmgr::plugins {
 
-struct GenericGroup {
-  std::string name;
-  std::vector<std::string> paths;
-  int count = 1;
-  std::string permissions = "rw";
-  std::vector<deviceplugin::Mount> mounts;
+struct GenericScannerOptions {
+  std::filesystem::path dev_root = "/";
+  std::filesystem::path sys_root = "/sys";
+  absl::Duration rescan_interval = absl::Seconds(5);
 };
 
-struct GenericConfig {
-  std::string resource_namespace = "devmgr.io";
-  std::vector<GenericGroup> groups;
-};
-
-// ParseGenericConfig reads YAML, or JSON when the text starts with '{'. InvalidArgument with the
-// reason for anything malformed (no groups, a group without a name or paths, count < 1,
-// permissions other than a mix of r, w, m).
-absl::StatusOr<GenericConfig> ParseGenericConfig(const std::string& text);
-
-// GenericScanner globs every group's paths each `rescan_interval`.
 class GenericScanner final : public deviceplugin::Scanner {
  public:
-  GenericScanner(GenericConfig config, absl::Duration rescan_interval)
-      : config_(std::move(config)), rescan_interval_(rescan_interval) {}
+  GenericScanner(GenericConfig config, GenericScannerOptions options);
 
+  // Scan notifies a fresh tree every rescan_interval. A failed scan ends it with that error (the
+  // SDK keeps serving the devices last notified).
   absl::Status Scan(deviceplugin::Notifier& notifier, const deviceplugin::StopToken& stop) override;
 
   // ScanOnce returns the tree for the host as it is now, remembering every path seen so that
-  // vanished ones are reported unhealthy. Only from one thread at a time.
-  deviceplugin::DeviceTree ScanOnce();
+  // vanished ones are reported unhealthy. InvalidArgument naming the path and both claimants when
+  // groups overlap: one node belongs to two devices (two groups' globs match it), or is a device
+  // of one and a shared path of another; the errors of NumaNodeOf. Only from one thread at a
+  // time; blocks on file I/O.
+  absl::StatusOr<deviceplugin::DeviceTree> ScanOnce();
 
  private:
+  // A matched path, and which entry of the group's paths matched it first.
+  struct SeenDevice {
+    std::string path;
+    size_t entry = 0;
+  };
+
+  // UnderRoot: where the plugin finds `host_path`.
+  std::string UnderRoot(const std::string& host_path) const;
+  bool Exists(const std::string& host_path) const;
+  // Glob returns the host paths that match `pattern` under the root.
+  std::vector<std::string> Glob(const std::string& pattern) const;
+  // OwnNodes: the nodes that belong to `device` alone, expanded with `values`.
+  std::vector<deviceplugin::DeviceNode> OwnNodes(const GenericGroup& group,
+                                                 const SeenDevice& device,
+                                                 const DeviceValues& values) const;
+
   const GenericConfig config_;
-  const absl::Duration rescan_interval_;
-  // Every path ever matched, per group: reported unhealthy once gone.
-  std::map<std::string, std::vector<std::string>> seen_paths_;
+  const GenericScannerOptions options_;
+  // dev_root as a prefix of host paths: no trailing '/', empty for "/".
+  const std::string dev_prefix_;
+  // Every device ever matched, per group, in the order first seen: reported unhealthy once gone.
+  std::map<std::string, std::vector<SeenDevice>> seen_;
 };
 
 }  // namespace devmgr::plugins

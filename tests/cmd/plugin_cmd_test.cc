@@ -351,5 +351,39 @@ TEST_F(GenericPluginTest, RejectsBadConfigs) {
   }
 }
 
+TEST_F(GenericPluginTest, ConfigErrorsNameTheKeyOrBothGroups) {
+  const std::string root = root_.path().string();
+  struct Case {
+    std::string text;
+    std::vector<std::string> extra;
+    std::string error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"groups:\n  - name: x\n    paths: [/dev/null]\n    pathz: [/dev/zero]\n",
+            {},
+            "bad.yaml: groups[0]: unknown key \"pathz\""},
+           // Known only once the host is looked at: two groups claim /dev/null.
+           {"groups:\n  - {name: a, paths: [/dev/null]}\n  - {name: b, paths: [\"/dev/nul?\"]}\n",
+            {},
+            "bad.yaml: groups overlap: /dev/null is claimed by device /dev/null of group \"a\" "
+            "and by device /dev/null of group \"b\""},
+           {"groups:\n  - {name: a, paths: [/dev/null]}\n",
+            {"--sys-root", root + "/no-sysfs"},
+            "--sys-root " + root + "/no-sysfs: not a folder"},
+       }) {
+    std::vector<std::string> argv = {DevmgrBinary(),
+                                     "plugin",
+                                     "generic",
+                                     "--root-dir",
+                                     root,
+                                     "--config",
+                                     WriteConfig("bad.yaml", c.text)};
+    argv.insert(argv.end(), c.extra.begin(), c.extra.end());
+    auto result = RunProcess(argv);
+    EXPECT_EQ(result.exit_code, 2) << c.text << result.err;
+    EXPECT_NE(result.err.find(c.error), std::string::npos) << result.err;
+  }
+}
+
 }  // namespace
 }  // namespace devmgr::cli

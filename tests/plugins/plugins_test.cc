@@ -26,15 +26,17 @@ TEST(GenericPluginLibraryTest, ScannerReportsMatchesAndKeepsVanishedOnesUnhealth
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->resource_namespace, "example.com");
 
-  GenericScanner scanner(*config, absl::Seconds(1));
-  deviceplugin::DeviceTree tree = scanner.ScanOnce();
-  EXPECT_EQ(tree.DeviceTypeCount("serial"), 2u);
-  EXPECT_EQ(tree.HealthyCount("serial"), 2u);
+  GenericScanner scanner(*config, GenericScannerOptions{});
+  absl::StatusOr<deviceplugin::DeviceTree> tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->DeviceTypeCount("serial"), 2u);
+  EXPECT_EQ(tree->HealthyCount("serial"), 2u);
 
   std::filesystem::remove(dir.Sub("tty1"));
   tree = scanner.ScanOnce();
-  EXPECT_EQ(tree.DeviceTypeCount("serial"), 2u);
-  EXPECT_EQ(tree.HealthyCount("serial"), 1u);
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->DeviceTypeCount("serial"), 2u);
+  EXPECT_EQ(tree->HealthyCount("serial"), 1u);
 }
 
 TEST(GenericPluginLibraryTest, ConfigWithoutGroupsIsRefused) {

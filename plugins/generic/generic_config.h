@@ -1,0 +1,80 @@
+// The config of `devmgr plugin generic`: which host device nodes make up which devices, served
+// as which extended resources. YAML, or JSON when the text starts with '{'; the keys are the
+// same. A GPU is a per-device node plus control nodes that every allocation needs:
+//
+//   namespace: nvidia.com           # resources are <namespace>/<group name>
+//   groups:
+//     - name: gpu
+//       paths: ["/dev/nvidia[0-9]*"]  # globs; every match is one device
+//       extraPaths: []                # more nodes of each device, e.g. "/dev/x-ctl{index}"
+//       sharedPaths:                  # nodes added to every allocation of the group
+//         - /dev/nvidiactl
+//         - /dev/nvidia-uvm
+//         - /dev/nvidia-uvm-tools
+//       count: 1                      # containers that may share each device (default 1)
+//       permissions: rw               # cgroup access given to the container (default "rw")
+//       mounts:                       # bind mounts added with every device of the group
+//         - {hostPath: /etc/x, containerPath: /etc/x, readOnly: true}
+//       env: {DEVMGR_GPU_DEVICES: "{path}"}  # values may use {id}, {index}, {path}
+//       annotations: {devmgr.io/gpu-minors: "{index}"}
+//       cdiKind: devmgr.io/nvidia-gpu # CDI kind with --cdi-dir (default <namespace>/<name>)
+//
+// An entry of paths, extraPaths or sharedPaths is a path, or a map in the kubelet's DeviceSpec
+// shape: {path: /dev/ttyUSB*, containerPath: /dev/ttyUSB{index}, permissions: rw}. Substitutions
+// are described in substitution.h. Every path is absolute and names the node as the host sees
+// it; the plugin looks for it under its --dev-root.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "deviceplugin/device_tree.h"
+
+namespace devmgr::plugins {
+
+// One device node of a group's devices.
+struct NodeSpec {
+  // paths: a glob. extraPaths: a template. sharedPaths: a plain path.
+  std::string path;
+  // A template; empty means the same as the host path.
+  std::string container_path{};
+  // Empty means the group's permissions.
+  std::string permissions{};
+};
+
+struct GenericGroup {
+  std::string name;
+  std::vector<NodeSpec> paths;
+  std::vector<NodeSpec> extra_paths{};
+  std::vector<NodeSpec> shared_paths{};
+  int count = 1;
+  std::string permissions = "rw";
+  std::vector<deviceplugin::Mount> mounts{};
+  // Values are templates.
+  std::map<std::string, std::string> env{};
+  std::map<std::string, std::string> annotations{};
+  // "<vendor>/<class>"; empty means <namespace>/<name>.
+  std::string cdi_kind{};
+};
+
+struct GenericConfig {
+  std::string resource_namespace = "devmgr.io";
+  std::vector<GenericGroup> groups;
+};
+
+// ParseGenericConfig reads and validates a config. InvalidArgument naming the key for anything
+// wrong: an unknown key ("groups[0]: unknown key \"pathz\""), a value of the wrong type, no
+// groups, a group without a name or paths, two groups with one name or one CDI kind, count < 1,
+// permissions other than a mix of r, w and m, a relative path, a glob or substitution in
+// sharedPaths, an extraPaths entry without substitutions (the same node for every device is a
+// shared path), an unknown substitution, an invalid namespace, group name or CDI kind.
+// Which paths match is known only on the host: GenericScanner reports groups that overlap.
+absl::StatusOr<GenericConfig> ParseGenericConfig(const std::string& text);
+
+// CdiKinds: the CDI kind of every group that names one, by group name (CdiOptions::kinds).
+std::map<std::string, std::string, std::less<>> CdiKinds(const GenericConfig& config);
+
+}  // namespace devmgr::plugins

@@ -1,0 +1,189 @@
+// The generic plugin's config: the shipped examples, the shape of every key in YAML and JSON,
+// the older shape that still works, and a clear error naming the key for each kind of mistake.
+#include "plugins/generic/generic_config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "common/file_store.h"
+#include "tests/plugins/fake_host.h"
+
+namespace devmgr::plugins {
+namespace {
+
+using testing::ExamplePath;
+
+GenericConfig Parsed(const std::string& text) {
+  absl::StatusOr<GenericConfig> config = ParseGenericConfig(text);
+  EXPECT_TRUE(config.ok()) << config.status() << "\n" << text;
+  return config.ok() ? *std::move(config) : GenericConfig{};
+}
+
+TEST(GenericConfigTest, ShippedExamplesParse) {
+  for (const char* name : {"nvidia-gpu.yaml", "serial.yaml"}) {
+    absl::StatusOr<std::string> text = ReadWholeFile(ExamplePath(name));
+    ASSERT_TRUE(text.ok()) << text.status();
+    absl::StatusOr<GenericConfig> config = ParseGenericConfig(*text);
+    EXPECT_TRUE(config.ok()) << name << ": " << config.status();
+  }
+  GenericConfig gpu = Parsed(*ReadWholeFile(ExamplePath("nvidia-gpu.yaml")));
+  EXPECT_EQ(gpu.resource_namespace, "nvidia.com");
+  ASSERT_EQ(gpu.groups.size(), 1u);
+  EXPECT_EQ(gpu.groups[0].name, "gpu");
+  ASSERT_EQ(gpu.groups[0].shared_paths.size(), 3u);
+  EXPECT_EQ(gpu.groups[0].shared_paths[0].path, "/dev/nvidiactl");
+  EXPECT_EQ(gpu.groups[0].cdi_kind, "devmgr.io/nvidia-gpu");
+  EXPECT_EQ(CdiKinds(gpu).at("gpu"), "devmgr.io/nvidia-gpu");
+}
+
+TEST(GenericConfigTest, EveryKeyInYamlAndJsonAlike) {
+  const GenericConfig yaml = Parsed(R"(
+namespace: example.com
+groups:
+  - name: accel
+    paths:
+      - /dev/accel*
+      - {path: "/dev/xpu[0-9]", containerPath: "/dev/accel{index}", permissions: r}
+    extraPaths: ["/dev/accel-ctl{index}"]
+    sharedPaths: [/dev/accel-mgmt]
+    count: 2
+    permissions: rwm
+    mounts:
+      - {hostPath: /opt/accel, containerPath: /usr/local/accel, readOnly: true}
+    env: {ACCEL: "{id}"}
+    annotations: {example.com/accel: "{path}"}
+    cdiKind: example.com/accelerator
+)");
+  const GenericConfig json = Parsed(R"({
+  "namespace": "example.com",
+  "groups": [{
+    "name": "accel",
+    "paths": ["/dev/accel*",
+              {"path": "/dev/xpu[0-9]", "containerPath": "/dev/accel{index}", "permissions": "r"}],
+    "extraPaths": ["/dev/accel-ctl{index}"],
+    "sharedPaths": ["/dev/accel-mgmt"],
+    "count": 2,
+    "permissions": "rwm",
+    "mounts": [{"hostPath": "/opt/accel", "containerPath": "/usr/local/accel", "readOnly": true}],
+    "env": {"ACCEL": "{id}"},
+    "annotations": {"example.com/accel": "{path}"},
+    "cdiKind": "example.com/accelerator"
+  }]})");
+  for (const GenericConfig* config : {&yaml, &json}) {
+    ASSERT_EQ(config->groups.size(), 1u);
+    const GenericGroup& g = config->groups[0];
+    EXPECT_EQ(config->resource_namespace, "example.com");
+    ASSERT_EQ(g.paths.size(), 2u);
+    EXPECT_EQ(g.paths[0].path, "/dev/accel*");
+    EXPECT_EQ(g.paths[0].container_path, "");
+    EXPECT_EQ(g.paths[1].path, "/dev/xpu[0-9]");
+    EXPECT_EQ(g.paths[1].container_path, "/dev/accel{index}");
+    EXPECT_EQ(g.paths[1].permissions, "r");
+    ASSERT_EQ(g.extra_paths.size(), 1u);
+    EXPECT_EQ(g.extra_paths[0].path, "/dev/accel-ctl{index}");
+    ASSERT_EQ(g.shared_paths.size(), 1u);
+    EXPECT_EQ(g.shared_paths[0].path, "/dev/accel-mgmt");
+    EXPECT_EQ(g.count, 2);
+    EXPECT_EQ(g.permissions, "rwm");
+    ASSERT_EQ(g.mounts.size(), 1u);
+    EXPECT_EQ(g.mounts[0], (deviceplugin::Mount{"/opt/accel", "/usr/local/accel", true}));
+    EXPECT_EQ(g.env.at("ACCEL"), "{id}");
+    EXPECT_EQ(g.annotations.at("example.com/accel"), "{path}");
+    EXPECT_EQ(g.cdi_kind, "example.com/accelerator");
+  }
+}
+
+TEST(GenericConfigTest, TheFirstShapeStillWorks) {
+  const GenericConfig config = Parsed(R"(
+groups:
+  - name: fuse
+    paths: ["/dev/fuse"]
+    count: 10
+    permissions: rw
+    mounts:
+      - {hostPath: /etc/x, containerPath: /etc/x, readOnly: true}
+)");
+  EXPECT_EQ(config.resource_namespace, "devmgr.io");
+  ASSERT_EQ(config.groups.size(), 1u);
+  EXPECT_EQ(config.groups[0].paths[0].path, "/dev/fuse");
+  EXPECT_EQ(config.groups[0].count, 10);
+  EXPECT_TRUE(config.groups[0].mounts[0].read_only);
+  EXPECT_TRUE(CdiKinds(config).empty());
+}
+
+// Each bad config, and the start of the error it must get: the key, then what is wrong.
+TEST(GenericConfigTest, MistakesAreNamedByKey) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"namespace: x.io\ngroupz: []\n", "unknown key \"groupz\""},
+      {"groups:\n  - name: gpu\n    pathz: [/dev/x]\n", "groups[0]: unknown key \"pathz\""},
+      {"{\"groups\": [{\"name\": \"gpu\", \"paths\": [\"/dev/x\"], \"shared\": []}]}",
+       "groups[0]: unknown key \"shared\""},
+      {"groups:\n  - name: a\n    paths: [{path: /dev/a, mode: rw}]\n",
+       "groups[0].paths[0]: unknown key \"mode\""},
+      {"groups:\n  - name: a\n    paths: [/dev/a]\n    mounts: [{hostPath: /a, from: /b}]\n",
+       "groups[0].mounts[0]: unknown key \"from\""},
+      {"groups: []\n", "groups: the config needs at least one group"},
+      {"namespace: x.io\n", "groups: the config needs at least one group"},
+      {"groups: 5\n", "groups: want a list of groups"},
+      {"{\"groups\": 5}", "groups: want a list of groups"},
+      {"groups:\n  - name: x\n", "groups[0].paths: a group needs at least one path"},
+      {"groups:\n  - name: x\n    paths: []\n", "groups[0].paths: a group needs at least one path"},
+      {"groups:\n  - paths: [/dev/x]\n", "groups[0].name: a group needs a name"},
+      {"groups:\n  - {name: a, paths: [/dev/a]}\n  - {name: a, paths: [/dev/b]}\n",
+       "groups[1].name: \"a\" is also groups[0]"},
+      {"groups:\n  - {name: a b, paths: [/dev/a]}\n", "groups[0].name: \"a b\" is not a valid"},
+      {"namespace: Not_A_Domain\ngroups:\n  - {name: a, paths: [/dev/a]}\n",
+       "namespace: \"Not_A_Domain\" is not a valid resource namespace"},
+      {"groups:\n  - {name: x, paths: [/dev/x], count: 0}\n",
+       "groups[0].count: must be at least 1"},
+      {"groups:\n  - {name: x, paths: [/dev/x], count: many}\n",
+       "groups[0].count: want an integer"},
+      {"groups:\n  - {name: x, paths: [/dev/x], permissions: rwx}\n",
+       "groups[0].permissions: want a mix of r, w and m"},
+      {"groups:\n  - {name: x, paths: [{path: /dev/x, permissions: q}]}\n",
+       "groups[0].paths[0].permissions: want a mix of r, w and m"},
+      {"groups:\n  - {name: x, paths: [dev/x]}\n",
+       "groups[0].paths[0].path: want an absolute path"},
+      {"groups:\n  - {name: x, paths: [\"/dev/x{index}\"]}\n",
+       "groups[0].paths[0].path: paths are globs"},
+      {"groups:\n  - {name: x, paths: [/dev/x*], sharedPaths: [/dev/ctl*]}\n",
+       "groups[0].sharedPaths[0].path: shared paths are plain paths"},
+      {"groups:\n  - {name: x, paths: [/dev/x*], extraPaths: [/dev/ctl]}\n",
+       "groups[0].extraPaths[0].path: \"/dev/ctl\" is the same node for every device"},
+      {"groups:\n  - {name: x, paths: [/dev/x*], extraPaths: [\"/dev/ctl{minor}\"]}\n",
+       "groups[0].extraPaths[0].path: unknown substitution {minor}"},
+      {"groups:\n  - {name: x, paths: [/dev/x*], env: {X: \"{nope}\"}}\n",
+       "groups[0].env.X: unknown substitution {nope}"},
+      {"groups:\n  - {name: x, paths: [/dev/x*], annotations: {a.io/x: \"{id\"}}\n",
+       "groups[0].annotations.a.io/x: \"{\" without \"}\""},
+      {"groups:\n  - {name: x, paths: [/dev/x*], env: [X]}\n",
+       "groups[0].env: want a mapping of names to strings"},
+      {"groups:\n  - {name: x, paths: [/dev/x*], mounts: [{hostPath: a, containerPath: /a}]}\n",
+       "groups[0].mounts[0].hostPath: want an absolute path"},
+      {"groups:\n  - {name: x, paths: [/dev/x*], mounts: [{hostPath: /a, containerPath: /a, "
+       "readOnly: maybe}]}\n",
+       "groups[0].mounts[0].readOnly: want true or false"},
+      {"groups:\n  - {name: x, paths: [/dev/x*], cdiKind: nokind}\n",
+       "groups[0].cdiKind: want <vendor>/<class>"},
+      {"namespace: a.io\ngroups:\n  - {name: x, paths: [/dev/x*]}\n"
+       "  - {name: y, paths: [/dev/y*], cdiKind: a.io/x}\n",
+       "groups[1].cdiKind: CDI kind \"a.io/x\" is also groups[0]'s"},
+      {"[: not yaml", "the config is not valid YAML"},
+      {"{\"groups\": [", "the config is not valid JSON"},
+      {"- a\n- b\n", "the config is not a mapping"},
+  };
+  for (const auto& [text, error] : cases) {
+    absl::StatusOr<GenericConfig> config = ParseGenericConfig(text);
+    ASSERT_FALSE(config.ok()) << text;
+    EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_TRUE(absl::StartsWith(config.status().message(), error))
+        << text << "\nwant: " << error << "\ngot:  " << config.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace devmgr::plugins

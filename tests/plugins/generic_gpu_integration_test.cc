@@ -1,0 +1,116 @@
+// `devmgr plugin generic` serving the shipped NVIDIA example to a real `devmgr serve`, as
+// separate processes, over a fake /dev and /sys (tests/plugins/fake_host.h): a pod admitted for
+// nvidia.com/gpu gets its GPU's node plus the three shared control nodes and the CDI name of the
+// example's kind, and `pods list` reports the GPU's NUMA node as sysfs gives it.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "tests/integration/daemon_harness.h"
+#include "tests/plugins/fake_host.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr {
+namespace {
+
+using Json = nlohmann::json;
+using testing::BackgroundProcess;
+using testing::DaemonHarness;
+using testing::DevmgrBinary;
+using testing::ExamplePath;
+using testing::FakeGpuHost;
+using testing::PodManifest;
+using testing::ProcessResult;
+using testing::WaitFor;
+using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
+
+constexpr char kGpu[] = "nvidia.com/gpu";
+
+class GenericGpuTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<BackgroundProcess> StartGenericPlugin() {
+    auto plugin = std::make_unique<BackgroundProcess>(std::vector<std::string>{
+        DevmgrBinary(), "plugin", "generic", "--root-dir", h_.Root(), "--config",
+        ExamplePath("nvidia-gpu.yaml").string(), "--dev-root", host_.dev_root().string(),
+        "--sys-root", host_.sys_root().string(), "--cdi-dir", h_.Path("cdi").string(),
+        "--check-interval", "50ms", "--rescan-interval", "50ms"});
+    EXPECT_TRUE(plugin->started());
+    return plugin;
+  }
+
+  // The GPU a container got, with its NUMA nodes, from `pods list`.
+  struct Held {
+    std::string id;
+    std::set<std::string> numa_nodes;
+  };
+  Held GpuOf(const std::string& uid) {
+    Held held;
+    for (const auto& pod : h_.ListPods().value("pods", Json::array())) {
+      if (pod["pod"].value("uid", "") != uid) continue;
+      for (const auto& resource : pod["containers"][0]["resources"]) {
+        if (resource.value("resourceName", "") != kGpu) continue;
+        EXPECT_EQ(resource["devices"].size(), 1u) << pod.dump();
+        const Json& device = resource["devices"][0];
+        held.id = device.value("id", "");
+        // proto3 JSON writes int64 as strings.
+        for (const auto& node : device.value("numaNodes", Json::array())) {
+          held.numa_nodes.insert(node.get<std::string>());
+        }
+      }
+    }
+    return held;
+  }
+
+  DaemonHarness h_;
+  FakeGpuHost host_{h_.Path("")};
+};
+
+TEST_F(GenericGpuTest, PodGetsItsGpuNodeTheSharedNodesAndTheNumaNode) {
+  auto serve = h_.StartServe();
+  ASSERT_NE(serve, nullptr);
+  auto plugin = StartGenericPlugin();
+  ASSERT_TRUE(WaitFor([&] { return h_.Allocatable(kGpu) == 2; }, 20s))
+      << plugin->err() << " allocatable " << h_.Allocatable(kGpu);
+
+  std::set<std::string> seen;
+  for (const std::string uid : {"gpu-pod-a", "gpu-pod-b"}) {
+    ProcessResult admitted = h_.Admit(PodManifest(uid, kGpu, 1));
+    ASSERT_EQ(admitted.exit_code, 0) << admitted.err << plugin->err();
+    const Held gpu = GpuOf(uid);
+    ASSERT_TRUE(gpu.id == "nvidia0" || gpu.id == "nvidia1") << gpu.id;
+    seen.insert(gpu.id);
+    // nvidia0 sits on NUMA node 0, nvidia1 on node 1 (the fake sysfs says so).
+    EXPECT_EQ(gpu.numa_nodes, std::set<std::string>{gpu.id.substr(6)}) << gpu.id;
+
+    ProcessResult options =
+        h_.Run({"pods", "options", "--root-dir", h_.Root(), "-o", "json", uid, "c"});
+    ASSERT_EQ(options.exit_code, 0) << options.err;
+    const Json run = Json::parse(options.out, nullptr, false)["options"];
+    std::set<std::string> nodes;
+    for (const auto& device : run.value("devices", Json::array())) {
+      nodes.insert(device.value("hostPath", ""));
+      EXPECT_EQ(device.value("hostPath", ""), device.value("containerPath", ""));
+    }
+    EXPECT_EQ(nodes, (std::set<std::string>{"/dev/" + gpu.id, "/dev/nvidiactl", "/dev/nvidia-uvm",
+                                            "/dev/nvidia-uvm-tools"}))
+        << options.out;
+    EXPECT_EQ(run["devices"].size(), 4u) << options.out;
+    ASSERT_EQ(run.value("cdiDevices", Json::array()).size(), 1u) << options.out;
+    EXPECT_EQ(run["cdiDevices"][0], "devmgr.io/nvidia-gpu=" + gpu.id);
+  }
+  EXPECT_EQ(seen.size(), 2u) << "the two pods got the two GPUs";
+  EXPECT_TRUE(std::filesystem::exists(h_.Path("cdi/devmgr.io-nvidia-gpu.json")));
+
+  DaemonHarness::Stop(*plugin);
+  EXPECT_FALSE(std::filesystem::exists(h_.Path("cdi/devmgr.io-nvidia-gpu.json")));
+  DaemonHarness::Stop(*serve);
+}
+
+}  // namespace
+}  // namespace devmgr

@@ -1,0 +1,196 @@
+// The generic plugin's scanner over fake /dev and /sys trees (tests/plugins/fake_host.h): the
+// shipped NVIDIA example gives each GPU its node plus the shared control nodes and its NUMA node
+// from sysfs; devices made of several nodes, per-device substitutions, the root prefix kept out
+// of answers, and the errors for overlapping groups and a garbled sysfs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "common/file_store.h"
+#include "plugins/generic/generic_plugin.h"
+#include "plugins/generic/sysfs_numa.h"
+#include "tests/plugins/fake_host.h"
+#include "tests/testlib/temp_dir.h"
+
+namespace devmgr::plugins {
+namespace {
+
+using deviceplugin::DeviceInfo;
+using deviceplugin::DeviceNode;
+using deviceplugin::DeviceTree;
+using deviceplugin::Health;
+using testing::ExamplePath;
+using testing::FakeGpuHost;
+using testing::TempDir;
+
+GenericConfig Config(const std::string& text) {
+  absl::StatusOr<GenericConfig> config = ParseGenericConfig(text);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return config.ok() ? *std::move(config) : GenericConfig{};
+}
+
+GenericConfig Example(const std::string& name) {
+  absl::StatusOr<std::string> text = ReadWholeFile(ExamplePath(name));
+  EXPECT_TRUE(text.ok()) << text.status();
+  return Config(text.ok() ? *text : "");
+}
+
+class GenericScannerTest : public ::testing::Test {
+ protected:
+  GenericScanner Scanner(GenericConfig config) {
+    return GenericScanner(std::move(config),
+                          {.dev_root = host_.dev_root(), .sys_root = host_.sys_root()});
+  }
+
+  void Touch(const std::string& host_path) {
+    const auto path = host_.dev_root() / host_path.substr(1);
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path) << "";
+  }
+
+  TempDir dir_;
+  FakeGpuHost host_{dir_.path()};
+};
+
+TEST_F(GenericScannerTest, NvidiaExampleGivesEachGpuItsNodeTheSharedNodesAndItsNumaNode) {
+  GenericScanner scanner = Scanner(Example("nvidia-gpu.yaml"));
+  absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  const deviceplugin::DeviceMap& gpus = tree->Devices("gpu");
+  ASSERT_EQ(gpus.size(), 2u);
+  ASSERT_EQ(gpus.count("nvidia1"), 1u);
+  const DeviceInfo& gpu1 = gpus.at("nvidia1");
+  EXPECT_EQ(gpu1.health, Health::kHealthy);
+  // Host paths as the host names them: the --dev-root prefix is the plugin's business only.
+  EXPECT_EQ(gpu1.nodes, (std::vector<DeviceNode>{{"/dev/nvidia1", "", "rw"},
+                                                 {"/dev/nvidiactl", "", "rw"},
+                                                 {"/dev/nvidia-uvm", "", "rw"},
+                                                 {"/dev/nvidia-uvm-tools", "", "rw"}}));
+  EXPECT_EQ(gpu1.numa_nodes, std::vector<int64_t>{1});
+  EXPECT_EQ(gpus.at("nvidia0").numa_nodes, std::vector<int64_t>{0});
+  EXPECT_EQ(gpu1.envs.at("DEVMGR_GPU_DEVICES"), "/dev/nvidia1");
+  EXPECT_EQ(gpu1.annotations.at("devmgr.io/gpu-minors"), "1");
+  EXPECT_EQ(tree->DeviceTypeCount("nvidiactl"), 0u) << "shared nodes are no devices";
+
+  // Without a control node no GPU can be used: all unhealthy until it is back.
+  std::filesystem::remove(host_.dev_root() / "dev" / "nvidia-uvm");
+  tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->HealthyCount("gpu"), 0u);
+  Touch("/dev/nvidia-uvm");
+  tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->HealthyCount("gpu"), 2u);
+}
+
+TEST_F(GenericScannerTest, SerialExampleMatchesBothKindsOfPort) {
+  Touch("/dev/ttyUSB0");
+  Touch("/dev/ttyACM3");
+  GenericScanner scanner = Scanner(Example("serial.yaml"));
+  absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  const deviceplugin::DeviceMap& ports = tree->Devices("serial");
+  ASSERT_EQ(ports.size(), 2u);
+  EXPECT_EQ(ports.at("ttyACM3").nodes, (std::vector<DeviceNode>{{"/dev/ttyACM3", "", "rw"}}));
+  EXPECT_EQ(ports.at("ttyUSB0").envs.at("SERIAL_PORTS"), "/dev/ttyUSB0");
+  EXPECT_TRUE(ports.at("ttyUSB0").numa_nodes.empty()) << "a plain file has no sysfs entry";
+}
+
+TEST_F(GenericScannerTest, DevicesOfSeveralNodesAndSubstitutions) {
+  Touch("/dev/accel/accel0");
+  Touch("/dev/accel/accel1");
+  Touch("/dev/accel-ctl0");
+  Touch("/dev/accel-mgmt");
+  GenericScanner scanner = Scanner(Config(R"(
+namespace: example.com
+groups:
+  - name: accel
+    paths: [{path: "/dev/accel/accel*", containerPath: "/dev/accel{index}", permissions: r}]
+    extraPaths: ["/dev/accel-ctl{index}"]
+    sharedPaths: [/dev/accel-mgmt]
+    count: 2
+    env: {ACCEL_IDS: "{id}"}
+)"));
+  absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  const deviceplugin::DeviceMap& devices = tree->Devices("accel");
+  ASSERT_EQ(devices.size(), 4u);  // two devices, each for two containers
+  const DeviceInfo& second = devices.at("accel_accel0-1");
+  EXPECT_EQ(second.nodes, (std::vector<DeviceNode>{{"/dev/accel/accel0", "/dev/accel0", "r"},
+                                                   {"/dev/accel-ctl0", "", "rw"},
+                                                   {"/dev/accel-mgmt", "", "rw"}}));
+  EXPECT_EQ(second.envs.at("ACCEL_IDS"), "accel_accel0-1");
+  EXPECT_EQ(second.health, Health::kHealthy);
+  // accel1's extra node is missing: the device is there, but not usable.
+  EXPECT_EQ(devices.at("accel_accel1-0").health, Health::kUnhealthy);
+}
+
+TEST_F(GenericScannerTest, OverlappingGroupsAreRefusedNamingBothAndThePath) {
+  GenericScanner twice = Scanner(Config(R"(
+groups:
+  - {name: gpu, paths: ["/dev/nvidia[0-9]*"]}
+  - {name: everything, paths: ["/dev/nvidia*"]}
+)"));
+  absl::StatusOr<DeviceTree> tree = twice.ScanOnce();
+  ASSERT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(tree.status().message().find("/dev/nvidia0 is claimed by device /dev/nvidia0 of "
+                                         "group \"gpu\" and by device /dev/nvidia0 of group "
+                                         "\"everything\""),
+            std::string::npos)
+      << tree.status();
+
+  // The classic mistake: a glob that also matches the control nodes.
+  GenericScanner shared = Scanner(Config(R"(
+groups:
+  - {name: gpu, paths: ["/dev/nvidia*"], sharedPaths: [/dev/nvidiactl]}
+)"));
+  tree = shared.ScanOnce();
+  ASSERT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(tree.status().message().find("/dev/nvidiactl is claimed by device /dev/nvidiactl of "
+                                         "group \"gpu\" and by the sharedPaths of group \"gpu\""),
+            std::string::npos)
+      << tree.status();
+
+  // Two groups may share control nodes.
+  GenericScanner both = Scanner(Config(R"(
+groups:
+  - {name: gpu0, paths: [/dev/nvidia0], sharedPaths: [/dev/nvidiactl]}
+  - {name: gpu1, paths: [/dev/nvidia1], sharedPaths: [/dev/nvidiactl]}
+)"));
+  EXPECT_TRUE(both.ScanOnce().ok());
+}
+
+TEST_F(GenericScannerTest, GarbledOrUnreadableNumaNodeIsAnErrorNamingTheFile) {
+  GenericScanner scanner = Scanner(Example("nvidia-gpu.yaml"));
+  std::ofstream(host_.NumaNodeFile(1)) << "north\n";
+  absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
+  ASSERT_FALSE(tree.ok());
+  EXPECT_NE(tree.status().message().find(host_.NumaNodeFile(1).string()), std::string::npos)
+      << tree.status();
+  EXPECT_NE(tree.status().message().find("north"), std::string::npos) << tree.status();
+
+  // Unreadable, for root too: a folder where the file should be.
+  std::filesystem::remove(host_.NumaNodeFile(1));
+  std::filesystem::create_directory(host_.NumaNodeFile(1));
+  tree = scanner.ScanOnce();
+  ASSERT_FALSE(tree.ok());
+  EXPECT_NE(tree.status().message().find(host_.NumaNodeFile(1).string()), std::string::npos)
+      << tree.status();
+}
+
+TEST_F(GenericScannerTest, MinusOneOrNoSysfsEntryMeansNoTopology) {
+  std::ofstream(host_.NumaNodeFile(0)) << "-1\n";
+  EXPECT_EQ(*NumaNodeOf(host_.dev_root() / "dev" / "nvidia0", host_.sys_root()), std::nullopt);
+  EXPECT_EQ(*NumaNodeOf(host_.dev_root() / "dev" / "nvidia1", host_.sys_root()), 1);
+  // A character device sysfs has no entry for, a plain file, a missing node.
+  TempDir empty_sys;
+  EXPECT_EQ(*NumaNodeOf(host_.dev_root() / "dev" / "nvidia1", empty_sys.path()), std::nullopt);
+  EXPECT_EQ(*NumaNodeOf(host_.dev_root() / "dev" / "nvidiactl", host_.sys_root()), std::nullopt);
+  EXPECT_EQ(*NumaNodeOf(host_.dev_root() / "dev" / "nvidia7", host_.sys_root()), std::nullopt);
+}
+
+}  // namespace
+}  // namespace devmgr::plugins
