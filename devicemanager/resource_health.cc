@@ -75,7 +75,7 @@ void ManagerImpl::UpdateAllocatedResourcesStatus(absl::string_view pod_uid,
       }
       auto& statuses = container.allocated_resources_status;
       auto same = std::find_if(statuses.begin(), statuses.end(),
-                               [&](const ResourceStatus& s) { return s.name == resource; });
+                               [&](const ResourceStatus& s) { return s.name == resource_status.name; });
       if (same != statuses.end()) {
         *same = std::move(resource_status);
       } else {
