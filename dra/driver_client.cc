@@ -4,20 +4,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "dra/api_versions.h"
 #include "dra/v1/api.grpc.pb.h"
 #include "dra/v1beta1/api.grpc.pb.h"
 
 namespace devmgr::dra {
 namespace {
-
-// The v1 and v1beta1 messages are the same on the wire: one converts into the other through
-// its bytes.
-template <typename To, typename From>
-To Convert(const From& from) {
-  To to;
-  to.ParseFromString(from.SerializeAsString());
-  return to;
-}
 
 // Call runs one unary call of `stub` with the deadline, converting the request to `Request`
 // and the answer back to `Response` (the v1 types) when the stub speaks v1beta1.
@@ -34,13 +26,13 @@ absl::StatusOr<Response> Call(
   if constexpr (std::is_same_v<StubRequest, Request>) {
     status = (stub.*method)(&context, request, &response);
   } else {
-    status = (stub.*method)(&context, Convert<StubRequest>(request), &response);
+    status = (stub.*method)(&context, ConvertVersion<StubRequest>(request), &response);
   }
   if (!status.ok()) return FromGrpcStatus(status);
   if constexpr (std::is_same_v<StubResponse, Response>) {
     return response;
   } else {
-    return Convert<Response>(response);
+    return ConvertVersion<Response>(response);
   }
 }
 

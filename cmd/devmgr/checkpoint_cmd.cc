@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "checkpoint/checkpoint.h"
-#include "common/file_store.h"
+#include "cmd/devmgr/checkpoint_verbs.h"
 #include "common/table.h"
 #include "deviceplugin/v1beta1/api.pb.h"
 #include "nlohmann/json.hpp"
@@ -19,33 +19,6 @@ namespace {
 
 using OrderedJson = nlohmann::ordered_json;
 
-struct CheckpointOptions {
-  std::string file;
-  OutputFormat format = OutputFormat::kTable;
-};
-
-// ReadCheckpoint loads and parses `file`; on failure it reports and returns std::nullopt.
-std::optional<checkpoint::ParsedCheckpoint> ReadCheckpoint(const std::string& file,
-                                                           int& exit_code) {
-  absl::StatusOr<std::string> bytes = ReadWholeFile(file);
-  if (!bytes.ok()) {
-    exit_code = Fail(kExitUsage, bytes.status().message());
-    return std::nullopt;
-  }
-  absl::StatusOr<checkpoint::ParsedCheckpoint> parsed = checkpoint::Parse(*bytes);
-  if (!parsed.ok()) {
-    exit_code = Fail(kExitUsage,
-                     absl::StrCat(file, " is not a valid checkpoint: ", parsed.status().message()));
-    return std::nullopt;
-  }
-  return *std::move(parsed);
-}
-
-std::string MismatchText(const checkpoint::ParsedCheckpoint& parsed) {
-  return absl::StrCat("checksum mismatch: stored ", parsed.stored_checksum, ", computed ",
-                      parsed.computed_checksum);
-}
-
 std::string DevicesText(const checkpoint::DevicesPerNuma& per_numa) {
   std::vector<std::string> parts;
   for (const auto& [numa, ids] : per_numa) {
@@ -54,31 +27,27 @@ std::string DevicesText(const checkpoint::DevicesPerNuma& per_numa) {
   return parts.empty() ? "-" : absl::StrJoin(parts, " ");
 }
 
-int Verify(const CheckpointOptions& options) {
-  int exit_code = kExitOk;
-  std::optional<checkpoint::ParsedCheckpoint> parsed = ReadCheckpoint(options.file, exit_code);
-  if (!parsed.has_value()) return exit_code;
-  const bool valid = parsed->ChecksumMatches();
-  if (options.format == OutputFormat::kJson) {
+void PrintVerify(const std::string& file, const checkpoint::ParsedCheckpoint& parsed,
+                 OutputFormat format) {
+  const bool valid = parsed.ChecksumMatches();
+  if (format == OutputFormat::kJson) {
     OrderedJson out;
-    out["file"] = options.file;
+    out["file"] = file;
     out["valid"] = valid;
-    out["format"] = checkpoint::FormatName(parsed->format);
-    out["storedChecksum"] = parsed->stored_checksum;
-    out["computedChecksum"] = parsed->computed_checksum;
-    out["entries"] = parsed->data.pod_device_entries.size();
-    out["registeredResources"] = parsed->data.registered_devices.size();
+    out["format"] = checkpoint::FormatName(parsed.format);
+    out["storedChecksum"] = parsed.stored_checksum;
+    out["computedChecksum"] = parsed.computed_checksum;
+    out["entries"] = parsed.data.pod_device_entries.size();
+    out["registeredResources"] = parsed.data.registered_devices.size();
     std::cout << out.dump(2) << '\n';
   } else if (valid) {
-    std::cout << "valid: checksum " << parsed->stored_checksum << ", format "
-              << checkpoint::FormatName(parsed->format) << ", "
-              << parsed->data.pod_device_entries.size() << " entries, "
-              << parsed->data.registered_devices.size() << " registered resources\n";
+    std::cout << "valid: checksum " << parsed.stored_checksum << ", format "
+              << checkpoint::FormatName(parsed.format) << ", "
+              << parsed.data.pod_device_entries.size() << " entries, "
+              << parsed.data.registered_devices.size() << " registered resources\n";
   } else {
-    std::cout << MismatchText(*parsed) << '\n';
+    std::cout << MismatchText(parsed) << '\n';
   }
-  if (!valid) return Fail(kExitNo, absl::StrCat(options.file, ": ", MismatchText(*parsed)));
-  return kExitOk;
 }
 
 // DecodeAllocation turns AllocResp bytes into the plugin's ContainerAllocateResponse; nullptr
@@ -180,20 +149,13 @@ void ShowJson(const std::string& file, const checkpoint::ParsedCheckpoint& parse
   std::cout << out.dump(2, ' ', false, OrderedJson::error_handler_t::replace) << '\n';
 }
 
-int Show(const CheckpointOptions& options) {
-  int exit_code = kExitOk;
-  std::optional<checkpoint::ParsedCheckpoint> parsed = ReadCheckpoint(options.file, exit_code);
-  if (!parsed.has_value()) return exit_code;
-  if (options.format == OutputFormat::kJson) {
-    ShowJson(options.file, *parsed);
+void PrintShow(const std::string& file, const checkpoint::ParsedCheckpoint& parsed,
+               OutputFormat format) {
+  if (format == OutputFormat::kJson) {
+    ShowJson(file, parsed);
   } else {
-    ShowTable(options.file, *parsed);
+    ShowTable(file, parsed);
   }
-  // The content is still worth seeing, but the answer to "is this a good checkpoint" is no.
-  if (!parsed->ChecksumMatches()) {
-    return Fail(kExitNo, absl::StrCat(options.file, ": ", MismatchText(*parsed)));
-  }
-  return kExitOk;
 }
 
 }  // namespace
@@ -202,21 +164,10 @@ void AddCheckpointCommand(CLI::App& app, CommandResult& result) {
   CLI::App* checkpoint = app.add_subcommand(
       "checkpoint", "Read and verify a kubelet_internal_checkpoint (devmgr's or a real kubelet's)");
   checkpoint->require_subcommand(1);
-
-  auto options = std::make_shared<CheckpointOptions>();
-  CLI::App* verify = checkpoint->add_subcommand(
-      "verify",
-      "Check the checksum: exit 0 valid, 1 mismatch (both values printed), "
-      "2 unreadable or malformed");
-  verify->add_option("FILE", options->file, "Checkpoint file")->required();
-  AddOutputFlag(*verify, options->format);
-  verify->callback([options, &result] { result.exit_code = Verify(*options); });
-
-  CLI::App* show = checkpoint->add_subcommand(
-      "show", "Show the allocations and registered resources; exit 1 if the checksum mismatches");
-  show->add_option("FILE", options->file, "Checkpoint file")->required();
-  AddOutputFlag(*show, options->format);
-  show->callback([options, &result] { result.exit_code = Show(*options); });
+  AddCheckpointVerbs<checkpoint::ParsedCheckpoint>(
+      *checkpoint, "Checkpoint file",
+      "Show the allocations and registered resources; exit 1 if the checksum mismatches",
+      {"checkpoint", checkpoint::Parse, PrintVerify, PrintShow}, result);
 }
 
 }  // namespace devmgr::cli

@@ -1,14 +1,12 @@
 #include "cmd/devmgr/dra_cmd.h"
 
 #include <iostream>
-#include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/file_store.h"
+#include "cmd/devmgr/checkpoint_verbs.h"
 #include "common/table.h"
 #include "dra/checkpoint.h"
 #include "nlohmann/json.hpp"
@@ -17,33 +15,6 @@ namespace devmgr::cli {
 namespace {
 
 using OrderedJson = nlohmann::ordered_json;
-
-struct DraCheckpointOptions {
-  std::string file;
-  OutputFormat format = OutputFormat::kTable;
-};
-
-// ReadDraCheckpoint loads and parses `file`; on failure it reports, sets `exit_code` and
-// returns std::nullopt.
-std::optional<dra::ParsedCheckpoint> ReadDraCheckpoint(const std::string& file, int& exit_code) {
-  absl::StatusOr<std::string> bytes = ReadWholeFile(file);
-  if (!bytes.ok()) {
-    exit_code = Fail(kExitUsage, bytes.status().message());
-    return std::nullopt;
-  }
-  absl::StatusOr<dra::ParsedCheckpoint> parsed = dra::Parse(*bytes);
-  if (!parsed.ok()) {
-    exit_code = Fail(kExitUsage, absl::StrCat(file, " is not a valid DRA checkpoint: ",
-                                              parsed.status().message()));
-    return std::nullopt;
-  }
-  return *std::move(parsed);
-}
-
-std::string MismatchText(const dra::ParsedCheckpoint& parsed) {
-  return absl::StrCat("checksum mismatch: stored ", parsed.stored_checksum, ", computed ",
-                      parsed.computed_checksum);
-}
 
 std::string LayoutName(const dra::ParsedCheckpoint& parsed) {
   std::string name = !parsed.layout.has_value()                 ? "no devices"
@@ -61,28 +32,24 @@ std::string ListText(const dra::GoStrings& list) {
   return !list.has_value() || list->empty() ? "-" : absl::StrJoin(*list, ",");
 }
 
-int Verify(const DraCheckpointOptions& options) {
-  int exit_code = kExitOk;
-  std::optional<dra::ParsedCheckpoint> parsed = ReadDraCheckpoint(options.file, exit_code);
-  if (!parsed.has_value()) return exit_code;
-  const bool valid = parsed->ChecksumMatches();
-  if (options.format == OutputFormat::kJson) {
+void PrintVerify(const std::string& file, const dra::ParsedCheckpoint& parsed,
+                 OutputFormat format) {
+  const bool valid = parsed.ChecksumMatches();
+  if (format == OutputFormat::kJson) {
     OrderedJson out;
-    out["file"] = options.file;
+    out["file"] = file;
     out["valid"] = valid;
-    out["layout"] = LayoutName(*parsed);
-    out["storedChecksum"] = parsed->stored_checksum;
-    out["computedChecksum"] = parsed->computed_checksum;
-    out["claims"] = ClaimCount(*parsed);
+    out["layout"] = LayoutName(parsed);
+    out["storedChecksum"] = parsed.stored_checksum;
+    out["computedChecksum"] = parsed.computed_checksum;
+    out["claims"] = ClaimCount(parsed);
     std::cout << out.dump(2) << '\n';
   } else if (valid) {
-    std::cout << "valid: checksum " << parsed->stored_checksum << ", layout "
-              << LayoutName(*parsed) << ", " << ClaimCount(*parsed) << " claims\n";
+    std::cout << "valid: checksum " << parsed.stored_checksum << ", layout " << LayoutName(parsed)
+              << ", " << ClaimCount(parsed) << " claims\n";
   } else {
-    std::cout << MismatchText(*parsed) << '\n';
+    std::cout << MismatchText(parsed) << '\n';
   }
-  if (!valid) return Fail(kExitNo, absl::StrCat(options.file, ": ", MismatchText(*parsed)));
-  return kExitOk;
 }
 
 void ShowTable(const std::string& file, const dra::ParsedCheckpoint& parsed) {
@@ -159,19 +126,13 @@ void ShowJson(const std::string& file, const dra::ParsedCheckpoint& parsed) {
   std::cout << out.dump(2, ' ', false, OrderedJson::error_handler_t::replace) << '\n';
 }
 
-int Show(const DraCheckpointOptions& options) {
-  int exit_code = kExitOk;
-  std::optional<dra::ParsedCheckpoint> parsed = ReadDraCheckpoint(options.file, exit_code);
-  if (!parsed.has_value()) return exit_code;
-  if (options.format == OutputFormat::kJson) {
-    ShowJson(options.file, *parsed);
+void PrintShow(const std::string& file, const dra::ParsedCheckpoint& parsed,
+               OutputFormat format) {
+  if (format == OutputFormat::kJson) {
+    ShowJson(file, parsed);
   } else {
-    ShowTable(options.file, *parsed);
+    ShowTable(file, parsed);
   }
-  if (!parsed->ChecksumMatches()) {
-    return Fail(kExitNo, absl::StrCat(options.file, ": ", MismatchText(*parsed)));
-  }
-  return kExitOk;
 }
 
 }  // namespace
@@ -183,20 +144,10 @@ void AddDraCommand(CLI::App& app, CommandResult& result) {
       "checkpoint", "Read and verify a dra_manager_state (devmgr's or a real kubelet's)");
   checkpoint->require_subcommand(1);
 
-  auto options = std::make_shared<DraCheckpointOptions>();
-  CLI::App* verify = checkpoint->add_subcommand(
-      "verify",
-      "Check the checksum: exit 0 valid, 1 mismatch (both values printed), "
-      "2 unreadable or malformed");
-  verify->add_option("FILE", options->file, "dra_manager_state file")->required();
-  AddOutputFlag(*verify, options->format);
-  verify->callback([options, &result] { result.exit_code = Verify(*options); });
-
-  CLI::App* show = checkpoint->add_subcommand(
-      "show", "Show the prepared claims; exit 1 if the checksum mismatches");
-  show->add_option("FILE", options->file, "dra_manager_state file")->required();
-  AddOutputFlag(*show, options->format);
-  show->callback([options, &result] { result.exit_code = Show(*options); });
+  AddCheckpointVerbs<dra::ParsedCheckpoint>(
+      *checkpoint, "dra_manager_state file",
+      "Show the prepared claims; exit 1 if the checksum mismatches",
+      {"DRA checkpoint", dra::Parse, PrintVerify, PrintShow}, result);
 }
 
 }  // namespace devmgr::cli

@@ -1,20 +1,13 @@
 #include "tests/dra/fake_driver.h"
 
 #include "common/unix_socket.h"
+#include "dra/api_versions.h"
 #include "dra/v1/api.grpc.pb.h"
 #include "dra/v1beta1/api.grpc.pb.h"
 
 namespace devmgr::testing {
-namespace {
 
-template <typename To, typename From>
-To Convert(const From& from) {
-  To to;
-  to.ParseFromString(from.SerializeAsString());
-  return to;
-}
-
-}  // namespace
+using ::devmgr::dra::ConvertVersion;
 
 class FakeDriver::V1Service final : public draapi::v1::DRAPlugin::Service {
  public:
@@ -42,15 +35,15 @@ class FakeDriver::V1beta1Service final : public draapi::v1beta1::DRAPlugin::Serv
   grpc::Status NodePrepareResources(
       grpc::ServerContext*, const draapi::v1beta1::NodePrepareResourcesRequest* request,
       draapi::v1beta1::NodePrepareResourcesResponse* response) override {
-    *response = Convert<draapi::v1beta1::NodePrepareResourcesResponse>(driver_.Prepare(
-        Convert<draapi::v1::NodePrepareResourcesRequest>(*request), "v1beta1"));
+    *response = ConvertVersion<draapi::v1beta1::NodePrepareResourcesResponse>(driver_.Prepare(
+        ConvertVersion<draapi::v1::NodePrepareResourcesRequest>(*request), "v1beta1"));
     return grpc::Status::OK;
   }
   grpc::Status NodeUnprepareResources(
       grpc::ServerContext*, const draapi::v1beta1::NodeUnprepareResourcesRequest* request,
       draapi::v1beta1::NodeUnprepareResourcesResponse* response) override {
-    *response = Convert<draapi::v1beta1::NodeUnprepareResourcesResponse>(driver_.Unprepare(
-        Convert<draapi::v1::NodeUnprepareResourcesRequest>(*request), "v1beta1"));
+    *response = ConvertVersion<draapi::v1beta1::NodeUnprepareResourcesResponse>(driver_.Unprepare(
+        ConvertVersion<draapi::v1::NodeUnprepareResourcesRequest>(*request), "v1beta1"));
     return grpc::Status::OK;
   }
 
