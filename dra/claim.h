@@ -60,6 +60,8 @@ struct PodResourceClaim {
   std::string name;
   std::optional<std::string> resource_claim_name;
   std::optional<std::string> resource_claim_template_name;
+
+  bool operator==(const PodResourceClaim&) const = default;
 };
 
 // status.resourceClaimStatuses[]: the name of the claim generated for a pod claim (std::nullopt:
@@ -67,17 +69,23 @@ struct PodResourceClaim {
 struct PodResourceClaimStatus {
   std::string name;
   std::optional<std::string> resource_claim_name;
+
+  bool operator==(const PodResourceClaimStatus&) const = default;
 };
 
 // resources.claims[] of a container: a pod claim it uses, optionally one request of it.
 struct ContainerClaim {
   std::string name;
   std::string request;
+
+  bool operator==(const ContainerClaim&) const = default;
 };
 
 struct Container {
   std::string name;
   std::vector<ContainerClaim> claims;
+
+  bool operator==(const Container&) const = default;
 };
 
 struct Pod {
@@ -88,6 +96,8 @@ struct Pod {
   std::vector<PodResourceClaimStatus> resource_claim_statuses;
   std::vector<Container> init_containers;
   std::vector<Container> containers;
+
+  bool operator==(const Pod&) const = default;
 };
 
 // ClaimSource: where the manager gets ResourceClaims (upstream reads them from the API server).

@@ -46,8 +46,8 @@ absl::Status CheckAnswer(absl::string_view method, const std::vector<draapi::v1:
   for (const draapi::v1::Claim& claim : claims) {
     auto answer = answers.find(claim.uid());
     if (answer != answers.end() && !answer->second.error().empty()) {
-      return absl::UnavailableError(absl::StrCat(method, " failed for ResourceClaim ",
-                                                 claim.name(), ": ", answer->second.error()));
+      return absl::UnavailableError(absl::StrCat(method, " failed for ResourceClaim ", claim.name(),
+                                                 ": ", answer->second.error()));
     }
   }
   if (answers.size() != claims.size()) {
@@ -75,9 +75,7 @@ CheckpointDevice FromProto(const draapi::v1::Device& device) {
 }  // namespace
 
 Manager::Manager(ManagerOptions options)
-    : options_(std::move(options)),
-      store_(options_.state_dir),
-      drivers_(options_.call_timeout) {}
+    : options_(std::move(options)), store_(options_.state_dir), drivers_(options_.call_timeout) {}
 
 absl::StatusOr<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options) {
   if (options.claims == nullptr) return absl::InvalidArgumentError("ManagerOptions.claims is null");
@@ -139,9 +137,9 @@ absl::Status Manager::Prepare(const Pod& pod) {
       if (absl::Status owned = IsForPod(pod, *claim); !owned.ok()) return owned;
     }
     if (!IsReservedForPod(pod, *claim)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("pod ", pod.name, " (", pod.uid, ") is not allowed to use ResourceClaim ",
-                       *resolved->name, " (", claim->uid, ")"));
+      return absl::FailedPreconditionError(absl::StrCat("pod ", pod.name, " (", pod.uid,
+                                                        ") is not allowed to use ResourceClaim ",
+                                                        *resolved->name, " (", claim->uid, ")"));
     }
     absl::StatusOr<ClaimInfoState> state = NewClaimInfoState(*claim);
     if (!state.ok()) return Wrap(absl::StrCat("ResourceClaim ", claim->name, ": "), state.status());
@@ -178,7 +176,8 @@ absl::Status Manager::Prepare(const Pod& pod) {
       if (!cached.state.pod_uids.has_value()) cached.state.pod_uids.emplace();
       cached.state.pod_uids->insert(pod.uid);
       // Prepared already, or named by two of the pod's claims: asked for once.
-      if (cached.prepared || std::find(to_prepare.begin(), to_prepare.end(), key) != to_prepare.end()) {
+      if (cached.prepared ||
+          std::find(to_prepare.begin(), to_prepare.end(), key) != to_prepare.end()) {
         continue;
       }
       to_prepare.push_back(key);
@@ -208,9 +207,9 @@ absl::Status Manager::Prepare(const Pod& pod) {
     for (const draapi::v1::Claim& claim : claims) {
       auto it = cache_.find(ClaimKey{claim.namespace_(), claim.name()});
       if (it == cache_.end() || it->second.state.claim_uid != claim.uid()) {
-        return absl::InternalError(absl::StrCat(
-            "internal error: unable to get claim info for ResourceClaim ", claim.name(),
-            " in namespace ", claim.namespace_()));
+        return absl::InternalError(
+            absl::StrCat("internal error: unable to get claim info for ResourceClaim ",
+                         claim.name(), " in namespace ", claim.namespace_()));
       }
       // The driver's answer is the whole list of its devices for the claim: a retry replaces it.
       std::vector<CheckpointDevice> devices;
@@ -317,8 +316,8 @@ absl::Status Manager::Unprepare(const std::string& pod_uid, const std::string& n
         continue;
       }
       to_forget.push_back(it->first);
-      for (const auto& [driver, driver_state] : state.driver_state.value_or(
-               std::map<std::string, DriverState>{})) {
+      for (const auto& [driver, driver_state] :
+           state.driver_state.value_or(std::map<std::string, DriverState>{})) {
         batches[driver].push_back(ClaimMessage(state));
       }
     }
@@ -376,6 +375,14 @@ absl::StatusOr<std::vector<ClaimInfoState>> Manager::GetContainerClaimInfos(
   return infos;
 }
 
+std::vector<ClaimSnapshot> Manager::Claims() const {
+  std::vector<ClaimSnapshot> claims;
+  absl::MutexLock lock(&mu_);
+  claims.reserve(cache_.size());
+  for (const auto& [key, cached] : cache_) claims.push_back({cached.state, cached.prepared});
+  return claims;
+}
+
 absl::Status Manager::Reconcile(const std::set<std::string>& active_pod_uids) {
   // Pod UID -> its namespace and the claims recorded for it.
   std::map<std::string, std::pair<std::string, std::vector<std::string>>> inactive;
@@ -394,8 +401,9 @@ absl::Status Manager::Reconcile(const std::set<std::string>& active_pod_uids) {
   for (const auto& [uid, claims] : inactive) {
     absl::Status unprepared = Unprepare(uid, claims.first, claims.second);
     if (unprepared.ok()) continue;
-    DEVMGR_LOG(options_.logger, info, "Unpreparing pod resources in reconcile loop failed, will retry",
-               "podUID", uid, "err", unprepared);
+    DEVMGR_LOG(options_.logger, info,
+               "Unpreparing pod resources in reconcile loop failed, will retry", "podUID", uid,
+               "err", unprepared);
     if (first.ok()) first = unprepared;
   }
   return first;

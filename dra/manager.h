@@ -57,6 +57,13 @@ struct ManagerOptions {
   LoggerPtr logger;
 };
 
+// A claim the manager holds, as Claims() answers.
+struct ClaimSnapshot {
+  ClaimInfoState state;
+  // Prepared by its drivers since this manager started.
+  bool prepared = false;
+};
+
 class Manager {
  public:
   // Create reads the checkpoint (or writes an empty one when there is none). Errors: an options
@@ -97,6 +104,9 @@ class Manager {
   // known).
   absl::StatusOr<std::vector<ClaimInfoState>> GetContainerClaimInfos(
       const Pod& pod, const Container& container) const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Claims: a copy of every claim held, by namespace and name.
+  std::vector<ClaimSnapshot> Claims() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Reconcile unprepares the claims of every pod the cache records that is not in
   // `active_pod_uids` (pods deleted while the host was away, or forced). The host calls it

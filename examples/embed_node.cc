@@ -37,8 +37,9 @@ int main(int argc, char** argv) {
     absl::SleepFor(absl::Milliseconds(100));
   }
 
-  // All or nothing, durable before it returns: the pod record and the checkpoint are written.
-  auto admitted = (*node)->admission().Admit(manifest->pod);
+  // All or nothing, durable before it returns: the pod record and the checkpoint are written, and
+  // the ResourceClaims that came with the pod are prepared by their DRA drivers.
+  auto admitted = (*node)->admission().Admit(manifest->pod, manifest->claims);
   if (!admitted.ok()) return Fail("admit", admitted.status());
   for (const devmgr::node::ContainerOptions& container : *admitted) {
     for (const auto& device : container.options.devices) {
@@ -46,6 +47,9 @@ int main(int argc, char** argv) {
     }
     for (const auto& [key, value] : container.options.envs) {
       std::cout << container.container_name << " " << key << "=" << value << "\n";
+    }
+    for (const auto& cdi : container.options.cdi_devices) {
+      std::cout << container.container_name << " " << cdi << "\n";
     }
   }
   (*node)->Stop();  // the pod stays recorded: a node started again on ROOT keeps its devices

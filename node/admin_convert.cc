@@ -156,10 +156,63 @@ void DevicesToProto(const devicemanager::ResourceDevices& devices,
       if (health == nullptr) continue;
       while (next < health->resources.size() && health->resources[next].resource_id < id) ++next;
       if (next < health->resources.size() && health->resources[next].resource_id == id) {
-        d->set_health(std::string(devicemanager::ResourceHealthName(health->resources[next].health)));
+        d->set_health(
+            std::string(devicemanager::ResourceHealthName(health->resources[next].health)));
       }
     }
   }
+}
+
+admin::ResourceClaim ClaimToProto(const dra::ResourceClaim& claim) {
+  admin::ResourceClaim out;
+  out.set_namespace_(claim.namespace_name);
+  out.set_name(claim.name);
+  out.set_uid(claim.uid);
+  out.set_allocated(claim.allocation.has_value());
+  for (const dra::DeviceRequestAllocationResult& result :
+       claim.allocation.value_or(std::vector<dra::DeviceRequestAllocationResult>{})) {
+    admin::DeviceAllocationResult* item = out.add_results();
+    item->set_request(result.request);
+    item->set_driver(result.driver);
+    item->set_pool(result.pool);
+    item->set_device(result.device);
+    item->set_share_id(result.share_id.value_or(""));
+  }
+  for (const dra::ResourceClaimConsumerReference& consumer : claim.reserved_for) {
+    if (consumer.resource == "pods") out.add_reserved_for_pod_uids(consumer.uid);
+  }
+  return out;
+}
+
+admin::PreparedClaim PreparedClaimToProto(const dra::ClaimSnapshot& claim) {
+  const dra::ClaimInfoState& state = claim.state;
+  admin::PreparedClaim out;
+  out.set_namespace_(state.namespace_name);
+  out.set_name(state.claim_name);
+  out.set_uid(state.claim_uid);
+  for (const std::string& uid : state.pod_uids.value_or(std::set<std::string>{})) {
+    out.add_pod_uids(uid);
+  }
+  out.set_prepared(claim.prepared);
+  for (const auto& [driver, driver_state] :
+       state.driver_state.value_or(std::map<std::string, dra::DriverState>{})) {
+    for (const dra::CheckpointDevice& device :
+         driver_state.devices.value_or(std::vector<dra::CheckpointDevice>{})) {
+      admin::PreparedDevice* item = out.add_devices();
+      item->set_driver(driver);
+      item->set_pool(device.pool_name);
+      item->set_device(device.device_name);
+      item->set_share_id(device.share_id.value_or(""));
+      for (const std::string& request :
+           device.request_names.value_or(dra::GoStrings::value_type{})) {
+        item->add_request_names(request);
+      }
+      for (const std::string& cdi : device.cdi_device_ids.value_or(dra::GoStrings::value_type{})) {
+        item->add_cdi_device_ids(cdi);
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace devmgr::node

@@ -8,6 +8,8 @@
 #include "devicemanager/run_options.h"
 #include "devicemanager/types.h"
 #include "devmgr/admin/v1/api.pb.h"
+#include "dra/claim.h"
+#include "dra/manager.h"
 
 namespace devmgr::node {
 
@@ -25,5 +27,11 @@ devmgr::admin::v1::RunOptions RunOptionsToProto(const devicemanager::RunContaine
 void DevicesToProto(const devicemanager::ResourceDevices& devices,
                     const devicemanager::ContainerStatus& status,
                     devmgr::admin::v1::ContainerDevices& out);
+
+// ClaimToProto: what drivers and clients read of a ResourceClaim.
+devmgr::admin::v1::ResourceClaim ClaimToProto(const dra::ResourceClaim& claim);
+
+// PreparedClaimToProto: a claim the DRA manager holds, its devices by driver name.
+devmgr::admin::v1::PreparedClaim PreparedClaimToProto(const dra::ClaimSnapshot& claim);
 
 }  // namespace devmgr::node

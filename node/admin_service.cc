@@ -11,6 +11,7 @@ namespace admin = devmgr::admin::v1;
 grpc::Status AdminService::AdmitPod(grpc::ServerContext*, const admin::AdmitPodRequest* request,
                                     admin::AdmitPodResponse* response) {
   devicemanager::Pod pod;
+  PodClaims claims;
   bool generated_uid = false;
   switch (request->source_case()) {
     case admin::AdmitPodRequest::kPod: {
@@ -23,13 +24,14 @@ grpc::Status AdminService::AdmitPod(grpc::ServerContext*, const admin::AdmitPodR
       absl::StatusOr<PodManifest> manifest = ParsePodManifest(request->manifest());
       if (!manifest.ok()) return ToGrpcStatus(manifest.status());
       pod = std::move(manifest->pod);
+      claims = std::move(manifest->claims);
       generated_uid = manifest->generated_uid;
       break;
     }
     default:
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "pod or manifest is required");
   }
-  absl::StatusOr<std::vector<ContainerOptions>> admitted = admission_.Admit(pod);
+  absl::StatusOr<std::vector<ContainerOptions>> admitted = admission_.Admit(pod, claims);
   if (!admitted.ok()) return ToGrpcStatus(admitted.status());
   response->set_pod_uid(pod.uid);
   response->set_generated_uid(generated_uid);
@@ -82,6 +84,32 @@ grpc::Status AdminService::GetRunOptions(grpc::ServerContext*,
   manager_.UpdateAllocatedResourcesStatus(request->pod_uid(), health);
   DevicesToProto(manager_.GetDevices(request->pod_uid(), request->container_name()),
                  health.container_statuses[0], *response->mutable_devices());
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::GetResourceClaim(grpc::ServerContext*,
+                                            const admin::GetResourceClaimRequest* request,
+                                            admin::GetResourceClaimResponse* response) {
+  if (request->name().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "name is required");
+  }
+  const std::string namespace_name =
+      request->namespace_().empty() ? "default" : request->namespace_();
+  if (claims_ == nullptr) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "this node serves no ResourceClaims");
+  }
+  absl::StatusOr<dra::ResourceClaim> claim = claims_->GetClaim(namespace_name, request->name());
+  if (!claim.ok()) return ToGrpcStatus(claim.status());
+  *response->mutable_claim() = ClaimToProto(*claim);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::ListClaims(grpc::ServerContext*, const admin::ListClaimsRequest*,
+                                      admin::ListClaimsResponse* response) {
+  if (dra_ == nullptr) return grpc::Status::OK;
+  for (const dra::ClaimSnapshot& claim : dra_->Claims()) {
+    *response->add_claims() = PreparedClaimToProto(claim);
+  }
   return grpc::Status::OK;
 }
 

@@ -5,6 +5,8 @@
 
 #include "devicemanager/manager.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
+#include "dra/manager.h"
+#include "node/claim_store.h"
 #include "node/pod_admission.h"
 #include "node/pod_registry.h"
 
@@ -12,10 +14,12 @@ namespace devmgr::node {
 
 class AdminService final : public devmgr::admin::v1::Admin::Service {
  public:
-  // Not owned; all must outlive the service.
+  // Not owned; all must outlive the service. `claims` and `dra` are null on a node without
+  // DRA (then GetResourceClaim answers NOT_FOUND and ListClaims nothing).
   AdminService(PodAdmission& admission, PodRegistry& registry,
-               const devicemanager::Manager& manager)
-      : admission_(admission), registry_(registry), manager_(manager) {}
+               const devicemanager::Manager& manager, ClaimStore* claims = nullptr,
+               const dra::Manager* dra = nullptr)
+      : admission_(admission), registry_(registry), manager_(manager), claims_(claims), dra_(dra) {}
 
   grpc::Status AdmitPod(grpc::ServerContext* context,
                         const devmgr::admin::v1::AdmitPodRequest* request,
@@ -29,11 +33,19 @@ class AdminService final : public devmgr::admin::v1::Admin::Service {
   grpc::Status GetRunOptions(grpc::ServerContext* context,
                              const devmgr::admin::v1::GetRunOptionsRequest* request,
                              devmgr::admin::v1::GetRunOptionsResponse* response) override;
+  grpc::Status GetResourceClaim(grpc::ServerContext* context,
+                                const devmgr::admin::v1::GetResourceClaimRequest* request,
+                                devmgr::admin::v1::GetResourceClaimResponse* response) override;
+  grpc::Status ListClaims(grpc::ServerContext* context,
+                          const devmgr::admin::v1::ListClaimsRequest* request,
+                          devmgr::admin::v1::ListClaimsResponse* response) override;
 
  private:
   PodAdmission& admission_;
   PodRegistry& registry_;
   const devicemanager::Manager& manager_;
+  ClaimStore* const claims_;
+  const dra::Manager* const dra_;
 };
 
 }  // namespace devmgr::node

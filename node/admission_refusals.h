@@ -12,11 +12,14 @@ inline constexpr absl::string_view kRefusedTopologyAffinity = "topology_affinity
 inline constexpr absl::string_view kRefusedPreStart = "pre_start";
 // The durable record of admitted pods could not be written.
 inline constexpr absl::string_view kRefusedRecordWrite = "record_write";
+// The pod's ResourceClaims could not be stored or prepared (a driver is missing or failed).
+inline constexpr absl::string_view kRefusedClaims = "claims";
 
 inline constexpr absl::string_view kDaemonRefusalReasons[] = {
     kRefusedTopologyAffinity,
     kRefusedPreStart,
     kRefusedRecordWrite,
+    kRefusedClaims,
 };
 
 }  // namespace devmgr::node

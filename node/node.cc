@@ -16,7 +16,11 @@
 #include "common/metrics_http_server.h"
 #include "common/unix_socket.h"
 #include "node/admin_service.h"
+#include "node/claim_store.h"
+#include "node/claim_sync_loop.h"
 #include "node/device_plugin_handler.h"
+#include "node/dra_plugin_handler.h"
+#include "node/dra_resources_provider.h"
 #include "node/heap_trimmer.h"
 #include "node/lock_file.h"
 #include "node/manager_devices_provider.h"
@@ -56,6 +60,12 @@ struct Node::State {
   topologymanager::TopologyPolicy topology;
   devicemanager::ManagerPtr manager;
   std::unique_ptr<PodAdmission> admission;
+  // DRA, when enabled.
+  std::unique_ptr<ClaimStore> claims;
+  std::unique_ptr<dra::Manager> dra;
+  std::unique_ptr<DraPluginHandler> dra_handler;
+  std::unique_ptr<DraResourcesProvider> dra_provider;
+  std::unique_ptr<ClaimSyncLoop> claim_sync;
   std::unique_ptr<DevicePluginHandler> handler;
   pluginwatcher::WatcherPtr watcher;
   std::unique_ptr<ManagerDevicesProvider> devices_provider;
@@ -131,6 +141,32 @@ void ForwardHealthUpdates(devicemanager::Manager& manager, const PodRegistry& re
 
 }  // namespace
 
+// StartDra reads the claim store (forgetting the claims of pods the registry does not hold: an
+// admission a crash cut short) and the DRA checkpoint, and gives admission the DRA manager.
+absl::Status Node::StartDra(State& s) {
+  const NodeOptions& options = s.options;
+  s.claims = std::make_unique<ClaimStore>(s.paths.root, options.logger);
+  if (absl::Status loaded = s.claims->Load(); !loaded.ok()) return loaded;
+  const std::vector<std::string> active = s.registry.ActiveUids();
+  if (absl::Status kept = s.claims->Retain({active.begin(), active.end()}); !kept.ok()) {
+    return kept;
+  }
+  dra::ManagerOptions dra_options;
+  dra_options.state_dir = s.paths.root;
+  dra_options.claims = s.claims.get();
+  dra_options.call_timeout = options.dra_call_timeout;
+  dra_options.logger = options.logger;
+  absl::StatusOr<std::unique_ptr<dra::Manager>> manager = dra::Manager::Create(dra_options);
+  if (!manager.ok()) return manager.status();
+  s.dra = *std::move(manager);
+  s.admission->SetDra(s.dra.get(), s.claims.get());
+  s.dra_provider = std::make_unique<DraResourcesProvider>(*s.dra, *s.claims);
+  s.dra_handler = std::make_unique<DraPluginHandler>(s.dra->drivers(), [&s] {
+    if (s.claim_sync != nullptr) s.claim_sync->Kick();
+  });
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   auto state = std::make_unique<State>(options);
   const NodePaths& paths = state->paths;
@@ -178,12 +214,22 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   s.admission->SetRefusalObserver(
       [metrics = &s.metrics](absl::string_view reason) { metrics->AdmissionRefused(reason); });
 
+  if (options.dra) {
+    if (absl::Status started = StartDra(s); !started.ok()) return started;
+    // Before the watcher, whose DRA handler kicks it. SyncClaims logs its failures, and the
+    // next pass retries them.
+    s.claim_sync = std::make_unique<ClaimSyncLoop>(
+        options.dra_sync_period,
+        [admission = s.admission.get()] { admission->SyncClaims().IgnoreError(); });
+  }
+
   s.handler = std::make_unique<DevicePluginHandler>(*s.manager);
   pluginwatcher::WatcherOptions watcher_options =
       pluginwatcher::WatcherOptions::ForRootDir(paths.root);
   watcher_options.logger = options.logger;
   s.watcher = pluginwatcher::CreateWatcher(std::move(watcher_options));
   s.watcher->AddHandler(pluginwatcher::kDevicePlugin, *s.handler);
+  if (s.dra_handler != nullptr) s.watcher->AddHandler(pluginwatcher::kDRAPlugin, *s.dra_handler);
   if (absl::Status started = s.watcher->Start(); !started.ok()) return started;
 
   s.devices_provider = std::make_unique<ManagerDevicesProvider>(*s.manager);
@@ -193,6 +239,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   podresources::Providers providers;
   providers.pods = &s.registry;
   providers.devices = s.devices_provider.get();
+  providers.dynamic_resources = s.dra_provider.get();
   absl::StatusOr<std::unique_ptr<podresources::PodResourcesServer>> podresources =
       podresources::PodResourcesServer::Create(server_options, providers, options.logger);
   if (!podresources.ok()) return podresources.status();
@@ -200,14 +247,13 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   s.admission->SetNotifier(&s.podresources->notifier());
   if (options.resource_health_status) {
     s.health_subscription = s.manager->Subscribe(
-        [manager = s.manager.get(), &registry = s.registry,
-         notifier = &s.podresources->notifier(), metrics = &s.metrics] {
-          ForwardHealthUpdates(*manager, registry, *notifier, *metrics);
-        });
+        [manager = s.manager.get(), &registry = s.registry, notifier = &s.podresources->notifier(),
+         metrics = &s.metrics] { ForwardHealthUpdates(*manager, registry, *notifier, *metrics); });
   }
   s.metrics.AttachPodResources(s.podresources->counters());
 
-  s.admin_service = std::make_unique<AdminService>(*s.admission, s.registry, *s.manager);
+  s.admin_service = std::make_unique<AdminService>(*s.admission, s.registry, *s.manager,
+                                                   s.claims.get(), s.dra.get());
   absl::StatusOr<std::unique_ptr<grpc::Server>> admin =
       StartAdminServer(paths.admin_socket, *s.admin_service);
   if (!admin.ok()) return admin.status();
@@ -241,6 +287,8 @@ void Node::Stop() {
   if (s.admin_server != nullptr) s.admin_server->Shutdown();
   if (s.podresources != nullptr) s.podresources->Shutdown();
   if (s.watcher != nullptr) s.watcher->Stop();
+  // After the watcher, whose DRA handler kicks it; a pass that runs finishes first.
+  s.claim_sync.reset();
   if (s.manager != nullptr) s.manager->Stop();
   for (const auto& socket :
        {s.paths.admin_socket, s.paths.podresources_socket, s.paths.plugin_dir / "kubelet.sock"}) {
@@ -270,6 +318,8 @@ void Node::UpdateNodeStatus() {
 PodAdmission& Node::admission() { return *state_->admission; }
 
 devicemanager::Manager& Node::manager() { return *state_->manager; }
+
+dra::Manager* Node::dra_manager() { return state_->dra.get(); }
 
 const NodePaths& Node::paths() const { return state_->paths; }
 

@@ -4,7 +4,11 @@
 //   - the device manager (devicemanager::Manager): registration on device-plugins/kubelet.sock,
 //     one endpoint per plugin, and device-plugins/kubelet_internal_checkpoint, byte-compatible
 //     with a kubelet's;
-//   - the plugin watcher on plugins_registry/, with a handler for device plugins;
+//   - the plugin watcher on plugins_registry/, with handlers for device plugins and DRA drivers;
+//   - the DRA manager (dra::Manager): pods may use ResourceClaims, which come with them (the
+//     claim store, <root>/devmgr_pod_claims) and which the drivers prepare before admission
+//     ends; <root>/dra_manager_state is byte-compatible with a kubelet's. A background pass
+//     prepares again after a restart, and unprepares the claims of pods that are gone;
 //   - the topology manager's policy (topologymanager/policy.h), when one is configured;
 //   - the pod registry: the node is its own pod source, with a durable record of admitted pods
 //     (device-plugins/devmgr_admitted_pods) beside the checkpoint, so a restart keeps every pod's
@@ -12,16 +16,18 @@
 //   - pod admission (admission()), all or nothing per pod;
 //   - device health in pod status (KEP-4680): the pods whose devices changed health are
 //     published again on the PodResources Watch stream;
-//   - the PodResources service on pod-resources/kubelet.sock (v1, v1alpha1 and our Watch);
+//   - the PodResources service on pod-resources/kubelet.sock (v1, v1alpha1 and our Watch), with
+//     each container's dynamic_resources;
 //   - the admin API on devmgr.sock (mode 0600), which `devmgr pods` and other languages use;
 //   - Prometheus metrics, when an address is given;
 //   - a heap trimmer that hands freed heap memory back to the kernel after work.
 // One node per root: <root>/devmgr.lock is held (flock) while it runs.
 //
 // Threads: the device manager's loop and connect threads, the watcher's threads, gRPC's
-// threads for the three servers, the metrics server's thread and the heap trimmer's thread; all
-// are started by Start and joined by Stop. The host keeps none of its own for the node, but
-// calls UpdateNodeStatus periodically (as a kubelet's node status loop would).
+// threads for the three servers, the DRA pass's thread, the metrics server's thread and the
+// heap trimmer's thread; all are started by Start and joined by Stop. The host keeps none of its
+// own for the node, but calls UpdateNodeStatus periodically (as a kubelet's node status loop
+// would).
 //
 // Thread-safety: Start and Stop are called from one thread; admission() and manager() are
 // thread-safe and may be used from any thread between them (admissions block on plugins and on
@@ -38,6 +44,7 @@
 #include "common/logging.h"
 #include "devicemanager/manager.h"
 #include "devicemanager/types.h"
+#include "dra/manager.h"
 #include "node/pod_admission.h"
 #include "podresources/rate_limiter.h"
 #include "topologymanager/policy.h"
@@ -61,6 +68,15 @@ struct NodeOptions {
   // the next resync) and counts them in devmgr_device_health_affected_containers_total. On by
   // default, beyond upstream's alpha gate; `devmgr pods list` shows health either way.
   bool resource_health_status = true;
+  // Dynamic Resource Allocation: DRA drivers register through plugins_registry/ and pods may
+  // use ResourceClaims. Off: such pods are refused and DRA drivers are not accepted.
+  bool dra = true;
+  // Deadline of each call to a DRA driver (upstream: 45 s).
+  absl::Duration dra_call_timeout = dra::kDefaultCallTimeout;
+  // How often the DRA pass runs (it also runs when a driver registers): claims still waiting
+  // for their driver are prepared, those of pods that are gone unprepared (upstream's reconcile
+  // runs every 60 s; its pod workers retry sooner).
+  absl::Duration dra_sync_period = absl::Seconds(5);
   // Where Prometheus metrics are served (common/metrics_http_server.h); empty for nowhere.
   std::string metrics_address;
   LoggerPtr logger;
@@ -101,6 +117,8 @@ class Node {
   // the Node is destroyed; calls after Stop are refused by the device manager.
   PodAdmission& admission();
   devicemanager::Manager& manager();
+  // The DRA manager; null when NodeOptions::dra is off.
+  dra::Manager* dra_manager();
   const NodePaths& paths() const;
   // The metrics address actually bound (the port filled in), or empty.
   std::string metrics_address() const;
@@ -108,6 +126,7 @@ class Node {
  private:
   struct State;
   explicit Node(std::unique_ptr<State> state);
+  static absl::Status StartDra(State& s);
   std::unique_ptr<State> state_;
 };
 

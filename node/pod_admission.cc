@@ -1,6 +1,7 @@
 #include "node/pod_admission.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "node/admission_refusals.h"
 
 namespace devmgr::node {
@@ -25,25 +26,33 @@ PodAdmission::PodAdmission(devicemanager::Manager& manager, PodRegistry& registr
                            topologymanager::TopologyPolicy& topology, LoggerPtr logger)
     : manager_(manager), registry_(registry), topology_(topology), logger_(std::move(logger)) {}
 
-absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod) {
+absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod,
+                                                                  const PodClaims& claims) {
   PodLock pod_lock(*this, pod.uid);
+  const std::optional<dra::Pod> wanted =
+      claims.empty() ? std::nullopt : std::optional<dra::Pod>(claims.pod);
   if (std::optional<RegisteredPod> existing = registry_.Find(pod.uid); existing.has_value()) {
-    if (existing->recovered || existing->pod != pod) {
+    if (existing->recovered || existing->pod != pod || StoredClaims(pod.uid) != wanted) {
       return absl::AlreadyExistsError(absl::StrCat(
           "pod ", pod.uid, " is already admitted with other containers; remove it first"));
     }
-    return CollectOptions(pod);
+    return CollectOptions(pod, wanted.has_value() ? &*wanted : nullptr);
+  }
+  if (wanted.has_value() && (dra_ == nullptr || claims_ == nullptr)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("pod ", pod.uid, " uses ResourceClaims, and this node serves no DRA drivers"));
   }
   if (absl::Status begun = registry_.BeginAdmission(pod); !begun.ok()) return begun;
 
   absl::string_view reason;
-  absl::StatusOr<std::vector<ContainerOptions>> options = AllocateAll(pod, reason);
+  absl::StatusOr<std::vector<ContainerOptions>> options = AllocateAll(pod, claims, reason);
   absl::Status status = options.status();
   if (status.ok()) {
     status = registry_.CommitAdmission(pod.uid);
     reason = kRefusedRecordWrite;
   }
   if (!status.ok()) {
+    if (wanted.has_value()) ForgetClaims(*wanted);
     topology_.Forget(pod.uid);
     if (absl::Status released = manager_.ReleasePod(pod.uid); !released.ok()) {
       DEVMGR_LOG(logger_, err, "Failed to release a refused pod's devices durably", "podUID",
@@ -57,6 +66,10 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
     if (!reason.empty() && on_refusal_) on_refusal_(reason);
     return status;
   }
+  if (wanted.has_value()) {
+    absl::MutexLock lock(&sync_mu_);
+    prepared_.insert(pod.uid);
+  }
   DEVMGR_LOG(logger_, info, "Pod admitted", "pod", absl::StrCat(pod.namespace_name, "/", pod.name),
              "podUID", pod.uid);
   if (notifier_ != nullptr) notifier_->PodUpdated(PodRegistry::ToPodResources(pod));
@@ -64,6 +77,7 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
 }
 
 absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::AllocateAll(const Pod& pod,
+                                                                        const PodClaims& claims,
                                                                         absl::string_view& reason) {
   for (const auto* list : {&pod.init_containers, &pod.containers}) {
     for (const Container& container : *list) {
@@ -80,16 +94,42 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::AllocateAll(const Po
       }
     }
   }
+  if (!claims.empty()) {
+    reason = kRefusedClaims;
+    if (absl::Status stored = claims_->Add(claims); !stored.ok()) return stored;
+    if (absl::Status prepared = dra_->PrepareResources(claims.pod); !prepared.ok()) {
+      return prepared;
+    }
+  }
   reason = kRefusedPreStart;
-  return CollectOptions(pod);
+  return CollectOptions(pod, claims.empty() ? nullptr : &claims.pod);
 }
 
-absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::CollectOptions(const Pod& pod) {
+void PodAdmission::ForgetClaims(const dra::Pod& claims) {
+  // A driver that cannot unprepare now leaves the claim recorded for the pod in the DRA
+  // manager's checkpoint; SyncClaims unprepares it later, since the pod is not active.
+  if (absl::Status unprepared = dra_->UnprepareResources(claims); !unprepared.ok()) {
+    DEVMGR_LOG(logger_, warn, "Claims of a refused pod are unprepared later", "podUID", claims.uid,
+               "err", unprepared);
+  }
+  if (absl::Status removed = claims_->Remove(claims.uid); !removed.ok()) {
+    DEVMGR_LOG(logger_, err, "Failed to forget a refused pod's claims durably", "podUID",
+               claims.uid, "err", removed);
+  }
+}
+
+std::optional<dra::Pod> PodAdmission::StoredClaims(const std::string& pod_uid) const {
+  if (claims_ == nullptr) return std::nullopt;
+  return claims_->FindPod(pod_uid);
+}
+
+absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::CollectOptions(const Pod& pod,
+                                                                           const dra::Pod* claims) {
   std::vector<ContainerOptions> all;
   for (const auto* list : {&pod.init_containers, &pod.containers}) {
     for (const Container& container : *list) {
       absl::StatusOr<devicemanager::RunContainerOptions> options =
-          manager_.GetDeviceRunContainerOptions(pod, container);
+          ContainerRunOptions(pod, container, claims);
       if (!options.ok()) return options.status();
       all.push_back({container.name, *std::move(options)});
     }
@@ -97,15 +137,47 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::CollectOptions(const
   return all;
 }
 
+absl::StatusOr<devicemanager::RunContainerOptions> PodAdmission::ContainerRunOptions(
+    const Pod& pod, const Container& container, const dra::Pod* claims) {
+  absl::StatusOr<devicemanager::RunContainerOptions> options =
+      manager_.GetDeviceRunContainerOptions(pod, container);
+  if (!options.ok() || claims == nullptr) return options;
+  for (const auto* list : {&claims->init_containers, &claims->containers}) {
+    for (const dra::Container& uses : *list) {
+      if (uses.name != container.name) continue;
+      absl::StatusOr<std::vector<std::string>> cdi = dra_->GetResources(*claims, uses);
+      if (!cdi.ok()) return cdi.status();
+      options->cdi_devices.insert(options->cdi_devices.end(), cdi->begin(), cdi->end());
+    }
+  }
+  return options;
+}
+
 absl::Status PodAdmission::Remove(const std::string& pod_uid) {
   PodLock pod_lock(*this, pod_uid);
   if (!registry_.Find(pod_uid).has_value()) {
     return absl::NotFoundError(absl::StrCat("pod ", pod_uid, " not found"));
   }
-  // Devices first: a crash between the two steps leaves a pod that holds nothing (removing it
-  // again finishes), never one that comes back holding devices.
+  // Claims and devices first: a crash between the steps leaves a pod that holds nothing
+  // (removing it again finishes), never one that comes back holding devices.
+  const std::optional<dra::Pod> claims = StoredClaims(pod_uid);
+  if (claims.has_value()) {
+    if (absl::Status unprepared = dra_->UnprepareResources(*claims); !unprepared.ok()) {
+      return unprepared;
+    }
+  }
   if (absl::Status released = manager_.ReleasePod(pod_uid); !released.ok()) return released;
   if (absl::Status removed = registry_.Remove(pod_uid); !removed.ok()) return removed;
+  if (claims.has_value()) {
+    // The pod is gone: were this write lost, the next start forgets its claims (Retain).
+    if (absl::Status forgotten = claims_->Remove(pod_uid); !forgotten.ok()) {
+      DEVMGR_LOG(logger_, warn, "Failed to forget a removed pod's claims", "podUID", pod_uid, "err",
+                 forgotten);
+    }
+    absl::MutexLock lock(&sync_mu_);
+    prepared_.erase(pod_uid);
+    sync_errors_.erase(pod_uid);
+  }
   topology_.Forget(pod_uid);
   DEVMGR_LOG(logger_, info, "Pod removed", "podUID", pod_uid);
   if (notifier_ != nullptr) notifier_->PodRemoved(pod_uid);
@@ -124,7 +196,44 @@ absl::StatusOr<devicemanager::RunContainerOptions> PodAdmission::RunOptions(
     return absl::NotFoundError(
         absl::StrCat("container ", container_name, " not found in pod ", pod_uid));
   }
-  return manager_.GetDeviceRunContainerOptions(registered->pod, *container);
+  const std::optional<dra::Pod> claims = StoredClaims(pod_uid);
+  return ContainerRunOptions(registered->pod, *container, claims.has_value() ? &*claims : nullptr);
+}
+
+absl::Status PodAdmission::SyncClaims() {
+  if (dra_ == nullptr || claims_ == nullptr) return absl::OkStatus();
+  absl::Status first;
+  for (const dra::Pod& claims : claims_->Pods()) {
+    {
+      absl::MutexLock lock(&sync_mu_);
+      if (prepared_.contains(claims.uid)) continue;
+    }
+    PodLock pod_lock(*this, claims.uid);
+    // Admissions and removals in flight prepare and unprepare on their own.
+    if (!registry_.Find(claims.uid).has_value()) continue;
+    absl::Status prepared = dra_->PrepareResources(claims);
+    absl::MutexLock lock(&sync_mu_);
+    if (prepared.ok()) {
+      prepared_.insert(claims.uid);
+      if (sync_errors_.erase(claims.uid) > 0) {
+        DEVMGR_LOG(logger_, info, "Pod claims prepared", "podUID", claims.uid);
+      }
+      continue;
+    }
+    if (first.ok()) first = prepared;
+    std::string& last = sync_errors_[claims.uid];
+    if (last != prepared.message()) {
+      last = std::string(prepared.message());
+      DEVMGR_LOG(logger_, warn, "Pod claims are not prepared yet, will retry", "podUID", claims.uid,
+                 "err", prepared);
+    }
+  }
+  const std::vector<std::string> active = registry_.ActiveUids();
+  if (absl::Status reconciled = dra_->Reconcile({active.begin(), active.end()});
+      !reconciled.ok() && first.ok()) {
+    first = reconciled;
+  }
+  return first;
 }
 
 }  // namespace devmgr::node

@@ -1,14 +1,18 @@
 // PodAdmission: what the daemon does with a whole pod, for its admin API. Admission walks the
 // init containers and then the app containers in order; for each it asks the topology policy
-// (when one is configured) with the device manager's hints, allocates, and finally collects
-// every container's run options (calling PreStartContainer where a plugin asks for it). Only
-// then is the pod written to the durable record and reported admitted. Any failure releases
-// everything the pod got (durably) and forgets it: a refused pod leaves no trace.
+// (when one is configured) with the device manager's hints and allocates. A pod that uses
+// ResourceClaims then has them stored and prepared by their DRA drivers (as a kubelet does
+// before it starts the pod's sandbox). Finally every container's run options are collected
+// (calling PreStartContainer where a plugin asks for it; the CDI devices of its claims join
+// them). Only then is the pod written to the durable record and reported admitted. Any failure
+// releases everything the pod got (durably) and forgets it: a refused pod leaves no trace.
 //
 // Calls for one pod UID run one at a time; calls for different pods run in parallel.
 #pragma once
 
 #include <functional>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -19,6 +23,9 @@
 #include "absl/synchronization/mutex.h"
 #include "common/logging.h"
 #include "devicemanager/manager.h"
+#include "dra/manager.h"
+#include "node/claim_store.h"
+#include "node/pod_claims.h"
 #include "node/pod_registry.h"
 #include "podresources/watch_hub.h"
 #include "topologymanager/policy.h"
@@ -47,15 +54,35 @@ class PodAdmission {
   // SetRefusalObserver: told the reason of every admission the daemon's own steps refused.
   // Set before the first call.
   void SetRefusalObserver(RefusalFn observer) { on_refusal_ = std::move(observer); }
+  // SetDra: the DRA manager and the store of the claims that come with pods (not owned; both
+  // must outlive this object). Without them a pod that uses a claim is refused. Set before the
+  // first call.
+  void SetDra(dra::Manager* manager, ClaimStore* claims) {
+    dra_ = manager;
+    claims_ = claims;
+  }
 
-  // Admit admits `pod` and answers every container's run options, init containers first. A
-  // pod already admitted with the same containers gets its options again; AlreadyExists if
-  // its containers differ or it was recovered from the checkpoint. Other errors: the device
-  // manager's, the topology policy's, or the record's; then nothing has changed.
-  absl::StatusOr<std::vector<ContainerOptions>> Admit(const devicemanager::Pod& pod);
+  // Admit admits `pod` (with its DRA half `claims`, when it uses ResourceClaims) and answers
+  // every container's run options, init containers first. A pod already admitted with the
+  // same containers and claims gets its options again; AlreadyExists if they differ or it was
+  // recovered from the checkpoint. Other errors: the device manager's, the topology policy's,
+  // the DRA manager's ("prepare dynamic resources: ...") or the records'; then nothing has
+  // changed.
+  absl::StatusOr<std::vector<ContainerOptions>> Admit(const devicemanager::Pod& pod,
+                                                      const PodClaims& claims = {});
 
-  // Remove frees the pod's devices and forgets it. NotFound when unknown.
+  // Remove unprepares the pod's claims (the drivers are called for the claims no other pod
+  // uses), frees its devices and forgets it. NotFound when unknown. When a driver cannot
+  // unprepare, the pod stays, holding everything, and the error says why: remove it again
+  // once the driver is back (a kubelet keeps such a pod terminating).
   absl::Status Remove(const std::string& pod_uid);
+
+  // SyncClaims is the node's DRA pass, run periodically and when a driver registers: it
+  // prepares the claims of admitted pods that are not prepared since the node started (after a
+  // restart every claim is prepared again, as upstream), and unprepares the claims of pods the
+  // node no longer has (dra::Manager::Reconcile). Failures are logged once per change and
+  // retried by the next pass; the first is returned.
+  absl::Status SyncClaims();
 
   // RunOptions: one container's run options. NotFound for an unknown pod or container.
   absl::StatusOr<devicemanager::RunContainerOptions> RunOptions(const std::string& pod_uid,
@@ -78,8 +105,19 @@ class PodAdmission {
   // AllocateAll sets `reason` (a metric label) when one of the daemon's own steps failed, and
   // leaves it empty when the device manager refused.
   absl::StatusOr<std::vector<ContainerOptions>> AllocateAll(const devicemanager::Pod& pod,
+                                                            const PodClaims& claims,
                                                             absl::string_view& reason);
-  absl::StatusOr<std::vector<ContainerOptions>> CollectOptions(const devicemanager::Pod& pod);
+  // CollectOptions: every container's run options; `claims` (may be null) adds the CDI devices
+  // of the claims each container uses.
+  absl::StatusOr<std::vector<ContainerOptions>> CollectOptions(const devicemanager::Pod& pod,
+                                                               const dra::Pod* claims);
+  absl::StatusOr<devicemanager::RunContainerOptions> ContainerRunOptions(
+      const devicemanager::Pod& pod, const devicemanager::Container& container,
+      const dra::Pod* claims);
+  // StoredClaims: the DRA half the claim store holds for the pod.
+  std::optional<dra::Pod> StoredClaims(const std::string& pod_uid) const;
+  // ForgetClaims undoes what an admission did with the pod's claims.
+  void ForgetClaims(const dra::Pod& claims);
 
   devicemanager::Manager& manager_;
   PodRegistry& registry_;
@@ -87,10 +125,18 @@ class PodAdmission {
   const LoggerPtr logger_;
   podresources::PodResourcesNotifier* notifier_ = nullptr;
   RefusalFn on_refusal_;
+  dra::Manager* dra_ = nullptr;
+  ClaimStore* claims_ = nullptr;
 
   absl::Mutex locks_mu_;
   absl::CondVar released_;
   std::set<std::string> busy_ ABSL_GUARDED_BY(locks_mu_);
+
+  absl::Mutex sync_mu_;
+  // Pods whose claims were prepared since the node started.
+  std::set<std::string> prepared_ ABSL_GUARDED_BY(sync_mu_);
+  // The last SyncClaims error logged for each pod, so a failure that repeats is logged once.
+  std::map<std::string, std::string> sync_errors_ ABSL_GUARDED_BY(sync_mu_);
 };
 
 }  // namespace devmgr::node

@@ -2,13 +2,18 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <random>
+#include <optional>
 #include <set>
+#include <utility>
+#include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "devicemanager/validation.h"
+#include "node/claim_manifest.h"
+#include "node/manifest_fields.h"
 #include "node/quantity.h"
 
 namespace devmgr::node {
@@ -16,32 +21,6 @@ namespace {
 
 using devicemanager::Container;
 using devicemanager::ContainerType;
-
-// yaml-cpp answers a lookup of a missing key with an invalid node whose type queries throw;
-// these ask safely.
-bool IsPresent(const YAML::Node& node) { return node.IsDefined() && !node.IsNull(); }
-bool IsMapNode(const YAML::Node& node) { return node.IsDefined() && node.IsMap(); }
-
-absl::Status FieldError(absl::string_view field, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", why));
-}
-
-// A scalar string field; absent or null gives "".
-absl::StatusOr<std::string> ReadString(const YAML::Node& node, absl::string_view field) {
-  if (!IsPresent(node)) return std::string();
-  if (!node.IsScalar()) return FieldError(field, "must be a string");
-  return node.Scalar();
-}
-
-// A random (version 4) UUID, as the API server assigns to a new pod.
-std::string NewUid() {
-  std::random_device device;
-  std::mt19937_64 rng((static_cast<uint64_t>(device()) << 32) ^ device());
-  const uint64_t high = (rng() & 0xFFFFFFFFFFFF0FFFULL) | 0x0000000000004000ULL;
-  const uint64_t low = (rng() & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;
-  return absl::StrFormat("%08x-%04x-%04x-%04x-%012x", high >> 32, (high >> 16) & 0xFFFF,
-                         high & 0xFFFF, low >> 48, low & 0xFFFFFFFFFFFFULL);
-}
 
 // Reads one `resources.limits` or `resources.requests` map, keeping extended resources only.
 absl::StatusOr<std::map<std::string, int64_t>> ReadCounts(const YAML::Node& node,
@@ -62,8 +41,9 @@ absl::StatusOr<std::map<std::string, int64_t>> ReadCounts(const YAML::Node& node
   return counts;
 }
 
-absl::StatusOr<Container> ReadContainer(const YAML::Node& node, absl::string_view field,
-                                        bool init) {
+// ReadContainer reads one container; its claims (resources.claims) go to `claims`.
+absl::StatusOr<Container> ReadContainer(const YAML::Node& node, absl::string_view field, bool init,
+                                        const dra::Pod& pod, dra::Container& claims) {
   if (!node.IsMap()) return FieldError(field, "must be a container object");
   Container container;
   absl::StatusOr<std::string> name = ReadString(node["name"], absl::StrCat(field, ".name"));
@@ -110,16 +90,26 @@ absl::StatusOr<Container> ReadContainer(const YAML::Node& node, absl::string_vie
     }
   }
   container.devices = *std::move(limits);
+
+  claims.name = container.name;
+  absl::StatusOr<std::vector<dra::ContainerClaim>> used =
+      ReadContainerClaims(IsMapNode(resources) ? resources["claims"] : YAML::Node(),
+                          absl::StrCat(field, ".resources.claims"), pod);
+  if (!used.ok()) return used.status();
+  claims.claims = *std::move(used);
   return container;
 }
 
 absl::Status ReadContainers(const YAML::Node& node, absl::string_view field, bool init,
-                            std::vector<Container>& out, std::set<std::string>& names) {
+                            std::vector<Container>& out, std::set<std::string>& names,
+                            dra::Pod& pod) {
   if (!IsPresent(node)) return absl::OkStatus();
   if (!node.IsSequence()) return FieldError(field, "must be a list of containers");
   for (size_t i = 0; i < node.size(); ++i) {
     const std::string where = absl::StrCat(field, "[", i, "]");
-    absl::StatusOr<Container> container = ReadContainer(node[i], where, init);
+    std::vector<dra::Container>& claims = init ? pod.init_containers : pod.containers;
+    absl::StatusOr<Container> container =
+        ReadContainer(node[i], where, init, pod, claims.emplace_back());
     if (!container.ok()) return container.status();
     if (!names.insert(container->name).second) {
       return FieldError(absl::StrCat(where, ".name"),
@@ -155,20 +145,90 @@ absl::StatusOr<PodManifest> ReadPod(const YAML::Node& root) {
     manifest.generated_uid = true;
   }
 
+  dra::Pod& claims = manifest.claims.pod;
+  claims.uid = manifest.pod.uid;
+  claims.namespace_name = manifest.pod.namespace_name;
+  claims.name = manifest.pod.name;
+
   const YAML::Node spec = root["spec"];
   if (!IsMapNode(spec)) return FieldError("spec", "is required");
+  if (absl::Status status = ReadPodResourceClaims(spec, root["status"], claims); !status.ok()) {
+    return status;
+  }
   std::set<std::string> names;
   if (absl::Status status = ReadContainers(spec["initContainers"], "spec.initContainers", true,
-                                           manifest.pod.init_containers, names);
+                                           manifest.pod.init_containers, names, claims);
       !status.ok()) {
     return status;
   }
   if (absl::Status status = ReadContainers(spec["containers"], "spec.containers", false,
-                                           manifest.pod.containers, names);
+                                           manifest.pod.containers, names, claims);
       !status.ok()) {
     return status;
   }
   if (manifest.pod.containers.empty()) return FieldError("spec.containers", "is required");
+  return manifest;
+}
+
+// ReadClaims reads the ResourceClaim documents that came with `manifest`'s pod into it. A claim
+// without a namespace is in the pod's.
+absl::Status ReadClaims(const std::vector<std::pair<size_t, YAML::Node>>& documents,
+                        PodManifest& manifest) {
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& [index, document] : documents) {
+    const std::string where = absl::StrCat("document ", index, " (ResourceClaim)");
+    absl::StatusOr<std::string> api_version =
+        ReadString(document["apiVersion"], absl::StrCat(where, ": apiVersion"));
+    if (!api_version.ok()) return api_version.status();
+    if (absl::c_find(kResourceClaimApiVersions, *api_version) ==
+        std::end(kResourceClaimApiVersions)) {
+      return FieldError(absl::StrCat(where, ": apiVersion"),
+                        absl::StrCat("\"", *api_version, "\" is not one of ",
+                                     absl::StrJoin(kResourceClaimApiVersions, ", ")));
+    }
+    absl::StatusOr<dra::ResourceClaim> claim = ReadResourceClaim(document);
+    if (!claim.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": ", claim.status().message()));
+    }
+    const std::string& pod_namespace = manifest.pod.namespace_name;
+    if (claim->namespace_name.empty()) claim->namespace_name = pod_namespace;
+    if (claim->namespace_name != pod_namespace) {
+      return FieldError(absl::StrCat(where, ": metadata.namespace"),
+                        absl::StrCat("is \"", claim->namespace_name, "\"; the pod is in \"",
+                                     pod_namespace, "\""));
+    }
+    if (!seen.insert({claim->namespace_name, claim->name}).second) {
+      return FieldError(absl::StrCat(where, ": metadata.name"),
+                        absl::StrCat("ResourceClaim \"", claim->name, "\" is given twice"));
+    }
+    manifest.claims.claims.push_back(*std::move(claim));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PodManifest> ReadStream(const std::vector<YAML::Node>& documents) {
+  std::optional<YAML::Node> pod;
+  std::vector<std::pair<size_t, YAML::Node>> claims;
+  for (size_t i = 0; i < documents.size(); ++i) {
+    const YAML::Node& document = documents[i];
+    if (!IsPresent(document)) continue;  // an empty document ("---" twice)
+    absl::StatusOr<std::string> kind =
+        IsMapNode(document) ? ReadString(document["kind"], "kind") : std::string();
+    if (!kind.ok()) return kind.status();
+    if (*kind == "ResourceClaim") {
+      claims.emplace_back(i, document);
+      continue;
+    }
+    if (pod.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "document ", i, ": the manifest holds one Pod, and only ResourceClaims beside it"));
+    }
+    pod = document;
+  }
+  if (!pod.has_value()) return absl::InvalidArgumentError("the manifest must be a Pod object");
+  absl::StatusOr<PodManifest> manifest = ReadPod(*pod);
+  if (!manifest.ok()) return manifest;
+  if (absl::Status read = ReadClaims(claims, *manifest); !read.ok()) return read;
   return manifest;
 }
 
@@ -177,7 +237,7 @@ absl::StatusOr<PodManifest> ReadPod(const YAML::Node& root) {
 absl::StatusOr<PodManifest> ParsePodManifest(absl::string_view text) {
   // yaml-cpp reports errors by throwing; none may leave this function.
   try {
-    return ReadPod(YAML::Load(std::string(text)));
+    return ReadStream(YAML::LoadAll(std::string(text)));
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("not valid YAML or JSON: ", e.what()));
   }

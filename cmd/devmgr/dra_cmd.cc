@@ -1,25 +1,31 @@
 #include "cmd/devmgr/dra_cmd.h"
 
+#include <grpcpp/grpcpp.h>
+
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cmd/devmgr/checkpoint_verbs.h"
+#include "cmd/devmgr/rpc_client.h"
 #include "common/table.h"
+#include "devmgr/admin/v1/api.grpc.pb.h"
 #include "dra/checkpoint.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::cli {
 namespace {
 
+namespace admin = devmgr::admin::v1;
 using OrderedJson = nlohmann::ordered_json;
 
 std::string LayoutName(const dra::ParsedCheckpoint& parsed) {
-  std::string name = !parsed.layout.has_value()                 ? "no devices"
+  std::string name = !parsed.layout.has_value()                ? "no devices"
                      : *parsed.layout == dra::Layout::kShareId ? "ShareID"
-                                                                : "no ShareID";
+                                                               : "no ShareID";
   if (parsed.claim_info_state_list) absl::StrAppend(&name, ", ClaimInfoStateList");
   return name;
 }
@@ -61,17 +67,17 @@ void ShowTable(const std::string& file, const dra::ParsedCheckpoint& parsed) {
                     : absl::StrCat(" (MISMATCH: computed ", parsed.computed_checksum, ")"))
             << "\n\n";
   Table table({"CLAIM", "UID", "PODS", "DRIVER", "POOL/DEVICE", "SHARE", "REQUESTS", "CDI"});
-  for (const dra::ClaimInfoState& claim : parsed.data.entries.value_or(
-           std::vector<dra::ClaimInfoState>{})) {
+  for (const dra::ClaimInfoState& claim :
+       parsed.data.entries.value_or(std::vector<dra::ClaimInfoState>{})) {
     const std::string name = absl::StrCat(claim.namespace_name, "/", claim.claim_name);
-    const std::string pods =
-        claim.pod_uids.has_value() && !claim.pod_uids->empty() ? absl::StrJoin(*claim.pod_uids, ",")
-                                                               : "-";
+    const std::string pods = claim.pod_uids.has_value() && !claim.pod_uids->empty()
+                                 ? absl::StrJoin(*claim.pod_uids, ",")
+                                 : "-";
     bool listed = false;
-    for (const auto& [driver, state] : claim.driver_state.value_or(
-             std::map<std::string, dra::DriverState>{})) {
-      for (const dra::CheckpointDevice& device : state.devices.value_or(
-               std::vector<dra::CheckpointDevice>{})) {
+    for (const auto& [driver, state] :
+         claim.driver_state.value_or(std::map<std::string, dra::DriverState>{})) {
+      for (const dra::CheckpointDevice& device :
+           state.devices.value_or(std::vector<dra::CheckpointDevice>{})) {
         table.AddRow({name, claim.claim_uid, pods, driver,
                       absl::StrCat(device.pool_name, "/", device.device_name),
                       device.share_id.value_or("-"), ListText(device.request_names),
@@ -96,19 +102,19 @@ void ShowJson(const std::string& file, const dra::ParsedCheckpoint& parsed) {
   out["computedChecksum"] = parsed.computed_checksum;
   out["valid"] = parsed.ChecksumMatches();
   OrderedJson claims = OrderedJson::array();
-  for (const dra::ClaimInfoState& claim : parsed.data.entries.value_or(
-           std::vector<dra::ClaimInfoState>{})) {
+  for (const dra::ClaimInfoState& claim :
+       parsed.data.entries.value_or(std::vector<dra::ClaimInfoState>{})) {
     OrderedJson item;
     item["claimUID"] = claim.claim_uid;
     item["claimName"] = claim.claim_name;
     item["namespace"] = claim.namespace_name;
     item["podUIDs"] = claim.pod_uids.has_value() ? OrderedJson(*claim.pod_uids) : nullptr;
     OrderedJson drivers = OrderedJson::object();
-    for (const auto& [driver, state] : claim.driver_state.value_or(
-             std::map<std::string, dra::DriverState>{})) {
+    for (const auto& [driver, state] :
+         claim.driver_state.value_or(std::map<std::string, dra::DriverState>{})) {
       OrderedJson devices = OrderedJson::array();
-      for (const dra::CheckpointDevice& device : state.devices.value_or(
-               std::vector<dra::CheckpointDevice>{})) {
+      for (const dra::CheckpointDevice& device :
+           state.devices.value_or(std::vector<dra::CheckpointDevice>{})) {
         OrderedJson d;
         d["poolName"] = device.pool_name;
         d["deviceName"] = device.device_name;
@@ -126,14 +132,57 @@ void ShowJson(const std::string& file, const dra::ParsedCheckpoint& parsed) {
   std::cout << out.dump(2, ' ', false, OrderedJson::error_handler_t::replace) << '\n';
 }
 
-void PrintShow(const std::string& file, const dra::ParsedCheckpoint& parsed,
-               OutputFormat format) {
+void PrintShow(const std::string& file, const dra::ParsedCheckpoint& parsed, OutputFormat format) {
   if (format == OutputFormat::kJson) {
     ShowJson(file, parsed);
   } else {
     ShowTable(file, parsed);
   }
 }
+
+// DeviceText: "driver/pool/device" and its share, for the claims table.
+std::string DeviceText(const admin::PreparedDevice& device) {
+  std::string text = absl::StrCat(device.driver(), "/", device.pool(), "/", device.device());
+  if (!device.share_id().empty()) absl::StrAppend(&text, " (share ", device.share_id(), ")");
+  return text;
+}
+
+int RunClaims(const std::string& root_dir, const std::string& timeout, OutputFormat format) {
+  Connection connection = ConnectDaemon(root_dir, timeout);
+  if (connection.exit_code != kExitOk) return connection.exit_code;
+  auto stub = admin::Admin::NewStub(connection.channel);
+  admin::ListClaimsResponse response;
+  grpc::ClientContext context;
+  SetDeadline(context, connection.timeout);
+  if (grpc::Status status = stub->ListClaims(&context, admin::ListClaimsRequest(), &response);
+      !status.ok()) {
+    return DaemonFailure("ListClaims", status);
+  }
+  if (format == OutputFormat::kJson) {
+    PrintJson(response, true);
+    return kExitOk;
+  }
+  Table table({"CLAIM", "UID", "PODS", "PREPARED", "DEVICE", "CDI"});
+  for (const admin::PreparedClaim& claim : response.claims()) {
+    const std::string name = absl::StrCat(claim.namespace_(), "/", claim.name());
+    const std::string pods = claim.pod_uids().empty() ? "-" : absl::StrJoin(claim.pod_uids(), ",");
+    const std::string prepared = claim.prepared() ? "yes" : "not since start";
+    if (claim.devices().empty()) table.AddRow({name, claim.uid(), pods, prepared, "-", "-"});
+    for (const admin::PreparedDevice& device : claim.devices()) {
+      table.AddRow(
+          {name, claim.uid(), pods, prepared, DeviceText(device),
+           device.cdi_device_ids().empty() ? "-" : absl::StrJoin(device.cdi_device_ids(), ",")});
+    }
+  }
+  table.Print(std::cout);
+  return kExitOk;
+}
+
+struct ClaimsFlags {
+  std::string root_dir = "/var/lib/kubelet";
+  std::string timeout = "10s";
+  OutputFormat format = OutputFormat::kTable;
+};
 
 }  // namespace
 
@@ -148,6 +197,18 @@ void AddDraCommand(CLI::App& app, CommandResult& result) {
       *checkpoint, "dra_manager_state file",
       "Show the prepared claims; exit 1 if the checksum mismatches",
       {"DRA checkpoint", dra::Parse, PrintVerify, PrintShow}, result);
+
+  auto flags = std::make_shared<ClaimsFlags>();
+  CLI::App* claims = dra->add_subcommand(
+      "claims", "List the ResourceClaims a devmgr serve daemon holds, with their pods and devices");
+  claims->add_option("--root-dir", flags->root_dir, "kubelet root folder of the daemon")
+      ->capture_default_str();
+  claims->add_option("--timeout", flags->timeout, "how long to wait for the daemon")
+      ->capture_default_str();
+  AddOutputFlag(*claims, flags->format);
+  claims->callback([&result, flags] {
+    result.exit_code = RunClaims(flags->root_dir, flags->timeout, flags->format);
+  });
 }
 
 }  // namespace devmgr::cli

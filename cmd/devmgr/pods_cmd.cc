@@ -12,8 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/file_store.h"
 #include "cmd/devmgr/rpc_client.h"
+#include "common/file_store.h"
 #include "common/table.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
 
@@ -33,30 +33,6 @@ struct PodsFlags {
 
 // Admission may wait for plugins (--admission-wait on the daemon, plugin deadlines).
 constexpr char kAdmitTimeout[] = "2m";
-
-// Dial: the daemon's admin socket; a missing socket fails at once instead of after a timeout.
-Connection Dial(const PodsFlags& flags) {
-  const std::filesystem::path socket = std::filesystem::path(flags.root_dir) / "devmgr.sock";
-  std::error_code error;
-  if (!std::filesystem::exists(socket, error)) {
-    Connection connection;
-    connection.exit_code = Fail(
-        kExitUsage, absl::StrCat("no daemon at ", socket.string(), " (is devmgr serve running?)"));
-    return connection;
-  }
-  return Connect(socket, flags.timeout, 64 << 20);
-}
-
-// Failure: a malformed pod is bad input (2). Every other answer is the daemon's "no" (1): the
-// channel was ready before the call (Dial waits for it), so UNAVAILABLE or DEADLINE_EXCEEDED
-// here come from a plugin that died or hung during admission, not from a missing daemon.
-int Failure(absl::string_view method, const grpc::Status& status) {
-  if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
-    return Fail(kExitUsage, status.error_message());
-  }
-  return Fail(kExitNo, absl::StrCat(method, " failed: ", status.error_message(), " (code ",
-                                    static_cast<int>(status.error_code()), ")"));
-}
 
 void AddOptionRows(const std::string& container, const admin::RunOptions& options, Table& table) {
   for (const auto& env : options.envs()) {
@@ -89,7 +65,7 @@ absl::StatusOr<std::string> ReadManifest(const std::string& file) {
 int RunAdmit(const PodsFlags& flags) {
   absl::StatusOr<std::string> manifest = ReadManifest(flags.file);
   if (!manifest.ok()) return Fail(kExitUsage, manifest.status().message());
-  Connection connection = Dial(flags);
+  Connection connection = ConnectDaemon(flags.root_dir, flags.timeout);
   if (connection.exit_code != kExitOk) return connection.exit_code;
   auto stub = admin::Admin::NewStub(connection.channel);
   admin::AdmitPodRequest request;
@@ -98,7 +74,7 @@ int RunAdmit(const PodsFlags& flags) {
   grpc::ClientContext context;
   SetDeadline(context, connection.timeout);
   if (grpc::Status status = stub->AdmitPod(&context, request, &response); !status.ok()) {
-    return Failure("AdmitPod", status);
+    return DaemonFailure("AdmitPod", status);
   }
   if (response.generated_uid()) {
     std::cerr << "devmgr: the manifest has no metadata.uid; generated " << response.pod_uid()
@@ -118,7 +94,7 @@ int RunAdmit(const PodsFlags& flags) {
 }
 
 int RunRemove(const PodsFlags& flags) {
-  Connection connection = Dial(flags);
+  Connection connection = ConnectDaemon(flags.root_dir, flags.timeout);
   if (connection.exit_code != kExitOk) return connection.exit_code;
   auto stub = admin::Admin::NewStub(connection.channel);
   admin::RemovePodRequest request;
@@ -127,7 +103,7 @@ int RunRemove(const PodsFlags& flags) {
   grpc::ClientContext context;
   SetDeadline(context, connection.timeout);
   if (grpc::Status status = stub->RemovePod(&context, request, &response); !status.ok()) {
-    return Failure("RemovePod", status);
+    return DaemonFailure("RemovePod", status);
   }
   if (flags.format == OutputFormat::kJson) {
     PrintJson(response, false);
@@ -171,7 +147,7 @@ std::string HealthText(const admin::ContainerDevices& container) {
 }
 
 int RunList(const PodsFlags& flags) {
-  Connection connection = Dial(flags);
+  Connection connection = ConnectDaemon(flags.root_dir, flags.timeout);
   if (connection.exit_code != kExitOk) return connection.exit_code;
   auto stub = admin::Admin::NewStub(connection.channel);
   admin::ListPodsResponse response;
@@ -179,7 +155,7 @@ int RunList(const PodsFlags& flags) {
   SetDeadline(context, connection.timeout);
   if (grpc::Status status = stub->ListPods(&context, admin::ListPodsRequest(), &response);
       !status.ok()) {
-    return Failure("ListPods", status);
+    return DaemonFailure("ListPods", status);
   }
   if (flags.format == OutputFormat::kJson) {
     PrintJson(response, true);
@@ -201,7 +177,7 @@ int RunList(const PodsFlags& flags) {
 }
 
 int RunOptions(const PodsFlags& flags) {
-  Connection connection = Dial(flags);
+  Connection connection = ConnectDaemon(flags.root_dir, flags.timeout);
   if (connection.exit_code != kExitOk) return connection.exit_code;
   auto stub = admin::Admin::NewStub(connection.channel);
   admin::GetRunOptionsRequest request;
@@ -211,7 +187,7 @@ int RunOptions(const PodsFlags& flags) {
   grpc::ClientContext context;
   SetDeadline(context, connection.timeout);
   if (grpc::Status status = stub->GetRunOptions(&context, request, &response); !status.ok()) {
-    return Failure("GetRunOptions", status);
+    return DaemonFailure("GetRunOptions", status);
   }
   if (flags.format == OutputFormat::kJson) {
     PrintJson(response, true);
@@ -221,8 +197,9 @@ int RunOptions(const PodsFlags& flags) {
   AddOptionRows(flags.container, response.options(), table);
   for (const auto& resource : response.devices().resources()) {
     for (const auto& device : resource.devices()) {
-      table.AddRow({flags.container, "health",
-                    absl::StrCat(resource.resource_name(), "/", device.id(), "=", device.health())});
+      table.AddRow(
+          {flags.container, "health",
+           absl::StrCat(resource.resource_name(), "/", device.id(), "=", device.health())});
     }
   }
   table.Print(std::cout);

@@ -29,7 +29,26 @@ Connection Connect(const std::filesystem::path& socket, const std::string& timeo
   return connection;
 }
 
-// RpcFailure reports a failed call: unreachable is usage (2), anything else a refusal (1).
+Connection ConnectDaemon(const std::filesystem::path& root_dir, const std::string& timeout_text) {
+  const std::filesystem::path socket = root_dir / "devmgr.sock";
+  std::error_code error;
+  if (!std::filesystem::exists(socket, error)) {
+    Connection connection;
+    connection.exit_code = Fail(
+        kExitUsage, absl::StrCat("no daemon at ", socket.string(), " (is devmgr serve running?)"));
+    return connection;
+  }
+  return Connect(socket, timeout_text, 64 << 20);
+}
+
+int DaemonFailure(absl::string_view method, const grpc::Status& status) {
+  if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+    return Fail(kExitUsage, status.error_message());
+  }
+  return Fail(kExitNo, absl::StrCat(method, " failed: ", status.error_message(), " (code ",
+                                    static_cast<int>(status.error_code()), ")"));
+}
+
 int RpcFailure(absl::string_view method, const grpc::Status& status) {
   const bool unreachable = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
                            status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;

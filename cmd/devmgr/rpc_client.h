@@ -1,5 +1,5 @@
-// What the client commands (`podresources`, `pods`) share: dialing a unix socket with a
-// bounded wait, call deadlines, reporting a failed call with the command-line exit codes, and
+// What the client commands (`podresources`, `pods`, `dra claims`) share: dialing a unix socket with
+// a bounded wait, call deadlines, reporting a failed call with the command-line exit codes, and
 // printing a message as JSON.
 #pragma once
 
@@ -28,6 +28,16 @@ struct Connection {
 // socket exit 2.
 Connection Connect(const std::filesystem::path& socket, const std::string& timeout_text,
                    int max_receive_message_bytes);
+
+// ConnectDaemon dials the admin socket of the `devmgr serve` daemon under `root_dir`; a missing
+// socket fails at once (exit 2) instead of after the timeout.
+Connection ConnectDaemon(const std::filesystem::path& root_dir, const std::string& timeout_text);
+
+// DaemonFailure reports a failed admin call: a malformed request is bad input (2), every other
+// answer the daemon's "no" (1): the channel was ready before the call (ConnectDaemon waits for
+// it), so UNAVAILABLE or DEADLINE_EXCEEDED come from a plugin or driver that died or hung
+// during the call, not from a missing daemon.
+int DaemonFailure(absl::string_view method, const grpc::Status& status);
 
 // RpcFailure reports a failed call: unreachable is usage (2), anything else a refusal (1).
 int RpcFailure(absl::string_view method, const grpc::Status& status);

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "cmd/devmgr/log_sink.h"
@@ -27,6 +28,9 @@ struct ServeFlags {
   std::string admission_wait = "30s";
   std::string topology_policy = "none";
   std::string node_status_interval = "10s";
+  bool dra = true;
+  std::string dra_call_timeout = "45s";
+  std::string dra_sync_period = "5s";
   std::string metrics_address;
   std::string log_level = "info";
   std::string log_file;
@@ -55,11 +59,18 @@ int RunServe(const ServeFlags& flags) {
   absl::StatusOr<absl::Duration> wait = ParseFlagDuration("--admission-wait", flags.admission_wait);
   absl::StatusOr<absl::Duration> interval =
       ParseFlagDuration("--node-status-interval", flags.node_status_interval);
-  for (const auto* parsed : {&grace, &call, &wait, &interval}) {
+  absl::StatusOr<absl::Duration> dra_call =
+      ParseFlagDuration("--dra-call-timeout", flags.dra_call_timeout);
+  absl::StatusOr<absl::Duration> dra_sync =
+      ParseFlagDuration("--dra-sync-period", flags.dra_sync_period);
+  for (const auto* parsed : {&grace, &call, &wait, &interval, &dra_call, &dra_sync}) {
     if (!parsed->ok()) return Fail(kExitUsage, parsed->status().message());
   }
-  if (*call == absl::ZeroDuration() || *interval == absl::ZeroDuration()) {
-    return Fail(kExitUsage, "--plugin-call-timeout and --node-status-interval must be positive");
+  for (const auto& [flag, value] :
+       {std::pair{"--plugin-call-timeout", *call}, std::pair{"--node-status-interval", *interval},
+        std::pair{"--dra-call-timeout", *dra_call}, std::pair{"--dra-sync-period", *dra_sync}}) {
+    if (value == absl::ZeroDuration())
+      return Fail(kExitUsage, absl::StrCat(flag, " must be positive"));
   }
   if (flags.max_message_bytes < 4 << 20) {
     return Fail(kExitUsage, "--max-message-bytes must be at least 4194304 (gRPC's default)");
@@ -92,6 +103,9 @@ int RunServe(const ServeFlags& flags) {
   options.max_message_bytes = flags.max_message_bytes;
   options.plugin_call_timeout = *call;
   options.admission_wait = *wait;
+  options.dra = flags.dra;
+  options.dra_call_timeout = *dra_call;
+  options.dra_sync_period = *dra_sync;
   options.podresources_rate_limit.qps = flags.podresources_qps;
   options.podresources_rate_limit.burst = flags.podresources_burst;
   options.podresources_rate_limit.per_client = !flags.podresources_shared_limit;
@@ -180,6 +194,19 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
   serve
       ->add_option("--node-status-interval", flags->node_status_interval,
                    "how often capacity is read, ending resources past their grace period")
+      ->capture_default_str();
+  serve
+      ->add_option("--dra", flags->dra,
+                   "Dynamic Resource Allocation: accept DRA drivers and pods with ResourceClaims")
+      ->capture_default_str();
+  serve
+      ->add_option("--dra-call-timeout", flags->dra_call_timeout,
+                   "deadline of each call to a DRA driver (upstream: 45s)")
+      ->capture_default_str();
+  serve
+      ->add_option("--dra-sync-period", flags->dra_sync_period,
+                   "how often claims waiting for their driver are prepared and those of pods "
+                   "that are gone unprepared")
       ->capture_default_str();
   serve->add_option("--metrics-address", flags->metrics_address,
                     "serve Prometheus metrics at /metrics on unix:/path, /path, host:port or :port "

@@ -80,6 +80,104 @@ TEST(PodManifestTest, ReadsJsonAndFillsDefaults) {
             manifest->pod.uid);
 }
 
+// A pod with two claims, one by name and one from a template, with the claim documents that
+// come with it in the same stream (as `kubectl get pod,resourceclaim -o yaml` would give).
+constexpr char kPodWithClaims[] = R"(apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: ml, uid: pod-1}
+spec:
+  resourceClaims:
+  - {name: gpus, resourceClaimName: shared-gpus}
+  - {name: nic, resourceClaimTemplateName: nic-template}
+  initContainers:
+  - {name: setup, resources: {claims: [{name: nic}]}}
+  containers:
+  - name: main
+    resources:
+      limits: {example.com/fpga: 1}
+      claims: [{name: gpus, request: big}, {name: nic}]
+status:
+  resourceClaimStatuses: [{name: nic, resourceClaimName: trainer-nic-x7k2}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared-gpus, uid: claim-1}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: big, driver: gpu.example.com, pool: node-a, device: gpu-0}
+      - {request: big, driver: gpu.example.com, pool: node-a, device: gpu-1, shareID: s-1}
+---
+apiVersion: resource.k8s.io/v1beta2
+kind: ResourceClaim
+metadata:
+  name: trainer-nic-x7k2
+  namespace: ml
+  uid: claim-2
+  ownerReferences:
+  - {apiVersion: v1, kind: Pod, name: trainer, uid: pod-1, controller: true}
+status:
+  reservedFor: [{resource: pods, name: trainer, uid: pod-1}]
+)";
+
+TEST(PodManifestTest, ReadsResourceClaimsThatComeWithThePod) {
+  absl::StatusOr<PodManifest> manifest = ParsePodManifest(kPodWithClaims);
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  EXPECT_EQ(manifest->pod.containers[0].devices,
+            (std::map<std::string, int64_t>{{"example.com/fpga", 1}}));
+
+  const dra::Pod& pod = manifest->claims.pod;
+  EXPECT_EQ(pod.uid, "pod-1");
+  EXPECT_EQ(pod.namespace_name, "ml");
+  EXPECT_EQ(pod.name, "trainer");
+  EXPECT_EQ(pod.resource_claims,
+            (std::vector<dra::PodResourceClaim>{{"gpus", "shared-gpus", std::nullopt},
+                                                {"nic", std::nullopt, "nic-template"}}));
+  EXPECT_EQ(pod.resource_claim_statuses,
+            (std::vector<dra::PodResourceClaimStatus>{{"nic", "trainer-nic-x7k2"}}));
+  EXPECT_EQ(pod.init_containers, (std::vector<dra::Container>{{"setup", {{"nic", ""}}}}));
+  EXPECT_EQ(pod.containers,
+            (std::vector<dra::Container>{{"main", {{"gpus", "big"}, {"nic", ""}}}}));
+
+  ASSERT_EQ(manifest->claims.claims.size(), 2U);
+  const dra::ResourceClaim& gpus = manifest->claims.claims[0];
+  EXPECT_EQ(gpus.namespace_name, "ml") << "a claim without a namespace is in the pod's";
+  EXPECT_EQ(gpus.name, "shared-gpus");
+  EXPECT_EQ(gpus.uid, "claim-1");
+  ASSERT_TRUE(gpus.allocation.has_value());
+  EXPECT_EQ(*gpus.allocation, (std::vector<dra::DeviceRequestAllocationResult>{
+                                  {"big", "gpu.example.com", "node-a", "gpu-0", std::nullopt},
+                                  {"big", "gpu.example.com", "node-a", "gpu-1", "s-1"}}));
+  EXPECT_TRUE(gpus.reserved_for.empty());
+
+  const dra::ResourceClaim& nic = manifest->claims.claims[1];
+  EXPECT_FALSE(nic.allocation.has_value()) << "no status.allocation: not allocated";
+  EXPECT_EQ(nic.owner_references,
+            (std::vector<dra::OwnerReference>{{"v1", "Pod", "trainer", "pod-1", true}}));
+  EXPECT_EQ(nic.reserved_for,
+            (std::vector<dra::ResourceClaimConsumerReference>{{"", "pods", "trainer", "pod-1"}}));
+}
+
+TEST(PodManifestTest, APodWithoutClaimsHasAnEmptyDraHalf) {
+  absl::StatusOr<PodManifest> manifest = ParsePodManifest(kKubectlStyle);
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  EXPECT_TRUE(manifest->claims.empty());
+  EXPECT_TRUE(manifest->claims.claims.empty());
+}
+
+TEST(PodManifestTest, AClaimWithoutUidGetsOne) {
+  absl::StatusOr<PodManifest> manifest = ParsePodManifest(
+      "metadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}\n---\n");
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  ASSERT_EQ(manifest->claims.claims.size(), 1U);
+  EXPECT_TRUE(std::regex_match(manifest->claims.claims[0].uid,
+                               std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-"
+                                          "[0-9a-f]{12}")))
+      << manifest->claims.claims[0].uid;
+}
+
 struct BadManifest {
   const char* name;
   const char* text;
@@ -138,7 +236,53 @@ INSTANTIATE_TEST_SUITE_P(
                     "metadata: {name: p}\nspec: {containers: [{name: c, restartPolicy: Always}]}",
                     "is allowed only on init containers"},
         BadManifest{"ContainersNotAList", "metadata: {name: p}\nspec: {containers: {name: c}}",
-                    "spec.containers: must be a list"}),
+                    "spec.containers: must be a list"},
+        BadManifest{"ClaimNamesBoth",
+                    "metadata: {name: p}\nspec:\n  resourceClaims: [{name: g, resourceClaimName: "
+                    "a, resourceClaimTemplateName: t}]\n  containers: [{name: c}]",
+                    "spec.resourceClaims[0]: must name exactly one of resourceClaimName and "
+                    "resourceClaimTemplateName"},
+        BadManifest{"ClaimNamesNeither",
+                    "metadata: {name: p}\nspec:\n  resourceClaims: [{name: g}]\n"
+                    "  containers: [{name: c}]",
+                    "spec.resourceClaims[0]: must name exactly one"},
+        BadManifest{"DuplicateClaim",
+                    "metadata: {name: p}\nspec:\n  resourceClaims: [{name: g, resourceClaimName: "
+                    "a}, {name: g, resourceClaimName: b}]\n  containers: [{name: c}]",
+                    "spec.resourceClaims[1].name: duplicate claim name \"g\""},
+        BadManifest{"ContainerClaimUnknown",
+                    "metadata: {name: p}\nspec: {containers: [{name: c, resources: "
+                    "{claims: [{name: nope}]}}]}",
+                    "spec.containers[0].resources.claims[0].name: \"nope\" is not one of "
+                    "spec.resourceClaims"},
+        BadManifest{"TwoPods",
+                    "metadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
+                    "metadata: {name: q}\nspec: {containers: [{name: c}]}",
+                    "document 1: the manifest holds one Pod"},
+        BadManifest{"OnlyClaims",
+                    "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}",
+                    "must be a Pod object"},
+        BadManifest{"ClaimApiVersion",
+                    "metadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
+                    "apiVersion: resource.k8s.io/v2\nkind: ResourceClaim\nmetadata: {name: a}",
+                    "document 1 (ResourceClaim): apiVersion: \"resource.k8s.io/v2\" is not one of"},
+        BadManifest{"ClaimOtherNamespace",
+                    "metadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
+                    "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+                    "metadata: {name: a, namespace: other}",
+                    "metadata.namespace: is \"other\"; the pod is in \"default\""},
+        BadManifest{
+            "ClaimTwice",
+            "metadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
+            "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}\n"
+            "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}",
+            "document 2 (ResourceClaim): metadata.name: ResourceClaim \"a\" is given twice"},
+        BadManifest{"ResultWithoutDriver",
+                    "metadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
+                    "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}\n"
+                    "status: {allocation: {devices: {results: [{request: r, pool: p, device: "
+                    "d}]}}}",
+                    "status.allocation.devices.results[0].driver: is required"}),
     [](const ::testing::TestParamInfo<BadManifest>& param_info) { return param_info.param.name; });
 
 }  // namespace

@@ -1,0 +1,223 @@
+#include "node/claim_manifest.h"
+
+#include <set>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "node/manifest_fields.h"
+
+namespace devmgr::node {
+namespace {
+
+// ReadRequired: a string field that must be present and not empty.
+absl::StatusOr<std::string> ReadRequired(const YAML::Node& node, absl::string_view field) {
+  absl::StatusOr<std::string> value = ReadString(node, field);
+  if (value.ok() && value->empty()) return FieldError(field, "is required");
+  return value;
+}
+
+// ReadOptional: a string field that may be absent (std::nullopt).
+absl::StatusOr<std::optional<std::string>> ReadOptional(const YAML::Node& node,
+                                                        absl::string_view field) {
+  if (!IsPresent(node)) return std::optional<std::string>();
+  absl::StatusOr<std::string> value = ReadString(node, field);
+  if (!value.ok()) return value.status();
+  return std::optional<std::string>(*std::move(value));
+}
+
+// ForEachItem calls `read(item, "FIELD[i]")` for each item of a list field (absent: none).
+template <typename Read>
+absl::Status ForEachItem(const YAML::Node& list, absl::string_view field, Read read) {
+  if (!IsPresent(list)) return absl::OkStatus();
+  if (!list.IsSequence()) return FieldError(field, "must be a list");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string where = absl::StrCat(field, "[", i, "]");
+    if (!list[i].IsMap()) return FieldError(where, "must be an object");
+    if (absl::Status status = read(list[i], where); !status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadOwner(const YAML::Node& node, const std::string& where,
+                       dra::OwnerReference& owner) {
+  for (auto [key, target] :
+       {std::pair{"apiVersion", &owner.api_version}, std::pair{"kind", &owner.kind},
+        std::pair{"name", &owner.name}, std::pair{"uid", &owner.uid}}) {
+    absl::StatusOr<std::string> value = ReadString(node[key], absl::StrCat(where, ".", key));
+    if (!value.ok()) return value.status();
+    *target = *std::move(value);
+  }
+  const YAML::Node controller = node["controller"];
+  if (IsPresent(controller)) {
+    if (!controller.IsScalar() ||
+        (controller.Scalar() != "true" && controller.Scalar() != "false")) {
+      return FieldError(absl::StrCat(where, ".controller"), "must be true or false");
+    }
+    owner.controller = controller.Scalar() == "true";
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadResult(const YAML::Node& node, const std::string& where,
+                        dra::DeviceRequestAllocationResult& result) {
+  for (auto [key, target] :
+       {std::pair{"request", &result.request}, std::pair{"driver", &result.driver},
+        std::pair{"pool", &result.pool}, std::pair{"device", &result.device}}) {
+    absl::StatusOr<std::string> value = ReadRequired(node[key], absl::StrCat(where, ".", key));
+    if (!value.ok()) return value.status();
+    *target = *std::move(value);
+  }
+  absl::StatusOr<std::optional<std::string>> share_id =
+      ReadOptional(node["shareID"], absl::StrCat(where, ".shareID"));
+  if (!share_id.ok()) return share_id.status();
+  result.share_id = *std::move(share_id);
+  return absl::OkStatus();
+}
+
+absl::Status ReadConsumer(const YAML::Node& node, const std::string& where,
+                          dra::ResourceClaimConsumerReference& consumer) {
+  for (auto [key, target] :
+       {std::pair{"apiGroup", &consumer.api_group}, std::pair{"resource", &consumer.resource},
+        std::pair{"name", &consumer.name}, std::pair{"uid", &consumer.uid}}) {
+    absl::StatusOr<std::string> value = ReadString(node[key], absl::StrCat(where, ".", key));
+    if (!value.ok()) return value.status();
+    *target = *std::move(value);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<dra::ResourceClaim> ReadResourceClaim(const YAML::Node& root) {
+  if (!IsMapNode(root)) return absl::InvalidArgumentError("a ResourceClaim must be an object");
+  dra::ResourceClaim claim;
+  const YAML::Node metadata = root["metadata"];
+  if (!IsMapNode(metadata)) return FieldError("metadata", "is required");
+  for (auto [key, target] : {std::pair{"uid", &claim.uid}, std::pair{"name", &claim.name},
+                             std::pair{"namespace", &claim.namespace_name}}) {
+    absl::StatusOr<std::string> value = ReadString(metadata[key], absl::StrCat("metadata.", key));
+    if (!value.ok()) return value.status();
+    *target = *std::move(value);
+  }
+  if (claim.name.empty()) return FieldError("metadata.name", "is required");
+  if (claim.uid.empty()) claim.uid = NewUid();
+  if (absl::Status owners = ForEachItem(metadata["ownerReferences"], "metadata.ownerReferences",
+                                        [&](const YAML::Node& item, const std::string& where) {
+                                          return ReadOwner(item, where,
+                                                           claim.owner_references.emplace_back());
+                                        });
+      !owners.ok()) {
+    return owners;
+  }
+
+  const YAML::Node status = root["status"];
+  if (!IsPresent(status)) return claim;
+  if (!status.IsMap()) return FieldError("status", "must be an object");
+  const YAML::Node allocation = status["allocation"];
+  if (IsPresent(allocation)) {
+    if (!allocation.IsMap()) return FieldError("status.allocation", "must be an object");
+    const YAML::Node devices = allocation["devices"];
+    if (IsPresent(devices) && !devices.IsMap()) {
+      return FieldError("status.allocation.devices", "must be an object");
+    }
+    claim.allocation.emplace();
+    if (absl::Status results = ForEachItem(IsMapNode(devices) ? devices["results"] : YAML::Node(),
+                                           "status.allocation.devices.results",
+                                           [&](const YAML::Node& item, const std::string& where) {
+                                             return ReadResult(item, where,
+                                                               claim.allocation->emplace_back());
+                                           });
+        !results.ok()) {
+      return results;
+    }
+  }
+  if (absl::Status reserved = ForEachItem(status["reservedFor"], "status.reservedFor",
+                                          [&](const YAML::Node& item, const std::string& where) {
+                                            return ReadConsumer(item, where,
+                                                                claim.reserved_for.emplace_back());
+                                          });
+      !reserved.ok()) {
+    return reserved;
+  }
+  return claim;
+}
+
+absl::Status ReadPodResourceClaims(const YAML::Node& spec, const YAML::Node& status,
+                                   dra::Pod& pod) {
+  std::set<std::string> names;
+  if (absl::Status claims =
+          ForEachItem(spec["resourceClaims"], "spec.resourceClaims",
+                      [&](const YAML::Node& item, const std::string& where) -> absl::Status {
+                        dra::PodResourceClaim& claim = pod.resource_claims.emplace_back();
+                        absl::StatusOr<std::string> name =
+                            ReadRequired(item["name"], absl::StrCat(where, ".name"));
+                        if (!name.ok()) return name.status();
+                        if (!names.insert(*name).second) {
+                          return FieldError(absl::StrCat(where, ".name"),
+                                            absl::StrCat("duplicate claim name \"", *name, "\""));
+                        }
+                        claim.name = *std::move(name);
+                        absl::StatusOr<std::optional<std::string>> claim_name = ReadOptional(
+                            item["resourceClaimName"], absl::StrCat(where, ".resourceClaimName"));
+                        if (!claim_name.ok()) return claim_name.status();
+                        absl::StatusOr<std::optional<std::string>> template_name =
+                            ReadOptional(item["resourceClaimTemplateName"],
+                                         absl::StrCat(where, ".resourceClaimTemplateName"));
+                        if (!template_name.ok()) return template_name.status();
+                        if (claim_name->has_value() == template_name->has_value()) {
+                          return FieldError(where,
+                                            "must name exactly one of resourceClaimName and "
+                                            "resourceClaimTemplateName");
+                        }
+                        claim.resource_claim_name = *std::move(claim_name);
+                        claim.resource_claim_template_name = *std::move(template_name);
+                        return absl::OkStatus();
+                      });
+      !claims.ok()) {
+    return claims;
+  }
+  if (!IsPresent(status)) return absl::OkStatus();
+  if (!status.IsMap()) return FieldError("status", "must be an object");
+  return ForEachItem(
+      status["resourceClaimStatuses"], "status.resourceClaimStatuses",
+      [&](const YAML::Node& item, const std::string& where) -> absl::Status {
+        dra::PodResourceClaimStatus& claim_status = pod.resource_claim_statuses.emplace_back();
+        absl::StatusOr<std::string> name = ReadRequired(item["name"], absl::StrCat(where, ".name"));
+        if (!name.ok()) return name.status();
+        claim_status.name = *std::move(name);
+        absl::StatusOr<std::optional<std::string>> claim_name =
+            ReadOptional(item["resourceClaimName"], absl::StrCat(where, ".resourceClaimName"));
+        if (!claim_name.ok()) return claim_name.status();
+        claim_status.resource_claim_name = *std::move(claim_name);
+        return absl::OkStatus();
+      });
+}
+
+absl::StatusOr<std::vector<dra::ContainerClaim>> ReadContainerClaims(const YAML::Node& claims,
+                                                                     absl::string_view field,
+                                                                     const dra::Pod& pod) {
+  std::vector<dra::ContainerClaim> out;
+  absl::Status read = ForEachItem(
+      claims, field, [&](const YAML::Node& item, const std::string& where) -> absl::Status {
+        absl::StatusOr<std::string> name = ReadRequired(item["name"], absl::StrCat(where, ".name"));
+        if (!name.ok()) return name.status();
+        absl::StatusOr<std::string> request =
+            ReadString(item["request"], absl::StrCat(where, ".request"));
+        if (!request.ok()) return request.status();
+        bool known = false;
+        for (const dra::PodResourceClaim& pod_claim : pod.resource_claims) {
+          known = known || pod_claim.name == *name;
+        }
+        if (!known) {
+          return FieldError(absl::StrCat(where, ".name"),
+                            absl::StrCat("\"", *name, "\" is not one of spec.resourceClaims"));
+        }
+        out.push_back({*std::move(name), *std::move(request)});
+        return absl::OkStatus();
+      });
+  if (!read.ok()) return read;
+  return out;
+}
+
+}  // namespace devmgr::node

@@ -1,0 +1,188 @@
+#include "node/claim_record.h"
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace devmgr::node {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr int kVersion = 1;
+
+// Optional strings are written only when set.
+void PutOptional(Json& object, const char* key, const std::optional<std::string>& value) {
+  if (value.has_value()) object[key] = *value;
+}
+std::optional<std::string> GetOptional(const Json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+Json EncodeContainers(const std::vector<dra::Container>& containers) {
+  Json list = Json::array();
+  for (const dra::Container& container : containers) {
+    Json claims = Json::array();
+    for (const dra::ContainerClaim& claim : container.claims) {
+      claims.push_back({{"name", claim.name}, {"request", claim.request}});
+    }
+    list.push_back({{"name", container.name}, {"claims", std::move(claims)}});
+  }
+  return list;
+}
+
+std::vector<dra::Container> DecodeContainers(const Json& list) {
+  std::vector<dra::Container> containers;
+  for (const Json& item : list) {
+    dra::Container container{item.at("name").get<std::string>(), {}};
+    for (const Json& claim : item.at("claims")) {
+      container.claims.push_back(
+          {claim.at("name").get<std::string>(), claim.at("request").get<std::string>()});
+    }
+    containers.push_back(std::move(container));
+  }
+  return containers;
+}
+
+Json EncodePod(const dra::Pod& pod) {
+  Json claims = Json::array();
+  for (const dra::PodResourceClaim& claim : pod.resource_claims) {
+    Json item = {{"name", claim.name}};
+    PutOptional(item, "resourceClaimName", claim.resource_claim_name);
+    PutOptional(item, "resourceClaimTemplateName", claim.resource_claim_template_name);
+    claims.push_back(std::move(item));
+  }
+  Json statuses = Json::array();
+  for (const dra::PodResourceClaimStatus& status : pod.resource_claim_statuses) {
+    Json item = {{"name", status.name}};
+    PutOptional(item, "resourceClaimName", status.resource_claim_name);
+    statuses.push_back(std::move(item));
+  }
+  return {{"uid", pod.uid},
+          {"namespace", pod.namespace_name},
+          {"name", pod.name},
+          {"resourceClaims", std::move(claims)},
+          {"resourceClaimStatuses", std::move(statuses)},
+          {"initContainers", EncodeContainers(pod.init_containers)},
+          {"containers", EncodeContainers(pod.containers)}};
+}
+
+dra::Pod DecodePod(const Json& item) {
+  dra::Pod pod;
+  pod.uid = item.at("uid").get<std::string>();
+  pod.namespace_name = item.at("namespace").get<std::string>();
+  pod.name = item.at("name").get<std::string>();
+  for (const Json& claim : item.at("resourceClaims")) {
+    pod.resource_claims.push_back({claim.at("name").get<std::string>(),
+                                   GetOptional(claim, "resourceClaimName"),
+                                   GetOptional(claim, "resourceClaimTemplateName")});
+  }
+  for (const Json& status : item.at("resourceClaimStatuses")) {
+    pod.resource_claim_statuses.push_back(
+        {status.at("name").get<std::string>(), GetOptional(status, "resourceClaimName")});
+  }
+  pod.init_containers = DecodeContainers(item.at("initContainers"));
+  pod.containers = DecodeContainers(item.at("containers"));
+  return pod;
+}
+
+Json EncodeClaim(const dra::ResourceClaim& claim) {
+  Json owners = Json::array();
+  for (const dra::OwnerReference& owner : claim.owner_references) {
+    owners.push_back({{"apiVersion", owner.api_version},
+                      {"kind", owner.kind},
+                      {"name", owner.name},
+                      {"uid", owner.uid},
+                      {"controller", owner.controller}});
+  }
+  Json allocation = nullptr;
+  if (claim.allocation.has_value()) {
+    allocation = Json::array();
+    for (const dra::DeviceRequestAllocationResult& result : *claim.allocation) {
+      Json item = {{"request", result.request},
+                   {"driver", result.driver},
+                   {"pool", result.pool},
+                   {"device", result.device}};
+      PutOptional(item, "shareID", result.share_id);
+      allocation.push_back(std::move(item));
+    }
+  }
+  Json reserved = Json::array();
+  for (const dra::ResourceClaimConsumerReference& consumer : claim.reserved_for) {
+    reserved.push_back({{"apiGroup", consumer.api_group},
+                        {"resource", consumer.resource},
+                        {"name", consumer.name},
+                        {"uid", consumer.uid}});
+  }
+  return {{"namespace", claim.namespace_name},
+          {"name", claim.name},
+          {"uid", claim.uid},
+          {"ownerReferences", std::move(owners)},
+          {"allocation", std::move(allocation)},
+          {"reservedFor", std::move(reserved)}};
+}
+
+dra::ResourceClaim DecodeClaim(const Json& item) {
+  dra::ResourceClaim claim;
+  claim.namespace_name = item.at("namespace").get<std::string>();
+  claim.name = item.at("name").get<std::string>();
+  claim.uid = item.at("uid").get<std::string>();
+  for (const Json& owner : item.at("ownerReferences")) {
+    claim.owner_references.push_back(
+        {owner.at("apiVersion").get<std::string>(), owner.at("kind").get<std::string>(),
+         owner.at("name").get<std::string>(), owner.at("uid").get<std::string>(),
+         owner.at("controller").get<bool>()});
+  }
+  const Json& allocation = item.at("allocation");
+  if (!allocation.is_null()) {
+    claim.allocation.emplace();
+    for (const Json& result : allocation) {
+      claim.allocation->push_back(
+          {result.at("request").get<std::string>(), result.at("driver").get<std::string>(),
+           result.at("pool").get<std::string>(), result.at("device").get<std::string>(),
+           GetOptional(result, "shareID")});
+    }
+  }
+  for (const Json& consumer : item.at("reservedFor")) {
+    claim.reserved_for.push_back(
+        {consumer.at("apiGroup").get<std::string>(), consumer.at("resource").get<std::string>(),
+         consumer.at("name").get<std::string>(), consumer.at("uid").get<std::string>()});
+  }
+  return claim;
+}
+
+}  // namespace
+
+std::string EncodeClaimRecord(const ClaimRecord& record) {
+  Json pods = Json::array();
+  for (const dra::Pod& pod : record.pods) pods.push_back(EncodePod(pod));
+  Json claims = Json::array();
+  for (const dra::ResourceClaim& claim : record.claims) claims.push_back(EncodeClaim(claim));
+  return Json{{"version", kVersion}, {"pods", std::move(pods)}, {"claims", std::move(claims)}}
+      .dump();
+}
+
+absl::StatusOr<ClaimRecord> DecodeClaimRecord(absl::string_view bytes) {
+  Json document = Json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded() || !document.is_object()) {
+    return absl::DataLossError("not a JSON object");
+  }
+  auto version = document.find("version");
+  if (version == document.end() || !version->is_number_integer() ||
+      version->get<int64_t>() != kVersion) {
+    return absl::DataLossError(absl::StrCat("version: want ", kVersion));
+  }
+  // A field that is missing or of the wrong type makes nlohmann::json throw; every one of them
+  // is the same answer: not a record.
+  try {
+    ClaimRecord record;
+    for (const Json& pod : document.at("pods")) record.pods.push_back(DecodePod(pod));
+    for (const Json& claim : document.at("claims")) record.claims.push_back(DecodeClaim(claim));
+    return record;
+  } catch (const Json::exception& e) {
+    return absl::DataLossError(absl::StrCat("not a claim record: ", e.what()));
+  }
+}
+
+}  // namespace devmgr::node

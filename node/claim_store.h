@@ -1,0 +1,89 @@
+// ClaimStore: where the node's DRA manager reads ResourceClaims when no API server holds them.
+// Claims travel with their pod (pod_claims.h); the store keeps each admitted pod's DRA half and
+// the claims it brought, durably, in the claim record (claim_record.h), so that after a restart
+// the node knows which claims to prepare again and which pods use them.
+//
+// As the scheduler does when it binds a pod, the store reserves each allocated claim for the
+// pod that brought it (status.reservedFor gains the pod). A claim several pods use is stored
+// once: the first pod's copy is kept, and later pods only join its reservedFor.
+//
+// Thread-safety: every method may be called from any thread; writes are serialised and happen
+// outside the lock that readers take, so GetClaim never waits for the disk.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/file_store.h"
+#include "common/logging.h"
+#include "dra/claim.h"
+#include "node/claim_record.h"
+#include "node/pod_claims.h"
+
+namespace devmgr::node {
+
+class ClaimStore final : public dra::ClaimSource {
+ public:
+  // The record lives in `folder` (the node's root folder).
+  ClaimStore(std::filesystem::path folder, LoggerPtr logger);
+
+  // Load reads the record. One that cannot be decoded is logged, renamed with a ".corrupt"
+  // suffix and ignored (the DRA manager's own checkpoint still names the prepared claims, and
+  // its reconcile unprepares those of pods the node no longer knows). Errors only for I/O.
+  absl::Status Load() ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
+
+  // Add stores the pod's DRA half and its claims, durably. AlreadyExists when the pod is
+  // stored already, or when a claim of the same namespace and name is stored with another UID.
+  // Nothing changes on an error.
+  absl::Status Add(const PodClaims& claims) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
+
+  // Remove forgets the pod, drops it from the reservedFor of its claims and forgets the claims
+  // no stored pod uses any more, durably. An unknown pod is not an error.
+  absl::Status Remove(const std::string& pod_uid) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
+
+  // Retain forgets (as Remove) every stored pod not in `pod_uids`: what an admission cut short
+  // by a crash left behind.
+  absl::Status Retain(const std::set<std::string>& pod_uids) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
+
+  // FindPod: the DRA half of a stored pod.
+  std::optional<dra::Pod> FindPod(const std::string& pod_uid) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Pods: every stored pod, by UID.
+  std::vector<dra::Pod> Pods() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // dra::ClaimSource: a claim some stored pod brought; NotFound otherwise (upstream's text:
+  // "resourceclaims.resource.k8s.io \"NAME\" not found").
+  absl::StatusOr<dra::ResourceClaim> GetClaim(const std::string& namespace_name,
+                                              const std::string& name) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  using ClaimKey = std::pair<std::string, std::string>;
+  struct Contents {
+    std::map<std::string, dra::Pod> pods;
+    std::map<ClaimKey, dra::ResourceClaim> claims;
+  };
+
+  // Replace writes `next` durably and then makes it the store's contents.
+  absl::Status Replace(Contents next) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Without: `contents` less the pods of `pod_uids` (and the claims only they used).
+  static Contents Without(Contents contents, const std::set<std::string>& pod_uids);
+
+  const FileStore store_;
+  const LoggerPtr logger_;
+  // Serialises changes, which read, write the record, then swap; taken before mu_.
+  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  mutable absl::Mutex mu_;
+  Contents contents_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace devmgr::node

@@ -1,0 +1,31 @@
+// DraResourcesProvider: the PodResources service's view of the DRA manager, the
+// `dynamic_resources` of each container: for every claim the container uses, its name and
+// namespace and, per device its drivers prepared, the driver, pool, device, share ID and CDI
+// device names (upstream's ContainerManager.GetDynamicResources). The pods' claims come from
+// the node's claim store. Every call copies under the stores' locks and returns.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dra/manager.h"
+#include "node/claim_store.h"
+#include "podresources/providers.h"
+
+namespace devmgr::node {
+
+class DraResourcesProvider final : public podresources::DynamicResourcesProvider {
+ public:
+  // Neither is owned; both must outlive the PodResources server.
+  DraResourcesProvider(const dra::Manager& manager, const ClaimStore& claims)
+      : manager_(manager), claims_(claims) {}
+
+  std::vector<::v1::DynamicResource> GetDynamicResources(
+      const podresources::Pod& pod, const podresources::Container& container) override;
+
+ private:
+  const dra::Manager& manager_;
+  const ClaimStore& claims_;
+};
+
+}  // namespace devmgr::node

@@ -1,0 +1,22 @@
+// PodClaims: the Dynamic Resource Allocation half of a pod the node admits: which ResourceClaims
+// the pod and its containers use (dra::Pod), and the ResourceClaim objects that came with it.
+// On a node without an API server claims travel with their pod (a manifest's YAML stream holds
+// the Pod and its ResourceClaims); the node keeps them in its claim store (claim_store.h).
+#pragma once
+
+#include <vector>
+
+#include "dra/claim.h"
+
+namespace devmgr::node {
+
+struct PodClaims {
+  dra::Pod pod;
+  std::vector<dra::ResourceClaim> claims;
+
+  // Whether the pod uses no claim at all.
+  bool empty() const { return pod.resource_claims.empty(); }
+  bool operator==(const PodClaims&) const = default;
+};
+
+}  // namespace devmgr::node

@@ -1,0 +1,160 @@
+// The node's claim store and its durable record: what a pod brings is kept across a restart,
+// allocated claims are reserved for their pods, a shared claim is stored once and forgotten
+// with its last pod, and a corrupt record is kept aside without a crash.
+#include "node/claim_store.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "common/file_store.h"
+#include "node/claim_record.h"
+#include "tests/testlib/temp_dir.h"
+
+namespace devmgr::node {
+namespace {
+
+using ::devmgr::testing::TempDir;
+
+dra::ResourceClaim Claim(const std::string& name, const std::string& uid, bool allocated = true) {
+  dra::ResourceClaim claim;
+  claim.namespace_name = "default";
+  claim.name = name;
+  claim.uid = uid;
+  if (allocated) {
+    claim.allocation = std::vector<dra::DeviceRequestAllocationResult>{
+        {"gpu", "gpu.example.com", "node", "dev-0", std::nullopt}};
+  }
+  return claim;
+}
+
+// A pod that uses `claim_names` by name, all in container "app".
+PodClaims Pod(const std::string& uid, const std::vector<std::string>& claim_names,
+              std::vector<dra::ResourceClaim> claims) {
+  PodClaims pod;
+  pod.pod.uid = uid;
+  pod.pod.namespace_name = "default";
+  pod.pod.name = "pod-" + uid;
+  dra::Container& app = pod.pod.containers.emplace_back();
+  app.name = "app";
+  for (const std::string& name : claim_names) {
+    pod.pod.resource_claims.push_back({name, name, std::nullopt});
+    app.claims.push_back({name, ""});
+  }
+  pod.claims = std::move(claims);
+  return pod;
+}
+
+TEST(ClaimRecordTest, RoundTripsEveryField) {
+  ClaimRecord record;
+  PodClaims pod = Pod("u1", {"a"}, {});
+  pod.pod.resource_claims.push_back({"t", std::nullopt, "template"});
+  pod.pod.resource_claim_statuses = {{"t", "u1-t-abc"}, {"none", std::nullopt}};
+  pod.pod.init_containers.push_back({"init", {{"t", "req"}}});
+  record.pods.push_back(pod.pod);
+  dra::ResourceClaim shared = Claim("a", "c1");
+  shared.allocation->push_back({"gpu", "gpu.example.com", "node", "dev-1", "share-7"});
+  shared.owner_references.push_back({"v1", "Pod", "p", "u1", true});
+  shared.reserved_for.push_back({"", "pods", "p", "u1"});
+  record.claims.push_back(shared);
+  record.claims.push_back(Claim("b", "c2", /*allocated=*/false));
+
+  absl::StatusOr<ClaimRecord> decoded = DecodeClaimRecord(EncodeClaimRecord(record));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(*decoded, record);
+}
+
+TEST(ClaimRecordTest, RefusesWhatIsNotARecord) {
+  for (const char* bytes :
+       {"", "[]", "{\"version\":2,\"pods\":[],\"claims\":[]}",
+        "{\"version\":1,\"pods\":[{\"uid\":1}],\"claims\":[]}", "{\"version\":1,\"pods\":[]}"}) {
+    absl::StatusOr<ClaimRecord> decoded = DecodeClaimRecord(bytes);
+    EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss) << bytes;
+  }
+}
+
+TEST(ClaimStoreTest, KeepsWhatPodsBroughtAcrossARestart) {
+  TempDir dir;
+  {
+    ClaimStore store(dir.path(), nullptr);
+    ASSERT_TRUE(store.Load().ok());
+    ASSERT_TRUE(store.Add(Pod("u1", {"a"}, {Claim("a", "c1")})).ok());
+  }
+  ClaimStore again(dir.path(), nullptr);
+  ASSERT_TRUE(again.Load().ok());
+  std::optional<dra::Pod> pod = again.FindPod("u1");
+  ASSERT_TRUE(pod.has_value());
+  EXPECT_EQ(*pod, Pod("u1", {"a"}, {}).pod);
+  absl::StatusOr<dra::ResourceClaim> claim = again.GetClaim("default", "a");
+  ASSERT_TRUE(claim.ok()) << claim.status();
+  EXPECT_EQ(claim->uid, "c1");
+}
+
+TEST(ClaimStoreTest, ReservesAllocatedClaimsForThePodAsTheSchedulerWould) {
+  TempDir dir;
+  ClaimStore store(dir.path(), nullptr);
+  ASSERT_TRUE(store.Add(Pod("u1", {"a", "b"}, {Claim("a", "c1"), Claim("b", "c2", false)})).ok());
+  EXPECT_EQ(store.GetClaim("default", "a")->reserved_for,
+            (std::vector<dra::ResourceClaimConsumerReference>{{"", "pods", "pod-u1", "u1"}}));
+  EXPECT_TRUE(store.GetClaim("default", "b")->reserved_for.empty())
+      << "a claim that is not allocated cannot be reserved";
+}
+
+TEST(ClaimStoreTest, ASharedClaimIsStoredOnceAndForgottenWithItsLastPod) {
+  TempDir dir;
+  ClaimStore store(dir.path(), nullptr);
+  ASSERT_TRUE(store.Add(Pod("u1", {"a"}, {Claim("a", "c1")})).ok());
+  // The second pod names the claim without bringing it again.
+  ASSERT_TRUE(store.Add(Pod("u2", {"a"}, {})).ok());
+  EXPECT_EQ(store.GetClaim("default", "a")->reserved_for.size(), 2U);
+
+  ASSERT_TRUE(store.Remove("u1").ok());
+  ASSERT_TRUE(store.GetClaim("default", "a").ok());
+  EXPECT_EQ(store.GetClaim("default", "a")->reserved_for,
+            (std::vector<dra::ResourceClaimConsumerReference>{{"", "pods", "pod-u2", "u2"}}));
+  ASSERT_TRUE(store.Remove("u2").ok());
+  EXPECT_EQ(store.GetClaim("default", "a").status().message(),
+            "resourceclaims.resource.k8s.io \"a\" not found");
+  EXPECT_TRUE(store.Remove("u2").ok()) << "removing twice is not an error";
+}
+
+TEST(ClaimStoreTest, RefusesAClaimOfTheSameNameWithAnotherUidAndChangesNothing) {
+  TempDir dir;
+  ClaimStore store(dir.path(), nullptr);
+  ASSERT_TRUE(store.Add(Pod("u1", {"a"}, {Claim("a", "c1")})).ok());
+  const absl::StatusOr<std::string> before = FileStore(dir.path()).Read(kClaimRecordName);
+  absl::Status added = store.Add(Pod("u2", {"a"}, {Claim("a", "other")}));
+  EXPECT_EQ(added.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(added.message(), "ResourceClaim default/a is held with UID c1, not other");
+  EXPECT_FALSE(store.FindPod("u2").has_value());
+  EXPECT_EQ(FileStore(dir.path()).Read(kClaimRecordName).value(), before.value());
+  EXPECT_EQ(store.Add(Pod("u1", {}, {})).code(), absl::StatusCode::kAlreadyExists);
+}
+
+TEST(ClaimStoreTest, RetainForgetsPodsThatWereNeverAdmitted) {
+  TempDir dir;
+  ClaimStore store(dir.path(), nullptr);
+  ASSERT_TRUE(store.Add(Pod("kept", {"a"}, {Claim("a", "c1")})).ok());
+  ASSERT_TRUE(store.Add(Pod("cut-short", {"b"}, {Claim("b", "c2")})).ok());
+  ASSERT_TRUE(store.Retain({"kept"}).ok());
+  EXPECT_TRUE(store.FindPod("kept").has_value());
+  EXPECT_FALSE(store.FindPod("cut-short").has_value());
+  EXPECT_FALSE(store.GetClaim("default", "b").ok());
+
+  ClaimStore again(dir.path(), nullptr);
+  ASSERT_TRUE(again.Load().ok());
+  EXPECT_EQ(again.Pods().size(), 1U) << "durably";
+}
+
+TEST(ClaimStoreTest, ACorruptRecordIsKeptAsideAndTheStoreStartsEmpty) {
+  TempDir dir;
+  std::ofstream(dir.Sub(kClaimRecordName)) << "{\"version\":1,\"pods\":[";
+  ClaimStore store(dir.path(), nullptr);
+  ASSERT_TRUE(store.Load().ok());
+  EXPECT_TRUE(store.Pods().empty());
+  EXPECT_TRUE(std::filesystem::exists(dir.Sub(std::string(kClaimRecordName) + ".corrupt")));
+  ASSERT_TRUE(store.Add(Pod("u1", {"a"}, {Claim("a", "c1")})).ok());
+}
+
+}  // namespace
+}  // namespace devmgr::node

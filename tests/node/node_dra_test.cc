@@ -1,0 +1,267 @@
+// Dynamic Resource Allocation in the assembled node (node.h), in process, with a fake DRA driver
+// on a unix socket: claims that come with a pod are stored, prepared before admission ends and
+// their CDI devices join the run options and PodResources; a refused pod leaves no trace in any
+// of the node's files; removal unprepares (a shared claim only with its last pod); and a
+// restart prepares every claim of a running pod again once its driver is back.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/file_store.h"
+#include "dra/checkpoint.h"
+#include "node/claim_record.h"
+#include "node/node.h"
+#include "node/pod_manifest.h"
+#include "podresources/client.h"
+#include "podresources/v1/api.grpc.pb.h"
+#include "tests/dra/fake_driver.h"
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::node {
+namespace {
+
+using ::devmgr::testing::FakeDriver;
+using ::devmgr::testing::TempDir;
+using ::devmgr::testing::WaitFor;
+namespace draapi = ::k8s::io::kubelet::pkg::apis::dra;
+
+constexpr char kDriver[] = "gpu.example.com";
+
+// A pod whose container "app" uses claim `claim` (brought in the same stream unless `bring` is
+// false), allocated device dev-0 of kDriver.
+std::string Manifest(const std::string& pod_uid, const std::string& claim, bool bring = true) {
+  std::string text =
+      absl::StrCat("metadata: {name: pod-", pod_uid, ", uid: ", pod_uid, "}\n",
+                   "spec:\n  resourceClaims: [{name: gpu, resourceClaimName: ", claim, "}]\n",
+                   "  containers: [{name: app, resources: {claims: [{name: gpu}]}}]\n");
+  if (bring) {
+    absl::StrAppend(&text, "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
+                    "metadata: {name: ", claim, ", uid: uid-", claim, "}\n",
+                    "status: {allocation: {devices: {results: [{request: gpu, driver: ", kDriver,
+                    ", pool: node, device: dev-0}]}}}\n");
+  }
+  return text;
+}
+
+// Each claim gets device dev-0 with the CDI device "gpu.example.com/gpu=<claim name>".
+draapi::v1::NodePrepareResourcesResponse PrepareDev0(
+    const draapi::v1::NodePrepareResourcesRequest& request) {
+  draapi::v1::NodePrepareResourcesResponse response;
+  for (const auto& claim : request.claims()) {
+    auto* device = (*response.mutable_claims())[claim.uid()].add_devices();
+    device->set_pool_name("node");
+    device->set_device_name("dev-0");
+    device->add_request_names("gpu");
+    device->add_cdi_device_ids(absl::StrCat(kDriver, "/gpu=", claim.name()));
+  }
+  return response;
+}
+
+class NodeDraTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    driver_ = std::make_unique<FakeDriver>(DriverSocket());
+    ASSERT_TRUE(driver_->started());
+    driver_->OnPrepare(PrepareDev0);
+    StartNode();
+  }
+
+  std::string DriverSocket() const { return dir_.Sub("dra.sock").string(); }
+
+  void StartNode() {
+    node_.reset();
+    NodeOptions options;
+    options.root_dir = dir_.Sub("root");
+    options.dra_sync_period = absl::Milliseconds(20);
+    absl::StatusOr<std::unique_ptr<Node>> node = Node::Start(options);
+    ASSERT_TRUE(node.ok()) << node.status();
+    node_ = *std::move(node);
+  }
+
+  void RegisterDriver() {
+    ASSERT_TRUE(node_->dra_manager()
+                    ->drivers()
+                    .RegisterPlugin(kDriver, DriverSocket(), {"v1.DRAPlugin"})
+                    .ok());
+  }
+
+  absl::StatusOr<std::vector<ContainerOptions>> Admit(const std::string& text) {
+    absl::StatusOr<PodManifest> manifest = ParsePodManifest(text);
+    if (!manifest.ok()) return manifest.status();
+    return node_->admission().Admit(manifest->pod, manifest->claims);
+  }
+
+  // The claims dra_manager_state holds, by name.
+  std::vector<std::string> CheckpointedClaims() const {
+    absl::StatusOr<std::string> bytes = FileStore(dir_.Sub("root")).Read(dra::kCheckpointName);
+    EXPECT_TRUE(bytes.ok()) << bytes.status();
+    absl::StatusOr<dra::CheckpointData> data = dra::Decode(bytes.value_or(""));
+    EXPECT_TRUE(data.ok()) << data.status();
+    std::vector<std::string> names;
+    if (!data.ok()) return names;
+    for (const dra::ClaimInfoState& state :
+         data->entries.value_or(std::vector<dra::ClaimInfoState>{})) {
+      names.push_back(state.claim_name);
+    }
+    return names;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<FakeDriver> driver_;
+  std::unique_ptr<Node> node_;
+};
+
+TEST_F(NodeDraTest, AdmissionPreparesTheClaimsAndAddsTheirCdiDevices) {
+  RegisterDriver();
+  absl::StatusOr<std::vector<ContainerOptions>> admitted = Admit(Manifest("p1", "gpu-a"));
+  ASSERT_TRUE(admitted.ok()) << admitted.status();
+  ASSERT_EQ(admitted->size(), 1U);
+  EXPECT_EQ((*admitted)[0].options.cdi_devices,
+            std::vector<std::string>{"gpu.example.com/gpu=gpu-a"});
+  EXPECT_EQ(driver_->prepare_calls(), 1);
+  EXPECT_EQ(CheckpointedClaims(), std::vector<std::string>{"gpu-a"});
+
+  // The run options asked again carry them too, and the claim is listed as prepared.
+  absl::StatusOr<devicemanager::RunContainerOptions> options =
+      node_->admission().RunOptions("p1", "app");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->cdi_devices, std::vector<std::string>{"gpu.example.com/gpu=gpu-a"});
+  std::vector<dra::ClaimSnapshot> claims = node_->dra_manager()->Claims();
+  ASSERT_EQ(claims.size(), 1U);
+  EXPECT_TRUE(claims[0].prepared);
+  EXPECT_EQ(claims[0].state.pod_uids, (std::set<std::string>{"p1"}));
+}
+
+TEST_F(NodeDraTest, PodResourcesListsTheDynamicResources) {
+  RegisterDriver();
+  ASSERT_TRUE(Admit(Manifest("p1", "gpu-a")).ok());
+  podresources::ClientOptions client;
+  client.socket_path = node_->paths().podresources_socket;
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = podresources::Dial(client);
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  auto stub = ::v1::PodResourcesLister::NewStub(*channel);
+  grpc::ClientContext context;
+  ::v1::ListPodResourcesResponse response;
+  ASSERT_TRUE(stub->List(&context, ::v1::ListPodResourcesRequest(), &response).ok());
+  ASSERT_EQ(response.pod_resources_size(), 1);
+  const ::v1::ContainerResources& app = response.pod_resources(0).containers(0);
+  ASSERT_EQ(app.dynamic_resources_size(), 1);
+  const ::v1::DynamicResource& resource = app.dynamic_resources(0);
+  EXPECT_EQ(resource.claim_name(), "gpu-a");
+  EXPECT_EQ(resource.claim_namespace(), "default");
+  ASSERT_EQ(resource.claim_resources_size(), 1);
+  EXPECT_EQ(resource.claim_resources(0).driver_name(), kDriver);
+  EXPECT_EQ(resource.claim_resources(0).pool_name(), "node");
+  EXPECT_EQ(resource.claim_resources(0).device_name(), "dev-0");
+  EXPECT_FALSE(resource.claim_resources(0).has_share_id());
+  ASSERT_EQ(resource.claim_resources(0).cdi_devices_size(), 1);
+  EXPECT_EQ(resource.claim_resources(0).cdi_devices(0).name(), "gpu.example.com/gpu=gpu-a");
+}
+
+TEST_F(NodeDraTest, AMissingDriverRefusesThePodWithoutATrace) {
+  absl::StatusOr<std::vector<ContainerOptions>> admitted = Admit(Manifest("p1", "gpu-a"));
+  ASSERT_FALSE(admitted.ok());
+  EXPECT_EQ(admitted.status().message(),
+            "prepare dynamic resources: DRA driver gpu.example.com is not registered");
+  EXPECT_FALSE(node_->admission().RunOptions("p1", "app").ok());
+  EXPECT_TRUE(CheckpointedClaims().empty());
+  absl::StatusOr<std::string> record = FileStore(dir_.Sub("root")).Read(kClaimRecordName);
+  ASSERT_TRUE(record.ok());
+  EXPECT_TRUE(DecodeClaimRecord(*record)->pods.empty());
+  EXPECT_EQ(driver_->prepare_calls(), 0);
+}
+
+TEST_F(NodeDraTest, ADriverErrorRefusesThePodAndUnpreparesWhatWasRecorded) {
+  RegisterDriver();
+  driver_->OnPrepare([](const draapi::v1::NodePrepareResourcesRequest& request) {
+    draapi::v1::NodePrepareResourcesResponse response;
+    for (const auto& claim : request.claims()) {
+      (*response.mutable_claims())[claim.uid()].set_error("no such GPU");
+    }
+    return response;
+  });
+  absl::StatusOr<std::vector<ContainerOptions>> admitted = Admit(Manifest("p1", "gpu-a"));
+  ASSERT_FALSE(admitted.ok());
+  EXPECT_EQ(admitted.status().message(),
+            "prepare dynamic resources: NodePrepareResources failed for ResourceClaim gpu-a: "
+            "no such GPU");
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+  EXPECT_TRUE(CheckpointedClaims().empty());
+  EXPECT_TRUE(node_->dra_manager()->Claims().empty());
+}
+
+TEST_F(NodeDraTest, ASharedClaimIsPreparedOnceAndUnpreparedWithItsLastPod) {
+  RegisterDriver();
+  ASSERT_TRUE(Admit(Manifest("p1", "shared")).ok());
+  ASSERT_TRUE(Admit(Manifest("p2", "shared", /*bring=*/false)).ok());
+  EXPECT_EQ(driver_->prepare_calls(), 1);
+
+  ASSERT_TRUE(node_->admission().Remove("p1").ok());
+  EXPECT_EQ(driver_->unprepare_calls(), 0);
+  EXPECT_EQ(CheckpointedClaims(), std::vector<std::string>{"shared"});
+  ASSERT_TRUE(node_->admission().Remove("p2").ok());
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+  EXPECT_TRUE(CheckpointedClaims().empty());
+}
+
+TEST_F(NodeDraTest, RemovalWaitsForTheDriverAndKeepsThePodUntilThen) {
+  RegisterDriver();
+  ASSERT_TRUE(Admit(Manifest("p1", "gpu-a")).ok());
+  node_->dra_manager()->drivers().DeRegisterPlugin(kDriver, DriverSocket());
+  absl::Status removed = node_->admission().Remove("p1");
+  EXPECT_EQ(removed.message(),
+            "unprepare dynamic resources: DRA driver gpu.example.com is not registered");
+  EXPECT_TRUE(node_->admission().RunOptions("p1", "app").ok()) << "the pod stays";
+  RegisterDriver();
+  EXPECT_TRUE(node_->admission().Remove("p1").ok());
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+}
+
+TEST_F(NodeDraTest, ARestartPreparesEveryClaimAgainOnceTheDriverIsBack) {
+  RegisterDriver();
+  ASSERT_TRUE(Admit(Manifest("p1", "gpu-a")).ok());
+  EXPECT_EQ(driver_->prepare_calls(), 1);
+  StartNode();
+  // Known from the checkpoint, but not prepared since the start.
+  ASSERT_EQ(node_->dra_manager()->Claims().size(), 1U);
+  EXPECT_FALSE(node_->dra_manager()->Claims()[0].prepared);
+  RegisterDriver();
+  ASSERT_TRUE(WaitFor([&] { return driver_->prepare_calls() == 2; }));
+  ASSERT_TRUE(WaitFor([&] { return node_->dra_manager()->Claims()[0].prepared; }));
+  absl::StatusOr<devicemanager::RunContainerOptions> options =
+      node_->admission().RunOptions("p1", "app");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->cdi_devices, std::vector<std::string>{"gpu.example.com/gpu=gpu-a"});
+}
+
+TEST_F(NodeDraTest, AdmittingTheSamePodAgainAnswersItsOptionsAndOtherClaimsAreRefused) {
+  RegisterDriver();
+  ASSERT_TRUE(Admit(Manifest("p1", "gpu-a")).ok());
+  absl::StatusOr<std::vector<ContainerOptions>> again = Admit(Manifest("p1", "gpu-a"));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)[0].options.cdi_devices, std::vector<std::string>{"gpu.example.com/gpu=gpu-a"});
+  EXPECT_EQ(driver_->prepare_calls(), 1);
+  EXPECT_EQ(Admit(Manifest("p1", "gpu-b")).status().code(), absl::StatusCode::kAlreadyExists);
+}
+
+TEST_F(NodeDraTest, ANodeWithoutDraRefusesPodsWithClaims) {
+  node_.reset();
+  NodeOptions options;
+  options.root_dir = dir_.Sub("root");
+  options.dra = false;
+  absl::StatusOr<std::unique_ptr<Node>> node = Node::Start(options);
+  ASSERT_TRUE(node.ok()) << node.status();
+  node_ = *std::move(node);
+  EXPECT_EQ(node_->dra_manager(), nullptr);
+  absl::StatusOr<std::vector<ContainerOptions>> admitted = Admit(Manifest("p1", "gpu-a"));
+  EXPECT_EQ(admitted.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(admitted.status().message(),
+            "pod p1 uses ResourceClaims, and this node serves no DRA drivers");
+}
+
+}  // namespace
+}  // namespace devmgr::node
