@@ -15,10 +15,10 @@ namespace {
 // and the answer back to `Response` (the v1 types) when the stub speaks v1beta1.
 template <typename Response, typename StubResponse, typename Stub, typename StubRequest,
           typename Request>
-absl::StatusOr<Response> Call(
-    Stub& stub,
-    grpc::Status (Stub::*method)(grpc::ClientContext*, const StubRequest&, StubResponse*),
-    const Request& request, absl::Duration timeout) {
+absl::StatusOr<Response> Call(Stub& stub,
+                              grpc::Status (Stub::*method)(grpc::ClientContext*, const StubRequest&,
+                                                           StubResponse*),
+                              const Request& request, absl::Duration timeout) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   StubResponse response;
@@ -39,11 +39,12 @@ absl::StatusOr<Response> Call(
 }  // namespace
 
 DriverClient::DriverClient(std::string driver_name, std::string endpoint, std::string service,
-                           absl::Duration call_timeout)
+                           absl::Duration call_timeout, ManagerMetrics* metrics)
     : driver_name_(std::move(driver_name)),
       endpoint_(std::move(endpoint)),
       service_(std::move(service)),
-      call_timeout_(call_timeout) {
+      call_timeout_(call_timeout),
+      metrics_(metrics) {
   grpc::ChannelArguments args;
   // As the kubelet's client: the authority of a unix socket peer is "localhost".
   args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, "localhost");
@@ -61,26 +62,43 @@ bool DriverClient::Connected() const {
 
 absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> DriverClient::NodePrepareResources(
     const draapi::v1::NodePrepareResourcesRequest& request) const {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> response;
   if (service_ == kDraPluginServiceV1beta1) {
     auto stub = draapi::v1beta1::DRAPlugin::NewStub(channel_);
-    return Call<draapi::v1::NodePrepareResourcesResponse>(
+    response = Call<draapi::v1::NodePrepareResourcesResponse>(
         *stub, &draapi::v1beta1::DRAPlugin::Stub::NodePrepareResources, request, call_timeout_);
+  } else {
+    auto stub = draapi::v1::DRAPlugin::NewStub(channel_);
+    response = Call<draapi::v1::NodePrepareResourcesResponse>(
+        *stub, &draapi::v1::DRAPlugin::Stub::NodePrepareResources, request, call_timeout_);
   }
-  auto stub = draapi::v1::DRAPlugin::NewStub(channel_);
-  return Call<draapi::v1::NodePrepareResourcesResponse>(
-      *stub, &draapi::v1::DRAPlugin::Stub::NodePrepareResources, request, call_timeout_);
+  Record("NodePrepareResources", response.status(), start);
+  return response;
 }
 
 absl::StatusOr<draapi::v1::NodeUnprepareResourcesResponse> DriverClient::NodeUnprepareResources(
     const draapi::v1::NodeUnprepareResourcesRequest& request) const {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<draapi::v1::NodeUnprepareResourcesResponse> response;
   if (service_ == kDraPluginServiceV1beta1) {
     auto stub = draapi::v1beta1::DRAPlugin::NewStub(channel_);
-    return Call<draapi::v1::NodeUnprepareResourcesResponse>(
+    response = Call<draapi::v1::NodeUnprepareResourcesResponse>(
         *stub, &draapi::v1beta1::DRAPlugin::Stub::NodeUnprepareResources, request, call_timeout_);
+  } else {
+    auto stub = draapi::v1::DRAPlugin::NewStub(channel_);
+    response = Call<draapi::v1::NodeUnprepareResourcesResponse>(
+        *stub, &draapi::v1::DRAPlugin::Stub::NodeUnprepareResources, request, call_timeout_);
   }
-  auto stub = draapi::v1::DRAPlugin::NewStub(channel_);
-  return Call<draapi::v1::NodeUnprepareResourcesResponse>(
-      *stub, &draapi::v1::DRAPlugin::Stub::NodeUnprepareResources, request, call_timeout_);
+  Record("NodeUnprepareResources", response.status(), start);
+  return response;
+}
+
+void DriverClient::Record(absl::string_view method, const absl::Status& status,
+                          absl::Time start) const {
+  if (metrics_ == nullptr) return;
+  metrics_->DriverCallDone(driver_name_, GrpcMethod(service_, method), status.code(),
+                           absl::Now() - start);
 }
 
 }  // namespace devmgr::dra

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "dra/metrics.h"
 #include "dra/v1/api.pb.h"
 
 namespace devmgr::dra {
@@ -32,9 +33,10 @@ inline constexpr absl::Duration kDefaultCallTimeout = absl::Seconds(45);
 class DriverClient {
  public:
   // Creates the channel to the unix socket `endpoint` and starts connecting in the background;
-  // `service` is kDraPluginServiceV1 or kDraPluginServiceV1beta1.
+  // `service` is kDraPluginServiceV1 or kDraPluginServiceV1beta1. Each call is told to
+  // `metrics` (not owned; may be null).
   DriverClient(std::string driver_name, std::string endpoint, std::string service,
-               absl::Duration call_timeout);
+               absl::Duration call_timeout, ManagerMetrics* metrics = nullptr);
 
   const std::string& driver_name() const { return driver_name_; }
   const std::string& endpoint() const { return endpoint_; }
@@ -55,7 +57,11 @@ class DriverClient {
   const std::string driver_name_;
   const std::string endpoint_;
   const std::string service_;
+  // Record tells the metrics of one call that began at `start`.
+  void Record(absl::string_view method, const absl::Status& status, absl::Time start) const;
+
   const absl::Duration call_timeout_;
+  ManagerMetrics* const metrics_;
   std::shared_ptr<grpc::Channel> channel_;
 };
 

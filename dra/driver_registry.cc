@@ -66,7 +66,8 @@ absl::Status DriverRegistry::RegisterPlugin(absl::string_view driver_name,
     }
   }
   endpoints.push_back(std::make_shared<const DriverClient>(
-      std::string(driver_name), std::string(endpoint), *std::move(service), call_timeout_));
+      std::string(driver_name), std::string(endpoint), *std::move(service), call_timeout_,
+      metrics_));
   return absl::OkStatus();
 }
 

@@ -35,8 +35,10 @@ absl::StatusOr<std::string> ChooseService(const std::vector<std::string>& suppor
 
 class DriverRegistry {
  public:
-  explicit DriverRegistry(absl::Duration call_timeout = kDefaultCallTimeout)
-      : call_timeout_(call_timeout) {}
+  // Calls to drivers have `call_timeout` and are told to `metrics` (not owned; may be null).
+  explicit DriverRegistry(absl::Duration call_timeout = kDefaultCallTimeout,
+                          ManagerMetrics* metrics = nullptr)
+      : call_timeout_(call_timeout), metrics_(metrics) {}
 
   // ValidatePlugin checks that the driver speaks a service devmgr knows ("invalid supported
   // gRPC versions of DRA driver plugin NAME at endpoint PATH: ...").
@@ -60,6 +62,7 @@ class DriverRegistry {
 
  private:
   const absl::Duration call_timeout_;
+  ManagerMetrics* const metrics_;
   mutable absl::Mutex mu_;
   // Driver name -> its endpoints, oldest first.
   std::map<std::string, std::vector<std::shared_ptr<const DriverClient>>, std::less<>> drivers_

@@ -75,7 +75,9 @@ CheckpointDevice FromProto(const draapi::v1::Device& device) {
 }  // namespace
 
 Manager::Manager(ManagerOptions options)
-    : options_(std::move(options)), store_(options_.state_dir), drivers_(options_.call_timeout) {}
+    : options_(std::move(options)),
+      store_(options_.state_dir),
+      drivers_(options_.call_timeout, options_.metrics) {}
 
 absl::StatusOr<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options) {
   if (options.claims == nullptr) return absl::InvalidArgumentError("ManagerOptions.claims is null");
@@ -110,7 +112,12 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options)
 }
 
 absl::Status Manager::PrepareResources(const Pod& pod) {
+  const absl::Time start = absl::Now();
   absl::Status prepared = Prepare(pod);
+  if (options_.metrics != nullptr) {
+    options_.metrics->OperationDone(kPrepareResourcesOperation, !prepared.ok(),
+                                    absl::Now() - start);
+  }
   if (!prepared.ok()) return Wrap("prepare dynamic resources: ", prepared);
   return absl::OkStatus();
 }
@@ -272,6 +279,16 @@ absl::StatusOr<std::vector<std::string>> Manager::GetResources(const Pod& pod,
 }
 
 absl::Status Manager::UnprepareResources(const Pod& pod) {
+  const absl::Time start = absl::Now();
+  absl::Status unprepared = UnprepareAll(pod);
+  if (options_.metrics != nullptr) {
+    options_.metrics->OperationDone(kUnprepareResourcesOperation, !unprepared.ok(),
+                                    absl::Now() - start);
+  }
+  return unprepared;
+}
+
+absl::Status Manager::UnprepareAll(const Pod& pod) {
   std::vector<std::string> claim_names;
   {
     absl::MutexLock lock(&mu_);
@@ -381,6 +398,22 @@ std::vector<ClaimSnapshot> Manager::Claims() const {
   claims.reserve(cache_.size());
   for (const auto& [key, cached] : cache_) claims.push_back({cached.state, cached.prepared});
   return claims;
+}
+
+std::map<std::string, int64_t> Manager::ClaimsInUse() const {
+  std::map<std::string, int64_t> counts;
+  int64_t total = 0;
+  absl::MutexLock lock(&mu_);
+  for (const auto& [key, cached] : cache_) {
+    if (!cached.prepared) continue;
+    ++total;
+    for (const auto& [driver, state] :
+         cached.state.driver_state.value_or(std::map<std::string, DriverState>{})) {
+      ++counts[driver];
+    }
+  }
+  counts[std::string(kClaimsInUseAnyDriver)] = total;
+  return counts;
 }
 
 absl::Status Manager::Reconcile(const std::set<std::string>& active_pod_uids) {

@@ -24,6 +24,7 @@
 // never held across a driver call or a ClaimSource call.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -41,6 +42,7 @@
 #include "dra/checkpoint.h"
 #include "dra/claim.h"
 #include "dra/driver_registry.h"
+#include "dra/metrics.h"
 
 namespace devmgr::dra {
 
@@ -54,6 +56,9 @@ struct ManagerOptions {
   // The checkpoint layout written: the newest kubelet's by default, kNoShareId for a node that
   // may go back to a kubelet that predates ShareID.
   Layout checkpoint_layout = Layout::kShareId;
+  // Told of every operation and driver call (dra/metrics.h). Not owned; may be null; must
+  // outlive the Manager.
+  ManagerMetrics* metrics = nullptr;
   LoggerPtr logger;
 };
 
@@ -107,6 +112,9 @@ class Manager {
 
   // Claims: a copy of every claim held, by namespace and name.
   std::vector<ClaimSnapshot> Claims() const ABSL_LOCKS_EXCLUDED(mu_);
+  // ClaimsInUse: the claims prepared since the start, per driver that prepared devices of them,
+  // and all of them once under kClaimsInUseAnyDriver (dra_resource_claims_in_use).
+  std::map<std::string, int64_t> ClaimsInUse() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Reconcile unprepares the claims of every pod the cache records that is not in
   // `active_pod_uids` (pods deleted while the host was away, or forced). The host calls it
@@ -127,6 +135,8 @@ class Manager {
   explicit Manager(ManagerOptions options);
 
   absl::Status Prepare(const Pod& pod) ABSL_LOCKS_EXCLUDED(mu_);
+  // UnprepareAll is UnprepareResources, which times it.
+  absl::Status UnprepareAll(const Pod& pod) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Unprepare(const std::string& pod_uid, const std::string& namespace_name,
                          const std::vector<std::string>& claim_names) ABSL_LOCKS_EXCLUDED(mu_);
   // ContainerClaimNames: the claims `container` uses, each with the requests it names ("" for

@@ -155,10 +155,12 @@ absl::Status Node::StartDra(State& s) {
   dra_options.state_dir = s.paths.root;
   dra_options.claims = s.claims.get();
   dra_options.call_timeout = options.dra_call_timeout;
+  dra_options.metrics = &s.metrics;
   dra_options.logger = options.logger;
   absl::StatusOr<std::unique_ptr<dra::Manager>> manager = dra::Manager::Create(dra_options);
   if (!manager.ok()) return manager.status();
   s.dra = *std::move(manager);
+  s.metrics.AttachDraManager(*s.dra);
   s.admission->SetDra(s.dra.get(), s.claims.get());
   s.dra_provider = std::make_unique<DraResourcesProvider>(*s.dra, *s.claims);
   s.dra_handler = std::make_unique<DraPluginHandler>(s.dra->drivers(), [&s] {

@@ -117,7 +117,21 @@ NodeMetrics::NodeMetrics()
                                   .AddCounter("devmgr_device_health_updates_dropped_total",
                                               "Device health updates dropped because 100 were "
                                               "waiting for the node to take them.")
-                                  .WithLabels({})) {
+                                  .WithLabels({})),
+      dra_operations_duration_(registry_.AddHistogram(
+          "dra_operations_duration_seconds",
+          absl::StrCat(kAlpha,
+                       "Latency histogram in seconds for the duration of handling all "
+                       "ResourceClaims referenced by a pod when the pod starts or stops. "
+                       "Identified by the name of the operation (PrepareResources or "
+                       "UnprepareResources) and separated by the success of the operation. The "
+                       "number of failed operations is provided through the histogram's overall "
+                       "count."),
+          DefBuckets(), {"operation_name", "is_error"})),
+      dra_grpc_duration_(registry_.AddHistogram(
+          "dra_grpc_operations_duration_seconds",
+          absl::StrCat(kAlpha, "Duration in seconds of the DRA gRPC operations"), DefBuckets(),
+          {"driver_name", "method_name", "grpc_status_code"})) {
   // Every reason from 0, so that rate() sees the first refusal of each.
   for (const absl::string_view reason : devicemanager::kAdmissionRefusalReasons) {
     admissions_refused_.WithLabels({reason});
@@ -156,6 +170,36 @@ void NodeMetrics::AttachManager(const devicemanager::Manager& manager) {
         }
         return samples;
       });
+}
+
+void NodeMetrics::AttachDraManager(const dra::Manager& manager) {
+  registry_.AddCollector(
+      "dra_resource_claims_in_use",
+      absl::StrCat(kAlpha,
+                   "The number of ResourceClaims that are currently in use on the node, by driver "
+                   "name (driver_name label value) and across all drivers (special value <any> "
+                   "for driver_name). Note that the sum of all by-driver counts is not the total "
+                   "number of in-use ResourceClaims because the same ResourceClaim might use "
+                   "devices from different drivers. Instead, use the count for the <any> "
+                   "driver_name."),
+      MetricType::kGauge, {"driver_name"}, [&manager] {
+        std::vector<CollectedSample> samples;
+        for (const auto& [driver, count] : manager.ClaimsInUse()) {
+          samples.push_back({{driver}, static_cast<double>(count)});
+        }
+        return samples;
+      });
+}
+
+void NodeMetrics::OperationDone(absl::string_view operation, bool failed, absl::Duration duration) {
+  dra_operations_duration_.WithLabels({operation, failed ? "true" : "false"})
+      .Observe(absl::ToDoubleSeconds(duration));
+}
+
+void NodeMetrics::DriverCallDone(absl::string_view driver, absl::string_view method,
+                                 absl::StatusCode code, absl::Duration duration) {
+  dra_grpc_duration_.WithLabels({driver, method, dra::GrpcCodeName(code)})
+      .Observe(absl::ToDoubleSeconds(duration));
 }
 
 void NodeMetrics::AttachPodResources(const podresources::Counters& counters) {

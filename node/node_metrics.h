@@ -5,6 +5,10 @@
 //   kubelet_device_plugin_registration_total{resource_name}          counter
 //   kubelet_device_plugin_alloc_duration_seconds{resource_name}      histogram (DefBuckets)
 //   kubelet_pod_resources_endpoint_{requests,errors}_*{server_api_version}  counters
+// The kubelet's DRA metrics (names without a subsystem, as upstream):
+//   dra_operations_duration_seconds{operation_name,is_error}            histogram (DefBuckets)
+//   dra_grpc_operations_duration_seconds{driver_name,method_name,grpc_status_code}  histogram
+//   dra_resource_claims_in_use{driver_name}                             gauge, "<any>" for all
 // Ours carry the devmgr_ prefix:
 //   devmgr_device_plugin_endpoint_state{resource_name,state}  1 for the endpoint's state
 //       ("running", "stopped" in its grace period, "expired"), 0 for the others
@@ -28,18 +32,22 @@
 #include "common/metrics_registry.h"
 #include "devicemanager/manager.h"
 #include "devicemanager/metrics.h"
+#include "dra/manager.h"
+#include "dra/metrics.h"
 #include "node/heap_trimmer.h"
 #include "podresources/metrics.h"
 
 namespace devmgr::node {
 
-class NodeMetrics final : public devicemanager::ManagerMetrics {
+class NodeMetrics final : public devicemanager::ManagerMetrics, public dra::ManagerMetrics {
  public:
   NodeMetrics();
 
   // AttachManager exports endpoints by state and devices by health, read from `manager` at
   // each Render. Call once.
   void AttachManager(const devicemanager::Manager& manager);
+  // AttachDraManager exports the claims in use, read from `manager` at each Render. Call once.
+  void AttachDraManager(const dra::Manager& manager);
   // AttachPodResources exports the PodResources server's counters (its counters()), read at
   // each Render. Call once.
   void AttachPodResources(const podresources::Counters& counters);
@@ -58,6 +66,11 @@ class NodeMetrics final : public devicemanager::ManagerMetrics {
   void CheckpointWritten(absl::Duration duration, bool ok) override;
   void ResourceUpdateDropped() override;
 
+  // dra::ManagerMetrics; never block.
+  void OperationDone(absl::string_view operation, bool failed, absl::Duration duration) override;
+  void DriverCallDone(absl::string_view driver, absl::string_view method, absl::StatusCode code,
+                      absl::Duration duration) override;
+
   // HealthUpdateTaken: the node took one device health update from the manager, whose pods
   // have `affected_containers` containers holding devices.
   void HealthUpdateTaken(int affected_containers);
@@ -72,6 +85,8 @@ class NodeMetrics final : public devicemanager::ManagerMetrics {
   Counter& checkpoint_write_errors_;
   Counter& health_affected_containers_;
   Counter& health_updates_dropped_;
+  HistogramFamily& dra_operations_duration_;
+  HistogramFamily& dra_grpc_duration_;
   std::atomic<HeapTrimmer*> heap_trimmer_{nullptr};
 };
 

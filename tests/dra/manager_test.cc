@@ -45,7 +45,8 @@ class FakeClaimSource final : public ClaimSource {
     claims_.erase({kNamespace, name});
   }
   absl::StatusOr<ResourceClaim> GetClaim(const std::string& namespace_name,
-                                         const std::string& name) override ABSL_LOCKS_EXCLUDED(mu_) {
+                                         const std::string& name) override
+      ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     auto it = claims_.find({namespace_name, name});
     if (it == claims_.end()) {
@@ -58,6 +59,39 @@ class FakeClaimSource final : public ClaimSource {
   absl::Mutex mu_;
   std::map<std::pair<std::string, std::string>, ResourceClaim> claims_ ABSL_GUARDED_BY(mu_);
 };
+
+// RecordingMetrics keeps what the manager reports, as upstream's tests read the metrics:
+// "PrepareResources is_error=false", "test-driver.cdi.k8s.io /k8s...DRAPlugin/NodePrepareResources
+// OK".
+class RecordingMetrics final : public ManagerMetrics {
+ public:
+  void OperationDone(absl::string_view operation, bool failed, absl::Duration) override
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    operations_.push_back(absl::StrCat(operation, " is_error=", failed ? "true" : "false"));
+  }
+  void DriverCallDone(absl::string_view driver, absl::string_view method, absl::StatusCode code,
+                      absl::Duration) override ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    calls_.push_back(absl::StrCat(driver, " ", method, " ", GrpcCodeName(code)));
+  }
+  std::vector<std::string> operations() const ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return operations_;
+  }
+  std::vector<std::string> calls() const ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return calls_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<std::string> operations_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
+};
+
+constexpr char kPrepareCall[] =
+    "test-driver.cdi.k8s.io /k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources";
 
 ResourceClaim Claim(const std::string& name, const std::string& uid, const std::string& pod_uid,
                     const std::string& driver = kDriver) {
@@ -113,6 +147,7 @@ class DraManagerTest : public ::testing::Test {
     options.state_dir = dir_.path();
     options.claims = &claims_;
     options.call_timeout = call_timeout;
+    options.metrics = &metrics_;
     absl::StatusOr<std::unique_ptr<Manager>> manager = Manager::Create(std::move(options));
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = *std::move(manager);
@@ -133,6 +168,7 @@ class DraManagerTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  RecordingMetrics metrics_;
   FakeClaimSource claims_;
   std::unique_ptr<FakeDriver> driver_;
   std::unique_ptr<Manager> manager_;
@@ -143,10 +179,13 @@ class DraManagerTest : public ::testing::Test {
 TEST_F(DraManagerTest, TestPrepareResources_ClaimDoesntExist) {
   absl::Status prepared = manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName));
   EXPECT_EQ(prepared.code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(prepared.message(), "prepare dynamic resources: fetch ResourceClaim test-claim: "
-                                "resourceclaims \"test-claim\" not found");
+  EXPECT_EQ(prepared.message(),
+            "prepare dynamic resources: fetch ResourceClaim test-claim: "
+            "resourceclaims \"test-claim\" not found");
   EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid)) << "nothing recorded";
   EXPECT_EQ(CheckpointedClaims(), 0u);
+  EXPECT_EQ(metrics_.operations(), std::vector<std::string>{"PrepareResources is_error=true"});
+  EXPECT_TRUE(metrics_.calls().empty());
 }
 
 TEST_F(DraManagerTest, TestPrepareResources_UnknownDriver) {
@@ -156,6 +195,7 @@ TEST_F(DraManagerTest, TestPrepareResources_UnknownDriver) {
             "prepare dynamic resources: DRA driver unknown-driver is not registered");
   EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
   EXPECT_EQ(driver_->prepare_calls(), 0);
+  EXPECT_EQ(metrics_.operations(), std::vector<std::string>{"PrepareResources is_error=true"});
 }
 
 TEST_F(DraManagerTest, TestPrepareResources_DriverReturnsNilValue) {
@@ -169,6 +209,8 @@ TEST_F(DraManagerTest, TestPrepareResources_DriverReturnsNilValue) {
   ASSERT_TRUE(manager_->PrepareResources(pod).ok());
   EXPECT_EQ(driver_->prepare_calls(), 1);
   EXPECT_TRUE(manager_->GetResources(pod, pod.containers[0])->empty());
+  EXPECT_EQ(metrics_.calls(), std::vector<std::string>{absl::StrCat(kPrepareCall, " OK")});
+  EXPECT_EQ(metrics_.operations(), std::vector<std::string>{"PrepareResources is_error=false"});
 }
 
 TEST_F(DraManagerTest, TestPrepareResources_DriverReturnsEmptyResult) {
@@ -178,6 +220,9 @@ TEST_F(DraManagerTest, TestPrepareResources_DriverReturnsEmptyResult) {
   });
   EXPECT_EQ(manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName)).message(),
             "prepare dynamic resources: NodePrepareResources skipped 1 ResourceClaims");
+  EXPECT_EQ(metrics_.calls(), std::vector<std::string>{absl::StrCat(kPrepareCall, " OK")})
+      << "the call itself succeeded";
+  EXPECT_EQ(metrics_.operations(), std::vector<std::string>{"PrepareResources is_error=true"});
 }
 
 TEST_F(DraManagerTest, TestPrepareResources_PodIsNotAllowedToUseResourceClaim) {
@@ -212,6 +257,9 @@ TEST_F(DraManagerTest, TestPrepareResources_ResourceAlreadyPrepared) {
   ASSERT_TRUE(manager_->PrepareResources(pod).ok());
   ASSERT_TRUE(manager_->PrepareResources(pod).ok());
   EXPECT_EQ(driver_->prepare_calls(), 1);
+  EXPECT_EQ(metrics_.calls().size(), 1u);
+  EXPECT_EQ(metrics_.operations(), (std::vector<std::string>{"PrepareResources is_error=false",
+                                                             "PrepareResources is_error=false"}));
 }
 
 TEST_F(DraManagerTest, TestPrepareResources_ShouldTimeout) {
@@ -226,11 +274,14 @@ TEST_F(DraManagerTest, TestPrepareResources_ShouldTimeout) {
   absl::Status prepared = manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName));
   release->Notify();
   EXPECT_EQ(prepared.code(), absl::StatusCode::kDeadlineExceeded) << prepared;
-  EXPECT_TRUE(absl::StartsWith(prepared.message(),
-                               "prepare dynamic resources: NodePrepareResources: "))
+  EXPECT_TRUE(
+      absl::StartsWith(prepared.message(), "prepare dynamic resources: NodePrepareResources: "))
       << prepared;
   EXPECT_TRUE(manager_->PodMightNeedToUnprepareResources(kPodUid))
       << "recorded before the call, so that Reconcile finds a deleted pod";
+  EXPECT_EQ(metrics_.calls(),
+            std::vector<std::string>{absl::StrCat(kPrepareCall, " DeadlineExceeded")});
+  EXPECT_EQ(metrics_.operations(), std::vector<std::string>{"PrepareResources is_error=true"});
 }
 
 TEST_F(DraManagerTest, TestPrepareResources_ShouldPrepareResourceClaimNotInCache) {
@@ -302,9 +353,33 @@ TEST_F(DraManagerTest, TestUnprepareResources) {
   EXPECT_EQ(CheckpointedClaims(), 0u);
   ASSERT_TRUE(manager_->UnprepareResources(pod).ok()) << "idempotent";
   EXPECT_EQ(driver_->unprepare_calls(), 1);
+  EXPECT_EQ(metrics_.calls(),
+            (std::vector<std::string>{
+                absl::StrCat(kPrepareCall, " OK"),
+                "test-driver.cdi.k8s.io "
+                "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources OK"}));
+  EXPECT_EQ(metrics_.operations(), (std::vector<std::string>{"PrepareResources is_error=false",
+                                                             "UnprepareResources is_error=false",
+                                                             "UnprepareResources is_error=false"}));
 }
 
-TEST_F(DraManagerTest, TestUnprepareResources_ShouldUnprepareUsingCacheWhenResourceClaimStatusesIsMissing) {
+// dra_resource_claims_in_use: prepared claims only, per driver and under "<any>".
+TEST_F(DraManagerTest, ClaimsInUseCountsPreparedClaimsPerDriver) {
+  EXPECT_EQ(manager_->ClaimsInUse(), (std::map<std::string, int64_t>{{"<any>", 0}}));
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  claims_.Set(Claim("second", "second-uid", kPodUid));
+  Pod pod = PodWithClaim(kPodUid, kClaimName);
+  pod.resource_claims.push_back({"other", std::string("second"), std::nullopt});
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  EXPECT_EQ(manager_->ClaimsInUse(), (std::map<std::string, int64_t>{{"<any>", 2}, {kDriver, 2}}));
+  CreateManager();
+  EXPECT_EQ(manager_->ClaimsInUse(), (std::map<std::string, int64_t>{{"<any>", 0}}))
+      << "known from the checkpoint, not prepared since the start";
+  ASSERT_TRUE(manager_->UnprepareResources(pod).ok());
+}
+
+TEST_F(DraManagerTest,
+       TestUnprepareResources_ShouldUnprepareUsingCacheWhenResourceClaimStatusesIsMissing) {
   ResourceClaim claim = Claim("generated-1", kClaimUid, kPodUid);
   claim.owner_references.push_back({"v1", "Pod", "test-pod", kPodUid, true});
   claims_.Set(claim);
@@ -425,8 +500,8 @@ TEST_F(DraManagerTest, TestGetContainerClaimInfos) {
 TEST_F(DraManagerTest, TestParallelPrepareUnprepareResources) {
   constexpr int kPods = 30;
   for (int i = 0; i < kPods; ++i) {
-    claims_.Set(Claim(absl::StrCat("claim-", i), absl::StrCat("claim-uid-", i),
-                      absl::StrCat("pod-", i)));
+    claims_.Set(
+        Claim(absl::StrCat("claim-", i), absl::StrCat("claim-uid-", i), absl::StrCat("pod-", i)));
   }
   std::vector<absl::Status> results(kPods);
   std::vector<std::thread> threads;

@@ -12,7 +12,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "dra/manager.h"
+#include "dra/metrics.h"
 #include "node/admission_refusals.h"
+#include "node/claim_store.h"
 #include "tests/testlib/fake_device_plugin.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
@@ -211,6 +214,54 @@ TEST_F(DaemonMetricsTest, ExportsPodResourcesCountersPerServerApiVersion) {
   EXPECT_EQ(Sample(text, "devmgr_pod_resources_rate_limited_total"), 6);
   EXPECT_EQ(Sample(text, "devmgr_pod_resources_watch_streams_opened_total"), 7);
   EXPECT_EQ(Sample(text, "devmgr_pod_resources_watch_streams_ended_slow_total"), 0);
+}
+
+// The kubelet's DRA metrics under their upstream names, labels and help texts: each operation
+// by outcome, each driver call by full method and Go's code name, and the claims in use.
+TEST(NodeMetricsDraTest, ExportsTheKubeletDraMetrics) {
+  TempDir dir;
+  NodeMetrics metrics;
+  ClaimStore claims(dir.path(), nullptr);
+  dra::ManagerOptions options;
+  options.state_dir = dir.path();
+  options.claims = &claims;
+  options.metrics = &metrics;
+  absl::StatusOr<std::unique_ptr<dra::Manager>> manager = dra::Manager::Create(options);
+  ASSERT_TRUE(manager.ok()) << manager.status();
+  metrics.AttachDraManager(**manager);
+  dra::Pod pod;
+  pod.uid = "p1";
+  pod.namespace_name = "default";
+  pod.name = "p";
+  pod.resource_claims.push_back({"gpu", std::string("missing"), std::nullopt});
+  EXPECT_FALSE((*manager)->PrepareResources(pod).ok());
+  metrics.DriverCallDone("gpu.example.com",
+                         dra::GrpcMethod("v1beta1.DRAPlugin", "NodePrepareResources"),
+                         absl::StatusCode::kDeadlineExceeded, absl::Seconds(45));
+
+  const std::string text = metrics.Render();
+  EXPECT_TRUE(absl::StrContains(text,
+                                "# HELP dra_operations_duration_seconds [ALPHA] Latency "
+                                "histogram in seconds for the duration of handling all "
+                                "ResourceClaims referenced by a pod"))
+      << text;
+  EXPECT_EQ(Sample(text,
+                   "dra_operations_duration_seconds_count{is_error=\"true\","
+                   "operation_name=\"PrepareResources\"}"),
+            1);
+  EXPECT_EQ(Sample(text,
+                   "dra_grpc_operations_duration_seconds_count{driver_name=\"gpu.example."
+                   "com\",grpc_status_code=\"DeadlineExceeded\",method_name=\"/k8s.io."
+                   "kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodePrepareResources\"}"),
+            1);
+  EXPECT_EQ(Sample(text,
+                   "dra_grpc_operations_duration_seconds_bucket{driver_name=\"gpu.example."
+                   "com\",grpc_status_code=\"DeadlineExceeded\",method_name=\"/k8s.io."
+                   "kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodePrepareResources\",le=\"10\"}"),
+            0)
+      << "DefBuckets end at 10 s";
+  EXPECT_TRUE(absl::StrContains(text, "# TYPE dra_resource_claims_in_use gauge")) << text;
+  EXPECT_EQ(Sample(text, "dra_resource_claims_in_use{driver_name=\"<any>\"}"), 0);
 }
 
 }  // namespace
