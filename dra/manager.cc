@@ -165,9 +165,10 @@ absl::Status Manager::Prepare(const Pod& pod) {
   std::map<std::string, std::vector<draapi::v1::Claim>> batches;
   std::map<std::string, std::shared_ptr<const DriverClient>> clients;
   std::vector<ClaimKey> to_prepare;
+  absl::Status conflict;
+  uint64_t recorded = 0;
   {
     absl::MutexLock lock(&mu_);
-    absl::Status conflict;
     for (ClaimToPrepare& info : infos) {
       ClaimKey key{info.claim.namespace_name, info.claim.name};
       auto it = cache_.find(key);
@@ -193,11 +194,12 @@ absl::Status Manager::Prepare(const Pod& pod) {
         clients[driver] = client;
       }
     }
-    if (absl::Status written = WriteCheckpointLocked(); !written.ok()) {
-      return Wrap("checkpoint ResourceClaim cache: ", written);
-    }
-    if (!conflict.ok()) return conflict;
+    recorded = ++version_;
   }
+  if (absl::Status written = Persist(recorded); !written.ok()) {
+    return Wrap("checkpoint ResourceClaim cache: ", written);
+  }
+  if (!conflict.ok()) return conflict;
 
   // Pass 3, without the lock: one call per driver, carrying every claim of the pod it serves.
   for (const auto& [driver, claims] : batches) {
@@ -228,12 +230,16 @@ absl::Status Manager::Prepare(const Pod& pod) {
   }
 
   // Pass 4: every claim is prepared; the devices become durable.
-  absl::MutexLock lock(&mu_);
-  for (const ClaimKey& key : to_prepare) {
-    auto it = cache_.find(key);
-    if (it != cache_.end()) it->second.prepared = true;
+  uint64_t done = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const ClaimKey& key : to_prepare) {
+      auto it = cache_.find(key);
+      if (it != cache_.end()) it->second.prepared = true;
+    }
+    done = ++version_;
   }
-  if (absl::Status written = WriteCheckpointLocked(); !written.ok()) {
+  if (absl::Status written = Persist(done); !written.ok()) {
     return Wrap("checkpoint ResourceClaim state: ", written);
   }
   return absl::OkStatus();
@@ -354,10 +360,14 @@ absl::Status Manager::Unprepare(const std::string& pod_uid, const std::string& n
     }
   }
 
-  absl::MutexLock lock(&mu_);
-  for (const ClaimKey& key : to_forget) cache_.erase(key);
   if (!changed && to_forget.empty()) return absl::OkStatus();
-  if (absl::Status written = WriteCheckpointLocked(); !written.ok()) {
+  uint64_t forgotten = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const ClaimKey& key : to_forget) cache_.erase(key);
+    forgotten = ++version_;
+  }
+  if (absl::Status written = Persist(forgotten); !written.ok()) {
     return Wrap("checkpoint ResourceClaim state: ", written);
   }
   return absl::OkStatus();
@@ -442,11 +452,23 @@ absl::Status Manager::Reconcile(const std::set<std::string>& active_pod_uids) {
   return first;
 }
 
-absl::Status Manager::WriteCheckpointLocked() {
-  CheckpointData data{std::vector<ClaimInfoState>{}};
-  data.entries->reserve(cache_.size());
-  for (const auto& [key, cached] : cache_) data.entries->push_back(cached.state);
-  return store_.Write(kCheckpointName, Encode(data, options_.checkpoint_layout));
+absl::Status Manager::Persist(uint64_t version) {
+  absl::MutexLock write_lock(&write_mu_);
+  // A write that began after the caller's change covered it.
+  if (durable_version_ >= version) return absl::OkStatus();
+  std::string bytes;
+  uint64_t snapshot = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    CheckpointData data{std::vector<ClaimInfoState>{}};
+    data.entries->reserve(cache_.size());
+    for (const auto& [key, cached] : cache_) data.entries->push_back(cached.state);
+    bytes = Encode(data, options_.checkpoint_layout);
+    snapshot = version_;
+  }
+  if (absl::Status written = store_.Write(kCheckpointName, bytes); !written.ok()) return written;
+  durable_version_ = snapshot;
+  return absl::OkStatus();
 }
 
 }  // namespace devmgr::dra

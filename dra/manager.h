@@ -21,7 +21,9 @@
 // handler calls.
 //
 // Thread-safety: every method may be called from any thread at once. The manager's lock is
-// never held across a driver call or a ClaimSource call.
+// never held across a driver call, a ClaimSource call or a checkpoint write; calls that change
+// the state at the same time share checkpoint writes (a group commit), so concurrent pods are
+// not serialised on the disk.
 #pragma once
 
 #include <cstdint>
@@ -143,14 +145,22 @@ class Manager {
   // the whole claim), in the order of the pod's claims.
   static absl::StatusOr<std::vector<std::pair<std::string, std::vector<std::string>>>>
   ContainerClaimNames(const Pod& pod, const Container& container);
-  // WriteCheckpointLocked writes the cache durably.
-  absl::Status WriteCheckpointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Persist makes the cache durable as of at least `version` (the version_ of the caller's
+  // change), as a group commit: a caller that arrives while a write runs waits for it, and the
+  // next write covers every change made before it took its snapshot, so concurrent callers share
+  // writes. Called without the cache lock; on a failed write the next caller writes again.
+  absl::Status Persist(uint64_t version) ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
 
   const ManagerOptions options_;
   const FileStore store_;
   DriverRegistry drivers_;
+  // Serialises checkpoint writes; taken before mu_.
+  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  uint64_t durable_version_ ABSL_GUARDED_BY(write_mu_) = 0;
   mutable absl::Mutex mu_;
   std::map<ClaimKey, CachedClaim> cache_ ABSL_GUARDED_BY(mu_);
+  // Counts the changes of cache_ that must become durable.
+  uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace devmgr::dra
