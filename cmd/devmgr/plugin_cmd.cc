@@ -1,5 +1,6 @@
 #include "cmd/devmgr/plugin_cmd.h"
 
+#include <grpcpp/grpcpp.h>
 #include <pthread.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
@@ -14,10 +15,15 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "common/file_store.h"
+#include "common/logging.h"
+#include "common/unix_socket.h"
 #include "deviceplugin/plugin.h"
 #include "plugins/fake/fake_plugin.h"
+#include "plugins/fakedra/admin_claim_lookup.h"
+#include "plugins/fakedra/fake_driver.h"
 #include "plugins/generic/generic_plugin.h"
 
 namespace devmgr::cli {
@@ -44,6 +50,23 @@ struct FakeFlags {
   bool allocate_hang = false;
   bool preferred_hang = false;
 };
+
+struct FakeDraFlags {
+  std::string driver;
+  int64_t devices = 1;
+  std::string root_dir = "/var/lib/kubelet";
+  std::string node = "node";
+  std::string versions = "v1,v1beta1";
+  std::string cdi_dir;
+  std::string prepare_latency = "0s";
+  std::string prepare_error;
+  bool prepare_hang = false;
+  std::string log_level = "info";
+};
+
+// Deadline of one GetResourceClaim call to the daemon: well inside the 45 s the kubelet gives a
+// whole NodePrepareResources.
+constexpr absl::Duration kClaimLookupTimeout = absl::Seconds(10);
 
 struct GenericFlags {
   std::string config;
@@ -79,6 +102,22 @@ sigset_t BlockStopSignals() {
   sigaddset(&set, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
+}
+
+// WaitForStopSignal returns on SIGTERM or SIGINT (blocked with BlockStopSignals); SIGUSR1 calls
+// `on_usr1` and goes on waiting.
+void WaitForStopSignal(const sigset_t& signals, const LoggerPtr& logger,
+                       const std::function<void()>& on_usr1) {
+  for (;;) {
+    int signal = 0;
+    if (sigwait(&signals, &signal) != 0) continue;
+    if (signal == SIGUSR1) {
+      on_usr1();
+      continue;
+    }
+    DEVMGR_LOG(logger, info, "Stopping on signal", "signal", signal);
+    return;
+  }
 }
 
 // RunPlugin starts a plugin and serves until SIGTERM or SIGINT; SIGUSR1 calls `on_usr1`.
@@ -118,16 +157,7 @@ int RunPlugin(const CommonFlags& flags, const std::string& resource_namespace,
       deviceplugin::Plugin::Start(std::move(options), &scanner);
   if (!plugin.ok()) return Fail(kExitUsage, plugin.status().message());
 
-  for (;;) {
-    int signal = 0;
-    if (sigwait(&signals, &signal) != 0) continue;
-    if (signal == SIGUSR1) {
-      on_usr1();
-      continue;
-    }
-    DEVMGR_LOG(logger, info, "Stopping on signal", "signal", signal);
-    break;
-  }
+  WaitForStopSignal(signals, logger, on_usr1);
   before_stop();
   (*plugin)->Stop();
   return kExitOk;
@@ -192,6 +222,71 @@ int RunFake(const CommonFlags& common, const FakeFlags& flags) {
       [&] { hooks.Release(); });
 }
 
+// RunFakeDra serves a fake DRA driver until SIGTERM or SIGINT. Claims are read from the daemon
+// on <root>/devmgr.sock; the channel connects lazily, so the driver may start before the daemon
+// does (a claim prepared while no daemon answers fails, and the node retries it).
+int RunFakeDra(const FakeDraFlags& flags) {
+  if (!plugins::IsValidDriverName(flags.driver)) {
+    return Fail(kExitUsage,
+                absl::StrCat("--driver: want a DNS subdomain of at most 63 characters like "
+                             "gpu.example.com, not \"",
+                             flags.driver, "\""));
+  }
+  if (flags.devices < 0) return Fail(kExitUsage, "--devices must not be negative");
+  plugins::FakeDraOptions options;
+  options.serve_v1 = false;
+  options.serve_v1beta1 = false;
+  for (absl::string_view version : absl::StrSplit(flags.versions, ',')) {
+    if (version == "v1") {
+      options.serve_v1 = true;
+    } else if (version == "v1beta1") {
+      options.serve_v1beta1 = true;
+    } else {
+      return Fail(kExitUsage, absl::StrCat("--versions: want v1, v1beta1 or both (v1,v1beta1), "
+                                           "not \"",
+                                           flags.versions, "\""));
+    }
+  }
+  absl::StatusOr<absl::Duration> latency =
+      ParseFlagDuration("--prepare-latency", flags.prepare_latency);
+  if (!latency.ok()) return Fail(kExitUsage, latency.status().message());
+  absl::StatusOr<spdlog::level::level_enum> level = ParseLogLevel(flags.log_level);
+  if (!level.ok()) return Fail(kExitUsage, level.status().message());
+  // The endpoint the driver announces, and the daemon's socket, must be absolute paths.
+  std::error_code ec;
+  const std::filesystem::path root = std::filesystem::absolute(flags.root_dir, ec);
+  if (ec) return Fail(kExitUsage, absl::StrCat("--root-dir ", flags.root_dir, ": ", ec.message()));
+  const std::filesystem::path admin_socket = root / "devmgr.sock";
+  if (absl::Status path_ok = ValidateSocketPath(admin_socket); !path_ok.ok()) {
+    return Fail(kExitUsage, path_ok.message());
+  }
+
+  const sigset_t signals = BlockStopSignals();
+  auto logger = std::make_shared<spdlog::logger>("devmgr-plugin",
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  logger->set_level(*level);
+
+  options.driver_name = flags.driver;
+  options.root_dir = root;
+  options.pool = flags.node;
+  options.devices = flags.devices;
+  options.cdi_dir = flags.cdi_dir;
+  options.prepare_latency = *latency;
+  options.prepare_error = flags.prepare_error;
+  options.prepare_hang = flags.prepare_hang;
+  options.claim_lookup = plugins::AdminClaimLookup(
+      grpc::CreateChannel(UnixTarget(admin_socket), grpc::InsecureChannelCredentials()),
+      kClaimLookupTimeout);
+  options.logger = logger;
+  absl::StatusOr<std::unique_ptr<plugins::FakeDraDriver>> driver =
+      plugins::FakeDraDriver::Start(std::move(options));
+  if (!driver.ok()) return Fail(kExitUsage, driver.status().message());
+
+  WaitForStopSignal(signals, logger, [] {});
+  (*driver)->Stop();
+  return kExitOk;
+}
+
 int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
   absl::StatusOr<std::string> text = ReadWholeFile(flags.config);
   if (!text.ok()) return Fail(kExitUsage, text.status().message());
@@ -229,7 +324,8 @@ int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
 }  // namespace
 
 void AddPluginCommand(CLI::App& app, CommandResult& result) {
-  CLI::App* plugin = app.add_subcommand("plugin", "run a device plugin built on the devmgr SDK");
+  CLI::App* plugin = app.add_subcommand(
+      "plugin", "run a device plugin built on the devmgr SDK, or a fake DRA driver");
   plugin->require_subcommand(1);
 
   auto common_fake = std::make_shared<CommonFlags>();
@@ -264,6 +360,41 @@ void AddPluginCommand(CLI::App& app, CommandResult& result) {
   fake->callback([&result, common_fake, fake_flags] {
     result.exit_code = RunFake(*common_fake, *fake_flags);
   });
+
+  auto fake_dra_flags = std::make_shared<FakeDraFlags>();
+  CLI::App* fake_dra = plugin->add_subcommand(
+      "fake-dra",
+      "a fake DRA driver for tests and demos: N devices in one pool, claims read from the "
+      "daemon's admin API");
+  fake_dra->add_option("--driver", fake_dra_flags->driver, "driver name, e.g. gpu.example.com")
+      ->required();
+  fake_dra->add_option("--devices", fake_dra_flags->devices, "number of devices, dev-0 ...")
+      ->capture_default_str();
+  fake_dra
+      ->add_option("--root-dir", fake_dra_flags->root_dir,
+                   "kubelet root folder: sockets go to DIR/plugins/DRIVER/dra.sock and "
+                   "DIR/plugins_registry/DRIVER-reg.sock, claims come from DIR/devmgr.sock")
+      ->capture_default_str();
+  fake_dra->add_option("--node", fake_dra_flags->node, "node name, which names the devices' pool")
+      ->capture_default_str();
+  fake_dra
+      ->add_option("--versions", fake_dra_flags->versions,
+                   "DRAPlugin services to serve: v1, v1beta1 or v1,v1beta1")
+      ->capture_default_str();
+  fake_dra->add_option("--cdi-dir", fake_dra_flags->cdi_dir,
+                       "write a CDI spec file for the devices here");
+  fake_dra
+      ->add_option("--prepare-latency", fake_dra_flags->prepare_latency,
+                   "delay every NodePrepareResources by this much")
+      ->capture_default_str();
+  fake_dra->add_option("--prepare-error", fake_dra_flags->prepare_error,
+                       "fail every claim of every NodePrepareResources with this message");
+  fake_dra->add_flag("--prepare-hang", fake_dra_flags->prepare_hang,
+                     "never answer NodePrepareResources (until the driver stops)");
+  fake_dra
+      ->add_option("--log-level", fake_dra_flags->log_level, "trace, debug, info, warn or error")
+      ->capture_default_str();
+  fake_dra->callback([&result, fake_dra_flags] { result.exit_code = RunFakeDra(*fake_dra_flags); });
 
   auto common_generic = std::make_shared<CommonFlags>();
   auto generic_flags = std::make_shared<GenericFlags>();

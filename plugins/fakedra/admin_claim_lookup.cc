@@ -1,0 +1,57 @@
+#include "plugins/fakedra/admin_claim_lookup.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "devmgr/admin/v1/api.grpc.pb.h"
+
+namespace devmgr::plugins {
+
+namespace admin = devmgr::admin::v1;
+
+dra::ResourceClaim ClaimFromProto(const admin::ResourceClaim& claim) {
+  dra::ResourceClaim out;
+  out.namespace_name = claim.namespace_();
+  out.name = claim.name();
+  out.uid = claim.uid();
+  if (claim.allocated()) {
+    std::vector<dra::DeviceRequestAllocationResult>& results = out.allocation.emplace();
+    for (const admin::DeviceAllocationResult& result : claim.results()) {
+      dra::DeviceRequestAllocationResult& entry = results.emplace_back();
+      entry.request = result.request();
+      entry.driver = result.driver();
+      entry.pool = result.pool();
+      entry.device = result.device();
+      if (!result.share_id().empty()) entry.share_id = result.share_id();
+    }
+  }
+  for (const std::string& pod_uid : claim.reserved_for_pod_uids()) {
+    out.reserved_for.push_back({.api_group = "", .resource = "pods", .name = "", .uid = pod_uid});
+  }
+  return out;
+}
+
+ClaimLookup AdminClaimLookup(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout) {
+  return [channel = std::move(channel), timeout](
+             const std::string& namespace_name,
+             const std::string& name) -> absl::StatusOr<dra::ResourceClaim> {
+    // A stub is only a view of the channel: cheap enough to make per call.
+    std::unique_ptr<admin::Admin::Stub> stub = admin::Admin::NewStub(channel);
+    admin::GetResourceClaimRequest request;
+    request.set_namespace_(namespace_name);
+    request.set_name(name);
+    admin::GetResourceClaimResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));
+    grpc::Status status = stub->GetResourceClaim(&context, request, &response);
+    if (!status.ok()) return FromGrpcStatus(status);
+    return ClaimFromProto(response.claim());
+  };
+}
+
+}  // namespace devmgr::plugins

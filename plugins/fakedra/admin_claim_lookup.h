@@ -1,0 +1,27 @@
+// The ClaimLookup `devmgr plugin fake-dra` uses: on a node run by `devmgr serve` there is no API
+// server, and the daemon's admin API (GetResourceClaim on <root>/devmgr.sock) answers the
+// ResourceClaims that came with its admitted pods. This is where the fake reads them.
+#pragma once
+
+#include <grpcpp/channel.h>
+
+#include <memory>
+
+#include "absl/time/time.h"
+#include "devmgr/admin/v1/api.pb.h"
+#include "dra/claim.h"
+#include "plugins/fakedra/fake_driver.h"
+
+namespace devmgr::plugins {
+
+// ClaimFromProto: the admin API's claim as the DRA types' plain value. Not allocated means no
+// allocation at all; each reserved-for pod UID becomes a "pods" consumer; an empty share ID is
+// none.
+dra::ResourceClaim ClaimFromProto(const devmgr::admin::v1::ResourceClaim& claim);
+
+// AdminClaimLookup calls GetResourceClaim on `channel` (the daemon's admin socket), each call
+// with `timeout` as its deadline. The daemon's answer keeps its code: NOT_FOUND for a claim no
+// admitted pod brought, UNAVAILABLE while no daemon listens. Blocks for at most `timeout`.
+ClaimLookup AdminClaimLookup(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout);
+
+}  // namespace devmgr::plugins

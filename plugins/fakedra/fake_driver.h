@@ -1,0 +1,168 @@
+// FakeDraDriver: the fake DRA driver behind `devmgr plugin fake-dra`, a real gRPC peer to test a
+// node's DRA side against (devmgr's dra::Manager, or a kubelet). It lays out its sockets as a
+// driver built on upstream's kubeletplugin helper does:
+//
+//  * <root>/plugins/<driver>/dra.sock serves DRAPlugin v1, v1beta1 or both;
+//  * <root>/plugins_registry/<driver>-reg.sock serves pluginregistration.Registration, whose
+//    GetInfo answers type "DRAPlugin", the driver name, dra.sock's absolute path and the
+//    services served ("v1.DRAPlugin", "v1beta1.DRAPlugin").
+//
+// Its devices are "dev-0" .. "dev-<N-1>" in one pool named after the node. NodePrepareResources
+// reads each claim through the ClaimLookup its host gives (the CLI asks the daemon's admin API;
+// a real driver asks the API server), keeps the allocation results that name this driver, and
+// answers one device per result, with the CDI device ID "<driver>/device=<device>". With a CDI
+// folder it writes one spec file for all its devices at start (through the SDK's CDI writer) and
+// removes it at stop. NodeUnprepareResources forgets the claims and never fails.
+//
+// Faults for tests: a latency before every prepare, an error every claim fails with, or prepare
+// calls that hang until Release (or Stop).
+//
+// Threading: calls are answered one at a time on the driver's worker thread, never on a gRPC
+// thread (upstream's helper serialises them too by default); the ClaimLookup runs there and may
+// block for a bounded time. Every public method is thread-safe.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "common/event_loop.h"
+#include "common/logging.h"
+#include "dra/claim.h"
+#include "dra/driver_client.h"
+
+namespace devmgr::plugins {
+
+// The class of the CDI kind the fake's devices have: "<driver>/device".
+inline constexpr char kFakeDraCdiClass[] = "device";
+
+// ClaimLookup: ResourceClaim `name` in `namespace_name`, as the driver's host knows it; NotFound
+// when there is none. Runs on the driver's worker thread and may block for a bounded time.
+using ClaimLookup = std::function<absl::StatusOr<dra::ResourceClaim>(
+    const std::string& namespace_name, const std::string& name)>;
+
+// IsValidDriverName: a DRA driver name the fake accepts. It becomes a folder and file name, so
+// it must be a DNS subdomain of at most 63 characters (upstream's limit for driver names), which
+// rules out '/', ".." and upper case; as the SDK's resource namespaces, it may not be
+// kubernetes.io or below it.
+bool IsValidDriverName(absl::string_view name);
+
+struct FakeDraOptions {
+  std::string driver_name;
+  // The kubelet's root folder: sockets go to its plugins/ and plugins_registry/.
+  std::filesystem::path root_dir = "/var/lib/kubelet";
+  // The pool of the devices: the node's name, as a driver publishing one pool per node names it.
+  std::string pool = "node";
+  int64_t devices = 1;
+  bool serve_v1 = true;
+  bool serve_v1beta1 = true;
+  // Non-empty: write the devices' CDI spec file into this folder.
+  std::filesystem::path cdi_dir{};
+  absl::Duration prepare_latency = absl::ZeroDuration();
+  // Non-empty: every claim of every NodePrepareResources fails with this text.
+  std::string prepare_error{};
+  // Every NodePrepareResources waits until Release (or Stop).
+  bool prepare_hang = false;
+  // Required.
+  ClaimLookup claim_lookup{};
+  // How long Stop lets calls in progress end before cancelling them.
+  absl::Duration shutdown_grace = absl::Seconds(2);
+  LoggerPtr logger{};
+};
+
+// What the kubelet said in its last NotifyRegistrationStatus.
+struct FakeDraRegistration {
+  int notifications = 0;
+  bool registered = false;
+  std::string error{};
+};
+
+class FakeDraDriver {
+ public:
+  // Start validates `options`, writes the CDI spec (if asked), and serves the service socket,
+  // then the registrar socket (so that the kubelet never dials a service that is not there).
+  // InvalidArgument for a bad option or a socket path over the unix limit; the errno's code when
+  // a folder, a socket or the spec cannot be made.
+  static absl::StatusOr<std::unique_ptr<FakeDraDriver>> Start(FakeDraOptions options);
+
+  // Stops (see Stop).
+  ~FakeDraDriver();
+  FakeDraDriver(const FakeDraDriver&) = delete;
+  FakeDraDriver& operator=(const FakeDraDriver&) = delete;
+
+  // Stop releases hung calls, stops both servers (calls in progress get shutdown_grace), and
+  // removes the sockets and the CDI spec. Idempotent; blocks until every call has ended.
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Release ends every hang and latency wait, now and later.
+  void Release();
+
+  const std::filesystem::path& service_socket() const { return service_socket_; }
+  const std::filesystem::path& registrar_socket() const { return registrar_socket_; }
+  // The CDI spec file, or empty without a CDI folder.
+  std::filesystem::path CdiSpecPath() const;
+  // CdiDeviceId is what prepare answers for `device`: "<driver>/device=<device>".
+  std::string CdiDeviceId(absl::string_view device) const;
+
+  int64_t prepare_calls() const { return prepare_calls_.load(); }
+  int64_t unprepare_calls() const { return unprepare_calls_.load(); }
+  // UIDs of the claims prepared and not unprepared since, sorted.
+  std::vector<std::string> PreparedClaims() const ABSL_LOCKS_EXCLUDED(mu_);
+  FakeDraRegistration registration() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  template <typename Api>
+  class DraService;
+
+  explicit FakeDraDriver(FakeDraOptions options);
+
+  absl::Status Serve();
+  // The answers of both service versions, in v1's messages; on the worker thread only.
+  dra::draapi::v1::NodePrepareResourcesResponse Prepare(
+      const dra::draapi::v1::NodePrepareResourcesRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
+  dra::draapi::v1::NodeUnprepareResourcesResponse Unprepare(
+      const dra::draapi::v1::NodeUnprepareResourcesRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
+  // PrepareClaim: the devices of one claim, or why it cannot be prepared.
+  absl::StatusOr<std::vector<dra::draapi::v1::Device>> PrepareClaim(
+      const dra::draapi::v1::Claim& claim) const;
+  bool IsOwnDevice(absl::string_view pool, absl::string_view device) const;
+  void OnRegistrationStatus(bool registered, const std::string& error) ABSL_LOCKS_EXCLUDED(mu_);
+
+  const FakeDraOptions options_;
+  const std::filesystem::path service_socket_;
+  const std::filesystem::path registrar_socket_;
+
+  std::atomic<int64_t> prepare_calls_{0};
+  std::atomic<int64_t> unprepare_calls_{0};
+  absl::Notification released_;
+
+  mutable absl::Mutex mu_;
+  // UIDs of the prepared claims.
+  std::set<std::string> prepared_ ABSL_GUARDED_BY(mu_);
+  FakeDraRegistration registration_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  bool cdi_written_ = false;
+
+  // Declared before the servers, which are destroyed first.
+  std::vector<std::unique_ptr<grpc::Service>> services_;
+  std::unique_ptr<grpc::Server> service_server_;
+  std::unique_ptr<grpc::Server> registrar_server_;
+  // Last, so that it joins first. The services answer every call here, so Stop shuts the
+  // servers down before it stops this loop.
+  EventLoop worker_;
+};
+
+}  // namespace devmgr::plugins
