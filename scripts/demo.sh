@@ -2,7 +2,8 @@
 # `make demo`: the main job, step by step, in a temporary root that is removed at the end: the
 # daemon, a simulated device plugin with NUMA-spread devices, a pod admitted from examples/,
 # its run options, the PodResources view a monitoring agent gets, a restart that keeps the pod,
-# and the checkpoint a real kubelet could take over. Usage: scripts/demo.sh BUILD_DIR
+# the checkpoint a real kubelet could take over, and a pod with a ResourceClaim prepared by a
+# DRA driver. Usage: scripts/demo.sh BUILD_DIR
 set -euo pipefail
 build=${1:-build}
 devmgr="$build/cmd/devmgr/devmgr"
@@ -87,7 +88,32 @@ step "Remove the pod: its devices are free again"
 run "$devmgr" pods remove --root-dir "$root" "$uid"
 run "$devmgr" pods list --root-dir "$root"
 
+step "Dynamic Resource Allocation: a DRA driver registers through plugins_registry/"
+printf '$ %s plugin fake-dra --root-dir %s --driver gpu.example.com --devices 2 &\n' \
+  "$devmgr" "$root"
+"$devmgr" plugin fake-dra --root-dir "$root" --driver gpu.example.com --devices 2 \
+  2>"$root/dra-driver.log" &
+pids+=($!)
+wait_for test -S "$root/plugins/gpu.example.com/dra.sock"
+wait_for grep -q "Registered plugin.*pluginName=\"gpu.example.com\"" "$root/serve.log"
+
+step "A pod that brings its ResourceClaim: stored, reserved for the pod, prepared by the driver"
+run cat examples/dra-pod.yaml
+run "$devmgr" pods admit --root-dir "$root" examples/dra-pod.yaml
+dra_uid=6a1c9e2b-3f4d-4e8a-b5c7-9d0e1f2a3b4c
+
+step "The claims the node holds, and the PodResources view with the claim's device"
+run "$devmgr" dra claims --root-dir "$root"
+run "$devmgr" podresources list --root-dir "$root"
+
+step "dra_manager_state is a kubelet's, CRC-32 checksum included"
+run "$devmgr" dra checkpoint verify "$root/dra_manager_state"
+
+step "Remove the pod: the driver unprepares the claim"
+run "$devmgr" pods remove --root-dir "$root" "$dra_uid"
+run "$devmgr" dra claims --root-dir "$root"
+
 step "The daemon's log, in klog's key=value shape (last lines)"
 tail -n 8 "$root/serve.log"
 
-printf '\nDone; the daemon and the plugin are stopped and %s is removed.\n' "$root"
+printf '\nDone; the daemon, the plugin and the driver are stopped and %s is removed.\n' "$root"

@@ -82,8 +82,15 @@ std::string MemoryText(const google::protobuf::RepeatedPtrField<::v1::ContainerM
 
 std::string DynamicText(const google::protobuf::RepeatedPtrField<::v1::DynamicResource>& claims) {
   std::vector<std::string> parts;
+  // "namespace/claim=driver/pool/device,...", as the claim's devices were prepared.
   for (const auto& claim : claims) {
-    parts.push_back(absl::StrCat(claim.claim_namespace(), "/", claim.claim_name()));
+    std::vector<std::string> devices;
+    for (const auto& device : claim.claim_resources()) {
+      devices.push_back(
+          absl::StrCat(device.driver_name(), "/", device.pool_name(), "/", device.device_name()));
+    }
+    parts.push_back(absl::StrCat(claim.claim_namespace(), "/", claim.claim_name(),
+                                 devices.empty() ? "" : "=", absl::StrJoin(devices, ",")));
   }
   return parts.empty() ? "-" : absl::StrJoin(parts, ",");
 }

@@ -58,6 +58,16 @@ std::unique_ptr<BackgroundProcess> DaemonHarness::StartPlugin(
   return plugin;
 }
 
+std::unique_ptr<BackgroundProcess> DaemonHarness::StartDraDriver(
+    const std::string& driver, int devices, const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"plugin",   "fake-dra", "--root-dir", Root(),
+                                   "--driver", driver,     "--devices",  std::to_string(devices)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto plugin = std::make_unique<BackgroundProcess>(Args(args));
+  EXPECT_TRUE(plugin->started());
+  return plugin;
+}
+
 std::filesystem::path DaemonHarness::PluginSocket(const std::string& resource) const {
   std::string name = resource;
   name[name.find('/')] = '-';

@@ -29,6 +29,10 @@ class DaemonHarness {
   // StartPlugin starts `devmgr plugin fake` for `resource` without waiting for it.
   std::unique_ptr<BackgroundProcess> StartPlugin(const std::string& resource, int devices,
                                                  const std::vector<std::string>& extra = {});
+  // StartDraDriver starts `devmgr plugin fake-dra` for `driver` without waiting for it; it
+  // registers through plugins_registry/ and reads claims from the daemon's admin API.
+  std::unique_ptr<BackgroundProcess> StartDraDriver(const std::string& driver, int devices,
+                                                    const std::vector<std::string>& extra = {});
   // PluginSocket: where the fake plugin of `resource` serves (device-plugins/NS-TYPE.sock).
   std::filesystem::path PluginSocket(const std::string& resource) const;
 

@@ -1,0 +1,245 @@
+// Dynamic Resource Allocation through the real binaries, as a user runs them: `devmgr serve`,
+// DRA drivers (`devmgr plugin fake-dra`, registering through plugins_registry/ and reading
+// claims from the daemon), and a pod whose manifest brings its ResourceClaims. The scenarios of
+// upstream's node e2e tests (test/e2e_node/dra_test.go) that fit a node without an API server:
+// two drivers preparing and unpreparing one pod, the claims listed by PodResources; every claim
+// of a running pod prepared again after a restart; a daemon SIGKILLed while a driver prepares,
+// which comes back and neither loses nor doubles a claim; a hung driver that blocks only its own
+// pods; and a driver that restarts and registers again.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "tests/integration/daemon_harness.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr {
+namespace {
+
+using Json = nlohmann::json;
+using testing::BackgroundProcess;
+using testing::DaemonHarness;
+using testing::WaitFor;
+using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
+
+constexpr char kGpu[] = "gpu.example.com";
+constexpr char kNic[] = "nic.example.com";
+
+// A ResourceClaim document allocated device `device` of `driver`'s pool "node" for request
+// "req".
+std::string ClaimDocument(const std::string& name, const std::string& driver,
+                          const std::string& device = "dev-0") {
+  return absl::StrCat("---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
+                      "metadata: {name: ", name, ", uid: uid-", name, "}\n",
+                      "status: {allocation: {devices: {results: [{request: req, driver: ", driver,
+                      ", pool: node, device: ", device, "}]}}}\n");
+}
+
+// A pod `uid` whose container "app" uses each claim of `claims` (pod claim i is "c<i>").
+std::string PodWithClaims(const std::string& uid, const std::vector<std::string>& claims) {
+  std::string pod_claims;
+  std::string uses;
+  for (size_t i = 0; i < claims.size(); ++i) {
+    absl::StrAppend(&pod_claims, "  - {name: c", i, ", resourceClaimName: ", claims[i], "}\n");
+    absl::StrAppend(&uses, i == 0 ? "" : ", ", "{name: c", i, "}");
+  }
+  return absl::StrCat("metadata: {name: pod-", uid, ", uid: ", uid, "}\nspec:\n",
+                      "  resourceClaims:\n", pod_claims,
+                      "  containers: [{name: app, resources: {claims: [", uses, "]}}]\n");
+}
+
+// `dra claims -o json`: each claim name with whether it is prepared and its pods.
+Json Claims(const DaemonHarness& h) {
+  const testing::ProcessResult listed =
+      h.Run({"dra", "claims", "--root-dir", h.Root(), "-o", "json"});
+  if (listed.exit_code != 0) return Json();
+  return Json::parse(listed.out, nullptr, false).value("claims", Json::array());
+}
+
+bool AllPrepared(const DaemonHarness& h, size_t count) {
+  const Json claims = Claims(h);
+  if (!claims.is_array() || claims.size() != count) return false;
+  for (const Json& claim : claims) {
+    if (!claim.value("prepared", false)) return false;
+  }
+  return true;
+}
+
+// The claims dra_manager_state records, by name, with their pods.
+Json CheckpointClaims(const DaemonHarness& h) {
+  const testing::ProcessResult shown =
+      h.Run({"dra", "checkpoint", "show", "-o", "json", h.Path("dra_manager_state").string()});
+  if (shown.exit_code != 0) return Json();
+  return Json::parse(shown.out, nullptr, false).value("claims", Json::array());
+}
+
+// Admission waits for drivers to register: a pod admitted before they did would be refused.
+bool DriversRegistered(const DaemonHarness& h, const std::vector<std::string>& drivers) {
+  return WaitFor(
+      [&] {
+        for (const std::string& driver : drivers) {
+          if (!std::filesystem::exists(h.Path("plugins/" + driver + "/dra.sock"))) return false;
+        }
+        // The claims of a probe pod prepare only once every driver is registered.
+        std::vector<std::string> claims;
+        std::string manifest;
+        for (const std::string& driver : drivers) {
+          const std::string claim = "probe-" + driver.substr(0, driver.find('.'));
+          claims.push_back(claim);
+          absl::StrAppend(&manifest, ClaimDocument(claim, driver));
+        }
+        if (h.Admit(PodWithClaims("probe", claims) + manifest).exit_code != 0) return false;
+        return h.Remove("probe").exit_code == 0;
+      },
+      20s);
+}
+
+TEST(DraTest, TwoDriversPrepareAndUnprepareAPodAndPodResourcesListsItsClaims) {
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra-sync-period", "100ms"});
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 2);
+  auto nic = h.StartDraDriver(kNic, 1);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu, kNic}));
+
+  const testing::ProcessResult admitted =
+      h.Admit(PodWithClaims("p1", {"gpus", "nics"}) + ClaimDocument("gpus", kGpu, "dev-1") +
+              ClaimDocument("nics", kNic));
+  ASSERT_EQ(admitted.exit_code, 0) << admitted.err;
+  EXPECT_TRUE(absl::StrContains(admitted.out, "gpu.example.com/device=dev-1")) << admitted.out;
+  EXPECT_TRUE(absl::StrContains(admitted.out, "nic.example.com/device=dev-0")) << admitted.out;
+
+  const testing::ProcessResult listed =
+      h.Run({"podresources", "list", "--root-dir", h.Root(), "-o", "json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  const Json pods = Json::parse(listed.out, nullptr, false);
+  ASSERT_TRUE(pods.is_object()) << listed.out;
+  std::vector<std::string> seen;
+  for (const Json& pod : pods.value("podResources", Json::array())) {
+    for (const Json& container : pod.value("containers", Json::array())) {
+      for (const Json& resource : container.value("dynamicResources", Json::array())) {
+        for (const Json& claim_resource : resource.value("claimResources", Json::array())) {
+          seen.push_back(absl::StrCat(resource.value("claimName", ""), " ",
+                                      claim_resource.value("driverName", ""), " ",
+                                      claim_resource.value("deviceName", "")));
+        }
+      }
+    }
+  }
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"gpus gpu.example.com dev-1", "nics nic.example.com dev-0"}))
+      << listed.out;
+  EXPECT_TRUE(AllPrepared(h, 2)) << Claims(h).dump();
+
+  ASSERT_EQ(h.Remove("p1").exit_code, 0);
+  EXPECT_TRUE(Claims(h).empty()) << Claims(h).dump();
+  EXPECT_TRUE(CheckpointClaims(h).empty());
+}
+
+TEST(DraTest, MustRetryNodePrepareResourcesAfterKubeletRestart) {
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra-sync-period", "100ms"});
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 1);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu}));
+  ASSERT_EQ(h.Admit(PodWithClaims("p1", {"gpu"}) + ClaimDocument("gpu", kGpu)).exit_code, 0);
+
+  DaemonHarness::Stop(*serve);
+  serve = h.StartServe({"--dra-sync-period", "100ms"});
+  ASSERT_NE(serve, nullptr);
+  // Prepared is set only by a driver's answer since the start: the claim was prepared again.
+  ASSERT_TRUE(WaitFor([&] { return AllPrepared(h, 1); }, 20s)) << Claims(h).dump();
+  const testing::ProcessResult options =
+      h.Run({"pods", "options", "p1", "app", "--root-dir", h.Root()});
+  EXPECT_TRUE(absl::StrContains(options.out, "gpu.example.com/device=dev-0")) << options.out;
+}
+
+TEST(DraTest, ADaemonKilledDuringNodePrepareResourcesNeitherLosesNorDoublesAClaim) {
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra-sync-period", "100ms"});
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 1, {"--prepare-latency", "3s"});
+  ASSERT_TRUE(WaitFor(
+      [&] { return std::filesystem::exists(h.Path("plugins/" + std::string(kGpu) + "/dra.sock")); },
+      20s));
+
+  // The claim is recorded for the pod before the driver is called; kill the daemon then.
+  BackgroundProcess admit({testing::DevmgrBinary(), "pods", "admit", "--root-dir", h.Root(), "-"},
+                          PodWithClaims("p1", {"gpu"}) + ClaimDocument("gpu", kGpu));
+  ASSERT_TRUE(WaitFor([&] { return CheckpointClaims(h).size() == 1; }, 20s));
+  serve->Signal(SIGKILL);
+  serve->WaitForExit();
+  EXPECT_NE(admit.WaitForExit(), 0) << "the daemon died before it answered";
+
+  serve = h.StartServe({"--dra-sync-period", "100ms"});
+  ASSERT_NE(serve, nullptr);
+  // Never admitted: the pod is not listed, and its claim is unprepared by the reconcile pass.
+  ASSERT_TRUE(WaitFor([&] { return CheckpointClaims(h).empty(); }, 20s))
+      << CheckpointClaims(h).dump();
+  EXPECT_EQ(h.ListPods().value("pods", Json::array()).size(), 0u);
+
+  // Admitted again, it holds the claim once.
+  const testing::ProcessResult again =
+      h.Admit(PodWithClaims("p1", {"gpu"}) + ClaimDocument("gpu", kGpu));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const Json claims = CheckpointClaims(h);
+  ASSERT_EQ(claims.size(), 1u) << claims.dump();
+  EXPECT_EQ(claims[0]["podUIDs"], Json::array({"p1"}));
+}
+
+TEST(DraTest, AHungDriverBlocksOnlyItsOwnPods) {
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra-sync-period", "100ms", "--dra-call-timeout", "4s"});
+  ASSERT_NE(serve, nullptr);
+  auto nic = h.StartDraDriver(kNic, 1);
+  ASSERT_TRUE(DriversRegistered(h, {kNic}));
+  auto gpu = h.StartDraDriver(kGpu, 1, {"--prepare-hang"});
+  ASSERT_TRUE(WaitFor(
+      [&] { return std::filesystem::exists(h.Path("plugins/" + std::string(kGpu) + "/dra.sock")); },
+      20s));
+
+  BackgroundProcess stuck({testing::DevmgrBinary(), "pods", "admit", "--root-dir", h.Root(), "-"},
+                          PodWithClaims("stuck", {"gpu"}) + ClaimDocument("gpu", kGpu));
+  ASSERT_TRUE(WaitFor([&] { return CheckpointClaims(h).size() == 1; }, 20s));
+  // While the GPU driver hangs, a pod of the NIC driver is admitted.
+  const testing::ProcessResult other =
+      h.Admit(PodWithClaims("other", {"nic"}) + ClaimDocument("nic", kNic));
+  EXPECT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_FALSE(stuck.Wait(0ms).has_value()) << "the hung pod still waits for its driver";
+
+  EXPECT_EQ(stuck.WaitForExit(), 1);
+  EXPECT_TRUE(absl::StrContains(stuck.err(), "prepare dynamic resources: NodePrepareResources"))
+      << stuck.err();
+  EXPECT_TRUE(absl::StrContains(stuck.err(), "(code 4)")) << "DEADLINE_EXCEEDED: " << stuck.err();
+  const Json pods = h.ListPods().value("pods", Json::array());
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods[0]["pod"].value("uid", ""), "other");
+}
+
+TEST(DraTest, MustRegisterAfterPluginRestart) {
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra-sync-period", "100ms"});
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 1);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu}));
+  ASSERT_EQ(h.Admit(PodWithClaims("p1", {"a"}) + ClaimDocument("a", kGpu)).exit_code, 0);
+
+  DaemonHarness::Stop(*gpu);
+  gpu = h.StartDraDriver(kGpu, 1);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu}));
+  const testing::ProcessResult admitted =
+      h.Admit(PodWithClaims("p2", {"b"}) + ClaimDocument("b", kGpu));
+  EXPECT_EQ(admitted.exit_code, 0) << admitted.err;
+  EXPECT_EQ(h.Remove("p1").exit_code, 0) << "the restarted driver unprepares the old claim too";
+  EXPECT_EQ(CheckpointClaims(h).size(), 1u);
+}
+
+}  // namespace
+}  // namespace devmgr
