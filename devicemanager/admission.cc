@@ -120,7 +120,15 @@ absl::Status ManagerImpl::Allocate(const Pod& pod, const Container& container) {
     return Refused(kRefusedNotFound, absl::NotFoundError(absl::StrCat("container ", container.name,
                                                                       " is not in pod ", pod.uid)));
   }
+  if (SkipsDraResources(pod)) {
+    return AllocateContainer(WithoutDraExtendedResources(pod),
+                             WithoutDraExtendedResources(pod, container));
+  }
   return AllocateContainer(pod, container);
+}
+
+bool ManagerImpl::SkipsDraResources(const Pod& pod) const {
+  return options_.dra_extended_resource && !pod.dra_resource_mappings.empty();
 }
 
 absl::Status ManagerImpl::Refused(absl::string_view reason, absl::Status status) {
@@ -467,6 +475,7 @@ absl::Status ManagerImpl::PersistCheckpoint(uint64_t generation) {
 }
 
 absl::Status ManagerImpl::AdmitPod(const Pod& pod) {
+  if (SkipsDraResources(pod)) return AdmitPod(WithoutDraExtendedResources(pod));
   // What the pod held before: only what this call adds is released on failure.
   std::set<std::tuple<std::string, std::string>> held_before;
   {
@@ -668,6 +677,10 @@ std::optional<std::vector<TopologyHint>> ManagerImpl::TopologyHintsLocked(
 }
 
 TopologyHints ManagerImpl::GetTopologyHints(const Pod& pod, const Container& container) {
+  if (SkipsDraResources(pod)) {
+    return GetTopologyHints(WithoutDraExtendedResources(pod),
+                            WithoutDraExtendedResources(pod, container));
+  }
   UpdateAllocatedDevices();
   TopologyHints hints;
   absl::MutexLock lock(&mu_);
@@ -681,6 +694,7 @@ TopologyHints ManagerImpl::GetTopologyHints(const Pod& pod, const Container& con
 }
 
 TopologyHints ManagerImpl::GetPodTopologyHints(const Pod& pod) {
+  if (SkipsDraResources(pod)) return GetPodTopologyHints(WithoutDraExtendedResources(pod));
   UpdateAllocatedDevices();
   TopologyHints hints;
   absl::MutexLock lock(&mu_);

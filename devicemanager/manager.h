@@ -82,6 +82,10 @@ struct ManagerOptions {
   // devices whose health changed, for TakeResourceUpdates. Off by default, as upstream's gate
   // (alpha, off, through Kubernetes 1.35); the devmgr daemon turns it on.
   bool resource_health_status = false;
+  // Feature gate DRAExtendedResource (KEP-5004): a container resource that the pod's
+  // dra_resource_mappings give to DRA is not allocated here (upstream's isDRAExtendedResource).
+  // Off by default, as upstream's alpha gate; without it such a resource is allocated as any.
+  bool dra_extended_resource = false;
   // Makes the endpoint of each plugin that registers; null means gRPC endpoints with the
   // deadlines above (EndpointFactoryImpl). Not owned; must outlive the Manager.
   EndpointFactory* endpoint_factory = nullptr;

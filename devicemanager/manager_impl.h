@@ -135,6 +135,9 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
       ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
   // Refused tells the metrics that an admission was refused for `reason` and returns `status`.
   absl::Status Refused(absl::string_view reason, absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
+  // SkipsDraResources: the gate is on and `pod` maps resources to DRA, which the public calls
+  // then leave out (upstream's isDRAExtendedResource).
+  bool SkipsDraResources(const Pod& pod) const;
   // ReserveDevices is upstream's devicesToAllocate with reservations: nullopt when there is
   // nothing to allocate. Three steps: BeginPickLocked (mu_ held; may wait for the plugin,
   // admission_wait), GetPreferredAllocation if the plugin offers it (mu_ not held), and

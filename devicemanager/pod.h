@@ -28,6 +28,17 @@ struct Container {
   bool operator==(const Container&) const = default;
 };
 
+// A container's extended resource that the scheduler satisfied through Dynamic Resource
+// Allocation rather than a device plugin (pod.status.extendedResourceClaimStatus.requestMappings,
+// KEP-5004): with ManagerOptions::dra_extended_resource the device manager leaves it to the DRA
+// manager.
+struct DraResourceMapping {
+  std::string container_name;
+  std::string resource_name;
+
+  bool operator==(const DraResourceMapping&) const = default;
+};
+
 struct Pod {
   std::string uid;
   std::string namespace_name;
@@ -35,11 +46,24 @@ struct Pod {
   // Init containers (regular ones and sidecars) in start order, then the app containers.
   std::vector<Container> init_containers;
   std::vector<Container> containers;
+  // The container resources that DRA serves instead (empty for most pods).
+  std::vector<DraResourceMapping> dra_resource_mappings = {};
 
   // FindContainer: the init or app container called `name`, or nullptr.
   const Container* FindContainer(absl::string_view container_name) const;
 
   bool operator==(const Pod&) const = default;
 };
+
+// IsDraExtendedResource: `resource` of `container_name` is mapped to DRA (upstream's
+// isDRAExtendedResource).
+bool IsDraExtendedResource(const Pod& pod, absl::string_view container_name,
+                           absl::string_view resource);
+
+// WithoutDraExtendedResources: `container` of `pod` without the resources mapped to DRA.
+Container WithoutDraExtendedResources(const Pod& pod, const Container& container);
+// WithoutDraExtendedResources: `pod` with those resources left out of every container, and no
+// mappings left (they are applied).
+Pod WithoutDraExtendedResources(const Pod& pod);
 
 }  // namespace devmgr::devicemanager

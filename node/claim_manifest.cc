@@ -194,6 +194,30 @@ absl::Status ReadPodResourceClaims(const YAML::Node& spec, const YAML::Node& sta
       });
 }
 
+absl::StatusOr<std::vector<devicemanager::DraResourceMapping>> ReadDraResourceMappings(
+    const YAML::Node& status) {
+  std::vector<devicemanager::DraResourceMapping> mappings;
+  if (!IsMapNode(status)) return mappings;
+  const YAML::Node extended = status["extendedResourceClaimStatus"];
+  if (!IsPresent(extended)) return mappings;
+  if (!extended.IsMap())
+    return FieldError("status.extendedResourceClaimStatus", "must be an object");
+  absl::Status read =
+      ForEachItem(extended["requestMappings"], "status.extendedResourceClaimStatus.requestMappings",
+                  [&](const YAML::Node& item, const std::string& where) -> absl::Status {
+                    absl::StatusOr<std::string> container =
+                        ReadRequired(item["containerName"], absl::StrCat(where, ".containerName"));
+                    if (!container.ok()) return container.status();
+                    absl::StatusOr<std::string> resource =
+                        ReadRequired(item["resourceName"], absl::StrCat(where, ".resourceName"));
+                    if (!resource.ok()) return resource.status();
+                    mappings.push_back({*std::move(container), *std::move(resource)});
+                    return absl::OkStatus();
+                  });
+  if (!read.ok()) return read;
+  return mappings;
+}
+
 absl::StatusOr<std::vector<dra::ContainerClaim>> ReadContainerClaims(const YAML::Node& claims,
                                                                      absl::string_view field,
                                                                      const dra::Pod& pod) {

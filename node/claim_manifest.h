@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "devicemanager/pod.h"
 #include "dra/claim.h"
 
 namespace devmgr::node {
@@ -36,5 +37,11 @@ absl::Status ReadPodResourceClaims(const YAML::Node& spec, const YAML::Node& sta
 absl::StatusOr<std::vector<dra::ContainerClaim>> ReadContainerClaims(const YAML::Node& claims,
                                                                      absl::string_view field,
                                                                      const dra::Pod& pod);
+
+// ReadDraResourceMappings reads a Pod's status.extendedResourceClaimStatus.requestMappings: the
+// container resources the scheduler gave to DRA (KEP-5004). Each needs containerName and
+// resourceName.
+absl::StatusOr<std::vector<devicemanager::DraResourceMapping>> ReadDraResourceMappings(
+    const YAML::Node& status);
 
 }  // namespace devmgr::node

@@ -196,6 +196,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   s.metrics.AttachHeapTrimmer(s.heap_trimmer);
   manager_options.metrics = &s.metrics;
   manager_options.resource_health_status = options.resource_health_status;
+  manager_options.dra_extended_resource = options.dra_extended_resource;
   manager_options.logger = options.logger;
   s.manager = devicemanager::CreateManager(std::move(manager_options));
   PodRegistry& registry = s.registry;

@@ -71,6 +71,10 @@ struct NodeOptions {
   // Dynamic Resource Allocation: DRA drivers register through plugins_registry/ and pods may
   // use ResourceClaims. Off: such pods are refused and DRA drivers are not accepted.
   bool dra = true;
+  // Feature gate DRAExtendedResource (KEP-5004): container resources the pod's
+  // status.extendedResourceClaimStatus gives to DRA are not allocated by the device manager.
+  // Off by default, as upstream's alpha gate.
+  bool dra_extended_resource = false;
   // Deadline of each call to a DRA driver (upstream: 45 s).
   absl::Duration dra_call_timeout = dra::kDefaultCallTimeout;
   // How often the DRA pass runs (it also runs when a driver registers): claims still waiting

@@ -167,6 +167,17 @@ absl::StatusOr<PodManifest> ReadPod(const YAML::Node& root) {
     return status;
   }
   if (manifest.pod.containers.empty()) return FieldError("spec.containers", "is required");
+  absl::StatusOr<std::vector<devicemanager::DraResourceMapping>> mappings =
+      ReadDraResourceMappings(root["status"]);
+  if (!mappings.ok()) return mappings.status();
+  for (const devicemanager::DraResourceMapping& mapping : *mappings) {
+    if (!names.contains(mapping.container_name)) {
+      return FieldError(
+          "status.extendedResourceClaimStatus.requestMappings",
+          absl::StrCat("container \"", mapping.container_name, "\" is not in the pod"));
+    }
+  }
+  manifest.pod.dra_resource_mappings = *std::move(mappings);
   return manifest;
 }
 

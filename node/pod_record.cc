@@ -92,12 +92,21 @@ absl::StatusOr<std::vector<Container>> DecodeContainers(const Json& pod, const c
 }  // namespace
 
 std::string EncodePodRecordEntry(const Pod& pod) {
-  std::string entry = Json{{"uid", pod.uid},
-                           {"namespace", pod.namespace_name},
-                           {"name", pod.name},
-                           {"initContainers", EncodeContainers(pod.init_containers)},
-                           {"containers", EncodeContainers(pod.containers)}}
-                          .dump();
+  Json json = {{"uid", pod.uid},
+               {"namespace", pod.namespace_name},
+               {"name", pod.name},
+               {"initContainers", EncodeContainers(pod.init_containers)},
+               {"containers", EncodeContainers(pod.containers)}};
+  // Written only when there are some, so that records of pods without them stay as they were.
+  if (!pod.dra_resource_mappings.empty()) {
+    Json mappings = Json::array();
+    for (const devicemanager::DraResourceMapping& mapping : pod.dra_resource_mappings) {
+      mappings.push_back(
+          {{"container", mapping.container_name}, {"resource", mapping.resource_name}});
+    }
+    json["draResourceMappings"] = std::move(mappings);
+  }
+  std::string entry = json.dump();
   // The registry keeps it for the pod's life: without the room the appends left.
   entry.shrink_to_fit();
   return entry;
@@ -150,6 +159,21 @@ absl::StatusOr<std::vector<Pod>> DecodePodRecord(absl::string_view bytes) {
     if (!regular.ok()) return regular.status();
     pod.init_containers = *std::move(init);
     pod.containers = *std::move(regular);
+    if (auto mappings = item.find("draResourceMappings"); mappings != item.end()) {
+      const std::string where = absl::StrCat(at, ".draResourceMappings");
+      if (!mappings->is_array()) return absl::DataLossError(absl::StrCat(where, ": not a list"));
+      for (const Json& mapping : *mappings) {
+        absl::StatusOr<const Json*> container =
+            mapping.is_object() ? Field(mapping, "container", Json::value_t::string, where)
+                                : absl::DataLossError(absl::StrCat(where, ": not an object"));
+        if (!container.ok()) return container.status();
+        absl::StatusOr<const Json*> resource =
+            Field(mapping, "resource", Json::value_t::string, where);
+        if (!resource.ok()) return resource.status();
+        pod.dra_resource_mappings.push_back(
+            {(*container)->get<std::string>(), (*resource)->get<std::string>()});
+      }
+    }
     pods.push_back(std::move(pod));
   }
   return pods;

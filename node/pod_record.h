@@ -5,6 +5,8 @@
 //   {"version":1,"pods":[{"uid":"...","namespace":"default","name":"demo",
 //     "initContainers":[{"name":"setup","type":"init","devices":{"example.com/gpu":1}}],
 //     "containers":[{"name":"app","type":"regular","devices":{"example.com/gpu":2}}]}]}
+// A pod some of whose container resources DRA serves (DRAExtendedResource) also has
+//   "draResourceMappings":[{"container":"app","resource":"example.com/gpu"}]
 #pragma once
 
 #include <string>

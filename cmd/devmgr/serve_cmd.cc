@@ -29,6 +29,7 @@ struct ServeFlags {
   std::string topology_policy = "none";
   std::string node_status_interval = "10s";
   bool dra = true;
+  bool dra_extended_resource = false;
   std::string dra_call_timeout = "45s";
   std::string dra_sync_period = "5s";
   std::string metrics_address;
@@ -104,6 +105,7 @@ int RunServe(const ServeFlags& flags) {
   options.plugin_call_timeout = *call;
   options.admission_wait = *wait;
   options.dra = flags.dra;
+  options.dra_extended_resource = flags.dra_extended_resource;
   options.dra_call_timeout = *dra_call;
   options.dra_sync_period = *dra_sync;
   options.podresources_rate_limit.qps = flags.podresources_qps;
@@ -198,6 +200,11 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
   serve
       ->add_option("--dra", flags->dra,
                    "Dynamic Resource Allocation: accept DRA drivers and pods with ResourceClaims")
+      ->capture_default_str();
+  serve
+      ->add_option("--dra-extended-resource", flags->dra_extended_resource,
+                   "feature gate DRAExtendedResource: leave to DRA the container resources a "
+                   "pod's status.extendedResourceClaimStatus maps to it")
       ->capture_default_str();
   serve
       ->add_option("--dra-call-timeout", flags->dra_call_timeout,

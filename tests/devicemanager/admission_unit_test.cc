@@ -62,8 +62,10 @@ class NodeZeroAffinity final : public TopologyAffinityStore {
 
 class AdmissionUnitTest : public ::testing::Test {
  protected:
-  void StartManager(const TopologyAffinityStore* affinity = nullptr) {
+  void StartManager(const TopologyAffinityStore* affinity = nullptr,
+                    bool dra_extended_resource = false) {
     ManagerOptions options;
+    options.dra_extended_resource = dra_extended_resource;
     options.plugin_dir = dir_.path();
     options.clock = &clock_;
     options.checkpoint_write_delay = absl::Milliseconds(1);
@@ -289,6 +291,31 @@ TEST_F(AdmissionUnitTest, ConcurrentAdmissionsNeverShareADevice) {
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_EQ(requests[1].available, (std::vector<std::string>{"d1", "d2", "d3", "d4"}))
       << "d0 was reserved while pod1's plugin call ran";
+}
+
+// Upstream's TestAdmitPodWithDRAResources: a container resource the pod's status maps to DRA
+// (extendedResourceClaimStatus.requestMappings) is left to the DRA manager when the gate
+// DRAExtendedResource is on, and allocated as any other (here: refused, none is healthy) when
+// it is off.
+TEST_F(AdmissionUnitTest, TestAdmitPodWithDRAResources) {
+  for (const bool gate : {true, false}) {
+    SCOPED_TRACE(gate ? "DRAExtendedResource enabled" : "DRAExtendedResource disabled");
+    manager_.reset();
+    StartManager(nullptr, gate);
+    AddPlugin({});
+    Pod pod = OnePod("pod1", 1);
+    pod.dra_resource_mappings.push_back({"c", kResource});
+    ASSERT_TRUE(IsDraExtendedResource(pod, "c", kResource));
+    const absl::Status allocated = manager_->Allocate(pod, pod.containers[0]);
+    if (gate) {
+      EXPECT_TRUE(allocated.ok()) << allocated;
+      EXPECT_TRUE(Held("pod1").empty());
+      EXPECT_TRUE(manager_->GetTopologyHints(pod, pod.containers[0]).empty());
+      EXPECT_TRUE(manager_->AdmitPod(pod).ok());
+    } else {
+      EXPECT_FALSE(allocated.ok());
+    }
+  }
 }
 
 }  // namespace

@@ -159,6 +159,19 @@ TEST(PodManifestTest, ReadsResourceClaimsThatComeWithThePod) {
             (std::vector<dra::ResourceClaimConsumerReference>{{"", "pods", "trainer", "pod-1"}}));
 }
 
+// status.extendedResourceClaimStatus: the container resources the scheduler gave to DRA.
+TEST(PodManifestTest, ReadsTheResourcesTheSchedulerGaveToDra) {
+  absl::StatusOr<PodManifest> manifest = ParsePodManifest(
+      "metadata: {name: p}\nspec: {containers: [{name: c, resources: {limits: "
+      "{example.com/gpu: 1}}}]}\nstatus:\n  extendedResourceClaimStatus:\n"
+      "    resourceClaimName: p-extended-resources-x\n"
+      "    requestMappings: [{containerName: c, resourceName: example.com/gpu, "
+      "requestName: container-0-request-0}]\n");
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  EXPECT_EQ(manifest->pod.dra_resource_mappings,
+            (std::vector<devicemanager::DraResourceMapping>{{"c", "example.com/gpu"}}));
+}
+
 TEST(PodManifestTest, APodWithoutClaimsHasAnEmptyDraHalf) {
   absl::StatusOr<PodManifest> manifest = ParsePodManifest(kKubectlStyle);
   ASSERT_TRUE(manifest.ok()) << manifest.status();
@@ -277,6 +290,12 @@ INSTANTIATE_TEST_SUITE_P(
             "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}\n"
             "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}",
             "document 2 (ResourceClaim): metadata.name: ResourceClaim \"a\" is given twice"},
+        BadManifest{"MappingOfUnknownContainer",
+                    "metadata: {name: p}\nspec: {containers: [{name: c}]}\nstatus:\n"
+                    "  extendedResourceClaimStatus: {requestMappings: [{containerName: x, "
+                    "resourceName: example.com/gpu}]}",
+                    "status.extendedResourceClaimStatus.requestMappings: container \"x\" is not "
+                    "in the pod"},
         BadManifest{"ResultWithoutDriver",
                     "metadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
                     "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}\n"

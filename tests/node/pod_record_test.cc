@@ -33,6 +33,26 @@ TEST(PodRecordTest, RoundTrip) {
   EXPECT_EQ(*decoded, pods);
 }
 
+// A pod whose resources DRA serves keeps its mappings; pods without them are written as before.
+TEST(PodRecordTest, RoundTripsDraResourceMappings) {
+  Pod pod = SamplePod();
+  pod.dra_resource_mappings = {{"app", "example.com/gpu"}, {"setup", "example.com/gpu"}};
+  absl::StatusOr<std::vector<Pod>> decoded = DecodePodRecord(EncodePodRecord({pod}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(*decoded, std::vector<Pod>{pod});
+  EXPECT_NE(EncodePodRecordEntry(pod).find(
+                R"("draResourceMappings":[{"container":"app","resource":"example.com/gpu"})"),
+            std::string::npos)
+      << EncodePodRecordEntry(pod);
+  EXPECT_EQ(EncodePodRecordEntry(SamplePod()).find("draResourceMappings"), std::string::npos);
+  EXPECT_EQ(DecodePodRecord(R"({"version":1,"pods":[{"uid":"u","namespace":"n","name":"p",)"
+                            R"("initContainers":[],"containers":[],)"
+                            R"("draResourceMappings":[{"container":1}]}]})")
+                .status()
+                .code(),
+            absl::StatusCode::kDataLoss);
+}
+
 TEST(PodRecordTest, EmptyRecord) {
   absl::StatusOr<std::vector<Pod>> decoded = DecodePodRecord(EncodePodRecord({}));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
