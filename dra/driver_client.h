@@ -42,6 +42,10 @@ class DriverClient {
   const std::string& endpoint() const { return endpoint_; }
   const std::string& service() const { return service_; }
 
+  // The endpoint's one connection, which the health stream shares (upstream's one connection per
+  // endpoint for all its calls).
+  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
+
   // Connected: the channel is ready for calls now (upstream tracks the same through gRPC's
   // connection events). Asks gRPC to reconnect when it is not.
   bool Connected() const;

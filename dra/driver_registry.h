@@ -4,6 +4,10 @@
 // watcher's three handler calls here, as node/device_plugin_handler.h does for device plugins,
 // so that dra/ does not depend on pluginwatcher/.
 //
+// An endpoint whose driver lists a DRAResourceHealth service (v1 or v1alpha1) in its
+// supported_versions gets a health stream (NodeWatchResources), reopened while the endpoint is
+// registered; its reports go to the HealthSink.
+//
 // A driver may have several endpoints at once (a rolling update starts the new plugin before
 // the old one stops); calls go to the newest connected one, else to the newest.
 //
@@ -22,6 +26,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "dra/driver_client.h"
+#include "dra/health_stream.h"
 
 namespace devmgr::dra {
 
@@ -33,12 +38,35 @@ inline constexpr absl::string_view kSupportedServices[] = {kDraPluginServiceV1,
 // that devmgr speaks. Errors with upstream's texts: an empty list, or none of them.
 absl::StatusOr<std::string> ChooseService(const std::vector<std::string>& supported_versions);
 
+// HealthSink: where the health streams of the registered endpoints report, on their threads.
+class HealthSink {
+ public:
+  virtual ~HealthSink() = default;
+  virtual void HealthReported(const std::string& driver_name,
+                              const healthapi::NodeWatchResourcesResponse& response) = 0;
+  virtual void HealthStreamEnded(const std::string& driver_name, const HealthStreamEnd& end) = 0;
+};
+
 class DriverRegistry {
  public:
   // Calls to drivers have `call_timeout` and are told to `metrics` (not owned; may be null).
+  // Health streams report to `health` (not owned; null: none are opened), reopened after
+  // `health_retry_period`.
   explicit DriverRegistry(absl::Duration call_timeout = kDefaultCallTimeout,
-                          ManagerMetrics* metrics = nullptr)
-      : call_timeout_(call_timeout), metrics_(metrics) {}
+                          ManagerMetrics* metrics = nullptr, HealthSink* health = nullptr,
+                          absl::Duration health_retry_period = kHealthStreamRetryPeriod)
+      : call_timeout_(call_timeout),
+        metrics_(metrics),
+        health_(health),
+        health_retry_period_(health_retry_period) {}
+  // Stops every health stream.
+  ~DriverRegistry();
+  DriverRegistry(const DriverRegistry&) = delete;
+  DriverRegistry& operator=(const DriverRegistry&) = delete;
+
+  // StopHealthStreams stops every health stream and opens no more: no report reaches the sink
+  // after it returns. For the owner's destruction.
+  void StopHealthStreams() ABSL_LOCKS_EXCLUDED(mu_);
 
   // ValidatePlugin checks that the driver speaks a service devmgr knows ("invalid supported
   // gRPC versions of DRA driver plugin NAME at endpoint PATH: ...").
@@ -63,7 +91,13 @@ class DriverRegistry {
  private:
   const absl::Duration call_timeout_;
   ManagerMetrics* const metrics_;
+  HealthSink* const health_;
+  const absl::Duration health_retry_period_;
   mutable absl::Mutex mu_;
+  // The health stream of each endpoint that has one.
+  std::map<std::string, std::unique_ptr<HealthStream>, std::less<>> health_streams_
+      ABSL_GUARDED_BY(mu_);
+  bool health_stopped_ ABSL_GUARDED_BY(mu_) = false;
   // Driver name -> its endpoints, oldest first.
   std::map<std::string, std::vector<std::shared_ptr<const DriverClient>>, std::less<>> drivers_
       ABSL_GUARDED_BY(mu_);

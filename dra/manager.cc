@@ -77,7 +77,16 @@ CheckpointDevice FromProto(const draapi::v1::Device& device) {
 Manager::Manager(ManagerOptions options)
     : options_(std::move(options)),
       store_(options_.state_dir),
-      drivers_(options_.call_timeout, options_.metrics) {}
+      health_(HealthCacheOptions{.state_dir = options_.resource_health_status
+                                                  ? options_.state_dir
+                                                  : std::filesystem::path(),
+                                 .clock = options_.clock,
+                                 .logger = options_.logger,
+                                 .fault_hook = nullptr}),
+      drivers_(options_.call_timeout, options_.metrics,
+               options_.resource_health_status ? this : nullptr, options_.health_retry_period) {}
+
+Manager::~Manager() { drivers_.StopHealthStreams(); }
 
 absl::StatusOr<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options) {
   if (options.claims == nullptr) return absl::InvalidArgumentError("ManagerOptions.claims is null");
@@ -400,6 +409,47 @@ absl::StatusOr<std::vector<ClaimInfoState>> Manager::GetContainerClaimInfos(
     infos.push_back(it->second.state);
   }
   return infos;
+}
+
+std::vector<ResourceStatus> Manager::ContainerResourceStatuses(const Pod& pod,
+                                                               const Container& container) const {
+  if (!options_.resource_health_status) return {};
+  absl::StatusOr<std::vector<ClaimInfoState>> infos = GetContainerClaimInfos(pod, container);
+  if (!infos.ok()) return {};
+  return BuildContainerResourceStatuses(pod, container, *infos, health_);
+}
+
+void Manager::HealthReported(const std::string& driver_name,
+                             const healthapi::NodeWatchResourcesResponse& response) {
+  HealthChanged(driver_name, health_.Update(driver_name, BuildDeviceHealths(response, driver_name,
+                                                                            options_.logger)));
+}
+
+void Manager::HealthStreamEnded(const std::string& driver_name, const HealthStreamEnd& end) {
+  // A stream that never opened carried no news (upstream clears nothing for it).
+  if (!end.established) return;
+  std::vector<DeviceHealth> devices;
+  const DevicesHealthMap snapshot = health_.Snapshot();
+  if (auto driver = snapshot.find(driver_name); driver != snapshot.end()) {
+    for (const auto& [key, device] : driver->second) devices.push_back(device);
+  }
+  if (devices.empty()) return;
+  if (absl::Status cleared = health_.ClearDriver(driver_name); !cleared.ok()) {
+    DEVMGR_LOG(options_.logger, warn, "Failed to write the DRA health state", "err", cleared);
+  }
+  HealthChanged(driver_name, devices);
+}
+
+void Manager::HealthChanged(const std::string& driver_name,
+                            const std::vector<DeviceHealth>& devices) {
+  if (devices.empty() || !options_.on_health_change) return;
+  std::vector<ClaimInfoState> claims;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [key, cached] : cache_) claims.push_back(cached.state);
+  }
+  const std::vector<std::string> pods = PodsUsingDevices(claims, driver_name, devices);
+  if (!pods.empty()) options_.on_health_change(pods);
 }
 
 std::vector<ClaimSnapshot> Manager::Claims() const {

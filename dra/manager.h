@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -39,11 +40,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/clock.h"
 #include "common/file_store.h"
 #include "common/logging.h"
 #include "dra/checkpoint.h"
 #include "dra/claim.h"
+#include "dra/claim_health.h"
 #include "dra/driver_registry.h"
+#include "dra/health_cache.h"
 #include "dra/metrics.h"
 
 namespace devmgr::dra {
@@ -61,6 +65,16 @@ struct ManagerOptions {
   // Told of every operation and driver call (dra/metrics.h). Not owned; may be null; must
   // outlive the Manager.
   ManagerMetrics* metrics = nullptr;
+  // Feature gate ResourceHealthStatus (KEP-4680) for DRA: each endpoint of a driver that serves
+  // DRAResourceHealth gets a health stream, reopened after `health_retry_period`; device health
+  // is kept in <state_dir>/dra_health_state and read by ContainerResourceStatuses.
+  bool resource_health_status = false;
+  absl::Duration health_retry_period = kHealthStreamRetryPeriod;
+  // Called on a health stream's thread with the UIDs of the pods whose claims hold a device whose
+  // health changed (upstream's update channel). Must not block for long.
+  std::function<void(const std::vector<std::string>& pod_uids)> on_health_change;
+  // Time source of device health and its timeouts; null means RealClock(). Not owned.
+  const Clock* clock = nullptr;
   LoggerPtr logger;
 };
 
@@ -71,11 +85,15 @@ struct ClaimSnapshot {
   bool prepared = false;
 };
 
-class Manager {
+class Manager final : private HealthSink {
  public:
   // Create reads the checkpoint (or writes an empty one when there is none). Errors: an options
   // error (InvalidArgument), or a state folder that cannot be written.
   static absl::StatusOr<std::unique_ptr<Manager>> Create(ManagerOptions options);
+  // Stops the health streams first: none reports to a manager that is going.
+  ~Manager() override;
+  Manager(const Manager&) = delete;
+  Manager& operator=(const Manager&) = delete;
 
   // The registered drivers; the host forwards the plugin watcher's "DRAPlugin" calls here.
   DriverRegistry& drivers() { return drivers_; }
@@ -112,6 +130,14 @@ class Manager {
   absl::StatusOr<std::vector<ClaimInfoState>> GetContainerClaimInfos(
       const Pod& pod, const Container& container) const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // ContainerResourceStatuses: the DRA entries of `container`'s allocatedResourcesStatus
+  // ("claim:<pod claim>" or "claim:<pod claim>/<request>", each device with its health as its
+  // driver last reported it, Unknown once the report is older than its timeout). Empty without
+  // the ResourceHealthStatus gate.
+  std::vector<ResourceStatus> ContainerResourceStatuses(const Pod& pod,
+                                                        const Container& container) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // Claims: a copy of every claim held, by namespace and name.
   std::vector<ClaimSnapshot> Claims() const ABSL_LOCKS_EXCLUDED(mu_);
   // ClaimsInUse: the claims prepared since the start, per driver that prepared devices of them,
@@ -136,6 +162,17 @@ class Manager {
 
   explicit Manager(ManagerOptions options);
 
+  // HealthSink: a driver's report updates the health cache and names the pods it concerns; the
+  // end of a stream that was open clears the driver's health (its devices read Unknown).
+  void HealthReported(const std::string& driver_name,
+                      const healthapi::NodeWatchResourcesResponse& response) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void HealthStreamEnded(const std::string& driver_name, const HealthStreamEnd& end) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // HealthChanged tells the host of the pods that hold `devices` of `driver_name`.
+  void HealthChanged(const std::string& driver_name, const std::vector<DeviceHealth>& devices)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   absl::Status Prepare(const Pod& pod) ABSL_LOCKS_EXCLUDED(mu_);
   // UnprepareAll is UnprepareResources, which times it.
   absl::Status UnprepareAll(const Pod& pod) ABSL_LOCKS_EXCLUDED(mu_);
@@ -153,6 +190,8 @@ class Manager {
 
   const ManagerOptions options_;
   const FileStore store_;
+  // Before drivers_, whose health streams report into it.
+  HealthCache health_;
   DriverRegistry drivers_;
   // Serialises checkpoint writes; taken before mu_.
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);

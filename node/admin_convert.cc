@@ -163,6 +163,20 @@ void DevicesToProto(const devicemanager::ResourceDevices& devices,
   }
 }
 
+void ClaimStatusesToProto(const std::vector<dra::ResourceStatus>& statuses,
+                          admin::ContainerDevices& out) {
+  for (const dra::ResourceStatus& status : statuses) {
+    admin::ResourceDevices* resource = out.add_resources();
+    resource->set_resource_name(status.name);
+    for (const dra::ResourceHealth& device : status.resources) {
+      admin::Device* d = resource->add_devices();
+      d->set_id(device.resource_id);
+      d->set_healthy(device.health == dra::ResourceHealthStatus::kHealthy);
+      d->set_health(std::string(dra::ResourceHealthStatusName(device.health)));
+    }
+  }
+}
+
 admin::ResourceClaim ClaimToProto(const dra::ResourceClaim& claim) {
   admin::ResourceClaim out;
   out.set_namespace_(claim.namespace_name);

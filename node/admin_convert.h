@@ -9,6 +9,7 @@
 #include "devicemanager/types.h"
 #include "devmgr/admin/v1/api.pb.h"
 #include "dra/claim.h"
+#include "dra/claim_health.h"
 #include "dra/manager.h"
 
 namespace devmgr::node {
@@ -27,6 +28,12 @@ devmgr::admin::v1::RunOptions RunOptionsToProto(const devicemanager::RunContaine
 void DevicesToProto(const devicemanager::ResourceDevices& devices,
                     const devicemanager::ContainerStatus& status,
                     devmgr::admin::v1::ContainerDevices& out);
+
+// ClaimStatusesToProto appends a container's DRA allocatedResourcesStatus entries to `out`, one
+// ResourceDevices per entry ("claim:<pod claim>[/<request>]") with each device (its CDI ID, or
+// driver/pool/device) and its health.
+void ClaimStatusesToProto(const std::vector<dra::ResourceStatus>& statuses,
+                          devmgr::admin::v1::ContainerDevices& out);
 
 // ClaimToProto: what drivers and clients read of a ResourceClaim.
 devmgr::admin::v1::ResourceClaim ClaimToProto(const dra::ResourceClaim& claim);

@@ -65,8 +65,9 @@ grpc::Status AdminService::ListPods(grpc::ServerContext*, const admin::ListPodsR
     }
     manager_.UpdateAllocatedResourcesStatus(registered.pod.uid, health);
     for (const devicemanager::ContainerStatus& container : health.container_statuses) {
-      DevicesToProto(manager_.GetDevices(registered.pod.uid, container.name), container,
-                     *status->add_containers());
+      admin::ContainerDevices* devices = status->add_containers();
+      DevicesToProto(manager_.GetDevices(registered.pod.uid, container.name), container, *devices);
+      AddClaimStatuses(registered.pod.uid, container.name, *devices);
     }
   }
   return grpc::Status::OK;
@@ -84,7 +85,22 @@ grpc::Status AdminService::GetRunOptions(grpc::ServerContext*,
   manager_.UpdateAllocatedResourcesStatus(request->pod_uid(), health);
   DevicesToProto(manager_.GetDevices(request->pod_uid(), request->container_name()),
                  health.container_statuses[0], *response->mutable_devices());
+  AddClaimStatuses(request->pod_uid(), request->container_name(), *response->mutable_devices());
   return grpc::Status::OK;
+}
+
+void AdminService::AddClaimStatuses(const std::string& pod_uid, const std::string& container,
+                                    admin::ContainerDevices& out) const {
+  if (claims_ == nullptr || dra_ == nullptr) return;
+  const std::optional<dra::Pod> pod = claims_->FindPod(pod_uid);
+  if (!pod.has_value()) return;
+  for (const auto* list : {&pod->init_containers, &pod->containers}) {
+    for (const dra::Container& uses : *list) {
+      if (uses.name == container) {
+        ClaimStatusesToProto(dra_->ContainerResourceStatuses(*pod, uses), out);
+      }
+    }
+  }
 }
 
 grpc::Status AdminService::GetResourceClaim(grpc::ServerContext*,

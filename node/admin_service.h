@@ -41,6 +41,10 @@ class AdminService final : public devmgr::admin::v1::Admin::Service {
                           devmgr::admin::v1::ListClaimsResponse* response) override;
 
  private:
+  // AddClaimStatuses appends the DRA entries of one container's allocatedResourcesStatus.
+  void AddClaimStatuses(const std::string& pod_uid, const std::string& container,
+                        devmgr::admin::v1::ContainerDevices& out) const;
+
   PodAdmission& admission_;
   PodRegistry& registry_;
   const devicemanager::Manager& manager_;

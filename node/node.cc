@@ -75,6 +75,9 @@ struct Node::State {
   std::unique_ptr<MetricsHttpServer> metrics_server;
   // The manager's change callback that forwards device health updates, or -1.
   int health_subscription = -1;
+  // Where the DRA manager's health changes are announced once the PodResources server exists
+  // (the health streams start before it).
+  std::atomic<podresources::PodResourcesNotifier*> dra_health_notifier{nullptr};
   // Last capacity and allocatable logged by UpdateNodeStatus.
   std::map<std::string, int64_t> capacity;
   std::map<std::string, int64_t> allocatable;
@@ -156,6 +159,17 @@ absl::Status Node::StartDra(State& s) {
   dra_options.claims = s.claims.get();
   dra_options.call_timeout = options.dra_call_timeout;
   dra_options.metrics = &s.metrics;
+  dra_options.resource_health_status = options.resource_health_status;
+  // The pods whose claimed devices changed health are published again on the Watch stream.
+  dra_options.on_health_change = [&s](const std::vector<std::string>& pod_uids) {
+    podresources::PodResourcesNotifier* notifier = s.dra_health_notifier.load();
+    if (notifier == nullptr) return;
+    for (const std::string& uid : pod_uids) {
+      if (std::optional<RegisteredPod> registered = s.registry.Find(uid); registered.has_value()) {
+        notifier->PodUpdated(PodRegistry::ToPodResources(registered->pod));
+      }
+    }
+  };
   dra_options.logger = options.logger;
   absl::StatusOr<std::unique_ptr<dra::Manager>> manager = dra::Manager::Create(dra_options);
   if (!manager.ok()) return manager.status();
@@ -248,6 +262,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   if (!podresources.ok()) return podresources.status();
   s.podresources = *std::move(podresources);
   s.admission->SetNotifier(&s.podresources->notifier());
+  s.dra_health_notifier = &s.podresources->notifier();
   if (options.resource_health_status) {
     s.health_subscription = s.manager->Subscribe(
         [manager = s.manager.get(), &registry = s.registry, notifier = &s.podresources->notifier(),
@@ -288,6 +303,8 @@ void Node::Stop() {
   if (s.metrics_server != nullptr) s.metrics_server->Stop();
   if (s.health_subscription >= 0) s.manager->Unsubscribe(s.health_subscription);
   if (s.admin_server != nullptr) s.admin_server->Shutdown();
+  // No health report reaches the PodResources notifier once its server is going.
+  if (s.dra != nullptr) s.dra->drivers().StopHealthStreams();
   if (s.podresources != nullptr) s.podresources->Shutdown();
   if (s.watcher != nullptr) s.watcher->Stop();
   // After the watcher, whose DRA handler kicks it; a pass that runs finishes first.

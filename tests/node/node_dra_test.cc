@@ -263,5 +263,58 @@ TEST_F(NodeDraTest, ANodeWithoutDraRefusesPodsWithClaims) {
             "pod p1 uses ResourceClaims, and this node serves no DRA drivers");
 }
 
+// KEP-4680 for DRA: a driver that serves DRAResourceHealth gets a health stream; a device it
+// reports unhealthy shows in the container's allocatedResourcesStatus entry "claim:<pod claim>"
+// (what `devmgr pods list` shows), and the stream's end makes it Unknown.
+TEST_F(NodeDraTest, ADriversHealthReportReachesTheClaimsStatus) {
+  FakeDriver::Options with_health;
+  with_health.serve_health_v1 = true;
+  const std::string socket = dir_.Sub("health.sock").string();
+  FakeDriver driver(socket, with_health);
+  ASSERT_TRUE(driver.started());
+  driver.OnPrepare(PrepareDev0);
+  ASSERT_TRUE(node_->dra_manager()
+                  ->drivers()
+                  .RegisterPlugin(kDriver, socket, {"v1.DRAPlugin", "v1.DRAResourceHealth"})
+                  .ok());
+  absl::StatusOr<PodManifest> manifest = ParsePodManifest(Manifest("p1", "gpu-a"));
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  ASSERT_TRUE(node_->admission().Admit(manifest->pod, manifest->claims).ok());
+  ASSERT_TRUE(WaitFor([&] { return driver.open_health_streams() == 1; }));
+
+  ::v1::NodeWatchResourcesResponse report;
+  ::v1::DeviceHealth* device = report.add_devices();
+  device->mutable_device()->set_pool_name("node");
+  device->mutable_device()->set_device_name("dev-0");
+  device->set_health(::v1::UNHEALTHY);
+  device->set_message("ECC errors");
+  driver.PushHealth(report);
+
+  const dra::Pod& pod = manifest->claims.pod;
+  auto statuses = [&] {
+    return node_->dra_manager()->ContainerResourceStatuses(pod, pod.containers[0]);
+  };
+  ASSERT_TRUE(WaitFor([&] {
+    const std::vector<dra::ResourceStatus> now = statuses();
+    return !now.empty() && !now[0].resources.empty() &&
+           now[0].resources[0].health == dra::ResourceHealthStatus::kUnhealthy;
+  }));
+  const std::vector<dra::ResourceStatus> unhealthy = statuses();
+  ASSERT_EQ(unhealthy.size(), 1U);
+  EXPECT_EQ(unhealthy[0].name, "claim:gpu");
+  ASSERT_EQ(unhealthy[0].resources.size(), 1U);
+  EXPECT_EQ(unhealthy[0].resources[0].resource_id, "gpu.example.com/gpu=gpu-a");
+  EXPECT_EQ(unhealthy[0].resources[0].message, "ECC errors");
+
+  // The driver ends the stream: its devices are no longer known to be anything.
+  driver.EndHealthStreams(grpc::Status::OK);
+  ASSERT_TRUE(WaitFor([&] {
+    const std::vector<dra::ResourceStatus> now = statuses();
+    return !now.empty() && !now[0].resources.empty() &&
+           now[0].resources[0].health == dra::ResourceHealthStatus::kUnknown;
+  }));
+  node_->dra_manager()->drivers().DeRegisterPlugin(kDriver, socket);
+}
+
 }  // namespace
 }  // namespace devmgr::node
