@@ -33,7 +33,6 @@ namespace devmgr::bench {
 namespace {
 
 using dra::draapi::v1::NodePrepareResourcesRequest;
-using dra::draapi::v1::NodePrepareResourcesResponse;
 
 constexpr char kDriver[] = "gpu.example.com";
 
@@ -57,25 +56,13 @@ class MapClaimSource final : public dra::ClaimSource {
   std::map<std::string, dra::ResourceClaim> claims_ ABSL_GUARDED_BY(mu_);
 };
 
-// One device per claim, as a driver answers.
-NodePrepareResourcesResponse PrepareOneDevice(const NodePrepareResourcesRequest& request) {
-  NodePrepareResourcesResponse response;
-  for (const auto& claim : request.claims()) {
-    auto* device = (*response.mutable_claims())[claim.uid()].add_devices();
-    device->set_pool_name("node");
-    device->set_device_name("dev-0");
-    device->add_request_names("gpu");
-    device->add_cdi_device_ids(absl::StrCat(kDriver, "/gpu=", claim.name()));
-  }
-  return response;
-}
-
 // A driver, a claim source and a manager in a temporary folder, with `pods` pods of
 // `claims_per_pod` claims each.
 struct Fixture {
   Fixture(int pod_count, int claims_per_pod) {
     driver = std::make_unique<testing::FakeDriver>(dir.Sub("dra.sock").string());
-    driver->OnPrepare(PrepareOneDevice);
+    driver->OnPrepare(
+        testing::OneDeviceEach("node", "dev-0", "gpu", absl::StrCat(kDriver, "/gpu")));
     for (int p = 0; p < pod_count; ++p) {
       dra::Pod& pod = pods.emplace_back();
       pod.uid = absl::StrCat("pod-", p);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "common/unix_socket.h"
 #include "dra-health/v1/api.grpc.pb.h"
 #include "dra-health/v1alpha1/api.grpc.pb.h"
@@ -234,6 +235,21 @@ draapi::v1::NodeUnprepareResourcesResponse FakeDriver::Unprepare(
   draapi::v1::NodeUnprepareResourcesResponse response;
   for (const auto& claim : request.claims()) (*response.mutable_claims())[claim.uid()];
   return response;
+}
+
+FakeDriver::PrepareFn OneDeviceEach(std::string pool, std::string device, std::string request,
+                                    std::string cdi_kind) {
+  return [=](const draapi::v1::NodePrepareResourcesRequest& prepare) {
+    draapi::v1::NodePrepareResourcesResponse response;
+    for (const auto& claim : prepare.claims()) {
+      auto* answer = (*response.mutable_claims())[claim.uid()].add_devices();
+      answer->set_pool_name(pool);
+      answer->set_device_name(device);
+      answer->add_request_names(request);
+      answer->add_cdi_device_ids(absl::StrCat(cdi_kind, "=", claim.name()));
+    }
+    return response;
+  };
 }
 
 }  // namespace devmgr::testing

@@ -31,8 +31,8 @@ namespace draapi = ::k8s::io::kubelet::pkg::apis::dra;
 
 class FakeDriver {
  public:
-  using PrepareFn =
-      std::function<draapi::v1::NodePrepareResourcesResponse(const draapi::v1::NodePrepareResourcesRequest&)>;
+  using PrepareFn = std::function<draapi::v1::NodePrepareResourcesResponse(
+      const draapi::v1::NodePrepareResourcesRequest&)>;
   using UnprepareFn = std::function<draapi::v1::NodeUnprepareResourcesResponse(
       const draapi::v1::NodeUnprepareResourcesRequest&)>;
 
@@ -81,8 +81,8 @@ class FakeDriver {
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // Prepare and Unprepare answer one call each; both services call them.
-  draapi::v1::NodePrepareResourcesResponse Prepare(const draapi::v1::NodePrepareResourcesRequest& request,
-                                                   const std::string& version)
+  draapi::v1::NodePrepareResourcesResponse Prepare(
+      const draapi::v1::NodePrepareResourcesRequest& request, const std::string& version)
       ABSL_LOCKS_EXCLUDED(mu_);
   draapi::v1::NodeUnprepareResourcesResponse Unprepare(
       const draapi::v1::NodeUnprepareResourcesRequest& request, const std::string& version)
@@ -118,5 +118,11 @@ class FakeDriver {
   UnprepareFn unprepare_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> versions_ ABSL_GUARDED_BY(mu_);
 };
+
+// OneDeviceEach: an answer that gives each claim one device, `device` of `pool` serving
+// `request`, with the CDI device "<cdi_kind>=<claim name>" (as a driver that prepares one
+// device per claim answers).
+FakeDriver::PrepareFn OneDeviceEach(std::string pool, std::string device, std::string request,
+                                    std::string cdi_kind);
 
 }  // namespace devmgr::testing

@@ -117,17 +117,9 @@ Pod PodWithClaim(const std::string& uid, const std::string& claim_name,
 }
 
 // One device per claim with the CDI ID "<driver>/test=<claim name>".
-draapi::v1::NodePrepareResourcesResponse PrepareOneDeviceEach(
-    const draapi::v1::NodePrepareResourcesRequest& request) {
-  draapi::v1::NodePrepareResourcesResponse response;
-  for (const auto& claim : request.claims()) {
-    auto* device = (*response.mutable_claims())[claim.uid()].add_devices();
-    device->set_pool_name("test-pool");
-    device->set_device_name("test-device");
-    device->add_request_names("test-request");
-    device->add_cdi_device_ids(absl::StrCat(kDriver, "/test=", claim.name()));
-  }
-  return response;
+FakeDriver::PrepareFn PrepareOneDeviceEach() {
+  return ::devmgr::testing::OneDeviceEach("test-pool", "test-device", "test-request",
+                                          absl::StrCat(kDriver, "/test"));
 }
 
 class DraManagerTest : public ::testing::Test {
@@ -135,7 +127,7 @@ class DraManagerTest : public ::testing::Test {
   void SetUp() override {
     driver_ = std::make_unique<FakeDriver>(Socket());
     ASSERT_TRUE(driver_->started());
-    driver_->OnPrepare(PrepareOneDeviceEach);
+    driver_->OnPrepare(PrepareOneDeviceEach());
     CreateManager();
   }
 
@@ -269,7 +261,7 @@ TEST_F(DraManagerTest, TestPrepareResources_ShouldTimeout) {
   auto release = std::make_shared<absl::Notification>();
   driver_->OnPrepare([release](const draapi::v1::NodePrepareResourcesRequest& request) {
     release->WaitForNotification();
-    return PrepareOneDeviceEach(request);
+    return PrepareOneDeviceEach()(request);
   });
   absl::Status prepared = manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName));
   release->Notify();
@@ -312,7 +304,7 @@ TEST_F(DraManagerTest, TestPrepareResources_ClaimUidsMismatch) {
 TEST_F(DraManagerTest, TestPrepareResources_ShouldPrepareResourcesWithShareId) {
   claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
   driver_->OnPrepare([](const draapi::v1::NodePrepareResourcesRequest& request) {
-    draapi::v1::NodePrepareResourcesResponse response = PrepareOneDeviceEach(request);
+    draapi::v1::NodePrepareResourcesResponse response = PrepareOneDeviceEach()(request);
     (*response.mutable_claims())[request.claims(0).uid()].mutable_devices(0)->set_share_id(
         "share-1");
     return response;

@@ -48,17 +48,8 @@ std::string Manifest(const std::string& pod_uid, const std::string& claim, bool 
 }
 
 // Each claim gets device dev-0 with the CDI device "gpu.example.com/gpu=<claim name>".
-draapi::v1::NodePrepareResourcesResponse PrepareDev0(
-    const draapi::v1::NodePrepareResourcesRequest& request) {
-  draapi::v1::NodePrepareResourcesResponse response;
-  for (const auto& claim : request.claims()) {
-    auto* device = (*response.mutable_claims())[claim.uid()].add_devices();
-    device->set_pool_name("node");
-    device->set_device_name("dev-0");
-    device->add_request_names("gpu");
-    device->add_cdi_device_ids(absl::StrCat(kDriver, "/gpu=", claim.name()));
-  }
-  return response;
+FakeDriver::PrepareFn PrepareDev0() {
+  return ::devmgr::testing::OneDeviceEach("node", "dev-0", "gpu", absl::StrCat(kDriver, "/gpu"));
 }
 
 class NodeDraTest : public ::testing::Test {
@@ -66,7 +57,7 @@ class NodeDraTest : public ::testing::Test {
   void SetUp() override {
     driver_ = std::make_unique<FakeDriver>(DriverSocket());
     ASSERT_TRUE(driver_->started());
-    driver_->OnPrepare(PrepareDev0);
+    driver_->OnPrepare(PrepareDev0());
     StartNode();
   }
 
@@ -272,7 +263,7 @@ TEST_F(NodeDraTest, ADriversHealthReportReachesTheClaimsStatus) {
   const std::string socket = dir_.Sub("health.sock").string();
   FakeDriver driver(socket, with_health);
   ASSERT_TRUE(driver.started());
-  driver.OnPrepare(PrepareDev0);
+  driver.OnPrepare(PrepareDev0());
   ASSERT_TRUE(node_->dra_manager()
                   ->drivers()
                   .RegisterPlugin(kDriver, socket, {"v1.DRAPlugin", "v1.DRAResourceHealth"})
