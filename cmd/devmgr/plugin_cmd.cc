@@ -282,7 +282,8 @@ int RunFakeDra(const FakeDraFlags& flags) {
       plugins::FakeDraDriver::Start(std::move(options));
   if (!driver.ok()) return Fail(kExitUsage, driver.status().message());
 
-  WaitForStopSignal(signals, logger, [] {});
+  // SIGUSR1 turns the next device unhealthy (or back), reported on the health streams.
+  WaitForStopSignal(signals, logger, [&driver] { (*driver)->FlipHealth(); });
   (*driver)->Stop();
   return kExitOk;
 }

@@ -10,8 +10,9 @@
 //   devmgr plugin fake-dra --driver gpu.example.com [--devices 2] [--node NAME]
 //       [--versions v1,v1beta1] [--prepare-latency 2s] [--prepare-error MSG] [--prepare-hang]
 //       [--cdi-dir DIR]
-//     registers through DIR/plugins_registry, serves DIR/plugins/<driver>/dra.sock and reads the
-//     claims it prepares from the daemon's admin API (DIR/devmgr.sock).
+//     registers through DIR/plugins_registry, serves DIR/plugins/<driver>/dra.sock (DRAPlugin and
+//     DRAResourceHealth) and reads the claims it prepares from the daemon's admin API
+//     (DIR/devmgr.sock). SIGUSR1 flips the health of the next device.
 //
 // All take --root-dir DIR (default /var/lib/kubelet): kubelet.sock and the device plugins'
 // sockets are in DIR/device-plugins, or DIR/plugins_registry with --registry.

@@ -16,6 +16,7 @@
 #include "deviceplugin/plugin.h"
 #include "deviceplugin/registry_service.h"
 #include "dra/api_versions.h"
+#include "dra/health_stream.h"
 #include "dra/v1/api.grpc.pb.h"
 #include "dra/v1beta1/api.grpc.pb.h"
 
@@ -221,6 +222,13 @@ absl::Status FakeDraDriver::Serve() {
     service_builder.RegisterService(services_.back().get());
     info.add_supported_versions(dra::kDraPluginServiceV1beta1);
   }
+  if (options_.serve_health) {
+    auto health = std::make_unique<FakeDeviceHealth>(options_.pool, options_.devices);
+    health_ = health.get();
+    services_.push_back(std::move(health));
+    service_builder.RegisterService(services_.back().get());
+    info.add_supported_versions(dra::kDraResourceHealthServiceV1);
+  }
   service_server_ = service_builder.BuildAndStart();
   if (service_server_ == nullptr) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", service_socket_.string()));
@@ -245,6 +253,10 @@ absl::Status FakeDraDriver::Serve() {
   return absl::OkStatus();
 }
 
+void FakeDraDriver::FlipHealth() {
+  if (health_ != nullptr) health_->Flip();
+}
+
 void FakeDraDriver::Stop() {
   {
     absl::MutexLock lock(&mu_);
@@ -252,6 +264,7 @@ void FakeDraDriver::Stop() {
     stopped_ = true;
   }
   Release();
+  if (health_ != nullptr) health_->Shutdown();
   const bool served = service_server_ != nullptr;
   const auto deadline =
       std::chrono::system_clock::now() + absl::ToChronoMilliseconds(options_.shutdown_grace);

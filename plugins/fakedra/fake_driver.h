@@ -43,6 +43,7 @@
 #include "common/logging.h"
 #include "dra/claim.h"
 #include "dra/driver_client.h"
+#include "plugins/fakedra/device_health.h"
 
 namespace devmgr::plugins {
 
@@ -69,6 +70,8 @@ struct FakeDraOptions {
   int64_t devices = 1;
   bool serve_v1 = true;
   bool serve_v1beta1 = true;
+  // Serve DRAResourceHealth v1 (device health, see FlipHealth) and list it at registration.
+  bool serve_health = true;
   // Non-empty: write the devices' CDI spec file into this folder.
   std::filesystem::path cdi_dir{};
   absl::Duration prepare_latency = absl::ZeroDuration();
@@ -109,6 +112,10 @@ class FakeDraDriver {
 
   // Release ends every hang and latency wait, now and later.
   void Release();
+
+  // FlipHealth turns the next device (round-robin) unhealthy, or healthy again, and reports it
+  // on the health streams. Nothing without serve_health.
+  void FlipHealth();
 
   const std::filesystem::path& service_socket() const { return service_socket_; }
   const std::filesystem::path& registrar_socket() const { return registrar_socket_; }
@@ -158,6 +165,8 @@ class FakeDraDriver {
 
   // Declared before the servers, which are destroyed first.
   std::vector<std::unique_ptr<grpc::Service>> services_;
+  // Also in services_ (owned there); null without serve_health.
+  FakeDeviceHealth* health_ = nullptr;
   std::unique_ptr<grpc::Server> service_server_;
   std::unique_ptr<grpc::Server> registrar_server_;
   // Last, so that it joins first. The services answer every call here, so Stop shuts the

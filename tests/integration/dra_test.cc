@@ -241,5 +241,40 @@ TEST(DraTest, MustRegisterAfterPluginRestart) {
   EXPECT_EQ(CheckpointClaims(h).size(), 1u);
 }
 
+// KEP-4680 for DRA through the binaries: the driver's health stream reports a device unhealthy
+// (SIGUSR1 to the fake driver), and `pods list` shows it on the claim's entry.
+TEST(DraTest, ADeviceTheDriverReportsUnhealthyShowsInPodsList) {
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra-sync-period", "100ms"});
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 1);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu}));
+  ASSERT_EQ(h.Admit(PodWithClaims("p1", {"gpu"}) + ClaimDocument("gpu", kGpu)).exit_code, 0);
+
+  // The health of the claim's device, as `pods list -o json` gives it.
+  auto claim_health = [&] {
+    for (const Json& pod : h.ListPods().value("pods", Json::array())) {
+      for (const Json& container : pod.value("containers", Json::array())) {
+        for (const Json& resource : container.value("resources", Json::array())) {
+          if (resource.value("resourceName", "") != "claim:c0") continue;
+          for (const Json& device : resource.value("devices", Json::array())) {
+            return device.value("id", "") + " " + device.value("health", "");
+          }
+        }
+      }
+    }
+    return std::string();
+  };
+  ASSERT_TRUE(
+      WaitFor([&] { return claim_health() == "gpu.example.com/device=dev-0 Healthy"; }, 20s))
+      << claim_health();
+  gpu->Signal(SIGUSR1);
+  EXPECT_TRUE(
+      WaitFor([&] { return claim_health() == "gpu.example.com/device=dev-0 Unhealthy"; }, 20s))
+      << claim_health();
+  const testing::ProcessResult listed = h.Run({"pods", "list", "--root-dir", h.Root()});
+  EXPECT_TRUE(absl::StrContains(listed.out, "Unhealthy")) << listed.out;
+}
+
 }  // namespace
 }  // namespace devmgr

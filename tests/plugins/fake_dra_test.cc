@@ -19,6 +19,7 @@
 #include "common/unix_socket.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
 #include "dra/driver_registry.h"
+#include "dra/health_stream.h"
 #include "dra/v1/api.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "pluginregistration/v1/api.grpc.pb.h"
@@ -169,7 +170,7 @@ TEST_F(FakeDraDriverTest, RegistersAsTheKubeletExpects) {
   EXPECT_EQ(info.endpoint(), driver_->service_socket().string());
   EXPECT_EQ(
       std::vector<std::string>(info.supported_versions().begin(), info.supported_versions().end()),
-      (std::vector<std::string>{"v1.DRAPlugin", "v1beta1.DRAPlugin"}));
+      (std::vector<std::string>{"v1.DRAPlugin", "v1beta1.DRAPlugin", "v1.DRAResourceHealth"}));
 
   std::shared_ptr<const dra::DriverClient> client = Register();
   ASSERT_NE(client, nullptr);
@@ -302,6 +303,7 @@ TEST_F(FakeDraDriverTest, ServesV1beta1Alone) {
   book_.Put(Claim("a", "uid-a", std::vector{Result("gpu", "dev-2")}));
   FakeDraOptions options = Options();
   options.serve_v1 = false;
+  options.serve_health = false;
   ASSERT_NO_FATAL_FAILURE(StartDriver(std::move(options)));
   pluginregistration::PluginInfo info = GetInfo();
   ASSERT_EQ(info.supported_versions_size(), 1);
@@ -597,6 +599,42 @@ TEST(AdminClaimLookupTest, NoDaemonIsUnavailable) {
       absl::Seconds(10));
   absl::StatusOr<dra::ResourceClaim> claim = lookup(kNamespace, "a");
   EXPECT_EQ(claim.status().code(), absl::StatusCode::kUnavailable) << claim.status();
+}
+
+// The health stream: every device healthy when it opens, then FlipHealth turns dev-0
+// unhealthy with a message, as the node's health stream reads it.
+TEST_F(FakeDraDriverTest, ReportsDeviceHealthAndFlipsIt) {
+  ASSERT_NO_FATAL_FAILURE(StartDriver(Options()));
+  std::vector<dra::DeviceHealth> seen;
+  absl::Mutex mu;
+  dra::HealthStreamOptions options;
+  options.driver_name = kDriver;
+  options.endpoint = driver_->service_socket().string();
+  options.service = dra::kDraResourceHealthServiceV1;
+  options.retry_period = absl::Milliseconds(20);
+  options.on_response = [&](const dra::healthapi::NodeWatchResourcesResponse& response) {
+    absl::MutexLock lock(&mu);
+    seen = dra::BuildDeviceHealths(response, kDriver);
+  };
+  dra::HealthStream stream(std::move(options));
+  auto health_of_dev0 = [&] {
+    absl::MutexLock lock(&mu);
+    return seen.empty() ? std::optional<dra::DeviceHealthStatus>() : seen[0].health;
+  };
+  ASSERT_TRUE(WaitFor([&] { return health_of_dev0() == dra::DeviceHealthStatus::kHealthy; }));
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_EQ(seen.size(), 4u) << "every device";
+    EXPECT_EQ(seen[0].pool_name, kPool);
+  }
+  driver_->FlipHealth();
+  ASSERT_TRUE(WaitFor([&] { return health_of_dev0() == dra::DeviceHealthStatus::kUnhealthy; }));
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_EQ(seen[0].device_name, "dev-0");
+    EXPECT_FALSE(seen[0].message.empty());
+  }
+  stream.Stop();
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+// FakeDeviceHealth: the DRAResourceHealth side of `devmgr plugin fake-dra` (v1
+// NodeWatchResources). Every device starts healthy; Flip turns the next one (round-robin)
+// unhealthy or back. Each stream gets the health of every device when it opens and again after
+// each flip, as a driver reports.
+//
+// Thread-safety: Flip and Shutdown may be called from any thread (Flip is not
+// async-signal-safe); streams run on gRPC's threads and end at Shutdown.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "dra-health/v1/api.grpc.pb.h"
+
+namespace devmgr::plugins {
+
+class FakeDeviceHealth final : public ::v1::DRAResourceHealth::Service {
+ public:
+  // Devices "dev-0" .. "dev-<devices-1>" of `pool`.
+  FakeDeviceHealth(std::string pool, int64_t devices);
+
+  // Flip toggles the health of the next device and tells every open stream.
+  void Flip() ABSL_LOCKS_EXCLUDED(mu_);
+  // Shutdown ends every stream, now and later; call before the server's Shutdown.
+  void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
+
+  grpc::Status NodeWatchResources(
+      grpc::ServerContext* context, const ::v1::NodeWatchResourcesRequest* request,
+      grpc::ServerWriter<::v1::NodeWatchResourcesResponse>* writer) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  ::v1::NodeWatchResourcesResponse ReportLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string pool_;
+  mutable absl::Mutex mu_;
+  std::vector<bool> unhealthy_ ABSL_GUARDED_BY(mu_);
+  size_t next_flip_ ABSL_GUARDED_BY(mu_) = 0;
+  // Bumped by each flip: a stream sends when it differs from what it sent last.
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace devmgr::plugins
