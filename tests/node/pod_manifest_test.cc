@@ -172,6 +172,26 @@ TEST(PodManifestTest, ReadsTheResourcesTheSchedulerGaveToDra) {
             (std::vector<devicemanager::DraResourceMapping>{{"c", "example.com/gpu"}}));
 }
 
+// Streams with document markers, and an input on which yaml-cpp's own LoadAll never returns
+// (found by the fuzzer): it is refused like any malformed YAML.
+TEST(PodManifestTest, ReadsDocumentMarkersAndRefusesWhatLoadAllWouldLoopOn) {
+  absl::StatusOr<PodManifest> marked = ParsePodManifest(
+      "---\nmetadata: {name: p, uid: u}\nspec: {containers: [{name: c}]}\n...\n"
+      "--- {apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {name: a}}\n");
+  ASSERT_TRUE(marked.ok()) << marked.status();
+  EXPECT_EQ(marked->pod.uid, "u");
+  ASSERT_EQ(marked->claims.claims.size(), 1U);
+  EXPECT_EQ(marked->claims.claims[0].name, "a");
+
+  absl::StatusOr<PodManifest> looping =
+      ParsePodManifest("{mie\":\"d\"},\"sppamg-1g.5gb: 0}\n\"sMetadatae\":{}}}\n");
+  EXPECT_EQ(looping.status().code(), absl::StatusCode::kInvalidArgument);
+  std::string many_markers;
+  for (int i = 0; i < 300; ++i) many_markers += "---\n";
+  EXPECT_EQ(ParsePodManifest(many_markers).status().message(),
+            "the manifest holds 300 documents, more than 256");
+}
+
 TEST(PodManifestTest, APodWithoutClaimsHasAnEmptyDraHalf) {
   absl::StatusOr<PodManifest> manifest = ParsePodManifest(kKubectlStyle);
   ASSERT_TRUE(manifest.ok()) << manifest.status();
