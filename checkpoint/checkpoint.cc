@@ -15,8 +15,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "checkpoint/checksum.h"
-#include "common/go_json.h"
 #include "checkpoint/go_value.h"
+#include "common/checksummed.h"
+#include "common/go_json.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::checkpoint {
@@ -579,14 +580,7 @@ absl::StatusOr<ParsedCheckpoint> Parse(absl::string_view bytes) {
 }
 
 absl::StatusOr<CheckpointData> Decode(absl::string_view bytes) {
-  absl::StatusOr<ParsedCheckpoint> parsed = Parse(bytes);
-  if (!parsed.ok()) return parsed.status();
-  if (!parsed->ChecksumMatches()) {
-    return absl::DataLossError(absl::StrCat("checkpoint is corrupted: checksum mismatch: stored ",
-                                            parsed->stored_checksum, ", computed ",
-                                            parsed->computed_checksum));
-  }
-  return std::move(parsed->data);
+  return VerifiedData(Parse(bytes));
 }
 
 }  // namespace devmgr::checkpoint

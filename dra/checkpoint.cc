@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/checksummed.h"
 #include "common/go_json.h"
 #include "nlohmann/json.hpp"
 
@@ -239,8 +240,8 @@ absl::StatusOr<Json> ParseJson(absl::string_view text, absl::string_view what) {
 }  // namespace
 
 std::string Encode(const CheckpointData& data, Layout layout) {
-  std::string text = absl::StrCat("{\"kind\":\"", kKind, "\",\"apiVersion\":\"", kApiVersion,
-                                  "\",\"Entries\":");
+  std::string text =
+      absl::StrCat("{\"kind\":\"", kKind, "\",\"apiVersion\":\"", kApiVersion, "\",\"Entries\":");
   if (data.entries.has_value()) {
     text += '[';
     for (size_t i = 0; i < data.entries->size(); ++i) {
@@ -299,8 +300,8 @@ absl::StatusOr<ParsedCheckpoint> Parse(absl::string_view bytes) {
   parsed.data.entries.emplace();
   for (size_t i = 0; i < entries->size(); ++i) {
     ClaimInfoState entry;
-    if (absl::Status read = ReadEntry((*entries)[i], absl::StrCat(list_name, "[", i, "]"), entry,
-                                      parsed.layout);
+    if (absl::Status read =
+            ReadEntry((*entries)[i], absl::StrCat(list_name, "[", i, "]"), entry, parsed.layout);
         !read.ok()) {
       return read;
     }
@@ -310,14 +311,7 @@ absl::StatusOr<ParsedCheckpoint> Parse(absl::string_view bytes) {
 }
 
 absl::StatusOr<CheckpointData> Decode(absl::string_view bytes) {
-  absl::StatusOr<ParsedCheckpoint> parsed = Parse(bytes);
-  if (!parsed.ok()) return parsed.status();
-  if (!parsed->ChecksumMatches()) {
-    return absl::DataLossError(absl::StrCat("checkpoint is corrupted: checksum mismatch: stored ",
-                                            parsed->stored_checksum, ", computed ",
-                                            parsed->computed_checksum));
-  }
-  return std::move(parsed->data);
+  return VerifiedData(Parse(bytes));
 }
 
 }  // namespace devmgr::dra

@@ -46,7 +46,7 @@ void PrintVerify(const std::string& file, const checkpoint::ParsedCheckpoint& pa
               << parsed.data.pod_device_entries.size() << " entries, "
               << parsed.data.registered_devices.size() << " registered resources\n";
   } else {
-    std::cout << MismatchText(parsed) << '\n';
+    std::cout << ChecksumMismatchText(parsed) << '\n';
   }
 }
 

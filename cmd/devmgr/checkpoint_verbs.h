@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "cmd/devmgr/command.h"
+#include "common/checksummed.h"
 #include "common/file_store.h"
 
 namespace devmgr::cli {
@@ -29,13 +30,6 @@ struct CheckpointVerbs {
   std::function<void(const std::string& file, const Parsed& parsed, OutputFormat format)> verify;
   std::function<void(const std::string& file, const Parsed& parsed, OutputFormat format)> show;
 };
-
-// MismatchText: "checksum mismatch: stored S, computed C".
-template <typename Parsed>
-std::string MismatchText(const Parsed& parsed) {
-  return absl::StrCat("checksum mismatch: stored ", parsed.stored_checksum, ", computed ",
-                      parsed.computed_checksum);
-}
 
 // AddCheckpointVerbs adds `verify` and `show` under `parent`; the verb that runs stores its exit
 // code in `result`, which must outlive the parse.
@@ -61,19 +55,17 @@ void AddCheckpointVerbs(CLI::App& parent, const std::string& file_help,
     }
     ((*shared).*print)(options->file, *parsed, options->format);
     if (!parsed->ChecksumMatches()) {
-      return Fail(kExitNo, absl::StrCat(options->file, ": ", MismatchText(*parsed)));
+      return Fail(kExitNo, absl::StrCat(options->file, ": ", ChecksumMismatchText(*parsed)));
     }
     return static_cast<int>(kExitOk);
   };
-  CLI::App* verify = parent.add_subcommand(
-      "verify",
-      "Check the checksum: exit 0 valid, 1 mismatch (both values printed), "
-      "2 unreadable or malformed");
+  CLI::App* verify =
+      parent.add_subcommand("verify",
+                            "Check the checksum: exit 0 valid, 1 mismatch (both values printed), "
+                            "2 unreadable or malformed");
   verify->add_option("FILE", options->file, file_help)->required();
   AddOutputFlag(*verify, options->format);
-  verify->callback([run, &result] {
-    result.exit_code = run(&CheckpointVerbs<Parsed>::verify);
-  });
+  verify->callback([run, &result] { result.exit_code = run(&CheckpointVerbs<Parsed>::verify); });
   CLI::App* show = parent.add_subcommand("show", show_help);
   show->add_option("FILE", options->file, file_help)->required();
   AddOutputFlag(*show, options->format);

@@ -54,7 +54,7 @@ void PrintVerify(const std::string& file, const dra::ParsedCheckpoint& parsed,
     std::cout << "valid: checksum " << parsed.stored_checksum << ", layout " << LayoutName(parsed)
               << ", " << ClaimCount(parsed) << " claims\n";
   } else {
-    std::cout << MismatchText(parsed) << '\n';
+    std::cout << ChecksumMismatchText(parsed) << '\n';
   }
 }
 
