@@ -75,8 +75,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   absl::Status ReleasePod(absl::string_view pod_uid) override;
   TopologyHints GetTopologyHints(const Pod& pod, const Container& container) override;
   TopologyHints GetPodTopologyHints(const Pod& pod) override;
-  void UpdateAllocatedResourcesStatus(absl::string_view pod_uid,
-                                      PodStatus& status) const override;
+  void UpdateAllocatedResourcesStatus(absl::string_view pod_uid, PodStatus& status) const override;
   std::vector<ResourceUpdate> TakeResourceUpdates() override;
 
   // The endpoint currently serving `resource_name` (possibly stopped), or null. For tests and

@@ -2,9 +2,9 @@
 // upstream's kubelet updates the same metrics (pkg/kubelet/metrics): a registration request
 // received (kubelet_device_plugin_registration_total), each Allocate call to a plugin
 // (kubelet_device_plugin_alloc_duration_seconds), and, beyond upstream, each refused
-// admission with a short reason, each durable checkpoint write and each health update dropped. The Manager has no
-// metrics system of its own (the daemon's is in cmd/devmgr/daemon_metrics.h); state that is
-// read rather than counted (endpoints by state, devices by health) comes from
+// admission with a short reason, each durable checkpoint write and each health update dropped. The
+// Manager has no metrics system of its own (the daemon's is in cmd/devmgr/daemon_metrics.h); state
+// that is read rather than counted (endpoints by state, devices by health) comes from
 // Manager::GetResourceSummaries at scrape time.
 //
 // Threads: called from gRPC threads (PluginRegistered), admission threads and the manager's

@@ -62,8 +62,8 @@ void PodDevices::Hold(const Key& key, const checkpoint::DevicesPerNuma& devices)
   if (devices.empty()) return;
   auto resource = held_.find(key.resource_name);
   if (resource == held_.end()) {
-    resource = held_.emplace(key.resource_name, std::map<std::string, Holders, std::less<>>())
-                   .first;
+    resource =
+        held_.emplace(key.resource_name, std::map<std::string, Holders, std::less<>>()).first;
   }
   auto& by_id = resource->second;
   for (const auto& [numa, ids] : devices) {
@@ -85,8 +85,7 @@ void PodDevices::Unhold(const Key& key, const checkpoint::DevicesPerNuma& device
       auto it = by_id.find(id);
       if (it == by_id.end()) continue;
       Holders& holders = it->second;
-      if (auto holder = std::find(holders.begin(), holders.end(), &key);
-          holder != holders.end()) {
+      if (auto holder = std::find(holders.begin(), holders.end(), &key); holder != holders.end()) {
         holders.erase(holder);
       }
       if (holders.empty()) by_id.erase(it);
@@ -107,8 +106,9 @@ std::optional<std::pair<std::string, std::string>> PodDevices::PodAndContainerFo
   auto it = resource->second.find(device_id);
   if (it == resource->second.end()) return std::nullopt;
   // Never empty: a device without holders leaves the index.
-  const Key* first = *std::min_element(it->second.begin(), it->second.end(),
-                                       [](const Key* a, const Key* b) { return KeyLess()(*a, *b); });
+  const Key* first =
+      *std::min_element(it->second.begin(), it->second.end(),
+                        [](const Key* a, const Key* b) { return KeyLess()(*a, *b); });
   return std::make_pair(first->pod_uid, first->container_name);
 }
 

@@ -12,8 +12,7 @@ namespace devmgr::devicemanager {
 
 std::vector<std::string> ManagerImpl::PodsToUpdateLocked(const std::string& resource_name,
                                                          const DeviceTable* before,
-                                                         const DeviceTable& now,
-                                                         bool first) const {
+                                                         const DeviceTable& now, bool first) const {
   if (!pod_devices_.HoldsAny(resource_name)) return {};
   if (first || before == nullptr) return pod_devices_.PodsHolding(resource_name);
   std::set<std::string> pods;
@@ -22,8 +21,8 @@ std::vector<std::string> ManagerImpl::PodsToUpdateLocked(const std::string& reso
   auto old = before->begin();
   for (const Device& device : now) {
     while (old != before->end() && old->id < device.id) ++old;
-    const bool changed = old == before->end() || old->id != device.id ||
-                         old->health != device.health;
+    const bool changed =
+        old == before->end() || old->id != device.id || old->health != device.health;
     if (!changed) continue;
     if (auto owner = pod_devices_.PodAndContainerForDevice(resource_name, device.id)) {
       pods.insert(std::move(owner->first));
@@ -59,8 +58,7 @@ ResourceHealth ManagerImpl::ReportedHealthLocked(const std::string& resource_nam
   auto table = devices_.find(resource_name);
   const Device* device = table == devices_.end() ? nullptr : table->second->Find(device_id);
   if (device == nullptr) return ResourceHealth::kHealthy;  // upstream's default
-  return device->health == Health::kHealthy ? ResourceHealth::kHealthy
-                                            : ResourceHealth::kUnhealthy;
+  return device->health == Health::kHealthy ? ResourceHealth::kHealthy : ResourceHealth::kUnhealthy;
 }
 
 void ManagerImpl::UpdateAllocatedResourcesStatus(absl::string_view pod_uid,
@@ -74,8 +72,9 @@ void ManagerImpl::UpdateAllocatedResourcesStatus(absl::string_view pod_uid,
         resource_status.resources.push_back({id, ReportedHealthLocked(resource, id)});
       }
       auto& statuses = container.allocated_resources_status;
-      auto same = std::find_if(statuses.begin(), statuses.end(),
-                               [&](const ResourceStatus& s) { return s.name == resource_status.name; });
+      auto same = std::find_if(statuses.begin(), statuses.end(), [&](const ResourceStatus& s) {
+        return s.name == resource_status.name;
+      });
       if (same != statuses.end()) {
         *same = std::move(resource_status);
       } else {

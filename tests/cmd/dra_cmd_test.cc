@@ -32,8 +32,10 @@ ProcessResult Devmgr(std::vector<std::string> args) {
 
 TEST(DraCommandTest, VerifyKubeletFixtures) {
   for (const auto& [file, text] : std::vector<std::pair<std::string, std::string>>{
-           {"single-claim-info-state.json", "valid: checksum 1597924435, layout no ShareID, 1 claims"},
-           {"two-claim-info-states.json", "valid: checksum 3633532417, layout no ShareID, 2 claims"},
+           {"single-claim-info-state.json",
+            "valid: checksum 1597924435, layout no ShareID, 1 claims"},
+           {"two-claim-info-states.json",
+            "valid: checksum 3633532417, layout no ShareID, 2 claims"},
            {"claim-info-state-list.json",
             "valid: checksum 1656016162, layout no ShareID, ClaimInfoStateList, 1 claims"}}) {
     ProcessResult r = Devmgr({"dra", "checkpoint", "verify", Sample(file)});

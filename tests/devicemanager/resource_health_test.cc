@@ -76,8 +76,11 @@ class ResourceHealthTest : public ::testing::Test {
     options.resource_health_status = gate;
     manager_ = std::make_unique<ManagerImpl>(std::move(options));
     ASSERT_TRUE(manager_
-                    ->Start([] { return std::vector<std::string>{"pod1", "pod2", "pod3"}; },
-                            [] { return true; })
+                    ->Start(
+                        [] {
+                          return std::vector<std::string>{"pod1", "pod2", "pod3"};
+                        },
+                        [] { return true; })
                     .ok());
   }
 
@@ -153,7 +156,7 @@ TEST_F(ResourceHealthTest, OnlyPodsHoldingChangedDevicesAreUpdated) {
   StartManager(true);
   auto gpus = AddPlugin(kGpu, {Healthy("g0"), Healthy("g1"), Healthy("g2")});
   auto nics = AddPlugin(kNic, {Healthy("g0")});
-  Admit(PodWith("pod1", {Asking("c", kGpu, 1)}));  // g0
+  Admit(PodWith("pod1", {Asking("c", kGpu, 1)}));                        // g0
   Admit(PodWith("pod2", {Asking("a", kGpu, 1), Asking("b", kNic, 1)}));  // g1, nic g0
   ASSERT_TRUE(Updates().empty());
 
@@ -263,11 +266,11 @@ TEST_F(ResourceHealthTest, TestUpdateAllocatedResourcesStatus) {
       Statuses("example.com/dra-claim", {{"x", ResourceHealth::kHealthy}})};
   manager_->UpdateAllocatedResourcesStatus("pod1", status);
 
-  EXPECT_EQ(status.container_statuses[0].allocated_resources_status,
-            (std::vector<ResourceStatus>{
-                Statuses(kGpu, {{"g0", ResourceHealth::kUnhealthy},
-                                {"g1", ResourceHealth::kHealthy}}),
-                Statuses("example.com/dra-claim", {{"x", ResourceHealth::kHealthy}})}));
+  EXPECT_EQ(
+      status.container_statuses[0].allocated_resources_status,
+      (std::vector<ResourceStatus>{
+          Statuses(kGpu, {{"g0", ResourceHealth::kUnhealthy}, {"g1", ResourceHealth::kHealthy}}),
+          Statuses("example.com/dra-claim", {{"x", ResourceHealth::kHealthy}})}));
   EXPECT_EQ(status.container_statuses[1].allocated_resources_status,
             std::vector<ResourceStatus>{Statuses(kNic, {{"n0", ResourceHealth::kHealthy}})});
   EXPECT_TRUE(status.container_statuses[2].allocated_resources_status.empty());

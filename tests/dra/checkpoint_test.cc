@@ -44,13 +44,14 @@ CheckpointData SingleClaim() {
   return {std::vector<ClaimInfoState>{Claim(kClaim1, "example", {Device("dev-1")})}};
 }
 CheckpointData MultipleDevices() {
-  return {std::vector<ClaimInfoState>{
-      Claim(kClaim1, "example", {Device("dev-1"), Device("dev-2")})}};
+  return {
+      std::vector<ClaimInfoState>{Claim(kClaim1, "example", {Device("dev-1"), Device("dev-2")})}};
 }
 CheckpointData TwoClaims() {
   return {std::vector<ClaimInfoState>{
       Claim(kClaim1, "example-1", {Device("dev-1")}),
-      Claim(kClaim2, "example-2", {{"worker-1", "dev-2", std::nullopt, std::nullopt, std::nullopt}})}};
+      Claim(kClaim2, "example-2",
+            {{"worker-1", "dev-2", std::nullopt, std::nullopt, std::nullopt}})}};
 }
 
 struct Fixture {
@@ -95,8 +96,9 @@ TEST(DraCheckpointTest, TestCheckpointStateStore) {
     SCOPED_TRACE(fixture.description);
     EXPECT_EQ(Encode(fixture.data, Layout::kNoShareId), Sample(fixture.file));
   }
-  EXPECT_EQ(Encode(CheckpointData{}),
-            R"({"Data":"{\"kind\":\"DRACheckpoint\",\"apiVersion\":\"checkpoint.dra.kubelet.k8s.io/v1\",\"Entries\":null}","Checksum":4103351552})");
+  EXPECT_EQ(
+      Encode(CheckpointData{}),
+      R"({"Data":"{\"kind\":\"DRACheckpoint\",\"apiVersion\":\"checkpoint.dra.kubelet.k8s.io/v1\",\"Entries\":null}","Checksum":4103351552})");
 }
 
 // The newest kubelet writes ShareID (null when unset) between DeviceName and RequestNames.
@@ -145,10 +147,9 @@ TEST(DraCheckpointTest, RoundTripKeepsNilEmptyAndEscapes) {
       {"uid-3", "n", "ns", std::set<std::string>{"p2", "p1"},
        std::map<std::string, DriverState>{
            {"b.example.com", DriverState{std::nullopt}},
-           {"a.example.com",
-            DriverState{std::vector<CheckpointDevice>{
-                {"pool", "dev", std::nullopt, GoStrings(std::vector<std::string>{}),
-                 std::nullopt}}}}}}}};
+           {"a.example.com", DriverState{std::vector<CheckpointDevice>{
+                                 {"pool", "dev", std::nullopt,
+                                  GoStrings(std::vector<std::string>{}), std::nullopt}}}}}}}};
   for (const Layout layout : {Layout::kShareId, Layout::kNoShareId}) {
     absl::StatusOr<CheckpointData> back = Decode(Encode(data, layout));
     ASSERT_TRUE(back.ok()) << back.status();
@@ -188,7 +189,8 @@ TEST(DraCheckpointTest, MalformedInputIsRefusedWithTheField) {
       {R"({"Data":"{}","Checksum":-1})", "Checksum: missing or not a 32-bit unsigned number"},
       {R"({"Data":"{}","Checksum":4294967296})",
        "Checksum: missing or not a 32-bit unsigned number"},
-      {file("{}"), R"(Data: kind "" and apiVersion "" are not DRACheckpoint checkpoint.dra.kubelet.k8s.io/v1)"},
+      {file("{}"),
+       R"(Data: kind "" and apiVersion "" are not DRACheckpoint checkpoint.dra.kubelet.k8s.io/v1)"},
       {file(head + R"("Entries":{}})"), "Data.Entries: not a list"},
       {file(head + R"("Entries":[{"ClaimUID":7}]})"), "Entries[0].ClaimUID: not a string"},
       {file(head + R"("Entries":[{"PodUIDs":[]}]})"), "Entries[0].PodUIDs: not an object"},

@@ -38,17 +38,31 @@ TEST(DriverRegistryTest, TestRegistrationHandler) {
     std::string chosen_service;
   };
   const std::vector<Case> cases = {
-      {"no-services-provided", kPluginB, "endpointB", {},
+      {"no-services-provided",
+       kPluginB,
+       "endpointB",
+       {},
        "invalid supported gRPC versions of DRA driver plugin pluginB at endpoint endpointB: "
        "empty list of supported gRPC services (aka supported versions)",
        ""},
       {"current-service", kPluginB, "endpointB", {"v1.DRAPlugin"}, "", "v1.DRAPlugin"},
       {"beta-service", kPluginB, "endpointB", {"v1beta1.DRAPlugin"}, "", "v1beta1.DRAPlugin"},
-      {"two-services", kPluginB, "endpointB", {"v1alpha4.Node", "v1beta1.DRAPlugin"}, "",
+      {"two-services",
+       kPluginB,
+       "endpointB",
+       {"v1alpha4.Node", "v1beta1.DRAPlugin"},
+       "",
        "v1beta1.DRAPlugin"},
-      {"plugin-order", kPluginB, "endpointB", {"v1beta1.DRAPlugin", "v1.DRAPlugin"}, "",
+      {"plugin-order",
+       kPluginB,
+       "endpointB",
+       {"v1beta1.DRAPlugin", "v1.DRAPlugin"},
+       "",
        "v1beta1.DRAPlugin"},
-      {"old-service", kPluginB, "endpointB", {"v1alpha4.Node"},
+      {"old-service",
+       kPluginB,
+       "endpointB",
+       {"v1alpha4.Node"},
        "invalid supported gRPC versions of DRA driver plugin pluginB at endpoint endpointB: "
        "none of services supported by the plugin ([\"v1alpha4.Node\"]) are supported by the "
        "kubelet ([\"v1.DRAPlugin\" \"v1beta1.DRAPlugin\"])",
@@ -96,7 +110,8 @@ TEST(DriverRegistryTest, SameEndpointTwiceIsRefused) {
   DriverRegistry registry;
   ASSERT_TRUE(registry.RegisterPlugin(kPluginA, "/run/a.sock", {"v1.DRAPlugin"}).ok());
   absl::Status again = registry.RegisterPlugin(kPluginA, "/run/a.sock", {"v1.DRAPlugin"});
-  EXPECT_EQ(again.message(), "endpoint /run/a.sock already registered for DRA driver plugin pluginA");
+  EXPECT_EQ(again.message(),
+            "endpoint /run/a.sock already registered for DRA driver plugin pluginA");
   EXPECT_EQ(registry.Get("").status().message(), "DRA driver name is empty");
 }
 

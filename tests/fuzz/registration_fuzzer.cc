@@ -161,9 +161,9 @@ void CheckProbeRegistration(pluginregistration::PluginInfo info) {
   info.set_endpoint(endpoint);
 
   const absl::Status watcher = devmgr::pluginwatcher::CheckPluginInfo(info, kMaxNameBytes);
-  Invariant(watcher.ok() ==
-                (info.name().size() <= kMaxNameBytes && !absl::StrContains(endpoint, '\0')),
-            "the watcher refuses exactly an over-long name or an endpoint with a NUL byte");
+  Invariant(
+      watcher.ok() == (info.name().size() <= kMaxNameBytes && !absl::StrContains(endpoint, '\0')),
+      "the watcher refuses exactly an over-long name or an endpoint with a NUL byte");
   if (!watcher.ok()) {
     Invariant(watcher.code() == absl::StatusCode::kInvalidArgument,
               "the watcher refuses with InvalidArgument");

@@ -82,9 +82,8 @@ TEST(HealthTest, UnhealthyDeviceShowsInPodsListWatchAndMetrics) {
   EXPECT_EQ(ListedHealth(h, "pod-a"), "Healthy");
 
   // The watch sees the pod healthy in its snapshot before the device changes.
-  BackgroundProcess watch(
-      {testing::DevmgrBinary(), "podresources", "watch", "--root-dir", h.Root(), "-o", "json",
-       "--count", "2"});
+  BackgroundProcess watch({testing::DevmgrBinary(), "podresources", "watch", "--root-dir", h.Root(),
+                           "-o", "json", "--count", "2"});
   ASSERT_TRUE(WaitFor([&] { return Events(watch).size() == 1; }, 20s)) << watch.err();
   EXPECT_EQ(EventHealth(Events(watch)[0], "gpu0"), "Healthy") << watch.out();
 
@@ -104,8 +103,7 @@ TEST(HealthTest, UnhealthyDeviceShowsInPodsListWatchAndMetrics) {
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
   EXPECT_TRUE(absl::StrContains(listed.out, "HEALTH")) << listed.out;
   EXPECT_TRUE(absl::StrContains(listed.out, "gpu0=Unhealthy")) << listed.out;
-  testing::ProcessResult options =
-      h.Run({"pods", "options", "--root-dir", h.Root(), "pod-a", "c"});
+  testing::ProcessResult options = h.Run({"pods", "options", "--root-dir", h.Root(), "pod-a", "c"});
   ASSERT_EQ(options.exit_code, 0) << options.err;
   EXPECT_TRUE(absl::StrContains(options.out, "example.com/gpu/gpu0=Unhealthy")) << options.out;
 

@@ -116,8 +116,9 @@ TEST_F(PodResourcesWatchTest, HealthChangeIsAnUpdateWithTheNewHealth) {
   EXPECT_EQ(snapshot.pod_resources(1).name(), "b");
   EXPECT_EQ(snapshot.pod_health(0).containers_size(), 0) << "pod a holds no devices";
   ASSERT_EQ(snapshot.pod_health(1).containers_size(), 1);
-  EXPECT_EQ(snapshot.pod_health(1).containers(0).allocated_resources_status(0).resources(0).health(),
-            "Healthy");
+  EXPECT_EQ(
+      snapshot.pod_health(1).containers(0).allocated_resources_status(0).resources(0).health(),
+      "Healthy");
 
   node_.devices.SetHealth("uid-b", "c", {{"example.com/gpu", {{"gpu0", "Unhealthy"}}}});
   server_->notifier().PodUpdated(MakePod("uid-b", "b", {"c"}));
