@@ -1,6 +1,7 @@
 #include "dra/driver_registry.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -44,6 +45,10 @@ absl::StatusOr<std::string> ChooseService(const std::vector<std::string>& suppor
                    ") are supported by the kubelet (", GoQuotedList(ours), ")"));
 }
 
+DriverRegistry::DriverRegistry(DriverRegistryOptions options) : options_(std::move(options)) {
+  if (options_.on_usable_change) monitor_ = std::make_unique<ConnectionMonitor>();
+}
+
 absl::Status DriverRegistry::ValidatePlugin(absl::string_view driver_name,
                                             absl::string_view endpoint,
                                             const std::vector<std::string>& versions) const {
@@ -57,37 +62,81 @@ absl::Status DriverRegistry::RegisterPlugin(absl::string_view driver_name,
                                             const std::vector<std::string>& versions) {
   absl::StatusOr<std::string> service = ChooseService(versions);
   if (!service.ok()) return InvalidVersions(driver_name, endpoint, service.status());
+  std::shared_ptr<const DriverClient> client;
+  uint64_t serial = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    auto& endpoints = drivers_[std::string(driver_name)];
+    for (const Endpoint& registered : endpoints) {
+      if (registered.client->endpoint() == endpoint) {
+        return absl::AlreadyExistsError(absl::StrCat(
+            "endpoint ", endpoint, " already registered for DRA driver plugin ", driver_name));
+      }
+    }
+    client = std::make_shared<const DriverClient>(std::string(driver_name), std::string(endpoint),
+                                                  *std::move(service), options_.call_timeout,
+                                                  options_.metrics);
+    const std::string health_service = PickHealthService(versions);
+    if (options_.health != nullptr && !health_stopped_ && !health_service.empty()) {
+      HealthStreamOptions stream;
+      stream.driver_name = std::string(driver_name);
+      stream.endpoint = std::string(endpoint);
+      stream.channel = client->channel();
+      stream.service = health_service;
+      stream.retry_period = options_.health_retry_period;
+      stream.on_response = [sink = options_.health, driver = stream.driver_name](
+                               const healthapi::NodeWatchResourcesResponse& response) {
+        sink->HealthReported(driver, response);
+      };
+      stream.on_stream_end = [sink = options_.health,
+                              driver = stream.driver_name](const HealthStreamEnd& end) {
+        sink->HealthStreamEnded(driver, end);
+      };
+      health_streams_[std::string(endpoint)] = std::make_unique<HealthStream>(std::move(stream));
+    }
+    serial = ++next_serial_;
+    endpoints.push_back(Endpoint{.client = client, .serial = serial});
+    if (monitor_ == nullptr) return absl::OkStatus();
+    Sync(std::string(driver_name));
+  }
+  // Watched without the lock: a channel that is ready at once is reported from inside Watch.
+  const uint64_t watch = monitor_->Watch(
+      client->channel(), [this, driver = std::string(driver_name), serial](bool ready) {
+        ConnectionChanged(driver, serial, ready);
+      });
   absl::MutexLock lock(&mu_);
-  auto& endpoints = drivers_[std::string(driver_name)];
-  for (const auto& registered : endpoints) {
-    if (registered->endpoint() == endpoint) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "endpoint ", endpoint, " already registered for DRA driver plugin ", driver_name));
+  if (auto it = drivers_.find(driver_name); it != drivers_.end()) {
+    for (Endpoint& registered : it->second) {
+      if (registered.serial == serial) {
+        registered.watch = watch;
+        return absl::OkStatus();
+      }
     }
   }
-  auto client =
-      std::make_shared<const DriverClient>(std::string(driver_name), std::string(endpoint),
-                                           *std::move(service), call_timeout_, metrics_);
-  const std::string health_service = PickHealthService(versions);
-  if (health_ != nullptr && !health_stopped_ && !health_service.empty()) {
-    HealthStreamOptions options;
-    options.driver_name = std::string(driver_name);
-    options.endpoint = std::string(endpoint);
-    options.channel = client->channel();
-    options.service = health_service;
-    options.retry_period = health_retry_period_;
-    options.on_response = [sink = health_, driver = options.driver_name](
-                              const healthapi::NodeWatchResourcesResponse& response) {
-      sink->HealthReported(driver, response);
-    };
-    options.on_stream_end = [sink = health_,
-                             driver = options.driver_name](const HealthStreamEnd& end) {
-      sink->HealthStreamEnded(driver, end);
-    };
-    health_streams_[std::string(endpoint)] = std::make_unique<HealthStream>(std::move(options));
-  }
-  endpoints.push_back(std::move(client));
+  monitor_->Unwatch(watch);  // deregistered meanwhile
   return absl::OkStatus();
+}
+
+void DriverRegistry::ConnectionChanged(const std::string& driver_name, uint64_t serial,
+                                       bool ready) {
+  absl::MutexLock lock(&mu_);
+  auto it = drivers_.find(driver_name);
+  if (it == drivers_.end()) return;
+  for (Endpoint& registered : it->second) {
+    if (registered.serial == serial) {
+      registered.connected = ready;
+      Sync(driver_name);
+      return;
+    }
+  }
+}
+
+void DriverRegistry::Sync(const std::string& driver_name) {
+  bool usable = false;
+  if (auto it = drivers_.find(driver_name); it != drivers_.end()) {
+    for (const Endpoint& registered : it->second) usable = usable || registered.connected;
+  }
+  options_.on_usable_change(driver_name, usable);
 }
 
 DriverRegistry::~DriverRegistry() { StopHealthStreams(); }
@@ -116,12 +165,15 @@ void DriverRegistry::DeRegisterPlugin(absl::string_view driver_name, absl::strin
   auto it = drivers_.find(driver_name);
   if (it == drivers_.end()) return;
   auto& endpoints = it->second;
-  auto found = std::find_if(endpoints.begin(), endpoints.end(),
-                            [&](const auto& client) { return client->endpoint() == endpoint; });
+  auto found = std::find_if(endpoints.begin(), endpoints.end(), [&](const Endpoint& registered) {
+    return registered.client->endpoint() == endpoint;
+  });
   if (found == endpoints.end()) return;
-  removed = std::move(*found);
+  removed = std::move(found->client);
+  if (found->watch != 0) monitor_->Unwatch(found->watch);
   endpoints.erase(found);
   if (endpoints.empty()) drivers_.erase(it);
+  if (monitor_ != nullptr) Sync(std::string(driver_name));
 }
 
 absl::StatusOr<std::shared_ptr<const DriverClient>> DriverRegistry::Get(
@@ -134,10 +186,10 @@ absl::StatusOr<std::shared_ptr<const DriverClient>> DriverRegistry::Get(
         absl::StrCat("DRA driver ", driver_name, " is not registered"));
   }
   const auto& endpoints = it->second;
-  for (auto client = endpoints.rbegin(); client != endpoints.rend(); ++client) {
-    if ((*client)->Connected()) return *client;
+  for (auto registered = endpoints.rbegin(); registered != endpoints.rend(); ++registered) {
+    if (registered->client->Connected()) return registered->client;
   }
-  return endpoints.back();
+  return endpoints.back().client;
 }
 
 }  // namespace devmgr::dra

@@ -1,8 +1,9 @@
 // DriverRegistry: the DRA drivers registered on the node and how to reach them, upstream's
-// DRAPluginManager (pkg/kubelet/cm/dra/plugin) without ResourceSlice wiping. Drivers register
-// through the plugin watcher (plugins_registry/, type "DRAPlugin"): the host forwards the
-// watcher's three handler calls here, as node/device_plugin_handler.h does for device plugins,
-// so that dra/ does not depend on pluginwatcher/.
+// DRAPluginManager (pkg/kubelet/cm/dra/plugin); it tells whether each driver is usable (an
+// endpoint connected), and the owner decides when ResourceSlices are wiped (slice_cleanup.h).
+// Drivers register through the plugin watcher (plugins_registry/, type "DRAPlugin"): the host
+// forwards the watcher's three handler calls here, as node/device_plugin_handler.h does for device
+// plugins, so that dra/ does not depend on pluginwatcher/.
 //
 // An endpoint whose driver lists a DRAResourceHealth service (v1 or v1alpha1) in its
 // supported_versions gets a health stream (NodeWatchResources), reopened while the endpoint is
@@ -14,6 +15,8 @@
 // Thread-safety: every method may be called from any thread at once; none blocks on a driver.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,6 +28,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "dra/connection_monitor.h"
 #include "dra/driver_client.h"
 #include "dra/health_stream.h"
 
@@ -47,18 +51,23 @@ class HealthSink {
   virtual void HealthStreamEnded(const std::string& driver_name, const HealthStreamEnd& end) = 0;
 };
 
+struct DriverRegistryOptions {
+  // Deadline of each call to a driver.
+  absl::Duration call_timeout = kDefaultCallTimeout;
+  // Told of every call. Not owned; may be null.
+  ManagerMetrics* metrics = nullptr;
+  // Where health streams report. Not owned; null: none are opened.
+  HealthSink* health = nullptr;
+  absl::Duration health_retry_period = kHealthStreamRetryPeriod;
+  // Told whether a driver is usable (has an endpoint connected) each time that may have changed:
+  // an endpoint registered, deregistered, connected or disconnected. Called with the registry's
+  // lock held: it must not call the registry. Empty: connections are not watched.
+  std::function<void(const std::string& driver_name, bool usable)> on_usable_change;
+};
+
 class DriverRegistry {
  public:
-  // Calls to drivers have `call_timeout` and are told to `metrics` (not owned; may be null).
-  // Health streams report to `health` (not owned; null: none are opened), reopened after
-  // `health_retry_period`.
-  explicit DriverRegistry(absl::Duration call_timeout = kDefaultCallTimeout,
-                          ManagerMetrics* metrics = nullptr, HealthSink* health = nullptr,
-                          absl::Duration health_retry_period = kHealthStreamRetryPeriod)
-      : call_timeout_(call_timeout),
-        metrics_(metrics),
-        health_(health),
-        health_retry_period_(health_retry_period) {}
+  explicit DriverRegistry(DriverRegistryOptions options = {});
   // Stops every health stream.
   ~DriverRegistry();
   DriverRegistry(const DriverRegistry&) = delete;
@@ -89,18 +98,35 @@ class DriverRegistry {
       ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  const absl::Duration call_timeout_;
-  ManagerMetrics* const metrics_;
-  HealthSink* const health_;
-  const absl::Duration health_retry_period_;
+  struct Endpoint {
+    std::shared_ptr<const DriverClient> client;
+    // As the connection monitor last reported (false without one).
+    bool connected = false;
+    // Tells this registration from an earlier one of the same endpoint.
+    uint64_t serial = 0;
+    // The connection monitor's watch of the endpoint; 0: none.
+    uint64_t watch = 0;
+  };
+
+  // ConnectionChanged records what the connection monitor reported about the endpoint
+  // registration `serial`, if it is still registered.
+  void ConnectionChanged(const std::string& driver_name, uint64_t serial, bool ready)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Sync tells on_usable_change whether `driver_name` is usable now.
+  void Sync(const std::string& driver_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const DriverRegistryOptions options_;
   mutable absl::Mutex mu_;
   // The health stream of each endpoint that has one.
   std::map<std::string, std::unique_ptr<HealthStream>, std::less<>> health_streams_
       ABSL_GUARDED_BY(mu_);
   bool health_stopped_ ABSL_GUARDED_BY(mu_) = false;
   // Driver name -> its endpoints, oldest first.
-  std::map<std::string, std::vector<std::shared_ptr<const DriverClient>>, std::less<>> drivers_
-      ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<Endpoint>, std::less<>> drivers_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_serial_ ABSL_GUARDED_BY(mu_) = 0;
+  // Watches the endpoints' connections when on_usable_change is set. Last: stopped first, so
+  // that no report arrives while the rest goes.
+  std::unique_ptr<ConnectionMonitor> monitor_;
 };
 
 }  // namespace devmgr::dra

@@ -72,6 +72,32 @@ CheckpointDevice FromProto(const draapi::v1::Device& device) {
   return out;
 }
 
+// MakeSliceCleanup: the ResourceSlice wipes, when the host can wipe.
+std::unique_ptr<SliceCleanup> MakeSliceCleanup(const ManagerOptions& options) {
+  if (options.slice_wiper == nullptr) return nullptr;
+  SliceCleanupOptions cleanup;
+  cleanup.wiper = options.slice_wiper;
+  cleanup.wiping_delay = options.wiping_delay;
+  cleanup.clock = options.clock;
+  cleanup.logger = options.logger;
+  return std::make_unique<SliceCleanup>(std::move(cleanup));
+}
+
+DriverRegistryOptions MakeDriverRegistryOptions(const ManagerOptions& options, HealthSink* health,
+                                                SliceCleanup* cleanup) {
+  DriverRegistryOptions registry;
+  registry.call_timeout = options.call_timeout;
+  registry.metrics = options.metrics;
+  registry.health = health;
+  registry.health_retry_period = options.health_retry_period;
+  if (cleanup != nullptr) {
+    registry.on_usable_change = [cleanup](const std::string& driver_name, bool usable) {
+      cleanup->DriverUsable(driver_name, usable);
+    };
+  }
+  return registry;
+}
+
 }  // namespace
 
 Manager::Manager(ManagerOptions options)
@@ -83,8 +109,9 @@ Manager::Manager(ManagerOptions options)
                                  .clock = options_.clock,
                                  .logger = options_.logger,
                                  .fault_hook = nullptr}),
-      drivers_(options_.call_timeout, options_.metrics,
-               options_.resource_health_status ? this : nullptr, options_.health_retry_period) {}
+      slice_cleanup_(MakeSliceCleanup(options_)),
+      drivers_(MakeDriverRegistryOptions(options_, options_.resource_health_status ? this : nullptr,
+                                         slice_cleanup_.get())) {}
 
 Manager::~Manager() { drivers_.StopHealthStreams(); }
 

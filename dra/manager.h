@@ -49,6 +49,8 @@
 #include "dra/driver_registry.h"
 #include "dra/health_cache.h"
 #include "dra/metrics.h"
+#include "dra/slice_cleanup.h"
+#include "dra/slice_wiper.h"
 
 namespace devmgr::dra {
 
@@ -73,7 +75,13 @@ struct ManagerOptions {
   // Called on a health stream's thread with the UIDs of the pods whose claims hold a device whose
   // health changed (upstream's update channel). Must not block for long.
   std::function<void(const std::vector<std::string>& pod_uids)> on_health_change;
-  // Time source of device health and its timeouts; null means RealClock(). Not owned.
+  // Removes the node's ResourceSlices (dra/slice_wiper.h): all of them at start, and a driver's
+  // once it has had no connected endpoint for `wiping_delay`. Not owned; may be null (nothing is
+  // wiped, as a kubelet without an API client); must outlive the Manager.
+  SliceWiper* slice_wiper = nullptr;
+  absl::Duration wiping_delay = kDefaultWipingDelay;
+  // Time source of device health, its timeouts and the wiping delay; null means RealClock().
+  // Not owned.
   const Clock* clock = nullptr;
   LoggerPtr logger;
 };
@@ -97,6 +105,8 @@ class Manager final : private HealthSink {
 
   // The registered drivers; the host forwards the plugin watcher's "DRAPlugin" calls here.
   DriverRegistry& drivers() { return drivers_; }
+  // The ResourceSlice wipes; null without a slice_wiper.
+  SliceCleanup* slice_cleanup() { return slice_cleanup_.get(); }
 
   // PrepareResources prepares every claim of `pod` (upstream's three passes): resolve each pod
   // claim's name (skipping a template that produced no claim), fetch the claim, check the pod
@@ -192,6 +202,8 @@ class Manager final : private HealthSink {
   const FileStore store_;
   // Before drivers_, whose health streams report into it.
   HealthCache health_;
+  // Before drivers_, which tells it when drivers come and go.
+  std::unique_ptr<SliceCleanup> slice_cleanup_;
   DriverRegistry drivers_;
   // Serialises checkpoint writes; taken before mu_.
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);

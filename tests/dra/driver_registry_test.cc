@@ -200,7 +200,9 @@ TEST(DriverRegistryTest, SlowDriverTimesOut) {
     release->WaitForNotification();
     return draapi::v1::NodePrepareResourcesResponse();
   });
-  DriverRegistry registry(absl::Milliseconds(20));
+  DriverRegistryOptions options;
+  options.call_timeout = absl::Milliseconds(20);
+  DriverRegistry registry(options);
   ASSERT_TRUE(registry.RegisterPlugin("slow.example.com", socket, {"v1.DRAPlugin"}).ok());
   absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> prepared =
       (*registry.Get("slow.example.com"))->NodePrepareResources(OneClaim("uid-1"));

@@ -105,6 +105,12 @@ class ClaimBook {
   int lookups_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+dra::DriverRegistryOptions TenSecondCalls() {
+  dra::DriverRegistryOptions options;
+  options.call_timeout = absl::Seconds(10);
+  return options;
+}
+
 class FakeDraDriverTest : public ::testing::Test {
  protected:
   FakeDraOptions Options() {
@@ -151,7 +157,7 @@ class FakeDraDriverTest : public ::testing::Test {
 
   TempDir dir_;
   ClaimBook book_;
-  dra::DriverRegistry registry_{absl::Seconds(10)};
+  dra::DriverRegistry registry_{TenSecondCalls()};
   // Last: stopped before the book its lookup reads.
   std::unique_ptr<FakeDraDriver> driver_;
 };

@@ -1,0 +1,83 @@
+#include "dra/connection_monitor.h"
+
+#include <utility>
+
+namespace devmgr::dra {
+namespace {
+
+// The completion queue's tags are watch ids.
+void* Tag(uint64_t id) { return reinterpret_cast<void*>(static_cast<uintptr_t>(id)); }
+uint64_t Id(void* tag) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(tag)); }
+
+}  // namespace
+
+ConnectionMonitor::ConnectionMonitor(absl::Duration poll)
+    : poll_(poll), thread_([this] { Run(); }) {}
+
+ConnectionMonitor::~ConnectionMonitor() {
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [id, entry] : entries_) entry.stopped = true;
+  }
+  // Pending notifications still come back (by their deadline at the latest); then Next ends.
+  queue_.Shutdown();
+  thread_.join();
+}
+
+void ConnectionMonitor::Arm(uint64_t id, Entry& entry) {
+  entry.channel->NotifyOnStateChange(entry.last, absl::ToChronoTime(absl::Now() + poll_), &queue_,
+                                     Tag(id));
+}
+
+uint64_t ConnectionMonitor::Watch(std::shared_ptr<grpc::Channel> channel, OnChange on_change) {
+  bool ready = false;
+  OnChange report;
+  uint64_t id = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    id = ++next_id_;
+    Entry& entry = entries_[id];
+    entry.channel = std::move(channel);
+    entry.on_change = std::move(on_change);
+    entry.last = entry.channel->GetState(/*try_to_connect=*/true);
+    ready = entry.last == GRPC_CHANNEL_READY;
+    if (ready) report = entry.on_change;
+    Arm(id, entry);
+  }
+  if (report) report(ready);
+  return id;
+}
+
+void ConnectionMonitor::Unwatch(uint64_t id) {
+  absl::MutexLock lock(&mu_);
+  if (auto it = entries_.find(id); it != entries_.end()) it->second.stopped = true;
+}
+
+void ConnectionMonitor::Run() {
+  void* tag = nullptr;
+  bool changed = false;
+  while (queue_.Next(&tag, &changed)) {
+    OnChange report;
+    bool ready = false;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = entries_.find(Id(tag));
+      if (it == entries_.end()) continue;
+      Entry& entry = it->second;
+      if (entry.stopped) {
+        entries_.erase(it);
+        continue;
+      }
+      // On a timeout (changed == false) the state is read again all the same: an idle channel
+      // is asked to connect.
+      const grpc_connectivity_state state = entry.channel->GetState(/*try_to_connect=*/true);
+      ready = state == GRPC_CHANNEL_READY;
+      if (ready != (entry.last == GRPC_CHANNEL_READY)) report = entry.on_change;
+      entry.last = state;
+      Arm(it->first, entry);
+    }
+    if (report) report(ready);
+  }
+}
+
+}  // namespace devmgr::dra

@@ -1,0 +1,268 @@
+// When the node's ResourceSlices are wiped: the start-up wipe of every driver, a driver's wipe a
+// wiping delay after its last endpoint stopped being usable (cancelled when it comes back), the
+// retries with upstream's backoff; the connection events behind "usable"; and upstream's
+// TestRegistrationHandler/manage-resource-slices through dra::Manager.
+#include "dra/slice_cleanup.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "dra/driver_registry.h"
+#include "dra/manager.h"
+#include "tests/dra/fake_driver.h"
+#include "tests/testlib/fake_clock.h"
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::dra {
+namespace {
+
+using ::devmgr::testing::FakeClock;
+using ::devmgr::testing::FakeDriver;
+using ::devmgr::testing::TempDir;
+using ::devmgr::testing::WaitFor;
+
+// FakeWiper: the node's ResourceSlices as a set of driver names, and every wipe asked for. The
+// first `failures` calls fail with `failure`.
+class FakeWiper final : public SliceWiper {
+ public:
+  absl::Status WipeResourceSlices(const std::string& driver_name) override {
+    absl::MutexLock lock(&mu_);
+    calls_.push_back(driver_name);
+    if (failures_ > 0) {
+      --failures_;
+      return failure_;
+    }
+    if (driver_name.empty()) {
+      slices_.clear();
+    } else {
+      slices_.erase(driver_name);
+    }
+    return absl::OkStatus();
+  }
+
+  void Publish(const std::string& driver_name) {
+    absl::MutexLock lock(&mu_);
+    slices_.insert(driver_name);
+  }
+  void Fail(int times, absl::Status status) {
+    absl::MutexLock lock(&mu_);
+    failures_ = times;
+    failure_ = std::move(status);
+  }
+  std::vector<std::string> calls() const {
+    absl::MutexLock lock(&mu_);
+    return calls_;
+  }
+  std::set<std::string> slices() const {
+    absl::MutexLock lock(&mu_);
+    return slices_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> slices_ ABSL_GUARDED_BY(mu_);
+  int failures_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
+};
+
+using Calls = std::vector<std::string>;
+
+class SliceCleanupTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<SliceCleanup> Start() {
+    SliceCleanupOptions options;
+    options.wiper = &wiper_;
+    options.clock = &clock_;
+    options.random = [] { return 0.0; };
+    return std::make_unique<SliceCleanup>(std::move(options));
+  }
+  // Advance moves the clock and lets the cleanup see it.
+  void Advance(SliceCleanup& cleanup, absl::Duration d) {
+    clock_.Advance(d);
+    cleanup.Wake();
+  }
+
+  FakeClock clock_;
+  FakeWiper wiper_;
+};
+
+TEST_F(SliceCleanupTest, StartUpWipesEveryDriver) {
+  wiper_.Publish("gpu.example.com");
+  std::unique_ptr<SliceCleanup> cleanup = Start();
+  ASSERT_TRUE(WaitFor([&] { return wiper_.calls() == Calls{""}; }));
+  EXPECT_TRUE(WaitFor([&] { return !cleanup->Pending(""); }));
+  EXPECT_TRUE(wiper_.slices().empty());
+}
+
+TEST_F(SliceCleanupTest, ADriverWithoutAConnectedEndpointIsWipedAfterTheDelay) {
+  std::unique_ptr<SliceCleanup> cleanup = Start();
+  ASSERT_TRUE(WaitFor([&] { return !cleanup->Pending(""); }));
+  wiper_.Publish("gpu.example.com");
+  cleanup->DriverUsable("gpu.example.com", false);
+  EXPECT_TRUE(cleanup->Pending("gpu.example.com"));
+  Advance(*cleanup, absl::Seconds(20));
+  // Not usable again: the first delay still applies, not a new one.
+  cleanup->DriverUsable("gpu.example.com", false);
+  Advance(*cleanup, absl::Seconds(9));
+  EXPECT_EQ(wiper_.calls(), Calls{""});
+  EXPECT_TRUE(cleanup->Pending("gpu.example.com"));
+  Advance(*cleanup, absl::Seconds(1));
+  ASSERT_TRUE(WaitFor([&] { return wiper_.calls() == (Calls{"", "gpu.example.com"}); }));
+  EXPECT_TRUE(WaitFor([&] { return !cleanup->Pending("gpu.example.com"); }));
+  EXPECT_TRUE(wiper_.slices().empty());
+}
+
+TEST_F(SliceCleanupTest, ADriverThatComesBackKeepsItsSlices) {
+  std::unique_ptr<SliceCleanup> cleanup = Start();
+  ASSERT_TRUE(WaitFor([&] { return !cleanup->Pending(""); }));
+  wiper_.Publish("gpu.example.com");
+  cleanup->DriverUsable("gpu.example.com", false);
+  Advance(*cleanup, absl::Seconds(29));
+  cleanup->DriverUsable("gpu.example.com", true);
+  EXPECT_FALSE(cleanup->Pending("gpu.example.com"));
+  Advance(*cleanup, absl::Minutes(5));
+  // A usable driver schedules nothing either.
+  cleanup->DriverUsable("gpu.example.com", true);
+  EXPECT_FALSE(cleanup->Pending("gpu.example.com"));
+  EXPECT_EQ(wiper_.calls(), Calls{""});
+  EXPECT_EQ(wiper_.slices(), std::set<std::string>{"gpu.example.com"});
+}
+
+// Upstream's backoff: 1 s, then twice as long each time (no jitter here); NotFound is done.
+TEST_F(SliceCleanupTest, FailedWipesAreRetriedWithUpstreamsBackoff) {
+  wiper_.Fail(3, absl::UnavailableError("apiserver down"));
+  std::unique_ptr<SliceCleanup> cleanup = Start();
+  ASSERT_TRUE(WaitFor([&] { return wiper_.calls().size() == 1; }));
+  for (const auto& [wait, calls] : std::vector<std::pair<absl::Duration, size_t>>{
+           {absl::Seconds(1), 2}, {absl::Seconds(2), 3}, {absl::Seconds(4), 4}}) {
+    Advance(*cleanup, wait - absl::Milliseconds(1));
+    EXPECT_EQ(wiper_.calls().size(), calls - 1) << "before " << wait;
+    Advance(*cleanup, absl::Milliseconds(1));
+    ASSERT_TRUE(WaitFor([&, calls = calls] { return wiper_.calls().size() == calls; }));
+  }
+  EXPECT_TRUE(WaitFor([&] { return !cleanup->Pending(""); }));
+
+  wiper_.Fail(1, absl::NotFoundError("no ResourceSlices"));
+  cleanup->DriverUsable("gpu.example.com", false);
+  Advance(*cleanup, kDefaultWipingDelay);
+  ASSERT_TRUE(WaitFor([&] { return wiper_.calls().size() == 5; }));
+  EXPECT_TRUE(WaitFor([&] { return !cleanup->Pending("gpu.example.com"); }))
+      << "NotFound: nothing to delete";
+}
+
+// The schedule ends once the wait would pass 5 minutes: 9 attempts, upstream's
+// ExponentialBackoff with {1s, 2, 0.2, 100 steps, cap 5m}.
+TEST_F(SliceCleanupTest, AWipeThatKeepsFailingIsGivenUpAfterNineAttempts) {
+  wiper_.Fail(1000, absl::InternalError("boom"));
+  std::unique_ptr<SliceCleanup> cleanup = Start();
+  for (size_t attempts = 1; attempts <= 9; ++attempts) {
+    ASSERT_TRUE(WaitFor([&] { return wiper_.calls().size() == attempts; })) << attempts;
+    Advance(*cleanup, absl::Minutes(5));
+  }
+  EXPECT_TRUE(WaitFor([&] { return !cleanup->Pending(""); }));
+  Advance(*cleanup, absl::Hours(1));
+  EXPECT_EQ(wiper_.calls().size(), 9u);
+}
+
+TEST_F(SliceCleanupTest, ADriverThatComesBackStopsTheRetries) {
+  std::unique_ptr<SliceCleanup> cleanup = Start();
+  ASSERT_TRUE(WaitFor([&] { return !cleanup->Pending(""); }));
+  wiper_.Fail(1000, absl::InternalError("boom"));
+  cleanup->DriverUsable("gpu.example.com", false);
+  Advance(*cleanup, kDefaultWipingDelay);
+  ASSERT_TRUE(WaitFor([&] { return wiper_.calls().size() == 2; }));
+  ASSERT_TRUE(cleanup->Pending("gpu.example.com")) << "retrying";
+  cleanup->DriverUsable("gpu.example.com", true);
+  EXPECT_FALSE(cleanup->Pending("gpu.example.com"));
+  Advance(*cleanup, absl::Minutes(10));
+  EXPECT_EQ(wiper_.calls().size(), 2u);
+}
+
+// What the registry reports as usable follows the endpoint's connection: registered without a
+// server (not usable), the driver starts serving (usable), stops (not usable), deregistered.
+TEST(DriverRegistryUsableTest, ConnectionsOfEndpointsMakeADriverUsable) {
+  TempDir dir;
+  const std::string socket = dir.Sub("dra.sock").string();
+  absl::Mutex mu;
+  std::vector<bool> reports;
+  DriverRegistryOptions options;
+  options.on_usable_change = [&](const std::string& driver_name, bool usable) {
+    EXPECT_EQ(driver_name, "gpu.example.com");
+    absl::MutexLock lock(&mu);
+    reports.push_back(usable);
+  };
+  DriverRegistry registry(std::move(options));
+  auto last = [&]() -> std::optional<bool> {
+    absl::MutexLock lock(&mu);
+    if (reports.empty()) return std::nullopt;
+    return reports.back();
+  };
+  ASSERT_TRUE(registry.RegisterPlugin("gpu.example.com", socket, {"v1.DRAPlugin"}).ok());
+  EXPECT_EQ(last(), false);
+  {
+    FakeDriver driver(socket);
+    ASSERT_TRUE(driver.started());
+    ASSERT_TRUE(WaitFor([&] { return last() == true; }, std::chrono::seconds(30)));
+  }
+  ASSERT_TRUE(WaitFor([&] { return last() == false; }));
+  FakeDriver again(socket);
+  ASSERT_TRUE(again.started());
+  ASSERT_TRUE(WaitFor([&] { return last() == true; }, std::chrono::seconds(30)))
+      << "a driver that restarts is seen without a call";
+  registry.DeRegisterPlugin("gpu.example.com", socket);
+  EXPECT_EQ(last(), false);
+}
+
+// NoClaims: a ClaimSource for a manager that prepares nothing.
+class NoClaims final : public ClaimSource {
+ public:
+  absl::StatusOr<ResourceClaim> GetClaim(const std::string&, const std::string&) override {
+    return absl::NotFoundError("no claims here");
+  }
+};
+
+// Upstream's TestRegistrationHandler/manage-resource-slices: the manager wipes every slice of
+// the node at start; plugin B, registered beside plugin A, publishes a slice and deregisters:
+// its slices are wiped after the (short) wiping delay, and so are A's, whose endpoint never
+// connected.
+TEST(SliceCleanupManagerTest, TestRegistrationHandlerManageResourceSlices) {
+  TempDir dir;
+  FakeWiper wiper;
+  wiper.Publish("pluginA");
+  NoClaims claims;
+  ManagerOptions options;
+  options.state_dir = dir.path();
+  options.claims = &claims;
+  options.slice_wiper = &wiper;
+  options.wiping_delay = absl::Milliseconds(200);
+  absl::StatusOr<std::unique_ptr<Manager>> manager = Manager::Create(std::move(options));
+  ASSERT_TRUE(manager.ok()) << manager.status();
+  ASSERT_TRUE(WaitFor([&] { return wiper.slices().empty(); }));
+  EXPECT_EQ(wiper.calls(), Calls{""});
+
+  DriverRegistry& drivers = (*manager)->drivers();
+  ASSERT_TRUE(drivers.RegisterPlugin("pluginA", "endpointA", {"v1.DRAPlugin"}).ok());
+  ASSERT_TRUE(drivers.ValidatePlugin("pluginB", "endpointB", {"v1.DRAPlugin"}).ok());
+  ASSERT_TRUE(drivers.RegisterPlugin("pluginB", "endpointB", {"v1.DRAPlugin"}).ok());
+  wiper.Publish("pluginB");
+  drivers.DeRegisterPlugin("pluginB", "endpointB");
+  drivers.DeRegisterPlugin("pluginB", "endpointB");  // a no-op
+  ASSERT_TRUE(WaitFor([&] { return wiper.slices().empty(); }));
+  ASSERT_TRUE(WaitFor([&] { return wiper.calls().size() == 3; }));
+  std::vector<std::string> calls = wiper.calls();
+  std::sort(calls.begin(), calls.end());
+  EXPECT_EQ(calls, (Calls{"", "pluginA", "pluginB"}));
+}
+
+}  // namespace
+}  // namespace devmgr::dra
