@@ -56,6 +56,7 @@ struct FakeDraFlags {
   int64_t devices = 1;
   std::string root_dir = "/var/lib/kubelet";
   std::string node = "node";
+  std::string rolling_update;
   std::string versions = "v1,v1beta1";
   std::string cdi_dir;
   std::string prepare_latency = "0s";
@@ -269,6 +270,7 @@ int RunFakeDra(const FakeDraFlags& flags) {
   options.driver_name = flags.driver;
   options.root_dir = root;
   options.pool = flags.node;
+  options.rolling_update_uid = flags.rolling_update;
   options.devices = flags.devices;
   options.cdi_dir = flags.cdi_dir;
   options.prepare_latency = *latency;
@@ -378,6 +380,10 @@ void AddPluginCommand(CLI::App& app, CommandResult& result) {
       ->capture_default_str();
   fake_dra->add_option("--node", fake_dra_flags->node, "node name, which names the devices' pool")
       ->capture_default_str();
+  fake_dra->add_option("--rolling-update", fake_dra_flags->rolling_update,
+                       "run as the driver pod with this UID beside another instance of the "
+                       "driver: sockets get upstream's rolling-update names "
+                       "(plugins/DRIVER/dra-UID.sock, plugins_registry/DRIVER-UID-reg.sock)");
   fake_dra
       ->add_option("--versions", fake_dra_flags->versions,
                    "DRAPlugin services to serve: v1, v1beta1 or v1,v1beta1")

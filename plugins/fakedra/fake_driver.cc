@@ -1,5 +1,6 @@
 #include "plugins/fakedra/fake_driver.h"
 
+#include <algorithm>
 #include <chrono>
 #include <system_error>
 #include <type_traits>
@@ -19,6 +20,7 @@
 #include "dra/health_stream.h"
 #include "dra/v1/api.grpc.pb.h"
 #include "dra/v1beta1/api.grpc.pb.h"
+#include "kubeletplugin/socket_names.h"
 
 namespace devmgr::plugins {
 namespace {
@@ -144,15 +146,35 @@ class FakeDraDriver::DraService final : public Api::Service {
 
 FakeDraDriver::FakeDraDriver(FakeDraOptions options)
     : options_(std::move(options)),
-      service_socket_(options_.root_dir / "plugins" / options_.driver_name / "dra.sock"),
+      service_socket_(
+          options_.root_dir / "plugins" / options_.driver_name /
+          (options_.rolling_update_uid.empty()
+               ? std::string(kubeletplugin::kServiceSocketFile)
+               : kubeletplugin::RollingUpdateServiceSocketFile(options_.rolling_update_uid))),
       registrar_socket_(options_.root_dir / "plugins_registry" /
-                        absl::StrCat(options_.driver_name, "-reg.sock")) {}
+                        (options_.rolling_update_uid.empty()
+                             ? kubeletplugin::RegistrarSocketFile(options_.driver_name)
+                             : kubeletplugin::RollingUpdateRegistrarSocketFile(
+                                   options_.root_dir / "plugins_registry", options_.driver_name,
+                                   options_.rolling_update_uid))) {}
+
+bool IsValidPodUid(absl::string_view uid) {
+  return !uid.empty() && uid.size() <= 63 && std::all_of(uid.begin(), uid.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-';
+  });
+}
 
 absl::StatusOr<std::unique_ptr<FakeDraDriver>> FakeDraDriver::Start(FakeDraOptions options) {
   if (!IsValidDriverName(options.driver_name)) {
     return absl::InvalidArgumentError(
         absl::StrCat("invalid DRA driver name \"", options.driver_name,
                      "\": want a DNS subdomain of at most 63 characters like gpu.example.com"));
+  }
+  if (!options.rolling_update_uid.empty() && !IsValidPodUid(options.rolling_update_uid)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid pod UID \"", options.rolling_update_uid,
+                     "\" for a rolling update: want letters, digits and '-' like "
+                     "11111111-2222-3333-4444-555555555555"));
   }
   if (!IsDnsSubdomain(options.pool)) {
     return absl::InvalidArgumentError(absl::StrCat("invalid pool (node) name \"", options.pool,

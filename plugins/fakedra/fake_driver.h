@@ -7,6 +7,10 @@
 //    GetInfo answers type "DRAPlugin", the driver name, dra.sock's absolute path and the
 //    services served ("v1.DRAPlugin", "v1beta1.DRAPlugin").
 //
+// In a rolling update (the driver's old and new pod side by side, each named by its pod UID) the
+// sockets get upstream's rolling-update names (kubeletplugin/socket_names.h), so that two
+// instances of one driver register as two endpoints.
+//
 // Its devices are "dev-0" .. "dev-<N-1>" in one pool named after the node. NodePrepareResources
 // reads each claim through the ClaimLookup its host gives (the CLI asks the daemon's admin API;
 // a real driver asks the API server), keeps the allocation results that name this driver, and
@@ -61,12 +65,18 @@ using ClaimLookup = std::function<absl::StatusOr<dra::ResourceClaim>(
 // kubernetes.io or below it.
 bool IsValidDriverName(absl::string_view name);
 
+// IsValidPodUid: a pod UID the fake accepts for a rolling update (it becomes part of file
+// names): letters, digits and '-', at most 63 characters.
+bool IsValidPodUid(absl::string_view uid);
+
 struct FakeDraOptions {
   std::string driver_name;
   // The kubelet's root folder: sockets go to its plugins/ and plugins_registry/.
   std::filesystem::path root_dir = "/var/lib/kubelet";
   // The pool of the devices: the node's name, as a driver publishing one pool per node names it.
   std::string pool = "node";
+  // Non-empty: run as the driver pod with this UID in a rolling update (socket names above).
+  std::string rolling_update_uid{};
   int64_t devices = 1;
   bool serve_v1 = true;
   bool serve_v1beta1 = true;

@@ -5,7 +5,7 @@
 // two drivers preparing and unpreparing one pod, the claims listed by PodResources; every claim
 // of a running pod prepared again after a restart; a daemon SIGKILLed while a driver prepares,
 // which comes back and neither loses nor doubles a claim; a hung driver that blocks only its own
-// pods; and a driver that restarts and registers again.
+// pods; a driver that restarts and registers again; and a rolling update of a driver.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -239,6 +239,59 @@ TEST(DraTest, MustRegisterAfterPluginRestart) {
   EXPECT_EQ(admitted.exit_code, 0) << admitted.err;
   EXPECT_EQ(h.Remove("p1").exit_code, 0) << "the restarted driver unprepares the old claim too";
   EXPECT_EQ(CheckpointClaims(h).size(), 1u);
+}
+
+// A rolling update of a driver (kubelet 1.33 and later): the driver's new pod starts beside the
+// old one, both serve under upstream's rolling-update socket names and register as two
+// endpoints of one driver; calls go to the newest connected one, and when the old one stops the
+// driver stays registered: a claim the old instance prepared is unprepared by the new one.
+TEST(DraTest, ARollingUpdateRunsTwoEndpointsOfOneDriver) {
+  constexpr char kOldUid[] = "11111111-2222-3333-4444-555555555555";
+  constexpr char kNewUid[] = "66666666-7777-8888-9999-000000000000";
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra-sync-period", "100ms"});
+  ASSERT_NE(serve, nullptr);
+  const std::string driver_dir = absl::StrCat("plugins/", kGpu, "/");
+  auto old_driver = h.StartDraDriver(kGpu, 1, {"--rolling-update", kOldUid});
+  const std::filesystem::path old_service =
+      h.Path(absl::StrCat(driver_dir, "dra-", kOldUid, ".sock"));
+  const std::filesystem::path old_registrar =
+      h.Path(absl::StrCat("plugins_registry/", kGpu, "-", kOldUid, "-reg.sock"));
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(old_registrar); }, 20s));
+  EXPECT_TRUE(std::filesystem::exists(old_service));
+  ASSERT_TRUE(WaitFor(
+      [&] { return h.Admit(PodWithClaims("p1", {"a"}) + ClaimDocument("a", kGpu)).exit_code == 0; },
+      20s));
+  EXPECT_TRUE(absl::StrContains(old_driver->err(), "claimUID=\"uid-a\"")) << old_driver->err();
+
+  auto new_driver = h.StartDraDriver(kGpu, 1, {"--rolling-update", kNewUid});
+  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(new_driver->err(), "registered=true"); }, 20s))
+      << new_driver->err();
+  EXPECT_TRUE(std::filesystem::exists(old_registrar)) << "both instances run side by side";
+  // Once its connection is up, the newest endpoint gets the calls.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        if (h.Admit(PodWithClaims("p2", {"b"}) + ClaimDocument("b", kGpu)).exit_code != 0) {
+          return false;
+        }
+        if (absl::StrContains(new_driver->err(), "claimUID=\"uid-b\"")) return true;
+        h.Remove("p2");
+        return false;
+      },
+      20s))
+      << new_driver->err();
+
+  DaemonHarness::Stop(*old_driver);
+  EXPECT_FALSE(std::filesystem::exists(old_registrar));
+  const testing::ProcessResult removed = h.Remove("p1");
+  EXPECT_EQ(removed.exit_code, 0) << removed.err;
+  EXPECT_TRUE(WaitFor([&] {
+    return absl::StrContains(new_driver->err(), "\"Unprepared claim\" claim=\"default/a\"");
+  })) << new_driver->err();
+  const testing::ProcessResult admitted =
+      h.Admit(PodWithClaims("p3", {"c"}) + ClaimDocument("c", kGpu));
+  EXPECT_EQ(admitted.exit_code, 0) << admitted.err;
+  EXPECT_EQ(CheckpointClaims(h).size(), 2u) << "b and c";
 }
 
 // KEP-4680 for DRA through the binaries: the driver's health stream reports a device unhealthy

@@ -1,0 +1,81 @@
+// The socket file names of a DRA driver: upstream's TestRollingUpdateRegistrarSocketFile_* cases
+// by name, and the hashed names byte for byte (the expected strings were computed apart from
+// this code, with Python's hashlib and base64.urlsafe_b64encode).
+#include "kubeletplugin/socket_names.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "absl/strings/match.h"
+
+namespace devmgr::kubeletplugin {
+namespace {
+
+const std::filesystem::path kRegistryDir = "/var/lib/kubelet/plugins_registry";
+
+TEST(SocketNamesTest, PlainNames) {
+  EXPECT_EQ(RegistrarSocketFile("gpu.example.com"), "gpu.example.com-reg.sock");
+  EXPECT_EQ(RollingUpdateServiceSocketFile("11111111-2222-3333-4444-555555555555"),
+            "dra-11111111-2222-3333-4444-555555555555.sock");
+  EXPECT_STREQ(kServiceSocketFile, "dra.sock");
+}
+
+TEST(SocketNamesTest, TestRollingUpdateRegistrarSocketFile_lengthBound) {
+  const std::string name = RollingUpdateRegistrarSocketFile(
+      kRegistryDir, "gpu.dra-example-driver.sigs.k8s.io", "ad4af911-5bcd-47c5-a554-f35cea869472");
+  EXPECT_LE((kRegistryDir / name).string().size(), kUnixPathMax);
+}
+
+TEST(SocketNamesTest, TestRollingUpdateRegistrarSocketFile_prefersFullUID) {
+  EXPECT_EQ(RollingUpdateRegistrarSocketFile(kRegistryDir, "example.com/driver",
+                                             "11111111-2222-3333-4444-555555555555"),
+            "example.com/driver-11111111-2222-3333-4444-555555555555-reg.sock");
+}
+
+TEST(SocketNamesTest, TestRollingUpdateRegistrarSocketFile_usesHashedUIDForLongDriverName) {
+  // The full form would be 114 bytes long here.
+  EXPECT_EQ(RollingUpdateRegistrarSocketFile(kRegistryDir, "gpu.dra-example-driver.sigs.k8s.io",
+                                             "ad4af911-5bcd-47c5-a554-f35cea869472"),
+            "gpu.dra-example-driver.sigs.k8s.io-Jk8-oymV-reg.sock");
+}
+
+TEST(SocketNamesTest, TestRollingUpdateRegistrarSocketFile_usesShortestFormForVeryLongDriverName) {
+  EXPECT_EQ(RollingUpdateRegistrarSocketFile(kRegistryDir, std::string(100, 'a'),
+                                             "ad4af911-5bcd-47c5-a554-f35cea869472"),
+            "dra-0XAjsR3nLFWHa0HL-reg.sock");
+}
+
+TEST(SocketNamesTest, TestRollingUpdateRegistrarSocketFile_respectsCustomRegistryDir) {
+  const std::filesystem::path registry_dir =
+      std::filesystem::path("/var/lib/kubelet") / std::string(20, 'x') / "plugins_registry";
+  const std::string full = "example.com/driver-11111111-2222-3333-4444-555555555555-reg.sock";
+  ASSERT_GT((registry_dir / full).string().size(), kUnixPathMax) << "test setup";
+  const std::string name = RollingUpdateRegistrarSocketFile(registry_dir, "example.com/driver",
+                                                            "11111111-2222-3333-4444-555555555555");
+  EXPECT_LE((registry_dir / name).string().size(), kUnixPathMax);
+  EXPECT_NE(name, full);
+  EXPECT_TRUE(absl::StartsWith(name, "example.com/driver-")) << name;
+}
+
+TEST(SocketNamesTest, TestRollingUpdateRegistrarSocketFile_deterministic) {
+  EXPECT_EQ(RollingUpdateRegistrarSocketFile(kRegistryDir, "example.com/driver",
+                                             "11111111-2222-3333-4444-555555555555"),
+            RollingUpdateRegistrarSocketFile(kRegistryDir, "example.com/driver",
+                                             "11111111-2222-3333-4444-555555555555"));
+}
+
+TEST(SocketNamesTest, TestRollingUpdateRegistrarSocketFile_distinctInputs) {
+  const std::string uid = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee";
+  const std::string a = RollingUpdateRegistrarSocketFile(kRegistryDir, "driver.one", uid);
+  EXPECT_NE(a, RollingUpdateRegistrarSocketFile(kRegistryDir, "driver.two", uid));
+  EXPECT_NE(a, RollingUpdateRegistrarSocketFile(kRegistryDir, "driver.one",
+                                                "ffffffff-ffff-ffff-ffff-ffffffffffff"));
+  // The same in the shortest form, where only the hash tells them apart.
+  const std::string long_name(100, 'a');
+  EXPECT_NE(RollingUpdateRegistrarSocketFile(kRegistryDir, long_name, uid),
+            RollingUpdateRegistrarSocketFile(kRegistryDir, long_name + "b", uid));
+}
+
+}  // namespace
+}  // namespace devmgr::kubeletplugin
