@@ -84,8 +84,30 @@ struct ContainerClaim {
 struct Container {
   std::string name;
   std::vector<ContainerClaim> claims;
+  // The resources the container requests a non-zero amount of (resources.requests), by name:
+  // which of the pod's extended-resource mappings apply to it.
+  std::vector<std::string> requested_resources;
 
   bool operator==(const Container&) const = default;
+};
+
+// status.extendedResourceClaimStatus.requestMappings[]: an extended resource of a container
+// that the scheduler satisfied with a request of the pod's extended-resource claim (KEP-5004).
+struct ContainerExtendedResourceRequest {
+  std::string container_name;
+  std::string resource_name;
+  std::string request_name;
+
+  bool operator==(const ContainerExtendedResourceRequest&) const = default;
+};
+
+// status.extendedResourceClaimStatus: the claim the scheduler created for the pod's extended
+// resources that DRA devices back (a device class's extendedResourceName).
+struct PodExtendedResourceClaimStatus {
+  std::vector<ContainerExtendedResourceRequest> request_mappings;
+  std::string resource_claim_name;
+
+  bool operator==(const PodExtendedResourceClaimStatus&) const = default;
 };
 
 struct Pod {
@@ -94,6 +116,7 @@ struct Pod {
   std::string name;
   std::vector<PodResourceClaim> resource_claims;
   std::vector<PodResourceClaimStatus> resource_claim_statuses;
+  std::optional<PodExtendedResourceClaimStatus> extended_resource_claim_status;
   std::vector<Container> init_containers;
   std::vector<Container> containers;
 

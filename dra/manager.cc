@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "dra/claim_info.h"
 #include "dra/claim_name.h"
@@ -167,7 +168,7 @@ absl::Status Manager::Prepare(const Pod& pod) {
     std::map<std::string, std::shared_ptr<const DriverClient>> drivers;
   };
   std::vector<ClaimToPrepare> infos;
-  for (const PodResourceClaim& pod_claim : pod.resource_claims) {
+  for (const PodResourceClaim& pod_claim : PodClaims(pod)) {
     absl::StatusOr<ResolvedClaimName> resolved = ClaimName(pod, pod_claim);
     if (!resolved.ok()) return resolved.status();
     if (!resolved->name.has_value()) continue;  // no claim was needed
@@ -281,6 +282,21 @@ absl::Status Manager::Prepare(const Pod& pod) {
   return absl::OkStatus();
 }
 
+std::vector<PodResourceClaim> Manager::PodClaims(const Pod& pod) const {
+  std::vector<PodResourceClaim> claims = pod.resource_claims;
+  if (const PodExtendedResourceClaimStatus* extended = ExtendedResourceClaim(pod)) {
+    claims.push_back({"", extended->resource_claim_name, std::nullopt});
+  }
+  return claims;
+}
+
+const PodExtendedResourceClaimStatus* Manager::ExtendedResourceClaim(const Pod& pod) const {
+  if (!options_.extended_resource || !pod.extended_resource_claim_status.has_value()) {
+    return nullptr;
+  }
+  return &*pod.extended_resource_claim_status;
+}
+
 absl::StatusOr<std::vector<std::pair<std::string, std::vector<std::string>>>>
 Manager::ContainerClaimNames(const Pod& pod, const Container& container) {
   std::vector<std::pair<std::string, std::vector<std::string>>> names;
@@ -303,6 +319,17 @@ absl::StatusOr<std::vector<std::string>> Manager::GetResources(const Pod& pod,
   absl::StatusOr<std::vector<std::pair<std::string, std::vector<std::string>>>> names =
       ContainerClaimNames(pod, container);
   if (!names.ok()) return names.status();
+  // The requests of the extended-resource claim that satisfy a resource the container requests.
+  if (const PodExtendedResourceClaimStatus* extended = ExtendedResourceClaim(pod)) {
+    std::vector<std::string> requests;
+    for (const ContainerExtendedResourceRequest& mapping : extended->request_mappings) {
+      if (mapping.container_name == container.name &&
+          absl::c_linear_search(container.requested_resources, mapping.resource_name)) {
+        requests.push_back(mapping.request_name);
+      }
+    }
+    if (!requests.empty()) names->emplace_back(extended->resource_claim_name, std::move(requests));
+  }
   std::vector<std::string> cdi_devices;
   absl::MutexLock lock(&mu_);
   for (const auto& [claim_name, requests] : *names) {
@@ -342,7 +369,7 @@ absl::Status Manager::UnprepareAll(const Pod& pod) {
   }
   // None recorded (the checkpoint was lost, say): the pod says which claims it had.
   if (claim_names.empty()) {
-    for (const PodResourceClaim& pod_claim : pod.resource_claims) {
+    for (const PodResourceClaim& pod_claim : PodClaims(pod)) {
       absl::StatusOr<ResolvedClaimName> resolved = ClaimName(pod, pod_claim);
       if (!resolved.ok()) return Wrap("unprepare dynamic resources: ", resolved.status());
       if (resolved->name.has_value()) claim_names.push_back(*resolved->name);
@@ -435,6 +462,20 @@ absl::StatusOr<std::vector<ClaimInfoState>> Manager::GetContainerClaimInfos(
     }
     infos.push_back(it->second.state);
   }
+  const PodExtendedResourceClaimStatus* extended = ExtendedResourceClaim(pod);
+  if (extended == nullptr || !absl::c_any_of(extended->request_mappings,
+                                             [&](const ContainerExtendedResourceRequest& mapping) {
+                                               return mapping.container_name == container.name;
+                                             })) {
+    return infos;
+  }
+  auto it = cache_.find(ClaimKey{pod.namespace_name, extended->resource_claim_name});
+  if (it == cache_.end()) {
+    return absl::FailedPreconditionError(absl::StrCat("unable to get claim info for claim ",
+                                                      extended->resource_claim_name,
+                                                      " in namespace ", pod.namespace_name));
+  }
+  infos.push_back(it->second.state);
   return infos;
 }
 

@@ -59,6 +59,10 @@ struct ManagerOptions {
   std::filesystem::path state_dir;
   // Where ResourceClaims come from. Not owned; required; must outlive the Manager.
   ClaimSource* claims = nullptr;
+  // Feature gate DRAExtendedResource (KEP-5004): the claim named by a pod's
+  // status.extendedResourceClaimStatus is prepared with the pod's own claims, and its requests
+  // go to the containers its mappings name.
+  bool extended_resource = false;
   // Deadline of each call to a driver (upstream's default, 45 s).
   absl::Duration call_timeout = kDefaultCallTimeout;
   // The checkpoint layout written: the newest kubelet's by default, kNoShareId for a node that
@@ -118,7 +122,8 @@ class Manager final : private HealthSink {
   absl::Status PrepareResources(const Pod& pod) ABSL_LOCKS_EXCLUDED(mu_);
 
   // GetResources: the CDI device names for `container` from the claims it uses (filtered by
-  // the request it names), in the order of its claims. Error when a claim it uses is not
+  // the request it names), in the order of its claims, then those of the requests of the pod's
+  // extended-resource claim mapped to a resource it requests. Error when a claim it uses is not
   // prepared.
   absl::StatusOr<std::vector<std::string>> GetResources(const Pod& pod,
                                                         const Container& container) const
@@ -136,7 +141,7 @@ class Manager final : private HealthSink {
 
   // GetContainerClaimInfos: copies of the state of each claim `container` uses, in the order of
   // the pod's claims ("unable to get information for ResourceClaim NAME" when one is not
-  // known).
+  // known), then the pod's extended-resource claim if a mapping names the container.
   absl::StatusOr<std::vector<ClaimInfoState>> GetContainerClaimInfos(
       const Pod& pod, const Container& container) const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -188,8 +193,13 @@ class Manager final : private HealthSink {
   absl::Status UnprepareAll(const Pod& pod) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Unprepare(const std::string& pod_uid, const std::string& namespace_name,
                          const std::vector<std::string>& claim_names) ABSL_LOCKS_EXCLUDED(mu_);
+  // PodClaims: the pod's claims, and with the DRAExtendedResource gate the claim of its
+  // extended resources (by name).
+  std::vector<PodResourceClaim> PodClaims(const Pod& pod) const;
+  // ExtendedResourceClaim: with the gate, the pod's extended-resource claim, if it has one.
+  const PodExtendedResourceClaimStatus* ExtendedResourceClaim(const Pod& pod) const;
   // ContainerClaimNames: the claims `container` uses, each with the requests it names ("" for
-  // the whole claim), in the order of the pod's claims.
+  // the whole claim), in the order of the pod's claims (spec.resourceClaims only).
   static absl::StatusOr<std::vector<std::pair<std::string, std::vector<std::string>>>>
   ContainerClaimNames(const Pod& pod, const Container& container);
   // Persist makes the cache durable as of at least `version` (the version_ of the caller's

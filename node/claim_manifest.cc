@@ -194,28 +194,34 @@ absl::Status ReadPodResourceClaims(const YAML::Node& spec, const YAML::Node& sta
       });
 }
 
-absl::StatusOr<std::vector<devicemanager::DraResourceMapping>> ReadDraResourceMappings(
+absl::StatusOr<std::optional<dra::PodExtendedResourceClaimStatus>> ReadExtendedResourceClaimStatus(
     const YAML::Node& status) {
-  std::vector<devicemanager::DraResourceMapping> mappings;
-  if (!IsMapNode(status)) return mappings;
+  if (!IsMapNode(status)) return std::nullopt;
   const YAML::Node extended = status["extendedResourceClaimStatus"];
-  if (!IsPresent(extended)) return mappings;
-  if (!extended.IsMap())
-    return FieldError("status.extendedResourceClaimStatus", "must be an object");
-  absl::Status read =
-      ForEachItem(extended["requestMappings"], "status.extendedResourceClaimStatus.requestMappings",
-                  [&](const YAML::Node& item, const std::string& where) -> absl::Status {
-                    absl::StatusOr<std::string> container =
-                        ReadRequired(item["containerName"], absl::StrCat(where, ".containerName"));
-                    if (!container.ok()) return container.status();
-                    absl::StatusOr<std::string> resource =
-                        ReadRequired(item["resourceName"], absl::StrCat(where, ".resourceName"));
-                    if (!resource.ok()) return resource.status();
-                    mappings.push_back({*std::move(container), *std::move(resource)});
-                    return absl::OkStatus();
-                  });
+  if (!IsPresent(extended)) return std::nullopt;
+  constexpr absl::string_view kField = "status.extendedResourceClaimStatus";
+  if (!extended.IsMap()) return FieldError(kField, "must be an object");
+  dra::PodExtendedResourceClaimStatus out;
+  absl::StatusOr<std::string> claim_name =
+      ReadRequired(extended["resourceClaimName"], absl::StrCat(kField, ".resourceClaimName"));
+  if (!claim_name.ok()) return claim_name.status();
+  out.resource_claim_name = *std::move(claim_name);
+  absl::Status read = ForEachItem(
+      extended["requestMappings"], absl::StrCat(kField, ".requestMappings"),
+      [&](const YAML::Node& item, const std::string& where) -> absl::Status {
+        dra::ContainerExtendedResourceRequest& mapping = out.request_mappings.emplace_back();
+        for (auto [key, target] : {std::pair{"containerName", &mapping.container_name},
+                                   std::pair{"resourceName", &mapping.resource_name},
+                                   std::pair{"requestName", &mapping.request_name}}) {
+          absl::StatusOr<std::string> value =
+              ReadRequired(item[key], absl::StrCat(where, ".", key));
+          if (!value.ok()) return value.status();
+          *target = *std::move(value);
+        }
+        return absl::OkStatus();
+      });
   if (!read.ok()) return read;
-  return mappings;
+  return out;
 }
 
 absl::StatusOr<std::vector<dra::ContainerClaim>> ReadContainerClaims(const YAML::Node& claims,

@@ -7,6 +7,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -38,10 +39,11 @@ absl::StatusOr<std::vector<dra::ContainerClaim>> ReadContainerClaims(const YAML:
                                                                      absl::string_view field,
                                                                      const dra::Pod& pod);
 
-// ReadDraResourceMappings reads a Pod's status.extendedResourceClaimStatus.requestMappings: the
-// container resources the scheduler gave to DRA (KEP-5004). Each needs containerName and
-// resourceName.
-absl::StatusOr<std::vector<devicemanager::DraResourceMapping>> ReadDraResourceMappings(
+// ReadExtendedResourceClaimStatus reads a Pod's status.extendedResourceClaimStatus: the claim
+// the scheduler made for the container resources it gave to DRA (KEP-5004), and which request
+// of it serves which container resource. resourceClaimName and each mapping's containerName,
+// resourceName and requestName are required; std::nullopt when the field is absent.
+absl::StatusOr<std::optional<dra::PodExtendedResourceClaimStatus>> ReadExtendedResourceClaimStatus(
     const YAML::Node& status);
 
 }  // namespace devmgr::node

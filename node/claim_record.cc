@@ -27,7 +27,11 @@ Json EncodeContainers(const std::vector<dra::Container>& containers) {
     for (const dra::ContainerClaim& claim : container.claims) {
       claims.push_back({{"name", claim.name}, {"request", claim.request}});
     }
-    list.push_back({{"name", container.name}, {"claims", std::move(claims)}});
+    Json item = {{"name", container.name}, {"claims", std::move(claims)}};
+    if (!container.requested_resources.empty()) {
+      item["requestedResources"] = container.requested_resources;
+    }
+    list.push_back(std::move(item));
   }
   return list;
 }
@@ -35,10 +39,15 @@ Json EncodeContainers(const std::vector<dra::Container>& containers) {
 std::vector<dra::Container> DecodeContainers(const Json& list) {
   std::vector<dra::Container> containers;
   for (const Json& item : list) {
-    dra::Container container{item.at("name").get<std::string>(), {}};
+    dra::Container container;
+    container.name = item.at("name").get<std::string>();
     for (const Json& claim : item.at("claims")) {
       container.claims.push_back(
           {claim.at("name").get<std::string>(), claim.at("request").get<std::string>()});
+    }
+    // Records written before extended-resource claims were read have none.
+    if (auto requested = item.find("requestedResources"); requested != item.end()) {
+      container.requested_resources = requested->get<std::vector<std::string>>();
     }
     containers.push_back(std::move(container));
   }
@@ -59,13 +68,26 @@ Json EncodePod(const dra::Pod& pod) {
     PutOptional(item, "resourceClaimName", status.resource_claim_name);
     statuses.push_back(std::move(item));
   }
-  return {{"uid", pod.uid},
-          {"namespace", pod.namespace_name},
-          {"name", pod.name},
-          {"resourceClaims", std::move(claims)},
-          {"resourceClaimStatuses", std::move(statuses)},
-          {"initContainers", EncodeContainers(pod.init_containers)},
-          {"containers", EncodeContainers(pod.containers)}};
+  Json record = {{"uid", pod.uid},
+                 {"namespace", pod.namespace_name},
+                 {"name", pod.name},
+                 {"resourceClaims", std::move(claims)},
+                 {"resourceClaimStatuses", std::move(statuses)},
+                 {"initContainers", EncodeContainers(pod.init_containers)},
+                 {"containers", EncodeContainers(pod.containers)}};
+  if (pod.extended_resource_claim_status.has_value()) {
+    Json mappings = Json::array();
+    for (const dra::ContainerExtendedResourceRequest& mapping :
+         pod.extended_resource_claim_status->request_mappings) {
+      mappings.push_back({{"containerName", mapping.container_name},
+                          {"resourceName", mapping.resource_name},
+                          {"requestName", mapping.request_name}});
+    }
+    record["extendedResourceClaimStatus"] = {
+        {"requestMappings", std::move(mappings)},
+        {"resourceClaimName", pod.extended_resource_claim_status->resource_claim_name}};
+  }
+  return record;
 }
 
 dra::Pod DecodePod(const Json& item) {
@@ -81,6 +103,16 @@ dra::Pod DecodePod(const Json& item) {
   for (const Json& status : item.at("resourceClaimStatuses")) {
     pod.resource_claim_statuses.push_back(
         {status.at("name").get<std::string>(), GetOptional(status, "resourceClaimName")});
+  }
+  if (auto extended = item.find("extendedResourceClaimStatus"); extended != item.end()) {
+    dra::PodExtendedResourceClaimStatus status;
+    status.resource_claim_name = extended->at("resourceClaimName").get<std::string>();
+    for (const Json& mapping : extended->at("requestMappings")) {
+      status.request_mappings.push_back({mapping.at("containerName").get<std::string>(),
+                                         mapping.at("resourceName").get<std::string>(),
+                                         mapping.at("requestName").get<std::string>()});
+    }
+    pod.extended_resource_claim_status = std::move(status);
   }
   pod.init_containers = DecodeContainers(item.at("initContainers"));
   pod.containers = DecodeContainers(item.at("containers"));

@@ -14,7 +14,8 @@ bool ReservedFor(const dra::ResourceClaim& claim, const std::string& pod_uid) {
                      });
 }
 
-// ClaimNames: the names of the claims `pod` uses, directly or generated from a template.
+// ClaimNames: the names of the claims `pod` uses, directly, generated from a template, or made
+// by the scheduler for its extended resources.
 std::vector<std::string> ClaimNames(const dra::Pod& pod) {
   std::vector<std::string> names;
   for (const dra::PodResourceClaim& claim : pod.resource_claims) {
@@ -22,6 +23,9 @@ std::vector<std::string> ClaimNames(const dra::Pod& pod) {
   }
   for (const dra::PodResourceClaimStatus& status : pod.resource_claim_statuses) {
     if (status.resource_claim_name.has_value()) names.push_back(*status.resource_claim_name);
+  }
+  if (pod.extended_resource_claim_status.has_value()) {
+    names.push_back(pod.extended_resource_claim_status->resource_claim_name);
   }
   return names;
 }

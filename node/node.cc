@@ -157,6 +157,7 @@ absl::Status Node::StartDra(State& s) {
   dra::ManagerOptions dra_options;
   dra_options.state_dir = s.paths.root;
   dra_options.claims = s.claims.get();
+  dra_options.extended_resource = options.dra_extended_resource;
   dra_options.call_timeout = options.dra_call_timeout;
   dra_options.metrics = &s.metrics;
   dra_options.resource_health_status = options.resource_health_status;
@@ -228,6 +229,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   pods_known = true;
   s.metrics.AttachManager(*s.manager);
   s.admission = std::make_unique<PodAdmission>(*s.manager, s.registry, s.topology, options.logger);
+  s.admission->SetDraExtendedResource(options.dra_extended_resource);
   s.admission->SetRefusalObserver(
       [metrics = &s.metrics](absl::string_view reason) { metrics->AdmissionRefused(reason); });
 

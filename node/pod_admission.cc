@@ -27,7 +27,13 @@ PodAdmission::PodAdmission(devicemanager::Manager& manager, PodRegistry& registr
     : manager_(manager), registry_(registry), topology_(topology), logger_(std::move(logger)) {}
 
 absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod,
-                                                                  const PodClaims& claims) {
+                                                                  const PodClaims& given) {
+  std::optional<PodClaims> without_extended;
+  if (!dra_extended_resource_ && given.pod.extended_resource_claim_status.has_value()) {
+    without_extended = given;
+    without_extended->pod.extended_resource_claim_status.reset();
+  }
+  const PodClaims& claims = without_extended.has_value() ? *without_extended : given;
   PodLock pod_lock(*this, pod.uid);
   const std::optional<dra::Pod> wanted =
       claims.empty() ? std::nullopt : std::optional<dra::Pod>(claims.pod);

@@ -61,6 +61,11 @@ class PodAdmission {
     dra_ = manager;
     claims_ = claims;
   }
+  // SetDraExtendedResource: feature gate DRAExtendedResource. Without it a pod's
+  // status.extendedResourceClaimStatus is ignored here (the device manager allocates those
+  // resources); with it the claim it names is prepared with the pod's own. Set before the first
+  // call.
+  void SetDraExtendedResource(bool enabled) { dra_extended_resource_ = enabled; }
 
   // Admit admits `pod` (with its DRA half `claims`, when it uses ResourceClaims) and answers
   // every container's run options, init containers first. A pod already admitted with the
@@ -127,6 +132,7 @@ class PodAdmission {
   RefusalFn on_refusal_;
   dra::Manager* dra_ = nullptr;
   ClaimStore* claims_ = nullptr;
+  bool dra_extended_resource_ = false;
 
   absl::Mutex locks_mu_;
   absl::CondVar released_;

@@ -14,8 +14,11 @@ struct PodClaims {
   dra::Pod pod;
   std::vector<dra::ResourceClaim> claims;
 
-  // Whether the pod uses no claim at all.
-  bool empty() const { return pod.resource_claims.empty(); }
+  // Whether the pod uses no claim at all (neither its own nor one the scheduler made for its
+  // extended resources).
+  bool empty() const {
+    return pod.resource_claims.empty() && !pod.extended_resource_claim_status.has_value();
+  }
   bool operator==(const PodClaims&) const = default;
 };
 

@@ -92,6 +92,9 @@ absl::StatusOr<Container> ReadContainer(const YAML::Node& node, absl::string_vie
     }
   }
   container.devices = *std::move(limits);
+  for (const auto& [resource, count] : container.devices) {
+    if (count > 0) claims.requested_resources.push_back(resource);
+  }
 
   claims.name = container.name;
   absl::StatusOr<std::vector<dra::ContainerClaim>> used =
@@ -169,17 +172,20 @@ absl::StatusOr<PodManifest> ReadPod(const YAML::Node& root) {
     return status;
   }
   if (manifest.pod.containers.empty()) return FieldError("spec.containers", "is required");
-  absl::StatusOr<std::vector<devicemanager::DraResourceMapping>> mappings =
-      ReadDraResourceMappings(root["status"]);
-  if (!mappings.ok()) return mappings.status();
-  for (const devicemanager::DraResourceMapping& mapping : *mappings) {
-    if (!names.contains(mapping.container_name)) {
-      return FieldError(
-          "status.extendedResourceClaimStatus.requestMappings",
-          absl::StrCat("container \"", mapping.container_name, "\" is not in the pod"));
+  absl::StatusOr<std::optional<dra::PodExtendedResourceClaimStatus>> extended =
+      ReadExtendedResourceClaimStatus(root["status"]);
+  if (!extended.ok()) return extended.status();
+  if (extended->has_value()) {
+    for (const dra::ContainerExtendedResourceRequest& mapping : (*extended)->request_mappings) {
+      if (!names.contains(mapping.container_name)) {
+        return FieldError(
+            "status.extendedResourceClaimStatus.requestMappings",
+            absl::StrCat("container \"", mapping.container_name, "\" is not in the pod"));
+      }
+      manifest.pod.dra_resource_mappings.push_back({mapping.container_name, mapping.resource_name});
     }
   }
-  manifest.pod.dra_resource_mappings = *std::move(mappings);
+  claims.extended_resource_claim_status = *std::move(extended);
   return manifest;
 }
 

@@ -204,7 +204,8 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
   serve
       ->add_option("--dra-extended-resource", flags->dra_extended_resource,
                    "feature gate DRAExtendedResource: leave to DRA the container resources a "
-                   "pod's status.extendedResourceClaimStatus maps to it")
+                   "pod's status.extendedResourceClaimStatus maps to it, and prepare the claim "
+                   "it names")
       ->capture_default_str();
   serve
       ->add_option("--dra-call-timeout", flags->dra_call_timeout,

@@ -604,7 +604,7 @@ Pod PodWithClaim(absl::string_view uid, PodResourceClaim pod_claim,
     pod.resource_claim_statuses.push_back({pod_claim.name, generated_name});
   }
   pod.resource_claims.push_back(std::move(pod_claim));
-  pod.containers.push_back({"container1", std::move(claims)});
+  pod.containers.push_back({"container1", std::move(claims), {}});
   return pod;
 }
 
@@ -661,8 +661,8 @@ TEST(ClaimHealthTest, TestUpdateAllocatedResourcesStatus) {
 TEST(ClaimHealthTest, TestUpdateAllocatedResourcesStatus_Subrequest) {
   Pod pod = PodWithClaim("pod-uid", {"my-claim", "claim-object", std::nullopt}, std::nullopt,
                          {{"my-claim", "gpu"}});
-  pod.containers.push_back({"container2", {{"my-claim", "nic"}}});
-  pod.containers.push_back({"container3", {{"my-claim", ""}}});
+  pod.containers.push_back({"container2", {{"my-claim", "nic"}}, {}});
+  pod.containers.push_back({"container3", {{"my-claim", ""}}, {}});
   const ClaimInfoState claim =
       Claim("claim-object", {"pod-uid"}, kDriver,
             {Device("pool", "gpu-0", GoStrings({"gpu/large"}), GoStrings({"vendor.com/gpu=gpu-0"})),

@@ -112,7 +112,7 @@ Pod PodWithClaim(const std::string& uid, const std::string& claim_name,
   pod.namespace_name = kNamespace;
   pod.name = "test-pod";
   pod.resource_claims.push_back({"claim", claim_name, std::nullopt});
-  pod.containers.push_back({"container", std::move(uses)});
+  pod.containers.push_back({"container", std::move(uses), {}});
   return pod;
 }
 
@@ -133,11 +133,13 @@ class DraManagerTest : public ::testing::Test {
 
   std::string Socket() const { return dir_.Sub("dra.sock").string(); }
 
-  void CreateManager(absl::Duration call_timeout = kDefaultCallTimeout) {
+  void CreateManager(absl::Duration call_timeout = kDefaultCallTimeout,
+                     bool extended_resource = false) {
     manager_.reset();
     ManagerOptions options;
     options.state_dir = dir_.path();
     options.claims = &claims_;
+    options.extended_resource = extended_resource;
     options.call_timeout = call_timeout;
     options.metrics = &metrics_;
     absl::StatusOr<std::unique_ptr<Manager>> manager = Manager::Create(std::move(options));
@@ -442,6 +444,84 @@ TEST_F(DraManagerTest, TestPodMightNeedToUnprepareResources) {
   EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources("another-pod"));
 }
 
+// The claim the scheduler made for a pod's extended resources that DRA devices back (KEP-5004,
+// gate DRAExtendedResource): prepared in the same call as the pod's own claims; each container
+// gets the devices of the requests mapped to a resource it requests; unprepared with the pod.
+// Without the gate the claim is not the manager's business: it is not even fetched.
+TEST_F(DraManagerTest, ExtendedResourceClaimIsPreparedAndMappedToItsContainers) {
+  CreateManager(kDefaultCallTimeout, /*extended_resource=*/true);
+  constexpr char kExtended[] = "test-pod-extended-resources-x7";
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  ResourceClaim extended = Claim(kExtended, "extended-uid", kPodUid);
+  extended.allocation = std::vector<DeviceRequestAllocationResult>{
+      {"container-0-request-0", kDriver, "test-pool", "gpu-a", std::nullopt},
+      {"container-1-request-0", kDriver, "test-pool", "gpu-b", std::nullopt}};
+  claims_.Set(extended);
+  std::vector<size_t> claims_per_call;
+  driver_->OnPrepare([&claims_per_call](const draapi::v1::NodePrepareResourcesRequest& request) {
+    claims_per_call.push_back(static_cast<size_t>(request.claims_size()));
+    draapi::v1::NodePrepareResourcesResponse response;
+    for (const auto& claim : request.claims()) {
+      auto& answer = (*response.mutable_claims())[claim.uid()];
+      if (claim.uid() != "extended-uid") {
+        auto* device = answer.add_devices();
+        device->set_pool_name("test-pool");
+        device->set_device_name("test-device");
+        device->add_request_names("test-request");
+        device->add_cdi_device_ids("vendor.com/test=claim");
+        continue;
+      }
+      for (const char* name : {"a", "b"}) {
+        auto* device = answer.add_devices();
+        device->set_pool_name("test-pool");
+        device->set_device_name(absl::StrCat("gpu-", name));
+        device->add_request_names(name[0] == 'a' ? "container-0-request-0"
+                                                 : "container-1-request-0");
+        device->add_cdi_device_ids(absl::StrCat("vendor.com/gpu=gpu-", name));
+      }
+    }
+    return response;
+  });
+
+  Pod pod = PodWithClaim(kPodUid, kClaimName);
+  pod.containers[0].requested_resources = {"example.com/gpu"};
+  pod.containers.push_back({"sidecar", {}, {"example.com/gpu", "example.com/nic"}});
+  // Mapped, but it does not request the resource (a zero request): no devices for it.
+  pod.containers.push_back({"idle", {}, {}});
+  pod.extended_resource_claim_status =
+      PodExtendedResourceClaimStatus{{{"container", "example.com/gpu", "container-0-request-0"},
+                                      {"sidecar", "example.com/gpu", "container-1-request-0"},
+                                      {"idle", "example.com/gpu", "container-2-request-0"}},
+                                     kExtended};
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  EXPECT_EQ(claims_per_call, std::vector<size_t>{2}) << "one call for the driver, both claims";
+  EXPECT_EQ(CheckpointedClaims(), 2u);
+  EXPECT_EQ(*manager_->GetResources(pod, pod.containers[0]),
+            (std::vector<std::string>{"vendor.com/test=claim", "vendor.com/gpu=gpu-a"}));
+  EXPECT_EQ(*manager_->GetResources(pod, pod.containers[1]),
+            std::vector<std::string>{"vendor.com/gpu=gpu-b"});
+  EXPECT_TRUE(manager_->GetResources(pod, pod.containers[2])->empty());
+  absl::StatusOr<std::vector<ClaimInfoState>> sidecar =
+      manager_->GetContainerClaimInfos(pod, pod.containers[1]);
+  ASSERT_TRUE(sidecar.ok()) << sidecar.status();
+  ASSERT_EQ(sidecar->size(), 1u);
+  EXPECT_EQ((*sidecar)[0].claim_name, kExtended);
+  EXPECT_EQ(manager_->GetContainerClaimInfos(pod, pod.containers[2])->size(), 1u)
+      << "a mapping names the container";
+
+  ASSERT_TRUE(manager_->UnprepareResources(pod).ok());
+  EXPECT_EQ(CheckpointedClaims(), 0u);
+
+  // Without the gate: only the pod's own claim, and the scheduler's claim is never fetched.
+  CreateManager(kDefaultCallTimeout, /*extended_resource=*/false);
+  claims_.Remove(kExtended);
+  claims_per_call.clear();
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  EXPECT_EQ(claims_per_call, std::vector<size_t>{1});
+  EXPECT_EQ(*manager_->GetResources(pod, pod.containers[1]), std::vector<std::string>{});
+  EXPECT_EQ(CheckpointedClaims(), 1u);
+}
+
 // Upstream's TestGetResources, "same claim referenced by multiple requests": each request of
 // the container gets the devices that serve it.
 TEST_F(DraManagerTest, TestGetResources) {
@@ -462,7 +542,7 @@ TEST_F(DraManagerTest, TestGetResources) {
   ASSERT_TRUE(manager_->PrepareResources(pod).ok());
   EXPECT_EQ(*manager_->GetResources(pod, pod.containers[0]),
             (std::vector<std::string>{"vendor.com/class=req2", "vendor.com/class=req1"}));
-  const Container whole{"other", {{"claim", ""}}};
+  const Container whole{"other", {{"claim", ""}}, {}};
   EXPECT_EQ(*manager_->GetResources(pod, whole),
             (std::vector<std::string>{"vendor.com/class=req1", "vendor.com/class=req2"}));
   const Pod unprepared = PodWithClaim(kPodUid, "never-prepared");
@@ -481,7 +561,7 @@ TEST_F(DraManagerTest, TestGetContainerClaimInfos) {
   ASSERT_TRUE(infos.ok()) << infos.status();
   ASSERT_EQ(infos->size(), 1u);
   EXPECT_EQ((*infos)[0].claim_name, kClaimName);
-  EXPECT_TRUE(manager_->GetContainerClaimInfos(pod, Container{"none", {}})->empty());
+  EXPECT_TRUE(manager_->GetContainerClaimInfos(pod, Container{"none", {}, {}})->empty());
   const Pod other = PodWithClaim(kPodUid, "unknown");
   EXPECT_EQ(manager_->GetContainerClaimInfos(other, other.containers[0]).status().message(),
             "unable to get information for ResourceClaim unknown");

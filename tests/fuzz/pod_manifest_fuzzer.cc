@@ -30,16 +30,31 @@ nlohmann::json ContainerJson(const Container& container) {
   return out;
 }
 
-// The pod as a JSON manifest, as `kubectl get pod -o json` would show its fields.
-nlohmann::json PodJson(const Pod& pod) {
+// The pod as a JSON manifest, as `kubectl get pod -o json` would show its fields (the scheduler's
+// extended-resource claim status included, which the device manager reads).
+nlohmann::json PodJson(const devmgr::node::PodManifest& manifest) {
+  const Pod& pod = manifest.pod;
   nlohmann::json init = nlohmann::json::array();
   for (const Container& container : pod.init_containers) init.push_back(ContainerJson(container));
   nlohmann::json regular = nlohmann::json::array();
   for (const Container& container : pod.containers) regular.push_back(ContainerJson(container));
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"uid", pod.uid}, {"name", pod.name}, {"namespace", pod.namespace_name}}},
-          {"spec", {{"initContainers", init}, {"containers", regular}}}};
+  nlohmann::json out = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"uid", pod.uid}, {"name", pod.name}, {"namespace", pod.namespace_name}}},
+      {"spec", {{"initContainers", init}, {"containers", regular}}}};
+  if (const auto& extended = manifest.claims.pod.extended_resource_claim_status) {
+    nlohmann::json mappings = nlohmann::json::array();
+    for (const auto& mapping : extended->request_mappings) {
+      mappings.push_back({{"containerName", mapping.container_name},
+                          {"resourceName", mapping.resource_name},
+                          {"requestName", mapping.request_name}});
+    }
+    out["status"] = {
+        {"extendedResourceClaimStatus",
+         {{"resourceClaimName", extended->resource_claim_name}, {"requestMappings", mappings}}}};
+  }
+  return out;
 }
 
 void CheckAdmissible(const Pod& pod) {
@@ -78,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   std::string json;
   try {
-    json = PodJson(parsed->pod).dump();
+    json = PodJson(*parsed).dump();
   } catch (const nlohmann::json::type_error&) {
     return 0;  // a string that is not UTF-8 has no JSON form to read back
   }

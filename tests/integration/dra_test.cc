@@ -294,6 +294,40 @@ TEST(DraTest, ARollingUpdateRunsTwoEndpointsOfOneDriver) {
   EXPECT_EQ(CheckpointClaims(h).size(), 2u) << "b and c";
 }
 
+// KEP-5004 through the binaries (gate DRAExtendedResource): a container asks for the extended
+// resource example.com/gpu, which the scheduler satisfied with a DRA device and recorded in the
+// pod's status.extendedResourceClaimStatus. The device manager leaves the resource alone, the
+// driver prepares the scheduler's claim, and the container gets its CDI device.
+TEST(DraTest, AnExtendedResourceBackedByDraIsPreparedByItsDriver) {
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra-sync-period", "100ms", "--dra-extended-resource", "true"});
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 2);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu}));
+  const std::string manifest = absl::StrCat(
+      "metadata: {name: pod-x, uid: x}\n",
+      "spec: {containers: [{name: app, resources: {limits: {example.com/gpu: 1}}}]}\n",
+      "status:\n  extendedResourceClaimStatus:\n",
+      "    resourceClaimName: pod-x-extended-resources-abc\n",
+      "    requestMappings: [{containerName: app, resourceName: example.com/gpu, ",
+      "requestName: container-0-request-0}]\n",
+      "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
+      "metadata: {name: pod-x-extended-resources-abc, uid: uid-ext}\n",
+      "status: {allocation: {devices: {results: [{request: container-0-request-0, driver: ", kGpu,
+      ", pool: node, device: dev-1}]}}}\n");
+  const testing::ProcessResult admitted = h.Admit(manifest);
+  ASSERT_EQ(admitted.exit_code, 0) << admitted.err;
+  EXPECT_TRUE(absl::StrContains(admitted.out, "gpu.example.com/device=dev-1")) << admitted.out;
+  const testing::ProcessResult listed =
+      h.Run({"podresources", "list", "--root-dir", h.Root(), "-o", "json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_TRUE(absl::StrContains(listed.out, "\"claimName\": \"pod-x-extended-resources-abc\""))
+      << listed.out;
+  ASSERT_EQ(CheckpointClaims(h).size(), 1u);
+  ASSERT_EQ(h.Remove("x").exit_code, 0);
+  EXPECT_TRUE(CheckpointClaims(h).empty());
+}
+
 // KEP-4680 for DRA through the binaries: the driver's health stream reports a device unhealthy
 // (SIGUSR1 to the fake driver), and `pods list` shows it on the claim's entry.
 TEST(DraTest, ADeviceTheDriverReportsUnhealthyShowsInPodsList) {

@@ -50,8 +50,12 @@ TEST(ClaimRecordTest, RoundTripsEveryField) {
   PodClaims pod = Pod("u1", {"a"}, {});
   pod.pod.resource_claims.push_back({"t", std::nullopt, "template"});
   pod.pod.resource_claim_statuses = {{"t", "u1-t-abc"}, {"none", std::nullopt}};
-  pod.pod.init_containers.push_back({"init", {{"t", "req"}}});
+  pod.pod.init_containers.push_back({"init", {{"t", "req"}}, {"example.com/gpu"}});
+  pod.pod.extended_resource_claim_status = dra::PodExtendedResourceClaimStatus{
+      {{"init", "example.com/gpu", "container-0-request-0"}}, "p-extended-resources-x"};
   record.pods.push_back(pod.pod);
+  // A record written before extended-resource claims: no such fields, and none read back.
+  record.pods.push_back(Pod("u2", {"b"}, {}).pod);
   dra::ResourceClaim shared = Claim("a", "c1");
   shared.allocation->push_back({"gpu", "gpu.example.com", "node", "dev-1", "share-7"});
   shared.owner_references.push_back({"v1", "Pod", "p", "u1", true});

@@ -136,9 +136,9 @@ TEST(PodManifestTest, ReadsResourceClaimsThatComeWithThePod) {
                                                 {"nic", std::nullopt, "nic-template"}}));
   EXPECT_EQ(pod.resource_claim_statuses,
             (std::vector<dra::PodResourceClaimStatus>{{"nic", "trainer-nic-x7k2"}}));
-  EXPECT_EQ(pod.init_containers, (std::vector<dra::Container>{{"setup", {{"nic", ""}}}}));
-  EXPECT_EQ(pod.containers,
-            (std::vector<dra::Container>{{"main", {{"gpus", "big"}, {"nic", ""}}}}));
+  EXPECT_EQ(pod.init_containers, (std::vector<dra::Container>{{"setup", {{"nic", ""}}, {}}}));
+  EXPECT_EQ(pod.containers, (std::vector<dra::Container>{
+                                {"main", {{"gpus", "big"}, {"nic", ""}}, {"example.com/fpga"}}}));
 
   ASSERT_EQ(manifest->claims.claims.size(), 2U);
   const dra::ResourceClaim& gpus = manifest->claims.claims[0];
@@ -170,6 +170,12 @@ TEST(PodManifestTest, ReadsTheResourcesTheSchedulerGaveToDra) {
   ASSERT_TRUE(manifest.ok()) << manifest.status();
   EXPECT_EQ(manifest->pod.dra_resource_mappings,
             (std::vector<devicemanager::DraResourceMapping>{{"c", "example.com/gpu"}}));
+  EXPECT_EQ(manifest->claims.pod.extended_resource_claim_status,
+            (dra::PodExtendedResourceClaimStatus{
+                {{"c", "example.com/gpu", "container-0-request-0"}}, "p-extended-resources-x"}));
+  EXPECT_EQ(manifest->claims.pod.containers[0].requested_resources,
+            std::vector<std::string>{"example.com/gpu"});
+  EXPECT_FALSE(manifest->claims.empty()) << "the extended-resource claim is a claim of the pod";
 }
 
 // Streams with document markers, and an input on which yaml-cpp's own LoadAll never returns
@@ -312,10 +318,20 @@ INSTANTIATE_TEST_SUITE_P(
             "document 2 (ResourceClaim): metadata.name: ResourceClaim \"a\" is given twice"},
         BadManifest{"MappingOfUnknownContainer",
                     "metadata: {name: p}\nspec: {containers: [{name: c}]}\nstatus:\n"
-                    "  extendedResourceClaimStatus: {requestMappings: [{containerName: x, "
-                    "resourceName: example.com/gpu}]}",
+                    "  extendedResourceClaimStatus: {resourceClaimName: e, requestMappings: "
+                    "[{containerName: x, resourceName: example.com/gpu, requestName: r}]}",
                     "status.extendedResourceClaimStatus.requestMappings: container \"x\" is not "
                     "in the pod"},
+        BadManifest{"MappingWithoutRequestName",
+                    "metadata: {name: p}\nspec: {containers: [{name: c}]}\nstatus:\n"
+                    "  extendedResourceClaimStatus: {resourceClaimName: e, requestMappings: "
+                    "[{containerName: c, resourceName: example.com/gpu}]}",
+                    "status.extendedResourceClaimStatus.requestMappings[0].requestName: is "
+                    "required"},
+        BadManifest{"ExtendedStatusWithoutClaimName",
+                    "metadata: {name: p}\nspec: {containers: [{name: c}]}\nstatus:\n"
+                    "  extendedResourceClaimStatus: {requestMappings: []}",
+                    "status.extendedResourceClaimStatus.resourceClaimName: is required"},
         BadManifest{"ResultWithoutDriver",
                     "metadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
                     "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}\n"
