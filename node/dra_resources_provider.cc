@@ -1,5 +1,8 @@
 #include "node/dra_resources_provider.h"
 
+#include <map>
+#include <string>
+
 namespace devmgr::node {
 
 std::vector<::v1::DynamicResource> DraResourcesProvider::GetDynamicResources(
@@ -37,6 +40,25 @@ std::vector<::v1::DynamicResource> DraResourcesProvider::GetDynamicResources(
     }
   }
   return resources;
+}
+
+podresources::DevicesHealth DraResourcesProvider::GetDynamicResourcesHealth(
+    const podresources::Pod& pod, const podresources::Container& container) {
+  podresources::DevicesHealth health;
+  const std::optional<dra::Pod> claims = claims_.FindPod(pod.uid);
+  if (!claims.has_value()) return health;
+  for (const auto* list : {&claims->init_containers, &claims->containers}) {
+    for (const dra::Container& uses : *list) {
+      if (uses.name != container.name) continue;
+      for (const dra::ResourceStatus& status : manager_.ContainerResourceStatuses(*claims, uses)) {
+        std::map<std::string, std::string>& by_id = health[status.name];
+        for (const dra::ResourceHealth& resource : status.resources) {
+          by_id.emplace(resource.resource_id, dra::ResourceHealthStatusName(resource.health));
+        }
+      }
+    }
+  }
+  return health;
 }
 
 }  // namespace devmgr::node

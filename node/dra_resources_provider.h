@@ -1,8 +1,9 @@
 // DraResourcesProvider: the PodResources service's view of the DRA manager, the
 // `dynamic_resources` of each container: for every claim the container uses, its name and
 // namespace and, per device its drivers prepared, the driver, pool, device, share ID and CDI
-// device names (upstream's ContainerManager.GetDynamicResources). The pods' claims come from
-// the node's claim store. Every call copies under the stores' locks and returns.
+// device names (upstream's ContainerManager.GetDynamicResources), and for Watch the health of
+// those devices. The pods' claims come from the node's claim store. Every call copies under the
+// stores' locks and returns.
 #pragma once
 
 #include <string>
@@ -21,6 +22,10 @@ class DraResourcesProvider final : public podresources::DynamicResourcesProvider
       : manager_(manager), claims_(claims) {}
 
   std::vector<::v1::DynamicResource> GetDynamicResources(
+      const podresources::Pod& pod, const podresources::Container& container) override;
+  // The DRA entries of the container's allocatedResourcesStatus, as the pod status shows them
+  // (dra::Manager::ContainerResourceStatuses); empty without the ResourceHealthStatus gate.
+  podresources::DevicesHealth GetDynamicResourcesHealth(
       const podresources::Pod& pod, const podresources::Container& container) override;
 
  private:

@@ -67,7 +67,10 @@ void FillPodResources(const Pod& pod, const Providers& providers, ::v1::PodResou
 void FillPodDevicesHealth(const Pod& pod, const Providers& providers,
                           ::devmgr::podresources::v1::PodDevicesHealth& out) {
   for (const Container* container : ListedContainers(pod)) {
-    const DevicesHealth health = providers.devices->GetDevicesHealth(pod.uid, container->name);
+    DevicesHealth health = providers.devices->GetDevicesHealth(pod.uid, container->name);
+    if (providers.dynamic_resources != nullptr) {
+      health.merge(providers.dynamic_resources->GetDynamicResourcesHealth(pod, *container));
+    }
     if (health.empty()) continue;
     auto* container_health = out.add_containers();
     container_health->set_name(container->name);

@@ -26,8 +26,8 @@ std::vector<const Container*> ListedContainers(const Pod& pod);
 void FillPodResources(const Pod& pod, const Providers& providers, ::v1::PodResources& out);
 
 // FillPodDevicesHealth writes the health of the devices each listed container of `pod` holds,
-// for the containers that hold some, in the order of FillPodResources. `providers.devices` must
-// be set.
+// from device plugins and through its claims, for the containers that hold some, in the order of
+// FillPodResources. `providers.devices` must be set.
 void FillPodDevicesHealth(const Pod& pod, const Providers& providers,
                           ::devmgr::podresources::v1::PodDevicesHealth& out);
 

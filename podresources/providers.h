@@ -126,6 +126,14 @@ class DynamicResourcesProvider {
   virtual ~DynamicResourcesProvider() = default;
   virtual std::vector<::v1::DynamicResource> GetDynamicResources(const Pod& pod,
                                                                  const Container& container) = 0;
+  // GetDynamicResourcesHealth: the health of the devices one container holds through its
+  // claims (Watch), by allocatedResourcesStatus name ("claim:<pod claim>" or
+  // "claim:<pod claim>/<request>") and resource ID. Empty (the default) from a provider that
+  // does not know.
+  virtual DevicesHealth GetDynamicResourcesHealth(const Pod& /*pod*/,
+                                                  const Container& /*container*/) {
+    return {};
+  }
 };
 
 // Providers: what the service reads. Not owned; each must outlive the service. Null optional

@@ -16,6 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/daemon_harness.h"
 #include "tests/testlib/wait_for.h"
@@ -78,6 +79,12 @@ Json CheckpointClaims(const DaemonHarness& h) {
       h.Run({"dra", "checkpoint", "show", "-o", "json", h.Path("dra_manager_state").string()});
   if (shown.exit_code != 0) return Json();
   return Json::parse(shown.out, nullptr, false).value("claims", Json::array());
+}
+
+// Registered: the daemon told `driver` (a fake-dra) that it is registered; for drivers that a
+// probe pod cannot test (one whose prepare is slow or hangs).
+bool Registered(const BackgroundProcess& driver) {
+  return WaitFor([&] { return absl::StrContains(driver.err(), "registered=true"); }, 20s);
 }
 
 // Admission waits for drivers to register: a pod admitted before they did would be refused.
@@ -166,9 +173,7 @@ TEST(DraTest, ADaemonKilledDuringNodePrepareResourcesNeitherLosesNorDoublesAClai
   auto serve = h.StartServe({"--dra-sync-period", "100ms"});
   ASSERT_NE(serve, nullptr);
   auto gpu = h.StartDraDriver(kGpu, 1, {"--prepare-latency", "3s"});
-  ASSERT_TRUE(WaitFor(
-      [&] { return std::filesystem::exists(h.Path("plugins/" + std::string(kGpu) + "/dra.sock")); },
-      20s));
+  ASSERT_TRUE(Registered(*gpu)) << gpu->err();
 
   // The claim is recorded for the pod before the driver is called; kill the daemon then.
   BackgroundProcess admit({testing::DevmgrBinary(), "pods", "admit", "--root-dir", h.Root(), "-"},
@@ -201,9 +206,7 @@ TEST(DraTest, AHungDriverBlocksOnlyItsOwnPods) {
   auto nic = h.StartDraDriver(kNic, 1);
   ASSERT_TRUE(DriversRegistered(h, {kNic}));
   auto gpu = h.StartDraDriver(kGpu, 1, {"--prepare-hang"});
-  ASSERT_TRUE(WaitFor(
-      [&] { return std::filesystem::exists(h.Path("plugins/" + std::string(kGpu) + "/dra.sock")); },
-      20s));
+  ASSERT_TRUE(Registered(*gpu)) << gpu->err();
 
   BackgroundProcess stuck({testing::DevmgrBinary(), "pods", "admit", "--root-dir", h.Root(), "-"},
                           PodWithClaims("stuck", {"gpu"}) + ClaimDocument("gpu", kGpu));
@@ -265,8 +268,7 @@ TEST(DraTest, ARollingUpdateRunsTwoEndpointsOfOneDriver) {
   EXPECT_TRUE(absl::StrContains(old_driver->err(), "claimUID=\"uid-a\"")) << old_driver->err();
 
   auto new_driver = h.StartDraDriver(kGpu, 1, {"--rolling-update", kNewUid});
-  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(new_driver->err(), "registered=true"); }, 20s))
-      << new_driver->err();
+  ASSERT_TRUE(Registered(*new_driver)) << new_driver->err();
   EXPECT_TRUE(std::filesystem::exists(old_registrar)) << "both instances run side by side";
   // Once its connection is up, the newest endpoint gets the calls.
   ASSERT_TRUE(WaitFor(
@@ -329,7 +331,8 @@ TEST(DraTest, AnExtendedResourceBackedByDraIsPreparedByItsDriver) {
 }
 
 // KEP-4680 for DRA through the binaries: the driver's health stream reports a device unhealthy
-// (SIGUSR1 to the fake driver), and `pods list` shows it on the claim's entry.
+// (SIGUSR1 to the fake driver), and `pods list` and a PodResources Watch show it on the claim's
+// entry.
 TEST(DraTest, ADeviceTheDriverReportsUnhealthyShowsInPodsList) {
   DaemonHarness h;
   auto serve = h.StartServe({"--dra-sync-period", "100ms"});
@@ -355,10 +358,37 @@ TEST(DraTest, ADeviceTheDriverReportsUnhealthyShowsInPodsList) {
   ASSERT_TRUE(
       WaitFor([&] { return claim_health() == "gpu.example.com/device=dev-0 Healthy"; }, 20s))
       << claim_health();
+  // A PodResources Watch carries it too, in pod_health under the claim's entry.
+  BackgroundProcess watch(
+      {testing::DevmgrBinary(), "podresources", "watch", "--root-dir", h.Root(), "-o", "json"});
+  auto watched_health = [&] {
+    std::string last;
+    for (absl::string_view line : absl::StrSplit(watch.out(), '\n', absl::SkipEmpty())) {
+      const Json event = Json::parse(line, nullptr, false);
+      if (event.is_discarded()) continue;
+      for (const Json& pod : event.value("podHealth", Json::array())) {
+        for (const Json& container : pod.value("containers", Json::array())) {
+          for (const Json& status : container.value("allocatedResourcesStatus", Json::array())) {
+            if (status.value("name", "") != "claim:c0") continue;
+            for (const Json& device : status.value("resources", Json::array())) {
+              last = device.value("resourceId", "") + " " + device.value("health", "");
+            }
+          }
+        }
+      }
+    }
+    return last;
+  };
+  ASSERT_TRUE(
+      WaitFor([&] { return watched_health() == "gpu.example.com/device=dev-0 Healthy"; }, 20s))
+      << watch.out() << watch.err();
   gpu->Signal(SIGUSR1);
   EXPECT_TRUE(
       WaitFor([&] { return claim_health() == "gpu.example.com/device=dev-0 Unhealthy"; }, 20s))
       << claim_health();
+  EXPECT_TRUE(
+      WaitFor([&] { return watched_health() == "gpu.example.com/device=dev-0 Unhealthy"; }, 20s))
+      << watch.out();
   const testing::ProcessResult listed = h.Run({"pods", "list", "--root-dir", h.Root()});
   EXPECT_TRUE(absl::StrContains(listed.out, "Unhealthy")) << listed.out;
 }
