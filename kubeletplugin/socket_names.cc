@@ -10,13 +10,12 @@
 namespace devmgr::kubeletplugin {
 namespace {
 
-// HashPrefix: the first `length` characters of SHA-256(`data`) in URL-safe base64.
-std::string HashPrefix(absl::string_view data, size_t length) {
+// HashPrefix: the first `bytes` bytes of SHA-256(`data`), in URL-safe base64 without padding.
+std::string HashPrefix(absl::string_view data, size_t bytes) {
   std::array<unsigned char, SHA256_DIGEST_LENGTH> digest{};
   SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest.data());
-  std::string encoded = absl::WebSafeBase64Escape(
-      absl::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
-  return encoded.substr(0, length);
+  return absl::WebSafeBase64Escape(
+      absl::string_view(reinterpret_cast<const char*>(digest.data()), bytes));
 }
 
 bool Fits(const std::filesystem::path& dir, const std::string& file) {

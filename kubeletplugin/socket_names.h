@@ -7,9 +7,9 @@
 //    the driver run side by side;
 //  * the registration socket, in the kubelet's plugins_registry/: "<driver>-reg.sock", or in a
 //    rolling update the first of these names whose path fits a unix socket (108 bytes):
-//    "<driver>-<pod uid>-reg.sock", "<driver>-<8 characters of the uid's hash>-reg.sock",
-//    "dra-<16 characters of the hash of driver and uid>-reg.sock" (hashes are SHA-256 in
-//    URL-safe base64).
+//    "<driver>-<pod uid>-reg.sock", "<driver>-<8 bytes of the uid's hash>-reg.sock",
+//    "dra-<16 bytes of the hash of driver, NUL, uid>-reg.sock" (SHA-256, the bytes in URL-safe
+//    base64 without padding); the last one even if it does not fit.
 #pragma once
 
 #include <cstddef>

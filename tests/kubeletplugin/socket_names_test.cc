@@ -1,6 +1,6 @@
 // The socket file names of a DRA driver: upstream's TestRollingUpdateRegistrarSocketFile_* cases
 // by name, and the hashed names byte for byte (the expected strings were computed apart from
-// this code, with Python's hashlib and base64.urlsafe_b64encode).
+// this code, with Python's hashlib and base64.urlsafe_b64encode of the digest's first bytes).
 #include "kubeletplugin/socket_names.h"
 
 #include <gtest/gtest.h>
@@ -37,13 +37,13 @@ TEST(SocketNamesTest, TestRollingUpdateRegistrarSocketFile_usesHashedUIDForLongD
   // The full form would be 114 bytes long here.
   EXPECT_EQ(RollingUpdateRegistrarSocketFile(kRegistryDir, "gpu.dra-example-driver.sigs.k8s.io",
                                              "ad4af911-5bcd-47c5-a554-f35cea869472"),
-            "gpu.dra-example-driver.sigs.k8s.io-Jk8-oymV-reg.sock");
+            "gpu.dra-example-driver.sigs.k8s.io-Jk8-oymVURI-reg.sock");
 }
 
 TEST(SocketNamesTest, TestRollingUpdateRegistrarSocketFile_usesShortestFormForVeryLongDriverName) {
   EXPECT_EQ(RollingUpdateRegistrarSocketFile(kRegistryDir, std::string(100, 'a'),
                                              "ad4af911-5bcd-47c5-a554-f35cea869472"),
-            "dra-0XAjsR3nLFWHa0HL-reg.sock");
+            "dra-0XAjsR3nLFWHa0HL1OOe6g-reg.sock");
 }
 
 TEST(SocketNamesTest, TestRollingUpdateRegistrarSocketFile_respectsCustomRegistryDir) {
