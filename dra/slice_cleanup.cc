@@ -65,9 +65,11 @@ void SliceCleanup::Wake() {
   ++wakeups_;
 }
 
-bool SliceCleanup::Pending(const std::string& driver_name) const {
+std::optional<absl::Time> SliceCleanup::NextAttempt(const std::string& driver_name) const {
   absl::MutexLock lock(&mu_);
-  return pending_.contains(driver_name);
+  auto it = pending_.find(driver_name);
+  if (it == pending_.end()) return std::nullopt;
+  return it->second.due;
 }
 
 void SliceCleanup::Run() {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -70,9 +71,10 @@ class SliceCleanup {
   // Wake makes the thread look at the clock again (for tests that move a fake clock).
   void Wake() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Pending: whether a wipe of `driver_name` ("" for the start-up wipe of every driver) is
-  // scheduled or being retried.
-  bool Pending(const std::string& driver_name) const ABSL_LOCKS_EXCLUDED(mu_);
+  // NextAttempt: when the next attempt of a wipe of `driver_name` ("" for the start-up wipe of
+  // every driver) is due; std::nullopt when none is scheduled or being retried.
+  std::optional<absl::Time> NextAttempt(const std::string& driver_name) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Wipe {

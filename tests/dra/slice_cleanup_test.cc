@@ -100,40 +100,40 @@ TEST_F(SliceCleanupTest, StartUpWipesEveryDriver) {
   wiper_.Publish("gpu.example.com");
   std::unique_ptr<SliceCleanup> cleanup = Start();
   ASSERT_TRUE(WaitFor([&] { return wiper_.calls() == Calls{""}; }));
-  EXPECT_TRUE(WaitFor([&] { return !cleanup->Pending(""); }));
+  EXPECT_TRUE(WaitFor([&] { return !cleanup->NextAttempt("").has_value(); }));
   EXPECT_TRUE(wiper_.slices().empty());
 }
 
 TEST_F(SliceCleanupTest, ADriverWithoutAConnectedEndpointIsWipedAfterTheDelay) {
   std::unique_ptr<SliceCleanup> cleanup = Start();
-  ASSERT_TRUE(WaitFor([&] { return !cleanup->Pending(""); }));
+  ASSERT_TRUE(WaitFor([&] { return !cleanup->NextAttempt("").has_value(); }));
   wiper_.Publish("gpu.example.com");
   cleanup->DriverUsable("gpu.example.com", false);
-  EXPECT_TRUE(cleanup->Pending("gpu.example.com"));
+  EXPECT_TRUE(cleanup->NextAttempt("gpu.example.com").has_value());
   Advance(*cleanup, absl::Seconds(20));
   // Not usable again: the first delay still applies, not a new one.
   cleanup->DriverUsable("gpu.example.com", false);
   Advance(*cleanup, absl::Seconds(9));
   EXPECT_EQ(wiper_.calls(), Calls{""});
-  EXPECT_TRUE(cleanup->Pending("gpu.example.com"));
+  EXPECT_TRUE(cleanup->NextAttempt("gpu.example.com").has_value());
   Advance(*cleanup, absl::Seconds(1));
   ASSERT_TRUE(WaitFor([&] { return wiper_.calls() == (Calls{"", "gpu.example.com"}); }));
-  EXPECT_TRUE(WaitFor([&] { return !cleanup->Pending("gpu.example.com"); }));
+  EXPECT_TRUE(WaitFor([&] { return !cleanup->NextAttempt("gpu.example.com").has_value(); }));
   EXPECT_TRUE(wiper_.slices().empty());
 }
 
 TEST_F(SliceCleanupTest, ADriverThatComesBackKeepsItsSlices) {
   std::unique_ptr<SliceCleanup> cleanup = Start();
-  ASSERT_TRUE(WaitFor([&] { return !cleanup->Pending(""); }));
+  ASSERT_TRUE(WaitFor([&] { return !cleanup->NextAttempt("").has_value(); }));
   wiper_.Publish("gpu.example.com");
   cleanup->DriverUsable("gpu.example.com", false);
   Advance(*cleanup, absl::Seconds(29));
   cleanup->DriverUsable("gpu.example.com", true);
-  EXPECT_FALSE(cleanup->Pending("gpu.example.com"));
+  EXPECT_FALSE(cleanup->NextAttempt("gpu.example.com").has_value());
   Advance(*cleanup, absl::Minutes(5));
   // A usable driver schedules nothing either.
   cleanup->DriverUsable("gpu.example.com", true);
-  EXPECT_FALSE(cleanup->Pending("gpu.example.com"));
+  EXPECT_FALSE(cleanup->NextAttempt("gpu.example.com").has_value());
   EXPECT_EQ(wiper_.calls(), Calls{""});
   EXPECT_EQ(wiper_.slices(), std::set<std::string>{"gpu.example.com"});
 }
@@ -141,22 +141,27 @@ TEST_F(SliceCleanupTest, ADriverThatComesBackKeepsItsSlices) {
 // Upstream's backoff: 1 s, then twice as long each time (no jitter here); NotFound is done.
 TEST_F(SliceCleanupTest, FailedWipesAreRetriedWithUpstreamsBackoff) {
   wiper_.Fail(3, absl::UnavailableError("apiserver down"));
+  const absl::Time start = clock_.Now();
   std::unique_ptr<SliceCleanup> cleanup = Start();
   ASSERT_TRUE(WaitFor([&] { return wiper_.calls().size() == 1; }));
+  absl::Time due = start;
   for (const auto& [wait, calls] : std::vector<std::pair<absl::Duration, size_t>>{
            {absl::Seconds(1), 2}, {absl::Seconds(2), 3}, {absl::Seconds(4), 4}}) {
+    // The clock stands still between attempts: each failure is at the last one's due time.
+    due += wait;
+    ASSERT_TRUE(WaitFor([&] { return cleanup->NextAttempt("") == due; })) << "after " << wait;
     Advance(*cleanup, wait - absl::Milliseconds(1));
     EXPECT_EQ(wiper_.calls().size(), calls - 1) << "before " << wait;
     Advance(*cleanup, absl::Milliseconds(1));
     ASSERT_TRUE(WaitFor([&, calls = calls] { return wiper_.calls().size() == calls; }));
   }
-  EXPECT_TRUE(WaitFor([&] { return !cleanup->Pending(""); }));
+  EXPECT_TRUE(WaitFor([&] { return !cleanup->NextAttempt("").has_value(); }));
 
   wiper_.Fail(1, absl::NotFoundError("no ResourceSlices"));
   cleanup->DriverUsable("gpu.example.com", false);
   Advance(*cleanup, kDefaultWipingDelay);
   ASSERT_TRUE(WaitFor([&] { return wiper_.calls().size() == 5; }));
-  EXPECT_TRUE(WaitFor([&] { return !cleanup->Pending("gpu.example.com"); }))
+  EXPECT_TRUE(WaitFor([&] { return !cleanup->NextAttempt("gpu.example.com").has_value(); }))
       << "NotFound: nothing to delete";
 }
 
@@ -169,21 +174,21 @@ TEST_F(SliceCleanupTest, AWipeThatKeepsFailingIsGivenUpAfterNineAttempts) {
     ASSERT_TRUE(WaitFor([&] { return wiper_.calls().size() == attempts; })) << attempts;
     Advance(*cleanup, absl::Minutes(5));
   }
-  EXPECT_TRUE(WaitFor([&] { return !cleanup->Pending(""); }));
+  EXPECT_TRUE(WaitFor([&] { return !cleanup->NextAttempt("").has_value(); }));
   Advance(*cleanup, absl::Hours(1));
   EXPECT_EQ(wiper_.calls().size(), 9u);
 }
 
 TEST_F(SliceCleanupTest, ADriverThatComesBackStopsTheRetries) {
   std::unique_ptr<SliceCleanup> cleanup = Start();
-  ASSERT_TRUE(WaitFor([&] { return !cleanup->Pending(""); }));
+  ASSERT_TRUE(WaitFor([&] { return !cleanup->NextAttempt("").has_value(); }));
   wiper_.Fail(1000, absl::InternalError("boom"));
   cleanup->DriverUsable("gpu.example.com", false);
   Advance(*cleanup, kDefaultWipingDelay);
   ASSERT_TRUE(WaitFor([&] { return wiper_.calls().size() == 2; }));
-  ASSERT_TRUE(cleanup->Pending("gpu.example.com")) << "retrying";
+  ASSERT_TRUE(cleanup->NextAttempt("gpu.example.com").has_value()) << "retrying";
   cleanup->DriverUsable("gpu.example.com", true);
-  EXPECT_FALSE(cleanup->Pending("gpu.example.com"));
+  EXPECT_FALSE(cleanup->NextAttempt("gpu.example.com").has_value());
   Advance(*cleanup, absl::Minutes(10));
   EXPECT_EQ(wiper_.calls().size(), 2u);
 }
