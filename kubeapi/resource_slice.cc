@@ -1,0 +1,400 @@
+#include "kubeapi/resource_slice.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+
+namespace devmgr::kubeapi {
+namespace {
+
+absl::Status FieldError(const std::string& field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
+}
+
+// Fields takes the modelled keys out of one JSON object; what is left is the object's extra.
+class Fields {
+ public:
+  Fields(const Json& object, std::string field) : rest_(object), field_(std::move(field)) {}
+
+  // ok: the input was an object (checked once, before any Take).
+  absl::Status CheckObject() const {
+    if (rest_.is_object()) return absl::OkStatus();
+    return FieldError(field_, "must be an object");
+  }
+
+  // Take removes `key` and returns it (null when absent).
+  Json Take(const char* key) {
+    auto it = rest_.find(key);
+    if (it == rest_.end()) return Json();
+    Json value = std::move(*it);
+    rest_.erase(it);
+    return value;
+  }
+
+  absl::StatusOr<std::string> String(const char* key) {
+    Json value = Take(key);
+    if (value.is_null()) return std::string();
+    if (!value.is_string()) return FieldError(Name(key), "must be a string");
+    return value.get<std::string>();
+  }
+  absl::StatusOr<std::optional<std::string>> OptionalString(const char* key) {
+    Json value = Take(key);
+    if (value.is_null()) return std::optional<std::string>();
+    if (!value.is_string()) return FieldError(Name(key), "must be a string");
+    return std::optional<std::string>(value.get<std::string>());
+  }
+  absl::StatusOr<int64_t> Int(const char* key) {
+    Json value = Take(key);
+    if (value.is_null()) return int64_t{0};
+    if (!value.is_number_integer()) return FieldError(Name(key), "must be an integer");
+    return value.get<int64_t>();
+  }
+  absl::StatusOr<std::optional<bool>> OptionalBool(const char* key) {
+    Json value = Take(key);
+    if (value.is_null()) return std::optional<bool>();
+    if (!value.is_boolean()) return FieldError(Name(key), "must be true or false");
+    return std::optional<bool>(value.get<bool>());
+  }
+  // Object: an object value, or {} when absent.
+  absl::StatusOr<Json> Object(const char* key) {
+    Json value = Take(key);
+    if (value.is_null()) return Json::object();
+    if (!value.is_object()) return FieldError(Name(key), "must be an object");
+    return value;
+  }
+  // List: the items of a list value (none when absent), each read by `read`.
+  template <typename T, typename Read>
+  absl::StatusOr<std::vector<T>> List(const char* key, Read read) {
+    Json value = Take(key);
+    std::vector<T> out;
+    if (value.is_null()) return out;
+    if (!value.is_array()) return FieldError(Name(key), "must be a list");
+    for (size_t i = 0; i < value.size(); ++i) {
+      absl::StatusOr<T> item = read(value[i], absl::StrCat(Name(key), "[", i, "]"));
+      if (!item.ok()) return item.status();
+      out.push_back(*std::move(item));
+    }
+    return out;
+  }
+
+  std::string Name(const char* key) const {
+    return field_.empty() ? std::string(key) : absl::StrCat(field_, ".", key);
+  }
+  Json Rest() && { return std::move(rest_); }
+
+ private:
+  Json rest_;
+  std::string field_;
+};
+
+// Put sets `key` unless the value is empty (omitempty).
+void PutString(Json& out, const char* key, const std::string& value) {
+  if (!value.empty()) out[key] = value;
+}
+
+absl::StatusOr<OwnerReference> DecodeOwner(const Json& object, const std::string& field) {
+  Fields fields(object, field);
+  if (absl::Status ok = fields.CheckObject(); !ok.ok()) return ok;
+  OwnerReference owner;
+  for (auto [key, target] :
+       {std::pair{"apiVersion", &owner.api_version}, std::pair{"kind", &owner.kind},
+        std::pair{"name", &owner.name}, std::pair{"uid", &owner.uid}}) {
+    absl::StatusOr<std::string> value = fields.String(key);
+    if (!value.ok()) return value.status();
+    *target = *std::move(value);
+  }
+  absl::StatusOr<std::optional<bool>> controller = fields.OptionalBool("controller");
+  if (!controller.ok()) return controller.status();
+  owner.controller = *controller;
+  owner.extra = std::move(fields).Rest();
+  return owner;
+}
+
+Json EncodeOwner(const OwnerReference& owner) {
+  Json out = owner.extra;
+  out["apiVersion"] = owner.api_version;
+  out["kind"] = owner.kind;
+  out["name"] = owner.name;
+  out["uid"] = owner.uid;
+  if (owner.controller.has_value()) out["controller"] = *owner.controller;
+  return out;
+}
+
+absl::StatusOr<ObjectMeta> DecodeMeta(const Json& object) {
+  Fields fields(object, "metadata");
+  if (absl::Status ok = fields.CheckObject(); !ok.ok()) return ok;
+  ObjectMeta meta;
+  for (auto [key, target] :
+       {std::pair{"name", &meta.name}, std::pair{"generateName", &meta.generate_name},
+        std::pair{"namespace", &meta.namespace_name}, std::pair{"uid", &meta.uid},
+        std::pair{"resourceVersion", &meta.resource_version}}) {
+    absl::StatusOr<std::string> value = fields.String(key);
+    if (!value.ok()) return value.status();
+    *target = *std::move(value);
+  }
+  absl::StatusOr<std::vector<OwnerReference>> owners =
+      fields.List<OwnerReference>("ownerReferences", DecodeOwner);
+  if (!owners.ok()) return owners.status();
+  meta.owner_references = *std::move(owners);
+  meta.extra = std::move(fields).Rest();
+  return meta;
+}
+
+Json EncodeMeta(const ObjectMeta& meta) {
+  Json out = meta.extra;
+  PutString(out, "name", meta.name);
+  PutString(out, "generateName", meta.generate_name);
+  PutString(out, "namespace", meta.namespace_name);
+  PutString(out, "uid", meta.uid);
+  PutString(out, "resourceVersion", meta.resource_version);
+  if (!meta.owner_references.empty()) {
+    Json owners = Json::array();
+    for (const OwnerReference& owner : meta.owner_references) owners.push_back(EncodeOwner(owner));
+    out["ownerReferences"] = std::move(owners);
+  }
+  return out;
+}
+
+absl::StatusOr<DeviceTaint> DecodeTaint(const Json& object, const std::string& field) {
+  Fields fields(object, field);
+  if (absl::Status ok = fields.CheckObject(); !ok.ok()) return ok;
+  DeviceTaint taint;
+  for (auto [key, target] : {std::pair{"key", &taint.key}, std::pair{"value", &taint.value},
+                             std::pair{"effect", &taint.effect}}) {
+    absl::StatusOr<std::string> value = fields.String(key);
+    if (!value.ok()) return value.status();
+    *target = *std::move(value);
+  }
+  absl::StatusOr<std::optional<std::string>> added = fields.OptionalString("timeAdded");
+  if (!added.ok()) return added.status();
+  taint.time_added = *std::move(added);
+  taint.extra = std::move(fields).Rest();
+  return taint;
+}
+
+Json EncodeTaint(const DeviceTaint& taint) {
+  Json out = taint.extra;
+  out["key"] = taint.key;
+  PutString(out, "value", taint.value);
+  out["effect"] = taint.effect;
+  if (taint.time_added.has_value()) out["timeAdded"] = *taint.time_added;
+  return out;
+}
+
+absl::StatusOr<DeviceCounterConsumption> DecodeConsumption(const Json& object,
+                                                           const std::string& field) {
+  Fields fields(object, field);
+  if (absl::Status ok = fields.CheckObject(); !ok.ok()) return ok;
+  DeviceCounterConsumption consumption;
+  absl::StatusOr<std::string> set = fields.String("counterSet");
+  if (!set.ok()) return set.status();
+  consumption.counter_set = *std::move(set);
+  absl::StatusOr<Json> counters = fields.Object("counters");
+  if (!counters.ok()) return counters.status();
+  consumption.counters = *std::move(counters);
+  consumption.extra = std::move(fields).Rest();
+  return consumption;
+}
+
+absl::StatusOr<CounterSet> DecodeCounterSet(const Json& object, const std::string& field) {
+  Fields fields(object, field);
+  if (absl::Status ok = fields.CheckObject(); !ok.ok()) return ok;
+  CounterSet set;
+  absl::StatusOr<std::string> name = fields.String("name");
+  if (!name.ok()) return name.status();
+  set.name = *std::move(name);
+  absl::StatusOr<Json> counters = fields.Object("counters");
+  if (!counters.ok()) return counters.status();
+  set.counters = *std::move(counters);
+  set.extra = std::move(fields).Rest();
+  return set;
+}
+
+// RFC 3339 time, or nullopt when it does not parse.
+std::optional<absl::Time> ParseTime(const std::string& text) {
+  absl::Time time;
+  std::string error;
+  if (!absl::ParseTime(absl::RFC3339_full, text, &time, &error)) return std::nullopt;
+  return time;
+}
+
+// Upstream's deviceTaintEqual: key, value and effect; times only when both are set, within a
+// second of each other.
+bool TaintEqual(const DeviceTaint& a, const DeviceTaint& b) {
+  if (a.time_added.has_value() && b.time_added.has_value() && *a.time_added != *b.time_added) {
+    const std::optional<absl::Time> ta = ParseTime(*a.time_added);
+    const std::optional<absl::Time> tb = ParseTime(*b.time_added);
+    if (!ta.has_value() || !tb.has_value()) return false;
+    if (absl::AbsDuration(*tb - *ta) > absl::Seconds(1)) return false;
+  }
+  return a.key == b.key && a.value == b.value && a.effect == b.effect;
+}
+
+}  // namespace
+
+absl::StatusOr<Device> DecodeDevice(const Json& object, const std::string& field) {
+  Fields fields(object, field);
+  if (absl::Status ok = fields.CheckObject(); !ok.ok()) return ok;
+  Device device;
+  absl::StatusOr<std::string> name = fields.String("name");
+  if (!name.ok()) return name.status();
+  device.name = *std::move(name);
+  absl::StatusOr<std::vector<DeviceTaint>> taints = fields.List<DeviceTaint>("taints", DecodeTaint);
+  if (!taints.ok()) return taints.status();
+  device.taints = *std::move(taints);
+  absl::StatusOr<std::vector<DeviceCounterConsumption>> consumption =
+      fields.List<DeviceCounterConsumption>("consumesCounters", DecodeConsumption);
+  if (!consumption.ok()) return consumption.status();
+  device.consumes_counters = *std::move(consumption);
+  device.extra = std::move(fields).Rest();
+  return device;
+}
+
+Json EncodeDevice(const Device& device) {
+  Json out = device.extra;
+  out["name"] = device.name;
+  if (!device.taints.empty()) {
+    Json taints = Json::array();
+    for (const DeviceTaint& taint : device.taints) taints.push_back(EncodeTaint(taint));
+    out["taints"] = std::move(taints);
+  }
+  if (!device.consumes_counters.empty()) {
+    Json consumption = Json::array();
+    for (const DeviceCounterConsumption& item : device.consumes_counters) {
+      Json entry = item.extra;
+      entry["counterSet"] = item.counter_set;
+      entry["counters"] = item.counters;
+      consumption.push_back(std::move(entry));
+    }
+    out["consumesCounters"] = std::move(consumption);
+  }
+  return out;
+}
+
+Json EncodeCounterSet(const CounterSet& set) {
+  Json out = set.extra;
+  out["name"] = set.name;
+  out["counters"] = set.counters;
+  return out;
+}
+
+absl::StatusOr<ResourceSlice> DecodeResourceSlice(const Json& object) {
+  Fields fields(object, "");
+  if (!object.is_object()) return absl::InvalidArgumentError("a ResourceSlice must be an object");
+  ResourceSlice slice;
+  absl::StatusOr<std::string> kind = fields.String("kind");
+  if (!kind.ok()) return kind.status();
+  if (!kind->empty() && *kind != "ResourceSlice") {
+    return FieldError("kind", absl::StrCat("is \"", *kind, "\", not ResourceSlice"));
+  }
+  absl::StatusOr<std::string> api_version = fields.String("apiVersion");
+  if (!api_version.ok()) return api_version.status();
+  slice.api_version = *std::move(api_version);
+  if (Json meta_json = fields.Take("metadata"); !meta_json.is_null()) {
+    absl::StatusOr<ObjectMeta> meta = DecodeMeta(meta_json);
+    if (!meta.ok()) return meta.status();
+    slice.metadata = *std::move(meta);
+  }
+
+  Json spec_json = fields.Take("spec");
+  if (spec_json.is_null()) spec_json = Json::object();
+  Fields spec(spec_json, "spec");
+  if (absl::Status ok = spec.CheckObject(); !ok.ok()) return ok;
+  ResourceSliceSpec& out = slice.spec;
+  absl::StatusOr<std::string> driver = spec.String("driver");
+  if (!driver.ok()) return driver.status();
+  out.driver = *std::move(driver);
+
+  Json pool_json = spec.Take("pool");
+  if (pool_json.is_null()) pool_json = Json::object();
+  Fields pool(pool_json, "spec.pool");
+  if (absl::Status ok = pool.CheckObject(); !ok.ok()) return ok;
+  absl::StatusOr<std::string> pool_name = pool.String("name");
+  if (!pool_name.ok()) return pool_name.status();
+  out.pool.name = *std::move(pool_name);
+  absl::StatusOr<int64_t> generation = pool.Int("generation");
+  if (!generation.ok()) return generation.status();
+  out.pool.generation = *generation;
+  absl::StatusOr<int64_t> count = pool.Int("resourceSliceCount");
+  if (!count.ok()) return count.status();
+  out.pool.resource_slice_count = *count;
+  out.pool.extra = std::move(pool).Rest();
+
+  absl::StatusOr<std::optional<std::string>> node_name = spec.OptionalString("nodeName");
+  if (!node_name.ok()) return node_name.status();
+  out.node_name = *std::move(node_name);
+  Json selector = spec.Take("nodeSelector");
+  if (!selector.is_null()) {
+    if (!selector.is_object()) return FieldError("spec.nodeSelector", "must be an object");
+    out.node_selector = std::move(selector);
+  }
+  absl::StatusOr<std::optional<bool>> all_nodes = spec.OptionalBool("allNodes");
+  if (!all_nodes.ok()) return all_nodes.status();
+  out.all_nodes = *all_nodes;
+  absl::StatusOr<std::optional<bool>> per_device = spec.OptionalBool("perDeviceNodeSelection");
+  if (!per_device.ok()) return per_device.status();
+  out.per_device_node_selection = *per_device;
+  absl::StatusOr<std::vector<Device>> devices = spec.List<Device>("devices", DecodeDevice);
+  if (!devices.ok()) return devices.status();
+  out.devices = *std::move(devices);
+  absl::StatusOr<std::vector<CounterSet>> counters =
+      spec.List<CounterSet>("sharedCounters", DecodeCounterSet);
+  if (!counters.ok()) return counters.status();
+  out.shared_counters = *std::move(counters);
+  out.extra = std::move(spec).Rest();
+  slice.extra = std::move(fields).Rest();
+  return slice;
+}
+
+Json EncodeResourceSlice(const ResourceSlice& slice) {
+  Json out = slice.extra;
+  out["apiVersion"] =
+      slice.api_version.empty() ? absl::StrCat(kResourceGroup, "/v1") : slice.api_version;
+  out["kind"] = "ResourceSlice";
+  out["metadata"] = EncodeMeta(slice.metadata);
+  const ResourceSliceSpec& in = slice.spec;
+  Json spec = in.extra;
+  spec["driver"] = in.driver;
+  Json pool = in.pool.extra;
+  pool["name"] = in.pool.name;
+  pool["generation"] = in.pool.generation;
+  pool["resourceSliceCount"] = in.pool.resource_slice_count;
+  spec["pool"] = std::move(pool);
+  if (in.node_name.has_value()) spec["nodeName"] = *in.node_name;
+  if (in.node_selector.has_value()) spec["nodeSelector"] = *in.node_selector;
+  if (in.all_nodes.has_value()) spec["allNodes"] = *in.all_nodes;
+  if (in.per_device_node_selection.has_value()) {
+    spec["perDeviceNodeSelection"] = *in.per_device_node_selection;
+  }
+  if (!in.devices.empty()) {
+    Json devices = Json::array();
+    for (const Device& device : in.devices) devices.push_back(EncodeDevice(device));
+    spec["devices"] = std::move(devices);
+  }
+  if (!in.shared_counters.empty()) {
+    Json sets = Json::array();
+    for (const CounterSet& set : in.shared_counters) sets.push_back(EncodeCounterSet(set));
+    spec["sharedCounters"] = std::move(sets);
+  }
+  out["spec"] = std::move(spec);
+  return out;
+}
+
+bool DevicesDeepEqual(const std::vector<Device>& a, const std::vector<Device>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Device& x = a[i];
+    const Device& y = b[i];
+    if (x.name != y.name || x.consumes_counters != y.consumes_counters || x.extra != y.extra ||
+        x.taints.size() != y.taints.size()) {
+      return false;
+    }
+    for (size_t t = 0; t < x.taints.size(); ++t) {
+      if (!TaintEqual(x.taints[t], y.taints[t])) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace devmgr::kubeapi

@@ -1,0 +1,145 @@
+// ResourceSlice (resource.k8s.io/v1; v1beta2 and v1beta1 carry the same fields here) as a C++
+// value, with the parts of ObjectMeta that controllers write, and its JSON codec.
+//
+// Only what devmgr reads or writes is modelled: the pool, the node selection, each device's
+// name, taints and counter consumption, the shared counter sets. Every other field, at every
+// level, is kept as it came in `extra` and written back unchanged, so that an update never drops
+// what a newer API server (or another writer) put there.
+//
+// Equality: operator== compares everything, extras included (an empty list and an absent one
+// are the same value here, as for upstream's apiequality.Semantic). DevicesDeepEqual adds
+// upstream's taint rule: a taint without timeAdded equals one with it, and times within a second
+// of each other are equal.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace devmgr::kubeapi {
+
+using Json = nlohmann::json;
+
+inline constexpr char kResourceGroup[] = "resource.k8s.io";
+
+// metadata.ownerReferences[].
+struct OwnerReference {
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  std::string uid;
+  std::optional<bool> controller;
+  Json extra = Json::object();
+
+  bool operator==(const OwnerReference&) const = default;
+};
+
+// metadata: the fields controllers set or use as preconditions; labels, annotations,
+// timestamps, managedFields and the rest stay in `extra`.
+struct ObjectMeta {
+  std::string name;
+  std::string generate_name;
+  std::string namespace_name;
+  std::string uid;
+  std::string resource_version;
+  std::vector<OwnerReference> owner_references;
+  Json extra = Json::object();
+
+  bool operator==(const ObjectMeta&) const = default;
+};
+
+// spec.pool.
+struct ResourcePool {
+  std::string name;
+  int64_t generation = 0;
+  int64_t resource_slice_count = 0;
+  Json extra = Json::object();
+
+  bool operator==(const ResourcePool&) const = default;
+};
+
+// spec.devices[].taints[].
+struct DeviceTaint {
+  std::string key;
+  std::string value;
+  std::string effect;
+  // RFC 3339, as the API server writes it; std::nullopt before the server set it.
+  std::optional<std::string> time_added;
+  Json extra = Json::object();
+
+  bool operator==(const DeviceTaint&) const = default;
+};
+
+// spec.devices[].consumesCounters[]: `counters` maps counter name -> {value}.
+struct DeviceCounterConsumption {
+  std::string counter_set;
+  Json counters = Json::object();
+  Json extra = Json::object();
+
+  bool operator==(const DeviceCounterConsumption&) const = default;
+};
+
+// spec.devices[]: attributes, capacity, node selection and the rest are in `extra`.
+struct Device {
+  std::string name;
+  std::vector<DeviceTaint> taints;
+  std::vector<DeviceCounterConsumption> consumes_counters;
+  Json extra = Json::object();
+
+  bool operator==(const Device&) const = default;
+};
+
+// spec.sharedCounters[]: `counters` maps counter name -> {value}.
+struct CounterSet {
+  std::string name;
+  Json counters = Json::object();
+  Json extra = Json::object();
+
+  bool operator==(const CounterSet&) const = default;
+};
+
+struct ResourceSliceSpec {
+  std::string driver;
+  ResourcePool pool;
+  std::optional<std::string> node_name;
+  // A core/v1 NodeSelector, kept as JSON.
+  std::optional<Json> node_selector;
+  std::optional<bool> all_nodes;
+  std::optional<bool> per_device_node_selection;
+  std::vector<Device> devices;
+  std::vector<CounterSet> shared_counters;
+  Json extra = Json::object();
+
+  bool operator==(const ResourceSliceSpec&) const = default;
+};
+
+struct ResourceSlice {
+  // The apiVersion it was read with (written back as is); empty: resource.k8s.io/v1.
+  std::string api_version;
+  ObjectMeta metadata;
+  ResourceSliceSpec spec;
+  Json extra = Json::object();
+
+  bool operator==(const ResourceSlice&) const = default;
+};
+
+// DecodeResourceSlice reads one ResourceSlice object. InvalidArgument naming the field for a
+// wrong type or a kind that is not ResourceSlice.
+absl::StatusOr<ResourceSlice> DecodeResourceSlice(const Json& object);
+// EncodeResourceSlice writes it back: the extras, with the modelled fields over them (absent
+// optional fields and empty lists are left out, as the API's omitempty does).
+Json EncodeResourceSlice(const ResourceSlice& slice);
+
+// One device or counter set on its own (`field` names it in errors).
+Json EncodeDevice(const Device& device);
+absl::StatusOr<Device> DecodeDevice(const Json& object, const std::string& field);
+Json EncodeCounterSet(const CounterSet& set);
+
+// DevicesDeepEqual: upstream's resourceslice.DevicesDeepEqual.
+bool DevicesDeepEqual(const std::vector<Device>& a, const std::vector<Device>& b);
+
+}  // namespace devmgr::kubeapi
