@@ -1,0 +1,495 @@
+#include "resourceslice/controller.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "resourceslice/slice_names.h"
+#include "resourceslice/validation.h"
+
+namespace devmgr::resourceslice {
+namespace {
+
+using kubeapi::Device;
+using kubeapi::Json;
+using kubeapi::ResourceSlice;
+
+constexpr absl::Duration kFailureBaseDelay = absl::Milliseconds(5);
+constexpr absl::Duration kFailureMaxDelay = absl::Seconds(1000);
+
+absl::Status Wrap(absl::string_view prefix, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
+}
+
+bool PoolEqual(const kubeapi::ResourcePool& a, const kubeapi::ResourcePool& b) {
+  return a.name == b.name && a.generation == b.generation &&
+         a.resource_slice_count == b.resource_slice_count;
+}
+
+// How many entries of a list field a device has in its extra fields.
+size_t ExtraListSize(const Device& device, const char* key) {
+  auto it = device.extra.find(key);
+  return it != device.extra.end() && it->is_array() ? it->size() : 0;
+}
+
+// The time rounded to a full second, as the API stores it ("Z" for UTC).
+std::string RoundToSecond(const std::string& text) {
+  absl::Time time;
+  std::string error;
+  if (!absl::ParseTime(absl::RFC3339_full, text, &time, &error)) return text;
+  const absl::Time rounded =
+      absl::FromUnixSeconds(absl::ToUnixSeconds(time + absl::Milliseconds(500)));
+  return absl::FormatTime("%Y-%m-%d%ET%H:%M:%SZ", rounded, absl::UTCTimeZone());
+}
+
+// Upstream's copyTaintTimeAdded: each taint of `to` without timeAdded takes the one of the same
+// taint (key, value, effect) of the device of the same name in `from`.
+std::vector<Device> CopyTaintTimeAdded(const std::vector<Device>& from, std::vector<Device> to) {
+  for (Device& device : to) {
+    auto old = std::find_if(from.begin(), from.end(),
+                            [&](const Device& candidate) { return candidate.name == device.name; });
+    if (old == from.end()) continue;
+    for (kubeapi::DeviceTaint& taint : device.taints) {
+      if (taint.time_added.has_value()) continue;
+      auto same = std::find_if(
+          old->taints.begin(), old->taints.end(), [&](const kubeapi::DeviceTaint& candidate) {
+            return candidate.key == taint.key && candidate.value == taint.value &&
+                   candidate.effect == taint.effect;
+          });
+      if (same != old->taints.end()) taint.time_added = same->time_added;
+    }
+  }
+  return to;
+}
+
+// Upstream's copyServerDefaults: taints the server gave a timeAdded get it in `desired` too.
+bool CopyServerDefaults(ResourceSlice& desired, const ResourceSlice& actual) {
+  bool copied = false;
+  for (size_t i = 0; i < desired.spec.devices.size() && i < actual.spec.devices.size(); ++i) {
+    std::vector<kubeapi::DeviceTaint>& taints = desired.spec.devices[i].taints;
+    const std::vector<kubeapi::DeviceTaint>& stored = actual.spec.devices[i].taints;
+    for (size_t t = 0; t < taints.size() && t < stored.size(); ++t) {
+      if (!taints[t].time_added.has_value() && stored[t].time_added.has_value()) {
+        taints[t].time_added = stored[t].time_added;
+        copied = true;
+      }
+    }
+  }
+  return copied;
+}
+
+}  // namespace
+
+std::vector<std::string> DroppedFields::DisabledFeatures() const {
+  std::vector<std::string> disabled;
+  const std::vector<Device>& want = desired.spec.devices;
+  const std::vector<Device>& got = actual.spec.devices;
+  const size_t both = std::min(want.size(), got.size());
+  for (size_t i = 0; i < both; ++i) {
+    if (want[i].taints.size() > got[i].taints.size()) {
+      disabled.push_back("DRADeviceTaints");
+      break;
+    }
+  }
+  bool partitionable = (desired.spec.per_device_node_selection.value_or(false) &&
+                        !actual.spec.per_device_node_selection.value_or(false)) ||
+                       desired.spec.shared_counters.size() > actual.spec.shared_counters.size();
+  for (size_t i = 0; i < both && !partitionable; ++i) {
+    partitionable = want[i].consumes_counters.size() != got[i].consumes_counters.size();
+  }
+  if (partitionable) disabled.push_back("DRAPartitionableDevices");
+  for (size_t i = 0; i < both; ++i) {
+    if (ExtraListSize(want[i], "bindingConditions") != ExtraListSize(got[i], "bindingConditions") ||
+        ExtraListSize(want[i], "bindingFailureConditions") !=
+            ExtraListSize(got[i], "bindingFailureConditions")) {
+      disabled.push_back("DRADeviceBindingConditions");
+      break;
+    }
+  }
+  for (size_t i = 0; i < both; ++i) {
+    if (want[i].extra.contains("allowMultipleAllocations") &&
+        !got[i].extra.contains("allowMultipleAllocations")) {
+      disabled.push_back("DRAConsumableCapacity");
+      break;
+    }
+  }
+  return disabled;
+}
+
+std::string DroppedFields::Message() const {
+  std::vector<std::string> disabled = DisabledFeatures();
+  if (disabled.empty()) disabled.push_back("unknown");
+  return absl::StrCat("pool \"", pool_name, "\", slice #", slice_index,
+                      ": some fields were dropped by the apiserver, probably because these "
+                      "features are disabled: ",
+                      absl::StrJoin(disabled, " "));
+}
+
+std::string ControllerError::ToString() const {
+  return absl::StrCat(context, ": ", status.message());
+}
+
+Controller::Controller(ControllerOptions options)
+    : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : RealClock()),
+      owner_(options_.owner) {}
+
+absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions options) {
+  if (options.store == nullptr)
+    return absl::InvalidArgumentError("ControllerOptions.store is null");
+  if (options.driver_name.empty()) return absl::InvalidArgumentError("DRA driver name is empty");
+  std::unique_ptr<Controller> controller(new Controller(std::move(options)));
+  // What the store holds already: each pool is looked at after the sync delay, as upstream's
+  // informer events schedule it.
+  absl::StatusOr<std::vector<ResourceSlice>> existing =
+      controller->options_.store->List(controller->Filter());
+  if (!existing.ok()) return Wrap("list ResourceSlices: ", existing.status());
+  {
+    absl::MutexLock lock(&controller->mu_);
+    const absl::Time later = controller->clock_.Now() + controller->options_.sync_delay;
+    for (const ResourceSlice& slice : *existing) controller->Queue(slice.spec.pool.name, later);
+  }
+  controller->Update(controller->options_.resources);
+  if (controller->options_.run_worker) {
+    controller->worker_ = std::thread([c = controller.get()] { c->Run(); });
+  }
+  return controller;
+}
+
+Controller::~Controller() { Stop(); }
+
+void Controller::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    ++wakeups_;
+  }
+  if (worker_.joinable()) worker_.join();
+}
+
+Stats Controller::GetStats() const {
+  return Stats{num_creates_.load(), num_updates_.load(), num_deletes_.load()};
+}
+
+SliceFilter Controller::Filter() const {
+  SliceFilter filter;
+  filter.driver = options_.driver_name;
+  if (!options_.reconcile_pool_with_name.empty()) {
+    filter.pool_name = options_.reconcile_pool_with_name;
+  } else if (options_.owner.has_value() && options_.owner->IsNode()) {
+    filter.node_name = options_.owner->name;
+  }
+  return filter;
+}
+
+void Controller::Report(ControllerError error) const {
+  if (options_.error_handler) {
+    options_.error_handler(error);
+    return;
+  }
+  DEVMGR_LOG(options_.logger, err, "ResourceSlice controller", "driverName", options_.driver_name,
+             "err", error.ToString());
+}
+
+void Controller::Update(std::optional<DriverResources> resources) {
+  const std::string& only = options_.reconcile_pool_with_name;
+  if (resources.has_value() && !only.empty()) {
+    const bool has = resources->pools.contains(only);
+    if ((has && resources->pools.size() > 1) || (!has && !resources->pools.empty())) {
+      Report({"processing update DriverResources",
+              absl::InvalidArgumentError(absl::StrCat(
+                  "ReconcilePoolWithName=\"", only, "\", but found ", resources->pools.size(),
+                  " pools; expected exactly one pool with this name")),
+              std::nullopt});
+      return;
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = clock_.Now();
+  for (const auto& [name, pool] : resources_.pools) Queue(name, now);
+  resources_ = resources.has_value() ? *std::move(resources) : DriverResources{};
+  // The API keeps whole seconds: without rounding, the desired and the stored taints differ.
+  for (auto& [name, pool] : resources_.pools) {
+    for (Slice& slice : pool.slices) {
+      for (Device& device : slice.devices) {
+        for (kubeapi::DeviceTaint& taint : device.taints) {
+          if (taint.time_added.has_value()) taint.time_added = RoundToSecond(*taint.time_added);
+        }
+      }
+    }
+  }
+  ++resources_version_;
+  for (const auto& [name, pool] : resources_.pools) Queue(name, now);
+}
+
+void Controller::Resync() {
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = clock_.Now();
+  for (const auto& [name, pool] : resources_.pools) Queue(name, now);
+}
+
+void Controller::Queue(const std::string& pool, absl::Time when) {
+  auto [it, added] = queue_.emplace(pool, when);
+  if (!added) it->second = std::min(it->second, when);
+  ++wakeups_;
+}
+
+std::optional<std::string> Controller::Next() {
+  const absl::Time now = clock_.Now();
+  auto due = queue_.end();
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (it->second <= now && (due == queue_.end() || it->second < due->second)) due = it;
+  }
+  if (due == queue_.end()) return std::nullopt;
+  std::string pool = due->first;
+  queue_.erase(due);
+  return pool;
+}
+
+int Controller::ProcessReady() {
+  int synced = 0;
+  while (true) {
+    std::optional<std::string> pool;
+    {
+      absl::MutexLock lock(&mu_);
+      pool = Next();
+    }
+    if (!pool.has_value()) return synced;
+    Process(*pool);
+    ++synced;
+  }
+}
+
+void Controller::Run() {
+  absl::MutexLock lock(&mu_);
+  while (!stopping_) {
+    if (std::optional<std::string> pool = Next()) {
+      mu_.Unlock();
+      Process(*pool);
+      mu_.Lock();
+      continue;
+    }
+    absl::Duration wait = absl::InfiniteDuration();
+    for (const auto& [name, due] : queue_) wait = std::min(wait, due - clock_.Now());
+    const uint64_t seen = wakeups_;
+    auto changed = [this, seen]()
+                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || wakeups_ != seen; };
+    mu_.AwaitWithTimeout(absl::Condition(&changed), wait);
+  }
+}
+
+void Controller::Process(const std::string& pool) {
+  const absl::Status synced = SyncPool(pool);
+  {
+    absl::MutexLock lock(&mu_);
+    if (synced.ok()) {
+      failures_.erase(pool);
+      return;
+    }
+    // Upstream's per-item rate limit: 5 ms, doubling with each failure in a row, at most 1000 s.
+    const int failures = failures_[pool]++;
+    const absl::Duration delay =
+        std::min(kFailureBaseDelay * static_cast<double>(uint64_t{1} << std::min(failures, 40)),
+                 kFailureMaxDelay);
+    Queue(pool, clock_.Now() + delay);
+  }
+  Report({"processing ResourceSlice objects", synced, std::nullopt});
+}
+
+absl::Status Controller::RemoveSlices(const std::vector<ResourceSlice>& slices) {
+  for (const ResourceSlice& slice : slices) {
+    const absl::Status deleted = options_.store->Delete(slice.metadata.name, slice.metadata.uid,
+                                                        slice.metadata.resource_version);
+    if (deleted.ok()) {
+      ++num_deletes_;
+    } else if (!absl::IsNotFound(deleted)) {
+      return Wrap("delete resource slice: ", deleted);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Controller::SyncPool(const std::string& pool_name) {
+  SliceFilter filter = Filter();
+  filter.pool_name = pool_name;
+  absl::StatusOr<std::vector<ResourceSlice>> listed = options_.store->List(filter);
+  if (!listed.ok()) return Wrap("retrieve ResourceSlice objects: ", listed.status());
+  const std::vector<ResourceSlice>& slices = *listed;
+
+  DriverResources resources;
+  uint64_t version = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    resources = resources_;
+    version = resources_version_;
+  }
+  if (absl::Status valid = ValidateDriverResources(resources); !valid.ok()) {
+    // Reported, not retried: only a new Update can fix it.
+    Report({"pool validation failed", valid, std::nullopt});
+    return absl::OkStatus();
+  }
+  auto wanted = resources.pools.find(pool_name);
+  if (wanted == resources.pools.end()) {
+    if (absl::Status removed = RemoveSlices(slices); !removed.ok()) {
+      return Wrap("remove slices: ", removed);
+    }
+    return absl::OkStatus();
+  }
+  const Pool& pool = wanted->second;
+
+  std::optional<std::string> node_name;
+  if (owner_.has_value() && owner_->IsNode()) {
+    if (options_.reconcile_pool_with_name.empty()) node_name = owner_->name;
+    if (owner_->uid.empty()) {
+      absl::StatusOr<std::string> uid = options_.store->NodeUid(owner_->name);
+      if (!uid.ok()) {
+        return Wrap(absl::StrCat("retrieve node \"", owner_->name, "\": "), uid.status());
+      }
+      owner_->uid = *std::move(uid);
+    }
+  }
+
+  int64_t generation = 0;
+  for (const ResourceSlice& slice : slices) {
+    generation = std::max(generation, slice.spec.pool.generation);
+  }
+  // Each existing slice either matches a desired slice by its index or is obsolete.
+  const int64_t count = static_cast<int64_t>(pool.slices.size());
+  const int length = IndexLength(count);
+  std::map<int64_t, const ResourceSlice*> current;
+  std::vector<ResourceSlice> obsolete;
+  for (const ResourceSlice& slice : slices) {
+    if (slice.spec.pool.generation < generation) {
+      obsolete.push_back(slice);
+      continue;
+    }
+    absl::StatusOr<int64_t> index = DecodeIndex(slice.metadata.name, length);
+    if (index.ok() && *index >= 0 && *index < count && !current.contains(*index)) {
+      current[*index] = &slice;
+      continue;
+    }
+    obsolete.push_back(slice);
+  }
+
+  kubeapi::ResourcePool desired_pool;
+  desired_pool.name = pool_name;
+  desired_pool.generation = generation;
+  desired_pool.resource_slice_count = count;
+  std::set<int64_t> changed;
+  for (const auto& [index, slice] : current) {
+    const Slice& want = pool.slices[static_cast<size_t>(index)];
+    if (!PoolEqual(slice->spec.pool, desired_pool) ||
+        slice->spec.node_selector != pool.node_selector ||
+        slice->spec.all_nodes.value_or(false) != pool.all_nodes ||
+        !kubeapi::DevicesDeepEqual(slice->spec.devices, want.devices) ||
+        slice->spec.shared_counters != want.shared_counters ||
+        slice->spec.per_device_node_selection != want.per_device_node_selection) {
+      changed.insert(index);
+    }
+  }
+  const int64_t num_new = count - static_cast<int64_t>(current.size());
+  bool bumped = false;
+  if (pool.generation > generation) {
+    // The driver asked for it (or starts above zero).
+    generation = pool.generation;
+    bumped = true;
+  } else if (num_new == 0 && changed.size() <= 1) {
+    // At most one write: consumers never see a mix of generations.
+  } else {
+    ++generation;
+    bumped = true;
+  }
+  desired_pool.generation = generation;
+
+  // Obsolete slices go first: devices the driver no longer has should not stay published even
+  // if the new slices cannot be written.
+  if (absl::Status removed = RemoveSlices(obsolete); !removed.ok()) {
+    return Wrap("remove slices: ", removed);
+  }
+
+  const std::optional<bool> all_nodes =
+      pool.all_nodes ? std::optional<bool>(true) : std::optional<bool>();
+  for (const auto& [index, existing] : current) {
+    if (!changed.contains(index) && !bumped) continue;
+    const Slice& want = pool.slices[static_cast<size_t>(index)];
+    ResourceSlice slice = *existing;
+    kubeapi::ResourcePool stored_pool = desired_pool;
+    stored_pool.extra = existing->spec.pool.extra;
+    slice.spec.pool = std::move(stored_pool);
+    slice.spec.node_selector = pool.node_selector;
+    slice.spec.all_nodes = all_nodes;
+    slice.spec.shared_counters = want.shared_counters;
+    slice.spec.per_device_node_selection = want.per_device_node_selection;
+    slice.spec.devices = CopyTaintTimeAdded(existing->spec.devices, want.devices);
+    absl::StatusOr<ResourceSlice> actual = options_.store->Update(slice);
+    if (!actual.ok()) return Wrap("update resource slice: ", actual.status());
+    ++num_updates_;
+    SliceStored("update ResourceSlice", pool_name, static_cast<int>(index), version,
+                std::move(slice), *actual);
+  }
+
+  for (int64_t index = 0; index < count; ++index) {
+    if (current.contains(index)) continue;
+    const Slice& want = pool.slices[static_cast<size_t>(index)];
+    ResourceSlice slice;
+    std::string generate_name =
+        absl::StrCat(EncodeIndex(index, length), "-", options_.driver_name, "-");
+    if (owner_.has_value()) {
+      absl::StrAppend(&generate_name, owner_->name, "-");
+      kubeapi::OwnerReference reference;
+      reference.api_version = owner_->api_version;
+      reference.kind = owner_->kind;
+      reference.name = owner_->name;
+      reference.uid = owner_->uid;
+      reference.controller = true;
+      slice.metadata.owner_references.push_back(std::move(reference));
+    }
+    slice.metadata.generate_name = std::move(generate_name);
+    slice.spec.driver = options_.driver_name;
+    slice.spec.pool = desired_pool;
+    if (node_name.has_value() && !node_name->empty()) slice.spec.node_name = node_name;
+    slice.spec.node_selector = pool.node_selector;
+    slice.spec.all_nodes = all_nodes;
+    slice.spec.devices = want.devices;
+    slice.spec.shared_counters = want.shared_counters;
+    slice.spec.per_device_node_selection = want.per_device_node_selection;
+    absl::StatusOr<ResourceSlice> actual = options_.store->Create(slice);
+    if (!actual.ok()) return Wrap("create resource slice: ", actual.status());
+    ++num_creates_;
+    SliceStored("create ResourceSlice", pool_name, static_cast<int>(index), version,
+                std::move(slice), *actual);
+  }
+  return absl::OkStatus();
+}
+
+void Controller::SliceStored(const std::string& context, const std::string& pool_name, int index,
+                             uint64_t version, ResourceSlice desired, const ResourceSlice& actual) {
+  // The desired state follows what the store kept, so that the next sync does not write again:
+  // a taint's timeAdded the server set, or fields it dropped.
+  const bool defaults = CopyServerDefaults(desired, actual);
+  const bool dropped =
+      desired.spec.per_device_node_selection != actual.spec.per_device_node_selection ||
+      desired.spec.shared_counters != actual.spec.shared_counters ||
+      desired.spec.devices != actual.spec.devices;
+  if (defaults || dropped) {
+    absl::MutexLock lock(&mu_);
+    auto pool = resources_.pools.find(pool_name);
+    if (version == resources_version_ && pool != resources_.pools.end() &&
+        static_cast<size_t>(index) < pool->second.slices.size()) {
+      Slice& slice = pool->second.slices[static_cast<size_t>(index)];
+      slice.devices = actual.spec.devices;
+      if (dropped) {
+        slice.per_device_node_selection = actual.spec.per_device_node_selection;
+        slice.shared_counters = actual.spec.shared_counters;
+      }
+    }
+  }
+  if (!dropped) return;
+  DroppedFields report{pool_name, index, std::move(desired), actual};
+  const std::string message = report.Message();
+  Report({context, absl::FailedPreconditionError(message), std::move(report)});
+}
+
+}  // namespace devmgr::resourceslice

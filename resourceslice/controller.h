@@ -1,0 +1,176 @@
+// Controller: keeps the ResourceSlices of one DRA driver in a SliceStore equal to what the driver
+// wants published (upstream's k8s.io/dynamic-resource-allocation/resourceslice.Controller and its
+// syncPool, step for step): one ResourceSlice per desired Slice, named with the slice's index
+// first; the pool generation bumped when more than one slice changes or slices are added; obsolete
+// slices (older generation, a name without a valid index, an index past the end, a second slice
+// for one index) deleted with uid and resourceVersion preconditions, then updates, then creates;
+// owner references and, for a Node owner, spec.nodeName. A write whose result lacks fields the
+// driver set is reported as DroppedFields (the server has the feature off) and the desired state
+// follows what the server kept, so the controller does not write it again and again.
+//
+// Unlike upstream it reads the store at each sync instead of an informer cache, so it needs no
+// mutation cache: a slice it just created is always seen by the next sync.
+//
+// Pools are synced by one worker, each when Update names it (at once), when the controller finds
+// its slices in the store at start (after sync_delay), or again after a failure (5 ms doubling to
+// 1000 s, upstream's per-item rate limit). Validation errors are reported once and not retried.
+//
+// Thread-safety: every method may be called from any thread at once.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/logging.h"
+#include "resourceslice/driver_resources.h"
+#include "resourceslice/slice_store.h"
+
+namespace devmgr::resourceslice {
+
+// Upstream's DefaultSyncDelay.
+inline constexpr absl::Duration kDefaultSyncDelay = absl::Seconds(30);
+
+// DroppedFields: a slice came back from the store without fields the driver set (upstream's
+// DroppedFieldsError).
+struct DroppedFields {
+  std::string pool_name;
+  int slice_index = 0;
+  kubeapi::ResourceSlice desired;
+  kubeapi::ResourceSlice actual;
+
+  // The feature gates that are probably off: DRADeviceTaints, DRAPartitionableDevices,
+  // DRADeviceBindingConditions, DRAConsumableCapacity ("unknown" when none fits).
+  std::vector<std::string> DisabledFeatures() const;
+  // "pool "P", slice #I: some fields were dropped by the apiserver, probably because these
+  // features are disabled: F ..."
+  std::string Message() const;
+};
+
+// ControllerError: what the controller reports to its error handler.
+struct ControllerError {
+  // What it was doing: "pool validation failed", "create ResourceSlice", "update ResourceSlice",
+  // "processing ResourceSlice objects", "processing update DriverResources".
+  std::string context;
+  absl::Status status;
+  // Set when status is a DroppedFields report.
+  std::optional<DroppedFields> dropped_fields;
+
+  // "<context>: <message>", as upstream's handlers print it.
+  std::string ToString() const;
+};
+
+struct Stats {
+  int64_t num_creates = 0;
+  int64_t num_updates = 0;
+  int64_t num_deletes = 0;
+
+  bool operator==(const Stats&) const = default;
+};
+
+struct ControllerOptions {
+  // Required: a DNS subdomain.
+  std::string driver_name;
+  // Required; not owned; must outlive the controller.
+  SliceStore* store = nullptr;
+  // Owner of the slices; without one nothing deletes them when the driver goes.
+  std::optional<Owner> owner;
+  // The first desired state; std::nullopt is "no resources".
+  std::optional<DriverResources> resources;
+  absl::Duration sync_delay = kDefaultSyncDelay;
+  // Called on the worker's thread for every problem; the default logs it.
+  std::function<void(const ControllerError&)> error_handler;
+  // Non-empty: manage only this pool, and leave spec.nodeName unset even for a Node owner
+  // (node-owned slices that stay visible to other nodes through a node selector).
+  std::string reconcile_pool_with_name;
+  // False: no worker thread; the host calls ProcessReady itself (tests do).
+  bool run_worker = true;
+  // Time source of the delays; null means RealClock(). Not owned.
+  const Clock* clock = nullptr;
+  LoggerPtr logger;
+};
+
+class Controller {
+ public:
+  // Start lists the driver's slices in the store (their pools are synced after sync_delay),
+  // takes the first desired state and starts the worker. InvalidArgument for missing options;
+  // the store's error if it cannot be listed.
+  static absl::StatusOr<std::unique_ptr<Controller>> Start(ControllerOptions options);
+  // Stops the worker.
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Update sets the desired state (a copy is kept; std::nullopt is "no resources"); the old and
+  // new pools are synced at once. With reconcile_pool_with_name, any other pool is an error
+  // (reported, and the update ignored).
+  void Update(std::optional<DriverResources> resources) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Resync queues every desired pool at once (nothing is written when nothing changed).
+  void Resync() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Stop ends the worker after the sync in progress; idempotent.
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+  Stats GetStats() const;
+
+  // ProcessReady syncs every pool whose time has come, on the caller's thread, until none is
+  // left; returns how many syncs ran. Only without the worker (run_worker false).
+  int ProcessReady() ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  explicit Controller(ControllerOptions options);
+
+  // Queue marks `pool` to be synced at `when` (an earlier time wins).
+  void Queue(const std::string& pool, absl::Time when) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Next removes and returns the pool that is due, if any.
+  std::optional<std::string> Next() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Process syncs one pool and queues it again after a failure.
+  void Process(const std::string& pool) ABSL_LOCKS_EXCLUDED(mu_);
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  void Report(ControllerError error) const;
+
+  absl::Status SyncPool(const std::string& pool_name) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status RemoveSlices(const std::vector<kubeapi::ResourceSlice>& slices);
+  // SliceStored checks what the store kept of a slice it wrote and makes the desired state follow
+  // it (reporting dropped fields).
+  // `version` is the desired state's the sync started from: a newer one is left alone.
+  void SliceStored(const std::string& context, const std::string& pool_name, int index,
+                   uint64_t version, kubeapi::ResourceSlice desired,
+                   const kubeapi::ResourceSlice& actual) ABSL_LOCKS_EXCLUDED(mu_);
+  // The filter of the slices this controller manages.
+  SliceFilter Filter() const;
+
+  const ControllerOptions options_;
+  const Clock& clock_;
+  // The owner, with a Node's uid once looked up; only the worker uses it.
+  std::optional<Owner> owner_;
+  std::atomic<int64_t> num_creates_{0};
+  std::atomic<int64_t> num_updates_{0};
+  std::atomic<int64_t> num_deletes_{0};
+
+  mutable absl::Mutex mu_;
+  DriverResources resources_ ABSL_GUARDED_BY(mu_);
+  // Bumped by every Update.
+  uint64_t resources_version_ ABSL_GUARDED_BY(mu_) = 0;
+  // Pool name -> when it is due.
+  std::map<std::string, absl::Time> queue_ ABSL_GUARDED_BY(mu_);
+  // Pool name -> failed syncs in a row.
+  std::map<std::string, int> failures_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t wakeups_ ABSL_GUARDED_BY(mu_) = 0;
+  std::thread worker_;
+};
+
+}  // namespace devmgr::resourceslice

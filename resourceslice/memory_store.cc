@@ -1,0 +1,120 @@
+#include "resourceslice/memory_store.h"
+
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace devmgr::resourceslice {
+namespace {
+
+bool Matches(const kubeapi::ResourceSlice& slice, const SliceFilter& filter) {
+  return (filter.driver.empty() || slice.spec.driver == filter.driver) &&
+         (filter.node_name.empty() || slice.spec.node_name == filter.node_name) &&
+         (filter.pool_name.empty() || slice.spec.pool.name == filter.pool_name);
+}
+
+std::string NextVersion(const std::string& version) {
+  int64_t number = 0;
+  if (!absl::SimpleAtoi(version, &number)) number = 0;
+  return absl::StrCat(number + 1);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<kubeapi::ResourceSlice>> MemoryStore::List(const SliceFilter& filter) {
+  absl::MutexLock lock(&mu_);
+  std::vector<kubeapi::ResourceSlice> out;
+  for (const auto& [name, slice] : slices_) {
+    if (Matches(slice, filter)) out.push_back(slice);
+  }
+  return out;
+}
+
+absl::StatusOr<kubeapi::ResourceSlice> MemoryStore::Create(const kubeapi::ResourceSlice& slice) {
+  kubeapi::ResourceSlice stored = slice;
+  if (on_write_) on_write_(stored);
+  absl::MutexLock lock(&mu_);
+  const int64_t number = created_++;
+  if (stored.metadata.name.empty()) {
+    if (stored.metadata.generate_name.empty()) {
+      return absl::InvalidArgumentError("metadata.name or metadata.generateName is required");
+    }
+    stored.metadata.name = absl::StrCat(stored.metadata.generate_name, number);
+  }
+  if (slices_.contains(stored.metadata.name)) {
+    return absl::AlreadyExistsError(absl::StrCat("resourceslices.resource.k8s.io \"",
+                                                 stored.metadata.name, "\" already exists"));
+  }
+  stored.metadata.uid = absl::StrCat("memory-store-uid-", number);
+  stored.metadata.resource_version = NextVersion("");
+  slices_[stored.metadata.name] = stored;
+  return stored;
+}
+
+absl::StatusOr<kubeapi::ResourceSlice> MemoryStore::Update(const kubeapi::ResourceSlice& slice) {
+  kubeapi::ResourceSlice stored = slice;
+  if (on_write_) on_write_(stored);
+  absl::MutexLock lock(&mu_);
+  auto it = slices_.find(stored.metadata.name);
+  if (it == slices_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("resourceslices.resource.k8s.io \"", stored.metadata.name, "\" not found"));
+  }
+  if (!stored.metadata.resource_version.empty() &&
+      stored.metadata.resource_version != it->second.metadata.resource_version) {
+    return absl::AbortedError(absl::StrCat(
+        "Operation cannot be fulfilled on resourceslices.resource.k8s.io \"", stored.metadata.name,
+        "\": the object has been modified; please apply your changes to the latest version and "
+        "try again"));
+  }
+  stored.metadata.uid = it->second.metadata.uid;
+  stored.metadata.resource_version = NextVersion(it->second.metadata.resource_version);
+  it->second = stored;
+  return stored;
+}
+
+absl::Status MemoryStore::Delete(const std::string& name, const std::string& uid,
+                                 const std::string& resource_version) {
+  absl::MutexLock lock(&mu_);
+  auto it = slices_.find(name);
+  if (it == slices_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("resourceslices.resource.k8s.io \"", name, "\" not found"));
+  }
+  const kubeapi::ObjectMeta& meta = it->second.metadata;
+  const auto failed = [&](absl::string_view field, const std::string& wanted,
+                          const std::string& stored) {
+    return absl::AbortedError(
+        absl::StrCat("Operation cannot be fulfilled on resourceslices.resource.k8s.io \"", name,
+                     "\": Precondition failed: ", field, " in precondition: ", wanted, ", ", field,
+                     " in object meta: ", stored));
+  };
+  if (!uid.empty() && uid != meta.uid) return failed("UID", uid, meta.uid);
+  if (!resource_version.empty() && resource_version != meta.resource_version) {
+    return failed("ResourceVersion", resource_version, meta.resource_version);
+  }
+  slices_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> MemoryStore::NodeUid(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) {
+    return absl::NotFoundError(absl::StrCat("nodes \"", name, "\" not found"));
+  }
+  return it->second;
+}
+
+void MemoryStore::Put(const kubeapi::ResourceSlice& slice) {
+  absl::MutexLock lock(&mu_);
+  slices_[slice.metadata.name] = slice;
+}
+
+void MemoryStore::SetNode(const std::string& name, const std::string& uid) {
+  absl::MutexLock lock(&mu_);
+  nodes_[name] = uid;
+}
+
+}  // namespace devmgr::resourceslice

@@ -1,0 +1,52 @@
+// MemoryStore: ResourceSlices kept in memory with the API server's rules, for a node without a
+// cluster (`devmgr serve` owns one for its local drivers; the allocator reads it) and for tests.
+// Each slice has its own resourceVersion ("1" when created, one more per update); created slices
+// are named metadata.generateName plus a counter and get a uid.
+//
+// Thread-safety: every method may be called from any thread at once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "resourceslice/slice_store.h"
+
+namespace devmgr::resourceslice {
+
+class MemoryStore final : public SliceStore {
+ public:
+  // Runs on every slice written (create and update), before it is stored, as an API server's
+  // defaulting does: it may set fields (a taint's timeAdded) or drop those of disabled features.
+  using WriteHook = std::function<void(kubeapi::ResourceSlice&)>;
+
+  explicit MemoryStore(WriteHook on_write = nullptr) : on_write_(std::move(on_write)) {}
+
+  absl::StatusOr<std::vector<kubeapi::ResourceSlice>> List(const SliceFilter& filter) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<kubeapi::ResourceSlice> Create(const kubeapi::ResourceSlice& slice) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<kubeapi::ResourceSlice> Update(const kubeapi::ResourceSlice& slice) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Delete(const std::string& name, const std::string& uid,
+                      const std::string& resource_version) override ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::string> NodeUid(const std::string& name) override ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Put stores `slice` as it is (no hook, no versions): what another writer left behind.
+  void Put(const kubeapi::ResourceSlice& slice) ABSL_LOCKS_EXCLUDED(mu_);
+  // SetNode makes Node `name` known with `uid`.
+  void SetNode(const std::string& name, const std::string& uid) ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  const WriteHook on_write_;
+  absl::Mutex mu_;
+  std::map<std::string, kubeapi::ResourceSlice> slices_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> nodes_ ABSL_GUARDED_BY(mu_);
+  int64_t created_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace devmgr::resourceslice

@@ -1,0 +1,42 @@
+// SliceStore: where the ResourceSlice controller reads and writes slices, with the API server's
+// semantics: create names a slice from metadata.generateName and sets uid and resourceVersion;
+// update and delete check preconditions. Two implementations: the Kubernetes API client, and the
+// in-process store of a node without a cluster (memory_store.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kubeapi/resource_slice.h"
+
+namespace devmgr::resourceslice {
+
+// SliceFilter: which slices a List returns (the field selectors spec.driver, spec.nodeName,
+// spec.pool.name); empty fields match everything.
+struct SliceFilter {
+  std::string driver;
+  std::string node_name;
+  std::string pool_name;
+};
+
+class SliceStore {
+ public:
+  virtual ~SliceStore() = default;
+  // List: the slices that match, in name order.
+  virtual absl::StatusOr<std::vector<kubeapi::ResourceSlice>> List(const SliceFilter& filter) = 0;
+  // Create stores a new slice (named after metadata.generateName when metadata.name is empty)
+  // and returns it as stored. AlreadyExists for a name that is taken.
+  virtual absl::StatusOr<kubeapi::ResourceSlice> Create(const kubeapi::ResourceSlice& slice) = 0;
+  // Update replaces the slice of that name, if its resourceVersion is the stored one (Aborted,
+  // the API's 409 Conflict, otherwise), and returns it as stored. NotFound when there is none.
+  virtual absl::StatusOr<kubeapi::ResourceSlice> Update(const kubeapi::ResourceSlice& slice) = 0;
+  // Delete removes slice `name` if its uid and resourceVersion are the given ones (Aborted
+  // otherwise). NotFound when there is none.
+  virtual absl::Status Delete(const std::string& name, const std::string& uid,
+                              const std::string& resource_version) = 0;
+  // NodeUid: metadata.uid of Node `name` (for a Node owner given without one).
+  virtual absl::StatusOr<std::string> NodeUid(const std::string& name) = 0;
+};
+
+}  // namespace devmgr::resourceslice

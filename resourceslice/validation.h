@@ -1,0 +1,15 @@
+// What the API server cannot check one slice at a time and would make the published pool
+// unusable (upstream's validateDriverResources): a device or counter set named twice in a pool, a
+// device consuming from a counter set or counter the pool does not have. The controller reports
+// it and does not retry: only a new Update can fix it.
+#pragma once
+
+#include "absl/status/status.h"
+#include "resourceslice/driver_resources.h"
+
+namespace devmgr::resourceslice {
+
+// ValidateDriverResources: InvalidArgument with upstream's text for the first problem found.
+absl::Status ValidateDriverResources(const DriverResources& resources);
+
+}  // namespace devmgr::resourceslice

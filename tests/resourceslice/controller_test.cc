@@ -1,0 +1,369 @@
+// The ResourceSlice controller against the in-process store: upstream's TestControllerSyncPool
+// cases by name (same creates, updates and deletes, same resulting slices, nothing written again
+// on a second sync, the same errors), TestGetIndexLength, TestEncodeIndex and TestDecodeIndex.
+#include "resourceslice/controller.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "resourceslice/memory_store.h"
+#include "resourceslice/slice_names.h"
+#include "tests/testlib/fake_clock.h"
+
+namespace devmgr::resourceslice {
+namespace {
+
+using kubeapi::Device;
+using kubeapi::DeviceTaint;
+using kubeapi::Json;
+using kubeapi::ResourceSlice;
+
+constexpr char kOwner[] = "owner";
+constexpr char kNodeUid[] = "node-uid";
+constexpr char kDriver[] = "driver";
+constexpr char kPool[] = "pool";
+constexpr char kTimeAdded[] = "2026-11-25T10:00:00Z";
+constexpr char kTimeAddedLater[] = "2026-11-25T10:01:00Z";
+constexpr char kTimeAddedEarlier[] = "2026-11-25T09:59:00Z";
+constexpr char kTimeAddedEarlierSubSecond[] = "2026-11-25T09:59:00.1Z";
+
+std::string GenerateName(int index) {
+  return EncodeIndex(index, kIndexMinLength) + "-" + kDriver + "-" + kOwner + "-";
+}
+// The names the in-process store gives the first created slices, and upstream's test names.
+const std::string kSlice1 = GenerateName(0) + "0";
+const std::string kSlice2 = GenerateName(1) + "1";
+const std::string kSlice3 = GenerateName(2) + "2";
+
+Device NewDevice(const std::string& name, bool attributes = false,
+                 std::vector<DeviceTaint> taints = {}) {
+  Device device;
+  device.name = name;
+  if (attributes) device.extra["attributes"] = {{"new-attribute", {{"string", "value"}}}};
+  device.taints = std::move(taints);
+  return device;
+}
+
+DeviceTaint Taint(const std::string& key, const std::string& effect,
+                  std::optional<std::string> time_added = std::nullopt) {
+  return DeviceTaint{key, "", effect, std::move(time_added), Json::object()};
+}
+
+// A slice of the node-owned pool, as upstream's MakeResourceSlice builds them.
+ResourceSlice NodeSlice(const std::string& name, std::vector<Device> devices, int64_t generation,
+                        int64_t count, const std::string& resource_version = "",
+                        const std::string& generate_name = "", const std::string& uid = "") {
+  ResourceSlice slice;
+  slice.metadata.name = name;
+  slice.metadata.generate_name = generate_name;
+  slice.metadata.uid = uid;
+  slice.metadata.resource_version = resource_version;
+  slice.metadata.owner_references.push_back({"v1", "Node", kOwner, kNodeUid, true, Json::object()});
+  slice.spec.node_name = kOwner;
+  slice.spec.driver = kDriver;
+  slice.spec.devices = std::move(devices);
+  slice.spec.pool = {kPool, generation, count, Json::object()};
+  return slice;
+}
+
+Pool PoolOf(std::vector<std::vector<Device>> slices, int64_t generation = 0) {
+  Pool pool;
+  pool.generation = generation;
+  for (auto& devices : slices) pool.slices.push_back({std::move(devices), {}, std::nullopt});
+  return pool;
+}
+
+DriverResources OnePool(Pool pool) {
+  DriverResources resources;
+  resources.pools[kPool] = std::move(pool);
+  return resources;
+}
+
+struct Case {
+  std::string name;
+  std::vector<ResourceSlice> initial;
+  std::optional<DriverResources> input;
+  std::vector<ResourceSlice> expected;
+  Stats stats;
+  std::vector<std::string> errors{};
+  std::optional<absl::Duration> sync_delay{};
+  // The store drops device taints, as an API server with DRADeviceTaints off does.
+  bool drop_taints = false;
+};
+
+void PrintTo(const Case& test, std::ostream* out) { *out << test.name; }
+
+class ControllerSyncPoolTest : public ::testing::TestWithParam<Case> {};
+
+// TestControllerSyncPool: the store starts with `initial`, the driver wants `input`; after the
+// controller has synced everything that was due the store holds `expected`, written with
+// `stats`; a second sync of every pool writes nothing.
+TEST_P(ControllerSyncPoolTest, TestControllerSyncPool) {
+  const Case& test = GetParam();
+  testing::FakeClock clock;
+  MemoryStore store([&test](ResourceSlice& slice) {
+    for (Device& device : slice.spec.devices) {
+      if (test.drop_taints) device.taints.clear();
+      // The API server sets the time a taint was added.
+      for (DeviceTaint& taint : device.taints) {
+        if (!taint.time_added.has_value()) taint.time_added = kTimeAddedLater;
+      }
+    }
+  });
+  for (const ResourceSlice& slice : test.initial) store.Put(slice);
+  std::vector<std::string> errors;
+  ControllerOptions options;
+  options.driver_name = kDriver;
+  options.store = &store;
+  options.owner = Owner{"v1", "Node", kOwner, kNodeUid};
+  options.resources = test.input;
+  options.sync_delay = test.sync_delay.value_or(kDefaultSyncDelay);
+  options.error_handler = [&errors](const ControllerError& error) {
+    errors.push_back(error.ToString());
+  };
+  options.run_worker = false;
+  options.clock = &clock;
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  (*controller)->ProcessReady();
+
+  absl::StatusOr<std::vector<ResourceSlice>> stored = store.List({});
+  ASSERT_TRUE(stored.ok());
+  // The store gives created slices a uid; upstream's fake client does not.
+  for (ResourceSlice& slice : *stored) {
+    for (const ResourceSlice& expected : test.expected) {
+      if (expected.metadata.name == slice.metadata.name && expected.metadata.uid.empty()) {
+        slice.metadata.uid.clear();
+      }
+    }
+  }
+  std::vector<ResourceSlice> expected = test.expected;
+  std::sort(expected.begin(), expected.end(), [](const ResourceSlice& a, const ResourceSlice& b) {
+    return a.metadata.name < b.metadata.name;
+  });
+  ASSERT_EQ(stored->size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(kubeapi::EncodeResourceSlice((*stored)[i]).dump(1),
+              kubeapi::EncodeResourceSlice(expected[i]).dump(1));
+  }
+  EXPECT_EQ((*controller)->GetStats(), test.stats)
+      << "creates " << (*controller)->GetStats().num_creates << " updates "
+      << (*controller)->GetStats().num_updates << " deletes "
+      << (*controller)->GetStats().num_deletes;
+
+  (*controller)->Resync();
+  (*controller)->ProcessReady();
+  EXPECT_EQ((*controller)->GetStats(), test.stats) << "statistics after re-sync";
+  const std::set<std::string> deduplicated(errors.begin(), errors.end());
+  EXPECT_EQ(deduplicated, std::set<std::string>(test.errors.begin(), test.errors.end()));
+}
+
+std::vector<Case> Cases() {
+  const std::vector<Device> device{NewDevice("device")};
+  return {
+      Case{"create-slice",
+           {},
+           OnePool(PoolOf({{}})),
+           {NodeSlice(kSlice1, {}, 1, 1, "1", GenerateName(0))},
+           Stats{1, 0, 0}},
+      Case{"keep-slice-unchanged",
+           {NodeSlice(kSlice1, device, 1, 1, "", GenerateName(0))},
+           OnePool(PoolOf({device}, 1)),
+           {NodeSlice(kSlice1, device, 1, 1, "", GenerateName(0))},
+           Stats{}},
+      Case{"keep-taint-unchanged",
+           {NodeSlice(kSlice1, {NewDevice("device", false, {Taint("", "NoExecute", kTimeAdded)})},
+                      1, 1, "", GenerateName(0))},
+           OnePool(PoolOf({{NewDevice("device", false, {Taint("", "NoExecute")})}}, 1)),
+           {NodeSlice(kSlice1, {NewDevice("device", false, {Taint("", "NoExecute", kTimeAdded)})},
+                      1, 1, "", GenerateName(0))},
+           Stats{}},
+      Case{"add-taints",
+           {NodeSlice(kSlice1, {NewDevice("device", false, {Taint("", "NoExecute", kTimeAdded)})},
+                      1, 1, "", GenerateName(0))},
+           OnePool(PoolOf(
+               {{NewDevice(
+                   "device", false,
+                   {Taint("", "NoExecute"), Taint("example.com/tainted", "NoSchedule"),
+                    Taint("example.com/tainted2", "NoExecute", kTimeAddedEarlierSubSecond)})}},
+               1)),
+           {NodeSlice(kSlice1,
+                      {NewDevice("device", false,
+                                 {Taint("", "NoExecute", kTimeAdded),
+                                  Taint("example.com/tainted", "NoSchedule", kTimeAddedLater),
+                                  Taint("example.com/tainted2", "NoExecute", kTimeAddedEarlier)})},
+                      1, 1, "1", GenerateName(0))},
+           Stats{0, 1, 0}},
+      Case{"drop-taints",
+           {NodeSlice(kSlice1, device, 1, 1, "", GenerateName(0))},
+           OnePool(PoolOf({{NewDevice("device", false, {Taint("", "NoExecute")})}}, 1)),
+           {NodeSlice(kSlice1, device, 1, 1, "1", GenerateName(0))},
+           Stats{0, 1, 0},
+           {"update ResourceSlice: pool \"pool\", slice #0: some fields were dropped by the "
+            "apiserver, probably because these features are disabled: DRADeviceTaints"},
+           std::nullopt,
+           /*drop_taints=*/true},
+      Case{"remove-pool",
+           {NodeSlice(kSlice1, {}, 1, 1, "", "", kSlice1)},
+           DriverResources{},
+           {},
+           Stats{0, 0, 1},
+           {},
+           absl::ZeroDuration()},
+      Case{"one-existing-and-one-desired-slice-should-be-updated-inplace",
+           {NodeSlice(kSlice1, {}, 1, 1, "", "", kSlice1)},
+           OnePool(PoolOf({device})),
+           {NodeSlice(kSlice1, device, 1, 1, "1", "", kSlice1)},
+           Stats{0, 1, 0}},
+      Case{"update-slice-when-more-than-one-existing-or-desired-slice",
+           {NodeSlice(kSlice1, {}, 1, 2, "", GenerateName(0), kSlice1),
+            NodeSlice(kSlice2, {NewDevice("device-2")}, 1, 2, "", GenerateName(1), kSlice2)},
+           OnePool(PoolOf({{NewDevice("device-1")}, {NewDevice("device-2")}})),
+           {NodeSlice(kSlice1, {NewDevice("device-1")}, 1, 2, "1", GenerateName(0), kSlice1),
+            NodeSlice(kSlice2, {NewDevice("device-2")}, 1, 2, "", GenerateName(1), kSlice2)},
+           Stats{0, 1, 0}},
+      Case{"delete-redundant-slice",
+           {NodeSlice(kSlice1, device, 1, 1, "", "", kSlice1),
+            NodeSlice(kSlice2, device, 1, 1, "", "", kSlice2)},
+           OnePool(PoolOf({device})),
+           {NodeSlice(kSlice1, device, 1, 1, "", "", kSlice1)},
+           Stats{0, 0, 1}},
+      Case{"update-slice",
+           {NodeSlice(kSlice1, device, 1, 1, "", "", kSlice1)},
+           OnePool(PoolOf({{NewDevice("device", true)}})),
+           {NodeSlice(kSlice1, {NewDevice("device", true)}, 1, 1, "1", "", kSlice1)},
+           Stats{0, 1, 0}},
+      Case{"update-slice-many-devices",
+           {NodeSlice(kSlice1, {NewDevice("device-1"), NewDevice("device-2")}, 1, 1, "", "",
+                      kSlice1)},
+           OnePool(PoolOf({{NewDevice("device-1"), NewDevice("device-2", true)}})),
+           {NodeSlice(kSlice1, {NewDevice("device-1"), NewDevice("device-2", true)}, 1, 1, "1", "",
+                      kSlice1)},
+           Stats{0, 1, 0}},
+      Case{"multiple-resourceslices-existing-no-changes",
+           {NodeSlice(kSlice1, {NewDevice("device-1")}, 1, 3, "", "", kSlice1),
+            NodeSlice(kSlice2, {NewDevice("device-2")}, 1, 3, "", "", kSlice2),
+            NodeSlice(kSlice3, {NewDevice("device-3")}, 1, 3, "", "", kSlice3)},
+           OnePool(
+               PoolOf({{NewDevice("device-1")}, {NewDevice("device-2")}, {NewDevice("device-3")}})),
+           {NodeSlice(kSlice1, {NewDevice("device-1")}, 1, 3, "", "", kSlice1),
+            NodeSlice(kSlice2, {NewDevice("device-2")}, 1, 3, "", "", kSlice2),
+            NodeSlice(kSlice3, {NewDevice("device-3")}, 1, 3, "", "", kSlice3)},
+           Stats{}},
+      Case{"multiple-resourceslices-existing-with-different-resource-pool-generation",
+           {NodeSlice(kSlice1, {}, 1, 1, "", "", kSlice1),
+            NodeSlice(kSlice2, device, 2, 1, "", "", kSlice2),
+            NodeSlice(kSlice3, {}, 1, 1, "", "", kSlice3)},
+           OnePool(PoolOf({device})),
+           {NodeSlice(kSlice1, device, 3, 1, "1", GenerateName(0))},
+           Stats{1, 0, 3}},
+      Case{"multiple-resourceslices-existing-one-changed",
+           {NodeSlice(kSlice1, {NewDevice("device-1")}, 1, 3, "", "", kSlice1),
+            NodeSlice(kSlice2, {NewDevice("device-2")}, 1, 3, "", "", kSlice2),
+            NodeSlice(kSlice3, {NewDevice("device-3")}, 1, 3, "", "", kSlice3)},
+           OnePool(PoolOf(
+               {{NewDevice("device-1")}, {NewDevice("device-2", true)}, {NewDevice("device-3")}})),
+           {NodeSlice(kSlice1, {NewDevice("device-1")}, 1, 3, "", "", kSlice1),
+            NodeSlice(kSlice2, {NewDevice("device-2", true)}, 1, 3, "1", "", kSlice2),
+            NodeSlice(kSlice3, {NewDevice("device-3")}, 1, 3, "", "", kSlice3)},
+           Stats{0, 1, 0}},
+      Case{"multiple-resourceslices-existing-two-changed",
+           {NodeSlice(kSlice1, {NewDevice("device-1")}, 1, 3, "", "", kSlice1),
+            NodeSlice(kSlice2, {NewDevice("device-2")}, 1, 3, "", "", kSlice2),
+            NodeSlice(kSlice3, {NewDevice("device-3")}, 1, 3, "", "", kSlice3)},
+           OnePool(PoolOf({{NewDevice("device-1")},
+                           {NewDevice("device-2", true)},
+                           {NewDevice("device-3", true)}})),
+           {NodeSlice(kSlice1, {NewDevice("device-1")}, 2, 3, "1", "", kSlice1),
+            NodeSlice(kSlice2, {NewDevice("device-2", true)}, 2, 3, "1", "", kSlice2),
+            NodeSlice(kSlice3, {NewDevice("device-3", true)}, 2, 3, "1", "", kSlice3)},
+           Stats{0, 3, 0}},
+      Case{"multiple-resourceslices-existing-one-removed",
+           {NodeSlice(kSlice1, {NewDevice("device-1")}, 1, 3, "", "", kSlice1),
+            NodeSlice(kSlice2, {NewDevice("device-2")}, 1, 3, "", "", kSlice2),
+            NodeSlice(kSlice3, {NewDevice("device-3")}, 1, 3, "", "", kSlice3)},
+           OnePool(PoolOf({{NewDevice("device-1")}, {NewDevice("device-2")}})),
+           {NodeSlice(kSlice1, {NewDevice("device-1")}, 2, 2, "1", "", kSlice1),
+            NodeSlice(kSlice2, {NewDevice("device-2")}, 2, 2, "1", "", kSlice2)},
+           Stats{0, 2, 1}},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(, ControllerSyncPoolTest, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           std::string name = param_info.param.name;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(SliceNamesTest, TestGetIndexLength) {
+  for (const auto& [slices, length] : std::vector<std::pair<int64_t, int>>{{-1, 5},
+                                                                           {0, 5},
+                                                                           {1, 5},
+                                                                           {16, 5},
+                                                                           {0x10000, 5},
+                                                                           {0x100000, 5},
+                                                                           {0x100001, 6},
+                                                                           {0x1000000, 6}}) {
+    EXPECT_EQ(IndexLength(slices), length) << slices;
+  }
+}
+
+TEST(SliceNamesTest, TestEncodeIndex) {
+  for (const auto& [index, length, encoded] :
+       std::vector<std::tuple<int64_t, int, std::string>>{{0, 5, "00000"},
+                                                          {1, 5, "00001"},
+                                                          {9, 5, "00009"},
+                                                          {10, 5, "0000a"},
+                                                          {26, 5, "0001a"},
+                                                          {27, 5, "0001b"},
+                                                          {35, 5, "00023"},
+                                                          {36, 5, "00024"},
+                                                          {100000, 5, "186a0"},
+                                                          {0, 6, "000000"},
+                                                          {1048576, 6, "100000"}}) {
+    EXPECT_EQ(EncodeIndex(index, length), encoded) << index;
+  }
+}
+
+TEST(SliceNamesTest, TestDecodeIndex) {
+  struct Decode {
+    const char* name;
+    int length;
+    int64_t index;
+    const char* error;  // a prefix of the error; null: none
+  };
+  for (const Decode& test : std::vector<Decode>{
+           {"00000-", 5, 0, nullptr},
+           {"00001-", 5, 1, nullptr},
+           {"0000a-", 5, 10, nullptr},
+           {"0001b-", 5, 27, nullptr},
+           {"186a0-", 5, 100000, nullptr},
+           {"100000-", 6, 1048576, nullptr},
+           {"80000000-", 8, int64_t{0x80000000}, nullptr},
+           {"8000000000000000-", 16, 0, "failed to parse index"},
+           {"00000-driver-owner-suffix", 5, 0, nullptr},
+           {"00001-driver-owner-suffix", 5, 1, nullptr},
+           {"00000", 5, 0, "invalid index length or missing separator"},
+           {"0000g-", 5, 0, "failed to parse index"},
+           {"-0001-", 5, 0, "invalid index length or missing separator"},
+           {"00000-", 6, 0, "invalid index length or missing separator"},
+           {"100000-", 5, 0, "invalid index length or missing separator"},
+       }) {
+    absl::StatusOr<int64_t> index = DecodeIndex(test.name, test.length);
+    if (test.error == nullptr) {
+      ASSERT_TRUE(index.ok()) << test.name << ": " << index.status();
+      EXPECT_EQ(*index, test.index) << test.name;
+    } else {
+      EXPECT_TRUE(absl::StartsWith(index.status().message(), test.error))
+          << test.name << ": " << index.status();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace devmgr::resourceslice
