@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,10 +14,12 @@
 #include "resourceslice/memory_store.h"
 #include "resourceslice/slice_names.h"
 #include "tests/testlib/fake_clock.h"
+#include "tests/testlib/wait_for.h"
 
 namespace devmgr::resourceslice {
 namespace {
 
+using ::devmgr::testing::WaitFor;
 using kubeapi::Device;
 using kubeapi::DeviceTaint;
 using kubeapi::Json;
@@ -70,6 +73,23 @@ ResourceSlice NodeSlice(const std::string& name, std::vector<Device> devices, in
   return slice;
 }
 
+// A slice owned by an application object, selecting nodes.
+ResourceSlice AppSlice(const std::string& name, std::vector<Device> devices, const Json& selector,
+                       const std::string& resource_version = "",
+                       const std::string& generate_name = "", const std::string& uid = "") {
+  ResourceSlice slice =
+      NodeSlice(name, std::move(devices), 1, 1, resource_version, generate_name, uid);
+  slice.metadata.owner_references = {{"apps/v1", "Something", kOwner, "", true, Json::object()}};
+  slice.spec.node_name.reset();
+  slice.spec.node_selector = selector;
+  return slice;
+}
+
+Json NodeSelector(const std::string& node) {
+  return Json::parse(R"({"nodeSelectorTerms": [{"matchFields": [{"key": "name", "values": [")" +
+                     node + R"("]}]}]})");
+}
+
 Pool PoolOf(std::vector<std::vector<Device>> slices, int64_t generation = 0) {
   Pool pool;
   pool.generation = generation;
@@ -83,6 +103,10 @@ DriverResources OnePool(Pool pool) {
   return resources;
 }
 
+// Who owns the slices: the node (upstream's nodeUID set), an application object (no nodeUID),
+// or nobody (noOwner).
+enum class OwnerKind { kNode, kApp, kNone };
+
 struct Case {
   std::string name;
   std::vector<ResourceSlice> initial;
@@ -93,6 +117,8 @@ struct Case {
   std::optional<absl::Duration> sync_delay{};
   // The store drops device taints, as an API server with DRADeviceTaints off does.
   bool drop_taints = false;
+  OwnerKind owner = OwnerKind::kNode;
+  std::string reconcile_pool_with_name{};
 };
 
 void PrintTo(const Case& test, std::ostream* out) { *out << test.name; }
@@ -119,7 +145,17 @@ TEST_P(ControllerSyncPoolTest, TestControllerSyncPool) {
   ControllerOptions options;
   options.driver_name = kDriver;
   options.store = &store;
-  options.owner = Owner{"v1", "Node", kOwner, kNodeUid};
+  switch (test.owner) {
+    case OwnerKind::kNode:
+      options.owner = Owner{"v1", "Node", kOwner, kNodeUid};
+      break;
+    case OwnerKind::kApp:
+      options.owner = Owner{"apps/v1", "Something", kOwner, ""};
+      break;
+    case OwnerKind::kNone:
+      break;
+  }
+  options.reconcile_pool_with_name = test.reconcile_pool_with_name;
   options.resources = test.input;
   options.sync_delay = test.sync_delay.value_or(kDefaultSyncDelay);
   options.error_handler = [&errors](const ControllerError& error) {
@@ -290,6 +326,143 @@ std::vector<Case> Cases() {
            {NodeSlice(kSlice1, {NewDevice("device-1")}, 2, 2, "1", "", kSlice1),
             NodeSlice(kSlice2, {NewDevice("device-2")}, 2, 2, "1", "", kSlice2)},
            Stats{0, 2, 1}},
+      Case{"multiple-resourceslices-existing-one-added",
+           {NodeSlice(kSlice1, {NewDevice("device-1")}, 1, 3, "", "", kSlice1),
+            NodeSlice(kSlice2, {NewDevice("device-2")}, 1, 3, "", "", kSlice2),
+            NodeSlice(kSlice3, {NewDevice("device-3")}, 1, 3, "", "", kSlice3)},
+           OnePool(PoolOf({{NewDevice("device-1")},
+                           {NewDevice("device-2")},
+                           {NewDevice("device-3")},
+                           {NewDevice("device-4")}})),
+           {NodeSlice(kSlice1, {NewDevice("device-1")}, 2, 4, "1", "", kSlice1),
+            NodeSlice(kSlice2, {NewDevice("device-2")}, 2, 4, "1", "", kSlice2),
+            NodeSlice(kSlice3, {NewDevice("device-3")}, 2, 4, "1", "", kSlice3),
+            NodeSlice(GenerateName(3) + "0", {NewDevice("device-4")}, 2, 4, "1", GenerateName(3))},
+           Stats{1, 3, 0}},
+      [] {
+        Case test{"add-one-network-device-all-nodes", {}, {}, {}, Stats{1, 0, 0}};
+        Pool pool = PoolOf({{NewDevice("device")}});
+        pool.all_nodes = true;
+        test.input = OnePool(pool);
+        ResourceSlice slice =
+            NodeSlice(EncodeIndex(0, kIndexMinLength) + "-driver-0", {NewDevice("device")}, 1, 1,
+                      "1", EncodeIndex(0, kIndexMinLength) + "-driver-");
+        slice.metadata.owner_references.clear();
+        slice.spec.node_name.reset();
+        slice.spec.all_nodes = true;
+        test.expected = {slice};
+        test.owner = OwnerKind::kNone;
+        return test;
+      }(),
+      [] {
+        Case test{"add-one-network-device-some-nodes", {}, {}, {}, Stats{1, 0, 0}};
+        Pool pool = PoolOf({{NewDevice("device")}});
+        pool.node_selector = NodeSelector("node-a");
+        test.input = OnePool(pool);
+        test.expected = {
+            AppSlice(kSlice1, {NewDevice("device")}, NodeSelector("node-a"), "1", GenerateName(0))};
+        test.owner = OwnerKind::kApp;
+        return test;
+      }(),
+      [] {
+        Case test{"reconcile-with-pool-name-create-slice-no-node-name", {}, {}, {}, Stats{1, 0, 0}};
+        Pool pool = PoolOf({{}});
+        pool.all_nodes = true;
+        test.input = OnePool(pool);
+        ResourceSlice slice = NodeSlice(kSlice1, {}, 1, 1, "1", GenerateName(0));
+        slice.spec.node_name.reset();
+        slice.spec.all_nodes = true;
+        test.expected = {slice};
+        test.reconcile_pool_with_name = kPool;
+        return test;
+      }(),
+      [] {
+        Case test{"reconcile-with-pool-name-with-node-selector", {}, {}, {}, Stats{1, 0, 0}};
+        Pool pool = PoolOf({{NewDevice("device")}});
+        pool.node_selector = NodeSelector("node-a");
+        test.input = OnePool(pool);
+        ResourceSlice slice = NodeSlice(kSlice1, {NewDevice("device")}, 1, 1, "1", GenerateName(0));
+        slice.spec.node_name.reset();
+        slice.spec.node_selector = NodeSelector("node-a");
+        test.expected = {slice};
+        test.reconcile_pool_with_name = kPool;
+        return test;
+      }(),
+      [] {
+        Case test{"update-node-selector", {}, {}, {}, Stats{0, 1, 0}};
+        test.initial = {
+            AppSlice(kSlice1, {NewDevice("device")}, NodeSelector("node-a"), "", "", kSlice1)};
+        Pool pool = PoolOf({{NewDevice("device")}});
+        pool.node_selector = NodeSelector("node-b");
+        test.input = OnePool(pool);
+        test.expected = {
+            AppSlice(kSlice1, {NewDevice("device")}, NodeSelector("node-b"), "1", "", kSlice1)};
+        test.owner = OwnerKind::kApp;
+        return test;
+      }(),
+      [] {
+        Case test{"detect-resource-pools-with-duplicate-counter-sets", {}, {}, {}, Stats{}};
+        Pool pool = PoolOf({}, 1);
+        pool.slices = {Slice{{}, {{"counterset", Json::object(), Json::object()}}, std::nullopt},
+                       Slice{{}, {{"counterset", Json::object(), Json::object()}}, std::nullopt}};
+        test.input = OnePool(pool);
+        test.errors = {
+            "pool validation failed: found duplicate counter set \"counterset\" in pool "
+            "\"pool\""};
+        return test;
+      }(),
+      Case{"detect-duplicate-devices",
+           {},
+           OnePool(PoolOf({{NewDevice("device")}, {NewDevice("device")}}, 1)),
+           {},
+           Stats{},
+           {"pool validation failed: found duplicate device \"device\" in pool \"pool\""}},
+      [] {
+        Case test{"detect-device-referencing-unknown-counter-set", {}, {}, {}, Stats{}};
+        Device consumer = NewDevice("device");
+        consumer.consumes_counters.push_back({"counterset", Json::object(), Json::object()});
+        test.input = OnePool(PoolOf({{consumer}}, 1));
+        test.errors = {
+            "pool validation failed: counter set \"counterset\" referenced by device "
+            "\"device\" not found"};
+        return test;
+      }(),
+      [] {
+        Case test{"detect-device-referencing-unknown-counter-in-counter-set", {}, {}, {}, Stats{}};
+        Device consumer = NewDevice("device");
+        consumer.consumes_counters.push_back(
+            {"counterset", Json{{"cpu", {{"value", "4"}}}}, Json::object()});
+        Pool pool = PoolOf({}, 1);
+        pool.slices = {Slice{{},
+                             {{"counterset", Json{{"memory", {{"value", "8Gi"}}}}, Json::object()}},
+                             std::nullopt},
+                       Slice{{consumer}, {}, std::nullopt}};
+        test.input = OnePool(pool);
+        test.errors = {
+            "pool validation failed: counter \"cpu\" referenced by device \"device\" not "
+            "found in counter set \"counterset\""};
+        return test;
+      }(),
+      Case{"migration-from-random-naming-to-index-based-naming",
+           {NodeSlice("random-name1", {NewDevice("device-1")}, 1, 3),
+            NodeSlice("random-name2", {NewDevice("device-2")}, 1, 3),
+            NodeSlice("random-name3", {NewDevice("device-3")}, 1, 3)},
+           OnePool(
+               PoolOf({{NewDevice("device-1")}, {NewDevice("device-2")}, {NewDevice("device-3")}})),
+           {NodeSlice(kSlice1, {NewDevice("device-1")}, 2, 3, "1", GenerateName(0)),
+            NodeSlice(kSlice2, {NewDevice("device-2")}, 2, 3, "1", GenerateName(1)),
+            NodeSlice(kSlice3, {NewDevice("device-3")}, 2, 3, "1", GenerateName(2))},
+           Stats{3, 0, 3}},
+      Case{"migration-mixed-naming",
+           {NodeSlice("random-name1", {NewDevice("device-1")}, 1, 3),
+            NodeSlice(kSlice2, {NewDevice("device-2")}, 1, 3, "", GenerateName(1), kSlice2),
+            NodeSlice("random-name3", {NewDevice("device-3")}, 1, 3)},
+           OnePool(
+               PoolOf({{NewDevice("device-1")}, {NewDevice("device-2")}, {NewDevice("device-3")}})),
+           {NodeSlice(GenerateName(0) + "0", {NewDevice("device-1")}, 2, 3, "1", GenerateName(0)),
+            NodeSlice(kSlice2, {NewDevice("device-2")}, 2, 3, "1", GenerateName(1), kSlice2),
+            NodeSlice(GenerateName(2) + "1", {NewDevice("device-3")}, 2, 3, "1", GenerateName(2))},
+           Stats{2, 1, 2}},
   };
 }
 
@@ -299,6 +472,85 @@ INSTANTIATE_TEST_SUITE_P(, ControllerSyncPoolTest, ::testing::ValuesIn(Cases()),
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });
+
+// FlakyStore fails the first `failures` creates, as an API server that is not reachable yet.
+class FlakyStore final : public SliceStore {
+ public:
+  explicit FlakyStore(int failures) : failures_(failures) {}
+  absl::StatusOr<std::vector<ResourceSlice>> List(const SliceFilter& filter) override {
+    return store_.List(filter);
+  }
+  absl::StatusOr<ResourceSlice> Create(const ResourceSlice& slice) override {
+    if (failures_.fetch_sub(1) > 0) return absl::UnavailableError("connection refused");
+    return store_.Create(slice);
+  }
+  absl::StatusOr<ResourceSlice> Update(const ResourceSlice& slice) override {
+    return store_.Update(slice);
+  }
+  absl::Status Delete(const std::string& name, const std::string& uid,
+                      const std::string& resource_version) override {
+    return store_.Delete(name, uid, resource_version);
+  }
+  absl::StatusOr<std::string> NodeUid(const std::string& name) override {
+    return store_.NodeUid(name);
+  }
+  size_t size() { return store_.List({})->size(); }
+
+ private:
+  std::atomic<int> failures_;
+  MemoryStore store_;
+};
+
+// With its worker, the controller publishes each Update on its own and retries a store that
+// fails, reporting each failure.
+TEST(ControllerTest, TheWorkerPublishesUpdatesAndRetriesFailures) {
+  FlakyStore store(2);
+  absl::Mutex mu;
+  std::vector<std::string> reported;
+  ControllerOptions options;
+  options.driver_name = kDriver;
+  options.store = &store;
+  options.owner = Owner{"v1", "Node", kOwner, kNodeUid};
+  options.error_handler = [&](const ControllerError& error) {
+    absl::MutexLock lock(&mu);
+    reported.push_back(error.ToString());
+  };
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  (*controller)->Update(OnePool(PoolOf({{NewDevice("device-1")}})));
+  ASSERT_TRUE(WaitFor([&] { return store.size() == 1; }));
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_EQ(reported,
+              std::vector<std::string>(2,
+                                       "processing ResourceSlice objects: create resource slice: "
+                                       "connection refused"));
+  }
+  (*controller)->Update(OnePool(PoolOf({{NewDevice("device-1")}, {NewDevice("device-2")}})));
+  ASSERT_TRUE(WaitFor([&] { return store.size() == 2; }));
+  (*controller)->Update(std::nullopt);
+  ASSERT_TRUE(WaitFor([&] { return store.size() == 0; }));
+  EXPECT_EQ((*controller)->GetStats(), (Stats{2, 1, 2}));
+}
+
+// A Node owner given without its uid: the controller looks it up once, for the owner reference.
+TEST(ControllerTest, ANodeOwnersUidIsLookedUp) {
+  MemoryStore store;
+  store.SetNode(kOwner, "uid-from-the-node");
+  ControllerOptions options;
+  options.driver_name = kDriver;
+  options.store = &store;
+  options.owner = Owner{"v1", "Node", kOwner, ""};
+  options.resources = OnePool(PoolOf({{NewDevice("device-1")}}));
+  options.run_worker = false;
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  EXPECT_EQ((*controller)->ProcessReady(), 1);
+  absl::StatusOr<std::vector<ResourceSlice>> stored = store.List({});
+  ASSERT_EQ(stored->size(), 1u);
+  EXPECT_EQ((*stored)[0].metadata.owner_references[0].uid, "uid-from-the-node");
+  EXPECT_EQ((*stored)[0].spec.node_name, kOwner);
+}
 
 TEST(SliceNamesTest, TestGetIndexLength) {
   for (const auto& [slices, length] : std::vector<std::pair<int64_t, int>>{{-1, 5},
