@@ -24,11 +24,15 @@
 #include "node/heap_trimmer.h"
 #include "node/lock_file.h"
 #include "node/manager_devices_provider.h"
+#include "node/manifest_fields.h"
 #include "node/node_metrics.h"
 #include "node/pod_admission.h"
 #include "node/pod_registry.h"
+#include "node/store_slice_wiper.h"
 #include "pluginwatcher/watcher.h"
 #include "podresources/server.h"
+#include "resourceslice/memory_store.h"
+#include "resourceslice/store_service.h"
 
 namespace devmgr::node {
 
@@ -60,7 +64,10 @@ struct Node::State {
   topologymanager::TopologyPolicy topology;
   devicemanager::ManagerPtr manager;
   std::unique_ptr<PodAdmission> admission;
-  // DRA, when enabled.
+  // DRA, when enabled: the local ResourceSlice store first, which the DRA manager wipes.
+  std::unique_ptr<resourceslice::MemoryStore> slices;
+  std::unique_ptr<resourceslice::StoreService> slice_service;
+  std::unique_ptr<StoreSliceWiper> slice_wiper;
   std::unique_ptr<ClaimStore> claims;
   std::unique_ptr<dra::Manager> dra;
   std::unique_ptr<DraPluginHandler> dra_handler;
@@ -100,13 +107,13 @@ absl::Status CreateDataDir(const std::filesystem::path& dir) {
 
 // StartAdminServer serves the admin API on a socket that only the daemon's user can open:
 // it is created with umask 077, so it is never open to others, then set to 0600.
-absl::StatusOr<std::unique_ptr<grpc::Server>> StartAdminServer(const std::filesystem::path& socket,
-                                                               grpc::Service& service) {
+absl::StatusOr<std::unique_ptr<grpc::Server>> StartAdminServer(
+    const std::filesystem::path& socket, const std::vector<grpc::Service*>& services) {
   if (absl::Status valid = ValidateSocketPath(socket); !valid.ok()) return valid;
   if (absl::Status removed = RemoveStaleSocket(socket); !removed.ok()) return removed;
   grpc::ServerBuilder builder;
   builder.AddListeningPort(UnixTarget(socket), grpc::InsecureServerCredentials());
-  builder.RegisterService(&service);
+  for (grpc::Service* service : services) builder.RegisterService(service);
   const mode_t previous = umask(077);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   umask(previous);
@@ -154,8 +161,14 @@ absl::Status Node::StartDra(State& s) {
   if (absl::Status kept = s.claims->Retain({active.begin(), active.end()}); !kept.ok()) {
     return kept;
   }
+  s.slices = std::make_unique<resourceslice::MemoryStore>();
+  s.slices->SetNode(options.node_name, NewUid());
+  s.slice_service = std::make_unique<resourceslice::StoreService>(*s.slices);
+  s.slice_wiper = std::make_unique<StoreSliceWiper>(*s.slices, options.node_name);
   dra::ManagerOptions dra_options;
   dra_options.state_dir = s.paths.root;
+  dra_options.slice_wiper = s.slice_wiper.get();
+  dra_options.wiping_delay = options.dra_wiping_delay;
   dra_options.claims = s.claims.get();
   dra_options.extended_resource = options.dra_extended_resource;
   dra_options.call_timeout = options.dra_call_timeout;
@@ -274,8 +287,11 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
 
   s.admin_service = std::make_unique<AdminService>(*s.admission, s.registry, *s.manager,
                                                    s.claims.get(), s.dra.get());
-  absl::StatusOr<std::unique_ptr<grpc::Server>> admin =
-      StartAdminServer(paths.admin_socket, *s.admin_service);
+  absl::StatusOr<std::unique_ptr<grpc::Server>> admin = StartAdminServer(
+      paths.admin_socket,
+      s.slice_service == nullptr
+          ? std::vector<grpc::Service*>{s.admin_service.get()}
+          : std::vector<grpc::Service*>{s.admin_service.get(), s.slice_service.get()});
   if (!admin.ok()) return admin.status();
   s.admin_server = *std::move(admin);
 

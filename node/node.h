@@ -77,6 +77,11 @@ struct NodeOptions {
   bool dra_extended_resource = false;
   // Deadline of each call to a DRA driver (upstream: 45 s).
   absl::Duration dra_call_timeout = dra::kDefaultCallTimeout;
+  // The node's name: spec.nodeName of the ResourceSlices its DRA drivers publish into the local
+  // store (served on devmgr.sock), which the node wipes at start and when a driver stays away
+  // for `dra_wiping_delay` (upstream: 30 s).
+  std::string node_name = "node";
+  absl::Duration dra_wiping_delay = dra::kDefaultWipingDelay;
   // How often the DRA pass runs (it also runs when a driver registers): claims still waiting
   // for their driver are prepared, those of pods that are gone unprepared (upstream's reconcile
   // runs every 60 s; its pod workers retry sooner).

@@ -19,6 +19,12 @@ using kubeapi::ResourceSlice;
 constexpr absl::Duration kFailureBaseDelay = absl::Milliseconds(5);
 constexpr absl::Duration kFailureMaxDelay = absl::Seconds(1000);
 
+// Upstream's per-item rate limit: 5 ms, doubling with each failure in a row, at most 1000 s.
+absl::Duration FailureDelay(int failures) {
+  return std::min(kFailureBaseDelay * static_cast<double>(uint64_t{1} << std::min(failures, 40)),
+                  kFailureMaxDelay);
+}
+
 absl::Status Wrap(absl::string_view prefix, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
 }
@@ -141,21 +147,33 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
     return absl::InvalidArgumentError("ControllerOptions.store is null");
   if (options.driver_name.empty()) return absl::InvalidArgumentError("DRA driver name is empty");
   std::unique_ptr<Controller> controller(new Controller(std::move(options)));
-  // What the store holds already: each pool is looked at after the sync delay, as upstream's
-  // informer events schedule it.
-  absl::StatusOr<std::vector<ResourceSlice>> existing =
-      controller->options_.store->List(controller->Filter());
-  if (!existing.ok()) return Wrap("list ResourceSlices: ", existing.status());
-  {
-    absl::MutexLock lock(&controller->mu_);
-    const absl::Time later = controller->clock_.Now() + controller->options_.sync_delay;
-    for (const ResourceSlice& slice : *existing) controller->Queue(slice.spec.pool.name, later);
-  }
+  controller->ListExisting();
   controller->Update(controller->options_.resources);
   if (controller->options_.run_worker) {
     controller->worker_ = std::thread([c = controller.get()] { c->Run(); });
   }
   return controller;
+}
+
+void Controller::ListExisting() {
+  // What the store holds already: each pool is looked at after the sync delay, as upstream's
+  // informer events schedule it. A store that cannot be read now is tried again by the worker.
+  absl::StatusOr<std::vector<ResourceSlice>> existing = options_.store->List(Filter());
+  {
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = clock_.Now();
+    if (existing.ok()) {
+      relist_at_.reset();
+      list_failures_ = 0;
+      for (const ResourceSlice& slice : *existing) {
+        Queue(slice.spec.pool.name, now + options_.sync_delay);
+      }
+      return;
+    }
+    relist_at_ = now + FailureDelay(list_failures_++);
+    ++wakeups_;
+  }
+  Report({"list ResourceSlices", existing.status(), std::nullopt});
 }
 
 Controller::~Controller() { Stop(); }
@@ -248,13 +266,21 @@ std::optional<std::string> Controller::Next() {
   return pool;
 }
 
+bool Controller::RelistDue() const { return relist_at_.has_value() && *relist_at_ <= clock_.Now(); }
+
 int Controller::ProcessReady() {
   int synced = 0;
   while (true) {
     std::optional<std::string> pool;
+    bool relist = false;
     {
       absl::MutexLock lock(&mu_);
-      pool = Next();
+      relist = RelistDue();
+      if (!relist) pool = Next();
+    }
+    if (relist) {
+      ListExisting();
+      continue;
     }
     if (!pool.has_value()) return synced;
     Process(*pool);
@@ -265,13 +291,20 @@ int Controller::ProcessReady() {
 void Controller::Run() {
   absl::MutexLock lock(&mu_);
   while (!stopping_) {
+    if (RelistDue()) {
+      mu_.Unlock();
+      ListExisting();
+      mu_.Lock();
+      continue;
+    }
     if (std::optional<std::string> pool = Next()) {
       mu_.Unlock();
       Process(*pool);
       mu_.Lock();
       continue;
     }
-    absl::Duration wait = absl::InfiniteDuration();
+    absl::Duration wait =
+        relist_at_.has_value() ? *relist_at_ - clock_.Now() : absl::InfiniteDuration();
     for (const auto& [name, due] : queue_) wait = std::min(wait, due - clock_.Now());
     const uint64_t seen = wakeups_;
     auto changed = [this, seen]()
@@ -288,12 +321,7 @@ void Controller::Process(const std::string& pool) {
       failures_.erase(pool);
       return;
     }
-    // Upstream's per-item rate limit: 5 ms, doubling with each failure in a row, at most 1000 s.
-    const int failures = failures_[pool]++;
-    const absl::Duration delay =
-        std::min(kFailureBaseDelay * static_cast<double>(uint64_t{1} << std::min(failures, 40)),
-                 kFailureMaxDelay);
-    Queue(pool, clock_.Now() + delay);
+    Queue(pool, clock_.Now() + FailureDelay(failures_[pool]++));
   }
   Report({"processing ResourceSlice objects", synced, std::nullopt});
 }

@@ -61,7 +61,8 @@ struct DroppedFields {
 // ControllerError: what the controller reports to its error handler.
 struct ControllerError {
   // What it was doing: "pool validation failed", "create ResourceSlice", "update ResourceSlice",
-  // "processing ResourceSlice objects", "processing update DriverResources".
+  // "processing ResourceSlice objects", "processing update DriverResources", "list
+  // ResourceSlices".
   std::string context;
   absl::Status status;
   // Set when status is a DroppedFields report.
@@ -103,9 +104,9 @@ struct ControllerOptions {
 
 class Controller {
  public:
-  // Start lists the driver's slices in the store (their pools are synced after sync_delay),
-  // takes the first desired state and starts the worker. InvalidArgument for missing options;
-  // the store's error if it cannot be listed.
+  // Start lists the driver's slices in the store (their pools are synced after sync_delay; a
+  // store that cannot be read is reported and listed again later, with the failure backoff),
+  // takes the first desired state and starts the worker. InvalidArgument for missing options.
   static absl::StatusOr<std::unique_ptr<Controller>> Start(ControllerOptions options);
   // Stops the worker.
   ~Controller();
@@ -139,6 +140,10 @@ class Controller {
   // Process syncs one pool and queues it again after a failure.
   void Process(const std::string& pool) ABSL_LOCKS_EXCLUDED(mu_);
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  // ListExisting reads the store's slices of this controller and queues their pools, or
+  // schedules another try.
+  void ListExisting() ABSL_LOCKS_EXCLUDED(mu_);
+  bool RelistDue() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Report(ControllerError error) const;
 
   absl::Status SyncPool(const std::string& pool_name) ABSL_LOCKS_EXCLUDED(mu_);
@@ -168,6 +173,9 @@ class Controller {
   std::map<std::string, absl::Time> queue_ ABSL_GUARDED_BY(mu_);
   // Pool name -> failed syncs in a row.
   std::map<std::string, int> failures_ ABSL_GUARDED_BY(mu_);
+  // When the store's slices are listed again (the first list failed); std::nullopt: listed.
+  std::optional<absl::Time> relist_at_ ABSL_GUARDED_BY(mu_);
+  int list_failures_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t wakeups_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread worker_;

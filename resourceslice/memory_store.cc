@@ -98,6 +98,12 @@ absl::Status MemoryStore::Delete(const std::string& name, const std::string& uid
   return absl::OkStatus();
 }
 
+absl::Status MemoryStore::DeleteCollection(const SliceFilter& filter) {
+  absl::MutexLock lock(&mu_);
+  std::erase_if(slices_, [&](const auto& entry) { return Matches(entry.second, filter); });
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> MemoryStore::NodeUid(const std::string& name) {
   absl::MutexLock lock(&mu_);
   auto it = nodes_.find(name);

@@ -34,6 +34,7 @@ class MemoryStore final : public SliceStore {
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Delete(const std::string& name, const std::string& uid,
                       const std::string& resource_version) override ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status DeleteCollection(const SliceFilter& filter) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::string> NodeUid(const std::string& name) override ABSL_LOCKS_EXCLUDED(mu_);
 
   // Put stores `slice` as it is (no hook, no versions): what another writer left behind.

@@ -35,6 +35,8 @@ class SliceStore {
   // otherwise). NotFound when there is none.
   virtual absl::Status Delete(const std::string& name, const std::string& uid,
                               const std::string& resource_version) = 0;
+  // DeleteCollection removes every slice that matches (the kubelet's wipe of a node's slices).
+  virtual absl::Status DeleteCollection(const SliceFilter& filter) = 0;
   // NodeUid: metadata.uid of Node `name` (for a Node owner given without one).
   virtual absl::StatusOr<std::string> NodeUid(const std::string& name) = 0;
 };

@@ -10,6 +10,7 @@
 #include "cmd/devmgr/podresources_cmd.h"
 #include "cmd/devmgr/pods_cmd.h"
 #include "cmd/devmgr/serve_cmd.h"
+#include "cmd/devmgr/slices_cmd.h"
 
 int main(int argc, char** argv) {
   using devmgr::cli::kExitUsage;
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   devmgr::cli::AddPodsCommand(app, result);
   devmgr::cli::AddCheckpointCommand(app, result);
   devmgr::cli::AddDraCommand(app, result);
+  devmgr::cli::AddSlicesCommand(app, result);
   devmgr::cli::AddPluginCommand(app, result);
   devmgr::cli::AddPodResourcesCommand(app, result);
   devmgr::cli::AddBenchCommand(app, result);

@@ -25,6 +25,7 @@
 #include "plugins/fakedra/admin_claim_lookup.h"
 #include "plugins/fakedra/fake_driver.h"
 #include "plugins/generic/generic_plugin.h"
+#include "resourceslice/store_service.h"
 
 namespace devmgr::cli {
 namespace {
@@ -65,9 +66,9 @@ struct FakeDraFlags {
   std::string log_level = "info";
 };
 
-// Deadline of one GetResourceClaim call to the daemon: well inside the 45 s the kubelet gives a
-// whole NodePrepareResources.
-constexpr absl::Duration kClaimLookupTimeout = absl::Seconds(10);
+// Deadline of each call to the daemon (a claim lookup, a ResourceSlice write): well inside the
+// 45 s the kubelet gives a whole NodePrepareResources.
+constexpr absl::Duration kDaemonCallTimeout = absl::Seconds(10);
 
 struct GenericFlags {
   std::string config;
@@ -276,9 +277,12 @@ int RunFakeDra(const FakeDraFlags& flags) {
   options.prepare_latency = *latency;
   options.prepare_error = flags.prepare_error;
   options.prepare_hang = flags.prepare_hang;
-  options.claim_lookup = plugins::AdminClaimLookup(
-      grpc::CreateChannel(UnixTarget(admin_socket), grpc::InsecureChannelCredentials()),
-      kClaimLookupTimeout);
+  const std::shared_ptr<grpc::Channel> daemon =
+      grpc::CreateChannel(UnixTarget(admin_socket), grpc::InsecureChannelCredentials());
+  options.claim_lookup = plugins::AdminClaimLookup(daemon, kDaemonCallTimeout);
+  // The devices are published into the daemon's local ResourceSlice store.
+  resourceslice::GrpcSliceStore slices(daemon, kDaemonCallTimeout);
+  options.slice_store = &slices;
   options.logger = logger;
   absl::StatusOr<std::unique_ptr<plugins::FakeDraDriver>> driver =
       plugins::FakeDraDriver::Start(std::move(options));

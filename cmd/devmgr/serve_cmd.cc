@@ -32,6 +32,8 @@ struct ServeFlags {
   bool dra_extended_resource = false;
   std::string dra_call_timeout = "45s";
   std::string dra_sync_period = "5s";
+  std::string dra_wiping_delay = "30s";
+  std::string node_name = "node";
   std::string metrics_address;
   std::string log_level = "info";
   std::string log_file;
@@ -64,7 +66,9 @@ int RunServe(const ServeFlags& flags) {
       ParseFlagDuration("--dra-call-timeout", flags.dra_call_timeout);
   absl::StatusOr<absl::Duration> dra_sync =
       ParseFlagDuration("--dra-sync-period", flags.dra_sync_period);
-  for (const auto* parsed : {&grace, &call, &wait, &interval, &dra_call, &dra_sync}) {
+  absl::StatusOr<absl::Duration> dra_wiping =
+      ParseFlagDuration("--dra-wiping-delay", flags.dra_wiping_delay);
+  for (const auto* parsed : {&grace, &call, &wait, &interval, &dra_call, &dra_sync, &dra_wiping}) {
     if (!parsed->ok()) return Fail(kExitUsage, parsed->status().message());
   }
   for (const auto& [flag, value] :
@@ -108,6 +112,8 @@ int RunServe(const ServeFlags& flags) {
   options.dra_extended_resource = flags.dra_extended_resource;
   options.dra_call_timeout = *dra_call;
   options.dra_sync_period = *dra_sync;
+  options.dra_wiping_delay = *dra_wiping;
+  options.node_name = flags.node_name;
   options.podresources_rate_limit.qps = flags.podresources_qps;
   options.podresources_rate_limit.burst = flags.podresources_burst;
   options.podresources_rate_limit.per_client = !flags.podresources_shared_limit;
@@ -215,6 +221,16 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
       ->add_option("--dra-sync-period", flags->dra_sync_period,
                    "how often claims waiting for their driver are prepared and those of pods "
                    "that are gone unprepared")
+      ->capture_default_str();
+  serve
+      ->add_option("--dra-wiping-delay", flags->dra_wiping_delay,
+                   "how long a DRA driver with no connected endpoint keeps its ResourceSlices "
+                   "(upstream: 30s)")
+      ->capture_default_str();
+  serve
+      ->add_option("--node-name", flags->node_name,
+                   "the node's name: spec.nodeName of the ResourceSlices DRA drivers publish "
+                   "into the local store (fake-dra --node)")
       ->capture_default_str();
   serve->add_option("--metrics-address", flags->metrics_address,
                     "serve Prometheus metrics at /metrics on unix:/path, /path, host:port or :port "

@@ -199,12 +199,45 @@ absl::StatusOr<std::unique_ptr<FakeDraDriver>> FakeDraDriver::Start(FakeDraOptio
   options.root_dir = root.lexically_normal();
 
   std::unique_ptr<FakeDraDriver> driver(new FakeDraDriver(std::move(options)));
+  if (absl::Status published = driver->StartPublishing(); !published.ok()) return published;
   absl::Status served = driver->Serve();
   if (!served.ok()) {
     driver->Stop();
     return served;
   }
   return driver;
+}
+
+resourceslice::DriverResources FakeDraDriver::Resources() const {
+  constexpr int64_t kDevicesPerSlice = 128;
+  resourceslice::Pool pool;
+  for (int64_t index = 0; index < options_.devices; ++index) {
+    if (index % kDevicesPerSlice == 0) pool.slices.emplace_back();
+    kubeapi::Device device;
+    device.name = absl::StrCat(kDevicePrefix, index);
+    device.extra["attributes"] = {{"index", {{"int", index}}}};
+    pool.slices.back().devices.push_back(std::move(device));
+  }
+  // A driver without devices still publishes its (empty) pool: it is up, with nothing to offer.
+  if (pool.slices.empty()) pool.slices.emplace_back();
+  resourceslice::DriverResources resources;
+  resources.pools[options_.pool] = std::move(pool);
+  return resources;
+}
+
+absl::Status FakeDraDriver::StartPublishing() {
+  if (options_.slice_store == nullptr) return absl::OkStatus();
+  resourceslice::ControllerOptions publish;
+  publish.driver_name = options_.driver_name;
+  publish.store = options_.slice_store;
+  publish.owner = resourceslice::Owner{"v1", "Node", options_.pool, ""};
+  publish.resources = Resources();
+  publish.logger = options_.logger;
+  absl::StatusOr<std::unique_ptr<resourceslice::Controller>> controller =
+      resourceslice::Controller::Start(std::move(publish));
+  if (!controller.ok()) return controller.status();
+  publisher_ = *std::move(controller);
+  return absl::OkStatus();
 }
 
 FakeDraDriver::~FakeDraDriver() { Stop(); }
@@ -286,6 +319,7 @@ void FakeDraDriver::Stop() {
     stopped_ = true;
   }
   Release();
+  if (publisher_ != nullptr) publisher_->Stop();
   if (health_ != nullptr) health_->Shutdown();
   const bool served = service_server_ != nullptr;
   const auto deadline =
@@ -350,6 +384,8 @@ void FakeDraDriver::OnRegistrationStatus(bool registered, const std::string& err
   }
   DEVMGR_LOG(options_.logger, info, "Registration status from the kubelet", "driverName",
              options_.driver_name, "registered", registered, "err", error);
+  // A kubelet that (re)starts wipes the node's slices: publish them again.
+  if (registered && publisher_ != nullptr) publisher_->Resync();
 }
 
 bool FakeDraDriver::IsOwnDevice(absl::string_view pool, absl::string_view device) const {

@@ -11,12 +11,14 @@
 // sockets get upstream's rolling-update names (kubeletplugin/socket_names.h), so that two
 // instances of one driver register as two endpoints.
 //
-// Its devices are "dev-0" .. "dev-<N-1>" in one pool named after the node. NodePrepareResources
-// reads each claim through the ClaimLookup its host gives (the CLI asks the daemon's admin API;
-// a real driver asks the API server), keeps the allocation results that name this driver, and
-// answers one device per result, with the CDI device ID "<driver>/device=<device>". With a CDI
-// folder it writes one spec file for all its devices at start (through the SDK's CDI writer) and
-// removes it at stop. NodeUnprepareResources forgets the claims and never fails.
+// Its devices are "dev-0" .. "dev-<N-1>" in one pool named after the node, published as
+// ResourceSlices when it is given a store (the daemon's local one, through devmgr.sock).
+// NodePrepareResources reads each claim through the ClaimLookup its host gives (the CLI asks the
+// daemon's admin API; a real driver asks the API server), keeps the allocation results that name
+// this driver, and answers one device per result, with the CDI device ID
+// "<driver>/device=<device>". With a CDI folder it writes one spec file for all its devices at
+// start (through the SDK's CDI writer) and removes it at stop. NodeUnprepareResources forgets the
+// claims and never fails.
 //
 // Faults for tests: a latency before every prepare, an error every claim fails with, or prepare
 // calls that hang until Release (or Stop).
@@ -48,6 +50,7 @@
 #include "dra/claim.h"
 #include "dra/driver_client.h"
 #include "plugins/fakedra/device_health.h"
+#include "resourceslice/controller.h"
 
 namespace devmgr::plugins {
 
@@ -91,6 +94,11 @@ struct FakeDraOptions {
   bool prepare_hang = false;
   // Required.
   ClaimLookup claim_lookup{};
+  // Where the devices are published as ResourceSlices (one pool named after the node, owned by
+  // the Node, at most 128 devices a slice, each with the attribute "index"), republished each
+  // time the kubelet confirms the registration. Null: not published. Not owned; must outlive the
+  // driver.
+  resourceslice::SliceStore* slice_store = nullptr;
   // How long Stop lets calls in progress end before cancelling them.
   absl::Duration shutdown_grace = absl::Seconds(2);
   LoggerPtr logger{};
@@ -141,6 +149,11 @@ class FakeDraDriver {
   FakeDraRegistration registration() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  // Resources: the devices as the pool the driver publishes.
+  resourceslice::DriverResources Resources() const;
+  // StartPublishing starts the ResourceSlice controller when there is a store.
+  absl::Status StartPublishing();
+
   template <typename Api>
   class DraService;
 
@@ -179,6 +192,8 @@ class FakeDraDriver {
   FakeDeviceHealth* health_ = nullptr;
   std::unique_ptr<grpc::Server> service_server_;
   std::unique_ptr<grpc::Server> registrar_server_;
+  // Publishes the devices when options_.slice_store is set.
+  std::unique_ptr<resourceslice::Controller> publisher_;
   // Last, so that it joins first. The services answer every call here, so Stop shuts the
   // servers down before it stops this loop.
   EventLoop worker_;

@@ -330,6 +330,45 @@ TEST(DraTest, AnExtendedResourceBackedByDraIsPreparedByItsDriver) {
   EXPECT_TRUE(CheckpointClaims(h).empty());
 }
 
+// The driver publishes its devices as ResourceSlices into the daemon's local store (a node
+// without a cluster): 130 devices in two slices of one pool owned by the Node, listed by
+// `devmgr slices`; once the driver is gone for the wiping delay, the daemon wipes them.
+TEST(DraTest, ADriversDevicesArePublishedAsResourceSlicesAndWipedWhenItIsGone) {
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra-sync-period", "100ms", "--dra-wiping-delay", "300ms"});
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 130);
+  ASSERT_TRUE(Registered(*gpu)) << gpu->err();
+  auto listed = [&] {
+    const testing::ProcessResult out =
+        h.Run({"slices", "list", "--root-dir", h.Root(), "-o", "json"});
+    if (out.exit_code != 0) return Json();
+    return Json::parse(out.out, nullptr, false).value("items", Json::array());
+  };
+  ASSERT_TRUE(WaitFor([&] { return listed().size() == 2; }, 20s)) << listed().dump();
+  const Json items = listed();
+  size_t devices = 0;
+  for (const Json& slice : items) {
+    EXPECT_EQ(slice["spec"]["driver"], kGpu);
+    EXPECT_EQ(slice["spec"]["nodeName"], "node");
+    EXPECT_EQ(slice["spec"]["pool"],
+              Json({{"name", "node"}, {"generation", 1}, {"resourceSliceCount", 2}}));
+    EXPECT_EQ(slice["metadata"]["ownerReferences"][0]["kind"], "Node");
+    devices += slice["spec"]["devices"].size();
+  }
+  EXPECT_EQ(devices, 130u);
+  const std::string first = items[0]["metadata"]["name"];
+  EXPECT_TRUE(absl::StartsWith(first, "00000-gpu.example.com-node-")) << first;
+  EXPECT_EQ(items[0]["spec"]["devices"][0]["attributes"]["index"]["int"], 0);
+  const testing::ProcessResult got = h.Run({"slices", "get", first, "--root-dir", h.Root()});
+  EXPECT_EQ(got.exit_code, 0) << got.err;
+  EXPECT_TRUE(absl::StrContains(got.out, "gpu.example.com")) << got.out;
+  EXPECT_EQ(h.Run({"slices", "get", "nope", "--root-dir", h.Root()}).exit_code, 1);
+
+  DaemonHarness::Stop(*gpu);
+  EXPECT_TRUE(WaitFor([&] { return listed().empty(); }, 20s)) << listed().dump();
+}
+
 // KEP-4680 for DRA through the binaries: the driver's health stream reports a device unhealthy
 // (SIGUSR1 to the fake driver), and `pods list` and a PodResources Watch show it on the claim's
 // entry.

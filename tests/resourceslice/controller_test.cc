@@ -491,6 +491,9 @@ class FlakyStore final : public SliceStore {
                       const std::string& resource_version) override {
     return store_.Delete(name, uid, resource_version);
   }
+  absl::Status DeleteCollection(const SliceFilter& filter) override {
+    return store_.DeleteCollection(filter);
+  }
   absl::StatusOr<std::string> NodeUid(const std::string& name) override {
     return store_.NodeUid(name);
   }

@@ -1,0 +1,71 @@
+// StoreService and GrpcSliceStore: a SliceStore served over gRPC
+// (proto/devmgr/resourceslices/v1) and reached through it. `devmgr serve` serves its local store
+// on devmgr.sock; a driver on a node without a cluster publishes into it through
+// GrpcSliceStore, and `devmgr slices` reads it. Slices travel as Kubernetes JSON; absl status
+// codes map to gRPC codes one to one.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "devmgr/resourceslices/v1/api.grpc.pb.h"
+#include "resourceslice/slice_store.h"
+
+namespace devmgr::resourceslice {
+
+// StoreService answers the ResourceSlices service from `store` (not owned; must outlive it).
+class StoreService final : public devmgr::resourceslices::v1::ResourceSlices::Service {
+ public:
+  explicit StoreService(SliceStore& store) : store_(store) {}
+
+  grpc::Status List(grpc::ServerContext* context,
+                    const devmgr::resourceslices::v1::ListRequest* request,
+                    devmgr::resourceslices::v1::ListResponse* response) override;
+  grpc::Status Create(grpc::ServerContext* context,
+                      const devmgr::resourceslices::v1::SliceRequest* request,
+                      devmgr::resourceslices::v1::SliceResponse* response) override;
+  grpc::Status Update(grpc::ServerContext* context,
+                      const devmgr::resourceslices::v1::SliceRequest* request,
+                      devmgr::resourceslices::v1::SliceResponse* response) override;
+  grpc::Status Delete(grpc::ServerContext* context,
+                      const devmgr::resourceslices::v1::DeleteRequest* request,
+                      devmgr::resourceslices::v1::DeleteResponse* response) override;
+  grpc::Status DeleteCollection(grpc::ServerContext* context,
+                                const devmgr::resourceslices::v1::Filter* request,
+                                devmgr::resourceslices::v1::DeleteResponse* response) override;
+  grpc::Status GetNodeUid(grpc::ServerContext* context,
+                          const devmgr::resourceslices::v1::GetNodeUidRequest* request,
+                          devmgr::resourceslices::v1::GetNodeUidResponse* response) override;
+
+ private:
+  SliceStore& store_;
+};
+
+// GrpcSliceStore: a SliceStore on the other end of `channel`, each call with `timeout`.
+// Thread-safe.
+class GrpcSliceStore final : public SliceStore {
+ public:
+  GrpcSliceStore(const std::shared_ptr<grpc::Channel>& channel, absl::Duration timeout)
+      : stub_(devmgr::resourceslices::v1::ResourceSlices::NewStub(channel)), timeout_(timeout) {}
+
+  absl::StatusOr<std::vector<kubeapi::ResourceSlice>> List(const SliceFilter& filter) override;
+  absl::StatusOr<kubeapi::ResourceSlice> Create(const kubeapi::ResourceSlice& slice) override;
+  absl::StatusOr<kubeapi::ResourceSlice> Update(const kubeapi::ResourceSlice& slice) override;
+  absl::Status Delete(const std::string& name, const std::string& uid,
+                      const std::string& resource_version) override;
+  absl::Status DeleteCollection(const SliceFilter& filter) override;
+  absl::StatusOr<std::string> NodeUid(const std::string& name) override;
+
+ private:
+  // Context: a client context with the deadline.
+  std::unique_ptr<grpc::ClientContext> Context() const;
+
+  std::unique_ptr<devmgr::resourceslices::v1::ResourceSlices::Stub> stub_;
+  const absl::Duration timeout_;
+};
+
+}  // namespace devmgr::resourceslice
