@@ -1,0 +1,101 @@
+// A SliceStore served over gRPC and used through GrpcSliceStore behaves as the store itself:
+// generated names, versions, preconditions and their error codes, the filter, fields the codec
+// does not model kept across the wire, DeleteCollection and node uids.
+#include "resourceslice/store_service.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "common/unix_socket.h"
+#include "resourceslice/memory_store.h"
+#include "tests/testlib/temp_dir.h"
+
+namespace devmgr::resourceslice {
+namespace {
+
+using kubeapi::ResourceSlice;
+
+class StoreServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string socket = dir_.Sub("slices.sock").string();
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(UnixTarget(socket), grpc::InsecureServerCredentials());
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    client_ = std::make_unique<GrpcSliceStore>(
+        grpc::CreateChannel(UnixTarget(socket), grpc::InsecureChannelCredentials()),
+        absl::Seconds(10));
+  }
+  void TearDown() override { server_->Shutdown(); }
+
+  static ResourceSlice Slice(const std::string& driver, const std::string& pool) {
+    ResourceSlice slice;
+    slice.metadata.generate_name = "00000-" + driver + "-";
+    slice.spec.driver = driver;
+    slice.spec.node_name = "node-1";
+    slice.spec.pool = {pool, 1, 1, kubeapi::Json::object()};
+    kubeapi::Device device;
+    device.name = "dev-0";
+    device.extra["attributes"] = {{"index", {{"int", 0}}}};
+    slice.spec.devices.push_back(device);
+    slice.spec.extra["futureField"] = "kept";
+    return slice;
+  }
+
+  testing::TempDir dir_;
+  MemoryStore store_;
+  StoreService service_{store_};
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<GrpcSliceStore> client_;
+};
+
+TEST_F(StoreServiceTest, BehavesAsTheStoreItServes) {
+  absl::StatusOr<ResourceSlice> created = client_->Create(Slice("gpu.example.com", "node-1"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(created->metadata.name, "00000-gpu.example.com-0");
+  EXPECT_EQ(created->metadata.resource_version, "1");
+  EXPECT_FALSE(created->metadata.uid.empty());
+  EXPECT_EQ(created->spec.extra["futureField"], "kept");
+  EXPECT_EQ(created->spec.devices[0].extra["attributes"]["index"]["int"], 0);
+  ASSERT_TRUE(client_->Create(Slice("nic.example.com", "node-1")).ok());
+
+  absl::StatusOr<std::vector<ResourceSlice>> gpus = client_->List({"gpu.example.com", "", ""});
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  ASSERT_EQ(gpus->size(), 1u);
+  EXPECT_EQ((*gpus)[0], *created);
+  EXPECT_EQ(client_->List({})->size(), 2u);
+  EXPECT_TRUE(client_->List({"", "node-2", ""})->empty());
+
+  ResourceSlice stale = *created;
+  ResourceSlice changed = *created;
+  changed.spec.pool.generation = 2;
+  absl::StatusOr<ResourceSlice> updated = client_->Update(changed);
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ(updated->metadata.resource_version, "2");
+  EXPECT_EQ(client_->Update(stale).status().code(), absl::StatusCode::kAborted) << "a conflict";
+  EXPECT_EQ(client_->Delete(created->metadata.name, "other-uid", "").code(),
+            absl::StatusCode::kAborted);
+  EXPECT_EQ(client_->Delete(created->metadata.name, created->metadata.uid, "1").code(),
+            absl::StatusCode::kAborted)
+      << "an old resourceVersion";
+  EXPECT_TRUE(client_->Delete(created->metadata.name, created->metadata.uid, "2").ok());
+  EXPECT_EQ(client_->Delete(created->metadata.name, "", "").code(), absl::StatusCode::kNotFound);
+
+  EXPECT_TRUE(client_->DeleteCollection({"", "node-1", ""}).ok());
+  EXPECT_TRUE(client_->List({})->empty());
+
+  EXPECT_EQ(client_->NodeUid("node-1").status().code(), absl::StatusCode::kNotFound);
+  store_.SetNode("node-1", "uid-1");
+  EXPECT_EQ(*client_->NodeUid("node-1"), "uid-1");
+
+  ResourceSlice unnamed = Slice("gpu.example.com", "p");
+  unnamed.metadata.generate_name.clear();
+  EXPECT_EQ(client_->Create(unnamed).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace devmgr::resourceslice
