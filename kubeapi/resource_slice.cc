@@ -290,7 +290,9 @@ absl::StatusOr<ResourceSlice> DecodeResourceSlice(const Json& object) {
   }
   absl::StatusOr<std::string> api_version = fields.String("apiVersion");
   if (!api_version.ok()) return api_version.status();
-  slice.api_version = *std::move(api_version);
+  // Absent: the version a new slice is written with, so that a slice read back is the same.
+  slice.api_version =
+      api_version->empty() ? absl::StrCat(kResourceGroup, "/v1") : *std::move(api_version);
   if (Json meta_json = fields.Take("metadata"); !meta_json.is_null()) {
     absl::StatusOr<ObjectMeta> meta = DecodeMeta(meta_json);
     if (!meta.ok()) return meta.status();

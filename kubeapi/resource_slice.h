@@ -118,7 +118,8 @@ struct ResourceSliceSpec {
 };
 
 struct ResourceSlice {
-  // The apiVersion it was read with (written back as is); empty: resource.k8s.io/v1.
+  // The apiVersion it was read with (resource.k8s.io/v1 when it had none), written back as is;
+  // empty in a slice made here: resource.k8s.io/v1.
   std::string api_version;
   ObjectMeta metadata;
   ResourceSliceSpec spec;

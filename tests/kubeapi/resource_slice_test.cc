@@ -102,6 +102,18 @@ TEST(ResourceSliceTest, ANewSliceIsWrittenAsV1) {
   EXPECT_EQ(*back, slice);
 }
 
+// Found by the fuzzer: a slice without apiVersion is read as v1, so that what is written back
+// reads as the same value.
+TEST(ResourceSliceTest, ASliceWithoutApiVersionIsReadAsV1) {
+  absl::StatusOr<ResourceSlice> slice = DecodeResourceSlice(
+      Json::parse(R"({"spec": {"deviIes": [], "pool": {"generation7": "x"}}})"));
+  ASSERT_TRUE(slice.ok()) << slice.status();
+  EXPECT_EQ(slice->api_version, "resource.k8s.io/v1");
+  absl::StatusOr<ResourceSlice> again = DecodeResourceSlice(EncodeResourceSlice(*slice));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *slice);
+}
+
 TEST(ResourceSliceTest, WrongTypesNameTheField) {
   struct Case {
     const char* json;
