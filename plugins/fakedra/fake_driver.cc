@@ -20,6 +20,7 @@
 #include "dra/health_stream.h"
 #include "dra/v1/api.grpc.pb.h"
 #include "dra/v1beta1/api.grpc.pb.h"
+#include "kubeletplugin/call_lock.h"
 #include "kubeletplugin/socket_names.h"
 
 namespace devmgr::plugins {
@@ -134,7 +135,14 @@ class FakeDraDriver::DraService final : public Api::Service {
   grpc::ServerUnaryReactor* AnswerOnWorker(grpc::CallbackServerContext* context,
                                            std::function<void()> answer) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    driver_.worker_.Post([reactor, answer = std::move(answer)] {
+    driver_.worker_.Post([&driver = driver_, reactor, answer = std::move(answer)] {
+      // In a rolling update the other instance of the driver may be in a call: take turns.
+      absl::StatusOr<kubeletplugin::CallLock::Guard> turn = driver.call_lock_.Lock();
+      if (!turn.ok()) {
+        reactor->Finish(
+            grpc::Status(grpc::StatusCode::UNKNOWN, std::string(turn.status().message())));
+        return;
+      }
       answer();
       reactor->Finish(grpc::Status::OK);
     });
@@ -156,7 +164,10 @@ FakeDraDriver::FakeDraDriver(FakeDraOptions options)
                              ? kubeletplugin::RegistrarSocketFile(options_.driver_name)
                              : kubeletplugin::RollingUpdateRegistrarSocketFile(
                                    options_.root_dir / "plugins_registry", options_.driver_name,
-                                   options_.rolling_update_uid))) {}
+                                   options_.rolling_update_uid))),
+      call_lock_(options_.rolling_update_uid.empty()
+                     ? std::filesystem::path()
+                     : service_socket_.parent_path() / kubeletplugin::kSerializeLockFile) {}
 
 bool IsValidPodUid(absl::string_view uid) {
   return !uid.empty() && uid.size() <= 63 && std::all_of(uid.begin(), uid.end(), [](char c) {

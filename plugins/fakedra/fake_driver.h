@@ -9,7 +9,8 @@
 //
 // In a rolling update (the driver's old and new pod side by side, each named by its pod UID) the
 // sockets get upstream's rolling-update names (kubeletplugin/socket_names.h), so that two
-// instances of one driver register as two endpoints.
+// instances of one driver register as two endpoints, and the two take turns for their calls
+// through a lock file in the driver's folder (kubeletplugin/call_lock.h).
 //
 // Its devices are "dev-0" .. "dev-<N-1>" in one pool named after the node, published as
 // ResourceSlices when it is given a store (the daemon's local one, through devmgr.sock).
@@ -49,6 +50,7 @@
 #include "common/logging.h"
 #include "dra/claim.h"
 #include "dra/driver_client.h"
+#include "kubeletplugin/call_lock.h"
 #include "plugins/fakedra/device_health.h"
 #include "resourceslice/controller.h"
 
@@ -174,6 +176,9 @@ class FakeDraDriver {
   const FakeDraOptions options_;
   const std::filesystem::path service_socket_;
   const std::filesystem::path registrar_socket_;
+  // Serialises the calls with the other instance of a rolling update (serialize.lock beside
+  // the service socket), else within this one.
+  kubeletplugin::CallLock call_lock_;
 
   std::atomic<int64_t> prepare_calls_{0};
   std::atomic<int64_t> unprepare_calls_{0};

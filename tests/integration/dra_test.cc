@@ -246,8 +246,9 @@ TEST(DraTest, MustRegisterAfterPluginRestart) {
 
 // A rolling update of a driver (kubelet 1.33 and later): the driver's new pod starts beside the
 // old one, both serve under upstream's rolling-update socket names and register as two
-// endpoints of one driver; calls go to the newest connected one, and when the old one stops the
-// driver stays registered: a claim the old instance prepared is unprepared by the new one.
+// endpoints of one driver (taking turns for calls through serialize.lock); calls go to the
+// newest connected one, and when the old one stops the driver stays registered: a claim the old
+// instance prepared is unprepared by the new one.
 TEST(DraTest, ARollingUpdateRunsTwoEndpointsOfOneDriver) {
   constexpr char kOldUid[] = "11111111-2222-3333-4444-555555555555";
   constexpr char kNewUid[] = "66666666-7777-8888-9999-000000000000";
@@ -270,6 +271,8 @@ TEST(DraTest, ARollingUpdateRunsTwoEndpointsOfOneDriver) {
   auto new_driver = h.StartDraDriver(kGpu, 1, {"--rolling-update", kNewUid});
   ASSERT_TRUE(Registered(*new_driver)) << new_driver->err();
   EXPECT_TRUE(std::filesystem::exists(old_registrar)) << "both instances run side by side";
+  EXPECT_TRUE(std::filesystem::exists(h.Path(driver_dir + "serialize.lock")))
+      << "the two take turns for their calls through a lock file";
   // Once its connection is up, the newest endpoint gets the calls.
   ASSERT_TRUE(WaitFor(
       [&] {

@@ -1,0 +1,39 @@
+#include "kubeletplugin/call_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "common/errno_status.h"
+
+namespace devmgr::kubeletplugin {
+
+CallLock::Guard::Guard(Guard&& other) noexcept
+    : mutex_(std::exchange(other.mutex_, nullptr)), fd_(std::exchange(other.fd_, -1)) {}
+
+CallLock::Guard::~Guard() {
+  // Closing the file releases its lock.
+  if (fd_ >= 0) ::close(fd_);
+  if (mutex_ != nullptr) mutex_->Unlock();
+}
+
+absl::StatusOr<CallLock::Guard> CallLock::Lock() {
+  if (lock_file_.empty()) {
+    mutex_.Lock();
+    return Guard(&mutex_, -1);
+  }
+  const int fd = ::open(lock_file_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return ErrnoStatus(errno, "lock file: cannot open", lock_file_);
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    const int error = errno;
+    ::close(fd);
+    return ErrnoStatus(error, "lock file: cannot lock", lock_file_);
+  }
+  return Guard(nullptr, fd);
+}
+
+}  // namespace devmgr::kubeletplugin

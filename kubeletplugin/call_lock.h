@@ -1,0 +1,49 @@
+// CallLock: how a DRA driver's prepare and unprepare calls are serialised, as upstream's helper
+// does by default. Within one process a mutex is enough; in a rolling update the old and the new
+// pod of the driver both serve, so the lock is an exclusive flock(2) on a file both see
+// ("serialize.lock" in the driver's data folder), held for the whole call. Drivers that handle
+// concurrent calls themselves do not take it.
+//
+// Thread-safety: Lock may be called from any thread at once; a Guard belongs to its caller.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+
+namespace devmgr::kubeletplugin {
+
+// The lock file of a rolling update, in the driver's data folder.
+inline constexpr char kSerializeLockFile[] = "serialize.lock";
+
+class CallLock {
+ public:
+  // Held until destroyed.
+  class Guard {
+   public:
+    Guard(Guard&&) noexcept;
+    Guard& operator=(Guard&&) = delete;
+    ~Guard();
+
+   private:
+    friend class CallLock;
+    Guard(absl::Mutex* mutex, int fd) : mutex_(mutex), fd_(fd) {}
+    absl::Mutex* mutex_;
+    int fd_;
+  };
+
+  // An empty `lock_file`: the lock is a mutex of this object.
+  explicit CallLock(std::filesystem::path lock_file = {}) : lock_file_(std::move(lock_file)) {}
+
+  // Lock blocks until the call may go on. With a file, the file is created (mode 0666, less the
+  // umask) if missing; an error opening or locking it is "lock file: ...".
+  absl::StatusOr<Guard> Lock();
+
+ private:
+  const std::filesystem::path lock_file_;
+  absl::Mutex mutex_;
+};
+
+}  // namespace devmgr::kubeletplugin

@@ -1,0 +1,69 @@
+// CallLock: two holders of the same lock file (as the old and the new pod of a driver in a
+// rolling update) never run a call at the same time; without a file a mutex does it; a lock
+// file that cannot be opened is a clear error.
+#include "kubeletplugin/call_lock.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/synchronization/notification.h"
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::kubeletplugin {
+namespace {
+
+using ::devmgr::testing::TempDir;
+using ::devmgr::testing::WaitFor;
+
+// Holds `first`'s lock, starts a second holder on `second`, and checks it waits until the first
+// lets go.
+void ExpectExclusive(CallLock& first, CallLock& second) {
+  std::optional<absl::StatusOr<CallLock::Guard>> held(first.Lock());
+  ASSERT_TRUE(held->ok()) << held->status();
+  std::atomic<bool> started{false};
+  std::atomic<bool> acquired{false};
+  std::thread other([&] {
+    started = true;
+    absl::StatusOr<CallLock::Guard> guard = second.Lock();
+    EXPECT_TRUE(guard.ok()) << guard.status();
+    acquired = true;
+  });
+  ASSERT_TRUE(WaitFor([&] { return started.load(); }));
+  // The other holder is blocked for as long as the lock is held; this cannot prove it never
+  // gets in, but a lock that did not exclude would let it in at once.
+  EXPECT_FALSE(WaitFor([&] { return acquired.load(); }, std::chrono::milliseconds(200)));
+  held.reset();
+  EXPECT_TRUE(WaitFor([&] { return acquired.load(); }));
+  other.join();
+}
+
+TEST(CallLockTest, TwoHoldersOfOneLockFileTakeTurns) {
+  TempDir dir;
+  const std::filesystem::path file = dir.Sub(kSerializeLockFile);
+  CallLock old_pod(file);
+  CallLock new_pod(file);
+  ExpectExclusive(old_pod, new_pod);
+  EXPECT_TRUE(std::filesystem::exists(file));
+}
+
+TEST(CallLockTest, WithoutAFileAMutexSerialisesCalls) {
+  CallLock lock;
+  ExpectExclusive(lock, lock);
+}
+
+TEST(CallLockTest, ALockFileThatCannotBeOpenedIsAnError) {
+  TempDir dir;
+  CallLock lock(dir.Sub("missing-folder") / kSerializeLockFile);
+  absl::StatusOr<CallLock::Guard> guard = lock.Lock();
+  ASSERT_FALSE(guard.ok());
+  EXPECT_TRUE(absl::StartsWith(guard.status().message(), "lock file: cannot open "))
+      << guard.status();
+}
+
+}  // namespace
+}  // namespace devmgr::kubeletplugin
