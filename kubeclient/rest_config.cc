@@ -1,0 +1,231 @@
+#include "kubeclient/rest_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/file_store.h"
+
+namespace devmgr::kubeclient {
+namespace {
+
+// A named entry of a kubeconfig list (a cluster, a user, a context) and the folder of the file
+// it came from, against which its relative paths resolve.
+struct Entry {
+  YAML::Node node;
+  std::filesystem::path dir;
+};
+
+// The merged kubeconfig: for each name, the first file's entry wins.
+struct Merged {
+  std::string current_context;
+  std::map<std::string, Entry> clusters;
+  std::map<std::string, Entry> users;
+  std::map<std::string, Entry> contexts;
+};
+
+// IsMap: `node` exists and is a map (yaml-cpp throws on asking a missing node its type).
+bool IsMap(const YAML::Node& node) { return node.IsDefined() && node.IsMap(); }
+
+// String: a scalar field of `node`, or "".
+std::string String(const YAML::Node& node, const char* key) {
+  if (!IsMap(node)) return "";
+  const YAML::Node value = node[key];
+  return value.IsDefined() && value.IsScalar() ? value.as<std::string>() : "";
+}
+
+absl::Status ReadList(const YAML::Node& list, const char* key, const char* item_key,
+                      const std::filesystem::path& file, std::map<std::string, Entry>& out) {
+  if (!list.IsDefined() || list.IsNull()) return absl::OkStatus();
+  if (!list.IsSequence()) {
+    return absl::InvalidArgumentError(absl::StrCat(file.string(), ": ", key, " must be a list"));
+  }
+  for (const YAML::Node& item : list) {
+    if (!IsMap(item) || !item["name"].IsDefined() || !item["name"].IsScalar()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(file.string(), ": every entry of ", key, " needs a name"));
+    }
+    out.emplace(item["name"].as<std::string>(), Entry{item[item_key], file.parent_path()});
+  }
+  return absl::OkStatus();
+}
+
+// Material: inline base64 data (`data_key`), else the content of the file `file_key` names.
+absl::StatusOr<std::string> Material(const Entry& entry, const char* data_key, const char* file_key,
+                                     const std::string& owner) {
+  if (const std::string data = String(entry.node, data_key); !data.empty()) {
+    std::string decoded;
+    if (!absl::Base64Unescape(data, &decoded)) {
+      return absl::InvalidArgumentError(absl::StrCat(owner, ": ", data_key, " is not base64"));
+    }
+    return decoded;
+  }
+  const std::string file = String(entry.node, file_key);
+  if (file.empty()) return std::string();
+  const std::filesystem::path path =
+      std::filesystem::path(file).is_absolute() ? std::filesystem::path(file) : entry.dir / file;
+  absl::StatusOr<std::string> content = ReadWholeFile(path);
+  if (!content.ok()) {
+    return absl::Status(content.status().code(),
+                        absl::StrCat(owner, ": cannot read ", file_key, " ", path.string(), ": ",
+                                     content.status().message()));
+  }
+  return content;
+}
+
+}  // namespace
+
+std::vector<std::filesystem::path> KubeconfigFiles(const std::string& kubeconfig_env) {
+  std::vector<std::filesystem::path> files;
+  for (absl::string_view file : absl::StrSplit(kubeconfig_env, ':', absl::SkipEmpty())) {
+    files.emplace_back(std::string(file));
+  }
+  return files;
+}
+
+absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::path>& files,
+                                          const std::string& context) {
+  if (files.empty()) return absl::InvalidArgumentError("no kubeconfig file was given");
+  Merged merged;
+  for (const std::filesystem::path& file : files) {
+    absl::StatusOr<std::string> text = ReadWholeFile(file);
+    if (!text.ok()) {
+      return absl::Status(
+          text.status().code(),
+          absl::StrCat("cannot read kubeconfig ", file.string(), ": ", text.status().message()));
+    }
+    YAML::Node root;
+    try {
+      root = YAML::Load(*text);
+    } catch (const YAML::Exception& error) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(file.string(), ": not a kubeconfig: ", error.what()));
+    }
+    if (root.IsNull()) continue;  // an empty file, as kubectl allows
+    if (!root.IsMap()) {
+      return absl::InvalidArgumentError(absl::StrCat(file.string(), ": not a kubeconfig"));
+    }
+    if (merged.current_context.empty()) merged.current_context = String(root, "current-context");
+    for (auto [key, item, target] : {std::tuple{"clusters", "cluster", &merged.clusters},
+                                     std::tuple{"users", "user", &merged.users},
+                                     std::tuple{"contexts", "context", &merged.contexts}}) {
+      if (absl::Status read = ReadList(root[key], key, item, file, *target); !read.ok()) {
+        return read;
+      }
+    }
+  }
+
+  const std::string name = context.empty() ? merged.current_context : context;
+  if (name.empty()) {
+    return absl::FailedPreconditionError(
+        "the kubeconfig sets no current-context (name one with --context)");
+  }
+  auto found_context = merged.contexts.find(name);
+  if (found_context == merged.contexts.end()) {
+    return absl::NotFoundError(absl::StrCat("context \"", name, "\" is not in the kubeconfig"));
+  }
+  const Entry& ctx = found_context->second;
+  RestConfig config;
+  if (const std::string ns = String(ctx.node, "namespace"); !ns.empty()) config.namespace_name = ns;
+
+  const std::string cluster_name = String(ctx.node, "cluster");
+  auto cluster = merged.clusters.find(cluster_name);
+  if (cluster == merged.clusters.end()) {
+    return absl::NotFoundError(absl::StrCat("context \"", name, "\" names cluster \"", cluster_name,
+                                            "\", which is not in the kubeconfig"));
+  }
+  const std::string cluster_owner = absl::StrCat("cluster \"", cluster_name, "\"");
+  config.server = String(cluster->second.node, "server");
+  if (config.server.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(cluster_owner, " has no server"));
+  }
+  absl::StatusOr<std::string> ca = Material(cluster->second, "certificate-authority-data",
+                                            "certificate-authority", cluster_owner);
+  if (!ca.ok()) return ca.status();
+  config.certificate_authority_pem = *std::move(ca);
+  config.tls_server_name = String(cluster->second.node, "tls-server-name");
+  config.insecure_skip_tls_verify =
+      String(cluster->second.node, "insecure-skip-tls-verify") == "true";
+
+  const std::string user_name = String(ctx.node, "user");
+  if (user_name.empty()) return config;  // anonymous
+  auto user = merged.users.find(user_name);
+  if (user == merged.users.end()) {
+    return absl::NotFoundError(absl::StrCat("context \"", name, "\" names user \"", user_name,
+                                            "\", which is not in the kubeconfig"));
+  }
+  const std::string user_owner = absl::StrCat("user \"", user_name, "\"");
+  const YAML::Node& credentials = user->second.node;
+  for (const char* runs : {"exec", "auth-provider"}) {
+    if (IsMap(credentials) && credentials[runs].IsDefined() && !credentials[runs].IsNull()) {
+      return absl::UnimplementedError(
+          absl::StrCat(user_owner, " gets its credentials from ", runs,
+                       ", which runs a program; devmgr runs none that a file names: give it a "
+                       "token, a token file or a client certificate"));
+    }
+  }
+  if (!String(credentials, "username").empty()) {
+    return absl::UnimplementedError(absl::StrCat(
+        user_owner, " uses a username and password, which Kubernetes no longer accepts"));
+  }
+  absl::StatusOr<std::string> cert =
+      Material(user->second, "client-certificate-data", "client-certificate", user_owner);
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key =
+      Material(user->second, "client-key-data", "client-key", user_owner);
+  if (!key.ok()) return key.status();
+  if (cert->empty() != key->empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(user_owner,
+                     " has a client certificate without its key, or a key without "
+                     "its certificate"));
+  }
+  config.client_certificate_pem = *std::move(cert);
+  config.client_key_pem = *std::move(key);
+  config.bearer_token = String(credentials, "token");
+  if (const std::string file = String(credentials, "tokenFile"); !file.empty()) {
+    config.bearer_token_file = std::filesystem::path(file).is_absolute()
+                                   ? std::filesystem::path(file)
+                                   : user->second.dir / file;
+  }
+  return config;
+}
+
+absl::StatusOr<RestConfig> InClusterConfig(const std::map<std::string, std::string>& env,
+                                           const std::filesystem::path& service_account_dir) {
+  auto host = env.find("KUBERNETES_SERVICE_HOST");
+  auto port = env.find("KUBERNETES_SERVICE_PORT");
+  if (host == env.end() || host->second.empty() || port == env.end() || port->second.empty()) {
+    return absl::FailedPreconditionError(
+        "not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not "
+        "set");
+  }
+  RestConfig config;
+  // An IPv6 address needs brackets in a URL.
+  const bool ipv6 = host->second.find(':') != std::string::npos;
+  config.server =
+      absl::StrCat("https://", ipv6 ? "[" : "", host->second, ipv6 ? "]" : "", ":", port->second);
+  config.bearer_token_file = service_account_dir / "token";
+  if (!std::filesystem::exists(config.bearer_token_file)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("not running in a cluster: no service account token at ",
+                     config.bearer_token_file.string()));
+  }
+  absl::StatusOr<std::string> ca = ReadWholeFile(service_account_dir / "ca.crt");
+  if (!ca.ok()) {
+    return absl::Status(ca.status().code(), absl::StrCat("cannot read the service account's CA: ",
+                                                         ca.status().message()));
+  }
+  config.certificate_authority_pem = *std::move(ca);
+  if (absl::StatusOr<std::string> ns = ReadWholeFile(service_account_dir / "namespace");
+      ns.ok() && !absl::StripAsciiWhitespace(*ns).empty()) {
+    config.namespace_name = std::string(absl::StripAsciiWhitespace(*ns));
+  }
+  return config;
+}
+
+}  // namespace devmgr::kubeclient

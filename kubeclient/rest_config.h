@@ -1,0 +1,59 @@
+// RestConfig: how to reach a Kubernetes API server and prove who we are, read from a kubeconfig
+// (its current context: cluster, user, namespace) or from the pod's service account when
+// running in a cluster, as client-go's clientcmd and rest.InClusterConfig read them.
+//
+// Credentials that run programs (exec plugins, auth providers) are refused with a clear error:
+// devmgr runs no command a file names. TLS is always verified against the cluster's CA (or the
+// system's) unless the kubeconfig itself sets insecure-skip-tls-verify.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace devmgr::kubeclient {
+
+struct RestConfig {
+  // https://host:port, as the cluster names it.
+  std::string server;
+  // PEM of the CA to trust; empty: the system's trust store.
+  std::string certificate_authority_pem;
+  // Client certificate and key (PEM), for a user that authenticates with them.
+  std::string client_certificate_pem;
+  std::string client_key_pem;
+  // A bearer token, or the file to read it from on each use (a projected token rotates).
+  std::string bearer_token;
+  std::filesystem::path bearer_token_file;
+  // The name the server's certificate must carry, when it is not the server's host.
+  std::string tls_server_name;
+  bool insecure_skip_tls_verify = false;
+  // The context's namespace ("default" when it names none).
+  std::string namespace_name = "default";
+
+  bool operator==(const RestConfig&) const = default;
+};
+
+// LoadKubeconfig reads the kubeconfig files (KUBECONFIG's colon-separated list: the first file
+// that sets a value wins, as clientcmd merges them) and resolves `context` (empty: the files'
+// current-context). Relative file paths are taken from the folder of the file that names them.
+absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::path>& files,
+                                          const std::string& context = "");
+
+// KubeconfigFiles splits a KUBECONFIG value into its files (empty entries are skipped).
+std::vector<std::filesystem::path> KubeconfigFiles(const std::string& kubeconfig_env);
+
+// The service account's files in a pod.
+inline constexpr char kServiceAccountDir[] = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+// InClusterConfig: the API server of the cluster the process runs in (KUBERNETES_SERVICE_HOST
+// and KUBERNETES_SERVICE_PORT from `env`), the service account's token file, CA and namespace
+// under `service_account_dir`. FailedPrecondition when not in a cluster.
+absl::StatusOr<RestConfig> InClusterConfig(
+    const std::map<std::string, std::string>& env,
+    const std::filesystem::path& service_account_dir = kServiceAccountDir);
+
+}  // namespace devmgr::kubeclient

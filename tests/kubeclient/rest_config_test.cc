@@ -1,0 +1,178 @@
+// Reading where the API server is and how to authenticate: a kubeconfig's current context with
+// inline and file credentials (relative paths from the file's folder), KUBECONFIG lists merged
+// first-wins, an explicit context, the errors a user meets (a missing file, an unknown context,
+// credentials that would run a program), and the in-cluster service account.
+#include "kubeclient/rest_config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "tests/testlib/temp_dir.h"
+
+namespace devmgr::kubeclient {
+namespace {
+
+using ::devmgr::testing::TempDir;
+
+void Write(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+constexpr char kCa[] = "-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n";
+
+std::string Kubeconfig(const std::string& extra_user = "") {
+  return "apiVersion: v1\nkind: Config\ncurrent-context: edge\n"
+         "clusters:\n"
+         "- name: lab\n  cluster:\n    server: https://10.0.0.1:6443\n"
+         "    certificate-authority-data: " +
+         absl::Base64Escape(kCa) +
+         "\n"
+         "- name: files\n  cluster:\n    server: https://files:6443\n"
+         "    certificate-authority: certs/ca.crt\n    tls-server-name: api.internal\n"
+         "contexts:\n"
+         "- name: edge\n  context: {cluster: lab, user: token-user, namespace: dra}\n"
+         "- name: certs\n  context: {cluster: files, user: cert-user}\n"
+         "- name: anonymous\n  context: {cluster: lab}\n"
+         "users:\n"
+         "- name: token-user\n  user: {token: abc123}\n"
+         "- name: cert-user\n  user: {client-certificate: certs/client.crt, client-key: "
+         "certs/client.key, tokenFile: token}\n" +
+         extra_user;
+}
+
+TEST(RestConfigTest, TheCurrentContextWithAnInlineCaAndAToken) {
+  TempDir dir;
+  Write(dir.Sub("config"), Kubeconfig());
+  absl::StatusOr<RestConfig> config = LoadKubeconfig({dir.Sub("config")});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->server, "https://10.0.0.1:6443");
+  EXPECT_EQ(config->certificate_authority_pem, kCa);
+  EXPECT_EQ(config->bearer_token, "abc123");
+  EXPECT_EQ(config->namespace_name, "dra");
+  EXPECT_FALSE(config->insecure_skip_tls_verify);
+}
+
+TEST(RestConfigTest, FilesAreReadFromTheKubeconfigsFolder) {
+  TempDir dir;
+  Write(dir.Sub("kube/config"), Kubeconfig());
+  Write(dir.Sub("kube/certs/ca.crt"), kCa);
+  Write(dir.Sub("kube/certs/client.crt"), "CERT");
+  Write(dir.Sub("kube/certs/client.key"), "KEY");
+  absl::StatusOr<RestConfig> config = LoadKubeconfig({dir.Sub("kube/config")}, "certs");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->server, "https://files:6443");
+  EXPECT_EQ(config->certificate_authority_pem, kCa);
+  EXPECT_EQ(config->client_certificate_pem, "CERT");
+  EXPECT_EQ(config->client_key_pem, "KEY");
+  EXPECT_EQ(config->bearer_token_file, dir.Sub("kube/token"));
+  EXPECT_EQ(config->tls_server_name, "api.internal");
+  EXPECT_EQ(config->namespace_name, "default");
+
+  absl::StatusOr<RestConfig> anonymous = LoadKubeconfig({dir.Sub("kube/config")}, "anonymous");
+  ASSERT_TRUE(anonymous.ok()) << anonymous.status();
+  EXPECT_TRUE(anonymous->bearer_token.empty());
+  EXPECT_TRUE(anonymous->client_certificate_pem.empty());
+}
+
+// KUBECONFIG=a:b: the first file that sets a value wins, as clientcmd merges them.
+TEST(RestConfigTest, AKubeconfigListIsMergedFirstWins) {
+  TempDir dir;
+  Write(dir.Sub("a"),
+        "current-context: mine\ncontexts:\n- name: mine\n  context: {cluster: lab, user: me}\n"
+        "users:\n- name: me\n  user: {token: first}\n");
+  Write(dir.Sub("b"), Kubeconfig("- name: me\n  user: {token: second}\n"));
+  const std::vector<std::filesystem::path> files =
+      KubeconfigFiles(dir.Sub("a").string() + "::" + dir.Sub("b").string());
+  ASSERT_EQ(files.size(), 2u);
+  absl::StatusOr<RestConfig> config = LoadKubeconfig(files);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->server, "https://10.0.0.1:6443") << "the cluster comes from the second file";
+  EXPECT_EQ(config->bearer_token, "first");
+}
+
+TEST(RestConfigTest, MistakesGetClearErrors) {
+  TempDir dir;
+  Write(dir.Sub("config"), Kubeconfig());
+  Write(dir.Sub("garbage"), "[not, a, kubeconfig");
+  struct Case {
+    std::vector<std::filesystem::path> files;
+    std::string context;
+    absl::StatusCode code;
+    std::string message;  // a substring
+  };
+  for (const Case& test : std::vector<Case>{
+           {{dir.Sub("missing")},
+            "",
+            absl::StatusCode::kNotFound,
+            "cannot read kubeconfig " + dir.Sub("missing").string()},
+           {{dir.Sub("config")},
+            "nope",
+            absl::StatusCode::kNotFound,
+            "context \"nope\" is not in the kubeconfig"},
+           {{dir.Sub("garbage")}, "", absl::StatusCode::kInvalidArgument, "not a kubeconfig"},
+           {{}, "", absl::StatusCode::kInvalidArgument, "no kubeconfig file was given"},
+       }) {
+    absl::StatusOr<RestConfig> config = LoadKubeconfig(test.files, test.context);
+    EXPECT_EQ(config.status().code(), test.code) << config.status();
+    EXPECT_TRUE(absl::StrContains(config.status().message(), test.message)) << config.status();
+  }
+}
+
+TEST(RestConfigTest, CredentialsThatRunAProgramAreRefused) {
+  TempDir dir;
+  Write(dir.Sub("config"),
+        "current-context: c\nclusters:\n- name: lab\n  cluster: {server: https://lab}\n"
+        "contexts:\n- name: c\n  context: {cluster: lab, user: u}\n"
+        "- name: half\n  context: {cluster: lab, user: half}\n"
+        "- name: lost\n  context: {cluster: nowhere}\n"
+        "users:\n- name: u\n  user:\n    exec: {command: aws}\n"
+        "- name: half\n  user: {client-key-data: " +
+            absl::Base64Escape("KEY") + "}\n");
+  absl::StatusOr<RestConfig> runs = LoadKubeconfig({dir.Sub("config")});
+  EXPECT_EQ(runs.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(runs.status().message(),
+                                "user \"u\" gets its credentials from exec, which runs a program"))
+      << runs.status();
+  absl::StatusOr<RestConfig> half = LoadKubeconfig({dir.Sub("config")}, "half");
+  EXPECT_EQ(half.status().code(), absl::StatusCode::kInvalidArgument) << half.status();
+  absl::StatusOr<RestConfig> lost = LoadKubeconfig({dir.Sub("config")}, "lost");
+  EXPECT_EQ(lost.status().message(),
+            "context \"lost\" names cluster \"nowhere\", which is not in the kubeconfig");
+}
+
+TEST(RestConfigTest, InClusterUsesTheServiceAccount) {
+  TempDir dir;
+  Write(dir.Sub("sa/token"), "projected-token");
+  Write(dir.Sub("sa/ca.crt"), kCa);
+  Write(dir.Sub("sa/namespace"), "dra-system\n");
+  absl::StatusOr<RestConfig> config = InClusterConfig(
+      {{"KUBERNETES_SERVICE_HOST", "10.96.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}},
+      dir.Sub("sa"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->server, "https://10.96.0.1:443");
+  EXPECT_EQ(config->bearer_token_file, dir.Sub("sa/token"));
+  EXPECT_EQ(config->certificate_authority_pem, kCa);
+  EXPECT_EQ(config->namespace_name, "dra-system");
+
+  absl::StatusOr<RestConfig> ipv6 = InClusterConfig(
+      {{"KUBERNETES_SERVICE_HOST", "fd00::1"}, {"KUBERNETES_SERVICE_PORT", "443"}}, dir.Sub("sa"));
+  ASSERT_TRUE(ipv6.ok()) << ipv6.status();
+  EXPECT_EQ(ipv6->server, "https://[fd00::1]:443");
+
+  EXPECT_EQ(InClusterConfig({}, dir.Sub("sa")).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(InClusterConfig(
+                {{"KUBERNETES_SERVICE_HOST", "10.96.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}},
+                dir.Sub("nothing"))
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace devmgr::kubeclient
