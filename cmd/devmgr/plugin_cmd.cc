@@ -21,8 +21,8 @@
 #include "common/logging.h"
 #include "common/unix_socket.h"
 #include "deviceplugin/plugin.h"
+#include "kubeletplugin/admin_claim_lookup.h"
 #include "plugins/fake/fake_plugin.h"
-#include "plugins/fakedra/admin_claim_lookup.h"
 #include "plugins/fakedra/fake_driver.h"
 #include "plugins/generic/generic_plugin.h"
 #include "resourceslice/store_service.h"
@@ -279,7 +279,7 @@ int RunFakeDra(const FakeDraFlags& flags) {
   options.prepare_hang = flags.prepare_hang;
   const std::shared_ptr<grpc::Channel> daemon =
       grpc::CreateChannel(UnixTarget(admin_socket), grpc::InsecureChannelCredentials());
-  options.claim_lookup = plugins::AdminClaimLookup(daemon, kDaemonCallTimeout);
+  options.claim_lookup = kubeletplugin::AdminClaimLookup(daemon, kDaemonCallTimeout);
   // The devices are published into the daemon's local ResourceSlice store.
   resourceslice::GrpcSliceStore slices(daemon, kDaemonCallTimeout);
   options.slice_store = &slices;

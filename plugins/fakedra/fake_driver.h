@@ -1,32 +1,24 @@
 // FakeDraDriver: the fake DRA driver behind `devmgr plugin fake-dra`, a real gRPC peer to test a
-// node's DRA side against (devmgr's dra::Manager, or a kubelet). It lays out its sockets as a
-// driver built on upstream's kubeletplugin helper does:
-//
-//  * <root>/plugins/<driver>/dra.sock serves DRAPlugin v1, v1beta1 or both;
-//  * <root>/plugins_registry/<driver>-reg.sock serves pluginregistration.Registration, whose
-//    GetInfo answers type "DRAPlugin", the driver name, dra.sock's absolute path and the
-//    services served ("v1.DRAPlugin", "v1beta1.DRAPlugin").
-//
-// In a rolling update (the driver's old and new pod side by side, each named by its pod UID) the
-// sockets get upstream's rolling-update names (kubeletplugin/socket_names.h), so that two
-// instances of one driver register as two endpoints, and the two take turns for their calls
-// through a lock file in the driver's folder (kubeletplugin/call_lock.h).
+// node's DRA side against (devmgr's dra::Manager, or a kubelet), and the first driver built on
+// devmgr's DRA driver helper (kubeletplugin/helper.h), which lays out its sockets as upstream's
+// helper does (<root>/plugins/<driver>/dra.sock, <root>/plugins_registry/<driver>-reg.sock, the
+// rolling-update names in a rolling update), registers, reads each claim before the driver sees
+// it and serialises the calls.
 //
 // Its devices are "dev-0" .. "dev-<N-1>" in one pool named after the node, published as
 // ResourceSlices when it is given a store (the daemon's local one, through devmgr.sock).
-// NodePrepareResources reads each claim through the ClaimLookup its host gives (the CLI asks the
-// daemon's admin API; a real driver asks the API server), keeps the allocation results that name
-// this driver, and answers one device per result, with the CDI device ID
-// "<driver>/device=<device>". With a CDI folder it writes one spec file for all its devices at
-// start (through the SDK's CDI writer) and removes it at stop. NodeUnprepareResources forgets the
-// claims and never fails.
+// NodePrepareResources keeps the allocation results of each claim that name this driver and
+// answers one device per result, with the CDI device ID "<driver>/device=<device>"; a device
+// that is not one of its own fails that claim. With a CDI folder it writes one spec file for all
+// its devices at start (through the SDK's CDI writer) and removes it at stop.
+// NodeUnprepareResources forgets the claims and never fails. It serves DRAResourceHealth v1
+// (FlipHealth).
 //
 // Faults for tests: a latency before every prepare, an error every claim fails with, or prepare
 // calls that hang until Release (or Stop).
 //
-// Threading: calls are answered one at a time on the driver's worker thread, never on a gRPC
-// thread (upstream's helper serialises them too by default); the ClaimLookup runs there and may
-// block for a bounded time. Every public method is thread-safe.
+// Threading: calls run one at a time on the helper's worker thread. Every public method is
+// thread-safe.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -35,6 +27,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -46,11 +39,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "common/event_loop.h"
 #include "common/logging.h"
 #include "dra/claim.h"
-#include "dra/driver_client.h"
-#include "kubeletplugin/call_lock.h"
+#include "kubeletplugin/helper.h"
 #include "plugins/fakedra/device_health.h"
 #include "resourceslice/controller.h"
 
@@ -59,10 +50,8 @@ namespace devmgr::plugins {
 // The class of the CDI kind the fake's devices have: "<driver>/device".
 inline constexpr char kFakeDraCdiClass[] = "device";
 
-// ClaimLookup: ResourceClaim `name` in `namespace_name`, as the driver's host knows it; NotFound
-// when there is none. Runs on the driver's worker thread and may block for a bounded time.
-using ClaimLookup = std::function<absl::StatusOr<dra::ResourceClaim>(
-    const std::string& namespace_name, const std::string& name)>;
+// ClaimLookup: where the helper reads the claims (the CLI asks the daemon's admin API).
+using ClaimLookup = kubeletplugin::ClaimLookup;
 
 // IsValidDriverName: a DRA driver name the fake accepts. It becomes a folder and file name, so
 // it must be a DNS subdomain of at most 63 characters (upstream's limit for driver names), which
@@ -113,21 +102,21 @@ struct FakeDraRegistration {
   std::string error{};
 };
 
-class FakeDraDriver {
+class FakeDraDriver final : private kubeletplugin::DriverPlugin {
  public:
-  // Start validates `options`, writes the CDI spec (if asked), and serves the service socket,
-  // then the registrar socket (so that the kubelet never dials a service that is not there).
+  // Start validates `options`, writes the CDI spec (if asked), starts the helper (which serves
+  // the service socket, then the registrar socket) and publishes the devices (with a store).
   // InvalidArgument for a bad option or a socket path over the unix limit; the errno's code when
   // a folder, a socket or the spec cannot be made.
   static absl::StatusOr<std::unique_ptr<FakeDraDriver>> Start(FakeDraOptions options);
 
   // Stops (see Stop).
-  ~FakeDraDriver();
+  ~FakeDraDriver() override;
   FakeDraDriver(const FakeDraDriver&) = delete;
   FakeDraDriver& operator=(const FakeDraDriver&) = delete;
 
-  // Stop releases hung calls, stops both servers (calls in progress get shutdown_grace), and
-  // removes the sockets and the CDI spec. Idempotent; blocks until every call has ended.
+  // Stop releases hung calls, stops the helper (calls in progress get shutdown_grace), and
+  // removes the CDI spec. Idempotent; blocks until every call has ended.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Release ends every hang and latency wait, now and later.
@@ -137,8 +126,8 @@ class FakeDraDriver {
   // on the health streams. Nothing without serve_health.
   void FlipHealth();
 
-  const std::filesystem::path& service_socket() const { return service_socket_; }
-  const std::filesystem::path& registrar_socket() const { return registrar_socket_; }
+  const std::filesystem::path& service_socket() const { return helper_->service_socket(); }
+  const std::filesystem::path& registrar_socket() const { return helper_->registrar_socket(); }
   // The CDI spec file, or empty without a CDI folder.
   std::filesystem::path CdiSpecPath() const;
   // CdiDeviceId is what prepare answers for `device`: "<driver>/device=<device>".
@@ -151,34 +140,23 @@ class FakeDraDriver {
   FakeDraRegistration registration() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  // Resources: the devices as the pool the driver publishes.
-  resourceslice::DriverResources Resources() const;
-  // StartPublishing starts the ResourceSlice controller when there is a store.
-  absl::Status StartPublishing();
-
-  template <typename Api>
-  class DraService;
-
   explicit FakeDraDriver(FakeDraOptions options);
 
-  absl::Status Serve();
-  // The answers of both service versions, in v1's messages; on the worker thread only.
-  dra::draapi::v1::NodePrepareResourcesResponse Prepare(
-      const dra::draapi::v1::NodePrepareResourcesRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
-  dra::draapi::v1::NodeUnprepareResourcesResponse Unprepare(
-      const dra::draapi::v1::NodeUnprepareResourcesRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
+  // DriverPlugin, on the helper's worker.
+  absl::StatusOr<std::map<std::string, kubeletplugin::PrepareResult>> PrepareResourceClaims(
+      const std::vector<dra::ResourceClaim>& claims) override ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::map<std::string, absl::Status>> UnprepareResourceClaims(
+      const std::vector<kubeletplugin::NamespacedObject>& claims) override ABSL_LOCKS_EXCLUDED(mu_);
+
   // PrepareClaim: the devices of one claim, or why it cannot be prepared.
-  absl::StatusOr<std::vector<dra::draapi::v1::Device>> PrepareClaim(
-      const dra::draapi::v1::Claim& claim) const;
+  absl::StatusOr<std::vector<kubeletplugin::Device>> PrepareClaim(
+      const dra::ResourceClaim& claim) const;
   bool IsOwnDevice(absl::string_view pool, absl::string_view device) const;
+  // Resources: the devices as the pool the driver publishes.
+  resourceslice::DriverResources Resources() const;
   void OnRegistrationStatus(bool registered, const std::string& error) ABSL_LOCKS_EXCLUDED(mu_);
 
   const FakeDraOptions options_;
-  const std::filesystem::path service_socket_;
-  const std::filesystem::path registrar_socket_;
-  // Serialises the calls with the other instance of a rolling update (serialize.lock beside
-  // the service socket), else within this one.
-  kubeletplugin::CallLock call_lock_;
 
   std::atomic<int64_t> prepare_calls_{0};
   std::atomic<int64_t> unprepare_calls_{0};
@@ -191,17 +169,9 @@ class FakeDraDriver {
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   bool cdi_written_ = false;
 
-  // Declared before the servers, which are destroyed first.
-  std::vector<std::unique_ptr<grpc::Service>> services_;
-  // Also in services_ (owned there); null without serve_health.
-  FakeDeviceHealth* health_ = nullptr;
-  std::unique_ptr<grpc::Server> service_server_;
-  std::unique_ptr<grpc::Server> registrar_server_;
-  // Publishes the devices when options_.slice_store is set.
-  std::unique_ptr<resourceslice::Controller> publisher_;
-  // Last, so that it joins first. The services answer every call here, so Stop shuts the
-  // servers down before it stops this loop.
-  EventLoop worker_;
+  // Served beside DRAPlugin by the helper, which is destroyed first; null without serve_health.
+  std::unique_ptr<FakeDeviceHealth> health_;
+  std::unique_ptr<kubeletplugin::Helper> helper_;
 };
 
 }  // namespace devmgr::plugins

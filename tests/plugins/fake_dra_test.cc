@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -21,9 +22,9 @@
 #include "dra/driver_registry.h"
 #include "dra/health_stream.h"
 #include "dra/v1/api.grpc.pb.h"
+#include "kubeletplugin/admin_claim_lookup.h"
 #include "nlohmann/json.hpp"
 #include "pluginregistration/v1/api.grpc.pb.h"
-#include "plugins/fakedra/admin_claim_lookup.h"
 #include "plugins/fakedra/fake_driver.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
@@ -33,6 +34,7 @@ namespace {
 
 namespace v1 = dra::draapi::v1;
 namespace admin = devmgr::admin::v1;
+using ::devmgr::kubeletplugin::AdminClaimLookup;
 using ::devmgr::testing::TempDir;
 using ::devmgr::testing::WaitFor;
 
@@ -264,7 +266,10 @@ TEST_F(FakeDraDriverTest, PreparesClaimsWithTheirDevicesAndUnpreparesThem) {
   EXPECT_EQ(driver_->unprepare_calls(), 1);
 }
 
-TEST_F(FakeDraDriverTest, EachClaimGetsItsOwnError) {
+// As upstream's helper: a claim that cannot be read, is not allocated or was replaced fails the
+// whole call (the helper reads the claims before the driver sees them), with the helper's texts;
+// a device that is not the driver's fails only its claim.
+TEST_F(FakeDraDriverTest, ClaimsTheHelperCannotUseFailTheCallDevicesFailTheirClaim) {
   book_.Put(Claim("good", "uid-good", std::vector{Result("gpu", "dev-0")}));
   book_.Put(Claim("replaced", "uid-new", std::vector{Result("gpu", "dev-1")}));
   book_.Put(Claim("pending", "uid-pending", std::nullopt));
@@ -275,33 +280,41 @@ TEST_F(FakeDraDriverTest, EachClaimGetsItsOwnError) {
   std::shared_ptr<const dra::DriverClient> client = Register();
   ASSERT_NE(client, nullptr);
 
+  for (const auto& [name, uid, error] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"missing", "uid-missing",
+            "get resource claims: retrieve claim default/missing: resourceclaims \"missing\" not "
+            "found"},
+           {"replaced", "uid-old", "get resource claims: claim default/replaced got replaced"},
+           {"pending", "uid-pending",
+            "get resource claims: claim default/pending not allocated"}}) {
+    v1::NodePrepareResourcesRequest request;
+    AddClaim(request, "good", "uid-good");
+    AddClaim(request, name, uid);
+    absl::StatusOr<v1::NodePrepareResourcesResponse> prepared =
+        client->NodePrepareResources(request);
+    EXPECT_EQ(prepared.status().code(), absl::StatusCode::kUnknown) << name;
+    EXPECT_EQ(prepared.status().message(), error);
+  }
+  EXPECT_EQ(driver_->prepare_calls(), 0) << "the driver never saw those calls";
+  EXPECT_TRUE(driver_->PreparedClaims().empty());
+
   v1::NodePrepareResourcesRequest request;
   AddClaim(request, "good", "uid-good");
-  AddClaim(request, "missing", "uid-missing");
-  AddClaim(request, "replaced", "uid-old");
-  AddClaim(request, "pending", "uid-pending");
   AddClaim(request, "too-far", "uid-far");
   AddClaim(request, "other-pool", "uid-pool");
   absl::StatusOr<v1::NodePrepareResourcesResponse> prepared = client->NodePrepareResources(request);
   ASSERT_TRUE(prepared.ok()) << prepared.status();
-  ASSERT_EQ(prepared->claims().size(), 6u);
+  ASSERT_EQ(prepared->claims().size(), 3u);
   EXPECT_EQ(prepared->claims().at("uid-good").error(), "");
   EXPECT_EQ(prepared->claims().at("uid-good").devices_size(), 1);
-  EXPECT_EQ(prepared->claims().at("uid-missing").error(),
-            "retrieve claim default/missing: resourceclaims \"missing\" not found");
-  EXPECT_EQ(prepared->claims().at("uid-old").error(), "claim default/replaced got replaced");
-  EXPECT_EQ(prepared->claims().at("uid-pending").error(), "claim default/pending not allocated");
   EXPECT_EQ(prepared->claims().at("uid-far").error(),
             "claim default/too-far: device node-a/dev-4 is not one of DRA driver "
             "gpu.example.com's devices");
   EXPECT_EQ(prepared->claims().at("uid-pool").error(),
             "claim default/other-pool: device node-b/dev-0 is not one of DRA driver "
             "gpu.example.com's devices");
-  for (const auto& [uid, answer] : prepared->claims()) {
-    if (uid != "uid-good") {
-      EXPECT_EQ(answer.devices_size(), 0) << uid;
-    }
-  }
+  EXPECT_EQ(prepared->claims().at("uid-far").devices_size(), 0);
   EXPECT_EQ(driver_->PreparedClaims(), std::vector<std::string>{"uid-good"});
 }
 
@@ -342,9 +355,10 @@ TEST_F(FakeDraDriverTest, InjectedErrorFailsEveryClaim) {
   std::shared_ptr<const dra::DriverClient> client = Register();
   ASSERT_NE(client, nullptr);
 
+  book_.Put(Claim("b", "uid-b", std::vector{Result("gpu", "dev-1")}));
   v1::NodePrepareResourcesRequest request;
   AddClaim(request, "a", "uid-a");
-  AddClaim(request, "missing", "uid-missing");
+  AddClaim(request, "b", "uid-b");
   absl::StatusOr<v1::NodePrepareResourcesResponse> prepared = client->NodePrepareResources(request);
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   ASSERT_EQ(prepared->claims().size(), 2u);
@@ -352,7 +366,6 @@ TEST_F(FakeDraDriverTest, InjectedErrorFailsEveryClaim) {
     EXPECT_EQ(answer.error(), "injected failure") << uid;
     EXPECT_EQ(answer.devices_size(), 0) << uid;
   }
-  EXPECT_EQ(book_.lookups(), 0);
   EXPECT_TRUE(driver_->PreparedClaims().empty());
 }
 
@@ -392,7 +405,7 @@ TEST_F(FakeDraDriverTest, HungPrepareAnswersOnRelease) {
   });
   EXPECT_TRUE(WaitFor([&] { return driver_->prepare_calls() == 1; }));
   EXPECT_FALSE(answered.load());
-  EXPECT_EQ(book_.lookups(), 0) << "the hang comes before the claims are read";
+  EXPECT_EQ(book_.lookups(), 1) << "the helper reads the claims before the driver hangs";
   driver_->Release();
   EXPECT_TRUE(WaitFor([&] { return answered.load(); }));
   caller.join();
@@ -587,13 +600,15 @@ TEST(AdminClaimLookupTest, ReadsClaimsFromTheDaemon) {
                            absl::Seconds(10));
   v1::NodePrepareResourcesRequest request;
   AddClaim(request, "a", "uid-a");
-  AddClaim(request, "missing", "uid-missing");
   absl::StatusOr<v1::NodePrepareResourcesResponse> prepared = client.NodePrepareResources(request);
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   ASSERT_EQ(prepared->claims().at("uid-a").devices_size(), 1);
   EXPECT_EQ(prepared->claims().at("uid-a").devices(0).share_id(), "share-9");
-  EXPECT_EQ(prepared->claims().at("uid-missing").error(),
-            "retrieve claim default/missing: no admitted pod brought claim default/missing");
+  v1::NodePrepareResourcesRequest unknown;
+  AddClaim(unknown, "missing", "uid-missing");
+  EXPECT_EQ(client.NodePrepareResources(unknown).status().message(),
+            "get resource claims: retrieve claim default/missing: no admitted pod brought claim "
+            "default/missing");
   (*driver)->Stop();
   server->Shutdown();
 }

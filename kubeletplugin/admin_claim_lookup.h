@@ -1,6 +1,6 @@
-// The ClaimLookup `devmgr plugin fake-dra` uses: on a node run by `devmgr serve` there is no API
-// server, and the daemon's admin API (GetResourceClaim on <root>/devmgr.sock) answers the
-// ResourceClaims that came with its admitted pods. This is where the fake reads them.
+// The ClaimLookup of a DRA driver on a node run by `devmgr serve` without a cluster: there is no
+// API server, and the daemon's admin API (GetResourceClaim on <root>/devmgr.sock) answers the
+// ResourceClaims that came with its admitted pods (`devmgr plugin fake-dra` reads them here).
 #pragma once
 
 #include <grpcpp/channel.h>
@@ -10,9 +10,9 @@
 #include "absl/time/time.h"
 #include "devmgr/admin/v1/api.pb.h"
 #include "dra/claim.h"
-#include "plugins/fakedra/fake_driver.h"
+#include "kubeletplugin/helper.h"
 
-namespace devmgr::plugins {
+namespace devmgr::kubeletplugin {
 
 // ClaimFromProto: the admin API's claim as the DRA types' plain value. Not allocated means no
 // allocation at all; each reserved-for pod UID becomes a "pods" consumer; an empty share ID is
@@ -24,4 +24,4 @@ dra::ResourceClaim ClaimFromProto(const devmgr::admin::v1::ResourceClaim& claim)
 // admitted pod brought, UNAVAILABLE while no daemon listens. Blocks for at most `timeout`.
 ClaimLookup AdminClaimLookup(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout);
 
-}  // namespace devmgr::plugins
+}  // namespace devmgr::kubeletplugin

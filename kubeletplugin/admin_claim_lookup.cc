@@ -1,4 +1,4 @@
-#include "plugins/fakedra/admin_claim_lookup.h"
+#include "kubeletplugin/admin_claim_lookup.h"
 
 #include <grpcpp/grpcpp.h>
 
@@ -10,7 +10,7 @@
 #include "common/status.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
 
-namespace devmgr::plugins {
+namespace devmgr::kubeletplugin {
 
 namespace admin = devmgr::admin::v1;
 
@@ -54,4 +54,4 @@ ClaimLookup AdminClaimLookup(std::shared_ptr<grpc::Channel> channel, absl::Durat
   };
 }
 
-}  // namespace devmgr::plugins
+}  // namespace devmgr::kubeletplugin

@@ -1,0 +1,335 @@
+#include "kubeletplugin/helper.h"
+
+#include <chrono>
+#include <system_error>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
+#include "common/unix_socket.h"
+#include "deviceplugin/registry_service.h"
+#include "dra/api_versions.h"
+#include "dra/driver_client.h"
+#include "dra/v1/api.grpc.pb.h"
+#include "dra/v1beta1/api.grpc.pb.h"
+#include "kubeletplugin/socket_names.h"
+
+namespace devmgr::kubeletplugin {
+namespace {
+
+namespace v1 = ::k8s::io::kubelet::pkg::apis::dra::v1;
+namespace v1beta1 = ::k8s::io::kubelet::pkg::apis::dra::v1beta1;
+
+// The plugin type a DRA driver registers with in plugins_registry/.
+constexpr char kDraPluginType[] = "DRAPlugin";
+
+// The request of a result without the subrequest a prioritized list chose ("gpu/large" is
+// request "gpu"): the kubelet matches containers' claims by request.
+std::string BaseRequestName(const std::string& request) {
+  return request.substr(0, request.find('/'));
+}
+
+// AsVersion moves a message into the same message of the other API version; within one
+// version it is a plain copy.
+template <typename To, typename From>
+To AsVersion(const From& from) {
+  if constexpr (std::is_same_v<To, From>) {
+    return from;
+  } else {
+    return dra::ConvertVersion<To>(from);
+  }
+}
+
+struct V1Api {
+  using Service = v1::DRAPlugin::CallbackService;
+  using PrepareRequest = v1::NodePrepareResourcesRequest;
+  using PrepareResponse = v1::NodePrepareResourcesResponse;
+  using UnprepareRequest = v1::NodeUnprepareResourcesRequest;
+  using UnprepareResponse = v1::NodeUnprepareResourcesResponse;
+};
+
+struct V1beta1Api {
+  using Service = v1beta1::DRAPlugin::CallbackService;
+  using PrepareRequest = v1beta1::NodePrepareResourcesRequest;
+  using PrepareResponse = v1beta1::NodePrepareResourcesResponse;
+  using UnprepareRequest = v1beta1::NodeUnprepareResourcesRequest;
+  using UnprepareResponse = v1beta1::NodeUnprepareResourcesResponse;
+};
+
+absl::Status Wrap(absl::string_view prefix, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
+}
+
+}  // namespace
+
+// One version of the DRAPlugin service. The answers may block (claim lookups, the driver), so
+// each call is handed to the worker thread, which finishes it.
+template <typename Api>
+class Helper::DraService final : public Api::Service {
+ public:
+  explicit DraService(Helper& helper) : helper_(helper) {}
+
+  grpc::ServerUnaryReactor* NodePrepareResources(grpc::CallbackServerContext* context,
+                                                 const typename Api::PrepareRequest* request,
+                                                 typename Api::PrepareResponse* response) override {
+    // `request` and `response` live until Finish.
+    return AnswerOnWorker(context, [this, request, response] {
+      absl::StatusOr<v1::NodePrepareResourcesResponse> answer =
+          helper_.Prepare(AsVersion<v1::NodePrepareResourcesRequest>(*request));
+      if (!answer.ok()) return answer.status();
+      *response = AsVersion<typename Api::PrepareResponse>(*answer);
+      return absl::OkStatus();
+    });
+  }
+
+  grpc::ServerUnaryReactor* NodeUnprepareResources(
+      grpc::CallbackServerContext* context, const typename Api::UnprepareRequest* request,
+      typename Api::UnprepareResponse* response) override {
+    return AnswerOnWorker(context, [this, request, response] {
+      absl::StatusOr<v1::NodeUnprepareResourcesResponse> answer =
+          helper_.Unprepare(AsVersion<v1::NodeUnprepareResourcesRequest>(*request));
+      if (!answer.ok()) return answer.status();
+      *response = AsVersion<typename Api::UnprepareResponse>(*answer);
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  grpc::ServerUnaryReactor* AnswerOnWorker(grpc::CallbackServerContext* context,
+                                           std::function<absl::Status()> answer) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    helper_.worker_.Post([reactor, answer = std::move(answer)] {
+      const absl::Status status = answer();
+      // A Go driver's error comes back as gRPC's UNKNOWN with its text; so does ours.
+      reactor->Finish(status.ok()
+                          ? grpc::Status::OK
+                          : grpc::Status(grpc::StatusCode::UNKNOWN, std::string(status.message())));
+    });
+    return reactor;
+  }
+
+  Helper& helper_;
+};
+
+Helper::Helper(DriverPlugin& plugin, HelperOptions options)
+    : plugin_(plugin),
+      options_(std::move(options)),
+      service_socket_(options_.kubelet_dir / "plugins" / options_.driver_name /
+                      (options_.rolling_update_uid.empty()
+                           ? std::string(kServiceSocketFile)
+                           : RollingUpdateServiceSocketFile(options_.rolling_update_uid))),
+      registrar_socket_(options_.kubelet_dir / "plugins_registry" /
+                        (options_.rolling_update_uid.empty()
+                             ? RegistrarSocketFile(options_.driver_name)
+                             : RollingUpdateRegistrarSocketFile(
+                                   options_.kubelet_dir / "plugins_registry", options_.driver_name,
+                                   options_.rolling_update_uid))),
+      // Two pods of a rolling update take turns through a file both see; one pod alone is
+      // serial on its worker already.
+      call_lock_(options_.rolling_update_uid.empty()
+                     ? std::filesystem::path()
+                     : service_socket_.parent_path() / kSerializeLockFile) {}
+
+absl::StatusOr<std::unique_ptr<Helper>> Helper::Start(DriverPlugin& plugin, HelperOptions options) {
+  if (options.driver_name.empty()) return absl::InvalidArgumentError("DRA driver name is empty");
+  if (!options.serve_v1 && !options.serve_v1beta1) {
+    return absl::InvalidArgumentError("serve at least one of DRAPlugin v1 and v1beta1");
+  }
+  if (!options.claim_lookup) return absl::InvalidArgumentError("a claim lookup is required");
+  if (options.slice_store != nullptr && options.node_name.empty()) {
+    return absl::InvalidArgumentError("publishing ResourceSlices needs the node's name");
+  }
+  // The endpoint in GetInfo must be absolute: the kubelet dials it from its own folder.
+  std::error_code ec;
+  const std::filesystem::path root = std::filesystem::absolute(options.kubelet_dir, ec);
+  if (ec) return ErrnoStatus(ec, "cannot resolve", options.kubelet_dir);
+  options.kubelet_dir = root.lexically_normal();
+  std::unique_ptr<Helper> helper(new Helper(plugin, std::move(options)));
+  if (absl::Status served = helper->Serve(); !served.ok()) {
+    helper->Stop();
+    return served;
+  }
+  return helper;
+}
+
+Helper::~Helper() { Stop(); }
+
+absl::Status Helper::Serve() {
+  for (const std::filesystem::path& socket : {service_socket_, registrar_socket_}) {
+    if (absl::Status path_ok = ValidateSocketPath(socket); !path_ok.ok()) return path_ok;
+  }
+  for (const std::filesystem::path& socket : {service_socket_, registrar_socket_}) {
+    std::error_code ec;
+    std::filesystem::create_directories(socket.parent_path(), ec);
+    if (ec) return ErrnoStatus(ec, "cannot create", socket.parent_path());
+    if (absl::Status removed = RemoveStaleSocket(socket); !removed.ok()) return removed;
+  }
+
+  pluginregistration::PluginInfo info;
+  info.set_type(kDraPluginType);
+  info.set_name(options_.driver_name);
+  info.set_endpoint(service_socket_.string());
+  grpc::ServerBuilder service_builder;
+  service_builder.AddListeningPort(UnixTarget(service_socket_), grpc::InsecureServerCredentials());
+  if (options_.serve_v1) {
+    services_.push_back(std::make_unique<DraService<V1Api>>(*this));
+    service_builder.RegisterService(services_.back().get());
+    info.add_supported_versions(dra::kDraPluginServiceV1);
+  }
+  if (options_.serve_v1beta1) {
+    services_.push_back(std::make_unique<DraService<V1beta1Api>>(*this));
+    service_builder.RegisterService(services_.back().get());
+    info.add_supported_versions(dra::kDraPluginServiceV1beta1);
+  }
+  for (const auto& [service, name] : options_.extra_services) {
+    service_builder.RegisterService(service);
+    info.add_supported_versions(name);
+  }
+  service_server_ = service_builder.BuildAndStart();
+  if (service_server_ == nullptr) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", service_socket_.string()));
+  }
+
+  // Only now that the service answers does the kubelet learn about it.
+  services_.push_back(std::make_unique<deviceplugin::RegistryService>(
+      std::move(info),
+      [this](bool registered, const std::string& error) { OnRegistration(registered, error); }));
+  grpc::ServerBuilder registrar_builder;
+  registrar_builder.AddListeningPort(UnixTarget(registrar_socket_),
+                                     grpc::InsecureServerCredentials());
+  registrar_builder.RegisterService(services_.back().get());
+  registrar_server_ = registrar_builder.BuildAndStart();
+  if (registrar_server_ == nullptr) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", registrar_socket_.string()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Helper::PublishResources(resourceslice::DriverResources resources) {
+  if (options_.slice_store == nullptr) {
+    return absl::FailedPreconditionError("no ResourceSlice store to publish into");
+  }
+  absl::MutexLock lock(&mu_);
+  if (stopped_) return absl::FailedPreconditionError("the helper is stopped");
+  if (publisher_ != nullptr) {
+    publisher_->Update(std::move(resources));
+    return absl::OkStatus();
+  }
+  resourceslice::ControllerOptions publish;
+  publish.driver_name = options_.driver_name;
+  publish.store = options_.slice_store;
+  publish.owner = resourceslice::Owner{"v1", "Node", options_.node_name, ""};
+  publish.resources = std::move(resources);
+  publish.logger = options_.logger;
+  absl::StatusOr<std::unique_ptr<resourceslice::Controller>> controller =
+      resourceslice::Controller::Start(std::move(publish));
+  if (!controller.ok()) return controller.status();
+  publisher_ = *std::move(controller);
+  return absl::OkStatus();
+}
+
+void Helper::OnRegistration(bool registered, const std::string& error) {
+  if (options_.on_registration) options_.on_registration(registered, error);
+  // A kubelet that (re)starts wipes the node's slices: publish them again.
+  absl::MutexLock lock(&mu_);
+  if (registered && publisher_ != nullptr) publisher_->Resync();
+}
+
+void Helper::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopped_) return;
+    stopped_ = true;
+  }
+  std::unique_ptr<resourceslice::Controller> publisher;
+  {
+    absl::MutexLock lock(&mu_);
+    publisher = std::move(publisher_);
+  }
+  if (publisher != nullptr) publisher->Stop();
+  const auto deadline =
+      std::chrono::system_clock::now() + absl::ToChronoMilliseconds(options_.shutdown_grace);
+  // The registrar first: a kubelet looking now finds no driver rather than a dying one. Each
+  // socket is removed only if this helper bound it.
+  for (auto* server : {&registrar_server_, &service_server_}) {
+    if (*server == nullptr) continue;
+    // Calls still on the worker end there, which Shutdown waits for (or cancels after the
+    // grace): so the worker runs until both servers are down.
+    (*server)->Shutdown(deadline);
+    server->reset();
+    const std::filesystem::path& socket =
+        server == &registrar_server_ ? registrar_socket_ : service_socket_;
+    if (absl::Status removed = RemoveStaleSocket(socket); !removed.ok()) {
+      DEVMGR_LOG(options_.logger, err, "Cannot remove socket", "path", socket.string(), "err",
+                 removed);
+    }
+  }
+  worker_.Stop();
+}
+
+absl::StatusOr<v1::NodePrepareResourcesResponse> Helper::Prepare(
+    const v1::NodePrepareResourcesRequest& request) {
+  // The claims first (upstream does these slow calls before serialising): a claim that cannot
+  // be used fails the whole call, with upstream's texts.
+  std::vector<dra::ResourceClaim> claims;
+  for (const v1::Claim& wanted : request.claims()) {
+    const std::string ref = absl::StrCat(wanted.namespace_(), "/", wanted.name());
+    absl::StatusOr<dra::ResourceClaim> claim =
+        options_.claim_lookup(wanted.namespace_(), wanted.name());
+    if (!claim.ok()) {
+      return Wrap(absl::StrCat("get resource claims: retrieve claim ", ref, ": "), claim.status());
+    }
+    if (!claim->allocation.has_value()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("get resource claims: claim ", ref, " not allocated"));
+    }
+    if (claim->uid != wanted.uid()) {
+      // Same name, other object: the claim the kubelet means was deleted and made again.
+      return absl::FailedPreconditionError(
+          absl::StrCat("get resource claims: claim ", ref, " got replaced"));
+    }
+    claims.push_back(*std::move(claim));
+  }
+  absl::StatusOr<CallLock::Guard> turn = call_lock_.Lock();
+  if (!turn.ok()) return Wrap("serialize gRPC: ", turn.status());
+  absl::StatusOr<std::map<std::string, PrepareResult>> results =
+      plugin_.PrepareResourceClaims(claims);
+  if (!results.ok()) return Wrap("prepare resource claims: ", results.status());
+  v1::NodePrepareResourcesResponse response;
+  for (const auto& [uid, result] : *results) {
+    v1::NodePrepareResourceResponse& answer = (*response.mutable_claims())[uid];
+    if (!result.error.ok()) answer.set_error(std::string(result.error.message()));
+    for (const Device& device : result.devices) {
+      v1::Device& out = *answer.add_devices();
+      for (const std::string& request_name : device.requests) {
+        out.add_request_names(BaseRequestName(request_name));
+      }
+      out.set_pool_name(device.pool_name);
+      out.set_device_name(device.device_name);
+      for (const std::string& id : device.cdi_device_ids) out.add_cdi_device_ids(id);
+      if (device.share_id.has_value()) out.set_share_id(*device.share_id);
+    }
+  }
+  return response;
+}
+
+absl::StatusOr<v1::NodeUnprepareResourcesResponse> Helper::Unprepare(
+    const v1::NodeUnprepareResourcesRequest& request) {
+  absl::StatusOr<CallLock::Guard> turn = call_lock_.Lock();
+  if (!turn.ok()) return Wrap("serialize gRPC: ", turn.status());
+  std::vector<NamespacedObject> claims;
+  for (const v1::Claim& claim : request.claims()) {
+    claims.push_back({claim.namespace_(), claim.name(), claim.uid()});
+  }
+  absl::StatusOr<std::map<std::string, absl::Status>> results =
+      plugin_.UnprepareResourceClaims(claims);
+  if (!results.ok()) return Wrap("unprepare resource claims: ", results.status());
+  v1::NodeUnprepareResourcesResponse response;
+  for (const auto& [uid, error] : *results) {
+    v1::NodeUnprepareResourceResponse& answer = (*response.mutable_claims())[uid];
+    if (!error.ok()) answer.set_error(std::string(error.message()));
+  }
+  return response;
+}
+
+}  // namespace devmgr::kubeletplugin

@@ -1,0 +1,162 @@
+// Helper: what a DRA driver built on devmgr runs to serve the kubelet, upstream's
+// k8s.io/dynamic-resource-allocation/kubeletplugin helper. The driver implements DriverPlugin;
+// the helper serves DRAPlugin v1 and v1beta1 (and the driver's other services, such as
+// DRAResourceHealth) on the service socket in the driver's folder, then registers through
+// plugins_registry/ (rolling-update names when it is one of two pods), fetches each claim before
+// the driver sees it (refusing, as upstream, the whole call when a claim cannot be read, is not
+// allocated or was replaced), serialises the calls (across both pods of a rolling update through
+// serialize.lock), strips subrequest names from the answers, and publishes the driver's devices
+// as ResourceSlices through the ResourceSlice controller, again each time the kubelet confirms
+// the registration.
+//
+// Threading: the driver's calls run one at a time on the helper's worker thread, never on a
+// gRPC thread, and may block for a bounded time. Every public method is thread-safe.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/event_loop.h"
+#include "common/logging.h"
+#include "dra/claim.h"
+#include "dra/v1/api.pb.h"
+#include "kubeletplugin/call_lock.h"
+#include "resourceslice/controller.h"
+
+namespace devmgr::kubeletplugin {
+
+// ClaimLookup: ResourceClaim `name` in `namespace_name` as the cluster (or the node's daemon)
+// has it; NotFound when there is none. Runs on the worker thread; may block for a bounded time.
+using ClaimLookup = std::function<absl::StatusOr<dra::ResourceClaim>(
+    const std::string& namespace_name, const std::string& name)>;
+
+// A claim the kubelet names in NodeUnprepareResources (it may be gone from the cluster).
+struct NamespacedObject {
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+};
+
+// One device of a prepared claim.
+struct Device {
+  // The requests it serves; a subrequest ("gpu/large") is answered as its request ("gpu").
+  std::vector<std::string> requests;
+  std::string pool_name;
+  std::string device_name;
+  std::vector<std::string> cdi_device_ids;
+  std::optional<std::string> share_id;
+};
+
+// What became of one claim: its devices, or why it could not be prepared.
+struct PrepareResult {
+  std::vector<Device> devices;
+  absl::Status error;
+};
+
+class DriverPlugin {
+ public:
+  virtual ~DriverPlugin() = default;
+  // PrepareResourceClaims: each claim (fetched and checked by the helper) by UID, with its
+  // devices or its own error. An error of the whole call fails the RPC ("prepare resource
+  // claims: ...").
+  virtual absl::StatusOr<std::map<std::string, PrepareResult>> PrepareResourceClaims(
+      const std::vector<dra::ResourceClaim>& claims) = 0;
+  // UnprepareResourceClaims: by UID, each claim's error (OK: done, or it was never prepared:
+  // the kubelet repeats unprepare after a restart). The claims may be gone from the cluster.
+  virtual absl::StatusOr<std::map<std::string, absl::Status>> UnprepareResourceClaims(
+      const std::vector<NamespacedObject>& claims) = 0;
+};
+
+struct HelperOptions {
+  // Required.
+  std::string driver_name;
+  // The kubelet's root folder: sockets go to its plugins/<driver>/ and plugins_registry/.
+  std::filesystem::path kubelet_dir = "/var/lib/kubelet";
+  // Non-empty: this is the driver's pod with that UID in a rolling update.
+  std::string rolling_update_uid;
+  bool serve_v1 = true;
+  bool serve_v1beta1 = true;
+  // Other services of the driver on its socket, each with the name it is listed under at
+  // registration (e.g. "v1.DRAResourceHealth"). Not owned; must outlive the helper.
+  std::vector<std::pair<grpc::Service*, std::string>> extra_services;
+  // Required: where claims are read before the driver prepares them.
+  ClaimLookup claim_lookup;
+  // Where PublishResources writes ResourceSlices, owned by the Node `node_name`; null: nothing
+  // is published. Not owned; must outlive the helper.
+  resourceslice::SliceStore* slice_store = nullptr;
+  std::string node_name;
+  // Told of every NotifyRegistrationStatus, on a gRPC thread; must not block.
+  std::function<void(bool registered, const std::string& error)> on_registration;
+  // How long Stop lets calls in progress end before cancelling them.
+  absl::Duration shutdown_grace = absl::Seconds(2);
+  LoggerPtr logger;
+};
+
+class Helper {
+ public:
+  // Start serves the service socket, then the registration socket (so that the kubelet never
+  // dials a service that is not there yet). InvalidArgument for bad options or a socket path
+  // over the unix limit; the errno's code when a folder or socket cannot be made.
+  static absl::StatusOr<std::unique_ptr<Helper>> Start(DriverPlugin& plugin, HelperOptions options);
+  // Stops (see Stop).
+  ~Helper();
+  Helper(const Helper&) = delete;
+  Helper& operator=(const Helper&) = delete;
+
+  // PublishResources sets what the driver publishes as ResourceSlices (asynchronous; the
+  // controller retries). FailedPrecondition without a slice store.
+  absl::Status PublishResources(resourceslice::DriverResources resources) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Stop removes the registration socket first, then stops the service (calls in progress get
+  // shutdown_grace, then are cancelled) and removes its socket. Idempotent; returns once every
+  // call has ended. The driver must let hung calls go first.
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+  const std::filesystem::path& service_socket() const { return service_socket_; }
+  const std::filesystem::path& registrar_socket() const { return registrar_socket_; }
+
+ private:
+  template <typename Api>
+  class DraService;
+
+  Helper(DriverPlugin& plugin, HelperOptions options);
+  absl::Status Serve();
+  void OnRegistration(bool registered, const std::string& error) ABSL_LOCKS_EXCLUDED(mu_);
+  // The answers of both service versions, in v1's messages, on the worker.
+  absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> Prepare(
+      const ::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesRequest& request);
+  absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesResponse> Unprepare(
+      const ::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesRequest& request);
+
+  DriverPlugin& plugin_;
+  const HelperOptions options_;
+  const std::filesystem::path service_socket_;
+  const std::filesystem::path registrar_socket_;
+  CallLock call_lock_;
+
+  absl::Mutex mu_;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::unique_ptr<resourceslice::Controller> publisher_ ABSL_GUARDED_BY(mu_);
+
+  // Declared before the servers, which are destroyed first.
+  std::vector<std::unique_ptr<grpc::Service>> services_;
+  std::unique_ptr<grpc::Server> service_server_;
+  std::unique_ptr<grpc::Server> registrar_server_;
+  // Last, so that it joins first: the services answer every call here, so Stop shuts the
+  // servers down before it stops this loop.
+  EventLoop worker_;
+};
+
+}  // namespace devmgr::kubeletplugin
