@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 
@@ -25,7 +26,8 @@ class CallLock {
    public:
     Guard(Guard&&) noexcept;
     Guard& operator=(Guard&&) = delete;
-    ~Guard();
+    // Releases what Lock took (the analysis cannot follow a lock handed to an object).
+    ~Guard() ABSL_NO_THREAD_SAFETY_ANALYSIS;
 
    private:
     friend class CallLock;
@@ -39,7 +41,7 @@ class CallLock {
 
   // Lock blocks until the call may go on. With a file, the file is created (mode 0666, less the
   // umask) if missing; an error opening or locking it is "lock file: ...".
-  absl::StatusOr<Guard> Lock();
+  absl::StatusOr<Guard> Lock() ABSL_NO_THREAD_SAFETY_ANALYSIS;
 
  private:
   const std::filesystem::path lock_file_;
