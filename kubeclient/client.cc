@@ -1,0 +1,333 @@
+#include "kubeclient/client.h"
+
+#include <curl/curl.h>
+
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kubeclient/api_status.h"
+
+namespace devmgr::kubeclient {
+namespace {
+
+using Json = nlohmann::json;
+using kubeapi::ResourceVersion;
+
+// A connection that broke under a GET is tried again after this (client-go's artificial
+// Retry-After of 1 s).
+constexpr absl::Duration kConnectionLostWait = absl::Seconds(1);
+
+// Escape: a query parameter value, percent-encoded.
+std::string Escape(const std::string& value) {
+  char* escaped = curl_easy_escape(nullptr, value.data(), static_cast<int>(value.size()));
+  if (escaped == nullptr) return std::string();
+  std::string out(escaped);
+  curl_free(escaped);
+  return out;
+}
+
+// Query: "?a=1&b=2" of the non-empty parameters, or "".
+std::string Query(const std::vector<std::pair<const char*, std::string>>& parameters) {
+  std::vector<std::string> parts;
+  for (const auto& [key, value] : parameters) {
+    if (!value.empty()) parts.push_back(absl::StrCat(key, "=", Escape(value)));
+  }
+  return parts.empty() ? std::string() : absl::StrCat("?", absl::StrJoin(parts, "&"));
+}
+
+std::string SlicesPath(ResourceVersion version) {
+  return absl::StrCat("/apis/", kubeapi::GroupVersion(version), "/resourceslices");
+}
+
+absl::StatusOr<kubeapi::ResourceSlice> DecodeSlice(Json object, ResourceVersion version) {
+  absl::StatusOr<kubeapi::ResourceSlice> slice =
+      kubeapi::DecodeResourceSlice(kubeapi::ResourceSliceToV1(std::move(object), version));
+  if (!slice.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the server sent a ResourceSlice devmgr cannot read: ", slice.status().message()));
+  }
+  return slice;
+}
+
+std::string Body(const kubeapi::ResourceSlice& slice, ResourceVersion version) {
+  return kubeapi::ResourceSliceFromV1(kubeapi::EncodeResourceSlice(slice), version).dump();
+}
+
+// ParseEvent: one line of a watch stream.
+absl::StatusOr<SliceEvent> ParseEvent(std::string_view line, ResourceVersion version) {
+  Json event = Json::parse(line, nullptr, false);
+  if (event.is_discarded() || !event.is_object() || !event.contains("type") ||
+      !event["type"].is_string() || !event.contains("object")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the watch stream sent a line that is not an event: ",
+                     std::string(line.substr(0, std::min<size_t>(line.size(), 200)))));
+  }
+  const std::string type = event["type"].get<std::string>();
+  Json& object = event["object"];
+  if (type == "ERROR") {
+    const auto text = [&](const char* key) {
+      auto it = object.find(key);
+      return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const int code =
+        object.is_object() && object.contains("code") && object["code"].is_number_integer()
+            ? object["code"].get<int>()
+            : 500;
+    return StatusFromApiError(code, text("reason"), absl::StrCat("watch: ", text("message")));
+  }
+  SliceEvent out;
+  if (type == "ADDED") {
+    out.type = WatchEventType::kAdded;
+  } else if (type == "MODIFIED") {
+    out.type = WatchEventType::kModified;
+  } else if (type == "DELETED") {
+    out.type = WatchEventType::kDeleted;
+  } else if (type == "BOOKMARK") {
+    out.type = WatchEventType::kBookmark;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the watch stream sent an event of type \"", type, "\""));
+  }
+  absl::StatusOr<kubeapi::ResourceSlice> slice = DecodeSlice(std::move(object), version);
+  if (!slice.ok()) return slice.status();
+  out.slice = *std::move(slice);
+  out.resource_version = out.slice.metadata.resource_version;
+  return out;
+}
+
+}  // namespace
+
+std::string SliceFieldSelector(const std::string& driver, const std::string& node_name) {
+  std::vector<std::string> terms;
+  if (!driver.empty()) terms.push_back(absl::StrCat("spec.driver=", driver));
+  if (!node_name.empty()) terms.push_back(absl::StrCat("spec.nodeName=", node_name));
+  return absl::StrJoin(terms, ",");
+}
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Create(const RestConfig& config,
+                                                       ClientOptions options) {
+  absl::StatusOr<std::unique_ptr<HttpTransport>> transport = HttpTransport::Create(config);
+  if (!transport.ok()) return transport.status();
+  if (!options.sleep) options.sleep = [](absl::Duration wait) { absl::SleepFor(wait); };
+  return std::unique_ptr<Client>(new Client(*std::move(transport), std::move(options)));
+}
+
+Client::Client(std::unique_ptr<HttpTransport> transport, ClientOptions options)
+    : transport_(std::move(transport)), options_(std::move(options)) {}
+
+ResourceVersion Client::resource_version() const {
+  return static_cast<ResourceVersion>(version_.load());
+}
+
+absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request) {
+  for (int attempt = 0;; ++attempt) {
+    absl::StatusOr<HttpResponse> response = transport_->Send(request);
+    const bool last = attempt >= options_.max_retries;
+    if (!response.ok()) {
+      if (last || request.method != "GET" || !IsConnectionLost(response.status())) {
+        return response;
+      }
+      options_.sleep(kConnectionLostWait);
+      continue;
+    }
+    const bool server_asks_to_wait =
+        (response->code == 429 || response->code >= 500) && response->retry_after_seconds >= 0;
+    if (last || !server_asks_to_wait) return response;
+    options_.sleep(absl::Seconds(response->retry_after_seconds));
+  }
+}
+
+absl::StatusOr<Json> Client::DoJson(HttpRequest request) {
+  request.timeout = options_.timeout;
+  absl::StatusOr<HttpResponse> response = Do(request);
+  if (!response.ok()) return response.status();
+  if (absl::Status status = StatusFromResponse(*response); !status.ok()) return status;
+  Json body = Json::parse(response->body, nullptr, false);
+  if (body.is_discarded()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(request.method, " ", request.target, ": the server's answer is not JSON"));
+  }
+  return body;
+}
+
+template <typename T>
+absl::StatusOr<T> Client::WithVersion(
+    const std::function<absl::StatusOr<T>(ResourceVersion)>& call) {
+  const int first = version_.load();
+  int version = first;
+  std::optional<absl::StatusOr<T>> first_result;
+  for (int tried = 0; tried < kubeapi::kResourceVersionCount; ++tried) {
+    absl::StatusOr<T> result = call(static_cast<ResourceVersion>(version));
+    if (!absl::IsNotFound(result.status())) {
+      version_.store(version);
+      return result;
+    }
+    if (!first_result.has_value()) first_result = std::move(result);
+    version = (version + 1) % kubeapi::kResourceVersionCount;
+  }
+  // NotFound from every version: the object itself is missing. The version in use stays (as
+  // upstream leaves it), and its answer is the one that names the object.
+  return *std::move(first_result);
+}
+
+absl::StatusOr<SliceList> Client::ListResourceSlices(const ListOptions& options) {
+  return WithVersion<SliceList>([&](ResourceVersion version) -> absl::StatusOr<SliceList> {
+    HttpRequest request;
+    request.target =
+        absl::StrCat(SlicesPath(version), Query({{"fieldSelector", options.field_selector},
+                                                 {"labelSelector", options.label_selector},
+                                                 {"resourceVersion", options.resource_version}}));
+    absl::StatusOr<Json> body = DoJson(request);
+    if (!body.ok()) return body.status();
+    SliceList list;
+    if (auto meta = body->find("metadata"); meta != body->end() && meta->is_object()) {
+      list.resource_version = meta->value("resourceVersion", "");
+    }
+    auto items = body->find("items");
+    if (items == body->end() || items->is_null()) return list;
+    if (!items->is_array()) {
+      return absl::InvalidArgumentError("the server's ResourceSliceList has no list of items");
+    }
+    for (Json& item : *items) {
+      absl::StatusOr<kubeapi::ResourceSlice> slice = DecodeSlice(std::move(item), version);
+      if (!slice.ok()) return slice.status();
+      list.items.push_back(*std::move(slice));
+    }
+    return list;
+  });
+}
+
+absl::StatusOr<kubeapi::ResourceSlice> Client::GetResourceSlice(const std::string& name) {
+  return WithVersion<kubeapi::ResourceSlice>(
+      [&](ResourceVersion version) -> absl::StatusOr<kubeapi::ResourceSlice> {
+        HttpRequest request;
+        request.target = absl::StrCat(SlicesPath(version), "/", Escape(name));
+        absl::StatusOr<Json> body = DoJson(request);
+        if (!body.ok()) return body.status();
+        return DecodeSlice(*std::move(body), version);
+      });
+}
+
+absl::StatusOr<kubeapi::ResourceSlice> Client::CreateResourceSlice(
+    const kubeapi::ResourceSlice& slice) {
+  return WithVersion<kubeapi::ResourceSlice>(
+      [&](ResourceVersion version) -> absl::StatusOr<kubeapi::ResourceSlice> {
+        HttpRequest request;
+        request.method = "POST";
+        request.target = SlicesPath(version);
+        request.body = Body(slice, version);
+        absl::StatusOr<Json> body = DoJson(request);
+        if (!body.ok()) return body.status();
+        return DecodeSlice(*std::move(body), version);
+      });
+}
+
+absl::StatusOr<kubeapi::ResourceSlice> Client::UpdateResourceSlice(
+    const kubeapi::ResourceSlice& slice) {
+  return WithVersion<kubeapi::ResourceSlice>(
+      [&](ResourceVersion version) -> absl::StatusOr<kubeapi::ResourceSlice> {
+        HttpRequest request;
+        request.method = "PUT";
+        request.target = absl::StrCat(SlicesPath(version), "/", Escape(slice.metadata.name));
+        request.body = Body(slice, version);
+        absl::StatusOr<Json> body = DoJson(request);
+        if (!body.ok()) return body.status();
+        return DecodeSlice(*std::move(body), version);
+      });
+}
+
+absl::Status Client::DeleteResourceSlice(const std::string& name,
+                                         const Preconditions& preconditions) {
+  return WithVersion<Json>([&](ResourceVersion version) -> absl::StatusOr<Json> {
+           HttpRequest request;
+           request.method = "DELETE";
+           request.target = absl::StrCat(SlicesPath(version), "/", Escape(name));
+           Json options = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}};
+           if (!preconditions.uid.empty()) options["preconditions"]["uid"] = preconditions.uid;
+           if (!preconditions.resource_version.empty()) {
+             options["preconditions"]["resourceVersion"] = preconditions.resource_version;
+           }
+           request.body = options.dump();
+           return DoJson(request);
+         })
+      .status();
+}
+
+absl::Status Client::DeleteResourceSlices(const ListOptions& options) {
+  return WithVersion<Json>([&](ResourceVersion version) -> absl::StatusOr<Json> {
+           HttpRequest request;
+           request.method = "DELETE";
+           request.target = absl::StrCat(SlicesPath(version),
+                                         Query({{"fieldSelector", options.field_selector},
+                                                {"labelSelector", options.label_selector}}));
+           return DoJson(request);
+         })
+      .status();
+}
+
+absl::Status Client::WatchResourceSlices(const ListOptions& options,
+                                         const std::function<bool(const SliceEvent&)>& on_event,
+                                         const Cancellation* cancel) {
+  return WithVersion<bool>([&](ResourceVersion version) -> absl::StatusOr<bool> {
+           HttpRequest request;
+           request.timeout = absl::ZeroDuration();
+           const int64_t timeout_seconds = absl::ToInt64Seconds(options.watch_timeout);
+           request.target = absl::StrCat(
+               SlicesPath(version),
+               Query({{"watch", "true"},
+                      {"allowWatchBookmarks", "true"},
+                      {"fieldSelector", options.field_selector},
+                      {"labelSelector", options.label_selector},
+                      {"resourceVersion", options.resource_version},
+                      {"timeoutSeconds",
+                       timeout_seconds > 0 ? absl::StrCat(timeout_seconds) : std::string()}}));
+           std::string pending;
+           absl::Status stream_error;
+           const std::function<bool(std::string_view)> on_data = [&](std::string_view data) {
+             pending.append(data);
+             size_t start = 0;
+             for (size_t end; (end = pending.find('\n', start)) != std::string::npos;
+                  start = end + 1) {
+               const std::string_view line(pending.data() + start, end - start);
+               if (line.empty()) continue;
+               absl::StatusOr<SliceEvent> event = ParseEvent(line, version);
+               if (!event.ok()) {
+                 stream_error = event.status();
+                 return false;
+               }
+               if (!on_event(*event)) return false;
+             }
+             pending.erase(0, start);
+             return true;
+           };
+           absl::StatusOr<HttpResponse> response = transport_->Stream(request, on_data, cancel);
+           if (!response.ok()) return response.status();
+           if (absl::Status status = StatusFromResponse(*response); !status.ok()) return status;
+           if (!stream_error.ok()) return stream_error;
+           return true;
+         })
+      .status();
+}
+
+absl::StatusOr<Json> Client::GetResourceClaim(const std::string& namespace_name,
+                                              const std::string& name) {
+  return WithVersion<Json>([&](ResourceVersion version) -> absl::StatusOr<Json> {
+    HttpRequest request;
+    request.target = absl::StrCat("/apis/", kubeapi::GroupVersion(version), "/namespaces/",
+                                  Escape(namespace_name), "/resourceclaims/", Escape(name));
+    absl::StatusOr<Json> body = DoJson(request);
+    if (!body.ok()) return body.status();
+    return kubeapi::ResourceClaimToV1(*std::move(body), version);
+  });
+}
+
+absl::StatusOr<Json> Client::GetNode(const std::string& name) {
+  HttpRequest request;
+  request.target = absl::StrCat("/api/v1/nodes/", Escape(name));
+  return DoJson(request);
+}
+
+}  // namespace devmgr::kubeclient

@@ -1,0 +1,134 @@
+// Client: the calls devmgr makes to a Kubernetes API server, typed: ResourceSlices (get, list,
+// watch, create, update, delete with preconditions, delete a collection by field selector),
+// ResourceClaims (get) and Nodes (get).
+//
+// resource.k8s.io is tried as v1, then v1beta2, then v1beta1 whenever a call answers 404, and
+// the version that answered is used from then on (upstream's draclient; a real "not found" of
+// one object costs one request per version, as there). Objects are always exchanged in v1's
+// shape (kubeapi/resource_versions.h converts).
+//
+// Errors are the server's, as api_status.h maps them (a 409 on update is Aborted, a 410 on
+// watch OutOfRange). A request is tried again, at most 10 times as client-go's are, when the
+// server answers 429 or 5xx with a Retry-After header (after that many seconds), and a GET whose
+// connection broke, after a second.
+//
+// Thread-safety: every method may be called from any thread at once; calls block for at most
+// the request timeout (times the retries), a watch until it ends.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "kubeapi/resource_slice.h"
+#include "kubeapi/resource_versions.h"
+#include "kubeclient/http_transport.h"
+#include "kubeclient/rest_config.h"
+
+namespace devmgr::kubeclient {
+
+struct ClientOptions {
+  // Each request's limit (not a watch's).
+  absl::Duration timeout = absl::Seconds(30);
+  // client-go's default.
+  int max_retries = 10;
+  // How a retry waits; tests count the waits instead. Null: absl::SleepFor.
+  std::function<void(absl::Duration)> sleep;
+};
+
+// What a list or watch selects (the API's query parameters); empty fields are left out.
+struct ListOptions {
+  // "spec.driver=gpu.example.com,spec.nodeName=worker-1".
+  std::string field_selector;
+  std::string label_selector;
+  // List: "" for the newest; watch: where the watch starts (its events come after it).
+  std::string resource_version;
+  // Watch: the server ends the watch after this long (0: the server's default).
+  absl::Duration watch_timeout = absl::ZeroDuration();
+};
+
+struct SliceList {
+  std::vector<kubeapi::ResourceSlice> items;
+  // metadata.resourceVersion of the list: where a watch that follows it starts.
+  std::string resource_version;
+};
+
+enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark };
+
+struct SliceEvent {
+  WatchEventType type = WatchEventType::kAdded;
+  // The slice (for a bookmark, only its metadata.resourceVersion is meaningful).
+  kubeapi::ResourceSlice slice;
+  // The event's resourceVersion: where to resume after it.
+  std::string resource_version;
+};
+
+// Preconditions of a delete: the object must still have this uid and resourceVersion (an
+// empty field is not checked).
+struct Preconditions {
+  std::string uid;
+  std::string resource_version;
+};
+
+class Client {
+ public:
+  static absl::StatusOr<std::unique_ptr<Client>> Create(const RestConfig& config,
+                                                        ClientOptions options = {});
+
+  absl::StatusOr<SliceList> ListResourceSlices(const ListOptions& options);
+  absl::StatusOr<kubeapi::ResourceSlice> GetResourceSlice(const std::string& name);
+  // Create: metadata.generateName names the slice when metadata.name is empty. AlreadyExists
+  // for a name that is taken.
+  absl::StatusOr<kubeapi::ResourceSlice> CreateResourceSlice(const kubeapi::ResourceSlice& slice);
+  // Update: Aborted (409 Conflict) when metadata.resourceVersion is no longer the server's.
+  absl::StatusOr<kubeapi::ResourceSlice> UpdateResourceSlice(const kubeapi::ResourceSlice& slice);
+  absl::Status DeleteResourceSlice(const std::string& name, const Preconditions& preconditions);
+  // DeleteResourceSlices: every slice the field selector selects (deletecollection).
+  absl::Status DeleteResourceSlices(const ListOptions& options);
+
+  // WatchResourceSlices makes one watch request (with bookmarks) from options.resource_version
+  // and calls `on_event` for each event, in order, on the caller's thread, until the server
+  // ends the watch (OK), `on_event` returns false (OK), `cancel` is set (Cancelled) or the
+  // stream breaks. OutOfRange when the server says the version is too old (410, as an answer
+  // or as an ERROR event): list again. A line that is not an event is InvalidArgument; the
+  // events before it were delivered.
+  absl::Status WatchResourceSlices(const ListOptions& options,
+                                   const std::function<bool(const SliceEvent&)>& on_event,
+                                   const Cancellation* cancel = nullptr);
+
+  // GetResourceClaim: the claim as the server has it, in v1's shape.
+  absl::StatusOr<nlohmann::json> GetResourceClaim(const std::string& namespace_name,
+                                                  const std::string& name);
+  absl::StatusOr<nlohmann::json> GetNode(const std::string& name);
+
+  // The resource.k8s.io version calls use now.
+  kubeapi::ResourceVersion resource_version() const;
+  const std::string& server() const { return transport_->server(); }
+
+ private:
+  Client(std::unique_ptr<HttpTransport> transport, ClientOptions options);
+
+  // Do sends a request, trying it again as the header says.
+  absl::StatusOr<HttpResponse> Do(const HttpRequest& request);
+  // Json: the body of a 2xx answer, parsed; the answer's error otherwise.
+  absl::StatusOr<nlohmann::json> DoJson(HttpRequest request);
+  // WithVersion runs `call` with the version in use, and with the next ones while it answers
+  // NotFound; the last version tried is kept.
+  template <typename T>
+  absl::StatusOr<T> WithVersion(
+      const std::function<absl::StatusOr<T>(kubeapi::ResourceVersion)>& call);
+
+  const std::unique_ptr<HttpTransport> transport_;
+  const ClientOptions options_;
+  std::atomic<int> version_{0};
+};
+
+// SliceFieldSelector: "spec.driver=D,spec.nodeName=N", leaving out the empty ones.
+std::string SliceFieldSelector(const std::string& driver, const std::string& node_name);
+
+}  // namespace devmgr::kubeclient

@@ -1,0 +1,372 @@
+#include "kubeclient/http_transport.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <mutex>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "common/file_store.h"
+
+namespace devmgr::kubeclient {
+namespace {
+
+constexpr char kUserAgent[] = "devmgr/0.1.0";
+// The payload that marks a connection lost after the request went out.
+constexpr char kConnectionLostPayload[] = "devmgr.kubeclient/connection-lost";
+// client-go's cached file token source reads the file again after this.
+constexpr absl::Duration kTokenFileRefresh = absl::Minutes(1);
+// Connecting never waits longer than this, even for a watch (curl's default is 300 s).
+constexpr absl::Duration kConnectTimeout = absl::Seconds(30);
+// How long a quiet transfer sleeps in curl_multi_poll before it looks again; Cancel wakes it.
+constexpr int kPollMillis = 1000;
+
+// curl_global_init is not thread-safe in every libcurl; once per process is enough.
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct SlistDeleter {
+  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+};
+using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
+
+void Append(Slist& list, const std::string& header) {
+  curl_slist* appended = curl_slist_append(list.get(), header.c_str());
+  if (appended != nullptr) {
+    static_cast<void>(list.release());
+    list.reset(appended);
+  }
+}
+
+// A blob curl copies (CURL_BLOB_COPY), so the string need not outlive the option.
+curl_blob Blob(const std::string& pem) {
+  return curl_blob{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
+}
+
+// Where one transfer's answer goes while curl runs it.
+struct Transfer {
+  CURL* easy = nullptr;
+  const std::function<bool(std::string_view)>* on_data = nullptr;
+  std::string body;
+  // Set when on_data asked to stop: the write error curl then reports is not an error.
+  bool stopped = false;
+};
+
+size_t OnWrite(char* data, size_t size, size_t count, void* user) {
+  auto* transfer = static_cast<Transfer*>(user);
+  const size_t bytes = size * count;
+  long code = 0;  // NOLINT(google-runtime-int): curl's type
+  curl_easy_getinfo(transfer->easy, CURLINFO_RESPONSE_CODE, &code);
+  if (transfer->on_data != nullptr && code >= 200 && code < 300) {
+    if (!(*transfer->on_data)(std::string_view(data, bytes))) {
+      transfer->stopped = true;
+      return 0;  // curl ends the transfer with CURLE_WRITE_ERROR
+    }
+    return bytes;
+  }
+  transfer->body.append(data, bytes);
+  return bytes;
+}
+
+absl::Status TransportError(CURLcode code, const char* detail, const std::string& url,
+                            const HttpRequest& request) {
+  const std::string what = absl::StrCat(request.method, " ", url, ": ",
+                                        *detail != '\0' ? detail : curl_easy_strerror(code));
+  // A TLS alert from the server (a client certificate it refuses) reaches curl as a failed
+  // read: it is a refusal, not a connection to try again.
+  const bool tls_alert = absl::StrContains(detail, "SSL routines");
+  if (tls_alert) code = CURLE_SSL_CONNECT_ERROR;
+  switch (code) {
+    case CURLE_OPERATION_TIMEDOUT:
+      return absl::DeadlineExceededError(
+          absl::StrCat(what, " (no answer within ", absl::FormatDuration(request.timeout), ")"));
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_CRL_BADFILE:
+      return absl::UnavailableError(absl::StrCat("TLS with the API server failed: ", what));
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM: {
+      absl::Status lost = absl::UnavailableError(absl::StrCat("connection lost: ", what));
+      lost.SetPayload(kConnectionLostPayload, absl::Cord("1"));
+      return lost;
+    }
+    default:
+      return absl::UnavailableError(absl::StrCat("cannot reach the API server: ", what));
+  }
+}
+
+}  // namespace
+
+bool IsConnectionLost(const absl::Status& status) {
+  return status.GetPayload(kConnectionLostPayload).has_value();
+}
+
+void Cancellation::Cancel() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+  if (multi_ != nullptr) curl_multi_wakeup(static_cast<CURLM*>(multi_));
+}
+
+bool Cancellation::cancelled() const {
+  absl::MutexLock lock(&mu_);
+  return cancelled_;
+}
+
+bool Cancellation::Attach(void* multi) {
+  absl::MutexLock lock(&mu_);
+  if (cancelled_) return false;
+  multi_ = multi;
+  return true;
+}
+
+void Cancellation::Detach() {
+  absl::MutexLock lock(&mu_);
+  multi_ = nullptr;
+}
+
+// One easy handle on a multi handle of its own: the multi handle keeps the connections and is
+// what curl_multi_wakeup interrupts.
+struct HttpTransport::Handle {
+  Handle() : easy(curl_easy_init()), multi(curl_multi_init()) {}
+  ~Handle() {
+    curl_multi_cleanup(multi);
+    curl_easy_cleanup(easy);
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+
+  CURL* easy;
+  CURLM* multi;
+};
+
+absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestConfig& config) {
+  const bool https = absl::StartsWith(config.server, "https://");
+  if (!https && !absl::StartsWith(config.server, "http://")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the API server \"", config.server, "\" is not an http(s):// URL"));
+  }
+  GlobalInit();
+  auto transport = std::unique_ptr<HttpTransport>(new HttpTransport(config));
+  if (!config.tls_server_name.empty()) {
+    // Split the URL with curl's own parser, so that IPv6 brackets and ports come out right.
+    CURLU* url = curl_url();
+    char* host = nullptr;
+    char* port = nullptr;
+    const bool parsed =
+        curl_url_set(url, CURLUPART_URL, transport->server_.c_str(), 0) == CURLUE_OK &&
+        curl_url_get(url, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        curl_url_get(url, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK;
+    if (parsed) {
+      transport->connect_to_ =
+          absl::StrCat(config.tls_server_name, ":", port, ":", host, ":", port);
+      curl_url_set(url, CURLUPART_HOST, config.tls_server_name.c_str(), 0);
+      char* rewritten = nullptr;
+      if (curl_url_get(url, CURLUPART_URL, &rewritten, 0) == CURLUE_OK) {
+        transport->url_base_ = std::string(absl::StripSuffix(rewritten, "/"));
+        curl_free(rewritten);
+      }
+    }
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(url);
+    if (!parsed) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the API server \"", config.server, "\" is not a valid URL"));
+    }
+  }
+  return transport;
+}
+
+HttpTransport::HttpTransport(const RestConfig& config)
+    : config_(config), server_(absl::StripSuffix(config.server, "/")), url_base_(server_) {}
+
+HttpTransport::~HttpTransport() = default;
+
+std::unique_ptr<HttpTransport::Handle> HttpTransport::Borrow() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!idle_.empty()) {
+      std::unique_ptr<Handle> handle = std::move(idle_.back());
+      idle_.pop_back();
+      return handle;
+    }
+  }
+  return std::make_unique<Handle>();
+}
+
+void HttpTransport::GiveBack(std::unique_ptr<Handle> handle) {
+  absl::MutexLock lock(&mu_);
+  idle_.push_back(std::move(handle));
+}
+
+absl::StatusOr<std::string> HttpTransport::Authorization() {
+  if (!config_.bearer_token.empty()) return absl::StrCat("Bearer ", config_.bearer_token);
+  if (config_.bearer_token_file.empty()) return std::string();
+  absl::MutexLock lock(&token_mu_);
+  const absl::Time now = absl::Now();
+  if (now - file_token_read_ >= kTokenFileRefresh) {
+    absl::StatusOr<std::string> token = ReadWholeFile(config_.bearer_token_file);
+    if (!token.ok()) {
+      return absl::Status(token.status().code(), absl::StrCat("cannot read the token file ",
+                                                              config_.bearer_token_file.string(),
+                                                              ": ", token.status().message()));
+    }
+    file_token_ = std::string(absl::StripAsciiWhitespace(*token));
+    file_token_read_ = now;
+  }
+  return absl::StrCat("Bearer ", file_token_);
+}
+
+absl::StatusOr<HttpResponse> HttpTransport::Send(const HttpRequest& request,
+                                                 const Cancellation* cancel) {
+  return Perform(request, nullptr, cancel);
+}
+
+absl::StatusOr<HttpResponse> HttpTransport::Stream(
+    const HttpRequest& request, const std::function<bool(std::string_view)>& on_data,
+    const Cancellation* cancel) {
+  return Perform(request, &on_data, cancel);
+}
+
+absl::StatusOr<HttpResponse> HttpTransport::Perform(
+    const HttpRequest& request, const std::function<bool(std::string_view)>* on_data,
+    const Cancellation* cancel) {
+  absl::StatusOr<std::string> authorization = Authorization();
+  if (!authorization.ok()) return authorization.status();
+
+  std::unique_ptr<Handle> handle = Borrow();
+  if (handle->easy == nullptr || handle->multi == nullptr) {
+    return absl::ResourceExhaustedError("cannot make a curl handle");
+  }
+  CURL* easy = handle->easy;
+  // Reset keeps the handle's connections, DNS and TLS session caches: only options go.
+  curl_easy_reset(easy);
+
+  const std::string url = url_base_ + request.target;
+  Transfer transfer{.easy = easy, .on_data = on_data, .body = {}, .stopped = false};
+  char error_buffer[CURL_ERROR_SIZE] = {0};
+  Slist headers;
+  Append(headers, "Accept: application/json");
+  if (!request.body.empty()) Append(headers, "Content-Type: application/json");
+  if (!authorization->empty()) Append(headers, absl::StrCat("Authorization: ", *authorization));
+  Slist connect_to;
+  if (!connect_to_.empty()) Append(connect_to, connect_to_);
+
+  curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  if (request.method == "HEAD") curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+  if (!request.body.empty()) {
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(request.body.size()));
+  }
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers.get());
+  curl_easy_setopt(easy, CURLOPT_USERAGENT, kUserAgent);
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, OnWrite);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &transfer);
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, error_buffer);
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(easy, CURLOPT_TCP_KEEPIDLE, 30L);
+  curl_easy_setopt(easy, CURLOPT_TCP_KEEPINTVL, 30L);
+  // Redirects are not followed: an API server does not send them, and following one would
+  // hand the credentials to another host.
+  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+  const absl::Duration connect_timeout = request.timeout > absl::ZeroDuration()
+                                             ? std::min(request.timeout, kConnectTimeout)
+                                             : kConnectTimeout;
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(absl::ToInt64Milliseconds(connect_timeout)));  // NOLINT
+  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
+                   static_cast<long>(absl::ToInt64Milliseconds(request.timeout)));  // NOLINT
+  if (connect_to != nullptr) curl_easy_setopt(easy, CURLOPT_CONNECT_TO, connect_to.get());
+
+  // TLS: the cluster's CA only (not the system's as well) when the kubeconfig names one.
+  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, config_.insecure_skip_tls_verify ? 0L : 1L);
+  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, config_.insecure_skip_tls_verify ? 0L : 2L);
+  curl_blob ca = Blob(config_.certificate_authority_pem);
+  curl_blob cert = Blob(config_.client_certificate_pem);
+  curl_blob key = Blob(config_.client_key_pem);
+  if (!config_.certificate_authority_pem.empty()) {
+    curl_easy_setopt(easy, CURLOPT_CAINFO, static_cast<char*>(nullptr));
+    curl_easy_setopt(easy, CURLOPT_CAPATH, static_cast<char*>(nullptr));
+    curl_easy_setopt(easy, CURLOPT_CAINFO_BLOB, &ca);
+  }
+  if (!config_.client_certificate_pem.empty()) {
+    curl_easy_setopt(easy, CURLOPT_SSLCERTTYPE, "PEM");
+    curl_easy_setopt(easy, CURLOPT_SSLCERT_BLOB, &cert);
+    curl_easy_setopt(easy, CURLOPT_SSLKEYTYPE, "PEM");
+    curl_easy_setopt(easy, CURLOPT_SSLKEY_BLOB, &key);
+  }
+
+  Cancellation* cancellation = const_cast<Cancellation*>(cancel);
+  if (cancellation != nullptr && !cancellation->Attach(handle->multi)) {
+    GiveBack(std::move(handle));
+    return absl::CancelledError(absl::StrCat(request.method, " ", url, ": cancelled"));
+  }
+  curl_multi_add_handle(handle->multi, easy);
+  CURLcode result = CURLE_OK;
+  bool done = false;
+  bool cancelled = false;
+  while (!done) {
+    int running = 0;
+    if (curl_multi_perform(handle->multi, &running) != CURLM_OK) {
+      result = CURLE_FAILED_INIT;
+      break;
+    }
+    int queued = 0;
+    while (CURLMsg* message = curl_multi_info_read(handle->multi, &queued)) {
+      if (message->msg == CURLMSG_DONE) {
+        result = message->data.result;
+        done = true;
+      }
+    }
+    if (done) break;
+    if (cancellation != nullptr && cancellation->cancelled()) {
+      cancelled = true;
+      break;
+    }
+    curl_multi_poll(handle->multi, nullptr, 0, kPollMillis, nullptr);
+  }
+  curl_multi_remove_handle(handle->multi, easy);
+  if (cancellation != nullptr) cancellation->Detach();
+
+  HttpResponse response;
+  long code = 0;  // NOLINT(google-runtime-int): curl's type
+  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+  response.code = static_cast<int>(code);
+  curl_header* retry_after = nullptr;
+  if (curl_easy_header(easy, "Retry-After", 0, CURLH_HEADER, -1, &retry_after) == CURLHE_OK) {
+    int seconds = 0;
+    if (absl::SimpleAtoi(retry_after->value, &seconds) && seconds >= 0) {
+      response.retry_after_seconds = seconds;
+    }
+  }
+  if (cancelled) {
+    // A cancelled transfer leaves its connection half-used: the handle and its connections
+    // are closed rather than reused.
+    return absl::CancelledError(absl::StrCat(request.method, " ", url, ": cancelled"));
+  }
+  GiveBack(std::move(handle));
+  if (result != CURLE_OK && !(result == CURLE_WRITE_ERROR && transfer.stopped)) {
+    return TransportError(result, error_buffer, url, request);
+  }
+  response.body = std::move(transfer.body);
+  return response;
+}
+
+}  // namespace devmgr::kubeclient

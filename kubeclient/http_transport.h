@@ -1,0 +1,133 @@
+// HttpTransport: HTTPS requests to one Kubernetes API server, with the TLS settings and
+// credentials of a RestConfig, on libcurl. It knows HTTP and TLS, not the Kubernetes API: any
+// answer the server gives, whatever its code, is a response; only a request that got no answer
+// (no connection, a TLS failure, a timeout) is an error.
+//
+// Connections are kept open and reused: each request borrows one of the transport's curl handles
+// (each keeps its own connections) and gives it back, so concurrent requests run on separate
+// connections and sequential ones reuse theirs.
+//
+// A bearer token file is read again when a minute has passed since the last read (client-go's
+// cached file token source), so a rotated service account token is picked up.
+//
+// Thread-safety: every method may be called from any thread at once.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "kubeclient/rest_config.h"
+
+namespace devmgr::kubeclient {
+
+struct HttpRequest {
+  std::string method = "GET";
+  // Path and query below the server's URL: "/apis/resource.k8s.io/v1/resourceslices?...".
+  std::string target;
+  // Sent as application/json when not empty.
+  std::string body;
+  // The whole exchange, from connecting to the last byte; zero means no limit (a watch, which
+  // the caller cancels or the server ends).
+  absl::Duration timeout = absl::Seconds(30);
+};
+
+struct HttpResponse {
+  int code = 0;
+  std::string body;
+  // The Retry-After header, in seconds; -1 when absent or not a number of seconds.
+  int retry_after_seconds = -1;
+};
+
+// Cancellation: lets another thread end a request in progress at once (a watch that has
+// nothing to say for minutes, a hung server). Set once; a request started after Cancel ends at
+// once. Thread-safe.
+class Cancellation {
+ public:
+  Cancellation() = default;
+  Cancellation(const Cancellation&) = delete;
+  Cancellation& operator=(const Cancellation&) = delete;
+
+  void Cancel() ABSL_LOCKS_EXCLUDED(mu_);
+  bool cancelled() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  friend class HttpTransport;
+  // Attach names the curl multi handle a request runs on, so Cancel can wake it; Detach ends
+  // that. Attach returns false when already cancelled.
+  bool Attach(void* multi) ABSL_LOCKS_EXCLUDED(mu_);
+  void Detach() ABSL_LOCKS_EXCLUDED(mu_);
+
+  mutable absl::Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  void* multi_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+// IsConnectionLost: `status` is a transport error for a connection that broke after the
+// request went out (reset, or closed before a whole answer): a GET may be tried again, as
+// client-go does; a connection that could not be made is not this.
+bool IsConnectionLost(const absl::Status& status);
+
+class HttpTransport {
+ public:
+  // Create checks the configuration (a server URL with https:// or http://, PEM material curl
+  // can load is checked at the first request). InvalidArgument for a server that is not a URL.
+  static absl::StatusOr<std::unique_ptr<HttpTransport>> Create(const RestConfig& config);
+  ~HttpTransport();
+  HttpTransport(const HttpTransport&) = delete;
+  HttpTransport& operator=(const HttpTransport&) = delete;
+
+  // Send makes one request and returns the whole answer. Unavailable when the server cannot be
+  // reached or the TLS handshake fails (the message says which), DeadlineExceeded after the
+  // request's timeout, Cancelled when `cancel` is set; blocks until then.
+  absl::StatusOr<HttpResponse> Send(const HttpRequest& request,
+                                    const Cancellation* cancel = nullptr);
+
+  // Stream makes one request and hands the body of a 2xx answer to `on_data` piece by piece as
+  // it arrives (the response it returns then has an empty body); any other answer is returned
+  // whole, as Send's. It ends when the server ends the body, when `on_data` returns false (an OK
+  // response), or as Send's errors say. `on_data` runs on the caller's thread.
+  absl::StatusOr<HttpResponse> Stream(const HttpRequest& request,
+                                      const std::function<bool(std::string_view)>& on_data,
+                                      const Cancellation* cancel = nullptr);
+
+  // The server's URL, as configured.
+  const std::string& server() const { return server_; }
+
+ private:
+  struct Handle;
+  explicit HttpTransport(const RestConfig& config);
+
+  absl::StatusOr<HttpResponse> Perform(const HttpRequest& request,
+                                       const std::function<bool(std::string_view)>* on_data,
+                                       const Cancellation* cancel);
+  std::unique_ptr<Handle> Borrow() ABSL_LOCKS_EXCLUDED(mu_);
+  void GiveBack(std::unique_ptr<Handle> handle) ABSL_LOCKS_EXCLUDED(mu_);
+  // The Authorization header's value, or "" for an anonymous user.
+  absl::StatusOr<std::string> Authorization() ABSL_LOCKS_EXCLUDED(token_mu_);
+
+  const RestConfig config_;
+  // server_ without a trailing slash; URLs are server_ + target.
+  const std::string server_;
+  // For tls-server-name: the URL's host is replaced by that name (so SNI and the certificate
+  // check use it) and curl is told to connect to the real host ("name:port:host:port").
+  std::string url_base_;
+  std::string connect_to_;
+
+  absl::Mutex mu_;
+  std::vector<std::unique_ptr<Handle>> idle_ ABSL_GUARDED_BY(mu_);
+
+  absl::Mutex token_mu_;
+  std::string file_token_ ABSL_GUARDED_BY(token_mu_);
+  absl::Time file_token_read_ ABSL_GUARDED_BY(token_mu_) = absl::InfinitePast();
+};
+
+}  // namespace devmgr::kubeclient

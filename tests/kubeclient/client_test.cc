@@ -1,0 +1,478 @@
+// The API client against the fake API server of tests/testlib (HTTPS, its own CA): TLS and
+// credentials, the ResourceSlice calls with the server's rules, the version fallback, watches,
+// retries and the errors a caller acts on.
+#include "kubeclient/client.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "kubeclient/api_status.h"
+#include "tests/testlib/fake_api_server.h"
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::kubeclient {
+namespace {
+
+using ::devmgr::testing::FakeApiServer;
+using ::devmgr::testing::FakeApiServerOptions;
+using ::devmgr::testing::FakeFailure;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using Json = nlohmann::json;
+
+std::unique_ptr<Client> Connect(const RestConfig& config, ClientOptions options = {}) {
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(config, std::move(options));
+  EXPECT_TRUE(client.ok()) << client.status();
+  return client.ok() ? *std::move(client) : nullptr;
+}
+
+ListOptions Selecting(const std::string& field_selector) {
+  ListOptions options;
+  options.field_selector = field_selector;
+  return options;
+}
+
+ListOptions From(const std::string& resource_version) {
+  ListOptions options;
+  options.resource_version = resource_version;
+  return options;
+}
+
+FakeApiServerOptions Versions(std::vector<std::string> versions) {
+  FakeApiServerOptions options;
+  options.resource_versions = std::move(versions);
+  return options;
+}
+
+FakeFailure Failure(const std::string& method, int code, const std::string& reason,
+                    int retry_after_seconds, int times, bool garbage = false) {
+  FakeFailure failure;
+  failure.method = method;
+  failure.code = code;
+  failure.reason = reason;
+  failure.retry_after_seconds = retry_after_seconds;
+  failure.times = times;
+  failure.garbage = garbage;
+  return failure;
+}
+
+ClientOptions Sleeping(std::function<void(absl::Duration)> sleep) {
+  ClientOptions options;
+  options.sleep = std::move(sleep);
+  return options;
+}
+
+kubeapi::ResourceSlice Slice(const std::string& driver, const std::string& node,
+                             const std::vector<std::string>& devices) {
+  kubeapi::ResourceSlice slice;
+  slice.metadata.generate_name = node + "-" + driver + "-";
+  slice.spec.driver = driver;
+  slice.spec.node_name = node;
+  slice.spec.pool = {.name = node, .generation = 1, .resource_slice_count = 1, .extra = {}};
+  for (const std::string& name : devices) {
+    kubeapi::Device& device = slice.spec.devices.emplace_back();
+    device.name = name;
+    device.extra = {{"attributes", {{"model", {{"string", "a100"}}}}}};
+  }
+  return slice;
+}
+
+TEST(ClientTest, CreatesGetsUpdatesAndDeletesWithTheServersRules) {
+  FakeApiServer server;
+  std::unique_ptr<Client> client = Connect(server.Config());
+  ASSERT_NE(client, nullptr);
+
+  absl::StatusOr<kubeapi::ResourceSlice> created =
+      client->CreateResourceSlice(Slice("gpu.example.com", "worker-1", {"gpu-0", "gpu-1"}));
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_THAT(created->metadata.name, HasSubstr("worker-1-gpu.example.com-"));
+  EXPECT_FALSE(created->metadata.uid.empty());
+  EXPECT_FALSE(created->metadata.resource_version.empty());
+  ASSERT_EQ(created->spec.devices.size(), 2u);
+  EXPECT_EQ(created->spec.devices[1].extra["attributes"]["model"]["string"], "a100");
+
+  absl::StatusOr<kubeapi::ResourceSlice> got = client->GetResourceSlice(created->metadata.name);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, *created);
+
+  kubeapi::ResourceSlice changed = *got;
+  changed.spec.devices.pop_back();
+  absl::StatusOr<kubeapi::ResourceSlice> updated = client->UpdateResourceSlice(changed);
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_NE(updated->metadata.resource_version, got->metadata.resource_version);
+  EXPECT_EQ(updated->spec.devices.size(), 1u);
+
+  // The copy read before the update is stale now: 409 Conflict, which a caller reads again for.
+  absl::StatusOr<kubeapi::ResourceSlice> stale = client->UpdateResourceSlice(*got);
+  EXPECT_EQ(stale.status().code(), absl::StatusCode::kAborted) << stale.status();
+  EXPECT_THAT(stale.status().message(), HasSubstr("the object has been modified"));
+  ASSERT_TRUE(ApiErrorOf(stale.status()).has_value());
+  EXPECT_EQ(ApiErrorOf(stale.status())->http_code, 409);
+  EXPECT_EQ(ApiErrorOf(stale.status())->reason, "Conflict");
+
+  absl::Status wrong_uid = client->DeleteResourceSlice(updated->metadata.name, {"not-its-uid", ""});
+  EXPECT_EQ(wrong_uid.code(), absl::StatusCode::kAborted) << wrong_uid;
+  EXPECT_THAT(wrong_uid.message(), HasSubstr("Precondition failed: UID in precondition"));
+  absl::Status old_version =
+      client->DeleteResourceSlice(updated->metadata.name, {"", got->metadata.resource_version});
+  EXPECT_EQ(old_version.code(), absl::StatusCode::kAborted) << old_version;
+  EXPECT_EQ(server.Slices().size(), 1u);
+
+  ASSERT_TRUE(client
+                  ->DeleteResourceSlice(updated->metadata.name,
+                                        {updated->metadata.uid, updated->metadata.resource_version})
+                  .ok());
+  EXPECT_TRUE(server.Slices().empty());
+  absl::StatusOr<kubeapi::ResourceSlice> gone = client->GetResourceSlice(updated->metadata.name);
+  EXPECT_EQ(gone.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(gone.status().message(), HasSubstr("not found"));
+}
+
+TEST(ClientTest, CreatingATakenNameIsAlreadyExistsNotAConflict) {
+  FakeApiServer server;
+  std::unique_ptr<Client> client = Connect(server.Config());
+  kubeapi::ResourceSlice slice = Slice("gpu.example.com", "worker-1", {"gpu-0"});
+  slice.metadata.name = "fixed";
+  ASSERT_TRUE(client->CreateResourceSlice(slice).ok());
+  absl::StatusOr<kubeapi::ResourceSlice> again = client->CreateResourceSlice(slice);
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists) << again.status();
+  EXPECT_EQ(ApiErrorOf(again.status())->reason, "AlreadyExists");
+}
+
+TEST(ClientTest, ListsAndDeletesByFieldSelector) {
+  FakeApiServer server;
+  std::unique_ptr<Client> client = Connect(server.Config());
+  for (const auto& [driver, node] :
+       std::vector<std::pair<std::string, std::string>>{{"gpu.example.com", "worker-1"},
+                                                        {"gpu.example.com", "worker-2"},
+                                                        {"nic.example.com", "worker-1"}}) {
+    ASSERT_TRUE(client->CreateResourceSlice(Slice(driver, node, {"d"})).ok());
+  }
+  absl::StatusOr<SliceList> worker1 =
+      client->ListResourceSlices(Selecting(SliceFieldSelector("", "worker-1")));
+  ASSERT_TRUE(worker1.ok()) << worker1.status();
+  EXPECT_EQ(worker1->items.size(), 2u);
+  EXPECT_EQ(worker1->resource_version, server.resource_version());
+  absl::StatusOr<SliceList> gpus =
+      client->ListResourceSlices(Selecting(SliceFieldSelector("gpu.example.com", "worker-1")));
+  ASSERT_TRUE(gpus.ok());
+  ASSERT_EQ(gpus->items.size(), 1u);
+  EXPECT_EQ(gpus->items[0].spec.driver, "gpu.example.com");
+
+  ASSERT_TRUE(client->DeleteResourceSlices(Selecting(SliceFieldSelector("", "worker-1"))).ok());
+  std::vector<Json> left = server.Slices();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0]["spec"]["nodeName"], "worker-2");
+  EXPECT_EQ(server.CountRequests("DELETE",
+                                 "/apis/resource.k8s.io/v1/resourceslices?"
+                                 "fieldSelector=spec.nodeName%3Dworker-1"),
+            1);
+}
+
+// Upstream's draclient: v1, then v1beta2, then v1beta1 on 404; the one that answered is kept.
+TEST(ClientTest, FallsBackToTheVersionTheServerHasAndRemembersIt) {
+  FakeApiServer server(Versions({"v1beta1"}));
+  std::unique_ptr<Client> client = Connect(server.Config());
+  absl::StatusOr<kubeapi::ResourceSlice> created =
+      client->CreateResourceSlice(Slice("gpu.example.com", "worker-1", {"gpu-0"}));
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(client->resource_version(), kubeapi::ResourceVersion::kV1beta1);
+  std::vector<std::string> tried;
+  for (const auto& request : server.Requests()) tried.push_back(request.target);
+  EXPECT_THAT(tried, ElementsAre("/apis/resource.k8s.io/v1/resourceslices",
+                                 "/apis/resource.k8s.io/v1beta2/resourceslices",
+                                 "/apis/resource.k8s.io/v1beta1/resourceslices"));
+  // v1beta1 keeps a device's fields under `basic`: the server got them there, and the client
+  // hands them back in v1's shape.
+  const Json posted = Json::parse(server.Requests().back().body);
+  EXPECT_EQ(posted["spec"]["devices"][0]["basic"]["attributes"]["model"]["string"], "a100");
+  EXPECT_EQ(created->spec.devices[0].extra["attributes"]["model"]["string"], "a100");
+  EXPECT_EQ(created->api_version, "resource.k8s.io/v1");
+
+  server.ClearRequests();
+  ASSERT_TRUE(client->ListResourceSlices({}).ok());
+  ASSERT_EQ(server.Requests().size(), 1u);
+  EXPECT_EQ(server.Requests()[0].target, "/apis/resource.k8s.io/v1beta1/resourceslices");
+}
+
+TEST(ClientTest, ReadsClaimsInV1sShapeAndNodes) {
+  FakeApiServer server(Versions({"v1beta1"}));
+  server.AddClaim(Json::parse(R"({
+    "kind": "ResourceClaim", "apiVersion": "resource.k8s.io/v1",
+    "metadata": {"name": "gpus", "namespace": "team-a"},
+    "spec": {"devices": {"requests": [{"name": "gpu",
+      "exactly": {"deviceClassName": "gpu.example.com", "count": 2}}]}},
+    "status": {"allocation": {"devices": {"results": [
+      {"request": "gpu", "driver": "gpu.example.com", "pool": "worker-1", "device": "gpu-0"}]}}}
+  })"));
+  server.AddNode("worker-1", "node-uid-1");
+  std::unique_ptr<Client> client = Connect(server.Config());
+
+  absl::StatusOr<Json> claim = client->GetResourceClaim("team-a", "gpus");
+  ASSERT_TRUE(claim.ok()) << claim.status();
+  EXPECT_EQ((*claim)["apiVersion"], "resource.k8s.io/v1");
+  EXPECT_EQ((*claim)["spec"]["devices"]["requests"][0]["exactly"]["count"], 2);
+  EXPECT_FALSE((*claim)["spec"]["devices"]["requests"][0].contains("deviceClassName"));
+  EXPECT_EQ((*claim)["status"]["allocation"]["devices"]["results"][0]["device"], "gpu-0");
+
+  absl::StatusOr<Json> missing = client->GetResourceClaim("team-a", "nope");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(),
+              HasSubstr("resourceclaims.resource.k8s.io \"nope\" not found"));
+
+  absl::StatusOr<Json> node = client->GetNode("worker-1");
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ((*node)["metadata"]["uid"], "node-uid-1");
+  EXPECT_EQ(client->GetNode("worker-9").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(ClientTest, RefusesAServerItsCaDidNotSign) {
+  FakeApiServer server;
+  RestConfig config = server.Config();
+  config.certificate_authority_pem = server.pki().other_ca_pem;
+  std::unique_ptr<Client> client = Connect(config);
+  absl::StatusOr<SliceList> list = client->ListResourceSlices({});
+  EXPECT_EQ(list.status().code(), absl::StatusCode::kUnavailable) << list.status();
+  EXPECT_THAT(list.status().message(), HasSubstr("TLS with the API server failed"));
+  EXPECT_TRUE(server.Requests().empty());
+
+  // Only a kubeconfig's own insecure-skip-tls-verify turns the check off.
+  config.insecure_skip_tls_verify = true;
+  EXPECT_TRUE(Connect(config)->ListResourceSlices({}).ok());
+}
+
+TEST(ClientTest, ChecksTheServerNameItIsTold) {
+  FakeApiServer server;
+  RestConfig config = server.Config();
+  // The certificate names 127.0.0.1, localhost and fake-apiserver.
+  config.tls_server_name = "fake-apiserver";
+  EXPECT_TRUE(Connect(config)->ListResourceSlices({}).ok());
+  config.tls_server_name = "someone-else";
+  absl::StatusOr<SliceList> list = Connect(config)->ListResourceSlices({});
+  EXPECT_EQ(list.status().code(), absl::StatusCode::kUnavailable) << list.status();
+  EXPECT_THAT(list.status().message(), HasSubstr("TLS"));
+}
+
+TEST(ClientTest, AuthenticatesWithATokenOrATokenFile) {
+  FakeApiServerOptions with_token;
+  with_token.token = "s3cret";
+  FakeApiServer server(with_token);
+  RestConfig config = server.Config();
+  EXPECT_TRUE(Connect(config)->ListResourceSlices({}).ok());
+
+  config.bearer_token = "expired";
+  absl::StatusOr<SliceList> refused = Connect(config)->ListResourceSlices({});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnauthenticated) << refused.status();
+  EXPECT_EQ(refused.status().message(), "Unauthorized");
+
+  testing::TempDir dir;
+  std::ofstream(dir.Sub("token")) << "s3cret\n";
+  config.bearer_token.clear();
+  config.bearer_token_file = dir.Sub("token");
+  EXPECT_TRUE(Connect(config)->ListResourceSlices({}).ok());
+
+  config.bearer_token_file = dir.Sub("missing");
+  absl::StatusOr<SliceList> no_file = Connect(config)->ListResourceSlices({});
+  EXPECT_EQ(no_file.status().code(), absl::StatusCode::kNotFound) << no_file.status();
+  EXPECT_THAT(no_file.status().message(), HasSubstr("cannot read the token file"));
+}
+
+TEST(ClientTest, AuthenticatesWithAClientCertificate) {
+  FakeApiServerOptions with_certificates;
+  with_certificates.require_client_certificate = true;
+  FakeApiServer server(with_certificates);
+  RestConfig config = server.Config();
+  EXPECT_TRUE(Connect(config)->ListResourceSlices({}).ok());
+  config.client_certificate_pem.clear();
+  config.client_key_pem.clear();
+  absl::StatusOr<SliceList> refused = Connect(config)->ListResourceSlices({});
+  EXPECT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable) << refused.status();
+}
+
+TEST(ClientTest, RetriesWhenTheServerSaysRetryAfterAndNotOtherwise) {
+  FakeApiServer server;
+  std::vector<absl::Duration> waits;
+  std::unique_ptr<Client> client =
+      Connect(server.Config(), Sleeping([&](absl::Duration wait) { waits.push_back(wait); }));
+  server.FailNext(Failure("", 503, "ServiceUnavailable", 2, 2));
+  EXPECT_TRUE(client->ListResourceSlices({}).ok());
+  EXPECT_EQ(server.CountRequests("GET", "/apis/"), 3);
+  EXPECT_THAT(waits, ElementsAre(absl::Seconds(2), absl::Seconds(2)));
+
+  // A POST is tried again too when the server asks for it (429 from priority and fairness).
+  waits.clear();
+  server.FailNext(Failure("POST", 429, "TooManyRequests", 1, 1));
+  EXPECT_TRUE(client->CreateResourceSlice(Slice("d.example.com", "n", {"x"})).ok());
+  EXPECT_EQ(server.Slices().size(), 1u);
+  EXPECT_THAT(waits, ElementsAre(absl::Seconds(1)));
+
+  // Without Retry-After a 500 is the caller's to handle, at once.
+  waits.clear();
+  server.ClearRequests();
+  server.FailNext(Failure("", 500, "InternalError", -1, 1));
+  absl::StatusOr<SliceList> failed = client->ListResourceSlices({});
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kInternal) << failed.status();
+  EXPECT_EQ(server.Requests().size(), 1u);
+  EXPECT_TRUE(waits.empty());
+
+  // At most 10 retries, as client-go.
+  server.ClearRequests();
+  server.FailNext(Failure("", 503, "ServiceUnavailable", 0, 50));
+  absl::StatusOr<SliceList> given_up = client->ListResourceSlices({});
+  EXPECT_EQ(given_up.status().code(), absl::StatusCode::kUnavailable) << given_up.status();
+  EXPECT_EQ(server.Requests().size(), 11u);
+}
+
+TEST(ClientTest, ReportsGarbageClearly) {
+  FakeApiServer server;
+  std::unique_ptr<Client> client = Connect(server.Config());
+  server.FailNext(Failure("", 200, "", -1, 1, true));
+  absl::StatusOr<SliceList> not_json = client->ListResourceSlices({});
+  EXPECT_EQ(not_json.status().code(), absl::StatusCode::kInvalidArgument) << not_json.status();
+  EXPECT_THAT(not_json.status().message(), HasSubstr("not JSON"));
+
+  server.FailNext(Failure("", 502, "", -1, 1, true));
+  absl::StatusOr<SliceList> proxy = client->ListResourceSlices({});
+  EXPECT_FALSE(proxy.ok());
+  EXPECT_THAT(proxy.status().message(),
+              HasSubstr("the server answered HTTP 502 with a body that is not a Status: <html>"));
+}
+
+TEST(ClientTest, AHungServerEndsInTheDeadline) {
+  FakeApiServer server;
+  std::unique_ptr<Client> client =
+      Connect(server.Config(), ClientOptions{absl::Milliseconds(300), 10, nullptr});
+  server.SetHang(true);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<SliceList> list = client->ListResourceSlices({});
+  EXPECT_EQ(list.status().code(), absl::StatusCode::kDeadlineExceeded) << list.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  server.SetHang(false);
+}
+
+TEST(ClientTest, WatchesEventsInOrderWithBookmarksAndResumes) {
+  FakeApiServer server;
+  std::unique_ptr<Client> client = Connect(server.Config());
+  absl::StatusOr<SliceList> list = client->ListResourceSlices({});
+  ASSERT_TRUE(list.ok());
+
+  std::vector<std::pair<WatchEventType, std::string>> events;
+  std::string last_version;
+  Cancellation cancel;
+  std::atomic<bool> watching{true};
+  absl::Status watched;
+  std::thread watcher([&] {
+    watched = client->WatchResourceSlices(
+        From(list->resource_version),
+        [&](const SliceEvent& event) {
+          events.emplace_back(event.type, event.slice.metadata.name);
+          last_version = event.resource_version;
+          return event.type != WatchEventType::kBookmark;
+        },
+        &cancel);
+    watching = false;
+  });
+  ASSERT_TRUE(testing::WaitFor([&] { return server.open_watches() == 1; }));
+  absl::StatusOr<kubeapi::ResourceSlice> created =
+      client->CreateResourceSlice(Slice("gpu.example.com", "worker-1", {"gpu-0"}));
+  ASSERT_TRUE(created.ok());
+  kubeapi::ResourceSlice changed = *created;
+  changed.spec.pool.generation = 2;
+  ASSERT_TRUE(client->UpdateResourceSlice(changed).ok());
+  ASSERT_TRUE(client->DeleteResourceSlice(created->metadata.name, {}).ok());
+  server.Bookmark();
+  watcher.join();
+  EXPECT_TRUE(watched.ok()) << watched;
+  const std::string name = created->metadata.name;
+  EXPECT_THAT(events, ElementsAre(std::pair{WatchEventType::kAdded, name},
+                                  std::pair{WatchEventType::kModified, name},
+                                  std::pair{WatchEventType::kDeleted, name},
+                                  std::pair{WatchEventType::kBookmark, std::string()}));
+  EXPECT_EQ(last_version, server.resource_version());
+
+  // Resuming from the bookmark misses nothing and repeats nothing.
+  events.clear();
+  ASSERT_TRUE(client->CreateResourceSlice(Slice("nic.example.com", "worker-1", {"eth0"})).ok());
+  absl::Status resumed =
+      client->WatchResourceSlices(From(last_version), [&](const SliceEvent& event) {
+        events.emplace_back(event.type, event.slice.spec.driver);
+        return false;
+      });
+  EXPECT_TRUE(resumed.ok()) << resumed;
+  EXPECT_THAT(events, ElementsAre(std::pair{WatchEventType::kAdded, "nic.example.com"}));
+}
+
+TEST(ClientTest, AWatchFromACompactedVersionIsOutOfRange) {
+  FakeApiServer server;
+  std::unique_ptr<Client> client = Connect(server.Config());
+  ASSERT_TRUE(client->CreateResourceSlice(Slice("gpu.example.com", "w", {"g"})).ok());
+  const std::string old_version = server.resource_version();
+  ASSERT_TRUE(client->CreateResourceSlice(Slice("gpu.example.com", "w2", {"g"})).ok());
+  server.Compact();
+  int events = 0;
+  absl::Status watched = client->WatchResourceSlices(
+      From(std::to_string(std::stoll(old_version) - 1)), [&](const SliceEvent&) {
+        ++events;
+        return true;
+      });
+  EXPECT_EQ(watched.code(), absl::StatusCode::kOutOfRange) << watched;
+  EXPECT_THAT(watched.message(), HasSubstr("too old resource version"));
+  EXPECT_EQ(ApiErrorOf(watched)->http_code, 410);
+  EXPECT_EQ(events, 0);
+}
+
+TEST(ClientTest, AWatchCutMidEventDeliversOnlyWholeEvents) {
+  FakeApiServer server;
+  std::unique_ptr<Client> client = Connect(server.Config());
+  std::vector<std::string> names;
+  absl::Status watched;
+  std::thread watcher([&] {
+    watched =
+        client->WatchResourceSlices(From(server.resource_version()), [&](const SliceEvent& event) {
+          names.push_back(event.slice.spec.driver);
+          return true;
+        });
+  });
+  ASSERT_TRUE(testing::WaitFor([&] { return server.open_watches() == 1; }));
+  ASSERT_TRUE(client->CreateResourceSlice(Slice("gpu.example.com", "w", {"g"})).ok());
+  ASSERT_TRUE(testing::WaitFor([&] { return server.CountRequests("POST", "/") == 1; }));
+  server.CutWatches();
+  watcher.join();
+  EXPECT_FALSE(watched.ok());
+  EXPECT_EQ(watched.code(), absl::StatusCode::kUnavailable) << watched;
+  EXPECT_TRUE(IsConnectionLost(watched)) << watched;
+  // The event before the cut arrived once; the half one never.
+  EXPECT_THAT(names, ElementsAre("gpu.example.com"));
+}
+
+TEST(ClientTest, CancelEndsAQuietWatchAtOnce) {
+  FakeApiServer server;
+  std::unique_ptr<Client> client = Connect(server.Config());
+  Cancellation cancel;
+  absl::Status watched;
+  std::thread watcher([&] {
+    watched = client->WatchResourceSlices(
+        From(server.resource_version()), [](const SliceEvent&) { return true; }, &cancel);
+  });
+  ASSERT_TRUE(testing::WaitFor([&] { return server.open_watches() == 1; }));
+  const absl::Time start = absl::Now();
+  cancel.Cancel();
+  watcher.join();
+  EXPECT_EQ(watched.code(), absl::StatusCode::kCancelled) << watched;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  // A cancelled Cancellation ends every later request before it starts.
+  EXPECT_EQ(client
+                ->WatchResourceSlices(
+                    {}, [](const SliceEvent&) { return true; }, &cancel)
+                .code(),
+            absl::StatusCode::kCancelled);
+}
+
+}  // namespace
+}  // namespace devmgr::kubeclient
