@@ -1,0 +1,71 @@
+#include "resourceslice/api_store.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace devmgr::resourceslice {
+namespace {
+
+kubeclient::ListOptions Selecting(const SliceFilter& filter) {
+  kubeclient::ListOptions options;
+  options.field_selector = kubeclient::SliceFieldSelector(filter.driver, filter.node_name);
+  return options;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<kubeapi::ResourceSlice>> ApiSliceStore::List(const SliceFilter& filter) {
+  absl::StatusOr<kubeclient::SliceList> list = client_.ListResourceSlices(Selecting(filter));
+  if (!list.ok()) return list.status();
+  std::vector<kubeapi::ResourceSlice> out = std::move(list->items);
+  if (!filter.pool_name.empty()) {
+    std::erase_if(out, [&](const kubeapi::ResourceSlice& slice) {
+      return slice.spec.pool.name != filter.pool_name;
+    });
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.metadata.name < b.metadata.name; });
+  return out;
+}
+
+absl::StatusOr<kubeapi::ResourceSlice> ApiSliceStore::Create(const kubeapi::ResourceSlice& slice) {
+  return client_.CreateResourceSlice(slice);
+}
+
+absl::StatusOr<kubeapi::ResourceSlice> ApiSliceStore::Update(const kubeapi::ResourceSlice& slice) {
+  return client_.UpdateResourceSlice(slice);
+}
+
+absl::Status ApiSliceStore::Delete(const std::string& name, const std::string& uid,
+                                   const std::string& resource_version) {
+  return client_.DeleteResourceSlice(name, {uid, resource_version});
+}
+
+absl::Status ApiSliceStore::DeleteCollection(const SliceFilter& filter) {
+  if (filter.pool_name.empty()) return client_.DeleteResourceSlices(Selecting(filter));
+  absl::StatusOr<std::vector<kubeapi::ResourceSlice>> slices = List(filter);
+  if (!slices.ok()) return slices.status();
+  for (const kubeapi::ResourceSlice& slice : *slices) {
+    absl::Status deleted = client_.DeleteResourceSlice(slice.metadata.name, {});
+    if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ApiSliceStore::NodeUid(const std::string& name) {
+  absl::StatusOr<nlohmann::json> node = client_.GetNode(name);
+  if (!node.ok()) return node.status();
+  const nlohmann::json& object = *node;
+  const nlohmann::json uid =
+      object.is_object() && object.contains("metadata") && object["metadata"].is_object()
+          ? object["metadata"].value("uid", nlohmann::json())
+          : nlohmann::json();
+  if (!uid.is_string() || uid.get<std::string>().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("Node \"", name, "\" has no metadata.uid"));
+  }
+  return uid.get<std::string>();
+}
+
+}  // namespace devmgr::resourceslice

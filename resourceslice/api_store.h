@@ -1,0 +1,35 @@
+// ApiSliceStore: the SliceStore of a cluster, ResourceSlices on its Kubernetes API server
+// through kubeclient::Client. Driver and node filters become field selectors; the API has none
+// for the pool, so a pool filter is applied to what the server sends. Codes are the client's:
+// a stale update or delete is Aborted (409), a slice that is gone NotFound.
+//
+// Thread-safety: as the client's, every method may be called from any thread at once.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kubeclient/client.h"
+#include "resourceslice/slice_store.h"
+
+namespace devmgr::resourceslice {
+
+class ApiSliceStore final : public SliceStore {
+ public:
+  // `client` is not owned and must outlive the store.
+  explicit ApiSliceStore(kubeclient::Client& client) : client_(client) {}
+
+  absl::StatusOr<std::vector<kubeapi::ResourceSlice>> List(const SliceFilter& filter) override;
+  absl::StatusOr<kubeapi::ResourceSlice> Create(const kubeapi::ResourceSlice& slice) override;
+  absl::StatusOr<kubeapi::ResourceSlice> Update(const kubeapi::ResourceSlice& slice) override;
+  absl::Status Delete(const std::string& name, const std::string& uid,
+                      const std::string& resource_version) override;
+  // Without a pool, one deletecollection request; with one, the pool's slices one by one.
+  absl::Status DeleteCollection(const SliceFilter& filter) override;
+  absl::StatusOr<std::string> NodeUid(const std::string& name) override;
+
+ private:
+  kubeclient::Client& client_;
+};
+
+}  // namespace devmgr::resourceslice

@@ -1,0 +1,243 @@
+// The ResourceSlice controller publishing to a cluster: the API store over the client against
+// the fake API server (tests/testlib/fake_api_server.h), so the requests are real HTTPS with
+// the server's rules: index-first generated names, the Node owner's uid looked up, one slice
+// rewritten for one changed device, dropped fields reported once, conflicts retried without a
+// second copy of any slice, an older API version used as it is.
+#include "resourceslice/api_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "resourceslice/controller.h"
+#include "tests/testlib/fake_api_server.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::resourceslice {
+namespace {
+
+using ::devmgr::testing::FakeApiServer;
+using ::devmgr::testing::FakeApiServerOptions;
+using ::devmgr::testing::WaitFor;
+using ::testing::HasSubstr;
+using Json = nlohmann::json;
+
+constexpr char kDriver[] = "gpu.example.com";
+constexpr char kNode[] = "worker-1";
+constexpr char kNodeUid[] = "4e1f0a4c-node";
+
+std::unique_ptr<kubeclient::Client> Connect(const FakeApiServer& server) {
+  absl::StatusOr<std::unique_ptr<kubeclient::Client>> client =
+      kubeclient::Client::Create(server.Config());
+  EXPECT_TRUE(client.ok()) << client.status();
+  return *std::move(client);
+}
+
+// `count` devices in slices of `per_slice`, in one pool named after the node.
+DriverResources Devices(int count, int per_slice, const std::string& model = "a100") {
+  Pool pool;
+  for (int i = 0; i < count; ++i) {
+    if (i % per_slice == 0) pool.slices.emplace_back();
+    kubeapi::Device device;
+    device.name = "gpu-" + std::to_string(i);
+    device.extra["attributes"] = {{"model", {{"string", model}}}};
+    pool.slices.back().devices.push_back(std::move(device));
+  }
+  DriverResources resources;
+  resources.pools[kNode] = std::move(pool);
+  return resources;
+}
+
+// A controller without a worker: the test runs its syncs.
+struct Publisher {
+  Publisher(FakeApiServer& server, DriverResources resources)
+      : client(Connect(server)), store(*client) {
+    ControllerOptions options;
+    options.driver_name = kDriver;
+    options.store = &store;
+    options.owner = Owner{"v1", "Node", kNode, ""};
+    options.resources = std::move(resources);
+    options.run_worker = false;
+    options.error_handler = [this](const ControllerError& error) {
+      std::lock_guard<std::mutex> lock(mu);
+      errors.push_back(error.ToString());
+    };
+    absl::StatusOr<std::unique_ptr<Controller>> started = Controller::Start(std::move(options));
+    EXPECT_TRUE(started.ok()) << started.status();
+    controller = *std::move(started);
+  }
+  std::vector<std::string> Errors() {
+    std::lock_guard<std::mutex> lock(mu);
+    return errors;
+  }
+
+  std::unique_ptr<kubeclient::Client> client;
+  ApiSliceStore store;
+  std::unique_ptr<Controller> controller;
+  std::mutex mu;
+  std::vector<std::string> errors;
+};
+
+TEST(ApiSliceStoreTest, PublishesAPoolAsAGoDriverWould) {
+  FakeApiServer server;
+  server.AddNode(kNode, kNodeUid);
+  Publisher publisher(server, Devices(300, 128));
+  EXPECT_EQ(publisher.controller->ProcessReady(), 1);
+  EXPECT_TRUE(publisher.Errors().empty());
+  std::vector<Json> slices = server.Slices();
+  ASSERT_EQ(slices.size(), 3u);
+  std::set<std::string> names;
+  for (const Json& slice : slices) {
+    const std::string name = slice["metadata"]["name"];
+    names.insert(name.substr(0, name.size() - 5));  // the server's random suffix
+    EXPECT_EQ(slice["spec"]["nodeName"], kNode);
+    EXPECT_EQ(slice["spec"]["pool"]["resourceSliceCount"], 3);
+    EXPECT_EQ(slice["metadata"]["ownerReferences"],
+              Json::parse(R"([{"apiVersion": "v1", "kind": "Node", "name": "worker-1",
+                               "uid": "4e1f0a4c-node", "controller": true}])"));
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"00000-gpu.example.com-worker-1-",
+                                          "00001-gpu.example.com-worker-1-",
+                                          "00002-gpu.example.com-worker-1-"}));
+  EXPECT_EQ(server.CountRequests("GET", "/api/v1/nodes/worker-1"), 1);
+  EXPECT_EQ(publisher.controller->GetStats(), (Stats{3, 0, 0}));
+
+  // Nothing changed: nothing written.
+  server.ClearRequests();
+  publisher.controller->Resync();
+  publisher.controller->ProcessReady();
+  EXPECT_EQ(server.CountRequests("PUT", "/"), 0);
+  EXPECT_EQ(server.CountRequests("POST", "/"), 0);
+
+  // One device changes: its slice alone is rewritten, the generation stays.
+  DriverResources changed = Devices(300, 128);
+  changed.pools[kNode].slices[1].devices[5].extra["attributes"]["model"]["string"] = "h100";
+  publisher.controller->Update(changed);
+  publisher.controller->ProcessReady();
+  EXPECT_EQ(server.CountRequests("PUT", "/"), 1);
+  EXPECT_EQ(server.CountRequests("POST", "/"), 0);
+  EXPECT_EQ(publisher.controller->GetStats(), (Stats{3, 1, 0}));
+
+  // The pool goes: its slices are deleted with their uid and resourceVersion as preconditions.
+  publisher.controller->Update(DriverResources{});
+  publisher.controller->ProcessReady();
+  EXPECT_TRUE(server.Slices().empty());
+  for (const auto& request : server.Requests()) {
+    if (request.method != "DELETE") continue;
+    const Json options = Json::parse(request.body);
+    EXPECT_TRUE(options["preconditions"].contains("uid")) << request.body;
+    EXPECT_TRUE(options["preconditions"].contains("resourceVersion")) << request.body;
+  }
+}
+
+TEST(ApiSliceStoreTest, AServerThatDropsTaintsIsReportedOnceNotFoughtWith) {
+  FakeApiServerOptions options;
+  options.dropped_device_fields = {"taints"};
+  FakeApiServer server(options);
+  server.AddNode(kNode, kNodeUid);
+  DriverResources tainted = Devices(2, 128);
+  tainted.pools[kNode].slices[0].devices[0].taints.push_back(
+      {"example.com/broken", "", "NoSchedule", std::nullopt, Json::object()});
+  Publisher publisher(server, tainted);
+  publisher.controller->ProcessReady();
+  ASSERT_EQ(publisher.Errors().size(), 1u);
+  EXPECT_THAT(publisher.Errors()[0],
+              HasSubstr("some fields were dropped by the apiserver, probably because these "
+                        "features are disabled: DRADeviceTaints"));
+  server.ClearRequests();
+  publisher.controller->Resync();
+  publisher.controller->ProcessReady();
+  EXPECT_EQ(server.CountRequests("PUT", "/"), 0);
+  EXPECT_EQ(publisher.Errors().size(), 1u);
+}
+
+TEST(ApiSliceStoreTest, TaintsGetTheServersTimeAddedAndAreNotRewritten) {
+  FakeApiServer server;
+  server.AddNode(kNode, kNodeUid);
+  DriverResources tainted = Devices(2, 128);
+  tainted.pools[kNode].slices[0].devices[0].taints.push_back(
+      {"example.com/broken", "", "NoSchedule", std::nullopt, Json::object()});
+  Publisher publisher(server, tainted);
+  publisher.controller->ProcessReady();
+  ASSERT_EQ(server.Slices().size(), 1u);
+  EXPECT_TRUE(server.Slices()[0]["spec"]["devices"][0]["taints"][0].contains("timeAdded"));
+  server.ClearRequests();
+  publisher.controller->Update(tainted);
+  publisher.controller->ProcessReady();
+  EXPECT_EQ(server.CountRequests("PUT", "/"), 0);
+  EXPECT_TRUE(publisher.Errors().empty());
+}
+
+TEST(ApiSliceStoreTest, ConflictsAreRetriedAndNoSliceIsWrittenTwice) {
+  FakeApiServer server;
+  server.AddNode(kNode, kNodeUid);
+  Publisher publisher(server, Devices(3, 128));
+  publisher.controller->ProcessReady();
+  ASSERT_EQ(server.Slices().size(), 1u);
+
+  server.SetConflictOnEveryUpdate(true);
+  publisher.controller->Update(Devices(3, 128, "h100"));
+  publisher.controller->ProcessReady();
+  ASSERT_FALSE(publisher.Errors().empty());
+  EXPECT_THAT(publisher.Errors().back(), HasSubstr("the object has been modified"));
+  EXPECT_EQ(server.Slices().size(), 1u);
+
+  // Once the server takes updates again, the next try (after the rate-limited delay) succeeds.
+  server.SetConflictOnEveryUpdate(false);
+  ASSERT_TRUE(WaitFor([&] {
+    publisher.controller->ProcessReady();
+    return server.Slices()[0]["spec"]["devices"][0]["attributes"]["model"]["string"] == "h100";
+  }));
+  EXPECT_EQ(server.Slices().size(), 1u);
+  EXPECT_EQ(server.CountRequests("POST", "/"), 1);
+}
+
+TEST(ApiSliceStoreTest, PublishesThroughAnOlderApiVersion) {
+  FakeApiServerOptions options;
+  options.resource_versions = {"v1beta1"};
+  FakeApiServer server(options);
+  server.AddNode(kNode, kNodeUid);
+  Publisher publisher(server, Devices(2, 128));
+  publisher.controller->ProcessReady();
+  ASSERT_EQ(server.Slices().size(), 1u);
+  EXPECT_EQ(server.Slices()[0]["spec"]["devices"][1]["attributes"]["model"]["string"], "a100");
+  server.ClearRequests();
+  publisher.controller->Resync();
+  publisher.controller->ProcessReady();
+  EXPECT_EQ(server.CountRequests("PUT", "/"), 0);
+}
+
+TEST(ApiSliceStoreTest, FiltersByDriverNodeAndPool) {
+  FakeApiServer server;
+  std::unique_ptr<kubeclient::Client> client = Connect(server);
+  ApiSliceStore store(*client);
+  for (const auto& [driver, node, pool] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"a.example.com", "n1", "p1"},
+           {"a.example.com", "n1", "p2"},
+           {"a.example.com", "n2", "p1"},
+           {"b.example.com", "n1", "p1"}}) {
+    kubeapi::ResourceSlice slice;
+    slice.metadata.generate_name = "s-";
+    slice.spec.driver = driver;
+    slice.spec.node_name = node;
+    slice.spec.pool.name = pool;
+    ASSERT_TRUE(store.Create(slice).ok());
+  }
+  absl::StatusOr<std::vector<kubeapi::ResourceSlice>> some =
+      store.List({"a.example.com", "n1", "p2"});
+  ASSERT_TRUE(some.ok()) << some.status();
+  ASSERT_EQ(some->size(), 1u);
+  EXPECT_EQ((*some)[0].spec.pool.name, "p2");
+  ASSERT_TRUE(store.DeleteCollection({"a.example.com", "n1", "p1"}).ok());
+  EXPECT_EQ(store.List({})->size(), 3u);
+  ASSERT_TRUE(store.DeleteCollection({"", "n1", ""}).ok());
+  EXPECT_EQ(store.List({})->size(), 1u);
+  EXPECT_EQ(store.NodeUid("nope").status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace devmgr::resourceslice
