@@ -1,9 +1,11 @@
 #include "resourceslice/api_store.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "kubeclient/slice_reflector.h"
 
 namespace devmgr::resourceslice {
 namespace {
@@ -14,7 +16,40 @@ kubeclient::ListOptions Selecting(const SliceFilter& filter) {
   return options;
 }
 
+// The reflector behind a watch; stopped when the watch ends.
+class ReflectorWatch final : public SliceWatch {
+ public:
+  explicit ReflectorWatch(std::unique_ptr<kubeclient::SliceReflector> reflector)
+      : reflector_(std::move(reflector)) {}
+
+ private:
+  std::unique_ptr<kubeclient::SliceReflector> reflector_;
+};
+
 }  // namespace
+
+std::unique_ptr<SliceWatch> ApiSliceStore::Watch(
+    const SliceFilter& filter, std::function<void(const std::string&)> on_change) {
+  kubeclient::SliceReflectorOptions options;
+  options.client = &client_;
+  options.field_selector = Selecting(filter).field_selector;
+  options.on_change = [filter, on_change = std::move(on_change)](
+                          const kubeapi::ResourceSlice* before,
+                          const kubeapi::ResourceSlice* after) {
+    std::set<std::string> pools;
+    for (const kubeapi::ResourceSlice* slice : {before, after}) {
+      if (slice == nullptr) continue;
+      if (filter.pool_name.empty() || slice->spec.pool.name == filter.pool_name) {
+        pools.insert(slice->spec.pool.name);
+      }
+    }
+    for (const std::string& pool : pools) on_change(pool);
+  };
+  absl::StatusOr<std::unique_ptr<kubeclient::SliceReflector>> reflector =
+      kubeclient::SliceReflector::Start(std::move(options));
+  if (!reflector.ok()) return nullptr;
+  return std::make_unique<ReflectorWatch>(*std::move(reflector));
+}
 
 absl::StatusOr<std::vector<kubeapi::ResourceSlice>> ApiSliceStore::List(const SliceFilter& filter) {
   absl::StatusOr<kubeclient::SliceList> list = client_.ListResourceSlices(Selecting(filter));

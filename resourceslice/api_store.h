@@ -27,6 +27,10 @@ class ApiSliceStore final : public SliceStore {
   // Without a pool, one deletecollection request; with one, the pool's slices one by one.
   absl::Status DeleteCollection(const SliceFilter& filter) override;
   absl::StatusOr<std::string> NodeUid(const std::string& name) override;
+  // A watch of the server (kubeclient/slice_reflector.h): calls come on its thread; the slices
+  // there at the start are reported as added.
+  std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
+                                    std::function<void(const std::string&)> on_change) override;
 
  private:
   kubeclient::Client& client_;

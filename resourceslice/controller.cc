@@ -147,6 +147,13 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
     return absl::InvalidArgumentError("ControllerOptions.store is null");
   if (options.driver_name.empty()) return absl::InvalidArgumentError("DRA driver name is empty");
   std::unique_ptr<Controller> controller(new Controller(std::move(options)));
+  std::unique_ptr<SliceWatch> watch = controller->options_.store->Watch(
+      controller->Filter(),
+      [c = controller.get()](const std::string& pool) { c->OnStoreChange(pool); });
+  {
+    absl::MutexLock lock(&controller->mu_);
+    controller->watch_ = std::move(watch);
+  }
   controller->ListExisting();
   controller->Update(controller->options_.resources);
   if (controller->options_.run_worker) {
@@ -179,12 +186,21 @@ void Controller::ListExisting() {
 Controller::~Controller() { Stop(); }
 
 void Controller::Stop() {
+  std::unique_ptr<SliceWatch> watch;
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
     ++wakeups_;
+    watch = std::move(watch_);
   }
+  watch.reset();
   if (worker_.joinable()) worker_.join();
+}
+
+void Controller::OnStoreChange(const std::string& pool) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return;
+  Queue(pool, clock_.Now() + options_.sync_delay);
 }
 
 Stats Controller::GetStats() const {

@@ -9,11 +9,14 @@
 // follows what the server kept, so the controller does not write it again and again.
 //
 // Unlike upstream it reads the store at each sync instead of an informer cache, so it needs no
-// mutation cache: a slice it just created is always seen by the next sync.
+// mutation cache: a slice it just created is always seen by the next sync. The store's watch
+// takes the informer's other part: a slice of this driver that anyone adds, changes or deletes
+// has its pool synced after sync_delay, as upstream's event handlers queue it.
 //
 // Pools are synced by one worker, each when Update names it (at once), when the controller finds
-// its slices in the store at start (after sync_delay), or again after a failure (5 ms doubling to
-// 1000 s, upstream's per-item rate limit). Validation errors are reported once and not retried.
+// its slices in the store at start or the store reports a change (after sync_delay), or again
+// after a failure (5 ms doubling to 1000 s, upstream's per-item rate limit). Validation errors
+// are reported once and not retried.
 //
 // Thread-safety: every method may be called from any thread at once.
 #pragma once
@@ -144,6 +147,8 @@ class Controller {
   // schedules another try.
   void ListExisting() ABSL_LOCKS_EXCLUDED(mu_);
   bool RelistDue() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // OnStoreChange queues `pool` after the sync delay (the store's watch calls it).
+  void OnStoreChange(const std::string& pool) ABSL_LOCKS_EXCLUDED(mu_);
   void Report(ControllerError error) const;
 
   absl::Status SyncPool(const std::string& pool_name) ABSL_LOCKS_EXCLUDED(mu_);
@@ -177,6 +182,8 @@ class Controller {
   std::optional<absl::Time> relist_at_ ABSL_GUARDED_BY(mu_);
   int list_failures_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // The store's watch; ended (outside mu_, which its calls take) by Stop.
+  std::unique_ptr<SliceWatch> watch_ ABSL_GUARDED_BY(mu_);
   uint64_t wakeups_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread worker_;
 };

@@ -1,5 +1,7 @@
 #include "resourceslice/memory_store.h"
 
+#include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -34,7 +36,7 @@ absl::StatusOr<std::vector<kubeapi::ResourceSlice>> MemoryStore::List(const Slic
 absl::StatusOr<kubeapi::ResourceSlice> MemoryStore::Create(const kubeapi::ResourceSlice& slice) {
   kubeapi::ResourceSlice stored = slice;
   if (on_write_) on_write_(stored);
-  absl::MutexLock lock(&mu_);
+  absl::ReleasableMutexLock lock(&mu_);
   const int64_t number = created_++;
   if (stored.metadata.name.empty()) {
     if (stored.metadata.generate_name.empty()) {
@@ -49,13 +51,15 @@ absl::StatusOr<kubeapi::ResourceSlice> MemoryStore::Create(const kubeapi::Resour
   stored.metadata.uid = absl::StrCat("memory-store-uid-", number);
   stored.metadata.resource_version = NextVersion("");
   slices_[stored.metadata.name] = stored;
+  lock.Release();
+  Notify({&stored});
   return stored;
 }
 
 absl::StatusOr<kubeapi::ResourceSlice> MemoryStore::Update(const kubeapi::ResourceSlice& slice) {
   kubeapi::ResourceSlice stored = slice;
   if (on_write_) on_write_(stored);
-  absl::MutexLock lock(&mu_);
+  absl::ReleasableMutexLock lock(&mu_);
   auto it = slices_.find(stored.metadata.name);
   if (it == slices_.end()) {
     return absl::NotFoundError(
@@ -70,13 +74,15 @@ absl::StatusOr<kubeapi::ResourceSlice> MemoryStore::Update(const kubeapi::Resour
   }
   stored.metadata.uid = it->second.metadata.uid;
   stored.metadata.resource_version = NextVersion(it->second.metadata.resource_version);
-  it->second = stored;
+  const kubeapi::ResourceSlice before = std::exchange(it->second, stored);
+  lock.Release();
+  Notify({&before, &stored});
   return stored;
 }
 
 absl::Status MemoryStore::Delete(const std::string& name, const std::string& uid,
                                  const std::string& resource_version) {
-  absl::MutexLock lock(&mu_);
+  absl::ReleasableMutexLock lock(&mu_);
   auto it = slices_.find(name);
   if (it == slices_.end()) {
     return absl::NotFoundError(
@@ -94,13 +100,29 @@ absl::Status MemoryStore::Delete(const std::string& name, const std::string& uid
   if (!resource_version.empty() && resource_version != meta.resource_version) {
     return failed("ResourceVersion", resource_version, meta.resource_version);
   }
+  const kubeapi::ResourceSlice gone = std::move(it->second);
   slices_.erase(it);
+  lock.Release();
+  Notify({&gone});
   return absl::OkStatus();
 }
 
 absl::Status MemoryStore::DeleteCollection(const SliceFilter& filter) {
-  absl::MutexLock lock(&mu_);
-  std::erase_if(slices_, [&](const auto& entry) { return Matches(entry.second, filter); });
+  std::vector<kubeapi::ResourceSlice> gone;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = slices_.begin(); it != slices_.end();) {
+      if (!Matches(it->second, filter)) {
+        ++it;
+        continue;
+      }
+      gone.push_back(std::move(it->second));
+      it = slices_.erase(it);
+    }
+  }
+  std::vector<const kubeapi::ResourceSlice*> changed;
+  for (const kubeapi::ResourceSlice& slice : gone) changed.push_back(&slice);
+  Notify(changed);
   return absl::OkStatus();
 }
 
@@ -114,8 +136,50 @@ absl::StatusOr<std::string> MemoryStore::NodeUid(const std::string& name) {
 }
 
 void MemoryStore::Put(const kubeapi::ResourceSlice& slice) {
-  absl::MutexLock lock(&mu_);
-  slices_[slice.metadata.name] = slice;
+  std::optional<kubeapi::ResourceSlice> before;
+  {
+    absl::MutexLock lock(&mu_);
+    auto [it, added] = slices_.try_emplace(slice.metadata.name, slice);
+    if (!added) before = std::exchange(it->second, slice);
+  }
+  if (before.has_value()) {
+    Notify({&*before, &slice});
+  } else {
+    Notify({&slice});
+  }
+}
+
+// Subscription ends its watcher when destroyed, after any call in progress.
+class MemoryStore::Subscription final : public SliceWatch {
+ public:
+  Subscription(MemoryStore& store, int64_t id) : store_(store), id_(id) {}
+  ~Subscription() override {
+    absl::MutexLock lock(&store_.watchers_mu_);
+    store_.watchers_.erase(id_);
+  }
+
+ private:
+  MemoryStore& store_;
+  const int64_t id_;
+};
+
+std::unique_ptr<SliceWatch> MemoryStore::Watch(const SliceFilter& filter,
+                                               std::function<void(const std::string&)> on_change) {
+  absl::MutexLock lock(&watchers_mu_);
+  const int64_t id = next_watcher_++;
+  watchers_.emplace(id, Watcher{filter, std::move(on_change)});
+  return std::make_unique<Subscription>(*this, id);
+}
+
+void MemoryStore::Notify(const std::vector<const kubeapi::ResourceSlice*>& changed) {
+  absl::MutexLock lock(&watchers_mu_);
+  for (const auto& [id, watcher] : watchers_) {
+    std::set<std::string> pools;
+    for (const kubeapi::ResourceSlice* slice : changed) {
+      if (Matches(*slice, watcher.filter)) pools.insert(slice->spec.pool.name);
+    }
+    for (const std::string& pool : pools) watcher.on_change(pool);
+  }
 }
 
 void MemoryStore::SetNode(const std::string& name, const std::string& uid) {

@@ -36,6 +36,10 @@ class MemoryStore final : public SliceStore {
                       const std::string& resource_version) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status DeleteCollection(const SliceFilter& filter) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::string> NodeUid(const std::string& name) override ABSL_LOCKS_EXCLUDED(mu_);
+  // Changes are reported on the writer's thread, after the write.
+  std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
+                                    std::function<void(const std::string&)> on_change) override
+      ABSL_LOCKS_EXCLUDED(watchers_mu_);
 
   // Put stores `slice` as it is (no hook, no versions): what another writer left behind.
   void Put(const kubeapi::ResourceSlice& slice) ABSL_LOCKS_EXCLUDED(mu_);
@@ -43,7 +47,21 @@ class MemoryStore final : public SliceStore {
   void SetNode(const std::string& name, const std::string& uid) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  class Subscription;
+  struct Watcher {
+    SliceFilter filter;
+    std::function<void(const std::string&)> on_change;
+  };
+  // Notify tells the watchers of the changed slices (each as it was and as it is, when there
+  // is one). Called without mu_.
+  void Notify(const std::vector<const kubeapi::ResourceSlice*>& changed)
+      ABSL_LOCKS_EXCLUDED(watchers_mu_);
+
   const WriteHook on_write_;
+  // Held while watchers are told, so that a Subscription's end waits for a call in progress.
+  absl::Mutex watchers_mu_;
+  std::map<int64_t, Watcher> watchers_ ABSL_GUARDED_BY(watchers_mu_);
+  int64_t next_watcher_ ABSL_GUARDED_BY(watchers_mu_) = 0;
   absl::Mutex mu_;
   std::map<std::string, kubeapi::ResourceSlice> slices_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> nodes_ ABSL_GUARDED_BY(mu_);

@@ -4,6 +4,8 @@
 // in-process store of a node without a cluster (memory_store.h).
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,12 @@ struct SliceFilter {
   std::string driver;
   std::string node_name;
   std::string pool_name;
+};
+
+// SliceWatch: a subscription to a store's changes; once it is destroyed no further call comes.
+class SliceWatch {
+ public:
+  virtual ~SliceWatch() = default;
 };
 
 class SliceStore {
@@ -39,6 +47,14 @@ class SliceStore {
   virtual absl::Status DeleteCollection(const SliceFilter& filter) = 0;
   // NodeUid: metadata.uid of Node `name` (for a Node owner given without one).
   virtual absl::StatusOr<std::string> NodeUid(const std::string& name) = 0;
+
+  // Watch calls `on_change(pool)` for each slice that matches `filter` and that anyone creates,
+  // changes or deletes (the watcher's own writes included; a slice that moved names both pools),
+  // until the returned SliceWatch is destroyed: the controller's informer. The calls come on the
+  // writer's thread or one of the store's; `on_change` must not block or call the store.
+  // nullptr when the store cannot tell: changes by others are then seen at the next sync.
+  virtual std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
+                                            std::function<void(const std::string&)> on_change) = 0;
 };
 
 }  // namespace devmgr::resourceslice

@@ -149,4 +149,10 @@ absl::StatusOr<std::string> GrpcSliceStore::NodeUid(const std::string& name) {
   return response.uid();
 }
 
+std::unique_ptr<SliceWatch> GrpcSliceStore::Watch(const SliceFilter& /*filter*/,
+                                                  std::function<void(const std::string&)>
+                                                  /*on_change*/) {
+  return nullptr;
+}
+
 }  // namespace devmgr::resourceslice

@@ -59,6 +59,11 @@ class GrpcSliceStore final : public SliceStore {
                       const std::string& resource_version) override;
   absl::Status DeleteCollection(const SliceFilter& filter) override;
   absl::StatusOr<std::string> NodeUid(const std::string& name) override;
+  // nullptr: the service has no watch (a driver's own controller is the only writer of its
+  // slices in the daemon's store, besides the node's wipe, after which the driver registers
+  // again and publishes anew).
+  std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
+                                    std::function<void(const std::string&)> on_change) override;
 
  private:
   // Context: a client context with the deadline.

@@ -210,6 +210,37 @@ TEST(ApiSliceStoreTest, PublishesThroughAnOlderApiVersion) {
   EXPECT_EQ(server.CountRequests("PUT", "/"), 0);
 }
 
+// Upstream's informer handlers: a slice someone else deletes or changes has its pool synced
+// after the sync delay, which puts it back.
+TEST(ApiSliceStoreTest, ASliceDeletedBehindTheControllersBackIsPutBack) {
+  FakeApiServer server;
+  server.AddNode(kNode, kNodeUid);
+  std::unique_ptr<kubeclient::Client> client = Connect(server);
+  ApiSliceStore store(*client);
+  ControllerOptions options;
+  options.driver_name = kDriver;
+  options.store = &store;
+  options.owner = Owner{"v1", "Node", kNode, ""};
+  options.resources = Devices(2, 128);
+  options.sync_delay = absl::Milliseconds(50);
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  ASSERT_TRUE(WaitFor([&] { return server.Slices().size() == 1; }));
+  const std::string name = server.Slices()[0]["metadata"]["name"];
+
+  ASSERT_TRUE(server.RemoveSlice(name));
+  ASSERT_TRUE(WaitFor([&] { return server.Slices().size() == 1; }));
+  EXPECT_NE(server.Slices()[0]["metadata"]["name"], name);
+
+  Json edited = server.Slices()[0];
+  edited["spec"]["devices"][0]["attributes"]["model"]["string"] = "edited";
+  server.AddSlice(edited);
+  ASSERT_TRUE(WaitFor([&] {
+    return server.Slices()[0]["spec"]["devices"][0]["attributes"]["model"]["string"] == "a100";
+  }));
+  EXPECT_EQ((*controller)->GetStats().num_creates, 2);
+}
+
 TEST(ApiSliceStoreTest, FiltersByDriverNodeAndPool) {
   FakeApiServer server;
   std::unique_ptr<kubeclient::Client> client = Connect(server);

@@ -497,6 +497,10 @@ class FlakyStore final : public SliceStore {
   absl::StatusOr<std::string> NodeUid(const std::string& name) override {
     return store_.NodeUid(name);
   }
+  std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
+                                    std::function<void(const std::string&)> on_change) override {
+    return store_.Watch(filter, std::move(on_change));
+  }
   size_t size() { return store_.List({})->size(); }
 
  private:
@@ -553,6 +557,63 @@ TEST(ControllerTest, ANodeOwnersUidIsLookedUp) {
   ASSERT_EQ(stored->size(), 1u);
   EXPECT_EQ((*stored)[0].metadata.owner_references[0].uid, "uid-from-the-node");
   EXPECT_EQ((*stored)[0].spec.node_name, kOwner);
+}
+
+// The store's watch, the controller's informer: a slice someone else deletes has its pool
+// synced after the sync delay (the fake clock's), which puts it back.
+TEST(ControllerTest, ASliceDeletedBehindItsBackIsPutBackAfterTheSyncDelay) {
+  MemoryStore store;
+  testing::FakeClock clock;
+  ControllerOptions options;
+  options.driver_name = kDriver;
+  options.store = &store;
+  options.owner = Owner{"v1", "Node", kOwner, kNodeUid};
+  options.resources = OnePool(PoolOf({{NewDevice("device-1")}}));
+  options.run_worker = false;
+  options.clock = &clock;
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  EXPECT_EQ((*controller)->ProcessReady(), 1);
+  const ResourceSlice published = store.List({})->at(0);
+  ASSERT_TRUE(store.Delete(published.metadata.name, "", "").ok());
+  EXPECT_EQ((*controller)->ProcessReady(), 0);  // not before the delay
+  clock.Advance(kDefaultSyncDelay);
+  EXPECT_GE((*controller)->ProcessReady(), 1);
+  ASSERT_EQ(store.List({})->size(), 1u);
+  EXPECT_EQ(store.List({})->at(0).spec.devices, published.spec.devices);
+  EXPECT_EQ((*controller)->GetStats().num_creates, 2);
+
+  // Its own write is an event too (as upstream's informer sees it): one more sync, no write.
+  clock.Advance(kDefaultSyncDelay);
+  EXPECT_EQ((*controller)->ProcessReady(), 1);
+  EXPECT_EQ((*controller)->GetStats().num_creates, 2);
+
+  // A slice of another driver is none of its business.
+  ResourceSlice other = published;
+  other.metadata.name = "other";
+  other.spec.driver = "other.example.com";
+  store.Put(other);
+  clock.Advance(kDefaultSyncDelay);
+  EXPECT_EQ((*controller)->ProcessReady(), 0);
+}
+
+TEST(MemoryStoreTest, TellsItsWatchersWhichPoolsChangedUntilTheWatchEnds) {
+  MemoryStore store;
+  std::vector<std::string> told;
+  std::unique_ptr<SliceWatch> watch =
+      store.Watch({kDriver, "", ""}, [&](const std::string& pool) { told.push_back(pool); });
+  ASSERT_NE(watch, nullptr);
+  ResourceSlice slice = NodeSlice("", {NewDevice("d")}, 1, 1, "", "s-");
+  absl::StatusOr<ResourceSlice> created = store.Create(slice);
+  ASSERT_TRUE(created.ok());
+  ResourceSlice moved = *created;
+  moved.spec.pool.name = "other-pool";
+  ASSERT_TRUE(store.Update(moved).ok());
+  ASSERT_TRUE(store.DeleteCollection({kDriver, "", ""}).ok());
+  EXPECT_EQ(told, (std::vector<std::string>{kPool, "other-pool", kPool, "other-pool"}));
+  watch.reset();
+  ASSERT_TRUE(store.Create(slice).ok());
+  EXPECT_EQ(told.size(), 4u);
 }
 
 TEST(SliceNamesTest, TestGetIndexLength) {

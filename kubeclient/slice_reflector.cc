@@ -1,0 +1,157 @@
+#include "kubeclient/slice_reflector.h"
+
+#include <random>
+#include <utility>
+
+#include "common/backoff.h"
+
+namespace devmgr::kubeclient {
+
+absl::StatusOr<std::unique_ptr<SliceReflector>> SliceReflector::Start(
+    SliceReflectorOptions options) {
+  if (options.client == nullptr) {
+    return absl::InvalidArgumentError("SliceReflectorOptions.client is null");
+  }
+  std::unique_ptr<SliceReflector> reflector(new SliceReflector(std::move(options)));
+  reflector->thread_ = std::thread([r = reflector.get()] { r->Run(); });
+  return reflector;
+}
+
+SliceReflector::SliceReflector(SliceReflectorOptions options) : options_(std::move(options)) {}
+
+SliceReflector::~SliceReflector() { Stop(); }
+
+void SliceReflector::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopped_ = true;
+  }
+  cancel_.Cancel();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::vector<kubeapi::ResourceSlice> SliceReflector::Slices() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<kubeapi::ResourceSlice> out;
+  out.reserve(slices_.size());
+  for (const auto& [name, slice] : slices_) out.push_back(slice);
+  return out;
+}
+
+int SliceReflector::lists() const {
+  absl::MutexLock lock(&mu_);
+  return lists_;
+}
+
+bool SliceReflector::Wait(absl::Duration delay) {
+  absl::MutexLock lock(&mu_);
+  mu_.AwaitWithTimeout(absl::Condition(&stopped_), delay);
+  return !stopped_;
+}
+
+void SliceReflector::Replace(std::vector<kubeapi::ResourceSlice> slices) {
+  std::map<std::string, kubeapi::ResourceSlice> fresh;
+  for (kubeapi::ResourceSlice& slice : slices) {
+    std::string name = slice.metadata.name;
+    fresh.emplace(std::move(name), std::move(slice));
+  }
+  std::map<std::string, kubeapi::ResourceSlice> old;
+  {
+    absl::MutexLock lock(&mu_);
+    old = std::exchange(slices_, fresh);
+    ++lists_;
+  }
+  if (!options_.on_change) return;
+  for (const auto& [name, before] : old) {
+    auto now = fresh.find(name);
+    if (now == fresh.end()) {
+      options_.on_change(&before, nullptr);
+    } else if (now->second.metadata.resource_version != before.metadata.resource_version) {
+      options_.on_change(&before, &now->second);
+    }
+  }
+  for (const auto& [name, after] : fresh) {
+    if (!old.contains(name)) options_.on_change(nullptr, &after);
+  }
+}
+
+void SliceReflector::Apply(const SliceEvent& event) {
+  std::optional<kubeapi::ResourceSlice> before;
+  {
+    absl::MutexLock lock(&mu_);
+    const std::string& name = event.slice.metadata.name;
+    auto it = slices_.find(name);
+    if (it != slices_.end()) before = it->second;
+    if (event.type == WatchEventType::kDeleted) {
+      if (it != slices_.end()) slices_.erase(it);
+    } else {
+      slices_[name] = event.slice;
+    }
+  }
+  if (!options_.on_change) return;
+  if (event.type == WatchEventType::kDeleted) {
+    if (before.has_value()) options_.on_change(&*before, nullptr);
+    return;
+  }
+  options_.on_change(before.has_value() ? &*before : nullptr, &event.slice);
+}
+
+void SliceReflector::Run() {
+  std::mt19937_64 random(std::random_device{}());
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const auto fresh_backoff = [&] {
+    return Backoff{.duration = options_.initial_backoff,
+                   .factor = 2.0,
+                   .jitter = 1.0,
+                   .steps = std::numeric_limits<int>::max(),
+                   .cap = options_.max_backoff};
+  };
+  Backoff backoff = fresh_backoff();
+  const auto fail = [&](const absl::Status& status) {
+    if (options_.on_error) options_.on_error(status);
+    return Wait(backoff.Step([&] { return unit(random); }));
+  };
+
+  std::string resource_version;
+  bool need_list = true;
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopped_) return;
+    }
+    ListOptions options;
+    options.field_selector = options_.field_selector;
+    if (need_list) {
+      absl::StatusOr<SliceList> list = options_.client->ListResourceSlices(options);
+      if (!list.ok()) {
+        if (!fail(list.status())) return;
+        continue;
+      }
+      resource_version = list->resource_version;
+      Replace(std::move(list->items));
+      need_list = false;
+    }
+    options.resource_version = resource_version;
+    options.watch_timeout = options_.min_watch_timeout * (1.0 + unit(random));
+    bool delivered = false;
+    const absl::Status watched = options_.client->WatchResourceSlices(
+        options,
+        [&](const SliceEvent& event) {
+          delivered = true;
+          if (event.type != WatchEventType::kBookmark) Apply(event);
+          resource_version = event.resource_version;
+          return true;
+        },
+        &cancel_);
+    if (delivered) backoff = fresh_backoff();
+    if (absl::IsCancelled(watched)) return;
+    if (watched.ok()) continue;  // the server ended the watch: resume where it left off
+    if (absl::IsOutOfRange(watched)) {
+      need_list = true;  // too old: what was missed is only in a new list
+      continue;
+    }
+    if (!fail(watched)) return;
+  }
+}
+
+}  // namespace devmgr::kubeclient

@@ -1,0 +1,189 @@
+// The reflector against the fake API server: a list, then a watch that follows every change;
+// resumed after a cut without a new list; a new list after 410 whose differences come out as
+// changes; bookmarks that keep the resume point ahead of a compaction; failures retried.
+#include "kubeclient/slice_reflector.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <mutex>
+
+#include "tests/testlib/fake_api_server.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::kubeclient {
+namespace {
+
+using ::devmgr::testing::FakeApiServer;
+using ::devmgr::testing::FakeFailure;
+using ::devmgr::testing::WaitFor;
+using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
+using Json = nlohmann::json;
+
+Json Slice(const std::string& name, const std::string& driver) {
+  return Json{{"kind", "ResourceSlice"},
+              {"metadata", {{"name", name}}},
+              {"spec",
+               {{"driver", driver},
+                {"pool", {{"name", "p"}, {"generation", 1}, {"resourceSliceCount", 1}}}}}};
+}
+
+// The changes a reflector reported, as "+name", "~name", "-name".
+class Recorder {
+ public:
+  void operator()(const kubeapi::ResourceSlice* before, const kubeapi::ResourceSlice* after) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (before == nullptr) {
+      changes_.push_back("+" + after->metadata.name);
+    } else if (after == nullptr) {
+      changes_.push_back("-" + before->metadata.name);
+    } else {
+      changes_.push_back("~" + after->metadata.name);
+    }
+  }
+  std::vector<std::string> changes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return changes_;
+  }
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    changes_.clear();
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> changes_;
+};
+
+class SliceReflectorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(server_.Config());
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
+  }
+
+  std::unique_ptr<SliceReflector> Start(const std::string& field_selector = "") {
+    SliceReflectorOptions options;
+    options.client = client_.get();
+    options.field_selector = field_selector;
+    options.on_change = [this](const kubeapi::ResourceSlice* before,
+                               const kubeapi::ResourceSlice* after) { recorder_(before, after); };
+    options.on_error = [this](const absl::Status&) { ++errors_; };
+    options.initial_backoff = absl::Milliseconds(10);
+    absl::StatusOr<std::unique_ptr<SliceReflector>> reflector =
+        SliceReflector::Start(std::move(options));
+    EXPECT_TRUE(reflector.ok()) << reflector.status();
+    return *std::move(reflector);
+  }
+
+  bool Watching() {
+    return WaitFor([&] { return server_.open_watches() == 1; });
+  }
+
+  FakeApiServer server_;
+  std::unique_ptr<Client> client_;
+  Recorder recorder_;
+  std::atomic<int> errors_{0};
+};
+
+TEST_F(SliceReflectorTest, ListsThenFollowsEveryChange) {
+  server_.AddSlice(Slice("a", "gpu.example.com"));
+  server_.AddSlice(Slice("other", "nic.example.com"));
+  std::unique_ptr<SliceReflector> reflector = Start("spec.driver=gpu.example.com");
+  ASSERT_TRUE(Watching());
+  EXPECT_THAT(recorder_.changes(), ElementsAre("+a"));
+
+  server_.AddSlice(Slice("b", "gpu.example.com"));
+  Json changed = Slice("a", "gpu.example.com");
+  changed["spec"]["pool"]["generation"] = 2;
+  server_.AddSlice(changed);
+  server_.RemoveSlice("b");
+  server_.AddSlice(Slice("ignored", "nic.example.com"));
+  ASSERT_TRUE(WaitFor([&] { return recorder_.changes().size() == 4; }));
+  EXPECT_THAT(recorder_.changes(), ElementsAre("+a", "+b", "~a", "-b"));
+  ASSERT_EQ(reflector->Slices().size(), 1u);
+  EXPECT_EQ(reflector->Slices()[0].spec.pool.generation, 2);
+  EXPECT_EQ(reflector->lists(), 1);
+}
+
+TEST_F(SliceReflectorTest, ACutWatchIsResumedWithoutMissingAnything) {
+  std::unique_ptr<SliceReflector> reflector = Start();
+  ASSERT_TRUE(Watching());
+  server_.CutWatches();
+  // Made while no watch may be open: the resumed watch still brings it, from its history.
+  server_.AddSlice(Slice("a", "gpu.example.com"));
+  ASSERT_TRUE(WaitFor([&] { return recorder_.changes().size() == 1; }));
+  EXPECT_THAT(recorder_.changes(), ElementsAre("+a"));
+  EXPECT_EQ(reflector->lists(), 1);
+  EXPECT_GE(errors_.load(), 1);  // the cut itself
+}
+
+TEST_F(SliceReflectorTest, TooOldAVersionMeansANewListWhoseDifferencesAreChanges) {
+  server_.AddSlice(Slice("a", "gpu.example.com"));
+  server_.AddSlice(Slice("b", "gpu.example.com"));
+  std::unique_ptr<SliceReflector> reflector = Start();
+  ASSERT_TRUE(Watching());
+  recorder_.Clear();
+  // Changes the reflector cannot see (its watch is cut), then the history forgets them.
+  server_.SetHang(true);
+  server_.CutWatches();
+  ASSERT_TRUE(WaitFor([&] { return server_.open_watches() == 0; }));
+  server_.RemoveSlice("a");
+  server_.AddSlice(Slice("c", "gpu.example.com"));
+  server_.Compact();
+  server_.SetHang(false);
+  ASSERT_TRUE(WaitFor([&] { return reflector->lists() == 2 && recorder_.changes().size() == 2; }));
+  EXPECT_THAT(recorder_.changes(), UnorderedElementsAre("-a", "+c"));
+  std::vector<std::string> names;
+  for (const auto& slice : reflector->Slices()) names.push_back(slice.metadata.name);
+  EXPECT_THAT(names, ElementsAre("b", "c"));
+}
+
+TEST_F(SliceReflectorTest, BookmarksKeepTheResumePointAheadOfACompaction) {
+  std::unique_ptr<SliceReflector> reflector = Start("spec.driver=gpu.example.com");
+  ASSERT_TRUE(Watching());
+  // Writes the watch does not select move the server's version on; a bookmark tells the
+  // reflector, so resuming after a compaction needs no new list.
+  for (int i = 0; i < 3; ++i) server_.AddSlice(Slice("n" + std::to_string(i), "nic.example.com"));
+  const std::string newest = server_.resource_version();
+  // The fake sends a bookmark before it cuts a watch, so the next watch starts from it.
+  server_.Bookmark();
+  server_.CutWatches();
+  ASSERT_TRUE(WaitFor([&] {
+    for (const auto& request : server_.Requests()) {
+      if (request.target.find("resourceVersion=" + newest) != std::string::npos) return true;
+    }
+    return false;
+  }));
+  server_.Compact();
+  server_.CutWatches();
+  server_.AddSlice(Slice("g", "gpu.example.com"));
+  ASSERT_TRUE(WaitFor([&] { return recorder_.changes().size() == 1; }));
+  EXPECT_EQ(reflector->lists(), 1);
+}
+
+TEST_F(SliceReflectorTest, AFailingListIsRetried) {
+  server_.AddSlice(Slice("a", "gpu.example.com"));
+  FakeFailure failure;
+  failure.method = "GET";
+  failure.code = 500;
+  failure.times = 3;
+  server_.FailNext(failure);
+  std::unique_ptr<SliceReflector> reflector = Start();
+  ASSERT_TRUE(WaitFor([&] { return recorder_.changes().size() == 1; }));
+  EXPECT_EQ(errors_.load(), 3);
+  EXPECT_EQ(reflector->lists(), 1);
+}
+
+TEST_F(SliceReflectorTest, StopEndsAQuietWatchAtOnce) {
+  std::unique_ptr<SliceReflector> reflector = Start();
+  ASSERT_TRUE(Watching());
+  const absl::Time start = absl::Now();
+  reflector->Stop();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+}
+
+}  // namespace
+}  // namespace devmgr::kubeclient
