@@ -21,7 +21,8 @@ bool Serves(const CheckpointDevice& device, absl::string_view request) {
 }  // namespace
 
 absl::StatusOr<ClaimInfoState> NewClaimInfoState(const ResourceClaim& claim) {
-  if (!claim.allocation.has_value()) return absl::InvalidArgumentError("not allocated");
+  // Nothing the node can fix: the claim must be allocated (by the scheduler) first.
+  if (!claim.allocation.has_value()) return absl::FailedPreconditionError("not allocated");
   ClaimInfoState state{claim.uid, claim.name, claim.namespace_name, std::set<std::string>{},
                        std::map<std::string, DriverState>{}};
   for (const DeviceRequestAllocationResult& result : *claim.allocation) {

@@ -18,6 +18,7 @@
 #include "node/admin_service.h"
 #include "node/claim_store.h"
 #include "node/claim_sync_loop.h"
+#include "node/cluster_claim_source.h"
 #include "node/device_plugin_handler.h"
 #include "node/dra_plugin_handler.h"
 #include "node/dra_resources_provider.h"
@@ -31,6 +32,7 @@
 #include "node/store_slice_wiper.h"
 #include "pluginwatcher/watcher.h"
 #include "podresources/server.h"
+#include "resourceslice/api_store.h"
 #include "resourceslice/memory_store.h"
 #include "resourceslice/store_service.h"
 
@@ -64,7 +66,11 @@ struct Node::State {
   topologymanager::TopologyPolicy topology;
   devicemanager::ManagerPtr manager;
   std::unique_ptr<PodAdmission> admission;
-  // DRA, when enabled: the local ResourceSlice store first, which the DRA manager wipes.
+  // DRA, when enabled: the cluster's API server (when there is one), where claims are read and
+  // this node's ResourceSlices are wiped, and the local ResourceSlice store, which is wiped too.
+  std::unique_ptr<kubeclient::Client> cluster;
+  std::unique_ptr<resourceslice::ApiSliceStore> cluster_slices;
+  std::unique_ptr<ClusterClaimSource> cluster_claims;
   std::unique_ptr<resourceslice::MemoryStore> slices;
   std::unique_ptr<resourceslice::StoreService> slice_service;
   std::unique_ptr<StoreSliceWiper> slice_wiper;
@@ -164,12 +170,26 @@ absl::Status Node::StartDra(State& s) {
   s.slices = std::make_unique<resourceslice::MemoryStore>();
   s.slices->SetNode(options.node_name, NewUid());
   s.slice_service = std::make_unique<resourceslice::StoreService>(*s.slices);
-  s.slice_wiper = std::make_unique<StoreSliceWiper>(*s.slices, options.node_name);
+  std::vector<resourceslice::SliceStore*> wiped = {s.slices.get()};
+  if (options.cluster.has_value()) {
+    absl::StatusOr<std::unique_ptr<kubeclient::Client>> client =
+        kubeclient::Client::Create(*options.cluster);
+    if (!client.ok()) return client.status();
+    s.cluster = *std::move(client);
+    s.cluster_slices = std::make_unique<resourceslice::ApiSliceStore>(*s.cluster);
+    s.cluster_claims = std::make_unique<ClusterClaimSource>(*s.cluster);
+    wiped.push_back(s.cluster_slices.get());
+  }
+  s.slice_wiper = std::make_unique<StoreSliceWiper>(std::move(wiped), options.node_name);
   dra::ManagerOptions dra_options;
   dra_options.state_dir = s.paths.root;
   dra_options.slice_wiper = s.slice_wiper.get();
   dra_options.wiping_delay = options.dra_wiping_delay;
-  dra_options.claims = s.claims.get();
+  if (s.cluster_claims != nullptr) {
+    dra_options.claims = s.cluster_claims.get();
+  } else {
+    dra_options.claims = s.claims.get();
+  }
   dra_options.extended_resource = options.dra_extended_resource;
   dra_options.call_timeout = options.dra_call_timeout;
   dra_options.metrics = &s.metrics;

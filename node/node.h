@@ -6,9 +6,10 @@
 //     with a kubelet's;
 //   - the plugin watcher on plugins_registry/, with handlers for device plugins and DRA drivers;
 //   - the DRA manager (dra::Manager): pods may use ResourceClaims, which come with them (the
-//     claim store, <root>/devmgr_pod_claims) and which the drivers prepare before admission
-//     ends; <root>/dra_manager_state is byte-compatible with a kubelet's. A background pass
-//     prepares again after a restart, and unprepares the claims of pods that are gone;
+//     claim store, <root>/devmgr_pod_claims) or, for a node in a cluster, from its API server,
+//     and which the drivers prepare before admission ends; <root>/dra_manager_state is
+//     byte-compatible with a kubelet's. A background pass prepares again after a restart, and
+//     unprepares the claims of pods that are gone;
 //   - the topology manager's policy (topologymanager/policy.h), when one is configured;
 //   - the pod registry: the node is its own pod source, with a durable record of admitted pods
 //     (device-plugins/devmgr_admitted_pods) beside the checkpoint, so a restart keeps every pod's
@@ -36,6 +37,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,7 @@
 #include "devicemanager/manager.h"
 #include "devicemanager/types.h"
 #include "dra/manager.h"
+#include "kubeclient/rest_config.h"
 #include "node/pod_admission.h"
 #include "podresources/rate_limiter.h"
 #include "topologymanager/policy.h"
@@ -77,10 +80,15 @@ struct NodeOptions {
   bool dra_extended_resource = false;
   // Deadline of each call to a DRA driver (upstream: 45 s).
   absl::Duration dra_call_timeout = dra::kDefaultCallTimeout;
-  // The node's name: spec.nodeName of the ResourceSlices its DRA drivers publish into the local
-  // store (served on devmgr.sock), which the node wipes at start and when a driver stays away
-  // for `dra_wiping_delay` (upstream: 30 s).
+  // The node's name: spec.nodeName of the ResourceSlices its DRA drivers publish (into the
+  // local store served on devmgr.sock, or into the cluster), which the node wipes at start and
+  // when a driver stays away for `dra_wiping_delay` (upstream: 30 s).
   std::string node_name = "node";
+  // The cluster the node belongs to, as a kubelet does: the DRA manager reads each ResourceClaim
+  // from its API server (claim documents that come with a pod are recorded with it but not
+  // used), and the node's ResourceSlices there are wiped with the local store's. None: claims
+  // come with their pods.
+  std::optional<kubeclient::RestConfig> cluster;
   absl::Duration dra_wiping_delay = dra::kDefaultWipingDelay;
   // How often the DRA pass runs (it also runs when a driver registers): claims still waiting
   // for their driver are prepared, those of pods that are gone unprepared (upstream's reconcile

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "nlohmann/json.hpp"
 
 namespace devmgr::cli {
 
@@ -22,10 +23,15 @@ enum ExitCode : int {
   kExitUsage = 2,
 };
 
-enum class OutputFormat { kTable, kJson };
+enum class OutputFormat { kTable, kJson, kYaml };
 
-// AddOutputFlag adds `-o, --output table|json` to `command`, writing into `format`.
-void AddOutputFlag(CLI::App& command, OutputFormat& format);
+// AddOutputFlag adds `-o, --output table|json` (and yaml, for commands that print Kubernetes
+// objects with `yaml`) to `command`, writing into `format`.
+void AddOutputFlag(CLI::App& command, OutputFormat& format, bool yaml = false);
+
+// ToYaml writes a JSON value as YAML, as kubectl -o yaml does: keys in their order, strings
+// quoted where they would otherwise read back as another type.
+std::string ToYaml(const nlohmann::json& value);
 
 // Fail prints "devmgr: <reason>" on stderr and returns `code`.
 int Fail(ExitCode code, absl::string_view reason);

@@ -17,14 +17,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "cmd/devmgr/cluster.h"
 #include "common/file_store.h"
 #include "common/logging.h"
 #include "common/unix_socket.h"
 #include "deviceplugin/plugin.h"
+#include "kubeclient/client.h"
 #include "kubeletplugin/admin_claim_lookup.h"
+#include "node/cluster_claim_source.h"
 #include "plugins/fake/fake_plugin.h"
 #include "plugins/fakedra/fake_driver.h"
 #include "plugins/generic/generic_plugin.h"
+#include "resourceslice/api_store.h"
 #include "resourceslice/store_service.h"
 
 namespace devmgr::cli {
@@ -57,6 +61,8 @@ struct FakeDraFlags {
   int64_t devices = 1;
   std::string root_dir = "/var/lib/kubelet";
   std::string node = "node";
+  std::string kubeconfig;
+  std::string context;
   std::string rolling_update;
   std::string versions = "v1,v1beta1";
   std::string cdi_dir;
@@ -277,12 +283,32 @@ int RunFakeDra(const FakeDraFlags& flags) {
   options.prepare_latency = *latency;
   options.prepare_error = flags.prepare_error;
   options.prepare_hang = flags.prepare_hang;
-  const std::shared_ptr<grpc::Channel> daemon =
-      grpc::CreateChannel(UnixTarget(admin_socket), grpc::InsecureChannelCredentials());
-  options.claim_lookup = kubeletplugin::AdminClaimLookup(daemon, kDaemonCallTimeout);
-  // The devices are published into the daemon's local ResourceSlice store.
-  resourceslice::GrpcSliceStore slices(daemon, kDaemonCallTimeout);
-  options.slice_store = &slices;
+  // In a cluster, claims are read from its API server and the devices published there, owned
+  // by the Node, as a Go driver on kubeletplugin does; without one, both go through the
+  // daemon's admin socket (its claims, its local ResourceSlice store).
+  std::unique_ptr<kubeclient::Client> cluster;
+  std::unique_ptr<node::ClusterClaimSource> cluster_claims;
+  std::unique_ptr<resourceslice::SliceStore> slices;
+  if (!flags.kubeconfig.empty()) {
+    absl::StatusOr<kubeclient::RestConfig> config = LoadCluster(flags.kubeconfig, flags.context);
+    if (!config.ok()) return Fail(kExitUsage, config.status().message());
+    absl::StatusOr<std::unique_ptr<kubeclient::Client>> client =
+        kubeclient::Client::Create(*config);
+    if (!client.ok()) return Fail(kExitUsage, client.status().message());
+    cluster = *std::move(client);
+    cluster_claims = std::make_unique<node::ClusterClaimSource>(*cluster);
+    options.claim_lookup = [source = cluster_claims.get()](const std::string& namespace_name,
+                                                           const std::string& name) {
+      return source->GetClaim(namespace_name, name);
+    };
+    slices = std::make_unique<resourceslice::ApiSliceStore>(*cluster);
+  } else {
+    const std::shared_ptr<grpc::Channel> daemon =
+        grpc::CreateChannel(UnixTarget(admin_socket), grpc::InsecureChannelCredentials());
+    options.claim_lookup = kubeletplugin::AdminClaimLookup(daemon, kDaemonCallTimeout);
+    slices = std::make_unique<resourceslice::GrpcSliceStore>(daemon, kDaemonCallTimeout);
+  }
+  options.slice_store = slices.get();
   options.logger = logger;
   absl::StatusOr<std::unique_ptr<plugins::FakeDraDriver>> driver =
       plugins::FakeDraDriver::Start(std::move(options));
@@ -372,7 +398,7 @@ void AddPluginCommand(CLI::App& app, CommandResult& result) {
   CLI::App* fake_dra = plugin->add_subcommand(
       "fake-dra",
       "a fake DRA driver for tests and demos: N devices in one pool, claims read from the "
-      "daemon's admin API");
+      "daemon's admin API or from a cluster");
   fake_dra->add_option("--driver", fake_dra_flags->driver, "driver name, e.g. gpu.example.com")
       ->required();
   fake_dra->add_option("--devices", fake_dra_flags->devices, "number of devices, dev-0 ...")
@@ -382,8 +408,14 @@ void AddPluginCommand(CLI::App& app, CommandResult& result) {
                    "kubelet root folder: sockets go to DIR/plugins/DRIVER/dra.sock and "
                    "DIR/plugins_registry/DRIVER-reg.sock, claims come from DIR/devmgr.sock")
       ->capture_default_str();
-  fake_dra->add_option("--node", fake_dra_flags->node, "node name, which names the devices' pool")
+  fake_dra
+      ->add_option("--node,--node-name", fake_dra_flags->node,
+                   "node name: the Node that owns the devices' ResourceSlices, and their pool")
       ->capture_default_str();
+  fake_dra->add_option("--kubeconfig", fake_dra_flags->kubeconfig,
+                       "read claims from this cluster and publish the devices there as "
+                       "ResourceSlices (else both go through the daemon on --root-dir)");
+  fake_dra->add_option("--context", fake_dra_flags->context, "the kubeconfig context to use");
   fake_dra->add_option("--rolling-update", fake_dra_flags->rolling_update,
                        "run as the driver pod with this UID beside another instance of the "
                        "driver: sockets get upstream's rolling-update names "

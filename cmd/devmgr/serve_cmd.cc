@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "cmd/devmgr/cluster.h"
 #include "cmd/devmgr/log_sink.h"
 #include "node/node.h"
 #include "node/process_settings.h"
@@ -34,6 +35,7 @@ struct ServeFlags {
   std::string dra_sync_period = "5s";
   std::string dra_wiping_delay = "30s";
   std::string node_name = "node";
+  std::string kubeconfig;
   std::string metrics_address;
   std::string log_level = "info";
   std::string log_file;
@@ -114,6 +116,11 @@ int RunServe(const ServeFlags& flags) {
   options.dra_sync_period = *dra_sync;
   options.dra_wiping_delay = *dra_wiping;
   options.node_name = flags.node_name;
+  if (!flags.kubeconfig.empty()) {
+    absl::StatusOr<kubeclient::RestConfig> cluster = LoadCluster(flags.kubeconfig, "");
+    if (!cluster.ok()) return Fail(kExitUsage, cluster.status().message());
+    options.cluster = *std::move(cluster);
+  }
   options.podresources_rate_limit.qps = flags.podresources_qps;
   options.podresources_rate_limit.burst = flags.podresources_burst;
   options.podresources_rate_limit.per_client = !flags.podresources_shared_limit;
@@ -230,8 +237,11 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
   serve
       ->add_option("--node-name", flags->node_name,
                    "the node's name: spec.nodeName of the ResourceSlices DRA drivers publish "
-                   "into the local store (fake-dra --node)")
+                   "(fake-dra --node-name), which the node wipes")
       ->capture_default_str();
+  serve->add_option("--kubeconfig", flags->kubeconfig,
+                    "the cluster this node is in, as a kubelet's --kubeconfig: DRA claims are "
+                    "read from its API server and the node's ResourceSlices there are wiped");
   serve->add_option("--metrics-address", flags->metrics_address,
                     "serve Prometheus metrics at /metrics on unix:/path, /path, host:port or :port "
                     "(loopback); off when empty");

@@ -1,13 +1,18 @@
 #include "cmd/devmgr/slices_cmd.h"
 
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "cmd/devmgr/cluster.h"
 #include "cmd/devmgr/rpc_client.h"
 #include "common/table.h"
+#include "kubeclient/client.h"
+#include "resourceslice/api_store.h"
 #include "resourceslice/store_service.h"
 
 namespace devmgr::cli {
@@ -15,6 +20,10 @@ namespace {
 
 struct SlicesFlags {
   std::string root_dir = "/var/lib/kubelet";
+  // Set when --root-dir was given: the daemon's store even when KUBECONFIG is set.
+  bool root_dir_given = false;
+  std::string kubeconfig;
+  std::string context;
   std::string timeout = "10s";
   std::string driver;
   std::string node;
@@ -41,17 +50,17 @@ std::string Nodes(const kubeapi::ResourceSlice& slice) {
 }
 
 void Print(const std::vector<kubeapi::ResourceSlice>& slices, OutputFormat format, bool one) {
-  if (format == OutputFormat::kJson) {
+  if (format != OutputFormat::kTable) {
+    kubeapi::Json out;
     if (one) {
-      std::cout << kubeapi::EncodeResourceSlice(slices.front()).dump(2) << '\n';
-      return;
+      out = kubeapi::EncodeResourceSlice(slices.front());
+    } else {
+      out = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", kubeapi::Json::array()}};
+      for (const kubeapi::ResourceSlice& slice : slices) {
+        out["items"].push_back(kubeapi::EncodeResourceSlice(slice));
+      }
     }
-    kubeapi::Json list = {
-        {"apiVersion", "v1"}, {"kind", "List"}, {"items", kubeapi::Json::array()}};
-    for (const kubeapi::ResourceSlice& slice : slices) {
-      list["items"].push_back(kubeapi::EncodeResourceSlice(slice));
-    }
-    std::cout << list.dump(2) << '\n';
+    std::cout << (format == OutputFormat::kYaml ? ToYaml(out) : out.dump(2) + "\n");
     return;
   }
   Table table({"NAME", "DRIVER", "POOL", "GENERATION", "NODE", "DEVICES", "OWNER"});
@@ -64,7 +73,44 @@ void Print(const std::vector<kubeapi::ResourceSlice>& slices, OutputFormat forma
   table.Print(std::cout);
 }
 
+// ClusterFailure reports a failed call to the API server: one that could not be made
+// (unreachable, TLS, a deadline) is usage (2), the server's answer a "no" (1).
+int ClusterFailure(absl::string_view what, const absl::Status& status) {
+  const bool unreachable = absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
+  return Fail(
+      unreachable ? kExitUsage : kExitNo,
+      absl::StrCat(what, ": ", absl::StatusCodeToString(status.code()), ": ", status.message()));
+}
+
+int RunCluster(const SlicesFlags& flags, const kubeclient::RestConfig& cluster, bool get) {
+  absl::StatusOr<absl::Duration> timeout = ParseFlagDuration("--timeout", flags.timeout);
+  if (!timeout.ok()) return Fail(kExitUsage, timeout.status().message());
+  kubeclient::ClientOptions options;
+  options.timeout = *timeout;
+  absl::StatusOr<std::unique_ptr<kubeclient::Client>> client =
+      kubeclient::Client::Create(cluster, options);
+  if (!client.ok()) return Fail(kExitUsage, client.status().message());
+  if (get) {
+    absl::StatusOr<kubeapi::ResourceSlice> slice = (*client)->GetResourceSlice(flags.name);
+    if (!slice.ok()) return ClusterFailure("cannot get the ResourceSlice", slice.status());
+    Print({*std::move(slice)}, flags.format, true);
+    return kExitOk;
+  }
+  resourceslice::ApiSliceStore store(**client);
+  absl::StatusOr<std::vector<kubeapi::ResourceSlice>> slices =
+      store.List({flags.driver, flags.node, flags.pool});
+  if (!slices.ok()) return ClusterFailure("cannot list ResourceSlices", slices.status());
+  Print(*slices, flags.format, false);
+  return kExitOk;
+}
+
 int Run(const SlicesFlags& flags, bool get) {
+  if (!flags.root_dir_given || !flags.kubeconfig.empty()) {
+    absl::StatusOr<std::optional<kubeclient::RestConfig>> cluster =
+        FindCluster(flags.kubeconfig, flags.context);
+    if (!cluster.ok()) return Fail(kExitUsage, cluster.status().message());
+    if (cluster->has_value()) return RunCluster(flags, **cluster, get);
+  }
   Connection connection = ConnectDaemon(flags.root_dir, flags.timeout);
   if (connection.exit_code != kExitOk) return connection.exit_code;
   resourceslice::GrpcSliceStore store(connection.channel, connection.timeout);
@@ -86,18 +132,35 @@ int Run(const SlicesFlags& flags, bool get) {
 }
 
 void AddCommonFlags(CLI::App& command, SlicesFlags& flags) {
-  command.add_option("--root-dir", flags.root_dir, "kubelet root folder of the daemon")
+  command
+      .add_option("--root-dir", flags.root_dir,
+                  "kubelet root folder of the daemon whose local store to read (instead of a "
+                  "cluster found through KUBECONFIG or the service account)")
       ->capture_default_str();
-  command.add_option("--timeout", flags.timeout, "how long to wait for the daemon")
+  command.add_option("--kubeconfig", flags.kubeconfig,
+                     "read the cluster's ResourceSlices, reached with this kubeconfig (else "
+                     "KUBECONFIG, else the in-cluster service account, else the daemon's store)");
+  command.add_option("--context", flags.context, "the kubeconfig context to use");
+  command.add_option("--timeout", flags.timeout, "how long to wait for the daemon or the server")
       ->capture_default_str();
-  AddOutputFlag(command, flags.format);
+  AddOutputFlag(command, flags.format, /*yaml=*/true);
+}
+
+// The callback of a slices subcommand: notes whether --root-dir was given, then runs.
+std::function<void()> Runner(CLI::App& command, CommandResult& result,
+                             std::shared_ptr<SlicesFlags> flags, bool get) {
+  return [&command, &result, flags, get] {
+    flags->root_dir_given = command.count("--root-dir") > 0;
+    result.exit_code = Run(*flags, get);
+  };
 }
 
 }  // namespace
 
 void AddSlicesCommand(CLI::App& app, CommandResult& result) {
   CLI::App* slices = app.add_subcommand(
-      "slices", "ResourceSlices the node's DRA drivers published (the daemon's local store)");
+      "slices",
+      "ResourceSlices DRA drivers published: in a cluster, or in the daemon's local store");
   slices->require_subcommand(1);
 
   auto list_flags = std::make_shared<SlicesFlags>();
@@ -106,13 +169,13 @@ void AddSlicesCommand(CLI::App& app, CommandResult& result) {
   list->add_option("--driver", list_flags->driver, "only this driver's (spec.driver)");
   list->add_option("--node", list_flags->node, "only this node's (spec.nodeName)");
   list->add_option("--pool", list_flags->pool, "only this pool's (spec.pool.name)");
-  list->callback([&result, list_flags] { result.exit_code = Run(*list_flags, false); });
+  list->callback(Runner(*list, result, list_flags, false));
 
   auto get_flags = std::make_shared<SlicesFlags>();
   CLI::App* get = slices->add_subcommand("get", "Show one ResourceSlice; exit 1 if there is none");
   get->add_option("name", get_flags->name, "the slice's name")->required();
   AddCommonFlags(*get, *get_flags);
-  get->callback([&result, get_flags] { result.exit_code = Run(*get_flags, true); });
+  get->callback(Runner(*get, result, get_flags, true));
 }
 
 }  // namespace devmgr::cli

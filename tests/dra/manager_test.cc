@@ -233,8 +233,10 @@ TEST_F(DraManagerTest, TestPrepareResources_NotAllocated) {
   ResourceClaim claim = Claim(kClaimName, kClaimUid, kPodUid);
   claim.allocation.reset();
   claims_.Set(claim);
-  EXPECT_EQ(manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName)).message(),
+  const absl::Status prepared = manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName));
+  EXPECT_EQ(prepared.message(),
             "prepare dynamic resources: ResourceClaim test-claim: not allocated");
+  EXPECT_EQ(prepared.code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(DraManagerTest, TestPrepareResources_NoContainerUsesTheClaim) {

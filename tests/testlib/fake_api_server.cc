@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -18,6 +19,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -748,6 +750,25 @@ kubeclient::RestConfig FakeApiServer::Config() const {
     config.client_key_pem = pki().client_key_pem;
   }
   return config;
+}
+
+void FakeApiServer::WriteKubeconfig(const std::filesystem::path& path) const {
+  const kubeclient::RestConfig config = Config();
+  std::string user = "    user: {}\n";
+  if (!config.bearer_token.empty()) {
+    user = absl::StrCat("    user:\n      token: ", config.bearer_token, "\n");
+  } else if (!config.client_certificate_pem.empty()) {
+    user =
+        absl::StrCat("    user:\n      client-certificate-data: ",
+                     absl::Base64Escape(config.client_certificate_pem),
+                     "\n      client-key-data: ", absl::Base64Escape(config.client_key_pem), "\n");
+  }
+  std::ofstream(path) << absl::StrCat(
+      "apiVersion: v1\nkind: Config\ncurrent-context: fake\nclusters:\n  - name: fake\n",
+      "    cluster:\n      server: ", config.server,
+      "\n      certificate-authority-data: ", absl::Base64Escape(config.certificate_authority_pem),
+      "\n", "contexts:\n  - name: fake\n    context: {cluster: fake, user: fake}\nusers:\n",
+      "  - name: fake\n", user);
 }
 
 nlohmann::json FakeApiServer::AddSlice(nlohmann::json slice) {

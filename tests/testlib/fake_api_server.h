@@ -14,6 +14,7 @@
 // called from any thread.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +71,9 @@ class FakeApiServer {
   // A configuration that trusts the run's CA and carries the token (and, when
   // require_client_certificate is set, the client certificate).
   kubeclient::RestConfig Config() const;
+  // WriteKubeconfig writes a kubeconfig for Config() (the CA inline, the token or the client
+  // certificate inline) to `path`, as kubectl would read it.
+  void WriteKubeconfig(const std::filesystem::path& path) const;
 
   // Objects, in v1's shape, put in and read out as another writer would. AddSlice fills in
   // uid and resourceVersion (and metadata.name from generateName) and returns the object stored.
