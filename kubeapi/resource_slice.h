@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -127,6 +128,9 @@ struct ResourceSlice {
 
   bool operator==(const ResourceSlice&) const = default;
 };
+
+// A slice shared by those that read it (a watch's copy, a sync in progress); never changed.
+using ResourceSlicePtr = std::shared_ptr<const ResourceSlice>;
 
 // DecodeResourceSlice reads one ResourceSlice object. InvalidArgument naming the field for a
 // wrong type or a kind that is not ResourceSlice.

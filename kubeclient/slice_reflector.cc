@@ -30,11 +30,18 @@ void SliceReflector::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::vector<kubeapi::ResourceSlice> SliceReflector::Slices() const {
+std::optional<std::vector<kubeapi::ResourceSlicePtr>> SliceReflector::Slices() const {
+  return Slices([](const kubeapi::ResourceSlice&) { return true; });
+}
+
+std::optional<std::vector<kubeapi::ResourceSlicePtr>> SliceReflector::Slices(
+    absl::FunctionRef<bool(const kubeapi::ResourceSlice&)> keep) const {
   absl::MutexLock lock(&mu_);
-  std::vector<kubeapi::ResourceSlice> out;
-  out.reserve(slices_.size());
-  for (const auto& [name, slice] : slices_) out.push_back(slice);
+  if (lists_ == 0) return std::nullopt;
+  std::vector<kubeapi::ResourceSlicePtr> out;
+  for (const auto& [name, slice] : slices_) {
+    if (keep(*slice)) out.push_back(slice);
+  }
   return out;
 }
 
@@ -50,12 +57,13 @@ bool SliceReflector::Wait(absl::Duration delay) {
 }
 
 void SliceReflector::Replace(std::vector<kubeapi::ResourceSlice> slices) {
-  std::map<std::string, kubeapi::ResourceSlice> fresh;
+  std::map<std::string, kubeapi::ResourceSlicePtr> fresh;
   for (kubeapi::ResourceSlice& slice : slices) {
     std::string name = slice.metadata.name;
-    fresh.emplace(std::move(name), std::move(slice));
+    fresh.emplace(std::move(name),
+                  std::make_shared<const kubeapi::ResourceSlice>(std::move(slice)));
   }
-  std::map<std::string, kubeapi::ResourceSlice> old;
+  std::map<std::string, kubeapi::ResourceSlicePtr> old;
   {
     absl::MutexLock lock(&mu_);
     old = std::exchange(slices_, fresh);
@@ -65,18 +73,19 @@ void SliceReflector::Replace(std::vector<kubeapi::ResourceSlice> slices) {
   for (const auto& [name, before] : old) {
     auto now = fresh.find(name);
     if (now == fresh.end()) {
-      options_.on_change(&before, nullptr);
-    } else if (now->second.metadata.resource_version != before.metadata.resource_version) {
-      options_.on_change(&before, &now->second);
+      options_.on_change(before.get(), nullptr);
+    } else if (now->second->metadata.resource_version != before->metadata.resource_version) {
+      options_.on_change(before.get(), now->second.get());
     }
   }
   for (const auto& [name, after] : fresh) {
-    if (!old.contains(name)) options_.on_change(nullptr, &after);
+    if (!old.contains(name)) options_.on_change(nullptr, after.get());
   }
 }
 
 void SliceReflector::Apply(const SliceEvent& event) {
-  std::optional<kubeapi::ResourceSlice> before;
+  kubeapi::ResourceSlicePtr before;
+  kubeapi::ResourceSlicePtr after;
   {
     absl::MutexLock lock(&mu_);
     const std::string& name = event.slice.metadata.name;
@@ -85,15 +94,12 @@ void SliceReflector::Apply(const SliceEvent& event) {
     if (event.type == WatchEventType::kDeleted) {
       if (it != slices_.end()) slices_.erase(it);
     } else {
-      slices_[name] = event.slice;
+      after = std::make_shared<const kubeapi::ResourceSlice>(event.slice);
+      slices_[name] = after;
     }
   }
-  if (!options_.on_change) return;
-  if (event.type == WatchEventType::kDeleted) {
-    if (before.has_value()) options_.on_change(&*before, nullptr);
-    return;
-  }
-  options_.on_change(before.has_value() ? &*before : nullptr, &event.slice);
+  if (!options_.on_change || (before == nullptr && after == nullptr)) return;
+  options_.on_change(before.get(), after.get());
 }
 
 void SliceReflector::Run() {

@@ -16,11 +16,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -56,8 +58,12 @@ class SliceReflector {
   // client's timeout). Idempotent.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The local copy, by name.
-  std::vector<kubeapi::ResourceSlice> Slices() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The local copy, by name; std::nullopt before the first list. The slices are shared, not
+  // copied: a change replaces a slice in the copy, it never changes one handed out.
+  std::optional<std::vector<kubeapi::ResourceSlicePtr>> Slices() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The slices of the copy `keep` accepts, by name; std::nullopt before the first list.
+  std::optional<std::vector<kubeapi::ResourceSlicePtr>> Slices(
+      absl::FunctionRef<bool(const kubeapi::ResourceSlice&)> keep) const ABSL_LOCKS_EXCLUDED(mu_);
   // Lists made so far (the first, and one per 410).
   int lists() const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -75,7 +81,7 @@ class SliceReflector {
 
   mutable absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  std::map<std::string, kubeapi::ResourceSlice> slices_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, kubeapi::ResourceSlicePtr> slices_ ABSL_GUARDED_BY(mu_);
   int lists_ ABSL_GUARDED_BY(mu_) = 0;
   // Last: joins first.
   std::thread thread_;

@@ -1,7 +1,6 @@
 #include "resourceslice/api_store.h"
 
 #include <algorithm>
-#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -22,28 +21,36 @@ class ReflectorWatch final : public SliceWatch {
   explicit ReflectorWatch(std::unique_ptr<kubeclient::SliceReflector> reflector)
       : reflector_(std::move(reflector)) {}
 
+  std::optional<std::vector<kubeapi::ResourceSlicePtr>> Cached(
+      const SliceFilter& filter) const override {
+    return reflector_->Slices([&](const kubeapi::ResourceSlice& slice) {
+      return (filter.driver.empty() || slice.spec.driver == filter.driver) &&
+             (filter.node_name.empty() || slice.spec.node_name == filter.node_name) &&
+             (filter.pool_name.empty() || slice.spec.pool.name == filter.pool_name);
+    });
+  }
+
  private:
   std::unique_ptr<kubeclient::SliceReflector> reflector_;
 };
 
 }  // namespace
 
-std::unique_ptr<SliceWatch> ApiSliceStore::Watch(
-    const SliceFilter& filter, std::function<void(const std::string&)> on_change) {
+std::unique_ptr<SliceWatch> ApiSliceStore::Watch(const SliceFilter& filter,
+                                                 SliceChangeHandler on_change) {
   kubeclient::SliceReflectorOptions options;
   options.client = &client_;
   options.field_selector = Selecting(filter).field_selector;
-  options.on_change = [filter, on_change = std::move(on_change)](
+  // The server selects by driver and node; the pool is checked here.
+  options.on_change = [pool = filter.pool_name, on_change = std::move(on_change)](
                           const kubeapi::ResourceSlice* before,
                           const kubeapi::ResourceSlice* after) {
-    std::set<std::string> pools;
-    for (const kubeapi::ResourceSlice* slice : {before, after}) {
-      if (slice == nullptr) continue;
-      if (filter.pool_name.empty() || slice->spec.pool.name == filter.pool_name) {
-        pools.insert(slice->spec.pool.name);
-      }
-    }
-    for (const std::string& pool : pools) on_change(pool);
+    const auto in_pool = [&](const kubeapi::ResourceSlice* slice) {
+      return slice != nullptr && (pool.empty() || slice->spec.pool.name == pool) ? slice : nullptr;
+    };
+    const kubeapi::ResourceSlice* was = in_pool(before);
+    const kubeapi::ResourceSlice* is = in_pool(after);
+    if (was != nullptr || is != nullptr) on_change(was, is);
   };
   absl::StatusOr<std::unique_ptr<kubeclient::SliceReflector>> reflector =
       kubeclient::SliceReflector::Start(std::move(options));

@@ -30,7 +30,7 @@ class ApiSliceStore final : public SliceStore {
   // A watch of the server (kubeclient/slice_reflector.h): calls come on its thread; the slices
   // there at the start are reported as added.
   std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
-                                    std::function<void(const std::string&)> on_change) override;
+                                    SliceChangeHandler on_change) override;
 
  private:
   kubeclient::Client& client_;

@@ -4,6 +4,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "resourceslice/slice_names.h"
@@ -149,7 +150,9 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   std::unique_ptr<Controller> controller(new Controller(std::move(options)));
   std::unique_ptr<SliceWatch> watch = controller->options_.store->Watch(
       controller->Filter(),
-      [c = controller.get()](const std::string& pool) { c->OnStoreChange(pool); });
+      [c = controller.get()](const ResourceSlice* before, const ResourceSlice* after) {
+        c->OnStoreChange(before, after);
+      });
   {
     absl::MutexLock lock(&controller->mu_);
     controller->watch_ = std::move(watch);
@@ -197,10 +200,27 @@ void Controller::Stop() {
   if (worker_.joinable()) worker_.join();
 }
 
-void Controller::OnStoreChange(const std::string& pool) {
+void Controller::OnStoreChange(const ResourceSlice* before, const ResourceSlice* after) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
-  Queue(pool, clock_.Now() + options_.sync_delay);
+  const absl::Time when = clock_.Now() + options_.sync_delay;
+  const ResourceSlice& changed = after != nullptr ? *after : *before;
+  // The copy has seen this slice as new as (or newer than) the controller wrote it, or gone:
+  // the write no longer needs laying over it. Without this, a slice created here and deleted
+  // by someone else would stay hidden for the mutation cache's minute.
+  if (auto mutation = mutations_.find(changed.metadata.name); mutation != mutations_.end()) {
+    int64_t seen = 0;
+    int64_t written = 0;
+    const bool caught_up =
+        after == nullptr ||
+        (mutation->second.slice != nullptr &&
+         absl::SimpleAtoi(after->metadata.resource_version, &seen) &&
+         absl::SimpleAtoi(mutation->second.slice->metadata.resource_version, &written) &&
+         seen >= written);
+    if (caught_up) mutations_.erase(mutation);
+  }
+  if (before != nullptr) Queue(before->spec.pool.name, when);
+  if (after != nullptr) Queue(after->spec.pool.name, when);
 }
 
 Stats Controller::GetStats() const {
@@ -240,12 +260,9 @@ void Controller::Update(std::optional<DriverResources> resources) {
       return;
     }
   }
-  absl::MutexLock lock(&mu_);
-  const absl::Time now = clock_.Now();
-  for (const auto& [name, pool] : resources_.pools) Queue(name, now);
-  resources_ = resources.has_value() ? *std::move(resources) : DriverResources{};
+  DriverResources next = resources.has_value() ? *std::move(resources) : DriverResources{};
   // The API keeps whole seconds: without rounding, the desired and the stored taints differ.
-  for (auto& [name, pool] : resources_.pools) {
+  for (auto& [name, pool] : next.pools) {
     for (Slice& slice : pool.slices) {
       for (Device& device : slice.devices) {
         for (kubeapi::DeviceTaint& taint : device.taints) {
@@ -254,14 +271,18 @@ void Controller::Update(std::optional<DriverResources> resources) {
       }
     }
   }
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = clock_.Now();
+  for (const auto& [name, pool] : resources_->pools) Queue(name, now);
+  resources_ = std::make_shared<const DriverResources>(std::move(next));
   ++resources_version_;
-  for (const auto& [name, pool] : resources_.pools) Queue(name, now);
+  for (const auto& [name, pool] : resources_->pools) Queue(name, now);
 }
 
 void Controller::Resync() {
   absl::MutexLock lock(&mu_);
   const absl::Time now = clock_.Now();
-  for (const auto& [name, pool] : resources_.pools) Queue(name, now);
+  for (const auto& [name, pool] : resources_->pools) Queue(name, now);
 }
 
 void Controller::Queue(const std::string& pool, absl::Time when) {
@@ -342,8 +363,9 @@ void Controller::Process(const std::string& pool) {
   Report({"processing ResourceSlice objects", synced, std::nullopt});
 }
 
-absl::Status Controller::RemoveSlices(const std::vector<ResourceSlice>& slices) {
-  for (const ResourceSlice& slice : slices) {
+absl::Status Controller::RemoveSlices(const std::vector<kubeapi::ResourceSlicePtr>& slices) {
+  for (const kubeapi::ResourceSlicePtr& shared : slices) {
+    const ResourceSlice& slice = *shared;
     const absl::Status deleted = options_.store->Delete(slice.metadata.name, slice.metadata.uid,
                                                         slice.metadata.resource_version);
     if (deleted.ok()) {
@@ -351,24 +373,90 @@ absl::Status Controller::RemoveSlices(const std::vector<ResourceSlice>& slices) 
     } else if (!absl::IsNotFound(deleted)) {
       return Wrap("delete resource slice: ", deleted);
     }
+    Mutated(slice.metadata.name, slice.spec.pool.name, nullptr);
   }
   return absl::OkStatus();
+}
+
+void Controller::Mutated(const std::string& name, const std::string& pool,
+                         kubeapi::ResourceSlicePtr stored) {
+  absl::MutexLock lock(&mu_);
+  if (watch_ == nullptr) return;  // the store itself is read: nothing to lay over it
+  mutations_[name] = Mutation{std::move(stored), pool, clock_.Now() + kMutationCacheTtl};
+}
+
+absl::StatusOr<std::vector<kubeapi::ResourceSlicePtr>> Controller::ReadSlices(
+    const SliceFilter& filter) {
+  std::optional<std::vector<kubeapi::ResourceSlicePtr>> cached;
+  {
+    absl::MutexLock lock(&mu_);
+    if (watch_ != nullptr) cached = watch_->Cached(filter);
+    if (cached.has_value()) {
+      // A write is newer than the copy's version of the slice until the copy has a version at
+      // least as new (the API's versions are integers that only grow).
+      const auto newer = [](const ResourceSlice& written, const ResourceSlice& copy) {
+        int64_t a = 0;
+        int64_t b = 0;
+        if (absl::SimpleAtoi(written.metadata.resource_version, &a) &&
+            absl::SimpleAtoi(copy.metadata.resource_version, &b)) {
+          return a > b;
+        }
+        return written.metadata.resource_version != copy.metadata.resource_version;
+      };
+      const absl::Time now = clock_.Now();
+      std::erase_if(mutations_, [&](const auto& entry) { return entry.second.expires <= now; });
+      std::set<std::string> seen;
+      for (auto it = cached->begin(); it != cached->end();) {
+        seen.insert((*it)->metadata.name);
+        auto mutation = mutations_.find((*it)->metadata.name);
+        if (mutation == mutations_.end()) {
+          ++it;
+        } else if (mutation->second.slice == nullptr) {
+          it = cached->erase(it);  // deleted, which the copy has not seen yet
+        } else if (newer(*mutation->second.slice, **it)) {
+          *it++ = mutation->second.slice;
+        } else {
+          mutations_.erase(mutation);  // the copy has caught up
+          ++it;
+        }
+      }
+      // Slices created here that the copy does not have yet.
+      for (const auto& [name, mutation] : mutations_) {
+        if (seen.contains(name) || mutation.slice == nullptr) continue;
+        if (!filter.pool_name.empty() && mutation.pool != filter.pool_name) continue;
+        cached->push_back(mutation.slice);
+      }
+      std::sort(cached->begin(), cached->end(),
+                [](const auto& a, const auto& b) { return a->metadata.name < b->metadata.name; });
+      return *std::move(cached);
+    }
+  }
+  absl::StatusOr<std::vector<ResourceSlice>> listed = options_.store->List(filter);
+  if (!listed.ok()) return listed.status();
+  std::vector<kubeapi::ResourceSlicePtr> out;
+  out.reserve(listed->size());
+  for (ResourceSlice& slice : *listed) {
+    out.push_back(std::make_shared<const ResourceSlice>(std::move(slice)));
+  }
+  return out;
 }
 
 absl::Status Controller::SyncPool(const std::string& pool_name) {
   SliceFilter filter = Filter();
   filter.pool_name = pool_name;
-  absl::StatusOr<std::vector<ResourceSlice>> listed = options_.store->List(filter);
+  absl::StatusOr<std::vector<kubeapi::ResourceSlicePtr>> listed = ReadSlices(filter);
   if (!listed.ok()) return Wrap("retrieve ResourceSlice objects: ", listed.status());
-  const std::vector<ResourceSlice>& slices = *listed;
+  const std::vector<kubeapi::ResourceSlicePtr>& slices = *listed;
 
-  DriverResources resources;
+  // A snapshot: an Update meanwhile replaces resources_, it does not change this one.
+  std::shared_ptr<const DriverResources> snapshot;
   uint64_t version = 0;
   {
     absl::MutexLock lock(&mu_);
-    resources = resources_;
+    snapshot = resources_;
     version = resources_version_;
   }
+  const DriverResources& resources = *snapshot;
   if (absl::Status valid = ValidateDriverResources(resources); !valid.ok()) {
     // Reported, not retried: only a new Update can fix it.
     Report({"pool validation failed", valid, std::nullopt});
@@ -396,22 +484,22 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
   }
 
   int64_t generation = 0;
-  for (const ResourceSlice& slice : slices) {
-    generation = std::max(generation, slice.spec.pool.generation);
+  for (const kubeapi::ResourceSlicePtr& slice : slices) {
+    generation = std::max(generation, slice->spec.pool.generation);
   }
   // Each existing slice either matches a desired slice by its index or is obsolete.
   const int64_t count = static_cast<int64_t>(pool.slices.size());
   const int length = IndexLength(count);
   std::map<int64_t, const ResourceSlice*> current;
-  std::vector<ResourceSlice> obsolete;
-  for (const ResourceSlice& slice : slices) {
-    if (slice.spec.pool.generation < generation) {
+  std::vector<kubeapi::ResourceSlicePtr> obsolete;
+  for (const kubeapi::ResourceSlicePtr& slice : slices) {
+    if (slice->spec.pool.generation < generation) {
       obsolete.push_back(slice);
       continue;
     }
-    absl::StatusOr<int64_t> index = DecodeIndex(slice.metadata.name, length);
+    absl::StatusOr<int64_t> index = DecodeIndex(slice->metadata.name, length);
     if (index.ok() && *index >= 0 && *index < count && !current.contains(*index)) {
-      current[*index] = &slice;
+      current[*index] = slice.get();
       continue;
     }
     obsolete.push_back(slice);
@@ -470,6 +558,7 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
     absl::StatusOr<ResourceSlice> actual = options_.store->Update(slice);
     if (!actual.ok()) return Wrap("update resource slice: ", actual.status());
     ++num_updates_;
+    Mutated(actual->metadata.name, pool_name, std::make_shared<const ResourceSlice>(*actual));
     SliceStored("update ResourceSlice", pool_name, static_cast<int>(index), version,
                 std::move(slice), *actual);
   }
@@ -502,6 +591,13 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
     absl::StatusOr<ResourceSlice> actual = options_.store->Create(slice);
     if (!actual.ok()) return Wrap("create resource slice: ", actual.status());
     ++num_creates_;
+    Mutated(actual->metadata.name, pool_name, std::make_shared<const ResourceSlice>(*actual));
+    {
+      // A created slice the copy has not seen could hide a later delete: look again once the
+      // mutation cache has let it go, as upstream does.
+      absl::MutexLock lock(&mu_);
+      if (watch_ != nullptr) Queue(pool_name, clock_.Now() + kMutationCacheTtl);
+    }
     SliceStored("create ResourceSlice", pool_name, static_cast<int>(index), version,
                 std::move(slice), *actual);
   }
@@ -519,15 +615,18 @@ void Controller::SliceStored(const std::string& context, const std::string& pool
       desired.spec.devices != actual.spec.devices;
   if (defaults || dropped) {
     absl::MutexLock lock(&mu_);
-    auto pool = resources_.pools.find(pool_name);
-    if (version == resources_version_ && pool != resources_.pools.end() &&
+    auto pool = resources_->pools.find(pool_name);
+    if (version == resources_version_ && pool != resources_->pools.end() &&
         static_cast<size_t>(index) < pool->second.slices.size()) {
-      Slice& slice = pool->second.slices[static_cast<size_t>(index)];
+      // Copied on write: syncs in progress keep the snapshot they started from.
+      auto next = std::make_shared<DriverResources>(*resources_);
+      Slice& slice = next->pools[pool_name].slices[static_cast<size_t>(index)];
       slice.devices = actual.spec.devices;
       if (dropped) {
         slice.per_device_node_selection = actual.spec.per_device_node_selection;
         slice.shared_counters = actual.spec.shared_counters;
       }
+      resources_ = std::move(next);
     }
   }
   if (!dropped) return;

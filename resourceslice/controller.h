@@ -8,10 +8,11 @@
 // driver set is reported as DroppedFields (the server has the feature off) and the desired state
 // follows what the server kept, so the controller does not write it again and again.
 //
-// Unlike upstream it reads the store at each sync instead of an informer cache, so it needs no
-// mutation cache: a slice it just created is always seen by the next sync. The store's watch
-// takes the informer's other part: a slice of this driver that anyone adds, changes or deletes
-// has its pool synced after sync_delay, as upstream's event handlers queue it.
+// The store's watch is its informer: a sync reads the watch's copy of the store (the store
+// itself when the watch keeps none, as the in-process store's does), with the controller's own
+// writes laid over it until the copy has caught up or a minute has passed (upstream's mutation
+// cache and its TTL), and a slice of this driver that anyone adds, changes or deletes has its
+// pool synced after sync_delay, as upstream's event handlers queue it.
 //
 // Pools are synced by one worker, each when Update names it (at once), when the controller finds
 // its slices in the store at start or the store reports a change (after sync_delay), or again
@@ -44,6 +45,9 @@ namespace devmgr::resourceslice {
 
 // Upstream's DefaultSyncDelay.
 inline constexpr absl::Duration kDefaultSyncDelay = absl::Seconds(30);
+// Upstream's MutationCacheTTL: how long the controller's own writes are laid over the watch's
+// copy of the store at most.
+inline constexpr absl::Duration kMutationCacheTtl = absl::Minutes(1);
 
 // DroppedFields: a slice came back from the store without fields the driver set (upstream's
 // DroppedFieldsError).
@@ -147,12 +151,22 @@ class Controller {
   // schedules another try.
   void ListExisting() ABSL_LOCKS_EXCLUDED(mu_);
   bool RelistDue() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // OnStoreChange queues `pool` after the sync delay (the store's watch calls it).
-  void OnStoreChange(const std::string& pool) ABSL_LOCKS_EXCLUDED(mu_);
+  // OnStoreChange queues the pools of a slice that changed after the sync delay, and lets go of
+  // the controller's write of it once the watch's copy has caught up (the store's watch calls
+  // it).
+  void OnStoreChange(const kubeapi::ResourceSlice* before, const kubeapi::ResourceSlice* after)
+      ABSL_LOCKS_EXCLUDED(mu_);
   void Report(ControllerError error) const;
 
   absl::Status SyncPool(const std::string& pool_name) ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Status RemoveSlices(const std::vector<kubeapi::ResourceSlice>& slices);
+  // ReadSlices: the slices a sync of `filter`'s pool starts from (see the file comment).
+  absl::StatusOr<std::vector<kubeapi::ResourceSlicePtr>> ReadSlices(const SliceFilter& filter)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Mutated remembers what the store answered to a write of slice `name` (null: it is deleted)
+  // for the mutation cache.
+  void Mutated(const std::string& name, const std::string& pool, kubeapi::ResourceSlicePtr stored)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status RemoveSlices(const std::vector<kubeapi::ResourceSlicePtr>& slices);
   // SliceStored checks what the store kept of a slice it wrote and makes the desired state follow
   // it (reporting dropped fields).
   // `version` is the desired state's the sync started from: a newer one is left alone.
@@ -171,7 +185,9 @@ class Controller {
   std::atomic<int64_t> num_deletes_{0};
 
   mutable absl::Mutex mu_;
-  DriverResources resources_ ABSL_GUARDED_BY(mu_);
+  // The desired state, shared with the syncs that read it; replaced, never changed in place.
+  std::shared_ptr<const DriverResources> resources_ ABSL_GUARDED_BY(mu_) =
+      std::make_shared<const DriverResources>();
   // Bumped by every Update.
   uint64_t resources_version_ ABSL_GUARDED_BY(mu_) = 0;
   // Pool name -> when it is due.
@@ -184,6 +200,14 @@ class Controller {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   // The store's watch; ended (outside mu_, which its calls take) by Stop.
   std::unique_ptr<SliceWatch> watch_ ABSL_GUARDED_BY(mu_);
+  // The mutation cache: a slice written (null: deleted) by name, with its pool and when the
+  // entry expires.
+  struct Mutation {
+    kubeapi::ResourceSlicePtr slice;
+    std::string pool;
+    absl::Time expires;
+  };
+  std::map<std::string, Mutation> mutations_ ABSL_GUARDED_BY(mu_);
   uint64_t wakeups_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread worker_;
 };

@@ -1,7 +1,6 @@
 #include "resourceslice/memory_store.h"
 
 #include <optional>
-#include <set>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -52,7 +51,7 @@ absl::StatusOr<kubeapi::ResourceSlice> MemoryStore::Create(const kubeapi::Resour
   stored.metadata.resource_version = NextVersion("");
   slices_[stored.metadata.name] = stored;
   lock.Release();
-  Notify({&stored});
+  Notify({{nullptr, &stored}});
   return stored;
 }
 
@@ -76,7 +75,7 @@ absl::StatusOr<kubeapi::ResourceSlice> MemoryStore::Update(const kubeapi::Resour
   stored.metadata.resource_version = NextVersion(it->second.metadata.resource_version);
   const kubeapi::ResourceSlice before = std::exchange(it->second, stored);
   lock.Release();
-  Notify({&before, &stored});
+  Notify({{&before, &stored}});
   return stored;
 }
 
@@ -103,7 +102,7 @@ absl::Status MemoryStore::Delete(const std::string& name, const std::string& uid
   const kubeapi::ResourceSlice gone = std::move(it->second);
   slices_.erase(it);
   lock.Release();
-  Notify({&gone});
+  Notify({{&gone, nullptr}});
   return absl::OkStatus();
 }
 
@@ -120,8 +119,8 @@ absl::Status MemoryStore::DeleteCollection(const SliceFilter& filter) {
       it = slices_.erase(it);
     }
   }
-  std::vector<const kubeapi::ResourceSlice*> changed;
-  for (const kubeapi::ResourceSlice& slice : gone) changed.push_back(&slice);
+  std::vector<Change> changed;
+  for (const kubeapi::ResourceSlice& slice : gone) changed.emplace_back(&slice, nullptr);
   Notify(changed);
   return absl::OkStatus();
 }
@@ -142,11 +141,7 @@ void MemoryStore::Put(const kubeapi::ResourceSlice& slice) {
     auto [it, added] = slices_.try_emplace(slice.metadata.name, slice);
     if (!added) before = std::exchange(it->second, slice);
   }
-  if (before.has_value()) {
-    Notify({&*before, &slice});
-  } else {
-    Notify({&slice});
-  }
+  Notify({{before.has_value() ? &*before : nullptr, &slice}});
 }
 
 // Subscription ends its watcher when destroyed, after any call in progress.
@@ -157,6 +152,11 @@ class MemoryStore::Subscription final : public SliceWatch {
     absl::MutexLock lock(&store_.watchers_mu_);
     store_.watchers_.erase(id_);
   }
+  // No copy: the store itself is in memory and as quick to read.
+  std::optional<std::vector<kubeapi::ResourceSlicePtr>> Cached(
+      const SliceFilter& /*filter*/) const override {
+    return std::nullopt;
+  }
 
  private:
   MemoryStore& store_;
@@ -164,21 +164,23 @@ class MemoryStore::Subscription final : public SliceWatch {
 };
 
 std::unique_ptr<SliceWatch> MemoryStore::Watch(const SliceFilter& filter,
-                                               std::function<void(const std::string&)> on_change) {
+                                               SliceChangeHandler on_change) {
   absl::MutexLock lock(&watchers_mu_);
   const int64_t id = next_watcher_++;
   watchers_.emplace(id, Watcher{filter, std::move(on_change)});
   return std::make_unique<Subscription>(*this, id);
 }
 
-void MemoryStore::Notify(const std::vector<const kubeapi::ResourceSlice*>& changed) {
+void MemoryStore::Notify(const std::vector<Change>& changed) {
   absl::MutexLock lock(&watchers_mu_);
   for (const auto& [id, watcher] : watchers_) {
-    std::set<std::string> pools;
-    for (const kubeapi::ResourceSlice* slice : changed) {
-      if (Matches(*slice, watcher.filter)) pools.insert(slice->spec.pool.name);
+    for (const auto& [before, after] : changed) {
+      const kubeapi::ResourceSlice* was =
+          before != nullptr && Matches(*before, watcher.filter) ? before : nullptr;
+      const kubeapi::ResourceSlice* is =
+          after != nullptr && Matches(*after, watcher.filter) ? after : nullptr;
+      if (was != nullptr || is != nullptr) watcher.on_change(was, is);
     }
-    for (const std::string& pool : pools) watcher.on_change(pool);
   }
 }
 

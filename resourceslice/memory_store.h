@@ -38,7 +38,7 @@ class MemoryStore final : public SliceStore {
   absl::StatusOr<std::string> NodeUid(const std::string& name) override ABSL_LOCKS_EXCLUDED(mu_);
   // Changes are reported on the writer's thread, after the write.
   std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
-                                    std::function<void(const std::string&)> on_change) override
+                                    SliceChangeHandler on_change) override
       ABSL_LOCKS_EXCLUDED(watchers_mu_);
 
   // Put stores `slice` as it is (no hook, no versions): what another writer left behind.
@@ -50,12 +50,12 @@ class MemoryStore final : public SliceStore {
   class Subscription;
   struct Watcher {
     SliceFilter filter;
-    std::function<void(const std::string&)> on_change;
+    SliceChangeHandler on_change;
   };
-  // Notify tells the watchers of the changed slices (each as it was and as it is, when there
-  // is one). Called without mu_.
-  void Notify(const std::vector<const kubeapi::ResourceSlice*>& changed)
-      ABSL_LOCKS_EXCLUDED(watchers_mu_);
+  // Notify tells the watchers of the changed slices, each as it was and as it is (null: none).
+  // Called without mu_.
+  using Change = std::pair<const kubeapi::ResourceSlice*, const kubeapi::ResourceSlice*>;
+  void Notify(const std::vector<Change>& changed) ABSL_LOCKS_EXCLUDED(watchers_mu_);
 
   const WriteHook on_write_;
   // Held while watchers are told, so that a Subscription's end waits for a call in progress.

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,10 +23,19 @@ struct SliceFilter {
   std::string pool_name;
 };
 
+// SliceChangeHandler: told of one slice as it was and as it is (see SliceStore::Watch).
+using SliceChangeHandler =
+    std::function<void(const kubeapi::ResourceSlice* before, const kubeapi::ResourceSlice* after)>;
+
 // SliceWatch: a subscription to a store's changes; once it is destroyed no further call comes.
 class SliceWatch {
  public:
   virtual ~SliceWatch() = default;
+  // Cached: the slices that match `filter` in the copy the watch keeps of the store (an
+  // informer's cache: it may lag behind writes just made), once it has one; std::nullopt when
+  // it keeps none (the store is read instead). Thread-safe.
+  virtual std::optional<std::vector<kubeapi::ResourceSlicePtr>> Cached(
+      const SliceFilter& filter) const = 0;
 };
 
 class SliceStore {
@@ -48,13 +58,13 @@ class SliceStore {
   // NodeUid: metadata.uid of Node `name` (for a Node owner given without one).
   virtual absl::StatusOr<std::string> NodeUid(const std::string& name) = 0;
 
-  // Watch calls `on_change(pool)` for each slice that matches `filter` and that anyone creates,
-  // changes or deletes (the watcher's own writes included; a slice that moved names both pools),
+  // Watch calls `on_change` for each slice that matches `filter` and that anyone creates
+  // (before is null), changes, or deletes (after is null), the watcher's own writes included,
   // until the returned SliceWatch is destroyed: the controller's informer. The calls come on the
   // writer's thread or one of the store's; `on_change` must not block or call the store.
   // nullptr when the store cannot tell: changes by others are then seen at the next sync.
   virtual std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
-                                            std::function<void(const std::string&)> on_change) = 0;
+                                            SliceChangeHandler on_change) = 0;
 };
 
 }  // namespace devmgr::resourceslice

@@ -150,8 +150,7 @@ absl::StatusOr<std::string> GrpcSliceStore::NodeUid(const std::string& name) {
 }
 
 std::unique_ptr<SliceWatch> GrpcSliceStore::Watch(const SliceFilter& /*filter*/,
-                                                  std::function<void(const std::string&)>
-                                                  /*on_change*/) {
+                                                  SliceChangeHandler /*on_change*/) {
   return nullptr;
 }
 

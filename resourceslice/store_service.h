@@ -63,7 +63,7 @@ class GrpcSliceStore final : public SliceStore {
   // slices in the daemon's store, besides the node's wipe, after which the driver registers
   // again and publishes anew).
   std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
-                                    std::function<void(const std::string&)> on_change) override;
+                                    SliceChangeHandler on_change) override;
 
  private:
   // Context: a client context with the deadline.

@@ -103,8 +103,10 @@ TEST_F(SliceReflectorTest, ListsThenFollowsEveryChange) {
   server_.AddSlice(Slice("ignored", "nic.example.com"));
   ASSERT_TRUE(WaitFor([&] { return recorder_.changes().size() == 4; }));
   EXPECT_THAT(recorder_.changes(), ElementsAre("+a", "+b", "~a", "-b"));
-  ASSERT_EQ(reflector->Slices().size(), 1u);
-  EXPECT_EQ(reflector->Slices()[0].spec.pool.generation, 2);
+  const std::optional<std::vector<kubeapi::ResourceSlicePtr>> copy = reflector->Slices();
+  ASSERT_TRUE(copy.has_value());
+  ASSERT_EQ(copy->size(), 1u);
+  EXPECT_EQ((*copy)[0]->spec.pool.generation, 2);
   EXPECT_EQ(reflector->lists(), 1);
 }
 
@@ -137,7 +139,9 @@ TEST_F(SliceReflectorTest, TooOldAVersionMeansANewListWhoseDifferencesAreChanges
   ASSERT_TRUE(WaitFor([&] { return reflector->lists() == 2 && recorder_.changes().size() == 2; }));
   EXPECT_THAT(recorder_.changes(), UnorderedElementsAre("-a", "+c"));
   std::vector<std::string> names;
-  for (const auto& slice : reflector->Slices()) names.push_back(slice.metadata.name);
+  const std::optional<std::vector<kubeapi::ResourceSlicePtr>> copy = reflector->Slices();
+  ASSERT_TRUE(copy.has_value());
+  for (const auto& slice : *copy) names.push_back(slice->metadata.name);
   EXPECT_THAT(names, ElementsAre("b", "c"));
 }
 

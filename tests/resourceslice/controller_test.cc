@@ -498,7 +498,7 @@ class FlakyStore final : public SliceStore {
     return store_.NodeUid(name);
   }
   std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
-                                    std::function<void(const std::string&)> on_change) override {
+                                    SliceChangeHandler on_change) override {
     return store_.Watch(filter, std::move(on_change));
   }
   size_t size() { return store_.List({})->size(); }
@@ -601,7 +601,10 @@ TEST(MemoryStoreTest, TellsItsWatchersWhichPoolsChangedUntilTheWatchEnds) {
   MemoryStore store;
   std::vector<std::string> told;
   std::unique_ptr<SliceWatch> watch =
-      store.Watch({kDriver, "", ""}, [&](const std::string& pool) { told.push_back(pool); });
+      store.Watch({kDriver, "", ""}, [&](const ResourceSlice* before, const ResourceSlice* after) {
+        told.push_back((before != nullptr ? before->spec.pool.name : "-") + ">" +
+                       (after != nullptr ? after->spec.pool.name : "-"));
+      });
   ASSERT_NE(watch, nullptr);
   ResourceSlice slice = NodeSlice("", {NewDevice("d")}, 1, 1, "", "s-");
   absl::StatusOr<ResourceSlice> created = store.Create(slice);
@@ -610,10 +613,10 @@ TEST(MemoryStoreTest, TellsItsWatchersWhichPoolsChangedUntilTheWatchEnds) {
   moved.spec.pool.name = "other-pool";
   ASSERT_TRUE(store.Update(moved).ok());
   ASSERT_TRUE(store.DeleteCollection({kDriver, "", ""}).ok());
-  EXPECT_EQ(told, (std::vector<std::string>{kPool, "other-pool", kPool, "other-pool"}));
+  EXPECT_EQ(told, (std::vector<std::string>{"->pool", "pool>other-pool", "other-pool>-"}));
   watch.reset();
   ASSERT_TRUE(store.Create(slice).ok());
-  EXPECT_EQ(told.size(), 4u);
+  EXPECT_EQ(told.size(), 3u);
 }
 
 TEST(SliceNamesTest, TestGetIndexLength) {
