@@ -241,6 +241,37 @@ TEST(ApiSliceStoreTest, ASliceDeletedBehindTheControllersBackIsPutBack) {
   EXPECT_EQ((*controller)->GetStats().num_creates, 2);
 }
 
+// Upstream's mutation cache: a sync right after a create, before the watch has brought the new
+// slice, updates it instead of creating a second one; once the watch catches up, the copy is
+// used again.
+TEST(ApiSliceStoreTest, ASyncBeforeTheWatchCatchesUpSeesTheControllersOwnWrites) {
+  FakeApiServer server;
+  server.AddNode(kNode, kNodeUid);
+  Publisher publisher(server, Devices(2, 128));
+  ASSERT_TRUE(WaitFor([&] { return server.open_watches() == 1; }));
+  server.HoldWatches(true);
+  publisher.controller->ProcessReady();
+  ASSERT_EQ(server.Slices().size(), 1u);
+  server.ClearRequests();
+  publisher.controller->Update(Devices(2, 128, "h100"));
+  publisher.controller->ProcessReady();
+  EXPECT_EQ(server.CountRequests("POST", "/"), 0);
+  EXPECT_EQ(server.CountRequests("PUT", "/"), 1);
+  EXPECT_EQ(server.CountRequests("GET", "/apis/resource.k8s.io/v1/resourceslices?field"), 0)
+      << "a sync reads the watch's copy, not the server";
+  ASSERT_EQ(server.Slices().size(), 1u);
+  EXPECT_EQ(server.Slices()[0]["spec"]["devices"][0]["attributes"]["model"]["string"], "h100");
+
+  server.HoldWatches(false);
+  server.ClearRequests();
+  publisher.controller->Update(Devices(2, 128, "b200"));
+  publisher.controller->ProcessReady();
+  EXPECT_EQ(server.CountRequests("POST", "/"), 0);
+  EXPECT_EQ(server.CountRequests("PUT", "/"), 1);
+  EXPECT_TRUE(publisher.Errors().empty());
+  EXPECT_EQ(publisher.controller->GetStats(), (Stats{1, 2, 0}));
+}
+
 TEST(ApiSliceStoreTest, FiltersByDriverNodeAndPool) {
   FakeApiServer server;
   std::unique_ptr<kubeclient::Client> client = Connect(server);

@@ -314,6 +314,13 @@ class FakeApiServer::Impl {
     }
     changed_.notify_all();
   }
+  void HoldWatches(bool hold) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      hold_watches_ = hold;
+    }
+    changed_.notify_all();
+  }
   int open_watches() const { return open_watches_.load(); }
   std::string resource_version() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -669,12 +676,13 @@ class FakeApiServer::Impl {
     bool cut = false;
     while (true) {
       for (const Event& event : history_) {
+        if (hold_watches_) break;
         if (event.rv > from && Matches(event.object, selector)) {
           pending.push_back(
               {{"type", event.type}, {"object", SliceForVersion(event.object, version)}});
         }
       }
-      if (!history_.empty()) from = std::max(from, history_.back().rv);
+      if (!history_.empty() && !hold_watches_) from = std::max(from, history_.back().rv);
       if (bookmarks && bookmarks_ != bookmarks_seen) {
         pending.push_back({{"type", "BOOKMARK"},
                            {"object",
@@ -694,7 +702,7 @@ class FakeApiServer::Impl {
       lock.lock();
       changed_.wait_until(lock, deadline, [&] {
         return stopping_ || cuts_ != cuts || (bookmarks && bookmarks_ != bookmarks_seen) ||
-               (!history_.empty() && history_.back().rv > from);
+               (!hold_watches_ && !history_.empty() && history_.back().rv > from);
       });
     }
     if (cut && !error) {
@@ -729,6 +737,7 @@ class FakeApiServer::Impl {
   std::vector<FakeRequest> requests_;
   std::deque<FakeFailure> failures_;
   bool hang_ = false;
+  bool hold_watches_ = false;
   bool conflict_on_update_ = false;
   uint64_t cuts_ = 0;
   uint64_t bookmarks_ = 0;
@@ -801,6 +810,7 @@ void FakeApiServer::SetConflictOnEveryUpdate(bool conflict) {
 void FakeApiServer::Compact() { impl_->Compact(); }
 void FakeApiServer::CutWatches() { impl_->CutWatches(); }
 void FakeApiServer::Bookmark() { impl_->Bookmark(); }
+void FakeApiServer::HoldWatches(bool hold) { impl_->HoldWatches(hold); }
 int FakeApiServer::open_watches() const { return impl_->open_watches(); }
 std::string FakeApiServer::resource_version() const { return impl_->resource_version(); }
 

@@ -99,6 +99,8 @@ class FakeApiServer {
   void CutWatches();
   // Sends a BOOKMARK to every open watch that allows them.
   void Bookmark();
+  // While held, open watches send nothing (a slow watch cache); released, they catch up.
+  void HoldWatches(bool hold);
   int open_watches() const;
   // The newest resourceVersion.
   std::string resource_version() const;
