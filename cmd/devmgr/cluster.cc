@@ -10,6 +10,30 @@ absl::StatusOr<kubeclient::RestConfig> LoadCluster(const std::string& kubeconfig
   return kubeclient::LoadKubeconfig(kubeclient::KubeconfigFiles(kubeconfig), context);
 }
 
+absl::StatusOr<kubeclient::RestConfig> InCluster() {
+  std::map<std::string, std::string> env;
+  for (const char* name : {"KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"}) {
+    const char* value = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): no setenv here
+    if (value != nullptr) env[name] = value;
+  }
+  return kubeclient::InClusterConfig(env);
+}
+
+absl::StatusOr<std::optional<kubeclient::RestConfig>> ChooseCluster(const std::string& kubeconfig,
+                                                                    const std::string& context,
+                                                                    bool in_cluster) {
+  absl::StatusOr<kubeclient::RestConfig> config = absl::NotFoundError("no cluster");
+  if (!kubeconfig.empty()) {
+    config = LoadCluster(kubeconfig, context);
+  } else if (in_cluster) {
+    config = InCluster();
+  } else {
+    return std::optional<kubeclient::RestConfig>();
+  }
+  if (!config.ok()) return config.status();
+  return std::optional<kubeclient::RestConfig>(*std::move(config));
+}
+
 absl::StatusOr<std::optional<kubeclient::RestConfig>> FindCluster(const std::string& kubeconfig,
                                                                   const std::string& context) {
   std::string files = kubeconfig;
@@ -17,20 +41,8 @@ absl::StatusOr<std::optional<kubeclient::RestConfig>> FindCluster(const std::str
     const char* env = std::getenv("KUBECONFIG");  // NOLINT(concurrency-mt-unsafe): no setenv here
     if (env != nullptr) files = env;
   }
-  if (!files.empty()) {
-    absl::StatusOr<kubeclient::RestConfig> config = LoadCluster(files, context);
-    if (!config.ok()) return config.status();
-    return std::optional<kubeclient::RestConfig>(*std::move(config));
-  }
-  std::map<std::string, std::string> env;
-  for (const char* name : {"KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"}) {
-    const char* value = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): no setenv here
-    if (value != nullptr) env[name] = value;
-  }
-  if (!env.contains("KUBERNETES_SERVICE_HOST")) return std::optional<kubeclient::RestConfig>();
-  absl::StatusOr<kubeclient::RestConfig> config = kubeclient::InClusterConfig(env);
-  if (!config.ok()) return config.status();
-  return std::optional<kubeclient::RestConfig>(*std::move(config));
+  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");  // NOLINT(concurrency-mt-unsafe)
+  return ChooseCluster(files, context, host != nullptr);
 }
 
 }  // namespace devmgr::cli

@@ -16,6 +16,15 @@ namespace devmgr::cli {
 absl::StatusOr<kubeclient::RestConfig> LoadCluster(const std::string& kubeconfig,
                                                    const std::string& context);
 
+// InCluster: the cluster of the pod the process runs in (its service account).
+// FailedPrecondition when not in a pod.
+absl::StatusOr<kubeclient::RestConfig> InCluster();
+
+// ChooseCluster: `kubeconfig` when given, the service account when `in_cluster`, else none.
+absl::StatusOr<std::optional<kubeclient::RestConfig>> ChooseCluster(const std::string& kubeconfig,
+                                                                    const std::string& context,
+                                                                    bool in_cluster);
+
 // FindCluster: `kubeconfig` when given, else $KUBECONFIG when set, else the in-cluster service
 // account when KUBERNETES_SERVICE_HOST is set; std::nullopt when none applies.
 absl::StatusOr<std::optional<kubeclient::RestConfig>> FindCluster(const std::string& kubeconfig,
