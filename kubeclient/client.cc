@@ -213,25 +213,24 @@ absl::StatusOr<kubeapi::ResourceSlice> Client::GetResourceSlice(const std::strin
 
 absl::StatusOr<kubeapi::ResourceSlice> Client::CreateResourceSlice(
     const kubeapi::ResourceSlice& slice) {
-  return WithVersion<kubeapi::ResourceSlice>(
-      [&](ResourceVersion version) -> absl::StatusOr<kubeapi::ResourceSlice> {
-        HttpRequest request;
-        request.method = "POST";
-        request.target = SlicesPath(version);
-        request.body = Body(slice, version);
-        absl::StatusOr<Json> body = DoJson(request);
-        if (!body.ok()) return body.status();
-        return DecodeSlice(*std::move(body), version);
-      });
+  return WriteSlice("POST", slice);
 }
 
 absl::StatusOr<kubeapi::ResourceSlice> Client::UpdateResourceSlice(
     const kubeapi::ResourceSlice& slice) {
+  return WriteSlice("PUT", slice);
+}
+
+absl::StatusOr<kubeapi::ResourceSlice> Client::WriteSlice(const std::string& method,
+                                                          const kubeapi::ResourceSlice& slice) {
   return WithVersion<kubeapi::ResourceSlice>(
       [&](ResourceVersion version) -> absl::StatusOr<kubeapi::ResourceSlice> {
         HttpRequest request;
-        request.method = "PUT";
-        request.target = absl::StrCat(SlicesPath(version), "/", Escape(slice.metadata.name));
+        request.method = method;
+        // A create names the collection, an update the slice.
+        request.target = method == "POST"
+                             ? SlicesPath(version)
+                             : absl::StrCat(SlicesPath(version), "/", Escape(slice.metadata.name));
         request.body = Body(slice, version);
         absl::StatusOr<Json> body = DoJson(request);
         if (!body.ok()) return body.status();

@@ -113,6 +113,9 @@ class Client {
  private:
   Client(std::unique_ptr<HttpTransport> transport, ClientOptions options);
 
+  // WriteSlice: a create (POST) or an update (PUT) of `slice`.
+  absl::StatusOr<kubeapi::ResourceSlice> WriteSlice(const std::string& method,
+                                                    const kubeapi::ResourceSlice& slice);
   // Do sends a request, trying it again as the header says.
   absl::StatusOr<HttpResponse> Do(const HttpRequest& request);
   // Json: the body of a 2xx answer, parsed; the answer's error otherwise.

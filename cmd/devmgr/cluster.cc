@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <map>
 
+#include "absl/strings/str_cat.h"
+
 namespace devmgr::cli {
 
 absl::StatusOr<kubeclient::RestConfig> LoadCluster(const std::string& kubeconfig,
@@ -10,6 +12,9 @@ absl::StatusOr<kubeclient::RestConfig> LoadCluster(const std::string& kubeconfig
   return kubeclient::LoadKubeconfig(kubeclient::KubeconfigFiles(kubeconfig), context);
 }
 
+namespace {
+
+// InCluster: the cluster of the pod the process runs in (its service account).
 absl::StatusOr<kubeclient::RestConfig> InCluster() {
   std::map<std::string, std::string> env;
   for (const char* name : {"KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"}) {
@@ -19,19 +24,30 @@ absl::StatusOr<kubeclient::RestConfig> InCluster() {
   return kubeclient::InClusterConfig(env);
 }
 
-absl::StatusOr<std::optional<kubeclient::RestConfig>> ChooseCluster(const std::string& kubeconfig,
-                                                                    const std::string& context,
-                                                                    bool in_cluster) {
-  absl::StatusOr<kubeclient::RestConfig> config = absl::NotFoundError("no cluster");
-  if (!kubeconfig.empty()) {
-    config = LoadCluster(kubeconfig, context);
-  } else if (in_cluster) {
-    config = InCluster();
-  } else {
-    return std::optional<kubeclient::RestConfig>();
-  }
+absl::StatusOr<std::optional<kubeclient::RestConfig>> Wrap(
+    absl::StatusOr<kubeclient::RestConfig> config) {
   if (!config.ok()) return config.status();
   return std::optional<kubeclient::RestConfig>(*std::move(config));
+}
+
+}  // namespace
+
+void AddClusterFlags(CLI::App& command, ClusterFlags& flags, const std::string& use) {
+  CLI::Option* kubeconfig =
+      command.add_option("--kubeconfig", flags.kubeconfig,
+                         absl::StrCat("the cluster (a kubeconfig, its current context): ", use));
+  command.add_option("--context", flags.context, "the kubeconfig context to use")
+      ->needs(kubeconfig);
+  command
+      .add_flag("--in-cluster", flags.in_cluster,
+                "the cluster of the pod devmgr runs in (its service account), as --kubeconfig")
+      ->excludes(kubeconfig);
+}
+
+absl::StatusOr<std::optional<kubeclient::RestConfig>> ChooseCluster(const ClusterFlags& flags) {
+  if (!flags.kubeconfig.empty()) return Wrap(LoadCluster(flags.kubeconfig, flags.context));
+  if (flags.in_cluster) return Wrap(InCluster());
+  return std::optional<kubeclient::RestConfig>();
 }
 
 absl::StatusOr<std::optional<kubeclient::RestConfig>> FindCluster(const std::string& kubeconfig,
@@ -41,8 +57,11 @@ absl::StatusOr<std::optional<kubeclient::RestConfig>> FindCluster(const std::str
     const char* env = std::getenv("KUBECONFIG");  // NOLINT(concurrency-mt-unsafe): no setenv here
     if (env != nullptr) files = env;
   }
-  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");  // NOLINT(concurrency-mt-unsafe)
-  return ChooseCluster(files, context, host != nullptr);
+  if (!files.empty()) return Wrap(LoadCluster(files, context));
+  if (std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) {  // NOLINT(concurrency-mt-unsafe)
+    return Wrap(InCluster());
+  }
+  return std::optional<kubeclient::RestConfig>();
 }
 
 }  // namespace devmgr::cli

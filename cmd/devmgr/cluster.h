@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
 #include "kubeclient/rest_config.h"
 
@@ -16,14 +17,20 @@ namespace devmgr::cli {
 absl::StatusOr<kubeclient::RestConfig> LoadCluster(const std::string& kubeconfig,
                                                    const std::string& context);
 
-// InCluster: the cluster of the pod the process runs in (its service account).
-// FailedPrecondition when not in a pod.
-absl::StatusOr<kubeclient::RestConfig> InCluster();
+// The flags of a command that may work in a cluster (serve, plugin fake-dra).
+struct ClusterFlags {
+  std::string kubeconfig;
+  std::string context;
+  bool in_cluster = false;
+};
 
-// ChooseCluster: `kubeconfig` when given, the service account when `in_cluster`, else none.
-absl::StatusOr<std::optional<kubeclient::RestConfig>> ChooseCluster(const std::string& kubeconfig,
-                                                                    const std::string& context,
-                                                                    bool in_cluster);
+// AddClusterFlags adds --kubeconfig, --context and --in-cluster (which excludes --kubeconfig)
+// to `command`; `use` says what the cluster is for, in the help.
+void AddClusterFlags(CLI::App& command, ClusterFlags& flags, const std::string& use);
+
+// ChooseCluster: the kubeconfig when one is given, the pod's service account with
+// --in-cluster, else none.
+absl::StatusOr<std::optional<kubeclient::RestConfig>> ChooseCluster(const ClusterFlags& flags);
 
 // FindCluster: `kubeconfig` when given, else $KUBECONFIG when set, else the in-cluster service
 // account when KUBERNETES_SERVICE_HOST is set; std::nullopt when none applies.

@@ -61,9 +61,7 @@ struct FakeDraFlags {
   int64_t devices = 1;
   std::string root_dir = "/var/lib/kubelet";
   std::string node = "node";
-  std::string kubeconfig;
-  std::string context;
-  bool in_cluster = false;
+  ClusterFlags cluster;
   std::string rolling_update;
   std::string versions = "v1,v1beta1";
   std::string cdi_dir;
@@ -290,8 +288,7 @@ int RunFakeDra(const FakeDraFlags& flags) {
   std::unique_ptr<kubeclient::Client> cluster;
   std::unique_ptr<node::ClusterClaimSource> cluster_claims;
   std::unique_ptr<resourceslice::SliceStore> slices;
-  absl::StatusOr<std::optional<kubeclient::RestConfig>> config =
-      ChooseCluster(flags.kubeconfig, flags.context, flags.in_cluster);
+  absl::StatusOr<std::optional<kubeclient::RestConfig>> config = ChooseCluster(flags.cluster);
   if (!config.ok()) return Fail(kExitUsage, config.status().message());
   if (config->has_value()) {
     absl::StatusOr<std::unique_ptr<kubeclient::Client>> client =
@@ -414,16 +411,9 @@ void AddPluginCommand(CLI::App& app, CommandResult& result) {
       ->add_option("--node,--node-name", fake_dra_flags->node,
                    "node name: the Node that owns the devices' ResourceSlices, and their pool")
       ->capture_default_str();
-  CLI::Option* kubeconfig =
-      fake_dra->add_option("--kubeconfig", fake_dra_flags->kubeconfig,
-                           "read claims from this cluster and publish the devices there as "
-                           "ResourceSlices (else both go through the daemon on --root-dir)");
-  fake_dra
-      ->add_flag("--in-cluster", fake_dra_flags->in_cluster,
-                 "the cluster of the pod the driver runs in (its service account), as "
-                 "--kubeconfig")
-      ->excludes(kubeconfig);
-  fake_dra->add_option("--context", fake_dra_flags->context, "the kubeconfig context to use");
+  AddClusterFlags(*fake_dra, fake_dra_flags->cluster,
+                  "claims are read from it and the devices published there as ResourceSlices "
+                  "(else both go through the daemon on --root-dir)");
   fake_dra->add_option("--rolling-update", fake_dra_flags->rolling_update,
                        "run as the driver pod with this UID beside another instance of the "
                        "driver: sockets get upstream's rolling-update names "

@@ -35,8 +35,7 @@ struct ServeFlags {
   std::string dra_sync_period = "5s";
   std::string dra_wiping_delay = "30s";
   std::string node_name = "node";
-  std::string kubeconfig;
-  bool in_cluster = false;
+  ClusterFlags cluster;
   std::string metrics_address;
   std::string log_level = "info";
   std::string log_file;
@@ -117,8 +116,7 @@ int RunServe(const ServeFlags& flags) {
   options.dra_sync_period = *dra_sync;
   options.dra_wiping_delay = *dra_wiping;
   options.node_name = flags.node_name;
-  absl::StatusOr<std::optional<kubeclient::RestConfig>> cluster =
-      ChooseCluster(flags.kubeconfig, "", flags.in_cluster);
+  absl::StatusOr<std::optional<kubeclient::RestConfig>> cluster = ChooseCluster(flags.cluster);
   if (!cluster.ok()) return Fail(kExitUsage, cluster.status().message());
   options.cluster = *std::move(cluster);
   options.podresources_rate_limit.qps = flags.podresources_qps;
@@ -239,14 +237,9 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
                    "the node's name: spec.nodeName of the ResourceSlices DRA drivers publish "
                    "(fake-dra --node-name), which the node wipes")
       ->capture_default_str();
-  CLI::Option* kubeconfig =
-      serve->add_option("--kubeconfig", flags->kubeconfig,
-                        "the cluster this node is in, as a kubelet's --kubeconfig: DRA claims are "
-                        "read from its API server and the node's ResourceSlices there are wiped");
-  serve
-      ->add_flag("--in-cluster", flags->in_cluster,
-                 "the cluster of the pod devmgr runs in (its service account), as --kubeconfig")
-      ->excludes(kubeconfig);
+  AddClusterFlags(*serve, flags->cluster,
+                  "the node is in it, as a kubelet with --kubeconfig: DRA claims are read from "
+                  "its API server and the node's ResourceSlices there are wiped");
   serve->add_option("--metrics-address", flags->metrics_address,
                     "serve Prometheus metrics at /metrics on unix:/path, /path, host:port or :port "
                     "(loopback); off when empty");
