@@ -63,7 +63,11 @@ struct Cluster {
     options.owner = resourceslice::Owner{"v1", "Node", kNode, "node-uid"};
     options.resources = std::move(resources);
     options.run_worker = false;
-    return *resourceslice::Controller::Start(std::move(options));
+    std::unique_ptr<resourceslice::Controller> controller =
+        *resourceslice::Controller::Start(std::move(options));
+    // Its pools sync once its watch has read the server (the first list, as upstream's informer).
+    while (!controller->Synced()) absl::SleepFor(absl::Milliseconds(1));
+    return controller;
   }
 
   void DeleteAll() {

@@ -30,19 +30,20 @@ void SliceReflector::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::optional<std::vector<kubeapi::ResourceSlicePtr>> SliceReflector::Slices() const {
+std::optional<SliceReflector::Snapshot> SliceReflector::Slices() const {
   return Slices([](const kubeapi::ResourceSlice&) { return true; });
 }
 
-std::optional<std::vector<kubeapi::ResourceSlicePtr>> SliceReflector::Slices(
+std::optional<SliceReflector::Snapshot> SliceReflector::Slices(
     absl::FunctionRef<bool(const kubeapi::ResourceSlice&)> keep) const {
   absl::MutexLock lock(&mu_);
   if (lists_ == 0) return std::nullopt;
-  std::vector<kubeapi::ResourceSlicePtr> out;
+  Snapshot snapshot;
+  snapshot.resource_version = resource_version_;
   for (const auto& [name, slice] : slices_) {
-    if (keep(*slice)) out.push_back(slice);
+    if (keep(*slice)) snapshot.slices.push_back(slice);
   }
-  return out;
+  return snapshot;
 }
 
 int SliceReflector::lists() const {
@@ -56,9 +57,9 @@ bool SliceReflector::Wait(absl::Duration delay) {
   return !stopped_;
 }
 
-void SliceReflector::Replace(std::vector<kubeapi::ResourceSlice> slices) {
+void SliceReflector::Replace(kubeclient::SliceList list) {
   std::map<std::string, kubeapi::ResourceSlicePtr> fresh;
-  for (kubeapi::ResourceSlice& slice : slices) {
+  for (kubeapi::ResourceSlice& slice : list.items) {
     std::string name = slice.metadata.name;
     fresh.emplace(std::move(name),
                   std::make_shared<const kubeapi::ResourceSlice>(std::move(slice)));
@@ -67,6 +68,7 @@ void SliceReflector::Replace(std::vector<kubeapi::ResourceSlice> slices) {
   {
     absl::MutexLock lock(&mu_);
     old = std::exchange(slices_, fresh);
+    resource_version_ = std::move(list.resource_version);
     ++lists_;
   }
   if (!options_.on_change) return;
@@ -93,10 +95,11 @@ void SliceReflector::Apply(const SliceEvent& event) {
     if (it != slices_.end()) before = it->second;
     if (event.type == WatchEventType::kDeleted) {
       if (it != slices_.end()) slices_.erase(it);
-    } else {
+    } else if (event.type != WatchEventType::kBookmark) {
       after = std::make_shared<const kubeapi::ResourceSlice>(event.slice);
       slices_[name] = after;
     }
+    if (!event.resource_version.empty()) resource_version_ = event.resource_version;
   }
   if (!options_.on_change || (before == nullptr && after == nullptr)) return;
   options_.on_change(before.get(), after.get());
@@ -134,7 +137,7 @@ void SliceReflector::Run() {
         continue;
       }
       resource_version = list->resource_version;
-      Replace(std::move(list->items));
+      Replace(*std::move(list));
       need_list = false;
     }
     options.resource_version = resource_version;
@@ -144,7 +147,7 @@ void SliceReflector::Run() {
         options,
         [&](const SliceEvent& event) {
           delivered = true;
-          if (event.type != WatchEventType::kBookmark) Apply(event);
+          Apply(event);
           resource_version = event.resource_version;
           return true;
         },

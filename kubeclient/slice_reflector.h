@@ -58,12 +58,18 @@ class SliceReflector {
   // client's timeout). Idempotent.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The local copy, by name; std::nullopt before the first list. The slices are shared, not
-  // copied: a change replaces a slice in the copy, it never changes one handed out.
-  std::optional<std::vector<kubeapi::ResourceSlicePtr>> Slices() const ABSL_LOCKS_EXCLUDED(mu_);
-  // The slices of the copy `keep` accepts, by name; std::nullopt before the first list.
-  std::optional<std::vector<kubeapi::ResourceSlicePtr>> Slices(
-      absl::FunctionRef<bool(const kubeapi::ResourceSlice&)> keep) const ABSL_LOCKS_EXCLUDED(mu_);
+  // The copy at one moment: its slices by name and the resourceVersion it is at (the last
+  // list's, then each event's and bookmark's). The slices are shared, not copied: a change
+  // replaces a slice in the copy, it never changes one handed out.
+  struct Snapshot {
+    std::vector<kubeapi::ResourceSlicePtr> slices;
+    std::string resource_version;
+  };
+  // Slices: the copy; std::nullopt before the first list.
+  std::optional<Snapshot> Slices() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The slices of the copy `keep` accepts; std::nullopt before the first list.
+  std::optional<Snapshot> Slices(absl::FunctionRef<bool(const kubeapi::ResourceSlice&)> keep) const
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Lists made so far (the first, and one per 410).
   int lists() const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -71,7 +77,7 @@ class SliceReflector {
   explicit SliceReflector(SliceReflectorOptions options);
   void Run();
   // Replace makes the copy equal to a fresh list, reporting the differences.
-  void Replace(std::vector<kubeapi::ResourceSlice> slices) ABSL_LOCKS_EXCLUDED(mu_);
+  void Replace(kubeclient::SliceList list) ABSL_LOCKS_EXCLUDED(mu_);
   void Apply(const SliceEvent& event) ABSL_LOCKS_EXCLUDED(mu_);
   // Wait sleeps for `delay` unless stopped first; false when stopped.
   bool Wait(absl::Duration delay) ABSL_LOCKS_EXCLUDED(mu_);
@@ -82,6 +88,7 @@ class SliceReflector {
   mutable absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, kubeapi::ResourceSlicePtr> slices_ ABSL_GUARDED_BY(mu_);
+  std::string resource_version_ ABSL_GUARDED_BY(mu_);
   int lists_ ABSL_GUARDED_BY(mu_) = 0;
   // Last: joins first.
   std::thread thread_;

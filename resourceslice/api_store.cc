@@ -21,14 +21,17 @@ class ReflectorWatch final : public SliceWatch {
   explicit ReflectorWatch(std::unique_ptr<kubeclient::SliceReflector> reflector)
       : reflector_(std::move(reflector)) {}
 
-  std::optional<std::vector<kubeapi::ResourceSlicePtr>> Cached(
-      const SliceFilter& filter) const override {
-    return reflector_->Slices([&](const kubeapi::ResourceSlice& slice) {
-      return (filter.driver.empty() || slice.spec.driver == filter.driver) &&
-             (filter.node_name.empty() || slice.spec.node_name == filter.node_name) &&
-             (filter.pool_name.empty() || slice.spec.pool.name == filter.pool_name);
-    });
+  std::optional<CachedSlices> Cached(const SliceFilter& filter) const override {
+    std::optional<kubeclient::SliceReflector::Snapshot> snapshot =
+        reflector_->Slices([&](const kubeapi::ResourceSlice& slice) {
+          return (filter.driver.empty() || slice.spec.driver == filter.driver) &&
+                 (filter.node_name.empty() || slice.spec.node_name == filter.node_name) &&
+                 (filter.pool_name.empty() || slice.spec.pool.name == filter.pool_name);
+        });
+    if (!snapshot.has_value()) return std::nullopt;
+    return CachedSlices{std::move(snapshot->slices), std::move(snapshot->resource_version)};
   }
+  bool Synced() const override { return reflector_->lists() > 0; }
 
  private:
   std::unique_ptr<kubeclient::SliceReflector> reflector_;

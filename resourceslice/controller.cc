@@ -18,6 +18,8 @@ using kubeapi::Json;
 using kubeapi::ResourceSlice;
 
 constexpr absl::Duration kFailureBaseDelay = absl::Milliseconds(5);
+// How soon a pool is looked at again while the store's watch has not read the store yet.
+constexpr absl::Duration kWatchSyncWait = absl::Milliseconds(50);
 constexpr absl::Duration kFailureMaxDelay = absl::Seconds(1000);
 
 // Upstream's per-item rate limit: 5 ms, doubling with each failure in a row, at most 1000 s.
@@ -204,23 +206,13 @@ void Controller::OnStoreChange(const ResourceSlice* before, const ResourceSlice*
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
   const absl::Time when = clock_.Now() + options_.sync_delay;
-  const ResourceSlice& changed = after != nullptr ? *after : *before;
-  // The copy has seen this slice as new as (or newer than) the controller wrote it, or gone:
-  // the write no longer needs laying over it. Without this, a slice created here and deleted
-  // by someone else would stay hidden for the mutation cache's minute.
-  if (auto mutation = mutations_.find(changed.metadata.name); mutation != mutations_.end()) {
-    int64_t seen = 0;
-    int64_t written = 0;
-    const bool caught_up =
-        after == nullptr ||
-        (mutation->second.slice != nullptr &&
-         absl::SimpleAtoi(after->metadata.resource_version, &seen) &&
-         absl::SimpleAtoi(mutation->second.slice->metadata.resource_version, &written) &&
-         seen >= written);
-    if (caught_up) mutations_.erase(mutation);
-  }
   if (before != nullptr) Queue(before->spec.pool.name, when);
   if (after != nullptr) Queue(after->spec.pool.name, when);
+}
+
+bool Controller::Synced() const {
+  absl::MutexLock lock(&mu_);
+  return watch_ == nullptr || watch_->Synced();
 }
 
 Stats Controller::GetStats() const {
@@ -351,6 +343,16 @@ void Controller::Run() {
 }
 
 void Controller::Process(const std::string& pool) {
+  {
+    // As upstream waits for its informer: a write made before the watch has read the store
+    // could be undone (deleted by someone else) before the watch starts, and then nothing
+    // would say so.
+    absl::MutexLock lock(&mu_);
+    if (watch_ != nullptr && !watch_->Synced()) {
+      Queue(pool, clock_.Now() + kWatchSyncWait);
+      return;
+    }
+  }
   const absl::Status synced = SyncPool(pool);
   {
     absl::MutexLock lock(&mu_);
@@ -387,36 +389,51 @@ void Controller::Mutated(const std::string& name, const std::string& pool,
 
 absl::StatusOr<std::vector<kubeapi::ResourceSlicePtr>> Controller::ReadSlices(
     const SliceFilter& filter) {
-  std::optional<std::vector<kubeapi::ResourceSlicePtr>> cached;
+  std::optional<CachedSlices> cached;
   {
     absl::MutexLock lock(&mu_);
     if (watch_ != nullptr) cached = watch_->Cached(filter);
     if (cached.has_value()) {
-      // A write is newer than the copy's version of the slice until the copy has a version at
-      // least as new (the API's versions are integers that only grow).
-      const auto newer = [](const ResourceSlice& written, const ResourceSlice& copy) {
-        int64_t a = 0;
-        int64_t b = 0;
-        if (absl::SimpleAtoi(written.metadata.resource_version, &a) &&
-            absl::SimpleAtoi(copy.metadata.resource_version, &b)) {
-          return a > b;
-        }
-        return written.metadata.resource_version != copy.metadata.resource_version;
+      // The API's versions are integers that only grow: a write is newer than what the copy
+      // has of its slice while its version is above the slice's there; and the copy has caught
+      // up with a write (has it, or a later change that undid it, such as a deletion by someone
+      // else) once the copy's own version is not below the write's.
+      const auto version = [](const std::string& text) -> std::optional<int64_t> {
+        int64_t number = 0;
+        if (!absl::SimpleAtoi(text, &number)) return std::nullopt;
+        return number;
       };
+      const std::optional<int64_t> copy_version = version(cached->resource_version);
       const absl::Time now = clock_.Now();
-      std::erase_if(mutations_, [&](const auto& entry) { return entry.second.expires <= now; });
+      std::erase_if(mutations_, [&](const auto& entry) {
+        const Mutation& mutation = entry.second;
+        if (mutation.expires <= now) return true;
+        if (mutation.slice == nullptr || !copy_version.has_value()) return false;
+        const std::optional<int64_t> written = version(mutation.slice->metadata.resource_version);
+        return written.has_value() && *copy_version >= *written;
+      });
+      std::vector<kubeapi::ResourceSlicePtr>& slices = cached->slices;
       std::set<std::string> seen;
-      for (auto it = cached->begin(); it != cached->end();) {
+      for (auto it = slices.begin(); it != slices.end();) {
         seen.insert((*it)->metadata.name);
         auto mutation = mutations_.find((*it)->metadata.name);
         if (mutation == mutations_.end()) {
           ++it;
         } else if (mutation->second.slice == nullptr) {
-          it = cached->erase(it);  // deleted, which the copy has not seen yet
-        } else if (newer(*mutation->second.slice, **it)) {
-          *it++ = mutation->second.slice;
+          it = slices.erase(it);  // deleted here, which the copy has not seen yet
         } else {
-          mutations_.erase(mutation);  // the copy has caught up
+          const std::optional<int64_t> written =
+              version(mutation->second.slice->metadata.resource_version);
+          const std::optional<int64_t> copied = version((*it)->metadata.resource_version);
+          const bool newer = written.has_value() && copied.has_value()
+                                 ? *written > *copied
+                                 : mutation->second.slice->metadata.resource_version !=
+                                       (*it)->metadata.resource_version;
+          if (newer) {
+            *it = mutation->second.slice;
+          } else {
+            mutations_.erase(mutation);  // the copy has this write
+          }
           ++it;
         }
       }
@@ -424,11 +441,11 @@ absl::StatusOr<std::vector<kubeapi::ResourceSlicePtr>> Controller::ReadSlices(
       for (const auto& [name, mutation] : mutations_) {
         if (seen.contains(name) || mutation.slice == nullptr) continue;
         if (!filter.pool_name.empty() && mutation.pool != filter.pool_name) continue;
-        cached->push_back(mutation.slice);
+        slices.push_back(mutation.slice);
       }
-      std::sort(cached->begin(), cached->end(),
+      std::sort(slices.begin(), slices.end(),
                 [](const auto& a, const auto& b) { return a->metadata.name < b->metadata.name; });
-      return *std::move(cached);
+      return std::move(slices);
     }
   }
   absl::StatusOr<std::vector<ResourceSlice>> listed = options_.store->List(filter);

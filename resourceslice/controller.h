@@ -133,6 +133,10 @@ class Controller {
 
   Stats GetStats() const;
 
+  // Synced: the store's watch has read the store; no pool is synced before (upstream waits for
+  // its informer likewise).
+  bool Synced() const ABSL_LOCKS_EXCLUDED(mu_);
+
   // ProcessReady syncs every pool whose time has come, on the caller's thread, until none is
   // left; returns how many syncs ran. Only without the worker (run_worker false).
   int ProcessReady() ABSL_LOCKS_EXCLUDED(mu_);
@@ -151,9 +155,8 @@ class Controller {
   // schedules another try.
   void ListExisting() ABSL_LOCKS_EXCLUDED(mu_);
   bool RelistDue() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // OnStoreChange queues the pools of a slice that changed after the sync delay, and lets go of
-  // the controller's write of it once the watch's copy has caught up (the store's watch calls
-  // it).
+  // OnStoreChange queues the pools of a slice that changed after the sync delay (the store's
+  // watch calls it).
   void OnStoreChange(const kubeapi::ResourceSlice* before, const kubeapi::ResourceSlice* after)
       ABSL_LOCKS_EXCLUDED(mu_);
   void Report(ControllerError error) const;

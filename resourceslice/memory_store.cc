@@ -153,10 +153,10 @@ class MemoryStore::Subscription final : public SliceWatch {
     store_.watchers_.erase(id_);
   }
   // No copy: the store itself is in memory and as quick to read.
-  std::optional<std::vector<kubeapi::ResourceSlicePtr>> Cached(
-      const SliceFilter& /*filter*/) const override {
+  std::optional<CachedSlices> Cached(const SliceFilter& /*filter*/) const override {
     return std::nullopt;
   }
+  bool Synced() const override { return true; }
 
  private:
   MemoryStore& store_;

@@ -27,15 +27,25 @@ struct SliceFilter {
 using SliceChangeHandler =
     std::function<void(const kubeapi::ResourceSlice* before, const kubeapi::ResourceSlice* after)>;
 
+// The copy a watch keeps of a store: the slices that match a filter, and the store's
+// resourceVersion the copy is at (empty when the store has no such version): a write whose
+// version is not above it is in the copy, or was undone by a later change it has.
+struct CachedSlices {
+  std::vector<kubeapi::ResourceSlicePtr> slices;
+  std::string resource_version;
+};
+
 // SliceWatch: a subscription to a store's changes; once it is destroyed no further call comes.
 class SliceWatch {
  public:
   virtual ~SliceWatch() = default;
-  // Cached: the slices that match `filter` in the copy the watch keeps of the store (an
-  // informer's cache: it may lag behind writes just made), once it has one; std::nullopt when
-  // it keeps none (the store is read instead). Thread-safe.
-  virtual std::optional<std::vector<kubeapi::ResourceSlicePtr>> Cached(
-      const SliceFilter& filter) const = 0;
+  // Cached: the watch's copy of the slices that match `filter` (an informer's cache: it may lag
+  // behind writes just made), once it has one; std::nullopt when it keeps none (the store is
+  // read instead). Thread-safe.
+  virtual std::optional<CachedSlices> Cached(const SliceFilter& filter) const = 0;
+  // Synced: the watch has read the store once (an informer's HasSynced): changes from then on
+  // are reported. A watch that keeps no copy is synced from the start. Thread-safe.
+  virtual bool Synced() const = 0;
 };
 
 class SliceStore {

@@ -100,13 +100,16 @@ TEST_F(SliceReflectorTest, ListsThenFollowsEveryChange) {
   changed["spec"]["pool"]["generation"] = 2;
   server_.AddSlice(changed);
   server_.RemoveSlice("b");
+  const std::string last_selected = server_.resource_version();
   server_.AddSlice(Slice("ignored", "nic.example.com"));
   ASSERT_TRUE(WaitFor([&] { return recorder_.changes().size() == 4; }));
   EXPECT_THAT(recorder_.changes(), ElementsAre("+a", "+b", "~a", "-b"));
-  const std::optional<std::vector<kubeapi::ResourceSlicePtr>> copy = reflector->Slices();
+  const std::optional<SliceReflector::Snapshot> copy = reflector->Slices();
   ASSERT_TRUE(copy.has_value());
-  ASSERT_EQ(copy->size(), 1u);
-  EXPECT_EQ((*copy)[0]->spec.pool.generation, 2);
+  ASSERT_EQ(copy->slices.size(), 1u);
+  EXPECT_EQ(copy->slices[0]->spec.pool.generation, 2);
+  // At the last change it was told of (the watch selects none after it).
+  EXPECT_EQ(copy->resource_version, last_selected);
   EXPECT_EQ(reflector->lists(), 1);
 }
 
@@ -139,9 +142,9 @@ TEST_F(SliceReflectorTest, TooOldAVersionMeansANewListWhoseDifferencesAreChanges
   ASSERT_TRUE(WaitFor([&] { return reflector->lists() == 2 && recorder_.changes().size() == 2; }));
   EXPECT_THAT(recorder_.changes(), UnorderedElementsAre("-a", "+c"));
   std::vector<std::string> names;
-  const std::optional<std::vector<kubeapi::ResourceSlicePtr>> copy = reflector->Slices();
+  const std::optional<SliceReflector::Snapshot> copy = reflector->Slices();
   ASSERT_TRUE(copy.has_value());
-  for (const auto& slice : *copy) names.push_back(slice->metadata.name);
+  for (const auto& slice : copy->slices) names.push_back(slice->metadata.name);
   EXPECT_THAT(names, ElementsAre("b", "c"));
 }
 

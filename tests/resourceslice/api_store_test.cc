@@ -68,6 +68,8 @@ struct Publisher {
     absl::StatusOr<std::unique_ptr<Controller>> started = Controller::Start(std::move(options));
     EXPECT_TRUE(started.ok()) << started.status();
     controller = *std::move(started);
+    // Pools sync once the controller's watch has read the server.
+    EXPECT_TRUE(WaitFor([&] { return controller->Synced(); }));
   }
   std::vector<std::string> Errors() {
     std::lock_guard<std::mutex> lock(mu);

@@ -597,6 +597,101 @@ TEST(ControllerTest, ASliceDeletedBehindItsBackIsPutBackAfterTheSyncDelay) {
   EXPECT_EQ((*controller)->ProcessReady(), 0);
 }
 
+// A store whose watch keeps a copy (as the API store's does) and reports a change before the
+// write that made it returns; with `delete_created`, a slice it creates is deleted by someone
+// else at once, and the watch says so before the controller hears that it was created. The
+// copy's version counts the writes, as an API server's resourceVersion does (the in-process
+// store's first write of a slice is its version "1").
+class RacingStore final : public SliceStore {
+ public:
+  absl::StatusOr<std::vector<ResourceSlice>> List(const SliceFilter& filter) override {
+    ++lists;
+    return store_.List(filter);
+  }
+  absl::StatusOr<ResourceSlice> Create(const ResourceSlice& slice) override {
+    absl::StatusOr<ResourceSlice> created = store_.Create(slice);
+    ++writes_;
+    if (created.ok() && delete_created) {
+      delete_created = false;
+      EXPECT_TRUE(store_.Delete(created->metadata.name, "", "").ok());
+      ++writes_;
+    }
+    return created;
+  }
+  absl::StatusOr<ResourceSlice> Update(const ResourceSlice& slice) override {
+    ++writes_;
+    return store_.Update(slice);
+  }
+  absl::Status Delete(const std::string& name, const std::string& uid,
+                      const std::string& resource_version) override {
+    ++writes_;
+    return store_.Delete(name, uid, resource_version);
+  }
+  absl::Status DeleteCollection(const SliceFilter& filter) override {
+    return store_.DeleteCollection(filter);
+  }
+  absl::StatusOr<std::string> NodeUid(const std::string& name) override {
+    return store_.NodeUid(name);
+  }
+  std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
+                                    SliceChangeHandler on_change) override {
+    return std::make_unique<CopyingWatch>(*this, store_.Watch(filter, std::move(on_change)));
+  }
+  size_t size() { return store_.List({})->size(); }
+
+  bool delete_created = false;
+  int lists = 0;
+
+ private:
+  class CopyingWatch final : public SliceWatch {
+   public:
+    CopyingWatch(RacingStore& store, std::unique_ptr<SliceWatch> watch)
+        : store_(store), watch_(std::move(watch)) {}
+    std::optional<CachedSlices> Cached(const SliceFilter& filter) const override {
+      CachedSlices copy;
+      copy.resource_version = std::to_string(store_.writes_.load());
+      absl::StatusOr<std::vector<ResourceSlice>> listed = store_.store_.List(filter);
+      if (!listed.ok()) return copy;
+      for (ResourceSlice& slice : *listed) {
+        copy.slices.push_back(std::make_shared<const ResourceSlice>(std::move(slice)));
+      }
+      return copy;
+    }
+    bool Synced() const override { return true; }
+
+   private:
+    RacingStore& store_;
+    std::unique_ptr<SliceWatch> watch_;
+  };
+
+  MemoryStore store_;
+  std::atomic<int> writes_{0};
+};
+
+// The mutation cache must not bring back a slice the watch saw deleted before the create that
+// made it returned (its name is never used again); the next sync creates a new one.
+TEST(ControllerTest, ASliceDeletedBeforeItsCreateReturnedIsNotHiddenByTheMutationCache) {
+  RacingStore store;
+  store.delete_created = true;
+  testing::FakeClock clock;
+  ControllerOptions options;
+  options.driver_name = kDriver;
+  options.store = &store;
+  options.owner = Owner{"v1", "Node", kOwner, kNodeUid};
+  options.resources = OnePool(PoolOf({{NewDevice("device-1")}}));
+  options.run_worker = false;
+  options.clock = &clock;
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  EXPECT_EQ((*controller)->ProcessReady(), 1);
+  EXPECT_EQ(store.size(), 0u);
+  clock.Advance(kDefaultSyncDelay);  // the deletion's sync; well inside the cache's minute
+  (*controller)->ProcessReady();
+  EXPECT_EQ(store.size(), 1u);
+  EXPECT_EQ((*controller)->GetStats().num_creates, 2);
+  EXPECT_EQ(store.lists, 1) << "syncs read the watch's copy, only the start lists";
+}
+
 TEST(MemoryStoreTest, TellsItsWatchersWhichPoolsChangedUntilTheWatchEnds) {
   MemoryStore store;
   std::vector<std::string> told;
