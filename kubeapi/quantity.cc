@@ -1,0 +1,182 @@
+#include "kubeapi/quantity.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace devmgr::kubeapi {
+namespace {
+
+__extension__ using UInt128 = unsigned __int128;
+
+constexpr int64_t kNanosPerUnit = 1'000'000'000;
+// The largest magnitude kept: well inside 128 bits, so that a sum of two never overflows.
+constexpr Int128 kMax = static_cast<Int128>(1) << 125;
+
+absl::Status NotAQuantity(absl::string_view text, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat("quantity \"", text, "\" ", why));
+}
+
+struct Suffix {
+  absl::string_view text;
+  int power_of_ten;
+  int power_of_1024;
+};
+constexpr Suffix kSuffixes[] = {
+    {"Ki", 0, 1}, {"Mi", 0, 2}, {"Gi", 0, 3}, {"Ti", 0, 4}, {"Pi", 0, 5},
+    {"Ei", 0, 6}, {"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0}, {"k", 3, 0},
+    {"M", 6, 0},  {"G", 9, 0},  {"T", 12, 0}, {"P", 15, 0}, {"E", 18, 0},
+};
+
+// Multiply: value * factor, or false when the result passes kMax.
+bool Multiply(Int128& value, int64_t factor) {
+  if (value > kMax / factor) return false;
+  value *= factor;
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
+  absl::string_view rest = text;
+  bool negative = false;
+  if (!rest.empty() && (rest.front() == '+' || rest.front() == '-')) {
+    negative = rest.front() == '-';
+    rest.remove_prefix(1);
+  }
+  std::string digits;
+  int power_of_ten = 0;
+  bool seen_point = false;
+  size_t i = 0;
+  for (; i < rest.size(); ++i) {
+    const char c = rest[i];
+    if (absl::ascii_isdigit(c)) {
+      digits += c;
+      if (seen_point) --power_of_ten;
+    } else if (c == '.' && !seen_point) {
+      seen_point = true;
+    } else {
+      break;
+    }
+  }
+  if (digits.empty()) return NotAQuantity(text, "is not a number");
+  rest.remove_prefix(i);
+
+  int power_of_1024 = 0;
+  // "E" alone is the exa suffix and "Ei" exbi; an exponent has a digit or sign after the e.
+  const bool exponent_form = rest.size() >= 2 && (rest[0] == 'e' || rest[0] == 'E') &&
+                             (absl::ascii_isdigit(rest[1]) || rest[1] == '+' || rest[1] == '-');
+  if (exponent_form) {
+    int exponent = 0;
+    if (!absl::SimpleAtoi(rest.substr(1), &exponent)) {
+      return NotAQuantity(text, "has a malformed exponent");
+    }
+    if (exponent > 100 || exponent < -100) return NotAQuantity(text, "is out of range");
+    power_of_ten += exponent;
+  } else if (!rest.empty()) {
+    const Suffix* found = nullptr;
+    for (const Suffix& suffix : kSuffixes) {
+      if (rest == suffix.text) found = &suffix;
+    }
+    if (found == nullptr) return NotAQuantity(text, "has an unknown suffix");
+    power_of_ten += found->power_of_ten;
+    power_of_1024 = found->power_of_1024;
+  }
+
+  // In nano-units: digits * 10^(power_of_ten + 9) * 1024^power_of_1024. Digits past the nano
+  // are dropped and round the value up (away from zero), as ParseQuantity rounds.
+  const size_t first = digits.find_first_not_of('0');
+  if (first == std::string::npos) return Quantity();
+  digits.erase(0, first);
+  int scale = power_of_ten + 9;
+  bool round_up = false;
+  while (scale < 0 && !digits.empty()) {
+    round_up = round_up || digits.back() != '0';
+    digits.pop_back();
+    ++scale;
+  }
+  if (scale < 0) digits.clear();
+  Int128 nanos = 0;
+  for (char c : digits) {
+    if (!Multiply(nanos, 10)) return NotAQuantity(text, "is too large");
+    nanos += c - '0';
+  }
+  for (int k = 0; k < scale; ++k) {
+    if (!Multiply(nanos, 10)) return NotAQuantity(text, "is too large");
+  }
+  for (int k = 0; k < power_of_1024; ++k) {
+    if (!Multiply(nanos, 1024)) return NotAQuantity(text, "is too large");
+  }
+  if (round_up) ++nanos;
+  return Quantity(negative ? -nanos : nanos);
+}
+
+Quantity Quantity::FromInt64(int64_t value) {
+  return Quantity(static_cast<Int128>(value) * kNanosPerUnit);
+}
+
+int Quantity::Compare(const Quantity& other) const {
+  return nanos_ < other.nanos_ ? -1 : (nanos_ > other.nanos_ ? 1 : 0);
+}
+
+absl::StatusOr<Quantity> Quantity::Add(const Quantity& other) const {
+  const Int128 sum = nanos_ + other.nanos_;
+  if (sum > kMax || sum < -kMax) return absl::OutOfRangeError("quantity overflow");
+  return Quantity(sum);
+}
+
+absl::StatusOr<Quantity> Quantity::Sub(const Quantity& other) const {
+  const Int128 difference = nanos_ - other.nanos_;
+  if (difference > kMax || difference < -kMax) return absl::OutOfRangeError("quantity overflow");
+  return Quantity(difference);
+}
+
+int Quantity::Sign() const { return nanos_ < 0 ? -1 : (nanos_ > 0 ? 1 : 0); }
+
+bool Quantity::IsWhole() const { return nanos_ % kNanosPerUnit == 0; }
+
+bool Quantity::IsInteger() const {
+  if (!IsWhole()) return false;
+  const Int128 whole = nanos_ / kNanosPerUnit;
+  return whole >= std::numeric_limits<int64_t>::min() &&
+         whole <= std::numeric_limits<int64_t>::max();
+}
+
+absl::StatusOr<int64_t> Quantity::AsInteger() const {
+  if (!IsInteger()) {
+    return absl::OutOfRangeError(absl::StrCat("cannot convert value to integer: ", ToString(),
+                                              " is not a whole number "
+                                              "in 64 bits"));
+  }
+  return static_cast<int64_t>(nanos_ / kNanosPerUnit);
+}
+
+double Quantity::AsApproximateFloat() const {
+  return static_cast<double>(nanos_) / static_cast<double>(kNanosPerUnit);
+}
+
+std::string Quantity::ToString() const {
+  const bool negative = nanos_ < 0;
+  const UInt128 magnitude = negative ? static_cast<UInt128>(-nanos_) : static_cast<UInt128>(nanos_);
+  const auto whole_part = magnitude / kNanosPerUnit;
+  auto fraction = static_cast<int64_t>(magnitude % kNanosPerUnit);
+  std::string whole;
+  auto rest = whole_part;
+  do {
+    whole.insert(whole.begin(), static_cast<char>('0' + static_cast<int>(rest % 10)));
+    rest /= 10;
+  } while (rest != 0);
+  std::string out = absl::StrCat(negative ? "-" : "", whole);
+  if (fraction != 0) {
+    std::string digits = std::to_string(fraction);
+    digits.insert(digits.begin(), 9 - digits.size(), '0');
+    digits.erase(digits.find_last_not_of('0') + 1);
+    absl::StrAppend(&out, ".", digits);
+  }
+  return out;
+}
+
+}  // namespace devmgr::kubeapi
