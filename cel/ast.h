@@ -1,0 +1,48 @@
+// The syntax tree of a CEL expression, as the parser (parser.h) builds it and the checker and
+// the interpreter read it. Macros are nodes of their own (kind kMacro), not expanded into
+// comprehensions: the interpreter gives each its CEL meaning directly.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cel/value.h"
+
+namespace devmgr::cel {
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+struct Expr {
+  enum class Kind {
+    kConst,      // constant
+    kIdent,      // name
+    kSelect,     // operand.name; test_only for has(operand.name); optional for operand.?name
+    kIndex,      // operand[args[0]]; optional for operand[?args[0]]
+    kCall,       // name(args) or operand.name(args) when operand is set
+    kList,       // [args]
+    kMap,        // {args[0]: args[1], args[2]: args[3], ...}
+    kMacro,      // name is all, exists, exists_one, map, filter or cel.bind: see below
+    kCondition,  // args[0] ? args[1] : args[2]
+  };
+
+  Kind kind = Kind::kConst;
+  // Where the expression starts in the text (0-based), for error messages.
+  size_t position = 0;
+  Value constant;
+  std::string name;
+  ExprPtr operand;
+  std::vector<ExprPtr> args;
+  bool test_only = false;
+  bool optional = false;
+  // kMacro: `variable` is the iteration variable (or cel.bind's name), operand the range (or
+  // cel.bind's value), args the predicate / transform (map with three arguments: filter, then
+  // transform).
+  std::string variable;
+  // kCall, set by the checker: the indexes in Overloads() of the overloads the arguments' static
+  // types allow; the interpreter picks the first that fits the values.
+  std::vector<size_t> overloads;
+};
+
+}  // namespace devmgr::cel

@@ -1,0 +1,332 @@
+#include "cel/checker.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/types/span.h"
+#include "cel/functions.h"
+
+namespace devmgr::cel {
+namespace {
+
+using TK = Type::Kind;
+
+// The `device` variable's fields and their types. An attribute's value is dyn where it may be
+// a list (DRAListTypeAttributes), else any, as in upstream's environments.
+Type DeviceField(absl::string_view field, const CheckOptions& options) {
+  if (field == "driver") return Type::Of(TK::kString);
+  if (field == "attributes") {
+    const Type value =
+        options.new_expressions && !options.list_type_attributes ? Type::Of(TK::kAny) : Type::Dyn();
+    return Type::MapOf(Type::Of(TK::kString), Type::MapOf(Type::Of(TK::kString), value));
+  }
+  if (field == "capacity") {
+    return Type::MapOf(Type::Of(TK::kString),
+                       Type::MapOf(Type::Of(TK::kString), Type::Of(TK::kQuantity)));
+  }
+  if (field == "allowMultipleAllocations") return Type::Of(TK::kBool);
+  return Type::Dyn();
+}
+
+Type TypeOf(const Value& value) {
+  switch (value.kind()) {
+    case Value::Kind::kNull:
+      return Type::Of(TK::kNull);
+    case Value::Kind::kBool:
+      return Type::Of(TK::kBool);
+    case Value::Kind::kInt:
+      return Type::Of(TK::kInt);
+    case Value::Kind::kUint:
+      return Type::Of(TK::kUint);
+    case Value::Kind::kDouble:
+      return Type::Of(TK::kDouble);
+    case Value::Kind::kString:
+      return Type::Of(TK::kString);
+    case Value::Kind::kBytes:
+      return Type::Of(TK::kBytes);
+    default:
+      return Type::Dyn();
+  }
+}
+
+// Common: the type of values that are `a` or `b` (dyn when they differ).
+Type Common(const Type& a, const Type& b) { return a == b ? a : Type::Dyn(); }
+
+class Checker {
+ public:
+  explicit Checker(const CheckOptions& options) : options_(options) {}
+
+  absl::StatusOr<Type> Check(Expr& e) {
+    switch (e.kind) {
+      case Expr::Kind::kConst:
+        return TypeOf(e.constant);
+      case Expr::Kind::kIdent:
+        return Ident(e);
+      case Expr::Kind::kSelect:
+        return Select(e);
+      case Expr::Kind::kIndex:
+        return Index(e);
+      case Expr::Kind::kCall:
+        return Call(e);
+      case Expr::Kind::kList: {
+        Type element;
+        for (size_t i = 0; i < e.args.size(); ++i) {
+          absl::StatusOr<Type> item = Check(*e.args[i]);
+          if (!item.ok()) return item;
+          element = i == 0 ? *item : Common(element, *item);
+        }
+        return Type::ListOf(e.args.empty() ? Type::Dyn() : element);
+      }
+      case Expr::Kind::kMap: {
+        Type key;
+        Type value;
+        for (size_t i = 0; i < e.args.size(); i += 2) {
+          absl::StatusOr<Type> k = Check(*e.args[i]);
+          if (!k.ok()) return k;
+          if (!k->is_dyn() && k->kind != TK::kString && k->kind != TK::kInt &&
+              k->kind != TK::kUint && k->kind != TK::kBool) {
+            return Error(*e.args[i], absl::StrCat("unsupported map key type: ", k->ToString()));
+          }
+          absl::StatusOr<Type> v = Check(*e.args[i + 1]);
+          if (!v.ok()) return v;
+          key = i == 0 ? *k : Common(key, *k);
+          value = i == 0 ? *v : Common(value, *v);
+        }
+        return e.args.empty() ? Type::MapOf(Type::Dyn(), Type::Dyn()) : Type::MapOf(key, value);
+      }
+      case Expr::Kind::kMacro:
+        return Macro(e);
+      case Expr::Kind::kCondition: {
+        absl::StatusOr<Type> condition = Check(*e.args[0]);
+        if (!condition.ok()) return condition;
+        if (!Type::Of(TK::kBool).Accepts(*condition)) {
+          return NoOverload(e, "_?_:_", {*condition}, false);
+        }
+        absl::StatusOr<Type> then = Check(*e.args[1]);
+        if (!then.ok()) return then;
+        absl::StatusOr<Type> otherwise = Check(*e.args[2]);
+        if (!otherwise.ok()) return otherwise;
+        return Common(*then, *otherwise);
+      }
+    }
+    return Type::Dyn();
+  }
+
+ private:
+  static absl::Status Error(const Expr& e, absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("ERROR: <input>:", e.position + 1, ": ", what));
+  }
+
+  absl::Status NoOverload(const Expr& e, absl::string_view function, const std::vector<Type>& types,
+                          bool member) {
+    std::vector<std::string> names;
+    for (const Type& type : types) names.push_back(type.ToString());
+    std::string applied;
+    if (member && !names.empty()) {
+      applied = absl::StrCat(names[0], ".(",
+                             absl::StrJoin(absl::MakeConstSpan(names).subspan(1), ", "), ")");
+    } else {
+      applied = absl::StrCat("(", absl::StrJoin(names, ", "), ")");
+    }
+    return Error(e, absl::StrCat("found no matching overload for '", function, "' applied to '",
+                                 applied, "'"));
+  }
+
+  absl::StatusOr<Type> Ident(const Expr& e) {
+    for (auto it = scope_.rbegin(); it != scope_.rend(); ++it) {
+      if (it->first == e.name) return it->second;
+    }
+    if (e.name == "device") return Type::Of(TK::kDevice);
+    return Error(e, absl::StrCat("undeclared reference to '", e.name, "' (in container '')"));
+  }
+
+  absl::StatusOr<Type> Select(Expr& e) {
+    absl::StatusOr<Type> operand = Check(*e.operand);
+    if (!operand.ok()) return operand;
+    Type target = *operand;
+    const bool optional_operand = target.kind == TK::kOptional;
+    if (optional_operand) target = target.params[0];
+    Type field;
+    switch (target.kind) {
+      case TK::kDevice: {
+        const bool known = e.name == "driver" || e.name == "attributes" || e.name == "capacity" ||
+                           (e.name == "allowMultipleAllocations" &&
+                            (!options_.new_expressions || options_.consumable_capacity));
+        if (!known) return Error(e, absl::StrCat("undefined field '", e.name, "'"));
+        field = DeviceField(e.name, options_);
+        break;
+      }
+      case TK::kMap:
+        if (!target.params[0].Accepts(Type::Of(TK::kString))) {
+          return Error(
+              e, absl::StrCat("type '", target.ToString(), "' does not support field selection"));
+        }
+        field = target.params[1];
+        break;
+      case TK::kDyn:
+      case TK::kAny:
+        field = Type::Dyn();
+        break;
+      default:
+        return Error(
+            e, absl::StrCat("type '", target.ToString(), "' does not support field selection"));
+    }
+    if (e.test_only) return Type::Of(TK::kBool);
+    if (e.optional || optional_operand) return Type::OptionalOf(field);
+    return field;
+  }
+
+  absl::StatusOr<Type> Index(Expr& e) {
+    absl::StatusOr<Type> operand = Check(*e.operand);
+    if (!operand.ok()) return operand;
+    absl::StatusOr<Type> key = Check(*e.args[0]);
+    if (!key.ok()) return key;
+    Type target = *operand;
+    const bool optional_operand = target.kind == TK::kOptional;
+    if (optional_operand) target = target.params[0];
+    Type element;
+    if (target.is_dyn()) {
+      element = Type::Dyn();
+    } else if (target.kind == TK::kList &&
+               (key->is_dyn() || key->kind == TK::kInt || key->kind == TK::kUint)) {
+      element = target.params[0];
+    } else if (target.kind == TK::kMap && target.params[0].Accepts(*key)) {
+      element = target.params[1];
+    } else {
+      return NoOverload(e, "_[_]", {*operand, *key}, false);
+    }
+    if (e.optional || optional_operand) return Type::OptionalOf(element);
+    return element;
+  }
+
+  absl::StatusOr<Type> Call(Expr& e) {
+    std::vector<Type> types;
+    if (e.operand != nullptr) {
+      absl::StatusOr<Type> target = Check(*e.operand);
+      if (!target.ok()) return target;
+      types.push_back(*target);
+    }
+    for (ExprPtr& arg : e.args) {
+      absl::StatusOr<Type> type = Check(*arg);
+      if (!type.ok()) return type;
+      types.push_back(*type);
+    }
+    const bool member = e.operand != nullptr;
+    // The logical operators are not functions of the table: they are not strict.
+    if (!member && (e.name == "_&&_" || e.name == "_||_")) {
+      for (const Type& type : types) {
+        if (!Type::Of(TK::kBool).Accepts(type)) return NoOverload(e, e.name, types, false);
+      }
+      return Type::Of(TK::kBool);
+    }
+    const std::vector<Overload>& overloads = Overloads();
+    bool named = false;
+    for (size_t i = 0; i < overloads.size(); ++i) {
+      const Overload& overload = overloads[i];
+      if (overload.name != e.name || overload.member != member) continue;
+      if (overload.feature == Feature::kListTypeAttributes && options_.new_expressions &&
+          !options_.list_type_attributes) {
+        continue;
+      }
+      named = true;
+      if (overload.params.size() != types.size()) continue;
+      bool fits = true;
+      for (size_t p = 0; p < types.size() && fits; ++p) {
+        fits = overload.params[p].Accepts(types[p]);
+      }
+      if (fits) e.overloads.push_back(i);
+    }
+    if (!named) {
+      return Error(e, absl::StrCat("undeclared reference to '", e.name, "' (in container '')"));
+    }
+    if (e.overloads.empty()) return NoOverload(e, e.name, types, member);
+    return Result(e, types);
+  }
+
+  // Result: the call's type, from its overloads (dyn when they disagree), sharpened where the
+  // arguments say more (optional.of(x) holds x's type; list + list keeps the element type).
+  Type Result(const Expr& e, const std::vector<Type>& types) {
+    const std::vector<Overload>& overloads = Overloads();
+    Type result = overloads[e.overloads[0]].result;
+    for (size_t index : e.overloads) result = Common(result, overloads[index].result);
+    if ((e.name == "optional.of" || e.name == "optional.ofNonZeroValue") && types.size() == 1) {
+      return Type::OptionalOf(types[0]);
+    }
+    if ((e.name == "value" || e.name == "orValue") && types[0].kind == TK::kOptional) {
+      return types[0].params[0];
+    }
+    if (e.name == "_+_" && types[0].kind == TK::kList && types[1].kind == TK::kList) {
+      return Type::ListOf(Common(types[0].params[0], types[1].params[0]));
+    }
+    if (e.name == "dyn") return Type::Dyn();
+    return result;
+  }
+
+  absl::StatusOr<Type> Macro(Expr& e) {
+    absl::StatusOr<Type> range = Check(*e.operand);
+    if (!range.ok()) return range;
+    if (e.name == "cel.bind") {
+      scope_.emplace_back(e.variable, *range);
+      absl::StatusOr<Type> body = Check(*e.args[0]);
+      scope_.pop_back();
+      return body;
+    }
+    Type element;
+    switch (range->kind) {
+      case TK::kList:
+        element = range->params[0];
+        break;
+      case TK::kMap:
+        element = range->params[0];
+        break;
+      case TK::kDyn:
+        element = Type::Dyn();
+        break;
+      default:  // any included, as cel-go's checker refuses it
+        return Error(e, absl::StrCat("expression of type '", range->ToString(),
+                                     "' cannot be range of a comprehension (must be list, map, "
+                                     "or dynamic)"));
+    }
+    scope_.emplace_back(e.variable, element);
+    std::vector<Type> results;
+    for (ExprPtr& arg : e.args) {
+      absl::StatusOr<Type> result = Check(*arg);
+      if (!result.ok()) {
+        scope_.pop_back();
+        return result;
+      }
+      results.push_back(*result);
+    }
+    scope_.pop_back();
+    // Predicates (all, exists, exists_one, filter, and map's filter) are bool.
+    const bool has_predicate = e.name != "map" || e.args.size() == 2;
+    if (has_predicate && !Type::Of(TK::kBool).Accepts(results[0])) {
+      return Error(*e.args[0], absl::StrCat("found no matching overload for '", e.name,
+                                            "' predicate of type '", results[0].ToString(), "'"));
+    }
+    if (e.name == "map") return Type::ListOf(results.back());
+    if (e.name == "filter") return Type::ListOf(element);
+    return Type::Of(TK::kBool);
+  }
+
+  const CheckOptions& options_;
+  std::vector<std::pair<std::string, Type>> scope_;
+};
+
+}  // namespace
+
+absl::Status Check(Expr& root, const CheckOptions& options) {
+  Checker checker(options);
+  absl::StatusOr<Type> type = checker.Check(root);
+  if (!type.ok()) return type.status();
+  if (type->kind != TK::kBool && !type->is_dyn()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("must evaluate to bool or the unknown type, not ", type->ToString()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace devmgr::cel

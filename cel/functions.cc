@@ -1,0 +1,997 @@
+#include "cel/functions.h"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace devmgr::cel {
+namespace {
+
+using Kind = Value::Kind;
+using TK = Type::Kind;
+
+Value Err(std::string message) { return Value::ErrorOf(std::move(message)); }
+Value Overflow() { return Err("integer overflow"); }
+
+// ---- Strings as Unicode code points (CEL indexes strings by code point). ----
+
+// Offsets: the byte offset of each code point, and the string's size at the end.
+std::vector<size_t> Offsets(const std::string& text) {
+  std::vector<size_t> offsets;
+  for (size_t i = 0; i < text.size();) {
+    offsets.push_back(i);
+    const auto byte = static_cast<unsigned char>(text[i]);
+    size_t length = 1;
+    if (byte >= 0xF0) {
+      length = 4;
+    } else if (byte >= 0xE0) {
+      length = 3;
+    } else if (byte >= 0xC0) {
+      length = 2;
+    }
+    i = std::min(text.size(), i + length);
+  }
+  offsets.push_back(text.size());
+  return offsets;
+}
+
+int64_t CodePoints(const std::string& text) {
+  return static_cast<int64_t>(Offsets(text).size()) - 1;
+}
+
+// Cost of work over a string: cel-go counts a tenth of its length.
+uint64_t StringCost(const std::string& text) { return 1 + text.size() / 10; }
+
+// ---- Numbers. ----
+
+bool IsNumber(const Value& v) {
+  return v.kind() == Kind::kInt || v.kind() == Kind::kUint || v.kind() == Kind::kDouble;
+}
+
+double AsDouble(const Value& v) {
+  switch (v.kind()) {
+    case Kind::kInt:
+      return static_cast<double>(v.int_value());
+    case Kind::kUint:
+      return static_cast<double>(v.uint_value());
+    default:
+      return v.double_value();
+  }
+}
+
+// Compare: -1, 0, 1 for values CEL orders (numbers across types, strings, bytes, bools);
+// std::nullopt for others. NaN is unordered.
+std::optional<int> Compare(const Value& a, const Value& b) {
+  if (IsNumber(a) && IsNumber(b)) {
+    if (a.kind() == Kind::kDouble || b.kind() == Kind::kDouble) {
+      const double x = AsDouble(a);
+      const double y = AsDouble(b);
+      if (std::isnan(x) || std::isnan(y)) return std::nullopt;
+      return x < y ? -1 : (x > y ? 1 : 0);
+    }
+    if (a.kind() == Kind::kInt && b.kind() == Kind::kInt) {
+      return a.int_value() < b.int_value() ? -1 : (a.int_value() > b.int_value() ? 1 : 0);
+    }
+    if (a.kind() == Kind::kUint && b.kind() == Kind::kUint) {
+      return a.uint_value() < b.uint_value() ? -1 : (a.uint_value() > b.uint_value() ? 1 : 0);
+    }
+    // int against uint.
+    const bool int_first = a.kind() == Kind::kInt;
+    const int64_t i = int_first ? a.int_value() : b.int_value();
+    const uint64_t u = int_first ? b.uint_value() : a.uint_value();
+    int order = i < 0 ? -1 : (static_cast<uint64_t>(i) < u ? -1 : (static_cast<uint64_t>(i) > u));
+    return int_first ? order : -order;
+  }
+  if (a.kind() != b.kind()) return std::nullopt;
+  switch (a.kind()) {
+    case Kind::kString:
+      return a.string_value().compare(b.string_value()) < 0
+                 ? -1
+                 : (a.string_value() == b.string_value() ? 0 : 1);
+    case Kind::kBytes:
+      return a.bytes_value().compare(b.bytes_value()) < 0
+                 ? -1
+                 : (a.bytes_value() == b.bytes_value() ? 0 : 1);
+    case Kind::kBool:
+      return static_cast<int>(a.bool_value()) - static_cast<int>(b.bool_value());
+    default:
+      return std::nullopt;
+  }
+}
+
+Value Relation(const std::vector<Value>& args, bool (*holds)(int)) {
+  std::optional<int> order = Compare(args[0], args[1]);
+  if (!order.has_value()) {
+    if (IsNumber(args[0]) && IsNumber(args[1])) return Value::Bool(false);  // NaN
+    return Err(absl::StrCat("no such overload: ", args[0].TypeName(), " compared with ",
+                            args[1].TypeName()));
+  }
+  return Value::Bool(holds(*order));
+}
+
+Value Less(const std::vector<Value>& a, EvalContext&) {
+  return Relation(a, [](int o) { return o < 0; });
+}
+Value LessEqual(const std::vector<Value>& a, EvalContext&) {
+  return Relation(a, [](int o) { return o <= 0; });
+}
+Value Greater(const std::vector<Value>& a, EvalContext&) {
+  return Relation(a, [](int o) { return o > 0; });
+}
+Value GreaterEqual(const std::vector<Value>& a, EvalContext&) {
+  return Relation(a, [](int o) { return o >= 0; });
+}
+Value Equal(const std::vector<Value>& a, EvalContext&) { return Equals(a[0], a[1]); }
+Value NotEqual(const std::vector<Value>& a, EvalContext&) {
+  Value equal = Equals(a[0], a[1]);
+  return equal.is_error() ? equal : Value::Bool(!equal.bool_value());
+}
+
+Value Arithmetic(const std::vector<Value>& a, char op) {
+  const Value& x = a[0];
+  const Value& y = a[1];
+  if (x.kind() != y.kind()) {
+    return Err(absl::StrCat("no such overload: ", x.TypeName(), " ", std::string(1, op), " ",
+                            y.TypeName()));
+  }
+  switch (x.kind()) {
+    case Kind::kInt: {
+      const int64_t l = x.int_value();
+      const int64_t r = y.int_value();
+      int64_t out = 0;
+      switch (op) {
+        case '+':
+          if (__builtin_add_overflow(l, r, &out)) return Overflow();
+          return Value::Int(out);
+        case '-':
+          if (__builtin_sub_overflow(l, r, &out)) return Overflow();
+          return Value::Int(out);
+        case '*':
+          if (__builtin_mul_overflow(l, r, &out)) return Overflow();
+          return Value::Int(out);
+        case '/':
+          if (r == 0) return Err("division by zero");
+          if (l == std::numeric_limits<int64_t>::min() && r == -1) return Overflow();
+          return Value::Int(l / r);
+        default:
+          if (r == 0) return Err("modulus by zero");
+          if (l == std::numeric_limits<int64_t>::min() && r == -1) return Overflow();
+          return Value::Int(l % r);
+      }
+    }
+    case Kind::kUint: {
+      const uint64_t l = x.uint_value();
+      const uint64_t r = y.uint_value();
+      uint64_t out = 0;
+      switch (op) {
+        case '+':
+          if (__builtin_add_overflow(l, r, &out)) return Overflow();
+          return Value::Uint(out);
+        case '-':
+          if (__builtin_sub_overflow(l, r, &out)) return Overflow();
+          return Value::Uint(out);
+        case '*':
+          if (__builtin_mul_overflow(l, r, &out)) return Overflow();
+          return Value::Uint(out);
+        case '/':
+          if (r == 0) return Err("division by zero");
+          return Value::Uint(l / r);
+        default:
+          if (r == 0) return Err("modulus by zero");
+          return Value::Uint(l % r);
+      }
+    }
+    case Kind::kDouble:
+      switch (op) {
+        case '+':
+          return Value::Double(x.double_value() + y.double_value());
+        case '-':
+          return Value::Double(x.double_value() - y.double_value());
+        case '*':
+          return Value::Double(x.double_value() * y.double_value());
+        case '/':
+          return Value::Double(x.double_value() / y.double_value());
+        default:
+          break;
+      }
+      break;
+    case Kind::kString:
+      if (op == '+') return Value::String(x.string_value() + y.string_value());
+      break;
+    case Kind::kBytes:
+      if (op == '+') return Value::BytesOf(x.bytes_value() + y.bytes_value());
+      break;
+    case Kind::kList:
+      if (op == '+') {
+        List joined = x.list();
+        joined.insert(joined.end(), y.list().begin(), y.list().end());
+        return Value::ListOf(std::move(joined));
+      }
+      break;
+    default:
+      break;
+  }
+  return Err(
+      absl::StrCat("no such overload: ", x.TypeName(), " ", std::string(1, op), " ", y.TypeName()));
+}
+
+Value Add(const std::vector<Value>& a, EvalContext& c) {
+  if (a[0].kind() == Kind::kString && a[1].kind() == Kind::kString) {
+    c.AddCost(StringCost(a[0].string_value()) + StringCost(a[1].string_value()));
+  }
+  return Arithmetic(a, '+');
+}
+Value Subtract(const std::vector<Value>& a, EvalContext&) { return Arithmetic(a, '-'); }
+Value Multiply(const std::vector<Value>& a, EvalContext&) { return Arithmetic(a, '*'); }
+Value Divide(const std::vector<Value>& a, EvalContext&) { return Arithmetic(a, '/'); }
+Value Modulo(const std::vector<Value>& a, EvalContext&) { return Arithmetic(a, '%'); }
+
+Value Negate(const std::vector<Value>& a, EvalContext&) {
+  if (a[0].kind() == Kind::kInt) {
+    if (a[0].int_value() == std::numeric_limits<int64_t>::min()) return Overflow();
+    return Value::Int(-a[0].int_value());
+  }
+  return Value::Double(-a[0].double_value());
+}
+
+Value Not(const std::vector<Value>& a, EvalContext&) { return Value::Bool(!a[0].bool_value()); }
+
+Value In(const std::vector<Value>& a, EvalContext& c) {
+  const Value& needle = a[0];
+  if (a[1].kind() == Kind::kList) {
+    c.AddCost(a[1].list().size());
+    for (const Value& item : a[1].list()) {
+      Value equal = Equals(item, needle);
+      if (!equal.is_error() && equal.bool_value()) return Value::Bool(true);
+    }
+    return Value::Bool(false);
+  }
+  return Value::Bool(Find(a[1].map(), needle) != nullptr);
+}
+
+Value Size(const std::vector<Value>& a, EvalContext&) {
+  const Value& v = a[0];
+  switch (v.kind()) {
+    case Kind::kString:
+      return Value::Int(CodePoints(v.string_value()));
+    case Kind::kBytes:
+      return Value::Int(static_cast<int64_t>(v.bytes_value().size()));
+    case Kind::kList:
+      return Value::Int(static_cast<int64_t>(v.list().size()));
+    default:
+      return Value::Int(static_cast<int64_t>(v.map().entries.size()));
+  }
+}
+
+// ---- Conversions. ----
+
+Value ToInt(const std::vector<Value>& a, EvalContext&) {
+  const Value& v = a[0];
+  switch (v.kind()) {
+    case Kind::kInt:
+      return v;
+    case Kind::kUint:
+      if (v.uint_value() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        return Err("range error converting uint to int");
+      }
+      return Value::Int(static_cast<int64_t>(v.uint_value()));
+    case Kind::kDouble: {
+      const double d = v.double_value();
+      // The doubles in range: [-2^63, 2^63).
+      if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) {
+        return Err("range error converting double to int");
+      }
+      return Value::Int(static_cast<int64_t>(d));
+    }
+    default: {
+      int64_t out = 0;
+      if (!absl::SimpleAtoi(v.string_value(), &out)) {
+        return Err(absl::StrCat("cannot convert \"", v.string_value(), "\" to int"));
+      }
+      return Value::Int(out);
+    }
+  }
+}
+
+Value ToUint(const std::vector<Value>& a, EvalContext&) {
+  const Value& v = a[0];
+  switch (v.kind()) {
+    case Kind::kUint:
+      return v;
+    case Kind::kInt:
+      if (v.int_value() < 0) return Err("range error converting int to uint");
+      return Value::Uint(static_cast<uint64_t>(v.int_value()));
+    case Kind::kDouble: {
+      const double d = v.double_value();
+      if (!(d >= 0 && d < 18446744073709551616.0)) {
+        return Err("range error converting double to uint");
+      }
+      return Value::Uint(static_cast<uint64_t>(d));
+    }
+    default: {
+      uint64_t out = 0;
+      if (!absl::SimpleAtoi(v.string_value(), &out)) {
+        return Err(absl::StrCat("cannot convert \"", v.string_value(), "\" to uint"));
+      }
+      return Value::Uint(out);
+    }
+  }
+}
+
+Value ToDouble(const std::vector<Value>& a, EvalContext&) {
+  const Value& v = a[0];
+  if (v.kind() == Kind::kString) {
+    double out = 0;
+    if (!absl::SimpleAtod(v.string_value(), &out)) {
+      return Err(absl::StrCat("cannot convert \"", v.string_value(), "\" to double"));
+    }
+    return Value::Double(out);
+  }
+  return Value::Double(AsDouble(v));
+}
+
+Value ToString(const std::vector<Value>& a, EvalContext&) {
+  const Value& v = a[0];
+  switch (v.kind()) {
+    case Kind::kString:
+      return v;
+    case Kind::kInt:
+      return Value::String(absl::StrCat(v.int_value()));
+    case Kind::kUint:
+      return Value::String(absl::StrCat(v.uint_value()));
+    case Kind::kBool:
+      return Value::String(v.bool_value() ? "true" : "false");
+    default:
+      return Value::String(v.bytes_value());
+  }
+}
+
+Value ToBytes(const std::vector<Value>& a, EvalContext&) {
+  return a[0].kind() == Kind::kBytes ? a[0] : Value::BytesOf(a[0].string_value());
+}
+
+Value ToBool(const std::vector<Value>& a, EvalContext&) {
+  const Value& v = a[0];
+  if (v.kind() == Kind::kBool) return v;
+  // Go's strconv.ParseBool.
+  static constexpr const char* kTrue[] = {"1", "t", "T", "TRUE", "true", "True"};
+  static constexpr const char* kFalse[] = {"0", "f", "F", "FALSE", "false", "False"};
+  for (const char* word : kTrue) {
+    if (v.string_value() == word) return Value::Bool(true);
+  }
+  for (const char* word : kFalse) {
+    if (v.string_value() == word) return Value::Bool(false);
+  }
+  return Err(absl::StrCat("cannot convert \"", v.string_value(), "\" to bool"));
+}
+
+Value Dyn(const std::vector<Value>& a, EvalContext&) { return a[0]; }
+
+// ---- Strings. ----
+
+Value Contains(const std::vector<Value>& a, EvalContext& c) {
+  c.AddCost(StringCost(a[0].string_value()));
+  return Value::Bool(absl::StrContains(a[0].string_value(), a[1].string_value()));
+}
+Value StartsWith(const std::vector<Value>& a, EvalContext& c) {
+  c.AddCost(StringCost(a[1].string_value()));
+  return Value::Bool(absl::StartsWith(a[0].string_value(), a[1].string_value()));
+}
+Value EndsWith(const std::vector<Value>& a, EvalContext& c) {
+  c.AddCost(StringCost(a[1].string_value()));
+  return Value::Bool(absl::EndsWith(a[0].string_value(), a[1].string_value()));
+}
+
+// WithRegex runs `use` with the compiled pattern a[1], or gives the pattern's error.
+template <typename Use>
+Value WithRegex(const std::vector<Value>& a, EvalContext& c, Use use) {
+  c.AddCost(StringCost(a[0].string_value()) * StringCost(a[1].string_value()));
+  absl::StatusOr<std::shared_ptr<const re2::RE2>> regex = c.regexes().Get(a[1].string_value());
+  if (!regex.ok()) return Err(std::string(regex.status().message()));
+  return use(**regex);
+}
+
+Value Matches(const std::vector<Value>& a, EvalContext& c) {
+  return WithRegex(a, c, [&](const re2::RE2& regex) {
+    return Value::Bool(re2::RE2::PartialMatch(a[0].string_value(), regex));
+  });
+}
+
+Value Find(const std::vector<Value>& a, EvalContext& c) {
+  return WithRegex(a, c, [&](const re2::RE2& regex) {
+    re2::StringPiece match;
+    const std::string& text = a[0].string_value();
+    if (!regex.Match(text, 0, text.size(), re2::RE2::UNANCHORED, &match, 1)) {
+      return Value::String("");
+    }
+    return Value::String(std::string(match.data(), match.size()));
+  });
+}
+
+Value FindAll(const std::vector<Value>& a, EvalContext& c) {
+  int64_t limit = a.size() > 2 ? a[2].int_value() : -1;
+  return WithRegex(a, c, [&](const re2::RE2& regex) {
+    List found;
+    const std::string& text = a[0].string_value();
+    size_t at = 0;
+    while (at <= text.size() && (limit < 0 || static_cast<int64_t>(found.size()) < limit)) {
+      re2::StringPiece match;
+      if (!regex.Match(text, at, text.size(), re2::RE2::UNANCHORED, &match, 1)) break;
+      found.push_back(Value::String(std::string(match.data(), match.size())));
+      const size_t end = static_cast<size_t>(match.data() - text.data()) + match.size();
+      at = match.empty() ? end + 1 : end;
+    }
+    return Value::ListOf(std::move(found));
+  });
+}
+
+Value CharAt(const std::vector<Value>& a, EvalContext&) {
+  const std::string& text = a[0].string_value();
+  const std::vector<size_t> offsets = Offsets(text);
+  const int64_t i = a[1].int_value();
+  const int64_t size = static_cast<int64_t>(offsets.size()) - 1;
+  if (i < 0 || i > size) return Err(absl::StrCat("index out of range: ", i));
+  if (i == size) return Value::String("");
+  const auto at = static_cast<size_t>(i);
+  return Value::String(text.substr(offsets[at], offsets[at + 1] - offsets[at]));
+}
+
+// CodePointIndex: the code point index of byte offset `byte`.
+int64_t CodePointIndex(const std::vector<size_t>& offsets, size_t byte) {
+  return static_cast<int64_t>(std::lower_bound(offsets.begin(), offsets.end(), byte) -
+                              offsets.begin());
+}
+
+Value IndexOf(const std::vector<Value>& a, EvalContext& c) {
+  const std::string& text = a[0].string_value();
+  const std::string& needle = a[1].string_value();
+  c.AddCost(StringCost(text));
+  const std::vector<size_t> offsets = Offsets(text);
+  int64_t from = a.size() > 2 ? a[2].int_value() : 0;
+  if (from < 0 || from >= static_cast<int64_t>(offsets.size())) {
+    return Err(absl::StrCat("index out of range: ", from));
+  }
+  const size_t found = text.find(needle, offsets[static_cast<size_t>(from)]);
+  return Value::Int(found == std::string::npos ? -1 : CodePointIndex(offsets, found));
+}
+
+Value LastIndexOf(const std::vector<Value>& a, EvalContext& c) {
+  const std::string& text = a[0].string_value();
+  const std::string& needle = a[1].string_value();
+  c.AddCost(StringCost(text));
+  const std::vector<size_t> offsets = Offsets(text);
+  size_t from = text.size();
+  if (a.size() > 2) {
+    const int64_t index = a[2].int_value();
+    if (index < 0 || index >= static_cast<int64_t>(offsets.size())) {
+      return Err(absl::StrCat("index out of range: ", index));
+    }
+    from = offsets[static_cast<size_t>(index)];
+  }
+  const size_t found = text.rfind(needle, from);
+  return Value::Int(found == std::string::npos ? -1 : CodePointIndex(offsets, found));
+}
+
+Value LowerAscii(const std::vector<Value>& a, EvalContext& c) {
+  c.AddCost(StringCost(a[0].string_value()));
+  return Value::String(absl::AsciiStrToLower(a[0].string_value()));
+}
+Value UpperAscii(const std::vector<Value>& a, EvalContext& c) {
+  c.AddCost(StringCost(a[0].string_value()));
+  return Value::String(absl::AsciiStrToUpper(a[0].string_value()));
+}
+
+Value Replace(const std::vector<Value>& a, EvalContext& c) {
+  const std::string& text = a[0].string_value();
+  const std::string& from = a[1].string_value();
+  const std::string& to = a[2].string_value();
+  c.AddCost(StringCost(text));
+  int64_t limit = a.size() > 3 ? a[3].int_value() : -1;
+  std::string out;
+  size_t at = 0;
+  int64_t done = 0;
+  while (limit < 0 || done < limit) {
+    size_t found = text.find(from, at);
+    if (found == std::string::npos) break;
+    // An empty `from` matches between code points, as Go's strings.Replace.
+    if (from.empty()) {
+      if (at > text.size()) break;
+      out += to;
+      if (at == text.size()) {
+        at = text.size() + 1;
+        ++done;
+        break;
+      }
+      const std::vector<size_t> next = Offsets(text.substr(at));
+      out += text.substr(at, next[1]);
+      at += next[1];
+      ++done;
+      continue;
+    }
+    out += text.substr(at, found - at);
+    out += to;
+    at = found + from.size();
+    ++done;
+  }
+  if (at <= text.size()) out += text.substr(at);
+  return Value::String(std::move(out));
+}
+
+Value Split(const std::vector<Value>& a, EvalContext& c) {
+  const std::string& text = a[0].string_value();
+  const std::string& separator = a[1].string_value();
+  c.AddCost(StringCost(text));
+  const int64_t limit = a.size() > 2 ? a[2].int_value() : -1;
+  List parts;
+  if (limit == 0) return Value::ListOf(std::move(parts));
+  if (separator.empty()) {
+    // Each code point on its own; the last part keeps the rest.
+    const std::vector<size_t> offsets = Offsets(text);
+    for (size_t i = 0; i + 1 < offsets.size(); ++i) {
+      if (limit > 0 && static_cast<int64_t>(parts.size()) == limit - 1) {
+        parts.push_back(Value::String(text.substr(offsets[i])));
+        return Value::ListOf(std::move(parts));
+      }
+      parts.push_back(Value::String(text.substr(offsets[i], offsets[i + 1] - offsets[i])));
+    }
+    return Value::ListOf(std::move(parts));
+  }
+  size_t at = 0;
+  while (limit < 0 || static_cast<int64_t>(parts.size()) < limit - 1) {
+    const size_t found = text.find(separator, at);
+    if (found == std::string::npos) break;
+    parts.push_back(Value::String(text.substr(at, found - at)));
+    at = found + separator.size();
+  }
+  parts.push_back(Value::String(text.substr(at)));
+  return Value::ListOf(std::move(parts));
+}
+
+Value Substring(const std::vector<Value>& a, EvalContext&) {
+  const std::string& text = a[0].string_value();
+  const std::vector<size_t> offsets = Offsets(text);
+  const int64_t size = static_cast<int64_t>(offsets.size()) - 1;
+  const int64_t start = a[1].int_value();
+  const int64_t end = a.size() > 2 ? a[2].int_value() : size;
+  if (start < 0 || start > size) return Err(absl::StrCat("index out of range: ", start));
+  if (end < 0 || end > size) return Err(absl::StrCat("index out of range: ", end));
+  if (start > end) {
+    return Err(absl::StrCat("invalid substring range. start: ", start, ", end: ", end));
+  }
+  return Value::String(
+      text.substr(offsets[static_cast<size_t>(start)],
+                  offsets[static_cast<size_t>(end)] - offsets[static_cast<size_t>(start)]));
+}
+
+// IsSpace: Go's unicode.IsSpace over UTF-8 (what ext.Strings' trim removes).
+size_t SpaceAt(const std::string& text, size_t at) {
+  const auto c = static_cast<unsigned char>(text[at]);
+  if (c == ' ' || (c >= '\t' && c <= '\r')) return 1;
+  static constexpr const char* kWide[] = {"\u0085", "\u00a0", "\u1680", "\u2000", "\u2001",
+                                          "\u2002", "\u2003", "\u2004", "\u2005", "\u2006",
+                                          "\u2007", "\u2008", "\u2009", "\u200a", "\u2028",
+                                          "\u2029", "\u202f", "\u205f", "\u3000"};
+  for (const char* space : kWide) {
+    const size_t length = std::char_traits<char>::length(space);
+    if (text.compare(at, length, space) == 0) return length;
+  }
+  return 0;
+}
+
+Value Trim(const std::vector<Value>& a, EvalContext& c) {
+  const std::string& text = a[0].string_value();
+  c.AddCost(StringCost(text));
+  const std::vector<size_t> offsets = Offsets(text);
+  size_t first = 0;
+  while (first + 1 < offsets.size() && SpaceAt(text, offsets[first]) != 0) ++first;
+  size_t last = offsets.size() - 1;
+  while (last > first && SpaceAt(text, offsets[last - 1]) != 0) --last;
+  return Value::String(text.substr(offsets[first], offsets[last] - offsets[first]));
+}
+
+Value Reverse(const std::vector<Value>& a, EvalContext& c) {
+  const std::string& text = a[0].string_value();
+  c.AddCost(StringCost(text));
+  const std::vector<size_t> offsets = Offsets(text);
+  std::string out;
+  for (size_t i = offsets.size() - 1; i > 0; --i) {
+    out += text.substr(offsets[i - 1], offsets[i] - offsets[i - 1]);
+  }
+  return Value::String(std::move(out));
+}
+
+Value Join(const std::vector<Value>& a, EvalContext& c) {
+  std::vector<std::string> parts;
+  for (const Value& item : a[0].list()) {
+    if (item.kind() != Kind::kString) {
+      return Err(absl::StrCat("join: list element of type ", item.TypeName(), ", not string"));
+    }
+    parts.push_back(item.string_value());
+  }
+  std::string out = absl::StrJoin(parts, a.size() > 1 ? a[1].string_value() : "");
+  c.AddCost(StringCost(out));
+  return Value::String(std::move(out));
+}
+
+// ---- Kubernetes' Semver library. ----
+
+Value SemverOf(const std::vector<Value>& a, EvalContext&) {
+  const bool normalize = a.size() > 1 && a[1].bool_value();
+  absl::StatusOr<kubeapi::Semver> version = kubeapi::Semver::Parse(a[0].string_value(), normalize);
+  if (!version.ok()) return Err(std::string(version.status().message()));
+  return Value::SemverOf(*std::move(version));
+}
+Value IsSemver(const std::vector<Value>& a, EvalContext&) {
+  const bool normalize = a.size() > 1 && a[1].bool_value();
+  return Value::Bool(kubeapi::Semver::Parse(a[0].string_value(), normalize).ok());
+}
+Value Major(const std::vector<Value>& a, EvalContext&) {
+  return Value::Int(static_cast<int64_t>(a[0].semver().major));
+}
+Value Minor(const std::vector<Value>& a, EvalContext&) {
+  return Value::Int(static_cast<int64_t>(a[0].semver().minor));
+}
+Value Patch(const std::vector<Value>& a, EvalContext&) {
+  return Value::Int(static_cast<int64_t>(a[0].semver().patch));
+}
+
+// Order of two Semvers or two Quantities (the checker lets no other pair through).
+int Order(const std::vector<Value>& a) {
+  if (a[0].kind() == Kind::kSemver) return a[0].semver().Compare(a[1].semver());
+  return a[0].quantity().Compare(a[1].quantity());
+}
+Value CompareTo(const std::vector<Value>& a, EvalContext&) { return Value::Int(Order(a)); }
+Value IsGreaterThan(const std::vector<Value>& a, EvalContext&) { return Value::Bool(Order(a) > 0); }
+Value IsLessThan(const std::vector<Value>& a, EvalContext&) { return Value::Bool(Order(a) < 0); }
+
+// ---- Kubernetes' Quantity library. ----
+
+Value QuantityOf(const std::vector<Value>& a, EvalContext&) {
+  absl::StatusOr<kubeapi::Quantity> quantity = kubeapi::Quantity::Parse(a[0].string_value());
+  if (!quantity.ok()) return Err(std::string(quantity.status().message()));
+  return Value::QuantityOf(*quantity);
+}
+Value IsQuantity(const std::vector<Value>& a, EvalContext&) {
+  return Value::Bool(kubeapi::Quantity::Parse(a[0].string_value()).ok());
+}
+Value Sign(const std::vector<Value>& a, EvalContext&) { return Value::Int(a[0].quantity().Sign()); }
+Value IsInteger(const std::vector<Value>& a, EvalContext&) {
+  return Value::Bool(a[0].quantity().IsInteger());
+}
+Value AsInteger(const std::vector<Value>& a, EvalContext&) {
+  absl::StatusOr<int64_t> value = a[0].quantity().AsInteger();
+  if (!value.ok()) return Err(std::string(value.status().message()));
+  return Value::Int(*value);
+}
+Value AsApproximateFloat(const std::vector<Value>& a, EvalContext&) {
+  return Value::Double(a[0].quantity().AsApproximateFloat());
+}
+
+kubeapi::Quantity AsQuantity(const Value& v) {
+  return v.kind() == Kind::kInt ? kubeapi::Quantity::FromInt64(v.int_value()) : v.quantity();
+}
+Value QuantityAdd(const std::vector<Value>& a, EvalContext&) {
+  absl::StatusOr<kubeapi::Quantity> sum = a[0].quantity().Add(AsQuantity(a[1]));
+  if (!sum.ok()) return Err(std::string(sum.status().message()));
+  return Value::QuantityOf(*sum);
+}
+Value QuantitySub(const std::vector<Value>& a, EvalContext&) {
+  absl::StatusOr<kubeapi::Quantity> difference = a[0].quantity().Sub(AsQuantity(a[1]));
+  if (!difference.ok()) return Err(std::string(difference.status().message()));
+  return Value::QuantityOf(*difference);
+}
+
+// ---- Optional values. ----
+
+bool IsZero(const Value& v) {
+  switch (v.kind()) {
+    case Kind::kNull:
+      return true;
+    case Kind::kBool:
+      return !v.bool_value();
+    case Kind::kInt:
+      return v.int_value() == 0;
+    case Kind::kUint:
+      return v.uint_value() == 0;
+    case Kind::kDouble:
+      return v.double_value() == 0;
+    case Kind::kString:
+      return v.string_value().empty();
+    case Kind::kBytes:
+      return v.bytes_value().empty();
+    case Kind::kList:
+      return v.list().empty();
+    case Kind::kMap:
+      return v.map().entries.empty();
+    default:
+      return false;
+  }
+}
+
+Value OptionalOfValue(const std::vector<Value>& a, EvalContext&) { return Value::OptionalOf(a[0]); }
+Value OptionalOfNonZero(const std::vector<Value>& a, EvalContext&) {
+  return IsZero(a[0]) ? Value::OptionalOf(std::nullopt) : Value::OptionalOf(a[0]);
+}
+Value OptionalNone(const std::vector<Value>&, EvalContext&) {
+  return Value::OptionalOf(std::nullopt);
+}
+Value HasValue(const std::vector<Value>& a, EvalContext&) {
+  return Value::Bool(a[0].optional_value() != nullptr);
+}
+Value OptionalValue(const std::vector<Value>& a, EvalContext&) {
+  if (a[0].optional_value() == nullptr) return Err("optional.none() dereference");
+  return *a[0].optional_value();
+}
+Value OrValue(const std::vector<Value>& a, EvalContext&) {
+  return a[0].optional_value() != nullptr ? *a[0].optional_value() : a[1];
+}
+Value Or(const std::vector<Value>& a, EvalContext&) {
+  return a[0].optional_value() != nullptr ? a[0] : a[1];
+}
+
+// ---- DRA. ----
+
+// The most values a list attribute has (ResourceSliceMaxAttributeValuesPerDevice).
+constexpr size_t kMaxAttributeValues = 48;
+
+Value Includes(const std::vector<Value>& a, EvalContext& c) {
+  if (a[0].kind() != Kind::kList) return Equals(a[0], a[1]);
+  c.AddCost(a[0].list().size());
+  size_t seen = 0;
+  for (const Value& item : a[0].list()) {
+    if (seen++ >= kMaxAttributeValues) {
+      return Err(absl::StrCat("'includes' function cannot be applied to lists longer than ",
+                              kMaxAttributeValues, " values"));
+    }
+    Value equal = Equals(item, a[1]);
+    if (!equal.is_error() && equal.bool_value()) return Value::Bool(true);
+  }
+  return Value::Bool(false);
+}
+
+Type T(TK kind) { return Type::Of(kind); }
+
+std::vector<Overload> Build() {
+  const Type dyn = Type::Dyn();
+  const Type b = T(TK::kBool);
+  const Type i = T(TK::kInt);
+  const Type u = T(TK::kUint);
+  const Type d = T(TK::kDouble);
+  const Type s = T(TK::kString);
+  const Type by = T(TK::kBytes);
+  const Type sv = T(TK::kSemver);
+  const Type q = T(TK::kQuantity);
+  const Type list = Type::ListOf(dyn);
+  const Type map = Type::MapOf(dyn, dyn);
+  const Type optional = Type::OptionalOf(dyn);
+  std::vector<Overload> all = {
+      {"!_", false, {b}, b, Not},
+      {"-_", false, {i}, i, Negate},
+      {"-_", false, {d}, d, Negate},
+      {"_==_", false, {dyn, dyn}, b, Equal},
+      {"_!=_", false, {dyn, dyn}, b, NotEqual},
+      {"@in", false, {dyn, list}, b, In},
+      {"@in", false, {dyn, map}, b, In},
+      {"size", false, {s}, i, Size},
+      {"size", false, {by}, i, Size},
+      {"size", false, {list}, i, Size},
+      {"size", false, {map}, i, Size},
+      {"size", true, {s}, i, Size},
+      {"size", true, {by}, i, Size},
+      {"size", true, {list}, i, Size},
+      {"size", true, {map}, i, Size},
+      {"int", false, {i}, i, ToInt},
+      {"int", false, {u}, i, ToInt},
+      {"int", false, {d}, i, ToInt},
+      {"int", false, {s}, i, ToInt},
+      {"uint", false, {u}, u, ToUint},
+      {"uint", false, {i}, u, ToUint},
+      {"uint", false, {d}, u, ToUint},
+      {"uint", false, {s}, u, ToUint},
+      {"double", false, {d}, d, ToDouble},
+      {"double", false, {i}, d, ToDouble},
+      {"double", false, {u}, d, ToDouble},
+      {"double", false, {s}, d, ToDouble},
+      {"string", false, {s}, s, ToString},
+      {"string", false, {i}, s, ToString},
+      {"string", false, {u}, s, ToString},
+      {"string", false, {b}, s, ToString},
+      {"string", false, {by}, s, ToString},
+      {"bytes", false, {by}, by, ToBytes},
+      {"bytes", false, {s}, by, ToBytes},
+      {"bool", false, {b}, b, ToBool},
+      {"bool", false, {s}, b, ToBool},
+      {"dyn", false, {dyn}, dyn, Dyn},
+      {"contains", true, {s, s}, b, Contains},
+      {"startsWith", true, {s, s}, b, StartsWith},
+      {"endsWith", true, {s, s}, b, EndsWith},
+      {"matches", true, {s, s}, b, Matches},
+      {"matches", false, {s, s}, b, Matches},
+      {"find", true, {s, s}, s, Find},
+      {"findAll", true, {s, s}, Type::ListOf(s), FindAll},
+      {"findAll", true, {s, s, i}, Type::ListOf(s), FindAll},
+      {"charAt", true, {s, i}, s, CharAt},
+      {"indexOf", true, {s, s}, i, IndexOf},
+      {"indexOf", true, {s, s, i}, i, IndexOf},
+      {"lastIndexOf", true, {s, s}, i, LastIndexOf},
+      {"lastIndexOf", true, {s, s, i}, i, LastIndexOf},
+      {"lowerAscii", true, {s}, s, LowerAscii},
+      {"upperAscii", true, {s}, s, UpperAscii},
+      {"replace", true, {s, s, s}, s, Replace},
+      {"replace", true, {s, s, s, i}, s, Replace},
+      {"split", true, {s, s}, Type::ListOf(s), Split},
+      {"split", true, {s, s, i}, Type::ListOf(s), Split},
+      {"substring", true, {s, i}, s, Substring},
+      {"substring", true, {s, i, i}, s, Substring},
+      {"trim", true, {s}, s, Trim},
+      {"reverse", true, {s}, s, Reverse},
+      {"join", true, {Type::ListOf(s)}, s, Join},
+      {"join", true, {Type::ListOf(s), s}, s, Join},
+      {"semver", false, {s}, sv, SemverOf},
+      {"semver", false, {s, b}, sv, SemverOf},
+      {"isSemver", false, {s}, b, IsSemver},
+      {"isSemver", false, {s, b}, b, IsSemver},
+      {"major", true, {sv}, i, Major},
+      {"minor", true, {sv}, i, Minor},
+      {"patch", true, {sv}, i, Patch},
+      {"compareTo", true, {sv, sv}, i, CompareTo},
+      {"isGreaterThan", true, {sv, sv}, b, IsGreaterThan},
+      {"isLessThan", true, {sv, sv}, b, IsLessThan},
+      {"quantity", false, {s}, q, QuantityOf},
+      {"isQuantity", false, {s}, b, IsQuantity},
+      {"sign", true, {q}, i, Sign},
+      {"isInteger", true, {q}, b, IsInteger},
+      {"asInteger", true, {q}, i, AsInteger},
+      {"asApproximateFloat", true, {q}, d, AsApproximateFloat},
+      {"add", true, {q, q}, q, QuantityAdd},
+      {"add", true, {q, i}, q, QuantityAdd},
+      {"sub", true, {q, q}, q, QuantitySub},
+      {"sub", true, {q, i}, q, QuantitySub},
+      {"compareTo", true, {q, q}, i, CompareTo},
+      {"isGreaterThan", true, {q, q}, b, IsGreaterThan},
+      {"isLessThan", true, {q, q}, b, IsLessThan},
+      {"optional.of", false, {dyn}, optional, OptionalOfValue},
+      {"optional.ofNonZeroValue", false, {dyn}, optional, OptionalOfNonZero},
+      {"optional.none", false, {}, optional, OptionalNone},
+      {"hasValue", true, {optional}, b, HasValue},
+      {"value", true, {optional}, dyn, OptionalValue},
+      {"orValue", true, {optional, dyn}, dyn, OrValue},
+      {"or", true, {optional, optional}, optional, Or},
+      {"includes", true, {dyn, dyn}, b, Includes, Feature::kListTypeAttributes},
+  };
+  // Ordering and arithmetic: every pair of numbers, and the types with an order of their own.
+  using Named = std::pair<const char*, FunctionImpl>;
+  for (const auto& [name, impl] : {Named{"_<_", Less}, Named{"_<=_", LessEqual},
+                                   Named{"_>_", Greater}, Named{"_>=_", GreaterEqual}}) {
+    for (const Type& x : {i, u, d}) {
+      for (const Type& y : {i, u, d}) all.push_back({name, false, {x, y}, b, impl});
+    }
+    for (const Type& t : {s, by, b}) all.push_back({name, false, {t, t}, b, impl});
+  }
+  for (const Type& t : {i, u, d, s, by, list}) all.push_back({"_+_", false, {t, t}, t, Add});
+  for (const auto& [name, impl] :
+       {Named{"_-_", Subtract}, Named{"_*_", Multiply}, Named{"_/_", Divide}}) {
+    for (const Type& t : {i, u, d}) all.push_back({name, false, {t, t}, t, impl});
+  }
+  for (const Type& t : {i, u}) all.push_back({"_%_", false, {t, t}, t, Modulo});
+  return all;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const re2::RE2>> RegexCache::Get(const std::string& pattern) {
+  absl::MutexLock lock(&mu_);
+  auto found = compiled_.find(pattern);
+  if (found != compiled_.end()) return found->second;
+  re2::RE2::Options options;
+  options.set_log_errors(false);
+  auto regex = std::make_shared<const re2::RE2>(pattern, options);
+  if (!regex->ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid regular expression \"", pattern, "\": ", regex->error()));
+  }
+  compiled_.emplace(pattern, regex);
+  return regex;
+}
+
+void EvalContext::CheckInterruption() {
+  if (interrupted_ != Stop::kNone) return;
+  if (interruption_.cancelled != nullptr && interruption_.cancelled->load()) {
+    interrupted_ = Stop::kCancelled;
+  } else if (interruption_.deadline != absl::InfiniteFuture() &&
+             absl::Now() >= interruption_.deadline) {
+    interrupted_ = Stop::kDeadline;
+  }
+}
+
+std::string EvalContext::StopReason() const {
+  switch (stop()) {
+    case Stop::kCancelled:
+      return "operation interrupted: context canceled";
+    case Stop::kDeadline:
+      return "operation interrupted: context deadline exceeded";
+    case Stop::kCostLimit:
+      return "operation cancelled: actual cost limit exceeded";
+    case Stop::kNone:
+      break;
+  }
+  return "";
+}
+
+const std::vector<Overload>& Overloads() {
+  static const std::vector<Overload> kAll = Build();
+  return kAll;
+}
+
+bool Fits(const Type& param, const Value& value) {
+  switch (param.kind) {
+    case TK::kDyn:
+    case TK::kAny:
+      return true;
+    case TK::kNull:
+      return value.kind() == Kind::kNull;
+    case TK::kBool:
+      return value.kind() == Kind::kBool;
+    case TK::kInt:
+      return value.kind() == Kind::kInt;
+    case TK::kUint:
+      return value.kind() == Kind::kUint;
+    case TK::kDouble:
+      return value.kind() == Kind::kDouble;
+    case TK::kString:
+      return value.kind() == Kind::kString;
+    case TK::kBytes:
+      return value.kind() == Kind::kBytes;
+    case TK::kList:
+      return value.kind() == Kind::kList;
+    case TK::kMap:
+    case TK::kDevice:
+      return value.kind() == Kind::kMap;
+    case TK::kSemver:
+      return value.kind() == Kind::kSemver;
+    case TK::kQuantity:
+      return value.kind() == Kind::kQuantity;
+    case TK::kOptional:
+      return value.kind() == Kind::kOptional;
+  }
+  return false;
+}
+
+std::string GoTypeName(const Value& value) {
+  switch (value.kind()) {
+    case Kind::kNull:
+      return "types.Null";
+    case Kind::kBool:
+      return "types.Bool";
+    case Kind::kInt:
+      return "types.Int";
+    case Kind::kUint:
+      return "types.Uint";
+    case Kind::kDouble:
+      return "types.Double";
+    case Kind::kString:
+      return "types.String";
+    case Kind::kBytes:
+      return "types.Bytes";
+    case Kind::kSemver:
+      return "cel.Semver";
+    case Kind::kQuantity:
+      return "cel.Quantity";
+    case Kind::kOptional:
+      return "*types.Optional";
+    default:
+      return value.TypeName();
+  }
+}
+
+}  // namespace devmgr::cel

@@ -1,0 +1,781 @@
+#include "cel/parser.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace devmgr::cel {
+namespace {
+
+constexpr int kMaxDepth = 100;
+
+enum class Token {
+  kEnd,
+  kIdent,
+  kInt,
+  kUint,
+  kDouble,
+  kString,
+  kBytes,
+  kTrue,
+  kFalse,
+  kNull,
+  kIn,
+  kLParen,
+  kRParen,
+  kLBracket,
+  kRBracket,
+  kLBrace,
+  kRBrace,
+  kDot,
+  kComma,
+  kColon,
+  kQuestion,
+  kNot,
+  kMinus,
+  kPlus,
+  kStar,
+  kSlash,
+  kPercent,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kAnd,
+  kOr,
+};
+
+// Words the language keeps for itself.
+bool IsReserved(absl::string_view word) {
+  static constexpr absl::string_view kReserved[] = {
+      "as",  "break", "const",   "continue",  "else",   "for", "function", "if",    "import",
+      "let", "loop",  "package", "namespace", "return", "var", "void",     "while",
+  };
+  for (absl::string_view reserved : kReserved) {
+    if (word == reserved) return true;
+  }
+  return false;
+}
+
+struct Lexeme {
+  Token token = Token::kEnd;
+  size_t position = 0;
+  std::string text;  // identifier, or decoded string / bytes
+  int64_t int_value = 0;
+  uint64_t uint_value = 0;
+  double double_value = 0;
+};
+
+class Lexer {
+ public:
+  explicit Lexer(absl::string_view text) : text_(text) {}
+
+  // Next reads the next token; an error for text that is no token.
+  absl::StatusOr<Lexeme> Next() {
+    SkipSpace();
+    Lexeme out;
+    out.position = pos_;
+    if (pos_ >= text_.size()) return out;
+    const char c = text_[pos_];
+    if (absl::ascii_isalpha(c) || c == '_') {
+      // String prefixes: r (raw), b (bytes), in either order and case.
+      size_t quote = pos_;
+      bool raw = false;
+      bool bytes = false;
+      while (quote < text_.size() && quote - pos_ < 2) {
+        const char p = absl::ascii_tolower(text_[quote]);
+        if (p == 'r' && !raw) {
+          raw = true;
+        } else if (p == 'b' && !bytes) {
+          bytes = true;
+        } else {
+          break;
+        }
+        ++quote;
+      }
+      if ((raw || bytes) && quote < text_.size() && (text_[quote] == '"' || text_[quote] == '\'')) {
+        pos_ = quote;
+        return String(out, raw, bytes);
+      }
+      size_t end = pos_;
+      while (end < text_.size() && (absl::ascii_isalnum(text_[end]) || text_[end] == '_')) ++end;
+      out.text = std::string(text_.substr(pos_, end - pos_));
+      pos_ = end;
+      if (out.text == "true") {
+        out.token = Token::kTrue;
+      } else if (out.text == "false") {
+        out.token = Token::kFalse;
+      } else if (out.text == "null") {
+        out.token = Token::kNull;
+      } else if (out.text == "in") {
+        out.token = Token::kIn;
+      } else if (IsReserved(out.text)) {
+        return Error(out.position, absl::StrCat("reserved identifier '", out.text, "'"));
+      } else {
+        out.token = Token::kIdent;
+      }
+      return out;
+    }
+    if (absl::ascii_isdigit(c) ||
+        (c == '.' && pos_ + 1 < text_.size() && absl::ascii_isdigit(text_[pos_ + 1]))) {
+      return Number(out);
+    }
+    if (c == '"' || c == '\'') return String(out, false, false);
+    const auto two = [&](char next) { return pos_ + 1 < text_.size() && text_[pos_ + 1] == next; };
+    struct Symbol {
+      const char* text;
+      Token token;
+    };
+    static constexpr Symbol kSymbols[] = {
+        {"==", Token::kEq},      {"!=", Token::kNe},    {"<=", Token::kLe},
+        {">=", Token::kGe},      {"&&", Token::kAnd},   {"||", Token::kOr},
+        {"(", Token::kLParen},   {")", Token::kRParen}, {"[", Token::kLBracket},
+        {"]", Token::kRBracket}, {"{", Token::kLBrace}, {"}", Token::kRBrace},
+        {".", Token::kDot},      {",", Token::kComma},  {":", Token::kColon},
+        {"?", Token::kQuestion}, {"!", Token::kNot},    {"-", Token::kMinus},
+        {"+", Token::kPlus},     {"*", Token::kStar},   {"/", Token::kSlash},
+        {"%", Token::kPercent},  {"<", Token::kLt},     {">", Token::kGt},
+    };
+    for (const Symbol& symbol : kSymbols) {
+      const size_t length = symbol.text[1] == '\0' ? 1 : 2;
+      if (c != symbol.text[0] || (length == 2 && !two(symbol.text[1]))) continue;
+      out.token = symbol.token;
+      pos_ += length;
+      return out;
+    }
+    return Error(pos_, absl::StrCat("token recognition error at: '", std::string(1, c), "'"));
+  }
+
+  absl::Status Error(size_t position, absl::string_view what) const {
+    int line = 1;
+    int column = 1;
+    for (size_t i = 0; i < position && i < text_.size(); ++i) {
+      if (text_[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("Syntax error: ", what, " at ", line, ":", column));
+  }
+
+ private:
+  void SkipSpace() {
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_];
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
+        ++pos_;
+      } else if (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '/') {
+        while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+      } else {
+        return;
+      }
+    }
+  }
+
+  absl::StatusOr<Lexeme> Number(Lexeme out) {
+    const size_t start = pos_;
+    if (text_.substr(pos_, 2) == "0x" || text_.substr(pos_, 2) == "0X") {
+      pos_ += 2;
+      const size_t digits = pos_;
+      while (pos_ < text_.size() && absl::ascii_isxdigit(text_[pos_])) ++pos_;
+      if (pos_ == digits) return Error(start, "malformed hexadecimal literal");
+      const std::string hex(text_.substr(digits, pos_ - digits));
+      uint64_t value = 0;
+      if (!absl::SimpleHexAtoi(hex, &value)) return Error(start, "hexadecimal literal too large");
+      return Integer(out, value);
+    }
+    while (pos_ < text_.size() && absl::ascii_isdigit(text_[pos_])) ++pos_;
+    bool is_double = false;
+    if (pos_ + 1 < text_.size() && text_[pos_] == '.' && absl::ascii_isdigit(text_[pos_ + 1])) {
+      is_double = true;
+      ++pos_;
+      while (pos_ < text_.size() && absl::ascii_isdigit(text_[pos_])) ++pos_;
+    }
+    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+      size_t exponent = pos_ + 1;
+      if (exponent < text_.size() && (text_[exponent] == '+' || text_[exponent] == '-')) {
+        ++exponent;
+      }
+      if (exponent < text_.size() && absl::ascii_isdigit(text_[exponent])) {
+        is_double = true;
+        pos_ = exponent;
+        while (pos_ < text_.size() && absl::ascii_isdigit(text_[pos_])) ++pos_;
+      }
+    }
+    const std::string number(text_.substr(start, pos_ - start));
+    if (is_double) {
+      out.token = Token::kDouble;
+      if (!absl::SimpleAtod(number, &out.double_value)) {
+        return Error(start, "malformed double literal");
+      }
+      return out;
+    }
+    uint64_t value = 0;
+    if (!absl::SimpleAtoi(number, &value)) return Error(start, "integer literal too large");
+    return Integer(out, value);
+  }
+
+  // Integer: an int, or with a u suffix a uint. An int above the int range is kept for the
+  // parser, which allows exactly 2^63 after a unary minus.
+  absl::StatusOr<Lexeme> Integer(Lexeme out, uint64_t value) {
+    if (pos_ < text_.size() && (text_[pos_] == 'u' || text_[pos_] == 'U')) {
+      ++pos_;
+      out.token = Token::kUint;
+      out.uint_value = value;
+      return out;
+    }
+    out.token = Token::kInt;
+    out.uint_value = value;
+    return out;
+  }
+
+  absl::StatusOr<Lexeme> String(Lexeme out, bool raw, bool bytes) {
+    const char quote = text_[pos_];
+    const bool triple = text_.substr(pos_, 3) == std::string(3, quote);
+    pos_ += triple ? 3 : 1;
+    std::string value;
+    while (true) {
+      if (pos_ >= text_.size()) return Error(out.position, "unterminated string literal");
+      const char c = text_[pos_];
+      if (triple ? text_.substr(pos_, 3) == std::string(3, quote) : c == quote) {
+        pos_ += triple ? 3 : 1;
+        break;
+      }
+      if (!triple && (c == '\n' || c == '\r')) {
+        return Error(out.position, "newline in a string literal");
+      }
+      if (c != '\\' || raw) {
+        value += c;
+        ++pos_;
+        continue;
+      }
+      absl::Status escaped = Escape(value, bytes);
+      if (!escaped.ok()) return escaped;
+    }
+    out.token = bytes ? Token::kBytes : Token::kString;
+    out.text = std::move(value);
+    return out;
+  }
+
+  // Escape decodes the escape sequence at pos_ (a backslash) into `value`.
+  absl::Status Escape(std::string& value, bool bytes) {
+    const size_t start = pos_;
+    ++pos_;
+    if (pos_ >= text_.size()) return Error(start, "unterminated escape sequence");
+    const char c = text_[pos_++];
+    switch (c) {
+      case 'a':
+        value += '\a';
+        return absl::OkStatus();
+      case 'b':
+        value += '\b';
+        return absl::OkStatus();
+      case 'f':
+        value += '\f';
+        return absl::OkStatus();
+      case 'n':
+        value += '\n';
+        return absl::OkStatus();
+      case 'r':
+        value += '\r';
+        return absl::OkStatus();
+      case 't':
+        value += '\t';
+        return absl::OkStatus();
+      case 'v':
+        value += '\v';
+        return absl::OkStatus();
+      case '\\':
+      case '\'':
+      case '"':
+      case '`':
+      case '?':
+        value += c;
+        return absl::OkStatus();
+      default:
+        break;
+    }
+    int digits = 0;
+    int base = 16;
+    if (c == 'x' || c == 'X') {
+      digits = 2;
+    } else if (c == 'u') {
+      digits = 4;
+    } else if (c == 'U') {
+      digits = 8;
+    } else if (c >= '0' && c <= '3') {
+      digits = 2;
+      base = 8;
+      --pos_;
+      ++digits;
+    } else {
+      return Error(start, absl::StrCat("invalid escape sequence \\", std::string(1, c)));
+    }
+    if (pos_ + static_cast<size_t>(digits) > text_.size()) {
+      return Error(start, "incomplete escape sequence");
+    }
+    uint32_t code = 0;
+    for (int i = 0; i < digits; ++i) {
+      const char d = text_[pos_++];
+      int digit = 0;
+      if (base == 8 && d >= '0' && d <= '7') {
+        digit = d - '0';
+      } else if (base == 16 && absl::ascii_isxdigit(d)) {
+        digit = absl::ascii_isdigit(d) ? d - '0' : absl::ascii_tolower(d) - 'a' + 10;
+      } else {
+        return Error(start, "malformed escape sequence");
+      }
+      code = code * static_cast<uint32_t>(base) + static_cast<uint32_t>(digit);
+    }
+    // \x and octal escapes are bytes in a bytes literal, code points in a string.
+    if (bytes && (c == 'x' || c == 'X' || base == 8)) {
+      value += static_cast<char>(code);
+      return absl::OkStatus();
+    }
+    if (code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
+      return Error(start, "invalid unicode code point");
+    }
+    // UTF-8.
+    if (code < 0x80) {
+      value += static_cast<char>(code);
+    } else if (code < 0x800) {
+      value += static_cast<char>(0xC0 | (code >> 6));
+      value += static_cast<char>(0x80 | (code & 0x3F));
+    } else if (code < 0x10000) {
+      value += static_cast<char>(0xE0 | (code >> 12));
+      value += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      value += static_cast<char>(0x80 | (code & 0x3F));
+    } else {
+      value += static_cast<char>(0xF0 | (code >> 18));
+      value += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+      value += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      value += static_cast<char>(0x80 | (code & 0x3F));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::string_view text_;
+  size_t pos_ = 0;
+};
+
+class Parser {
+ public:
+  explicit Parser(absl::string_view text) : lexer_(text) {}
+
+  absl::StatusOr<ExprPtr> ParseAll() {
+    if (absl::Status read = Advance(); !read.ok()) return read;
+    absl::StatusOr<ExprPtr> expr = ParseExpr();
+    if (!expr.ok()) return expr;
+    if (current_.token != Token::kEnd) return Unexpected();
+    return expr;
+  }
+
+ private:
+  absl::Status Advance() {
+    absl::StatusOr<Lexeme> next = lexer_.Next();
+    if (!next.ok()) return next.status();
+    current_ = *std::move(next);
+    return absl::OkStatus();
+  }
+
+  absl::Status Unexpected() const {
+    if (current_.token == Token::kEnd) {
+      return lexer_.Error(current_.position, "mismatched input '<EOF>'");
+    }
+    return lexer_.Error(current_.position, "unexpected token");
+  }
+
+  absl::Status Expect(Token token, absl::string_view what) {
+    if (current_.token != token) {
+      return lexer_.Error(current_.position, absl::StrCat("expected ", what));
+    }
+    return Advance();
+  }
+
+  static ExprPtr Node(Expr::Kind kind, size_t position) {
+    auto expr = std::make_unique<Expr>();
+    expr->kind = kind;
+    expr->position = position;
+    return expr;
+  }
+
+  static ExprPtr Call(const std::string& function, size_t position, std::vector<ExprPtr> args) {
+    ExprPtr call = Node(Expr::Kind::kCall, position);
+    call->name = function;
+    call->args = std::move(args);
+    return call;
+  }
+
+  // Depth guards nesting: each level of ParseExpr and ParseUnary counts.
+  struct Depth {
+    explicit Depth(int& depth) : depth_(depth) { ++depth_; }
+    ~Depth() { --depth_; }
+    Depth(const Depth&) = delete;
+    Depth& operator=(const Depth&) = delete;
+    int& depth_;
+  };
+
+  absl::StatusOr<ExprPtr> ParseExpr() {
+    Depth guard(depth_);
+    if (depth_ > kMaxDepth) return lexer_.Error(current_.position, "expression nests too deep");
+    const size_t position = current_.position;
+    absl::StatusOr<ExprPtr> condition = ParseOr();
+    if (!condition.ok() || current_.token != Token::kQuestion) return condition;
+    if (absl::Status read = Advance(); !read.ok()) return read;
+    absl::StatusOr<ExprPtr> then = ParseOr();
+    if (!then.ok()) return then;
+    if (absl::Status colon = Expect(Token::kColon, "':'"); !colon.ok()) return colon;
+    absl::StatusOr<ExprPtr> otherwise = ParseExpr();
+    if (!otherwise.ok()) return otherwise;
+    ExprPtr node = Node(Expr::Kind::kCondition, position);
+    node->args.push_back(*std::move(condition));
+    node->args.push_back(*std::move(then));
+    node->args.push_back(*std::move(otherwise));
+    return node;
+  }
+
+  // A left-associative level of binary operators.
+  template <typename Next>
+  absl::StatusOr<ExprPtr> ParseBinary(const std::vector<std::pair<Token, const char*>>& ops,
+                                      Next next) {
+    absl::StatusOr<ExprPtr> left = (this->*next)();
+    if (!left.ok()) return left;
+    while (true) {
+      const char* function = nullptr;
+      for (const auto& [token, name] : ops) {
+        if (current_.token == token) function = name;
+      }
+      if (function == nullptr) return left;
+      const size_t position = current_.position;
+      if (absl::Status read = Advance(); !read.ok()) return read;
+      absl::StatusOr<ExprPtr> right = (this->*next)();
+      if (!right.ok()) return right;
+      std::vector<ExprPtr> args;
+      args.push_back(*std::move(left));
+      args.push_back(*std::move(right));
+      left = Call(function, position, std::move(args));
+    }
+  }
+
+  absl::StatusOr<ExprPtr> ParseOr() {
+    return ParseBinary({{Token::kOr, "_||_"}}, &Parser::ParseAnd);
+  }
+  absl::StatusOr<ExprPtr> ParseAnd() {
+    return ParseBinary({{Token::kAnd, "_&&_"}}, &Parser::ParseRelation);
+  }
+  absl::StatusOr<ExprPtr> ParseRelation() {
+    return ParseBinary({{Token::kEq, "_==_"},
+                        {Token::kNe, "_!=_"},
+                        {Token::kLt, "_<_"},
+                        {Token::kLe, "_<=_"},
+                        {Token::kGt, "_>_"},
+                        {Token::kGe, "_>=_"},
+                        {Token::kIn, "@in"}},
+                       &Parser::ParseAddition);
+  }
+  absl::StatusOr<ExprPtr> ParseAddition() {
+    return ParseBinary({{Token::kPlus, "_+_"}, {Token::kMinus, "_-_"}},
+                       &Parser::ParseMultiplication);
+  }
+  absl::StatusOr<ExprPtr> ParseMultiplication() {
+    return ParseBinary({{Token::kStar, "_*_"}, {Token::kSlash, "_/_"}, {Token::kPercent, "_%_"}},
+                       &Parser::ParseUnary);
+  }
+
+  absl::StatusOr<ExprPtr> ParseUnary() {
+    Depth guard(depth_);
+    if (depth_ > kMaxDepth) return lexer_.Error(current_.position, "expression nests too deep");
+    const size_t position = current_.position;
+    if (current_.token == Token::kNot) {
+      if (absl::Status read = Advance(); !read.ok()) return read;
+      absl::StatusOr<ExprPtr> operand = ParseUnary();
+      if (!operand.ok()) return operand;
+      std::vector<ExprPtr> args;
+      args.push_back(*std::move(operand));
+      return Call("!_", position, std::move(args));
+    }
+    if (current_.token == Token::kMinus) {
+      if (absl::Status read = Advance(); !read.ok()) return read;
+      // A minus before a number is part of the literal, as in CEL's grammar (so that
+      // -9223372036854775808 is an int, and -1.x applies to -1).
+      if (current_.token == Token::kInt || current_.token == Token::kDouble) {
+        absl::StatusOr<ExprPtr> member = ParseMember(/*negate=*/true);
+        if (member.ok()) (*member)->position = std::min((*member)->position, position);
+        return member;
+      }
+      absl::StatusOr<ExprPtr> operand = ParseUnary();
+      if (!operand.ok()) return operand;
+      std::vector<ExprPtr> args;
+      args.push_back(*std::move(operand));
+      return Call("-_", position, std::move(args));
+    }
+    return ParseMember();
+  }
+
+  absl::StatusOr<ExprPtr> ParseMember(bool negate = false) {
+    absl::StatusOr<ExprPtr> expr = ParsePrimary(negate);
+    if (!expr.ok()) return expr;
+    while (true) {
+      const size_t position = current_.position;
+      if (current_.token == Token::kDot) {
+        if (absl::Status read = Advance(); !read.ok()) return read;
+        bool optional = false;
+        if (current_.token == Token::kQuestion) {
+          optional = true;
+          if (absl::Status read = Advance(); !read.ok()) return read;
+        }
+        if (current_.token != Token::kIdent) {
+          return lexer_.Error(current_.position, "expected a field or method name");
+        }
+        std::string name = current_.text;
+        if (absl::Status read = Advance(); !read.ok()) return read;
+        if (!optional && current_.token == Token::kLParen) {
+          absl::StatusOr<std::vector<ExprPtr>> args = ParseArgs(Token::kRParen, ")");
+          if (!args.ok()) return args.status();
+          absl::StatusOr<ExprPtr> call =
+              MemberCall(*std::move(expr), std::move(name), position, *std::move(args));
+          if (!call.ok()) return call;
+          expr = std::move(call);
+          continue;
+        }
+        ExprPtr select = Node(Expr::Kind::kSelect, position);
+        select->operand = *std::move(expr);
+        select->name = std::move(name);
+        select->optional = optional;
+        expr = std::move(select);
+        continue;
+      }
+      if (current_.token == Token::kLBracket) {
+        if (absl::Status read = Advance(); !read.ok()) return read;
+        bool optional = false;
+        if (current_.token == Token::kQuestion) {
+          optional = true;
+          if (absl::Status read = Advance(); !read.ok()) return read;
+        }
+        absl::StatusOr<ExprPtr> key = ParseExpr();
+        if (!key.ok()) return key;
+        if (absl::Status close = Expect(Token::kRBracket, "']'"); !close.ok()) return close;
+        ExprPtr index = Node(Expr::Kind::kIndex, position);
+        index->operand = *std::move(expr);
+        index->args.push_back(*std::move(key));
+        index->optional = optional;
+        expr = std::move(index);
+        continue;
+      }
+      return expr;
+    }
+  }
+
+  // ParseArgs reads expressions separated by commas up to `close` (the current token is the
+  // opening one); a trailing comma is allowed in list and map literals only.
+  absl::StatusOr<std::vector<ExprPtr>> ParseArgs(Token close, const char* close_text,
+                                                 bool map = false, bool trailing_comma = false) {
+    std::vector<ExprPtr> args;
+    if (absl::Status read = Advance(); !read.ok()) return read;
+    while (current_.token != close) {
+      absl::StatusOr<ExprPtr> arg = ParseExpr();
+      if (!arg.ok()) return arg.status();
+      args.push_back(*std::move(arg));
+      if (map) {
+        if (absl::Status colon = Expect(Token::kColon, "':'"); !colon.ok()) return colon;
+        absl::StatusOr<ExprPtr> value = ParseExpr();
+        if (!value.ok()) return value.status();
+        args.push_back(*std::move(value));
+      }
+      if (current_.token == Token::kComma) {
+        if (absl::Status read = Advance(); !read.ok()) return read;
+        if (current_.token == close && !trailing_comma) return Unexpected();
+        continue;
+      }
+      if (current_.token != close) {
+        return lexer_.Error(current_.position, absl::StrCat("expected '", close_text, "'"));
+      }
+    }
+    if (absl::Status read = Advance(); !read.ok()) return read;
+    return args;
+  }
+
+  // The iteration variable of a macro: a plain identifier.
+  absl::StatusOr<std::string> MacroVariable(const ExprPtr& arg, absl::string_view macro) {
+    if (arg->kind != Expr::Kind::kIdent) {
+      return lexer_.Error(arg->position,
+                          absl::StrCat(macro, "() variable name must be a simple identifier"));
+    }
+    return arg->name;
+  }
+
+  absl::StatusOr<ExprPtr> MemberCall(ExprPtr target, std::string name, size_t position,
+                                     std::vector<ExprPtr> args) {
+    const bool comprehension = name == "all" || name == "exists" || name == "exists_one" ||
+                               name == "map" || name == "filter";
+    if (comprehension && args.size() >= 2 && args.size() <= 3 &&
+        (args.size() == 2 || name == "map")) {
+      absl::StatusOr<std::string> variable = MacroVariable(args[0], name);
+      if (!variable.ok()) return variable.status();
+      ExprPtr macro = Node(Expr::Kind::kMacro, position);
+      macro->name = std::move(name);
+      macro->variable = *std::move(variable);
+      macro->operand = std::move(target);
+      for (size_t i = 1; i < args.size(); ++i) macro->args.push_back(std::move(args[i]));
+      return macro;
+    }
+    if (name == "bind" && target->kind == Expr::Kind::kIdent && target->name == "cel") {
+      if (args.size() != 3) {
+        return lexer_.Error(position, "cel.bind() takes a name, a value and an expression");
+      }
+      absl::StatusOr<std::string> variable = MacroVariable(args[0], "cel.bind");
+      if (!variable.ok()) return variable.status();
+      ExprPtr macro = Node(Expr::Kind::kMacro, position);
+      macro->name = "cel.bind";
+      macro->variable = *std::move(variable);
+      macro->operand = std::move(args[1]);
+      macro->args.push_back(std::move(args[2]));
+      return macro;
+    }
+    // A function of a namespace ("optional.of") is a global function with a qualified name.
+    if (target->kind == Expr::Kind::kIdent &&
+        (target->name == "optional" || target->name == "math" || target->name == "sets" ||
+         target->name == "strings" || target->name == "cel")) {
+      return Call(absl::StrCat(target->name, ".", name), position, std::move(args));
+    }
+    ExprPtr call = Call(name, position, std::move(args));
+    call->operand = std::move(target);
+    return call;
+  }
+
+  // ParsePrimary: `negate` is set after a unary minus, which a number literal takes in.
+  absl::StatusOr<ExprPtr> ParsePrimary(bool negate) {
+    const size_t position = current_.position;
+    switch (current_.token) {
+      case Token::kInt: {
+        constexpr uint64_t kMinimum = uint64_t{1} << 63;  // |INT64_MIN|
+        const uint64_t magnitude = current_.uint_value;
+        if (magnitude > kMinimum || (magnitude == kMinimum && !negate)) {
+          return lexer_.Error(position, "integer literal too large");
+        }
+        ExprPtr constant = Node(Expr::Kind::kConst, position);
+        constant->constant =
+            Value::Int(!negate ? static_cast<int64_t>(magnitude)
+                               : (magnitude == kMinimum ? std::numeric_limits<int64_t>::min()
+                                                        : -static_cast<int64_t>(magnitude)));
+        if (absl::Status read = Advance(); !read.ok()) return read;
+        return constant;
+      }
+      case Token::kUint:
+      case Token::kDouble:
+      case Token::kString:
+      case Token::kBytes:
+      case Token::kTrue:
+      case Token::kFalse:
+      case Token::kNull: {
+        ExprPtr constant = Node(Expr::Kind::kConst, position);
+        switch (current_.token) {
+          case Token::kUint:
+            constant->constant = Value::Uint(current_.uint_value);
+            break;
+          case Token::kDouble:
+            constant->constant =
+                Value::Double(negate ? -current_.double_value : current_.double_value);
+            break;
+          case Token::kString:
+            constant->constant = Value::String(current_.text);
+            break;
+          case Token::kBytes:
+            constant->constant = Value::BytesOf(current_.text);
+            break;
+          case Token::kTrue:
+          case Token::kFalse:
+            constant->constant = Value::Bool(current_.token == Token::kTrue);
+            break;
+          default:
+            break;
+        }
+        if (absl::Status read = Advance(); !read.ok()) return read;
+        return constant;
+      }
+      case Token::kDot:
+      case Token::kIdent: {
+        if (current_.token == Token::kDot) {
+          if (absl::Status read = Advance(); !read.ok()) return read;
+          if (current_.token != Token::kIdent) return Unexpected();
+        }
+        std::string name = current_.text;
+        if (absl::Status read = Advance(); !read.ok()) return read;
+        if (current_.token == Token::kLParen) {
+          absl::StatusOr<std::vector<ExprPtr>> args = ParseArgs(Token::kRParen, ")");
+          if (!args.ok()) return args.status();
+          if (name == "has") {
+            if (args->size() != 1 || (*args)[0]->kind != Expr::Kind::kSelect ||
+                (*args)[0]->optional) {
+              return lexer_.Error(position, "invalid argument to has() macro");
+            }
+            ExprPtr select = std::move((*args)[0]);
+            select->test_only = true;
+            return select;
+          }
+          return Call(name, position, *std::move(args));
+        }
+        if (current_.token == Token::kLBrace) {
+          return lexer_.Error(position, "message construction is not supported");
+        }
+        ExprPtr ident = Node(Expr::Kind::kIdent, position);
+        ident->name = std::move(name);
+        return ident;
+      }
+      case Token::kLParen: {
+        if (absl::Status read = Advance(); !read.ok()) return read;
+        absl::StatusOr<ExprPtr> inner = ParseExpr();
+        if (!inner.ok()) return inner;
+        if (absl::Status close = Expect(Token::kRParen, "')'"); !close.ok()) return close;
+        return inner;
+      }
+      case Token::kLBracket: {
+        absl::StatusOr<std::vector<ExprPtr>> items = ParseArgs(Token::kRBracket, "]", false, true);
+        if (!items.ok()) return items.status();
+        ExprPtr list = Node(Expr::Kind::kList, position);
+        list->args = *std::move(items);
+        return list;
+      }
+      case Token::kLBrace: {
+        absl::StatusOr<std::vector<ExprPtr>> entries = ParseArgs(Token::kRBrace, "}", true, true);
+        if (!entries.ok()) return entries.status();
+        ExprPtr map = Node(Expr::Kind::kMap, position);
+        map->args = *std::move(entries);
+        return map;
+      }
+      default:
+        return Unexpected();
+    }
+  }
+
+  Lexer lexer_;
+  Lexeme current_;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<ExprPtr> Parse(absl::string_view text) {
+  if (text.size() > kMaxExpressionLength) {
+    return absl::InvalidArgumentError(absl::StrCat("Syntax error: the expression is ", text.size(),
+                                                   " bytes long, more than the ",
+                                                   kMaxExpressionLength, " allowed"));
+  }
+  Parser parser(text);
+  return parser.ParseAll();
+}
+
+}  // namespace devmgr::cel

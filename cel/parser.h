@@ -1,0 +1,21 @@
+// Parse: CEL's grammar (cel-spec's langdef.md) into the syntax tree of ast.h, with the macros
+// DRA selectors use recognised: has(), all, exists, exists_one, map, filter and cel.bind.
+// Everything else of the language parses too (conditionals, list and map literals, all
+// operators, every literal form); what the evaluator does not support is refused by the
+// checker, not here.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cel/ast.h"
+
+namespace devmgr::cel {
+
+// The longest expression accepted (Kubernetes' limit for a selector, 10 Ki).
+inline constexpr size_t kMaxExpressionLength = 10 * 1024;
+
+// Parse: InvalidArgument "Syntax error: <what> at <line>:<column>" for text that is not a CEL
+// expression, or that is longer than kMaxExpressionLength or nests more than 100 deep.
+absl::StatusOr<ExprPtr> Parse(absl::string_view text);
+
+}  // namespace devmgr::cel

@@ -1,0 +1,87 @@
+#include "cel/program.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "cel/interpreter.h"
+#include "cel/parser.h"
+
+namespace devmgr::cel {
+namespace {
+
+// The domain and the ID of a qualified name ("domain/id", or an ID of `driver`'s domain).
+std::pair<std::string, std::string> Qualify(const std::string& name, const std::string& driver) {
+  const size_t slash = name.find('/');
+  if (slash == std::string::npos) return {driver, name};
+  return {name.substr(0, slash), name.substr(slash + 1)};
+}
+
+// ByDomain: the values grouped as domain -> (id -> value), an unknown domain reading as empty.
+template <typename Entries, typename ToValue>
+Value ByDomain(const Entries& entries, const std::string& driver, ToValue to_value) {
+  Map outer;
+  outer.default_empty_map = true;
+  std::map<std::string, Map> domains;
+  for (const auto& [name, value] : entries) {
+    auto [domain, id] = Qualify(name, driver);
+    domains[domain].entries.emplace_back(Value::String(id), to_value(value));
+  }
+  for (auto& [domain, inner] : domains) {
+    outer.entries.emplace_back(Value::String(domain), Value::MapOf(std::move(inner)));
+  }
+  return Value::MapOf(std::move(outer));
+}
+
+}  // namespace
+
+Value DeviceValue(const Device& device) {
+  Map fields;
+  fields.entries.emplace_back(Value::String("driver"), Value::String(device.driver));
+  fields.entries.emplace_back(Value::String("allowMultipleAllocations"),
+                              Value::Bool(device.allow_multiple_allocations.value_or(false)));
+  fields.entries.emplace_back(
+      Value::String("attributes"),
+      ByDomain(device.attributes, device.driver, [](const Value& value) { return value; }));
+  fields.entries.emplace_back(
+      Value::String("capacity"),
+      ByDomain(device.capacity, device.driver,
+               [](const kubeapi::Quantity& quantity) { return Value::QuantityOf(quantity); }));
+  return Value::MapOf(std::move(fields));
+}
+
+absl::StatusOr<std::shared_ptr<const Program>> Program::Compile(std::string expression,
+                                                                CompileOptions options) {
+  absl::StatusOr<ExprPtr> root = Parse(expression);
+  if (!root.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("compilation failed: ERROR: <input>: ", root.status().message()));
+  }
+  if (absl::Status checked = Check(**root, options.check); !checked.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("compilation failed: ", checked.message()));
+  }
+  return std::shared_ptr<const Program>(
+      new Program(std::move(expression), *std::move(root), options));
+}
+
+absl::StatusOr<bool> Program::Matches(const Device& device, uint64_t* cost,
+                                      Interruption interruption) const {
+  EvalContext context(options_.cost_limit, interruption, regexes_);
+  const Value result = Evaluate(*root_, DeviceValue(device), context);
+  if (cost != nullptr) *cost = context.cost();
+  switch (context.stop()) {
+    case EvalContext::Stop::kDeadline:
+      return absl::DeadlineExceededError(context.StopReason());
+    case EvalContext::Stop::kCancelled:
+      return absl::CancelledError(context.StopReason());
+    default:
+      break;
+  }
+  if (result.is_error()) return absl::InvalidArgumentError(result.error());
+  if (result.kind() != Value::Kind::kBool) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CEL result of type ", result.TypeName(), " could not be converted to bool"));
+  }
+  return result.bool_value();
+}
+
+}  // namespace devmgr::cel

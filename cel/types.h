@@ -1,0 +1,52 @@
+// Type: the static types the checker (checker.h) infers for the CEL subset, with `dyn` for what
+// is only known at evaluation (a device attribute's value). Names print as cel-go prints them in
+// its errors ("int", "list(string)", "map(string, dyn)", "kubernetes.Semver").
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace devmgr::cel {
+
+struct Type {
+  enum class Kind {
+    kDyn,
+    // google.protobuf.Any: a device attribute's value in an environment without list-type
+    // attributes. Used as dyn, except that it cannot be the range of a macro.
+    kAny,
+    kNull,
+    kBool,
+    kInt,
+    kUint,
+    kDouble,
+    kString,
+    kBytes,
+    kList,  // params: element
+    kMap,   // params: key, value
+    kSemver,
+    kQuantity,
+    kOptional,  // params: value
+    kDevice,    // kubernetes.DRADevice, the `device` variable
+  };
+
+  Kind kind = Kind::kDyn;
+  std::vector<Type> params;
+
+  static Type Of(Kind kind) { return Type{kind, {}}; }
+  static Type Dyn() { return Of(Kind::kDyn); }
+  static Type ListOf(Type element) { return Type{Kind::kList, {std::move(element)}}; }
+  static Type MapOf(Type key, Type value) {
+    return Type{Kind::kMap, {std::move(key), std::move(value)}};
+  }
+  static Type OptionalOf(Type value) { return Type{Kind::kOptional, {std::move(value)}}; }
+
+  bool is_dyn() const { return kind == Kind::kDyn || kind == Kind::kAny; }
+  // Accepts: a value of `other` may be passed where this type is expected (dyn accepts and is
+  // accepted by everything; containers compare their parameters).
+  bool Accepts(const Type& other) const;
+  std::string ToString() const;
+
+  bool operator==(const Type&) const = default;
+};
+
+}  // namespace devmgr::cel

@@ -1,0 +1,119 @@
+// Value: a CEL value of the subset devmgr evaluates: null, bool, int, uint, double, string,
+// bytes, list, map, the Kubernetes types Semver and Quantity, optional values, and errors.
+// Errors are values, as in CEL: an operation on an error gives that error, except where CEL
+// says otherwise (`false && error` is false, `true || error` is true).
+//
+// Values are cheap to copy: lists, maps and optionals share their contents, which never change.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "kubeapi/quantity.h"
+#include "kubeapi/semver.h"
+
+namespace devmgr::cel {
+
+class Value;
+
+struct Null {
+  bool operator==(const Null&) const = default;
+};
+struct Bytes {
+  std::string data;
+  bool operator==(const Bytes&) const = default;
+};
+// Error: what went wrong, as the message CEL's evaluation error carries.
+struct Error {
+  std::string message;
+};
+using List = std::vector<Value>;
+// A map's entries in insertion order; keys are unique. `default_empty_map`: a key that is not
+// there reads as an empty map, not as an error (DRA's device.attributes and device.capacity:
+// an unknown domain has no attributes); `in` and has() still see it as absent.
+struct Map {
+  std::vector<std::pair<Value, Value>> entries;
+  bool default_empty_map = false;
+};
+// Optional: a value that may be absent (CEL's optional_type).
+struct Optional {
+  std::shared_ptr<const Value> value;  // null: none
+};
+
+class Value {
+ public:
+  enum class Kind {
+    kNull,
+    kBool,
+    kInt,
+    kUint,
+    kDouble,
+    kString,
+    kBytes,
+    kList,
+    kMap,
+    kSemver,
+    kQuantity,
+    kOptional,
+    kError,
+  };
+
+  Value() : data_(Null{}) {}
+  static Value Bool(bool value) { return Value(value); }
+  static Value Int(int64_t value) { return Value(value); }
+  static Value Uint(uint64_t value) { return Value(value); }
+  static Value Double(double value) { return Value(value); }
+  static Value String(std::string value) { return Value(std::move(value)); }
+  static Value BytesOf(std::string value) { return Value(Bytes{std::move(value)}); }
+  static Value ListOf(List items) { return Value(std::make_shared<const List>(std::move(items))); }
+  static Value MapOf(Map map) { return Value(std::make_shared<const Map>(std::move(map))); }
+  static Value SemverOf(kubeapi::Semver value) { return Value(std::move(value)); }
+  static Value QuantityOf(kubeapi::Quantity value) { return Value(value); }
+  static Value OptionalOf(std::optional<Value> value);
+  static Value ErrorOf(std::string message) { return Value(Error{std::move(message)}); }
+
+  Kind kind() const { return static_cast<Kind>(data_.index()); }
+  bool is_error() const { return kind() == Kind::kError; }
+
+  bool bool_value() const { return std::get<bool>(data_); }
+  int64_t int_value() const { return std::get<int64_t>(data_); }
+  uint64_t uint_value() const { return std::get<uint64_t>(data_); }
+  double double_value() const { return std::get<double>(data_); }
+  const std::string& string_value() const { return std::get<std::string>(data_); }
+  const std::string& bytes_value() const { return std::get<Bytes>(data_).data; }
+  const List& list() const { return *std::get<std::shared_ptr<const List>>(data_); }
+  const Map& map() const { return *std::get<std::shared_ptr<const Map>>(data_); }
+  const kubeapi::Semver& semver() const { return std::get<kubeapi::Semver>(data_); }
+  const kubeapi::Quantity& quantity() const { return std::get<kubeapi::Quantity>(data_); }
+  // The optional's value, or null when it has none.
+  const Value* optional_value() const { return std::get<Optional>(data_).value.get(); }
+  const std::string& error() const { return std::get<Error>(data_).message; }
+
+  // The CEL type's name: "int", "string", "list", "map", "kubernetes.Semver", ...
+  const char* TypeName() const;
+
+ private:
+  using Data = std::variant<Null, bool, int64_t, uint64_t, double, std::string, Bytes,
+                            std::shared_ptr<const List>, std::shared_ptr<const Map>,
+                            kubeapi::Semver, kubeapi::Quantity, Optional, Error>;
+  template <typename T>
+  explicit Value(T value) : data_(std::move(value)) {}
+
+  Data data_;
+};
+
+// Equals: CEL's ==. Numbers compare across int, uint and double by value; lists and maps
+// element by element; values of different types are not equal. An error compared is that error.
+Value Equals(const Value& a, const Value& b);
+
+// Find: the value of `key` in `map`, or null when it is not there.
+const Value* Find(const Map& map, const Value& key);
+// Lookup: as Find, but a map with default_empty_map answers an empty map for a missing key.
+const Value* Lookup(const Map& map, const Value& key);
+
+}  // namespace devmgr::cel

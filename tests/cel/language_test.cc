@@ -1,0 +1,213 @@
+// The CEL subset beyond upstream's selector table: the language's own semantics (errors that
+// && and || absorb and those nothing absorbs, macros, literals, arithmetic at the int limits,
+// conversions), the string, Semver, Quantity and optional libraries, and what is refused at
+// compile time rather than evaluated approximately. Expected values follow cel-spec and
+// cel-go's behaviour.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "cel/program.h"
+
+namespace devmgr::cel {
+namespace {
+
+Device TestDevice() {
+  Device device;
+  device.driver = "gpu.example.com";
+  device.attributes["model"] = Value::String("a100");
+  device.attributes["index"] = Value::Int(3);
+  device.attributes["healthy"] = Value::Bool(true);
+  device.attributes["driverVersion"] = Value::SemverOf(*kubeapi::Semver::Parse("535.104.5"));
+  device.attributes["other.example.com/zone"] = Value::String("east");
+  device.capacity["memory"] = *kubeapi::Quantity::Parse("40Gi");
+  return device;
+}
+
+// Eval: the expression's result for TestDevice(), or the error's text prefixed by "error: ".
+std::string Eval(const std::string& expression) {
+  absl::StatusOr<std::shared_ptr<const Program>> program = Program::Compile(expression);
+  if (!program.ok()) return "compile: " + std::string(program.status().message());
+  absl::StatusOr<bool> matched = (*program)->Matches(TestDevice());
+  if (!matched.ok()) return "error: " + std::string(matched.status().message());
+  return *matched ? "true" : "false";
+}
+
+TEST(CelLanguageTest, SelectorsSeenInPractice) {
+  for (
+      const std::string expression : {
+          R"(device.driver == "gpu.example.com" && device.attributes["gpu.example.com"].model == "a100")",
+          R"(device.attributes["gpu.example.com"].model.contains("100"))",
+          R"(has(device.attributes["gpu.example.com"].model))",
+          R"(!has(device.attributes["gpu.example.com"].pciAddress))",
+          R"(device.attributes["gpu.example.com"].driverVersion.major() == 535)",
+          R"(!device.attributes["gpu.example.com"].driverVersion.isLessThan(semver("500.0.0")))",
+          R"(device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0)",
+          R"("gpu.example.com" in device.attributes)",
+          R"(device.attributes["other.example.com"].zone == "east")",
+          R"(device.attributes["gpu.example.com"].exists(k, k == "model"))",
+          R"(device.attributes["gpu.example.com"].index in [1, 2, 3])",
+      }) {
+    EXPECT_EQ(Eval(expression), "true") << expression;
+  }
+}
+
+TEST(CelLanguageTest, ErrorsFlowExceptWhereLogicDecides) {
+  const std::string missing = R"(device.attributes["gpu.example.com"].missing)";
+  EXPECT_EQ(Eval("false && " + missing), "false");
+  EXPECT_EQ(Eval(missing + " && false"), "false");
+  EXPECT_EQ(Eval("true || " + missing), "true");
+  EXPECT_EQ(Eval(missing + " || true"), "true");
+  EXPECT_EQ(Eval("true && " + missing), "error: no such key: missing");
+  EXPECT_EQ(Eval(missing + " || false"), "error: no such key: missing");
+  // all() is false once an element is false, whatever another element's predicate did.
+  EXPECT_EQ(Eval("[0, 1].all(x, 10 / x < 5)"), "false");
+  EXPECT_EQ(Eval("[0, 1].exists(x, 10 / x > 5)"), "true");
+  EXPECT_EQ(Eval("[0, 20].all(x, 10 / x < 5)"), "error: division by zero");
+  EXPECT_EQ(Eval("[0, 1].exists_one(x, 10 / x > 5)"), "error: division by zero");
+  EXPECT_EQ(Eval("1 / 0 == 1 ? true : false"), "error: division by zero");
+}
+
+TEST(CelLanguageTest, Macros) {
+  EXPECT_EQ(Eval("[1, 2, 3].map(x, x * 2) == [2, 4, 6]"), "true");
+  EXPECT_EQ(Eval("[1, 2, 3].map(x, x > 1, x * 10) == [20, 30]"), "true");
+  EXPECT_EQ(Eval("[1, 2, 3].filter(x, x % 2 == 1) == [1, 3]"), "true");
+  EXPECT_EQ(Eval("[1, 2, 3].exists_one(x, x == 2)"), "true");
+  EXPECT_EQ(Eval("[2, 2].exists_one(x, x == 2)"), "false");
+  EXPECT_EQ(Eval(R"({"a": 1, "b": 2}.all(k, k.size() == 1))"), "true");
+  EXPECT_EQ(Eval("cel.bind(x, 2, cel.bind(y, x * 3, y == 6))"), "true");
+  EXPECT_EQ(Eval("[].all(x, false)"), "true");
+  EXPECT_EQ(Eval("[].exists(x, true)"), "false");
+}
+
+TEST(CelLanguageTest, LiteralsAndArithmetic) {
+  EXPECT_EQ(Eval("0x10 == 16 && 1u == 1u && 1.5e1 == 15.0 && -1 < 0"), "true");
+  EXPECT_EQ(Eval("9223372036854775807 + 1 > 0"), "error: integer overflow");
+  EXPECT_EQ(Eval("-9223372036854775808 - 1 < 0"), "error: integer overflow");
+  EXPECT_EQ(Eval("-9223372036854775808 < 0"), "true");
+  EXPECT_EQ(Eval("0u - 1u > 0u"), "error: integer overflow");
+  EXPECT_EQ(Eval("7 % 0 == 0"), "error: modulus by zero");
+  EXPECT_EQ(Eval("1 == 1u && 1 == 1.0 && 2u < 3 && 2.5 > 2"), "true");
+  EXPECT_EQ(Eval(R"("abc" < "abd" && b"a" < b"b" && false < true)"), "true");
+  EXPECT_EQ(Eval(R"('a\x41\u00e9\101' == "aAéA")"), "true");
+  EXPECT_EQ(Eval(R"(r"\d" == "\\d" && """x
+y""".size() == 3)"),
+            "true");
+  EXPECT_EQ(Eval("[1] + [2] == [1, 2] && size([1, 2]) == 2"), "true");
+  EXPECT_EQ(Eval(R"({"a": 1}["a"] == 1 && {"a": 1, "b": 2}.size() == 2)"), "true");
+  EXPECT_EQ(Eval(R"({"a": 1, "a": 2}.size() == 2)"), "error: Failed with repeated key: a");
+  EXPECT_EQ(Eval("[1, 2][2] == 1"), "error: index out of range: 2");
+  EXPECT_EQ(Eval("9223372036854775808 > 0"),
+            "compile: compilation failed: ERROR: <input>: Syntax error: integer literal too "
+            "large at 1:1");
+}
+
+TEST(CelLanguageTest, Conversions) {
+  EXPECT_EQ(Eval(R"(int("42") == 42 && uint(42) == 42u && double(1) == 1.0)"), "true");
+  EXPECT_EQ(Eval(R"(string(42) == "42" && string(true) == "true" && bytes("a") == b"a")"), "true");
+  EXPECT_EQ(Eval("int(3.9) == 3 && int(-3.9) == -3"), "true");
+  EXPECT_EQ(Eval("int(1e19) > 0"), "error: range error converting double to int");
+  EXPECT_EQ(Eval("uint(-1) > 0u"), "error: range error converting int to uint");
+  EXPECT_EQ(Eval(R"(int("x") == 0)"), "error: cannot convert \"x\" to int");
+  EXPECT_EQ(Eval(R"(bool("true") && !bool("0"))"), "true");
+}
+
+TEST(CelLanguageTest, Strings) {
+  EXPECT_EQ(Eval(R"("héllo".size() == 5 && "héllo".charAt(1) == "é")"), "true");
+  EXPECT_EQ(
+      Eval(R"("a-b-c".split("-") == ["a", "b", "c"] && "a-b-c".split("-", 2) == ["a", "b-c"])"),
+      "true");
+  EXPECT_EQ(Eval(R"("  x y ".trim() == "x y" && "AbC".lowerAscii() == "abc")"), "true");
+  EXPECT_EQ(Eval(R"("abcabc".indexOf("c") == 2 && "abcabc".lastIndexOf("c") == 5)"), "true");
+  EXPECT_EQ(Eval(R"("hello".substring(1, 3) == "el" && "aaa".replace("a", "b", 2) == "bba")"),
+            "true");
+  EXPECT_EQ(Eval(R"(["a", "b"].join("/") == "a/b" && "abc".reverse() == "cba")"), "true");
+  EXPECT_EQ(Eval(R"("gpu-12".find("[0-9]+") == "12" && "a1b22".findAll("[0-9]+") == ["1", "22"])"),
+            "true");
+  EXPECT_EQ(Eval(R"("abc".matches("^a.c$") && matches("abc", "b"))"), "true");
+  EXPECT_TRUE(
+      absl::StartsWith(Eval(R"("abc".matches("("))"), "error: invalid regular expression \"(\": "));
+  EXPECT_EQ(Eval(R"("abc".substring(2, 1) == "")"),
+            "error: invalid substring range. start: 2, end: 1");
+}
+
+TEST(CelLanguageTest, SemverAndQuantity) {
+  EXPECT_EQ(Eval(R"(semver("1.2.3").compareTo(semver("1.2.4")) == -1)"), "true");
+  EXPECT_EQ(Eval(R"(semver("1.0.0-rc.1").isLessThan(semver("1.0.0")))"), "true");
+  EXPECT_EQ(Eval(R"(isSemver("1.0") == false && isSemver("1.0", true))"), "true");
+  EXPECT_EQ(Eval(R"(semver("1.0.0") == semver("1.0.0+build"))"), "true");
+  EXPECT_EQ(Eval(R"(semver("1.0") == semver("1.0.0"))"),
+            "error: \"1.0\" is not a semantic version: no Major.Minor.Patch elements found");
+  EXPECT_EQ(Eval(R"(quantity("1.5Gi").add(quantity("512Mi")) == quantity("2Gi"))"), "true");
+  EXPECT_EQ(Eval(R"(quantity("1").sub(2).sign() == -1 && quantity("2k").asInteger() == 2000)"),
+            "true");
+  EXPECT_EQ(
+      Eval(
+          R"(quantity("100m").isInteger() == false && quantity("100m").asApproximateFloat() == 0.1)"),
+      "true");
+  EXPECT_EQ(Eval(R"(isQuantity("1Gi") && !isQuantity("1 Gi"))"), "true");
+  EXPECT_EQ(Eval(R"(quantity("1.5").asInteger() == 1)").substr(0, 41),
+            "error: cannot convert value to integer: 1");
+}
+
+TEST(CelLanguageTest, OptionalValues) {
+  EXPECT_EQ(Eval(R"(device.attributes["gpu.example.com"].?missing.orValue("none") == "none")"),
+            "true");
+  EXPECT_EQ(Eval(R"(device.attributes["gpu.example.com"].?model.orValue("none") == "a100")"),
+            "true");
+  EXPECT_EQ(Eval(R"(device.attributes["gpu.example.com"][?"model"].hasValue())"), "true");
+  EXPECT_EQ(Eval(R"(optional.none().or(optional.of(1)).value() == 1)"), "true");
+  EXPECT_EQ(Eval(R"(optional.ofNonZeroValue("").hasValue() == false)"), "true");
+  EXPECT_EQ(Eval(R"(optional.none().value() == 1)"), "error: optional.none() dereference");
+  EXPECT_EQ(Eval(R"([1, 2][?5].orValue(0) == 0)"), "true");
+}
+
+TEST(CelLanguageTest, WhatIsOutsideTheSubsetIsRefusedWhenCompiled) {
+  for (const auto& [expression, error] : std::vector<std::pair<std::string, std::string>>{
+           {"timestamp('2024-01-01T00:00:00Z') > timestamp('2023-01-01T00:00:00Z')",
+            "undeclared reference to 'timestamp'"},
+           {"device.attributes['x'].y.noSuchFunction()",
+            "undeclared reference to 'noSuchFunction'"},
+           {"nosuchvariable == 1", "undeclared reference to 'nosuchvariable'"},
+           {"device.noSuchField == 1", "undefined field 'noSuchField'"},
+           {"1 + 'a' == 2", "found no matching overload for '_+_' applied to '(int, string)'"},
+           {"semver('1.0.0') < semver('2.0.0')",
+            "found no matching overload for '_<_' applied to '(kubernetes.Semver, "
+            "kubernetes.Semver)'"},
+           {"'abc'.contains(1)",
+            "found no matching overload for 'contains' applied to "
+            "'string.(int)'"},
+           {"'a' + 'b'", "must evaluate to bool or the unknown type, not string"},
+           {"1.exists(x, true)", "cannot be range of a comprehension"},
+           {"Msg{a: 1}", "message construction is not supported"},
+           {"has(device)", "invalid argument to has() macro"},
+           {"let x = 1", "reserved identifier 'let'"},
+           {std::string(10 * 1024 + 1, ' ') + "true", "more than the 10240 allowed"},
+       }) {
+    EXPECT_TRUE(absl::StrContains(Eval(expression), error))
+        << expression << ": " << Eval(expression);
+  }
+}
+
+TEST(CelLanguageTest, TheCostLimitHolds) {
+  CompileOptions options;
+  options.cost_limit = 100;
+  absl::StatusOr<std::shared_ptr<const Program>> program = Program::Compile(
+      "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, [1, 2, 3, 4, 5, 6, 7, 8, 9, "
+      "10].all(y, x * y > 0))",
+      options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  uint64_t cost = 0;
+  absl::StatusOr<bool> matched = (*program)->Matches(TestDevice(), &cost);
+  EXPECT_EQ(matched.status().message(), "operation cancelled: actual cost limit exceeded");
+  EXPECT_GT(cost, 100u);
+  options.cost_limit = kDefaultCostLimit;
+  program = Program::Compile((*program)->expression(), options);
+  EXPECT_TRUE(*(*program)->Matches(TestDevice(), &cost));
+  EXPECT_LT(cost, 1000u);
+}
+
+}  // namespace
+}  // namespace devmgr::cel
