@@ -16,6 +16,16 @@ namespace devmgr::cel {
 namespace {
 
 constexpr int kMaxDepth = 100;
+// The deepest syntax tree accepted: chains of operators and fields nest without parentheses,
+// and the checker and the interpreter recurse once per level.
+constexpr int kMaxTreeDepth = 250;
+
+int TreeDepth(const Expr& e) {
+  int deepest = 0;
+  if (e.operand != nullptr) deepest = TreeDepth(*e.operand);
+  for (const ExprPtr& arg : e.args) deepest = std::max(deepest, TreeDepth(*arg));
+  return deepest + 1;
+}
 
 enum class Token {
   kEnd,
@@ -775,7 +785,12 @@ absl::StatusOr<ExprPtr> Parse(absl::string_view text) {
                                                    kMaxExpressionLength, " allowed"));
   }
   Parser parser(text);
-  return parser.ParseAll();
+  absl::StatusOr<ExprPtr> root = parser.ParseAll();
+  if (root.ok() && TreeDepth(**root) > kMaxTreeDepth) {
+    return absl::InvalidArgumentError(absl::StrCat("Syntax error: the expression nests more than ",
+                                                   kMaxTreeDepth, " levels deep"));
+  }
+  return root;
 }
 
 }  // namespace devmgr::cel

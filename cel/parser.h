@@ -15,7 +15,8 @@ namespace devmgr::cel {
 inline constexpr size_t kMaxExpressionLength = 10 * 1024;
 
 // Parse: InvalidArgument "Syntax error: <what> at <line>:<column>" for text that is not a CEL
-// expression, or that is longer than kMaxExpressionLength or nests more than 100 deep.
+// expression, or that is longer than kMaxExpressionLength, nests more than 100 parentheses or
+// calls deep, or makes a tree more than 250 levels deep (a long chain of operators).
 absl::StatusOr<ExprPtr> Parse(absl::string_view text);
 
 }  // namespace devmgr::cel

@@ -185,6 +185,13 @@ TEST(CelLanguageTest, WhatIsOutsideTheSubsetIsRefusedWhenCompiled) {
            {"has(device)", "invalid argument to has() macro"},
            {"let x = 1", "reserved identifier 'let'"},
            {std::string(10 * 1024 + 1, ' ') + "true", "more than the 10240 allowed"},
+           {[] {
+              std::string sum = "1";
+              for (int i = 0; i < 3000; ++i) sum += "+1";
+              return sum + " > 0";
+            }(),
+            "nests more than 250 levels deep"},
+           {std::string(200, '(') + "true" + std::string(200, ')'), "nests too deep"},
        }) {
     EXPECT_TRUE(absl::StrContains(Eval(expression), error))
         << expression << ": " << Eval(expression);
