@@ -65,8 +65,13 @@ absl::StatusOr<std::shared_ptr<const Program>> Program::Compile(std::string expr
 
 absl::StatusOr<bool> Program::Matches(const Device& device, uint64_t* cost,
                                       Interruption interruption) const {
+  return MatchesValue(DeviceValue(device), cost, interruption);
+}
+
+absl::StatusOr<bool> Program::MatchesValue(const Value& device, uint64_t* cost,
+                                           Interruption interruption) const {
   EvalContext context(options_.cost_limit, interruption, regexes_);
-  const Value result = Evaluate(*root_, DeviceValue(device), context);
+  const Value result = Evaluate(*root_, device, context);
   if (cost != nullptr) *cost = context.cost();
   switch (context.stop()) {
     case EvalContext::Stop::kDeadline:

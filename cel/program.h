@@ -57,6 +57,9 @@ class Program {
   // DeadlineExceeded or Cancelled, "operation interrupted: ...".
   absl::StatusOr<bool> Matches(const Device& device, uint64_t* cost = nullptr,
                                Interruption interruption = {}) const;
+  // The same for a device whose value (DeviceValue) was built once for many selectors.
+  absl::StatusOr<bool> MatchesValue(const Value& device, uint64_t* cost = nullptr,
+                                    Interruption interruption = {}) const;
 
   const std::string& expression() const { return expression_; }
 

@@ -154,6 +154,14 @@ absl::StatusOr<int64_t> Quantity::AsInteger() const {
   return static_cast<int64_t>(nanos_ / kNanosPerUnit);
 }
 
+int64_t Quantity::CeilInt64() const {
+  Int128 whole = nanos_ / kNanosPerUnit;
+  if (nanos_ % kNanosPerUnit > 0) ++whole;
+  if (whole > std::numeric_limits<int64_t>::max()) return std::numeric_limits<int64_t>::max();
+  if (whole < std::numeric_limits<int64_t>::min()) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(whole);
+}
+
 double Quantity::AsApproximateFloat() const {
   return static_cast<double>(nanos_) / static_cast<double>(kNanosPerUnit);
 }

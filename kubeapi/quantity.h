@@ -46,6 +46,8 @@ class Quantity {
   // AsInteger: the value, when IsInteger; OutOfRange otherwise.
   absl::StatusOr<int64_t> AsInteger() const;
   double AsApproximateFloat() const;
+  // CeilInt64: resource.Quantity's Value(): rounded up to a whole number, held to int64's range.
+  int64_t CeilInt64() const;
   // The value in the plainest decimal form ("1073741824", "0.1", "-3").
   std::string ToString() const;
 

@@ -4,157 +4,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "kubeapi/json_fields.h"
 
 namespace devmgr::kubeapi {
 namespace {
 
-absl::Status FieldError(const std::string& field, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
-}
-
-// Fields takes the modelled keys out of one JSON object; what is left is the object's extra.
-class Fields {
- public:
-  Fields(const Json& object, std::string field) : rest_(object), field_(std::move(field)) {}
-
-  // ok: the input was an object (checked once, before any Take).
-  absl::Status CheckObject() const {
-    if (rest_.is_object()) return absl::OkStatus();
-    return FieldError(field_, "must be an object");
-  }
-
-  // Take removes `key` and returns it (null when absent).
-  Json Take(const char* key) {
-    auto it = rest_.find(key);
-    if (it == rest_.end()) return Json();
-    Json value = std::move(*it);
-    rest_.erase(it);
-    return value;
-  }
-
-  absl::StatusOr<std::string> String(const char* key) {
-    Json value = Take(key);
-    if (value.is_null()) return std::string();
-    if (!value.is_string()) return FieldError(Name(key), "must be a string");
-    return value.get<std::string>();
-  }
-  absl::StatusOr<std::optional<std::string>> OptionalString(const char* key) {
-    Json value = Take(key);
-    if (value.is_null()) return std::optional<std::string>();
-    if (!value.is_string()) return FieldError(Name(key), "must be a string");
-    return std::optional<std::string>(value.get<std::string>());
-  }
-  absl::StatusOr<int64_t> Int(const char* key) {
-    Json value = Take(key);
-    if (value.is_null()) return int64_t{0};
-    if (!value.is_number_integer()) return FieldError(Name(key), "must be an integer");
-    return value.get<int64_t>();
-  }
-  absl::StatusOr<std::optional<bool>> OptionalBool(const char* key) {
-    Json value = Take(key);
-    if (value.is_null()) return std::optional<bool>();
-    if (!value.is_boolean()) return FieldError(Name(key), "must be true or false");
-    return std::optional<bool>(value.get<bool>());
-  }
-  // Object: an object value, or {} when absent.
-  absl::StatusOr<Json> Object(const char* key) {
-    Json value = Take(key);
-    if (value.is_null()) return Json::object();
-    if (!value.is_object()) return FieldError(Name(key), "must be an object");
-    return value;
-  }
-  // List: the items of a list value (none when absent), each read by `read`.
-  template <typename T, typename Read>
-  absl::StatusOr<std::vector<T>> List(const char* key, Read read) {
-    Json value = Take(key);
-    std::vector<T> out;
-    if (value.is_null()) return out;
-    if (!value.is_array()) return FieldError(Name(key), "must be a list");
-    for (size_t i = 0; i < value.size(); ++i) {
-      absl::StatusOr<T> item = read(value[i], absl::StrCat(Name(key), "[", i, "]"));
-      if (!item.ok()) return item.status();
-      out.push_back(*std::move(item));
-    }
-    return out;
-  }
-
-  std::string Name(const char* key) const {
-    return field_.empty() ? std::string(key) : absl::StrCat(field_, ".", key);
-  }
-  Json Rest() && { return std::move(rest_); }
-
- private:
-  Json rest_;
-  std::string field_;
-};
-
-// Put sets `key` unless the value is empty (omitempty).
-void PutString(Json& out, const char* key, const std::string& value) {
-  if (!value.empty()) out[key] = value;
-}
-
-absl::StatusOr<OwnerReference> DecodeOwner(const Json& object, const std::string& field) {
-  Fields fields(object, field);
-  if (absl::Status ok = fields.CheckObject(); !ok.ok()) return ok;
-  OwnerReference owner;
-  for (auto [key, target] :
-       {std::pair{"apiVersion", &owner.api_version}, std::pair{"kind", &owner.kind},
-        std::pair{"name", &owner.name}, std::pair{"uid", &owner.uid}}) {
-    absl::StatusOr<std::string> value = fields.String(key);
-    if (!value.ok()) return value.status();
-    *target = *std::move(value);
-  }
-  absl::StatusOr<std::optional<bool>> controller = fields.OptionalBool("controller");
-  if (!controller.ok()) return controller.status();
-  owner.controller = *controller;
-  owner.extra = std::move(fields).Rest();
-  return owner;
-}
-
-Json EncodeOwner(const OwnerReference& owner) {
-  Json out = owner.extra;
-  out["apiVersion"] = owner.api_version;
-  out["kind"] = owner.kind;
-  out["name"] = owner.name;
-  out["uid"] = owner.uid;
-  if (owner.controller.has_value()) out["controller"] = *owner.controller;
-  return out;
-}
-
-absl::StatusOr<ObjectMeta> DecodeMeta(const Json& object) {
-  Fields fields(object, "metadata");
-  if (absl::Status ok = fields.CheckObject(); !ok.ok()) return ok;
-  ObjectMeta meta;
-  for (auto [key, target] :
-       {std::pair{"name", &meta.name}, std::pair{"generateName", &meta.generate_name},
-        std::pair{"namespace", &meta.namespace_name}, std::pair{"uid", &meta.uid},
-        std::pair{"resourceVersion", &meta.resource_version}}) {
-    absl::StatusOr<std::string> value = fields.String(key);
-    if (!value.ok()) return value.status();
-    *target = *std::move(value);
-  }
-  absl::StatusOr<std::vector<OwnerReference>> owners =
-      fields.List<OwnerReference>("ownerReferences", DecodeOwner);
-  if (!owners.ok()) return owners.status();
-  meta.owner_references = *std::move(owners);
-  meta.extra = std::move(fields).Rest();
-  return meta;
-}
-
-Json EncodeMeta(const ObjectMeta& meta) {
-  Json out = meta.extra;
-  PutString(out, "name", meta.name);
-  PutString(out, "generateName", meta.generate_name);
-  PutString(out, "namespace", meta.namespace_name);
-  PutString(out, "uid", meta.uid);
-  PutString(out, "resourceVersion", meta.resource_version);
-  if (!meta.owner_references.empty()) {
-    Json owners = Json::array();
-    for (const OwnerReference& owner : meta.owner_references) owners.push_back(EncodeOwner(owner));
-    out["ownerReferences"] = std::move(owners);
-  }
-  return out;
-}
+using internal::Fields;
+using internal::FieldError;
+using internal::PutString;
 
 absl::StatusOr<DeviceTaint> DecodeTaint(const Json& object, const std::string& field) {
   Fields fields(object, field);
@@ -294,7 +151,7 @@ absl::StatusOr<ResourceSlice> DecodeResourceSlice(const Json& object) {
   slice.api_version =
       api_version->empty() ? absl::StrCat(kResourceGroup, "/v1") : *std::move(api_version);
   if (Json meta_json = fields.Take("metadata"); !meta_json.is_null()) {
-    absl::StatusOr<ObjectMeta> meta = DecodeMeta(meta_json);
+    absl::StatusOr<ObjectMeta> meta = DecodeObjectMeta(meta_json);
     if (!meta.ok()) return meta.status();
     slice.metadata = *std::move(meta);
   }
@@ -354,7 +211,7 @@ Json EncodeResourceSlice(const ResourceSlice& slice) {
   out["apiVersion"] =
       slice.api_version.empty() ? absl::StrCat(kResourceGroup, "/v1") : slice.api_version;
   out["kind"] = "ResourceSlice";
-  out["metadata"] = EncodeMeta(slice.metadata);
+  out["metadata"] = EncodeObjectMeta(slice.metadata);
   const ResourceSliceSpec& in = slice.spec;
   Json spec = in.extra;
   spec["driver"] = in.driver;

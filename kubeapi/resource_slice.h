@@ -19,39 +19,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "kubeapi/object_meta.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::kubeapi {
 
-using Json = nlohmann::json;
-
 inline constexpr char kResourceGroup[] = "resource.k8s.io";
-
-// metadata.ownerReferences[].
-struct OwnerReference {
-  std::string api_version;
-  std::string kind;
-  std::string name;
-  std::string uid;
-  std::optional<bool> controller;
-  Json extra = Json::object();
-
-  bool operator==(const OwnerReference&) const = default;
-};
-
-// metadata: the fields controllers set or use as preconditions; labels, annotations,
-// timestamps, managedFields and the rest stay in `extra`.
-struct ObjectMeta {
-  std::string name;
-  std::string generate_name;
-  std::string namespace_name;
-  std::string uid;
-  std::string resource_version;
-  std::vector<OwnerReference> owner_references;
-  Json extra = Json::object();
-
-  bool operator==(const ObjectMeta&) const = default;
-};
 
 // spec.pool.
 struct ResourcePool {
