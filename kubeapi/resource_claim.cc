@@ -92,10 +92,11 @@ absl::Status DecodeExactFields(Fields& fields, bool admin_access, ExactDeviceReq
   absl::StatusOr<std::string> mode = fields.String("allocationMode");
   if (!mode.ok()) return mode.status();
   out.allocation_mode = mode->empty() ? kAllocationModeExactCount : *std::move(mode);
+  // Absent: 1 for ExactCount, as the API server defaults it; All has no count.
+  const bool has_count = !fields.Peek("count").is_null();
   absl::StatusOr<int64_t> count = fields.Int("count");
   if (!count.ok()) return count.status();
-  // Defaulted to 1 for ExactCount, as the API server does; All has no count.
-  out.count = (*count == 0 && out.allocation_mode == kAllocationModeExactCount) ? 1 : *count;
+  out.count = (!has_count && out.allocation_mode == kAllocationModeExactCount) ? 1 : *count;
   if (admin_access) {
     absl::StatusOr<std::optional<bool>> admin = fields.OptionalBool("adminAccess");
     if (!admin.ok()) return admin.status();

@@ -269,7 +269,13 @@ absl::StatusOr<RequestData> Search::ValidateRequest(const ExactDeviceRequest& sp
   for (size_t i = 0; i < candidates_.size(); ++i) {
     absl::StatusOr<bool> selectable = Selectable(key, data, static_cast<int>(i));
     if (!selectable.ok()) return selectable.status();
-    if (*selectable) data.all_devices.push_back(static_cast<int>(i));
+    if (!*selectable) continue;
+    // With consumable capacity, "all" are those with room for the request.
+    if (features_.consumable_capacity) {
+      absl::StatusOr<bool> fits = FitsCapacityNow(data, static_cast<int>(i));
+      if (!fits.ok() || !*fits) continue;
+    }
+    data.all_devices.push_back(static_cast<int>(i));
   }
   data.num_devices = static_cast<int>(data.all_devices.size());
   return data;
@@ -412,12 +418,11 @@ absl::StatusOr<bool> Search::SelectorsMatch(const RequestKey& key, const Candida
                                                      ": CEL compile error: ",
                                                      program.status().message()));
     }
-    absl::StatusOr<bool> matches = candidate.device->cel_value.status();
-    if (matches.ok()) {
-      matches = (*program)->MatchesValue(
-          *candidate.device->cel_value, nullptr,
-          cel::Interruption{deadline_, a_.options_.cancelled});
-    }
+    const absl::StatusOr<cel::Value>& device = candidate.device->cel_value;
+    absl::StatusOr<bool> matches =
+        device.ok() ? (*program)->MatchesValue(*device, nullptr,
+                                               cel::Interruption{deadline_, a_.options_.cancelled})
+                    : absl::StatusOr<bool>(device.status());
     if (!matches.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(owner, ": selector #", i, " on device ", candidate.id.ToString(),

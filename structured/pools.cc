@@ -1,6 +1,8 @@
 #include "structured/pools.h"
 
+#include <algorithm>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -89,8 +91,11 @@ Pool InvalidPool(const PoolID& id, std::string reason) {
 }
 
 // `all_slices`: every slice of the pool's generation when some of them do not reach the node.
-Pool BuildPool(const PoolID& id, const std::vector<SlicePtr>& slices, const Features& features,
+Pool BuildPool(const PoolID& id, std::vector<SlicePtr> slices, const Features& features,
                const std::vector<SlicePtr>* all_slices) {
+  // By name: the search is first-fit, so drivers order their devices by naming their slices.
+  std::stable_sort(slices.begin(), slices.end(),
+                   [](const SlicePtr& a, const SlicePtr& b) { return a->name < b->name; });
   std::vector<SlicePtr> device_slices;
   std::vector<SlicePtr> counter_slices;
   for (const SlicePtr& slice : slices) {
@@ -179,6 +184,22 @@ absl::StatusOr<std::vector<Pool>> GatherPools(const std::vector<SlicePtr>& slice
     }
     pools.push_back(BuildPool(id, pool_slices, features, &all));
   }
+  // By driver and pool name, pools whose devices have binding conditions last (they take longer
+  // to become usable).
+  auto binding = [](const Pool& pool) {
+    for (const SlicePtr& slice : pool.slices_targeting_node) {
+      for (const DeviceInfo& device : slice->devices) {
+        if (!device.binding_conditions.empty()) return true;
+      }
+    }
+    return false;
+  };
+  std::stable_sort(pools.begin(), pools.end(), [&](const Pool& a, const Pool& b) {
+    const bool a_binding = binding(a);
+    const bool b_binding = binding(b);
+    if (a_binding != b_binding) return b_binding;
+    return std::tie(a.id.driver, a.id.pool) < std::tie(b.id.driver, b.id.pool);
+  });
   return pools;
 }
 

@@ -30,7 +30,7 @@ struct Pool {
   bool incomplete = false;
   bool invalid = false;
   std::string invalid_reason;
-  // The slices with devices that reach the node, in the order they were given.
+  // The slices with devices that reach the node, by name.
   std::vector<std::shared_ptr<const SliceInfo>> slices_targeting_node;
   // The pool's other device slices (partitionable devices: they share its counters).
   std::vector<std::shared_ptr<const SliceInfo>> slices_not_targeting_node;
@@ -38,8 +38,9 @@ struct Pool {
   std::map<std::string, Counters> counter_sets;
 };
 
-// GatherPools: pools in the order their first slice appears in `slices`. An error only for a
-// node selector that does not parse.
+// GatherPools: pools sorted by driver and pool name (those with binding conditions last), each
+// pool's slices by name, as upstream sorts them so that the first-fit search is deterministic
+// whatever order the slices come in. An error only for a node selector that does not parse.
 absl::StatusOr<std::vector<Pool>> GatherPools(
     const std::vector<std::shared_ptr<const SliceInfo>>& slices, const Node& node,
     const Features& features);

@@ -1,0 +1,255 @@
+// The allocator where upstream's went wrong in 2026 (each test fails on the upstream code it
+// names), the search's deadline and cancellation (upstream's "interrupt" subtests), the same
+// answer whatever order the slices come in, and the explanation of a failed allocation.
+#include <algorithm>
+#include <atomic>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/structured/allocator_testing.h"
+
+namespace devmgr::structured {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using namespace devmgr::structured::test_inputs;  // NOLINT(build/namespaces)
+
+std::optional<std::vector<kubeapi::AllocationResult>> AllocateOrDie(
+    const Features& features, const std::vector<kubeapi::ResourceSlicePtr>& slices,
+    const kubeapi::ResourceClaim& claim, Explanation* explanation = nullptr) {
+  AllocatorOptions options;
+  options.features = features;
+  std::unique_ptr<Allocator> allocator =
+      Allocator::Create(options, {}, {ClassOf("class-a", "driver-a")}, slices);
+  auto result = allocator->Allocate(Node1(), {&claim}, explanation);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.value_or(std::nullopt);
+}
+
+// kubernetes#140300: with list-type attributes, matchAttribute narrowed its intersection as
+// devices joined and kept it narrowed when the search took one back, so a device sharing a
+// value with those still in was refused. Here req-0 first takes device-1 [1,2] and device-2
+// [2]; req-1's only device has [1], so device-2 is taken back and device-3 [1] must fit.
+TEST(AllocatorRegressionTest, MatchAttributeOnListsForgetsABacktrackedDevice_140300) {
+  Features features;
+  features.list_type_attributes = true;
+  const auto slice = Slice("slice-1", R"([
+    {"name": "device-1", "attributes": {"numa": {"ints": [1, 2]}, "role": {"string": "a"}}},
+    {"name": "device-2", "attributes": {"numa": {"ints": [2]}, "role": {"string": "a"}}},
+    {"name": "device-3", "attributes": {"numa": {"ints": [1]}, "role": {"string": "a"}}},
+    {"name": "device-4", "attributes": {"numa": {"ints": [1]}, "role": {"string": "b"}}}])");
+  const auto claim = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
+    "requests": [
+      {"name": "req-0", "exactly": {"deviceClassName": "class-a", "count": 2, "selectors": [
+        {"cel": {"expression": "device.attributes[\"driver-a\"].role == \"a\""}}]}},
+      {"name": "req-1", "exactly": {"deviceClassName": "class-a", "selectors": [
+        {"cel": {"expression": "device.attributes[\"driver-a\"].role == \"b\""}}]}}],
+    "constraints": [{"matchAttribute": "driver-a/numa"}]}}})");
+  auto result = AllocateOrDie(features, {slice}, claim);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_THAT(Picks(result->front()),
+              ElementsAre("req-0=device-1", "req-0=device-3", "req-1=device-4"));
+}
+
+// kubernetes#140438: distinctAttribute remembered one value per request, so the third device of
+// a request was compared with the second only and could repeat the first's value.
+TEST(AllocatorRegressionTest, DistinctAttributeComparesEveryDeviceOfARequest_140438) {
+  const auto slice = Slice("slice-1", R"([
+    {"name": "device-1", "attributes": {"numa": {"int": 0}}},
+    {"name": "device-2", "attributes": {"numa": {"int": 1}}},
+    {"name": "device-3", "attributes": {"numa": {"int": 0}}},
+    {"name": "device-4", "attributes": {"numa": {"int": 2}}}])");
+  const auto claim = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
+    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a", "count": 3}}],
+    "constraints": [{"distinctAttribute": "driver-a/numa"}]}}})");
+  auto result = AllocateOrDie(Features{}, {slice}, claim);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_THAT(Picks(result->front()),
+              ElementsAre("req-0=device-1", "req-0=device-2", "req-0=device-4"));
+}
+
+// The same fault on the way back: taking back a device must free its value only.
+TEST(AllocatorRegressionTest, DistinctAttributeFreesOnlyTheDeviceTakenBack) {
+  const auto slice = Slice("slice-1", R"([
+    {"name": "device-1", "attributes": {"numa": {"int": 0}, "role": {"string": "a"}}},
+    {"name": "device-2", "attributes": {"numa": {"int": 1}, "role": {"string": "a"}}},
+    {"name": "device-3", "attributes": {"numa": {"int": 0}, "role": {"string": "b"}}},
+    {"name": "device-4", "attributes": {"numa": {"int": 2}, "role": {"string": "b"}}}])");
+  // req-0 takes device-1 and device-2; req-1 may not repeat 0 or 1, so only device-4 fits.
+  const auto claim = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
+    "requests": [
+      {"name": "req-0", "exactly": {"deviceClassName": "class-a", "count": 2, "selectors": [
+        {"cel": {"expression": "device.attributes[\"driver-a\"].role == \"a\""}}]}},
+      {"name": "req-1", "exactly": {"deviceClassName": "class-a", "selectors": [
+        {"cel": {"expression": "device.attributes[\"driver-a\"].role == \"b\""}}]}}],
+    "constraints": [{"distinctAttribute": "driver-a/numa"}]}}})");
+  auto result = AllocateOrDie(Features{}, {slice}, claim);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_THAT(Picks(result->front()),
+              ElementsAre("req-0=device-1", "req-0=device-2", "req-1=device-4"));
+}
+
+// kubernetes#140436: a candidate's counters were taken before its taints and the claim's
+// constraints were checked, and not given back when those refused it: the pool looked used up.
+// Here device-1 is tainted; device-2 and device-3 together use all 8Gi.
+TEST(AllocatorRegressionTest, CountersOfARefusedCandidateAreGivenBack_140436) {
+  Features features;
+  features.partitionable_devices = true;
+  features.device_taints = true;
+  const std::string consumes =
+      R"("consumesCounters": [{"counterSet": "set-1", "counters": {"memory": {"value": "4Gi"}}}])";
+  const auto devices = Slice("slice-1", R"([
+    {"name": "device-1", "taints": [{"key": "k", "effect": "NoSchedule"}], )" + consumes + R"(},
+    {"name": "device-2", )" + consumes + R"(},
+    {"name": "device-3", )" + consumes + R"(}])");
+  const auto counters = Slice("slice-0", "", R"([{"name": "set-1", "counters": {"memory": {"value": "8Gi"}}}])");
+  auto two_slices = [&](kubeapi::ResourceSlicePtr slice) {
+    auto copy = std::make_shared<kubeapi::ResourceSlice>(*slice);
+    copy->spec.pool.resource_slice_count = 2;
+    return kubeapi::ResourceSlicePtr(copy);
+  };
+  const auto claim = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
+    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a", "count": 2}}]}}})");
+  auto result = AllocateOrDie(features, {two_slices(devices), two_slices(counters)}, claim);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_THAT(Picks(result->front()), ElementsAre("req-0=device-2", "req-0=device-3"));
+}
+
+// The same with a constraint refusing the candidate after its counters were counted.
+TEST(AllocatorRegressionTest, CountersOfACandidateAConstraintRefusesAreGivenBack_140436) {
+  Features features;
+  features.partitionable_devices = true;
+  const std::string consumes =
+      R"("consumesCounters": [{"counterSet": "set-1", "counters": {"memory": {"value": "4Gi"}}}])";
+  const auto devices = Slice("slice-1", R"([
+    {"name": "device-1", "attributes": {"numa": {"int": 0}}, )" + consumes + R"(},
+    {"name": "device-2", "attributes": {"numa": {"int": 1}}, )" + consumes + R"(},
+    {"name": "device-3", "attributes": {"numa": {"int": 1}}, )" + consumes + R"(}])");
+  auto with_count = [](kubeapi::ResourceSlicePtr slice) {
+    auto copy = std::make_shared<kubeapi::ResourceSlice>(*slice);
+    copy->spec.pool.resource_slice_count = 2;
+    return kubeapi::ResourceSlicePtr(copy);
+  };
+  const auto counters = Slice("slice-0", "", R"([{"name": "set-1", "counters": {"memory": {"value": "8Gi"}}}])");
+  // device-1 (numa 0) is taken first and backtracked; device-2 then device-3 must both fit.
+  const auto claim = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
+    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a", "count": 2}}],
+    "constraints": [{"matchAttribute": "driver-a/numa"}]}}})");
+  auto result = AllocateOrDie(features, {with_count(devices), with_count(counters)}, claim);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_THAT(Picks(result->front()), ElementsAre("req-0=device-2", "req-0=device-3"));
+}
+
+// Upstream's "interrupt" subtests: six devices wanted of five; a search that runs out of time
+// or is cancelled says so, one left alone finds there is no solution.
+class InterruptTest : public ::testing::Test {
+ protected:
+  absl::StatusOr<std::optional<std::vector<kubeapi::AllocationResult>>> Run(
+      AllocatorOptions options) {
+    slices_ = {Slice("slice-1", R"([{"name": "device-1"}, {"name": "device-2"},
+        {"name": "device-3"}, {"name": "device-4"}, {"name": "device-5"}])")};
+    claim_ = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {"requests": [
+        {"name": "req-0", "exactly": {"deviceClassName": "class-a", "count": 6}}]}}})");
+    allocator_ = Allocator::Create(options, {}, {ClassOf("class-a", "driver-a")}, slices_);
+    return allocator_->Allocate(Node1(), {&claim_});
+  }
+
+  std::vector<kubeapi::ResourceSlicePtr> slices_;
+  kubeapi::ResourceClaim claim_;
+  std::unique_ptr<Allocator> allocator_;
+};
+
+TEST_F(InterruptTest, Off) {
+  auto result = Run({});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->has_value());
+}
+
+TEST_F(InterruptTest, Timeout) {
+  AllocatorOptions options;
+  options.timeout = absl::Nanoseconds(1);
+  auto result = Run(options);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(result.status().message(), "filter operation aborted: context deadline exceeded");
+}
+
+TEST_F(InterruptTest, Cancel) {
+  std::atomic<bool> cancelled{true};
+  AllocatorOptions options;
+  options.cancelled = &cancelled;
+  auto result = Run(options);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(result.status().message(), "filter operation aborted: context canceled");
+}
+
+// The order slices come in changes nothing: pools and slices are searched by name.
+TEST(AllocatorDeterminismTest, SliceOrderDoesNotChangeTheResult) {
+  auto slice = [](const std::string& name, const std::string& pool, const std::string& device) {
+    Json object = {{"metadata", {{"name", name}}},
+                   {"spec",
+                    {{"driver", "driver-a"},
+                     {"nodeName", "node-1"},
+                     {"pool", {{"name", pool}, {"generation", 1}, {"resourceSliceCount", 2}}},
+                     {"devices", Json::array({{{"name", device}}})}}}};
+    return std::make_shared<const kubeapi::ResourceSlice>(*kubeapi::DecodeResourceSlice(object));
+  };
+  std::vector<kubeapi::ResourceSlicePtr> slices = {
+      slice("b-1", "pool-b", "dev-b1"), slice("a-2", "pool-a", "dev-a2"),
+      slice("b-0", "pool-b", "dev-b0"), slice("a-1", "pool-a", "dev-a1")};
+  const auto claim = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {"requests": [
+      {"name": "req-0", "exactly": {"deviceClassName": "class-a", "count": 3}}]}}})");
+  std::sort(slices.begin(), slices.end());
+  std::optional<std::vector<std::string>> first;
+  do {
+    auto result = AllocateOrDie(Features{}, slices, claim);
+    ASSERT_TRUE(result.has_value());
+    const std::vector<std::string> picks = Picks(result->front());
+    if (!first.has_value()) first = picks;
+    EXPECT_EQ(picks, *first);
+  } while (std::next_permutation(slices.begin(), slices.end()));
+  EXPECT_THAT(*first, ElementsAre("req-0=dev-a1", "req-0=dev-a2", "req-0=dev-b0"));
+}
+
+// What --explain prints: each device's verdict for each request, and the constraint that kept
+// refusing devices.
+TEST(AllocatorExplanationTest, SaysWhyEachDeviceIsNotACandidate) {
+  Features features;
+  features.device_taints = true;
+  const auto slice = Slice("slice-1", R"([
+    {"name": "device-1", "attributes": {"numa": {"int": 0}, "model": {"string": "a100"}}},
+    {"name": "device-2", "attributes": {"numa": {"int": 1}, "model": {"string": "t4"}}},
+    {"name": "device-3", "attributes": {"numa": {"int": 1}, "model": {"string": "a100"}},
+     "taints": [{"key": "broken", "value": "yes", "effect": "NoSchedule"}]},
+    {"name": "device-4", "attributes": {"numa": {"int": 1}, "model": {"string": "a100"}}}])");
+  const auto claim = Claim(R"({"metadata": {"name": "claim-0", "namespace": "ns"}, "spec": {
+    "devices": {"requests": [{"name": "gpus", "exactly": {"deviceClassName": "class-a",
+      "count": 3, "selectors": [{"cel": {"expression": "device.attributes[\"driver-a\"].model == \"a100\""}}]}}],
+    "constraints": [{"matchAttribute": "driver-a/numa"}]}}})");
+  Explanation explanation;
+  auto result = AllocateOrDie(features, {slice}, claim, &explanation);
+  EXPECT_FALSE(result.has_value());
+  EXPECT_FALSE(explanation.allocated);
+  ASSERT_EQ(explanation.claims.size(), 1u);
+  const ClaimExplanation& out = explanation.claims[0];
+  EXPECT_EQ(out.claim, "ns/claim-0");
+  ASSERT_EQ(out.requests.size(), 1u);
+  EXPECT_EQ(out.requests[0].wants, "3 devices");
+  ASSERT_EQ(out.requests[0].devices.size(), 4u);
+  EXPECT_EQ(out.requests[0].devices[0].reason, "");
+  EXPECT_THAT(out.requests[0].devices[1].reason,
+              HasSubstr("request selector #0 is false: device.attributes[\"driver-a\"].model"));
+  EXPECT_EQ(out.requests[0].devices[2].reason, "taint broken=yes:NoSchedule is not tolerated");
+  EXPECT_EQ(out.requests[0].devices[3].reason, "");
+  EXPECT_EQ(out.requests[0].Candidates(), 2);
+  ASSERT_EQ(out.constraint_refusals.size(), 1u);
+  EXPECT_EQ(out.constraint_refusals[0].first, "matchAttribute driver-a/numa");
+  EXPECT_GT(out.constraint_refusals[0].second, 0);
+  const std::string text = FormatExplanation(explanation);
+  EXPECT_THAT(text, HasSubstr("request gpus (class class-a, 3 devices): 2 of 4 devices"));
+  EXPECT_THAT(text, HasSubstr("constraint matchAttribute driver-a/numa: refused"));
+  EXPECT_THAT(text, HasSubstr("no allocation after"));
+}
+
+}  // namespace
+}  // namespace devmgr::structured
