@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "devicemanager/validation.h"
+#include "kubeapi/yaml_objects.h"
 #include "node/claim_manifest.h"
 #include "node/manifest_fields.h"
 #include "node/quantity.h"
@@ -254,36 +255,10 @@ absl::StatusOr<PodManifest> ReadStream(const std::vector<YAML::Node>& documents)
 // The most documents a manifest stream may hold: a pod and its claims.
 constexpr size_t kMaxDocuments = 256;
 
-// SplitDocuments cuts a YAML stream at its document markers: a line that starts with "---" (the
-// rest of the line belongs to the next document) or "..." followed by a space or its end. We do
-// not use yaml-cpp's LoadAll, which on some malformed input (found by the fuzzer) loops forever
-// appending empty documents; Load on one document reports the same input as an error.
-std::vector<std::string> SplitDocuments(absl::string_view text) {
-  std::vector<std::string> documents(1);
-  auto is_marker = [](absl::string_view line, absl::string_view marker) {
-    return absl::StartsWith(line, marker) &&
-           (line.size() == marker.size() || line[marker.size()] == ' ' ||
-            line[marker.size()] == '\t' || line[marker.size()] == '\r');
-  };
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (is_marker(line, "---")) {
-      // A stream that starts with a marker has no document before it.
-      if (documents.size() == 1 && documents[0].empty()) documents.clear();
-      documents.emplace_back(line.substr(3));
-      documents.back().push_back('\n');
-    } else if (is_marker(line, "...")) {
-      documents.emplace_back();
-    } else {
-      absl::StrAppend(&documents.back(), line, "\n");
-    }
-  }
-  return documents;
-}
-
 }  // namespace
 
 absl::StatusOr<PodManifest> ParsePodManifest(absl::string_view text) {
-  const std::vector<std::string> parts = SplitDocuments(text);
+  const std::vector<std::string> parts = kubeapi::SplitYamlDocuments(text);
   if (parts.size() > kMaxDocuments) {
     return absl::InvalidArgumentError(
         absl::StrCat("the manifest holds ", parts.size(), " documents, more than ", kMaxDocuments));

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cmd/devmgr/checkpoint_verbs.h"
+#include "cmd/devmgr/dra_allocate.h"
 #include "cmd/devmgr/rpc_client.h"
 #include "common/table.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
@@ -209,6 +210,8 @@ void AddDraCommand(CLI::App& app, CommandResult& result) {
   claims->callback([&result, flags] {
     result.exit_code = RunClaims(flags->root_dir, flags->timeout, flags->format);
   });
+
+  AddAllocateCommand(*dra, result);
 }
 
 }  // namespace devmgr::cli

@@ -1,5 +1,6 @@
-// `devmgr dra checkpoint verify|show FILE`: read a `dra_manager_state` written by devmgr or by a
-// real kubelet, check its checksum and show the prepared claims it holds.
+// `devmgr dra`: `checkpoint verify|show FILE` reads a `dra_manager_state` written by devmgr or by
+// a real kubelet; `claims` lists what a daemon has prepared; `allocate` (dra_allocate.h) runs the
+// structured allocator over manifests.
 #pragma once
 
 #include "CLI/CLI.hpp"

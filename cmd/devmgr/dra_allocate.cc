@@ -1,0 +1,269 @@
+#include "cmd/devmgr/dra_allocate.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "kubeapi/resource_claim.h"
+#include "kubeapi/resource_slice.h"
+#include "kubeapi/yaml_objects.h"
+#include "structured/allocator.h"
+
+namespace devmgr::cli {
+namespace {
+
+using Json = nlohmann::json;
+
+struct AllocateFlags {
+  std::vector<std::string> slices;
+  std::vector<std::string> classes;
+  std::vector<std::string> claims;
+  std::vector<std::string> allocated;
+  std::string node;
+  std::vector<std::string> node_labels;
+  std::string feature_gates;
+  std::string timeout = "10s";
+  bool explain = false;
+  OutputFormat format = OutputFormat::kYaml;
+};
+
+// The files a --slices argument names: the file, or a folder's .yaml, .yml and .json files by
+// name.
+absl::StatusOr<std::vector<std::string>> FilesOf(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(path, error)) return std::vector<std::string>{path};
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
+    const std::string name = entry.path().string();
+    if (entry.is_regular_file() && (absl::EndsWith(name, ".yaml") || absl::EndsWith(name, ".yml") ||
+                                    absl::EndsWith(name, ".json"))) {
+      files.push_back(name);
+    }
+  }
+  if (error) return absl::InvalidArgumentError(absl::StrCat(path, ": ", error.message()));
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Every object in the files `paths` name, each with the file it came from.
+absl::StatusOr<std::vector<std::pair<std::string, Json>>> ReadAll(
+    const std::vector<std::string>& paths) {
+  std::vector<std::pair<std::string, Json>> out;
+  for (const std::string& path : paths) {
+    absl::StatusOr<std::vector<std::string>> files = FilesOf(path);
+    if (!files.ok()) return files.status();
+    for (const std::string& file : *files) {
+      std::ifstream in(file);
+      if (!in) return absl::InvalidArgumentError(absl::StrCat(file, ": cannot be read"));
+      std::stringstream text;
+      text << in.rdbuf();
+      absl::StatusOr<std::vector<Json>> objects = kubeapi::ReadObjects(text.str());
+      if (!objects.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(file, ": ", objects.status().message()));
+      }
+      for (Json& object : *objects) out.emplace_back(file, std::move(object));
+    }
+  }
+  return out;
+}
+
+std::string KindOf(const Json& object) {
+  auto kind = object.find("kind");
+  return kind != object.end() && kind->is_string() ? kind->get<std::string>() : "";
+}
+
+// Reads the objects of `kind` in the files (others are skipped, so that a file may hold a whole
+// `kubectl get` of several kinds); `decode` reads one.
+template <typename T, typename Decode>
+absl::StatusOr<std::vector<T>> ReadKind(const std::vector<std::string>& paths, const char* kind,
+                                        Decode decode) {
+  absl::StatusOr<std::vector<std::pair<std::string, Json>>> objects = ReadAll(paths);
+  if (!objects.ok()) return objects.status();
+  std::vector<T> out;
+  for (const auto& [file, object] : *objects) {
+    if (KindOf(object) != kind) continue;
+    absl::StatusOr<T> item = decode(object);
+    if (!item.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(file, ": ", kind, " ",
+                                                     object.value("metadata", Json::object())
+                                                         .value("name", std::string()),
+                                                     ": ", item.status().message()));
+    }
+    out.push_back(*std::move(item));
+  }
+  return out;
+}
+
+absl::StatusOr<structured::Features> ParseFeatureGates(const std::string& text) {
+  structured::Features features;
+  const std::map<std::string, bool structured::Features::*> gates = {
+      {"DRAAdminAccess", &structured::Features::admin_access},
+      {"DRAPrioritizedList", &structured::Features::prioritized_list},
+      {"DRAPartitionableDevices", &structured::Features::partitionable_devices},
+      {"DRADeviceTaints", &structured::Features::device_taints},
+      {"DRAConsumableCapacity", &structured::Features::consumable_capacity},
+      {"DRADeviceBindingConditions", &structured::Features::device_binding_and_status},
+      {"DRAListTypeAttributes", &structured::Features::list_type_attributes}};
+  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    std::vector<std::string> parts = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    auto gate = gates.find(parts[0]);
+    if (gate == gates.end() || parts.size() != 2 || (parts[1] != "true" && parts[1] != "false")) {
+      std::string known;
+      for (const auto& [name, field] : gates) absl::StrAppend(&known, known.empty() ? "" : ", ", name);
+      return absl::InvalidArgumentError(absl::StrCat("--feature-gates: \"", item,
+                                                     "\" is not NAME=true|false with NAME one of ",
+                                                     known));
+    }
+    features.*(gate->second) = parts[1] == "true";
+  }
+  return features;
+}
+
+// The node: --node, else the one node the node-local slices name.
+absl::StatusOr<structured::Node> NodeOf(const AllocateFlags& flags,
+                                        const std::vector<kubeapi::ResourceSlicePtr>& slices) {
+  structured::Node node;
+  node.name = flags.node;
+  if (node.name.empty()) {
+    std::set<std::string> names;
+    for (const kubeapi::ResourceSlicePtr& slice : slices) {
+      if (slice->spec.node_name.has_value()) names.insert(*slice->spec.node_name);
+    }
+    if (names.size() != 1) {
+      return absl::InvalidArgumentError(
+          names.empty() ? "--node is required: no slice names a node"
+                        : "--node is required: the slices are for several nodes");
+    }
+    node.name = *names.begin();
+  }
+  for (const std::string& label : flags.node_labels) {
+    std::vector<std::string> parts = absl::StrSplit(label, absl::MaxSplits('=', 1));
+    if (parts.size() != 2 || parts[0].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--node-label: \"", label, "\" is not KEY=VALUE"));
+    }
+    node.labels[parts[0]] = parts[1];
+  }
+  return node;
+}
+
+void PrintClaims(const std::vector<kubeapi::ResourceClaim>& claims, OutputFormat format) {
+  if (format == OutputFormat::kJson) {
+    Json out;
+    if (claims.size() == 1) {
+      out = kubeapi::EncodeResourceClaim(claims.front());
+    } else {
+      out = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", Json::array()}};
+      for (const kubeapi::ResourceClaim& claim : claims) {
+        out["items"].push_back(kubeapi::EncodeResourceClaim(claim));
+      }
+    }
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+  for (size_t i = 0; i < claims.size(); ++i) {
+    if (i > 0) std::cout << "---\n";
+    std::cout << ToYaml(kubeapi::EncodeResourceClaim(claims[i]));
+  }
+}
+
+int Run(const AllocateFlags& flags) {
+  absl::StatusOr<structured::Features> features = ParseFeatureGates(flags.feature_gates);
+  if (!features.ok()) return Fail(kExitUsage, features.status().message());
+  absl::StatusOr<absl::Duration> timeout = ParseFlagDuration("--timeout", flags.timeout);
+  if (!timeout.ok()) return Fail(kExitUsage, timeout.status().message());
+
+  absl::StatusOr<std::vector<kubeapi::ResourceSlice>> slices =
+      ReadKind<kubeapi::ResourceSlice>(flags.slices, "ResourceSlice", kubeapi::DecodeResourceSlice);
+  if (!slices.ok()) return Fail(kExitUsage, slices.status().message());
+  absl::StatusOr<std::vector<kubeapi::DeviceClass>> classes =
+      ReadKind<kubeapi::DeviceClass>(flags.classes, "DeviceClass", kubeapi::DecodeDeviceClass);
+  if (!classes.ok()) return Fail(kExitUsage, classes.status().message());
+  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> claims =
+      ReadKind<kubeapi::ResourceClaim>(flags.claims, "ResourceClaim", kubeapi::DecodeResourceClaim);
+  if (!claims.ok()) return Fail(kExitUsage, claims.status().message());
+  if (claims->empty()) return Fail(kExitUsage, "--claim: no ResourceClaim in the files");
+  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> allocated = ReadKind<kubeapi::ResourceClaim>(
+      flags.allocated, "ResourceClaim", kubeapi::DecodeResourceClaim);
+  if (!allocated.ok()) return Fail(kExitUsage, allocated.status().message());
+
+  std::vector<kubeapi::ResourceSlicePtr> slice_ptrs;
+  for (kubeapi::ResourceSlice& slice : *slices) {
+    slice_ptrs.push_back(std::make_shared<const kubeapi::ResourceSlice>(std::move(slice)));
+  }
+  absl::StatusOr<structured::Node> node = NodeOf(flags, slice_ptrs);
+  if (!node.ok()) return Fail(kExitUsage, node.status().message());
+
+  // Claims that already have an allocation hold their devices, as --allocated's do.
+  std::vector<kubeapi::ResourceClaim> holding = *allocated;
+  std::vector<size_t> pending;
+  std::vector<const kubeapi::ResourceClaim*> to_allocate;
+  for (size_t i = 0; i < claims->size(); ++i) {
+    if ((*claims)[i].allocation.has_value()) {
+      holding.push_back((*claims)[i]);
+    } else {
+      pending.push_back(i);
+      to_allocate.push_back(&(*claims)[i]);
+    }
+  }
+  structured::AllocatorOptions options;
+  options.features = *features;
+  options.timeout = *timeout;
+  std::unique_ptr<structured::Allocator> allocator = structured::Allocator::Create(
+      options, structured::AllocatedStateOf(holding), *std::move(classes), slice_ptrs);
+  structured::Explanation explanation;
+  auto results = allocator->Allocate(*node, to_allocate, flags.explain ? &explanation : nullptr);
+  if (flags.explain) std::cerr << structured::FormatExplanation(explanation);
+  if (!results.ok()) return Fail(kExitUsage, results.status().message());
+  if (!results->has_value()) {
+    return Fail(kExitNo, flags.explain ? "cannot allocate all claims"
+                                       : "cannot allocate all claims (--explain says why)");
+  }
+  for (size_t i = 0; i < pending.size(); ++i) (*claims)[pending[i]].allocation = (**results)[i];
+  PrintClaims(*claims, flags.format);
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddAllocateCommand(CLI::App& dra, CommandResult& result) {
+  auto flags = std::make_shared<AllocateFlags>();
+  CLI::App* allocate = dra.add_subcommand(
+      "allocate",
+      "Allocate devices to ResourceClaims from ResourceSlices, as the scheduler would on one node");
+  allocate->add_option("--slices", flags->slices, "ResourceSlices: a YAML/JSON file or a folder")
+      ->required();
+  allocate->add_option("--classes", flags->classes, "DeviceClasses: a YAML/JSON file or a folder")
+      ->required();
+  allocate->add_option("--claim", flags->claims, "the ResourceClaims to allocate, together")
+      ->required();
+  allocate->add_option("--allocated", flags->allocated,
+                       "ResourceClaims already allocated on the node: their devices are taken");
+  allocate->add_option("--node", flags->node,
+                       "the node to allocate on (default: the one the slices name)");
+  allocate->add_option("--node-label", flags->node_labels,
+                       "KEY=VALUE: a label of the node, for slices with node selectors");
+  allocate->add_option("--feature-gates", flags->feature_gates,
+                       "DRA feature gates, NAME=true|false,... (DRAPartitionableDevices, "
+                       "DRADeviceTaints, DRAConsumableCapacity, ...)");
+  allocate->add_option("--timeout", flags->timeout, "give up the search after this long")
+      ->capture_default_str();
+  allocate->add_flag("--explain", flags->explain,
+                     "say on stderr why each device was or was not a candidate, and what the "
+                     "search ran into");
+  std::map<std::string, OutputFormat> formats{{"json", OutputFormat::kJson},
+                                              {"yaml", OutputFormat::kYaml}};
+  allocate->add_option("-o,--output", flags->format, "Output format: yaml (default) or json")
+      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case));
+  allocate->callback([&result, flags] { result.exit_code = Run(*flags); });
+}
+
+}  // namespace devmgr::cli

@@ -1,0 +1,158 @@
+#include "kubeapi/yaml_objects.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace devmgr::kubeapi {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr size_t kMaxDocuments = 10'000;
+constexpr int kMaxDepth = 100;
+
+// A plain (unquoted) scalar as YAML 1.2's core schema reads it.
+Json PlainScalar(const std::string& text) {
+  if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") {
+    return Json();
+  }
+  if (text == "true" || text == "True" || text == "TRUE") return true;
+  if (text == "false" || text == "False" || text == "FALSE") return false;
+  int64_t integer = 0;
+  if (absl::SimpleAtoi(text, &integer) && text.find_first_of(".eE") == std::string::npos) {
+    return integer;
+  }
+  if (absl::StartsWith(text, "0x") || absl::StartsWith(text, "0o")) {
+    const int base = text[1] == 'x' ? 16 : 8;
+    errno = 0;
+    char* end = nullptr;
+    const long long value = std::strtoll(text.c_str() + 2, &end, base);
+    if (errno == 0 && end != nullptr && *end == '\0' && text.size() > 2) return int64_t{value};
+  }
+  if (text == ".inf" || text == "+.inf" || text == ".Inf") return std::numeric_limits<double>::infinity();
+  if (text == "-.inf" || text == "-.Inf") return -std::numeric_limits<double>::infinity();
+  // A float: digits with a point or an exponent (".nan" has no JSON form and stays a string).
+  if (text.find_first_of("0123456789") != std::string::npos &&
+      text.find_first_not_of("0123456789+-.eE") == std::string::npos) {
+    double value = 0;
+    if (absl::SimpleAtod(text, &value) && std::isfinite(value)) return value;
+  }
+  return text;
+}
+
+absl::StatusOr<Json> ToJson(const YAML::Node& node, int depth) {
+  if (depth > kMaxDepth) {
+    return absl::InvalidArgumentError(absl::StrCat("nested deeper than ", kMaxDepth, " levels"));
+  }
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return Json();
+    case YAML::NodeType::Scalar:
+      // "!" marks a quoted (or otherwise non-plain) scalar: a string whatever it holds.
+      if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") return node.Scalar();
+      return PlainScalar(node.Scalar());
+    case YAML::NodeType::Sequence: {
+      Json out = Json::array();
+      for (const YAML::Node& item : node) {
+        absl::StatusOr<Json> value = ToJson(item, depth + 1);
+        if (!value.ok()) return value.status();
+        out.push_back(*std::move(value));
+      }
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      Json out = Json::object();
+      for (const auto& entry : node) {
+        if (!entry.first.IsScalar()) return absl::InvalidArgumentError("a map key is not a scalar");
+        absl::StatusOr<Json> value = ToJson(entry.second, depth + 1);
+        if (!value.ok()) return value.status();
+        out[entry.first.Scalar()] = *std::move(value);
+      }
+      return out;
+    }
+  }
+  return Json();
+}
+
+bool IsList(const Json& object) {
+  auto kind = object.find("kind");
+  if (kind == object.end() || !kind->is_string()) return false;
+  const std::string& name = kind->get_ref<const std::string&>();
+  return absl::EndsWith(name, "List") && object.contains("items");
+}
+
+}  // namespace
+
+std::vector<std::string> SplitYamlDocuments(absl::string_view text) {
+  std::vector<std::string> documents(1);
+  auto is_marker = [](absl::string_view line, absl::string_view marker) {
+    return absl::StartsWith(line, marker) &&
+           (line.size() == marker.size() || line[marker.size()] == ' ' ||
+            line[marker.size()] == '\t' || line[marker.size()] == '\r');
+  };
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (is_marker(line, "---")) {
+      // A stream that starts with a marker has no document before it.
+      if (documents.size() == 1 && documents[0].empty()) documents.clear();
+      documents.emplace_back(line.substr(3));
+      documents.back().push_back('\n');
+    } else if (is_marker(line, "...")) {
+      documents.emplace_back();
+    } else {
+      absl::StrAppend(&documents.back(), line, "\n");
+    }
+  }
+  return documents;
+}
+
+absl::StatusOr<std::vector<Json>> ReadObjects(absl::string_view text) {
+  const std::vector<std::string> parts = SplitYamlDocuments(text);
+  if (parts.size() > kMaxDocuments) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the stream holds ", parts.size(), " documents, more than ", kMaxDocuments));
+  }
+  std::vector<Json> objects;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    absl::StatusOr<Json> document;
+    // yaml-cpp reports errors by throwing; none may leave this function.
+    try {
+      document = ToJson(YAML::Load(parts[i]), 0);
+    } catch (const YAML::Exception& e) {
+      document = absl::InvalidArgumentError(absl::StrCat("not valid YAML or JSON: ", e.what()));
+    }
+    if (!document.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("document ", i + 1, ": ", document.status().message()));
+    }
+    if (document->is_null()) continue;
+    if (!document->is_object()) {
+      return absl::InvalidArgumentError(absl::StrCat("document ", i + 1, ": not an object"));
+    }
+    if (!IsList(*document)) {
+      objects.push_back(*std::move(document));
+      continue;
+    }
+    const Json& items = (*document)["items"];
+    if (!items.is_array()) {
+      return absl::InvalidArgumentError(absl::StrCat("document ", i + 1, ": items is not a list"));
+    }
+    for (const Json& item : items) {
+      if (!item.is_object()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("document ", i + 1, ": a List item is not an object"));
+      }
+      objects.push_back(item);
+    }
+  }
+  return objects;
+}
+
+}  // namespace devmgr::kubeapi

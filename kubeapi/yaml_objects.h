@@ -1,0 +1,26 @@
+// Kubernetes objects from YAML or JSON text, as kubectl reads a manifest: a stream of documents
+// separated by "---", each an object, a List's items taken one by one, scalars typed as
+// YAML 1.2's core schema types them (a quoted scalar is always a string).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
+
+namespace devmgr::kubeapi {
+
+// SplitYamlDocuments cuts a YAML stream at its document markers: a line that starts with "---"
+// (the rest of the line belongs to the next document) or "..." followed by a space or its end.
+// (yaml-cpp's LoadAll loops forever on some malformed input; one document at a time does not.)
+std::vector<std::string> SplitYamlDocuments(absl::string_view text);
+
+// ReadObjects: every object of the stream in order, empty documents skipped, the items of a
+// List (kind List or *List) in its place. InvalidArgument "document N: ..." for a document that
+// is not YAML or not an object, nested deeper than 100 levels, or a stream of more than 10,000
+// documents.
+absl::StatusOr<std::vector<nlohmann::json>> ReadObjects(absl::string_view text);
+
+}  // namespace devmgr::kubeapi
