@@ -168,17 +168,18 @@ TEST_F(DaemonMetricsTest, ExportsEndpointStatesDeviceHealthAndRefusals) {
         << reason;
   }
 
-  // The plugin goes away: its endpoint is stopped and every device unhealthy.
+  // The plugin goes away: its endpoint is stopped and every device unhealthy. The manager
+  // changes both at once, but a render reads the devices before the endpoint states, so one
+  // render can see the stream end between the two: wait for a render that saw it before both.
   plugin_->Stop();
-  ASSERT_TRUE(WaitFor([&] {
+  const std::string unhealthy =
+      "devmgr_device_plugin_devices{health=\"unhealthy\",resource_name=\"example.com/gpu\"}";
+  EXPECT_TRUE(WaitFor([&] {
     text = metrics_.Render();
-    return Sample(text, state + "state=\"stopped\"}") == 1;
-  }));
+    return Sample(text, state + "state=\"stopped\"}") == 1 && Sample(text, unhealthy) == 3;
+  })) << text;
   EXPECT_EQ(Sample(text, state + "state=\"running\"}"), 0);
-  EXPECT_EQ(Sample(text,
-                   "devmgr_device_plugin_devices{health=\"unhealthy\",resource_name="
-                   "\"example.com/gpu\"}"),
-            3);
+  EXPECT_EQ(Sample(text, unhealthy), 3);
 }
 
 TEST_F(DaemonMetricsTest, ExportsPodResourcesCountersPerServerApiVersion) {
