@@ -3,6 +3,7 @@
 // Field names follow the API's; absent optional fields are std::nullopt.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,11 @@ struct DeviceRequestAllocationResult {
   std::string pool;
   std::string device;
   std::optional<std::string> share_id;
+  // Admin access: the device is used alongside whoever holds it, and holds nothing itself.
+  bool admin_access = false;
+  // consumedCapacity: what this share takes of the device's capacities (DRAConsumableCapacity),
+  // capacity name -> quantity as the API writes it ("10Gi").
+  std::map<std::string, std::string> consumed_capacity = {};
 
   bool operator==(const DeviceRequestAllocationResult&) const = default;
 };

@@ -151,6 +151,8 @@ struct ResourceClaim {
   std::optional<AllocationResult> allocation;
   // The document as read (apiVersion, kind, status.reservedFor, ...).
   Json object = Json::object();
+
+  bool operator==(const ResourceClaim&) const = default;
 };
 
 struct DeviceClass {

@@ -1,7 +1,5 @@
 #include "kubeapi/yaml_objects.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <cmath>
 #include <limits>
 
@@ -36,7 +34,8 @@ Json PlainScalar(const std::string& text) {
     const long long value = std::strtoll(text.c_str() + 2, &end, base);
     if (errno == 0 && end != nullptr && *end == '\0' && text.size() > 2) return int64_t{value};
   }
-  if (text == ".inf" || text == "+.inf" || text == ".Inf") return std::numeric_limits<double>::infinity();
+  if (text == ".inf" || text == "+.inf" || text == ".Inf")
+    return std::numeric_limits<double>::infinity();
   if (text == "-.inf" || text == "-.Inf") return -std::numeric_limits<double>::infinity();
   // A float: digits with a point or an exponent (".nan" has no JSON form and stays a string).
   if (text.find_first_of("0123456789") != std::string::npos &&
@@ -90,6 +89,8 @@ bool IsList(const Json& object) {
 }
 
 }  // namespace
+
+absl::StatusOr<Json> YamlToJson(const YAML::Node& node) { return ToJson(node, 0); }
 
 std::vector<std::string> SplitYamlDocuments(absl::string_view text) {
   std::vector<std::string> documents(1);

@@ -3,6 +3,8 @@
 // YAML 1.2's core schema types them (a quoted scalar is always a string).
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <string>
 #include <vector>
 
@@ -22,5 +24,9 @@ std::vector<std::string> SplitYamlDocuments(absl::string_view text);
 // is not YAML or not an object, nested deeper than 100 levels, or a stream of more than 10,000
 // documents.
 absl::StatusOr<std::vector<nlohmann::json>> ReadObjects(absl::string_view text);
+
+// YamlToJson: one parsed YAML document as JSON, scalars typed as above. InvalidArgument for a
+// map key that is not a scalar or nesting deeper than 100 levels.
+absl::StatusOr<nlohmann::json> YamlToJson(const YAML::Node& node);
 
 }  // namespace devmgr::kubeapi

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "kubeapi/quantity.h"
 #include "node/manifest_fields.h"
 
 namespace devmgr::node {
@@ -72,6 +73,29 @@ absl::Status ReadResult(const YAML::Node& node, const std::string& where,
       ReadOptional(node["shareID"], absl::StrCat(where, ".shareID"));
   if (!share_id.ok()) return share_id.status();
   result.share_id = *std::move(share_id);
+  absl::StatusOr<std::optional<std::string>> admin =
+      ReadOptional(node["adminAccess"], absl::StrCat(where, ".adminAccess"));
+  if (!admin.ok()) return admin.status();
+  if (admin->has_value() && **admin != "true" && **admin != "false") {
+    return FieldError(absl::StrCat(where, ".adminAccess"), "must be true or false");
+  }
+  result.admin_access = admin->value_or("false") == "true";
+  const YAML::Node consumed = node["consumedCapacity"];
+  if (IsPresent(consumed)) {
+    const std::string field = absl::StrCat(where, ".consumedCapacity");
+    if (!IsMapNode(consumed)) return FieldError(field, "must be a map of quantities");
+    for (const auto& entry : consumed) {
+      const std::string name = entry.first.Scalar();
+      absl::StatusOr<std::string> amount =
+          ReadRequired(entry.second, absl::StrCat(field, ".", name));
+      if (!amount.ok()) return amount.status();
+      if (!kubeapi::Quantity::Parse(*amount).ok()) {
+        return FieldError(absl::StrCat(field, ".", name),
+                          absl::StrCat("\"", *amount, "\" is not a quantity"));
+      }
+      result.consumed_capacity[name] = *std::move(amount);
+    }
+  }
   return absl::OkStatus();
 }
 

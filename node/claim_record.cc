@@ -1,5 +1,8 @@
 #include "node/claim_record.h"
 
+#include <map>
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
@@ -137,6 +140,8 @@ Json EncodeClaim(const dra::ResourceClaim& claim) {
                    {"pool", result.pool},
                    {"device", result.device}};
       PutOptional(item, "shareID", result.share_id);
+      if (result.admin_access) item["adminAccess"] = true;
+      if (!result.consumed_capacity.empty()) item["consumedCapacity"] = result.consumed_capacity;
       allocation.push_back(std::move(item));
     }
   }
@@ -173,7 +178,8 @@ dra::ResourceClaim DecodeClaim(const Json& item) {
       claim.allocation->push_back(
           {result.at("request").get<std::string>(), result.at("driver").get<std::string>(),
            result.at("pool").get<std::string>(), result.at("device").get<std::string>(),
-           GetOptional(result, "shareID")});
+           GetOptional(result, "shareID"), result.value("adminAccess", false),
+           result.value("consumedCapacity", std::map<std::string, std::string>())});
     }
   }
   for (const Json& consumer : item.at("reservedFor")) {

@@ -11,7 +11,8 @@
 //               "allocation":[{"request":"gpu","driver":"gpu.example.com","pool":"node",
 //                              "device":"dev-0"}],
 //               "reservedFor":[{"apiGroup":"","resource":"pods","name":"demo","uid":"..."}]}]}
-// "allocation" is null for a claim that is not allocated.
+// "allocation" is null for a claim that is not allocated; a result's "shareID",
+// "adminAccess": true and "consumedCapacity" (name -> quantity) appear only when set.
 #pragma once
 
 #include <string>

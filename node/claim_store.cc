@@ -170,6 +170,14 @@ std::vector<dra::Pod> ClaimStore::Pods() const {
   return pods;
 }
 
+std::vector<dra::ResourceClaim> ClaimStore::Claims() const {
+  std::vector<dra::ResourceClaim> claims;
+  absl::MutexLock lock(&mu_);
+  claims.reserve(contents_.claims.size());
+  for (const auto& [key, claim] : contents_.claims) claims.push_back(claim);
+  return claims;
+}
+
 absl::StatusOr<dra::ResourceClaim> ClaimStore::GetClaim(const std::string& namespace_name,
                                                         const std::string& name) {
   absl::MutexLock lock(&mu_);

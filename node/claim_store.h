@@ -58,6 +58,8 @@ class ClaimStore final : public dra::ClaimSource {
   std::optional<dra::Pod> FindPod(const std::string& pod_uid) const ABSL_LOCKS_EXCLUDED(mu_);
   // Pods: every stored pod, by UID.
   std::vector<dra::Pod> Pods() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Claims: every stored claim.
+  std::vector<dra::ResourceClaim> Claims() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // dra::ClaimSource: a claim some stored pod brought; NotFound otherwise (upstream's text:
   // "resourceclaims.resource.k8s.io \"NAME\" not found").

@@ -75,6 +75,7 @@ struct Node::State {
   std::unique_ptr<resourceslice::StoreService> slice_service;
   std::unique_ptr<StoreSliceWiper> slice_wiper;
   std::unique_ptr<ClaimStore> claims;
+  std::unique_ptr<ClaimAllocator> claim_allocator;
   std::unique_ptr<dra::Manager> dra;
   std::unique_ptr<DraPluginHandler> dra_handler;
   std::unique_ptr<DraResourcesProvider> dra_provider;
@@ -189,6 +190,14 @@ absl::Status Node::StartDra(State& s) {
     dra_options.claims = s.cluster_claims.get();
   } else {
     dra_options.claims = s.claims.get();
+    // No scheduler: claims that come unallocated are allocated here, from the local slices.
+    ClaimAllocatorOptions allocator_options;
+    allocator_options.node_name = options.node_name;
+    allocator_options.node_labels = options.node_labels;
+    allocator_options.device_classes = options.device_classes;
+    allocator_options.features = options.dra_features;
+    s.claim_allocator = std::make_unique<ClaimAllocator>(allocator_options, *s.slices);
+    s.admission->SetClaimAllocator(s.claim_allocator.get());
   }
   dra_options.extended_resource = options.dra_extended_resource;
   dra_options.call_timeout = options.dra_call_timeout;

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,7 @@
 #include "kubeclient/rest_config.h"
 #include "node/pod_admission.h"
 #include "podresources/rate_limiter.h"
+#include "structured/feature_gates.h"
 #include "topologymanager/policy.h"
 
 namespace devmgr::node {
@@ -90,6 +92,13 @@ struct NodeOptions {
   // come with their pods.
   std::optional<kubeclient::RestConfig> cluster;
   absl::Duration dra_wiping_delay = dra::kDefaultWipingDelay;
+  // Without a cluster, the claims that come with a pod unallocated are allocated on the node
+  // (claim_allocator.h) from the local slices and the DeviceClasses in `device_classes` (a file
+  // or folder, read at each allocation), with the DRA features of `dra_features`;
+  // `node_labels` are the labels node selectors in slices see.
+  std::filesystem::path device_classes;
+  std::map<std::string, std::string> node_labels;
+  structured::Features dra_features;
   // How often the DRA pass runs (it also runs when a driver registers): claims still waiting
   // for their driver are prepared, those of pods that are gone unprepared (upstream's reconcile
   // runs every 60 s; its pod workers retry sooner).

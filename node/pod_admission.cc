@@ -102,13 +102,23 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::AllocateAll(const Po
   }
   if (!claims.empty()) {
     reason = kRefusedClaims;
-    if (absl::Status stored = claims_->Add(claims); !stored.ok()) return stored;
+    if (absl::Status stored = AllocateAndStore(claims); !stored.ok()) return stored;
     if (absl::Status prepared = dra_->PrepareResources(claims.pod); !prepared.ok()) {
       return prepared;
     }
   }
   reason = kRefusedPreStart;
   return CollectOptions(pod, claims.empty() ? nullptr : &claims.pod);
+}
+
+absl::Status PodAdmission::AllocateAndStore(const PodClaims& claims) {
+  if (allocator_ == nullptr || claims.unallocated.empty()) return claims_->Add(claims);
+  absl::MutexLock lock(&allocation_mu_);
+  PodClaims allocated = claims;
+  if (absl::Status done = allocator_->Allocate(allocated, claims_->Claims()); !done.ok()) {
+    return done;
+  }
+  return claims_->Add(allocated);
 }
 
 void PodAdmission::ForgetClaims(const dra::Pod& claims) {

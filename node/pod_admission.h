@@ -24,6 +24,7 @@
 #include "common/logging.h"
 #include "devicemanager/manager.h"
 #include "dra/manager.h"
+#include "node/claim_allocator.h"
 #include "node/claim_store.h"
 #include "node/pod_claims.h"
 #include "node/pod_registry.h"
@@ -66,6 +67,10 @@ class PodAdmission {
   // resources); with it the claim it names is prepared with the pod's own. Set before the first
   // call.
   void SetDraExtendedResource(bool enabled) { dra_extended_resource_ = enabled; }
+  // SetClaimAllocator: a node without a scheduler allocates the claims that come with a pod
+  // unallocated (not owned; must outlive this object). Without one such a claim is refused when
+  // prepared ("... not allocated"). Set before the first call.
+  void SetClaimAllocator(const ClaimAllocator* allocator) { allocator_ = allocator; }
 
   // Admit admits `pod` (with its DRA half `claims`, when it uses ResourceClaims) and answers
   // every container's run options, init containers first. A pod already admitted with the
@@ -121,6 +126,9 @@ class PodAdmission {
       const dra::Pod* claims);
   // StoredClaims: the DRA half the claim store holds for the pod.
   std::optional<dra::Pod> StoredClaims(const std::string& pod_uid) const;
+  // AllocateAndStore allocates the claims that came unallocated (when the node has an
+  // allocator) and stores the pod's claims.
+  absl::Status AllocateAndStore(const PodClaims& claims) ABSL_LOCKS_EXCLUDED(allocation_mu_);
   // ForgetClaims undoes what an admission did with the pod's claims.
   void ForgetClaims(const dra::Pod& claims);
 
@@ -132,7 +140,11 @@ class PodAdmission {
   RefusalFn on_refusal_;
   dra::Manager* dra_ = nullptr;
   ClaimStore* claims_ = nullptr;
+  const ClaimAllocator* allocator_ = nullptr;
   bool dra_extended_resource_ = false;
+  // Held from allocating a pod's claims until they are in the claim store, so that two pods
+  // are not given the same device.
+  absl::Mutex allocation_mu_;
 
   absl::Mutex locks_mu_;
   absl::CondVar released_;

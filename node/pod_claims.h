@@ -7,12 +7,16 @@
 #include <vector>
 
 #include "dra/claim.h"
+#include "kubeapi/resource_claim.h"
 
 namespace devmgr::node {
 
 struct PodClaims {
   dra::Pod pod;
   std::vector<dra::ResourceClaim> claims;
+  // The whole documents of the claims that came without status.allocation (each also in
+  // `claims`): what the node's allocator (claim_allocator.h) reads their requests from.
+  std::vector<kubeapi::ResourceClaim> unallocated;
 
   // Whether the pod uses no claim at all (neither its own nor one the scheduler made for its
   // extended resources).

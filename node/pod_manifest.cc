@@ -221,6 +221,19 @@ absl::Status ReadClaims(const std::vector<std::pair<size_t, YAML::Node>>& docume
       return FieldError(absl::StrCat(where, ": metadata.name"),
                         absl::StrCat("ResourceClaim \"", claim->name, "\" is given twice"));
     }
+    if (!claim->allocation.has_value()) {
+      // Its requests, for a node that allocates claims itself.
+      absl::StatusOr<nlohmann::json> object = kubeapi::YamlToJson(document);
+      absl::StatusOr<kubeapi::ResourceClaim> whole =
+          object.ok() ? kubeapi::DecodeResourceClaim(*object)
+                      : absl::StatusOr<kubeapi::ResourceClaim>(object.status());
+      if (!whole.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": ", whole.status().message()));
+      }
+      whole->metadata.namespace_name = claim->namespace_name;
+      whole->metadata.uid = claim->uid;
+      manifest.claims.unallocated.push_back(*std::move(whole));
+    }
     manifest.claims.claims.push_back(*std::move(claim));
   }
   return absl::OkStatus();

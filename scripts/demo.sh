@@ -77,8 +77,11 @@ echo "devmgr serve exited with $?"
 run ls "$root"
 
 step "Restart: the pod keeps its devices (the daemon's record + the checkpoint), and the plugin,"
-echo "seeing kubelet.sock re-created, registers again"
-"$devmgr" serve --root-dir "$root" --log-file "$root/serve.log" &
+echo "seeing kubelet.sock re-created, registers again. This time the daemon also allocates DRA claims"
+echo "that come unallocated, with the DeviceClasses of examples/allocate/classes.yaml"
+printf '$ %s serve --root-dir %s --device-classes examples/allocate/classes.yaml &\n' "$devmgr" "$root"
+"$devmgr" serve --root-dir "$root" --log-file "$root/serve.log" \
+  --device-classes examples/allocate/classes.yaml &
 pids+=($!)
 wait_for test -S "$root/devmgr.sock"
 wait_for sh -c "'$devmgr' podresources allocatable --root-dir '$root' | grep -q dev-3"
@@ -102,15 +105,23 @@ run cat examples/dra-pod.yaml
 run "$devmgr" pods admit --root-dir "$root" examples/dra-pod.yaml
 dra_uid=6a1c9e2b-3f4d-4e8a-b5c7-9d0e1f2a3b4c
 
-step "The claims the node holds, and the PodResources view with the claim's device"
+step "No scheduler here: a claim without status.allocation is allocated by the node from the"
+echo "ResourceSlices the driver published (dev-1 is held, so it gets dev-0), then prepared"
+wait_for sh -c "'$devmgr' slices list --root-dir '$root' -o json | grep -q dev-1"
+run "$devmgr" slices list --root-dir "$root"
+run "$devmgr" pods admit --root-dir "$root" examples/dra-pod-unallocated.yaml
+batch_uid=0c5e7a91-2d3b-4f6a-8e1c-7b9d0a2f4e6c
+
+step "The claims the node holds, and the PodResources view with the claims' devices"
 run "$devmgr" dra claims --root-dir "$root"
 run "$devmgr" podresources list --root-dir "$root"
 
 step "dra_manager_state is a kubelet's, CRC-32 checksum included"
 run "$devmgr" dra checkpoint verify "$root/dra_manager_state"
 
-step "Remove the pod: the driver unprepares the claim"
+step "Remove the pods: the driver unprepares the claims"
 run "$devmgr" pods remove --root-dir "$root" "$dra_uid"
+run "$devmgr" pods remove --root-dir "$root" "$batch_uid"
 run "$devmgr" dra claims --root-dir "$root"
 
 step "The daemon's log, in klog's key=value shape (last lines)"

@@ -3,6 +3,9 @@
 // prioritized lists (firstAvailable) on, the rest off until asked for.
 #pragma once
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
 namespace devmgr::structured {
 
 struct Features {
@@ -15,5 +18,9 @@ struct Features {
   bool device_binding_and_status = false;
   bool list_type_attributes = false;  // DRAListTypeAttributes
 };
+
+// ParseFeatureGates applies "NAME=true|false,..." (the gates' names above, as a kubelet's
+// --feature-gates takes them) to `features`. InvalidArgument naming the item otherwise.
+absl::StatusOr<Features> ParseFeatureGates(absl::string_view text, Features features = {});
 
 }  // namespace devmgr::structured

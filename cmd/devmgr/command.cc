@@ -85,6 +85,20 @@ absl::StatusOr<absl::Duration> ParseFlagDuration(absl::string_view flag, const s
   return d;
 }
 
+absl::StatusOr<std::map<std::string, std::string>> ParseNodeLabels(
+    const std::vector<std::string>& labels) {
+  std::map<std::string, std::string> out;
+  for (const std::string& label : labels) {
+    const size_t equals = label.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--node-label: \"", label, "\" is not KEY=VALUE"));
+    }
+    out[label.substr(0, equals)] = label.substr(equals + 1);
+  }
+  return out;
+}
+
 absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(const std::string& text) {
   const spdlog::level::level_enum level = spdlog::level::from_str(text);
   if (level == spdlog::level::off && text != "off") {

@@ -7,7 +7,9 @@
 
 #include <spdlog/common.h>
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
@@ -39,6 +41,11 @@ int Fail(ExitCode code, absl::string_view reason);
 // ParseFlagDuration reads a duration flag ("300ms", "30s", "5m"); InvalidArgument naming
 // `flag` for anything else or a negative duration.
 absl::StatusOr<absl::Duration> ParseFlagDuration(absl::string_view flag, const std::string& text);
+
+// ParseNodeLabels reads --node-label KEY=VALUE flags (given once per label) into a map;
+// InvalidArgument naming the one that is not KEY=VALUE.
+absl::StatusOr<std::map<std::string, std::string>> ParseNodeLabels(
+    const std::vector<std::string>& labels);
 
 // ParseLogLevel reads --log-level: trace, debug, info, warn, error or off.
 absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(const std::string& text);

@@ -1,21 +1,16 @@
 #include "cmd/devmgr/dra_allocate.h"
 
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "kubeapi/object_files.h"
 #include "kubeapi/resource_claim.h"
 #include "kubeapi/resource_slice.h"
-#include "kubeapi/yaml_objects.h"
 #include "structured/allocator.h"
 
 namespace devmgr::cli {
@@ -36,96 +31,14 @@ struct AllocateFlags {
   OutputFormat format = OutputFormat::kYaml;
 };
 
-// The files a --slices argument names: the file, or a folder's .yaml, .yml and .json files by
-// name.
-absl::StatusOr<std::vector<std::string>> FilesOf(const std::string& path) {
-  std::error_code error;
-  if (!std::filesystem::is_directory(path, error)) return std::vector<std::string>{path};
-  std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
-    const std::string name = entry.path().string();
-    if (entry.is_regular_file() && (absl::EndsWith(name, ".yaml") || absl::EndsWith(name, ".yml") ||
-                                    absl::EndsWith(name, ".json"))) {
-      files.push_back(name);
-    }
-  }
-  if (error) return absl::InvalidArgumentError(absl::StrCat(path, ": ", error.message()));
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-// Every object in the files `paths` name, each with the file it came from.
-absl::StatusOr<std::vector<std::pair<std::string, Json>>> ReadAll(
-    const std::vector<std::string>& paths) {
-  std::vector<std::pair<std::string, Json>> out;
-  for (const std::string& path : paths) {
-    absl::StatusOr<std::vector<std::string>> files = FilesOf(path);
-    if (!files.ok()) return files.status();
-    for (const std::string& file : *files) {
-      std::ifstream in(file);
-      if (!in) return absl::InvalidArgumentError(absl::StrCat(file, ": cannot be read"));
-      std::stringstream text;
-      text << in.rdbuf();
-      absl::StatusOr<std::vector<Json>> objects = kubeapi::ReadObjects(text.str());
-      if (!objects.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(file, ": ", objects.status().message()));
-      }
-      for (Json& object : *objects) out.emplace_back(file, std::move(object));
-    }
-  }
-  return out;
-}
-
-std::string KindOf(const Json& object) {
-  auto kind = object.find("kind");
-  return kind != object.end() && kind->is_string() ? kind->get<std::string>() : "";
-}
-
-// Reads the objects of `kind` in the files (others are skipped, so that a file may hold a whole
-// `kubectl get` of several kinds); `decode` reads one.
-template <typename T, typename Decode>
-absl::StatusOr<std::vector<T>> ReadKind(const std::vector<std::string>& paths, const char* kind,
-                                        Decode decode) {
-  absl::StatusOr<std::vector<std::pair<std::string, Json>>> objects = ReadAll(paths);
+// Reads the objects of `kind` in the files and folders `paths` name; `decode` reads one.
+template <typename T>
+absl::StatusOr<std::vector<T>> ReadKind(const std::vector<std::string>& paths,
+                                        absl::string_view kind,
+                                        absl::StatusOr<T> (*decode)(const Json&)) {
+  absl::StatusOr<std::vector<kubeapi::FileObject>> objects = kubeapi::ReadObjectFiles(paths);
   if (!objects.ok()) return objects.status();
-  std::vector<T> out;
-  for (const auto& [file, object] : *objects) {
-    if (KindOf(object) != kind) continue;
-    absl::StatusOr<T> item = decode(object);
-    if (!item.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(file, ": ", kind, " ",
-                                                     object.value("metadata", Json::object())
-                                                         .value("name", std::string()),
-                                                     ": ", item.status().message()));
-    }
-    out.push_back(*std::move(item));
-  }
-  return out;
-}
-
-absl::StatusOr<structured::Features> ParseFeatureGates(const std::string& text) {
-  structured::Features features;
-  const std::map<std::string, bool structured::Features::*> gates = {
-      {"DRAAdminAccess", &structured::Features::admin_access},
-      {"DRAPrioritizedList", &structured::Features::prioritized_list},
-      {"DRAPartitionableDevices", &structured::Features::partitionable_devices},
-      {"DRADeviceTaints", &structured::Features::device_taints},
-      {"DRAConsumableCapacity", &structured::Features::consumable_capacity},
-      {"DRADeviceBindingConditions", &structured::Features::device_binding_and_status},
-      {"DRAListTypeAttributes", &structured::Features::list_type_attributes}};
-  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipEmpty())) {
-    std::vector<std::string> parts = absl::StrSplit(item, absl::MaxSplits('=', 1));
-    auto gate = gates.find(parts[0]);
-    if (gate == gates.end() || parts.size() != 2 || (parts[1] != "true" && parts[1] != "false")) {
-      std::string known;
-      for (const auto& [name, field] : gates) absl::StrAppend(&known, known.empty() ? "" : ", ", name);
-      return absl::InvalidArgumentError(absl::StrCat("--feature-gates: \"", item,
-                                                     "\" is not NAME=true|false with NAME one of ",
-                                                     known));
-    }
-    features.*(gate->second) = parts[1] == "true";
-  }
-  return features;
+  return kubeapi::DecodeKind<T>(*objects, kind, decode);
 }
 
 // The node: --node, else the one node the node-local slices name.
@@ -145,13 +58,9 @@ absl::StatusOr<structured::Node> NodeOf(const AllocateFlags& flags,
     }
     node.name = *names.begin();
   }
-  for (const std::string& label : flags.node_labels) {
-    std::vector<std::string> parts = absl::StrSplit(label, absl::MaxSplits('=', 1));
-    if (parts.size() != 2 || parts[0].empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("--node-label: \"", label, "\" is not KEY=VALUE"));
-    }
-    node.labels[parts[0]] = parts[1];
-  }
+  absl::StatusOr<std::map<std::string, std::string>> labels = ParseNodeLabels(flags.node_labels);
+  if (!labels.ok()) return labels.status();
+  node.labels = *std::move(labels);
   return node;
 }
 
@@ -176,8 +85,11 @@ void PrintClaims(const std::vector<kubeapi::ResourceClaim>& claims, OutputFormat
 }
 
 int Run(const AllocateFlags& flags) {
-  absl::StatusOr<structured::Features> features = ParseFeatureGates(flags.feature_gates);
-  if (!features.ok()) return Fail(kExitUsage, features.status().message());
+  absl::StatusOr<structured::Features> features =
+      structured::ParseFeatureGates(flags.feature_gates);
+  if (!features.ok()) {
+    return Fail(kExitUsage, absl::StrCat("--feature-gates: ", features.status().message()));
+  }
   absl::StatusOr<absl::Duration> timeout = ParseFlagDuration("--timeout", flags.timeout);
   if (!timeout.ok()) return Fail(kExitUsage, timeout.status().message());
 

@@ -5,9 +5,11 @@
 
 #include <csignal>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cmd/devmgr/cluster.h"
@@ -35,6 +37,9 @@ struct ServeFlags {
   std::string dra_sync_period = "5s";
   std::string dra_wiping_delay = "30s";
   std::string node_name = "node";
+  std::vector<std::string> node_labels;
+  std::string device_classes;
+  std::string feature_gates;
   ClusterFlags cluster;
   std::string metrics_address;
   std::string log_level = "info";
@@ -116,6 +121,16 @@ int RunServe(const ServeFlags& flags) {
   options.dra_sync_period = *dra_sync;
   options.dra_wiping_delay = *dra_wiping;
   options.node_name = flags.node_name;
+  absl::StatusOr<std::map<std::string, std::string>> labels = ParseNodeLabels(flags.node_labels);
+  if (!labels.ok()) return Fail(kExitUsage, labels.status().message());
+  options.node_labels = *std::move(labels);
+  options.device_classes = flags.device_classes;
+  absl::StatusOr<structured::Features> features =
+      structured::ParseFeatureGates(flags.feature_gates);
+  if (!features.ok()) {
+    return Fail(kExitUsage, absl::StrCat("--feature-gates: ", features.status().message()));
+  }
+  options.dra_features = *features;
   absl::StatusOr<std::optional<kubeclient::RestConfig>> cluster = ChooseCluster(flags.cluster);
   if (!cluster.ok()) return Fail(kExitUsage, cluster.status().message());
   options.cluster = *std::move(cluster);
@@ -237,6 +252,14 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
                    "the node's name: spec.nodeName of the ResourceSlices DRA drivers publish "
                    "(fake-dra --node-name), which the node wipes")
       ->capture_default_str();
+  serve->add_option("--node-label", flags->node_labels,
+                    "KEY=VALUE: a label of the node, for ResourceSlices with node selectors");
+  serve->add_option("--device-classes", flags->device_classes,
+                    "DeviceClasses (a YAML/JSON file or folder, read at each allocation): without "
+                    "a cluster, claims that come with a pod unallocated are allocated on the node");
+  serve->add_option("--feature-gates", flags->feature_gates,
+                    "DRA allocation feature gates, NAME=true|false,... (DRAPartitionableDevices, "
+                    "DRADeviceTaints, DRAConsumableCapacity, ...)");
   AddClusterFlags(*serve, flags->cluster,
                   "the node is in it, as a kubelet with --kubeconfig: DRA claims are read from "
                   "its API server and the node's ResourceSlices there are wiped");

@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -433,6 +434,72 @@ TEST(DraTest, ADeviceTheDriverReportsUnhealthyShowsInPodsList) {
       << watch.out();
   const testing::ProcessResult listed = h.Run({"pods", "list", "--root-dir", h.Root()});
   EXPECT_TRUE(absl::StrContains(listed.out, "Unhealthy")) << listed.out;
+}
+
+// A node without a scheduler: a claim that comes with its pod without status.allocation is
+// allocated by `devmgr serve` from the ResourceSlices its driver published and the DeviceClasses
+// of --device-classes, then prepared by the driver, which reads the allocation from the daemon.
+// A claim no device is left for is refused without a trace; a removed pod's device is free
+// again; the allocations survive a restart.
+TEST(DraTest, ANodeWithoutASchedulerAllocatesClaimsFromItsDriversSlices) {
+  DaemonHarness h;
+  {
+    std::ofstream classes(h.Path("classes.yaml"));
+    classes << "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\n"
+               "metadata: {name: gpu.example.com}\n"
+               "spec: {selectors: [{cel: {expression: 'device.driver == \"gpu.example.com\"'}}]}\n";
+  }
+  const std::vector<std::string> flags = {"--dra-sync-period", "100ms", "--device-classes",
+                                          h.Path("classes.yaml").string()};
+  auto serve = h.StartServe(flags);
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 2);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu}));
+  // Allocation reads the published slices: wait for both devices.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(
+            h.Run({"slices", "list", "--root-dir", h.Root(), "-o", "json"}).out, "\"dev-1\"");
+      },
+      20s));
+
+  // The claim asks for one device of the class; no status.
+  auto unallocated = [](const std::string& uid, const std::string& claim) {
+    return PodWithClaims(uid, {claim}) +
+           absl::StrCat("---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
+                        "metadata: {name: ", claim, ", uid: uid-", claim, "}\n",
+                        "spec: {devices: {requests: [{name: req, exactly: {deviceClassName: ", kGpu,
+                        "}}]}}\n");
+  };
+  const testing::ProcessResult first = h.Admit(unallocated("p1", "a"));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_TRUE(absl::StrContains(first.out, "gpu.example.com/device=dev-0")) << first.out;
+  const testing::ProcessResult second = h.Admit(unallocated("p2", "b"));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_TRUE(absl::StrContains(second.out, "gpu.example.com/device=dev-1")) << second.out;
+
+  const testing::ProcessResult third = h.Admit(unallocated("p3", "c"));
+  EXPECT_EQ(third.exit_code, 1) << third.err;
+  EXPECT_TRUE(absl::StrContains(third.err, "cannot allocate all claims")) << third.err;
+  EXPECT_EQ(h.ListPods().value("pods", Json::array()).size(), 2u);
+  EXPECT_EQ(Claims(h).size(), 2u) << Claims(h).dump();
+
+  ASSERT_EQ(h.Remove("p1").exit_code, 0);
+  const testing::ProcessResult again = h.Admit(unallocated("p3", "c"));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(absl::StrContains(again.out, "gpu.example.com/device=dev-0")) << again.out;
+
+  // After a restart the claims keep their devices, and the next claim finds none.
+  DaemonHarness::Stop(*serve);
+  serve = h.StartServe(flags);
+  ASSERT_NE(serve, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return AllPrepared(h, 2); }, 20s)) << Claims(h).dump();
+  const testing::ProcessResult options =
+      h.Run({"pods", "options", "p3", "app", "--root-dir", h.Root()});
+  EXPECT_TRUE(absl::StrContains(options.out, "gpu.example.com/device=dev-0")) << options.out;
+  const testing::ProcessResult fourth = h.Admit(unallocated("p4", "d"));
+  EXPECT_EQ(fourth.exit_code, 1) << fourth.out;
+  EXPECT_TRUE(absl::StrContains(fourth.err, "cannot allocate all claims")) << fourth.err;
 }
 
 }  // namespace

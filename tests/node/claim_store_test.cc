@@ -58,6 +58,8 @@ TEST(ClaimRecordTest, RoundTripsEveryField) {
   record.pods.push_back(Pod("u2", {"b"}, {}).pod);
   dra::ResourceClaim shared = Claim("a", "c1");
   shared.allocation->push_back({"gpu", "gpu.example.com", "node", "dev-1", "share-7"});
+  shared.allocation->back().consumed_capacity = {{"memory", "10Gi"}, {"cores", "2"}};
+  shared.allocation->push_back({"mon", "gpu.example.com", "node", "dev-1", std::nullopt, true});
   shared.owner_references.push_back({"v1", "Pod", "p", "u1", true});
   shared.reserved_for.push_back({"", "pods", "p", "u1"});
   record.claims.push_back(shared);

@@ -198,6 +198,42 @@ TEST(PodManifestTest, ReadsDocumentMarkersAndRefusesWhatLoadAllWouldLoopOn) {
             "the manifest holds 300 documents, more than 256");
 }
 
+// A claim without status.allocation keeps its whole document (its requests) for a node that
+// allocates claims itself; an allocated one's results keep admin access and consumed capacity.
+TEST(PodManifestTest, KeepsTheRequestsOfUnallocatedClaimsAndEveryResultField) {
+  absl::StatusOr<PodManifest> manifest = ParsePodManifest(
+      "metadata: {name: p, namespace: ml}\nspec: {containers: [{name: c}]}\n---\n"
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a, uid: ua}\n"
+      "spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com, "
+      "count: 2}}]}}\n---\n"
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: b, uid: ub}\n"
+      "status: {allocation: {devices: {results: [{request: r, driver: d, pool: p, device: x, "
+      "shareID: s-1, adminAccess: true, consumedCapacity: {memory: 10Gi}}]}}}\n");
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  ASSERT_EQ(manifest->claims.unallocated.size(), 1U);
+  const kubeapi::ResourceClaim& unallocated = manifest->claims.unallocated[0];
+  EXPECT_EQ(unallocated.metadata.name, "a");
+  EXPECT_EQ(unallocated.metadata.namespace_name, "ml") << "in the pod's namespace";
+  EXPECT_EQ(unallocated.metadata.uid, "ua");
+  ASSERT_EQ(unallocated.spec.requests.size(), 1U);
+  ASSERT_TRUE(unallocated.spec.requests[0].exactly.has_value());
+  EXPECT_EQ(unallocated.spec.requests[0].exactly->count, 2);
+
+  ASSERT_EQ(manifest->claims.claims.size(), 2U);
+  ASSERT_TRUE(manifest->claims.claims[1].allocation.has_value());
+  dra::DeviceRequestAllocationResult expected{"r", "d", "p", "x", "s-1", true};
+  expected.consumed_capacity = {{"memory", "10Gi"}};
+  EXPECT_EQ(*manifest->claims.claims[1].allocation,
+            std::vector<dra::DeviceRequestAllocationResult>{expected});
+
+  EXPECT_FALSE(
+      ParsePodManifest("metadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
+                       "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: b}\n"
+                       "status: {allocation: {devices: {results: [{request: r, driver: d, pool: p, "
+                       "device: x, consumedCapacity: {memory: lots}}]}}}\n")
+          .ok());
+}
+
 TEST(PodManifestTest, APodWithoutClaimsHasAnEmptyDraHalf) {
   absl::StatusOr<PodManifest> manifest = ParsePodManifest(kKubectlStyle);
   ASSERT_TRUE(manifest.ok()) << manifest.status();

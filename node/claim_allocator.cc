@@ -1,0 +1,154 @@
+#include "node/claim_allocator.h"
+
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kubeapi/object_files.h"
+#include "structured/allocator.h"
+
+namespace devmgr::node {
+namespace {
+
+// What the node holds, as the allocator sees it: the held claims' results as the API's.
+absl::StatusOr<structured::AllocatedState> HeldState(const std::vector<dra::ResourceClaim>& held) {
+  std::vector<kubeapi::ResourceClaim> claims;
+  for (const dra::ResourceClaim& claim : held) {
+    if (!claim.allocation.has_value()) continue;
+    kubeapi::AllocationResult& allocation = claims.emplace_back().allocation.emplace();
+    for (const dra::DeviceRequestAllocationResult& result : *claim.allocation) {
+      kubeapi::DeviceRequestAllocationResult& out = allocation.results.emplace_back();
+      out.driver = result.driver;
+      out.pool = result.pool;
+      out.device = result.device;
+      out.share_id = result.share_id;
+      if (result.admin_access) out.admin_access = true;
+      for (const auto& [name, amount] : result.consumed_capacity) {
+        absl::StatusOr<kubeapi::Quantity> quantity = kubeapi::Quantity::Parse(amount);
+        if (!quantity.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat("claim ", claim.namespace_name, "/",
+                                                         claim.name, ": consumedCapacity ", name,
+                                                         ": ", quantity.status().message()));
+        }
+        out.consumed_capacity[name] = *quantity;
+      }
+    }
+  }
+  return structured::AllocatedStateOf(claims);
+}
+
+// "claim ns/a request gpus: 1 of 4 devices are candidates (wants 2 devices), 3 already allocated
+// to another claim", per request, and what the constraints refused.
+std::string Summary(const structured::Explanation& explanation) {
+  std::vector<std::string> parts;
+  for (const std::string& pool : explanation.pools) parts.push_back(absl::StrCat("pool ", pool));
+  for (const structured::ClaimExplanation& claim : explanation.claims) {
+    for (const structured::RequestExplanation& request : claim.requests) {
+      // Why the others are not, each reason with its count.
+      std::map<std::string, int> reasons;
+      for (const structured::DeviceVerdict& verdict : request.devices) {
+        if (!verdict.reason.empty()) ++reasons[verdict.reason];
+      }
+      std::vector<std::string> why;
+      for (const auto& [reason, count] : reasons) why.push_back(absl::StrCat(count, " ", reason));
+      parts.push_back(absl::StrCat("claim ", claim.claim, " request ", request.request, ": ",
+                                   request.Candidates(), " of ", request.devices.size(),
+                                   " devices are candidates (wants ", request.wants, ")",
+                                   why.empty() ? "" : ", ", absl::StrJoin(why, ", ")));
+    }
+    for (const auto& [constraint, refusals] : claim.constraint_refusals) {
+      if (refusals > 0) {
+        parts.push_back(absl::StrCat("claim ", claim.claim, " ", constraint, " refused ", refusals,
+                                     " devices"));
+      }
+    }
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<kubeapi::DeviceClass>> ClaimAllocator::ReadClasses() const {
+  if (options_.device_classes.empty()) return std::vector<kubeapi::DeviceClass>{};
+  absl::StatusOr<std::vector<kubeapi::FileObject>> objects =
+      kubeapi::ReadObjectFiles({options_.device_classes.string()});
+  if (!objects.ok()) return objects.status();
+  return kubeapi::DecodeKind<kubeapi::DeviceClass>(*objects, "DeviceClass",
+                                                   kubeapi::DecodeDeviceClass);
+}
+
+absl::Status ClaimAllocator::Allocate(PodClaims& claims,
+                                      const std::vector<dra::ResourceClaim>& held) const {
+  if (claims.unallocated.empty()) return absl::OkStatus();
+  // Claims the node holds keep their allocation; the others are allocated together.
+  std::map<std::pair<std::string, std::string>, const dra::ResourceClaim*> holding;
+  for (const dra::ResourceClaim& claim : held) {
+    holding[{claim.namespace_name, claim.name}] = &claim;
+  }
+  std::map<std::pair<std::string, std::string>, std::vector<dra::DeviceRequestAllocationResult>>
+      results;
+  std::vector<const kubeapi::ResourceClaim*> to_allocate;
+  for (const kubeapi::ResourceClaim& claim : claims.unallocated) {
+    const std::pair<std::string, std::string> key{claim.metadata.namespace_name,
+                                                  claim.metadata.name};
+    auto it = holding.find(key);
+    if (it != holding.end() && it->second->uid == claim.metadata.uid &&
+        it->second->allocation.has_value()) {
+      results[key] = *it->second->allocation;
+      continue;
+    }
+    to_allocate.push_back(&claim);
+  }
+
+  if (!to_allocate.empty()) {
+    absl::StatusOr<std::vector<kubeapi::DeviceClass>> classes = ReadClasses();
+    if (!classes.ok()) return classes.status();
+    absl::StatusOr<std::vector<kubeapi::ResourceSlice>> listed =
+        slices_.List(resourceslice::SliceFilter{});
+    if (!listed.ok()) return listed.status();
+    std::vector<kubeapi::ResourceSlicePtr> slices;
+    for (kubeapi::ResourceSlice& slice : *listed) {
+      slices.push_back(std::make_shared<const kubeapi::ResourceSlice>(std::move(slice)));
+    }
+    structured::AllocatorOptions options;
+    options.features = options_.features;
+    options.timeout = options_.timeout;
+    absl::StatusOr<structured::AllocatedState> state = HeldState(held);
+    if (!state.ok()) return state.status();
+    std::unique_ptr<structured::Allocator> allocator =
+        structured::Allocator::Create(options, *std::move(state), *std::move(classes), slices);
+    structured::Explanation explanation;
+    auto allocated = allocator->Allocate(structured::Node{options_.node_name, options_.node_labels},
+                                         to_allocate, &explanation);
+    if (!allocated.ok()) return allocated.status();
+    if (!allocated->has_value()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot allocate all claims: ", Summary(explanation)));
+    }
+    for (size_t i = 0; i < to_allocate.size(); ++i) {
+      std::vector<dra::DeviceRequestAllocationResult>& out =
+          results[{to_allocate[i]->metadata.namespace_name, to_allocate[i]->metadata.name}];
+      for (const kubeapi::DeviceRequestAllocationResult& result : (**allocated)[i].results) {
+        dra::DeviceRequestAllocationResult& item = out.emplace_back();
+        item.request = result.request;
+        item.driver = result.driver;
+        item.pool = result.pool;
+        item.device = result.device;
+        item.share_id = result.share_id;
+        item.admin_access = result.admin_access.value_or(false);
+        for (const auto& [name, amount] : result.consumed_capacity) {
+          item.consumed_capacity[name] = amount.ToString();
+        }
+      }
+    }
+  }
+  for (dra::ResourceClaim& claim : claims.claims) {
+    auto it = results.find({claim.namespace_name, claim.name});
+    if (it != results.end() && !claim.allocation.has_value()) claim.allocation = it->second;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace devmgr::node
