@@ -75,8 +75,9 @@ suite_args=()
 for suite in "${suites[@]}"; do suite_args+=(--suite "$suite"); done
 meson test -C "$san_build" --no-rebuild "${suite_args[@]}" --print-errorlogs \
   --num-processes "$(nproc)" --logbase asan || status=1
+# Each fuzzer runs on one thread: one per core at a time.
 FUZZ_SECONDS=$fuzz_seconds meson test -C "$san_build" --no-rebuild --suite fuzz \
-  --print-errorlogs --num-processes 1 --logbase fuzz || status=1
+  --print-errorlogs --num-processes "$(nproc)" --logbase fuzz || status=1
 
 python3 scripts/test-summary.py "$san_build/meson-logs/asan.junit.xml" \
   "$san_build/meson-logs/fuzz.junit.xml" || status=1
