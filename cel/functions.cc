@@ -3,6 +3,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -287,8 +288,8 @@ Value ToInt(const std::vector<Value>& a, EvalContext&) {
       return Value::Int(static_cast<int64_t>(v.uint_value()));
     case Kind::kDouble: {
       const double d = v.double_value();
-      // The doubles in range: [-2^63, 2^63).
-      if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) {
+      // The doubles in range: (-2^63, 2^63), as cel-go's (it refuses -2^63 too).
+      if (!(d > -9223372036854775808.0 && d < 9223372036854775808.0)) {
         return Err("range error converting double to int");
       }
       return Value::Int(static_cast<int64_t>(d));
@@ -340,6 +341,84 @@ Value ToDouble(const std::vector<Value>& a, EvalContext&) {
   return Value::Double(AsDouble(v));
 }
 
+// FormatDouble: Go's %g with the shortest precision that reads back the same double, which
+// cel-go's string(double) prints: "123.456", "-0.0045", "1e+06", "1.5e-07", "+Inf", "NaN".
+std::string FormatDouble(double d) {
+  if (std::isnan(d)) return "NaN";
+  if (std::isinf(d)) return d > 0 ? "+Inf" : "-Inf";
+  if (d == 0) return std::signbit(d) ? "-0" : "0";
+  // The shortest digits, as "[-]d[.ddd]e<exponent>".
+  char buffer[64];
+  const std::to_chars_result scientific =
+      std::to_chars(buffer, buffer + sizeof(buffer), d, std::chars_format::scientific);
+  const absl::string_view text(buffer, static_cast<size_t>(scientific.ptr - buffer));
+  const size_t e = text.find('e');
+  const bool negative = text[0] == '-';
+  std::string digits;
+  for (char c : text.substr(negative ? 1 : 0, e - (negative ? 1 : 0))) {
+    if (c != '.') digits += c;
+  }
+  int exponent = 0;
+  if (!absl::SimpleAtoi(text.substr(e + 1), &exponent)) return std::string(text);
+  std::string out = negative ? "-" : "";
+  // Go uses %e when the exponent is below -4 or at least 6 (the shortest precision's rule).
+  if (exponent < -4 || exponent >= 6) {
+    out += digits.substr(0, 1);
+    if (digits.size() > 1) absl::StrAppend(&out, ".", digits.substr(1));
+    absl::StrAppend(&out, exponent < 0 ? "e-" : "e+", std::abs(exponent) < 10 ? "0" : "",
+                    std::abs(exponent));
+    return out;
+  }
+  // %f: the digits with the decimal point after `point` of them.
+  const int point = exponent + 1;
+  const int size = static_cast<int>(digits.size());
+  if (point <= 0) {
+    absl::StrAppend(&out, "0.", std::string(static_cast<size_t>(-point), '0'), digits);
+  } else if (point >= size) {
+    absl::StrAppend(&out, digits, std::string(static_cast<size_t>(point - size), '0'));
+  } else {
+    absl::StrAppend(&out, digits.substr(0, static_cast<size_t>(point)), ".",
+                    digits.substr(static_cast<size_t>(point)));
+  }
+  return out;
+}
+
+// ValidUtf8: Go's utf8.Valid (no overlong forms, surrogates, or code points above U+10FFFF).
+bool ValidUtf8(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x80) {
+      ++i;
+      continue;
+    }
+    // The sequence's length, its lead byte's bits, and the least code point of that length.
+    size_t length = 4;
+    uint32_t code = byte & 0x07;
+    uint32_t minimum = 0x10000;
+    if ((byte & 0xE0) == 0xC0) {
+      length = 2;
+      code = byte & 0x1F;
+      minimum = 0x80;
+    } else if ((byte & 0xF0) == 0xE0) {
+      length = 3;
+      code = byte & 0x0F;
+      minimum = 0x800;
+    } else if ((byte & 0xF8) != 0xF0) {
+      return false;  // a continuation byte where a sequence starts, or no UTF-8 byte at all
+    }
+    if (i + length > text.size()) return false;
+    for (size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3F);
+    }
+    if (code < minimum || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    i += length;
+  }
+  return true;
+}
+
 Value ToString(const std::vector<Value>& a, EvalContext&) {
   const Value& v = a[0];
   switch (v.kind()) {
@@ -349,9 +428,14 @@ Value ToString(const std::vector<Value>& a, EvalContext&) {
       return Value::String(absl::StrCat(v.int_value()));
     case Kind::kUint:
       return Value::String(absl::StrCat(v.uint_value()));
+    case Kind::kDouble:
+      return Value::String(FormatDouble(v.double_value()));
     case Kind::kBool:
       return Value::String(v.bool_value() ? "true" : "false");
     default:
+      if (!ValidUtf8(v.bytes_value())) {
+        return Err("invalid UTF-8 in bytes, cannot convert to string");
+      }
       return Value::String(v.bytes_value());
   }
 }
@@ -805,6 +889,7 @@ std::vector<Overload> Build() {
       {"string", false, {s}, s, ToString},
       {"string", false, {i}, s, ToString},
       {"string", false, {u}, s, ToString},
+      {"string", false, {d}, s, ToString},
       {"string", false, {b}, s, ToString},
       {"string", false, {by}, s, ToString},
       {"bytes", false, {by}, by, ToBytes},

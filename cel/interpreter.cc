@@ -110,14 +110,18 @@ class Interpreter {
     if (operand.is_error()) return operand;
     bool optional = e.optional;
     if (operand.kind() == Kind::kOptional) {
-      if (operand.optional_value() == nullptr) return operand;  // none stays none
-      operand = *operand.optional_value();
+      // None stays none, and has none of the fields has() asks about.
+      if (operand.optional_value() == nullptr) return e.test_only ? Value::Bool(false) : operand;
+      operand = Value(*operand.optional_value());  // a copy: assigning frees the optional
       optional = true;
     }
-    if (operand.kind() != Kind::kMap) {
-      return Err(absl::StrCat("type '", operand.TypeName(), "' does not support field selection"));
-    }
     const Value key = Value::String(e.name);
+    // A value that is not a map has no fields: has() is false and a selection fails, as in
+    // cel-go's attribute resolution (refQualify).
+    if (operand.kind() != Kind::kMap) {
+      if (e.test_only) return Value::Bool(false);
+      return Err(absl::StrCat("no such key: ", e.name));
+    }
     if (e.test_only) return Value::Bool(Find(operand.map(), key) != nullptr);
     return Field(operand, key, optional);
   }
@@ -130,7 +134,7 @@ class Interpreter {
     bool optional = e.optional;
     if (operand.kind() == Kind::kOptional) {
       if (operand.optional_value() == nullptr) return operand;
-      operand = *operand.optional_value();
+      operand = Value(*operand.optional_value());
       optional = true;
     }
     if (operand.kind() == Kind::kMap) return Field(operand, key, optional);

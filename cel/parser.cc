@@ -129,8 +129,6 @@ class Lexer {
         out.token = Token::kNull;
       } else if (out.text == "in") {
         out.token = Token::kIn;
-      } else if (IsReserved(out.text)) {
-        return Error(out.position, absl::StrCat("reserved identifier '", out.text, "'"));
       } else {
         out.token = Token::kIdent;
       }
@@ -723,6 +721,11 @@ class Parser {
           if (current_.token != Token::kIdent) return Unexpected();
         }
         std::string name = current_.text;
+        // A reserved word may name a field or a method (`m.if`, `x.as()`), not a variable or
+        // a function, as in cel-go's parser.
+        if (IsReserved(name)) {
+          return lexer_.Error(current_.position, absl::StrCat("reserved identifier '", name, "'"));
+        }
         if (absl::Status read = Advance(); !read.ok()) return read;
         if (current_.token == Token::kLParen) {
           absl::StatusOr<std::vector<ExprPtr>> args = ParseArgs(Token::kRParen, ")");

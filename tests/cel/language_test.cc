@@ -68,6 +68,10 @@ TEST(CelLanguageTest, ErrorsFlowExceptWhereLogicDecides) {
   EXPECT_EQ(Eval("[0, 20].all(x, 10 / x < 5)"), "error: division by zero");
   EXPECT_EQ(Eval("[0, 1].exists_one(x, 10 / x > 5)"), "error: division by zero");
   EXPECT_EQ(Eval("1 / 0 == 1 ? true : false"), "error: division by zero");
+  // A value that is not a map has no fields: has() is false, a selection fails (cel-go's).
+  const std::string model = R"(device.attributes["gpu.example.com"].model)";
+  EXPECT_EQ(Eval("has(" + model + ".x)"), "false");
+  EXPECT_EQ(Eval(model + ".x == 1"), "error: no such key: x");
 }
 
 TEST(CelLanguageTest, Macros) {
@@ -112,6 +116,14 @@ TEST(CelLanguageTest, Conversions) {
   EXPECT_EQ(Eval("uint(-1) > 0u"), "error: range error converting int to uint");
   EXPECT_EQ(Eval(R"(int("x") == 0)"), "error: cannot convert \"x\" to int");
   EXPECT_EQ(Eval(R"(bool("true") && !bool("0"))"), "true");
+  // Doubles print as Go's %g does (cel-go's string(double)).
+  EXPECT_EQ(Eval(R"(string(100000.0) == "100000" && string(1e6) == "1e+06")"), "true");
+  EXPECT_EQ(Eval(R"(string(0.0001) == "0.0001" && string(-1.5e-7) == "-1.5e-07")"), "true");
+  EXPECT_EQ(Eval(R"(string(123456789.5) == "1.234567895e+08" && string(-0.0) == "-0")"), "true");
+  EXPECT_EQ(Eval(R"(string(1.0 / 0.0) == "+Inf" && string(0.0 / 0.0) == "NaN")"), "true");
+  EXPECT_EQ(Eval(R"(string(b"\xff") == "")"),
+            "error: invalid UTF-8 in bytes, cannot convert to string");
+  EXPECT_EQ(Eval("int(-9223372036854775808.0) < 0"), "error: range error converting double to int");
 }
 
 TEST(CelLanguageTest, Strings) {
