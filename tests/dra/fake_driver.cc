@@ -1,6 +1,7 @@
 #include "tests/dra/fake_driver.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "absl/strings/str_cat.h"
 #include "common/unix_socket.h"
@@ -117,6 +118,15 @@ FakeDriver::~FakeDriver() {
     shutting_down_ = true;
   }
   if (server_ != nullptr) server_->Shutdown();
+}
+
+void FakeDriver::Crash() {
+  {
+    absl::MutexLock lock(&mu_);
+    shutting_down_ = true;
+  }
+  // A deadline already passed: the calls under way are cancelled instead of awaited.
+  if (server_ != nullptr) server_->Shutdown(std::chrono::system_clock::now());
 }
 
 void FakeDriver::PushHealth(const ::v1::NodeWatchResourcesResponse& report) {

@@ -54,6 +54,11 @@ class FakeDriver {
 
   bool started() const { return server_ != nullptr; }
 
+  // Crash ends every call under way at once, as a driver that dies mid-call: its clients see
+  // the calls fail. The answer functions still running finish on their own; nothing is served
+  // after this. Blocks until they have finished.
+  void Crash() ABSL_LOCKS_EXCLUDED(mu_);
+
   void OnPrepare(PrepareFn fn) ABSL_LOCKS_EXCLUDED(mu_);
   void OnUnprepare(UnprepareFn fn) ABSL_LOCKS_EXCLUDED(mu_);
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,12 +22,14 @@
 #include "common/file_store.h"
 #include "tests/dra/fake_driver.h"
 #include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
 
 namespace devmgr::dra {
 namespace {
 
 using ::devmgr::testing::FakeDriver;
 using ::devmgr::testing::TempDir;
+using ::devmgr::testing::WaitFor;
 
 constexpr char kDriver[] = "test-driver.cdi.k8s.io";
 constexpr char kNamespace[] = "test-namespace";
@@ -591,6 +594,92 @@ TEST_F(DraManagerTest, TestParallelPrepareUnprepareResources) {
   EXPECT_EQ(driver_->prepare_calls(), kPods);
   EXPECT_EQ(driver_->unprepare_calls(), kPods);
   EXPECT_EQ(CheckpointedClaims(), 0u);
+}
+
+// A driver that fails one claim of a pod (issue 21's faults): the pod is not prepared and says
+// which claim and why, another pod of the same driver is prepared meanwhile, and the pod's
+// retry, once the driver answers, prepares both of its claims.
+TEST_F(DraManagerTest, ADriverErrorForOneClaimFailsOnlyThatPodUntilItsRetry) {
+  claims_.Set(Claim("claim-a", "uid-a", kPodUid));
+  claims_.Set(Claim("claim-b", "uid-b", kPodUid));
+  claims_.Set(Claim("claim-c", "uid-c", "other-pod"));
+  Pod pod = PodWithClaim(kPodUid, "claim-a");
+  pod.resource_claims.push_back({"second", "claim-b", std::nullopt});
+  pod.containers[0].claims.push_back({"second", ""});
+  std::atomic<bool> failing{true};
+  driver_->OnPrepare([&](const draapi::v1::NodePrepareResourcesRequest& request) {
+    draapi::v1::NodePrepareResourcesResponse response = PrepareOneDeviceEach()(request);
+    if (failing && response.claims().contains("uid-b")) {
+      (*response.mutable_claims())["uid-b"] = draapi::v1::NodePrepareResourceResponse();
+      (*response.mutable_claims())["uid-b"].set_error("device busy");
+    }
+    return response;
+  });
+
+  EXPECT_EQ(manager_->PrepareResources(pod).message(),
+            "prepare dynamic resources: NodePrepareResources failed for ResourceClaim claim-b: "
+            "device busy");
+  EXPECT_TRUE(manager_->PrepareResources(PodWithClaim("other-pod", "claim-c")).ok());
+  failing = false;
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  absl::StatusOr<std::vector<std::string>> devices = manager_->GetResources(pod, pod.containers[0]);
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  EXPECT_EQ(devices->size(), 2u);
+}
+
+// A driver that answers for a claim it was not asked about: the call is refused, as upstream, and
+// nothing is recorded as prepared; the retry with a sane answer prepares the pod.
+TEST_F(DraManagerTest, AResultForAClaimNotAskedAboutFailsThePrepare) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  std::atomic<bool> confused{true};
+  driver_->OnPrepare([&](const draapi::v1::NodePrepareResourcesRequest& request) {
+    draapi::v1::NodePrepareResourcesResponse response = PrepareOneDeviceEach()(request);
+    if (confused) (*response.mutable_claims())["uid-nobody-asked-for"];
+    return response;
+  });
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  EXPECT_EQ(manager_->PrepareResources(pod).message(),
+            "prepare dynamic resources: NodePrepareResources returned result for unknown claim "
+            "UID uid-nobody-asked-for");
+  absl::StatusOr<std::vector<std::string>> devices = manager_->GetResources(pod, pod.containers[0]);
+  EXPECT_TRUE(devices.ok() && devices->empty()) << "no device of the refused answer is used";
+  confused = false;
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  EXPECT_EQ(manager_->GetResources(pod, pod.containers[0])->size(), 1u);
+}
+
+// A driver that restarts while it prepares (it goes away mid-call and a new instance serves the
+// same socket): the call fails, and the retry reaches the new instance through the same
+// endpoint.
+TEST_F(DraManagerTest, ADriverRestartedMidCallIsReachedAgainOnTheRetry) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  absl::Notification called;
+  absl::Notification release;
+  driver_->OnPrepare([&](const draapi::v1::NodePrepareResourcesRequest& request) {
+    called.Notify();
+    release.WaitForNotificationWithTimeout(absl::Seconds(30));
+    return PrepareOneDeviceEach()(request);
+  });
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  absl::Status first;
+  std::thread prepare([&] { first = manager_->PrepareResources(pod); });
+  ASSERT_TRUE(called.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  // The old instance dies with the call under way; a new one then takes the socket.
+  std::thread crash([&] { driver_->Crash(); });
+  prepare.join();
+  release.Notify();
+  crash.join();
+  driver_ = std::make_unique<FakeDriver>(Socket());
+  ASSERT_TRUE(driver_->started());
+  driver_->OnPrepare(PrepareOneDeviceEach());
+  EXPECT_TRUE(absl::StartsWith(first.message(), "prepare dynamic resources: NodePrepareResources"))
+      << first;
+  absl::Status retried;
+  EXPECT_TRUE(WaitFor([&] {
+    retried = manager_->PrepareResources(pod);
+    return retried.ok();
+  })) << retried;
+  EXPECT_EQ(driver_->prepare_calls(), 1) << "the new instance prepared it";
 }
 
 // After a restart the claims are known (the pod can be unprepared) but not prepared: the next

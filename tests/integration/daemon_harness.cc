@@ -4,9 +4,11 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "tests/testlib/wait_for.h"
 
 namespace devmgr::testing {
@@ -148,6 +150,19 @@ std::string PodManifest(const std::string& uid, const std::string& resource, int
   return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + uid + "\n  namespace: default\n" +
          "  uid: " + uid + "\nspec:\n  containers:\n  - name: c\n    resources:\n" +
          "      limits:\n        " + resource + ": " + std::to_string(count) + "\n";
+}
+
+int PodsCommand(const DaemonHarness& h, std::vector<std::string> args, const std::string& input) {
+  args.insert(args.begin() + 1, {"--root-dir", h.Root(), "--timeout", "3s"});
+  args.insert(args.begin(), "pods");
+  return h.Run(args, input).exit_code;
+}
+
+int FaultKillCount() {
+  const char* text = std::getenv("DEVMGR_FAULT_KILLS");
+  int count = 10;
+  if (text != nullptr && !absl::SimpleAtoi(text, &count)) count = 10;
+  return count;
 }
 
 }  // namespace devmgr::testing

@@ -62,4 +62,14 @@ class DaemonHarness {
 // PodManifest: a pod with one container "c" requesting `count` devices of `resource`.
 std::string PodManifest(const std::string& uid, const std::string& resource, int count);
 
+// PodsCommand runs `devmgr pods ARGS` with a short client timeout and answers its exit code:
+// after a kill, a command finds the daemon's stale socket, and gRPC would retry it for the
+// default 10s.
+int PodsCommand(const DaemonHarness& h, std::vector<std::string> args,
+                const std::string& input = "");
+
+// FaultKillCount: how many times a kill loop kills the daemon (DEVMGR_FAULT_KILLS; 10 by
+// default, about 35s on two busy cores; `make soak` asks for 200).
+int FaultKillCount();
+
 }  // namespace devmgr::testing

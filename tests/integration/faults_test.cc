@@ -20,7 +20,6 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -33,7 +32,6 @@
 #include <thread>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "common/unix_socket.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 #include "podresources/v1/api.grpc.pb.h"
@@ -404,25 +402,8 @@ TEST_F(FaultsTest, PodResourcesClientsThatNeverReadAndFiveHundredAtOnce) {
   for (auto& watcher : watchers) watcher->Signal(SIGKILL);
 }
 
-// Command runs `devmgr pods ARGS` with a short client timeout: after the kill, a command
-// finds the daemon's stale socket, and gRPC would retry it for the default 10s.
-int Command(const DaemonHarness& h, std::vector<std::string> args, const std::string& input = "") {
-  args.insert(args.begin() + 1, {"--root-dir", h.Root(), "--timeout", "3s"});
-  args.insert(args.begin(), "pods");
-  return h.Run(args, input).exit_code;
-}
-
-// KillCount: how many times the kill loop kills the daemon (DEVMGR_FAULT_KILLS; 10 by default,
-// about 35s on two busy cores, `make soak` asks for 200).
-int KillCount() {
-  const char* text = std::getenv("DEVMGR_FAULT_KILLS");
-  int count = 10;
-  if (text != nullptr && !absl::SimpleAtoi(text, &count)) count = 10;
-  return count;
-}
-
 // The daemon is killed with SIGKILL at a random point of a stream of admissions and removals,
-// then started again, KillCount() times. An admission that exited 0 must be there after the
+// then started again, FaultKillCount() times. An admission that exited 0 must be there after the
 // restart with its device; a removal that exited 0 must stay removed; what was cut off may be
 // either way (a cut removal may also leave the pod holding nothing), and is removed to start the
 // next round clean.
@@ -433,7 +414,7 @@ TEST_F(FaultsTest, DaemonKilledDuringAdmissionsLosesNothing) {
   std::set<std::string> done;  // admissions reported done, not removed since
   int admissions_done = 0;
   int next_uid = 0;
-  const int kills = KillCount();
+  const int kills = testing::FaultKillCount();
   for (int kill = 0; kill < kills; ++kill) {
     std::atomic<bool> stop{false};
     std::atomic<int> attempts{0};
@@ -447,13 +428,13 @@ TEST_F(FaultsTest, DaemonKilledDuringAdmissionsLosesNothing) {
         // Keep half the devices free: admit while few are held, remove the oldest otherwise.
         if (done.size() + admitted_now.size() - removed_now.size() < kDevices / 2) {
           const std::string uid = "pod-" + std::to_string(next_uid++);
-          if (Command(h_, {"admit", "-"}, PodManifest(uid, kGpu, 1)) != 0) return;
+          if (testing::PodsCommand(h_, {"admit", "-"}, PodManifest(uid, kGpu, 1)) != 0) return;
           admitted_now.insert(uid);
           continue;
         }
         for (const auto& uid : done) {
           if (removed_now.count(uid) != 0) continue;
-          if (Command(h_, {"remove", uid}) != 0) {
+          if (testing::PodsCommand(h_, {"remove", uid}) != 0) {
             cut_removal = uid;
             return;
           }
