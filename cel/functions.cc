@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/utf8.h"
 
 namespace devmgr::cel {
 namespace {
@@ -381,42 +382,6 @@ std::string FormatDouble(double d) {
                     digits.substr(static_cast<size_t>(point)));
   }
   return out;
-}
-
-// ValidUtf8: Go's utf8.Valid (no overlong forms, surrogates, or code points above U+10FFFF).
-bool ValidUtf8(const std::string& text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte < 0x80) {
-      ++i;
-      continue;
-    }
-    // The sequence's length, its lead byte's bits, and the least code point of that length.
-    size_t length = 4;
-    uint32_t code = byte & 0x07;
-    uint32_t minimum = 0x10000;
-    if ((byte & 0xE0) == 0xC0) {
-      length = 2;
-      code = byte & 0x1F;
-      minimum = 0x80;
-    } else if ((byte & 0xF0) == 0xE0) {
-      length = 3;
-      code = byte & 0x0F;
-      minimum = 0x800;
-    } else if ((byte & 0xF8) != 0xF0) {
-      return false;  // a continuation byte where a sequence starts, or no UTF-8 byte at all
-    }
-    if (i + length > text.size()) return false;
-    for (size_t k = 1; k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xC0) != 0x80) return false;
-      code = (code << 6) | (next & 0x3F);
-    }
-    if (code < minimum || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
-    i += length;
-  }
-  return true;
 }
 
 Value ToString(const std::vector<Value>& a, EvalContext&) {

@@ -2,42 +2,12 @@
 
 #include <cstdint>
 
+#include "common/utf8.h"
+
 namespace devmgr {
 namespace {
 
 constexpr char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD
-
-// ValidSequenceLength returns the length of the valid UTF-8 sequence that starts at s[i], or 0
-// if none does (overlong forms, surrogates and code points above U+10FFFF are invalid, as in
-// Go's unicode/utf8).
-size_t ValidSequenceLength(absl::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
-  const uint8_t b0 = byte(i);
-  if (b0 < 0x80) return 1;
-  size_t len = 0;
-  uint8_t lo = 0x80;
-  uint8_t hi = 0xBF;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    len = 2;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    len = 3;
-    if (b0 == 0xE0) lo = 0xA0;  // no overlong forms
-    if (b0 == 0xED) hi = 0x9F;  // no surrogates
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    len = 4;
-    if (b0 == 0xF0) lo = 0x90;  // no overlong forms
-    if (b0 == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  const uint8_t b1 = byte(i + 1);
-  if (b1 < lo || b1 > hi) return 0;
-  for (size_t k = 2; k < len; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  }
-  return len;
-}
 
 // Printable ASCII that Go writes as itself.
 bool IsPlainAscii(uint8_t c) {
@@ -50,7 +20,7 @@ std::string ToValidUtf8(absl::string_view s) {
   // Almost every string is valid; check before building a replacement.
   size_t valid = 0;
   while (valid < s.size()) {
-    const size_t len = ValidSequenceLength(s, valid);
+    const size_t len = Utf8SequenceLength(s, valid);
     if (len == 0) break;
     valid += len;
   }
@@ -58,7 +28,7 @@ std::string ToValidUtf8(absl::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
-    const size_t len = ValidSequenceLength(s, i);
+    const size_t len = Utf8SequenceLength(s, i);
     if (len == 0) {
       out += kReplacement;
       ++i;
@@ -118,7 +88,7 @@ void AppendGoJsonString(std::string& out, absl::string_view s) {
       ++i;
       continue;
     }
-    const size_t len = ValidSequenceLength(s, i);
+    const size_t len = Utf8SequenceLength(s, i);
     if (len == 0) {
       out += "\\ufffd";
       ++i;

@@ -1,70 +1,52 @@
 #include "common/metrics_http_server.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
+#include <array>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
 #include <chrono>
-#include <cstring>
-#include <system_error>
+#include <memory>
 #include <utility>
-#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/unix_socket.h"
 
 namespace devmgr {
 namespace {
 
-using SteadyTime = std::chrono::steady_clock::time_point;
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+// One acceptor and one socket type for unix and TCP alike.
+using Protocol = asio::generic::stream_protocol;
+using Acceptor = asio::basic_socket_acceptor<Protocol>;
+using ErrorCode = boost::system::error_code;
+using Response = http::response<http::string_body>;
 
 constexpr int kListenBacklog = 64;
-// After accept fails for want of descriptors, how long to leave the backlog alone instead of
-// spinning on a listener that stays readable.
+// After accept fails (out of descriptors, most likely), how long to leave the backlog alone
+// instead of spinning on a listener that stays readable.
 constexpr auto kAcceptPause = std::chrono::milliseconds(100);
-constexpr size_t kReadChunk = 4096;
-
-std::string ErrnoText(absl::string_view call, int error) {
-  return absl::StrCat(call, ": ", std::error_code(error, std::system_category()).message());
-}
-
-// FileDescriptor: closes what it holds.
-class FileDescriptor {
- public:
-  FileDescriptor() = default;
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  FileDescriptor(FileDescriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  FileDescriptor& operator=(FileDescriptor&& other) noexcept {
-    if (this != &other) {
-      Reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  ~FileDescriptor() { Reset(); }
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  void Reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
+constexpr absl::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
+constexpr absl::string_view kPlainContentType = "text/plain; charset=utf-8";
 
 absl::Status BadAddress(absl::string_view address, absl::string_view why) {
   return absl::InvalidArgumentError(
@@ -83,44 +65,43 @@ bool ParsePort(absl::string_view text, uint16_t* port) {
   return true;
 }
 
-std::string FormatSocketAddress(const sockaddr_storage& storage) {
-  char host[INET6_ADDRSTRLEN] = {};
-  if (storage.ss_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&storage);
-    ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-    return absl::StrCat("[", host, "]:", ntohs(in6->sin6_port));
-  }
-  const auto* in4 = reinterpret_cast<const sockaddr_in*>(&storage);
-  ::inet_ntop(AF_INET, &in4->sin_addr, host, sizeof(host));
-  return absl::StrCat(host, ":", ntohs(in4->sin_port));
+// "127.0.0.1:PORT" or "[::1]:PORT" for a bound TCP endpoint.
+std::string FormatTcpEndpoint(const Protocol::endpoint& endpoint) {
+  char host[NI_MAXHOST] = {};
+  char port[NI_MAXSERV] = {};
+  ::getnameinfo(endpoint.data(), static_cast<socklen_t>(endpoint.size()), host, sizeof(host), port,
+                sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV);
+  return endpoint.protocol().family() == AF_INET6 ? absl::StrCat("[", host, "]:", port)
+                                                  : absl::StrCat(host, ":", port);
 }
 
-std::string Response(int code, absl::string_view reason, absl::string_view content_type,
-                     absl::string_view body, bool with_body, absl::string_view extra_headers = "") {
-  std::string out = absl::StrCat("HTTP/1.1 ", code, " ", reason, "\r\nContent-Type: ", content_type,
-                                 "\r\nContent-Length: ", body.size(), "\r\nConnection: close\r\n",
-                                 extra_headers, "\r\n");
-  if (with_body) out.append(body.data(), body.size());
-  return out;
+// The server's descriptors are not for programs a host may start.
+void SetCloseOnExec(int fd) { ::fcntl(fd, F_SETFD, FD_CLOEXEC); }
+
+Response Answer(http::status status, absl::string_view content_type, std::string body,
+                bool with_body) {
+  Response response(status, 11);
+  response.set(http::field::content_type,
+               boost::beast::string_view(content_type.data(), content_type.size()));
+  response.keep_alive(false);
+  response.content_length(body.size());
+  if (with_body) response.body() = std::move(body);
+  return response;
 }
 
-std::string PlainResponse(int code, absl::string_view reason, absl::string_view extra = "") {
-  return Response(code, reason, "text/plain; charset=utf-8", absl::StrCat(code, " ", reason, "\n"),
-                  /*with_body=*/true, extra);
+// "404 Not Found\n" and the like.
+Response PlainAnswer(http::status status) {
+  const boost::beast::string_view reason = http::obsolete_reason(status);
+  return Answer(status, kPlainContentType,
+                absl::StrCat(static_cast<unsigned>(status), " ",
+                             absl::string_view(reason.data(), reason.size()), "\n"),
+                /*with_body=*/true);
 }
 
-// The request head ends with an empty line; bare LF line ends are accepted too (RFC 9112
-// allows it). npos while incomplete.
-size_t HeadLength(absl::string_view data) {
-  const size_t crlf = data.find("\r\n\r\n");
-  const size_t lf = data.find("\n\n");
-  if (crlf == absl::string_view::npos && lf == absl::string_view::npos) {
-    return absl::string_view::npos;
-  }
-  if (lf == absl::string_view::npos || (crlf != absl::string_view::npos && crlf < lf)) {
-    return crlf + 4;
-  }
-  return lf + 2;
+// A request Beast's parser refused, as opposed to one the client stopped sending.
+bool IsMalformed(const ErrorCode& error) {
+  return error.category() == http::make_error_code(http::error::bad_version).category() &&
+         error != http::error::end_of_stream && error != http::error::partial_message;
 }
 
 }  // namespace
@@ -162,267 +143,244 @@ absl::StatusOr<ListenAddress> ParseListenAddress(absl::string_view address) {
   return result;
 }
 
-// Loop: the server thread's state. Only Wake is called from another thread.
-class MetricsHttpServer::Loop {
+// Impl: the server thread's state. Start sets it up before the thread starts; from then on it is
+// used only on that thread, so it needs no lock.
+class MetricsHttpServer::Impl {
  public:
-  Loop(FileDescriptor listener, FileDescriptor wake_read, FileDescriptor wake_write,
-       const Options& options, BodyFn body)
-      : listener_(std::move(listener)),
-        wake_read_(std::move(wake_read)),
-        wake_write_(std::move(wake_write)),
-        options_(options),
-        body_(std::move(body)) {}
+  Impl(Options options, BodyFn body)
+      : options_(std::move(options)), body_(std::move(body)), acceptor_(context_) {}
 
-  // Wake makes Run return soon. Thread-safe; never blocks (the pipe is non-blocking, and one
-  // byte in it is enough).
-  void Wake() {
-    const char byte = 1;
-    [[maybe_unused]] const ssize_t n = ::write(wake_write_.get(), &byte, 1);
-  }
+  asio::io_context& context() { return context_; }
+  Acceptor& acceptor() { return acceptor_; }
+  const Options& options() const { return options_; }
 
-  void Run();
+  // Accept takes the next connection, unless max_connections are open: then the backlog
+  // waits until ConnectionClosed.
+  void Accept();
+  void ConnectionClosed();
+  // Route answers one request.
+  Response Route(const http::request_header<>& request) const;
 
  private:
-  enum class Phase { kReading, kWriting, kDraining };
-  struct Connection {
-    FileDescriptor fd;
-    SteadyTime deadline;
-    Phase phase = Phase::kReading;
-    std::string in;
-    std::string out;
-    size_t sent = 0;
-  };
+  class Connection;
 
-  void Accept(SteadyTime now);
-  // Each returns false when the connection is finished and must be closed.
-  bool OnReadable(Connection& connection);
-  bool OnWritable(Connection& connection);
-  std::string Answer(absl::string_view head);
-
-  FileDescriptor listener_;
-  FileDescriptor wake_read_;
-  FileDescriptor wake_write_;
   const Options options_;
   const BodyFn body_;
-  std::vector<Connection> connections_;
-  SteadyTime accept_paused_until_;
+  asio::io_context context_;
+  // Keeps run() going while the accept is paused and no connection is open.
+  asio::executor_work_guard<asio::io_context::executor_type> work_{context_.get_executor()};
+  Acceptor acceptor_;
+  asio::steady_timer accept_pause_{context_};
+  int connections_ = 0;
+  bool accepting_ = false;
 };
 
-void MetricsHttpServer::Loop::Run() {
-  std::vector<pollfd> fds;
-  while (true) {
-    const SteadyTime before = std::chrono::steady_clock::now();
-    const bool accepting = static_cast<int>(connections_.size()) < options_.max_connections &&
-                           before >= accept_paused_until_;
-    fds.clear();
-    fds.push_back({wake_read_.get(), POLLIN, 0});
-    // poll ignores a negative descriptor: the backlog waits while we are full.
-    fds.push_back({accepting ? listener_.get() : -1, POLLIN, 0});
-    SteadyTime wake_at = accepting ? SteadyTime::max() : before + kAcceptPause;
-    for (const Connection& connection : connections_) {
-      fds.push_back({connection.fd.get(),
-                     static_cast<short>(connection.phase == Phase::kWriting ? POLLOUT : POLLIN),
-                     0});
-      wake_at = std::min(wake_at, connection.deadline);
-    }
-    int timeout_ms = -1;
-    if (wake_at != SteadyTime::max()) {
-      const auto left = std::chrono::ceil<std::chrono::milliseconds>(wake_at - before);
-      timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
-    }
-    if (::poll(fds.data(), fds.size(), timeout_ms) < 0) {
-      if (errno == EINTR) continue;
-      break;  // EFAULT/EINVAL/ENOMEM: nothing sensible is left to do; Stop still joins
-    }
-    if (fds[0].revents != 0) break;
+// Connection: one client, from accept to close. Its handlers hold it (shared_ptr); a Stop
+// destroys those handlers, and with them the connection and its socket.
+class MetricsHttpServer::Impl::Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(Impl& server, Protocol::socket socket)
+      : server_(server), socket_(std::move(socket)), deadline_(socket_.get_executor()) {}
 
-    const SteadyTime now = std::chrono::steady_clock::now();
-    std::vector<bool> keep(connections_.size(), true);
-    for (size_t i = 0; i < connections_.size(); ++i) {
-      Connection& connection = connections_[i];
-      const short events = fds[i + 2].revents;
-      if ((events & (POLLERR | POLLNVAL)) != 0) {
-        keep[i] = false;
-      } else if (connection.phase == Phase::kWriting) {
-        // After a hang-up the answer has nowhere to go.
-        keep[i] = (events & POLLHUP) == 0 && ((events & POLLOUT) == 0 || OnWritable(connection));
-      } else if ((events & (POLLIN | POLLHUP)) != 0) {
-        keep[i] = OnReadable(connection);  // a hang-up reads as end of file
-      }
-      if (now >= connection.deadline) keep[i] = false;
-    }
-    size_t kept = 0;
-    for (size_t i = 0; i < connections_.size(); ++i) {
-      if (keep[i]) connections_[kept++] = std::move(connections_[i]);
-    }
-    connections_.resize(kept);
-    if (accepting && (fds[1].revents & POLLIN) != 0) Accept(now);
+  void Start() {
+    SetCloseOnExec(socket_.native_handle());
+    deadline_.expires_after(absl::ToChronoMilliseconds(server_.options().connection_timeout));
+    deadline_.async_wait([self = shared_from_this()](const ErrorCode& error) {
+      if (!error) self->Close();
+    });
+    parser_.header_limit(static_cast<std::uint32_t>(server_.options().max_request_bytes));
+    // Only the head: no path takes a body, and what follows is drained after the answer.
+    http::async_read_header(
+        socket_, buffer_, parser_,
+        [self = shared_from_this()](const ErrorCode& error, size_t) { self->OnRequest(error); });
   }
-  connections_.clear();
-}
 
-void MetricsHttpServer::Loop::Accept(SteadyTime now) {
-  while (static_cast<int>(connections_.size()) < options_.max_connections) {
-    const int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) accept_paused_until_ = now + kAcceptPause;
-      return;
+ private:
+  void OnRequest(const ErrorCode& error) {
+    if (closed_) return;
+    if (error == http::error::header_limit) {
+      Send(PlainAnswer(http::status::request_header_fields_too_large));
+    } else if (IsMalformed(error)) {
+      Send(PlainAnswer(http::status::bad_request));
+    } else if (error) {
+      Close();  // the client went away, or the connection failed
+    } else {
+      Send(server_.Route(parser_.get()));
     }
-    Connection connection;
-    connection.fd = FileDescriptor(fd);
-    connection.deadline = now + absl::ToChronoMilliseconds(options_.connection_timeout);
-    connections_.push_back(std::move(connection));
   }
-}
 
-bool MetricsHttpServer::Loop::OnReadable(Connection& connection) {
-  char buffer[kReadChunk];
-  while (true) {
-    const ssize_t n = ::recv(connection.fd.get(), buffer, sizeof(buffer), 0);
-    if (n == 0) return false;  // the client went away (or finished, when draining)
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno == EAGAIN || errno == EWOULDBLOCK;
-    }
-    if (connection.phase == Phase::kDraining) continue;  // what follows our answer is dropped
-    connection.in.append(buffer, static_cast<size_t>(n));
-    const size_t head = HeadLength(connection.in);
-    if (head == std::string::npos && connection.in.size() <= options_.max_request_bytes) continue;
-    connection.out = head > options_.max_request_bytes
-                         ? PlainResponse(431, "Request Header Fields Too Large")
-                         : Answer(absl::string_view(connection.in).substr(0, head));
-    connection.in.clear();
-    connection.phase = Phase::kWriting;
-    return OnWritable(connection);
+  void Send(Response response) {
+    response_ = std::move(response);
+    http::async_write(socket_, response_,
+                      [self = shared_from_this()](const ErrorCode& error, size_t) {
+                        if (error) {
+                          self->Close();
+                        } else {
+                          self->Drain();
+                        }
+                      });
   }
-}
 
-bool MetricsHttpServer::Loop::OnWritable(Connection& connection) {
-  while (connection.sent < connection.out.size()) {
-    // MSG_NOSIGNAL: a client that hangs up early must not kill the daemon with SIGPIPE.
-    const ssize_t n = ::send(connection.fd.get(), connection.out.data() + connection.sent,
-                             connection.out.size() - connection.sent, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno == EAGAIN || errno == EWOULDBLOCK;
-    }
-    connection.sent += static_cast<size_t>(n);
-  }
   // Half-close, then read until the client closes: closing with unread input would reset the
   // connection and could destroy the answer before the client has read it.
-  ::shutdown(connection.fd.get(), SHUT_WR);
-  connection.phase = Phase::kDraining;
-  connection.out.clear();
-  return true;
+  void Drain() {
+    if (closed_) return;
+    ErrorCode ignored;
+    socket_.shutdown(Protocol::socket::shutdown_send, ignored);
+    socket_.async_read_some(asio::buffer(drain_),
+                            [self = shared_from_this()](const ErrorCode& error, size_t) {
+                              if (error) {
+                                self->Close();
+                              } else {
+                                self->Drain();
+                              }
+                            });
+  }
+
+  void Close() {
+    if (closed_) return;
+    closed_ = true;
+    deadline_.cancel();
+    ErrorCode ignored;
+    socket_.close(ignored);
+    server_.ConnectionClosed();
+  }
+
+  Impl& server_;
+  Protocol::socket socket_;
+  asio::steady_timer deadline_;
+  boost::beast::flat_buffer buffer_;
+  http::request_parser<http::empty_body> parser_;
+  Response response_;
+  std::array<char, 4096> drain_{};
+  bool closed_ = false;
+};
+
+void MetricsHttpServer::Impl::Accept() {
+  accepting_ = connections_ < options_.max_connections;
+  if (!accepting_) return;
+  acceptor_.async_accept([this](const ErrorCode& error, Protocol::socket socket) {
+    if (error == asio::error::operation_aborted) return;
+    if (error) {
+      accept_pause_.expires_after(kAcceptPause);
+      accept_pause_.async_wait([this](const ErrorCode& paused) {
+        if (!paused) Accept();
+      });
+      return;
+    }
+    ++connections_;
+    std::make_shared<Connection>(*this, std::move(socket))->Start();
+    Accept();
+  });
 }
 
-std::string MetricsHttpServer::Loop::Answer(absl::string_view head) {
-  const absl::string_view request_line = head.substr(0, head.find('\n'));
-  std::vector<absl::string_view> parts =
-      absl::StrSplit(absl::StripTrailingAsciiWhitespace(request_line), ' ');
-  if (parts.size() != 3 || !absl::StartsWith(parts[2], "HTTP/1.")) {
-    return PlainResponse(400, "Bad Request");
-  }
-  const absl::string_view method = parts[0];
-  absl::string_view target = parts[1];
+void MetricsHttpServer::Impl::ConnectionClosed() {
+  --connections_;
+  if (!accepting_) Accept();
+}
+
+Response MetricsHttpServer::Impl::Route(const http::request_header<>& request) const {
+  absl::string_view target(request.target().data(), request.target().size());
   // The absolute form (http://host/path) is allowed too; the query is not ours to read.
   if (absl::ConsumePrefix(&target, "http://")) {
     const size_t slash = target.find('/');
     target = slash == absl::string_view::npos ? "/" : target.substr(slash);
   }
   target = target.substr(0, target.find('?'));
-  if (target != "/metrics") return PlainResponse(404, "Not Found");
-  if (method != "GET" && method != "HEAD") {
-    return PlainResponse(405, "Method Not Allowed", "Allow: GET, HEAD\r\n");
+  if (target != "/metrics" && target != "/healthz" && target != "/readyz") {
+    return PlainAnswer(http::status::not_found);
   }
-  return Response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", body_(),
-                  /*with_body=*/method == "GET");
+  const bool head = request.method() == http::verb::head;
+  if (request.method() != http::verb::get && !head) {
+    Response answer = PlainAnswer(http::status::method_not_allowed);
+    answer.set(http::field::allow, "GET, HEAD");
+    return answer;
+  }
+  if (target == "/metrics") return Answer(http::status::ok, kMetricsContentType, body_(), !head);
+  if (target == "/readyz" && options_.ready) {
+    if (const absl::Status ready = options_.ready(); !ready.ok()) {
+      return Answer(http::status::internal_server_error, kPlainContentType,
+                    absl::StrCat("readyz check failed: ", ready.message(), "\n"), !head);
+    }
+  }
+  // As the kubelet's healthz handlers answer.
+  return Answer(http::status::ok, kPlainContentType, "ok", !head);
 }
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(Options options,
                                                                             BodyFn body) {
   absl::StatusOr<ListenAddress> parsed = ParseListenAddress(options.address);
   if (!parsed.ok()) return parsed.status();
-  auto failed = [&](absl::StatusCode code, absl::string_view why) {
-    return absl::Status(code,
-                        absl::StrCat("cannot serve metrics on \"", options.address, "\": ", why));
+  const std::string address = options.address;
+  auto failed = [&](absl::StatusCode code, absl::string_view call, const ErrorCode& error) {
+    return absl::Status(code, absl::StrCat("cannot serve metrics on \"", address, "\": ", call,
+                                           ": ", error.message()));
   };
   // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): the constructor is private.
   std::unique_ptr<MetricsHttpServer> server(new MetricsHttpServer());
-  FileDescriptor listener;
+  server->impl_ = std::make_unique<Impl>(std::move(options), std::move(body));
+  Impl& impl = *server->impl_;
+  Acceptor& acceptor = impl.acceptor();
+  ErrorCode error;
 
   if (parsed->kind == ListenAddress::Kind::kUnix) {
     const std::filesystem::path& path = parsed->path;
     if (absl::Status status = RemoveStaleSocket(path); !status.ok()) return status;
-    listener = FileDescriptor(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!listener.valid()) return failed(absl::StatusCode::kInternal, ErrnoText("socket", errno));
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::memcpy(addr.sun_path, path.c_str(), path.native().size() + 1);
-    if (::bind(listener.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
-      return failed(absl::StatusCode::kUnavailable, ErrnoText("bind", errno));
-    }
+    const Protocol::endpoint endpoint{asio::local::stream_protocol::endpoint(path.string())};
+    acceptor.open(endpoint.protocol(), error);
+    if (error) return failed(absl::StatusCode::kInternal, "socket", error);
+    acceptor.bind(endpoint, error);
+    if (error) return failed(absl::StatusCode::kUnavailable, "bind", error);
     // From here the file is ours: Stop (or the destructor, on the error paths below) removes it.
     server->socket_path_ = path;
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) {
-      return failed(absl::StatusCode::kInternal, ErrnoText("stat", errno));
+      return failed(absl::StatusCode::kInternal, "stat",
+                    ErrorCode(errno, boost::system::system_category()));
     }
     server->socket_inode_ = st.st_ino;
     // Before listen: no client can connect while the mode is still the umask's.
-    if (::chmod(path.c_str(), options.socket_mode) != 0) {
-      return failed(absl::StatusCode::kInternal, ErrnoText("chmod", errno));
+    if (::chmod(path.c_str(), impl.options().socket_mode) != 0) {
+      return failed(absl::StatusCode::kInternal, "chmod",
+                    ErrorCode(errno, boost::system::system_category()));
     }
     server->address_ = absl::StrCat("unix:", path.string());
   } else {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV;
-    addrinfo* found = nullptr;
-    const std::string port = std::to_string(parsed->port);
-    if (const int rc = ::getaddrinfo(parsed->host.c_str(), port.c_str(), &hints, &found); rc != 0) {
-      return failed(absl::StatusCode::kInvalidArgument,
-                    absl::StrCat("cannot resolve ", parsed->host, ": ", ::gai_strerror(rc)));
-    }
-    std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addresses(found, &::freeaddrinfo);
-    std::string last_error = "no address";
-    for (const addrinfo* ai = addresses.get(); ai != nullptr; ai = ai->ai_next) {
-      FileDescriptor fd(::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-      if (!fd.valid()) {
-        last_error = ErrnoText("socket", errno);
+    asio::ip::tcp::resolver resolver(impl.context());
+    const asio::ip::tcp::resolver::results_type found =
+        resolver.resolve(parsed->host, std::to_string(parsed->port),
+                         asio::ip::resolver_base::numeric_service, error);
+    if (error) return failed(absl::StatusCode::kInvalidArgument, "resolve " + parsed->host, error);
+    ErrorCode last_error = asio::error::host_not_found;
+    std::string last_call = "resolve " + parsed->host;
+    for (const auto& entry : found) {
+      const Protocol::endpoint endpoint{entry.endpoint()};
+      acceptor.open(endpoint.protocol(), last_error);
+      if (last_error) {
+        last_call = "socket";
         continue;
       }
       // A restarted daemon must not wait for the old connections' TIME_WAIT to end.
-      const int on = 1;
-      ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-      if (::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
-        last_error = ErrnoText("bind", errno);
+      acceptor.set_option(asio::socket_base::reuse_address(true), error);
+      acceptor.bind(endpoint, last_error);
+      if (last_error) {
+        last_call = "bind";
+        acceptor.close(error);
         continue;
       }
-      listener = std::move(fd);
       break;
     }
-    if (!listener.valid()) return failed(absl::StatusCode::kUnavailable, last_error);
-    sockaddr_storage bound{};
-    socklen_t length = sizeof(bound);
-    if (::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
-      return failed(absl::StatusCode::kInternal, ErrnoText("getsockname", errno));
-    }
-    server->address_ = FormatSocketAddress(bound);
+    if (!acceptor.is_open()) return failed(absl::StatusCode::kUnavailable, last_call, last_error);
+    const Protocol::endpoint bound = acceptor.local_endpoint(error);
+    if (error) return failed(absl::StatusCode::kInternal, "getsockname", error);
+    server->address_ = FormatTcpEndpoint(bound);
   }
-  if (::listen(listener.get(), kListenBacklog) != 0) {
-    return failed(absl::StatusCode::kUnavailable, ErrnoText("listen", errno));
-  }
+  SetCloseOnExec(acceptor.native_handle());
+  acceptor.listen(kListenBacklog, error);
+  if (error) return failed(absl::StatusCode::kUnavailable, "listen", error);
 
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) {
-    return failed(absl::StatusCode::kInternal, ErrnoText("pipe", errno));
-  }
-  server->loop_ = std::make_unique<Loop>(std::move(listener), FileDescriptor(pipe_fds[0]),
-                                         FileDescriptor(pipe_fds[1]), options, std::move(body));
-  server->thread_ = std::thread([loop = server->loop_.get()] { loop->Run(); });
+  impl.Accept();
+  server->thread_ = std::thread([&impl] { impl.context().run(); });
   return server;
 }
 
@@ -430,10 +388,11 @@ MetricsHttpServer::~MetricsHttpServer() { Stop(); }
 
 void MetricsHttpServer::Stop() {
   if (thread_.joinable()) {
-    loop_->Wake();
+    impl_->context().stop();
     thread_.join();
   }
-  loop_.reset();
+  // Closes the listener, and destroys the handlers still pending with their connections.
+  impl_.reset();
   if (!socket_path_.empty()) {
     struct stat st {};
     if (::lstat(socket_path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&

@@ -1,16 +1,24 @@
-// MetricsHttpServer: the small HTTP/1.1 server behind the daemon's `--metrics-address`. It
-// answers GET (and HEAD) /metrics with the body a callback renders, as
-// `text/plain; version=0.0.4; charset=utf-8`, 404 for any other path and 405 for any other
-// method; every answer closes its connection. It listens on a unix socket (`unix:/path` or an
-// absolute path; the file gets the mode asked for, 0600 by default, and is removed at Stop) or
-// on TCP (`host:port`; `:port` or a bare `port` mean 127.0.0.1, so nothing is exposed beyond the
-// node unless a host is named; port 0 lets the system pick, see address()).
+// MetricsHttpServer: the HTTP/1.1 server behind the daemon's `--metrics-address`, on
+// Boost.Beast and Asio. prometheus-cpp's own exposer (civetweb) cannot listen on a unix socket,
+// nor give one its mode before the first client can connect, so it serves the text the node's
+// prometheus-cpp registry renders instead. Paths, as a kubelet's:
+//   GET|HEAD /metrics  200, the body a callback renders, `text/plain; version=0.0.4; charset=utf-8`
+//   GET|HEAD /healthz  200 "ok" while the server runs
+//   GET|HEAD /readyz   200 "ok" when the readiness callback says so, else 500 with its reason
+// 404 for any other path, 405 (with Allow) for any other method, 400 for a request that is not
+// HTTP/1.x (lines ending in a bare LF included: Beast takes only CRLF, as RFC 9112 allows), 431
+// for a request line plus headers larger than max_request_bytes. Every answer closes its
+// connection.
 //
-// One thread serves every connection with poll(): no connection can hold the others up. A
-// request line and headers larger than max_request_bytes get 431; a connection that has not
-// sent its request and taken its answer within connection_timeout is closed. Connections
-// beyond max_connections wait in the listen backlog. The body callback runs on the server
-// thread, one scrape at a time.
+// It listens on a unix socket (`unix:/path` or an absolute path; the file gets the mode asked
+// for, 0600 by default, before it listens, and is removed at Stop) or on TCP (`host:port`;
+// `:port` or a bare `port` mean 127.0.0.1, so nothing is exposed beyond the node unless a host
+// is named; port 0 lets the system pick, see address()).
+//
+// One thread serves every connection, each asynchronously: no connection can hold the others
+// up. A connection that has not sent its request and taken its answer within
+// connection_timeout is closed. Connections beyond max_connections wait in the listen backlog.
+// The callbacks run on the server thread, one scrape at a time.
 //
 //   auto server = MetricsHttpServer::Start({.address = flag}, [&] { return metrics.Render(); });
 //   if (!server.ok()) return server.status();   // InvalidArgument / Unavailable / ...
@@ -28,6 +36,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -53,6 +62,9 @@ absl::StatusOr<ListenAddress> ParseListenAddress(absl::string_view address);
 
 class MetricsHttpServer {
  public:
+  // ReadyFn: OK when the host is ready (/readyz answers 200), else why not (500, the message).
+  using ReadyFn = std::function<absl::Status()>;
+
   struct Options {
     // See ParseListenAddress.
     std::string address;
@@ -64,6 +76,8 @@ class MetricsHttpServer {
     size_t max_request_bytes = 8192;
     // Connections served at once.
     int max_connections = 16;
+    // Asked at each GET /readyz; none: ready whenever the server runs.
+    ReadyFn ready;
   };
   // Body: the text served at /metrics.
   using BodyFn = std::function<std::string()>;
@@ -85,11 +99,11 @@ class MetricsHttpServer {
 
   // Stop closes the listener and every connection (an answer being written is cut short),
   // joins the thread and removes the socket file if it is still ours. Idempotent; blocks
-  // only for the scrape in progress, if any. Not from the body callback.
+  // only for the callback in progress, if any. Not from a callback.
   void Stop();
 
  private:
-  class Loop;
+  class Impl;
   MetricsHttpServer() = default;
 
   std::string address_;
@@ -97,9 +111,9 @@ class MetricsHttpServer {
   // that a socket someone else has bound there since is left alone.
   std::filesystem::path socket_path_;
   ino_t socket_inode_ = 0;
-  // Owns the listening socket and the wake-up pipe; its thread is `thread_`.
-  std::unique_ptr<Loop> loop_;
-  // Last: joined before the loop it runs is destroyed.
+  // The io_context, the listener and the connections; its thread is `thread_`.
+  std::unique_ptr<Impl> impl_;
+  // Last: joined before the state it runs on is destroyed.
   std::thread thread_;
 };
 

@@ -1,17 +1,30 @@
 #include "common/metrics_registry.h"
 
+#include <prometheus/check_names.h>
+#include <prometheus/client_metric.h>
+#include <prometheus/gauge.h>
+#include <prometheus/text_serializer.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <numeric>
-#include <type_traits>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <system_error>
 #include <utility>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "common/build_version.h"
 
 namespace devmgr {
 namespace {
@@ -24,330 +37,245 @@ void CheckOrDie(bool ok, absl::string_view what) {
   std::abort();
 }
 
-bool IsValidMetricName(absl::string_view name) {
-  if (name.empty()) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    const bool ok =
-        absl::ascii_isalpha(c) || c == '_' || c == ':' || (i > 0 && absl::ascii_isdigit(c));
-    if (!ok) return false;
-  }
-  return true;
-}
-
-// Names starting with "__" are reserved for Prometheus itself.
-bool IsValidLabelName(absl::string_view name) {
-  if (name.empty() || absl::StartsWith(name, "__")) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    if (!(absl::ascii_isalpha(c) || c == '_' || (i > 0 && absl::ascii_isdigit(c)))) return false;
-  }
-  return true;
-}
-
-// Label values escape backslash, double quote and newline; HELP text only the first and last.
-void AppendEscaped(std::string& out, absl::string_view text, bool escape_quote) {
-  for (const char c : text) {
+// The text format's HELP escapes: backslash and line feed.
+std::string EscapeHelp(absl::string_view help) {
+  std::string out;
+  out.reserve(help.size());
+  for (const char c : help) {
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '\n') {
       out += "\\n";
-    } else if (c == '"' && escape_quote) {
-      out += "\\\"";
     } else {
       out += c;
     }
   }
+  return out;
 }
 
-absl::string_view TypeName(MetricType type) {
-  switch (type) {
-    case MetricType::kCounter:
-      return "counter";
-    case MetricType::kGauge:
-      return "gauge";
-    case MetricType::kHistogram:
-      return "histogram";
+prometheus::MetricFamily OneValue(std::string name, std::string help, prometheus::MetricType type,
+                                  double value) {
+  prometheus::ClientMetric metric;
+  if (type == prometheus::MetricType::Counter) {
+    metric.counter.value = value;
+  } else {
+    metric.gauge.value = value;
   }
-  return "untyped";
+  return prometheus::MetricFamily{std::move(name), std::move(help), type, {std::move(metric)}};
+}
+
+std::string ReadFile(const char* path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The fields of /proc/self/stat after the command name (which may hold spaces and parentheses):
+// fields[0] is the state, field N of proc(5) is fields[N - 3].
+std::vector<std::string> ProcSelfStat() {
+  const std::string stat = ReadFile("/proc/self/stat");
+  const size_t end_of_name = stat.rfind(')');
+  if (end_of_name == std::string::npos) return {};
+  return absl::StrSplit(absl::string_view(stat).substr(end_of_name + 1), ' ', absl::SkipEmpty());
+}
+
+std::optional<double> Field(const std::vector<std::string>& fields, size_t proc_field) {
+  double value = 0;
+  if (proc_field < 3 || proc_field - 3 >= fields.size() ||
+      !absl::SimpleAtod(fields[proc_field - 3], &value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// The boot time, from /proc/stat's btime line, in seconds since the epoch.
+std::optional<double> BootTime() {
+  for (absl::string_view line : absl::StrSplit(ReadFile("/proc/stat"), '\n')) {
+    double seconds = 0;
+    if (absl::ConsumePrefix(&line, "btime ") && absl::SimpleAtod(line, &seconds)) return seconds;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> SoftLimit(int resource) {
+  rlimit limit{};
+  if (::getrlimit(resource, &limit) != 0) return std::nullopt;
+  // RLIM_INFINITY is the largest rlim_t, as client_golang reports "unlimited".
+  return static_cast<double>(limit.rlim_cur);
+}
+
+std::string Compiler() {
+#if defined(__clang__)
+  return absl::StrCat("clang ", __clang_major__, ".", __clang_minor__, ".", __clang_patchlevel__);
+#elif defined(__GNUC__)
+  return absl::StrCat("gcc ", __GNUC__, ".", __GNUC_MINOR__, ".", __GNUC_PATCHLEVEL__);
+#else
+  return "unknown";
+#endif
+}
+
+absl::string_view Architecture() {
+#if defined(__x86_64__)
+  return "amd64";
+#elif defined(__aarch64__)
+  return "arm64";
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  return "ppc64le";
+#elif defined(__s390x__)
+  return "s390x";
+#elif defined(__riscv) && __riscv_xlen == 64
+  return "riscv64";
+#else
+  return "unknown";
+#endif
 }
 
 }  // namespace
-
-std::string FormatMetricValue(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
-  if (value == 0) return "0";  // also -0, as Go's writer
-  // Go's 'g' with the shortest precision uses %e when the decimal exponent is below -4 or at
-  // least 6 (it decides with precision 6, not the digit count), %f otherwise; both with the
-  // shortest digits that read back as the same double, which is what std::to_chars gives.
-  char buffer[64];
-  auto scientific =
-      std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
-  std::string sci(buffer, scientific.ptr);
-  // The exponent is "e+DD" or "e-DD"; from_chars takes no '+'.
-  const size_t sign = sci.find('e') + 1;
-  int exponent = 0;
-  std::from_chars(sci.data() + sign + 1, sci.data() + sci.size(), exponent);
-  if (sci[sign] == '-') exponent = -exponent;
-  if (exponent < -4 || exponent >= 6) return sci;
-  auto fixed = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::fixed);
-  return std::string(buffer, fixed.ptr);
-}
-
-void Counter::Inc(double delta) {
-  CheckOrDie(delta >= 0, "a counter cannot go down");
-  value_.fetch_add(delta, std::memory_order_relaxed);
-}
-
-Histogram::Histogram(const std::vector<double>& bounds)
-    : bounds_(bounds), counts_(bounds.size() + 1, 0) {}
-
-void Histogram::Observe(double value) {
-  // The first bound >= value: buckets are "less than or equal".
-  const size_t bucket = static_cast<size_t>(
-      std::lower_bound(bounds_.begin(), bounds_.end(), value) - bounds_.begin());
-  absl::MutexLock lock(&mu_);
-  ++counts_[bucket];
-  sum_ += value;
-  ++count_;
-}
-
-Histogram::Snapshot Histogram::Collect() const {
-  Snapshot snapshot;
-  absl::MutexLock lock(&mu_);
-  snapshot.cumulative_counts.reserve(counts_.size());
-  uint64_t running = 0;
-  for (const uint64_t count : counts_) {
-    running += count;
-    snapshot.cumulative_counts.push_back(running);
-  }
-  snapshot.sum = sum_;
-  snapshot.count = count_;
-  return snapshot;
-}
-
-namespace metrics_internal {
-
-Family::Family(std::string name, std::string help, MetricType type,
-               std::vector<std::string> label_names)
-    : name_(std::move(name)), help_(std::move(help)), type_(type) {
-  CheckOrDie(IsValidMetricName(name_), absl::StrCat("invalid metric name \"", name_, "\""));
-  declared_index_.resize(label_names.size());
-  std::iota(declared_index_.begin(), declared_index_.end(), 0);
-  std::sort(declared_index_.begin(), declared_index_.end(),
-            [&](size_t a, size_t b) { return label_names[a] < label_names[b]; });
-  for (const size_t index : declared_index_) {
-    const std::string& label = label_names[index];
-    CheckOrDie(IsValidLabelName(label),
-               absl::StrCat("invalid label name \"", label, "\" in metric ", name_));
-    CheckOrDie(type_ != MetricType::kHistogram || label != "le",
-               absl::StrCat("label \"le\" is reserved in histogram ", name_));
-    CheckOrDie(sorted_names_.empty() || sorted_names_.back() != label,
-               absl::StrCat("label \"", label, "\" repeated in metric ", name_));
-    sorted_names_.push_back(label);
-  }
-}
-
-std::vector<std::string> Family::SortedLabelValues(
-    std::initializer_list<absl::string_view> values) const {
-  CheckOrDie(values.size() == sorted_names_.size(),
-             absl::StrCat("metric ", name_, " has ", sorted_names_.size(), " labels, got ",
-                          values.size(), " values"));
-  std::vector<std::string> sorted;
-  sorted.reserve(values.size());
-  for (const size_t index : declared_index_) sorted.emplace_back(values.begin()[index]);
-  return sorted;
-}
-
-std::vector<std::string> Family::SortedLabelValues(const std::vector<std::string>& values) const {
-  std::vector<std::string> sorted;
-  sorted.reserve(values.size());
-  for (const size_t index : declared_index_) sorted.push_back(values[index]);
-  return sorted;
-}
-
-void Family::AppendText(std::string& out) const {
-  std::vector<SampleLine> lines;
-  AppendSamples(lines);
-  if (lines.empty()) return;
-  absl::StrAppend(&out, "# HELP ", name_, " ");
-  AppendEscaped(out, help_, /*escape_quote=*/false);
-  absl::StrAppend(&out, "\n# TYPE ", name_, " ", TypeName(type_), "\n");
-  for (const SampleLine& line : lines) {
-    absl::StrAppend(&out, name_, line.suffix);
-    if (!sorted_names_.empty() || !line.extra_label.empty()) {
-      out += '{';
-      for (size_t i = 0; i < sorted_names_.size(); ++i) {
-        if (i > 0) out += ',';
-        absl::StrAppend(&out, sorted_names_[i], "=\"");
-        AppendEscaped(out, line.label_values[i], /*escape_quote=*/true);
-        out += '"';
-      }
-      if (!line.extra_label.empty()) {
-        if (!sorted_names_.empty()) out += ',';
-        absl::StrAppend(&out, line.extra_label, "=\"", line.extra_value, "\"");
-      }
-      out += '}';
-    }
-    absl::StrAppend(&out, " ", FormatMetricValue(line.value), "\n");
-  }
-}
-
-}  // namespace metrics_internal
-
-namespace {
-
-MetricType TypeOf(const Counter*) { return MetricType::kCounter; }
-MetricType TypeOf(const Gauge*) { return MetricType::kGauge; }
-MetricType TypeOf(const Histogram*) { return MetricType::kHistogram; }
-
-// A collector's family: samples come from a callback at each Render.
-class CollectorFamily final : public metrics_internal::Family {
- public:
-  CollectorFamily(std::string name, std::string help, MetricType type,
-                  std::vector<std::string> label_names, MetricsRegistry::CollectFn collect)
-      : Family(std::move(name), std::move(help), type, std::move(label_names)),
-        collect_(std::move(collect)) {}
-
- private:
-  void AppendSamples(std::vector<SampleLine>& lines) const override {
-    std::vector<CollectedSample> samples = collect_();
-    std::vector<std::pair<std::vector<std::string>, double>> sorted;
-    sorted.reserve(samples.size());
-    for (const CollectedSample& sample : samples) {
-      if (sample.label_values.size() != label_count()) continue;
-      sorted.emplace_back(SortedLabelValues(sample.label_values), sample.value);
-    }
-    std::sort(sorted.begin(), sorted.end());
-    for (auto& [values, value] : sorted) {
-      lines.push_back(SampleLine{"", std::move(values), "", "", value});
-    }
-  }
-
-  const MetricsRegistry::CollectFn collect_;
-};
-
-}  // namespace
-
-template <typename Metric>
-LabeledFamily<Metric>::LabeledFamily(std::string name, std::string help,
-                                     std::vector<std::string> label_names,
-                                     std::vector<double> bucket_bounds)
-    : Family(std::move(name), std::move(help), TypeOf(static_cast<const Metric*>(nullptr)),
-             std::move(label_names)),
-      bucket_bounds_(std::move(bucket_bounds)) {
-  if constexpr (std::is_same_v<Metric, Histogram>) {
-    CheckOrDie(!bucket_bounds_.empty(),
-               absl::StrCat("histogram ", this->name(), " has no buckets"));
-    for (size_t i = 0; i < bucket_bounds_.size(); ++i) {
-      CheckOrDie(
-          std::isfinite(bucket_bounds_[i]) && (i == 0 || bucket_bounds_[i - 1] < bucket_bounds_[i]),
-          absl::StrCat("histogram ", this->name(),
-                       " needs finite, strictly increasing bucket bounds"));
-    }
-  }
-  // As client_golang's plain Counter/Gauge/Histogram: an unlabelled metric shows from the start.
-  if (label_count() == 0) {
-    absl::MutexLock lock(&mu_);
-    ChildLocked({});
-  }
-}
-
-template <typename Metric>
-Metric& LabeledFamily<Metric>::WithLabels(std::initializer_list<absl::string_view> label_values) {
-  std::vector<std::string> sorted = SortedLabelValues(label_values);
-  absl::MutexLock lock(&mu_);
-  return ChildLocked(std::move(sorted));
-}
-
-template <typename Metric>
-Metric& LabeledFamily<Metric>::ChildLocked(std::vector<std::string> sorted_values) {
-  std::unique_ptr<Metric>& child = children_[std::move(sorted_values)];
-  if (child == nullptr) {
-    if constexpr (std::is_same_v<Metric, Histogram>) {
-      child = std::make_unique<Histogram>(bucket_bounds_);
-    } else {
-      child = std::make_unique<Metric>();
-    }
-  }
-  return *child;
-}
-
-template <typename Metric>
-void LabeledFamily<Metric>::AppendSamples(std::vector<SampleLine>& lines) const {
-  absl::MutexLock lock(&mu_);
-  for (const auto& [values, child] : children_) {
-    if constexpr (std::is_same_v<Metric, Histogram>) {
-      const Histogram::Snapshot snapshot = child->Collect();
-      for (size_t i = 0; i < snapshot.cumulative_counts.size(); ++i) {
-        const bool inf = i == bucket_bounds_.size();
-        lines.push_back(SampleLine{"_bucket", values, "le",
-                                   inf ? "+Inf" : FormatMetricValue(bucket_bounds_[i]),
-                                   static_cast<double>(snapshot.cumulative_counts[i])});
-      }
-      lines.push_back(SampleLine{"_sum", values, "", "", snapshot.sum});
-      lines.push_back(SampleLine{"_count", values, "", "", static_cast<double>(snapshot.count)});
-    } else {
-      lines.push_back(SampleLine{"", values, "", "", child->Value()});
-    }
-  }
-}
-
-template class LabeledFamily<Counter>;
-template class LabeledFamily<Gauge>;
-template class LabeledFamily<Histogram>;
 
 MetricsRegistry::MetricsRegistry() = default;
-MetricsRegistry::~MetricsRegistry() = default;
 
-template <typename T>
-T& MetricsRegistry::Add(std::unique_ptr<T> family) {
-  T& result = *family;
+void MetricsRegistry::Add(std::shared_ptr<const prometheus::Collectable> collectable) {
   absl::MutexLock lock(&mu_);
-  auto [it, inserted] = families_.try_emplace(family->name(), std::move(family));
-  CheckOrDie(inserted, absl::StrCat("metric ", it->first, " registered twice"));
-  return result;
-}
-
-CounterFamily& MetricsRegistry::AddCounter(std::string name, std::string help,
-                                           std::vector<std::string> label_names) {
-  return Add(
-      std::make_unique<CounterFamily>(std::move(name), std::move(help), std::move(label_names)));
-}
-
-GaugeFamily& MetricsRegistry::AddGauge(std::string name, std::string help,
-                                       std::vector<std::string> label_names) {
-  return Add(
-      std::make_unique<GaugeFamily>(std::move(name), std::move(help), std::move(label_names)));
-}
-
-HistogramFamily& MetricsRegistry::AddHistogram(std::string name, std::string help,
-                                               std::vector<double> bucket_bounds,
-                                               std::vector<std::string> label_names) {
-  return Add(std::make_unique<HistogramFamily>(std::move(name), std::move(help),
-                                               std::move(label_names), std::move(bucket_bounds)));
-}
-
-void MetricsRegistry::AddCollector(std::string name, std::string help, MetricType type,
-                                   std::vector<std::string> label_names, CollectFn collect) {
-  CheckOrDie(type != MetricType::kHistogram,
-             absl::StrCat("collector ", name, " must be a counter or a gauge"));
-  Add(std::make_unique<CollectorFamily>(std::move(name), std::move(help), type,
-                                        std::move(label_names), std::move(collect)));
+  collectables_.push_back(std::move(collectable));
 }
 
 std::string MetricsRegistry::Render() const {
-  std::vector<const metrics_internal::Family*> families;
+  std::vector<std::shared_ptr<const prometheus::Collectable>> collectables;
   {
     absl::MutexLock lock(&mu_);
-    families.reserve(families_.size());
-    for (const auto& [name, family] : families_) families.push_back(family.get());
+    collectables = collectables_;
   }
-  // Collectors may read other modules' state: never under our lock.
-  std::string out;
-  for (const metrics_internal::Family* family : families) family->AppendText(out);
-  return out;
+  // Collectables may read other modules' state: never under our lock.
+  std::vector<prometheus::MetricFamily> families = registry_.Collect();
+  for (const auto& collectable : collectables) {
+    std::vector<prometheus::MetricFamily> more = collectable->Collect();
+    families.insert(families.end(), std::make_move_iterator(more.begin()),
+                    std::make_move_iterator(more.end()));
+  }
+  std::stable_sort(families.begin(), families.end(),
+                   [](const prometheus::MetricFamily& a, const prometheus::MetricFamily& b) {
+                     return a.name < b.name;
+                   });
+  for (prometheus::MetricFamily& family : families) {
+    family.help = EscapeHelp(family.help);
+    std::stable_sort(family.metric.begin(), family.metric.end(),
+                     [](const prometheus::ClientMetric& a, const prometheus::ClientMetric& b) {
+                       return a.label < b.label;
+                     });
+  }
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, families);
+  return std::move(out).str();
+}
+
+CallbackFamily::CallbackFamily(std::string name, std::string help, prometheus::MetricType type,
+                               std::vector<std::string> label_names, CollectFn collect)
+    : name_(std::move(name)),
+      help_(std::move(help)),
+      type_(type),
+      label_names_(std::move(label_names)),
+      collect_(std::move(collect)) {
+  CheckOrDie(prometheus::CheckMetricName(name_),
+             absl::StrCat("invalid metric name \"", name_, "\""));
+  CheckOrDie(type_ == prometheus::MetricType::Counter || type_ == prometheus::MetricType::Gauge,
+             absl::StrCat("metric ", name_, " must be a counter or a gauge"));
+  std::set<absl::string_view> seen;
+  for (const std::string& label : label_names_) {
+    CheckOrDie(prometheus::CheckLabelName(label),
+               absl::StrCat("invalid label name \"", label, "\" in metric ", name_));
+    CheckOrDie(seen.insert(label).second,
+               absl::StrCat("label \"", label, "\" repeated in metric ", name_));
+  }
+}
+
+std::vector<prometheus::MetricFamily> CallbackFamily::Collect() const {
+  prometheus::MetricFamily family{name_, help_, type_, {}};
+  for (CollectedSample& sample : collect_()) {
+    if (sample.label_values.size() != label_names_.size()) continue;
+    prometheus::ClientMetric metric;
+    for (size_t i = 0; i < label_names_.size(); ++i) {
+      metric.label.push_back({label_names_[i], std::move(sample.label_values[i])});
+    }
+    // Label pairs in name order, as prometheus-cpp's own families print them.
+    std::sort(metric.label.begin(), metric.label.end());
+    if (type_ == prometheus::MetricType::Counter) {
+      metric.counter.value = sample.value;
+    } else {
+      metric.gauge.value = sample.value;
+    }
+    family.metric.push_back(std::move(metric));
+  }
+  if (family.metric.empty()) return {};
+  return {std::move(family)};
+}
+
+ProcessCollector::ProcessCollector() {
+  const std::optional<double> boot = BootTime();
+  const std::optional<double> start_ticks = Field(ProcSelfStat(), 22);
+  const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  if (boot.has_value() && start_ticks.has_value() && ticks > 0) {
+    start_time_seconds_ = *boot + *start_ticks / ticks;
+  }
+}
+
+std::vector<prometheus::MetricFamily> ProcessCollector::Collect() const {
+  using prometheus::MetricType;
+  std::vector<prometheus::MetricFamily> families;
+  const std::vector<std::string> stat = ProcSelfStat();
+  const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const std::optional<double> user = Field(stat, 14);
+  const std::optional<double> system = Field(stat, 15);
+  if (user.has_value() && system.has_value() && ticks > 0) {
+    families.push_back(OneValue("process_cpu_seconds_total",
+                                "Total user and system CPU time spent in seconds.",
+                                MetricType::Counter, (*user + *system) / ticks));
+  }
+  std::error_code error;
+  double open_fds = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/fd", error), end; !error && it != end;
+       it.increment(error)) {
+    ++open_fds;
+  }
+  if (!error) {
+    families.push_back(OneValue("process_open_fds", "Number of open file descriptors.",
+                                MetricType::Gauge, open_fds));
+  }
+  if (const std::optional<double> max_fds = SoftLimit(RLIMIT_NOFILE); max_fds.has_value()) {
+    families.push_back(OneValue("process_max_fds", "Maximum number of open file descriptors.",
+                                MetricType::Gauge, *max_fds));
+  }
+  if (const std::optional<double> virtual_bytes = Field(stat, 23); virtual_bytes.has_value()) {
+    families.push_back(OneValue("process_virtual_memory_bytes", "Virtual memory size in bytes.",
+                                MetricType::Gauge, *virtual_bytes));
+  }
+  if (const std::optional<double> max_virtual = SoftLimit(RLIMIT_AS); max_virtual.has_value()) {
+    families.push_back(OneValue("process_virtual_memory_max_bytes",
+                                "Maximum amount of virtual memory available in bytes.",
+                                MetricType::Gauge, *max_virtual));
+  }
+  if (const std::optional<double> pages = Field(stat, 24); pages.has_value()) {
+    families.push_back(OneValue("process_resident_memory_bytes", "Resident memory size in bytes.",
+                                MetricType::Gauge,
+                                *pages * static_cast<double>(::sysconf(_SC_PAGESIZE))));
+  }
+  if (start_time_seconds_.has_value()) {
+    families.push_back(OneValue("process_start_time_seconds",
+                                "Start time of the process since unix epoch in seconds.",
+                                MetricType::Gauge, *start_time_seconds_));
+  }
+  return families;
+}
+
+void AddBuildInfo(prometheus::Registry& registry) {
+  prometheus::BuildGauge()
+      .Name("devmgr_build_info")
+      .Help(
+          "A metric with a constant '1' value labeled by the version, the compiler and the "
+          "platform from which devmgr was built.")
+      .Register(registry)
+      .Add({{"version", DEVMGR_BUILD_VERSION},
+            {"compiler", Compiler()},
+            {"platform", absl::StrCat("linux/", Architecture())}})
+      .Set(1);
 }
 
 }  // namespace devmgr

@@ -44,18 +44,15 @@ void SliceCleanup::DriverUsable(const std::string& driver_name, bool usable) {
   if (usable) {
     if (pending_.erase(driver_name) > 0) {
       ++wakeups_;
-      if (options_.logger) {
-        options_.logger->debug("\"Cancelled the ResourceSlice wipe\" driverName=\"{}\"",
-                               driver_name);
-      }
+      DEVMGR_LOG(options_.logger, debug, "Cancelled the ResourceSlice wipe", "driverName",
+                 driver_name);
     }
     return;
   }
-  if (!pending_.contains(driver_name) && options_.logger) {
-    options_.logger->info(
-        "\"DRA driver has no connected endpoint, its ResourceSlices will be wiped\" "
-        "driverName=\"{}\" delay=\"{}\"",
-        driver_name, absl::FormatDuration(options_.wiping_delay));
+  if (!pending_.contains(driver_name)) {
+    DEVMGR_LOG(options_.logger, info,
+               "DRA driver has no connected endpoint, its ResourceSlices will be wiped",
+               "driverName", driver_name, "delay", options_.wiping_delay);
   }
   Schedule(driver_name, clock_.Now() + options_.wiping_delay);
 }
@@ -101,18 +98,14 @@ void SliceCleanup::Attempt(const std::string& driver_name, uint64_t id) {
   // Cancelled meanwhile (the driver came back, or the cleanup stops), or scheduled anew.
   if (it == pending_.end() || it->second.id != id) return;
   if (status.ok() || absl::IsNotFound(status)) {
-    if (options_.logger) {
-      options_.logger->info("\"Deleted ResourceSlices\" target=\"{}\"", Target(name));
-    }
+    DEVMGR_LOG(options_.logger, info, "Deleted ResourceSlices", "target", Target(name));
     pending_.erase(it);
     return;
   }
   Backoff& backoff = it->second.backoff;
   if (backoff.steps <= 1) {
-    if (options_.logger) {
-      options_.logger->error("\"Giving up deleting ResourceSlices\" target=\"{}\" err=\"{}\"",
-                             Target(name), std::string(status.message()));
-    }
+    DEVMGR_LOG(options_.logger, err, "Giving up deleting ResourceSlices", "target", Target(name),
+               "err", status.message());
     pending_.erase(it);
     return;
   }
@@ -122,18 +115,13 @@ void SliceCleanup::Attempt(const std::string& driver_name, uint64_t id) {
   });
   if (backoff.steps == 0) {
     // Upstream waits once more and then stops without another attempt.
-    if (options_.logger) {
-      options_.logger->error("\"Giving up deleting ResourceSlices\" target=\"{}\" err=\"{}\"",
-                             Target(name), std::string(status.message()));
-    }
+    DEVMGR_LOG(options_.logger, err, "Giving up deleting ResourceSlices", "target", Target(name),
+               "err", status.message());
     pending_.erase(it);
     return;
   }
-  if (options_.logger) {
-    options_.logger->warn(
-        "\"Deleting ResourceSlices failed, retrying\" target=\"{}\" err=\"{}\" retryIn=\"{}\"",
-        Target(name), std::string(status.message()), absl::FormatDuration(wait));
-  }
+  DEVMGR_LOG(options_.logger, warn, "Deleting ResourceSlices failed, retrying", "target",
+             Target(name), "err", status.message(), "retryIn", wait);
   it->second.due = clock_.Now() + wait;
 }
 

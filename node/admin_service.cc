@@ -40,6 +40,9 @@ grpc::Status AdminService::AdmitPod(grpc::ServerContext*, const admin::AdmitPodR
     out->set_container_name(container.container_name);
     *out->mutable_options() = RunOptionsToProto(container.options);
   }
+  for (std::string& resource : admission_.NonDevicePluginResources(pod)) {
+    response->add_non_device_plugin_resources(std::move(resource));
+  }
   return grpc::Status::OK;
 }
 

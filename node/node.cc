@@ -87,6 +87,8 @@ struct Node::State {
   std::unique_ptr<AdminService> admin_service;
   std::unique_ptr<grpc::Server> admin_server;
   std::unique_ptr<MetricsHttpServer> metrics_server;
+  // What /readyz answers: set once Start has started everything, cleared when Stop begins.
+  std::atomic<bool> ready{false};
   // The manager's change callback that forwards device health updates, or -1.
   int health_subscription = -1;
   // Where the DRA manager's health changes are announced once the PodResources server exists
@@ -327,6 +329,10 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   if (!options.metrics_address.empty()) {
     MetricsHttpServer::Options http_options;
     http_options.address = options.metrics_address;
+    http_options.ready = [&ready = s.ready] {
+      return ready.load() ? absl::OkStatus()
+                          : absl::UnavailableError("the node is starting or stopping");
+    };
     absl::StatusOr<std::unique_ptr<MetricsHttpServer>> http = MetricsHttpServer::Start(
         http_options, [metrics = &s.metrics] { return metrics->Render(); });
     if (!http.ok()) return http.status();
@@ -336,6 +342,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
 
   DEVMGR_LOG(options.logger, info, "devmgr serving", "rootDir", paths.root.string(), "pods",
              static_cast<int64_t>(s.registry.List().size()));
+  s.ready = true;
   return node;
 }
 
@@ -347,6 +354,7 @@ void Node::Stop() {
   State& s = *state_;
   if (s.stopped) return;
   s.stopped = true;
+  s.ready = false;
   if (s.metrics_server != nullptr) s.metrics_server->Stop();
   if (s.health_subscription >= 0) s.manager->Unsubscribe(s.health_subscription);
   if (s.admin_server != nullptr) s.admin_server->Shutdown();

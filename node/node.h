@@ -103,7 +103,8 @@ struct NodeOptions {
   // for their driver are prepared, those of pods that are gone unprepared (upstream's reconcile
   // runs every 60 s; its pod workers retry sooner).
   absl::Duration dra_sync_period = absl::Seconds(5);
-  // Where Prometheus metrics are served (common/metrics_http_server.h); empty for nowhere.
+  // Where Prometheus metrics, /healthz and /readyz are served (common/metrics_http_server.h);
+  // empty for nowhere.
   std::string metrics_address;
   LoggerPtr logger;
 };

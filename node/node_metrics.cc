@@ -1,8 +1,12 @@
 #include "node/node_metrics.h"
 
+#include <prometheus/gauge.h>
+#include <prometheus/metric_type.h>
+
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -14,12 +18,16 @@ namespace {
 // What component-base puts before the help text of every ALPHA metric, as a kubelet prints it.
 constexpr absl::string_view kAlpha = "[ALPHA] ";
 
+using prometheus::MetricType;
+
 // prometheus.DefBuckets, which upstream's allocation histogram uses.
-std::vector<double> DefBuckets() { return {.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}; }
+prometheus::Histogram::BucketBoundaries DefBuckets() {
+  return {.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10};
+}
 
 // A durable write syncs the file and its folder: milliseconds on SSDs, tens of them on
 // spinning disks, seconds when the disk is in trouble.
-std::vector<double> CheckpointWriteBuckets() {
+prometheus::Histogram::BucketBoundaries CheckpointWriteBuckets() {
   return {.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5};
 }
 
@@ -80,73 +88,83 @@ absl::string_view StateName(devicemanager::EndpointState state) {
 }  // namespace
 
 NodeMetrics::NodeMetrics()
-    : registrations_(registry_.AddCounter(
-          "kubelet_device_plugin_registration_total",
-          absl::StrCat(kAlpha,
-                       "Cumulative number of device plugin registrations. Broken down by resource "
-                       "name."),
-          {"resource_name"})),
-      allocation_duration_(registry_.AddHistogram(
-          "kubelet_device_plugin_alloc_duration_seconds",
-          absl::StrCat(kAlpha,
-                       "Duration in seconds to serve a device plugin Allocation request. Broken "
-                       "down by resource name."),
-          DefBuckets(), {"resource_name"})),
-      admissions_refused_(registry_.AddCounter(
-          "devmgr_admissions_refused_total",
-          "Allocate and AdmitPod calls refused, by reason (a short stable code).", {"reason"})),
+    : registrations_(prometheus::BuildCounter()
+                         .Name("kubelet_device_plugin_registration_total")
+                         .Help(absl::StrCat(kAlpha,
+                                            "Cumulative number of device plugin registrations. "
+                                            "Broken down by resource name."))
+                         .Register(registry_.registry())),
+      allocation_duration_(prometheus::BuildHistogram()
+                               .Name("kubelet_device_plugin_alloc_duration_seconds")
+                               .Help(absl::StrCat(kAlpha,
+                                                  "Duration in seconds to serve a device plugin "
+                                                  "Allocation request. Broken down by resource "
+                                                  "name."))
+                               .Register(registry_.registry())),
+      admissions_refused_(
+          prometheus::BuildCounter()
+              .Name("devmgr_admissions_refused_total")
+              .Help("Allocate and AdmitPod calls refused, by reason (a short stable code).")
+              .Register(registry_.registry())),
+      // The unlabelled metrics show from the start, as client_golang's plain ones.
       checkpoint_write_duration_(
-          registry_
-              .AddHistogram(
-                  "devmgr_checkpoint_write_duration_seconds",
-                  "Duration in seconds of each durable write of the device manager checkpoint.",
-                  CheckpointWriteBuckets())
-              .WithLabels({})),
-      checkpoint_write_errors_(registry_
-                                   .AddCounter("devmgr_checkpoint_write_errors_total",
-                                               "Durable writes of the device manager checkpoint "
-                                               "that failed.")
-                                   .WithLabels({})),
-      health_affected_containers_(
-          registry_
-              .AddCounter("devmgr_device_health_affected_containers_total",
-                          "Containers holding devices of the pods named by each device health "
-                          "update (KEP-4680 ResourceHealthStatus).")
-              .WithLabels({})),
-      health_updates_dropped_(registry_
-                                  .AddCounter("devmgr_device_health_updates_dropped_total",
-                                              "Device health updates dropped because 100 were "
-                                              "waiting for the node to take them.")
-                                  .WithLabels({})),
-      dra_operations_duration_(registry_.AddHistogram(
-          "dra_operations_duration_seconds",
-          absl::StrCat(kAlpha,
-                       "Latency histogram in seconds for the duration of handling all "
-                       "ResourceClaims referenced by a pod when the pod starts or stops. "
-                       "Identified by the name of the operation (PrepareResources or "
-                       "UnprepareResources) and separated by the success of the operation. The "
-                       "number of failed operations is provided through the histogram's overall "
-                       "count."),
-          DefBuckets(), {"operation_name", "is_error"})),
-      dra_grpc_duration_(registry_.AddHistogram(
-          "dra_grpc_operations_duration_seconds",
-          absl::StrCat(kAlpha, "Duration in seconds of the DRA gRPC operations"), DefBuckets(),
-          {"driver_name", "method_name", "grpc_status_code"})) {
+          prometheus::BuildHistogram()
+              .Name("devmgr_checkpoint_write_duration_seconds")
+              .Help("Duration in seconds of each durable write of the device manager checkpoint.")
+              .Register(registry_.registry())
+              .Add({}, CheckpointWriteBuckets())),
+      checkpoint_write_errors_(
+          prometheus::BuildCounter()
+              .Name("devmgr_checkpoint_write_errors_total")
+              .Help("Durable writes of the device manager checkpoint that failed.")
+              .Register(registry_.registry())
+              .Add({})),
+      health_affected_containers_(prometheus::BuildCounter()
+                                      .Name("devmgr_device_health_affected_containers_total")
+                                      .Help("Containers holding devices of the pods named by "
+                                            "each device health update (KEP-4680 "
+                                            "ResourceHealthStatus).")
+                                      .Register(registry_.registry())
+                                      .Add({})),
+      health_updates_dropped_(prometheus::BuildCounter()
+                                  .Name("devmgr_device_health_updates_dropped_total")
+                                  .Help("Device health updates dropped because 100 were waiting "
+                                        "for the node to take them.")
+                                  .Register(registry_.registry())
+                                  .Add({})),
+      dra_operations_duration_(
+          prometheus::BuildHistogram()
+              .Name("dra_operations_duration_seconds")
+              .Help(absl::StrCat(
+                  kAlpha,
+                  "Latency histogram in seconds for the duration of handling all ResourceClaims "
+                  "referenced by a pod when the pod starts or stops. Identified by the name of "
+                  "the operation (PrepareResources or UnprepareResources) and separated by the "
+                  "success of the operation. The number of failed operations is provided "
+                  "through the histogram's overall count."))
+              .Register(registry_.registry())),
+      dra_grpc_duration_(
+          prometheus::BuildHistogram()
+              .Name("dra_grpc_operations_duration_seconds")
+              .Help(absl::StrCat(kAlpha, "Duration in seconds of the DRA gRPC operations"))
+              .Register(registry_.registry())) {
   // Every reason from 0, so that rate() sees the first refusal of each.
   for (const absl::string_view reason : devicemanager::kAdmissionRefusalReasons) {
-    admissions_refused_.WithLabels({reason});
+    admissions_refused_.Add({{"reason", std::string(reason)}});
   }
   for (const absl::string_view reason : kDaemonRefusalReasons) {
-    admissions_refused_.WithLabels({reason});
+    admissions_refused_.Add({{"reason", std::string(reason)}});
   }
+  registry_.Add(std::make_shared<ProcessCollector>());
+  AddBuildInfo(registry_.registry());
 }
 
 void NodeMetrics::AttachManager(const devicemanager::Manager& manager) {
-  registry_.AddCollector(
+  registry_.Add(std::make_shared<CallbackFamily>(
       "devmgr_device_plugin_endpoint_state",
       "State of the endpoint of each device plugin resource: 1 for its state (running; stopped, "
       "within its grace period; expired, about to be removed), 0 for the others.",
-      MetricType::kGauge, {"resource_name", "state"}, [&manager] {
+      MetricType::Gauge, std::vector<std::string>{"resource_name", "state"}, [&manager] {
         std::vector<CollectedSample> samples;
         for (const devicemanager::ResourceSummary& summary : manager.GetResourceSummaries()) {
           for (const auto state :
@@ -157,10 +175,10 @@ void NodeMetrics::AttachManager(const devicemanager::Manager& manager) {
           }
         }
         return samples;
-      });
-  registry_.AddCollector(
+      }));
+  registry_.Add(std::make_shared<CallbackFamily>(
       "devmgr_device_plugin_devices", "Devices of each device plugin resource, by health.",
-      MetricType::kGauge, {"resource_name", "health"}, [&manager] {
+      MetricType::Gauge, std::vector<std::string>{"resource_name", "health"}, [&manager] {
         std::vector<CollectedSample> samples;
         for (const devicemanager::ResourceSummary& summary : manager.GetResourceSummaries()) {
           samples.push_back(
@@ -169,11 +187,11 @@ void NodeMetrics::AttachManager(const devicemanager::Manager& manager) {
                              static_cast<double>(summary.unhealthy_devices)});
         }
         return samples;
-      });
+      }));
 }
 
 void NodeMetrics::AttachDraManager(const dra::Manager& manager) {
-  registry_.AddCollector(
+  registry_.Add(std::make_shared<CallbackFamily>(
       "dra_resource_claims_in_use",
       absl::StrCat(kAlpha,
                    "The number of ResourceClaims that are currently in use on the node, by driver "
@@ -182,44 +200,51 @@ void NodeMetrics::AttachDraManager(const dra::Manager& manager) {
                    "number of in-use ResourceClaims because the same ResourceClaim might use "
                    "devices from different drivers. Instead, use the count for the <any> "
                    "driver_name."),
-      MetricType::kGauge, {"driver_name"}, [&manager] {
+      MetricType::Gauge, std::vector<std::string>{"driver_name"}, [&manager] {
         std::vector<CollectedSample> samples;
         for (const auto& [driver, count] : manager.ClaimsInUse()) {
           samples.push_back({{driver}, static_cast<double>(count)});
         }
         return samples;
-      });
+      }));
 }
 
 void NodeMetrics::OperationDone(absl::string_view operation, bool failed, absl::Duration duration) {
-  dra_operations_duration_.WithLabels({operation, failed ? "true" : "false"})
+  dra_operations_duration_
+      .Add({{"operation_name", std::string(operation)}, {"is_error", failed ? "true" : "false"}},
+           DefBuckets())
       .Observe(absl::ToDoubleSeconds(duration));
 }
 
 void NodeMetrics::DriverCallDone(absl::string_view driver, absl::string_view method,
                                  absl::StatusCode code, absl::Duration duration) {
-  dra_grpc_duration_.WithLabels({driver, method, dra::GrpcCodeName(code)})
+  dra_grpc_duration_
+      .Add({{"driver_name", std::string(driver)},
+            {"method_name", std::string(method)},
+            {"grpc_status_code", std::string(dra::GrpcCodeName(code))}},
+           DefBuckets())
       .Observe(absl::ToDoubleSeconds(duration));
 }
 
 void NodeMetrics::AttachPodResources(const podresources::Counters& counters) {
   for (const PodResourcesCounter& counter : kPodResourcesCounters) {
-    registry_.AddCollector(
-        std::string(counter.name), absl::StrCat(kAlpha, counter.help), MetricType::kCounter,
-        {"server_api_version"}, [&counters, counter] {
+    registry_.Add(std::make_shared<CallbackFamily>(
+        std::string(counter.name), absl::StrCat(kAlpha, counter.help), MetricType::Counter,
+        std::vector<std::string>{"server_api_version"}, [&counters, counter] {
           std::vector<CollectedSample> samples = {{{"v1"}, Read(counters.v1.*counter.value)}};
           if (counter.in_v1alpha1) {
             samples.push_back({{"v1alpha1"}, Read(counters.v1alpha1.*counter.value)});
           }
           return samples;
-        });
+        }));
   }
   auto single = [this](absl::string_view name, absl::string_view help,
                        const std::atomic<uint64_t>& value) {
-    registry_.AddCollector(std::string(name), std::string(help), MetricType::kCounter, {},
-                           [&value] {
-                             return std::vector<CollectedSample>{{{}, Read(value)}};
-                           });
+    registry_.Add(
+        std::make_shared<CallbackFamily>(std::string(name), std::string(help), MetricType::Counter,
+                                         std::vector<std::string>(), [&value] {
+                                           return std::vector<CollectedSample>{{{}, Read(value)}};
+                                         }));
   };
   single("devmgr_pod_resources_rate_limited_total",
          "PodResources requests and Watch streams refused by the rate limit.",
@@ -232,42 +257,43 @@ void NodeMetrics::AttachPodResources(const podresources::Counters& counters) {
 }
 
 void NodeMetrics::AttachHeapTrimmer(HeapTrimmer& trimmer) {
-  registry_.AddCollector(
+  registry_.Add(std::make_shared<CallbackFamily>(
       "devmgr_heap_trims_total",
-      "Times freed heap memory was handed back to the kernel after work.", MetricType::kCounter, {},
-      [&trimmer] {
+      "Times freed heap memory was handed back to the kernel after work.", MetricType::Counter,
+      std::vector<std::string>(), [&trimmer] {
         return std::vector<CollectedSample>{{{}, static_cast<double>(trimmer.trims())}};
-      });
-  registry_.AddCollector(
+      }));
+  registry_.Add(std::make_shared<CallbackFamily>(
       "devmgr_heap_trim_seconds_total", "Time spent handing freed heap memory back to the kernel.",
-      MetricType::kCounter, {}, [&trimmer] {
+      MetricType::Counter, std::vector<std::string>(), [&trimmer] {
         return std::vector<CollectedSample>{{{}, absl::ToDoubleSeconds(trimmer.trim_time())}};
-      });
+      }));
   heap_trimmer_.store(&trimmer);
 }
 
 void NodeMetrics::PluginRegistered(absl::string_view resource_name) {
-  registrations_.WithLabels({resource_name}).Inc();
+  registrations_.Add({{"resource_name", std::string(resource_name)}}).Increment();
 }
 
 void NodeMetrics::AllocationDone(absl::string_view resource_name, absl::Duration duration) {
-  allocation_duration_.WithLabels({resource_name}).Observe(absl::ToDoubleSeconds(duration));
+  allocation_duration_.Add({{"resource_name", std::string(resource_name)}}, DefBuckets())
+      .Observe(absl::ToDoubleSeconds(duration));
 }
 
 void NodeMetrics::AdmissionRefused(absl::string_view reason) {
-  admissions_refused_.WithLabels({reason}).Inc();
+  admissions_refused_.Add({{"reason", std::string(reason)}}).Increment();
 }
 
 void NodeMetrics::CheckpointWritten(absl::Duration duration, bool ok) {
   checkpoint_write_duration_.Observe(absl::ToDoubleSeconds(duration));
-  if (!ok) checkpoint_write_errors_.Inc();
+  if (!ok) checkpoint_write_errors_.Increment();
   if (HeapTrimmer* trimmer = heap_trimmer_.load(); trimmer != nullptr) trimmer->Touch();
 }
 
-void NodeMetrics::ResourceUpdateDropped() { health_updates_dropped_.Inc(); }
+void NodeMetrics::ResourceUpdateDropped() { health_updates_dropped_.Increment(); }
 
 void NodeMetrics::HealthUpdateTaken(int affected_containers) {
-  health_affected_containers_.Inc(affected_containers);
+  health_affected_containers_.Increment(affected_containers);
 }
 
 }  // namespace devmgr::node

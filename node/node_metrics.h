@@ -1,5 +1,6 @@
-// NodeMetrics: the metric set of `devmgr serve`, rendered for `--metrics-address`
-// (common/metrics_http_server.h). Upstream's kubelet metrics keep their names, labels,
+// NodeMetrics: the metric set of `devmgr serve`, on prometheus-cpp (common/metrics_registry.h),
+// rendered for `--metrics-address` (common/metrics_http_server.h). Upstream's kubelet metrics
+// keep their names, labels,
 // buckets and help texts (pkg/kubelet/metrics/metrics.go, with the "[ALPHA] " prefix that
 // component-base adds), so dashboards made for a kubelet work unchanged:
 //   kubelet_device_plugin_registration_total{resource_name}          counter
@@ -20,11 +21,17 @@
 //   devmgr_pod_resources_rate_limited_total, devmgr_pod_resources_watch_streams_opened_total,
 //   devmgr_pod_resources_watch_streams_ended_slow_total
 //   devmgr_heap_trims_total, devmgr_heap_trim_seconds_total
+//   devmgr_build_info{version,compiler,platform}              1
+// And client_golang's process_* metrics (cpu, fds, memory, start time), as a kubelet has them.
 //
 // Order of use: create it, pass it as ManagerOptions::metrics, create the Manager and the
 // PodResources server, attach them, then start the HTTP server. Everything attached must
 // outlive every Render: stop the HTTP server before destroying them. Thread-safe.
 #pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/histogram.h>
 
 #include <atomic>
 #include <string>
@@ -78,15 +85,15 @@ class NodeMetrics final : public devicemanager::ManagerMetrics, public dra::Mana
  private:
   MetricsRegistry registry_;
   // Declared after registry_, which owns them.
-  CounterFamily& registrations_;
-  HistogramFamily& allocation_duration_;
-  CounterFamily& admissions_refused_;
-  Histogram& checkpoint_write_duration_;
-  Counter& checkpoint_write_errors_;
-  Counter& health_affected_containers_;
-  Counter& health_updates_dropped_;
-  HistogramFamily& dra_operations_duration_;
-  HistogramFamily& dra_grpc_duration_;
+  prometheus::Family<prometheus::Counter>& registrations_;
+  prometheus::Family<prometheus::Histogram>& allocation_duration_;
+  prometheus::Family<prometheus::Counter>& admissions_refused_;
+  prometheus::Histogram& checkpoint_write_duration_;
+  prometheus::Counter& checkpoint_write_errors_;
+  prometheus::Counter& health_affected_containers_;
+  prometheus::Counter& health_updates_dropped_;
+  prometheus::Family<prometheus::Histogram>& dra_operations_duration_;
+  prometheus::Family<prometheus::Histogram>& dra_grpc_duration_;
   std::atomic<HeapTrimmer*> heap_trimmer_{nullptr};
 };
 

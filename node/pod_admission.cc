@@ -1,5 +1,10 @@
 #include "node/pod_admission.h"
 
+#include <algorithm>
+#include <iterator>
+#include <set>
+
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "node/admission_refusals.h"
@@ -80,6 +85,33 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
              "podUID", pod.uid);
   if (notifier_ != nullptr) notifier_->PodUpdated(PodRegistry::ToPodResources(pod));
   return options;
+}
+
+std::vector<std::string> PodAdmission::NonDevicePluginResources(const Pod& pod) const {
+  std::set<std::string> asked;
+  std::set<std::string> held;
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const Container& container : *list) {
+      for (const auto& request : container.devices) {
+        const bool to_dra = dra_extended_resource_ &&
+                            absl::c_any_of(pod.dra_resource_mappings,
+                                           [&](const devicemanager::DraResourceMapping& mapping) {
+                                             return mapping.container_name == container.name &&
+                                                    mapping.resource_name == request.first;
+                                           });
+        if (request.second > 0 && !to_dra) asked.insert(request.first);
+      }
+      // A resource held by any container (an init container's devices reused by the next
+      // ones) was a device-plugin resource.
+      for (const auto& [resource, devices] : manager_.GetDevices(pod.uid, container.name)) {
+        held.insert(resource);
+      }
+    }
+  }
+  std::vector<std::string> skipped;
+  std::set_difference(asked.begin(), asked.end(), held.begin(), held.end(),
+                      std::back_inserter(skipped));
+  return skipped;
 }
 
 absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::AllocateAll(const Pod& pod,

@@ -98,6 +98,14 @@ class PodAdmission {
   absl::StatusOr<devicemanager::RunContainerOptions> RunOptions(const std::string& pod_uid,
                                                                 const std::string& container);
 
+  // NonDevicePluginResources: the extended resources an admitted `pod` asks for (a count above
+  // 0) that no container of it holds devices of, in name order. Those are the resources no
+  // device plugin served when it was admitted, which the device manager skipped as upstream's
+  // allocateContainerResources does (`if !m.isDevicePluginResource(resource) { continue }`);
+  // the pod is admitted without them. Resources that DRAExtendedResource gives to DRA are not
+  // among them. Reads the device manager's state; never blocks on plugins.
+  std::vector<std::string> NonDevicePluginResources(const devicemanager::Pod& pod) const;
+
  private:
   // Holds the per-pod lock for its lifetime.
   class PodLock {

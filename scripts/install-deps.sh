@@ -10,13 +10,19 @@ build_packages=(
   protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
   libabsl-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libssl-dev
-  libcurl4-openssl-dev libre2-dev
+  libcurl4-openssl-dev libre2-dev libsystemd-dev prometheus-cpp-dev
 )
 # For `make test`: clang and its runtime build the ASan+UBSan run of the tests and the libFuzzer
 # targets; Python with grpcio is the second gRPC implementation the SDK interoperability test
 # talks to; valgrind's <valgrind/callgrind.h> builds bench/admission_count, the admission that
-# scripts/callgrind-admission.sh counts (its smoke run is a test).
-test_packages=(clang libclang-rt-14-dev python3-grpcio python3-protobuf valgrind)
+# scripts/callgrind-admission.sh counts (its smoke run is a test); groff renders the man page and
+# zsh and fish run the completion scripts in tests/cmd/help_cmd_test.cc (which skips those checks
+# without them). Not installed here: Debian's `prometheus`, the only package with promtool, which
+# the metrics tests use to check the /metrics text when it is there (they skip that check
+# otherwise): it is a whole Prometheus server that starts on port 9090 where systemd runs, not
+# something a test run should leave behind. Install it by hand to run that check.
+test_packages=(clang libclang-rt-14-dev python3-grpcio python3-protobuf valgrind
+  groff-base zsh fish)
 
 wanted=("${build_packages[@]}")
 if [ "${1:-build}" = test ]; then

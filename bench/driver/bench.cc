@@ -5,6 +5,8 @@
 #include <functional>
 #include <string>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
@@ -53,14 +55,34 @@ absl::Status Run(const Options& options, std::ostream& out) {
   auto wanted = [&](absl::string_view name) {
     return options.only.empty() || absl::c_linear_search(options.only, name);
   };
+  // The measurements of the latency step share one daemon.
+  using Measure =
+      absl::Status (*)(const fs::path&, BenchDaemon&, const Options&, std::vector<Row>&);
+  const std::vector<std::pair<std::string, Measure>> latency = {
+      {absl::StrCat("admission latency, ", options.samples, " samples"), MeasureAdmission},
+      {"admissions per second", MeasureConcurrentAdmission},
+      {absl::StrCat("ListAndWatch of ", options.devices, " devices"), MeasureListAndWatch},
+      {absl::StrCat("PodResources List of ", options.pods, " pods"), MeasureList},
+  };
+  const int total = (wanted(kStepLatency) ? static_cast<int>(latency.size()) : 0) +
+                    (wanted(kStepRestart) ? 1 : 0) + (wanted(kStepMemory) ? 1 : 0);
+  int started = 0;
+  auto announce = [&](absl::string_view what) {
+    ++started;
+    if (options.progress != nullptr) {
+      *options.progress << "devmgr bench: [" << started << "/" << total << "] " << what
+                        << std::endl;  // flushed: the measurement that follows may take minutes
+    }
+  };
   absl::Status status;
   if (wanted(kStepLatency)) {
     status = step("admission, ListAndWatch, List", [&](const fs::path& root) {
+      announce(latency.front().first);
       auto daemon = BenchDaemon::Start(root, kStartTimeout);
       if (!daemon.ok()) return daemon.status();
-      for (const auto& measure :
-           {MeasureAdmission, MeasureConcurrentAdmission, MeasureListAndWatch, MeasureList}) {
-        if (absl::Status result = measure(root, **daemon, options, rows); !result.ok()) {
+      for (size_t i = 0; i < latency.size(); ++i) {
+        if (i > 0) announce(latency[i].first);
+        if (absl::Status result = latency[i].second(root, **daemon, options, rows); !result.ok()) {
           return result;
         }
       }
@@ -68,10 +90,13 @@ absl::Status Run(const Options& options, std::ostream& out) {
     });
   }
   if (status.ok() && wanted(kStepRestart)) {
+    announce(absl::StrCat("restart with a ", options.checkpoint_entries, "-entry checkpoint"));
     status =
         step("restart", [&](const fs::path& root) { return MeasureRestart(root, options, rows); });
   }
   if (status.ok() && wanted(kStepMemory)) {
+    announce(absl::StrCat("memory of ", options.plugins, " plugins x ", options.plugin_devices,
+                          " devices and ", options.memory_pods, " pods"));
     status =
         step("memory", [&](const fs::path& root) { return MeasureMemory(root, options, rows); });
   }

@@ -41,6 +41,9 @@ struct Options {
   // The steps to run ("latency", "restart", "memory"); empty for all.
   std::vector<std::string> only;
   ReportFormat format = ReportFormat::kTable;
+  // Where Run says which measurement it is on, one line as each starts ("devmgr bench: [3/6]
+  // ListAndWatch of 100000 devices"); nullptr for silence. Not owned.
+  std::ostream* progress = nullptr;
 };
 
 // Run runs the steps `options` selects, each in a private root under /tmp that is removed after

@@ -8,7 +8,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "common/metrics_registry.h"
 #include "common/metrics_scrape.h"
 #include "podresources/v1/api.grpc.pb.h"
 
@@ -83,7 +82,7 @@ absl::Status WaitHealthyDevices(const BenchDaemon& daemon, const std::string& re
                                 int64_t devices) {
   const std::string sample =
       absl::StrCat("\ndevmgr_device_plugin_devices{health=\"healthy\",resource_name=\"", resource,
-                   "\"} ", FormatMetricValue(static_cast<double>(devices)), "\n");
+                   "\"} ", devices, "\n");
   const absl::Time deadline = absl::Now() + kStartTimeout;
   for (;;) {
     absl::StatusOr<std::string> text = ScrapeMetrics(daemon.metrics_socket());

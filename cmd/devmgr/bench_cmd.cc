@@ -1,11 +1,14 @@
 #include "cmd/devmgr/bench_cmd.h"
 
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "bench/driver/bench.h"
+#include "cmd/devmgr/command_tree.h"
 
 namespace devmgr::cli {
 namespace {
@@ -21,6 +24,9 @@ int RunBench(const BenchFlags& flags) {
   bench::Options options = flags.options;
   options.format = flags.format == OutputFormat::kJson ? bench::ReportFormat::kJson
                                                        : bench::ReportFormat::kTable;
+  // A person watching a terminal is told which measurement runs (a full run takes minutes); a
+  // script capturing stderr gets only failures there.
+  if (::isatty(STDERR_FILENO) == 1) options.progress = &std::cerr;
   if (absl::Status status = bench::Run(options, std::cout); !status.ok()) {
     return Fail(kExitNo, status.ToString());
   }
@@ -32,9 +38,9 @@ int RunBench(const BenchFlags& flags) {
 void AddBenchCommand(CLI::App& app, CommandResult& result) {
   auto flags = std::make_shared<BenchFlags>();
   CLI::App* bench = app.add_subcommand(
-      "bench", "measure a real devmgr serve with real plugins, each path beside its floor");
+      "bench", "Measure a real devmgr serve with real plugins, each path beside its floor");
   bench->add_flag("--quick", flags->options.quick,
-                  "tiny sizes, to check that every measurement runs");
+                  "Tiny sizes, to check that every measurement runs");
   struct Size {
     const char* flag;
     int bench::Options::*field;
@@ -43,19 +49,19 @@ void AddBenchCommand(CLI::App& app, CommandResult& result) {
     bool zero_allowed = false;
   };
   const std::vector<Size> sizes = {
-      {"--samples", &bench::Options::samples, 5, "samples per latency measurement"},
-      {"--devices", &bench::Options::devices, 100, "devices of the ListAndWatch plugin"},
+      {"--samples", &bench::Options::samples, 5, "Samples per latency measurement"},
+      {"--devices", &bench::Options::devices, 100, "Devices of the ListAndWatch plugin"},
       {"--pods", &bench::Options::pods, 4,
-       "pods (x 4 containers x 2 devices) for PodResources List"},
+       "Pods (x 4 containers x 2 devices) for PodResources List"},
       {"--checkpoint-entries", &bench::Options::checkpoint_entries, 10,
-       "entries of the restart checkpoint"},
-      {"--plugins", &bench::Options::plugins, 2, "plugins for the memory measurement"},
-      {"--plugin-devices", &bench::Options::plugin_devices, 4, "devices per plugin for memory"},
-      {"--memory-pods", &bench::Options::memory_pods, 4, "one-device pods for memory"},
+       "Entries of the restart checkpoint"},
+      {"--plugins", &bench::Options::plugins, 2, "Plugins for the memory measurement"},
+      {"--plugin-devices", &bench::Options::plugin_devices, 4, "Devices per plugin for memory"},
+      {"--memory-pods", &bench::Options::memory_pods, 4, "One-device pods for memory"},
       {"--admission-devices", &bench::Options::admission_devices, 8,
-       "devices of the plugin that single admissions use"},
+       "Devices of the plugin that single admissions use"},
       {"--admitted-pods", &bench::Options::admitted_pods, 0,
-       "one-device pods admitted before single admissions are measured", true},
+       "One-device pods admitted before single admissions are measured", true},
   };
   std::vector<std::pair<CLI::Option*, Size>> options;
   for (const Size& size : sizes) {
@@ -67,11 +73,15 @@ void AddBenchCommand(CLI::App& app, CommandResult& result) {
   }
   bench
       ->add_option("--only", flags->options.only,
-                   "run only these steps: latency (admission, ListAndWatch, List), restart, "
+                   "Run only these steps: latency (admission, ListAndWatch, List), restart, "
                    "memory; repeat or separate with commas")
+      ->type_name("STEP")
       ->delimiter(',')
       ->check(CLI::IsMember({bench::kStepLatency, bench::kStepRestart, bench::kStepMemory}));
-  AddOutputFlag(*bench, flags->format);
+  AddOutputFlag(*bench, flags->format, OutputFormats::kTableAndJson);
+  SetExamples(*bench, {{"Check that every measurement runs, in seconds", "devmgr bench --quick"},
+                       {"The restart and memory measurements at full size, as JSON",
+                        "devmgr bench --only restart,memory -o json"}});
   bench->callback([flags, options, &result] {
     BenchFlags run = *flags;
     // --quick replaces the defaults only: a size given on the command line still counts.

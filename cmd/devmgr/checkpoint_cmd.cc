@@ -1,7 +1,5 @@
 #include "cmd/devmgr/checkpoint_cmd.h"
 
-#include <google/protobuf/util/json_util.h>
-
 #include <iostream>
 #include <memory>
 #include <string>
@@ -10,14 +8,13 @@
 #include "absl/strings/str_join.h"
 #include "checkpoint/checkpoint.h"
 #include "cmd/devmgr/checkpoint_verbs.h"
+#include "cmd/devmgr/command_tree.h"
+#include "cmd/devmgr/printer.h"
 #include "common/table.h"
 #include "deviceplugin/v1beta1/api.pb.h"
-#include "nlohmann/json.hpp"
 
 namespace devmgr::cli {
 namespace {
-
-using OrderedJson = nlohmann::ordered_json;
 
 std::string DevicesText(const checkpoint::DevicesPerNuma& per_numa) {
   std::vector<std::string> parts;
@@ -30,7 +27,7 @@ std::string DevicesText(const checkpoint::DevicesPerNuma& per_numa) {
 void PrintVerify(const std::string& file, const checkpoint::ParsedCheckpoint& parsed,
                  OutputFormat format) {
   const bool valid = parsed.ChecksumMatches();
-  if (format == OutputFormat::kJson) {
+  if (IsStructured(format)) {
     OrderedJson out;
     out["file"] = file;
     out["valid"] = valid;
@@ -39,7 +36,7 @@ void PrintVerify(const std::string& file, const checkpoint::ParsedCheckpoint& pa
     out["computedChecksum"] = parsed.computed_checksum;
     out["entries"] = parsed.data.pod_device_entries.size();
     out["registeredResources"] = parsed.data.registered_devices.size();
-    std::cout << out.dump(2) << '\n';
+    PrintObject(out, format);
   } else if (valid) {
     std::cout << "valid: checksum " << parsed.stored_checksum << ", format "
               << checkpoint::FormatName(parsed.format) << ", "
@@ -115,7 +112,8 @@ void ShowTable(const std::string& file, const checkpoint::ParsedCheckpoint& pars
   registered.Print(std::cout);
 }
 
-void ShowJson(const std::string& file, const checkpoint::ParsedCheckpoint& parsed) {
+void ShowObject(const std::string& file, const checkpoint::ParsedCheckpoint& parsed,
+                OutputFormat format) {
   OrderedJson out;
   out["file"] = file;
   out["format"] = checkpoint::FormatName(parsed.format);
@@ -132,10 +130,8 @@ void ShowJson(const std::string& file, const checkpoint::ParsedCheckpoint& parse
     for (const auto& [numa, ids] : entry.device_ids) per_numa[absl::StrCat(numa)] = ids;
     item["deviceIDs"] = per_numa;
     auto response = DecodeAllocation(entry.alloc_resp);
-    std::string allocation_json;
-    if (response != nullptr &&
-        google::protobuf::util::MessageToJsonString(*response, &allocation_json).ok()) {
-      item["allocResp"] = OrderedJson::parse(allocation_json);
+    if (response != nullptr) {
+      item["allocResp"] = ProtoToJson(*response);
     } else {
       item["allocResp"] = nullptr;
       item["allocRespError"] = "not a ContainerAllocateResponse";
@@ -146,13 +142,14 @@ void ShowJson(const std::string& file, const checkpoint::ParsedCheckpoint& parse
   for (const auto& [resource, ids] : parsed.data.registered_devices) {
     out["registeredDevices"][resource] = ids;
   }
-  std::cout << out.dump(2, ' ', false, OrderedJson::error_handler_t::replace) << '\n';
+  PrintObject(out, format);
 }
 
 void PrintShow(const std::string& file, const checkpoint::ParsedCheckpoint& parsed,
                OutputFormat format) {
-  if (format == OutputFormat::kJson) {
-    ShowJson(file, parsed);
+  // Wide is the table: it leaves nothing of the file out.
+  if (IsStructured(format)) {
+    ShowObject(file, parsed, format);
   } else {
     ShowTable(file, parsed);
   }
@@ -168,6 +165,23 @@ void AddCheckpointCommand(CLI::App& app, CommandResult& result) {
       *checkpoint, "Checkpoint file",
       "Show the allocations and registered resources; exit 1 if the checksum mismatches",
       {"checkpoint", checkpoint::Parse, PrintVerify, PrintShow}, result);
+  SetExamples(*checkpoint, {{"Check a real kubelet's checkpoint in place",
+                             "devmgr checkpoint verify "
+                             "/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint"},
+                            {"Show what it holds",
+                             "devmgr checkpoint show "
+                             "/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint"}});
+  SetExamples(*checkpoint->get_subcommand("verify"),
+              {{"Check a real kubelet's checkpoint in place",
+                "devmgr checkpoint verify "
+                "/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint"},
+               {"Both checksums, as JSON",
+                "devmgr checkpoint verify -o json "
+                "/tmp/node/device-plugins/kubelet_internal_checkpoint"}});
+  SetExamples(*checkpoint->get_subcommand("show"),
+              {{"The allocations of a real kubelet's checkpoint, and its registered resources",
+                "devmgr checkpoint show "
+                "/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint"}});
 }
 
 }  // namespace devmgr::cli

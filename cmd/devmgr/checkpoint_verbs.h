@@ -63,11 +63,11 @@ void AddCheckpointVerbs(CLI::App& parent, const std::string& file_help,
       parent.add_subcommand("verify",
                             "Check the checksum: exit 0 valid, 1 mismatch (both values printed), "
                             "2 unreadable or malformed");
-  verify->add_option("FILE", options->file, file_help)->required();
+  verify->add_option("FILE", options->file, file_help)->required()->type_name("FILE");
   AddOutputFlag(*verify, options->format);
   verify->callback([run, &result] { result.exit_code = run(&CheckpointVerbs<Parsed>::verify); });
   CLI::App* show = parent.add_subcommand("show", show_help);
-  show->add_option("FILE", options->file, file_help)->required();
+  show->add_option("FILE", options->file, file_help)->required()->type_name("FILE");
   AddOutputFlag(*show, options->format);
   show->callback([run, &result] { result.exit_code = run(&CheckpointVerbs<Parsed>::show); });
 }

@@ -34,13 +34,16 @@ absl::StatusOr<std::optional<kubeclient::RestConfig>> Wrap(
 
 void AddClusterFlags(CLI::App& command, ClusterFlags& flags, const std::string& use) {
   CLI::Option* kubeconfig =
-      command.add_option("--kubeconfig", flags.kubeconfig,
-                         absl::StrCat("the cluster (a kubeconfig, its current context): ", use));
-  command.add_option("--context", flags.context, "the kubeconfig context to use")
+      command
+          .add_option("--kubeconfig", flags.kubeconfig,
+                      absl::StrCat("The cluster (a kubeconfig, its current context): ", use))
+          ->type_name("FILE");
+  command.add_option("--context", flags.context, "The kubeconfig context to use")
+      ->type_name("NAME")
       ->needs(kubeconfig);
   command
       .add_flag("--in-cluster", flags.in_cluster,
-                "the cluster of the pod devmgr runs in (its service account), as --kubeconfig")
+                "The cluster of the pod devmgr runs in (its service account), as --kubeconfig")
       ->excludes(kubeconfig);
 }
 

@@ -5,8 +5,6 @@
 // stderr.
 #pragma once
 
-#include <spdlog/common.h>
-
 #include <map>
 #include <string>
 #include <vector>
@@ -25,15 +23,18 @@ enum ExitCode : int {
   kExitUsage = 2,
 };
 
-enum class OutputFormat { kTable, kJson, kYaml };
+// How a command prints its answer (cmd/devmgr/printer.h): a table; the table with the columns
+// it leaves out (wide, as kubectl's); or the objects as JSON or YAML.
+enum class OutputFormat { kTable, kJson, kYaml, kWide };
 
-// AddOutputFlag adds `-o, --output table|json` (and yaml, for commands that print Kubernetes
-// objects with `yaml`) to `command`, writing into `format`.
-void AddOutputFlag(CLI::App& command, OutputFormat& format, bool yaml = false);
+// Which formats a command's -o offers: every one for commands that print objects; table and
+// JSON for reports (bench).
+enum class OutputFormats { kAll, kTableAndJson };
 
-// ToYaml writes a JSON value as YAML, as kubectl -o yaml does: keys in their order, strings
-// quoted where they would otherwise read back as another type.
-std::string ToYaml(const nlohmann::json& value);
+// AddOutputFlag adds `-o, --output table|wide|json|yaml` (or `table|json`) to `command`,
+// writing into `format`.
+void AddOutputFlag(CLI::App& command, OutputFormat& format,
+                   OutputFormats offered = OutputFormats::kAll);
 
 // Fail prints "devmgr: <reason>" on stderr and returns `code`.
 int Fail(ExitCode code, absl::string_view reason);
@@ -46,9 +47,6 @@ absl::StatusOr<absl::Duration> ParseFlagDuration(absl::string_view flag, const s
 // InvalidArgument naming the one that is not KEY=VALUE.
 absl::StatusOr<std::map<std::string, std::string>> ParseNodeLabels(
     const std::vector<std::string>& labels);
-
-// ParseLogLevel reads --log-level: trace, debug, info, warn, error or off.
-absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(const std::string& text);
 
 // A subcommand sets its result here; main returns it.
 struct CommandResult {

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "cmd/devmgr/command_tree.h"
+#include "cmd/devmgr/printer.h"
 #include "kubeapi/object_files.h"
 #include "kubeapi/resource_claim.h"
 #include "kubeapi/resource_slice.h"
@@ -64,6 +66,7 @@ absl::StatusOr<structured::Node> NodeOf(const AllocateFlags& flags,
   return node;
 }
 
+// PrintClaims: JSON is one claim, or a List of them; YAML is a stream of claim documents.
 void PrintClaims(const std::vector<kubeapi::ResourceClaim>& claims, OutputFormat format) {
   if (format == OutputFormat::kJson) {
     Json out;
@@ -75,12 +78,12 @@ void PrintClaims(const std::vector<kubeapi::ResourceClaim>& claims, OutputFormat
         out["items"].push_back(kubeapi::EncodeResourceClaim(claim));
       }
     }
-    std::cout << out.dump(2) << '\n';
+    PrintObject(OrderedJson(out), format);
     return;
   }
   for (size_t i = 0; i < claims.size(); ++i) {
     if (i > 0) std::cout << "---\n";
-    std::cout << ToYaml(kubeapi::EncodeResourceClaim(claims[i]));
+    PrintObject(OrderedJson(kubeapi::EncodeResourceClaim(claims[i])), format);
   }
 }
 
@@ -152,29 +155,49 @@ void AddAllocateCommand(CLI::App& dra, CommandResult& result) {
       "allocate",
       "Allocate devices to ResourceClaims from ResourceSlices, as the scheduler would on one node");
   allocate->add_option("--slices", flags->slices, "ResourceSlices: a YAML/JSON file or a folder")
-      ->required();
+      ->required()
+      ->type_name("PATH");
   allocate->add_option("--classes", flags->classes, "DeviceClasses: a YAML/JSON file or a folder")
-      ->required();
-  allocate->add_option("--claim", flags->claims, "the ResourceClaims to allocate, together")
-      ->required();
-  allocate->add_option("--allocated", flags->allocated,
-                       "ResourceClaims already allocated on the node: their devices are taken");
-  allocate->add_option("--node", flags->node,
-                       "the node to allocate on (default: the one the slices name)");
-  allocate->add_option("--node-label", flags->node_labels,
-                       "KEY=VALUE: a label of the node, for slices with node selectors");
-  allocate->add_option("--feature-gates", flags->feature_gates,
-                       "DRA feature gates, NAME=true|false,... (DRAPartitionableDevices, "
-                       "DRADeviceTaints, DRAConsumableCapacity, ...)");
-  allocate->add_option("--timeout", flags->timeout, "give up the search after this long")
+      ->required()
+      ->type_name("PATH");
+  allocate->add_option("--claim", flags->claims, "The ResourceClaims to allocate, together")
+      ->required()
+      ->type_name("PATH");
+  allocate
+      ->add_option("--allocated", flags->allocated,
+                   "ResourceClaims already allocated on the node: their devices are taken")
+      ->type_name("PATH");
+  allocate
+      ->add_option("--node", flags->node,
+                   "The node to allocate on (default: the one the slices name)")
+      ->type_name("NAME");
+  allocate
+      ->add_option("--node-label", flags->node_labels,
+                   "A label of the node, for slices with node selectors; once per label")
+      ->type_name("KEY=VALUE");
+  allocate
+      ->add_option("--feature-gates", flags->feature_gates,
+                   "DRA feature gates, NAME=true|false,... (DRAPartitionableDevices, "
+                   "DRADeviceTaints, DRAConsumableCapacity, ...)")
+      ->type_name("GATES");
+  allocate->add_option("--timeout", flags->timeout, "Give up the search after this long")
+      ->type_name("DURATION")
       ->capture_default_str();
   allocate->add_flag("--explain", flags->explain,
-                     "say on stderr why each device was or was not a candidate, and what the "
+                     "Say on stderr why each device was or was not a candidate, and what the "
                      "search ran into");
   std::map<std::string, OutputFormat> formats{{"json", OutputFormat::kJson},
                                               {"yaml", OutputFormat::kYaml}};
   allocate->add_option("-o,--output", flags->format, "Output format: yaml (default) or json")
-      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case));
+      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case))
+      ->option_text("FORMAT");
+  SetExamples(*allocate,
+              {{"Allocate the claim of examples/allocate from its slices and classes",
+                "devmgr dra allocate --slices examples/allocate/slices.yaml --classes "
+                "examples/allocate/classes.yaml --claim examples/allocate/claim.yaml"},
+               {"And say why each device was or was not a candidate",
+                "devmgr dra allocate --slices examples/allocate --classes examples/allocate "
+                "--claim examples/allocate/claim.yaml --explain"}});
   allocate->callback([&result, flags] { result.exit_code = Run(*flags); });
 }
 

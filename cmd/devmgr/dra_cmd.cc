@@ -10,18 +10,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cmd/devmgr/checkpoint_verbs.h"
+#include "cmd/devmgr/command_tree.h"
 #include "cmd/devmgr/dra_allocate.h"
+#include "cmd/devmgr/printer.h"
 #include "cmd/devmgr/rpc_client.h"
 #include "common/table.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
 #include "dra/checkpoint.h"
-#include "nlohmann/json.hpp"
 
 namespace devmgr::cli {
 namespace {
 
 namespace admin = devmgr::admin::v1;
-using OrderedJson = nlohmann::ordered_json;
 
 std::string LayoutName(const dra::ParsedCheckpoint& parsed) {
   std::string name = !parsed.layout.has_value()                ? "no devices"
@@ -42,7 +42,7 @@ std::string ListText(const dra::GoStrings& list) {
 void PrintVerify(const std::string& file, const dra::ParsedCheckpoint& parsed,
                  OutputFormat format) {
   const bool valid = parsed.ChecksumMatches();
-  if (format == OutputFormat::kJson) {
+  if (IsStructured(format)) {
     OrderedJson out;
     out["file"] = file;
     out["valid"] = valid;
@@ -50,7 +50,7 @@ void PrintVerify(const std::string& file, const dra::ParsedCheckpoint& parsed,
     out["storedChecksum"] = parsed.stored_checksum;
     out["computedChecksum"] = parsed.computed_checksum;
     out["claims"] = ClaimCount(parsed);
-    std::cout << out.dump(2) << '\n';
+    PrintObject(out, format);
   } else if (valid) {
     std::cout << "valid: checksum " << parsed.stored_checksum << ", layout " << LayoutName(parsed)
               << ", " << ClaimCount(parsed) << " claims\n";
@@ -95,7 +95,7 @@ OrderedJson ListJson(const dra::GoStrings& list) {
   return list.has_value() ? OrderedJson(*list) : OrderedJson(nullptr);
 }
 
-void ShowJson(const std::string& file, const dra::ParsedCheckpoint& parsed) {
+void ShowObject(const std::string& file, const dra::ParsedCheckpoint& parsed, OutputFormat format) {
   OrderedJson out;
   out["file"] = file;
   out["layout"] = LayoutName(parsed);
@@ -130,12 +130,13 @@ void ShowJson(const std::string& file, const dra::ParsedCheckpoint& parsed) {
     claims.push_back(std::move(item));
   }
   out["claims"] = std::move(claims);
-  std::cout << out.dump(2, ' ', false, OrderedJson::error_handler_t::replace) << '\n';
+  PrintObject(out, format);
 }
 
 void PrintShow(const std::string& file, const dra::ParsedCheckpoint& parsed, OutputFormat format) {
-  if (format == OutputFormat::kJson) {
-    ShowJson(file, parsed);
+  // Wide is the table: it leaves nothing of the file out.
+  if (IsStructured(format)) {
+    ShowObject(file, parsed, format);
   } else {
     ShowTable(file, parsed);
   }
@@ -159,20 +160,31 @@ int RunClaims(const std::string& root_dir, const std::string& timeout, OutputFor
       !status.ok()) {
     return DaemonFailure("ListClaims", status);
   }
-  if (format == OutputFormat::kJson) {
-    PrintJson(response, true);
+  if (IsStructured(format)) {
+    PrintObject(ProtoToJson(response), format);
     return kExitOk;
   }
-  Table table({"CLAIM", "UID", "PODS", "PREPARED", "DEVICE", "CDI"});
+  // Wide adds the requests each device was allocated for.
+  ColumnTable table({{"CLAIM"},
+                     {"UID"},
+                     {"PODS"},
+                     {"PREPARED"},
+                     {"DEVICE"},
+                     {"CDI"},
+                     {"REQUESTS", /*wide=*/true}},
+                    format);
   for (const admin::PreparedClaim& claim : response.claims()) {
     const std::string name = absl::StrCat(claim.namespace_(), "/", claim.name());
     const std::string pods = claim.pod_uids().empty() ? "-" : absl::StrJoin(claim.pod_uids(), ",");
     const std::string prepared = claim.prepared() ? "yes" : "not since start";
-    if (claim.devices().empty()) table.AddRow({name, claim.uid(), pods, prepared, "-", "-"});
+    if (claim.devices().empty()) {
+      table.AddRow({name, claim.uid(), pods, prepared, "-", "-", "-"});
+    }
     for (const admin::PreparedDevice& device : claim.devices()) {
       table.AddRow(
           {name, claim.uid(), pods, prepared, DeviceText(device),
-           device.cdi_device_ids().empty() ? "-" : absl::StrJoin(device.cdi_device_ids(), ",")});
+           device.cdi_device_ids().empty() ? "-" : absl::StrJoin(device.cdi_device_ids(), ","),
+           device.request_names().empty() ? "-" : absl::StrJoin(device.request_names(), ",")});
     }
   }
   table.Print(std::cout);
@@ -190,22 +202,45 @@ struct ClaimsFlags {
 void AddDraCommand(CLI::App& app, CommandResult& result) {
   CLI::App* dra = app.add_subcommand("dra", "Dynamic Resource Allocation on the node");
   dra->require_subcommand(1);
+  SetExamples(*dra, {{"The ResourceClaims the daemon under /tmp/node holds",
+                      "devmgr dra claims --root-dir /tmp/node"},
+                     {"Check the DRA manager's checkpoint",
+                      "devmgr dra checkpoint verify "
+                      "/tmp/node/dra_manager_state"}});
   CLI::App* checkpoint = dra->add_subcommand(
       "checkpoint", "Read and verify a dra_manager_state (devmgr's or a real kubelet's)");
   checkpoint->require_subcommand(1);
 
   AddCheckpointVerbs<dra::ParsedCheckpoint>(
-      *checkpoint, "dra_manager_state file",
+      *checkpoint, "A dra_manager_state file",
       "Show the prepared claims; exit 1 if the checksum mismatches",
       {"DRA checkpoint", dra::Parse, PrintVerify, PrintShow}, result);
+  SetExamples(*checkpoint, {{"Check the prepared claims' checkpoint of the daemon under /tmp/node",
+                             "devmgr dra checkpoint verify /tmp/node/dra_manager_state"},
+                            {"Show the claims in it",
+                             "devmgr dra checkpoint show "
+                             "/tmp/node/dra_manager_state"}});
+  SetExamples(*checkpoint->get_subcommand("verify"),
+              {{"Check the prepared claims' checkpoint of the daemon under /tmp/node",
+                "devmgr dra checkpoint verify /tmp/node/dra_manager_state"}});
+  SetExamples(*checkpoint->get_subcommand("show"),
+              {{"Each prepared claim with its pods, drivers and devices",
+                "devmgr dra checkpoint show /tmp/node/dra_manager_state"},
+               {"As YAML", "devmgr dra checkpoint show -o yaml /tmp/node/dra_manager_state"}});
 
   auto flags = std::make_shared<ClaimsFlags>();
   CLI::App* claims = dra->add_subcommand(
       "claims", "List the ResourceClaims a devmgr serve daemon holds, with their pods and devices");
-  claims->add_option("--root-dir", flags->root_dir, "kubelet root folder of the daemon")
+  claims->add_option("--root-dir", flags->root_dir, "Kubelet root folder of the daemon")
+      ->type_name("DIR")
       ->capture_default_str();
-  claims->add_option("--timeout", flags->timeout, "how long to wait for the daemon")
+  claims->add_option("--timeout", flags->timeout, "How long to wait for the daemon")
+      ->type_name("DURATION")
       ->capture_default_str();
+  SetExamples(*claims, {{"The claims of the daemon under /tmp/node, with their pods and devices",
+                         "devmgr dra claims --root-dir /tmp/node"},
+                        {"With the requests each device was allocated for",
+                         "devmgr dra claims --root-dir /tmp/node -o wide"}});
   AddOutputFlag(*claims, flags->format);
   claims->callback([&result, flags] {
     result.exit_code = RunClaims(flags->root_dir, flags->timeout, flags->format);

@@ -18,6 +18,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "cmd/devmgr/cluster.h"
+#include "cmd/devmgr/command_tree.h"
+#include "cmd/devmgr/log_flags.h"
 #include "common/file_store.h"
 #include "common/logging.h"
 #include "common/unix_socket.h"
@@ -40,7 +42,7 @@ struct CommonFlags {
   bool registry = false;
   std::string cdi_dir;
   std::string check_interval = "1s";
-  std::string log_level = "info";
+  LogFlags log;
 };
 
 struct FakeFlags {
@@ -68,7 +70,7 @@ struct FakeDraFlags {
   std::string prepare_latency = "0s";
   std::string prepare_error;
   bool prepare_hang = false;
-  std::string log_level = "info";
+  LogFlags log;
 };
 
 // Deadline of each call to the daemon (a claim lookup, a ResourceSlice write): well inside the
@@ -85,18 +87,21 @@ struct GenericFlags {
 void AddCommonFlags(CLI::App& command, CommonFlags& flags) {
   command
       .add_option("--root-dir", flags.root_dir,
-                  "kubelet root folder: kubelet.sock is in DIR/device-plugins")
+                  "Kubelet root folder: kubelet.sock is in DIR/device-plugins")
+      ->type_name("DIR")
       ->capture_default_str();
   command.add_flag("--registry", flags.registry,
-                   "register through DIR/plugins_registry instead of kubelet.sock");
-  command.add_option("--cdi-dir", flags.cdi_dir,
-                     "write CDI spec files here and return CDI device names");
+                   "Register through DIR/plugins_registry instead of kubelet.sock");
+  command
+      .add_option("--cdi-dir", flags.cdi_dir,
+                  "Write CDI spec files here and return CDI device names")
+      ->type_name("DIR");
   command
       .add_option("--check-interval", flags.check_interval,
-                  "how often to check for a kubelet restart")
+                  "How often to check for a kubelet restart")
+      ->type_name("DURATION")
       ->capture_default_str();
-  command.add_option("--log-level", flags.log_level, "trace, debug, info, warn or error")
-      ->capture_default_str();
+  AddLogFlags(command, flags.log);
 }
 
 // BlockStopSignals blocks the signals the command waits for, in this thread and in every thread
@@ -139,13 +144,12 @@ int RunPlugin(const CommonFlags& flags, const std::string& resource_namespace,
   if (*check_interval == absl::ZeroDuration()) {
     return Fail(kExitUsage, "--check-interval must be positive");
   }
-  absl::StatusOr<spdlog::level::level_enum> level = ParseLogLevel(flags.log_level);
-  if (!level.ok()) return Fail(kExitUsage, level.status().message());
+  absl::StatusOr<LoggerPtr> made =
+      NewLogger(flags.log, "devmgr-plugin", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  if (!made.ok()) return Fail(kExitUsage, made.status().message());
+  const LoggerPtr logger = *std::move(made);
 
   const sigset_t signals = BlockStopSignals();
-  auto logger = std::make_shared<spdlog::logger>("devmgr-plugin",
-                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
-  logger->set_level(*level);
 
   deviceplugin::PluginOptions options;
   options.resource_namespace = resource_namespace;
@@ -257,8 +261,10 @@ int RunFakeDra(const FakeDraFlags& flags) {
   absl::StatusOr<absl::Duration> latency =
       ParseFlagDuration("--prepare-latency", flags.prepare_latency);
   if (!latency.ok()) return Fail(kExitUsage, latency.status().message());
-  absl::StatusOr<spdlog::level::level_enum> level = ParseLogLevel(flags.log_level);
-  if (!level.ok()) return Fail(kExitUsage, level.status().message());
+  absl::StatusOr<LoggerPtr> made =
+      NewLogger(flags.log, "devmgr-plugin", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  if (!made.ok()) return Fail(kExitUsage, made.status().message());
+  const LoggerPtr logger = *std::move(made);
   // The endpoint the driver announces, and the daemon's socket, must be absolute paths.
   std::error_code ec;
   const std::filesystem::path root = std::filesystem::absolute(flags.root_dir, ec);
@@ -269,9 +275,6 @@ int RunFakeDra(const FakeDraFlags& flags) {
   }
 
   const sigset_t signals = BlockStopSignals();
-  auto logger = std::make_shared<spdlog::logger>("devmgr-plugin",
-                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
-  logger->set_level(*level);
 
   options.driver_name = flags.driver;
   options.root_dir = root;
@@ -357,38 +360,55 @@ int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
 
 void AddPluginCommand(CLI::App& app, CommandResult& result) {
   CLI::App* plugin = app.add_subcommand(
-      "plugin", "run a device plugin built on the devmgr SDK, or a fake DRA driver");
+      "plugin", "Run a device plugin built on the devmgr SDK, or a fake DRA driver");
   plugin->require_subcommand(1);
+  SetExamples(*plugin, {{"Four fake GPUs on two NUMA nodes, for the daemon under /tmp/node",
+                         "devmgr plugin fake --root-dir /tmp/node --resource example.com/gpu "
+                         "--devices 4 --numa-nodes 2"},
+                        {"The host's device nodes that a config names",
+                         "devmgr plugin generic --config examples/generic/serial.yaml"}});
 
   auto common_fake = std::make_shared<CommonFlags>();
   auto fake_flags = std::make_shared<FakeFlags>();
   CLI::App* fake = plugin->add_subcommand(
-      "fake", "a simulated device plugin for tests and demos (SIGUSR1 flips a device's health)");
+      "fake", "A simulated device plugin for tests and demos (SIGUSR1 flips a device's health)");
   AddCommonFlags(*fake, *common_fake);
-  fake->add_option("--resource", fake_flags->resource, "extended resource, e.g. example.com/gpu")
-      ->required();
-  fake->add_option("--devices", fake_flags->devices, "number of devices")->capture_default_str();
+  fake->add_option("--resource", fake_flags->resource, "Extended resource, e.g. example.com/gpu")
+      ->required()
+      ->type_name("NAME");
+  fake->add_option("--devices", fake_flags->devices, "Number of devices")->capture_default_str();
   fake->add_option("--numa-nodes", fake_flags->numa_nodes,
-                   "spread devices over this many NUMA nodes (0: no topology)")
+                   "Spread devices over this many NUMA nodes (0: no topology)")
       ->capture_default_str();
-  fake->add_option("--id-prefix", fake_flags->id_prefix, "device IDs are PREFIX0, PREFIX1, ...")
+  fake->add_option("--id-prefix", fake_flags->id_prefix, "Device IDs are PREFIX0, PREFIX1, ...")
+      ->type_name("PREFIX")
       ->capture_default_str();
   fake->add_option("--flip-every", fake_flags->flip_every,
-                   "flip the health of the next device this often (0s: never)")
+                   "Flip the health of the next device this often (0s: never)")
+      ->type_name("DURATION")
       ->capture_default_str();
   fake->add_option("--preferred", fake_flags->preferred,
                    "GetPreferredAllocation policy: none (not offered), first or numa")
+      ->type_name("POLICY")
       ->capture_default_str();
   fake->add_option("--allocate-latency", fake_flags->allocate_latency,
-                   "delay every Allocate by this much")
+                   "Delay every Allocate by this much")
+      ->type_name("DURATION")
       ->capture_default_str();
   fake->add_option("--allocate-error", fake_flags->allocate_error,
-                   "fail every Allocate with this message");
+                   "Fail every Allocate with this message")
+      ->type_name("MESSAGE");
   fake->add_flag("--allocate-hang", fake_flags->allocate_hang,
-                 "never answer Allocate (until the plugin stops)");
+                 "Never answer Allocate (until the plugin stops)");
   fake->add_flag("--preferred-hang", fake_flags->preferred_hang,
-                 "never answer GetPreferredAllocation (until the plugin stops); needs a "
+                 "Never answer GetPreferredAllocation (until the plugin stops); needs a "
                  "--preferred policy");
+  SetExamples(*fake, {{"Four devices on two NUMA nodes, registered with the daemon under /tmp/node",
+                       "devmgr plugin fake --root-dir /tmp/node --resource example.com/gpu "
+                       "--devices 4 --numa-nodes 2"},
+                      {"Registered by probe, with a device's health flipped every 30s",
+                       "devmgr plugin fake --root-dir /tmp/node --resource example.com/nic "
+                       "--registry --flip-every 30s"}});
   fake->callback([&result, common_fake, fake_flags] {
     result.exit_code = RunFake(*common_fake, *fake_flags);
   });
@@ -396,64 +416,89 @@ void AddPluginCommand(CLI::App& app, CommandResult& result) {
   auto fake_dra_flags = std::make_shared<FakeDraFlags>();
   CLI::App* fake_dra = plugin->add_subcommand(
       "fake-dra",
-      "a fake DRA driver for tests and demos: N devices in one pool, claims read from the "
+      "A fake DRA driver for tests and demos: N devices in one pool, claims read from the "
       "daemon's admin API or from a cluster");
-  fake_dra->add_option("--driver", fake_dra_flags->driver, "driver name, e.g. gpu.example.com")
-      ->required();
-  fake_dra->add_option("--devices", fake_dra_flags->devices, "number of devices, dev-0 ...")
+  fake_dra->add_option("--driver", fake_dra_flags->driver, "Driver name, e.g. gpu.example.com")
+      ->required()
+      ->type_name("NAME");
+  fake_dra->add_option("--devices", fake_dra_flags->devices, "Number of devices, dev-0 ...")
       ->capture_default_str();
   fake_dra
       ->add_option("--root-dir", fake_dra_flags->root_dir,
-                   "kubelet root folder: sockets go to DIR/plugins/DRIVER/dra.sock and "
+                   "Kubelet root folder: sockets go to DIR/plugins/DRIVER/dra.sock and "
                    "DIR/plugins_registry/DRIVER-reg.sock, claims come from DIR/devmgr.sock")
+      ->type_name("DIR")
       ->capture_default_str();
   fake_dra
       ->add_option("--node,--node-name", fake_dra_flags->node,
-                   "node name: the Node that owns the devices' ResourceSlices, and their pool")
+                   "Node name: the Node that owns the devices' ResourceSlices, and their pool")
+      ->type_name("NAME")
       ->capture_default_str();
   AddClusterFlags(*fake_dra, fake_dra_flags->cluster,
                   "claims are read from it and the devices published there as ResourceSlices "
                   "(else both go through the daemon on --root-dir)");
-  fake_dra->add_option("--rolling-update", fake_dra_flags->rolling_update,
-                       "run as the driver pod with this UID beside another instance of the "
-                       "driver: sockets get upstream's rolling-update names "
-                       "(plugins/DRIVER/dra-UID.sock, plugins_registry/DRIVER-UID-reg.sock)");
+  fake_dra
+      ->add_option("--rolling-update", fake_dra_flags->rolling_update,
+                   "Run as the driver pod with this UID beside another instance of the "
+                   "driver: sockets get upstream's rolling-update names "
+                   "(plugins/DRIVER/dra-UID.sock, plugins_registry/DRIVER-UID-reg.sock)")
+      ->type_name("UID");
   fake_dra
       ->add_option("--versions", fake_dra_flags->versions,
                    "DRAPlugin services to serve: v1, v1beta1 or v1,v1beta1")
+      ->type_name("VERSIONS")
       ->capture_default_str();
-  fake_dra->add_option("--cdi-dir", fake_dra_flags->cdi_dir,
-                       "write a CDI spec file for the devices here");
+  fake_dra
+      ->add_option("--cdi-dir", fake_dra_flags->cdi_dir,
+                   "Write a CDI spec file for the devices here")
+      ->type_name("DIR");
   fake_dra
       ->add_option("--prepare-latency", fake_dra_flags->prepare_latency,
-                   "delay every NodePrepareResources by this much")
+                   "Delay every NodePrepareResources by this much")
+      ->type_name("DURATION")
       ->capture_default_str();
-  fake_dra->add_option("--prepare-error", fake_dra_flags->prepare_error,
-                       "fail every claim of every NodePrepareResources with this message");
-  fake_dra->add_flag("--prepare-hang", fake_dra_flags->prepare_hang,
-                     "never answer NodePrepareResources (until the driver stops)");
   fake_dra
-      ->add_option("--log-level", fake_dra_flags->log_level, "trace, debug, info, warn or error")
-      ->capture_default_str();
+      ->add_option("--prepare-error", fake_dra_flags->prepare_error,
+                   "Fail every claim of every NodePrepareResources with this message")
+      ->type_name("MESSAGE");
+  fake_dra->add_flag("--prepare-hang", fake_dra_flags->prepare_hang,
+                     "Never answer NodePrepareResources (until the driver stops)");
+  SetExamples(*fake_dra,
+              {{"Eight devices of driver gpu.example.com, for the daemon under /tmp/node",
+                "devmgr plugin fake-dra --root-dir /tmp/node --driver gpu.example.com --devices 8"},
+               {"Publishing its ResourceSlices to a cluster instead",
+                "devmgr plugin fake-dra --driver gpu.example.com --kubeconfig ~/.kube/config "
+                "--node-name worker-1"}});
+  AddLogFlags(*fake_dra, fake_dra_flags->log);
   fake_dra->callback([&result, fake_dra_flags] { result.exit_code = RunFakeDra(*fake_dra_flags); });
 
   auto common_generic = std::make_shared<CommonFlags>();
   auto generic_flags = std::make_shared<GenericFlags>();
   CLI::App* generic = plugin->add_subcommand(
-      "generic", "expose host device nodes (paths or globs from a YAML/JSON config)");
+      "generic", "Expose host device nodes (paths or globs from a YAML/JSON config)");
   AddCommonFlags(*generic, *common_generic);
-  generic->add_option("--config", generic_flags->config, "YAML or JSON config file")->required();
+  generic->add_option("--config", generic_flags->config, "YAML or JSON config file")
+      ->required()
+      ->type_name("FILE");
   generic
       ->add_option("--rescan-interval", generic_flags->rescan_interval,
-                   "look for added and removed devices this often")
+                   "Look for added and removed devices this often")
+      ->type_name("DURATION")
       ->capture_default_str();
   generic
       ->add_option("--dev-root", generic_flags->dev_root,
-                   "look for the config's paths under this folder (the host's / when the plugin "
+                   "Look for the config's paths under this folder (the host's / when the plugin "
                    "runs in a container); answers still name the host paths")
+      ->type_name("DIR")
       ->capture_default_str();
-  generic->add_option("--sys-root", generic_flags->sys_root, "where sysfs is mounted")
+  generic->add_option("--sys-root", generic_flags->sys_root, "Where sysfs is mounted")
+      ->type_name("DIR")
       ->capture_default_str();
+  SetExamples(*generic, {{"The host's device nodes that examples/generic/serial.yaml names",
+                          "devmgr plugin generic --config examples/generic/serial.yaml"},
+                         {"In a container with the host's / mounted at /host",
+                          "devmgr plugin generic --config /etc/devmgr/generic.yaml --dev-root "
+                          "/host --sys-root /host/sys"}});
   generic->callback([&result, common_generic, generic_flags] {
     result.exit_code = RunGeneric(*common_generic, *generic_flags);
   });

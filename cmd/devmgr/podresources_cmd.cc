@@ -1,6 +1,5 @@
 #include "cmd/devmgr/podresources_cmd.h"
 
-#include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
 
 #include <filesystem>
@@ -14,6 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "cmd/devmgr/command_tree.h"
+#include "cmd/devmgr/printer.h"
 #include "cmd/devmgr/rpc_client.h"
 #include "common/table.h"
 #include "devmgr/podresources/v1/api.grpc.pb.h"
@@ -95,19 +96,40 @@ std::string DynamicText(const google::protobuf::RepeatedPtrField<::v1::DynamicRe
   return parts.empty() ? "-" : absl::StrJoin(parts, ",");
 }
 
-void AddPodRows(const ::v1::PodResources& pod, Table& table) {
+// CdiText: the CDI device names of a container's claims, for the wide table.
+std::string CdiText(const google::protobuf::RepeatedPtrField<::v1::DynamicResource>& claims) {
+  std::vector<std::string> names;
+  for (const auto& claim : claims) {
+    for (const auto& device : claim.claim_resources()) {
+      for (const auto& cdi : device.cdi_devices()) names.push_back(cdi.name());
+    }
+  }
+  return names.empty() ? "-" : absl::StrJoin(names, ",");
+}
+
+void AddPodRows(const ::v1::PodResources& pod, ColumnTable& table) {
   if (pod.containers().empty()) {
-    table.AddRow({pod.namespace_(), pod.name(), "-", "-", "-", "-", "-"});
+    table.AddRow({pod.namespace_(), pod.name(), "-", "-", "-", "-", "-", "-"});
   }
   for (const auto& container : pod.containers()) {
     table.AddRow({pod.namespace_(), pod.name(), container.name(), DevicesText(container.devices()),
                   CpusText(container.cpu_ids()), MemoryText(container.memory()),
-                  DynamicText(container.dynamic_resources())});
+                  DynamicText(container.dynamic_resources()),
+                  CdiText(container.dynamic_resources())});
   }
 }
 
-Table PodTable() {
-  return Table({"NAMESPACE", "POD", "CONTAINER", "DEVICES", "CPUS", "MEMORY", "CLAIMS"});
+// PodTable: one row per container; wide adds the CDI devices of its claims.
+ColumnTable PodTable(OutputFormat format) {
+  return ColumnTable({{"NAMESPACE"},
+                      {"POD"},
+                      {"CONTAINER"},
+                      {"DEVICES"},
+                      {"CPUS"},
+                      {"MEMORY"},
+                      {"CLAIMS"},
+                      {"CDI", /*wide=*/true}},
+                     format);
 }
 
 int List(const PodResourcesOptions& options) {
@@ -119,11 +141,11 @@ int List(const PodResourcesOptions& options) {
   ::v1::ListPodResourcesResponse response;
   const grpc::Status status = stub->List(&context, {}, &response);
   if (!status.ok()) return RpcFailure("List", status);
-  if (options.format == OutputFormat::kJson) {
-    PrintJson(response, true);
+  if (IsStructured(options.format)) {
+    PrintObject(ProtoToJson(response), options.format);
     return kExitOk;
   }
-  Table table = PodTable();
+  ColumnTable table = PodTable(options.format);
   for (const auto& pod : response.pod_resources()) AddPodRows(pod, table);
   table.Print(std::cout);
   return kExitOk;
@@ -147,11 +169,11 @@ int Get(const PodResourcesOptions& options) {
     }
     return RpcFailure("Get", status);
   }
-  if (options.format == OutputFormat::kJson) {
-    PrintJson(response, true);
+  if (IsStructured(options.format)) {
+    PrintObject(ProtoToJson(response), options.format);
     return kExitOk;
   }
-  Table table = PodTable();
+  ColumnTable table = PodTable(options.format);
   AddPodRows(response.pod_resources(), table);
   table.Print(std::cout);
   return kExitOk;
@@ -166,8 +188,9 @@ int Allocatable(const PodResourcesOptions& options) {
   ::v1::AllocatableResourcesResponse response;
   const grpc::Status status = stub->GetAllocatableResources(&context, {}, &response);
   if (!status.ok()) return RpcFailure("GetAllocatableResources", status);
-  if (options.format == OutputFormat::kJson) {
-    PrintJson(response, true);
+  // Wide is the table: it leaves nothing of the answer out.
+  if (IsStructured(options.format)) {
+    PrintObject(ProtoToJson(response), options.format);
     return kExitOk;
   }
   Table devices({"RESOURCE", "DEVICE", "NUMA"});
@@ -189,14 +212,14 @@ int Allocatable(const PodResourcesOptions& options) {
   return kExitOk;
 }
 
-void PrintEvent(const WatchResponse& event) {
+void PrintEvent(const WatchResponse& event, OutputFormat format) {
   std::cout << "revision " << event.revision() << " " << WatchResponse::Kind_Name(event.kind());
   if (event.kind() == WatchResponse::SNAPSHOT) {
     std::cout << " (" << event.pod_resources_size() << " pods)\n";
   } else {
     std::cout << " " << event.pod_uid() << '\n';
   }
-  Table table = PodTable();
+  ColumnTable table = PodTable(format);
   for (const auto& pod : event.pod_resources()) AddPodRows(pod, table);
   table.Print(std::cout);
   // The health of the devices each pod holds, beside its entry of pod_resources.
@@ -229,11 +252,10 @@ int Watch(const PodResourcesOptions& options) {
   WatchResponse event;
   int64_t received = 0;
   while (reader->Read(&event)) {
-    if (options.format == OutputFormat::kJson) {
-      PrintJson(event, false);
-      std::cout << std::flush;
+    if (IsStructured(options.format)) {
+      PrintStreamItem(ProtoToJson(event), options.format);
     } else {
-      PrintEvent(event);
+      PrintEvent(event, options.format);
     }
     if (options.count > 0 && ++received >= options.count) {
       context.TryCancel();
@@ -254,17 +276,26 @@ void AddPodResourcesCommand(CLI::App& app, CommandResult& result) {
   CLI::App* command = app.add_subcommand(
       "podresources", "Query a PodResources socket (devmgr's or a real kubelet's)");
   command->require_subcommand(1);
+  SetExamples(*command, {{"What a monitoring agent sees on the daemon under /tmp/node",
+                          "devmgr podresources list --root-dir /tmp/node"},
+                         {"What a real kubelet can allocate",
+                          "devmgr podresources allocatable --socket "
+                          "/var/lib/kubelet/pod-resources/kubelet.sock"}});
   auto options = std::make_shared<PodResourcesOptions>();
 
   auto add_common = [options](CLI::App& sub) {
     sub.add_option("--root-dir", options->root_dir,
                    "Kubelet root directory; the socket is DIR/pod-resources/kubelet.sock")
+        ->type_name("DIR")
         ->capture_default_str();
-    sub.add_option("--socket", options->socket, "PodResources socket path (overrides --root-dir)");
+    sub.add_option("--socket", options->socket, "PodResources socket path (overrides --root-dir)")
+        ->type_name("FILE");
     sub.add_option("--timeout", options->timeout, "Connect and call timeout, e.g. 10s")
+        ->type_name("DURATION")
         ->capture_default_str();
     sub.add_option("--max-message-bytes", options->max_message_bytes,
                    "Largest response accepted, in bytes")
+        ->type_name("BYTES")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
     AddOutputFlag(sub, options->format);
@@ -272,17 +303,28 @@ void AddPodResourcesCommand(CLI::App& app, CommandResult& result) {
 
   CLI::App* list = command->add_subcommand("list", "List the resources of every active pod");
   add_common(*list);
+  SetExamples(*list, {{"The devices, CPUs and memory of every pod on the daemon under /tmp/node",
+                       "devmgr podresources list --root-dir /tmp/node"},
+                      {"Of a real kubelet's pods, as JSON",
+                       "devmgr podresources list --socket "
+                       "/var/lib/kubelet/pod-resources/kubelet.sock -o json"}});
   list->callback([options, &result] { result.exit_code = List(*options); });
 
   CLI::App* allocatable =
       command->add_subcommand("allocatable", "Show the node's allocatable devices, CPUs, memory");
   add_common(*allocatable);
+  SetExamples(*allocatable, {{"What the node under /tmp/node can allocate",
+                              "devmgr podresources allocatable --root-dir /tmp/node"}});
   allocatable->callback([options, &result] { result.exit_code = Allocatable(*options); });
 
   CLI::App* get = command->add_subcommand("get", "Show the resources of one pod; exit 1 if absent");
-  get->add_option("NAMESPACE", options->namespace_name, "Pod namespace")->required();
-  get->add_option("NAME", options->pod_name, "Pod name")->required();
+  get->add_option("NAMESPACE", options->namespace_name, "Pod namespace")
+      ->required()
+      ->type_name("NAMESPACE");
+  get->add_option("NAME", options->pod_name, "Pod name")->required()->type_name("NAME");
   add_common(*get);
+  SetExamples(*get, {{"The resources of pod default/trainer",
+                      "devmgr podresources get --root-dir /tmp/node default trainer"}});
   get->callback([options, &result] { result.exit_code = Get(*options); });
 
   CLI::App* watch = command->add_subcommand(
@@ -291,6 +333,10 @@ void AddPodResourcesCommand(CLI::App& app, CommandResult& result) {
                     "Resume after this revision (0: start with a snapshot)");
   watch->add_option("--count", options->count, "Exit 0 after this many messages (0: never)");
   add_common(*watch);
+  SetExamples(*watch, {{"Follow every change on the daemon under /tmp/node, one JSON line each",
+                        "devmgr podresources watch --root-dir /tmp/node -o json"},
+                       {"Exit after three messages, the snapshot first",
+                        "devmgr podresources watch --root-dir /tmp/node --count 3"}});
   watch->callback([options, &result] { result.exit_code = Watch(*options); });
 }
 

@@ -6,15 +6,17 @@
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cmd/devmgr/command_tree.h"
+#include "cmd/devmgr/printer.h"
 #include "cmd/devmgr/rpc_client.h"
 #include "common/file_store.h"
-#include "common/table.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
 
 namespace devmgr::cli {
@@ -34,25 +36,30 @@ struct PodsFlags {
 // Admission may wait for plugins (--admission-wait on the daemon, plugin deadlines).
 constexpr char kAdmitTimeout[] = "2m";
 
-void AddOptionRows(const std::string& container, const admin::RunOptions& options, Table& table) {
+using Rows = std::vector<std::vector<std::string>>;
+
+// OptionRows: CONTAINER, KIND and VALUE of each run option of one container.
+Rows OptionRows(const std::string& container, const admin::RunOptions& options) {
+  Rows rows;
   for (const auto& env : options.envs()) {
-    table.AddRow({container, "env", absl::StrCat(env.key(), "=", env.value())});
+    rows.push_back({container, "env", absl::StrCat(env.key(), "=", env.value())});
   }
   for (const auto& device : options.devices()) {
-    table.AddRow({container, "device",
-                  absl::StrCat(device.container_path(), " <- ", device.host_path(), " (",
-                               device.permissions(), ")")});
+    rows.push_back({container, "device",
+                    absl::StrCat(device.container_path(), " <- ", device.host_path(), " (",
+                                 device.permissions(), ")")});
   }
   for (const auto& mount : options.mounts()) {
-    table.AddRow({container, "mount",
-                  absl::StrCat(mount.container_path(), " <- ", mount.host_path(),
-                               mount.read_only() ? " (ro)" : "")});
+    rows.push_back({container, "mount",
+                    absl::StrCat(mount.container_path(), " <- ", mount.host_path(),
+                                 mount.read_only() ? " (ro)" : "")});
   }
   for (const auto& annotation : options.annotations()) {
-    table.AddRow(
+    rows.push_back(
         {container, "annotation", absl::StrCat(annotation.key(), "=", annotation.value())});
   }
-  for (const auto& name : options.cdi_devices()) table.AddRow({container, "cdi", name});
+  for (const auto& name : options.cdi_devices()) rows.push_back({container, "cdi", name});
+  return rows;
 }
 
 absl::StatusOr<std::string> ReadManifest(const std::string& file) {
@@ -80,14 +87,21 @@ int RunAdmit(const PodsFlags& flags) {
     std::cerr << "devmgr: the manifest has no metadata.uid; generated " << response.pod_uid()
               << '\n';
   }
-  if (flags.format == OutputFormat::kJson) {
-    PrintJson(response, true);
+  if (!response.non_device_plugin_resources().empty()) {
+    // As a kubelet admits them: its device manager skips what no plugin serves.
+    std::cerr << "devmgr: not device-plugin resources, admitted without devices: "
+              << absl::StrJoin(response.non_device_plugin_resources(), ", ") << '\n';
+  }
+  if (IsStructured(flags.format)) {
+    PrintObject(ProtoToJson(response), flags.format);
     return kExitOk;
   }
   std::cout << "pod " << response.pod_uid() << " admitted\n";
-  Table table({"CONTAINER", "KIND", "VALUE"});
+  ColumnTable table({{"CONTAINER"}, {"KIND"}, {"VALUE"}}, flags.format);
   for (const auto& container : response.containers()) {
-    AddOptionRows(container.container_name(), container.options(), table);
+    for (const auto& row : OptionRows(container.container_name(), container.options())) {
+      table.AddRow(row);
+    }
   }
   table.Print(std::cout);
   return kExitOk;
@@ -105,8 +119,8 @@ int RunRemove(const PodsFlags& flags) {
   if (grpc::Status status = stub->RemovePod(&context, request, &response); !status.ok()) {
     return DaemonFailure("RemovePod", status);
   }
-  if (flags.format == OutputFormat::kJson) {
-    PrintJson(response, false);
+  if (IsStructured(flags.format)) {
+    PrintObject(ProtoToJson(response), flags.format);
   } else {
     std::cout << "pod " << flags.pod_uid << " removed\n";
   }
@@ -146,6 +160,39 @@ std::string HealthText(const admin::ContainerDevices& container) {
   return others.empty() ? "Healthy" : absl::StrJoin(others, ",");
 }
 
+// FindContainer: the container of `pod` named `name`, or null (a pod recovered from the
+// checkpoint has only the containers that hold devices).
+const admin::Container* FindContainer(const admin::Pod& pod, const std::string& name) {
+  for (const auto* list : {&pod.init_containers(), &pod.containers()}) {
+    for (const admin::Container& container : *list) {
+      if (container.name() == name) return &container;
+    }
+  }
+  return nullptr;
+}
+
+// TypeText: the container's kind for the wide table: init, sidecar or regular.
+std::string TypeText(const admin::Container* container) {
+  if (container == nullptr) return "-";
+  switch (container->type()) {
+    case admin::Container::INIT:
+      return "init";
+    case admin::Container::SIDECAR:
+      return "sidecar";
+    default:
+      return "regular";
+  }
+}
+
+// RequestsText: "resource=count,..." the container asks for, in name order.
+std::string RequestsText(const admin::Container* container) {
+  if (container == nullptr || container->devices().empty()) return "-";
+  std::map<std::string, int64_t> sorted(container->devices().begin(), container->devices().end());
+  std::vector<std::string> parts;
+  for (const auto& [resource, count] : sorted) parts.push_back(absl::StrCat(resource, "=", count));
+  return absl::StrJoin(parts, ",");
+}
+
 int RunList(const PodsFlags& flags) {
   Connection connection = ConnectDaemon(flags.root_dir, flags.timeout);
   if (connection.exit_code != kExitOk) return connection.exit_code;
@@ -157,19 +204,30 @@ int RunList(const PodsFlags& flags) {
       !status.ok()) {
     return DaemonFailure("ListPods", status);
   }
-  if (flags.format == OutputFormat::kJson) {
-    PrintJson(response, true);
+  if (IsStructured(flags.format)) {
+    PrintObject(ProtoToJson(response), flags.format);
     return kExitOk;
   }
-  Table table({"UID", "POD", "CONTAINER", "DEVICES", "HEALTH"});
+  // Wide adds what the pod asked for: each container's kind and device requests.
+  ColumnTable table({{"UID"},
+                     {"POD"},
+                     {"CONTAINER"},
+                     {"DEVICES"},
+                     {"HEALTH"},
+                     {"TYPE", /*wide=*/true},
+                     {"REQUESTS", /*wide=*/true}},
+                    flags.format);
   for (const auto& status : response.pods()) {
     const std::string pod = status.recovered()
                                 ? "(recovered from checkpoint)"
                                 : absl::StrCat(status.pod().namespace_(), "/", status.pod().name());
-    if (status.containers().empty()) table.AddRow({status.pod().uid(), pod, "-", "-", "-"});
+    if (status.containers().empty()) {
+      table.AddRow({status.pod().uid(), pod, "-", "-", "-", "-", "-"});
+    }
     for (const auto& container : status.containers()) {
+      const admin::Container* spec = FindContainer(status.pod(), container.container_name());
       table.AddRow({status.pod().uid(), pod, container.container_name(), DevicesText(container),
-                    HealthText(container)});
+                    HealthText(container), TypeText(spec), RequestsText(spec)});
     }
   }
   table.Print(std::cout);
@@ -189,17 +247,21 @@ int RunOptions(const PodsFlags& flags) {
   if (grpc::Status status = stub->GetRunOptions(&context, request, &response); !status.ok()) {
     return DaemonFailure("GetRunOptions", status);
   }
-  if (flags.format == OutputFormat::kJson) {
-    PrintJson(response, true);
+  if (IsStructured(flags.format)) {
+    PrintObject(ProtoToJson(response), flags.format);
     return kExitOk;
   }
-  Table table({"CONTAINER", "KIND", "VALUE"});
-  AddOptionRows(flags.container, response.options(), table);
+  // Wide adds the NUMA nodes of each device the container holds.
+  ColumnTable table({{"CONTAINER"}, {"KIND"}, {"VALUE"}, {"NUMA", /*wide=*/true}}, flags.format);
+  for (auto& row : OptionRows(flags.container, response.options())) {
+    row.push_back("-");
+    table.AddRow(row);
+  }
   for (const auto& resource : response.devices().resources()) {
     for (const auto& device : resource.devices()) {
-      table.AddRow(
-          {flags.container, "health",
-           absl::StrCat(resource.resource_name(), "/", device.id(), "=", device.health())});
+      table.AddRow({flags.container, "health",
+                    absl::StrCat(resource.resource_name(), "/", device.id(), "=", device.health()),
+                    device.numa_nodes().empty() ? "-" : absl::StrJoin(device.numa_nodes(), ",")});
     }
   }
   table.Print(std::cout);
@@ -210,9 +272,11 @@ CLI::App* AddSubcommand(CLI::App& pods, const std::string& name, const std::stri
                         PodsFlags& flags, const std::string& default_timeout) {
   CLI::App* command = pods.add_subcommand(name, description);
   flags.timeout = default_timeout;
-  command->add_option("--root-dir", flags.root_dir, "kubelet root folder of the daemon")
+  command->add_option("--root-dir", flags.root_dir, "Kubelet root folder of the daemon")
+      ->type_name("DIR")
       ->capture_default_str();
-  command->add_option("--timeout", flags.timeout, "how long to wait for the daemon")
+  command->add_option("--timeout", flags.timeout, "How long to wait for the daemon")
+      ->type_name("DURATION")
       ->capture_default_str();
   AddOutputFlag(*command, flags.format);
   return command;
@@ -222,33 +286,50 @@ CLI::App* AddSubcommand(CLI::App& pods, const std::string& name, const std::stri
 
 void AddPodsCommand(CLI::App& app, CommandResult& result) {
   CLI::App* pods =
-      app.add_subcommand("pods", "admit, remove and list pods on a devmgr serve daemon");
+      app.add_subcommand("pods", "Admit, remove and list pods on a devmgr serve daemon");
   pods->require_subcommand(1);
+  SetExamples(*pods, {{"Admit a pod to the daemon under /tmp/node",
+                       "devmgr pods admit --root-dir /tmp/node examples/pod.yaml"},
+                      {"List the pods it admitted", "devmgr pods list --root-dir /tmp/node"}});
 
   auto admit_flags = std::make_shared<PodsFlags>();
   CLI::App* admit = AddSubcommand(*pods, "admit",
-                                  "admit a Kubernetes Pod manifest (YAML or JSON) and print each "
+                                  "Admit a Kubernetes Pod manifest (YAML or JSON) and print each "
                                   "container's run options",
                                   *admit_flags, kAdmitTimeout);
-  admit->add_option("file", admit_flags->file, "the manifest, or - for standard input")->required();
+  admit->add_option("file", admit_flags->file, "The manifest, or - for standard input")
+      ->required()
+      ->type_name("FILE");
+  SetExamples(*admit, {{"Admit the pod of a manifest file", "devmgr pods admit examples/pod.yaml"},
+                       {"From standard input, the run options as JSON",
+                        "kubectl get pod trainer -o yaml | devmgr pods admit -o json -"}});
   admit->callback([&result, admit_flags] { result.exit_code = RunAdmit(*admit_flags); });
 
   auto remove_flags = std::make_shared<PodsFlags>();
   CLI::App* remove =
-      AddSubcommand(*pods, "remove", "free a pod's devices and forget it", *remove_flags, "10s");
-  remove->add_option("uid", remove_flags->pod_uid, "the pod's UID")->required();
+      AddSubcommand(*pods, "remove", "Free a pod's devices and forget it", *remove_flags, "10s");
+  remove->add_option("uid", remove_flags->pod_uid, "The pod's UID")->required()->type_name("UID");
+  SetExamples(*remove, {{"Remove a pod: its devices become free",
+                         "devmgr pods remove 0d3f4a52-8b1e-4c39-9a7e-2f6b1c8d9e01"}});
   remove->callback([&result, remove_flags] { result.exit_code = RunRemove(*remove_flags); });
 
   auto list_flags = std::make_shared<PodsFlags>();
   CLI::App* list =
-      AddSubcommand(*pods, "list", "list admitted pods and their devices", *list_flags, "10s");
+      AddSubcommand(*pods, "list", "List admitted pods and their devices", *list_flags, "10s");
+  SetExamples(*list, {{"The pods of the daemon under /tmp/node, with their devices' health",
+                       "devmgr pods list --root-dir /tmp/node"},
+                      {"As JSON, for scripts", "devmgr pods list -o json"}});
   list->callback([&result, list_flags] { result.exit_code = RunList(*list_flags); });
 
   auto options_flags = std::make_shared<PodsFlags>();
   CLI::App* options =
-      AddSubcommand(*pods, "options", "print one container's run options", *options_flags, "10s");
-  options->add_option("uid", options_flags->pod_uid, "the pod's UID")->required();
-  options->add_option("container", options_flags->container, "the container's name")->required();
+      AddSubcommand(*pods, "options", "Print one container's run options", *options_flags, "10s");
+  options->add_option("uid", options_flags->pod_uid, "The pod's UID")->required()->type_name("UID");
+  options->add_option("container", options_flags->container, "The container's name")
+      ->required()
+      ->type_name("NAME");
+  SetExamples(*options, {{"The env, mounts, devices and CDI names of container trainer",
+                          "devmgr pods options 0d3f4a52-8b1e-4c39-9a7e-2f6b1c8d9e01 trainer"}});
   options->callback([&result, options_flags] { result.exit_code = RunOptions(*options_flags); });
 }
 

@@ -1,9 +1,8 @@
 #include "cmd/devmgr/rpc_client.h"
 
-#include <google/protobuf/util/json_util.h>
-
 #include <iostream>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/devmgr/command.h"
 #include "podresources/client.h"
@@ -41,36 +40,29 @@ Connection ConnectDaemon(const std::filesystem::path& root_dir, const std::strin
   return Connect(socket, timeout_text, 64 << 20);
 }
 
+std::string CodeName(const grpc::Status& status) {
+  // gRPC's codes and Abseil's are the same numbers.
+  return absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
+}
+
 int DaemonFailure(absl::string_view method, const grpc::Status& status) {
   if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
     return Fail(kExitUsage, status.error_message());
   }
-  return Fail(kExitNo, absl::StrCat(method, " failed: ", status.error_message(), " (code ",
-                                    static_cast<int>(status.error_code()), ")"));
+  return Fail(kExitNo, absl::StrCat(method, " failed: ", status.error_message(), " (",
+                                    CodeName(status), ")"));
 }
 
 int RpcFailure(absl::string_view method, const grpc::Status& status) {
   const bool unreachable = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
                            status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-  return Fail(unreachable ? kExitUsage : kExitNo,
-              absl::StrCat(method, " failed: ", status.error_message(), " (code ",
-                           static_cast<int>(status.error_code()), ")"));
+  return Fail(
+      unreachable ? kExitUsage : kExitNo,
+      absl::StrCat(method, " failed: ", status.error_message(), " (", CodeName(status), ")"));
 }
 
 void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
   context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));
-}
-
-void PrintJson(const google::protobuf::Message& message, bool pretty) {
-  google::protobuf::util::JsonPrintOptions json_options;
-  json_options.add_whitespace = pretty;
-  std::string json;
-  // Our own messages always convert; a failure here would be a broken invariant.
-  if (!google::protobuf::util::MessageToJsonString(message, &json, json_options).ok()) {
-    json = "{}";
-  }
-  // add_whitespace ends with a newline already.
-  std::cout << json << (pretty ? "" : "\n");
 }
 
 }  // namespace devmgr::cli

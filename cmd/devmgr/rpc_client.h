@@ -1,9 +1,8 @@
 // What the client commands (`podresources`, `pods`, `dra claims`) share: dialing a unix socket with
-// a bounded wait, call deadlines, reporting a failed call with the command-line exit codes, and
-// printing a message as JSON.
+// a bounded wait, call deadlines, and reporting a failed call with the command-line exit codes
+// (printing is cmd/devmgr/printer.h's).
 #pragma once
 
-#include <google/protobuf/message.h>
 #include <grpcpp/channel.h>
 #include <grpcpp/client_context.h>
 
@@ -33,6 +32,10 @@ Connection Connect(const std::filesystem::path& socket, const std::string& timeo
 // socket fails at once (exit 2) instead of after the timeout.
 Connection ConnectDaemon(const std::filesystem::path& root_dir, const std::string& timeout_text);
 
+// CodeName: the name of a call's status code, as gRPC's documentation and grpcurl write it
+// ("RESOURCE_EXHAUSTED"); failures name it in parentheses after the message.
+std::string CodeName(const grpc::Status& status);
+
 // DaemonFailure reports a failed admin call: a malformed request is bad input (2), every other
 // answer the daemon's "no" (1): the channel was ready before the call (ConnectDaemon waits for
 // it), so UNAVAILABLE or DEADLINE_EXCEEDED come from a plugin or driver that died or hung
@@ -43,8 +46,5 @@ int DaemonFailure(absl::string_view method, const grpc::Status& status);
 int RpcFailure(absl::string_view method, const grpc::Status& status);
 
 void SetDeadline(grpc::ClientContext& context, absl::Duration timeout);
-
-// PrintJson prints `message` as JSON on stdout, indented when `pretty`, one line otherwise.
-void PrintJson(const google::protobuf::Message& message, bool pretty);
 
 }  // namespace devmgr::cli

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include <algorithm>
 #include <csignal>
 #include <ctime>
 #include <map>
@@ -13,7 +14,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "cmd/devmgr/cluster.h"
+#include "cmd/devmgr/command_tree.h"
+#include "cmd/devmgr/log_flags.h"
 #include "cmd/devmgr/log_sink.h"
+#include "cmd/devmgr/service_notifier.h"
 #include "node/node.h"
 #include "node/process_settings.h"
 
@@ -42,12 +46,11 @@ struct ServeFlags {
   std::string feature_gates;
   ClusterFlags cluster;
   std::string metrics_address;
-  std::string log_level = "info";
+  LogFlags log;
   std::string log_file;
 };
 
 // klog's header: severity letter, date, time with microseconds, thread ID.
-constexpr char kLogPattern[] = "%L%m%d %H:%M:%S.%f %7t] %v";
 
 sigset_t BlockServeSignals() {
   sigset_t set;
@@ -93,9 +96,6 @@ int RunServe(const ServeFlags& flags) {
   if (!policy.ok()) {
     return Fail(kExitUsage, absl::StrCat("--topology-policy: ", policy.status().message()));
   }
-  absl::StatusOr<spdlog::level::level_enum> level = ParseLogLevel(flags.log_level);
-  if (!level.ok()) return Fail(kExitUsage, level.status().message());
-
   std::shared_ptr<ReopenableFileSink> file_sink;
   spdlog::sink_ptr sink;
   if (flags.log_file.empty()) {
@@ -107,9 +107,9 @@ int RunServe(const ServeFlags& flags) {
     file_sink = *opened;
     sink = file_sink;
   }
-  auto logger = std::make_shared<spdlog::logger>("devmgr", sink);
-  logger->set_pattern(kLogPattern);
-  logger->set_level(*level);
+  absl::StatusOr<LoggerPtr> made = NewLogger(flags.log, "devmgr", sink);
+  if (!made.ok()) return Fail(kExitUsage, made.status().message());
+  const LoggerPtr logger = *std::move(made);
 
   options.endpoint_grace = *grace;
   options.max_message_bytes = flags.max_message_bytes;
@@ -144,15 +144,31 @@ int RunServe(const ServeFlags& flags) {
   // Blocked before any thread starts, so that every thread inherits the mask and only the
   // sigtimedwait below sees these signals.
   const sigset_t signals = BlockServeSignals();
+  const ServiceNotifier notifier;
   absl::StatusOr<std::unique_ptr<node::Node>> daemon = node::Node::Start(options);
   if (!daemon.ok()) {
     return Fail(absl::IsFailedPrecondition(daemon.status()) ? kExitNo : kExitUsage,
                 daemon.status().message());
   }
+  notifier.Ready(absl::StrCat("Serving under ", flags.root_dir));
 
-  const timespec tick = absl::ToTimespec(*interval);
+  // The node status every --node-status-interval and, under systemd's watchdog, a sign of life
+  // at half its interval.
+  const absl::Duration watchdog = notifier.WatchdogInterval().value_or(absl::InfiniteDuration());
+  absl::Time next_status = absl::Now();
+  absl::Time next_watchdog = absl::Now();
   for (;;) {
-    (*daemon)->UpdateNodeStatus();
+    const absl::Time now = absl::Now();
+    if (now >= next_status) {
+      (*daemon)->UpdateNodeStatus();
+      next_status = now + *interval;
+    }
+    if (now >= next_watchdog) {
+      notifier.Watchdog();
+      next_watchdog = now + watchdog;
+    }
+    const timespec tick = absl::ToTimespec(
+        std::max(absl::ZeroDuration(), std::min(next_status, next_watchdog) - absl::Now()));
     const int signal = sigtimedwait(&signals, nullptr, &tick);
     if (signal < 0) continue;  // the interval passed (or EINTR)
     if (signal == SIGHUP) {
@@ -167,6 +183,7 @@ int RunServe(const ServeFlags& flags) {
     DEVMGR_LOG(logger, info, "Stopping on signal", "signal", signal);
     break;
   }
+  notifier.Stopping();
   (*daemon)->Stop();
   logger->flush();
   return kExitOk;
@@ -178,20 +195,23 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* serve = app.add_subcommand(
       "serve",
-      "run the node side: device plugin registration, the checkpoint, the plugin watcher, "
+      "Run the node side: device plugin registration, the checkpoint, the plugin watcher, "
       "PodResources and the admin API, under --root-dir in a real node's layout");
   serve
       ->add_option("--root-dir", flags->root_dir,
-                   "kubelet root folder: device-plugins/, plugins_registry/, pod-resources/ and "
+                   "Kubelet root folder: device-plugins/, plugins_registry/, pod-resources/ and "
                    "devmgr.sock (the admin API) are under it")
+      ->type_name("DIR")
       ->capture_default_str();
   serve
       ->add_option("--endpoint-grace", flags->endpoint_grace,
-                   "how long a resource whose plugin went away keeps its capacity (upstream: 5m)")
+                   "How long a resource whose plugin went away keeps its capacity (upstream: 5m)")
+      ->type_name("DURATION")
       ->capture_default_str();
   serve
       ->add_option("--max-message-bytes", flags->max_message_bytes,
-                   "largest ListAndWatch message accepted from a plugin (upstream: 4 MiB)")
+                   "Largest ListAndWatch message accepted from a plugin (upstream: 4 MiB)")
+      ->type_name("BYTES")
       ->capture_default_str();
   serve
       ->add_option("--podresources-qps", flags->podresources_qps,
@@ -202,74 +222,97 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
                    "PodResources requests a client may make at once after an idle period")
       ->capture_default_str();
   serve->add_flag("--podresources-shared-limit", flags->podresources_shared_limit,
-                  "one PodResources rate limit shared by all clients, as upstream (default: one "
+                  "One PodResources rate limit shared by all clients, as upstream (default: one "
                   "per client)");
   serve
       ->add_option("--plugin-call-timeout", flags->plugin_call_timeout,
-                   "deadline of each Allocate, GetPreferredAllocation and "
+                   "Deadline of each Allocate, GetPreferredAllocation and "
                    "GetDevicePluginOptions call to a plugin (upstream: none)")
+      ->type_name("DURATION")
       ->capture_default_str();
   serve
       ->add_option("--admission-wait", flags->admission_wait,
-                   "how long admission waits for a known resource's plugin to come back "
+                   "How long admission waits for a known resource's plugin to come back "
                    "(upstream: 0s, fail at once)")
+      ->type_name("DURATION")
       ->capture_default_str();
   serve
       ->add_option("--topology-policy", flags->topology_policy,
-                   "topology manager policy for admission: none, best-effort, restricted or "
+                   "Topology manager policy for admission: none, best-effort, restricted or "
                    "single-numa-node")
+      ->type_name("POLICY")
       ->capture_default_str();
   serve
       ->add_option("--node-status-interval", flags->node_status_interval,
-                   "how often capacity is read, ending resources past their grace period")
+                   "How often capacity is read, ending resources past their grace period")
+      ->type_name("DURATION")
       ->capture_default_str();
   serve
       ->add_option("--dra", flags->dra,
                    "Dynamic Resource Allocation: accept DRA drivers and pods with ResourceClaims")
-      ->capture_default_str();
+      ->type_name("BOOL")
+      ->default_str(flags->dra ? "true" : "false");
   serve
       ->add_option("--dra-extended-resource", flags->dra_extended_resource,
-                   "feature gate DRAExtendedResource: leave to DRA the container resources a "
+                   "Feature gate DRAExtendedResource: leave to DRA the container resources a "
                    "pod's status.extendedResourceClaimStatus maps to it, and prepare the claim "
                    "it names")
-      ->capture_default_str();
+      ->type_name("BOOL")
+      ->default_str(flags->dra_extended_resource ? "true" : "false");
   serve
       ->add_option("--dra-call-timeout", flags->dra_call_timeout,
-                   "deadline of each call to a DRA driver (upstream: 45s)")
+                   "Deadline of each call to a DRA driver (upstream: 45s)")
+      ->type_name("DURATION")
       ->capture_default_str();
   serve
       ->add_option("--dra-sync-period", flags->dra_sync_period,
-                   "how often claims waiting for their driver are prepared and those of pods "
+                   "How often claims waiting for their driver are prepared and those of pods "
                    "that are gone unprepared")
+      ->type_name("DURATION")
       ->capture_default_str();
   serve
       ->add_option("--dra-wiping-delay", flags->dra_wiping_delay,
-                   "how long a DRA driver with no connected endpoint keeps its ResourceSlices "
+                   "How long a DRA driver with no connected endpoint keeps its ResourceSlices "
                    "(upstream: 30s)")
+      ->type_name("DURATION")
       ->capture_default_str();
   serve
       ->add_option("--node-name", flags->node_name,
-                   "the node's name: spec.nodeName of the ResourceSlices DRA drivers publish "
+                   "The node's name: spec.nodeName of the ResourceSlices DRA drivers publish "
                    "(fake-dra --node-name), which the node wipes")
+      ->type_name("NAME")
       ->capture_default_str();
-  serve->add_option("--node-label", flags->node_labels,
-                    "KEY=VALUE: a label of the node, for ResourceSlices with node selectors");
-  serve->add_option("--device-classes", flags->device_classes,
-                    "DeviceClasses (a YAML/JSON file or folder, read at each allocation): without "
-                    "a cluster, claims that come with a pod unallocated are allocated on the node");
-  serve->add_option("--feature-gates", flags->feature_gates,
-                    "DRA allocation feature gates, NAME=true|false,... (DRAPartitionableDevices, "
-                    "DRADeviceTaints, DRAConsumableCapacity, ...)");
+  serve
+      ->add_option("--node-label", flags->node_labels,
+                   "A label of the node, for ResourceSlices with node selectors; once per label")
+      ->type_name("KEY=VALUE");
+  serve
+      ->add_option("--device-classes", flags->device_classes,
+                   "DeviceClasses (a YAML/JSON file or folder, read at each allocation): without "
+                   "a cluster, claims that come with a pod unallocated are allocated on the node")
+      ->type_name("PATH");
+  serve
+      ->add_option("--feature-gates", flags->feature_gates,
+                   "DRA allocation feature gates, NAME=true|false,... (DRAPartitionableDevices, "
+                   "DRADeviceTaints, DRAConsumableCapacity, ...)")
+      ->type_name("GATES");
   AddClusterFlags(*serve, flags->cluster,
                   "the node is in it, as a kubelet with --kubeconfig: DRA claims are read from "
                   "its API server and the node's ResourceSlices there are wiped");
-  serve->add_option("--metrics-address", flags->metrics_address,
-                    "serve Prometheus metrics at /metrics on unix:/path, /path, host:port or :port "
-                    "(loopback); off when empty");
-  serve->add_option("--log-level", flags->log_level, "trace, debug, info, warn or error")
-      ->capture_default_str();
-  serve->add_option("--log-file", flags->log_file,
-                    "append logs to this file instead of stderr (SIGHUP reopens it)");
+  serve
+      ->add_option("--metrics-address", flags->metrics_address,
+                   "Serve Prometheus metrics at /metrics, and /healthz and /readyz, on "
+                   "unix:/path, /path, host:port or :port (loopback); off when empty")
+      ->type_name("ADDRESS");
+  AddLogFlags(*serve, flags->log);
+  serve
+      ->add_option("--log-file", flags->log_file,
+                   "Append logs to this file instead of stderr (SIGHUP reopens it)")
+      ->type_name("FILE");
+  SetExamples(*serve, {{"Run the node side in a folder of your own, without root",
+                        "devmgr serve --root-dir /tmp/node"},
+                       {"In a kubelet's place, waiting at most 10s for a plugin at admission",
+                        "devmgr serve --admission-wait 10s --metrics-address :10255"}});
   serve->callback([&result, flags] { result.exit_code = RunServe(*flags); });
 }
 

@@ -9,8 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "cmd/devmgr/cluster.h"
+#include "cmd/devmgr/command_tree.h"
+#include "cmd/devmgr/printer.h"
 #include "cmd/devmgr/rpc_client.h"
-#include "common/table.h"
 #include "kubeclient/client.h"
 #include "resourceslice/api_store.h"
 #include "resourceslice/store_service.h"
@@ -50,7 +51,7 @@ std::string Nodes(const kubeapi::ResourceSlice& slice) {
 }
 
 void Print(const std::vector<kubeapi::ResourceSlice>& slices, OutputFormat format, bool one) {
-  if (format != OutputFormat::kTable) {
+  if (IsStructured(format)) {
     kubeapi::Json out;
     if (one) {
       out = kubeapi::EncodeResourceSlice(slices.front());
@@ -60,15 +61,27 @@ void Print(const std::vector<kubeapi::ResourceSlice>& slices, OutputFormat forma
         out["items"].push_back(kubeapi::EncodeResourceSlice(slice));
       }
     }
-    std::cout << (format == OutputFormat::kYaml ? ToYaml(out) : out.dump(2) + "\n");
+    PrintObject(OrderedJson(out), format);
     return;
   }
-  Table table({"NAME", "DRIVER", "POOL", "GENERATION", "NODE", "DEVICES", "OWNER"});
+  // Wide adds the object's identity: its UID and resourceVersion.
+  ColumnTable table({{"NAME"},
+                     {"DRIVER"},
+                     {"POOL"},
+                     {"GENERATION"},
+                     {"NODE"},
+                     {"DEVICES"},
+                     {"OWNER"},
+                     {"UID", /*wide=*/true},
+                     {"RESOURCEVERSION", /*wide=*/true}},
+                    format);
   for (const kubeapi::ResourceSlice& slice : slices) {
     table.AddRow(
         {slice.metadata.name, slice.spec.driver, slice.spec.pool.name,
          absl::StrCat(slice.spec.pool.generation, "/", slice.spec.pool.resource_slice_count),
-         Nodes(slice), absl::StrCat(slice.spec.devices.size()), Owner(slice)});
+         Nodes(slice), absl::StrCat(slice.spec.devices.size()), Owner(slice),
+         slice.metadata.uid.empty() ? "-" : slice.metadata.uid,
+         slice.metadata.resource_version.empty() ? "-" : slice.metadata.resource_version});
   }
   table.Print(std::cout);
 }
@@ -134,16 +147,21 @@ int Run(const SlicesFlags& flags, bool get) {
 void AddCommonFlags(CLI::App& command, SlicesFlags& flags) {
   command
       .add_option("--root-dir", flags.root_dir,
-                  "kubelet root folder of the daemon whose local store to read (instead of a "
+                  "Kubelet root folder of the daemon whose local store to read (instead of a "
                   "cluster found through KUBECONFIG or the service account)")
+      ->type_name("DIR")
       ->capture_default_str();
-  command.add_option("--kubeconfig", flags.kubeconfig,
-                     "read the cluster's ResourceSlices, reached with this kubeconfig (else "
-                     "KUBECONFIG, else the in-cluster service account, else the daemon's store)");
-  command.add_option("--context", flags.context, "the kubeconfig context to use");
-  command.add_option("--timeout", flags.timeout, "how long to wait for the daemon or the server")
+  command
+      .add_option("--kubeconfig", flags.kubeconfig,
+                  "Read the cluster's ResourceSlices, reached with this kubeconfig (else "
+                  "KUBECONFIG, else the in-cluster service account, else the daemon's store)")
+      ->type_name("FILE");
+  command.add_option("--context", flags.context, "The kubeconfig context to use")
+      ->type_name("NAME");
+  command.add_option("--timeout", flags.timeout, "How long to wait for the daemon or the server")
+      ->type_name("DURATION")
       ->capture_default_str();
-  AddOutputFlag(command, flags.format, /*yaml=*/true);
+  AddOutputFlag(command, flags.format);
 }
 
 // The callback of a slices subcommand: notes whether --root-dir was given, then runs.
@@ -162,18 +180,31 @@ void AddSlicesCommand(CLI::App& app, CommandResult& result) {
       "slices",
       "ResourceSlices DRA drivers published: in a cluster, or in the daemon's local store");
   slices->require_subcommand(1);
+  SetExamples(*slices,
+              {{"The ResourceSlices of the cluster KUBECONFIG names", "devmgr slices list"},
+               {"Those in the local store of the daemon under /tmp/node",
+                "devmgr slices list --root-dir /tmp/node"}});
 
   auto list_flags = std::make_shared<SlicesFlags>();
   CLI::App* list = slices->add_subcommand("list", "List ResourceSlices, by name");
   AddCommonFlags(*list, *list_flags);
-  list->add_option("--driver", list_flags->driver, "only this driver's (spec.driver)");
-  list->add_option("--node", list_flags->node, "only this node's (spec.nodeName)");
-  list->add_option("--pool", list_flags->pool, "only this pool's (spec.pool.name)");
+  list->add_option("--driver", list_flags->driver, "Only this driver's (spec.driver)")
+      ->type_name("NAME");
+  list->add_option("--node", list_flags->node, "Only this node's (spec.nodeName)")
+      ->type_name("NAME");
+  list->add_option("--pool", list_flags->pool, "Only this pool's (spec.pool.name)")
+      ->type_name("NAME");
+  SetExamples(*list, {{"The slices one driver published, from the cluster KUBECONFIG names",
+                       "devmgr slices list --driver gpu.example.com"},
+                      {"Those of one node, in the daemon's local store, as YAML",
+                       "devmgr slices list --root-dir /tmp/node --node node -o yaml"}});
   list->callback(Runner(*list, result, list_flags, false));
 
   auto get_flags = std::make_shared<SlicesFlags>();
   CLI::App* get = slices->add_subcommand("get", "Show one ResourceSlice; exit 1 if there is none");
-  get->add_option("name", get_flags->name, "the slice's name")->required();
+  get->add_option("name", get_flags->name, "The slice's name")->required()->type_name("NAME");
+  SetExamples(*get,
+              {{"One slice, as YAML", "devmgr slices get -o yaml 0-gpu.example.com-node-7k2xq"}});
   AddCommonFlags(*get, *get_flags);
   get->callback(Runner(*get, result, get_flags, true));
 }

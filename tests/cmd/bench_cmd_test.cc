@@ -1,12 +1,18 @@
 // `devmgr bench --quick -o json`: every measurement runs against a real daemon and plugins and
 // the report has its documented shape. No timing is asserted: only that figures are there,
 // positive, and that each ratio is its median over its floor.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pty.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <string>
 
 #include "nlohmann/json.hpp"
 #include "tests/testlib/subprocess.h"
+#include "tests/testlib/temp_dir.h"
 
 namespace devmgr {
 namespace {
@@ -21,6 +27,8 @@ TEST(BenchCommandTest, QuickRunReportsEveryMeasurementBesideItsFloor) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto report = nlohmann::json::parse(result.out, nullptr, false);
   ASSERT_FALSE(report.is_discarded()) << result.out;
+  // Standard error is not a terminal here: no progress lines.
+  EXPECT_EQ(result.err.find("devmgr bench: ["), std::string::npos) << result.err;
 
   EXPECT_EQ(report["sizes"]["devices"], 7);
   EXPECT_EQ(report["sizes"]["pods"], 4);
@@ -62,6 +70,52 @@ TEST(BenchCommandTest, QuickRunReportsEveryMeasurementBesideItsFloor) {
       "peak resident memory, 2 plugins x 4 devices + 4 pods",
   };
   EXPECT_EQ(names, expected);
+}
+
+// On a terminal, standard error says which measurement runs, one line as each starts: a full run
+// takes minutes.
+TEST(BenchCommandTest, SaysWhichMeasurementRunsWhenStderrIsATerminal) {
+  int terminal = -1;
+  int terminal_side = -1;
+  ASSERT_EQ(::openpty(&terminal, &terminal_side, nullptr, nullptr, nullptr), 0);
+  const testing::TempDir dir;
+  const std::string report = dir.Sub("report.json").string();
+  const std::string program = DevmgrBinary();
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // The child: only async-signal-safe calls until exec.
+    const int out = ::open(report.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (out < 0 || ::dup2(out, STDOUT_FILENO) < 0 || ::dup2(terminal_side, STDERR_FILENO) < 0) {
+      ::_exit(127);
+    }
+    ::execl(program.c_str(), program.c_str(), "bench", "--quick", "--only", "restart,memory", "-o",
+            "json", nullptr);
+    ::_exit(127);
+  }
+  ::close(terminal_side);
+  // Everything the child writes on the terminal, until it has closed it (read fails with EIO).
+  std::string err;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(terminal, buffer, sizeof(buffer));
+    if (n > 0) {
+      err.append(buffer, static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+  ::close(terminal);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << err;
+  // The terminal ends lines with \r\n.
+  EXPECT_EQ(err,
+            "devmgr bench: [1/2] restart with a 10-entry checkpoint\r\n"
+            "devmgr bench: [2/2] memory of 2 plugins x 4 devices and 4 pods\r\n");
 }
 
 TEST(BenchCommandTest, RefusesANonPositiveSize) {

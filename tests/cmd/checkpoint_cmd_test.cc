@@ -1,5 +1,6 @@
 // `devmgr checkpoint verify|show`, run as a user runs them.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <fstream>
 
@@ -90,7 +91,7 @@ TEST_F(CheckpointCommandTest, UnreadableOrMalformedExitsTwo) {
 TEST_F(CheckpointCommandTest, BadUsageExitsTwo) {
   EXPECT_EQ(Devmgr({"checkpoint", "verify"}).exit_code, 2);
   EXPECT_EQ(Devmgr({"checkpoint"}).exit_code, 2);
-  EXPECT_EQ(Devmgr({"checkpoint", "show", "-o", "yaml", "x"}).exit_code, 2);
+  EXPECT_EQ(Devmgr({"checkpoint", "show", "-o", "xml", GoodCheckpoint()}).exit_code, 2);
   EXPECT_EQ(Devmgr({"no-such-command"}).exit_code, 2);
   EXPECT_EQ(Devmgr({"--help"}).exit_code, 0);
 }
@@ -119,6 +120,41 @@ TEST_F(CheckpointCommandTest, ShowJson) {
   EXPECT_EQ(entry["allocResp"]["devices"][0]["containerPath"], "/dev/gpu");
   EXPECT_EQ(entry["allocResp"]["cdiDevices"][0]["name"], "v.com/c=0");
   EXPECT_EQ(out["registeredDevices"]["example.com/gpu"].size(), 3U);
+}
+
+// verify and show print through the printer every command uses: the same indentation as
+// `podresources -o json` (four spaces, kubectl's), YAML of the same object, and wide = table.
+TEST_F(CheckpointCommandTest, EveryFormatThroughOnePrinter) {
+  const std::string file = GoodCheckpoint();
+  ProcessResult json = Devmgr({"checkpoint", "verify", "-o", "json", file});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(json.out.rfind("{\n    \"file\": ", 0), 0u) << json.out;
+
+  ProcessResult yaml = Devmgr({"checkpoint", "show", "-o", "yaml", file});
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+  const YAML::Node doc = YAML::Load(yaml.out);
+  EXPECT_EQ(doc["format"].as<std::string>(), "current");
+  EXPECT_EQ(doc["podDeviceEntries"][0]["deviceIDs"]["1"][0].as<std::string>(), "gpu1");
+  EXPECT_EQ(doc["podDeviceEntries"][0]["allocResp"]["envs"]["A"].as<std::string>(), "1");
+  // A number stays a number; a string that reads as one is quoted.
+  EXPECT_NE(
+      yaml.out.find("storedChecksum: " + std::to_string(doc["storedChecksum"].as<uint64_t>())),
+      std::string::npos)
+      << yaml.out;
+  EXPECT_NE(yaml.out.find("A: \"1\""), std::string::npos) << yaml.out;
+  EXPECT_NE(yaml.out.find("\"1\":\n"), std::string::npos) << "a NUMA key is a string:\n"
+                                                          << yaml.out;
+
+  ProcessResult show = Devmgr({"checkpoint", "show", "-o", "json", file});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  auto shown = nlohmann::json::parse(show.out);
+  // The plugin's answer with its defaults: no mounts is [] rather than absent.
+  EXPECT_EQ(shown["podDeviceEntries"][0]["allocResp"]["mounts"], nlohmann::json::array());
+
+  ProcessResult table = Devmgr({"checkpoint", "verify", file});
+  ProcessResult wide = Devmgr({"checkpoint", "verify", "-o", "wide", file});
+  EXPECT_EQ(wide.exit_code, 0) << wide.err;
+  EXPECT_EQ(wide.out, table.out);
 }
 
 TEST_F(CheckpointCommandTest, ShowOfAMismatchedFileShowsItButExitsOne) {

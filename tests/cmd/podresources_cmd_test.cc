@@ -1,6 +1,7 @@
 // `devmgr podresources list|allocatable|get|watch`, run as a user runs them, against a server
 // in this test process fed by fake providers.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <thread>
 
@@ -63,7 +64,55 @@ TEST_F(PodResourcesCommandTest, ListAsProto3Json) {
   EXPECT_EQ(pod["name"], "trainer");
   EXPECT_EQ(pod["namespace"], "ml");
   EXPECT_EQ(pod["containers"][0]["devices"][1]["deviceIds"][0], "gpu1");
-  EXPECT_EQ(pod["containers"][0]["devices"][1]["topology"]["nodes"][0]["ID"], "1");
+  // int64s are JSON numbers, as Go's encoding/json writes them (protobuf's JSON: strings).
+  EXPECT_EQ(pod["containers"][0]["devices"][1]["topology"]["nodes"][0]["ID"], 1);
+}
+
+// Proto3's JSON drops fields at their default: a device on NUMA node 0 printed as
+// "nodes": [ {} ], and a container without CPUs had no cpuIds. Every field is printed now.
+TEST_F(PodResourcesCommandTest, JsonShowsNumaNodeZeroAndDefaults) {
+  const ProcessResult result = Run({"list", "-o", "json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json json = nlohmann::json::parse(result.out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << result.out;
+  const auto& container = json["podResources"][0]["containers"][0];
+  EXPECT_EQ(container["devices"][0]["deviceIds"][0], "gpu0") << result.out;
+  EXPECT_EQ(container["devices"][0]["topology"]["nodes"][0], nlohmann::json({{"ID", 0}}))
+      << result.out;
+  EXPECT_EQ(container["cpuIds"], nlohmann::json::array()) << result.out;
+  // Indented as kubectl -o json: four spaces.
+  EXPECT_EQ(result.out.rfind("{\n    \"podResources\": [\n        {\n", 0), 0u) << result.out;
+
+  const ProcessResult allocatable = Run({"allocatable", "-o", "json"});
+  ASSERT_EQ(allocatable.exit_code, 0) << allocatable.err;
+  const nlohmann::json node = nlohmann::json::parse(allocatable.out, nullptr, false);
+  EXPECT_EQ(node["cpuIds"], nlohmann::json({0, 1, 2, 3})) << allocatable.out;
+}
+
+TEST_F(PodResourcesCommandTest, YamlIsTheSameObject) {
+  const ProcessResult result = Run({"list", "-o", "yaml"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const YAML::Node doc = YAML::Load(result.out);
+  const YAML::Node devices = doc["podResources"][0]["containers"][0]["devices"];
+  ASSERT_TRUE(devices.IsSequence()) << result.out;
+  EXPECT_EQ(devices[1]["deviceIds"][0].as<std::string>(), "gpu1");
+  EXPECT_EQ(devices[0]["topology"]["nodes"][0]["ID"].as<int>(), 0);
+  // Numbers are plain scalars; strings that would read back as numbers are quoted.
+  EXPECT_NE(result.out.find("- ID: 0\n"), std::string::npos) << result.out;
+  EXPECT_EQ(doc["podResources"][0]["namespace"].as<std::string>(), "ml");
+}
+
+TEST_F(PodResourcesCommandTest, WideAddsColumnsTheTableLeavesOut) {
+  const ProcessResult table = Run({"list"});
+  const ProcessResult wide = Run({"list", "-o", "wide"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  const std::string header = table.out.substr(0, table.out.find('\n'));
+  EXPECT_TRUE(header.ends_with("CLAIMS")) << table.out;
+  EXPECT_EQ(wide.out.substr(0, wide.out.find('\n')), header + "   CDI") << wide.out;
+  EXPECT_NE(wide.out.find("example.com/gpu=gpu0(numa 0),gpu1(numa 1)"), std::string::npos)
+      << wide.out;
+  EXPECT_EQ(Run({"list", "-o", "xml"}).exit_code, 2);
 }
 
 TEST_F(PodResourcesCommandTest, GetFoundAndNotFound) {
@@ -99,6 +148,18 @@ TEST_F(PodResourcesCommandTest, WatchPrintsSnapshotThenChanges) {
   EXPECT_EQ(lines[0]["kind"], "SNAPSHOT");
   EXPECT_EQ(lines[1]["kind"], "ADDED");
   EXPECT_EQ(lines[1]["podUid"], "uid-2");
+}
+
+TEST_F(PodResourcesCommandTest, WatchAsYamlDocuments) {
+  const ProcessResult result = Run({"watch", "--count", "1", "-o", "yaml"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out.rfind("---\n", 0), 0u) << result.out;
+  const std::vector<YAML::Node> docs = YAML::LoadAll(result.out);
+  ASSERT_EQ(docs.size(), 1u) << result.out;
+  EXPECT_EQ(docs[0]["kind"].as<std::string>(), "SNAPSHOT");
+  EXPECT_EQ(docs[0]["podResources"][0]["name"].as<std::string>(), "trainer");
+  // revision is a uint64: a number, not a string.
+  EXPECT_EQ(result.out.find("revision: \""), std::string::npos) << result.out;
 }
 
 TEST_F(PodResourcesCommandTest, UnreachableSocketIsUsageError) {

@@ -1,7 +1,8 @@
 // MetricsHttpServer over a unix socket in a temporary folder and over TCP on a port the system
-// picks: the answers (200 with the exposition content type, 404, 405, HEAD, 400, 431), the
-// socket file's mode and removal, address parsing and its errors, and that a client that
-// connects and never writes neither blocks another scrape nor outlives its timeout.
+// picks: the answers (200 with the exposition content type, /healthz and /readyz, 404, 405,
+// HEAD, 400, 431), the socket file's mode and removal, address parsing and its errors, and that
+// a client that connects and never writes neither blocks another scrape nor outlives its
+// timeout.
 #include "common/metrics_http_server.h"
 
 #include <gtest/gtest.h>
@@ -252,10 +253,13 @@ TEST(MetricsHttpServerTest, AnswersOtherPathsMethodsAndMalformedRequests) {
 
   EXPECT_EQ(Get(address, "/").code, 404);
   EXPECT_EQ(Get(address, "/metrics/extra").code, 404);
-  // A query string does not change the path.
+  // A query string does not change the path, nor does the absolute form.
   EXPECT_EQ(Get(address, "/metrics?name[]=x").body, kBody);
-  // Bare LF line ends and HTTP/1.0 are fine.
-  EXPECT_EQ(Request(address, "GET /metrics HTTP/1.0\n\n").body, kBody);
+  EXPECT_EQ(Get(address, "http://localhost/metrics").body, kBody);
+  // HTTP/1.0 is fine. Lines ending in a bare LF are not: Beast takes only CRLF, as RFC 9112
+  // allows a server to.
+  EXPECT_EQ(Request(address, "GET /metrics HTTP/1.0\r\n\r\n").body, kBody);
+  EXPECT_EQ(Request(address, "GET /metrics HTTP/1.0\n\n").code, 400);
 
   Reply post = Request(address, "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
   EXPECT_EQ(post.code, 405);
@@ -272,6 +276,48 @@ TEST(MetricsHttpServerTest, AnswersOtherPathsMethodsAndMalformedRequests) {
   EXPECT_EQ(Request(address, huge).code, 431);
   // The server is still fine after all that.
   EXPECT_EQ(Get(address).body, kBody);
+}
+
+TEST(MetricsHttpServerTest, ServesHealthzAndReadyzAsTheKubelet) {
+  TempDir dir;
+  std::atomic<bool> ready{false};
+  auto server = MetricsHttpServer::Start(
+      {.address = "unix:" + dir.Sub("m.sock").string(),
+       .ready =
+           [&ready] {
+             return ready ? absl::OkStatus() : absl::UnavailableError("the node is starting");
+           }},
+      [] { return std::string(kBody); });
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string& address = (*server)->address();
+
+  Reply health = Get(address, "/healthz");
+  EXPECT_EQ(health.code, 200);
+  EXPECT_EQ(health.headers["Content-Type"], "text/plain; charset=utf-8");
+  EXPECT_EQ(health.body, "ok");
+  Reply not_ready = Get(address, "/readyz");
+  EXPECT_EQ(not_ready.code, 500);
+  EXPECT_EQ(not_ready.body, "readyz check failed: the node is starting\n");
+  ready = true;
+  Reply now_ready = Get(address, "/readyz");
+  EXPECT_EQ(now_ready.code, 200);
+  EXPECT_EQ(now_ready.body, "ok");
+
+  Reply head = Request(address, "HEAD /healthz HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(head.code, 200);
+  EXPECT_EQ(head.headers["Content-Length"], "2");
+  EXPECT_EQ(head.body, "");
+  Reply post = Request(address, "POST /readyz HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+  EXPECT_EQ(post.code, 405);
+  EXPECT_EQ(post.headers["Allow"], "GET, HEAD");
+  EXPECT_EQ(Get(address, "/livez").code, 404);
+}
+
+TEST(MetricsHttpServerTest, ReadyzWithoutACheckIsReadyWhileServing) {
+  auto server = StartOrDie({.address = "127.0.0.1:0"});
+  ASSERT_NE(server, nullptr);
+  EXPECT_EQ(Get(server->address(), "/readyz").code, 200);
+  EXPECT_EQ(Get(server->address(), "/healthz").body, "ok");
 }
 
 TEST(MetricsHttpServerTest, SilentClientBlocksNeitherAScrapeNorPastItsTimeout) {

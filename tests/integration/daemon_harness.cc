@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -156,6 +158,27 @@ int PodsCommand(const DaemonHarness& h, std::vector<std::string> args, const std
   args.insert(args.begin() + 1, {"--root-dir", h.Root(), "--timeout", "3s"});
   args.insert(args.begin(), "pods");
   return h.Run(args, input).exit_code;
+}
+
+bool KillDuringCommands(BackgroundProcess& daemon, std::mt19937& random, int part_ms,
+                        const std::function<bool()>& command) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> attempts{0};
+  std::thread stream([&] {
+    while (!stop) {
+      ++attempts;
+      if (!command()) return;
+    }
+  });
+  const int after = std::uniform_int_distribution<int>(1, 4)(random);
+  EXPECT_TRUE(WaitFor([&] { return attempts >= after; }, 30s));
+  std::this_thread::sleep_for(  // not a wait: where in the command the kill lands
+      std::chrono::milliseconds(std::uniform_int_distribution<int>(0, part_ms)(random)));
+  stop = true;
+  daemon.Signal(SIGKILL);
+  const bool exited = daemon.Wait(10s).has_value();
+  stream.join();
+  return exited;
 }
 
 int FaultKillCount() {

@@ -6,8 +6,10 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -67,6 +69,14 @@ std::string PodManifest(const std::string& uid, const std::string& resource, int
 // default 10s.
 int PodsCommand(const DaemonHarness& h, std::vector<std::string> args,
                 const std::string& input = "");
+
+// KillDuringCommands runs `command` (one client command a call; false when it failed) over and
+// over on another thread, and kills `daemon` with SIGKILL at a random point: after 1 to 4
+// commands begun, plus 0 to `part_ms` milliseconds into one. The command under way is the last:
+// none starts against the dead daemon. Returns once the daemon has exited and the commands have
+// stopped; false if the daemon did not exit.
+bool KillDuringCommands(BackgroundProcess& daemon, std::mt19937& random, int part_ms,
+                        const std::function<bool()>& command);
 
 // FaultKillCount: how many times a kill loop kills the daemon (DEVMGR_FAULT_KILLS; 10 by
 // default, about 35s on two busy cores; `make soak` asks for 200).

@@ -416,42 +416,29 @@ TEST_F(FaultsTest, DaemonKilledDuringAdmissionsLosesNothing) {
   int next_uid = 0;
   const int kills = testing::FaultKillCount();
   for (int kill = 0; kill < kills; ++kill) {
-    std::atomic<bool> stop{false};
-    std::atomic<int> attempts{0};
     std::set<std::string> admitted_now;
     std::set<std::string> removed_now;
     std::string cut_removal;  // a removal the kill cut off: done or not
-    // Commands run one after another until one fails: only the kill makes one fail.
-    std::thread stream([&] {
-      while (!stop) {
-        ++attempts;
-        // Keep half the devices free: admit while few are held, remove the oldest otherwise.
-        if (done.size() + admitted_now.size() - removed_now.size() < kDevices / 2) {
-          const std::string uid = "pod-" + std::to_string(next_uid++);
-          if (testing::PodsCommand(h_, {"admit", "-"}, PodManifest(uid, kGpu, 1)) != 0) return;
-          admitted_now.insert(uid);
-          continue;
-        }
-        for (const auto& uid : done) {
-          if (removed_now.count(uid) != 0) continue;
-          if (testing::PodsCommand(h_, {"remove", uid}) != 0) {
-            cut_removal = uid;
-            return;
-          }
-          removed_now.insert(uid);
-          break;
-        }
+    // One command a call: admit while few devices are held (half stay free), else remove the
+    // oldest; only the kill makes one fail.
+    ASSERT_TRUE(testing::KillDuringCommands(*serve_, random, 40, [&] {
+      if (done.size() + admitted_now.size() - removed_now.size() < kDevices / 2) {
+        const std::string uid = "pod-" + std::to_string(next_uid++);
+        if (testing::PodsCommand(h_, {"admit", "-"}, PodManifest(uid, kGpu, 1)) != 0) return false;
+        admitted_now.insert(uid);
+        return true;
       }
-    });
-    // The kill point: after a random number of commands begun, plus a random part of one.
-    const int after = std::uniform_int_distribution<int>(1, 4)(random);
-    EXPECT_TRUE(WaitFor([&] { return attempts >= after; }, 30s));
-    std::this_thread::sleep_for(  // not a wait: where in the command the kill lands
-        std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 40)(random)));
-    stop = true;  // the command under way is the last: none starts against the dead daemon
-    serve_->Signal(SIGKILL);
-    ASSERT_TRUE(serve_->Wait(10s).has_value());
-    stream.join();
+      for (const auto& uid : done) {
+        if (removed_now.count(uid) != 0) continue;
+        if (testing::PodsCommand(h_, {"remove", uid}) != 0) {
+          cut_removal = uid;
+          return false;
+        }
+        removed_now.insert(uid);
+        return true;
+      }
+      return true;
+    }));
     for (const auto& uid : removed_now) done.erase(uid);
     done.insert(admitted_now.begin(), admitted_now.end());
     admissions_done += static_cast<int>(admitted_now.size());

@@ -6,19 +6,25 @@
 // SIGHUP, and a clean shutdown that leaves no socket and no process behind.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "common/metrics_scrape.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/daemon_harness.h"
@@ -332,8 +338,8 @@ TEST_F(ServeTest, SingleNumaNodePolicyAlignsOrRefuses) {
   Json pods = ListPods();
   std::set<int64_t> nodes;
   for (const auto& device : pods["pods"][0]["containers"][0]["resources"][0]["devices"]) {
-    // proto3 JSON writes int64 as strings.
-    for (const auto& node : device["numaNodes"]) nodes.insert(std::stoll(node.get<std::string>()));
+    // int64s are JSON numbers, as Go's encoding/json writes them.
+    for (const auto& node : device["numaNodes"]) nodes.insert(node.get<int64_t>());
   }
   EXPECT_EQ(nodes.size(), 1u) << pods.dump();
 
@@ -364,6 +370,81 @@ TEST_F(ServeTest, SighupReopensTheLogFile) {
   EXPECT_NE(text.find("devmgr stopped"), std::string::npos) << text;
 }
 
+// Every line the daemon and a plugin log is klog's: level, date and time, process ID,
+// file:line, then the quoted message (a multi-line value continues on lines that start with a
+// tab, ended by " >"); -v 4 is the kubelet's debug verbosity.
+TEST_F(ServeTest, LogsAreKlogLinesWithTheirSource) {
+  const std::filesystem::path log = h_.Path("serve.log");
+  auto serve = StartServe({"--log-file", log.string(), "-v", "4"});
+  auto plugin = h_.StartPlugin(kResource, 2, {"--v", "4"});
+  ASSERT_TRUE(WaitFor([&] { return Allocatable() == 2; }, 20s)) << plugin->err();
+  Stop(*serve);
+  DaemonHarness::Stop(*plugin);
+
+  const std::regex header(R"([IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d{6} +\d+ [a-z0-9_]+\.cc:\d+\] ".*)");
+  auto check = [&](const std::string& who, const std::string& text) {
+    int lines = 0;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      if (absl::StartsWith(line, "\t") || line == " >" || absl::StartsWith(line, " > ")) continue;
+      EXPECT_TRUE(std::regex_match(line, header)) << who << ": " << line;
+      ++lines;
+    }
+    EXPECT_GT(lines, 0) << who;
+  };
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  check("devmgr serve", text);
+  check("devmgr plugin fake", plugin->err());
+  EXPECT_NE(text.find("Device plugin connected"), std::string::npos) << text;
+
+  ProcessResult both = Run({"serve", "--root-dir", Root(), "--log-level", "debug", "-v", "4"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--log-level and -v"), std::string::npos) << both.err;
+}
+
+// Started by systemd as a Type=notify service (a datagram socket stands in for systemd):
+// READY=1 once its sockets listen, WATCHDOG=1 at half of WatchdogSec, STOPPING=1 on SIGTERM.
+TEST_F(ServeTest, TellsSystemdWhenItIsReadyAliveAndStopping) {
+  const std::filesystem::path notify = h_.Path("notify.sock");
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, notify.c_str(), sizeof(address.sun_path) - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
+  std::vector<std::string> received;
+  auto drain = [&] {
+    char buffer[512];
+    for (ssize_t n; (n = ::recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT)) > 0;) {
+      received.emplace_back(buffer, static_cast<size_t>(n));
+    }
+  };
+  auto count = [&](const std::string& prefix) {
+    drain();
+    return std::count_if(received.begin(), received.end(),
+                         [&](const std::string& m) { return absl::StartsWith(m, prefix); });
+  };
+
+  ::setenv("NOTIFY_SOCKET", notify.c_str(), 1);
+  ::setenv("WATCHDOG_USEC", "200000", 1);  // a sign of life every 0.1 s
+  auto serve = StartServe();
+  ::unsetenv("NOTIFY_SOCKET");
+  ::unsetenv("WATCHDOG_USEC");
+  ASSERT_NE(serve, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return count("READY=1") == 1; }, 20s));
+  EXPECT_TRUE(Exists("devmgr.sock"));
+  EXPECT_TRUE(Exists("pod-resources/kubelet.sock"));
+  EXPECT_TRUE(Exists("device-plugins/kubelet.sock"));
+  EXPECT_TRUE(WaitFor([&] { return count("WATCHDOG=1") >= 3; }, 20s));
+  EXPECT_EQ(count("STOPPING=1"), 0);
+
+  Stop(*serve);
+  EXPECT_TRUE(WaitFor([&] { return count("STOPPING=1") == 1; }, 5s));
+  EXPECT_EQ(count("READY=1"), 1);
+  ::close(fd);
+}
+
 TEST_F(ServeTest, MetricsWithUpstreamNames) {
   const std::filesystem::path socket = h_.Path("metrics.sock");
   auto serve = StartServe({"--metrics-address", "unix:" + socket.string()});
@@ -389,8 +470,17 @@ TEST_F(ServeTest, MetricsWithUpstreamNames) {
            "devmgr_device_plugin_devices{health=\"healthy\",resource_name=\"example.com/gpu\"} 2",
            "devmgr_admissions_refused_total{reason=\"not_enough_devices\"} 1",
            "devmgr_checkpoint_write_duration_seconds_count",
+           "process_start_time_seconds ",
+           "devmgr_build_info{",
        }) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+  // The kubelet's health endpoints beside /metrics: live, and ready once serve has started.
+  for (const char* path : {"/healthz", "/readyz"}) {
+    absl::StatusOr<HttpAnswer> answer = HttpGetUnix(socket, path);
+    ASSERT_TRUE(answer.ok()) << path << ": " << answer.status();
+    EXPECT_EQ(answer->status, 200) << path << ": " << answer->body;
+    EXPECT_EQ(answer->body, "ok") << path;
   }
   Stop(*serve);
   EXPECT_FALSE(std::filesystem::exists(socket));

@@ -1,10 +1,14 @@
 // NodeMetrics wired to a real Manager: after a fake plugin registers on kubelet.sock and a
 // pod is admitted (and another refused), the text carries upstream's kubelet metric names,
-// labels, help texts and buckets, and ours with the states, health and reasons they report.
+// labels, help texts and buckets, and ours with the states, health and reasons they report,
+// the process_* metrics and devmgr_build_info; `promtool check metrics` finds nothing wrong in
+// it but the upstream names it flags on a kubelet too.
 #include "node/node_metrics.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +21,7 @@
 #include "node/admission_refusals.h"
 #include "node/claim_store.h"
 #include "tests/testlib/fake_device_plugin.h"
+#include "tests/testlib/subprocess.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
 
@@ -25,6 +30,8 @@ namespace {
 
 using ::devmgr::testing::FakeDevicePlugin;
 using ::devmgr::testing::MakeDevice;
+using ::devmgr::testing::ProcessResult;
+using ::devmgr::testing::RunProcess;
 using ::devmgr::testing::TempDir;
 using ::devmgr::testing::WaitFor;
 
@@ -38,6 +45,32 @@ double Sample(const std::string& text, const std::string& series) {
     return absl::SimpleAtod(line, &value) ? value : -1;
   }
   return -1;
+}
+
+// Debian's `prometheus` package installs it (scripts/install-deps.sh, test packages).
+constexpr char kPromtool[] = "/usr/bin/promtool";
+
+// What `promtool check metrics` finds wrong with `text`, one finding a line, less the ones on
+// upstream's PodResources counters: the kubelet names them without "_total"
+// (kubelet_pod_resources_endpoint_requests_list, ...), promtool flags a kubelet's /metrics for
+// them alike, and dashboards need the names as they are. A parse error fails whatever it says.
+std::string PromtoolFindings(const std::string& text) {
+  const ProcessResult result = RunProcess({kPromtool, "check", "metrics"}, text);
+  std::string findings;
+  for (absl::string_view line : absl::StrSplit(result.out + result.err, '\n', absl::SkipEmpty())) {
+    bool upstream_name = false;
+    for (const char* name : {"requests_list", "requests_get_allocatable", "requests_get",
+                             "errors_list", "errors_get_allocatable", "errors_get"}) {
+      upstream_name |= line == absl::StrCat("kubelet_pod_resources_endpoint_", name,
+                                            " counter metrics should have \"_total\" suffix");
+    }
+    if (!upstream_name) absl::StrAppend(&findings, line, "\n");
+  }
+  // 0: clean; 3: lint findings only (all of them upstream names, if `findings` is empty).
+  if (result.exit_code != 0 && result.exit_code != 3) {
+    absl::StrAppend(&findings, "promtool exited with ", result.exit_code, "\n");
+  }
+  return findings;
 }
 
 class DaemonMetricsTest : public ::testing::Test {
@@ -182,6 +215,32 @@ TEST_F(DaemonMetricsTest, ExportsEndpointStatesDeviceHealthAndRefusals) {
   EXPECT_EQ(Sample(text, unhealthy), 3);
 }
 
+TEST_F(DaemonMetricsTest, ExportsProcessMetricsAndBuildInfo) {
+  const std::string text = metrics_.Render();
+  for (const char* family : {"process_cpu_seconds_total", "process_open_fds", "process_max_fds",
+                             "process_virtual_memory_bytes", "process_virtual_memory_max_bytes",
+                             "process_resident_memory_bytes", "process_start_time_seconds"}) {
+    EXPECT_GE(Sample(text, family), 0) << family << "\n" << text;
+  }
+  EXPECT_TRUE(
+      absl::StrContains(text, "# TYPE devmgr_build_info gauge\ndevmgr_build_info{compiler="))
+      << text;
+}
+
+TEST_F(DaemonMetricsTest, PromtoolFindsTheWholeTextClean) {
+  if (!std::filesystem::exists(kPromtool)) {
+    GTEST_SKIP() << kPromtool << " is not installed (Debian's prometheus package)";
+  }
+  devicemanager::Pod pod = MakePod("uid1", 1);
+  ASSERT_TRUE(manager_->Allocate(pod, pod.containers[0]).ok());
+  devicemanager::Pod greedy = MakePod("uid2", 3);
+  EXPECT_FALSE(manager_->Allocate(greedy, greedy.containers[0]).ok());
+  metrics_.HealthUpdateTaken(2);
+  counters_.v1.requests_total = 3;
+  const std::string text = metrics_.Render();
+  EXPECT_EQ(PromtoolFindings(text), "") << text;
+}
+
 TEST_F(DaemonMetricsTest, ExportsPodResourcesCountersPerServerApiVersion) {
   counters_.v1.requests_total = 5;
   counters_.v1.requests_list = 3;
@@ -263,6 +322,9 @@ TEST(NodeMetricsDraTest, ExportsTheKubeletDraMetrics) {
       << "DefBuckets end at 10 s";
   EXPECT_TRUE(absl::StrContains(text, "# TYPE dra_resource_claims_in_use gauge")) << text;
   EXPECT_EQ(Sample(text, "dra_resource_claims_in_use{driver_name=\"<any>\"}"), 0);
+  if (std::filesystem::exists(kPromtool)) {
+    EXPECT_EQ(PromtoolFindings(text), "") << text;
+  }
 }
 
 }  // namespace

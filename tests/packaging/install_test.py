@@ -3,7 +3,8 @@
 
 1. `meson install --destdir` of the build directory (nothing is rebuilt).
 2. The installed tree: the program, libdevmgr.a, every generated protobuf header beside the
-   module headers, devmgr.pc and the systemd unit (checked by systemd-analyze when present).
+   module headers, devmgr.pc, the systemd unit (checked by systemd-analyze when present), the
+   man page devmgr(1) and the bash, zsh and fish completion scripts.
 3. With nothing but the installed files and `pkg-config devmgr`: one program that includes every
    installed header and links the whole archive (so a missing header or a library missing from
    Requires fails here, not at an embedder's), the example's out-of-tree meson.build configured,
@@ -100,6 +101,21 @@ def check_tree(args, destdir):
     check(unit.is_file(), f"{unit} is not installed")
     exec_start = f"ExecStart={args.bindir}/devmgr serve --root-dir /var/lib/kubelet"
     check(exec_start in unit.read_text().splitlines(), f"{unit} lacks the line {exec_start}")
+
+    # What the build made by running the program (packaging/meson.build): the man page and the
+    # completion scripts, where man, bash-completion, zsh and fish look for them.
+    man = staged(destdir, args.mandir) / "man1" / "devmgr.1"
+    check(man.is_file(), f"the man page {man} is not installed")
+    page = man.read_text()
+    check(".TH DEVMGR 1 " in page and '\n.SS "devmgr pods list"\n' in page,
+          f"{man} is not devmgr(1) with its commands")
+    data = staged(destdir, args.datadir)
+    for script, first_line in [("bash-completion/completions/devmgr", "# bash completion"),
+                               ("zsh/site-functions/_devmgr", "#compdef devmgr"),
+                               ("fish/vendor_completions.d/devmgr.fish", "# fish completion")]:
+        path = data / script
+        check(path.is_file(), f"the completion script {path} is not installed")
+        check(path.read_text().startswith(first_line), f"{path} does not start with {first_line}")
     return program, include
 
 
@@ -245,6 +261,8 @@ def main():
     parser.add_argument("--libdir", required=True, help="absolute install path")
     parser.add_argument("--includedir", required=True, help="absolute install path")
     parser.add_argument("--unitdir", required=True, help="absolute install path")
+    parser.add_argument("--mandir", required=True, help="absolute install path")
+    parser.add_argument("--datadir", required=True, help="absolute install path")
     parser.add_argument("--proto-build-dir", required=True)
     parser.add_argument("--cxx", action="append", required=True, help="compiler command, in parts")
     parser.add_argument("generated_header", nargs="*", help="generated headers in the build tree")

@@ -58,9 +58,9 @@ class GenericGpuTest : public ::testing::Test {
         EXPECT_EQ(resource["devices"].size(), 1u) << pod.dump();
         const Json& device = resource["devices"][0];
         held.id = device.value("id", "");
-        // proto3 JSON writes int64 as strings.
+        // int64s are JSON numbers: "1" is their text.
         for (const auto& node : device.value("numaNodes", Json::array())) {
-          held.numa_nodes.insert(node.get<std::string>());
+          held.numa_nodes.insert(node.dump());
         }
       }
     }

@@ -1,0 +1,41 @@
+#include "cmd/devmgr/log_flags.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace devmgr::cli {
+
+void AddLogFlags(CLI::App& command, LogFlags& flags) {
+  command
+      .add_option("--log-level", flags.level, "Log level: trace, debug, info, warn, error or off")
+      ->type_name("LEVEL")
+      ->capture_default_str();
+  command
+      .add_option("-v,--v", flags.verbosity,
+                  "Log verbosity, as the kubelet's -v: 0-2 info, 3-4 debug, 5 trace (instead "
+                  "of --log-level)")
+      ->type_name("N");
+}
+
+absl::StatusOr<LoggerPtr> NewLogger(const LogFlags& flags, std::string name,
+                                    spdlog::sink_ptr sink) {
+  spdlog::level::level_enum level = spdlog::level::from_str(flags.level);
+  if (level == spdlog::level::off && flags.level != "off") {
+    return absl::InvalidArgumentError(absl::StrCat("--log-level: unknown level \"", flags.level,
+                                                   "\"; want trace, debug, info, warn or error"));
+  }
+  if (flags.verbosity < -1) return absl::InvalidArgumentError("-v: must be 0 or more");
+  if (flags.verbosity >= 0) {
+    if (flags.level != LogFlags().level) {
+      return absl::InvalidArgumentError("--log-level and -v: give one of them");
+    }
+    level = VerbosityLevel(flags.verbosity);
+  }
+  auto logger = std::make_shared<spdlog::logger>(std::move(name), std::move(sink));
+  logger->set_formatter(NewKlogFormatter());
+  logger->set_level(level);
+  return logger;
+}
+
+}  // namespace devmgr::cli

@@ -1,0 +1,23 @@
+// UTF-8 as Go's unicode/utf8 reads it: overlong forms, surrogates and code points above
+// U+10FFFF are not valid. Shared by the writers of Go's formats (JSON, klog lines) and the CEL
+// evaluator.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/strings/string_view.h"
+
+namespace devmgr {
+
+// Utf8SequenceLength: the length of the valid UTF-8 sequence that starts at s[i] (1 to 4), or
+// 0 when none does. `i` must be within `s`.
+size_t Utf8SequenceLength(absl::string_view s, size_t i);
+
+// DecodeUtf8: the code point of the valid sequence of `length` bytes at s[i].
+char32_t DecodeUtf8(absl::string_view s, size_t i, size_t length);
+
+// ValidUtf8: whether all of `s` is valid UTF-8 (Go's utf8.ValidString).
+bool ValidUtf8(absl::string_view s);
+
+}  // namespace devmgr

@@ -1,0 +1,207 @@
+// `devmgr pods admit|list|options` and `podresources allocatable` against a real daemon and a
+// fake plugin, run as a user runs them: every -o format through the one printer, failures that
+// name their gRPC code, and a pod asking for resources no device plugin serves.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
+#include "tests/integration/daemon_harness.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::testing {
+namespace {
+
+using Json = nlohmann::json;
+using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
+
+constexpr char kGpu[] = "example.com/gpu";
+
+// A pod whose container asks for CPU, memory and `extended` (resource: count lines).
+std::string PodAsking(const std::string& uid, const std::string& extended) {
+  return absl::StrCat(
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: ", uid, "\n  namespace: ml\n  uid: ", uid,
+      "\nspec:\n  containers:\n  - name: c\n    resources:\n      limits:\n        cpu: \"1\"\n"
+      "        memory: 1Gi\n",
+      extended);
+}
+
+// Headers: the words of a table's first line.
+std::vector<std::string> Headers(const std::string& table) {
+  return absl::StrSplit(table.substr(0, table.find('\n')), ' ', absl::SkipEmpty());
+}
+
+class PodsCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    serve_ = h_.StartServe({"--admission-wait", "0s"});
+    ASSERT_NE(serve_, nullptr);
+  }
+
+  // StartGpus starts a fake plugin with two devices, one on each of NUMA nodes 0 and 1.
+  void StartGpus() {
+    plugin_ = h_.StartPlugin(kGpu, 2);
+    ASSERT_TRUE(WaitFor([&] { return h_.Allocatable(kGpu) == 2; }, 20s));
+  }
+
+  ProcessResult Pods(std::vector<std::string> args, const std::string& input = "") const {
+    args.insert(args.begin(), "pods");
+    args.push_back("--root-dir");
+    args.push_back(h_.Root());
+    return h_.Run(args, input);
+  }
+
+  DaemonHarness h_;
+  std::unique_ptr<BackgroundProcess> serve_;
+  std::unique_ptr<BackgroundProcess> plugin_;
+};
+
+// Upstream's allocateContainerResources skips a resource no plugin serves
+// (`if !m.isDevicePluginResource(resource) { continue }`): the pod is admitted, and `admit`
+// says on stderr which resources those were.
+TEST_F(PodsCommandTest, AdmitsResourcesNoPluginServesAndSaysWhich) {
+  const ProcessResult admitted = h_.Admit(PodAsking("none", "        vendor.com/none: 1\n"));
+  EXPECT_EQ(admitted.exit_code, 0) << admitted.err;
+  EXPECT_EQ(admitted.err,
+            "devmgr: not device-plugin resources, admitted without devices: vendor.com/none\n");
+  EXPECT_NE(admitted.out.find("pod none admitted"), std::string::npos) << admitted.out;
+  EXPECT_EQ(h_.PodDevices()["none"], std::vector<std::string>());
+
+  // The admin API answers them too: the same pod again, as JSON.
+  const ProcessResult json =
+      Pods({"admit", "-o", "json", "-"}, PodAsking("none", "        vendor.com/none: 1\n"));
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const Json answer = Json::parse(json.out, nullptr, false);
+  ASSERT_FALSE(answer.is_discarded()) << json.out;
+  EXPECT_EQ(answer["nonDevicePluginResources"], Json({"vendor.com/none"})) << json.out;
+
+  // CPU and memory are no extended resources: nothing to say.
+  const ProcessResult plain = h_.Admit(PodAsking("plain", ""));
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.err, "");
+}
+
+TEST_F(PodsCommandTest, OnlyTheResourcesNoPluginServesAreNamed) {
+  StartGpus();
+  const ProcessResult admitted =
+      h_.Admit(PodAsking("mixed",
+                         "        example.com/gpu: 1\n        vendor.com/none: 2\n        "
+                         "vendor.com/zero: 0\n"));
+  EXPECT_EQ(admitted.exit_code, 0) << admitted.err;
+  EXPECT_EQ(admitted.err,
+            "devmgr: not device-plugin resources, admitted without devices: vendor.com/none\n");
+  EXPECT_EQ(h_.PodDevices()["mixed"].size(), 1u);
+
+  // The counts the pod asked for: a protobuf map, printed in key order as Go prints maps.
+  const ProcessResult json = Pods({"list", "-o", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const size_t gpu = json.out.find("\"example.com/gpu\": 1");
+  const size_t none = json.out.find("\"vendor.com/none\": 2");
+  const size_t zero = json.out.find("\"vendor.com/zero\": 0");
+  ASSERT_NE(zero, std::string::npos) << json.out;
+  EXPECT_TRUE(gpu < none && none < zero) << json.out;
+}
+
+TEST_F(PodsCommandTest, RefusalNamesTheGrpcCode) {
+  StartGpus();
+  const ProcessResult refused = h_.Admit(PodManifest("greedy", kGpu, 3));
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("AdmitPod failed: requested number of devices unavailable"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find(" (RESOURCE_EXHAUSTED)\n"), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.err.find("(code"), std::string::npos) << refused.err;
+
+  const ProcessResult missing = Pods({"options", "no-such-pod", "c"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("(NOT_FOUND)"), std::string::npos) << missing.err;
+}
+
+TEST_F(PodsCommandTest, ListInEveryFormat) {
+  StartGpus();
+  ASSERT_EQ(h_.Admit(PodManifest("one", kGpu, 1)).exit_code, 0);
+
+  // JSON: the counts the pod asked for and the NUMA nodes are numbers; defaults are printed.
+  const ProcessResult json = Pods({"list", "-o", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const Json listed = Json::parse(json.out, nullptr, false);
+  ASSERT_FALSE(listed.is_discarded()) << json.out;
+  const Json& pod = listed["pods"][0];
+  EXPECT_EQ(pod["pod"]["containers"][0]["devices"][kGpu], 1) << json.out;
+  EXPECT_EQ(pod["recovered"], false) << json.out;
+  const Json& device = pod["containers"][0]["resources"][0]["devices"][0];
+  ASSERT_EQ(device["numaNodes"].size(), 1u) << json.out;
+  EXPECT_TRUE(device["numaNodes"][0].is_number_integer()) << json.out;
+  EXPECT_EQ(json.out.rfind("{\n    \"pods\": [", 0), 0u) << "indented as kubectl's:\n" << json.out;
+
+  // YAML: the same object.
+  const ProcessResult yaml = Pods({"list", "-o", "yaml"});
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+  const YAML::Node doc = YAML::Load(yaml.out);
+  EXPECT_EQ(doc["pods"][0]["pod"]["uid"].as<std::string>(), "one") << yaml.out;
+  EXPECT_EQ(doc["pods"][0]["pod"]["containers"][0]["devices"][kGpu].as<int>(), 1) << yaml.out;
+  EXPECT_NE(yaml.out.find("recovered: false\n"), std::string::npos) << yaml.out;
+
+  // Wide: the table with the columns it leaves out, after them.
+  const ProcessResult table = Pods({"list"});
+  const ProcessResult wide = Pods({"list", "-o", "wide"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  EXPECT_EQ(Headers(table.out),
+            (std::vector<std::string>{"UID", "POD", "CONTAINER", "DEVICES", "HEALTH"}))
+      << table.out;
+  EXPECT_EQ(Headers(wide.out), (std::vector<std::string>{"UID", "POD", "CONTAINER", "DEVICES",
+                                                         "HEALTH", "TYPE", "REQUESTS"}))
+      << wide.out;
+  EXPECT_NE(wide.out.find("Healthy   regular   example.com/gpu=1\n"), std::string::npos)
+      << wide.out;
+  EXPECT_EQ(Pods({"list", "-o", "xml"}).exit_code, 2);
+}
+
+TEST_F(PodsCommandTest, OptionsWideAddsNumaNodes) {
+  StartGpus();
+  ASSERT_EQ(h_.Admit(PodManifest("one", kGpu, 1)).exit_code, 0);
+  const ProcessResult table = Pods({"options", "one", "c"});
+  const ProcessResult wide = Pods({"options", "one", "c", "-o", "wide"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  EXPECT_EQ(Headers(table.out), (std::vector<std::string>{"CONTAINER", "KIND", "VALUE"}))
+      << table.out;
+  EXPECT_EQ(Headers(wide.out), (std::vector<std::string>{"CONTAINER", "KIND", "VALUE", "NUMA"}))
+      << wide.out;
+  bool numa = false;
+  for (absl::string_view line : absl::StrSplit(wide.out, '\n')) {
+    if (absl::StrContains(line, "health") &&
+        (absl::EndsWith(line, "   0") || absl::EndsWith(line, "   1"))) {
+      numa = true;
+    }
+  }
+  EXPECT_TRUE(numa) << wide.out;
+}
+
+// A device on NUMA node 0 is {"ID": 0}: protobuf's JSON drops a field at its default, and
+// printed {} before.
+TEST_F(PodsCommandTest, NumaNodeZeroIsVisible) {
+  StartGpus();
+  const ProcessResult json =
+      h_.Run({"podresources", "allocatable", "--root-dir", h_.Root(), "-o", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const Json allocatable = Json::parse(json.out, nullptr, false);
+  ASSERT_FALSE(allocatable.is_discarded()) << json.out;
+  std::set<Json> nodes;
+  for (const Json& devices : allocatable["devices"]) {
+    for (const Json& node : devices["topology"]["nodes"]) nodes.insert(node);
+  }
+  EXPECT_EQ(nodes, (std::set<Json>{Json{{"ID", 0}}, Json{{"ID", 1}}})) << json.out;
+}
+
+}  // namespace
+}  // namespace devmgr::testing
