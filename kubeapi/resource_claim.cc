@@ -145,8 +145,7 @@ absl::StatusOr<DeviceRequest> DecodeRequest(const Json& object, const std::strin
     Fields exact_fields(exactly, fields.Name("exactly"));
     if (absl::Status ok = exact_fields.CheckObject(); !ok.ok()) return ok;
     ExactDeviceRequest exact;
-    if (absl::Status ok = DecodeExactFields(exact_fields, /*admin_access=*/true, exact);
-        !ok.ok()) {
+    if (absl::Status ok = DecodeExactFields(exact_fields, /*admin_access=*/true, exact); !ok.ok()) {
       return ok;
     }
     request.exactly = std::move(exact);
@@ -168,8 +167,7 @@ absl::StatusOr<DeviceConstraint> DecodeConstraint(const Json& object, const std:
   absl::StatusOr<std::optional<std::string>> match = fields.OptionalString("matchAttribute");
   if (!match.ok()) return match.status();
   constraint.match_attribute = *std::move(match);
-  absl::StatusOr<std::optional<std::string>> distinct =
-      fields.OptionalString("distinctAttribute");
+  absl::StatusOr<std::optional<std::string>> distinct = fields.OptionalString("distinctAttribute");
   if (!distinct.ok()) return distinct.status();
   constraint.distinct_attribute = *std::move(distinct);
   return constraint;
@@ -362,7 +360,12 @@ absl::StatusOr<AllocationResult> DecodeAllocationResult(const Json& object,
 absl::StatusOr<ResourceClaim> DecodeResourceClaim(const Json& object) {
   if (!object.is_object()) return absl::InvalidArgumentError("a ResourceClaim must be an object");
   ResourceClaim claim;
+  // The allocation lives in claim.allocation only: the kept document never holds a second copy.
   claim.object = object;
+  if (auto status = claim.object.find("status");
+      status != claim.object.end() && status->is_object()) {
+    status->erase("allocation");
+  }
   // Read in v1's shape; the document keeps the version it was written in.
   Fields fields(ResourceClaimToV1(object, VersionOf(object)), "");
   if (absl::Status ok = CheckKind(fields, "ResourceClaim"); !ok.ok()) return ok;

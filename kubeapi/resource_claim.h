@@ -149,7 +149,7 @@ struct ResourceClaim {
   ObjectMeta metadata;
   DeviceClaim spec;  // spec.devices
   std::optional<AllocationResult> allocation;
-  // The document as read (apiVersion, kind, status.reservedFor, ...).
+  // The document as read (apiVersion, kind, status.reservedFor, ...) less status.allocation.
   Json object = Json::object();
 
   bool operator==(const ResourceClaim&) const = default;
