@@ -159,11 +159,14 @@ void ListAndWatchStreams::Pump(StreamReactor& reactor) {
 }
 
 void ListAndWatchStreams::OnStreamDone(StreamReactor* reactor) {
+  // Log first: once the erase empties streams_, WaitForAllDone returns and the owner may destroy
+  // this object (logger_, device_type_, mu_) while this thread is still here. The reactor is
+  // independent of this object, so it is deleted after.
+  DEVMGR_LOG(logger_, debug, "ListAndWatch stream closed", "deviceType", device_type_);
   {
     absl::MutexLock lock(&mu_);
     streams_.erase(reactor);
   }
-  DEVMGR_LOG(logger_, debug, "ListAndWatch stream closed", "deviceType", device_type_);
   delete reactor;  // NOLINT(cppcoreguidelines-owning-memory): callback reactors own themselves
 }
 

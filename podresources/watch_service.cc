@@ -70,7 +70,11 @@ class WatchStream final : public grpc::ServerWriteReactor<WatchResponse>, public
     FinishLocked(grpc::Status::CANCELLED);
   }
 
-  void OnDone() override {
+  void OnDone() override ABSL_LOCKS_EXCLUDED(mu_) {
+    // gRPC runs OnDone only once the last reaction (OnCancel, OnWriteDone) has returned, but it
+    // orders the two through its own reference count, which ThreadSanitizer does not see.
+    // Taking mu_ once makes that reaction's unlock visibly come before the stream is freed.
+    { absl::MutexLock lock(&mu_); }
     gate_.ReleaseStream(client_);
     // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): a reactor frees itself after OnDone.
     hub_.Unsubscribe(this, [this] { delete this; });

@@ -462,9 +462,19 @@ TEST_F(DraManagerTest, ExtendedResourceClaimIsPreparedAndMappedToItsContainers) 
       {"container-0-request-0", kDriver, "test-pool", "gpu-a", std::nullopt},
       {"container-1-request-0", kDriver, "test-pool", "gpu-b", std::nullopt}};
   claims_.Set(extended);
+  // Filled on the driver's gRPC thread and read here once PrepareResources has returned: the
+  // RPC orders the two, but ThreadSanitizer cannot see through it, so a lock says it.
+  absl::Mutex calls_mu;
   std::vector<size_t> claims_per_call;
-  driver_->OnPrepare([&claims_per_call](const draapi::v1::NodePrepareResourcesRequest& request) {
-    claims_per_call.push_back(static_cast<size_t>(request.claims_size()));
+  auto calls = [&] {
+    absl::MutexLock lock(&calls_mu);
+    return claims_per_call;
+  };
+  driver_->OnPrepare([&](const draapi::v1::NodePrepareResourcesRequest& request) {
+    {
+      absl::MutexLock lock(&calls_mu);
+      claims_per_call.push_back(static_cast<size_t>(request.claims_size()));
+    }
     draapi::v1::NodePrepareResourcesResponse response;
     for (const auto& claim : request.claims()) {
       auto& answer = (*response.mutable_claims())[claim.uid()];
@@ -499,7 +509,7 @@ TEST_F(DraManagerTest, ExtendedResourceClaimIsPreparedAndMappedToItsContainers) 
                                       {"idle", "example.com/gpu", "container-2-request-0"}},
                                      kExtended};
   ASSERT_TRUE(manager_->PrepareResources(pod).ok());
-  EXPECT_EQ(claims_per_call, std::vector<size_t>{2}) << "one call for the driver, both claims";
+  EXPECT_EQ(calls(), std::vector<size_t>{2}) << "one call for the driver, both claims";
   EXPECT_EQ(CheckpointedClaims(), 2u);
   EXPECT_EQ(*manager_->GetResources(pod, pod.containers[0]),
             (std::vector<std::string>{"vendor.com/test=claim", "vendor.com/gpu=gpu-a"}));
@@ -520,9 +530,12 @@ TEST_F(DraManagerTest, ExtendedResourceClaimIsPreparedAndMappedToItsContainers) 
   // Without the gate: only the pod's own claim, and the scheduler's claim is never fetched.
   CreateManager(kDefaultCallTimeout, /*extended_resource=*/false);
   claims_.Remove(kExtended);
-  claims_per_call.clear();
+  {
+    absl::MutexLock lock(&calls_mu);
+    claims_per_call.clear();
+  }
   ASSERT_TRUE(manager_->PrepareResources(pod).ok());
-  EXPECT_EQ(claims_per_call, std::vector<size_t>{1});
+  EXPECT_EQ(calls(), std::vector<size_t>{1});
   EXPECT_EQ(*manager_->GetResources(pod, pod.containers[1]), std::vector<std::string>{});
   EXPECT_EQ(CheckpointedClaims(), 1u);
 }
