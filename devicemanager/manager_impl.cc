@@ -182,7 +182,7 @@ void ManagerImpl::RestoreFromCheckpoint() {
   // and allocatable are 0 until its plugin registers again within the grace period.
   for (const auto& [resource, ids] : data->registered_devices) {
     devices_[resource] = std::make_shared<const DeviceTable>();
-    HealthyChangedLocked(resource);
+    DevicesChangedLocked(resource);
     endpoints_[resource] = Endpoint::NewStopped(resource, now);
   }
 }
@@ -228,9 +228,14 @@ std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> ManagerImpl::R
   return registered;
 }
 
-void ManagerImpl::HealthyChangedLocked(absl::string_view resource_name) {
+void ManagerImpl::DevicesChangedLocked(absl::string_view resource_name) {
   if (auto it = registered_rendered_.find(resource_name); it != registered_rendered_.end()) {
     registered_rendered_.erase(it);
+  }
+  if (devices_.find(resource_name) != devices_.end()) {
+    table_revisions_.insert_or_assign(std::string(resource_name), ++table_changes_);
+  } else if (auto it = table_revisions_.find(resource_name); it != table_revisions_.end()) {
+    table_revisions_.erase(it);
   }
 }
 
@@ -371,7 +376,7 @@ void ManagerImpl::OnDevicesUpdated(const Endpoint& endpoint, std::vector<Device>
         PodsToUpdateLocked(endpoint.resource_name(), current.get(), *table, first));
   }
   current = std::move(table);
-  HealthyChangedLocked(endpoint.resource_name());
+  DevicesChangedLocked(endpoint.resource_name());
   ScheduleCheckpointLocked();
   ScheduleNotifyLocked();
 }
@@ -406,7 +411,7 @@ void ManagerImpl::MarkResourceUnhealthyLocked(const std::string& resource_name) 
   auto table = std::make_shared<DeviceTable>(*it->second);
   table->MarkAllUnhealthy();
   it->second = std::move(table);
-  HealthyChangedLocked(resource_name);
+  DevicesChangedLocked(resource_name);
 }
 
 bool ManagerImpl::ResourceGoneLocked(const std::string& resource_name, absl::Time now) const {
@@ -431,7 +436,7 @@ CapacityResult ManagerImpl::GetCapacity() {
     for (const auto& resource : result.removed) {
       endpoints_.erase(resource);
       devices_.erase(resource);
-      HealthyChangedLocked(resource);
+      DevicesChangedLocked(resource);
     }
     if (!result.removed.empty()) {
       ScheduleCheckpointLocked();
@@ -445,17 +450,42 @@ CapacityResult ManagerImpl::GetCapacity() {
   return result;
 }
 
+namespace {
+
+// HealthyDevices: the healthy devices of `table`.
+DeviceMap HealthyDevices(const DeviceTable& table) {
+  DeviceMap devices;
+  for (const Device& device : table) {
+    // Ordered by ID: appended at the end of the map.
+    if (device.health == Health::kHealthy) devices.emplace_hint(devices.end(), device.id, device);
+  }
+  return devices;
+}
+
+}  // namespace
+
 ResourceDevices ManagerImpl::GetAllocatableDevices() const {
   ResourceDevices result;
   absl::MutexLock lock(&mu_);
-  for (const auto& [resource, table] : devices_) {
-    // Ordered by ID: appended at the end of the result.
-    DeviceMap& devices = result[resource];
-    for (const Device& device : *table) {
-      if (device.health == Health::kHealthy) devices.emplace_hint(devices.end(), device.id, device);
-    }
-  }
+  for (const auto& [resource, table] : devices_) result.emplace(resource, HealthyDevices(*table));
   return result;
+}
+
+DeviceMap ManagerImpl::GetAllocatableDevices(absl::string_view resource_name) const {
+  SharedTable table;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = devices_.find(resource_name);
+    if (it == devices_.end()) return {};
+    table = it->second;
+  }
+  // Never changed in place: read outside the lock.
+  return HealthyDevices(*table);
+}
+
+std::map<std::string, uint64_t> ManagerImpl::AllocatableRevisions() const {
+  absl::MutexLock lock(&mu_);
+  return {table_revisions_.begin(), table_revisions_.end()};
 }
 
 ResourceDevices ManagerImpl::GetDevices(absl::string_view pod_uid,

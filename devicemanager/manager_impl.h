@@ -53,6 +53,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   void Stop() override;
   CapacityResult GetCapacity() override;
   ResourceDevices GetAllocatableDevices() const override;
+  DeviceMap GetAllocatableDevices(absl::string_view resource_name) const override;
+  std::map<std::string, uint64_t> AllocatableRevisions() const override;
   ResourceDevices GetDevices(absl::string_view pod_uid,
                              absl::string_view container_name) const override;
   uint64_t AllocationsRevision() const override;
@@ -241,8 +243,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   ResourceHealth ReportedHealthLocked(const std::string& resource_name,
                                       const std::string& device_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // HealthyChangedLocked: the healthy devices of `resource_name` changed (or it is gone).
-  void HealthyChangedLocked(absl::string_view resource_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // DevicesChangedLocked: the table of `resource_name` in devices_ was replaced (or removed).
+  void DevicesChangedLocked(absl::string_view resource_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // ResourceGoneLocked: no endpoint (maps out of sync), or its grace period has expired.
   bool ResourceGoneLocked(const std::string& resource_name, absl::Time now) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -275,10 +277,14 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // the healthy IDs outside mu_.
   std::map<std::string, SharedTable, std::less<>> devices_ ABSL_GUARDED_BY(mu_);
   // Resource name -> its healthy devices rendered for the checkpoint, made by the first write
-  // after they change and erased by every change (HealthyChangedLocked), so that a write for
+  // after they change and erased by every change (DevicesChangedLocked), so that a write for
   // one admission neither copies nor renders every device of the node.
   std::map<std::string, std::shared_ptr<const checkpoint::EncodedRegistered>, std::less<>>
       registered_rendered_ ABSL_GUARDED_BY(mu_);
+  // Resource name -> the count of devices_' changes when its table last changed (what
+  // AllocatableRevisions reports); one entry per entry of devices_.
+  std::map<std::string, uint64_t, std::less<>> table_revisions_ ABSL_GUARDED_BY(mu_);
+  uint64_t table_changes_ ABSL_GUARDED_BY(mu_) = 0;
   PodDevices pod_devices_ ABSL_GUARDED_BY(mu_);
   // Resources whose endpoint is live and has sent a snapshot since it connected: the health of
   // their devices is known (ReportedHealthLocked says Unknown for the others).

@@ -264,6 +264,7 @@ absl::Status Manager::Prepare(const Pod& pod) {
       }
       (*it->second.state.driver_state)[driver].devices = std::move(devices);
     }
+    ++version_;  // durable with pass 4's version
   }
 
   // Pass 4: every claim is prepared; the devices become durable.
@@ -407,6 +408,7 @@ absl::Status Manager::Unprepare(const std::string& pod_uid, const std::string& n
         batches[driver].push_back(ClaimMessage(state));
       }
     }
+    if (changed) ++version_;  // durable below, with the claims forgotten
   }
 
   for (const auto& [driver, claims] : batches) {
@@ -434,6 +436,11 @@ absl::Status Manager::Unprepare(const std::string& pod_uid, const std::string& n
     return Wrap("checkpoint ResourceClaim state: ", written);
   }
   return absl::OkStatus();
+}
+
+uint64_t Manager::ClaimsRevision() const {
+  absl::MutexLock lock(&mu_);
+  return version_;
 }
 
 bool Manager::PodMightNeedToUnprepareResources(absl::string_view pod_uid_view) const {

@@ -144,6 +144,10 @@ class Manager final : private HealthSink {
   // known), then the pod's extended-resource claim if a mapping names the container.
   absl::StatusOr<std::vector<ClaimInfoState>> GetContainerClaimInfos(
       const Pod& pod, const Container& container) const ABSL_LOCKS_EXCLUDED(mu_);
+  // ClaimsRevision: a number that changes whenever the claims' states (their pods, devices,
+  // CDI devices, whether prepared) may have changed, so that a reader may keep what it built
+  // from GetContainerClaimInfos until it changes.
+  uint64_t ClaimsRevision() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // ContainerResourceStatuses: the DRA entries of `container`'s allocatedResourcesStatus
   // ("claim:<pod claim>" or "claim:<pod claim>/<request>", each device with its health as its
@@ -220,7 +224,7 @@ class Manager final : private HealthSink {
   uint64_t durable_version_ ABSL_GUARDED_BY(write_mu_) = 0;
   mutable absl::Mutex mu_;
   std::map<ClaimKey, CachedClaim> cache_ ABSL_GUARDED_BY(mu_);
-  // Counts the changes of cache_ that must become durable.
+  // Counts the changes of cache_ (each must become durable; ClaimsRevision reports it).
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

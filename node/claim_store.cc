@@ -61,6 +61,7 @@ absl::Status ClaimStore::Load() {
   }
   absl::MutexLock lock(&mu_);
   contents_ = std::move(contents);
+  ++revision_;
   return absl::OkStatus();
 }
 
@@ -152,7 +153,13 @@ absl::Status ClaimStore::Replace(Contents next) {
   }
   absl::MutexLock lock(&mu_);
   contents_ = std::move(next);
+  ++revision_;
   return absl::OkStatus();
+}
+
+uint64_t ClaimStore::Revision() const {
+  absl::MutexLock lock(&mu_);
+  return revision_;
 }
 
 std::optional<dra::Pod> ClaimStore::FindPod(const std::string& pod_uid) const {

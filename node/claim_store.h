@@ -11,6 +11,7 @@
 // outside the lock that readers take, so GetClaim never waits for the disk.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -60,6 +61,8 @@ class ClaimStore final : public dra::ClaimSource {
   std::vector<dra::Pod> Pods() const ABSL_LOCKS_EXCLUDED(mu_);
   // Claims: every stored claim.
   std::vector<dra::ResourceClaim> Claims() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Revision: a number that changes whenever the stored pods or claims change.
+  uint64_t Revision() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // dra::ClaimSource: a claim some stored pod brought; NotFound otherwise (upstream's text:
   // "resourceclaims.resource.k8s.io \"NAME\" not found").
@@ -86,6 +89,7 @@ class ClaimStore final : public dra::ClaimSource {
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
   Contents contents_ ABSL_GUARDED_BY(mu_);
+  uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace devmgr::node

@@ -6,6 +6,8 @@
 // stores' locks and returns.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,11 @@ class DraResourcesProvider final : public podresources::DynamicResourcesProvider
 
   std::vector<::v1::DynamicResource> GetDynamicResources(
       const podresources::Pod& pod, const podresources::Container& container) override;
+  // The answer depends on the stored pods' claims and the manager's claim states; both counters
+  // only grow, so their sum changes whenever either does.
+  std::optional<uint64_t> Revision() override {
+    return claims_.Revision() + manager_.ClaimsRevision();
+  }
   // The DRA entries of the container's allocatedResourcesStatus, as the pod status shows them
   // (dra::Manager::ContainerResourceStatuses); empty without the ResourceHealthStatus gate.
   podresources::DevicesHealth GetDynamicResourcesHealth(

@@ -34,6 +34,13 @@ class ManagerDevicesProvider final : public podresources::DevicesProvider {
   podresources::ResourceDeviceInstances GetAllocatableDevices() override {
     return Instances(manager_.GetAllocatableDevices());
   }
+  std::optional<std::map<std::string, uint64_t>> AllocatableRevisions() override {
+    return manager_.AllocatableRevisions();
+  }
+  std::map<std::string, podresources::NumaNodes> GetAllocatableDevices(
+      const std::string& resource_name) override {
+    return NumaNodesById(manager_.GetAllocatableDevices(resource_name));
+  }
 
   // As the pod's status would report it (Manager::UpdateAllocatedResourcesStatus).
   podresources::DevicesHealth GetDevicesHealth(const std::string& pod_uid,
@@ -52,13 +59,16 @@ class ManagerDevicesProvider final : public podresources::DevicesProvider {
   }
 
  private:
+  static std::map<std::string, podresources::NumaNodes> NumaNodesById(
+      const devicemanager::DeviceMap& devices) {
+    std::map<std::string, podresources::NumaNodes> out;
+    for (const auto& [id, device] : devices) out.emplace_hint(out.end(), id, device.numa_nodes);
+    return out;
+  }
   static podresources::ResourceDeviceInstances Instances(
       const devicemanager::ResourceDevices& devices) {
     podresources::ResourceDeviceInstances out;
-    for (const auto& [resource, by_id] : devices) {
-      auto& ids = out[resource];
-      for (const auto& [id, device] : by_id) ids.emplace_hint(ids.end(), id, device.numa_nodes);
-    }
+    for (const auto& [resource, by_id] : devices) out.emplace(resource, NumaNodesById(by_id));
     return out;
   }
 

@@ -32,16 +32,21 @@ std::string Framed(const ::v1::PodResources& resources) {
 }  // namespace
 
 grpc::ByteBuffer ListCache::Answer(const Providers& providers) {
-  const bool reusable = providers.cpus == nullptr && providers.memory == nullptr &&
-                        providers.dynamic_resources == nullptr;
   // Read before the state they describe: what is built is then at least as new as its key,
   // and any later change gives a different one.
   std::optional<Key> key;
-  if (reusable) {
+  if (providers.cpus == nullptr && providers.memory == nullptr) {
     const std::optional<uint64_t> pods = providers.pods->ActivePodsRevision();
     const std::optional<uint64_t> devices = providers.devices->AllocationsRevision();
-    if (pods.has_value() && devices.has_value()) key = Key{*pods, *devices};
+    const std::optional<uint64_t> dynamic = providers.dynamic_resources == nullptr
+                                                ? std::optional<uint64_t>(0)
+                                                : providers.dynamic_resources->Revision();
+    if (pods.has_value() && devices.has_value() && dynamic.has_value()) {
+      key = Key{*pods, *devices, *dynamic};
+    }
   }
+  const bool reusable = key.has_value();
+  const uint64_t dynamic = reusable ? key->dynamic : 0;
   absl::MutexLock lock(&mu_);
   if (key.has_value() && key_ == key) return answer_;
 
@@ -59,14 +64,14 @@ grpc::ByteBuffer ListCache::Answer(const Providers& providers) {
     const uint64_t revision = found.value_or(0);
     auto kept = parts_.find(pod.uid);
     if (known && kept != parts_.end() && kept->second.revision == revision &&
-        kept->second.pod == pod) {
+        kept->second.dynamic == dynamic && kept->second.pod == pod) {
       pieces.push_back(kept->second.bytes);
       parts.emplace(pod.uid, std::move(kept->second));
     } else {
       auto* resources = google::protobuf::Arena::CreateMessage<::v1::PodResources>(&arena);
       FillPodResources(pod, providers, *resources);
       pieces.push_back(std::make_shared<const std::string>(Framed(*resources)));
-      if (known) parts.emplace(pod.uid, PodPart{pod, revision, pieces.back()});
+      if (known) parts.emplace(pod.uid, PodPart{pod, revision, dynamic, pieces.back()});
     }
     size += pieces.back()->size();
   }

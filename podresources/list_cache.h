@@ -1,15 +1,19 @@
 // ListCache: the v1 List answer, kept between calls at two levels, so that a monitoring client
 // polling a node pays for what changed, not for every pod (beyond upstream, whose List
 // rebuilds the whole answer each time):
-// - the whole answer, with the revisions of the active pods and of the device allocations it
-//   was built from: while both providers report the same revisions, List sends it again;
+// - the whole answer, with the revisions of the active pods, of the device allocations and of
+//   the dynamic resources it was built from: while the providers report the same revisions,
+//   List sends it again;
 // - each pod's part of it (its PodResources, serialized as an element of the answer), with the
-//   pod as the pods provider described it and the revision of the pod's allocations: when the
-//   answer must be built again, only the pods that changed are read and serialized.
+//   pod as the pods provider described it, the revision of the pod's allocations and that of
+//   the dynamic resources: when the answer must be built again, only the pods that changed are
+//   read and serialized (every pod after a change of dynamic resources, which are not told
+//   per pod).
 //
-// Nothing is reused unless every provider that contributes can tell its revisions: the pods
-// and devices providers report them, and there is no CPU, memory or dynamic resources provider
-// (their interfaces have none). Otherwise every pod is read for every List, as upstream.
+// Nothing is reused unless every provider that contributes can tell its revisions: the pods,
+// devices and dynamic resources (if any) providers report them, and there is no CPU or memory
+// provider (their interfaces have none). Otherwise every pod is read for every List, as
+// upstream.
 #pragma once
 
 #include <grpcpp/support/byte_buffer.h>
@@ -37,6 +41,7 @@ class ListCache {
   struct Key {
     uint64_t pods = 0;
     uint64_t devices = 0;
+    uint64_t dynamic = 0;  // 0 without a dynamic resources provider
     friend bool operator==(const Key&, const Key&) = default;
   };
   // One pod's element of the answer (field tag, length and PodResources), and what it was
@@ -44,6 +49,7 @@ class ListCache {
   struct PodPart {
     Pod pod;
     uint64_t revision = 0;
+    uint64_t dynamic = 0;  // Key::dynamic when it was built
     std::shared_ptr<const std::string> bytes;
   };
 

@@ -88,6 +88,19 @@ class DevicesProvider {
   }
   // GetAllocatableDevices: every healthy device of every registered resource.
   virtual ResourceDeviceInstances GetAllocatableDevices() = 0;
+  // AllocatableRevisions: for each resource of GetAllocatableDevices, a number that changes
+  // whenever that resource's part may change, or nullopt (the default) when the provider cannot
+  // tell, and then every GetAllocatableResources answer is built whole.
+  virtual std::optional<std::map<std::string, uint64_t>> AllocatableRevisions() {
+    return std::nullopt;
+  }
+  // GetAllocatableDevices(resource_name): that resource's part of GetAllocatableDevices(), read
+  // only where AllocatableRevisions tells revisions. The default reads every resource.
+  virtual std::map<std::string, NumaNodes> GetAllocatableDevices(const std::string& resource_name) {
+    ResourceDeviceInstances all = GetAllocatableDevices();
+    auto it = all.find(resource_name);
+    return it == all.end() ? std::map<std::string, NumaNodes>{} : std::move(it->second);
+  }
   // GetDevicesHealth: the health of the devices one container holds (Watch), by resource
   // name and device ID: "Healthy", "Unhealthy" or "Unknown". Empty (the default) from a
   // provider that does not know.
@@ -126,6 +139,10 @@ class DynamicResourcesProvider {
   virtual ~DynamicResourcesProvider() = default;
   virtual std::vector<::v1::DynamicResource> GetDynamicResources(const Pod& pod,
                                                                  const Container& container) = 0;
+  // Revision: a number that changes whenever GetDynamicResources's answer for some container may
+  // change, or nullopt (the default) when the provider cannot tell, and then no List answer is
+  // reused (see PodsProvider::ActivePodsRevision).
+  virtual std::optional<uint64_t> Revision() { return std::nullopt; }
   // GetDynamicResourcesHealth: the health of the devices one container holds through its
   // claims (Watch), by allocatedResourcesStatus name ("claim:<pod claim>" or
   // "claim:<pod claim>/<request>") and resource ID. Empty (the default) from a provider that

@@ -13,6 +13,20 @@ grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* context, const grp
   return reactor;
 }
 
+namespace {
+
+// ReadRequest: whether a method answering with bytes got a request that parses. Its request
+// has no fields, but it must still parse: if not, INTERNAL, as a Go kubelet's gRPC answers
+// (gRPC C++'s typed methods would give an empty UNIMPLEMENTED).
+template <typename Request>
+grpc::Status ReadRequest(const grpc::ByteBuffer& request) {
+  grpc::ByteBuffer bytes(request);  // shares the slices
+  Request parsed;
+  return grpc::SerializationTraits<Request>::Deserialize(&bytes, &parsed);
+}
+
+}  // namespace
+
 bool Admitted(grpc::CallbackServerContext* context, ClientGate& gate, Counters& counters) {
   if (gate.AllowRequest(gate.Identify(*context))) return true;
   counters.rate_limited.fetch_add(1, std::memory_order_relaxed);
@@ -22,7 +36,6 @@ bool Admitted(grpc::CallbackServerContext* context, ClientGate& gate, Counters& 
 V1Service::V1Service(const Providers& providers, ClientGate& gate, Counters& counters,
                      bool get_enabled)
     : providers_(providers), gate_(gate), counters_(counters), get_enabled_(get_enabled) {
-  SetMessageAllocatorFor_GetAllocatableResources(&allocatable_messages_);
   SetMessageAllocatorFor_Get(&get_messages_);
 }
 
@@ -32,13 +45,7 @@ grpc::ServerUnaryReactor* V1Service::List(grpc::CallbackServerContext* context,
   if (!Admitted(context, gate_, counters_)) return Finish(context, RateLimitedStatus());
   counters_.v1.requests_total.fetch_add(1, std::memory_order_relaxed);
   counters_.v1.requests_list.fetch_add(1, std::memory_order_relaxed);
-  // The request has no fields, but it must still parse: if not, INTERNAL, as a Go kubelet's
-  // gRPC answers (gRPC C++'s typed methods would give an empty UNIMPLEMENTED).
-  grpc::ByteBuffer request_bytes(*request);  // shares the slices
-  ::v1::ListPodResourcesRequest parsed;
-  if (grpc::Status read = grpc::SerializationTraits<::v1::ListPodResourcesRequest>::Deserialize(
-          &request_bytes, &parsed);
-      !read.ok()) {
+  if (grpc::Status read = ReadRequest<::v1::ListPodResourcesRequest>(*request); !read.ok()) {
     return Finish(context, read);
   }
   // Upstream reads the active pods and then frees the devices of pods that ended, so a pod that
@@ -50,21 +57,16 @@ grpc::ServerUnaryReactor* V1Service::List(grpc::CallbackServerContext* context,
   return Finish(context, grpc::Status::OK);
 }
 
-grpc::ServerUnaryReactor* V1Service::GetAllocatableResources(
-    grpc::CallbackServerContext* context, const ::v1::AllocatableResourcesRequest* /*request*/,
-    ::v1::AllocatableResourcesResponse* response) {
+grpc::ServerUnaryReactor* V1Service::GetAllocatableResources(grpc::CallbackServerContext* context,
+                                                             const grpc::ByteBuffer* request,
+                                                             grpc::ByteBuffer* response) {
   if (!Admitted(context, gate_, counters_)) return Finish(context, RateLimitedStatus());
   counters_.v1.requests_total.fetch_add(1, std::memory_order_relaxed);
   counters_.v1.requests_get_allocatable.fetch_add(1, std::memory_order_relaxed);
-  AppendContainerDevices(providers_.devices->GetAllocatableDevices(), *response->mutable_devices());
-  if (providers_.cpus != nullptr) {
-    for (const int64_t cpu : providers_.cpus->GetAllocatableCpus()) response->add_cpu_ids(cpu);
+  if (grpc::Status read = ReadRequest<::v1::AllocatableResourcesRequest>(*request); !read.ok()) {
+    return Finish(context, read);
   }
-  if (providers_.memory != nullptr) {
-    for (auto& memory : providers_.memory->GetAllocatableMemory()) {
-      *response->add_memory() = std::move(memory);
-    }
-  }
+  *response = allocatable_cache_.Answer(providers_);
   return Finish(context, grpc::Status::OK);
 }
 

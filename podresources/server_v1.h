@@ -3,6 +3,7 @@
 // pkg/kubelet/apis/podresources/server_v1.go.
 #pragma once
 
+#include "podresources/allocatable_cache.h"
 #include "podresources/arena_messages.h"
 #include "podresources/client_gate.h"
 #include "podresources/list_cache.h"
@@ -16,13 +17,14 @@ namespace devmgr::podresources {
 inline constexpr char kGetDisabledMessage[] = "PodResources API Get method disabled";
 
 // V1Service: callback-API handlers that do their work inline (provider calls only) and finish
-// at once, each call's messages on its own arena. List answers with bytes, so that it can send
-// a kept answer again (ListCache). Thread-safe. `providers`, `gate` and `counters` are not owned
-// and must outlive it.
-class V1Service final : public ::v1::PodResourcesLister::WithCallbackMethod_GetAllocatableResources<
-                            ::v1::PodResourcesLister::WithCallbackMethod_Get<
-                                ::v1::PodResourcesLister::WithRawCallbackMethod_List<
-                                    ::v1::PodResourcesLister::Service>>> {
+// at once, each call's messages on its own arena. List and GetAllocatableResources answer with
+// bytes, so that they can send what they kept again (ListCache, AllocatableCache). Thread-safe.
+// `providers`, `gate` and `counters` are not owned and must outlive it.
+class V1Service final
+    : public ::v1::PodResourcesLister::WithRawCallbackMethod_GetAllocatableResources<
+          ::v1::PodResourcesLister::WithCallbackMethod_Get<
+              ::v1::PodResourcesLister::WithRawCallbackMethod_List<
+                  ::v1::PodResourcesLister::Service>>> {
  public:
   // `get_enabled` plays upstream's KubeletPodResourcesGet feature gate.
   V1Service(const Providers& providers, ClientGate& gate, Counters& counters, bool get_enabled);
@@ -30,9 +32,9 @@ class V1Service final : public ::v1::PodResourcesLister::WithCallbackMethod_GetA
   grpc::ServerUnaryReactor* List(grpc::CallbackServerContext* context,
                                  const grpc::ByteBuffer* request,
                                  grpc::ByteBuffer* response) override;
-  grpc::ServerUnaryReactor* GetAllocatableResources(
-      grpc::CallbackServerContext* context, const ::v1::AllocatableResourcesRequest* request,
-      ::v1::AllocatableResourcesResponse* response) override;
+  grpc::ServerUnaryReactor* GetAllocatableResources(grpc::CallbackServerContext* context,
+                                                    const grpc::ByteBuffer* request,
+                                                    grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* Get(grpc::CallbackServerContext* context,
                                 const ::v1::GetPodResourcesRequest* request,
                                 ::v1::GetPodResourcesResponse* response) override;
@@ -43,8 +45,7 @@ class V1Service final : public ::v1::PodResourcesLister::WithCallbackMethod_GetA
   Counters& counters_;
   const bool get_enabled_;
   ListCache list_cache_;
-  ArenaMessages<::v1::AllocatableResourcesRequest, ::v1::AllocatableResourcesResponse>
-      allocatable_messages_;
+  AllocatableCache allocatable_cache_;
   ArenaMessages<::v1::GetPodResourcesRequest, ::v1::GetPodResourcesResponse> get_messages_;
 };
 

@@ -391,6 +391,49 @@ TEST_F(ManagerTest, TestGetAllocatableDevicesHealthTransition) {
   EXPECT_EQ(devices[kResource1].count("B"), 1u);
 }
 
+// What PodResources' AllocatableCache keeps its parts by: a resource's revision changes with its
+// devices (health, a disconnection) and with nothing else; a resource removed has none.
+TEST_F(ManagerTest, AllocatableRevisionsChangeWithEachResourcesDevices) {
+  StartManager();
+  PluginPtr p1 = StartPlugin("p1.sock", kResource1, {MakeDevice("A", true, {0}), MakeDevice("B")});
+  PluginPtr p2 = StartPlugin("p2.sock", kResource2, {MakeDevice("X")});
+  ASSERT_TRUE(p1->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(p2->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 2));
+  ASSERT_TRUE(WaitForCapacity(kResource2, 1, 1));
+  const std::map<std::string, uint64_t> first = manager_->AllocatableRevisions();
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(manager_->AllocatableRevisions(), first) << "nothing changed";
+  auto ids = [](const DeviceMap& devices) {
+    std::vector<std::string> out;
+    for (const auto& [id, device] : devices) out.push_back(id);
+    return out;
+  };
+  EXPECT_EQ(ids(manager_->GetAllocatableDevices(kResource1)),
+            ids(manager_->GetAllocatableDevices()[kResource1]));
+  EXPECT_EQ(manager_->GetAllocatableDevices(kResource1).at("A").numa_nodes,
+            std::vector<int64_t>{0});
+
+  p1->SetDevices({MakeDevice("A", true, {0}), MakeDevice("B", false)});
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 1));
+  const std::map<std::string, uint64_t> flipped = manager_->AllocatableRevisions();
+  EXPECT_NE(flipped.at(kResource1), first.at(kResource1));
+  EXPECT_EQ(flipped.at(kResource2), first.at(kResource2)) << "the other resource kept";
+  EXPECT_EQ(ids(manager_->GetAllocatableDevices(kResource1)), std::vector<std::string>{"A"});
+
+  p1->EndStreams();
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 0));
+  const std::map<std::string, uint64_t> disconnected = manager_->AllocatableRevisions();
+  EXPECT_NE(disconnected.at(kResource1), flipped.at(kResource1));
+  EXPECT_TRUE(manager_->GetAllocatableDevices(kResource1).empty());
+
+  clock_.Advance(kEndpointStopGracePeriod + absl::Seconds(1));
+  EXPECT_EQ(manager_->GetCapacity().removed, std::vector<std::string>{kResource1});
+  EXPECT_EQ(manager_->AllocatableRevisions(),
+            (std::map<std::string, uint64_t>{{kResource2, first.at(kResource2)}}));
+  EXPECT_TRUE(manager_->GetAllocatableDevices(kResource1).empty());
+}
+
 TEST_F(ManagerTest, TestPluginConnected_SameResourceSameSocketRejected) {
   StartManager();
   PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a")});

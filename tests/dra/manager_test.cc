@@ -345,8 +345,12 @@ TEST_F(DraManagerTest, TemplateClaimMustBeOwnedByThePod) {
 TEST_F(DraManagerTest, TestUnprepareResources) {
   claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
   const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  const uint64_t before = manager_->ClaimsRevision();
   ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  const uint64_t prepared = manager_->ClaimsRevision();
+  EXPECT_NE(prepared, before) << "what PodResources keeps its List answer by";
   ASSERT_TRUE(manager_->UnprepareResources(pod).ok());
+  EXPECT_NE(manager_->ClaimsRevision(), prepared);
   EXPECT_EQ(driver_->unprepare_calls(), 1);
   EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
   EXPECT_EQ(CheckpointedClaims(), 0u);

@@ -129,12 +129,26 @@ TEST(ClaimStoreTest, RefusesAClaimOfTheSameNameWithAnotherUidAndChangesNothing) 
   ClaimStore store(dir.path(), nullptr);
   ASSERT_TRUE(store.Add(Pod("u1", {"a"}, {Claim("a", "c1")})).ok());
   const absl::StatusOr<std::string> before = FileStore(dir.path()).Read(kClaimRecordName);
+  const uint64_t revision = store.Revision();
   absl::Status added = store.Add(Pod("u2", {"a"}, {Claim("a", "other")}));
   EXPECT_EQ(added.code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(added.message(), "ResourceClaim default/a is held with UID c1, not other");
   EXPECT_FALSE(store.FindPod("u2").has_value());
   EXPECT_EQ(FileStore(dir.path()).Read(kClaimRecordName).value(), before.value());
   EXPECT_EQ(store.Add(Pod("u1", {}, {})).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(store.Revision(), revision) << "what PodResources keeps its List answer by";
+}
+
+// Revision (what PodResources keeps its List answer by) changes with every change stored.
+TEST(ClaimStoreTest, RevisionChangesWithWhatIsStored) {
+  TempDir dir;
+  ClaimStore store(dir.path(), nullptr);
+  const uint64_t empty = store.Revision();
+  ASSERT_TRUE(store.Add(Pod("u1", {"a"}, {Claim("a", "c1")})).ok());
+  const uint64_t added = store.Revision();
+  EXPECT_NE(added, empty);
+  ASSERT_TRUE(store.Remove("u1").ok());
+  EXPECT_NE(store.Revision(), added);
 }
 
 TEST(ClaimStoreTest, RetainForgetsPodsThatWereNeverAdmitted) {

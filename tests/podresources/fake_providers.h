@@ -95,12 +95,26 @@ class FakeDevicesProvider final : public DevicesProvider {
     absl::MutexLock lock(&mu_);
     health_[{pod_uid, container}] = std::move(health);
   }
+  // As the device manager: a resource whose devices change gets a new revision.
   void SetAllocatable(ResourceDeviceInstances devices) {
     absl::MutexLock lock(&mu_);
+    std::map<std::string, uint64_t> revisions;
+    for (const auto& [resource, ids] : devices) {
+      auto before = allocatable_.find(resource);
+      auto kept = allocatable_revisions_.find(resource);
+      const bool same = before != allocatable_.end() && before->second == ids &&
+                        kept != allocatable_revisions_.end();
+      revisions.emplace(resource, same ? kept->second : ++revision_);
+    }
+    allocatable_revisions_ = std::move(revisions);
     allocatable_ = std::move(devices);
   }
+  // Off: AllocatableRevisions reports none (the interface's default).
+  void ReportAllocatableRevisions(bool report) { report_allocatable_revisions_.store(report); }
   int update_calls() const { return update_calls_.load(); }
   int get_devices_calls() const { return get_devices_calls_.load(); }
+  // Reads of one resource's allocatable devices.
+  int resource_allocatable_calls() const { return resource_allocatable_calls_.load(); }
 
   void UpdateAllocatedDevices() override { update_calls_.fetch_add(1); }
   ResourceDeviceInstances GetDevices(const std::string& pod_uid,
@@ -113,6 +127,17 @@ class FakeDevicesProvider final : public DevicesProvider {
   ResourceDeviceInstances GetAllocatableDevices() override {
     absl::MutexLock lock(&mu_);
     return allocatable_;
+  }
+  std::optional<std::map<std::string, uint64_t>> AllocatableRevisions() override {
+    if (!report_allocatable_revisions_.load()) return std::nullopt;
+    absl::MutexLock lock(&mu_);
+    return allocatable_revisions_;
+  }
+  std::map<std::string, NumaNodes> GetAllocatableDevices(const std::string& resource) override {
+    resource_allocatable_calls_.fetch_add(1);
+    absl::MutexLock lock(&mu_);
+    auto it = allocatable_.find(resource);
+    return it == allocatable_.end() ? std::map<std::string, NumaNodes>{} : it->second;
   }
   DevicesHealth GetDevicesHealth(const std::string& pod_uid,
                                  const std::string& container_name) override {
@@ -133,10 +158,13 @@ class FakeDevicesProvider final : public DevicesProvider {
  private:
   std::atomic<int> update_calls_{0};
   std::atomic<int> get_devices_calls_{0};
+  std::atomic<int> resource_allocatable_calls_{0};
+  std::atomic<bool> report_allocatable_revisions_{true};
   absl::Mutex mu_;
   std::map<std::pair<std::string, std::string>, ResourceDeviceInstances> devices_
       ABSL_GUARDED_BY(mu_);
   ResourceDeviceInstances allocatable_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, uint64_t> allocatable_revisions_ ABSL_GUARDED_BY(mu_);
   uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, uint64_t> pod_revisions_ ABSL_GUARDED_BY(mu_);
   std::map<std::pair<std::string, std::string>, DevicesHealth> health_ ABSL_GUARDED_BY(mu_);
@@ -226,17 +254,30 @@ class FakeDynamicResourcesProvider final : public DynamicResourcesProvider {
                            std::vector<::v1::DynamicResource> resources) {
     absl::MutexLock lock(&mu_);
     resources_[{pod_uid, container}] = std::move(resources);
+    ++revision_;
   }
+  // On: Revision tells a revision (off, the interface's default: it cannot tell).
+  void ReportRevision(bool report) { report_revision_.store(report); }
+  int calls() const { return calls_.load(); }
 
   std::vector<::v1::DynamicResource> GetDynamicResources(const Pod& pod,
                                                          const Container& container) override {
+    calls_.fetch_add(1);
     absl::MutexLock lock(&mu_);
     auto it = resources_.find({pod.uid, container.name});
     return it == resources_.end() ? std::vector<::v1::DynamicResource>{} : it->second;
   }
+  std::optional<uint64_t> Revision() override {
+    if (!report_revision_.load()) return std::nullopt;
+    absl::MutexLock lock(&mu_);
+    return revision_;
+  }
 
  private:
+  std::atomic<bool> report_revision_{false};
+  std::atomic<int> calls_{0};
   absl::Mutex mu_;
+  uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::pair<std::string, std::string>, std::vector<::v1::DynamicResource>> resources_
       ABSL_GUARDED_BY(mu_);
 };
@@ -252,6 +293,10 @@ struct FakeNode {
   Providers providers() { return Providers{&pods, &devices, &cpus, &memory, &dynamic_resources}; }
   // A node with a device manager and no other resource managers.
   Providers pods_and_devices() { return Providers{&pods, &devices}; }
+  // A node with a device manager and a DRA manager, as `devmgr serve`.
+  Providers pods_devices_and_claims() {
+    return Providers{&pods, &devices, nullptr, nullptr, &dynamic_resources};
+  }
 };
 
 }  // namespace devmgr::podresources::testing

@@ -4,14 +4,12 @@
 // what a real kubelet sends for them: one entry per (device, NUMA node).
 #include "podresources/server_v1.h"
 
-#include <gtest/gtest.h>
-
 #include <grpcpp/generic/generic_stub.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "absl/synchronization/notification.h"
-
 #include "tests/podresources/server_fixture.h"
 
 namespace devmgr::podresources::testing {
@@ -117,7 +115,7 @@ TEST_F(PodResourcesServerV1Test, TestListPodResourcesV1) {
       {"pod without devices",
        [&] { node_.pods.SetPods({MakePod(kPodUid, "pod-name", {kContainer})}); },
        pod_header +
-           R"pb(                                         containers { name: "container-name" } })pb"},
+           R"pb(                                                                         containers { name: "container-name" } })pb"},
       {"pod with devices",
        [&] {
          node_.pods.SetPods({MakePod(kPodUid, "pod-name", {kContainer})});
@@ -347,15 +345,127 @@ TEST_F(PodResourcesServerV1Test, TestAllocatableResources) {
       {"with devices, all CPUs", all_devices, all_cpus, {}, cpus_text + devices_text},
       {"with devices, no CPUs", all_devices, {}, {}, devices_text},
   };
-  for (const Case& test_case : cases) {
-    SCOPED_TRACE(test_case.desc);
-    node_.devices.SetAllocatable(test_case.devices);
-    node_.cpus.SetAllocatable(test_case.cpus);
-    node_.memory.SetAllocatable(test_case.memory);
-    ::v1::AllocatableResourcesResponse response;
-    ASSERT_TRUE(Allocatable(response).ok());
-    EXPECT_TRUE(
-        ProtoEquals(ParseText<::v1::AllocatableResourcesResponse>(test_case.expected), response));
+  // Built whole (a provider without revisions, as upstream), then from the parts kept per
+  // resource (AllocatableCache).
+  for (const bool revisions : {false, true}) {
+    node_.devices.ReportAllocatableRevisions(revisions);
+    for (const Case& test_case : cases) {
+      SCOPED_TRACE(test_case.desc + (revisions ? ", parts kept" : ", built whole"));
+      node_.devices.SetAllocatable(test_case.devices);
+      node_.cpus.SetAllocatable(test_case.cpus);
+      node_.memory.SetAllocatable(test_case.memory);
+      ::v1::AllocatableResourcesResponse response;
+      ASSERT_TRUE(Allocatable(response).ok());
+      EXPECT_TRUE(
+          ProtoEquals(ParseText<::v1::AllocatableResourcesResponse>(test_case.expected), response));
+    }
+  }
+}
+
+// A unary call by method path with raw bytes: the answer's bytes as they came.
+struct RawAnswer {
+  grpc::Status status;
+  std::string bytes;
+};
+RawAnswer RawCall(const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
+                  const std::string& request_bytes) {
+  grpc::GenericStub stub(channel);
+  grpc::Slice slice(request_bytes);
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  grpc::ClientContext context;
+  absl::Notification done;
+  RawAnswer answer;
+  stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
+                 [&](grpc::Status result) {
+                   answer.status = std::move(result);
+                   done.Notify();
+                 });
+  done.WaitForNotification();
+  std::vector<grpc::Slice> slices;
+  if (answer.status.ok() && response.Dump(&slices).ok()) {
+    for (const grpc::Slice& piece : slices) {
+      answer.bytes.append(reinterpret_cast<const char*>(piece.begin()), piece.size());
+    }
+  }
+  return answer;
+}
+
+// Beyond upstream (AllocatableCache): each resource's part of the answer is kept, serialized,
+// until that resource's revision changes; only the resources that changed are read again.
+TEST_F(PodResourcesServerV1Test, GetAllocatableResourcesReadsOnlyTheResourcesThatChanged) {
+  node_.devices.SetAllocatable({{"a", {{"dev0", {0}}}}, {"b", {{"dev1", {}}, {"dev2", {1}}}}});
+  StartQuiet(node_.pods_and_devices());
+  ::v1::AllocatableResourcesResponse first;
+  ASSERT_TRUE(Allocatable(first).ok());
+  EXPECT_EQ(node_.devices.resource_allocatable_calls(), 2);
+  ::v1::AllocatableResourcesResponse again;
+  ASSERT_TRUE(Allocatable(again).ok());
+  EXPECT_EQ(node_.devices.resource_allocatable_calls(), 2) << "nothing read again";
+  EXPECT_TRUE(ProtoEquals(first, again));
+
+  // b's devices change (dev2 unhealthy): only b is read, and the answer keeps the order.
+  node_.devices.SetAllocatable({{"a", {{"dev0", {0}}}}, {"b", {{"dev1", {}}}}});
+  ::v1::AllocatableResourcesResponse changed;
+  ASSERT_TRUE(Allocatable(changed).ok());
+  EXPECT_EQ(node_.devices.resource_allocatable_calls(), 3);
+  EXPECT_TRUE(ProtoEquals(ParseText<::v1::AllocatableResourcesResponse>(R"pb(
+                            devices {
+                              resource_name: "a"
+                              device_ids: "dev0"
+                              topology { nodes { ID: 0 } }
+                            }
+                            devices { resource_name: "b" device_ids: "dev1" })pb"),
+                          changed));
+
+  // A resource added before the others, and one gone.
+  node_.devices.SetAllocatable({{"0", {{"x", {}}}}, {"b", {{"dev1", {}}}}});
+  ::v1::AllocatableResourcesResponse moved;
+  ASSERT_TRUE(Allocatable(moved).ok());
+  EXPECT_EQ(node_.devices.resource_allocatable_calls(), 4) << "only the new resource";
+  EXPECT_TRUE(ProtoEquals(ParseText<::v1::AllocatableResourcesResponse>(R"pb(
+                            devices { resource_name: "0" device_ids: "x" }
+                            devices { resource_name: "b" device_ids: "dev1" })pb"),
+                          moved));
+}
+
+// The answer joined from kept parts, CPUs and memory is, byte for byte, what protobuf writes for
+// the same message, whether built whole or from parts.
+TEST_F(PodResourcesServerV1Test, GetAllocatableResourcesAnswersProtobufsBytes) {
+  node_.devices.SetAllocatable({{"a", {{"dev0", {0, 1}}}}, {"b", {{"dev1", {}}}}});
+  node_.cpus.SetAllocatable({3, 1, 2});
+  node_.memory.SetAllocatable(
+      {ParseText<::v1::ContainerMemory>(R"pb(memory_type: "memory"
+                                             size: 1024
+                                             topology { nodes { ID: 0 } })pb")});
+  Start();
+  const auto expected = ParseText<::v1::AllocatableResourcesResponse>(R"pb(
+    devices {
+      resource_name: "a"
+      device_ids: "dev0"
+      topology { nodes { ID: 0 } }
+    }
+    devices {
+      resource_name: "a"
+      device_ids: "dev0"
+      topology { nodes { ID: 1 } }
+    }
+    devices { resource_name: "b" device_ids: "dev1" }
+    cpu_ids: [ 3, 1, 2 ]
+    memory {
+      memory_type: "memory"
+      size: 1024
+      topology { nodes { ID: 0 } }
+    })pb");
+  for (const bool revisions : {true, false}) {
+    node_.devices.ReportAllocatableRevisions(revisions);
+    for (int call = 0; call < 2; ++call) {  // built, then kept
+      const RawAnswer answer =
+          RawCall(channel_, "/v1.PodResourcesLister/GetAllocatableResources", "");
+      ASSERT_TRUE(answer.status.ok()) << answer.status.error_message();
+      EXPECT_EQ(answer.bytes, expected.SerializeAsString())
+          << (revisions ? "parts kept" : "built whole") << ", call " << call;
+    }
   }
 }
 
@@ -482,7 +592,7 @@ TEST_F(PodResourcesServerV1Test, ListSendsTheKeptAnswerWhileNothingChanged) {
   ::v1::ListPodResourcesResponse again;
   ASSERT_TRUE(List(again).ok());
   EXPECT_TRUE(ProtoEquals(first, again));
-  EXPECT_EQ(node_.devices.get_devices_calls(), reads);  // not read again
+  EXPECT_EQ(node_.devices.get_devices_calls(), reads);       // not read again
   EXPECT_EQ(node_.devices.update_calls(), collections + 1);  // but collected, as every List
 
   // A device change is seen by the next List.
@@ -546,7 +656,8 @@ TEST_F(PodResourcesServerV1Test, ListReadsOnlyThePodsThatChanged) {
   EXPECT_EQ(response.pod_resources(1).containers(1).name(), "e");
 }
 
-// The CPU, memory and dynamic resources providers report no revision: every List is built.
+// The CPU and memory providers report no revision (nor does a dynamic resources provider that
+// cannot tell): every List is built.
 TEST_F(PodResourcesServerV1Test, ListIsBuiltEveryTimeWithOtherResourceManagers) {
   node_.pods.SetPods({MakePod(kPodUid, "pod-name", {kContainer})});
   StartQuiet(node_.providers());
@@ -557,26 +668,60 @@ TEST_F(PodResourcesServerV1Test, ListIsBuiltEveryTimeWithOtherResourceManagers) 
   EXPECT_EQ(node_.devices.get_devices_calls(), hub_reads + 2);
 }
 
+// A dynamic resources provider that tells its revision (devmgr serve's DRA side) keeps List's
+// answer: kept while nothing changes, every pod built again after a change of claims.
+TEST_F(PodResourcesServerV1Test, ListIsKeptWithDynamicResourcesThatTellTheirRevision) {
+  node_.pods.SetPods({MakePod("pod-a", "pod-a", {"c"}), MakePod("pod-b", "pod-b", {"d"})});
+  node_.dynamic_resources.ReportRevision(true);
+  StartQuiet(node_.pods_devices_and_claims());
+  ::v1::ListPodResourcesResponse first;
+  ASSERT_TRUE(List(first).ok());
+  const int reads = node_.dynamic_resources.calls();
+  ::v1::ListPodResourcesResponse again;
+  ASSERT_TRUE(List(again).ok());
+  EXPECT_EQ(node_.dynamic_resources.calls(), reads) << "kept";
+  EXPECT_TRUE(ProtoEquals(first, again));
+
+  // A claim prepared for pod-b: the next List has it, and both pods were read again.
+  node_.dynamic_resources.SetDynamicResources(
+      "pod-b", "d", {ParseText<::v1::DynamicResource>(R"pb(claim_name: "gpu"
+                                                           claim_namespace: "pod-namespace")pb")});
+  ::v1::ListPodResourcesResponse changed;
+  ASSERT_TRUE(List(changed).ok());
+  EXPECT_EQ(node_.dynamic_resources.calls(), reads + 2);
+  ASSERT_EQ(changed.pod_resources_size(), 2);
+  ASSERT_EQ(changed.pod_resources(1).containers(0).dynamic_resources_size(), 1);
+  EXPECT_EQ(changed.pod_resources(1).containers(0).dynamic_resources(0).claim_name(), "gpu");
+  EXPECT_EQ(changed.pod_resources(0).containers(0).dynamic_resources_size(), 0);
+
+  // A device change reads only the pod that changed.
+  node_.devices.SetDevices("pod-a", "c", {{"resource", {{"dev0", {}}}}});
+  ::v1::ListPodResourcesResponse devices;
+  ASSERT_TRUE(List(devices).ok());
+  EXPECT_EQ(node_.dynamic_resources.calls(), reads + 3);
+  EXPECT_EQ(devices.pod_resources(1).containers(0).dynamic_resources_size(), 1);
+}
+
 // List reads its request itself (it answers with bytes): one that does not parse is refused
 // with INTERNAL, the code a Go kubelet's gRPC gives. (gRPC C++'s typed methods answer such a
 // request with an empty UNIMPLEMENTED.)
 TEST_F(PodResourcesServerV1Test, ListRefusesAMalformedRequest) {
   Start();
-  grpc::GenericStub stub(channel_);
-  grpc::Slice slice(std::string("\xff"));  // a field tag whose varint never ends
-  grpc::ByteBuffer request(&slice, 1);
-  grpc::ByteBuffer response;
-  grpc::ClientContext context;
-  absl::Notification done;
-  grpc::Status status;
-  stub.UnaryCall(&context, "/v1.PodResourcesLister/List", grpc::StubOptions(), &request,
-                 &response, [&](grpc::Status result) {
-                   status = std::move(result);
-                   done.Notify();
-                 });
-  done.WaitForNotification();
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL) << status.error_message();
+  // A field tag whose varint never ends.
+  const RawAnswer answer = RawCall(channel_, "/v1.PodResourcesLister/List", "\xff");
+  EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::INTERNAL)
+      << answer.status.error_message();
   EXPECT_EQ(node_.devices.update_calls(), 0);
+}
+
+// GetAllocatableResources reads its request itself too.
+TEST_F(PodResourcesServerV1Test, GetAllocatableResourcesRefusesAMalformedRequest) {
+  Start();
+  const RawAnswer answer =
+      RawCall(channel_, "/v1.PodResourcesLister/GetAllocatableResources", "\xff");
+  EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::INTERNAL)
+      << answer.status.error_message();
+  EXPECT_EQ(node_.devices.resource_allocatable_calls(), 0);
 }
 
 }  // namespace
