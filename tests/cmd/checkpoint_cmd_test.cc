@@ -13,9 +13,8 @@
 namespace devmgr::cli {
 namespace {
 
-using testing::DevmgrBinary;
 using testing::ProcessResult;
-using testing::RunProcess;
+using testing::RunDevmgr;
 using testing::TempDir;
 
 // envs {"A": "1"}, one device spec and one CDI device, protobuf-encoded by hand so that this
@@ -40,16 +39,11 @@ class CheckpointCommandTest : public ::testing::Test {
     return WriteFile("good", checkpoint::Encode(data));
   }
 
-  ProcessResult Devmgr(std::vector<std::string> args) {
-    args.insert(args.begin(), DevmgrBinary());
-    return RunProcess(args);
-  }
-
   TempDir dir_;
 };
 
 TEST_F(CheckpointCommandTest, VerifyValid) {
-  ProcessResult r = Devmgr({"checkpoint", "verify", GoodCheckpoint()});
+  ProcessResult r = RunDevmgr({"checkpoint", "verify", GoodCheckpoint()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("valid"), std::string::npos);
   EXPECT_NE(r.out.find("1 entries"), std::string::npos) << r.out;
@@ -61,12 +55,12 @@ TEST_F(CheckpointCommandTest, VerifyMismatchPrintsBothValuesAndExitsOne) {
   const size_t at = bytes.find("\"Checksum\":") + 11;
   const std::string stored = bytes.substr(at, bytes.size() - at - 1);
   bytes.replace(at, stored.size(), "12345");
-  ProcessResult r = Devmgr({"checkpoint", "verify", WriteFile("bad", bytes)});
+  ProcessResult r = RunDevmgr({"checkpoint", "verify", WriteFile("bad", bytes)});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("stored 12345, computed " + stored), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("checksum mismatch"), std::string::npos) << r.err;
 
-  ProcessResult json = Devmgr({"checkpoint", "verify", "-o", "json", dir_.Sub("bad").string()});
+  ProcessResult json = RunDevmgr({"checkpoint", "verify", "-o", "json", dir_.Sub("bad").string()});
   EXPECT_EQ(json.exit_code, 1);
   auto parsed = nlohmann::json::parse(json.out);
   EXPECT_EQ(parsed["valid"], false);
@@ -75,29 +69,29 @@ TEST_F(CheckpointCommandTest, VerifyMismatchPrintsBothValuesAndExitsOne) {
 }
 
 TEST_F(CheckpointCommandTest, UnreadableOrMalformedExitsTwo) {
-  ProcessResult missing = Devmgr({"checkpoint", "verify", dir_.Sub("nope").string()});
+  ProcessResult missing = RunDevmgr({"checkpoint", "verify", dir_.Sub("nope").string()});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("No such file"), std::string::npos) << missing.err;
 
-  ProcessResult malformed = Devmgr({"checkpoint", "verify", WriteFile("m", "{\"Data\":[")});
+  ProcessResult malformed = RunDevmgr({"checkpoint", "verify", WriteFile("m", "{\"Data\":[")});
   EXPECT_EQ(malformed.exit_code, 2);
   EXPECT_NE(malformed.err.find("not a valid checkpoint"), std::string::npos) << malformed.err;
   EXPECT_EQ(std::count(malformed.err.begin(), malformed.err.end(), '\n'), 1) << malformed.err;
 
-  ProcessResult folder = Devmgr({"checkpoint", "show", dir_.path().string()});
+  ProcessResult folder = RunDevmgr({"checkpoint", "show", dir_.path().string()});
   EXPECT_EQ(folder.exit_code, 2);
 }
 
 TEST_F(CheckpointCommandTest, BadUsageExitsTwo) {
-  EXPECT_EQ(Devmgr({"checkpoint", "verify"}).exit_code, 2);
-  EXPECT_EQ(Devmgr({"checkpoint"}).exit_code, 2);
-  EXPECT_EQ(Devmgr({"checkpoint", "show", "-o", "xml", GoodCheckpoint()}).exit_code, 2);
-  EXPECT_EQ(Devmgr({"no-such-command"}).exit_code, 2);
-  EXPECT_EQ(Devmgr({"--help"}).exit_code, 0);
+  EXPECT_EQ(RunDevmgr({"checkpoint", "verify"}).exit_code, 2);
+  EXPECT_EQ(RunDevmgr({"checkpoint"}).exit_code, 2);
+  EXPECT_EQ(RunDevmgr({"checkpoint", "show", "-o", "xml", GoodCheckpoint()}).exit_code, 2);
+  EXPECT_EQ(RunDevmgr({"no-such-command"}).exit_code, 2);
+  EXPECT_EQ(RunDevmgr({"--help"}).exit_code, 0);
 }
 
 TEST_F(CheckpointCommandTest, ShowTable) {
-  ProcessResult r = Devmgr({"checkpoint", "show", GoodCheckpoint()});
+  ProcessResult r = RunDevmgr({"checkpoint", "show", GoodCheckpoint()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   for (const char* want :
        {"POD UID", "uid-1", "app", "example.com/gpu", "0:gpu0 1:gpu1", "env         A=1",
@@ -107,7 +101,7 @@ TEST_F(CheckpointCommandTest, ShowTable) {
 }
 
 TEST_F(CheckpointCommandTest, ShowJson) {
-  ProcessResult r = Devmgr({"checkpoint", "show", "--output=json", GoodCheckpoint()});
+  ProcessResult r = RunDevmgr({"checkpoint", "show", "--output=json", GoodCheckpoint()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto out = nlohmann::json::parse(r.out);
   EXPECT_EQ(out["format"], "current");
@@ -126,11 +120,11 @@ TEST_F(CheckpointCommandTest, ShowJson) {
 // `podresources -o json` (four spaces, kubectl's), YAML of the same object, and wide = table.
 TEST_F(CheckpointCommandTest, EveryFormatThroughOnePrinter) {
   const std::string file = GoodCheckpoint();
-  ProcessResult json = Devmgr({"checkpoint", "verify", "-o", "json", file});
+  ProcessResult json = RunDevmgr({"checkpoint", "verify", "-o", "json", file});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_EQ(json.out.rfind("{\n    \"file\": ", 0), 0u) << json.out;
 
-  ProcessResult yaml = Devmgr({"checkpoint", "show", "-o", "yaml", file});
+  ProcessResult yaml = RunDevmgr({"checkpoint", "show", "-o", "yaml", file});
   ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
   const YAML::Node doc = YAML::Load(yaml.out);
   EXPECT_EQ(doc["format"].as<std::string>(), "current");
@@ -145,14 +139,14 @@ TEST_F(CheckpointCommandTest, EveryFormatThroughOnePrinter) {
   EXPECT_NE(yaml.out.find("\"1\":\n"), std::string::npos) << "a NUMA key is a string:\n"
                                                           << yaml.out;
 
-  ProcessResult show = Devmgr({"checkpoint", "show", "-o", "json", file});
+  ProcessResult show = RunDevmgr({"checkpoint", "show", "-o", "json", file});
   ASSERT_EQ(show.exit_code, 0) << show.err;
   auto shown = nlohmann::json::parse(show.out);
   // The plugin's answer with its defaults: no mounts is [] rather than absent.
   EXPECT_EQ(shown["podDeviceEntries"][0]["allocResp"]["mounts"], nlohmann::json::array());
 
-  ProcessResult table = Devmgr({"checkpoint", "verify", file});
-  ProcessResult wide = Devmgr({"checkpoint", "verify", "-o", "wide", file});
+  ProcessResult table = RunDevmgr({"checkpoint", "verify", file});
+  ProcessResult wide = RunDevmgr({"checkpoint", "verify", "-o", "wide", file});
   EXPECT_EQ(wide.exit_code, 0) << wide.err;
   EXPECT_EQ(wide.out, table.out);
 }
@@ -160,7 +154,7 @@ TEST_F(CheckpointCommandTest, EveryFormatThroughOnePrinter) {
 TEST_F(CheckpointCommandTest, ShowOfAMismatchedFileShowsItButExitsOne) {
   std::string bytes = *ReadWholeFile(GoodCheckpoint());
   bytes.replace(bytes.find("gpu2"), 4, "gpu3");
-  ProcessResult r = Devmgr({"checkpoint", "show", WriteFile("tampered", bytes)});
+  ProcessResult r = RunDevmgr({"checkpoint", "show", WriteFile("tampered", bytes)});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("MISMATCH"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gpu3"), std::string::npos);
@@ -171,7 +165,7 @@ TEST_F(CheckpointCommandTest, PreNumaKubeletFile) {
       R"({"Data":{"PodDeviceEntries":[{"PodUID":"pod1","ContainerName":"con1","ResourceName":)"
       R"("example.com/gpu","DeviceIDs":["dev1","dev2"],"AllocResp":"CgYKAUESATE="}],)"
       R"("RegisteredDevices":{"example.com/gpu":["dev1","dev2"]}},"Checksum":3547054426})";
-  ProcessResult r = Devmgr({"checkpoint", "verify", WriteFile("v1", v1)});
+  ProcessResult r = RunDevmgr({"checkpoint", "verify", WriteFile("v1", v1)});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("format v1"), std::string::npos) << r.out;
 }

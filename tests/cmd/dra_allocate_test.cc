@@ -17,9 +17,8 @@
 namespace devmgr::cli {
 namespace {
 
-using testing::DevmgrBinary;
 using testing::ProcessResult;
-using testing::RunProcess;
+using testing::RunDevmgr;
 using testing::TempDir;
 using Json = nlohmann::json;
 
@@ -27,20 +26,15 @@ std::string Example(const std::string& name) {
   return (std::filesystem::path(DEVMGR_ALLOCATE_EXAMPLES_DIR) / name).string();
 }
 
-ProcessResult Devmgr(std::vector<std::string> args) {
-  args.insert(args.begin(), DevmgrBinary());
-  return RunProcess(args);
-}
-
 std::vector<std::string> Allocate(const std::vector<std::string>& extra) {
-  std::vector<std::string> args = {"dra", "allocate", "--slices", Example("slices.yaml"),
-                                   "--classes", Example("classes.yaml")};
+  std::vector<std::string> args = {
+      "dra", "allocate", "--slices", Example("slices.yaml"), "--classes", Example("classes.yaml")};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
 
 TEST(DraAllocateCommandTest, PrintsTheClaimWithItsAllocation) {
-  ProcessResult r = Devmgr(Allocate({"--claim", Example("claim.yaml"), "-o", "json"}));
+  ProcessResult r = RunDevmgr(Allocate({"--claim", Example("claim.yaml"), "-o", "json"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json claim = Json::parse(r.out);
   EXPECT_EQ(claim["metadata"]["name"], "training");
@@ -51,15 +45,15 @@ TEST(DraAllocateCommandTest, PrintsTheClaimWithItsAllocation) {
   EXPECT_EQ(results[1]["device"], "gpu-3");
   EXPECT_EQ(results[0]["request"], "gpus");
   EXPECT_EQ(claim["status"]["allocation"]["devices"]["config"][0]["source"], "FromClass");
-  EXPECT_EQ(claim["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"]
-                 [0]["values"][0],
+  EXPECT_EQ(claim["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]
+                 ["values"][0],
             "node-1");
   // The spec is printed as it was read.
   EXPECT_EQ(claim["spec"]["devices"]["constraints"][0]["matchAttribute"], "gpu.example.com/numa");
 }
 
 TEST(DraAllocateCommandTest, YamlReadsBack) {
-  ProcessResult r = Devmgr(Allocate({"--claim", Example("claim.yaml")}));
+  ProcessResult r = RunDevmgr(Allocate({"--claim", Example("claim.yaml")}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   absl::StatusOr<std::vector<Json>> objects = kubeapi::ReadObjects(r.out);
   ASSERT_TRUE(objects.ok()) << objects.status() << r.out;
@@ -69,19 +63,18 @@ TEST(DraAllocateCommandTest, YamlReadsBack) {
 
 TEST(DraAllocateCommandTest, TakenDevicesLeaveNoAllocationAndExplainSaysWhy) {
   TempDir dir;
-  ProcessResult first = Devmgr(Allocate({"--claim", Example("claim.yaml")}));
+  ProcessResult first = RunDevmgr(Allocate({"--claim", Example("claim.yaml")}));
   ASSERT_EQ(first.exit_code, 0) << first.err;
   std::ofstream(dir.Sub("allocated.yaml")) << first.out;
 
-  ProcessResult second = Devmgr(Allocate(
+  ProcessResult second = RunDevmgr(Allocate(
       {"--claim", Example("claim.yaml"), "--allocated", dir.Sub("allocated.yaml").string()}));
   EXPECT_EQ(second.exit_code, 1);
   EXPECT_EQ(second.out, "");
   EXPECT_NE(second.err.find("cannot allocate all claims"), std::string::npos) << second.err;
 
-  ProcessResult explained =
-      Devmgr(Allocate({"--claim", Example("claim.yaml"), "--allocated",
-                       dir.Sub("allocated.yaml").string(), "--explain"}));
+  ProcessResult explained = RunDevmgr(Allocate({"--claim", Example("claim.yaml"), "--allocated",
+                                                dir.Sub("allocated.yaml").string(), "--explain"}));
   EXPECT_EQ(explained.exit_code, 1);
   for (const char* line :
        {"request gpus (class gpu.example.com, 2 devices): 1 of 4 devices are candidates",
@@ -94,7 +87,7 @@ TEST(DraAllocateCommandTest, TakenDevicesLeaveNoAllocationAndExplainSaysWhy) {
 TEST(DraAllocateCommandTest, BadInputExitsTwo) {
   TempDir dir;
   std::ofstream(dir.Sub("broken.yaml")) << "kind: ResourceClaim\nspec: [\n";
-  ProcessResult broken = Devmgr(Allocate({"--claim", dir.Sub("broken.yaml").string()}));
+  ProcessResult broken = RunDevmgr(Allocate({"--claim", dir.Sub("broken.yaml").string()}));
   EXPECT_EQ(broken.exit_code, 2);
   EXPECT_NE(broken.err.find("broken.yaml: document 1: not valid YAML"), std::string::npos)
       << broken.err;
@@ -109,11 +102,11 @@ spec:
         deviceClassName: gpu.example.com
         selectors: [{cel: {expression: "device.attributes.nope("}}]
 )";
-  ProcessResult bad_cel = Devmgr(Allocate({"--claim", dir.Sub("bad-cel.yaml").string()}));
+  ProcessResult bad_cel = RunDevmgr(Allocate({"--claim", dir.Sub("bad-cel.yaml").string()}));
   EXPECT_EQ(bad_cel.exit_code, 2);
   EXPECT_NE(bad_cel.err.find("CEL compile error"), std::string::npos) << bad_cel.err;
 
-  ProcessResult gates = Devmgr(
+  ProcessResult gates = RunDevmgr(
       Allocate({"--claim", Example("claim.yaml"), "--feature-gates", "DRANoSuchThing=true"}));
   EXPECT_EQ(gates.exit_code, 2);
   EXPECT_NE(gates.err.find("--feature-gates"), std::string::npos) << gates.err;

@@ -16,18 +16,12 @@
 namespace devmgr::cli {
 namespace {
 
-using testing::DevmgrBinary;
 using testing::ProcessResult;
-using testing::RunProcess;
+using testing::RunDevmgr;
 using testing::TempDir;
 
 std::string Sample(const std::string& name) {
   return (std::filesystem::path(DEVMGR_DRA_SAMPLES_DIR) / name).string();
-}
-
-ProcessResult Devmgr(std::vector<std::string> args) {
-  args.insert(args.begin(), DevmgrBinary());
-  return RunProcess(args);
 }
 
 TEST(DraCommandTest, VerifyKubeletFixtures) {
@@ -38,17 +32,17 @@ TEST(DraCommandTest, VerifyKubeletFixtures) {
             "valid: checksum 3633532417, layout no ShareID, 2 claims"},
            {"claim-info-state-list.json",
             "valid: checksum 1656016162, layout no ShareID, ClaimInfoStateList, 1 claims"}}) {
-    ProcessResult r = Devmgr({"dra", "checkpoint", "verify", Sample(file)});
+    ProcessResult r = RunDevmgr({"dra", "checkpoint", "verify", Sample(file)});
     EXPECT_EQ(r.exit_code, 0) << file << ": " << r.err;
     EXPECT_EQ(r.out, text + "\n") << file;
   }
 }
 
 TEST(DraCommandTest, VerifyMismatchPrintsBothValuesAndExitsOne) {
-  ProcessResult r = Devmgr({"dra", "checkpoint", "verify", Sample("incorrect-checksum.json")});
+  ProcessResult r = RunDevmgr({"dra", "checkpoint", "verify", Sample("incorrect-checksum.json")});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "checksum mismatch: stored 2930258365, computed 3633532417\n");
-  ProcessResult shown = Devmgr({"dra", "checkpoint", "show", Sample("incorrect-checksum.json")});
+  ProcessResult shown = RunDevmgr({"dra", "checkpoint", "show", Sample("incorrect-checksum.json")});
   EXPECT_EQ(shown.exit_code, 1) << "the content is shown, the verdict is still no";
   EXPECT_NE(shown.out.find("MISMATCH: computed 3633532417"), std::string::npos) << shown.out;
 }
@@ -56,10 +50,10 @@ TEST(DraCommandTest, VerifyMismatchPrintsBothValuesAndExitsOne) {
 TEST(DraCommandTest, UnreadableOrMalformedExitsTwo) {
   TempDir dir;
   std::ofstream(dir.Sub("cut")) << "{";
-  ProcessResult cut = Devmgr({"dra", "checkpoint", "verify", dir.Sub("cut").string()});
+  ProcessResult cut = RunDevmgr({"dra", "checkpoint", "verify", dir.Sub("cut").string()});
   EXPECT_EQ(cut.exit_code, 2);
   EXPECT_NE(cut.err.find("unexpected end of JSON input"), std::string::npos) << cut.err;
-  ProcessResult missing = Devmgr({"dra", "checkpoint", "verify", dir.Sub("none").string()});
+  ProcessResult missing = RunDevmgr({"dra", "checkpoint", "verify", dir.Sub("none").string()});
   EXPECT_EQ(missing.exit_code, 2);
 }
 
@@ -73,7 +67,8 @@ TEST(DraCommandTest, ShowJsonListsClaimsDevicesAndShares) {
                 {"node-1", "gpu-0", std::string("share-7"), dra::GoStrings({"req"}),
                  dra::GoStrings({"gpu.example.com/gpu=gpu-0"})}}}}}}}};
   std::ofstream(dir.Sub("state"), std::ios::binary) << dra::Encode(data);
-  ProcessResult r = Devmgr({"dra", "checkpoint", "show", "-o", "json", dir.Sub("state").string()});
+  ProcessResult r =
+      RunDevmgr({"dra", "checkpoint", "show", "-o", "json", dir.Sub("state").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json out = nlohmann::json::parse(r.out);
   EXPECT_EQ(out["layout"], "ShareID");
@@ -86,7 +81,7 @@ TEST(DraCommandTest, ShowJsonListsClaimsDevicesAndShares) {
   EXPECT_EQ(device["shareID"], "share-7");
   EXPECT_EQ(device["cdiDeviceIDs"], nlohmann::json({"gpu.example.com/gpu=gpu-0"}));
 
-  ProcessResult table = Devmgr({"dra", "checkpoint", "show", dir.Sub("state").string()});
+  ProcessResult table = RunDevmgr({"dra", "checkpoint", "show", dir.Sub("state").string()});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("team-a/gpu"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("node-1/gpu-0"), std::string::npos) << table.out;

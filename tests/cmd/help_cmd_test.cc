@@ -26,15 +26,10 @@
 namespace devmgr::cli {
 namespace {
 
-using testing::DevmgrBinary;
 using testing::ProcessResult;
+using testing::RunDevmgr;
 using testing::RunProcess;
 using testing::TempDir;
-
-ProcessResult Devmgr(std::vector<std::string> args) {
-  args.insert(args.begin(), DevmgrBinary());
-  return RunProcess(args);
-}
 
 // OneLine: a usage error is one line on stderr.
 void ExpectOneLine(const ProcessResult& result) {
@@ -51,7 +46,7 @@ std::string Program(const std::string& name) {
 
 // ManPage: `devmgr man`'s output.
 std::string ManPage() {
-  const ProcessResult man = Devmgr({"man"});
+  const ProcessResult man = RunDevmgr({"man"});
   EXPECT_EQ(man.exit_code, 0) << man.err;
   return man.out;
 }
@@ -74,33 +69,33 @@ std::vector<std::vector<std::string>> Commands(const std::string& man) {
 }
 
 TEST(HelpCommandTest, UnknownCommandNamesTheWordSuggestsTheNearestAndPointsAtHelp) {
-  const ProcessResult result = Devmgr({"lsit"});
+  const ProcessResult result = RunDevmgr({"lsit"});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_EQ(result.out, "");
   EXPECT_EQ(result.err,
             "devmgr: unknown command \"lsit\" for \"devmgr\"; did you mean \"devmgr pods list\", "
             "\"devmgr slices list\" or \"devmgr podresources list\"? (see devmgr --help)\n");
 
-  const ProcessResult verb = Devmgr({"pods", "lsit"});
+  const ProcessResult verb = RunDevmgr({"pods", "lsit"});
   EXPECT_EQ(verb.exit_code, 2);
   EXPECT_EQ(verb.err,
             "devmgr: unknown command \"lsit\" for \"devmgr pods\"; did you mean \"list\"? (see "
             "devmgr pods --help)\n");
 
-  const ProcessResult prefix = Devmgr({"pod", "list"});
+  const ProcessResult prefix = RunDevmgr({"pod", "list"});
   EXPECT_EQ(prefix.exit_code, 2);
   EXPECT_EQ(prefix.err,
             "devmgr: unknown command \"pod\" for \"devmgr\"; did you mean \"pods\" or "
             "\"podresources\"? (see devmgr --help)\n");
 
   // Deeper commands are looked for under the command where the word is, not elsewhere.
-  const ProcessResult nested = Devmgr({"dra", "checkpoint", "lsit", "file"});
+  const ProcessResult nested = RunDevmgr({"dra", "checkpoint", "lsit", "file"});
   EXPECT_EQ(nested.exit_code, 2);
   EXPECT_EQ(nested.err,
             "devmgr: unknown command \"lsit\" for \"devmgr dra checkpoint\" (see devmgr dra "
             "checkpoint --help)\n");
 
-  const ProcessResult nothing_near = Devmgr({"checkpoint", "frobnicate", "file"});
+  const ProcessResult nothing_near = RunDevmgr({"checkpoint", "frobnicate", "file"});
   EXPECT_EQ(nothing_near.exit_code, 2);
   EXPECT_EQ(nothing_near.err,
             "devmgr: unknown command \"frobnicate\" for \"devmgr checkpoint\" (see devmgr "
@@ -108,12 +103,12 @@ TEST(HelpCommandTest, UnknownCommandNamesTheWordSuggestsTheNearestAndPointsAtHel
 }
 
 TEST(HelpCommandTest, UnknownFlagSuggestsTheNearestFlagOfItsCommand) {
-  const ProcessResult result = Devmgr({"pods", "list", "--rot-dir", "/tmp"});
+  const ProcessResult result = RunDevmgr({"pods", "list", "--rot-dir", "/tmp"});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_EQ(result.err,
             "devmgr: unknown flag \"--rot-dir\" for \"devmgr pods list\"; did you mean "
             "\"--root-dir\"? (see devmgr pods list --help)\n");
-  const ProcessResult root = Devmgr({"--verison"});
+  const ProcessResult root = RunDevmgr({"--verison"});
   EXPECT_EQ(root.exit_code, 2);
   EXPECT_EQ(root.err,
             "devmgr: unknown flag \"--verison\" for \"devmgr\"; did you mean \"--version\"? (see "
@@ -121,12 +116,12 @@ TEST(HelpCommandTest, UnknownFlagSuggestsTheNearestFlagOfItsCommand) {
 }
 
 TEST(HelpCommandTest, ValueOutsideItsSetNamesTheSet) {
-  const ProcessResult format = Devmgr({"pods", "list", "-o", "xml"});
+  const ProcessResult format = RunDevmgr({"pods", "list", "-o", "xml"});
   EXPECT_EQ(format.exit_code, 2);
   EXPECT_EQ(format.err,
             "devmgr: --output: \"xml\" is not one of json, table, wide or yaml (see devmgr pods "
             "list --help)\n");
-  const ProcessResult shell = Devmgr({"completion", "tcsh"});
+  const ProcessResult shell = RunDevmgr({"completion", "tcsh"});
   EXPECT_EQ(shell.exit_code, 2);
   EXPECT_EQ(shell.err,
             "devmgr: shell: \"tcsh\" is not one of bash, zsh or fish (see devmgr completion "
@@ -134,20 +129,20 @@ TEST(HelpCommandTest, ValueOutsideItsSetNamesTheSet) {
 }
 
 TEST(HelpCommandTest, MissingCommandListsTheCommandsThere) {
-  const ProcessResult pods = Devmgr({"pods"});
+  const ProcessResult pods = RunDevmgr({"pods"});
   EXPECT_EQ(pods.exit_code, 2);
   EXPECT_EQ(pods.err,
             "devmgr: \"devmgr pods\" needs a command: admit, remove, list or options (see devmgr "
             "pods --help)\n");
 
-  const ProcessResult program = Devmgr({});
+  const ProcessResult program = RunDevmgr({});
   EXPECT_EQ(program.exit_code, 2);
   ExpectOneLine(program);
   EXPECT_TRUE(absl::StartsWith(program.err, "devmgr: \"devmgr\" needs a command: serve, pods, "))
       << program.err;
   EXPECT_TRUE(absl::EndsWith(program.err, " or help (see devmgr --help)\n")) << program.err;
 
-  const ProcessResult nested = Devmgr({"dra", "checkpoint"});
+  const ProcessResult nested = RunDevmgr({"dra", "checkpoint"});
   EXPECT_EQ(nested.exit_code, 2);
   EXPECT_EQ(nested.err,
             "devmgr: \"devmgr dra checkpoint\" needs a command: verify or show (see devmgr dra "
@@ -155,37 +150,37 @@ TEST(HelpCommandTest, MissingCommandListsTheCommandsThere) {
 }
 
 TEST(HelpCommandTest, OtherUsageErrorsPointAtTheirCommandsHelp) {
-  const ProcessResult extra = Devmgr({"pods", "list", "extra"});
+  const ProcessResult extra = RunDevmgr({"pods", "list", "extra"});
   EXPECT_EQ(extra.exit_code, 2);
   ExpectOneLine(extra);
   EXPECT_TRUE(absl::StrContains(extra.err, "extra")) << extra.err;
   EXPECT_TRUE(absl::EndsWith(extra.err, " (see devmgr pods list --help)\n")) << extra.err;
 
-  const ProcessResult missing = Devmgr({"pods", "admit"});
+  const ProcessResult missing = RunDevmgr({"pods", "admit"});
   EXPECT_EQ(missing.exit_code, 2);
   ExpectOneLine(missing);
   EXPECT_TRUE(absl::EndsWith(missing.err, " (see devmgr pods admit --help)\n")) << missing.err;
 }
 
 TEST(HelpCommandTest, HelpPrintsTheHelpOfTheCommandItNames) {
-  const ProcessResult help = Devmgr({"help"});
+  const ProcessResult help = RunDevmgr({"help"});
   EXPECT_EQ(help.exit_code, 0) << help.err;
-  EXPECT_EQ(help.out, Devmgr({"--help"}).out);
+  EXPECT_EQ(help.out, RunDevmgr({"--help"}).out);
   EXPECT_TRUE(absl::StrContains(help.out, "Usage: devmgr [OPTIONS] SUBCOMMAND")) << help.out;
 
-  const ProcessResult pods = Devmgr({"help", "pods"});
+  const ProcessResult pods = RunDevmgr({"help", "pods"});
   EXPECT_EQ(pods.exit_code, 0) << pods.err;
-  EXPECT_EQ(pods.out, Devmgr({"pods", "--help"}).out);
+  EXPECT_EQ(pods.out, RunDevmgr({"pods", "--help"}).out);
   for (const char* verb : {"admit", "remove", "list", "options"}) {
     EXPECT_TRUE(absl::StrContains(pods.out, std::string("\n  ") + verb + " ")) << pods.out;
   }
 
-  const ProcessResult list = Devmgr({"help", "pods", "list"});
+  const ProcessResult list = RunDevmgr({"help", "pods", "list"});
   EXPECT_EQ(list.exit_code, 0) << list.err;
-  EXPECT_EQ(list.out, Devmgr({"pods", "list", "--help"}).out);
+  EXPECT_EQ(list.out, RunDevmgr({"pods", "list", "--help"}).out);
   EXPECT_TRUE(absl::StrContains(list.out, "Usage: devmgr pods list [OPTIONS]")) << list.out;
 
-  const ProcessResult unknown = Devmgr({"help", "pods", "lsit"});
+  const ProcessResult unknown = RunDevmgr({"help", "pods", "lsit"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_EQ(unknown.err,
             "devmgr: unknown command \"lsit\" for \"devmgr pods\"; did you mean \"list\"? (see "
@@ -193,7 +188,7 @@ TEST(HelpCommandTest, HelpPrintsTheHelpOfTheCommandItNames) {
 }
 
 TEST(HelpCommandTest, FlagValuesHaveNamesNotCli11Types) {
-  const ProcessResult list = Devmgr({"pods", "list", "--help"});
+  const ProcessResult list = RunDevmgr({"pods", "list", "--help"});
   EXPECT_TRUE(absl::StrContains(list.out, "-o,--output FORMAT ")) << list.out;
   EXPECT_TRUE(absl::StrContains(list.out, "--timeout DURATION=10s")) << list.out;
   EXPECT_TRUE(absl::StrContains(list.out, "--root-dir DIR=/var/lib/kubelet")) << list.out;
@@ -202,7 +197,7 @@ TEST(HelpCommandTest, FlagValuesHaveNamesNotCli11Types) {
   for (const std::vector<std::string>& command : Commands(ManPage())) {
     std::vector<std::string> args = command;
     args.emplace_back("--help");
-    const ProcessResult help = Devmgr(args);
+    const ProcessResult help = RunDevmgr(args);
     ASSERT_EQ(help.exit_code, 0) << absl::StrJoin(command, " ") << ": " << help.err;
     EXPECT_FALSE(absl::StrContains(help.out, "ENUM")) << help.out;
     for (absl::string_view line : absl::StrSplit(help.out, '\n')) {
@@ -250,7 +245,7 @@ TEST(HelpCommandTest, EveryDescriptionSpeaksWithOneVoiceAndEveryCommandHasExampl
   }
 
   // At the end of --help, as kubectl prints them.
-  const ProcessResult admit = Devmgr({"pods", "admit", "--help"});
+  const ProcessResult admit = RunDevmgr({"pods", "admit", "--help"});
   const size_t examples = admit.out.find("\nExamples:\n  # ");
   ASSERT_NE(examples, std::string::npos) << admit.out;
   EXPECT_TRUE(absl::StrContains(admit.out.substr(examples), "\n  devmgr pods admit ")) << admit.out;
@@ -271,7 +266,7 @@ TEST(ManPageTest, HasTheManSectionsAndEveryCommand) {
   for (const std::vector<std::string>& path : Commands(man)) {
     in_page.insert("devmgr " + absl::StrJoin(path, " "));
   }
-  const ProcessResult bash = Devmgr({"completion", "bash"});
+  const ProcessResult bash = RunDevmgr({"completion", "bash"});
   const std::string table = bash.out.substr(0, bash.out.find("declare -gA _devmgr_flags"));
   std::set<std::string> in_script;
   for (absl::string_view line : absl::StrSplit(table, '\n')) {
@@ -304,7 +299,7 @@ class CompletionTest : public ::testing::Test {
  protected:
   // Script writes `devmgr completion shell` to a file and returns its path.
   std::string Script(const std::string& shell) {
-    const ProcessResult script = Devmgr({"completion", shell});
+    const ProcessResult script = RunDevmgr({"completion", shell});
     EXPECT_EQ(script.exit_code, 0) << script.err;
     const std::string path = dir_.Sub("completion." + shell).string();
     std::ofstream(path) << script.out;

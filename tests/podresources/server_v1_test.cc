@@ -114,8 +114,7 @@ TEST_F(PodResourcesServerV1Test, TestListPodResourcesV1) {
       {"no pods", [] {}, ""},
       {"pod without devices",
        [&] { node_.pods.SetPods({MakePod(kPodUid, "pod-name", {kContainer})}); },
-       pod_header +
-           R"pb(                                                                         containers { name: "container-name" } })pb"},
+       pod_header + "containers { name: \"container-name\" } }"},
       {"pod with devices",
        [&] {
          node_.pods.SetPods({MakePod(kPodUid, "pod-name", {kContainer})});

@@ -104,4 +104,9 @@ std::string DevmgrBinary() {
   return bin;
 }
 
+ProcessResult RunDevmgr(std::vector<std::string> args, const std::string& input) {
+  args.insert(args.begin(), DevmgrBinary());
+  return RunProcess(args, input);
+}
+
 }  // namespace devmgr::testing

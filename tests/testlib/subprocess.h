@@ -61,4 +61,8 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const std::string
 // the build sets.
 std::string DevmgrBinary();
 
+// RunDevmgr runs the devmgr program under test with `args` (its arguments, not argv[0]), as
+// RunProcess does.
+ProcessResult RunDevmgr(std::vector<std::string> args, const std::string& input = "");
+
 }  // namespace devmgr::testing
