@@ -77,7 +77,7 @@ class MetricsHttpServer {
     // Connections served at once.
     int max_connections = 16;
     // Asked at each GET /readyz; none: ready whenever the server runs.
-    ReadyFn ready;
+    ReadyFn ready = nullptr;
   };
   // Body: the text served at /metrics.
   using BodyFn = std::function<std::string()>;

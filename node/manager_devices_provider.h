@@ -37,7 +37,7 @@ class ManagerDevicesProvider final : public podresources::DevicesProvider {
   std::optional<std::map<std::string, uint64_t>> AllocatableRevisions() override {
     return manager_.AllocatableRevisions();
   }
-  std::map<std::string, podresources::NumaNodes> GetAllocatableDevices(
+  std::map<std::string, podresources::NumaNodes> GetAllocatableDevicesOf(
       const std::string& resource_name) override {
     return NumaNodesById(manager_.GetAllocatableDevices(resource_name));
   }

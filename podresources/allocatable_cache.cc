@@ -43,7 +43,7 @@ grpc::ByteBuffer AllocatableCache::Answer(const Providers& providers) {
           part = std::move(kept->second);
         } else {
           ResourceDeviceInstances one;
-          one.emplace(resource, providers.devices->GetAllocatableDevices(resource));
+          one.emplace(resource, providers.devices->GetAllocatableDevicesOf(resource));
           part = Part{revision, std::make_shared<const std::string>(DevicesPart(one))};
         }
         pieces.push_back(part.bytes);

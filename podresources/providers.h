@@ -94,9 +94,10 @@ class DevicesProvider {
   virtual std::optional<std::map<std::string, uint64_t>> AllocatableRevisions() {
     return std::nullopt;
   }
-  // GetAllocatableDevices(resource_name): that resource's part of GetAllocatableDevices(), read
+  // GetAllocatableDevicesOf(resource_name): that resource's part of GetAllocatableDevices(), read
   // only where AllocatableRevisions tells revisions. The default reads every resource.
-  virtual std::map<std::string, NumaNodes> GetAllocatableDevices(const std::string& resource_name) {
+  virtual std::map<std::string, NumaNodes> GetAllocatableDevicesOf(
+      const std::string& resource_name) {
     ResourceDeviceInstances all = GetAllocatableDevices();
     auto it = all.find(resource_name);
     return it == all.end() ? std::map<std::string, NumaNodes>{} : std::move(it->second);

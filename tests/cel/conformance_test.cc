@@ -261,7 +261,9 @@ TEST_P(CelConformanceTest, Case) {
   // accepts it, and devmgr's must too; one it runs unchecked (disable_check) may be refused by
   // devmgr's checker instead, which is what a checked CEL does with it.
   const bool checked = !tc.value("disable_check", false);
-  if (checked) EXPECT_EQ(outcome.phase, Outcome::Phase::kEvaluation) << outcome.error;
+  if (checked) {
+    EXPECT_EQ(outcome.phase, Outcome::Phase::kEvaluation) << outcome.error;
+  }
   const bool by_checker = outcome.phase == Outcome::Phase::kCheck;
   for (const Json& want : tc["error"]) {
     const std::string text = want.get<std::string>();

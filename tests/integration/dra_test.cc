@@ -593,7 +593,9 @@ TEST(DraTest, ADaemonKilledDuringPrepareAndUnprepareLosesNothing) {
       EXPECT_EQ(pods.count(uid), 0u) << "removed " << uid << " came back after kill " << kill;
     }
     for (const std::string& uid : pods) {
-      if (done.count(uid) == 0) ASSERT_EQ(h.Remove(uid).exit_code, 0) << uid;
+      if (done.count(uid) == 0) {
+        ASSERT_EQ(h.Remove(uid).exit_code, 0) << uid;
+      }
     }
   }
   std::cout << "daemon kills survived: " << kills

@@ -133,7 +133,7 @@ class FakeDevicesProvider final : public DevicesProvider {
     absl::MutexLock lock(&mu_);
     return allocatable_revisions_;
   }
-  std::map<std::string, NumaNodes> GetAllocatableDevices(const std::string& resource) override {
+  std::map<std::string, NumaNodes> GetAllocatableDevicesOf(const std::string& resource) override {
     resource_allocatable_calls_.fetch_add(1);
     absl::MutexLock lock(&mu_);
     auto it = allocatable_.find(resource);
