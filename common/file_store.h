@@ -45,6 +45,20 @@ class FileStore {
   // InvalidArgument for a name that is not a plain file name (see IsValidName).
   absl::Status Write(absl::string_view name, absl::string_view bytes) const;
 
+  // One file of WriteTogether.
+  struct NamedBytes {
+    absl::string_view name;
+    absl::string_view bytes;
+  };
+  // WriteTogether replaces several files (distinct names) with one flush of the disk instead of
+  // one per file: every temporary file is written and synced, then each is renamed over its
+  // file in the order given, then the folder is synced once. After a crash each file is old or
+  // new; one renamed later is new only if every one before it is too on file systems that keep
+  // the order of renames (ext4, XFS, btrfs), which callers must not rely on alone. An error
+  // before the first rename changes nothing; a later one leaves the files renamed before it new.
+  // The fault hook is called before every step of every file.
+  absl::Status WriteTogether(const std::vector<NamedBytes>& files) const;
+
   // Read returns the file's content; NotFound when it does not exist. Symlinks are not followed.
   absl::StatusOr<std::string> Read(absl::string_view name) const;
 

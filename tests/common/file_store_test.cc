@@ -164,5 +164,54 @@ TEST(FileStoreTest, ACrashAtAnyStepLeavesTheOldOrTheNewFile) {
   }
 }
 
+TEST(FileStoreTest, WriteTogetherReplacesEveryFileAndLeavesNoTemporaryFile) {
+  TempDir dir;
+  const FileStore store(dir.path());
+  ASSERT_TRUE(store.Write("a", "old a").ok());
+  ASSERT_TRUE(store.WriteTogether({{"a", "new a"}, {"b", "new b"}}).ok());
+  EXPECT_EQ(*store.Read("a"), "new a");
+  EXPECT_EQ(*store.Read("b"), "new b");
+  EXPECT_EQ(AllEntries(dir.path()), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(ModeOf(dir.path() / "b"), 0600);
+  // One bad name refuses the whole write.
+  EXPECT_EQ(store.WriteTogether({{"a", "x"}, {"../b", "x"}}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(*store.Read("a"), "new a");
+}
+
+// A failure at the n-th step of a two-file write, for every n: before the first rename nothing
+// changes; from then on, the files renamed before the failing step are new, the others old; no
+// temporary file is left in any case.
+TEST(FileStoreTest, AFailedStepOfWriteTogetherLeavesEachFileOldOrNewInOrder) {
+  int steps = 0;
+  {
+    TempDir dir;
+    const FileStore counting(dir.path(), [&steps](WriteStep) {
+      ++steps;
+      return absl::OkStatus();
+    });
+    ASSERT_TRUE(counting.WriteTogether({{"a", "a1"}, {"b", "b1"}}).ok());
+  }
+  ASSERT_EQ(steps, 11);  // five per file, the folder's sync once
+  for (int failing = 1; failing <= steps; ++failing) {
+    TempDir dir;
+    const FileStore good(dir.path());
+    ASSERT_TRUE(good.WriteTogether({{"a", "a0"}, {"b", "b0"}}).ok());
+    int step = 0;
+    int renames_before = 0;
+    const FileStore faulty(dir.path(), [&](WriteStep kind) {
+      if (++step == failing) return absl::UnavailableError("injected");
+      if (kind == WriteStep::kRename) ++renames_before;
+      return absl::OkStatus();
+    });
+    EXPECT_EQ(faulty.WriteTogether({{"a", "a1"}, {"b", "b1"}}).code(),
+              absl::StatusCode::kUnavailable)
+        << failing;
+    EXPECT_EQ(*good.Read("a"), renames_before >= 1 ? "a1" : "a0") << failing;
+    EXPECT_EQ(*good.Read("b"), renames_before >= 2 ? "b1" : "b0") << failing;
+    EXPECT_EQ(AllEntries(dir.path()), (std::vector<std::string>{"a", "b"})) << failing;
+  }
+}
+
 }  // namespace
 }  // namespace devmgr
