@@ -441,6 +441,7 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
     generation = ++commit_generation_;
     ScheduleNotifyLocked();
   }
+  if (options_.host_syncs_admissions) return absl::OkStatus();
   absl::Status written = PersistCheckpoint(generation);
   if (!written.ok()) {
     // Admission that cannot persist is refused and rolled back; the next write drops it from
@@ -472,6 +473,15 @@ absl::Status ManagerImpl::PersistCheckpoint(uint64_t generation) {
   absl::MutexLock lock(&mu_);
   durable_generation_ = std::max(durable_generation_, snapshot);
   return absl::OkStatus();
+}
+
+absl::Status ManagerImpl::SyncCheckpoint() {
+  uint64_t generation = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    generation = ++commit_generation_;
+  }
+  return PersistCheckpoint(generation);
 }
 
 absl::Status ManagerImpl::AdmitPod(const Pod& pod) {

@@ -78,6 +78,12 @@ struct ManagerOptions {
   // Where the checkpoint is read and written; null means a FileStore in plugin_dir
   // (CheckpointStoreImpl). Not owned; must outlive the Manager.
   CheckpointStore* checkpoint_store = nullptr;
+  // The host makes admissions durable itself: Allocate and AdmitPod keep what they allocate in
+  // memory and leave the checkpoint write to the host's SyncCheckpoint, which it calls before
+  // it reports the admission done (devmgr serve does, to write its pod record in the same flush
+  // through its checkpoint_store). Beyond upstream, whose Allocate writes each time. A crash
+  // before the sync finds the allocation in the checkpoint only if another write carried it.
+  bool host_syncs_admissions = false;
   // Feature gate ResourceHealthStatus (KEP-4680): queue a ResourceUpdate for the pods holding
   // devices whose health changed, for TakeResourceUpdates. Off by default, as upstream's gate
   // (alpha, off, through Kubernetes 1.35); the devmgr daemon turns it on.
@@ -218,18 +224,24 @@ class Manager {
   // Allocate gives `container` its devices for every device-plugin resource it requests:
   // devices are picked (reusing those of the pod's regular init containers, preferring the
   // topology manager's affinity and the plugin's preferred allocation), each resource's plugin
-  // is called once with Allocate, and the checkpoint is written and synced before OK. All or
-  // nothing: on any error nothing of this call stays (no device held, checkpoint unchanged),
-  // and the error has upstream's text. A container that already holds its devices is not
-  // allocated again. Resources the manager has never heard of are skipped (they are not
-  // device-plugin resources). The pod must be in the host's active list (active_pods), or the
-  // garbage collection that runs first frees what its earlier containers got. Errors:
-  // FailedPrecondition when not running, NotFound for a container not in the pod or an
-  // unregistered resource, ResourceExhausted for too few healthy devices, Aborted while
-  // another admission of the same container is in flight, DeadlineExceeded / Unavailable /
-  // the plugin's status for a failed plugin call, the store's error for a failed checkpoint
-  // write; texts as upstream.
+  // is called once with Allocate, and the checkpoint is written and synced before OK (with
+  // host_syncs_admissions, by SyncCheckpoint). All or nothing: on any error nothing of this
+  // call stays (no device held, checkpoint unchanged), and the error has upstream's text. A
+  // container that already holds its devices is not allocated again. Resources the manager has
+  // never heard of are skipped (they are not device-plugin resources). The pod must be in the
+  // host's active list (active_pods), or the garbage collection that runs first frees what its
+  // earlier containers got. Errors: FailedPrecondition when not running, NotFound for a container
+  // not in the pod or an unregistered resource, ResourceExhausted for too few healthy devices,
+  // Aborted while another admission of the same container is in flight, DeadlineExceeded /
+  // Unavailable / the plugin's status for a failed plugin call, the store's error for a failed
+  // checkpoint write; texts as upstream.
   virtual absl::Status Allocate(const Pod& pod, const Container& container) = 0;
+
+  // SyncCheckpoint writes the checkpoint with everything allocated so far, or waits for a write
+  // that began after the call, and returns once it is durable: the store's error otherwise.
+  // With host_syncs_admissions, what makes an admission durable; concurrent calls share
+  // writes. Blocks on disk.
+  virtual absl::Status SyncCheckpoint() = 0;
 
   // AdmitPod allocates every init container, then every app container, in order; if one
   // fails, everything the pod got in this call is released (its checkpoint entries removed

@@ -75,6 +75,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
       const Pod& pod, const Container& container) override;
   void UpdateAllocatedDevices() override;
   absl::Status ReleasePod(absl::string_view pod_uid) override;
+  absl::Status SyncCheckpoint() override;
   TopologyHints GetTopologyHints(const Pod& pod, const Container& container) override;
   TopologyHints GetPodTopologyHints(const Pod& pod) override;
   void UpdateAllocatedResourcesStatus(absl::string_view pod_uid, PodStatus& status) const override;
@@ -300,7 +301,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   Reservations reservations_ ABSL_GUARDED_BY(mu_);
   // Admissions inside WaitForPluginLocked's wait.
   int plugin_waits_ ABSL_GUARDED_BY(mu_) = 0;
-  // Bumped by every commit of an admission; durable_generation_ is the newest one on disk.
+  // Bumped by every commit of an admission and by SyncCheckpoint; durable_generation_ is the
+  // newest one on disk.
   uint64_t commit_generation_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t durable_generation_ ABSL_GUARDED_BY(mu_) = 0;
 

@@ -10,7 +10,8 @@ namespace devmgr::node {
 inline constexpr absl::string_view kRefusedTopologyAffinity = "topology_affinity";
 // A container's run options could not be collected (PreStartContainer failed, among others).
 inline constexpr absl::string_view kRefusedPreStart = "pre_start";
-// The durable record of admitted pods could not be written.
+// The durable record of admitted pods, with the checkpoint that holds the pod's devices, could
+// not be written.
 inline constexpr absl::string_view kRefusedRecordWrite = "record_write";
 // The pod's ResourceClaims could not be stored or prepared (a driver is missing or failed).
 inline constexpr absl::string_view kRefusedClaims = "claims";

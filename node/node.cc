@@ -29,6 +29,7 @@
 #include "node/node_metrics.h"
 #include "node/pod_admission.h"
 #include "node/pod_registry.h"
+#include "node/recording_checkpoint_store.h"
 #include "node/store_slice_wiper.h"
 #include "pluginwatcher/watcher.h"
 #include "podresources/server.h"
@@ -61,6 +62,8 @@ struct Node::State {
   // Told of each checkpoint write by `metrics`, so it outlives the manager.
   HeapTrimmer heap_trimmer{HeapTrimmer::Options{}};
   PodRegistry registry;
+  // The manager's checkpoint store: writes the record along with the checkpoint.
+  RecordingCheckpointStore checkpoint_store{FileStore(paths.plugin_dir), registry};
   // Set once the registry has read the record and the restored allocations.
   std::atomic<bool> pods_known{false};
   topologymanager::TopologyPolicy topology;
@@ -249,6 +252,9 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   manager_options.plugin_call_timeout = options.plugin_call_timeout;
   manager_options.max_message_bytes = options.max_message_bytes;
   manager_options.admission_wait = options.admission_wait;
+  // One flush per admission: PodAdmission syncs the checkpoint, which carries the pod record.
+  manager_options.checkpoint_store = &s.checkpoint_store;
+  manager_options.host_syncs_admissions = true;
   if (options.topology_policy != topologymanager::TopologyPolicyKind::kNone) {
     manager_options.topology_affinity = &s.topology;
   }

@@ -59,8 +59,13 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
   absl::StatusOr<std::vector<ContainerOptions>> options = AllocateAll(pod, claims, reason);
   absl::Status status = options.status();
   if (status.ok()) {
-    status = registry_.CommitAdmission(pod.uid);
+    // The record with the pod and the checkpoint with its devices, in one flush (when the
+    // manager's store is a RecordingCheckpointStore; otherwise CommitAdmission writes the
+    // record after the checkpoint).
+    registry_.StageAdmission(pod.uid, HoldsDevices(pod));
     reason = kRefusedRecordWrite;
+    status = manager_.SyncCheckpoint();
+    if (status.ok()) status = registry_.CommitAdmission(pod.uid);
   }
   if (!status.ok()) {
     if (wanted.has_value()) ForgetClaims(*wanted);
@@ -85,6 +90,15 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
              "podUID", pod.uid);
   if (notifier_ != nullptr) notifier_->PodUpdated(PodRegistry::ToPodResources(pod));
   return options;
+}
+
+bool PodAdmission::HoldsDevices(const Pod& pod) const {
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const Container& container : *list) {
+      if (!manager_.GetDevices(pod.uid, container.name).empty()) return true;
+    }
+  }
+  return false;
 }
 
 std::vector<std::string> PodAdmission::NonDevicePluginResources(const Pod& pod) const {

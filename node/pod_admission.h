@@ -4,8 +4,11 @@
 // ResourceClaims then has them stored and prepared by their DRA drivers (as a kubelet does
 // before it starts the pod's sandbox). Finally every container's run options are collected
 // (calling PreStartContainer where a plugin asks for it; the CDI devices of its claims join
-// them). Only then is the pod written to the durable record and reported admitted. Any failure
-// releases everything the pod got (durably) and forgets it: a refused pod leaves no trace.
+// them). Only then is the pod written to the durable record and reported admitted: staged in
+// the registry, then the device manager's checkpoint synced, which writes the record with it
+// when the manager's store is the registry's (RecordingCheckpointStore; one flush for both).
+// Any failure releases everything the pod got (durably) and forgets it: a refused pod leaves
+// no trace.
 //
 // Calls for one pod UID run one at a time; calls for different pods run in parallel.
 #pragma once
@@ -132,6 +135,8 @@ class PodAdmission {
   absl::StatusOr<devicemanager::RunContainerOptions> ContainerRunOptions(
       const devicemanager::Pod& pod, const devicemanager::Container& container,
       const dra::Pod* claims);
+  // HoldsDevices: the device manager holds devices for some container of `pod`.
+  bool HoldsDevices(const devicemanager::Pod& pod) const;
   // StoredClaims: the DRA half the claim store holds for the pod.
   std::optional<dra::Pod> StoredClaims(const std::string& pod_uid) const;
   // AllocateAndStore allocates the claims that came unallocated (when the node has an

@@ -91,7 +91,8 @@ absl::StatusOr<std::vector<Container>> DecodeContainers(const Json& pod, const c
 
 }  // namespace
 
-std::string EncodePodRecordEntry(const Pod& pod) {
+std::string EncodePodRecordEntry(const RecordedPod& recorded) {
+  const Pod& pod = recorded.pod;
   Json json = {{"uid", pod.uid},
                {"namespace", pod.namespace_name},
                {"name", pod.name},
@@ -106,6 +107,7 @@ std::string EncodePodRecordEntry(const Pod& pod) {
     }
     json["draResourceMappings"] = std::move(mappings);
   }
+  if (recorded.holds_devices) json["holdsDevices"] = true;
   std::string entry = json.dump();
   // The registry keeps it for the pod's life: without the room the appends left.
   entry.shrink_to_fit();
@@ -117,14 +119,14 @@ std::string JoinPodRecord(const std::vector<absl::string_view>& entries) {
   return absl::StrCat("{\"pods\":[", absl::StrJoin(entries, ","), "],\"version\":", kVersion, "}");
 }
 
-std::string EncodePodRecord(const std::vector<Pod>& pods) {
+std::string EncodePodRecord(const std::vector<RecordedPod>& pods) {
   std::vector<std::string> entries;
   entries.reserve(pods.size());
-  for (const Pod& pod : pods) entries.push_back(EncodePodRecordEntry(pod));
+  for (const RecordedPod& pod : pods) entries.push_back(EncodePodRecordEntry(pod));
   return JoinPodRecord({entries.begin(), entries.end()});
 }
 
-absl::StatusOr<std::vector<Pod>> DecodePodRecord(absl::string_view bytes) {
+absl::StatusOr<std::vector<RecordedPod>> DecodePodRecord(absl::string_view bytes) {
   Json document = Json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded() || !document.is_object()) {
     return absl::DataLossError("not a JSON object");
@@ -136,7 +138,7 @@ absl::StatusOr<std::vector<Pod>> DecodePodRecord(absl::string_view bytes) {
   }
   absl::StatusOr<const Json*> list = Field(document, "pods", Json::value_t::array, "record");
   if (!list.ok()) return list.status();
-  std::vector<Pod> pods;
+  std::vector<RecordedPod> pods;
   std::set<std::string> uids;
   for (size_t i = 0; i < (*list)->size(); ++i) {
     const Json& item = (**list)[i];
@@ -174,7 +176,14 @@ absl::StatusOr<std::vector<Pod>> DecodePodRecord(absl::string_view bytes) {
             {(*container)->get<std::string>(), (*resource)->get<std::string>()});
       }
     }
-    pods.push_back(std::move(pod));
+    bool holds_devices = false;
+    if (auto holds = item.find("holdsDevices"); holds != item.end()) {
+      if (!holds->is_boolean()) {
+        return absl::DataLossError(absl::StrCat(at, ".holdsDevices: not a boolean"));
+      }
+      holds_devices = holds->get<bool>();
+    }
+    pods.push_back({std::move(pod), holds_devices});
   }
   return pods;
 }

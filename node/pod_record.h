@@ -7,6 +7,8 @@
 //     "containers":[{"name":"app","type":"regular","devices":{"example.com/gpu":2}}]}]}
 // A pod some of whose container resources DRA serves (DRAExtendedResource) also has
 //   "draResourceMappings":[{"container":"app","resource":"example.com/gpu"}]
+// and one that held device-plugin devices when it was admitted has "holdsDevices":true: such a
+// pod whose devices the checkpoint does not hold was never admitted (PodRegistry::Load).
 #pragma once
 
 #include <string>
@@ -21,18 +23,28 @@ namespace devmgr::node {
 // File name of the record inside the device plugin folder (a valid FileStore name).
 inline constexpr char kPodRecordName[] = "devmgr_admitted_pods";
 
+// One pod of the record.
+struct RecordedPod {
+  devicemanager::Pod pod;
+  // The device manager held devices of some device-plugin resource for the pod when the record
+  // was written with it (they are in the checkpoint written in the same flush).
+  bool holds_devices = false;
+
+  bool operator==(const RecordedPod&) const = default;
+};
+
 // EncodePodRecord: the record's bytes for `pods`, in the order given.
-std::string EncodePodRecord(const std::vector<devicemanager::Pod>& pods);
+std::string EncodePodRecord(const std::vector<RecordedPod>& pods);
 
 // The same in two steps, so that a writer can keep each pod's entry and rewrite the record
 // without encoding every pod again: EncodePodRecordEntry is one pod as the record lists it,
 // and JoinPodRecord the record's bytes from such entries, in the order given.
-std::string EncodePodRecordEntry(const devicemanager::Pod& pod);
+std::string EncodePodRecordEntry(const RecordedPod& pod);
 std::string JoinPodRecord(const std::vector<absl::string_view>& entries);
 
 // DecodePodRecord reads a record. DataLoss, saying where, for anything that is not a record of
 // this version: bad JSON, missing or mistyped fields, an unknown container type, a negative
 // device count, an empty or repeated pod UID.
-absl::StatusOr<std::vector<devicemanager::Pod>> DecodePodRecord(absl::string_view bytes);
+absl::StatusOr<std::vector<RecordedPod>> DecodePodRecord(absl::string_view bytes);
 
 }  // namespace devmgr::node

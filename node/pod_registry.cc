@@ -16,10 +16,10 @@ PodRegistry::PodRegistry(std::filesystem::path folder, LoggerPtr logger)
     : store_(std::move(folder)), logger_(std::move(logger)) {}
 
 absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& checkpoint_entries) {
-  std::vector<Pod> recorded;
+  std::vector<RecordedPod> recorded;
   absl::StatusOr<std::string> bytes = store_.Read(kPodRecordName);
   if (bytes.ok()) {
-    absl::StatusOr<std::vector<Pod>> decoded = DecodePodRecord(*bytes);
+    absl::StatusOr<std::vector<RecordedPod>> decoded = DecodePodRecord(*bytes);
     if (decoded.ok()) {
       recorded = *std::move(decoded);
     } else {
@@ -36,13 +36,25 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
     return bytes.status();
   }
 
+  std::set<absl::string_view> holding;
+  for (const checkpoint::PodDevicesEntry& entry : checkpoint_entries) holding.insert(entry.pod_uid);
   absl::MutexLock lock(&mu_);
   pods_.clear();
   ++revision_;
-  for (Pod& pod : recorded) {
-    std::string uid = pod.uid;
+  for (RecordedPod& pod : recorded) {
+    std::string uid = pod.pod.uid;
+    if (pod.holds_devices && !holding.contains(uid)) {
+      // Its record was renamed in place and its checkpoint was not: never admitted. The next
+      // write of the record leaves it out.
+      DEVMGR_LOG(logger_, warn,
+                 "Pod recorded without its devices in the checkpoint: its admission did not "
+                 "complete; forgotten",
+                 "podUID", uid);
+      ++changes_;
+      continue;
+    }
     std::string entry = EncodePodRecordEntry(pod);
-    pods_[uid] = Held{RegisteredPod{std::move(pod), false}, std::move(entry)};
+    pods_[uid] = Held{RegisteredPod{std::move(pod.pod), false}, std::move(entry)};
   }
   // Recovered pods: one regular container per container name that holds devices.
   for (const checkpoint::PodDevicesEntry& entry : checkpoint_entries) {
@@ -85,29 +97,50 @@ absl::Status PodRegistry::BeginAdmission(const Pod& pod) {
   return absl::OkStatus();
 }
 
+void PodRegistry::StageAdmission(const std::string& pod_uid, bool holds_devices) {
+  absl::MutexLock lock(&mu_);
+  auto it = admitting_.find(pod_uid);
+  if (it == admitting_.end()) return;
+  staged_[pod_uid] = Staged{EncodePodRecordEntry({it->second, holds_devices}), ++changes_};
+}
+
 absl::Status PodRegistry::CommitAdmission(const std::string& pod_uid) {
   absl::MutexLock write_lock(&write_mu_);
-  std::optional<Pod> pod;
+  bool written = false;
   {
     absl::MutexLock lock(&mu_);
-    auto it = admitting_.find(pod_uid);
-    if (it == admitting_.end()) {
-      return absl::FailedPreconditionError(absl::StrCat("pod ", pod_uid, " is not being admitted"));
+    auto staged = staged_.find(pod_uid);
+    if (staged == staged_.end()) {
+      return absl::FailedPreconditionError(absl::StrCat("pod ", pod_uid, " is not staged"));
     }
-    pod = it->second;
+    written = written_ >= staged->second.change;
   }
-  std::string entry = EncodePodRecordEntry(*pod);
-  if (absl::Status written = WriteRecord(entry, ""); !written.ok()) return written;
+  if (!written) {
+    if (absl::Status status = WriteRecord(); !status.ok()) return status;
+  }
   absl::MutexLock lock(&mu_);
-  admitting_.erase(pod_uid);
-  pods_[pod_uid] = Held{RegisteredPod{*std::move(pod), false}, std::move(entry)};
+  auto staged = staged_.find(pod_uid);
+  auto admitting = admitting_.find(pod_uid);
+  pods_[pod_uid] = Held{RegisteredPod{std::move(admitting->second), false},
+                        std::move(staged->second.record_entry)};
+  staged_.erase(staged);
+  admitting_.erase(admitting);
   ++revision_;
   return absl::OkStatus();
 }
 
 void PodRegistry::AbortAdmission(const std::string& pod_uid) {
-  absl::MutexLock lock(&mu_);
-  admitting_.erase(pod_uid);
+  absl::MutexLock write_lock(&write_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    admitting_.erase(pod_uid);
+    if (staged_.erase(pod_uid) == 0) return;
+    ++changes_;
+  }
+  if (absl::Status status = WriteRecord(); !status.ok()) {
+    DEVMGR_LOG(logger_, err, "Failed to write the pod record without a refused pod", "podUID",
+               pod_uid, "err", status);
+  }
 }
 
 absl::Status PodRegistry::Remove(const std::string& pod_uid) {
@@ -118,9 +151,18 @@ absl::Status PodRegistry::Remove(const std::string& pod_uid) {
     auto it = pods_.find(pod_uid);
     if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("pod ", pod_uid, " not found"));
     recorded = !it->second.registered.recovered;
+    if (recorded) {
+      it->second.removing = true;
+      ++changes_;
+    }
   }
   if (recorded) {
-    if (absl::Status written = WriteRecord("", pod_uid); !written.ok()) return written;
+    if (absl::Status written = WriteRecord(); !written.ok()) {
+      absl::MutexLock lock(&mu_);
+      pods_[pod_uid].removing = false;
+      ++changes_;
+      return written;
+    }
   }
   absl::MutexLock lock(&mu_);
   pods_.erase(pod_uid);
@@ -128,19 +170,43 @@ absl::Status PodRegistry::Remove(const std::string& pod_uid) {
   return absl::OkStatus();
 }
 
-absl::Status PodRegistry::WriteRecord(absl::string_view added, const std::string& removed) {
-  std::string bytes;
+PodRegistry::RecordSnapshot PodRegistry::SnapshotLocked() const {
+  std::vector<absl::string_view> entries;
+  entries.reserve(pods_.size() + staged_.size());
+  for (const auto& [uid, held] : pods_) {
+    if (!held.registered.recovered && !held.removing) entries.push_back(held.record_entry);
+  }
+  for (const auto& [uid, staged] : staged_) entries.push_back(staged.record_entry);
+  return {JoinPodRecord(entries), changes_};
+}
+
+absl::Status PodRegistry::WriteRecord() {
+  RecordSnapshot record;
   {
     absl::MutexLock lock(&mu_);
-    std::vector<absl::string_view> entries;
-    entries.reserve(pods_.size() + 1);
-    for (const auto& [uid, held] : pods_) {
-      if (uid != removed && !held.registered.recovered) entries.push_back(held.record_entry);
-    }
-    if (!added.empty()) entries.push_back(added);
-    bytes = JoinPodRecord(entries);
+    record = SnapshotLocked();
   }
-  return store_.Write(kPodRecordName, bytes);
+  absl::Status status = store_.Write(kPodRecordName, record.bytes);
+  if (status.ok()) Wrote(record.change);
+  return status;
+}
+
+absl::Status PodRegistry::WriteWithCheckpoint(absl::string_view name, absl::string_view bytes) {
+  absl::MutexLock write_lock(&write_mu_);
+  std::optional<RecordSnapshot> record;
+  {
+    absl::MutexLock lock(&mu_);
+    if (changes_ > written_) record = SnapshotLocked();
+  }
+  if (!record.has_value()) return store_.Write(name, bytes);
+  absl::Status status = store_.WriteTogether({{name, bytes}, {kPodRecordName, record->bytes}});
+  if (status.ok()) Wrote(record->change);
+  return status;
+}
+
+void PodRegistry::Wrote(uint64_t change) {
+  absl::MutexLock lock(&mu_);
+  written_ = std::max(written_, change);
 }
 
 std::optional<RegisteredPod> PodRegistry::Find(const std::string& pod_uid) const {

@@ -1,10 +1,16 @@
 // PodRegistry: the daemon's pod source. The device manager frees the devices of every pod that
 // is not active, so the daemon must know across restarts which pods it admitted: it keeps them
 // in the durable record (pod_record.h), written before an admission is reported done and
-// rewritten when a pod is removed. Pods found in the checkpoint without a record (an admission
-// cut short by a crash, or a checkpoint taken over from a real kubelet) are "recovered": they
-// stay active, known by UID and by the containers that hold devices, until removed, so that a
-// restart never frees a device by itself.
+// rewritten when a pod is removed. An admission's record is written in the same flush as the
+// checkpoint that holds its devices (WriteWithCheckpoint, through RecordingCheckpointStore), so
+// that an admission costs one flush of the disk; its recovery rules at Load:
+//  - pods found in the checkpoint without a record (an admission cut short between the two
+//    renames of that write, or a checkpoint taken over from a real kubelet) are "recovered":
+//    they stay active, known by UID and by the containers that hold devices, until removed, so
+//    that a restart never frees a device by itself;
+//  - a recorded pod that held devices when it was written but holds none in the checkpoint
+//    (the record's rename survived a power cut and the checkpoint's did not) was never
+//    admitted: it is forgotten.
 //
 // It is also the PodResources service's pods provider. Thread-safe; the record is written
 // outside the state lock, one write at a time.
@@ -40,8 +46,9 @@ class PodRegistry final : public podresources::PodsProvider {
   // The record lives in `folder` (the device plugin folder, beside the checkpoint).
   PodRegistry(std::filesystem::path folder, LoggerPtr logger);
 
-  // Load reads the record, then adds as recovered every pod of `checkpoint_entries` that it
-  // does not hold. A record that cannot be read is logged, renamed with a ".corrupt" suffix and
+  // Load reads the record, forgets the pods in it that held devices and hold none in
+  // `checkpoint_entries`, then adds as recovered every pod of `checkpoint_entries` that it does
+  // not hold. A record that cannot be read is logged, renamed with a ".corrupt" suffix and
   // ignored: its pods are still found in the checkpoint, so no device is freed. Errors only
   // for I/O that prevents knowing (a record that exists but cannot be read or renamed).
   absl::Status Load(const std::vector<checkpoint::PodDevicesEntry>& checkpoint_entries);
@@ -50,16 +57,29 @@ class PodRegistry final : public podresources::PodsProvider {
   // inactive pods) but not yet visible to ListPods or PodResources. AlreadyExists when a pod
   // with its UID is admitted, recovered or being admitted.
   absl::Status BeginAdmission(const devicemanager::Pod& pod);
-  // CommitAdmission writes the record with the pod and makes it admitted; on a failed write
-  // the pod stays in admission and the error is returned (the caller aborts).
+  // StageAdmission puts a pod that BeginAdmission took into the record's next write, saying
+  // whether the device manager holds devices for it (then its checkpoint entries must be
+  // durable in the same write or before: the caller syncs the checkpoint next). The pod is not
+  // listed yet.
+  void StageAdmission(const std::string& pod_uid, bool holds_devices);
+  // CommitAdmission makes a staged pod admitted (listed), writing the record first unless a
+  // write since StageAdmission carried it; on a failed write the pod stays staged and the
+  // error is returned (the caller aborts).
   absl::Status CommitAdmission(const std::string& pod_uid);
-  // AbortAdmission forgets a pod that BeginAdmission took.
+  // AbortAdmission forgets a pod that BeginAdmission took; one that was staged may be in the
+  // record, which is written again without it (a failure is logged: the next write drops it,
+  // and Load forgets a pod that holds devices without them).
   void AbortAdmission(const std::string& pod_uid);
 
   // Remove forgets an admitted or recovered pod, rewriting the record first when it is in it.
   // NotFound when unknown; the store's error when the record cannot be written (then nothing
   // changed).
   absl::Status Remove(const std::string& pod_uid);
+
+  // WriteWithCheckpoint writes the device manager's checkpoint (`name`, `bytes`), together
+  // with the record when the record has changed since it was last written: one flush for both,
+  // the checkpoint renamed first. The store's error when the write fails.
+  absl::Status WriteWithCheckpoint(absl::string_view name, absl::string_view bytes);
 
   std::optional<RegisteredPod> Find(const std::string& pod_uid) const;
   // List: admitted and recovered pods, by UID.
@@ -78,10 +98,17 @@ class PodRegistry final : public podresources::PodsProvider {
   static podresources::Pod ToPodResources(const devicemanager::Pod& pod);
 
  private:
-  // WriteRecord writes the admitted pods, with the entry `added` (none if empty) and without
-  // the pod `removed`.
-  absl::Status WriteRecord(absl::string_view added, const std::string& removed)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
+  // The record as it is to be written: the admitted pods not being removed and the staged
+  // ones; and the change it reflects (changes_).
+  struct RecordSnapshot {
+    std::string bytes;
+    uint64_t change = 0;
+  };
+  RecordSnapshot SnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // WriteRecord writes the record (alone) as SnapshotLocked gives it.
+  absl::Status WriteRecord() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
+  // Wrote notes that the record of `change` is on disk.
+  void Wrote(uint64_t change) ABSL_LOCKS_EXCLUDED(mu_);
 
   const FileStore store_;
   const LoggerPtr logger_;
@@ -93,9 +120,20 @@ class PodRegistry final : public podresources::PodsProvider {
     // The pod's entry in the record, kept so that a write encodes only the pod it adds; empty
     // for a recovered pod, which the record does not list.
     std::string record_entry;
+    // Remove is writing the record without it.
+    bool removing = false;
   };
   std::map<std::string, Held> pods_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, devicemanager::Pod> admitting_ ABSL_GUARDED_BY(mu_);
+  struct Staged {
+    std::string record_entry;
+    // changes_ when it was staged: the record holds it once written_ reaches this.
+    uint64_t change = 0;
+  };
+  std::map<std::string, Staged> staged_ ABSL_GUARDED_BY(mu_);
+  // Bumped by every change of what the record is to hold; written_ is the change last written.
+  uint64_t changes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;
   // Changes with every change of pods_ (what GetActivePods answers).
   uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
 };

@@ -72,6 +72,7 @@ class AdmissionUnitTest : public ::testing::Test {
     options.topology_affinity = affinity;
     options.checkpoint_store = &store_;
     options.endpoint_factory = &factory_;
+    options.host_syncs_admissions = host_syncs_admissions_;
     manager_ = std::make_unique<ManagerImpl>(std::move(options));
     ASSERT_TRUE(manager_
                     ->Start(
@@ -111,6 +112,7 @@ class AdmissionUnitTest : public ::testing::Test {
     return ids;
   }
 
+  bool host_syncs_admissions_ = false;
   TempDir dir_;
   FakeClock clock_;
   FakeCheckpointStore store_;
@@ -217,6 +219,27 @@ TEST_F(AdmissionUnitTest, CheckpointWriteFailureRollsBack) {
   store_.FailWrites(absl::OkStatus());
   ASSERT_TRUE(Admit(OnePod("pod2", 2)).ok());
   EXPECT_EQ(Held("pod2"), (std::set<std::string>{"d0", "d1"}));
+}
+
+// With host_syncs_admissions an admission is written only by the host's SyncCheckpoint, which
+// it calls before it reports the admission done (devmgr serve, to write its pod record along).
+TEST_F(AdmissionUnitTest, AHostSyncedAdmissionIsWrittenBySyncCheckpoint) {
+  host_syncs_admissions_ = true;
+  StartManager();
+  auto endpoint = AddPlugin({Healthy("d0"), Healthy("d1")});
+  auto checkpoint = [&] { return store_.Read(checkpoint::kCheckpointFileName).value_or(""); };
+  // The write that the devices' arrival schedules, first.
+  ASSERT_TRUE(WaitFor([&] { return checkpoint().find("d1") != std::string::npos; }));
+  const int writes_before = store_.writes();
+  ASSERT_TRUE(Admit(OnePod("pod1", 1)).ok());
+  EXPECT_EQ(Held("pod1").size(), 1u);
+  EXPECT_EQ(store_.writes(), writes_before) << "Allocate leaves the write to the host";
+  EXPECT_EQ(checkpoint().find("pod1"), std::string::npos);
+  ASSERT_TRUE(manager_->SyncCheckpoint().ok());
+  EXPECT_EQ(store_.writes(), writes_before + 1);
+  EXPECT_NE(checkpoint().find("pod1"), std::string::npos);
+  store_.FailWrites(absl::InternalError("disk full"));
+  EXPECT_EQ(manager_->SyncCheckpoint(), absl::InternalError("disk full"));
 }
 
 TEST_F(AdmissionUnitTest, InitContainerDevicesAreReused) {

@@ -402,6 +402,67 @@ TEST_F(FaultsTest, PodResourcesClientsThatNeverReadAndFiveHundredAtOnce) {
   for (auto& watcher : watchers) watcher->Signal(SIGKILL);
 }
 
+// An admission's checkpoint and pod record reach the disk in one flush and are renamed one after
+// the other, the checkpoint first. A kill between the two renames leaves the checkpoint new and
+// the record old; a power cut there may also keep only the later rename. Both states are made
+// here by putting back a file as it was before the admission, and restarted from: a pod whose
+// devices are in the checkpoint without its record is recovered and keeps them; a recorded pod
+// whose devices the checkpoint lacks was never admitted, and its device is free again.
+TEST_F(FaultsTest, AKillBetweenTheTwoRenamesOfAnAdmissionLosesNothing) {
+  StartServing({}, 2);
+  const std::filesystem::path checkpoint = h_.CheckpointPath();
+  const std::filesystem::path record = checkpoint.parent_path() / "devmgr_admitted_pods";
+  auto read = [](const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  auto put_back = [](const std::filesystem::path& path, const std::string& bytes) {
+    std::ofstream(path, std::ios::trunc) << bytes;
+  };
+  auto listed = [&](const std::string& uid) {
+    for (const auto& pod : h_.ListPods().value("pods", nlohmann::json::array())) {
+      if (pod["pod"].value("uid", "") == uid) return pod;
+    }
+    return nlohmann::json();
+  };
+  ASSERT_EQ(h_.Admit(PodManifest("first", kGpu, 1)).exit_code, 0);
+  const std::string checkpoint_before = read(checkpoint);
+  const std::string record_before = read(record);
+  ProcessResult second = h_.Admit(PodManifest("second", kGpu, 1));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  const std::string checkpoint_after = read(checkpoint);
+  const std::string record_after = read(record);
+  ASSERT_NE(record_after, record_before);
+  ASSERT_NE(checkpoint_after, checkpoint_before);
+
+  // The checkpoint renamed, the record not: recovered, holding its device.
+  serve_->Signal(SIGKILL);
+  ASSERT_TRUE(serve_->Wait(10s).has_value());
+  put_back(record, record_before);
+  serve_ = h_.StartServe(serve_flags_);
+  ASSERT_NE(serve_, nullptr);
+  ASSERT_EQ(h_.VerifyCheckpoint(), "");
+  std::map<std::string, std::vector<std::string>> held = h_.PodDevices();
+  EXPECT_EQ(held["first"].size(), 1u);
+  EXPECT_EQ(held["second"].size(), 1u) << "a recovered pod keeps its device";
+  EXPECT_TRUE(listed("second").value("recovered", false)) << listed("second").dump();
+  EXPECT_FALSE(listed("first").value("recovered", false));
+
+  // The record renamed, the checkpoint not: never admitted.
+  serve_->Signal(SIGKILL);
+  ASSERT_TRUE(serve_->Wait(10s).has_value());
+  put_back(checkpoint, checkpoint_before);
+  put_back(record, record_after);
+  serve_ = h_.StartServe(serve_flags_);
+  ASSERT_NE(serve_, nullptr);
+  held = h_.PodDevices();
+  EXPECT_EQ(held["first"].size(), 1u);
+  EXPECT_EQ(held.count("second"), 0u) << "a pod whose devices were not written is forgotten";
+  ExpectNothingHeldBy("second");
+  ProcessResult third = h_.Admit(PodManifest("third", kGpu, 1));
+  EXPECT_EQ(third.exit_code, 0) << "the forgotten pod's device is free: " << third.err;
+}
+
 // The daemon is killed with SIGKILL at a random point of a stream of admissions and removals,
 // then started again, FaultKillCount() times. An admission that exited 0 must be there after the
 // restart with its device; a removal that exited 0 must stay removed; what was cut off may be

@@ -27,8 +27,8 @@ TEST(PodRecordTest, RoundTrip) {
   Pod other = SamplePod();
   other.uid = "uid-2";
   other.init_containers.clear();
-  const std::vector<Pod> pods = {SamplePod(), other};
-  absl::StatusOr<std::vector<Pod>> decoded = DecodePodRecord(EncodePodRecord(pods));
+  const std::vector<RecordedPod> pods = {{SamplePod(), true}, {other, false}};
+  absl::StatusOr<std::vector<RecordedPod>> decoded = DecodePodRecord(EncodePodRecord(pods));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(*decoded, pods);
 }
@@ -37,14 +37,14 @@ TEST(PodRecordTest, RoundTrip) {
 TEST(PodRecordTest, RoundTripsDraResourceMappings) {
   Pod pod = SamplePod();
   pod.dra_resource_mappings = {{"app", "example.com/gpu"}, {"setup", "example.com/gpu"}};
-  absl::StatusOr<std::vector<Pod>> decoded = DecodePodRecord(EncodePodRecord({pod}));
+  absl::StatusOr<std::vector<RecordedPod>> decoded = DecodePodRecord(EncodePodRecord({{pod}}));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
-  EXPECT_EQ(*decoded, std::vector<Pod>{pod});
-  EXPECT_NE(EncodePodRecordEntry(pod).find(
+  EXPECT_EQ(*decoded, std::vector<RecordedPod>{{pod}});
+  EXPECT_NE(EncodePodRecordEntry({pod}).find(
                 R"("draResourceMappings":[{"container":"app","resource":"example.com/gpu"})"),
             std::string::npos)
-      << EncodePodRecordEntry(pod);
-  EXPECT_EQ(EncodePodRecordEntry(SamplePod()).find("draResourceMappings"), std::string::npos);
+      << EncodePodRecordEntry({pod});
+  EXPECT_EQ(EncodePodRecordEntry({SamplePod()}).find("draResourceMappings"), std::string::npos);
   EXPECT_EQ(DecodePodRecord(R"({"version":1,"pods":[{"uid":"u","namespace":"n","name":"p",)"
                             R"("initContainers":[],"containers":[],)"
                             R"("draResourceMappings":[{"container":1}]}]})")
@@ -54,7 +54,7 @@ TEST(PodRecordTest, RoundTripsDraResourceMappings) {
 }
 
 TEST(PodRecordTest, EmptyRecord) {
-  absl::StatusOr<std::vector<Pod>> decoded = DecodePodRecord(EncodePodRecord({}));
+  absl::StatusOr<std::vector<RecordedPod>> decoded = DecodePodRecord(EncodePodRecord({}));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_TRUE(decoded->empty());
 }
@@ -64,17 +64,22 @@ TEST(PodRecordTest, EmptyRecord) {
 TEST(PodRecordTest, JoinedEntriesAreTheWholeDocument) {
   Pod other = SamplePod();
   other.uid = "uid-2";
-  const std::vector<Pod> pods = {SamplePod(), other};
+  const std::vector<RecordedPod> pods = {{SamplePod()}, {other, true}};
   nlohmann::json list = nlohmann::json::array();
-  for (const Pod& pod : pods) list.push_back(nlohmann::json::parse(EncodePodRecordEntry(pod)));
+  for (const RecordedPod& pod : pods) {
+    list.push_back(nlohmann::json::parse(EncodePodRecordEntry(pod)));
+  }
   EXPECT_EQ(EncodePodRecord(pods),
             (nlohmann::json{{"version", 1}, {"pods", std::move(list)}}).dump());
   EXPECT_EQ(EncodePodRecord({}), R"({"pods":[],"version":1})");
-  EXPECT_EQ(EncodePodRecordEntry(SamplePod()),
+  // Only a pod that holds devices says so: records written before the field read the same.
+  EXPECT_EQ(EncodePodRecordEntry({SamplePod()}),
             R"({"containers":[{"devices":{"a.io/x":0,"example.com/gpu":2},"name":"app",)"
             R"("type":"regular"}],"initContainers":[{"devices":{"example.com/gpu":1},)"
             R"("name":"setup","type":"init"},{"devices":{},"name":"proxy","type":"sidecar"}],)"
             R"("name":"demo","namespace":"default","uid":"uid-1"})");
+  EXPECT_NE(EncodePodRecordEntry({SamplePod(), true}).find(R"(,"holdsDevices":true,)"),
+            std::string::npos);
 }
 
 TEST(PodRecordTest, RefusesWhatIsNotARecord) {
@@ -103,9 +108,12 @@ TEST(PodRecordTest, RefusesWhatIsNotARecord) {
       {R"({"version":1,"pods":[{"uid":"a","namespace":"","name":"","initContainers":[],)"
        R"("containers":[{"name":"c","type":"regular","devices":{"x.io/y":1.5}}]}]})",
        "not a device count"},
+      {R"({"version":1,"pods":[{"uid":"a","namespace":"","name":"","initContainers":[],)"
+       R"("containers":[],"holdsDevices":1}]})",
+       "pods[0].holdsDevices: not a boolean"},
   };
   for (const auto& c : cases) {
-    absl::StatusOr<std::vector<Pod>> decoded = DecodePodRecord(c.bytes);
+    absl::StatusOr<std::vector<RecordedPod>> decoded = DecodePodRecord(c.bytes);
     ASSERT_FALSE(decoded.ok()) << c.bytes;
     EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss) << c.bytes;
     EXPECT_NE(decoded.status().message().find(c.where), std::string::npos)

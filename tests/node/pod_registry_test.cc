@@ -1,6 +1,8 @@
-// The daemon's pod source: admissions become durable only when committed, removals rewrite the
-// record, pods in the checkpoint without a record are recovered, and a corrupt record is moved
-// aside without losing any pod that holds devices.
+// The daemon's pod source: admissions become durable only when committed, a staged admission
+// rides on the next checkpoint write (one flush for both files), removals rewrite the record,
+// pods in the checkpoint without a record are recovered, a recorded pod whose devices the
+// checkpoint lost is forgotten, and a corrupt record is moved aside without losing any pod that
+// holds devices.
 #include "node/pod_registry.h"
 
 #include <gtest/gtest.h>
@@ -55,6 +57,7 @@ TEST_F(PodRegistryTest, AdmissionIsDurableOnlyWhenCommitted) {
   EXPECT_TRUE(registry.List().empty()) << "not listed before it is committed";
   EXPECT_TRUE(registry.GetActivePods().empty());
   EXPECT_EQ(registry.BeginAdmission(MakePod("u1", "one")).code(), absl::StatusCode::kAlreadyExists);
+  registry.StageAdmission("u1", false);
   ASSERT_TRUE(registry.CommitAdmission("u1").ok());
 
   ASSERT_TRUE(registry.BeginAdmission(MakePod("u2", "two")).ok());
@@ -79,6 +82,7 @@ TEST_F(PodRegistryTest, RemoveRewritesTheRecord) {
   ASSERT_TRUE(registry.Load({}).ok());
   for (const char* uid : {"u1", "u2"}) {
     ASSERT_TRUE(registry.BeginAdmission(MakePod(uid, uid)).ok());
+    registry.StageAdmission(uid, false);
     ASSERT_TRUE(registry.CommitAdmission(uid).ok());
   }
   ASSERT_TRUE(registry.Remove("u1").ok());
@@ -92,6 +96,7 @@ TEST_F(PodRegistryTest, CheckpointPodsWithoutARecordAreRecovered) {
   PodRegistry registry(dir_.path(), nullptr);
   ASSERT_TRUE(registry.Load({}).ok());
   ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
+  registry.StageAdmission("u1", false);
   ASSERT_TRUE(registry.CommitAdmission("u1").ok());
 
   PodRegistry restarted(dir_.path(), nullptr);
@@ -139,6 +144,7 @@ TEST_F(PodRegistryTest, ActivePodsRevisionFollowsWhatPodResourcesSees) {
   EXPECT_TRUE(changed());
   ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
   EXPECT_FALSE(changed());
+  registry.StageAdmission("u1", false);
   ASSERT_TRUE(registry.CommitAdmission("u1").ok());
   EXPECT_TRUE(changed());
   ASSERT_TRUE(registry.BeginAdmission(MakePod("u2", "two")).ok());
@@ -156,11 +162,70 @@ TEST_F(PodRegistryTest, FailedRecordWriteChangesNothing) {
   // A regular file where the folder must be: every write fails.
   std::ofstream(dir_.Sub("missing-parent")) << "x";
   ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
+  registry.StageAdmission("u1", false);
   EXPECT_FALSE(registry.CommitAdmission("u1").ok());
   EXPECT_TRUE(registry.List().empty());
   EXPECT_EQ(registry.ActiveUids(), std::vector<std::string>{"u1"}) << "still admitting";
   registry.AbortAdmission("u1");
   EXPECT_TRUE(registry.ActiveUids().empty());
+}
+
+// The admission's record reaches the disk with the checkpoint: committing it needs no write of
+// its own, and a checkpoint write with no change of the record writes the checkpoint alone.
+TEST_F(PodRegistryTest, AStagedAdmissionIsWrittenWithTheCheckpoint) {
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
+  registry.StageAdmission("u1", true);
+  EXPECT_TRUE(registry.List().empty()) << "staged is not yet admitted";
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "checkpoint 1").ok());
+  EXPECT_EQ(*FileStore(dir_.path()).Read("cp"), "checkpoint 1");
+  absl::StatusOr<std::string> record = FileStore(dir_.path()).Read(kPodRecordName);
+  ASSERT_TRUE(record.ok());
+  absl::StatusOr<std::vector<RecordedPod>> recorded = DecodePodRecord(*record);
+  ASSERT_TRUE(recorded.ok()) << recorded.status();
+  EXPECT_EQ(*recorded, (std::vector<RecordedPod>{{MakePod("u1", "one"), true}}));
+
+  // Gone from disk, it stays gone: neither the commit nor a later checkpoint write rewrites it.
+  std::filesystem::remove(dir_.Sub(kPodRecordName));
+  ASSERT_TRUE(registry.CommitAdmission("u1").ok());
+  EXPECT_EQ(Uids(registry), std::vector<std::string>{"u1"});
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "checkpoint 2").ok());
+  EXPECT_EQ(*FileStore(dir_.path()).Read("cp"), "checkpoint 2");
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub(kPodRecordName)));
+}
+
+// A staged pod whose record was written and whose admission then failed is written out again.
+TEST_F(PodRegistryTest, AbortingAWrittenAdmissionRewritesTheRecordWithoutIt) {
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
+  registry.StageAdmission("u1", false);
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "c").ok());
+  registry.AbortAdmission("u1");
+  PodRegistry restarted(dir_.path(), nullptr);
+  ASSERT_TRUE(restarted.Load({}).ok());
+  EXPECT_TRUE(restarted.List().empty());
+}
+
+// The record's rename survived a power cut and the checkpoint's did not: a pod that held
+// devices and holds none was never admitted. Pods that held none, or hold theirs, stay.
+TEST_F(PodRegistryTest, ARecordedPodWithoutItsDevicesInTheCheckpointIsForgotten) {
+  std::ofstream(dir_.Sub(kPodRecordName)) << EncodePodRecord({{MakePod("lost", "lost"), true},
+                                                              {MakePod("held", "held"), true},
+                                                              {MakePod("none", "none"), false}});
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({Entry("held", "app", {"d0"})}).ok());
+  EXPECT_EQ(Uids(registry), (std::vector<std::string>{"held", "none"}));
+  EXPECT_FALSE(registry.Find("held")->recovered);
+  // The next checkpoint write leaves it out of the record too.
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "c").ok());
+  absl::StatusOr<std::vector<RecordedPod>> recorded =
+      DecodePodRecord(*FileStore(dir_.path()).Read(kPodRecordName));
+  ASSERT_TRUE(recorded.ok()) << recorded.status();
+  ASSERT_EQ(recorded->size(), 2u);
+  EXPECT_EQ((*recorded)[0].pod.uid, "held");
+  EXPECT_EQ((*recorded)[1].pod.uid, "none");
 }
 
 }  // namespace
