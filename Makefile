@@ -24,10 +24,10 @@ test:
 	@scripts/install-deps.sh test
 	scripts/run-tests.sh $(BUILD)
 
-# The ThreadSanitizer run of docs/RELIABILITY.md, neither in `make test` (it does not fit its
-# time budget on a clean machine) nor in CI (a gRPC-internal report that no suppression may cover
-# turns up by timing): builds Debian's Abseil source with -fsanitize=thread once per machine
-# (cached outside the clone), then $(BUILD)-tsan, and runs the concurrency-heavy suites.
+# The ThreadSanitizer run of docs/RELIABILITY.md, not in `make test` (it does not fit its time
+# budget on a clean machine; .ci/run runs it after `make test` where its cache is warm): builds
+# Debian's Abseil and gRPC sources with -fsanitize=thread once per machine (cached outside the
+# clone), then $(BUILD)-tsan, and runs the concurrency-heavy suites.
 tsan:
 	@scripts/install-deps.sh test
 	scripts/run-tsan.sh $(BUILD)-tsan

@@ -2,21 +2,20 @@
 # The ThreadSanitizer run of docs/RELIABILITY.md ("ThreadSanitizer"), what `make tsan` runs.
 #
 # Every lock here is an absl::Mutex, whose TSan annotations are compiled into
-# libabsl_synchronization.so, and Debian's Abseil is built without -fsanitize=thread. So this
-# builds Debian's own Abseil source package (the very version gRPC 1.51 is linked against,
-# Debian's patches and CMake options, hence Debian's SONAMEs) with -fsanitize=thread, once per
-# machine and source version, in a cache outside the clone:
+# libabsl_synchronization.so, and gRPC hands work between threads through its own locks, atomics
+# and queues; Debian builds both without -fsanitize=thread. So this builds Debian's own source
+# packages of the Abseil and the gRPC we link against (their patches, CMake options and SONAMEs)
+# with -fsanitize=thread, once per machine and source version, in a cache outside the clone:
 #   ${DEVMGR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/devmgr}/abseil-tsan-<version>
+#   ${DEVMGR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/devmgr}/grpc-tsan-<version>
 # then configures BUILD_DIR (default build-tsan) with clang and -fsanitize=thread, its programs
-# carrying a DT_RPATH to that cache so that they, and the system gRPC they load, bind the
-# instrumented Abseil while programs they start (python3, protoc) keep Debian's. gRPC stays
-# uninstrumented: Debian's libraries, and its headers' inline code excluded by an ignorelist. It
-# compiles only the concurrency-heavy suites (tsan_tests below) and runs them with
-# tests/tsan.supp. Any report, from a test or from a daemon or plugin process a test started,
-# fails the run.
+# carrying a DT_RPATH to both, so that they bind the instrumented libraries while programs they
+# start (python3, protoc) keep Debian's. It compiles only the concurrency-heavy suites
+# (tsan_tests below) and runs them with tests/tsan.supp. Any report, from a test or from a
+# daemon or plugin process a test started, fails the run.
 #
 # Usage: scripts/run-tsan.sh [BUILD_DIR]
-#        scripts/run-tsan.sh --cache-warm   exits 0 when the instrumented Abseil is cached
+#        scripts/run-tsan.sh --cache-warm   exits 0 when the instrumented libraries are cached
 # As root it adds the deb-src entry and the packages it needs; otherwise it prints the one line
 # to run. Ends with one line "tsan: N passed, M failed, K skipped".
 set -uo pipefail
@@ -41,9 +40,16 @@ die() {
 absl_version=$(dpkg-query -W -f='${source:Version}' "$absl_package" 2>/dev/null) ||
   die "$absl_package is not installed (scripts/install-deps.sh build installs it)"
 cache=$cache_root/abseil-tsan-$absl_version
+# The same for gRPC: the package we link against, and the CMake targets of the libraries our
+# programs load (ldd of the daemon).
+grpc_package=libgrpc++1.51
+grpc_libraries='grpc++ grpc gpr upb address_sorting'
+grpc_version=$(dpkg-query -W -f='${source:Version}' "$grpc_package" 2>/dev/null) ||
+  die "$grpc_package is not installed (scripts/install-deps.sh build installs it)"
+grpc_cache=$cache_root/grpc-tsan-$grpc_version
 
 if [ "${1:-}" = --cache-warm ]; then
-  [ -f "$cache/.complete" ]
+  [ -f "$cache/.complete" ] && [ -f "$grpc_cache/.complete" ]
   exit
 fi
 build=${1:-build-tsan}
@@ -65,11 +71,12 @@ as_root() {
 
 # The deb-src twin of Debian's own binary entry: the same file with "Types: deb-src". The
 # snapshot of the archive that serves the binaries serves the matching sources.
+# add_deb_src SOURCE VERSION
 add_deb_src() {
-  apt-cache showsrc abseil 2>/dev/null | grep -qxF "Version: $absl_version" && return
+  apt-cache showsrc "$1" 2>/dev/null | grep -qxF "Version: $2" && return
   local binary=/etc/apt/sources.list.d/debian.sources
   local sources=/etc/apt/sources.list.d/debian-src.sources
-  [ -f "$binary" ] || die "no $binary: add a deb-src entry for abseil $absl_version by hand"
+  [ -f "$binary" ] || die "no $binary: add a deb-src entry for $1 $2 by hand"
   as_root "Adding a deb-src entry beside $binary" \
     "sed \"s/^Types: deb\$/Types: deb-src/\" $binary >$sources && apt-get update -qq"
 }
@@ -84,7 +91,7 @@ build_abseil() {
     as_root "Missing Debian packages" \
       "apt-get update -qq && apt-get install -y -qq --no-install-recommends ${missing[*]}"
   fi
-  add_deb_src
+  add_deb_src abseil "$absl_version"
 
   local work=$cache.tmp
   rm -rf "$work" "$cache"
@@ -122,6 +129,63 @@ build_abseil() {
   rm -rf "$work"
 }
 
+# The instrumented gRPC: Debian's source package of the gRPC we link (its patches, CMake options
+# and SONAMEs, debian/rules' shared build), only the libraries our programs load, built with
+# -fsanitize=thread against the system Abseil's headers (identical to the instrumented ones the
+# rpath binds at run time). Without it TSan sees none of the hand-overs inside gRPC core (its
+# completion queues and lock-free closures), and reports the reuse of gRPC's own callback tags
+# across threads as races (docs/RELIABILITY.md).
+build_grpc() {
+  local missing=() package
+  for package in libc-ares-dev libre2-dev libssl-dev zlib1g-dev libprotobuf-dev \
+    libprotoc-dev protobuf-compiler; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q '^install ok installed$' ||
+      missing+=("$package")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    as_root "Missing Debian packages" \
+      "apt-get update -qq && apt-get install -y -qq --no-install-recommends ${missing[*]}"
+  fi
+  add_deb_src grpc "$grpc_version"
+
+  local work=$grpc_cache.tmp
+  rm -rf "$work" "$grpc_cache"
+  mkdir -p "$work" || die "cannot create $work"
+  echo "Building grpc $grpc_version with -fsanitize=thread into $grpc_cache (once per machine;" \
+    "about 15 min on 2 cores; log: $work/build.log)"
+  (cd "$work" && apt-get source -qq --download-only "grpc=$grpc_version" &&
+    dpkg-source -x grpc_*.dsc src) >"$work/build.log" 2>&1 ||
+    { tail -n 20 "$work/build.log" >&2; die "cannot fetch or unpack grpc $grpc_version"; }
+
+  # debian/rules' COMMON_BUILD_FLAGS for the libraries (every dependency from its Debian
+  # package), with the flags of the Abseil build above and TSan's -O1. No RUNPATH in the
+  # libraries (which would point into the build folder and keep the programs' DT_RPATH from
+  # reaching their own dependencies, the instrumented Abseil).
+  local cflags ldflags
+  cflags=$(cd "$work/src" &&
+    DEB_BUILD_MAINT_OPTIONS="hardening=+bindnow reproducible=+fixfilepath" \
+      dpkg-buildflags --get CXXFLAGS |
+      sed 's/\(^\| \)-g /\1-gline-tables-only /; s/-O2/-O1/')
+  ldflags=$(DEB_BUILD_MAINT_OPTIONS="hardening=+bindnow" dpkg-buildflags --get LDFLAGS)
+  {
+    cmake -S "$work/src" -B "$work/shared" -G Ninja -DCMAKE_C_COMPILER=clang \
+      -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None -DBUILD_SHARED_LIBS=ON \
+      -DgRPC_BUILD_TESTS=OFF -DgRPC_ABSL_PROVIDER=package -DgRPC_CARES_PROVIDER=package \
+      -DgRPC_PROTOBUF_PROVIDER=package -DgRPC_RE2_PROVIDER=package \
+      -DgRPC_SSL_PROVIDER=package -DgRPC_ZLIB_PROVIDER=package \
+      -DgRPC_BACKWARDS_COMPATIBILITY_MODE=OFF -DgRPC_INSTALL_LIBDIR=lib \
+      -DCMAKE_SKIP_BUILD_RPATH=ON \
+      -DCMAKE_C_FLAGS="$cflags -fsanitize=thread" -DCMAKE_CXX_FLAGS="$cflags -fsanitize=thread" \
+      -DCMAKE_SHARED_LINKER_FLAGS="$ldflags -fsanitize=thread" &&
+      ninja -C "$work/shared" $grpc_libraries
+  } >>"$work/build.log" 2>&1 ||
+    { tail -n 30 "$work/build.log" >&2; die "grpc build failed (log: $work/build.log)"; }
+  mkdir -p "$grpc_cache/lib" &&
+    cp -P "$work"/shared/lib*.so* "$grpc_cache/lib/" &&
+    mv "$work/build.log" "$grpc_cache/build.log" || die "cannot fill $grpc_cache"
+  rm -rf "$work"
+}
+
 # Every Debian libabsl_*.so.<N> has an instrumented file with the same SONAME in the cache, so
 # that no uninstrumented Abseil library can be bound beside it.
 check_abseil() {
@@ -132,7 +196,7 @@ check_abseil() {
     [ "$ours" = "$soname" ] || die "$cache/lib has no $soname (cache incomplete: remove $cache)"
     count=$((count + 1))
   done
-  nm -D "$cache/lib/libabsl_synchronization.so" | grep -q ' U __tsan_mutex_pre_lock' ||
+  nm -D "$cache/lib/libabsl_synchronization.so" | grep -c ' U __tsan_mutex_pre_lock$' >/dev/null ||
     die "$cache/lib/libabsl_synchronization.so is not built with -fsanitize=thread"
   echo "TSan Abseil: $count libraries with Debian's SONAMEs in $cache/lib"
 }
@@ -147,31 +211,56 @@ else
   check_abseil
 fi
 
+# Each of Debian's gRPC libraries that we load has an instrumented twin with its SONAME.
+check_grpc() {
+  local name soname
+  for name in $grpc_libraries; do
+    soname=$(readelf -d "$system_libdir/lib$name.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+    [ -f "$grpc_cache/lib/$soname" ] ||
+      die "$grpc_cache/lib has no $soname (cache incomplete: remove $grpc_cache)"
+  done
+  # (grep reads all of nm's output: an early exit would fail the pipe with SIGPIPE)
+  nm -D "$grpc_cache/lib/libgrpc.so" | grep -c ' U __tsan_func_entry$' >/dev/null ||
+    die "$grpc_cache/lib/libgrpc.so is not built with -fsanitize=thread"
+  if readelf -d "$grpc_cache"/lib/lib*.so | grep -E 'R(UN)?PATH' >&2; then
+    die "$grpc_cache/lib has libraries with a RUNPATH (above; remove $grpc_cache)"
+  fi
+  echo "TSan gRPC: $grpc_libraries with Debian's SONAMEs in $grpc_cache/lib"
+}
+
+if ! [ -f "$grpc_cache/.complete" ]; then
+  start=$SECONDS
+  build_grpc
+  check_grpc
+  touch "$grpc_cache/.complete"
+  echo "gRPC built in $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
+else
+  check_grpc
+fi
+
 # ---- 2. The project, instrumented ----------------------------------------------------------
 
-# gRPC stays uninstrumented wherever its code is compiled: its libraries are Debian's, and the
-# inline code of its C++ headers, instantiated in our objects, is excluded by an ignorelist.
-# Instrumented, that code only reports gRPC's own hand-overs, which pass through gRPC core's
-# lock-free queues where TSan sees no synchronization (docs/RELIABILITY.md).
-ignorelist=$build/tsan-ignorelist.txt
-ignored=$(printf '%s\n' 'src:*/grpcpp/*' 'src:*/grpc/*')
-mkdir -p "$build"
-# Rewritten only when it changes: every object depends on it.
-[ "$(cat "$ignorelist" 2>/dev/null)" = "$ignored" ] || echo "$ignored" >"$ignorelist"
 # -O1, which TSan's documentation asks for "to get a reasonable performance" (it slows code down
 # 5-15 times already). -fdebug-info-for-profiling adds linkage names to the line tables, so that
-# a frame inlined into our objects reports its qualified name (grpc::internal::...::Set, not
-# Set), which is what lets a suppression name one function and nothing else. --disable-new-dtags makes the rpath a DT_RPATH, which also applies to the
-# dependencies of the system libraries (libgrpc's own libabsl_*), where a DT_RUNPATH would not;
+# a frame inlined into our objects reports its qualified name. --disable-new-dtags makes the rpath
+# a DT_RPATH, which also applies to the dependencies of the system libraries (the gRPC loaded by
+# libprometheus or libcurl, libgrpc's own libabsl_*), where a DT_RUNPATH would not;
 # LD_LIBRARY_PATH would also reach python3 in the interoperability test, which cannot load an
-# instrumented library.
-if ! [ -f "$build/build.ninja" ] &&
-  ! CXX=clang++ meson setup "$build" "$source_dir" -Db_sanitize=thread -Db_lundef=false \
-    -Dexamples=false -Dbenchmarks=false -Dfuzzing=false -Doptimization=1 -Ddebug=false \
-    -Dcpp_args="-gline-tables-only -fdebug-info-for-profiling -fsanitize-ignorelist=$ignorelist" \
-    -Dcpp_link_args="-Wl,-rpath,$cache/lib -Wl,--disable-new-dtags" >/dev/null; then
-  die "cannot configure $build"
+# instrumented library. The instrumented libraries have Debian's SONAMEs, so the programs link
+# against Debian's and bind these at run time. A build configured with other flags (an older
+# script) is configured again.
+setup_args=(-Db_sanitize=thread -Db_lundef=false -Dexamples=false -Dbenchmarks=false
+  -Dfuzzing=false -Doptimization=1 -Ddebug=false
+  "-Dcpp_args=-gline-tables-only -fdebug-info-for-profiling"
+  "-Dcpp_link_args=-Wl,-rpath,$grpc_cache/lib:$cache/lib -Wl,--disable-new-dtags")
+stamp=$build/tsan-setup-args.txt
+if ! [ -f "$build/build.ninja" ]; then
+  CXX=clang++ meson setup "$build" "$source_dir" "${setup_args[@]}" >/dev/null ||
+    die "cannot configure $build"
+elif [ "$(cat "$stamp" 2>/dev/null)" != "${setup_args[*]}" ]; then
+  meson configure "$build" "${setup_args[@]}" >/dev/null || die "cannot configure $build again"
 fi
+printf '%s' "${setup_args[*]}" >"$stamp"
 
 # chosen WHAT: the names of the chosen tests (WHAT=names), or the files that they run and
 # depend on (WHAT=targets), so that nothing else is compiled.
@@ -205,10 +294,13 @@ if ! ninja -C "$build" $targets >"$build/meson-logs/build-output.txt" 2>&1; then
 fi
 echo "Compiled in $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
 
-# The daemon binds the instrumented Abseil, gRPC's dependencies included.
+# The daemon binds the instrumented Abseil and gRPC, gRPC's dependencies included.
 devmgr=$build/cmd/devmgr/devmgr
 if ldd "$devmgr" | grep 'libabsl_' | grep -v "=> $cache/lib/" >&2; then
   die "$devmgr binds an uninstrumented Abseil (above)"
+fi
+if ldd "$devmgr" | grep -E 'lib(grpc|gpr|upb|address_sorting)' | grep -v "=> $grpc_cache/lib/" >&2; then
+  die "$devmgr binds an uninstrumented gRPC (above)"
 fi
 
 # ---- 3. The run ------------------------------------------------------------------------------
