@@ -29,13 +29,27 @@ admin::Pod MakePod(const std::string& uid, const std::string& resource, int cont
   return pod;
 }
 
-absl::Status Admit(admin::Admin::Stub& stub, admin::Pod pod) {
-  grpc::ClientContext context;
-  SetDeadline(context);
+admin::AdmitPodRequest PodRequest(admin::Pod pod) {
   admin::AdmitPodRequest request;
   *request.mutable_pod() = std::move(pod);
+  return request;
+}
+
+admin::AdmitPodRequest ManifestRequest(std::string manifest) {
+  admin::AdmitPodRequest request;
+  request.set_manifest(std::move(manifest));
+  return request;
+}
+
+absl::Status Admit(admin::Admin::Stub& stub, const admin::AdmitPodRequest& request) {
+  grpc::ClientContext context;
+  SetDeadline(context);
   admin::AdmitPodResponse response;
   return FromGrpc("AdmitPod", stub.AdmitPod(&context, request, &response));
+}
+
+absl::Status Admit(admin::Admin::Stub& stub, admin::Pod pod) {
+  return Admit(stub, PodRequest(std::move(pod)));
 }
 
 absl::Status Remove(admin::Admin::Stub& stub, const std::string& uid) {
@@ -47,8 +61,9 @@ absl::Status Remove(admin::Admin::Stub& stub, const std::string& uid) {
   return FromGrpc("RemovePod", stub.RemovePod(&context, request, &response));
 }
 
-absl::StatusOr<std::vector<double>> AdmitMany(BenchDaemon& daemon, int count, int threads,
-                                              const std::function<admin::Pod(int)>& make_pod) {
+absl::StatusOr<std::vector<double>> AdmitMany(
+    BenchDaemon& daemon, int count, int threads,
+    const std::function<admin::AdmitPodRequest(int)>& make_request) {
   std::vector<std::vector<double>> latencies(static_cast<size_t>(threads));
   std::vector<absl::Status> errors(static_cast<size_t>(threads));
   std::vector<std::thread> admitters;
@@ -56,9 +71,9 @@ absl::StatusOr<std::vector<double>> AdmitMany(BenchDaemon& daemon, int count, in
     admitters.emplace_back([&, t] {
       auto stub = admin::Admin::NewStub(daemon.admin());
       for (int i = t; i < count && errors[static_cast<size_t>(t)].ok(); i += threads) {
-        admin::Pod pod = make_pod(i);
+        const admin::AdmitPodRequest request = make_request(i);
         const auto start = Clock::now();
-        errors[static_cast<size_t>(t)] = Admit(*stub, std::move(pod));
+        errors[static_cast<size_t>(t)] = Admit(*stub, request);
         latencies[static_cast<size_t>(t)].push_back(MicrosSince(start));
       }
     });

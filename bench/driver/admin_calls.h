@@ -19,17 +19,24 @@ namespace devmgr::bench {
 admin::v1::Pod MakePod(const std::string& uid, const std::string& resource, int containers,
                        int devices_per_container);
 
-// Admit admits `pod` through `stub`.
+// The admission of `pod`, and of a Kubernetes pod manifest (with the ResourceClaims it uses, as
+// further YAML documents).
+admin::v1::AdmitPodRequest PodRequest(admin::v1::Pod pod);
+admin::v1::AdmitPodRequest ManifestRequest(std::string manifest);
+
+// Admit makes `request` through `stub`; the second form admits `pod`.
+absl::Status Admit(admin::v1::Admin::Stub& stub, const admin::v1::AdmitPodRequest& request);
 absl::Status Admit(admin::v1::Admin::Stub& stub, admin::v1::Pod pod);
 
 // Remove removes pod `uid` through `stub`.
 absl::Status Remove(admin::v1::Admin::Stub& stub, const std::string& uid);
 
-// AdmitMany admits pods 0..count-1 (made by `make_pod`) from `threads` admitters, admitter t
-// taking pods t, t+threads, ...; returns each admission's latency. `make_pod` is called from the
+// AdmitMany makes admissions 0..count-1 (by `make_request`) from `threads` admitters, admitter t
+// taking t, t+threads, ...; returns each admission's latency. `make_request` is called from the
 // admitters' threads at once.
-absl::StatusOr<std::vector<double>> AdmitMany(BenchDaemon& daemon, int count, int threads,
-                                              const std::function<admin::v1::Pod(int)>& make_pod);
+absl::StatusOr<std::vector<double>> AdmitMany(
+    BenchDaemon& daemon, int count, int threads,
+    const std::function<admin::v1::AdmitPodRequest(int)>& make_request);
 
 // RemoveMany removes pods "<prefix>0" .. "<prefix><count-1>", one after the other.
 absl::Status RemoveMany(BenchDaemon& daemon, const std::string& prefix, int count);

@@ -35,7 +35,7 @@ absl::Status MeasureAdmission(const fs::path& root, BenchDaemon& daemon, const O
     return status;
   }
   auto admitted = AdmitMany(daemon, flags.admitted_pods, 8, [](int i) {
-    return MakePod(absl::StrCat("adm-background-", i), Resource("adm"), 1, 1);
+    return PodRequest(MakePod(absl::StrCat("adm-background-", i), Resource("adm"), 1, 1));
   });
   if (!admitted.ok()) return admitted.status();
   auto stub = admin::Admin::NewStub(daemon.admin());
@@ -114,7 +114,8 @@ absl::Status MeasureConcurrentAdmission(const fs::path& root, BenchDaemon& daemo
       const std::string prefix = absl::StrCat("conc-", round, "-", concurrent, "-");
       const auto start = Clock::now();
       auto latencies = AdmitMany(daemon, batch, concurrent != 0 ? kAdmitters : 1, [&](int i) {
-        return MakePod(absl::StrCat(prefix, i), Resource(absl::StrCat("c", i % kAdmitters)), 1, 1);
+        return PodRequest(
+            MakePod(absl::StrCat(prefix, i), Resource(absl::StrCat("c", i % kAdmitters)), 1, 1));
       });
       if (!latencies.ok()) return latencies.status();
       rates[concurrent].push_back(batch / (MicrosSince(start) / 1e6));

@@ -64,7 +64,13 @@ absl::Status Run(const Options& options, std::ostream& out) {
       {absl::StrCat("ListAndWatch of ", options.devices, " devices"), MeasureListAndWatch},
       {absl::StrCat("PodResources List of ", options.pods, " pods"), MeasureList},
   };
+  const std::vector<std::pair<std::string, Measure>> dra = {
+      {absl::StrCat("DRA admission latency, ", options.samples, " samples"), MeasureDraPrepare},
+      {absl::StrCat("DRA admissions per second, ", options.dra_pods, " pods"),
+       MeasureConcurrentDra},
+  };
   const int total = (wanted(kStepLatency) ? static_cast<int>(latency.size()) : 0) +
+                    (wanted(kStepDra) ? static_cast<int>(dra.size()) : 0) +
                     (wanted(kStepRestart) ? 1 : 0) + (wanted(kStepMemory) ? 1 : 0);
   int started = 0;
   auto announce = [&](absl::string_view what) {
@@ -74,21 +80,25 @@ absl::Status Run(const Options& options, std::ostream& out) {
                         << std::endl;  // flushed: the measurement that follows may take minutes
     }
   };
-  absl::Status status;
-  if (wanted(kStepLatency)) {
-    status = step("admission, ListAndWatch, List", [&](const fs::path& root) {
-      announce(latency.front().first);
+  // Measurements that share one daemon, started in the step's root.
+  auto with_daemon = [&](absl::string_view what,
+                         const std::vector<std::pair<std::string, Measure>>& measures) {
+    return step(what, [&](const fs::path& root) {
+      announce(measures.front().first);
       auto daemon = BenchDaemon::Start(root, kStartTimeout);
       if (!daemon.ok()) return daemon.status();
-      for (size_t i = 0; i < latency.size(); ++i) {
-        if (i > 0) announce(latency[i].first);
-        if (absl::Status result = latency[i].second(root, **daemon, options, rows); !result.ok()) {
+      for (size_t i = 0; i < measures.size(); ++i) {
+        if (i > 0) announce(measures[i].first);
+        if (absl::Status result = measures[i].second(root, **daemon, options, rows); !result.ok()) {
           return result;
         }
       }
       return absl::OkStatus();
     });
-  }
+  };
+  absl::Status status;
+  if (wanted(kStepLatency)) status = with_daemon("admission, ListAndWatch, List", latency);
+  if (status.ok() && wanted(kStepDra)) status = with_daemon("DRA", dra);
   if (status.ok() && wanted(kStepRestart)) {
     announce(absl::StrCat("restart with a ", options.checkpoint_entries, "-entry checkpoint"));
     status =

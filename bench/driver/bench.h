@@ -18,6 +18,7 @@ namespace devmgr::bench {
 
 // The steps, each against a daemon of its own, that Options::only selects.
 inline constexpr char kStepLatency[] = "latency";
+inline constexpr char kStepDra[] = "dra";
 inline constexpr char kStepRestart[] = "restart";
 inline constexpr char kStepMemory[] = "memory";
 
@@ -38,7 +39,9 @@ struct Options {
   // For how admission cost grows: the admission plugin's devices, and pods admitted before.
   int admission_devices = 8;
   int admitted_pods = 0;
-  // The steps to run ("latency", "restart", "memory"); empty for all.
+  // Pods (of 2 ResourceClaims each) of the concurrent DRA admissions.
+  int dra_pods = 100;
+  // The steps to run ("latency", "dra", "restart", "memory"); empty for all.
   std::vector<std::string> only;
   ReportFormat format = ReportFormat::kTable;
   // Where Run says which measurement it is on, one line as each starts ("devmgr bench: [3/6]

@@ -5,8 +5,8 @@
 // success, a measurement has removed the pods it admitted there, and its plugins stop when it
 // returns. Each blocks for the whole measurement.
 //
-// One file per measurement: admission.cc, list_and_watch.cc, podresources.cc, restart.cc,
-// memory.cc.
+// One file per measurement: admission.cc, list_and_watch.cc, podresources.cc, dra.cc,
+// restart.cc, memory.cc.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +53,18 @@ absl::Status MeasureAllocatable(const std::filesystem::path& root, BenchDaemon& 
 // answer a new one.
 absl::Status MeasureList(const std::filesystem::path& root, BenchDaemon& daemon,
                          const Options& flags, std::vector<Row>& rows);
+
+// A pod with one ResourceClaim admitted through the admin API (the claim stored, prepared by a
+// fake DRA driver in this process, the daemon's states written), beside one bare
+// NodePrepareResources round trip to the same driver for the same claim plus one durable write
+// of the dra_manager_state the daemon wrote.
+absl::Status MeasureDraPrepare(const std::filesystem::path& root, BenchDaemon& daemon,
+                               const Options& flags, std::vector<Row>& rows);
+
+// Pods per second with 2 claims each, 8 admitters, beside the same pods admitted one after the
+// other.
+absl::Status MeasureConcurrentDra(const std::filesystem::path& root, BenchDaemon& daemon,
+                                  const Options& flags, std::vector<Row>& rows);
 
 // A daemon starting over a K-entry checkpoint until PodResources answers, beside reading and
 // decoding the same checkpoint bytes. Starts (and stops) daemons of its own in `root`.

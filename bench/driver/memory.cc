@@ -38,7 +38,8 @@ absl::Status MeasureMemory(const fs::path& root, const Options& flags, std::vect
     return status;
   }
   auto admitted = AdmitMany(**daemon, flags.memory_pods, 8, [&](int i) {
-    return MakePod(absl::StrCat("mem-", i), Resource(absl::StrCat("m", i % flags.plugins)), 1, 1);
+    return PodRequest(
+        MakePod(absl::StrCat("mem-", i), Resource(absl::StrCat("m", i % flags.plugins)), 1, 1));
   });
   if (!admitted.ok()) return admitted.status();
   auto trims = HeapTrims(**daemon);

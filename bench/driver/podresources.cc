@@ -70,7 +70,7 @@ absl::Status MeasureList(const fs::path& root, BenchDaemon& daemon, const Option
     return status;
   }
   auto admitted = AdmitMany(daemon, flags.pods, 8, [](int i) {
-    return MakePod(absl::StrCat("list-", i), Resource("list"), 4, 2);
+    return PodRequest(MakePod(absl::StrCat("list-", i), Resource("list"), 4, 2));
   });
   if (!admitted.ok()) return admitted.status();
 

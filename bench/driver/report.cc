@@ -61,7 +61,8 @@ void PrintReport(const Options& flags, const std::vector<Row>& rows, std::ostrea
                      {"plugin_devices", flags.plugin_devices},
                      {"memory_pods", flags.memory_pods},
                      {"admission_devices", flags.admission_devices},
-                     {"admitted_pods", flags.admitted_pods}};
+                     {"admitted_pods", flags.admitted_pods},
+                     {"dra_pods", flags.dra_pods}};
     json["results"] = nlohmann::json::array();
     for (const Row& row : rows) {
       json["results"].push_back({{"name", row.name},

@@ -62,6 +62,8 @@ void AddBenchCommand(CLI::App& app, CommandResult& result) {
        "Devices of the plugin that single admissions use"},
       {"--admitted-pods", &bench::Options::admitted_pods, 0,
        "One-device pods admitted before single admissions are measured", true},
+      {"--dra-pods", &bench::Options::dra_pods, 4,
+       "Pods (x 2 ResourceClaims) of the concurrent DRA admissions"},
   };
   std::vector<std::pair<CLI::Option*, Size>> options;
   for (const Size& size : sizes) {
@@ -73,11 +75,12 @@ void AddBenchCommand(CLI::App& app, CommandResult& result) {
   }
   bench
       ->add_option("--only", flags->options.only,
-                   "Run only these steps: latency (admission, ListAndWatch, List), restart, "
-                   "memory; repeat or separate with commas")
+                   "Run only these steps: latency (admission, ListAndWatch, List), dra (pods "
+                   "with ResourceClaims), restart, memory; repeat or separate with commas")
       ->type_name("STEP")
       ->delimiter(',')
-      ->check(CLI::IsMember({bench::kStepLatency, bench::kStepRestart, bench::kStepMemory}));
+      ->check(CLI::IsMember(
+          {bench::kStepLatency, bench::kStepDra, bench::kStepRestart, bench::kStepMemory}));
   AddOutputFlag(*bench, flags->format, OutputFormats::kTableAndJson);
   SetExamples(*bench, {{"Check that every measurement runs, in seconds", "devmgr bench --quick"},
                        {"The restart and memory measurements at full size, as JSON",

@@ -33,6 +33,7 @@ TEST(BenchCommandTest, QuickRunReportsEveryMeasurementBesideItsFloor) {
   EXPECT_EQ(report["sizes"]["devices"], 7);
   EXPECT_EQ(report["sizes"]["pods"], 4);
   EXPECT_EQ(report["sizes"]["checkpoint_entries"], 10);
+  EXPECT_EQ(report["sizes"]["dra_pods"], 4);
 
   const auto& results = report["results"];
   ASSERT_TRUE(results.is_array());
@@ -63,6 +64,8 @@ TEST(BenchCommandTest, QuickRunReportsEveryMeasurementBesideItsFloor) {
       "PodResources List, 4 pods x 4 containers x 2 devices",
       "PodResources List after a pod changed, 4 pods x 4 containers x 2 devices",
       "PodResources List calls/s, 4 pods x 4 containers x 2 devices",
+      "DRA admit pod, 1 claim",
+      "DRA pods/s, 4 pods x 2 claims, 8 admitters",
       "restart, 10-entry checkpoint, to PodResources",
       "resident memory, idle",
       "resident memory, 2 plugins x 4 devices + 4 pods, right after the last admission",
