@@ -41,6 +41,10 @@ struct Options {
   int admitted_pods = 0;
   // Pods (of 2 ResourceClaims each) of the concurrent DRA admissions.
   int dra_pods = 100;
+  // For how DRA admission cost grows: the claims of the measured pod, and pods (with as many
+  // claims) admitted before.
+  int dra_claims = 1;
+  int dra_admitted_pods = 0;
   // The steps to run ("latency", "dra", "restart", "memory"); empty for all.
   std::vector<std::string> only;
   ReportFormat format = ReportFormat::kTable;

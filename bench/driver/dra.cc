@@ -82,14 +82,22 @@ absl::StatusOr<std::unique_ptr<plugins::FakeDraDriver>> StartDriver(const fs::pa
 
 absl::Status MeasureDraPrepare(const fs::path& root, BenchDaemon& daemon, const Options& flags,
                                std::vector<Row>& rows) {
-  auto driver = StartDriver(root, daemon, 1);
+  const int claims = flags.dra_claims;
+  const int before = flags.dra_admitted_pods;
+  // Devices 0 .. before*claims-1 for the pods admitted first, then the measured pod's.
+  auto driver = StartDriver(root, daemon, (before + 1) * claims);
   if (!driver.ok()) return driver.status();
+  auto admitted = AdmitMany(daemon, before, 8, [&](int i) {
+    return ManifestRequest(PodWithClaims(absl::StrCat("dra-background-", i), claims, i * claims));
+  });
+  if (!admitted.ok()) return admitted.status();
   auto stub = admin::Admin::NewStub(daemon.admin());
   std::vector<double> measured;
   for (int i = 0; i < flags.samples; ++i) {
     const std::string uid = absl::StrCat("dra-", i);
     const auto start = Clock::now();
-    if (absl::Status status = Admit(*stub, ManifestRequest(PodWithClaims(uid, 1, 0)));
+    if (absl::Status status =
+            Admit(*stub, ManifestRequest(PodWithClaims(uid, claims, before * claims)));
         !status.ok()) {
       return status;
     }
@@ -99,19 +107,21 @@ absl::Status MeasureDraPrepare(const fs::path& root, BenchDaemon& daemon, const 
     }
   }
 
-  // The floor, while the last pod is admitted (the driver reads its claim from the daemon, as in
-  // the measured path): the same driver asked to prepare that claim, and the state the daemon
-  // wrote for it made durable once.
+  // The floor, while the last pod is admitted (the driver reads its claims from the daemon, as
+  // in the measured path): the same driver asked to prepare those claims, and the state the
+  // daemon wrote for them made durable once.
   const std::string last = absl::StrCat("dra-", flags.samples - 1);
   auto state = ReadWholeFile(root / dra::kCheckpointName);
   if (!state.ok()) return state.status();
   const dra::DriverClient client(kDraDriver, (*driver)->service_socket().string(),
                                  dra::kDraPluginServiceV1, kCallTimeout);
   dra::draapi::v1::NodePrepareResourcesRequest request;
-  auto* claim = request.add_claims();
-  claim->set_namespace_("default");
-  claim->set_name(ClaimName(last, 0));
-  claim->set_uid(absl::StrCat("uid-", ClaimName(last, 0)));
+  for (int c = 0; c < claims; ++c) {
+    auto* claim = request.add_claims();
+    claim->set_namespace_("default");
+    claim->set_name(ClaimName(last, c));
+    claim->set_uid(absl::StrCat("uid-", ClaimName(last, c)));
+  }
   const fs::path floor_dir = root / "floor-dra";
   fs::create_directories(floor_dir);
   const FileStore store(floor_dir);
@@ -125,9 +135,13 @@ absl::Status MeasureDraPrepare(const fs::path& root, BenchDaemon& daemon, const 
     }
     floor.push_back(MicrosSince(start));
   }
-  rows.push_back(Timed("DRA admit pod, 1 claim", measured, floor,
+  std::string name =
+      claims == 1 ? "DRA admit pod, 1 claim" : absl::StrCat("DRA admit pod, ", claims, " claims");
+  if (before > 0) absl::StrAppend(&name, ", ", before, " pods before");
+  rows.push_back(Timed(std::move(name), measured, floor,
                        "NodePrepareResources rpc + write/fsync/rename of the same state"));
-  return Remove(*stub, last);
+  if (absl::Status status = Remove(*stub, last); !status.ok()) return status;
+  return RemoveMany(daemon, "dra-background-", before);
 }
 
 absl::Status MeasureConcurrentDra(const fs::path& root, BenchDaemon& daemon, const Options& flags,

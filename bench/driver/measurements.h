@@ -54,10 +54,10 @@ absl::Status MeasureAllocatable(const std::filesystem::path& root, BenchDaemon& 
 absl::Status MeasureList(const std::filesystem::path& root, BenchDaemon& daemon,
                          const Options& flags, std::vector<Row>& rows);
 
-// A pod with one ResourceClaim admitted through the admin API (the claim stored, prepared by a
-// fake DRA driver in this process, the daemon's states written), beside one bare
-// NodePrepareResources round trip to the same driver for the same claim plus one durable write
-// of the dra_manager_state the daemon wrote.
+// A pod with ResourceClaims (--dra-claims, after --dra-admitted-pods such pods) admitted
+// through the admin API (the claims stored, prepared by a fake DRA driver in this process, the
+// daemon's states written), beside one bare NodePrepareResources round trip to the same driver
+// for the same claims plus one durable write of the dra_manager_state the daemon wrote.
 absl::Status MeasureDraPrepare(const std::filesystem::path& root, BenchDaemon& daemon,
                                const Options& flags, std::vector<Row>& rows);
 

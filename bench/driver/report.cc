@@ -62,7 +62,9 @@ void PrintReport(const Options& flags, const std::vector<Row>& rows, std::ostrea
                      {"memory_pods", flags.memory_pods},
                      {"admission_devices", flags.admission_devices},
                      {"admitted_pods", flags.admitted_pods},
-                     {"dra_pods", flags.dra_pods}};
+                     {"dra_pods", flags.dra_pods},
+                     {"dra_claims", flags.dra_claims},
+                     {"dra_admitted_pods", flags.dra_admitted_pods}};
     json["results"] = nlohmann::json::array();
     for (const Row& row : rows) {
       json["results"].push_back({{"name", row.name},

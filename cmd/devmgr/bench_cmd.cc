@@ -64,6 +64,10 @@ void AddBenchCommand(CLI::App& app, CommandResult& result) {
        "One-device pods admitted before single admissions are measured", true},
       {"--dra-pods", &bench::Options::dra_pods, 4,
        "Pods (x 2 ResourceClaims) of the concurrent DRA admissions"},
+      {"--dra-claims", &bench::Options::dra_claims, 1,
+       "ResourceClaims of the pod that single DRA admissions admit"},
+      {"--dra-admitted-pods", &bench::Options::dra_admitted_pods, 0,
+       "Pods (with as many claims) admitted before single DRA admissions are measured", true},
   };
   std::vector<std::pair<CLI::Option*, Size>> options;
   for (const Size& size : sizes) {
