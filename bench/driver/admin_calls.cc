@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench/driver/harness.h"
+#include "bench/driver/report.h"
 
 namespace devmgr::bench {
 namespace {
@@ -85,6 +86,25 @@ absl::StatusOr<std::vector<double>> AdmitMany(
     all.insert(all.end(), latencies[t].begin(), latencies[t].end());
   }
   return all;
+}
+
+absl::StatusOr<AdmissionRates> MeasureRates(
+    BenchDaemon& daemon, const std::string& prefix, int count, int threads,
+    const std::function<admin::AdmitPodRequest(const std::string& uid, int i)>& make_request) {
+  constexpr int kRounds = 3;
+  std::vector<double> rates[2];  // [0] serial, [1] concurrent
+  for (int round = 0; round < kRounds; ++round) {
+    for (int concurrent = 0; concurrent < 2; ++concurrent) {
+      const std::string batch = absl::StrCat(prefix, "-", round * 2 + concurrent, "-");
+      const auto start = Clock::now();
+      auto latencies = AdmitMany(daemon, count, concurrent != 0 ? threads : 1,
+                                 [&](int i) { return make_request(absl::StrCat(batch, i), i); });
+      if (!latencies.ok()) return latencies.status();
+      rates[concurrent].push_back(count / (MicrosSince(start) / 1e6));
+      if (absl::Status status = RemoveMany(daemon, batch, count); !status.ok()) return status;
+    }
+  }
+  return AdmissionRates{Percentile(rates[0], 0.5), Percentile(rates[1], 0.5)};
 }
 
 absl::Status RemoveMany(BenchDaemon& daemon, const std::string& prefix, int count) {

@@ -38,6 +38,20 @@ absl::StatusOr<std::vector<double>> AdmitMany(
     BenchDaemon& daemon, int count, int threads,
     const std::function<admin::v1::AdmitPodRequest(int)>& make_request);
 
+// Admission rates, in pods per second: the same pods admitted one after the other, and from
+// several admitters at once.
+struct AdmissionRates {
+  double serial = 0;
+  double concurrent = 0;
+};
+
+// MeasureRates admits `count` pods from 1 admitter, then from `threads`, three times each (pod i
+// of a batch made by make_request(uid, i), its UID "<prefix>-<batch>-i"), removing each batch
+// after it; the medians of the three.
+absl::StatusOr<AdmissionRates> MeasureRates(
+    BenchDaemon& daemon, const std::string& prefix, int count, int threads,
+    const std::function<admin::v1::AdmitPodRequest(const std::string& uid, int i)>& make_request);
+
 // RemoveMany removes pods "<prefix>0" .. "<prefix><count-1>", one after the other.
 absl::Status RemoveMany(BenchDaemon& daemon, const std::string& prefix, int count);
 

@@ -107,26 +107,15 @@ absl::Status MeasureConcurrentAdmission(const fs::path& root, BenchDaemon& daemo
         WaitAllocatable(daemon, Resource(absl::StrCat("c", p)), batch / kAdmitters);
     if (!status.ok()) return status;
   }
-  constexpr int kRounds = 3;
-  std::vector<double> rates[2];  // [0] serial, [1] concurrent
-  for (int round = 0; round < kRounds; ++round) {
-    for (int concurrent = 0; concurrent < 2; ++concurrent) {
-      const std::string prefix = absl::StrCat("conc-", round, "-", concurrent, "-");
-      const auto start = Clock::now();
-      auto latencies = AdmitMany(daemon, batch, concurrent != 0 ? kAdmitters : 1, [&](int i) {
-        return PodRequest(
-            MakePod(absl::StrCat(prefix, i), Resource(absl::StrCat("c", i % kAdmitters)), 1, 1));
-      });
-      if (!latencies.ok()) return latencies.status();
-      rates[concurrent].push_back(batch / (MicrosSince(start) / 1e6));
-      if (absl::Status status = RemoveMany(daemon, prefix, batch); !status.ok()) return status;
-    }
-  }
+  auto rates = MeasureRates(daemon, "conc", batch, kAdmitters, [&](const std::string& uid, int i) {
+    return PodRequest(MakePod(uid, Resource(absl::StrCat("c", i % kAdmitters)), 1, 1));
+  });
+  if (!rates.ok()) return rates.status();
   Row row{absl::StrCat("admissions/s, ", kAdmitters, " admitters x ", kAdmitters, " plugins"),
           "1/s",
-          Percentile(rates[1], 0.5),
+          rates->concurrent,
           std::nullopt,
-          Percentile(rates[0], 0.5),
+          rates->serial,
           "the same admissions from 1 admitter",
           true};
   rows.push_back(std::move(row));

@@ -151,23 +151,13 @@ absl::Status MeasureConcurrentDra(const fs::path& root, BenchDaemon& daemon, con
   const int pods = flags.dra_pods;
   auto driver = StartDriver(root, daemon, pods * kClaims);
   if (!driver.ok()) return driver.status();
-  constexpr int kRounds = 3;
-  std::vector<double> rates[2];  // [0] serial, [1] concurrent
-  for (int round = 0; round < kRounds; ++round) {
-    for (int concurrent = 0; concurrent < 2; ++concurrent) {
-      const std::string prefix = absl::StrCat("dra-", round, "-", concurrent, "-");
-      const auto start = Clock::now();
-      auto latencies = AdmitMany(daemon, pods, concurrent != 0 ? kAdmitters : 1, [&](int i) {
-        return ManifestRequest(PodWithClaims(absl::StrCat(prefix, i), kClaims, i * kClaims));
-      });
-      if (!latencies.ok()) return latencies.status();
-      rates[concurrent].push_back(pods / (MicrosSince(start) / 1e6));
-      if (absl::Status status = RemoveMany(daemon, prefix, pods); !status.ok()) return status;
-    }
-  }
+  auto rates = MeasureRates(daemon, "dra", pods, kAdmitters, [&](const std::string& uid, int i) {
+    return ManifestRequest(PodWithClaims(uid, kClaims, i * kClaims));
+  });
+  if (!rates.ok()) return rates.status();
   rows.push_back(Row{absl::StrCat("DRA pods/s, ", pods, " pods x ", kClaims, " claims, ",
                                   kAdmitters, " admitters"),
-                     "1/s", Percentile(rates[1], 0.5), std::nullopt, Percentile(rates[0], 0.5),
+                     "1/s", rates->concurrent, std::nullopt, rates->serial,
                      "the same pods from 1 admitter", true});
   return absl::OkStatus();
 }
