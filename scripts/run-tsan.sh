@@ -81,9 +81,10 @@ add_deb_src() {
     "sed \"s/^Types: deb\$/Types: deb-src/\" $binary >$sources && apt-get update -qq"
 }
 
-build_abseil() {
+# need_packages PACKAGE...: installs those of the Debian packages that are missing.
+need_packages() {
   local missing=() package
-  for package in clang libclang-rt-14-dev cmake ninja-build dpkg-dev; do
+  for package in "$@"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q '^install ok installed$' ||
       missing+=("$package")
   done
@@ -91,8 +92,29 @@ build_abseil() {
     as_root "Missing Debian packages" \
       "apt-get update -qq && apt-get install -y -qq --no-install-recommends ${missing[*]}"
   fi
-  add_deb_src abseil "$absl_version"
+}
 
+# unpack_source SOURCE VERSION WORK: Debian's source package, with Debian's patches, unpacked
+# in WORK/src; WORK/build.log starts with what that printed.
+unpack_source() {
+  add_deb_src "$1" "$2"
+  (cd "$3" && apt-get source -qq --download-only "$1=$2" && dpkg-source -x "$1"_*.dsc src) \
+    >"$3/build.log" 2>&1 ||
+    { tail -n 20 "$3/build.log" >&2; die "cannot fetch or unpack $1 $2"; }
+}
+
+# debian_cxxflags WORK [SED]: dpkg-buildflags' CXXFLAGS for the source in WORK/src, as Debian
+# builds it (hardening=+bindnow), with line tables instead of full debug info (enough for
+# reports, a faster build), then edited by the sed script SED. debian_ldflags: its LDFLAGS.
+debian_cxxflags() {
+  (cd "$1/src" &&
+    DEB_BUILD_MAINT_OPTIONS="hardening=+bindnow reproducible=+fixfilepath" \
+      dpkg-buildflags --get CXXFLAGS | sed "s/\(^\| \)-g /\1-gline-tables-only /; ${2:-}")
+}
+debian_ldflags() { DEB_BUILD_MAINT_OPTIONS="hardening=+bindnow" dpkg-buildflags --get LDFLAGS; }
+
+build_abseil() {
+  need_packages clang libclang-rt-14-dev cmake ninja-build dpkg-dev
   local work=$cache.tmp
   rm -rf "$work" "$cache"
   mkdir -p "$work" || die "cannot create $work"
@@ -101,21 +123,16 @@ build_abseil() {
   # Debian's patches (the SONAME 20220623, the debian3 inline namespace, absl::optional and
   # friends as their own types, hardened mode) come with the source package; the headers we
   # compile against are Debian's /usr/include/absl, identical to this source's.
-  (cd "$work" && apt-get source -qq --download-only "abseil=$absl_version" &&
-    dpkg-source -x abseil_*.dsc src) >"$work/build.log" 2>&1 ||
-    { tail -n 20 "$work/build.log" >&2; die "cannot fetch or unpack abseil $absl_version"; }
+  unpack_source abseil "$absl_version" "$work"
 
   # debian/rules' shared build: dh_auto_configure -- -DCMAKE_CXX_STANDARD=17
-  # -DBUILD_SHARED_LIBS=ON, with dh's CMAKE_BUILD_TYPE=None and dpkg-buildflags' flags
-  # (hardening=+bindnow); its tests are left out. Changed for TSan: clang (whose runtime the
-  # project links), -fsanitize=thread, line tables instead of full debug info (enough for
-  # reports, a faster build), and no _FORTIFY_SOURCE (it routes memcpy and friends to glibc's
-  # __*_chk, which TSan does not intercept).
+  # -DBUILD_SHARED_LIBS=ON, with dh's CMAKE_BUILD_TYPE=None and dpkg-buildflags' flags; its
+  # tests are left out. Changed for TSan: clang (whose runtime the project links),
+  # -fsanitize=thread, line tables, and no _FORTIFY_SOURCE (it routes memcpy and friends to
+  # glibc's __*_chk, which TSan does not intercept).
   local cxxflags ldflags
-  cxxflags=$(cd "$work/src" &&
-    DEB_BUILD_MAINT_OPTIONS="hardening=+bindnow reproducible=+fixfilepath" \
-      dpkg-buildflags --get CXXFLAGS | sed 's/\(^\| \)-g /\1-gline-tables-only /')
-  ldflags=$(DEB_BUILD_MAINT_OPTIONS="hardening=+bindnow" dpkg-buildflags --get LDFLAGS)
+  cxxflags=$(debian_cxxflags "$work")
+  ldflags=$(debian_ldflags)
   {
     cmake -S "$work/src" -B "$work/shared" -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
       -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_STANDARD=17 -DBUILD_SHARED_LIBS=ON \
@@ -136,37 +153,22 @@ build_abseil() {
 # completion queues and lock-free closures), and reports the reuse of gRPC's own callback tags
 # across threads as races (docs/RELIABILITY.md).
 build_grpc() {
-  local missing=() package
-  for package in libc-ares-dev libre2-dev libssl-dev zlib1g-dev libprotobuf-dev \
-    libprotoc-dev protobuf-compiler; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q '^install ok installed$' ||
-      missing+=("$package")
-  done
-  if [ ${#missing[@]} -gt 0 ]; then
-    as_root "Missing Debian packages" \
-      "apt-get update -qq && apt-get install -y -qq --no-install-recommends ${missing[*]}"
-  fi
-  add_deb_src grpc "$grpc_version"
-
+  need_packages libc-ares-dev libre2-dev libssl-dev zlib1g-dev libprotobuf-dev libprotoc-dev \
+    protobuf-compiler
   local work=$grpc_cache.tmp
   rm -rf "$work" "$grpc_cache"
   mkdir -p "$work" || die "cannot create $work"
   echo "Building grpc $grpc_version with -fsanitize=thread into $grpc_cache (once per machine;" \
     "about 15 min on 2 cores; log: $work/build.log)"
-  (cd "$work" && apt-get source -qq --download-only "grpc=$grpc_version" &&
-    dpkg-source -x grpc_*.dsc src) >"$work/build.log" 2>&1 ||
-    { tail -n 20 "$work/build.log" >&2; die "cannot fetch or unpack grpc $grpc_version"; }
+  unpack_source grpc "$grpc_version" "$work"
 
   # debian/rules' COMMON_BUILD_FLAGS for the libraries (every dependency from its Debian
   # package), with the flags of the Abseil build above and TSan's -O1. No RUNPATH in the
   # libraries (which would point into the build folder and keep the programs' DT_RPATH from
   # reaching their own dependencies, the instrumented Abseil).
   local cflags ldflags
-  cflags=$(cd "$work/src" &&
-    DEB_BUILD_MAINT_OPTIONS="hardening=+bindnow reproducible=+fixfilepath" \
-      dpkg-buildflags --get CXXFLAGS |
-      sed 's/\(^\| \)-g /\1-gline-tables-only /; s/-O2/-O1/')
-  ldflags=$(DEB_BUILD_MAINT_OPTIONS="hardening=+bindnow" dpkg-buildflags --get LDFLAGS)
+  cflags=$(debian_cxxflags "$work" 's/-O2/-O1/')
+  ldflags=$(debian_ldflags)
   {
     cmake -S "$work/src" -B "$work/shared" -G Ninja -DCMAKE_C_COMPILER=clang \
       -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None -DBUILD_SHARED_LIBS=ON \
