@@ -94,13 +94,19 @@ need_packages() {
   fi
 }
 
-# unpack_source SOURCE VERSION WORK: Debian's source package, with Debian's patches, unpacked
-# in WORK/src; WORK/build.log starts with what that printed.
+# unpack_source SOURCE VERSION CACHE [DURATION]: a fresh CACHE.tmp (CACHE itself removed) with
+# Debian's source package, Debian's patches applied, unpacked in CACHE.tmp/src;
+# CACHE.tmp/build.log starts with what that printed. DURATION is what the build is said to take.
 unpack_source() {
+  local work=$3.tmp
+  rm -rf "$work" "$3"
+  mkdir -p "$work" || die "cannot create $work"
+  echo "Building $1 $2 with -fsanitize=thread into $3 (once per machine;${4:+ about $4;}" \
+    "log: $work/build.log)"
   add_deb_src "$1" "$2"
-  (cd "$3" && apt-get source -qq --download-only "$1=$2" && dpkg-source -x "$1"_*.dsc src) \
-    >"$3/build.log" 2>&1 ||
-    { tail -n 20 "$3/build.log" >&2; die "cannot fetch or unpack $1 $2"; }
+  (cd "$work" && apt-get source -qq --download-only "$1=$2" && dpkg-source -x "$1"_*.dsc src) \
+    >"$work/build.log" 2>&1 ||
+    { tail -n 20 "$work/build.log" >&2; die "cannot fetch or unpack $1 $2"; }
 }
 
 # debian_cxxflags WORK [SED]: dpkg-buildflags' CXXFLAGS for the source in WORK/src, as Debian
@@ -115,15 +121,11 @@ debian_ldflags() { DEB_BUILD_MAINT_OPTIONS="hardening=+bindnow" dpkg-buildflags 
 
 build_abseil() {
   need_packages clang libclang-rt-14-dev cmake ninja-build dpkg-dev
-  local work=$cache.tmp
-  rm -rf "$work" "$cache"
-  mkdir -p "$work" || die "cannot create $work"
-  echo "Building abseil $absl_version with -fsanitize=thread into $cache (once per machine;" \
-    "log: $work/build.log)"
   # Debian's patches (the SONAME 20220623, the debian3 inline namespace, absl::optional and
   # friends as their own types, hardened mode) come with the source package; the headers we
   # compile against are Debian's /usr/include/absl, identical to this source's.
-  unpack_source abseil "$absl_version" "$work"
+  unpack_source abseil "$absl_version" "$cache"
+  local work=$cache.tmp
 
   # debian/rules' shared build: dh_auto_configure -- -DCMAKE_CXX_STANDARD=17
   # -DBUILD_SHARED_LIBS=ON, with dh's CMAKE_BUILD_TYPE=None and dpkg-buildflags' flags; its
@@ -155,12 +157,8 @@ build_abseil() {
 build_grpc() {
   need_packages libc-ares-dev libre2-dev libssl-dev zlib1g-dev libprotobuf-dev libprotoc-dev \
     protobuf-compiler
+  unpack_source grpc "$grpc_version" "$grpc_cache" "15 min on 2 cores"
   local work=$grpc_cache.tmp
-  rm -rf "$work" "$grpc_cache"
-  mkdir -p "$work" || die "cannot create $work"
-  echo "Building grpc $grpc_version with -fsanitize=thread into $grpc_cache (once per machine;" \
-    "about 15 min on 2 cores; log: $work/build.log)"
-  unpack_source grpc "$grpc_version" "$work"
 
   # debian/rules' COMMON_BUILD_FLAGS for the libraries (every dependency from its Debian
   # package), with the flags of the Abseil build above and TSan's -O1. No RUNPATH in the
