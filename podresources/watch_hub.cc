@@ -19,11 +19,7 @@ WatchHub::WatchHub(const Providers& providers, const WatchOptions& options, cons
 WatchHub::~WatchHub() { loop_.Stop(); }
 
 void WatchHub::Start() {
-  loop_.Post([this] {
-    started_ = true;
-    ResyncOnLoop();
-    ScheduleResync();
-  });
+  loop_.Post([this] { ScheduleResync(); });
 }
 
 void WatchHub::ScheduleResync() {
@@ -49,6 +45,7 @@ void WatchHub::Resync() {
 void WatchHub::Subscribe(WatchSink* sink, uint64_t resume_revision) {
   loop_.Post([this, sink, resume_revision] {
     sinks_.insert(sink);
+    TrackOnLoop();
     if (resume_revision != 0 && resume_revision == revision_) return;  // nothing was missed
     // The history covers resume_revision if it holds every change after it.
     const bool covered = resume_revision != 0 && resume_revision < revision_ && !history_.empty() &&
@@ -116,12 +113,25 @@ uint64_t WatchHub::RevisionForTest() {
   return revision;
 }
 
-void WatchHub::UpdatePodOnLoop(const Pod& pod) {
+WatchHub::PodState WatchHub::StateOf(const Pod& pod) const {
   ::v1::PodResources resources;
   FillPodResources(pod, providers_, resources);
   ::devmgr::podresources::v1::PodDevicesHealth health;
   FillPodDevicesHealth(pod, providers_, health);
-  PodState state{DeterministicBytes(resources), DeterministicBytes(health)};
+  return {DeterministicBytes(resources), DeterministicBytes(health)};
+}
+
+void WatchHub::TrackOnLoop() {
+  if (tracking_) return;
+  // The state every later change is compared with; nobody has seen an earlier one, so
+  // nothing is published for it and the revision stays.
+  for (const Pod& pod : providers_.pods->GetActivePods()) pods_[pod.uid] = StateOf(pod);
+  tracking_ = true;
+}
+
+void WatchHub::UpdatePodOnLoop(const Pod& pod) {
+  if (!tracking_) return;
+  PodState state = StateOf(pod);
   auto it = pods_.find(pod.uid);
   if (it != pods_.end() && it->second.resources == state.resources &&
       it->second.health == state.health) {
@@ -131,7 +141,7 @@ void WatchHub::UpdatePodOnLoop(const Pod& pod) {
       it == pods_.end() ? WatchResponse::ADDED : WatchResponse::UPDATED;
   PodState& kept = pods_[pod.uid];
   kept = std::move(state);
-  if (started_) Publish(kind, pod.uid, kept);
+  Publish(kind, pod.uid, kept);
 }
 
 void WatchHub::RemovePodOnLoop(const std::string& pod_uid) {
@@ -139,10 +149,11 @@ void WatchHub::RemovePodOnLoop(const std::string& pod_uid) {
   if (it == pods_.end()) return;
   const PodState last = std::move(it->second);
   pods_.erase(it);
-  if (started_) Publish(WatchResponse::DELETED, pod_uid, last);
+  Publish(WatchResponse::DELETED, pod_uid, last);
 }
 
 void WatchHub::ResyncOnLoop() {
+  if (!tracking_) return;
   const std::vector<Pod> pods = providers_.pods->GetActivePods();
   std::unordered_set<std::string> active;
   for (const Pod& pod : pods) {

@@ -12,6 +12,11 @@
 // publish only real differences (compared by serialized content), so a redundant
 // notification costs nothing on the wire.
 //
+// A node nobody watches pays nothing for it: the hub reads no pod and keeps no state until the
+// first Subscribe, which reads every active pod as the state later changes are compared with
+// (publishing nothing for it). From then on it follows every change, with or without streams
+// open, so that a client that comes back can resume by revision.
+//
 // Threading: the hub's state is confined to its own event loop thread (a sequence, not a
 // lock): notifications, resyncs, subscriptions and unsubscriptions are posted to it, so events
 // reach every stream in revision order and no lock is shared between the hub and the streams.
@@ -80,8 +85,8 @@ class WatchHub final : public PodResourcesNotifier {
   WatchHub(const WatchHub&) = delete;
   WatchHub& operator=(const WatchHub&) = delete;
 
-  // Start reads every active pod once (the initial state, revision unchanged) and starts the
-  // periodic resync. Call once.
+  // Start starts the periodic resync (which, as every change, is ignored until the first
+  // Subscribe). Call once.
   void Start();
 
   void PodUpdated(const Pod& pod) override;
@@ -117,11 +122,14 @@ class WatchHub final : public PodResourcesNotifier {
   void UpdatePodOnLoop(const Pod& pod);
   void RemovePodOnLoop(const std::string& pod_uid);
   void ResyncOnLoop();
+  // TrackOnLoop: on the first Subscribe, reads the state every later change is compared with.
+  void TrackOnLoop();
   // What is kept of one pod: its last published PodResources and device health, serialized.
   struct PodState {
     std::string resources;
     std::string health;
   };
+  PodState StateOf(const Pod& pod) const;
   void Publish(WatchResponse::Kind kind, const std::string& pod_uid, const PodState& state);
   WatchEventPtr Snapshot() const;
   void ScheduleResync();
@@ -142,7 +150,8 @@ class WatchHub final : public PodResourcesNotifier {
   };
   std::deque<PastEvent> history_;
   std::unordered_set<WatchSink*> sinks_;
-  bool started_ = false;
+  // Whether the first Subscribe came: changes before it are not followed.
+  bool tracking_ = false;
   // Last: its thread stops first.
   EventLoop loop_;
 };

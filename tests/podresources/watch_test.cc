@@ -86,6 +86,26 @@ TEST_F(PodResourcesWatchTest, SnapshotThenOrderedEvents) {
   EXPECT_TRUE(SameState(watch.State(), ListedState()));
 }
 
+// Nobody watched before: pods there at the start and pods admitted since are all in the first
+// watcher's snapshot, which stays at the first revision (nothing was published before it).
+TEST_F(PodResourcesWatchTest, TheFirstWatcherGetsEveryPodInASnapshotAtTheFirstRevision) {
+  node_.pods.SetPods({MakePod("uid-a", "a", {"c"}), MakePod("uid-b", "b", {"c"})});
+  StartWatch();
+  Admit(MakePod("uid-c", "c", {"c"}), {{"example.com/gpu", {{"gpu0", {0}}}}});
+  RemovePod("uid-b");
+  WatchClient watch(channel_);
+  ASSERT_TRUE(watch.WaitForEvents(1));
+  const WatchResponse snapshot = watch.events()[0];
+  EXPECT_EQ(snapshot.kind(), WatchResponse::SNAPSHOT);
+  EXPECT_EQ(snapshot.revision(), static_cast<uint64_t>(absl::ToUnixMicros(clock_.Now())));
+  EXPECT_TRUE(SameState(watch.State(), ListedState()));
+
+  Admit(MakePod("uid-d", "d", {"c"}));
+  ASSERT_TRUE(watch.WaitForEvents(2));
+  EXPECT_EQ(watch.events()[1].kind(), WatchResponse::ADDED);
+  EXPECT_EQ(watch.events()[1].revision(), snapshot.revision() + 1);
+}
+
 TEST_F(PodResourcesWatchTest, NotificationWithoutChangeSendsNothing) {
   node_.pods.SetPods({MakePod("uid-a", "a", {"c"})});
   StartWatch();
