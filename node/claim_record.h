@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "dra/claim.h"
 
 namespace devmgr::node {
@@ -35,6 +36,15 @@ struct ClaimRecord {
 };
 
 std::string EncodeClaimRecord(const ClaimRecord& record);
+
+// The record in pieces, for a writer that keeps each element encoded and changes few at a time:
+// EncodeRecordPod and EncodeRecordClaim give one element of "pods" and of "claims", and
+// JoinClaimRecord the record holding these elements in this order (the bytes EncodeClaimRecord
+// gives for the same contents).
+std::string EncodeRecordPod(const dra::Pod& pod);
+std::string EncodeRecordClaim(const dra::ResourceClaim& claim);
+std::string JoinClaimRecord(absl::Span<const std::string* const> pods,
+                            absl::Span<const std::string* const> claims);
 
 // DecodeClaimRecord: DataLoss, saying what, for anything that is not a record of this version.
 absl::StatusOr<ClaimRecord> DecodeClaimRecord(absl::string_view bytes);

@@ -30,6 +30,29 @@ std::vector<std::string> ClaimNames(const dra::Pod& pod) {
   return names;
 }
 
+// Merged: the encoded elements of `stored` with `changes` made, in key order.
+template <typename Key, typename Stored>
+std::vector<const std::string*> Merged(const std::map<Key, Stored>& stored,
+                                       const std::map<Key, std::optional<Stored>>& changes) {
+  std::vector<const std::string*> pieces;
+  pieces.reserve(stored.size() + changes.size());
+  auto change = changes.begin();
+  auto add_changed = [&] {
+    if (change->second.has_value()) pieces.push_back(&change->second->encoded);
+    ++change;
+  };
+  for (const auto& [key, entry] : stored) {
+    while (change != changes.end() && change->first < key) add_changed();
+    if (change != changes.end() && change->first == key) {
+      add_changed();
+      continue;
+    }
+    pieces.push_back(&entry.encoded);
+  }
+  while (change != changes.end()) add_changed();
+  return pieces;
+}
+
 }  // namespace
 
 ClaimStore::ClaimStore(std::filesystem::path folder, LoggerPtr logger)
@@ -50,109 +73,171 @@ absl::Status ClaimStore::Load() {
                "err", record.status());
     return absl::OkStatus();
   }
-  Contents contents;
+  absl::MutexLock lock(&mu_);
+  pods_.clear();
+  claims_.clear();
+  namers_.clear();
   for (dra::Pod& pod : record->pods) {
+    for (const std::string& name : ClaimNames(pod)) {
+      namers_[ClaimKey{pod.namespace_name, name}].insert(pod.uid);
+    }
+    std::string encoded = EncodeRecordPod(pod);
     std::string uid = pod.uid;
-    contents.pods.emplace(std::move(uid), std::move(pod));
+    pods_.insert_or_assign(std::move(uid), StoredPod{std::move(pod), std::move(encoded)});
   }
   for (dra::ResourceClaim& claim : record->claims) {
     ClaimKey key{claim.namespace_name, claim.name};
-    contents.claims.emplace(std::move(key), std::move(claim));
+    std::string encoded = EncodeRecordClaim(claim);
+    claims_.insert_or_assign(std::move(key), StoredClaim{std::move(claim), std::move(encoded)});
   }
-  absl::MutexLock lock(&mu_);
-  contents_ = std::move(contents);
   ++revision_;
   return absl::OkStatus();
 }
 
 absl::Status ClaimStore::Add(const PodClaims& claims) {
   absl::MutexLock write_lock(&write_mu_);
-  Contents next;
+  const dra::Pod& pod = claims.pod;
+  Change change;
   {
     absl::MutexLock lock(&mu_);
-    next = contents_;
-  }
-  const dra::Pod& pod = claims.pod;
-  if (!next.pods.emplace(pod.uid, pod).second) {
-    return absl::AlreadyExistsError(absl::StrCat("pod ", pod.uid, " already has its claims"));
-  }
-  for (const dra::ResourceClaim& claim : claims.claims) {
-    auto [it, added] = next.claims.emplace(ClaimKey{claim.namespace_name, claim.name}, claim);
-    if (!added && it->second.uid != claim.uid) {
-      return absl::AlreadyExistsError(absl::StrCat("ResourceClaim ", claim.namespace_name, "/",
-                                                   claim.name, " is held with UID ", it->second.uid,
-                                                   ", not ", claim.uid));
+    if (pods_.contains(pod.uid)) {
+      return absl::AlreadyExistsError(absl::StrCat("pod ", pod.uid, " already has its claims"));
+    }
+    for (const dra::ResourceClaim& claim : claims.claims) {
+      const ClaimKey key{claim.namespace_name, claim.name};
+      // A claim stored already keeps the first pod's copy.
+      const std::string* held = nullptr;
+      if (auto stored = claims_.find(key); stored != claims_.end()) {
+        held = &stored->second.claim.uid;
+      } else if (auto [brought, added] =
+                     change.claims.emplace(key, StoredClaim{claim, std::string()});
+                 !added) {
+        held = &brought->second->claim.uid;
+      }
+      if (held != nullptr && *held != claim.uid) {
+        return absl::AlreadyExistsError(absl::StrCat("ResourceClaim ", claim.namespace_name, "/",
+                                                     claim.name, " is held with UID ", *held,
+                                                     ", not ", claim.uid));
+      }
+    }
+    // Every allocated claim the pod uses, brought now or by an earlier pod, is reserved for it.
+    for (const std::string& name : ClaimNames(pod)) {
+      const ClaimKey key{pod.namespace_name, name};
+      auto changed = change.claims.find(key);
+      if (changed == change.claims.end()) {
+        auto stored = claims_.find(key);
+        if (stored == claims_.end()) continue;
+        changed = change.claims.emplace(key, stored->second).first;
+      }
+      dra::ResourceClaim& claim = changed->second->claim;
+      if (claim.allocation.has_value() && !ReservedFor(claim, pod.uid)) {
+        claim.reserved_for.push_back({"", "pods", pod.name, pod.uid});
+      }
     }
   }
-  // Every allocated claim the pod uses, brought now or by an earlier pod, is reserved for it.
-  for (const std::string& name : ClaimNames(pod)) {
-    auto it = next.claims.find(ClaimKey{pod.namespace_name, name});
-    if (it == next.claims.end()) continue;
-    dra::ResourceClaim& stored = it->second;
-    if (stored.allocation.has_value() && !ReservedFor(stored, pod.uid)) {
-      stored.reserved_for.push_back({"", "pods", pod.name, pod.uid});
-    }
-  }
-  return Replace(std::move(next));
+  for (auto& [key, claim] : change.claims) claim->encoded = EncodeRecordClaim(claim->claim);
+  change.pods.emplace(pod.uid, StoredPod{pod, EncodeRecordPod(pod)});
+  return Apply(std::move(change));
 }
 
-ClaimStore::Contents ClaimStore::Without(Contents contents, const std::set<std::string>& pod_uids) {
-  for (const std::string& uid : pod_uids) contents.pods.erase(uid);
-  for (auto it = contents.claims.begin(); it != contents.claims.end();) {
-    std::vector<dra::ResourceClaimConsumerReference>& reserved = it->second.reserved_for;
-    std::erase_if(reserved, [&](const dra::ResourceClaimConsumerReference& consumer) {
-      return consumer.resource == "pods" && pod_uids.contains(consumer.uid);
-    });
-    // Kept while a stored pod of its namespace names it (directly or as a generated claim).
-    bool used = false;
-    for (const auto& [uid, pod] : contents.pods) {
-      if (pod.namespace_name != it->first.first) continue;
-      const std::vector<std::string> names = ClaimNames(pod);
-      used = used || std::find(names.begin(), names.end(), it->first.second) != names.end();
-    }
-    it = used ? std::next(it) : contents.claims.erase(it);
+ClaimStore::Change ClaimStore::Forget(const std::set<std::string>& pod_uids) {
+  Change change;
+  for (const std::string& uid : pod_uids) {
+    if (pods_.contains(uid)) change.pods.emplace(uid, std::nullopt);
   }
-  return contents;
+  if (change.pods.empty()) return change;
+  for (const auto& [key, stored] : claims_) {
+    // Kept while a stored pod of its namespace that stays names it (directly, as a generated
+    // claim, or for its extended resources).
+    auto namers = namers_.find(key);
+    const bool named = namers != namers_.end() &&
+                       std::any_of(namers->second.begin(), namers->second.end(),
+                                   [&](const std::string& uid) { return !pod_uids.contains(uid); });
+    if (!named) {
+      change.claims.emplace(key, std::nullopt);
+      continue;
+    }
+    auto forgotten = [&](const dra::ResourceClaimConsumerReference& consumer) {
+      return consumer.resource == "pods" && pod_uids.contains(consumer.uid);
+    };
+    if (std::none_of(stored.claim.reserved_for.begin(), stored.claim.reserved_for.end(),
+                     forgotten)) {
+      continue;
+    }
+    StoredClaim changed{stored.claim, std::string()};
+    std::erase_if(changed.claim.reserved_for, forgotten);
+    changed.encoded = EncodeRecordClaim(changed.claim);
+    change.claims.emplace(key, std::move(changed));
+  }
+  return change;
 }
 
 absl::Status ClaimStore::Remove(const std::string& pod_uid) {
   absl::MutexLock write_lock(&write_mu_);
-  Contents next;
+  Change change;
   {
     absl::MutexLock lock(&mu_);
-    if (!contents_.pods.contains(pod_uid)) return absl::OkStatus();
-    next = contents_;
+    change = Forget({pod_uid});
   }
-  return Replace(Without(std::move(next), {pod_uid}));
+  if (change.pods.empty()) return absl::OkStatus();
+  return Apply(std::move(change));
 }
 
 absl::Status ClaimStore::Retain(const std::set<std::string>& pod_uids) {
   absl::MutexLock write_lock(&write_mu_);
-  std::set<std::string> gone;
-  Contents next;
+  Change change;
   {
     absl::MutexLock lock(&mu_);
-    for (const auto& [uid, pod] : contents_.pods) {
+    std::set<std::string> gone;
+    for (const auto& [uid, pod] : pods_) {
       if (!pod_uids.contains(uid)) gone.insert(uid);
     }
-    if (gone.empty()) return absl::OkStatus();
-    next = contents_;
+    change = Forget(gone);
   }
+  if (change.pods.empty()) return absl::OkStatus();
   DEVMGR_LOG(logger_, info, "Forgetting the claims of pods that were never admitted", "pods",
-             static_cast<int64_t>(gone.size()));
-  return Replace(Without(std::move(next), gone));
+             static_cast<int64_t>(change.pods.size()));
+  return Apply(std::move(change));
 }
 
-absl::Status ClaimStore::Replace(Contents next) {
-  ClaimRecord record;
-  for (const auto& [uid, pod] : next.pods) record.pods.push_back(pod);
-  for (const auto& [key, claim] : next.claims) record.claims.push_back(claim);
-  if (absl::Status written = store_.Write(kClaimRecordName, EncodeClaimRecord(record));
+absl::Status ClaimStore::Apply(Change change) {
+  std::vector<const std::string*> pods;
+  std::vector<const std::string*> claims;
+  {
+    absl::MutexLock lock(&mu_);
+    pods = Merged(pods_, change.pods);
+    claims = Merged(claims_, change.claims);
+  }
+  // The pieces stay valid without mu_: only a holder of write_mu_ changes the entries.
+  if (absl::Status written = store_.Write(kClaimRecordName, JoinClaimRecord(pods, claims));
       !written.ok()) {
     return written;
   }
   absl::MutexLock lock(&mu_);
-  contents_ = std::move(next);
+  for (auto& [uid, pod] : change.pods) {
+    if (pod.has_value()) {
+      for (const std::string& name : ClaimNames(pod->pod)) {
+        namers_[ClaimKey{pod->pod.namespace_name, name}].insert(uid);
+      }
+      pods_.insert_or_assign(uid, *std::move(pod));
+      continue;
+    }
+    auto it = pods_.find(uid);
+    for (const std::string& name : ClaimNames(it->second.pod)) {
+      auto namers = namers_.find(ClaimKey{it->second.pod.namespace_name, name});
+      if (namers == namers_.end()) continue;
+      namers->second.erase(uid);
+      if (namers->second.empty()) namers_.erase(namers);
+    }
+    pods_.erase(it);
+  }
+  for (auto& [key, claim] : change.claims) {
+    if (claim.has_value()) {
+      claims_.insert_or_assign(key, *std::move(claim));
+    } else {
+      claims_.erase(key);
+    }
+  }
   ++revision_;
   return absl::OkStatus();
 }
@@ -164,36 +249,36 @@ uint64_t ClaimStore::Revision() const {
 
 std::optional<dra::Pod> ClaimStore::FindPod(const std::string& pod_uid) const {
   absl::MutexLock lock(&mu_);
-  auto it = contents_.pods.find(pod_uid);
-  if (it == contents_.pods.end()) return std::nullopt;
-  return it->second;
+  auto it = pods_.find(pod_uid);
+  if (it == pods_.end()) return std::nullopt;
+  return it->second.pod;
 }
 
 std::vector<dra::Pod> ClaimStore::Pods() const {
   std::vector<dra::Pod> pods;
   absl::MutexLock lock(&mu_);
-  pods.reserve(contents_.pods.size());
-  for (const auto& [uid, pod] : contents_.pods) pods.push_back(pod);
+  pods.reserve(pods_.size());
+  for (const auto& [uid, stored] : pods_) pods.push_back(stored.pod);
   return pods;
 }
 
 std::vector<dra::ResourceClaim> ClaimStore::Claims() const {
   std::vector<dra::ResourceClaim> claims;
   absl::MutexLock lock(&mu_);
-  claims.reserve(contents_.claims.size());
-  for (const auto& [key, claim] : contents_.claims) claims.push_back(claim);
+  claims.reserve(claims_.size());
+  for (const auto& [key, stored] : claims_) claims.push_back(stored.claim);
   return claims;
 }
 
 absl::StatusOr<dra::ResourceClaim> ClaimStore::GetClaim(const std::string& namespace_name,
                                                         const std::string& name) {
   absl::MutexLock lock(&mu_);
-  auto it = contents_.claims.find(ClaimKey{namespace_name, name});
-  if (it == contents_.claims.end()) {
+  auto it = claims_.find(ClaimKey{namespace_name, name});
+  if (it == claims_.end()) {
     return absl::NotFoundError(
         absl::StrCat("resourceclaims.resource.k8s.io \"", name, "\" not found"));
   }
-  return it->second;
+  return it->second.claim;
 }
 
 }  // namespace devmgr::node

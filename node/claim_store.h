@@ -8,7 +8,9 @@
 // once: the first pod's copy is kept, and later pods only join its reservedFor.
 //
 // Thread-safety: every method may be called from any thread; writes are serialised and happen
-// outside the lock that readers take, so GetClaim never waits for the disk.
+// outside the lock that readers take, so GetClaim never waits for the disk. A change costs what
+// it touches plus one pass over the stored entries (their encoded bytes are joined, not
+// encoded again).
 #pragma once
 
 #include <cstdint>
@@ -72,23 +74,39 @@ class ClaimStore final : public dra::ClaimSource {
 
  private:
   using ClaimKey = std::pair<std::string, std::string>;
-  struct Contents {
-    std::map<std::string, dra::Pod> pods;
-    std::map<ClaimKey, dra::ResourceClaim> claims;
+  // A stored pod or claim, with its element of the record, encoded once when it changes: a
+  // write joins the elements, so its cost grows with the bytes, not with re-encoding every pod.
+  struct StoredPod {
+    dra::Pod pod;
+    std::string encoded;
+  };
+  struct StoredClaim {
+    dra::ResourceClaim claim;
+    std::string encoded;
+  };
+  // What one call changes; std::nullopt forgets the entry.
+  struct Change {
+    std::map<std::string, std::optional<StoredPod>> pods;
+    std::map<ClaimKey, std::optional<StoredClaim>> claims;
   };
 
-  // Replace writes `next` durably and then makes it the store's contents.
-  absl::Status Replace(Contents next) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
+  // Apply writes the record with `change` made, durably, and then makes it in the store.
+  absl::Status Apply(Change change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Without: `contents` less the pods of `pod_uids` (and the claims only they used).
-  static Contents Without(Contents contents, const std::set<std::string>& pod_uids);
+  // Forget: the change that forgets the stored pods of `pod_uids`, drops them from the
+  // reservedFor of every claim and forgets the claims no other stored pod names.
+  Change Forget(const std::set<std::string>& pod_uids) ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const FileStore store_;
   const LoggerPtr logger_;
-  // Serialises changes, which read, write the record, then swap; taken before mu_.
+  // Serialises changes, which read, write the record, then apply; taken before mu_. Only a
+  // holder of write_mu_ changes what mu_ guards.
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
-  Contents contents_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, StoredPod> pods_ ABSL_GUARDED_BY(mu_);
+  std::map<ClaimKey, StoredClaim> claims_ ABSL_GUARDED_BY(mu_);
+  // Claim key -> the stored pods of its namespace that name it: a claim is kept while one does.
+  std::map<ClaimKey, std::set<std::string>> namers_ ABSL_GUARDED_BY(mu_);
   uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -166,6 +166,38 @@ TEST(ClaimStoreTest, RetainForgetsPodsThatWereNeverAdmitted) {
   EXPECT_EQ(again.Pods().size(), 1U) << "durably";
 }
 
+// Each change writes the stored elements joined, re-encoding only what it touched: the file is
+// always what encoding the whole store gives, whatever was added and forgotten, in what order.
+TEST(ClaimStoreTest, TheRecordIsTheWholeStoreEncodedAfterEveryChange) {
+  TempDir dir;
+  ClaimStore store(dir.path(), nullptr);
+  auto expect_whole_store = [&](const char* after) {
+    const ClaimRecord whole{store.Pods(), store.Claims()};
+    EXPECT_EQ(FileStore(dir.path()).Read(kClaimRecordName).value(), EncodeClaimRecord(whole))
+        << "after " << after;
+  };
+  ASSERT_TRUE(store.Add(Pod("u5", {"m"}, {Claim("m", "c1")})).ok());
+  expect_whole_store("the first pod");
+  ASSERT_TRUE(store.Add(Pod("u1", {"z", "m"}, {Claim("z", "c2"), Claim("a", "c3")})).ok());
+  expect_whole_store("a pod sorting first, sharing a claim, bringing one it does not name");
+  ASSERT_TRUE(store.Add(Pod("u9", {"b"}, {Claim("b", "c4", false)})).ok());
+  expect_whole_store("a pod sorting last");
+  ASSERT_TRUE(store.Remove("u5").ok());
+  expect_whole_store("removing the first pod");
+  EXPECT_FALSE(store.GetClaim("default", "a").ok()) << "named by no pod";
+  ASSERT_TRUE(store.Retain({"u9"}).ok());
+  expect_whole_store("retaining one");
+  ASSERT_EQ(store.Claims().size(), 1U);
+
+  ClaimStore again(dir.path(), nullptr);
+  ASSERT_TRUE(again.Load().ok());
+  ASSERT_TRUE(again.Add(Pod("u0", {"b"}, {})).ok());
+  const ClaimRecord whole{again.Pods(), again.Claims()};
+  EXPECT_EQ(FileStore(dir.path()).Read(kClaimRecordName).value(), EncodeClaimRecord(whole))
+      << "after a restart";
+  EXPECT_EQ(again.GetClaim("default", "b")->reserved_for.size(), 0U) << "not allocated";
+}
+
 TEST(ClaimStoreTest, ACorruptRecordIsKeptAsideAndTheStoreStartsEmpty) {
   TempDir dir;
   std::ofstream(dir.Sub(kClaimRecordName)) << "{\"version\":1,\"pods\":[";
