@@ -1,6 +1,5 @@
 #include "dra/checkpoint.h"
 
-#include <array>
 #include <exception>
 #include <utility>
 
@@ -9,6 +8,7 @@
 #include "common/checksummed.h"
 #include "common/go_json.h"
 #include "nlohmann/json.hpp"
+#include "zlib.h"
 
 namespace devmgr::dra {
 namespace {
@@ -18,24 +18,29 @@ using Json = nlohmann::json;
 constexpr char kKind[] = "DRACheckpoint";
 constexpr char kApiVersion[] = "checkpoint.dra.kubelet.k8s.io/v1";
 
-// CRC-32 with the IEEE polynomial (reflected 0xEDB88320), as Go's crc32.ChecksumIEEE.
-constexpr std::array<uint32_t, 256> MakeCrcTable() {
-  std::array<uint32_t, 256> table{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int bit = 0; bit < 8; ++bit) c = (c & 1) != 0 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    table[i] = c;
-  }
-  return table;
+// CRC-32 with the IEEE polynomial, as Go's crc32.ChecksumIEEE (zlib's crc32), of a text given
+// in pieces: start from kCrcStart and feed every piece.
+constexpr uint32_t kCrcStart = 0;
+uint32_t Crc32Feed(uint32_t crc, absl::string_view bytes) {
+  return static_cast<uint32_t>(
+      crc32(crc, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
 }
 
-uint32_t Crc32Ieee(absl::string_view bytes) {
-  static constexpr std::array<uint32_t, 256> kTable = MakeCrcTable();
-  uint32_t crc = 0xFFFFFFFFu;
-  for (const char byte : bytes) {
-    crc = kTable[(crc ^ static_cast<unsigned char>(byte)) & 0xFFu] ^ (crc >> 8);
-  }
-  return crc ^ 0xFFFFFFFFu;
+uint32_t Crc32Ieee(absl::string_view bytes) { return Crc32Feed(kCrcStart, bytes); }
+
+// DataHead: the Data text up to its list of entries.
+std::string DataHead() {
+  return absl::StrCat("{\"kind\":\"", kKind, "\",\"apiVersion\":\"", kApiVersion,
+                      "\",\"Entries\":");
+}
+
+// EscapedInString: `text` escaped as it appears inside a Go JSON string (without the quotes).
+// Escaping works byte by byte on valid UTF-8, so the escaped pieces of a text are the pieces of
+// the escaped text.
+std::string EscapedInString(absl::string_view text) {
+  std::string quoted;
+  AppendGoJsonString(quoted, text);
+  return quoted.substr(1, quoted.size() - 2);
 }
 
 // --- Writing, as Go's encoding/json writes the kubelet's structs. ---
@@ -239,20 +244,50 @@ absl::StatusOr<Json> ParseJson(absl::string_view text, absl::string_view what) {
 
 }  // namespace
 
-std::string Encode(const CheckpointData& data, Layout layout) {
-  std::string text =
-      absl::StrCat("{\"kind\":\"", kKind, "\",\"apiVersion\":\"", kApiVersion, "\",\"Entries\":");
-  if (data.entries.has_value()) {
-    text += '[';
-    for (size_t i = 0; i < data.entries->size(); ++i) {
-      if (i > 0) text += ',';
-      AppendEntry(text, (*data.entries)[i], layout);
+RenderedEntry RenderEntry(const ClaimInfoState& entry, Layout layout) {
+  RenderedEntry rendered;
+  AppendEntry(rendered.text, entry, layout);
+  rendered.escaped = EscapedInString(rendered.text);
+  return rendered;
+}
+
+std::string EncodeRendered(absl::Span<const RenderedEntry* const> entries) {
+  const std::string head = absl::StrCat(DataHead(), "[");
+  const std::string escaped_head = EscapedInString(head);
+  size_t size = escaped_head.size() + 40;
+  for (const RenderedEntry* entry : entries) size += entry->escaped.size() + 1;
+  std::string out;
+  out.reserve(size);
+  out += "{\"Data\":\"";
+  out += escaped_head;
+  uint32_t crc = Crc32Feed(kCrcStart, head);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i > 0) {
+      out += ',';
+      crc = Crc32Feed(crc, ",");
     }
-    text += ']';
-  } else {
-    text += "null";
+    out += entries[i]->escaped;
+    crc = Crc32Feed(crc, entries[i]->text);
   }
-  text += '}';
+  out += "]}";
+  crc = Crc32Feed(crc, "]}");
+  absl::StrAppend(&out, "\",\"Checksum\":", crc, "}");
+  return out;
+}
+
+std::string Encode(const CheckpointData& data, Layout layout) {
+  if (data.entries.has_value()) {
+    std::vector<RenderedEntry> rendered;
+    rendered.reserve(data.entries->size());
+    for (const ClaimInfoState& entry : *data.entries)
+      rendered.push_back(RenderEntry(entry, layout));
+    std::vector<const RenderedEntry*> pieces;
+    pieces.reserve(rendered.size());
+    for (const RenderedEntry& entry : rendered) pieces.push_back(&entry);
+    return EncodeRendered(pieces);
+  }
+  // A nil list: what a kubelet writes when it creates the file.
+  const std::string text = absl::StrCat(DataHead(), "null}");
   std::string out = "{\"Data\":";
   AppendGoJsonString(out, text);
   absl::StrAppend(&out, ",\"Checksum\":", Crc32Ieee(text), "}");

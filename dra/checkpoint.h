@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace devmgr::dra {
 
@@ -99,6 +100,18 @@ struct ParsedCheckpoint {
 // escaping as Go writes them, with the checksum of the Data text. Strings that are not valid
 // UTF-8 are written with U+FFFD in place of bad bytes, as Go does.
 std::string Encode(const CheckpointData& data, Layout layout = Layout::kShareId);
+
+// The file in pieces, for a writer that keeps each claim's entry rendered and changes few at a
+// time: RenderEntry renders one entry, and EncodeRendered gives the file whose entries are these,
+// in this order (the bytes Encode gives for the same entries). Rendering is per entry; joining,
+// escaping and the checksum then cost a pass over bytes already rendered.
+struct RenderedEntry {
+  // The entry as it appears in the Data text, and the same escaped as it appears in the file.
+  std::string text;
+  std::string escaped;
+};
+RenderedEntry RenderEntry(const ClaimInfoState& entry, Layout layout = Layout::kShareId);
+std::string EncodeRendered(absl::Span<const RenderedEntry* const> entries);
 
 // Parse reads checkpoint bytes without judging the checksum. InvalidArgument for anything that
 // is not a DRA checkpoint, naming the field and the reason; a file that ends too soon says

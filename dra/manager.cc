@@ -130,7 +130,7 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options)
     if (data.ok()) {
       for (ClaimInfoState& state : data->entries.value_or(std::vector<ClaimInfoState>{})) {
         ClaimKey key{state.namespace_name, state.claim_name};
-        manager->cache_[std::move(key)] = CachedClaim{std::move(state), false};
+        manager->cache_.insert_or_assign(std::move(key), CachedClaim(std::move(state)));
       }
       return manager;
     }
@@ -210,16 +210,19 @@ absl::Status Manager::Prepare(const Pod& pod) {
       ClaimKey key{info.claim.namespace_name, info.claim.name};
       auto it = cache_.find(key);
       if (it == cache_.end()) {
-        it = cache_.emplace(key, CachedClaim{std::move(info.state), false}).first;
-      } else if (it->second.state.claim_uid != info.claim.uid) {
+        it = cache_.emplace(key, CachedClaim(std::move(info.state))).first;
+      } else if (it->second.state().claim_uid != info.claim.uid) {
         conflict = absl::FailedPreconditionError(absl::StrCat(
             "old ResourceClaim with same name ", info.claim.name, " and different UID ",
-            it->second.state.claim_uid, " still exists (previous pod force-deleted?!)"));
+            it->second.state().claim_uid, " still exists (previous pod force-deleted?!)"));
         break;
       }
       CachedClaim& cached = it->second;
-      if (!cached.state.pod_uids.has_value()) cached.state.pod_uids.emplace();
-      cached.state.pod_uids->insert(pod.uid);
+      if (!cached.state().pod_uids.has_value() || !cached.state().pod_uids->contains(pod.uid)) {
+        ClaimInfoState& state = cached.mutable_state();
+        if (!state.pod_uids.has_value()) state.pod_uids.emplace();
+        state.pod_uids->insert(pod.uid);
+      }
       // Prepared already, or named by two of the pod's claims: asked for once.
       if (cached.prepared ||
           std::find(to_prepare.begin(), to_prepare.end(), key) != to_prepare.end()) {
@@ -227,7 +230,7 @@ absl::Status Manager::Prepare(const Pod& pod) {
       }
       to_prepare.push_back(key);
       for (const auto& [driver, client] : info.drivers) {
-        batches[driver].push_back(ClaimMessage(cached.state));
+        batches[driver].push_back(ClaimMessage(cached.state()));
         clients[driver] = client;
       }
     }
@@ -252,7 +255,7 @@ absl::Status Manager::Prepare(const Pod& pod) {
     absl::MutexLock lock(&mu_);
     for (const draapi::v1::Claim& claim : claims) {
       auto it = cache_.find(ClaimKey{claim.namespace_(), claim.name()});
-      if (it == cache_.end() || it->second.state.claim_uid != claim.uid()) {
+      if (it == cache_.end() || it->second.state().claim_uid != claim.uid()) {
         return absl::InternalError(
             absl::StrCat("internal error: unable to get claim info for ResourceClaim ",
                          claim.name(), " in namespace ", claim.namespace_()));
@@ -262,7 +265,7 @@ absl::Status Manager::Prepare(const Pod& pod) {
       for (const draapi::v1::Device& device : response->claims().at(claim.uid()).devices()) {
         devices.push_back(FromProto(device));
       }
-      (*it->second.state.driver_state)[driver].devices = std::move(devices);
+      (*it->second.mutable_state().driver_state)[driver].devices = std::move(devices);
     }
     ++version_;  // durable with pass 4's version
   }
@@ -341,7 +344,7 @@ absl::StatusOr<std::vector<std::string>> Manager::GetResources(const Pod& pod,
                        " in namespace ", pod.namespace_name));
     }
     for (const std::string& request : requests) {
-      std::vector<std::string> ids = CdiDevices(it->second.state, request);
+      std::vector<std::string> ids = CdiDevices(it->second.state(), request);
       cdi_devices.insert(cdi_devices.end(), ids.begin(), ids.end());
     }
   }
@@ -363,7 +366,7 @@ absl::Status Manager::UnprepareAll(const Pod& pod) {
   {
     absl::MutexLock lock(&mu_);
     for (const auto& [key, cached] : cache_) {
-      if (cached.state.pod_uids.has_value() && cached.state.pod_uids->contains(pod.uid)) {
+      if (cached.state().pod_uids.has_value() && cached.state().pod_uids->contains(pod.uid)) {
         claim_names.push_back(key.second);
       }
     }
@@ -391,13 +394,13 @@ absl::Status Manager::Unprepare(const std::string& pod_uid, const std::string& n
     for (const std::string& name : claim_names) {
       auto it = cache_.find(ClaimKey{namespace_name, name});
       if (it == cache_.end()) continue;
-      ClaimInfoState& state = it->second.state;
+      const ClaimInfoState& state = it->second.state();
       const bool ours = state.pod_uids.has_value() && state.pod_uids->contains(pod_uid);
       const size_t users = state.pod_uids.has_value() ? state.pod_uids->size() : 0;
       // Other pods still use it (or only others do): the pod lets go, the claim stays.
       if (users > 1 || (users == 1 && !ours)) {
         if (ours) {
-          state.pod_uids->erase(pod_uid);
+          it->second.mutable_state().pod_uids->erase(pod_uid);
           changed = true;
         }
         continue;
@@ -447,7 +450,7 @@ bool Manager::PodMightNeedToUnprepareResources(absl::string_view pod_uid_view) c
   const std::string pod_uid(pod_uid_view);
   absl::MutexLock lock(&mu_);
   for (const auto& [key, cached] : cache_) {
-    if (cached.state.pod_uids.has_value() && cached.state.pod_uids->contains(pod_uid)) {
+    if (cached.state().pod_uids.has_value() && cached.state().pod_uids->contains(pod_uid)) {
       return true;
     }
   }
@@ -467,7 +470,7 @@ absl::StatusOr<std::vector<ClaimInfoState>> Manager::GetContainerClaimInfos(
       return absl::FailedPreconditionError(
           absl::StrCat("unable to get information for ResourceClaim ", claim_name));
     }
-    infos.push_back(it->second.state);
+    infos.push_back(it->second.state());
   }
   const PodExtendedResourceClaimStatus* extended = ExtendedResourceClaim(pod);
   if (extended == nullptr || !absl::c_any_of(extended->request_mappings,
@@ -482,7 +485,7 @@ absl::StatusOr<std::vector<ClaimInfoState>> Manager::GetContainerClaimInfos(
                                                       extended->resource_claim_name,
                                                       " in namespace ", pod.namespace_name));
   }
-  infos.push_back(it->second.state);
+  infos.push_back(it->second.state());
   return infos;
 }
 
@@ -521,7 +524,7 @@ void Manager::HealthChanged(const std::string& driver_name,
   std::vector<ClaimInfoState> claims;
   {
     absl::MutexLock lock(&mu_);
-    for (const auto& [key, cached] : cache_) claims.push_back(cached.state);
+    for (const auto& [key, cached] : cache_) claims.push_back(cached.state());
   }
   const std::vector<std::string> pods = PodsUsingDevices(claims, driver_name, devices);
   if (!pods.empty()) options_.on_health_change(pods);
@@ -531,7 +534,7 @@ std::vector<ClaimSnapshot> Manager::Claims() const {
   std::vector<ClaimSnapshot> claims;
   absl::MutexLock lock(&mu_);
   claims.reserve(cache_.size());
-  for (const auto& [key, cached] : cache_) claims.push_back({cached.state, cached.prepared});
+  for (const auto& [key, cached] : cache_) claims.push_back({cached.state(), cached.prepared});
   return claims;
 }
 
@@ -543,7 +546,7 @@ std::map<std::string, int64_t> Manager::ClaimsInUse() const {
     if (!cached.prepared) continue;
     ++total;
     for (const auto& [driver, state] :
-         cached.state.driver_state.value_or(std::map<std::string, DriverState>{})) {
+         cached.state().driver_state.value_or(std::map<std::string, DriverState>{})) {
       ++counts[driver];
     }
   }
@@ -557,7 +560,7 @@ absl::Status Manager::Reconcile(const std::set<std::string>& active_pod_uids) {
   {
     absl::MutexLock lock(&mu_);
     for (const auto& [key, cached] : cache_) {
-      for (const std::string& uid : cached.state.pod_uids.value_or(std::set<std::string>{})) {
+      for (const std::string& uid : cached.state().pod_uids.value_or(std::set<std::string>{})) {
         if (active_pod_uids.contains(uid)) continue;
         auto& [namespace_name, names] = inactive[uid];
         namespace_name = key.first;
@@ -577,21 +580,33 @@ absl::Status Manager::Reconcile(const std::set<std::string>& active_pod_uids) {
   return first;
 }
 
+std::shared_ptr<const RenderedEntry> Manager::CachedClaim::Rendered(Layout layout) {
+  if (rendered_ == nullptr)
+    rendered_ = std::make_shared<RenderedEntry>(RenderEntry(state_, layout));
+  return rendered_;
+}
+
 absl::Status Manager::Persist(uint64_t version) {
   absl::MutexLock write_lock(&write_mu_);
   // A write that began after the caller's change covered it.
   if (durable_version_ >= version) return absl::OkStatus();
-  std::string bytes;
+  // The rendered entries are immutable: they are joined outside the lock.
+  std::vector<std::shared_ptr<const RenderedEntry>> rendered;
   uint64_t snapshot = 0;
   {
     absl::MutexLock lock(&mu_);
-    CheckpointData data{std::vector<ClaimInfoState>{}};
-    data.entries->reserve(cache_.size());
-    for (const auto& [key, cached] : cache_) data.entries->push_back(cached.state);
-    bytes = Encode(data, options_.checkpoint_layout);
+    rendered.reserve(cache_.size());
+    for (auto& [key, cached] : cache_)
+      rendered.push_back(cached.Rendered(options_.checkpoint_layout));
     snapshot = version_;
   }
-  if (absl::Status written = store_.Write(kCheckpointName, bytes); !written.ok()) return written;
+  std::vector<const RenderedEntry*> entries;
+  entries.reserve(rendered.size());
+  for (const auto& entry : rendered) entries.push_back(entry.get());
+  if (absl::Status written = store_.Write(kCheckpointName, EncodeRendered(entries));
+      !written.ok()) {
+    return written;
+  }
   durable_version_ = snapshot;
   return absl::OkStatus();
 }

@@ -170,11 +170,26 @@ class Manager final : private HealthSink {
   absl::Status Reconcile(const std::set<std::string>& active_pod_uids) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  // A claim in the cache: its checkpointed state, and whether its drivers prepared it since
-  // this manager started.
-  struct CachedClaim {
-    ClaimInfoState state;
+  // A claim in the cache: its checkpointed state, its entry of the checkpoint rendered once per
+  // change (a write joins the rendered entries, so it does not render every claim again), and
+  // whether its drivers prepared it since this manager started.
+  class CachedClaim {
+   public:
+    explicit CachedClaim(ClaimInfoState state) : state_(std::move(state)) {}
+    const ClaimInfoState& state() const { return state_; }
+    // Every change goes through here, so the rendered entry is never stale.
+    ClaimInfoState& mutable_state() {
+      rendered_.reset();
+      return state_;
+    }
+    // Rendered: the entry as the checkpoint holds it.
+    std::shared_ptr<const RenderedEntry> Rendered(Layout layout);
+
     bool prepared = false;
+
+   private:
+    ClaimInfoState state_;
+    std::shared_ptr<const RenderedEntry> rendered_;
   };
   // namespace, claim name.
   using ClaimKey = std::pair<std::string, std::string>;
