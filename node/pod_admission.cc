@@ -70,11 +70,16 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
   if (!status.ok()) {
     if (wanted.has_value()) ForgetClaims(*wanted);
     topology_.Forget(pod.uid);
+    // Unstaged first: the release's checkpoint write carries the record without the pod.
+    registry_.AbortAdmission(pod.uid);
     if (absl::Status released = manager_.ReleasePod(pod.uid); !released.ok()) {
       DEVMGR_LOG(logger_, err, "Failed to release a refused pod's devices durably", "podUID",
                  pod.uid, "err", released);
     }
-    registry_.AbortAdmission(pod.uid);
+    if (absl::Status flushed = registry_.FlushRecord(); !flushed.ok()) {
+      DEVMGR_LOG(logger_, err, "Failed to write the pod record without a refused pod", "podUID",
+                 pod.uid, "err", flushed);
+    }
     DEVMGR_LOG(logger_, info, "Pod admission refused", "pod",
                absl::StrCat(pod.namespace_name, "/", pod.name), "podUID", pod.uid, "reason",
                reason.empty() ? absl::string_view("allocation") : reason, "err", status);

@@ -130,17 +130,18 @@ absl::Status PodRegistry::CommitAdmission(const std::string& pod_uid) {
 }
 
 void PodRegistry::AbortAdmission(const std::string& pod_uid) {
+  absl::MutexLock lock(&mu_);
+  admitting_.erase(pod_uid);
+  if (staged_.erase(pod_uid) > 0) ++changes_;
+}
+
+absl::Status PodRegistry::FlushRecord() {
   absl::MutexLock write_lock(&write_mu_);
   {
     absl::MutexLock lock(&mu_);
-    admitting_.erase(pod_uid);
-    if (staged_.erase(pod_uid) == 0) return;
-    ++changes_;
+    if (changes_ <= written_) return absl::OkStatus();
   }
-  if (absl::Status status = WriteRecord(); !status.ok()) {
-    DEVMGR_LOG(logger_, err, "Failed to write the pod record without a refused pod", "podUID",
-               pod_uid, "err", status);
-  }
+  return WriteRecord();
 }
 
 absl::Status PodRegistry::Remove(const std::string& pod_uid) {

@@ -66,10 +66,15 @@ class PodRegistry final : public podresources::PodsProvider {
   // write since StageAdmission carried it; on a failed write the pod stays staged and the
   // error is returned (the caller aborts).
   absl::Status CommitAdmission(const std::string& pod_uid);
-  // AbortAdmission forgets a pod that BeginAdmission took; one that was staged may be in the
-  // record, which is written again without it (a failure is logged: the next write drops it,
-  // and Load forgets a pod that holds devices without them).
+  // AbortAdmission forgets a pod that BeginAdmission took. One that was staged may be in the
+  // record already: the record's next write leaves it out. The caller then releases the pod's
+  // devices (the checkpoint's write carries the record without the pod: one flush for both, so
+  // no crash leaves the one without the other) and calls FlushRecord.
   void AbortAdmission(const std::string& pod_uid);
+  // FlushRecord writes the record if it changed since its last write (if a refused pod held no
+  // devices, no checkpoint write carried it). A failure is returned; the next write retries,
+  // and Load forgets a recorded pod that held devices the checkpoint lacks.
+  absl::Status FlushRecord();
 
   // Remove forgets an admitted or recovered pod, rewriting the record first when it is in it.
   // NotFound when unknown; the store's error when the record cannot be written (then nothing

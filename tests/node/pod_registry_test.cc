@@ -195,17 +195,33 @@ TEST_F(PodRegistryTest, AStagedAdmissionIsWrittenWithTheCheckpoint) {
   EXPECT_FALSE(std::filesystem::exists(dir_.Sub(kPodRecordName)));
 }
 
-// A staged pod whose record was written and whose admission then failed is written out again.
-TEST_F(PodRegistryTest, AbortingAWrittenAdmissionRewritesTheRecordWithoutIt) {
+// A staged pod whose record was written and whose admission then failed: the release of its
+// devices writes the checkpoint and the record without it in one flush (nothing is written
+// before that, so no crash finds the record without the pod and the checkpoint with its
+// devices); when no checkpoint write comes, FlushRecord writes the record alone.
+TEST_F(PodRegistryTest, AnAbortedWrittenAdmissionLeavesTheRecordWithTheNextWrite) {
+  auto recorded_uids = [&] {
+    PodRegistry restarted(dir_.path(), nullptr);
+    EXPECT_TRUE(restarted.Load({}).ok());
+    return Uids(restarted);
+  };
   PodRegistry registry(dir_.path(), nullptr);
   ASSERT_TRUE(registry.Load({}).ok());
   ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
   registry.StageAdmission("u1", false);
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "c").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u1").ok());
   registry.AbortAdmission("u1");
-  PodRegistry restarted(dir_.path(), nullptr);
-  ASSERT_TRUE(restarted.Load({}).ok());
-  EXPECT_TRUE(restarted.List().empty());
+  EXPECT_EQ(recorded_uids(), std::vector<std::string>{"u1"}) << "not written alone";
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "without u1").ok());
+  EXPECT_TRUE(recorded_uids().empty()) << "written with the checkpoint";
+
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u2", "two")).ok());
+  registry.StageAdmission("u2", false);
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u2").ok());
+  registry.AbortAdmission("u2");
+  ASSERT_TRUE(registry.FlushRecord().ok());
+  EXPECT_TRUE(recorded_uids().empty()) << "written alone";
+  EXPECT_EQ(*FileStore(dir_.path()).Read("cp"), "with u2");
 }
 
 // The record's rename survived a power cut and the checkpoint's did not: a pod that held
