@@ -279,8 +279,9 @@ std::string Encode(const CheckpointData& data, Layout layout) {
   if (data.entries.has_value()) {
     std::vector<RenderedEntry> rendered;
     rendered.reserve(data.entries->size());
-    for (const ClaimInfoState& entry : *data.entries)
+    for (const ClaimInfoState& entry : *data.entries) {
       rendered.push_back(RenderEntry(entry, layout));
+    }
     std::vector<const RenderedEntry*> pieces;
     pieces.reserve(rendered.size());
     for (const RenderedEntry& entry : rendered) pieces.push_back(&entry);

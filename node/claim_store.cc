@@ -124,15 +124,17 @@ absl::Status ClaimStore::Add(const PodClaims& claims) {
     for (const std::string& name : ClaimNames(pod)) {
       const ClaimKey key{pod.namespace_name, name};
       auto changed = change.claims.find(key);
+      auto stored = claims_.find(key);
+      const dra::ResourceClaim* claim = changed != change.claims.end() ? &changed->second->claim
+                                        : stored != claims_.end()      ? &stored->second.claim
+                                                                       : nullptr;
+      if (claim == nullptr || !claim->allocation.has_value() || ReservedFor(*claim, pod.uid)) {
+        continue;
+      }
       if (changed == change.claims.end()) {
-        auto stored = claims_.find(key);
-        if (stored == claims_.end()) continue;
         changed = change.claims.emplace(key, stored->second).first;
       }
-      dra::ResourceClaim& claim = changed->second->claim;
-      if (claim.allocation.has_value() && !ReservedFor(claim, pod.uid)) {
-        claim.reserved_for.push_back({"", "pods", pod.name, pod.uid});
-      }
+      changed->second->claim.reserved_for.push_back({"", "pods", pod.name, pod.uid});
     }
   }
   for (auto& [key, claim] : change.claims) claim->encoded = EncodeRecordClaim(claim->claim);
