@@ -73,24 +73,20 @@ absl::Status ClaimStore::Load() {
                "err", record.status());
     return absl::OkStatus();
   }
-  absl::MutexLock lock(&mu_);
-  pods_.clear();
-  claims_.clear();
-  namers_.clear();
+  Change change;
   for (dra::Pod& pod : record->pods) {
-    for (const std::string& name : ClaimNames(pod)) {
-      namers_[ClaimKey{pod.namespace_name, name}].insert(pod.uid);
-    }
     std::string encoded = EncodeRecordPod(pod);
     std::string uid = pod.uid;
-    pods_.insert_or_assign(std::move(uid), StoredPod{std::move(pod), std::move(encoded)});
+    change.pods.insert_or_assign(std::move(uid), StoredPod{std::move(pod), std::move(encoded)});
   }
   for (dra::ResourceClaim& claim : record->claims) {
     ClaimKey key{claim.namespace_name, claim.name};
     std::string encoded = EncodeRecordClaim(claim);
-    claims_.insert_or_assign(std::move(key), StoredClaim{std::move(claim), std::move(encoded)});
+    change.claims.insert_or_assign(std::move(key),
+                                   StoredClaim{std::move(claim), std::move(encoded)});
   }
-  ++revision_;
+  absl::MutexLock lock(&mu_);
+  Install(std::move(change));
   return absl::OkStatus();
 }
 
@@ -216,6 +212,11 @@ absl::Status ClaimStore::Apply(Change change) {
     return written;
   }
   absl::MutexLock lock(&mu_);
+  Install(std::move(change));
+  return absl::OkStatus();
+}
+
+void ClaimStore::Install(Change change) {
   for (auto& [uid, pod] : change.pods) {
     if (pod.has_value()) {
       for (const std::string& name : ClaimNames(pod->pod)) {
@@ -241,7 +242,6 @@ absl::Status ClaimStore::Apply(Change change) {
     }
   }
   ++revision_;
-  return absl::OkStatus();
 }
 
 uint64_t ClaimStore::Revision() const {

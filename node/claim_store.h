@@ -93,6 +93,8 @@ class ClaimStore final : public dra::ClaimSource {
   // Apply writes the record with `change` made, durably, and then makes it in the store.
   absl::Status Apply(Change change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Install makes `change` in the store (the record already holds it).
+  void Install(Change change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forget: the change that forgets the stored pods of `pod_uids`, drops them from the
   // reservedFor of every claim and forgets the claims no other stored pod names.
   Change Forget(const std::set<std::string>& pod_uids) ABSL_SHARED_LOCKS_REQUIRED(mu_);
