@@ -4,7 +4,9 @@
 //   and a request selector) under one matchAttribute constraint (all on one NUMA node), on a node
 //   with 8 / 64 / 128 / 1,024 devices (slices of at most 128, as drivers publish them). An
 //   iteration is what a node pays per admission: the allocator made from the slices, then the
-//   search. Counters p50_us and p99_us are the per-iteration latencies.
+//   search. Counters p50_us and p99_us are the per-iteration latencies. The node, the claim and
+//   both sides of the ratio are those of `devmgr bench`'s allocator rows
+//   (bench/driver/allocation_fixture.h), which measure 2 requests.
 // - BM_FloorSelectors/DEVICES/REQUESTS: the selectors alone, compiled once and evaluated once per
 //   device for the class and once per request, on devices already converted: the work a search
 //   with no bookkeeping at all could not avoid.
@@ -24,10 +26,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench/driver/allocation_fixture.h"
 #include "bench/floor_reporter.h"
-#include "cel/program.h"
-#include "kubeapi/resource_claim.h"
-#include "kubeapi/resource_slice.h"
 #include "structured/allocator.h"
 
 namespace devmgr::bench {
@@ -35,74 +35,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr char kDriver[] = "gpu.example.com";
-constexpr char kClassSelector[] = "device.driver == \"gpu.example.com\"";
-constexpr char kRequestSelector[] =
-    "device.attributes[\"gpu.example.com\"].model == \"a100\" && "
-    "device.capacity[\"gpu.example.com\"].memory.compareTo(quantity(\"40Gi\")) >= 0";
-constexpr int kDevicesPerSlice = 128;
 constexpr absl::Duration kNoSolutionDeadline = absl::Seconds(2);
-
-// Device i of `devices`: model a100 but every eighth a t4, on NUMA node 0 (the first half) or 1,
-// 40Gi or 80Gi of memory.
-int NumaOf(int i, int devices) { return i * 2 / devices; }
-
-Json DeviceJson(int i, int devices) {
-  return {{"name", absl::StrCat("gpu-", i)},
-          {"attributes",
-           {{"model", {{"string", i % 8 == 7 ? "t4" : "a100"}}},
-            {"numa", {{"int", NumaOf(i, devices)}}},
-            {"index", {{"int", i}}}}},
-          {"capacity", {{"memory", {{"value", i % 2 == 0 ? "40Gi" : "80Gi"}}}}}};
-}
-
-// The node's pool: `devices` devices in slices of kDevicesPerSlice.
-std::vector<kubeapi::ResourceSlicePtr> Slices(int devices) {
-  const int count = std::max(1, (devices + kDevicesPerSlice - 1) / kDevicesPerSlice);
-  std::vector<kubeapi::ResourceSlicePtr> slices;
-  for (int s = 0; s < count; ++s) {
-    Json list = Json::array();
-    for (int i = s * kDevicesPerSlice; i < std::min(devices, (s + 1) * kDevicesPerSlice); ++i) {
-      list.push_back(DeviceJson(i, devices));
-    }
-    const Json object = {
-        {"metadata", {{"name", absl::StrCat("node-gpu-", s)}}},
-        {"spec",
-         {{"driver", kDriver},
-          {"nodeName", "node"},
-          {"pool", {{"name", "node"}, {"generation", 1}, {"resourceSliceCount", count}}},
-          {"devices", list}}}};
-    slices.push_back(std::make_shared<const kubeapi::ResourceSlice>(
-        kubeapi::DecodeResourceSlice(object).value()));
-  }
-  return slices;
-}
-
-std::vector<kubeapi::DeviceClass> Classes() {
-  const Json object = {{"metadata", {{"name", kDriver}}},
-                       {"spec", {{"selectors", {{{"cel", {{"expression", kClassSelector}}}}}}}}};
-  return {kubeapi::DecodeDeviceClass(object).value()};
-}
-
-// `requests` requests "r0".. of one a100 with 40Gi or more each, all on one NUMA node.
-kubeapi::ResourceClaim ConstrainedClaim(int requests) {
-  Json list = Json::array();
-  Json names = Json::array();
-  for (int r = 0; r < requests; ++r) {
-    names.push_back(absl::StrCat("r", r));
-    list.push_back({{"name", names.back()},
-                    {"exactly",
-                     {{"deviceClassName", kDriver},
-                      {"selectors", {{{"cel", {{"expression", kRequestSelector}}}}}}}}});
-  }
-  const Json object = {
-      {"metadata", {{"name", "claim"}, {"namespace", "default"}, {"uid", "uid-claim"}}},
-      {"spec",
-       {{"devices",
-         {{"requests", list},
-          {"constraints", {{{"requests", names}, {"matchAttribute", "gpu.example.com/numa"}}}}}}}}};
-  return kubeapi::DecodeResourceClaim(object).value();
-}
 
 // `singles` requests of one device each, then an All request for the devices with index < 16,
 // of which one is held by another claim (kHeldDevice): whatever the first ones take, the All
@@ -114,12 +47,12 @@ kubeapi::ResourceClaim OneDeviceShortClaim(int singles) {
   Json requests = Json::array();
   for (int r = 0; r < singles; ++r) {
     requests.push_back(
-        {{"name", absl::StrCat("one-", r)}, {"exactly", {{"deviceClassName", kDriver}}}});
+        {{"name", absl::StrCat("one-", r)}, {"exactly", {{"deviceClassName", kAllocationDriver}}}});
   }
   requests.push_back(
       {{"name", "all"},
        {"exactly",
-        {{"deviceClassName", kDriver},
+        {{"deviceClassName", kAllocationDriver},
          {"allocationMode", "All"},
          {"selectors",
           {{{"cel",
@@ -147,57 +80,28 @@ double Seconds(std::chrono::steady_clock::duration d) {
 }
 
 void BM_Allocate(benchmark::State& state) {
-  const int devices = static_cast<int>(state.range(0));
-  const std::vector<kubeapi::ResourceSlicePtr> slices = Slices(devices);
-  const std::vector<kubeapi::DeviceClass> classes = Classes();
+  const std::vector<kubeapi::ResourceSlicePtr> slices = GpuSlices(static_cast<int>(state.range(0)));
+  const std::vector<kubeapi::DeviceClass> classes = GpuClass();
   const kubeapi::ResourceClaim claim = ConstrainedClaim(static_cast<int>(state.range(1)));
-  const structured::Node node{"node", {}};
   std::vector<double> latencies;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    std::unique_ptr<structured::Allocator> allocator =
-        structured::Allocator::Create({}, {}, classes, slices);
-    auto result = allocator->Allocate(node, {&claim});
+    const absl::Status allocated = AllocateOnce(slices, classes, claim);
     latencies.push_back(Seconds(std::chrono::steady_clock::now() - start));
-    if (!result.ok() || !result->has_value()) {
-      state.SkipWithError("no allocation");
+    if (!allocated.ok()) {
+      state.SkipWithError(std::string(allocated.message()).c_str());
       return;
     }
-    benchmark::DoNotOptimize(result);
   }
   ReportLatencies(state, latencies);
 }
 
-// The devices as the selectors see them, converted once.
-std::vector<cel::Value> DeviceValues(int devices) {
-  std::vector<cel::Value> values;
-  for (int i = 0; i < devices; ++i) {
-    cel::Device device;
-    device.driver = kDriver;
-    device.attributes["model"] = cel::Value::String(i % 8 == 7 ? "t4" : "a100");
-    device.attributes["numa"] = cel::Value::Int(NumaOf(i, devices));
-    device.attributes["index"] = cel::Value::Int(i);
-    device.capacity["memory"] = *kubeapi::Quantity::Parse(i % 2 == 0 ? "40Gi" : "80Gi");
-    values.push_back(cel::DeviceValue(device));
-  }
-  return values;
-}
-
 void BM_FloorSelectors(benchmark::State& state) {
-  const std::vector<cel::Value> devices = DeviceValues(static_cast<int>(state.range(0)));
-  const int64_t requests = state.range(1);
-  const auto class_selector = cel::Program::Compile(kClassSelector).value();
-  const auto request_selector = cel::Program::Compile(kRequestSelector).value();
+  const SelectorFloor floor(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   std::vector<double> latencies;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    int matched = 0;
-    for (const cel::Value& device : devices) {
-      matched += class_selector->MatchesValue(device).value_or(false);
-      for (int64_t r = 0; r < requests; ++r) {
-        matched += request_selector->MatchesValue(device).value_or(false);
-      }
-    }
+    const int matched = floor.Evaluate();
     latencies.push_back(Seconds(std::chrono::steady_clock::now() - start));
     benchmark::DoNotOptimize(matched);
   }
@@ -205,14 +109,14 @@ void BM_FloorSelectors(benchmark::State& state) {
 }
 
 void BM_NoSolution(benchmark::State& state) {
-  const std::vector<kubeapi::ResourceSlicePtr> slices = Slices(static_cast<int>(state.range(0)));
-  const std::vector<kubeapi::DeviceClass> classes = Classes();
+  const std::vector<kubeapi::ResourceSlicePtr> slices = GpuSlices(static_cast<int>(state.range(0)));
+  const std::vector<kubeapi::DeviceClass> classes = GpuClass();
   const kubeapi::ResourceClaim claim = OneDeviceShortClaim(static_cast<int>(state.range(1)));
   const structured::Node node{"node", {}};
   structured::AllocatorOptions options;
   options.timeout = kNoSolutionDeadline;
   structured::AllocatedState held;
-  held.devices.insert(structured::DeviceID{kDriver, "node", kHeldDevice});
+  held.devices.insert(structured::DeviceID{kAllocationDriver, "node", kHeldDevice});
   std::vector<double> latencies;
   int64_t steps = 0;
   bool deadline_hit = false;

@@ -40,6 +40,12 @@ class TempRoot {
   fs::path path_;
 };
 
+// Prefixed: a failed `status` with its message prefixed by the step's name.
+absl::Status Prefixed(absl::string_view what, absl::Status status) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
+}
+
 }  // namespace
 
 absl::Status Run(const Options& options, std::ostream& out) {
@@ -47,10 +53,7 @@ absl::Status Run(const Options& options, std::ostream& out) {
   auto step = [&](absl::string_view what, const std::function<absl::Status(const fs::path&)>& run) {
     TempRoot root;
     if (root.path().empty()) return absl::InternalError("cannot make a folder under /tmp");
-    absl::Status status = run(root.path());
-    if (!status.ok())
-      return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
-    return absl::OkStatus();
+    return Prefixed(what, run(root.path()));
   };
   auto wanted = [&](absl::string_view name) {
     return options.only.empty() || absl::c_linear_search(options.only, name);
@@ -68,10 +71,12 @@ absl::Status Run(const Options& options, std::ostream& out) {
       {absl::StrCat("DRA admission latency, ", options.samples, " samples"), MeasureDraPrepare},
       {absl::StrCat("DRA admissions per second, ", options.dra_pods, " pods"),
        MeasureConcurrentDra},
+      {absl::StrCat("DRA publishing of ", options.publish_devices, " devices"), MeasurePublish},
   };
   const int total = (wanted(kStepLatency) ? static_cast<int>(latency.size()) : 0) +
                     (wanted(kStepDra) ? static_cast<int>(dra.size()) : 0) +
-                    (wanted(kStepRestart) ? 1 : 0) + (wanted(kStepMemory) ? 1 : 0);
+                    (wanted(kStepAllocator) ? 1 : 0) + (wanted(kStepRestart) ? 1 : 0) +
+                    (wanted(kStepMemory) ? 1 : 0);
   int started = 0;
   auto announce = [&](absl::string_view what) {
     ++started;
@@ -99,6 +104,10 @@ absl::Status Run(const Options& options, std::ostream& out) {
   absl::Status status;
   if (wanted(kStepLatency)) status = with_daemon("admission, ListAndWatch, List", latency);
   if (status.ok() && wanted(kStepDra)) status = with_daemon("DRA", dra);
+  if (status.ok() && wanted(kStepAllocator)) {
+    announce("DRA allocator");
+    status = Prefixed("allocator", MeasureAllocator(options, rows));
+  }
   if (status.ok() && wanted(kStepRestart)) {
     announce(absl::StrCat("restart with a ", options.checkpoint_entries, "-entry checkpoint"));
     status =

@@ -19,6 +19,7 @@ namespace devmgr::bench {
 // The steps, each against a daemon of its own, that Options::only selects.
 inline constexpr char kStepLatency[] = "latency";
 inline constexpr char kStepDra[] = "dra";
+inline constexpr char kStepAllocator[] = "allocator";
 inline constexpr char kStepRestart[] = "restart";
 inline constexpr char kStepMemory[] = "memory";
 
@@ -45,7 +46,9 @@ struct Options {
   // claims) admitted before.
   int dra_claims = 1;
   int dra_admitted_pods = 0;
-  // The steps to run ("latency", "dra", "restart", "memory"); empty for all.
+  // Devices of the pool published as ResourceSlices.
+  int publish_devices = 10000;
+  // The steps to run ("latency", "dra", "allocator", "restart", "memory"); empty for all.
   std::vector<std::string> only;
   ReportFormat format = ReportFormat::kTable;
   // Where Run says which measurement it is on, one line as each starts ("devmgr bench: [3/6]

@@ -6,7 +6,7 @@
 // returns. Each blocks for the whole measurement.
 //
 // One file per measurement: admission.cc, list_and_watch.cc, podresources.cc, dra.cc,
-// restart.cc, memory.cc.
+// publish.cc, allocator.cc, restart.cc, memory.cc.
 #pragma once
 
 #include <cstdint>
@@ -65,6 +65,23 @@ absl::Status MeasureDraPrepare(const std::filesystem::path& root, BenchDaemon& d
 // other.
 absl::Status MeasureConcurrentDra(const std::filesystem::path& root, BenchDaemon& daemon,
                                   const Options& flags, std::vector<Row>& rows);
+
+// A pool of --publish-devices devices published into the daemon's ResourceSlice store by the
+// SDK's ResourceSlice controller (in slices of 128, owned by the node), from the controller's
+// start until its last create is answered, beside the same create requests, encoded in
+// advance, sent one after the other by a bare client. Both sides include the daemon's store.
+absl::Status MeasurePublish(const std::filesystem::path& root, BenchDaemon& daemon,
+                            const Options& flags, std::vector<Row>& rows);
+
+// The node sizes and the requests of the allocator rows.
+inline constexpr int kAllocatorDevices[] = {8, 64, 128, 1024};
+inline constexpr int kAllocatorRequests = 2;
+
+// One claim of kAllocatorRequests requests under a matchAttribute constraint allocated on a node
+// of each of kAllocatorDevices devices (allocation_fixture.h), in this process: the allocator
+// made from the slices, then the search, as the daemon does for a claim nothing allocated;
+// beside the claim's selectors alone, compiled once, on the devices converted once.
+absl::Status MeasureAllocator(const Options& flags, std::vector<Row>& rows);
 
 // A daemon starting over a K-entry checkpoint until PodResources answers, beside reading and
 // decoding the same checkpoint bytes. Starts (and stops) daemons of its own in `root`.

@@ -64,7 +64,8 @@ void PrintReport(const Options& flags, const std::vector<Row>& rows, std::ostrea
                      {"admitted_pods", flags.admitted_pods},
                      {"dra_pods", flags.dra_pods},
                      {"dra_claims", flags.dra_claims},
-                     {"dra_admitted_pods", flags.dra_admitted_pods}};
+                     {"dra_admitted_pods", flags.dra_admitted_pods},
+                     {"publish_devices", flags.publish_devices}};
     json["results"] = nlohmann::json::array();
     for (const Row& row : rows) {
       json["results"].push_back({{"name", row.name},

@@ -68,6 +68,8 @@ void AddBenchCommand(CLI::App& app, CommandResult& result) {
        "ResourceClaims of the pod that single DRA admissions admit"},
       {"--dra-admitted-pods", &bench::Options::dra_admitted_pods, 0,
        "Pods (with as many claims) admitted before single DRA admissions are measured", true},
+      {"--publish-devices", &bench::Options::publish_devices, 256,
+       "Devices of the pool published as ResourceSlices"},
   };
   std::vector<std::pair<CLI::Option*, Size>> options;
   for (const Size& size : sizes) {
@@ -80,11 +82,12 @@ void AddBenchCommand(CLI::App& app, CommandResult& result) {
   bench
       ->add_option("--only", flags->options.only,
                    "Run only these steps: latency (admission, ListAndWatch, List), dra (pods "
-                   "with ResourceClaims), restart, memory; repeat or separate with commas")
+                   "with ResourceClaims, publishing ResourceSlices), allocator (the DRA "
+                   "allocator, in this process), restart, memory; repeat or separate with commas")
       ->type_name("STEP")
       ->delimiter(',')
-      ->check(CLI::IsMember(
-          {bench::kStepLatency, bench::kStepDra, bench::kStepRestart, bench::kStepMemory}));
+      ->check(CLI::IsMember({bench::kStepLatency, bench::kStepDra, bench::kStepAllocator,
+                             bench::kStepRestart, bench::kStepMemory}));
   AddOutputFlag(*bench, flags->format, OutputFormats::kTableAndJson);
   SetExamples(*bench, {{"Check that every measurement runs, in seconds", "devmgr bench --quick"},
                        {"The restart and memory measurements at full size, as JSON",

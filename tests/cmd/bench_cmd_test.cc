@@ -34,6 +34,7 @@ TEST(BenchCommandTest, QuickRunReportsEveryMeasurementBesideItsFloor) {
   EXPECT_EQ(report["sizes"]["pods"], 4);
   EXPECT_EQ(report["sizes"]["checkpoint_entries"], 10);
   EXPECT_EQ(report["sizes"]["dra_pods"], 4);
+  EXPECT_EQ(report["sizes"]["publish_devices"], 256);
 
   const auto& results = report["results"];
   ASSERT_TRUE(results.is_array());
@@ -66,6 +67,11 @@ TEST(BenchCommandTest, QuickRunReportsEveryMeasurementBesideItsFloor) {
       "PodResources List calls/s, 4 pods x 4 containers x 2 devices",
       "DRA admit pod, 1 claim",
       "DRA pods/s, 4 pods x 2 claims, 8 admitters",
+      "DRA publish 256 devices as 2 ResourceSlices into the daemon",
+      "DRA allocate 1 claim x 2 requests, matchAttribute, 8 devices",
+      "DRA allocate 1 claim x 2 requests, matchAttribute, 64 devices",
+      "DRA allocate 1 claim x 2 requests, matchAttribute, 128 devices",
+      "DRA allocate 1 claim x 2 requests, matchAttribute, 1024 devices",
       "restart, 10-entry checkpoint, to PodResources",
       "resident memory, idle",
       "resident memory, 2 plugins x 4 devices + 4 pods, right after the last admission",
