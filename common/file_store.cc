@@ -10,6 +10,7 @@
 #include <system_error>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/errno_status.h"
@@ -103,16 +104,32 @@ absl::Status FileStore::Write(absl::string_view name, absl::string_view bytes) c
 }
 
 absl::Status FileStore::WriteTogether(const std::vector<NamedBytes>& files) const {
-  for (const NamedBytes& file : files) {
+  std::vector<PlacedBytes> placed;
+  placed.reserve(files.size());
+  for (const NamedBytes& file : files) placed.push_back({this, file.name, file.bytes});
+  return WriteAcross(placed);
+}
+
+absl::Status FileStore::WriteAcross(const std::vector<PlacedBytes>& files) {
+  // The stores whose folders are synced at the end, in the order first named.
+  std::vector<const FileStore*> stores;
+  for (const PlacedBytes& file : files) {
     if (!IsValidName(file.name)) {
       return absl::InvalidArgumentError(absl::StrCat("invalid file name \"", file.name, "\""));
     }
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_directory(folder_, ec)) {
-    std::filesystem::create_directories(folder_, ec);
-    if (ec) return ErrnoStatus(ec, "cannot create folder", folder_);
-    std::filesystem::permissions(folder_, std::filesystem::perms(0755), ec);
+    if (absl::c_any_of(stores, [&](const FileStore* store) {
+          return store->folder_ == file.store->folder_;
+        })) {
+      continue;
+    }
+    stores.push_back(file.store);
+    std::error_code ec;
+    const std::filesystem::path& folder = file.store->folder_;
+    if (!std::filesystem::is_directory(folder, ec)) {
+      std::filesystem::create_directories(folder, ec);
+      if (ec) return ErrnoStatus(ec, "cannot create folder", folder);
+      std::filesystem::permissions(folder, std::filesystem::perms(0755), ec);
+    }
   }
 
   struct Temp {
@@ -131,13 +148,16 @@ absl::Status FileStore::WriteTogether(const std::vector<NamedBytes>& files) cons
   };
   for (size_t i = 0; i < files.size(); ++i) {
     // A dot-name, so that List (and the kubelet's own listing) never sees a half-written file.
-    std::string path = (folder_ / absl::StrCat(".", files[i].name, ".tmp-XXXXXX")).string();
-    if (absl::Status status = Step(WriteStep::kCreateTemp); !status.ok()) return fail(status);
+    const FileStore& store = *files[i].store;
+    std::string path = (store.folder_ / absl::StrCat(".", files[i].name, ".tmp-XXXXXX")).string();
+    if (absl::Status status = store.Step(WriteStep::kCreateTemp); !status.ok()) {
+      return fail(status);
+    }
     const int fd = ::mkstemp(path.data());  // mode 0600
-    if (fd < 0) return fail(ErrnoStatus(errno, "cannot create temporary file in", folder_));
+    if (fd < 0) return fail(ErrnoStatus(errno, "cannot create temporary file in", store.folder_));
     temps[i].path = std::move(path);
     temps[i].fd = fd;
-    if (absl::Status status = Step(WriteStep::kWrite); !status.ok()) return fail(status);
+    if (absl::Status status = store.Step(WriteStep::kWrite); !status.ok()) return fail(status);
     if (!WriteAll(fd, files[i].bytes)) {
       return fail(ErrnoStatus(errno, "cannot write", temps[i].path));
     }
@@ -145,17 +165,21 @@ absl::Status FileStore::WriteTogether(const std::vector<NamedBytes>& files) cons
     // of following each other (a hint: fsync still waits for everything).
     if (files.size() > 1) ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
   }
-  for (Temp& temp : temps) {
-    if (absl::Status status = Step(WriteStep::kSyncFile); !status.ok()) return fail(status);
+  for (size_t i = 0; i < files.size(); ++i) {
+    const FileStore& store = *files[i].store;
+    Temp& temp = temps[i];
+    if (absl::Status status = store.Step(WriteStep::kSyncFile); !status.ok()) return fail(status);
     if (::fsync(temp.fd) != 0) return fail(ErrnoStatus(errno, "cannot fsync", temp.path));
-    if (absl::Status status = Step(WriteStep::kCloseFile); !status.ok()) return fail(status);
+    if (absl::Status status = store.Step(WriteStep::kCloseFile); !status.ok()) {
+      return fail(status);
+    }
     if (::close(std::exchange(temp.fd, -1)) != 0) {
       return fail(ErrnoStatus(errno, "cannot close", temp.path));
     }
   }
   for (size_t i = 0; i < files.size(); ++i) {
-    const std::filesystem::path final_path = folder_ / std::string(files[i].name);
-    absl::Status status = Step(WriteStep::kRename);
+    const std::filesystem::path final_path = files[i].store->folder_ / std::string(files[i].name);
+    absl::Status status = files[i].store->Step(WriteStep::kRename);
     if (status.ok() && ::rename(temps[i].path.c_str(), final_path.c_str()) != 0) {
       status = ErrnoStatus(errno, "cannot rename over", final_path);
     }
@@ -168,10 +192,12 @@ absl::Status FileStore::WriteTogether(const std::vector<NamedBytes>& files) cons
 
   // The new files are in place; without this the renames themselves may not survive a power
   // cut.
-  if (absl::Status status = Step(WriteStep::kSyncFolder); !status.ok()) return status;
-  FdCloser dir(::open(folder_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.get() < 0 || ::fsync(dir.get()) != 0) {
-    return ErrnoStatus(errno, "cannot fsync folder", folder_);
+  for (const FileStore* store : stores) {
+    if (absl::Status status = store->Step(WriteStep::kSyncFolder); !status.ok()) return status;
+    FdCloser dir(::open(store->folder_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir.get() < 0 || ::fsync(dir.get()) != 0) {
+      return ErrnoStatus(errno, "cannot fsync folder", store->folder_);
+    }
   }
   return absl::OkStatus();
 }

@@ -59,6 +59,19 @@ class FileStore {
   // The fault hook is called before every step of every file.
   absl::Status WriteTogether(const std::vector<NamedBytes>& files) const;
 
+  // One file of WriteAcross: `name` in the folder of `store`.
+  struct PlacedBytes {
+    const FileStore* store;
+    absl::string_view name;
+    absl::string_view bytes;
+  };
+  // WriteAcross is WriteTogether for files in the folders of several stores (on one file
+  // system, as the kubelet's state folders are): every temporary file is written and synced,
+  // each is renamed over its file in the order given, then each folder is synced once, in the
+  // order it is first named. Each store's fault hook is called before the steps of its files and
+  // of its folder. (store, name) pairs must be distinct.
+  static absl::Status WriteAcross(const std::vector<PlacedBytes>& files);
+
   // Read returns the file's content; NotFound when it does not exist. Symlinks are not followed.
   absl::StatusOr<std::string> Read(absl::string_view name) const;
 

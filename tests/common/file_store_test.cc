@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "tests/testlib/temp_dir.h"
 
 namespace devmgr {
@@ -211,6 +214,45 @@ TEST(FileStoreTest, AFailedStepOfWriteTogetherLeavesEachFileOldOrNewInOrder) {
     EXPECT_EQ(*good.Read("b"), renames_before >= 2 ? "b1" : "b0") << failing;
     EXPECT_EQ(AllEntries(dir.path()), (std::vector<std::string>{"a", "b"})) << failing;
   }
+}
+
+// WriteAcross: files of two folders in one write. Each store's hook sees the steps of its own
+// files and the sync of its own folder, each folder synced once after every rename; a failure
+// after the first rename leaves the files renamed before it new, in whichever folder.
+TEST(FileStoreTest, WriteAcrossWritesTheFilesOfSeveralFoldersAndSyncsEachFolderOnce) {
+  TempDir dir;
+  std::vector<std::string> steps;
+  auto recording = [&steps](const char* folder) {
+    return [&steps, folder](WriteStep step) {
+      steps.push_back(absl::StrCat(folder, ":", static_cast<int>(step)));
+      return absl::OkStatus();
+    };
+  };
+  const FileStore root(dir.path(), recording("root"));
+  const FileStore plugins(dir.Sub("plugins"), recording("plugins"));
+  ASSERT_TRUE(FileStore::WriteAcross(
+                  {{&root, "state", "s1"}, {&plugins, "cp", "c1"}, {&plugins, "record", "r1"}})
+                  .ok());
+  EXPECT_EQ(*root.Read("state"), "s1");
+  EXPECT_EQ(*plugins.Read("cp"), "c1");
+  EXPECT_EQ(*plugins.Read("record"), "r1");
+  EXPECT_EQ(AllEntries(dir.Sub("plugins")), (std::vector<std::string>{"cp", "record"}));
+  // kCreateTemp=0, kWrite=1 per file; kSyncFile=2, kCloseFile=3 per file; kRename=4 per file;
+  // kSyncFolder=5 per folder.
+  EXPECT_EQ(steps, (std::vector<std::string>{
+                       "root:0", "root:1", "plugins:0", "plugins:1", "plugins:0", "plugins:1",
+                       "root:2", "root:3", "plugins:2", "plugins:3", "plugins:2", "plugins:3",
+                       "root:4", "plugins:4", "plugins:4", "root:5", "plugins:5"}));
+
+  const FileStore failing_rename(dir.Sub("plugins"), [](WriteStep step) {
+    return step == WriteStep::kRename ? absl::UnavailableError("injected") : absl::OkStatus();
+  });
+  EXPECT_EQ(FileStore::WriteAcross({{&root, "state", "s2"}, {&failing_rename, "cp", "c2"}}).code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(*root.Read("state"), "s2") << "renamed before the failing step";
+  EXPECT_EQ(*plugins.Read("cp"), "c1");
+  EXPECT_EQ(AllEntries(dir.Sub("plugins")), (std::vector<std::string>{"cp", "record"}))
+      << "no temporary file left";
 }
 
 }  // namespace
