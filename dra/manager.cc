@@ -148,9 +148,9 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options)
   return manager;
 }
 
-absl::Status Manager::PrepareResources(const Pod& pod) {
+absl::Status Manager::PrepareResources(const Pod& pod, FinalWrite final_write) {
   const absl::Time start = absl::Now();
-  absl::Status prepared = Prepare(pod);
+  absl::Status prepared = Prepare(pod, final_write);
   if (options_.metrics != nullptr) {
     options_.metrics->OperationDone(kPrepareResourcesOperation, !prepared.ok(),
                                     absl::Now() - start);
@@ -159,7 +159,7 @@ absl::Status Manager::PrepareResources(const Pod& pod) {
   return absl::OkStatus();
 }
 
-absl::Status Manager::Prepare(const Pod& pod) {
+absl::Status Manager::Prepare(const Pod& pod, FinalWrite final_write) {
   // Pass 1, the cache untouched: whatever is wrong here leaves no trace, so a pod that can
   // never be prepared can be deleted without waiting for a driver.
   struct ClaimToPrepare {
@@ -270,7 +270,7 @@ absl::Status Manager::Prepare(const Pod& pod) {
     ++version_;  // durable with pass 4's version
   }
 
-  // Pass 4: every claim is prepared; the devices become durable.
+  // Pass 4: every claim is prepared; the devices become durable (here, or on the host's write).
   uint64_t done = 0;
   {
     absl::MutexLock lock(&mu_);
@@ -280,6 +280,7 @@ absl::Status Manager::Prepare(const Pod& pod) {
     }
     done = ++version_;
   }
+  if (final_write == FinalWrite::kCarried) return absl::OkStatus();
   if (absl::Status written = Persist(done); !written.ok()) {
     return Wrap("checkpoint ResourceClaim state: ", written);
   }
@@ -590,21 +591,47 @@ absl::Status Manager::Persist(uint64_t version) {
   absl::MutexLock write_lock(&write_mu_);
   // A write that began after the caller's change covered it.
   if (durable_version_ >= version) return absl::OkStatus();
+  return Write({});
+}
+
+absl::Status Manager::Flush() {
+  uint64_t version = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    version = version_;
+  }
+  return Persist(version);
+}
+
+absl::Status Manager::WriteTogether(std::vector<FileStore::PlacedBytes> files) {
+  absl::MutexLock write_lock(&write_mu_);
+  return Write(std::move(files));
+}
+
+absl::Status Manager::Write(std::vector<FileStore::PlacedBytes> files) {
   // The rendered entries are immutable: they are joined outside the lock.
   std::vector<std::shared_ptr<const RenderedEntry>> rendered;
   uint64_t snapshot = 0;
   {
     absl::MutexLock lock(&mu_);
-    rendered.reserve(cache_.size());
-    for (auto& [key, cached] : cache_)
-      rendered.push_back(cached.Rendered(options_.checkpoint_layout));
     snapshot = version_;
+    if (snapshot > durable_version_) {
+      rendered.reserve(cache_.size());
+      for (auto& [key, cached] : cache_) {
+        rendered.push_back(cached.Rendered(options_.checkpoint_layout));
+      }
+    }
+  }
+  if (snapshot == durable_version_) {
+    if (files.empty()) return absl::OkStatus();
+    return WriteThrough(options_.writer, std::move(files));
   }
   std::vector<const RenderedEntry*> entries;
   entries.reserve(rendered.size());
   for (const auto& entry : rendered) entries.push_back(entry.get());
-  if (absl::Status written = store_.Write(kCheckpointName, EncodeRendered(entries));
-      !written.ok()) {
+  const std::string bytes = EncodeRendered(entries);
+  files.insert(files.begin(), {&store_, kCheckpointName, bytes});
+  if (absl::Status written = WriteThrough(options_.writer, std::move(files)); !written.ok()) {
     return written;
   }
   durable_version_ = snapshot;

@@ -12,7 +12,8 @@
 // at most the call timeout.
 //
 // State: the prepared claims are kept in `<state_dir>/dra_manager_state`, byte-compatible with
-// the kubelet's (dra/checkpoint.h), written durably before and after the drivers are called.
+// the kubelet's (dra/checkpoint.h), written durably before and after the drivers are called
+// (the host may carry the second write on one of its own: FinalWrite::kCarried).
 // After a restart the claims are known again but not prepared: the next PrepareResources calls
 // the drivers again (they must be idempotent), as upstream. A corrupt file is renamed
 // `dra_manager_state.corrupt`, logged, and the manager starts empty.
@@ -41,6 +42,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/durable_writer.h"
 #include "common/file_store.h"
 #include "common/logging.h"
 #include "dra/checkpoint.h"
@@ -84,6 +86,9 @@ struct ManagerOptions {
   // wiped, as a kubelet without an API client); must outlive the Manager.
   SliceWiper* slice_wiper = nullptr;
   absl::Duration wiping_delay = kDefaultWipingDelay;
+  // Where checkpoint writes go: a writer that adds its own pending files to the same flush (the
+  // node's claim store). Null writes the checkpoint alone. Not owned; must outlive the Manager.
+  DurableWriter* writer = nullptr;
   // Time source of device health, its timeouts and the wiping delay; null means RealClock().
   // Not owned.
   const Clock* clock = nullptr;
@@ -97,7 +102,17 @@ struct ClaimSnapshot {
   bool prepared = false;
 };
 
-class Manager final : private HealthSink {
+// FinalWrite: who makes a prepared pod's state durable once its drivers have answered.
+enum class FinalWrite {
+  // PrepareResources, before it returns (upstream).
+  kNow,
+  // The host, before it starts the pod: a write of its own that carries the manager's
+  // (the manager is the host's DurableWriter), or Flush. Until then a crash leaves the claims
+  // recorded for the pod but not their devices, which the next PrepareResources asks for again.
+  kCarried,
+};
+
+class Manager final : public DurableWriter, private HealthSink {
  public:
   // Create reads the checkpoint (or writes an empty one when there is none). Errors: an options
   // error (InvalidArgument), or a state folder that cannot be written.
@@ -119,7 +134,17 @@ class Manager final : private HealthSink {
   // checkpoint, call NodePrepareResources once per driver for the claims not yet prepared, store
   // the devices returned and write the checkpoint again. Errors are wrapped "prepare dynamic
   // resources: ..." with upstream's texts; nothing is recorded when the first pass fails.
-  absl::Status PrepareResources(const Pod& pod) ABSL_LOCKS_EXCLUDED(mu_);
+  // With FinalWrite::kCarried the last write is left to the host.
+  absl::Status PrepareResources(const Pod& pod, FinalWrite final_write = FinalWrite::kNow)
+      ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
+
+  // Flush makes every change so far durable (nothing is written when it already is).
+  absl::Status Flush() ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
+
+  // DurableWriter: the checkpoint, when it has changes not yet written, renamed before `files`
+  // (through the options' writer).
+  absl::Status WriteTogether(std::vector<FileStore::PlacedBytes> files) override
+      ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
 
   // GetResources: the CDI device names for `container` from the claims it uses (filtered by
   // the request it names), in the order of its claims, then those of the requests of the pod's
@@ -207,7 +232,7 @@ class Manager final : private HealthSink {
   void HealthChanged(const std::string& driver_name, const std::vector<DeviceHealth>& devices)
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  absl::Status Prepare(const Pod& pod) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Prepare(const Pod& pod, FinalWrite final_write) ABSL_LOCKS_EXCLUDED(mu_);
   // UnprepareAll is UnprepareResources, which times it.
   absl::Status UnprepareAll(const Pod& pod) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Unprepare(const std::string& pod_uid, const std::string& namespace_name,
@@ -226,6 +251,9 @@ class Manager final : private HealthSink {
   // next write covers every change made before it took its snapshot, so concurrent callers share
   // writes. Called without the cache lock; on a failed write the next caller writes again.
   absl::Status Persist(uint64_t version) ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
+  // Write writes the checkpoint if it has changes not yet written, renamed before `files`.
+  absl::Status Write(std::vector<FileStore::PlacedBytes> files)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
 
   const ManagerOptions options_;
   const FileStore store_;

@@ -30,29 +30,6 @@ std::vector<std::string> ClaimNames(const dra::Pod& pod) {
   return names;
 }
 
-// Merged: the encoded elements of `stored` with `changes` made, in key order.
-template <typename Key, typename Stored>
-std::vector<const std::string*> Merged(const std::map<Key, Stored>& stored,
-                                       const std::map<Key, std::optional<Stored>>& changes) {
-  std::vector<const std::string*> pieces;
-  pieces.reserve(stored.size() + changes.size());
-  auto change = changes.begin();
-  auto add_changed = [&] {
-    if (change->second.has_value()) pieces.push_back(&change->second->encoded);
-    ++change;
-  };
-  for (const auto& [key, entry] : stored) {
-    while (change != changes.end() && change->first < key) add_changed();
-    if (change != changes.end() && change->first == key) {
-      add_changed();
-      continue;
-    }
-    pieces.push_back(&entry.encoded);
-  }
-  while (change != changes.end()) add_changed();
-  return pieces;
-}
-
 }  // namespace
 
 ClaimStore::ClaimStore(std::filesystem::path folder, LoggerPtr logger)
@@ -87,55 +64,55 @@ absl::Status ClaimStore::Load() {
   }
   absl::MutexLock lock(&mu_);
   Install(std::move(change));
+  written_ = revision_;
   return absl::OkStatus();
 }
 
 absl::Status ClaimStore::Add(const PodClaims& claims) {
-  absl::MutexLock write_lock(&write_mu_);
   const dra::Pod& pod = claims.pod;
   Change change;
-  {
-    absl::MutexLock lock(&mu_);
-    if (pods_.contains(pod.uid)) {
-      return absl::AlreadyExistsError(absl::StrCat("pod ", pod.uid, " already has its claims"));
+  // Under one hold of the lock: what is checked is what is changed.
+  absl::MutexLock lock(&mu_);
+  if (pods_.contains(pod.uid)) {
+    return absl::AlreadyExistsError(absl::StrCat("pod ", pod.uid, " already has its claims"));
+  }
+  for (const dra::ResourceClaim& claim : claims.claims) {
+    const ClaimKey key{claim.namespace_name, claim.name};
+    // A claim stored already keeps the first pod's copy.
+    const std::string* held = nullptr;
+    if (auto stored = claims_.find(key); stored != claims_.end()) {
+      held = &stored->second.claim.uid;
+    } else if (auto [brought, added] =
+                   change.claims.emplace(key, StoredClaim{claim, std::string()});
+               !added) {
+      held = &brought->second->claim.uid;
     }
-    for (const dra::ResourceClaim& claim : claims.claims) {
-      const ClaimKey key{claim.namespace_name, claim.name};
-      // A claim stored already keeps the first pod's copy.
-      const std::string* held = nullptr;
-      if (auto stored = claims_.find(key); stored != claims_.end()) {
-        held = &stored->second.claim.uid;
-      } else if (auto [brought, added] =
-                     change.claims.emplace(key, StoredClaim{claim, std::string()});
-                 !added) {
-        held = &brought->second->claim.uid;
-      }
-      if (held != nullptr && *held != claim.uid) {
-        return absl::AlreadyExistsError(absl::StrCat("ResourceClaim ", claim.namespace_name, "/",
-                                                     claim.name, " is held with UID ", *held,
-                                                     ", not ", claim.uid));
-      }
+    if (held != nullptr && *held != claim.uid) {
+      return absl::AlreadyExistsError(absl::StrCat("ResourceClaim ", claim.namespace_name, "/",
+                                                   claim.name, " is held with UID ", *held,
+                                                   ", not ", claim.uid));
     }
-    // Every allocated claim the pod uses, brought now or by an earlier pod, is reserved for it.
-    for (const std::string& name : ClaimNames(pod)) {
-      const ClaimKey key{pod.namespace_name, name};
-      auto changed = change.claims.find(key);
-      auto stored = claims_.find(key);
-      const dra::ResourceClaim* claim = changed != change.claims.end() ? &changed->second->claim
-                                        : stored != claims_.end()      ? &stored->second.claim
-                                                                       : nullptr;
-      if (claim == nullptr || !claim->allocation.has_value() || ReservedFor(*claim, pod.uid)) {
-        continue;
-      }
-      if (changed == change.claims.end()) {
-        changed = change.claims.emplace(key, stored->second).first;
-      }
-      changed->second->claim.reserved_for.push_back({"", "pods", pod.name, pod.uid});
+  }
+  // Every allocated claim the pod uses, brought now or by an earlier pod, is reserved for it.
+  for (const std::string& name : ClaimNames(pod)) {
+    const ClaimKey key{pod.namespace_name, name};
+    auto changed = change.claims.find(key);
+    auto stored = claims_.find(key);
+    const dra::ResourceClaim* claim = changed != change.claims.end() ? &changed->second->claim
+                                      : stored != claims_.end()      ? &stored->second.claim
+                                                                     : nullptr;
+    if (claim == nullptr || !claim->allocation.has_value() || ReservedFor(*claim, pod.uid)) {
+      continue;
     }
+    if (changed == change.claims.end()) {
+      changed = change.claims.emplace(key, stored->second).first;
+    }
+    changed->second->claim.reserved_for.push_back({"", "pods", pod.name, pod.uid});
   }
   for (auto& [key, claim] : change.claims) claim->encoded = EncodeRecordClaim(claim->claim);
   change.pods.emplace(pod.uid, StoredPod{pod, EncodeRecordPod(pod)});
-  return Apply(std::move(change));
+  Install(std::move(change));
+  return absl::OkStatus();
 }
 
 ClaimStore::Change ClaimStore::Forget(const std::set<std::string>& pod_uids) {
@@ -171,48 +148,65 @@ ClaimStore::Change ClaimStore::Forget(const std::set<std::string>& pod_uids) {
 }
 
 absl::Status ClaimStore::Remove(const std::string& pod_uid) {
-  absl::MutexLock write_lock(&write_mu_);
-  Change change;
   {
     absl::MutexLock lock(&mu_);
-    change = Forget({pod_uid});
+    Change change = Forget({pod_uid});
+    if (change.pods.empty()) return absl::OkStatus();
+    Install(std::move(change));
   }
-  if (change.pods.empty()) return absl::OkStatus();
-  return Apply(std::move(change));
+  return Flush();
 }
 
 absl::Status ClaimStore::Retain(const std::set<std::string>& pod_uids) {
-  absl::MutexLock write_lock(&write_mu_);
-  Change change;
   {
     absl::MutexLock lock(&mu_);
     std::set<std::string> gone;
     for (const auto& [uid, pod] : pods_) {
       if (!pod_uids.contains(uid)) gone.insert(uid);
     }
-    change = Forget(gone);
+    Change change = Forget(gone);
+    if (change.pods.empty()) return absl::OkStatus();
+    DEVMGR_LOG(logger_, info, "Forgetting the claims of pods that were never admitted", "pods",
+               static_cast<int64_t>(change.pods.size()));
+    Install(std::move(change));
   }
-  if (change.pods.empty()) return absl::OkStatus();
-  DEVMGR_LOG(logger_, info, "Forgetting the claims of pods that were never admitted", "pods",
-             static_cast<int64_t>(change.pods.size()));
-  return Apply(std::move(change));
+  return Flush();
 }
 
-absl::Status ClaimStore::Apply(Change change) {
-  std::vector<const std::string*> pods;
-  std::vector<const std::string*> claims;
+absl::Status ClaimStore::Flush() {
+  absl::MutexLock write_lock(&write_mu_);
+  return Write({});
+}
+
+absl::Status ClaimStore::WriteTogether(std::vector<FileStore::PlacedBytes> files) {
+  absl::MutexLock write_lock(&write_mu_);
+  return Write(std::move(files));
+}
+
+absl::Status ClaimStore::Write(std::vector<FileStore::PlacedBytes> files) {
+  std::string record;
+  uint64_t revision = 0;
   {
     absl::MutexLock lock(&mu_);
-    pods = Merged(pods_, change.pods);
-    claims = Merged(claims_, change.claims);
+    revision = revision_;
+    if (revision > written_) {
+      // Joined under the lock: changes do not wait for a write in progress, only for this.
+      std::vector<const std::string*> pods;
+      pods.reserve(pods_.size());
+      for (const auto& [uid, stored] : pods_) pods.push_back(&stored.encoded);
+      std::vector<const std::string*> claims;
+      claims.reserve(claims_.size());
+      for (const auto& [key, stored] : claims_) claims.push_back(&stored.encoded);
+      record = JoinClaimRecord(pods, claims);
+    }
   }
-  // The pieces stay valid without mu_: only a holder of write_mu_ changes the entries.
-  if (absl::Status written = store_.Write(kClaimRecordName, JoinClaimRecord(pods, claims));
-      !written.ok()) {
-    return written;
+  if (revision == written_) {
+    if (files.empty()) return absl::OkStatus();
+    return FileStore::WriteAcross(files);
   }
-  absl::MutexLock lock(&mu_);
-  Install(std::move(change));
+  files.insert(files.begin(), {&store_, kClaimRecordName, record});
+  if (absl::Status written = FileStore::WriteAcross(files); !written.ok()) return written;
+  written_ = revision;
   return absl::OkStatus();
 }
 

@@ -7,6 +7,11 @@
 // pod that brought it (status.reservedFor gains the pod). A claim several pods use is stored
 // once: the first pod's copy is kept, and later pods only join its reservedFor.
 //
+// A pod's claims are stored at once and become durable with the store's next write: the DRA
+// manager's checkpoint writes carry the record (the store is their DurableWriter), so the claims
+// of a pod being admitted reach the disk in the flush that records the pod with its claims
+// before any driver is called. Removals write at once.
+//
 // Thread-safety: every method may be called from any thread; writes are serialised and happen
 // outside the lock that readers take, so GetClaim never waits for the disk. A change costs what
 // it touches plus one pass over the stored entries (their encoded bytes are joined, not
@@ -26,6 +31,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/durable_writer.h"
 #include "common/file_store.h"
 #include "common/logging.h"
 #include "dra/claim.h"
@@ -34,7 +40,7 @@
 
 namespace devmgr::node {
 
-class ClaimStore final : public dra::ClaimSource {
+class ClaimStore final : public dra::ClaimSource, public DurableWriter {
  public:
   // The record lives in `folder` (the node's root folder).
   ClaimStore(std::filesystem::path folder, LoggerPtr logger);
@@ -44,18 +50,27 @@ class ClaimStore final : public dra::ClaimSource {
   // its reconcile unprepares those of pods the node no longer knows). Errors only for I/O.
   absl::Status Load() ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
 
-  // Add stores the pod's DRA half and its claims, durably. AlreadyExists when the pod is
-  // stored already, or when a claim of the same namespace and name is stored with another UID.
-  // Nothing changes on an error.
+  // Add stores the pod's DRA half and its claims; they are durable after the store's next
+  // write (Flush, or a write it carries). AlreadyExists when the pod is stored already, or when
+  // a claim of the same namespace and name is stored with another UID. Nothing changes on an
+  // error.
   absl::Status Add(const PodClaims& claims) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
 
   // Remove forgets the pod, drops it from the reservedFor of its claims and forgets the claims
-  // no stored pod uses any more, durably. An unknown pod is not an error.
+  // no stored pod uses any more, then writes the record. An unknown pod is not an error. On a
+  // failed write the pod is forgotten all the same and the store's next write retries.
   absl::Status Remove(const std::string& pod_uid) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
 
   // Retain forgets (as Remove) every stored pod not in `pod_uids`: what an admission cut short
   // by a crash left behind.
   absl::Status Retain(const std::set<std::string>& pod_uids) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
+
+  // Flush writes the record if something changed since its last write.
+  absl::Status Flush() ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
+
+  // DurableWriter: the record, when it has changed, renamed before `files`.
+  absl::Status WriteTogether(std::vector<FileStore::PlacedBytes> files) override
+      ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
 
   // FindPod: the DRA half of a stored pod.
   std::optional<dra::Pod> FindPod(const std::string& pod_uid) const ABSL_LOCKS_EXCLUDED(mu_);
@@ -90,19 +105,20 @@ class ClaimStore final : public dra::ClaimSource {
     std::map<ClaimKey, std::optional<StoredClaim>> claims;
   };
 
-  // Apply writes the record with `change` made, durably, and then makes it in the store.
-  absl::Status Apply(Change change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // Install makes `change` in the store (the record already holds it).
+  // Install makes `change` in the store; the record holds it once written.
   void Install(Change change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Write writes the record, if it changed since its last write (joined under mu_), renamed
+  // before `files`, with one flush.
+  absl::Status Write(std::vector<FileStore::PlacedBytes> files)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   // Forget: the change that forgets the stored pods of `pod_uids`, drops them from the
   // reservedFor of every claim and forgets the claims no other stored pod names.
   Change Forget(const std::set<std::string>& pod_uids) ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const FileStore store_;
   const LoggerPtr logger_;
-  // Serialises changes, which read, write the record, then apply; taken before mu_. Only a
-  // holder of write_mu_ changes what mu_ guards.
+  // Serialises writes of the record; taken before mu_. Changes take mu_ alone, so an admission
+  // storing its claims does not wait for a write in progress.
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
   std::map<std::string, StoredPod> pods_ ABSL_GUARDED_BY(mu_);
@@ -110,6 +126,8 @@ class ClaimStore final : public dra::ClaimSource {
   // Claim key -> the stored pods of its namespace that name it: a claim is kept while one does.
   std::map<ClaimKey, std::set<std::string>> namers_ ABSL_GUARDED_BY(mu_);
   uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
+  // The revision the record on disk holds.
+  uint64_t written_ ABSL_GUARDED_BY(write_mu_) = 0;
 };
 
 }  // namespace devmgr::node

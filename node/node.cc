@@ -218,6 +218,9 @@ absl::Status Node::StartDra(State& s) {
       }
     }
   };
+  // Its checkpoint writes carry the claim record: a pod's claims reach the disk in the flush
+  // that records the pod with them, before its drivers are called.
+  dra_options.writer = s.claims.get();
   dra_options.logger = options.logger;
   absl::StatusOr<std::unique_ptr<dra::Manager>> manager = dra::Manager::Create(dra_options);
   if (!manager.ok()) return manager.status();

@@ -61,10 +61,13 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
   if (status.ok()) {
     // The record with the pod and the checkpoint with its devices, in one flush (when the
     // manager's store is a RecordingCheckpointStore; otherwise CommitAdmission writes the
-    // record after the checkpoint).
-    registry_.StageAdmission(pod.uid, HoldsDevices(pod));
+    // record after the checkpoint). A pod that holds no devices changed nothing in the
+    // checkpoint: CommitAdmission writes its record alone. Either write carries the state of
+    // the pod's prepared claims (SetDra).
+    const bool holds_devices = HoldsDevices(pod);
+    registry_.StageAdmission(pod.uid, holds_devices);
     reason = kRefusedRecordWrite;
-    status = manager_.SyncCheckpoint();
+    if (holds_devices) status = manager_.SyncCheckpoint();
     if (status.ok()) status = registry_.CommitAdmission(pod.uid);
   }
   if (!status.ok()) {
@@ -154,9 +157,14 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::AllocateAll(const Po
   if (!claims.empty()) {
     reason = kRefusedClaims;
     if (absl::Status stored = AllocateAndStore(claims); !stored.ok()) return stored;
-    if (absl::Status prepared = dra_->PrepareResources(claims.pod); !prepared.ok()) {
+    // The prepared state becomes durable with the pod's record (SetDra).
+    if (absl::Status prepared = dra_->PrepareResources(claims.pod, dra::FinalWrite::kCarried);
+        !prepared.ok()) {
       return prepared;
     }
+    // The claims rode on the DRA manager's first write when it is the claim store's carrier
+    // (then this writes nothing); they must be durable before the pod is recorded.
+    if (absl::Status stored = claims_->Flush(); !stored.ok()) return stored;
   }
   reason = kRefusedPreStart;
   return CollectOptions(pod, claims.empty() ? nullptr : &claims.pod);

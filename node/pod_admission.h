@@ -59,11 +59,14 @@ class PodAdmission {
   // Set before the first call.
   void SetRefusalObserver(RefusalFn observer) { on_refusal_ = std::move(observer); }
   // SetDra: the DRA manager and the store of the claims that come with pods (not owned; both
-  // must outlive this object). Without them a pod that uses a claim is refused. Set before the
-  // first call.
+  // must outlive this object). Without them a pod that uses a claim is refused. The registry's
+  // writes then carry the DRA manager's (PodRegistry::CarryWith): the write that records an
+  // admitted pod also makes its prepared claims durable (dra::FinalWrite::kCarried), one flush
+  // for both. Set before the first call.
   void SetDra(dra::Manager* manager, ClaimStore* claims) {
     dra_ = manager;
     claims_ = claims;
+    registry_.CarryWith(manager);
   }
   // SetDraExtendedResource: feature gate DRAExtendedResource. Without it a pod's
   // status.extendedResourceClaimStatus is ignored here (the device manager allocates those

@@ -187,7 +187,7 @@ absl::Status PodRegistry::WriteRecord() {
     absl::MutexLock lock(&mu_);
     record = SnapshotLocked();
   }
-  absl::Status status = store_.Write(kPodRecordName, record.bytes);
+  absl::Status status = WriteThrough(next_, {{&store_, kPodRecordName, record.bytes}});
   if (status.ok()) Wrote(record.change);
   return status;
 }
@@ -199,10 +199,16 @@ absl::Status PodRegistry::WriteWithCheckpoint(absl::string_view name, absl::stri
     absl::MutexLock lock(&mu_);
     if (changes_ > written_) record = SnapshotLocked();
   }
-  if (!record.has_value()) return store_.Write(name, bytes);
-  absl::Status status = store_.WriteTogether({{name, bytes}, {kPodRecordName, record->bytes}});
+  if (!record.has_value()) return WriteThrough(next_, {{&store_, name, bytes}});
+  absl::Status status =
+      WriteThrough(next_, {{&store_, name, bytes}, {&store_, kPodRecordName, record->bytes}});
   if (status.ok()) Wrote(record->change);
   return status;
+}
+
+void PodRegistry::CarryWith(DurableWriter* next) {
+  absl::MutexLock write_lock(&write_mu_);
+  next_ = next;
 }
 
 void PodRegistry::Wrote(uint64_t change) {

@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "checkpoint/checkpoint.h"
+#include "common/durable_writer.h"
 #include "common/file_store.h"
 #include "common/logging.h"
 #include "devicemanager/pod.h"
@@ -84,7 +85,14 @@ class PodRegistry final : public podresources::PodsProvider {
   // WriteWithCheckpoint writes the device manager's checkpoint (`name`, `bytes`), together
   // with the record when the record has changed since it was last written: one flush for both,
   // the checkpoint renamed first. The store's error when the write fails.
-  absl::Status WriteWithCheckpoint(absl::string_view name, absl::string_view bytes);
+  absl::Status WriteWithCheckpoint(absl::string_view name, absl::string_view bytes)
+      ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
+
+  // CarryWith sends every later write (the record's, and the checkpoint's with it) through
+  // `next`, which renames its own pending files first in the same flush: the DRA manager, so
+  // that the write that records a pod also makes the state of its prepared claims durable. Not
+  // owned; must outlive the registry; null writes alone.
+  void CarryWith(DurableWriter* next) ABSL_LOCKS_EXCLUDED(write_mu_);
 
   std::optional<RegisteredPod> Find(const std::string& pod_uid) const;
   // List: admitted and recovered pods, by UID.
@@ -110,7 +118,7 @@ class PodRegistry final : public podresources::PodsProvider {
     uint64_t change = 0;
   };
   RecordSnapshot SnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // WriteRecord writes the record (alone) as SnapshotLocked gives it.
+  // WriteRecord writes the record (without the checkpoint) as SnapshotLocked gives it.
   absl::Status WriteRecord() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   // Wrote notes that the record of `change` is on disk.
   void Wrote(uint64_t change) ABSL_LOCKS_EXCLUDED(mu_);
@@ -119,6 +127,7 @@ class PodRegistry final : public podresources::PodsProvider {
   const LoggerPtr logger_;
   // Serialises record writes; taken before mu_.
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  DurableWriter* next_ ABSL_GUARDED_BY(write_mu_) = nullptr;
   mutable absl::Mutex mu_;
   struct Held {
     RegisteredPod registered;

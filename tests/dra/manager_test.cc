@@ -93,6 +93,30 @@ class RecordingMetrics final : public ManagerMetrics {
   std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
 };
 
+// RecordingWriter writes what it is given, as the end of a host's chain of writers would, and
+// keeps the names of each write's files in the order of their renames.
+class RecordingWriter final : public DurableWriter {
+ public:
+  absl::Status WriteTogether(std::vector<FileStore::PlacedBytes> files) override
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    std::vector<std::string> names;
+    for (const FileStore::PlacedBytes& file : files) names.emplace_back(file.name);
+    {
+      absl::MutexLock lock(&mu_);
+      writes_.push_back(std::move(names));
+    }
+    return FileStore::WriteAcross(files);
+  }
+  std::vector<std::vector<std::string>> writes() const ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return writes_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<std::vector<std::string>> writes_ ABSL_GUARDED_BY(mu_);
+};
+
 constexpr char kPrepareCall[] =
     "test-driver.cdi.k8s.io /k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources";
 
@@ -145,6 +169,7 @@ class DraManagerTest : public ::testing::Test {
     options.extended_resource = extended_resource;
     options.call_timeout = call_timeout;
     options.metrics = &metrics_;
+    options.writer = writer_;
     absl::StatusOr<std::unique_ptr<Manager>> manager = Manager::Create(std::move(options));
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = *std::move(manager);
@@ -166,6 +191,7 @@ class DraManagerTest : public ::testing::Test {
 
   TempDir dir_;
   RecordingMetrics metrics_;
+  DurableWriter* writer_ = nullptr;
   FakeClaimSource claims_;
   std::unique_ptr<FakeDriver> driver_;
   std::unique_ptr<Manager> manager_;
@@ -711,6 +737,49 @@ TEST_F(DraManagerTest, RestartKnowsTheClaimsAndPreparesThemAgain) {
             std::vector<std::string>{"test-driver.cdi.k8s.io/test=test-claim"});
   ASSERT_TRUE(manager_->PrepareResources(pod).ok());
   EXPECT_EQ(driver_->prepare_calls(), 2);
+}
+
+// With FinalWrite::kCarried the devices the driver returned wait for the host's next write,
+// which carries them: a pod costs one write before the driver call and none of its own after.
+TEST_F(DraManagerTest, ACarriedFinalWriteRidesOnTheHostsNextWrite) {
+  RecordingWriter writer;
+  writer_ = &writer;
+  CreateManager();
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  auto devices_on_disk = [&] {
+    const CheckpointData data = Checkpoint();
+    if (!data.entries.has_value() || data.entries->size() != 1) return size_t{99};
+    const ClaimInfoState& state = data.entries->front();
+    return state.driver_state->at(kDriver).devices.value_or(std::vector<CheckpointDevice>{}).size();
+  };
+  ASSERT_TRUE(manager_->PrepareResources(pod, FinalWrite::kCarried).ok());
+  EXPECT_EQ(driver_->prepare_calls(), 1);
+  EXPECT_EQ(writer.writes(), std::vector<std::vector<std::string>>{{kCheckpointName}})
+      << "the pod is recorded with its claim before the driver is called, and only then";
+  EXPECT_EQ(devices_on_disk(), 0U);
+  EXPECT_EQ(*manager_->GetResources(pod, pod.containers[0]),
+            std::vector<std::string>{"test-driver.cdi.k8s.io/test=test-claim"})
+      << "prepared all the same";
+
+  const FileStore host(dir_.Sub("host"));
+  ASSERT_TRUE(manager_->WriteTogether({{&host, "record", "with the pod"}}).ok());
+  EXPECT_EQ(writer.writes().back(), (std::vector<std::string>{kCheckpointName, "record"}));
+  EXPECT_EQ(devices_on_disk(), 1U);
+  EXPECT_EQ(*host.Read("record"), "with the pod");
+
+  // Nothing left: the host's file goes alone, and Flush writes nothing.
+  ASSERT_TRUE(manager_->WriteTogether({{&host, "record", "again"}}).ok());
+  EXPECT_EQ(writer.writes().back(), std::vector<std::string>{"record"});
+  ASSERT_TRUE(manager_->Flush().ok());
+  EXPECT_EQ(writer.writes().size(), 3U);
+
+  // Without a carrier, Flush makes a carried final write durable.
+  ASSERT_TRUE(manager_->UnprepareResources(pod).ok());
+  ASSERT_TRUE(manager_->PrepareResources(pod, FinalWrite::kCarried).ok());
+  EXPECT_EQ(devices_on_disk(), 0U);
+  ASSERT_TRUE(manager_->Flush().ok());
+  EXPECT_EQ(devices_on_disk(), 1U);
 }
 
 TEST_F(DraManagerTest, CorruptCheckpointIsKeptAsideAndStartsEmpty) {

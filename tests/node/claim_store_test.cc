@@ -4,6 +4,7 @@
 #include "node/claim_store.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -85,6 +86,7 @@ TEST(ClaimStoreTest, KeepsWhatPodsBroughtAcrossARestart) {
     ClaimStore store(dir.path(), nullptr);
     ASSERT_TRUE(store.Load().ok());
     ASSERT_TRUE(store.Add(Pod("u1", {"a"}, {Claim("a", "c1")})).ok());
+    ASSERT_TRUE(store.Flush().ok());
   }
   ClaimStore again(dir.path(), nullptr);
   ASSERT_TRUE(again.Load().ok());
@@ -128,6 +130,7 @@ TEST(ClaimStoreTest, RefusesAClaimOfTheSameNameWithAnotherUidAndChangesNothing) 
   TempDir dir;
   ClaimStore store(dir.path(), nullptr);
   ASSERT_TRUE(store.Add(Pod("u1", {"a"}, {Claim("a", "c1")})).ok());
+  ASSERT_TRUE(store.Flush().ok());
   const absl::StatusOr<std::string> before = FileStore(dir.path()).Read(kClaimRecordName);
   const uint64_t revision = store.Revision();
   absl::Status added = store.Add(Pod("u2", {"a"}, {Claim("a", "other")}));
@@ -172,6 +175,7 @@ TEST(ClaimStoreTest, TheRecordIsTheWholeStoreEncodedAfterEveryChange) {
   TempDir dir;
   ClaimStore store(dir.path(), nullptr);
   auto expect_whole_store = [&](const char* after) {
+    ASSERT_TRUE(store.Flush().ok());
     const ClaimRecord whole{store.Pods(), store.Claims()};
     EXPECT_EQ(FileStore(dir.path()).Read(kClaimRecordName).value(), EncodeClaimRecord(whole))
         << "after " << after;
@@ -192,10 +196,54 @@ TEST(ClaimStoreTest, TheRecordIsTheWholeStoreEncodedAfterEveryChange) {
   ClaimStore again(dir.path(), nullptr);
   ASSERT_TRUE(again.Load().ok());
   ASSERT_TRUE(again.Add(Pod("u0", {"b"}, {})).ok());
+  ASSERT_TRUE(again.Flush().ok());
   const ClaimRecord whole{again.Pods(), again.Claims()};
   EXPECT_EQ(FileStore(dir.path()).Read(kClaimRecordName).value(), EncodeClaimRecord(whole))
       << "after a restart";
   EXPECT_EQ(again.GetClaim("default", "b")->reserved_for.size(), 0U) << "not allocated";
+}
+
+ino_t InodeOf(const std::filesystem::path& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+// An admitted pod's claims reach the disk on the next write the store carries (the DRA
+// manager's checkpoint, before any driver is called): in the same flush, not one of their own.
+TEST(ClaimStoreTest, AnAddBecomesDurableWithTheNextWriteItCarries) {
+  TempDir dir;
+  ClaimStore store(dir.path(), nullptr);
+  ASSERT_TRUE(store.Add(Pod("u1", {"a"}, {Claim("a", "c1")})).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub(kClaimRecordName))) << "not written by Add";
+  ASSERT_TRUE(store.GetClaim("default", "a").ok()) << "but read at once";
+
+  const FileStore state(dir.Sub("state"));
+  ASSERT_TRUE(store.WriteTogether({{&state, "carried", "one"}}).ok());
+  EXPECT_EQ(state.Read("carried").value(), "one");
+  ClaimStore restarted(dir.path(), nullptr);
+  ASSERT_TRUE(restarted.Load().ok());
+  EXPECT_TRUE(restarted.FindPod("u1").has_value()) << "written with the carried file";
+
+  // Nothing pending: the carried file alone.
+  const ino_t record = InodeOf(dir.Sub(kClaimRecordName));
+  ASSERT_TRUE(store.WriteTogether({{&state, "carried", "two"}}).ok());
+  EXPECT_EQ(state.Read("carried").value(), "two");
+  EXPECT_EQ(InodeOf(dir.Sub(kClaimRecordName)), record) << "the record was not written again";
+
+  // A carried write that fails leaves the change pending; the next write makes it durable.
+  std::ofstream(dir.Sub("not-a-folder")) << "x";
+  const FileStore broken(dir.Sub("not-a-folder"));
+  ASSERT_TRUE(store.Remove("u1").ok());
+  ASSERT_TRUE(store.Add(Pod("u2", {"b"}, {Claim("b", "c2")})).ok());
+  EXPECT_FALSE(store.WriteTogether({{&broken, "carried", "three"}}).ok());
+  ClaimStore before_flush(dir.path(), nullptr);
+  ASSERT_TRUE(before_flush.Load().ok());
+  EXPECT_FALSE(before_flush.FindPod("u2").has_value());
+  ASSERT_TRUE(store.Flush().ok());
+  ClaimStore after_flush(dir.path(), nullptr);
+  ASSERT_TRUE(after_flush.Load().ok());
+  EXPECT_TRUE(after_flush.FindPod("u2").has_value());
+  EXPECT_FALSE(after_flush.FindPod("u1").has_value());
 }
 
 TEST(ClaimStoreTest, ACorruptRecordIsKeptAsideAndTheStoreStartsEmpty) {

@@ -224,6 +224,39 @@ TEST_F(PodRegistryTest, AnAbortedWrittenAdmissionLeavesTheRecordWithTheNextWrite
   EXPECT_EQ(*FileStore(dir_.path()).Read("cp"), "with u2");
 }
 
+// NamesWriter writes what it is given and keeps the names of each write's files, in the order
+// of their renames.
+class NamesWriter final : public DurableWriter {
+ public:
+  absl::Status WriteTogether(std::vector<FileStore::PlacedBytes> files) override {
+    std::vector<std::string>& names = writes.emplace_back();
+    for (const FileStore::PlacedBytes& file : files) names.emplace_back(file.name);
+    return FileStore::WriteAcross(files);
+  }
+  std::vector<std::vector<std::string>> writes;
+};
+
+// Carried by another writer (the DRA manager in the node), every write of the registry goes
+// through it: the checkpoint and the record, in that order, and the record alone.
+TEST_F(PodRegistryTest, CarriedWritesGoThroughTheNextWriter) {
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  NamesWriter next;
+  registry.CarryWith(&next);
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
+  registry.StageAdmission("u1", true);
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u1").ok());
+  ASSERT_TRUE(registry.CommitAdmission("u1").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "unchanged record").ok());
+  ASSERT_TRUE(registry.Remove("u1").ok());
+  EXPECT_EQ(next.writes, (std::vector<std::vector<std::string>>{
+                             {"cp", std::string(kPodRecordName)}, {"cp"}, {kPodRecordName}}));
+  EXPECT_EQ(*FileStore(dir_.path()).Read("cp"), "unchanged record");
+  PodRegistry restarted(dir_.path(), nullptr);
+  ASSERT_TRUE(restarted.Load({}).ok());
+  EXPECT_TRUE(restarted.List().empty());
+}
+
 // The record's rename survived a power cut and the checkpoint's did not: a pod that held
 // devices and holds none was never admitted. Pods that held none, or hold theirs, stay.
 TEST_F(PodRegistryTest, ARecordedPodWithoutItsDevicesInTheCheckpointIsForgotten) {
