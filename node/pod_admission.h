@@ -6,7 +6,9 @@
 // (calling PreStartContainer where a plugin asks for it; the CDI devices of its claims join
 // them). Only then is the pod written to the durable record and reported admitted: staged in
 // the registry, then the device manager's checkpoint synced, which writes the record with it
-// when the manager's store is the registry's (RecordingCheckpointStore; one flush for both).
+// when the manager's store is the registry's (RecordingCheckpointStore; one flush for both), or,
+// for a pod that holds no devices, the record alone. That write also carries the state of the
+// pod's prepared claims (SetDra).
 // Any failure releases everything the pod got (durably) and forgets it: a refused pod leaves
 // no trace.
 //
