@@ -8,6 +8,15 @@
 #include "podresources/client.h"
 
 namespace devmgr::cli {
+namespace {
+
+// Absent: no file at `socket`, so nothing can listen there: said at once, not after the timeout.
+bool Absent(const std::filesystem::path& socket) {
+  std::error_code error;
+  return !std::filesystem::exists(socket, error);
+}
+
+}  // namespace
 
 Connection Connect(const std::filesystem::path& socket, const std::string& timeout_text,
                    int max_receive_message_bytes) {
@@ -16,6 +25,12 @@ Connection Connect(const std::filesystem::path& socket, const std::string& timeo
       connection.timeout <= absl::ZeroDuration()) {
     connection.exit_code = Fail(
         kExitUsage, absl::StrCat("invalid --timeout ", timeout_text, " (use e.g. 300ms, 10s, 1m)"));
+    return connection;
+  }
+  if (Absent(socket)) {
+    connection.exit_code =
+        Fail(kExitUsage, absl::StrCat("no socket at ", socket.string(),
+                                      " (is the kubelet or devmgr serve running there?)"));
     return connection;
   }
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
@@ -30,8 +45,7 @@ Connection Connect(const std::filesystem::path& socket, const std::string& timeo
 
 Connection ConnectDaemon(const std::filesystem::path& root_dir, const std::string& timeout_text) {
   const std::filesystem::path socket = root_dir / "devmgr.sock";
-  std::error_code error;
-  if (!std::filesystem::exists(socket, error)) {
+  if (Absent(socket)) {
     Connection connection;
     connection.exit_code = Fail(
         kExitUsage, absl::StrCat("no daemon at ", socket.string(), " (is devmgr serve running?)"));

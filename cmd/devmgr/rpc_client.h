@@ -24,7 +24,7 @@ struct Connection {
 
 // Connect dials `socket`, waiting at most `timeout_text` (a positive duration, also the
 // deadline of each call). Failures are reported on stderr: a bad timeout or an unreachable
-// socket exit 2.
+// socket exit 2; a socket file that does not exist fails at once instead of after the timeout.
 Connection Connect(const std::filesystem::path& socket, const std::string& timeout_text,
                    int max_receive_message_bytes);
 

@@ -1,8 +1,12 @@
 // `devmgr podresources list|allocatable|get|watch`, run as a user runs them, against a server
 // in this test process fed by fake providers.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <string>
 #include <thread>
 
 #include "nlohmann/json.hpp"
@@ -162,12 +166,32 @@ TEST_F(PodResourcesCommandTest, WatchAsYamlDocuments) {
   EXPECT_EQ(result.out.find("revision: \""), std::string::npos) << result.out;
 }
 
+// A socket file nobody listens on (left by a daemon that was killed): the wait, bounded.
 TEST_F(PodResourcesCommandTest, UnreachableSocketIsUsageError) {
+  const std::string path = dir_.Sub("stale.sock").string();
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  ASSERT_LT(path.size(), sizeof(address.sun_path));
+  path.copy(address.sun_path, path.size());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
+  ::close(fd);
   const ProcessResult result =
-      RunProcess({DevmgrBinary(), "podresources", "list", "--socket",
-                  dir_.Sub("nothing.sock").string(), "--timeout", "200ms"});
+      RunProcess({DevmgrBinary(), "podresources", "list", "--socket", path, "--timeout", "200ms"});
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_NE(result.err.find("cannot connect"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("cannot connect to " + path + " within 200ms"), std::string::npos)
+      << result.err;
+}
+
+// No socket at all (no daemon): said at once, not after the (default, 10 s) timeout.
+TEST_F(PodResourcesCommandTest, AMissingSocketIsReportedWithoutWaiting) {
+  const std::string path = dir_.Sub("nothing.sock").string();
+  const ProcessResult result =
+      RunProcess({DevmgrBinary(), "podresources", "list", "--socket", path});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.err,
+            "devmgr: no socket at " + path + " (is the kubelet or devmgr serve running there?)\n");
 }
 
 TEST_F(PodResourcesCommandTest, BadTimeoutIsUsageError) {
