@@ -54,6 +54,11 @@ struct Node::State {
         paths(daemon_options.root_dir),
         registry(paths.plugin_dir, daemon_options.logger),
         topology(daemon_options.topology_policy) {}
+  // The registry's writes go through the DRA manager (PodAdmission::SetDra), which is destroyed
+  // before it: they go alone from here (Node::Stop has stopped every writer already).
+  ~State() { registry.CarryWith(nullptr); }
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
 
   const NodeOptions options;
   const NodePaths paths;
