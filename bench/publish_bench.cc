@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench/driver/publish_pool.h"
 #include "bench/floor_reporter.h"
 #include "kubeclient/client.h"
 #include "kubeclient/http_transport.h"
@@ -29,22 +30,6 @@ using Json = nlohmann::json;
 
 constexpr char kDriver[] = "gpu.example.com";
 constexpr char kNode[] = "worker-1";
-constexpr int kDevicesPerSlice = 128;
-
-resourceslice::DriverResources Pool(int devices, const std::string& model) {
-  resourceslice::Pool pool;
-  for (int i = 0; i < devices; ++i) {
-    if (i % kDevicesPerSlice == 0) pool.slices.emplace_back();
-    kubeapi::Device device;
-    device.name = absl::StrCat("gpu-", i);
-    device.extra["attributes"] = {{"model", {{"string", model}}}, {"index", {{"int", i}}}};
-    device.extra["capacity"] = {{"memory", {{"value", "80Gi"}}}};
-    pool.slices.back().devices.push_back(std::move(device));
-  }
-  resourceslice::DriverResources resources;
-  resources.pools[kNode] = std::move(pool);
-  return resources;
-}
 
 // The fake server with the node, a client and the API store.
 struct Cluster {
@@ -83,7 +68,8 @@ struct Cluster {
 
 void BM_PublishPool(benchmark::State& state) {
   Cluster cluster;
-  const resourceslice::DriverResources resources = Pool(static_cast<int>(state.range(0)), "a100");
+  const resourceslice::DriverResources resources =
+      PublishedPool(static_cast<int>(state.range(0)), kNode);
   size_t requests = 0;
   for (auto _ : state) {
     std::unique_ptr<resourceslice::Controller> controller = cluster.StartController(resources);
@@ -106,7 +92,7 @@ void BM_FloorPublishPool(benchmark::State& state) {
   // The create bodies the controller sends, recorded once.
   {
     std::unique_ptr<resourceslice::Controller> controller =
-        cluster.StartController(Pool(static_cast<int>(state.range(0)), "a100"));
+        cluster.StartController(PublishedPool(static_cast<int>(state.range(0)), kNode));
     controller->ProcessReady();
   }
   std::vector<kubeclient::HttpRequest> creates;
@@ -131,9 +117,9 @@ void BM_PublishOneChange(benchmark::State& state) {
   Cluster cluster;
   const int devices = static_cast<int>(state.range(0));
   std::unique_ptr<resourceslice::Controller> controller =
-      cluster.StartController(Pool(devices, "a100"));
+      cluster.StartController(PublishedPool(devices, kNode));
   controller->ProcessReady();
-  resourceslice::DriverResources resources = Pool(devices, "a100");
+  resourceslice::DriverResources resources = PublishedPool(devices, kNode);
   kubeapi::Device& changed = resources.pools[kNode].slices.back().devices.back();
   int version = 0;
   size_t requests = 0;
@@ -161,7 +147,7 @@ void BM_PublishOneChange(benchmark::State& state) {
 void BM_FloorPublishOneChange(benchmark::State& state) {
   Cluster cluster;
   std::unique_ptr<resourceslice::Controller> controller =
-      cluster.StartController(Pool(static_cast<int>(state.range(0)), "a100"));
+      cluster.StartController(PublishedPool(static_cast<int>(state.range(0)), kNode));
   controller->ProcessReady();
   // The slice the change lands in, as stored; each iteration writes it back with a new model.
   Json slice;

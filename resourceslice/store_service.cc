@@ -21,10 +21,6 @@ api::Filter ToProto(const SliceFilter& filter) {
   return out;
 }
 
-std::string ToText(const kubeapi::ResourceSlice& slice) {
-  return kubeapi::EncodeResourceSlice(slice).dump();
-}
-
 absl::StatusOr<kubeapi::ResourceSlice> FromText(const std::string& text) {
   kubeapi::Json json = kubeapi::Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return absl::InvalidArgumentError("the slice is not JSON");
@@ -34,18 +30,22 @@ absl::StatusOr<kubeapi::ResourceSlice> FromText(const std::string& text) {
 // Answer: the slice as JSON in `out`, or the store's error.
 grpc::Status Answer(const absl::StatusOr<kubeapi::ResourceSlice>& slice, std::string* out) {
   if (!slice.ok()) return ToGrpcStatus(slice.status());
-  *out = ToText(*slice);
+  *out = SliceText(*slice);
   return grpc::Status::OK;
 }
 
 }  // namespace
+
+std::string SliceText(const kubeapi::ResourceSlice& slice) {
+  return kubeapi::EncodeResourceSlice(slice).dump();
+}
 
 grpc::Status StoreService::List(grpc::ServerContext*, const api::ListRequest* request,
                                 api::ListResponse* response) {
   absl::StatusOr<std::vector<kubeapi::ResourceSlice>> slices =
       store_.List(FromProto(request->filter()));
   if (!slices.ok()) return ToGrpcStatus(slices.status());
-  for (const kubeapi::ResourceSlice& slice : *slices) response->add_slices(ToText(slice));
+  for (const kubeapi::ResourceSlice& slice : *slices) response->add_slices(SliceText(slice));
   return grpc::Status::OK;
 }
 
@@ -106,7 +106,7 @@ absl::StatusOr<std::vector<kubeapi::ResourceSlice>> GrpcSliceStore::List(
 
 absl::StatusOr<kubeapi::ResourceSlice> GrpcSliceStore::Create(const kubeapi::ResourceSlice& slice) {
   api::SliceRequest request;
-  request.set_slice(ToText(slice));
+  request.set_slice(SliceText(slice));
   api::SliceResponse response;
   if (grpc::Status status = stub_->Create(Context().get(), request, &response); !status.ok()) {
     return FromGrpcStatus(status);
@@ -116,7 +116,7 @@ absl::StatusOr<kubeapi::ResourceSlice> GrpcSliceStore::Create(const kubeapi::Res
 
 absl::StatusOr<kubeapi::ResourceSlice> GrpcSliceStore::Update(const kubeapi::ResourceSlice& slice) {
   api::SliceRequest request;
-  request.set_slice(ToText(slice));
+  request.set_slice(SliceText(slice));
   api::SliceResponse response;
   if (grpc::Status status = stub_->Update(Context().get(), request, &response); !status.ok()) {
     return FromGrpcStatus(status);

@@ -17,6 +17,9 @@
 
 namespace devmgr::resourceslice {
 
+// SliceText: a slice as the ResourceSlices service carries it (its Kubernetes JSON).
+std::string SliceText(const kubeapi::ResourceSlice& slice);
+
 // StoreService answers the ResourceSlices service from `store` (not owned; must outlive it).
 class StoreService final : public devmgr::resourceslices::v1::ResourceSlices::Service {
  public:

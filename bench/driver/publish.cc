@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/driver/harness.h"
 #include "bench/driver/measurements.h"
+#include "bench/driver/publish_pool.h"
 #include "devmgr/resourceslices/v1/api.grpc.pb.h"
 #include "resourceslice/controller.h"
 #include "resourceslice/store_service.h"
@@ -25,25 +26,9 @@ namespace api = devmgr::resourceslices::v1;
 constexpr char kPublishDriver[] = "publish.bench.example.com";
 // The daemon's node (serve's default --node-name), which owns the slices.
 constexpr char kNode[] = "node";
-constexpr int kDevicesPerSlice = 128;
 // Publishing 10,000 devices takes a tenth of a second or more: fewer samples than the latency
 // rows take.
 constexpr int kPublishSamples = 20;
-
-resourceslice::DriverResources Pool(int devices) {
-  resourceslice::Pool pool;
-  for (int i = 0; i < devices; ++i) {
-    if (i % kDevicesPerSlice == 0) pool.slices.emplace_back();
-    kubeapi::Device device;
-    device.name = absl::StrCat("gpu-", i);
-    device.extra["attributes"] = {{"model", {{"string", "a100"}}}, {"index", {{"int", i}}}};
-    device.extra["capacity"] = {{"memory", {{"value", "80Gi"}}}};
-    pool.slices.back().devices.push_back(std::move(device));
-  }
-  resourceslice::DriverResources resources;
-  resources.pools[kNode] = std::move(pool);
-  return resources;
-}
 
 // RecordingStore passes every call to `store` and keeps the request of each create, encoded as
 // GrpcSliceStore sends it: the floor sends the same requests.
@@ -56,7 +41,7 @@ class RecordingStore final : public resourceslice::SliceStore {
     return store_.List(filter);
   }
   absl::StatusOr<kubeapi::ResourceSlice> Create(const kubeapi::ResourceSlice& slice) override {
-    creates_.emplace_back().set_slice(kubeapi::EncodeResourceSlice(slice).dump());
+    creates_.emplace_back().set_slice(resourceslice::SliceText(slice));
     return store_.Create(slice);
   }
   absl::StatusOr<kubeapi::ResourceSlice> Update(const kubeapi::ResourceSlice& slice) override {
@@ -119,9 +104,10 @@ absl::Status Publish(resourceslice::SliceStore& store,
 absl::Status MeasurePublish(const std::filesystem::path& /*root*/, BenchDaemon& daemon,
                             const Options& flags, std::vector<Row>& rows) {
   const int devices = flags.publish_devices;
-  const size_t slices = static_cast<size_t>((devices + kDevicesPerSlice - 1) / kDevicesPerSlice);
+  const size_t slices =
+      static_cast<size_t>((devices + kPublishedDevicesPerSlice - 1) / kPublishedDevicesPerSlice);
   const int samples = std::min(flags.samples, kPublishSamples);
-  const resourceslice::DriverResources resources = Pool(devices);
+  const resourceslice::DriverResources resources = PublishedPool(devices, kNode);
   resourceslice::GrpcSliceStore store(daemon.admin(), kCallTimeout);
   const resourceslice::SliceFilter mine{kPublishDriver, "", ""};
   auto clear = [&] { return store.DeleteCollection(mine); };
