@@ -615,10 +615,11 @@ void ManagerImpl::UpdateAllocatedDevices() {
     sources_ready = sources_ready_;
   }
   if (sources_ready == nullptr || !sources_ready()) return;
-  // Sorted (hosts usually list them nearly so), to be walked beside the held pods.
+  // Sorted, to be walked beside the held pods. Hosts often list them in order already (the
+  // daemon's pod registry does): checking that is one pass, sorting again is not.
   std::vector<std::string> active =
       active_pods != nullptr ? active_pods() : std::vector<std::string>();
-  std::sort(active.begin(), active.end());
+  if (!std::is_sorted(active.begin(), active.end())) std::sort(active.begin(), active.end());
   std::vector<std::string> removed;
   {
     absl::MutexLock lock(&mu_);

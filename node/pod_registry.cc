@@ -235,8 +235,15 @@ std::vector<std::string> PodRegistry::ActiveUids() const {
   absl::MutexLock lock(&mu_);
   std::vector<std::string> uids;
   uids.reserve(pods_.size() + admitting_.size());
-  for (const auto& [uid, held] : pods_) uids.push_back(uid);
-  for (const auto& [uid, pod] : admitting_) uids.push_back(uid);
+  // Both maps are ordered by UID: merged, the list is ordered too.
+  auto admitting = admitting_.begin();
+  for (const auto& [uid, held] : pods_) {
+    for (; admitting != admitting_.end() && admitting->first < uid; ++admitting) {
+      uids.push_back(admitting->first);
+    }
+    uids.push_back(uid);
+  }
+  for (; admitting != admitting_.end(); ++admitting) uids.push_back(admitting->first);
   return uids;
 }
 

@@ -97,7 +97,7 @@ class PodRegistry final : public podresources::PodsProvider {
   std::optional<RegisteredPod> Find(const std::string& pod_uid) const;
   // List: admitted and recovered pods, by UID.
   std::vector<RegisteredPod> List() const;
-  // ActiveUids: every pod whose devices must be kept (also those being admitted).
+  // ActiveUids: every pod whose devices must be kept (also those being admitted), in UID order.
   std::vector<std::string> ActiveUids() const;
 
   // podresources::PodsProvider: admitted and recovered pods (there are no terminal ones).

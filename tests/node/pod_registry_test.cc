@@ -77,6 +77,21 @@ TEST_F(PodRegistryTest, AdmissionIsDurableOnlyWhenCommitted) {
   EXPECT_EQ(seen->init_containers[0].restart_policy, "Always");
 }
 
+TEST_F(PodRegistryTest, ActiveUidsAreInOrderWithThePodsBeingAdmitted) {
+  // The device manager walks them beside its own pods, sorting them only when they are not.
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  for (const std::string uid : {"b", "d"}) {
+    ASSERT_TRUE(registry.BeginAdmission(MakePod(uid, uid)).ok());
+    registry.StageAdmission(uid, false);
+    ASSERT_TRUE(registry.CommitAdmission(uid).ok());
+  }
+  for (const std::string uid : {"a", "c", "e"}) {
+    ASSERT_TRUE(registry.BeginAdmission(MakePod(uid, uid)).ok());
+  }
+  EXPECT_EQ(registry.ActiveUids(), (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+}
+
 TEST_F(PodRegistryTest, RemoveRewritesTheRecord) {
   PodRegistry registry(dir_.path(), nullptr);
   ASSERT_TRUE(registry.Load({}).ok());
