@@ -1,11 +1,10 @@
 #include "kubeclient/client.h"
 
-#include <curl/curl.h>
-
 #include <optional>
 #include <string_view>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kubeclient/api_status.h"
@@ -20,12 +19,22 @@ using kubeapi::ResourceVersion;
 // Retry-After of 1 s).
 constexpr absl::Duration kConnectionLostWait = absl::Seconds(1);
 
-// Escape: a query parameter value, percent-encoded.
+// Escape: a query parameter value, percent-encoded: every byte but RFC 3986's unreserved
+// characters (letters, digits, "-", ".", "_", "~") as %XX, in upper case.
 std::string Escape(const std::string& value) {
-  char* escaped = curl_easy_escape(nullptr, value.data(), static_cast<int>(value.size()));
-  if (escaped == nullptr) return std::string();
-  std::string out(escaped);
-  curl_free(escaped);
+  constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(value.size());
+  for (const char c : value) {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += c;
+      continue;
+    }
+    const auto byte = static_cast<unsigned char>(c);
+    out += '%';
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xF];
+  }
   return out;
 }
 

@@ -1,9 +1,6 @@
 #include "kubeclient/http_transport.h"
 
-#include <curl/curl.h>
-
 #include <algorithm>
-#include <mutex>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -11,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/file_store.h"
+#include "kubeclient/curl_library.h"
 
 namespace devmgr::kubeclient {
 namespace {
@@ -25,19 +23,14 @@ constexpr absl::Duration kConnectTimeout = absl::Seconds(30);
 // How long a quiet transfer sleeps in curl_multi_poll before it looks again; Cancel wakes it.
 constexpr int kPollMillis = 1000;
 
-// curl_global_init is not thread-safe in every libcurl; once per process is enough.
-void GlobalInit() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
 struct SlistDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+  const CurlLibrary* curl;
+  void operator()(curl_slist* list) const { curl->slist_free_all(list); }
 };
 using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
 
 void Append(Slist& list, const std::string& header) {
-  curl_slist* appended = curl_slist_append(list.get(), header.c_str());
+  curl_slist* appended = list.get_deleter().curl->slist_append(list.get(), header.c_str());
   if (appended != nullptr) {
     static_cast<void>(list.release());
     list.reset(appended);
@@ -51,6 +44,7 @@ curl_blob Blob(const std::string& pem) {
 
 // Where one transfer's answer goes while curl runs it.
 struct Transfer {
+  const CurlLibrary* curl = nullptr;
   CURL* easy = nullptr;
   const std::function<bool(std::string_view)>* on_data = nullptr;
   std::string body;
@@ -62,7 +56,7 @@ size_t OnWrite(char* data, size_t size, size_t count, void* user) {
   auto* transfer = static_cast<Transfer*>(user);
   const size_t bytes = size * count;
   long code = 0;  // NOLINT(google-runtime-int): curl's type
-  curl_easy_getinfo(transfer->easy, CURLINFO_RESPONSE_CODE, &code);
+  transfer->curl->easy_getinfo(transfer->easy, CURLINFO_RESPONSE_CODE, &code);
   if (transfer->on_data != nullptr && code >= 200 && code < 300) {
     if (!(*transfer->on_data)(std::string_view(data, bytes))) {
       transfer->stopped = true;
@@ -74,10 +68,10 @@ size_t OnWrite(char* data, size_t size, size_t count, void* user) {
   return bytes;
 }
 
-absl::Status TransportError(CURLcode code, const char* detail, const std::string& url,
-                            const HttpRequest& request) {
+absl::Status TransportError(const CurlLibrary& curl, CURLcode code, const char* detail,
+                            const std::string& url, const HttpRequest& request) {
   const std::string what = absl::StrCat(request.method, " ", url, ": ",
-                                        *detail != '\0' ? detail : curl_easy_strerror(code));
+                                        *detail != '\0' ? detail : curl.easy_strerror(code));
   // A TLS alert from the server (a client certificate it refuses) reaches curl as a failed
   // read: it is a refusal, not a connection to try again.
   const bool tls_alert = absl::StrContains(detail, "SSL routines");
@@ -118,7 +112,8 @@ bool IsConnectionLost(const absl::Status& status) {
 void Cancellation::Cancel() {
   absl::MutexLock lock(&mu_);
   cancelled_ = true;
-  if (multi_ != nullptr) curl_multi_wakeup(static_cast<CURLM*>(multi_));
+  // Only a transport that loaded libcurl attaches a multi handle.
+  if (multi_ != nullptr) (*Curl())->multi_wakeup(static_cast<CURLM*>(multi_));
 }
 
 bool Cancellation::cancelled() const {
@@ -141,14 +136,16 @@ void Cancellation::Detach() {
 // One easy handle on a multi handle of its own: the multi handle keeps the connections and is
 // what curl_multi_wakeup interrupts.
 struct HttpTransport::Handle {
-  Handle() : easy(curl_easy_init()), multi(curl_multi_init()) {}
+  explicit Handle(const CurlLibrary& library)
+      : curl(library), easy(library.easy_init()), multi(library.multi_init()) {}
   ~Handle() {
-    curl_multi_cleanup(multi);
-    curl_easy_cleanup(easy);
+    curl.multi_cleanup(multi);
+    curl.easy_cleanup(easy);
   }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
 
+  const CurlLibrary& curl;
   CURL* easy;
   CURLM* multi;
 };
@@ -159,30 +156,32 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestC
     return absl::InvalidArgumentError(
         absl::StrCat("the API server \"", config.server, "\" is not an http(s):// URL"));
   }
-  GlobalInit();
-  auto transport = std::unique_ptr<HttpTransport>(new HttpTransport(config));
+  absl::StatusOr<const CurlLibrary*> curl = Curl();
+  if (!curl.ok()) return curl.status();
+  auto transport = std::unique_ptr<HttpTransport>(new HttpTransport(**curl, config));
   if (!config.tls_server_name.empty()) {
     // Split the URL with curl's own parser, so that IPv6 brackets and ports come out right.
-    CURLU* url = curl_url();
+    const CurlLibrary& lib = **curl;
+    CURLU* url = lib.url();
     char* host = nullptr;
     char* port = nullptr;
     const bool parsed =
-        curl_url_set(url, CURLUPART_URL, transport->server_.c_str(), 0) == CURLUE_OK &&
-        curl_url_get(url, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-        curl_url_get(url, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK;
+        lib.url_set(url, CURLUPART_URL, transport->server_.c_str(), 0) == CURLUE_OK &&
+        lib.url_get(url, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        lib.url_get(url, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK;
     if (parsed) {
       transport->connect_to_ =
           absl::StrCat(config.tls_server_name, ":", port, ":", host, ":", port);
-      curl_url_set(url, CURLUPART_HOST, config.tls_server_name.c_str(), 0);
+      lib.url_set(url, CURLUPART_HOST, config.tls_server_name.c_str(), 0);
       char* rewritten = nullptr;
-      if (curl_url_get(url, CURLUPART_URL, &rewritten, 0) == CURLUE_OK) {
+      if (lib.url_get(url, CURLUPART_URL, &rewritten, 0) == CURLUE_OK) {
         transport->url_base_ = std::string(absl::StripSuffix(rewritten, "/"));
-        curl_free(rewritten);
+        lib.free(rewritten);
       }
     }
-    curl_free(host);
-    curl_free(port);
-    curl_url_cleanup(url);
+    lib.free(host);
+    lib.free(port);
+    lib.url_cleanup(url);
     if (!parsed) {
       return absl::InvalidArgumentError(
           absl::StrCat("the API server \"", config.server, "\" is not a valid URL"));
@@ -191,8 +190,11 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestC
   return transport;
 }
 
-HttpTransport::HttpTransport(const RestConfig& config)
-    : config_(config), server_(absl::StripSuffix(config.server, "/")), url_base_(server_) {}
+HttpTransport::HttpTransport(const CurlLibrary& curl, const RestConfig& config)
+    : curl_(curl),
+      config_(config),
+      server_(absl::StripSuffix(config.server, "/")),
+      url_base_(server_) {}
 
 HttpTransport::~HttpTransport() = default;
 
@@ -205,7 +207,7 @@ std::unique_ptr<HttpTransport::Handle> HttpTransport::Borrow() {
       return handle;
     }
   }
-  return std::make_unique<Handle>();
+  return std::make_unique<Handle>(curl_);
 }
 
 void HttpTransport::GiveBack(std::unique_ptr<Handle> handle) {
@@ -254,63 +256,63 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
   }
   CURL* easy = handle->easy;
   // Reset keeps the handle's connections, DNS and TLS session caches: only options go.
-  curl_easy_reset(easy);
+  curl_.easy_reset(easy);
 
   const std::string url = url_base_ + request.target;
-  Transfer transfer{.easy = easy, .on_data = on_data, .body = {}, .stopped = false};
+  Transfer transfer{.curl = &curl_, .easy = easy, .on_data = on_data, .body = {}, .stopped = false};
   char error_buffer[CURL_ERROR_SIZE] = {0};
-  Slist headers;
+  Slist headers(nullptr, SlistDeleter{&curl_});
   Append(headers, "Accept: application/json");
   if (!request.body.empty()) Append(headers, "Content-Type: application/json");
   if (!authorization->empty()) Append(headers, absl::StrCat("Authorization: ", *authorization));
-  Slist connect_to;
+  Slist connect_to(nullptr, SlistDeleter{&curl_});
   if (!connect_to_.empty()) Append(connect_to, connect_to_);
 
-  curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-  if (request.method == "HEAD") curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+  curl_.easy_setopt(easy, CURLOPT_URL, url.c_str());
+  curl_.easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  if (request.method == "HEAD") curl_.easy_setopt(easy, CURLOPT_NOBODY, 1L);
   if (!request.body.empty()) {
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
-                     static_cast<curl_off_t>(request.body.size()));
+    curl_.easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
+    curl_.easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                      static_cast<curl_off_t>(request.body.size()));
   }
-  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(easy, CURLOPT_USERAGENT, kUserAgent);
-  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, OnWrite);
-  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &transfer);
-  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, error_buffer);
-  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(easy, CURLOPT_TCP_KEEPIDLE, 30L);
-  curl_easy_setopt(easy, CURLOPT_TCP_KEEPINTVL, 30L);
+  curl_.easy_setopt(easy, CURLOPT_HTTPHEADER, headers.get());
+  curl_.easy_setopt(easy, CURLOPT_USERAGENT, kUserAgent);
+  curl_.easy_setopt(easy, CURLOPT_WRITEFUNCTION, OnWrite);
+  curl_.easy_setopt(easy, CURLOPT_WRITEDATA, &transfer);
+  curl_.easy_setopt(easy, CURLOPT_ERRORBUFFER, error_buffer);
+  curl_.easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_.easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_.easy_setopt(easy, CURLOPT_TCP_KEEPIDLE, 30L);
+  curl_.easy_setopt(easy, CURLOPT_TCP_KEEPINTVL, 30L);
   // Redirects are not followed: an API server does not send them, and following one would
   // hand the credentials to another host.
-  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_.easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
   const absl::Duration connect_timeout = request.timeout > absl::ZeroDuration()
                                              ? std::min(request.timeout, kConnectTimeout)
                                              : kConnectTimeout;
-  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(absl::ToInt64Milliseconds(connect_timeout)));  // NOLINT
-  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
-                   static_cast<long>(absl::ToInt64Milliseconds(request.timeout)));  // NOLINT
-  if (connect_to != nullptr) curl_easy_setopt(easy, CURLOPT_CONNECT_TO, connect_to.get());
+  curl_.easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+                    static_cast<long>(absl::ToInt64Milliseconds(connect_timeout)));  // NOLINT
+  curl_.easy_setopt(easy, CURLOPT_TIMEOUT_MS,
+                    static_cast<long>(absl::ToInt64Milliseconds(request.timeout)));  // NOLINT
+  if (connect_to != nullptr) curl_.easy_setopt(easy, CURLOPT_CONNECT_TO, connect_to.get());
 
   // TLS: the cluster's CA only (not the system's as well) when the kubeconfig names one.
-  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, config_.insecure_skip_tls_verify ? 0L : 1L);
-  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, config_.insecure_skip_tls_verify ? 0L : 2L);
+  curl_.easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, config_.insecure_skip_tls_verify ? 0L : 1L);
+  curl_.easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, config_.insecure_skip_tls_verify ? 0L : 2L);
   curl_blob ca = Blob(config_.certificate_authority_pem);
   curl_blob cert = Blob(config_.client_certificate_pem);
   curl_blob key = Blob(config_.client_key_pem);
   if (!config_.certificate_authority_pem.empty()) {
-    curl_easy_setopt(easy, CURLOPT_CAINFO, static_cast<char*>(nullptr));
-    curl_easy_setopt(easy, CURLOPT_CAPATH, static_cast<char*>(nullptr));
-    curl_easy_setopt(easy, CURLOPT_CAINFO_BLOB, &ca);
+    curl_.easy_setopt(easy, CURLOPT_CAINFO, static_cast<char*>(nullptr));
+    curl_.easy_setopt(easy, CURLOPT_CAPATH, static_cast<char*>(nullptr));
+    curl_.easy_setopt(easy, CURLOPT_CAINFO_BLOB, &ca);
   }
   if (!config_.client_certificate_pem.empty()) {
-    curl_easy_setopt(easy, CURLOPT_SSLCERTTYPE, "PEM");
-    curl_easy_setopt(easy, CURLOPT_SSLCERT_BLOB, &cert);
-    curl_easy_setopt(easy, CURLOPT_SSLKEYTYPE, "PEM");
-    curl_easy_setopt(easy, CURLOPT_SSLKEY_BLOB, &key);
+    curl_.easy_setopt(easy, CURLOPT_SSLCERTTYPE, "PEM");
+    curl_.easy_setopt(easy, CURLOPT_SSLCERT_BLOB, &cert);
+    curl_.easy_setopt(easy, CURLOPT_SSLKEYTYPE, "PEM");
+    curl_.easy_setopt(easy, CURLOPT_SSLKEY_BLOB, &key);
   }
 
   Cancellation* cancellation = const_cast<Cancellation*>(cancel);
@@ -318,18 +320,18 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
     GiveBack(std::move(handle));
     return absl::CancelledError(absl::StrCat(request.method, " ", url, ": cancelled"));
   }
-  curl_multi_add_handle(handle->multi, easy);
+  curl_.multi_add_handle(handle->multi, easy);
   CURLcode result = CURLE_OK;
   bool done = false;
   bool cancelled = false;
   while (!done) {
     int running = 0;
-    if (curl_multi_perform(handle->multi, &running) != CURLM_OK) {
+    if (curl_.multi_perform(handle->multi, &running) != CURLM_OK) {
       result = CURLE_FAILED_INIT;
       break;
     }
     int queued = 0;
-    while (CURLMsg* message = curl_multi_info_read(handle->multi, &queued)) {
+    while (CURLMsg* message = curl_.multi_info_read(handle->multi, &queued)) {
       if (message->msg == CURLMSG_DONE) {
         result = message->data.result;
         done = true;
@@ -340,17 +342,17 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
       cancelled = true;
       break;
     }
-    curl_multi_poll(handle->multi, nullptr, 0, kPollMillis, nullptr);
+    curl_.multi_poll(handle->multi, nullptr, 0, kPollMillis, nullptr);
   }
-  curl_multi_remove_handle(handle->multi, easy);
+  curl_.multi_remove_handle(handle->multi, easy);
   if (cancellation != nullptr) cancellation->Detach();
 
   HttpResponse response;
   long code = 0;  // NOLINT(google-runtime-int): curl's type
-  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+  curl_.easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
   response.code = static_cast<int>(code);
   curl_header* retry_after = nullptr;
-  if (curl_easy_header(easy, "Retry-After", 0, CURLH_HEADER, -1, &retry_after) == CURLHE_OK) {
+  if (curl_.easy_header(easy, "Retry-After", 0, CURLH_HEADER, -1, &retry_after) == CURLHE_OK) {
     int seconds = 0;
     if (absl::SimpleAtoi(retry_after->value, &seconds) && seconds >= 0) {
       response.retry_after_seconds = seconds;
@@ -363,7 +365,7 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
   }
   GiveBack(std::move(handle));
   if (result != CURLE_OK && !(result == CURLE_WRITE_ERROR && transfer.stopped)) {
-    return TransportError(result, error_buffer, url, request);
+    return TransportError(curl_, result, error_buffer, url, request);
   }
   response.body = std::move(transfer.body);
   return response;

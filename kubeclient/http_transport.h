@@ -1,7 +1,8 @@
 // HttpTransport: HTTPS requests to one Kubernetes API server, with the TLS settings and
-// credentials of a RestConfig, on libcurl. It knows HTTP and TLS, not the Kubernetes API: any
-// answer the server gives, whatever its code, is a response; only a request that got no answer
-// (no connection, a TLS failure, a timeout) is an error.
+// credentials of a RestConfig, on libcurl (loaded by the first Create: curl_library.h). It knows
+// HTTP and TLS, not the Kubernetes API: any answer the server gives, whatever its code, is a
+// response; only a request that got no answer (no connection, a TLS failure, a timeout) is an
+// error.
 //
 // Connections are kept open and reused: each request borrows one of the transport's curl handles
 // (each keeps its own connections) and gives it back, so concurrent requests run on separate
@@ -28,6 +29,8 @@
 #include "kubeclient/rest_config.h"
 
 namespace devmgr::kubeclient {
+
+struct CurlLibrary;
 
 struct HttpRequest {
   std::string method = "GET";
@@ -79,7 +82,8 @@ bool IsConnectionLost(const absl::Status& status);
 class HttpTransport {
  public:
   // Create checks the configuration (a server URL with https:// or http://, PEM material curl
-  // can load is checked at the first request). InvalidArgument for a server that is not a URL.
+  // can load is checked at the first request). InvalidArgument for a server that is not a URL;
+  // FailedPrecondition when libcurl cannot be loaded.
   static absl::StatusOr<std::unique_ptr<HttpTransport>> Create(const RestConfig& config);
   ~HttpTransport();
   HttpTransport(const HttpTransport&) = delete;
@@ -104,7 +108,7 @@ class HttpTransport {
 
  private:
   struct Handle;
-  explicit HttpTransport(const RestConfig& config);
+  HttpTransport(const CurlLibrary& curl, const RestConfig& config);
 
   absl::StatusOr<HttpResponse> Perform(const HttpRequest& request,
                                        const std::function<bool(std::string_view)>* on_data,
@@ -114,6 +118,7 @@ class HttpTransport {
   // The Authorization header's value, or "" for an anonymous user.
   absl::StatusOr<std::string> Authorization() ABSL_LOCKS_EXCLUDED(token_mu_);
 
+  const CurlLibrary& curl_;
   const RestConfig config_;
   // server_ without a trailing slash; URLs are server_ + target.
   const std::string server_;

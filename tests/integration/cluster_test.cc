@@ -101,6 +101,8 @@ TEST(ClusterTest, ANodeAndItsDriverWorkWithTheClustersClaimsAndSlices) {
   // A kubelet wipes its node's slices when it starts: nothing may be allocated from them
   // before their driver is back.
   ASSERT_TRUE(WaitFor([&] { return DriverSlices(server).empty(); }, 20s));
+  // Its API client loaded libcurl (ServeTest.ADaemonWithoutAClusterNeverLoadsLibcurl: only then).
+  EXPECT_TRUE(DaemonHarness::MapsLibrary(h.DaemonPid(), "libcurl"));
   EXPECT_EQ(server.Slices().size(), 1u);
   EXPECT_EQ(server.CountRequests("DELETE",
                                  "/apis/resource.k8s.io/v1/resourceslices?"

@@ -141,6 +141,15 @@ pid_t DaemonHarness::DaemonPid() const {
   return pid;
 }
 
+bool DaemonHarness::MapsLibrary(pid_t pid, const std::string& name) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find(name) != std::string::npos) return true;
+  }
+  return false;
+}
+
 void DaemonHarness::Stop(BackgroundProcess& process) {
   process.Signal(SIGTERM);
   std::optional<int> code = process.Wait(20s);

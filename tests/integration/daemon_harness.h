@@ -53,6 +53,9 @@ class DaemonHarness {
   std::string VerifyCheckpoint() const;
   // DaemonPid: the pid the running daemon wrote into devmgr.lock, -1 if none.
   pid_t DaemonPid() const;
+  // MapsLibrary: whether process `pid` has a file whose name contains `name` mapped (its
+  // /proc/PID/maps), such as a shared library it loaded.
+  static bool MapsLibrary(pid_t pid, const std::string& name);
 
   // Stop sends SIGTERM and waits for a clean exit.
   static void Stop(BackgroundProcess& process);

@@ -288,6 +288,19 @@ TEST_F(ServeTest, SecondDaemonOnTheSameRootRefusesToStart) {
   Stop(*serve);
 }
 
+TEST_F(ServeTest, ADaemonWithoutAClusterNeverLoadsLibcurl) {
+  // libcurl and the libraries it brings are loaded by the first Kubernetes API client
+  // (kubeclient/curl_library.h): a node without a cluster does not map them at every start.
+  // ClusterTest.ANodeAndItsDriverWorkWithTheClustersClaimsAndSlices sees them loaded.
+  auto serve = StartServe();
+  ASSERT_NE(serve, nullptr);
+  const pid_t pid = h_.DaemonPid();
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(DaemonHarness::MapsLibrary(pid, "libgrpc")) << "the check reads the daemon's maps";
+  EXPECT_FALSE(DaemonHarness::MapsLibrary(pid, "libcurl"));
+  Stop(*serve);
+}
+
 TEST_F(ServeTest, AdminSocketIsOwnerOnly) {
   auto serve = StartServe();
   struct stat info {};
