@@ -18,6 +18,7 @@
 //   and its pod deleted vs. the same insert and erase in a plain std::map keyed by the same
 //   (pod UID, container, resource) strings; Holds and HoldsAny vs. a lookup in a std::set of
 //   the held device IDs / resource names; ToCheckpoint vs. copying the entries it returns;
+//   FromCheckpoint (a restart's restore) of a copy of those entries vs. the copy alone;
 // - run-option merging (MergeRunContainerOptions) of R resources' Allocate responses vs.
 //   copying the same R response messages.
 // Sizes: N = 100 / 10,000 / 100,000, P = 100 / 10,000, R = 1 / 8 / 64; every name ends in
@@ -370,6 +371,17 @@ void BM_FloorCopyEntries(benchmark::State& state) {
   }
 }
 
+// A restart's restore: the entries the checkpoint decoded into (copied, as the floor does),
+// taken in by FromCheckpoint, which renders each again for later writes and indexes its devices.
+void BM_PodDevicesFromCheckpoint(benchmark::State& state) {
+  const std::vector<checkpoint::PodDevicesEntry> source = HeldPods(state.range(0)).ToCheckpoint();
+  for (auto _ : state) {
+    std::vector<checkpoint::PodDevicesEntry> entries = source;
+    PodDevices restored = PodDevices::FromCheckpoint(std::move(entries));
+    benchmark::DoNotOptimize(restored);
+  }
+}
+
 // ---- Run-option merging.
 
 // The Allocate response of resource `r`: three envs of its own plus one every resource sets to
@@ -452,6 +464,7 @@ BENCHMARK(BM_PodDevicesHoldsAny)->Arg(100)->Arg(10000)->UseRealTime();
 BENCHMARK(BM_FloorSetFindResource)->Arg(100)->Arg(10000)->UseRealTime();
 BENCHMARK(BM_PodDevicesToCheckpoint)->Arg(100)->Arg(10000)->UseRealTime();
 BENCHMARK(BM_FloorCopyEntries)->Arg(100)->Arg(10000)->UseRealTime();
+BENCHMARK(BM_PodDevicesFromCheckpoint)->Arg(100)->Arg(10000)->UseRealTime();
 BENCHMARK(BM_MergeRunContainerOptions)->Arg(1)->Arg(8)->Arg(64)->UseRealTime();
 BENCHMARK(BM_FloorCopyResponses)->Arg(1)->Arg(8)->Arg(64)->UseRealTime();
 
@@ -468,5 +481,6 @@ int main(int argc, char** argv) {
                                        {"BM_PodDevicesHolds", "BM_FloorSetFindDevice"},
                                        {"BM_PodDevicesHoldsAny", "BM_FloorSetFindResource"},
                                        {"BM_PodDevicesToCheckpoint", "BM_FloorCopyEntries"},
+                                       {"BM_PodDevicesFromCheckpoint", "BM_FloorCopyEntries"},
                                        {"BM_MergeRunContainerOptions", "BM_FloorCopyResponses"}});
 }

@@ -170,7 +170,7 @@ void ManagerImpl::RestoreFromCheckpoint() {
     return;
   }
   std::vector<std::string> skipped;
-  PodDevices restored = PodDevices::FromCheckpoint(data->pod_device_entries, &skipped);
+  PodDevices restored = PodDevices::FromCheckpoint(std::move(data->pod_device_entries), &skipped);
   for (const auto& key : skipped) {
     DEVMGR_LOG(options_.logger, err, "Can't unmarshal allocResp, skipping checkpoint entry",
                "entry", key);

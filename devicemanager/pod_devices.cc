@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "common/deterministic_bytes.h"
@@ -255,21 +256,43 @@ std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> PodDevices::Rendere
   return entries;
 }
 
-PodDevices PodDevices::FromCheckpoint(const std::vector<checkpoint::PodDevicesEntry>& entries,
+PodDevices PodDevices::FromCheckpoint(std::vector<checkpoint::PodDevicesEntry> entries,
                                       std::vector<std::string>* skipped) {
   PodDevices result;
-  for (const auto& entry : entries) {
-    ContainerAllocation allocation;
-    if (!allocation.response.ParseFromString(entry.alloc_resp)) {
+  for (checkpoint::PodDevicesEntry& entry : entries) {
+    v1beta1::ContainerAllocateResponse response;
+    if (!response.ParseFromString(entry.alloc_resp)) {
       if (skipped != nullptr) {
         skipped->push_back(
             absl::StrCat(entry.pod_uid, "/", entry.container_name, "/", entry.resource_name));
       }
       continue;
     }
-    allocation.devices = entry.device_ids;
-    result.Insert(entry.pod_uid, entry.container_name, entry.resource_name, std::move(allocation));
+    Allocations& allocations = result.allocations_;
+    if (!allocations.empty() &&
+        !KeyLess()(std::prev(allocations.end())->first,
+                   KeyView{entry.pod_uid, entry.container_name, entry.resource_name})) {
+      // Out of key order (a kubelet writes its entries in no order) or repeated (the later
+      // one replaces the earlier): the general path.
+      result.Insert(entry.pod_uid, entry.container_name, entry.resource_name,
+                    {std::move(entry.device_ids), std::move(response)});
+      continue;
+    }
+    // In key order, as devmgr writes its checkpoint: rendered from the entry itself and put at
+    // the end of the map, without a search or a copy of its devices.
+    entry.alloc_resp = DeterministicBytes(response);
+    auto rendered =
+        std::make_shared<const checkpoint::EncodedEntry>(checkpoint::EncodeEntry(entry));
+    auto it =
+        allocations.emplace_hint(allocations.end(),
+                                 Key{std::move(entry.pod_uid), std::move(entry.container_name),
+                                     std::move(entry.resource_name)},
+                                 Stored{std::move(entry.device_ids), std::move(rendered), 0});
+    result.Hold(it->first, it->second.devices);
   }
+  // One revision for everything restored.
+  result.MarkChanged();
+  for (auto& [key, stored] : result.allocations_) stored.pod_revision = result.revision_;
   return result;
 }
 

@@ -106,10 +106,12 @@ class PodDevices {
   // checkpoint::EncodeRendered; copying them is a pointer each.
   std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> RenderedEntries() const;
 
-  // FromCheckpoint rebuilds the allocations of `entries`. An entry whose response does not
-  // parse is left out (upstream logs and skips it) and its "pod/container/resource" key is
-  // appended to `skipped`, if given.
-  static PodDevices FromCheckpoint(const std::vector<checkpoint::PodDevicesEntry>& entries,
+  // FromCheckpoint rebuilds the allocations of `entries` (taken: their devices and names move
+  // in). An entry whose response does not parse is left out (upstream logs and skips it) and
+  // its "pod/container/resource" key is appended to `skipped`, if given. Of two entries for the
+  // same allocation the later one is kept. Entries in key order (devmgr's own checkpoints) are
+  // restored without a search each.
+  static PodDevices FromCheckpoint(std::vector<checkpoint::PodDevicesEntry> entries,
                                    std::vector<std::string>* skipped = nullptr);
 
   bool empty() const { return allocations_.empty(); }

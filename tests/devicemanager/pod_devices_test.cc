@@ -261,6 +261,35 @@ TEST(PodDevicesTest, CheckpointRoundTripKeepsResponses) {
   EXPECT_EQ(restored.ToCheckpoint(), entries);  // byte-stable
 }
 
+TEST(PodDevicesTest, EntriesOutOfOrderOrRepeatedAreRestoredAsInOrder) {
+  // devmgr writes its entries in key order (restored at the end of the map, one after the
+  // other); a kubelet writes them in no order, and a hand-edited file may repeat one.
+  PodDevices in_order;
+  in_order.Insert("pod1", "con1", "res1", MakeAllocation({{0, {"dev1"}}}, "a"));
+  in_order.Insert("pod1", "con2", "res1", MakeAllocation({{0, {"dev3"}}}, "c"));
+  in_order.Insert("pod2", "con1", "res1", MakeAllocation({{1, {"dev2"}}}, "b"));
+  const std::vector<checkpoint::PodDevicesEntry> sorted = in_order.ToCheckpoint();
+
+  PodDevices restored = PodDevices::FromCheckpoint(sorted);
+  EXPECT_EQ(restored.ToCheckpoint(), sorted);
+  EXPECT_EQ(restored.RenderedEntries().size(), 3u);
+  EXPECT_EQ(checkpoint::EncodeRendered(restored.RenderedEntries(), {}),
+            checkpoint::EncodeRendered(in_order.RenderedEntries(), {}));
+  EXPECT_TRUE(restored.Holds("res1", "dev3"));
+  EXPECT_GT(restored.PodRevision("pod1"), 0u);
+  EXPECT_GT(restored.PodRevision("pod2"), 0u);
+
+  // pod2 first, then pod1's con2 with devices a later entry replaces.
+  checkpoint::PodDevicesEntry replaced = sorted[1];
+  replaced.device_ids = {{0, {"dev9"}}};
+  PodDevices shuffled = PodDevices::FromCheckpoint({sorted[2], replaced, sorted[0], sorted[1]});
+  EXPECT_EQ(shuffled.ToCheckpoint(), sorted);
+  EXPECT_FALSE(shuffled.Holds("res1", "dev9")) << "the earlier of two entries is not kept";
+  EXPECT_EQ(shuffled.PodAndContainerForDevice("res1", "dev3"),
+            std::make_pair(std::string("pod1"), std::string("con2")));
+  EXPECT_GT(shuffled.PodRevision("pod2"), 0u);
+}
+
 TEST(PodDevicesTest, UndecodableResponseIsSkipped) {
   checkpoint::PodDevicesEntry good{"pod1", "con1", "res1", {{0, {"dev1"}}}, ""};
   checkpoint::PodDevicesEntry bad{"pod2", "con1", "res1", {{0, {"dev2"}}}, "\xff\xff\xff"};
