@@ -5,8 +5,8 @@
 // LDAP, SSH, compression) that the dynamic loader maps and relocates at every start of every
 // devmgr process, whether it talks to a cluster or not: on this project's test machine that
 // was 7 ms and 6 MiB resident for a program that only links them. devmgr serves most nodes
-// without a cluster, and its command-line tools never reach one, so libcurl is loaded only by
-// the first HttpTransport and stays loaded until the process ends.
+// without a cluster, and most of its command-line tools never reach one, so libcurl is loaded
+// only by the first HttpTransport and stays loaded until the process ends.
 //
 // Thread-safety: Curl() may be called from any thread; the library it returns is immutable.
 #pragma once
@@ -48,8 +48,8 @@ struct CurlLibrary {
   decltype(&::curl_multi_wakeup) multi_wakeup = nullptr;
 };
 
-// The library file loaded: libcurl's soname (the same for its OpenSSL and GnuTLS builds'
-// packages on Debian, libcurl4, and on other distributions).
+// The library file loaded: libcurl's soname (Debian's package libcurl4, and other
+// distributions' libcurl).
 inline constexpr char kCurlSoname[] = "libcurl.so.4";
 
 // LoadCurl loads `soname` and finds every function in it; the library stays loaded.
