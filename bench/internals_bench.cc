@@ -14,6 +14,9 @@
 // - taking a ListAndWatch snapshot of N devices in (parsed on an arena, as the endpoint does,
 //   then DevicesFromWire and the DeviceTable), ordered by ID or shuffled, vs. parsing the
 //   same bytes alone;
+// - writing a ListAndWatch snapshot of N devices in the SDK (ListAndWatchBytes, from the
+//   DeviceMap a scanner gives) vs. one pass over the map reading what it writes; beside them,
+//   what the SDK did before: the protobuf message built, then serialized;
 // - pod-devices bookkeeping (PodDevices) with P pods held: one container's allocation inserted
 //   and its pod deleted vs. the same insert and erase in a plain std::map keyed by the same
 //   (pod UID, container, resource) strings; Holds and HoldsAny vs. a lookup in a std::set of
@@ -51,6 +54,8 @@
 #include "devicemanager/pod_devices.h"
 #include "devicemanager/run_options.h"
 #include "devicemanager/topology_hints.h"
+#include "deviceplugin/device_tree.h"
+#include "deviceplugin/list_and_watch_bytes.h"
 #include "tests/testlib/fake_device_plugin.h"
 #include "tests/testlib/temp_dir.h"
 
@@ -249,6 +254,53 @@ void BM_FloorParseSnapshot(benchmark::State& state) {
     auto* response = google::protobuf::Arena::CreateMessage<v1beta1::ListAndWatchResponse>(&arena);
     if (!response->ParseFromString(bytes)) std::abort();
     benchmark::DoNotOptimize(response);
+  }
+}
+
+// ---- Writing a ListAndWatch snapshot (the SDK's side).
+
+// The map a scanner hands the SDK: `n` healthy devices on one NUMA node each, inserted in the
+// order a scanner numbers them (not the map's order, which is the IDs' order as strings).
+deviceplugin::DeviceMap SdkDevices(int64_t n) {
+  deviceplugin::DeviceMap devices;
+  for (int64_t i = 0; i < n; ++i) {
+    deviceplugin::DeviceInfo info;
+    info.numa_nodes = {i % 2};
+    devices.emplace(DeviceId(i), std::move(info));
+  }
+  return devices;
+}
+
+void BM_ListAndWatchBytes(benchmark::State& state) {
+  const deviceplugin::DeviceMap devices = SdkDevices(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(deviceplugin::ListAndWatchBytes(devices));
+}
+
+// What the SDK did before ListAndWatchBytes: build the message, then serialize it.
+void BM_ListAndWatchMessage(benchmark::State& state) {
+  const deviceplugin::DeviceMap devices = SdkDevices(state.range(0));
+  for (auto _ : state) {
+    v1beta1::ListAndWatchResponse message;
+    message.mutable_devices()->Reserve(static_cast<int>(devices.size()));
+    for (const auto& [id, info] : devices) {
+      v1beta1::Device* device = message.add_devices();
+      device->set_id(id);
+      device->set_health(std::string(deviceplugin::HealthString(info.health)));
+      for (int64_t node : info.numa_nodes) device->mutable_topology()->add_nodes()->set_id(node);
+    }
+    benchmark::DoNotOptimize(message.SerializeAsString());
+  }
+}
+
+// Any encoder reads every device's ID, health and NUMA nodes once, in the map's order.
+void BM_FloorWalkDeviceMap(benchmark::State& state) {
+  const deviceplugin::DeviceMap devices = SdkDevices(state.range(0));
+  for (auto _ : state) {
+    size_t read = 0;
+    for (const auto& [id, info] : devices) {
+      read += id.size() + static_cast<size_t>(info.health) + info.numa_nodes.size();
+    }
+    benchmark::DoNotOptimize(read);
   }
 }
 
@@ -456,6 +508,9 @@ BENCHMARK(BM_FloorAllocateFromFree)
 BENCHMARK(BM_TakeSnapshot)->Arg(100)->Arg(10000)->Arg(100000)->UseRealTime();
 BENCHMARK(BM_TakeShuffledSnapshot)->Arg(100)->Arg(10000)->Arg(100000)->UseRealTime();
 BENCHMARK(BM_FloorParseSnapshot)->Arg(100)->Arg(10000)->Arg(100000)->UseRealTime();
+BENCHMARK(BM_ListAndWatchBytes)->Arg(100)->Arg(10000)->Arg(100000)->UseRealTime();
+BENCHMARK(BM_ListAndWatchMessage)->Arg(100)->Arg(10000)->Arg(100000)->UseRealTime();
+BENCHMARK(BM_FloorWalkDeviceMap)->Arg(100)->Arg(10000)->Arg(100000)->UseRealTime();
 BENCHMARK(BM_PodDevicesInsertDelete)->Arg(100)->Arg(10000)->UseRealTime();
 BENCHMARK(BM_FloorMapInsertErase)->Arg(100)->Arg(10000)->UseRealTime();
 BENCHMARK(BM_PodDevicesHolds)->Arg(100)->Arg(10000)->UseRealTime();
@@ -477,6 +532,8 @@ int main(int argc, char** argv) {
                                        {"BM_AllocateFromFree", "BM_FloorAllocateFromFree"},
                                        {"BM_TakeSnapshot", "BM_FloorParseSnapshot"},
                                        {"BM_TakeShuffledSnapshot", "BM_FloorParseSnapshot"},
+                                       {"BM_ListAndWatchBytes", "BM_FloorWalkDeviceMap"},
+                                       {"BM_ListAndWatchMessage", "BM_FloorWalkDeviceMap"},
                                        {"BM_PodDevicesInsertDelete", "BM_FloorMapInsertErase"},
                                        {"BM_PodDevicesHolds", "BM_FloorSetFindDevice"},
                                        {"BM_PodDevicesHoldsAny", "BM_FloorSetFindResource"},

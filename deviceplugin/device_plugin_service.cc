@@ -9,21 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
+#include "deviceplugin/list_and_watch_bytes.h"
 #include "deviceplugin/preferred_allocation.h"
 
 namespace devmgr::deviceplugin {
 namespace {
 
-std::shared_ptr<const v1beta1::ListAndWatchResponse> MakeSnapshot(const DeviceMap& devices) {
-  auto snapshot = std::make_shared<v1beta1::ListAndWatchResponse>();
-  snapshot->mutable_devices()->Reserve(static_cast<int>(devices.size()));
-  for (const auto& [id, info] : devices) {
-    v1beta1::Device* device = snapshot->add_devices();
-    device->set_id(id);
-    device->set_health(std::string(HealthString(info.health)));
-    for (int64_t node : info.numa_nodes) device->mutable_topology()->add_nodes()->set_id(node);
-  }
-  return snapshot;
+ListAndWatchStreams::Snapshot MakeSnapshot(const DeviceMap& devices) {
+  return std::make_shared<const grpc::ByteBuffer>(ListAndWatchBytes(devices));
 }
 
 // DistinctInOrder keeps the distinct values added, in the order first added, by pointer: the
@@ -123,7 +116,7 @@ v1beta1::DevicePluginOptions DevicePluginService::Options() const {
 
 void DevicePluginService::Update(std::shared_ptr<const DeviceMap> devices) {
   // Built before locking: with 100,000 devices this is the expensive part.
-  std::shared_ptr<const v1beta1::ListAndWatchResponse> snapshot = MakeSnapshot(*devices);
+  ListAndWatchStreams::Snapshot snapshot = MakeSnapshot(*devices);
   absl::MutexLock lock(&mu_);
   devices_ = std::move(devices);
   // Under mu_, so that concurrent updates reach the streams in the order devices_ takes them.
@@ -145,9 +138,9 @@ grpc::ServerUnaryReactor* DevicePluginService::GetDevicePluginOptions(
   return reactor;
 }
 
-grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse>* DevicePluginService::ListAndWatch(
-    grpc::CallbackServerContext* /*context*/, const v1beta1::Empty* /*request*/) {
-  return streams_.Open();
+grpc::ServerWriteReactor<grpc::ByteBuffer>* DevicePluginService::ListAndWatch(
+    grpc::CallbackServerContext* /*context*/, const grpc::ByteBuffer* request) {
+  return streams_.Open(*request);
 }
 
 absl::Status DevicePluginService::DefaultAllocate(const v1beta1::AllocateRequest& request,

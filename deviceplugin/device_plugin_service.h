@@ -3,8 +3,9 @@
 // answers Allocate, GetPreferredAllocation and PreStartContainer from them or through the
 // plugin's hooks.
 //
-// ListAndWatch is served by ListAndWatchStreams: one reactor per stream, at most one write in
-// flight, and a newer snapshot replaces an unsent older one.
+// ListAndWatch is served in its raw form by ListAndWatchStreams: one reactor per stream, at most
+// one write in flight, and a newer snapshot replaces an unsent older one. A snapshot's bytes are
+// written once per Update (ListAndWatchBytes) and shared by every stream.
 // Used by Plugin (one per device type and server); not part of the SDK's public surface.
 #pragma once
 
@@ -25,7 +26,8 @@
 
 namespace devmgr::deviceplugin {
 
-class DevicePluginService final : public v1beta1::DevicePlugin::CallbackService {
+class DevicePluginService final : public v1beta1::DevicePlugin::WithRawCallbackMethod_ListAndWatch<
+                                      v1beta1::DevicePlugin::CallbackService> {
  public:
   // `hook_loop` runs the hooks and must outlive the service; `cdi` set means Allocate also
   // returns CDI device names.
@@ -54,8 +56,8 @@ class DevicePluginService final : public v1beta1::DevicePlugin::CallbackService 
   grpc::ServerUnaryReactor* GetDevicePluginOptions(grpc::CallbackServerContext* context,
                                                    const v1beta1::Empty* request,
                                                    v1beta1::DevicePluginOptions* response) override;
-  grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse>* ListAndWatch(
-      grpc::CallbackServerContext* context, const v1beta1::Empty* request) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* ListAndWatch(
+      grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) override;
   grpc::ServerUnaryReactor* GetPreferredAllocation(
       grpc::CallbackServerContext* context, const v1beta1::PreferredAllocationRequest* request,
       v1beta1::PreferredAllocationResponse* response) override;

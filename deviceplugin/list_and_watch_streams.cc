@@ -54,13 +54,25 @@ ListAndWatchStreams::~ListAndWatchStreams() {
   assert(streams_.empty());
 }
 
-ListAndWatchStreams::Reactor* ListAndWatchStreams::Open() {
+ListAndWatchStreams::Snapshot ListAndWatchStreams::SnapshotOf(
+    const v1beta1::ListAndWatchResponse& message) {
+  grpc::Slice slice(message.SerializeAsString());
+  return std::make_shared<const grpc::ByteBuffer>(&slice, 1);
+}
+
+ListAndWatchStreams::Reactor* ListAndWatchStreams::Open(const grpc::ByteBuffer& request) {
+  grpc::ByteBuffer request_bytes(request);  // shares the slices; Deserialize consumes it
+  v1beta1::Empty parsed;
+  const grpc::Status read =
+      grpc::SerializationTraits<v1beta1::Empty>::Deserialize(&request_bytes, &parsed);
   auto* reactor = new StreamReactor(*this);  // NOLINT: deletes itself in OnDone
   Action action;
   {
     absl::MutexLock lock(&mu_);
     streams_.insert(reactor);
-    if (closed_) {
+    if (!read.ok()) {
+      reactor->finish_status_ = read;
+    } else if (closed_) {
       reactor->finish_status_ =
           grpc::Status(grpc::StatusCode::UNAVAILABLE, "device plugin is stopping");
     } else {

@@ -1,7 +1,8 @@
 // ListAndWatchStreams: the open v1beta1.DevicePlugin/ListAndWatch streams of one device plugin
-// server, each served by one ServerWriteReactor (callback API). Every message is a full
-// snapshot of the devices; each stream has at most one write in flight, and a newer snapshot
-// replaces an unsent older one, so a slow reader costs one snapshot of memory, not a queue.
+// server, each served by one ServerWriteReactor (callback API) of the method's raw form. Every
+// message is a full snapshot of the devices, serialized once and sent as those bytes to every
+// stream; each stream has at most one write in flight, and a newer snapshot replaces an unsent
+// older one, so a slow reader costs one snapshot of memory, not a queue.
 //
 // Used by DevicePluginService, and by the test fake plugin (tests/testlib), which streams wire
 // snapshots as they are given, malformed ones included. Not part of the SDK's public surface.
@@ -27,8 +28,12 @@ namespace devmgr::deviceplugin {
 
 class ListAndWatchStreams {
  public:
-  using Snapshot = std::shared_ptr<const v1beta1::ListAndWatchResponse>;
-  using Reactor = grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse>;
+  // The bytes of one v1beta1.ListAndWatchResponse.
+  using Snapshot = std::shared_ptr<const grpc::ByteBuffer>;
+  using Reactor = grpc::ServerWriteReactor<grpc::ByteBuffer>;
+
+  // SnapshotOf serializes `message`, for callers that hold one rather than its bytes.
+  static Snapshot SnapshotOf(const v1beta1::ListAndWatchResponse& message);
 
   // `current` is the first message of every stream until the next Publish. `device_type` names
   // the streams in the logs, which go to `logger` (null logs nothing).
@@ -38,10 +43,11 @@ class ListAndWatchStreams {
   ListAndWatchStreams(const ListAndWatchStreams&) = delete;
   ListAndWatchStreams& operator=(const ListAndWatchStreams&) = delete;
 
-  // Open serves one ListAndWatch call: the service's ListAndWatch returns this reactor, which
-  // deletes itself after OnDone. It sends the current snapshot first; after Close it finishes at
-  // once with UNAVAILABLE.
-  Reactor* Open() ABSL_LOCKS_EXCLUDED(mu_);
+  // Open serves one ListAndWatch call with the bytes of its `request` (a v1beta1.Empty): the
+  // service's raw ListAndWatch returns this reactor, which deletes itself after OnDone. It sends
+  // the current snapshot first; after Close it finishes at once with UNAVAILABLE, and for a
+  // request that does not parse with INTERNAL, as a Go plugin's gRPC does.
+  Reactor* Open(const grpc::ByteBuffer& request) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Publish makes `snapshot` current and sends it to every open stream.
   void Publish(Snapshot snapshot) ABSL_LOCKS_EXCLUDED(mu_);
@@ -65,8 +71,8 @@ class ListAndWatchStreams {
   // cannot reach OnDone before the chosen write or Finish has been started.
   struct Action {
     StreamReactor* reactor = nullptr;
-    const v1beta1::ListAndWatchResponse* write = nullptr;  // StartWrite this, or
-    std::optional<grpc::Status> finish;                    // Finish with this
+    const grpc::ByteBuffer* write = nullptr;  // StartWrite this, or
+    std::optional<grpc::Status> finish;       // Finish with this
   };
 
   Action NextActionLocked(StreamReactor& reactor) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -225,8 +225,7 @@ absl::Status Plugin::StartServer(Endpoint& endpoint) {
   endpoint.registered_kubelet.reset();
   {
     absl::MutexLock lock(&mu_);
-    ServedType& served = served_[endpoint.device_type];
-    served.registered = false;
+    served_[endpoint.device_type].type.registered = false;
   }
   DEVMGR_LOG(options_.logger, info, "Serving device plugin", "resourceName",
              ResourceName(endpoint.device_type), "endpoint", endpoint.socket.string());
@@ -282,7 +281,7 @@ void Plugin::RegisterWithKubelet(Endpoint& endpoint) {
   const absl::Status status = FromGrpcStatus(stub->Register(&context, request, &reply));
 
   absl::MutexLock lock(&mu_);
-  ServedType& served = served_[endpoint.device_type];
+  ServedType& served = served_[endpoint.device_type].type;
   served.registered = status.ok();
   if (status.ok()) {
     endpoint.registered_kubelet = kubelet_id;
@@ -305,12 +304,13 @@ void Plugin::OnRegistryStatus(const std::string& device_type, bool registered,
   absl::MutexLock lock(&mu_);
   auto it = served_.find(device_type);
   if (it == served_.end()) return;
-  it->second.registered = registered;
+  ServedType& served = it->second.type;
+  served.registered = registered;
   if (registered) {
-    ++it->second.registrations;
-    it->second.last_error.clear();
+    ++served.registrations;
+    served.last_error.clear();
   } else {
-    it->second.last_error = error;
+    served.last_error = error;
   }
   DEVMGR_LOG(options_.logger, info, "Registration status from kubelet", "resourceName",
              ResourceName(device_type), "registered", registered, "err", error);
@@ -347,22 +347,30 @@ void Plugin::Publish(const Endpoint& endpoint) {
 }
 
 void Plugin::PublishLocked(const Endpoint& endpoint) {
-  ServedType& served = served_[endpoint.device_type];
-  served.device_type = endpoint.device_type;
-  served.resource_name = ResourceName(endpoint.device_type);
-  served.socket = endpoint.socket;
-  served.devices = endpoint.devices->size();
-  served.healthy = 0;
-  for (const auto& [id, info] : *endpoint.devices) {
-    if (info.health == Health::kHealthy) ++served.healthy;
-  }
+  ServedState& served = served_[endpoint.device_type];
+  served.type.device_type = endpoint.device_type;
+  served.type.resource_name = ResourceName(endpoint.device_type);
+  served.type.socket = endpoint.socket;
+  served.devices = endpoint.devices;
 }
 
 std::vector<ServedType> Plugin::Served() const {
-  absl::MutexLock lock(&mu_);
+  std::vector<ServedState> states;
+  {
+    absl::MutexLock lock(&mu_);
+    states.reserve(served_.size());
+    for (const auto& [type, served] : served_) states.push_back(served);
+  }
   std::vector<ServedType> out;
-  out.reserve(served_.size());
-  for (const auto& [type, served] : served_) out.push_back(served);
+  out.reserve(states.size());
+  for (ServedState& state : states) {
+    ServedType& served = out.emplace_back(std::move(state.type));
+    if (state.devices == nullptr) continue;
+    served.devices = state.devices->size();
+    for (const auto& [id, info] : *state.devices) {
+      if (info.health == Health::kHealthy) ++served.healthy;
+    }
+  }
   return out;
 }
 

@@ -1,12 +1,14 @@
 // The SDK's ListAndWatch streams on a real unix socket: the first message is the current
 // snapshot, Publish reaches every open stream, EndAll ends the open streams and keeps serving,
-// Close refuses new ones.
+// Close refuses new ones, and a request that does not parse is refused with INTERNAL.
 #include "deviceplugin/list_and_watch_streams.h"
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,13 +25,13 @@ using testing::TempDir;
 using testing::WaitFor;
 
 ListAndWatchStreams::Snapshot Snapshot(const std::vector<std::string>& ids) {
-  auto snapshot = std::make_shared<v1beta1::ListAndWatchResponse>();
+  v1beta1::ListAndWatchResponse message;
   for (const std::string& id : ids) {
-    v1beta1::Device* device = snapshot->add_devices();
+    v1beta1::Device* device = message.add_devices();
     device->set_id(id);
     device->set_health("Healthy");
   }
-  return snapshot;
+  return ListAndWatchStreams::SnapshotOf(message);
 }
 
 std::vector<std::string> Ids(const v1beta1::ListAndWatchResponse& response) {
@@ -39,12 +41,13 @@ std::vector<std::string> Ids(const v1beta1::ListAndWatchResponse& response) {
 }
 
 // A DevicePlugin service that only streams.
-class StreamingService final : public v1beta1::DevicePlugin::CallbackService {
+class StreamingService final : public v1beta1::DevicePlugin::WithRawCallbackMethod_ListAndWatch<
+                                   v1beta1::DevicePlugin::CallbackService> {
  public:
   explicit StreamingService(ListAndWatchStreams& streams) : streams_(streams) {}
-  grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse>* ListAndWatch(
-      grpc::CallbackServerContext* /*context*/, const v1beta1::Empty* /*request*/) override {
-    return streams_.Open();
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* ListAndWatch(
+      grpc::CallbackServerContext* /*context*/, const grpc::ByteBuffer* request) override {
+    return streams_.Open(*request);
   }
 
  private:
@@ -126,6 +129,45 @@ TEST_F(ListAndWatchStreamsTest, CloseRefusesNewStreams) {
   Reader reader(*stub_);
   EXPECT_FALSE(reader.Next().has_value());
   EXPECT_EQ(reader.Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(ListAndWatchStreamsTest, ARequestThatDoesNotParseEndsTheStreamWithInternal) {
+  // The raw method reads its request itself: field 1, length-delimited, with a length cut off.
+  const std::string malformed = "\x0a\xff";
+  grpc::GenericStub stub(
+      grpc::CreateChannel(UnixTarget(dir_.Sub("plugin.sock")), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  grpc::CompletionQueue queue;
+  // Each step is started with its own tag and awaited before the next.
+  auto await = [&queue](intptr_t tag) {
+    void* got = nullptr;
+    bool ok = false;
+    EXPECT_TRUE(queue.Next(&got, &ok));
+    EXPECT_EQ(got, reinterpret_cast<void*>(tag));
+    return ok;
+  };
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call =
+      stub.PrepareCall(&context, "/v1beta1.DevicePlugin/ListAndWatch", &queue);
+  call->StartCall(reinterpret_cast<void*>(1));
+  ASSERT_TRUE(await(1));
+  grpc::Slice slice(malformed);
+  call->WriteLast(grpc::ByteBuffer(&slice, 1), grpc::WriteOptions(), reinterpret_cast<void*>(2));
+  await(2);
+  grpc::ByteBuffer message;
+  call->Read(&message, reinterpret_cast<void*>(3));
+  EXPECT_FALSE(await(3));  // no snapshot
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(4));
+  ASSERT_TRUE(await(4));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL);
+  queue.Shutdown();
+  void* tag = nullptr;
+  bool ok = false;
+  while (queue.Next(&tag, &ok)) {
+  }
+  // A request that parses still gets the snapshot.
+  Reader reader(*stub_);
+  EXPECT_EQ(reader.Next(), (std::vector<std::string>{"a"}));
 }
 
 }  // namespace

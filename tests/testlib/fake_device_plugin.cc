@@ -30,17 +30,18 @@ std::vector<v1beta1::Device> MakeDevices(int n, const std::string& prefix) {
 namespace {
 
 // Snapshot is `devices` as one ListAndWatch message, in their order and exactly as given.
-std::shared_ptr<const v1beta1::ListAndWatchResponse> Snapshot(
-    std::vector<v1beta1::Device> devices) {
-  auto snapshot = std::make_shared<v1beta1::ListAndWatchResponse>();
-  snapshot->mutable_devices()->Reserve(static_cast<int>(devices.size()));
-  for (auto& device : devices) *snapshot->add_devices() = std::move(device);
-  return snapshot;
+deviceplugin::ListAndWatchStreams::Snapshot Snapshot(std::vector<v1beta1::Device> devices) {
+  v1beta1::ListAndWatchResponse message;
+  message.mutable_devices()->Reserve(static_cast<int>(devices.size()));
+  for (auto& device : devices) *message.add_devices() = std::move(device);
+  return deviceplugin::ListAndWatchStreams::SnapshotOf(message);
 }
 
 }  // namespace
 
-class FakeDevicePlugin::Service final : public v1beta1::DevicePlugin::CallbackService {
+class FakeDevicePlugin::Service final
+    : public v1beta1::DevicePlugin::WithRawCallbackMethod_ListAndWatch<
+          v1beta1::DevicePlugin::CallbackService> {
  public:
   explicit Service(FakeDevicePlugin& plugin) : plugin_(plugin) {}
 
@@ -63,10 +64,10 @@ class FakeDevicePlugin::Service final : public v1beta1::DevicePlugin::CallbackSe
     return reactor;
   }
 
-  grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse>* ListAndWatch(
-      grpc::CallbackServerContext* /*context*/, const v1beta1::Empty* /*request*/) override {
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* ListAndWatch(
+      grpc::CallbackServerContext* /*context*/, const grpc::ByteBuffer* request) override {
     ++plugin_.list_and_watch_calls_;
-    return plugin_.streams_.Open();
+    return plugin_.streams_.Open(*request);
   }
 
   grpc::ServerUnaryReactor* Allocate(grpc::CallbackServerContext* context,
