@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "devicemanager/device_table.h"
 #include "devicemanager/id_set.h"
+#include "deviceplugin/v1beta1/api.pb.h"
 
 namespace devmgr::devicemanager {
 namespace {
@@ -33,8 +34,14 @@ Device DeviceOf(const DeviceTable& table, const std::string& id) {
   return *device;
 }
 
+std::vector<Device> DevicesOf(const v1beta1::ListAndWatchResponse& response) {
+  absl::StatusOr<std::vector<Device>> devices = DevicesFromWire(response.SerializeAsString());
+  EXPECT_TRUE(devices.ok()) << devices.status();
+  return devices.value_or(std::vector<Device>());
+}
+
 DeviceTable SnapshotOf(const v1beta1::ListAndWatchResponse& response) {
-  return DeviceTable(DevicesFromWire(response));
+  return DeviceTable(DevicesOf(response));
 }
 
 std::vector<std::string> UnhealthyIds(const DeviceTable& table) {
@@ -83,7 +90,7 @@ TEST(DeviceSnapshotTest, RepeatedIdIsOneDeviceAsItsLastEntrySays) {
 TEST(DeviceSnapshotTest, RepeatedNumaNodeCountsOnceInFirstOrder) {
   v1beta1::ListAndWatchResponse response;
   AddDevice(response, "x", "Healthy", {1, 0, 1, 0, -1, -1});
-  EXPECT_EQ(DevicesFromWire(response).at(0).numa_nodes, (std::vector<int64_t>{1, 0, -1}));
+  EXPECT_EQ(DevicesOf(response).at(0).numa_nodes, (std::vector<int64_t>{1, 0, -1}));
   // A list too long to search in place goes through a set, with the same result.
   std::vector<int64_t> long_list;
   std::vector<int64_t> distinct;
@@ -92,7 +99,7 @@ TEST(DeviceSnapshotTest, RepeatedNumaNodeCountsOnceInFirstOrder) {
     long_list.insert(long_list.end(), distinct.begin(), distinct.end());
   }
   AddDevice(response, "y", "Healthy", long_list);
-  EXPECT_EQ(DevicesFromWire(response).at(1).numa_nodes, distinct);
+  EXPECT_EQ(DevicesOf(response).at(1).numa_nodes, distinct);
 }
 
 TEST(DeviceSnapshotTest, KeepsIdsByteForByte) {

@@ -138,6 +138,31 @@ TEST(EndpointTest, AnyHealthOtherThanHealthyIsUnhealthy) {
   EXPECT_EQ(callbacks.end_status().code(), absl::StatusCode::kCancelled);
 }
 
+// As in the kubelet (grpc-go), a message that does not parse ends the stream: the endpoint
+// reports INTERNAL, and nothing of the message reaches the manager.
+TEST(EndpointTest, AMessageThatDoesNotParseEndsTheStream) {
+  TempDir dir;
+  FakeDevicePlugin plugin(dir.Sub("mock.sock"), "example.com/mock", {MakeDevice("ok")});
+  ASSERT_TRUE(plugin.Start().ok());
+  RecordingCallbacks callbacks;
+  auto endpoint =
+      EndpointImpl::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  (*endpoint)->StartListAndWatch();
+  ASSERT_TRUE(WaitFor([&] { return callbacks.snapshot_count() == 1; }));
+  // A device whose ID is not UTF-8: refused by protobuf's parse, so by the endpoint.
+  v1beta1::ListAndWatchResponse bad;
+  bad.add_devices()->set_id("ok");
+  std::string bytes = bad.SerializeAsString();
+  bytes.back() = '\xff';
+  plugin.SetSnapshotBytes(bytes);
+  ASSERT_TRUE(WaitFor([&] { return callbacks.ended(); }));
+  EXPECT_EQ(callbacks.end_status().code(), absl::StatusCode::kInternal);
+  EXPECT_TRUE(absl::StrContains(callbacks.end_status().message(), "not valid UTF-8"))
+      << callbacks.end_status();
+  EXPECT_EQ(callbacks.snapshot_count(), 1u);
+}
+
 TEST(EndpointTest, TestAllocate) {
   TempDir dir;
   FakeDevicePlugin plugin(dir.Sub("mock.sock"), "example.com/mock", {MakeDevice("10")});

@@ -1,9 +1,10 @@
 // libFuzzer target for what the device manager makes of a ListAndWatch snapshot: the bytes a
-// plugin sends, parsed as gRPC would, turned into devices (DevicesFromWire, in the stream
-// reactor) and into the resource's device table, which also answers which devices are healthy
-// (DeviceTable, in OnDevicesUpdated). Beyond "no crash", the result must describe the snapshot: one
-// entry per distinct ID, with the health and NUMA nodes of that ID's last entry, and health sets
-// that split the IDs so that capacity (healthy + unhealthy) is the number of devices.
+// plugin sends, read into devices (DevicesFromWire, in the stream reactor) and into the
+// resource's device table, which also answers which devices are healthy (DeviceTable, in
+// OnDevicesUpdated). Beyond "no crash": DevicesFromWire refuses exactly what protobuf's parse
+// refuses, and the result must describe protobuf's message: one entry per distinct ID, with the
+// health and NUMA nodes of that ID's last entry, and health sets that split the IDs so that
+// capacity (healthy + unhealthy) is the number of devices.
 #include <google/protobuf/stubs/logging.h>
 
 #include <cstddef>
@@ -13,8 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "devicemanager/device_snapshot.h"
 #include "devicemanager/device_table.h"
+#include "deviceplugin/v1beta1/api.pb.h"
 #include "tests/fuzz/invariant.h"
 
 using devmgr::devicemanager::Device;
@@ -47,11 +50,15 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   v1beta1::ListAndWatchResponse response;
-  // gRPC parses the same way; what does not parse (invalid UTF-8 in a string field among it)
-  // ends the stream and never reaches the manager.
-  if (!response.ParseFromArray(data, static_cast<int>(size))) return 0;
+  const bool parses = response.ParseFromArray(data, static_cast<int>(size));
+  auto read = devmgr::devicemanager::DevicesFromWire(
+      absl::string_view(reinterpret_cast<const char*>(data), size));
+  Invariant(read.ok() == parses, "refused exactly when protobuf refuses");
+  // What does not parse (invalid UTF-8 in a string field among it) ends the stream and never
+  // reaches the manager.
+  if (!parses) return 0;
 
-  std::vector<Device> devices = devmgr::devicemanager::DevicesFromWire(response);
+  std::vector<Device> devices = *std::move(read);
   Invariant(devices.size() == static_cast<size_t>(response.devices_size()),
             "one device per wire entry, in order");
   std::map<std::string, const v1beta1::Device*> last;

@@ -217,6 +217,11 @@ void FakeDevicePlugin::SetDevices(std::vector<v1beta1::Device> devices) {
   streams_.Publish(Snapshot(std::move(devices)));
 }
 
+void FakeDevicePlugin::SetSnapshotBytes(const std::string& bytes) {
+  grpc::Slice slice(bytes);
+  streams_.Publish(std::make_shared<const grpc::ByteBuffer>(&slice, 1));
+}
+
 void FakeDevicePlugin::EndStreams() { streams_.EndAll(grpc::Status::OK); }
 
 void FakeDevicePlugin::OnAllocate(AllocateFn fn) {

@@ -78,6 +78,9 @@ class FakeDevicePlugin {
 
   // SetDevices replaces the device list and sends it to every open stream.
   void SetDevices(std::vector<v1beta1::Device> devices);
+  // SetSnapshotBytes sends `bytes` to every open stream as they are, as the next message: a
+  // plugin that sends what does not parse.
+  void SetSnapshotBytes(const std::string& bytes);
   // EndStreams finishes every open ListAndWatch stream with OK (the plugin "goes away" for
   // the manager while the server keeps running).
   void EndStreams();
