@@ -21,8 +21,10 @@ from deviceplugin.v1beta1 import api_pb2  # noqa: E402
 
 
 def device(device_id, health, nodes=()):
-    topology = api_pb2.TopologyInfo(nodes=[api_pb2.NUMANode(ID=n) for n in nodes]) if nodes else None
-    return api_pb2.Device(ID=device_id, health=health, topology=topology)
+    message = api_pb2.Device(ID=device_id, health=health)
+    for node in nodes:
+        message.topology.nodes.add(ID=node)
+    return message
 
 
 def get_options(request, context):
