@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "devicemanager/endpoint_impl.h"
+#include "tests/devicemanager/recording_callbacks.h"
 #include "tests/testlib/fake_device_plugin.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
@@ -19,42 +20,6 @@ using ::devmgr::testing::FakeDevicePlugin;
 using ::devmgr::testing::MakeDevice;
 using ::devmgr::testing::TempDir;
 using ::devmgr::testing::WaitFor;
-
-// Records what an endpoint reports.
-class RecordingCallbacks : public EndpointCallbacks {
- public:
-  void OnDevicesUpdated(const Endpoint& /*endpoint*/, std::vector<Device>&& devices) override {
-    absl::MutexLock lock(&mu_);
-    snapshots_.push_back(std::move(devices));
-  }
-  void OnStreamEnded(const Endpoint& /*endpoint*/, const absl::Status& status) override {
-    absl::MutexLock lock(&mu_);
-    ended_ = true;
-    end_status_ = status;
-  }
-  size_t snapshot_count() const {
-    absl::MutexLock lock(&mu_);
-    return snapshots_.size();
-  }
-  std::vector<Device> snapshot(size_t i) const {
-    absl::MutexLock lock(&mu_);
-    return snapshots_.at(i);
-  }
-  bool ended() const {
-    absl::MutexLock lock(&mu_);
-    return ended_;
-  }
-  absl::Status end_status() const {
-    absl::MutexLock lock(&mu_);
-    return end_status_;
-  }
-
- private:
-  mutable absl::Mutex mu_;
-  std::vector<std::vector<Device>> snapshots_ ABSL_GUARDED_BY(mu_);
-  bool ended_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Status end_status_ ABSL_GUARDED_BY(mu_);
-};
 
 EndpointOptions ShortOptions() {
   EndpointOptions options;

@@ -9,6 +9,7 @@
 #include "deviceplugin/plugin.h"
 #include "nlohmann/json.hpp"
 #include "tests/deviceplugin/source_root.h"
+#include "tests/testlib/python_grpc.h"
 #include "tests/testlib/subprocess.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
@@ -17,14 +18,12 @@ namespace devmgr::deviceplugin {
 namespace {
 
 using testing::BackgroundProcess;
-using testing::RunProcess;
+using testing::GeneratePythonStubs;
+using testing::kPython;
+using testing::MissingPythonGrpc;
 using testing::TempDir;
 using testing::WaitFor;
 using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
-
-constexpr char kPython[] = "/usr/bin/python3";
-constexpr char kProtoc[] = "/usr/bin/protoc";
-constexpr char kGrpcPythonPlugin[] = "/usr/bin/grpc_python_plugin";
 
 // Prefers the devices offered last, so that the answer cannot be the SDK's default by chance.
 class ReversePreference : public PreferredAllocator {
@@ -45,23 +44,12 @@ class ReversePreference : public PreferredAllocator {
 };
 
 TEST(PythonInteropTest, GrpcioKubeletRegistersAllocatesAndPrefers) {
-  for (const char* tool : {kPython, kProtoc, kGrpcPythonPlugin}) {
-    if (!std::filesystem::exists(tool)) GTEST_SKIP() << tool << " is not installed";
-  }
-  auto probe = RunProcess({kPython, "-c", "import grpc, google.protobuf"});
-  if (probe.exit_code != 0) {
-    GTEST_SKIP() << "Debian's python3-grpcio and python3-protobuf are not installed: " << probe.err;
-  }
+  if (auto missing = MissingPythonGrpc(); missing.has_value()) GTEST_SKIP() << *missing;
 
   TempDir dir;
   const std::filesystem::path source = DEVMGR_SOURCE_ROOT;
   const auto stubs = dir.Sub("stubs");
-  std::filesystem::create_directories(stubs);
-  auto generated =
-      RunProcess({kProtoc, "--proto_path=" + (source / "proto").string(),
-                  "--python_out=" + stubs.string(), "--grpc_python_out=" + stubs.string(),
-                  std::string("--plugin=protoc-gen-grpc_python=") + kGrpcPythonPlugin,
-                  "deviceplugin/v1beta1/api.proto"});
+  auto generated = GeneratePythonStubs(source / "proto", "deviceplugin/v1beta1/api.proto", stubs);
   ASSERT_EQ(generated.exit_code, 0) << generated.err;
 
   const auto plugin_dir = dir.Sub("device-plugins");
