@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
-#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -181,20 +180,15 @@ absl::Status ReadTopology(absl::string_view bytes, int depth, std::vector<int64_
 
 // Distinct keeps each NUMA node once, in the order of first mention. A real device lists a
 // node or two, searched in place; a hostile plugin may list millions, which go through a set.
-std::vector<int64_t> Distinct(std::vector<int64_t> nodes) {
-  if (nodes.size() <= kNodesSearchedInPlace) {
-    std::vector<int64_t> distinct;
-    for (int64_t node : nodes) {
-      if (std::find(distinct.begin(), distinct.end(), node) == distinct.end()) {
-        distinct.push_back(node);
-      }
-    }
-    return distinct;
-  }
+std::vector<int64_t> Distinct(const std::vector<int64_t>& nodes) {
+  const bool in_place = nodes.size() <= kNodesSearchedInPlace;
   std::vector<int64_t> distinct;
   std::set<int64_t> seen;
   for (int64_t node : nodes) {
-    if (seen.insert(node).second) distinct.push_back(node);
+    const bool first = in_place
+                           ? std::find(distinct.begin(), distinct.end(), node) == distinct.end()
+                           : seen.insert(node).second;
+    if (first) distinct.push_back(node);
   }
   return distinct;
 }
@@ -226,7 +220,7 @@ absl::Status ReadDevice(absl::string_view bytes, int depth, Device& device) {
   if (!status.ok()) return status;
   device.id = std::string(id);
   device.health = health == "Healthy" ? Health::kHealthy : Health::kUnhealthy;
-  device.numa_nodes = Distinct(std::move(nodes));
+  device.numa_nodes = Distinct(nodes);
   return absl::OkStatus();
 }
 

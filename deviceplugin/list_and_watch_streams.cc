@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/raw_request.h"
+
 namespace devmgr::deviceplugin {
 
 // One open ListAndWatch. Its fields are guarded by the owner's mu_ (one lock for all the
@@ -54,17 +56,13 @@ ListAndWatchStreams::~ListAndWatchStreams() {
   assert(streams_.empty());
 }
 
-ListAndWatchStreams::Snapshot ListAndWatchStreams::SnapshotOf(
-    const v1beta1::ListAndWatchResponse& message) {
-  grpc::Slice slice(message.SerializeAsString());
+ListAndWatchStreams::Snapshot ListAndWatchStreams::SnapshotOf(const std::string& bytes) {
+  grpc::Slice slice(bytes);
   return std::make_shared<const grpc::ByteBuffer>(&slice, 1);
 }
 
 ListAndWatchStreams::Reactor* ListAndWatchStreams::Open(const grpc::ByteBuffer& request) {
-  grpc::ByteBuffer request_bytes(request);  // shares the slices; Deserialize consumes it
-  v1beta1::Empty parsed;
-  const grpc::Status read =
-      grpc::SerializationTraits<v1beta1::Empty>::Deserialize(&request_bytes, &parsed);
+  const grpc::Status read = ParseRawRequest<v1beta1::Empty>(request);
   auto* reactor = new StreamReactor(*this);  // NOLINT: deletes itself in OnDone
   Action action;
   {

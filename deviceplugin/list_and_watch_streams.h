@@ -32,8 +32,9 @@ class ListAndWatchStreams {
   using Snapshot = std::shared_ptr<const grpc::ByteBuffer>;
   using Reactor = grpc::ServerWriteReactor<grpc::ByteBuffer>;
 
-  // SnapshotOf serializes `message`, for callers that hold one rather than its bytes.
-  static Snapshot SnapshotOf(const v1beta1::ListAndWatchResponse& message);
+  // SnapshotOf makes a snapshot of `bytes` as they are, for callers that serialize their own
+  // message (or send bytes that do not parse, as a test's plugin may).
+  static Snapshot SnapshotOf(const std::string& bytes);
 
   // `current` is the first message of every stream until the next Publish. `device_type` names
   // the streams in the logs, which go to `logger` (null logs nothing).

@@ -1,8 +1,7 @@
 #include "podresources/server_v1.h"
 
-#include <grpcpp/support/proto_buffer_reader.h>
-
 #include "absl/strings/str_format.h"
+#include "common/raw_request.h"
 #include "podresources/pod_resources.h"
 
 namespace devmgr::podresources {
@@ -12,20 +11,6 @@ grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* context, const grp
   reactor->Finish(status);
   return reactor;
 }
-
-namespace {
-
-// ReadRequest: whether a method answering with bytes got a request that parses. Its request
-// has no fields, but it must still parse: if not, INTERNAL, as a Go kubelet's gRPC answers
-// (gRPC C++'s typed methods would give an empty UNIMPLEMENTED).
-template <typename Request>
-grpc::Status ReadRequest(const grpc::ByteBuffer& request) {
-  grpc::ByteBuffer bytes(request);  // shares the slices
-  Request parsed;
-  return grpc::SerializationTraits<Request>::Deserialize(&bytes, &parsed);
-}
-
-}  // namespace
 
 bool Admitted(grpc::CallbackServerContext* context, ClientGate& gate, Counters& counters) {
   if (gate.AllowRequest(gate.Identify(*context))) return true;
@@ -45,7 +30,7 @@ grpc::ServerUnaryReactor* V1Service::List(grpc::CallbackServerContext* context,
   if (!Admitted(context, gate_, counters_)) return Finish(context, RateLimitedStatus());
   counters_.v1.requests_total.fetch_add(1, std::memory_order_relaxed);
   counters_.v1.requests_list.fetch_add(1, std::memory_order_relaxed);
-  if (grpc::Status read = ReadRequest<::v1::ListPodResourcesRequest>(*request); !read.ok()) {
+  if (grpc::Status read = ParseRawRequest<::v1::ListPodResourcesRequest>(*request); !read.ok()) {
     return Finish(context, read);
   }
   // Upstream reads the active pods and then frees the devices of pods that ended, so a pod that
@@ -63,7 +48,8 @@ grpc::ServerUnaryReactor* V1Service::GetAllocatableResources(grpc::CallbackServe
   if (!Admitted(context, gate_, counters_)) return Finish(context, RateLimitedStatus());
   counters_.v1.requests_total.fetch_add(1, std::memory_order_relaxed);
   counters_.v1.requests_get_allocatable.fetch_add(1, std::memory_order_relaxed);
-  if (grpc::Status read = ReadRequest<::v1::AllocatableResourcesRequest>(*request); !read.ok()) {
+  if (grpc::Status read = ParseRawRequest<::v1::AllocatableResourcesRequest>(*request);
+      !read.ok()) {
     return Finish(context, read);
   }
   *response = allocatable_cache_.Answer(providers_);

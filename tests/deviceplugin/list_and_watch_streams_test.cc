@@ -31,7 +31,7 @@ ListAndWatchStreams::Snapshot Snapshot(const std::vector<std::string>& ids) {
     device->set_id(id);
     device->set_health("Healthy");
   }
-  return ListAndWatchStreams::SnapshotOf(message);
+  return ListAndWatchStreams::SnapshotOf(message.SerializeAsString());
 }
 
 std::vector<std::string> Ids(const v1beta1::ListAndWatchResponse& response) {

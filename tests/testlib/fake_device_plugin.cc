@@ -34,7 +34,7 @@ deviceplugin::ListAndWatchStreams::Snapshot Snapshot(std::vector<v1beta1::Device
   v1beta1::ListAndWatchResponse message;
   message.mutable_devices()->Reserve(static_cast<int>(devices.size()));
   for (auto& device : devices) *message.add_devices() = std::move(device);
-  return deviceplugin::ListAndWatchStreams::SnapshotOf(message);
+  return deviceplugin::ListAndWatchStreams::SnapshotOf(message.SerializeAsString());
 }
 
 }  // namespace
@@ -218,8 +218,7 @@ void FakeDevicePlugin::SetDevices(std::vector<v1beta1::Device> devices) {
 }
 
 void FakeDevicePlugin::SetSnapshotBytes(const std::string& bytes) {
-  grpc::Slice slice(bytes);
-  streams_.Publish(std::make_shared<const grpc::ByteBuffer>(&slice, 1));
+  streams_.Publish(deviceplugin::ListAndWatchStreams::SnapshotOf(bytes));
 }
 
 void FakeDevicePlugin::EndStreams() { streams_.EndAll(grpc::Status::OK); }
