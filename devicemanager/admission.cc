@@ -615,6 +615,15 @@ void ManagerImpl::UpdateAllocatedDevices() {
     sources_ready = sources_ready_;
   }
   if (sources_ready == nullptr || !sources_ready()) return;
+  // Both revisions are read before the active pods: a pod that leaves, or an allocation made,
+  // after this point changes one of them, and the next call passes again.
+  std::optional<std::pair<uint64_t, uint64_t>> start;
+  if (options_.active_pods_revision != nullptr) {
+    const uint64_t pods = options_.active_pods_revision();
+    absl::MutexLock lock(&mu_);
+    start.emplace(pods, pod_devices_.revision());
+    if (passed_at_ == start) return;
+  }
   // Sorted, to be walked beside the held pods. Hosts often list them in order already (the
   // daemon's pod registry does): checking that is one pass, sorting again is not.
   std::vector<std::string> active =
@@ -623,6 +632,7 @@ void ManagerImpl::UpdateAllocatedDevices() {
   std::vector<std::string> removed;
   {
     absl::MutexLock lock(&mu_);
+    passed_at_ = start;
     removed = pod_devices_.PodsNotIn(active);
     reservations_.ForgetPodsNotIn(active);
     if (removed.empty()) return;

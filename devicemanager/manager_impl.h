@@ -299,6 +299,9 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // Devices reserved by admissions in flight, allocations in flight, and each pod's reusable
   // init-container devices.
   Reservations reservations_ ABSL_GUARDED_BY(mu_);
+  // What UpdateAllocatedDevices' last pass started from (options_.active_pods_revision, then
+  // the allocations' revision), when the host gives that revision.
+  std::optional<std::pair<uint64_t, uint64_t>> passed_at_ ABSL_GUARDED_BY(mu_);
   // Admissions inside WaitForPluginLocked's wait.
   int plugin_waits_ ABSL_GUARDED_BY(mu_) = 0;
   // Bumped by every commit of an admission and by SyncCheckpoint; durable_generation_ is the

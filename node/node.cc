@@ -271,8 +271,9 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   manager_options.resource_health_status = options.resource_health_status;
   manager_options.dra_extended_resource = options.dra_extended_resource;
   manager_options.logger = options.logger;
-  s.manager = devicemanager::CreateManager(std::move(manager_options));
   PodRegistry& registry = s.registry;
+  manager_options.active_pods_revision = [&registry] { return registry.ActiveUidsRevision(); };
+  s.manager = devicemanager::CreateManager(std::move(manager_options));
   // The daemon knows all its pods once the record is read, with the pods of the checkpoint the
   // manager restored (it reads the file once, for both): until then no device is freed.
   std::atomic<bool>& pods_known = s.pods_known;

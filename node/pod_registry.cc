@@ -131,7 +131,7 @@ absl::Status PodRegistry::CommitAdmission(const std::string& pod_uid) {
 
 void PodRegistry::AbortAdmission(const std::string& pod_uid) {
   absl::MutexLock lock(&mu_);
-  admitting_.erase(pod_uid);
+  if (admitting_.erase(pod_uid) > 0) ++abandoned_;
   if (staged_.erase(pod_uid) > 0) ++changes_;
 }
 
@@ -258,6 +258,11 @@ podresources::Pod PodRegistry::ToPodResources(const Pod& pod) {
   }
   for (const auto& container : pod.containers) out.containers.push_back({container.name, ""});
   return out;
+}
+
+uint64_t PodRegistry::ActiveUidsRevision() const {
+  absl::MutexLock lock(&mu_);
+  return revision_ + abandoned_;
 }
 
 std::vector<podresources::Pod> PodRegistry::GetPods() { return GetActivePods(); }

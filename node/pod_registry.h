@@ -99,6 +99,9 @@ class PodRegistry final : public podresources::PodsProvider {
   std::vector<RegisteredPod> List() const;
   // ActiveUids: every pod whose devices must be kept (also those being admitted), in UID order.
   std::vector<std::string> ActiveUids() const;
+  // ActiveUidsRevision changes whenever a pod leaves what ActiveUids answers (removed, or its
+  // admission abandoned).
+  uint64_t ActiveUidsRevision() const;
 
   // podresources::PodsProvider: admitted and recovered pods (there are no terminal ones).
   std::vector<podresources::Pod> GetPods() override;
@@ -150,6 +153,8 @@ class PodRegistry final : public podresources::PodsProvider {
   uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;
   // Changes with every change of pods_ (what GetActivePods answers).
   uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
+  // Changes whenever an admission is abandoned; with revision_, the ActiveUidsRevision.
+  uint64_t abandoned_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace devmgr::node

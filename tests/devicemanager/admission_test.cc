@@ -90,6 +90,7 @@ class AdmissionTest : public ::testing::Test {
                     ->Start(
                         [this] {
                           absl::MutexLock lock(&active_mu_);
+                          ++active_reads_;
                           return std::vector<std::string>(active_.begin(), active_.end());
                         },
                         [this] { return sources_ready_.load(); })
@@ -147,6 +148,7 @@ class AdmissionTest : public ::testing::Test {
   std::atomic<bool> sources_ready_{true};
   absl::Mutex active_mu_;
   std::set<std::string> active_ ABSL_GUARDED_BY(active_mu_);
+  int active_reads_ ABSL_GUARDED_BY(active_mu_) = 0;
   std::unique_ptr<ManagerImpl> manager_;
 };
 
@@ -694,6 +696,55 @@ TEST_F(AdmissionTest, ReleasePodFreesDevicesAndWritesTheCheckpoint) {
   fail_writes_ = true;
   EXPECT_EQ(manager_->ReleasePod("pod2").message(), "injected write failure");
   EXPECT_TRUE(manager_->GetDevices("pod2", "app").empty()) << "freed even when the write fails";
+}
+
+TEST_F(AdmissionTest, UpdateAllocatedDevicesPassesAgainOnlyAfterAChange) {
+  std::atomic<uint64_t> revision{1};
+  ManagerOptions options = Options();
+  options.active_pods_revision = [&revision] { return revision.load(); };
+  StartManager(std::move(options));
+  PluginPtr p1 = StartPlugin("p1.sock", kResource1, MakeDevices(3, "a"));
+  auto reads = [this] {
+    absl::MutexLock lock(&active_mu_);
+    return active_reads_;
+  };
+  SetActive({"pod1", "pod2"});
+  Pod pod1 = MakePod("pod1", {MakeContainer("app", {{kResource1, 1}})});
+  ASSERT_TRUE(manager_->AdmitPod(pod1).ok());
+
+  const int before = reads();
+  manager_->UpdateAllocatedDevices();
+  EXPECT_EQ(reads(), before + 1) << "the first pass after an allocation";
+  manager_->UpdateAllocatedDevices();
+  manager_->UpdateAllocatedDevices();
+  EXPECT_EQ(reads(), before + 1) << "nothing changed: no pass";
+
+  // A pod leaves: the host's revision changes and the pass frees its devices.
+  SetActive({"pod2"});
+  ++revision;
+  manager_->UpdateAllocatedDevices();
+  EXPECT_EQ(reads(), before + 2);
+  EXPECT_TRUE(manager_->GetDevices("pod1", "app").empty());
+
+  // An allocation changes the allocations' revision: the next call passes again.
+  Pod pod2 = MakePod("pod2", {MakeContainer("app", {{kResource1, 1}})});
+  ASSERT_TRUE(manager_->AdmitPod(pod2).ok());
+  const int admitted = reads();
+  manager_->UpdateAllocatedDevices();
+  EXPECT_EQ(reads(), admitted + 1);
+  EXPECT_EQ(Held("pod2", "app", kResource1).size(), 1u);
+  manager_->UpdateAllocatedDevices();
+  EXPECT_EQ(reads(), admitted + 1);
+
+  // Not ready: nothing is passed or remembered; once ready, the pass runs.
+  sources_ready_ = false;
+  SetActive({});
+  ++revision;
+  manager_->UpdateAllocatedDevices();
+  EXPECT_EQ(Held("pod2", "app", kResource1).size(), 1u);
+  sources_ready_ = true;
+  manager_->UpdateAllocatedDevices();
+  EXPECT_TRUE(manager_->GetDevices("pod2", "app").empty());
 }
 
 TEST_F(AdmissionTest, TestCheckpointRestartKeepsDevicesAndOptions) {
