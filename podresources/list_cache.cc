@@ -2,7 +2,10 @@
 
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <grpc/slice.h>
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -29,6 +32,38 @@ std::string Framed(const ::v1::PodResources& resources) {
   return bytes;
 }
 
+// Joined: the pieces one after the other, copied into slices of at most kSliceBytes. gRPC
+// sends a message of a few large slices as fast as one of a single slice, and much faster than
+// one of a slice per pod; slices this size come from memory the allocator keeps, where a
+// single slice of a large answer is a fresh mapping whose every page faults on first write.
+constexpr size_t kSliceBytes = 64 * 1024;
+
+grpc::ByteBuffer Joined(const std::vector<std::shared_ptr<const std::string>>& pieces,
+                        size_t size) {
+  std::vector<grpc::Slice> slices;
+  slices.reserve(size / kSliceBytes + 1);
+  auto piece = pieces.begin();
+  size_t offset = 0;  // into *piece
+  for (size_t left = size; left > 0;) {
+    const size_t length = std::min(left, kSliceBytes);
+    grpc_slice slice = grpc_slice_malloc(length);
+    uint8_t* out = GRPC_SLICE_START_PTR(slice);
+    for (size_t filled = 0; filled < length;) {
+      const size_t n = std::min(length - filled, (*piece)->size() - offset);
+      std::memcpy(out + filled, (*piece)->data() + offset, n);
+      filled += n;
+      offset += n;
+      if (offset == (*piece)->size()) {
+        ++piece;
+        offset = 0;
+      }
+    }
+    slices.emplace_back(slice, grpc::Slice::STEAL_REF);
+    left -= length;
+  }
+  return grpc::ByteBuffer(slices.data(), slices.size());
+}
+
 }  // namespace
 
 grpc::ByteBuffer ListCache::Answer(const Providers& providers) {
@@ -50,14 +85,15 @@ grpc::ByteBuffer ListCache::Answer(const Providers& providers) {
   absl::MutexLock lock(&mu_);
   if (key.has_value() && key_ == key) return answer_;
 
-  const std::vector<Pod> pods = providers.pods->GetActivePods();
+  std::vector<Pod> pods = providers.pods->GetActivePods();
   google::protobuf::Arena arena(AnswerArenaOptions());
-  std::unordered_map<std::string, PodPart> parts;
+  // parts_ is updated in place; the parts of pods not listed this time are dropped after.
+  const uint64_t build = ++builds_;
   // Each pod's part, kept or new, in the provider's order.
   std::vector<std::shared_ptr<const std::string>> pieces;
   pieces.reserve(pods.size());
   size_t size = 0;
-  for (const Pod& pod : pods) {
+  for (Pod& pod : pods) {
     const std::optional<uint64_t> found =
         reusable ? providers.devices->PodAllocationsRevision(pod.uid) : std::nullopt;
     const bool known = found.has_value();
@@ -65,23 +101,21 @@ grpc::ByteBuffer ListCache::Answer(const Providers& providers) {
     auto kept = parts_.find(pod.uid);
     if (known && kept != parts_.end() && kept->second.revision == revision &&
         kept->second.dynamic == dynamic && kept->second.pod == pod) {
+      kept->second.build = build;
       pieces.push_back(kept->second.bytes);
-      parts.emplace(pod.uid, std::move(kept->second));
     } else {
       auto* resources = google::protobuf::Arena::CreateMessage<::v1::PodResources>(&arena);
       FillPodResources(pod, providers, *resources);
       pieces.push_back(std::make_shared<const std::string>(Framed(*resources)));
-      if (known) parts.emplace(pod.uid, PodPart{pod, revision, dynamic, pieces.back()});
+      if (known) {
+        if (kept == parts_.end()) kept = parts_.try_emplace(pod.uid).first;
+        kept->second = PodPart{std::move(pod), revision, dynamic, pieces.back(), build};
+      }
     }
     size += pieces.back()->size();
   }
-  parts_ = std::move(parts);
-  // One slice: gRPC sends a message of one slice faster than one of a slice per pod.
-  std::string joined;
-  joined.reserve(size);
-  for (const auto& piece : pieces) joined += *piece;
-  grpc::Slice slice(joined);
-  grpc::ByteBuffer answer(&slice, 1);
+  std::erase_if(parts_, [build](const auto& entry) { return entry.second.build != build; });
+  grpc::ByteBuffer answer = Joined(pieces, size);
   key_ = key;
   answer_ = key.has_value() ? answer : grpc::ByteBuffer();
   return answer;

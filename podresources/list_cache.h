@@ -51,6 +51,7 @@ class ListCache {
     uint64_t revision = 0;
     uint64_t dynamic = 0;  // Key::dynamic when it was built
     std::shared_ptr<const std::string> bytes;
+    uint64_t build = 0;  // the last answer built that listed it
   };
 
   mutable absl::Mutex mu_;
@@ -58,6 +59,7 @@ class ListCache {
   grpc::ByteBuffer answer_ ABSL_GUARDED_BY(mu_);
   // By pod UID: the active pods of the last answer built.
   std::unordered_map<std::string, PodPart> parts_ ABSL_GUARDED_BY(mu_);
+  uint64_t builds_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace devmgr::podresources

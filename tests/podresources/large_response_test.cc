@@ -36,7 +36,12 @@ TEST_F(PodResourcesLargeResponseTest, TenMegabyteList) {
 
   ::v1::ListPodResourcesResponse response;
   ASSERT_TRUE(List(response).ok());
-  EXPECT_EQ(response.pod_resources_size(), 1000);
+  ASSERT_EQ(response.pod_resources_size(), 1000);
+  // The answer goes out in many slices; every pod arrives whole and in order.
+  for (int p = 0; p < 1000; ++p) {
+    EXPECT_EQ(response.pod_resources(p).name(), "pod-" + std::to_string(p));
+    EXPECT_EQ(response.pod_resources(p).containers_size(), 10);
+  }
   EXPECT_EQ(response.pod_resources(999).containers(9).devices_size(), 8);
   EXPECT_GT(response.ByteSizeLong(), 10u * 1000 * 1000);
 
