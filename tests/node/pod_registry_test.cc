@@ -171,6 +171,32 @@ TEST_F(PodRegistryTest, ActivePodsRevisionFollowsWhatPodResourcesSees) {
   EXPECT_TRUE(changed());
 }
 
+// The device manager skips its pass over the pods holding devices while this number (and its
+// allocations) stay the same, so it must change whenever a pod leaves ActiveUids.
+TEST_F(PodRegistryTest, ActiveUidsRevisionChangesWhenAPodLeavesActiveUids) {
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  uint64_t last = registry.ActiveUidsRevision();
+  auto changed = [&] {
+    const bool different = registry.ActiveUidsRevision() != last;
+    last = registry.ActiveUidsRevision();
+    return different;
+  };
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
+  EXPECT_FALSE(changed()) << "a pod came, none left";
+  registry.AbortAdmission("u1");
+  EXPECT_TRUE(changed()) << "an abandoned admission leaves ActiveUids";
+  registry.AbortAdmission("u1");
+  EXPECT_FALSE(changed()) << "nothing was being admitted";
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u2", "two")).ok());
+  registry.StageAdmission("u2", false);
+  ASSERT_TRUE(registry.CommitAdmission("u2").ok());
+  changed();
+  ASSERT_TRUE(registry.Remove("u2").ok());
+  EXPECT_TRUE(changed()) << "a removed pod leaves ActiveUids";
+  EXPECT_TRUE(registry.ActiveUids().empty());
+}
+
 TEST_F(PodRegistryTest, FailedRecordWriteChangesNothing) {
   PodRegistry registry(dir_.Sub("missing-parent") / "blocked", nullptr);
   ASSERT_TRUE(registry.Load({}).ok());
