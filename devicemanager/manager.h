@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -162,6 +163,10 @@ class Manager {
   virtual uint64_t AllocationsRevision() const = 0;
   // PodAllocationsRevision: the same for the containers of one pod (0 while it holds nothing).
   virtual uint64_t PodAllocationsRevision(absl::string_view pod_uid) const = 0;
+  // PodsChangedSince: the UIDs of the pods whose allocations changed after `revision` (an
+  // AllocationsRevision), sorted, so that a reader updates only what they hold; nullopt when
+  // the manager can no longer tell (over a thousand changes ago, or before its restore).
+  virtual std::optional<std::vector<std::string>> PodsChangedSince(uint64_t revision) const = 0;
 
   // Allocations is every allocation held (those restored from the checkpoint at Start
   // included) as checkpoint entries, in pod, container and resource order: what a host that

@@ -513,6 +513,11 @@ uint64_t ManagerImpl::PodAllocationsRevision(absl::string_view pod_uid) const {
   return pod_devices_.PodRevision(pod_uid);
 }
 
+std::optional<std::vector<std::string>> ManagerImpl::PodsChangedSince(uint64_t revision) const {
+  absl::MutexLock lock(&mu_);
+  return pod_devices_.PodsChangedSince(revision);
+}
+
 std::vector<checkpoint::PodDevicesEntry> ManagerImpl::Allocations() const {
   absl::MutexLock lock(&mu_);
   return pod_devices_.ToCheckpoint();

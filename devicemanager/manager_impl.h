@@ -59,6 +59,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
                              absl::string_view container_name) const override;
   uint64_t AllocationsRevision() const override;
   uint64_t PodAllocationsRevision(absl::string_view pod_uid) const override;
+  std::optional<std::vector<std::string>> PodsChangedSince(uint64_t revision) const override;
   std::vector<checkpoint::PodDevicesEntry> Allocations() const override;
   std::vector<ResourceSummary> GetResourceSummaries() const override;
   bool ShouldResetExtendedResourceCapacity() const override;

@@ -16,6 +16,7 @@ void PodDevices::MarkChanged() {
 
 void PodDevices::MarkPodChanged(absl::string_view pod_uid) {
   MarkChanged();
+  changes_.Record(revision_, std::string(pod_uid));
   for (auto it = PodBegin(pod_uid); it != allocations_.end() && it->first.pod_uid == pod_uid;
        ++it) {
     it->second.pod_revision = revision_;
@@ -151,7 +152,7 @@ void PodDevices::Delete(const std::vector<std::string>& pod_uids) {
       Unhold(it->first, it->second.devices);
       it = allocations_.erase(it);
     }
-    MarkChanged();
+    MarkPodChanged(uid);
   }
 }
 
@@ -292,6 +293,7 @@ PodDevices PodDevices::FromCheckpoint(std::vector<checkpoint::PodDevicesEntry> e
   }
   // One revision for everything restored.
   result.MarkChanged();
+  result.changes_.Reset(result.revision_);
   for (auto& [key, stored] : result.allocations_) stored.pod_revision = result.revision_;
   return result;
 }

@@ -19,6 +19,7 @@
 
 #include "absl/strings/string_view.h"
 #include "checkpoint/checkpoint.h"
+#include "common/change_log.h"
 #include "devicemanager/device_table.h"
 #include "devicemanager/id_set.h"
 #include "devicemanager/types.h"
@@ -35,6 +36,8 @@ struct ContainerAllocation {
 
 class PodDevices {
  public:
+  static constexpr size_t kChangesKept = 1024;
+
   PodDevices() = default;
   PodDevices(PodDevices&&) = default;
   PodDevices& operator=(PodDevices&&) = default;
@@ -120,6 +123,12 @@ class PodDevices {
   // come from one counter for the whole process, so two different PodDevices values (one
   // restored from a checkpoint and moved over another, say) never share a revision.
   uint64_t revision() const { return revision_; }
+  // PodsChangedSince: the UIDs of the pods whose allocations changed after `revision` (one of
+  // this value's revisions), sorted; nullopt when that is too far back to tell (only the last
+  // kChangesKept changes are kept, and nothing from before the restore from a checkpoint).
+  std::optional<std::vector<std::string>> PodsChangedSince(uint64_t revision) const {
+    return changes_.Since(revision);
+  }
 
  private:
   // One allocation: (pod UID, container name, resource name), ordered in that order, so that
@@ -183,6 +192,8 @@ class PodDevices {
   using Holders = std::vector<const Key*>;
   std::map<std::string, std::map<std::string, Holders, std::less<>>, std::less<>> held_;
   uint64_t revision_ = 0;
+  // The pods MarkPodChanged was given, by revision.
+  ChangeLog changes_{kChangesKept};
 };
 
 }  // namespace devmgr::devicemanager

@@ -98,6 +98,30 @@ TEST(PodDevicesTest, RevisionChangesWithEveryChange) {
   EXPECT_TRUE(changed());
 }
 
+// A reader that built from revision R asks which pods changed since: every Insert, Remove and
+// Delete names its pod; a restore from the checkpoint tells nothing from before it.
+TEST(PodDevicesTest, PodsChangedSinceNamesThePodOfEachChange) {
+  using Uids = std::optional<std::vector<std::string>>;
+  PodDevices pod_devices;
+  pod_devices.Insert("pod1", "c", "res1", MakeAllocation({{0, {"a"}}}));
+  pod_devices.Insert("pod2", "c", "res1", MakeAllocation({{0, {"b"}}}));
+  const uint64_t built = pod_devices.revision();
+  EXPECT_EQ(pod_devices.PodsChangedSince(built), Uids(std::vector<std::string>()));
+  pod_devices.Insert("pod3", "c", "res1", MakeAllocation({{0, {"c"}}}));
+  pod_devices.Remove("pod1", "c", "res1");
+  pod_devices.Insert("pod3", "d", "res1", MakeAllocation({{0, {"d"}}}));
+  EXPECT_EQ(pod_devices.PodsChangedSince(built), Uids({"pod1", "pod3"}));
+  const uint64_t later = pod_devices.revision();
+  pod_devices.Delete({"pod2", "unknown"});
+  EXPECT_EQ(pod_devices.PodsChangedSince(later), Uids({"pod2"}));
+  EXPECT_EQ(pod_devices.PodsChangedSince(0), Uids({"pod1", "pod2", "pod3"}));
+
+  std::vector<checkpoint::PodDevicesEntry> entries = pod_devices.ToCheckpoint();
+  PodDevices restored = PodDevices::FromCheckpoint(std::move(entries));
+  EXPECT_EQ(restored.PodsChangedSince(later), std::nullopt);
+  EXPECT_EQ(restored.PodsChangedSince(restored.revision()), Uids(std::vector<std::string>()));
+}
+
 // The held-device index follows every change: a device two containers list stays held until
 // both let it go, one listed under two NUMA nodes counts once, and a replaced allocation frees
 // what it no longer lists.
