@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "devicemanager/manager.h"
 #include "podresources/providers.h"
@@ -28,6 +29,10 @@ class ManagerDevicesProvider final : public podresources::DevicesProvider {
   std::optional<uint64_t> AllocationsRevision() override { return manager_.AllocationsRevision(); }
   std::optional<uint64_t> PodAllocationsRevision(const std::string& pod_uid) override {
     return manager_.PodAllocationsRevision(pod_uid);
+  }
+  std::optional<std::vector<std::string>> PodsWithAllocationsChangedSince(
+      uint64_t revision) override {
+    return manager_.PodsChangedSince(revision);
   }
 
   // The Manager already answers with healthy devices only.

@@ -41,6 +41,7 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
   absl::MutexLock lock(&mu_);
   pods_.clear();
   ++revision_;
+  change_log_.Reset(revision_);
   for (RecordedPod& pod : recorded) {
     std::string uid = pod.pod.uid;
     if (pod.holds_devices && !holding.contains(uid)) {
@@ -126,6 +127,7 @@ absl::Status PodRegistry::CommitAdmission(const std::string& pod_uid) {
   staged_.erase(staged);
   admitting_.erase(admitting);
   ++revision_;
+  change_log_.Record(revision_, pod_uid);
   return absl::OkStatus();
 }
 
@@ -168,6 +170,7 @@ absl::Status PodRegistry::Remove(const std::string& pod_uid) {
   absl::MutexLock lock(&mu_);
   pods_.erase(pod_uid);
   ++revision_;
+  change_log_.Record(revision_, pod_uid);
   return absl::OkStatus();
 }
 
@@ -278,6 +281,18 @@ std::vector<podresources::Pod> PodRegistry::GetActivePods() {
 std::optional<uint64_t> PodRegistry::ActivePodsRevision() {
   absl::MutexLock lock(&mu_);
   return revision_;
+}
+
+std::optional<std::vector<std::string>> PodRegistry::ActivePodsChangedSince(uint64_t revision) {
+  absl::MutexLock lock(&mu_);
+  return change_log_.Since(revision);
+}
+
+std::optional<podresources::Pod> PodRegistry::GetActivePod(const std::string& uid) {
+  absl::MutexLock lock(&mu_);
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return std::nullopt;
+  return ToPodResources(it->second.registered.pod);
 }
 
 std::optional<podresources::Pod> PodRegistry::GetPodByName(const std::string& namespace_name,

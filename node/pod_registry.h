@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "checkpoint/checkpoint.h"
+#include "common/change_log.h"
 #include "common/durable_writer.h"
 #include "common/file_store.h"
 #include "common/logging.h"
@@ -109,6 +110,8 @@ class PodRegistry final : public podresources::PodsProvider {
   std::optional<podresources::Pod> GetPodByName(const std::string& namespace_name,
                                                 const std::string& name) override;
   std::optional<uint64_t> ActivePodsRevision() override;
+  std::optional<std::vector<std::string>> ActivePodsChangedSince(uint64_t revision) override;
+  std::optional<podresources::Pod> GetActivePod(const std::string& uid) override;
 
   // ToPodResources: how PodResources sees one of our pods (sidecars have restartPolicy Always).
   static podresources::Pod ToPodResources(const devicemanager::Pod& pod);
@@ -153,6 +156,9 @@ class PodRegistry final : public podresources::PodsProvider {
   uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;
   // Changes with every change of pods_ (what GetActivePods answers).
   uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
+  // The pods each change of revision_ was about, for the last kChangesKept changes.
+  static constexpr size_t kChangesKept = 1024;
+  ChangeLog change_log_ ABSL_GUARDED_BY(mu_){kChangesKept};
   // Changes whenever an admission is abandoned; with revision_, the ActiveUidsRevision.
   uint64_t abandoned_ ABSL_GUARDED_BY(mu_) = 0;
 };

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -80,15 +81,66 @@ grpc::ByteBuffer ListCache::Answer(const Providers& providers) {
       key = Key{*pods, *devices, *dynamic};
     }
   }
-  const bool reusable = key.has_value();
-  const uint64_t dynamic = reusable ? key->dynamic : 0;
   absl::MutexLock lock(&mu_);
   if (key.has_value() && key_ == key) return answer_;
+  std::optional<grpc::ByteBuffer> answer;
+  if (key.has_value()) answer = UpdatedLocked(providers, *key);
+  if (!answer.has_value()) answer = BuiltLocked(providers, key);
+  key_ = key;
+  answer_ = key.has_value() ? *answer : grpc::ByteBuffer();
+  return *std::move(answer);
+}
 
+std::optional<grpc::ByteBuffer> ListCache::UpdatedLocked(const Providers& providers,
+                                                         const Key& key) {
+  if (!key_.has_value() || !whole_in_uid_order_ || key.dynamic != key_->dynamic) {
+    return std::nullopt;
+  }
+  const std::optional<std::vector<std::string>> pods =
+      providers.pods->ActivePodsChangedSince(key_->pods);
+  if (!pods.has_value()) return std::nullopt;
+  const std::optional<std::vector<std::string>> devices =
+      providers.devices->PodsWithAllocationsChangedSince(key_->devices);
+  if (!devices.has_value()) return std::nullopt;
+  std::vector<std::string> changed;
+  std::set_union(pods->begin(), pods->end(), devices->begin(), devices->end(),
+                 std::back_inserter(changed));
+  google::protobuf::Arena arena(AnswerArenaOptions());
+  for (const std::string& uid : changed) {
+    std::optional<Pod> pod = providers.pods->GetActivePod(uid);
+    if (!pod.has_value()) {
+      parts_.erase(uid);
+      continue;
+    }
+    const std::optional<uint64_t> revision = providers.devices->PodAllocationsRevision(uid);
+    if (!revision.has_value()) return std::nullopt;
+    auto* resources = google::protobuf::Arena::CreateMessage<::v1::PodResources>(&arena);
+    FillPodResources(*pod, providers, *resources);
+    parts_.insert_or_assign(
+        uid, PodPart{*std::move(pod), *revision, key.dynamic,
+                     std::make_shared<const std::string>(Framed(*resources)), builds_});
+  }
+  std::vector<std::shared_ptr<const std::string>> pieces;
+  pieces.reserve(parts_.size());
+  size_t size = 0;
+  for (const auto& [uid, part] : parts_) {
+    pieces.push_back(part.bytes);
+    size += part.bytes->size();
+  }
+  return Joined(pieces, size);
+}
+
+grpc::ByteBuffer ListCache::BuiltLocked(const Providers& providers, const std::optional<Key>& key) {
+  const bool reusable = key.has_value();
+  const uint64_t dynamic = reusable ? key->dynamic : 0;
   std::vector<Pod> pods = providers.pods->GetActivePods();
   google::protobuf::Arena arena(AnswerArenaOptions());
   // parts_ is updated in place; the parts of pods not listed this time are dropped after.
   const uint64_t build = ++builds_;
+  // Whether parts_ will hold every pod listed, in the order listed: then a later answer can
+  // be parts_ walked in order (UpdatedLocked).
+  whole_in_uid_order_ = reusable;
+  const std::string* previous = nullptr;
   // Each pod's part, kept or new, in the provider's order.
   std::vector<std::shared_ptr<const std::string>> pieces;
   pieces.reserve(pods.size());
@@ -98,6 +150,7 @@ grpc::ByteBuffer ListCache::Answer(const Providers& providers) {
         reusable ? providers.devices->PodAllocationsRevision(pod.uid) : std::nullopt;
     const bool known = found.has_value();
     const uint64_t revision = found.value_or(0);
+    if (!known || (previous != nullptr && !(*previous < pod.uid))) whole_in_uid_order_ = false;
     auto kept = parts_.find(pod.uid);
     if (known && kept != parts_.end() && kept->second.revision == revision &&
         kept->second.dynamic == dynamic && kept->second.pod == pod) {
@@ -112,13 +165,11 @@ grpc::ByteBuffer ListCache::Answer(const Providers& providers) {
         kept->second = PodPart{std::move(pod), revision, dynamic, pieces.back(), build};
       }
     }
+    previous = known ? &kept->first : nullptr;
     size += pieces.back()->size();
   }
   std::erase_if(parts_, [build](const auto& entry) { return entry.second.build != build; });
-  grpc::ByteBuffer answer = Joined(pieces, size);
-  key_ = key;
-  answer_ = key.has_value() ? answer : grpc::ByteBuffer();
-  return answer;
+  return Joined(pieces, size);
 }
 
 }  // namespace devmgr::podresources

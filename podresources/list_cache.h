@@ -8,7 +8,10 @@
 //   pod as the pods provider described it, the revision of the pod's allocations and that of
 //   the dynamic resources: when the answer must be built again, only the pods that changed are
 //   read and serialized (every pod after a change of dynamic resources, which are not told
-//   per pod).
+//   per pod). Where the providers also tell which pods changed since a revision
+//   (ActivePodsChangedSince, PodsWithAllocationsChangedSince) and the last answer built listed
+//   every pod in UID order, only the pods named are read: the answer is then the kept parts in
+//   UID order, without reading the list of active pods at all.
 //
 // Nothing is reused unless every provider that contributes can tell its revisions: the pods,
 // devices and dynamic resources (if any) providers report them, and there is no CPU or memory
@@ -19,10 +22,10 @@
 #include <grpcpp/support/byte_buffer.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -44,6 +47,15 @@ class ListCache {
     uint64_t dynamic = 0;  // 0 without a dynamic resources provider
     friend bool operator==(const Key&, const Key&) = default;
   };
+  // UpdatedLocked: the answer from the kept parts with the pods changed since key_ read again,
+  // or nullopt where the providers cannot tell which pods changed.
+  std::optional<grpc::ByteBuffer> UpdatedLocked(const Providers& providers, const Key& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // BuiltLocked: the answer from every active pod, the kept parts reused where their pod and
+  // revisions are the same (none without a key).
+  grpc::ByteBuffer BuiltLocked(const Providers& providers, const std::optional<Key>& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   // One pod's element of the answer (field tag, length and PodResources), and what it was
   // built from.
   struct PodPart {
@@ -58,8 +70,10 @@ class ListCache {
   std::optional<Key> key_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer answer_ ABSL_GUARDED_BY(mu_);
   // By pod UID: the active pods of the last answer built.
-  std::unordered_map<std::string, PodPart> parts_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, PodPart, std::less<>> parts_ ABSL_GUARDED_BY(mu_);
   uint64_t builds_ ABSL_GUARDED_BY(mu_) = 0;
+  // The last BuiltLocked listed its pods in UID order and kept a part for each.
+  bool whole_in_uid_order_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace devmgr::podresources

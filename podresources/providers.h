@@ -67,6 +67,16 @@ class PodsProvider {
   // ActivePodsRevision: a number that changes whenever GetActivePods's answer may change, or
   // nullopt (the default) when the provider cannot tell, and then no List answer is reused.
   virtual std::optional<uint64_t> ActivePodsRevision() { return std::nullopt; }
+  // ActivePodsChangedSince: the UIDs of the pods that became active, stopped being active or
+  // changed in GetActivePods's answer after `revision` (an ActivePodsRevision), or nullopt (the
+  // default) when the provider cannot tell. With it, and GetActivePod, a List answer built
+  // again after a few changes reads only the pods those changes name.
+  virtual std::optional<std::vector<std::string>> ActivePodsChangedSince(uint64_t /*revision*/) {
+    return std::nullopt;
+  }
+  // GetActivePod: the active pod `uid` as GetActivePods would describe it, nullopt if it is not
+  // active. Read only where ActivePodsChangedSince tells changes.
+  virtual std::optional<Pod> GetActivePod(const std::string& /*uid*/) { return std::nullopt; }
 };
 
 class DevicesProvider {
@@ -84,6 +94,13 @@ class DevicesProvider {
   // PodAllocationsRevision: the same for the containers of one pod; with it, a List answer
   // that must be built again reads only the pods whose revision changed.
   virtual std::optional<uint64_t> PodAllocationsRevision(const std::string& /*pod_uid*/) {
+    return std::nullopt;
+  }
+  // PodsWithAllocationsChangedSince: the UIDs of the pods whose GetDevices answers may have
+  // changed after `revision` (an AllocationsRevision), or nullopt (the default) when the
+  // provider cannot tell (see ActivePodsChangedSince).
+  virtual std::optional<std::vector<std::string>> PodsWithAllocationsChangedSince(
+      uint64_t /*revision*/) {
     return std::nullopt;
   }
   // GetAllocatableDevices: every healthy device of every registered resource.

@@ -197,6 +197,34 @@ TEST_F(PodRegistryTest, ActiveUidsRevisionChangesWhenAPodLeavesActiveUids) {
   EXPECT_TRUE(registry.ActiveUids().empty());
 }
 
+// What PodResources' List reads after a change instead of every pod: the pods each change
+// since a revision was about, and those pods one by one.
+TEST_F(PodRegistryTest, ActivePodsChangedSinceNamesThePodsAdmittedAndRemoved) {
+  using Uids = std::optional<std::vector<std::string>>;
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  const uint64_t loaded = *registry.ActivePodsRevision();
+  EXPECT_EQ(registry.ActivePodsChangedSince(loaded - 1), std::nullopt) << "nothing before Load";
+  EXPECT_EQ(registry.ActivePodsChangedSince(loaded), Uids(std::vector<std::string>()));
+  for (const char* uid : {"u2", "u1"}) {
+    ASSERT_TRUE(registry.BeginAdmission(MakePod(uid, std::string("pod-") + uid)).ok());
+    registry.StageAdmission(uid, false);
+    ASSERT_TRUE(registry.CommitAdmission(uid).ok());
+  }
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u3", "three")).ok());
+  registry.AbortAdmission("u3");
+  EXPECT_EQ(registry.ActivePodsChangedSince(loaded), Uids({"u1", "u2"}));
+  const uint64_t admitted = *registry.ActivePodsRevision();
+  ASSERT_TRUE(registry.Remove("u2").ok());
+  EXPECT_EQ(registry.ActivePodsChangedSince(admitted), Uids({"u2"}));
+
+  ASSERT_TRUE(registry.GetActivePod("u1").has_value());
+  EXPECT_EQ(registry.GetActivePod("u1")->name, "pod-u1");
+  EXPECT_EQ(*registry.GetActivePod("u1"), registry.GetActivePods()[0]);
+  EXPECT_FALSE(registry.GetActivePod("u2").has_value()) << "removed";
+  EXPECT_FALSE(registry.GetActivePod("u3").has_value()) << "never admitted";
+}
+
 TEST_F(PodRegistryTest, FailedRecordWriteChangesNothing) {
   PodRegistry registry(dir_.Sub("missing-parent") / "blocked", nullptr);
   ASSERT_TRUE(registry.Load({}).ok());

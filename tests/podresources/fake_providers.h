@@ -13,6 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "common/change_log.h"
 #include "podresources/providers.h"
 
 namespace devmgr::podresources::testing {
@@ -25,6 +26,7 @@ class FakePodsProvider final : public PodsProvider {
   void SetPods(std::vector<Pod> pods, std::optional<std::vector<std::string>> active = {}) {
     absl::MutexLock lock(&mu_);
     ++revision_;
+    changes_.Reset(revision_);
     pods_ = std::move(pods);
     active_.clear();
     for (const Pod& pod : pods_) active_.push_back(pod.uid);
@@ -33,6 +35,7 @@ class FakePodsProvider final : public PodsProvider {
   void Upsert(const Pod& pod) {
     absl::MutexLock lock(&mu_);
     ++revision_;
+    changes_.Record(revision_, pod.uid);
     for (Pod& existing : pods_) {
       if (existing.uid == pod.uid) {
         existing = pod;
@@ -45,6 +48,7 @@ class FakePodsProvider final : public PodsProvider {
   void Remove(const std::string& uid) {
     absl::MutexLock lock(&mu_);
     ++revision_;
+    changes_.Record(revision_, uid);
     std::erase_if(pods_, [&](const Pod& pod) { return pod.uid == uid; });
     std::erase(active_, uid);
   }
@@ -53,7 +57,13 @@ class FakePodsProvider final : public PodsProvider {
     absl::MutexLock lock(&mu_);
     return pods_;
   }
+  // On: ActivePodsChangedSince tells the pods each change was about (off, the interface's
+  // default: it cannot tell).
+  void ReportChanges(bool report) { report_changes_.store(report); }
+  int active_pods_calls() const { return active_pods_calls_.load(); }
+
   std::vector<Pod> GetActivePods() override {
+    active_pods_calls_.fetch_add(1);
     absl::MutexLock lock(&mu_);
     std::vector<Pod> active;
     for (const Pod& pod : pods_) {
@@ -75,9 +85,25 @@ class FakePodsProvider final : public PodsProvider {
     absl::MutexLock lock(&mu_);
     return revision_;
   }
+  std::optional<std::vector<std::string>> ActivePodsChangedSince(uint64_t revision) override {
+    if (!report_changes_.load()) return std::nullopt;
+    absl::MutexLock lock(&mu_);
+    return changes_.Since(revision);
+  }
+  std::optional<Pod> GetActivePod(const std::string& uid) override {
+    absl::MutexLock lock(&mu_);
+    if (std::find(active_.begin(), active_.end(), uid) == active_.end()) return std::nullopt;
+    for (const Pod& pod : pods_) {
+      if (pod.uid == uid) return pod;
+    }
+    return std::nullopt;
+  }
 
  private:
+  std::atomic<bool> report_changes_{false};
+  std::atomic<int> active_pods_calls_{0};
   absl::Mutex mu_;
+  ChangeLog changes_ ABSL_GUARDED_BY(mu_){64};
   std::vector<Pod> pods_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> active_ ABSL_GUARDED_BY(mu_);
   uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
@@ -89,6 +115,7 @@ class FakeDevicesProvider final : public DevicesProvider {
                   ResourceDeviceInstances devices) {
     absl::MutexLock lock(&mu_);
     pod_revisions_[pod_uid] = ++revision_;
+    changes_.Record(revision_, pod_uid);
     devices_[{pod_uid, container}] = std::move(devices);
   }
   void SetHealth(const std::string& pod_uid, const std::string& container, DevicesHealth health) {
@@ -154,8 +181,18 @@ class FakeDevicesProvider final : public DevicesProvider {
     auto it = pod_revisions_.find(pod_uid);
     return it == pod_revisions_.end() ? 0 : it->second;
   }
+  // On: PodsWithAllocationsChangedSince tells the pods each change was about.
+  void ReportChanges(bool report) { report_changes_.store(report); }
+  std::optional<std::vector<std::string>> PodsWithAllocationsChangedSince(
+      uint64_t revision) override {
+    if (!report_changes_.load()) return std::nullopt;
+    absl::MutexLock lock(&mu_);
+    return changes_.Since(revision);
+  }
 
  private:
+  std::atomic<bool> report_changes_{false};
+  ChangeLog changes_ ABSL_GUARDED_BY(mu_){64};
   std::atomic<int> update_calls_{0};
   std::atomic<int> get_devices_calls_{0};
   std::atomic<int> resource_allocatable_calls_{0};

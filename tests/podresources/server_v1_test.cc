@@ -655,6 +655,78 @@ TEST_F(PodResourcesServerV1Test, ListReadsOnlyThePodsThatChanged) {
   EXPECT_EQ(response.pod_resources(1).containers(1).name(), "e");
 }
 
+// Providers that tell which pods changed since a revision: after a change List reads those
+// pods alone, not the list of active pods, and the answer keeps UID order (the pods provider's
+// order when it was last read whole).
+TEST_F(PodResourcesServerV1Test, ListReadsOnlyThePodsNamedAsChanged) {
+  node_.pods.SetPods({MakePod("pod-a", "pod-a", {"c"}), MakePod("pod-c", "pod-c", {"d"})});
+  node_.devices.SetDevices("pod-a", "c", {{"resource", {{"dev0", {}}}}});
+  node_.devices.SetDevices("pod-c", "d", {{"resource", {{"dev1", {}}}}});
+  node_.pods.ReportChanges(true);
+  node_.devices.ReportChanges(true);
+  StartQuiet(node_.pods_and_devices());
+  ::v1::ListPodResourcesResponse response;
+  ASSERT_TRUE(List(response).ok());
+  const int whole_reads = node_.pods.active_pods_calls();
+  int reads = node_.devices.get_devices_calls();
+
+  node_.devices.SetDevices("pod-a", "c", {{"resource", {{"dev2", {}}}}});
+  ASSERT_TRUE(List(response).ok());
+  EXPECT_EQ(node_.devices.get_devices_calls(), reads + 1) << "pod-a's one container";
+  reads = node_.devices.get_devices_calls();
+  ASSERT_EQ(response.pod_resources_size(), 2);
+  EXPECT_EQ(response.pod_resources(0).containers(0).devices(0).device_ids(0), "dev2");
+  EXPECT_EQ(response.pod_resources(1).containers(0).devices(0).device_ids(0), "dev1");
+
+  // A pod that comes between the two, one described anew, one that leaves.
+  node_.pods.Upsert(MakePod("pod-b", "pod-b", {"e"}));
+  node_.devices.SetDevices("pod-b", "e", {{"resource", {{"dev3", {}}}}});
+  node_.pods.Upsert(MakePod("pod-c", "pod-c", {"d", "f"}));
+  ASSERT_TRUE(List(response).ok());
+  EXPECT_EQ(node_.devices.get_devices_calls(), reads + 3) << "pod-b's one, pod-c's two";
+  ASSERT_EQ(response.pod_resources_size(), 3);
+  EXPECT_EQ(response.pod_resources(0).name(), "pod-a");
+  EXPECT_EQ(response.pod_resources(1).name(), "pod-b");
+  EXPECT_EQ(response.pod_resources(1).containers(0).devices(0).device_ids(0), "dev3");
+  EXPECT_EQ(response.pod_resources(2).containers_size(), 2);
+  node_.pods.Remove("pod-a");
+  ASSERT_TRUE(List(response).ok());
+  ASSERT_EQ(response.pod_resources_size(), 2);
+  EXPECT_EQ(response.pod_resources(0).name(), "pod-b");
+  EXPECT_EQ(response.pod_resources(1).name(), "pod-c");
+  EXPECT_EQ(node_.pods.active_pods_calls(), whole_reads) << "never read whole again";
+
+  // Too many changes to tell: the pods are read whole, and the answer has the same pods (in
+  // the fake's order, which put pod-b last).
+  for (int i = 0; i < 100; ++i) {
+    node_.devices.SetDevices("pod-b", "e", {{"resource", {{"dev3", {}}}}});
+  }
+  ::v1::ListPodResourcesResponse whole;
+  ASSERT_TRUE(List(whole).ok());
+  EXPECT_EQ(node_.pods.active_pods_calls(), whole_reads + 1);
+  ASSERT_EQ(whole.pod_resources_size(), 2);
+  EXPECT_TRUE(ProtoEquals(whole.pod_resources(0), response.pod_resources(1)));
+  EXPECT_TRUE(ProtoEquals(whole.pod_resources(1), response.pod_resources(0)));
+}
+
+// A pods provider that tells changes but does not list its pods in UID order: List keeps the
+// provider's order and reads the pods whole.
+TEST_F(PodResourcesServerV1Test, ListKeepsTheOrderOfAProviderNotInUidOrder) {
+  node_.pods.SetPods({MakePod("pod-b", "pod-b", {"c"}), MakePod("pod-a", "pod-a", {"d"})});
+  node_.pods.ReportChanges(true);
+  node_.devices.ReportChanges(true);
+  StartQuiet(node_.pods_and_devices());
+  ::v1::ListPodResourcesResponse response;
+  ASSERT_TRUE(List(response).ok());
+  const int whole_reads = node_.pods.active_pods_calls();
+  node_.devices.SetDevices("pod-a", "d", {{"resource", {{"dev0", {}}}}});
+  ASSERT_TRUE(List(response).ok());
+  EXPECT_EQ(node_.pods.active_pods_calls(), whole_reads + 1);
+  ASSERT_EQ(response.pod_resources_size(), 2);
+  EXPECT_EQ(response.pod_resources(0).name(), "pod-b");
+  EXPECT_EQ(response.pod_resources(1).containers(0).devices(0).device_ids(0), "dev0");
+}
+
 // The CPU and memory providers report no revision (nor does a dynamic resources provider that
 // cannot tell): every List is built.
 TEST_F(PodResourcesServerV1Test, ListIsBuiltEveryTimeWithOtherResourceManagers) {
