@@ -626,24 +626,34 @@ TEST_F(PodResourcesServerV1Test, ListSendsTheKeptAnswerWhileNothingChanged) {
   EXPECT_EQ(removed.pod_resources(0).name(), "pod-b");
 }
 
-// When the answer must be built again, only the pods whose allocations or description changed
-// are read; the others' parts are reused, in the pods provider's order.
-TEST_F(PodResourcesServerV1Test, ListReadsOnlyThePodsThatChanged) {
-  node_.pods.SetPods({MakePod("pod-a", "pod-a", {"c"}), MakePod("pod-b", "pod-b", {"d"})});
-  node_.devices.SetDevices("pod-a", "c", {{"resource", {{"dev0", {}}}}});
-  node_.devices.SetDevices("pod-b", "d", {{"resource", {{"dev1", {}}}}});
-  StartQuiet(node_.pods_and_devices());
-  ::v1::ListPodResourcesResponse response;
-  ASSERT_TRUE(List(response).ok());
-  int reads = node_.devices.get_devices_calls();
-
-  node_.devices.SetDevices("pod-a", "c", {{"resource", {{"dev2", {}}}}});
-  ASSERT_TRUE(List(response).ok());
-  EXPECT_EQ(node_.devices.get_devices_calls(), reads + 1) << "pod-a's one container";
-  reads = node_.devices.get_devices_calls();
+// Pods pod-a (container c, dev0) and `other` (container d, dev1), listed once; then pod-a's
+// device becomes dev2, and the next List reads pod-a's one container alone.
+void ListTwoPodsThenChangeOne(
+    FakeNode& node, const std::string& other, const std::function<void()>& start,
+    const std::function<grpc::Status(::v1::ListPodResourcesResponse&)>& list,
+    ::v1::ListPodResourcesResponse& response) {
+  node.pods.SetPods({MakePod("pod-a", "pod-a", {"c"}), MakePod(other, other, {"d"})});
+  node.devices.SetDevices("pod-a", "c", {{"resource", {{"dev0", {}}}}});
+  node.devices.SetDevices(other, "d", {{"resource", {{"dev1", {}}}}});
+  start();
+  ASSERT_TRUE(list(response).ok());
+  const int reads = node.devices.get_devices_calls();
+  node.devices.SetDevices("pod-a", "c", {{"resource", {{"dev2", {}}}}});
+  ASSERT_TRUE(list(response).ok());
+  EXPECT_EQ(node.devices.get_devices_calls(), reads + 1) << "pod-a's one container";
   ASSERT_EQ(response.pod_resources_size(), 2);
   EXPECT_EQ(response.pod_resources(0).containers(0).devices(0).device_ids(0), "dev2");
   EXPECT_EQ(response.pod_resources(1).containers(0).devices(0).device_ids(0), "dev1");
+}
+
+// When the answer must be built again, only the pods whose allocations or description changed
+// are read; the others' parts are reused, in the pods provider's order.
+TEST_F(PodResourcesServerV1Test, ListReadsOnlyThePodsThatChanged) {
+  ::v1::ListPodResourcesResponse response;
+  ListTwoPodsThenChangeOne(
+      node_, "pod-b", [this] { StartQuiet(node_.pods_and_devices()); },
+      [this](::v1::ListPodResourcesResponse& out) { return List(out); }, response);
+  int reads = node_.devices.get_devices_calls();
 
   // A pod the pods provider describes differently (a container more) is built again.
   node_.pods.Upsert(MakePod("pod-b", "pod-b", {"d", "e"}));
@@ -659,24 +669,15 @@ TEST_F(PodResourcesServerV1Test, ListReadsOnlyThePodsThatChanged) {
 // pods alone, not the list of active pods, and the answer keeps UID order (the pods provider's
 // order when it was last read whole).
 TEST_F(PodResourcesServerV1Test, ListReadsOnlyThePodsNamedAsChanged) {
-  node_.pods.SetPods({MakePod("pod-a", "pod-a", {"c"}), MakePod("pod-c", "pod-c", {"d"})});
-  node_.devices.SetDevices("pod-a", "c", {{"resource", {{"dev0", {}}}}});
-  node_.devices.SetDevices("pod-c", "d", {{"resource", {{"dev1", {}}}}});
   node_.pods.ReportChanges(true);
   node_.devices.ReportChanges(true);
-  StartQuiet(node_.pods_and_devices());
   ::v1::ListPodResourcesResponse response;
-  ASSERT_TRUE(List(response).ok());
+  ListTwoPodsThenChangeOne(
+      node_, "pod-c", [this] { StartQuiet(node_.pods_and_devices()); },
+      [this](::v1::ListPodResourcesResponse& out) { return List(out); }, response);
   const int whole_reads = node_.pods.active_pods_calls();
+  EXPECT_EQ(whole_reads, 1) << "the first List only";
   int reads = node_.devices.get_devices_calls();
-
-  node_.devices.SetDevices("pod-a", "c", {{"resource", {{"dev2", {}}}}});
-  ASSERT_TRUE(List(response).ok());
-  EXPECT_EQ(node_.devices.get_devices_calls(), reads + 1) << "pod-a's one container";
-  reads = node_.devices.get_devices_calls();
-  ASSERT_EQ(response.pod_resources_size(), 2);
-  EXPECT_EQ(response.pod_resources(0).containers(0).devices(0).device_ids(0), "dev2");
-  EXPECT_EQ(response.pod_resources(1).containers(0).devices(0).device_ids(0), "dev1");
 
   // A pod that comes between the two, one described anew, one that leaves.
   node_.pods.Upsert(MakePod("pod-b", "pod-b", {"e"}));
