@@ -33,6 +33,14 @@ std::string Framed(const ::v1::PodResources& resources) {
   return bytes;
 }
 
+// Part: `pod`'s element of the answer, read from the providers (its message on `arena`).
+std::shared_ptr<const std::string> Part(const Pod& pod, const Providers& providers,
+                                        google::protobuf::Arena& arena) {
+  auto* resources = google::protobuf::Arena::CreateMessage<::v1::PodResources>(&arena);
+  FillPodResources(pod, providers, *resources);
+  return std::make_shared<const std::string>(Framed(*resources));
+}
+
 // Joined: the pieces one after the other, copied into slices of at most kSliceBytes. gRPC
 // sends a message of a few large slices as fast as one of a single slice, and much faster than
 // one of a slice per pod; slices this size come from memory the allocator keeps, where a
@@ -114,11 +122,9 @@ std::optional<grpc::ByteBuffer> ListCache::UpdatedLocked(const Providers& provid
     }
     const std::optional<uint64_t> revision = providers.devices->PodAllocationsRevision(uid);
     if (!revision.has_value()) return std::nullopt;
-    auto* resources = google::protobuf::Arena::CreateMessage<::v1::PodResources>(&arena);
-    FillPodResources(*pod, providers, *resources);
+    std::shared_ptr<const std::string> bytes = Part(*pod, providers, arena);
     parts_.insert_or_assign(
-        uid, PodPart{*std::move(pod), *revision, key.dynamic,
-                     std::make_shared<const std::string>(Framed(*resources)), builds_});
+        uid, PodPart{*std::move(pod), *revision, key.dynamic, std::move(bytes), builds_});
   }
   std::vector<std::shared_ptr<const std::string>> pieces;
   pieces.reserve(parts_.size());
@@ -157,9 +163,7 @@ grpc::ByteBuffer ListCache::BuiltLocked(const Providers& providers, const std::o
       kept->second.build = build;
       pieces.push_back(kept->second.bytes);
     } else {
-      auto* resources = google::protobuf::Arena::CreateMessage<::v1::PodResources>(&arena);
-      FillPodResources(pod, providers, *resources);
-      pieces.push_back(std::make_shared<const std::string>(Framed(*resources)));
+      pieces.push_back(Part(pod, providers, arena));
       if (known) {
         if (kept == parts_.end()) kept = parts_.try_emplace(pod.uid).first;
         kept->second = PodPart{std::move(pod), revision, dynamic, pieces.back(), build};
