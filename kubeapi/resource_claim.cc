@@ -1,5 +1,7 @@
 #include "kubeapi/resource_claim.h"
 
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -120,6 +122,20 @@ absl::Status DecodeExactFields(Fields& fields, bool admin_access, ExactDeviceReq
   return absl::OkStatus();
 }
 
+// The API server's check that no two items of a list share a name:
+// `<field>[i].name: Duplicate value: "<name>"` for the first repeat.
+template <typename T>
+absl::Status CheckNamesUnique(const std::vector<T>& items, const std::string& field) {
+  std::unordered_set<std::string_view> seen;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!seen.insert(items[i].name).second) {
+      return FieldError(absl::StrCat(field, "[", i, "].name"),
+                        absl::StrCat("Duplicate value: \"", items[i].name, "\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<DeviceSubRequest> DecodeSubRequest(const Json& object, const std::string& field) {
   Fields fields(object, field);
   if (absl::Status ok = fields.CheckObject(); !ok.ok()) return ok;
@@ -153,6 +169,7 @@ absl::StatusOr<DeviceRequest> DecodeRequest(const Json& object, const std::strin
   absl::StatusOr<std::vector<DeviceSubRequest>> subs =
       fields.List<DeviceSubRequest>("firstAvailable", DecodeSubRequest);
   if (!subs.ok()) return subs.status();
+  if (absl::Status ok = CheckNamesUnique(*subs, fields.Name("firstAvailable")); !ok.ok()) return ok;
   request.first_available = *std::move(subs);
   return request;
 }
@@ -383,6 +400,9 @@ absl::StatusOr<ResourceClaim> DecodeResourceClaim(const Json& object) {
   absl::StatusOr<std::vector<DeviceRequest>> requests =
       device_fields.List<DeviceRequest>("requests", DecodeRequest);
   if (!requests.ok()) return requests.status();
+  if (absl::Status ok = CheckNamesUnique(*requests, device_fields.Name("requests")); !ok.ok()) {
+    return ok;
+  }
   claim.spec.requests = *std::move(requests);
   absl::StatusOr<std::vector<DeviceConstraint>> constraints =
       device_fields.List<DeviceConstraint>("constraints", DecodeConstraint);

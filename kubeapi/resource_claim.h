@@ -164,7 +164,10 @@ struct DeviceClass {
 };
 
 // DecodeResourceClaim reads a ResourceClaim of resource.k8s.io/v1 (v1beta1 and v1beta2 as
-// kubeapi/resource_versions.h converts them). InvalidArgument naming the field otherwise.
+// kubeapi/resource_versions.h converts them). InvalidArgument naming the field otherwise, and
+// with the API server's text for the validation the allocator relies on: two requests, or two
+// subrequests of one request, of the same name ("spec.devices.requests[1].name: Duplicate
+// value: \"gpu\"").
 absl::StatusOr<ResourceClaim> DecodeResourceClaim(const Json& object);
 // EncodeResourceClaim: the claim's document with status.allocation set from `allocation`
 // (removed when it has none).
