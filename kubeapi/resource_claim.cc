@@ -122,20 +122,6 @@ absl::Status DecodeExactFields(Fields& fields, bool admin_access, ExactDeviceReq
   return absl::OkStatus();
 }
 
-// The API server's check that no two items of a list share a name:
-// `<field>[i].name: Duplicate value: "<name>"` for the first repeat.
-template <typename T>
-absl::Status CheckNamesUnique(const std::vector<T>& items, const std::string& field) {
-  std::unordered_set<std::string_view> seen;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (!seen.insert(items[i].name).second) {
-      return FieldError(absl::StrCat(field, "[", i, "].name"),
-                        absl::StrCat("Duplicate value: \"", items[i].name, "\""));
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<DeviceSubRequest> DecodeSubRequest(const Json& object, const std::string& field) {
   Fields fields(object, field);
   if (absl::Status ok = fields.CheckObject(); !ok.ok()) return ok;
@@ -169,7 +155,6 @@ absl::StatusOr<DeviceRequest> DecodeRequest(const Json& object, const std::strin
   absl::StatusOr<std::vector<DeviceSubRequest>> subs =
       fields.List<DeviceSubRequest>("firstAvailable", DecodeSubRequest);
   if (!subs.ok()) return subs.status();
-  if (absl::Status ok = CheckNamesUnique(*subs, fields.Name("firstAvailable")); !ok.ok()) return ok;
   request.first_available = *std::move(subs);
   return request;
 }
@@ -280,6 +265,20 @@ ResourceVersion VersionOf(const Json& object) {
     if (it->get<std::string>() == GroupVersion(version)) return version;
   }
   return ResourceVersion::kV1;
+}
+
+// The API server's check that no two items of a list share a name:
+// `<field>[i].name: Duplicate value: "<name>"` for the first repeat.
+template <typename T>
+absl::Status CheckNamesUnique(const std::vector<T>& items, const std::string& field) {
+  std::unordered_set<std::string_view> seen;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!seen.insert(items[i].name).second) {
+      return FieldError(absl::StrCat(field, "[", i, "].name"),
+                        absl::StrCat("Duplicate value: \"", items[i].name, "\""));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -400,9 +399,6 @@ absl::StatusOr<ResourceClaim> DecodeResourceClaim(const Json& object) {
   absl::StatusOr<std::vector<DeviceRequest>> requests =
       device_fields.List<DeviceRequest>("requests", DecodeRequest);
   if (!requests.ok()) return requests.status();
-  if (absl::Status ok = CheckNamesUnique(*requests, device_fields.Name("requests")); !ok.ok()) {
-    return ok;
-  }
   claim.spec.requests = *std::move(requests);
   absl::StatusOr<std::vector<DeviceConstraint>> constraints =
       device_fields.List<DeviceConstraint>("constraints", DecodeConstraint);
@@ -424,6 +420,20 @@ absl::StatusOr<ResourceClaim> DecodeResourceClaim(const Json& object) {
     claim.allocation = *std::move(decoded);
   }
   return claim;
+}
+
+absl::Status ValidateResourceClaim(const ResourceClaim& claim) {
+  const std::vector<DeviceRequest>& requests = claim.spec.requests;
+  if (absl::Status ok = CheckNamesUnique(requests, "spec.devices.requests"); !ok.ok()) return ok;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (absl::Status ok =
+            CheckNamesUnique(requests[i].first_available,
+                             absl::StrCat("spec.devices.requests[", i, "].firstAvailable"));
+        !ok.ok()) {
+      return ok;
+    }
+  }
+  return absl::OkStatus();
 }
 
 Json EncodeResourceClaim(const ResourceClaim& claim) {

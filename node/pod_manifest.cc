@@ -227,6 +227,9 @@ absl::Status ReadClaims(const std::vector<std::pair<size_t, YAML::Node>>& docume
       absl::StatusOr<kubeapi::ResourceClaim> whole =
           object.ok() ? kubeapi::DecodeResourceClaim(*object)
                       : absl::StatusOr<kubeapi::ResourceClaim>(object.status());
+      if (whole.ok()) {
+        if (absl::Status valid = kubeapi::ValidateResourceClaim(*whole); !valid.ok()) whole = valid;
+      }
       if (!whole.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(where, ": ", whole.status().message()));
       }

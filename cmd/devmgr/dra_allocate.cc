@@ -43,6 +43,14 @@ absl::StatusOr<std::vector<T>> ReadKind(const std::vector<std::string>& paths,
   return kubeapi::DecodeKind<T>(*objects, kind, decode);
 }
 
+// A claim as the API server would take it: decoded, then validated.
+absl::StatusOr<kubeapi::ResourceClaim> DecodeValidClaim(const Json& object) {
+  absl::StatusOr<kubeapi::ResourceClaim> claim = kubeapi::DecodeResourceClaim(object);
+  if (!claim.ok()) return claim;
+  if (absl::Status valid = kubeapi::ValidateResourceClaim(*claim); !valid.ok()) return valid;
+  return claim;
+}
+
 // The node: --node, else the one node the node-local slices name.
 absl::StatusOr<structured::Node> NodeOf(const AllocateFlags& flags,
                                         const std::vector<kubeapi::ResourceSlicePtr>& slices) {
@@ -103,11 +111,11 @@ int Run(const AllocateFlags& flags) {
       ReadKind<kubeapi::DeviceClass>(flags.classes, "DeviceClass", kubeapi::DecodeDeviceClass);
   if (!classes.ok()) return Fail(kExitUsage, classes.status().message());
   absl::StatusOr<std::vector<kubeapi::ResourceClaim>> claims =
-      ReadKind<kubeapi::ResourceClaim>(flags.claims, "ResourceClaim", kubeapi::DecodeResourceClaim);
+      ReadKind<kubeapi::ResourceClaim>(flags.claims, "ResourceClaim", DecodeValidClaim);
   if (!claims.ok()) return Fail(kExitUsage, claims.status().message());
   if (claims->empty()) return Fail(kExitUsage, "--claim: no ResourceClaim in the files");
-  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> allocated = ReadKind<kubeapi::ResourceClaim>(
-      flags.allocated, "ResourceClaim", kubeapi::DecodeResourceClaim);
+  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> allocated =
+      ReadKind<kubeapi::ResourceClaim>(flags.allocated, "ResourceClaim", DecodeValidClaim);
   if (!allocated.ok()) return Fail(kExitUsage, allocated.status().message());
 
   std::vector<kubeapi::ResourceSlicePtr> slice_ptrs;

@@ -106,6 +106,20 @@ spec:
   EXPECT_EQ(bad_cel.exit_code, 2);
   EXPECT_NE(bad_cel.err.find("CEL compile error"), std::string::npos) << bad_cel.err;
 
+  std::ofstream(dir.Sub("twice.yaml")) << R"(kind: ResourceClaim
+metadata: {name: c}
+spec:
+  devices:
+    requests:
+    - {name: r, exactly: {deviceClassName: gpu.example.com}}
+    - {name: r, exactly: {deviceClassName: gpu.example.com}}
+)";
+  ProcessResult twice = RunDevmgr(Allocate({"--claim", dir.Sub("twice.yaml").string()}));
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_NE(twice.err.find("spec.devices.requests[1].name: Duplicate value: \"r\""),
+            std::string::npos)
+      << twice.err;
+
   ProcessResult gates = RunDevmgr(
       Allocate({"--claim", Example("claim.yaml"), "--feature-gates", "DRANoSuchThing=true"}));
   EXPECT_EQ(gates.exit_code, 2);

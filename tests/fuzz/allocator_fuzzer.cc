@@ -31,8 +31,8 @@ struct Inputs {
   std::vector<ResourceClaim> claims;
 };
 
-// The objects of `text` the allocator reads; those that do not decode are left out, as the
-// API server would have refused them.
+// The objects of `text` the allocator reads; those that do not decode (or, for claims, do not
+// validate) are left out, as the API server would have refused them.
 Inputs Read(const std::string& text) {
   Inputs inputs;
   absl::StatusOr<std::vector<nlohmann::json>> objects = devmgr::kubeapi::ReadObjects(text);
@@ -51,7 +51,10 @@ Inputs Read(const std::string& text) {
       if (device_class.ok()) inputs.classes.push_back(*std::move(device_class));
     } else if (kind == "ResourceClaim") {
       auto claim = devmgr::kubeapi::DecodeResourceClaim(object);
-      if (claim.ok() && inputs.claims.size() < 4) inputs.claims.push_back(*std::move(claim));
+      if (claim.ok() && devmgr::kubeapi::ValidateResourceClaim(*claim).ok() &&
+          inputs.claims.size() < 4) {
+        inputs.claims.push_back(*std::move(claim));
+      }
     }
   }
   return inputs;

@@ -352,6 +352,13 @@ INSTANTIATE_TEST_SUITE_P(
             "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}\n"
             "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}",
             "document 2 (ResourceClaim): metadata.name: ResourceClaim \"a\" is given twice"},
+        BadManifest{"ClaimRequestsShareAName",
+                    "metadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
+                    "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}\n"
+                    "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: g}}, "
+                    "{name: r, exactly: {deviceClassName: g}}]}}",
+                    "document 1 (ResourceClaim): spec.devices.requests[1].name: Duplicate value: "
+                    "\"r\""},
         BadManifest{"MappingOfUnknownContainer",
                     "metadata: {name: p}\nspec: {containers: [{name: c}]}\nstatus:\n"
                     "  extendedResourceClaimStatus: {resourceClaimName: e, requestMappings: "
