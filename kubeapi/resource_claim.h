@@ -174,6 +174,7 @@ absl::StatusOr<ResourceClaim> DecodeResourceClaim(const Json& object);
 // ("spec.devices.requests[1].name: Duplicate value: \"gpu\""). The allocator gives each request
 // its count, so a claim with two requests of one name has two counts' results under that name.
 absl::Status ValidateResourceClaim(const ResourceClaim& claim);
+
 // EncodeResourceClaim: the claim's document with status.allocation set from `allocation`
 // (removed when it has none).
 Json EncodeResourceClaim(const ResourceClaim& claim);
