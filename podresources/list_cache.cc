@@ -20,6 +20,9 @@ namespace {
 // Field 1 of ListPodResourcesResponse (repeated PodResources pod_resources), length-delimited.
 constexpr uint8_t kPodResourcesTag = (1 << 3) | 2;
 
+// The stack block of a part's arena: a pod of a few containers fits in it.
+constexpr size_t kPartBlockBytes = 4096;
+
 // Framed: `resources` as one element of ListPodResourcesResponse.pod_resources, so that the
 // answer is its pods' parts one after the other.
 std::string Framed(const ::v1::PodResources& resources) {
@@ -33,9 +36,15 @@ std::string Framed(const ::v1::PodResources& resources) {
   return bytes;
 }
 
-// Part: `pod`'s element of the answer, read from the providers (its message on `arena`).
-std::shared_ptr<const std::string> Part(const Pod& pod, const Providers& providers,
-                                        google::protobuf::Arena& arena) {
+// Part: `pod`'s element of the answer, read from the providers. Its message lives on an arena
+// of its own that starts in a block on the stack: a first List builds thousands of parts, and
+// an arena kept across them would hold them all, every page of it fresh memory to fault in.
+std::shared_ptr<const std::string> Part(const Pod& pod, const Providers& providers) {
+  alignas(std::max_align_t) char first_block[kPartBlockBytes];
+  google::protobuf::ArenaOptions options = AnswerArenaOptions();
+  options.initial_block = first_block;
+  options.initial_block_size = sizeof(first_block);
+  google::protobuf::Arena arena(options);
   auto* resources = google::protobuf::Arena::CreateMessage<::v1::PodResources>(&arena);
   FillPodResources(pod, providers, *resources);
   return std::make_shared<const std::string>(Framed(*resources));
@@ -113,7 +122,6 @@ std::optional<grpc::ByteBuffer> ListCache::UpdatedLocked(const Providers& provid
   std::vector<std::string> changed;
   std::set_union(pods->begin(), pods->end(), devices->begin(), devices->end(),
                  std::back_inserter(changed));
-  google::protobuf::Arena arena(AnswerArenaOptions());
   for (const std::string& uid : changed) {
     std::optional<Pod> pod = providers.pods->GetActivePod(uid);
     if (!pod.has_value()) {
@@ -122,7 +130,7 @@ std::optional<grpc::ByteBuffer> ListCache::UpdatedLocked(const Providers& provid
     }
     const std::optional<uint64_t> revision = providers.devices->PodAllocationsRevision(uid);
     if (!revision.has_value()) return std::nullopt;
-    std::shared_ptr<const std::string> bytes = Part(*pod, providers, arena);
+    std::shared_ptr<const std::string> bytes = Part(*pod, providers);
     parts_.insert_or_assign(
         uid, PodPart{*std::move(pod), *revision, key.dynamic, std::move(bytes), builds_});
   }
@@ -140,7 +148,6 @@ grpc::ByteBuffer ListCache::BuiltLocked(const Providers& providers, const std::o
   const bool reusable = key.has_value();
   const uint64_t dynamic = reusable ? key->dynamic : 0;
   std::vector<Pod> pods = providers.pods->GetActivePods();
-  google::protobuf::Arena arena(AnswerArenaOptions());
   // parts_ is updated in place; the parts of pods not listed this time are dropped after.
   const uint64_t build = ++builds_;
   // Whether parts_ will hold every pod listed, in the order listed: then a later answer can
@@ -163,7 +170,7 @@ grpc::ByteBuffer ListCache::BuiltLocked(const Providers& providers, const std::o
       kept->second.build = build;
       pieces.push_back(kept->second.bytes);
     } else {
-      pieces.push_back(Part(pod, providers, arena));
+      pieces.push_back(Part(pod, providers));
       if (known) {
         if (kept == parts_.end()) kept = parts_.try_emplace(pod.uid).first;
         kept->second = PodPart{std::move(pod), revision, dynamic, pieces.back(), build};
