@@ -1,8 +1,11 @@
 #include "node/pod_registry.h"
 
+#include <algorithm>
+#include <iterator>
 #include <set>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/errno_status.h"
@@ -11,6 +14,21 @@
 namespace devmgr::node {
 
 using devicemanager::Pod;
+
+namespace {
+
+// DistinctDevices: the devices of `entry`, each once (a device on several NUMA nodes is listed
+// under each).
+int64_t DistinctDevices(const checkpoint::PodDevicesEntry& entry) {
+  std::vector<absl::string_view> ids;
+  for (const auto& [numa, on_node] : entry.device_ids) {
+    ids.insert(ids.end(), on_node.begin(), on_node.end());
+  }
+  std::sort(ids.begin(), ids.end());
+  return std::unique(ids.begin(), ids.end()) - ids.begin();
+}
+
+}  // namespace
 
 PodRegistry::PodRegistry(std::filesystem::path folder, LoggerPtr logger)
     : store_(std::move(folder)), logger_(std::move(logger)) {}
@@ -37,7 +55,11 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
   }
 
   std::set<absl::string_view> holding;
-  for (const checkpoint::PodDevicesEntry& entry : checkpoint_entries) holding.insert(entry.pod_uid);
+  if (!recorded.empty()) {
+    for (const checkpoint::PodDevicesEntry& entry : checkpoint_entries) {
+      holding.insert(entry.pod_uid);
+    }
+  }
   absl::MutexLock lock(&mu_);
   pods_.clear();
   ++revision_;
@@ -58,12 +80,18 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
     pods_[uid] = Held{RegisteredPod{std::move(pod.pod), false}, std::move(entry)};
   }
   // Recovered pods: one regular container per container name that holds devices.
+  size_t recovered = 0;
   for (const checkpoint::PodDevicesEntry& entry : checkpoint_entries) {
-    auto [it, added] = pods_.try_emplace(entry.pod_uid);
+    // devmgr writes its checkpoint in key order, so a new pod usually goes at the end.
+    const bool last = pods_.empty() || std::prev(pods_.end())->first < entry.pod_uid;
+    auto [it, added] = last
+                           ? std::pair(pods_.emplace_hint(pods_.end(), entry.pod_uid, Held{}), true)
+                           : pods_.try_emplace(entry.pod_uid);
     RegisteredPod& registered = it->second.registered;
     if (added) {
       registered.recovered = true;
       registered.pod.uid = entry.pod_uid;
+      ++recovered;
     }
     if (!registered.recovered) continue;
     Pod& pod = registered.pod;
@@ -75,15 +103,17 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
       container = &pod.containers.emplace_back();
       container->name = entry.container_name;
     }
-    // A device on several NUMA nodes is listed under each.
-    std::set<std::string> ids;
-    for (const auto& [numa, on_node] : entry.device_ids) ids.insert(on_node.begin(), on_node.end());
-    container->devices[entry.resource_name] += static_cast<int64_t>(ids.size());
+    container->devices[entry.resource_name] += DistinctDevices(entry);
   }
-  for (const auto& [uid, held] : pods_) {
-    if (held.registered.recovered) {
-      DEVMGR_LOG(logger_, info, "Pod recovered from the checkpoint without a record; kept active",
-                 "podUID", uid);
+  if (recovered > 0) {
+    // One line, however many: a node taken over from a kubelet recovers every pod.
+    DEVMGR_LOG(logger_, info, "Pods recovered from the checkpoint without a record; kept active",
+               "count", recovered);
+    for (const auto& [uid, held] : pods_) {
+      if (held.registered.recovered) {
+        DEVMGR_LOG(logger_, debug, "Pod recovered from the checkpoint without a record", "podUID",
+                   uid);
+      }
     }
   }
   return absl::OkStatus();
