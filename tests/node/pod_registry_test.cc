@@ -6,8 +6,12 @@
 #include "node/pod_registry.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include "node/pod_record.h"
 #include "tests/testlib/temp_dir.h"
@@ -132,6 +136,36 @@ TEST_F(PodRegistryTest, CheckpointPodsWithoutARecordAreRecovered) {
   // Removing a recovered pod does not touch the record.
   ASSERT_TRUE(restarted.Remove("kubelet-pod").ok());
   EXPECT_EQ(Uids(restarted), std::vector<std::string>{"u1"});
+}
+
+TEST_F(PodRegistryTest, RecoveredPodsAreTheSameInKeyOrderOrNotAndLoggedInOneLine) {
+  std::ostringstream log;
+  auto logger = std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  // In key order, as devmgr writes its checkpoint, and out of it, as a kubelet may.
+  const std::vector<checkpoint::PodDevicesEntry> in_order = {
+      Entry("a", "c1", {"d0", "d1"}), Entry("a", "c2", {"d2"}), Entry("b", "c1", {"d3"})};
+  const std::vector<checkpoint::PodDevicesEntry> shuffled = {in_order[2], in_order[1], in_order[0]};
+  for (const auto& entries : {in_order, shuffled}) {
+    log.str("");
+    PodRegistry registry(dir_.path(), logger);
+    ASSERT_TRUE(registry.Load(entries).ok());
+    EXPECT_EQ(Uids(registry), (std::vector<std::string>{"a", "b"}));
+    const RegisteredPod a = *registry.Find("a");
+    ASSERT_EQ(a.pod.containers.size(), 2u);
+    std::map<std::string, int64_t> devices;
+    for (const auto& container : a.pod.containers) {
+      devices[container.name] = container.devices.at("example.com/gpu");
+    }
+    EXPECT_EQ(devices, (std::map<std::string, int64_t>{{"c1", 2}, {"c2", 1}}));
+    EXPECT_EQ(registry.Find("b")->pod.containers.at(0).devices.at("example.com/gpu"), 1);
+    const std::string text = log.str();
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+    EXPECT_NE(text.find("Pods recovered from the checkpoint without a record; kept active"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("count=2"), std::string::npos) << text;
+  }
 }
 
 TEST_F(PodRegistryTest, CorruptRecordIsMovedAsideAndCheckpointPodsKept) {
