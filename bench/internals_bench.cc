@@ -21,7 +21,8 @@
 //   and its pod deleted vs. the same insert and erase in a plain std::map keyed by the same
 //   (pod UID, container, resource) strings; Holds and HoldsAny vs. a lookup in a std::set of
 //   the held device IDs / resource names; ToCheckpoint vs. copying the entries it returns;
-//   FromCheckpoint (a restart's restore) of a copy of those entries vs. the copy alone;
+//   FromCheckpoint (a restart's restore) of a copy of those entries, in key order and shuffled
+//   as a kubelet may write them, vs. the copy alone;
 // - run-option merging (MergeRunContainerOptions) of R resources' Allocate responses vs.
 //   copying the same R response messages.
 // Sizes: N = 100 / 10,000 / 100,000, P = 100 / 10,000, R = 1 / 8 / 64; every name ends in
@@ -433,6 +434,17 @@ void BM_PodDevicesFromCheckpoint(benchmark::State& state) {
   }
 }
 
+// The same restore from entries in no order, as a kubelet writes its checkpoint.
+void BM_PodDevicesFromShuffledCheckpoint(benchmark::State& state) {
+  std::vector<checkpoint::PodDevicesEntry> source = HeldPods(state.range(0)).ToCheckpoint();
+  std::shuffle(source.begin(), source.end(), std::mt19937(1));
+  for (auto _ : state) {
+    std::vector<checkpoint::PodDevicesEntry> entries = source;
+    PodDevices restored = PodDevices::FromCheckpoint(std::move(entries));
+    benchmark::DoNotOptimize(restored);
+  }
+}
+
 // ---- Run-option merging.
 
 // The Allocate response of resource `r`: three envs of its own plus one every resource sets to
@@ -519,6 +531,7 @@ BENCHMARK(BM_FloorSetFindResource)->Arg(100)->Arg(10000)->UseRealTime();
 BENCHMARK(BM_PodDevicesToCheckpoint)->Arg(100)->Arg(10000)->UseRealTime();
 BENCHMARK(BM_FloorCopyEntries)->Arg(100)->Arg(10000)->UseRealTime();
 BENCHMARK(BM_PodDevicesFromCheckpoint)->Arg(100)->Arg(10000)->UseRealTime();
+BENCHMARK(BM_PodDevicesFromShuffledCheckpoint)->Arg(100)->Arg(10000)->UseRealTime();
 BENCHMARK(BM_MergeRunContainerOptions)->Arg(1)->Arg(8)->Arg(64)->UseRealTime();
 BENCHMARK(BM_FloorCopyResponses)->Arg(1)->Arg(8)->Arg(64)->UseRealTime();
 
@@ -526,17 +539,19 @@ BENCHMARK(BM_FloorCopyResponses)->Arg(1)->Arg(8)->Arg(64)->UseRealTime();
 }  // namespace devmgr::bench
 
 int main(int argc, char** argv) {
-  return devmgr::bench::RunWithFloors(argc, argv,
-                                      {{"BM_FilterByAffinity", "BM_FloorCopyFreeSet"},
-                                       {"BM_AllocateFromFree", "BM_FloorAllocateFromFree"},
-                                       {"BM_TakeSnapshot", "BM_FloorParseSnapshot"},
-                                       {"BM_TakeShuffledSnapshot", "BM_FloorParseSnapshot"},
-                                       {"BM_ListAndWatchBytes", "BM_FloorWalkDeviceMap"},
-                                       {"BM_ListAndWatchMessage", "BM_FloorWalkDeviceMap"},
-                                       {"BM_PodDevicesInsertDelete", "BM_FloorMapInsertErase"},
-                                       {"BM_PodDevicesHolds", "BM_FloorSetFindDevice"},
-                                       {"BM_PodDevicesHoldsAny", "BM_FloorSetFindResource"},
-                                       {"BM_PodDevicesToCheckpoint", "BM_FloorCopyEntries"},
-                                       {"BM_PodDevicesFromCheckpoint", "BM_FloorCopyEntries"},
-                                       {"BM_MergeRunContainerOptions", "BM_FloorCopyResponses"}});
+  return devmgr::bench::RunWithFloors(
+      argc, argv,
+      {{"BM_FilterByAffinity", "BM_FloorCopyFreeSet"},
+       {"BM_AllocateFromFree", "BM_FloorAllocateFromFree"},
+       {"BM_TakeSnapshot", "BM_FloorParseSnapshot"},
+       {"BM_TakeShuffledSnapshot", "BM_FloorParseSnapshot"},
+       {"BM_ListAndWatchBytes", "BM_FloorWalkDeviceMap"},
+       {"BM_ListAndWatchMessage", "BM_FloorWalkDeviceMap"},
+       {"BM_PodDevicesInsertDelete", "BM_FloorMapInsertErase"},
+       {"BM_PodDevicesHolds", "BM_FloorSetFindDevice"},
+       {"BM_PodDevicesHoldsAny", "BM_FloorSetFindResource"},
+       {"BM_PodDevicesToCheckpoint", "BM_FloorCopyEntries"},
+       {"BM_PodDevicesFromCheckpoint", "BM_FloorCopyEntries"},
+       {"BM_PodDevicesFromShuffledCheckpoint", "BM_FloorCopyEntries"},
+       {"BM_MergeRunContainerOptions", "BM_FloorCopyResponses"}});
 }

@@ -260,6 +260,16 @@ std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> PodDevices::Rendere
 PodDevices PodDevices::FromCheckpoint(std::vector<checkpoint::PodDevicesEntry> entries,
                                       std::vector<std::string>* skipped) {
   PodDevices result;
+  // A kubelet writes its entries in no order: sorted first, they all take the in-order path
+  // below. Stably, so that of two entries for one key the later still replaces the earlier.
+  const auto entry_less = [](const checkpoint::PodDevicesEntry& a,
+                             const checkpoint::PodDevicesEntry& b) {
+    return KeyLess()(KeyView{a.pod_uid, a.container_name, a.resource_name},
+                     KeyView{b.pod_uid, b.container_name, b.resource_name});
+  };
+  if (!std::is_sorted(entries.begin(), entries.end(), entry_less)) {
+    std::stable_sort(entries.begin(), entries.end(), entry_less);
+  }
   for (checkpoint::PodDevicesEntry& entry : entries) {
     v1beta1::ContainerAllocateResponse response;
     if (!response.ParseFromString(entry.alloc_resp)) {
@@ -273,14 +283,13 @@ PodDevices PodDevices::FromCheckpoint(std::vector<checkpoint::PodDevicesEntry> e
     if (!allocations.empty() &&
         !KeyLess()(std::prev(allocations.end())->first,
                    KeyView{entry.pod_uid, entry.container_name, entry.resource_name})) {
-      // Out of key order (a kubelet writes its entries in no order) or repeated (the later
-      // one replaces the earlier): the general path.
+      // Repeated (the later one replaces the earlier): the general path.
       result.Insert(entry.pod_uid, entry.container_name, entry.resource_name,
                     {std::move(entry.device_ids), std::move(response)});
       continue;
     }
-    // In key order, as devmgr writes its checkpoint: rendered from the entry itself and put at
-    // the end of the map, without a search or a copy of its devices.
+    // In key order: rendered from the entry itself and put at the end of the map, without a
+    // search or a copy of its devices.
     entry.alloc_resp = DeterministicBytes(response);
     auto rendered =
         std::make_shared<const checkpoint::EncodedEntry>(checkpoint::EncodeEntry(entry));
