@@ -356,7 +356,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   }
 
   DEVMGR_LOG(options.logger, info, "devmgr serving", "rootDir", paths.root.string(), "pods",
-             static_cast<int64_t>(s.registry.List().size()));
+             static_cast<int64_t>(s.registry.Count()));
   s.ready = true;
   return node;
 }

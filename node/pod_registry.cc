@@ -264,6 +264,11 @@ std::vector<RegisteredPod> PodRegistry::List() const {
   return pods;
 }
 
+size_t PodRegistry::Count() const {
+  absl::MutexLock lock(&mu_);
+  return pods_.size();
+}
+
 std::vector<std::string> PodRegistry::ActiveUids() const {
   absl::MutexLock lock(&mu_);
   std::vector<std::string> uids;

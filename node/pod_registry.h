@@ -98,6 +98,8 @@ class PodRegistry final : public podresources::PodsProvider {
   std::optional<RegisteredPod> Find(const std::string& pod_uid) const;
   // List: admitted and recovered pods, by UID.
   std::vector<RegisteredPod> List() const;
+  // Count: how many List would answer.
+  size_t Count() const;
   // ActiveUids: every pod whose devices must be kept (also those being admitted), in UID order.
   std::vector<std::string> ActiveUids() const;
   // ActiveUidsRevision changes whenever a pod leaves what ActiveUids answers (removed, or its

@@ -164,15 +164,20 @@ grpc::ByteBuffer ListCache::BuiltLocked(const Providers& providers, const std::o
     const bool known = found.has_value();
     const uint64_t revision = found.value_or(0);
     if (!known || (previous != nullptr && !(*previous < pod.uid))) whole_in_uid_order_ = false;
-    auto kept = parts_.find(pod.uid);
-    if (known && kept != parts_.end() && kept->second.revision == revision &&
-        kept->second.dynamic == dynamic && kept->second.pod == pod) {
+    // Where the pod's part is or goes: at the end when the pods come in UID order, as the
+    // first build after a start puts every one.
+    auto kept = !parts_.empty() && std::prev(parts_.end())->first < pod.uid
+                    ? parts_.end()
+                    : parts_.lower_bound(pod.uid);
+    const bool has_part = kept != parts_.end() && kept->first == pod.uid;
+    if (known && has_part && kept->second.revision == revision && kept->second.dynamic == dynamic &&
+        kept->second.pod == pod) {
       kept->second.build = build;
       pieces.push_back(kept->second.bytes);
     } else {
       pieces.push_back(Part(pod, providers));
       if (known) {
-        if (kept == parts_.end()) kept = parts_.try_emplace(pod.uid).first;
+        if (!has_part) kept = parts_.emplace_hint(kept, pod.uid, PodPart{});
         kept->second = PodPart{std::move(pod), revision, dynamic, pieces.back(), build};
       }
     }
