@@ -63,7 +63,9 @@ absl::StatusOr<std::string> ReadWholeFile(const std::filesystem::path& path, boo
         absl::StrCat(path.string(), " is ", st.st_size, " bytes; the limit is ", max_bytes));
   }
   std::string content;
-  content.resize(static_cast<size_t>(st.st_size));
+  // One byte more than the file holds: the read that meets its end then needs no larger buffer
+  // (growing would copy the whole file into a new one).
+  content.resize(std::min(max_bytes, static_cast<size_t>(st.st_size) + 1));
   size_t done = 0;
   while (true) {
     if (done == content.size()) {
