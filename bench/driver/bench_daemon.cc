@@ -1,5 +1,6 @@
 #include "bench/driver/bench_daemon.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "podresources/client.h"
@@ -23,15 +25,52 @@
 extern char** environ;  // NOLINT(readability-redundant-declaration): posix_spawn's argument
 
 namespace devmgr::bench {
+namespace {
+
+// ThisProgram: the devmgr binary this benchmark runs in.
+absl::StatusOr<std::filesystem::path> ThisProgram() {
+  std::error_code error;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return absl::InternalError(absl::StrCat("no /proc/self/exe: ", error.message()));
+  return self;
+}
+
+}  // namespace
+
+absl::Status RunThisProgram(const std::vector<std::string>& args) {
+  absl::StatusOr<std::filesystem::path> self = ThisProgram();
+  if (!self.ok()) return self.status();
+  std::vector<std::string> all = {self->string()};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : all) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return absl::InternalError(absl::StrCat("cannot start devmgr: errno ", rc));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return absl::InternalError(absl::StrCat("waitpid: errno ", errno));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return absl::InternalError(
+        absl::StrCat("devmgr ", absl::StrJoin(args, " "), " failed: wait status ", status));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<BenchDaemon>> BenchDaemon::Start(const std::filesystem::path& root,
                                                                 absl::Duration timeout) {
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) return absl::InternalError(absl::StrCat("no /proc/self/exe: ", error.message()));
+  absl::StatusOr<std::filesystem::path> self = ThisProgram();
+  if (!self.ok()) return self.status();
   const std::filesystem::path metrics_socket = root / "metrics.sock";
   std::vector<std::string> args = {
-      self.string(),        "serve",
+      self->string(),       "serve",
       "--root-dir",         root.string(),
       "--log-level",        "error",
       "--podresources-qps", "0",
@@ -50,6 +89,7 @@ absl::StatusOr<std::unique_ptr<BenchDaemon>> BenchDaemon::Start(const std::files
   // reconnect backoff to the measured start.
   const absl::Time deadline = absl::Now() + timeout;
   const std::filesystem::path podresources_socket = root / "pod-resources" / "kubelet.sock";
+  std::error_code error;
   while (!std::filesystem::exists(podresources_socket, error)) {
     if (absl::Now() > deadline) return absl::UnavailableError("devmgr serve did not start");
     std::this_thread::sleep_for(std::chrono::microseconds(200));

@@ -12,12 +12,19 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
 namespace devmgr::bench {
+
+// RunThisProgram runs this program (the devmgr binary the benchmark runs in) with `args`, its
+// output discarded, and waits for it to exit: Internal unless it exits 0.
+absl::Status RunThisProgram(const std::vector<std::string>& args);
 
 class BenchDaemon {
  public:

@@ -73,6 +73,7 @@ TEST(BenchCommandTest, QuickRunReportsEveryMeasurementBesideItsFloor) {
       "DRA allocate 1 claim x 2 requests, matchAttribute, 128 devices",
       "DRA allocate 1 claim x 2 requests, matchAttribute, 1024 devices",
       "restart, 10-entry checkpoint, to PodResources",
+      "restart, 10-entry checkpoint, beside a fresh process decoding it",
       "resident memory, idle",
       "resident memory, 2 plugins x 4 devices + 4 pods, right after the last admission",
       "resident memory, 2 plugins x 4 devices + 4 pods",
