@@ -5,6 +5,7 @@
 #include <grpc/slice.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <iterator>
 #include <memory>
