@@ -46,24 +46,32 @@ namespace {
 constexpr char kResource[] = "count.example.com/dev";
 constexpr int kDevices = 64;
 
-// The child: serves the plugin, registers once kubelet.sock is there, and serves until the
-// parent closes `parent_alive` (by exiting or by closing it). Never returns.
+// The child: once kubelet.sock is there, serves the plugin and registers, and serves until the
+// parent closes `parent_alive` (by exiting or by closing it). Never returns. It starts its server
+// only after the socket appears because the manager's Start removes every socket already in
+// the folder (as the kubelet's does) before it creates kubelet.sock: a plugin socket made
+// earlier could be gone by the time the manager dials it.
 [[noreturn]] void RunPlugin(const testing::TempDir& dir, int parent_alive) {
+  bool socket_there = false;
+  for (int i = 0; i < 6000 && !socket_there; ++i) {
+    socket_there = std::filesystem::exists(dir.Sub("kubelet.sock"));
+    if (!socket_there) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   testing::FakeDevicePlugin plugin(dir.Sub("p.sock"), kResource, testing::MakeDevices(kDevices));
   int code = 1;
-  if (plugin.Start().ok()) {
-    bool registered = false;
+  // Register is tried again while the manager's server, bound already, is not yet listening.
+  bool registered = false;
+  if (socket_there && plugin.Start().ok()) {
     for (int i = 0; i < 3000 && !registered; ++i) {
-      registered = std::filesystem::exists(dir.Sub("kubelet.sock")) &&
-                   plugin.Register(dir.Sub("kubelet.sock")).ok();
+      registered = plugin.Register(dir.Sub("kubelet.sock")).ok();
       if (!registered) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    if (registered) {
-      char byte = 0;
-      while (::read(parent_alive, &byte, 1) > 0) {
-      }
-      code = 0;
+  }
+  if (registered) {
+    char byte = 0;
+    while (::read(parent_alive, &byte, 1) > 0) {
     }
+    code = 0;
   }
   plugin.Stop();
   // _exit: the TempDir belongs to the parent, and no destructor of the parent's may run here.
