@@ -14,8 +14,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "checkpoint/canonical_reader.h"
 #include "checkpoint/checksum.h"
 #include "checkpoint/go_value.h"
+#include "checkpoint/tree_decoder.h"
 #include "common/checksummed.h"
 #include "common/go_json.h"
 #include "nlohmann/json.hpp"
@@ -24,6 +26,7 @@ namespace devmgr::checkpoint {
 namespace {
 
 using internal::GoCheckpointData;
+using internal::GoDecoded;
 using internal::GoLayout;
 using internal::GoPodDevicesEntry;
 using internal::GoStrings;
@@ -169,7 +172,7 @@ absl::Status DecodeBytes(const Json& value, absl::string_view path,
   if (!value.is_string()) return TypeError(path, "a base64 string", value);
   const std::string text = absl::StrReplaceAll(value.get<std::string>(), {{"\r", ""}, {"\n", ""}});
   std::string raw;
-  if (text.size() % 4 != 0 || !absl::Base64Unescape(text, &raw)) {
+  if (!internal::DecodeGoBytes(text, raw)) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not valid padded base64"));
   }
   out = std::move(raw);
@@ -238,11 +241,6 @@ absl::Status DecodeData(const Json& value, GoLayout layout, GoCheckpointData& da
   return absl::OkStatus();
 }
 
-struct GoDecoded {
-  GoCheckpointData data;
-  uint64_t checksum = 0;
-};
-
 // DecodeGo mirrors json.Unmarshal into the struct the kubelet pre-fills before reading: an
 // empty, non-nil entry slice and registered-devices map.
 absl::StatusOr<GoDecoded> DecodeGo(const Json& root, GoLayout layout) {
@@ -275,6 +273,7 @@ std::vector<std::string> ValueOrEmpty(GoStrings list) {
 CheckpointData FromGo(GoCheckpointData go) {
   CheckpointData data;
   if (go.pod_device_entries.has_value()) {
+    data.pod_device_entries.reserve(go.pod_device_entries->size());
     for (GoPodDevicesEntry& entry : *go.pod_device_entries) {
       PodDevicesEntry& out = data.pod_device_entries.emplace_back();
       out.pod_uid = std::move(entry.pod_uid);
@@ -550,7 +549,9 @@ std::string EncodeRendered(const std::vector<std::shared_ptr<const EncodedEntry>
   return out;
 }
 
-absl::StatusOr<ParsedCheckpoint> Parse(absl::string_view bytes) {
+namespace internal {
+
+absl::StatusOr<ParsedCheckpoint> ParseTree(absl::string_view bytes) {
   if (absl::Status depth = CheckDepth(bytes); !depth.ok()) return depth;
   Json root;
   try {
@@ -577,6 +578,19 @@ absl::StatusOr<ParsedCheckpoint> Parse(absl::string_view bytes) {
   }
   if (current_parsed.has_value()) return *std::move(current_parsed);
   return current.status();
+}
+
+}  // namespace internal
+
+absl::StatusOr<ParsedCheckpoint> Parse(absl::string_view bytes) {
+  // The file as Go and Encode write it, read without a JSON tree. Anything else, and a file
+  // whose checksum does not verify (which may be in the pre-1.20 layout), takes the general
+  // path.
+  if (std::optional<GoDecoded> canonical = internal::ReadCanonical(bytes)) {
+    ParsedCheckpoint parsed = ToParsed(*std::move(canonical), Format::kCurrent);
+    if (parsed.ChecksumMatches()) return parsed;
+  }
+  return internal::ParseTree(bytes);
 }
 
 absl::StatusOr<CheckpointData> Decode(absl::string_view bytes) {

@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/string_view.h"
+
 namespace devmgr::checkpoint::internal {
 
 // A Go []string; std::nullopt is nil.
@@ -42,5 +45,16 @@ struct GoCheckpointData {
   std::optional<std::vector<GoPodDevicesEntry>> pod_device_entries;
   std::optional<std::map<std::string, GoStrings>> registered_devices;
 };
+
+// A whole checkpoint file as decoded: its data and the checksum it stores.
+struct GoDecoded {
+  GoCheckpointData data;
+  uint64_t checksum = 0;
+};
+
+// Go decodes a []byte from standard, padded base64 (line breaks already taken out of `text`).
+inline bool DecodeGoBytes(absl::string_view text, std::string& raw) {
+  return text.size() % 4 == 0 && absl::Base64Unescape(text, &raw);
+}
 
 }  // namespace devmgr::checkpoint::internal
