@@ -1,5 +1,6 @@
 #include "checkpoint/canonical_reader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <map>
@@ -12,12 +13,14 @@
 namespace devmgr::checkpoint::internal {
 namespace {
 
-// A recursive-descent reader over the file's bytes. Every method returns false at the first
-// byte outside the canonical form, and the whole read is then abandoned.
 // An entry as Go writes it with every string empty and no devices:
 // {"PodUID":"","ContainerName":"","ResourceName":"","DeviceIDs":null,"AllocResp":null}
 constexpr size_t kShortestGoEntry = 84;
+// The most entries reserved ahead (64 Ki of them, 14 MiB).
+constexpr size_t kMostReserved = 1 << 16;
 
+// A recursive-descent reader over the file's bytes. Every method returns false at the first
+// byte outside the canonical form, and the whole read is then abandoned.
 class Reader {
  public:
   explicit Reader(absl::string_view bytes) : at_(bytes.data()), end_(bytes.data() + bytes.size()) {}
@@ -176,8 +179,9 @@ class Reader {
     }
     out.emplace();
     // Room for as many entries as the rest of the file could hold written as Go writes them,
-    // every member present (84 bytes at least): the vector is not grown again entry by entry.
-    out->reserve(static_cast<size_t>(end_ - at_) / kShortestGoEntry + 1);
+    // every member present (84 bytes at least), so that the vector is not grown again and
+    // again; but no more than a large node's worth, whatever a file's size claims.
+    out->reserve(std::min(static_cast<size_t>(end_ - at_) / kShortestGoEntry + 1, kMostReserved));
     return Array([&] { return Entry(out->emplace_back()); });
   }
 
