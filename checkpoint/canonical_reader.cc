@@ -116,47 +116,47 @@ class Reader {
     return true;
   }
 
-  bool Strings(GoStrings& out) {
+  // A value Go writes as null when it is nil (a slice, a map, a []byte): null resets `out`;
+  // anything else is read by `read` into a new, empty value.
+  template <typename T, typename Read>
+  bool NullOr(std::optional<T>& out, Read&& read) {
     if (TakeNull()) {
       out.reset();
       return true;
     }
-    out.emplace();
-    return Array([&] {
-      absl::string_view item;
-      if (!String(item)) return false;
-      out->emplace_back(item);
-      return true;
+    return read(out.emplace());
+  }
+
+  bool Strings(GoStrings& out) {
+    return NullOr(out, [&](std::vector<std::string>& ids) {
+      return Array([&] {
+        absl::string_view item;
+        if (!String(item)) return false;
+        ids.emplace_back(item);
+        return true;
+      });
     });
   }
 
   bool Bytes(std::optional<std::string>& out) {
-    if (TakeNull()) {
-      out.reset();
-      return true;
-    }
-    absl::string_view text;
-    std::string raw;
-    if (!String(text) || !DecodeGoBytes(text, raw)) return false;
-    out = std::move(raw);
-    return true;
+    return NullOr(out, [&](std::string& raw) {
+      absl::string_view text;
+      return String(text) && DecodeGoBytes(text, raw);
+    });
   }
 
   // NUMA node -> device IDs, each key the node as Go formats an int64, each node once.
   bool DevicesPerNuma(std::optional<std::map<int64_t, GoStrings>>& out) {
-    if (TakeNull()) {
-      out.reset();
-      return true;
-    }
-    out.emplace();
-    return Object([&](absl::string_view key) {
-      int64_t numa = 0;
-      const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), numa);
-      if (ec != std::errc() || end != key.data() + key.size() || absl::StrCat(numa) != key) {
-        return false;
-      }
-      GoStrings ids;
-      return Strings(ids) && out->emplace(numa, std::move(ids)).second;
+    return NullOr(out, [&](std::map<int64_t, GoStrings>& per_numa) {
+      return Object([&](absl::string_view key) {
+        int64_t numa = 0;
+        const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), numa);
+        if (ec != std::errc() || end != key.data() + key.size() || absl::StrCat(numa) != key) {
+          return false;
+        }
+        GoStrings ids;
+        return Strings(ids) && per_numa.emplace(numa, std::move(ids)).second;
+      });
     });
   }
 
@@ -173,27 +173,22 @@ class Reader {
   }
 
   bool Entries(std::optional<std::vector<GoPodDevicesEntry>>& out) {
-    if (TakeNull()) {
-      out.reset();
-      return true;
-    }
-    out.emplace();
-    // Room for as many entries as the rest of the file could hold written as Go writes them,
-    // every member present (84 bytes at least), so that the vector is not grown again and
-    // again; but no more than a large node's worth, whatever a file's size claims.
-    out->reserve(std::min(static_cast<size_t>(end_ - at_) / kShortestGoEntry + 1, kMostReserved));
-    return Array([&] { return Entry(out->emplace_back()); });
+    return NullOr(out, [&](std::vector<GoPodDevicesEntry>& entries) {
+      // Room for as many entries as the rest of the file could hold written as Go writes
+      // them, every member present (84 bytes at least), so that the vector is not grown again
+      // and again; but no more than a large node's worth, whatever a file's size claims.
+      entries.reserve(
+          std::min(static_cast<size_t>(end_ - at_) / kShortestGoEntry + 1, kMostReserved));
+      return Array([&] { return Entry(entries.emplace_back()); });
+    });
   }
 
   bool Registered(std::optional<std::map<std::string, GoStrings>>& out) {
-    if (TakeNull()) {
-      out.reset();
-      return true;
-    }
-    out.emplace();
-    return Object([&](absl::string_view resource) {
-      GoStrings ids;
-      return Strings(ids) && out->emplace(std::string(resource), std::move(ids)).second;
+    return NullOr(out, [&](std::map<std::string, GoStrings>& registered) {
+      return Object([&](absl::string_view resource) {
+        GoStrings ids;
+        return Strings(ids) && registered.emplace(std::string(resource), std::move(ids)).second;
+      });
     });
   }
 
