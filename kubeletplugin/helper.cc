@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/errno_status.h"
+#include "common/server_threads.h"
 #include "common/unix_socket.h"
 #include "deviceplugin/registry_service.h"
 #include "dra/api_versions.h"
@@ -171,6 +172,7 @@ absl::Status Helper::Serve() {
   info.set_endpoint(service_socket_.string());
   grpc::ServerBuilder service_builder;
   service_builder.AddListeningPort(UnixTarget(service_socket_), grpc::InsecureServerCredentials());
+  KeepHandlerThreads(service_builder);
   if (options_.serve_v1) {
     services_.push_back(std::make_unique<DraService<V1Api>>(*this));
     service_builder.RegisterService(services_.back().get());

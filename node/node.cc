@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/errno_status.h"
 #include "common/metrics_http_server.h"
+#include "common/server_threads.h"
 #include "common/unix_socket.h"
 #include "node/admin_service.h"
 #include "node/claim_store.h"
@@ -130,6 +131,7 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartAdminServer(
   if (absl::Status removed = RemoveStaleSocket(socket); !removed.ok()) return removed;
   grpc::ServerBuilder builder;
   builder.AddListeningPort(UnixTarget(socket), grpc::InsecureServerCredentials());
+  KeepHandlerThreads(builder);
   for (grpc::Service* service : services) builder.RegisterService(service);
   const mode_t previous = umask(077);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
