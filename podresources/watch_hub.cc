@@ -31,10 +31,12 @@ void WatchHub::ScheduleResync() {
 }
 
 void WatchHub::PodUpdated(const Pod& pod) {
+  if (!tracking_) return;
   loop_.Post([this, pod] { UpdatePodOnLoop(pod); });
 }
 
 void WatchHub::PodRemoved(const std::string& pod_uid) {
+  if (!tracking_) return;
   loop_.Post([this, pod_uid] { RemovePodOnLoop(pod_uid); });
 }
 
@@ -123,14 +125,15 @@ WatchHub::PodState WatchHub::StateOf(const Pod& pod) const {
 
 void WatchHub::TrackOnLoop() {
   if (tracking_) return;
+  // Set before the pods are read: a host that changed a pod and then found tracking_ unset
+  // changed it before this read, which sees the change.
+  tracking_ = true;
   // The state every later change is compared with; nobody has seen an earlier one, so
   // nothing is published for it and the revision stays.
   for (const Pod& pod : providers_.pods->GetActivePods()) pods_[pod.uid] = StateOf(pod);
-  tracking_ = true;
 }
 
 void WatchHub::UpdatePodOnLoop(const Pod& pod) {
-  if (!tracking_) return;
   PodState state = StateOf(pod);
   auto it = pods_.find(pod.uid);
   if (it != pods_.end() && it->second.resources == state.resources &&

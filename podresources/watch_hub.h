@@ -12,10 +12,10 @@
 // publish only real differences (compared by serialized content), so a redundant
 // notification costs nothing on the wire.
 //
-// A node nobody watches pays nothing for it: the hub reads no pod and keeps no state until the
-// first Subscribe, which reads every active pod as the state later changes are compared with
-// (publishing nothing for it). From then on it follows every change, with or without streams
-// open, so that a client that comes back can resume by revision.
+// A node nobody watches pays nothing for it: the hub reads no pod, keeps no state and wakes
+// its thread for no notification until the first Subscribe, which reads every active pod as the
+// state later changes are compared with (publishing nothing for it). From then on it follows every
+// change, with or without streams open, so that a client that comes back can resume by revision.
 //
 // Threading: the hub's state is confined to its own event loop thread (a sequence, not a
 // lock): notifications, resyncs, subscriptions and unsubscriptions are posted to it, so events
@@ -23,6 +23,7 @@
 // The providers are called on that thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -150,8 +151,9 @@ class WatchHub final : public PodResourcesNotifier {
   };
   std::deque<PastEvent> history_;
   std::unordered_set<WatchSink*> sinks_;
-  // Whether the first Subscribe came: changes before it are not followed.
-  bool tracking_ = false;
+  // Whether the first Subscribe came: changes before it are not followed, and not even posted
+  // to the loop. Set on the loop before it reads the pods it tracks from, read by any thread.
+  std::atomic<bool> tracking_ = false;
   // Last: its thread stops first.
   EventLoop loop_;
 };

@@ -2,6 +2,7 @@
 // watchers, pod churn, per-client stream limits and shutdown.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -344,6 +345,43 @@ TEST_F(PodResourcesWatchTest, PodChurnFromSeveralThreads) {
   const std::map<std::string, ::v1::PodResources> listed = ListedState();
   ASSERT_TRUE(devmgr::testing::WaitFor([&] { return SameState(watch.State(), listed); }));
   ExpectIncreasingRevisions(watch.events());
+}
+
+// Before the first watcher, the host's notifications are dropped without waking the hub: a
+// pod changed while the first watcher subscribes must then be in its snapshot or come as an
+// event. No resync here, which would find a lost change again.
+TEST_F(PodResourcesWatchTest, PodsChangedWhileTheFirstWatcherSubscribesAreNotLost) {
+  constexpr int kPodsBefore = 500;
+  constexpr int kChanges = 400;
+  std::vector<Pod> before;
+  for (int i = 0; i < kPodsBefore; ++i) {
+    before.push_back(MakePod("uid-old-" + std::to_string(i), "old" + std::to_string(i), {"c"}));
+  }
+  node_.pods.SetPods(before);
+  WatchOptions options;
+  options.resync_period = absl::ZeroDuration();
+  StartWatch(options);
+  std::atomic<int> changed = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([this, t, &changed] {
+      for (int i = 0; i < kChanges; ++i) {
+        const std::string uid = "uid-" + std::to_string(t) + "-" + std::to_string(i);
+        Admit(MakePod(uid, uid, {"c"}), {{"example.com/gpu", {{"gpu-" + uid, {t}}}}});
+        if (i % 2 == 0) RemovePod("uid-old-" + std::to_string(i / 2 + t * kPodsBefore / 2));
+        ++changed;
+      }
+    });
+  }
+  // The first watcher comes while the pods change.
+  ASSERT_TRUE(devmgr::testing::WaitFor([&] { return changed >= kChanges / 4; }));
+  WatchClient watch(channel_);
+  for (std::thread& thread : threads) thread.join();
+  ASSERT_TRUE(watch.WaitForEvents(1));
+  server_->hub_for_test().Drain();
+  const std::map<std::string, ::v1::PodResources> listed = ListedState();
+  EXPECT_TRUE(devmgr::testing::WaitFor([&] { return SameState(watch.State(), listed); }))
+      << "the watcher holds " << watch.State().size() << " pods, List " << listed.size();
 }
 
 TEST_F(PodResourcesWatchTest, StreamsPerClientAreLimited) {
