@@ -374,9 +374,10 @@ TEST_F(PodResourcesWatchTest, PodsChangedWhileTheFirstWatcherSubscribesAreNotLos
     });
   }
   // The first watcher comes while the pods change.
-  ASSERT_TRUE(devmgr::testing::WaitFor([&] { return changed >= kChanges / 4; }));
+  const bool changing = devmgr::testing::WaitFor([&] { return changed >= kChanges / 4; });
   WatchClient watch(channel_);
   for (std::thread& thread : threads) thread.join();
+  ASSERT_TRUE(changing);
   ASSERT_TRUE(watch.WaitForEvents(1));
   server_->hub_for_test().Drain();
   const std::map<std::string, ::v1::PodResources> listed = ListedState();
