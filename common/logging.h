@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/go_quote.h"
 
 namespace devmgr {
 
@@ -40,9 +41,6 @@ std::unique_ptr<spdlog::formatter> NewKlogFormatter();
 spdlog::level::level_enum VerbosityLevel(int verbosity);
 
 namespace log_internal {
-
-// GoQuote: `value` quoted and escaped as Go's strconv.Quote does.
-std::string GoQuote(absl::string_view value);
 
 // Each AppendValue writes "=" and the value, as klog would after the key.
 void AppendValue(std::string& out, absl::string_view value);
@@ -78,7 +76,7 @@ void Log(const LoggerPtr& logger, spdlog::source_loc where, spdlog::level::level
          absl::string_view message, const KeysAndValues&... keys_and_values) {
   static_assert(sizeof...(KeysAndValues) % 2 == 0, "keys and values come in pairs");
   if (logger == nullptr || !logger->should_log(level)) return;
-  std::string line = log_internal::GoQuote(message);
+  std::string line = GoQuote(message);
   log_internal::AppendPairs(line, keys_and_values...);
   logger->log(where, level, "{}", line);
 }

@@ -8,59 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/errno_status.h"
+#include "common/k8s_names.h"
 #include "common/unix_socket.h"
 
 namespace devmgr::devicemanager {
 namespace {
-
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool IsAlnum(char c) { return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
-
-// One dot-free piece of a DNS-1123 subdomain: [a-z0-9]([-a-z0-9]*[a-z0-9])?. Unlike a DNS
-// label it has no length limit of its own: Kubernetes' IsDNS1123Subdomain bounds only the whole.
-bool IsDns1123SubdomainPiece(absl::string_view piece) {
-  if (piece.empty()) return false;
-  if (!IsLowerAlnum(piece.front()) || !IsLowerAlnum(piece.back())) return false;
-  for (char c : piece) {
-    if (!IsLowerAlnum(c) && c != '-') return false;
-  }
-  return true;
-}
-
-// DNS-1123 subdomain: pieces joined by '.', at most 253 characters in all.
-bool IsDns1123Subdomain(absl::string_view name) {
-  if (name.empty() || name.size() > 253) return false;
-  size_t start = 0;
-  while (true) {
-    size_t dot = name.find('.', start);
-    if (!IsDns1123SubdomainPiece(
-            name.substr(start, dot == absl::string_view::npos ? dot : dot - start))) {
-      return false;
-    }
-    if (dot == absl::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-// The name part of a qualified name: ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], at most 63.
-bool IsQualifiedNamePart(absl::string_view name) {
-  if (name.empty() || name.size() > 63) return false;
-  if (!IsAlnum(name.front()) || !IsAlnum(name.back())) return false;
-  for (char c : name) {
-    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') return false;
-  }
-  return true;
-}
-
-// Kubernetes' IsQualifiedName: an optional DNS-1123 subdomain prefix and '/', then a name.
-bool IsQualifiedName(absl::string_view value) {
-  size_t slash = value.find('/');
-  if (slash == absl::string_view::npos) return IsQualifiedNamePart(value);
-  absl::string_view prefix = value.substr(0, slash);
-  absl::string_view name = value.substr(slash + 1);
-  if (absl::StrContains(name, '/')) return false;
-  return IsDns1123Subdomain(prefix) && IsQualifiedNamePart(name);
-}
 
 // Upstream checks no endpoint: it dials whatever path it is given, and a wrong one fails the
 // dial (after its 10 s deadline, as "context deadline exceeded"). Refusals here come at once
@@ -84,7 +36,7 @@ bool IsExtendedResourceName(absl::string_view name) {
   constexpr absl::string_view kRequestsPrefix = "requests.";
   if (!absl::StrContains(name, '/') || absl::StrContains(name, "kubernetes.io/")) return false;
   if (absl::StartsWith(name, kRequestsPrefix)) return false;
-  return IsQualifiedName(absl::StrCat(kRequestsPrefix, name));
+  return QualifiedNameErrors(absl::StrCat(kRequestsPrefix, name)).empty();
 }
 
 absl::Status CheckRegisterRequest(absl::string_view version, absl::string_view resource_name) {
