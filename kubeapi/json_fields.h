@@ -34,13 +34,6 @@ class Fields {
     return FieldError(field_, "must be an object");
   }
 
-  // Peek: the value of `key`, left in place (null when absent).
-  const Json& Peek(const char* key) const {
-    static const Json kNull;
-    auto it = rest_.find(key);
-    return it == rest_.end() ? kNull : *it;
-  }
-
   // Take removes `key` and returns it (null when absent).
   Json Take(const char* key) {
     auto it = rest_.find(key);

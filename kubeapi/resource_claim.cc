@@ -1,7 +1,6 @@
 #include "kubeapi/resource_claim.h"
 
 #include <string_view>
-#include <unordered_set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -94,11 +93,11 @@ absl::Status DecodeExactFields(Fields& fields, bool admin_access, ExactDeviceReq
   absl::StatusOr<std::string> mode = fields.String("allocationMode");
   if (!mode.ok()) return mode.status();
   out.allocation_mode = mode->empty() ? kAllocationModeExactCount : *std::move(mode);
-  // Absent: 1 for ExactCount, as the API server defaults it; All has no count.
-  const bool has_count = !fields.Peek("count").is_null();
+  // Absent or 0: 1 for ExactCount, as the API server defaults it (0 and absent are one value
+  // in its types); All has no count.
   absl::StatusOr<int64_t> count = fields.Int("count");
   if (!count.ok()) return count.status();
-  out.count = (!has_count && out.allocation_mode == kAllocationModeExactCount) ? 1 : *count;
+  out.count = (*count == 0 && out.allocation_mode == kAllocationModeExactCount) ? 1 : *count;
   if (admin_access) {
     absl::StatusOr<std::optional<bool>> admin = fields.OptionalBool("adminAccess");
     if (!admin.ok()) return admin.status();
@@ -267,20 +266,6 @@ ResourceVersion VersionOf(const Json& object) {
   return ResourceVersion::kV1;
 }
 
-// The API server's check that no two items of a list share a name:
-// `<field>[i].name: Duplicate value: "<name>"` for the first repeat.
-template <typename T>
-absl::Status CheckNamesUnique(const std::vector<T>& items, const std::string& field) {
-  std::unordered_set<std::string_view> seen;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (!seen.insert(items[i].name).second) {
-      return FieldError(absl::StrCat(field, "[", i, "].name"),
-                        absl::StrCat("Duplicate value: \"", items[i].name, "\""));
-    }
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 Json EncodeToleration(const DeviceToleration& toleration) {
@@ -420,20 +405,6 @@ absl::StatusOr<ResourceClaim> DecodeResourceClaim(const Json& object) {
     claim.allocation = *std::move(decoded);
   }
   return claim;
-}
-
-absl::Status ValidateResourceClaim(const ResourceClaim& claim) {
-  const std::vector<DeviceRequest>& requests = claim.spec.requests;
-  if (absl::Status ok = CheckNamesUnique(requests, "spec.devices.requests"); !ok.ok()) return ok;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    if (absl::Status ok =
-            CheckNamesUnique(requests[i].first_available,
-                             absl::StrCat("spec.devices.requests[", i, "].firstAvailable"));
-        !ok.ok()) {
-      return ok;
-    }
-  }
-  return absl::OkStatus();
 }
 
 Json EncodeResourceClaim(const ResourceClaim& claim) {

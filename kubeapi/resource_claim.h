@@ -165,15 +165,9 @@ struct DeviceClass {
 
 // DecodeResourceClaim reads a ResourceClaim of resource.k8s.io/v1 (v1beta1 and v1beta2 as
 // kubeapi/resource_versions.h converts them). InvalidArgument naming the field otherwise. It
-// reads the shape only: what the API server would refuse beyond that is ValidateResourceClaim's.
+// reads the shape only: what the API server would refuse beyond that is ValidateResourceClaim's
+// (kubeapi/resource_claim_validation.h).
 absl::StatusOr<ResourceClaim> DecodeResourceClaim(const Json& object);
-
-// ValidateResourceClaim: the API server's validation of a claim's spec that the allocator relies
-// on, with its text, for claims that reach devmgr without passing an API server (manifests,
-// files): request names unique in the claim, subrequest names unique in their request
-// ("spec.devices.requests[1].name: Duplicate value: \"gpu\""). The allocator gives each request
-// its count, so a claim with two requests of one name has two counts' results under that name.
-absl::Status ValidateResourceClaim(const ResourceClaim& claim);
 
 // EncodeResourceClaim: the claim's document with status.allocation set from `allocation`
 // (removed when it has none).

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "devicemanager/validation.h"
+#include "kubeapi/resource_claim_validation.h"
 #include "kubeapi/yaml_objects.h"
 #include "node/claim_manifest.h"
 #include "node/manifest_fields.h"

@@ -12,6 +12,7 @@
 #include "cmd/devmgr/printer.h"
 #include "kubeapi/object_files.h"
 #include "kubeapi/resource_claim.h"
+#include "kubeapi/resource_claim_validation.h"
 #include "kubeapi/resource_slice.h"
 #include "structured/allocator.h"
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kubeapi/resource_claim.h"
+#include "kubeapi/resource_claim_validation.h"
 #include "kubeapi/resource_slice.h"
 #include "kubeapi/yaml_objects.h"
 #include "structured/allocator.h"

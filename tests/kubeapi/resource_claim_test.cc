@@ -1,6 +1,4 @@
-// The ResourceClaim codec's refusals (type errors naming the field) and ValidateResourceClaim,
-// the API server's validation of what the allocator relies on (request and subrequest names
-// unique in their list).
+// The ResourceClaim codec's refusals (type errors naming the field) and its defaults.
 #include "kubeapi/resource_claim.h"
 
 #include <gtest/gtest.h>
@@ -39,43 +37,23 @@ TEST(ResourceClaimTest, WrongTypesNameTheField) {
   }
 }
 
-// Validated: decoded (the shape is fine), then refused as the API server refuses it.
-void ExpectInvalid(const Case& test) {
-  absl::StatusOr<ResourceClaim> claim = DecodeResourceClaim(Json::parse(test.json));
-  ASSERT_TRUE(claim.ok()) << claim.status();
-  absl::Status valid = ValidateResourceClaim(*claim);
-  EXPECT_EQ(valid.code(), absl::StatusCode::kInvalidArgument) << test.json;
-  EXPECT_EQ(valid.message(), test.error) << test.json;
-}
-
-// Found by the allocator fuzzer: two requests of one name were both allocated, so the name had
-// twice its count of results. The API server refuses such a claim. (Decoding alone accepts it:
-// two cases of upstream's TestAllocator have one, and the allocator's answer to it is tested.)
-TEST(ResourceClaimTest, RefusesRequestsThatShareAName) {
-  ExpectInvalid({R"({"spec": {"devices": {"requests": [
-                     {"name": "req-0", "exactly": {"deviceClassName": "gpu"}},
-                     {"name": "req-1", "exactly": {"deviceClassName": "gpu"}},
-                     {"name": "req-1", "exactly": {"deviceClassName": "gpu"}}]}}})",
-                 "spec.devices.requests[2].name: Duplicate value: \"req-1\""});
-}
-
-TEST(ResourceClaimTest, RefusesSubrequestsThatShareANameInOneRequest) {
-  ExpectInvalid({R"({"spec": {"devices": {"requests": [{"name": "req-0", "firstAvailable": [
-                     {"name": "big", "deviceClassName": "gpu"},
-                     {"name": "big", "deviceClassName": "gpu"}]}]}}})",
-                 "spec.devices.requests[0].firstAvailable[1].name: Duplicate value: \"big\""});
-}
-
-// Names are unique within their own list only: two requests may each have a subrequest "big".
-TEST(ResourceClaimTest, AcceptsTheSameSubrequestNameUnderTwoRequests) {
+// The API server's defaults: ExactCount when no mode is given, and a count of 1 for ExactCount
+// when none is given or it is 0 (one value in its types); All keeps what it was given.
+TEST(ResourceClaimTest, DefaultsTheModeAndAZeroOrAbsentCount) {
   absl::StatusOr<ResourceClaim> claim = DecodeResourceClaim(Json::parse(R"({"spec": {"devices": {
-      "requests": [
-        {"name": "req-0", "firstAvailable": [{"name": "big", "deviceClassName": "gpu"}]},
-        {"name": "req-1", "firstAvailable": [{"name": "big", "deviceClassName": "gpu"}]}]}}})"));
+      "requests": [{"name": "a", "exactly": {"deviceClassName": "c"}},
+                   {"name": "b", "exactly": {"deviceClassName": "c", "count": 0}},
+                   {"name": "c", "exactly": {"deviceClassName": "c", "count": 3}},
+                   {"name": "d", "exactly": {"deviceClassName": "c", "allocationMode": "All"}}]}}})"));
   ASSERT_TRUE(claim.ok()) << claim.status();
-  EXPECT_TRUE(ValidateResourceClaim(*claim).ok());
-  ASSERT_EQ(claim->spec.requests.size(), 2u);
-  EXPECT_EQ(claim->spec.requests[1].first_available[0].name, "big");
+  ASSERT_EQ(claim->spec.requests.size(), 4u);
+  for (int i : {0, 1}) {
+    EXPECT_EQ(claim->spec.requests[i].exactly->allocation_mode, kAllocationModeExactCount);
+    EXPECT_EQ(claim->spec.requests[i].exactly->count, 1) << i;
+  }
+  EXPECT_EQ(claim->spec.requests[2].exactly->count, 3);
+  EXPECT_EQ(claim->spec.requests[3].exactly->allocation_mode, kAllocationModeAll);
+  EXPECT_EQ(claim->spec.requests[3].exactly->count, 0);
 }
 
 }  // namespace

@@ -1,0 +1,367 @@
+#include "kubeapi/resource_claim_validation.h"
+
+#include <initializer_list>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/go_quote.h"
+#include "common/k8s_names.h"
+
+namespace devmgr::kubeapi {
+namespace {
+
+// resource.k8s.io's limits.
+constexpr size_t kDeviceRequestsMaxSize = kAllocationResultsMaxSize;
+constexpr size_t kFirstAvailableDeviceRequestMaxSize = 8;
+constexpr size_t kDeviceSelectorsMaxSize = 32;
+constexpr size_t kDeviceConstraintsMaxSize = 32;
+constexpr size_t kDeviceConfigMaxSize = 32;
+constexpr size_t kCelSelectorExpressionMaxLength = 10 * 1024;
+constexpr size_t kOpaqueParametersMaxLength = 10 * 1024;
+constexpr size_t kDeviceMaxIdLength = 32;
+constexpr size_t kDriverNameMaxLength = 63;
+
+constexpr absl::string_view kRequestRefMessage =
+    "must be the name of a request in the claim or the name of a request and a subrequest "
+    "separated by '/'";
+
+std::string Index(absl::string_view path, size_t i) { return absl::StrCat(path, "[", i, "]"); }
+
+// The API server's field errors (k8s.io/apimachinery's field.Error), in the order found.
+class FieldErrors {
+ public:
+  // `value` as Go prints it in the error: a string quoted (GoQuote), a number as it is.
+  void Invalid(absl::string_view path, absl::string_view value, absl::string_view detail) {
+    Add(path, absl::StrCat("Invalid value: ", value, ": ", detail));
+  }
+  void InvalidString(absl::string_view path, absl::string_view value, absl::string_view detail) {
+    Invalid(path, GoQuote(value), detail);
+  }
+  void Required(absl::string_view path, absl::string_view detail = "") {
+    Add(path, detail.empty() ? "Required value" : absl::StrCat("Required value: ", detail));
+  }
+  void Duplicate(absl::string_view path, absl::string_view value) {
+    Add(path, absl::StrCat("Duplicate value: ", GoQuote(value)));
+  }
+  void TooMany(absl::string_view path, size_t actual, size_t max) {
+    Add(path, absl::StrCat("Too many: ", actual, ": must have at most ", max, " items"));
+  }
+  void TooLong(absl::string_view path, size_t max) {
+    Add(path, absl::StrCat("Too long: may not be more than ", max, " bytes"));
+  }
+  void NotSupported(absl::string_view path, absl::string_view value,
+                    std::initializer_list<absl::string_view> supported) {
+    Add(path,
+        absl::StrCat("Unsupported value: ", GoQuote(value), ": supported values: ",
+                     absl::StrJoin(supported, ", ", [](std::string* out, absl::string_view s) {
+                       out->append(GoQuote(s));
+                     })));
+  }
+  // One Invalid per message of a name format (common/k8s_names.h).
+  void EachInvalid(absl::string_view path, absl::string_view value,
+                   const std::vector<std::string>& messages) {
+    for (const std::string& message : messages) InvalidString(path, value, message);
+  }
+
+  // Go's aggregate of the errors: the one error, or all between brackets, repeats left out.
+  absl::Status Result() const {
+    if (errors_.empty()) return absl::OkStatus();
+    if (errors_.size() == 1) return absl::InvalidArgumentError(errors_.front());
+    std::vector<absl::string_view> unique;
+    std::set<absl::string_view> seen;
+    for (const std::string& error : errors_) {
+      if (seen.insert(error).second) unique.push_back(error);
+    }
+    if (unique.size() == 1) return absl::InvalidArgumentError(unique.front());
+    return absl::InvalidArgumentError(absl::StrCat("[", absl::StrJoin(unique, ", "), "]"));
+  }
+
+ private:
+  void Add(absl::string_view path, absl::string_view body) {
+    errors_.push_back(absl::StrCat(path, ": ", body));
+  }
+
+  std::vector<std::string> errors_;
+};
+
+// The names a constraint or a configuration may refer to: each request, and for a request with
+// subrequests, "request/subrequest".
+class RequestNames {
+ public:
+  explicit RequestNames(const DeviceClaim& claim) {
+    for (const DeviceRequest& request : claim.requests) {
+      std::set<std::string>& subs = names_[request.name];
+      for (const DeviceSubRequest& sub : request.first_available) subs.insert(sub.name);
+    }
+  }
+
+  bool Has(absl::string_view reference) const {
+    std::vector<absl::string_view> segments = absl::StrSplit(reference, '/');
+    if (segments.size() > 2) return false;
+    auto request = names_.find(std::string(segments[0]));
+    if (request == names_.end()) return false;
+    return segments.size() == 1 || request->second.contains(std::string(segments[1]));
+  }
+
+ private:
+  std::map<std::string, std::set<std::string>> names_;
+};
+
+// Upstream's validateSet and validateSlice: a list over its limit is one error and nothing
+// more is checked in it; otherwise each item, then (for a set) each repeat of a key.
+template <typename T, typename Check>
+bool CheckSize(FieldErrors& errors, const std::vector<T>& items, size_t max,
+               const std::string& path, Check check) {
+  if (items.size() > max) {
+    errors.TooMany(path, items.size(), max);
+    return false;
+  }
+  for (size_t i = 0; i < items.size(); ++i) check(items[i], Index(path, i));
+  return true;
+}
+
+// A repeat is reported at the item, or at its field `key_field` when the key is one.
+template <typename T, typename Check, typename Key>
+void CheckSet(FieldErrors& errors, const std::vector<T>& items, size_t max, const std::string& path,
+              Check check, Key key, absl::string_view key_field = "") {
+  if (!CheckSize(errors, items, max, path, check)) return;
+  std::set<absl::string_view> seen;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (seen.insert(key(items[i])).second) continue;
+    errors.Duplicate(
+        key_field.empty() ? Index(path, i) : absl::StrCat(Index(path, i), ".", key_field),
+        key(items[i]));
+  }
+}
+
+void CheckRequestName(FieldErrors& errors, absl::string_view name, const std::string& path) {
+  errors.EachInvalid(path, name, Dns1123LabelErrors(name));
+}
+
+// corevalidation.ValidateCSIDriverName, which DRA driver names follow.
+void CheckDriverName(FieldErrors& errors, absl::string_view name, const std::string& path) {
+  if (name.empty()) errors.Required(path);
+  if (name.size() > kDriverNameMaxLength) errors.TooLong(path, kDriverNameMaxLength);
+  errors.EachInvalid(path, name, Dns1123SubdomainErrors(absl::AsciiStrToLower(name)));
+}
+
+void CheckDeviceClassName(FieldErrors& errors, absl::string_view name, const std::string& path) {
+  if (name.empty()) {
+    errors.Required(path);
+  } else {
+    errors.EachInvalid(path, name, Dns1123SubdomainErrors(name));
+  }
+}
+
+void CheckSelectors(FieldErrors& errors, const std::vector<DeviceSelector>& selectors,
+                    const std::string& path) {
+  CheckSize(errors, selectors, kDeviceSelectorsMaxSize, path,
+            [&](const DeviceSelector& selector, const std::string& at) {
+              if (!selector.cel_expression.has_value()) {
+                errors.Required(at + ".cel");
+              } else if (selector.cel_expression->size() > kCelSelectorExpressionMaxLength) {
+                errors.TooLong(at + ".cel.expression", kCelSelectorExpressionMaxLength);
+              }
+            });
+}
+
+void CheckAllocationMode(FieldErrors& errors, const ExactDeviceRequest& request,
+                         const std::string& path) {
+  if (request.allocation_mode == kAllocationModeAll) {
+    if (request.count != 0) {
+      errors.Invalid(path + ".count", absl::StrCat(request.count),
+                     "must not be specified when allocationMode is 'All'");
+    }
+  } else if (request.allocation_mode == kAllocationModeExactCount) {
+    if (request.count <= 0) {
+      errors.Invalid(path + ".count", absl::StrCat(request.count), "must be greater than zero");
+    }
+  } else {
+    errors.NotSupported(path + ".allocationMode", request.allocation_mode,
+                        {kAllocationModeAll, kAllocationModeExactCount});
+  }
+}
+
+void CheckToleration(FieldErrors& errors, const DeviceToleration& toleration,
+                     const std::string& path) {
+  if (!toleration.key.empty()) {
+    errors.EachInvalid(path + ".key", toleration.key, QualifiedNameErrors(toleration.key));
+  }
+  if (toleration.op == "Exists") {
+    if (!toleration.value.empty()) {
+      errors.InvalidString(path + ".value", toleration.value,
+                           "must be empty for operator `Exists`");
+    }
+  } else if (toleration.op == "Equal") {
+    errors.EachInvalid(path + ".value", toleration.value, LabelValueErrors(toleration.value));
+  } else {
+    errors.NotSupported(path + ".operator", toleration.op, {"Equal", "Exists"});
+  }
+  const std::string& effect = toleration.effect;
+  if (!effect.empty() && effect != "NoExecute" && effect != "NoSchedule" && effect != "None") {
+    errors.NotSupported(path + ".effect", effect, {"NoExecute", "NoSchedule", "None"});
+  }
+}
+
+// The fields of `exactly` and of a subrequest, at `path`.
+void CheckExactRequest(FieldErrors& errors, const ExactDeviceRequest& request,
+                       const std::string& path) {
+  CheckDeviceClassName(errors, request.device_class_name, path + ".deviceClassName");
+  CheckSelectors(errors, request.selectors, path + ".selectors");
+  CheckAllocationMode(errors, request, path);
+  for (size_t i = 0; i < request.tolerations.size(); ++i) {
+    CheckToleration(errors, request.tolerations[i], Index(path + ".tolerations", i));
+  }
+}
+
+void CheckRequest(FieldErrors& errors, const DeviceRequest& request, const std::string& path) {
+  CheckRequestName(errors, request.name, path + ".name");
+  const bool has_subs = !request.first_available.empty();
+  const bool has_exactly = request.exactly.has_value();
+  if (!has_subs && !has_exactly) {
+    errors.Required(path, "exactly one of `exactly` or `firstAvailable` is required");
+  } else if (has_subs && has_exactly) {
+    errors.InvalidString(
+        path, "null",
+        "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set");
+  } else if (has_subs) {
+    CheckSet(
+        errors, request.first_available, kFirstAvailableDeviceRequestMaxSize,
+        path + ".firstAvailable",
+        [&](const DeviceSubRequest& sub, const std::string& at) {
+          CheckRequestName(errors, sub.name, at + ".name");
+          CheckExactRequest(errors, sub.request, at);
+        },
+        [](const DeviceSubRequest& sub) -> absl::string_view { return sub.name; }, "name");
+  } else {
+    CheckExactRequest(errors, *request.exactly, path + ".exactly");
+  }
+}
+
+void CheckRequestRef(FieldErrors& errors, const std::string& reference, const std::string& path,
+                     const RequestNames& names) {
+  std::vector<absl::string_view> segments = absl::StrSplit(reference, '/');
+  if (segments.size() > 2) {
+    errors.InvalidString(path, reference, kRequestRefMessage);
+    return;
+  }
+  for (absl::string_view segment : segments) CheckRequestName(errors, segment, path);
+  if (!names.Has(reference)) errors.InvalidString(path, reference, kRequestRefMessage);
+}
+
+void CheckRequestRefs(FieldErrors& errors, const std::vector<std::string>& references,
+                      const std::string& path, const RequestNames& names) {
+  CheckSet(
+      errors, references, kDeviceRequestsMaxSize, path,
+      [&](const std::string& reference, const std::string& at) {
+        CheckRequestRef(errors, reference, at, names);
+      },
+      [](const std::string& reference) -> absl::string_view { return reference; });
+}
+
+void CheckCIdentifier(FieldErrors& errors, absl::string_view id, const std::string& path) {
+  if (id.size() > kDeviceMaxIdLength) errors.TooLong(path, kDeviceMaxIdLength);
+  errors.EachInvalid(path, id, CIdentifierErrors(id));
+}
+
+// A constraint's attribute: "domain/name", the domain a driver name, the name a C identifier.
+void CheckFullyQualifiedName(FieldErrors& errors, const std::string& name,
+                             const std::string& path) {
+  std::vector<absl::string_view> parts = absl::StrSplit(name, '/');
+  if (parts.size() == 1) {
+    CheckCIdentifier(errors, parts[0], path);
+  } else if (parts.size() == 2) {
+    if (parts[0].empty()) {
+      errors.InvalidString(path, "", "the domain must not be empty");
+    } else {
+      CheckDriverName(errors, parts[0], path);
+    }
+    if (parts[1].empty()) {
+      errors.InvalidString(path, "", "the name must not be empty");
+    } else {
+      CheckCIdentifier(errors, parts[1], path);
+    }
+  } else {
+    errors.InvalidString(path, name, "must not contain more than one slash");
+  }
+  if (!absl::StrContains(name, '/')) {
+    errors.InvalidString(path, name,
+                         "a fully qualified name must be a domain and a name separated by a slash");
+  }
+}
+
+void CheckConstraint(FieldErrors& errors, const DeviceConstraint& constraint,
+                     const std::string& path, const RequestNames& names) {
+  CheckRequestRefs(errors, constraint.requests, path + ".requests", names);
+  if (constraint.match_attribute.has_value()) {
+    CheckFullyQualifiedName(errors, *constraint.match_attribute, path + ".matchAttribute");
+  } else if (constraint.distinct_attribute.has_value()) {
+    CheckFullyQualifiedName(errors, *constraint.distinct_attribute, path + ".distinctAttribute");
+  } else {
+    errors.Required(path + ".matchAttribute");
+  }
+}
+
+// An opaque configuration's parameters: a JSON object, at most 10 KiB as written.
+void CheckParameters(FieldErrors& errors, const Json& parameters, const std::string& path) {
+  if (parameters.is_null()) {
+    errors.Required(path);
+  } else if (parameters.dump().size() > kOpaqueParametersMaxLength) {
+    errors.TooLong(path, kOpaqueParametersMaxLength);
+  } else if (!parameters.is_object()) {
+    errors.InvalidString(path, "<value omitted>", "must be a valid JSON object");
+  }
+}
+
+void CheckConfig(FieldErrors& errors, const DeviceClaimConfiguration& config,
+                 const std::string& path, const RequestNames& names) {
+  CheckRequestRefs(errors, config.requests, path + ".requests", names);
+  auto opaque = config.configuration.find("opaque");
+  if (opaque == config.configuration.end() || !opaque->is_object()) {
+    errors.Required(path + ".opaque");
+    return;
+  }
+  auto driver = opaque->find("driver");
+  if (driver == opaque->end() || driver->is_string()) {
+    CheckDriverName(errors, driver == opaque->end() ? "" : driver->get_ref<const std::string&>(),
+                    path + ".opaque.driver");
+  } else {
+    errors.Invalid(path + ".opaque.driver", driver->dump(), "must be a string");
+  }
+  auto parameters = opaque->find("parameters");
+  CheckParameters(errors, parameters != opaque->end() ? *parameters : Json(),
+                  path + ".opaque.parameters");
+}
+
+}  // namespace
+
+absl::Status ValidateResourceClaim(const ResourceClaim& claim) {
+  const DeviceClaim& spec = claim.spec;
+  const RequestNames names(spec);
+  FieldErrors errors;
+  CheckSet(
+      errors, spec.requests, kDeviceRequestsMaxSize, "spec.devices.requests",
+      [&](const DeviceRequest& request, const std::string& at) {
+        CheckRequest(errors, request, at);
+      },
+      [](const DeviceRequest& request) -> absl::string_view { return request.name; }, "name");
+  CheckSize(errors, spec.constraints, kDeviceConstraintsMaxSize, "spec.devices.constraints",
+            [&](const DeviceConstraint& constraint, const std::string& at) {
+              CheckConstraint(errors, constraint, at, names);
+            });
+  CheckSize(errors, spec.config, kDeviceConfigMaxSize, "spec.devices.config",
+            [&](const DeviceClaimConfiguration& config, const std::string& at) {
+              CheckConfig(errors, config, at, names);
+            });
+  return errors.Result();
+}
+
+}  // namespace devmgr::kubeapi

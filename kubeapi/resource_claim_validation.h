@@ -1,0 +1,28 @@
+// ValidateResourceClaim: the API server's validation of a ResourceClaim's spec
+// (resource.k8s.io's validateDeviceClaim), for claims that reach devmgr without passing an API
+// server: pod manifests, files given to `devmgr dra allocate`. The allocator would take some
+// claims a cluster refuses (two requests of one name get two counts' results under that name;
+// a constraint or configuration naming no request is silently unused), so they are refused here
+// first, with the API server's texts:
+//   spec.devices.requests[0].name: Invalid value: "GPU": a lowercase RFC 1123 label must ...
+// Several errors come as the API server aggregates them: "[first, second]".
+//
+// What is checked, in upstream's order: the sizes of every list, request and subrequest names
+// (DNS labels, unique in their list), exactly one of `exactly` and `firstAvailable`, device class
+// names, selectors (a `cel` expression of at most 10 KiB; whether it compiles is the
+// allocator's to say, with its own compiler's text), allocation mode and count, tolerations,
+// the requests a constraint or a configuration names, constraint attributes (fully qualified
+// names) and opaque configurations (driver name, parameters a JSON object of at most 10 KiB).
+// Not checked: metadata (devmgr names the claims it is given), fields devmgr does not model
+// (derivedAttributes, capacity requests beyond their decoding).
+#pragma once
+
+#include "absl/status/status.h"
+#include "kubeapi/resource_claim.h"
+
+namespace devmgr::kubeapi {
+
+// InvalidArgument with the errors' text; OK for a claim the API server would accept.
+absl::Status ValidateResourceClaim(const ResourceClaim& claim);
+
+}  // namespace devmgr::kubeapi

@@ -1,0 +1,408 @@
+// ValidateResourceClaim against the API server's texts: the scenarios of upstream's
+// TestValidateClaim (pkg/apis/resource/validation) that reach a claim's spec, by their names,
+// with the texts of upstream's handwritten validation, and the cases the allocator fuzzer found.
+#include "kubeapi/resource_claim_validation.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
+
+namespace devmgr::kubeapi {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr char kBadName[] = "!@#$%^";
+constexpr char kLabelError[] =
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
+    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+constexpr char kSubdomainError[] =
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+constexpr char kCIdentifierError[] =
+    "a valid C identifier must start with alphabetic character or '_', followed by a string of "
+    "alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for "
+    "validation is '[A-Za-z_][A-Za-z0-9_]*')";
+constexpr char kRefError[] =
+    "must be the name of a request in the claim or the name of a request and a subrequest "
+    "separated by '/'";
+constexpr char kDomainError[] =
+    "a fully qualified name must be a domain and a name separated by a slash";
+
+// Upstream's validClaimSpec: one request "foo" for one device of class "foo".
+Json ValidClaim() {
+  return Json::parse(R"({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+      "metadata": {"name": "foo", "namespace": "ns"},
+      "spec": {"devices": {"requests": [{"name": "foo", "exactly": {
+          "deviceClassName": "foo", "allocationMode": "ExactCount", "count": 1}}]}}})");
+}
+
+// Upstream's validClaimSpecWithFirstAvailable: request "foo" with subrequests "foo" and "bar".
+Json ValidClaimWithFirstAvailable() {
+  return Json::parse(R"({"spec": {"devices": {"requests": [{"name": "foo", "firstAvailable": [
+      {"name": "foo", "deviceClassName": "foo", "allocationMode": "ExactCount", "count": 1},
+      {"name": "bar", "deviceClassName": "foo", "allocationMode": "ExactCount", "count": 1}]}]}}})");
+}
+
+Json& Requests(Json& claim) { return claim["spec"]["devices"]["requests"]; }
+Json& Devices(Json& claim) { return claim["spec"]["devices"]; }
+
+Json OpaqueConfig(Json parameters) {
+  Json config = {{"opaque", {{"driver", "dra.example.com"}}}};
+  if (!parameters.is_discarded()) config["opaque"]["parameters"] = std::move(parameters);
+  return config;
+}
+
+Json GoodParameters() {
+  return Json::parse(R"({"kind": "foo", "apiVersion": "dra.example.com/v1"})");
+}
+
+struct Scenario {
+  std::string name;  // upstream's, where the scenario is upstream's
+  Json claim;
+  std::vector<std::string> errors;  // in upstream's order; none: valid
+};
+
+std::string Expected(const std::vector<std::string>& errors) {
+  if (errors.size() == 1) return errors.front();
+  return absl::StrCat("[", absl::StrJoin(errors, ", "), "]");
+}
+
+void Check(const Scenario& scenario) {
+  SCOPED_TRACE(scenario.name);
+  absl::StatusOr<ResourceClaim> claim = DecodeResourceClaim(scenario.claim);
+  ASSERT_TRUE(claim.ok()) << claim.status();
+  absl::Status valid = ValidateResourceClaim(*claim);
+  if (scenario.errors.empty()) {
+    EXPECT_TRUE(valid.ok()) << valid;
+    return;
+  }
+  EXPECT_EQ(valid.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(valid.message()), Expected(scenario.errors));
+}
+
+Json With(Json claim, const std::function<void(Json&)>& change) {
+  change(claim);
+  return claim;
+}
+
+TEST(ResourceClaimValidationTest, TestValidateClaim) {
+  const std::string r0 = "spec.devices.requests[0]";
+  const std::vector<Scenario> scenarios = {
+      {"good-claim", ValidClaim(), {}},
+      {"bad-classname",
+       With(ValidClaim(), [](Json& c) { Requests(c)[0]["exactly"]["deviceClassName"] = kBadName; }),
+       {absl::StrCat(r0,
+                     ".exactly.deviceClassName: Invalid value: \"!@#$%^\": ", kSubdomainError)}},
+      {"missing-classname",
+       With(ValidClaim(), [](Json& c) { Requests(c)[0]["exactly"].erase("deviceClassName"); }),
+       {absl::StrCat(r0, ".exactly.deviceClassName: Required value")}},
+      {"too-many-requests",
+       With(ValidClaim(),
+            [](Json& c) {
+              for (int i = 1; i <= 32; ++i) {
+                Json request = Requests(c)[0];
+                request["name"] = absl::StrCat("foo", i);
+                Requests(c).push_back(request);
+              }
+            }),
+       {"spec.devices.requests: Too many: 33: must have at most 32 items"}},
+      {"valid-request",
+       With(ValidClaim(),
+            [](Json& c) {
+              for (int i = 1; i < 32; ++i) {
+                Json request = Requests(c)[0];
+                request["name"] = absl::StrCat("foo", i);
+                Requests(c).push_back(request);
+                Devices(c)["constraints"].push_back({{"matchAttribute", "foo/bar"}});
+                Devices(c)["config"].push_back(OpaqueConfig(GoodParameters()));
+              }
+              Devices(c)["constraints"].push_back({{"matchAttribute", "foo/bar"}});
+              Devices(c)["config"].push_back(OpaqueConfig(GoodParameters()));
+            }),
+       {}},
+      {"too-many-constraints-and-configs",
+       With(ValidClaim(),
+            [](Json& c) {
+              for (int i = 0; i < 33; ++i) {
+                Devices(c)["constraints"].push_back({{"matchAttribute", "foo/bar"}});
+                Devices(c)["config"].push_back(OpaqueConfig(GoodParameters()));
+              }
+            }),
+       {"spec.devices.constraints: Too many: 33: must have at most 32 items",
+        "spec.devices.config: Too many: 33: must have at most 32 items"}},
+      {"invalid-spec",
+       With(ValidClaim(),
+            [](Json& c) {
+              Devices(c)["constraints"] = {
+                  {{"requests", {"foo", kBadName}}, {"matchAttribute", "missing-domain"}},
+                  {{"matchAttribute", ""}},
+                  Json::object()};
+              Json config = OpaqueConfig(GoodParameters());
+              config["requests"] = {"foo", kBadName};
+              Devices(c)["config"] = {config};
+            }),
+       {absl::StrCat("spec.devices.constraints[0].requests[1]: Invalid value: \"!@#$%^\": ",
+                     kLabelError),
+        absl::StrCat("spec.devices.constraints[0].requests[1]: Invalid value: \"!@#$%^\": ",
+                     kRefError),
+        absl::StrCat("spec.devices.constraints[0].matchAttribute: Invalid value: "
+                     "\"missing-domain\": ",
+                     kCIdentifierError),
+        absl::StrCat("spec.devices.constraints[0].matchAttribute: Invalid value: "
+                     "\"missing-domain\": ",
+                     kDomainError),
+        absl::StrCat("spec.devices.constraints[1].matchAttribute: Invalid value: \"\": ",
+                     kCIdentifierError),
+        absl::StrCat("spec.devices.constraints[1].matchAttribute: Invalid value: \"\": ",
+                     kDomainError),
+        "spec.devices.constraints[2].matchAttribute: Required value",
+        absl::StrCat("spec.devices.config[0].requests[1]: Invalid value: \"!@#$%^\": ",
+                     kLabelError),
+        absl::StrCat("spec.devices.config[0].requests[1]: Invalid value: \"!@#$%^\": ",
+                     kRefError)}},
+      {"allocation-mode",
+       With(ValidClaim(),
+            [](Json& c) {
+              const Json good = Requests(c)[0];
+              auto add = [&](const char* name, Json exactly) {
+                Json request = good;
+                request["name"] = name;
+                request["exactly"].merge_patch(exactly);
+                Requests(c).push_back(request);
+              };
+              add("foo2", {{"allocationMode", "All"}, {"count", nullptr}});
+              add("foo3", {{"count", -1}});
+              add("foo4", {{"allocationMode", "other"}, {"count", nullptr}});
+              add("foo5", {{"allocationMode", "All"}, {"count", 2}});
+              add("foo", Json::object());
+            }),
+       {"spec.devices.requests[2].exactly.count: Invalid value: -1: must be greater than zero",
+        "spec.devices.requests[3].exactly.allocationMode: Unsupported value: \"other\": "
+        "supported values: \"All\", \"ExactCount\"",
+        "spec.devices.requests[4].exactly.count: Invalid value: 2: must not be specified when "
+        "allocationMode is 'All'",
+        "spec.devices.requests[5].name: Duplicate value: \"foo\""}},
+      {"configuration",
+       With(ValidClaim(),
+            [](Json& c) {
+              // Written compactly, {"str":"..."} is 10 bytes besides the string.
+              Devices(c)["config"] = {
+                  OpaqueConfig(nullptr),
+                  OpaqueConfig("hello-world"),
+                  OpaqueConfig(Json(Json::value_t::discarded)),
+                  OpaqueConfig({{"str", std::string(10 * 1024 - 10, 'x')}}),
+                  OpaqueConfig({{"str", std::string(10 * 1024 - 10 + 1, 'x')}}),
+                  Json::object(),
+                  {{"opaque", {{"driver", "Not_A_Driver!"}, {"parameters", GoodParameters()}}}},
+              };
+            }),
+       {"spec.devices.config[0].opaque.parameters: Required value",
+        "spec.devices.config[1].opaque.parameters: Invalid value: \"<value omitted>\": must be "
+        "a valid JSON object",
+        "spec.devices.config[2].opaque.parameters: Required value",
+        "spec.devices.config[4].opaque.parameters: Too long: may not be more than 10240 bytes",
+        "spec.devices.config[5].opaque: Required value",
+        absl::StrCat("spec.devices.config[6].opaque.driver: Invalid value: \"Not_A_Driver!\": ",
+                     kSubdomainError)}},
+      {"CEL-length",
+       With(ValidClaim(),
+            [](Json& c) {
+              Json request = Requests(c)[0];
+              request["name"] = "foo-2";
+              const std::string expression = "device.driver == \"\"";
+              auto of_length = [&](size_t length) {
+                return absl::StrCat("device.driver == \"",
+                                    std::string(length - expression.size(), 'x'), "\"");
+              };
+              request["exactly"]["selectors"] = {{{"cel", {{"expression", of_length(10240)}}}},
+                                                 {{"cel", {{"expression", of_length(10241)}}}},
+                                                 Json::object()};
+              Requests(c).push_back(request);
+            }),
+       {"spec.devices.requests[1].exactly.selectors[1].cel.expression: Too long: may not be "
+        "more than 10240 bytes",
+        "spec.devices.requests[1].exactly.selectors[2].cel: Required value"}},
+      {"prioritized-list-valid", ValidClaimWithFirstAvailable(), {}},
+      {"prioritized-list-both-first-available-and-exactly-set",
+       With(ValidClaimWithFirstAvailable(),
+            [](Json& c) {
+              Requests(c)[0]["exactly"] = {{"deviceClassName", "foo"}, {"count", 2}};
+            }),
+       {absl::StrCat(r0,
+                     ": Invalid value: \"null\": exactly one of `exactly` or `firstAvailable` "
+                     "is required, but multiple fields are set")}},
+      {"neither-first-available-nor-exactly",
+       With(ValidClaim(), [](Json& c) { Requests(c)[0].erase("exactly"); }),
+       {absl::StrCat(
+           r0, ": Required value: exactly one of `exactly` or `firstAvailable` is required")}},
+      {"prioritized-list-invalid-nested-request",
+       With(ValidClaimWithFirstAvailable(),
+            [](Json& c) {
+              Requests(c)[0]["firstAvailable"][0] = {{"name", kBadName}};
+            }),
+       {absl::StrCat(r0, ".firstAvailable[0].name: Invalid value: \"!@#$%^\": ", kLabelError),
+        absl::StrCat(r0, ".firstAvailable[0].deviceClassName: Required value")}},
+      {"prioritized-list-nested-requests-same-name",
+       With(ValidClaimWithFirstAvailable(),
+            [](Json& c) { Requests(c)[0]["firstAvailable"][1]["name"] = "foo"; }),
+       {absl::StrCat(r0, ".firstAvailable[1].name: Duplicate value: \"foo\"")}},
+      {"prioritized-list-too-many-subrequests",
+       With(ValidClaim(),
+            [](Json& c) {
+              Json request = {{"name", "foo"}, {"firstAvailable", Json::array()}};
+              for (int i = 0; i <= 8; ++i) {
+                request["firstAvailable"].push_back(
+                    {{"name", absl::StrCat("subreq-", i)}, {"deviceClassName", "foo"}});
+              }
+              Requests(c)[0] = request;
+            }),
+       {absl::StrCat(r0, ".firstAvailable: Too many: 9: must have at most 8 items")}},
+      {"prioritized-list-config-requests-with-subrequest-reference",
+       With(ValidClaimWithFirstAvailable(),
+            [](Json& c) {
+              Json config = OpaqueConfig(GoodParameters());
+              config["requests"] = {"foo/bar"};
+              Devices(c)["config"] = {config};
+            }),
+       {}},
+      {"prioritized-list-config-requests-with-parent-request-reference",
+       With(ValidClaimWithFirstAvailable(),
+            [](Json& c) {
+              Json config = OpaqueConfig(GoodParameters());
+              config["requests"] = {"foo"};
+              Devices(c)["config"] = {config};
+            }),
+       {}},
+      {"prioritized-list-config-requests-with-invalid-subrequest-reference",
+       With(ValidClaimWithFirstAvailable(),
+            [](Json& c) {
+              Json config = OpaqueConfig(GoodParameters());
+              config["requests"] = {"foo/baz"};
+              Devices(c)["config"] = {config};
+            }),
+       {absl::StrCat("spec.devices.config[0].requests[0]: Invalid value: \"foo/baz\": ",
+                     kRefError)}},
+      {"prioritized-list-constraints-requests-with-subrequest-reference",
+       With(ValidClaimWithFirstAvailable(),
+            [](Json& c) {
+              Devices(c)["constraints"] = {
+                  {{"requests", {"foo/bar"}}, {"matchAttribute", "dra.example.com/driverVersion"}}};
+            }),
+       {}},
+      {"prioritized-list-constraints-requests-with-invalid-subrequest-reference",
+       With(ValidClaimWithFirstAvailable(),
+            [](Json& c) {
+              Devices(c)["constraints"] = {
+                  {{"requests", {"foo/baz"}}, {"matchAttribute", "dra.example.com/driverVersion"}}};
+            }),
+       {absl::StrCat("spec.devices.constraints[0].requests[0]: Invalid value: \"foo/baz\": ",
+                     kRefError)}},
+      {"reference-with-two-slashes",
+       With(ValidClaim(),
+            [](Json& c) {
+              Devices(c)["constraints"] = {
+                  {{"requests", {"foo/foo/foo", "foo", "foo"}}, {"distinctAttribute", "a/b"}}};
+            }),
+       {absl::StrCat("spec.devices.constraints[0].requests[0]: Invalid value: \"foo/foo/foo\": ",
+                     kRefError),
+        "spec.devices.constraints[0].requests[2]: Duplicate value: \"foo\""}},
+      {"bad-request-names",
+       With(ValidClaim(),
+            [](Json& c) {
+              Json request = Requests(c)[0];
+              request["name"] = "foo.bar";
+              Requests(c).push_back(request);
+              request["name"] = std::string(64, 'a');
+              Requests(c).push_back(request);
+            }),
+       {"spec.devices.requests[1].name: Invalid value: \"foo.bar\": must not contain dots",
+        absl::StrCat("spec.devices.requests[2].name: Invalid value: \"", std::string(64, 'a'),
+                     "\": must be no more than 63 characters")}},
+      {"tolerations",
+       With(ValidClaim(),
+            [](Json& c) {
+              Requests(c)[0]["exactly"]["tolerations"] = {
+                  {{"key", "example.com/ok"}, {"operator", "Exists"}, {"effect", "NoSchedule"}},
+                  {{"key", "a b"}, {"operator", "Exists"}, {"value", "x"}},
+                  {{"operator", "Less"}},
+                  {{"value", "spaces not allowed"}, {"effect", "Bogus"}}};
+            }),
+       {absl::StrCat(r0,
+                     ".exactly.tolerations[1].key: Invalid value: \"a b\": name part must "
+                     "consist of alphanumeric characters, '-', '_' or '.', and must start and "
+                     "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
+                     "'123-abc', regex used for validation is "
+                     "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"),
+        absl::StrCat(r0,
+                     ".exactly.tolerations[1].value: Invalid value: \"x\": must be empty for "
+                     "operator `Exists`"),
+        absl::StrCat(r0,
+                     ".exactly.tolerations[2].operator: Unsupported value: \"Less\": supported "
+                     "values: \"Equal\", \"Exists\""),
+        absl::StrCat(r0,
+                     ".exactly.tolerations[3].value: Invalid value: \"spaces not allowed\": a "
+                     "valid label must be an empty string or consist of alphanumeric "
+                     "characters, '-', '_' or '.', and must start and end with an alphanumeric "
+                     "character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+                     "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"),
+        absl::StrCat(r0,
+                     ".exactly.tolerations[3].effect: Unsupported value: \"Bogus\": supported "
+                     "values: \"NoExecute\", \"NoSchedule\", \"None\"")}},
+  };
+  for (const Scenario& scenario : scenarios) Check(scenario);
+}
+
+// Found by the allocator fuzzer: two requests of one name were both allocated, so the name had
+// twice its count of results. The API server refuses such a claim. (Decoding alone accepts it:
+// two cases of upstream's TestAllocator have one, and the allocator's answer to it is tested.)
+TEST(ResourceClaimValidationTest, RefusesRequestsThatShareAName) {
+  Check({"",
+         Json::parse(R"({"spec": {"devices": {"requests": [
+             {"name": "req-0", "exactly": {"deviceClassName": "gpu"}},
+             {"name": "req-1", "exactly": {"deviceClassName": "gpu"}},
+             {"name": "req-1", "exactly": {"deviceClassName": "gpu"}}]}}})"),
+         {"spec.devices.requests[2].name: Duplicate value: \"req-1\""}});
+}
+
+// Names are unique within their own list only: two requests may each have a subrequest "big".
+TEST(ResourceClaimValidationTest, AcceptsTheSameSubrequestNameUnderTwoRequests) {
+  Check({"",
+         Json::parse(R"({"spec": {"devices": {"requests": [
+             {"name": "req-0", "firstAvailable": [{"name": "big", "deviceClassName": "gpu"}]},
+             {"name": "req-1", "firstAvailable": [{"name": "big", "deviceClassName": "gpu"}]}]}}})"),
+         {}});
+}
+
+// A repeated error is given once, as Go's aggregate does; a quote in a value is escaped as %q.
+TEST(ResourceClaimValidationTest, QuotesValuesAsGoAndGivesARepeatOnce) {
+  Check({"",
+         With(ValidClaim(),
+              [](Json& c) {
+                Devices(c)["constraints"] = {{{"matchAttribute", "a/b"}},
+                                             {{"matchAttribute", "a\"b/c"}}};
+              }),
+         {absl::StrCat("spec.devices.constraints[1].matchAttribute: Invalid value: \"a\\\"b\": ",
+                       kSubdomainError)}});
+  // Both segments of "A/A" break the label format with the same text at the same field.
+  Check({"",
+         With(ValidClaim(),
+              [](Json& c) {
+                Devices(c)["constraints"] = {{{"requests", {"A/A"}}, {"matchAttribute", "a/b"}}};
+              }),
+         {absl::StrCat("spec.devices.constraints[0].requests[0]: Invalid value: \"A\": ",
+                       kLabelError),
+          absl::StrCat("spec.devices.constraints[0].requests[0]: Invalid value: \"A/A\": ",
+                       kRefError)}});
+}
+
+}  // namespace
+}  // namespace devmgr::kubeapi
