@@ -148,7 +148,7 @@ TEST(ResourceClaimValidationTest, TestValidateClaim) {
                   Json::object()};
               Json config = OpaqueConfig(GoodParameters());
               config["requests"] = {"foo", kBadName};
-              Devices(c)["config"] = {config};
+              Devices(c)["config"] = Json::array({config});
             }),
        {absl::StrCat("spec.devices.constraints[0].requests[1]: Invalid value: \"!@#$%^\": ",
                      kLabelError),
@@ -271,7 +271,7 @@ TEST(ResourceClaimValidationTest, TestValidateClaim) {
             [](Json& c) {
               Json config = OpaqueConfig(GoodParameters());
               config["requests"] = {"foo/bar"};
-              Devices(c)["config"] = {config};
+              Devices(c)["config"] = Json::array({config});
             }),
        {}},
       {"prioritized-list-config-requests-with-parent-request-reference",
@@ -279,7 +279,7 @@ TEST(ResourceClaimValidationTest, TestValidateClaim) {
             [](Json& c) {
               Json config = OpaqueConfig(GoodParameters());
               config["requests"] = {"foo"};
-              Devices(c)["config"] = {config};
+              Devices(c)["config"] = Json::array({config});
             }),
        {}},
       {"prioritized-list-config-requests-with-invalid-subrequest-reference",
@@ -287,7 +287,7 @@ TEST(ResourceClaimValidationTest, TestValidateClaim) {
             [](Json& c) {
               Json config = OpaqueConfig(GoodParameters());
               config["requests"] = {"foo/baz"};
-              Devices(c)["config"] = {config};
+              Devices(c)["config"] = Json::array({config});
             }),
        {absl::StrCat("spec.devices.config[0].requests[0]: Invalid value: \"foo/baz\": ",
                      kRefError)}},
