@@ -28,6 +28,19 @@ struct DeviceRequestAllocationResult {
   bool operator==(const DeviceRequestAllocationResult&) const = default;
 };
 
+// status.allocation.devices.config[] of a ResourceClaim: a configuration of the devices
+// allocated for `requests` (none: for all of the claim's), from the device class or the claim.
+// The API has one kind, opaque: parameters for one driver, which the driver reads to set the
+// devices up (upstream's drivers read them from the claim they fetch).
+struct DeviceAllocationConfiguration {
+  std::string source;  // "FromClass" or "FromClaim"
+  std::vector<std::string> requests;
+  std::string driver;      // opaque.driver
+  std::string parameters;  // opaque.parameters, as compact JSON text
+
+  bool operator==(const DeviceAllocationConfiguration&) const = default;
+};
+
 // metadata.ownerReferences[].
 struct OwnerReference {
   std::string api_version;
@@ -56,6 +69,9 @@ struct ResourceClaim {
   std::vector<OwnerReference> owner_references;
   // status.allocation.devices.results; std::nullopt when the claim is not allocated.
   std::optional<std::vector<DeviceRequestAllocationResult>> allocation;
+  // status.allocation.devices.config, in the order the allocation gives (class configurations
+  // before the claim's); empty when the claim is not allocated.
+  std::vector<DeviceAllocationConfiguration> allocation_config;
   std::vector<ResourceClaimConsumerReference> reserved_for;
 
   bool operator==(const ResourceClaim&) const = default;

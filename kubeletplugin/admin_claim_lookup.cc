@@ -28,6 +28,16 @@ dra::ResourceClaim ClaimFromProto(const admin::ResourceClaim& claim) {
       entry.pool = result.pool();
       entry.device = result.device();
       if (!result.share_id().empty()) entry.share_id = result.share_id();
+      entry.admin_access = result.admin_access();
+      entry.consumed_capacity.insert(result.consumed_capacity().begin(),
+                                     result.consumed_capacity().end());
+    }
+    for (const admin::DeviceAllocationConfiguration& config : claim.config()) {
+      out.allocation_config.push_back(
+          {.source = config.source(),
+           .requests = std::vector<std::string>(config.requests().begin(), config.requests().end()),
+           .driver = config.driver(),
+           .parameters = config.parameters_json()});
     }
   }
   for (const std::string& pod_uid : claim.reserved_for_pod_uids()) {

@@ -15,8 +15,8 @@
 namespace devmgr::kubeletplugin {
 
 // ClaimFromProto: the admin API's claim as the DRA types' plain value. Not allocated means no
-// allocation at all; each reserved-for pod UID becomes a "pods" consumer; an empty share ID is
-// none.
+// allocation at all (and no configuration); each reserved-for pod UID becomes a "pods"
+// consumer; an empty share ID is none.
 dra::ResourceClaim ClaimFromProto(const devmgr::admin::v1::ResourceClaim& claim);
 
 // AdminClaimLookup calls GetResourceClaim on `channel` (the daemon's admin socket), each call

@@ -191,6 +191,16 @@ admin::ResourceClaim ClaimToProto(const dra::ResourceClaim& claim) {
     item->set_pool(result.pool);
     item->set_device(result.device);
     item->set_share_id(result.share_id.value_or(""));
+    item->set_admin_access(result.admin_access);
+    item->mutable_consumed_capacity()->insert(result.consumed_capacity.begin(),
+                                              result.consumed_capacity.end());
+  }
+  for (const dra::DeviceAllocationConfiguration& config : claim.allocation_config) {
+    admin::DeviceAllocationConfiguration* item = out.add_config();
+    item->set_source(config.source);
+    for (const std::string& request : config.requests) item->add_requests(request);
+    item->set_driver(config.driver);
+    item->set_parameters_json(config.parameters);
   }
   for (const dra::ResourceClaimConsumerReference& consumer : claim.reserved_for) {
     if (consumer.resource == "pods") out.add_reserved_for_pod_uids(consumer.uid);

@@ -39,6 +39,16 @@ absl::StatusOr<structured::AllocatedState> HeldState(const std::vector<dra::Reso
   return structured::AllocatedStateOf(claims);
 }
 
+// An allocation's configuration as the DRA types carry it: the opaque driver and parameters.
+// (The allocator copies configurations the API validated: each has `opaque`.)
+dra::DeviceAllocationConfiguration ConfigOf(const kubeapi::DeviceAllocationConfiguration& config) {
+  const nlohmann::json opaque = config.configuration.value("opaque", nlohmann::json::object());
+  return {.source = config.source,
+          .requests = config.requests,
+          .driver = opaque.value("driver", std::string()),
+          .parameters = opaque.value("parameters", nlohmann::json::object()).dump()};
+}
+
 // "claim ns/a request gpus: 1 of 4 devices are candidates (wants 2 devices), 3 already allocated
 // to another claim", per request, and what the constraints refused.
 std::string Summary(const structured::Explanation& explanation) {
@@ -87,8 +97,12 @@ absl::Status ClaimAllocator::Allocate(PodClaims& claims,
   for (const dra::ResourceClaim& claim : held) {
     holding[{claim.namespace_name, claim.name}] = &claim;
   }
-  std::map<std::pair<std::string, std::string>, std::vector<dra::DeviceRequestAllocationResult>>
-      results;
+  // By claim: the allocation it gets (status.allocation.devices: results and config).
+  struct Allocation {
+    std::vector<dra::DeviceRequestAllocationResult> results;
+    std::vector<dra::DeviceAllocationConfiguration> config;
+  };
+  std::map<std::pair<std::string, std::string>, Allocation> results;
   std::vector<const kubeapi::ResourceClaim*> to_allocate;
   for (const kubeapi::ResourceClaim& claim : claims.unallocated) {
     const std::pair<std::string, std::string> key{claim.metadata.namespace_name,
@@ -96,7 +110,7 @@ absl::Status ClaimAllocator::Allocate(PodClaims& claims,
     auto it = holding.find(key);
     if (it != holding.end() && it->second->uid == claim.metadata.uid &&
         it->second->allocation.has_value()) {
-      results[key] = *it->second->allocation;
+      results[key] = {*it->second->allocation, it->second->allocation_config};
       continue;
     }
     to_allocate.push_back(&claim);
@@ -128,10 +142,11 @@ absl::Status ClaimAllocator::Allocate(PodClaims& claims,
           absl::StrCat("cannot allocate all claims: ", Summary(explanation)));
     }
     for (size_t i = 0; i < to_allocate.size(); ++i) {
-      std::vector<dra::DeviceRequestAllocationResult>& out =
+      Allocation& out =
           results[{to_allocate[i]->metadata.namespace_name, to_allocate[i]->metadata.name}];
-      for (const kubeapi::DeviceRequestAllocationResult& result : (**allocated)[i].results) {
-        dra::DeviceRequestAllocationResult& item = out.emplace_back();
+      const kubeapi::AllocationResult& allocation = (**allocated)[i];
+      for (const kubeapi::DeviceRequestAllocationResult& result : allocation.results) {
+        dra::DeviceRequestAllocationResult& item = out.results.emplace_back();
         item.request = result.request;
         item.driver = result.driver;
         item.pool = result.pool;
@@ -142,11 +157,17 @@ absl::Status ClaimAllocator::Allocate(PodClaims& claims,
           item.consumed_capacity[name] = amount.ToString();
         }
       }
+      for (const kubeapi::DeviceAllocationConfiguration& config : allocation.config) {
+        out.config.push_back(ConfigOf(config));
+      }
     }
   }
   for (dra::ResourceClaim& claim : claims.claims) {
     auto it = results.find({claim.namespace_name, claim.name});
-    if (it != results.end() && !claim.allocation.has_value()) claim.allocation = it->second;
+    if (it != results.end() && !claim.allocation.has_value()) {
+      claim.allocation = it->second.results;
+      claim.allocation_config = it->second.config;
+    }
   }
   return absl::OkStatus();
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kubeapi/quantity.h"
+#include "kubeapi/yaml_objects.h"
 #include "node/manifest_fields.h"
 
 namespace devmgr::node {
@@ -99,6 +100,43 @@ absl::Status ReadResult(const YAML::Node& node, const std::string& where,
   return absl::OkStatus();
 }
 
+// status.allocation.devices.config[]: each an opaque configuration (the API's only kind).
+absl::Status ReadConfig(const YAML::Node& node, const std::string& where,
+                        dra::DeviceAllocationConfiguration& config) {
+  absl::StatusOr<std::string> source = ReadRequired(node["source"], absl::StrCat(where, ".source"));
+  if (!source.ok()) return source.status();
+  if (*source != "FromClass" && *source != "FromClaim") {
+    return FieldError(absl::StrCat(where, ".source"), "must be FromClass or FromClaim");
+  }
+  config.source = *std::move(source);
+  const YAML::Node requests = node["requests"];
+  if (IsPresent(requests)) {
+    if (!requests.IsSequence())
+      return FieldError(absl::StrCat(where, ".requests"), "must be a list");
+    for (size_t i = 0; i < requests.size(); ++i) {
+      absl::StatusOr<std::string> request =
+          ReadRequired(requests[i], absl::StrCat(where, ".requests[", i, "]"));
+      if (!request.ok()) return request.status();
+      config.requests.push_back(*std::move(request));
+    }
+  }
+  const YAML::Node opaque = node["opaque"];
+  const std::string opaque_field = absl::StrCat(where, ".opaque");
+  if (!IsMapNode(opaque)) return FieldError(opaque_field, "is required");
+  absl::StatusOr<std::string> driver =
+      ReadRequired(opaque["driver"], absl::StrCat(opaque_field, ".driver"));
+  if (!driver.ok()) return driver.status();
+  config.driver = *std::move(driver);
+  const std::string parameters_field = absl::StrCat(opaque_field, ".parameters");
+  if (!IsPresent(opaque["parameters"])) return FieldError(parameters_field, "is required");
+  absl::StatusOr<nlohmann::json> parameters = kubeapi::YamlToJson(opaque["parameters"]);
+  if (!parameters.ok() || !parameters->is_object()) {
+    return FieldError(parameters_field, "must be an object");
+  }
+  config.parameters = parameters->dump();
+  return absl::OkStatus();
+}
+
 absl::Status ReadConsumer(const YAML::Node& node, const std::string& where,
                           dra::ResourceClaimConsumerReference& consumer) {
   for (auto [key, target] :
@@ -154,6 +192,15 @@ absl::StatusOr<dra::ResourceClaim> ReadResourceClaim(const YAML::Node& root) {
                                            });
         !results.ok()) {
       return results;
+    }
+    if (absl::Status configs =
+            ForEachItem(IsMapNode(devices) ? devices["config"] : YAML::Node(),
+                        "status.allocation.devices.config",
+                        [&](const YAML::Node& item, const std::string& where) {
+                          return ReadConfig(item, where, claim.allocation_config.emplace_back());
+                        });
+        !configs.ok()) {
+      return configs;
     }
   }
   if (absl::Status reserved = ForEachItem(status["reservedFor"], "status.reservedFor",

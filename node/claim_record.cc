@@ -152,12 +152,23 @@ Json EncodeClaim(const dra::ResourceClaim& claim) {
                         {"name", consumer.name},
                         {"uid", consumer.uid}});
   }
-  return {{"namespace", claim.namespace_name},
-          {"name", claim.name},
-          {"uid", claim.uid},
-          {"ownerReferences", std::move(owners)},
-          {"allocation", std::move(allocation)},
-          {"reservedFor", std::move(reserved)}};
+  Json out = {{"namespace", claim.namespace_name},
+              {"name", claim.name},
+              {"uid", claim.uid},
+              {"ownerReferences", std::move(owners)},
+              {"allocation", std::move(allocation)},
+              {"reservedFor", std::move(reserved)}};
+  if (!claim.allocation_config.empty()) {
+    Json& configs = out["allocationConfig"] = Json::array();
+    for (const dra::DeviceAllocationConfiguration& config : claim.allocation_config) {
+      configs.push_back({{"source", config.source},
+                         {"requests", config.requests},
+                         {"opaque",
+                          {{"driver", config.driver},
+                           {"parameters", Json::parse(config.parameters, nullptr, false)}}}});
+    }
+  }
+  return out;
 }
 
 dra::ResourceClaim DecodeClaim(const Json& item) {
@@ -186,6 +197,15 @@ dra::ResourceClaim DecodeClaim(const Json& item) {
     claim.reserved_for.push_back(
         {consumer.at("apiGroup").get<std::string>(), consumer.at("resource").get<std::string>(),
          consumer.at("name").get<std::string>(), consumer.at("uid").get<std::string>()});
+  }
+  if (auto configs = item.find("allocationConfig"); configs != item.end()) {
+    for (const Json& config : *configs) {
+      const Json& opaque = config.at("opaque");
+      claim.allocation_config.push_back({config.at("source").get<std::string>(),
+                                         config.at("requests").get<std::vector<std::string>>(),
+                                         opaque.at("driver").get<std::string>(),
+                                         opaque.at("parameters").dump()});
+    }
   }
   return claim;
 }

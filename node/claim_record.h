@@ -12,7 +12,10 @@
 //                              "device":"dev-0"}],
 //               "reservedFor":[{"apiGroup":"","resource":"pods","name":"demo","uid":"..."}]}]}
 // "allocation" is null for a claim that is not allocated; a result's "shareID",
-// "adminAccess": true and "consumedCapacity" (name -> quantity) appear only when set.
+// "adminAccess": true and "consumedCapacity" (name -> quantity) appear only when set, and so
+// does a claim's "allocationConfig" (status.allocation.devices.config:
+// [{"source":"FromClaim","requests":[],"opaque":{"driver":"...","parameters":{...}}}]), so that
+// a record written before it existed reads as it did.
 #pragma once
 
 #include <string>

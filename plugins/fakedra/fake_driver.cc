@@ -271,13 +271,18 @@ FakeDraDriver::PrepareResourceClaims(const std::vector<dra::ResourceClaim>& clai
     for (const kubeletplugin::Device& device : *devices) {
       names.push_back(absl::StrCat(device.pool_name, "/", device.device_name));
     }
+    // The opaque parameters the allocation gives this driver, as a driver would read them.
+    std::vector<std::string> config;
+    for (const dra::DeviceAllocationConfiguration& item : claim.allocation_config) {
+      if (item.driver == options_.driver_name) config.push_back(item.parameters);
+    }
     result.devices = *std::move(devices);
     {
       absl::MutexLock lock(&mu_);
       prepared_.insert(claim.uid);
     }
     DEVMGR_LOG(options_.logger, info, "Prepared claim", "claim", ref, "claimUID", claim.uid,
-               "devices", names);
+               "devices", names, "config", config);
   }
   return results;
 }

@@ -9,10 +9,11 @@
 // ResourceSlices when it is given a store (the daemon's local one, through devmgr.sock).
 // NodePrepareResources keeps the allocation results of each claim that name this driver and
 // answers one device per result, with the CDI device ID "<driver>/device=<device>"; a device
-// that is not one of its own fails that claim. With a CDI folder it writes one spec file for all
-// its devices at start (through the SDK's CDI writer) and removes it at stop.
-// NodeUnprepareResources forgets the claims and never fails. It serves DRAResourceHealth v1
-// (FlipHealth).
+// that is not one of its own fails that claim. Its "Prepared claim" log line names the opaque
+// parameters the claim's allocation configures for this driver ("config"). With a CDI folder it
+// writes one spec file for all its devices at start (through the SDK's CDI writer) and removes it
+// at stop. NodeUnprepareResources forgets the claims and never fails. It serves DRAResourceHealth
+// v1 (FlipHealth).
 //
 // Faults for tests: a latency before every prepare, an error every claim fails with, or prepare
 // calls that hang until Release (or Stop).

@@ -505,6 +505,76 @@ TEST(DraTest, ANodeWithoutASchedulerAllocatesClaimsFromItsDriversSlices) {
   EXPECT_TRUE(absl::StrContains(fourth.err, "cannot allocate all claims")) << fourth.err;
 }
 
+// How a driver configures its devices on a node without an API server: the opaque
+// configurations of the claim's allocation (its class's, then its own) reach the driver with
+// the claim, whether the node allocated it or it came allocated, and again after a restart,
+// when the daemon prepares it from its record. fake-dra logs the parameters meant for it.
+TEST(DraTest, ADriverReadsTheAllocationConfigOfItsClaims) {
+  DaemonHarness h;
+  {
+    std::ofstream classes(h.Path("classes.yaml"));
+    classes << "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\n"
+               "metadata: {name: gpu.example.com}\n"
+               "spec:\n  selectors: [{cel: {expression: 'device.driver == \"gpu.example.com\"'}}]\n"
+               "  config: [{opaque: {driver: gpu.example.com, parameters: {from: class}}}]\n";
+  }
+  const std::vector<std::string> flags = {"--dra-sync-period", "100ms", "--device-classes",
+                                          h.Path("classes.yaml").string()};
+  auto serve = h.StartServe(flags);
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 2);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu}));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(
+            h.Run({"slices", "list", "--root-dir", h.Root(), "-o", "json"}).out, "\"dev-1\"");
+      },
+      20s));
+
+  // Allocated by the node: the class's configuration, then the claim's.
+  const testing::ProcessResult allocated = h.Admit(
+      PodWithClaims("p1", {"a"}) +
+      absl::StrCat("---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
+                   "metadata: {name: a, uid: uid-a}\n",
+                   "spec: {devices: {requests: [{name: req, exactly: {deviceClassName: ", kGpu,
+                   "}}], config: [{opaque: {driver: ", kGpu, ", parameters: {mode: fast}}}]}}\n"));
+  ASSERT_EQ(allocated.exit_code, 0) << allocated.err;
+  constexpr char kAllocatedConfig[] = R"(config=[{"from":"class"} {"mode":"fast"}])";
+  EXPECT_TRUE(WaitFor([&] { return absl::StrContains(gpu->err(), kAllocatedConfig); }, 20s))
+      << gpu->err();
+
+  // Allocated elsewhere: the configuration comes in status.allocation; another driver's is not
+  // this driver's.
+  const testing::ProcessResult given = h.Admit(
+      PodWithClaims("p2", {"b"}) +
+      absl::StrCat("---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
+                   "metadata: {name: b, uid: uid-b}\n",
+                   "status: {allocation: {devices: {results: [{request: req, driver: ", kGpu,
+                   ", pool: node, device: dev-1}], config: [",
+                   "{source: FromClaim, opaque: {driver: nic.example.com, parameters: {x: 1}}}, ",
+                   "{source: FromClaim, requests: [req], opaque: {driver: ", kGpu,
+                   ", parameters: {mode: slow}}}]}}}\n"));
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  constexpr char kGivenConfig[] = R"(config=[{"mode":"slow"}])";
+  EXPECT_TRUE(WaitFor([&] { return absl::StrContains(gpu->err(), kGivenConfig); }, 20s))
+      << gpu->err();
+
+  // After a restart both claims are prepared again from the daemon's record, with their
+  // configuration.
+  DaemonHarness::Stop(*serve);
+  const size_t logged = gpu->err().size();
+  serve = h.StartServe(flags);
+  ASSERT_NE(serve, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return AllPrepared(h, 2); }, 20s)) << Claims(h).dump();
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        const std::string since = gpu->err().substr(logged);
+        return absl::StrContains(since, kAllocatedConfig) && absl::StrContains(since, kGivenConfig);
+      },
+      20s))
+      << gpu->err().substr(logged);
+}
+
 // The daemon is SIGKILLed at a random point of a stream of admissions and removals of pods with a
 // claim each, FaultKillCount() times (200 in `make soak`): before the first write of
 // dra_manager_state, while the driver prepares (it takes 30 ms), between its answer and the

@@ -65,7 +65,7 @@ kubeapi::ResourceClaim Request(const std::string& name, int count, const std::st
 // The node's record of claim "default/NAME" holding `devices` of kDriver.
 dra::ResourceClaim Held(const std::string& name, const std::vector<std::string>& devices,
                         bool admin = false) {
-  dra::ResourceClaim claim{"default", name, "uid-" + name, {}, {}, {}};
+  dra::ResourceClaim claim{"default", name, "uid-" + name, {}, {}, {}, {}};
   claim.allocation.emplace();
   for (const std::string& device : devices) {
     claim.allocation->push_back({"gpu", kDriver, "node", device, std::nullopt, admin});
@@ -80,7 +80,8 @@ PodClaims Brought(const std::vector<kubeapi::ResourceClaim>& requests) {
   claims.pod.namespace_name = "default";
   claims.pod.name = "pod";
   for (const kubeapi::ResourceClaim& request : requests) {
-    claims.claims.push_back({"default", request.metadata.name, request.metadata.uid, {}, {}, {}});
+    claims.claims.push_back(
+        {"default", request.metadata.name, request.metadata.uid, {}, {}, {}, {}});
     claims.unallocated.push_back(request);
   }
   return claims;
@@ -157,6 +158,29 @@ TEST_F(ClaimAllocatorTest, AClaimTheNodeHoldsKeepsItsAllocation) {
   PodClaims renewed = Brought({Request("a", 1)});
   ASSERT_TRUE(Allocator().Allocate(renewed, {old}).ok());
   EXPECT_EQ(Devices(renewed, "a"), std::vector<std::string>{"dev-1"});
+}
+
+// The allocation's configuration (the class's, then the claim's) comes with the claim, for the
+// driver that prepares it, and stays with a claim the node holds.
+TEST_F(ClaimAllocatorTest, TheAllocationsConfigurationComesWithTheClaim) {
+  std::ofstream(dir_.Sub("gpu.yaml"))
+      << "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: " << kDriver
+      << "}\nspec:\n  selectors: [{cel: {expression: 'device.driver == \"" << kDriver
+      << "\"'}}]\n  config: [{opaque: {driver: " << kDriver << ", parameters: {from: class}}}]\n";
+  kubeapi::ResourceClaim request = Request("a", 1);
+  request.spec.config.push_back(
+      {{"gpu"}, {{"opaque", {{"driver", kDriver}, {"parameters", {{"from", "claim"}}}}}}});
+  PodClaims claims = Brought({request});
+  ASSERT_TRUE(Allocator().Allocate(claims, {}).ok());
+  const std::vector<dra::DeviceAllocationConfiguration> want = {
+      {"FromClass", {}, kDriver, R"({"from":"class"})"},
+      // Naming every request of the claim is naming none (upstream's allocator clears it).
+      {"FromClaim", {}, kDriver, R"({"from":"claim"})"}};
+  EXPECT_EQ(claims.claims[0].allocation_config, want);
+
+  PodClaims again = Brought({request});
+  ASSERT_TRUE(Allocator().Allocate(again, {claims.claims[0]}).ok());
+  EXPECT_EQ(again.claims[0].allocation_config, want);
 }
 
 TEST_F(ClaimAllocatorTest, AdminAccessHoldsNothing) {

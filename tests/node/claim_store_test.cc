@@ -63,6 +63,11 @@ TEST(ClaimRecordTest, RoundTripsEveryField) {
   shared.allocation->push_back({"mon", "gpu.example.com", "node", "dev-1", std::nullopt, true});
   shared.owner_references.push_back({"v1", "Pod", "p", "u1", true});
   shared.reserved_for.push_back({"", "pods", "p", "u1"});
+  shared.allocation_config = {{"FromClass",
+                               {},
+                               "gpu.example.com",
+                               R"({"kind":"GpuConfig","sharing":{"strategy":"TimeSlicing"}})"},
+                              {"FromClaim", {"gpu", "mon"}, "gpu.example.com", "{}"}};
   record.claims.push_back(shared);
   record.claims.push_back(Claim("b", "c2", /*allocated=*/false));
 

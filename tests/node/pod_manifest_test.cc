@@ -4,6 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace devmgr::node {
 namespace {
@@ -232,6 +238,50 @@ TEST(PodManifestTest, KeepsTheRequestsOfUnallocatedClaimsAndEveryResultField) {
                        "status: {allocation: {devices: {results: [{request: r, driver: d, pool: p, "
                        "device: x, consumedCapacity: {memory: lots}}]}}}\n")
           .ok());
+}
+
+// status.allocation.devices.config comes with the claim, the parameters as compact JSON, for
+// the driver that prepares it; a configuration that is not the API's is refused with its field.
+TEST(PodManifestTest, KeepsTheAllocationConfigOfAnAllocatedClaim) {
+  absl::StatusOr<PodManifest> manifest = ParsePodManifest(
+      "metadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: b, uid: ub}\n"
+      "status:\n  allocation:\n    devices:\n"
+      "      results: [{request: r, driver: d.example.com, pool: p, device: x}]\n"
+      "      config:\n"
+      "      - source: FromClass\n"
+      "        opaque: {driver: d.example.com, parameters: {kind: GpuConfig, count: 2}}\n"
+      "      - source: FromClaim\n        requests: [r]\n"
+      "        opaque:\n          driver: other.example.com\n"
+      "          parameters:\n            sharing: {strategy: TimeSlicing}\n");
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  ASSERT_EQ(manifest->claims.claims.size(), 1U);
+  EXPECT_EQ(
+      manifest->claims.claims[0].allocation_config,
+      (std::vector<dra::DeviceAllocationConfiguration>{
+          {"FromClass", {}, "d.example.com", R"({"count":2,"kind":"GpuConfig"})"},
+          {"FromClaim", {"r"}, "other.example.com", R"({"sharing":{"strategy":"TimeSlicing"}})"}}));
+
+  for (const auto& [config, error] : std::vector<std::pair<std::string, std::string>>{
+           {"{opaque: {driver: d, parameters: {}}}",
+            "status.allocation.devices.config[0].source: is required"},
+           {"{source: Elsewhere, opaque: {driver: d, parameters: {}}}",
+            "status.allocation.devices.config[0].source: must be FromClass or FromClaim"},
+           {"{source: FromClaim}", "status.allocation.devices.config[0].opaque: is required"},
+           {"{source: FromClaim, opaque: {parameters: {}}}",
+            "status.allocation.devices.config[0].opaque.driver: is required"},
+           {"{source: FromClaim, opaque: {driver: d, parameters: [1]}}",
+            "status.allocation.devices.config[0].opaque.parameters: must be an object"},
+       }) {
+    absl::StatusOr<PodManifest> refused = ParsePodManifest(
+        absl::StrCat("metadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
+                     "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: b}\n"
+                     "status: {allocation: {devices: {results: [], config: [",
+                     config, "]}}}\n"));
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << config;
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), error))
+        << config << ": " << refused.status();
+  }
 }
 
 TEST(PodManifestTest, APodWithoutClaimsHasAnEmptyDraHalf) {

@@ -539,6 +539,13 @@ class FakeAdmin final : public admin::Admin::Service {
       nic->set_driver("net.example.com");
       nic->set_pool("pool-x");
       nic->set_device("eth0");
+      nic->set_admin_access(true);
+      (*nic->mutable_consumed_capacity())["bandwidth"] = "10G";
+      admin::DeviceAllocationConfiguration* config = claim->add_config();
+      config->set_source("FromClaim");
+      config->add_requests("gpu");
+      config->set_driver(kDriver);
+      config->set_parameters_json(R"({"mode":"fast"})");
       claim->add_reserved_for_pod_uids("pod-1");
       return grpc::Status::OK;
     }
@@ -576,6 +583,12 @@ TEST(AdminClaimLookupTest, ReadsClaimsFromTheDaemon) {
       Claim("a", "uid-a",
             std::vector{Result("gpu", "dev-1", "share-9"),
                         Result("nic", "eth0", std::nullopt, "net.example.com", "pool-x")});
+  want.allocation->back().admin_access = true;
+  want.allocation->back().consumed_capacity = {{"bandwidth", "10G"}};
+  want.allocation_config = {{.source = "FromClaim",
+                             .requests = {"gpu"},
+                             .driver = kDriver,
+                             .parameters = R"({"mode":"fast"})"}};
   want.reserved_for = {{.api_group = "", .resource = "pods", .name = "", .uid = "pod-1"}};
   EXPECT_EQ(*a, want);
 
