@@ -439,6 +439,28 @@ TEST(DraTest, ADeviceTheDriverReportsUnhealthyShowsInPodsList) {
   EXPECT_TRUE(absl::StrContains(listed.out, "Unhealthy")) << listed.out;
 }
 
+// The flags of a daemon that allocates claims itself, from the DeviceClass "gpu.example.com"
+// (kGpu's devices) with `class_spec_more` added to its spec (block style, indented two spaces).
+std::vector<std::string> AllocatingNodeFlags(const DaemonHarness& h,
+                                             const std::string& class_spec_more) {
+  std::ofstream(h.Path("classes.yaml"))
+      << "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\n"
+         "spec:\n  selectors: [{cel: {expression: 'device.driver == \"gpu.example.com\"'}}]\n"
+      << class_spec_more;
+  return {"--dra-sync-period", "100ms", "--device-classes", h.Path("classes.yaml").string()};
+}
+
+// Published: the daemon's slice store lists `device`.
+bool Published(const DaemonHarness& h, const std::string& device) {
+  return WaitFor(
+      [&] {
+        return absl::StrContains(
+            h.Run({"slices", "list", "--root-dir", h.Root(), "-o", "json"}).out,
+            absl::StrCat("\"", device, "\""));
+      },
+      20s);
+}
+
 // A node without a scheduler: a claim that comes with its pod without status.allocation is
 // allocated by `devmgr serve` from the ResourceSlices its driver published and the DeviceClasses
 // of --device-classes, then prepared by the driver, which reads the allocation from the daemon.
@@ -446,25 +468,13 @@ TEST(DraTest, ADeviceTheDriverReportsUnhealthyShowsInPodsList) {
 // again; the allocations survive a restart.
 TEST(DraTest, ANodeWithoutASchedulerAllocatesClaimsFromItsDriversSlices) {
   DaemonHarness h;
-  {
-    std::ofstream classes(h.Path("classes.yaml"));
-    classes << "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\n"
-               "metadata: {name: gpu.example.com}\n"
-               "spec: {selectors: [{cel: {expression: 'device.driver == \"gpu.example.com\"'}}]}\n";
-  }
-  const std::vector<std::string> flags = {"--dra-sync-period", "100ms", "--device-classes",
-                                          h.Path("classes.yaml").string()};
+  const std::vector<std::string> flags = AllocatingNodeFlags(h, "");
   auto serve = h.StartServe(flags);
   ASSERT_NE(serve, nullptr);
   auto gpu = h.StartDraDriver(kGpu, 2);
   ASSERT_TRUE(DriversRegistered(h, {kGpu}));
   // Allocation reads the published slices: wait for both devices.
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        return absl::StrContains(
-            h.Run({"slices", "list", "--root-dir", h.Root(), "-o", "json"}).out, "\"dev-1\"");
-      },
-      20s));
+  ASSERT_TRUE(Published(h, "dev-1"));
 
   // The claim asks for one device of the class; no status.
   auto unallocated = [](const std::string& uid, const std::string& claim) {
@@ -511,25 +521,13 @@ TEST(DraTest, ANodeWithoutASchedulerAllocatesClaimsFromItsDriversSlices) {
 // when the daemon prepares it from its record. fake-dra logs the parameters meant for it.
 TEST(DraTest, ADriverReadsTheAllocationConfigOfItsClaims) {
   DaemonHarness h;
-  {
-    std::ofstream classes(h.Path("classes.yaml"));
-    classes << "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\n"
-               "metadata: {name: gpu.example.com}\n"
-               "spec:\n  selectors: [{cel: {expression: 'device.driver == \"gpu.example.com\"'}}]\n"
-               "  config: [{opaque: {driver: gpu.example.com, parameters: {from: class}}}]\n";
-  }
-  const std::vector<std::string> flags = {"--dra-sync-period", "100ms", "--device-classes",
-                                          h.Path("classes.yaml").string()};
+  const std::vector<std::string> flags = AllocatingNodeFlags(
+      h, "  config: [{opaque: {driver: gpu.example.com, parameters: {from: class}}}]\n");
   auto serve = h.StartServe(flags);
   ASSERT_NE(serve, nullptr);
   auto gpu = h.StartDraDriver(kGpu, 2);
   ASSERT_TRUE(DriversRegistered(h, {kGpu}));
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        return absl::StrContains(
-            h.Run({"slices", "list", "--root-dir", h.Root(), "-o", "json"}).out, "\"dev-1\"");
-      },
-      20s));
+  ASSERT_TRUE(Published(h, "dev-1"));
 
   // Allocated by the node: the class's configuration, then the claim's.
   const testing::ProcessResult allocated = h.Admit(
