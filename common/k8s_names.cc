@@ -1,5 +1,6 @@
 #include "common/k8s_names.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
@@ -146,6 +147,13 @@ std::vector<std::string> CIdentifierErrors(absl::string_view value) {
       RegexError("a valid C identifier must start with alphabetic character or '_', followed "
                  "by a string of alphanumeric characters or '_'",
                  "[A-Za-z_][A-Za-z0-9_]*", {"my_name", "MY_NAME", "MyName"})};
+}
+
+bool IsExtendedResourceName(absl::string_view name) {
+  constexpr absl::string_view kRequestsPrefix = "requests.";
+  if (!absl::StrContains(name, '/') || absl::StrContains(name, "kubernetes.io/")) return false;
+  if (absl::StartsWith(name, kRequestsPrefix)) return false;
+  return QualifiedNameErrors(absl::StrCat(kRequestsPrefix, name)).empty();
 }
 
 }  // namespace devmgr

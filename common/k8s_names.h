@@ -26,4 +26,9 @@ std::vector<std::string> LabelValueErrors(absl::string_view value);
 // IsCIdentifier: a letter or '_', then letters, digits or '_'.
 std::vector<std::string> CIdentifierErrors(absl::string_view value);
 
+// IsExtendedResourceName (core/v1 helper): contains '/', not in the kubernetes.io/ namespace,
+// does not start with "requests.", and "requests." + name is a qualified name. Device plugin
+// resources and a DeviceClass's extendedResourceName.
+bool IsExtendedResourceName(absl::string_view name);
+
 }  // namespace devmgr

@@ -32,13 +32,6 @@ absl::Status CheckSocketThere(const std::filesystem::path& path) {
 
 }  // namespace
 
-bool IsExtendedResourceName(absl::string_view name) {
-  constexpr absl::string_view kRequestsPrefix = "requests.";
-  if (!absl::StrContains(name, '/') || absl::StrContains(name, "kubernetes.io/")) return false;
-  if (absl::StartsWith(name, kRequestsPrefix)) return false;
-  return QualifiedNameErrors(absl::StrCat(kRequestsPrefix, name)).empty();
-}
-
 absl::Status CheckRegisterRequest(absl::string_view version, absl::string_view resource_name) {
   if (version != kDevicePluginVersion) {
     return absl::InvalidArgumentError(absl::StrCat(

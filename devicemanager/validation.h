@@ -19,10 +19,6 @@ namespace devmgr::devicemanager {
 // The only device plugin API version served.
 inline constexpr absl::string_view kDevicePluginVersion = "v1beta1";
 
-// IsExtendedResourceName is upstream's rule: contains '/', not in the kubernetes.io/
-// namespace, does not start with "requests.", and "requests." + name is a qualified name.
-bool IsExtendedResourceName(absl::string_view name);
-
 // CheckRegisterRequest: version, then resource name, in upstream's order and words
 // (InvalidArgument).
 absl::Status CheckRegisterRequest(absl::string_view version, absl::string_view resource_name);

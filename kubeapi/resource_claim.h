@@ -166,7 +166,7 @@ struct DeviceClass {
 // DecodeResourceClaim reads a ResourceClaim of resource.k8s.io/v1 (v1beta1 and v1beta2 as
 // kubeapi/resource_versions.h converts them). InvalidArgument naming the field otherwise. It
 // reads the shape only: what the API server would refuse beyond that is ValidateResourceClaim's
-// (kubeapi/resource_claim_validation.h).
+// (kubeapi/resource_validation.h).
 absl::StatusOr<ResourceClaim> DecodeResourceClaim(const Json& object);
 
 // EncodeResourceClaim: the claim's document with status.allocation set from `allocation`

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kubeapi/object_files.h"
+#include "kubeapi/resource_validation.h"
 #include "structured/allocator.h"
 
 namespace devmgr::node {
@@ -86,7 +87,7 @@ absl::StatusOr<std::vector<kubeapi::DeviceClass>> ClaimAllocator::ReadClasses() 
       kubeapi::ReadObjectFiles({options_.device_classes.string()});
   if (!objects.ok()) return objects.status();
   return kubeapi::DecodeKind<kubeapi::DeviceClass>(*objects, "DeviceClass",
-                                                   kubeapi::DecodeDeviceClass);
+                                                   kubeapi::DecodeValidDeviceClass);
 }
 
 absl::Status ClaimAllocator::Allocate(PodClaims& claims,

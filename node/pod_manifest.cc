@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "devicemanager/validation.h"
-#include "kubeapi/resource_claim_validation.h"
+#include "common/k8s_names.h"
+#include "kubeapi/resource_validation.h"
 #include "kubeapi/yaml_objects.h"
 #include "node/claim_manifest.h"
 #include "node/manifest_fields.h"
@@ -35,7 +35,7 @@ absl::StatusOr<std::map<std::string, int64_t>> ReadCounts(const YAML::Node& node
   for (const auto& item : node) {
     if (!item.first.IsScalar()) return FieldError(field, "resource names must be strings");
     const std::string resource = item.first.Scalar();
-    if (!devicemanager::IsExtendedResourceName(resource)) continue;  // cpu, memory, ...
+    if (!IsExtendedResourceName(resource)) continue;  // cpu, memory, ...
     const std::string where = absl::StrCat(field, "[\"", resource, "\"]");
     if (!item.second.IsScalar()) return FieldError(where, "must be a quantity");
     absl::StatusOr<int64_t> count = ParseDeviceCount(item.second.Scalar());
@@ -226,11 +226,8 @@ absl::Status ReadClaims(const std::vector<std::pair<size_t, YAML::Node>>& docume
       // Its requests, for a node that allocates claims itself.
       absl::StatusOr<nlohmann::json> object = kubeapi::YamlToJson(document);
       absl::StatusOr<kubeapi::ResourceClaim> whole =
-          object.ok() ? kubeapi::DecodeResourceClaim(*object)
+          object.ok() ? kubeapi::DecodeValidResourceClaim(*object)
                       : absl::StatusOr<kubeapi::ResourceClaim>(object.status());
-      if (whole.ok()) {
-        if (absl::Status valid = kubeapi::ValidateResourceClaim(*whole); !valid.ok()) whole = valid;
-      }
       if (!whole.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(where, ": ", whole.status().message()));
       }

@@ -12,8 +12,8 @@
 #include "cmd/devmgr/printer.h"
 #include "kubeapi/object_files.h"
 #include "kubeapi/resource_claim.h"
-#include "kubeapi/resource_claim_validation.h"
 #include "kubeapi/resource_slice.h"
+#include "kubeapi/resource_validation.h"
 #include "structured/allocator.h"
 
 namespace devmgr::cli {
@@ -42,14 +42,6 @@ absl::StatusOr<std::vector<T>> ReadKind(const std::vector<std::string>& paths,
   absl::StatusOr<std::vector<kubeapi::FileObject>> objects = kubeapi::ReadObjectFiles(paths);
   if (!objects.ok()) return objects.status();
   return kubeapi::DecodeKind<T>(*objects, kind, decode);
-}
-
-// A claim as the API server would take it: decoded, then validated.
-absl::StatusOr<kubeapi::ResourceClaim> DecodeValidClaim(const Json& object) {
-  absl::StatusOr<kubeapi::ResourceClaim> claim = kubeapi::DecodeResourceClaim(object);
-  if (!claim.ok()) return claim;
-  if (absl::Status valid = kubeapi::ValidateResourceClaim(*claim); !valid.ok()) return valid;
-  return claim;
 }
 
 // The node: --node, else the one node the node-local slices name.
@@ -109,14 +101,14 @@ int Run(const AllocateFlags& flags) {
       ReadKind<kubeapi::ResourceSlice>(flags.slices, "ResourceSlice", kubeapi::DecodeResourceSlice);
   if (!slices.ok()) return Fail(kExitUsage, slices.status().message());
   absl::StatusOr<std::vector<kubeapi::DeviceClass>> classes =
-      ReadKind<kubeapi::DeviceClass>(flags.classes, "DeviceClass", kubeapi::DecodeDeviceClass);
+      ReadKind<kubeapi::DeviceClass>(flags.classes, "DeviceClass", kubeapi::DecodeValidDeviceClass);
   if (!classes.ok()) return Fail(kExitUsage, classes.status().message());
-  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> claims =
-      ReadKind<kubeapi::ResourceClaim>(flags.claims, "ResourceClaim", DecodeValidClaim);
+  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> claims = ReadKind<kubeapi::ResourceClaim>(
+      flags.claims, "ResourceClaim", kubeapi::DecodeValidResourceClaim);
   if (!claims.ok()) return Fail(kExitUsage, claims.status().message());
   if (claims->empty()) return Fail(kExitUsage, "--claim: no ResourceClaim in the files");
-  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> allocated =
-      ReadKind<kubeapi::ResourceClaim>(flags.allocated, "ResourceClaim", DecodeValidClaim);
+  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> allocated = ReadKind<kubeapi::ResourceClaim>(
+      flags.allocated, "ResourceClaim", kubeapi::DecodeValidResourceClaim);
   if (!allocated.ok()) return Fail(kExitUsage, allocated.status().message());
 
   std::vector<kubeapi::ResourceSlicePtr> slice_ptrs;

@@ -117,5 +117,30 @@ TEST(K8sNamesTest, CIdentifier) {
   }
 }
 
+TEST(K8sNamesTest, ExtendedResourceNames) {
+  EXPECT_TRUE(IsExtendedResourceName("example.com/gpu"));
+  EXPECT_TRUE(IsExtendedResourceName("domain1.com/resource1"));
+  EXPECT_TRUE(IsExtendedResourceName("a.b/X_y.z-1"));
+  EXPECT_FALSE(IsExtendedResourceName("gpu"));                    // no domain: native
+  EXPECT_FALSE(IsExtendedResourceName("kubernetes.io/gpu"));      // reserved namespace
+  EXPECT_FALSE(IsExtendedResourceName("foo.kubernetes.io/gpu"));  // reserved namespace
+  EXPECT_FALSE(IsExtendedResourceName("requests.example.com/gpu"));
+  EXPECT_FALSE(IsExtendedResourceName("Example.com/gpu"));  // prefix must be lower case
+  EXPECT_FALSE(IsExtendedResourceName("example.com/"));
+  EXPECT_FALSE(IsExtendedResourceName("example.com/a/b"));
+  EXPECT_FALSE(IsExtendedResourceName("example.com/-gpu"));
+  EXPECT_FALSE(IsExtendedResourceName("example.com/" + std::string(64, 'a')));
+  EXPECT_TRUE(IsExtendedResourceName("example.com/" + std::string(63, 'a')));
+}
+
+// Found by the registration fuzzer: Kubernetes bounds a DNS-1123 subdomain at 253 characters
+// but not each dot-separated piece, so a long piece is valid (it was refused here).
+TEST(K8sNamesTest, ExtendedResourceNamePrefixPiecesHaveNoLengthLimitOfTheirOwn) {
+  EXPECT_TRUE(IsExtendedResourceName(std::string(100, 'n') + ".example.com/gpu"));
+  // "requests." + prefix is at most 253 characters.
+  EXPECT_TRUE(IsExtendedResourceName(std::string(244, 'n') + "/gpu"));
+  EXPECT_FALSE(IsExtendedResourceName(std::string(245, 'n') + "/gpu"));
+}
+
 }  // namespace
 }  // namespace devmgr

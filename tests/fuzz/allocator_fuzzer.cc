@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "kubeapi/resource_claim.h"
-#include "kubeapi/resource_claim_validation.h"
 #include "kubeapi/resource_slice.h"
+#include "kubeapi/resource_validation.h"
 #include "kubeapi/yaml_objects.h"
 #include "structured/allocator.h"
 #include "tests/fuzz/invariant.h"
@@ -32,8 +32,8 @@ struct Inputs {
   std::vector<ResourceClaim> claims;
 };
 
-// The objects of `text` the allocator reads; those that do not decode (or, for claims, do not
-// validate) are left out, as the API server would have refused them.
+// The objects of `text` the allocator reads; those that do not decode (or, for claims and
+// classes, do not validate) are left out, as the API server would have refused them.
 Inputs Read(const std::string& text) {
   Inputs inputs;
   absl::StatusOr<std::vector<nlohmann::json>> objects = devmgr::kubeapi::ReadObjects(text);
@@ -48,12 +48,11 @@ Inputs Read(const std::string& text) {
             std::make_shared<const devmgr::kubeapi::ResourceSlice>(*std::move(slice)));
       }
     } else if (kind == "DeviceClass") {
-      auto device_class = devmgr::kubeapi::DecodeDeviceClass(object);
+      auto device_class = devmgr::kubeapi::DecodeValidDeviceClass(object);
       if (device_class.ok()) inputs.classes.push_back(*std::move(device_class));
     } else if (kind == "ResourceClaim") {
-      auto claim = devmgr::kubeapi::DecodeResourceClaim(object);
-      if (claim.ok() && devmgr::kubeapi::ValidateResourceClaim(*claim).ok() &&
-          inputs.claims.size() < 4) {
+      auto claim = devmgr::kubeapi::DecodeValidResourceClaim(object);
+      if (claim.ok() && inputs.claims.size() < 4) {
         inputs.claims.push_back(*std::move(claim));
       }
     }

@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-#include "devicemanager/validation.h"
+#include "common/k8s_names.h"
 #include "node/pod_manifest.h"
 #include "tests/fuzz/invariant.h"
 
@@ -71,8 +71,7 @@ void CheckAdmissible(const Pod& pod) {
                      : container.type == ContainerType::kRegular,
                 "a container's kind matches its list");
       for (const auto& [resource, count] : container.devices) {
-        Invariant(devmgr::devicemanager::IsExtendedResourceName(resource),
-                  "only extended resources are kept");
+        Invariant(devmgr::IsExtendedResourceName(resource), "only extended resources are kept");
         Invariant(count >= 0, "device counts are not negative");
       }
     }

@@ -1,4 +1,4 @@
-#include "kubeapi/resource_claim_validation.h"
+#include "kubeapi/resource_validation.h"
 
 #include <initializer_list>
 #include <map>
@@ -321,11 +321,11 @@ void CheckParameters(FieldErrors& errors, const Json& parameters, const std::str
   }
 }
 
-void CheckConfig(FieldErrors& errors, const DeviceClaimConfiguration& config,
-                 const std::string& path, const RequestNames& names) {
-  CheckRequestRefs(errors, config.requests, path + ".requests", names);
-  auto opaque = config.configuration.find("opaque");
-  if (opaque == config.configuration.end() || !opaque->is_object()) {
+// A DeviceConfiguration (a claim's or a class's): `opaque`, the API's one kind.
+void CheckDeviceConfiguration(FieldErrors& errors, const Json& configuration,
+                              const std::string& path) {
+  auto opaque = configuration.find("opaque");
+  if (opaque == configuration.end() || !opaque->is_object()) {
     errors.Required(path + ".opaque");
     return;
   }
@@ -339,6 +339,12 @@ void CheckConfig(FieldErrors& errors, const DeviceClaimConfiguration& config,
   auto parameters = opaque->find("parameters");
   CheckParameters(errors, parameters != opaque->end() ? *parameters : Json(),
                   path + ".opaque.parameters");
+}
+
+void CheckConfig(FieldErrors& errors, const DeviceClaimConfiguration& config,
+                 const std::string& path, const RequestNames& names) {
+  CheckRequestRefs(errors, config.requests, path + ".requests", names);
+  CheckDeviceConfiguration(errors, config.configuration, path);
 }
 
 }  // namespace
@@ -362,6 +368,41 @@ absl::Status ValidateResourceClaim(const ResourceClaim& claim) {
               CheckConfig(errors, config, at, names);
             });
   return errors.Result();
+}
+
+absl::Status ValidateDeviceClass(const DeviceClass& device_class) {
+  FieldErrors errors;
+  const std::string& name = device_class.metadata.name;
+  if (name.empty()) {
+    errors.Required("metadata.name", "name or generateName is required");
+  } else {
+    errors.EachInvalid("metadata.name", name, Dns1123SubdomainErrors(name));
+  }
+  CheckSelectors(errors, device_class.selectors, "spec.selectors");
+  CheckSize(errors, device_class.config, kDeviceConfigMaxSize, "spec.config",
+            [&](const Json& config, const std::string& at) {
+              CheckDeviceConfiguration(errors, config, at);
+            });
+  if (device_class.extended_resource_name.has_value() &&
+      !IsExtendedResourceName(*device_class.extended_resource_name)) {
+    errors.InvalidString("spec.extendedResourceName", *device_class.extended_resource_name,
+                         "must be a valid extended resource name");
+  }
+  return errors.Result();
+}
+
+absl::StatusOr<ResourceClaim> DecodeValidResourceClaim(const Json& object) {
+  absl::StatusOr<ResourceClaim> claim = DecodeResourceClaim(object);
+  if (!claim.ok()) return claim;
+  if (absl::Status valid = ValidateResourceClaim(*claim); !valid.ok()) return valid;
+  return claim;
+}
+
+absl::StatusOr<DeviceClass> DecodeValidDeviceClass(const Json& object) {
+  absl::StatusOr<DeviceClass> device_class = DecodeDeviceClass(object);
+  if (!device_class.ok()) return device_class;
+  if (absl::Status valid = ValidateDeviceClass(*device_class); !valid.ok()) return valid;
+  return device_class;
 }
 
 }  // namespace devmgr::kubeapi

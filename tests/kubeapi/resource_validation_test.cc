@@ -1,7 +1,8 @@
-// ValidateResourceClaim against the API server's texts: the scenarios of upstream's
-// TestValidateClaim (pkg/apis/resource/validation) that reach a claim's spec, by their names,
-// with the texts of upstream's handwritten validation, and the cases the allocator fuzzer found.
-#include "kubeapi/resource_claim_validation.h"
+// ValidateResourceClaim and ValidateDeviceClass against the API server's texts: the scenarios of
+// upstream's TestValidateClaim and TestValidateClass (pkg/apis/resource/validation) that reach
+// what devmgr models, by their names, with the texts of upstream's handwritten validation, and
+// the cases the allocator fuzzer found.
+#include "kubeapi/resource_validation.h"
 
 #include <gtest/gtest.h>
 
@@ -94,7 +95,7 @@ Json With(Json claim, const std::function<void(Json&)>& change) {
   return claim;
 }
 
-TEST(ResourceClaimValidationTest, TestValidateClaim) {
+TEST(ResourceValidationTest, TestValidateClaim) {
   const std::string r0 = "spec.devices.requests[0]";
   const std::vector<Scenario> scenarios = {
       {"good-claim", ValidClaim(), {}},
@@ -364,7 +365,7 @@ TEST(ResourceClaimValidationTest, TestValidateClaim) {
 // Found by the allocator fuzzer: two requests of one name were both allocated, so the name had
 // twice its count of results. The API server refuses such a claim. (Decoding alone accepts it:
 // two cases of upstream's TestAllocator have one, and the allocator's answer to it is tested.)
-TEST(ResourceClaimValidationTest, RefusesRequestsThatShareAName) {
+TEST(ResourceValidationTest, RefusesRequestsThatShareAName) {
   Check({"",
          Json::parse(R"({"spec": {"devices": {"requests": [
              {"name": "req-0", "exactly": {"deviceClassName": "gpu"}},
@@ -374,7 +375,7 @@ TEST(ResourceClaimValidationTest, RefusesRequestsThatShareAName) {
 }
 
 // Names are unique within their own list only: two requests may each have a subrequest "big".
-TEST(ResourceClaimValidationTest, AcceptsTheSameSubrequestNameUnderTwoRequests) {
+TEST(ResourceValidationTest, AcceptsTheSameSubrequestNameUnderTwoRequests) {
   Check({"",
          Json::parse(R"({"spec": {"devices": {"requests": [
              {"name": "req-0", "firstAvailable": [{"name": "big", "deviceClassName": "gpu"}]},
@@ -383,7 +384,7 @@ TEST(ResourceClaimValidationTest, AcceptsTheSameSubrequestNameUnderTwoRequests) 
 }
 
 // A repeated error is given once, as Go's aggregate does; a quote in a value is escaped as %q.
-TEST(ResourceClaimValidationTest, QuotesValuesAsGoAndGivesARepeatOnce) {
+TEST(ResourceValidationTest, QuotesValuesAsGoAndGivesARepeatOnce) {
   Check({"",
          With(ValidClaim(),
               [](Json& c) {
@@ -402,6 +403,95 @@ TEST(ResourceClaimValidationTest, QuotesValuesAsGoAndGivesARepeatOnce) {
                        kLabelError),
           absl::StrCat("spec.devices.constraints[0].requests[0]: Invalid value: \"A/A\": ",
                        kRefError)}});
+}
+
+// Upstream's valid class: name "foo", no selectors.
+Json ValidClass() {
+  return Json::parse(R"({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+      "metadata": {"name": "foo"}, "spec": {}})");
+}
+
+void CheckClass(const Scenario& scenario) {
+  SCOPED_TRACE(scenario.name);
+  absl::StatusOr<DeviceClass> device_class = DecodeDeviceClass(scenario.claim);
+  ASSERT_TRUE(device_class.ok()) << device_class.status();
+  absl::Status valid = ValidateDeviceClass(*device_class);
+  if (scenario.errors.empty()) {
+    EXPECT_TRUE(valid.ok()) << valid;
+    return;
+  }
+  EXPECT_EQ(valid.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(valid.message()), Expected(scenario.errors));
+  // DecodeValidDeviceClass refuses it with the same text.
+  EXPECT_EQ(DecodeValidDeviceClass(scenario.claim).status(), valid);
+}
+
+TEST(ResourceValidationTest, TestValidateClass) {
+  const std::vector<Scenario> scenarios = {
+      {"good-class", ValidClass(), {}},
+      {"missing-name",
+       With(ValidClass(), [](Json& c) { c["metadata"].erase("name"); }),
+       {"metadata.name: Required value: name or generateName is required"}},
+      {"bad-name",
+       With(ValidClass(), [](Json& c) { c["metadata"]["name"] = kBadName; }),
+       {absl::StrCat("metadata.name: Invalid value: \"!@#$%^\": ", kSubdomainError)}},
+      {"good-selectors",
+       With(ValidClass(),
+            [](Json& c) {
+              c["spec"]["selectors"] = {
+                  {{"cel", {{"expression", "device.driver == \"dra.example.com\""}}}}};
+            }),
+       {}},
+      {"too-many-selectors",
+       With(ValidClass(),
+            [](Json& c) {
+              for (int i = 0; i < 33; ++i) {
+                c["spec"]["selectors"].push_back({{"cel", {{"expression", "true"}}}});
+              }
+            }),
+       {"spec.selectors: Too many: 33: must have at most 32 items"}},
+      {"missing-cel",
+       With(ValidClass(), [](Json& c) { c["spec"]["selectors"] = Json::array({Json::object()}); }),
+       {"spec.selectors[0].cel: Required value"}},
+      {"configuration",
+       With(ValidClass(),
+            [](Json& c) {
+              c["spec"]["config"] = {OpaqueConfig(GoodParameters()), OpaqueConfig(nullptr),
+                                     Json::object()};
+            }),
+       {"spec.config[1].opaque.parameters: Required value",
+        "spec.config[2].opaque: Required value"}},
+      {"too-many-configs",
+       With(ValidClass(),
+            [](Json& c) {
+              for (int i = 0; i < 33; ++i)
+                c["spec"]["config"].push_back(OpaqueConfig(GoodParameters()));
+            }),
+       {"spec.config: Too many: 33: must have at most 32 items"}},
+      {"extended-resource-name",
+       With(ValidClass(), [](Json& c) { c["spec"]["extendedResourceName"] = "example.com/gpu"; }),
+       {}},
+      {"invalid-extended-resource-name",
+       With(ValidClass(), [](Json& c) { c["spec"]["extendedResourceName"] = "gpu"; }),
+       {"spec.extendedResourceName: Invalid value: \"gpu\": must be a valid extended resource "
+        "name"}},
+  };
+  for (const Scenario& scenario : scenarios) CheckClass(scenario);
+}
+
+// Decode, then validate: a claim the decoder refuses keeps the decoder's text; a valid one
+// comes back decoded.
+TEST(ResourceValidationTest, DecodeValidResourceClaimDecodesThenValidates) {
+  EXPECT_EQ(DecodeValidResourceClaim(Json::parse(R"({"kind": "Pod"})")).status().message(),
+            "kind: is \"Pod\", not ResourceClaim");
+  EXPECT_EQ(
+      DecodeValidResourceClaim(With(ValidClaim(), [](Json& c) { Requests(c)[0]["name"] = "a.b"; }))
+          .status()
+          .message(),
+      "spec.devices.requests[0].name: Invalid value: \"a.b\": must not contain dots");
+  absl::StatusOr<ResourceClaim> valid = DecodeValidResourceClaim(ValidClaim());
+  ASSERT_TRUE(valid.ok()) << valid.status();
+  EXPECT_EQ(valid->spec.requests[0].name, "foo");
 }
 
 }  // namespace

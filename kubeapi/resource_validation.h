@@ -1,9 +1,11 @@
-// ValidateResourceClaim: the API server's validation of a ResourceClaim's spec
-// (resource.k8s.io's validateDeviceClaim), for claims that reach devmgr without passing an API
-// server: pod manifests, files given to `devmgr dra allocate`. The allocator would take some
-// claims a cluster refuses (two requests of one name get two counts' results under that name;
-// a constraint or configuration naming no request is silently unused), so they are refused here
-// first, with the API server's texts:
+// The API server's validation of the resource.k8s.io objects that reach devmgr without passing
+// an API server (pod manifests, the files of `devmgr dra allocate` and of the node's
+// --device-classes), with its texts.
+//
+// ValidateResourceClaim: a ResourceClaim's spec (resource.k8s.io's validateDeviceClaim). The
+// allocator would take some claims a cluster refuses (two requests of one name get two counts'
+// results under that name; a constraint or configuration naming no request is silently unused), so
+// they are refused here first, with the API server's texts:
 //   spec.devices.requests[0].name: Invalid value: "GPU": a lowercase RFC 1123 label must ...
 // Several errors come as the API server aggregates them: "[first, second]".
 //
@@ -24,5 +26,14 @@ namespace devmgr::kubeapi {
 
 // InvalidArgument with the errors' text; OK for a claim the API server would accept.
 absl::Status ValidateResourceClaim(const ResourceClaim& claim);
+
+// ValidateDeviceClass: a DeviceClass (ValidateDeviceClass upstream): its name (a DNS-1123
+// subdomain, which claims name it by), its selectors and configurations as a claim's, its
+// extendedResourceName. "metadata.name: Required value: ..." for a class without a name.
+absl::Status ValidateDeviceClass(const DeviceClass& device_class);
+
+// Decode, then validate: the objects as the API server would take them.
+absl::StatusOr<ResourceClaim> DecodeValidResourceClaim(const Json& object);
+absl::StatusOr<DeviceClass> DecodeValidDeviceClass(const Json& object);
 
 }  // namespace devmgr::kubeapi
