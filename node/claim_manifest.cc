@@ -111,8 +111,9 @@ absl::Status ReadConfig(const YAML::Node& node, const std::string& where,
   config.source = *std::move(source);
   const YAML::Node requests = node["requests"];
   if (IsPresent(requests)) {
-    if (!requests.IsSequence())
+    if (!requests.IsSequence()) {
       return FieldError(absl::StrCat(where, ".requests"), "must be a list");
+    }
     for (size_t i = 0; i < requests.size(); ++i) {
       absl::StatusOr<std::string> request =
           ReadRequired(requests[i], absl::StrCat(where, ".requests[", i, "]"));

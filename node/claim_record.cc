@@ -161,11 +161,13 @@ Json EncodeClaim(const dra::ResourceClaim& claim) {
   if (!claim.allocation_config.empty()) {
     Json& configs = out["allocationConfig"] = Json::array();
     for (const dra::DeviceAllocationConfiguration& config : claim.allocation_config) {
+      // The parameters are JSON text from a JSON object; anything else is kept as a string
+      // rather than written as a record that does not parse.
+      Json parameters = Json::parse(config.parameters, nullptr, false);
+      if (parameters.is_discarded()) parameters = config.parameters;
       configs.push_back({{"source", config.source},
                          {"requests", config.requests},
-                         {"opaque",
-                          {{"driver", config.driver},
-                           {"parameters", Json::parse(config.parameters, nullptr, false)}}}});
+                         {"opaque", {{"driver", config.driver}, {"parameters", parameters}}}});
     }
   }
   return out;

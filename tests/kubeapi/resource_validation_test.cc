@@ -464,8 +464,9 @@ TEST(ResourceValidationTest, TestValidateClass) {
       {"too-many-configs",
        With(ValidClass(),
             [](Json& c) {
-              for (int i = 0; i < 33; ++i)
+              for (int i = 0; i < 33; ++i) {
                 c["spec"]["config"].push_back(OpaqueConfig(GoodParameters()));
+              }
             }),
        {"spec.config: Too many: 33: must have at most 32 items"}},
       {"extended-resource-name",
