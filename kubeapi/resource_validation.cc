@@ -4,9 +4,11 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -28,6 +30,9 @@ constexpr size_t kCelSelectorExpressionMaxLength = 10 * 1024;
 constexpr size_t kOpaqueParametersMaxLength = 10 * 1024;
 constexpr size_t kDeviceMaxIdLength = 32;
 constexpr size_t kDriverNameMaxLength = 63;
+constexpr size_t kPoolNameMaxLength = 253;
+constexpr size_t kSliceMaxDevices = 128;
+constexpr size_t kSliceMaxDevicesWithTaintsOrCounters = 64;
 
 constexpr absl::string_view kRequestRefMessage =
     "must be the name of a request in the claim or the name of a request and a subrequest "
@@ -388,6 +393,76 @@ absl::Status ValidateDeviceClass(const DeviceClass& device_class) {
     errors.InvalidString("spec.extendedResourceName", *device_class.extended_resource_name,
                          "must be a valid extended resource name");
   }
+  return errors.Result();
+}
+
+absl::Status ValidateResourceSlice(const ResourceSlice& slice) {
+  FieldErrors errors;
+  const ResourceSliceSpec& spec = slice.spec;
+  CheckDriverName(errors, spec.driver, "spec.driver");
+  const std::string& pool = spec.pool.name;
+  if (pool.empty()) {
+    errors.Required("spec.pool.name");
+  } else {
+    if (pool.size() > kPoolNameMaxLength) errors.TooLong("spec.pool.name", kPoolNameMaxLength);
+    for (absl::string_view part : absl::StrSplit(pool, '/')) {
+      errors.EachInvalid("spec.pool.name", part, Dns1123SubdomainErrors(part));
+    }
+  }
+  if (spec.pool.resource_slice_count <= 0) {
+    errors.Invalid("spec.pool.resourceSliceCount", absl::StrCat(spec.pool.resource_slice_count),
+                   "must be greater than zero");
+  }
+  if (spec.pool.generation < 0) {
+    errors.Invalid("spec.pool.generation", absl::StrCat(spec.pool.generation),
+                   "must be greater than or equal to zero");
+  }
+
+  std::vector<absl::string_view> node_selection;
+  if (spec.node_name.has_value()) {
+    if (spec.node_name->empty()) {
+      errors.InvalidString("spec.nodeName", "",
+                           "must be either unset or set to a non-empty string");
+    } else {
+      node_selection.push_back("`nodeName`");
+      errors.EachInvalid("spec.nodeName", *spec.node_name, Dns1123SubdomainErrors(*spec.node_name));
+    }
+  }
+  if (spec.node_selector.has_value()) node_selection.push_back("`nodeSelector`");
+  for (const auto& [set, field, name] :
+       {std::tuple{spec.all_nodes, "spec.allNodes", "`allNodes`"},
+        std::tuple{spec.per_device_node_selection, "spec.perDeviceNodeSelection",
+                   "`perDeviceNodeSelection`"}}) {
+    if (!set.has_value()) continue;
+    if (*set) {
+      node_selection.push_back(name);
+    } else {
+      errors.Invalid(field, "false", "must be either unset or set to true");
+    }
+  }
+  constexpr absl::string_view kOneNodeSelection =
+      "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is "
+      "required";
+  if (node_selection.empty()) {
+    errors.Required("spec", kOneNodeSelection);
+  } else if (node_selection.size() > 1) {
+    errors.InvalidString("spec", absl::StrCat("{", absl::StrJoin(node_selection, ", "), "}"),
+                         absl::StrCat(kOneNodeSelection, ", but multiple fields are set"));
+  }
+  if (!spec.shared_counters.empty() && !spec.devices.empty()) {
+    errors.InvalidString("spec", "", "only one of `sharedCounters` or `devices` is allowed");
+  }
+
+  const bool advanced = absl::c_any_of(spec.devices, [](const Device& device) {
+    return !device.taints.empty() || !device.consumes_counters.empty();
+  });
+  CheckSet(
+      errors, spec.devices, advanced ? kSliceMaxDevicesWithTaintsOrCounters : kSliceMaxDevices,
+      "spec.devices",
+      [&](const Device& device, const std::string& at) {
+        errors.EachInvalid(at + ".name", device.name, Dns1123LabelErrors(device.name));
+      },
+      [](const Device& device) -> absl::string_view { return device.name; }, "name");
   return errors.Result();
 }
 

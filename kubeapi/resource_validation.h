@@ -1,6 +1,6 @@
 // The API server's validation of the resource.k8s.io objects that reach devmgr without passing
 // an API server (pod manifests, the files of `devmgr dra allocate` and of the node's
-// --device-classes), with its texts.
+// --device-classes, the slices drivers publish into the node's store), with its texts.
 //
 // ValidateResourceClaim: a ResourceClaim's spec (resource.k8s.io's validateDeviceClaim). The
 // allocator would take some claims a cluster refuses (two requests of one name get two counts'
@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "kubeapi/resource_claim.h"
+#include "kubeapi/resource_slice.h"
 
 namespace devmgr::kubeapi {
 
@@ -31,6 +32,14 @@ absl::Status ValidateResourceClaim(const ResourceClaim& claim);
 // subdomain, which claims name it by), its selectors and configurations as a claim's, its
 // extendedResourceName. "metadata.name: Required value: ..." for a class without a name.
 absl::Status ValidateDeviceClass(const DeviceClass& device_class);
+
+// ValidateResourceSlice: a ResourceSlice's spec (validateResourceSliceSpec upstream), for the
+// slices drivers publish into a node's own store: the driver and pool names, the pool's
+// generation and slice count, exactly one node selection, devices or shared counters, at most
+// 128 devices (64 when a device has taints or consumes counters) with unique DNS-label names.
+// Not checked here: the devices' attributes, capacities, taints and counters beyond their
+// decoding, a node selector's contents.
+absl::Status ValidateResourceSlice(const ResourceSlice& slice);
 
 // Decode, then validate: the objects as the API server would take them.
 absl::StatusOr<ResourceClaim> DecodeValidResourceClaim(const Json& object);

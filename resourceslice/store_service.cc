@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/status.h"
+#include "kubeapi/resource_validation.h"
 
 namespace devmgr::resourceslice {
 namespace {
@@ -25,6 +26,15 @@ absl::StatusOr<kubeapi::ResourceSlice> FromText(const std::string& text) {
   kubeapi::Json json = kubeapi::Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return absl::InvalidArgumentError("the slice is not JSON");
   return kubeapi::DecodeResourceSlice(json);
+}
+
+// A slice a writer sends: what the API server would refuse, the store refuses too, with its
+// texts (drivers publish through this service).
+absl::StatusOr<kubeapi::ResourceSlice> ValidFromText(const std::string& text) {
+  absl::StatusOr<kubeapi::ResourceSlice> slice = FromText(text);
+  if (!slice.ok()) return slice;
+  if (absl::Status valid = kubeapi::ValidateResourceSlice(*slice); !valid.ok()) return valid;
+  return slice;
 }
 
 // Answer: the slice as JSON in `out`, or the store's error.
@@ -51,14 +61,14 @@ grpc::Status StoreService::List(grpc::ServerContext*, const api::ListRequest* re
 
 grpc::Status StoreService::Create(grpc::ServerContext*, const api::SliceRequest* request,
                                   api::SliceResponse* response) {
-  absl::StatusOr<kubeapi::ResourceSlice> slice = FromText(request->slice());
+  absl::StatusOr<kubeapi::ResourceSlice> slice = ValidFromText(request->slice());
   if (!slice.ok()) return ToGrpcStatus(slice.status());
   return Answer(store_.Create(*slice), response->mutable_slice());
 }
 
 grpc::Status StoreService::Update(grpc::ServerContext*, const api::SliceRequest* request,
                                   api::SliceResponse* response) {
-  absl::StatusOr<kubeapi::ResourceSlice> slice = FromText(request->slice());
+  absl::StatusOr<kubeapi::ResourceSlice> slice = ValidFromText(request->slice());
   if (!slice.ok()) return ToGrpcStatus(slice.status());
   return Answer(store_.Update(*slice), response->mutable_slice());
 }

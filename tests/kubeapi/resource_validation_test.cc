@@ -67,8 +67,8 @@ Json GoodParameters() {
 }
 
 struct Scenario {
-  std::string name;  // upstream's, where the scenario is upstream's
-  Json claim;
+  std::string name;                 // upstream's, where the scenario is upstream's
+  Json object;                      // a claim, a class or a slice
   std::vector<std::string> errors;  // in upstream's order; none: valid
 };
 
@@ -77,17 +77,24 @@ std::string Expected(const std::vector<std::string>& errors) {
   return absl::StrCat("[", absl::StrJoin(errors, ", "), "]");
 }
 
-void Check(const Scenario& scenario) {
+// The scenario's object decodes, and `validate` gives the scenario's errors (or none).
+template <typename T>
+void CheckWith(const Scenario& scenario, absl::StatusOr<T> (*decode)(const Json&),
+               absl::Status (*validate)(const T&)) {
   SCOPED_TRACE(scenario.name);
-  absl::StatusOr<ResourceClaim> claim = DecodeResourceClaim(scenario.claim);
-  ASSERT_TRUE(claim.ok()) << claim.status();
-  absl::Status valid = ValidateResourceClaim(*claim);
+  absl::StatusOr<T> object = decode(scenario.object);
+  ASSERT_TRUE(object.ok()) << object.status();
+  absl::Status valid = validate(*object);
   if (scenario.errors.empty()) {
     EXPECT_TRUE(valid.ok()) << valid;
     return;
   }
   EXPECT_EQ(valid.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(std::string(valid.message()), Expected(scenario.errors));
+}
+
+void Check(const Scenario& scenario) {
+  CheckWith<ResourceClaim>(scenario, DecodeResourceClaim, ValidateResourceClaim);
 }
 
 Json With(Json claim, const std::function<void(Json&)>& change) {
@@ -412,18 +419,12 @@ Json ValidClass() {
 }
 
 void CheckClass(const Scenario& scenario) {
-  SCOPED_TRACE(scenario.name);
-  absl::StatusOr<DeviceClass> device_class = DecodeDeviceClass(scenario.claim);
-  ASSERT_TRUE(device_class.ok()) << device_class.status();
-  absl::Status valid = ValidateDeviceClass(*device_class);
-  if (scenario.errors.empty()) {
-    EXPECT_TRUE(valid.ok()) << valid;
-    return;
+  CheckWith<DeviceClass>(scenario, DecodeDeviceClass, ValidateDeviceClass);
+  // DecodeValidDeviceClass decodes and refuses it the same way.
+  if (!scenario.errors.empty()) {
+    EXPECT_EQ(std::string(DecodeValidDeviceClass(scenario.object).status().message()),
+              Expected(scenario.errors));
   }
-  EXPECT_EQ(valid.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(std::string(valid.message()), Expected(scenario.errors));
-  // DecodeValidDeviceClass refuses it with the same text.
-  EXPECT_EQ(DecodeValidDeviceClass(scenario.claim).status(), valid);
 }
 
 TEST(ResourceValidationTest, TestValidateClass) {
@@ -493,6 +494,96 @@ TEST(ResourceValidationTest, DecodeValidResourceClaimDecodesThenValidates) {
   absl::StatusOr<ResourceClaim> valid = DecodeValidResourceClaim(ValidClaim());
   ASSERT_TRUE(valid.ok()) << valid.status();
   EXPECT_EQ(valid->spec.requests[0].name, "foo");
+}
+
+// Upstream's valid slice: driver "dra.example.com", pool "pool" of one slice, node "worker", one
+// device.
+Json ValidSlice() {
+  return Json::parse(R"({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+      "metadata": {"name": "slice"}, "spec": {"driver": "dra.example.com", "nodeName": "worker",
+      "pool": {"name": "pool", "generation": 1, "resourceSliceCount": 1},
+      "devices": [{"name": "device-0"}]}})");
+}
+
+TEST(ResourceValidationTest, TestValidateResourceSlice) {
+  const std::string kOneOf =
+      "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is "
+      "required";
+  const std::vector<Scenario> scenarios = {
+      {"good", ValidSlice(), {}},
+      {"bad-driver",
+       With(ValidSlice(), [](Json& c) { c["spec"]["driver"] = "Dra_Example"; }),
+       {absl::StrCat("spec.driver: Invalid value: \"Dra_Example\": ", kSubdomainError)}},
+      {"missing-driver",
+       With(ValidSlice(), [](Json& c) { c["spec"]["driver"] = ""; }),
+       {"spec.driver: Required value",
+        absl::StrCat("spec.driver: Invalid value: \"\": ", kSubdomainError)}},
+      {"bad-pool",
+       With(ValidSlice(),
+            [](Json& c) {
+              c["spec"]["pool"] = {{"name", "a/B"}, {"generation", -1}, {"resourceSliceCount", 0}};
+            }),
+       {absl::StrCat("spec.pool.name: Invalid value: \"B\": ", kSubdomainError),
+        "spec.pool.resourceSliceCount: Invalid value: 0: must be greater than zero",
+        "spec.pool.generation: Invalid value: -1: must be greater than or equal to zero"}},
+      {"missing-pool-name",
+       With(ValidSlice(), [](Json& c) { c["spec"]["pool"]["name"] = ""; }),
+       {"spec.pool.name: Required value"}},
+      {"no-node-selection",
+       With(ValidSlice(), [](Json& c) { c["spec"].erase("nodeName"); }),
+       {absl::StrCat("spec: Required value: ", kOneOf)}},
+      {"two-node-selections",
+       With(ValidSlice(), [](Json& c) { c["spec"]["allNodes"] = true; }),
+       {absl::StrCat("spec: Invalid value: \"{`nodeName`, `allNodes`}\": ", kOneOf,
+                     ", but multiple fields are set")}},
+      {"all-nodes-false",
+       With(ValidSlice(),
+            [](Json& c) {
+              c["spec"].erase("nodeName");
+              c["spec"]["allNodes"] = false;
+            }),
+       {"spec.allNodes: Invalid value: false: must be either unset or set to true",
+        absl::StrCat("spec: Required value: ", kOneOf)}},
+      {"empty-node-name",
+       With(ValidSlice(), [](Json& c) { c["spec"]["nodeName"] = ""; }),
+       {"spec.nodeName: Invalid value: \"\": must be either unset or set to a non-empty string",
+        absl::StrCat("spec: Required value: ", kOneOf)}},
+      {"counters-and-devices",
+       With(ValidSlice(),
+            [](Json& c) {
+              c["spec"]["sharedCounters"] = {
+                  {{"name", "set"}, {"counters", {{"memory", {{"value", "1Gi"}}}}}}};
+            }),
+       {"spec: Invalid value: \"\": only one of `sharedCounters` or `devices` is allowed"}},
+      {"bad-and-duplicate-device-names",
+       With(ValidSlice(),
+            [](Json& c) {
+              c["spec"]["devices"].push_back({{"name", "device.1"}});
+              c["spec"]["devices"].push_back({{"name", "device-0"}});
+            }),
+       {"spec.devices[1].name: Invalid value: \"device.1\": must not contain dots",
+        "spec.devices[2].name: Duplicate value: \"device-0\""}},
+      {"too-many-devices",
+       With(ValidSlice(),
+            [](Json& c) {
+              for (int i = 1; i <= 128; ++i) {
+                c["spec"]["devices"].push_back({{"name", absl::StrCat("device-", i)}});
+              }
+            }),
+       {"spec.devices: Too many: 129: must have at most 128 items"}},
+      {"too-many-devices-with-taints",
+       With(ValidSlice(),
+            [](Json& c) {
+              c["spec"]["devices"][0]["taints"] = {{{"key", "k"}, {"effect", "NoSchedule"}}};
+              for (int i = 1; i <= 64; ++i) {
+                c["spec"]["devices"].push_back({{"name", absl::StrCat("device-", i)}});
+              }
+            }),
+       {"spec.devices: Too many: 65: must have at most 64 items"}},
+  };
+  for (const Scenario& scenario : scenarios) {
+    CheckWith<ResourceSlice>(scenario, DecodeResourceSlice, ValidateResourceSlice);
+  }
 }
 
 }  // namespace

@@ -97,5 +97,29 @@ TEST_F(StoreServiceTest, BehavesAsTheStoreItServes) {
   EXPECT_EQ(client_->Create(unnamed).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A driver that publishes what the API server would refuse is refused as the API server would,
+// and nothing is stored: two devices of one name, a slice that names no node.
+TEST_F(StoreServiceTest, RefusesSlicesTheApiServerWouldRefuse) {
+  ResourceSlice twice = Slice("gpu.example.com", "node-1");
+  twice.spec.devices.push_back(twice.spec.devices[0]);
+  absl::StatusOr<ResourceSlice> refused = client_->Create(twice);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(), "spec.devices[1].name: Duplicate value: \"dev-0\"");
+
+  ResourceSlice nowhere = Slice("gpu.example.com", "node-1");
+  nowhere.spec.node_name.reset();
+  EXPECT_EQ(client_->Create(nowhere).status().message(),
+            "spec: Required value: exactly one of `nodeName`, `nodeSelector`, `allNodes`, "
+            "`perDeviceNodeSelection` is required");
+  EXPECT_TRUE(client_->List({})->empty());
+
+  absl::StatusOr<ResourceSlice> created = client_->Create(Slice("gpu.example.com", "node-1"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  ResourceSlice update = *created;
+  update.spec.devices[0].name = "Dev_0";
+  EXPECT_EQ(client_->Update(update).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*client_->List({}))[0].spec.devices[0].name, "dev-0");
+}
+
 }  // namespace
 }  // namespace devmgr::resourceslice
