@@ -113,6 +113,16 @@ absl::Status FileStore::WriteTogether(const std::vector<NamedBytes>& files) cons
 }
 
 absl::Status FileStore::WriteAcross(const std::vector<PlacedBytes>& files) {
+  return WriteFiles(files, nullptr);
+}
+
+absl::Status FileStore::WriteAcrossCommitted(const std::vector<PlacedBytes>& files,
+                                             absl::FunctionRef<absl::Status()> commit) {
+  return WriteFiles(files, &commit);
+}
+
+absl::Status FileStore::WriteFiles(const std::vector<PlacedBytes>& files,
+                                   const absl::FunctionRef<absl::Status()>* commit) {
   // The stores whose folders are synced at the end, in the order first named.
   std::vector<const FileStore*> stores;
   for (const PlacedBytes& file : files) {
@@ -165,19 +175,26 @@ absl::Status FileStore::WriteAcross(const std::vector<PlacedBytes>& files) {
     }
     // Starts writing the data back now, so that the syncs below overlap on the disk instead
     // of following each other (a hint: fsync still waits for everything).
-    if (files.size() > 1) ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    if (commit == nullptr && files.size() > 1) ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
   }
   for (size_t i = 0; i < files.size(); ++i) {
     const FileStore& store = *files[i].store;
     Temp& temp = temps[i];
-    if (absl::Status status = store.Step(WriteStep::kSyncFile); !status.ok()) return fail(status);
-    if (::fsync(temp.fd) != 0) return fail(ErrnoStatus(errno, "cannot fsync", temp.path));
+    if (commit == nullptr) {
+      if (absl::Status status = store.Step(WriteStep::kSyncFile); !status.ok()) {
+        return fail(status);
+      }
+      if (::fsync(temp.fd) != 0) return fail(ErrnoStatus(errno, "cannot fsync", temp.path));
+    }
     if (absl::Status status = store.Step(WriteStep::kCloseFile); !status.ok()) {
       return fail(status);
     }
     if (::close(std::exchange(temp.fd, -1)) != 0) {
       return fail(ErrnoStatus(errno, "cannot close", temp.path));
     }
+  }
+  if (commit != nullptr) {
+    if (absl::Status committed = (*commit)(); !committed.ok()) return fail(committed);
   }
   for (size_t i = 0; i < files.size(); ++i) {
     const std::filesystem::path final_path = files[i].store->folder_ / std::string(files[i].name);
@@ -193,7 +210,8 @@ absl::Status FileStore::WriteAcross(const std::vector<PlacedBytes>& files) {
   }
 
   // The new files are in place; without this the renames themselves may not survive a power
-  // cut.
+  // cut. A committed write's journal makes them survive it.
+  if (commit != nullptr) return absl::OkStatus();
   for (const FileStore* store : stores) {
     if (absl::Status status = store->Step(WriteStep::kSyncFolder); !status.ok()) return status;
     FdCloser dir(::open(store->folder_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -72,6 +73,13 @@ class FileStore {
   // of its folder. (store, name) pairs must be distinct.
   static absl::Status WriteAcross(const std::vector<PlacedBytes>& files);
 
+  // WriteAcrossCommitted is WriteAcross with the durability left to `commit` (a journal's one
+  // flush, see StateJournal): the temporary files are written and closed without a sync, then
+  // `commit` runs, and only when it succeeds are they renamed, in the order given; no folder is
+  // synced. A failure before or in `commit` removes the temporary files and changes nothing.
+  static absl::Status WriteAcrossCommitted(const std::vector<PlacedBytes>& files,
+                                           absl::FunctionRef<absl::Status()> commit);
+
   // Read returns the file's content; NotFound when it does not exist. Symlinks are not followed.
   absl::StatusOr<std::string> Read(absl::string_view name) const;
 
@@ -89,6 +97,9 @@ class FileStore {
 
  private:
   absl::Status Step(WriteStep step) const;
+  // WriteAcross, and WriteAcrossCommitted when `commit` is set.
+  static absl::Status WriteFiles(const std::vector<PlacedBytes>& files,
+                                 const absl::FunctionRef<absl::Status()>* commit);
 
   std::filesystem::path folder_;
   FaultHook fault_hook_;

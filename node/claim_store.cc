@@ -32,8 +32,8 @@ std::vector<std::string> ClaimNames(const dra::Pod& pod) {
 
 }  // namespace
 
-ClaimStore::ClaimStore(std::filesystem::path folder, LoggerPtr logger)
-    : store_(std::move(folder)), logger_(std::move(logger)) {}
+ClaimStore::ClaimStore(std::filesystem::path folder, LoggerPtr logger, DurableWriter* next)
+    : store_(std::move(folder)), logger_(std::move(logger)), next_(next) {}
 
 absl::Status ClaimStore::Load() {
   absl::MutexLock write_lock(&write_mu_);
@@ -202,10 +202,10 @@ absl::Status ClaimStore::Write(std::vector<FileStore::PlacedBytes> files) {
   }
   if (revision == written_) {
     if (files.empty()) return absl::OkStatus();
-    return FileStore::WriteAcross(files);
+    return WriteThrough(next_, std::move(files));
   }
   files.insert(files.begin(), {&store_, kClaimRecordName, record});
-  if (absl::Status written = FileStore::WriteAcross(files); !written.ok()) return written;
+  if (absl::Status written = WriteThrough(next_, std::move(files)); !written.ok()) return written;
   written_ = revision;
   return absl::OkStatus();
 }

@@ -42,8 +42,9 @@ namespace devmgr::node {
 
 class ClaimStore final : public dra::ClaimSource, public DurableWriter {
  public:
-  // The record lives in `folder` (the node's root folder).
-  ClaimStore(std::filesystem::path folder, LoggerPtr logger);
+  // The record lives in `folder` (the node's root folder); its writes go through `next` (the
+  // node's state journal), or alone when it is null.
+  ClaimStore(std::filesystem::path folder, LoggerPtr logger, DurableWriter* next = nullptr);
 
   // Load reads the record. One that cannot be decoded is logged, renamed with a ".corrupt"
   // suffix and ignored (the DRA manager's own checkpoint still names the prepared claims, and
@@ -117,6 +118,7 @@ class ClaimStore final : public dra::ClaimSource, public DurableWriter {
 
   const FileStore store_;
   const LoggerPtr logger_;
+  DurableWriter* const next_;
   // Serialises writes of the record; taken before mu_. Changes take mu_ alone, so an admission
   // storing its claims does not wait for a write in progress.
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);

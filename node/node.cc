@@ -15,6 +15,7 @@
 #include "common/errno_status.h"
 #include "common/metrics_http_server.h"
 #include "common/server_threads.h"
+#include "common/state_journal.h"
 #include "common/unix_socket.h"
 #include "node/admin_service.h"
 #include "node/claim_store.h"
@@ -46,7 +47,8 @@ NodePaths::NodePaths(const std::filesystem::path& root_dir)
       registry_dir(root_dir / "plugins_registry"),
       podresources_socket(root_dir / "pod-resources" / "kubelet.sock"),
       admin_socket(root_dir / "devmgr.sock"),
-      lock_file(root_dir / "devmgr.lock") {}
+      lock_file(root_dir / "devmgr.lock"),
+      state_journal(root_dir / "devmgr_state_journal") {}
 
 // Everything the daemon runs, in start order; Stop tears it down in reverse.
 struct Node::State {
@@ -56,14 +58,18 @@ struct Node::State {
         registry(paths.plugin_dir, daemon_options.logger),
         topology(daemon_options.topology_policy) {}
   // The registry's writes go through the DRA manager (PodAdmission::SetDra), which is destroyed
-  // before it: they go alone from here (Node::Stop has stopped every writer already).
-  ~State() { registry.CarryWith(nullptr); }
+  // before it: they go to the journal alone from here (Node::Stop has stopped every writer
+  // already).
+  ~State() { registry.CarryWith(journal.get()); }
   State(const State&) = delete;
   State& operator=(const State&) = delete;
 
   const NodeOptions options;
   const NodePaths paths;
   std::unique_ptr<LockFile> lock;
+  // Where every write of the node's state files ends (StateJournal); it outlives their writers,
+  // and its destruction compacts it.
+  std::unique_ptr<StateJournal> journal;
   NodeMetrics metrics;
   // Told of each checkpoint write by `metrics`, so it outlives the manager.
   HeapTrimmer heap_trimmer{HeapTrimmer::Options{}};
@@ -174,7 +180,7 @@ void ForwardHealthUpdates(devicemanager::Manager& manager, const PodRegistry& re
 // admission a crash cut short) and the DRA checkpoint, and gives admission the DRA manager.
 absl::Status Node::StartDra(State& s) {
   const NodeOptions& options = s.options;
-  s.claims = std::make_unique<ClaimStore>(s.paths.root, options.logger);
+  s.claims = std::make_unique<ClaimStore>(s.paths.root, options.logger, s.journal.get());
   if (absl::Status loaded = s.claims->Load(); !loaded.ok()) return loaded;
   const std::vector<std::string> active = s.registry.ActiveUids();
   if (absl::Status kept = s.claims->Retain({active.begin(), active.end()}); !kept.ok()) {
@@ -255,6 +261,17 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
        {paths.plugin_dir, paths.registry_dir, paths.podresources_socket.parent_path()}) {
     if (absl::Status created = CreateDataDir(dir); !created.ok()) return created;
   }
+  // Before anything reads the state files: a crash may have left them behind the journal.
+  StateJournal::Options journal_options;
+  journal_options.path = paths.state_journal;
+  journal_options.folders = {paths.plugin_dir, paths.root};
+  journal_options.idle_compaction = options.state_journal_compaction;
+  journal_options.logger = options.logger;
+  absl::StatusOr<std::unique_ptr<StateJournal>> journal =
+      StateJournal::Open(std::move(journal_options));
+  if (!journal.ok()) return journal.status();
+  s.journal = *std::move(journal);
+  s.registry.CarryWith(s.journal.get());
 
   devicemanager::ManagerOptions manager_options;
   manager_options.plugin_dir = paths.plugin_dir;

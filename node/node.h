@@ -66,6 +66,9 @@ struct NodeOptions {
   absl::Duration plugin_call_timeout = devicemanager::kDefaultPluginCallTimeout;
   // How long admission waits for a known resource's plugin to come back (upstream: 0).
   absl::Duration admission_wait = absl::Seconds(30);
+  // How long after the last commit the state journal is compacted (StateJournal): the state
+  // files made durable by themselves. Zero: only when the journal is full and at Stop.
+  absl::Duration state_journal_compaction = absl::Seconds(1);
   podresources::RateLimitOptions podresources_rate_limit;
   topologymanager::TopologyPolicyKind topology_policy = topologymanager::TopologyPolicyKind::kNone;
   // Feature gate ResourceHealthStatus (KEP-4680): when the health of devices some pods hold
@@ -118,6 +121,7 @@ struct NodePaths {
   std::filesystem::path podresources_socket;  // pod-resources/kubelet.sock
   std::filesystem::path admin_socket;         // devmgr.sock
   std::filesystem::path lock_file;            // devmgr.lock
+  std::filesystem::path state_journal;        // devmgr_state_journal
 };
 
 class Node {

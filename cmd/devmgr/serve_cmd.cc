@@ -35,6 +35,7 @@ struct ServeFlags {
   std::string admission_wait = "30s";
   std::string topology_policy = "none";
   std::string node_status_interval = "10s";
+  std::string state_journal_compaction = "1s";
   bool dra = true;
   bool dra_extended_resource = false;
   std::string dra_call_timeout = "45s";
@@ -72,13 +73,16 @@ int RunServe(const ServeFlags& flags) {
   absl::StatusOr<absl::Duration> wait = ParseFlagDuration("--admission-wait", flags.admission_wait);
   absl::StatusOr<absl::Duration> interval =
       ParseFlagDuration("--node-status-interval", flags.node_status_interval);
+  absl::StatusOr<absl::Duration> compaction =
+      ParseFlagDuration("--state-journal-compaction", flags.state_journal_compaction);
   absl::StatusOr<absl::Duration> dra_call =
       ParseFlagDuration("--dra-call-timeout", flags.dra_call_timeout);
   absl::StatusOr<absl::Duration> dra_sync =
       ParseFlagDuration("--dra-sync-period", flags.dra_sync_period);
   absl::StatusOr<absl::Duration> dra_wiping =
       ParseFlagDuration("--dra-wiping-delay", flags.dra_wiping_delay);
-  for (const auto* parsed : {&grace, &call, &wait, &interval, &dra_call, &dra_sync, &dra_wiping}) {
+  for (const auto* parsed :
+       {&grace, &call, &wait, &interval, &compaction, &dra_call, &dra_sync, &dra_wiping}) {
     if (!parsed->ok()) return Fail(kExitUsage, parsed->status().message());
   }
   for (const auto& [flag, value] :
@@ -115,6 +119,7 @@ int RunServe(const ServeFlags& flags) {
   options.max_message_bytes = flags.max_message_bytes;
   options.plugin_call_timeout = *call;
   options.admission_wait = *wait;
+  options.state_journal_compaction = *compaction;
   options.dra = flags.dra;
   options.dra_extended_resource = flags.dra_extended_resource;
   options.dra_call_timeout = *dra_call;
@@ -245,6 +250,13 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
   serve
       ->add_option("--node-status-interval", flags->node_status_interval,
                    "How often capacity is read, ending resources past their grace period")
+      ->type_name("DURATION")
+      ->capture_default_str();
+  serve
+      ->add_option("--state-journal-compaction", flags->state_journal_compaction,
+                   "How long after the last write of the node's state its files are made durable "
+                   "by themselves and the state journal emptied (0s: only when the journal is "
+                   "full and when devmgr stops)")
       ->type_name("DURATION")
       ->capture_default_str();
   serve

@@ -55,6 +55,19 @@ constexpr char kNic[] = "example.com/nic";
 constexpr char kAllocateCalled[] = "Making allocation request for device plugin";
 constexpr char kPreferredCalled[] = "Asking device plugin for a preferred allocation";
 
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// WriteFile puts `bytes` in place as a crash may leave a file: not through the daemon, and
+// older than anything the daemon wrote since (a rename lost in a power cut leaves the file that
+// was there).
+void WriteFile(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  std::filesystem::last_write_time(path, std::filesystem::last_write_time(path) - 1h);
+}
+
 class FaultsTest : public ::testing::Test {
  protected:
   // StartServing starts the daemon (debug log, no admission wait unless `extra` sets one) and a
@@ -402,22 +415,56 @@ TEST_F(FaultsTest, PodResourcesClientsThatNeverReadAndFiveHundredAtOnce) {
   for (auto& watcher : watchers) watcher->Signal(SIGKILL);
 }
 
-// An admission's checkpoint and pod record reach the disk in one flush and are renamed one after
-// the other, the checkpoint first. A kill between the two renames leaves the checkpoint new and
-// the record old; a power cut there may also keep only the later rename. Both states are made
-// here by putting back a file as it was before the admission, and restarted from: a pod whose
-// devices are in the checkpoint without its record is recovered and keeps them; a recorded pod
-// whose devices the checkpoint lacks was never admitted, and its device is free again.
-TEST_F(FaultsTest, AKillBetweenTheTwoRenamesOfAnAdmissionLosesNothing) {
-  StartServing({}, 2);
+// An admission's checkpoint and pod record are made durable by one flush of the state journal,
+// then renamed into place. A kill between the flush and the renames, or a power cut before the
+// kernel wrote the renamed files back, leaves the files as they were before the admission: both
+// are put back here, and the restart restores them from the journal, the pod admitted with its
+// device.
+TEST_F(FaultsTest, AnAdmissionWhoseFilesWereLostIsRestoredFromTheJournal) {
+  // No compaction while the test runs: the files would then be durable by themselves.
+  StartServing({"--state-journal-compaction", "0s"}, 2);
   const std::filesystem::path checkpoint = h_.CheckpointPath();
   const std::filesystem::path record = checkpoint.parent_path() / "devmgr_admitted_pods";
-  auto read = [](const std::filesystem::path& path) {
-    std::ifstream in(path);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  };
-  auto put_back = [](const std::filesystem::path& path, const std::string& bytes) {
-    std::ofstream(path, std::ios::trunc) << bytes;
+  ASSERT_EQ(h_.Admit(PodManifest("first", kGpu, 1)).exit_code, 0);
+  const std::string checkpoint_before = ReadFile(checkpoint);
+  const std::string record_before = ReadFile(record);
+  ProcessResult second = h_.Admit(PodManifest("second", kGpu, 1));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  serve_->Signal(SIGKILL);
+  ASSERT_TRUE(serve_->Wait(10s).has_value());
+  ASSERT_NE(ReadFile(checkpoint), checkpoint_before);
+  WriteFile(checkpoint, checkpoint_before);
+  WriteFile(record, record_before);
+
+  serve_ = h_.StartServe(serve_flags_);
+  ASSERT_NE(serve_, nullptr);
+  EXPECT_NE(serve_->err().find("Restored state files from the journal"), std::string::npos)
+      << serve_->err();
+  ASSERT_EQ(h_.VerifyCheckpoint(), "");
+  std::map<std::string, std::vector<std::string>> held = h_.PodDevices();
+  EXPECT_EQ(held["first"].size(), 1u);
+  EXPECT_EQ(held["second"].size(), 1u);
+  for (const auto& pod : h_.ListPods().value("pods", nlohmann::json::array())) {
+    EXPECT_FALSE(pod.value("recovered", false)) << pod.dump();
+  }
+}
+
+// Without the journal (files a devmgr before it wrote, or a journal lost with the disk's other
+// blocks), the rules at start still hold for the states the two renames can leave: the
+// checkpoint new and the record old (a kill between them), or only the later rename kept (a power
+// cut on a file system that does not keep their order). Both are made here by putting back a
+// file as it was before the admission and removing the journal: a pod whose devices are in the
+// checkpoint without its record is recovered and keeps them; a recorded pod whose devices the
+// checkpoint lacks was never admitted, and its device is free again.
+TEST_F(FaultsTest, AKillBetweenTheTwoRenamesOfAnAdmissionLosesNothing) {
+  StartServing({"--state-journal-compaction", "0s"}, 2);
+  const std::filesystem::path checkpoint = h_.CheckpointPath();
+  const std::filesystem::path record = checkpoint.parent_path() / "devmgr_admitted_pods";
+  const std::filesystem::path journal = h_.Path("devmgr_state_journal");
+  auto read = ReadFile;
+  auto put_back = [&](const std::filesystem::path& path, const std::string& bytes) {
+    WriteFile(path, bytes);
+    std::filesystem::remove(journal);
   };
   auto listed = [&](const std::string& uid) {
     for (const auto& pod : h_.ListPods().value("pods", nlohmann::json::array())) {

@@ -61,6 +61,7 @@ TEST(ModesTest, SocketsAndFilesAreTheKubeletsOrStricter) {
   EXPECT_EQ(Mode(h.Path("pod-resources")), 0750);
   EXPECT_EQ(Mode(h.CheckpointPath()), 0600);
   EXPECT_EQ(Mode(h.Path("device-plugins/devmgr_admitted_pods")), 0600);
+  EXPECT_EQ(Mode(h.Path("devmgr_state_journal")), 0600);
   EXPECT_EQ(Mode(h.Path("devmgr.sock")), 0600);
   EXPECT_EQ(Mode(h.Path("devmgr.lock")), 0600);
   EXPECT_EQ(Mode(h.Path("metrics.sock")), 0600);
@@ -105,11 +106,12 @@ TEST(ModesTest, SymlinksOutOfTheRootAreNeverFollowed) {
     std::ofstream(target) << targets[target];
     std::filesystem::create_symlink(target, h.Path(name));
   };
-  // The daemon may not remove these (its own sockets, its record): a symlink there is not what
-  // it left behind, so it refuses to start and says which.
-  const std::vector<std::string> refused = {"devmgr.sock", "pod-resources/kubelet.sock",
-                                            "device-plugins/kubelet.sock",
-                                            "device-plugins/devmgr_admitted_pods"};
+  // The daemon may not remove these (its journal, its own sockets, its record): a symlink there
+  // is not what it left behind, so it refuses to start and says which. The journal first: a
+  // start refused later has created it.
+  const std::vector<std::string> refused = {
+      "devmgr_state_journal", "devmgr.sock", "pod-resources/kubelet.sock",
+      "device-plugins/kubelet.sock", "device-plugins/devmgr_admitted_pods"};
   // These it cleans or replaces while serving: stale sockets, and the checkpoint it rewrites.
   for (const std::string name : {"device-plugins/stale.sock", "plugins_registry/stale.sock",
                                  "device-plugins/kubelet_internal_checkpoint"}) {

@@ -1,0 +1,441 @@
+#include "common/state_journal.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
+
+namespace devmgr {
+namespace {
+
+// The header: a magic, the epoch, a CRC-32 of both, in the first page of the file.
+constexpr char kHeaderMagic[8] = {'D', 'M', 'G', 'R', 'J', 'R', 'N', 'L'};
+constexpr size_t kHeaderBytes = 4096;
+// A record: a magic, the epoch, the time of the commit (nanoseconds of the realtime clock), the
+// payload's length, a CRC-32 of the epoch, the time, the length and the payload; then the
+// payload: the number of files, and for each its folder, name and bytes, each a 32-bit length
+// and its bytes. Integers are little-endian.
+constexpr uint32_t kRecordMagic = 0x524a4d44;  // "DMJR"
+constexpr size_t kRecordHeaderBytes = 28;
+constexpr size_t kMaxRecordBytes = size_t{1} << 30;
+
+void PutU32(std::string& out, uint32_t value) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+void PutU64(std::string& out, uint64_t value) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+uint64_t GetLittleEndian(absl::string_view bytes, size_t at, int width) {
+  uint64_t value = 0;
+  for (int i = width - 1; i >= 0; --i) {
+    value = (value << 8) | static_cast<unsigned char>(bytes[at + static_cast<size_t>(i)]);
+  }
+  return value;
+}
+
+uint32_t Crc(uint32_t crc, absl::string_view bytes) {
+  return static_cast<uint32_t>(
+      crc32(crc, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
+}
+
+absl::Status WriteAllAt(int fd, absl::string_view bytes, size_t offset,
+                        const std::filesystem::path& path) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "cannot write", path);
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+    offset += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+// ReadAt reads `size` bytes at `offset`; fewer at the end of the file.
+absl::StatusOr<std::string> ReadAt(int fd, size_t offset, size_t size,
+                                   const std::filesystem::path& path) {
+  std::string bytes(size, '\0');
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n =
+        ::pread(fd, bytes.data() + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "cannot read", path);
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  bytes.resize(done);
+  return bytes;
+}
+
+absl::Status SyncPath(const std::filesystem::path& path, int flags) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | flags);
+  if (fd < 0) {
+    // A file renamed away since (a corrupt checkpoint kept aside) has nothing left to sync.
+    if (errno == ENOENT) return absl::OkStatus();
+    return ErrnoStatus(errno, "cannot open", path);
+  }
+  const int synced = ::fsync(fd);
+  const int error = errno;
+  ::close(fd);
+  if (synced != 0) return ErrnoStatus(error, "cannot fsync", path);
+  return absl::OkStatus();
+}
+
+uint64_t NewEpoch(uint64_t old) {
+  std::random_device random;
+  uint64_t epoch = old;
+  while (epoch == old || epoch == 0) {
+    epoch = (uint64_t{random()} << 32) | random();
+  }
+  return epoch;
+}
+
+// A record's files, decoded.
+struct RecordedFile {
+  std::string folder;
+  std::string name;
+  std::string bytes;
+  // When the record was committed.
+  int64_t committed_nanos = 0;
+};
+
+// ChangedSince: the file at `path` was modified after `nanos` (realtime). A file devmgr wrote
+// never is: its bytes were written before the commit that renamed it. One that is was written
+// by another program after devmgr stopped (a kubelet on the same root, an operator).
+bool ChangedSince(const std::filesystem::path& path, int64_t nanos) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return false;
+  const int64_t modified = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  return modified > nanos;
+}
+
+// DecodePayload: the files of a record whose CRC matched; false if its lengths do not add up.
+bool DecodePayload(absl::string_view payload, std::vector<RecordedFile>& files) {
+  size_t at = 0;
+  auto next = [&](std::string& out) {
+    if (payload.size() - at < 4) return false;
+    const size_t length = GetLittleEndian(payload, at, 4);
+    at += 4;
+    if (payload.size() - at < length) return false;
+    out.assign(payload.data() + at, length);
+    at += length;
+    return true;
+  };
+  if (payload.size() < 4) return false;
+  const size_t count = GetLittleEndian(payload, 0, 4);
+  at = 4;
+  for (size_t i = 0; i < count; ++i) {
+    RecordedFile file;
+    if (!next(file.folder) || !next(file.name) || !next(file.bytes)) return false;
+    files.push_back(std::move(file));
+  }
+  return at == payload.size();
+}
+
+}  // namespace
+
+StateJournal::StateJournal(Options options, int fd)
+    : options_(std::move(options)), fd_(fd), idle_thread_([this] { RunIdleCompaction(); }) {}
+
+absl::StatusOr<std::unique_ptr<StateJournal>> StateJournal::Open(Options options) {
+  const int fd = ::open(options.path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return ErrnoStatus(errno, "cannot open the state journal", options.path);
+  std::unique_ptr<StateJournal> journal(new StateJournal(std::move(options), fd));
+  const std::filesystem::path& path = journal->options_.path;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, "cannot stat", path);
+  absl::MutexLock lock(&journal->mu_);
+  const size_t size = static_cast<size_t>(st.st_size);
+  uint64_t epoch = 0;
+  if (size >= kHeaderBytes) {
+    absl::StatusOr<std::string> header = ReadAt(fd, 0, 20, path);
+    if (!header.ok()) return header.status();
+    if (header->size() == 20 && header->compare(0, 8, kHeaderMagic, 8) == 0 &&
+        GetLittleEndian(*header, 16, 4) == Crc(0, absl::string_view(*header).substr(0, 16))) {
+      epoch = GetLittleEndian(*header, 8, 8);
+    }
+    journal->capacity_ = size - kHeaderBytes;
+  }
+  if (size < kHeaderBytes) {
+    // A new journal: the header's page is written once here, overwritten in place from then on.
+    if (absl::Status written = WriteAllAt(fd, std::string(kHeaderBytes, '\0'), 0, path);
+        !written.ok()) {
+      return written;
+    }
+  }
+  if (epoch != 0) {
+    if (absl::Status replayed = journal->Replay(epoch); !replayed.ok()) return replayed;
+  }
+  if (journal->capacity_ < journal->options_.initial_capacity) {
+    if (absl::Status grown = journal->Grow(journal->options_.initial_capacity); !grown.ok()) {
+      return grown;
+    }
+  }
+  journal->epoch_ = epoch;
+  if (absl::Status started = journal->StartEpoch(); !started.ok()) return started;
+  if (size < kHeaderBytes) {
+    // A new journal: its name must survive a power cut before a record relies on it.
+    if (absl::Status synced = SyncPath(path.parent_path(), O_DIRECTORY); !synced.ok()) {
+      return synced;
+    }
+  }
+  return journal;
+}
+
+StateJournal::~StateJournal() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  idle_thread_.join();
+  if (absl::Status compacted = Compact(); !compacted.ok()) {
+    DEVMGR_LOG(options_.logger, err, "Failed to compact the state journal", "path",
+               options_.path.string(), "err", compacted);
+  }
+  ::close(fd_);
+}
+
+bool StateJournal::AllowedFolder(const std::filesystem::path& folder) const {
+  return std::find(options_.folders.begin(), options_.folders.end(), folder) !=
+         options_.folders.end();
+}
+
+absl::Status StateJournal::Replay(uint64_t epoch) {
+  // The latest bytes of each file, in the order first named.
+  std::vector<RecordedFile> latest;
+  size_t at = kHeaderBytes;
+  size_t records = 0;
+  while (capacity_ + kHeaderBytes - at >= kRecordHeaderBytes) {
+    absl::StatusOr<std::string> head = ReadAt(fd_, at, kRecordHeaderBytes, options_.path);
+    if (!head.ok()) return head.status();
+    if (head->size() < kRecordHeaderBytes || GetLittleEndian(*head, 0, 4) != kRecordMagic ||
+        GetLittleEndian(*head, 4, 8) != epoch) {
+      break;
+    }
+    const auto committed = static_cast<int64_t>(GetLittleEndian(*head, 12, 8));
+    const size_t length = GetLittleEndian(*head, 20, 4);
+    if (length > capacity_ + kHeaderBytes - at - kRecordHeaderBytes) break;
+    absl::StatusOr<std::string> payload =
+        ReadAt(fd_, at + kRecordHeaderBytes, length, options_.path);
+    if (!payload.ok()) return payload.status();
+    const uint32_t crc = Crc(Crc(0, absl::string_view(*head).substr(4, 20)), *payload);
+    std::vector<RecordedFile> files;
+    if (payload->size() != length || GetLittleEndian(*head, 24, 4) != crc ||
+        !DecodePayload(*payload, files)) {
+      break;
+    }
+    for (RecordedFile& file : files) {
+      file.committed_nanos = committed;
+      auto same = std::find_if(latest.begin(), latest.end(), [&](const RecordedFile& kept) {
+        return kept.folder == file.folder && kept.name == file.name;
+      });
+      if (same != latest.end()) {
+        *same = std::move(file);
+      } else {
+        latest.push_back(std::move(file));
+      }
+    }
+    ++records;
+    at += kRecordHeaderBytes + length;
+  }
+  if (latest.empty()) return absl::OkStatus();
+  std::vector<FileStore> stores;
+  stores.reserve(latest.size());
+  std::vector<FileStore::PlacedBytes> files;
+  for (const RecordedFile& file : latest) {
+    const std::filesystem::path path = std::filesystem::path(file.folder) / file.name;
+    if (!AllowedFolder(file.folder)) {
+      DEVMGR_LOG(options_.logger, warn, "The state journal names a file outside the node's folders",
+                 "path", path.string());
+      continue;
+    }
+    if (ChangedSince(path, file.committed_nanos)) {
+      DEVMGR_LOG(options_.logger, warn,
+                 "A state file was written by another program after the journal's last record "
+                 "of it; the record is not restored",
+                 "path", path.string());
+      continue;
+    }
+    stores.emplace_back(file.folder);
+    files.push_back({&stores.back(), file.name, file.bytes});
+  }
+  if (absl::Status written = FileStore::WriteAcross(files); !written.ok()) return written;
+  replayed_ = files.size();
+  DEVMGR_LOG(options_.logger, info, "Restored state files from the journal", "path",
+             options_.path.string(), "records", static_cast<int64_t>(records), "files",
+             static_cast<int64_t>(files.size()));
+  return absl::OkStatus();
+}
+
+absl::Status StateJournal::Grow(size_t bytes) {
+  const size_t page = 4096;
+  const size_t target = (bytes + page - 1) / page * page;
+  const std::string zeros(size_t{1} << 20, '\0');
+  for (size_t at = kHeaderBytes + capacity_; at < kHeaderBytes + target;) {
+    const size_t n = std::min(zeros.size(), kHeaderBytes + target - at);
+    if (absl::Status written =
+            WriteAllAt(fd_, absl::string_view(zeros).substr(0, n), at, options_.path);
+        !written.ok()) {
+      return written;
+    }
+    at += n;
+  }
+  if (::fsync(fd_) != 0) return ErrnoStatus(errno, "cannot fsync", options_.path);
+  capacity_ = target;
+  return absl::OkStatus();
+}
+
+absl::Status StateJournal::StartEpoch() {
+  const uint64_t epoch = NewEpoch(epoch_);
+  std::string header(kHeaderMagic, sizeof(kHeaderMagic));
+  PutU64(header, epoch);
+  PutU32(header, Crc(0, header));
+  if (absl::Status written = WriteAllAt(fd_, header, 0, options_.path); !written.ok()) {
+    return written;
+  }
+  if (::fdatasync(fd_) != 0) return ErrnoStatus(errno, "cannot fdatasync", options_.path);
+  epoch_ = epoch;
+  end_ = kHeaderBytes;
+  return absl::OkStatus();
+}
+
+absl::Status StateJournal::Append(const std::vector<FileStore::PlacedBytes>& files) {
+  // Each file's lengths and names, then its bytes, written where they are.
+  std::vector<std::string> prefixes;
+  prefixes.reserve(files.size() + 1);
+  prefixes.emplace_back();
+  PutU32(prefixes.back(), static_cast<uint32_t>(files.size()));
+  size_t length = 4;
+  for (const FileStore::PlacedBytes& file : files) {
+    std::string prefix;
+    const std::string folder = file.store->folder().string();
+    PutU32(prefix, static_cast<uint32_t>(folder.size()));
+    prefix += folder;
+    PutU32(prefix, static_cast<uint32_t>(file.name.size()));
+    prefix.append(file.name.data(), file.name.size());
+    PutU32(prefix, static_cast<uint32_t>(file.bytes.size()));
+    length += prefix.size() + file.bytes.size();
+    prefixes.push_back(std::move(prefix));
+  }
+  if (length > kMaxRecordBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a journal record of ", length, " bytes is over the limit"));
+  }
+  const size_t record = kRecordHeaderBytes + length;
+  largest_record_ = std::max(largest_record_, record);
+  if (end_ + record > kHeaderBytes + capacity_) {
+    if (absl::Status compacted = CompactLocked(); !compacted.ok()) return compacted;
+  }
+  std::string head;
+  PutU32(head, kRecordMagic);
+  PutU64(head, epoch_);
+  // Taken after the files' bytes were written: none of them is newer.
+  PutU64(head, static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())));
+  PutU32(head, static_cast<uint32_t>(length));
+  uint32_t crc = Crc(0, absl::string_view(head).substr(4));
+  std::vector<absl::string_view> pieces = {prefixes[0]};
+  for (size_t i = 0; i < files.size(); ++i) {
+    pieces.push_back(prefixes[i + 1]);
+    pieces.push_back(files[i].bytes);
+  }
+  for (absl::string_view piece : pieces) crc = Crc(crc, piece);
+  PutU32(head, crc);
+  size_t at = end_;
+  if (absl::Status written = WriteAllAt(fd_, head, at, options_.path); !written.ok()) {
+    return written;
+  }
+  at += head.size();
+  for (absl::string_view piece : pieces) {
+    if (absl::Status written = WriteAllAt(fd_, piece, at, options_.path); !written.ok()) {
+      return written;
+    }
+    at += piece.size();
+  }
+  if (::fdatasync(fd_) != 0) return ErrnoStatus(errno, "cannot fdatasync", options_.path);
+  end_ = at;
+  for (const FileStore::PlacedBytes& file : files) {
+    touched_[file.store->folder()].insert(std::string(file.name));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StateJournal::WriteTogether(std::vector<FileStore::PlacedBytes> files) {
+  for (const FileStore::PlacedBytes& file : files) {
+    if (!AllowedFolder(file.store->folder())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the state journal does not keep files in ", file.store->folder().string()));
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  absl::Status status = FileStore::WriteAcrossCommitted(
+      files, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return Append(files); });
+  last_commit_ = absl::Now();
+  return status;
+}
+
+absl::Status StateJournal::CompactLocked() {
+  for (const auto& [folder, names] : touched_) {
+    for (const std::string& name : names) {
+      if (absl::Status synced = SyncPath(folder / name, O_NOFOLLOW); !synced.ok()) return synced;
+    }
+    if (absl::Status synced = SyncPath(folder, O_DIRECTORY); !synced.ok()) return synced;
+  }
+  // Records of the largest size seen fit kRecordsKept times before the next compaction.
+  if (largest_record_ * kRecordsKept > capacity_) {
+    if (absl::Status grown = Grow(largest_record_ * kRecordsKept); !grown.ok()) return grown;
+  }
+  if (absl::Status started = StartEpoch(); !started.ok()) return started;
+  touched_.clear();
+  ++compactions_;
+  return absl::OkStatus();
+}
+
+absl::Status StateJournal::Compact() {
+  absl::MutexLock lock(&mu_);
+  if (touched_.empty()) return absl::OkStatus();
+  return CompactLocked();
+}
+
+uint64_t StateJournal::compactions() const {
+  absl::MutexLock lock(&mu_);
+  return compactions_;
+}
+
+void StateJournal::RunIdleCompaction() {
+  if (options_.idle_compaction == absl::ZeroDuration()) return;
+  absl::MutexLock lock(&mu_);
+  for (;;) {
+    mu_.Await(absl::Condition(
+        +[](StateJournal* self)
+             ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->stopping_ || !self->touched_.empty(); },
+        this));
+    // Each commit moves the time; wait until the latest one is `idle_compaction` old.
+    while (!stopping_ && absl::Now() < last_commit_ + options_.idle_compaction) {
+      mu_.AwaitWithDeadline(absl::Condition(&stopping_), last_commit_ + options_.idle_compaction);
+    }
+    if (stopping_) return;
+    if (touched_.empty()) continue;
+    if (absl::Status compacted = CompactLocked(); !compacted.ok()) {
+      DEVMGR_LOG(options_.logger, err, "Failed to compact the state journal", "path",
+                 options_.path.string(), "err", compacted);
+      // Tried again after the next commit, or at the end.
+      last_commit_ = absl::Now();
+    }
+  }
+}
+
+}  // namespace devmgr

@@ -1,0 +1,129 @@
+// StateJournal: makes a group of state files durable with one fdatasync of a journal file,
+// where FileStore::WriteAcross needs an fsync of every file and of every folder.
+//
+// A commit writes each file's new bytes to a temporary file beside it (not synced), appends one
+// record holding all of them to the journal, fdatasyncs the journal and then renames the
+// temporary files over their files. The journal's space is written once when it is created and
+// then overwritten in place, so that its fdatasync flushes data alone, never the file system's
+// own journal: on this project's machines about a fifth of what writing one file durably costs
+// (docs/PERFORMANCE.md). The files themselves stay byte for byte what they were (the
+// kubelet's checkpoint among them); what changes is when they reach the disk.
+//
+// After a crash the files may be older than the journal (a power cut before the kernel wrote
+// them back, or a kill between the journal's flush and the renames): Open replays the journal's
+// records in order, writing the latest bytes of each file durably, before anything reads them.
+// A compaction makes the files durable themselves (an fsync of each file a record named since
+// the last compaction, and of their folders) and starts the journal anew; it runs when the
+// journal is full, once commits pause for `idle_compaction`, and when the journal is destroyed,
+// so that a node stopped cleanly leaves current files and an empty journal. Until a compaction
+// the files on disk may be behind after a power cut: only a program that replays the journal
+// (devmgr at its start) sees the latest state then.
+//
+// Records carry the epoch of the journal's header, which changes at every compaction and every
+// Open, and a CRC-32 of their content: a torn record, or one left from an earlier epoch in
+// space that is being overwritten, ends the replay. They also carry the time of their commit: a
+// file modified after its last record (by a kubelet that ran on the root after a crash, or by
+// hand) was not written by devmgr, and is left as it is, with a warning.
+//
+// Once a journal is open, every file it has written must be written through it: a write around
+// it could be undone by a replay of an older record. Thread-safe; commits are serialised.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/durable_writer.h"
+#include "common/file_store.h"
+#include "common/logging.h"
+
+namespace devmgr {
+
+class StateJournal final : public DurableWriter {
+ public:
+  struct Options {
+    // The journal file.
+    std::filesystem::path path;
+    // The folders whose files the journal may write; a commit or a record that names another
+    // one is refused.
+    std::vector<std::filesystem::path> folders;
+    // Space written for records when the journal is created; it grows to hold at least
+    // kRecordsKept of the largest record.
+    size_t initial_capacity = size_t{4} << 20;
+    // A compaction runs once no commit came for this long; zero: only when full or destroyed.
+    absl::Duration idle_compaction = absl::Seconds(1);
+    LoggerPtr logger;
+  };
+  // Records of the largest size seen that the journal's space holds before a compaction.
+  static constexpr size_t kRecordsKept = 8;
+
+  // Open opens the journal at options.path, creating it if it is missing, and replays the
+  // records it holds. An error when the journal cannot be created, read or written, or a
+  // replayed file cannot be written; a journal whose header is unreadable (a crash while it was
+  // created) holds no record and is started anew.
+  static absl::StatusOr<std::unique_ptr<StateJournal>> Open(Options options);
+
+  // Compacts (a failure is logged) and stops the idle compaction.
+  ~StateJournal() override;
+  StateJournal(const StateJournal&) = delete;
+  StateJournal& operator=(const StateJournal&) = delete;
+
+  // DurableWriter: commits `files` (names in the options' folders, distinct). On success they
+  // are durable and renamed in the order given. An error before the journal's flush changes
+  // nothing; an error renaming after it leaves files renamed before it new, and all of them new
+  // after a replay.
+  absl::Status WriteTogether(std::vector<FileStore::PlacedBytes> files) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Compact makes every file committed so far durable by itself and empties the journal.
+  absl::Status Compact() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // replayed: how many files Open restored from records; compactions: how many ran since.
+  size_t replayed() const { return replayed_; }
+  uint64_t compactions() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  StateJournal(Options options, int fd);
+
+  absl::Status CompactLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Append writes the record of `files` at the end of the records and flushes it.
+  absl::Status Append(const std::vector<FileStore::PlacedBytes>& files)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Grow extends the journal's space, written and synced, to hold `bytes` after the header.
+  absl::Status Grow(size_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // StartEpoch writes a header with a new epoch and flushes it; records start after it.
+  absl::Status StartEpoch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Replay(uint64_t epoch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool AllowedFolder(const std::filesystem::path& folder) const;
+  void RunIdleCompaction() ABSL_LOCKS_EXCLUDED(mu_);
+
+  const Options options_;
+  const int fd_;
+  size_t replayed_ = 0;
+  mutable absl::Mutex mu_;
+  size_t capacity_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  // Where the next record goes.
+  size_t end_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t largest_record_ ABSL_GUARDED_BY(mu_) = 0;
+  // The files records named since the last compaction, by folder.
+  std::map<std::filesystem::path, std::set<std::string>> touched_ ABSL_GUARDED_BY(mu_);
+  absl::Time last_commit_ ABSL_GUARDED_BY(mu_);
+  uint64_t compactions_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Last: starts once the fields above exist.
+  std::thread idle_thread_;
+};
+
+}  // namespace devmgr

@@ -1,0 +1,321 @@
+// StateJournal: a commit is durable with the journal's one flush; what a kill or a lost rename
+// leaves behind the journal is restored at Open, and only that: a torn record, a record of an
+// earlier epoch or a file outside the journal's folders is not.
+#include "common/state_journal.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr {
+namespace {
+
+using testing::TempDir;
+using testing::WaitFor;
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void WriteByHand(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// WriteAsLost leaves a file as a power cut leaves one whose rename did not reach the disk: older
+// bytes, modified before the journal's records.
+void WriteAsLost(const std::filesystem::path& path, const std::string& bytes) {
+  WriteByHand(path, bytes);
+  std::filesystem::last_write_time(path,
+                                   std::filesystem::last_write_time(path) - std::chrono::hours(1));
+}
+
+// A journal of two folders, "state" and "plugins", in a temporary folder.
+class StateJournalTest : public ::testing::Test {
+ protected:
+  StateJournalTest() : state_(dir_.Sub("state")), plugins_(dir_.Sub("plugins")) {
+    std::filesystem::create_directories(state_.folder());
+    std::filesystem::create_directories(plugins_.folder());
+  }
+
+  StateJournal::Options Options() const {
+    StateJournal::Options options;
+    options.path = dir_.Sub("state/journal");
+    options.folders = {state_.folder(), plugins_.folder()};
+    options.idle_compaction = absl::ZeroDuration();
+    return options;
+  }
+
+  std::unique_ptr<StateJournal> Open(StateJournal::Options options) const {
+    absl::StatusOr<std::unique_ptr<StateJournal>> journal = StateJournal::Open(std::move(options));
+    EXPECT_TRUE(journal.ok()) << journal.status();
+    return journal.ok() ? *std::move(journal) : nullptr;
+  }
+
+  // InChild runs `work` in a child process that then ends as a kill would end it.
+  static void InChild(const std::function<void()>& work) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      work();
+      ::_exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0) << "a step in the child failed";
+  }
+  // OpenInChild opens a journal in the child that nothing destroys (a compaction would make
+  // the files durable); the child ends when that fails.
+  static StateJournal* OpenInChild(StateJournal::Options options) {
+    absl::StatusOr<std::unique_ptr<StateJournal>> journal = StateJournal::Open(std::move(options));
+    if (!journal.ok()) ::_exit(6);
+    return journal->release();
+  }
+  // Must ends the child with an error when `status` is not OK.
+  static void Must(const absl::Status& status) {
+    if (!status.ok()) ::_exit(2);
+  }
+
+  TempDir dir_;
+  const FileStore state_;
+  const FileStore plugins_;
+};
+
+TEST_F(StateJournalTest, ACommitReplacesItsFilesInTheirFolders) {
+  std::unique_ptr<StateJournal> journal = Open(Options());
+  ASSERT_NE(journal, nullptr);
+  ASSERT_TRUE(
+      journal->WriteTogether({{&plugins_, "checkpoint", "c1"}, {&state_, "record", "r1"}}).ok());
+  ASSERT_TRUE(journal->WriteTogether({{&plugins_, "checkpoint", "c2"}}).ok());
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "c2");
+  EXPECT_EQ(*state_.Read("record"), "r1");
+  // No temporary file is left, and the journal is not a name FileStore::List reports there.
+  EXPECT_EQ(*plugins_.List(), std::vector<std::string>{"checkpoint"});
+  struct stat st {};
+  ASSERT_EQ(::stat(Options().path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_GE(static_cast<size_t>(st.st_size), Options().initial_capacity);
+}
+
+// Killed after the journal's flush and before the renames: the files are restored at Open.
+TEST_F(StateJournalTest, ACommitKilledBeforeItsRenamesIsRestoredAtOpen) {
+  ASSERT_TRUE(plugins_.Write("checkpoint", "old").ok());
+  InChild([&] {
+    StateJournal* journal = OpenInChild(Options());
+    const FileStore dying(plugins_.folder(), [](FileStore::WriteStep step) {
+      if (step == FileStore::WriteStep::kRename) ::_exit(0);
+      return absl::OkStatus();
+    });
+    Must(journal->WriteTogether({{&dying, "checkpoint", "new"}, {&state_, "record", "r"}}));
+    ::_exit(3);  // the kill point was never reached
+  });
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "old");
+  EXPECT_EQ(state_.Read("record").status().code(), absl::StatusCode::kNotFound);
+  std::unique_ptr<StateJournal> journal = Open(Options());
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(journal->replayed(), 2u);
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "new");
+  EXPECT_EQ(*state_.Read("record"), "r");
+}
+
+// The renamed files lost (a power cut before the kernel wrote them back): each file gets the
+// bytes of the last record that named it.
+TEST_F(StateJournalTest, EachFileGetsItsLatestRecordedBytes) {
+  InChild([&] {
+    StateJournal* journal = OpenInChild(Options());
+    Must(journal->WriteTogether({{&plugins_, "checkpoint", "c1"}, {&state_, "record", "r1"}}));
+    Must(journal->WriteTogether({{&plugins_, "checkpoint", "c2"}}));
+  });
+  WriteAsLost(plugins_.folder() / "checkpoint", "lost");
+  WriteAsLost(state_.folder() / "record", "lost");
+  std::unique_ptr<StateJournal> journal = Open(Options());
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "c2");
+  EXPECT_EQ(*state_.Read("record"), "r1");
+  // Open started a new epoch: the records are not replayed again over later writes.
+  journal.reset();
+  WriteAsLost(plugins_.folder() / "checkpoint", "later");
+  journal = Open(Options());
+  EXPECT_EQ(journal->replayed(), 0u);
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "later");
+}
+
+TEST_F(StateJournalTest, ATornRecordEndsTheReplay) {
+  InChild([&] {
+    StateJournal* journal = OpenInChild(Options());
+    Must(journal->WriteTogether({{&plugins_, "checkpoint", "first-commit"}}));
+    Must(journal->WriteTogether({{&plugins_, "checkpoint", "second-commit"}}));
+    Must(journal->WriteTogether({{&plugins_, "checkpoint", "third-commit"}}));
+  });
+  // One byte of the second record changed: it and what follows it are not replayed.
+  std::string bytes = ReadFile(Options().path);
+  const size_t at = bytes.find("second-commit");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at] = 'S';
+  WriteByHand(Options().path, bytes);
+  WriteAsLost(plugins_.folder() / "checkpoint", "lost");
+  std::unique_ptr<StateJournal> journal = Open(Options());
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "first-commit");
+}
+
+// After a compaction the files are durable themselves; the records written before it are not
+// replayed, even where later records have not overwritten them.
+TEST_F(StateJournalTest, RecordsBeforeACompactionAreNotReplayed) {
+  const std::string large(8000, 'L');
+  InChild([&] {
+    StateJournal* journal = OpenInChild(Options());
+    Must(journal->WriteTogether({{&plugins_, "checkpoint", large}, {&state_, "record", "r1"}}));
+    Must(journal->Compact());
+    Must(journal->WriteTogether({{&plugins_, "checkpoint", "small"}}));
+  });
+  // Its end, which the later record did not overwrite.
+  ASSERT_NE(ReadFile(Options().path).find(large.substr(4000)), std::string::npos)
+      << "the earlier record is still in the journal's space";
+  WriteAsLost(plugins_.folder() / "checkpoint", "lost");
+  WriteAsLost(state_.folder() / "record", "by hand");
+  std::unique_ptr<StateJournal> journal = Open(Options());
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(journal->replayed(), 1u);
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "small");
+  EXPECT_EQ(*state_.Read("record"), "by hand");
+}
+
+// A file modified after the journal's last record of it was written by another program after
+// devmgr stopped (a kubelet on the same root): it is left as it is; the others are restored.
+TEST_F(StateJournalTest, AFileWrittenAfterItsLastRecordIsLeftAsItIs) {
+  InChild([&] {
+    StateJournal* journal = OpenInChild(Options());
+    Must(journal->WriteTogether({{&plugins_, "checkpoint", "c1"}, {&state_, "record", "r1"}}));
+  });
+  // Written a while after the record, as by a program started after devmgr ended (the file
+  // clock's granularity would blur a write made at once).
+  WriteByHand(plugins_.folder() / "checkpoint", "a kubelet's");
+  std::filesystem::last_write_time(
+      plugins_.folder() / "checkpoint",
+      std::filesystem::last_write_time(plugins_.folder() / "checkpoint") + std::chrono::seconds(5));
+  WriteAsLost(state_.folder() / "record", "lost");
+  std::unique_ptr<StateJournal> journal = Open(Options());
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(journal->replayed(), 1u);
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "a kubelet's");
+  EXPECT_EQ(*state_.Read("record"), "r1");
+}
+
+TEST_F(StateJournalTest, AFullJournalCompactsAndGrows) {
+  StateJournal::Options options = Options();
+  options.initial_capacity = 16 * 1024;
+  const std::string content(5000, 'x');
+  InChild([&] {
+    StateJournal* journal = OpenInChild(options);
+    for (int i = 0; i < 10; ++i) {
+      Must(journal->WriteTogether({{&plugins_, "checkpoint", content + std::to_string(i)}}));
+    }
+    if (journal->compactions() == 0) ::_exit(4);
+  });
+  struct stat st {};
+  ASSERT_EQ(::stat(options.path.c_str(), &st), 0);
+  EXPECT_GE(static_cast<size_t>(st.st_size), StateJournal::kRecordsKept * content.size());
+  WriteAsLost(plugins_.folder() / "checkpoint", "lost");
+  std::unique_ptr<StateJournal> journal = Open(options);
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(*plugins_.Read("checkpoint"), content + "9");
+}
+
+TEST_F(StateJournalTest, CommitsCompactOnceTheyPause) {
+  StateJournal::Options options = Options();
+  options.idle_compaction = absl::Milliseconds(20);
+  std::unique_ptr<StateJournal> journal = Open(options);
+  ASSERT_NE(journal, nullptr);
+  ASSERT_TRUE(journal->WriteTogether({{&plugins_, "checkpoint", "c1"}}).ok());
+  EXPECT_TRUE(WaitFor([&] { return journal->compactions() == 1; }));
+  // Nothing more to compact: no second one.
+  ASSERT_TRUE(journal->Compact().ok());
+  EXPECT_EQ(journal->compactions(), 1u);
+}
+
+TEST_F(StateJournalTest, ClosingCompacts) {
+  std::unique_ptr<StateJournal> journal = Open(Options());
+  ASSERT_NE(journal, nullptr);
+  ASSERT_TRUE(journal->WriteTogether({{&plugins_, "checkpoint", "c1"}}).ok());
+  journal.reset();
+  WriteAsLost(plugins_.folder() / "checkpoint", "by hand");
+  journal = Open(Options());
+  EXPECT_EQ(journal->replayed(), 0u);
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "by hand");
+}
+
+TEST_F(StateJournalTest, FilesOutsideItsFoldersAreNeitherWrittenNorRestored) {
+  const FileStore elsewhere(dir_.Sub("elsewhere"));
+  std::unique_ptr<StateJournal> journal = Open(Options());
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(journal->WriteTogether({{&plugins_, "checkpoint", "c"}, {&elsewhere, "f", "x"}}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(plugins_.Read("checkpoint").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_FALSE(std::filesystem::exists(elsewhere.folder()));
+  journal.reset();
+
+  // A journal written with the plugins folder among its folders, opened without it.
+  InChild([&] {
+    StateJournal* dying = OpenInChild(Options());
+    Must(dying->WriteTogether({{&plugins_, "checkpoint", "c"}, {&state_, "record", "r"}}));
+  });
+  std::filesystem::remove(plugins_.folder() / "checkpoint");
+  std::filesystem::remove(state_.folder() / "record");
+  StateJournal::Options narrower = Options();
+  narrower.folders = {state_.folder()};
+  journal = Open(narrower);
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(journal->replayed(), 1u);
+  EXPECT_EQ(*state_.Read("record"), "r");
+  EXPECT_FALSE(std::filesystem::exists(plugins_.folder() / "checkpoint"));
+}
+
+// A commit that fails before the journal's flush changes nothing, now or after a restart.
+TEST_F(StateJournalTest, ACommitFailedBeforeTheFlushChangesNothing) {
+  ASSERT_TRUE(plugins_.Write("checkpoint", "old").ok());
+  InChild([&] {
+    StateJournal* journal = OpenInChild(Options());
+    const FileStore failing(plugins_.folder(), [](FileStore::WriteStep step) {
+      if (step == FileStore::WriteStep::kWrite) return absl::DataLossError("disk");
+      return absl::OkStatus();
+    });
+    if (journal->WriteTogether({{&state_, "record", "r"}, {&failing, "checkpoint", "new"}})
+            .code() != absl::StatusCode::kDataLoss) {
+      ::_exit(5);
+    }
+  });
+  EXPECT_EQ(*plugins_.List(), std::vector<std::string>{"checkpoint"});
+  std::unique_ptr<StateJournal> journal = Open(Options());
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(journal->replayed(), 0u);
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "old");
+  EXPECT_EQ(state_.Read("record").status().code(), absl::StatusCode::kNotFound);
+}
+
+// A journal whose header is not one (a crash while it was created, or another file there) holds
+// no record: it is started anew.
+TEST_F(StateJournalTest, AnUnreadableJournalIsStartedAnew) {
+  WriteByHand(Options().path, std::string(10000, 'g'));
+  ASSERT_TRUE(plugins_.Write("checkpoint", "kept").ok());
+  std::unique_ptr<StateJournal> journal = Open(Options());
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(journal->replayed(), 0u);
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "kept");
+  ASSERT_TRUE(journal->WriteTogether({{&plugins_, "checkpoint", "c"}}).ok());
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "c");
+}
+
+}  // namespace
+}  // namespace devmgr
