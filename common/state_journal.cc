@@ -337,7 +337,7 @@ absl::Status StateJournal::Append(const std::vector<FileStore::PlacedBytes>& fil
   }
   const size_t record = kRecordHeaderBytes + length;
   largest_record_ = std::max(largest_record_, record);
-  if (end_ + record > kHeaderBytes + capacity_) {
+  if (stale_epoch_ || end_ + record > kHeaderBytes + capacity_) {
     if (absl::Status compacted = CompactLocked(); !compacted.ok()) return compacted;
   }
   std::string head;
@@ -365,7 +365,21 @@ absl::Status StateJournal::Append(const std::vector<FileStore::PlacedBytes>& fil
     }
     at += piece.size();
   }
-  if (::fdatasync(fd_) != 0) return ErrnoStatus(errno, "cannot fdatasync", options_.path);
+  absl::Status flushed = options_.flush_fault ? options_.flush_fault() : absl::OkStatus();
+  if (flushed.ok() && ::fdatasync(fd_) != 0) {
+    flushed = ErrnoStatus(errno, "cannot fdatasync", options_.path);
+  }
+  if (!flushed.ok()) {
+    // The record may reach the disk all the same, and would then be replayed as a commit that
+    // failed: this epoch's records are retired (their files made durable, a new epoch) before
+    // anything else is committed.
+    stale_epoch_ = true;
+    if (absl::Status compacted = CompactLocked(); !compacted.ok()) {
+      DEVMGR_LOG(options_.logger, err, "Failed to retire the state journal's records", "path",
+                 options_.path.string(), "err", compacted);
+    }
+    return flushed;
+  }
   end_ = at;
   for (const FileStore::PlacedBytes& file : files) {
     touched_[file.store->folder()].insert(std::string(file.name));
@@ -400,13 +414,14 @@ absl::Status StateJournal::CompactLocked() {
   }
   if (absl::Status started = StartEpoch(); !started.ok()) return started;
   touched_.clear();
+  stale_epoch_ = false;
   ++compactions_;
   return absl::OkStatus();
 }
 
 absl::Status StateJournal::Compact() {
   absl::MutexLock lock(&mu_);
-  if (touched_.empty()) return absl::OkStatus();
+  if (touched_.empty() && !stale_epoch_) return absl::OkStatus();
   return CompactLocked();
 }
 

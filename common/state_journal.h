@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -64,6 +65,9 @@ class StateJournal final : public DurableWriter {
     // A compaction runs once no commit came for this long; zero: only when full or destroyed.
     absl::Duration idle_compaction = absl::Seconds(1);
     LoggerPtr logger;
+    // For tests: called before each record's fdatasync; a non-OK answer fails the commit as a
+    // failed fdatasync does.
+    std::function<absl::Status()> flush_fault;
   };
   // Records of the largest size seen that the journal's space holds before a compaction.
   static constexpr size_t kRecordsKept = 8;
@@ -121,6 +125,8 @@ class StateJournal final : public DurableWriter {
   std::map<std::filesystem::path, std::set<std::string>> touched_ ABSL_GUARDED_BY(mu_);
   absl::Time last_commit_ ABSL_GUARDED_BY(mu_);
   uint64_t compactions_ ABSL_GUARDED_BY(mu_) = 0;
+  // A flush failed: this epoch's records are retired before the next commit.
+  bool stale_epoch_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   // Last: starts once the fields above exist.
   std::thread idle_thread_;

@@ -304,6 +304,31 @@ TEST_F(StateJournalTest, ACommitFailedBeforeTheFlushChangesNothing) {
   EXPECT_EQ(state_.Read("record").status().code(), absl::StatusCode::kNotFound);
 }
 
+// A commit whose flush failed may still reach the disk: it is never replayed, and the commits
+// before it stay.
+TEST_F(StateJournalTest, ACommitWhoseFlushFailedIsNeverReplayed) {
+  InChild([&] {
+    StateJournal::Options options = Options();
+    bool fail = false;
+    options.flush_fault = [&fail] {
+      return fail ? absl::DataLossError("flush") : absl::OkStatus();
+    };
+    StateJournal* journal = OpenInChild(options);
+    Must(journal->WriteTogether({{&plugins_, "checkpoint", "kept"}}));
+    fail = true;
+    if (journal->WriteTogether({{&plugins_, "checkpoint", "failed"}}).code() !=
+        absl::StatusCode::kDataLoss) {
+      ::_exit(7);
+    }
+  });
+  // The failed record is complete in the journal's space (the page cache keeps it).
+  ASSERT_NE(ReadFile(Options().path).find("failed"), std::string::npos);
+  std::unique_ptr<StateJournal> journal = Open(Options());
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(journal->replayed(), 0u);
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "kept");
+}
+
 // A journal whose header is not one (a crash while it was created, or another file there) holds
 // no record: it is started anew.
 TEST_F(StateJournalTest, AnUnreadableJournalIsStartedAnew) {
