@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -13,6 +12,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/crc32.h"
 #include "common/errno_status.h"
 
 namespace devmgr {
@@ -41,11 +41,6 @@ uint64_t GetLittleEndian(absl::string_view bytes, size_t at, int width) {
     value = (value << 8) | static_cast<unsigned char>(bytes[at + static_cast<size_t>(i)]);
   }
   return value;
-}
-
-uint32_t Crc(uint32_t crc, absl::string_view bytes) {
-  return static_cast<uint32_t>(
-      crc32(crc, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
 }
 
 absl::Status WriteAllAt(int fd, absl::string_view bytes, size_t offset,
@@ -165,7 +160,8 @@ absl::StatusOr<std::unique_ptr<StateJournal>> StateJournal::Open(Options options
     absl::StatusOr<std::string> header = ReadAt(fd, 0, 20, path);
     if (!header.ok()) return header.status();
     if (header->size() == 20 && header->compare(0, 8, kHeaderMagic, 8) == 0 &&
-        GetLittleEndian(*header, 16, 4) == Crc(0, absl::string_view(*header).substr(0, 16))) {
+        GetLittleEndian(*header, 16, 4) ==
+            Crc32Feed(kCrc32Start, absl::string_view(*header).substr(0, 16))) {
       epoch = GetLittleEndian(*header, 8, 8);
     }
     journal->capacity_ = size - kHeaderBytes;
@@ -232,7 +228,8 @@ absl::Status StateJournal::Replay(uint64_t epoch) {
     absl::StatusOr<std::string> payload =
         ReadAt(fd_, at + kRecordHeaderBytes, length, options_.path);
     if (!payload.ok()) return payload.status();
-    const uint32_t crc = Crc(Crc(0, absl::string_view(*head).substr(4, 20)), *payload);
+    const uint32_t crc =
+        Crc32Feed(Crc32Feed(kCrc32Start, absl::string_view(*head).substr(4, 20)), *payload);
     std::vector<RecordedFile> files;
     if (payload->size() != length || GetLittleEndian(*head, 24, 4) != crc ||
         !DecodePayload(*payload, files)) {
@@ -303,7 +300,7 @@ absl::Status StateJournal::StartEpoch() {
   const uint64_t epoch = NewEpoch(epoch_);
   std::string header(kHeaderMagic, sizeof(kHeaderMagic));
   PutU64(header, epoch);
-  PutU32(header, Crc(0, header));
+  PutU32(header, Crc32Feed(kCrc32Start, header));
   if (absl::Status written = WriteAllAt(fd_, header, 0, options_.path); !written.ok()) {
     return written;
   }
@@ -346,13 +343,13 @@ absl::Status StateJournal::Append(const std::vector<FileStore::PlacedBytes>& fil
   // Taken after the files' bytes were written: none of them is newer.
   PutU64(head, static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())));
   PutU32(head, static_cast<uint32_t>(length));
-  uint32_t crc = Crc(0, absl::string_view(head).substr(4));
+  uint32_t crc = Crc32Feed(kCrc32Start, absl::string_view(head).substr(4));
   std::vector<absl::string_view> pieces = {prefixes[0]};
   for (size_t i = 0; i < files.size(); ++i) {
     pieces.push_back(prefixes[i + 1]);
     pieces.push_back(files[i].bytes);
   }
-  for (absl::string_view piece : pieces) crc = Crc(crc, piece);
+  for (absl::string_view piece : pieces) crc = Crc32Feed(crc, piece);
   PutU32(head, crc);
   size_t at = end_;
   if (absl::Status written = WriteAllAt(fd_, head, at, options_.path); !written.ok()) {

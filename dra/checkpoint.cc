@@ -6,9 +6,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/checksummed.h"
+#include "common/crc32.h"
 #include "common/go_json.h"
 #include "nlohmann/json.hpp"
-#include "zlib.h"
 
 namespace devmgr::dra {
 namespace {
@@ -18,15 +18,8 @@ using Json = nlohmann::json;
 constexpr char kKind[] = "DRACheckpoint";
 constexpr char kApiVersion[] = "checkpoint.dra.kubelet.k8s.io/v1";
 
-// CRC-32 with the IEEE polynomial, as Go's crc32.ChecksumIEEE (zlib's crc32), of a text given
-// in pieces: start from kCrcStart and feed every piece.
-constexpr uint32_t kCrcStart = 0;
-uint32_t Crc32Feed(uint32_t crc, absl::string_view bytes) {
-  return static_cast<uint32_t>(
-      crc32(crc, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
-}
-
-uint32_t Crc32Ieee(absl::string_view bytes) { return Crc32Feed(kCrcStart, bytes); }
+// The checksum of a whole text, as Go's crc32.ChecksumIEEE.
+uint32_t Crc32Ieee(absl::string_view bytes) { return Crc32Feed(kCrc32Start, bytes); }
 
 // DataHead: the Data text up to its list of entries.
 std::string DataHead() {
@@ -260,7 +253,7 @@ std::string EncodeRendered(absl::Span<const RenderedEntry* const> entries) {
   out.reserve(size);
   out += "{\"Data\":\"";
   out += escaped_head;
-  uint32_t crc = Crc32Feed(kCrcStart, head);
+  uint32_t crc = Crc32Feed(kCrc32Start, head);
   for (size_t i = 0; i < entries.size(); ++i) {
     if (i > 0) {
       out += ',';
