@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <system_error>
 #include <utility>
@@ -33,6 +34,24 @@ class FdCloser {
  private:
   int fd_;
 };
+
+// ReplaceUnsynced puts the temporary file `from`, written but not synced, in place of `to`.
+// A rename over an existing file makes ext4 (its auto_da_alloc rule) write `from`'s data out
+// before the rename returns, about 0.25 ms a file here, for a durability the caller's journal
+// already gives. Exchanging the two names, then removing `from` (by then the old file), replaces
+// a regular file `to` as atomically for its readers without that write. Anything else at `to`
+// (nothing, a symlink, a folder), or a file system or kernel without RENAME_EXCHANGE, gets the
+// plain rename and its answers. A failed removal leaves the old bytes under the temporary
+// dot-name, never under `to`.
+int ReplaceUnsynced(const char* from, const char* to) {
+  struct stat st {};
+  if (::lstat(to, &st) == 0 && S_ISREG(st.st_mode) &&
+      ::renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0) {
+    ::unlink(from);
+    return 0;
+  }
+  return ::rename(from, to);
+}
 
 bool WriteAll(int fd, absl::string_view bytes) {
   while (!bytes.empty()) {
@@ -199,8 +218,12 @@ absl::Status FileStore::WriteFiles(const std::vector<PlacedBytes>& files,
   for (size_t i = 0; i < files.size(); ++i) {
     const std::filesystem::path final_path = files[i].store->folder_ / std::string(files[i].name);
     absl::Status status = files[i].store->Step(WriteStep::kRename);
-    if (status.ok() && ::rename(temps[i].path.c_str(), final_path.c_str()) != 0) {
-      status = ErrnoStatus(errno, "cannot rename over", final_path);
+    if (status.ok()) {
+      const char* from = temps[i].path.c_str();
+      // A synced file gains nothing from the exchange: ext4 has nothing left to write.
+      const int renamed = commit != nullptr ? ReplaceUnsynced(from, final_path.c_str())
+                                            : ::rename(from, final_path.c_str());
+      if (renamed != 0) status = ErrnoStatus(errno, "cannot rename over", final_path);
     }
     if (!status.ok()) {
       // The files before this one are in place; the rest are still temporary.

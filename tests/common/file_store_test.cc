@@ -255,5 +255,62 @@ TEST(FileStoreTest, WriteAcrossWritesTheFilesOfSeveralFoldersAndSyncsEachFolderO
       << "no temporary file left";
 }
 
+// WriteAcrossCommitted: the temporary files are written before the commit, the files replaced
+// after it; an existing file is replaced by exchanging names (its old bytes then removed), a
+// missing one created, and a reader that opened the old file keeps reading the old bytes.
+TEST(FileStoreTest, WriteAcrossCommittedReplacesTheFilesOnlyAfterTheCommit) {
+  TempDir dir;
+  const FileStore root(dir.path());
+  const FileStore plugins(dir.Sub("plugins"));
+  ASSERT_TRUE(plugins.Write("cp", "c1").ok());
+  std::ifstream old_reader(dir.Sub("plugins") / "cp");
+  std::vector<std::string> seen_at_commit;
+  ASSERT_TRUE(
+      FileStore::WriteAcrossCommitted({{&plugins, "cp", "c2"}, {&root, "state", "s1"}}, [&] {
+        seen_at_commit = AllEntries(dir.Sub("plugins"));
+        EXPECT_EQ(*plugins.Read("cp"), "c1");
+        EXPECT_EQ(root.Read("state").status().code(), absl::StatusCode::kNotFound);
+        return absl::OkStatus();
+      }).ok());
+  ASSERT_EQ(seen_at_commit.size(), 2u);
+  EXPECT_EQ(seen_at_commit[1], "cp");
+  EXPECT_TRUE(seen_at_commit[0].starts_with(".cp.tmp-")) << seen_at_commit[0];
+  EXPECT_EQ(*plugins.Read("cp"), "c2");
+  EXPECT_EQ(*root.Read("state"), "s1");
+  EXPECT_EQ(ModeOf(dir.Sub("plugins") / "cp"), 0600u);
+  std::string old_bytes;
+  std::getline(old_reader, old_bytes);
+  EXPECT_EQ(old_bytes, "c1");
+  EXPECT_EQ(AllEntries(dir.Sub("plugins")), std::vector<std::string>{"cp"}) << "old bytes removed";
+  EXPECT_EQ(AllEntries(dir.path()), (std::vector<std::string>{"plugins", "state"}));
+
+  // A failed commit changes nothing and leaves no temporary file.
+  EXPECT_EQ(FileStore::WriteAcrossCommitted({{&plugins, "cp", "c3"}},
+                                            [] { return absl::UnavailableError("no flush"); })
+                .code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(*plugins.Read("cp"), "c2");
+  EXPECT_EQ(AllEntries(dir.Sub("plugins")), std::vector<std::string>{"cp"});
+}
+
+// What is not a regular file at a name gets a plain rename's answer: a symlink is replaced (its
+// target untouched), a folder refuses the write and stays where it is.
+TEST(FileStoreTest, WriteAcrossCommittedTreatsWhatIsNotAFileAsARenameWould) {
+  TempDir dir;
+  const FileStore store(dir.Sub("store"));
+  ASSERT_TRUE(store.Write("target", "t").ok());
+  std::filesystem::create_symlink(dir.Sub("store") / "target", dir.Sub("store") / "link");
+  auto commit = [] { return absl::OkStatus(); };
+  ASSERT_TRUE(FileStore::WriteAcrossCommitted({{&store, "link", "l"}}, commit).ok());
+  EXPECT_FALSE(std::filesystem::is_symlink(dir.Sub("store") / "link"));
+  EXPECT_EQ(*store.Read("link"), "l");
+  EXPECT_EQ(*store.Read("target"), "t");
+
+  std::filesystem::create_directory(dir.Sub("store") / "folder");
+  EXPECT_FALSE(FileStore::WriteAcrossCommitted({{&store, "folder", "f"}}, commit).ok());
+  EXPECT_TRUE(std::filesystem::is_directory(dir.Sub("store") / "folder"));
+  EXPECT_EQ(AllEntries(dir.Sub("store")), (std::vector<std::string>{"folder", "link", "target"}));
+}
+
 }  // namespace
 }  // namespace devmgr
