@@ -13,7 +13,8 @@ void LimitMallocArenas() {
     return;
   }
   mallopt(M_ARENA_MAX, 2);
-  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
+  mallopt(M_TRIM_THRESHOLD, 2 * 1024 * 1024);
 }
 
 void IgnoreLockOrderCycles() {

@@ -9,9 +9,12 @@ namespace devmgr::node {
 // LimitMallocArenas: glibc gives every thread that allocates at once an arena of its own (up to
 // 8 per core) and keeps what is freed in each, so the transient buffers of admissions on gRPC's
 // threads stay resident long after the work. Two arenas, and a fixed mmap threshold (buffers of
-// 256 KiB and more, such as a large checkpoint's bytes, go back to the kernel when freed), keep
-// the resident memory near what the heap uses. Does nothing when the user tunes malloc
-// (GLIBC_TUNABLES or MALLOC_ARENA_MAX set). Call before any thread starts.
+// 1 MiB and more, such as a large checkpoint's bytes, go back to the kernel when freed), keep
+// the resident memory near what the heap uses. Smaller buffers, which a node with many claims
+// encodes at every write, come from the heap, whose top keeps up to 2 MiB free between the heap
+// trimmer's passes: a fresh mapping would be faulted in page by page each time. Does nothing
+// when the user tunes malloc (GLIBC_TUNABLES or MALLOC_ARENA_MAX set). Call before any thread
+// starts.
 void LimitMallocArenas();
 
 // IgnoreLockOrderCycles: Abseil's Mutex (gRPC's locks and ours) checks the order of every
