@@ -75,7 +75,9 @@ class FileStore {
 
   // WriteAcrossCommitted is WriteAcross with the durability left to `commit` (a journal's one
   // flush, see StateJournal): the temporary files are written and closed without a sync, then
-  // `commit` runs, and only when it succeeds are they renamed, in the order given; no folder is
+  // `commit` runs, and only when it succeeds are they put in place, in the order given (an
+  // existing regular file by exchanging names and removing the old one, so that ext4 writes
+  // nothing out before the journal's compaction; anything else by a rename); no folder is
   // synced. A failure before or in `commit` removes the temporary files and changes nothing.
   static absl::Status WriteAcrossCommitted(const std::vector<PlacedBytes>& files,
                                            absl::FunctionRef<absl::Status()> commit);
