@@ -14,6 +14,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "common/errno_status.h"
 
 namespace devmgr {
@@ -51,6 +52,26 @@ int ReplaceUnsynced(const char* from, const char* to) {
     return 0;
   }
   return ::rename(from, to);
+}
+
+// The suffix mkstemp fills in: six letters and digits.
+constexpr absl::string_view kTempSuffix = ".tmp-";
+constexpr size_t kTempRandomChars = 6;
+
+// TempName: the name a write gives the temporary file of `name`, before mkstemp fills it in.
+std::string TempName(absl::string_view name) {
+  return absl::StrCat(".", name, kTempSuffix, std::string(kTempRandomChars, 'X'));
+}
+
+// IsTempName: whether `entry` is a name TempName made and mkstemp filled in.
+bool IsTempName(absl::string_view entry) {
+  if (!absl::ConsumePrefix(&entry, ".") || entry.size() <= kTempSuffix.size() + kTempRandomChars) {
+    return false;
+  }
+  const absl::string_view random = entry.substr(entry.size() - kTempRandomChars);
+  entry.remove_suffix(kTempRandomChars);
+  return absl::c_all_of(random, [](char c) { return absl::ascii_isalnum(c); }) &&
+         absl::ConsumeSuffix(&entry, kTempSuffix) && FileStore::IsValidName(entry);
 }
 
 bool WriteAll(int fd, absl::string_view bytes) {
@@ -180,7 +201,7 @@ absl::Status FileStore::WriteFiles(const std::vector<PlacedBytes>& files,
   for (size_t i = 0; i < files.size(); ++i) {
     // A dot-name, so that List (and the kubelet's own listing) never sees a half-written file.
     const FileStore& store = *files[i].store;
-    std::string path = (store.folder_ / absl::StrCat(".", files[i].name, ".tmp-XXXXXX")).string();
+    std::string path = (store.folder_ / TempName(files[i].name)).string();
     if (absl::Status status = store.Step(WriteStep::kCreateTemp); !status.ok()) {
       return fail(status);
     }
@@ -261,6 +282,29 @@ absl::Status FileStore::Rename(absl::string_view from, absl::string_view to) con
   std::filesystem::rename(folder_ / std::string(from), folder_ / std::string(to), ec);
   if (ec) return ErrnoStatus(ec, absl::StrCat("cannot rename ", from, " to ", to, " in"), folder_);
   return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> FileStore::RemoveTemporaries() const {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(folder_, ec);
+  if (ec == std::errc::no_such_file_or_directory) return 0;
+  if (ec) return ErrnoStatus(ec, "cannot list", folder_);
+  size_t removed = 0;
+  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    // symlink_status: a link is not a file a write left, whatever it points to.
+    std::error_code status_ec;
+    if (!IsTempName(it->path().filename().string()) ||
+        !std::filesystem::is_regular_file(it->symlink_status(status_ec))) {
+      continue;
+    }
+    if (::unlink(it->path().c_str()) != 0) {
+      if (errno == ENOENT) continue;
+      return ErrnoStatus(errno, "cannot remove", it->path());
+    }
+    ++removed;
+  }
+  if (ec) return ErrnoStatus(ec, "cannot list", folder_);
+  return removed;
 }
 
 absl::StatusOr<std::vector<std::string>> FileStore::List() const {

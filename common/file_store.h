@@ -2,7 +2,8 @@
 // and durably: a temporary file in the same folder is written, fsynced and renamed over the old
 // one, and then the folder itself is fsynced so the rename survives a power cut. The kubelet
 // skips that last step; we don't. A write that fails at any step leaves the previous file as it
-// was and no temporary file behind. Files are created with mode 0600.
+// was and no temporary file behind; one a crash interrupts may leave its temporary file, which
+// RemoveTemporaries takes away at the next start. Files are created with mode 0600.
 //
 // A FileStore holds no state besides its folder, so concurrent calls are as safe as the file
 // system makes them; callers serialise writes to one name.
@@ -92,6 +93,12 @@ class FileStore {
   // List returns the names of the folder's entries that do not start with '.', sorted: the
   // kubelet's test for "this node's device state was wiped". NotFound if the folder is missing.
   absl::StatusOr<std::vector<std::string>> List() const;
+
+  // RemoveTemporaries removes the temporary files that writes interrupted by a crash left in
+  // the folder (regular files named ".NAME.tmp-XXXXXX", NAME a valid name) and nothing else;
+  // returns how many. Only for a folder no write is in flight in: at start, before the
+  // folder's files are written. A missing folder holds none.
+  absl::StatusOr<size_t> RemoveTemporaries() const;
 
   // IsValidName: 1 to 250 characters of [A-Za-z0-9._-], starting and ending with a letter or
   // digit, as the kubelet's file store requires. Such a name cannot leave the folder.

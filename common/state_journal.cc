@@ -176,6 +176,16 @@ absl::StatusOr<std::unique_ptr<StateJournal>> StateJournal::Open(Options options
   if (epoch != 0) {
     if (absl::Status replayed = journal->Replay(epoch); !replayed.ok()) return replayed;
   }
+  // A kill inside a commit leaves a temporary file beside its file; nothing writes yet.
+  for (const std::filesystem::path& folder : journal->options_.folders) {
+    absl::StatusOr<size_t> removed = FileStore(folder).RemoveTemporaries();
+    if (!removed.ok()) return removed.status();
+    if (*removed > 0) {
+      DEVMGR_LOG(journal->options_.logger, info,
+                 "Removed temporary files an interrupted write left", "folder", folder.string(),
+                 "files", *removed);
+    }
+  }
   if (journal->capacity_ < journal->options_.initial_capacity) {
     if (absl::Status grown = journal->Grow(journal->options_.initial_capacity); !grown.ok()) {
       return grown;

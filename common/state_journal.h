@@ -72,10 +72,11 @@ class StateJournal final : public DurableWriter {
   // Records of the largest size seen that the journal's space holds before a compaction.
   static constexpr size_t kRecordsKept = 8;
 
-  // Open opens the journal at options.path, creating it if it is missing, and replays the
-  // records it holds. An error when the journal cannot be created, read or written, or a
-  // replayed file cannot be written; a journal whose header is unreadable (a crash while it was
-  // created) holds no record and is started anew.
+  // Open opens the journal at options.path, creating it if it is missing, replays the records
+  // it holds and removes the temporary files that interrupted writes left in its folders
+  // (FileStore::RemoveTemporaries). An error when the journal cannot be created, read or written,
+  // or a replayed file cannot be written; a journal whose header is unreadable (a crash while it
+  // was created) holds no record and is started anew.
   static absl::StatusOr<std::unique_ptr<StateJournal>> Open(Options options);
 
   // Compacts (a failure is logged) and stops the idle compaction.

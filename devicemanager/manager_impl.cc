@@ -90,6 +90,14 @@ absl::Status ManagerImpl::Start(ActivePodsFn active_pods, SourcesReadyFn sources
     return ErrnoStatus(errno, "cannot chmod", options_.plugin_dir);
   }
 
+  if (own_store_ != nullptr) {
+    // What a crash inside a checkpoint write left; a host's store is the host's to clean.
+    absl::StatusOr<size_t> removed = FileStore(options_.plugin_dir).RemoveTemporaries();
+    if (!removed.ok()) {
+      DEVMGR_LOG(options_.logger, info, "Failed to remove temporary files", "dir",
+                 options_.plugin_dir.string(), "err", removed.status());
+    }
+  }
   RestoreFromCheckpoint();
   // Plugins notice that kubelet.sock was re-created and register again.
   if (absl::Status status = RemoveSocketsIn(options_.plugin_dir); !status.ok()) {

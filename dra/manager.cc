@@ -122,6 +122,12 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options)
     return absl::InvalidArgumentError("ManagerOptions.state_dir is empty");
   }
   std::unique_ptr<Manager> manager(new Manager(std::move(options)));
+  if (manager->options_.writer == nullptr) {
+    // What a crash inside a checkpoint write left; a host's writer cleans its own folders.
+    if (absl::StatusOr<size_t> removed = manager->store_.RemoveTemporaries(); !removed.ok()) {
+      return removed.status();
+    }
+  }
   absl::StatusOr<std::string> bytes = manager->store_.Read(kCheckpointName);
   absl::MutexLock lock(&manager->mu_);
   if (!bytes.ok() && !absl::IsNotFound(bytes.status())) return bytes.status();

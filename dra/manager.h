@@ -114,8 +114,9 @@ enum class FinalWrite {
 
 class Manager final : public DurableWriter, private HealthSink {
  public:
-  // Create reads the checkpoint (or writes an empty one when there is none). Errors: an options
-  // error (InvalidArgument), or a state folder that cannot be written.
+  // Create reads the checkpoint (or writes an empty one when there is none); without a writer
+  // it first removes the temporary files that interrupted writes left in the state folder.
+  // Errors: an options error (InvalidArgument), or a state folder that cannot be written.
   static absl::StatusOr<std::unique_ptr<Manager>> Create(ManagerOptions options);
   // Stops the health streams first: none reports to a manager that is going.
   ~Manager() override;

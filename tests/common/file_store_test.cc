@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -162,9 +163,51 @@ TEST(FileStoreTest, ACrashAtAnyStepLeavesTheOldOrTheNewFile) {
     ASSERT_TRUE(left.ok());
     const bool after_rename = crash_at == WriteStep::kSyncFolder;
     EXPECT_EQ(*left, after_rename ? new_content : old_content) << static_cast<int>(crash_at);
-    // A crash may leave a temporary file, but never under a name List reports.
+    // A crash may leave a temporary file, but never under a name List reports, and the next
+    // start's RemoveTemporaries takes it away.
     EXPECT_EQ(*FileStore(dir.path()).List(), std::vector<std::string>{"cp"});
+    const size_t left_behind = AllEntries(dir.path()).size() - 1;
+    EXPECT_EQ(*FileStore(dir.path()).RemoveTemporaries(), left_behind)
+        << static_cast<int>(crash_at);
+    EXPECT_EQ(AllEntries(dir.path()), std::vector<std::string>{"cp"}) << static_cast<int>(crash_at);
   }
+}
+
+// RemoveTemporaries takes only what FileStore's own writes leave: a regular file named as
+// mkstemp fills in ".NAME.tmp-XXXXXX". The kubelet's temporaries (".<digits>"), names of another
+// shape, a folder and a symlink stay, and so does what the symlink points to.
+TEST(FileStoreTest, RemoveTemporariesRemovesWhatInterruptedWritesLeftAndNothingElse) {
+  TempDir dir;
+  const FileStore store(dir.Sub("store"));
+  EXPECT_EQ(*store.RemoveTemporaries(), 0u) << "a missing folder holds none";
+  ASSERT_TRUE(store.Write("kubelet_internal_checkpoint", "c").ok());
+  const std::vector<std::string> ours = {".kubelet_internal_checkpoint.tmp-aB3xYz",
+                                         ".dra_manager_state.tmp-000000"};
+  const std::vector<std::string> others = {
+      ".123456789",     ".cp.tmp-12345",    ".cp.tmp-1234567",
+      ".cp.tmp-12_456", "cp.tmp-abcdef",    ".-cp.tmp-abcdef",
+      ".tmp-abcdef",    ".cp.tmp-abcdef.x", "kubelet_internal_checkpoint"};
+  for (const std::string& name : ours) {
+    std::ofstream(dir.Sub("store") / name) << "left";
+  }
+  for (const std::string& name : others) {
+    if (name != "kubelet_internal_checkpoint") std::ofstream(dir.Sub("store") / name) << "other";
+  }
+  std::filesystem::create_directory(dir.Sub("store") / ".folder.tmp-abcdef");
+  std::filesystem::create_symlink(dir.Sub("store") / ".dra_manager_state.tmp-000000",
+                                  dir.Sub("store") / ".link.tmp-abcdef");
+  std::filesystem::create_symlink(dir.Sub("store") / "cp.tmp-abcdef",
+                                  dir.Sub("store") / ".link2.tmp-abcdef");
+
+  EXPECT_EQ(*store.RemoveTemporaries(), ours.size());
+  std::vector<std::string> expected = others;
+  expected.push_back(".folder.tmp-abcdef");
+  expected.push_back(".link.tmp-abcdef");
+  expected.push_back(".link2.tmp-abcdef");
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(AllEntries(dir.Sub("store")), expected);
+  EXPECT_EQ(*store.Read("kubelet_internal_checkpoint"), "c");
+  EXPECT_EQ(*store.RemoveTemporaries(), 0u);
 }
 
 TEST(FileStoreTest, WriteTogetherReplacesEveryFileAndLeavesNoTemporaryFile) {

@@ -18,6 +18,7 @@
 #include "checkpoint/checkpoint.h"
 #include "common/file_store.h"
 #include "common/unix_socket.h"
+#include "devicemanager/checkpoint_store_impl.h"
 #include "devicemanager/manager_impl.h"
 #include "tests/testlib/fake_clock.h"
 #include "tests/testlib/fake_device_plugin.h"
@@ -729,6 +730,30 @@ TEST_F(ManagerTest, StartRemovesOnlyStaleSockets) {
   EXPECT_FALSE(std::filesystem::exists(folder / "stale.sock"));
   EXPECT_TRUE(std::filesystem::exists(folder / "notes.txt"));
   EXPECT_TRUE(std::filesystem::exists(folder / "sub"));
+  EXPECT_TRUE(std::filesystem::exists(folder / std::string(checkpoint::kCheckpointFileName)));
+}
+
+// A checkpoint write killed before its rename leaves a temporary file beside the checkpoint;
+// the next Start removes it when the checkpoint store is the manager's own, and leaves the
+// folder to a host that brings its own store (the daemon's journal cleans it).
+TEST_F(ManagerTest, StartRemovesTheTemporaryFilesOfInterruptedCheckpointWrites) {
+  const std::filesystem::path folder = dir_.Sub("device-plugins");
+  std::filesystem::create_directories(folder);
+  const std::string left = absl::StrCat(".", checkpoint::kCheckpointFileName, ".tmp-Ab12Cd");
+  ManagerOptions options = Options();
+  options.plugin_dir = folder;
+
+  std::ofstream(folder / left) << "half";
+  CheckpointStoreImpl host_store{FileStore(folder)};
+  ManagerOptions hosted = options;
+  hosted.checkpoint_store = &host_store;
+  {
+    ManagerImpl with_host_store(hosted);
+    ASSERT_TRUE(with_host_store.Start(nullptr, nullptr).ok());
+    EXPECT_TRUE(std::filesystem::exists(folder / left));
+  }
+  StartManager(options);
+  EXPECT_FALSE(std::filesystem::exists(folder / left));
   EXPECT_TRUE(std::filesystem::exists(folder / std::string(checkpoint::kCheckpointFileName)));
 }
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -788,6 +789,22 @@ TEST_F(DraManagerTest, CorruptCheckpointIsKeptAsideAndStartsEmpty) {
   ASSERT_TRUE(store.Write(kCheckpointName, "{\"Data\":\"x\",\"Checksum\":1}").ok());
   CreateManager();
   EXPECT_EQ(*store.Read("dra_manager_state.corrupt"), "{\"Data\":\"x\",\"Checksum\":1}");
+  EXPECT_EQ(Checkpoint(), CheckpointData{});
+}
+
+// A checkpoint write killed before its rename leaves a temporary file in the state folder:
+// Create removes it when the manager writes alone, and leaves it to a host's writer.
+TEST_F(DraManagerTest, CreateRemovesTheTemporaryFilesOfInterruptedCheckpointWrites) {
+  manager_.reset();
+  const std::filesystem::path left = dir_.Sub(absl::StrCat(".", kCheckpointName, ".tmp-x1Y2z3"));
+  std::ofstream(left) << "half";
+  RecordingWriter writer;
+  writer_ = &writer;
+  CreateManager();
+  EXPECT_TRUE(std::filesystem::exists(left));
+  writer_ = nullptr;
+  CreateManager();
+  EXPECT_FALSE(std::filesystem::exists(left));
   EXPECT_EQ(Checkpoint(), CheckpointData{});
 }
 

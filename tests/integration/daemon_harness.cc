@@ -30,6 +30,20 @@ std::filesystem::path DaemonHarness::CheckpointPath() const {
   return Path("device-plugins/kubelet_internal_checkpoint");
 }
 
+std::set<std::filesystem::path> DaemonHarness::StateTemporaryFiles() const {
+  std::set<std::filesystem::path> found;
+  for (const std::filesystem::path& folder : {Path(""), Path("device-plugins")}) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with('.') && name.find(".tmp-") != std::string::npos) {
+        found.insert(entry.path());
+      }
+    }
+  }
+  return found;
+}
+
 std::unique_ptr<BackgroundProcess> DaemonHarness::StartServe(
     const std::vector<std::string>& extra) {
   std::vector<std::string> args = {"serve", "--root-dir", Root(), "--node-status-interval",

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ class DaemonHarness {
   std::map<std::string, std::vector<std::string>> PodDevices() const;
   // VerifyCheckpoint: `checkpoint verify` on the daemon's checkpoint; "" when it passes.
   std::string VerifyCheckpoint() const;
+  // StateTemporaryFiles: the temporary files of state writes (".NAME.tmp-XXXXXX") in the root
+  // and device-plugins/, such as a kill inside a write leaves.
+  std::set<std::filesystem::path> StateTemporaryFiles() const;
   // DaemonPid: the pid the running daemon wrote into devmgr.lock, -1 if none.
   pid_t DaemonPid() const;
   // MapsLibrary: whether process `pid` has a file whose name contains `name` mapped (its

@@ -602,6 +602,7 @@ TEST(DraTest, ADaemonKilledDuringPrepareAndUnprepareLosesNothing) {
   std::set<std::string> done;  // admissions reported done, not removed since
   int next = 0;
   int admissions_done = 0;
+  int temporaries_left = 0;  // by the kills, removed at the restarts
   const int kills = testing::FaultKillCount();
   for (int kill = 0; kill < kills; ++kill) {
     std::set<std::string> admitted_now;
@@ -633,8 +634,14 @@ TEST(DraTest, ADaemonKilledDuringPrepareAndUnprepareLosesNothing) {
     done.insert(admitted_now.begin(), admitted_now.end());
     admissions_done += static_cast<int>(admitted_now.size());
 
+    // What the kill left of a write in flight is gone after the restart.
+    const std::set<std::filesystem::path> left = h.StateTemporaryFiles();
+    temporaries_left += static_cast<int>(left.size());
     serve = h.StartServe(flags);
     ASSERT_NE(serve, nullptr) << "restart " << kill;
+    for (const std::filesystem::path& path : left) {
+      EXPECT_FALSE(std::filesystem::exists(path)) << path << " outlived the restart " << kill;
+    }
     // Settled: each claim recorded once, for pods the node has, and every pod's claim prepared.
     std::string state;
     const bool settled = WaitFor(
@@ -673,7 +680,9 @@ TEST(DraTest, ADaemonKilledDuringPrepareAndUnprepareLosesNothing) {
     }
   }
   std::cout << "daemon kills survived: " << kills
-            << ", admissions with a claim reported done: " << admissions_done << ", lost: 0\n";
+            << ", admissions with a claim reported done: " << admissions_done << ", lost: 0"
+            << ", temporary files the kills left and the restarts removed: " << temporaries_left
+            << "\n";
   EXPECT_GT(admissions_done, 0) << "no admission finished between kills: nothing was tested";
 }
 
