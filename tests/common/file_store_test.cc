@@ -18,22 +18,13 @@
 namespace devmgr {
 namespace {
 
+using testing::EntriesOf;
 using testing::TempDir;
 using WriteStep = FileStore::WriteStep;
 
 constexpr WriteStep kAllSteps[] = {WriteStep::kCreateTemp, WriteStep::kWrite,
                                    WriteStep::kSyncFile,   WriteStep::kCloseFile,
                                    WriteStep::kRename,     WriteStep::kSyncFolder};
-
-// Every entry of the folder, dot-files included.
-std::vector<std::string> AllEntries(const std::filesystem::path& folder) {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
-    names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 mode_t ModeOf(const std::filesystem::path& path) {
   struct stat st {};
@@ -51,7 +42,7 @@ TEST(FileStoreTest, WritesAndReadsBackWithPrivateMode) {
   absl::StatusOr<std::string> read = store.Read("kubelet_internal_checkpoint");
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(*read, "second");
-  EXPECT_EQ(AllEntries(store.folder()), std::vector<std::string>{"kubelet_internal_checkpoint"});
+  EXPECT_EQ(EntriesOf(store.folder()), std::vector<std::string>{"kubelet_internal_checkpoint"});
 }
 
 TEST(FileStoreTest, MissingFileIsNotFound) {
@@ -134,7 +125,7 @@ TEST(FileStoreTest, AFailedStepLeavesTheOldFileAndNoTemporaryFile) {
     // Only a failure after the rename (the folder fsync) can leave the new content in place.
     const std::string expected = failing == WriteStep::kSyncFolder ? "new" : "old";
     EXPECT_EQ(*good.Read("cp"), expected) << static_cast<int>(failing);
-    EXPECT_EQ(AllEntries(dir.path()), std::vector<std::string>{"cp"}) << static_cast<int>(failing);
+    EXPECT_EQ(EntriesOf(dir.path()), std::vector<std::string>{"cp"}) << static_cast<int>(failing);
   }
 }
 
@@ -166,10 +157,10 @@ TEST(FileStoreTest, ACrashAtAnyStepLeavesTheOldOrTheNewFile) {
     // A crash may leave a temporary file, but never under a name List reports, and the next
     // start's RemoveTemporaries takes it away.
     EXPECT_EQ(*FileStore(dir.path()).List(), std::vector<std::string>{"cp"});
-    const size_t left_behind = AllEntries(dir.path()).size() - 1;
+    const size_t left_behind = EntriesOf(dir.path()).size() - 1;
     EXPECT_EQ(*FileStore(dir.path()).RemoveTemporaries(), left_behind)
         << static_cast<int>(crash_at);
-    EXPECT_EQ(AllEntries(dir.path()), std::vector<std::string>{"cp"}) << static_cast<int>(crash_at);
+    EXPECT_EQ(EntriesOf(dir.path()), std::vector<std::string>{"cp"}) << static_cast<int>(crash_at);
   }
 }
 
@@ -205,7 +196,7 @@ TEST(FileStoreTest, RemoveTemporariesRemovesWhatInterruptedWritesLeftAndNothingE
   expected.push_back(".link.tmp-abcdef");
   expected.push_back(".link2.tmp-abcdef");
   std::sort(expected.begin(), expected.end());
-  EXPECT_EQ(AllEntries(dir.Sub("store")), expected);
+  EXPECT_EQ(EntriesOf(dir.Sub("store")), expected);
   EXPECT_EQ(*store.Read("kubelet_internal_checkpoint"), "c");
   EXPECT_EQ(*store.RemoveTemporaries(), 0u);
 }
@@ -217,7 +208,7 @@ TEST(FileStoreTest, WriteTogetherReplacesEveryFileAndLeavesNoTemporaryFile) {
   ASSERT_TRUE(store.WriteTogether({{"a", "new a"}, {"b", "new b"}}).ok());
   EXPECT_EQ(*store.Read("a"), "new a");
   EXPECT_EQ(*store.Read("b"), "new b");
-  EXPECT_EQ(AllEntries(dir.path()), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(EntriesOf(dir.path()), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(ModeOf(dir.path() / "b"), 0600);
   // One bad name refuses the whole write.
   EXPECT_EQ(store.WriteTogether({{"a", "x"}, {"../b", "x"}}).code(),
@@ -255,7 +246,7 @@ TEST(FileStoreTest, AFailedStepOfWriteTogetherLeavesEachFileOldOrNewInOrder) {
         << failing;
     EXPECT_EQ(*good.Read("a"), renames_before >= 1 ? "a1" : "a0") << failing;
     EXPECT_EQ(*good.Read("b"), renames_before >= 2 ? "b1" : "b0") << failing;
-    EXPECT_EQ(AllEntries(dir.path()), (std::vector<std::string>{"a", "b"})) << failing;
+    EXPECT_EQ(EntriesOf(dir.path()), (std::vector<std::string>{"a", "b"})) << failing;
   }
 }
 
@@ -279,7 +270,7 @@ TEST(FileStoreTest, WriteAcrossWritesTheFilesOfSeveralFoldersAndSyncsEachFolderO
   EXPECT_EQ(*root.Read("state"), "s1");
   EXPECT_EQ(*plugins.Read("cp"), "c1");
   EXPECT_EQ(*plugins.Read("record"), "r1");
-  EXPECT_EQ(AllEntries(dir.Sub("plugins")), (std::vector<std::string>{"cp", "record"}));
+  EXPECT_EQ(EntriesOf(dir.Sub("plugins")), (std::vector<std::string>{"cp", "record"}));
   // kCreateTemp=0, kWrite=1 per file; kSyncFile=2, kCloseFile=3 per file; kRename=4 per file;
   // kSyncFolder=5 per folder.
   EXPECT_EQ(steps, (std::vector<std::string>{
@@ -294,7 +285,7 @@ TEST(FileStoreTest, WriteAcrossWritesTheFilesOfSeveralFoldersAndSyncsEachFolderO
             absl::StatusCode::kUnavailable);
   EXPECT_EQ(*root.Read("state"), "s2") << "renamed before the failing step";
   EXPECT_EQ(*plugins.Read("cp"), "c1");
-  EXPECT_EQ(AllEntries(dir.Sub("plugins")), (std::vector<std::string>{"cp", "record"}))
+  EXPECT_EQ(EntriesOf(dir.Sub("plugins")), (std::vector<std::string>{"cp", "record"}))
       << "no temporary file left";
 }
 
@@ -310,7 +301,7 @@ TEST(FileStoreTest, WriteAcrossCommittedReplacesTheFilesOnlyAfterTheCommit) {
   std::vector<std::string> seen_at_commit;
   ASSERT_TRUE(
       FileStore::WriteAcrossCommitted({{&plugins, "cp", "c2"}, {&root, "state", "s1"}}, [&] {
-        seen_at_commit = AllEntries(dir.Sub("plugins"));
+        seen_at_commit = EntriesOf(dir.Sub("plugins"));
         EXPECT_EQ(*plugins.Read("cp"), "c1");
         EXPECT_EQ(root.Read("state").status().code(), absl::StatusCode::kNotFound);
         return absl::OkStatus();
@@ -324,8 +315,8 @@ TEST(FileStoreTest, WriteAcrossCommittedReplacesTheFilesOnlyAfterTheCommit) {
   std::string old_bytes;
   std::getline(old_reader, old_bytes);
   EXPECT_EQ(old_bytes, "c1");
-  EXPECT_EQ(AllEntries(dir.Sub("plugins")), std::vector<std::string>{"cp"}) << "old bytes removed";
-  EXPECT_EQ(AllEntries(dir.path()), (std::vector<std::string>{"plugins", "state"}));
+  EXPECT_EQ(EntriesOf(dir.Sub("plugins")), std::vector<std::string>{"cp"}) << "old bytes removed";
+  EXPECT_EQ(EntriesOf(dir.path()), (std::vector<std::string>{"plugins", "state"}));
 
   // A failed commit changes nothing and leaves no temporary file.
   EXPECT_EQ(FileStore::WriteAcrossCommitted({{&plugins, "cp", "c3"}},
@@ -333,7 +324,7 @@ TEST(FileStoreTest, WriteAcrossCommittedReplacesTheFilesOnlyAfterTheCommit) {
                 .code(),
             absl::StatusCode::kUnavailable);
   EXPECT_EQ(*plugins.Read("cp"), "c2");
-  EXPECT_EQ(AllEntries(dir.Sub("plugins")), std::vector<std::string>{"cp"});
+  EXPECT_EQ(EntriesOf(dir.Sub("plugins")), std::vector<std::string>{"cp"});
 }
 
 // What is not a regular file at a name gets a plain rename's answer: a symlink is replaced (its
@@ -352,7 +343,7 @@ TEST(FileStoreTest, WriteAcrossCommittedTreatsWhatIsNotAFileAsARenameWould) {
   std::filesystem::create_directory(dir.Sub("store") / "folder");
   EXPECT_FALSE(FileStore::WriteAcrossCommitted({{&store, "folder", "f"}}, commit).ok());
   EXPECT_TRUE(std::filesystem::is_directory(dir.Sub("store") / "folder"));
-  EXPECT_EQ(AllEntries(dir.Sub("store")), (std::vector<std::string>{"folder", "link", "target"}));
+  EXPECT_EQ(EntriesOf(dir.Sub("store")), (std::vector<std::string>{"folder", "link", "target"}));
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <functional>
@@ -21,22 +20,13 @@
 namespace devmgr {
 namespace {
 
+using testing::EntriesOf;
 using testing::TempDir;
 using testing::WaitFor;
 
 std::string ReadFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-// Entries: every name in `folder`, dot-names too, sorted.
-std::vector<std::string> Entries(const std::filesystem::path& folder) {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
-    names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 void WriteByHand(const std::filesystem::path& path, const std::string& bytes) {
@@ -134,14 +124,14 @@ TEST_F(StateJournalTest, ACommitKilledBeforeItsRenamesIsRestoredAtOpen) {
   });
   EXPECT_EQ(*plugins_.Read("checkpoint"), "old");
   EXPECT_EQ(state_.Read("record").status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(Entries(plugins_.folder()).size(), 2u) << "the checkpoint and its temporary file";
+  EXPECT_EQ(EntriesOf(plugins_.folder()).size(), 2u) << "the checkpoint and its temporary file";
   std::unique_ptr<StateJournal> journal = Open(Options());
   ASSERT_NE(journal, nullptr);
   EXPECT_EQ(journal->replayed(), 2u);
   EXPECT_EQ(*plugins_.Read("checkpoint"), "new");
   EXPECT_EQ(*state_.Read("record"), "r");
-  EXPECT_EQ(Entries(plugins_.folder()), std::vector<std::string>{"checkpoint"});
-  EXPECT_EQ(Entries(state_.folder()), (std::vector<std::string>{"journal", "record"}));
+  EXPECT_EQ(EntriesOf(plugins_.folder()), std::vector<std::string>{"checkpoint"});
+  EXPECT_EQ(EntriesOf(state_.folder()), (std::vector<std::string>{"journal", "record"}));
 }
 
 // The renamed files lost (a power cut before the kernel wrote them back): each file gets the

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace devmgr::testing {
 
@@ -21,5 +22,8 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// EntriesOf: the names of everything directly in `folder`, dot-names too, sorted.
+std::vector<std::string> EntriesOf(const std::filesystem::path& folder);
 
 }  // namespace devmgr::testing
