@@ -1,7 +1,9 @@
 #include "common/state_journal.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,16 +45,37 @@ uint64_t GetLittleEndian(absl::string_view bytes, size_t at, int width) {
   return value;
 }
 
-absl::Status WriteAllAt(int fd, absl::string_view bytes, size_t offset,
+// WriteAllAt writes `pieces` one after the other from `offset`: a record (its head, and each
+// file's name and bytes) in one system call, where a write each cost a trap apiece.
+absl::Status WriteAllAt(int fd, const std::vector<absl::string_view>& pieces, size_t offset,
                         const std::filesystem::path& path) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+  std::vector<iovec> left;
+  left.reserve(pieces.size());
+  for (absl::string_view piece : pieces) {
+    if (!piece.empty()) left.push_back({const_cast<char*>(piece.data()), piece.size()});
+  }
+  size_t first = 0;
+  while (first < left.size()) {
+    const int count = static_cast<int>(std::min<size_t>(left.size() - first, IOV_MAX));
+    const ssize_t n = ::pwritev(fd, &left[first], count, static_cast<off_t>(offset));
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus(errno, "cannot write", path);
     }
-    bytes.remove_prefix(static_cast<size_t>(n));
+    if (n == 0) return ErrnoStatus(EIO, "cannot write", path);
     offset += static_cast<size_t>(n);
+    // Past what was written: whole pieces, then part of the next one.
+    for (size_t done = static_cast<size_t>(n); done > 0;) {
+      iovec& piece = left[first];
+      if (done >= piece.iov_len) {
+        done -= piece.iov_len;
+        ++first;
+      } else {
+        piece.iov_base = static_cast<char*>(piece.iov_base) + done;
+        piece.iov_len -= done;
+        done = 0;
+      }
+    }
   }
   return absl::OkStatus();
 }
@@ -168,7 +191,7 @@ absl::StatusOr<std::unique_ptr<StateJournal>> StateJournal::Open(Options options
   }
   if (size < kHeaderBytes) {
     // A new journal: the header's page is written once here, overwritten in place from then on.
-    if (absl::Status written = WriteAllAt(fd, std::string(kHeaderBytes, '\0'), 0, path);
+    if (absl::Status written = WriteAllAt(fd, {std::string(kHeaderBytes, '\0')}, 0, path);
         !written.ok()) {
       return written;
     }
@@ -295,7 +318,7 @@ absl::Status StateJournal::Grow(size_t bytes) {
   for (size_t at = kHeaderBytes + capacity_; at < kHeaderBytes + target;) {
     const size_t n = std::min(zeros.size(), kHeaderBytes + target - at);
     if (absl::Status written =
-            WriteAllAt(fd_, absl::string_view(zeros).substr(0, n), at, options_.path);
+            WriteAllAt(fd_, {absl::string_view(zeros).substr(0, n)}, at, options_.path);
         !written.ok()) {
       return written;
     }
@@ -311,7 +334,7 @@ absl::Status StateJournal::StartEpoch() {
   std::string header(kHeaderMagic, sizeof(kHeaderMagic));
   PutU64(header, epoch);
   PutU32(header, Crc32Feed(kCrc32Start, header));
-  if (absl::Status written = WriteAllAt(fd_, header, 0, options_.path); !written.ok()) {
+  if (absl::Status written = WriteAllAt(fd_, {header}, 0, options_.path); !written.ok()) {
     return written;
   }
   if (::fdatasync(fd_) != 0) return ErrnoStatus(errno, "cannot fdatasync", options_.path);
@@ -361,16 +384,9 @@ absl::Status StateJournal::Append(const std::vector<FileStore::PlacedBytes>& fil
   }
   for (absl::string_view piece : pieces) crc = Crc32Feed(crc, piece);
   PutU32(head, crc);
-  size_t at = end_;
-  if (absl::Status written = WriteAllAt(fd_, head, at, options_.path); !written.ok()) {
+  pieces.insert(pieces.begin(), head);
+  if (absl::Status written = WriteAllAt(fd_, pieces, end_, options_.path); !written.ok()) {
     return written;
-  }
-  at += head.size();
-  for (absl::string_view piece : pieces) {
-    if (absl::Status written = WriteAllAt(fd_, piece, at, options_.path); !written.ok()) {
-      return written;
-    }
-    at += piece.size();
   }
   absl::Status flushed = options_.flush_fault ? options_.flush_fault() : absl::OkStatus();
   if (flushed.ok() && ::fdatasync(fd_) != 0) {
@@ -387,7 +403,7 @@ absl::Status StateJournal::Append(const std::vector<FileStore::PlacedBytes>& fil
     }
     return flushed;
   }
-  end_ = at;
+  end_ += record;
   for (const FileStore::PlacedBytes& file : files) {
     touched_[file.store->folder()].insert(std::string(file.name));
   }
