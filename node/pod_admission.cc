@@ -233,16 +233,25 @@ absl::Status PodAdmission::Remove(const std::string& pod_uid) {
   if (!registry_.Find(pod_uid).has_value()) {
     return absl::NotFoundError(absl::StrCat("pod ", pod_uid, " not found"));
   }
-  // Claims and devices first: a crash between the steps leaves a pod that holds nothing
-  // (removing it again finishes), never one that comes back holding devices.
+  // Claims first: a crash after their unprepare leaves a pod that holds none (removing it
+  // again finishes).
   const std::optional<dra::Pod> claims = StoredClaims(pod_uid);
   if (claims.has_value()) {
     if (absl::Status unprepared = dra_->UnprepareResources(*claims); !unprepared.ok()) {
       return unprepared;
     }
   }
-  if (absl::Status released = manager_.ReleasePod(pod_uid); !released.ok()) return released;
-  if (absl::Status removed = registry_.Remove(pod_uid); !removed.ok()) return removed;
+  // The record without the pod rides on the checkpoint write that releases its devices: one
+  // flush, both or neither after a crash. (A write of another admission that came between the
+  // two steps and the crash before the release's write would leave the pod recovered from the
+  // checkpoint, holding its devices until it is removed again, as a cut admission's abort can.)
+  if (absl::Status begun = registry_.BeginRemoval(pod_uid); !begun.ok()) return begun;
+  absl::Status removed = manager_.ReleasePod(pod_uid);
+  if (removed.ok()) removed = registry_.FinishRemoval(pod_uid);
+  if (!removed.ok()) {
+    registry_.AbortRemoval(pod_uid);
+    return removed;
+  }
   if (claims.has_value()) {
     // The pod is gone: were this write lost, the next start forgets its claims (Retain).
     if (absl::Status forgotten = claims_->Remove(pod_uid); !forgotten.ok()) {

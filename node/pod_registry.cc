@@ -176,32 +176,45 @@ absl::Status PodRegistry::FlushRecord() {
   return WriteRecord();
 }
 
-absl::Status PodRegistry::Remove(const std::string& pod_uid) {
+absl::Status PodRegistry::BeginRemoval(const std::string& pod_uid) {
+  absl::MutexLock lock(&mu_);
+  auto it = pods_.find(pod_uid);
+  if (it == pods_.end() || it->second.removing) {
+    return absl::NotFoundError(absl::StrCat("pod ", pod_uid, " not found"));
+  }
+  it->second.removing = true;
+  // A recovered pod is not in the record: removing it changes nothing there.
+  it->second.removal_change = it->second.registered.recovered ? 0 : ++changes_;
+  return absl::OkStatus();
+}
+
+absl::Status PodRegistry::FinishRemoval(const std::string& pod_uid) {
   absl::MutexLock write_lock(&write_mu_);
-  bool recorded = false;
+  bool written = false;
   {
     absl::MutexLock lock(&mu_);
     auto it = pods_.find(pod_uid);
-    if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("pod ", pod_uid, " not found"));
-    recorded = !it->second.registered.recovered;
-    if (recorded) {
-      it->second.removing = true;
-      ++changes_;
+    if (it == pods_.end() || !it->second.removing) {
+      return absl::FailedPreconditionError(absl::StrCat("pod ", pod_uid, " is not being removed"));
     }
+    written = written_ >= it->second.removal_change;
   }
-  if (recorded) {
-    if (absl::Status written = WriteRecord(); !written.ok()) {
-      absl::MutexLock lock(&mu_);
-      pods_[pod_uid].removing = false;
-      ++changes_;
-      return written;
-    }
+  if (!written) {
+    if (absl::Status status = WriteRecord(); !status.ok()) return status;
   }
   absl::MutexLock lock(&mu_);
   pods_.erase(pod_uid);
   ++revision_;
   change_log_.Record(revision_, pod_uid);
   return absl::OkStatus();
+}
+
+void PodRegistry::AbortRemoval(const std::string& pod_uid) {
+  absl::MutexLock lock(&mu_);
+  auto it = pods_.find(pod_uid);
+  if (it == pods_.end() || !it->second.removing) return;
+  it->second.removing = false;
+  if (!it->second.registered.recovered) ++changes_;
 }
 
 PodRegistry::RecordSnapshot PodRegistry::SnapshotLocked() const {

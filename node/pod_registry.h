@@ -2,8 +2,9 @@
 // is not active, so the daemon must know across restarts which pods it admitted: it keeps them
 // in the durable record (pod_record.h), written before an admission is reported done and
 // rewritten when a pod is removed. An admission's record is written in the same flush as the
-// checkpoint that holds its devices (WriteWithCheckpoint, through RecordingCheckpointStore), so
-// that an admission costs one flush of the disk; its recovery rules at Load:
+// checkpoint that holds its devices (WriteWithCheckpoint, through RecordingCheckpointStore), and
+// a removal's in the flush of the checkpoint that releases them, so that each costs one flush
+// of the disk; the recovery rules at Load:
 //  - pods found in the checkpoint without a record (an admission cut short between the two
 //    renames of that write, or a checkpoint taken over from a real kubelet) are "recovered":
 //    they stay active, known by UID and by the containers that hold devices, until removed, so
@@ -78,10 +79,17 @@ class PodRegistry final : public podresources::PodsProvider {
   // and Load forgets a recorded pod that held devices the checkpoint lacks.
   absl::Status FlushRecord();
 
-  // Remove forgets an admitted or recovered pod, rewriting the record first when it is in it.
-  // NotFound when unknown; the store's error when the record cannot be written (then nothing
-  // changed).
-  absl::Status Remove(const std::string& pod_uid);
+  // A removal, in three steps so that the record without the pod and the checkpoint without
+  // its devices take one flush. BeginRemoval leaves an admitted pod out of the record's next
+  // write (a recovered one is not in it); the pod stays listed and active. The caller then
+  // releases the pod's devices, whose checkpoint write carries the record, and calls
+  // FinishRemoval, which forgets the pod, writing the record first unless a write since
+  // BeginRemoval carried it; on a failed write it returns the error and the caller calls
+  // AbortRemoval, which puts the pod back into the record's next write. NotFound from
+  // BeginRemoval when the pod is unknown or already being removed.
+  absl::Status BeginRemoval(const std::string& pod_uid);
+  absl::Status FinishRemoval(const std::string& pod_uid);
+  void AbortRemoval(const std::string& pod_uid);
 
   // WriteWithCheckpoint writes the device manager's checkpoint (`name`, `bytes`), together
   // with the record when the record has changed since it was last written: one flush for both,
@@ -142,8 +150,9 @@ class PodRegistry final : public podresources::PodsProvider {
     // The pod's entry in the record, kept so that a write encodes only the pod it adds; empty
     // for a recovered pod, which the record does not list.
     std::string record_entry;
-    // Remove is writing the record without it.
+    // Being removed: the record's writes leave it out since changes_ was removal_change.
     bool removing = false;
+    uint64_t removal_change = 0;
   };
   std::map<std::string, Held> pods_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, devicemanager::Pod> admitting_ ABSL_GUARDED_BY(mu_);

@@ -1,5 +1,6 @@
 // The daemon's pod source: admissions become durable only when committed, a staged admission
-// rides on the next checkpoint write (one flush for both files), removals rewrite the record,
+// rides on the next checkpoint write (one flush for both files), and so does a removal (or it
+// rewrites the record when no checkpoint write came),
 // pods in the checkpoint without a record are recovered, a recorded pod whose devices the
 // checkpoint lost is forgotten, and a corrupt record is moved aside without losing any pod that
 // holds devices.
@@ -41,6 +42,14 @@ checkpoint::PodDevicesEntry Entry(const std::string& uid, const std::string& con
   entry.device_ids[0] = ids;
   entry.device_ids[1] = {ids.front()};  // a device on two NUMA nodes counts once
   return entry;
+}
+
+// Remove: a removal's steps with no release of devices between them.
+absl::Status Remove(PodRegistry& registry, const std::string& uid) {
+  if (absl::Status begun = registry.BeginRemoval(uid); !begun.ok()) return begun;
+  absl::Status finished = registry.FinishRemoval(uid);
+  if (!finished.ok()) registry.AbortRemoval(uid);
+  return finished;
 }
 
 class PodRegistryTest : public ::testing::Test {
@@ -96,7 +105,7 @@ TEST_F(PodRegistryTest, ActiveUidsAreInOrderWithThePodsBeingAdmitted) {
   EXPECT_EQ(registry.ActiveUids(), (std::vector<std::string>{"a", "b", "c", "d", "e"}));
 }
 
-TEST_F(PodRegistryTest, RemoveRewritesTheRecord) {
+TEST_F(PodRegistryTest, RemoveRewritesTheRecordWhenNoWriteCarriedIt) {
   PodRegistry registry(dir_.path(), nullptr);
   ASSERT_TRUE(registry.Load({}).ok());
   for (const char* uid : {"u1", "u2"}) {
@@ -104,8 +113,8 @@ TEST_F(PodRegistryTest, RemoveRewritesTheRecord) {
     registry.StageAdmission(uid, false);
     ASSERT_TRUE(registry.CommitAdmission(uid).ok());
   }
-  ASSERT_TRUE(registry.Remove("u1").ok());
-  EXPECT_EQ(registry.Remove("u1").code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(Remove(registry, "u1").ok());
+  EXPECT_EQ(Remove(registry, "u1").code(), absl::StatusCode::kNotFound);
   PodRegistry restarted(dir_.path(), nullptr);
   ASSERT_TRUE(restarted.Load({}).ok());
   EXPECT_EQ(Uids(restarted), std::vector<std::string>{"u2"});
@@ -134,7 +143,7 @@ TEST_F(PodRegistryTest, CheckpointPodsWithoutARecordAreRecovered) {
   EXPECT_FALSE(restarted.GetPodByName("", "").has_value()) << "recovered pods have no name";
 
   // Removing a recovered pod does not touch the record.
-  ASSERT_TRUE(restarted.Remove("kubelet-pod").ok());
+  ASSERT_TRUE(Remove(restarted, "kubelet-pod").ok());
   EXPECT_EQ(Uids(restarted), std::vector<std::string>{"u1"});
 }
 
@@ -199,9 +208,9 @@ TEST_F(PodRegistryTest, ActivePodsRevisionFollowsWhatPodResourcesSees) {
   ASSERT_TRUE(registry.BeginAdmission(MakePod("u2", "two")).ok());
   registry.AbortAdmission("u2");
   EXPECT_FALSE(changed());
-  EXPECT_FALSE(registry.Remove("unknown").ok());
+  EXPECT_FALSE(Remove(registry, "unknown").ok());
   EXPECT_FALSE(changed());
-  ASSERT_TRUE(registry.Remove("u1").ok());
+  ASSERT_TRUE(Remove(registry, "u1").ok());
   EXPECT_TRUE(changed());
 }
 
@@ -226,7 +235,7 @@ TEST_F(PodRegistryTest, ActiveUidsRevisionChangesWhenAPodLeavesActiveUids) {
   registry.StageAdmission("u2", false);
   ASSERT_TRUE(registry.CommitAdmission("u2").ok());
   changed();
-  ASSERT_TRUE(registry.Remove("u2").ok());
+  ASSERT_TRUE(Remove(registry, "u2").ok());
   EXPECT_TRUE(changed()) << "a removed pod leaves ActiveUids";
   EXPECT_TRUE(registry.ActiveUids().empty());
 }
@@ -249,7 +258,7 @@ TEST_F(PodRegistryTest, ActivePodsChangedSinceNamesThePodsAdmittedAndRemoved) {
   registry.AbortAdmission("u3");
   EXPECT_EQ(registry.ActivePodsChangedSince(loaded), Uids({"u1", "u2"}));
   const uint64_t admitted = *registry.ActivePodsRevision();
-  ASSERT_TRUE(registry.Remove("u2").ok());
+  ASSERT_TRUE(Remove(registry, "u2").ok());
   EXPECT_EQ(registry.ActivePodsChangedSince(admitted), Uids({"u2"}));
 
   ASSERT_TRUE(registry.GetActivePod("u1").has_value());
@@ -351,13 +360,67 @@ TEST_F(PodRegistryTest, CarriedWritesGoThroughTheNextWriter) {
   ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u1").ok());
   ASSERT_TRUE(registry.CommitAdmission("u1").ok());
   ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "unchanged record").ok());
-  ASSERT_TRUE(registry.Remove("u1").ok());
+  ASSERT_TRUE(Remove(registry, "u1").ok());
   EXPECT_EQ(next.writes, (std::vector<std::vector<std::string>>{
                              {"cp", std::string(kPodRecordName)}, {"cp"}, {kPodRecordName}}));
   EXPECT_EQ(*FileStore(dir_.path()).Read("cp"), "unchanged record");
   PodRegistry restarted(dir_.path(), nullptr);
   ASSERT_TRUE(restarted.Load({}).ok());
   EXPECT_TRUE(restarted.List().empty());
+}
+
+// A removal's record rides on the checkpoint write that releases the pod's devices: FinishRemoval
+// writes nothing more. Until then the pod is listed and active; an aborted removal puts it back
+// into the record's next write. A recovered pod, which the record never held, changes nothing.
+TEST_F(PodRegistryTest, ARemovalRidesOnTheCheckpointWriteThatReleasesItsDevices) {
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({Entry("recovered", "app", {"d9"})}).ok());
+  NamesWriter next;
+  registry.CarryWith(&next);
+  for (const char* uid : {"u1", "u2"}) {
+    ASSERT_TRUE(registry.BeginAdmission(MakePod(uid, uid)).ok());
+    registry.StageAdmission(uid, true);
+    ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with the pods").ok());
+    ASSERT_TRUE(registry.CommitAdmission(uid).ok());
+  }
+  next.writes.clear();
+  auto recorded_uids = [&] {
+    absl::StatusOr<std::vector<RecordedPod>> recorded =
+        DecodePodRecord(*FileStore(dir_.path()).Read(kPodRecordName));
+    std::vector<std::string> uids;
+    for (const RecordedPod& pod : recorded.value_or(std::vector<RecordedPod>{})) {
+      uids.push_back(pod.pod.uid);
+    }
+    return uids;
+  };
+
+  ASSERT_TRUE(registry.BeginRemoval("u1").ok());
+  EXPECT_EQ(registry.BeginRemoval("u1").code(), absl::StatusCode::kNotFound) << "being removed";
+  EXPECT_EQ(Uids(registry), (std::vector<std::string>{"recovered", "u1", "u2"}));
+  EXPECT_EQ(registry.ActiveUids(), (std::vector<std::string>{"recovered", "u1", "u2"}));
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "without u1").ok());
+  EXPECT_EQ(recorded_uids(), std::vector<std::string>{"u2"});
+  ASSERT_TRUE(registry.FinishRemoval("u1").ok());
+  EXPECT_EQ(next.writes, (std::vector<std::vector<std::string>>{{"cp", kPodRecordName}}))
+      << "one write for both";
+  EXPECT_EQ(Uids(registry), (std::vector<std::string>{"recovered", "u2"}));
+
+  // Aborted after the carried write: the next write records the pod again.
+  ASSERT_TRUE(registry.BeginRemoval("u2").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "without u2").ok());
+  EXPECT_TRUE(recorded_uids().empty());
+  registry.AbortRemoval("u2");
+  EXPECT_EQ(Uids(registry), (std::vector<std::string>{"recovered", "u2"}));
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u2").ok());
+  EXPECT_EQ(recorded_uids(), std::vector<std::string>{"u2"});
+
+  // The recovered pod is not in the record: its removal writes nothing.
+  next.writes.clear();
+  ASSERT_TRUE(registry.BeginRemoval("recovered").ok());
+  ASSERT_TRUE(registry.FinishRemoval("recovered").ok());
+  EXPECT_TRUE(next.writes.empty());
+  EXPECT_EQ(Uids(registry), std::vector<std::string>{"u2"});
+  EXPECT_EQ(registry.FinishRemoval("u2").code(), absl::StatusCode::kFailedPrecondition);
 }
 
 // The record's rename survived a power cut and the checkpoint's did not: a pod that held
