@@ -304,6 +304,17 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   if (absl::Status loaded = s.registry.Load(s.manager->Allocations()); !loaded.ok()) {
     return loaded;
   }
+  // Pods a restart cut in flight: their devices are released before anything else may free
+  // them in memory only (the release makes it durable, and only then may the record forget
+  // them). A failed release leaves them for the next start.
+  for (const std::string& uid : s.registry.Leaving()) {
+    if (absl::Status released = s.manager->ReleasePod(uid); released.ok()) {
+      s.registry.Released(uid);
+    } else {
+      DEVMGR_LOG(options.logger, err, "Failed to release the devices of a pod cut in flight",
+                 "podUID", uid, "err", released);
+    }
+  }
   pods_known = true;
   s.metrics.AttachManager(*s.manager);
   s.admission = std::make_unique<PodAdmission>(*s.manager, s.registry, s.topology, options.logger);

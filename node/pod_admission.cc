@@ -73,9 +73,12 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
   if (!status.ok()) {
     if (wanted.has_value()) ForgetClaims(*wanted);
     topology_.Forget(pod.uid);
-    // Unstaged first: the release's checkpoint write carries the record without the pod.
+    // The record keeps the pod in flight until its devices' release is durable: no write that
+    // comes between finds the checkpoint with them and the record without the pod.
     registry_.AbortAdmission(pod.uid);
-    if (absl::Status released = manager_.ReleasePod(pod.uid); !released.ok()) {
+    if (absl::Status released = manager_.ReleasePod(pod.uid); released.ok()) {
+      registry_.Released(pod.uid);
+    } else {
       DEVMGR_LOG(logger_, err, "Failed to release a refused pod's devices durably", "podUID",
                  pod.uid, "err", released);
     }
@@ -241,10 +244,8 @@ absl::Status PodAdmission::Remove(const std::string& pod_uid) {
       return unprepared;
     }
   }
-  // The record without the pod rides on the checkpoint write that releases its devices: one
-  // flush, both or neither after a crash. (A write of another admission that came between the
-  // two steps and the crash before the release's write would leave the pod recovered from the
-  // checkpoint, holding its devices until it is removed again, as a cut admission's abort can.)
+  // The record with the pod in flight rides on the checkpoint write that releases its devices:
+  // one flush. A crash after any write from here on forgets the pod and frees its devices.
   if (absl::Status begun = registry_.BeginRemoval(pod_uid); !begun.ok()) return begun;
   absl::Status removed = manager_.ReleasePod(pod_uid);
   if (removed.ok()) removed = registry_.FinishRemoval(pod_uid);

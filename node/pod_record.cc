@@ -108,6 +108,7 @@ std::string EncodePodRecordEntry(const RecordedPod& recorded) {
     json["draResourceMappings"] = std::move(mappings);
   }
   if (recorded.holds_devices) json["holdsDevices"] = true;
+  if (recorded.in_flight) json["inFlight"] = true;
   std::string entry = json.dump();
   // The registry keeps it for the pod's life: without the room the appends left.
   entry.shrink_to_fit();
@@ -176,14 +177,16 @@ absl::StatusOr<std::vector<RecordedPod>> DecodePodRecord(absl::string_view bytes
             {(*container)->get<std::string>(), (*resource)->get<std::string>()});
       }
     }
-    bool holds_devices = false;
-    if (auto holds = item.find("holdsDevices"); holds != item.end()) {
-      if (!holds->is_boolean()) {
-        return absl::DataLossError(absl::StrCat(at, ".holdsDevices: not a boolean"));
+    RecordedPod& recorded = pods.emplace_back(RecordedPod{std::move(pod)});
+    for (auto [key, flag] : {std::pair{"holdsDevices", &recorded.holds_devices},
+                             std::pair{"inFlight", &recorded.in_flight}}) {
+      auto value = item.find(key);
+      if (value == item.end()) continue;
+      if (!value->is_boolean()) {
+        return absl::DataLossError(absl::StrCat(at, ".", key, ": not a boolean"));
       }
-      holds_devices = holds->get<bool>();
+      *flag = value->get<bool>();
     }
-    pods.push_back({std::move(pod), holds_devices});
   }
   return pods;
 }

@@ -8,7 +8,9 @@
 // A pod some of whose container resources DRA serves (DRAExtendedResource) also has
 //   "draResourceMappings":[{"container":"app","resource":"example.com/gpu"}]
 // and one that held device-plugin devices when it was admitted has "holdsDevices":true: such a
-// pod whose devices the checkpoint does not hold was never admitted (PodRegistry::Load).
+// pod whose devices the checkpoint does not hold was never admitted (PodRegistry::Load). A pod
+// being admitted, refused or removed when the record was written has "inFlight":true: it is not
+// admitted after a restart, and the devices the checkpoint holds for it are freed.
 #pragma once
 
 #include <string>
@@ -29,6 +31,8 @@ struct RecordedPod {
   // The device manager held devices of some device-plugin resource for the pod when the record
   // was written with it (they are in the checkpoint written in the same flush).
   bool holds_devices = false;
+  // Its admission or removal was under way: not admitted, whatever else the entry says.
+  bool in_flight = false;
 
   bool operator==(const RecordedPod&) const = default;
 };

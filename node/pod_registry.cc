@@ -17,6 +17,11 @@ using devicemanager::Pod;
 
 namespace {
 
+// InFlightEntry: `pod` as the record lists it while its admission or removal is under way.
+std::string InFlightEntry(const Pod& pod) {
+  return EncodePodRecordEntry({pod, /*holds_devices=*/false, /*in_flight=*/true});
+}
+
 // DistinctDevices: the devices of `entry`, each once (a device on several NUMA nodes is listed
 // under each).
 int64_t DistinctDevices(const checkpoint::PodDevicesEntry& entry) {
@@ -62,10 +67,28 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
   }
   absl::MutexLock lock(&mu_);
   pods_.clear();
+  leaving_.clear();
   ++revision_;
   change_log_.Reset(revision_);
   for (RecordedPod& pod : recorded) {
     std::string uid = pod.pod.uid;
+    if (pod.in_flight) {
+      // Not admitted. One that holds devices was cut short by the restart: until they are
+      // released, the record keeps saying so. One that holds none was refused or removed (its
+      // entry leaves the record with the next write that changes it) or cut before allocating.
+      if (holding.contains(uid)) {
+        DEVMGR_LOG(logger_, warn,
+                   "Pod recorded while its admission or removal was under way: not admitted, "
+                   "its devices are released",
+                   "podUID", uid);
+        leaving_.emplace(std::move(uid), InFlightEntry(pod.pod));
+      } else {
+        DEVMGR_LOG(logger_, debug, "Pod recorded in flight holds nothing: forgotten", "podUID",
+                   uid);
+        ++changes_;
+      }
+      continue;
+    }
     if (pod.holds_devices && !holding.contains(uid)) {
       // Its record was renamed in place and its checkpoint was not: never admitted. The next
       // write of the record leaves it out.
@@ -82,6 +105,7 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
   // Recovered pods: one regular container per container name that holds devices.
   size_t recovered = 0;
   for (const checkpoint::PodDevicesEntry& entry : checkpoint_entries) {
+    if (leaving_.contains(entry.pod_uid)) continue;
     // devmgr writes its checkpoint in key order, so a new pod usually goes at the end.
     const bool last = pods_.empty() || std::prev(pods_.end())->first < entry.pod_uid;
     auto [it, added] = last
@@ -120,11 +144,15 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
 }
 
 absl::Status PodRegistry::BeginAdmission(const Pod& pod) {
+  std::string entry = InFlightEntry(pod);
   absl::MutexLock lock(&mu_);
   if (pods_.contains(pod.uid) || admitting_.contains(pod.uid)) {
     return absl::AlreadyExistsError(absl::StrCat("pod ", pod.uid, " is already admitted"));
   }
-  admitting_[pod.uid] = pod;
+  // A refused pod of the same UID whose release failed: the new entry is in flight too.
+  leaving_.erase(pod.uid);
+  admitting_[pod.uid] = Admitting{pod, std::move(entry)};
+  ++changes_;
   return absl::OkStatus();
 }
 
@@ -132,7 +160,10 @@ void PodRegistry::StageAdmission(const std::string& pod_uid, bool holds_devices)
   absl::MutexLock lock(&mu_);
   auto it = admitting_.find(pod_uid);
   if (it == admitting_.end()) return;
-  staged_[pod_uid] = Staged{EncodePodRecordEntry({it->second, holds_devices}), ++changes_};
+  Admitting& admitting = it->second;
+  admitting.record_entry = EncodePodRecordEntry({admitting.pod, holds_devices});
+  admitting.staged = true;
+  admitting.staged_change = ++changes_;
 }
 
 absl::Status PodRegistry::CommitAdmission(const std::string& pod_uid) {
@@ -140,21 +171,19 @@ absl::Status PodRegistry::CommitAdmission(const std::string& pod_uid) {
   bool written = false;
   {
     absl::MutexLock lock(&mu_);
-    auto staged = staged_.find(pod_uid);
-    if (staged == staged_.end()) {
+    auto admitting = admitting_.find(pod_uid);
+    if (admitting == admitting_.end() || !admitting->second.staged) {
       return absl::FailedPreconditionError(absl::StrCat("pod ", pod_uid, " is not staged"));
     }
-    written = written_ >= staged->second.change;
+    written = written_ >= admitting->second.staged_change;
   }
   if (!written) {
     if (absl::Status status = WriteRecord(); !status.ok()) return status;
   }
   absl::MutexLock lock(&mu_);
-  auto staged = staged_.find(pod_uid);
   auto admitting = admitting_.find(pod_uid);
-  pods_[pod_uid] = Held{RegisteredPod{std::move(admitting->second), false},
-                        std::move(staged->second.record_entry)};
-  staged_.erase(staged);
+  pods_[pod_uid] = Held{RegisteredPod{std::move(admitting->second.pod), false},
+                        std::move(admitting->second.record_entry)};
   admitting_.erase(admitting);
   ++revision_;
   change_log_.Record(revision_, pod_uid);
@@ -163,15 +192,37 @@ absl::Status PodRegistry::CommitAdmission(const std::string& pod_uid) {
 
 void PodRegistry::AbortAdmission(const std::string& pod_uid) {
   absl::MutexLock lock(&mu_);
-  if (admitting_.erase(pod_uid) > 0) ++abandoned_;
-  if (staged_.erase(pod_uid) > 0) ++changes_;
+  auto it = admitting_.find(pod_uid);
+  if (it == admitting_.end()) return;
+  Admitting& admitting = it->second;
+  if (admitting.staged) {
+    leaving_[pod_uid] = InFlightEntry(admitting.pod);
+    refused_change_ = ++changes_;
+  } else {
+    leaving_[pod_uid] = std::move(admitting.record_entry);
+  }
+  admitting_.erase(it);
+  ++abandoned_;
+}
+
+void PodRegistry::Released(const std::string& pod_uid) {
+  absl::MutexLock lock(&mu_);
+  leaving_.erase(pod_uid);
+}
+
+std::vector<std::string> PodRegistry::Leaving() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> uids;
+  uids.reserve(leaving_.size());
+  for (const auto& [uid, entry] : leaving_) uids.push_back(uid);
+  return uids;
 }
 
 absl::Status PodRegistry::FlushRecord() {
   absl::MutexLock write_lock(&write_mu_);
   {
     absl::MutexLock lock(&mu_);
-    if (changes_ <= written_) return absl::OkStatus();
+    if (refused_change_ <= written_) return absl::OkStatus();
   }
   return WriteRecord();
 }
@@ -182,9 +233,15 @@ absl::Status PodRegistry::BeginRemoval(const std::string& pod_uid) {
   if (it == pods_.end() || it->second.removing) {
     return absl::NotFoundError(absl::StrCat("pod ", pod_uid, " not found"));
   }
-  it->second.removing = true;
+  Held& held = it->second;
+  held.removing = true;
   // A recovered pod is not in the record: removing it changes nothing there.
-  it->second.removal_change = it->second.registered.recovered ? 0 : ++changes_;
+  if (held.registered.recovered) {
+    held.removal_change = 0;
+  } else {
+    held.in_flight_entry = InFlightEntry(held.registered.pod);
+    held.removal_change = ++changes_;
+  }
   return absl::OkStatus();
 }
 
@@ -214,16 +271,19 @@ void PodRegistry::AbortRemoval(const std::string& pod_uid) {
   auto it = pods_.find(pod_uid);
   if (it == pods_.end() || !it->second.removing) return;
   it->second.removing = false;
+  it->second.in_flight_entry = std::string();
   if (!it->second.registered.recovered) ++changes_;
 }
 
 PodRegistry::RecordSnapshot PodRegistry::SnapshotLocked() const {
   std::vector<absl::string_view> entries;
-  entries.reserve(pods_.size() + staged_.size());
+  entries.reserve(pods_.size() + admitting_.size() + leaving_.size());
   for (const auto& [uid, held] : pods_) {
-    if (!held.registered.recovered && !held.removing) entries.push_back(held.record_entry);
+    if (held.registered.recovered) continue;
+    entries.push_back(held.removing ? held.in_flight_entry : held.record_entry);
   }
-  for (const auto& [uid, staged] : staged_) entries.push_back(staged.record_entry);
+  for (const auto& [uid, admitting] : admitting_) entries.push_back(admitting.record_entry);
+  for (const auto& [uid, entry] : leaving_) entries.push_back(entry);
   return {JoinPodRecord(entries), changes_};
 }
 

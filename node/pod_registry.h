@@ -4,9 +4,17 @@
 // rewritten when a pod is removed. An admission's record is written in the same flush as the
 // checkpoint that holds its devices (WriteWithCheckpoint, through RecordingCheckpointStore), and
 // a removal's in the flush of the checkpoint that releases them, so that each costs one flush
-// of the disk; the recovery rules at Load:
-//  - pods found in the checkpoint without a record (an admission cut short between the two
-//    renames of that write, or a checkpoint taken over from a real kubelet) are "recovered":
+// of the disk.
+//
+// Every record written lists every pod whose devices the checkpoint beside it may hold, whatever
+// other admissions' and removals' writes come between the steps of one: a pod's entry goes into
+// the record, in flight, when its admission begins (before any device is allocated), and it
+// leaves only once its devices are durably released; a removal marks it in flight first. The
+// recovery rules at Load:
+//  - a pod in flight (its admission, refusal or removal was cut short) is not admitted; the
+//    devices the checkpoint holds for it are freed (Leaving, Released);
+//  - pods found in the checkpoint without a record (files of a devmgr without the state journal
+//    cut between two renames, or a checkpoint taken over from a real kubelet) are "recovered":
 //    they stay active, known by UID and by the containers that hold devices, until removed, so
 //    that a restart never frees a device by itself;
 //  - a recorded pod that held devices when it was written but holds none in the checkpoint
@@ -49,16 +57,18 @@ class PodRegistry final : public podresources::PodsProvider {
   // The record lives in `folder` (the device plugin folder, beside the checkpoint).
   PodRegistry(std::filesystem::path folder, LoggerPtr logger);
 
-  // Load reads the record, forgets the pods in it that held devices and hold none in
-  // `checkpoint_entries`, then adds as recovered every pod of `checkpoint_entries` that it does
-  // not hold. A record that cannot be read is logged, renamed with a ".corrupt" suffix and
-  // ignored: its pods are still found in the checkpoint, so no device is freed. Errors only
-  // for I/O that prevents knowing (a record that exists but cannot be read or renamed).
+  // Load reads the record, forgets the pods in it that were in flight or that held devices and
+  // hold none in `checkpoint_entries`, then adds as recovered every pod of `checkpoint_entries`
+  // that it does not hold, except those in flight: the host releases their devices (Leaving). A
+  // record that cannot be read is logged, renamed with a ".corrupt" suffix and ignored: its pods
+  // are still found in the checkpoint, so no device is freed. Errors only for I/O that prevents
+  // knowing (a record that exists but cannot be read or renamed).
   absl::Status Load(const std::vector<checkpoint::PodDevicesEntry>& checkpoint_entries);
 
   // BeginAdmission makes `pod` active for the device manager (which frees the devices of
-  // inactive pods) but not yet visible to ListPods or PodResources. AlreadyExists when a pod
-  // with its UID is admitted, recovered or being admitted.
+  // inactive pods) but not yet visible to ListPods or PodResources, and puts it into the
+  // record's next write in flight. AlreadyExists when a pod with its UID is admitted, recovered
+  // or being admitted.
   absl::Status BeginAdmission(const devicemanager::Pod& pod);
   // StageAdmission puts a pod that BeginAdmission took into the record's next write, saying
   // whether the device manager holds devices for it (then its checkpoint entries must be
@@ -69,24 +79,31 @@ class PodRegistry final : public podresources::PodsProvider {
   // write since StageAdmission carried it; on a failed write the pod stays staged and the
   // error is returned (the caller aborts).
   absl::Status CommitAdmission(const std::string& pod_uid);
-  // AbortAdmission forgets a pod that BeginAdmission took. One that was staged may be in the
-  // record already: the record's next write leaves it out. The caller then releases the pod's
-  // devices (the checkpoint's write carries the record without the pod: one flush for both, so
-  // no crash leaves the one without the other) and calls FlushRecord.
+  // AbortAdmission forgets a pod that BeginAdmission took; the record keeps it in flight until
+  // Released. The caller then releases the pod's devices durably, calls Released, and calls
+  // FlushRecord.
   void AbortAdmission(const std::string& pod_uid);
-  // FlushRecord writes the record if it changed since its last write (if a refused pod held no
-  // devices, no checkpoint write carried it). A failure is returned; the next write retries,
-  // and Load forgets a recorded pod that held devices the checkpoint lacks.
+  // Released: the devices of a pod of Leaving are durably released, so the record's next write
+  // may leave it out (no write is made for it: in flight, it is not admitted after a restart).
+  void Released(const std::string& pod_uid);
+  // Leaving: the pods no longer active whose entries stay in the record, in flight, until
+  // Released: refused ones whose release failed, and those Load found in flight holding
+  // devices in the checkpoint (the host releases them before it lets the device manager free
+  // anything, then calls Released).
+  std::vector<std::string> Leaving() const;
+  // FlushRecord writes the record if a refused pod was staged since its last write (a staged
+  // pod that held no devices may be on disk as admitted, and no checkpoint write came to carry
+  // it in flight). A failure is returned; the next write retries.
   absl::Status FlushRecord();
 
-  // A removal, in three steps so that the record without the pod and the checkpoint without
-  // its devices take one flush. BeginRemoval leaves an admitted pod out of the record's next
-  // write (a recovered one is not in it); the pod stays listed and active. The caller then
-  // releases the pod's devices, whose checkpoint write carries the record, and calls
-  // FinishRemoval, which forgets the pod, writing the record first unless a write since
+  // A removal, in three steps so that the record with the pod in flight and the checkpoint
+  // without its devices take one flush. BeginRemoval puts an admitted pod into the record's
+  // next write in flight (a recovered one is not in it); the pod stays listed and active. The
+  // caller then releases the pod's devices, whose checkpoint write carries the record, and
+  // calls FinishRemoval, which forgets the pod, writing the record first unless a write since
   // BeginRemoval carried it; on a failed write it returns the error and the caller calls
-  // AbortRemoval, which puts the pod back into the record's next write. NotFound from
-  // BeginRemoval when the pod is unknown or already being removed.
+  // AbortRemoval, which puts the pod back into the record's next write as admitted. NotFound
+  // from BeginRemoval when the pod is unknown or already being removed.
   absl::Status BeginRemoval(const std::string& pod_uid);
   absl::Status FinishRemoval(const std::string& pod_uid);
   void AbortRemoval(const std::string& pod_uid);
@@ -127,8 +144,8 @@ class PodRegistry final : public podresources::PodsProvider {
   static podresources::Pod ToPodResources(const devicemanager::Pod& pod);
 
  private:
-  // The record as it is to be written: the admitted pods not being removed and the staged
-  // ones; and the change it reflects (changes_).
+  // The record as it is to be written: the admitted pods, those being admitted and those
+  // leaving, each with its entry; and the change it reflects (changes_).
   struct RecordSnapshot {
     std::string bytes;
     uint64_t change = 0;
@@ -150,21 +167,29 @@ class PodRegistry final : public podresources::PodsProvider {
     // The pod's entry in the record, kept so that a write encodes only the pod it adds; empty
     // for a recovered pod, which the record does not list.
     std::string record_entry;
-    // Being removed: the record's writes leave it out since changes_ was removal_change.
+    // Being removed: the record's writes hold in_flight_entry since changes_ was
+    // removal_change.
     bool removing = false;
     uint64_t removal_change = 0;
+    std::string in_flight_entry = {};
   };
   std::map<std::string, Held> pods_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, devicemanager::Pod> admitting_ ABSL_GUARDED_BY(mu_);
-  struct Staged {
+  struct Admitting {
+    devicemanager::Pod pod;
+    // Its entry in the record: in flight until staged, then as it is to be admitted.
     std::string record_entry;
+    bool staged = false;
     // changes_ when it was staged: the record holds it once written_ reaches this.
-    uint64_t change = 0;
+    uint64_t staged_change = 0;
   };
-  std::map<std::string, Staged> staged_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Admitting> admitting_ ABSL_GUARDED_BY(mu_);
+  // Leaving: the in-flight entries of pods no longer active, until Released.
+  std::map<std::string, std::string> leaving_ ABSL_GUARDED_BY(mu_);
   // Bumped by every change of what the record is to hold; written_ is the change last written.
   uint64_t changes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;
+  // The change of the last refusal of a staged pod, which FlushRecord makes durable.
+  uint64_t refused_change_ ABSL_GUARDED_BY(mu_) = 0;
   // Changes with every change of pods_ (what GetActivePods answers).
   uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
   // The pods each change of revision_ was about, for the last kChangesKept changes.

@@ -510,6 +510,41 @@ TEST_F(FaultsTest, AKillBetweenTheTwoRenamesOfAnAdmissionLosesNothing) {
   EXPECT_EQ(third.exit_code, 0) << "the forgotten pod's device is free: " << third.err;
 }
 
+// Another pod's write can come between the steps of an admission, a refusal or a removal and
+// carry the pod's devices (allocated, or not yet released) in its checkpoint: the record it
+// carries lists that pod in flight. A crash right then is made here by marking a pod so in the
+// record and removing the journal: at the restart the pod is neither admitted nor recovered,
+// its device is released (the checkpoint rewritten without it) and admitted to the next pod.
+TEST_F(FaultsTest, APodRecordedInFlightIsNotAdmittedAndItsDevicesAreReleasedAtStart) {
+  StartServing({"--state-journal-compaction", "0s"}, 2);
+  const std::filesystem::path record = h_.CheckpointPath().parent_path() / "devmgr_admitted_pods";
+  ASSERT_EQ(h_.Admit(PodManifest("first", kGpu, 1)).exit_code, 0);
+  ASSERT_EQ(h_.Admit(PodManifest("second", kGpu, 1)).exit_code, 0);
+  serve_->Signal(SIGKILL);
+  ASSERT_TRUE(serve_->Wait(10s).has_value());
+  nlohmann::json recorded = nlohmann::json::parse(ReadFile(record));
+  for (nlohmann::json& pod : recorded["pods"]) {
+    if (pod["uid"] == "second") pod["inFlight"] = true;
+  }
+  WriteFile(record, recorded.dump());
+  std::filesystem::remove(h_.Path("devmgr_state_journal"));
+  ASSERT_NE(ReadFile(h_.CheckpointPath()).find("second"), std::string::npos);
+
+  serve_ = h_.StartServe(serve_flags_);
+  ASSERT_NE(serve_, nullptr);
+  EXPECT_NE(serve_->err().find("Pod recorded while its admission or removal was under way"),
+            std::string::npos)
+      << serve_->err();
+  ASSERT_EQ(h_.VerifyCheckpoint(), "");
+  ExpectNothingHeldBy("second");
+  const nlohmann::json pods = h_.ListPods().value("pods", nlohmann::json::array());
+  ASSERT_EQ(pods.size(), 1u) << pods.dump();
+  EXPECT_EQ(pods[0]["pod"].value("uid", ""), "first");
+  EXPECT_FALSE(pods[0].value("recovered", false));
+  ProcessResult third = h_.Admit(PodManifest("third", kGpu, 1));
+  EXPECT_EQ(third.exit_code, 0) << "the released device is free: " << third.err;
+}
+
 // The daemon is killed with SIGKILL at a random point of a stream of admissions and removals,
 // then started again, FaultKillCount() times. An admission that exited 0 must be there after the
 // restart with its device; a removal that exited 0 must stay removed; what was cut off may be

@@ -27,7 +27,10 @@ TEST(PodRecordTest, RoundTrip) {
   Pod other = SamplePod();
   other.uid = "uid-2";
   other.init_containers.clear();
-  const std::vector<RecordedPod> pods = {{SamplePod(), true}, {other, false}};
+  Pod third = SamplePod();
+  third.uid = "uid-3";
+  const std::vector<RecordedPod> pods = {
+      {SamplePod(), true}, {other, false}, {third, true, /*in_flight=*/true}};
   absl::StatusOr<std::vector<RecordedPod>> decoded = DecodePodRecord(EncodePodRecord(pods));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(*decoded, pods);
@@ -72,13 +75,16 @@ TEST(PodRecordTest, JoinedEntriesAreTheWholeDocument) {
   EXPECT_EQ(EncodePodRecord(pods),
             (nlohmann::json{{"version", 1}, {"pods", std::move(list)}}).dump());
   EXPECT_EQ(EncodePodRecord({}), R"({"pods":[],"version":1})");
-  // Only a pod that holds devices says so: records written before the field read the same.
+  // Only a pod that holds devices, or whose admission or removal is under way, says so:
+  // records written before the fields read the same.
   EXPECT_EQ(EncodePodRecordEntry({SamplePod()}),
             R"({"containers":[{"devices":{"a.io/x":0,"example.com/gpu":2},"name":"app",)"
             R"("type":"regular"}],"initContainers":[{"devices":{"example.com/gpu":1},)"
             R"("name":"setup","type":"init"},{"devices":{},"name":"proxy","type":"sidecar"}],)"
             R"("name":"demo","namespace":"default","uid":"uid-1"})");
   EXPECT_NE(EncodePodRecordEntry({SamplePod(), true}).find(R"(,"holdsDevices":true,)"),
+            std::string::npos);
+  EXPECT_NE(EncodePodRecordEntry({SamplePod(), false, true}).find(R"(,"inFlight":true,)"),
             std::string::npos);
 }
 
@@ -111,6 +117,9 @@ TEST(PodRecordTest, RefusesWhatIsNotARecord) {
       {R"({"version":1,"pods":[{"uid":"a","namespace":"","name":"","initContainers":[],)"
        R"("containers":[],"holdsDevices":1}]})",
        "pods[0].holdsDevices: not a boolean"},
+      {R"({"version":1,"pods":[{"uid":"a","namespace":"","name":"","initContainers":[],)"
+       R"("containers":[],"inFlight":"yes"}]})",
+       "pods[0].inFlight: not a boolean"},
   };
   for (const auto& c : cases) {
     absl::StatusOr<std::vector<RecordedPod>> decoded = DecodePodRecord(c.bytes);

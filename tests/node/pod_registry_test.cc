@@ -1,6 +1,7 @@
 // The daemon's pod source: admissions become durable only when committed, a staged admission
 // rides on the next checkpoint write (one flush for both files), and so does a removal (or it
-// rewrites the record when no checkpoint write came),
+// rewrites the record when no checkpoint write came), a pod whose admission or removal is under
+// way is written in flight and not admitted after a restart,
 // pods in the checkpoint without a record are recovered, a recorded pod whose devices the
 // checkpoint lost is forgotten, and a corrupt record is moved aside without losing any pod that
 // holds devices.
@@ -308,9 +309,10 @@ TEST_F(PodRegistryTest, AStagedAdmissionIsWrittenWithTheCheckpoint) {
 }
 
 // A staged pod whose record was written and whose admission then failed: the release of its
-// devices writes the checkpoint and the record without it in one flush (nothing is written
-// before that, so no crash finds the record without the pod and the checkpoint with its
-// devices); when no checkpoint write comes, FlushRecord writes the record alone.
+// devices writes the checkpoint and the record with the pod in flight in one flush (nothing is
+// written before that, so no crash finds the record saying admitted and the checkpoint without
+// its devices, nor the pod missing from the record and the checkpoint with them); when no
+// checkpoint write comes, FlushRecord writes the record alone.
 TEST_F(PodRegistryTest, AnAbortedWrittenAdmissionLeavesTheRecordWithTheNextWrite) {
   auto recorded_uids = [&] {
     PodRegistry restarted(dir_.path(), nullptr);
@@ -369,9 +371,10 @@ TEST_F(PodRegistryTest, CarriedWritesGoThroughTheNextWriter) {
   EXPECT_TRUE(restarted.List().empty());
 }
 
-// A removal's record rides on the checkpoint write that releases the pod's devices: FinishRemoval
-// writes nothing more. Until then the pod is listed and active; an aborted removal puts it back
-// into the record's next write. A recovered pod, which the record never held, changes nothing.
+// A removal's record, the pod in flight, rides on the checkpoint write that releases the pod's
+// devices: FinishRemoval writes nothing more. Until then the pod is listed and active; an
+// aborted removal puts it back into the record's next write as admitted. A recovered pod, which
+// the record never held, changes nothing.
 TEST_F(PodRegistryTest, ARemovalRidesOnTheCheckpointWriteThatReleasesItsDevices) {
   PodRegistry registry(dir_.path(), nullptr);
   ASSERT_TRUE(registry.Load({Entry("recovered", "app", {"d9"})}).ok());
@@ -389,7 +392,7 @@ TEST_F(PodRegistryTest, ARemovalRidesOnTheCheckpointWriteThatReleasesItsDevices)
         DecodePodRecord(*FileStore(dir_.path()).Read(kPodRecordName));
     std::vector<std::string> uids;
     for (const RecordedPod& pod : recorded.value_or(std::vector<RecordedPod>{})) {
-      uids.push_back(pod.pod.uid);
+      uids.push_back(pod.in_flight ? pod.pod.uid + " in flight" : pod.pod.uid);
     }
     return uids;
   };
@@ -399,7 +402,7 @@ TEST_F(PodRegistryTest, ARemovalRidesOnTheCheckpointWriteThatReleasesItsDevices)
   EXPECT_EQ(Uids(registry), (std::vector<std::string>{"recovered", "u1", "u2"}));
   EXPECT_EQ(registry.ActiveUids(), (std::vector<std::string>{"recovered", "u1", "u2"}));
   ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "without u1").ok());
-  EXPECT_EQ(recorded_uids(), std::vector<std::string>{"u2"});
+  EXPECT_EQ(recorded_uids(), (std::vector<std::string>{"u1 in flight", "u2"}));
   ASSERT_TRUE(registry.FinishRemoval("u1").ok());
   EXPECT_EQ(next.writes, (std::vector<std::vector<std::string>>{{"cp", kPodRecordName}}))
       << "one write for both";
@@ -408,7 +411,7 @@ TEST_F(PodRegistryTest, ARemovalRidesOnTheCheckpointWriteThatReleasesItsDevices)
   // Aborted after the carried write: the next write records the pod again.
   ASSERT_TRUE(registry.BeginRemoval("u2").ok());
   ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "without u2").ok());
-  EXPECT_TRUE(recorded_uids().empty());
+  EXPECT_EQ(recorded_uids(), std::vector<std::string>{"u2 in flight"}) << "u1 forgotten";
   registry.AbortRemoval("u2");
   EXPECT_EQ(Uids(registry), (std::vector<std::string>{"recovered", "u2"}));
   ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u2").ok());
@@ -421,6 +424,101 @@ TEST_F(PodRegistryTest, ARemovalRidesOnTheCheckpointWriteThatReleasesItsDevices)
   EXPECT_TRUE(next.writes.empty());
   EXPECT_EQ(Uids(registry), std::vector<std::string>{"u2"});
   EXPECT_EQ(registry.FinishRemoval("u2").code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// RecordedUids: the pods of the record in `dir`, those in flight marked so.
+std::vector<std::string> RecordedUids(const std::filesystem::path& dir) {
+  std::vector<std::string> uids;
+  absl::StatusOr<std::string> bytes = FileStore(dir).Read(kPodRecordName);
+  if (!bytes.ok()) return uids;
+  for (const RecordedPod& pod : DecodePodRecord(*bytes).value_or(std::vector<RecordedPod>{})) {
+    uids.push_back(pod.in_flight ? pod.pod.uid + " in flight" : pod.pod.uid);
+  }
+  return uids;
+}
+
+// Another pod's checkpoint write can come between any two steps of an admission, a refusal or a
+// removal, and carry this pod's devices (allocated, or not yet released): the record it carries
+// lists the pod in flight, so that a crash right after it leaves the pod neither admitted nor
+// recovered, and the restart releases its devices (Leaving) before the record forgets it.
+TEST_F(PodRegistryTest, AWriteBetweenTheStepsOfAnAdmissionOrARemovalRecordsThePodInFlight) {
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("kept", "kept")).ok());
+  registry.StageAdmission("kept", true);
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "kept").ok());
+  ASSERT_TRUE(registry.CommitAdmission("kept").ok());
+  // Being admitted (its devices allocated, not yet staged), and being removed.
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("coming", "coming")).ok());
+  ASSERT_TRUE(registry.BeginRemoval("kept").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "another pod's write").ok());
+  EXPECT_EQ(RecordedUids(dir_.path()),
+            (std::vector<std::string>{"kept in flight", "coming in flight"}));
+
+  // The crash: both still hold their devices in the checkpoint of that write.
+  const std::vector<checkpoint::PodDevicesEntry> checkpoint = {Entry("coming", "app", {"d1"}),
+                                                               Entry("kept", "app", {"d0"})};
+  PodRegistry restarted(dir_.path(), nullptr);
+  ASSERT_TRUE(restarted.Load(checkpoint).ok());
+  EXPECT_TRUE(restarted.List().empty()) << "neither admitted nor recovered";
+  EXPECT_TRUE(restarted.ActiveUids().empty()) << "their devices are to be freed";
+  EXPECT_EQ(restarted.Leaving(), (std::vector<std::string>{"coming", "kept"}));
+  ASSERT_TRUE(restarted.WriteWithCheckpoint("cp", "before the release").ok());
+  EXPECT_EQ(RecordedUids(dir_.path()),
+            (std::vector<std::string>{"kept in flight", "coming in flight"}))
+      << "in flight until released";
+  restarted.Released("coming");
+  restarted.Released("kept");
+  EXPECT_TRUE(restarted.Leaving().empty());
+  ASSERT_TRUE(restarted.BeginAdmission(MakePod("next", "next")).ok());
+  ASSERT_TRUE(restarted.WriteWithCheckpoint("cp", "released").ok());
+  EXPECT_EQ(RecordedUids(dir_.path()), std::vector<std::string>{"next in flight"});
+
+  // A crash now: the pod in flight holds nothing in the checkpoint, nothing is left to release.
+  PodRegistry again(dir_.path(), nullptr);
+  ASSERT_TRUE(again.Load({}).ok());
+  EXPECT_TRUE(again.List().empty());
+  EXPECT_TRUE(again.Leaving().empty());
+}
+
+// A refused admission stays in the record, in flight, until its devices' release is durable
+// (Released): a write between the refusal and the release still lists it. A refused pod whose
+// staged entry a write carried is written again by FlushRecord when no checkpoint write came.
+TEST_F(PodRegistryTest, ARefusedAdmissionStaysInFlightUntilItsDevicesAreReleased) {
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
+  registry.StageAdmission("u1", true);
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u1").ok());
+  registry.AbortAdmission("u1");
+  EXPECT_TRUE(registry.ActiveUids().empty());
+  EXPECT_EQ(registry.Leaving(), std::vector<std::string>{"u1"});
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "another pod's write, still with u1").ok());
+  EXPECT_EQ(RecordedUids(dir_.path()), std::vector<std::string>{"u1 in flight"});
+  registry.Released("u1");
+  ASSERT_TRUE(registry.FlushRecord().ok());
+  EXPECT_EQ(RecordedUids(dir_.path()), std::vector<std::string>{"u1 in flight"})
+      << "the refusal was written already: no write of its own";
+
+  // Staged without devices and carried, then refused: FlushRecord writes it.
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u2", "two")).ok());
+  registry.StageAdmission("u2", false);
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "unchanged").ok());
+  EXPECT_EQ(RecordedUids(dir_.path()), std::vector<std::string>{"u2"});
+  registry.AbortAdmission("u2");
+  registry.Released("u2");
+  ASSERT_TRUE(registry.FlushRecord().ok());
+  EXPECT_TRUE(RecordedUids(dir_.path()).empty());
+
+  // Readmitted before its release: the new admission takes the entry over.
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u3", "three")).ok());
+  registry.AbortAdmission("u3");
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u3", "three")).ok());
+  EXPECT_TRUE(registry.Leaving().empty());
+  registry.StageAdmission("u3", true);
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u3").ok());
+  ASSERT_TRUE(registry.CommitAdmission("u3").ok());
+  EXPECT_EQ(RecordedUids(dir_.path()), std::vector<std::string>{"u3"});
 }
 
 // The record's rename survived a power cut and the checkpoint's did not: a pod that held
