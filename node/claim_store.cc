@@ -147,14 +147,10 @@ ClaimStore::Change ClaimStore::Forget(const std::set<std::string>& pod_uids) {
   return change;
 }
 
-absl::Status ClaimStore::Remove(const std::string& pod_uid) {
-  {
-    absl::MutexLock lock(&mu_);
-    Change change = Forget({pod_uid});
-    if (change.pods.empty()) return absl::OkStatus();
-    Install(std::move(change));
-  }
-  return Flush();
+void ClaimStore::Remove(const std::string& pod_uid) {
+  absl::MutexLock lock(&mu_);
+  Change change = Forget({pod_uid});
+  if (!change.pods.empty()) Install(std::move(change));
 }
 
 absl::Status ClaimStore::Retain(const std::set<std::string>& pod_uids) {

@@ -10,7 +10,8 @@
 // A pod's claims are stored at once and become durable with the store's next write: the DRA
 // manager's checkpoint writes carry the record (the store is their DurableWriter), so the claims
 // of a pod being admitted reach the disk in the flush that records the pod with its claims
-// before any driver is called. Removals write at once.
+// before any driver is called. A removal too is written by the store's next write: nothing
+// waits for it, since a restart's Retain forgets the claims of pods the node no longer holds.
 //
 // Thread-safety: every method may be called from any thread; writes are serialised and happen
 // outside the lock that readers take, so GetClaim never waits for the disk. A change costs what
@@ -58,9 +59,9 @@ class ClaimStore final : public dra::ClaimSource, public DurableWriter {
   absl::Status Add(const PodClaims& claims) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
 
   // Remove forgets the pod, drops it from the reservedFor of its claims and forgets the claims
-  // no stored pod uses any more, then writes the record. An unknown pod is not an error. On a
-  // failed write the pod is forgotten all the same and the store's next write retries.
-  absl::Status Remove(const std::string& pod_uid) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
+  // no stored pod uses any more; the record without them is written with the store's next
+  // write (Flush, or a write it carries). An unknown pod is not an error.
+  void Remove(const std::string& pod_uid) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
 
   // Retain forgets (as Remove) every stored pod not in `pod_uids`: what an admission cut short
   // by a crash left behind.

@@ -190,9 +190,11 @@ void PodAdmission::ForgetClaims(const dra::Pod& claims) {
     DEVMGR_LOG(logger_, warn, "Claims of a refused pod are unprepared later", "podUID", claims.uid,
                "err", unprepared);
   }
-  if (absl::Status removed = claims_->Remove(claims.uid); !removed.ok()) {
+  // Written at once: a refused admission leaves no trace.
+  claims_->Remove(claims.uid);
+  if (absl::Status written = claims_->Flush(); !written.ok()) {
     DEVMGR_LOG(logger_, err, "Failed to forget a refused pod's claims durably", "podUID",
-               claims.uid, "err", removed);
+               claims.uid, "err", written);
   }
 }
 
@@ -254,11 +256,9 @@ absl::Status PodAdmission::Remove(const std::string& pod_uid) {
     return removed;
   }
   if (claims.has_value()) {
-    // The pod is gone: were this write lost, the next start forgets its claims (Retain).
-    if (absl::Status forgotten = claims_->Remove(pod_uid); !forgotten.ok()) {
-      DEVMGR_LOG(logger_, warn, "Failed to forget a removed pod's claims", "podUID", pod_uid, "err",
-                 forgotten);
-    }
+    // The pod is gone (in flight in the record): its claims leave the claim record with the
+    // next write, and a start before that forgets them (Retain). No flush of its own.
+    claims_->Remove(pod_uid);
     absl::MutexLock lock(&sync_mu_);
     prepared_.erase(pod_uid);
     sync_errors_.erase(pod_uid);
