@@ -162,7 +162,7 @@ absl::Status ClaimStore::Retain(const std::set<std::string>& pod_uids) {
     }
     Change change = Forget(gone);
     if (change.pods.empty()) return absl::OkStatus();
-    DEVMGR_LOG(logger_, info, "Forgetting the claims of pods that were never admitted", "pods",
+    DEVMGR_LOG(logger_, info, "Forgetting the claims of pods the node does not hold", "pods",
                static_cast<int64_t>(change.pods.size()));
     Install(std::move(change));
   }

@@ -63,8 +63,9 @@ class ClaimStore final : public dra::ClaimSource, public DurableWriter {
   // write (Flush, or a write it carries). An unknown pod is not an error.
   void Remove(const std::string& pod_uid) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
 
-  // Retain forgets (as Remove) every stored pod not in `pod_uids`: what an admission cut short
-  // by a crash left behind.
+  // Retain forgets (as Remove) every stored pod not in `pod_uids`, then writes the record: what
+  // an admission cut short by a crash left behind, and removed pods whose record a crash did
+  // not let a write carry.
   absl::Status Retain(const std::set<std::string>& pod_uids) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
 
   // Flush writes the record if something changed since its last write.
