@@ -185,7 +185,9 @@ class PodRegistry final : public podresources::PodsProvider {
   std::map<std::string, Admitting> admitting_ ABSL_GUARDED_BY(mu_);
   // Leaving: the in-flight entries of pods no longer active, until Released.
   std::map<std::string, std::string> leaving_ ABSL_GUARDED_BY(mu_);
-  // Bumped by every change of what the record is to hold; written_ is the change last written.
+  // Bumped by every change of what the record is to hold, except an entry in flight leaving it
+  // (Released, FinishRemoval), which no restart needs to see; written_ is the change last
+  // written.
   uint64_t changes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;
   // The change of the last refusal of a staged pod, which FlushRecord makes durable.
