@@ -32,6 +32,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/unix_socket.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 #include "podresources/v1/api.grpc.pb.h"
@@ -628,6 +631,55 @@ TEST_F(FaultsTest, DaemonKilledDuringAdmissionsLosesNothing) {
             << ", temporary files the kills left and the restarts removed: " << temporaries_left
             << "\n";
   EXPECT_GT(admissions_done, 0) << "no admission finished between kills: nothing was tested";
+}
+
+// Another admission's write comes while a pod is half allocated: its first container holds a
+// device, its second waits on a plugin that never answers Allocate. That write's checkpoint
+// carries the first device, and its record lists the pod in flight; the daemon is killed before
+// the pod's own write. At the restart the pod is neither admitted nor recovered, its device is
+// released and the checkpoint rewritten without it, and the other pod keeps its device.
+TEST_F(FaultsTest, AKillWhileAPodIsHalfAllocatedLeavesItNeitherAdmittedNorRecovered) {
+  StartServing();
+  auto nic = StartNicPlugin({"--allocate-hang"});
+  const std::string half = absl::StrCat(
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: half\n  namespace: default\n  uid: half\n",
+      "spec:\n  containers:\n", "  - name: c1\n    resources:\n      limits:\n        ", kGpu,
+      ": 1\n", "  - name: c2\n    resources:\n      limits:\n        ", kNic, ": 1\n");
+  auto admission = std::async(std::launch::async, [&] { return h_.Admit(half); });
+  // The second container's Allocate is under way: the first holds its device.
+  const std::string nic_called = absl::StrCat("resourceName=\"", kNic, "\"");
+  ASSERT_TRUE(WaitFor([&] {
+    for (absl::string_view line : absl::StrSplit(serve_->err(), '\n')) {
+      if (absl::StrContains(line, kAllocateCalled) && absl::StrContains(line, nic_called)) {
+        return true;
+      }
+    }
+    return false;
+  }));
+  ASSERT_EQ(h_.Admit(PodManifest("other", kGpu, 1)).exit_code, 0);
+  ASSERT_NE(ReadFile(h_.CheckpointPath()).find("half"), std::string::npos)
+      << "the other pod's write carried the half-allocated pod's device";
+  const nlohmann::json recorded = nlohmann::json::parse(
+      ReadFile(h_.CheckpointPath().parent_path() / "devmgr_admitted_pods"), nullptr, false);
+  bool in_flight = false;
+  for (const nlohmann::json& pod : recorded.value("pods", nlohmann::json::array())) {
+    if (pod.value("uid", "") == "half") in_flight = pod.value("inFlight", false);
+  }
+  EXPECT_TRUE(in_flight) << recorded.dump();
+  serve_->Signal(SIGKILL);
+  ASSERT_TRUE(serve_->Wait(10s).has_value());
+  ASSERT_EQ(admission.wait_for(20s), std::future_status::ready);
+  EXPECT_NE(admission.get().exit_code, 0) << "cut by the kill";
+
+  serve_ = h_.StartServe(serve_flags_);
+  ASSERT_NE(serve_, nullptr);
+  ASSERT_EQ(h_.VerifyCheckpoint(), "");
+  ExpectNothingHeldBy("half");
+  const nlohmann::json pods = h_.ListPods().value("pods", nlohmann::json::array());
+  ASSERT_EQ(pods.size(), 1u) << pods.dump();
+  EXPECT_EQ(pods[0]["pod"].value("uid", ""), "other");
+  EXPECT_FALSE(pods[0].value("recovered", false));
+  EXPECT_EQ(h_.PodDevices()["other"].size(), 1u);
 }
 
 }  // namespace
