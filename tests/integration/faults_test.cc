@@ -109,6 +109,18 @@ class FaultsTest : public ::testing::Test {
     EXPECT_EQ(text.find(uid), std::string::npos) << uid << " is in the checkpoint: " << text;
   }
 
+  // ExpectReleasedAtRestart: after a restart, the checkpoint verifies, `cut` (a pod recorded in
+  // flight) holds nothing and is not in the checkpoint, and `kept` is the only pod, not
+  // recovered.
+  void ExpectReleasedAtRestart(const std::string& cut, const std::string& kept) {
+    ASSERT_EQ(h_.VerifyCheckpoint(), "");
+    ExpectNothingHeldBy(cut);
+    const nlohmann::json pods = h_.ListPods().value("pods", nlohmann::json::array());
+    ASSERT_EQ(pods.size(), 1u) << pods.dump();
+    EXPECT_EQ(pods[0]["pod"].value("uid", ""), kept);
+    EXPECT_FALSE(pods[0].value("recovered", false));
+  }
+
   // ExpectAdmissionRefusedWhenKilledDuring admits a one-device pod of `nic`'s resource, kills
   // `nic` with SIGKILL once the daemon logs `called`, and expects the admission refused with
   // `reason` in its error, nothing held, and the other resource still served.
@@ -538,12 +550,7 @@ TEST_F(FaultsTest, APodRecordedInFlightIsNotAdmittedAndItsDevicesAreReleasedAtSt
   EXPECT_NE(serve_->err().find("Pod recorded while its admission or removal was under way"),
             std::string::npos)
       << serve_->err();
-  ASSERT_EQ(h_.VerifyCheckpoint(), "");
-  ExpectNothingHeldBy("second");
-  const nlohmann::json pods = h_.ListPods().value("pods", nlohmann::json::array());
-  ASSERT_EQ(pods.size(), 1u) << pods.dump();
-  EXPECT_EQ(pods[0]["pod"].value("uid", ""), "first");
-  EXPECT_FALSE(pods[0].value("recovered", false));
+  ExpectReleasedAtRestart("second", "first");
   ProcessResult third = h_.Admit(PodManifest("third", kGpu, 1));
   EXPECT_EQ(third.exit_code, 0) << "the released device is free: " << third.err;
 }
@@ -673,12 +680,7 @@ TEST_F(FaultsTest, AKillWhileAPodIsHalfAllocatedLeavesItNeitherAdmittedNorRecove
 
   serve_ = h_.StartServe(serve_flags_);
   ASSERT_NE(serve_, nullptr);
-  ASSERT_EQ(h_.VerifyCheckpoint(), "");
-  ExpectNothingHeldBy("half");
-  const nlohmann::json pods = h_.ListPods().value("pods", nlohmann::json::array());
-  ASSERT_EQ(pods.size(), 1u) << pods.dump();
-  EXPECT_EQ(pods[0]["pod"].value("uid", ""), "other");
-  EXPECT_FALSE(pods[0].value("recovered", false));
+  ExpectReleasedAtRestart("half", "other");
   EXPECT_EQ(h_.PodDevices()["other"].size(), 1u);
 }
 
