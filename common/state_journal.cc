@@ -418,9 +418,25 @@ absl::Status StateJournal::WriteTogether(std::vector<FileStore::PlacedBytes> fil
     }
   }
   absl::MutexLock lock(&mu_);
-  absl::Status status = FileStore::WriteAcrossCommitted(
-      files, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return Append(files); });
+  bool committed = false;
+  absl::Status status =
+      FileStore::WriteAcrossCommitted(files, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        absl::Status appended = Append(files);
+        committed = appended.ok();
+        return appended;
+      });
   last_commit_ = absl::Now();
+  if (committed && !status.ok()) {
+    // A rename failed after the flush: the caller takes the write as failed, so its record
+    // must never be replayed. Its epoch is retired as after a failed flush; the files keep what
+    // the renames left (those before the failed one are new, as a kill between them leaves
+    // them).
+    stale_epoch_ = true;
+    if (absl::Status compacted = CompactLocked(); !compacted.ok()) {
+      DEVMGR_LOG(options_.logger, err, "Failed to retire the state journal's records", "path",
+                 options_.path.string(), "err", compacted);
+    }
+  }
   return status;
 }
 

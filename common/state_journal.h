@@ -19,6 +19,10 @@
 // the files on disk may be behind after a power cut: only a program that replays the journal
 // (devmgr at its start) sees the latest state then.
 //
+// A commit that fails after its record was written (its flush, or a rename after the flush)
+// retires its epoch at once, with a compaction, so that its record is never replayed over what
+// the caller was told had failed.
+//
 // Records carry the epoch of the journal's header, which changes at every compaction and every
 // Open, and a CRC-32 of their content: a torn record, or one left from an earlier epoch in
 // space that is being overwritten, ends the replay. They also carry the time of their commit: a

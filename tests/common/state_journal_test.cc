@@ -334,6 +334,28 @@ TEST_F(StateJournalTest, ACommitWhoseFlushFailedIsNeverReplayed) {
   EXPECT_EQ(*plugins_.Read("checkpoint"), "kept");
 }
 
+// A commit whose rename failed after the flush is taken as failed by its caller: it is never
+// replayed either, and the commits before it stay.
+TEST_F(StateJournalTest, ACommitWhoseRenameFailedIsNeverReplayed) {
+  InChild([&] {
+    StateJournal* journal = OpenInChild(Options());
+    Must(journal->WriteTogether({{&plugins_, "checkpoint", "kept"}}));
+    const FileStore failing(plugins_.folder(), [](FileStore::WriteStep step) {
+      if (step == FileStore::WriteStep::kRename) return absl::PermissionDeniedError("rename");
+      return absl::OkStatus();
+    });
+    if (journal->WriteTogether({{&failing, "checkpoint", "failed"}, {&state_, "record", "r"}})
+            .code() != absl::StatusCode::kPermissionDenied) {
+      ::_exit(7);
+    }
+  });
+  std::unique_ptr<StateJournal> journal = Open(Options());
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(journal->replayed(), 0u);
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "kept");
+  EXPECT_EQ(state_.Read("record").status().code(), absl::StatusCode::kNotFound);
+}
+
 // A journal whose header is not one (a crash while it was created, or another file there) holds
 // no record: it is started anew.
 TEST_F(StateJournalTest, AnUnreadableJournalIsStartedAnew) {
