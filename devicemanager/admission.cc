@@ -451,6 +451,7 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
       pod_devices_.Remove(pod.uid, container.name, reservation.devices.resource);
     }
     reservations_.SetPodReusable(pod.uid, std::move(reuse_before));
+    freed_generation_ = ++commit_generation_;
     ScheduleCheckpointLocked();
     lock.Release();
     return Refused(kRefusedCheckpointWrite, written);
@@ -517,7 +518,7 @@ absl::Status ManagerImpl::AdmitPod(const Pod& pod) {
           }
         }
         reservations_.ForgetPod(pod.uid);
-        generation = ++commit_generation_;
+        generation = freed_generation_ = ++commit_generation_;
         ScheduleNotifyLocked();
       }
       if (absl::Status written = PersistCheckpoint(generation); !written.ok()) {
@@ -637,6 +638,7 @@ void ManagerImpl::UpdateAllocatedDevices() {
     reservations_.ForgetPodsNotIn(active);
     if (removed.empty()) return;
     pod_devices_.Delete(removed);
+    freed_generation_ = ++commit_generation_;
     ScheduleNotifyLocked();
   }
   DEVMGR_LOG(options_.logger, debug, "Pods to be removed", "podUIDs", absl::StrJoin(removed, ","));
@@ -644,15 +646,22 @@ void ManagerImpl::UpdateAllocatedDevices() {
 
 absl::Status ManagerImpl::ReleasePod(absl::string_view pod_uid) {
   uint64_t generation = 0;
+  bool held = false;
   {
     absl::MutexLock lock(&mu_);
     reservations_.ForgetPod(pod_uid);
-    if (!pod_devices_.HasPod(pod_uid)) return absl::OkStatus();
-    pod_devices_.Delete({std::string(pod_uid)});
-    generation = ++commit_generation_;
-    ScheduleNotifyLocked();
+    held = pod_devices_.HasPod(pod_uid);
+    if (held) {
+      pod_devices_.Delete({std::string(pod_uid)});
+      freed_generation_ = ++commit_generation_;
+      ScheduleNotifyLocked();
+    }
+    // Holding nothing, its devices (if it had any) went with an earlier freeing that may not
+    // be on disk yet (a pass of UpdateAllocatedDevices once the host stopped listing the pod,
+    // or a release whose write failed): the call returns once that one is.
+    generation = freed_generation_;
   }
-  DEVMGR_LOG(options_.logger, info, "Released the devices of a pod", "podUID", pod_uid);
+  if (held) DEVMGR_LOG(options_.logger, info, "Released the devices of a pod", "podUID", pod_uid);
   return PersistCheckpoint(generation);
 }
 

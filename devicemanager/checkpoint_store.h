@@ -3,11 +3,12 @@
 // (checkpoint_store_impl.h); tests give the manager stores that fail on demand or keep the file
 // in memory.
 //
-// Threads: the manager serializes Write and Rename calls (never two at once); Read and List may
-// run at the same time as a Write. Every call may block on disk; the manager never calls the
-// store holding its state mutex.
+// Threads: the manager serializes Write, WriteSnapshot and Rename calls (never two at once);
+// Read and List may run at the same time as a write. Every call may block on disk; the manager
+// never calls the store holding its state mutex, except Snapshotting.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,18 @@ class CheckpointStore {
   // Write replaces file `name` with `bytes` durably and atomically: after an error, the old
   // content is still there (or, after a crash, either the old or the new one).
   virtual absl::Status Write(absl::string_view name, absl::string_view bytes) = 0;
+
+  // Snapshotting is called under the manager's state mutex as it takes the state a checkpoint
+  // write will hold, and WriteSnapshot then writes that state's bytes with the number it
+  // returned: a store that writes state of its own beside the checkpoint (devmgr serve's pod
+  // record) learns which of its own changes came before the checkpoint's state was taken.
+  // Snapshotting must be quick and must not call the manager. By default 0, and WriteSnapshot
+  // is Write.
+  virtual uint64_t Snapshotting() { return 0; }
+  virtual absl::Status WriteSnapshot(absl::string_view name, absl::string_view bytes,
+                                     uint64_t /*snapshotting*/) {
+    return Write(name, bytes);
+  }
 
   // Rename gives file `from` the name `to`, replacing any file `to`.
   virtual absl::Status Rename(absl::string_view from, absl::string_view to) = 0;

@@ -278,7 +278,9 @@ class Manager {
   // ReleasePod frees every device `pod_uid` holds (and its reusable init-container devices)
   // and makes the checkpoint durable before returning, for a host that knows a pod has ended
   // and must not find it in the checkpoint after a crash (beyond upstream, which frees only
-  // through UpdateAllocatedDevices and writes later). OK when the pod holds nothing; the
+  // through UpdateAllocatedDevices and writes later). For a pod that holds nothing it returns
+  // once the last freeing of devices is durable (the pod's may have been freed in memory only,
+  // by UpdateAllocatedDevices or by a release whose write failed): at once when it is. The
   // store's error when the write fails (the devices stay free). Blocks on disk.
   virtual absl::Status ReleasePod(absl::string_view pod_uid) = 0;
 

@@ -197,6 +197,7 @@ void ManagerImpl::RestoreFromCheckpoint() {
 
 ManagerImpl::CheckpointSnapshot ManagerImpl::CheckpointSnapshotLocked() const {
   CheckpointSnapshot data;
+  data.store_mark = store_.Snapshotting();
   // Restored allocations are written back as they are: never drop what a kubelet allocated.
   data.entries = pod_devices_.RenderedEntries();
   data.registered_devices.reserve(devices_.size());
@@ -270,7 +271,7 @@ absl::Status ManagerImpl::StoreCheckpoint(const CheckpointSnapshot& data) {
   const std::string bytes = checkpoint::EncodeRendered(data.entries, RenderRegistered(data));
   // A monotonic clock: options_.clock may be a test's, and wall time can jump.
   const auto start = std::chrono::steady_clock::now();
-  absl::Status status = store_.Write(options_.checkpoint_name, bytes);
+  absl::Status status = store_.WriteSnapshot(options_.checkpoint_name, bytes, data.store_mark);
   metrics_.CheckpointWritten(absl::FromChrono(std::chrono::steady_clock::now() - start),
                              status.ok());
   return status;

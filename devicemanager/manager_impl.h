@@ -211,6 +211,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
     std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> entries;
     std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> registered_devices;
     std::vector<std::pair<std::string, SharedTable>> unrendered;
+    // What the store's Snapshotting answered when the state was taken.
+    uint64_t store_mark = 0;
   };
   void WriteCheckpointData(const CheckpointSnapshot& data) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -305,10 +307,14 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   std::optional<std::pair<uint64_t, uint64_t>> passed_at_ ABSL_GUARDED_BY(mu_);
   // Admissions inside WaitForPluginLocked's wait.
   int plugin_waits_ ABSL_GUARDED_BY(mu_) = 0;
-  // Bumped by every commit of an admission and by SyncCheckpoint; durable_generation_ is the
-  // newest one on disk.
+  // Bumped by every commit of an admission, every freeing of a pod's devices and by
+  // SyncCheckpoint; durable_generation_ is the newest one on disk. freed_generation_ is the
+  // last freeing's (ReleasePod, a rolled-back allocation, a pass of UpdateAllocatedDevices,
+  // which writes nothing): ReleasePod of a pod found holding nothing waits until it is durable,
+  // since the pod's devices may be among those freed in memory only.
   uint64_t commit_generation_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t durable_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t freed_generation_ ABSL_GUARDED_BY(mu_) = 0;
 
   // Serializes checkpoint writes, each snapshotting the state after taking it, so that a
   // later write never carries older state than an earlier one. Held across file I/O (never

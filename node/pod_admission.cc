@@ -53,17 +53,26 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
     return absl::FailedPreconditionError(
         absl::StrCat("pod ", pod.uid, " uses ResourceClaims, and this node serves no DRA drivers"));
   }
+  if (registry_.IsLeaving(pod.uid)) {
+    // Refused before (or cut short by a restart), and its devices' release failed then.
+    if (absl::Status released = manager_.ReleasePod(pod.uid); !released.ok()) {
+      return absl::UnavailableError(absl::StrCat(
+          "pod ", pod.uid, ": the devices of its earlier admission could not be released: ",
+          released.message()));
+    }
+    registry_.Released(pod.uid);
+  }
   if (absl::Status begun = registry_.BeginAdmission(pod); !begun.ok()) return begun;
 
   absl::string_view reason;
   absl::StatusOr<std::vector<ContainerOptions>> options = AllocateAll(pod, claims, reason);
   absl::Status status = options.status();
   if (status.ok()) {
-    // The record with the pod and the checkpoint with its devices, in one flush (when the
-    // manager's store is a RecordingCheckpointStore; otherwise CommitAdmission writes the
-    // record after the checkpoint). A pod that holds no devices changed nothing in the
-    // checkpoint: CommitAdmission writes its record alone. Either write carries the state of
-    // the pod's prepared claims (SetDra).
+    // The record with the pod and the checkpoint with its devices, in one flush (the manager's
+    // store is a RecordingCheckpointStore, whose writes taken after the pod was staged record
+    // it admitted). A pod that holds no devices changed nothing in the checkpoint:
+    // CommitAdmission writes its record alone. Either write carries the state of the pod's
+    // prepared claims (SetDra).
     const bool holds_devices = HoldsDevices(pod);
     registry_.StageAdmission(pod.uid, holds_devices);
     reason = kRefusedRecordWrite;

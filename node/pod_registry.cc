@@ -149,8 +149,10 @@ absl::Status PodRegistry::BeginAdmission(const Pod& pod) {
   if (pods_.contains(pod.uid) || admitting_.contains(pod.uid)) {
     return absl::AlreadyExistsError(absl::StrCat("pod ", pod.uid, " is already admitted"));
   }
-  // A refused pod of the same UID whose release failed: the new entry is in flight too.
-  leaving_.erase(pod.uid);
+  if (leaving_.contains(pod.uid)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pod ", pod.uid, " left before, and the release of its devices is not yet durable"));
+  }
   admitting_[pod.uid] = Admitting{pod, std::move(entry)};
   ++changes_;
   return absl::OkStatus();
@@ -161,8 +163,9 @@ void PodRegistry::StageAdmission(const std::string& pod_uid, bool holds_devices)
   auto it = admitting_.find(pod_uid);
   if (it == admitting_.end()) return;
   Admitting& admitting = it->second;
-  admitting.record_entry = EncodePodRecordEntry({admitting.pod, holds_devices});
+  admitting.staged_entry = EncodePodRecordEntry({admitting.pod, holds_devices});
   admitting.staged = true;
+  admitting.holds_devices = holds_devices;
   admitting.staged_change = ++changes_;
 }
 
@@ -175,15 +178,21 @@ absl::Status PodRegistry::CommitAdmission(const std::string& pod_uid) {
     if (admitting == admitting_.end() || !admitting->second.staged) {
       return absl::FailedPreconditionError(absl::StrCat("pod ", pod_uid, " is not staged"));
     }
-    written = written_ >= admitting->second.staged_change;
+    written = WrittenAdmittedLocked(admitting->second);
   }
   if (!written) {
     if (absl::Status status = WriteRecord(); !status.ok()) return status;
   }
   absl::MutexLock lock(&mu_);
   auto admitting = admitting_.find(pod_uid);
+  if (!WrittenAdmittedLocked(admitting->second)) {
+    // Holding devices, it is written admitted only beside a checkpoint taken after it was
+    // staged, and none was written.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pod ", pod_uid, ": no checkpoint with its devices was written after it was staged"));
+  }
   pods_[pod_uid] = Held{RegisteredPod{std::move(admitting->second.pod), false},
-                        std::move(admitting->second.record_entry)};
+                        std::move(admitting->second.staged_entry)};
   admitting_.erase(admitting);
   ++revision_;
   change_log_.Record(revision_, pod_uid);
@@ -195,12 +204,8 @@ void PodRegistry::AbortAdmission(const std::string& pod_uid) {
   auto it = admitting_.find(pod_uid);
   if (it == admitting_.end()) return;
   Admitting& admitting = it->second;
-  if (admitting.staged) {
-    leaving_[pod_uid] = InFlightEntry(admitting.pod);
-    refused_change_ = ++changes_;
-  } else {
-    leaving_[pod_uid] = std::move(admitting.record_entry);
-  }
+  if (admitting.staged) refused_change_ = ++changes_;
+  leaving_[pod_uid] = std::move(admitting.in_flight_entry);
   admitting_.erase(it);
   ++abandoned_;
 }
@@ -208,6 +213,11 @@ void PodRegistry::AbortAdmission(const std::string& pod_uid) {
 void PodRegistry::Released(const std::string& pod_uid) {
   absl::MutexLock lock(&mu_);
   leaving_.erase(pod_uid);
+}
+
+bool PodRegistry::IsLeaving(const std::string& pod_uid) const {
+  absl::MutexLock lock(&mu_);
+  return leaving_.contains(pod_uid);
 }
 
 std::vector<std::string> PodRegistry::Leaving() const {
@@ -275,41 +285,75 @@ void PodRegistry::AbortRemoval(const std::string& pod_uid) {
   if (!it->second.registered.recovered) ++changes_;
 }
 
-PodRegistry::RecordSnapshot PodRegistry::SnapshotLocked() const {
+PodRegistry::RecordSnapshot PodRegistry::SnapshotLocked(uint64_t mark) const {
   std::vector<absl::string_view> entries;
   entries.reserve(pods_.size() + admitting_.size() + leaving_.size());
   for (const auto& [uid, held] : pods_) {
     if (held.registered.recovered) continue;
     entries.push_back(held.removing ? held.in_flight_entry : held.record_entry);
   }
-  for (const auto& [uid, admitting] : admitting_) entries.push_back(admitting.record_entry);
+  uint64_t deferred = 0;
+  for (const auto& [uid, admitting] : admitting_) {
+    if (!admitting.staged) {
+      entries.push_back(admitting.in_flight_entry);
+    } else if (AdmittedBeside(admitting, mark)) {
+      entries.push_back(admitting.staged_entry);
+    } else {
+      entries.push_back(admitting.in_flight_entry);
+      if (deferred == 0 || admitting.staged_change < deferred) deferred = admitting.staged_change;
+    }
+  }
   for (const auto& [uid, entry] : leaving_) entries.push_back(entry);
-  return {JoinPodRecord(entries), changes_};
+  return {JoinPodRecord(entries), changes_, mark, deferred};
+}
+
+bool PodRegistry::AdmittedBeside(const Admitting& admitting, uint64_t mark) {
+  // Staged after the checkpoint's state was taken, its devices may be there only in part.
+  return !admitting.holds_devices || admitting.staged_change <= mark;
+}
+
+bool PodRegistry::WrittenAdmittedLocked(const Admitting& admitting) const {
+  return written_ >= admitting.staged_change && AdmittedBeside(admitting, written_mark_);
+}
+
+uint64_t PodRegistry::CheckpointMark() const {
+  absl::MutexLock lock(&mu_);
+  return changes_;
 }
 
 absl::Status PodRegistry::WriteRecord() {
   RecordSnapshot record;
   {
     absl::MutexLock lock(&mu_);
-    record = SnapshotLocked();
+    record = SnapshotLocked(checkpoint_mark_);
   }
   absl::Status status = WriteThrough(next_, {{&store_, kPodRecordName, record.bytes}});
-  if (status.ok()) Wrote(record.change);
+  if (status.ok()) Wrote(record);
   return status;
 }
 
-absl::Status PodRegistry::WriteWithCheckpoint(absl::string_view name, absl::string_view bytes) {
+absl::Status PodRegistry::WriteWithCheckpoint(absl::string_view name, absl::string_view bytes,
+                                              uint64_t mark) {
   absl::MutexLock write_lock(&write_mu_);
   std::optional<RecordSnapshot> record;
   {
     absl::MutexLock lock(&mu_);
-    if (changes_ > written_) record = SnapshotLocked();
+    // Changed, or a pod the last record wrote in flight for want of its devices is now held.
+    if (changes_ > written_ || (deferred_ != 0 && mark >= deferred_)) {
+      record = SnapshotLocked(mark);
+    }
   }
-  if (!record.has_value()) return WriteThrough(next_, {{&store_, name, bytes}});
   absl::Status status =
-      WriteThrough(next_, {{&store_, name, bytes}, {&store_, kPodRecordName, record->bytes}});
-  if (status.ok()) Wrote(record->change);
-  return status;
+      record.has_value()
+          ? WriteThrough(next_, {{&store_, name, bytes}, {&store_, kPodRecordName, record->bytes}})
+          : WriteThrough(next_, {{&store_, name, bytes}});
+  if (!status.ok()) return status;
+  {
+    absl::MutexLock lock(&mu_);
+    checkpoint_mark_ = std::max(checkpoint_mark_, mark);
+  }
+  if (record.has_value()) Wrote(*record);
+  return absl::OkStatus();
 }
 
 void PodRegistry::CarryWith(DurableWriter* next) {
@@ -317,9 +361,11 @@ void PodRegistry::CarryWith(DurableWriter* next) {
   next_ = next;
 }
 
-void PodRegistry::Wrote(uint64_t change) {
+void PodRegistry::Wrote(const RecordSnapshot& record) {
   absl::MutexLock lock(&mu_);
-  written_ = std::max(written_, change);
+  written_ = std::max(written_, record.change);
+  written_mark_ = std::max(written_mark_, record.mark);
+  deferred_ = record.deferred;
 }
 
 std::optional<RegisteredPod> PodRegistry::Find(const std::string& pod_uid) const {

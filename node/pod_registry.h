@@ -4,7 +4,10 @@
 // rewritten when a pod is removed. An admission's record is written in the same flush as the
 // checkpoint that holds its devices (WriteWithCheckpoint, through RecordingCheckpointStore), and
 // a removal's in the flush of the checkpoint that releases them, so that each costs one flush
-// of the disk.
+// of the disk. A staged admission that holds devices is written as admitted only beside a
+// checkpoint whose state was taken after it was staged (CheckpointMark): until then it is
+// written in flight, so that no record names it admitted beside a checkpoint that holds only
+// some of its devices.
 //
 // Every record written lists every pod whose devices the checkpoint beside it may hold, whatever
 // other admissions' and removals' writes come between the steps of one: a pod's entry goes into
@@ -68,16 +71,19 @@ class PodRegistry final : public podresources::PodsProvider {
   // BeginAdmission makes `pod` active for the device manager (which frees the devices of
   // inactive pods) but not yet visible to ListPods or PodResources, and puts it into the
   // record's next write in flight. AlreadyExists when a pod with its UID is admitted, recovered
-  // or being admitted.
+  // or being admitted; FailedPrecondition while one is leaving (IsLeaving: the devices of the
+  // earlier pod must be released durably first, or a record naming the new one admitted could
+  // come beside a checkpoint that still holds them).
   absl::Status BeginAdmission(const devicemanager::Pod& pod);
   // StageAdmission puts a pod that BeginAdmission took into the record's next write, saying
-  // whether the device manager holds devices for it (then its checkpoint entries must be
-  // durable in the same write or before: the caller syncs the checkpoint next). The pod is not
+  // whether the device manager holds devices for it (then it is written as admitted only with
+  // a checkpoint taken after this call: the caller syncs the checkpoint next). The pod is not
   // listed yet.
   void StageAdmission(const std::string& pod_uid, bool holds_devices);
   // CommitAdmission makes a staged pod admitted (listed), writing the record first unless a
   // write since StageAdmission carried it; on a failed write the pod stays staged and the
-  // error is returned (the caller aborts).
+  // error is returned (the caller aborts), and so it does with FailedPrecondition for a pod
+  // that holds devices when no checkpoint taken after it was staged was written.
   absl::Status CommitAdmission(const std::string& pod_uid);
   // AbortAdmission forgets a pod that BeginAdmission took; the record keeps it in flight until
   // Released. The caller then releases the pod's devices durably, calls Released, and calls
@@ -91,6 +97,7 @@ class PodRegistry final : public podresources::PodsProvider {
   // devices in the checkpoint (the host releases them before it lets the device manager free
   // anything, then calls Released).
   std::vector<std::string> Leaving() const;
+  bool IsLeaving(const std::string& pod_uid) const;
   // FlushRecord writes the record if a refused pod was staged since its last write (a staged
   // pod that held no devices may be on disk as admitted, and no checkpoint write came to carry
   // it in flight). A failure is returned; the next write retries.
@@ -108,10 +115,14 @@ class PodRegistry final : public podresources::PodsProvider {
   absl::Status FinishRemoval(const std::string& pod_uid);
   void AbortRemoval(const std::string& pod_uid);
 
-  // WriteWithCheckpoint writes the device manager's checkpoint (`name`, `bytes`), together
-  // with the record when the record has changed since it was last written: one flush for both,
-  // the checkpoint renamed first. The store's error when the write fails.
-  absl::Status WriteWithCheckpoint(absl::string_view name, absl::string_view bytes)
+  // CheckpointMark: what the record is at now. A checkpoint whose state was taken after this
+  // call holds the devices of every admission staged before it.
+  uint64_t CheckpointMark() const ABSL_LOCKS_EXCLUDED(mu_);
+  // WriteWithCheckpoint writes the device manager's checkpoint (`name`, `bytes`, its state
+  // taken after CheckpointMark answered `mark`), together with the record when the record has
+  // changed since it was last written: one flush for both, the checkpoint renamed first. The
+  // store's error when the write fails.
+  absl::Status WriteWithCheckpoint(absl::string_view name, absl::string_view bytes, uint64_t mark)
       ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
 
   // CarryWith sends every later write (the record's, and the checkpoint's with it) through
@@ -144,17 +155,28 @@ class PodRegistry final : public podresources::PodsProvider {
   static podresources::Pod ToPodResources(const devicemanager::Pod& pod);
 
  private:
-  // The record as it is to be written: the admitted pods, those being admitted and those
-  // leaving, each with its entry; and the change it reflects (changes_).
+  // The record as it is to be written beside a checkpoint taken after CheckpointMark answered
+  // `mark`: the admitted pods, those being admitted and those leaving, each with its entry
+  // (staged ones that hold devices in flight if staged after `mark`); the change it reflects
+  // (changes_), `mark`, and the first staged change it wrote in flight for that reason (0 for
+  // none).
   struct RecordSnapshot {
     std::string bytes;
     uint64_t change = 0;
+    uint64_t mark = 0;
+    uint64_t deferred = 0;
   };
-  RecordSnapshot SnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // WriteRecord writes the record (without the checkpoint) as SnapshotLocked gives it.
+  struct Admitting;
+  RecordSnapshot SnapshotLocked(uint64_t mark) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // AdmittedBeside: a staged pod is written admitted beside a checkpoint of `mark`.
+  static bool AdmittedBeside(const Admitting& admitting, uint64_t mark);
+  // WrittenAdmittedLocked: a staged pod is on disk admitted.
+  bool WrittenAdmittedLocked(const Admitting& admitting) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // WriteRecord writes the record (without the checkpoint) as SnapshotLocked gives it beside
+  // the checkpoint last written.
   absl::Status WriteRecord() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
-  // Wrote notes that the record of `change` is on disk.
-  void Wrote(uint64_t change) ABSL_LOCKS_EXCLUDED(mu_);
+  // Wrote notes that `record` is on disk.
+  void Wrote(const RecordSnapshot& record) ABSL_LOCKS_EXCLUDED(mu_);
 
   const FileStore store_;
   const LoggerPtr logger_;
@@ -176,9 +198,11 @@ class PodRegistry final : public podresources::PodsProvider {
   std::map<std::string, Held> pods_ ABSL_GUARDED_BY(mu_);
   struct Admitting {
     devicemanager::Pod pod;
-    // Its entry in the record: in flight until staged, then as it is to be admitted.
-    std::string record_entry;
+    // Its entry in the record in flight, and once staged as it is to be admitted.
+    std::string in_flight_entry;
+    std::string staged_entry = {};
     bool staged = false;
+    bool holds_devices = false;
     // changes_ when it was staged: the record holds it once written_ reaches this.
     uint64_t staged_change = 0;
   };
@@ -190,6 +214,11 @@ class PodRegistry final : public podresources::PodsProvider {
   // written.
   uint64_t changes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;
+  // The mark of the checkpoint last written (a write of the record alone is beside it), the
+  // mark of the last record written, and what that record deferred (RecordSnapshot).
+  uint64_t checkpoint_mark_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t written_mark_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t deferred_ ABSL_GUARDED_BY(mu_) = 0;
   // The change of the last refusal of a staged pod, which FlushRecord makes durable.
   uint64_t refused_change_ ABSL_GUARDED_BY(mu_) = 0;
   // Changes with every change of pods_ (what GetActivePods answers).

@@ -2,9 +2,11 @@
 // plain store of the plugin folder (devicemanager/checkpoint_store_impl.h) except that every
 // checkpoint write carries the pod record along when the record has changed (an admission
 // staged, see PodRegistry): the two files reach the disk with one flush, which is what makes an
-// admission cost one durable write.
+// admission cost one durable write. The record's mark taken with the checkpoint's state
+// (Snapshotting) tells the registry which staged admissions that state holds.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,8 +25,14 @@ class RecordingCheckpointStore final : public devicemanager::CheckpointStore {
   absl::StatusOr<std::string> Read(absl::string_view name) const override {
     return store_.Read(name);
   }
+  // Bytes of unknown state: no staged admission is taken as held.
   absl::Status Write(absl::string_view name, absl::string_view bytes) override {
-    return registry_.WriteWithCheckpoint(name, bytes);
+    return registry_.WriteWithCheckpoint(name, bytes, 0);
+  }
+  uint64_t Snapshotting() override { return registry_.CheckpointMark(); }
+  absl::Status WriteSnapshot(absl::string_view name, absl::string_view bytes,
+                             uint64_t snapshotting) override {
+    return registry_.WriteWithCheckpoint(name, bytes, snapshotting);
   }
   absl::Status Rename(absl::string_view from, absl::string_view to) override {
     return store_.Rename(from, to);

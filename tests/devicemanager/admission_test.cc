@@ -698,6 +698,38 @@ TEST_F(AdmissionTest, ReleasePodFreesDevicesAndWritesTheCheckpoint) {
   EXPECT_TRUE(manager_->GetDevices("pod2", "app").empty()) << "freed even when the write fails";
 }
 
+// A pod found holding nothing may have had its devices freed in memory only: by a pass of
+// UpdateAllocatedDevices (which writes nothing, as upstream's), or by a release whose write
+// failed. Its release returns once that freeing is durable, so that a host that forgets the pod
+// next never leaves a checkpoint that still holds its devices.
+TEST_F(AdmissionTest, ReleasePodOfAPodFreedInMemoryOnlyMakesTheFreeingDurable) {
+  StartManager();
+  PluginPtr p1 = StartPlugin("p1.sock", kResource1, MakeDevices(2, "a"));
+  SetActive({"pod1", "pod2"});
+  ASSERT_TRUE(manager_->AdmitPod(MakePod("pod1", {MakeContainer("app", {{kResource1, 1}})})).ok());
+  ASSERT_TRUE(manager_->AdmitPod(MakePod("pod2", {MakeContainer("app", {{kResource1, 1}})})).ok());
+
+  SetActive({"pod2"});
+  manager_->UpdateAllocatedDevices();
+  EXPECT_TRUE(manager_->GetDevices("pod1", "app").empty());
+  auto data = ReadCheckpoint();
+  ASSERT_TRUE(data.ok());
+  EXPECT_EQ(data->pod_device_entries.size(), 2u) << "the pass writes nothing";
+  ASSERT_TRUE(manager_->ReleasePod("pod1").ok());
+  data = ReadCheckpoint();
+  ASSERT_TRUE(data.ok());
+  ASSERT_EQ(data->pod_device_entries.size(), 1u);
+  EXPECT_EQ(data->pod_device_entries[0].pod_uid, "pod2");
+
+  fail_writes_ = true;
+  EXPECT_FALSE(manager_->ReleasePod("pod2").ok());
+  fail_writes_ = false;
+  ASSERT_TRUE(manager_->ReleasePod("pod2").ok()) << "released again, the write is made";
+  data = ReadCheckpoint();
+  ASSERT_TRUE(data.ok());
+  EXPECT_TRUE(data->pod_device_entries.empty());
+}
+
 TEST_F(AdmissionTest, UpdateAllocatedDevicesPassesAgainOnlyAfterAChange) {
   std::atomic<uint64_t> revision{1};
   ManagerOptions options = Options();

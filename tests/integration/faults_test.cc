@@ -283,6 +283,11 @@ TEST_F(FaultsTest, UnwritableCheckpointRefusesAndRollsBack) {
     std::filesystem::remove(h_.CheckpointPath());
   }
   ExpectRepairedWriteKeepsEveryPod();
+  // The refused pod's release failed with the write: admitted again, its release is made
+  // durable first (PodRegistry::IsLeaving), and the admission goes on.
+  ProcessResult again = h_.Admit(PodManifest("refused", kGpu, 1));
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(h_.PodDevices()["refused"].size(), 1u);
 }
 
 // TmpfsMount: a small tmpfs mounted over a folder, detached at the end. Mounting needs

@@ -291,7 +291,7 @@ TEST_F(PodRegistryTest, AStagedAdmissionIsWrittenWithTheCheckpoint) {
   ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
   registry.StageAdmission("u1", true);
   EXPECT_TRUE(registry.List().empty()) << "staged is not yet admitted";
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "checkpoint 1").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "checkpoint 1", registry.CheckpointMark()).ok());
   EXPECT_EQ(*FileStore(dir_.path()).Read("cp"), "checkpoint 1");
   absl::StatusOr<std::string> record = FileStore(dir_.path()).Read(kPodRecordName);
   ASSERT_TRUE(record.ok());
@@ -303,7 +303,7 @@ TEST_F(PodRegistryTest, AStagedAdmissionIsWrittenWithTheCheckpoint) {
   std::filesystem::remove(dir_.Sub(kPodRecordName));
   ASSERT_TRUE(registry.CommitAdmission("u1").ok());
   EXPECT_EQ(Uids(registry), std::vector<std::string>{"u1"});
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "checkpoint 2").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "checkpoint 2", registry.CheckpointMark()).ok());
   EXPECT_EQ(*FileStore(dir_.path()).Read("cp"), "checkpoint 2");
   EXPECT_FALSE(std::filesystem::exists(dir_.Sub(kPodRecordName)));
 }
@@ -323,15 +323,15 @@ TEST_F(PodRegistryTest, AnAbortedWrittenAdmissionLeavesTheRecordWithTheNextWrite
   ASSERT_TRUE(registry.Load({}).ok());
   ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
   registry.StageAdmission("u1", false);
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u1").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u1", registry.CheckpointMark()).ok());
   registry.AbortAdmission("u1");
   EXPECT_EQ(recorded_uids(), std::vector<std::string>{"u1"}) << "not written alone";
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "without u1").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "without u1", registry.CheckpointMark()).ok());
   EXPECT_TRUE(recorded_uids().empty()) << "written with the checkpoint";
 
   ASSERT_TRUE(registry.BeginAdmission(MakePod("u2", "two")).ok());
   registry.StageAdmission("u2", false);
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u2").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u2", registry.CheckpointMark()).ok());
   registry.AbortAdmission("u2");
   ASSERT_TRUE(registry.FlushRecord().ok());
   EXPECT_TRUE(recorded_uids().empty()) << "written alone";
@@ -359,9 +359,10 @@ TEST_F(PodRegistryTest, CarriedWritesGoThroughTheNextWriter) {
   registry.CarryWith(&next);
   ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
   registry.StageAdmission("u1", true);
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u1").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u1", registry.CheckpointMark()).ok());
   ASSERT_TRUE(registry.CommitAdmission("u1").ok());
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "unchanged record").ok());
+  ASSERT_TRUE(
+      registry.WriteWithCheckpoint("cp", "unchanged record", registry.CheckpointMark()).ok());
   ASSERT_TRUE(Remove(registry, "u1").ok());
   EXPECT_EQ(next.writes, (std::vector<std::vector<std::string>>{
                              {"cp", std::string(kPodRecordName)}, {"cp"}, {kPodRecordName}}));
@@ -383,7 +384,8 @@ TEST_F(PodRegistryTest, ARemovalRidesOnTheCheckpointWriteThatReleasesItsDevices)
   for (const char* uid : {"u1", "u2"}) {
     ASSERT_TRUE(registry.BeginAdmission(MakePod(uid, uid)).ok());
     registry.StageAdmission(uid, true);
-    ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with the pods").ok());
+    ASSERT_TRUE(
+        registry.WriteWithCheckpoint("cp", "with the pods", registry.CheckpointMark()).ok());
     ASSERT_TRUE(registry.CommitAdmission(uid).ok());
   }
   next.writes.clear();
@@ -401,7 +403,7 @@ TEST_F(PodRegistryTest, ARemovalRidesOnTheCheckpointWriteThatReleasesItsDevices)
   EXPECT_EQ(registry.BeginRemoval("u1").code(), absl::StatusCode::kNotFound) << "being removed";
   EXPECT_EQ(Uids(registry), (std::vector<std::string>{"recovered", "u1", "u2"}));
   EXPECT_EQ(registry.ActiveUids(), (std::vector<std::string>{"recovered", "u1", "u2"}));
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "without u1").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "without u1", registry.CheckpointMark()).ok());
   EXPECT_EQ(recorded_uids(), (std::vector<std::string>{"u1 in flight", "u2"}));
   ASSERT_TRUE(registry.FinishRemoval("u1").ok());
   EXPECT_EQ(next.writes, (std::vector<std::vector<std::string>>{{"cp", kPodRecordName}}))
@@ -410,11 +412,11 @@ TEST_F(PodRegistryTest, ARemovalRidesOnTheCheckpointWriteThatReleasesItsDevices)
 
   // Aborted after the carried write: the next write records the pod again.
   ASSERT_TRUE(registry.BeginRemoval("u2").ok());
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "without u2").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "without u2", registry.CheckpointMark()).ok());
   EXPECT_EQ(recorded_uids(), std::vector<std::string>{"u2 in flight"}) << "u1 forgotten";
   registry.AbortRemoval("u2");
   EXPECT_EQ(Uids(registry), (std::vector<std::string>{"recovered", "u2"}));
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u2").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u2", registry.CheckpointMark()).ok());
   EXPECT_EQ(recorded_uids(), std::vector<std::string>{"u2"});
 
   // The recovered pod is not in the record: its removal writes nothing.
@@ -446,12 +448,13 @@ TEST_F(PodRegistryTest, AWriteBetweenTheStepsOfAnAdmissionOrARemovalRecordsThePo
   ASSERT_TRUE(registry.Load({}).ok());
   ASSERT_TRUE(registry.BeginAdmission(MakePod("kept", "kept")).ok());
   registry.StageAdmission("kept", true);
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "kept").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "kept", registry.CheckpointMark()).ok());
   ASSERT_TRUE(registry.CommitAdmission("kept").ok());
   // Being admitted (its devices allocated, not yet staged), and being removed.
   ASSERT_TRUE(registry.BeginAdmission(MakePod("coming", "coming")).ok());
   ASSERT_TRUE(registry.BeginRemoval("kept").ok());
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "another pod's write").ok());
+  ASSERT_TRUE(
+      registry.WriteWithCheckpoint("cp", "another pod's write", registry.CheckpointMark()).ok());
   EXPECT_EQ(RecordedUids(dir_.path()),
             (std::vector<std::string>{"kept in flight", "coming in flight"}));
 
@@ -463,7 +466,8 @@ TEST_F(PodRegistryTest, AWriteBetweenTheStepsOfAnAdmissionOrARemovalRecordsThePo
   EXPECT_TRUE(restarted.List().empty()) << "neither admitted nor recovered";
   EXPECT_TRUE(restarted.ActiveUids().empty()) << "their devices are to be freed";
   EXPECT_EQ(restarted.Leaving(), (std::vector<std::string>{"coming", "kept"}));
-  ASSERT_TRUE(restarted.WriteWithCheckpoint("cp", "before the release").ok());
+  ASSERT_TRUE(
+      restarted.WriteWithCheckpoint("cp", "before the release", restarted.CheckpointMark()).ok());
   EXPECT_EQ(RecordedUids(dir_.path()),
             (std::vector<std::string>{"kept in flight", "coming in flight"}))
       << "in flight until released";
@@ -471,7 +475,7 @@ TEST_F(PodRegistryTest, AWriteBetweenTheStepsOfAnAdmissionOrARemovalRecordsThePo
   restarted.Released("kept");
   EXPECT_TRUE(restarted.Leaving().empty());
   ASSERT_TRUE(restarted.BeginAdmission(MakePod("next", "next")).ok());
-  ASSERT_TRUE(restarted.WriteWithCheckpoint("cp", "released").ok());
+  ASSERT_TRUE(restarted.WriteWithCheckpoint("cp", "released", restarted.CheckpointMark()).ok());
   EXPECT_EQ(RecordedUids(dir_.path()), std::vector<std::string>{"next in flight"});
 
   // A crash now: the pod in flight holds nothing in the checkpoint, nothing is left to release.
@@ -479,6 +483,46 @@ TEST_F(PodRegistryTest, AWriteBetweenTheStepsOfAnAdmissionOrARemovalRecordsThePo
   ASSERT_TRUE(again.Load({}).ok());
   EXPECT_TRUE(again.List().empty());
   EXPECT_TRUE(again.Leaving().empty());
+}
+
+// Another pod's write can take the checkpoint's state while a pod is half allocated and reach
+// the record only after the pod was staged: the pod is written admitted only beside a
+// checkpoint taken after it was staged (CheckpointMark), in flight before, and so it is by a
+// write of the record alone beside such a checkpoint. A pod that holds no devices needs none.
+TEST_F(PodRegistryTest, AStagedPodIsRecordedAdmittedOnlyBesideACheckpointTakenAfterIt) {
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
+  const uint64_t half_allocated = registry.CheckpointMark();
+  registry.StageAdmission("u1", true);
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "u1's first container", half_allocated).ok());
+  EXPECT_EQ(RecordedUids(dir_.path()), std::vector<std::string>{"u1 in flight"});
+
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u2", "two")).ok());
+  registry.StageAdmission("u2", false);
+  ASSERT_TRUE(registry.CommitAdmission("u2").ok());
+  EXPECT_EQ(RecordedUids(dir_.path()), (std::vector<std::string>{"u1 in flight", "u2"}))
+      << "the record alone is beside the checkpoint that holds u1 in part";
+  EXPECT_EQ(registry.CommitAdmission("u1").code(), absl::StatusCode::kFailedPrecondition)
+      << "no checkpoint taken after it was staged was written";
+  EXPECT_EQ(Uids(registry), std::vector<std::string>{"u2"});
+
+  // A crash now: u1 is not admitted, and its devices are released.
+  const std::vector<checkpoint::PodDevicesEntry> checkpoint = {Entry("u1", "app", {"d0"})};
+  {
+    PodRegistry restarted(dir_.path(), nullptr);
+    ASSERT_TRUE(restarted.Load(checkpoint).ok());
+    EXPECT_EQ(Uids(restarted), std::vector<std::string>{"u2"});
+    EXPECT_EQ(restarted.Leaving(), std::vector<std::string>{"u1"});
+  }
+
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "u1 whole", registry.CheckpointMark()).ok());
+  EXPECT_EQ(RecordedUids(dir_.path()), (std::vector<std::string>{"u2", "u1"}));
+  std::filesystem::remove(dir_.Sub(kPodRecordName));
+  ASSERT_TRUE(registry.CommitAdmission("u1").ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub(kPodRecordName)))
+      << "the checkpoint's write carried it: no write of its own";
+  EXPECT_EQ(Uids(registry), (std::vector<std::string>{"u1", "u2"}));
 }
 
 // A refused admission stays in the record, in flight, until its devices' release is durable
@@ -489,11 +533,14 @@ TEST_F(PodRegistryTest, ARefusedAdmissionStaysInFlightUntilItsDevicesAreReleased
   ASSERT_TRUE(registry.Load({}).ok());
   ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
   registry.StageAdmission("u1", true);
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u1").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u1", registry.CheckpointMark()).ok());
   registry.AbortAdmission("u1");
   EXPECT_TRUE(registry.ActiveUids().empty());
   EXPECT_EQ(registry.Leaving(), std::vector<std::string>{"u1"});
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "another pod's write, still with u1").ok());
+  ASSERT_TRUE(registry
+                  .WriteWithCheckpoint("cp", "another pod's write, still with u1",
+                                       registry.CheckpointMark())
+                  .ok());
   EXPECT_EQ(RecordedUids(dir_.path()), std::vector<std::string>{"u1 in flight"});
   registry.Released("u1");
   ASSERT_TRUE(registry.FlushRecord().ok());
@@ -503,20 +550,25 @@ TEST_F(PodRegistryTest, ARefusedAdmissionStaysInFlightUntilItsDevicesAreReleased
   // Staged without devices and carried, then refused: FlushRecord writes it.
   ASSERT_TRUE(registry.BeginAdmission(MakePod("u2", "two")).ok());
   registry.StageAdmission("u2", false);
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "unchanged").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "unchanged", registry.CheckpointMark()).ok());
   EXPECT_EQ(RecordedUids(dir_.path()), std::vector<std::string>{"u2"});
   registry.AbortAdmission("u2");
   registry.Released("u2");
   ASSERT_TRUE(registry.FlushRecord().ok());
   EXPECT_TRUE(RecordedUids(dir_.path()).empty());
 
-  // Readmitted before its release: the new admission takes the entry over.
+  // Its UID is admitted again only once the release is durable: until then the checkpoint may
+  // hold the earlier pod's devices, which a record naming the new one admitted would keep.
   ASSERT_TRUE(registry.BeginAdmission(MakePod("u3", "three")).ok());
   registry.AbortAdmission("u3");
+  EXPECT_TRUE(registry.IsLeaving("u3"));
+  EXPECT_EQ(registry.BeginAdmission(MakePod("u3", "three")).code(),
+            absl::StatusCode::kFailedPrecondition);
+  registry.Released("u3");
+  EXPECT_FALSE(registry.IsLeaving("u3"));
   ASSERT_TRUE(registry.BeginAdmission(MakePod("u3", "three")).ok());
-  EXPECT_TRUE(registry.Leaving().empty());
   registry.StageAdmission("u3", true);
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u3").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "with u3", registry.CheckpointMark()).ok());
   ASSERT_TRUE(registry.CommitAdmission("u3").ok());
   EXPECT_EQ(RecordedUids(dir_.path()), std::vector<std::string>{"u3"});
 }
@@ -532,7 +584,7 @@ TEST_F(PodRegistryTest, ARecordedPodWithoutItsDevicesInTheCheckpointIsForgotten)
   EXPECT_EQ(Uids(registry), (std::vector<std::string>{"held", "none"}));
   EXPECT_FALSE(registry.Find("held")->recovered);
   // The next checkpoint write leaves it out of the record too.
-  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "c").ok());
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "c", registry.CheckpointMark()).ok());
   absl::StatusOr<std::vector<RecordedPod>> recorded =
       DecodePodRecord(*FileStore(dir_.path()).Read(kPodRecordName));
   ASSERT_TRUE(recorded.ok()) << recorded.status();
