@@ -1,6 +1,7 @@
 #include "dra/manager.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/algorithm/container.h"
@@ -267,9 +268,11 @@ absl::Status Manager::Prepare(const Pod& pod, FinalWrite final_write) {
                          claim.name(), " in namespace ", claim.namespace_()));
       }
       // The driver's answer is the whole list of its devices for the claim: a retry replaces it.
-      std::vector<CheckpointDevice> devices;
+      // None is no list, as upstream writes it ("Devices":null: it only ever adds devices).
+      std::optional<std::vector<CheckpointDevice>> devices;
       for (const draapi::v1::Device& device : response->claims().at(claim.uid()).devices()) {
-        devices.push_back(FromProto(device));
+        if (!devices.has_value()) devices.emplace();
+        devices->push_back(FromProto(device));
       }
       (*it->second.mutable_state().driver_state)[driver].devices = std::move(devices);
     }
@@ -412,13 +415,18 @@ absl::Status Manager::Unprepare(const std::string& pod_uid, const std::string& n
         }
         continue;
       }
+      // No longer prepared from here on: should the driver fail, a pod that comes to share the
+      // claim prepares it again rather than trusting what this call may have undone (upstream
+      // keeps it marked prepared).
+      it->second.prepared = false;
       to_forget.push_back(it->first);
       for (const auto& [driver, driver_state] :
            state.driver_state.value_or(std::map<std::string, DriverState>{})) {
         batches[driver].push_back(ClaimMessage(state));
       }
     }
-    if (changed) ++version_;  // durable below, with the claims forgotten
+    // Durable below, with the claims forgotten (whether prepared is not in the checkpoint).
+    if (changed || !to_forget.empty()) ++version_;
   }
 
   for (const auto& [driver, claims] : batches) {
@@ -561,7 +569,8 @@ std::map<std::string, int64_t> Manager::ClaimsInUse() const {
   return counts;
 }
 
-absl::Status Manager::Reconcile(const std::set<std::string>& active_pod_uids) {
+absl::Status Manager::Reconcile(const std::set<std::string>& active_pod_uids,
+                                const PodStepFn& around) {
   // Pod UID -> its namespace and the claims recorded for it.
   std::map<std::string, std::pair<std::string, std::vector<std::string>>> inactive;
   {
@@ -577,7 +586,10 @@ absl::Status Manager::Reconcile(const std::set<std::string>& active_pod_uids) {
   }
   absl::Status first;
   for (const auto& [uid, claims] : inactive) {
-    absl::Status unprepared = Unprepare(uid, claims.first, claims.second);
+    const auto unprepare = [&, &uid = uid, &claims = claims] {
+      return Unprepare(uid, claims.first, claims.second);
+    };
+    absl::Status unprepared = around != nullptr ? around(uid, unprepare) : unprepare();
     if (unprepared.ok()) continue;
     DEVMGR_LOG(options_.logger, info,
                "Unpreparing pod resources in reconcile loop failed, will retry", "podUID", uid,

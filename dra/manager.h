@@ -192,8 +192,14 @@ class Manager final : public DurableWriter, private HealthSink {
   // Reconcile unprepares the claims of every pod the cache records that is not in
   // `active_pod_uids` (pods deleted while the host was away, or forced). The host calls it
   // periodically once it knows all its pods (upstream: every 60 s). Failures are logged and
-  // returned (the first); the next round retries.
-  absl::Status Reconcile(const std::set<std::string>& active_pod_uids) ABSL_LOCKS_EXCLUDED(mu_);
+  // returned (the first); the next round retries. Each pod's unprepare runs inside `around`
+  // when it is set: a host that may admit a pod of the same UID again while a round runs
+  // (driver calls can take their deadline each) holds that pod's lock there and skips the pod
+  // if it is active again.
+  using PodStepFn = std::function<absl::Status(const std::string& pod_uid,
+                                               const std::function<absl::Status()>& unprepare)>;
+  absl::Status Reconcile(const std::set<std::string>& active_pod_uids,
+                         const PodStepFn& around = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   // A claim in the cache: its checkpointed state, its entry of the checkpoint rendered once per

@@ -47,6 +47,9 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
       return absl::AlreadyExistsError(absl::StrCat(
           "pod ", pod.uid, " is already admitted with other containers; remove it first"));
     }
+    if (wanted.has_value()) {
+      if (absl::Status prepared = PreparedSinceStart(*wanted); !prepared.ok()) return prepared;
+    }
     return CollectOptions(pod, wanted.has_value() ? &*wanted : nullptr);
   }
   if (wanted.has_value() && (dra_ == nullptr || claims_ == nullptr)) {
@@ -57,8 +60,8 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
     // Refused before (or cut short by a restart), and its devices' release failed then.
     if (absl::Status released = manager_.ReleasePod(pod.uid); !released.ok()) {
       return absl::UnavailableError(absl::StrCat(
-          "pod ", pod.uid, ": the devices of its earlier admission could not be released: ",
-          released.message()));
+          "pod ", pod.uid,
+          ": the devices of its earlier admission could not be released: ", released.message()));
     }
     registry_.Released(pod.uid);
   }
@@ -291,7 +294,24 @@ absl::StatusOr<devicemanager::RunContainerOptions> PodAdmission::RunOptions(
         absl::StrCat("container ", container_name, " not found in pod ", pod_uid));
   }
   const std::optional<dra::Pod> claims = StoredClaims(pod_uid);
+  if (claims.has_value()) {
+    if (absl::Status prepared = PreparedSinceStart(*claims); !prepared.ok()) return prepared;
+  }
   return ContainerRunOptions(registered->pod, *container, claims.has_value() ? &*claims : nullptr);
+}
+
+absl::Status PodAdmission::PreparedSinceStart(const dra::Pod& claims) {
+  {
+    absl::MutexLock lock(&sync_mu_);
+    if (prepared_.contains(claims.uid)) return absl::OkStatus();
+  }
+  if (absl::Status prepared = dra_->PrepareResources(claims); !prepared.ok()) return prepared;
+  absl::MutexLock lock(&sync_mu_);
+  prepared_.insert(claims.uid);
+  if (sync_errors_.erase(claims.uid) > 0) {
+    DEVMGR_LOG(logger_, info, "Pod claims prepared", "podUID", claims.uid);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status PodAdmission::SyncClaims() {
@@ -305,15 +325,9 @@ absl::Status PodAdmission::SyncClaims() {
     PodLock pod_lock(*this, claims.uid);
     // Admissions and removals in flight prepare and unprepare on their own.
     if (!registry_.Find(claims.uid).has_value()) continue;
-    absl::Status prepared = dra_->PrepareResources(claims);
+    absl::Status prepared = PreparedSinceStart(claims);
+    if (prepared.ok()) continue;
     absl::MutexLock lock(&sync_mu_);
-    if (prepared.ok()) {
-      prepared_.insert(claims.uid);
-      if (sync_errors_.erase(claims.uid) > 0) {
-        DEVMGR_LOG(logger_, info, "Pod claims prepared", "podUID", claims.uid);
-      }
-      continue;
-    }
     if (first.ok()) first = prepared;
     std::string& last = sync_errors_[claims.uid];
     if (last != prepared.message()) {
@@ -323,7 +337,15 @@ absl::Status PodAdmission::SyncClaims() {
     }
   }
   const std::vector<std::string> active = registry_.ActiveUids();
-  if (absl::Status reconciled = dra_->Reconcile({active.begin(), active.end()});
+  const auto unless_admitted_again = [this](const std::string& uid,
+                                            const std::function<absl::Status()>& unprepare) {
+    PodLock pod_lock(*this, uid);
+    // Admitted again under its UID since the list was taken: the claims are its own now.
+    if (registry_.Find(uid).has_value()) return absl::OkStatus();
+    return unprepare();
+  };
+  if (absl::Status reconciled =
+          dra_->Reconcile({active.begin(), active.end()}, unless_admitted_again);
       !reconciled.ok() && first.ok()) {
     first = reconciled;
   }

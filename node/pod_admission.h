@@ -102,7 +102,11 @@ class PodAdmission {
   // retried by the next pass; the first is returned.
   absl::Status SyncClaims();
 
-  // RunOptions: one container's run options. NotFound for an unknown pod or container.
+  // RunOptions: one container's run options. NotFound for an unknown pod or container. The
+  // claims of a pod not prepared since the node started (a restart before SyncClaims came to
+  // them) are prepared first, so that no container is handed the CDI devices of a claim its
+  // driver has not prepared since (after a reboot the driver's CDI specs may be gone); the
+  // driver's error otherwise. So does admitting an admitted pod again.
   absl::StatusOr<devicemanager::RunContainerOptions> RunOptions(const std::string& pod_uid,
                                                                 const std::string& container);
 
@@ -140,6 +144,9 @@ class PodAdmission {
   absl::StatusOr<devicemanager::RunContainerOptions> ContainerRunOptions(
       const devicemanager::Pod& pod, const devicemanager::Container& container,
       const dra::Pod* claims);
+  // PreparedSinceStart prepares the claims of an admitted pod unless they were prepared since
+  // the node started. The caller holds the pod's lock.
+  absl::Status PreparedSinceStart(const dra::Pod& claims) ABSL_LOCKS_EXCLUDED(sync_mu_);
   // HoldsDevices: the device manager holds devices for some container of `pod`.
   bool HoldsDevices(const devicemanager::Pod& pod) const;
   // StoredClaims: the DRA half the claim store holds for the pod.

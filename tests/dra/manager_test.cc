@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -233,6 +234,11 @@ TEST_F(DraManagerTest, TestPrepareResources_DriverReturnsNilValue) {
   ASSERT_TRUE(manager_->PrepareResources(pod).ok());
   EXPECT_EQ(driver_->prepare_calls(), 1);
   EXPECT_TRUE(manager_->GetResources(pod, pod.containers[0])->empty());
+  // No devices is no list, as upstream's checkpoint writes it.
+  EXPECT_EQ(Checkpoint().entries->at(0).driver_state->at(kDriver).devices, std::nullopt);
+  const std::string bytes = FileStore(dir_.path()).Read(kCheckpointName).value_or("");
+  EXPECT_TRUE(absl::StrContains(bytes, R"(\"test-driver.cdi.k8s.io\":{\"Devices\":null})"))
+      << bytes;
   EXPECT_EQ(metrics_.calls(), std::vector<std::string>{absl::StrCat(kPrepareCall, " OK")});
   EXPECT_EQ(metrics_.operations(), std::vector<std::string>{"PrepareResources is_error=false"});
 }
@@ -469,6 +475,26 @@ TEST_F(DraManagerTest, SharedClaimIsPreparedOnceAndUnpreparedLast) {
   EXPECT_EQ(Checkpoint().entries->at(0).pod_uids, std::set<std::string>{"pod-2"});
   ASSERT_TRUE(manager_->UnprepareResources(pod2).ok());
   EXPECT_EQ(driver_->unprepare_calls(), 1);
+}
+
+// A claim whose unprepare failed may be half undone by its driver: a pod that comes to share it
+// has it prepared again (beyond upstream, which keeps it marked prepared and skips the driver).
+TEST_F(DraManagerTest, AClaimWhoseUnprepareFailedIsPreparedAgainForThePodThatSharesItNext) {
+  ResourceClaim claim = Claim(kClaimName, kClaimUid, "pod-1");
+  claim.reserved_for.push_back({"", "pods", "pod-2", "pod-2"});
+  claims_.Set(claim);
+  const Pod pod1 = PodWithClaim("pod-1", kClaimName);
+  const Pod pod2 = PodWithClaim("pod-2", kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod1).ok());
+  driver_->OnUnprepare([](const draapi::v1::NodeUnprepareResourcesRequest& request) {
+    draapi::v1::NodeUnprepareResourcesResponse response;
+    (*response.mutable_claims())[request.claims(0).uid()].set_error("device busy");
+    return response;
+  });
+  EXPECT_FALSE(manager_->UnprepareResources(pod1).ok());
+  ASSERT_TRUE(manager_->PrepareResources(pod2).ok());
+  EXPECT_EQ(driver_->prepare_calls(), 2);
+  EXPECT_EQ(Checkpoint().entries->at(0).pod_uids, (std::set<std::string>{"pod-1", "pod-2"}));
 }
 
 // Upstream's TestPodMightNeedToUnprepareResources.
@@ -817,6 +843,28 @@ TEST_F(DraManagerTest, ReconcileUnpreparesPodsNoLongerActive) {
   ASSERT_TRUE(manager_->Reconcile({"running-pod"}).ok());
   EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
   EXPECT_TRUE(manager_->PodMightNeedToUnprepareResources("running-pod"));
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+}
+
+// Each pod's unprepare runs inside the host's step, which may find the pod admitted again under
+// its UID since the round began and leave its claims.
+TEST_F(DraManagerTest, ReconcileUnpreparesEachPodInsideTheHostsStep) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  claims_.Set(Claim("other", "other-uid", "other-pod"));
+  ASSERT_TRUE(manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName)).ok());
+  ASSERT_TRUE(manager_->PrepareResources(PodWithClaim("other-pod", "other")).ok());
+  std::vector<std::string> stepped;
+  ASSERT_TRUE(
+      manager_
+          ->Reconcile({},
+                      [&](const std::string& uid, const std::function<absl::Status()>& unprepare) {
+                        stepped.push_back(uid);
+                        return uid == kPodUid ? absl::OkStatus() : unprepare();
+                      })
+          .ok());
+  EXPECT_EQ(stepped, (std::vector<std::string>{"other-pod", kPodUid}));
+  EXPECT_TRUE(manager_->PodMightNeedToUnprepareResources(kPodUid)) << "admitted again: kept";
+  EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources("other-pod"));
   EXPECT_EQ(driver_->unprepare_calls(), 1);
 }
 

@@ -220,6 +220,11 @@ TEST_F(NodeDraTest, ARestartPreparesEveryClaimAgainOnceTheDriverIsBack) {
   // Known from the checkpoint, but not prepared since the start.
   ASSERT_EQ(node_->dra_manager()->Claims().size(), 1U);
   EXPECT_FALSE(node_->dra_manager()->Claims()[0].prepared);
+  // Its containers are not handed the claim's CDI devices until the driver prepared it again.
+  absl::StatusOr<devicemanager::RunContainerOptions> early =
+      node_->admission().RunOptions("p1", "app");
+  EXPECT_EQ(early.status().message(),
+            "prepare dynamic resources: DRA driver gpu.example.com is not registered");
   RegisterDriver();
   ASSERT_TRUE(WaitFor([&] { return driver_->prepare_calls() == 2; }));
   ASSERT_TRUE(WaitFor([&] { return node_->dra_manager()->Claims()[0].prepared; }));
