@@ -265,6 +265,12 @@ absl::Status PodAdmission::Remove(const std::string& pod_uid) {
   if (removed.ok()) removed = registry_.FinishRemoval(pod_uid);
   if (!removed.ok()) {
     registry_.AbortRemoval(pod_uid);
+    if (claims.has_value()) {
+      // Its claims were unprepared: the pod stays, so they are prepared again (SyncClaims, or
+      // its next run options) until it is removed for good.
+      absl::MutexLock lock(&sync_mu_);
+      prepared_.erase(pod_uid);
+    }
     return removed;
   }
   if (claims.has_value()) {

@@ -92,7 +92,8 @@ class PodAdmission {
   // Remove unprepares the pod's claims (the drivers are called for the claims no other pod
   // uses), frees its devices and forgets it. NotFound when unknown. When a driver cannot
   // unprepare, the pod stays, holding everything, and the error says why: remove it again
-  // once the driver is back (a kubelet keeps such a pod terminating).
+  // once the driver is back (a kubelet keeps such a pod terminating). When a later step fails
+  // (the disk), the pod stays too and its claims are prepared again (SyncClaims).
   absl::Status Remove(const std::string& pod_uid);
 
   // SyncClaims is the node's DRA pass, run periodically and when a driver registers: it

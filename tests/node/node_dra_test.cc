@@ -5,6 +5,7 @@
 // restart prepares every claim of a running pod again once its driver is back.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "node/claim_record.h"
 #include "node/node.h"
 #include "node/pod_manifest.h"
+#include "node/pod_record.h"
 #include "podresources/client.h"
 #include "podresources/v1/api.grpc.pb.h"
 #include "tests/dra/fake_driver.h"
@@ -210,6 +212,28 @@ TEST_F(NodeDraTest, RemovalWaitsForTheDriverAndKeepsThePodUntilThen) {
   RegisterDriver();
   EXPECT_TRUE(node_->admission().Remove("p1").ok());
   EXPECT_EQ(driver_->unprepare_calls(), 1);
+}
+
+// A removal that fails after its claims were unprepared (here the pod record cannot be
+// replaced: a folder where it goes) leaves the pod admitted: its claims are prepared again, so
+// that its containers' options stay whole until it is removed for good.
+TEST_F(NodeDraTest, AFailedRemovalPreparesThePodsClaimsAgain) {
+  RegisterDriver();
+  ASSERT_TRUE(Admit(Manifest("p1", "gpu-a")).ok());
+  const std::filesystem::path record = dir_.Sub("root") / "device-plugins" / kPodRecordName;
+  std::filesystem::remove(record);
+  std::filesystem::create_directory(record);
+  EXPECT_FALSE(node_->admission().Remove("p1").ok());
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+  ASSERT_TRUE(WaitFor([&] { return driver_->prepare_calls() == 2; })) << "prepared again";
+  absl::StatusOr<devicemanager::RunContainerOptions> options =
+      node_->admission().RunOptions("p1", "app");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->cdi_devices, std::vector<std::string>{"gpu.example.com/gpu=gpu-a"});
+
+  std::filesystem::remove(record);
+  ASSERT_TRUE(node_->admission().Remove("p1").ok());
+  EXPECT_EQ(driver_->unprepare_calls(), 2);
 }
 
 TEST_F(NodeDraTest, ARestartPreparesEveryClaimAgainOnceTheDriverIsBack) {
