@@ -211,8 +211,14 @@ absl::Status Manager::Prepare(const Pod& pod, FinalWrite final_write) {
   std::vector<ClaimKey> to_prepare;
   absl::Status conflict;
   uint64_t recorded = 0;
+  Busy busy(*this);
   {
     absl::MutexLock lock(&mu_);
+    std::vector<ClaimKey> keys;
+    for (const ClaimToPrepare& info : infos) {
+      keys.emplace_back(info.claim.namespace_name, info.claim.name);
+    }
+    AwaitIdleLocked(keys);
     for (ClaimToPrepare& info : infos) {
       ClaimKey key{info.claim.namespace_name, info.claim.name};
       auto it = cache_.find(key);
@@ -236,6 +242,7 @@ absl::Status Manager::Prepare(const Pod& pod, FinalWrite final_write) {
         continue;
       }
       to_prepare.push_back(key);
+      busy.AddLocked(key);
       for (const auto& [driver, client] : info.drivers) {
         batches[driver].push_back(ClaimMessage(cached.state()));
         clients[driver] = client;
@@ -399,8 +406,12 @@ absl::Status Manager::Unprepare(const std::string& pod_uid, const std::string& n
   std::map<std::string, std::vector<draapi::v1::Claim>> batches;
   std::vector<ClaimKey> to_forget;
   bool changed = false;
+  Busy busy(*this);
   {
     absl::MutexLock lock(&mu_);
+    std::vector<ClaimKey> keys;
+    for (const std::string& name : claim_names) keys.emplace_back(namespace_name, name);
+    AwaitIdleLocked(keys);
     for (const std::string& name : claim_names) {
       auto it = cache_.find(ClaimKey{namespace_name, name});
       if (it == cache_.end()) continue;
@@ -420,6 +431,7 @@ absl::Status Manager::Unprepare(const std::string& pod_uid, const std::string& n
       // keeps it marked prepared).
       it->second.prepared = false;
       to_forget.push_back(it->first);
+      busy.AddLocked(it->first);
       for (const auto& [driver, driver_state] :
            state.driver_state.value_or(std::map<std::string, DriverState>{})) {
         batches[driver].push_back(ClaimMessage(state));
@@ -454,6 +466,25 @@ absl::Status Manager::Unprepare(const std::string& pod_uid, const std::string& n
     return Wrap("checkpoint ResourceClaim state: ", written);
   }
   return absl::OkStatus();
+}
+
+Manager::Busy::~Busy() {
+  if (keys_.empty()) return;
+  absl::MutexLock lock(&manager_.mu_);
+  for (const ClaimKey& key : keys_) manager_.busy_.erase(key);
+}
+
+void Manager::Busy::AddLocked(const ClaimKey& key) {
+  if (manager_.busy_.insert(key).second) keys_.push_back(key);
+}
+
+void Manager::AwaitIdleLocked(const std::vector<ClaimKey>& keys) {
+  const auto idle = [this, &keys]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return absl::c_none_of(keys, [this](const ClaimKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return busy_.contains(key);
+    });
+  };
+  mu_.Await(absl::Condition(&idle));
 }
 
 uint64_t Manager::ClaimsRevision() const {

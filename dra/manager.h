@@ -226,6 +226,25 @@ class Manager final : public DurableWriter, private HealthSink {
   // namespace, claim name.
   using ClaimKey = std::pair<std::string, std::string>;
 
+  // Busy: the claims one prepare or unprepare works on, from the moment it looks at them until
+  // it returns (its driver calls included); released when destroyed. Another one waits for them
+  // before it looks at them (AwaitIdleLocked), so that a claim is never prepared and unprepared
+  // at once: upstream's manager allows it, and a pod could then be handed a claim its driver had
+  // just undone, or lose it from the cache to the other pod's unprepare.
+  class Busy {
+   public:
+    explicit Busy(Manager& manager) : manager_(manager) {}
+    ~Busy();
+    Busy(const Busy&) = delete;
+    Busy& operator=(const Busy&) = delete;
+    void AddLocked(const ClaimKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(manager_.mu_);
+
+   private:
+    Manager& manager_;
+    std::vector<ClaimKey> keys_;
+  };
+  void AwaitIdleLocked(const std::vector<ClaimKey>& keys) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   explicit Manager(ManagerOptions options);
 
   // HealthSink: a driver's report updates the health cache and names the pods it concerns; the
@@ -276,6 +295,8 @@ class Manager final : public DurableWriter, private HealthSink {
   std::map<ClaimKey, CachedClaim> cache_ ABSL_GUARDED_BY(mu_);
   // Counts the changes of cache_ (each must become durable; ClaimsRevision reports it).
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+  // The claims held by a Busy.
+  std::set<ClaimKey> busy_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace devmgr::dra

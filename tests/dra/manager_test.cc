@@ -497,6 +497,52 @@ TEST_F(DraManagerTest, AClaimWhoseUnprepareFailedIsPreparedAgainForThePodThatSha
   EXPECT_EQ(Checkpoint().entries->at(0).pod_uids, (std::set<std::string>{"pod-1", "pod-2"}));
 }
 
+// A claim is never prepared and unprepared at once: a pod that comes to share a claim while its
+// last pod's unprepare waits on the driver waits for that unprepare, then prepares the claim
+// again (upstream's manager would call the driver's prepare meanwhile, then the unprepare would
+// drop the claim from the cache under the new pod).
+TEST_F(DraManagerTest, APrepareWaitsForAnUnprepareOfTheSameClaim) {
+  ResourceClaim claim = Claim(kClaimName, kClaimUid, "pod-1");
+  claim.reserved_for.push_back({"", "pods", "pod-2", "pod-2"});
+  claims_.Set(claim);
+  const Pod pod1 = PodWithClaim("pod-1", kClaimName);
+  const Pod pod2 = PodWithClaim("pod-2", kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod1).ok());
+  absl::Notification unprepare_entered;
+  absl::Notification unprepare_may_answer;
+  std::atomic<bool> unpreparing{false};
+  std::atomic<int> prepared_while_unpreparing{0};
+  driver_->OnUnprepare([&](const draapi::v1::NodeUnprepareResourcesRequest& request) {
+    unpreparing = true;
+    unprepare_entered.Notify();
+    unprepare_may_answer.WaitForNotification();
+    unpreparing = false;
+    draapi::v1::NodeUnprepareResourcesResponse response;
+    (*response.mutable_claims())[request.claims(0).uid()];
+    return response;
+  });
+  driver_->OnPrepare([&](const draapi::v1::NodePrepareResourcesRequest& request) {
+    if (unpreparing) ++prepared_while_unpreparing;
+    return PrepareOneDeviceEach()(request);
+  });
+  std::thread removal([&] { EXPECT_TRUE(manager_->UnprepareResources(pod1).ok()); });
+  unprepare_entered.WaitForNotification();
+  std::thread admission([&] { EXPECT_TRUE(manager_->PrepareResources(pod2).ok()); });
+  // The new pod's prepare must not reach the driver while the unprepare waits there; with
+  // nothing to hold it back it would within this bound.
+  EXPECT_FALSE(
+      WaitFor([&] { return driver_->prepare_calls() == 2; }, std::chrono::milliseconds(300)));
+  unprepare_may_answer.Notify();
+  removal.join();
+  admission.join();
+  EXPECT_EQ(prepared_while_unpreparing, 0);
+  EXPECT_EQ(driver_->prepare_calls(), 2) << "prepared again after the unprepare";
+  absl::StatusOr<std::vector<std::string>> cdi = manager_->GetResources(pod2, pod2.containers[0]);
+  ASSERT_TRUE(cdi.ok()) << cdi.status();
+  EXPECT_EQ(cdi->size(), 1u);
+  EXPECT_EQ(Checkpoint().entries->at(0).pod_uids, std::set<std::string>{"pod-2"});
+}
+
 // Upstream's TestPodMightNeedToUnprepareResources.
 TEST_F(DraManagerTest, TestPodMightNeedToUnprepareResources) {
   EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
