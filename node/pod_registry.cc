@@ -328,8 +328,10 @@ absl::Status PodRegistry::WriteRecord() {
     record = SnapshotLocked(checkpoint_mark_);
   }
   absl::Status status = WriteThrough(next_, {{&store_, kPodRecordName, record.bytes}});
-  if (status.ok()) Wrote(record);
-  return status;
+  if (!status.ok()) return status;
+  absl::MutexLock lock(&mu_);
+  WroteLocked(record);
+  return absl::OkStatus();
 }
 
 absl::Status PodRegistry::WriteWithCheckpoint(absl::string_view name, absl::string_view bytes,
@@ -348,11 +350,9 @@ absl::Status PodRegistry::WriteWithCheckpoint(absl::string_view name, absl::stri
           ? WriteThrough(next_, {{&store_, name, bytes}, {&store_, kPodRecordName, record->bytes}})
           : WriteThrough(next_, {{&store_, name, bytes}});
   if (!status.ok()) return status;
-  {
-    absl::MutexLock lock(&mu_);
-    checkpoint_mark_ = std::max(checkpoint_mark_, mark);
-  }
-  if (record.has_value()) Wrote(*record);
+  absl::MutexLock lock(&mu_);
+  checkpoint_mark_ = std::max(checkpoint_mark_, mark);
+  if (record.has_value()) WroteLocked(*record);
   return absl::OkStatus();
 }
 
@@ -361,8 +361,7 @@ void PodRegistry::CarryWith(DurableWriter* next) {
   next_ = next;
 }
 
-void PodRegistry::Wrote(const RecordSnapshot& record) {
-  absl::MutexLock lock(&mu_);
+void PodRegistry::WroteLocked(const RecordSnapshot& record) {
   written_ = std::max(written_, record.change);
   written_mark_ = std::max(written_mark_, record.mark);
   deferred_ = record.deferred;

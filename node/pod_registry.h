@@ -97,6 +97,7 @@ class PodRegistry final : public podresources::PodsProvider {
   // devices in the checkpoint (the host releases them before it lets the device manager free
   // anything, then calls Released).
   std::vector<std::string> Leaving() const;
+  // IsLeaving: `pod_uid` is among Leaving.
   bool IsLeaving(const std::string& pod_uid) const;
   // FlushRecord writes the record if a refused pod was staged since its last write (a staged
   // pod that held no devices may be on disk as admitted, and no checkpoint write came to carry
@@ -175,8 +176,8 @@ class PodRegistry final : public podresources::PodsProvider {
   // WriteRecord writes the record (without the checkpoint) as SnapshotLocked gives it beside
   // the checkpoint last written.
   absl::Status WriteRecord() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
-  // Wrote notes that `record` is on disk.
-  void Wrote(const RecordSnapshot& record) ABSL_LOCKS_EXCLUDED(mu_);
+  // WroteLocked notes that `record` is on disk.
+  void WroteLocked(const RecordSnapshot& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const FileStore store_;
   const LoggerPtr logger_;
@@ -203,7 +204,8 @@ class PodRegistry final : public podresources::PodsProvider {
     std::string staged_entry = {};
     bool staged = false;
     bool holds_devices = false;
-    // changes_ when it was staged: the record holds it once written_ reaches this.
+    // changes_ when it was staged: the record holds it admitted once written_ reaches this
+    // (and written_mark_, when it holds devices: WrittenAdmittedLocked).
     uint64_t staged_change = 0;
   };
   std::map<std::string, Admitting> admitting_ ABSL_GUARDED_BY(mu_);

@@ -151,6 +151,15 @@ FakeDriver::PrepareFn PrepareOneDeviceEach() {
                                           absl::StrCat(kDriver, "/test"));
 }
 
+// FailUnprepare: a driver's answer of `error` for the first claim of every unprepare.
+FakeDriver::UnprepareFn FailUnprepare(const std::string& error) {
+  return [error](const draapi::v1::NodeUnprepareResourcesRequest& request) {
+    draapi::v1::NodeUnprepareResourcesResponse response;
+    (*response.mutable_claims())[request.claims(0).uid()].set_error(error);
+    return response;
+  };
+}
+
 class DraManagerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -184,6 +193,14 @@ class DraManagerTest : public ::testing::Test {
     absl::StatusOr<CheckpointData> data = Decode(bytes.ok() ? *bytes : "");
     EXPECT_TRUE(data.ok()) << data.status();
     return data.ok() ? *data : CheckpointData{};
+  }
+
+  // SharedClaimPods: the claim reserved for pod-1 and pod-2, and those two pods.
+  std::pair<Pod, Pod> SharedClaimPods() {
+    ResourceClaim claim = Claim(kClaimName, kClaimUid, "pod-1");
+    claim.reserved_for.push_back({"", "pods", "pod-2", "pod-2"});
+    claims_.Set(claim);
+    return {PodWithClaim("pod-1", kClaimName), PodWithClaim("pod-2", kClaimName)};
   }
 
   size_t CheckpointedClaims() const {
@@ -445,11 +462,7 @@ TEST_F(DraManagerTest, TestUnprepareResources_DriverErrorAndMissingDriverKeepThe
   claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
   const Pod pod = PodWithClaim(kPodUid, kClaimName);
   ASSERT_TRUE(manager_->PrepareResources(pod).ok());
-  driver_->OnUnprepare([](const draapi::v1::NodeUnprepareResourcesRequest& request) {
-    draapi::v1::NodeUnprepareResourcesResponse response;
-    (*response.mutable_claims())[request.claims(0).uid()].set_error("device busy");
-    return response;
-  });
+  driver_->OnUnprepare(FailUnprepare("device busy"));
   EXPECT_EQ(manager_->UnprepareResources(pod).message(),
             "unprepare dynamic resources: NodeUnprepareResources failed for ResourceClaim "
             "test-claim: device busy");
@@ -462,11 +475,7 @@ TEST_F(DraManagerTest, TestUnprepareResources_DriverErrorAndMissingDriverKeepThe
 
 // A claim shared by two pods is prepared once and unprepared when the last one lets go.
 TEST_F(DraManagerTest, SharedClaimIsPreparedOnceAndUnpreparedLast) {
-  ResourceClaim claim = Claim(kClaimName, kClaimUid, "pod-1");
-  claim.reserved_for.push_back({"", "pods", "pod-2", "pod-2"});
-  claims_.Set(claim);
-  const Pod pod1 = PodWithClaim("pod-1", kClaimName);
-  const Pod pod2 = PodWithClaim("pod-2", kClaimName);
+  const auto [pod1, pod2] = SharedClaimPods();
   ASSERT_TRUE(manager_->PrepareResources(pod1).ok());
   ASSERT_TRUE(manager_->PrepareResources(pod2).ok());
   EXPECT_EQ(driver_->prepare_calls(), 1);
@@ -480,17 +489,9 @@ TEST_F(DraManagerTest, SharedClaimIsPreparedOnceAndUnpreparedLast) {
 // A claim whose unprepare failed may be half undone by its driver: a pod that comes to share it
 // has it prepared again (beyond upstream, which keeps it marked prepared and skips the driver).
 TEST_F(DraManagerTest, AClaimWhoseUnprepareFailedIsPreparedAgainForThePodThatSharesItNext) {
-  ResourceClaim claim = Claim(kClaimName, kClaimUid, "pod-1");
-  claim.reserved_for.push_back({"", "pods", "pod-2", "pod-2"});
-  claims_.Set(claim);
-  const Pod pod1 = PodWithClaim("pod-1", kClaimName);
-  const Pod pod2 = PodWithClaim("pod-2", kClaimName);
+  const auto [pod1, pod2] = SharedClaimPods();
   ASSERT_TRUE(manager_->PrepareResources(pod1).ok());
-  driver_->OnUnprepare([](const draapi::v1::NodeUnprepareResourcesRequest& request) {
-    draapi::v1::NodeUnprepareResourcesResponse response;
-    (*response.mutable_claims())[request.claims(0).uid()].set_error("device busy");
-    return response;
-  });
+  driver_->OnUnprepare(FailUnprepare("device busy"));
   EXPECT_FALSE(manager_->UnprepareResources(pod1).ok());
   ASSERT_TRUE(manager_->PrepareResources(pod2).ok());
   EXPECT_EQ(driver_->prepare_calls(), 2);
@@ -502,11 +503,7 @@ TEST_F(DraManagerTest, AClaimWhoseUnprepareFailedIsPreparedAgainForThePodThatSha
 // again (upstream's manager would call the driver's prepare meanwhile, then the unprepare would
 // drop the claim from the cache under the new pod).
 TEST_F(DraManagerTest, APrepareWaitsForAnUnprepareOfTheSameClaim) {
-  ResourceClaim claim = Claim(kClaimName, kClaimUid, "pod-1");
-  claim.reserved_for.push_back({"", "pods", "pod-2", "pod-2"});
-  claims_.Set(claim);
-  const Pod pod1 = PodWithClaim("pod-1", kClaimName);
-  const Pod pod2 = PodWithClaim("pod-2", kClaimName);
+  const auto [pod1, pod2] = SharedClaimPods();
   ASSERT_TRUE(manager_->PrepareResources(pod1).ok());
   absl::Notification unprepare_entered;
   absl::Notification unprepare_may_answer;
