@@ -237,12 +237,12 @@ absl::Status Manager::Prepare(const Pod& pod, FinalWrite final_write) {
         state.pod_uids->insert(pod.uid);
       }
       // Prepared already, or named by two of the pod's claims: asked for once.
-      if (cached.prepared ||
+      if ((cached.prepared && !cached.unprepare_asked) ||
           std::find(to_prepare.begin(), to_prepare.end(), key) != to_prepare.end()) {
         continue;
       }
       to_prepare.push_back(key);
-      busy.AddLocked(key);
+      MarkBusyLocked(busy, key);
       for (const auto& [driver, client] : info.drivers) {
         batches[driver].push_back(ClaimMessage(cached.state()));
         clients[driver] = client;
@@ -292,7 +292,9 @@ absl::Status Manager::Prepare(const Pod& pod, FinalWrite final_write) {
     absl::MutexLock lock(&mu_);
     for (const ClaimKey& key : to_prepare) {
       auto it = cache_.find(key);
-      if (it != cache_.end()) it->second.prepared = true;
+      if (it == cache_.end()) continue;
+      it->second.prepared = true;
+      it->second.unprepare_asked = false;
     }
     done = ++version_;
   }
@@ -426,24 +428,28 @@ absl::Status Manager::Unprepare(const std::string& pod_uid, const std::string& n
         }
         continue;
       }
-      // No longer prepared from here on: should the driver fail, a pod that comes to share the
-      // claim prepares it again rather than trusting what this call may have undone (upstream
-      // keeps it marked prepared).
-      it->second.prepared = false;
       to_forget.push_back(it->first);
-      busy.AddLocked(it->first);
+      MarkBusyLocked(busy, it->first);
       for (const auto& [driver, driver_state] :
            state.driver_state.value_or(std::map<std::string, DriverState>{})) {
         batches[driver].push_back(ClaimMessage(state));
       }
     }
-    // Durable below, with the claims forgotten (whether prepared is not in the checkpoint).
-    if (changed || !to_forget.empty()) ++version_;
+    if (changed) ++version_;  // durable below, with the claims forgotten
   }
 
   for (const auto& [driver, claims] : batches) {
     absl::StatusOr<std::shared_ptr<const DriverClient>> client = drivers_.Get(driver);
     if (!client.ok()) return client.status();
+    {
+      // Should the driver fail, a pod that comes to share one of these claims has it prepared
+      // again rather than trust what this call may have undone (upstream trusts it).
+      absl::MutexLock lock(&mu_);
+      for (const draapi::v1::Claim& claim : claims) {
+        auto it = cache_.find(ClaimKey{claim.namespace_(), claim.name()});
+        if (it != cache_.end()) it->second.unprepare_asked = true;
+      }
+    }
     draapi::v1::NodeUnprepareResourcesRequest request;
     for (const draapi::v1::Claim& claim : claims) *request.add_claims() = claim;
     absl::StatusOr<draapi::v1::NodeUnprepareResourcesResponse> response =
@@ -474,8 +480,8 @@ Manager::Busy::~Busy() {
   for (const ClaimKey& key : keys_) manager_.busy_.erase(key);
 }
 
-void Manager::Busy::AddLocked(const ClaimKey& key) {
-  if (manager_.busy_.insert(key).second) keys_.push_back(key);
+void Manager::MarkBusyLocked(Busy& busy, const ClaimKey& key) {
+  if (busy_.insert(key).second) busy.keys_.push_back(key);
 }
 
 void Manager::AwaitIdleLocked(const std::vector<ClaimKey>& keys) {
@@ -485,6 +491,19 @@ void Manager::AwaitIdleLocked(const std::vector<ClaimKey>& keys) {
     });
   };
   mu_.Await(absl::Condition(&idle));
+}
+
+bool Manager::Prepared(const Pod& pod) const {
+  const std::vector<PodResourceClaim> claims = PodClaims(pod);
+  absl::MutexLock lock(&mu_);
+  for (const PodResourceClaim& pod_claim : claims) {
+    absl::StatusOr<ResolvedClaimName> resolved = ClaimName(pod, pod_claim);
+    if (!resolved.ok()) return false;
+    if (!resolved->name.has_value()) continue;
+    auto it = cache_.find(ClaimKey{pod.namespace_name, *resolved->name});
+    if (it == cache_.end() || !it->second.prepared || it->second.unprepare_asked) return false;
+  }
+  return true;
 }
 
 uint64_t Manager::ClaimsRevision() const {

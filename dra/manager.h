@@ -8,8 +8,9 @@
 //
 // Unlike device plugin allocation this is not admission: a missing or slow driver fails the
 // call, the pod stays pending, and the host retries later (as the kubelet's pod sync does).
-// Every call is idempotent. A driver that hangs blocks only the calls for pods that use it, for
-// at most the call timeout.
+// Every call is idempotent. A driver that hangs blocks only the calls for pods that use it, and
+// for pods that share a claim with one of those (a prepare and an unprepare of one claim wait
+// for each other), for at most the call timeout.
 //
 // State: the prepared claims are kept in `<state_dir>/dra_manager_state`, byte-compatible with
 // the kubelet's (dra/checkpoint.h), written durably before and after the drivers are called
@@ -170,6 +171,9 @@ class Manager final : public DurableWriter, private HealthSink {
   // known), then the pod's extended-resource claim if a mapping names the container.
   absl::StatusOr<std::vector<ClaimInfoState>> GetContainerClaimInfos(
       const Pod& pod, const Container& container) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Prepared: every claim `pod` uses is prepared since this manager started, and no driver was
+  // asked to unprepare it since.
+  bool Prepared(const Pod& pod) const ABSL_LOCKS_EXCLUDED(mu_);
   // ClaimsRevision: a number that changes whenever the claims' states (their pods, devices,
   // CDI devices, whether prepared) may have changed, so that a reader may keep what it built
   // from GetContainerClaimInfos until it changes.
@@ -218,6 +222,9 @@ class Manager final : public DurableWriter, private HealthSink {
     std::shared_ptr<const RenderedEntry> Rendered(Layout layout);
 
     bool prepared = false;
+    // A driver was asked to unprepare it since it was last prepared (an unprepare under way,
+    // or one that failed): what the driver holds may be undone, so a prepare asks again.
+    bool unprepare_asked = false;
 
    private:
     ClaimInfoState state_;
@@ -237,13 +244,15 @@ class Manager final : public DurableWriter, private HealthSink {
     ~Busy();
     Busy(const Busy&) = delete;
     Busy& operator=(const Busy&) = delete;
-    void AddLocked(const ClaimKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(manager_.mu_);
 
    private:
+    friend class Manager;
     Manager& manager_;
     std::vector<ClaimKey> keys_;
   };
   void AwaitIdleLocked(const std::vector<ClaimKey>& keys) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // MarkBusyLocked: `key` is held by `busy` until it is destroyed.
+  void MarkBusyLocked(Busy& busy, const ClaimKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   explicit Manager(ManagerOptions options);
 

@@ -59,9 +59,11 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
   if (registry_.IsLeaving(pod.uid)) {
     // Refused before (or cut short by a restart), and its devices' release failed then.
     if (absl::Status released = manager_.ReleasePod(pod.uid); !released.ok()) {
-      return absl::UnavailableError(absl::StrCat(
+      absl::Status status = absl::UnavailableError(absl::StrCat(
           "pod ", pod.uid,
           ": the devices of its earlier admission could not be released: ", released.message()));
+      Refused(pod, kRefusedRecordWrite, status);
+      return status;
     }
     registry_.Released(pod.uid);
   }
@@ -98,21 +100,21 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
       DEVMGR_LOG(logger_, err, "Failed to write the pod record without a refused pod", "podUID",
                  pod.uid, "err", flushed);
     }
-    DEVMGR_LOG(logger_, info, "Pod admission refused", "pod",
-               absl::StrCat(pod.namespace_name, "/", pod.name), "podUID", pod.uid, "reason",
-               reason.empty() ? absl::string_view("allocation") : reason, "err", status);
-    // The device manager counts its own refusals; only the daemon's steps are told here.
-    if (!reason.empty() && on_refusal_) on_refusal_(reason);
+    Refused(pod, reason, status);
     return status;
-  }
-  if (wanted.has_value()) {
-    absl::MutexLock lock(&sync_mu_);
-    prepared_.insert(pod.uid);
   }
   DEVMGR_LOG(logger_, info, "Pod admitted", "pod", absl::StrCat(pod.namespace_name, "/", pod.name),
              "podUID", pod.uid);
   if (notifier_ != nullptr) notifier_->PodUpdated(PodRegistry::ToPodResources(pod));
   return options;
+}
+
+void PodAdmission::Refused(const Pod& pod, absl::string_view reason, const absl::Status& status) {
+  DEVMGR_LOG(logger_, info, "Pod admission refused", "pod",
+             absl::StrCat(pod.namespace_name, "/", pod.name), "podUID", pod.uid, "reason",
+             reason.empty() ? absl::string_view("allocation") : reason, "err", status);
+  // The device manager counts its own refusals; only the daemon's steps are told here.
+  if (!reason.empty() && on_refusal_) on_refusal_(reason);
 }
 
 bool PodAdmission::HoldsDevices(const Pod& pod) const {
@@ -264,13 +266,9 @@ absl::Status PodAdmission::Remove(const std::string& pod_uid) {
   absl::Status removed = manager_.ReleasePod(pod_uid);
   if (removed.ok()) removed = registry_.FinishRemoval(pod_uid);
   if (!removed.ok()) {
+    // Its claims, unprepared, are prepared again while it stays (SyncClaims, or its next run
+    // options: dra::Manager::Prepared no longer holds).
     registry_.AbortRemoval(pod_uid);
-    if (claims.has_value()) {
-      // Its claims were unprepared: the pod stays, so they are prepared again (SyncClaims, or
-      // its next run options) until it is removed for good.
-      absl::MutexLock lock(&sync_mu_);
-      prepared_.erase(pod_uid);
-    }
     return removed;
   }
   if (claims.has_value()) {
@@ -278,7 +276,6 @@ absl::Status PodAdmission::Remove(const std::string& pod_uid) {
     // next write, and a start before that forgets them (Retain). No flush of its own.
     claims_->Remove(pod_uid);
     absl::MutexLock lock(&sync_mu_);
-    prepared_.erase(pod_uid);
     sync_errors_.erase(pod_uid);
   }
   topology_.Forget(pod_uid);
@@ -307,13 +304,9 @@ absl::StatusOr<devicemanager::RunContainerOptions> PodAdmission::RunOptions(
 }
 
 absl::Status PodAdmission::PreparedSinceStart(const dra::Pod& claims) {
-  {
-    absl::MutexLock lock(&sync_mu_);
-    if (prepared_.contains(claims.uid)) return absl::OkStatus();
-  }
+  if (dra_->Prepared(claims)) return absl::OkStatus();
   if (absl::Status prepared = dra_->PrepareResources(claims); !prepared.ok()) return prepared;
   absl::MutexLock lock(&sync_mu_);
-  prepared_.insert(claims.uid);
   if (sync_errors_.erase(claims.uid) > 0) {
     DEVMGR_LOG(logger_, info, "Pod claims prepared", "podUID", claims.uid);
   }
@@ -324,10 +317,7 @@ absl::Status PodAdmission::SyncClaims() {
   if (dra_ == nullptr || claims_ == nullptr) return absl::OkStatus();
   absl::Status first;
   for (const dra::Pod& claims : claims_->Pods()) {
-    {
-      absl::MutexLock lock(&sync_mu_);
-      if (prepared_.contains(claims.uid)) continue;
-    }
+    if (dra_->Prepared(claims)) continue;
     PodLock pod_lock(*this, claims.uid);
     // Admissions and removals in flight prepare and unprepare on their own.
     if (!registry_.Find(claims.uid).has_value()) continue;

@@ -145,9 +145,12 @@ class PodAdmission {
   absl::StatusOr<devicemanager::RunContainerOptions> ContainerRunOptions(
       const devicemanager::Pod& pod, const devicemanager::Container& container,
       const dra::Pod* claims);
-  // PreparedSinceStart prepares the claims of an admitted pod unless they were prepared since
-  // the node started. The caller holds the pod's lock.
+  // PreparedSinceStart prepares the claims of an admitted pod unless they are prepared since
+  // the node started (dra::Manager::Prepared). The caller holds the pod's lock.
   absl::Status PreparedSinceStart(const dra::Pod& claims) ABSL_LOCKS_EXCLUDED(sync_mu_);
+  // Refused logs a refused admission and tells the refusal observer its reason (empty: the
+  // device manager refused, and counts that itself).
+  void Refused(const devicemanager::Pod& pod, absl::string_view reason, const absl::Status& status);
   // HoldsDevices: the device manager holds devices for some container of `pod`.
   bool HoldsDevices(const devicemanager::Pod& pod) const;
   // StoredClaims: the DRA half the claim store holds for the pod.
@@ -177,8 +180,6 @@ class PodAdmission {
   std::set<std::string> busy_ ABSL_GUARDED_BY(locks_mu_);
 
   absl::Mutex sync_mu_;
-  // Pods whose claims were prepared since the node started.
-  std::set<std::string> prepared_ ABSL_GUARDED_BY(sync_mu_);
   // The last SyncClaims error logged for each pod, so a failure that repeats is logged once.
   std::map<std::string, std::string> sync_errors_ ABSL_GUARDED_BY(sync_mu_);
 };

@@ -703,7 +703,9 @@ TEST_F(AdmissionTest, ReleasePodFreesDevicesAndWritesTheCheckpoint) {
 // failed. Its release returns once that freeing is durable, so that a host that forgets the pod
 // next never leaves a checkpoint that still holds its devices.
 TEST_F(AdmissionTest, ReleasePodOfAPodFreedInMemoryOnlyMakesTheFreeingDurable) {
-  StartManager();
+  ManagerOptions options = Options();
+  options.checkpoint_write_delay = absl::Hours(1);  // no delayed write carries the freeing
+  StartManager(std::move(options));
   PluginPtr p1 = StartPlugin("p1.sock", kResource1, MakeDevices(2, "a"));
   SetActive({"pod1", "pod2"});
   ASSERT_TRUE(manager_->AdmitPod(MakePod("pod1", {MakeContainer("app", {{kResource1, 1}})})).ok());

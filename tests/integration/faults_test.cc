@@ -276,6 +276,13 @@ TEST_F(FaultsTest, UnwritableCheckpointRefusesAndRollsBack) {
       << "the error names the checkpoint: " << refused.err;
   EXPECT_EQ(h_.PodDevices().count("refused"), 0u);
   EXPECT_EQ(h_.PodDevices()["kept"].size(), 1u);
+  // Its release could not be written either: admitted again under its UID, the release is
+  // tried again first, and the admission is refused while it fails.
+  ProcessResult unreleased = h_.Admit(PodManifest("refused", kGpu, 1));
+  EXPECT_EQ(unreleased.exit_code, 1) << unreleased.out;
+  EXPECT_NE(unreleased.err.find("the devices of its earlier admission could not be released"),
+            std::string::npos)
+      << unreleased.err;
 
   if (chmod_binds) {
     std::filesystem::permissions(folder, std::filesystem::perms(0750));

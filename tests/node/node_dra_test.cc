@@ -236,6 +236,24 @@ TEST_F(NodeDraTest, AFailedRemovalPreparesThePodsClaimsAgain) {
   EXPECT_EQ(driver_->unprepare_calls(), 2);
 }
 
+// A removal whose unprepare the driver refuses leaves the pod admitted with a claim the driver
+// may have half undone: it is prepared again before its containers are handed it.
+TEST_F(NodeDraTest, ARemovalTheDriverRefusesPreparesTheClaimAgain) {
+  RegisterDriver();
+  ASSERT_TRUE(Admit(Manifest("p1", "gpu-a")).ok());
+  driver_->OnUnprepare([](const draapi::v1::NodeUnprepareResourcesRequest& request) {
+    draapi::v1::NodeUnprepareResourcesResponse response;
+    (*response.mutable_claims())[request.claims(0).uid()].set_error("device busy");
+    return response;
+  });
+  EXPECT_FALSE(node_->admission().Remove("p1").ok());
+  ASSERT_TRUE(WaitFor([&] { return driver_->prepare_calls() == 2; })) << "prepared again";
+  absl::StatusOr<devicemanager::RunContainerOptions> options =
+      node_->admission().RunOptions("p1", "app");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->cdi_devices, std::vector<std::string>{"gpu.example.com/gpu=gpu-a"});
+}
+
 TEST_F(NodeDraTest, ARestartPreparesEveryClaimAgainOnceTheDriverIsBack) {
   RegisterDriver();
   ASSERT_TRUE(Admit(Manifest("p1", "gpu-a")).ok());
