@@ -503,7 +503,9 @@ TEST_F(DraManagerTest, AClaimWhoseUnprepareFailedIsPreparedAgainForThePodThatSha
 // again (upstream's manager would call the driver's prepare meanwhile, then the unprepare would
 // drop the claim from the cache under the new pod).
 TEST_F(DraManagerTest, APrepareWaitsForAnUnprepareOfTheSameClaim) {
-  const auto [pod1, pod2] = SharedClaimPods();
+  const std::pair<Pod, Pod> pods = SharedClaimPods();
+  const Pod& pod1 = pods.first;
+  const Pod& pod2 = pods.second;
   ASSERT_TRUE(manager_->PrepareResources(pod1).ok());
   absl::Notification unprepare_entered;
   absl::Notification unprepare_may_answer;
