@@ -396,11 +396,7 @@ absl::Status StateJournal::Append(const std::vector<FileStore::PlacedBytes>& fil
     // The record may reach the disk all the same, and would then be replayed as a commit that
     // failed: this epoch's records are retired (their files made durable, a new epoch) before
     // anything else is committed.
-    stale_epoch_ = true;
-    if (absl::Status compacted = CompactLocked(); !compacted.ok()) {
-      DEVMGR_LOG(options_.logger, err, "Failed to retire the state journal's records", "path",
-                 options_.path.string(), "err", compacted);
-    }
+    RetireEpochLocked();
     return flushed;
   }
   end_ += record;
@@ -431,13 +427,17 @@ absl::Status StateJournal::WriteTogether(std::vector<FileStore::PlacedBytes> fil
     // must never be replayed. Its epoch is retired as after a failed flush; the files keep what
     // the renames left (those before the failed one are new, as a kill between them leaves
     // them).
-    stale_epoch_ = true;
-    if (absl::Status compacted = CompactLocked(); !compacted.ok()) {
-      DEVMGR_LOG(options_.logger, err, "Failed to retire the state journal's records", "path",
-                 options_.path.string(), "err", compacted);
-    }
+    RetireEpochLocked();
   }
   return status;
+}
+
+void StateJournal::RetireEpochLocked() {
+  stale_epoch_ = true;
+  if (absl::Status compacted = CompactLocked(); !compacted.ok()) {
+    DEVMGR_LOG(options_.logger, err, "Failed to retire the state journal's records", "path",
+               options_.path.string(), "err", compacted);
+  }
 }
 
 absl::Status StateJournal::CompactLocked() {

@@ -106,6 +106,10 @@ class StateJournal final : public DurableWriter {
   StateJournal(Options options, int fd);
 
   absl::Status CompactLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // RetireEpochLocked: a commit failed after its record was written; the epoch is retired at
+  // once (a compaction, or the next commit's when that fails, which is logged) so that the
+  // record is never replayed.
+  void RetireEpochLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Append writes the record of `files` at the end of the records and flushes it.
   absl::Status Append(const std::vector<FileStore::PlacedBytes>& files)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
