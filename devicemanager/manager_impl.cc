@@ -123,15 +123,13 @@ void ManagerImpl::Stop() {
   if (server_ != nullptr) server_->Shutdown(kServerShutdownGrace);
   connect_pool_.join();
 
-  // Every client goes through the disconnected path, as upstream's server.Stop does. The
-  // final checkpoint is taken just before, in the same critical section: once the endpoints
-  // are stopped no snapshot is accepted, so it is the last state, with the healthy devices as
-  // the plugins last reported them (upstream never writes at Stop, so its file has them too).
+  // Every client goes through the disconnected path, as upstream's server.Stop does. Its
+  // devices become unhealthy, but the checkpoint writes from now on keep them as the plugins
+  // last reported them (upstream never writes at Stop, so its file has them too).
   std::vector<EndpointSharedPtr> live;
-  CheckpointSnapshot final_data;
   {
     absl::MutexLock lock(&mu_);
-    final_data = CheckpointSnapshotLocked();
+    registered_at_stop_ = RegisteredSnapshotLocked();
     for (auto& [resource, endpoint] : endpoints_) {
       if (endpoint->IsStopped()) continue;
       MarkResourceUnhealthyLocked(resource);
@@ -147,11 +145,9 @@ void ManagerImpl::Stop() {
         +[](int* streams) { return *streams == 0; }, &active_streams_));
   }
   loop_.Stop();
-  // Nothing else writes now, and a write still pending on the loop is covered by this one.
-  {
-    absl::MutexLock write_lock(&write_mu_);
-    WriteCheckpointData(final_data);
-  }
+  // A write still pending on the loop is covered by this one, which takes the state as it is
+  // now: a write made meanwhile (a ReleasePod) is never followed by an older one.
+  WriteCheckpoint();
   DEVMGR_LOG(options_.logger, info, "Device manager stopped");
 }
 
@@ -200,26 +196,32 @@ ManagerImpl::CheckpointSnapshot ManagerImpl::CheckpointSnapshotLocked() const {
   data.store_mark = store_.Snapshotting();
   // Restored allocations are written back as they are: never drop what a kubelet allocated.
   data.entries = pod_devices_.RenderedEntries();
-  data.registered_devices.reserve(devices_.size());
-  for (const auto& [resource, table] : devices_) {
-    if (auto rendered = registered_rendered_.find(resource);
-        rendered != registered_rendered_.end()) {
-      data.registered_devices.push_back(rendered->second);
-    } else {
-      data.unrendered.emplace_back(resource, table);
-    }
-  }
+  data.registered =
+      registered_at_stop_.has_value() ? *registered_at_stop_ : RegisteredSnapshotLocked();
   return data;
 }
 
+ManagerImpl::RegisteredSnapshot ManagerImpl::RegisteredSnapshotLocked() const {
+  RegisteredSnapshot registered;
+  registered.rendered.reserve(devices_.size());
+  for (const auto& [resource, table] : devices_) {
+    if (auto rendered = registered_rendered_.find(resource);
+        rendered != registered_rendered_.end()) {
+      registered.rendered.push_back(rendered->second);
+    } else {
+      registered.unrendered.emplace_back(resource, table);
+    }
+  }
+  return registered;
+}
+
 std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> ManagerImpl::RenderRegistered(
-    const CheckpointSnapshot& data) {
-  std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> registered =
-      data.registered_devices;
-  if (data.unrendered.empty()) return registered;
+    const RegisteredSnapshot& snapshot) {
+  std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> registered = snapshot.rendered;
+  if (snapshot.unrendered.empty()) return registered;
   std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> made;
-  made.reserve(data.unrendered.size());
-  for (const auto& [resource, table] : data.unrendered) {
+  made.reserve(snapshot.unrendered.size());
+  for (const auto& [resource, table] : snapshot.unrendered) {
     made.push_back(std::make_shared<const checkpoint::EncodedRegistered>(
         checkpoint::EncodeRegistered(resource, table->HealthyIds())));
     registered.push_back(made.back());
@@ -228,7 +230,7 @@ std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> ManagerImpl::R
   // cannot have been reused for newer devices).
   absl::MutexLock lock(&mu_);
   for (size_t i = 0; i < made.size(); ++i) {
-    const auto& [resource, table] = data.unrendered[i];
+    const auto& [resource, table] = snapshot.unrendered[i];
     auto current = devices_.find(resource);
     if (current != devices_.end() && current->second == table) {
       registered_rendered_[resource] = made[i];
@@ -257,18 +259,14 @@ void ManagerImpl::WriteCheckpoint() {
     checkpoint_write_pending_ = false;
     data = CheckpointSnapshotLocked();
   }
-  WriteCheckpointData(data);
-}
-
-void ManagerImpl::WriteCheckpointData(const CheckpointSnapshot& data) {
-  absl::Status status = StoreCheckpoint(data);
-  if (!status.ok()) {
+  if (absl::Status status = StoreCheckpoint(data); !status.ok()) {
     DEVMGR_LOG(options_.logger, err, "Writing checkpoint encountered", "err", status);
   }
 }
 
 absl::Status ManagerImpl::StoreCheckpoint(const CheckpointSnapshot& data) {
-  const std::string bytes = checkpoint::EncodeRendered(data.entries, RenderRegistered(data));
+  const std::string bytes =
+      checkpoint::EncodeRendered(data.entries, RenderRegistered(data.registered));
   // A monotonic clock: options_.clock may be a test's, and wall time can jump.
   const auto start = std::chrono::steady_clock::now();
   absl::Status status = store_.WriteSnapshot(options_.checkpoint_name, bytes, data.store_mark);

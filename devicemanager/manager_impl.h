@@ -202,28 +202,31 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // RestoreFromCheckpoint reads the checkpoint at Start (file I/O, so before any other thread
   // can reach the state).
   void RestoreFromCheckpoint() ABSL_LOCKS_EXCLUDED(mu_);
-  // WriteCheckpoint snapshots the state under mu_ and writes it outside.
-  void WriteCheckpoint() ABSL_LOCKS_EXCLUDED(mu_);
-  // What a checkpoint write takes from the state under mu_, all shared, not copied: the
-  // entries as rendered when they were committed, and each resource's healthy devices as
+  // WriteCheckpoint snapshots the state under mu_ and writes it outside, logging a failure.
+  void WriteCheckpoint() ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
+  // Each resource's healthy devices as a checkpoint write takes them, shared, not copied:
   // rendered by an earlier write or, if they changed since, as IDs to render outside mu_.
+  struct RegisteredSnapshot {
+    std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> rendered;
+    std::vector<std::pair<std::string, SharedTable>> unrendered;
+  };
+  // What a checkpoint write takes from the state under mu_: the entries as rendered when they
+  // were committed, and the registered devices.
   struct CheckpointSnapshot {
     std::vector<std::shared_ptr<const checkpoint::EncodedEntry>> entries;
-    std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> registered_devices;
-    std::vector<std::pair<std::string, SharedTable>> unrendered;
+    RegisteredSnapshot registered;
     // What the store's Snapshotting answered when the state was taken.
     uint64_t store_mark = 0;
   };
-  void WriteCheckpointData(const CheckpointSnapshot& data) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
-      ABSL_LOCKS_EXCLUDED(mu_);
   // StoreCheckpoint encodes `data` and writes it durably, timing the write for the metrics.
   absl::Status StoreCheckpoint(const CheckpointSnapshot& data)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   CheckpointSnapshot CheckpointSnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  RegisteredSnapshot RegisteredSnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // RenderRegistered: every resource's registered devices rendered, rendering the snapshot's
   // unrendered ones (kept for later writes while they stay current).
   std::vector<std::shared_ptr<const checkpoint::EncodedRegistered>> RenderRegistered(
-      const CheckpointSnapshot& data) ABSL_LOCKS_EXCLUDED(mu_);
+      const RegisteredSnapshot& registered) ABSL_LOCKS_EXCLUDED(mu_);
   void RunListeners() ABSL_LOCKS_EXCLUDED(mu_, listeners_mu_);
 
   // upstream's markResourceUnhealthy, called when the plugin of `resource_name` goes away:
@@ -271,6 +274,9 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   mutable absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Taken by Stop as it marks every device unhealthy: the registered devices of every later
+  // checkpoint write, so that the file keeps them as the plugins last reported them.
+  std::optional<RegisteredSnapshot> registered_at_stop_ ABSL_GUARDED_BY(mu_);
   ActivePodsFn active_pods_ ABSL_GUARDED_BY(mu_);
   SourcesReadyFn sources_ready_ ABSL_GUARDED_BY(mu_);
   // Resource name -> the endpoint serving it; a stopped one stays through its grace period.

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "checkpoint/checkpoint.h"
 #include "common/file_store.h"
 #include "devicemanager/checkpoint_store_impl.h"
@@ -730,6 +731,45 @@ TEST_F(AdmissionTest, ReleasePodOfAPodFreedInMemoryOnlyMakesTheFreeingDurable) {
   data = ReadCheckpoint();
   ASSERT_TRUE(data.ok());
   EXPECT_TRUE(data->pod_device_entries.empty());
+}
+
+// Stop marks every device unhealthy, waits for the loop and writes the checkpoint last. A pod
+// released meanwhile (a host that keeps calling the manager as it stops) stays released in that
+// last write, which keeps the devices the plugins last reported healthy, as each write since
+// the marking does.
+TEST_F(AdmissionTest, AReleaseWhileTheManagerStopsIsNotUndoneByTheLastWrite) {
+  StartManager();
+  PluginPtr p1 = StartPlugin("p1.sock", kResource1, MakeDevices(2, "a"));
+  SetActive({"pod1"});
+  ASSERT_TRUE(manager_->AdmitPod(MakePod("pod1", {MakeContainer("app", {{kResource1, 1}})})).ok());
+  // A change callback that holds the loop, so that Stop waits in the middle.
+  absl::Notification entered;
+  absl::Notification resume;
+  std::atomic<bool> hold{false};
+  manager_->Subscribe([&] {
+    if (hold.exchange(false)) {
+      entered.Notify();
+      resume.WaitForNotification();
+    }
+  });
+  hold = true;
+  p1->SetDevices(MakeDevices(3, "a"));
+  ASSERT_TRUE(entered.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  std::thread stopper([&] { manager_->Stop(); });
+  const bool marked = WaitFor([&] { return manager_->GetCapacity().allocatable[kResource1] == 0; });
+  const absl::Status released = marked ? manager_->ReleasePod("pod1") : absl::OkStatus();
+  auto during = ReadCheckpoint();
+  resume.Notify();
+  stopper.join();
+  ASSERT_TRUE(marked) << "Stop marks the devices unhealthy before it waits for the loop";
+  ASSERT_TRUE(released.ok()) << released;
+  ASSERT_TRUE(during.ok());
+  EXPECT_TRUE(during->pod_device_entries.empty());
+  EXPECT_EQ(during->registered_devices[kResource1].size(), 3u) << "as the plugin reported them";
+  auto data = ReadCheckpoint();
+  ASSERT_TRUE(data.ok());
+  EXPECT_TRUE(data->pod_device_entries.empty()) << "the last write took the state as it was";
+  EXPECT_EQ(data->registered_devices[kResource1].size(), 3u);
 }
 
 TEST_F(AdmissionTest, UpdateAllocatedDevicesPassesAgainOnlyAfterAChange) {
