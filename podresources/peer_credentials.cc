@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -86,7 +87,13 @@ void CredentialsListener::Stop() {
   thread_.join();
 }
 
+bool CredentialsListener::WaitForStop(absl::Duration timeout) const {
+  pollfd wake = {wake_fd_, POLLIN, 0};
+  return ::poll(&wake, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout))) > 0;
+}
+
 void CredentialsListener::AcceptLoop(grpc::Server* server) {
+  absl::Duration retry_delay;
   while (true) {
     pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
@@ -97,7 +104,20 @@ void CredentialsListener::AcceptLoop(grpc::Server* server) {
     if ((fds[1].revents & POLLIN) != 0) return;
     // gRPC's endpoint expects a non-blocking socket.
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) continue;  // EAGAIN, or a client that gave up; accept the next one
+    if (fd < 0) {
+      const int error = errno;
+      if (error != EMFILE && error != ENFILE && error != ENOBUFS && error != ENOMEM) {
+        continue;  // EAGAIN, or a client that gave up; accept the next one
+      }
+      // Out of descriptors or memory: the connection stays queued, so retrying at once would
+      // spin. Back off as grpc-go's server does, doubling from 5 ms up to 1 s.
+      retry_delay = std::clamp(retry_delay * 2, kMinAcceptRetry, kMaxAcceptRetry);
+      DEVMGR_LOG(logger_, err, "PodResources accept failed, retrying", "err", std::strerror(error),
+                 "retryIn", absl::FormatDuration(retry_delay));
+      if (WaitForStop(retry_delay)) return;
+      continue;
+    }
+    retry_delay = absl::ZeroDuration();
     ucred credentials{};
     socklen_t size = sizeof(credentials);
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) != 0) {

@@ -26,6 +26,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "common/logging.h"
 
 namespace grpc {
@@ -68,6 +69,12 @@ class CredentialsListener {
   CredentialsListener(int listen_fd, int wake_fd, std::filesystem::path socket_path,
                       LoggerPtr logger);
   void AcceptLoop(grpc::Server* server);
+  // WaitForStop: true once Stop was called, waiting up to `timeout` for it.
+  bool WaitForStop(absl::Duration timeout) const;
+
+  // The bounds of the wait after an accept that failed for want of descriptors or memory.
+  static constexpr absl::Duration kMinAcceptRetry = absl::Milliseconds(5);
+  static constexpr absl::Duration kMaxAcceptRetry = absl::Seconds(1);
 
   const int listen_fd_;
   const int wake_fd_;  // an eventfd that wakes the accept thread to stop

@@ -14,7 +14,8 @@ double TokenBucket::TokensAt(absl::Time now) const {
 
 bool TokenBucket::Allow(absl::Time now) {
   tokens_ = TokensAt(now);
-  last_ = std::max(last_, now);
+  // Refilled from now on even when the clock went back: only the time it went back is lost.
+  last_ = now;
   if (tokens_ < 1) return false;
   tokens_ -= 1;
   return true;

@@ -31,7 +31,8 @@ struct RateLimitOptions {
 };
 
 // TokenBucket holds up to `burst` tokens, refilled at `qps` per second, and starts full.
-// A plain value: not thread-safe.
+// Time that goes back refills nothing, and the bucket refills from there (the wall clock can
+// step back; Go's limiter reads a monotonic clock). A plain value: not thread-safe.
 class TokenBucket {
  public:
   TokenBucket(double qps, int burst, absl::Time now);

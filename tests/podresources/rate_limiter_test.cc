@@ -27,6 +27,20 @@ TEST(TokenBucketTest, StartsFullAndRefillsAtQps) {
   EXPECT_FALSE(bucket.Allow(clock.Now()));
 }
 
+// The wall clock can step back (an NTP step, an operator): the bucket refills from the earlier
+// time on, instead of waiting for the clock to come back to where it was.
+TEST(TokenBucketTest, RefillsAgainSoonAfterTheClockGoesBack) {
+  FakeClock clock;
+  TokenBucket bucket(1, 2, clock.Now());
+  EXPECT_TRUE(bucket.Allow(clock.Now()));
+  clock.Advance(-absl::Hours(1));
+  EXPECT_TRUE(bucket.Allow(clock.Now())) << "a token left";
+  EXPECT_FALSE(bucket.Allow(clock.Now()));
+  clock.Advance(absl::Seconds(1));
+  EXPECT_TRUE(bucket.Allow(clock.Now())) << "refilled at 1/s";
+  EXPECT_FALSE(bucket.Allow(clock.Now()));
+}
+
 TEST(RateLimiterTest, PerClientBucketsAreIndependent) {
   FakeClock clock;
   RateLimiter limiter({.qps = 1, .burst = 2, .per_client = true}, clock);
