@@ -109,10 +109,11 @@ absl::StatusOr<SliceEvent> ParseEvent(std::string_view line, ResourceVersion ver
 
 }  // namespace
 
-std::string SliceFieldSelector(const std::string& driver, const std::string& node_name) {
+std::string SliceFieldSelector(const std::string& driver,
+                               const std::optional<std::string>& node_name) {
   std::vector<std::string> terms;
   if (!driver.empty()) terms.push_back(absl::StrCat("spec.driver=", driver));
-  if (!node_name.empty()) terms.push_back(absl::StrCat("spec.nodeName=", node_name));
+  if (node_name.has_value()) terms.push_back(absl::StrCat("spec.nodeName=", *node_name));
   return absl::StrJoin(terms, ",");
 }
 

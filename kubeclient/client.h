@@ -131,7 +131,9 @@ class Client {
   std::atomic<int> version_{0};
 };
 
-// SliceFieldSelector: "spec.driver=D,spec.nodeName=N", leaving out the empty ones.
-std::string SliceFieldSelector(const std::string& driver, const std::string& node_name);
+// SliceFieldSelector: "spec.driver=D,spec.nodeName=N", leaving out an empty driver and a node
+// name not given; an empty node name selects the slices that have none ("spec.nodeName=").
+std::string SliceFieldSelector(const std::string& driver,
+                               const std::optional<std::string>& node_name);
 
 }  // namespace devmgr::kubeclient

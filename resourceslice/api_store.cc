@@ -1,6 +1,8 @@
 #include "resourceslice/api_store.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -11,7 +13,13 @@ namespace {
 
 kubeclient::ListOptions Selecting(const SliceFilter& filter) {
   kubeclient::ListOptions options;
-  options.field_selector = kubeclient::SliceFieldSelector(filter.driver, filter.node_name);
+  std::optional<std::string> node_name;
+  if (filter.without_node_name) {
+    node_name = "";
+  } else if (!filter.node_name.empty()) {
+    node_name = filter.node_name;
+  }
+  options.field_selector = kubeclient::SliceFieldSelector(filter.driver, node_name);
   return options;
 }
 
@@ -22,12 +30,8 @@ class ReflectorWatch final : public SliceWatch {
       : reflector_(std::move(reflector)) {}
 
   std::optional<CachedSlices> Cached(const SliceFilter& filter) const override {
-    std::optional<kubeclient::SliceReflector::Snapshot> snapshot =
-        reflector_->Slices([&](const kubeapi::ResourceSlice& slice) {
-          return (filter.driver.empty() || slice.spec.driver == filter.driver) &&
-                 (filter.node_name.empty() || slice.spec.node_name == filter.node_name) &&
-                 (filter.pool_name.empty() || slice.spec.pool.name == filter.pool_name);
-        });
+    std::optional<kubeclient::SliceReflector::Snapshot> snapshot = reflector_->Slices(
+        [&](const kubeapi::ResourceSlice& slice) { return filter.Matches(slice); });
     if (!snapshot.has_value()) return std::nullopt;
     return CachedSlices{std::move(snapshot->slices), std::move(snapshot->resource_version)};
   }

@@ -222,10 +222,14 @@ Stats Controller::GetStats() const {
 SliceFilter Controller::Filter() const {
   SliceFilter filter;
   filter.driver = options_.driver_name;
-  if (!options_.reconcile_pool_with_name.empty()) {
-    filter.pool_name = options_.reconcile_pool_with_name;
-  } else if (options_.owner.has_value() && options_.owner->IsNode()) {
+  filter.pool_name = options_.reconcile_pool_with_name;
+  // Node-local slices only for a node's own controller; any other sees the slices that are not
+  // node-local, and never another node's (upstream's field selector spec.nodeName=).
+  if (options_.reconcile_pool_with_name.empty() && options_.owner.has_value() &&
+      options_.owner->IsNode()) {
     filter.node_name = options_.owner->name;
+  } else {
+    filter.without_node_name = true;
   }
   return filter;
 }

@@ -9,12 +9,6 @@
 namespace devmgr::resourceslice {
 namespace {
 
-bool Matches(const kubeapi::ResourceSlice& slice, const SliceFilter& filter) {
-  return (filter.driver.empty() || slice.spec.driver == filter.driver) &&
-         (filter.node_name.empty() || slice.spec.node_name == filter.node_name) &&
-         (filter.pool_name.empty() || slice.spec.pool.name == filter.pool_name);
-}
-
 std::string NextVersion(const std::string& version) {
   int64_t number = 0;
   if (!absl::SimpleAtoi(version, &number)) number = 0;
@@ -27,7 +21,7 @@ absl::StatusOr<std::vector<kubeapi::ResourceSlice>> MemoryStore::List(const Slic
   absl::MutexLock lock(&mu_);
   std::vector<kubeapi::ResourceSlice> out;
   for (const auto& [name, slice] : slices_) {
-    if (Matches(slice, filter)) out.push_back(slice);
+    if (filter.Matches(slice)) out.push_back(slice);
   }
   return out;
 }
@@ -111,7 +105,7 @@ absl::Status MemoryStore::DeleteCollection(const SliceFilter& filter) {
   {
     absl::MutexLock lock(&mu_);
     for (auto it = slices_.begin(); it != slices_.end();) {
-      if (!Matches(it->second, filter)) {
+      if (!filter.Matches(it->second)) {
         ++it;
         continue;
       }
@@ -176,9 +170,9 @@ void MemoryStore::Notify(const std::vector<Change>& changed) {
   for (const auto& [id, watcher] : watchers_) {
     for (const auto& [before, after] : changed) {
       const kubeapi::ResourceSlice* was =
-          before != nullptr && Matches(*before, watcher.filter) ? before : nullptr;
+          before != nullptr && watcher.filter.Matches(*before) ? before : nullptr;
       const kubeapi::ResourceSlice* is =
-          after != nullptr && Matches(*after, watcher.filter) ? after : nullptr;
+          after != nullptr && watcher.filter.Matches(*after) ? after : nullptr;
       if (was != nullptr || is != nullptr) watcher.on_change(was, is);
     }
   }

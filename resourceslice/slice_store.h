@@ -21,6 +21,17 @@ struct SliceFilter {
   std::string driver;
   std::string node_name;
   std::string pool_name;
+  // Only slices without spec.nodeName (the field selector "spec.nodeName="): those not local to
+  // one node. node_name is then ignored.
+  bool without_node_name = false;
+
+  bool Matches(const kubeapi::ResourceSlice& slice) const {
+    const bool node_matches = without_node_name
+                                  ? slice.spec.node_name.value_or("").empty()
+                                  : node_name.empty() || slice.spec.node_name == node_name;
+    return node_matches && (driver.empty() || slice.spec.driver == driver) &&
+           (pool_name.empty() || slice.spec.pool.name == pool_name);
+  }
 };
 
 // SliceChangeHandler: told of one slice as it was and as it is (see SliceStore::Watch).

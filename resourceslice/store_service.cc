@@ -11,7 +11,8 @@ namespace {
 namespace api = ::devmgr::resourceslices::v1;
 
 SliceFilter FromProto(const api::Filter& filter) {
-  return SliceFilter{filter.driver(), filter.node_name(), filter.pool_name()};
+  return SliceFilter{filter.driver(), filter.node_name(), filter.pool_name(),
+                     filter.without_node_name()};
 }
 
 api::Filter ToProto(const SliceFilter& filter) {
@@ -19,6 +20,7 @@ api::Filter ToProto(const SliceFilter& filter) {
   out.set_driver(filter.driver);
   out.set_node_name(filter.node_name);
   out.set_pool_name(filter.pool_name);
+  out.set_without_node_name(filter.without_node_name);
   return out;
 }
 

@@ -43,7 +43,7 @@ class RealClusterTest : public ::testing::Test {
   void TearDown() override {
     if (client_ == nullptr) return;
     kubeclient::ListOptions mine;
-    mine.field_selector = kubeclient::SliceFieldSelector(kDriver, "");
+    mine.field_selector = kubeclient::SliceFieldSelector(kDriver, std::nullopt);
     EXPECT_TRUE(client_->DeleteResourceSlices(mine).ok());
   }
 
@@ -65,7 +65,7 @@ class RealClusterTest : public ::testing::Test {
 
 TEST_F(RealClusterTest, WritesWatchesAndDeletesAResourceSlice) {
   kubeclient::ListOptions mine;
-  mine.field_selector = kubeclient::SliceFieldSelector(kDriver, "");
+  mine.field_selector = kubeclient::SliceFieldSelector(kDriver, std::nullopt);
   absl::StatusOr<kubeclient::SliceList> before = client_->ListResourceSlices(mine);
   ASSERT_TRUE(before.ok()) << before.status();
   std::cout << "resource.k8s.io in use: " << kubeapi::VersionName(client_->resource_version())

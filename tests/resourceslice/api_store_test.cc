@@ -274,6 +274,63 @@ TEST(ApiSliceStoreTest, ASyncBeforeTheWatchCatchesUpSeesTheControllersOwnWrites)
   EXPECT_EQ(publisher.controller->GetStats(), (Stats{1, 2, 0}));
 }
 
+// Any controller but a node's own selects only the slices without a node name (upstream's
+// field selector spec.nodeName=): one that publishes for the whole cluster, or a node's that
+// reconciles one pool by name, never sees, and so never deletes, the node-local slices that the
+// kubelet plugins of the same driver publish.
+TEST(ApiSliceStoreTest, AControllerNotANodesOwnLeavesNodeLocalSlicesAlone) {
+  FakeApiServer server;
+  server.AddNode(kNode, kNodeUid);
+  std::unique_ptr<kubeclient::Client> client = Connect(server);
+  ApiSliceStore store(*client);
+  kubeapi::ResourceSlice local;
+  local.metadata.generate_name = "local-";
+  local.spec.driver = kDriver;
+  local.spec.node_name = "worker-2";
+  local.spec.pool.name = "worker-2";
+  local.spec.pool.resource_slice_count = 1;
+  ASSERT_TRUE(store.Create(local).ok());
+  for (const bool node_owner : {false, true}) {
+    SCOPED_TRACE(node_owner ? "a node's, one pool by name" : "without an owner");
+    DriverResources resources = Devices(2, 2);
+    resources.pools["network"] = std::move(resources.pools[kNode]);
+    resources.pools.erase(kNode);
+    resources.pools["network"].all_nodes = true;
+    ControllerOptions options;
+    options.driver_name = kDriver;
+    options.store = &store;
+    if (node_owner) {
+      options.owner = Owner{"v1", "Node", kNode, kNodeUid};
+      options.reconcile_pool_with_name = "network";
+    }
+    options.resources = std::move(resources);
+    options.run_worker = false;
+    options.sync_delay = absl::ZeroDuration();  // the pools the store reports synced at once
+    server.ClearRequests();
+    absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+    ASSERT_TRUE(controller.ok()) << controller.status();
+    ASSERT_TRUE(WaitFor([&] { return (*controller)->Synced(); }));
+    (*controller)->ProcessReady();
+    EXPECT_EQ(server.CountRequests("DELETE", "/"), 0);
+    int lists = 0;
+    for (const auto& request : server.Requests()) {
+      if (request.method != "GET" || !absl::StrContains(request.target, "resourceslices?")) {
+        continue;
+      }
+      ++lists;
+      constexpr char kSelector[] = "fieldSelector=spec.driver%3Dgpu.example.com%2Cspec.nodeName%3D";
+      EXPECT_THAT(request.target, ::testing::AnyOf(::testing::EndsWith(kSelector),
+                                                   HasSubstr(absl::StrCat(kSelector, "&"))));
+    }
+    EXPECT_GT(lists, 0);
+  }
+  std::vector<Json> slices = server.Slices();
+  ASSERT_EQ(slices.size(), 2u) << "the node-local slice and the network pool's";
+  EXPECT_EQ(std::count_if(slices.begin(), slices.end(),
+                          [](const Json& slice) { return slice["spec"].contains("nodeName"); }),
+            1);
+}
+
 TEST(ApiSliceStoreTest, FiltersByDriverNodeAndPool) {
   FakeApiServer server;
   std::unique_ptr<kubeclient::Client> client = Connect(server);
