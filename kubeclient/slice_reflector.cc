@@ -143,7 +143,8 @@ void SliceReflector::Run() {
     options.resource_version = resource_version;
     options.watch_timeout = options_.min_watch_timeout * (1.0 + unit(random));
     bool delivered = false;
-    const absl::Status watched = options_.client->WatchResourceSlices(
+    const absl::Time started = absl::Now();
+    absl::Status watched = options_.client->WatchResourceSlices(
         options,
         [&](const SliceEvent& event) {
           delivered = true;
@@ -154,10 +155,22 @@ void SliceReflector::Run() {
         &cancel_);
     if (delivered) backoff = fresh_backoff();
     if (absl::IsCancelled(watched)) return;
+    if (watched.ok() && !delivered && absl::Now() - started < kShortWatch) {
+      watched = absl::UnavailableError(
+          "very short watch: the server ended it within a second with no event");
+      need_list = true;
+    }
     if (watched.ok()) continue;  // the server ended the watch: resume where it left off
     if (absl::IsOutOfRange(watched)) {
       need_list = true;  // too old: what was missed is only in a new list
       continue;
+    }
+    // Throttled, a server error or a lost connection: the watch again, after the back-off.
+    // Anything else (refused, an event that did not decode) starts over with a list after it,
+    // as client-go's reflector does.
+    if (!absl::IsResourceExhausted(watched) && !absl::IsInternal(watched) &&
+        !absl::IsUnavailable(watched)) {
+      need_list = true;
     }
     if (!fail(watched)) return;
   }

@@ -46,6 +46,11 @@ struct SliceReflectorOptions {
   absl::Duration max_backoff = absl::Seconds(30);
 };
 
+// A watch the server ends sooner than this without an event is a failure (client-go's "very
+// short watch"): a server or proxy that answers every watch at once and empty would otherwise
+// be asked again without a pause.
+inline constexpr absl::Duration kShortWatch = absl::Seconds(1);
+
 class SliceReflector {
  public:
   // Start begins listing and watching on a thread of its own. InvalidArgument without a client.

@@ -195,7 +195,7 @@ absl::Status Node::StartDra(State& s) {
         kubeclient::Client::Create(*options.cluster);
     if (!client.ok()) return client.status();
     s.cluster = *std::move(client);
-    s.cluster_slices = std::make_unique<resourceslice::ApiSliceStore>(*s.cluster);
+    s.cluster_slices = std::make_unique<resourceslice::ApiSliceStore>(*s.cluster, options.logger);
     s.cluster_claims = std::make_unique<ClusterClaimSource>(*s.cluster);
     wiped.push_back(s.cluster_slices.get());
   }

@@ -48,6 +48,11 @@ std::unique_ptr<SliceWatch> ApiSliceStore::Watch(const SliceFilter& filter,
   kubeclient::SliceReflectorOptions options;
   options.client = &client_;
   options.field_selector = Selecting(filter).field_selector;
+  options.on_error = [logger = logger_,
+                      selector = options.field_selector](const absl::Status& status) {
+    DEVMGR_LOG(logger, err, "Failed to watch ResourceSlices, retrying", "fieldSelector", selector,
+               "err", status);
+  };
   // The server selects by driver and node; the pool is checked here.
   options.on_change = [pool = filter.pool_name, on_change = std::move(on_change)](
                           const kubeapi::ResourceSlice* before,

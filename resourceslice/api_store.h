@@ -7,8 +7,10 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "common/logging.h"
 #include "kubeclient/client.h"
 #include "resourceslice/slice_store.h"
 
@@ -16,8 +18,10 @@ namespace devmgr::resourceslice {
 
 class ApiSliceStore final : public SliceStore {
  public:
-  // `client` is not owned and must outlive the store.
-  explicit ApiSliceStore(kubeclient::Client& client) : client_(client) {}
+  // `client` is not owned and must outlive the store. `logger` hears of each failed list or
+  // watch of a Watch (each is retried); may be null.
+  explicit ApiSliceStore(kubeclient::Client& client, LoggerPtr logger = nullptr)
+      : client_(client), logger_(std::move(logger)) {}
 
   absl::StatusOr<std::vector<kubeapi::ResourceSlice>> List(const SliceFilter& filter) override;
   absl::StatusOr<kubeapi::ResourceSlice> Create(const kubeapi::ResourceSlice& slice) override;
@@ -34,6 +38,7 @@ class ApiSliceStore final : public SliceStore {
 
  private:
   kubeclient::Client& client_;
+  const LoggerPtr logger_;
 };
 
 }  // namespace devmgr::resourceslice

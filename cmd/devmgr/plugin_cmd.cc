@@ -303,7 +303,7 @@ int RunFakeDra(const FakeDraFlags& flags) {
                                                            const std::string& name) {
       return source->GetClaim(namespace_name, name);
     };
-    slices = std::make_unique<resourceslice::ApiSliceStore>(*cluster);
+    slices = std::make_unique<resourceslice::ApiSliceStore>(*cluster, logger);
   } else {
     const std::shared_ptr<grpc::Channel> daemon =
         grpc::CreateChannel(UnixTarget(admin_socket), grpc::InsecureChannelCredentials());

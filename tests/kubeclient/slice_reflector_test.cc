@@ -70,7 +70,11 @@ class SliceReflectorTest : public ::testing::Test {
     options.field_selector = field_selector;
     options.on_change = [this](const kubeapi::ResourceSlice* before,
                                const kubeapi::ResourceSlice* after) { recorder_(before, after); };
-    options.on_error = [this](const absl::Status&) { ++errors_; };
+    options.on_error = [this](const absl::Status& status) {
+      std::lock_guard<std::mutex> lock(error_mu_);
+      ++errors_;
+      last_error_ = status;
+    };
     options.initial_backoff = absl::Milliseconds(10);
     absl::StatusOr<std::unique_ptr<SliceReflector>> reflector =
         SliceReflector::Start(std::move(options));
@@ -86,6 +90,8 @@ class SliceReflectorTest : public ::testing::Test {
   std::unique_ptr<Client> client_;
   Recorder recorder_;
   std::atomic<int> errors_{0};
+  std::mutex error_mu_;
+  absl::Status last_error_;
 };
 
 TEST_F(SliceReflectorTest, ListsThenFollowsEveryChange) {
@@ -184,6 +190,41 @@ TEST_F(SliceReflectorTest, AFailingListIsRetried) {
   ASSERT_TRUE(WaitFor([&] { return recorder_.changes().size() == 1; }));
   EXPECT_EQ(errors_.load(), 3);
   EXPECT_EQ(reflector->lists(), 1);
+}
+
+// client-go's reflector starts over with a list after a watch that fails other than by a lost
+// connection, a throttle or a server error: a server that refuses watches (403) is not asked for
+// one watch after another from a copy that no longer changes.
+TEST_F(SliceReflectorTest, AWatchTheServerRefusesStartsOverWithAList) {
+  std::unique_ptr<SliceReflector> reflector = Start();
+  ASSERT_TRUE(Watching());
+  FakeFailure failure;
+  failure.method = "GET";
+  failure.code = 403;
+  failure.reason = "Forbidden";
+  server_.FailNext(failure);
+  server_.CutWatches();
+  ASSERT_TRUE(WaitFor([&] { return reflector->lists() == 2; }));
+  ASSERT_TRUE(Watching());
+  std::lock_guard<std::mutex> lock(error_mu_);
+  EXPECT_EQ(last_error_.code(), absl::StatusCode::kPermissionDenied) << last_error_;
+}
+
+// A watch the server ends at once with nothing in it (a proxy that does not pass watches
+// through) is a failure, as client-go's "very short watch": the reflector backs off and lists
+// again instead of asking for watch after watch without a pause.
+TEST_F(SliceReflectorTest, AWatchThatEndsAtOnceAndEmptyIsAFailure) {
+  std::unique_ptr<SliceReflector> reflector = Start();
+  ASSERT_TRUE(Watching());
+  server_.EndWatchesAtOnce(true);
+  server_.CutWatches();
+  ASSERT_TRUE(WaitFor([&] { return reflector->lists() >= 2; }));
+  {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    EXPECT_THAT(std::string(last_error_.message()), ::testing::HasSubstr("very short watch"));
+  }
+  server_.EndWatchesAtOnce(false);
+  EXPECT_TRUE(Watching());
 }
 
 TEST_F(SliceReflectorTest, StopEndsAQuietWatchAtOnce) {

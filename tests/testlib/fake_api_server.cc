@@ -314,6 +314,11 @@ class FakeApiServer::Impl {
     }
     changed_.notify_all();
   }
+  void EndWatchesAtOnce(bool end) {
+    std::lock_guard<std::mutex> lock(mu_);
+    end_watches_at_once_ = end;
+  }
+
   void HoldWatches(bool hold) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -643,6 +648,13 @@ class FakeApiServer::Impl {
     beast::error_code error;
     http::write_header(stream, serializer, error);
     if (error) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (end_watches_at_once_) {
+        asio::write(stream, http::make_chunk_last(), error);
+        return;
+      }
+    }
     ++open_watches_;
     const auto send = [&](const Json& event) {
       const std::string line = event.dump() + "\n";
@@ -738,6 +750,7 @@ class FakeApiServer::Impl {
   std::deque<FakeFailure> failures_;
   bool hang_ = false;
   bool hold_watches_ = false;
+  bool end_watches_at_once_ = false;
   bool conflict_on_update_ = false;
   uint64_t cuts_ = 0;
   uint64_t bookmarks_ = 0;
@@ -811,6 +824,7 @@ void FakeApiServer::Compact() { impl_->Compact(); }
 void FakeApiServer::CutWatches() { impl_->CutWatches(); }
 void FakeApiServer::Bookmark() { impl_->Bookmark(); }
 void FakeApiServer::HoldWatches(bool hold) { impl_->HoldWatches(hold); }
+void FakeApiServer::EndWatchesAtOnce(bool end) { impl_->EndWatchesAtOnce(end); }
 int FakeApiServer::open_watches() const { return impl_->open_watches(); }
 std::string FakeApiServer::resource_version() const { return impl_->resource_version(); }
 

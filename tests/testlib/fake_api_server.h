@@ -101,6 +101,9 @@ class FakeApiServer {
   void Bookmark();
   // While held, open watches send nothing (a slow watch cache); released, they catch up.
   void HoldWatches(bool hold);
+  // While set, every watch is answered 200 and ended at once, with no event (a proxy that does
+  // not pass watches through).
+  void EndWatchesAtOnce(bool end);
   int open_watches() const;
   // The newest resourceVersion.
   std::string resource_version() const;
