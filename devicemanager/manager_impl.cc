@@ -392,7 +392,6 @@ void ManagerImpl::OnStreamEnded(const Endpoint& endpoint, const absl::Status& st
   bool disconnected = false;
   {
     absl::MutexLock lock(&mu_);
-    --active_streams_;
     auto it = endpoints_.find(endpoint.resource_name());
     if (it != endpoints_.end() && it->second.get() == &endpoint && !endpoint.IsStopped()) {
       MarkResourceUnhealthyLocked(endpoint.resource_name());
@@ -406,6 +405,9 @@ void ManagerImpl::OnStreamEnded(const Endpoint& endpoint, const absl::Status& st
                endpoint.resource_name(), "endpoint", endpoint.socket_path().string(), "err",
                status);
   }
+  // Last: once the count is 0, Stop may return and the manager go away.
+  absl::MutexLock lock(&mu_);
+  --active_streams_;
 }
 
 void ManagerImpl::MarkResourceUnhealthyLocked(const std::string& resource_name) {
@@ -444,6 +446,14 @@ CapacityResult ManagerImpl::GetCapacity() {
       endpoints_.erase(resource);
       devices_.erase(resource);
       DevicesChangedLocked(resource);
+    }
+    // An endpoint whose plugin never sent devices has no resource to report removed; it goes
+    // with its connection to the plugin all the same.
+    for (auto it = endpoints_.begin(); it != endpoints_.end();) {
+      const bool gone =
+          !devices_.contains(it->first) &&
+          it->second->StopGracePeriodExpired(now, options_.endpoint_stop_grace_period);
+      it = gone ? endpoints_.erase(it) : std::next(it);
     }
     if (!result.removed.empty()) {
       ScheduleCheckpointLocked();

@@ -25,10 +25,6 @@ WatcherOptions WithDefaults(WatcherOptions options) {
   return options;
 }
 
-bool IsAtOrUnder(const std::string& path, const std::string& dir) {
-  return path == dir || absl::StartsWith(path, dir + "/");
-}
-
 }  // namespace
 
 WatcherOptions WatcherOptions::ForRootDir(const std::filesystem::path& root_dir) {
@@ -136,11 +132,18 @@ void WatcherImpl::AddOrUpdateDesiredLocked(const std::string& path, const FileId
 
 void WatcherImpl::OnRemoved(const std::string& path) {
   absl::MutexLock lock(&mu_);
-  for (auto it = desired_.lower_bound(path);
-       it != desired_.end() && IsAtOrUnder(it->first, path);) {
+  const auto forget = [&](auto it) {
     DEVMGR_LOG(options_.logger, info, "Removing socket path from desired state cache", "path",
                it->first);
-    it = desired_.erase(it);
+    return desired_.erase(it);
+  };
+  if (auto it = desired_.find(path); it != desired_.end()) forget(it);
+  // What lies under a folder sorts after names that extend the folder's ("dir.sock" comes
+  // between "dir" and "dir/a.sock"), so the walk starts at "dir/".
+  const std::string folder = path + "/";
+  for (auto it = desired_.lower_bound(folder);
+       it != desired_.end() && absl::StartsWith(it->first, folder);) {
+    it = forget(it);
   }
   RequestReconcileLocked();
 }

@@ -2,6 +2,7 @@
 // the grace period. Upstream scenarios from manager_test.go keep their names.
 #include "devicemanager/manager.h"
 
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -773,6 +774,45 @@ TEST_F(ManagerTest, SubscribersHearOfChanges) {
   ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
   manager_->Stop();
   EXPECT_EQ(calls.load(), after);
+}
+
+// A plugin that answers GetDevicePluginOptions and nothing else: its ListAndWatch fails before
+// any message.
+class OptionsOnlyPlugin final : public v1beta1::DevicePlugin::Service {
+  grpc::Status GetDevicePluginOptions(grpc::ServerContext*, const v1beta1::Empty*,
+                                      v1beta1::DevicePluginOptions*) override {
+    return grpc::Status::OK;
+  }
+};
+
+// Its stopped endpoint, with the connection to the plugin, goes once the grace period expired,
+// as one whose plugin sent devices does, though it has no resource to report removed.
+TEST_F(ManagerTest, AnEndpointThatNeverSentDevicesGoesAfterTheGracePeriod) {
+  StartManager();
+  OptionsOnlyPlugin service;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + dir_.Sub("silent.sock").string(),
+                           grpc::InsecureServerCredentials());
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto registration = v1beta1::Registration::NewStub(
+      grpc::CreateChannel("unix:" + KubeletSocket().string(), grpc::InsecureChannelCredentials()));
+  v1beta1::RegisterRequest request;
+  request.set_version("v1beta1");
+  request.set_endpoint("silent.sock");
+  request.set_resource_name(kResource1);
+  grpc::ClientContext context;
+  v1beta1::Empty empty;
+  ASSERT_TRUE(registration->Register(&context, request, &empty).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    std::vector<ResourceSummary> summaries = manager_->GetResourceSummaries();
+    return summaries.size() == 1 && summaries[0].state == EndpointState::kStopped;
+  }));
+  clock_.Advance(kEndpointStopGracePeriod + absl::Seconds(1));
+  EXPECT_TRUE(manager_->GetCapacity().removed.empty());
+  EXPECT_TRUE(manager_->GetResourceSummaries().empty());
+  server->Shutdown();
 }
 
 TEST_F(ManagerTest, TestPluginDisconnected_WrongSocketIsNoop) {

@@ -133,6 +133,22 @@ TEST_F(PluginWatcherTest, SocketsInSubFolders) {
   EXPECT_TRUE(watcher_->GetPluginsToRegister().empty());
 }
 
+// A folder moved out of the registry takes the plugins under it along, and only those: a socket
+// whose name extends the folder's ("foo.sock" beside "foo/") stays.
+TEST_F(PluginWatcherTest, AFolderMovedOutTakesOnlyWhatIsUnderIt) {
+  std::filesystem::create_directories(Registry() / "foo");
+  auto inside = ServeDevicePlugin(Socket("foo/a.sock"), "example.com/a");
+  auto beside = ServeDevicePlugin(Socket("foo.sock"), "example.com/b");
+  StartWatcher();
+  ASSERT_TRUE(WaitFor([&] { return inside->registered() && beside->registered(); }, kWait));
+  std::filesystem::rename(Registry() / "foo", dir_.Sub("moved-away"));
+  ASSERT_TRUE(WaitFor([&] { return handler_.Count(Kind::kDeRegister) == 1; }, kWait));
+  auto desired = watcher_->GetPluginsToRegister();
+  ASSERT_EQ(desired.size(), 1u);
+  EXPECT_EQ(desired[0].socket_path, Socket("foo.sock"));
+  EXPECT_EQ(handler_.RegisteredCount(), 1);
+}
+
 TEST_F(PluginWatcherTest, IgnoresDotFilesAndNonSockets) {
   std::filesystem::create_directories(Registry() / ".hidden-dir");
   auto in_hidden_dir = ServeDevicePlugin(Socket(".hidden-dir/a.sock"), "example.com/a");
