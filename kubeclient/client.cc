@@ -132,27 +132,36 @@ ResourceVersion Client::resource_version() const {
   return static_cast<ResourceVersion>(version_.load());
 }
 
-absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request) {
+absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request, const Cancellation* cancel) {
+  // A pause before a retry: false when cancelled meanwhile.
+  const auto pause = [&](absl::Duration wait) {
+    if (cancel == nullptr) {
+      options_.sleep(wait);
+      return true;
+    }
+    return !cancel->WaitForCancel(wait);
+  };
   for (int attempt = 0;; ++attempt) {
-    absl::StatusOr<HttpResponse> response = transport_->Send(request);
+    absl::StatusOr<HttpResponse> response = transport_->Send(request, cancel);
     const bool last = attempt >= options_.max_retries;
     if (!response.ok()) {
       if (last || request.method != "GET" || !IsConnectionLost(response.status())) {
         return response;
       }
-      options_.sleep(kConnectionLostWait);
+      if (!pause(kConnectionLostWait)) break;
       continue;
     }
     const bool server_asks_to_wait =
         (response->code == 429 || response->code >= 500) && response->retry_after_seconds >= 0;
     if (last || !server_asks_to_wait) return response;
-    options_.sleep(absl::Seconds(response->retry_after_seconds));
+    if (!pause(absl::Seconds(response->retry_after_seconds))) break;
   }
+  return absl::CancelledError(absl::StrCat(request.method, " ", request.target, ": cancelled"));
 }
 
-absl::StatusOr<Json> Client::DoJson(HttpRequest request) {
+absl::StatusOr<Json> Client::DoJson(HttpRequest request, const Cancellation* cancel) {
   request.timeout = options_.timeout;
-  absl::StatusOr<HttpResponse> response = Do(request);
+  absl::StatusOr<HttpResponse> response = Do(request, cancel);
   if (!response.ok()) return response.status();
   if (absl::Status status = StatusFromResponse(*response); !status.ok()) return status;
   Json body = Json::parse(response->body, nullptr, false);
@@ -183,14 +192,15 @@ absl::StatusOr<T> Client::WithVersion(
   return *std::move(first_result);
 }
 
-absl::StatusOr<SliceList> Client::ListResourceSlices(const ListOptions& options) {
+absl::StatusOr<SliceList> Client::ListResourceSlices(const ListOptions& options,
+                                                     const Cancellation* cancel) {
   return WithVersion<SliceList>([&](ResourceVersion version) -> absl::StatusOr<SliceList> {
     HttpRequest request;
     request.target =
         absl::StrCat(SlicesPath(version), Query({{"fieldSelector", options.field_selector},
                                                  {"labelSelector", options.label_selector},
                                                  {"resourceVersion", options.resource_version}}));
-    absl::StatusOr<Json> body = DoJson(request);
+    absl::StatusOr<Json> body = DoJson(request, cancel);
     if (!body.ok()) return body.status();
     SliceList list;
     if (auto meta = body->find("metadata"); meta != body->end() && meta->is_object()) {

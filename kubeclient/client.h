@@ -80,7 +80,9 @@ class Client {
   static absl::StatusOr<std::unique_ptr<Client>> Create(const RestConfig& config,
                                                         ClientOptions options = {});
 
-  absl::StatusOr<SliceList> ListResourceSlices(const ListOptions& options);
+  // ListResourceSlices: Cancelled once `cancel` is set, during the request or a retry's pause.
+  absl::StatusOr<SliceList> ListResourceSlices(const ListOptions& options,
+                                               const Cancellation* cancel = nullptr);
   absl::StatusOr<kubeapi::ResourceSlice> GetResourceSlice(const std::string& name);
   // Create: metadata.generateName names the slice when metadata.name is empty. AlreadyExists
   // for a name that is taken.
@@ -116,10 +118,10 @@ class Client {
   // WriteSlice: a create (POST) or an update (PUT) of `slice`.
   absl::StatusOr<kubeapi::ResourceSlice> WriteSlice(const std::string& method,
                                                     const kubeapi::ResourceSlice& slice);
-  // Do sends a request, trying it again as the header says.
-  absl::StatusOr<HttpResponse> Do(const HttpRequest& request);
+  // Do sends a request, trying it again as the header says; Cancelled once `cancel` is set.
+  absl::StatusOr<HttpResponse> Do(const HttpRequest& request, const Cancellation* cancel = nullptr);
   // Json: the body of a 2xx answer, parsed; the answer's error otherwise.
-  absl::StatusOr<nlohmann::json> DoJson(HttpRequest request);
+  absl::StatusOr<nlohmann::json> DoJson(HttpRequest request, const Cancellation* cancel = nullptr);
   // WithVersion runs `call` with the version in use, and with the next ones while it answers
   // NotFound; the last version tried is kept.
   template <typename T>

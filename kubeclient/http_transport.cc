@@ -121,6 +121,11 @@ bool Cancellation::cancelled() const {
   return cancelled_;
 }
 
+bool Cancellation::WaitForCancel(absl::Duration timeout) const {
+  absl::MutexLock lock(&mu_);
+  return mu_.AwaitWithTimeout(absl::Condition(&cancelled_), timeout);
+}
+
 bool Cancellation::Attach(void* multi) {
   absl::MutexLock lock(&mu_);
   if (cancelled_) return false;

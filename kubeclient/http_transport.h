@@ -61,6 +61,8 @@ class Cancellation {
 
   void Cancel() ABSL_LOCKS_EXCLUDED(mu_);
   bool cancelled() const ABSL_LOCKS_EXCLUDED(mu_);
+  // WaitForCancel waits up to `timeout` for Cancel: true once cancelled (a retry's pause).
+  bool WaitForCancel(absl::Duration timeout) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   friend class HttpTransport;

@@ -131,7 +131,8 @@ void SliceReflector::Run() {
     ListOptions options;
     options.field_selector = options_.field_selector;
     if (need_list) {
-      absl::StatusOr<SliceList> list = options_.client->ListResourceSlices(options);
+      absl::StatusOr<SliceList> list = options_.client->ListResourceSlices(options, &cancel_);
+      if (absl::IsCancelled(list.status())) return;
       if (!list.ok()) {
         if (!fail(list.status())) return;
         continue;
