@@ -168,7 +168,7 @@ void ForwardHealthUpdates(devicemanager::Manager& manager, const PodRegistry& re
           if (!manager.GetDevices(uid, container.name).empty()) ++affected;
         }
       }
-      notifier.PodUpdated(PodRegistry::ToPodResources(registered->pod));
+      notifier.PodChanged(PodRegistry::ToPodResources(registered->pod));
     }
     metrics.HealthUpdateTaken(affected);
   }
@@ -227,7 +227,7 @@ absl::Status Node::StartDra(State& s) {
     if (notifier == nullptr) return;
     for (const std::string& uid : pod_uids) {
       if (std::optional<RegisteredPod> registered = s.registry.Find(uid); registered.has_value()) {
-        notifier->PodUpdated(PodRegistry::ToPodResources(registered->pod));
+        notifier->PodChanged(PodRegistry::ToPodResources(registered->pod));
       }
     }
   };

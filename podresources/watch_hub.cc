@@ -40,6 +40,13 @@ void WatchHub::PodRemoved(const std::string& pod_uid) {
   loop_.Post([this, pod_uid] { RemovePodOnLoop(pod_uid); });
 }
 
+void WatchHub::PodChanged(const Pod& pod) {
+  if (!tracking_) return;
+  loop_.Post([this, pod] {
+    if (pods_.contains(pod.uid)) UpdatePodOnLoop(pod);
+  });
+}
+
 void WatchHub::Resync() {
   loop_.Post([this] { ResyncOnLoop(); });
 }

@@ -62,6 +62,10 @@ class PodResourcesNotifier {
   virtual void PodUpdated(const Pod& pod) = 0;
   // PodRemoved: the pod with `pod_uid` is gone (or terminal).
   virtual void PodRemoved(const std::string& pod_uid) = 0;
+  // PodChanged: what is reported of a pod announced with PodUpdated changed (its devices'
+  // health). Nothing is published for a pod not announced, or removed since: a host that read
+  // the pod before its removal and calls after it does not bring it back.
+  virtual void PodChanged(const Pod& pod) = 0;
 };
 
 // WatchSink: one open stream, as the hub sees it. Deliver is called on the hub's thread only,
@@ -92,6 +96,7 @@ class WatchHub final : public PodResourcesNotifier {
 
   void PodUpdated(const Pod& pod) override;
   void PodRemoved(const std::string& pod_uid) override;
+  void PodChanged(const Pod& pod) override;
 
   // Resync re-reads all active pods now (asynchronously), as the periodic resync does.
   void Resync();

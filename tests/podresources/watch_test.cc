@@ -160,6 +160,31 @@ TEST_F(PodResourcesWatchTest, HealthChangeIsAnUpdateWithTheNewHealth) {
   EXPECT_EQ(watch.events().size(), 2u);
 }
 
+// A health change the host read before a pod's removal and reports after it brings nothing back:
+// no ADDED for a pod that is gone.
+TEST_F(PodResourcesWatchTest, AChangeReportedAfterThePodsRemovalPublishesNothing) {
+  StartWatch();
+  WatchClient watch(channel_);
+  ASSERT_TRUE(watch.WaitForEvents(1));
+  const Pod pod = MakePod("uid-b", "b", {"c"});
+  Admit(pod, {{"example.com/gpu", {{"gpu0", {}}}}});
+  ASSERT_TRUE(watch.WaitForEvents(2));
+  node_.devices.SetHealth("uid-b", "c", {{"example.com/gpu", {{"gpu0", "Unhealthy"}}}});
+  server_->notifier().PodChanged(pod);
+  ASSERT_TRUE(watch.WaitForEvents(3));
+  EXPECT_EQ(watch.events()[2].kind(), WatchResponse::UPDATED);
+  RemovePod("uid-b");
+  ASSERT_TRUE(watch.WaitForEvents(4));
+  EXPECT_EQ(watch.events()[3].kind(), WatchResponse::DELETED);
+  node_.devices.SetHealth("uid-b", "c", {{"example.com/gpu", {{"gpu0", "Healthy"}}}});
+  server_->notifier().PodChanged(pod);
+  // The next event is the next pod's: nothing came for the removed one before it.
+  Admit(MakePod("uid-c", "c", {"c"}));
+  ASSERT_TRUE(watch.WaitForEvents(5));
+  EXPECT_EQ(watch.events()[4].kind(), WatchResponse::ADDED);
+  EXPECT_EQ(watch.events()[4].pod_uid(), "uid-c");
+}
+
 TEST_F(PodResourcesWatchTest, ResumeByRevisionGetsWhatWasMissed) {
   StartWatch();
   uint64_t last = 0;
