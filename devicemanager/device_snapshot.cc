@@ -226,7 +226,7 @@ absl::Status ReadDevice(absl::string_view bytes, int depth, Device& device) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<Device>> DevicesFromWire(absl::string_view bytes) {
+absl::StatusOr<std::vector<Device>> DevicesFromWire(absl::string_view bytes, size_t max_devices) {
   const int depth = kRecursionLimit;
   // Counted first, so that the devices take one allocation of their exact size: growing the
   // vector would allocate, fault in and copy about twice as much memory, which with 100,000
@@ -241,6 +241,10 @@ absl::StatusOr<std::vector<Device>> DevicesFromWire(absl::string_view bytes) {
         return true;
       });
   if (!status.ok()) return status;
+  if (count > max_devices) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("a snapshot of ", count, " devices, over the limit of ", max_devices));
+  }
   std::vector<Device> devices;
   devices.reserve(count);
   status = ReadEach(bytes, depth, [&](uint32_t tag, WireReader& reader, absl::Status& read) {

@@ -32,7 +32,8 @@ namespace devmgr::devicemanager {
 // DevicesFromWire: the devices of one snapshot, the bytes of a v1beta1.ListAndWatchResponse, in
 // the plugin's order. Health is upstream's rule: exactly "Healthy" is healthy, anything else is
 // not. NUMA nodes keep the order of their first mention. InvalidArgument, saying where, for
-// bytes protobuf would not parse.
-absl::StatusOr<std::vector<Device>> DevicesFromWire(absl::string_view bytes);
+// bytes protobuf would not parse; ResourceExhausted for more than `max_devices` devices.
+absl::StatusOr<std::vector<Device>> DevicesFromWire(absl::string_view bytes,
+                                                    size_t max_devices = kMaxDevicesPerSnapshot);
 
 }  // namespace devmgr::devicemanager

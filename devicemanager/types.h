@@ -68,5 +68,9 @@ inline constexpr absl::Duration kDefaultPluginCallTimeout = absl::Seconds(30);
 inline constexpr absl::Duration kPreStartContainerTimeout = absl::Seconds(30);
 // 100,000 devices with 64-byte IDs and topology come to about 10 MiB; leave room for more.
 inline constexpr int kDefaultMaxMessageBytes = 64 << 20;
+// The most devices one ListAndWatch snapshot may list, ten times the 100,000 a large node has. A
+// device can take 2 bytes on the wire and a hundred in memory, so within the message limit a
+// plugin could otherwise make the manager hold gigabytes.
+inline constexpr size_t kMaxDevicesPerSnapshot = 1 << 20;
 
 }  // namespace devmgr::devicemanager

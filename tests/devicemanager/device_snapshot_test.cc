@@ -130,6 +130,21 @@ TEST(DeviceSnapshotTest, AMillionDevicesHalfOfThemRepeated) {
   EXPECT_EQ(UnhealthyIds(table).size(), static_cast<size_t>(kDevices / 2));
 }
 
+// A plugin may list at most kMaxDevicesPerSnapshot devices in a snapshot: an empty device takes
+// 2 bytes on the wire and far more in memory, so the message limit alone would let it make the
+// manager hold gigabytes. Past the limit the snapshot is refused (and the stream ended).
+TEST(DeviceSnapshotTest, MoreDevicesThanTheLimitAreRefused) {
+  std::string bytes;
+  for (size_t i = 0; i <= kMaxDevicesPerSnapshot; ++i) bytes.append("\x0a\x00", 2);
+  absl::StatusOr<std::vector<Device>> devices = DevicesFromWire(bytes);
+  EXPECT_EQ(devices.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(devices.status().message(), "a snapshot of 1048577 devices, over the limit of 1048576");
+  bytes.resize(bytes.size() - 2);
+  devices = DevicesFromWire(bytes);
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  EXPECT_EQ(devices->size(), kMaxDevicesPerSnapshot);
+}
+
 TEST(DeviceSnapshotTest, IdSetSortsAndErases) {
   IdSet ids({"c", "a", "b", "a"});
   EXPECT_EQ(ids.ids(), (std::vector<std::string>{"a", "b", "c"}));
