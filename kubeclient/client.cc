@@ -305,12 +305,18 @@ absl::Status Client::WatchResourceSlices(const ListOptions& options,
                        timeout_seconds > 0 ? absl::StrCat(timeout_seconds) : std::string()}}));
            std::string pending;
            absl::Status stream_error;
+           const auto too_long = [&] {
+             stream_error = absl::InvalidArgumentError(
+                 absl::StrCat("a watch event longer than ", kMaxWatchEventBytes, " bytes"));
+             return false;
+           };
            const std::function<bool(std::string_view)> on_data = [&](std::string_view data) {
              pending.append(data);
              size_t start = 0;
              for (size_t end; (end = pending.find('\n', start)) != std::string::npos;
                   start = end + 1) {
                const std::string_view line(pending.data() + start, end - start);
+               if (line.size() > kMaxWatchEventBytes) return too_long();
                if (line.empty()) continue;
                absl::StatusOr<SliceEvent> event = ParseEvent(line, version);
                if (!event.ok()) {
@@ -319,6 +325,7 @@ absl::Status Client::WatchResourceSlices(const ListOptions& options,
                }
                if (!on_event(*event)) return false;
              }
+             if (pending.size() - start > kMaxWatchEventBytes) return too_long();
              pending.erase(0, start);
              return true;
            };

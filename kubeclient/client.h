@@ -75,6 +75,9 @@ struct Preconditions {
   std::string resource_version;
 };
 
+// The longest watch event read, as client-go's streaming decoder (ErrObjectTooLarge).
+inline constexpr size_t kMaxWatchEventBytes = 16 << 20;
+
 class Client {
  public:
   static absl::StatusOr<std::unique_ptr<Client>> Create(const RestConfig& config,
@@ -97,8 +100,8 @@ class Client {
   // and calls `on_event` for each event, in order, on the caller's thread, until the server
   // ends the watch (OK), `on_event` returns false (OK), `cancel` is set (Cancelled) or the
   // stream breaks. OutOfRange when the server says the version is too old (410, as an answer
-  // or as an ERROR event): list again. A line that is not an event is InvalidArgument; the
-  // events before it were delivered.
+  // or as an ERROR event): list again. A line that is not an event, or one longer than
+  // kMaxWatchEventBytes, is InvalidArgument; the events before it were delivered.
   absl::Status WatchResourceSlices(const ListOptions& options,
                                    const std::function<bool(const SliceEvent&)>& on_event,
                                    const Cancellation* cancel = nullptr);

@@ -427,6 +427,31 @@ TEST(ClientTest, AWatchFromACompactedVersionIsOutOfRange) {
   EXPECT_EQ(events, 0);
 }
 
+// A watch event is read up to 16 MiB, as client-go's streaming decoder does: a server (or
+// anything between) that sends a line without end cannot make the client hold all of it.
+TEST(ClientTest, AWatchEventLongerThanTheLimitEndsTheWatch) {
+  FakeApiServer server;
+  std::unique_ptr<Client> client = Connect(server.Config());
+  ASSERT_TRUE(client->CreateResourceSlice(Slice("gpu.example.com", "a", {"g"})).ok());
+  server.AddSlice(
+      {{"metadata",
+        {{"name", "b"}, {"annotations", {{"big", std::string(kMaxWatchEventBytes, 'x')}}}}},
+       {"spec",
+        {{"driver", "gpu.example.com"},
+         {"nodeName", "b"},
+         {"pool", {{"name", "b"}, {"generation", 1}, {"resourceSliceCount", 1}}}}}});
+  std::vector<std::string> nodes;
+  ListOptions options = From("0");
+  options.watch_timeout = absl::Seconds(5);  // the server ends it, should the client not
+  absl::Status watched = client->WatchResourceSlices(options, [&](const SliceEvent& event) {
+    nodes.push_back(event.slice.spec.node_name.value_or(""));
+    return true;
+  });
+  EXPECT_EQ(watched.code(), absl::StatusCode::kInvalidArgument) << watched.code();
+  EXPECT_EQ(watched.message(), "a watch event longer than 16777216 bytes");
+  EXPECT_THAT(nodes, ElementsAre("a")) << "the events before it were delivered";
+}
+
 TEST(ClientTest, AWatchCutMidEventDeliversOnlyWholeEvents) {
   FakeApiServer server;
   std::unique_ptr<Client> client = Connect(server.Config());
