@@ -215,6 +215,11 @@ bool Controller::Synced() const {
   return watch_ == nullptr || watch_->Synced();
 }
 
+size_t Controller::MutationsKeptForTest() const {
+  absl::MutexLock lock(&mu_);
+  return mutations_.size();
+}
+
 Stats Controller::GetStats() const {
   return Stats{num_creates_.load(), num_updates_.load(), num_deletes_.load()};
 }
@@ -388,7 +393,10 @@ void Controller::Mutated(const std::string& name, const std::string& pool,
                          kubeapi::ResourceSlicePtr stored) {
   absl::MutexLock lock(&mu_);
   if (watch_ == nullptr) return;  // the store itself is read: nothing to lay over it
-  mutations_[name] = Mutation{std::move(stored), pool, clock_.Now() + kMutationCacheTtl};
+  const absl::Time now = clock_.Now();
+  // Expired writes go here too: a watch that keeps no copy never has them read (and dropped).
+  std::erase_if(mutations_, [now](const auto& entry) { return entry.second.expires <= now; });
+  mutations_[name] = Mutation{std::move(stored), pool, now + kMutationCacheTtl};
 }
 
 absl::StatusOr<std::vector<kubeapi::ResourceSlicePtr>> Controller::ReadSlices(

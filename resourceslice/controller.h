@@ -141,6 +141,9 @@ class Controller {
   // left; returns how many syncs ran. Only without the worker (run_worker false).
   int ProcessReady() ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The controller's own writes it keeps to lay over the store's copy, for tests.
+  size_t MutationsKeptForTest() const ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   explicit Controller(ControllerOptions options);
 

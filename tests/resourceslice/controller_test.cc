@@ -540,6 +540,31 @@ TEST(ControllerTest, TheWorkerPublishesUpdatesAndRetriesFailures) {
   EXPECT_EQ((*controller)->GetStats(), (Stats{2, 1, 2}));
 }
 
+// The writes kept to lay over a store's copy expire after a minute, also over a store whose watch
+// keeps no copy (the in-process store): a pool published and withdrawn again and again, each
+// time under new slice names, does not grow them.
+TEST(ControllerTest, TheWritesKeptExpireOverAStoreThatKeepsNoCopy) {
+  MemoryStore store;
+  testing::FakeClock clock;
+  ControllerOptions options;
+  options.driver_name = kDriver;
+  options.store = &store;
+  options.owner = Owner{"v1", "Node", kOwner, kNodeUid};
+  options.clock = &clock;
+  options.run_worker = false;
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  for (int i = 0; i < 50; ++i) {
+    (*controller)->Update(OnePool(PoolOf({{NewDevice("device-1")}})));
+    (*controller)->ProcessReady();
+    (*controller)->Update(std::nullopt);
+    (*controller)->ProcessReady();
+    clock.Advance(absl::Minutes(2));
+  }
+  EXPECT_EQ((*controller)->GetStats(), (Stats{50, 0, 50}));
+  EXPECT_LE((*controller)->MutationsKeptForTest(), 2u);
+}
+
 // A Node owner given without its uid: the controller looks it up once, for the owner reference.
 TEST(ControllerTest, ANodeOwnersUidIsLookedUp) {
   MemoryStore store;
