@@ -132,18 +132,19 @@ void WatcherImpl::AddOrUpdateDesiredLocked(const std::string& path, const FileId
 
 void WatcherImpl::OnRemoved(const std::string& path) {
   absl::MutexLock lock(&mu_);
-  const auto forget = [&](auto it) {
-    DEVMGR_LOG(options_.logger, info, "Removing socket path from desired state cache", "path",
-               it->first);
-    return desired_.erase(it);
-  };
-  if (auto it = desired_.find(path); it != desired_.end()) forget(it);
   // What lies under a folder sorts after names that extend the folder's ("dir.sock" comes
-  // between "dir" and "dir/a.sock"), so the walk starts at "dir/".
+  // between "dir" and "dir/a.sock"), so the walk starts at "dir/", after the path itself.
   const std::string folder = path + "/";
+  std::vector<std::string> gone;
+  if (desired_.contains(path)) gone.push_back(path);
   for (auto it = desired_.lower_bound(folder);
-       it != desired_.end() && absl::StartsWith(it->first, folder);) {
-    it = forget(it);
+       it != desired_.end() && absl::StartsWith(it->first, folder); ++it) {
+    gone.push_back(it->first);
+  }
+  for (const std::string& socket : gone) {
+    DEVMGR_LOG(options_.logger, info, "Removing socket path from desired state cache", "path",
+               socket);
+    desired_.erase(socket);
   }
   RequestReconcileLocked();
 }
