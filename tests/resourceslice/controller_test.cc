@@ -508,6 +508,17 @@ class FlakyStore final : public SliceStore {
   MemoryStore store_;
 };
 
+// The options of node kOwner's controller on `store`, whose syncs the test runs, on `clock`.
+ControllerOptions WorkerlessNodeOptions(SliceStore& store, testing::FakeClock& clock) {
+  ControllerOptions options;
+  options.driver_name = kDriver;
+  options.store = &store;
+  options.owner = Owner{"v1", "Node", kOwner, kNodeUid};
+  options.run_worker = false;
+  options.clock = &clock;
+  return options;
+}
+
 // With its worker, the controller publishes each Update on its own and retries a store that
 // fails, reporting each failure.
 TEST(ControllerTest, TheWorkerPublishesUpdatesAndRetriesFailures) {
@@ -546,12 +557,7 @@ TEST(ControllerTest, TheWorkerPublishesUpdatesAndRetriesFailures) {
 TEST(ControllerTest, TheWritesKeptExpireOverAStoreThatKeepsNoCopy) {
   MemoryStore store;
   testing::FakeClock clock;
-  ControllerOptions options;
-  options.driver_name = kDriver;
-  options.store = &store;
-  options.owner = Owner{"v1", "Node", kOwner, kNodeUid};
-  options.clock = &clock;
-  options.run_worker = false;
+  ControllerOptions options = WorkerlessNodeOptions(store, clock);
   absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
   ASSERT_TRUE(controller.ok()) << controller.status();
   for (int i = 0; i < 50; ++i) {
@@ -589,13 +595,8 @@ TEST(ControllerTest, ANodeOwnersUidIsLookedUp) {
 TEST(ControllerTest, ASliceDeletedBehindItsBackIsPutBackAfterTheSyncDelay) {
   MemoryStore store;
   testing::FakeClock clock;
-  ControllerOptions options;
-  options.driver_name = kDriver;
-  options.store = &store;
-  options.owner = Owner{"v1", "Node", kOwner, kNodeUid};
+  ControllerOptions options = WorkerlessNodeOptions(store, clock);
   options.resources = OnePool(PoolOf({{NewDevice("device-1")}}));
-  options.run_worker = false;
-  options.clock = &clock;
   absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
   ASSERT_TRUE(controller.ok()) << controller.status();
   EXPECT_EQ((*controller)->ProcessReady(), 1);
@@ -699,13 +700,8 @@ TEST(ControllerTest, ASliceDeletedBeforeItsCreateReturnedIsNotHiddenByTheMutatio
   RacingStore store;
   store.delete_created = true;
   testing::FakeClock clock;
-  ControllerOptions options;
-  options.driver_name = kDriver;
-  options.store = &store;
-  options.owner = Owner{"v1", "Node", kOwner, kNodeUid};
+  ControllerOptions options = WorkerlessNodeOptions(store, clock);
   options.resources = OnePool(PoolOf({{NewDevice("device-1")}}));
-  options.run_worker = false;
-  options.clock = &clock;
   absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
   ASSERT_TRUE(controller.ok()) << controller.status();
   EXPECT_EQ((*controller)->ProcessReady(), 1);
