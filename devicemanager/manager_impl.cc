@@ -335,15 +335,6 @@ void ManagerImpl::OnRegister(const v1beta1::RegisterRequest& request, DoneFn don
 
 absl::Status ManagerImpl::ConnectPlugin(const std::string& resource_name,
                                         const std::filesystem::path& socket) {
-  {
-    // As upstream's handler: the plugin already connected on this socket registers again (a
-    // retry after its own timeout, say); nothing is dialed and it keeps its stream.
-    absl::MutexLock lock(&mu_);
-    auto it = endpoints_.find(resource_name);
-    if (it != endpoints_.end() && !it->second->IsStopped() && it->second->socket_path() == socket) {
-      return absl::OkStatus();
-    }
-  }
   absl::StatusOr<EndpointSharedPtr> connected =
       endpoint_factory_.Connect(resource_name, socket, *this, &connect_cancelled_);
   if (!connected.ok()) return connected.status();
@@ -355,14 +346,11 @@ absl::Status ManagerImpl::ConnectPlugin(const std::string& resource_name,
     if (stopping_) return absl::UnavailableError("the device manager is stopping");
     auto it = endpoints_.find(resource_name);
     if (it != endpoints_.end() && !it->second->IsStopped()) {
-      // As upstream now does: a live plugin keeps its socket (a registration on it that raced
-      // this one's dial is refused); one on another socket is replaced (the newest
-      // registration wins, and the old stream is stopped here, so its end cannot disconnect
-      // the new plugin).
-      if (it->second->socket_path() == socket) {
-        return absl::AlreadyExistsError(
-            absl::StrCat("device plugin already connected: ", socket.string()));
-      }
+      // The newest registration wins, on another socket or on the same one, as upstream's
+      // classic handler: a plugin that restarted on its socket before its old stream's end was
+      // seen, or that registers again having given up waiting for the first answer, is served
+      // by the new connection. The old stream is stopped here, so its end cannot disconnect the
+      // new plugin.
       replaced = it->second;
       replaced->MarkStopped(clock_.Now());
     }

@@ -436,26 +436,33 @@ TEST_F(ManagerTest, AllocatableRevisionsChangeWithEachResourcesDevices) {
   EXPECT_TRUE(manager_->GetAllocatableDevices(kResource1).empty());
 }
 
-// A registration on the socket of the live plugin of its resource succeeds without a dial
-// (upstream's handler deduplicates it), leaving the endpoint and its stream as they are: a plugin
-// that registers again, having given up waiting for the first answer, is not refused for ever.
-TEST_F(ManagerTest, TestConnectClient_SameResourceSameSocketDeduplicated) {
+// A registration on the socket of its resource's live plugin replaces the endpoint, as upstream's
+// classic handler: a plugin that restarted on its socket before its old stream's end was seen,
+// or that registers again having given up waiting for the first answer, is served by the new
+// connection, and the old stream's end does not disconnect it.
+TEST_F(ManagerTest, TestDevicePluginReRegistration_SameSocketReplacesTheEndpoint) {
   StartManager();
   PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
   ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
   ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
   EndpointSharedPtr first = manager_->GetEndpoint(kResource1);
   EXPECT_TRUE(plugin->Register(KubeletSocket()).ok());
-  EXPECT_EQ(plugin->get_options_calls(), 1) << "not dialed again";
-  EXPECT_EQ(manager_->GetEndpoint(kResource1), first) << "state left untouched";
+  EXPECT_EQ(plugin->get_options_calls(), 2) << "dialed again";
+  EndpointSharedPtr second = manager_->GetEndpoint(kResource1);
+  EXPECT_NE(second, first);
+  EXPECT_TRUE(first->IsStopped());
+  ASSERT_TRUE(WaitFor([&] {
+    return plugin->list_and_watch_calls() == 2 && plugin->open_streams() == 1;
+  })) << "the new stream started, the old one ended";
+  EXPECT_FALSE(second->IsStopped());
   EXPECT_EQ(Allocatable(kResource1), 1);
 
-  // After a clean disconnect, the same socket may register again.
+  // After a clean disconnect, the same socket registers again.
   plugin->EndStreams();
-  ASSERT_TRUE(WaitFor([&] { return first->IsStopped(); }));
+  ASSERT_TRUE(WaitFor([&] { return second->IsStopped(); }));
   ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
   ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
-  EXPECT_NE(manager_->GetEndpoint(kResource1), first);
+  EXPECT_NE(manager_->GetEndpoint(kResource1), second);
 }
 
 TEST_F(ManagerTest, RegisterRejectsBadRequestsWithUpstreamTexts) {
