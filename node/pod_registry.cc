@@ -100,7 +100,9 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
       continue;
     }
     std::string entry = EncodePodRecordEntry(pod);
-    pods_[uid] = Held{RegisteredPod{std::move(pod.pod), false}, std::move(entry)};
+    pods_[uid] = Held{.registered = RegisteredPod{std::move(pod.pod), false},
+                      .record_entry = std::move(entry),
+                      .admission = ++admissions_};
   }
   // Recovered pods: one regular container per container name that holds devices.
   size_t recovered = 0;
@@ -191,8 +193,9 @@ absl::Status PodRegistry::CommitAdmission(const std::string& pod_uid) {
     return absl::FailedPreconditionError(absl::StrCat(
         "pod ", pod_uid, ": no checkpoint with its devices was written after it was staged"));
   }
-  pods_[pod_uid] = Held{RegisteredPod{std::move(admitting->second.pod), false},
-                        std::move(admitting->second.staged_entry)};
+  pods_[pod_uid] = Held{.registered = RegisteredPod{std::move(admitting->second.pod), false},
+                        .record_entry = std::move(admitting->second.staged_entry),
+                        .admission = ++admissions_};
   admitting_.erase(admitting);
   ++revision_;
   change_log_.Record(revision_, pod_uid);
@@ -451,14 +454,16 @@ std::optional<podresources::Pod> PodRegistry::GetActivePod(const std::string& ui
 std::optional<podresources::Pod> PodRegistry::GetPodByName(const std::string& namespace_name,
                                                            const std::string& name) {
   absl::MutexLock lock(&mu_);
+  const Held* latest = nullptr;
   for (const auto& [uid, held] : pods_) {
     const RegisteredPod& registered = held.registered;
     if (!registered.recovered && registered.pod.namespace_name == namespace_name &&
-        registered.pod.name == name) {
-      return ToPodResources(registered.pod);
+        registered.pod.name == name && (latest == nullptr || held.admission > latest->admission)) {
+      latest = &held;
     }
   }
-  return std::nullopt;
+  if (latest == nullptr) return std::nullopt;
+  return ToPodResources(latest->registered.pod);
 }
 
 }  // namespace devmgr::node

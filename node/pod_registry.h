@@ -195,8 +195,12 @@ class PodRegistry final : public podresources::PodsProvider {
     bool removing = false;
     uint64_t removal_change = 0;
     std::string in_flight_entry = {};
+    // Its place in the order of admissions (pods the record lists in its order, at Load): of
+    // two pods of one name, GetPodByName answers the later, as the kubelet's pod manager.
+    uint64_t admission = 0;
   };
   std::map<std::string, Held> pods_ ABSL_GUARDED_BY(mu_);
+  uint64_t admissions_ ABSL_GUARDED_BY(mu_) = 0;
   struct Admitting {
     devicemanager::Pod pod;
     // Its entry in the record in flight, and once staged as it is to be admitted.

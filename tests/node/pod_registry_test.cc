@@ -91,6 +91,26 @@ TEST_F(PodRegistryTest, AdmissionIsDurableOnlyWhenCommitted) {
   EXPECT_EQ(seen->init_containers[0].restart_policy, "Always");
 }
 
+// Two pods of one namespace and name (a pod replaced while the old one is still being removed):
+// PodResources Get answers the one admitted later, as the kubelet's pod manager keeps the pod
+// added last under a full name.
+TEST_F(PodRegistryTest, GetPodByNameAnswersTheLaterOfTwoPodsOfOneName) {
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  for (const std::string uid : {"a-old", "z-new"}) {
+    ASSERT_TRUE(registry.BeginAdmission(MakePod(uid, "web")).ok());
+    registry.StageAdmission(uid, false);
+    ASSERT_TRUE(registry.CommitAdmission(uid).ok());
+  }
+  std::optional<podresources::Pod> seen = registry.GetPodByName("default", "web");
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->uid, "z-new");
+  ASSERT_TRUE(Remove(registry, "z-new").ok());
+  seen = registry.GetPodByName("default", "web");
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->uid, "a-old");
+}
+
 TEST_F(PodRegistryTest, ActiveUidsAreInOrderWithThePodsBeingAdmitted) {
   // The device manager walks them beside its own pods, sorting them only when they are not.
   PodRegistry registry(dir_.path(), nullptr);
