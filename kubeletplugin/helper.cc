@@ -222,6 +222,7 @@ absl::Status Helper::PublishResources(resourceslice::DriverResources resources) 
   publish.store = options_.slice_store;
   publish.owner = resourceslice::Owner{"v1", "Node", options_.node_name, ""};
   publish.resources = std::move(resources);
+  publish.error_handler = options_.handle_error;
   publish.logger = options_.logger;
   absl::StatusOr<std::unique_ptr<resourceslice::Controller>> controller =
       resourceslice::Controller::Start(std::move(publish));

@@ -99,6 +99,11 @@ struct HelperOptions {
   std::string node_name;
   // Told of every NotifyRegistrationStatus, on a gRPC thread; must not block.
   std::function<void(bool registered, const std::string& error)> on_registration;
+  // Told of each error of publishing (a pool that does not validate, a slice the store
+  // refused, fields it dropped), on the publisher's thread; must not block. All are
+  // recoverable: the controller tries again (upstream's HandleError with ErrRecoverable). Null:
+  // each is logged.
+  std::function<void(const resourceslice::ControllerError&)> handle_error;
   // How long Stop lets calls in progress end before cancelling them.
   absl::Duration shutdown_grace = absl::Seconds(2);
   LoggerPtr logger;
