@@ -1,16 +1,18 @@
 #include "kubeapi/resource_slice.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "kubeapi/json_fields.h"
+#include "kubeapi/semantic_equal.h"
 
 namespace devmgr::kubeapi {
 namespace {
 
-using internal::Fields;
 using internal::FieldError;
+using internal::Fields;
 using internal::PutString;
 
 absl::StatusOr<DeviceTaint> DecodeTaint(const Json& object, const std::string& field) {
@@ -86,6 +88,40 @@ bool TaintEqual(const DeviceTaint& a, const DeviceTaint& b) {
     if (absl::AbsDuration(*tb - *ta) > absl::Seconds(1)) return false;
   }
   return a.key == b.key && a.value == b.value && a.effect == b.effect;
+}
+
+// apiequality.Semantic of two taints: a timeAdded is a time (the same instant written two ways is
+// one value), absent only equal to absent.
+bool TaintSemanticEqual(const DeviceTaint& a, const DeviceTaint& b) {
+  if (a.key != b.key || a.value != b.value || a.effect != b.effect ||
+      a.time_added.has_value() != b.time_added.has_value() || !SemanticEqual(a.extra, b.extra)) {
+    return false;
+  }
+  if (!a.time_added.has_value() || *a.time_added == *b.time_added) return true;
+  const std::optional<absl::Time> ta = ParseTime(*a.time_added);
+  const std::optional<absl::Time> tb = ParseTime(*b.time_added);
+  return ta.has_value() && tb.has_value() && *ta == *tb;
+}
+
+bool ConsumptionsEqual(const std::vector<DeviceCounterConsumption>& a,
+                       const std::vector<DeviceCounterConsumption>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const DeviceCounterConsumption& x, const DeviceCounterConsumption& y) {
+                      return x.counter_set == y.counter_set &&
+                             SemanticEqual(x.counters, y.counters, CounterQuantityFields()) &&
+                             SemanticEqual(x.extra, y.extra);
+                    });
+}
+
+// Devices compared field by field, their taints by `taint_equal`.
+bool DevicesEqual(const std::vector<Device>& a, const std::vector<Device>& b,
+                  bool (*taint_equal)(const DeviceTaint&, const DeviceTaint&)) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [&](const Device& x, const Device& y) {
+    return x.name == y.name && ConsumptionsEqual(x.consumes_counters, y.consumes_counters) &&
+           SemanticEqual(x.extra, y.extra, DeviceQuantityFields()) &&
+           std::equal(x.taints.begin(), x.taints.end(), y.taints.begin(), y.taints.end(),
+                      taint_equal);
+  });
 }
 
 }  // namespace
@@ -241,19 +277,24 @@ Json EncodeResourceSlice(const ResourceSlice& slice) {
 }
 
 bool DevicesDeepEqual(const std::vector<Device>& a, const std::vector<Device>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const Device& x = a[i];
-    const Device& y = b[i];
-    if (x.name != y.name || x.consumes_counters != y.consumes_counters || x.extra != y.extra ||
-        x.taints.size() != y.taints.size()) {
-      return false;
-    }
-    for (size_t t = 0; t < x.taints.size(); ++t) {
-      if (!TaintEqual(x.taints[t], y.taints[t])) return false;
-    }
-  }
-  return true;
+  return DevicesEqual(a, b, TaintEqual);
+}
+
+bool DevicesSemanticEqual(const std::vector<Device>& a, const std::vector<Device>& b) {
+  return DevicesEqual(a, b, TaintSemanticEqual);
+}
+
+bool CounterSetsEqual(const std::vector<CounterSet>& a, const std::vector<CounterSet>& b) {
+  return std::equal(
+      a.begin(), a.end(), b.begin(), b.end(), [](const CounterSet& x, const CounterSet& y) {
+        return x.name == y.name && SemanticEqual(x.counters, y.counters, CounterQuantityFields()) &&
+               SemanticEqual(x.extra, y.extra);
+      });
+}
+
+bool NodeSelectorsEqual(const std::optional<Json>& a, const std::optional<Json>& b) {
+  if (!a.has_value() || !b.has_value()) return a.has_value() == b.has_value();
+  return SemanticEqual(*a, *b);
 }
 
 }  // namespace devmgr::kubeapi

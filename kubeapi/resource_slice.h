@@ -6,10 +6,11 @@
 // level, is kept as it came in `extra` and written back unchanged, so that an update never drops
 // what a newer API server (or another writer) put there.
 //
-// Equality: operator== compares everything, extras included (an empty list and an absent one
-// are the same value here, as for upstream's apiequality.Semantic). DevicesDeepEqual adds
-// upstream's taint rule: a taint without timeAdded equals one with it, and times within a second
-// of each other are equal.
+// Equality: operator== compares everything exactly, extras included. What a controller compares
+// with what the API server stored goes through the functions at the end, upstream's
+// apiequality.Semantic (kubeapi/semantic_equal.h: absent and empty are one value, quantities by
+// their value); DevicesDeepEqual adds upstream's taint rule: a taint without timeAdded equals one
+// with it, and times within a second of each other are equal.
 #pragma once
 
 #include <cstdint>
@@ -119,5 +120,10 @@ Json EncodeCounterSet(const CounterSet& set);
 
 // DevicesDeepEqual: upstream's resourceslice.DevicesDeepEqual.
 bool DevicesDeepEqual(const std::vector<Device>& a, const std::vector<Device>& b);
+// DevicesSemanticEqual, CounterSetsEqual, NodeSelectorsEqual: apiequality.Semantic.DeepEqual of
+// spec.devices (taint times compared as times), spec.sharedCounters, spec.nodeSelector.
+bool DevicesSemanticEqual(const std::vector<Device>& a, const std::vector<Device>& b);
+bool CounterSetsEqual(const std::vector<CounterSet>& a, const std::vector<CounterSet>& b);
+bool NodeSelectorsEqual(const std::optional<Json>& a, const std::optional<Json>& b);
 
 }  // namespace devmgr::kubeapi

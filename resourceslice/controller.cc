@@ -542,10 +542,10 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
   for (const auto& [index, slice] : current) {
     const Slice& want = pool.slices[static_cast<size_t>(index)];
     if (!PoolEqual(slice->spec.pool, desired_pool) ||
-        slice->spec.node_selector != pool.node_selector ||
+        !kubeapi::NodeSelectorsEqual(slice->spec.node_selector, pool.node_selector) ||
         slice->spec.all_nodes.value_or(false) != pool.all_nodes ||
         !kubeapi::DevicesDeepEqual(slice->spec.devices, want.devices) ||
-        slice->spec.shared_counters != want.shared_counters ||
+        !kubeapi::CounterSetsEqual(slice->spec.shared_counters, want.shared_counters) ||
         slice->spec.per_device_node_selection != want.per_device_node_selection) {
       changed.insert(index);
     }
@@ -640,8 +640,8 @@ void Controller::SliceStored(const std::string& context, const std::string& pool
   const bool defaults = CopyServerDefaults(desired, actual);
   const bool dropped =
       desired.spec.per_device_node_selection != actual.spec.per_device_node_selection ||
-      desired.spec.shared_counters != actual.spec.shared_counters ||
-      desired.spec.devices != actual.spec.devices;
+      !kubeapi::CounterSetsEqual(desired.spec.shared_counters, actual.spec.shared_counters) ||
+      !kubeapi::DevicesSemanticEqual(desired.spec.devices, actual.spec.devices);
   if (defaults || dropped) {
     absl::MutexLock lock(&mu_);
     auto pool = resources_->pools.find(pool_name);

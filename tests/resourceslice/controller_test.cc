@@ -571,6 +571,69 @@ TEST(ControllerTest, TheWritesKeptExpireOverAStoreThatKeepsNoCopy) {
   EXPECT_LE((*controller)->MutationsKeptForTest(), 2u);
 }
 
+// The API server stores a quantity in its canonical form and leaves out empty lists: a pool
+// written in other forms of the same values is written once, reports no dropped fields, and is
+// not written again when synced or given again, as upstream's semantic comparison.
+TEST(ControllerTest, WhatTheServerStoresInItsOwnFormIsNotWrittenAgain) {
+  // The canonical forms of the quantities the test writes.
+  const auto canonical = [](Json& quantity) {
+    if (quantity == "1024Mi" || quantity == 1073741824) quantity = "1Gi";
+    if (quantity == "2048Mi") quantity = "2Gi";
+  };
+  MemoryStore store([&](ResourceSlice& slice) {
+    for (Device& device : slice.spec.devices) {
+      canonical(device.extra["capacity"]["memory"]["value"]);
+      canonical(device.consumes_counters[0].counters["memory"]["value"]);
+    }
+    for (kubeapi::CounterSet& set : slice.spec.shared_counters) {
+      canonical(set.counters["memory"]["value"]);
+    }
+    for (Json& term : (*slice.spec.node_selector)["nodeSelectorTerms"]) {
+      if (term["matchExpressions"].empty()) term.erase("matchExpressions");
+    }
+  });
+  testing::FakeClock clock;
+  std::vector<std::string> errors;
+  ControllerOptions options;
+  options.driver_name = kDriver;
+  options.store = &store;
+  options.owner = Owner{"apps/v1", "Something", kOwner, ""};
+  options.error_handler = [&errors](const ControllerError& error) {
+    errors.push_back(error.ToString());
+  };
+  options.run_worker = false;
+  options.clock = &clock;
+  Device device = NewDevice("device");
+  device.extra["capacity"] = {{"memory", {{"value", "1024Mi"}}}};
+  device.consumes_counters.push_back(
+      {"gpu", {{"memory", {{"value", 1073741824}}}}, Json::object()});
+  Pool pool = PoolOf({});
+  pool.slices.push_back(Slice{
+      {device}, {{"gpu", {{"memory", {{"value", "2048Mi"}}}}, Json::object()}}, std::nullopt});
+  Json selector = NodeSelector("node-a");
+  selector["nodeSelectorTerms"][0]["matchExpressions"] = Json::array();
+  pool.node_selector = selector;
+  options.resources = OnePool(pool);
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  (*controller)->ProcessReady();
+  ASSERT_EQ((*controller)->GetStats(), (Stats{1, 0, 0}));
+  EXPECT_EQ(errors, std::vector<std::string>());
+
+  (*controller)->Resync();
+  (*controller)->ProcessReady();
+  (*controller)->Update(OnePool(pool));
+  (*controller)->ProcessReady();
+  EXPECT_EQ((*controller)->GetStats(), (Stats{1, 0, 0}));
+  EXPECT_EQ(errors, std::vector<std::string>());
+
+  // A value that did change is written.
+  pool.slices[0].devices[0].extra["capacity"]["memory"]["value"] = "2Gi";
+  (*controller)->Update(OnePool(pool));
+  (*controller)->ProcessReady();
+  EXPECT_EQ((*controller)->GetStats(), (Stats{1, 1, 0}));
+}
+
 // A Node owner given without its uid: the controller looks it up once, for the owner reference.
 TEST(ControllerTest, ANodeOwnersUidIsLookedUp) {
   MemoryStore store;
