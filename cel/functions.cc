@@ -228,9 +228,15 @@ Value Arithmetic(const std::vector<Value>& a, char op) {
 }
 
 Value Add(const std::vector<Value>& a, EvalContext& c) {
+  // Joined strings and lists are paid for before they are built, so that the cost limit stops a
+  // chain of doublings before its memory is taken.
+  uint64_t cost = 0;
   if (a[0].kind() == Kind::kString && a[1].kind() == Kind::kString) {
-    c.AddCost(StringCost(a[0].string_value()) + StringCost(a[1].string_value()));
+    cost = StringCost(a[0].string_value()) + StringCost(a[1].string_value());
+  } else if (a[0].kind() == Kind::kList && a[1].kind() == Kind::kList) {
+    cost = a[0].list().size() + a[1].list().size();
   }
+  if (cost > 0 && !c.AddCost(cost)) return Err(c.StopReason());
   return Arithmetic(a, '+');
 }
 Value Subtract(const std::vector<Value>& a, EvalContext&) { return Arithmetic(a, '-'); }
@@ -544,35 +550,31 @@ Value Replace(const std::vector<Value>& a, EvalContext& c) {
   const std::string& text = a[0].string_value();
   const std::string& from = a[1].string_value();
   const std::string& to = a[2].string_value();
-  c.AddCost(StringCost(text));
-  int64_t limit = a.size() > 3 ? a[3].int_value() : -1;
-  std::string out;
-  size_t at = 0;
-  int64_t done = 0;
-  while (limit < 0 || done < limit) {
-    size_t found = text.find(from, at);
-    if (found == std::string::npos) break;
-    // An empty `from` matches between code points, as Go's strings.Replace.
-    if (from.empty()) {
-      if (at > text.size()) break;
-      out += to;
-      if (at == text.size()) {
-        at = text.size() + 1;
-        ++done;
-        break;
-      }
-      const std::vector<size_t> next = Offsets(text.substr(at));
-      out += text.substr(at, next[1]);
-      at += next[1];
-      ++done;
-      continue;
+  const int64_t limit = a.size() > 3 ? a[3].int_value() : -1;
+  // Where `from` is replaced: an empty one matches before each code point and at the end, as
+  // Go's strings.Replace.
+  std::vector<size_t> matches;
+  if (from.empty()) {
+    matches = Offsets(text);
+  } else {
+    for (size_t found = text.find(from); found != std::string::npos;
+         found = text.find(from, found + from.size())) {
+      matches.push_back(found);
     }
-    out += text.substr(at, found - at);
-    out += to;
-    at = found + from.size();
-    ++done;
   }
-  if (at <= text.size()) out += text.substr(at);
+  if (limit >= 0 && matches.size() > static_cast<uint64_t>(limit)) matches.resize(limit);
+  // The answer is paid for before it is built: its size can be the text's times `to`'s.
+  const size_t size = text.size() + matches.size() * to.size() - matches.size() * from.size();
+  if (!c.AddCost(StringCost(text) + 1 + size / 10)) return Err(c.StopReason());
+  std::string out;
+  out.reserve(size);
+  size_t at = 0;
+  for (const size_t match : matches) {
+    out.append(text, at, match - at);
+    out += to;
+    at = match + from.size();
+  }
+  out.append(text, at);
   return Value::String(std::move(out));
 }
 
@@ -667,9 +669,12 @@ Value Join(const std::vector<Value>& a, EvalContext& c) {
     }
     parts.push_back(item.string_value());
   }
-  std::string out = absl::StrJoin(parts, a.size() > 1 ? a[1].string_value() : "");
-  c.AddCost(StringCost(out));
-  return Value::String(std::move(out));
+  const std::string& separator = a.size() > 1 ? a[1].string_value() : std::string();
+  size_t size = parts.empty() ? 0 : (parts.size() - 1) * separator.size();
+  for (const std::string& part : parts) size += part.size();
+  // Paid for before it is built: a long separator between many items makes it large.
+  if (!c.AddCost(1 + size / 10)) return Err(c.StopReason());
+  return Value::String(absl::StrJoin(parts, separator));
 }
 
 // ---- Kubernetes' Semver library. ----

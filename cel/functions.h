@@ -55,7 +55,8 @@ class EvalContext {
   // AddCost counts `cost` more; false once the limit is passed or the evaluation interrupted.
   bool AddCost(uint64_t cost) {
     cost_ += cost;
-    if (++steps_ % 100 == 0) CheckInterruption();
+    // Large work (a long string or list) is looked at before it is done, not a hundred steps on.
+    if (++steps_ % 100 == 0 || cost >= kLargeCost) CheckInterruption();
     return !stopped();
   }
   uint64_t cost() const { return cost_; }
@@ -74,6 +75,7 @@ class EvalContext {
  private:
   void CheckInterruption();
 
+  static constexpr uint64_t kLargeCost = 1000;
   const uint64_t cost_limit_;
   const Interruption interruption_;
   uint64_t cost_ = 0;

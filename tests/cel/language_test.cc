@@ -228,5 +228,39 @@ TEST(CelLanguageTest, TheCostLimitHolds) {
   EXPECT_LT(cost, 1000u);
 }
 
+// Strings and lists built by joining are paid for before they are built, by their size: a chain
+// of doublings ends at the cost limit instead of taking the memory (cel-go joins lists lazily;
+// the limit stands in for that here), and so does a replacement or a join that multiplies its
+// input's size.
+TEST(CelLanguageTest, WhatMultipliesItsInputsSizeIsPaidForFirst) {
+  std::string zeros = "0";
+  for (int i = 1; i < 1000; ++i) zeros += ", 0";
+  std::string lists = "size(f) > 0";
+  for (const char* level : {"f", "e", "d", "c", "b"}) {
+    const std::string inner(1, static_cast<char>(level[0] - 1));
+    lists = "cel.bind(" + std::string(level) + ", " + inner + " + " + inner + " + " + inner +
+            " + " + inner + ", " + lists + ")";
+  }
+  lists = "cel.bind(a, [" + zeros + "], " + lists + ")";
+  EXPECT_EQ(Eval(lists), "error: operation cancelled: actual cost limit exceeded");
+
+  const std::string text = "\"" + std::string(10000, 'a') + "\"";
+  EXPECT_EQ(Eval("cel.bind(t, " + text + ", size(t.replace(\"a\", t)) > 0)"),
+            "error: operation cancelled: actual cost limit exceeded");
+  EXPECT_EQ(Eval("cel.bind(t, " + text + ", size(t.split(\"\").join(t)) > 0)"),
+            "error: operation cancelled: actual cost limit exceeded");
+  EXPECT_EQ(Eval("cel.bind(t, " + text + ", size(t.replace(\"\", \"b\")) == 20001)"), "true");
+}
+
+TEST(CelLanguageTest, ReplacingTheEmptyStringGoesBetweenCodePoints) {
+  EXPECT_EQ(Eval(R"("ab".replace("", "X") == "XaXbX")"), "true");
+  EXPECT_EQ(Eval(R"("ab".replace("", "X", 1) == "Xab")"), "true");
+  EXPECT_EQ(Eval(R"("ab".replace("", "X", 0) == "ab")"), "true");
+  EXPECT_EQ(Eval(R"("é".replace("", "-") == "-é-")"), "true");
+  EXPECT_EQ(Eval(R"("".replace("", "X") == "X")"), "true");
+  EXPECT_EQ(Eval(R"("abab".replace("ab", "") == "")"), "true");
+  EXPECT_EQ(Eval(R"("aaa".replace("aa", "b") == "ba")"), "true");
+}
+
 }  // namespace
 }  // namespace devmgr::cel
