@@ -149,7 +149,7 @@ void DriverRegistry::StopHealthStreams() {
     streams.swap(health_streams_);
   }
   // Stopped outside the lock: a stream's last report may still be on its way to the sink.
-  for (auto& [endpoint, stream] : streams) stream->Stop();
+  for (auto& [endpoint, stream] : streams) stream->StopQuietly();
 }
 
 void DriverRegistry::DeRegisterPlugin(absl::string_view driver_name, absl::string_view endpoint) {

@@ -74,7 +74,8 @@ class DriverRegistry {
   DriverRegistry& operator=(const DriverRegistry&) = delete;
 
   // StopHealthStreams stops every health stream and opens no more: no report reaches the sink
-  // after it returns. For the owner's destruction.
+  // after it returns, and their ends are not reported (the health they reported stays). For the
+  // owner's destruction.
   void StopHealthStreams() ABSL_LOCKS_EXCLUDED(mu_);
 
   // ValidatePlugin checks that the driver speaks a service devmgr knows ("invalid supported

@@ -93,6 +93,14 @@ void HealthStream::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void HealthStream::StopQuietly() {
+  {
+    absl::MutexLock lock(&mu_);
+    quiet_ = true;
+  }
+  Stop();
+}
+
 int64_t HealthStream::tries() const {
   absl::MutexLock lock(&mu_);
   return tries_;
@@ -120,7 +128,12 @@ void HealthStream::Run() {
                  options_.driver_name, "endpoint", options_.endpoint, "err", end.status,
                  "responses", end.responses);
     }
-    if (options_.on_stream_end) options_.on_stream_end(end);
+    bool quiet = false;
+    {
+      absl::MutexLock lock(&mu_);
+      quiet = quiet_;
+    }
+    if (options_.on_stream_end && !quiet) options_.on_stream_end(end);
     absl::MutexLock lock(&mu_);
     if (unimplemented || stopping_) break;
     // The pause ends early when Stop comes.

@@ -94,7 +94,8 @@ struct HealthStreamOptions {
   // message waits); must not call Stop.
   std::function<void(const healthapi::NodeWatchResourcesResponse&)> on_response;
   // Called on the stream's thread once after each try, however it ended (a Stop that comes
-  // between tries makes none); the last call comes before Stop returns. Must not call Stop.
+  // between tries makes none, and StopQuietly none at all); the last call comes before Stop
+  // returns. Must not call Stop.
   std::function<void(const HealthStreamEnd&)> on_stream_end;
   LoggerPtr logger;
 };
@@ -111,6 +112,9 @@ class HealthStream {
   // Stop cancels the open stream (or the pause between tries) and joins the thread: no callback
   // runs after it returns. Idempotent. Must not be called from a callback.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  // StopQuietly: Stop without reporting the stream's end, for the owner's shutdown: the health
+  // the driver reported stays what it was (the kubelet's file outlives its stop too).
+  void StopQuietly() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Tries: how many streams were opened so far.
   int64_t tries() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -128,6 +132,7 @@ class HealthStream {
   std::shared_ptr<grpc::Channel> channel_;
   mutable absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool quiet_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   int64_t tries_ ABSL_GUARDED_BY(mu_) = 0;
   // The context of the open stream, for Stop to cancel; null between streams.

@@ -281,7 +281,12 @@ absl::Status Manager::Prepare(const Pod& pod, FinalWrite final_write) {
         if (!devices.has_value()) devices.emplace();
         devices->push_back(FromProto(device));
       }
-      (*it->second.mutable_state().driver_state)[driver].devices = std::move(devices);
+      // A state read back may have no driver map ("DriverState":null): made as upstream's
+      // addDevice makes it.
+      std::optional<std::map<std::string, DriverState>>& drivers =
+          it->second.mutable_state().driver_state;
+      if (!drivers.has_value()) drivers.emplace();
+      (*drivers)[driver].devices = std::move(devices);
     }
     ++version_;  // durable with pass 4's version
   }
@@ -502,6 +507,10 @@ bool Manager::Prepared(const Pod& pod) const {
     if (!resolved->name.has_value()) continue;
     auto it = cache_.find(ClaimKey{pod.namespace_name, *resolved->name});
     if (it == cache_.end() || !it->second.prepared || it->second.unprepare_asked) return false;
+    // Prepared for other pods only (a removal of this one that failed after its unprepare took
+    // its reference away): the next PrepareResources gives it back.
+    const std::optional<std::set<std::string>>& pod_uids = it->second.state().pod_uids;
+    if (!pod_uids.has_value() || !pod_uids->contains(pod.uid)) return false;
   }
   return true;
 }

@@ -171,8 +171,8 @@ class Manager final : public DurableWriter, private HealthSink {
   // known), then the pod's extended-resource claim if a mapping names the container.
   absl::StatusOr<std::vector<ClaimInfoState>> GetContainerClaimInfos(
       const Pod& pod, const Container& container) const ABSL_LOCKS_EXCLUDED(mu_);
-  // Prepared: every claim `pod` uses is prepared since this manager started, and no driver was
-  // asked to unprepare it since.
+  // Prepared: every claim `pod` uses is prepared since this manager started, for this pod among
+  // others, and no driver was asked to unprepare it since.
   bool Prepared(const Pod& pod) const ABSL_LOCKS_EXCLUDED(mu_);
   // ClaimsRevision: a number that changes whenever the claims' states (their pods, devices,
   // CDI devices, whether prepared) may have changed, so that a reader may keep what it built

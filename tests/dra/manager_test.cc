@@ -486,6 +486,24 @@ TEST_F(DraManagerTest, SharedClaimIsPreparedOnceAndUnpreparedLast) {
   EXPECT_EQ(driver_->unprepare_calls(), 1);
 }
 
+// A pod whose reference to a shared claim was taken away (its unprepare went through, its removal
+// then failed and it stays) is not Prepared: the host's next sync gives the reference back, so
+// that the claim's other pod leaving does not unprepare it under this one.
+TEST_F(DraManagerTest, APodWhoseReferenceToASharedClaimWasTakenIsNotPrepared) {
+  const auto [pod1, pod2] = SharedClaimPods();
+  ASSERT_TRUE(manager_->PrepareResources(pod1).ok());
+  ASSERT_TRUE(manager_->PrepareResources(pod2).ok());
+  EXPECT_TRUE(manager_->Prepared(pod1));
+  ASSERT_TRUE(manager_->UnprepareResources(pod1).ok());
+  EXPECT_FALSE(manager_->Prepared(pod1));
+  EXPECT_TRUE(manager_->Prepared(pod2));
+  ASSERT_TRUE(manager_->PrepareResources(pod1).ok());
+  EXPECT_TRUE(manager_->Prepared(pod1));
+  EXPECT_EQ(driver_->prepare_calls(), 1);
+  ASSERT_TRUE(manager_->UnprepareResources(pod2).ok());
+  EXPECT_EQ(driver_->unprepare_calls(), 0) << "pod-1 still uses it";
+}
+
 // A claim whose unprepare failed may be half undone by its driver: a pod that comes to share it
 // has it prepared again (beyond upstream, which keeps it marked prepared and skips the driver).
 TEST_F(DraManagerTest, AClaimWhoseUnprepareFailedIsPreparedAgainForThePodThatSharesItNext) {
@@ -852,6 +870,25 @@ TEST_F(DraManagerTest, ACarriedFinalWriteRidesOnTheHostsNextWrite) {
   EXPECT_EQ(devices_on_disk(), 0U);
   ASSERT_TRUE(manager_->Flush().ok());
   EXPECT_EQ(devices_on_disk(), 1U);
+}
+
+// A state read back with "DriverState":null (valid for its checksum) is prepared as any other:
+// the driver's devices get a map made for them.
+TEST_F(DraManagerTest, AStateReadBackWithoutItsDriverMapIsPreparedAgain) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  manager_.reset();
+  CheckpointData data = Checkpoint();
+  ASSERT_TRUE(data.entries.has_value() && data.entries->size() == 1);
+  data.entries->front().driver_state.reset();
+  ASSERT_TRUE(FileStore(dir_.path()).Write(kCheckpointName, Encode(data)).ok());
+  CreateManager();
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  EXPECT_EQ(driver_->prepare_calls(), 2);
+  EXPECT_EQ(*manager_->GetResources(pod, pod.containers[0]),
+            std::vector<std::string>{"test-driver.cdi.k8s.io/test=test-claim"});
+  EXPECT_EQ(Checkpoint().entries->front().driver_state->at(kDriver).devices->size(), 1U);
 }
 
 TEST_F(DraManagerTest, CorruptCheckpointIsKeptAsideAndStartsEmpty) {

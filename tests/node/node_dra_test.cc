@@ -354,5 +354,41 @@ TEST_F(NodeDraTest, ADriversHealthReportReachesTheClaimsStatus) {
   node_->dra_manager()->drivers().DeRegisterPlugin(kDriver, socket);
 }
 
+// The node's stop leaves the health its drivers reported in dra_health_state, as a kubelet's
+// stop does: the node started again reads it back (until its timeout) before the driver is back.
+TEST_F(NodeDraTest, TheHealthDriversReportedOutlivesTheNodesStop) {
+  FakeDriver::Options with_health;
+  with_health.serve_health_v1 = true;
+  const std::string socket = dir_.Sub("health.sock").string();
+  FakeDriver driver(socket, with_health);
+  ASSERT_TRUE(driver.started());
+  driver.OnPrepare(PrepareDev0());
+  ASSERT_TRUE(node_->dra_manager()
+                  ->drivers()
+                  .RegisterPlugin(kDriver, socket, {"v1.DRAPlugin", "v1.DRAResourceHealth"})
+                  .ok());
+  absl::StatusOr<PodManifest> manifest = ParsePodManifest(Manifest("p1", "gpu-a"));
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  ASSERT_TRUE(node_->admission().Admit(manifest->pod, manifest->claims).ok());
+  ASSERT_TRUE(WaitFor([&] { return driver.open_health_streams() == 1; }));
+  ::v1::NodeWatchResourcesResponse report;
+  ::v1::DeviceHealth* device = report.add_devices();
+  device->mutable_device()->set_pool_name("node");
+  device->mutable_device()->set_device_name("dev-0");
+  device->set_health(::v1::UNHEALTHY);
+  driver.PushHealth(report);
+  const dra::Pod& pod = manifest->claims.pod;
+  const auto health = [&] {
+    const std::vector<dra::ResourceStatus> now =
+        node_->dra_manager()->ContainerResourceStatuses(pod, pod.containers[0]);
+    return now.empty() || now[0].resources.empty() ? dra::ResourceHealthStatus::kUnknown
+                                                   : now[0].resources[0].health;
+  };
+  ASSERT_TRUE(WaitFor([&] { return health() == dra::ResourceHealthStatus::kUnhealthy; }));
+
+  StartNode();
+  EXPECT_EQ(health(), dra::ResourceHealthStatus::kUnhealthy);
+}
+
 }  // namespace
 }  // namespace devmgr::node
