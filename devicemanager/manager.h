@@ -174,6 +174,10 @@ class Manager {
   // included) as checkpoint entries, in pod, container and resource order: what a host that
   // recovers its pods from the checkpoint needs, without reading the file a second time.
   virtual std::vector<checkpoint::PodDevicesEntry> Allocations() const = 0;
+  // RestoredWholeCheckpoint: the checkpoint read at Start was there whole, or not there at all;
+  // false when it could not be read or verified, or some entries' Allocate answers did not
+  // parse: then Allocations lacks allocations a pod held before the restart.
+  virtual bool RestoredWholeCheckpoint() const = 0;
 
   // GetResourceSummaries is every resource that has an endpoint, in name order, with the
   // endpoint's state and the resource's healthy and unhealthy device counts. Never blocks.

@@ -152,6 +152,11 @@ void ManagerImpl::Stop() {
 }
 
 void ManagerImpl::RestoreFromCheckpoint() {
+  // Whether it lost nothing, told under the lock once known.
+  const auto lost_entries = [this] {
+    absl::MutexLock lock(&mu_);
+    restored_whole_ = false;
+  };
   absl::StatusOr<std::string> bytes = store_.Read(options_.checkpoint_name);
   if (!bytes.ok()) {
     if (!absl::IsNotFound(bytes.status())) {
@@ -159,6 +164,7 @@ void ManagerImpl::RestoreFromCheckpoint() {
                  "Continue after failing to read checkpoint file. Device allocation info may NOT "
                  "be up-to-date",
                  "err", bytes.status());
+      lost_entries();
     }
     return;
   }
@@ -171,6 +177,7 @@ void ManagerImpl::RestoreFromCheckpoint() {
                "Continue after failing to read checkpoint file. Device allocation info may NOT "
                "be up-to-date",
                "err", data.status(), "keptAs", kept ? aside : options_.checkpoint_name);
+    lost_entries();
     return;
   }
   std::vector<std::string> skipped;
@@ -181,6 +188,7 @@ void ManagerImpl::RestoreFromCheckpoint() {
   }
   absl::MutexLock lock(&mu_);
   pod_devices_ = std::move(restored);
+  restored_whole_ = skipped.empty();
   const absl::Time now = clock_.Now();
   // Only the names matter: each gets empty device sets and a stopped endpoint, so capacity
   // and allocatable are 0 until its plugin registers again within the grace period.
@@ -536,6 +544,11 @@ std::optional<std::vector<std::string>> ManagerImpl::PodsChangedSince(uint64_t r
 std::vector<checkpoint::PodDevicesEntry> ManagerImpl::Allocations() const {
   absl::MutexLock lock(&mu_);
   return pod_devices_.ToCheckpoint();
+}
+
+bool ManagerImpl::RestoredWholeCheckpoint() const {
+  absl::MutexLock lock(&mu_);
+  return restored_whole_;
 }
 
 std::vector<ResourceSummary> ManagerImpl::GetResourceSummaries() const {

@@ -61,6 +61,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   uint64_t PodAllocationsRevision(absl::string_view pod_uid) const override;
   std::optional<std::vector<std::string>> PodsChangedSince(uint64_t revision) const override;
   std::vector<checkpoint::PodDevicesEntry> Allocations() const override;
+  bool RestoredWholeCheckpoint() const override;
   std::vector<ResourceSummary> GetResourceSummaries() const override;
   bool ShouldResetExtendedResourceCapacity() const override;
   int Subscribe(ChangeCallback callback) override;
@@ -296,6 +297,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   std::map<std::string, uint64_t, std::less<>> table_revisions_ ABSL_GUARDED_BY(mu_);
   uint64_t table_changes_ ABSL_GUARDED_BY(mu_) = 0;
   PodDevices pod_devices_ ABSL_GUARDED_BY(mu_);
+  // The checkpoint read at Start lost nothing (RestoredWholeCheckpoint).
+  bool restored_whole_ ABSL_GUARDED_BY(mu_) = true;
   // Resources whose endpoint is live and has sent a snapshot since it connected: the health of
   // their devices is known (ReportedHealthLocked says Unknown for the others).
   std::set<std::string, std::less<>> health_known_ ABSL_GUARDED_BY(mu_);

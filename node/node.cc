@@ -301,7 +301,10 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
       !started.ok()) {
     return started;
   }
-  if (absl::Status loaded = s.registry.Load(s.manager->Allocations()); !loaded.ok()) {
+  const PodRegistry::CheckpointRead read = s.manager->RestoredWholeCheckpoint()
+                                               ? PodRegistry::CheckpointRead::kWhole
+                                               : PodRegistry::CheckpointRead::kPartial;
+  if (absl::Status loaded = s.registry.Load(s.manager->Allocations(), read); !loaded.ok()) {
     return loaded;
   }
   // Pods a restart cut in flight: their devices are released before anything else may free

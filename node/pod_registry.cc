@@ -38,7 +38,8 @@ int64_t DistinctDevices(const checkpoint::PodDevicesEntry& entry) {
 PodRegistry::PodRegistry(std::filesystem::path folder, LoggerPtr logger)
     : store_(std::move(folder)), logger_(std::move(logger)) {}
 
-absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& checkpoint_entries) {
+absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& checkpoint_entries,
+                               CheckpointRead read) {
   std::vector<RecordedPod> recorded;
   absl::StatusOr<std::string> bytes = store_.Read(kPodRecordName);
   if (bytes.ok()) {
@@ -89,7 +90,7 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
       }
       continue;
     }
-    if (pod.holds_devices && !holding.contains(uid)) {
+    if (pod.holds_devices && !holding.contains(uid) && read == CheckpointRead::kWhole) {
       // Its record was renamed in place and its checkpoint was not: never admitted. The next
       // write of the record leaves it out.
       DEVMGR_LOG(logger_, warn,
@@ -98,6 +99,11 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
                  "podUID", uid);
       ++changes_;
       continue;
+    }
+    if (pod.holds_devices && !holding.contains(uid)) {
+      DEVMGR_LOG(logger_, warn,
+                 "Pod recorded with devices the checkpoint lost: kept admitted, holding none",
+                 "podUID", uid);
     }
     std::string entry = EncodePodRecordEntry(pod);
     pods_[uid] = Held{.registered = RegisteredPod{std::move(pod.pod), false},

@@ -60,13 +60,21 @@ class PodRegistry final : public podresources::PodsProvider {
   // The record lives in `folder` (the device plugin folder, beside the checkpoint).
   PodRegistry(std::filesystem::path folder, LoggerPtr logger);
 
+  // Whether the checkpoint the entries come from was read whole (or was not there at all), or
+  // lost entries (it could not be read or verified, or some of its entries did not parse).
+  enum class CheckpointRead { kWhole, kPartial };
+
   // Load reads the record, forgets the pods in it that were in flight or that held devices and
   // hold none in `checkpoint_entries`, then adds as recovered every pod of `checkpoint_entries`
-  // that it does not hold, except those in flight: the host releases their devices (Leaving). A
-  // record that cannot be read is logged, renamed with a ".corrupt" suffix and ignored: its pods
-  // are still found in the checkpoint, so no device is freed. Errors only for I/O that prevents
-  // knowing (a record that exists but cannot be read or renamed).
-  absl::Status Load(const std::vector<checkpoint::PodDevicesEntry>& checkpoint_entries);
+  // that it does not hold, except those in flight: the host releases their devices (Leaving).
+  // Beside a kPartial checkpoint a pod that held devices and holds none there is kept admitted,
+  // holding nothing: its absence says nothing then (the kubelet, which loses the allocations of
+  // a corrupt checkpoint too, keeps its pods). A record that cannot be read is logged, renamed
+  // with a ".corrupt" suffix and ignored: its pods are still found in the checkpoint, so no
+  // device is freed. Errors only for I/O that prevents knowing (a record that exists but cannot
+  // be read or renamed).
+  absl::Status Load(const std::vector<checkpoint::PodDevicesEntry>& checkpoint_entries,
+                    CheckpointRead read = CheckpointRead::kWhole);
 
   // BeginAdmission makes `pod` active for the device manager (which frees the devices of
   // inactive pods) but not yet visible to ListPods or PodResources, and puts it into the

@@ -682,6 +682,7 @@ TEST_F(ManagerTest, TestCheckpointRestoresAndKeepsAllocations) {
                   .Write(checkpoint::kCheckpointFileName, checkpoint::Encode(written))
                   .ok());
   StartManager();
+  EXPECT_TRUE(manager_->RestoredWholeCheckpoint());
   EXPECT_EQ(manager_->Allocations(), written.pod_device_entries);
   EXPECT_EQ(Capacity(kResource1), 0);
   EXPECT_EQ(Allocatable(kResource1), 0);
@@ -705,11 +706,25 @@ TEST_F(ManagerTest, TestCheckpointRestoresAndKeepsAllocations) {
   EXPECT_EQ(data->pod_device_entries, written.pod_device_entries);
 }
 
+// An entry whose Allocate answer does not parse is skipped, as upstream: the checkpoint lost it.
+TEST_F(ManagerTest, ACheckpointEntryThatDoesNotParseIsAnEntryLost) {
+  checkpoint::CheckpointData written;
+  written.pod_device_entries.push_back(
+      {"pod1", "con1", kResource1, {{0, {"dev1"}}}, std::string("\xff\xff\xff", 3)});
+  ASSERT_TRUE(FileStore(dir_.path())
+                  .Write(checkpoint::kCheckpointFileName, checkpoint::Encode(written))
+                  .ok());
+  StartManager();
+  EXPECT_FALSE(manager_->RestoredWholeCheckpoint());
+  EXPECT_TRUE(manager_->Allocations().empty());
+}
+
 TEST_F(ManagerTest, CorruptCheckpointIsKeptAsideAndStartsEmpty) {
   const std::filesystem::path path = dir_.Sub(std::string(checkpoint::kCheckpointFileName));
   std::ofstream(path)
       << R"({"Data":{"PodDeviceEntries":null,"RegisteredDevices":{"a.io/x":[]}},"Checksum":1})";
   StartManager();
+  EXPECT_FALSE(manager_->RestoredWholeCheckpoint()) << "what it held is lost";
   EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
   std::filesystem::path aside = path;
   aside += ".corrupt";

@@ -375,6 +375,23 @@ TEST_F(FaultsTest, GarbageCheckpointIsReplacedByTheNextWrite) {
   EXPECT_FALSE(serve_->Wait(0ms).has_value()) << serve_->err();
 }
 
+// A checkpoint that does not verify at a restart loses its allocations (as a kubelet's does) but
+// not the pods: those recorded admitted stay listed, holding nothing, until they are removed.
+TEST_F(FaultsTest, GarbageCheckpointAtARestartKeepsThePodsListed) {
+  StartServing();
+  ASSERT_EQ(h_.Admit(PodManifest("first", kGpu, 1)).exit_code, 0);
+  DaemonHarness::Stop(*serve_);
+  serve_.reset();
+  WriteFile(h_.CheckpointPath(), "\x7f garbage {\"Data\":");
+  serve_ = h_.StartServe(serve_flags_);
+  ASSERT_NE(serve_, nullptr);
+  const nlohmann::json pods = h_.ListPods().value("pods", nlohmann::json::array());
+  ASSERT_EQ(pods.size(), 1u) << pods.dump() << serve_->err();
+  EXPECT_EQ(pods[0]["pod"].value("uid", ""), "first");
+  EXPECT_TRUE(h_.PodDevices()["first"].empty());
+  EXPECT_EQ(h_.Remove("first").exit_code, 0);
+}
+
 // ConnectAndNeverRead opens a raw connection to `socket` that sends nothing and reads nothing.
 int ConnectAndNeverRead(const std::filesystem::path& socket) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

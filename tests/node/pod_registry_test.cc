@@ -613,5 +613,19 @@ TEST_F(PodRegistryTest, ARecordedPodWithoutItsDevicesInTheCheckpointIsForgotten)
   EXPECT_EQ((*recorded)[1].pod.uid, "none");
 }
 
+// Beside a checkpoint that lost entries (it did not verify, or some did not parse), a pod
+// missing from it says nothing: it stays admitted, holding nothing, and stays in the record.
+TEST_F(PodRegistryTest, ARecordedPodMissingFromACheckpointThatLostEntriesIsKept) {
+  std::ofstream(dir_.Sub(kPodRecordName))
+      << EncodePodRecord({{MakePod("lost", "lost"), true}, {MakePod("held", "held"), true}});
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(
+      registry.Load({Entry("held", "app", {"d0"})}, PodRegistry::CheckpointRead::kPartial).ok());
+  EXPECT_EQ(Uids(registry), (std::vector<std::string>{"held", "lost"}));
+  EXPECT_FALSE(registry.Find("lost")->recovered);
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "c", registry.CheckpointMark()).ok());
+  EXPECT_EQ(RecordedUids(dir_.path()), (std::vector<std::string>{"lost", "held"}));
+}
+
 }  // namespace
 }  // namespace devmgr::node
