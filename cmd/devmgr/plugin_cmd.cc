@@ -132,10 +132,16 @@ void WaitForStopSignal(const sigset_t& signals, const LoggerPtr& logger,
   }
 }
 
+// PluginLogger: the plugins' logger on stderr, at the level --log names.
+absl::StatusOr<LoggerPtr> PluginLogger(const LogFlags& log_flag) {
+  return NewLogger(log_flag, "devmgr-plugin", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+}
+
 // RunPlugin starts a plugin and serves until SIGTERM or SIGINT; SIGUSR1 calls `on_usr1`.
 // `cdi_kinds` are the device types whose CDI kind is not "<namespace>/<type>" (CdiOptions).
-int RunPlugin(const CommonFlags& flags, const std::string& resource_namespace,
-              deviceplugin::Scanner& scanner, const deviceplugin::Hooks& hooks,
+int RunPlugin(const CommonFlags& flags, const LoggerPtr& logger,
+              const std::string& resource_namespace, deviceplugin::Scanner& scanner,
+              const deviceplugin::Hooks& hooks,
               std::map<std::string, std::string, std::less<>> cdi_kinds,
               const std::function<void()>& on_usr1, const std::function<void()>& before_stop) {
   absl::StatusOr<absl::Duration> check_interval =
@@ -144,10 +150,6 @@ int RunPlugin(const CommonFlags& flags, const std::string& resource_namespace,
   if (*check_interval == absl::ZeroDuration()) {
     return Fail(kExitUsage, "--check-interval must be positive");
   }
-  absl::StatusOr<LoggerPtr> made =
-      NewLogger(flags.log, "devmgr-plugin", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-  if (!made.ok()) return Fail(kExitUsage, made.status().message());
-  const LoggerPtr logger = *std::move(made);
 
   const sigset_t signals = BlockStopSignals();
 
@@ -226,10 +228,12 @@ int RunFake(const CommonFlags& common, const FakeFlags& flags) {
   hook_options.allocate_hang = flags.allocate_hang;
   hook_options.preferred_hang = flags.preferred_hang;
 
+  absl::StatusOr<LoggerPtr> logger = PluginLogger(common.log);
+  if (!logger.ok()) return Fail(kExitUsage, logger.status().message());
   plugins::FakeScanner scanner(devices);
   plugins::FakeHooks hooks(hook_options);
   return RunPlugin(
-      common, ns, scanner, hooks.AsHooks(), {}, [&] { scanner.RequestFlip(); },
+      common, *logger, ns, scanner, hooks.AsHooks(), {}, [&] { scanner.RequestFlip(); },
       [&] { hooks.Release(); });
 }
 
@@ -261,8 +265,7 @@ int RunFakeDra(const FakeDraFlags& flags) {
   absl::StatusOr<absl::Duration> latency =
       ParseFlagDuration("--prepare-latency", flags.prepare_latency);
   if (!latency.ok()) return Fail(kExitUsage, latency.status().message());
-  absl::StatusOr<LoggerPtr> made =
-      NewLogger(flags.log, "devmgr-plugin", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  absl::StatusOr<LoggerPtr> made = PluginLogger(flags.log);
   if (!made.ok()) return Fail(kExitUsage, made.status().message());
   const LoggerPtr logger = *std::move(made);
   // The endpoint the driver announces, and the daemon's socket, must be absolute paths.
@@ -341,11 +344,14 @@ int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
       return Fail(kExitUsage, absl::StrCat(flag, " ", *folder, ": not a folder"));
     }
   }
+  absl::StatusOr<LoggerPtr> logger = PluginLogger(common.log);
+  if (!logger.ok()) return Fail(kExitUsage, logger.status().message());
   const std::string ns = config->resource_namespace;
   auto cdi_kinds = plugins::CdiKinds(*config);
-  plugins::GenericScanner scanner(
-      *std::move(config),
-      {.dev_root = flags.dev_root, .sys_root = flags.sys_root, .rescan_interval = *rescan});
+  plugins::GenericScanner scanner(*std::move(config), {.dev_root = flags.dev_root,
+                                                       .sys_root = flags.sys_root,
+                                                       .rescan_interval = *rescan,
+                                                       .logger = *logger});
   // The first scan here, before anything is served, so that a config that does not fit this
   // host (overlapping groups, a garbled sysfs) is a usage error, not a log line.
   absl::StatusOr<deviceplugin::DeviceTree> first = scanner.ScanOnce();
@@ -353,7 +359,7 @@ int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
     return Fail(kExitUsage, absl::StrCat(flags.config, ": ", first.status().message()));
   }
   return RunPlugin(
-      common, ns, scanner, deviceplugin::Hooks{}, std::move(cdi_kinds), [] {}, [] {});
+      common, *logger, ns, scanner, deviceplugin::Hooks{}, std::move(cdi_kinds), [] {}, [] {});
 }
 
 }  // namespace

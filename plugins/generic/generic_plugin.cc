@@ -196,10 +196,29 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
 
 absl::Status GenericScanner::Scan(deviceplugin::Notifier& notifier,
                                   const deviceplugin::StopToken& stop) {
+  // The last good scan's tree, until a failed scan has served it unhealthy.
+  std::optional<DeviceTree> last_good;
   do {
     absl::StatusOr<DeviceTree> tree = ScanOnce();
-    if (!tree.ok()) return tree.status();
-    notifier.Notify(*std::move(tree));
+    if (tree.ok()) {
+      last_good = *tree;
+      notifier.Notify(*std::move(tree));
+      continue;
+    }
+    DEVMGR_LOG(options_.logger, err,
+               "Device scan failed; the devices are served unhealthy until a scan succeeds", "err",
+               tree.status());
+    if (!last_good.has_value()) continue;
+    DeviceTree unhealthy;
+    for (const auto& [type, devices] : last_good->types()) {
+      for (const auto& [id, info] : devices) {
+        DeviceInfo copy = info;
+        copy.health = Health::kUnhealthy;
+        unhealthy.AddDevice(type, id, std::move(copy));
+      }
+    }
+    last_good.reset();
+    notifier.Notify(std::move(unhealthy));
   } while (!stop.WaitForStop(options_.rescan_interval));
   return absl::OkStatus();
 }

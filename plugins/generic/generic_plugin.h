@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/logging.h"
 #include "deviceplugin/device_tree.h"
 #include "deviceplugin/scanner.h"
 #include "plugins/generic/generic_config.h"
@@ -32,14 +33,16 @@ struct GenericScannerOptions {
   std::filesystem::path dev_root = "/";
   std::filesystem::path sys_root = "/sys";
   absl::Duration rescan_interval = absl::Seconds(5);
+  LoggerPtr logger = nullptr;
 };
 
 class GenericScanner final : public deviceplugin::Scanner {
  public:
   GenericScanner(GenericConfig config, GenericScannerOptions options);
 
-  // Scan notifies a fresh tree every rescan_interval. A failed scan ends it with that error (the
-  // SDK keeps serving the devices last notified).
+  // Scan notifies a fresh tree every rescan_interval. A failed scan (groups that came to
+  // overlap, sysfs that could not be read) is logged and tried again at the next interval;
+  // meanwhile the devices last notified are served unhealthy, since what they are is not known.
   absl::Status Scan(deviceplugin::Notifier& notifier, const deviceplugin::StopToken& stop) override;
 
   // ScanOnce returns the tree for the host as it is now, remembering every path seen so that

@@ -48,7 +48,12 @@ absl::StatusOr<std::optional<int64_t>> NumaNodeOf(const std::filesystem::path& n
   // Up the device tree, staying inside sysfs: the nearest numa_node is the device's.
   for (; IsBelow(folder, root); folder = folder.parent_path()) {
     const std::filesystem::path file = folder / "numa_node";
-    if (std::filesystem::exists(file, ec)) return ReadNumaNode(file);
+    if (std::filesystem::exists(file, ec)) {
+      absl::StatusOr<std::optional<int64_t>> numa = ReadNumaNode(file);
+      // Gone between the two looks (the device unplugged meanwhile): no topology.
+      if (absl::IsNotFound(numa.status())) return std::nullopt;
+      return numa;
+    }
   }
   return std::nullopt;
 }

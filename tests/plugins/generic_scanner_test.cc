@@ -6,7 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/file_store.h"
@@ -14,6 +16,7 @@
 #include "plugins/generic/sysfs_numa.h"
 #include "tests/plugins/fake_host.h"
 #include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
 
 namespace devmgr::plugins {
 namespace {
@@ -25,6 +28,7 @@ using deviceplugin::Health;
 using testing::ExamplePath;
 using testing::FakeGpuHost;
 using testing::TempDir;
+using testing::WaitFor;
 
 GenericConfig Config(const std::string& text) {
   absl::StatusOr<GenericConfig> config = ParseGenericConfig(text);
@@ -161,6 +165,48 @@ groups:
   - {name: gpu1, paths: [/dev/nvidia1], sharedPaths: [/dev/nvidiactl]}
 )"));
   EXPECT_TRUE(both.ScanOnce().ok());
+}
+
+// Trees notified by a running Scan, in order.
+class RecordingNotifier final : public deviceplugin::Notifier {
+ public:
+  void Notify(DeviceTree tree) override {
+    absl::MutexLock lock(&mu_);
+    trees_.push_back(std::move(tree));
+  }
+  // The last tree's health of device `id` of `type`, if a tree came.
+  std::optional<Health> LastHealth(const std::string& type, const std::string& id) {
+    absl::MutexLock lock(&mu_);
+    if (trees_.empty()) return std::nullopt;
+    const deviceplugin::DeviceMap& devices = trees_.back().Devices(type);
+    auto it = devices.find(id);
+    if (it == devices.end()) return std::nullopt;
+    return it->second.health;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<DeviceTree> trees_ ABSL_GUARDED_BY(mu_);
+};
+
+// A scan that fails once running (here sysfs garbled for a while) does not end scanning: the
+// devices are served unhealthy while it fails, and the next good scan serves them as they are.
+TEST_F(GenericScannerTest, AScanThatFailsServesTheDevicesUnhealthyAndScanningGoesOn) {
+  GenericScanner scanner(Example("nvidia-gpu.yaml"), {.dev_root = host_.dev_root(),
+                                                      .sys_root = host_.sys_root(),
+                                                      .rescan_interval = absl::Milliseconds(5)});
+  RecordingNotifier notifier;
+  absl::Notification stop;
+  absl::Status scanned;
+  std::thread thread([&] { scanned = scanner.Scan(notifier, deviceplugin::StopToken(stop)); });
+  EXPECT_TRUE(WaitFor([&] { return notifier.LastHealth("gpu", "nvidia0") == Health::kHealthy; }));
+  std::ofstream(host_.NumaNodeFile(1)) << "north\n";
+  EXPECT_TRUE(WaitFor([&] { return notifier.LastHealth("gpu", "nvidia0") == Health::kUnhealthy; }));
+  std::ofstream(host_.NumaNodeFile(1)) << "1\n";
+  EXPECT_TRUE(WaitFor([&] { return notifier.LastHealth("gpu", "nvidia0") == Health::kHealthy; }));
+  stop.Notify();
+  thread.join();
+  EXPECT_TRUE(scanned.ok()) << scanned;
 }
 
 TEST_F(GenericScannerTest, GarbledOrUnreadableNumaNodeIsAnErrorNamingTheFile) {
