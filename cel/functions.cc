@@ -283,6 +283,16 @@ Value Size(const std::vector<Value>& a, EvalContext&) {
 
 // ---- Conversions. ----
 
+// Text that Go's strconv would read as a number may not have spaces around it (absl's parsers
+// skip them); `sign` says whether a leading '+' or '-' may come first (ParseUint takes none).
+bool NumberText(absl::string_view text, bool sign) {
+  if (text.empty() || absl::ascii_isspace(static_cast<unsigned char>(text.front())) ||
+      absl::ascii_isspace(static_cast<unsigned char>(text.back()))) {
+    return false;
+  }
+  return sign || absl::ascii_isdigit(static_cast<unsigned char>(text.front()));
+}
+
 Value ToInt(const std::vector<Value>& a, EvalContext&) {
   const Value& v = a[0];
   switch (v.kind()) {
@@ -303,7 +313,7 @@ Value ToInt(const std::vector<Value>& a, EvalContext&) {
     }
     default: {
       int64_t out = 0;
-      if (!absl::SimpleAtoi(v.string_value(), &out)) {
+      if (!NumberText(v.string_value(), true) || !absl::SimpleAtoi(v.string_value(), &out)) {
         return Err(absl::StrCat("cannot convert \"", v.string_value(), "\" to int"));
       }
       return Value::Int(out);
@@ -328,7 +338,7 @@ Value ToUint(const std::vector<Value>& a, EvalContext&) {
     }
     default: {
       uint64_t out = 0;
-      if (!absl::SimpleAtoi(v.string_value(), &out)) {
+      if (!NumberText(v.string_value(), false) || !absl::SimpleAtoi(v.string_value(), &out)) {
         return Err(absl::StrCat("cannot convert \"", v.string_value(), "\" to uint"));
       }
       return Value::Uint(out);
@@ -340,7 +350,7 @@ Value ToDouble(const std::vector<Value>& a, EvalContext&) {
   const Value& v = a[0];
   if (v.kind() == Kind::kString) {
     double out = 0;
-    if (!absl::SimpleAtod(v.string_value(), &out)) {
+    if (!NumberText(v.string_value(), true) || !absl::SimpleAtod(v.string_value(), &out)) {
       return Err(absl::StrCat("cannot convert \"", v.string_value(), "\" to double"));
     }
     return Value::Double(out);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/string_view.h"
 
@@ -52,9 +53,19 @@ struct GoDecoded {
   uint64_t checksum = 0;
 };
 
-// Go decodes a []byte from standard, padded base64 (line breaks already taken out of `text`).
+// Go decodes a []byte from standard, padded base64 (line breaks already taken out of `text`):
+// nothing but the alphabet, and '=' only as the last one or two characters (absl's decoder
+// would also skip spaces and tabs, which Go refuses).
 inline bool DecodeGoBytes(absl::string_view text, std::string& raw) {
-  return text.size() % 4 == 0 && absl::Base64Unescape(text, &raw);
+  if (text.size() % 4 != 0) return false;
+  size_t padding = 0;
+  while (padding < 2 && padding < text.size() && text[text.size() - 1 - padding] == '=') {
+    ++padding;
+  }
+  for (const char c : text.substr(0, text.size() - padding)) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '/') return false;
+  }
+  return absl::Base64Unescape(text, &raw);
 }
 
 }  // namespace devmgr::checkpoint::internal

@@ -90,7 +90,9 @@ bool WriteAll(int fd, absl::string_view bytes) {
 
 absl::StatusOr<std::string> ReadWholeFile(const std::filesystem::path& path, bool follow_symlinks,
                                           size_t max_bytes) {
-  const int flags = O_RDONLY | O_CLOEXEC | (follow_symlinks ? 0 : O_NOFOLLOW);
+  // O_NONBLOCK: a FIFO put where the file goes must not block the open (it is refused below);
+  // it changes nothing for a regular file.
+  const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow_symlinks ? 0 : O_NOFOLLOW);
   FdCloser fd(::open(path.c_str(), flags));
   if (fd.get() < 0) return ErrnoStatus(errno, "cannot open", path);
   struct stat st {};

@@ -21,8 +21,10 @@ bool Absent(const std::filesystem::path& socket) {
 Connection Connect(const std::filesystem::path& socket, const std::string& timeout_text,
                    int max_receive_message_bytes) {
   Connection connection;
+  // A call's deadline is a point in time: "inf" has none to give.
   if (!absl::ParseDuration(timeout_text, &connection.timeout) ||
-      connection.timeout <= absl::ZeroDuration()) {
+      connection.timeout <= absl::ZeroDuration() ||
+      connection.timeout == absl::InfiniteDuration()) {
     connection.exit_code = Fail(
         kExitUsage, absl::StrCat("invalid --timeout ", timeout_text, " (use e.g. 300ms, 10s, 1m)"));
     return connection;

@@ -115,6 +115,12 @@ TEST(CelLanguageTest, Conversions) {
   EXPECT_EQ(Eval("int(1e19) > 0"), "error: range error converting double to int");
   EXPECT_EQ(Eval("uint(-1) > 0u"), "error: range error converting int to uint");
   EXPECT_EQ(Eval(R"(int("x") == 0)"), "error: cannot convert \"x\" to int");
+  // As Go's strconv: no spaces around the number, no sign for a uint.
+  EXPECT_EQ(Eval(R"(int(" 5") == 5)"), "error: cannot convert \" 5\" to int");
+  EXPECT_EQ(Eval(R"(int("5 ") == 5)"), "error: cannot convert \"5 \" to int");
+  EXPECT_EQ(Eval(R"(double(" 1.5") == 1.5)"), "error: cannot convert \" 1.5\" to double");
+  EXPECT_EQ(Eval(R"(uint("+5") == 5u)"), "error: cannot convert \"+5\" to uint");
+  EXPECT_EQ(Eval(R"(int("+5") == 5 && int("-5") == -5 && double("-.5") == -0.5)"), "true");
   EXPECT_EQ(Eval(R"(bool("true") && !bool("0"))"), "true");
   // Doubles print as Go's %g does (cel-go's string(double)).
   EXPECT_EQ(Eval(R"(string(100000.0) == "100000" && string(1e6) == "1e+06")"), "true");

@@ -195,9 +195,13 @@ TEST_F(PodResourcesCommandTest, AMissingSocketIsReportedWithoutWaiting) {
 }
 
 TEST_F(PodResourcesCommandTest, BadTimeoutIsUsageError) {
-  const ProcessResult result = Run({"list", "--timeout", "soon"});
-  EXPECT_EQ(result.exit_code, 2);
-  EXPECT_NE(result.err.find("invalid --timeout"), std::string::npos) << result.err;
+  // "inf" parses as a duration, but gives a call no deadline.
+  for (const char* timeout : {"soon", "inf", "0s"}) {
+    const ProcessResult result = Run({"list", "--timeout", timeout});
+    EXPECT_EQ(result.exit_code, 2) << timeout;
+    EXPECT_NE(result.err.find(std::string("invalid --timeout ") + timeout), std::string::npos)
+        << result.err;
+  }
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -111,6 +113,16 @@ TEST(FileStoreTest, ReadWholeFileRefusesWhatIsTooLargeOrNotAFile) {
             absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(ReadWholeFile(dir.Sub("big"), true, 100)->size(), 100U);
   EXPECT_EQ(ReadWholeFile(dir.path()).status().code(), absl::StatusCode::kFailedPrecondition);
+
+  // A FIFO where a state file goes (a plugin that can write the folder put it there) is refused
+  // at once: opening it for reading must not wait for a writer.
+  ASSERT_EQ(::mkfifo(dir.Sub("fifo").c_str(), 0600), 0);
+  auto read = std::async(std::launch::async, [&] { return ReadWholeFile(dir.Sub("fifo")); });
+  if (read.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    ADD_FAILURE() << "the open of a FIFO waits for a writer";
+    std::ofstream(dir.Sub("fifo")) << "";  // lets it go
+  }
+  EXPECT_EQ(read.get().status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(FileStoreTest, AFailedStepLeavesTheOldFileAndNoTemporaryFile) {
