@@ -1,6 +1,8 @@
 #include "common/unix_socket.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -32,6 +34,21 @@ std::string UnixTarget(const std::filesystem::path& path) {
 bool IsSocket(const std::filesystem::path& path) {
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+bool SomeoneListens(const std::filesystem::path& path) {
+  if (!IsSocket(path) || !ValidateSocketPath(path).ok()) return false;
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return false;
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  path.string().copy(address.sun_path, sizeof(address.sun_path) - 1);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes sockaddr*
+  const int connected = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  // A full backlog (EAGAIN) is a listener too.
+  const bool listens = connected == 0 || errno == EAGAIN || errno == EINPROGRESS;
+  ::close(fd);
+  return listens;
 }
 
 absl::Status RemoveStaleSocket(const std::filesystem::path& path) {

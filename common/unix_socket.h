@@ -24,6 +24,10 @@ std::string UnixTarget(const std::filesystem::path& path);
 // IsSocket: `path` itself (not a symlink's target) is a unix socket.
 bool IsSocket(const std::filesystem::path& path);
 
+// SomeoneListens: a process accepts connections on the socket at `path` (a connection is made
+// and closed at once); false for a socket left by a process that is gone, or no socket.
+bool SomeoneListens(const std::filesystem::path& path);
+
 // RemoveStaleSocket deletes `path` if it is a socket; OK if it does not exist.
 // FailedPrecondition if something else (a file, a folder, a symlink) is there.
 absl::Status RemoveStaleSocket(const std::filesystem::path& path);

@@ -325,6 +325,22 @@ void Plugin::CheckKubelet() {
   for (auto& [type, endpoint] : endpoints_) {
     const std::optional<FileId> socket_id = StatId(endpoint->socket);
     if (endpoint->server == nullptr || !socket_id.has_value() || socket_id != endpoint->socket_id) {
+      if (socket_id.has_value() && socket_id != endpoint->socket_id &&
+          SomeoneListens(endpoint->socket)) {
+        // Another instance bound the path since (the newest takes over, as upstream's stub
+        // does): taking it back would have the two take it from each other forever. Served
+        // again once the path is free (that instance gone, or the kubelet's restart removing
+        // it). Stopping the server unlinks the path (gRPC does when its listener closes), so the
+        // other instance binds it once more, and from then on the two leave each other alone.
+        if (endpoint->server != nullptr) {
+          DEVMGR_LOG(options_.logger, warn,
+                     "Device plugin socket taken over by another process; not serving it until "
+                     "it is free",
+                     "resourceName", ResourceName(type), "endpoint", endpoint->socket.string());
+          StopServer(*endpoint);
+        }
+        continue;
+      }
       if (endpoint->server != nullptr) {
         DEVMGR_LOG(options_.logger, info, "Device plugin socket removed; serving it again",
                    "resourceName", ResourceName(type), "endpoint", endpoint->socket.string());

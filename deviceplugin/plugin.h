@@ -11,7 +11,9 @@
 //
 // Re-registration: every check_interval the plugin looks at the kubelet side. If its own socket
 // was removed or replaced (a kubelet removes the sockets in device-plugins/ when it starts), it
-// binds a fresh one; in kKubeletSocket mode it registers again whenever kubelet.sock was
+// binds a fresh one; but a socket another process listens on (a second instance of the plugin,
+// which took the path over at its start) is left to it: this one stops serving and binds again
+// only once the path is free; in kKubeletSocket mode it registers again whenever kubelet.sock was
 // re-created (a new inode or change time) or the last attempt failed. In kPluginsRegistry mode
 // the fresh socket is what makes the watcher register it again.
 //

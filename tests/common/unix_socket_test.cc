@@ -68,5 +68,27 @@ TEST(UnixSocketTest, RemoveStaleSocketRefusesOtherFiles) {
   EXPECT_FALSE(std::filesystem::exists(dir.Sub("s")));
 }
 
+// SomeoneListens tells a live listener from a socket file its process left behind.
+TEST(UnixSocketTest, SomeoneListensOnlyWhereAProcessAccepts) {
+  TempDir dir;
+  const std::filesystem::path live = dir.Sub("live.sock");
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, live.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  EXPECT_TRUE(SomeoneListens(live));
+  ::close(fd);
+  EXPECT_FALSE(SomeoneListens(live)) << "the file stays, nobody accepts";
+
+  MakeSocket(dir.Sub("left.sock"));
+  EXPECT_FALSE(SomeoneListens(dir.Sub("left.sock")));
+  std::ofstream(dir.Sub("file")) << "x";
+  EXPECT_FALSE(SomeoneListens(dir.Sub("file")));
+  EXPECT_FALSE(SomeoneListens(dir.Sub("absent")));
+}
+
 }  // namespace
 }  // namespace devmgr

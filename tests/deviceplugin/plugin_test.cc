@@ -4,6 +4,7 @@
 #include "deviceplugin/plugin.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
 
 #include <atomic>
 #include <chrono>
@@ -157,6 +158,38 @@ TEST_F(PluginTest, ServesAgainAndReRegistersWhenKubeletRemovesPluginSockets) {
   EXPECT_TRUE(std::filesystem::exists(plugin->SocketPath("gpu")));
   // Still answers on the new socket.
   EXPECT_TRUE(kubelet_.Allocate(kGpu, {"gpu0"}).ok());
+}
+
+// A second instance of the plugin takes the socket over (the newest wins, as upstream's stub);
+// the first stops serving instead of taking it back, so that the two do not take it from each
+// other forever, and serves again once the second has gone.
+TEST_F(PluginTest, AnInstanceWhoseSocketAnotherTookOverStandsAsideUntilItIsFree) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);
+  PluginOptions first_options = Options();
+  first_options.logger = std::make_shared<spdlog::logger>("first", sink);
+  auto first = StartPlugin(std::move(first_options));
+  first->Notify(GpuTree(2));
+  ASSERT_TRUE(Registered(1, 2));
+
+  auto second = StartPlugin(Options());
+  second->Notify(GpuTree(3));
+  ASSERT_TRUE(WaitFor([&] {
+    for (const std::string& line : sink->last_formatted()) {
+      if (line.find("taken over by another process") != std::string::npos) return true;
+    }
+    return false;
+  }));
+  // The first's server, stopping, unlinked the path (gRPC does): the second binds it once
+  // more, and from then on the two leave each other alone.
+  ASSERT_TRUE(Registered(3, 3));
+  EXPECT_TRUE(kubelet_.Allocate(kGpu, {"gpu2"}).ok()) << "the second instance answers";
+  // Another registration would come within a few of the 20 ms checks if they still fought.
+  EXPECT_FALSE(WaitFor([&] { return kubelet_.register_calls() > 3; }, 500ms));
+
+  second->Stop();
+  ASSERT_TRUE(Registered(4, 2)) << "the first serves again once the path is free";
+  EXPECT_TRUE(kubelet_.Allocate(kGpu, {"gpu1"}).ok());
 }
 
 TEST_F(PluginTest, RegistersThroughPluginsRegistry) {
