@@ -4,8 +4,10 @@
 // reads (default /var/run/cdi), names the devices in Allocate as "<vendor>/<class>=<device ID>",
 // and removes its files again on shutdown. The file is cdiVersion 0.5.0, the version the seed
 // design writes and every CDI-aware runtime reads; each device's containerEdits hold its device
-// nodes, envs and mounts from the DeviceTree. Files are replaced atomically (temporary file,
-// fsync, rename, fsync of the folder), so a runtime never reads half a spec.
+// nodes and mounts from the DeviceTree. Its envs are left to the Allocate answer, which joins
+// the values of a key several devices set: the runtime applies CDI edits after the answer's
+// envs, so a device's own value there would replace the joined one. Files are replaced atomically
+// (temporary file, fsync, rename, fsync of the folder), so a runtime never reads half a spec.
 #pragma once
 
 #include <filesystem>
