@@ -263,15 +263,31 @@ absl::Status PodAdmission::Remove(const std::string& pod_uid) {
   // The record with the pod in flight rides on the checkpoint write that releases its devices:
   // one flush. A crash after any write from here on forgets the pod and frees its devices.
   if (absl::Status begun = registry_.BeginRemoval(pod_uid); !begun.ok()) return begun;
-  absl::Status removed = manager_.ReleasePod(pod_uid);
-  if (removed.ok()) removed = registry_.FinishRemoval(pod_uid);
-  if (!removed.ok()) {
+  if (absl::Status released = manager_.ReleasePod(pod_uid); !released.ok()) {
+    // Released in memory, not durably: its devices may go to the next pod, so it cannot stay
+    // admitted. It leaves as a refused pod does; its release is tried again before its UID is
+    // admitted again, and at the next start.
+    registry_.AbandonRemoval(pod_uid);
+    Forget(pod_uid, claims.has_value());
+    return absl::Status(released.code(),
+                        absl::StrCat("pod ", pod_uid,
+                                     " removed, but the release of its devices is not durable "
+                                     "yet: ",
+                                     released.message()));
+  }
+  if (absl::Status finished = registry_.FinishRemoval(pod_uid); !finished.ok()) {
     // Its claims, unprepared, are prepared again while it stays (SyncClaims, or its next run
     // options: dra::Manager::Prepared no longer holds).
     registry_.AbortRemoval(pod_uid);
-    return removed;
+    return finished;
   }
-  if (claims.has_value()) {
+  Forget(pod_uid, claims.has_value());
+  DEVMGR_LOG(logger_, info, "Pod removed", "podUID", pod_uid);
+  return absl::OkStatus();
+}
+
+void PodAdmission::Forget(const std::string& pod_uid, bool had_claims) {
+  if (had_claims) {
     // The pod is gone (in flight in the record): its claims leave the claim record with the
     // next write, and a start before that forgets them (Retain). No flush of its own.
     claims_->Remove(pod_uid);
@@ -279,9 +295,7 @@ absl::Status PodAdmission::Remove(const std::string& pod_uid) {
     sync_errors_.erase(pod_uid);
   }
   topology_.Forget(pod_uid);
-  DEVMGR_LOG(logger_, info, "Pod removed", "podUID", pod_uid);
   if (notifier_ != nullptr) notifier_->PodRemoved(pod_uid);
-  return absl::OkStatus();
 }
 
 absl::StatusOr<devicemanager::RunContainerOptions> PodAdmission::RunOptions(

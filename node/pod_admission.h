@@ -92,8 +92,11 @@ class PodAdmission {
   // Remove unprepares the pod's claims (the drivers are called for the claims no other pod
   // uses), frees its devices and forgets it. NotFound when unknown. When a driver cannot
   // unprepare, the pod stays, holding everything, and the error says why: remove it again
-  // once the driver is back (a kubelet keeps such a pod terminating). When a later step fails
-  // (the disk), the pod stays too and its claims are prepared again (SyncClaims).
+  // once the driver is back (a kubelet keeps such a pod terminating). When the checkpoint write
+  // that releases its devices fails, they are free in memory only: the pod is gone all the
+  // same (the registry keeps it leaving until its release is durable) and the error says so.
+  // When the record's write fails after it, the pod stays, holding nothing, and its claims are
+  // prepared again (SyncClaims).
   absl::Status Remove(const std::string& pod_uid);
 
   // SyncClaims is the node's DRA pass, run periodically and when a driver registers: it
@@ -160,6 +163,9 @@ class PodAdmission {
   absl::Status AllocateAndStore(const PodClaims& claims) ABSL_LOCKS_EXCLUDED(allocation_mu_);
   // ForgetClaims undoes what an admission did with the pod's claims.
   void ForgetClaims(const dra::Pod& claims);
+  // Forget drops what the node keeps for a pod that was removed: its claims (`had_claims`),
+  // their sync errors and its topology, and tells the notifier.
+  void Forget(const std::string& pod_uid, bool had_claims) ABSL_LOCKS_EXCLUDED(sync_mu_);
 
   devicemanager::Manager& manager_;
   PodRegistry& registry_;

@@ -294,6 +294,17 @@ void PodRegistry::AbortRemoval(const std::string& pod_uid) {
   if (!it->second.registered.recovered) ++changes_;
 }
 
+void PodRegistry::AbandonRemoval(const std::string& pod_uid) {
+  absl::MutexLock lock(&mu_);
+  auto it = pods_.find(pod_uid);
+  if (it == pods_.end() || !it->second.removing) return;
+  leaving_.emplace(pod_uid, InFlightEntry(it->second.registered.pod));
+  pods_.erase(it);
+  ++revision_;
+  change_log_.Record(revision_, pod_uid);
+  refused_change_ = ++changes_;
+}
+
 PodRegistry::RecordSnapshot PodRegistry::SnapshotLocked(uint64_t mark) const {
   std::vector<absl::string_view> entries;
   entries.reserve(pods_.size() + admitting_.size() + leaving_.size());

@@ -123,6 +123,11 @@ class PodRegistry final : public podresources::PodsProvider {
   absl::Status BeginRemoval(const std::string& pod_uid);
   absl::Status FinishRemoval(const std::string& pod_uid);
   void AbortRemoval(const std::string& pod_uid);
+  // AbandonRemoval, instead of AbortRemoval when the release of the pod's devices was made in
+  // memory but not durably (its checkpoint write failed): those devices may go to other pods,
+  // so the pod leaves the listed and active pods and stays in the record in flight among
+  // Leaving, as a refused pod does, until Released (FlushRecord writes it so).
+  void AbandonRemoval(const std::string& pod_uid);
 
   // CheckpointMark: what the record is at now. A checkpoint whose state was taken after this
   // call holds the devices of every admission staged before it.
@@ -233,7 +238,8 @@ class PodRegistry final : public podresources::PodsProvider {
   uint64_t checkpoint_mark_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t written_mark_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t deferred_ ABSL_GUARDED_BY(mu_) = 0;
-  // The change of the last refusal of a staged pod, which FlushRecord makes durable.
+  // The change of the last refusal of a staged pod (or abandoned removal), which FlushRecord
+  // makes durable.
   uint64_t refused_change_ ABSL_GUARDED_BY(mu_) = 0;
   // Changes with every change of pods_ (what GetActivePods answers).
   uint64_t revision_ ABSL_GUARDED_BY(mu_) = 0;

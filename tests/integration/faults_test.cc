@@ -152,6 +152,28 @@ class FaultsTest : public ::testing::Test {
     EXPECT_NE(text.find("later"), std::string::npos) << text;
   }
 
+  // MakeCheckpointUnwritable makes the checkpoint's writes fail: its folder read-only, or, where
+  // that does not bind (root), a folder where the checkpoint goes. Returns which, for
+  // MakeCheckpointWritable.
+  bool MakeCheckpointUnwritable() {
+    const std::filesystem::path folder = h_.Path("device-plugins");
+    std::filesystem::permissions(folder, std::filesystem::perms(0500));
+    const bool chmod_binds = ::access(folder.c_str(), W_OK) != 0;
+    if (!chmod_binds) {
+      std::filesystem::permissions(folder, std::filesystem::perms(0750));
+      std::filesystem::remove(h_.CheckpointPath());
+      std::filesystem::create_directory(h_.CheckpointPath());
+    }
+    return chmod_binds;
+  }
+  void MakeCheckpointWritable(bool chmod_binds) {
+    if (chmod_binds) {
+      std::filesystem::permissions(h_.Path("device-plugins"), std::filesystem::perms(0750));
+    } else {
+      std::filesystem::remove(h_.CheckpointPath());
+    }
+  }
+
   void TearDown() override {
     if (serve_ != nullptr) {
       EXPECT_TRUE(h_.VerifyCheckpoint().empty()) << h_.VerifyCheckpoint();
@@ -259,14 +281,7 @@ TEST_F(FaultsTest, HundredRegistrationsInASecondEndWithOneEndpoint) {
 TEST_F(FaultsTest, UnwritableCheckpointRefusesAndRollsBack) {
   StartServing();
   ASSERT_EQ(h_.Admit(PodManifest("kept", kGpu, 1)).exit_code, 0);
-  const std::filesystem::path folder = h_.Path("device-plugins");
-  std::filesystem::permissions(folder, std::filesystem::perms(0500));
-  const bool chmod_binds = ::access(folder.c_str(), W_OK) != 0;
-  if (!chmod_binds) {
-    std::filesystem::permissions(folder, std::filesystem::perms(0750));
-    std::filesystem::remove(h_.CheckpointPath());
-    std::filesystem::create_directory(h_.CheckpointPath());
-  }
+  const bool chmod_binds = MakeCheckpointUnwritable();
   ProcessResult refused = h_.Admit(PodManifest("refused", kGpu, 1));
   EXPECT_EQ(refused.exit_code, 1) << refused.out;
   EXPECT_NE(refused.err.find(h_.CheckpointPath().string()), std::string::npos)
@@ -281,14 +296,33 @@ TEST_F(FaultsTest, UnwritableCheckpointRefusesAndRollsBack) {
             std::string::npos)
       << unreleased.err;
 
-  if (chmod_binds) {
-    std::filesystem::permissions(folder, std::filesystem::perms(0750));
-  } else {
-    std::filesystem::remove(h_.CheckpointPath());
-  }
+  MakeCheckpointWritable(chmod_binds);
   ExpectRepairedWriteKeepsEveryPod();
   // The refused pod's release failed with the write: admitted again, its release is made
   // durable first (PodRegistry::IsLeaving), and the admission goes on.
+  ProcessResult again = h_.Admit(PodManifest("refused", kGpu, 1));
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(h_.PodDevices()["refused"].size(), 1u);
+}
+
+// A removal whose checkpoint write fails has freed the pod's devices in memory: the pod cannot
+// stay admitted beside them (the next admission may take them). It is gone, the error says its
+// release is not durable yet, and the release is made durable by the next write; admitted again
+// under its UID, its release is made durable first.
+TEST_F(FaultsTest, ARemovalWhoseWriteFailsRemovesThePodAndReleasesItsDevicesLater) {
+  StartServing();
+  ASSERT_EQ(h_.Admit(PodManifest("kept", kGpu, 1)).exit_code, 0);
+  ASSERT_EQ(h_.Admit(PodManifest("refused", kGpu, 1)).exit_code, 0);
+  const bool chmod_binds = MakeCheckpointUnwritable();
+  ProcessResult removed = h_.Remove("refused");
+  EXPECT_EQ(removed.exit_code, 1) << removed.out;
+  EXPECT_NE(removed.err.find("removed, but the release of its devices is not durable yet"),
+            std::string::npos)
+      << removed.err;
+  EXPECT_EQ(h_.PodDevices().count("refused"), 0u) << "not listed beside devices it lost";
+
+  MakeCheckpointWritable(chmod_binds);
+  ExpectRepairedWriteKeepsEveryPod();
   ProcessResult again = h_.Admit(PodManifest("refused", kGpu, 1));
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(h_.PodDevices()["refused"].size(), 1u);

@@ -627,5 +627,25 @@ TEST_F(PodRegistryTest, ARecordedPodMissingFromACheckpointThatLostEntriesIsKept)
   EXPECT_EQ(RecordedUids(dir_.path()), (std::vector<std::string>{"lost", "held"}));
 }
 
+// A removal whose release was made in memory only: the pod leaves the listed and active pods
+// and stays in the record in flight, among Leaving, until Released.
+TEST_F(PodRegistryTest, AnAbandonedRemovalLeavesThePodLeavingUntilReleased) {
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  ASSERT_TRUE(registry.BeginAdmission(MakePod("u1", "one")).ok());
+  registry.StageAdmission("u1", true);
+  ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "c", registry.CheckpointMark()).ok());
+  ASSERT_TRUE(registry.CommitAdmission("u1").ok());
+  ASSERT_TRUE(registry.BeginRemoval("u1").ok());
+  registry.AbandonRemoval("u1");
+  EXPECT_TRUE(registry.List().empty());
+  EXPECT_TRUE(registry.ActiveUids().empty());
+  EXPECT_TRUE(registry.IsLeaving("u1"));
+  ASSERT_TRUE(registry.FlushRecord().ok());
+  EXPECT_EQ(RecordedUids(dir_.path()), std::vector<std::string>{"u1 in flight"});
+  registry.Released("u1");
+  EXPECT_FALSE(registry.IsLeaving("u1"));
+}
+
 }  // namespace
 }  // namespace devmgr::node
