@@ -80,9 +80,11 @@ std::string BuildCdiSpec(const CdiOptions& options, absl::string_view device_typ
       }
       edits["deviceNodes"] = std::move(nodes);
     }
-    // No env: the Allocate answer carries it, with the values of a key that several devices set
-    // joined; the runtime applies CDI edits after it, one device after another, so a device's
-    // own value here would replace the joined one (the last device's would win).
+    if (options.with_envs && !info.envs.empty()) {
+      nlohmann::ordered_json envs = nlohmann::ordered_json::array();
+      for (const auto& [key, value] : info.envs) envs.push_back(absl::StrCat(key, "=", value));
+      edits["env"] = std::move(envs);
+    }
     if (!info.mounts.empty()) {
       nlohmann::ordered_json mounts = nlohmann::ordered_json::array();
       for (const Mount& mount : info.mounts) {

@@ -4,10 +4,9 @@
 // reads (default /var/run/cdi), names the devices in Allocate as "<vendor>/<class>=<device ID>",
 // and removes its files again on shutdown. The file is cdiVersion 0.5.0, the version the seed
 // design writes and every CDI-aware runtime reads; each device's containerEdits hold its device
-// nodes and mounts from the DeviceTree. Its envs are left to the Allocate answer, which joins
-// the values of a key several devices set: the runtime applies CDI edits after the answer's
-// envs, so a device's own value there would replace the joined one. Files are replaced atomically
-// (temporary file, fsync, rename, fsync of the folder), so a runtime never reads half a spec.
+// nodes, envs and mounts from the DeviceTree (a device plugin's without envs: with_envs). Files are
+// replaced atomically (temporary file, fsync, rename, fsync of the folder), so a runtime never
+// reads half a spec.
 #pragma once
 
 #include <filesystem>
@@ -33,6 +32,12 @@ struct CdiOptions {
   // Device type -> its CDI kind "<vendor>/<class>", for the types whose kind is not the one
   // vendor and class_name give (a plugin serving several vendors' devices).
   std::map<std::string, std::string, std::less<>> kinds{};
+  // Whether each device's containerEdits carry its envs. A DRA driver's do: its CDI devices
+  // are all a container gets. A device plugin's Plugin writes them without: its Allocate answer
+  // carries the envs, with the values of a key that several devices set joined, and a runtime
+  // applies CDI edits after the answer's envs, one device after another, so a device's own
+  // value would replace the joined one (the last device's would win).
+  bool with_envs = true;
 };
 
 // IsValidCdiKind: "<vendor>/<class>", each part made of letters, digits, '-', '_' and '.'.

@@ -156,7 +156,9 @@ void Plugin::ApplyPendingTree() {
     }
     endpoint->devices = std::make_shared<const DeviceMap>(std::move(devices));
     if (options_.cdi.has_value()) {
-      absl::Status status = WriteCdiSpec(*options_.cdi, type, *endpoint->devices);
+      CdiOptions without_envs = *options_.cdi;
+      without_envs.with_envs = false;  // the Allocate answer carries them (CdiOptions)
+      absl::Status status = WriteCdiSpec(without_envs, type, *endpoint->devices);
       if (!status.ok()) {
         DEVMGR_LOG(options_.logger, err, "Cannot write CDI spec", "deviceType", type, "err",
                    status);

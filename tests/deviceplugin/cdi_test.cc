@@ -60,9 +60,11 @@ TEST(CdiTest, SpecHasTheVersion050Shape) {
   EXPECT_EQ(d0["containerEdits"]["deviceNodes"][0]["path"], "/dev/x0");
   EXPECT_EQ(d0["containerEdits"]["deviceNodes"][0]["hostPath"], "/dev/d0");
   EXPECT_EQ(d0["containerEdits"]["deviceNodes"][0]["permissions"], "rw");
-  EXPECT_FALSE(d0["containerEdits"].contains("env"))
-      << "envs are the Allocate answer's, joined across devices; a runtime applies CDI edits "
-         "after them";
+  EXPECT_EQ(d0["containerEdits"]["env"][0], "X=0");
+  options.with_envs = false;
+  EXPECT_FALSE(nlohmann::json::parse(
+                   BuildCdiSpec(options, "gpu", TwoDevices()))["devices"][0]["containerEdits"]
+                   .contains("env"));
   EXPECT_EQ(d0["containerEdits"]["mounts"][0]["hostPath"], "/opt/lib");
   EXPECT_EQ(d0["containerEdits"]["mounts"][0]["containerPath"], "/usr/lib/x");
   EXPECT_EQ(d0["containerEdits"]["mounts"][0]["options"][0], "ro");

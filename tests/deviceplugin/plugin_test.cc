@@ -363,9 +363,13 @@ TEST_F(PluginTest, WritesCdiSpecsAndRemovesThemOnStop) {
   auto spec = nlohmann::json::parse(*ReadWholeFile(file));
   EXPECT_EQ(spec["kind"], "example.com/gpu");
   EXPECT_EQ(spec["devices"].size(), 2u);
+  // Envs are the Allocate answer's (a runtime applies CDI edits after them, so per-device values
+  // of one key would replace the answer's joined one).
+  EXPECT_FALSE(spec["devices"][0]["containerEdits"].contains("env")) << spec.dump();
 
   auto response = kubelet_.Allocate(kGpu, {"gpu1"});
   ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->container_responses(0).envs().at("GPU_1"), "on");
   ASSERT_EQ(response->container_responses(0).cdi_devices_size(), 1);
   EXPECT_EQ(response->container_responses(0).cdi_devices(0).name(), "example.com/gpu=gpu1");
 
