@@ -15,14 +15,24 @@ namespace {
 
 using testing::TempDir;
 
-// Binds a listening unix socket at `path` (left in place when the fd is closed).
-void MakeSocket(const std::filesystem::path& path) {
+// BindSocket binds a unix socket at `path` and returns its descriptor (-1 on failure).
+int BindSocket(const std::filesystem::path& path) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
+  if (fd < 0) return -1;
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Binds a unix socket at `path` (left in place when the fd is closed).
+void MakeSocket(const std::filesystem::path& path) {
+  const int fd = BindSocket(path);
+  ASSERT_GE(fd, 0);
   ::close(fd);
 }
 
@@ -72,12 +82,8 @@ TEST(UnixSocketTest, RemoveStaleSocketRefusesOtherFiles) {
 TEST(UnixSocketTest, SomeoneListensOnlyWhereAProcessAccepts) {
   TempDir dir;
   const std::filesystem::path live = dir.Sub("live.sock");
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  const int fd = BindSocket(live);
   ASSERT_GE(fd, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, live.c_str(), sizeof(addr.sun_path) - 1);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   ASSERT_EQ(::listen(fd, 1), 0);
   EXPECT_TRUE(SomeoneListens(live));
   ::close(fd);

@@ -103,8 +103,39 @@ class NodeDraTest : public ::testing::Test {
     return names;
   }
 
+  // StartHealthDriver starts a driver that serves DRAResourceHealth on its own socket,
+  // registers it, admits pod p1 with claim gpu-a and waits for the health stream; then the
+  // driver reports dev-0 unhealthy with `message`. The pod's parsed manifest goes to `manifest`.
+  void StartHealthDriver(const std::string& message, PodManifest& manifest) {
+    FakeDriver::Options with_health;
+    with_health.serve_health_v1 = true;
+    health_socket_ = dir_.Sub("health.sock").string();
+    health_driver_ = std::make_unique<FakeDriver>(health_socket_, with_health);
+    ASSERT_TRUE(health_driver_->started());
+    health_driver_->OnPrepare(PrepareDev0());
+    ASSERT_TRUE(
+        node_->dra_manager()
+            ->drivers()
+            .RegisterPlugin(kDriver, health_socket_, {"v1.DRAPlugin", "v1.DRAResourceHealth"})
+            .ok());
+    absl::StatusOr<PodManifest> parsed = ParsePodManifest(Manifest("p1", "gpu-a"));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    manifest = *std::move(parsed);
+    ASSERT_TRUE(node_->admission().Admit(manifest.pod, manifest.claims).ok());
+    ASSERT_TRUE(WaitFor([&] { return health_driver_->open_health_streams() == 1; }));
+    ::v1::NodeWatchResourcesResponse report;
+    ::v1::DeviceHealth* device = report.add_devices();
+    device->mutable_device()->set_pool_name("node");
+    device->mutable_device()->set_device_name("dev-0");
+    device->set_health(::v1::UNHEALTHY);
+    device->set_message(message);
+    health_driver_->PushHealth(report);
+  }
+
   TempDir dir_;
   std::unique_ptr<FakeDriver> driver_;
+  std::string health_socket_;
+  std::unique_ptr<FakeDriver> health_driver_;
   std::unique_ptr<Node> node_;
 };
 
@@ -305,30 +336,9 @@ TEST_F(NodeDraTest, ANodeWithoutDraRefusesPodsWithClaims) {
 // reports unhealthy shows in the container's allocatedResourcesStatus entry "claim:<pod claim>"
 // (what `devmgr pods list` shows), and the stream's end makes it Unknown.
 TEST_F(NodeDraTest, ADriversHealthReportReachesTheClaimsStatus) {
-  FakeDriver::Options with_health;
-  with_health.serve_health_v1 = true;
-  const std::string socket = dir_.Sub("health.sock").string();
-  FakeDriver driver(socket, with_health);
-  ASSERT_TRUE(driver.started());
-  driver.OnPrepare(PrepareDev0());
-  ASSERT_TRUE(node_->dra_manager()
-                  ->drivers()
-                  .RegisterPlugin(kDriver, socket, {"v1.DRAPlugin", "v1.DRAResourceHealth"})
-                  .ok());
-  absl::StatusOr<PodManifest> manifest = ParsePodManifest(Manifest("p1", "gpu-a"));
-  ASSERT_TRUE(manifest.ok()) << manifest.status();
-  ASSERT_TRUE(node_->admission().Admit(manifest->pod, manifest->claims).ok());
-  ASSERT_TRUE(WaitFor([&] { return driver.open_health_streams() == 1; }));
-
-  ::v1::NodeWatchResourcesResponse report;
-  ::v1::DeviceHealth* device = report.add_devices();
-  device->mutable_device()->set_pool_name("node");
-  device->mutable_device()->set_device_name("dev-0");
-  device->set_health(::v1::UNHEALTHY);
-  device->set_message("ECC errors");
-  driver.PushHealth(report);
-
-  const dra::Pod& pod = manifest->claims.pod;
+  PodManifest manifest;
+  ASSERT_NO_FATAL_FAILURE(StartHealthDriver("ECC errors", manifest));
+  const dra::Pod& pod = manifest.claims.pod;
   auto statuses = [&] {
     return node_->dra_manager()->ContainerResourceStatuses(pod, pod.containers[0]);
   };
@@ -345,39 +355,21 @@ TEST_F(NodeDraTest, ADriversHealthReportReachesTheClaimsStatus) {
   EXPECT_EQ(unhealthy[0].resources[0].message, "ECC errors");
 
   // The driver ends the stream: its devices are no longer known to be anything.
-  driver.EndHealthStreams(grpc::Status::OK);
+  health_driver_->EndHealthStreams(grpc::Status::OK);
   ASSERT_TRUE(WaitFor([&] {
     const std::vector<dra::ResourceStatus> now = statuses();
     return !now.empty() && !now[0].resources.empty() &&
            now[0].resources[0].health == dra::ResourceHealthStatus::kUnknown;
   }));
-  node_->dra_manager()->drivers().DeRegisterPlugin(kDriver, socket);
+  node_->dra_manager()->drivers().DeRegisterPlugin(kDriver, health_socket_);
 }
 
 // The node's stop leaves the health its drivers reported in dra_health_state, as a kubelet's
 // stop does: the node started again reads it back (until its timeout) before the driver is back.
 TEST_F(NodeDraTest, TheHealthDriversReportedOutlivesTheNodesStop) {
-  FakeDriver::Options with_health;
-  with_health.serve_health_v1 = true;
-  const std::string socket = dir_.Sub("health.sock").string();
-  FakeDriver driver(socket, with_health);
-  ASSERT_TRUE(driver.started());
-  driver.OnPrepare(PrepareDev0());
-  ASSERT_TRUE(node_->dra_manager()
-                  ->drivers()
-                  .RegisterPlugin(kDriver, socket, {"v1.DRAPlugin", "v1.DRAResourceHealth"})
-                  .ok());
-  absl::StatusOr<PodManifest> manifest = ParsePodManifest(Manifest("p1", "gpu-a"));
-  ASSERT_TRUE(manifest.ok()) << manifest.status();
-  ASSERT_TRUE(node_->admission().Admit(manifest->pod, manifest->claims).ok());
-  ASSERT_TRUE(WaitFor([&] { return driver.open_health_streams() == 1; }));
-  ::v1::NodeWatchResourcesResponse report;
-  ::v1::DeviceHealth* device = report.add_devices();
-  device->mutable_device()->set_pool_name("node");
-  device->mutable_device()->set_device_name("dev-0");
-  device->set_health(::v1::UNHEALTHY);
-  driver.PushHealth(report);
-  const dra::Pod& pod = manifest->claims.pod;
+  PodManifest manifest;
+  ASSERT_NO_FATAL_FAILURE(StartHealthDriver("ECC errors", manifest));
+  const dra::Pod& pod = manifest.claims.pod;
   const auto health = [&] {
     const std::vector<dra::ResourceStatus> now =
         node_->dra_manager()->ContainerResourceStatuses(pod, pod.containers[0]);
