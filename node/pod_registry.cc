@@ -101,9 +101,13 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
       continue;
     }
     if (pod.holds_devices && !holding.contains(uid)) {
+      // Recorded as holding none from now on: a later start beside a whole checkpoint must
+      // not take it for an admission that never completed.
       DEVMGR_LOG(logger_, warn,
                  "Pod recorded with devices the checkpoint lost: kept admitted, holding none",
                  "podUID", uid);
+      pod.holds_devices = false;
+      ++changes_;
     }
     std::string entry = EncodePodRecordEntry(pod);
     pods_[uid] = Held{.registered = RegisteredPod{std::move(pod.pod), false},

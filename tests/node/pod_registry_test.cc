@@ -624,7 +624,11 @@ TEST_F(PodRegistryTest, ARecordedPodMissingFromACheckpointThatLostEntriesIsKept)
   EXPECT_EQ(Uids(registry), (std::vector<std::string>{"held", "lost"}));
   EXPECT_FALSE(registry.Find("lost")->recovered);
   ASSERT_TRUE(registry.WriteWithCheckpoint("cp", "c", registry.CheckpointMark()).ok());
-  EXPECT_EQ(RecordedUids(dir_.path()), (std::vector<std::string>{"lost", "held"}));
+  EXPECT_EQ(RecordedUids(dir_.path()), (std::vector<std::string>{"held", "lost"}));
+  // Recorded as holding nothing now: the next start, beside a whole checkpoint, keeps it too.
+  PodRegistry again(dir_.path(), nullptr);
+  ASSERT_TRUE(again.Load({Entry("held", "app", {"d0"})}).ok());
+  EXPECT_EQ(Uids(again), (std::vector<std::string>{"held", "lost"}));
 }
 
 // A removal whose release was made in memory only: the pod leaves the listed and active pods
