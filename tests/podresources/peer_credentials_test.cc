@@ -57,10 +57,18 @@ TEST(CredentialsListenerTest, BacksOffWhileOutOfDescriptorsAndAcceptsOnceTheyAre
 
   // UBSan checks the dynamic type of an object the first time a call on it is seen, with a
   // pipe it cannot open while descriptors run out: the calls made then (a line logged and
-  // read back) are made once first.
+  // read back, the accept loop's thread starting, a connection accepted) are made once first.
   DEVMGR_LOG(logger, err, "PodResources accept failed, warming up", "err", "none", "retryIn",
              absl::FormatDuration(absl::Milliseconds(1)));
   ASSERT_EQ(LinesWith(*sink, "warming up").size(), 1u);
+  // Kept open until the end: closed, the server would close its side at a moment of its own,
+  // freeing a descriptor while they are meant to be out.
+  const int early = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(early, 0);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API needs it.
+  ASSERT_EQ(::connect(early, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
+  pollfd accepted = {early, POLLIN, 0};
+  EXPECT_EQ(::poll(&accepted, 1, 10000), 1) << "the accept loop runs";
 
   // Every descriptor below a lowered limit taken, so that the listener's accept fails.
   rlimit before{};
@@ -92,6 +100,7 @@ TEST(CredentialsListenerTest, BacksOffWhileOutOfDescriptorsAndAcceptsOnceTheyAre
   pollfd readable = {client, POLLIN, 0};
   EXPECT_EQ(::poll(&readable, 1, 10000), 1);
   ::close(client);
+  ::close(early);
   (*listener)->Stop();
   server->Shutdown();
 }
