@@ -73,6 +73,9 @@ struct Plugin::Endpoint {
   std::unique_ptr<grpc::Server> server;
   std::optional<FileId> socket_id;           // our socket, as bound
   std::optional<FileId> registered_kubelet;  // kubelet.sock at the last successful Register
+  // Another process's socket at the path that nobody answered on at the last check: taken back
+  // only if still so at the next (one bound but not listening yet looks the same for a moment).
+  std::optional<FileId> unanswered;
 };
 
 Plugin::Plugin(PluginOptions options, Scanner* scanner)
@@ -327,8 +330,14 @@ void Plugin::CheckKubelet() {
   for (auto& [type, endpoint] : endpoints_) {
     const std::optional<FileId> socket_id = StatId(endpoint->socket);
     if (endpoint->server == nullptr || !socket_id.has_value() || socket_id != endpoint->socket_id) {
-      if (socket_id.has_value() && socket_id != endpoint->socket_id &&
-          SomeoneListens(endpoint->socket)) {
+      const bool other = socket_id.has_value() && socket_id != endpoint->socket_id;
+      const bool answered = other && SomeoneListens(endpoint->socket);
+      if (other && !answered && endpoint->server != nullptr && endpoint->unanswered != socket_id) {
+        endpoint->unanswered = socket_id;
+        continue;
+      }
+      endpoint->unanswered.reset();
+      if (answered) {
         // Another instance bound the path since (the newest takes over, as upstream's stub
         // does): taking it back would have the two take it from each other forever. Served
         // again once the path is free (that instance gone, or the kubelet's restart removing
