@@ -49,6 +49,9 @@ DriverClient::DriverClient(std::string driver_name, std::string endpoint, std::s
   // As the kubelet's client: the authority of a unix socket peer is "localhost".
   args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, "localhost");
   args.SetInt(GRPC_ARG_ENABLE_CHANNELZ, 0);
+  // A connection of its own (EndpointImpl says why): a driver's new instance at the same path
+  // is not reached through the old one's connection.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   // "unix:" with the path as given, absolute or (as a driver may name it) relative.
   channel_ = grpc::CreateCustomChannel(absl::StrCat("unix:", endpoint_),
                                        grpc::InsecureChannelCredentials(), args);

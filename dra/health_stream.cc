@@ -15,9 +15,10 @@ namespace {
 
 std::shared_ptr<grpc::Channel> Dial(const std::string& endpoint) {
   grpc::ChannelArguments args;
-  // As DriverClient: the authority of a unix socket peer is "localhost".
+  // As DriverClient: the authority of a unix socket peer is "localhost", a connection of its own.
   args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, "localhost");
   args.SetInt(GRPC_ARG_ENABLE_CHANNELZ, 0);
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   return grpc::CreateCustomChannel(absl::StrCat("unix:", endpoint),
                                    grpc::InsecureChannelCredentials(), args);
 }

@@ -465,6 +465,27 @@ TEST_F(ManagerTest, TestDevicePluginReRegistration_SameSocketReplacesTheEndpoint
   EXPECT_NE(manager_->GetEndpoint(kResource1), second);
 }
 
+// A plugin's new instance binds the socket path while the old one still serves its
+// connection (a rolling update): the new registration is dialed at the path and reaches the
+// new instance, not the old instance's open connection, and the old one's end changes nothing.
+TEST_F(ManagerTest, ANewInstanceAtTheSameSocketIsReachedWhileTheOldOneStillServes) {
+  StartManager();
+  PluginPtr old_instance = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
+  ASSERT_TRUE(old_instance->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+  PluginPtr new_instance = StartPlugin("p.sock", kResource1, {MakeDevice("b"), MakeDevice("c")});
+  ASSERT_TRUE(new_instance->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 2));
+  EXPECT_EQ(new_instance->get_options_calls(), 1);
+  EXPECT_EQ(old_instance->get_options_calls(), 1);
+  ASSERT_TRUE(WaitFor([&] { return new_instance->open_streams() == 1; }));
+
+  old_instance->Stop();
+  EXPECT_FALSE(WaitFor([&] { return manager_->GetEndpoint(kResource1)->IsStopped(); },
+                       std::chrono::milliseconds(300)));
+  EXPECT_EQ(Allocatable(kResource1), 2);
+}
+
 TEST_F(ManagerTest, RegisterRejectsBadRequestsWithUpstreamTexts) {
   StartManager();
   PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a")});

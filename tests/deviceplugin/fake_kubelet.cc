@@ -24,6 +24,7 @@ std::chrono::system_clock::time_point In(std::chrono::milliseconds d) {
 std::shared_ptr<grpc::Channel> Dial(const std::filesystem::path& socket) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);  // 100,000 devices are more than the 4 MiB default
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // as the device manager's dial
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);

@@ -146,6 +146,31 @@ draapi::v1::NodePrepareResourcesRequest OneClaim(const std::string& uid) {
   return request;
 }
 
+// A driver's new instance binds its socket path while the old one still serves a connection a
+// caller holds: the new registration's calls reach the new instance, through a connection of
+// their own.
+TEST(DriverRegistryTest, ANewInstanceAtTheSameSocketIsReachedWhileTheOldOneStillServes) {
+  TempDir dir;
+  const std::string socket = dir.Sub("dra.sock").string();
+  DriverRegistry registry;
+  FakeDriver old_driver(socket);
+  ASSERT_TRUE(old_driver.started());
+  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, socket, {"v1.DRAPlugin"}).ok());
+  auto old_client = registry.Get(kPluginA);
+  ASSERT_TRUE(old_client.ok());
+  ASSERT_TRUE((*old_client)->NodePrepareResources(OneClaim("uid-1")).ok());
+
+  FakeDriver new_driver(socket);
+  ASSERT_TRUE(new_driver.started());
+  registry.DeRegisterPlugin(kPluginA, socket);
+  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, socket, {"v1.DRAPlugin"}).ok());
+  auto new_client = registry.Get(kPluginA);
+  ASSERT_TRUE(new_client.ok());
+  ASSERT_TRUE((*new_client)->NodePrepareResources(OneClaim("uid-2")).ok());
+  EXPECT_EQ(new_driver.prepare_calls(), 1);
+  EXPECT_EQ(old_driver.prepare_calls(), 1);
+}
+
 // The calls reach the driver through the service chosen, and come back as v1 messages.
 TEST(DriverRegistryTest, CallsGoThroughTheChosenService) {
   for (const char* service : {"v1.DRAPlugin", "v1beta1.DRAPlugin"}) {
