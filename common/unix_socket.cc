@@ -5,7 +5,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <system_error>
 
@@ -13,6 +16,25 @@
 #include "common/errno_status.h"
 
 namespace devmgr {
+
+namespace {
+
+// SocketAt: whether a socket is at `path` (false: nothing is); FailedPrecondition, `verb`
+// naming what is not done, when something else is there.
+absl::StatusOr<bool> SocketAt(const std::filesystem::path& path, absl::string_view verb) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return false;
+    return ErrnoStatus(errno, "cannot stat", path);
+  }
+  if (!S_ISSOCK(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path.string(), " exists and is not a socket; not ", verb, " it"));
+  }
+  return true;
+}
+
+}  // namespace
 
 absl::Status ValidateSocketPath(const std::filesystem::path& path) {
   if (!path.is_absolute()) {
@@ -51,16 +73,25 @@ bool SomeoneListens(const std::filesystem::path& path) {
   return listens;
 }
 
+std::filesystem::path TemporarySocketPath(const std::filesystem::path& path) {
+  static std::atomic<uint64_t> next{0};
+  return path.parent_path() / absl::StrCat(".", ::getpid(), "-", next++);
+}
+
+absl::Status MoveSocketInto(const std::filesystem::path& bound, const std::filesystem::path& path) {
+  if (absl::StatusOr<bool> socket = SocketAt(path, "replacing"); !socket.ok()) {
+    return socket.status();
+  }
+  if (::rename(bound.c_str(), path.c_str()) != 0) {
+    return ErrnoStatus(errno, "cannot move the socket to", path);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RemoveStaleSocket(const std::filesystem::path& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return absl::OkStatus();
-    return ErrnoStatus(errno, "cannot stat", path);
-  }
-  if (!S_ISSOCK(st.st_mode)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(path.string(), " exists and is not a socket; not removing it"));
-  }
+  absl::StatusOr<bool> socket = SocketAt(path, "removing");
+  if (!socket.ok()) return socket.status();
+  if (!*socket) return absl::OkStatus();
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
     return ErrnoStatus(errno, "cannot remove", path);
   }

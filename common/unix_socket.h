@@ -32,6 +32,17 @@ bool SomeoneListens(const std::filesystem::path& path);
 // FailedPrecondition if something else (a file, a folder, a symlink) is there.
 absl::Status RemoveStaleSocket(const std::filesystem::path& path);
 
+// TemporarySocketPath names a socket beside `path`, unique to this process and call, starting
+// with "." so that plugin watchers skip it: bind there, then MoveSocketInto `path`. A server
+// bound so never unlinks `path` when it stops (gRPC unlinks the path it bound), so it cannot
+// remove a socket another process has since put at `path`.
+std::filesystem::path TemporarySocketPath(const std::filesystem::path& path);
+
+// MoveSocketInto renames the socket `bound` onto `path` in one step, replacing a socket there
+// (never a moment without one). FailedPrecondition, `bound` left, if something that is not a
+// socket is at `path`.
+absl::Status MoveSocketInto(const std::filesystem::path& bound, const std::filesystem::path& path);
+
 // RemoveSocketsIn deletes the sockets directly inside `folder` and leaves everything else;
 // returns the first error, after trying them all.
 absl::Status RemoveSocketsIn(const std::filesystem::path& folder);

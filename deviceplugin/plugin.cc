@@ -29,6 +29,8 @@ struct FileId {
   ino_t ino = 0;
   int64_t ctime_ns = 0;
   bool operator==(const FileId&) const = default;
+  // The same file, changed since or not.
+  bool Same(const FileId& other) const { return dev == other.dev && ino == other.ino; }
 };
 
 std::optional<FileId> StatId(const std::filesystem::path& path) {
@@ -74,7 +76,8 @@ struct Plugin::Endpoint {
   std::optional<FileId> socket_id;           // our socket, as bound
   std::optional<FileId> registered_kubelet;  // kubelet.sock at the last successful Register
   // Another process's socket at the path that nobody answered on at the last check: taken back
-  // only if still so at the next (one bound but not listening yet looks the same for a moment).
+  // only if still so at the next (another program's socket bound but not listening yet looks the
+  // same for a moment; this SDK moves a listening one into place).
   std::optional<FileId> unanswered;
 };
 
@@ -193,7 +196,10 @@ absl::Status Plugin::StartServer(Endpoint& endpoint) {
   if (status.ok() && ec) {
     status = ErrnoStatus(ec, "cannot create", endpoint.socket.parent_path());
   }
-  if (status.ok()) status = RemoveStaleSocket(endpoint.socket);
+  // Bound under a temporary name and moved into place: stopping, the server unlinks only that
+  // name, never a socket another instance has put at the path since.
+  const std::filesystem::path bound = TemporarySocketPath(endpoint.socket);
+  if (status.ok()) status = ValidateSocketPath(bound);
   if (!status.ok()) {
     DEVMGR_LOG(options_.logger, err, "Cannot serve device plugin", "resourceName",
                ResourceName(endpoint.device_type), "err", status);
@@ -203,7 +209,7 @@ absl::Status Plugin::StartServer(Endpoint& endpoint) {
       endpoint.device_type, options_.hooks, options_.cdi, hook_loop_, options_.logger);
   endpoint.service->Update(endpoint.devices);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(UnixTarget(endpoint.socket), grpc::InsecureServerCredentials());
+  builder.AddListeningPort(UnixTarget(bound), grpc::InsecureServerCredentials());
   builder.RegisterService(endpoint.service.get());
   if (options_.registration == RegistrationMode::kPluginsRegistry) {
     pluginregistration::PluginInfo info;
@@ -221,12 +227,26 @@ absl::Status Plugin::StartServer(Endpoint& endpoint) {
   if (endpoint.server == nullptr) {
     endpoint.service.reset();
     endpoint.registry.reset();
-    status = absl::UnavailableError(absl::StrCat("cannot listen on ", endpoint.socket.string()));
+    status = absl::UnavailableError(absl::StrCat("cannot listen on ", bound.string()));
+  } else {
+    const std::optional<FileId> bound_id = StatId(bound);
+    status = MoveSocketInto(bound, endpoint.socket);
+    // Taken again at the path: the rename changed the time in the id.
+    const std::optional<FileId> placed = StatId(endpoint.socket);
+    if (status.ok() && bound_id.has_value() && placed.has_value() && placed->Same(*bound_id)) {
+      endpoint.socket_id = placed;
+    }
+    if (status.ok() && !endpoint.socket_id.has_value()) {
+      status = absl::AbortedError(absl::StrCat("another process replaced the socket just moved to ",
+                                               endpoint.socket.string()));
+    }
+    if (!status.ok()) StopServer(endpoint);
+  }
+  if (!status.ok()) {
     DEVMGR_LOG(options_.logger, err, "Cannot serve device plugin", "resourceName",
                ResourceName(endpoint.device_type), "err", status);
     return status;
   }
-  endpoint.socket_id = StatId(endpoint.socket);
   endpoint.registered_kubelet.reset();
   {
     absl::MutexLock lock(&mu_);
@@ -341,8 +361,7 @@ void Plugin::CheckKubelet() {
         // Another instance bound the path since (the newest takes over, as upstream's stub
         // does): taking it back would have the two take it from each other forever. Served
         // again once the path is free (that instance gone, or the kubelet's restart removing
-        // it). Stopping the server unlinks the path (gRPC does when its listener closes), so the
-        // other instance binds it once more, and from then on the two leave each other alone.
+        // it). Stopping leaves the other's socket in place (StartServer).
         if (endpoint->server != nullptr) {
           DEVMGR_LOG(options_.logger, warn,
                      "Device plugin socket taken over by another process; not serving it until "

@@ -96,5 +96,35 @@ TEST(UnixSocketTest, SomeoneListensOnlyWhereAProcessAccepts) {
   EXPECT_FALSE(SomeoneListens(dir.Sub("absent")));
 }
 
+// A socket bound under a temporary name and moved into place is reached at the path, and the
+// one it replaced is gone; nothing that is not a socket is ever replaced.
+TEST(UnixSocketTest, MovesAListeningSocketIntoPlace) {
+  TempDir dir;
+  const std::filesystem::path path = dir.Sub("plugin.sock");
+  const std::filesystem::path bound = TemporarySocketPath(path);
+  EXPECT_EQ(bound.parent_path(), dir.path());
+  EXPECT_EQ(bound.filename().string().front(), '.') << "watchers skip it";
+  EXPECT_NE(TemporarySocketPath(path), bound);
+  MakeSocket(path);
+  const int fd = BindSocket(bound);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  ASSERT_TRUE(MoveSocketInto(bound, path).ok());
+  EXPECT_FALSE(std::filesystem::exists(bound));
+  EXPECT_TRUE(SomeoneListens(path));
+  ::close(fd);
+
+  const std::filesystem::path file = dir.Sub("file");
+  std::ofstream(file) << "keep";
+  MakeSocket(bound);
+  EXPECT_EQ(MoveSocketInto(bound, file).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(IsSocket(bound));
+  std::ifstream in(file);
+  std::string kept;
+  in >> kept;
+  EXPECT_EQ(kept, "keep");
+  EXPECT_EQ(MoveSocketInto(dir.Sub("absent"), dir.Sub("to")).code(), absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace devmgr
