@@ -50,7 +50,18 @@ absl::Status ValidateSocketPath(const std::filesystem::path& path) {
 }
 
 std::string UnixTarget(const std::filesystem::path& path) {
-  return absl::StrCat("unix://", path.string());
+  std::string target = "unix://";
+  for (const char c : path.native()) {
+    // gRPC parses the target as a URI: it decodes %XX in the path and ends it at '?' or '#'.
+    if (c == '%' || c == '?' || c == '#') {
+      constexpr char kHex[] = "0123456789ABCDEF";
+      const auto byte = static_cast<unsigned char>(c);
+      target += {'%', kHex[byte >> 4], kHex[byte & 0xF]};
+    } else {
+      target += c;
+    }
+  }
+  return target;
 }
 
 bool IsSocket(const std::filesystem::path& path) {

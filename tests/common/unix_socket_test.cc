@@ -44,6 +44,7 @@ TEST(UnixSocketTest, ValidatesPaths) {
   EXPECT_EQ(ValidateSocketPath("/" + std::string(107, 'a')).code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(UnixTarget("/run/a.sock"), "unix:///run/a.sock");
+  EXPECT_EQ(UnixTarget("/run/%2E?x#y.sock"), "unix:///run/%252E%3Fx%23y.sock");
 }
 
 TEST(UnixSocketTest, RemovesOnlySockets) {

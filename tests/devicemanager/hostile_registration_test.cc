@@ -90,6 +90,25 @@ TEST_F(HostileRegistrationTest, EndpointThatLeavesThePluginFolder) {
   EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
 }
 
+// gRPC reads a target as a URI: it decodes %XX in the path and ends the path at '?' or '#'.
+// A socket whose name holds them is dialled at its own path, never at the one its name
+// decodes to (here the plugin outside).
+TEST_F(HostileRegistrationTest, EndpointNamesThatDecodeToAnotherPath) {
+  StartManager();
+  for (const std::string& name :
+       {std::string("%2E%2E%2Fout%2Fp.sock"), std::string("x?y.sock"), std::string("x#y.sock")}) {
+    SCOPED_TRACE(name);
+    FakeDevicePlugin decoy(PluginDir() / name, kResource,
+                           std::vector<v1beta1::Device>{MakeDevice("d1"), MakeDevice("d2")});
+    ASSERT_TRUE(decoy.Start().ok());
+    ASSERT_TRUE(IsSocket(PluginDir() / name)) << "bound at its own path";
+    ASSERT_TRUE(Register(name).ok());
+    EXPECT_TRUE(WaitFor([&] { return manager_->GetCapacity().capacity[kResource] == 2; }));
+    EXPECT_EQ(decoy.get_options_calls(), 1);
+  }
+  EXPECT_EQ(outside_->get_options_calls(), 0) << "the plugin outside was dialled";
+}
+
 TEST_F(HostileRegistrationTest, SymlinkPlantedInThePluginFolder) {
   StartManager();
   fs::create_symlink(Outside() / "p.sock", PluginDir() / "link.sock");
