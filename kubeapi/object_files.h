@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "kubeapi/json_member.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::kubeapi {
@@ -38,11 +39,11 @@ absl::StatusOr<std::vector<T>> DecodeKind(const std::vector<FileObject>& objects
     }
     absl::StatusOr<T> decoded = decode(item.object);
     if (!decoded.ok()) {
-      const nlohmann::json metadata = item.object.value("metadata", nlohmann::json::object());
-      return absl::InvalidArgumentError(
-          absl::StrCat(item.file, ": ", kind, " ",
-                       metadata.is_object() ? metadata.value("name", std::string()) : std::string(),
-                       ": ", decoded.status().message()));
+      const auto metadata = item.object.find("metadata");
+      return absl::InvalidArgumentError(absl::StrCat(
+          item.file, ": ", kind, " ",
+          metadata == item.object.end() ? std::string() : StringMember(*metadata, "name"), ": ",
+          decoded.status().message()));
     }
     out.push_back(*std::move(decoded));
   }

@@ -3,6 +3,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "kubeapi/json_member.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::kubeclient {
@@ -54,14 +55,10 @@ absl::Status StatusFromApiError(int http_code, const std::string& reason,
 absl::Status StatusFromResponse(const HttpResponse& response) {
   if (response.code >= 200 && response.code < 300) return absl::OkStatus();
   const nlohmann::json body = nlohmann::json::parse(response.body, nullptr, false);
-  if (!body.is_discarded() && body.is_object() && body.value("kind", "") == "Status") {
-    const auto text = [&](const char* key) {
-      auto it = body.find(key);
-      return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
-    };
-    std::string message = text("message");
+  if (!body.is_discarded() && kubeapi::StringMember(body, "kind") == "Status") {
+    std::string message = kubeapi::StringMember(body, "message");
     if (message.empty()) message = absl::StrCat("the server answered HTTP ", response.code);
-    return StatusFromApiError(response.code, text("reason"), message);
+    return StatusFromApiError(response.code, kubeapi::StringMember(body, "reason"), message);
   }
   std::string excerpt = response.body.substr(0, kBodyExcerpt);
   if (response.body.size() > kBodyExcerpt) excerpt += "...";

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kubeapi/json_member.h"
 #include "kubeclient/api_status.h"
 
 namespace devmgr::kubeclient {
@@ -203,8 +204,8 @@ absl::StatusOr<SliceList> Client::ListResourceSlices(const ListOptions& options,
     absl::StatusOr<Json> body = DoJson(request, cancel);
     if (!body.ok()) return body.status();
     SliceList list;
-    if (auto meta = body->find("metadata"); meta != body->end() && meta->is_object()) {
-      list.resource_version = meta->value("resourceVersion", "");
+    if (auto meta = body->find("metadata"); meta != body->end()) {
+      list.resource_version = kubeapi::StringMember(*meta, "resourceVersion");
     }
     auto items = body->find("items");
     if (items == body->end() || items->is_null()) return list;

@@ -147,6 +147,12 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
                                             "certificate-authority", cluster_owner);
   if (!ca.ok()) return ca.status();
   config.certificate_authority_pem = *std::move(ca);
+  if (!String(cluster->second.node, "proxy-url").empty()) {
+    return absl::UnimplementedError(
+        absl::StrCat(cluster_owner,
+                     " is reached through proxy-url, which devmgr does not use: reach the "
+                     "server directly, or through the https_proxy of its environment"));
+  }
   config.tls_server_name = String(cluster->second.node, "tls-server-name");
   config.insecure_skip_tls_verify =
       String(cluster->second.node, "insecure-skip-tls-verify") == "true";
@@ -166,6 +172,15 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
           absl::StrCat(user_owner, " gets its credentials from ", runs,
                        ", which runs a program; devmgr runs none that a file names: give it a "
                        "token, a token file or a client certificate"));
+    }
+  }
+  // Acting as another user needs the Impersonate-* headers on every request; sending the
+  // credentials without them would act with the kubeconfig user's own (often wider) rights.
+  for (const char* as : {"as", "as-uid", "as-groups", "as-user-extra"}) {
+    if (IsMap(credentials) && credentials[as].IsDefined() && !credentials[as].IsNull()) {
+      return absl::UnimplementedError(
+          absl::StrCat(user_owner, " impersonates another user (", as,
+                       "), which devmgr does not do: give it that user's own credentials"));
     }
   }
   if (!String(credentials, "username").empty()) {

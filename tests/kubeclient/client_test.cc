@@ -344,6 +344,29 @@ TEST(ClientTest, ReportsGarbageClearly) {
               HasSubstr("the server answered HTTP 502 with a body that is not a Status: <html>"));
 }
 
+// Members of another type where the client reads a string (a broken proxy, a hostile server):
+// an error or an empty value, never an exception out of the client.
+TEST(ClientTest, AnswersWithMembersOfTheWrongTypeAreNoCrash) {
+  FakeApiServer server;
+  std::unique_ptr<Client> client = Connect(server.Config());
+  for (const char* body : {R"({"kind":null})", R"({"kind":1,"message":2})",
+                           R"({"kind":"Status","message":["x"],"reason":{}})"}) {
+    SCOPED_TRACE(body);
+    FakeFailure failure = Failure("", 500, "", -1, 1);
+    failure.body = body;
+    server.FailNext(failure);
+    absl::StatusOr<SliceList> list = client->ListResourceSlices({});
+    EXPECT_FALSE(list.ok());
+    EXPECT_THAT(list.status().message(), HasSubstr("HTTP 500"));
+  }
+  FakeFailure numeric_version = Failure("", 200, "", -1, 1);
+  numeric_version.body = R"({"metadata":{"resourceVersion":5},"items":[]})";
+  server.FailNext(numeric_version);
+  absl::StatusOr<SliceList> list = client->ListResourceSlices({});
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->resource_version, "");
+}
+
 TEST(ClientTest, AHungServerEndsInTheDeadline) {
   FakeApiServer server;
   std::unique_ptr<Client> client =

@@ -145,6 +145,33 @@ TEST(RestConfigTest, CredentialsThatRunAProgramAreRefused) {
             "context \"lost\" names cluster \"nowhere\", which is not in the kubeconfig");
 }
 
+// What would change whom the requests act as, or where they go, is refused rather than
+// ignored: impersonation (the credentials alone would act with their own rights) and a proxy.
+TEST(RestConfigTest, ImpersonationAndProxiesAreRefused) {
+  TempDir dir;
+  Write(dir.Sub("config"),
+        "current-context: as\nclusters:\n- name: lab\n  cluster: {server: https://lab}\n"
+        "- name: far\n  cluster: {server: https://far, proxy-url: 'socks5://127.0.0.1:1080'}\n"
+        "contexts:\n- name: as\n  context: {cluster: lab, user: admin}\n"
+        "- name: groups\n  context: {cluster: lab, user: grouped}\n"
+        "- name: far\n  context: {cluster: far, user: plain}\n"
+        "- name: plain\n  context: {cluster: lab, user: plain}\n"
+        "users:\n- name: admin\n  user: {token: t, as: 'system:serviceaccount:dra:driver'}\n"
+        "- name: grouped\n  user: {token: t, as-groups: [viewers]}\n"
+        "- name: plain\n  user: {token: t}\n");
+  for (const auto& [context, text] : std::vector<std::pair<std::string, std::string>>{
+           {"as", "user \"admin\" impersonates another user (as)"},
+           {"groups", "user \"grouped\" impersonates another user (as-groups)"},
+           {"far", "cluster \"far\" is reached through proxy-url"}}) {
+    absl::StatusOr<RestConfig> config = LoadKubeconfig({dir.Sub("config")}, context);
+    EXPECT_EQ(config.status().code(), absl::StatusCode::kUnimplemented) << config.status();
+    EXPECT_TRUE(absl::StrContains(config.status().message(), text)) << config.status();
+  }
+  absl::StatusOr<RestConfig> plain = LoadKubeconfig({dir.Sub("config")}, "plain");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->bearer_token, "t");
+}
+
 TEST(RestConfigTest, InClusterUsesTheServiceAccount) {
   TempDir dir;
   Write(dir.Sub("sa/token"), "projected-token");

@@ -385,10 +385,12 @@ class FakeApiServer::Impl {
     if (!answer) {
       for (auto it = failures_.begin(); it != failures_.end(); ++it) {
         if (!it->method.empty() && it->method != method) continue;
-        answer = it->garbage ? Response{it->code, "<html>not json {", it->retry_after_seconds}
-                             : Response{it->code,
-                                        StatusBody(it->code, it->reason, "injected failure").dump(),
-                                        it->retry_after_seconds};
+        std::string body = it->body;
+        if (body.empty()) {
+          body = it->garbage ? "<html>not json {"
+                             : StatusBody(it->code, it->reason, "injected failure").dump();
+        }
+        answer = Response{it->code, std::move(body), it->retry_after_seconds};
         if (--it->times <= 0) failures_.erase(it);
         break;
       }

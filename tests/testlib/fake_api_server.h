@@ -55,6 +55,8 @@ struct FakeFailure {
   // The body is not JSON at all.
   bool garbage = false;
   int times = 1;
+  // Non-empty: the answer's body as is (any code, 200 included), instead of a Status.
+  std::string body;
 };
 
 class FakeApiServer {
