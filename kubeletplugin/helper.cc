@@ -99,7 +99,14 @@ class Helper::DraService final : public Api::Service {
   grpc::ServerUnaryReactor* AnswerOnWorker(grpc::CallbackServerContext* context,
                                            std::function<absl::Status()> answer) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    helper_.worker_.Post([reactor, answer = std::move(answer)] {
+    helper_.worker_.Post([reactor, context, answer = std::move(answer)] {
+      // Waiting its turn, the call may have ended (the kubelet's deadline, the helper's stop):
+      // the driver is not asked, as upstream's handler gives up on its cancelled context.
+      if (context->IsCancelled()) {
+        reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                                     "the call ended before the driver was asked"));
+        return;
+      }
       const absl::Status status = answer();
       // A Go driver's error comes back as gRPC's UNKNOWN with its text; so does ours.
       reactor->Finish(status.ok()

@@ -125,8 +125,9 @@ class Helper {
   absl::Status PublishResources(resourceslice::DriverResources resources) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Stop removes the registration socket first, then stops the service (calls in progress get
-  // shutdown_grace, then are cancelled) and removes its socket. Idempotent; returns once every
-  // call has ended. The driver must let hung calls go first.
+  // shutdown_grace, then are cancelled: the calls still waiting their turn end without reaching
+  // the driver) and removes its socket. Idempotent; returns once every call has ended, so the
+  // driver's call in progress, if any, must return.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::filesystem::path& service_socket() const { return service_socket_; }

@@ -5,6 +5,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "dra/driver_client.h"
+#include "dra/v1/api.pb.h"
 #include "resourceslice/memory_store.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
@@ -64,6 +70,75 @@ TEST(HelperTest, PublishingErrorsReachTheDriversHandler) {
   absl::MutexLock lock(&mu);
   EXPECT_EQ(errors[0],
             "pool validation failed: found duplicate device \"gpu-0\" in pool \"node-1\"");
+}
+
+// A driver whose first prepare call waits until the test lets it go.
+class HeldDriver final : public DriverPlugin {
+ public:
+  absl::StatusOr<std::map<std::string, PrepareResult>> PrepareResourceClaims(
+      const std::vector<dra::ResourceClaim>& claims) override {
+    if (calls_.fetch_add(1) == 0) {
+      in_first_.Notify();
+      release_.WaitForNotification();
+    }
+    std::map<std::string, PrepareResult> results;
+    for (const dra::ResourceClaim& claim : claims) results[claim.uid] = PrepareResult{};
+    return results;
+  }
+  absl::StatusOr<std::map<std::string, absl::Status>> UnprepareResourceClaims(
+      const std::vector<NamespacedObject>& /*claims*/) override {
+    return std::map<std::string, absl::Status>();
+  }
+  int calls() const { return calls_.load(); }
+  absl::Notification in_first_;
+  absl::Notification release_;
+
+ private:
+  std::atomic<int> calls_{0};
+};
+
+::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesRequest OneClaim(
+    const std::string& uid) {
+  ::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesRequest request;
+  auto* claim = request.add_claims();
+  claim->set_namespace_("default");
+  claim->set_name("claim-" + uid);
+  claim->set_uid(uid);
+  return request;
+}
+
+// A call that ended while it waited its turn behind a slow one (the kubelet's deadline) never
+// reaches the driver, as upstream's handler gives up on its cancelled context; the calls after
+// it do.
+TEST(HelperTest, ACallThatEndedWhileItWaitedIsNotGivenToTheDriver) {
+  TempDir dir;
+  HeldDriver driver;
+  HelperOptions options;
+  options.driver_name = "gpu.example.com";
+  options.kubelet_dir = dir.path();
+  options.claim_lookup = [](const std::string& namespace_name, const std::string& name) {
+    dra::ResourceClaim claim;
+    claim.namespace_name = namespace_name;
+    claim.name = name;
+    claim.uid = name.substr(std::string("claim-").size());
+    claim.allocation.emplace();
+    return absl::StatusOr<dra::ResourceClaim>(std::move(claim));
+  };
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  const std::string socket = (*helper)->service_socket().string();
+  dra::DriverClient patient("gpu.example.com", socket, "v1.DRAPlugin", absl::Seconds(30));
+  dra::DriverClient hasty("gpu.example.com", socket, "v1.DRAPlugin", absl::Milliseconds(100));
+
+  std::thread first([&] { EXPECT_TRUE(patient.NodePrepareResources(OneClaim("a")).ok()); });
+  driver.in_first_.WaitForNotification();
+  EXPECT_EQ(hasty.NodePrepareResources(OneClaim("b")).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  driver.release_.Notify();
+  first.join();
+  // The worker takes calls in order: once this one is answered, the ended one was handled.
+  EXPECT_TRUE(patient.NodePrepareResources(OneClaim("c")).ok());
+  EXPECT_EQ(driver.calls(), 2) << "the ended call reached the driver";
 }
 
 }  // namespace
