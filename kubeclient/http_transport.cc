@@ -17,7 +17,6 @@ constexpr char kUserAgent[] = "devmgr/0.1.0";
 // The payload that marks a connection lost after the request went out.
 constexpr char kConnectionLostPayload[] = "devmgr.kubeclient/connection-lost";
 // client-go's cached file token source reads the file again after this.
-constexpr absl::Duration kTokenFileRefresh = absl::Minutes(1);
 // Connecting never waits longer than this, even for a watch (curl's default is 300 s).
 constexpr absl::Duration kConnectTimeout = absl::Seconds(30);
 // How long a quiet transfer sleeps in curl_multi_poll before it looks again; Cancel wakes it.
@@ -221,21 +220,29 @@ void HttpTransport::GiveBack(std::unique_ptr<Handle> handle) {
 }
 
 absl::StatusOr<std::string> HttpTransport::Authorization() {
-  if (!config_.bearer_token.empty()) return absl::StrCat("Bearer ", config_.bearer_token);
-  if (config_.bearer_token_file.empty()) return std::string();
+  if (config_.bearer_token_file.empty()) {
+    return config_.bearer_token.empty() ? std::string()
+                                        : absl::StrCat("Bearer ", config_.bearer_token);
+  }
   absl::MutexLock lock(&token_mu_);
   const absl::Time now = absl::Now();
-  if (now - file_token_read_ >= kTokenFileRefresh) {
-    absl::StatusOr<std::string> token = ReadWholeFile(config_.bearer_token_file);
-    if (!token.ok()) {
-      return absl::Status(token.status().code(), absl::StrCat("cannot read the token file ",
-                                                              config_.bearer_token_file.string(),
-                                                              ": ", token.status().message()));
+  if (now - file_token_read_ >= config_.bearer_token_file_refresh) {
+    absl::StatusOr<std::string> read = ReadWholeFile(config_.bearer_token_file);
+    const std::string token = read.ok() ? std::string(absl::StripAsciiWhitespace(*read)) : "";
+    if (!token.empty()) {
+      file_token_ = token;
+      file_token_read_ = now;
+    } else if (file_token_.empty() && config_.bearer_token.empty()) {
+      // As client-go's file token source: nothing to send. Unauthenticated, whatever the
+      // file's error: a missing file must not read as a missing object.
+      return absl::UnauthenticatedError(
+          absl::StrCat("cannot read the token file ", config_.bearer_token_file.string(), ": ",
+                       read.ok() ? "it is empty" : read.status().message()));
     }
-    file_token_ = std::string(absl::StripAsciiWhitespace(*token));
-    file_token_read_ = now;
+    // Otherwise the token in hand is sent, and the file read again at the next request, as
+    // client-go's caching token source does while a rotation fails.
   }
-  return absl::StrCat("Bearer ", file_token_);
+  return absl::StrCat("Bearer ", file_token_.empty() ? config_.bearer_token : file_token_);
 }
 
 absl::StatusOr<HttpResponse> HttpTransport::Send(const HttpRequest& request,

@@ -8,8 +8,9 @@
 // (each keeps its own connections) and gives it back, so concurrent requests run on separate
 // connections and sequential ones reuse theirs.
 //
-// A bearer token file is read again when a minute has passed since the last read (client-go's
-// cached file token source), so a rotated service account token is picked up.
+// A bearer token file is read again when RestConfig::bearer_token_file_refresh (a minute) has
+// passed since the last read (client-go's cached file token source), so a rotated service
+// account token is picked up; a read that fails keeps the token in hand.
 //
 // Thread-safety: every method may be called from any thread at once.
 #pragma once

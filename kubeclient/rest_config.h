@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace devmgr::kubeclient {
 
@@ -25,9 +26,13 @@ struct RestConfig {
   // Client certificate and key (PEM), for a user that authenticates with them.
   std::string client_certificate_pem;
   std::string client_key_pem;
-  // A bearer token, or the file to read it from on each use (a projected token rotates).
+  // A bearer token, and the file to read one from (a projected token rotates). The file's
+  // token, when it can be read, wins; while it cannot, the last one read from it, or else
+  // bearer_token, is sent, as client-go does.
   std::string bearer_token;
   std::filesystem::path bearer_token_file;
+  // How long a token read from the file is used before the file is read again (client-go's).
+  absl::Duration bearer_token_file_refresh = absl::Minutes(1);
   // The name the server's certificate must carry, when it is not the server's host.
   std::string tls_server_name;
   bool insecure_skip_tls_verify = false;

@@ -276,10 +276,46 @@ TEST(ClientTest, AuthenticatesWithATokenOrATokenFile) {
   config.bearer_token_file = dir.Sub("token");
   EXPECT_TRUE(Connect(config)->ListResourceSlices({}).ok());
 
+  // With both, the file's token wins.
+  config.bearer_token = "expired";
+  EXPECT_TRUE(Connect(config)->ListResourceSlices({}).ok());
+
+  // Nothing to send: Unauthenticated (a missing file is not a missing object).
+  config.bearer_token.clear();
   config.bearer_token_file = dir.Sub("missing");
   absl::StatusOr<SliceList> no_file = Connect(config)->ListResourceSlices({});
-  EXPECT_EQ(no_file.status().code(), absl::StatusCode::kNotFound) << no_file.status();
+  EXPECT_EQ(no_file.status().code(), absl::StatusCode::kUnauthenticated) << no_file.status();
   EXPECT_THAT(no_file.status().message(), HasSubstr("cannot read the token file"));
+  std::ofstream(dir.Sub("empty")) << "\n";
+  config.bearer_token_file = dir.Sub("empty");
+  absl::StatusOr<SliceList> empty = Connect(config)->ListResourceSlices({});
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kUnauthenticated) << empty.status();
+  EXPECT_THAT(empty.status().message(), HasSubstr("it is empty"));
+  config.bearer_token = "s3cret";
+  EXPECT_TRUE(Connect(config)->ListResourceSlices({}).ok()) << "the static token stands in";
+}
+
+// A token file that cannot be read at a rotation (replaced by delete and create, briefly
+// unreadable) keeps the token read last, and the file is read again at the next request.
+TEST(ClientTest, ATokenFileThatCannotBeReadAgainKeepsTheLastToken) {
+  FakeApiServerOptions with_token;
+  with_token.token = "s3cret";
+  FakeApiServer server(with_token);
+  testing::TempDir dir;
+  std::ofstream(dir.Sub("token")) << "s3cret\n";
+  RestConfig config = server.Config();
+  config.bearer_token.clear();
+  config.bearer_token_file = dir.Sub("token");
+  config.bearer_token_file_refresh = absl::ZeroDuration();  // read at every request
+  std::unique_ptr<Client> client = Connect(config);
+  ASSERT_TRUE(client->ListResourceSlices({}).ok());
+  std::filesystem::remove(dir.Sub("token"));
+  absl::StatusOr<SliceList> kept = client->ListResourceSlices({});
+  EXPECT_TRUE(kept.ok()) << kept.status();
+  std::ofstream(dir.Sub("token")) << "rotated\n";
+  absl::StatusOr<SliceList> rotated = client->ListResourceSlices({});
+  EXPECT_EQ(rotated.status().code(), absl::StatusCode::kUnauthenticated)
+      << "the new token is sent (the server knows only the old one)";
 }
 
 TEST(ClientTest, AuthenticatesWithAClientCertificate) {
