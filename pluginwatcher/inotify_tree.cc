@@ -72,7 +72,10 @@ void InotifyTree::Close() {
 }
 
 bool InotifyTree::AddWatch(const std::filesystem::path& dir) {
-  const int wd = ::inotify_add_watch(descriptor_.native_handle(), dir.c_str(), kWatchMask);
+  // The root may be a symlink to a folder (an operator's choice; fsnotify follows it too);
+  // nothing under it is followed.
+  const uint32_t mask = dir == root_ ? kWatchMask & ~uint32_t{IN_DONT_FOLLOW} : kWatchMask;
+  const int wd = ::inotify_add_watch(descriptor_.native_handle(), dir.c_str(), mask);
   if (wd < 0) {
     const int error = errno;
     DEVMGR_LOG(log_, err, "Failed to watch folder", "path", dir.string(), "err",

@@ -91,6 +91,23 @@ TEST_F(InotifyTreeTest, ReportsSocketsAtStartAndLater) {
   EXPECT_TRUE(rescans_.empty());
 }
 
+// plugins_registry a symlink to a folder elsewhere (an operator's choice): watched and walked
+// through it, as fsnotify does; symlinks below it are still never followed.
+TEST_F(InotifyTreeTest, ARootThatIsASymlinkToAFolderIsWatched) {
+  const std::filesystem::path target = dir_.Sub("elsewhere");
+  std::filesystem::create_directories(target / "sub");
+  std::filesystem::create_directories(dir_.Sub("outside"));
+  MakeSocketFile(target / "a.sock");
+  MakeSocketFile(dir_.Sub("outside") / "lure.sock");
+  std::filesystem::create_symlink(dir_.Sub("outside"), target / "link");
+  std::filesystem::create_directory_symlink(target, Root());
+  StartTree();
+  EXPECT_EQ(sockets_, std::vector<std::string>{(Root() / "a.sock").string()});
+  MakeSocketFile(target / "sub" / "b.sock");
+  ASSERT_TRUE(RunUntil([&] { return Seen(sockets_, Root() / "sub" / "b.sock"); }));
+  EXPECT_FALSE(Seen(sockets_, Root() / "link" / "lure.sock"));
+}
+
 TEST_F(InotifyTreeTest, RescansWhenTheQueueOverflows) {
   std::filesystem::create_directories(Root());
   MakeSocketFile(Root() / "a.sock");
