@@ -218,11 +218,16 @@ absl::Status Helper::PublishResources(resourceslice::DriverResources resources) 
   if (options_.slice_store == nullptr) {
     return absl::FailedPreconditionError("no ResourceSlice store to publish into");
   }
-  absl::MutexLock lock(&mu_);
-  if (stopped_) return absl::FailedPreconditionError("the helper is stopped");
-  if (publisher_ != nullptr) {
-    publisher_->Update(std::move(resources));
-    return absl::OkStatus();
+  // One publication at a time; the first starts the controller, whose start lists the store
+  // (a request to the API server) without mu_, which the kubelet's registration callback takes.
+  absl::MutexLock publishing(&publish_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopped_) return absl::FailedPreconditionError("the helper is stopped");
+    if (publisher_ != nullptr) {
+      publisher_->Update(std::move(resources));
+      return absl::OkStatus();
+    }
   }
   resourceslice::ControllerOptions publish;
   publish.driver_name = options_.driver_name;
@@ -234,8 +239,15 @@ absl::Status Helper::PublishResources(resourceslice::DriverResources resources) 
   absl::StatusOr<std::unique_ptr<resourceslice::Controller>> controller =
       resourceslice::Controller::Start(std::move(publish));
   if (!controller.ok()) return controller.status();
-  publisher_ = *std::move(controller);
-  return absl::OkStatus();
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopped_) {
+      publisher_ = *std::move(controller);
+      return absl::OkStatus();
+    }
+  }
+  (*controller)->Stop();  // the helper stopped meanwhile
+  return absl::FailedPreconditionError("the helper is stopped");
 }
 
 void Helper::OnRegistration(bool registered, const std::string& error) {

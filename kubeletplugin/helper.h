@@ -122,7 +122,8 @@ class Helper {
 
   // PublishResources sets what the driver publishes as ResourceSlices (asynchronous; the
   // controller retries). FailedPrecondition without a slice store.
-  absl::Status PublishResources(resourceslice::DriverResources resources) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status PublishResources(resourceslice::DriverResources resources)
+      ABSL_LOCKS_EXCLUDED(publish_mu_, mu_);
 
   // Stop removes the registration socket first, then stops the service (calls in progress get
   // shutdown_grace, then are cancelled: the calls still waiting their turn end without reaching
@@ -152,6 +153,8 @@ class Helper {
   const std::filesystem::path registrar_socket_;
   CallLock call_lock_;
 
+  // Held by PublishResources throughout, before mu_.
+  absl::Mutex publish_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::unique_ptr<resourceslice::Controller> publisher_ ABSL_GUARDED_BY(mu_);

@@ -3,14 +3,18 @@
 #include "kubeletplugin/helper.h"
 
 #include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "absl/synchronization/notification.h"
+#include "common/unix_socket.h"
 #include "dra/driver_client.h"
 #include "dra/v1/api.pb.h"
+#include "pluginregistration/v1/api.grpc.pb.h"
 #include "resourceslice/memory_store.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
@@ -139,6 +143,80 @@ TEST(HelperTest, ACallThatEndedWhileItWaitedIsNotGivenToTheDriver) {
   // The worker takes calls in order: once this one is answered, the ended one was handled.
   EXPECT_TRUE(patient.NodePrepareResources(OneClaim("c")).ok());
   EXPECT_EQ(driver.calls(), 2) << "the ended call reached the driver";
+}
+
+// A store whose List waits until the test lets it go (an API server slow to answer).
+class SlowListStore final : public resourceslice::SliceStore {
+ public:
+  absl::StatusOr<std::vector<kubeapi::ResourceSlice>> List(
+      const resourceslice::SliceFilter& filter) override {
+    listing_.Notify();
+    release_.WaitForNotification();
+    return store_.List(filter);
+  }
+  absl::StatusOr<kubeapi::ResourceSlice> Create(const kubeapi::ResourceSlice& slice) override {
+    return store_.Create(slice);
+  }
+  absl::StatusOr<kubeapi::ResourceSlice> Update(const kubeapi::ResourceSlice& slice) override {
+    return store_.Update(slice);
+  }
+  absl::Status Delete(const std::string& name, const std::string& uid,
+                      const std::string& resource_version) override {
+    return store_.Delete(name, uid, resource_version);
+  }
+  absl::Status DeleteCollection(const resourceslice::SliceFilter& filter) override {
+    return store_.DeleteCollection(filter);
+  }
+  absl::StatusOr<std::string> NodeUid(const std::string& name) override {
+    return store_.NodeUid(name);
+  }
+  std::unique_ptr<resourceslice::SliceWatch> Watch(
+      const resourceslice::SliceFilter& filter,
+      resourceslice::SliceChangeHandler on_change) override {
+    return store_.Watch(filter, std::move(on_change));
+  }
+
+  resourceslice::MemoryStore store_;
+  absl::Notification listing_;
+  absl::Notification release_;
+};
+
+// The kubelet's registration callback answers at once while the driver's first publication
+// waits on the store (the controller's start lists it), as upstream's registration server,
+// which takes no lock of the helper's.
+TEST(HelperTest, TheRegistrationCallbackDoesNotWaitForAPublication) {
+  TempDir dir;
+  SlowListStore store;
+  store.store_.SetNode("node-1", "node-uid");
+  IdleDriver driver;
+  std::atomic<int> notified{0};
+  HelperOptions options;
+  options.driver_name = "gpu.example.com";
+  options.kubelet_dir = dir.path();
+  options.claim_lookup = [](const std::string&, const std::string&) {
+    return absl::StatusOr<dra::ResourceClaim>(absl::NotFoundError("no claims here"));
+  };
+  options.slice_store = &store;
+  options.node_name = "node-1";
+  options.on_registration = [&](bool, const std::string&) { ++notified; };
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+
+  std::thread publish(
+      [&] { EXPECT_TRUE((*helper)->PublishResources(resourceslice::DriverResources{}).ok()); });
+  store.listing_.WaitForNotification();
+  auto stub = pluginregistration::Registration::NewStub(grpc::CreateChannel(
+      UnixTarget((*helper)->registrar_socket()), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  pluginregistration::RegistrationStatus status;
+  status.set_plugin_registered(true);
+  pluginregistration::RegistrationStatusResponse reply;
+  const grpc::Status answered = stub->NotifyRegistrationStatus(&context, status, &reply);
+  EXPECT_TRUE(answered.ok()) << answered.error_message();
+  EXPECT_EQ(notified.load(), 1);
+  store.release_.Notify();
+  publish.join();
 }
 
 }  // namespace
