@@ -220,6 +220,7 @@ absl::Status Plugin::StartServer(Endpoint& endpoint) {
     endpoint.registry = std::make_unique<RegistryService>(
         std::move(info), [this, type = endpoint.device_type](bool ok, const std::string& error) {
           OnRegistryStatus(type, ok, error);
+          return grpc::Status::OK;  // as upstream's device plugin stub
         });
     builder.RegisterService(endpoint.registry.get());
   }

@@ -19,9 +19,8 @@ grpc::ServerUnaryReactor* RegistryService::GetInfo(
 grpc::ServerUnaryReactor* RegistryService::NotifyRegistrationStatus(
     grpc::CallbackServerContext* context, const pluginregistration::RegistrationStatus* request,
     pluginregistration::RegistrationStatusResponse* /*response*/) {
-  on_status_(request->plugin_registered(), request->error());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(grpc::Status::OK);
+  reactor->Finish(on_status_(request->plugin_registered(), request->error()));
   return reactor;
 }
 

@@ -15,8 +15,10 @@ namespace devmgr::deviceplugin {
 
 class RegistryService final : public pluginregistration::Registration::CallbackService {
  public:
-  // Called on a gRPC thread for every NotifyRegistrationStatus; must not block.
-  using StatusCallback = std::function<void(bool registered, const std::string& error)>;
+  // Called on a gRPC thread for every NotifyRegistrationStatus; must not block. What it returns
+  // answers the call (a device plugin's stub answers OK whatever the outcome; a DRA driver's
+  // registrar answers a failed registration with an error).
+  using StatusCallback = std::function<grpc::Status(bool registered, const std::string& error)>;
 
   RegistryService(pluginregistration::PluginInfo info, StatusCallback on_status);
 

@@ -201,8 +201,13 @@ absl::Status Helper::Serve() {
 
   // Only now that the service answers does the kubelet learn about it.
   services_.push_back(std::make_unique<deviceplugin::RegistryService>(
-      std::move(info),
-      [this](bool registered, const std::string& error) { OnRegistration(registered, error); }));
+      std::move(info), [this](bool registered, const std::string& error) {
+        OnRegistration(registered, error);
+        // As upstream's registration server: the kubelet logs a failure it reported.
+        return registered ? grpc::Status::OK
+                          : grpc::Status(grpc::StatusCode::UNKNOWN,
+                                         absl::StrCat("failed registration process: ", error));
+      }));
   grpc::ServerBuilder registrar_builder;
   registrar_builder.AddListeningPort(UnixTarget(registrar_socket_),
                                      grpc::InsecureServerCredentials());

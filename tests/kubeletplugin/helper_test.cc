@@ -10,6 +10,7 @@
 #include <chrono>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "common/unix_socket.h"
 #include "dra/driver_client.h"
@@ -217,6 +218,44 @@ TEST(HelperTest, TheRegistrationCallbackDoesNotWaitForAPublication) {
   EXPECT_EQ(notified.load(), 1);
   store.release_.Notify();
   publish.join();
+}
+
+// A registration the kubelet reports failed is answered with upstream's error, which the
+// kubelet logs; a successful one with OK. The driver hears of both.
+TEST(HelperTest, AFailedRegistrationIsAnsweredWithAnError) {
+  TempDir dir;
+  IdleDriver driver;
+  std::vector<std::string> heard;
+  HelperOptions options;
+  options.driver_name = "gpu.example.com";
+  options.kubelet_dir = dir.path();
+  options.claim_lookup = [](const std::string&, const std::string&) {
+    return absl::StatusOr<dra::ResourceClaim>(absl::NotFoundError("no claims here"));
+  };
+  options.on_registration = [&](bool registered, const std::string& error) {
+    heard.push_back(absl::StrCat(registered, " ", error));
+  };
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  auto stub = pluginregistration::Registration::NewStub(grpc::CreateChannel(
+      UnixTarget((*helper)->registrar_socket()), grpc::InsecureChannelCredentials()));
+  for (const bool registered : {false, true}) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    pluginregistration::RegistrationStatus status;
+    status.set_plugin_registered(registered);
+    if (!registered) status.set_error("endpoint already registered");
+    pluginregistration::RegistrationStatusResponse reply;
+    const grpc::Status answered = stub->NotifyRegistrationStatus(&context, status, &reply);
+    if (registered) {
+      EXPECT_TRUE(answered.ok()) << answered.error_message();
+    } else {
+      EXPECT_EQ(answered.error_code(), grpc::StatusCode::UNKNOWN);
+      EXPECT_EQ(answered.error_message(),
+                "failed registration process: endpoint already registered");
+    }
+  }
+  EXPECT_EQ(heard, (std::vector<std::string>{"0 endpoint already registered", "1 "}));
 }
 
 }  // namespace
