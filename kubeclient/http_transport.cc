@@ -16,7 +16,6 @@ namespace {
 constexpr char kUserAgent[] = "devmgr/0.1.0";
 // The payload that marks a connection lost after the request went out.
 constexpr char kConnectionLostPayload[] = "devmgr.kubeclient/connection-lost";
-// client-go's cached file token source reads the file again after this.
 // Connecting never waits longer than this, even for a watch (curl's default is 300 s).
 constexpr absl::Duration kConnectTimeout = absl::Seconds(30);
 // How long a quiet transfer sleeps in curl_multi_poll before it looks again; Cancel wakes it.

@@ -99,19 +99,20 @@ class Helper::DraService final : public Api::Service {
   grpc::ServerUnaryReactor* AnswerOnWorker(grpc::CallbackServerContext* context,
                                            std::function<absl::Status()> answer) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    helper_.worker_.Post([reactor, context, answer = std::move(answer)] {
-      // Waiting its turn, the call may have ended (the kubelet's deadline, the helper's stop):
-      // the driver is not asked, as upstream's handler gives up on its cancelled context.
+    ++helper_.calls_;
+    helper_.worker_.Post([this, reactor, context, answer = std::move(answer)] {
+      grpc::Status status;
       if (context->IsCancelled()) {
-        reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED,
-                                     "the call ended before the driver was asked"));
-        return;
+        // Waiting its turn, the call ended (the kubelet's deadline, the helper's stop): the
+        // driver is not asked, as upstream's handler gives up on its cancelled context.
+        status =
+            grpc::Status(grpc::StatusCode::CANCELLED, "the call ended before the driver was asked");
+      } else if (const absl::Status answered = answer(); !answered.ok()) {
+        // A Go driver's error comes back as gRPC's UNKNOWN with its text; so does ours.
+        status = grpc::Status(grpc::StatusCode::UNKNOWN, std::string(answered.message()));
       }
-      const absl::Status status = answer();
-      // A Go driver's error comes back as gRPC's UNKNOWN with its text; so does ours.
-      reactor->Finish(status.ok()
-                          ? grpc::Status::OK
-                          : grpc::Status(grpc::StatusCode::UNKNOWN, std::string(status.message())));
+      --helper_.calls_;
+      reactor->Finish(status);
     });
     return reactor;
   }
@@ -268,6 +269,8 @@ void Helper::Stop() {
     if (stopped_) return;
     stopped_ = true;
   }
+  // A publication under way ends first: seeing stopped_, it stops the controller it started.
+  { absl::MutexLock publishing(&publish_mu_); }
   std::unique_ptr<resourceslice::Controller> publisher;
   {
     absl::MutexLock lock(&mu_);

@@ -15,6 +15,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -127,9 +128,13 @@ class Helper {
 
   // Stop removes the registration socket first, then stops the service (calls in progress get
   // shutdown_grace, then are cancelled: the calls still waiting their turn end without reaching
-  // the driver) and removes its socket. Idempotent; returns once every call has ended, so the
-  // driver's call in progress, if any, must return.
-  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  // the driver) and removes its socket. Idempotent; returns once every call and a
+  // PublishResources under way have ended, so the driver's call in progress, if any, must return.
+  void Stop() ABSL_LOCKS_EXCLUDED(publish_mu_, mu_);
+
+  // Calls: the prepare and unprepare calls taken and not yet answered, the one the driver is
+  // working on and those waiting their turn (a backlog to watch).
+  int Calls() const { return calls_.load(); }
 
   const std::filesystem::path& service_socket() const { return service_socket_; }
   const std::filesystem::path& registrar_socket() const { return registrar_socket_; }
@@ -153,7 +158,7 @@ class Helper {
   const std::filesystem::path registrar_socket_;
   CallLock call_lock_;
 
-  // Held by PublishResources throughout, before mu_.
+  // Held by PublishResources throughout (Stop waits for it), taken before mu_.
   absl::Mutex publish_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
@@ -166,6 +171,7 @@ class Helper {
   // Last, so that it joins first: the services answer every call here, so Stop shuts the
   // servers down before it stops this loop.
   EventLoop worker_;
+  std::atomic<int> calls_{0};
 };
 
 }  // namespace devmgr::kubeletplugin

@@ -112,15 +112,17 @@ class HeldDriver final : public DriverPlugin {
   return request;
 }
 
-// A call that ended while it waited its turn behind a slow one (the kubelet's deadline) never
-// reaches the driver, as upstream's handler gives up on its cancelled context; the calls after
-// it do.
+// Calls that ended while they waited their turn behind a slow one never reach the driver, as
+// upstream's handler gives up on its cancelled context. Here the helper's stop ends them after
+// its grace (the client sees that, after the server marked them); the kubelet's deadline ends
+// them the same way.
 TEST(HelperTest, ACallThatEndedWhileItWaitedIsNotGivenToTheDriver) {
   TempDir dir;
   HeldDriver driver;
   HelperOptions options;
   options.driver_name = "gpu.example.com";
   options.kubelet_dir = dir.path();
+  options.shutdown_grace = absl::Milliseconds(50);
   options.claim_lookup = [](const std::string& namespace_name, const std::string& name) {
     dra::ResourceClaim claim;
     claim.namespace_name = namespace_name;
@@ -132,18 +134,24 @@ TEST(HelperTest, ACallThatEndedWhileItWaitedIsNotGivenToTheDriver) {
   absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
   ASSERT_TRUE(helper.ok()) << helper.status();
   const std::string socket = (*helper)->service_socket().string();
-  dra::DriverClient patient("gpu.example.com", socket, "v1.DRAPlugin", absl::Seconds(30));
-  dra::DriverClient hasty("gpu.example.com", socket, "v1.DRAPlugin", absl::Milliseconds(100));
+  dra::DriverClient client("gpu.example.com", socket, "v1.DRAPlugin", absl::Seconds(30));
 
-  std::thread first([&] { EXPECT_TRUE(patient.NodePrepareResources(OneClaim("a")).ok()); });
+  std::thread first([&] { (void)client.NodePrepareResources(OneClaim("a")); });
   driver.in_first_.WaitForNotification();
-  EXPECT_EQ(hasty.NodePrepareResources(OneClaim("b")).status().code(),
-            absl::StatusCode::kDeadlineExceeded);
+  std::atomic<bool> second_ended{false};
+  std::thread second([&] {
+    EXPECT_FALSE(client.NodePrepareResources(OneClaim("b")).ok());
+    second_ended = true;
+  });
+  ASSERT_TRUE(WaitFor([&] { return (*helper)->Calls() == 2; })) << "the second call waits";
+  std::thread stopper([&] { (*helper)->Stop(); });
+  ASSERT_TRUE(WaitFor([&] { return second_ended.load(); }));
   driver.release_.Notify();
   first.join();
-  // The worker takes calls in order: once this one is answered, the ended one was handled.
-  EXPECT_TRUE(patient.NodePrepareResources(OneClaim("c")).ok());
-  EXPECT_EQ(driver.calls(), 2) << "the ended call reached the driver";
+  second.join();
+  stopper.join();
+  EXPECT_EQ(driver.calls(), 1) << "the ended call reached the driver";
+  EXPECT_EQ((*helper)->Calls(), 0);
 }
 
 // A store whose List waits until the test lets it go (an API server slow to answer).
