@@ -20,6 +20,7 @@
 #include "checkpoint/tree_decoder.h"
 #include "common/checksummed.h"
 #include "common/go_json.h"
+#include "common/json_depth.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::checkpoint {
@@ -61,36 +62,6 @@ absl::string_view JsonTypeName(const Json& value) {
 absl::Status TypeError(absl::string_view path, absl::string_view expected, const Json& got) {
   return absl::InvalidArgumentError(
       absl::StrCat(path, ": expected ", expected, ", got ", JsonTypeName(got)));
-}
-
-absl::Status CheckDepth(absl::string_view bytes) {
-  int depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    const char c = bytes[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("byte ", i, ": JSON nested deeper than ", kMaxJsonDepth, " levels"));
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return absl::OkStatus();
 }
 
 // Go matches JSON keys to struct fields case-insensitively.
@@ -552,7 +523,7 @@ std::string EncodeRendered(const std::vector<std::shared_ptr<const EncodedEntry>
 namespace internal {
 
 absl::StatusOr<ParsedCheckpoint> ParseTree(absl::string_view bytes) {
-  if (absl::Status depth = CheckDepth(bytes); !depth.ok()) return depth;
+  if (absl::Status depth = CheckJsonDepth(bytes, kMaxJsonDepth); !depth.ok()) return depth;
   Json root;
   try {
     root = Json::parse(bytes);

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/json_depth.h"
 #include "kubeapi/json_member.h"
 #include "kubeclient/api_status.h"
 
@@ -66,8 +67,19 @@ std::string Body(const kubeapi::ResourceSlice& slice, ResourceVersion version) {
   return kubeapi::ResourceSliceFromV1(kubeapi::EncodeResourceSlice(slice), version).dump();
 }
 
+// Deeper JSON from the server is refused before it is parsed (CheckJsonDepth says why). Go's
+// decoder stops at 10,000 levels; an object of the API nests a few dozen at most, opaque
+// parameters included.
+constexpr int kMaxJsonDepth = 1000;
+
 // ParseEvent: one line of a watch stream.
 absl::StatusOr<SliceEvent> ParseEvent(std::string_view line, ResourceVersion version) {
+  if (absl::Status depth =
+          CheckJsonDepth(absl::string_view(line.data(), line.size()), kMaxJsonDepth);
+      !depth.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the watch stream sent an event devmgr cannot read: ", depth.message()));
+  }
   Json event = Json::parse(line, nullptr, false);
   if (event.is_discarded() || !event.is_object() || !event.contains("type") ||
       !event["type"].is_string() || !event.contains("object")) {
@@ -165,6 +177,10 @@ absl::StatusOr<Json> Client::DoJson(HttpRequest request, const Cancellation* can
   absl::StatusOr<HttpResponse> response = Do(request, cancel);
   if (!response.ok()) return response.status();
   if (absl::Status status = StatusFromResponse(*response); !status.ok()) return status;
+  if (absl::Status depth = CheckJsonDepth(response->body, kMaxJsonDepth); !depth.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(request.method, " ", request.target,
+                                                   ": the server's answer: ", depth.message()));
+  }
   Json body = Json::parse(response->body, nullptr, false);
   if (body.is_discarded()) {
     return absl::InvalidArgumentError(

@@ -380,9 +380,10 @@ TEST(ClientTest, ReportsGarbageClearly) {
               HasSubstr("the server answered HTTP 502 with a body that is not a Status: <html>"));
 }
 
-// Members of another type where the client reads a string (a broken proxy, a hostile server):
-// an error or an empty value, never an exception out of the client.
-TEST(ClientTest, AnswersWithMembersOfTheWrongTypeAreNoCrash) {
+// Answers of a shape no API server sends (a broken proxy, a hostile server): members of another
+// type where the client reads a string, JSON nested a million levels deep. An error or an empty
+// value, never an exception or a stack overflow.
+TEST(ClientTest, AnswersOfTheWrongShapeAreNoCrash) {
   FakeApiServer server;
   std::unique_ptr<Client> client = Connect(server.Config());
   for (const char* body : {R"({"kind":null})", R"({"kind":1,"message":2})",
@@ -395,6 +396,16 @@ TEST(ClientTest, AnswersWithMembersOfTheWrongTypeAreNoCrash) {
     EXPECT_FALSE(list.ok());
     EXPECT_THAT(list.status().message(), HasSubstr("HTTP 500"));
   }
+  // A million levels of brackets: refused before parsing (copying such a value recursed once
+  // per level and overflowed the stack).
+  FakeFailure deep = Failure("", 200, "", -1, 1);
+  deep.body = absl::StrCat(R"({"items":[{"metadata":{"name":"a"},"spec":{"x":)",
+                           std::string(1'000'000, '['), std::string(1'000'000, ']'), "}}]}");
+  server.FailNext(deep);
+  absl::StatusOr<SliceList> too_deep = client->ListResourceSlices({});
+  EXPECT_EQ(too_deep.status().code(), absl::StatusCode::kInvalidArgument) << too_deep.status();
+  EXPECT_THAT(too_deep.status().message(), HasSubstr("JSON nested deeper than 1000 levels"));
+
   FakeFailure numeric_version = Failure("", 200, "", -1, 1);
   numeric_version.body = R"({"metadata":{"resourceVersion":5},"items":[]})";
   server.FailNext(numeric_version);

@@ -1,0 +1,39 @@
+#include "common/json_depth.h"
+
+#include <cstddef>
+
+#include "absl/strings/str_cat.h"
+
+namespace devmgr {
+
+absl::Status CheckJsonDepth(absl::string_view bytes, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const char c = bytes[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("byte ", i, ": JSON nested deeper than ", max_depth, " levels"));
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace devmgr

@@ -1,0 +1,17 @@
+// CheckJsonDepth: a linear scan that refuses JSON nested deeper than a limit before it is
+// parsed. Parsing and freeing deep JSON are iterative in nlohmann's library, but copying,
+// comparing and dumping a value recurse once per level: a value a million levels deep, a few
+// megabytes of brackets, would overflow the stack.
+#pragma once
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace devmgr {
+
+// InvalidArgument ("byte N: JSON nested deeper than L levels") when an array or object opens
+// more than `max_depth` levels deep outside strings; OK otherwise, whatever else the bytes hold
+// (the parser judges the rest).
+absl::Status CheckJsonDepth(absl::string_view bytes, int max_depth);
+
+}  // namespace devmgr
