@@ -91,8 +91,11 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
                                           const std::string& context) {
   if (files.empty()) return absl::InvalidArgumentError("no kubeconfig file was given");
   Merged merged;
+  size_t missing = 0;
   for (const std::filesystem::path& file : files) {
     absl::StatusOr<std::string> text = ReadWholeFile(file);
+    // As clientcmd: a file of the list that does not exist is skipped, unless all are missing.
+    if (absl::IsNotFound(text.status()) && ++missing < files.size()) continue;
     if (!text.ok()) {
       return absl::Status(
           text.status().code(),

@@ -43,8 +43,9 @@ struct RestConfig {
 };
 
 // LoadKubeconfig reads the kubeconfig files (KUBECONFIG's colon-separated list: the first file
-// that sets a value wins, as clientcmd merges them) and resolves `context` (empty: the files'
-// current-context). Relative file paths are taken from the folder of the file that names them.
+// that sets a value wins, as clientcmd merges them; files that do not exist are skipped, unless
+// all are missing) and resolves `context` (empty: the files' current-context). Relative file
+// paths are taken from the folder of the file that names them.
 absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::path>& files,
                                           const std::string& context = "");
 

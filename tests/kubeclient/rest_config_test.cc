@@ -93,6 +93,14 @@ TEST(RestConfigTest, AKubeconfigListIsMergedFirstWins) {
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->server, "https://10.0.0.1:6443") << "the cluster comes from the second file";
   EXPECT_EQ(config->bearer_token, "first");
+
+  // Files of the list that do not exist are skipped, as clientcmd does; all missing is an error.
+  absl::StatusOr<RestConfig> with_missing = LoadKubeconfig(KubeconfigFiles(
+      dir.Sub("gone").string() + ":" + dir.Sub("a").string() + ":" + dir.Sub("b").string()));
+  ASSERT_TRUE(with_missing.ok()) << with_missing.status();
+  EXPECT_EQ(*with_missing, *config);
+  absl::StatusOr<RestConfig> all_missing = LoadKubeconfig({dir.Sub("gone"), dir.Sub("also-gone")});
+  EXPECT_EQ(all_missing.status().code(), absl::StatusCode::kNotFound) << all_missing.status();
 }
 
 TEST(RestConfigTest, MistakesGetClearErrors) {
