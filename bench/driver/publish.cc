@@ -16,6 +16,7 @@
 #include "bench/driver/publish_pool.h"
 #include "devmgr/resourceslices/v1/api.grpc.pb.h"
 #include "resourceslice/controller.h"
+#include "resourceslice/forwarding_store.h"
 #include "resourceslice/store_service.h"
 
 namespace devmgr::bench {
@@ -32,41 +33,18 @@ constexpr int kPublishSamples = 20;
 
 // RecordingStore passes every call to `store` and keeps the request of each create, encoded as
 // GrpcSliceStore sends it: the floor sends the same requests.
-class RecordingStore final : public resourceslice::SliceStore {
+class RecordingStore final : public resourceslice::ForwardingSliceStore {
  public:
-  explicit RecordingStore(resourceslice::SliceStore& store) : store_(store) {}
+  explicit RecordingStore(resourceslice::SliceStore& store) : ForwardingSliceStore(store) {}
 
-  absl::StatusOr<std::vector<kubeapi::ResourceSlice>> List(
-      const resourceslice::SliceFilter& filter) override {
-    return store_.List(filter);
-  }
   absl::StatusOr<kubeapi::ResourceSlice> Create(const kubeapi::ResourceSlice& slice) override {
     creates_.emplace_back().set_slice(resourceslice::SliceText(slice));
-    return store_.Create(slice);
-  }
-  absl::StatusOr<kubeapi::ResourceSlice> Update(const kubeapi::ResourceSlice& slice) override {
-    return store_.Update(slice);
-  }
-  absl::Status Delete(const std::string& name, const std::string& uid,
-                      const std::string& resource_version) override {
-    return store_.Delete(name, uid, resource_version);
-  }
-  absl::Status DeleteCollection(const resourceslice::SliceFilter& filter) override {
-    return store_.DeleteCollection(filter);
-  }
-  absl::StatusOr<std::string> NodeUid(const std::string& name) override {
-    return store_.NodeUid(name);
-  }
-  std::unique_ptr<resourceslice::SliceWatch> Watch(
-      const resourceslice::SliceFilter& filter,
-      resourceslice::SliceChangeHandler on_change) override {
-    return store_.Watch(filter, std::move(on_change));
+    return ForwardingSliceStore::Create(slice);
   }
 
   std::vector<api::SliceRequest> TakeCreates() { return std::move(creates_); }
 
  private:
-  resourceslice::SliceStore& store_;
   std::vector<api::SliceRequest> creates_;
 };
 

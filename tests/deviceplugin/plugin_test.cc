@@ -188,7 +188,8 @@ TEST_F(PluginTest, AnInstanceWhoseSocketAnotherTookOverStandsAsideUntilItIsFree)
   ASSERT_TRUE(WaitFor([&] {
     const auto seen = kubelet_.Resource(kGpu);
     return seen.connected && seen.devices.size() == 3;
-  })) << "the second instance's devices" << absl::StrJoin(sink->last_formatted(), "");
+  })) << "the second instance's devices"
+      << absl::StrJoin(sink->last_formatted(), "");
   EXPECT_FALSE(WaitFor([&] { return kubelet_.register_calls() != 2; }, 300ms))
       << "registrations: " << kubelet_.register_calls();
   EXPECT_TRUE(kubelet_.Allocate(kGpu, {"gpu2"}).ok());

@@ -16,6 +16,7 @@
 #include "dra/driver_client.h"
 #include "dra/v1/api.pb.h"
 #include "pluginregistration/v1/api.grpc.pb.h"
+#include "resourceslice/forwarding_store.h"
 #include "resourceslice/memory_store.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
@@ -40,6 +41,21 @@ class IdleDriver final : public DriverPlugin {
   }
 };
 
+// The options of driver gpu.example.com under `kubelet_dir`, whose claims are never found, for
+// node-1 with `store` (null: no publishing).
+HelperOptions Options(const std::filesystem::path& kubelet_dir,
+                      resourceslice::SliceStore* store = nullptr) {
+  HelperOptions options;
+  options.driver_name = "gpu.example.com";
+  options.kubelet_dir = kubelet_dir;
+  options.claim_lookup = [](const std::string&, const std::string&) {
+    return absl::StatusOr<dra::ResourceClaim>(absl::NotFoundError("no claims here"));
+  };
+  options.slice_store = store;
+  if (store != nullptr) options.node_name = "node-1";
+  return options;
+}
+
 TEST(HelperTest, PublishingErrorsReachTheDriversHandler) {
   TempDir dir;
   resourceslice::MemoryStore store;
@@ -47,14 +63,7 @@ TEST(HelperTest, PublishingErrorsReachTheDriversHandler) {
   IdleDriver driver;
   absl::Mutex mu;
   std::vector<std::string> errors;
-  HelperOptions options;
-  options.driver_name = "gpu.example.com";
-  options.kubelet_dir = dir.path();
-  options.claim_lookup = [](const std::string&, const std::string&) {
-    return absl::StatusOr<dra::ResourceClaim>(absl::NotFoundError("no claims here"));
-  };
-  options.slice_store = &store;
-  options.node_name = "node-1";
+  HelperOptions options = Options(dir.path(), &store);
   options.handle_error = [&](const resourceslice::ControllerError& error) {
     absl::MutexLock lock(&mu);
     errors.push_back(error.ToString());
@@ -119,9 +128,7 @@ class HeldDriver final : public DriverPlugin {
 TEST(HelperTest, ACallThatEndedWhileItWaitedIsNotGivenToTheDriver) {
   TempDir dir;
   HeldDriver driver;
-  HelperOptions options;
-  options.driver_name = "gpu.example.com";
-  options.kubelet_dir = dir.path();
+  HelperOptions options = Options(dir.path());
   options.shutdown_grace = absl::Milliseconds(50);
   options.claim_lookup = [](const std::string& namespace_name, const std::string& name) {
     dra::ResourceClaim claim;
@@ -155,34 +162,14 @@ TEST(HelperTest, ACallThatEndedWhileItWaitedIsNotGivenToTheDriver) {
 }
 
 // A store whose List waits until the test lets it go (an API server slow to answer).
-class SlowListStore final : public resourceslice::SliceStore {
+class SlowListStore final : public resourceslice::ForwardingSliceStore {
  public:
+  SlowListStore() : ForwardingSliceStore(store_) {}
   absl::StatusOr<std::vector<kubeapi::ResourceSlice>> List(
       const resourceslice::SliceFilter& filter) override {
     listing_.Notify();
     release_.WaitForNotification();
-    return store_.List(filter);
-  }
-  absl::StatusOr<kubeapi::ResourceSlice> Create(const kubeapi::ResourceSlice& slice) override {
-    return store_.Create(slice);
-  }
-  absl::StatusOr<kubeapi::ResourceSlice> Update(const kubeapi::ResourceSlice& slice) override {
-    return store_.Update(slice);
-  }
-  absl::Status Delete(const std::string& name, const std::string& uid,
-                      const std::string& resource_version) override {
-    return store_.Delete(name, uid, resource_version);
-  }
-  absl::Status DeleteCollection(const resourceslice::SliceFilter& filter) override {
-    return store_.DeleteCollection(filter);
-  }
-  absl::StatusOr<std::string> NodeUid(const std::string& name) override {
-    return store_.NodeUid(name);
-  }
-  std::unique_ptr<resourceslice::SliceWatch> Watch(
-      const resourceslice::SliceFilter& filter,
-      resourceslice::SliceChangeHandler on_change) override {
-    return store_.Watch(filter, std::move(on_change));
+    return ForwardingSliceStore::List(filter);
   }
 
   resourceslice::MemoryStore store_;
@@ -199,14 +186,7 @@ TEST(HelperTest, TheRegistrationCallbackDoesNotWaitForAPublication) {
   store.store_.SetNode("node-1", "node-uid");
   IdleDriver driver;
   std::atomic<int> notified{0};
-  HelperOptions options;
-  options.driver_name = "gpu.example.com";
-  options.kubelet_dir = dir.path();
-  options.claim_lookup = [](const std::string&, const std::string&) {
-    return absl::StatusOr<dra::ResourceClaim>(absl::NotFoundError("no claims here"));
-  };
-  options.slice_store = &store;
-  options.node_name = "node-1";
+  HelperOptions options = Options(dir.path(), &store);
   options.on_registration = [&](bool, const std::string&) { ++notified; };
   absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
   ASSERT_TRUE(helper.ok()) << helper.status();
@@ -234,12 +214,7 @@ TEST(HelperTest, AFailedRegistrationIsAnsweredWithAnError) {
   TempDir dir;
   IdleDriver driver;
   std::vector<std::string> heard;
-  HelperOptions options;
-  options.driver_name = "gpu.example.com";
-  options.kubelet_dir = dir.path();
-  options.claim_lookup = [](const std::string&, const std::string&) {
-    return absl::StatusOr<dra::ResourceClaim>(absl::NotFoundError("no claims here"));
-  };
+  HelperOptions options = Options(dir.path());
   options.on_registration = [&](bool registered, const std::string& error) {
     heard.push_back(absl::StrCat(registered, " ", error));
   };

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "resourceslice/forwarding_store.h"
 #include "resourceslice/memory_store.h"
 #include "resourceslice/slice_names.h"
 #include "tests/testlib/fake_clock.h"
@@ -474,32 +475,12 @@ INSTANTIATE_TEST_SUITE_P(, ControllerSyncPoolTest, ::testing::ValuesIn(Cases()),
                          });
 
 // FlakyStore fails the first `failures` creates, as an API server that is not reachable yet.
-class FlakyStore final : public SliceStore {
+class FlakyStore final : public ForwardingSliceStore {
  public:
-  explicit FlakyStore(int failures) : failures_(failures) {}
-  absl::StatusOr<std::vector<ResourceSlice>> List(const SliceFilter& filter) override {
-    return store_.List(filter);
-  }
+  explicit FlakyStore(int failures) : ForwardingSliceStore(store_), failures_(failures) {}
   absl::StatusOr<ResourceSlice> Create(const ResourceSlice& slice) override {
     if (failures_.fetch_sub(1) > 0) return absl::UnavailableError("connection refused");
-    return store_.Create(slice);
-  }
-  absl::StatusOr<ResourceSlice> Update(const ResourceSlice& slice) override {
-    return store_.Update(slice);
-  }
-  absl::Status Delete(const std::string& name, const std::string& uid,
-                      const std::string& resource_version) override {
-    return store_.Delete(name, uid, resource_version);
-  }
-  absl::Status DeleteCollection(const SliceFilter& filter) override {
-    return store_.DeleteCollection(filter);
-  }
-  absl::StatusOr<std::string> NodeUid(const std::string& name) override {
-    return store_.NodeUid(name);
-  }
-  std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
-                                    SliceChangeHandler on_change) override {
-    return store_.Watch(filter, std::move(on_change));
+    return ForwardingSliceStore::Create(slice);
   }
   size_t size() { return store_.List({})->size(); }
 
@@ -691,8 +672,9 @@ TEST(ControllerTest, ASliceDeletedBehindItsBackIsPutBackAfterTheSyncDelay) {
 // else at once, and the watch says so before the controller hears that it was created. The
 // copy's version counts the writes, as an API server's resourceVersion does (the in-process
 // store's first write of a slice is its version "1").
-class RacingStore final : public SliceStore {
+class RacingStore final : public ForwardingSliceStore {
  public:
+  RacingStore() : ForwardingSliceStore(store_) {}
   absl::StatusOr<std::vector<ResourceSlice>> List(const SliceFilter& filter) override {
     ++lists;
     return store_.List(filter);
@@ -715,12 +697,6 @@ class RacingStore final : public SliceStore {
                       const std::string& resource_version) override {
     ++writes_;
     return store_.Delete(name, uid, resource_version);
-  }
-  absl::Status DeleteCollection(const SliceFilter& filter) override {
-    return store_.DeleteCollection(filter);
-  }
-  absl::StatusOr<std::string> NodeUid(const std::string& name) override {
-    return store_.NodeUid(name);
   }
   std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
                                     SliceChangeHandler on_change) override {
