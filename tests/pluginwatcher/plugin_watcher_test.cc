@@ -26,7 +26,33 @@ int CountEntries(const char* folder) {
   return n;
 }
 int OpenFds() { return CountEntries("/proc/self/fd"); }
-int Threads() { return CountEntries("/proc/self/task"); }
+
+std::string ThreadName(const std::filesystem::path& task) {
+  std::string name;
+  std::getline(std::ifstream(task / "comm"), name);
+  return name;
+}
+
+// The threads of ours: a std::thread keeps the process's name, while gRPC names each of its own
+// (timers, executors, a server's pollers) and grows and shrinks those pools as load comes and goes,
+// so they cannot be counted on to come back to a number.
+int Threads() {
+  const std::string process = ThreadName("/proc/self");
+  int n = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    if (ThreadName(task.path()) == process) ++n;
+  }
+  return n;
+}
+
+// Every thread's name, for a failure's message.
+std::string ThreadNames() {
+  std::string names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    absl::StrAppend(&names, names.empty() ? "" : ", ", ThreadName(task.path()));
+  }
+  return names;
+}
 
 TEST_F(PluginWatcherTest, TestPluginRegistration) {
   StartWatcher();
@@ -234,7 +260,7 @@ TEST_F(PluginWatcherTest, PluginComesAndGoes200Times) {
   EXPECT_TRUE(WaitFor([&] { return OpenFds() <= fds_before; }, kWait))
       << OpenFds() << " open descriptors, " << fds_before << " before";
   EXPECT_TRUE(WaitFor([&] { return Threads() <= threads_before; }, kWait))
-      << Threads() << " threads, " << threads_before << " before";
+      << Threads() << " threads, " << threads_before << " before; all: " << ThreadNames();
 }
 
 TEST_F(PluginWatcherTest, StopLeavesPluginsRegisteredAndReleasesEverything) {
@@ -257,7 +283,7 @@ TEST_F(PluginWatcherTest, StopLeavesPluginsRegisteredAndReleasesEverything) {
   EXPECT_TRUE(WaitFor([&] { return OpenFds() <= fds_before; }, kWait))
       << OpenFds() << " open descriptors, " << fds_before << " before";
   EXPECT_TRUE(WaitFor([&] { return Threads() <= threads_before; }, kWait))
-      << Threads() << " threads, " << threads_before << " before";
+      << Threads() << " threads, " << threads_before << " before; all: " << ThreadNames();
 }
 
 }  // namespace
