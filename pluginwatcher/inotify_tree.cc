@@ -33,6 +33,13 @@ bool IsAtOrUnder(const std::string& path, const std::string& dir) {
 
 }  // namespace
 
+bool TreeWalk::Unknown(const std::string& path) const {
+  for (const std::string& folder : unread) {
+    if (IsAtOrUnder(path, folder)) return true;
+  }
+  return false;
+}
+
 InotifyTree::InotifyTree(boost::asio::io_context& context, std::filesystem::path root,
                          InotifyTreeCallbacks callbacks, LoggerPtr logger)
     : root_(std::move(root)),
@@ -56,9 +63,7 @@ absl::Status InotifyTree::Start() {
     Close();
     return ErrnoStatus(error, "failed to watch", root_);
   }
-  SocketSet found;
-  AddTree(root_, found);
-  for (const auto& [path, id] : found) callbacks_.on_socket(path, id);
+  AddAndReportTree(root_);
   Read();
   return absl::OkStatus();
 }
@@ -87,33 +92,51 @@ bool InotifyTree::AddWatch(const std::filesystem::path& dir) {
   return true;
 }
 
-void InotifyTree::AddTree(const std::filesystem::path& dir, SocketSet& found) {
-  if (dir != root_ && !AddWatch(dir)) return;
-  std::error_code ec;
-  std::filesystem::recursive_directory_iterator it(
-      dir, std::filesystem::directory_options::skip_permission_denied, ec);
-  if (ec) {
-    DEVMGR_LOG(log_, err, "Error accessing path", "path", dir.string(), "err", ec.message());
+void InotifyTree::AddTree(const std::filesystem::path& dir, TreeWalk& walk) {
+  if (dir != root_ && !AddWatch(dir)) {
+    walk.unread.push_back(dir.string());
     return;
   }
-  for (; it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    const std::filesystem::path& path = it->path();
-    const bool is_dir = it->is_directory(ec) && !it->is_symlink(ec);
-    if (IsHidden(path)) {
-      if (is_dir) it.disable_recursion_pending();
-      continue;
+  std::vector<std::filesystem::path> folders{dir};
+  while (!folders.empty()) {
+    const std::filesystem::path folder = std::move(folders.back());
+    folders.pop_back();
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      const std::filesystem::path& path = it->path();
+      if (IsHidden(path)) continue;
+      std::error_code type_ec;
+      const std::filesystem::file_type type = it->symlink_status(type_ec).type();
+      if (type_ec) {
+        // What it is cannot be told: a folder, maybe, or a socket.
+        DEVMGR_LOG(log_, err, "Error accessing path", "path", path.string(), "err",
+                   type_ec.message());
+        walk.unread.push_back(path.string());
+        continue;
+      }
+      // Watch a folder before it is listed, so that nothing created in it is missed.
+      if (type == std::filesystem::file_type::directory) {
+        AddWatch(path);
+        folders.push_back(path);
+      } else if (type == std::filesystem::file_type::socket) {
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+          walk.sockets[path.string()] = FileIdOf(st);
+        }
+      }
     }
-    // Watch a folder before the iterator lists it, so that nothing created in it is missed.
-    if (is_dir) {
-      AddWatch(path);
-      continue;
-    }
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
-      found[path.string()] = FileIdOf(st);
+    if (ec) {
+      DEVMGR_LOG(log_, err, "Error accessing path", "path", folder.string(), "err", ec.message());
+      walk.unread.push_back(folder.string());
     }
   }
-  if (ec) DEVMGR_LOG(log_, err, "Error walking folder", "path", dir.string(), "err", ec.message());
+}
+
+void InotifyTree::AddAndReportTree(const std::filesystem::path& dir) {
+  TreeWalk walk;
+  AddTree(dir, walk);
+  for (const auto& [path, id] : walk.sockets) callbacks_.on_socket(path, id);
 }
 
 void InotifyTree::RemoveWatches(const std::string& dir) {
@@ -177,9 +200,7 @@ void InotifyTree::HandleEvents(size_t bytes) {
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) continue;  // already gone again; its delete follows
     if (S_ISDIR(st.st_mode)) {
-      SocketSet found;
-      AddTree(path, found);
-      for (const auto& [socket, id] : found) callbacks_.on_socket(socket, id);
+      AddAndReportTree(path);
     } else if (S_ISSOCK(st.st_mode)) {
       callbacks_.on_socket(path.string(), FileIdOf(st));
     }
@@ -191,9 +212,9 @@ void InotifyTree::HandleEvents(size_t bytes) {
 void InotifyTree::Rescan() {
   DEVMGR_LOG(log_, info, "Plugin watcher event queue overflowed, rescanning", "path",
              root_.string());
-  SocketSet found;
-  AddTree(root_, found);
-  callbacks_.on_rescan(found);
+  TreeWalk walk;
+  AddTree(root_, walk);
+  callbacks_.on_rescan(walk);
 }
 
 void InotifyTree::RecreateRoot() {
@@ -207,9 +228,7 @@ void InotifyTree::RecreateRoot() {
                "err", ec.message());
     return;
   }
-  SocketSet found;
-  AddTree(root_, found);
-  for (const auto& [path, id] : found) callbacks_.on_socket(path, id);
+  AddAndReportTree(root_);
 }
 
 }  // namespace devmgr::pluginwatcher

@@ -6,7 +6,9 @@
 // neither a socket nor a folder. Symbolic links are not followed. A folder that appears is watched
 // and walked; a folder that leaves takes everything under it along. If the tree's root itself is
 // deleted, it reports the root as removed, creates it again and watches it anew. When the kernel's
-// event queue overflows, it walks the whole tree again and reports the complete set of sockets.
+// event queue overflows, it walks the whole tree again and reports the set of sockets it found
+// with the folders it could not read. A folder that cannot be read is logged and the walk goes on
+// with the rest of the tree (upstream's walk does the same).
 #pragma once
 
 #include <sys/types.h>
@@ -37,13 +39,23 @@ struct FileId {
 // Sockets by absolute path.
 using SocketSet = std::map<std::string, FileId>;
 
+// What a walk of the tree found: the sockets, and the folders it could not read, whose sockets
+// (if any) are unknown.
+struct TreeWalk {
+  SocketSet sockets;
+  std::vector<std::string> unread;
+  // `path` lies at or under a folder the walk could not read.
+  bool Unknown(const std::string& path) const;
+};
+
 struct InotifyTreeCallbacks {
   // A socket is at `path` (created, moved in, or found by a walk). May repeat for one socket.
   std::function<void(const std::string& path, const FileId& id)> on_socket;
   // `path` and everything under it are gone (deleted or moved away).
   std::function<void(const std::string& path)> on_removed;
-  // Events were lost: `sockets` is now everything in the tree.
-  std::function<void(const SocketSet& sockets)> on_rescan;
+  // Events were lost: `walk` holds every socket in the tree, but for those under the folders
+  // it could not read.
+  std::function<void(const TreeWalk& walk)> on_rescan;
 };
 
 // Threading: every method, and every callback, runs on the thread that runs `context` (the loop).
@@ -64,8 +76,10 @@ class InotifyTree {
   void Close();
 
  private:
-  // Watches `dir` and the folders under it and collects the sockets there.
-  void AddTree(const std::filesystem::path& dir, SocketSet& found);
+  // Watches `dir` and the folders under it and collects the sockets there into `walk`.
+  void AddTree(const std::filesystem::path& dir, TreeWalk& walk);
+  // AddTree, each socket found reported through on_socket.
+  void AddAndReportTree(const std::filesystem::path& dir);
   bool AddWatch(const std::filesystem::path& dir);
   // Forgets the watches at and under `dir`, which has moved away.
   void RemoveWatches(const std::string& dir);

@@ -61,7 +61,7 @@ absl::Status WatcherImpl::Start() {
       InotifyTreeCallbacks{
           [this](const std::string& path, const FileId& id) { OnSocket(path, id); },
           [this](const std::string& path) { OnRemoved(path); },
-          [this](const SocketSet& sockets) { OnRescan(sockets); },
+          [this](const TreeWalk& walk) { OnRescan(walk); },
       },
       options_.logger);
   {
@@ -149,12 +149,14 @@ void WatcherImpl::OnRemoved(const std::string& path) {
   RequestReconcileLocked();
 }
 
-void WatcherImpl::OnRescan(const SocketSet& sockets) {
+void WatcherImpl::OnRescan(const TreeWalk& walk) {
   absl::MutexLock lock(&mu_);
+  // A plugin under a folder the walk could not read is kept: its socket may well be there.
   for (auto it = desired_.begin(); it != desired_.end();) {
-    it = sockets.contains(it->first) ? std::next(it) : desired_.erase(it);
+    const bool kept = walk.sockets.contains(it->first) || walk.Unknown(it->first);
+    it = kept ? std::next(it) : desired_.erase(it);
   }
-  for (const auto& [path, id] : sockets) AddOrUpdateDesiredLocked(path, id);
+  for (const auto& [path, id] : walk.sockets) AddOrUpdateDesiredLocked(path, id);
   RequestReconcileLocked();
 }
 

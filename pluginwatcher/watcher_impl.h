@@ -58,7 +58,7 @@ class WatcherImpl final : public Watcher {
   // inotify callbacks (loop thread).
   void OnSocket(const std::string& path, const FileId& id) ABSL_LOCKS_EXCLUDED(mu_);
   void OnRemoved(const std::string& path) ABSL_LOCKS_EXCLUDED(mu_);
-  void OnRescan(const SocketSet& sockets) ABSL_LOCKS_EXCLUDED(mu_);
+  void OnRescan(const TreeWalk& walk) ABSL_LOCKS_EXCLUDED(mu_);
   void AddOrUpdateDesiredLocked(const std::string& path, const FileId& id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

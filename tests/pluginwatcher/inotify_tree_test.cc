@@ -2,13 +2,17 @@
 // be made to overflow before anything reads it.
 #include "pluginwatcher/inotify_tree.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -34,6 +38,40 @@ void MakeSocketFile(const std::filesystem::path& path) {
   ::close(fd);
 }
 
+// UnreachableFolder: a chain of folders under `parent` whose last one has a path longer than the
+// kernel takes (PATH_MAX), made one level at a time relative to the one above: nobody can open it
+// by its path, root included. Removed the same way at the end.
+class UnreachableFolder {
+ public:
+  explicit UnreachableFolder(const std::filesystem::path& parent) : path_(parent) {
+    int fd = ::open(parent.c_str(), O_DIRECTORY | O_CLOEXEC);
+    EXPECT_GE(fd, 0) << parent;
+    while (fd >= 0 && path_.string().size() < PATH_MAX) {
+      EXPECT_EQ(::mkdirat(fd, kLevel.c_str(), 0755), 0) << path_;
+      levels_.push_back(fd);
+      fd = ::openat(fd, kLevel.c_str(), O_DIRECTORY | O_CLOEXEC);
+      path_ /= kLevel;
+    }
+    if (fd >= 0) ::close(fd);
+  }
+  ~UnreachableFolder() {
+    // levels_[i] holds level i: remove from the deepest up.
+    for (auto it = levels_.rbegin(); it != levels_.rend(); ++it) {
+      ::unlinkat(*it, kLevel.c_str(), AT_REMOVEDIR);
+      ::close(*it);
+    }
+  }
+  UnreachableFolder(const UnreachableFolder&) = delete;
+  UnreachableFolder& operator=(const UnreachableFolder&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  inline static const std::string kLevel = std::string(200, 'd');
+  std::filesystem::path path_;
+  std::vector<int> levels_;
+};
+
 class InotifyTreeTest : public ::testing::Test {
  protected:
   std::filesystem::path Root() const { return dir_.Sub("plugins_registry"); }
@@ -44,7 +82,7 @@ class InotifyTreeTest : public ::testing::Test {
         InotifyTreeCallbacks{
             [this](const std::string& path, const FileId&) { sockets_.push_back(path); },
             [this](const std::string& path) { removed_.push_back(path); },
-            [this](const SocketSet& sockets) { rescans_.push_back(sockets); },
+            [this](const TreeWalk& walk) { rescans_.push_back(walk); },
         },
         nullptr);
     ASSERT_TRUE(tree_->Start().ok());
@@ -61,6 +99,20 @@ class InotifyTreeTest : public ::testing::Test {
     return true;
   }
 
+  // OverflowTheQueue makes more events than the kernel queues (16384 by default) while nothing
+  // reads them.
+  void OverflowTheQueue() {
+    std::ifstream max_events_file("/proc/sys/fs/inotify/max_queued_events");
+    int max_events = 16384;
+    max_events_file >> max_events;
+    // Each rename is two events (moved from, moved to).
+    std::ofstream(Root() / "f0") << "x";
+    for (int i = 0; i <= max_events / 2; ++i) {
+      std::filesystem::rename(Root() / absl::StrCat("f", i % 2),
+                              Root() / absl::StrCat("f", (i + 1) % 2));
+    }
+  }
+
   bool Seen(const std::vector<std::string>& paths, const std::filesystem::path& path) const {
     return std::find(paths.begin(), paths.end(), path.string()) != paths.end();
   }
@@ -69,7 +121,7 @@ class InotifyTreeTest : public ::testing::Test {
   boost::asio::io_context context_;
   std::vector<std::string> sockets_;
   std::vector<std::string> removed_;
-  std::vector<SocketSet> rescans_;
+  std::vector<TreeWalk> rescans_;
   std::unique_ptr<InotifyTree> tree_;  // last: closes before the context goes
 };
 
@@ -112,22 +164,44 @@ TEST_F(InotifyTreeTest, RescansWhenTheQueueOverflows) {
   std::filesystem::create_directories(Root());
   MakeSocketFile(Root() / "a.sock");
   StartTree();
-  // Nothing reads while these happen: more events than the kernel queues (16384 by default).
+  // Nothing reads while these happen.
   std::filesystem::remove(Root() / "a.sock");
   MakeSocketFile(Root() / "b.sock");
-  std::ifstream max_events_file("/proc/sys/fs/inotify/max_queued_events");
-  int max_events = 16384;
-  max_events_file >> max_events;
-  // Each rename is two events (moved from, moved to).
-  std::ofstream(Root() / "f0") << "x";
-  for (int i = 0; i <= max_events / 2; ++i) {
-    std::filesystem::rename(Root() / absl::StrCat("f", i % 2),
-                            Root() / absl::StrCat("f", (i + 1) % 2));
-  }
+  OverflowTheQueue();
   ASSERT_TRUE(RunUntil([&] { return !rescans_.empty(); }));
-  const SocketSet& now = rescans_.back();
-  ASSERT_EQ(now.size(), 1u);
-  EXPECT_EQ(now.begin()->first, (Root() / "b.sock").string());
+  const TreeWalk& now = rescans_.back();
+  ASSERT_EQ(now.sockets.size(), 1u);
+  EXPECT_EQ(now.sockets.begin()->first, (Root() / "b.sock").string());
+  EXPECT_TRUE(now.unread.empty());
+}
+
+// A folder that cannot be read (nor its type told, here) is logged and named in the rescan's
+// result, so that the plugins under it are not taken for gone; the walk goes on with the rest of
+// the tree (it stopped there, and a rescan then dropped every plugin it had not reached yet).
+TEST_F(InotifyTreeTest, AFolderThatCannotBeReadIsReportedAndTheWalkGoesOn) {
+  std::vector<std::string> expected;
+  for (const char* name : {"a", "b", "c", "d", "e", "f", "g", "h"}) {
+    std::filesystem::create_directories(Root() / name);
+    MakeSocketFile(Root() / name / "p.sock");
+    expected.push_back((Root() / name / "p.sock").string());
+  }
+  std::filesystem::create_directories(Root() / "m");
+  const UnreachableFolder deep(Root() / "m");
+  StartTree();
+  std::sort(sockets_.begin(), sockets_.end());
+  EXPECT_EQ(sockets_, expected);
+
+  OverflowTheQueue();
+  ASSERT_TRUE(RunUntil([&] { return !rescans_.empty(); }));
+  const TreeWalk& now = rescans_.back();
+  std::vector<std::string> found;
+  for (const auto& [path, id] : now.sockets) found.push_back(path);
+  EXPECT_EQ(found, expected);
+  EXPECT_EQ(now.unread, std::vector<std::string>{deep.path().string()});
+  EXPECT_TRUE(now.Unknown((deep.path() / "q.sock").string()));
+  EXPECT_TRUE(now.Unknown(deep.path().string()));
+  EXPECT_FALSE(now.Unknown((Root() / "a" / "p.sock").string()));
+  EXPECT_FALSE(now.Unknown(deep.path().string() + "x/q.sock"));
 }
 
 TEST_F(InotifyTreeTest, RootDeletedIsCreatedAgain) {
