@@ -50,7 +50,7 @@ absl::Status ValidateSocketPath(const std::filesystem::path& path) {
 }
 
 std::string UnixTarget(const std::filesystem::path& path) {
-  std::string target = "unix://";
+  std::string target = path.is_absolute() ? "unix://" : "unix:";
   for (const char c : path.native()) {
     // gRPC parses the target as a URI: it decodes %XX in the path and ends it at '?' or '#'.
     if (c == '%' || c == '?' || c == '#') {

@@ -18,8 +18,9 @@ inline constexpr size_t kMaxUnixSocketPathBytes = 107;
 // kMaxUnixSocketPathBytes long.
 absl::Status ValidateSocketPath(const std::filesystem::path& path);
 
-// UnixTarget is the gRPC target for a socket path: "unix://" + the absolute path, with '%', '?'
-// and '#' percent-encoded so that gRPC's URI parsing gives back the path as it is.
+// UnixTarget is the gRPC target for a socket path: "unix://" + an absolute path, "unix:" + a path
+// relative to the working folder, with '%', '?' and '#' percent-encoded so that gRPC's URI
+// parsing gives back the path as it is.
 std::string UnixTarget(const std::filesystem::path& path);
 
 // IsSocket: `path` itself (not a symlink's target) is a unix socket.

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "common/plugin_channel.h"
 #include "common/status.h"
 #include "common/unix_socket.h"
 #include "devicemanager/device_snapshot.h"
@@ -131,19 +132,10 @@ absl::StatusOr<EndpointSharedPtr> EndpointImpl::Connect(std::string resource_nam
   std::shared_ptr<EndpointImpl> endpoint(
       new EndpointImpl(std::move(resource_name), std::move(socket), options, callbacks));
 
-  grpc::ChannelArguments args;
+  grpc::ChannelArguments args = PluginChannelArguments();
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
-  // As the kubelet's dial: the authority of a unix socket peer is "localhost".
-  args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, "localhost");
-  // A connection of its own, as each of the kubelet's dials: gRPC otherwise shares one per
-  // target across channels, and a plugin's new instance at the same path would be reached
-  // through the old instance's connection while that one still serves.
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetInt(GRPC_ARG_TCP_READ_CHUNK_SIZE, kReadChunkBytes);
   args.SetInt(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, kMaxReadChunkBytes);
-  // Channelz keeps a node and a trace of events per channel and subchannel (about 3 KiB per
-  // endpoint); nothing here serves channelz.
-  args.SetInt(GRPC_ARG_ENABLE_CHANNELZ, 0);
   endpoint->channel_ = grpc::CreateCustomChannel(UnixTarget(endpoint->socket_path()),
                                                  grpc::InsecureChannelCredentials(), args);
 

@@ -2,8 +2,9 @@
 
 #include <utility>
 
-#include "absl/strings/str_cat.h"
+#include "common/plugin_channel.h"
 #include "common/status.h"
+#include "common/unix_socket.h"
 #include "dra/api_versions.h"
 #include "dra/v1/api.grpc.pb.h"
 #include "dra/v1beta1/api.grpc.pb.h"
@@ -45,16 +46,9 @@ DriverClient::DriverClient(std::string driver_name, std::string endpoint, std::s
       service_(std::move(service)),
       call_timeout_(call_timeout),
       metrics_(metrics) {
-  grpc::ChannelArguments args;
-  // As the kubelet's client: the authority of a unix socket peer is "localhost".
-  args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, "localhost");
-  args.SetInt(GRPC_ARG_ENABLE_CHANNELZ, 0);
-  // A connection of its own (EndpointImpl says why): a driver's new instance at the same path
-  // is not reached through the old one's connection.
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  // "unix:" with the path as given, absolute or (as a driver may name it) relative.
-  channel_ = grpc::CreateCustomChannel(absl::StrCat("unix:", endpoint_),
-                                       grpc::InsecureChannelCredentials(), args);
+  // The path as given, absolute or (as a driver may name it) relative.
+  channel_ = grpc::CreateCustomChannel(UnixTarget(endpoint_), grpc::InsecureChannelCredentials(),
+                                       PluginChannelArguments());
   // Connect now, so that a driver that is not there shows early (upstream's conn.Connect()).
   channel_->GetState(/*try_to_connect=*/true);
 }

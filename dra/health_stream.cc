@@ -4,8 +4,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
+#include "common/plugin_channel.h"
 #include "common/status.h"
+#include "common/unix_socket.h"
 #include "dra-health/v1/api.grpc.pb.h"
 #include "dra-health/v1alpha1/api.grpc.pb.h"
 #include "dra/api_versions.h"
@@ -14,13 +15,8 @@ namespace devmgr::dra {
 namespace {
 
 std::shared_ptr<grpc::Channel> Dial(const std::string& endpoint) {
-  grpc::ChannelArguments args;
-  // As DriverClient: the authority of a unix socket peer is "localhost", a connection of its own.
-  args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, "localhost");
-  args.SetInt(GRPC_ARG_ENABLE_CHANNELZ, 0);
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(absl::StrCat("unix:", endpoint),
-                                   grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(UnixTarget(endpoint), grpc::InsecureChannelCredentials(),
+                                   PluginChannelArguments());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/plugin_channel.h"
 #include "common/status.h"
 #include "common/unix_socket.h"
 
@@ -39,10 +40,7 @@ RegistrationClient::RegistrationClient(std::filesystem::path socket_path)
     : socket_path_(std::move(socket_path)) {}
 
 absl::Status RegistrationClient::Dial(absl::Duration timeout) {
-  grpc::ChannelArguments args;
-  // A private subchannel: gRPC otherwise shares connections per target across channels, and a
-  // socket re-created at the same path must get a fresh connection, not one in back-off.
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  grpc::ChannelArguments args = PluginChannelArguments();
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   // A socket appears when the plugin binds it, a moment before it listens: retry within the dial
   // timeout after 100 ms rather than after gRPC's default first back-off of 1 s.

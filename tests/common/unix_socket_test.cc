@@ -45,6 +45,8 @@ TEST(UnixSocketTest, ValidatesPaths) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(UnixTarget("/run/a.sock"), "unix:///run/a.sock");
   EXPECT_EQ(UnixTarget("/run/%2E?x#y.sock"), "unix:///run/%252E%3Fx%23y.sock");
+  // A path relative to the working folder, as a DRA driver may name its endpoint.
+  EXPECT_EQ(UnixTarget("run/a?.sock"), "unix:run/a%3F.sock");
 }
 
 TEST(UnixSocketTest, RemovesOnlySockets) {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "common/plugin_channel.h"
 #include "common/status.h"
 #include "common/unix_socket.h"
 #include "pluginregistration/v1/api.grpc.pb.h"
@@ -22,9 +23,8 @@ std::chrono::system_clock::time_point In(std::chrono::milliseconds d) {
 // moment before its server listens, so retries come quickly instead of after gRPC's default
 // one-second back-off.
 std::shared_ptr<grpc::Channel> Dial(const std::filesystem::path& socket) {
-  grpc::ChannelArguments args;
+  grpc::ChannelArguments args = PluginChannelArguments();  // as the device manager's dial
   args.SetMaxReceiveMessageSize(-1);  // 100,000 devices are more than the 4 MiB default
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // as the device manager's dial
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -169,6 +170,32 @@ TEST(DriverRegistryTest, ANewInstanceAtTheSameSocketIsReachedWhileTheOldOneStill
   ASSERT_TRUE((*new_client)->NodePrepareResources(OneClaim("uid-2")).ok());
   EXPECT_EQ(new_driver.prepare_calls(), 1);
   EXPECT_EQ(old_driver.prepare_calls(), 1);
+}
+
+// Endpoints whose names gRPC's URI parsing would read as another path ("%2E%2E%2F" decodes to
+// "../", '?' and '#' end a URI's path) are reached at the path as named, never at the other.
+TEST(DriverRegistryTest, EndpointNamesThatDecodeToAnotherPathReachTheirOwnSocket) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.Sub("plugins"));
+  std::filesystem::create_directories(dir.Sub("out"));
+  FakeDriver decoy_outside(dir.Sub("out/p.sock").string());
+  FakeDriver decoy_cut(dir.Sub("plugins/x").string());
+  ASSERT_TRUE(decoy_outside.started());
+  ASSERT_TRUE(decoy_cut.started());
+  for (const char* name : {"%2E%2E%2Fout%2Fp.sock", "x?y.sock", "x#y.sock"}) {
+    SCOPED_TRACE(name);
+    const std::string socket = (dir.Sub("plugins") / name).string();
+    FakeDriver driver(socket);
+    ASSERT_TRUE(driver.started());
+    DriverRegistry registry;
+    ASSERT_TRUE(registry.RegisterPlugin(kPluginA, socket, {"v1.DRAPlugin"}).ok());
+    auto client = registry.Get(kPluginA);
+    ASSERT_TRUE(client.ok());
+    EXPECT_TRUE((*client)->NodePrepareResources(OneClaim("uid-1")).ok());
+    EXPECT_EQ(driver.prepare_calls(), 1);
+  }
+  EXPECT_EQ(decoy_outside.prepare_calls(), 0);
+  EXPECT_EQ(decoy_cut.prepare_calls(), 0);
 }
 
 // The calls reach the driver through the service chosen, and come back as v1 messages.
