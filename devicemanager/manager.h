@@ -135,11 +135,19 @@ class Manager {
   // thread until Stop returns.
   virtual absl::Status Start(ActivePodsFn active_pods, SourcesReadyFn sources_ready) = 0;
 
-  // Stop stops serving kubelet.sock, waits for registrations in flight (bounded by their
-  // deadlines), ends every ListAndWatch stream and waits for it, and writes the checkpoint.
-  // Blocks. Idempotent; safe without Start. No change callback runs after it returns. Not
-  // from a change callback (it joins the thread those run on).
+  // Stop stops serving kubelet.sock and waits for registrations in flight, cut short
+  // (StopRegistrations), ends every ListAndWatch stream and waits for it, and writes the
+  // checkpoint. Blocks. Idempotent; safe without Start. No change callback runs after it returns.
+  // Not from a change callback (it joins the thread those run on).
   virtual void Stop() = 0;
+
+  // StopRegistrations is Stop's first part, for a host that stops its plugin watcher next: it
+  // stops serving kubelet.sock, refuses every registration from then on (kubelet.sock's and
+  // RegisterPlugin's), cuts the dials and handshakes in flight short and waits for the
+  // registrations under way to end. Plugins already connected keep their streams. Without it a
+  // watcher's Stop waits for a handler call that a plugin which never answers holds (up to
+  // dial_timeout and plugin_call_timeout). Blocks briefly. Idempotent; safe without Start.
+  virtual void StopRegistrations() = 0;
 
   // GetCapacity reports capacity and allocatable of every live resource and removes resources
   // whose grace period has expired (reported once in `removed`; the checkpoint is rewritten).

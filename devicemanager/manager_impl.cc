@@ -65,7 +65,7 @@ std::filesystem::path ManagerImpl::KubeletSocket() const {
 absl::Status ManagerImpl::Start(ActivePodsFn active_pods, SourcesReadyFn sources_ready) {
   {
     absl::MutexLock lock(&mu_);
-    if (started_ || stopping_)
+    if (started_ || stopping_ || registrations_ != Registrations::kOpen)
       return absl::FailedPreconditionError("device manager already started");
     started_ = true;
     active_pods_ = std::move(active_pods);
@@ -111,6 +111,29 @@ absl::Status ManagerImpl::Start(ActivePodsFn active_pods, SourcesReadyFn sources
   return absl::OkStatus();
 }
 
+void ManagerImpl::StopRegistrations() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (registrations_ != Registrations::kOpen) {
+      // Another caller is at it: return once it is done, as if this call had done it.
+      mu_.Await(absl::Condition(
+          +[](Registrations* state) { return *state == Registrations::kStopped; },
+          &registrations_));
+      return;
+    }
+    registrations_ = Registrations::kStopping;
+  }
+  connect_cancelled_ = true;
+  // kubelet.sock's Register calls in flight are answered by connect threads, and the watcher's
+  // RegisterPlugin calls by its workers; both give up quickly now.
+  if (server_ != nullptr) server_->Shutdown(kServerShutdownGrace);
+  connect_pool_.join();
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](int* calls) { return *calls == 0; }, &registrations_in_flight_));
+  registrations_ = Registrations::kStopped;
+}
+
 void ManagerImpl::Stop() {
   {
     absl::MutexLock lock(&mu_);
@@ -118,10 +141,7 @@ void ManagerImpl::Stop() {
     stopping_ = true;
     if (!started_) return;
   }
-  connect_cancelled_ = true;
-  // Register calls in flight are answered by connect threads, which give up quickly now.
-  if (server_ != nullptr) server_->Shutdown(kServerShutdownGrace);
-  connect_pool_.join();
+  StopRegistrations();
 
   // Every client goes through the disconnected path, as upstream's server.Stop does. Its
   // devices become unhealthy, but the checkpoint writes from now on keep them as the plugins
@@ -592,15 +612,21 @@ absl::Status ManagerImpl::RegisterPlugin(absl::string_view resource_name,
                                          const std::vector<std::string>& /*versions*/) {
   {
     absl::MutexLock lock(&mu_);
-    if (!started_ || stopping_) {
+    if (!started_ || stopping_ || registrations_ != Registrations::kOpen) {
       return absl::FailedPreconditionError("the device manager is not running");
     }
+    ++registrations_in_flight_;
   }
   absl::StatusOr<std::filesystem::path> socket = ResolveProbeSocket(endpoint);
-  if (!socket.ok()) return socket.status();
-  DEVMGR_LOG(options_.logger, info, "Registering plugin at endpoint", "plugin", resource_name,
-             "endpoint", socket->string());
-  return ConnectPlugin(std::string(resource_name), *socket);
+  absl::Status status = socket.status();
+  if (socket.ok()) {
+    DEVMGR_LOG(options_.logger, info, "Registering plugin at endpoint", "plugin", resource_name,
+               "endpoint", socket->string());
+    status = ConnectPlugin(std::string(resource_name), *socket);
+  }
+  absl::MutexLock lock(&mu_);
+  --registrations_in_flight_;
+  return status;
 }
 
 void ManagerImpl::DeRegisterPlugin(absl::string_view resource_name, absl::string_view endpoint) {

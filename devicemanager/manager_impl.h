@@ -51,6 +51,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
 
   absl::Status Start(ActivePodsFn active_pods, SourcesReadyFn sources_ready) override;
   void Stop() override;
+  void StopRegistrations() override;
   CapacityResult GetCapacity() override;
   ResourceDevices GetAllocatableDevices() const override;
   DeviceMap GetAllocatableDevices(absl::string_view resource_name) const override;
@@ -269,12 +270,16 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // Null when options_.checkpoint_store is given; otherwise a FileStore in plugin_dir.
   const CheckpointStorePtr own_store_;
   CheckpointStore& store_;
-  // Set by Stop before anything else, so that dials in progress give up early.
+  // Set by StopRegistrations before anything else, so that dials in progress give up early.
   std::atomic<bool> connect_cancelled_{false};
 
   mutable absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  enum class Registrations { kOpen, kStopping, kStopped };
+  Registrations registrations_ ABSL_GUARDED_BY(mu_) = Registrations::kOpen;
+  // RegisterPlugin calls (the plugin watcher's) between their check and their end.
+  int registrations_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   // Taken by Stop as it marks every device unhealthy: the registered devices of every later
   // checkpoint write, so that the file keeps them as the plugins last reported them.
   std::optional<RegisteredSnapshot> registered_at_stop_ ABSL_GUARDED_BY(mu_);

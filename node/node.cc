@@ -409,6 +409,9 @@ void Node::Stop() {
   // No health report reaches the PodResources notifier once its server is going.
   if (s.dra != nullptr) s.dra->drivers().StopHealthStreams();
   if (s.podresources != nullptr) s.podresources->Shutdown();
+  // A plugin handler call that a hung plugin holds gives up at once, so the watcher's Stop
+  // need not wait it out.
+  if (s.manager != nullptr) s.manager->StopRegistrations();
   if (s.watcher != nullptr) s.watcher->Stop();
   // After the watcher, whose DRA handler kicks it; a pass that runs finishes first.
   s.claim_sync.reset();

@@ -691,6 +691,47 @@ TEST_F(ManagerTest, StopWhileStreamsAreActive) {
   manager_.reset();
 }
 
+// StopRegistrations, Stop's first part, for a host that stops its plugin watcher next: a
+// RegisterPlugin call held by a plugin that never answers gives up at once (its deadline is an
+// hour here), later registrations are refused on both paths, and a plugin already connected
+// keeps its stream until Stop.
+TEST_F(ManagerTest, StopRegistrationsCutsHandshakesShortAndKeepsConnectedPlugins) {
+  ManagerOptions options = Options();
+  options.plugin_call_timeout = absl::Hours(1);
+  StartManager(options);
+  PluginPtr served = StartPlugin("served.sock", kResource1, {MakeDevice("a")});
+  ASSERT_TRUE(served->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+  PluginPtr hung =
+      StartPlugin("hung.sock", kResource2, {MakeDevice("x")}, {.hang_get_options = true});
+  absl::Status hung_status;
+  std::thread registering([&] {
+    hung_status = manager_->RegisterPlugin(kResource2, hung->socket().string(), {"v1beta1"});
+  });
+  ASSERT_TRUE(WaitFor([&] { return hung->get_options_calls() == 1; }));
+
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    manager_->StopRegistrations();
+    stopped = true;
+  });
+  EXPECT_TRUE(WaitFor([&] { return stopped.load(); })) << "waited for the hung plugin";
+  stopper.join();
+  registering.join();
+  EXPECT_EQ(hung_status.code(), absl::StatusCode::kCancelled) << hung_status;
+
+  PluginPtr late = StartPlugin("late.sock", kResource2, {MakeDevice("y")});
+  EXPECT_FALSE(late->Register(KubeletSocket(), absl::Seconds(1)).ok());
+  EXPECT_EQ(manager_->RegisterPlugin(kResource2, late->socket().string(), {"v1beta1"}).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Capacity(kResource2), -1);
+  served->SetDevices({MakeDevice("a"), MakeDevice("b")});
+  EXPECT_TRUE(WaitForCapacity(kResource1, 2, 2));
+  manager_->StopRegistrations();  // idempotent
+  manager_->Stop();
+  EXPECT_TRUE(WaitFor([&] { return served->open_streams() == 0; }));
+}
+
 TEST_F(ManagerTest, TestCheckpointRestoresAndKeepsAllocations) {
   // A checkpoint a kubelet wrote: one allocation and one registered resource.
   checkpoint::CheckpointData written;

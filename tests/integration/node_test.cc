@@ -8,11 +8,14 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "devicemanager/manager.h"
 #include "deviceplugin/plugin.h"
 #include "node/device_plugin_handler.h"
 #include "pluginwatcher/watcher.h"
+#include "tests/pluginwatcher/fake_registration_plugin.h"
+#include "tests/testlib/fake_device_plugin.h"
 #include "tests/testlib/pods.h"
 #include "tests/testlib/subprocess.h"
 #include "tests/testlib/temp_dir.h"
@@ -139,6 +142,40 @@ TEST_F(NodeTest, TestNewManagerImplStartProbeMode) {
   watcher_->Stop();
   manager_->Stop();
   manager_->Stop();
+}
+
+// A plugin found in plugins_registry that never answers GetDevicePluginOptions holds the
+// watcher's handler call for the plugin call timeout (30 s, after a dial of up to 10 s). Stopped
+// in the order EMBEDDING.md gives (the Manager's registrations, the watcher, the Manager), the
+// node does not wait it out: the handshake is cut short. Before StopRegistrations, the watcher's
+// Stop waited the 30 s.
+TEST_F(NodeTest, StoppingDoesNotWaitOutAHungPluginsHandshake) {
+  StartManager();
+  StartWatcher();
+  std::filesystem::create_directories(root_.Sub("plugins/hung"));
+  testing::FakeDevicePlugin hung(root_.Sub("plugins/hung/dp.sock"), kResource,
+                                 testing::MakeDevices(1), {.hang_get_options = true});
+  ASSERT_TRUE(hung.Start().ok());
+  pluginregistration::PluginInfo info;
+  info.set_type(pluginwatcher::kDevicePlugin);
+  info.set_name(kResource);
+  info.set_endpoint(root_.Sub("plugins/hung/dp.sock").string());
+  info.add_supported_versions("v1beta1");
+  testing::FakeRegistrationPlugin registrar(RegistryDir() / "hung.sock", info);
+  ASSERT_TRUE(registrar.Serve().ok());
+  ASSERT_TRUE(WaitFor([&] { return hung.get_options_calls() == 1; }));
+
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    manager_->StopRegistrations();
+    watcher_->Stop();
+    manager_->Stop();
+    stopped = true;
+  });
+  EXPECT_TRUE(WaitFor([&] { return stopped.load(); })) << "still waiting on the hung plugin";
+  stopper.join();
+  EXPECT_EQ(hung.get_options_calls(), 1);
+  EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
 }
 
 TEST_F(NodeTest, SdkPluginRegistersOnKubeletSocketAndFollowsHealth) {
