@@ -1,7 +1,6 @@
 #include "deviceplugin/plugin.h"
 
 #include <grpcpp/grpcpp.h>
-#include <sys/stat.h>
 
 #include <chrono>
 #include <system_error>
@@ -10,6 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/errno_status.h"
+#include "common/file_id.h"
+#include "common/placed_socket.h"
 #include "common/status.h"
 #include "common/unix_socket.h"
 #include "deviceplugin/device_plugin_service.h"
@@ -21,24 +22,6 @@ namespace {
 
 constexpr char kApiVersion[] = "v1beta1";
 constexpr char kDevicePluginType[] = "DevicePlugin";
-
-// FileId tells a file apart from a re-created one at the same path. The change time is part of
-// it because file systems reuse a freed inode number at once.
-struct FileId {
-  dev_t dev = 0;
-  ino_t ino = 0;
-  int64_t ctime_ns = 0;
-  bool operator==(const FileId&) const = default;
-  // The same file, changed since or not.
-  bool Same(const FileId& other) const { return dev == other.dev && ino == other.ino; }
-};
-
-std::optional<FileId> StatId(const std::filesystem::path& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
-  return FileId{st.st_dev, st.st_ino,
-                static_cast<int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec};
-}
 
 bool IsAlnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
@@ -73,7 +56,11 @@ struct Plugin::Endpoint {
   std::unique_ptr<DevicePluginService> service;
   std::unique_ptr<RegistryService> registry;
   std::unique_ptr<grpc::Server> server;
-  std::optional<FileId> socket_id;           // our socket, as bound
+  // Our socket at `socket`, once placed there.
+  std::optional<PlacedSocket> placed;
+  std::optional<FileId> socket_id() const {
+    return placed.has_value() ? placed->id() : std::nullopt;
+  }
   std::optional<FileId> registered_kubelet;  // kubelet.sock at the last successful Register
   // Another process's socket at the path that nobody answered on at the last check: taken back
   // only if still so at the next (another program's socket bound but not listening yet looks the
@@ -198,8 +185,8 @@ absl::Status Plugin::StartServer(Endpoint& endpoint) {
   }
   // Bound under a temporary name and moved into place: stopping, the server unlinks only that
   // name, never a socket another instance has put at the path since.
-  const std::filesystem::path bound = TemporarySocketPath(endpoint.socket);
-  if (status.ok()) status = ValidateSocketPath(bound);
+  PlacedSocket placed(endpoint.socket);
+  if (status.ok()) status = ValidateSocketPath(placed.bind_path());
   if (!status.ok()) {
     DEVMGR_LOG(options_.logger, err, "Cannot serve device plugin", "resourceName",
                ResourceName(endpoint.device_type), "err", status);
@@ -209,7 +196,7 @@ absl::Status Plugin::StartServer(Endpoint& endpoint) {
       endpoint.device_type, options_.hooks, options_.cdi, hook_loop_, options_.logger);
   endpoint.service->Update(endpoint.devices);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(UnixTarget(bound), grpc::InsecureServerCredentials());
+  builder.AddListeningPort(UnixTarget(placed.bind_path()), grpc::InsecureServerCredentials());
   builder.RegisterService(endpoint.service.get());
   if (options_.registration == RegistrationMode::kPluginsRegistry) {
     pluginregistration::PluginInfo info;
@@ -228,19 +215,10 @@ absl::Status Plugin::StartServer(Endpoint& endpoint) {
   if (endpoint.server == nullptr) {
     endpoint.service.reset();
     endpoint.registry.reset();
-    status = absl::UnavailableError(absl::StrCat("cannot listen on ", bound.string()));
+    status = absl::UnavailableError(absl::StrCat("cannot listen on ", placed.bind_path().string()));
   } else {
-    const std::optional<FileId> bound_id = StatId(bound);
-    status = MoveSocketInto(bound, endpoint.socket);
-    // Taken again at the path: the rename changed the time in the id.
-    const std::optional<FileId> placed = StatId(endpoint.socket);
-    if (status.ok() && bound_id.has_value() && placed.has_value() && placed->Same(*bound_id)) {
-      endpoint.socket_id = placed;
-    }
-    if (status.ok() && !endpoint.socket_id.has_value()) {
-      status = absl::AbortedError(absl::StrCat("another process replaced the socket just moved to ",
-                                               endpoint.socket.string()));
-    }
+    status = placed.Place();
+    if (status.ok()) endpoint.placed = std::move(placed);
     if (!status.ok()) StopServer(endpoint);
   }
   if (!status.ok()) {
@@ -267,11 +245,9 @@ void Plugin::StopServer(Endpoint& endpoint) {
   endpoint.server.reset();
   endpoint.registry.reset();
   endpoint.service.reset();
-  // Remove the socket only if it is still the one we bound: never another process's.
-  if (endpoint.socket_id.has_value() && StatId(endpoint.socket) == endpoint.socket_id) {
-    (void)RemoveStaleSocket(endpoint.socket);
-  }
-  endpoint.socket_id.reset();
+  // Only if it is still the one we placed: never another process's.
+  if (endpoint.placed.has_value()) (void)endpoint.placed->Remove();
+  endpoint.placed.reset();
 }
 
 void Plugin::RemoveEndpoint(Endpoint& endpoint) {
@@ -350,8 +326,9 @@ void Plugin::CheckKubelet() {
   const std::filesystem::path kubelet_socket = options_.plugin_dir / kKubeletSocketName;
   for (auto& [type, endpoint] : endpoints_) {
     const std::optional<FileId> socket_id = StatId(endpoint->socket);
-    if (endpoint->server == nullptr || !socket_id.has_value() || socket_id != endpoint->socket_id) {
-      const bool other = socket_id.has_value() && socket_id != endpoint->socket_id;
+    if (endpoint->server == nullptr || !socket_id.has_value() ||
+        socket_id != endpoint->socket_id()) {
+      const bool other = socket_id.has_value() && socket_id != endpoint->socket_id();
       const bool answered = other && SomeoneListens(endpoint->socket);
       if (other && !answered && endpoint->server != nullptr && endpoint->unanswered != socket_id) {
         endpoint->unanswered = socket_id;

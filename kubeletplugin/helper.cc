@@ -137,7 +137,7 @@ Helper::Helper(DriverPlugin& plugin, HelperOptions options)
       // serial on its worker already.
       call_lock_(options_.rolling_update_uid.empty()
                      ? std::filesystem::path()
-                     : service_socket_.parent_path() / kSerializeLockFile) {}
+                     : service_socket_.path().parent_path() / kSerializeLockFile) {}
 
 absl::StatusOr<std::unique_ptr<Helper>> Helper::Start(DriverPlugin& plugin, HelperOptions options) {
   if (options.driver_name.empty()) return absl::InvalidArgumentError("DRA driver name is empty");
@@ -164,22 +164,25 @@ absl::StatusOr<std::unique_ptr<Helper>> Helper::Start(DriverPlugin& plugin, Help
 Helper::~Helper() { Stop(); }
 
 absl::Status Helper::Serve() {
-  for (const std::filesystem::path& socket : {service_socket_, registrar_socket_}) {
-    if (absl::Status path_ok = ValidateSocketPath(socket); !path_ok.ok()) return path_ok;
-  }
-  for (const std::filesystem::path& socket : {service_socket_, registrar_socket_}) {
+  // Each server listens under a name of its own and its socket then replaces whatever socket a
+  // driver that went before left at the path (upstream removes it first), so that stopping never
+  // removes a socket another instance has put there since.
+  for (const PlacedSocket* socket : {&service_socket_, &registrar_socket_}) {
+    for (const std::filesystem::path& path : {socket->path(), socket->bind_path()}) {
+      if (absl::Status path_ok = ValidateSocketPath(path); !path_ok.ok()) return path_ok;
+    }
     std::error_code ec;
-    std::filesystem::create_directories(socket.parent_path(), ec);
-    if (ec) return ErrnoStatus(ec, "cannot create", socket.parent_path());
-    if (absl::Status removed = RemoveStaleSocket(socket); !removed.ok()) return removed;
+    std::filesystem::create_directories(socket->path().parent_path(), ec);
+    if (ec) return ErrnoStatus(ec, "cannot create", socket->path().parent_path());
   }
 
   pluginregistration::PluginInfo info;
   info.set_type(kDraPluginType);
   info.set_name(options_.driver_name);
-  info.set_endpoint(service_socket_.string());
+  info.set_endpoint(service_socket_.path().string());
   grpc::ServerBuilder service_builder;
-  service_builder.AddListeningPort(UnixTarget(service_socket_), grpc::InsecureServerCredentials());
+  service_builder.AddListeningPort(UnixTarget(service_socket_.bind_path()),
+                                   grpc::InsecureServerCredentials());
   KeepHandlerThreads(service_builder);
   if (options_.serve_v1) {
     services_.push_back(std::make_unique<DraService<V1Api>>(*this));
@@ -197,8 +200,10 @@ absl::Status Helper::Serve() {
   }
   service_server_ = service_builder.BuildAndStart();
   if (service_server_ == nullptr) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", service_socket_.string()));
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", service_socket_.bind_path().string()));
   }
+  if (absl::Status placed = service_socket_.Place(); !placed.ok()) return placed;
 
   // Only now that the service answers does the kubelet learn about it.
   services_.push_back(std::make_unique<deviceplugin::RegistryService>(
@@ -210,14 +215,15 @@ absl::Status Helper::Serve() {
                                          absl::StrCat("failed registration process: ", error));
       }));
   grpc::ServerBuilder registrar_builder;
-  registrar_builder.AddListeningPort(UnixTarget(registrar_socket_),
+  registrar_builder.AddListeningPort(UnixTarget(registrar_socket_.bind_path()),
                                      grpc::InsecureServerCredentials());
   registrar_builder.RegisterService(services_.back().get());
   registrar_server_ = registrar_builder.BuildAndStart();
   if (registrar_server_ == nullptr) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", registrar_socket_.string()));
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", registrar_socket_.bind_path().string()));
   }
-  return absl::OkStatus();
+  return registrar_socket_.Place();
 }
 
 absl::Status Helper::PublishResources(resourceslice::DriverResources resources) {
@@ -280,18 +286,17 @@ void Helper::Stop() {
   const auto deadline =
       std::chrono::system_clock::now() + absl::ToChronoMilliseconds(options_.shutdown_grace);
   // The registrar first: a kubelet looking now finds no driver rather than a dying one. Each
-  // socket is removed only if this helper bound it.
+  // socket is removed only if it is still the one this helper put there.
   for (auto* server : {&registrar_server_, &service_server_}) {
     if (*server == nullptr) continue;
     // Calls still on the worker end there, which Shutdown waits for (or cancels after the
     // grace): so the worker runs until both servers are down.
     (*server)->Shutdown(deadline);
     server->reset();
-    const std::filesystem::path& socket =
-        server == &registrar_server_ ? registrar_socket_ : service_socket_;
-    if (absl::Status removed = RemoveStaleSocket(socket); !removed.ok()) {
-      DEVMGR_LOG(options_.logger, err, "Cannot remove socket", "path", socket.string(), "err",
-                 removed);
+    PlacedSocket& socket = server == &registrar_server_ ? registrar_socket_ : service_socket_;
+    if (absl::Status removed = socket.Remove(); !removed.ok()) {
+      DEVMGR_LOG(options_.logger, err, "Cannot remove socket", "path", socket.path().string(),
+                 "err", removed);
     }
   }
   worker_.Stop();

@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "common/event_loop.h"
 #include "common/logging.h"
+#include "common/placed_socket.h"
 #include "dra/claim.h"
 #include "dra/v1/api.pb.h"
 #include "kubeletplugin/call_lock.h"
@@ -136,8 +137,8 @@ class Helper {
   // working on and those waiting their turn (a backlog to watch).
   int Calls() const { return calls_.load(); }
 
-  const std::filesystem::path& service_socket() const { return service_socket_; }
-  const std::filesystem::path& registrar_socket() const { return registrar_socket_; }
+  const std::filesystem::path& service_socket() const { return service_socket_.path(); }
+  const std::filesystem::path& registrar_socket() const { return registrar_socket_.path(); }
 
  private:
   template <typename Api>
@@ -154,8 +155,9 @@ class Helper {
 
   DriverPlugin& plugin_;
   const HelperOptions options_;
-  const std::filesystem::path service_socket_;
-  const std::filesystem::path registrar_socket_;
+  // Each put at its path once its server answers, and removed at the end only if still ours.
+  PlacedSocket service_socket_;
+  PlacedSocket registrar_socket_;
   CallLock call_lock_;
 
   // Held by PublishResources throughout (Stop waits for it), taken before mu_.

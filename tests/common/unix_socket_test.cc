@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/placed_socket.h"
 #include "tests/testlib/temp_dir.h"
 
 namespace devmgr {
@@ -127,6 +128,45 @@ TEST(UnixSocketTest, MovesAListeningSocketIntoPlace) {
   in >> kept;
   EXPECT_EQ(kept, "keep");
   EXPECT_EQ(MoveSocketInto(dir.Sub("absent"), dir.Sub("to")).code(), absl::StatusCode::kNotFound);
+}
+
+// Two processes' sockets placed at one path in turn (a plugin's old and new instance): each
+// replaces the one before, and only the socket still at the path is removed by its owner.
+TEST(PlacedSocketTest, RemovesOnlyTheSocketItPlaced) {
+  TempDir dir;
+  const std::filesystem::path path = dir.Sub("p.sock");
+  PlacedSocket old_one(path);
+  PlacedSocket new_one(path);
+  EXPECT_NE(old_one.bind_path(), new_one.bind_path());
+  EXPECT_EQ(old_one.bind_path().parent_path(), dir.path());
+  EXPECT_EQ(old_one.bind_path().filename().string().front(), '.');
+  MakeSocket(old_one.bind_path());
+  ASSERT_TRUE(old_one.Place().ok());
+  EXPECT_TRUE(old_one.id().has_value());
+  EXPECT_FALSE(std::filesystem::exists(old_one.bind_path()));
+  MakeSocket(new_one.bind_path());
+  ASSERT_TRUE(new_one.Place().ok());
+
+  EXPECT_TRUE(old_one.Remove().ok());
+  EXPECT_TRUE(IsSocket(path)) << "the newer socket was removed";
+  EXPECT_FALSE(old_one.id().has_value());
+  EXPECT_TRUE(new_one.Remove().ok());
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(PlacedSocketTest, NeverReplacesWhatIsNotASocket) {
+  TempDir dir;
+  const std::filesystem::path path = dir.Sub("p.sock");
+  std::ofstream(path) << "checkpoint";
+  PlacedSocket placed(path);
+  MakeSocket(placed.bind_path());
+  EXPECT_EQ(placed.Place().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(placed.id().has_value());
+  EXPECT_TRUE(IsSocket(placed.bind_path()));
+  EXPECT_TRUE(placed.Remove().ok());
+  std::string content;
+  std::getline(std::ifstream(path), content);
+  EXPECT_EQ(content, "checkpoint");
 }
 
 }  // namespace

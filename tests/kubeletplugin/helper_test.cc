@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -210,6 +211,30 @@ TEST(HelperTest, TheRegistrationCallbackDoesNotWaitForAPublication) {
 
 // A registration the kubelet reports failed is answered with upstream's error, which the
 // kubelet logs; a successful one with OK. The driver hears of both.
+// A driver's second instance at the same paths (its pod started before the first one's ended,
+// without rolling-update names) takes the sockets over; the first one's Stop leaves them, and
+// they still answer. Before, the first one removed them: gRPC unlinks the path it bound, and
+// Stop removed whatever socket was there. The last one's Stop removes them, leaving nothing.
+TEST(HelperTest, StoppingLeavesTheSocketsANewerInstancePutThere) {
+  TempDir dir;
+  IdleDriver driver;
+  absl::StatusOr<std::unique_ptr<Helper>> first = Helper::Start(driver, Options(dir.path()));
+  ASSERT_TRUE(first.ok()) << first.status();
+  const std::filesystem::path service = (*first)->service_socket();
+  const std::filesystem::path registrar = (*first)->registrar_socket();
+  absl::StatusOr<std::unique_ptr<Helper>> second = Helper::Start(driver, Options(dir.path()));
+  ASSERT_TRUE(second.ok()) << second.status();
+
+  (*first)->Stop();
+  EXPECT_TRUE(SomeoneListens(service));
+  EXPECT_TRUE(SomeoneListens(registrar));
+  (*second)->Stop();
+  EXPECT_FALSE(std::filesystem::exists(service));
+  EXPECT_FALSE(std::filesystem::exists(registrar));
+  EXPECT_TRUE(testing::EntriesOf(service.parent_path()).empty());
+  EXPECT_TRUE(testing::EntriesOf(registrar.parent_path()).empty());
+}
+
 TEST(HelperTest, AFailedRegistrationIsAnsweredWithAnError) {
   TempDir dir;
   IdleDriver driver;

@@ -1,0 +1,32 @@
+#include "common/placed_socket.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/unix_socket.h"
+
+namespace devmgr {
+
+PlacedSocket::PlacedSocket(std::filesystem::path path)
+    : path_(std::move(path)), bind_path_(TemporarySocketPath(path_)) {}
+
+absl::Status PlacedSocket::Place() {
+  const std::optional<FileId> bound = StatId(bind_path_);
+  if (absl::Status moved = MoveSocketInto(bind_path_, path_); !moved.ok()) return moved;
+  // Taken again at the path: the rename changed the time in the id.
+  const std::optional<FileId> placed = StatId(path_);
+  if (!bound.has_value() || !placed.has_value() || !placed->Same(*bound)) {
+    return absl::AbortedError(
+        absl::StrCat("another process replaced the socket just moved to ", path_.string()));
+  }
+  id_ = placed;
+  return absl::OkStatus();
+}
+
+absl::Status PlacedSocket::Remove() {
+  const bool ours = id_.has_value() && StatId(path_) == id_;
+  id_.reset();
+  return ours ? RemoveStaleSocket(path_) : absl::OkStatus();
+}
+
+}  // namespace devmgr
