@@ -1,6 +1,7 @@
 // FileId: which file is at a path, told apart from one created there later.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -18,6 +19,9 @@ struct FileId {
   // The same file, changed since or not.
   bool Same(const FileId& other) const { return dev == other.dev && ino == other.ino; }
 };
+
+// FileIdOf: the id of the file `st` describes.
+FileId FileIdOf(const struct stat& st);
 
 // StatId: the id of what is at `path` itself (a symlink's own, not its target's); nullopt when
 // nothing is there.

@@ -18,10 +18,6 @@ namespace {
 constexpr uint32_t kWatchMask = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM |
                                 IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
 
-FileId FileIdOf(const struct stat& st) {
-  return FileId{st.st_ino, st.st_ctim.tv_sec * 1'000'000'000 + st.st_ctim.tv_nsec};
-}
-
 bool IsHidden(const std::filesystem::path& path) {
   return absl::StartsWith(path.filename().string(), ".");
 }

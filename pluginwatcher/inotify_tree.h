@@ -11,8 +11,6 @@
 // with the rest of the tree (upstream's walk does the same).
 #pragma once
 
-#include <sys/types.h>
-
 #include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -25,16 +23,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/file_id.h"
 #include "common/logging.h"
 
 namespace devmgr::pluginwatcher {
-
-// FileId tells a socket from another one created later at the same path.
-struct FileId {
-  ino_t inode = 0;
-  int64_t ctime_ns = 0;
-  bool operator==(const FileId&) const = default;
-};
 
 // Sockets by absolute path.
 using SocketSet = std::map<std::string, FileId>;
