@@ -4,6 +4,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -564,6 +565,11 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
   }
   desired_pool.generation = generation;
 
+  // What the store kept differently is followed once the writes end, however they end: one
+  // copy of the desired state for the pool instead of one per slice written.
+  std::vector<Kept> kept;
+  absl::Cleanup follow = [&] { FollowStored(pool_name, version, kept); };
+
   // Obsolete slices go first: devices the driver no longer has should not stay published even
   // if the new slices cannot be written.
   if (absl::Status removed = RemoveSlices(obsolete); !removed.ok()) {
@@ -587,9 +593,10 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
     absl::StatusOr<ResourceSlice> actual = options_.store->Update(slice);
     if (!actual.ok()) return Wrap("update resource slice: ", actual.status());
     ++num_updates_;
-    Mutated(actual->metadata.name, pool_name, std::make_shared<const ResourceSlice>(*actual));
-    SliceStored("update ResourceSlice", pool_name, static_cast<int>(index), version,
-                std::move(slice), *actual);
+    auto stored = std::make_shared<const ResourceSlice>(*std::move(actual));
+    Mutated(stored->metadata.name, pool_name, stored);
+    SliceStored("update ResourceSlice", pool_name, static_cast<int>(index), std::move(slice),
+                std::move(stored), kept);
   }
 
   for (int64_t index = 0; index < count; ++index) {
@@ -620,48 +627,56 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
     absl::StatusOr<ResourceSlice> actual = options_.store->Create(slice);
     if (!actual.ok()) return Wrap("create resource slice: ", actual.status());
     ++num_creates_;
-    Mutated(actual->metadata.name, pool_name, std::make_shared<const ResourceSlice>(*actual));
+    auto stored = std::make_shared<const ResourceSlice>(*std::move(actual));
+    Mutated(stored->metadata.name, pool_name, stored);
     {
       // A created slice the copy has not seen could hide a later delete: look again once the
       // mutation cache has let it go, as upstream does.
       absl::MutexLock lock(&mu_);
       if (watch_ != nullptr) Queue(pool_name, clock_.Now() + kMutationCacheTtl);
     }
-    SliceStored("create ResourceSlice", pool_name, static_cast<int>(index), version,
-                std::move(slice), *actual);
+    SliceStored("create ResourceSlice", pool_name, static_cast<int>(index), std::move(slice),
+                std::move(stored), kept);
   }
   return absl::OkStatus();
 }
 
 void Controller::SliceStored(const std::string& context, const std::string& pool_name, int index,
-                             uint64_t version, ResourceSlice desired, const ResourceSlice& actual) {
+                             ResourceSlice desired, kubeapi::ResourceSlicePtr actual,
+                             std::vector<Kept>& kept) const {
   // The desired state follows what the store kept, so that the next sync does not write again:
   // a taint's timeAdded the server set, or fields it dropped.
-  const bool defaults = CopyServerDefaults(desired, actual);
+  const bool defaults = CopyServerDefaults(desired, *actual);
   const bool dropped =
-      desired.spec.per_device_node_selection != actual.spec.per_device_node_selection ||
-      !kubeapi::CounterSetsEqual(desired.spec.shared_counters, actual.spec.shared_counters) ||
-      !kubeapi::DevicesSemanticEqual(desired.spec.devices, actual.spec.devices);
-  if (defaults || dropped) {
-    absl::MutexLock lock(&mu_);
-    auto pool = resources_->pools.find(pool_name);
-    if (version == resources_version_ && pool != resources_->pools.end() &&
-        static_cast<size_t>(index) < pool->second.slices.size()) {
-      // Copied on write: syncs in progress keep the snapshot they started from.
-      auto next = std::make_shared<DriverResources>(*resources_);
-      Slice& slice = next->pools[pool_name].slices[static_cast<size_t>(index)];
-      slice.devices = actual.spec.devices;
-      if (dropped) {
-        slice.per_device_node_selection = actual.spec.per_device_node_selection;
-        slice.shared_counters = actual.spec.shared_counters;
-      }
-      resources_ = std::move(next);
+      desired.spec.per_device_node_selection != actual->spec.per_device_node_selection ||
+      !kubeapi::CounterSetsEqual(desired.spec.shared_counters, actual->spec.shared_counters) ||
+      !kubeapi::DevicesSemanticEqual(desired.spec.devices, actual->spec.devices);
+  if (dropped) {
+    DroppedFields report{pool_name, index, std::move(desired), *actual};
+    const std::string message = report.Message();
+    Report({context, absl::FailedPreconditionError(message), std::move(report)});
+  }
+  if (defaults || dropped) kept.push_back({index, dropped, std::move(actual)});
+}
+
+void Controller::FollowStored(const std::string& pool_name, uint64_t version,
+                              const std::vector<Kept>& kept) {
+  if (kept.empty()) return;
+  absl::MutexLock lock(&mu_);
+  if (version != resources_version_ || !resources_->pools.contains(pool_name)) return;
+  // Copied on write: syncs in progress keep the snapshot they started from.
+  auto next = std::make_shared<DriverResources>(*resources_);
+  std::vector<Slice>& slices = next->pools[pool_name].slices;
+  for (const Kept& stored : kept) {
+    if (static_cast<size_t>(stored.index) >= slices.size()) continue;
+    Slice& slice = slices[static_cast<size_t>(stored.index)];
+    slice.devices = stored.actual->spec.devices;
+    if (stored.dropped) {
+      slice.per_device_node_selection = stored.actual->spec.per_device_node_selection;
+      slice.shared_counters = stored.actual->spec.shared_counters;
     }
   }
-  if (!dropped) return;
-  DroppedFields report{pool_name, index, std::move(desired), actual};
-  const std::string message = report.Message();
-  Report({context, absl::FailedPreconditionError(message), std::move(report)});
+  resources_ = std::move(next);
 }
 
 }  // namespace devmgr::resourceslice

@@ -173,12 +173,22 @@ class Controller {
   void Mutated(const std::string& name, const std::string& pool, kubeapi::ResourceSlicePtr stored)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status RemoveSlices(const std::vector<kubeapi::ResourceSlicePtr>& slices);
-  // SliceStored checks what the store kept of a slice it wrote and makes the desired state follow
-  // it (reporting dropped fields).
-  // `version` is the desired state's the sync started from: a newer one is left alone.
+  // What the store kept of slice `index` of a pool, where it differs from what was written.
+  struct Kept {
+    int index = 0;
+    bool dropped = false;  // fields the store left out, beside values it set
+    kubeapi::ResourceSlicePtr actual;
+  };
+  // SliceStored checks what the store kept of a slice it wrote (reporting dropped fields) and
+  // adds it to `kept` when the desired state should follow it.
   void SliceStored(const std::string& context, const std::string& pool_name, int index,
-                   uint64_t version, kubeapi::ResourceSlice desired,
-                   const kubeapi::ResourceSlice& actual) ABSL_LOCKS_EXCLUDED(mu_);
+                   kubeapi::ResourceSlice desired, kubeapi::ResourceSlicePtr actual,
+                   std::vector<Kept>& kept) const;
+  // FollowStored makes the desired state follow what the store kept of a pool's slices, with one
+  // copy of it, so that the next sync does not write them again. `version` is the desired state's
+  // the sync started from: a newer one is left alone.
+  void FollowStored(const std::string& pool_name, uint64_t version, const std::vector<Kept>& kept)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // The filter of the slices this controller manages.
   SliceFilter Filter() const;
 
