@@ -24,7 +24,10 @@ absl::Status PlacedSocket::Place() {
 }
 
 absl::Status PlacedSocket::Remove() {
-  const bool ours = id_.has_value() && StatId(path_) == id_;
+  // The same file, whatever changed its time since (a chmod, a chown): while our server held
+  // it, no other socket could have its inode.
+  const std::optional<FileId> now = StatId(path_);
+  const bool ours = id_.has_value() && now.has_value() && now->Same(*id_) && IsSocket(path_);
   id_.reset();
   return ours ? RemoveStaleSocket(path_) : absl::OkStatus();
 }

@@ -2,10 +2,11 @@
 // only if it is still the one put there. A process that stops never removes the socket that
 // another process (a newer instance of the same plugin or driver) has put at the path since.
 //
-// gRPC binds the path it is given and unlinks that same path when its server stops, whoever's
-// socket is there by then. So the server binds bind_path(), a hidden name beside the path that
-// belongs to this process alone (TemporarySocketPath), and Place() renames the socket onto the
-// path, replacing one there without a moment when none is.
+// gRPC unlinks whatever socket is at the path it is given before it binds there, and that same
+// path again when its server stops, whoever's socket is there by then. So the server binds
+// bind_path(), a hidden name beside the path, random (TemporarySocketPath: processes in
+// containers share pids), and Place() renames the socket onto the path, replacing one there
+// without a moment when none is.
 #pragma once
 
 #include <filesystem>
@@ -32,8 +33,8 @@ class PlacedSocket {
   // The socket as placed (taken at path() after the move); nullopt before Place or after Remove.
   const std::optional<FileId>& id() const { return id_; }
 
-  // Remove deletes the socket at path() if it is still the one placed there (OK when it is not,
-  // or nothing is there). Call it after the server has stopped.
+  // Remove deletes the socket at path() if it is still the one placed there, changed since or
+  // not (OK when it is not, or nothing is there). Call it after the server has stopped.
   absl::Status Remove();
 
  private:

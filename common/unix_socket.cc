@@ -1,5 +1,6 @@
 #include "common/unix_socket.h"
 
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -13,6 +14,8 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "common/errno_status.h"
 
 namespace devmgr {
@@ -85,8 +88,16 @@ bool SomeoneListens(const std::filesystem::path& path) {
 }
 
 std::filesystem::path TemporarySocketPath(const std::filesystem::path& path) {
-  static std::atomic<uint64_t> next{0};
-  return path.parent_path() / absl::StrCat(".", ::getpid(), "-", next++);
+  // Random rather than the pid: plugins and drivers in containers are all pid 1, and gRPC
+  // unlinks whatever socket is at a path before it binds there. The count keeps one process's
+  // names apart whatever the random bits.
+  static std::atomic<uint16_t> next{0};
+  uint32_t bits = 0;
+  if (::getrandom(&bits, sizeof(bits), GRND_NONBLOCK) != static_cast<ssize_t>(sizeof(bits))) {
+    bits =
+        static_cast<uint32_t>(::getpid()) ^ static_cast<uint32_t>(absl::ToUnixNanos(absl::Now()));
+  }
+  return path.parent_path() / absl::StrFormat(".%08x%04x", bits, next++);
 }
 
 absl::Status MoveSocketInto(const std::filesystem::path& bound, const std::filesystem::path& path) {

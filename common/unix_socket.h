@@ -34,10 +34,10 @@ bool SomeoneListens(const std::filesystem::path& path);
 // FailedPrecondition if something else (a file, a folder, a symlink) is there.
 absl::Status RemoveStaleSocket(const std::filesystem::path& path);
 
-// TemporarySocketPath names a socket beside `path`, unique to this process and call, starting
-// with "." so that plugin watchers skip it: bind there, then MoveSocketInto `path`. A server
-// bound so never unlinks `path` when it stops (gRPC unlinks the path it bound), so it cannot
-// remove a socket another process has since put at `path`.
+// TemporarySocketPath names a socket beside `path`, ".<12 hex digits>", random and apart from
+// this process's other names, starting with "." so that plugin watchers skip it: bind there,
+// then MoveSocketInto `path`. A server bound so never unlinks `path` when it stops (gRPC unlinks
+// the path it bound), so it cannot remove a socket another process has since put at `path`.
 std::filesystem::path TemporarySocketPath(const std::filesystem::path& path);
 
 // MoveSocketInto renames the socket `bound` onto `path` in one step, replacing a socket there

@@ -146,7 +146,9 @@ class Manager {
   // RegisterPlugin's), cuts the dials and handshakes in flight short and waits for the
   // registrations under way to end. Plugins already connected keep their streams. Without it a
   // watcher's Stop waits for a handler call that a plugin which never answers holds (up to
-  // dial_timeout and plugin_call_timeout). Blocks briefly. Idempotent; safe without Start.
+  // dial_timeout and plugin_call_timeout). Blocks briefly (up to a second for kubelet.sock's
+  // server). Idempotent; safe without Start, which then fails. Not from a plugin handler call
+  // (it waits for those to end).
   virtual void StopRegistrations() = 0;
 
   // GetCapacity reports capacity and allocatable of every live resource and removes resources

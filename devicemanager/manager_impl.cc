@@ -65,8 +65,12 @@ std::filesystem::path ManagerImpl::KubeletSocket() const {
 absl::Status ManagerImpl::Start(ActivePodsFn active_pods, SourcesReadyFn sources_ready) {
   {
     absl::MutexLock lock(&mu_);
-    if (started_ || stopping_ || registrations_ != Registrations::kOpen)
+    if (started_ || stopping_) {
       return absl::FailedPreconditionError("device manager already started");
+    }
+    if (registrations_ != Registrations::kOpen) {
+      return absl::FailedPreconditionError("device manager registrations already stopped");
+    }
     started_ = true;
     active_pods_ = std::move(active_pods);
     sources_ready_ = std::move(sources_ready);

@@ -104,6 +104,7 @@ void InotifyTree::AddTree(const std::filesystem::path& dir, TreeWalk& walk) {
       if (IsHidden(path)) continue;
       std::error_code type_ec;
       const std::filesystem::file_type type = it->symlink_status(type_ec).type();
+      if (type == std::filesystem::file_type::not_found) continue;  // gone since it was listed
       if (type_ec) {
         // What it is cannot be told: a folder, maybe, or a socket.
         DEVMGR_LOG(log_, err, "Error accessing path", "path", path.string(), "err",
@@ -122,7 +123,8 @@ void InotifyTree::AddTree(const std::filesystem::path& dir, TreeWalk& walk) {
         }
       }
     }
-    if (ec) {
+    // A folder gone since it was listed takes its sockets along: nothing is unknown there.
+    if (ec && ec != std::errc::no_such_file_or_directory) {
       DEVMGR_LOG(log_, err, "Error accessing path", "path", folder.string(), "err", ec.message());
       walk.unread.push_back(folder.string());
     }

@@ -31,8 +31,8 @@ namespace devmgr::pluginwatcher {
 // Sockets by absolute path.
 using SocketSet = std::map<std::string, FileId>;
 
-// What a walk of the tree found: the sockets, and the folders it could not read, whose sockets
-// (if any) are unknown.
+// What a walk of the tree found: the sockets, and the entries it could not read (folders it
+// could not list, names whose type it could not tell), under which sockets may be unknown.
 struct TreeWalk {
   SocketSet sockets;
   std::vector<std::string> unread;

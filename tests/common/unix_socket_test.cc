@@ -7,6 +7,8 @@
 
 #include <cstring>
 #include <fstream>
+#include <set>
+#include <string>
 
 #include "common/placed_socket.h"
 #include "tests/testlib/temp_dir.h"
@@ -130,6 +132,22 @@ TEST(UnixSocketTest, MovesAListeningSocketIntoPlace) {
   EXPECT_EQ(MoveSocketInto(dir.Sub("absent"), dir.Sub("to")).code(), absl::StatusCode::kNotFound);
 }
 
+// Temporary names are hidden, beside the path, and never the same twice: random, so that
+// processes that share a pid (each pid 1 in its container) do not bind one another's.
+TEST(UnixSocketTest, TemporarySocketPathsAreHiddenBesideThePathAndDistinct) {
+  std::set<std::string> names;
+  for (int i = 0; i < 1000; ++i) {
+    const std::filesystem::path temporary = TemporarySocketPath("/run/p/dra.sock");
+    EXPECT_EQ(temporary.parent_path(), "/run/p");
+    const std::string name = temporary.filename().string();
+    ASSERT_EQ(name.size(), 13u) << name;
+    EXPECT_EQ(name.front(), '.');
+    EXPECT_EQ(name.find_first_not_of("0123456789abcdef", 1), std::string::npos) << name;
+    names.insert(name);
+  }
+  EXPECT_EQ(names.size(), 1000u);
+}
+
 // Two processes' sockets placed at one path in turn (a plugin's old and new instance): each
 // replaces the one before, and only the socket still at the path is removed by its owner.
 TEST(PlacedSocketTest, RemovesOnlyTheSocketItPlaced) {
@@ -150,6 +168,8 @@ TEST(PlacedSocketTest, RemovesOnlyTheSocketItPlaced) {
   EXPECT_TRUE(old_one.Remove().ok());
   EXPECT_TRUE(IsSocket(path)) << "the newer socket was removed";
   EXPECT_FALSE(old_one.id().has_value());
+  // Changed since it was placed (its time with it), still the same socket.
+  std::filesystem::permissions(path, std::filesystem::perms(0600));
   EXPECT_TRUE(new_one.Remove().ok());
   EXPECT_FALSE(std::filesystem::exists(path));
 }

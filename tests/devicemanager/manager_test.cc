@@ -692,12 +692,12 @@ TEST_F(ManagerTest, StopWhileStreamsAreActive) {
 }
 
 // StopRegistrations, Stop's first part, for a host that stops its plugin watcher next: a
-// RegisterPlugin call held by a plugin that never answers gives up at once (its deadline is an
-// hour here), later registrations are refused on both paths, and a plugin already connected
-// keeps its stream until Stop.
+// RegisterPlugin call held by a plugin that never answers gives up at once (its deadline is 30 s
+// here, beyond the test's wait), later registrations are refused on both paths, and a plugin
+// already connected keeps its stream until Stop.
 TEST_F(ManagerTest, StopRegistrationsCutsHandshakesShortAndKeepsConnectedPlugins) {
   ManagerOptions options = Options();
-  options.plugin_call_timeout = absl::Hours(1);
+  options.plugin_call_timeout = absl::Seconds(30);
   StartManager(options);
   PluginPtr served = StartPlugin("served.sock", kResource1, {MakeDevice("a")});
   ASSERT_TRUE(served->Register(KubeletSocket()).ok());
@@ -708,7 +708,7 @@ TEST_F(ManagerTest, StopRegistrationsCutsHandshakesShortAndKeepsConnectedPlugins
   std::thread registering([&] {
     hung_status = manager_->RegisterPlugin(kResource2, hung->socket().string(), {"v1beta1"});
   });
-  ASSERT_TRUE(WaitFor([&] { return hung->get_options_calls() == 1; }));
+  EXPECT_TRUE(WaitFor([&] { return hung->get_options_calls() == 1; }));  // no ASSERT: a thread
 
   std::atomic<bool> stopped{false};
   std::thread stopper([&] {

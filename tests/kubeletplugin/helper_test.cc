@@ -209,8 +209,6 @@ TEST(HelperTest, TheRegistrationCallbackDoesNotWaitForAPublication) {
   publish.join();
 }
 
-// A registration the kubelet reports failed is answered with upstream's error, which the
-// kubelet logs; a successful one with OK. The driver hears of both.
 // A driver's second instance at the same paths (its pod started before the first one's ended,
 // without rolling-update names) takes the sockets over; the first one's Stop leaves them, and
 // they still answer. Before, the first one removed them: gRPC unlinks the path it bound, and
@@ -235,6 +233,8 @@ TEST(HelperTest, StoppingLeavesTheSocketsANewerInstancePutThere) {
   EXPECT_TRUE(testing::EntriesOf(registrar.parent_path()).empty());
 }
 
+// A registration the kubelet reports failed is answered with upstream's error, which the
+// kubelet logs; a successful one with OK. The driver hears of both.
 TEST(HelperTest, AFailedRegistrationIsAnsweredWithAnError) {
   TempDir dir;
   IdleDriver driver;

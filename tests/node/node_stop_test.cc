@@ -1,0 +1,62 @@
+// Node::Stop in the assembled node while a plugin found in plugins_registry/ never answers
+// GetDevicePluginOptions: the node stops without waiting out the handshake the plugin holds
+// (the plugin call timeout of 30 s, after a dial of up to 10 s).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include "node/node.h"
+#include "pluginregistration/v1/api.pb.h"
+#include "pluginwatcher/handler.h"
+#include "tests/pluginwatcher/fake_registration_plugin.h"
+#include "tests/testlib/fake_device_plugin.h"
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
+
+namespace devmgr::node {
+namespace {
+
+using ::devmgr::testing::FakeDevicePlugin;
+using ::devmgr::testing::FakeRegistrationPlugin;
+using ::devmgr::testing::MakeDevice;
+using ::devmgr::testing::TempDir;
+using ::devmgr::testing::WaitFor;
+
+constexpr char kGpu[] = "example.com/gpu";
+
+// Before the Manager's registrations were stopped first, the watcher's Stop waited for the
+// handler call, and this test failed after 10 s.
+TEST(NodeStopTest, DoesNotWaitOutAHungPluginsHandshake) {
+  TempDir dir;
+  NodeOptions options;
+  options.root_dir = dir.Sub("root");
+  absl::StatusOr<std::unique_ptr<Node>> node = Node::Start(options);
+  ASSERT_TRUE(node.ok()) << node.status();
+  std::filesystem::create_directories(dir.Sub("hung"));
+  FakeDevicePlugin hung(dir.Sub("hung/dp.sock"), kGpu, {MakeDevice("gpu-0")},
+                        {.hang_get_options = true});
+  ASSERT_TRUE(hung.Start().ok());
+  pluginregistration::PluginInfo info;
+  info.set_type(pluginwatcher::kDevicePlugin);
+  info.set_name(kGpu);
+  info.set_endpoint(dir.Sub("hung/dp.sock").string());
+  info.add_supported_versions("v1beta1");
+  FakeRegistrationPlugin registrar((*node)->paths().registry_dir / "hung.sock", info);
+  ASSERT_TRUE(registrar.Serve().ok());
+  ASSERT_TRUE(WaitFor([&] { return hung.get_options_calls() == 1; }));
+
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    (*node)->Stop();
+    stopped = true;
+  });
+  EXPECT_TRUE(WaitFor([&] { return stopped.load(); })) << "still waiting on the hung plugin";
+  stopper.join();
+  EXPECT_TRUE((*node)->manager().GetCapacity().capacity.empty());
+}
+
+}  // namespace
+}  // namespace devmgr::node
