@@ -156,12 +156,10 @@ TEST_F(NodeTest, StoppingDoesNotWaitOutAHungPluginsHandshake) {
   testing::FakeDevicePlugin hung(root_.Sub("plugins/hung/dp.sock"), kResource,
                                  testing::MakeDevices(1), {.hang_get_options = true});
   ASSERT_TRUE(hung.Start().ok());
-  pluginregistration::PluginInfo info;
-  info.set_type(pluginwatcher::kDevicePlugin);
-  info.set_name(kResource);
-  info.set_endpoint(root_.Sub("plugins/hung/dp.sock").string());
-  info.add_supported_versions("v1beta1");
-  testing::FakeRegistrationPlugin registrar(RegistryDir() / "hung.sock", info);
+  testing::FakeRegistrationPlugin registrar(
+      RegistryDir() / "hung.sock",
+      testing::MakeInfo(pluginwatcher::kDevicePlugin, kResource,
+                        root_.Sub("plugins/hung/dp.sock").string(), {"v1beta1"}));
   ASSERT_TRUE(registrar.Serve().ok());
   ASSERT_TRUE(WaitFor([&] { return hung.get_options_calls() == 1; }));
 

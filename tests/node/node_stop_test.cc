@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "node/node.h"
-#include "pluginregistration/v1/api.pb.h"
 #include "pluginwatcher/handler.h"
 #include "tests/pluginwatcher/fake_registration_plugin.h"
 #include "tests/testlib/fake_device_plugin.h"
@@ -39,12 +38,10 @@ TEST(NodeStopTest, DoesNotWaitOutAHungPluginsHandshake) {
   FakeDevicePlugin hung(dir.Sub("hung/dp.sock"), kGpu, {MakeDevice("gpu-0")},
                         {.hang_get_options = true});
   ASSERT_TRUE(hung.Start().ok());
-  pluginregistration::PluginInfo info;
-  info.set_type(pluginwatcher::kDevicePlugin);
-  info.set_name(kGpu);
-  info.set_endpoint(dir.Sub("hung/dp.sock").string());
-  info.add_supported_versions("v1beta1");
-  FakeRegistrationPlugin registrar((*node)->paths().registry_dir / "hung.sock", info);
+  FakeRegistrationPlugin registrar(
+      (*node)->paths().registry_dir / "hung.sock",
+      ::devmgr::testing::MakeInfo(pluginwatcher::kDevicePlugin, kGpu,
+                                  dir.Sub("hung/dp.sock").string(), {"v1beta1"}));
   ASSERT_TRUE(registrar.Serve().ok());
   ASSERT_TRUE(WaitFor([&] { return hung.get_options_calls() == 1; }));
 
