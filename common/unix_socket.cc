@@ -49,6 +49,15 @@ absl::Status ValidateSocketPath(const std::filesystem::path& path) {
                                                    " bytes, over the limit of ",
                                                    kMaxUnixSocketPathBytes, ": ", path.string()));
   }
+  return CheckDialable(path);
+}
+
+absl::Status CheckDialable(const std::filesystem::path& path) {
+  if (path.native().find(',') != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("socket path \"", path.string(),
+                     "\" contains ',', which gRPC reads as a separator between addresses"));
+  }
   return absl::OkStatus();
 }
 

@@ -14,9 +14,14 @@ namespace devmgr {
 // sun_path holds 108 bytes including the terminating NUL.
 inline constexpr size_t kMaxUnixSocketPathBytes = 107;
 
-// ValidateSocketPath: InvalidArgument unless `path` is absolute and at most
-// kMaxUnixSocketPathBytes long.
+// ValidateSocketPath: InvalidArgument unless `path` is absolute, at most
+// kMaxUnixSocketPathBytes long and dialable (CheckDialable).
 absl::Status ValidateSocketPath(const std::filesystem::path& path);
+
+// CheckDialable: InvalidArgument if `path` holds a ','. gRPC's unix resolver reads the path as a
+// list of addresses split at commas, so "/p/a.sock,b" would dial /p/a.sock: another socket, not
+// this one. Percent-encoding does not help, as the split comes after decoding.
+absl::Status CheckDialable(const std::filesystem::path& path);
 
 // UnixTarget is the gRPC target for a socket path: "unix://" + an absolute path, "unix:" + a path
 // relative to the working folder, with '%', '?' and '#' percent-encoded so that gRPC's URI

@@ -29,15 +29,17 @@ absl::Status CheckProbePlugin(absl::string_view resource_name,
 
 // ResolvePluginSocket turns RegisterRequest.endpoint, a file name in `plugin_dir`, into the
 // socket path. InvalidArgument for anything that is not a plain file name (empty, ".", "..",
-// containing '/', or too long for a socket path); FailedPrecondition when no socket is there.
+// containing '/'), too long for a socket path or not dialable as it is (CheckDialable);
+// FailedPrecondition when no socket is there.
 absl::StatusOr<std::filesystem::path> ResolvePluginSocket(const std::filesystem::path& plugin_dir,
                                                           absl::string_view endpoint);
 
 // ResolveProbeSocket checks a probe-mode endpoint (PluginInfo.endpoint), which, as upstream,
 // may be any absolute path naming a unix socket: no NUL bytes, short enough for a socket
-// address, and a socket there (symlinks followed, as the dial follows them). Returns the path
-// lexically normalised. InvalidArgument for a bad path, NotFound (or the errno's code) when
-// nothing can be stat'ed there, FailedPrecondition for a file that is not a socket.
+// address, dialable as it is (no comma, CheckDialable), and a socket there (symlinks followed,
+// as the dial follows them). Returns the path lexically normalised. InvalidArgument for a bad
+// path, NotFound (or the errno's code) when nothing can be stat'ed there, FailedPrecondition for
+// a file that is not a socket.
 absl::StatusOr<std::filesystem::path> ResolveProbeSocket(absl::string_view endpoint);
 
 }  // namespace devmgr::devicemanager

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/unix_socket.h"
 
 namespace devmgr::dra {
 namespace {
@@ -25,6 +26,18 @@ absl::Status InvalidVersions(absl::string_view driver_name, absl::string_view en
   return absl::InvalidArgumentError(
       absl::StrCat("invalid supported gRPC versions of DRA driver plugin ", driver_name,
                    " at endpoint ", endpoint, ": ", reason.message()));
+}
+
+// CheckPlugin: the service to speak to the driver, after the checks ValidatePlugin makes.
+absl::StatusOr<std::string> CheckPlugin(absl::string_view driver_name, absl::string_view endpoint,
+                                        const std::vector<std::string>& versions) {
+  absl::StatusOr<std::string> service = ChooseService(versions);
+  if (!service.ok()) return InvalidVersions(driver_name, endpoint, service.status());
+  if (absl::Status dialable = CheckDialable(std::string(endpoint)); !dialable.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid endpoint of DRA driver plugin ",
+                                                   driver_name, ": ", dialable.message()));
+  }
+  return service;
 }
 
 }  // namespace
@@ -52,16 +65,14 @@ DriverRegistry::DriverRegistry(DriverRegistryOptions options) : options_(std::mo
 absl::Status DriverRegistry::ValidatePlugin(absl::string_view driver_name,
                                             absl::string_view endpoint,
                                             const std::vector<std::string>& versions) const {
-  absl::StatusOr<std::string> service = ChooseService(versions);
-  if (!service.ok()) return InvalidVersions(driver_name, endpoint, service.status());
-  return absl::OkStatus();
+  return CheckPlugin(driver_name, endpoint, versions).status();
 }
 
 absl::Status DriverRegistry::RegisterPlugin(absl::string_view driver_name,
                                             absl::string_view endpoint,
                                             const std::vector<std::string>& versions) {
-  absl::StatusOr<std::string> service = ChooseService(versions);
-  if (!service.ok()) return InvalidVersions(driver_name, endpoint, service.status());
+  absl::StatusOr<std::string> service = CheckPlugin(driver_name, endpoint, versions);
+  if (!service.ok()) return service.status();
   std::shared_ptr<const DriverClient> client;
   uint64_t serial = 0;
   {

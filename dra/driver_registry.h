@@ -79,7 +79,8 @@ class DriverRegistry {
   void StopHealthStreams() ABSL_LOCKS_EXCLUDED(mu_);
 
   // ValidatePlugin checks that the driver speaks a service devmgr knows ("invalid supported
-  // gRPC versions of DRA driver plugin NAME at endpoint PATH: ...").
+  // gRPC versions of DRA driver plugin NAME at endpoint PATH: ...") and that its endpoint can be
+  // dialled as it is ("invalid endpoint of DRA driver plugin NAME: ...", CheckDialable).
   absl::Status ValidatePlugin(absl::string_view driver_name, absl::string_view endpoint,
                               const std::vector<std::string>& versions) const;
   // RegisterPlugin adds an endpoint of the driver, with a channel that starts connecting at

@@ -46,6 +46,13 @@ TEST(UnixSocketTest, ValidatesPaths) {
   EXPECT_TRUE(ValidateSocketPath("/" + std::string(106, 'a')).ok());
   EXPECT_EQ(ValidateSocketPath("/" + std::string(107, 'a')).code(),
             absl::StatusCode::kInvalidArgument);
+  const absl::Status comma = ValidateSocketPath("/run/a.sock,b");
+  EXPECT_EQ(comma.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(comma.message(),
+            "socket path \"/run/a.sock,b\" contains ',', which gRPC reads as a separator between "
+            "addresses");
+  EXPECT_TRUE(CheckDialable("run/a.sock").ok());
+  EXPECT_EQ(CheckDialable("run,1/a.sock").code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(UnixTarget("/run/a.sock"), "unix:///run/a.sock");
   EXPECT_EQ(UnixTarget("/run/%2E?x#y.sock"), "unix:///run/%252E%3Fx%23y.sock");
   // A path relative to the working folder, as a DRA driver may name its endpoint.

@@ -109,6 +109,31 @@ TEST_F(HostileRegistrationTest, EndpointNamesThatDecodeToAnotherPath) {
   EXPECT_EQ(outside_->get_options_calls(), 0) << "the plugin outside was dialled";
 }
 
+// gRPC's unix resolver splits a decoded path at ',' into a list of addresses and dials the first:
+// "v.sock,x" would reach the plugin at v.sock, which did not ask to be registered again. Such an
+// endpoint is refused before anything is dialled, whatever socket carries its name.
+TEST_F(HostileRegistrationTest, EndpointNamesWithACommaAreRefused) {
+  StartManager();
+  FakeDevicePlugin victim(PluginDir() / "v.sock", "example.com/other",
+                          std::vector<v1beta1::Device>{MakeDevice("v1")});
+  ASSERT_TRUE(victim.Start().ok());
+  FakeDevicePlugin decoy(PluginDir() / "decoy.sock", kResource,
+                         std::vector<v1beta1::Device>{MakeDevice("d1")});
+  ASSERT_TRUE(decoy.Start().ok());
+  const fs::path named = PluginDir() / "v.sock,x";
+  fs::rename(PluginDir() / "decoy.sock", named);
+  ASSERT_TRUE(IsSocket(named));
+
+  const absl::Status status = Register("v.sock,x");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            absl::StrCat("failed to dial device plugin: socket path \"", named.string(),
+                         "\" contains ',', which gRPC reads as a separator between addresses"));
+  EXPECT_EQ(victim.get_options_calls(), 0) << "the plugin at the name's first part was dialled";
+  EXPECT_EQ(decoy.get_options_calls(), 0);
+  EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
+}
+
 TEST_F(HostileRegistrationTest, SymlinkPlantedInThePluginFolder) {
   StartManager();
   fs::create_symlink(Outside() / "p.sock", PluginDir() / "link.sock");

@@ -198,6 +198,25 @@ TEST(DriverRegistryTest, EndpointNamesThatDecodeToAnotherPathReachTheirOwnSocket
   EXPECT_EQ(decoy_cut.prepare_calls(), 0);
 }
 
+// gRPC's unix resolver splits a decoded path at ',' and dials the first part, so "x,y.sock"
+// would reach the driver at x. Such an endpoint is refused, at validation and at registration.
+TEST(DriverRegistryTest, EndpointsWithACommaAreRefused) {
+  TempDir dir;
+  FakeDriver cut(dir.Sub("x").string());
+  ASSERT_TRUE(cut.started());
+  const std::string socket = dir.Sub("x,y.sock").string();
+  const std::string refusal =
+      "invalid endpoint of DRA driver plugin pluginA: socket path \"" + socket +
+      "\" contains ',', which gRPC reads as a separator between addresses";
+  DriverRegistry registry;
+  const absl::Status validated = registry.ValidatePlugin(kPluginA, socket, {"v1.DRAPlugin"});
+  EXPECT_EQ(validated.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(validated.message(), refusal);
+  EXPECT_EQ(registry.RegisterPlugin(kPluginA, socket, {"v1.DRAPlugin"}).message(), refusal);
+  EXPECT_FALSE(registry.Get(kPluginA).ok()) << "nothing registered";
+  EXPECT_EQ(cut.prepare_calls(), 0);
+}
+
 // The calls reach the driver through the service chosen, and come back as v1 messages.
 TEST(DriverRegistryTest, CallsGoThroughTheChosenService) {
   for (const char* service : {"v1.DRAPlugin", "v1beta1.DRAPlugin"}) {

@@ -109,11 +109,14 @@ bool DocumentedExtendedResourceName(const std::string& name) {
 }
 
 // ResolveProbeSocket's contract: no NUL byte, and the path, lexically normalised, absolute, at
-// most 107 bytes (a socket address), and where stat finds a socket.
+// most 107 bytes (a socket address), without a comma (gRPC splits there), and where stat finds
+// a socket.
 bool DocumentedDialableSocket(const std::string& endpoint) {
   if (absl::StrContains(endpoint, '\0')) return false;
   const std::string normal = fs::path(endpoint).lexically_normal().string();
-  if (!absl::StartsWith(normal, "/") || normal.size() > 107) return false;
+  if (!absl::StartsWith(normal, "/") || normal.size() > 107 || absl::StrContains(normal, ',')) {
+    return false;
+  }
   struct stat info {};
   return ::stat(normal.c_str(), &info) == 0 && S_ISSOCK(info.st_mode);
 }

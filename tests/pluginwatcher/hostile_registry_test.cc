@@ -1,6 +1,7 @@
-// Symlinks planted in plugins_registry: one to a registration socket outside, one to a folder
-// outside that holds a socket. The watcher never dials through either, whether the symlink was
-// there at Start or appears later, while a real plugin beside them registers as usual.
+// Hostile names in plugins_registry: symlinks, one to a registration socket outside and one to
+// a folder outside that holds a socket, which the watcher never dials through, whether the
+// symlink was there at Start or appears later, while a real plugin beside them registers as
+// usual; and a socket whose name gRPC would dial as another's.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -36,6 +37,27 @@ TEST_F(HostileRegistryTest, NeverDialsThroughASymlink) {
   EXPECT_EQ(deeper->get_info_calls(), 0) << "a symlinked folder was walked";
   EXPECT_EQ(handler_.RegisteredCount(), 1);
   EXPECT_EQ(watcher_->GetPluginsToRegister().size(), 1U);
+}
+
+// gRPC's unix resolver splits a decoded path at ',' and dials the first part: a socket named
+// "p.sock,x" would be answered by the plugin at p.sock, registered a second time under another
+// socket. The watcher never dials such a name.
+TEST_F(HostileRegistryTest, NeverDialsASocketWhoseNameHoldsAComma) {
+  const fs::path outside = dir_.Sub("outside");
+  fs::create_directories(outside);
+  fs::create_directories(Registry());
+  StartWatcher();
+  auto plugin = ServeDevicePlugin(Socket("p.sock"), "example.com/p");
+  ASSERT_TRUE(WaitFor([&] { return plugin->registered(); }, kWait));
+  auto decoy = ServeDevicePlugin((outside / "decoy.sock").string(), "example.com/decoy");
+  fs::rename(outside / "decoy.sock", Registry() / "p.sock,x");
+
+  auto later = ServeDevicePlugin(Socket("later.sock"), "example.com/later");
+  ASSERT_TRUE(WaitFor([&] { return later->registered(); }, kWait));
+  EXPECT_EQ(plugin->get_info_calls(), 1) << "the comma's first part was dialled";
+  EXPECT_EQ(decoy->get_info_calls(), 0);
+  EXPECT_EQ(handler_.RegisteredCount(), 2);
+  EXPECT_FALSE(InActualState(Socket("p.sock,x")));
 }
 
 }  // namespace
