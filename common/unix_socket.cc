@@ -62,7 +62,11 @@ absl::Status CheckDialable(const std::filesystem::path& path) {
 }
 
 std::string UnixTarget(const std::filesystem::path& path) {
-  std::string target = path.is_absolute() ? "unix://" : "unix:";
+  // "unix:/abs", not "unix:///abs": gRPC's server measures what follows "unix:" against the
+  // socket address's 107 bytes, so the longer form could not listen at a path of 106 or 107.
+  // A path that starts with "//" keeps an empty authority before it, or its first name would
+  // be read as one.
+  std::string target = path.native().starts_with("//") ? "unix://" : "unix:";
   for (const char c : path.native()) {
     // gRPC parses the target as a URI: it decodes %XX in the path and ends it at '?' or '#'.
     if (c == '%' || c == '?' || c == '#') {

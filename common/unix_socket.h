@@ -23,9 +23,10 @@ absl::Status ValidateSocketPath(const std::filesystem::path& path);
 // this one. Percent-encoding does not help, as the split comes after decoding.
 absl::Status CheckDialable(const std::filesystem::path& path);
 
-// UnixTarget is the gRPC target for a socket path: "unix://" + an absolute path, "unix:" + a path
-// relative to the working folder, with '%', '?' and '#' percent-encoded so that gRPC's URI
-// parsing gives back the path as it is.
+// UnixTarget is the gRPC target for a socket path, absolute or relative to the working folder:
+// "unix:" + the path, with '%', '?' and '#' percent-encoded so that gRPC's URI parsing gives
+// back the path as it is. It serves both to listen and to dial at any path of up to
+// kMaxUnixSocketPathBytes.
 std::string UnixTarget(const std::filesystem::path& path);
 
 // IsSocket: `path` itself (not a symlink's target) is a unix socket.

@@ -1,5 +1,7 @@
 #include "common/unix_socket.h"
 
+#include <grpcpp/generic/async_generic_service.h>
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -7,9 +9,12 @@
 
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <string>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/placed_socket.h"
 #include "tests/testlib/temp_dir.h"
 
@@ -53,10 +58,32 @@ TEST(UnixSocketTest, ValidatesPaths) {
             "addresses");
   EXPECT_TRUE(CheckDialable("run/a.sock").ok());
   EXPECT_EQ(CheckDialable("run,1/a.sock").code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(UnixTarget("/run/a.sock"), "unix:///run/a.sock");
-  EXPECT_EQ(UnixTarget("/run/%2E?x#y.sock"), "unix:///run/%252E%3Fx%23y.sock");
+  EXPECT_EQ(UnixTarget("/run/a.sock"), "unix:/run/a.sock");
+  EXPECT_EQ(UnixTarget("/run/%2E?x#y.sock"), "unix:/run/%252E%3Fx%23y.sock");
+  // "unix://run" would make "run" a URI's authority, not a part of the path.
+  EXPECT_EQ(UnixTarget("//run/a.sock"), "unix:////run/a.sock");
   // A path relative to the working folder, as a DRA driver may name its endpoint.
   EXPECT_EQ(UnixTarget("run/a?.sock"), "unix:run/a%3F.sock");
+}
+
+// A server listens, and a client connects, at a path as long as a socket address holds. Through
+// "unix:///" + the path, gRPC's server refused to listen at 106 or 107 bytes.
+TEST(UnixSocketTest, ServesAndDialsAtTheLongestPath) {
+  TempDir dir;
+  const std::string folder = dir.path().string() + "/";
+  const std::filesystem::path path =
+      folder + std::string(kMaxUnixSocketPathBytes - folder.size(), 's');
+  ASSERT_TRUE(ValidateSocketPath(path).ok());
+  grpc::CallbackGenericService service;
+  grpc::ServerBuilder builder;
+  builder.RegisterCallbackGenericService(&service);
+  builder.AddListeningPort(UnixTarget(path), grpc::InsecureServerCredentials());
+  const std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  EXPECT_TRUE(IsSocket(path));
+  const auto channel = grpc::CreateChannel(UnixTarget(path), grpc::InsecureChannelCredentials());
+  EXPECT_TRUE(channel->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(30))));
+  server->Shutdown();
 }
 
 TEST(UnixSocketTest, RemovesOnlySockets) {
