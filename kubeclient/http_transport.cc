@@ -197,7 +197,8 @@ HttpTransport::HttpTransport(const CurlLibrary& curl, const RestConfig& config)
     : curl_(curl),
       config_(config),
       server_(absl::StripSuffix(config.server, "/")),
-      url_base_(server_) {}
+      url_base_(server_),
+      certificate_{config.client_certificate_pem, config.client_key_pem} {}
 
 HttpTransport::~HttpTransport() = default;
 
@@ -242,6 +243,28 @@ absl::StatusOr<std::string> HttpTransport::Authorization() {
     // client-go's caching token source does while a rotation fails.
   }
   return absl::StrCat("Bearer ", file_token_.empty() ? config_.bearer_token : file_token_);
+}
+
+HttpTransport::ClientCertificate HttpTransport::CurrentClientCertificate() {
+  absl::MutexLock lock(&certificate_mu_);
+  if (config_.client_certificate_file.empty() || config_.client_key_file.empty()) {
+    return certificate_;
+  }
+  const absl::Time now = absl::Now();
+  if (now - certificate_read_ < config_.client_certificate_refresh) return certificate_;
+  // The kubelet keeps its rotating certificate and key in one file: read once, it cannot be
+  // caught half way through a rotation.
+  absl::StatusOr<std::string> cert = ReadWholeFile(config_.client_certificate_file);
+  absl::StatusOr<std::string> key = config_.client_key_file == config_.client_certificate_file
+                                        ? cert
+                                        : ReadWholeFile(config_.client_key_file);
+  if (cert.ok() && key.ok() && !cert->empty() && !key->empty()) {
+    certificate_ = ClientCertificate{*std::move(cert), *std::move(key)};
+    certificate_read_ = now;
+  }
+  // Otherwise (a rotation that replaces the files can leave them missing or empty for a
+  // moment) the pair in hand is presented and the files read again at the next request.
+  return certificate_;
 }
 
 absl::StatusOr<HttpResponse> HttpTransport::Send(const HttpRequest& request,
@@ -312,14 +335,15 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
   curl_.easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, config_.insecure_skip_tls_verify ? 0L : 1L);
   curl_.easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, config_.insecure_skip_tls_verify ? 0L : 2L);
   curl_blob ca = Blob(config_.certificate_authority_pem);
-  curl_blob cert = Blob(config_.client_certificate_pem);
-  curl_blob key = Blob(config_.client_key_pem);
+  const ClientCertificate certificate = CurrentClientCertificate();
+  curl_blob cert = Blob(certificate.cert_pem);
+  curl_blob key = Blob(certificate.key_pem);
   if (!config_.certificate_authority_pem.empty()) {
     curl_.easy_setopt(easy, CURLOPT_CAINFO, static_cast<char*>(nullptr));
     curl_.easy_setopt(easy, CURLOPT_CAPATH, static_cast<char*>(nullptr));
     curl_.easy_setopt(easy, CURLOPT_CAINFO_BLOB, &ca);
   }
-  if (!config_.client_certificate_pem.empty()) {
+  if (!certificate.cert_pem.empty()) {
     curl_.easy_setopt(easy, CURLOPT_SSLCERTTYPE, "PEM");
     curl_.easy_setopt(easy, CURLOPT_SSLCERT_BLOB, &cert);
     curl_.easy_setopt(easy, CURLOPT_SSLKEYTYPE, "PEM");

@@ -120,6 +120,13 @@ class HttpTransport {
   void GiveBack(std::unique_ptr<Handle> handle) ABSL_LOCKS_EXCLUDED(mu_);
   // The Authorization header's value, or "" for an anonymous user.
   absl::StatusOr<std::string> Authorization() ABSL_LOCKS_EXCLUDED(token_mu_);
+  struct ClientCertificate {
+    std::string cert_pem;
+    std::string key_pem;
+  };
+  // The client certificate and key to present (empty for none), read again from their files
+  // when the configuration names them and client_certificate_refresh has passed.
+  ClientCertificate CurrentClientCertificate() ABSL_LOCKS_EXCLUDED(certificate_mu_);
 
   const CurlLibrary& curl_;
   const RestConfig config_;
@@ -136,6 +143,10 @@ class HttpTransport {
   absl::Mutex token_mu_;
   std::string file_token_ ABSL_GUARDED_BY(token_mu_);
   absl::Time file_token_read_ ABSL_GUARDED_BY(token_mu_) = absl::InfinitePast();
+
+  absl::Mutex certificate_mu_;
+  ClientCertificate certificate_ ABSL_GUARDED_BY(certificate_mu_);
+  absl::Time certificate_read_ ABSL_GUARDED_BY(certificate_mu_) = absl::Now();
 };
 
 }  // namespace devmgr::kubeclient

@@ -54,6 +54,15 @@ absl::Status ReadList(const YAML::Node& list, const char* key, const char* item_
   return absl::OkStatus();
 }
 
+// MaterialFile: the file `file_key` names (relative to the kubeconfig's folder), unless inline
+// base64 data (`data_key`), which wins, is given; empty when there is no such file.
+std::filesystem::path MaterialFile(const Entry& entry, const char* data_key, const char* file_key) {
+  if (!String(entry.node, data_key).empty()) return {};
+  const std::string file = String(entry.node, file_key);
+  if (file.empty()) return {};
+  return std::filesystem::path(file).is_absolute() ? std::filesystem::path(file) : entry.dir / file;
+}
+
 // Material: inline base64 data (`data_key`), else the content of the file `file_key` names.
 absl::StatusOr<std::string> Material(const Entry& entry, const char* data_key, const char* file_key,
                                      const std::string& owner) {
@@ -64,10 +73,8 @@ absl::StatusOr<std::string> Material(const Entry& entry, const char* data_key, c
     }
     return decoded;
   }
-  const std::string file = String(entry.node, file_key);
-  if (file.empty()) return std::string();
-  const std::filesystem::path path =
-      std::filesystem::path(file).is_absolute() ? std::filesystem::path(file) : entry.dir / file;
+  const std::filesystem::path path = MaterialFile(entry, data_key, file_key);
+  if (path.empty()) return std::string();
   absl::StatusOr<std::string> content = ReadWholeFile(path);
   if (!content.ok()) {
     return absl::Status(content.status().code(),
@@ -204,6 +211,15 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
   }
   config.client_certificate_pem = *std::move(cert);
   config.client_key_pem = *std::move(key);
+  // As client-go: only a pair read from files both is read again.
+  const std::filesystem::path cert_file =
+      MaterialFile(user->second, "client-certificate-data", "client-certificate");
+  const std::filesystem::path key_file =
+      MaterialFile(user->second, "client-key-data", "client-key");
+  if (!cert_file.empty() && !key_file.empty()) {
+    config.client_certificate_file = cert_file;
+    config.client_key_file = key_file;
+  }
   config.bearer_token = String(credentials, "token");
   if (const std::string file = String(credentials, "tokenFile"); !file.empty()) {
     config.bearer_token_file = std::filesystem::path(file).is_absolute()

@@ -26,6 +26,13 @@ struct RestConfig {
   // Client certificate and key (PEM), for a user that authenticates with them.
   std::string client_certificate_pem;
   std::string client_key_pem;
+  // The files both were read from, when the kubeconfig names files for both (not inline data).
+  // They are read again every client_certificate_refresh (client-go's rotating client
+  // certificate), so that a certificate renewed on disk is presented without a restart; while
+  // they cannot be read, or either is empty, the pair in hand is kept.
+  std::filesystem::path client_certificate_file;
+  std::filesystem::path client_key_file;
+  absl::Duration client_certificate_refresh = absl::Minutes(5);
   // A bearer token, and the file to read one from (a projected token rotates). The file's
   // token, when it can be read, wins; while it cannot, the last one read from it, or else
   // bearer_token, is sent, as client-go does.

@@ -331,6 +331,34 @@ TEST(ClientTest, AuthenticatesWithAClientCertificate) {
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable) << refused.status();
 }
 
+// A client certificate renewed on disk is presented from the next request after the refresh
+// (here every request), without a new client; while the files cannot be read, the pair in
+// hand is kept. It starts with a key that is not the certificate's, which no server accepts.
+TEST(ClientTest, AClientCertificateRenewedOnDiskIsPresented) {
+  FakeApiServerOptions with_certificates;
+  with_certificates.require_client_certificate = true;
+  FakeApiServer server(with_certificates);
+  testing::TempDir dir;
+  std::ofstream(dir.Sub("client.crt")) << server.pki().client_cert_pem;
+  std::ofstream(dir.Sub("client.key")) << server.pki().server_key_pem;
+  RestConfig config = server.Config();
+  config.client_key_pem = server.pki().server_key_pem;
+  config.client_certificate_file = dir.Sub("client.crt");
+  config.client_key_file = dir.Sub("client.key");
+  config.client_certificate_refresh = absl::ZeroDuration();
+  std::unique_ptr<Client> client = Connect(config);
+  ASSERT_FALSE(client->ListResourceSlices({}).ok()) << "a key that is not the certificate's";
+
+  std::ofstream(dir.Sub("client.key")) << server.pki().client_key_pem;
+  absl::StatusOr<SliceList> renewed = client->ListResourceSlices({});
+  EXPECT_TRUE(renewed.ok()) << renewed.status();
+
+  std::filesystem::remove(dir.Sub("client.crt"));
+  std::filesystem::remove(dir.Sub("client.key"));
+  absl::StatusOr<SliceList> kept = client->ListResourceSlices({});
+  EXPECT_TRUE(kept.ok()) << kept.status();
+}
+
 TEST(ClientTest, RetriesWhenTheServerSaysRetryAfterAndNotOtherwise) {
   FakeApiServer server;
   std::vector<absl::Duration> waits;

@@ -69,6 +69,9 @@ TEST(RestConfigTest, FilesAreReadFromTheKubeconfigsFolder) {
   EXPECT_EQ(config->certificate_authority_pem, kCa);
   EXPECT_EQ(config->client_certificate_pem, "CERT");
   EXPECT_EQ(config->client_key_pem, "KEY");
+  // Named as files both, they are read again as they rotate.
+  EXPECT_EQ(config->client_certificate_file, dir.Sub("kube/certs/client.crt"));
+  EXPECT_EQ(config->client_key_file, dir.Sub("kube/certs/client.key"));
   EXPECT_EQ(config->bearer_token_file, dir.Sub("kube/token"));
   EXPECT_EQ(config->tls_server_name, "api.internal");
   EXPECT_EQ(config->namespace_name, "default");
@@ -77,6 +80,24 @@ TEST(RestConfigTest, FilesAreReadFromTheKubeconfigsFolder) {
   ASSERT_TRUE(anonymous.ok()) << anonymous.status();
   EXPECT_TRUE(anonymous->bearer_token.empty());
   EXPECT_TRUE(anonymous->client_certificate_pem.empty());
+}
+
+// A certificate or key given inline cannot change: the pair is not read again, as client-go
+// reloads only a pair it read from files both.
+TEST(RestConfigTest, AClientCertificatePairIsReadAgainOnlyWhenBothAreFiles) {
+  TempDir dir;
+  Write(dir.Sub("kube/config"),
+        "clusters:\n- name: lab\n  cluster: {server: https://10.0.0.1:6443}\n"
+        "contexts:\n- name: mixed\n  context: {cluster: lab, user: mixed}\n"
+        "users:\n- name: mixed\n  user: {client-certificate: client.crt, client-key-data: " +
+            absl::Base64Escape("KEY") + "}\n");
+  Write(dir.Sub("kube/client.crt"), "CERT");
+  absl::StatusOr<RestConfig> config = LoadKubeconfig({dir.Sub("kube/config")}, "mixed");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->client_certificate_pem, "CERT");
+  EXPECT_EQ(config->client_key_pem, "KEY");
+  EXPECT_TRUE(config->client_certificate_file.empty());
+  EXPECT_TRUE(config->client_key_file.empty());
 }
 
 // KUBECONFIG=a:b: the first file that sets a value wins, as clientcmd merges them.
