@@ -9,8 +9,9 @@
 //
 // Errors are the server's, as api_status.h maps them (a 409 on update is Aborted, a 410 on
 // watch OutOfRange). A request is tried again, at most 10 times as client-go's are, when the
-// server answers 429 or 5xx with a Retry-After header (after that many seconds), and a GET whose
-// connection broke, after a second.
+// server answers 429 or 5xx with a Retry-After header (after that many seconds, unless that is
+// longer than the request timeout: the answer is then returned), and a GET whose connection
+// broke, after a second.
 //
 // Thread-safety: every method may be called from any thread at once; calls block for at most
 // the request timeout (times the retries), a watch until it ends.

@@ -393,6 +393,20 @@ TEST(ClientTest, RetriesWhenTheServerSaysRetryAfterAndNotOtherwise) {
   EXPECT_EQ(server.Requests().size(), 11u);
 }
 
+// A Retry-After longer than the request's own limit (30 s by default) is not waited out: the
+// answer is the caller's at once, so a call never blocks past its timeout times the retries.
+TEST(ClientTest, ARetryAfterLongerThanTheRequestTimeoutIsNotWaitedOut) {
+  FakeApiServer server;
+  std::vector<absl::Duration> waits;
+  std::unique_ptr<Client> client =
+      Connect(server.Config(), Sleeping([&](absl::Duration wait) { waits.push_back(wait); }));
+  server.FailNext(Failure("", 503, "ServiceUnavailable", 31, 1));
+  absl::StatusOr<SliceList> not_waited = client->ListResourceSlices({});
+  EXPECT_EQ(not_waited.status().code(), absl::StatusCode::kUnavailable) << not_waited.status();
+  EXPECT_EQ(server.Requests().size(), 1u);
+  EXPECT_TRUE(waits.empty());
+}
+
 TEST(ClientTest, ReportsGarbageClearly) {
   FakeApiServer server;
   std::unique_ptr<Client> client = Connect(server.Config());
