@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -52,6 +53,25 @@ absl::Status ReadList(const YAML::Node& list, const char* key, const char* item_
     out.emplace(item["name"].as<std::string>(), Entry{item[item_key], file.parent_path()});
   }
   return absl::OkStatus();
+}
+
+// Bool: a boolean field of `node` (false when absent), read as clientcmd reads one: YAML 1.1's
+// words for true and false, unquoted or tagged !!bool. Anything else, a quoted "true"
+// included, is refused, as clientcmd refuses a string where a boolean goes.
+absl::StatusOr<bool> Bool(const YAML::Node& node, const char* key, const std::string& owner) {
+  constexpr absl::string_view kTrue[] = {"y",  "Y",  "yes",  "Yes",  "YES", "on",
+                                         "On", "ON", "true", "True", "TRUE"};
+  constexpr absl::string_view kFalse[] = {"n",   "N",   "no",    "No",    "NO",   "off",
+                                          "Off", "OFF", "false", "False", "FALSE"};
+  if (!IsMap(node)) return false;
+  const YAML::Node value = node[key];
+  if (!value.IsDefined() || value.IsNull()) return false;
+  if (value.IsScalar() && (value.Tag() == "?" || value.Tag() == "tag:yaml.org,2002:bool")) {
+    const std::string word = value.as<std::string>();
+    if (absl::c_linear_search(kTrue, word)) return true;
+    if (absl::c_linear_search(kFalse, word)) return false;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(owner, ": ", key, " is not a boolean"));
 }
 
 // MaterialFile: the file `file_key` names (relative to the kubeconfig's folder), unless inline
@@ -164,8 +184,16 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
                      "server directly, or through the https_proxy of its environment"));
   }
   config.tls_server_name = String(cluster->second.node, "tls-server-name");
-  config.insecure_skip_tls_verify =
-      String(cluster->second.node, "insecure-skip-tls-verify") == "true";
+  absl::StatusOr<bool> insecure =
+      Bool(cluster->second.node, "insecure-skip-tls-verify", cluster_owner);
+  if (!insecure.ok()) return insecure.status();
+  if (*insecure && !config.certificate_authority_pem.empty()) {
+    // client-go's text: its transport refuses the two together.
+    return absl::InvalidArgumentError(absl::StrCat(
+        cluster_owner,
+        ": specifying a root certificates file with the insecure flag is not allowed"));
+  }
+  config.insecure_skip_tls_verify = *insecure;
 
   const std::string user_name = String(ctx.node, "user");
   if (user_name.empty()) return config;  // anonymous

@@ -11,6 +11,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "tests/testlib/temp_dir.h"
 
 namespace devmgr::kubeclient {
@@ -199,6 +200,45 @@ TEST(RestConfigTest, ImpersonationAndProxiesAreRefused) {
   absl::StatusOr<RestConfig> plain = LoadKubeconfig({dir.Sub("config")}, "plain");
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(plain->bearer_token, "t");
+}
+
+// insecure-skip-tls-verify is a boolean as clientcmd reads one (YAML 1.1's words, unquoted);
+// a string is refused rather than read as false, and with a CA it is refused with client-go's
+// text, as its transport refuses the two together.
+TEST(RestConfigTest, InsecureSkipTlsVerifyIsABooleanAndExcludesACa) {
+  TempDir dir;
+  const auto load = [&](const std::string& cluster_fields) {
+    Write(dir.Sub("config"),
+          "clusters:\n- name: c\n  cluster:\n    server: https://10.0.0.1:6443\n" + cluster_fields +
+              "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n");
+    return LoadKubeconfig({dir.Sub("config")});
+  };
+  for (const char* yes : {"true", "True", "TRUE", "yes", "on", "Y", "!!bool true"}) {
+    absl::StatusOr<RestConfig> config =
+        load(absl::StrCat("    insecure-skip-tls-verify: ", yes, "\n"));
+    ASSERT_TRUE(config.ok()) << yes << ": " << config.status();
+    EXPECT_TRUE(config->insecure_skip_tls_verify) << yes;
+  }
+  for (const char* no : {"false", "no", "Off", "N", "~"}) {
+    absl::StatusOr<RestConfig> config =
+        load(absl::StrCat("    insecure-skip-tls-verify: ", no, "\n"));
+    ASSERT_TRUE(config.ok()) << no << ": " << config.status();
+    EXPECT_FALSE(config->insecure_skip_tls_verify) << no;
+  }
+  for (const char* not_a_boolean : {"\"true\"", "'yes'", "1", "enabled", "[true]"}) {
+    absl::StatusOr<RestConfig> config =
+        load(absl::StrCat("    insecure-skip-tls-verify: ", not_a_boolean, "\n"));
+    EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument) << not_a_boolean;
+    EXPECT_EQ(config.status().message(), "cluster \"c\": insecure-skip-tls-verify is not a boolean")
+        << not_a_boolean;
+  }
+  absl::StatusOr<RestConfig> with_ca =
+      load("    insecure-skip-tls-verify: true\n    certificate-authority-data: " +
+           absl::Base64Escape(kCa) + "\n");
+  EXPECT_EQ(with_ca.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(with_ca.status().message(),
+            "cluster \"c\": specifying a root certificates file with the insecure flag is not "
+            "allowed");
 }
 
 TEST(RestConfigTest, InClusterUsesTheServiceAccount) {
