@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "bench/driver/pre_serialised_service.h"
 #include "bench/floor_reporter.h"
+#include "common/unix_socket.h"
 #include "devmgr/podresources/v1/api.grpc.pb.h"
 #include "podresources/client.h"
 #include "podresources/pod_resources.h"
@@ -146,8 +147,7 @@ void BM_FloorPreSerialisedList(benchmark::State& state) {
   }
   PreSerialisedService service(response.SerializeAsString());
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix://" + dir.Sub("floor.sock").string(),
-                           grpc::InsecureServerCredentials());
+  builder.AddListeningPort(UnixTarget(dir.Sub("floor.sock")), grpc::InsecureServerCredentials());
   builder.RegisterCallbackGenericService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   auto stub = ::v1::PodResourcesLister::NewStub(Dial(dir.Sub("floor.sock")));

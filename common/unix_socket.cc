@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
@@ -64,10 +65,12 @@ absl::Status CheckDialable(const std::filesystem::path& path) {
 std::string UnixTarget(const std::filesystem::path& path) {
   // "unix:/abs", not "unix:///abs": gRPC's server measures what follows "unix:" against the
   // socket address's 107 bytes, so the longer form could not listen at a path of 106 or 107.
-  // A path that starts with "//" keeps an empty authority before it, or its first name would
-  // be read as one.
-  std::string target = path.native().starts_with("//") ? "unix://" : "unix:";
-  for (const char c : path.native()) {
+  // Leading slashes beyond the first name the same folder and go: "unix://run" would read
+  // "run" as an authority.
+  std::string_view rest = path.native();
+  while (rest.starts_with("//")) rest.remove_prefix(1);
+  std::string target = "unix:";
+  for (const char c : rest) {
     // gRPC parses the target as a URI: it decodes %XX in the path and ends it at '?' or '#'.
     if (c == '%' || c == '?' || c == '#') {
       constexpr char kHex[] = "0123456789ABCDEF";

@@ -168,8 +168,9 @@ absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request, const Cancel
     // A wait longer than the request's own limit is not made (client-go's request ends at its
     // context's deadline): the answer is the caller's, so a call stays bounded whatever the
     // server asks.
-    const bool server_asks_to_wait = (response->code == 429 || response->code >= 500) &&
-                                     response->retry_after_seconds >= 0 && wait <= options_.timeout;
+    const bool server_asks_to_wait =
+        (response->code == 429 || response->code >= 500) && response->retry_after_seconds >= 0 &&
+        (options_.timeout <= absl::ZeroDuration() || wait <= options_.timeout);
     if (last || !server_asks_to_wait) return response;
     if (!pause(wait)) break;
   }

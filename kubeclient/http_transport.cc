@@ -151,6 +151,8 @@ struct HttpTransport::Handle {
   const CurlLibrary& curl;
   CURL* easy;
   CURLM* multi;
+  // The client certificate its connections were made with (ClientCertificate::generation).
+  uint64_t certificate_generation = 0;
 };
 
 absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestConfig& config) {
@@ -158,6 +160,9 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestC
   if (!https && !absl::StartsWith(config.server, "http://")) {
     return absl::InvalidArgumentError(
         absl::StrCat("the API server \"", config.server, "\" is not an http(s):// URL"));
+  }
+  if (config.insecure_skip_tls_verify && !config.certificate_authority_pem.empty()) {
+    return absl::InvalidArgumentError(kInsecureWithCaMessage);
   }
   absl::StatusOr<const CurlLibrary*> curl = Curl();
   if (!curl.ok()) return curl.status();
@@ -198,20 +203,24 @@ HttpTransport::HttpTransport(const CurlLibrary& curl, const RestConfig& config)
       config_(config),
       server_(absl::StripSuffix(config.server, "/")),
       url_base_(server_),
-      certificate_{config.client_certificate_pem, config.client_key_pem} {}
+      certificate_{config.client_certificate_pem, config.client_key_pem, 0} {}
 
 HttpTransport::~HttpTransport() = default;
 
-std::unique_ptr<HttpTransport::Handle> HttpTransport::Borrow() {
+std::unique_ptr<HttpTransport::Handle> HttpTransport::Borrow(uint64_t certificate_generation) {
+  std::vector<std::unique_ptr<Handle>> retired;  // closed outside the lock
   {
     absl::MutexLock lock(&mu_);
-    if (!idle_.empty()) {
+    while (!idle_.empty()) {
       std::unique_ptr<Handle> handle = std::move(idle_.back());
       idle_.pop_back();
-      return handle;
+      if (handle->certificate_generation == certificate_generation) return handle;
+      retired.push_back(std::move(handle));
     }
   }
-  return std::make_unique<Handle>(curl_);
+  auto handle = std::make_unique<Handle>(curl_);
+  handle->certificate_generation = certificate_generation;
+  return handle;
 }
 
 void HttpTransport::GiveBack(std::unique_ptr<Handle> handle) {
@@ -259,7 +268,12 @@ HttpTransport::ClientCertificate HttpTransport::CurrentClientCertificate() {
                                         ? cert
                                         : ReadWholeFile(config_.client_key_file);
   if (cert.ok() && key.ok() && !cert->empty() && !key->empty()) {
-    certificate_ = ClientCertificate{*std::move(cert), *std::move(key)};
+    if (*cert != certificate_.cert_pem || *key != certificate_.key_pem) {
+      // A server checks a client's certificate when a connection is made: the connections
+      // made with the old pair are closed rather than reused (client-go closes them too).
+      certificate_ =
+          ClientCertificate{*std::move(cert), *std::move(key), certificate_.generation + 1};
+    }
     certificate_read_ = now;
   }
   // Otherwise (a rotation that replaces the files can leave them missing or empty for a
@@ -284,7 +298,8 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
   absl::StatusOr<std::string> authorization = Authorization();
   if (!authorization.ok()) return authorization.status();
 
-  std::unique_ptr<Handle> handle = Borrow();
+  const ClientCertificate certificate = CurrentClientCertificate();
+  std::unique_ptr<Handle> handle = Borrow(certificate.generation);
   if (handle->easy == nullptr || handle->multi == nullptr) {
     return absl::ResourceExhaustedError("cannot make a curl handle");
   }
@@ -335,7 +350,6 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
   curl_.easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, config_.insecure_skip_tls_verify ? 0L : 1L);
   curl_.easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, config_.insecure_skip_tls_verify ? 0L : 2L);
   curl_blob ca = Blob(config_.certificate_authority_pem);
-  const ClientCertificate certificate = CurrentClientCertificate();
   curl_blob cert = Blob(certificate.cert_pem);
   curl_blob key = Blob(certificate.key_pem);
   if (!config_.certificate_authority_pem.empty()) {
@@ -399,6 +413,12 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
     return absl::CancelledError(absl::StrCat(request.method, " ", url, ": cancelled"));
   }
   GiveBack(std::move(handle));
+  if (result == CURLE_SSL_CERTPROBLEM) {
+    // A pair curl cannot use (a key read before its certificate's rotation ended) is read
+    // again at the next request, not at the next refresh.
+    absl::MutexLock lock(&certificate_mu_);
+    certificate_read_ = absl::InfinitePast();
+  }
   if (result != CURLE_OK && !(result == CURLE_WRITE_ERROR && transfer.stopped)) {
     return TransportError(curl_, result, error_buffer, url, request);
   }

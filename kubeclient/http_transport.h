@@ -10,12 +10,16 @@
 //
 // A bearer token file is read again when RestConfig::bearer_token_file_refresh (a minute) has
 // passed since the last read (client-go's cached file token source), so a rotated service
-// account token is picked up; a read that fails keeps the token in hand.
+// account token is picked up; a read that fails keeps the token in hand. A client certificate
+// and key named as files are read again the same way every
+// RestConfig::client_certificate_refresh (five minutes, client-go's rotating client
+// certificate), and at the next request after curl could not use them.
 //
 // Thread-safety: every method may be called from any thread at once.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -84,8 +88,9 @@ bool IsConnectionLost(const absl::Status& status);
 
 class HttpTransport {
  public:
-  // Create checks the configuration (a server URL with https:// or http://, PEM material curl
-  // can load is checked at the first request). InvalidArgument for a server that is not a URL;
+  // Create checks the configuration (a server URL with https:// or http://, not
+  // insecure_skip_tls_verify beside a CA; PEM material curl can load is checked at the first
+  // request). InvalidArgument for a server that is not a URL or both TLS settings;
   // FailedPrecondition when libcurl cannot be loaded.
   static absl::StatusOr<std::unique_ptr<HttpTransport>> Create(const RestConfig& config);
   ~HttpTransport();
@@ -116,13 +121,17 @@ class HttpTransport {
   absl::StatusOr<HttpResponse> Perform(const HttpRequest& request,
                                        const std::function<bool(std::string_view)>* on_data,
                                        const Cancellation* cancel);
-  std::unique_ptr<Handle> Borrow() ABSL_LOCKS_EXCLUDED(mu_);
+  // Borrow: an idle handle whose connections were made with the client certificate of
+  // `certificate_generation` (older ones are closed), or a new one.
+  std::unique_ptr<Handle> Borrow(uint64_t certificate_generation) ABSL_LOCKS_EXCLUDED(mu_);
   void GiveBack(std::unique_ptr<Handle> handle) ABSL_LOCKS_EXCLUDED(mu_);
   // The Authorization header's value, or "" for an anonymous user.
   absl::StatusOr<std::string> Authorization() ABSL_LOCKS_EXCLUDED(token_mu_);
   struct ClientCertificate {
     std::string cert_pem;
     std::string key_pem;
+    // Counts the pairs read: connections made with an older pair are not reused.
+    uint64_t generation = 0;
   };
   // The client certificate and key to present (empty for none), read again from their files
   // when the configuration names them and client_certificate_refresh has passed.

@@ -188,10 +188,7 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
       Bool(cluster->second.node, "insecure-skip-tls-verify", cluster_owner);
   if (!insecure.ok()) return insecure.status();
   if (*insecure && !config.certificate_authority_pem.empty()) {
-    // client-go's text: its transport refuses the two together.
-    return absl::InvalidArgumentError(absl::StrCat(
-        cluster_owner,
-        ": specifying a root certificates file with the insecure flag is not allowed"));
+    return absl::InvalidArgumentError(absl::StrCat(cluster_owner, ": ", kInsecureWithCaMessage));
   }
   config.insecure_skip_tls_verify = *insecure;
 

@@ -18,6 +18,11 @@
 
 namespace devmgr::kubeclient {
 
+// client-go's refusal of insecure_skip_tls_verify beside a CA, which LoadKubeconfig and the
+// transport make too.
+inline constexpr char kInsecureWithCaMessage[] =
+    "specifying a root certificates file with the insecure flag is not allowed";
+
 struct RestConfig {
   // https://host:port, as the cluster names it.
   std::string server;

@@ -13,6 +13,7 @@
 #include "bench/driver/harness.h"
 #include "bench/driver/measurements.h"
 #include "common/file_store.h"
+#include "common/unix_socket.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 
 namespace devmgr::bench {
@@ -56,9 +57,8 @@ absl::Status MeasureAdmission(const fs::path& root, BenchDaemon& daemon, const O
     if (absl::Status status = Remove(*stub, uid); !status.ok()) return status;
   }
 
-  auto plugin_stub = v1beta1::DevicePlugin::NewStub(
-      grpc::CreateChannel(absl::StrCat("unix://", (*plugin)->SocketPath("adm").string()),
-                          grpc::InsecureChannelCredentials()));
+  auto plugin_stub = v1beta1::DevicePlugin::NewStub(grpc::CreateChannel(
+      UnixTarget((*plugin)->SocketPath("adm")), grpc::InsecureChannelCredentials()));
   const fs::path floor_dir = root / "floor-checkpoint";
   fs::create_directories(floor_dir);
   const FileStore store(floor_dir);

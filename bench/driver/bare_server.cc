@@ -2,8 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/unix_socket.h"
 #include "podresources/client.h"
 
 namespace devmgr::bench {
@@ -12,8 +12,7 @@ absl::StatusOr<std::unique_ptr<BareServer>> BareServer::Start(const std::filesys
                                                               const std::string& bytes) {
   std::unique_ptr<BareServer> bare(new BareServer(bytes));
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(absl::StrCat("unix://", socket.string()),
-                           grpc::InsecureServerCredentials());
+  builder.AddListeningPort(UnixTarget(socket), grpc::InsecureServerCredentials());
   builder.RegisterCallbackGenericService(&bare->service_);
   bare->server_ = builder.BuildAndStart();
   if (bare->server_ == nullptr) return absl::InternalError("the bare server did not start");

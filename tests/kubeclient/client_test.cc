@@ -241,8 +241,14 @@ TEST(ClientTest, RefusesAServerItsCaDidNotSign) {
   EXPECT_THAT(list.status().message(), HasSubstr("TLS with the API server failed"));
   EXPECT_TRUE(server.Requests().empty());
 
-  // Only a kubeconfig's own insecure-skip-tls-verify turns the check off.
+  // Only a kubeconfig's own insecure-skip-tls-verify turns the check off, and never beside a
+  // CA (client-go's transport refuses the two together).
   config.insecure_skip_tls_verify = true;
+  absl::StatusOr<std::unique_ptr<HttpTransport>> both = HttpTransport::Create(config);
+  EXPECT_EQ(both.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(both.status().message(),
+            "specifying a root certificates file with the insecure flag is not allowed");
+  config.certificate_authority_pem.clear();
   EXPECT_TRUE(Connect(config)->ListResourceSlices({}).ok());
 }
 
@@ -331,24 +337,35 @@ TEST(ClientTest, AuthenticatesWithAClientCertificate) {
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable) << refused.status();
 }
 
+// The client certificate and key named as files, as a kubeconfig names them, with their PEM
+// read at load: `key_pem` in both the files and the configuration.
+RestConfig WithCertificateFiles(const FakeApiServer& server, const testing::TempDir& dir,
+                                const std::string& key_pem) {
+  std::ofstream(dir.Sub("client.crt")) << server.pki().client_cert_pem;
+  std::ofstream(dir.Sub("client.key")) << key_pem;
+  RestConfig config = server.Config();
+  config.client_key_pem = key_pem;
+  config.client_certificate_file = dir.Sub("client.crt");
+  config.client_key_file = dir.Sub("client.key");
+  return config;
+}
+
 // A client certificate renewed on disk is presented from the next request after the refresh
 // (here every request), without a new client; while the files cannot be read, the pair in
-// hand is kept. It starts with a key that is not the certificate's, which no server accepts.
+// hand is kept. The "renewal" here is a key that is not the certificate's, which no server
+// accepts, and back.
 TEST(ClientTest, AClientCertificateRenewedOnDiskIsPresented) {
   FakeApiServerOptions with_certificates;
   with_certificates.require_client_certificate = true;
   FakeApiServer server(with_certificates);
   testing::TempDir dir;
-  std::ofstream(dir.Sub("client.crt")) << server.pki().client_cert_pem;
-  std::ofstream(dir.Sub("client.key")) << server.pki().server_key_pem;
-  RestConfig config = server.Config();
-  config.client_key_pem = server.pki().server_key_pem;
-  config.client_certificate_file = dir.Sub("client.crt");
-  config.client_key_file = dir.Sub("client.key");
+  RestConfig config = WithCertificateFiles(server, dir, server.pki().client_key_pem);
   config.client_certificate_refresh = absl::ZeroDuration();
   std::unique_ptr<Client> client = Connect(config);
-  ASSERT_FALSE(client->ListResourceSlices({}).ok()) << "a key that is not the certificate's";
+  ASSERT_TRUE(client->ListResourceSlices({}).ok());
 
+  std::ofstream(dir.Sub("client.key")) << server.pki().server_key_pem;
+  EXPECT_FALSE(client->ListResourceSlices({}).ok()) << "the pair on disk is presented";
   std::ofstream(dir.Sub("client.key")) << server.pki().client_key_pem;
   absl::StatusOr<SliceList> renewed = client->ListResourceSlices({});
   EXPECT_TRUE(renewed.ok()) << renewed.status();
@@ -357,6 +374,24 @@ TEST(ClientTest, AClientCertificateRenewedOnDiskIsPresented) {
   std::filesystem::remove(dir.Sub("client.key"));
   absl::StatusOr<SliceList> kept = client->ListResourceSlices({});
   EXPECT_TRUE(kept.ok()) << kept.status();
+}
+
+// A pair that cannot be used (read between a rotation's replacement of the certificate and of
+// the key) is read again at the next request, not after the five-minute refresh.
+TEST(ClientTest, AClientCertificatePairThatCannotBeUsedIsReadAgainAtTheNextRequest) {
+  FakeApiServerOptions with_certificates;
+  with_certificates.require_client_certificate = true;
+  FakeApiServer server(with_certificates);
+  testing::TempDir dir;
+  std::unique_ptr<Client> client =
+      Connect(WithCertificateFiles(server, dir, server.pki().server_key_pem));
+  absl::StatusOr<SliceList> refused = client->ListResourceSlices({});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("TLS with the API server failed"));
+
+  std::ofstream(dir.Sub("client.key")) << server.pki().client_key_pem;
+  absl::StatusOr<SliceList> read_again = client->ListResourceSlices({});
+  EXPECT_TRUE(read_again.ok()) << read_again.status();
 }
 
 TEST(ClientTest, RetriesWhenTheServerSaysRetryAfterAndNotOtherwise) {

@@ -227,14 +227,15 @@ TEST_F(SliceReflectorTest, AWatchThatEndsAtOnceAndEmptyIsAFailure) {
   EXPECT_TRUE(Watching());
 }
 
-// A list the server answers 503 with Retry-After is tried again after that many seconds; Stop
-// ends the pause instead of waiting it out (client-go's sleep with its context).
+// A list the server answers 503 with Retry-After is tried again after that many seconds (here
+// 20, under the request timeout, so the client pauses); Stop ends the pause instead of waiting
+// it out (client-go's sleep with its context).
 TEST_F(SliceReflectorTest, StopEndsAListsRetryPauseAtOnce) {
   FakeFailure failure;
   failure.method = "GET";
   failure.code = 503;
   failure.reason = "ServiceUnavailable";
-  failure.retry_after_seconds = 60;
+  failure.retry_after_seconds = 20;
   server_.FailNext(failure);
   std::unique_ptr<SliceReflector> reflector = Start();
   ASSERT_TRUE(WaitFor([&] { return server_.CountRequests("GET", "/") == 1; }));
