@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "tests/pluginwatcher/watcher_test_env.h"
 
@@ -46,13 +47,17 @@ TEST_F(HostileRegistryTest, NeverDialsASocketWhoseNameHoldsAComma) {
   const fs::path outside = dir_.Sub("outside");
   fs::create_directories(outside);
   fs::create_directories(Registry());
-  StartWatcher();
+  // One worker: registrations run in the order their sockets were seen, so once the later
+  // plugin is registered the comma's socket has been handled.
+  pluginwatcher::WatcherOptions options = Options();
+  options.workers = 1;
+  StartWatcher(std::move(options));
   auto plugin = ServeDevicePlugin(Socket("p.sock"), "example.com/p");
   ASSERT_TRUE(WaitFor([&] { return plugin->registered(); }, kWait));
   auto decoy = ServeDevicePlugin((outside / "decoy.sock").string(), "example.com/decoy");
   fs::rename(outside / "decoy.sock", Registry() / "p.sock,x");
 
-  auto later = ServeDevicePlugin(Socket("later.sock"), "example.com/later");
+  auto later = ServeDevicePlugin(Socket("z-later.sock"), "example.com/later");
   ASSERT_TRUE(WaitFor([&] { return later->registered(); }, kWait));
   EXPECT_EQ(plugin->get_info_calls(), 1) << "the comma's first part was dialled";
   EXPECT_EQ(decoy->get_info_calls(), 0);
