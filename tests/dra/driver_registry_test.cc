@@ -205,9 +205,9 @@ TEST(DriverRegistryTest, EndpointsWithACommaAreRefused) {
   FakeDriver cut(dir.Sub("x").string());
   ASSERT_TRUE(cut.started());
   const std::string socket = dir.Sub("x,y.sock").string();
-  const std::string refusal =
-      "invalid endpoint of DRA driver plugin pluginA: socket path \"" + socket +
-      "\" contains ',', which gRPC reads as a separator between addresses";
+  const std::string refusal = "invalid endpoint of DRA driver plugin pluginA: socket path \"" +
+                              socket +
+                              "\" contains ',', which gRPC reads as a separator between addresses";
   DriverRegistry registry;
   const absl::Status validated = registry.ValidatePlugin(kPluginA, socket, {"v1.DRAPlugin"});
   EXPECT_EQ(validated.code(), absl::StatusCode::kInvalidArgument);
