@@ -13,6 +13,7 @@ absl::StatusOr<std::unique_ptr<SliceReflector>> SliceReflector::Start(
     return absl::InvalidArgumentError("SliceReflectorOptions.client is null");
   }
   std::unique_ptr<SliceReflector> reflector(new SliceReflector(std::move(options)));
+  absl::MutexLock lock(&reflector->stop_mu_);
   reflector->thread_ = std::thread([r = reflector.get()] { r->Run(); });
   return reflector;
 }
@@ -27,6 +28,7 @@ void SliceReflector::Stop() {
     stopped_ = true;
   }
   cancel_.Cancel();
+  absl::MutexLock lock(&stop_mu_);
   if (thread_.joinable()) thread_.join();
 }
 

@@ -60,8 +60,9 @@ class SliceReflector {
   SliceReflector& operator=(const SliceReflector&) = delete;
 
   // Stop ends the watch at once and joins the thread (a list in progress ends first, within the
-  // client's timeout). Idempotent.
-  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  // client's timeout). Idempotent; callers on several threads at once each return once the
+  // thread has ended.
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_, stop_mu_);
 
   // The copy at one moment: its slices by name and the resourceVersion it is at (the last
   // list's, then each event's and bookmark's). The slices are shared, not copied: a change
@@ -95,8 +96,10 @@ class SliceReflector {
   std::map<std::string, kubeapi::ResourceSlicePtr> slices_ ABSL_GUARDED_BY(mu_);
   std::string resource_version_ ABSL_GUARDED_BY(mu_);
   int lists_ ABSL_GUARDED_BY(mu_) = 0;
+  // Held by Stop while it joins the thread, so that one caller joins and the others wait.
+  absl::Mutex stop_mu_;
   // Last: joins first.
-  std::thread thread_;
+  std::thread thread_ ABSL_GUARDED_BY(stop_mu_);
 };
 
 }  // namespace devmgr::kubeclient

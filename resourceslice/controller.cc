@@ -163,6 +163,7 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   controller->ListExisting();
   controller->Update(controller->options_.resources);
   if (controller->options_.run_worker) {
+    absl::MutexLock lock(&controller->stop_mu_);
     controller->worker_ = std::thread([c = controller.get()] { c->Run(); });
   }
   return controller;
@@ -200,6 +201,7 @@ void Controller::Stop() {
     watch = std::move(watch_);
   }
   watch.reset();
+  absl::MutexLock lock(&stop_mu_);
   if (worker_.joinable()) worker_.join();
 }
 

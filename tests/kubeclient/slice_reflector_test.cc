@@ -8,6 +8,7 @@
 
 #include <mutex>
 
+#include "tests/testlib/at_once.h"
 #include "tests/testlib/fake_api_server.h"
 #include "tests/testlib/wait_for.h"
 
@@ -251,6 +252,16 @@ TEST_F(SliceReflectorTest, StopEndsAQuietWatchAtOnce) {
   const absl::Time start = absl::Now();
   reflector->Stop();
   EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+}
+
+// Stop called from several threads at once: one joins the thread, the others wait for it (two
+// joins of one thread never return).
+TEST_F(SliceReflectorTest, StopFromSeveralThreadsAtOnceJoinsTheThreadOnce) {
+  for (int round = 0; round < 10; ++round) {
+    std::unique_ptr<SliceReflector> reflector = Start();
+    ASSERT_TRUE(WaitFor([&] { return reflector->lists() == 1; }));
+    testing::RunAtOnce(4, [&] { reflector->Stop(); });
+  }
 }
 
 }  // namespace

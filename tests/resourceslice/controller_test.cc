@@ -14,6 +14,7 @@
 #include "resourceslice/forwarding_store.h"
 #include "resourceslice/memory_store.h"
 #include "resourceslice/slice_names.h"
+#include "tests/testlib/at_once.h"
 #include "tests/testlib/fake_clock.h"
 #include "tests/testlib/wait_for.h"
 
@@ -560,6 +561,22 @@ TEST(ControllerTest, TheWorkerPublishesUpdatesAndRetriesFailures) {
   (*controller)->Update(std::nullopt);
   ASSERT_TRUE(WaitFor([&] { return store.size() == 0; }));
   EXPECT_EQ((*controller)->GetStats(), (Stats{2, 1, 2}));
+}
+
+// Stop called from several threads at once: one joins the worker, the others wait for it, and
+// every caller returns once the worker has ended (two joins of one thread abort the process).
+TEST(ControllerTest, StopFromSeveralThreadsAtOnceJoinsTheWorkerOnce) {
+  constexpr int kStoppers = 4;
+  for (int round = 0; round < 20; ++round) {
+    MemoryStore store;
+    ControllerOptions options;
+    options.driver_name = kDriver;
+    options.store = &store;
+    options.owner = Owner{"v1", "Node", kOwner, kNodeUid};
+    absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+    ASSERT_TRUE(controller.ok()) << controller.status();
+    testing::RunAtOnce(kStoppers, [&] { (*controller)->Stop(); });
+  }
 }
 
 // The writes kept to lay over a store's copy expire after a minute, also over a store whose watch
