@@ -187,7 +187,11 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
   absl::StatusOr<bool> insecure =
       Bool(cluster->second.node, "insecure-skip-tls-verify", cluster_owner);
   if (!insecure.ok()) return insecure.status();
-  if (*insecure && !config.certificate_authority_pem.empty()) {
+  // A CA named is refused beside the flag even when its file is empty, as clientcmd's check
+  // looks at the fields, not at what they hold.
+  const bool names_ca = !String(cluster->second.node, "certificate-authority-data").empty() ||
+                        !String(cluster->second.node, "certificate-authority").empty();
+  if (*insecure && names_ca) {
     return absl::InvalidArgumentError(absl::StrCat(cluster_owner, ": ", kInsecureWithCaMessage));
   }
   config.insecure_skip_tls_verify = *insecure;
@@ -280,8 +284,12 @@ absl::StatusOr<RestConfig> InClusterConfig(const std::map<std::string, std::stri
                                                          ca.status().message()));
   }
   config.certificate_authority_pem = *std::move(ca);
-  if (absl::StatusOr<std::string> ns = ReadWholeFile(service_account_dir / "namespace");
-      ns.ok() && !absl::StripAsciiWhitespace(*ns).empty()) {
+  // POD_NAMESPACE (the downward API) wins over the service account's file, as in clientcmd.
+  if (auto pod_namespace = env.find("POD_NAMESPACE");
+      pod_namespace != env.end() && !pod_namespace->second.empty()) {
+    config.namespace_name = pod_namespace->second;
+  } else if (absl::StatusOr<std::string> ns = ReadWholeFile(service_account_dir / "namespace");
+             ns.ok() && !absl::StripAsciiWhitespace(*ns).empty()) {
     config.namespace_name = std::string(absl::StripAsciiWhitespace(*ns));
   }
   return config;

@@ -48,7 +48,8 @@ struct RestConfig {
   // The name the server's certificate must carry, when it is not the server's host.
   std::string tls_server_name;
   bool insecure_skip_tls_verify = false;
-  // The context's namespace ("default" when it names none).
+  // The default namespace for namespaced calls: the context's, or in a cluster the pod's
+  // ("default" when none is named). The client's calls name their namespace themselves.
   std::string namespace_name = "default";
 
   bool operator==(const RestConfig&) const = default;
@@ -69,7 +70,8 @@ inline constexpr char kServiceAccountDir[] = "/var/run/secrets/kubernetes.io/ser
 
 // InClusterConfig: the API server of the cluster the process runs in (KUBERNETES_SERVICE_HOST
 // and KUBERNETES_SERVICE_PORT from `env`), the service account's token file, CA and namespace
-// under `service_account_dir`. FailedPrecondition when not in a cluster.
+// under `service_account_dir` (POD_NAMESPACE in `env` wins over the namespace file, as in
+// clientcmd). FailedPrecondition when not in a cluster.
 absl::StatusOr<RestConfig> InClusterConfig(
     const std::map<std::string, std::string>& env,
     const std::filesystem::path& service_account_dir = kServiceAccountDir);

@@ -17,7 +17,7 @@ namespace {
 // InCluster: the cluster of the pod the process runs in (its service account).
 absl::StatusOr<kubeclient::RestConfig> InCluster() {
   std::map<std::string, std::string> env;
-  for (const char* name : {"KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"}) {
+  for (const char* name : {"KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "POD_NAMESPACE"}) {
     const char* value = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): no setenv here
     if (value != nullptr) env[name] = value;
   }

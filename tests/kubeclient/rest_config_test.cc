@@ -239,6 +239,12 @@ TEST(RestConfigTest, InsecureSkipTlsVerifyIsABooleanAndExcludesACa) {
   EXPECT_EQ(with_ca.status().message(),
             "cluster \"c\": specifying a root certificates file with the insecure flag is not "
             "allowed");
+  // A CA file named is refused too when it is empty.
+  Write(dir.Sub("empty-ca.crt"), "");
+  absl::StatusOr<RestConfig> with_empty_ca_file =
+      load("    insecure-skip-tls-verify: true\n    certificate-authority: empty-ca.crt\n");
+  EXPECT_EQ(with_empty_ca_file.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(with_empty_ca_file.status().message(), with_ca.status().message());
 }
 
 TEST(RestConfigTest, InClusterUsesTheServiceAccount) {
@@ -254,6 +260,13 @@ TEST(RestConfigTest, InClusterUsesTheServiceAccount) {
   EXPECT_EQ(config->bearer_token_file, dir.Sub("sa/token"));
   EXPECT_EQ(config->certificate_authority_pem, kCa);
   EXPECT_EQ(config->namespace_name, "dra-system");
+  // POD_NAMESPACE wins over the service account's file, as in clientcmd.
+  absl::StatusOr<RestConfig> downward = InClusterConfig({{"KUBERNETES_SERVICE_HOST", "10.96.0.1"},
+                                                         {"KUBERNETES_SERVICE_PORT", "443"},
+                                                         {"POD_NAMESPACE", "from-downward-api"}},
+                                                        dir.Sub("sa"));
+  ASSERT_TRUE(downward.ok()) << downward.status();
+  EXPECT_EQ(downward->namespace_name, "from-downward-api");
 
   absl::StatusOr<RestConfig> ipv6 = InClusterConfig(
       {{"KUBERNETES_SERVICE_HOST", "fd00::1"}, {"KUBERNETES_SERVICE_PORT", "443"}}, dir.Sub("sa"));
