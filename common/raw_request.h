@@ -6,15 +6,30 @@
 
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/proto_buffer_reader.h>
+#include <grpcpp/support/proto_buffer_writer.h>
 #include <grpcpp/support/status.h>
 
 namespace devmgr {
 
+// `parsed` receives the request.
+template <typename Request>
+grpc::Status ParseRawRequest(const grpc::ByteBuffer& request, Request& parsed) {
+  grpc::ByteBuffer bytes(request);  // shares the slices; Deserialize consumes its argument
+  return grpc::SerializationTraits<Request>::Deserialize(&bytes, &parsed);
+}
+
+// For a request whose fields the method does not read.
 template <typename Request>
 grpc::Status ParseRawRequest(const grpc::ByteBuffer& request) {
-  grpc::ByteBuffer bytes(request);  // shares the slices; Deserialize consumes its argument
   Request parsed;
-  return grpc::SerializationTraits<Request>::Deserialize(&bytes, &parsed);
+  return ParseRawRequest(request, parsed);
+}
+
+// SerializeRawAnswer: `answer`'s bytes into `out`, for a raw method's response.
+template <typename Answer>
+grpc::Status SerializeRawAnswer(const Answer& answer, grpc::ByteBuffer& out) {
+  bool own_buffer = false;
+  return grpc::SerializationTraits<Answer>::Serialize(answer, &out, &own_buffer);
 }
 
 }  // namespace devmgr

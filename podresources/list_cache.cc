@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "podresources/arena_messages.h"
+#include "podresources/answer_arena.h"
 #include "podresources/pod_resources.h"
 
 namespace devmgr::podresources {

@@ -20,19 +20,17 @@ bool Admitted(grpc::CallbackServerContext* context, ClientGate& gate, Counters& 
 
 V1Service::V1Service(const Providers& providers, ClientGate& gate, Counters& counters,
                      bool get_enabled)
-    : providers_(providers), gate_(gate), counters_(counters), get_enabled_(get_enabled) {
-  SetMessageAllocatorFor_Get(&get_messages_);
-}
+    : providers_(providers), gate_(gate), counters_(counters), get_enabled_(get_enabled) {}
 
 grpc::ServerUnaryReactor* V1Service::List(grpc::CallbackServerContext* context,
                                           const grpc::ByteBuffer* request,
                                           grpc::ByteBuffer* response) {
-  if (!Admitted(context, gate_, counters_)) return Finish(context, RateLimitedStatus());
-  counters_.v1.requests_total.fetch_add(1, std::memory_order_relaxed);
-  counters_.v1.requests_list.fetch_add(1, std::memory_order_relaxed);
   if (grpc::Status read = ParseRawRequest<::v1::ListPodResourcesRequest>(*request); !read.ok()) {
     return Finish(context, read);
   }
+  if (!Admitted(context, gate_, counters_)) return Finish(context, RateLimitedStatus());
+  counters_.v1.requests_total.fetch_add(1, std::memory_order_relaxed);
+  counters_.v1.requests_list.fetch_add(1, std::memory_order_relaxed);
   // Upstream reads the active pods and then frees the devices of pods that ended, so a pod that
   // ended in between is listed without the devices it no longer holds. Here the devices are
   // freed first, so that the revisions read next cover what the answer is built from: a pod
@@ -45,20 +43,24 @@ grpc::ServerUnaryReactor* V1Service::List(grpc::CallbackServerContext* context,
 grpc::ServerUnaryReactor* V1Service::GetAllocatableResources(grpc::CallbackServerContext* context,
                                                              const grpc::ByteBuffer* request,
                                                              grpc::ByteBuffer* response) {
-  if (!Admitted(context, gate_, counters_)) return Finish(context, RateLimitedStatus());
-  counters_.v1.requests_total.fetch_add(1, std::memory_order_relaxed);
-  counters_.v1.requests_get_allocatable.fetch_add(1, std::memory_order_relaxed);
   if (grpc::Status read = ParseRawRequest<::v1::AllocatableResourcesRequest>(*request);
       !read.ok()) {
     return Finish(context, read);
   }
+  if (!Admitted(context, gate_, counters_)) return Finish(context, RateLimitedStatus());
+  counters_.v1.requests_total.fetch_add(1, std::memory_order_relaxed);
+  counters_.v1.requests_get_allocatable.fetch_add(1, std::memory_order_relaxed);
   *response = allocatable_cache_.Answer(providers_);
   return Finish(context, grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* V1Service::Get(grpc::CallbackServerContext* context,
-                                         const ::v1::GetPodResourcesRequest* request,
-                                         ::v1::GetPodResourcesResponse* response) {
+                                         const grpc::ByteBuffer* request,
+                                         grpc::ByteBuffer* response) {
+  ::v1::GetPodResourcesRequest get;
+  if (grpc::Status read = ParseRawRequest(*request, get); !read.ok()) {
+    return Finish(context, read);
+  }
   if (!Admitted(context, gate_, counters_)) return Finish(context, RateLimitedStatus());
   counters_.v1.requests_total.fetch_add(1, std::memory_order_relaxed);
   counters_.v1.requests_get.fetch_add(1, std::memory_order_relaxed);
@@ -67,17 +69,16 @@ grpc::ServerUnaryReactor* V1Service::Get(grpc::CallbackServerContext* context,
     counters_.v1.errors_get.fetch_add(1, std::memory_order_relaxed);
     return Finish(context, grpc::Status(grpc::StatusCode::UNKNOWN, kGetDisabledMessage));
   }
-  std::optional<Pod> pod =
-      providers_.pods->GetPodByName(request->pod_namespace(), request->pod_name());
+  std::optional<Pod> pod = providers_.pods->GetPodByName(get.pod_namespace(), get.pod_name());
   if (!pod.has_value()) {
     counters_.v1.errors_get.fetch_add(1, std::memory_order_relaxed);
-    return Finish(context,
-                  grpc::Status(grpc::StatusCode::UNKNOWN,
-                               absl::StrFormat("pod %s in namespace %s not found",
-                                               request->pod_name(), request->pod_namespace())));
+    return Finish(context, grpc::Status(grpc::StatusCode::UNKNOWN,
+                                        absl::StrFormat("pod %s in namespace %s not found",
+                                                        get.pod_name(), get.pod_namespace())));
   }
-  FillPodResources(*pod, providers_, *response->mutable_pod_resources());
-  return Finish(context, grpc::Status::OK);
+  ::v1::GetPodResourcesResponse answer;
+  FillPodResources(*pod, providers_, *answer.mutable_pod_resources());
+  return Finish(context, SerializeRawAnswer(answer, *response));
 }
 
 }  // namespace devmgr::podresources

@@ -4,7 +4,6 @@
 #pragma once
 
 #include "podresources/allocatable_cache.h"
-#include "podresources/arena_messages.h"
 #include "podresources/client_gate.h"
 #include "podresources/list_cache.h"
 #include "podresources/metrics.h"
@@ -17,12 +16,14 @@ namespace devmgr::podresources {
 inline constexpr char kGetDisabledMessage[] = "PodResources API Get method disabled";
 
 // V1Service: callback-API handlers that do their work inline (provider calls only) and finish
-// at once, each call's messages on its own arena. List and GetAllocatableResources answer with
-// bytes, so that they can send what they kept again (ListCache, AllocatableCache). Thread-safe.
-// `providers`, `gate` and `counters` are not owned and must outlive it.
+// at once. Every method is raw (bytes in, bytes out): it reads its request itself, before the
+// rate limit, so that one that does not parse gets INTERNAL as from a Go kubelet's gRPC, and
+// List and GetAllocatableResources can send what they kept again (ListCache,
+// AllocatableCache). Thread-safe. `providers`, `gate` and `counters` are not owned and must
+// outlive it.
 class V1Service final
     : public ::v1::PodResourcesLister::WithRawCallbackMethod_GetAllocatableResources<
-          ::v1::PodResourcesLister::WithCallbackMethod_Get<
+          ::v1::PodResourcesLister::WithRawCallbackMethod_Get<
               ::v1::PodResourcesLister::WithRawCallbackMethod_List<
                   ::v1::PodResourcesLister::Service>>> {
  public:
@@ -36,8 +37,8 @@ class V1Service final
                                                     const grpc::ByteBuffer* request,
                                                     grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* Get(grpc::CallbackServerContext* context,
-                                const ::v1::GetPodResourcesRequest* request,
-                                ::v1::GetPodResourcesResponse* response) override;
+                                const grpc::ByteBuffer* request,
+                                grpc::ByteBuffer* response) override;
 
  private:
   const Providers providers_;
@@ -46,7 +47,6 @@ class V1Service final
   const bool get_enabled_;
   ListCache list_cache_;
   AllocatableCache allocatable_cache_;
-  ArenaMessages<::v1::GetPodResourcesRequest, ::v1::GetPodResourcesResponse> get_messages_;
 };
 
 // Finish completes a unary call with `status` on the context's default reactor.

@@ -1,24 +1,31 @@
 #include "podresources/server_v1alpha1.h"
 
+#include "common/raw_request.h"
+#include "podresources/answer_arena.h"
 #include "podresources/pod_resources.h"
 #include "podresources/server_v1.h"
 
 namespace devmgr::podresources {
 
 V1alpha1Service::V1alpha1Service(const Providers& providers, ClientGate& gate, Counters& counters)
-    : providers_(providers), gate_(gate), counters_(counters) {
-  SetMessageAllocatorFor_List(&list_messages_);
-}
+    : providers_(providers), gate_(gate), counters_(counters) {}
 
-grpc::ServerUnaryReactor* V1alpha1Service::List(
-    grpc::CallbackServerContext* context, const ::v1alpha1::ListPodResourcesRequest* /*request*/,
-    ::v1alpha1::ListPodResourcesResponse* response) {
+grpc::ServerUnaryReactor* V1alpha1Service::List(grpc::CallbackServerContext* context,
+                                                const grpc::ByteBuffer* request,
+                                                grpc::ByteBuffer* response) {
+  if (grpc::Status read = ParseRawRequest<::v1alpha1::ListPodResourcesRequest>(*request);
+      !read.ok()) {
+    return Finish(context, read);
+  }
   if (!Admitted(context, gate_, counters_)) return Finish(context, RateLimitedStatus());
   counters_.v1alpha1.requests_total.fetch_add(1, std::memory_order_relaxed);
   const std::vector<Pod> pods = providers_.pods->GetPods();
   providers_.devices->UpdateAllocatedDevices();
+  google::protobuf::Arena arena(AnswerArenaOptions());
+  auto* answer =
+      google::protobuf::Arena::CreateMessage<::v1alpha1::ListPodResourcesResponse>(&arena);
   for (const Pod& pod : pods) {
-    ::v1alpha1::PodResources* out = response->add_pod_resources();
+    ::v1alpha1::PodResources* out = answer->add_pod_resources();
     out->set_name(pod.name);
     out->set_namespace_(pod.namespace_name);
     for (const Container& container : pod.containers) {
@@ -35,7 +42,7 @@ grpc::ServerUnaryReactor* V1alpha1Service::List(
       }
     }
   }
-  return Finish(context, grpc::Status::OK);
+  return Finish(context, SerializeRawAnswer(*answer, *response));
 }
 
 }  // namespace devmgr::podresources

@@ -3,7 +3,6 @@
 // and IDs without topology. Upstream: pkg/kubelet/apis/podresources/server_v1alpha1.go.
 #pragma once
 
-#include "podresources/arena_messages.h"
 #include "podresources/client_gate.h"
 #include "podresources/metrics.h"
 #include "podresources/providers.h"
@@ -11,22 +10,22 @@
 
 namespace devmgr::podresources {
 
-// V1alpha1Service: each call's messages on its own arena; thread-safe; `providers`, `gate` and
-// `counters` must outlive it.
-class V1alpha1Service final : public ::v1alpha1::PodResourcesLister::CallbackService {
+// V1alpha1Service: its List is raw (bytes in, bytes out), as v1's methods are, so that a request
+// that does not parse gets INTERNAL as from a Go kubelet's gRPC; the answer is built on an arena.
+// Thread-safe; `providers`, `gate` and `counters` must outlive it.
+class V1alpha1Service final : public ::v1alpha1::PodResourcesLister::WithRawCallbackMethod_List<
+                                  ::v1alpha1::PodResourcesLister::Service> {
  public:
   V1alpha1Service(const Providers& providers, ClientGate& gate, Counters& counters);
 
   grpc::ServerUnaryReactor* List(grpc::CallbackServerContext* context,
-                                 const ::v1alpha1::ListPodResourcesRequest* request,
-                                 ::v1alpha1::ListPodResourcesResponse* response) override;
+                                 const grpc::ByteBuffer* request,
+                                 grpc::ByteBuffer* response) override;
 
  private:
   const Providers providers_;
   ClientGate& gate_;
   Counters& counters_;
-  ArenaMessages<::v1alpha1::ListPodResourcesRequest, ::v1alpha1::ListPodResourcesResponse>
-      list_messages_;
 };
 
 }  // namespace devmgr::podresources

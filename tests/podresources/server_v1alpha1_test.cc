@@ -53,6 +53,16 @@ TEST_F(PodResourcesServerV1alpha1Test, TestListPodResources) {
   }
 }
 
+// List reads its request itself, as v1's methods do: one that does not parse is refused with
+// INTERNAL, the code a Go kubelet's gRPC gives, before the rate limit and the counters.
+TEST_F(PodResourcesServerV1alpha1Test, ListRefusesAMalformedRequest) {
+  Start();
+  const RawAnswer answer = RawCall(channel_, "/v1alpha1.PodResourcesLister/List", "\xff");
+  EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::INTERNAL)
+      << answer.status.error_message();
+  EXPECT_EQ(server_->counters().v1alpha1.requests_total.load(), 0u);
+}
+
 // v1alpha1 lists every pod the host knows (GetPods), terminal ones included, and only regular
 // containers, as upstream does.
 TEST_F(PodResourcesServerV1alpha1Test, ListsAllPodsAndRegularContainersOnly) {
