@@ -100,8 +100,14 @@ int main(int argc, char** argv) {
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
-  const auto daemon = grpc::CreateChannel(devmgr::UnixTarget(root / "devmgr.sock"),
-                                          grpc::InsecureChannelCredentials());
+  // A path gRPC would read as a list of addresses is refused before it dials another socket.
+  const std::filesystem::path daemon_socket = root / "devmgr.sock";
+  if (absl::Status dialable = devmgr::CheckDialable(daemon_socket); !dialable.ok()) {
+    std::cerr << dialable.message() << "\n";
+    return 2;
+  }
+  const auto daemon =
+      grpc::CreateChannel(devmgr::UnixTarget(daemon_socket), grpc::InsecureChannelCredentials());
   devmgr::resourceslice::GrpcSliceStore slices(daemon, absl::Seconds(10));
   CounterDriver driver(argv[2], argv[3]);
 
