@@ -113,7 +113,7 @@ absl::StatusOr<ListenAddress> ParseListenAddress(absl::string_view address) {
   if (absl::ConsumePrefix(&rest, "unix:") || absl::StartsWith(address, "/")) {
     result.kind = ListenAddress::Kind::kUnix;
     result.path = std::filesystem::path(std::string(rest));
-    if (absl::Status status = ValidateSocketPath(result.path); !status.ok()) {
+    if (absl::Status status = ValidateSocketAddress(result.path); !status.ok()) {
       return BadAddress(address, status.message());
     }
     return result;

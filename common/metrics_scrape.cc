@@ -27,7 +27,7 @@ constexpr std::uint64_t kMaxBodyBytes = 64 << 20;
 
 absl::StatusOr<HttpAnswer> HttpGetUnix(const std::filesystem::path& socket,
                                        absl::string_view target) {
-  if (absl::Status valid = ValidateSocketPath(socket); !valid.ok()) return valid;
+  if (absl::Status valid = ValidateSocketAddress(socket); !valid.ok()) return valid;
   asio::io_context context;
   asio::local::stream_protocol::socket stream(context);
   boost::system::error_code error;

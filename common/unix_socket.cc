@@ -40,7 +40,7 @@ absl::StatusOr<bool> SocketAt(const std::filesystem::path& path, absl::string_vi
 
 }  // namespace
 
-absl::Status ValidateSocketPath(const std::filesystem::path& path) {
+absl::Status ValidateSocketAddress(const std::filesystem::path& path) {
   if (!path.is_absolute()) {
     return absl::InvalidArgumentError(
         absl::StrCat("socket path must be absolute: \"", path.string(), "\""));
@@ -50,6 +50,11 @@ absl::Status ValidateSocketPath(const std::filesystem::path& path) {
                                                    " bytes, over the limit of ",
                                                    kMaxUnixSocketPathBytes, ": ", path.string()));
   }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSocketPath(const std::filesystem::path& path) {
+  if (absl::Status address = ValidateSocketAddress(path); !address.ok()) return address;
   return CheckDialable(path);
 }
 

@@ -14,8 +14,12 @@ namespace devmgr {
 // sun_path holds 108 bytes including the terminating NUL.
 inline constexpr size_t kMaxUnixSocketPathBytes = 107;
 
-// ValidateSocketPath: InvalidArgument unless `path` is absolute, at most
-// kMaxUnixSocketPathBytes long and dialable (CheckDialable).
+// ValidateSocketAddress: InvalidArgument unless `path` is absolute and at most
+// kMaxUnixSocketPathBytes long: enough for a socket served and dialled without gRPC (the
+// metrics server and its scrape).
+absl::Status ValidateSocketAddress(const std::filesystem::path& path);
+
+// ValidateSocketPath: ValidateSocketAddress, and dialable through gRPC (CheckDialable).
 absl::Status ValidateSocketPath(const std::filesystem::path& path);
 
 // CheckDialable: InvalidArgument if `path` holds a ','. gRPC's unix resolver reads the path as a

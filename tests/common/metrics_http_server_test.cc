@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/metrics_scrape.h"
 #include "tests/testlib/temp_dir.h"
 
 namespace devmgr {
@@ -174,6 +175,18 @@ TEST(ParseListenAddressTest, RejectsBadAddressesNamingThem) {
     EXPECT_TRUE(absl::StrContains(parsed.status().message(), "\"" + address + "\""))
         << parsed.status();
   }
+}
+
+// The metrics socket is served and scraped without gRPC, so a comma in its path is only a
+// character (gRPC's unix resolver would split the path there).
+TEST(MetricsHttpServerTest, ServesAndIsScrapedAtAPathWithAComma) {
+  TempDir dir;
+  const std::filesystem::path socket = dir.Sub("metrics,1.sock");
+  auto server = StartOrDie({.address = "unix:" + socket.string()});
+  ASSERT_NE(server, nullptr);
+  absl::StatusOr<std::string> body = ScrapeMetrics(socket);
+  ASSERT_TRUE(body.ok()) << body.status();
+  EXPECT_EQ(*body, kBody);
 }
 
 TEST(MetricsHttpServerTest, ServesMetricsOnUnixSocketWithMode0600AndRemovesIt) {

@@ -56,6 +56,11 @@ TEST(UnixSocketTest, ValidatesPaths) {
   EXPECT_EQ(comma.message(),
             "socket path \"/run/a.sock,b\" contains ',', which gRPC reads as a separator between "
             "addresses");
+  // Without gRPC a comma is only a character.
+  EXPECT_TRUE(ValidateSocketAddress("/run/a.sock,b").ok());
+  EXPECT_EQ(ValidateSocketAddress("x.sock").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ValidateSocketAddress("/" + std::string(107, 'a')).code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(CheckDialable("run/a.sock").ok());
   EXPECT_EQ(CheckDialable("run,1/a.sock").code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(UnixTarget("/run/a.sock"), "unix:/run/a.sock");
