@@ -33,7 +33,8 @@ class EndpointCallbacks {
 
 // Called from a gRPC library thread for each Register RPC. OnRegister must not block; it must
 // call `done` exactly once, from any thread, possibly inline. The RPC is answered with that
-// status.
+// status's message, and a refusal with the code UNKNOWN, as the kubelet answers with plain Go
+// errors.
 class RegistrationCallbacks {
  public:
   using DoneFn = std::function<void(const absl::Status&)>;

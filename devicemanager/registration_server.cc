@@ -3,24 +3,39 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
-#include "common/status.h"
+#include "common/raw_request.h"
 #include "common/unix_socket.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 
 namespace devmgr::devicemanager {
 
-class RegistrationServer::Service final : public v1beta1::Registration::CallbackService {
+// Register is served raw (bytes in, bytes out) so that it reads its request itself: one that
+// does not parse gets INTERNAL, as from a kubelet's grpc-go (a typed method would answer
+// UNIMPLEMENTED). A refusal goes out as UNKNOWN with its text, as the kubelet's plain Go errors
+// do; its absl code stays the embedder's.
+class RegistrationServer::Service final
+    : public v1beta1::Registration::WithRawCallbackMethod_Register<v1beta1::Registration::Service> {
  public:
   explicit Service(RegistrationCallbacks& callbacks) : callbacks_(callbacks) {}
 
   grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* context,
-                                     const v1beta1::RegisterRequest* request,
-                                     v1beta1::Empty* /*response*/) override {
-    // The default reactor may be finished later, from any thread; gRPC keeps `request` alive
-    // until then.
+                                     const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override {
+    // The default reactor may be finished later, from any thread; gRPC keeps `response` until
+    // then, and the parsed request is kept as long.
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    callbacks_.OnRegister(
-        *request, [reactor](const absl::Status& status) { reactor->Finish(ToGrpcStatus(status)); });
+    auto parsed = std::make_shared<v1beta1::RegisterRequest>();
+    if (grpc::Status read = ParseRawRequest(*request, *parsed); !read.ok()) {
+      reactor->Finish(read);
+      return reactor;
+    }
+    callbacks_.OnRegister(*parsed, [reactor, response, parsed](const absl::Status& status) {
+      if (!status.ok()) {
+        reactor->Finish(grpc::Status(grpc::StatusCode::UNKNOWN, std::string(status.message())));
+        return;
+      }
+      reactor->Finish(SerializeRawAnswer(v1beta1::Empty(), *response));
+    });
     return reactor;
   }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/errno_status.h"
+#include "common/go_quote.h"
 #include "common/k8s_names.h"
 #include "common/unix_socket.h"
 
@@ -34,13 +35,15 @@ absl::Status CheckSocketThere(const std::filesystem::path& path) {
 
 absl::Status CheckRegisterRequest(absl::string_view version, absl::string_view resource_name) {
   if (version != kDevicePluginVersion) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "requested API version \"", version,
-        "\" is not supported by kubelet. Supported version is [\"", kDevicePluginVersion, "\"]"));
+    // Upstream formats the version and its list of supported versions with %q.
+    return absl::InvalidArgumentError(
+        absl::StrCat("requested API version ", GoQuote(version),
+                     " is not supported by kubelet. Supported version is [",
+                     GoQuote(kDevicePluginVersion), "]"));
   }
   if (!IsExtendedResourceName(resource_name)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("the ResourceName \"", resource_name, "\" is invalid"));
+        absl::StrCat("the ResourceName ", GoQuote(resource_name), " is invalid"));
   }
   return absl::OkStatus();
 }
@@ -56,8 +59,8 @@ absl::Status CheckProbePlugin(absl::string_view resource_name,
   }
   if (!IsExtendedResourceName(resource_name)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("invalid name of device plugin socket: the ResourceName \"", resource_name,
-                     "\" is invalid"));
+        absl::StrCat("invalid name of device plugin socket: the ResourceName ",
+                     GoQuote(resource_name), " is invalid"));
   }
   return absl::OkStatus();
 }
@@ -67,9 +70,9 @@ absl::StatusOr<std::filesystem::path> ResolvePluginSocket(const std::filesystem:
   // A plain file name cannot leave the folder: no separators, and not "." or "..".
   if (endpoint.empty() || endpoint == "." || endpoint == ".." || absl::StrContains(endpoint, '/') ||
       absl::StrContains(endpoint, '\0')) {
-    return absl::InvalidArgumentError(absl::StrCat(kDialFailed, "invalid endpoint \"", endpoint,
-                                                   "\": must be the file name of a socket in ",
-                                                   plugin_dir.string()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(kDialFailed, "invalid endpoint ", GoQuote(endpoint),
+                     ": must be the file name of a socket in ", plugin_dir.string()));
   }
   std::filesystem::path socket = plugin_dir / std::string(endpoint);
   if (absl::Status status = CheckSocketThere(socket); !status.ok()) return status;
@@ -81,7 +84,7 @@ absl::StatusOr<std::filesystem::path> ResolveProbeSocket(absl::string_view endpo
   // one dialled.
   if (absl::StrContains(endpoint, '\0')) {
     return absl::InvalidArgumentError(
-        absl::StrCat(kDialFailed, "invalid endpoint \"", endpoint, "\": contains a NUL byte"));
+        absl::StrCat(kDialFailed, "invalid endpoint ", GoQuote(endpoint), ": contains a NUL byte"));
   }
   const std::filesystem::path socket =
       std::filesystem::path(std::string(endpoint)).lexically_normal();

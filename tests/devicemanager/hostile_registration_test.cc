@@ -16,6 +16,7 @@
 #include "common/unix_socket.h"
 #include "devicemanager/manager_impl.h"
 #include "tests/testlib/fake_device_plugin.h"
+#include "tests/testlib/raw_call.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
 
@@ -25,6 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::devmgr::testing::FakeDevicePlugin;
 using ::devmgr::testing::MakeDevice;
+using ::devmgr::testing::RawCall;
 using ::devmgr::testing::TempDir;
 using ::devmgr::testing::WaitFor;
 
@@ -81,12 +83,46 @@ TEST_F(HostileRegistrationTest, EndpointThatLeavesThePluginFolder) {
   for (const std::string& endpoint : {up, (Outside() / "p.sock").string(), std::string(".."),
                                       std::string("."), std::string("sub/p.sock")}) {
     const absl::Status status = Register(endpoint);
-    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << endpoint;
+    // Refusals go out as the kubelet's plain Go errors do.
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnknown) << endpoint;
     EXPECT_EQ(status.message(),
               absl::StrCat("failed to dial device plugin: invalid endpoint \"", endpoint,
                            "\": must be the file name of a socket in ", PluginDir().string()));
   }
   EXPECT_EQ(outside_->get_options_calls(), 0) << "the plugin outside was dialled";
+  EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
+}
+
+// Names that are not text are quoted as Go's %q quotes them, so the refusal stays one line
+// whatever the plugin sent.
+TEST_F(HostileRegistrationTest, NamesInRefusalsAreQuotedAsGoQuotesThem) {
+  StartManager();
+  const absl::Status name = outside_->Register(KubeletSocket(), "v1beta1", "bad\"name\n", "p.sock");
+  EXPECT_EQ(name.code(), absl::StatusCode::kUnknown);
+  EXPECT_EQ(name.message(), "the ResourceName \"bad\\\"name\\n\" is invalid");
+  const absl::Status version =
+      outside_->Register(KubeletSocket(), "v1\tbeta1", kResource, "p.sock");
+  EXPECT_EQ(
+      version.message(),
+      "requested API version \"v1\\tbeta1\" is not supported by kubelet. Supported version is "
+      "[\"v1beta1\"]");
+  const absl::Status endpoint = Register("sub/\x01.sock");
+  EXPECT_EQ(endpoint.message(),
+            absl::StrCat("failed to dial device plugin: invalid endpoint \"sub/\\x01.sock\": must "
+                         "be the file name of a socket in ",
+                         PluginDir().string()));
+  EXPECT_EQ(outside_->get_options_calls(), 0);
+}
+
+// A Register request whose bytes do not parse is refused with INTERNAL, as a kubelet's grpc-go
+// refuses it, and nothing is registered.
+TEST_F(HostileRegistrationTest, ARequestThatDoesNotParseIsRefusedWithInternal) {
+  StartManager();
+  const auto channel =
+      grpc::CreateChannel(UnixTarget(KubeletSocket()), grpc::InsecureChannelCredentials());
+  const testing::RawAnswer answer = RawCall(channel, "/v1beta1.Registration/Register", "\xff");
+  EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::INTERNAL)
+      << answer.status.error_message();
   EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
 }
 
@@ -125,7 +161,7 @@ TEST_F(HostileRegistrationTest, EndpointNamesWithACommaAreRefused) {
   ASSERT_TRUE(IsSocket(named));
 
   const absl::Status status = Register("v.sock,x");
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnknown);
   EXPECT_EQ(status.message(),
             absl::StrCat("failed to dial device plugin: socket path \"", named.string(),
                          "\" contains ',', which gRPC reads as a separator between addresses"));
@@ -138,7 +174,7 @@ TEST_F(HostileRegistrationTest, SymlinkPlantedInThePluginFolder) {
   StartManager();
   fs::create_symlink(Outside() / "p.sock", PluginDir() / "link.sock");
   const absl::Status status = Register("link.sock");
-  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnknown);
   EXPECT_EQ(status.message(),
             absl::StrCat("failed to dial device plugin: ", (PluginDir() / "link.sock").string(),
                          " is not a unix socket"));
@@ -164,7 +200,7 @@ TEST_F(HostileRegistrationTest, SocketReplacedByARegularFileOrAFolder) {
       std::ofstream(path) << "kept";
     }
     const absl::Status status = Register("p.sock");
-    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnknown);
     EXPECT_EQ(status.message(), absl::StrCat("failed to dial device plugin: ", path.string(),
                                              " is not a unix socket"));
 
@@ -221,7 +257,8 @@ TEST_F(HostileRegistrationTest, ProbeModeEndpointAnywhereAsUpstream) {
            Case{long_path, absl::StatusCode::kInvalidArgument,
                 absl::StrCat("socket path is 200 bytes, over the limit of 107: ", long_path)},
            Case{nul, absl::StatusCode::kInvalidArgument,
-                absl::StrCat("invalid endpoint \"", nul, "\": contains a NUL byte")},
+                absl::StrCat("invalid endpoint \"", (service_dir / "reg.sock").string(),
+                             "\\x00/x\": contains a NUL byte")},
        }) {
     const absl::Status status =
         manager_->RegisterPlugin("example.com/bad", c.endpoint, {"v1beta1"});

@@ -490,7 +490,8 @@ TEST_F(ManagerTest, RegisterRejectsBadRequestsWithUpstreamTexts) {
   StartManager();
   PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
   absl::Status version = plugin->Register(KubeletSocket(), "v1alpha", kResource1, "p.sock");
-  EXPECT_EQ(version.code(), absl::StatusCode::kInvalidArgument);
+  // The kubelet's refusals are plain Go errors, which gRPC sends as UNKNOWN.
+  EXPECT_EQ(version.code(), absl::StatusCode::kUnknown);
   EXPECT_EQ(version.message(),
             "requested API version \"v1alpha\" is not supported by kubelet. Supported version is "
             "[\"v1beta1\"]");
@@ -512,9 +513,7 @@ TEST_F(ManagerTest, RegisterRefusesEndpointsOutsideThePluginFolder) {
         std::string("not-a-socket"), std::string(300, 'x'), std::string("missing.sock")}) {
     absl::Status status = outside.Register(KubeletSocket(), "v1beta1", kResource1, endpoint);
     EXPECT_FALSE(status.ok()) << endpoint;
-    EXPECT_TRUE(status.code() == absl::StatusCode::kInvalidArgument ||
-                status.code() == absl::StatusCode::kFailedPrecondition)
-        << endpoint << ": " << status;
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnknown) << endpoint << ": " << status;
   }
   EXPECT_EQ(outside.get_options_calls(), 0);
   EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
@@ -551,7 +550,7 @@ TEST_F(ManagerTest, PluginThatNeverAnswersGetDevicePluginOptions) {
       StartPlugin("hung.sock", kResource1, {MakeDevice("a")}, {.hang_get_options = true});
   const absl::Time start = absl::Now();
   absl::Status status = plugin->Register(KubeletSocket());
-  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnknown);
   EXPECT_TRUE(absl::StartsWith(status.message(), "failed to get device plugin options: "))
       << status;
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));

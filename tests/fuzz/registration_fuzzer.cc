@@ -34,6 +34,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/go_quote.h"
 #include "devicemanager/validation.h"
 #include "deviceplugin/v1beta1/api.pb.h"
 #include "pluginregistration/v1/api.pb.h"
@@ -131,11 +132,12 @@ void CheckKubeletSocketRegistration(const v1beta1::RegisterRequest& request) {
   if (!status.ok()) {
     Invariant(status.code() == absl::StatusCode::kInvalidArgument, "refusal is InvalidArgument");
     Invariant(status.message() ==
-                  (!version_ok ? absl::StrCat("requested API version \"", request.version(),
-                                              "\" is not supported by kubelet. Supported version "
-                                              "is [\"v1beta1\"]")
-                               : absl::StrCat("the ResourceName \"", request.resource_name(),
-                                              "\" is invalid")),
+                  (!version_ok
+                       ? absl::StrCat("requested API version ", devmgr::GoQuote(request.version()),
+                                      " is not supported by kubelet. Supported version "
+                                      "is [\"v1beta1\"]")
+                       : absl::StrCat("the ResourceName ", devmgr::GoQuote(request.resource_name()),
+                                      " is invalid")),
               "Register refuses in upstream's words, version first");
   }
 
@@ -186,8 +188,8 @@ void CheckProbeRegistration(pluginregistration::PluginInfo info) {
                                               "supported versions [",
                                               absl::StrJoin(versions, " "), "]")
                                : absl::StrCat("invalid name of device plugin socket: the "
-                                              "ResourceName \"",
-                                              info.name(), "\" is invalid")),
+                                              "ResourceName ",
+                                              devmgr::GoQuote(info.name()), " is invalid")),
               "ValidatePlugin refuses in upstream's words, versions first");
   }
 

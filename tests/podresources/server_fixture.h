@@ -4,23 +4,25 @@
 
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/util/message_differencer.h>
-#include <grpcpp/generic/generic_stub.h>
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "absl/synchronization/notification.h"
 #include "podresources/client.h"
 #include "podresources/server.h"
 #include "podresources/v1/api.grpc.pb.h"
 #include "podresources/v1alpha1/api.grpc.pb.h"
 #include "tests/podresources/fake_providers.h"
 #include "tests/testlib/fake_clock.h"
+#include "tests/testlib/raw_call.h"
 #include "tests/testlib/temp_dir.h"
 
 namespace devmgr::podresources::testing {
+
+using ::devmgr::testing::RawAnswer;
+using ::devmgr::testing::RawCall;
 
 // ParseText parses `text` as a `Message`; fails the test if it does not parse.
 template <typename Message>
@@ -39,35 +41,6 @@ inline ::testing::AssertionResult ProtoEquals(const google::protobuf::Message& e
   return ::testing::AssertionFailure() << "expected:\n"
                                        << expected.DebugString() << "actual:\n"
                                        << actual.DebugString();
-}
-
-// A unary call by method path with raw bytes: the answer's bytes as they came.
-struct RawAnswer {
-  grpc::Status status;
-  std::string bytes;
-};
-inline RawAnswer RawCall(const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
-                         const std::string& request_bytes) {
-  grpc::GenericStub stub(channel);
-  grpc::Slice slice(request_bytes);
-  grpc::ByteBuffer request(&slice, 1);
-  grpc::ByteBuffer response;
-  grpc::ClientContext context;
-  absl::Notification done;
-  RawAnswer answer;
-  stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
-                 [&](grpc::Status result) {
-                   answer.status = std::move(result);
-                   done.Notify();
-                 });
-  done.WaitForNotification();
-  std::vector<grpc::Slice> slices;
-  if (answer.status.ok() && response.Dump(&slices).ok()) {
-    for (const grpc::Slice& piece : slices) {
-      answer.bytes.append(reinterpret_cast<const char*>(piece.begin()), piece.size());
-    }
-  }
-  return answer;
 }
 
 inline Pod MakePod(const std::string& uid, const std::string& name,
