@@ -54,8 +54,11 @@ void PodResourcesServer::Shutdown(absl::Duration grace) {
   shut_down_ = true;
   listener_->Stop();
   hub_->EndAllStreams();
-  server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
-  server_->Wait();
+  // Null when Create failed to start gRPC: the destructor still comes here.
+  if (server_ != nullptr) {
+    server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
+    server_->Wait();
+  }
   // Streams unsubscribe through the hub's thread; let that finish before anything goes away.
   hub_->Drain();
 }
