@@ -93,17 +93,18 @@ int main(int argc, char** argv) {
     std::cerr << "usage: dra_driver KUBELET_DIR DRIVER NODE\n";
     return 2;
   }
-  const std::filesystem::path root = argv[1];
+  const std::filesystem::path root = std::filesystem::absolute(argv[1]);
   sigset_t stop;
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
-  // A path gRPC would read as a list of addresses is refused before it dials another socket.
+  // A path too long for a socket, or one gRPC would read as a list of addresses (and so dial
+  // another socket), is refused before anything is dialled.
   const std::filesystem::path daemon_socket = root / "devmgr.sock";
-  if (absl::Status dialable = devmgr::CheckDialable(daemon_socket); !dialable.ok()) {
-    std::cerr << dialable.message() << "\n";
+  if (absl::Status valid = devmgr::ValidateSocketPath(daemon_socket); !valid.ok()) {
+    std::cerr << valid.message() << "\n";
     return 2;
   }
   const auto daemon =

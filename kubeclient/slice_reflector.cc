@@ -23,12 +23,12 @@ SliceReflector::SliceReflector(SliceReflectorOptions options) : options_(std::mo
 SliceReflector::~SliceReflector() { Stop(); }
 
 void SliceReflector::Stop() {
+  absl::MutexLock stop_lock(&stop_mu_);
   {
     absl::MutexLock lock(&mu_);
     stopped_ = true;
   }
   cancel_.Cancel();
-  absl::MutexLock lock(&stop_mu_);
   if (thread_.joinable()) thread_.join();
 }
 

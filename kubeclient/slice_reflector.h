@@ -96,7 +96,8 @@ class SliceReflector {
   std::map<std::string, kubeapi::ResourceSlicePtr> slices_ ABSL_GUARDED_BY(mu_);
   std::string resource_version_ ABSL_GUARDED_BY(mu_);
   int lists_ ABSL_GUARDED_BY(mu_) = 0;
-  // Held by Stop while it joins the thread, so that one caller joins and the others wait.
+  // Held by Stop throughout (taken before mu_), so that one caller joins the thread and the
+  // others wait for it.
   absl::Mutex stop_mu_;
   // Last: joins first.
   std::thread thread_ ABSL_GUARDED_BY(stop_mu_);

@@ -193,6 +193,8 @@ void Controller::ListExisting() {
 Controller::~Controller() { Stop(); }
 
 void Controller::Stop() {
+  // Held throughout, so that every caller returns after the watch has ended too.
+  absl::MutexLock stop_lock(&stop_mu_);
   std::unique_ptr<SliceWatch> watch;
   {
     absl::MutexLock lock(&mu_);
@@ -201,7 +203,6 @@ void Controller::Stop() {
     watch = std::move(watch_);
   }
   watch.reset();
-  absl::MutexLock lock(&stop_mu_);
   if (worker_.joinable()) worker_.join();
 }
 

@@ -128,8 +128,8 @@ class Controller {
   // Resync queues every desired pool at once (nothing is written when nothing changed).
   void Resync() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Stop ends the worker after the sync in progress; idempotent. Callers on several threads at
-  // once each return once the worker has ended.
+  // Stop ends the store's watch and the worker after the sync in progress; idempotent. Callers
+  // on several threads at once each return once both have ended.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_, stop_mu_);
 
   Stats GetStats() const;
@@ -226,7 +226,8 @@ class Controller {
   };
   std::map<std::string, Mutation> mutations_ ABSL_GUARDED_BY(mu_);
   uint64_t wakeups_ ABSL_GUARDED_BY(mu_) = 0;
-  // Held by Stop while it joins the worker, so that one caller joins and the others wait.
+  // Held by Stop throughout (taken before mu_), so that one caller ends the watch and joins the
+  // worker and the others wait for it.
   absl::Mutex stop_mu_;
   std::thread worker_ ABSL_GUARDED_BY(stop_mu_);
 };

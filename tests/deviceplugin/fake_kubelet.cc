@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "common/go_quote.h"
 #include "common/plugin_channel.h"
 #include "common/status.h"
 #include "common/unix_socket.h"
@@ -109,15 +110,18 @@ class FakeKubelet::RegistrationService final : public v1beta1::Registration::Cal
     if (request->version() != "v1beta1") {
       reactor->Finish(grpc::Status(
           grpc::StatusCode::UNKNOWN,
-          absl::StrCat("requested API version \"", request->version(),
-                       "\" is not supported by kubelet. Supported version is [\"v1beta1\"]")));
+          absl::StrCat("requested API version ", GoQuote(request->version()),
+                       " is not supported by kubelet. Supported version is [\"v1beta1\"]")));
       return reactor;
     }
     // Like the kubelet, answer only once the plugin has been dialed; off the gRPC threads.
     kubelet_.loop_.Post([this, reactor, request] {
       absl::Status status =
           kubelet_.Connect(request->resource_name(), kubelet_.plugin_dir_ / request->endpoint());
-      reactor->Finish(ToGrpcStatus(status));
+      // The kubelet's refusals are plain Go errors: UNKNOWN on the wire.
+      reactor->Finish(status.ok()
+                          ? grpc::Status::OK
+                          : grpc::Status(grpc::StatusCode::UNKNOWN, std::string(status.message())));
     });
     return reactor;
   }

@@ -255,7 +255,7 @@ TEST_F(SliceReflectorTest, StopEndsAQuietWatchAtOnce) {
 }
 
 // Stop called from several threads at once: one joins the thread, the others wait for it (two
-// joins of one thread never return).
+// joins of one thread are undefined: here they hung).
 TEST_F(SliceReflectorTest, StopFromSeveralThreadsAtOnceJoinsTheThreadOnce) {
   for (int round = 0; round < 10; ++round) {
     std::unique_ptr<SliceReflector> reflector = Start();

@@ -564,7 +564,8 @@ TEST(ControllerTest, TheWorkerPublishesUpdatesAndRetriesFailures) {
 }
 
 // Stop called from several threads at once: one joins the worker, the others wait for it, and
-// every caller returns once the worker has ended (two joins of one thread abort the process).
+// every caller returns once the worker has ended (two joins of one thread are undefined: here
+// they hung).
 TEST(ControllerTest, StopFromSeveralThreadsAtOnceJoinsTheWorkerOnce) {
   constexpr int kStoppers = 4;
   for (int round = 0; round < 20; ++round) {
