@@ -359,6 +359,8 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
   const bool sources_ready = sources_ready_fn == nullptr || sources_ready_fn();
 
   std::vector<Reservation> done;
+  // Resources the container already holds, or that need nothing allocated now.
+  std::vector<std::string> kept;
   auto release_all = [&] {
     absl::MutexLock lock(&mu_);
     for (const auto& reservation : done) {
@@ -372,7 +374,10 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
       release_all();
       return Refused(ReservationRefusal(reserved.status()), reserved.status());
     }
-    if (!reserved->has_value()) continue;
+    if (!reserved->has_value()) {
+      kept.push_back(resource);
+      continue;
+    }
     Reservation reservation;
     reservation.devices = **std::move(reserved);
     absl::Status status;
@@ -410,11 +415,18 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
     }
     done.push_back(std::move(reservation));
   }
+  const bool reusable_by_pod = container.type == ContainerType::kInit;
+  if (!kept.empty()) {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& resource : kept) {
+      reservations_.KeepHeld(pod.uid, resource, HeldLocked(pod.uid, container.name, resource),
+                             reusable_by_pod);
+    }
+  }
   if (done.empty()) return absl::OkStatus();
 
   // Commit every resource of the container at once.
   uint64_t generation = 0;
-  Reservations::ReusableDevices reuse_before;
   {
     absl::ReleasableMutexLock lock(&mu_);
     if (stopping_) {
@@ -424,7 +436,6 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
       lock.Release();
       return Refused(kRefusedNotRunning, absl::UnavailableError("the device manager is stopping"));
     }
-    reuse_before = reservations_.PodReusable(pod.uid);
     for (auto& reservation : done) {
       const std::string& resource = reservation.devices.resource;
       auto table = devices_.find(resource);
@@ -435,8 +446,7 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
       pod_devices_.Insert(pod.uid, container.name, resource, std::move(allocation));
       // A regular init container's devices may be reused by the pod's next containers;
       // sidecars and app containers keep theirs.
-      reservations_.Commit(pod.uid, container.name, reservation.devices,
-                           container.type == ContainerType::kInit);
+      reservations_.Commit(pod.uid, container.name, reservation.devices, reusable_by_pod);
     }
     generation = ++commit_generation_;
     ScheduleNotifyLocked();
@@ -449,8 +459,8 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
     absl::ReleasableMutexLock lock(&mu_);
     for (const auto& reservation : done) {
       pod_devices_.Remove(pod.uid, container.name, reservation.devices.resource);
+      reservations_.Uncommit(pod.uid, reservation.devices, reusable_by_pod);
     }
-    reservations_.SetPodReusable(pod.uid, std::move(reuse_before));
     freed_generation_ = ++commit_generation_;
     ScheduleCheckpointLocked();
     lock.Release();
@@ -683,13 +693,13 @@ std::optional<std::vector<TopologyHint>> ManagerImpl::TopologyHintsLocked(
     }
     nodes.assign(seen.begin(), seen.end());
   }
-  // Hints try every subset of the nodes, 2^n of them, under the lock: past upstream's limit
-  // (which a node with that many NUMA nodes never reaches, so only a plugin's made-up IDs can)
-  // the resource has no preference instead.
-  if (nodes.size() > kMaxNumaNodesForHints) {
+  // Hints try every subset of the nodes, 2^n of them, under the lock: past the limit (which
+  // a node with that many NUMA nodes raises, as a kubelet's max-allowable-numa-nodes does, so
+  // that otherwise only a plugin's made-up IDs reach it) the resource has no preference.
+  if (nodes.size() > options_.max_allowable_numa_nodes) {
     DEVMGR_LOG(options_.logger, warn,
                "Too many NUMA nodes for topology hints, the resource has no preference", "resource",
-               resource, "numaNodes", nodes.size(), "limit", kMaxNumaNodesForHints);
+               resource, "numaNodes", nodes.size(), "limit", options_.max_allowable_numa_nodes);
     return std::nullopt;
   }
   // Already allocated (e.g. after a restart): the same hints again, or none if the count

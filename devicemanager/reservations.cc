@@ -6,6 +6,25 @@
 
 namespace devmgr::devicemanager {
 
+template <typename Ids>
+void Reservations::MakeReusable(absl::string_view pod_uid, const std::string& resource,
+                                const Ids& ids) {
+  if (ids.empty()) return;
+  reusable_[std::string(pod_uid)][resource].insert(ids.begin(), ids.end());
+}
+
+template <typename Ids>
+void Reservations::Unreusable(absl::string_view pod_uid, const std::string& resource,
+                              const Ids& ids) {
+  auto pod = reusable_.find(pod_uid);
+  if (pod == reusable_.end()) return;
+  auto devices = pod->second.find(resource);
+  if (devices == pod->second.end()) return;
+  for (const std::string& id : ids) devices->second.erase(id);
+  if (devices->second.empty()) pod->second.erase(devices);
+  if (pod->second.empty()) reusable_.erase(pod);
+}
+
 bool Reservations::Begin(absl::string_view pod_uid, absl::string_view container_name,
                          absl::string_view resource) {
   return in_flight_.emplace(pod_uid, container_name, resource).second;
@@ -53,10 +72,7 @@ void Reservations::Done(absl::string_view pod_uid, absl::string_view container_n
 void Reservations::Release(absl::string_view pod_uid, absl::string_view container_name,
                            const ReservedDevices& devices) {
   Done(pod_uid, container_name, devices);
-  if (!devices.from_reuse.empty()) {
-    reusable_[std::string(pod_uid)][devices.resource].insert(devices.from_reuse.begin(),
-                                                             devices.from_reuse.end());
-  }
+  MakeReusable(pod_uid, devices.resource, devices.from_reuse);
 }
 
 void Reservations::Commit(absl::string_view pod_uid, absl::string_view container_name,
@@ -64,10 +80,7 @@ void Reservations::Commit(absl::string_view pod_uid, absl::string_view container
   Done(pod_uid, container_name, devices);
   // Devices taken from reuse already left the reusable set; a container that keeps its
   // devices (a sidecar, an app container) does not give them back.
-  if (reusable_by_pod) {
-    reusable_[std::string(pod_uid)][devices.resource].insert(devices.ids.begin(),
-                                                             devices.ids.end());
-  }
+  if (reusable_by_pod) MakeReusable(pod_uid, devices.resource, devices.ids);
 }
 
 std::set<std::string> Reservations::Reusable(absl::string_view pod_uid,
@@ -78,16 +91,18 @@ std::set<std::string> Reservations::Reusable(absl::string_view pod_uid,
   return it == pod->second.end() ? std::set<std::string>() : it->second;
 }
 
-Reservations::ReusableDevices Reservations::PodReusable(absl::string_view pod_uid) const {
-  auto pod = reusable_.find(pod_uid);
-  return pod == reusable_.end() ? ReusableDevices() : pod->second;
+void Reservations::Uncommit(absl::string_view pod_uid, const ReservedDevices& devices,
+                            bool reusable_by_pod) {
+  if (reusable_by_pod) Unreusable(pod_uid, devices.resource, devices.new_ids);
+  MakeReusable(pod_uid, devices.resource, devices.from_reuse);
 }
 
-void Reservations::SetPodReusable(absl::string_view pod_uid, ReusableDevices reusable) {
-  if (reusable.empty()) {
-    ForgetPod(pod_uid);
+void Reservations::KeepHeld(absl::string_view pod_uid, const std::string& resource,
+                            const std::set<std::string>& held, bool reusable_by_pod) {
+  if (reusable_by_pod) {
+    MakeReusable(pod_uid, resource, held);
   } else {
-    reusable_[std::string(pod_uid)] = std::move(reusable);
+    Unreusable(pod_uid, resource, held);
   }
 }
 

@@ -27,8 +27,9 @@ struct TopologyHint {
   bool operator==(const TopologyHint&) const = default;
 };
 
-// The most NUMA nodes hints are generated over, as upstream's topology manager
-// (maxAllowableNUMANodes): beyond it a resource has no preference.
+// The most NUMA nodes hints are generated over by default, as upstream's topology manager
+// (defaultMaxAllowableNUMANodes): beyond it a resource has no preference
+// (ManagerOptions::max_allowable_numa_nodes).
 inline constexpr size_t kMaxNumaNodesForHints = 8;
 
 // Resource name -> its hints. nullopt means "no preference" (upstream's nil: the resource's

@@ -5,6 +5,7 @@
 // admissions running while a plugin thinks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <set>
 #include <string>
@@ -73,6 +74,8 @@ class AdmissionUnitTest : public ::testing::Test {
     options.checkpoint_store = &store_;
     options.endpoint_factory = &factory_;
     options.host_syncs_admissions = host_syncs_admissions_;
+    options.numa_nodes = numa_nodes_;
+    options.max_allowable_numa_nodes = max_allowable_numa_nodes_;
     manager_ = std::make_unique<ManagerImpl>(std::move(options));
     ASSERT_TRUE(manager_
                     ->Start(
@@ -113,6 +116,8 @@ class AdmissionUnitTest : public ::testing::Test {
   }
 
   bool host_syncs_admissions_ = false;
+  std::vector<int> numa_nodes_;
+  size_t max_allowable_numa_nodes_ = kMaxNumaNodesForHints;
   TempDir dir_;
   FakeClock clock_;
   FakeCheckpointStore store_;
@@ -255,6 +260,77 @@ TEST_F(AdmissionUnitTest, InitContainerDevicesAreReused) {
   EXPECT_EQ(Held("pod1", "c"), Held("pod1", "init"));
   EXPECT_EQ(Admit(OnePod("pod2", 2)).code(), absl::StatusCode::kResourceExhausted)
       << "one device left";
+}
+
+Pod InitAndAppPod(const std::string& uid) {
+  return Pod{uid,
+             "default",
+             "pod-" + uid,
+             {Container{"init", ContainerType::kInit, {{kResource, 1}}}},
+             {Container{"c", ContainerType::kRegular, {{kResource, 1}}}}};
+}
+
+// Upstream's Allocate leaves the reusable devices alone when a write fails; here the container
+// is rolled back, and the init container's device it reused must be reusable again: before,
+// the retry was refused with "Available: 0" on a node with one device.
+TEST_F(AdmissionUnitTest, AFailedWriteGivesBackTheInitContainerDevicesTheContainerReused) {
+  StartManager();
+  auto endpoint = AddPlugin({Healthy("d0")});
+  const Pod pod = InitAndAppPod("pod1");
+  ASSERT_TRUE(manager_->Allocate(pod, pod.init_containers[0]).ok());
+  EXPECT_EQ(Held("pod1", "init"), (std::set<std::string>{"d0"}));
+
+  store_.FailWrites(absl::InternalError("disk full"));
+  EXPECT_EQ(manager_->Allocate(pod, pod.containers[0]), absl::InternalError("disk full"));
+  EXPECT_TRUE(Held("pod1", "c").empty());
+  store_.FailWrites(absl::OkStatus());
+  ASSERT_TRUE(manager_->Allocate(pod, pod.containers[0]).ok());
+  EXPECT_EQ(Held("pod1", "c"), (std::set<std::string>{"d0"}));
+}
+
+// After a restart the init container holds its device from the checkpoint: admitting it again
+// allocates nothing but makes that device reusable, as upstream's Allocate does, so the app
+// container gets it. Before, the app container was refused on a node with one device.
+TEST_F(AdmissionUnitTest, AnInitContainerRestoredFromTheCheckpointLendsItsDevicesAgain) {
+  StartManager();
+  AddPlugin({Healthy("d0")});
+  const Pod pod = InitAndAppPod("pod1");
+  ASSERT_TRUE(manager_->Allocate(pod, pod.init_containers[0]).ok());
+  manager_->Stop();
+  StartManager();
+  AddPlugin({Healthy("d0")});
+  ASSERT_EQ(Held("pod1", "init"), (std::set<std::string>{"d0"})) << "restored";
+  ASSERT_TRUE(manager_->Allocate(pod, pod.init_containers[0]).ok());
+  ASSERT_TRUE(manager_->Allocate(pod, pod.containers[0]).ok());
+  EXPECT_EQ(Held("pod1", "c"), (std::set<std::string>{"d0"}));
+  // The app container keeps it: a second pod finds nothing free.
+  EXPECT_EQ(Admit(OnePod("pod2", 1)).code(), absl::StatusCode::kResourceExhausted);
+}
+
+// A host on a machine with more NUMA nodes than 8 lists them and raises the limit, as a
+// kubelet's max-allowable-numa-nodes does: hints are generated over all of them. Without it the
+// resource has no preference (the default limit, upstream's 8).
+TEST_F(AdmissionUnitTest, AHostRaisesTheNumaNodeLimitForItsOwnNodes) {
+  for (int node = 0; node < 10; ++node) numa_nodes_.push_back(node);
+  max_allowable_numa_nodes_ = 10;
+  StartManager();
+  AddPlugin({Healthy("d0", {0}), Healthy("d9", {9})});
+  const Pod pod = OnePod("pod1", 1);
+  TopologyHints hints = manager_->GetTopologyHints(pod, pod.containers[0]);
+  ASSERT_TRUE(hints[kResource].has_value());
+  // Every subset of the 10 nodes that holds node 0 or node 9: 1023 - 255.
+  EXPECT_EQ(hints[kResource]->size(), 768u);
+  EXPECT_TRUE(std::count_if(hints[kResource]->begin(), hints[kResource]->end(),
+                            [](const TopologyHint& hint) {
+                              return hint.preferred && hint.numa_affinity == NumaMask{9};
+                            }) == 1);
+
+  manager_.reset();
+  max_allowable_numa_nodes_ = kMaxNumaNodesForHints;
+  StartManager();
+  AddPlugin({Healthy("d0", {0}), Healthy("d9", {9})});
+  hints = manager_->GetTopologyHints(pod, pod.containers[0]);
+  EXPECT_FALSE(hints[kResource].has_value()) << "10 nodes past the default limit of 8";
 }
 
 TEST_F(AdmissionUnitTest, SecondAdmissionOfAContainerInFlightIsAborted) {

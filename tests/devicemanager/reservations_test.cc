@@ -76,16 +76,55 @@ TEST(ReservationsTest, PodsAreForgotten) {
     reservations.Reserve(std::string(pod) + "-d", devices);
     reservations.Commit(pod, "init", devices, /*reusable_by_pod=*/true);
   }
-  const Reservations::ReusableDevices pod1 = reservations.PodReusable("pod1");
   reservations.ForgetPodsNotIn({"pod1", "pod3"});
   EXPECT_TRUE(reservations.Reusable("pod2", kGpu).empty());
   EXPECT_EQ(reservations.Reusable("pod3", kGpu), (std::set<std::string>{"pod3-d"}));
-  reservations.ForgetPod("pod1");
-  EXPECT_TRUE(reservations.PodReusable("pod1").empty());
-  reservations.SetPodReusable("pod1", pod1);
   EXPECT_EQ(reservations.Reusable("pod1", kGpu), (std::set<std::string>{"pod1-d"}));
-  reservations.SetPodReusable("pod1", {});
-  EXPECT_TRUE(reservations.PodReusable("pod1").empty());
+  reservations.ForgetPod("pod1");
+  EXPECT_TRUE(reservations.Reusable("pod1", kGpu).empty());
+}
+
+// A commit rolled back (its checkpoint write failed) leaves the pod's reusable devices as they
+// were before the allocation: what it took from reuse is back, what it newly took is not there.
+TEST(ReservationsTest, UncommitPutsTheReusableDevicesBackAsTheyWere) {
+  Reservations reservations;
+  ASSERT_TRUE(reservations.Begin("pod1", "init1", kGpu));
+  ReservedDevices init1 = For(kGpu);
+  reservations.Reserve("d0", init1);
+  reservations.Commit("pod1", "init1", init1, /*reusable_by_pod=*/true);
+
+  // A second init container reuses d0 and takes d1 new; its write fails.
+  ASSERT_TRUE(reservations.Begin("pod1", "init2", kGpu));
+  ReservedDevices init2 = For(kGpu);
+  ASSERT_EQ(reservations.TakeReusable("pod1", 2, init2), 1);
+  reservations.Reserve("d1", init2);
+  reservations.Commit("pod1", "init2", init2, /*reusable_by_pod=*/true);
+  EXPECT_EQ(reservations.Reusable("pod1", kGpu), (std::set<std::string>{"d0", "d1"}));
+  reservations.Uncommit("pod1", init2, /*reusable_by_pod=*/true);
+  EXPECT_EQ(reservations.Reusable("pod1", kGpu), (std::set<std::string>{"d0"}));
+
+  // The app container reuses d0; its write fails.
+  ASSERT_TRUE(reservations.Begin("pod1", "app", kGpu));
+  ReservedDevices app = For(kGpu);
+  ASSERT_EQ(reservations.TakeReusable("pod1", 1, app), 1);
+  reservations.Commit("pod1", "app", app, /*reusable_by_pod=*/false);
+  EXPECT_TRUE(reservations.Reusable("pod1", kGpu).empty());
+  reservations.Uncommit("pod1", app, /*reusable_by_pod=*/false);
+  EXPECT_EQ(reservations.Reusable("pod1", kGpu), (std::set<std::string>{"d0"}));
+}
+
+// What a container already holds is made reusable by a regular init container and taken out of
+// reuse by any other, as upstream's Allocate does after every container it admits.
+TEST(ReservationsTest, DevicesAlreadyHeldAreKeptAsACommitKeepsThem) {
+  Reservations reservations;
+  reservations.KeepHeld("pod1", kGpu, {"d0", "d1"}, /*reusable_by_pod=*/true);
+  EXPECT_EQ(reservations.Reusable("pod1", kGpu), (std::set<std::string>{"d0", "d1"}));
+  reservations.KeepHeld("pod1", kGpu, {"d1"}, /*reusable_by_pod=*/false);
+  EXPECT_EQ(reservations.Reusable("pod1", kGpu), (std::set<std::string>{"d0"}));
+  reservations.KeepHeld("pod1", kGpu, {"d0"}, /*reusable_by_pod=*/false);
+  EXPECT_TRUE(reservations.Reusable("pod1", kGpu).empty());
+  reservations.KeepHeld("pod2", kGpu, {}, /*reusable_by_pod=*/false);
+  EXPECT_TRUE(reservations.Reusable("pod2", kGpu).empty());
 }
 
 }  // namespace
