@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
+
 namespace devmgr {
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
@@ -12,6 +14,55 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+absl::string_view GoCodeName(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk:
+      return "OK";
+    case absl::StatusCode::kCancelled:
+      return "Canceled";
+    case absl::StatusCode::kUnknown:
+      return "Unknown";
+    case absl::StatusCode::kInvalidArgument:
+      return "InvalidArgument";
+    case absl::StatusCode::kDeadlineExceeded:
+      return "DeadlineExceeded";
+    case absl::StatusCode::kNotFound:
+      return "NotFound";
+    case absl::StatusCode::kAlreadyExists:
+      return "AlreadyExists";
+    case absl::StatusCode::kPermissionDenied:
+      return "PermissionDenied";
+    case absl::StatusCode::kResourceExhausted:
+      return "ResourceExhausted";
+    case absl::StatusCode::kFailedPrecondition:
+      return "FailedPrecondition";
+    case absl::StatusCode::kAborted:
+      return "Aborted";
+    case absl::StatusCode::kOutOfRange:
+      return "OutOfRange";
+    case absl::StatusCode::kUnimplemented:
+      return "Unimplemented";
+    case absl::StatusCode::kInternal:
+      return "Internal";
+    case absl::StatusCode::kUnavailable:
+      return "Unavailable";
+    case absl::StatusCode::kDataLoss:
+      return "DataLoss";
+    case absl::StatusCode::kUnauthenticated:
+      return "Unauthenticated";
+    default:
+      break;
+  }
+  return "Unknown";
+}
+
+absl::Status FromGrpcCall(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  const auto code = static_cast<absl::StatusCode>(status.error_code());
+  return absl::Status(code, absl::StrCat("rpc error: code = ", GoCodeName(code),
+                                         " desc = ", status.error_message()));
 }
 
 }  // namespace devmgr

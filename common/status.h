@@ -1,14 +1,24 @@
 // Conversions between absl::Status and grpc::Status. The canonical codes are numerically the
-// same in both, so only the representation changes.
+// same in both, so only the representation changes; and the text a Go program's gRPC prints for
+// a failed call, which the kubelet's messages carry.
 #pragma once
 
 #include <grpcpp/support/status.h>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace devmgr {
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
 absl::Status FromGrpcStatus(const grpc::Status& status);
+
+// GoCodeName: the code as Go's codes.Code prints it ("OK", "DeadlineExceeded", ...).
+absl::string_view GoCodeName(absl::StatusCode code);
+
+// FromGrpcCall: a failed call's status with the text grpc-go's client error prints,
+// "rpc error: code = <GoCodeName> desc = <message>" (the kubelet wraps that text into its own
+// errors), the code kept; OK stays OK.
+absl::Status FromGrpcCall(const grpc::Status& status);
 
 }  // namespace devmgr

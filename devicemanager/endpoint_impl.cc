@@ -40,7 +40,7 @@ std::chrono::system_clock::time_point Deadline(absl::Duration timeout) {
 }
 
 absl::Status WithPrefix(absl::string_view prefix, const grpc::Status& status) {
-  absl::Status converted = FromGrpcStatus(status);
+  absl::Status converted = FromGrpcCall(status);
   return absl::Status(converted.code(), absl::StrCat(prefix, converted.message()));
 }
 
@@ -202,7 +202,7 @@ absl::StatusOr<v1beta1::AllocateResponse> EndpointImpl::DoAllocate(
   context.set_deadline(Deadline(options_.call_timeout));
   v1beta1::AllocateResponse response;
   grpc::Status status = stub_->Allocate(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
+  if (!status.ok()) return FromGrpcCall(status);
   return response;
 }
 
@@ -214,7 +214,7 @@ absl::StatusOr<v1beta1::PreStartContainerResponse> EndpointImpl::DoPreStartConta
   context.set_deadline(Deadline(options_.pre_start_timeout));
   v1beta1::PreStartContainerResponse response;
   grpc::Status status = stub_->PreStartContainer(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
+  if (!status.ok()) return FromGrpcCall(status);
   return response;
 }
 
@@ -230,7 +230,7 @@ absl::StatusOr<v1beta1::PreferredAllocationResponse> EndpointImpl::DoGetPreferre
   context.set_deadline(Deadline(options_.call_timeout));
   v1beta1::PreferredAllocationResponse response;
   grpc::Status status = stub_->GetPreferredAllocation(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
+  if (!status.ok()) return FromGrpcCall(status);
   return response;
 }
 

@@ -29,7 +29,7 @@ absl::StatusOr<Response> Call(Stub& stub,
   } else {
     status = (stub.*method)(&context, ConvertVersion<StubRequest>(request), &response);
   }
-  if (!status.ok()) return FromGrpcStatus(status);
+  if (!status.ok()) return FromGrpcCall(status);
   if constexpr (std::is_same_v<StubResponse, Response>) {
     return response;
   } else {

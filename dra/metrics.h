@@ -37,7 +37,4 @@ class ManagerMetrics {
 // gives "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources").
 std::string GrpcMethod(absl::string_view service, absl::string_view method);
 
-// GrpcCodeName: the code as Go's codes.Code prints it ("OK", "DeadlineExceeded", ...).
-absl::string_view GrpcCodeName(absl::StatusCode code);
-
 }  // namespace devmgr::dra

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/status.h"
 #include "node/admission_refusals.h"
 
 namespace devmgr::node {
@@ -221,7 +222,7 @@ void NodeMetrics::DriverCallDone(absl::string_view driver, absl::string_view met
   dra_grpc_duration_
       .Add({{"driver_name", std::string(driver)},
             {"method_name", std::string(method)},
-            {"grpc_status_code", std::string(dra::GrpcCodeName(code))}},
+            {"grpc_status_code", std::string(GoCodeName(code))}},
            DefBuckets())
       .Observe(absl::ToDoubleSeconds(duration));
 }

@@ -331,12 +331,14 @@ TEST_F(AdmissionTest, TestDevicePreStartContainer) {
   ASSERT_TRUE(manager_->GetDeviceRunContainerOptions(zero, zero.containers[0]).ok());
   EXPECT_EQ(plugin->pre_start_calls(), 1);
 
-  // A failing PreStartContainer fails with upstream's prefix.
+  // A failing PreStartContainer fails with upstream's prefix and grpc-go's text of the error.
   plugin->OnPreStartContainer([](const v1beta1::PreStartContainerRequest&) {
     return grpc::Status(grpc::StatusCode::INTERNAL, "boom");
   });
   auto failed = manager_->GetDeviceRunContainerOptions(pod, pod.containers[0]);
-  EXPECT_EQ(failed.status().message(), "device plugin PreStartContainer rpc failed with err: boom");
+  EXPECT_EQ(failed.status().message(),
+            "device plugin PreStartContainer rpc failed with err: rpc error: code = Internal desc "
+            "= boom");
 }
 
 TEST_F(AdmissionTest, TestGetDeviceRunContainerOptions) {
@@ -482,7 +484,7 @@ TEST_F(AdmissionTest, TestGetPreferredAllocationParameters) {
       (std::set<std::string>{"d0", "d1", "d2", "d3"}));
   EXPECT_EQ(seen.must_include_deviceids_size(), 0);
 
-  // An error of the call fails admission with upstream's prefix.
+  // An error of the call fails admission with upstream's prefix and grpc-go's text of it.
   plugin->OnGetPreferredAllocation(
       [](const v1beta1::PreferredAllocationRequest&, v1beta1::PreferredAllocationResponse*) {
         return grpc::Status(grpc::StatusCode::UNAVAILABLE, "no");
@@ -490,7 +492,8 @@ TEST_F(AdmissionTest, TestGetPreferredAllocationParameters) {
   Pod pod2 = MakePod("pod2", {MakeContainer("c", {{kResource1, 1}})});
   AddActive("pod2");
   EXPECT_EQ(manager_->Allocate(pod2, pod2.containers[0]).message(),
-            "device plugin GetPreferredAllocation rpc failed with err: no");
+            "device plugin GetPreferredAllocation rpc failed with err: rpc error: code = "
+            "Unavailable desc = no");
 }
 
 TEST_F(AdmissionTest, TestTopologyAlignedAllocation) {
@@ -633,7 +636,8 @@ TEST_F(AdmissionTest, RollbackOnPluginErrorInSecondResource) {
   Pod pod = MakePod("pod1", {MakeContainer("c", {{kResource1, 2}, {kResource2, 1}})});
   AddActive("pod1");
   absl::Status status = manager_->Allocate(pod, pod.containers[0]);
-  EXPECT_EQ(status.message(), "plugin broke");
+  EXPECT_EQ(status.message(), "rpc error: code = Internal desc = plugin broke")
+      << "the plugin's error as grpc-go prints it, which upstream returns as it is";
   EXPECT_EQ(p1->allocate_calls(), 1);
   EXPECT_TRUE(manager_->GetDevices("pod1", "c").empty());
   ASSERT_TRUE(ReadCheckpoint().ok());

@@ -22,6 +22,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "common/file_store.h"
+#include "common/status.h"
 #include "tests/dra/fake_driver.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
@@ -78,7 +79,7 @@ class RecordingMetrics final : public ManagerMetrics {
   void DriverCallDone(absl::string_view driver, absl::string_view method, absl::StatusCode code,
                       absl::Duration) override ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
-    calls_.push_back(absl::StrCat(driver, " ", method, " ", GrpcCodeName(code)));
+    calls_.push_back(absl::StrCat(driver, " ", method, " ", GoCodeName(code)));
   }
   std::vector<std::string> operations() const ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
@@ -323,8 +324,10 @@ TEST_F(DraManagerTest, TestPrepareResources_ShouldTimeout) {
   absl::Status prepared = manager_->PrepareResources(PodWithClaim(kPodUid, kClaimName));
   release->Notify();
   EXPECT_EQ(prepared.code(), absl::StatusCode::kDeadlineExceeded) << prepared;
-  EXPECT_TRUE(
-      absl::StartsWith(prepared.message(), "prepare dynamic resources: NodePrepareResources: "))
+  // The call's error as grpc-go prints it, which upstream wraps.
+  EXPECT_TRUE(absl::StartsWith(prepared.message(),
+                               "prepare dynamic resources: NodePrepareResources: rpc error: code "
+                               "= DeadlineExceeded desc = "))
       << prepared;
   EXPECT_TRUE(manager_->PodMightNeedToUnprepareResources(kPodUid))
       << "recorded before the call, so that Reconcile finds a deleted pod";
@@ -703,6 +706,13 @@ TEST_F(DraManagerTest, TestGetContainerClaimInfos) {
   const Pod other = PodWithClaim(kPodUid, "unknown");
   EXPECT_EQ(manager_->GetContainerClaimInfos(other, other.containers[0]).status().message(),
             "unable to get information for ResourceClaim unknown");
+  // "should fail when none of the supported fields are set": neither a claim's name nor a
+  // template's; the pod claim's name is quoted as Go's %q quotes it.
+  Pod unnamed = PodWithClaim(kPodUid, kClaimName, {{"claim\"1", ""}});
+  unnamed.resource_claims[0] = {"claim\"1", std::nullopt, std::nullopt};
+  EXPECT_EQ(manager_->GetContainerClaimInfos(unnamed, unnamed.containers[0]).status().message(),
+            "pod \"test-namespace/test-pod\", spec.resourceClaim \"claim\\\"1\": none of the "
+            "supported fields are set");
 }
 
 // Upstream's TestParallelPrepareUnprepareResources: 30 pods, each with its own claim, prepared

@@ -1,0 +1,41 @@
+// Conversions between absl::Status and grpc::Status, and the text grpc-go prints for a failed
+// call (upstream's "rpc error: code = ... desc = ..."), which the kubelet's errors carry.
+#include "common/status.h"
+
+#include <gtest/gtest.h>
+
+namespace devmgr {
+namespace {
+
+TEST(StatusTest, ConversionsKeepTheCodeAndTheMessage) {
+  const grpc::Status unavailable(grpc::StatusCode::UNAVAILABLE, "gone");
+  EXPECT_EQ(FromGrpcStatus(unavailable), absl::UnavailableError("gone"));
+  const grpc::Status back = ToGrpcStatus(absl::UnavailableError("gone"));
+  EXPECT_EQ(back.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(back.error_message(), "gone");
+  EXPECT_TRUE(FromGrpcStatus(grpc::Status::OK).ok());
+  EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok());
+}
+
+TEST(StatusTest, ACallsErrorReadsAsGrpcGoPrintsIt) {
+  EXPECT_EQ(FromGrpcCall(grpc::Status(grpc::StatusCode::UNKNOWN, "plugin broke")),
+            absl::UnknownError("rpc error: code = Unknown desc = plugin broke"));
+  EXPECT_EQ(
+      FromGrpcCall(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded")),
+      absl::DeadlineExceededError("rpc error: code = DeadlineExceeded desc = Deadline Exceeded"));
+  EXPECT_EQ(FromGrpcCall(grpc::Status(grpc::StatusCode::UNAVAILABLE, "")),
+            absl::UnavailableError("rpc error: code = Unavailable desc = "));
+  EXPECT_TRUE(FromGrpcCall(grpc::Status::OK).ok());
+}
+
+// Go's codes.Code names, as its String() prints them (Canceled with one "l").
+TEST(StatusTest, CodeNamesAreGosCodeNames) {
+  EXPECT_EQ(GoCodeName(absl::StatusCode::kOk), "OK");
+  EXPECT_EQ(GoCodeName(absl::StatusCode::kCancelled), "Canceled");
+  EXPECT_EQ(GoCodeName(absl::StatusCode::kInvalidArgument), "InvalidArgument");
+  EXPECT_EQ(GoCodeName(absl::StatusCode::kResourceExhausted), "ResourceExhausted");
+  EXPECT_EQ(GoCodeName(absl::StatusCode::kUnauthenticated), "Unauthenticated");
+}
+
+}  // namespace
+}  // namespace devmgr
