@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/go_quote.h"
 
 namespace devmgr::dra {
 
@@ -17,8 +18,8 @@ absl::StatusOr<ResolvedClaimName> ClaimName(const Pod& pod, const PodResourceCla
                                                       "\": ResourceClaim not created yet"));
   }
   return absl::InvalidArgumentError(absl::StrCat("pod \"", pod.namespace_name, "/", pod.name,
-                                                 "\", spec.resourceClaim \"", pod_claim.name,
-                                                 "\": resource claim is not supported"));
+                                                 "\", spec.resourceClaim ", GoQuote(pod_claim.name),
+                                                 ": none of the supported fields are set"));
 }
 
 absl::Status IsForPod(const Pod& pod, const ResourceClaim& claim) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/go_quote.h"
 #include "common/unix_socket.h"
 
 namespace devmgr::dra {
@@ -16,7 +17,7 @@ std::string GoQuotedList(const std::vector<std::string>& items) {
   return absl::StrCat("[",
                       absl::StrJoin(items, " ",
                                     [](std::string* out, const std::string& s) {
-                                      absl::StrAppend(out, "\"", s, "\"");
+                                      absl::StrAppend(out, GoQuote(s));
                                     }),
                       "]");
 }

@@ -68,6 +68,15 @@ TEST(DriverRegistryTest, TestRegistrationHandler) {
        "none of services supported by the plugin ([\"v1alpha4.Node\"]) are supported by the "
        "kubelet ([\"v1.DRAPlugin\" \"v1beta1.DRAPlugin\"])",
        ""},
+      // The versions are quoted as Go's %q quotes them: the refusal stays one line.
+      {"quoted-services",
+       kPluginB,
+       "endpointB",
+       {"a\"b\nc\\"},
+       "invalid supported gRPC versions of DRA driver plugin pluginB at endpoint endpointB: "
+       "none of services supported by the plugin ([\"a\\\"b\\nc\\\\\"]) are supported by the "
+       "kubelet ([\"v1.DRAPlugin\" \"v1beta1.DRAPlugin\"])",
+       ""},
       {"replace", kPluginA, "endpointB", {"v1.DRAPlugin"}, "", "v1.DRAPlugin"},
   };
   for (const Case& test : cases) {
