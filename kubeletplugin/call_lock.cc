@@ -1,7 +1,6 @@
 #include "kubeletplugin/call_lock.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -27,7 +26,13 @@ absl::StatusOr<CallLock::Guard> CallLock::Lock() {
   }
   const int fd = ::open(lock_file_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) return ErrnoStatus(errno, "lock file: cannot open", lock_file_);
-  while (::flock(fd, LOCK_EX) != 0) {
+  // An open file description lock over the whole file, the lock etcd's fileutil.LockFile takes
+  // on Linux for upstream's helper: a flock(2) and such a lock do not exclude each other, so a
+  // Go driver's pod and a devmgr one in the same rolling update would both get in.
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;
+  while (::fcntl(fd, F_OFD_SETLKW, &whole) != 0) {
     if (errno == EINTR) continue;
     const int error = errno;
     ::close(fd);

@@ -1,6 +1,8 @@
 #include "kubeletplugin/helper.h"
 
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <system_error>
 #include <type_traits>
 
@@ -64,7 +66,8 @@ absl::Status Wrap(absl::string_view prefix, const absl::Status& status) {
 }  // namespace
 
 // One version of the DRAPlugin service. The answers may block (claim lookups, the driver), so
-// each call is handed to the worker thread, which finishes it.
+// each call is handed on: a prepare's claims are read on the reader thread, and the driver is
+// called on the worker thread, which finishes the call.
 template <typename Api>
 class Helper::DraService final : public Api::Service {
  public:
@@ -73,48 +76,73 @@ class Helper::DraService final : public Api::Service {
   grpc::ServerUnaryReactor* NodePrepareResources(grpc::CallbackServerContext* context,
                                                  const typename Api::PrepareRequest* request,
                                                  typename Api::PrepareResponse* response) override {
-    // `request` and `response` live until Finish.
-    return AnswerOnWorker(context, [this, request, response] {
-      absl::StatusOr<v1::NodePrepareResourcesResponse> answer =
-          helper_.Prepare(AsVersion<v1::NodePrepareResourcesRequest>(*request));
-      if (!answer.ok()) return answer.status();
-      *response = AsVersion<typename Api::PrepareResponse>(*answer);
-      return absl::OkStatus();
+    grpc::ServerUnaryReactor* reactor = Take(context);
+    // `request` and `response` live until Finish. The claims first, as upstream reads them
+    // before it serialises the calls: an API server slow to answer holds up the reads of other
+    // prepares, never the driver's calls (an unprepare needs no read).
+    helper_.reader_.Post([this, context, reactor, request, response] {
+      std::optional<std::vector<dra::ResourceClaim>> claims;
+      if (!context->IsCancelled()) {
+        absl::StatusOr<std::vector<dra::ResourceClaim>> read =
+            helper_.ReadClaims(AsVersion<v1::NodePrepareResourcesRequest>(*request));
+        if (!read.ok()) return Finish(reactor, read.status());
+        claims = *std::move(read);
+      }
+      // Without claims the call had ended, which the worker answers without running this.
+      AnswerOnWorker(context, reactor, [this, claims = std::move(claims), response] {
+        if (!claims.has_value()) return absl::CancelledError("the call ended");
+        absl::StatusOr<v1::NodePrepareResourcesResponse> answer = helper_.Prepare(*claims);
+        if (!answer.ok()) return answer.status();
+        *response = AsVersion<typename Api::PrepareResponse>(*answer);
+        return absl::OkStatus();
+      });
     });
+    return reactor;
   }
 
   grpc::ServerUnaryReactor* NodeUnprepareResources(
       grpc::CallbackServerContext* context, const typename Api::UnprepareRequest* request,
       typename Api::UnprepareResponse* response) override {
-    return AnswerOnWorker(context, [this, request, response] {
+    grpc::ServerUnaryReactor* reactor = Take(context);
+    AnswerOnWorker(context, reactor, [this, request, response] {
       absl::StatusOr<v1::NodeUnprepareResourcesResponse> answer =
           helper_.Unprepare(AsVersion<v1::NodeUnprepareResourcesRequest>(*request));
       if (!answer.ok()) return answer.status();
       *response = AsVersion<typename Api::UnprepareResponse>(*answer);
       return absl::OkStatus();
     });
+    return reactor;
   }
 
  private:
-  grpc::ServerUnaryReactor* AnswerOnWorker(grpc::CallbackServerContext* context,
-                                           std::function<absl::Status()> answer) {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // Take counts the call until Finish.
+  grpc::ServerUnaryReactor* Take(grpc::CallbackServerContext* context) {
     ++helper_.calls_;
+    return context->DefaultReactor();
+  }
+
+  void Finish(grpc::ServerUnaryReactor* reactor, const absl::Status& answered) {
+    // A Go driver's error comes back as gRPC's UNKNOWN with its text; so does ours.
+    const grpc::Status status =
+        answered.ok() ? grpc::Status::OK
+                      : grpc::Status(grpc::StatusCode::UNKNOWN, std::string(answered.message()));
+    --helper_.calls_;
+    reactor->Finish(status);
+  }
+
+  void AnswerOnWorker(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
+                      std::function<absl::Status()> answer) {
     helper_.worker_.Post([this, reactor, context, answer = std::move(answer)] {
-      grpc::Status status;
       if (context->IsCancelled()) {
         // Waiting its turn, the call ended (the kubelet's deadline, the helper's stop): the
         // driver is not asked, as upstream's handler gives up on its cancelled context.
-        status =
-            grpc::Status(grpc::StatusCode::CANCELLED, "the call ended before the driver was asked");
-      } else if (const absl::Status answered = answer(); !answered.ok()) {
-        // A Go driver's error comes back as gRPC's UNKNOWN with its text; so does ours.
-        status = grpc::Status(grpc::StatusCode::UNKNOWN, std::string(answered.message()));
+        --helper_.calls_;
+        reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                                     "the call ended before the driver was asked"));
+        return;
       }
-      --helper_.calls_;
-      reactor->Finish(status);
+      Finish(reactor, answer());
     });
-    return reactor;
   }
 
   Helper& helper_;
@@ -289,8 +317,8 @@ void Helper::Stop() {
   // socket is removed only if it is still the one this helper put there.
   for (auto* server : {&registrar_server_, &service_server_}) {
     if (*server == nullptr) continue;
-    // Calls still on the worker end there, which Shutdown waits for (or cancels after the
-    // grace): so the worker runs until both servers are down.
+    // Calls still on the reader or the worker end there, which Shutdown waits for (or cancels
+    // after the grace): so both run until both servers are down.
     (*server)->Shutdown(deadline);
     server->reset();
     PlacedSocket& socket = server == &registrar_server_ ? registrar_socket_ : service_socket_;
@@ -299,13 +327,13 @@ void Helper::Stop() {
                  "err", removed);
     }
   }
+  reader_.Stop();
   worker_.Stop();
 }
 
-absl::StatusOr<v1::NodePrepareResourcesResponse> Helper::Prepare(
+absl::StatusOr<std::vector<dra::ResourceClaim>> Helper::ReadClaims(
     const v1::NodePrepareResourcesRequest& request) {
-  // The claims first (upstream does these slow calls before serialising): a claim that cannot
-  // be used fails the whole call, with upstream's texts.
+  // A claim that cannot be used fails the whole call, with upstream's texts.
   std::vector<dra::ResourceClaim> claims;
   for (const v1::Claim& wanted : request.claims()) {
     const std::string ref = absl::StrCat(wanted.namespace_(), "/", wanted.name());
@@ -325,6 +353,11 @@ absl::StatusOr<v1::NodePrepareResourcesResponse> Helper::Prepare(
     }
     claims.push_back(*std::move(claim));
   }
+  return claims;
+}
+
+absl::StatusOr<v1::NodePrepareResourcesResponse> Helper::Prepare(
+    const std::vector<dra::ResourceClaim>& claims) {
   absl::StatusOr<CallLock::Guard> turn = call_lock_.Lock();
   if (!turn.ok()) return Wrap("serialize gRPC: ", turn.status());
   absl::StatusOr<std::map<std::string, PrepareResult>> results =

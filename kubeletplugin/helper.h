@@ -147,9 +147,12 @@ class Helper {
   Helper(DriverPlugin& plugin, HelperOptions options);
   absl::Status Serve();
   void OnRegistration(bool registered, const std::string& error) ABSL_LOCKS_EXCLUDED(mu_);
-  // The answers of both service versions, in v1's messages, on the worker.
-  absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> Prepare(
+  // The answers of both service versions, in v1's messages: a prepare's claims read on the
+  // reader, then the driver's calls on the worker.
+  absl::StatusOr<std::vector<dra::ResourceClaim>> ReadClaims(
       const ::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesRequest& request);
+  absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> Prepare(
+      const std::vector<dra::ResourceClaim>& claims);
   absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesResponse> Unprepare(
       const ::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesRequest& request);
 
@@ -170,9 +173,11 @@ class Helper {
   std::vector<std::unique_ptr<grpc::Service>> services_;
   std::unique_ptr<grpc::Server> service_server_;
   std::unique_ptr<grpc::Server> registrar_server_;
-  // Last, so that it joins first: the services answer every call here, so Stop shuts the
-  // servers down before it stops this loop.
+  // Last, so that they join first: the services answer every call on these, so Stop shuts the
+  // servers down before it stops them. The reader reads a prepare's claims, then hands it to
+  // the worker, which calls the driver: so the reader goes first.
   EventLoop worker_;
+  EventLoop reader_;
   std::atomic<int> calls_{0};
 };
 

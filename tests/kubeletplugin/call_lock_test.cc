@@ -3,7 +3,9 @@
 // file that cannot be opened is a clear error.
 #include "kubeletplugin/call_lock.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <optional>
@@ -49,6 +51,31 @@ TEST(CallLockTest, TwoHoldersOfOneLockFileTakeTurns) {
   CallLock new_pod(file);
   ExpectExclusive(old_pod, new_pod);
   EXPECT_TRUE(std::filesystem::exists(file));
+}
+
+// Upstream's helper locks the file with etcd's fileutil.LockFile, an open file description lock
+// on Linux: ours must be one too, or a Go driver's pod and ours would not exclude each other in
+// a rolling update (a flock(2) and an OFD lock ignore each other; before, this failed).
+TEST(CallLockTest, TheLockIsTheOpenFileDescriptionLockAGoDriverTakes) {
+  TempDir dir;
+  const std::filesystem::path file = dir.Sub(kSerializeLockFile);
+  CallLock lock(file);
+  auto lock_seen_by_another_opener = [&] {
+    const int fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    struct flock probe {};
+    probe.l_type = F_WRLCK;
+    probe.l_whence = SEEK_SET;
+    EXPECT_EQ(::fcntl(fd, F_OFD_GETLK, &probe), 0);
+    ::close(fd);
+    return probe.l_type;
+  };
+  {
+    absl::StatusOr<CallLock::Guard> guard = lock.Lock();
+    ASSERT_TRUE(guard.ok()) << guard.status();
+    EXPECT_EQ(lock_seen_by_another_opener(), F_WRLCK);
+  }
+  EXPECT_EQ(lock_seen_by_another_opener(), F_UNLCK) << "released with the guard";
 }
 
 TEST(CallLockTest, WithoutAFileAMutexSerialisesCalls) {

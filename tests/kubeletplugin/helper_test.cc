@@ -162,6 +162,45 @@ TEST(HelperTest, ACallThatEndedWhileItWaitedIsNotGivenToTheDriver) {
   EXPECT_EQ((*helper)->Calls(), 0);
 }
 
+// A prepare whose claim the API server is slow to give does not hold up an unprepare, which
+// reads nothing, as upstream reads the claims before it serialises the calls. Before, both ran
+// on one thread and the unprepare waited for the read (the test failed at the client's
+// deadline).
+TEST(HelperTest, ASlowClaimReadDoesNotHoldUpAnUnprepare) {
+  TempDir dir;
+  IdleDriver driver;
+  absl::Notification reading;
+  absl::Notification answer_read;
+  HelperOptions options = Options(dir.path());
+  options.claim_lookup = [&](const std::string&, const std::string&) {
+    reading.Notify();
+    answer_read.WaitForNotification();
+    return absl::StatusOr<dra::ResourceClaim>(absl::NotFoundError("no claims here"));
+  };
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  const std::string socket = (*helper)->service_socket().string();
+  dra::DriverClient client("gpu.example.com", socket, "v1.DRAPlugin", absl::Seconds(10));
+
+  absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> prepared;
+  std::thread prepare([&] { prepared = client.NodePrepareResources(OneClaim("a")); });
+  reading.WaitForNotification();
+  ::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesRequest unprepare;
+  auto* claim = unprepare.add_claims();
+  claim->set_namespace_("default");
+  claim->set_name("claim-b");
+  claim->set_uid("b");
+  absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesResponse>
+      unprepared = client.NodeUnprepareResources(unprepare);
+  answer_read.Notify();
+  prepare.join();
+  EXPECT_TRUE(unprepared.ok()) << unprepared.status();
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_THAT(std::string(prepared.status().message()),
+              HasSubstr("get resource claims: retrieve claim default/claim-a: no claims here"));
+  EXPECT_EQ((*helper)->Calls(), 0);
+}
+
 // A store whose List waits until the test lets it go (an API server slow to answer).
 class SlowListStore final : public resourceslice::ForwardingSliceStore {
  public:
