@@ -305,6 +305,15 @@ std::optional<std::string> Controller::Next() {
   if (due == queue_.end()) return std::nullopt;
   std::string pool = due->first;
   queue_.erase(due);
+  // A sync that comes sooner (an Update, the watch) takes the place of the look a create asked
+  // for: queue that look again, as upstream's syncPool does until the cache's minute is over.
+  if (auto recheck = recheck_.find(pool); recheck != recheck_.end()) {
+    if (recheck->second > now) {
+      queue_.emplace(pool, recheck->second);
+    } else {
+      recheck_.erase(recheck);
+    }
+  }
   return pool;
 }
 
@@ -636,7 +645,11 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
       // A created slice the copy has not seen could hide a later delete: look again once the
       // mutation cache has let it go, as upstream does.
       absl::MutexLock lock(&mu_);
-      if (watch_ != nullptr) Queue(pool_name, clock_.Now() + kMutationCacheTtl);
+      if (watch_ != nullptr) {
+        const absl::Time at = clock_.Now() + kMutationCacheTtl;
+        recheck_[pool_name] = at;
+        Queue(pool_name, at);
+      }
     }
     SliceStored("create ResourceSlice", pool_name, static_cast<int>(index), std::move(slice),
                 std::move(stored), kept);

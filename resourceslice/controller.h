@@ -209,6 +209,9 @@ class Controller {
   uint64_t resources_version_ ABSL_GUARDED_BY(mu_) = 0;
   // Pool name -> when it is due.
   std::map<std::string, absl::Time> queue_ ABSL_GUARDED_BY(mu_);
+  // Pool name -> when the slice last created for it leaves the mutation cache, until then: each
+  // sync of the pool before that time leaves it queued for then (upstream's lastAddByPool).
+  std::map<std::string, absl::Time> recheck_ ABSL_GUARDED_BY(mu_);
   // Pool name -> failed syncs in a row.
   std::map<std::string, int> failures_ ABSL_GUARDED_BY(mu_);
   // When the store's slices are listed again (the first list failed); std::nullopt: listed.

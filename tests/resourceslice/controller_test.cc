@@ -705,6 +705,10 @@ TEST(ControllerTest, ASliceDeletedBehindItsBackIsPutBackAfterTheSyncDelay) {
   clock.Advance(kDefaultSyncDelay);
   EXPECT_EQ((*controller)->ProcessReady(), 1);
   EXPECT_EQ((*controller)->GetStats().num_creates, 2);
+  // The look its second create asked for, once the mutation cache's minute is over.
+  clock.Advance(kMutationCacheTtl);
+  EXPECT_EQ((*controller)->ProcessReady(), 1);
+  EXPECT_EQ((*controller)->GetStats().num_creates, 2);
 
   // A slice of another driver is none of its business.
   ResourceSlice other = published;
@@ -780,6 +784,29 @@ class RacingStore final : public ForwardingSliceStore {
   MemoryStore store_;
   std::atomic<int> writes_{0};
 };
+
+// A sync sooner than the look a create asked for (an Update, a registration's Resync, the
+// watch) does not take that look away: the pool stays queued for the end of the mutation cache's
+// minute, as upstream's syncPool queues it again. Before, the sooner sync replaced it, and a
+// slice deleted while the watch was away stayed missing until something else changed.
+TEST(ControllerTest, ASoonerSyncKeepsTheLookACreateAskedFor) {
+  MemoryStore store;
+  testing::FakeClock clock;
+  ControllerOptions options = WorkerlessNodeOptions(store, clock);
+  options.resources = OnePool(PoolOf({{NewDevice("device-1")}}));
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  EXPECT_EQ((*controller)->ProcessReady(), 1);
+  EXPECT_EQ((*controller)->GetStats().num_creates, 1);
+  clock.Advance(absl::Seconds(1));
+  (*controller)->Resync();
+  EXPECT_EQ((*controller)->ProcessReady(), 1) << "the resync";
+  clock.Advance(kMutationCacheTtl);
+  EXPECT_EQ((*controller)->ProcessReady(), 1) << "the look the create asked for";
+  clock.Advance(kMutationCacheTtl);
+  EXPECT_EQ((*controller)->ProcessReady(), 0) << "asked for once";
+  EXPECT_EQ((*controller)->GetStats().num_creates, 1);
+}
 
 // The mutation cache must not bring back a slice the watch saw deleted before the create that
 // made it returned (its name is never used again); the next sync creates a new one.
