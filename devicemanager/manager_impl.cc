@@ -633,6 +633,11 @@ absl::Status ManagerImpl::RegisterPlugin(absl::string_view resource_name,
   return status;
 }
 
+int ManagerImpl::RegistrationsInFlightForTest() const {
+  absl::MutexLock lock(&mu_);
+  return registrations_in_flight_;
+}
+
 void ManagerImpl::DeRegisterPlugin(absl::string_view resource_name, absl::string_view endpoint) {
   const std::filesystem::path socket =
       std::filesystem::path(std::string(endpoint)).lexically_normal();

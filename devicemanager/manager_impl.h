@@ -94,6 +94,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // How many admissions are waiting for their plugin to come back (admission_wait), so that a
   // test can act once one is.
   int AdmissionsWaitingForPluginForTest() const ABSL_LOCKS_EXCLUDED(mu_);
+  // How many RegisterPlugin calls (probe mode) are under way, their dials included.
+  int RegistrationsInFlightForTest() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   // EndpointCallbacks.

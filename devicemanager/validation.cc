@@ -94,6 +94,9 @@ absl::StatusOr<std::filesystem::path> ResolveProbeSocket(absl::string_view endpo
   // stat, not lstat: a dial follows symlinks, and reading the target changes nothing.
   struct stat info {};
   if (::stat(socket.c_str(), &info) != 0) {
+    // Not there yet (a plugin that starts its registration server before its service): the
+    // dial waits for it, as upstream's blocking dial does, for as long as its timeout.
+    if (errno == ENOENT) return socket;
     const absl::Status status = ErrnoStatus(errno, "cannot stat", socket);
     return absl::Status(status.code(), absl::StrCat(kDialFailed, status.message()));
   }

@@ -37,9 +37,9 @@ absl::StatusOr<std::filesystem::path> ResolvePluginSocket(const std::filesystem:
 // ResolveProbeSocket checks a probe-mode endpoint (PluginInfo.endpoint), which, as upstream,
 // may be any absolute path naming a unix socket: no NUL bytes, short enough for a socket
 // address, dialable as it is (no comma, CheckDialable), and a socket there (symlinks followed,
-// as the dial follows them). Returns the path lexically normalised. InvalidArgument for a bad
-// path, NotFound (or the errno's code) when nothing can be stat'ed there, FailedPrecondition for
-// a file that is not a socket.
+// as the dial follows them) or nothing yet (the dial waits for one, as upstream's). Returns the
+// path lexically normalised. InvalidArgument for a bad path, the errno's code when stat fails
+// otherwise than with ENOENT, FailedPrecondition for a file that is not a socket.
 absl::StatusOr<std::filesystem::path> ResolveProbeSocket(absl::string_view endpoint);
 
 }  // namespace devmgr::devicemanager

@@ -240,7 +240,7 @@ TEST_F(HostileRegistrationTest, ProbeModeEndpointAnywhereAsUpstream) {
 
   std::ofstream(Registry() / "file.sock") << "kept";
   const std::string file = (Registry() / "file.sock").string();
-  const std::string missing = (Registry() / "missing.sock").string();
+  const std::string under_file = file + "/missing.sock";
   const std::string long_path = "/" + std::string(199, 'x');
   const std::string nul = (service_dir / "reg.sock").string() + std::string("\0/x", 3);
   struct Case {
@@ -252,8 +252,8 @@ TEST_F(HostileRegistrationTest, ProbeModeEndpointAnywhereAsUpstream) {
            Case{"plugins/reg/reg.sock", absl::StatusCode::kInvalidArgument,
                 "socket path must be absolute: \"plugins/reg/reg.sock\""},
            Case{file, absl::StatusCode::kFailedPrecondition, file + " is not a unix socket"},
-           Case{missing, absl::StatusCode::kNotFound,
-                absl::StrCat("cannot stat ", missing, ": No such file or directory")},
+           Case{under_file, absl::StatusCode::kFailedPrecondition,
+                absl::StrCat("cannot stat ", under_file, ": Not a directory")},
            Case{long_path, absl::StatusCode::kInvalidArgument,
                 absl::StrCat("socket path is 200 bytes, over the limit of 107: ", long_path)},
            Case{nul, absl::StatusCode::kInvalidArgument,

@@ -16,6 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "checkpoint/checkpoint.h"
 #include "common/file_store.h"
 #include "common/unix_socket.h"
@@ -154,6 +155,29 @@ TEST_F(ManagerTest, TestNewManagerImplStartProbeMode) {
   ASSERT_TRUE(manager_->ValidatePlugin(kResource, plugin->socket().string(), {"v1beta1"}).ok());
   ASSERT_TRUE(manager_->RegisterPlugin(kResource, plugin->socket().string(), {"v1beta1"}).ok());
   ASSERT_TRUE(WaitForCapacity(kResource, 2, 2));
+  manager_->Stop();
+}
+
+// A plugin found in plugins_registry/ whose service socket is not there yet when the watcher
+// registers it (it started its registration server first): the dial waits for the socket, as
+// upstream's blocking dial does, and the plugin is registered once it is up. Before, the
+// registration was refused at once, and the watcher never asks again.
+TEST_F(ManagerTest, AProbeModePluginWhoseServiceSocketComesLateIsRegistered) {
+  StartManager();
+  const std::filesystem::path socket = dir_.Sub("late.sock");
+  absl::Status registered = absl::UnknownError("not returned");
+  absl::Notification returned;
+  std::thread registration([&] {
+    registered = manager_->RegisterPlugin(kResource, socket.string(), {"v1beta1"});
+    returned.Notify();
+  });
+  // The dial is under way (the registration is in flight) before the socket exists.
+  ASSERT_TRUE(WaitFor([&] { return manager_->RegistrationsInFlightForTest() == 1; }));
+  EXPECT_FALSE(returned.HasBeenNotified());
+  PluginPtr plugin = StartPlugin("late.sock", kResource, {MakeDevice("Dev1")});
+  registration.join();
+  ASSERT_TRUE(registered.ok()) << registered;
+  EXPECT_TRUE(WaitForCapacity(kResource, 1, 1));
   manager_->Stop();
 }
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -111,7 +112,7 @@ bool DocumentedExtendedResourceName(const std::string& name) {
 
 // ResolveProbeSocket's contract: no NUL byte, and the path, lexically normalised, absolute, at
 // most 107 bytes (a socket address), without a comma (gRPC splits there), and where stat finds
-// a socket.
+// a socket or nothing (the dial waits for one).
 bool DocumentedDialableSocket(const std::string& endpoint) {
   if (absl::StrContains(endpoint, '\0')) return false;
   const std::string normal = fs::path(endpoint).lexically_normal().string();
@@ -119,7 +120,8 @@ bool DocumentedDialableSocket(const std::string& endpoint) {
     return false;
   }
   struct stat info {};
-  return ::stat(normal.c_str(), &info) == 0 && S_ISSOCK(info.st_mode);
+  if (::stat(normal.c_str(), &info) != 0) return errno == ENOENT;
+  return S_ISSOCK(info.st_mode);
 }
 
 void CheckKubeletSocketRegistration(const v1beta1::RegisterRequest& request) {
