@@ -172,8 +172,8 @@ TEST_F(ManagerTest, AProbeModePluginWhoseServiceSocketComesLateIsRegistered) {
     returned.Notify();
   });
   // The dial is under way (the registration is in flight) before the socket exists.
-  ASSERT_TRUE(WaitFor([&] { return manager_->RegistrationsInFlightForTest() == 1; }));
-  EXPECT_FALSE(returned.HasBeenNotified());
+  EXPECT_TRUE(WaitFor([&] { return manager_->RegistrationsInFlightForTest() == 1; }));
+  EXPECT_FALSE(returned.HasBeenNotified()) << registered;
   PluginPtr plugin = StartPlugin("late.sock", kResource, {MakeDevice("Dev1")});
   registration.join();
   ASSERT_TRUE(registered.ok()) << registered;
