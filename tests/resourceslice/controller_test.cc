@@ -531,6 +531,14 @@ ControllerOptions WorkerlessNodeOptions(SliceStore& store, testing::FakeClock& c
   return options;
 }
 
+// A workerless controller of one pool with one device ("device-1") over `store`.
+absl::StatusOr<std::unique_ptr<Controller>> StartOneDevicePool(SliceStore& store,
+                                                               testing::FakeClock& clock) {
+  ControllerOptions options = WorkerlessNodeOptions(store, clock);
+  options.resources = OnePool(PoolOf({{NewDevice("device-1")}}));
+  return Controller::Start(std::move(options));
+}
+
 // With its worker, the controller publishes each Update on its own and retries a store that
 // fails, reporting each failure.
 TEST(ControllerTest, TheWorkerPublishesUpdatesAndRetriesFailures) {
@@ -687,9 +695,7 @@ TEST(ControllerTest, ANodeOwnersUidIsLookedUp) {
 TEST(ControllerTest, ASliceDeletedBehindItsBackIsPutBackAfterTheSyncDelay) {
   MemoryStore store;
   testing::FakeClock clock;
-  ControllerOptions options = WorkerlessNodeOptions(store, clock);
-  options.resources = OnePool(PoolOf({{NewDevice("device-1")}}));
-  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  absl::StatusOr<std::unique_ptr<Controller>> controller = StartOneDevicePool(store, clock);
   ASSERT_TRUE(controller.ok()) << controller.status();
   EXPECT_EQ((*controller)->ProcessReady(), 1);
   const ResourceSlice published = store.List({})->at(0);
@@ -792,9 +798,7 @@ class RacingStore final : public ForwardingSliceStore {
 TEST(ControllerTest, ASoonerSyncKeepsTheLookACreateAskedFor) {
   MemoryStore store;
   testing::FakeClock clock;
-  ControllerOptions options = WorkerlessNodeOptions(store, clock);
-  options.resources = OnePool(PoolOf({{NewDevice("device-1")}}));
-  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  absl::StatusOr<std::unique_ptr<Controller>> controller = StartOneDevicePool(store, clock);
   ASSERT_TRUE(controller.ok()) << controller.status();
   EXPECT_EQ((*controller)->ProcessReady(), 1);
   EXPECT_EQ((*controller)->GetStats().num_creates, 1);
@@ -814,9 +818,7 @@ TEST(ControllerTest, ASliceDeletedBeforeItsCreateReturnedIsNotHiddenByTheMutatio
   RacingStore store;
   store.delete_created = true;
   testing::FakeClock clock;
-  ControllerOptions options = WorkerlessNodeOptions(store, clock);
-  options.resources = OnePool(PoolOf({{NewDevice("device-1")}}));
-  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  absl::StatusOr<std::unique_ptr<Controller>> controller = StartOneDevicePool(store, clock);
   ASSERT_TRUE(controller.ok()) << controller.status();
   EXPECT_EQ((*controller)->ProcessReady(), 1);
   EXPECT_EQ(store.size(), 0u);
