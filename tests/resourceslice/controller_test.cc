@@ -105,6 +105,36 @@ DriverResources OnePool(Pool pool) {
   return resources;
 }
 
+// The features an API server has off, whose fields it drops from what it stores.
+struct Disabled {
+  bool taints = false;               // DRADeviceTaints
+  bool partitionable = false;        // DRAPartitionableDevices
+  bool binding_conditions = false;   // DRADeviceBindingConditions
+  bool consumable_capacity = false;  // DRAConsumableCapacity
+};
+
+// DropDisabledFields takes out of `slice` the fields of the features `disabled` names.
+void DropDisabledFields(const Disabled& disabled, ResourceSlice& slice) {
+  if (disabled.partitionable) {
+    slice.spec.per_device_node_selection.reset();
+    slice.spec.shared_counters.clear();
+  }
+  for (Device& device : slice.spec.devices) {
+    if (disabled.taints) device.taints.clear();
+    if (disabled.partitionable) {
+      device.consumes_counters.clear();
+      device.extra.erase("nodeName");
+      device.extra.erase("nodeSelector");
+    }
+    if (disabled.binding_conditions) {
+      for (const char* field : {"bindingConditions", "bindingFailureConditions", "bindsToNode"}) {
+        device.extra.erase(field);
+      }
+    }
+    if (disabled.consumable_capacity) device.extra.erase("allowMultipleAllocations");
+  }
+}
+
 // Who owns the slices: the node (upstream's nodeUID set), an application object (no nodeUID),
 // or nobody (noOwner).
 enum class OwnerKind { kNode, kApp, kNone };
@@ -117,8 +147,8 @@ struct Case {
   Stats stats;
   std::vector<std::string> errors{};
   std::optional<absl::Duration> sync_delay{};
-  // The store drops device taints, as an API server with DRADeviceTaints off does.
-  bool drop_taints = false;
+  // The features the store's API server has off: it drops their fields, as upstream's test does.
+  Disabled disabled{};
   OwnerKind owner = OwnerKind::kNode;
   std::string reconcile_pool_with_name{};
 };
@@ -134,8 +164,8 @@ TEST_P(ControllerSyncPoolTest, TestControllerSyncPool) {
   const Case& test = GetParam();
   testing::FakeClock clock;
   MemoryStore store([&test](ResourceSlice& slice) {
+    DropDisabledFields(test.disabled, slice);
     for (Device& device : slice.spec.devices) {
-      if (test.drop_taints) device.taints.clear();
       // The API server sets the time a taint was added.
       for (DeviceTaint& taint : device.taints) {
         if (!taint.time_added.has_value()) taint.time_added = kTimeAddedLater;
@@ -200,6 +230,65 @@ TEST_P(ControllerSyncPoolTest, TestControllerSyncPool) {
   EXPECT_EQ(deduplicated, std::set<std::string>(test.errors.begin(), test.errors.end()));
 }
 
+// Upstream's create-partitionable-devices and drop-partitionable-devices: a pool of an
+// application object whose first slice holds a counter set and whose second a device on a node
+// that consumes from it. With the feature off the server keeps neither the counters nor the
+// per-device node fields, and says so for both slices.
+Case PartitionableDevicesCase(const std::string& name, const Disabled& disabled) {
+  Case test{name, {}, {}, {}, Stats{2, 0, 0}};
+  const kubeapi::CounterSet gpu{"gpu-0", Json{{"mem", {{"value", "1"}}}}, Json::object()};
+  Device consumer = NewDevice("device");
+  consumer.extra["nodeName"] = kOwner;
+  consumer.consumes_counters.push_back({"gpu-0", Json{{"mem", {{"value", "1"}}}}, Json::object()});
+  Pool pool = PoolOf({}, 1);
+  pool.slices = {Slice{{}, {gpu}, true}, Slice{{consumer}, {}, true}};
+  test.input = OnePool(pool);
+  test.owner = OwnerKind::kApp;
+  auto app_slice = [](const std::string& slice_name, std::vector<Device> devices, int index) {
+    ResourceSlice slice = NodeSlice(slice_name, std::move(devices), 1, 2, "1", GenerateName(index));
+    slice.metadata.owner_references = {{"apps/v1", "Something", kOwner, "", true, Json::object()}};
+    slice.spec.node_name.reset();
+    return slice;
+  };
+  ResourceSlice counters = app_slice(kSlice1, {}, 0);
+  ResourceSlice devices = app_slice(kSlice2, {consumer}, 1);
+  if (disabled.partitionable) {
+    devices.spec.devices = {NewDevice("device")};
+    test.errors = {
+        "create ResourceSlice: pool \"pool\", slice #0: some fields were dropped by the "
+        "apiserver, probably because these features are disabled: DRAPartitionableDevices",
+        "create ResourceSlice: pool \"pool\", slice #1: some fields were dropped by the "
+        "apiserver, probably because these features are disabled: DRAPartitionableDevices"};
+  } else {
+    counters.spec.per_device_node_selection = true;
+    counters.spec.shared_counters = {gpu};
+    devices.spec.per_device_node_selection = true;
+  }
+  test.expected = {counters, devices};
+  test.disabled = disabled;
+  return test;
+}
+
+// Upstream's create-device-with-binding-condition and drop-device-with-binding-condition.
+Case BindingConditionsCase(const std::string& name, const Disabled& disabled) {
+  Case test{name, {}, {}, {}, Stats{1, 0, 0}};
+  Device bound = NewDevice("device");
+  bound.extra["bindingConditions"] = {"condition1", "condition2"};
+  bound.extra["bindingFailureConditions"] = {"failure-condition1"};
+  bound.extra["bindsToNode"] = true;
+  test.input = OnePool(PoolOf({{bound}}, 1));
+  if (disabled.binding_conditions) {
+    test.expected = {NodeSlice(kSlice1, {NewDevice("device")}, 1, 1, "1", GenerateName(0))};
+    test.errors = {
+        "create ResourceSlice: pool \"pool\", slice #0: some fields were dropped by the "
+        "apiserver, probably because these features are disabled: DRADeviceBindingConditions"};
+  } else {
+    test.expected = {NodeSlice(kSlice1, {bound}, 1, 1, "1", GenerateName(0))};
+  }
+  test.disabled = disabled;
+  return test;
+}
+
 std::vector<Case> Cases() {
   const std::vector<Device> device{NewDevice("device")};
   return {
@@ -244,7 +333,7 @@ std::vector<Case> Cases() {
            {"update ResourceSlice: pool \"pool\", slice #0: some fields were dropped by the "
             "apiserver, probably because these features are disabled: DRADeviceTaints"},
            std::nullopt,
-           /*drop_taints=*/true},
+           Disabled{.taints = true}},
       // Not upstream's: what the server kept of several slices of one pool is followed for
       // each, so that the second sync writes none of them again.
       Case{"add-taints-to-several-slices",
@@ -274,7 +363,7 @@ std::vector<Case> Cases() {
             "create ResourceSlice: pool \"pool\", slice #1: some fields were dropped by the "
             "apiserver, probably because these features are disabled: DRADeviceTaints"},
            std::nullopt,
-           /*drop_taints=*/true},
+           Disabled{.taints = true}},
       Case{"remove-pool",
            {NodeSlice(kSlice1, {}, 1, 1, "", "", kSlice1)},
            DriverResources{},
@@ -475,6 +564,39 @@ std::vector<Case> Cases() {
             "found in counter set \"counterset\""};
         return test;
       }(),
+      [] {
+        Case test{"drop-consumable-capacity-field", {}, {}, {}, Stats{0, 1, 0}};
+        test.initial = {NodeSlice(kSlice1, {NewDevice("device")}, 1, 1, "", GenerateName(0))};
+        Device shared = NewDevice("device");
+        shared.extra["allowMultipleAllocations"] = true;
+        test.input = OnePool(PoolOf({{shared}}, 1));
+        test.expected = {NodeSlice(kSlice1, {NewDevice("device")}, 1, 1, "1", GenerateName(0))};
+        test.errors = {
+            "update ResourceSlice: pool \"pool\", slice #0: some fields were dropped by the "
+            "apiserver, probably because these features are disabled: DRAConsumableCapacity"};
+        test.disabled.consumable_capacity = true;
+        return test;
+      }(),
+      [] {
+        Case test{
+            "reconcile-with-pool-name-with-perdevice-node-selector", {}, {}, {}, Stats{1, 0, 0}};
+        Device selecting = NewDevice("device");
+        selecting.extra["nodeSelector"] = NodeSelector("node-a");
+        Pool pool = PoolOf({{selecting}});
+        pool.slices[0].per_device_node_selection = true;
+        test.input = OnePool(pool);
+        ResourceSlice slice = NodeSlice(kSlice1, {selecting}, 1, 1, "1", GenerateName(0));
+        slice.spec.node_name.reset();
+        slice.spec.per_device_node_selection = true;
+        test.expected = {slice};
+        test.reconcile_pool_with_name = kPool;
+        return test;
+      }(),
+      PartitionableDevicesCase("create-partitionable-devices", Disabled{}),
+      PartitionableDevicesCase("drop-partitionable-devices", Disabled{.partitionable = true}),
+      BindingConditionsCase("create-device-with-binding-condition", Disabled{}),
+      BindingConditionsCase("drop-device-with-binding-condition",
+                            Disabled{.binding_conditions = true}),
       Case{"migration-from-random-naming-to-index-based-naming",
            {NodeSlice("random-name1", {NewDevice("device-1")}, 1, 3),
             NodeSlice("random-name2", {NewDevice("device-2")}, 1, 3),
