@@ -3,6 +3,7 @@
 // on a second sync, the same errors), TestGetIndexLength, TestEncodeIndex and TestDecodeIndex.
 #include "resourceslice/controller.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -912,6 +913,47 @@ class RacingStore final : public ForwardingSliceStore {
   MemoryStore store_;
   std::atomic<int> writes_{0};
 };
+
+// Upstream's TestControllerUpdateReconcilePoolWithNameValidation: with ReconcilePoolWithName an
+// update must hold that pool alone, or none.
+TEST(ControllerTest, TestControllerUpdateReconcilePoolWithNameValidation) {
+  struct UpdateCase {
+    std::string name;
+    std::vector<std::string> pools;
+    std::string error;  // empty: none
+  };
+  for (const UpdateCase& test : std::vector<UpdateCase>{
+           {"multiple pools returns error",
+            {kPool, "other-pool"},
+            "found 2 pools; expected exactly one pool with this name"},
+           {"wrong pool only returns error",
+            {"other-pool"},
+            "found 1 pools; expected exactly one pool with this name"},
+           {"empty pools succeeds", {}, ""},
+           {"single matching pool succeeds", {kPool}, ""},
+       }) {
+    SCOPED_TRACE(test.name);
+    MemoryStore store;
+    testing::FakeClock clock;
+    ControllerOptions options = WorkerlessNodeOptions(store, clock);
+    options.reconcile_pool_with_name = kPool;
+    std::vector<std::string> errors;
+    options.error_handler = [&errors](const ControllerError& error) {
+      errors.push_back(error.ToString());
+    };
+    absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+    ASSERT_TRUE(controller.ok()) << controller.status();
+    DriverResources resources;
+    for (const std::string& pool : test.pools) resources.pools[pool] = PoolOf({{}});
+    (*controller)->Update(resources);
+    if (test.error.empty()) {
+      EXPECT_TRUE(errors.empty()) << errors.front();
+    } else {
+      ASSERT_EQ(errors.size(), 1u);
+      EXPECT_THAT(errors[0], ::testing::HasSubstr(test.error));
+    }
+  }
+}
 
 // A sync sooner than the look a create asked for (an Update, a registration's Resync, the
 // watch) does not take that look away: the pool stays queued for the end of the mutation cache's
