@@ -1,6 +1,7 @@
 #include "kubeletplugin/call_lock.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,17 +27,23 @@ absl::StatusOr<CallLock::Guard> CallLock::Lock() {
   }
   const int fd = ::open(lock_file_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) return ErrnoStatus(errno, "lock file: cannot open", lock_file_);
-  // An open file description lock over the whole file, the lock etcd's fileutil.LockFile takes
-  // on Linux for upstream's helper: a flock(2) and such a lock do not exclude each other, so a
-  // Go driver's pod and a devmgr one in the same rolling update would both get in.
+  // Both kinds of lock Go drivers take on the file, which ignore each other: flock(2), which
+  // upstream's helper takes since it stopped using etcd's fileutil (and devmgr before this), then
+  // an open file description lock over the whole file, which fileutil.LockFile takes on Linux for
+  // upstream's helpers before that. Always in that order, and every other holder takes one of
+  // them only, so no two holders wait for each other.
+  auto failed = [&](int error) {
+    ::close(fd);
+    return ErrnoStatus(error, "lock file: cannot lock", lock_file_);
+  };
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno != EINTR) return failed(errno);
+  }
   struct flock whole {};
   whole.l_type = F_WRLCK;
   whole.l_whence = SEEK_SET;
   while (::fcntl(fd, F_OFD_SETLKW, &whole) != 0) {
-    if (errno == EINTR) continue;
-    const int error = errno;
-    ::close(fd);
-    return ErrnoStatus(error, "lock file: cannot lock", lock_file_);
+    if (errno != EINTR) return failed(errno);
   }
   return Guard(nullptr, fd);
 }

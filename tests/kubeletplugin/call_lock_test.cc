@@ -5,11 +5,14 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/synchronization/notification.h"
@@ -53,29 +56,34 @@ TEST(CallLockTest, TwoHoldersOfOneLockFileTakeTurns) {
   EXPECT_TRUE(std::filesystem::exists(file));
 }
 
-// Upstream's helper locks the file with etcd's fileutil.LockFile, an open file description lock
-// on Linux: ours must be one too, or a Go driver's pod and ours would not exclude each other in
-// a rolling update (a flock(2) and an OFD lock ignore each other; before, this failed).
-TEST(CallLockTest, TheLockIsTheOpenFileDescriptionLockAGoDriverTakes) {
+// Go drivers built on upstream's helper lock the file with flock(2) (newer helpers) or with an
+// open file description lock (older ones, through etcd's fileutil.LockFile), which ignore each
+// other: ours must be both, or a Go driver's pod and ours would not exclude each other in a
+// rolling update. Before, it was a flock alone, and the OFD check failed; a first fix took the
+// OFD lock alone, and the flock check failed.
+TEST(CallLockTest, TheLockIsBothLocksGoDriversTake) {
   TempDir dir;
   const std::filesystem::path file = dir.Sub(kSerializeLockFile);
   CallLock lock(file);
-  auto lock_seen_by_another_opener = [&] {
+  // What another opener of the file finds: whether an OFD lock and a flock are held.
+  auto held_for_another_opener = [&] {
     const int fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC);
     EXPECT_GE(fd, 0);
     struct flock probe {};
     probe.l_type = F_WRLCK;
     probe.l_whence = SEEK_SET;
     EXPECT_EQ(::fcntl(fd, F_OFD_GETLK, &probe), 0);
+    const bool ofd = probe.l_type != F_UNLCK;
+    const bool flocked = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
     ::close(fd);
-    return probe.l_type;
+    return std::make_pair(ofd, flocked);
   };
   {
     absl::StatusOr<CallLock::Guard> guard = lock.Lock();
     ASSERT_TRUE(guard.ok()) << guard.status();
-    EXPECT_EQ(lock_seen_by_another_opener(), F_WRLCK);
+    EXPECT_EQ(held_for_another_opener(), std::make_pair(true, true));
   }
-  EXPECT_EQ(lock_seen_by_another_opener(), F_UNLCK) << "released with the guard";
+  EXPECT_EQ(held_for_another_opener(), std::make_pair(false, false)) << "released with the guard";
 }
 
 TEST(CallLockTest, WithoutAFileAMutexSerialisesCalls) {
