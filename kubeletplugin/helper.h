@@ -10,7 +10,9 @@
 // the registration.
 //
 // Threading: the driver's calls run one at a time on the helper's worker thread, never on a
-// gRPC thread, and may block for a bounded time. Every public method is thread-safe.
+// gRPC thread, and may block for a bounded time. The claim lookups run one at a time on its
+// reader thread, meanwhile: a lookup may run while the driver works on another call. Every
+// public method is thread-safe.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -40,7 +42,9 @@
 namespace devmgr::kubeletplugin {
 
 // ClaimLookup: ResourceClaim `name` in `namespace_name` as the cluster (or the node's daemon)
-// has it; NotFound when there is none. Runs on the worker thread; may block for a bounded time.
+// has it; NotFound when there is none. Runs on the reader thread, one lookup at a time but
+// while the driver may be working on another call (so it must be thread-safe with the driver's
+// own state); may block for a bounded time.
 using ClaimLookup = std::function<absl::StatusOr<dra::ResourceClaim>(
     const std::string& namespace_name, const std::string& name)>;
 
@@ -133,8 +137,9 @@ class Helper {
   // PublishResources under way have ended, so the driver's call in progress, if any, must return.
   void Stop() ABSL_LOCKS_EXCLUDED(publish_mu_, mu_);
 
-  // Calls: the prepare and unprepare calls taken and not yet answered, the one the driver is
-  // working on and those waiting their turn (a backlog to watch).
+  // Calls: the prepare and unprepare calls taken and not yet answered: those whose claims are
+  // being read or wait to be, the one the driver is working on and those waiting their turn (a
+  // backlog to watch).
   int Calls() const { return calls_.load(); }
 
   const std::filesystem::path& service_socket() const { return service_socket_.path(); }
