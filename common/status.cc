@@ -16,7 +16,7 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
-absl::string_view GoCodeName(absl::StatusCode code) {
+std::string GoCodeName(absl::StatusCode code) {
   switch (code) {
     case absl::StatusCode::kOk:
       return "OK";
@@ -55,7 +55,7 @@ absl::string_view GoCodeName(absl::StatusCode code) {
     default:
       break;
   }
-  return "Unknown";
+  return absl::StrCat("Code(", static_cast<int>(code), ")");
 }
 
 absl::Status FromGrpcCall(const grpc::Status& status) {

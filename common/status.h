@@ -5,16 +5,18 @@
 
 #include <grpcpp/support/status.h>
 
+#include <string>
+
 #include "absl/status/status.h"
-#include "absl/strings/string_view.h"
 
 namespace devmgr {
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
-// GoCodeName: the code as Go's codes.Code prints it ("OK", "DeadlineExceeded", ...).
-absl::string_view GoCodeName(absl::StatusCode code);
+// GoCodeName: the code as Go's codes.Code prints it ("OK", "DeadlineExceeded", ...; "Code(17)"
+// for a code gRPC does not define).
+std::string GoCodeName(absl::StatusCode code);
 
 // FromGrpcCall: a failed call's status with the text grpc-go's client error prints,
 // "rpc error: code = <GoCodeName> desc = <message>" (the kubelet wraps that text into its own

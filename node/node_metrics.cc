@@ -222,7 +222,7 @@ void NodeMetrics::DriverCallDone(absl::string_view driver, absl::string_view met
   dra_grpc_duration_
       .Add({{"driver_name", std::string(driver)},
             {"method_name", std::string(method)},
-            {"grpc_status_code", std::string(GoCodeName(code))}},
+            {"grpc_status_code", GoCodeName(code)}},
            DefBuckets())
       .Observe(absl::ToDoubleSeconds(duration));
 }

@@ -35,6 +35,7 @@ TEST(StatusTest, CodeNamesAreGosCodeNames) {
   EXPECT_EQ(GoCodeName(absl::StatusCode::kInvalidArgument), "InvalidArgument");
   EXPECT_EQ(GoCodeName(absl::StatusCode::kResourceExhausted), "ResourceExhausted");
   EXPECT_EQ(GoCodeName(absl::StatusCode::kUnauthenticated), "Unauthenticated");
+  EXPECT_EQ(GoCodeName(static_cast<absl::StatusCode>(17)), "Code(17)");
 }
 
 }  // namespace
