@@ -115,6 +115,32 @@ std::set<std::string> ManagerImpl::HeldLocked(absl::string_view pod_uid,
   return held;
 }
 
+template <typename Ids>
+std::vector<std::string> ManagerImpl::ReusableIdsLocked(const Pod& pod, const std::string& resource,
+                                                        const Ids& ids) const {
+  auto holds = [&](const Container& container, const std::string& id) {
+    const checkpoint::DevicesPerNuma* devices =
+        pod_devices_.FindDevices(pod.uid, container.name, resource);
+    if (devices == nullptr) return false;
+    return std::any_of(devices->begin(), devices->end(), [&](const auto& per_numa) {
+      return std::find(per_numa.second.begin(), per_numa.second.end(), id) != per_numa.second.end();
+    });
+  };
+  std::vector<std::string> reusable;
+  for (const std::string& id : ids) {
+    bool by_init = false;
+    bool kept = false;
+    for (const Container& init : pod.init_containers) {
+      if (!holds(init, id)) continue;
+      by_init = by_init || init.type == ContainerType::kInit;
+      kept = kept || init.type != ContainerType::kInit;
+    }
+    for (const Container& app : pod.containers) kept = kept || holds(app, id);
+    if (by_init && !kept) reusable.push_back(id);
+  }
+  return reusable;
+}
+
 absl::Status ManagerImpl::Allocate(const Pod& pod, const Container& container) {
   if (pod.FindContainer(container.name) == nullptr) {
     return Refused(kRefusedNotFound, absl::NotFoundError(absl::StrCat("container ", container.name,
@@ -419,8 +445,12 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
   if (!kept.empty()) {
     absl::MutexLock lock(&mu_);
     for (const std::string& resource : kept) {
-      reservations_.KeepHeld(pod.uid, resource, HeldLocked(pod.uid, container.name, resource),
-                             reusable_by_pod);
+      const std::set<std::string> held = HeldLocked(pod.uid, container.name, resource);
+      if (reusable_by_pod) {
+        reservations_.MakeReusable(pod.uid, resource, ReusableIdsLocked(pod, resource, held));
+      } else {
+        reservations_.Unreusable(pod.uid, resource, held);
+      }
     }
   }
   if (done.empty()) return absl::OkStatus();
@@ -458,8 +488,13 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
     // the file too if a concurrent write carried it.
     absl::ReleasableMutexLock lock(&mu_);
     for (const auto& reservation : done) {
-      pod_devices_.Remove(pod.uid, container.name, reservation.devices.resource);
-      reservations_.Uncommit(pod.uid, reservation.devices, reusable_by_pod);
+      const std::string& resource = reservation.devices.resource;
+      pod_devices_.Remove(pod.uid, container.name, resource);
+      // The devices it had newly taken leave reuse; those it took from reuse go back, if the
+      // pod may still reuse them.
+      if (reusable_by_pod) reservations_.Unreusable(pod.uid, resource, reservation.devices.new_ids);
+      reservations_.MakeReusable(pod.uid, resource,
+                                 ReusableIdsLocked(pod, resource, reservation.devices.from_reuse));
     }
     freed_generation_ = ++commit_generation_;
     ScheduleCheckpointLocked();
@@ -693,13 +728,16 @@ std::optional<std::vector<TopologyHint>> ManagerImpl::TopologyHintsLocked(
     }
     nodes.assign(seen.begin(), seen.end());
   }
-  // Hints try every subset of the nodes, 2^n of them, under the lock: past the limit (which
-  // a node with that many NUMA nodes raises, as a kubelet's max-allowable-numa-nodes does, so
-  // that otherwise only a plugin's made-up IDs reach it) the resource has no preference.
-  if (nodes.size() > options_.max_allowable_numa_nodes) {
+  // Hints try every subset of the nodes, 2^n of them, under the lock: past the limit the
+  // resource has no preference. A host that lists more nodes raises it for its own list, as a
+  // kubelet's max-allowable-numa-nodes does; the nodes the devices report keep upstream's
+  // default, which only a plugin's made-up IDs pass.
+  const size_t limit =
+      options_.numa_nodes.empty() ? kMaxNumaNodesForHints : options_.max_allowable_numa_nodes;
+  if (nodes.size() > limit) {
     DEVMGR_LOG(options_.logger, warn,
                "Too many NUMA nodes for topology hints, the resource has no preference", "resource",
-               resource, "numaNodes", nodes.size(), "limit", options_.max_allowable_numa_nodes);
+               resource, "numaNodes", nodes.size(), "limit", limit);
     return std::nullopt;
   }
   // Already allocated (e.g. after a restart): the same hints again, or none if the count

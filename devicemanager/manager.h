@@ -73,10 +73,11 @@ struct ManagerOptions {
   const TopologyAffinityStore* topology_affinity = nullptr;
   // The machine's NUMA node IDs for topology hints; empty means the nodes the devices report.
   std::vector<int> numa_nodes;
-  // The most NUMA nodes topology hints are generated over (each hint list tries every subset of
-  // them): past it a resource has no preference. Upstream's topology manager policy option
-  // max-allowable-numa-nodes, 8 unless a kubelet sets it; a host whose numa_nodes lists more
-  // sets this to as many.
+  // The most NUMA nodes of numa_nodes topology hints are generated over (each hint list tries
+  // every subset of them, 2^n, under the manager's lock): past it a resource has no preference.
+  // Upstream's topology manager policy option max-allowable-numa-nodes, 8 unless a kubelet sets
+  // it, and at least 8 (Start refuses less); a host whose numa_nodes lists more sets it to as
+  // many. The nodes the devices report (numa_nodes empty) keep the default.
   size_t max_allowable_numa_nodes = kMaxNumaNodesForHints;
   // A number that changes whenever a pod leaves what the host's ActivePodsFn answers (Start).
   // With it, UpdateAllocatedDevices skips its pass over the pods that hold devices while

@@ -79,6 +79,11 @@ absl::Status ManagerImpl::Start(ActivePodsFn active_pods, SourcesReadyFn sources
     return absl::InvalidArgumentError(
         absl::StrCat("invalid checkpoint name \"", options_.checkpoint_name, "\""));
   }
+  if (options_.max_allowable_numa_nodes < kMaxNumaNodesForHints) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_allowable_numa_nodes is ", options_.max_allowable_numa_nodes,
+        ", below upstream's minimum of max-allowable-numa-nodes, ", kMaxNumaNodesForHints));
+  }
   if (absl::Status status = ValidateSocketPath(KubeletSocket()); !status.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("bad socketPath, must be an absolute path: ", KubeletSocket().string()));

@@ -6,25 +6,6 @@
 
 namespace devmgr::devicemanager {
 
-template <typename Ids>
-void Reservations::MakeReusable(absl::string_view pod_uid, const std::string& resource,
-                                const Ids& ids) {
-  if (ids.empty()) return;
-  reusable_[std::string(pod_uid)][resource].insert(ids.begin(), ids.end());
-}
-
-template <typename Ids>
-void Reservations::Unreusable(absl::string_view pod_uid, const std::string& resource,
-                              const Ids& ids) {
-  auto pod = reusable_.find(pod_uid);
-  if (pod == reusable_.end()) return;
-  auto devices = pod->second.find(resource);
-  if (devices == pod->second.end()) return;
-  for (const std::string& id : ids) devices->second.erase(id);
-  if (devices->second.empty()) pod->second.erase(devices);
-  if (pod->second.empty()) reusable_.erase(pod);
-}
-
 bool Reservations::Begin(absl::string_view pod_uid, absl::string_view container_name,
                          absl::string_view resource) {
   return in_flight_.emplace(pod_uid, container_name, resource).second;
@@ -89,21 +70,6 @@ std::set<std::string> Reservations::Reusable(absl::string_view pod_uid,
   if (pod == reusable_.end()) return {};
   auto it = pod->second.find(std::string(resource));
   return it == pod->second.end() ? std::set<std::string>() : it->second;
-}
-
-void Reservations::Uncommit(absl::string_view pod_uid, const ReservedDevices& devices,
-                            bool reusable_by_pod) {
-  if (reusable_by_pod) Unreusable(pod_uid, devices.resource, devices.new_ids);
-  MakeReusable(pod_uid, devices.resource, devices.from_reuse);
-}
-
-void Reservations::KeepHeld(absl::string_view pod_uid, const std::string& resource,
-                            const std::set<std::string>& held, bool reusable_by_pod) {
-  if (reusable_by_pod) {
-    MakeReusable(pod_uid, resource, held);
-  } else {
-    Unreusable(pod_uid, resource, held);
-  }
 }
 
 void Reservations::ForgetPod(absl::string_view pod_uid) {

@@ -67,17 +67,26 @@ class Reservations {
 
   // Reusable: the pod's reusable devices of `resource`.
   std::set<std::string> Reusable(absl::string_view pod_uid, absl::string_view resource) const;
-  // Uncommit undoes a Commit whose checkpoint write failed, as if the allocation had never
-  // been: the devices it took from reuse are reusable again, and those it newly reserved and
-  // made reusable (`reusable_by_pod`) are not.
-  void Uncommit(absl::string_view pod_uid, const ReservedDevices& devices, bool reusable_by_pod);
-  // KeepHeld is Commit for a container that already holds `held` of `resource` (restored from
-  // the checkpoint, or admitted before): with `reusable_by_pod` (a regular init container)
-  // they become reusable by the pod's later containers, otherwise they stop being reusable
-  // (upstream's addContainerAllocatedResources and removeContainerAllocatedResources, which
-  // Allocate calls whether or not it allocated anything).
-  void KeepHeld(absl::string_view pod_uid, const std::string& resource,
-                const std::set<std::string>& held, bool reusable_by_pod);
+  // MakeReusable and Unreusable add `ids` to, and take them from, the pod's reusable devices of
+  // `resource` (an emptied entry is dropped): an admission rolled back after its checkpoint
+  // write failed, and a container that already holds its devices (upstream's
+  // addContainerAllocatedResources and removeContainerAllocatedResources, which Allocate calls
+  // whether or not it allocated anything), say so through them.
+  template <typename Ids>
+  void MakeReusable(absl::string_view pod_uid, const std::string& resource, const Ids& ids) {
+    if (ids.empty()) return;
+    reusable_[std::string(pod_uid)][resource].insert(ids.begin(), ids.end());
+  }
+  template <typename Ids>
+  void Unreusable(absl::string_view pod_uid, const std::string& resource, const Ids& ids) {
+    auto pod = reusable_.find(pod_uid);
+    if (pod == reusable_.end()) return;
+    auto devices = pod->second.find(resource);
+    if (devices == pod->second.end()) return;
+    for (const std::string& id : ids) devices->second.erase(id);
+    if (devices->second.empty()) pod->second.erase(devices);
+    if (pod->second.empty()) reusable_.erase(pod);
+  }
   // ForgetPod drops the pod's reusable devices; ForgetPodsNotIn those of every pod whose UID is
   // not in `sorted_uids` (sorted ascending).
   void ForgetPod(absl::string_view pod_uid);
@@ -88,12 +97,6 @@ class Reservations {
   // newly reserved devices leave reserved_.
   void Done(absl::string_view pod_uid, absl::string_view container_name,
             const ReservedDevices& devices);
-  // MakeReusable and Unreusable add `ids` to, and take them from, the pod's reusable devices of
-  // `resource`; an emptied entry is dropped.
-  template <typename Ids>
-  void MakeReusable(absl::string_view pod_uid, const std::string& resource, const Ids& ids);
-  template <typename Ids>
-  void Unreusable(absl::string_view pod_uid, const std::string& resource, const Ids& ids);
 
   // Resource name -> devices reserved by admissions in flight.
   std::map<std::string, std::set<std::string>, std::less<>> reserved_;

@@ -307,6 +307,28 @@ TEST_F(AdmissionUnitTest, AnInitContainerRestoredFromTheCheckpointLendsItsDevice
   EXPECT_EQ(Admit(OnePod("pod2", 1)).code(), absl::StatusCode::kResourceExhausted);
 }
 
+// An init container admitted again (it holds its device already) never makes reusable a device
+// an app container of the pod has taken since: the pod's next app container gets a device of
+// its own. Before, the init container's device was made reusable again and two app containers
+// shared it.
+TEST_F(AdmissionUnitTest, AnInitContainerAdmittedAgainNeverLendsADeviceAnAppContainerHolds) {
+  StartManager();
+  AddPlugin({Healthy("d0"), Healthy("d1")});
+  Pod pod{"pod1",
+          "default",
+          "pod-pod1",
+          {Container{"init", ContainerType::kInit, {{kResource, 1}}}},
+          {Container{"c", ContainerType::kRegular, {{kResource, 1}}},
+           Container{"c2", ContainerType::kRegular, {{kResource, 1}}}}};
+  ASSERT_TRUE(manager_->Allocate(pod, pod.init_containers[0]).ok());
+  ASSERT_TRUE(manager_->Allocate(pod, pod.containers[0]).ok());
+  EXPECT_EQ(Held("pod1", "c"), Held("pod1", "init"));
+  ASSERT_TRUE(manager_->Allocate(pod, pod.init_containers[0]).ok());
+  ASSERT_TRUE(manager_->Allocate(pod, pod.containers[1]).ok());
+  EXPECT_EQ(Held("pod1", "c"), (std::set<std::string>{"d0"}));
+  EXPECT_EQ(Held("pod1", "c2"), (std::set<std::string>{"d1"}));
+}
+
 // A host on a machine with more NUMA nodes than 8 lists them and raises the limit, as a
 // kubelet's max-allowable-numa-nodes does: hints are generated over all of them. Without it the
 // resource has no preference (the default limit, upstream's 8).
@@ -331,6 +353,31 @@ TEST_F(AdmissionUnitTest, AHostRaisesTheNumaNodeLimitForItsOwnNodes) {
   AddPlugin({Healthy("d0", {0}), Healthy("d9", {9})});
   hints = manager_->GetTopologyHints(pod, pod.containers[0]);
   EXPECT_FALSE(hints[kResource].has_value()) << "10 nodes past the default limit of 8";
+
+  // The raised limit is for the host's list: nodes the devices report keep the default.
+  manager_.reset();
+  numa_nodes_.clear();
+  max_allowable_numa_nodes_ = 10;
+  StartManager();
+  std::vector<Device> on_ten_nodes;
+  for (int node = 0; node < 10; ++node) {
+    on_ten_nodes.push_back(Healthy("d" + std::to_string(node), {node}));
+  }
+  AddPlugin(on_ten_nodes);
+  hints = manager_->GetTopologyHints(pod, pod.containers[0]);
+  EXPECT_FALSE(hints[kResource].has_value()) << "10 reported nodes past the default of 8";
+  manager_.reset();
+
+  // Upstream's minimum.
+  ManagerOptions low;
+  low.plugin_dir = dir_.Sub("low");
+  low.max_allowable_numa_nodes = 4;
+  ManagerImpl refused(std::move(low));
+  const absl::Status started = refused.Start([] { return std::vector<std::string>(); }, nullptr);
+  EXPECT_EQ(started.code(), absl::StatusCode::kInvalidArgument) << started;
+  EXPECT_EQ(started.message(),
+            "max_allowable_numa_nodes is 4, below upstream's minimum of max-allowable-numa-nodes, "
+            "8");
 }
 
 TEST_F(AdmissionUnitTest, SecondAdmissionOfAContainerInFlightIsAborted) {

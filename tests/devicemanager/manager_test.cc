@@ -171,7 +171,8 @@ TEST_F(ManagerTest, AProbeModePluginWhoseServiceSocketComesLateIsRegistered) {
     registered = manager_->RegisterPlugin(kResource, socket.string(), {"v1beta1"});
     returned.Notify();
   });
-  // The dial is under way (the registration is in flight) before the socket exists.
+  // The registration is under way before the socket exists (the old code refused it at once,
+  // before this could be seen, and the final check caught it too).
   EXPECT_TRUE(WaitFor([&] { return manager_->RegistrationsInFlightForTest() == 1; }));
   EXPECT_FALSE(returned.HasBeenNotified()) << registered;
   PluginPtr plugin = StartPlugin("late.sock", kResource, {MakeDevice("Dev1")});

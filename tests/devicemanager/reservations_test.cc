@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+#include <vector>
+
 namespace devmgr::devicemanager {
 namespace {
 
@@ -84,47 +88,28 @@ TEST(ReservationsTest, PodsAreForgotten) {
   EXPECT_TRUE(reservations.Reusable("pod1", kGpu).empty());
 }
 
-// A commit rolled back (its checkpoint write failed) leaves the pod's reusable devices as they
-// were before the allocation: what it took from reuse is back, what it newly took is not there.
-TEST(ReservationsTest, UncommitPutsTheReusableDevicesBackAsTheyWere) {
+// What a rollback or a container already holding its devices says of reuse: added and taken
+// away per pod and resource, an emptied entry dropped.
+TEST(ReservationsTest, DevicesAreMadeReusableAndTakenOutOfReuse) {
   Reservations reservations;
-  ASSERT_TRUE(reservations.Begin("pod1", "init1", kGpu));
-  ReservedDevices init1 = For(kGpu);
-  reservations.Reserve("d0", init1);
-  reservations.Commit("pod1", "init1", init1, /*reusable_by_pod=*/true);
-
-  // A second init container reuses d0 and takes d1 new; its write fails.
-  ASSERT_TRUE(reservations.Begin("pod1", "init2", kGpu));
-  ReservedDevices init2 = For(kGpu);
-  ASSERT_EQ(reservations.TakeReusable("pod1", 2, init2), 1);
-  reservations.Reserve("d1", init2);
-  reservations.Commit("pod1", "init2", init2, /*reusable_by_pod=*/true);
+  reservations.MakeReusable("pod1", kGpu, std::set<std::string>{"d0", "d1"});
   EXPECT_EQ(reservations.Reusable("pod1", kGpu), (std::set<std::string>{"d0", "d1"}));
-  reservations.Uncommit("pod1", init2, /*reusable_by_pod=*/true);
+  reservations.MakeReusable("pod1", kGpu, std::vector<std::string>{});
+  reservations.Unreusable("pod1", kGpu, std::vector<std::string>{"d1", "d9"});
   EXPECT_EQ(reservations.Reusable("pod1", kGpu), (std::set<std::string>{"d0"}));
+  reservations.Unreusable("pod1", kGpu, std::set<std::string>{"d0"});
+  EXPECT_TRUE(reservations.Reusable("pod1", kGpu).empty());
+  reservations.Unreusable("pod2", kGpu, std::vector<std::string>{"d0"});
+  EXPECT_TRUE(reservations.Reusable("pod2", kGpu).empty());
 
-  // The app container reuses d0; its write fails.
+  // An app container that took one from reuse and gave up gives it back.
+  reservations.MakeReusable("pod1", kGpu, std::vector<std::string>{"d0"});
   ASSERT_TRUE(reservations.Begin("pod1", "app", kGpu));
   ReservedDevices app = For(kGpu);
   ASSERT_EQ(reservations.TakeReusable("pod1", 1, app), 1);
-  reservations.Commit("pod1", "app", app, /*reusable_by_pod=*/false);
   EXPECT_TRUE(reservations.Reusable("pod1", kGpu).empty());
-  reservations.Uncommit("pod1", app, /*reusable_by_pod=*/false);
+  reservations.Release("pod1", "app", app);
   EXPECT_EQ(reservations.Reusable("pod1", kGpu), (std::set<std::string>{"d0"}));
-}
-
-// What a container already holds is made reusable by a regular init container and taken out of
-// reuse by any other, as upstream's Allocate does after every container it admits.
-TEST(ReservationsTest, DevicesAlreadyHeldAreKeptAsACommitKeepsThem) {
-  Reservations reservations;
-  reservations.KeepHeld("pod1", kGpu, {"d0", "d1"}, /*reusable_by_pod=*/true);
-  EXPECT_EQ(reservations.Reusable("pod1", kGpu), (std::set<std::string>{"d0", "d1"}));
-  reservations.KeepHeld("pod1", kGpu, {"d1"}, /*reusable_by_pod=*/false);
-  EXPECT_EQ(reservations.Reusable("pod1", kGpu), (std::set<std::string>{"d0"}));
-  reservations.KeepHeld("pod1", kGpu, {"d0"}, /*reusable_by_pod=*/false);
-  EXPECT_TRUE(reservations.Reusable("pod1", kGpu).empty());
-  reservations.KeepHeld("pod2", kGpu, {}, /*reusable_by_pod=*/false);
-  EXPECT_TRUE(reservations.Reusable("pod2", kGpu).empty());
 }
 
 }  // namespace
