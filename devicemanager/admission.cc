@@ -118,7 +118,8 @@ std::set<std::string> ManagerImpl::HeldLocked(absl::string_view pod_uid,
 template <typename Ids>
 std::vector<std::string> ManagerImpl::ReusableIdsLocked(const Pod& pod, const std::string& resource,
                                                         const Ids& ids) const {
-  auto holds = [&](const Container& container, const std::string& id) {
+  auto holds = [&](const Container& container,
+                   const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const checkpoint::DevicesPerNuma* devices =
         pod_devices_.FindDevices(pod.uid, container.name, resource);
     if (devices == nullptr) return false;
