@@ -191,10 +191,11 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   std::set<std::string> HeldLocked(absl::string_view pod_uid, absl::string_view container_name,
                                    absl::string_view resource) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // ReusableIds keeps of `ids` (devices of `resource`) those the pod may reuse: held by one of
-  // its regular init containers and by none of its sidecars and app containers. What goes back
-  // to reuse passes through it, so that no device another container holds, or that is free,
-  // becomes reusable (containers of one pod admitted at once, the pod forgotten meanwhile).
+  // ReusableIdsLocked keeps of `ids` (devices of `resource`) those the pod may reuse: held by
+  // one of its regular init containers and by none of its sidecars and app containers. A
+  // rollback and a container that already holds its devices return devices to reuse through
+  // it, so that no device another container holds, or that is free, becomes reusable
+  // (containers of one pod admitted at once, the pod forgotten meanwhile).
   template <typename Ids>
   std::vector<std::string> ReusableIdsLocked(const Pod& pod, const std::string& resource,
                                              const Ids& ids) const

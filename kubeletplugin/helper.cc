@@ -121,11 +121,16 @@ class Helper::DraService final : public Api::Service {
     return context->DefaultReactor();
   }
 
+  // Finish answers the call with `answered`: a Go driver's error comes back as gRPC's UNKNOWN
+  // with its text; so does ours.
   void Finish(grpc::ServerUnaryReactor* reactor, const absl::Status& answered) {
-    // A Go driver's error comes back as gRPC's UNKNOWN with its text; so does ours.
-    const grpc::Status status =
-        answered.ok() ? grpc::Status::OK
-                      : grpc::Status(grpc::StatusCode::UNKNOWN, std::string(answered.message()));
+    FinishWith(reactor, answered.ok() ? grpc::Status::OK
+                                      : grpc::Status(grpc::StatusCode::UNKNOWN,
+                                                     std::string(answered.message())));
+  }
+
+  // FinishWith answers the call and stops counting it.
+  void FinishWith(grpc::ServerUnaryReactor* reactor, const grpc::Status& status) {
     --helper_.calls_;
     reactor->Finish(status);
   }
@@ -136,9 +141,8 @@ class Helper::DraService final : public Api::Service {
       if (context->IsCancelled()) {
         // Waiting its turn, the call ended (the kubelet's deadline, the helper's stop): the
         // driver is not asked, as upstream's handler gives up on its cancelled context.
-        --helper_.calls_;
-        reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED,
-                                     "the call ended before the driver was asked"));
+        FinishWith(reactor, grpc::Status(grpc::StatusCode::CANCELLED,
+                                         "the call ended before the driver was asked"));
         return;
       }
       Finish(reactor, answer());
