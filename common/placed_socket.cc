@@ -10,6 +10,15 @@ namespace devmgr {
 PlacedSocket::PlacedSocket(std::filesystem::path path)
     : path_(std::move(path)), bind_path_(TemporarySocketPath(path_)) {}
 
+absl::Status PlacedSocket::Check() const {
+  if (absl::Status path = ValidateSocketPath(path_); !path.ok()) return path;
+  if (ValidateSocketPath(bind_path_).ok()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "socket path ", path_.string(), " leaves no room to bind first under a hidden name of ",
+      kMinTemporarySocketDigits + 1, " characters beside it (", kMaxUnixSocketPathBytes,
+      " bytes at most); a longer socket name or a shorter folder gives it room"));
+}
+
 absl::Status PlacedSocket::Place() {
   const std::optional<FileId> bound = StatId(bind_path_);
   if (absl::Status moved = MoveSocketInto(bind_path_, path_); !moved.ok()) return moved;

@@ -25,6 +25,11 @@ class PlacedSocket {
   // Where the server listens before Place.
   const std::filesystem::path& bind_path() const { return bind_path_; }
 
+  // Check: InvalidArgument unless path() is a socket path gRPC can serve (ValidateSocketPath)
+  // and bind_path() is one too; the latter fails only for a path within a few bytes of the
+  // limit whose own name is shorter than the temporary one, and says so.
+  absl::Status Check() const;
+
   // Place moves the socket bound at bind_path() onto path(). FailedPrecondition when something
   // that is not a socket is at path() (the socket stays at bind_path()); Aborted when another
   // process replaced it at once.

@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -109,16 +110,28 @@ bool SomeoneListens(const std::filesystem::path& path) {
 }
 
 std::filesystem::path TemporarySocketPath(const std::filesystem::path& path) {
-  // Random rather than the pid: plugins and drivers in containers are all pid 1, and gRPC
-  // unlinks whatever socket is at a path before it binds there. The count keeps one process's
-  // names apart whatever the random bits.
-  static std::atomic<uint16_t> next{0};
-  uint32_t bits = 0;
-  if (::getrandom(&bits, sizeof(bits), GRND_NONBLOCK) != static_cast<ssize_t>(sizeof(bits))) {
-    bits =
-        static_cast<uint32_t>(::getpid()) ^ static_cast<uint32_t>(absl::ToUnixNanos(absl::Now()));
-  }
-  return path.parent_path() / absl::StrFormat(".%08x%04x", bits, next++);
+  // Random rather than the pid alone: plugins and drivers in containers are all pid 1, and gRPC
+  // unlinks whatever socket is at a path before it binds there. The count added to this
+  // process's random start keeps its own names apart, however few digits there are room for;
+  // the pid mixed in keeps a forked child's apart from its parent's.
+  static const uint64_t start = [] {
+    uint64_t bits = 0;
+    if (::getrandom(&bits, sizeof(bits), GRND_NONBLOCK) != static_cast<ssize_t>(sizeof(bits))) {
+      bits =
+          static_cast<uint64_t>(::getpid()) ^ static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
+    }
+    return bits;
+  }();
+  static std::atomic<uint64_t> next{0};
+  const std::filesystem::path folder = path.parent_path();
+  // As many digits as fit beside the folder under the limit (after the '/' and the '.').
+  const size_t used = (folder / "").native().size() + 1;
+  const size_t room = used < kMaxUnixSocketPathBytes ? kMaxUnixSocketPathBytes - used : 0;
+  const size_t digits = std::clamp(room, kMinTemporarySocketDigits, kTemporarySocketDigits);
+  const uint64_t mask = (uint64_t{1} << (4 * digits)) - 1;
+  const uint64_t pid = static_cast<uint64_t>(::getpid()) * 0x9E3779B97F4A7C15;  // odd: a bijection
+  return folder /
+         absl::StrFormat(".%0*x", static_cast<int>(digits), ((start ^ pid) + next++) & mask);
 }
 
 absl::Status MoveSocketInto(const std::filesystem::path& bound, const std::filesystem::path& path) {

@@ -44,10 +44,15 @@ bool SomeoneListens(const std::filesystem::path& path);
 // FailedPrecondition if something else (a file, a folder, a symlink) is there.
 absl::Status RemoveStaleSocket(const std::filesystem::path& path);
 
-// TemporarySocketPath names a socket beside `path`, ".<12 hex digits>", random and apart from
+// TemporarySocketPath names a socket beside `path`, "." and 12 hex digits, random and apart from
 // this process's other names, starting with "." so that plugin watchers skip it: bind there,
 // then MoveSocketInto `path`. A server bound so never unlinks `path` when it stops (gRPC unlinks
 // the path it bound), so it cannot remove a socket another process has since put at `path`.
+// Where the folder leaves less room under kMaxUnixSocketPathBytes, the name has fewer digits,
+// down to kMinTemporarySocketDigits: a path that fits has a temporary name that fits unless its
+// own name is shorter than that.
+inline constexpr size_t kTemporarySocketDigits = 12;
+inline constexpr size_t kMinTemporarySocketDigits = 4;
 std::filesystem::path TemporarySocketPath(const std::filesystem::path& path);
 
 // MoveSocketInto renames the socket `bound` onto `path` in one step, replacing a socket there

@@ -177,16 +177,15 @@ void Plugin::ApplyPendingTree() {
 }
 
 absl::Status Plugin::StartServer(Endpoint& endpoint) {
-  absl::Status status = ValidateSocketPath(endpoint.socket);
+  // Bound under a temporary name and moved into place: stopping, the server unlinks only that
+  // name, never a socket another instance has put at the path since.
+  PlacedSocket placed(endpoint.socket);
+  absl::Status status = placed.Check();
   std::error_code ec;
   std::filesystem::create_directories(endpoint.socket.parent_path(), ec);
   if (status.ok() && ec) {
     status = ErrnoStatus(ec, "cannot create", endpoint.socket.parent_path());
   }
-  // Bound under a temporary name and moved into place: stopping, the server unlinks only that
-  // name, never a socket another instance has put at the path since.
-  PlacedSocket placed(endpoint.socket);
-  if (status.ok()) status = ValidateSocketPath(placed.bind_path());
   if (!status.ok()) {
     DEVMGR_LOG(options_.logger, err, "Cannot serve device plugin", "resourceName",
                ResourceName(endpoint.device_type), "err", status);

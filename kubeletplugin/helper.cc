@@ -200,9 +200,7 @@ absl::Status Helper::Serve() {
   // driver that went before left at the path (upstream removes it first), so that stopping never
   // removes a socket another instance has put there since.
   for (const PlacedSocket* socket : {&service_socket_, &registrar_socket_}) {
-    for (const std::filesystem::path& path : {socket->path(), socket->bind_path()}) {
-      if (absl::Status path_ok = ValidateSocketPath(path); !path_ok.ok()) return path_ok;
-    }
+    if (absl::Status path_ok = socket->Check(); !path_ok.ok()) return path_ok;
     std::error_code ec;
     std::filesystem::create_directories(socket->path().parent_path(), ec);
     if (ec) return ErrnoStatus(ec, "cannot create", socket->path().parent_path());

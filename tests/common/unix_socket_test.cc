@@ -187,6 +187,39 @@ TEST(UnixSocketTest, TemporarySocketPathsAreHiddenBesideThePathAndDistinct) {
   EXPECT_EQ(names.size(), 1000u);
 }
 
+// A folder that leaves less room under the limit gets a shorter temporary name, so that any
+// path that fits binds (unless its own name is shorter than the shortest temporary one), still
+// hidden and still apart; a path that cannot is refused with a reason, before anything is bound.
+TEST(PlacedSocketTest, AFolderNearTheLimitGetsAShorterTemporaryName) {
+  // A folder of `length` bytes.
+  const auto folder = [](size_t length) {
+    return std::filesystem::path("/" + std::string(length - 1, 'f'));
+  };
+  // "/fff.../dra.sock": 107 bytes, the longest path there is.
+  const std::filesystem::path longest = folder(kMaxUnixSocketPathBytes - 9) / "dra.sock";
+  ASSERT_EQ(longest.native().size(), kMaxUnixSocketPathBytes);
+  std::set<std::string> names;
+  for (int i = 0; i < 1000; ++i) {
+    const PlacedSocket placed(longest);
+    EXPECT_TRUE(placed.Check().ok()) << placed.Check();
+    const std::string name = placed.bind_path().filename().string();
+    EXPECT_EQ(placed.bind_path().native().size(), kMaxUnixSocketPathBytes) << name;
+    EXPECT_EQ(name.front(), '.');
+    names.insert(name);
+  }
+  EXPECT_EQ(names.size(), 1000u);
+
+  const PlacedSocket tight(folder(kMaxUnixSocketPathBytes - 5) / "a.s");
+  ASSERT_TRUE(ValidateSocketPath(tight.path()).ok());
+  const absl::Status refused = tight.Check();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("leaves no room to bind first"), absl::string_view::npos)
+      << refused;
+  EXPECT_EQ(PlacedSocket(folder(kMaxUnixSocketPathBytes - 3) / "abcdef.sock").Check().code(),
+            absl::StatusCode::kInvalidArgument)
+      << "over the limit itself";
+}
+
 // Two processes' sockets placed at one path in turn (a plugin's old and new instance): each
 // replaces the one before, and only the socket still at the path is removed by its owner.
 TEST(PlacedSocketTest, RemovesOnlyTheSocketItPlaced) {

@@ -9,10 +9,14 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/file_store.h"
+#include "common/unix_socket.h"
 #include "nlohmann/json.hpp"
 #include "tests/deviceplugin/fake_kubelet.h"
 #include "tests/testlib/temp_dir.h"
@@ -221,6 +225,26 @@ TEST_F(PluginTest, RegistersThroughPluginsRegistry) {
   ASSERT_TRUE(kubelet_.RegisterFromRegistry(socket).ok());
   ASSERT_TRUE(Registered(2, 2));
   ASSERT_TRUE(WaitFor([&] { return plugin->Served()[0].registrations == 2; }));
+}
+
+// A socket path of the full 107 bytes whose name is shorter than the usual temporary name: the
+// plugin binds beside it under a name that fits, and serves there.
+TEST_F(PluginTest, ServesAtASocketPathOfTheFullLengthWithAShortName) {
+  PluginOptions options = Options();
+  options.resource_namespace = "x.y";
+  options.registration = RegistrationMode::kPluginsRegistry;
+  constexpr std::string_view kSocketName = "x.y-gpu.sock";
+  const size_t folder_bytes = kMaxUnixSocketPathBytes - 1 - kSocketName.size();
+  const size_t base_bytes = (dir_.path() / "").native().size();
+  ASSERT_LT(base_bytes, folder_bytes);
+  options.registry_dir = dir_.path() / std::string(folder_bytes - base_bytes, 'r');
+  const std::filesystem::path socket = options.registry_dir / kSocketName;
+  ASSERT_EQ(socket.native().size(), kMaxUnixSocketPathBytes);
+  auto plugin = StartPlugin(options);
+  ASSERT_NE(plugin, nullptr);
+  plugin->Notify(GpuTree(1));
+  ASSERT_TRUE(WaitFor([&] { return SomeoneListens(socket); }));
+  EXPECT_EQ(testing::EntriesOf(options.registry_dir), std::vector<std::string>{"x.y-gpu.sock"});
 }
 
 TEST_F(PluginTest, DefaultAllocateReturnsWhatTheTreeSays) {
