@@ -166,7 +166,18 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestC
   }
   absl::StatusOr<const CurlLibrary*> curl = Curl();
   if (!curl.ok()) return curl.status();
-  auto transport = std::unique_ptr<HttpTransport>(new HttpTransport(**curl, config));
+  // As client-go: credentials go only where TLS protects them. To a plain http:// server (a
+  // `kubectl proxy`, an authenticating proxy) requests go without them.
+  RestConfig used = config;
+  if (!https) {
+    used.bearer_token.clear();
+    used.bearer_token_file.clear();
+    used.client_certificate_pem.clear();
+    used.client_key_pem.clear();
+    used.client_certificate_file.clear();
+    used.client_key_file.clear();
+  }
+  auto transport = std::unique_ptr<HttpTransport>(new HttpTransport(**curl, used));
   if (!config.tls_server_name.empty()) {
     // Split the URL with curl's own parser, so that IPv6 brackets and ports come out right.
     const CurlLibrary& lib = **curl;

@@ -91,7 +91,8 @@ class HttpTransport {
   // Create checks the configuration (a server URL with https:// or http://, not
   // insecure_skip_tls_verify beside a CA; PEM material curl can load is checked at the first
   // request). InvalidArgument for a server that is not a URL or both TLS settings;
-  // FailedPrecondition when libcurl cannot be loaded.
+  // FailedPrecondition when libcurl cannot be loaded. To an http:// server no credentials are
+  // sent (the token, its file and the client certificate are left unused), as client-go.
   static absl::StatusOr<std::unique_ptr<HttpTransport>> Create(const RestConfig& config);
   ~HttpTransport();
   HttpTransport(const HttpTransport&) = delete;

@@ -3,13 +3,23 @@
 // retries and the errors a caller acts on.
 #include "kubeclient/client.h"
 
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "kubeclient/api_status.h"
 #include "tests/testlib/fake_api_server.h"
 #include "tests/testlib/temp_dir.h"
@@ -23,6 +33,7 @@ using ::devmgr::testing::FakeApiServerOptions;
 using ::devmgr::testing::FakeFailure;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Json = nlohmann::json;
 
 std::unique_ptr<Client> Connect(const RestConfig& config, ClientOptions options = {}) {
@@ -299,6 +310,91 @@ TEST(ClientTest, AuthenticatesWithATokenOrATokenFile) {
   EXPECT_THAT(empty.status().message(), HasSubstr("it is empty"));
   config.bearer_token = "s3cret";
   EXPECT_TRUE(Connect(config)->ListResourceSlices({}).ok()) << "the static token stands in";
+}
+
+// A plain HTTP server that answers every request with a Node and keeps each request's head.
+class PlainHttpServer {
+ public:
+  PlainHttpServer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes sockaddr*
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
+    EXPECT_EQ(::listen(fd_, 4), 0);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~PlainHttpServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+  }
+  PlainHttpServer(const PlainHttpServer&) = delete;
+  PlainHttpServer& operator=(const PlainHttpServer&) = delete;
+
+  std::string url() const { return absl::StrCat("http://127.0.0.1:", port_); }
+  std::vector<std::string> heads() const {
+    absl::MutexLock lock(&mu_);
+    return heads_;
+  }
+
+ private:
+  void Serve() {
+    for (int connection; (connection = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC)) >= 0;) {
+      std::string head;
+      char buffer[4096];
+      ssize_t got = 0;
+      while (head.find("\r\n\r\n") == std::string::npos &&
+             (got = ::read(connection, buffer, sizeof(buffer))) > 0) {
+        head.append(buffer, static_cast<size_t>(got));
+      }
+      {
+        absl::MutexLock lock(&mu_);
+        heads_.push_back(head);
+      }
+      const std::string body = R"({"kind":"Node","metadata":{"name":"n","uid":"u"}})";
+      const std::string answer = absl::StrCat(
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ", body.size(),
+          "\r\nConnection: close\r\n\r\n", body);
+      EXPECT_EQ(::write(connection, answer.data(), answer.size()),
+                static_cast<ssize_t>(answer.size()));
+      ::close(connection);
+    }
+  }
+
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::thread thread_;
+  mutable absl::Mutex mu_;
+  std::vector<std::string> heads_ ABSL_GUARDED_BY(mu_);
+};
+
+// To a plain http:// server (a `kubectl proxy`) a request goes without the token, the token
+// file or the client certificate: client-go reads no credentials for a server without TLS.
+TEST(ClientTest, NoCredentialsGoToAServerWithoutTls) {
+  PlainHttpServer server;
+  testing::TempDir dir;
+  std::ofstream(dir.Sub("token")) << "from-the-file\n";
+  RestConfig config;
+  config.server = server.url();
+  config.bearer_token = "s3cret";
+  for (const bool with_file : {false, true}) {
+    if (with_file) config.bearer_token_file = dir.Sub("token");
+    absl::StatusOr<Json> node = Connect(config)->GetNode("n");
+    ASSERT_TRUE(node.ok()) << node.status();
+    EXPECT_EQ((*node)["metadata"]["uid"], "u");
+  }
+  const std::vector<std::string> heads = server.heads();
+  ASSERT_EQ(heads.size(), 2u);
+  for (const std::string& head : heads) {
+    EXPECT_THAT(head, HasSubstr("GET /api/v1/nodes/n "));
+    EXPECT_THAT(absl::AsciiStrToLower(head), Not(HasSubstr("authorization")));
+  }
 }
 
 // A token file that cannot be read at a rotation (replaced by delete and create, briefly
