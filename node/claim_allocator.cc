@@ -14,7 +14,8 @@ namespace devmgr::node {
 namespace {
 
 // What the node holds, as the allocator sees it: the held claims' results as the API's.
-absl::StatusOr<structured::AllocatedState> HeldState(const std::vector<dra::ResourceClaim>& held) {
+absl::StatusOr<structured::AllocatedState> HeldState(const std::vector<dra::ResourceClaim>& held,
+                                                     const structured::Features& features) {
   std::vector<kubeapi::ResourceClaim> claims;
   for (const dra::ResourceClaim& claim : held) {
     if (!claim.allocation.has_value()) continue;
@@ -37,7 +38,7 @@ absl::StatusOr<structured::AllocatedState> HeldState(const std::vector<dra::Reso
       }
     }
   }
-  return structured::AllocatedStateOf(claims);
+  return structured::AllocatedStateOf(claims, features);
 }
 
 // An allocation's configuration as the DRA types carry it: the opaque driver and parameters.
@@ -130,7 +131,7 @@ absl::Status ClaimAllocator::Allocate(PodClaims& claims,
     structured::AllocatorOptions options;
     options.features = options_.features;
     options.timeout = options_.timeout;
-    absl::StatusOr<structured::AllocatedState> state = HeldState(held);
+    absl::StatusOr<structured::AllocatedState> state = HeldState(held, options_.features);
     if (!state.ok()) return state.status();
     std::unique_ptr<structured::Allocator> allocator =
         structured::Allocator::Create(options, *std::move(state), *std::move(classes), slices);

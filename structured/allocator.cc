@@ -30,8 +30,7 @@ std::string RandomUuid() {
   const uint64_t high = random();
   const uint64_t low = random();
   return absl::StrFormat("%08x-%04x-4%03x-%04x-%012x", high >> 32, (high >> 16) & 0xffff,
-                         high & 0x0fff, ((low >> 48) & 0x3fff) | 0x8000,
-                         low & 0xffffffffffffULL);
+                         high & 0x0fff, ((low >> 48) & 0x3fff) | 0x8000, low & 0xffffffffffffULL);
 }
 
 // resourceclaim.ToleratesTaint.
@@ -115,8 +114,8 @@ struct DeviceResult {
   std::optional<bool> admin_access;
   std::optional<std::string> share_id;
   ConsumedCapacity consumed;
-  bool multiple = false;      // a share of a device that allows multiple allocations
-  bool took_counters = false; // its counters were taken by this allocation
+  bool multiple = false;       // a share of a device that allows multiple allocations
+  bool took_counters = false;  // its counters were taken by this allocation
 };
 
 // What a step of the search reports.
@@ -223,9 +222,9 @@ absl::StatusOr<RequestData> Search::ValidateRequest(const ExactDeviceRequest& sp
     }
   }
   if (!features_.admin_access && spec.admin_access.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "claim ", KObj(claim), ", request ", data.name,
-        ": admin access is requested, but the feature is disabled"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("claim ", KObj(claim), ", request ", data.name,
+                     ": admin access is requested, but the feature is disabled"));
   }
   if (spec.device_class_name.empty()) {
     return absl::InvalidArgumentError(
@@ -234,31 +233,31 @@ absl::StatusOr<RequestData> Search::ValidateRequest(const ExactDeviceRequest& sp
   }
   data.device_class = a_.FindClass(spec.device_class_name);
   if (data.device_class == nullptr) {
-    return absl::NotFoundError(absl::StrCat(
-        "claim ", KObj(claim), ", request ", data.name, ": could not retrieve device class ",
-        spec.device_class_name, ": deviceclass.resource.k8s.io \"", spec.device_class_name,
-        "\" not found"));
+    return absl::NotFoundError(
+        absl::StrCat("claim ", KObj(claim), ", request ", data.name,
+                     ": could not retrieve device class ", spec.device_class_name,
+                     ": deviceclass.resource.k8s.io \"", spec.device_class_name, "\" not found"));
   }
   if (spec.allocation_mode == kubeapi::kAllocationModeExactCount) {
     if (spec.count > std::numeric_limits<int>::max()) {
-      return absl::InvalidArgumentError(absl::StrCat("claim ", KObj(claim), ", request ",
-                                                     data.name, ": exact count ", spec.count,
+      return absl::InvalidArgumentError(absl::StrCat("claim ", KObj(claim), ", request ", data.name,
+                                                     ": exact count ", spec.count,
                                                      " is too large"));
     }
     data.num_devices = static_cast<int>(spec.count);
     return data;
   }
   if (spec.allocation_mode != kubeapi::kAllocationModeAll) {
-    return absl::InvalidArgumentError(absl::StrCat("claim ", KObj(claim), ", request ",
-                                                   data.name, ": unsupported count mode ",
+    return absl::InvalidArgumentError(absl::StrCat("claim ", KObj(claim), ", request ", data.name,
+                                                   ": unsupported count mode ",
                                                    spec.allocation_mode));
   }
   for (const Pool& pool : pools_) {
     if (pool.incomplete) {
-      return absl::UnavailableError(absl::StrCat(
-          "claim ", KObj(claim), ", request ", data.name,
-          ": asks for all devices, but resource pool ", pool.id.ToString(),
-          " is currently being updated"));
+      return absl::UnavailableError(absl::StrCat("claim ", KObj(claim), ", request ", data.name,
+                                                 ": asks for all devices, but resource pool ",
+                                                 pool.id.ToString(),
+                                                 " is currently being updated"));
     }
     if (pool.invalid) {
       return absl::UnavailableError(absl::StrCat("claim ", KObj(claim), ", request ", data.name,
@@ -348,7 +347,8 @@ absl::Status Search::Prepare() {
         for (size_t s = 0; s < request.first_available.size(); ++s) {
           key.sub = static_cast<int>(s);
           const kubeapi::DeviceSubRequest& sub = request.first_available[s];
-          absl::StatusOr<RequestData> data = ValidateRequest(sub.request, sub.name, request.name, key);
+          absl::StatusOr<RequestData> data =
+              ValidateRequest(sub.request, sub.name, request.name, key);
           if (!data.ok()) return data.status();
           fewest = std::min(fewest, data->num_devices);
           requests_[key] = *std::move(data);
@@ -367,9 +367,9 @@ absl::Status Search::Prepare() {
       }
     }
     if (min_devices > kubeapi::kAllocationResultsMaxSize) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "claim ", KObj(claim), ": number of requested devices ", min_devices,
-          " exceeds the claim limit of ", kubeapi::kAllocationResultsMaxSize));
+      return absl::InvalidArgumentError(
+          absl::StrCat("claim ", KObj(claim), ": number of requested devices ", min_devices,
+                       " exceeds the claim limit of ", kubeapi::kAllocationResultsMaxSize));
     }
     for (size_t i = 0; i < claim.spec.constraints.size(); ++i) {
       const kubeapi::DeviceConstraint& constraint = claim.spec.constraints[i];
@@ -414,9 +414,8 @@ absl::StatusOr<bool> Search::SelectorsMatch(const RequestKey& key, const Candida
     absl::StatusOr<std::shared_ptr<const cel::Program>> program =
         a_.Compile(*selectors[i].cel_expression);
     if (!program.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(owner, ": selector #", i,
-                                                     ": CEL compile error: ",
-                                                     program.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          owner, ": selector #", i, ": CEL compile error: ", program.status().message()));
     }
     const absl::StatusOr<cel::Value>& device = candidate.device->cel_value;
     absl::StatusOr<bool> matches =
@@ -451,7 +450,8 @@ absl::StatusOr<std::string> Search::SelectorsRefuse(const RequestKey& key, const
                           " is false: ", *data.device_class->selectors[refused].cel_expression);
     }
   }
-  absl::StatusOr<bool> match = SelectorsMatch(key, candidate, nullptr, data.spec->selectors, &refused);
+  absl::StatusOr<bool> match =
+      SelectorsMatch(key, candidate, nullptr, data.spec->selectors, &refused);
   if (!match.ok()) return match.status();
   if (!*match) {
     return absl::StrCat("request selector #", refused,
@@ -500,8 +500,8 @@ bool Search::TakeCounters(const Candidate& candidate) {
         for (const DeviceInfo& device : slice->devices) {
           const DeviceID id{slice->driver, slice->pool, device.name};
           const AllocatedState& allocated = a_.allocated_;
-          bool is_allocated = allocated.devices.contains(id) ||
-                              allocated.consumed_capacity.contains(id);
+          bool is_allocated =
+              allocated.devices.contains(id) || allocated.consumed_capacity.contains(id);
           if (!is_allocated) {
             auto shared = allocated.shared.lower_bound({id, ""});
             is_allocated = shared != allocated.shared.end() && shared->first == id;
@@ -562,8 +562,8 @@ bool Search::AllocateDevice(const DeviceIndices& r, int candidate, bool must) {
   if (!admin && InUse(candidate)) return false;
   if (!features_.partitionable_devices && !c.device->consumes_counters.empty()) return false;
 
-  const bool skip_counters = multiple && (c.allocated_capacity != nullptr ||
-                                          allocating_capacity_.contains(candidate));
+  const bool skip_counters =
+      multiple && (c.allocated_capacity != nullptr || allocating_capacity_.contains(candidate));
   bool took_counters = false;
   if (!skip_counters && !c.device->consumes_counters.empty()) {
     if (!TakeCounters(c)) {
@@ -679,7 +679,8 @@ Step Search::AllocateOne(DeviceIndices r, bool allocate_sub, int start) {
     return AllocateOne(DeviceIndices{r.claim, r.request + 1, 0, 0}, false, 0);
   }
   const size_t previous = results_[r.claim].size();
-  if (static_cast<int>(previous) + data.num_devices - r.device > kubeapi::kAllocationResultsMaxSize) {
+  if (static_cast<int>(previous) + data.num_devices - r.device >
+      kubeapi::kAllocationResultsMaxSize) {
     ++search_refusals_[absl::StrCat("claim ", KObj(claim), ": more than ",
                                     kubeapi::kAllocationResultsMaxSize, " devices")];
     return Step::kTooMany;
@@ -756,17 +757,18 @@ absl::StatusOr<Json> Search::NodeSelectorFor(const std::vector<DeviceResult>& re
     const std::optional<Json>& selector =
         per_device ? c.device->node_selector : c.slice->node_selector;
     if (!node_name.empty() || c.device->binds_to_node) {
-      return Json{{"nodeSelectorTerms",
-                   Json::array({Json{{"matchFields",
-                                      Json::array({Json{{"key", "metadata.name"},
-                                                        {"operator", "In"},
-                                                        {"values", Json::array({node_.name})}}})}}})}};
+      return Json{
+          {"nodeSelectorTerms",
+           Json::array({Json{
+               {"matchFields", Json::array({Json{{"key", "metadata.name"},
+                                                 {"operator", "In"},
+                                                 {"values", Json::array({node_.name})}}})}}})}};
     }
     if (!selector.has_value()) continue;
     const Json terms = selector->value("nodeSelectorTerms", Json::array());
     if (terms.size() > 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unsupported ResourceSlice.NodeSelector with ", terms.size(), " terms"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unsupported ResourceSlice.NodeSelector with ", terms.size(), " terms"));
     }
     if (terms.size() == 1) {
       add_new(terms[0].value("matchFields", Json::array()), match_fields);
@@ -816,13 +818,15 @@ std::vector<kubeapi::DeviceAllocationConfiguration> Search::Configs(int claim_in
     bool applies = config.requests.empty();
     for (size_t r = 0; r < claim.spec.requests.size() && !applies; ++r) {
       for (const std::string& name : config.requests) {
-        if (name == claim.spec.requests[r].name || (!data[r]->parent.empty() && name == chosen[r])) {
+        if (name == claim.spec.requests[r].name ||
+            (!data[r]->parent.empty() && name == chosen[r])) {
           applies = true;
         }
       }
     }
     if (applies) {
-      configs.push_back({kubeapi::kAllocationConfigSourceClaim, config.requests, config.configuration});
+      configs.push_back(
+          {kubeapi::kAllocationConfigSourceClaim, config.requests, config.configuration});
     }
   }
   // A configuration for every request of the claim says so by naming none.
@@ -867,8 +871,8 @@ absl::StatusOr<std::optional<std::vector<AllocationResult>>> Search::Run() {
     for (const DeviceResult& result : results_[c]) {
       const Candidate& candidate = candidates_[result.candidate];
       kubeapi::DeviceRequestAllocationResult item;
-      item.request = result.parent.empty() ? result.request
-                                           : absl::StrCat(result.parent, "/", result.request);
+      item.request =
+          result.parent.empty() ? result.request : absl::StrCat(result.parent, "/", result.request);
       item.driver = candidate.id.driver;
       item.pool = candidate.id.pool;
       item.device = candidate.id.device;
@@ -951,10 +955,9 @@ void Search::Explain() {
         RequestExplanation request;
         request.request = data.FullName();
         request.device_class = data.spec->device_class_name;
-        request.wants = data.all_mode() ? "all devices"
-                        : data.num_devices == 1
-                            ? "1 device"
-                            : absl::StrCat(data.num_devices, " devices");
+        request.wants = data.all_mode()         ? "all devices"
+                        : data.num_devices == 1 ? "1 device"
+                                                : absl::StrCat(data.num_devices, " devices");
         for (int i = 0; i < static_cast<int>(candidates_.size()); ++i) {
           request.devices.push_back({candidates_[i].id.ToString(), StaticVerdict(key, data, i)});
         }
@@ -982,14 +985,15 @@ void Search::Explain() {
   }
 }
 
-AllocatedState AllocatedStateOf(const std::vector<kubeapi::ResourceClaim>& claims) {
+AllocatedState AllocatedStateOf(const std::vector<kubeapi::ResourceClaim>& claims,
+                                const Features& features) {
   AllocatedState state;
   for (const kubeapi::ResourceClaim& claim : claims) {
     if (!claim.allocation.has_value()) continue;
     for (const kubeapi::DeviceRequestAllocationResult& result : claim.allocation->results) {
       if (result.admin_access.value_or(false)) continue;
       const DeviceID id{result.driver, result.pool, result.device};
-      if (result.share_id.has_value()) {
+      if (features.consumable_capacity && result.share_id.has_value()) {
         state.shared.insert({id, *result.share_id});
         if (!result.consumed_capacity.empty()) {
           AddTo(state.consumed_capacity[id], result.consumed_capacity);

@@ -55,7 +55,10 @@ struct AllocatedState {
 };
 
 // AllocatedStateOf: the state the allocations of `claims` leave (claims without one add none).
-AllocatedState AllocatedStateOf(const std::vector<kubeapi::ResourceClaim>& claims);
+// A result with a share ID is a share only with consumable capacity on; with it off the device
+// is held whole, as the scheduler counts it.
+AllocatedState AllocatedStateOf(const std::vector<kubeapi::ResourceClaim>& claims,
+                                const Features& features);
 
 struct AllocatorOptions {
   Features features;

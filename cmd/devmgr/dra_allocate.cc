@@ -134,7 +134,7 @@ int Run(const AllocateFlags& flags) {
   options.features = *features;
   options.timeout = *timeout;
   std::unique_ptr<structured::Allocator> allocator = structured::Allocator::Create(
-      options, structured::AllocatedStateOf(holding), *std::move(classes), slice_ptrs);
+      options, structured::AllocatedStateOf(holding, *features), *std::move(classes), slice_ptrs);
   structured::Explanation explanation;
   auto results = allocator->Allocate(*node, to_allocate, flags.explain ? &explanation : nullptr);
   if (flags.explain) std::cerr << structured::FormatExplanation(explanation);

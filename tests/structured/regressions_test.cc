@@ -1,6 +1,7 @@
 // The allocator where upstream's went wrong in 2026 (each test fails on the upstream code it
 // names), the search's deadline and cancellation (upstream's "interrupt" subtests), the same
-// answer whatever order the slices come in, and the explanation of a failed allocation.
+// answer whatever order the slices come in, the explanation of a failed allocation, and the state
+// that held claims leave.
 #include <algorithm>
 #include <atomic>
 
@@ -184,6 +185,40 @@ TEST_F(InterruptTest, Cancel) {
 }
 
 // The order slices come in changes nothing: pools and slices are searched by name.
+// A held result with a share ID is a share of its device only while consumable capacity is on;
+// with the gate off the scheduler counts the device as held whole (foreachAllocatedDevice), so
+// a new claim cannot take it. Before, it was a share whatever the gates, and the device was
+// handed out a second time.
+TEST(AllocatedStateTest, AShareIsHeldWholeWithConsumableCapacityOff) {
+  kubeapi::ResourceClaim held;
+  kubeapi::DeviceRequestAllocationResult& share = held.allocation.emplace().results.emplace_back();
+  share.request = "req-0";
+  share.driver = "driver-a";
+  share.pool = "pool-1";
+  share.device = "device-1";
+  share.share_id = "2b0e4ed6-5b8d-4f3c-9a8e-0c4a3a7e3b11";
+  const DeviceID device{"driver-a", "pool-1", "device-1"};
+  const auto slice =
+      Slice("slice-1", R"([{"name": "device-1", "allowMultipleAllocations": true}])");
+  const auto claim = Claim(R"({"metadata": {"name": "claim-1"}, "spec": {"devices": {
+    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]}}})");
+  for (const bool consumable : {false, true}) {
+    SCOPED_TRACE(consumable ? "consumable capacity on" : "consumable capacity off");
+    Features features;
+    features.consumable_capacity = consumable;
+    AllocatedState state = AllocatedStateOf({held}, features);
+    EXPECT_EQ(state.devices.contains(device), !consumable);
+    EXPECT_EQ(state.shared.size(), consumable ? 1u : 0u);
+    AllocatorOptions options;
+    options.features = features;
+    std::unique_ptr<Allocator> allocator =
+        Allocator::Create(options, std::move(state), {ClassOf("class-a", "driver-a")}, {slice});
+    auto result = allocator->Allocate(Node1(), {&claim}, nullptr);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->has_value(), consumable) << "the device is shared only with the gate on";
+  }
+}
+
 TEST(AllocatorDeterminismTest, SliceOrderDoesNotChangeTheResult) {
   auto slice = [](const std::string& name, const std::string& pool, const std::string& device) {
     Json object = {{"metadata", {{"name", name}}},
