@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cel/interpreter.h"
 #include "cel/parser.h"
@@ -87,6 +88,13 @@ absl::StatusOr<bool> Program::MatchesValue(const Value& device, uint64_t* cost,
         absl::StrCat("CEL result of type ", result.TypeName(), " could not be converted to bool"));
   }
   return result.bool_value();
+}
+
+std::string WithRuntimeHint(absl::string_view message) {
+  if (!absl::StrContains(message, "no such key:")) return std::string(message);
+  return absl::StrCat(message,
+                      ". consider using CEL optional chaining (.? followed by orValue()) or "
+                      "guarding the check with has() for optional fields");
 }
 
 }  // namespace devmgr::cel

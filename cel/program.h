@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "cel/ast.h"
 #include "cel/checker.h"
 #include "cel/functions.h"
@@ -75,5 +76,10 @@ class Program {
 
 // DeviceValue: the value of the variable `device`.
 Value DeviceValue(const Device& device);
+
+// WithRuntimeHint: a runtime error's message, with upstream's advice appended when it is a
+// "no such key" error (a selector reading an attribute or capacity a device does not have), as
+// the allocator reports it (upstream's EnhanceRuntimeError).
+std::string WithRuntimeHint(absl::string_view message);
 
 }  // namespace devmgr::cel

@@ -425,7 +425,7 @@ absl::StatusOr<bool> Search::SelectorsMatch(const RequestKey& key, const Candida
     if (!matches.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(owner, ": selector #", i, " on device ", candidate.id.ToString(),
-                       ": CEL runtime error: ", matches.status().message()));
+                       ": CEL runtime error: ", cel::WithRuntimeHint(matches.status().message())));
     }
     if (!*matches) {
       if (refused != nullptr) *refused = i;

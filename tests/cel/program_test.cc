@@ -525,6 +525,30 @@ TEST(CelTest, TestCELFeatureCombinations) {
   }
 }
 
+// Upstream's TestEnhanceRuntimeError: the advice goes after a "no such key" error only, wrapped
+// or not, whatever hint-like text it already has.
+TEST(CelTest, TestEnhanceRuntimeError) {
+  constexpr absl::string_view kHint =
+      ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check "
+      "with has() for optional fields";
+  EXPECT_EQ(WithRuntimeHint("no such key: sharingStrategy"),
+            absl::StrCat("no such key: sharingStrategy", kHint));
+  EXPECT_EQ(WithRuntimeHint("some other error"), "some other error");
+  EXPECT_EQ(WithRuntimeHint("context: no such key: fieldY"),
+            absl::StrCat("context: no such key: fieldY", kHint));
+  EXPECT_EQ(WithRuntimeHint("no such key: fieldZ. consider using CEL optional chaining"),
+            absl::StrCat("no such key: fieldZ. consider using CEL optional chaining", kHint));
+  // What the interpreter says for a device without the attribute gets it too.
+  absl::StatusOr<std::shared_ptr<const Program>> program =
+      Program::Compile(R"(device.attributes["dra.example.com"].model == "a")");
+  ASSERT_TRUE(program.ok()) << program.status();
+  Device device;
+  device.driver = "dra.example.com";
+  absl::StatusOr<bool> missing = (*program)->Matches(device);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(WithRuntimeHint(missing.status().message()), absl::StrCat("no such key: model", kHint));
+}
+
 TEST(CelTest, TestInterrupt) {
   absl::StatusOr<std::shared_ptr<const Program>> program = Program::Compile(
       R"(device.attributes["dra.example.com"].map(key, device.attributes["dra.example.com"][key] )"
