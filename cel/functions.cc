@@ -730,11 +730,11 @@ Value IsQuantity(const std::vector<Value>& a, EvalContext&) {
 }
 Value Sign(const std::vector<Value>& a, EvalContext&) { return Value::Int(a[0].quantity().Sign()); }
 Value IsInteger(const std::vector<Value>& a, EvalContext&) {
-  return Value::Bool(a[0].quantity().IsInteger());
+  return Value::Bool(a[0].quantity().AsInt64().has_value());
 }
 Value AsInteger(const std::vector<Value>& a, EvalContext&) {
-  absl::StatusOr<int64_t> value = a[0].quantity().AsInteger();
-  if (!value.ok()) return Err(std::string(value.status().message()));
+  const std::optional<int64_t> value = a[0].quantity().AsInt64();
+  if (!value.has_value()) return Err("cannot convert value to integer");
   return Value::Int(*value);
 }
 Value AsApproximateFloat(const std::vector<Value>& a, EvalContext&) {
@@ -914,7 +914,7 @@ std::vector<Overload> Build() {
       {"isLessThan", true, {sv, sv}, b, IsLessThan},
       {"quantity", false, {s}, q, QuantityOf},
       {"isQuantity", false, {s}, b, IsQuantity},
-      {"sign", true, {q}, i, Sign},
+      {"sign", false, {q}, i, Sign},  // a function, as upstream declares it: sign(q)
       {"isInteger", true, {q}, b, IsInteger},
       {"asInteger", true, {q}, i, AsInteger},
       {"asApproximateFloat", true, {q}, d, AsApproximateFloat},

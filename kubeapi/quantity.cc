@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -38,6 +40,62 @@ bool Multiply(Int128& value, int64_t factor) {
   return true;
 }
 
+// Pow10: 10^exponent for 0 <= exponent <= 38.
+Int128 Pow10(int exponent) {
+  Int128 power = 1;
+  for (int k = 0; k < exponent; ++k) power *= 10;
+  return power;
+}
+
+// ScaledInt64: value * 10^exponent (exponent >= 0) when it fits in 64 signed bits, as
+// apimachinery's positiveScaleInt64.
+std::optional<int64_t> ScaledInt64(int64_t value, int exponent) {
+  Int128 scaled = value;
+  for (int k = 0; k < exponent; ++k) {
+    scaled *= 10;
+    if (scaled > std::numeric_limits<int64_t>::max() ||
+        scaled < std::numeric_limits<int64_t>::min()) {
+      return std::nullopt;
+    }
+  }
+  return static_cast<int64_t>(scaled);
+}
+
+// ParsedScale: the scale ParseQuantity gives a number of `integer_digits` (leading zeros
+// dropped, at least 1) and `fraction_digits` (as written) with a suffix of 10^power_of_ten or
+// 1024^power_of_1024: a mantissa at that scale when the digits fit its fast path, the decimal
+// form otherwise.
+// ParsedScale: the scale ParseQuantity gives a number written with `integer_part` and
+// `fraction_part` and a suffix of 10^exponent or 1024^power_of_1024: that of a 64-bit mantissa
+// when the digits fit its fast path, `decimal_form` otherwise.
+int ParsedScale(absl::string_view integer_part, absl::string_view fraction_part, int exponent,
+                int power_of_1024, int decimal_form) {
+  // Upstream drops the integer part's leading zeros, and keeps at least one digit.
+  integer_part.remove_prefix(std::min(integer_part.find_first_not_of('0'), integer_part.size()));
+  const std::string number = absl::StrCat(integer_part.empty() ? "0" : integer_part, fraction_part);
+  const auto integer_digits = static_cast<int>(number.size() - fraction_part.size());
+  const auto fraction_digits = static_cast<int>(fraction_part.size());
+  int scale = 0;
+  int precision = -1;
+  if (power_of_1024 > 0) {
+    const int binary_exponent = 10 * power_of_1024;
+    if (fraction_digits == 0) precision = 15 - integer_digits - binary_exponent * 3 / 10 - 1;
+  } else {
+    scale = exponent;
+    precision = 18 - integer_digits - fraction_digits;
+  }
+  if (precision < 0) return decimal_form;
+  scale -= fraction_digits;
+  if (scale < -9) return decimal_form;
+  int64_t mantissa = 0;
+  if (!absl::SimpleAtoi(number, &mantissa)) return decimal_form;
+  if ((static_cast<Int128>(mantissa) << (10 * power_of_1024)) >
+      std::numeric_limits<int64_t>::max()) {
+    return decimal_form;
+  }
+  return scale;
+}
+
 }  // namespace
 
 absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
@@ -50,11 +108,15 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
   std::string digits;
   int power_of_ten = 0;
   bool seen_point = false;
+  // The digits before and after the point, as written.
+  std::string integer_part;
+  std::string fraction_part;
   size_t i = 0;
   for (; i < rest.size(); ++i) {
     const char c = rest[i];
     if (absl::ascii_isdigit(c)) {
       digits += c;
+      (seen_point ? fraction_part : integer_part) += c;
       if (seen_point) --power_of_ten;
     } else if (c == '.' && !seen_point) {
       seen_point = true;
@@ -88,8 +150,11 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
 
   // In nano-units: digits * 10^(power_of_ten + 9) * 1024^power_of_1024. Digits past the nano
   // are dropped and round the value up (away from zero), as ParseQuantity rounds.
+  const int upstream_scale = ParsedScale(integer_part, fraction_part,
+                                         power_of_ten + static_cast<int>(fraction_part.size()),
+                                         power_of_1024, kDecimalForm);
   const size_t first = digits.find_first_not_of('0');
-  if (first == std::string::npos) return Quantity();
+  if (first == std::string::npos) return Quantity(0, upstream_scale);
   digits.erase(0, first);
   int scale = power_of_ten + 9;
   bool round_up = false;
@@ -111,11 +176,41 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
     if (!Multiply(nanos, 1024)) return NotAQuantity(text, "is too large");
   }
   if (round_up) ++nanos;
-  return Quantity(negative ? -nanos : nanos);
+  return Quantity(negative ? -nanos : nanos, upstream_scale);
 }
 
 Quantity Quantity::FromInt64(int64_t value) {
-  return Quantity(static_cast<Int128>(value) * kNanosPerUnit);
+  return Quantity(static_cast<Int128>(value) * kNanosPerUnit, 0);
+}
+
+std::optional<int64_t> Quantity::Mantissa() const {
+  if (scale_ == kDecimalForm) return std::nullopt;
+  // A scale past 28 holds only zero: anything else is past the range.
+  if (nanos_ == 0) return 0;
+  return static_cast<int64_t>(nanos_ / Pow10(9 + scale_));
+}
+
+int Quantity::ScaleOfSum(const Quantity& other, int sign) const {
+  const std::optional<int64_t> mine = Mantissa();
+  const std::optional<int64_t> theirs = other.Mantissa();
+  if (!mine.has_value() || !theirs.has_value()) return kDecimalForm;
+  if (*theirs == 0) return scale_;
+  if (*mine == 0) return other.scale_;
+  const int scale = std::min<int>(scale_, other.scale_);
+  const std::optional<int64_t> a = ScaledInt64(*mine, scale_ - scale);
+  const std::optional<int64_t> b = ScaledInt64(sign * *theirs, other.scale_ - scale);
+  if (!a.has_value() || !b.has_value()) return kDecimalForm;
+  const Int128 sum = static_cast<Int128>(*a) + *b;
+  if (sum > std::numeric_limits<int64_t>::max() || sum < std::numeric_limits<int64_t>::min()) {
+    return kDecimalForm;
+  }
+  return scale;
+}
+
+std::optional<int64_t> Quantity::AsInt64() const {
+  const std::optional<int64_t> mantissa = Mantissa();
+  if (!mantissa.has_value() || scale_ < 0) return std::nullopt;
+  return ScaledInt64(*mantissa, scale_);
 }
 
 int Quantity::Compare(const Quantity& other) const {
@@ -125,13 +220,13 @@ int Quantity::Compare(const Quantity& other) const {
 absl::StatusOr<Quantity> Quantity::Add(const Quantity& other) const {
   const Int128 sum = nanos_ + other.nanos_;
   if (sum > kMax || sum < -kMax) return absl::OutOfRangeError("quantity overflow");
-  return Quantity(sum);
+  return Quantity(sum, ScaleOfSum(other, 1));
 }
 
 absl::StatusOr<Quantity> Quantity::Sub(const Quantity& other) const {
   const Int128 difference = nanos_ - other.nanos_;
   if (difference > kMax || difference < -kMax) return absl::OutOfRangeError("quantity overflow");
-  return Quantity(difference);
+  return Quantity(difference, ScaleOfSum(other, -1));
 }
 
 int Quantity::Sign() const { return nanos_ < 0 ? -1 : (nanos_ > 0 ? 1 : 0); }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -45,6 +46,13 @@ class Quantity {
   bool IsInteger() const;
   // AsInteger: the value, when IsInteger; OutOfRange otherwise.
   absl::StatusOr<int64_t> AsInteger() const;
+  // AsInt64: resource.Quantity's AsInt64, which CEL's isInteger() and asInteger() use. It
+  // depends on how the quantity was written and computed, not on its value alone: upstream
+  // keeps a quantity as a 64-bit mantissa with a decimal scale (or, past what that holds, as
+  // an arbitrary-precision decimal), and only a mantissa at a scale of 0 or more converts. So
+  // "2", "2k" and "1Gi" convert, "2.0", "2000m" and "1.5Gi" do not, nor does a sum that
+  // carries a fraction's scale ("1.5" + "0.5").
+  std::optional<int64_t> AsInt64() const;
   double AsApproximateFloat() const;
   // CeilInt64: resource.Quantity's Value(): rounded up to a whole number, held to int64's range.
   int64_t CeilInt64() const;
@@ -52,8 +60,18 @@ class Quantity {
   std::string ToString() const;
 
  private:
-  explicit Quantity(Int128 nanos) : nanos_(nanos) {}
+  // The scale of a value kept as an arbitrary-precision decimal upstream (inf.Dec).
+  static constexpr int kDecimalForm = -128;
+
+  Quantity(Int128 nanos, int scale) : nanos_(nanos), scale_(static_cast<int8_t>(scale)) {}
+  // The mantissa upstream keeps (the value over 10^scale_); nullopt in the decimal form.
+  std::optional<int64_t> Mantissa() const;
+  // ScaleOfSum: the scale upstream's int64Amount.Add leaves for this plus `sign` * other.
+  int ScaleOfSum(const Quantity& other, int sign) const;
+
   Int128 nanos_ = 0;
+  // Upstream's decimal scale of the mantissa (-9 to 100), or kDecimalForm.
+  int8_t scale_ = 0;
 };
 
 }  // namespace devmgr::kubeapi

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "cel/program.h"
 
 namespace devmgr::cel {
@@ -159,15 +160,46 @@ TEST(CelLanguageTest, SemverAndQuantity) {
   EXPECT_EQ(Eval(R"(semver("1.0") == semver("1.0.0"))"),
             "error: \"1.0\" is not a semantic version: no Major.Minor.Patch elements found");
   EXPECT_EQ(Eval(R"(quantity("1.5Gi").add(quantity("512Mi")) == quantity("2Gi"))"), "true");
-  EXPECT_EQ(Eval(R"(quantity("1").sub(2).sign() == -1 && quantity("2k").asInteger() == 2000)"),
+  EXPECT_EQ(Eval(R"(sign(quantity("1").sub(2)) == -1 && quantity("2k").asInteger() == 2000)"),
             "true");
+  // sign is a function, not a method: upstream declares it with cel.Overload.
+  EXPECT_FALSE(Program::Compile(R"(quantity("1").sign() == 1)").ok());
   EXPECT_EQ(
       Eval(
           R"(quantity("100m").isInteger() == false && quantity("100m").asApproximateFloat() == 0.1)"),
       "true");
   EXPECT_EQ(Eval(R"(isQuantity("1Gi") && !isQuantity("1 Gi"))"), "true");
-  EXPECT_EQ(Eval(R"(quantity("1.5").asInteger() == 1)").substr(0, 41),
-            "error: cannot convert value to integer: 1");
+  EXPECT_EQ(Eval(R"(quantity("1.5").asInteger() == 1)"), "error: cannot convert value to integer");
+}
+
+// isInteger() and asInteger() follow resource.Quantity's AsInt64, which depends on how the
+// quantity was written and computed: a 64-bit mantissa at a scale of 0 or more converts; a
+// fraction's scale ("2.0", "2000m"), a binary suffix beyond its fast path ("1.5Gi", "1Pi") or a
+// sum that carries a fraction's scale does not, whatever the value.
+TEST(CelLanguageTest, QuantityIsIntegerAsUpstreamStoresIt) {
+  for (const char* whole : {"0", "2", "+2", "-7", "2k", "1.5k", "1e3", "1Gi", "1Ti", "0Gi", "000",
+                            "999999999999999999"}) {
+    EXPECT_EQ(Eval(absl::StrCat(R"(quantity(")", whole, R"(").isInteger())")), "true") << whole;
+  }
+  // 19 digits are past the mantissa's fast path, whatever their value.
+  for (const char* not_converted : {"2.0", "2000m", "100m", "0.0", "1.5Gi", "1Pi", "100Ti",
+                                    "1000000000000000000", "0.0000000001"}) {
+    EXPECT_EQ(Eval(absl::StrCat(R"(quantity(")", not_converted, R"(").isInteger())")), "false")
+        << not_converted;
+  }
+  EXPECT_EQ(Eval(R"(quantity("2000m").asInteger() == 2)"),
+            "error: cannot convert value to integer");
+  EXPECT_EQ(Eval(R"(quantity("1.5").add(quantity("0.5")).isInteger())"), "false");
+  EXPECT_EQ(Eval(R"(quantity("1.5").sub(quantity("1.5")).isInteger())"), "false");
+  EXPECT_EQ(Eval(R"(quantity("1k").sub(quantity("1")).asInteger() == 999)"), "true");
+  EXPECT_EQ(Eval(R"(quantity("0.0").add(2).asInteger() == 2)"), "true") << "zero takes the other's";
+  EXPECT_EQ(Eval(R"(quantity("1Gi").add(quantity("1k")).asInteger() == 1073742824)"), "true");
+  EXPECT_EQ(Eval(R"(quantity("999999999999999999").add(9223372036854775807).isInteger())"), "false")
+      << "a sum past 64 bits is kept as a decimal";
+  EXPECT_EQ(Eval(R"(quantity("9e18").add(quantity("1")).asInteger() == 9000000000000000001)"),
+            "true");
+  EXPECT_EQ(Eval(R"(quantity("5e18").add(quantity("5e18")).isInteger())"), "false")
+      << "10 at a scale of 18 does not fit in 64 bits";
 }
 
 TEST(CelLanguageTest, OptionalValues) {
