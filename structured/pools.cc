@@ -29,14 +29,23 @@ struct Gathered {
   }
 };
 
-// Whether the slice has devices reachable from the node (or shares counters, which every node
-// of the pool needs).
+// CountersReachEveryNode: upstream takes a slice of shared counters for every node, whatever its
+// node selection, in its stable allocator, which it runs while no gate beyond the stable ones
+// is on; its incubating and experimental allocators select those slices by node like any other,
+// and take them from the whole pool only when the pool's slices for the node are incomplete.
+bool CountersReachEveryNode(const Features& features) {
+  return !features.device_binding_and_status && !features.consumable_capacity &&
+         !features.list_type_attributes;
+}
+
+// Whether the slice has devices reachable from the node (or shares counters every node of the
+// pool needs, CountersReachEveryNode).
 absl::StatusOr<bool> Reaches(const SliceInfo& slice, const Node& node, const Features& features) {
   if (!features.partitionable_devices &&
       (slice.per_device_node_selection.has_value() || !slice.shared_counters.empty())) {
     return false;
   }
-  if (!slice.shared_counters.empty()) return true;
+  if (!slice.shared_counters.empty() && CountersReachEveryNode(features)) return true;
   if (!slice.node_name.empty() || slice.all_nodes || slice.node_selector.has_value()) {
     absl::StatusOr<bool> match = NodeMatches(
         node, slice.node_name, slice.all_nodes,
@@ -121,6 +130,17 @@ Pool BuildPool(const PoolID& id, std::vector<SlicePtr> slices, const Features& f
   pool.slices_targeting_node = device_slices;
   if (!features.partitionable_devices) return pool;
 
+  // The pool's slices that do not reach the node: a slice of counters among them (selected by
+  // node, CountersReachEveryNode) gives its sets to the pool all the same.
+  if (all_slices != nullptr && all_slices->size() != slices.size()) {
+    std::set<std::string> reaching;
+    for (const SlicePtr& slice : slices) reaching.insert(slice->name);
+    for (const SlicePtr& slice : *all_slices) {
+      if (reaching.count(slice->name) != 0) continue;
+      (slice->shared_counters.empty() ? pool.slices_not_targeting_node : counter_slices)
+          .push_back(slice);
+    }
+  }
   for (const SlicePtr& slice : counter_slices) {
     for (const auto& [name, counters] : slice->shared_counters) {
       if (!pool.counter_sets.emplace(name, counters).second) {
@@ -128,18 +148,10 @@ Pool BuildPool(const PoolID& id, std::vector<SlicePtr> slices, const Features& f
       }
     }
   }
-  if (std::string problem = CheckConsumption(pool.counter_sets, slices); !problem.empty()) {
-    return InvalidPool(id, std::move(problem));
-  }
-  if (all_slices == nullptr || all_slices->size() == slices.size()) return pool;
-  std::set<std::string> reaching;
-  for (const SlicePtr& slice : slices) reaching.insert(slice->name);
-  for (const SlicePtr& slice : *all_slices) {
-    if (reaching.count(slice->name) == 0) pool.slices_not_targeting_node.push_back(slice);
-  }
-  if (std::string problem = CheckConsumption(pool.counter_sets, pool.slices_not_targeting_node);
-      !problem.empty()) {
-    return InvalidPool(id, std::move(problem));
+  for (const std::vector<SlicePtr>* checked : {&slices, &pool.slices_not_targeting_node}) {
+    if (std::string problem = CheckConsumption(pool.counter_sets, *checked); !problem.empty()) {
+      return InvalidPool(id, std::move(problem));
+    }
   }
   return pool;
 }

@@ -1,8 +1,10 @@
 // GatherPools: the resource pools a node can allocate from, as upstream's GatherPools finds them:
-// the slices that reach the node (by node name, all nodes, a node selector, or per device),
-// grouped by driver and pool, only the newest generation of each pool; a pool whose slices are
-// not all there is incomplete, one with duplicate device names or broken counter references is
-// invalid, and neither is allocated from.
+// the slices that reach the node (by node name, all nodes, a node selector, or per device; a
+// slice of shared counters reaches every node while only upstream's stable gates are on, as in
+// its stable allocator, and is selected by node otherwise, as in its newer ones), grouped by
+// driver and pool, only the newest generation of each pool; a pool whose slices are not all
+// there is incomplete, one with duplicate device names or broken counter references is invalid,
+// and neither is allocated from.
 #pragma once
 
 #include <map>

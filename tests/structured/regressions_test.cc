@@ -1,7 +1,7 @@
 // The allocator where upstream's went wrong in 2026 (each test fails on the upstream code it
 // names), the search's deadline and cancellation (upstream's "interrupt" subtests), the same
-// answer whatever order the slices come in, the explanation of a failed allocation, and the state
-// that held claims leave.
+// answer whatever order the slices come in, the explanation of a failed allocation, the state
+// that held claims leave, and which slices of counters a node's pools take.
 #include <algorithm>
 #include <atomic>
 
@@ -216,6 +216,68 @@ TEST(AllocatedStateTest, AShareIsHeldWholeWithConsumableCapacityOff) {
     auto result = allocator->Allocate(Node1(), {&claim}, nullptr);
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_EQ(result->has_value(), consumable) << "the device is shared only with the gate on";
+  }
+}
+
+// A slice of shared counters for another node, at a generation the pool's node slices have not
+// reached yet. Upstream's stable allocator (only stable gates on) takes counter slices for every
+// node, so the newer generation hides node-1's slice and allocationMode All finds the pool being
+// updated; its incubating and experimental allocators (a newer gate on, here consumable
+// capacity) select counter slices by node, so node-1's complete pool is used. Before, devmgr
+// took the stable rule whatever the gates.
+TEST(AllocatorPoolsTest, CounterSlicesAreSelectedByNodeUnlessOnlyStableGatesAreOn) {
+  const auto slice = [](const std::string& name, const std::string& node, int generation,
+                        int count, Json extra) {
+    Json spec = {{"driver", "driver-a"},
+                 {"nodeName", node},
+                 {"pool", {{"name", "pool-1"}, {"generation", generation},
+                           {"resourceSliceCount", count}}}};
+    spec.update(extra);
+    absl::StatusOr<kubeapi::ResourceSlice> decoded =
+        kubeapi::DecodeResourceSlice({{"metadata", {{"name", name}}}, {"spec", spec}});
+    EXPECT_TRUE(decoded.ok()) << decoded.status();
+    return std::make_shared<const kubeapi::ResourceSlice>(decoded.value_or(kubeapi::ResourceSlice{}));
+  };
+  const std::vector<kubeapi::ResourceSlicePtr> slices = {
+      slice("devices", "node-1", 1, 1, {{"devices", Json::parse(R"([{"name": "device-1"}])")}}),
+      slice("counters", "node-2", 2, 2,
+            {{"sharedCounters",
+              Json::parse(R"([{"name": "set-1", "counters": {"memory": {"value": "8Gi"}}}])")}})};
+  const auto claim = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
+    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a",
+                                              "allocationMode": "All"}}]}}})");
+  // The same pool complete at one generation, its counters in a slice for node-2: node-1's
+  // device draws on them under either rule (the counter slice is read from the whole pool).
+  const std::vector<kubeapi::ResourceSlicePtr> complete = {
+      slice("devices", "node-1", 1, 2, {{"devices", Json::parse(R"([{"name": "device-1",
+        "consumesCounters": [{"counterSet": "set-1", "counters": {"memory": {"value": "4Gi"}}}]}])")}}),
+      slice("counters", "node-2", 1, 2,
+            {{"sharedCounters",
+              Json::parse(R"([{"name": "set-1", "counters": {"memory": {"value": "8Gi"}}}])")}})};
+  for (const bool stable_only : {true, false}) {
+    SCOPED_TRACE(stable_only ? "stable gates only" : "consumable capacity on");
+    Features features;
+    features.partitionable_devices = true;
+    features.consumable_capacity = !stable_only;
+    AllocatorOptions options;
+    options.features = features;
+    std::unique_ptr<Allocator> allocator =
+        Allocator::Create(options, {}, {ClassOf("class-a", "driver-a")}, slices);
+    auto result = allocator->Allocate(Node1(), {&claim}, nullptr);
+    if (stable_only) {
+      ASSERT_FALSE(result.ok());
+      EXPECT_THAT(result.status().message(), HasSubstr("is currently being updated"));
+    } else {
+      ASSERT_TRUE(result.ok()) << result.status();
+      ASSERT_TRUE(result->has_value());
+      EXPECT_THAT(Picks(result->value().front()), ElementsAre("req-0=device-1"));
+    }
+    std::unique_ptr<Allocator> whole =
+        Allocator::Create(options, {}, {ClassOf("class-a", "driver-a")}, complete);
+    auto drawn = whole->Allocate(Node1(), {&claim}, nullptr);
+    ASSERT_TRUE(drawn.ok()) << drawn.status();
+    ASSERT_TRUE(drawn->has_value());
+    EXPECT_THAT(Picks(drawn->value().front()), ElementsAre("req-0=device-1"));
   }
 }
 
