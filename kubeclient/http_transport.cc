@@ -191,6 +191,14 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestC
     if (parsed) {
       transport->connect_to_ =
           absl::StrCat(config.tls_server_name, ":", port, ":", host, ":", port);
+      // The server's own authority stays the request's Host, as client-go's, whose
+      // tls-server-name reaches TLS alone (a proxy or router in front of the API server
+      // routes by it).
+      char* written_port = nullptr;
+      const bool has_port = lib.url_get(url, CURLUPART_PORT, &written_port, 0) == CURLUE_OK;
+      transport->host_header_ =
+          absl::StrCat("Host: ", host, has_port ? ":" : "", has_port ? written_port : "");
+      lib.free(written_port);
       lib.url_set(url, CURLUPART_HOST, config.tls_server_name.c_str(), 0);
       char* rewritten = nullptr;
       if (lib.url_get(url, CURLUPART_URL, &rewritten, 0) == CURLUE_OK) {
@@ -325,6 +333,7 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
   Append(headers, "Accept: application/json");
   if (!request.body.empty()) Append(headers, "Content-Type: application/json");
   if (!authorization->empty()) Append(headers, absl::StrCat("Authorization: ", *authorization));
+  if (!host_header_.empty()) Append(headers, host_header_);
   Slist connect_to(nullptr, SlistDeleter{&curl_});
   if (!connect_to_.empty()) Append(connect_to, connect_to_);
 

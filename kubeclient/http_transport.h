@@ -143,9 +143,11 @@ class HttpTransport {
   // server_ without a trailing slash; URLs are server_ + target.
   const std::string server_;
   // For tls-server-name: the URL's host is replaced by that name (so SNI and the certificate
-  // check use it) and curl is told to connect to the real host ("name:port:host:port").
+  // check use it), curl is told to connect to the real host ("name:port:host:port"), and the
+  // requests carry the real host as their Host header.
   std::string url_base_;
   std::string connect_to_;
+  std::string host_header_;
 
   absl::Mutex mu_;
   std::vector<std::unique_ptr<Handle>> idle_ ABSL_GUARDED_BY(mu_);

@@ -268,7 +268,11 @@ TEST(ClientTest, ChecksTheServerNameItIsTold) {
   RestConfig config = server.Config();
   // The certificate names 127.0.0.1, localhost and fake-apiserver.
   config.tls_server_name = "fake-apiserver";
+  server.ClearRequests();
   EXPECT_TRUE(Connect(config)->ListResourceSlices({}).ok());
+  // The name reaches TLS alone: the request's Host is the server's own, as client-go's.
+  ASSERT_FALSE(server.Requests().empty());
+  EXPECT_EQ("https://" + server.Requests().back().host, server.url());
   config.tls_server_name = "someone-else";
   absl::StatusOr<SliceList> list = Connect(config)->ListResourceSlices({});
   EXPECT_EQ(list.status().code(), absl::StatusCode::kUnavailable) << list.status();

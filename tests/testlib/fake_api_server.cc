@@ -373,7 +373,7 @@ class FakeApiServer::Impl {
     const std::string method(request.method_string());
     const std::string target(request.target());
     std::unique_lock<std::mutex> lock(mu_);
-    requests_.push_back({method, target, request.body()});
+    requests_.push_back({method, target, request.body(), std::string(request[http::field::host])});
     changed_.wait(lock, [&] { return !hang_ || stopping_; });
     if (stopping_) return false;
 

@@ -42,6 +42,8 @@ struct FakeRequest {
   // Path and query.
   std::string target;
   std::string body;
+  // The Host header.
+  std::string host;
 };
 
 // An answer to force on the next matching requests.
