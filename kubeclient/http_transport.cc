@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -151,8 +152,8 @@ struct HttpTransport::Handle {
   const CurlLibrary& curl;
   CURL* easy;
   CURLM* multi;
-  // The client certificate its connections were made with (ClientCertificate::generation).
-  uint64_t certificate_generation = 0;
+  // The TLS material its connections were made with (TlsMaterial::generation).
+  uint64_t tls_generation = 0;
 };
 
 absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestConfig& config) {
@@ -222,23 +223,24 @@ HttpTransport::HttpTransport(const CurlLibrary& curl, const RestConfig& config)
       config_(config),
       server_(absl::StripSuffix(config.server, "/")),
       url_base_(server_),
-      certificate_{config.client_certificate_pem, config.client_key_pem, 0} {}
+      tls_{config.certificate_authority_pem, config.client_certificate_pem, config.client_key_pem,
+           0} {}
 
 HttpTransport::~HttpTransport() = default;
 
-std::unique_ptr<HttpTransport::Handle> HttpTransport::Borrow(uint64_t certificate_generation) {
+std::unique_ptr<HttpTransport::Handle> HttpTransport::Borrow(uint64_t tls_generation) {
   std::vector<std::unique_ptr<Handle>> retired;  // closed outside the lock
   {
     absl::MutexLock lock(&mu_);
     while (!idle_.empty()) {
       std::unique_ptr<Handle> handle = std::move(idle_.back());
       idle_.pop_back();
-      if (handle->certificate_generation == certificate_generation) return handle;
+      if (handle->tls_generation == tls_generation) return handle;
       retired.push_back(std::move(handle));
     }
   }
   auto handle = std::make_unique<Handle>(curl_);
-  handle->certificate_generation = certificate_generation;
+  handle->tls_generation = tls_generation;
   return handle;
 }
 
@@ -273,31 +275,50 @@ absl::StatusOr<std::string> HttpTransport::Authorization() {
   return absl::StrCat("Bearer ", file_token_.empty() ? config_.bearer_token : file_token_);
 }
 
-HttpTransport::ClientCertificate HttpTransport::CurrentClientCertificate() {
-  absl::MutexLock lock(&certificate_mu_);
-  if (config_.client_certificate_file.empty() || config_.client_key_file.empty()) {
-    return certificate_;
-  }
+HttpTransport::TlsMaterial HttpTransport::CurrentTlsMaterial() {
+  absl::MutexLock lock(&tls_mu_);
   const absl::Time now = absl::Now();
-  if (now - certificate_read_ < config_.client_certificate_refresh) return certificate_;
-  // The kubelet keeps its rotating certificate and key in one file: read once, it cannot be
-  // caught half way through a rotation.
-  absl::StatusOr<std::string> cert = ReadWholeFile(config_.client_certificate_file);
-  absl::StatusOr<std::string> key = config_.client_key_file == config_.client_certificate_file
-                                        ? cert
-                                        : ReadWholeFile(config_.client_key_file);
-  if (cert.ok() && key.ok() && !cert->empty() && !key->empty()) {
-    if (*cert != certificate_.cert_pem || *key != certificate_.key_pem) {
-      // A server checks a client's certificate when a connection is made: the connections
-      // made with the old pair are closed rather than reused (client-go closes them too).
-      certificate_ =
-          ClientCertificate{*std::move(cert), *std::move(key), certificate_.generation + 1};
+  bool changed = false;
+  if (!config_.certificate_authority_file.empty() &&
+      now - ca_read_ >= config_.certificate_authority_refresh) {
+    // As client-go's CA rotation: a CA replaced on disk (a cluster's CA rotation, the service
+    // account's ca.crt updated) is trusted for the connections made after. A file that cannot
+    // be read, or that does not end in a whole certificate (caught half written), leaves the
+    // CA in hand.
+    absl::StatusOr<std::string> ca = ReadWholeFile(config_.certificate_authority_file);
+    if (ca.ok() &&
+        absl::EndsWith(absl::StripTrailingAsciiWhitespace(*ca), "-----END CERTIFICATE-----")) {
+      if (*ca != tls_.ca_pem) {
+        tls_.ca_pem = *std::move(ca);
+        changed = true;
+      }
+      ca_read_ = now;
     }
-    certificate_read_ = now;
   }
-  // Otherwise (a rotation that replaces the files can leave them missing or empty for a
-  // moment) the pair in hand is presented and the files read again at the next request.
-  return certificate_;
+  if (!config_.client_certificate_file.empty() && !config_.client_key_file.empty() &&
+      now - certificate_read_ >= config_.client_certificate_refresh) {
+    // The kubelet keeps its rotating certificate and key in one file: read once, it cannot be
+    // caught half way through a rotation.
+    absl::StatusOr<std::string> cert = ReadWholeFile(config_.client_certificate_file);
+    absl::StatusOr<std::string> key = config_.client_key_file == config_.client_certificate_file
+                                          ? cert
+                                          : ReadWholeFile(config_.client_key_file);
+    if (cert.ok() && key.ok() && !cert->empty() && !key->empty()) {
+      if (*cert != tls_.cert_pem || *key != tls_.key_pem) {
+        tls_.cert_pem = *std::move(cert);
+        tls_.key_pem = *std::move(key);
+        changed = true;
+      }
+      certificate_read_ = now;
+    }
+    // Otherwise (a rotation that replaces the files can leave them missing or empty for a
+    // moment) the pair in hand is presented and the files read again at the next request.
+  }
+  // A server checks a client's certificate, and the client the server's, when a connection is
+  // made: the connections made with the old material are closed rather than reused (client-go
+  // closes them too).
+  if (changed) ++tls_.generation;
+  return tls_;
 }
 
 absl::StatusOr<HttpResponse> HttpTransport::Send(const HttpRequest& request,
@@ -317,8 +338,8 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
   absl::StatusOr<std::string> authorization = Authorization();
   if (!authorization.ok()) return authorization.status();
 
-  const ClientCertificate certificate = CurrentClientCertificate();
-  std::unique_ptr<Handle> handle = Borrow(certificate.generation);
+  const TlsMaterial tls = CurrentTlsMaterial();
+  std::unique_ptr<Handle> handle = Borrow(tls.generation);
   if (handle->easy == nullptr || handle->multi == nullptr) {
     return absl::ResourceExhaustedError("cannot make a curl handle");
   }
@@ -369,15 +390,15 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
   // TLS: the cluster's CA only (not the system's as well) when the kubeconfig names one.
   curl_.easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, config_.insecure_skip_tls_verify ? 0L : 1L);
   curl_.easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, config_.insecure_skip_tls_verify ? 0L : 2L);
-  curl_blob ca = Blob(config_.certificate_authority_pem);
-  curl_blob cert = Blob(certificate.cert_pem);
-  curl_blob key = Blob(certificate.key_pem);
-  if (!config_.certificate_authority_pem.empty()) {
+  curl_blob ca = Blob(tls.ca_pem);
+  curl_blob cert = Blob(tls.cert_pem);
+  curl_blob key = Blob(tls.key_pem);
+  if (!tls.ca_pem.empty()) {
     curl_.easy_setopt(easy, CURLOPT_CAINFO, static_cast<char*>(nullptr));
     curl_.easy_setopt(easy, CURLOPT_CAPATH, static_cast<char*>(nullptr));
     curl_.easy_setopt(easy, CURLOPT_CAINFO_BLOB, &ca);
   }
-  if (!certificate.cert_pem.empty()) {
+  if (!tls.cert_pem.empty()) {
     curl_.easy_setopt(easy, CURLOPT_SSLCERTTYPE, "PEM");
     curl_.easy_setopt(easy, CURLOPT_SSLCERT_BLOB, &cert);
     curl_.easy_setopt(easy, CURLOPT_SSLKEYTYPE, "PEM");
@@ -436,7 +457,7 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
   if (result == CURLE_SSL_CERTPROBLEM) {
     // A pair curl cannot use (a key read before its certificate's rotation ended) is read
     // again at the next request, not at the next refresh.
-    absl::MutexLock lock(&certificate_mu_);
+    absl::MutexLock lock(&tls_mu_);
     certificate_read_ = absl::InfinitePast();
   }
   if (result != CURLE_OK && !(result == CURLE_WRITE_ERROR && transfer.stopped)) {

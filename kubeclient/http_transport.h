@@ -122,21 +122,24 @@ class HttpTransport {
   absl::StatusOr<HttpResponse> Perform(const HttpRequest& request,
                                        const std::function<bool(std::string_view)>* on_data,
                                        const Cancellation* cancel);
-  // Borrow: an idle handle whose connections were made with the client certificate of
-  // `certificate_generation` (older ones are closed), or a new one.
-  std::unique_ptr<Handle> Borrow(uint64_t certificate_generation) ABSL_LOCKS_EXCLUDED(mu_);
+  // Borrow: an idle handle whose connections were made with the TLS material of
+  // `tls_generation` (older ones are closed), or a new one.
+  std::unique_ptr<Handle> Borrow(uint64_t tls_generation) ABSL_LOCKS_EXCLUDED(mu_);
   void GiveBack(std::unique_ptr<Handle> handle) ABSL_LOCKS_EXCLUDED(mu_);
   // The Authorization header's value, or "" for an anonymous user.
   absl::StatusOr<std::string> Authorization() ABSL_LOCKS_EXCLUDED(token_mu_);
-  struct ClientCertificate {
+  struct TlsMaterial {
+    // The CA to trust (empty: the system's), and the client certificate and key to present
+    // (empty: none).
+    std::string ca_pem;
     std::string cert_pem;
     std::string key_pem;
-    // Counts the pairs read: connections made with an older pair are not reused.
+    // Counts the changes: connections made with older material are not reused.
     uint64_t generation = 0;
   };
-  // The client certificate and key to present (empty for none), read again from their files
-  // when the configuration names them and client_certificate_refresh has passed.
-  ClientCertificate CurrentClientCertificate() ABSL_LOCKS_EXCLUDED(certificate_mu_);
+  // The TLS material, the CA and the client pair each read again from their files when the
+  // configuration names them and their refresh has passed.
+  TlsMaterial CurrentTlsMaterial() ABSL_LOCKS_EXCLUDED(tls_mu_);
 
   const CurlLibrary& curl_;
   const RestConfig config_;
@@ -156,9 +159,10 @@ class HttpTransport {
   std::string file_token_ ABSL_GUARDED_BY(token_mu_);
   absl::Time file_token_read_ ABSL_GUARDED_BY(token_mu_) = absl::InfinitePast();
 
-  absl::Mutex certificate_mu_;
-  ClientCertificate certificate_ ABSL_GUARDED_BY(certificate_mu_);
-  absl::Time certificate_read_ ABSL_GUARDED_BY(certificate_mu_) = absl::Now();
+  absl::Mutex tls_mu_;
+  TlsMaterial tls_ ABSL_GUARDED_BY(tls_mu_);
+  absl::Time certificate_read_ ABSL_GUARDED_BY(tls_mu_) = absl::Now();
+  absl::Time ca_read_ ABSL_GUARDED_BY(tls_mu_) = absl::Now();
 };
 
 }  // namespace devmgr::kubeclient

@@ -177,6 +177,8 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
                                             "certificate-authority", cluster_owner);
   if (!ca.ok()) return ca.status();
   config.certificate_authority_pem = *std::move(ca);
+  config.certificate_authority_file =
+      MaterialFile(cluster->second, "certificate-authority-data", "certificate-authority");
   if (!String(cluster->second.node, "proxy-url").empty()) {
     return absl::UnimplementedError(
         absl::StrCat(cluster_owner,
@@ -284,6 +286,7 @@ absl::StatusOr<RestConfig> InClusterConfig(const std::map<std::string, std::stri
                                                          ca.status().message()));
   }
   config.certificate_authority_pem = *std::move(ca);
+  config.certificate_authority_file = service_account_dir / "ca.crt";
   // POD_NAMESPACE (the downward API) wins over the service account's file, as in clientcmd.
   if (auto pod_namespace = env.find("POD_NAMESPACE");
       pod_namespace != env.end() && !pod_namespace->second.empty()) {

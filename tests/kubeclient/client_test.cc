@@ -476,6 +476,35 @@ TEST(ClientTest, AClientCertificateRenewedOnDiskIsPresented) {
   EXPECT_TRUE(kept.ok()) << kept.status();
 }
 
+// A CA named as a file is read again (client-go's CA rotation): a cluster whose CA was replaced
+// on disk is trusted without a restart, the connections made with the old CA closed; a file
+// caught half written leaves the CA in hand.
+TEST(ClientTest, ACaReplacedOnDiskIsTrusted) {
+  FakeApiServer server;
+  testing::TempDir dir;
+  std::ofstream(dir.Sub("ca.crt")) << server.pki().other_ca_pem;
+  RestConfig config = server.Config();
+  config.certificate_authority_pem = server.pki().other_ca_pem;
+  config.certificate_authority_file = dir.Sub("ca.crt");
+  config.certificate_authority_refresh = absl::ZeroDuration();
+  std::unique_ptr<Client> client = Connect(config);
+  absl::StatusOr<SliceList> refused = client->ListResourceSlices({});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable) << refused.status();
+  EXPECT_THAT(refused.status().message(), HasSubstr("TLS with the API server failed"));
+
+  std::ofstream(dir.Sub("ca.crt"), std::ios::trunc) << server.pki().ca_pem;
+  absl::StatusOr<SliceList> rotated = client->ListResourceSlices({});
+  EXPECT_TRUE(rotated.ok()) << rotated.status();
+
+  const std::string& ca = server.pki().other_ca_pem;
+  std::ofstream(dir.Sub("ca.crt"), std::ios::trunc) << ca.substr(0, ca.size() / 2);
+  absl::StatusOr<SliceList> kept = client->ListResourceSlices({});
+  EXPECT_TRUE(kept.ok()) << kept.status();
+  std::filesystem::remove(dir.Sub("ca.crt"));
+  kept = client->ListResourceSlices({});
+  EXPECT_TRUE(kept.ok()) << kept.status();
+}
+
 // A pair that cannot be used (read between a rotation's replacement of the certificate and of
 // the key) is read again at the next request, not after the five-minute refresh.
 TEST(ClientTest, AClientCertificatePairThatCannotBeUsedIsReadAgainAtTheNextRequest) {

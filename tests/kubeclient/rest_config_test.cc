@@ -53,6 +53,7 @@ TEST(RestConfigTest, TheCurrentContextWithAnInlineCaAndAToken) {
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->server, "https://10.0.0.1:6443");
   EXPECT_EQ(config->certificate_authority_pem, kCa);
+  EXPECT_TRUE(config->certificate_authority_file.empty()) << "inline: nothing to read again";
   EXPECT_EQ(config->bearer_token, "abc123");
   EXPECT_EQ(config->namespace_name, "dra");
   EXPECT_FALSE(config->insecure_skip_tls_verify);
@@ -68,6 +69,8 @@ TEST(RestConfigTest, FilesAreReadFromTheKubeconfigsFolder) {
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->server, "https://files:6443");
   EXPECT_EQ(config->certificate_authority_pem, kCa);
+  // A CA named as a file is read again as it rotates.
+  EXPECT_EQ(config->certificate_authority_file, dir.Sub("kube/certs/ca.crt"));
   EXPECT_EQ(config->client_certificate_pem, "CERT");
   EXPECT_EQ(config->client_key_pem, "KEY");
   // Named as files both, they are read again as they rotate.
@@ -259,6 +262,7 @@ TEST(RestConfigTest, InClusterUsesTheServiceAccount) {
   EXPECT_EQ(config->server, "https://10.96.0.1:443");
   EXPECT_EQ(config->bearer_token_file, dir.Sub("sa/token"));
   EXPECT_EQ(config->certificate_authority_pem, kCa);
+  EXPECT_EQ(config->certificate_authority_file, dir.Sub("sa/ca.crt"));
   EXPECT_EQ(config->namespace_name, "dra-system");
   // POD_NAMESPACE wins over the service account's file, as in clientcmd.
   absl::StatusOr<RestConfig> downward = InClusterConfig({{"KUBERNETES_SERVICE_HOST", "10.96.0.1"},
