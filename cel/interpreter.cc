@@ -94,13 +94,14 @@ class Interpreter {
     return device_;  // the checker let no other name through
   }
 
-  // Field: `name` of map `target`, plain (error when missing) or as an optional.
+  // Field: `name` of map `target`, plain (error when missing) or as an optional. A map whose
+  // missing keys read as an empty map (device.attributes, device.capacity) has every key, for
+  // optional access and has() too, as upstream's mapper answers cel-go's Find.
   static Value Field(const Value& target, const Value& key, bool optional) {
+    const Value* found = Lookup(target.map(), key);
     if (optional) {
-      const Value* found = Find(target.map(), key);
       return Value::OptionalOf(found != nullptr ? std::optional<Value>(*found) : std::nullopt);
     }
-    const Value* found = Lookup(target.map(), key);
     if (found == nullptr) return Err(absl::StrCat("no such key: ", KeyText(key)));
     return *found;
   }
@@ -122,7 +123,7 @@ class Interpreter {
       if (e.test_only) return Value::Bool(false);
       return Err(absl::StrCat("no such key: ", e.name));
     }
-    if (e.test_only) return Value::Bool(Find(operand.map(), key) != nullptr);
+    if (e.test_only) return Value::Bool(Lookup(operand.map(), key) != nullptr);
     return Field(operand, key, optional);
   }
 

@@ -212,6 +212,15 @@ TEST(CelLanguageTest, OptionalValues) {
   EXPECT_EQ(Eval(R"(optional.ofNonZeroValue("").hasValue() == false)"), "true");
   EXPECT_EQ(Eval(R"(optional.none().value() == 1)"), "error: optional.none() dereference");
   EXPECT_EQ(Eval(R"([1, 2][?5].orValue(0) == 0)"), "true");
+  // device.attributes and device.capacity have every domain, an empty map where the device has
+  // none, for optional access and has() too (upstream's mapper answers cel-go's Find so); `in`
+  // still tells the domains the device has.
+  EXPECT_EQ(Eval(R"(device.attributes[?"nosuch.example.com"].hasValue())"), "true");
+  EXPECT_EQ(Eval(R"(device.capacity[?"nosuch.example.com"].value().size() == 0)"), "true");
+  EXPECT_EQ(Eval(R"(has(device.attributes.nosuch))"), "true");
+  EXPECT_EQ(Eval(R"(device.attributes.?nosuch.?model.orValue("none") == "none")"), "true");
+  EXPECT_EQ(Eval(R"("nosuch.example.com" in device.attributes)"), "false");
+  EXPECT_EQ(Eval(R"(has(device.attributes["gpu.example.com"].nosuch))"), "false");
 }
 
 TEST(CelLanguageTest, WhatIsOutsideTheSubsetIsRefusedWhenCompiled) {
