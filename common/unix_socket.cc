@@ -113,7 +113,7 @@ std::filesystem::path TemporarySocketPath(const std::filesystem::path& path) {
   // Random rather than the pid alone: plugins and drivers in containers are all pid 1, and gRPC
   // unlinks whatever socket is at a path before it binds there. The count added to this
   // process's random start keeps its own names apart, however few digits there are room for;
-  // the pid mixed in keeps a forked child's apart from its parent's.
+  // the pid mixed in makes a forked child's unlikely to meet its parent's.
   static const uint64_t start = [] {
     uint64_t bits = 0;
     if (::getrandom(&bits, sizeof(bits), GRND_NONBLOCK) != static_cast<ssize_t>(sizeof(bits))) {

@@ -49,22 +49,17 @@ Int128 Pow10(int exponent) {
 
 // ScaledInt64: value * 10^exponent (exponent >= 0) when it fits in 64 signed bits, as
 // apimachinery's positiveScaleInt64.
-std::optional<int64_t> ScaledInt64(int64_t value, int exponent) {
-  Int128 scaled = value;
-  for (int k = 0; k < exponent; ++k) {
-    scaled *= 10;
-    if (scaled > std::numeric_limits<int64_t>::max() ||
-        scaled < std::numeric_limits<int64_t>::min()) {
+std::optional<int64_t> ScaledInt64(Int128 value, int exponent) {
+  for (int k = 0; k <= exponent; ++k) {
+    if (value > std::numeric_limits<int64_t>::max() ||
+        value < std::numeric_limits<int64_t>::min()) {
       return std::nullopt;
     }
+    if (k < exponent) value *= 10;
   }
-  return static_cast<int64_t>(scaled);
+  return static_cast<int64_t>(value);
 }
 
-// ParsedScale: the scale ParseQuantity gives a number of `integer_digits` (leading zeros
-// dropped, at least 1) and `fraction_digits` (as written) with a suffix of 10^power_of_ten or
-// 1024^power_of_1024: a mantissa at that scale when the digits fit its fast path, the decimal
-// form otherwise.
 // ParsedScale: the scale ParseQuantity gives a number written with `integer_part` and
 // `fraction_part` and a suffix of 10^exponent or 1024^power_of_1024: that of a 64-bit mantissa
 // when the digits fit its fast path, `decimal_form` otherwise.
@@ -187,7 +182,7 @@ std::optional<int64_t> Quantity::Mantissa() const {
   if (scale_ == kDecimalForm) return std::nullopt;
   // A scale past 28 holds only zero: anything else is past the range.
   if (nanos_ == 0) return 0;
-  return static_cast<int64_t>(nanos_ / Pow10(9 + scale_));
+  return ScaledInt64(nanos_ / Pow10(9 + scale_), 0);
 }
 
 int Quantity::ScaleOfSum(const Quantity& other, int sign) const {
@@ -198,7 +193,10 @@ int Quantity::ScaleOfSum(const Quantity& other, int sign) const {
   if (*mine == 0) return other.scale_;
   const int scale = std::min<int>(scale_, other.scale_);
   const std::optional<int64_t> a = ScaledInt64(*mine, scale_ - scale);
-  const std::optional<int64_t> b = ScaledInt64(sign * *theirs, other.scale_ - scale);
+  // In 128 bits: the smallest 64-bit mantissa negated does not fit in 64 (upstream's Go wraps
+  // it round; here the sum goes to the decimal form).
+  const std::optional<int64_t> b =
+      ScaledInt64(sign * static_cast<Int128>(*theirs), other.scale_ - scale);
   if (!a.has_value() || !b.has_value()) return kDecimalForm;
   const Int128 sum = static_cast<Int128>(*a) + *b;
   if (sum > std::numeric_limits<int64_t>::max() || sum < std::numeric_limits<int64_t>::min()) {

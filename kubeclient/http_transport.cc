@@ -1,5 +1,10 @@
 #include "kubeclient/http_transport.h"
 
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -50,6 +55,26 @@ struct Transfer {
   // Set when on_data asked to stop: the write error curl then reports is not an error.
   bool stopped = false;
 };
+
+// IsCertificateBundle: `pem` holds at least one certificate, and every PEM certificate block in
+// it parses (a file caught half written has a broken last block).
+bool IsCertificateBundle(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  if (bio == nullptr) return false;
+  ERR_clear_error();
+  int certificates = 0;
+  while (X509* certificate = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    X509_free(certificate);
+    ++certificates;
+  }
+  // The reading ends cleanly when no block is left to start.
+  const unsigned long ended = ERR_peek_last_error();  // NOLINT(google-runtime-int): OpenSSL's
+  const bool clean =
+      ERR_GET_LIB(ended) == ERR_LIB_PEM && ERR_GET_REASON(ended) == PEM_R_NO_START_LINE;
+  ERR_clear_error();
+  BIO_free(bio);
+  return clean && certificates > 0;
+}
 
 size_t OnWrite(char* data, size_t size, size_t count, void* user) {
   auto* transfer = static_cast<Transfer*>(user);
@@ -167,8 +192,9 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestC
   }
   absl::StatusOr<const CurlLibrary*> curl = Curl();
   if (!curl.ok()) return curl.status();
-  // As client-go: credentials go only where TLS protects them. To a plain http:// server (a
-  // `kubectl proxy`, an authenticating proxy) requests go without them.
+  // Credentials go only where TLS protects them, as clientcmd reads none for a kubeconfig whose
+  // server is not https://; here for a configuration built in code too. To a plain http://
+  // server (a `kubectl proxy`, an authenticating proxy) requests go without them.
   RestConfig used = config;
   if (!https) {
     used.bearer_token.clear();
@@ -283,16 +309,13 @@ HttpTransport::TlsMaterial HttpTransport::CurrentTlsMaterial() {
       now - ca_read_ >= config_.certificate_authority_refresh) {
     // As client-go's CA rotation: a CA replaced on disk (a cluster's CA rotation, the service
     // account's ca.crt updated) is trusted for the connections made after. A file that cannot
-    // be read, or that does not end in a whole certificate (caught half written), leaves the
-    // CA in hand.
+    // be read, or whose certificates do not all parse (caught half written), leaves the CA in
+    // hand until the next look.
+    ca_read_ = now;
     absl::StatusOr<std::string> ca = ReadWholeFile(config_.certificate_authority_file);
-    if (ca.ok() &&
-        absl::EndsWith(absl::StripTrailingAsciiWhitespace(*ca), "-----END CERTIFICATE-----")) {
-      if (*ca != tls_.ca_pem) {
-        tls_.ca_pem = *std::move(ca);
-        changed = true;
-      }
-      ca_read_ = now;
+    if (ca.ok() && *ca != tls_.ca_pem && IsCertificateBundle(*ca)) {
+      tls_.ca_pem = *std::move(ca);
+      changed = true;
     }
   }
   if (!config_.client_certificate_file.empty() && !config_.client_key_file.empty() &&

@@ -92,7 +92,8 @@ class HttpTransport {
   // insecure_skip_tls_verify beside a CA; PEM material curl can load is checked at the first
   // request). InvalidArgument for a server that is not a URL or both TLS settings;
   // FailedPrecondition when libcurl cannot be loaded. To an http:// server no credentials are
-  // sent (the token, its file and the client certificate are left unused), as client-go.
+  // sent (the token, its file and the client certificate are left unused), as clientcmd reads
+  // none for such a kubeconfig; here for a configuration built in code too.
   static absl::StatusOr<std::unique_ptr<HttpTransport>> Create(const RestConfig& config);
   ~HttpTransport();
   HttpTransport(const HttpTransport&) = delete;

@@ -31,8 +31,8 @@ struct RestConfig {
   // The file it was read from, when the kubeconfig names a file (not inline data) or in a
   // cluster (the service account's ca.crt). It is read again every
   // certificate_authority_refresh (client-go's CA rotation), and a CA changed on disk is trusted
-  // for the connections made after; while it cannot be read, or does not end in a whole
-  // certificate, the CA in hand is kept.
+  // for the connections made after; while it cannot be read, or its certificates do not all
+  // parse, the CA in hand is kept.
   std::filesystem::path certificate_authority_file;
   absl::Duration certificate_authority_refresh = absl::Minutes(5);
   // Client certificate and key (PEM), for a user that authenticates with them.

@@ -114,8 +114,22 @@ Pool BuildPool(const PoolID& id, std::vector<SlicePtr> slices, const Features& f
       device_slices.push_back(slice);
     }
   }
-  for (const SlicePtr& slice : slices) {
-    if (!slice->invalid_reason.empty()) return InvalidPool(id, slice->invalid_reason);
+  // The pool's slices that do not reach the node (a slice of counters among them, selected by
+  // node where CountersReachEveryNode does not hold, gives its sets to the pool all the same).
+  std::vector<SlicePtr> elsewhere;
+  if (all_slices != nullptr && all_slices->size() != slices.size()) {
+    std::set<std::string> reaching;
+    for (const SlicePtr& slice : slices) reaching.insert(slice->name);
+    for (const SlicePtr& slice : *all_slices) {
+      if (reaching.count(slice->name) == 0) elsewhere.push_back(slice);
+    }
+  }
+  // A slice read wrong, wherever it is, makes the pool invalid (upstream fails the allocation
+  // on a slice it cannot convert).
+  for (const std::vector<SlicePtr>* checked : {&slices, &elsewhere}) {
+    for (const SlicePtr& slice : *checked) {
+      if (!slice->invalid_reason.empty()) return InvalidPool(id, slice->invalid_reason);
+    }
   }
   std::set<std::string> names;
   for (const SlicePtr& slice : device_slices) {
@@ -130,16 +144,9 @@ Pool BuildPool(const PoolID& id, std::vector<SlicePtr> slices, const Features& f
   pool.slices_targeting_node = device_slices;
   if (!features.partitionable_devices) return pool;
 
-  // The pool's slices that do not reach the node: a slice of counters among them (selected by
-  // node, CountersReachEveryNode) gives its sets to the pool all the same.
-  if (all_slices != nullptr && all_slices->size() != slices.size()) {
-    std::set<std::string> reaching;
-    for (const SlicePtr& slice : slices) reaching.insert(slice->name);
-    for (const SlicePtr& slice : *all_slices) {
-      if (reaching.count(slice->name) != 0) continue;
-      (slice->shared_counters.empty() ? pool.slices_not_targeting_node : counter_slices)
-          .push_back(slice);
-    }
+  for (const SlicePtr& slice : elsewhere) {
+    (slice->shared_counters.empty() ? pool.slices_not_targeting_node : counter_slices)
+        .push_back(slice);
   }
   for (const SlicePtr& slice : counter_slices) {
     for (const auto& [name, counters] : slice->shared_counters) {

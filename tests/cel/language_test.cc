@@ -198,6 +198,8 @@ TEST(CelLanguageTest, QuantityIsIntegerAsUpstreamStoresIt) {
       << "a sum past 64 bits is kept as a decimal";
   EXPECT_EQ(Eval(R"(quantity("9e18").add(quantity("1")).asInteger() == 9000000000000000001)"),
             "true");
+  EXPECT_EQ(Eval(R"(quantity("1").sub(-9223372036854775807 - 1).isInteger())"), "false")
+      << "a difference past 64 bits is kept as a decimal (Go's mantissa wraps round there)";
   EXPECT_EQ(Eval(R"(quantity("5e18").add(quantity("5e18")).isInteger())"), "false")
       << "10 at a scale of 18 does not fit in 64 bits";
 }

@@ -500,6 +500,10 @@ TEST(ClientTest, ACaReplacedOnDiskIsTrusted) {
   std::ofstream(dir.Sub("ca.crt"), std::ios::trunc) << ca.substr(0, ca.size() / 2);
   absl::StatusOr<SliceList> kept = client->ListResourceSlices({});
   EXPECT_TRUE(kept.ok()) << kept.status();
+  std::ofstream(dir.Sub("ca.crt"), std::ios::trunc)
+      << "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n";
+  kept = client->ListResourceSlices({});
+  EXPECT_TRUE(kept.ok()) << kept.status() << ": a block that is not a certificate is no CA";
   std::filesystem::remove(dir.Sub("ca.crt"));
   kept = client->ListResourceSlices({});
   EXPECT_TRUE(kept.ok()) << kept.status();

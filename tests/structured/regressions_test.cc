@@ -184,7 +184,6 @@ TEST_F(InterruptTest, Cancel) {
   EXPECT_EQ(result.status().message(), "filter operation aborted: context canceled");
 }
 
-// The order slices come in changes nothing: pools and slices are searched by name.
 // A held result with a share ID is a share of its device only while consumable capacity is on;
 // with the gate off the scheduler counts the device as held whole (foreachAllocatedDevice), so
 // a new claim cannot take it. Before, it was a share whatever the gates, and the device was
@@ -254,6 +253,13 @@ TEST(AllocatorPoolsTest, CounterSlicesAreSelectedByNodeUnlessOnlyStableGatesAreO
       slice("counters", "node-2", 1, 2,
             {{"sharedCounters",
               Json::parse(R"([{"name": "set-1", "counters": {"memory": {"value": "8Gi"}}}])")}})};
+  // The same with counters that cannot be read: the pool is invalid under either rule.
+  const auto one = Claim(R"({"metadata": {"name": "claim-1"}, "spec": {"devices": {
+    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]}}})");
+  std::vector<kubeapi::ResourceSlicePtr> broken = complete;
+  broken[1] = slice("counters", "node-2", 1, 2,
+                    {{"sharedCounters", Json::parse(
+                                            R"([{"name": "set-1", "counters": {"memory": {"value": "lots"}}}])")}});
   for (const bool stable_only : {true, false}) {
     SCOPED_TRACE(stable_only ? "stable gates only" : "consumable capacity on");
     Features features;
@@ -278,9 +284,18 @@ TEST(AllocatorPoolsTest, CounterSlicesAreSelectedByNodeUnlessOnlyStableGatesAreO
     ASSERT_TRUE(drawn.ok()) << drawn.status();
     ASSERT_TRUE(drawn->has_value());
     EXPECT_THAT(Picks(drawn->value().front()), ElementsAre("req-0=device-1"));
+    std::unique_ptr<Allocator> invalid =
+        Allocator::Create(options, {}, {ClassOf("class-a", "driver-a")}, broken);
+    Explanation why;
+    auto refused = invalid->Allocate(Node1(), {&one}, &why);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().message(), "invalid resource pools were encountered");
+    // For the reason the slice could not be read, not for a counter set it then lacks.
+    EXPECT_THAT(why.pools, ElementsAre(HasSubstr("ResourceSlice counters: ")));
   }
 }
 
+// The order slices come in changes nothing: pools and slices are searched by name.
 TEST(AllocatorDeterminismTest, SliceOrderDoesNotChangeTheResult) {
   auto slice = [](const std::string& name, const std::string& pool, const std::string& device) {
     Json object = {{"metadata", {{"name", name}}},
