@@ -803,6 +803,99 @@ Value Or(const std::vector<Value>& a, EvalContext&) {
   return a[0].optional_value() != nullptr ? a[0] : a[1];
 }
 
+// ---- Kubernetes' list library and cel-go's sets extension. ----
+
+// OrderError: two items of a list that CEL does not order against each other.
+Value OrderError(const Value& a, const Value& b) {
+  return Err(absl::StrCat("no such overload: ", a.TypeName(), " compared with ", b.TypeName()));
+}
+
+Value IsSorted(const std::vector<Value>& a, EvalContext& c) {
+  const List& list = a[0].list();
+  c.AddCost(list.size());
+  for (size_t i = 1; i < list.size(); ++i) {
+    const std::optional<int> order = Compare(list[i - 1], list[i]);
+    if (!order.has_value()) return OrderError(list[i - 1], list[i]);
+    if (*order > 0) return Value::Bool(false);
+  }
+  return Value::Bool(true);
+}
+
+// Sum: 0 for an empty list, as the library's int overload gives; else the items added in turn.
+Value Sum(const std::vector<Value>& a, EvalContext& c) {
+  const List& list = a[0].list();
+  c.AddCost(list.size());
+  if (list.empty()) return Value::Int(0);
+  Value total = list.front();
+  for (size_t i = 1; i < list.size() && !total.is_error(); ++i) {
+    total = Arithmetic({total, list[i]}, '+');
+  }
+  return total;
+}
+
+// Extreme: the first item no other is `wanted` of (-1: smaller, for min; 1: larger, for max).
+Value Extreme(const std::vector<Value>& a, EvalContext& c, int wanted, const char* name) {
+  const List& list = a[0].list();
+  c.AddCost(list.size());
+  if (list.empty()) return Err(absl::StrCat(name, " called on empty list"));
+  const Value* best = &list.front();
+  for (size_t i = 1; i < list.size(); ++i) {
+    const std::optional<int> order = Compare(list[i], *best);
+    if (!order.has_value()) return OrderError(*best, list[i]);
+    if (*order == wanted) best = &list[i];
+  }
+  return *best;
+}
+Value Min(const std::vector<Value>& a, EvalContext& c) { return Extreme(a, c, -1, "min"); }
+Value Max(const std::vector<Value>& a, EvalContext& c) { return Extreme(a, c, 1, "max"); }
+
+// IndexOfItem: the first (or last) index of an item equal to a[1]; -1 when none is.
+Value IndexOfItem(const std::vector<Value>& a, EvalContext& c, bool last) {
+  const List& list = a[0].list();
+  c.AddCost(list.size());
+  for (size_t k = 0; k < list.size(); ++k) {
+    const size_t i = last ? list.size() - 1 - k : k;
+    const Value equal = Equals(list[i], a[1]);
+    if (!equal.is_error() && equal.bool_value()) return Value::Int(static_cast<int64_t>(i));
+  }
+  return Value::Int(-1);
+}
+Value ListIndexOf(const std::vector<Value>& a, EvalContext& c) { return IndexOfItem(a, c, false); }
+Value ListLastIndexOf(const std::vector<Value>& a, EvalContext& c) {
+  return IndexOfItem(a, c, true);
+}
+
+// Holds: `list` has an item equal to `item` (CEL's equality: 1 == 1.0 == 1u).
+bool Holds(const List& list, const Value& item) {
+  for (const Value& candidate : list) {
+    const Value equal = Equals(candidate, item);
+    if (!equal.is_error() && equal.bool_value()) return true;
+  }
+  return false;
+}
+// Contained: every item of `inner` is in `outer`.
+bool Contained(const List& outer, const List& inner) {
+  for (const Value& item : inner) {
+    if (!Holds(outer, item)) return false;
+  }
+  return true;
+}
+Value SetsContains(const std::vector<Value>& a, EvalContext& c) {
+  c.AddCost(a[0].list().size() * a[1].list().size());
+  return Value::Bool(Contained(a[0].list(), a[1].list()));
+}
+Value SetsEquivalent(const std::vector<Value>& a, EvalContext& c) {
+  c.AddCost(2 * a[0].list().size() * a[1].list().size());
+  return Value::Bool(Contained(a[0].list(), a[1].list()) && Contained(a[1].list(), a[0].list()));
+}
+Value SetsIntersects(const std::vector<Value>& a, EvalContext& c) {
+  c.AddCost(a[0].list().size() * a[1].list().size());
+  for (const Value& item : a[0].list()) {
+    if (Holds(a[1].list(), item)) return Value::Bool(true);
+  }
+  return Value::Bool(false);
+}
+
 // ---- DRA. ----
 
 // The most values a list attribute has (ResourceSliceMaxAttributeValuesPerDevice).
@@ -933,6 +1026,15 @@ std::vector<Overload> Build() {
       {"orValue", true, {optional, dyn}, dyn, OrValue},
       {"or", true, {optional, optional}, optional, Or},
       {"includes", true, {dyn, dyn}, b, Includes, Feature::kListTypeAttributes},
+      {"isSorted", true, {list}, b, IsSorted},
+      {"sum", true, {list}, dyn, Sum},
+      {"min", true, {list}, dyn, Min},
+      {"max", true, {list}, dyn, Max},
+      {"indexOf", true, {list, dyn}, i, ListIndexOf},
+      {"lastIndexOf", true, {list, dyn}, i, ListLastIndexOf},
+      {"sets.contains", false, {list, list}, b, SetsContains},
+      {"sets.equivalent", false, {list, list}, b, SetsEquivalent},
+      {"sets.intersects", false, {list, list}, b, SetsIntersects},
   };
   // Ordering and arithmetic: every pair of numbers, and the types with an order of their own.
   using Named = std::pair<const char*, FunctionImpl>;

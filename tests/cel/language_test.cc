@@ -204,6 +204,26 @@ TEST(CelLanguageTest, QuantityIsIntegerAsUpstreamStoresIt) {
       << "10 at a scale of 18 does not fit in 64 bits";
 }
 
+// Kubernetes' list library (isSorted, sum, min, max, indexOf, lastIndexOf) and cel-go's sets
+// extension, both in the environment upstream compiles selectors in.
+TEST(CelLanguageTest, ListsAndSets) {
+  EXPECT_EQ(Eval(R"([1, 2, 2, 5].isSorted() && !["b", "a"].isSorted() && [].isSorted())"), "true");
+  EXPECT_EQ(Eval(R"([1, 2, 3].sum() == 6 && [1.5, 2.5].sum() == 4.0 && [].sum() == 0)"), "true");
+  EXPECT_EQ(Eval(R"([3, 1, 2].min() == 1 && [3, 1, 2].max() == 3 && ["b", "a"].min() == "a")"),
+            "true");
+  EXPECT_EQ(Eval(R"([].min() == 0)"), "error: min called on empty list");
+  EXPECT_EQ(Eval(R"([].max() == 0)"), "error: max called on empty list");
+  EXPECT_EQ(Eval(R"([1, "a"].max() == 1)"), "error: no such overload: int compared with string");
+  EXPECT_EQ(Eval(R"([9223372036854775807, 1].sum() > 0)"), "error: integer overflow");
+  EXPECT_EQ(Eval(R"([1, 2, 1].indexOf(1) == 0 && [1, 2, 1].lastIndexOf(1) == 2)"), "true");
+  EXPECT_EQ(Eval(R"([1, 2].indexOf(3) == -1 && [1.0, 2.0].indexOf(2) == 1)"), "true");
+  EXPECT_EQ(Eval(R"("abcb".indexOf("b") == 1)"), "true") << "the string overloads stay";
+  EXPECT_EQ(Eval(R"(sets.contains([1, 2, 3], [3, 1]) && !sets.contains([1], [1, 2]))"), "true");
+  EXPECT_EQ(Eval(R"(sets.contains([1], []) && sets.equivalent([1, 2, 2], [2, 1]))"), "true");
+  EXPECT_EQ(Eval(R"(sets.intersects([1, 2], [2.0, 7]) && !sets.intersects([1], []))"), "true");
+  EXPECT_EQ(Eval(R"(!sets.equivalent([1], [1, 2]))"), "true");
+}
+
 TEST(CelLanguageTest, OptionalValues) {
   EXPECT_EQ(Eval(R"(device.attributes["gpu.example.com"].?missing.orValue("none") == "none")"),
             "true");
