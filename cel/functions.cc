@@ -254,17 +254,21 @@ Value Negate(const std::vector<Value>& a, EvalContext&) {
 
 Value Not(const std::vector<Value>& a, EvalContext&) { return Value::Bool(!a[0].bool_value()); }
 
+// Holds: `list` has an item equal to `item` (CEL's equality: 1 == 1.0 == 1u).
+bool Holds(const List& list, const Value& item) {
+  for (const Value& candidate : list) {
+    const Value equal = Equals(candidate, item);
+    if (!equal.is_error() && equal.bool_value()) return true;
+  }
+  return false;
+}
+
 Value In(const std::vector<Value>& a, EvalContext& c) {
-  const Value& needle = a[0];
   if (a[1].kind() == Kind::kList) {
     c.AddCost(a[1].list().size());
-    for (const Value& item : a[1].list()) {
-      Value equal = Equals(item, needle);
-      if (!equal.is_error() && equal.bool_value()) return Value::Bool(true);
-    }
-    return Value::Bool(false);
+    return Value::Bool(Holds(a[1].list(), a[0]));
   }
-  return Value::Bool(Find(a[1].map(), needle) != nullptr);
+  return Value::Bool(Find(a[1].map(), a[0]) != nullptr);
 }
 
 Value Size(const std::vector<Value>& a, EvalContext&) {
@@ -865,14 +869,6 @@ Value ListLastIndexOf(const std::vector<Value>& a, EvalContext& c) {
   return IndexOfItem(a, c, true);
 }
 
-// Holds: `list` has an item equal to `item` (CEL's equality: 1 == 1.0 == 1u).
-bool Holds(const List& list, const Value& item) {
-  for (const Value& candidate : list) {
-    const Value equal = Equals(candidate, item);
-    if (!equal.is_error() && equal.bool_value()) return true;
-  }
-  return false;
-}
 // Contained: every item of `inner` is in `outer`.
 bool Contained(const List& outer, const List& inner) {
   for (const Value& item : inner) {
