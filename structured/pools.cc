@@ -47,9 +47,9 @@ absl::StatusOr<bool> Reaches(const SliceInfo& slice, const Node& node, const Fea
   }
   if (!slice.shared_counters.empty() && CountersReachEveryNode(features)) return true;
   if (!slice.node_name.empty() || slice.all_nodes || slice.node_selector.has_value()) {
-    absl::StatusOr<bool> match = NodeMatches(
-        node, slice.node_name, slice.all_nodes,
-        slice.node_selector.has_value() ? &*slice.node_selector : nullptr);
+    absl::StatusOr<bool> match =
+        NodeMatches(node, slice.node_name, slice.all_nodes,
+                    slice.node_selector.has_value() ? &*slice.node_selector : nullptr);
     if (!match.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("failed to perform node selection for slice ",
                                                      slice.name, ": ", match.status().message()));
@@ -63,8 +63,8 @@ absl::StatusOr<bool> Reaches(const SliceInfo& slice, const Node& node, const Fea
                       device.node_selector.has_value() ? &*device.node_selector : nullptr);
       if (!match.ok()) {
         return absl::InvalidArgumentError(
-            absl::StrCat("failed to perform node selection for device ", device.name,
-                         " in slice ", slice.name, ": ", match.status().message()));
+            absl::StrCat("failed to perform node selection for device ", device.name, " in slice ",
+                         slice.name, ": ", match.status().message()));
       }
       if (*match) return true;
     }
@@ -79,7 +79,8 @@ std::string CheckConsumption(const std::map<std::string, Counters>& sets,
     for (const DeviceInfo& device : slice->devices) {
       for (const CounterConsumption& consumption : device.consumes_counters) {
         auto set = sets.find(consumption.counter_set);
-        if (set == sets.end()) return absl::StrCat("counter set ", consumption.counter_set, " not found");
+        if (set == sets.end())
+          return absl::StrCat("counter set ", consumption.counter_set, " not found");
         for (const auto& [name, amount] : consumption.counters) {
           if (set->second.count(name) == 0) {
             return absl::StrCat("counter ", name, " not found in counter set ", set->first);
@@ -165,8 +166,8 @@ Pool BuildPool(const PoolID& id, std::vector<SlicePtr> slices, const Features& f
 
 }  // namespace
 
-absl::StatusOr<std::vector<Pool>> GatherPools(const std::vector<SlicePtr>& slices,
-                                              const Node& node, const Features& features) {
+absl::StatusOr<std::vector<Pool>> GatherPools(const std::vector<SlicePtr>& slices, const Node& node,
+                                              const Features& features) {
   Gathered gathered;
   for (const SlicePtr& slice : slices) {
     absl::StatusOr<bool> reaches = Reaches(*slice, node, features);

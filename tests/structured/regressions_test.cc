@@ -101,10 +101,12 @@ TEST(AllocatorRegressionTest, CountersOfARefusedCandidateAreGivenBack_140436) {
   const std::string consumes =
       R"("consumesCounters": [{"counterSet": "set-1", "counters": {"memory": {"value": "4Gi"}}}])";
   const auto devices = Slice("slice-1", R"([
-    {"name": "device-1", "taints": [{"key": "k", "effect": "NoSchedule"}], )" + consumes + R"(},
+    {"name": "device-1", "taints": [{"key": "k", "effect": "NoSchedule"}], )" +
+                                            consumes + R"(},
     {"name": "device-2", )" + consumes + R"(},
     {"name": "device-3", )" + consumes + R"(}])");
-  const auto counters = Slice("slice-0", "", R"([{"name": "set-1", "counters": {"memory": {"value": "8Gi"}}}])");
+  const auto counters =
+      Slice("slice-0", "", R"([{"name": "set-1", "counters": {"memory": {"value": "8Gi"}}}])");
   auto two_slices = [&](kubeapi::ResourceSlicePtr slice) {
     auto copy = std::make_shared<kubeapi::ResourceSlice>(*slice);
     copy->spec.pool.resource_slice_count = 2;
@@ -124,15 +126,19 @@ TEST(AllocatorRegressionTest, CountersOfACandidateAConstraintRefusesAreGivenBack
   const std::string consumes =
       R"("consumesCounters": [{"counterSet": "set-1", "counters": {"memory": {"value": "4Gi"}}}])";
   const auto devices = Slice("slice-1", R"([
-    {"name": "device-1", "attributes": {"numa": {"int": 0}}, )" + consumes + R"(},
-    {"name": "device-2", "attributes": {"numa": {"int": 1}}, )" + consumes + R"(},
-    {"name": "device-3", "attributes": {"numa": {"int": 1}}, )" + consumes + R"(}])");
+    {"name": "device-1", "attributes": {"numa": {"int": 0}}, )" +
+                                            consumes + R"(},
+    {"name": "device-2", "attributes": {"numa": {"int": 1}}, )" +
+                                            consumes + R"(},
+    {"name": "device-3", "attributes": {"numa": {"int": 1}}, )" +
+                                            consumes + R"(}])");
   auto with_count = [](kubeapi::ResourceSlicePtr slice) {
     auto copy = std::make_shared<kubeapi::ResourceSlice>(*slice);
     copy->spec.pool.resource_slice_count = 2;
     return kubeapi::ResourceSlicePtr(copy);
   };
-  const auto counters = Slice("slice-0", "", R"([{"name": "set-1", "counters": {"memory": {"value": "8Gi"}}}])");
+  const auto counters =
+      Slice("slice-0", "", R"([{"name": "set-1", "counters": {"memory": {"value": "8Gi"}}}])");
   // device-1 (numa 0) is taken first and backtracked; device-2 then device-3 must both fit.
   const auto claim = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
     "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a", "count": 2}}],
@@ -225,17 +231,18 @@ TEST(AllocatedStateTest, AShareIsHeldWholeWithConsumableCapacityOff) {
 // capacity) select counter slices by node, so node-1's complete pool is used. Before, devmgr
 // took the stable rule whatever the gates.
 TEST(AllocatorPoolsTest, CounterSlicesAreSelectedByNodeUnlessOnlyStableGatesAreOn) {
-  const auto slice = [](const std::string& name, const std::string& node, int generation,
-                        int count, Json extra) {
-    Json spec = {{"driver", "driver-a"},
-                 {"nodeName", node},
-                 {"pool", {{"name", "pool-1"}, {"generation", generation},
-                           {"resourceSliceCount", count}}}};
+  const auto slice = [](const std::string& name, const std::string& node, int generation, int count,
+                        Json extra) {
+    Json spec = {
+        {"driver", "driver-a"},
+        {"nodeName", node},
+        {"pool", {{"name", "pool-1"}, {"generation", generation}, {"resourceSliceCount", count}}}};
     spec.update(extra);
     absl::StatusOr<kubeapi::ResourceSlice> decoded =
         kubeapi::DecodeResourceSlice({{"metadata", {{"name", name}}}, {"spec", spec}});
     EXPECT_TRUE(decoded.ok()) << decoded.status();
-    return std::make_shared<const kubeapi::ResourceSlice>(decoded.value_or(kubeapi::ResourceSlice{}));
+    return std::make_shared<const kubeapi::ResourceSlice>(
+        decoded.value_or(kubeapi::ResourceSlice{}));
   };
   const std::vector<kubeapi::ResourceSlicePtr> slices = {
       slice("devices", "node-1", 1, 1, {{"devices", Json::parse(R"([{"name": "device-1"}])")}}),
@@ -257,9 +264,10 @@ TEST(AllocatorPoolsTest, CounterSlicesAreSelectedByNodeUnlessOnlyStableGatesAreO
   const auto one = Claim(R"({"metadata": {"name": "claim-1"}, "spec": {"devices": {
     "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]}}})");
   std::vector<kubeapi::ResourceSlicePtr> broken = complete;
-  broken[1] = slice("counters", "node-2", 1, 2,
-                    {{"sharedCounters", Json::parse(
-                                            R"([{"name": "set-1", "counters": {"memory": {"value": "lots"}}}])")}});
+  broken[1] =
+      slice("counters", "node-2", 1, 2,
+            {{"sharedCounters",
+              Json::parse(R"([{"name": "set-1", "counters": {"memory": {"value": "lots"}}}])")}});
   for (const bool stable_only : {true, false}) {
     SCOPED_TRACE(stable_only ? "stable gates only" : "consumable capacity on");
     Features features;
