@@ -1,5 +1,6 @@
 #include "kubeclient/client.h"
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -314,8 +315,11 @@ absl::Status Client::WatchResourceSlices(const ListOptions& options,
                                          const Cancellation* cancel) {
   return WithVersion<bool>([&](ResourceVersion version) -> absl::StatusOr<bool> {
            HttpRequest request;
-           request.timeout = absl::ZeroDuration();
            const int64_t timeout_seconds = absl::ToInt64Seconds(options.watch_timeout);
+           // The client ends the watch at the timeout it asks the server for, as client-go's
+           // typed clients do: a connection that stalls silently (a dead peer behind a proxy,
+           // which TCP keepalive does not see) cannot hold the watch for ever.
+           request.timeout = absl::Seconds(std::max<int64_t>(timeout_seconds, 0));
            request.target = absl::StrCat(
                SlicesPath(version),
                Query({{"watch", "true"},

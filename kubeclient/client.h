@@ -99,9 +99,10 @@ class Client {
 
   // WatchResourceSlices makes one watch request (with bookmarks) from options.resource_version
   // and calls `on_event` for each event, in order, on the caller's thread, until the server
-  // ends the watch (OK), `on_event` returns false (OK), `cancel` is set (Cancelled) or the
-  // stream breaks. OutOfRange when the server says the version is too old (410, as an answer
-  // or as an ERROR event): list again. A line that is not an event, or one longer than
+  // ends the watch (OK), its watch_timeout passes with the watch still open (OK: the client
+  // ends it, resumable from the last event), `on_event` returns false (OK), `cancel` is set
+  // (Cancelled) or the stream breaks. OutOfRange when the server says the version is too old (410,
+  // as an answer or as an ERROR event): list again. A line that is not an event, or one longer than
   // kMaxWatchEventBytes, is InvalidArgument; the events before it were delivered.
   absl::Status WatchResourceSlices(const ListOptions& options,
                                    const std::function<bool(const SliceEvent&)>& on_event,

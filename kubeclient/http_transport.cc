@@ -483,7 +483,9 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
     absl::MutexLock lock(&tls_mu_);
     certificate_read_ = absl::InfinitePast();
   }
-  if (result != CURLE_OK && !(result == CURLE_WRITE_ERROR && transfer.stopped)) {
+  const bool stream_began = on_data != nullptr && response.code >= 200 && response.code < 300;
+  if (result != CURLE_OK && !(result == CURLE_WRITE_ERROR && transfer.stopped) &&
+      !(result == CURLE_OPERATION_TIMEDOUT && stream_began)) {
     return TransportError(curl_, result, error_buffer, url, request);
   }
   response.body = std::move(transfer.body);

@@ -43,8 +43,8 @@ struct HttpRequest {
   std::string target;
   // Sent as application/json when not empty.
   std::string body;
-  // The whole exchange, from connecting to the last byte; zero means no limit (a watch, which
-  // the caller cancels or the server ends).
+  // The whole exchange, from connecting to the last byte; zero means no limit. A stream's
+  // timeout that passes after its 2xx answer began ends it as the server's end would.
   absl::Duration timeout = absl::Seconds(30);
 };
 
@@ -107,8 +107,10 @@ class HttpTransport {
 
   // Stream makes one request and hands the body of a 2xx answer to `on_data` piece by piece as
   // it arrives (the response it returns then has an empty body); any other answer is returned
-  // whole, as Send's. It ends when the server ends the body, when `on_data` returns false (an OK
-  // response), or as Send's errors say. `on_data` runs on the caller's thread.
+  // whole, as Send's. It ends when the server ends the body, when `on_data` returns false or the
+  // request's timeout passes after a 2xx answer began (an OK response: a watch the client ends,
+  // as client-go's does at its timeoutSeconds), or as Send's errors say. `on_data` runs on the
+  // caller's thread.
   absl::StatusOr<HttpResponse> Stream(const HttpRequest& request,
                                       const std::function<bool(std::string_view)>& on_data,
                                       const Cancellation* cancel = nullptr);

@@ -732,6 +732,40 @@ TEST(ClientTest, AWatchEventLongerThanTheLimitEndsTheWatch) {
   EXPECT_THAT(nodes, ElementsAre("a")) << "the events before it were delivered";
 }
 
+// A watch that stays open past its timeoutSeconds with nothing on it (a stalled connection, a
+// proxy that holds it) is ended by the client at that timeout, as client-go's typed clients
+// end theirs: an OK end, resumable from the last event, which the events before it reached.
+TEST(ClientTest, AWatchOpenPastItsTimeoutEndsAtTheClientsDeadline) {
+  FakeApiServer server;
+  std::unique_ptr<Client> client = Connect(server.Config());
+  const std::string before = server.resource_version();
+  ASSERT_TRUE(client->CreateResourceSlice(Slice("gpu.example.com", "w", {"g"})).ok());
+  server.KeepWatchesPastTheirTimeout(true);
+  ListOptions options = From(before);
+  options.watch_timeout = absl::Seconds(1);
+  std::vector<std::string> drivers;
+  Cancellation cancel;
+  std::atomic<bool> ended{false};
+  absl::Status watched;
+  std::thread watcher([&] {
+    watched = client->WatchResourceSlices(
+        options,
+        [&](const SliceEvent& event) {
+          drivers.push_back(event.slice.spec.driver);
+          return true;
+        },
+        &cancel);
+    ended = true;
+  });
+  const bool ended_in_time =
+      testing::WaitFor([&] { return ended.load(); }, std::chrono::seconds(20));
+  cancel.Cancel();
+  watcher.join();
+  ASSERT_TRUE(ended_in_time) << "the watch outlived its timeout";
+  EXPECT_TRUE(watched.ok()) << watched;
+  EXPECT_THAT(drivers, ElementsAre("gpu.example.com"));
+}
+
 TEST(ClientTest, AWatchCutMidEventDeliversOnlyWholeEvents) {
   FakeApiServer server;
   std::unique_ptr<Client> client = Connect(server.Config());

@@ -318,6 +318,10 @@ class FakeApiServer::Impl {
     std::lock_guard<std::mutex> lock(mu_);
     end_watches_at_once_ = end;
   }
+  void KeepWatchesPastTheirTimeout(bool keep) {
+    std::lock_guard<std::mutex> lock(mu_);
+    keep_watches_open_ = keep;
+  }
 
   void HoldWatches(bool hold) {
     {
@@ -639,6 +643,10 @@ class FakeApiServer::Impl {
     const bool bookmarks = query["allowWatchBookmarks"] == "true";
     int64_t timeout_seconds = 0;
     static_cast<void>(absl::SimpleAtoi(query["timeoutSeconds"], &timeout_seconds));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (keep_watches_open_) timeout_seconds = 0;
+    }
     const auto deadline = timeout_seconds > 0 ? std::chrono::steady_clock::now() +
                                                     std::chrono::seconds(timeout_seconds)
                                               : std::chrono::steady_clock::time_point::max();
@@ -753,6 +761,7 @@ class FakeApiServer::Impl {
   bool hang_ = false;
   bool hold_watches_ = false;
   bool end_watches_at_once_ = false;
+  bool keep_watches_open_ = false;
   bool conflict_on_update_ = false;
   uint64_t cuts_ = 0;
   uint64_t bookmarks_ = 0;
@@ -827,6 +836,9 @@ void FakeApiServer::CutWatches() { impl_->CutWatches(); }
 void FakeApiServer::Bookmark() { impl_->Bookmark(); }
 void FakeApiServer::HoldWatches(bool hold) { impl_->HoldWatches(hold); }
 void FakeApiServer::EndWatchesAtOnce(bool end) { impl_->EndWatchesAtOnce(end); }
+void FakeApiServer::KeepWatchesPastTheirTimeout(bool keep) {
+  impl_->KeepWatchesPastTheirTimeout(keep);
+}
 int FakeApiServer::open_watches() const { return impl_->open_watches(); }
 std::string FakeApiServer::resource_version() const { return impl_->resource_version(); }
 

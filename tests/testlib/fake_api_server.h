@@ -108,6 +108,9 @@ class FakeApiServer {
   // While set, every watch is answered 200 and ended at once, with no event (a proxy that does
   // not pass watches through).
   void EndWatchesAtOnce(bool end);
+  // While set, a watch that starts ignores its timeoutSeconds and stays open (a connection that
+  // stalled, or a proxy that holds it).
+  void KeepWatchesPastTheirTimeout(bool keep);
   int open_watches() const;
   // The newest resourceVersion.
   std::string resource_version() const;
