@@ -287,12 +287,15 @@ absl::StatusOr<ReservedDevices> ManagerImpl::FinishPickLocked(const Pod& pod,
                                                               const Container& container,
                                                               Pick& pick, const IdSet& preferred) {
   // The plugin's choice first, among the devices it was offered (those taken since by other
-  // admissions are skipped), then the rest in upstream's order.
-  const bool done = pick.choose_aligned ? TakeFreeLocked(pick, preferred, &pick.split.aligned) ||
-                                              TakeFreeLocked(pick, pick.split.aligned)
-                                        : TakeFreeLocked(pick, preferred, &pick.available) ||
-                                              TakeFreeLocked(pick, pick.split.unaligned) ||
-                                              TakeFreeLocked(pick, pick.split.no_topology);
+  // admissions are skipped), then the rest in upstream's order. Upstream admits one pod at a
+  // time, so the aligned devices it offered are still free; here admissions beside this one may
+  // have taken them while the plugin chose, and the pod gets unaligned devices, as when fewer
+  // were aligned than it needs, rather than a refusal.
+  const bool chosen = pick.choose_aligned ? TakeFreeLocked(pick, preferred, &pick.split.aligned) ||
+                                                TakeFreeLocked(pick, pick.split.aligned)
+                                          : TakeFreeLocked(pick, preferred, &pick.available);
+  const bool done = chosen || TakeFreeLocked(pick, pick.split.unaligned) ||
+                    TakeFreeLocked(pick, pick.split.no_topology);
   if (done) return std::move(pick.devices);
   reservations_.Release(pod.uid, container.name, pick.devices);
   return absl::InternalError(absl::StrCat(

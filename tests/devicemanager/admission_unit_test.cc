@@ -439,6 +439,38 @@ TEST_F(AdmissionUnitTest, ConcurrentAdmissionsNeverShareADevice) {
       << "d0 was reserved while pod1's plugin call ran";
 }
 
+// With more aligned devices than it needs, a pod's plugin chooses among the aligned ones alone;
+// should admissions beside it take them all while the plugin chooses, the pod gets the free
+// unaligned devices, as when too few were aligned, rather than a refusal.
+TEST_F(AdmissionUnitTest, AlignedDevicesTakenWhileThePluginChoseLeaveTheUnalignedOnes) {
+  NodeZeroAffinity affinity;
+  StartManager(&affinity);
+  auto endpoint = AddPlugin({Healthy("d0", {0}), Healthy("d1", {0}), Healthy("d2", {1}),
+                             Healthy("d3", {1}), Healthy("d4")},
+                            /*preferred_allocation=*/true);
+  absl::Notification release;
+  endpoint->OnGetPreferredAllocation(
+      [&](const std::vector<std::string>&, const std::vector<std::string>&, int) {
+        release.WaitForNotification();
+        return absl::StatusOr<v1beta1::PreferredAllocationResponse>(Preferred({"d0"}));
+      });
+  absl::Status first;
+  std::thread admission([&] { first = Admit(OnePod("pod1", 1)); });
+  ASSERT_TRUE(WaitFor([&] { return endpoint->preferred_calls() == 1; }));
+  // pod2 needs both aligned devices: it takes them without asking the plugin.
+  ASSERT_TRUE(Admit(OnePod("pod2", 2)).ok());
+  release.Notify();
+  admission.join();
+  ASSERT_TRUE(first.ok()) << first;
+
+  EXPECT_EQ(Held("pod2"), (std::set<std::string>{"d0", "d1"}));
+  EXPECT_EQ(Held("pod1"), (std::set<std::string>{"d2"})) << "unaligned before no topology";
+  auto requests = endpoint->preferred_requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].available, (std::vector<std::string>{"d0", "d1"}))
+      << "pod1 was offered the aligned devices alone";
+}
+
 // Upstream's TestAdmitPodWithDRAResources: a container resource the pod's status maps to DRA
 // (extendedResourceClaimStatus.requestMappings) is left to the DRA manager when the gate
 // DRAExtendedResource is on, and allocated as any other (here: refused, none is healthy) when
