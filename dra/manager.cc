@@ -566,9 +566,27 @@ absl::StatusOr<std::vector<ClaimInfoState>> Manager::GetContainerClaimInfos(
 std::vector<ResourceStatus> Manager::ContainerResourceStatuses(const Pod& pod,
                                                                const Container& container) const {
   if (!options_.resource_health_status) return {};
-  absl::StatusOr<std::vector<ClaimInfoState>> infos = GetContainerClaimInfos(pod, container);
-  if (!infos.ok()) return {};
-  return BuildContainerResourceStatuses(pod, container, *infos, health_);
+  // Each claim on its own, as upstream's UpdateAllocatedResourcesStatus: a claim that does not
+  // resolve yet (a template's claim not in the pod's status) or is not cached is left out, and
+  // the container's other claims are still reported.
+  std::vector<std::string> names;
+  for (const PodResourceClaim& pod_claim : pod.resource_claims) {
+    if (absl::c_none_of(container.claims,
+                        [&](const ContainerClaim& used) { return used.name == pod_claim.name; })) {
+      continue;
+    }
+    absl::StatusOr<ResolvedClaimName> resolved = ClaimName(pod, pod_claim);
+    if (resolved.ok() && resolved->name.has_value()) names.push_back(*resolved->name);
+  }
+  std::vector<ClaimInfoState> infos;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& name : names) {
+      auto it = cache_.find(ClaimKey{pod.namespace_name, name});
+      if (it != cache_.end()) infos.push_back(it->second.state());
+    }
+  }
+  return BuildContainerResourceStatuses(pod, container, infos, health_);
 }
 
 void Manager::HealthReported(const std::string& driver_name,

@@ -354,6 +354,16 @@ TEST_F(NodeDraTest, ADriversHealthReportReachesTheClaimsStatus) {
   EXPECT_EQ(unhealthy[0].resources[0].resource_id, "gpu.example.com/gpu=gpu-a");
   EXPECT_EQ(unhealthy[0].resources[0].message, "ECC errors");
 
+  // A second claim of the container whose name is not in the pod's status yet (a template's)
+  // leaves the first one reported, as upstream skips only the claim it cannot resolve.
+  dra::Pod with_pending = pod;
+  with_pending.resource_claims.push_back({"pending", std::nullopt, "gpu-template"});
+  with_pending.containers[0].claims.push_back({"pending", ""});
+  const std::vector<dra::ResourceStatus> beside =
+      node_->dra_manager()->ContainerResourceStatuses(with_pending, with_pending.containers[0]);
+  ASSERT_EQ(beside.size(), 1U);
+  EXPECT_EQ(beside[0].name, "claim:gpu");
+
   // The driver ends the stream: its devices are no longer known to be anything.
   health_driver_->EndHealthStreams(grpc::Status::OK);
   ASSERT_TRUE(WaitFor([&] {
