@@ -46,7 +46,7 @@ DriverClient::DriverClient(std::string driver_name, std::string endpoint, std::s
       service_(std::move(service)),
       call_timeout_(call_timeout),
       metrics_(metrics) {
-  // The path as given, absolute or (as a driver may name it) relative.
+  // The path as given (the registry takes only absolute ones).
   channel_ = grpc::CreateCustomChannel(UnixTarget(endpoint_), grpc::InsecureChannelCredentials(),
                                        PluginChannelArguments());
   // Connect now, so that a driver that is not there shows early (upstream's conn.Connect()).

@@ -4,8 +4,10 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/field_errors.h"
 #include "common/go_quote.h"
 #include "common/unix_socket.h"
 
@@ -29,9 +31,39 @@ absl::Status InvalidVersions(absl::string_view driver_name, absl::string_view en
                    " at endpoint ", endpoint, ": ", reason.message()));
 }
 
+// CheckNameAndEndpoint: the name and endpoint a driver's GetInfo gave, which any process that can
+// create a socket in plugins_registry/ chooses, as upstream's DRA plugin manager checks them: a
+// driver name as the API takes it (no other driver's name, nothing a path could be made of), and
+// an absolute socket address.
+absl::Status CheckNameAndEndpoint(absl::string_view driver_name, absl::string_view endpoint) {
+  FieldErrors name_errors;
+  CheckDriverName(name_errors, driver_name, "driverName");
+  if (absl::Status name = name_errors.Result(); !name.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid DRA driver name ", GoQuote(driver_name), ": ", name.message()));
+  }
+  if (endpoint.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("empty DRA plugin endpoint for DRA driver ", driver_name));
+  }
+  if (!absl::StartsWith(endpoint, "/")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("DRA plugin endpoint ", GoQuote(endpoint), " must be an absolute path"));
+  }
+  if (endpoint.size() > kMaxUnixSocketPathBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("DRA plugin endpoint ", GoQuote(endpoint),
+                                                   " is longer than ", kMaxUnixSocketPathBytes,
+                                                   " bytes, the most a unix socket address holds"));
+  }
+  return absl::OkStatus();
+}
+
 // CheckPlugin: the service to speak to the driver, after the checks ValidatePlugin makes.
 absl::StatusOr<std::string> CheckPlugin(absl::string_view driver_name, absl::string_view endpoint,
                                         const std::vector<std::string>& versions) {
+  if (absl::Status checked = CheckNameAndEndpoint(driver_name, endpoint); !checked.ok()) {
+    return checked;
+  }
   absl::StatusOr<std::string> service = ChooseService(versions);
   if (!service.ok()) return InvalidVersions(driver_name, endpoint, service.status());
   if (absl::Status dialable = CheckDialable(std::string(endpoint)); !dialable.ok()) {

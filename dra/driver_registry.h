@@ -78,9 +78,15 @@ class DriverRegistry {
   // owner's destruction.
   void StopHealthStreams() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // ValidatePlugin checks that the driver speaks a service devmgr knows ("invalid supported
-  // gRPC versions of DRA driver plugin NAME at endpoint PATH: ...") and that its endpoint can be
-  // dialled as it is ("invalid endpoint of DRA driver plugin NAME: ...", CheckDialable).
+  // ValidatePlugin checks, with upstream's texts, that the driver's name is one the API takes
+  // ("invalid DRA driver name ...": a DNS subdomain of at most 63 bytes) and its endpoint an
+  // absolute socket address ("empty DRA plugin endpoint ...", "... must be an absolute path",
+  // "... is longer than 107 bytes ..."); then that the driver speaks a service devmgr knows
+  // ("invalid supported gRPC versions of DRA driver plugin NAME at endpoint PATH: ...") and that
+  // its endpoint can be dialled as it is ("invalid endpoint of DRA driver plugin NAME: ...",
+  // CheckDialable). Unlike the newest kubelet, an endpoint outside the node's root folder is
+  // taken: dialling the absolute path a plugin names is what kubelets did before, and creates
+  // nothing there.
   absl::Status ValidatePlugin(absl::string_view driver_name, absl::string_view endpoint,
                               const std::vector<std::string>& versions) const;
   // RegisterPlugin adds an endpoint of the driver, with a channel that starts connecting at

@@ -1,6 +1,5 @@
 #include "kubeapi/resource_validation.h"
 
-#include <initializer_list>
 #include <map>
 #include <set>
 #include <string>
@@ -9,12 +8,11 @@
 #include <vector>
 
 #include "absl/algorithm/container.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "common/go_quote.h"
+#include "common/field_errors.h"
 #include "common/k8s_names.h"
 
 namespace devmgr::kubeapi {
@@ -29,7 +27,6 @@ constexpr size_t kDeviceConfigMaxSize = 32;
 constexpr size_t kCelSelectorExpressionMaxLength = 10 * 1024;
 constexpr size_t kOpaqueParametersMaxLength = 10 * 1024;
 constexpr size_t kDeviceMaxIdLength = 32;
-constexpr size_t kDriverNameMaxLength = 63;
 constexpr size_t kPoolNameMaxLength = 253;
 constexpr size_t kSliceMaxDevices = 128;
 constexpr size_t kSliceMaxDevicesWithTaintsOrCounters = 64;
@@ -39,63 +36,6 @@ constexpr absl::string_view kRequestRefMessage =
     "separated by '/'";
 
 std::string Index(absl::string_view path, size_t i) { return absl::StrCat(path, "[", i, "]"); }
-
-// The API server's field errors (k8s.io/apimachinery's field.Error), in the order found.
-class FieldErrors {
- public:
-  // `value` as Go prints it in the error: a string quoted (GoQuote), a number as it is.
-  void Invalid(absl::string_view path, absl::string_view value, absl::string_view detail) {
-    Add(path, absl::StrCat("Invalid value: ", value, ": ", detail));
-  }
-  void InvalidString(absl::string_view path, absl::string_view value, absl::string_view detail) {
-    Invalid(path, GoQuote(value), detail);
-  }
-  void Required(absl::string_view path, absl::string_view detail = "") {
-    Add(path, detail.empty() ? "Required value" : absl::StrCat("Required value: ", detail));
-  }
-  void Duplicate(absl::string_view path, absl::string_view value) {
-    Add(path, absl::StrCat("Duplicate value: ", GoQuote(value)));
-  }
-  void TooMany(absl::string_view path, size_t actual, size_t max) {
-    Add(path, absl::StrCat("Too many: ", actual, ": must have at most ", max, " items"));
-  }
-  void TooLong(absl::string_view path, size_t max) {
-    Add(path, absl::StrCat("Too long: may not be more than ", max, " bytes"));
-  }
-  void NotSupported(absl::string_view path, absl::string_view value,
-                    std::initializer_list<absl::string_view> supported) {
-    Add(path,
-        absl::StrCat("Unsupported value: ", GoQuote(value), ": supported values: ",
-                     absl::StrJoin(supported, ", ", [](std::string* out, absl::string_view s) {
-                       out->append(GoQuote(s));
-                     })));
-  }
-  // One Invalid per message of a name format (common/k8s_names.h).
-  void EachInvalid(absl::string_view path, absl::string_view value,
-                   const std::vector<std::string>& messages) {
-    for (const std::string& message : messages) InvalidString(path, value, message);
-  }
-
-  // Go's aggregate of the errors: the one error, or all between brackets, repeats left out.
-  absl::Status Result() const {
-    if (errors_.empty()) return absl::OkStatus();
-    if (errors_.size() == 1) return absl::InvalidArgumentError(errors_.front());
-    std::vector<absl::string_view> unique;
-    std::set<absl::string_view> seen;
-    for (const std::string& error : errors_) {
-      if (seen.insert(error).second) unique.push_back(error);
-    }
-    if (unique.size() == 1) return absl::InvalidArgumentError(unique.front());
-    return absl::InvalidArgumentError(absl::StrCat("[", absl::StrJoin(unique, ", "), "]"));
-  }
-
- private:
-  void Add(absl::string_view path, absl::string_view body) {
-    errors_.push_back(absl::StrCat(path, ": ", body));
-  }
-
-  std::vector<std::string> errors_;
-};
 
 // The names a constraint or a configuration may refer to: each request, and for a request with
 // subrequests, "request/subrequest".
@@ -149,13 +89,6 @@ void CheckSet(FieldErrors& errors, const std::vector<T>& items, size_t max, cons
 
 void CheckRequestName(FieldErrors& errors, absl::string_view name, const std::string& path) {
   errors.EachInvalid(path, name, Dns1123LabelErrors(name));
-}
-
-// corevalidation.ValidateCSIDriverName, which DRA driver names follow.
-void CheckDriverName(FieldErrors& errors, absl::string_view name, const std::string& path) {
-  if (name.empty()) errors.Required(path);
-  if (name.size() > kDriverNameMaxLength) errors.TooLong(path, kDriverNameMaxLength);
-  errors.EachInvalid(path, name, Dns1123SubdomainErrors(absl::AsciiStrToLower(name)));
 }
 
 void CheckDeviceClassName(FieldErrors& errors, absl::string_view name, const std::string& path) {

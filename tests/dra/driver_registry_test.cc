@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "tests/dra/fake_driver.h"
 #include "tests/testlib/temp_dir.h"
@@ -41,48 +43,56 @@ TEST(DriverRegistryTest, TestRegistrationHandler) {
   const std::vector<Case> cases = {
       {"no-services-provided",
        kPluginB,
-       "endpointB",
+       "/run/dra/endpointB",
        {},
-       "invalid supported gRPC versions of DRA driver plugin pluginB at endpoint endpointB: "
+       "invalid supported gRPC versions of DRA driver plugin pluginB at endpoint "
+       "/run/dra/endpointB: "
        "empty list of supported gRPC services (aka supported versions)",
        ""},
-      {"current-service", kPluginB, "endpointB", {"v1.DRAPlugin"}, "", "v1.DRAPlugin"},
-      {"beta-service", kPluginB, "endpointB", {"v1beta1.DRAPlugin"}, "", "v1beta1.DRAPlugin"},
+      {"current-service", kPluginB, "/run/dra/endpointB", {"v1.DRAPlugin"}, "", "v1.DRAPlugin"},
+      {"beta-service",
+       kPluginB,
+       "/run/dra/endpointB",
+       {"v1beta1.DRAPlugin"},
+       "",
+       "v1beta1.DRAPlugin"},
       {"two-services",
        kPluginB,
-       "endpointB",
+       "/run/dra/endpointB",
        {"v1alpha4.Node", "v1beta1.DRAPlugin"},
        "",
        "v1beta1.DRAPlugin"},
       {"plugin-order",
        kPluginB,
-       "endpointB",
+       "/run/dra/endpointB",
        {"v1beta1.DRAPlugin", "v1.DRAPlugin"},
        "",
        "v1beta1.DRAPlugin"},
       {"old-service",
        kPluginB,
-       "endpointB",
+       "/run/dra/endpointB",
        {"v1alpha4.Node"},
-       "invalid supported gRPC versions of DRA driver plugin pluginB at endpoint endpointB: "
+       "invalid supported gRPC versions of DRA driver plugin pluginB at endpoint "
+       "/run/dra/endpointB: "
        "none of services supported by the plugin ([\"v1alpha4.Node\"]) are supported by the "
        "kubelet ([\"v1.DRAPlugin\" \"v1beta1.DRAPlugin\"])",
        ""},
       // The versions are quoted as Go's %q quotes them: the refusal stays one line.
       {"quoted-services",
        kPluginB,
-       "endpointB",
+       "/run/dra/endpointB",
        {"a\"b\nc\\"},
-       "invalid supported gRPC versions of DRA driver plugin pluginB at endpoint endpointB: "
+       "invalid supported gRPC versions of DRA driver plugin pluginB at endpoint "
+       "/run/dra/endpointB: "
        "none of services supported by the plugin ([\"a\\\"b\\nc\\\\\"]) are supported by the "
        "kubelet ([\"v1.DRAPlugin\" \"v1beta1.DRAPlugin\"])",
        ""},
-      {"replace", kPluginA, "endpointB", {"v1.DRAPlugin"}, "", "v1.DRAPlugin"},
+      {"replace", kPluginA, "/run/dra/endpointB", {"v1.DRAPlugin"}, "", "v1.DRAPlugin"},
   };
   for (const Case& test : cases) {
     SCOPED_TRACE(test.description);
     DriverRegistry registry;
-    ASSERT_TRUE(registry.RegisterPlugin(kPluginA, "endpointA", {"v1.DRAPlugin"}).ok());
+    ASSERT_TRUE(registry.RegisterPlugin(kPluginA, "/run/dra/endpointA", {"v1.DRAPlugin"}).ok());
 
     absl::Status validated =
         registry.ValidatePlugin(test.plugin_name, test.endpoint, test.supported_services);
@@ -109,10 +119,85 @@ TEST(DriverRegistryTest, TestRegistrationHandler) {
     registry.DeRegisterPlugin(test.plugin_name, test.endpoint);
     registry.DeRegisterPlugin(test.plugin_name, test.endpoint);  // a no-op
     if (test.plugin_name == std::string(kPluginA)) {
-      EXPECT_EQ((*registry.Get(kPluginA))->endpoint(), "endpointA") << "the other endpoint stays";
+      EXPECT_EQ((*registry.Get(kPluginA))->endpoint(), "/run/dra/endpointA")
+          << "the other endpoint stays";
     } else {
       EXPECT_FALSE(registry.Get(test.plugin_name).ok());
     }
+  }
+}
+
+// Upstream's TestRegisterPluginRejectsUntrustedInput: a driver's name and endpoint come from its
+// GetInfo answer, which anyone who can create a socket in plugins_registry/ writes; a name the
+// API would refuse (another path's parts, spaces, over 63 bytes) and an endpoint that is not an
+// absolute socket address are refused by ValidatePlugin and RegisterPlugin alike, with
+// upstream's texts, and nothing is registered.
+TEST(DriverRegistryTest, TestRegisterPluginRejectsUntrustedInput) {
+  struct Case {
+    const char* description;
+    std::string driver_name;
+    std::string endpoint;
+    std::string error;
+  };
+  const std::string socket = "/var/lib/kubelet/plugins/foo/plugin.sock";
+  const std::string long_endpoint =
+      "/var/lib/kubelet/plugins/example.com/"
+      "very_long_endpoint_name_that_exceeds_the_unix_socket_limit_108_bytes.sock";
+  const std::vector<Case> cases = {
+      {"empty-driver", "", socket,
+       "invalid DRA driver name \"\": [driverName: Required value, driverName: Invalid value: "
+       "\"\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+       "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+       "'example.com', regex used for validation is "
+       "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')]"},
+      {"driver-with-slash", "../evil", socket,
+       "invalid DRA driver name \"../evil\": driverName: Invalid value: \"../evil\": a lowercase "
+       "RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+       "must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+       "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
+      {"driver-with-space", "evil driver", socket, "invalid DRA driver name \"evil driver\""},
+      {"driver-too-long", std::string(64, 'a'), socket,
+       absl::StrCat("invalid DRA driver name \"", std::string(64, 'a'),
+                    "\": driverName: Too long: may not be more than 63 bytes")},
+      {"empty-endpoint", "good.example.com", "",
+       "empty DRA plugin endpoint for DRA driver good.example.com"},
+      {"relative-endpoint", "good.example.com", "plugin.sock",
+       "DRA plugin endpoint \"plugin.sock\" must be an absolute path"},
+      {"endpoint-too-long", "good.example.com", long_endpoint,
+       absl::StrCat("DRA plugin endpoint \"", long_endpoint,
+                    "\" is longer than 107 bytes, the most a unix socket address holds")},
+  };
+  for (const Case& test : cases) {
+    SCOPED_TRACE(test.description);
+    DriverRegistry registry;
+    const absl::Status validated =
+        registry.ValidatePlugin(test.driver_name, test.endpoint, {"v1.DRAPlugin"});
+    EXPECT_EQ(validated.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(absl::StartsWith(validated.message(), test.error)) << validated.message();
+    const absl::Status registered =
+        registry.RegisterPlugin(test.driver_name, test.endpoint, {"v1.DRAPlugin"});
+    EXPECT_EQ(registered, validated);
+    EXPECT_FALSE(registry.Get(test.driver_name).ok()) << "refused, so not registered";
+  }
+}
+
+// Upstream's TestRegisterPluginAcceptsEndpointInsideRootDir: the layouts drivers use (a socket
+// of their own under plugins/, one beside the registration socket), and a path whose ".." stays
+// inside, are taken; so is a path elsewhere, which the newest kubelet refuses (see
+// ValidatePlugin).
+TEST(DriverRegistryTest, TestRegisterPluginAcceptsEndpointInsideRootDir) {
+  for (const char* endpoint : {
+           "/var/lib/kubelet/plugins/example.com/dra.sock",
+           "/var/lib/kubelet/plugins/example.com/rolling/dra.sock",
+           "/var/lib/kubelet/plugins_registry/example.com-common.sock",
+           "/var/lib/kubelet/plugins/./example.com/../dra.sock",
+           "/run/some-other/socket.sock",
+       }) {
+    SCOPED_TRACE(endpoint);
+    DriverRegistry registry;
+    EXPECT_TRUE(registry.ValidatePlugin("example.com", endpoint, {"v1.DRAPlugin"}).ok());
+    // Upper case is lowered before the check, as for CSI drivers.
+    EXPECT_TRUE(registry.ValidatePlugin("Example.com", endpoint, {"v1.DRAPlugin"}).ok());
   }
 }
 

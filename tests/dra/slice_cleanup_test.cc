@@ -256,12 +256,12 @@ TEST(SliceCleanupManagerTest, TestRegistrationHandlerManageResourceSlices) {
   EXPECT_EQ(wiper.calls(), Calls{""});
 
   DriverRegistry& drivers = (*manager)->drivers();
-  ASSERT_TRUE(drivers.RegisterPlugin("pluginA", "endpointA", {"v1.DRAPlugin"}).ok());
-  ASSERT_TRUE(drivers.ValidatePlugin("pluginB", "endpointB", {"v1.DRAPlugin"}).ok());
-  ASSERT_TRUE(drivers.RegisterPlugin("pluginB", "endpointB", {"v1.DRAPlugin"}).ok());
+  ASSERT_TRUE(drivers.RegisterPlugin("pluginA", "/run/dra/endpointA", {"v1.DRAPlugin"}).ok());
+  ASSERT_TRUE(drivers.ValidatePlugin("pluginB", "/run/dra/endpointB", {"v1.DRAPlugin"}).ok());
+  ASSERT_TRUE(drivers.RegisterPlugin("pluginB", "/run/dra/endpointB", {"v1.DRAPlugin"}).ok());
   wiper.Publish("pluginB");
-  drivers.DeRegisterPlugin("pluginB", "endpointB");
-  drivers.DeRegisterPlugin("pluginB", "endpointB");  // a no-op
+  drivers.DeRegisterPlugin("pluginB", "/run/dra/endpointB");
+  drivers.DeRegisterPlugin("pluginB", "/run/dra/endpointB");  // a no-op
   ASSERT_TRUE(WaitFor([&] { return wiper.slices().empty(); }));
   ASSERT_TRUE(WaitFor([&] { return wiper.calls().size() == 3; }));
   std::vector<std::string> calls = wiper.calls();
