@@ -17,6 +17,8 @@ namespace {
 
 // How often a dial in progress looks for Cancel.
 constexpr absl::Duration kDialCancelCheck = absl::Milliseconds(50);
+// How often a socket nobody listens on is tried again within kRefusedGrace.
+constexpr absl::Duration kRefusedRetry = absl::Milliseconds(100);
 
 const char* StateName(grpc_connectivity_state state) {
   switch (state) {
@@ -40,6 +42,24 @@ RegistrationClient::RegistrationClient(std::filesystem::path socket_path)
     : socket_path_(std::move(socket_path)) {}
 
 absl::Status RegistrationClient::Dial(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  // A socket no process listens on, left by a plugin that is gone, is refused at once, and gRPC
+  // would go on reconnecting to it for the whole timeout, holding one of the watcher's few
+  // workers (upstream gives each dial a goroutine of its own). It fails within kRefusedGrace; a
+  // plugin that bound it and is about to listen has that long to start, and the back-off after.
+  const absl::Time refused_until = absl::Now() + std::min(timeout, kRefusedGrace);
+  while (!SomeoneListens(socket_path_)) {
+    if (absl::Now() >= refused_until) {
+      return absl::UnavailableError(absl::StrCat("no process listens on socket ",
+                                                 socket_path_.string(), " (connection refused for ",
+                                                 absl::FormatDuration(kRefusedGrace), ")"));
+    }
+    absl::MutexLock lock(&mu_);
+    if (mu_.AwaitWithTimeout(absl::Condition(&cancelled_), kRefusedRetry)) {
+      return absl::CancelledError("registration handshake cancelled");
+    }
+  }
+
   grpc::ChannelArguments args = PluginChannelArguments();
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   // A socket appears when the plugin binds it, a moment before it listens: retry within the dial
@@ -51,7 +71,6 @@ absl::Status RegistrationClient::Dial(absl::Duration timeout) {
       grpc::CreateCustomChannel(UnixTarget(socket_path_), grpc::InsecureChannelCredentials(), args);
   stub_ = pluginregistration::Registration::NewStub(channel_);
 
-  const absl::Time deadline = absl::Now() + timeout;
   grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
   while (state != GRPC_CHANNEL_READY) {
     {

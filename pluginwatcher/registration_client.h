@@ -24,12 +24,15 @@ class RegistrationClient {
   // The largest GetInfo answer accepted; a PluginInfo is a few hundred bytes.
   static constexpr int kMaxMessageBytes = 64 * 1024;
 
+  static constexpr absl::Duration kRefusedGrace = absl::Seconds(1);
+
   explicit RegistrationClient(std::filesystem::path socket_path);
   RegistrationClient(const RegistrationClient&) = delete;
   RegistrationClient& operator=(const RegistrationClient&) = delete;
 
-  // Dial connects to the socket, waiting up to `timeout` for the plugin to listen and speak
-  // HTTP/2 (as gRPC's WithBlock does). Blocks; Unavailable or DeadlineExceeded on failure,
+  // Dial connects to the socket, waiting up to `timeout` for the plugin to speak HTTP/2 (as
+  // gRPC's WithBlock does), but no more than kRefusedGrace for a process to listen on it: a
+  // socket whose plugin is gone fails fast. Blocks; Unavailable or DeadlineExceeded on failure,
   // Cancelled after Cancel. Call once, before the RPCs.
   absl::Status Dial(absl::Duration timeout);
 

@@ -53,9 +53,10 @@ struct WatcherOptions {
 
   // Worker threads for handshakes and handler calls: at most this many plugins are handled at
   // once; the others wait their turn. A plugin that never answers holds a worker for at most
-  // dial_timeout + get_info_timeout per attempt, and is then in back-off; the handler's own
-  // work comes on top (a device plugin's registration dials the service socket the plugin
-  // names, for up to the device manager's dial timeout, also when nothing is there yet).
+  // dial_timeout + get_info_timeout per attempt, and is then in back-off (a socket nobody
+  // listens on, for a second: RegistrationClient::Dial); the handler's own work comes on top (a
+  // device plugin's registration dials the service socket the plugin names, for up to the
+  // device manager's dial timeout, also when nothing is there yet).
   int workers = 4;
   // The longest PluginInfo.name accepted: a qualified name, a DNS subdomain prefix (253) plus
   // "/" plus a name (63).

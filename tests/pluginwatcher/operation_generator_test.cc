@@ -2,6 +2,9 @@
 // error texts sent back, handlers per type, retries with back-off, and plugins that are hostile or
 // broken, while the watcher keeps serving the others.
 #include <gmock/gmock.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <memory>
 #include <string>
@@ -195,10 +198,35 @@ TEST_F(OperationGeneratorTest, SocketThatAcceptsAndNeverAnswers) {
   ASSERT_TRUE(hung.Listen().ok());
   StartWatcher(options);
   // It is tried again and again, with back-off, and never gets into the actual state.
-  ASSERT_TRUE(WaitFor([&] { return hung.accepted() >= 2; }, kWait));
+  // Each attempt connects twice: the check that someone listens, then gRPC's dial.
+  ASSERT_TRUE(WaitFor([&] { return hung.accepted() >= 4; }, kWait));
   EXPECT_FALSE(InActualState(Socket("hung.sock")));
   ExpectOthersStillServed();
   EXPECT_EQ(handler_.Count(Kind::kValidate, Socket("hung.sock")), 0);
+}
+
+// Sockets left by plugins that are gone (bound, never listened on again) are refused at once:
+// the watcher gives up on each within a second instead of dialling it for the whole dial
+// timeout, so that as many of them as it has workers do not keep a live plugin waiting.
+TEST_F(OperationGeneratorTest, SocketsNobodyListensOnDoNotHoldTheWorkers) {
+  auto options = FastOptions();
+  options.dial_timeout = absl::Minutes(1);
+  std::filesystem::create_directories(Registry());
+  for (int i = 0; i < options.workers; ++i) {
+    const std::string path = Socket(absl::StrCat("gone-", i, ".sock"));
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    path.copy(address.sun_path, sizeof(address.sun_path) - 1);
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes sockaddr*
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    ::close(fd);
+  }
+  StartWatcher(options);
+  ASSERT_TRUE(WaitFor([&] { return InDesiredState(Socket("gone-0.sock")); }, kWait));
+  ExpectOthersStillServed();
+  EXPECT_FALSE(InActualState(Socket("gone-0.sock")));
 }
 
 TEST_F(OperationGeneratorTest, StopCancelsADialInProgress) {
