@@ -248,6 +248,12 @@ class Manager {
   virtual absl::Status RegisterPlugin(absl::string_view resource_name, absl::string_view endpoint,
                                       const std::vector<std::string>& versions) = 0;
   virtual void DeRegisterPlugin(absl::string_view resource_name, absl::string_view endpoint) = 0;
+  // AnnouncePluginWatcher: the host hands these three calls to its plugin watcher. As a
+  // kubelet does when it takes the device manager's handler (GetPluginHandler), it creates the
+  // empty file DEPRECATION in the plugin folder, which tells device plugins that registration
+  // through plugins_registry/ is taken; never through a symlink. A failure is only logged, as
+  // upstream's. Call after Start.
+  virtual void AnnouncePluginWatcher() = 0;
 
   // ---- Pod admission. `container` must be one of `pod`'s containers (by name). Admission
   // calls block the calling thread on plugins (each call bounded by its deadline, see

@@ -1,6 +1,8 @@
 #include "devicemanager/manager_impl.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <boost/asio/post.hpp>
 #include <cerrno>
@@ -661,6 +663,19 @@ void ManagerImpl::DeRegisterPlugin(absl::string_view resource_name, absl::string
   stopped->CancelStream();
   DEVMGR_LOG(options_.logger, info, "Deregistered device plugin", "resourceName", resource_name,
              "endpoint", socket.string());
+}
+
+void ManagerImpl::AnnouncePluginWatcher() {
+  const std::filesystem::path path = options_.plugin_dir / std::string(kDeprecationFileName);
+  // O_NOFOLLOW: a symlink put there points nowhere we write.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    DEVMGR_LOG(options_.logger, err, "Failed to create deprecation file at socket dir", "path",
+               options_.plugin_dir.string(), "err", ErrnoStatus(errno, "cannot create", path));
+    return;
+  }
+  ::close(fd);
+  DEVMGR_LOG(options_.logger, debug, "Created deprecation file", "path", path.string());
 }
 
 EndpointSharedPtr ManagerImpl::GetEndpoint(absl::string_view resource_name) const {

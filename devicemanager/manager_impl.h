@@ -42,6 +42,8 @@ namespace devmgr::devicemanager {
 
 // Name of the registration socket inside the plugin folder.
 inline constexpr absl::string_view kKubeletSocketName = "kubelet.sock";
+// The empty file AnnouncePluginWatcher creates beside it.
+inline constexpr absl::string_view kDeprecationFileName = "DEPRECATION";
 
 class ManagerImpl final : public Manager, private EndpointCallbacks, private RegistrationCallbacks {
  public:
@@ -72,6 +74,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   absl::Status RegisterPlugin(absl::string_view resource_name, absl::string_view endpoint,
                               const std::vector<std::string>& versions) override;
   void DeRegisterPlugin(absl::string_view resource_name, absl::string_view endpoint) override;
+  void AnnouncePluginWatcher() override;
   absl::Status Allocate(const Pod& pod, const Container& container) override;
   absl::Status AdmitPod(const Pod& pod) override;
   absl::StatusOr<RunContainerOptions> GetDeviceRunContainerOptions(

@@ -335,6 +335,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   }
 
   s.handler = std::make_unique<DevicePluginHandler>(*s.manager);
+  s.manager->AnnouncePluginWatcher();
   pluginwatcher::WatcherOptions watcher_options =
       pluginwatcher::WatcherOptions::ForRootDir(paths.root);
   watcher_options.logger = options.logger;

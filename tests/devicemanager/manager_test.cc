@@ -158,6 +158,28 @@ TEST_F(ManagerTest, TestNewManagerImplStartProbeMode) {
   manager_->Stop();
 }
 
+// A host that hands the probe-mode calls to its plugin watcher gets upstream's marker: the empty
+// file DEPRECATION in the plugin folder (GetPluginHandler), which device plugins look for to
+// register through plugins_registry/. Asking again keeps it; a symlink planted there is not
+// followed, so nothing is created where it points.
+TEST_F(ManagerTest, AnnouncingThePluginWatcherCreatesTheDeprecationFile) {
+  StartManager();
+  const std::filesystem::path marker = dir_.Sub("DEPRECATION");
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "only once the host announces the watcher";
+  manager_->AnnouncePluginWatcher();
+  ASSERT_TRUE(std::filesystem::is_regular_file(marker));
+  EXPECT_EQ(std::filesystem::file_size(marker), 0u);
+  manager_->AnnouncePluginWatcher();
+  EXPECT_TRUE(std::filesystem::is_regular_file(marker));
+
+  std::filesystem::remove(marker);
+  const std::filesystem::path elsewhere = dir_.Sub("elsewhere");
+  std::filesystem::create_symlink(elsewhere, marker);
+  manager_->AnnouncePluginWatcher();
+  EXPECT_FALSE(std::filesystem::exists(elsewhere));
+  EXPECT_TRUE(std::filesystem::is_symlink(marker));
+}
+
 // A plugin found in plugins_registry/ whose service socket is not there yet when the watcher
 // registers it (it started its registration server first): the dial waits for the socket, as
 // upstream's blocking dial does, and the plugin is registered once it is up. Before, the

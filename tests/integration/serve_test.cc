@@ -140,6 +140,8 @@ class ServeTest : public ::testing::Test {
 TEST_F(ServeTest, AdmitListOptionsRemoveAcrossRestart) {
   auto serve = StartServe();
   auto plugin = StartPlugin(4);
+  // The daemon watches plugins_registry/, and says so as a kubelet does.
+  EXPECT_TRUE(Exists("device-plugins/DEPRECATION"));
   // A List before the admission: the answer PodResources keeps must not hide what follows.
   ProcessResult empty = Run({"podresources", "list", "--root-dir", Root()});
   ASSERT_EQ(empty.exit_code, 0) << empty.err;
