@@ -23,6 +23,15 @@
 //   ones added, and a socket whose inode changed counts as re-created.
 // - The newest upstream's connection monitor (periodic GetInfo probes of registered plugins) is
 //   not part of this watcher.
+// - Symlinks under the folder are never followed (fsnotify's os.Stat follows them), and a
+//   folder whose name starts with '.' is skipped with what is under it, as a socket's is
+//   (upstream's walk checks names only, and enters hidden folders).
+// - A socket or folder moved away counts as removed (upstream ignores a rename, so the plugin
+//   stays registered under a name that is gone).
+// - A socket path holding ',' is never dialled (gRPC's unix resolver would split it and dial
+//   another socket); it stays in the desired state, tried again after each back-off.
+// - A socket no process listens on fails its dial within a second (RegistrationClient::Dial),
+//   where upstream's dial waits out its 10 s in a goroutine of its own.
 #pragma once
 
 #include <cstddef>
