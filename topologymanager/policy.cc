@@ -1,5 +1,6 @@
 #include "topologymanager/policy.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -17,15 +18,46 @@ struct Candidate {
   bool preferred = false;
 };
 
-// Better reports whether `candidate` beats `best` (upstream's HintMerger.compare, with the
-// narrower rule for two non-preferred hints).
-bool Better(const TopologyHint& candidate, const std::optional<TopologyHint>& best) {
+// Narrower: upstream's IsNarrowerThan: fewer nodes, or as many and the lower mask.
+bool Narrower(const NumaMask& a, const NumaMask& b) {
+  return a.Count() < b.Count() || (a.Count() == b.Count() && a.bits() < b.bits());
+}
+
+// Better reports whether `candidate` replaces `best` (upstream's HintMerger.compare, its masks
+// compared by narrowness). Between two non-preferred hints it aims at `target` nodes (upstream's
+// bestNonPreferredAffinityCount): from above, the narrower wins; at the target, only another
+// hint at the target and narrower; from below, a hint closer to the target without passing it.
+bool Better(const TopologyHint& candidate, const std::optional<TopologyHint>& best, int target) {
   if (candidate.numa_affinity.empty()) return false;
   if (!best.has_value()) return true;
   if (candidate.preferred != best->preferred) return candidate.preferred;
-  return candidate.numa_affinity.Count() < best->numa_affinity.Count() ||
-         (candidate.numa_affinity.Count() == best->numa_affinity.Count() &&
-          candidate.numa_affinity.bits() < best->numa_affinity.bits());
+  const bool narrower = Narrower(candidate.numa_affinity, best->numa_affinity);
+  if (candidate.preferred) return narrower;
+  const int current = best->numa_affinity.Count();
+  const int count = candidate.numa_affinity.Count();
+  if (current > target) return narrower;
+  if (current == target) return count == target && narrower;
+  if (count > target) return false;
+  if (count == target) return true;
+  if (count != current) return count > current;
+  return narrower;
+}
+
+// The most nodes any resource needs at least: the largest of each list's narrowest affinity
+// (upstream's maxOfMinAffinityCounts); lists without an affinity count for nothing.
+int MaxOfMinAffinityCounts(const std::vector<std::vector<Candidate>>& lists) {
+  int most = 0;
+  for (const std::vector<Candidate>& list : lists) {
+    const Candidate* narrowest = nullptr;
+    for (const Candidate& candidate : list) {
+      if (!candidate.affinity.has_value()) continue;
+      if (narrowest == nullptr || Narrower(*candidate.affinity, *narrowest->affinity)) {
+        narrowest = &candidate;
+      }
+    }
+    if (narrowest != nullptr) most = std::max(most, narrowest->affinity->Count());
+  }
+  return most;
 }
 
 }  // namespace
@@ -52,7 +84,7 @@ TopologyHint MergeTopologyHints(const devicemanager::TopologyHints& hints, bool 
     std::vector<Candidate> list;
     for (const TopologyHint& hint : *resource_hints) {
       all_nodes = NumaMask::FromBits(all_nodes.bits() | hint.numa_affinity.bits());
-      if (single_numa_node && hint.numa_affinity.Count() != 1) continue;
+      if (single_numa_node && (hint.numa_affinity.Count() != 1 || !hint.preferred)) continue;
       list.push_back({hint.numa_affinity, hint.preferred});
     }
     if (list.empty()) list.push_back({std::nullopt, false});
@@ -65,20 +97,27 @@ TopologyHint MergeTopologyHints(const devicemanager::TopologyHints& hints, bool 
     return TopologyHint{all_nodes, preferred};
   }
   const TopologyHint fallback{all_nodes, false};
+  const int target = MaxOfMinAffinityCounts(lists);
 
   std::optional<TopologyHint> best;
   std::vector<size_t> index(lists.size(), 0);
   for (;;) {
+    // Upstream's mergePermutation: the AND of the affinities, preferred when every hint is and
+    // every affinity is the same (a resource that needs two nodes and one that fits on one are
+    // not aligned by the one node they share).
     TopologyHint merged{all_nodes, true};
+    std::optional<NumaMask> first;
     for (size_t i = 0; i < lists.size(); ++i) {
       const Candidate& candidate = lists[i][index[i]];
       if (candidate.affinity.has_value()) {
         merged.numa_affinity =
             NumaMask::FromBits(merged.numa_affinity.bits() & candidate.affinity->bits());
+        if (!first.has_value()) first = candidate.affinity;
+        if (*candidate.affinity != *first) merged.preferred = false;
       }
       merged.preferred = merged.preferred && candidate.preferred;
     }
-    if (Better(merged, best)) best = merged;
+    if (Better(merged, best, target)) best = merged;
     // Next combination, like an odometer.
     size_t i = 0;
     while (i < lists.size() && ++index[i] == lists[i].size()) index[i++] = 0;

@@ -7,10 +7,12 @@
 //
 // The merge follows upstream's policy.go: a resource with no preference counts as "any node,
 // preferred", one that cannot be satisfied as "any node, not preferred"; every combination of
-// one hint per resource is ANDed, preferred when all its hints are; a preferred merge beats a
-// non-preferred one, then the narrower wins (for two non-preferred merges upstream has finer
-// rules; here too the narrower wins). With nothing better, the answer is "all nodes, not
-// preferred". single-numa-node first drops hints that span several nodes.
+// one hint per resource is ANDed, preferred when all its hints are and name the same nodes; a
+// preferred merge beats a non-preferred one, then the narrower wins; between non-preferred
+// merges, the one closest to the most nodes any resource needs at least (upstream's
+// bestNonPreferredAffinityCount). With nothing better, the answer is "all nodes, not
+// preferred". single-numa-node first keeps only the preferred hints of one node. "All nodes" are
+// the nodes the hints name (the daemon does not read the machine's).
 #pragma once
 
 #include <map>

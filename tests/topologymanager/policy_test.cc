@@ -46,6 +46,43 @@ TEST(TopologyPolicyTest, TwoResourcesMustAgree) {
   EXPECT_EQ(merged.numa_affinity, (NumaMask{1}));
 }
 
+// Upstream's mergePermutation: a merge is preferred only when its hints name the same nodes. A
+// GPU pair that needs both nodes and a NIC that fits on one share node 0, but the GPUs are not
+// all there: restricted and single-numa-node refuse the pod, as a kubelet does.
+TEST(TopologyPolicyTest, HintsOfDifferentNodesAreNotAligned) {
+  const TopologyHints hints = {
+      {"example.com/gpu", std::vector<TopologyHint>{{NumaMask{0, 1}, true}}},
+      {"example.com/nic", std::vector<TopologyHint>{{NumaMask{0}, true}, {NumaMask{1}, true}}}};
+  const TopologyHint merged = MergeTopologyHints(hints, false);
+  EXPECT_FALSE(merged.preferred);
+  EXPECT_EQ(merged.numa_affinity, (NumaMask{0}));
+  TopologyPolicy restricted(TopologyPolicyKind::kRestricted);
+  EXPECT_EQ(restricted.Admit("pod", "c", hints).message(),
+            "Resources cannot be allocated with Topology locality");
+  TopologyPolicy best_effort(TopologyPolicyKind::kBestEffort);
+  EXPECT_TRUE(best_effort.Admit("pod", "c", hints).ok());
+}
+
+// Between merges that are not preferred, upstream aims at the most nodes any resource needs at
+// least (bestNonPreferredAffinityCount, here 2: the first resource has no narrower hint), not at
+// the narrowest merge.
+TEST(TopologyPolicyTest, ANonPreferredMergeAimsAtTheWidestNeed) {
+  const TopologyHints hints = {
+      {"example.com/a", std::vector<TopologyHint>{{NumaMask{0, 1}, false}}},
+      {"example.com/b", std::vector<TopologyHint>{
+                            {NumaMask{0}, true}, {NumaMask{1}, true}, {NumaMask{0, 1}, false}}}};
+  const TopologyHint merged = MergeTopologyHints(hints, false);
+  EXPECT_FALSE(merged.preferred);
+  EXPECT_EQ(merged.numa_affinity, (NumaMask{0, 1}));
+
+  // From above the need, the narrower merge wins; at it, the first stays.
+  const TopologyHints wide = {
+      {"example.com/a",
+       std::vector<TopologyHint>{
+           {NumaMask{0, 1, 2}, false}, {NumaMask{0, 1}, false}, {NumaMask{1, 2}, false}}}};
+  EXPECT_EQ(MergeTopologyHints(wide, false).numa_affinity, (NumaMask{0, 1}));
+}
+
 TEST(TopologyPolicyTest, UnsatisfiableResourceIsNotPreferred) {
   const TopologyHints hints = {{"example.com/gpu", std::vector<TopologyHint>{}},
                                {"example.com/nic", std::vector<TopologyHint>{{NumaMask{0}, true}}}};
