@@ -42,9 +42,6 @@ class CheckpointStore {
     return Write(name, bytes);
   }
 
-  // Rename gives file `from` the name `to`, replacing any file `to`.
-  virtual absl::Status Rename(absl::string_view from, absl::string_view to) = 0;
-
   // List returns the names of the store's files, sorted: empty means the node's device state
   // was wiped (see Manager::ShouldResetExtendedResourceCapacity).
   virtual absl::StatusOr<std::vector<std::string>> List() const = 0;

@@ -10,10 +10,6 @@ absl::Status CheckpointStoreImpl::Write(absl::string_view name, absl::string_vie
   return store_.Write(name, bytes);
 }
 
-absl::Status CheckpointStoreImpl::Rename(absl::string_view from, absl::string_view to) {
-  return store_.Rename(from, to);
-}
-
 absl::StatusOr<std::vector<std::string>> CheckpointStoreImpl::List() const { return store_.List(); }
 
 }  // namespace devmgr::devicemanager

@@ -20,7 +20,6 @@ class CheckpointStoreImpl final : public CheckpointStore {
 
   absl::StatusOr<std::string> Read(absl::string_view name) const override;
   absl::Status Write(absl::string_view name, absl::string_view bytes) override;
-  absl::Status Rename(absl::string_view from, absl::string_view to) override;
   absl::StatusOr<std::vector<std::string>> List() const override;
 
  private:

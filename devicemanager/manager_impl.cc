@@ -201,13 +201,16 @@ void ManagerImpl::RestoreFromCheckpoint() {
   }
   absl::StatusOr<checkpoint::CheckpointData> data = checkpoint::Decode(*bytes);
   if (!data.ok()) {
-    // Keep the bad file for a human instead of overwriting it at the next write.
+    // A copy for a human, which the next write does not replace. The bad file itself stays
+    // until that write: a start after a crash before it finds the file again, and knows again
+    // that entries were lost, where a file set aside would leave no checkpoint at all, which
+    // reads as one that lost nothing.
     const std::string aside = absl::StrCat(options_.checkpoint_name, ".corrupt");
-    const bool kept = store_.Rename(options_.checkpoint_name, aside).ok();
+    const bool kept = store_.Write(aside, *bytes).ok();
     DEVMGR_LOG(options_.logger, err,
                "Continue after failing to read checkpoint file. Device allocation info may NOT "
                "be up-to-date",
-               "err", data.status(), "keptAs", kept ? aside : options_.checkpoint_name);
+               "err", data.status(), "copiedTo", kept ? aside : "");
     lost_entries();
     return;
   }

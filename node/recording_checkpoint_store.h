@@ -34,9 +34,6 @@ class RecordingCheckpointStore final : public devicemanager::CheckpointStore {
                              uint64_t snapshotting) override {
     return registry_.WriteWithCheckpoint(name, bytes, snapshotting);
   }
-  absl::Status Rename(absl::string_view from, absl::string_view to) override {
-    return store_.Rename(from, to);
-  }
   absl::StatusOr<std::vector<std::string>> List() const override { return store_.List(); }
 
  private:

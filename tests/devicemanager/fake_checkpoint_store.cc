@@ -21,16 +21,6 @@ absl::Status FakeCheckpointStore::Write(absl::string_view name, absl::string_vie
   return absl::OkStatus();
 }
 
-absl::Status FakeCheckpointStore::Rename(absl::string_view from, absl::string_view to) {
-  absl::MutexLock lock(&mu_);
-  auto it = files_.find(from);
-  if (it == files_.end()) return absl::NotFoundError(absl::StrCat(from, " not found"));
-  std::string bytes = std::move(it->second);
-  files_.erase(it);
-  files_[std::string(to)] = std::move(bytes);
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::vector<std::string>> FakeCheckpointStore::List() const {
   absl::MutexLock lock(&mu_);
   std::vector<std::string> names;

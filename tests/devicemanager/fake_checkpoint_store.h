@@ -18,8 +18,6 @@ class FakeCheckpointStore final : public devicemanager::CheckpointStore {
   absl::StatusOr<std::string> Read(absl::string_view name) const override ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Write(absl::string_view name, absl::string_view bytes) override
       ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Status Rename(absl::string_view from, absl::string_view to) override
-      ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::vector<std::string>> List() const override ABSL_LOCKS_EXCLUDED(mu_);
 
   // FailWrites makes every later Write fail with `status` (OK: succeed again).

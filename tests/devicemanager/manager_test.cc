@@ -827,20 +827,30 @@ TEST_F(ManagerTest, ACheckpointEntryThatDoesNotParseIsAnEntryLost) {
   EXPECT_TRUE(manager_->Allocations().empty());
 }
 
+// A checkpoint that does not verify is copied aside for a human and ignored. The file itself
+// stays until the next write replaces it: a start after a crash before that write finds it
+// again and knows again that it lost entries (a file moved away would leave no checkpoint,
+// which reads as one that lost nothing, and the host would forget the pods it recorded).
 TEST_F(ManagerTest, CorruptCheckpointIsKeptAsideAndStartsEmpty) {
   const std::filesystem::path path = dir_.Sub(std::string(checkpoint::kCheckpointFileName));
-  std::ofstream(path)
-      << R"({"Data":{"PodDeviceEntries":null,"RegisteredDevices":{"a.io/x":[]}},"Checksum":1})";
+  const std::string garbage =
+      R"({"Data":{"PodDeviceEntries":null,"RegisteredDevices":{"a.io/x":[]}},"Checksum":1})";
+  std::ofstream(path) << garbage;
   StartManager();
   EXPECT_FALSE(manager_->RestoredWholeCheckpoint()) << "what it held is lost";
   EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
   std::filesystem::path aside = path;
   aside += ".corrupt";
-  ASSERT_TRUE(std::filesystem::exists(aside));
-  EXPECT_FALSE(std::filesystem::exists(path));
-  manager_->Stop();
-  EXPECT_TRUE(std::filesystem::exists(aside)) << "never overwritten";
+  EXPECT_EQ(ReadWholeFile(aside).value_or(""), garbage);
+  EXPECT_EQ(ReadWholeFile(path).value_or(""), garbage) << "left until the next write";
+
+  // A second start before any write (the first was killed) sees the same loss.
+  ManagerImpl again(Options());
+  ASSERT_TRUE(again.Start(nullptr, nullptr).ok());
+  EXPECT_FALSE(again.RestoredWholeCheckpoint());
+  again.Stop();
   EXPECT_TRUE(ReadCheckpoint().ok()) << "a fresh checkpoint was written";
+  EXPECT_EQ(ReadWholeFile(aside).value_or(""), garbage) << "never overwritten";
 }
 
 TEST_F(ManagerTest, StartRemovesOnlyStaleSockets) {
