@@ -94,19 +94,23 @@ bool IsSocket(const std::filesystem::path& path) {
   return ::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
-bool SomeoneListens(const std::filesystem::path& path) {
-  if (!IsSocket(path) || !ValidateSocketPath(path).ok()) return false;
+int ConnectError(const std::filesystem::path& path) {
+  if (!ValidateSocketPath(path).ok()) return EINVAL;
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return false;
+  if (fd < 0) return errno;
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   path.string().copy(address.sun_path, sizeof(address.sun_path) - 1);
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes sockaddr*
   const int connected = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  // A full backlog (EAGAIN) is a listener too.
-  const bool listens = connected == 0 || errno == EAGAIN || errno == EINPROGRESS;
+  const int error = connected == 0 ? 0 : errno;
   ::close(fd);
-  return listens;
+  // A full backlog (EAGAIN) is a listener too.
+  return error == EAGAIN || error == EINPROGRESS ? 0 : error;
+}
+
+bool SomeoneListens(const std::filesystem::path& path) {
+  return IsSocket(path) && ConnectError(path) == 0;
 }
 
 std::filesystem::path TemporarySocketPath(const std::filesystem::path& path) {

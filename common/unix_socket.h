@@ -36,8 +36,14 @@ std::string UnixTarget(const std::filesystem::path& path);
 // IsSocket: `path` itself (not a symlink's target) is a unix socket.
 bool IsSocket(const std::filesystem::path& path);
 
-// SomeoneListens: a process accepts connections on the socket at `path` (a connection is made
-// and closed at once); false for a socket left by a process that is gone, or no socket.
+// ConnectError: the errno of a connection to the socket at `path` (made and closed at once): 0
+// when a process accepts connections there (a full backlog counts), ECONNREFUSED for a socket
+// left by a process that is gone, ENOENT when nothing is there, EINVAL for a path no socket
+// address holds.
+int ConnectError(const std::filesystem::path& path);
+
+// SomeoneListens: `path` itself is a socket (not a symlink) that a process accepts connections
+// on; false for a socket left by a process that is gone, or no socket.
 bool SomeoneListens(const std::filesystem::path& path);
 
 // RemoveStaleSocket deletes `path` if it is a socket; OK if it does not exist.

@@ -251,8 +251,8 @@ class Manager {
   // AnnouncePluginWatcher: the host hands these three calls to its plugin watcher. As a
   // kubelet does when it takes the device manager's handler (GetPluginHandler), it creates the
   // empty file DEPRECATION in the plugin folder, which tells device plugins that registration
-  // through plugins_registry/ is taken; never through a symlink. A failure is only logged, as
-  // upstream's. Call after Start.
+  // through plugins_registry/ is taken; never through a symlink, never waiting on a FIFO. A
+  // failure is only logged, as upstream's. Blocks on disk I/O. Call after Start.
   virtual void AnnouncePluginWatcher() = 0;
 
   // ---- Pod admission. `container` must be one of `pod`'s containers (by name). Admission

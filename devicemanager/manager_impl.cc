@@ -670,11 +670,14 @@ void ManagerImpl::DeRegisterPlugin(absl::string_view resource_name, absl::string
 
 void ManagerImpl::AnnouncePluginWatcher() {
   const std::filesystem::path path = options_.plugin_dir / std::string(kDeprecationFileName);
-  // O_NOFOLLOW: a symlink put there points nowhere we write.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  // O_NOFOLLOW: a symlink put there points nowhere we write. O_NONBLOCK: a FIFO put there fails
+  // at once (ENXIO) instead of holding the host until a reader comes.
+  const int fd = ::open(path.c_str(),
+                        O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd < 0) {
+    const int error = errno;
     DEVMGR_LOG(options_.logger, err, "Failed to create deprecation file at socket dir", "path",
-               options_.plugin_dir.string(), "err", ErrnoStatus(errno, "cannot create", path));
+               options_.plugin_dir.string(), "err", ErrnoStatus(error, "cannot create", path));
     return;
   }
   ::close(fd);

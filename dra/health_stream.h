@@ -80,8 +80,7 @@ struct HealthStreamEnd {
 struct HealthStreamOptions {
   // For logs.
   std::string driver_name;
-  // The driver's service socket (unix path, absolute or relative), dialled when `channel` is
-  // null.
+  // The driver's service socket (a unix path), dialled when `channel` is null.
   std::string endpoint;
   // The channel of the endpoint to reuse (upstream opens one connection per endpoint for all of
   // its calls); null makes one for `endpoint`.

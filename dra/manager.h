@@ -181,8 +181,8 @@ class Manager final : public DurableWriter, private HealthSink {
 
   // ContainerResourceStatuses: the DRA entries of `container`'s allocatedResourcesStatus
   // ("claim:<pod claim>" or "claim:<pod claim>/<request>", each device with its health as its
-  // driver last reported it, Unknown once the report is older than its timeout). A claim not
-  // resolved or not prepared yet is left out, the others reported. Empty without the
+  // driver last reported it, Unknown once the report is older than its timeout). A claim that
+  // does not resolve yet or is not in the cache is left out, the others reported. Empty without the
   // ResourceHealthStatus gate.
   std::vector<ResourceStatus> ContainerResourceStatuses(const Pod& pod,
                                                         const Container& container) const

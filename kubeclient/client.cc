@@ -316,10 +316,16 @@ absl::Status Client::WatchResourceSlices(const ListOptions& options,
   return WithVersion<bool>([&](ResourceVersion version) -> absl::StatusOr<bool> {
            HttpRequest request;
            const int64_t timeout_seconds = absl::ToInt64Seconds(options.watch_timeout);
-           // The client ends the watch at the timeout it asks the server for, as client-go's
-           // typed clients do: a connection that stalls silently (a dead peer behind a proxy,
-           // which TCP keepalive does not see) cannot hold the watch for ever.
-           request.timeout = absl::Seconds(std::max<int64_t>(timeout_seconds, 0));
+           // client-go finds a connection that stalled silently (a dead peer behind a proxy,
+           // which TCP keepalive does not see) with HTTP/2 pings; this client speaks HTTP/1.1 and
+           // has none. It ends a watch still open a tenth (and a second) past the timeout it asked
+           // the server for, by when the server's own end has come if the connection lives.
+           if (timeout_seconds > 0) {
+             const absl::Duration asked = absl::Seconds(timeout_seconds);
+             request.timeout = asked + asked / 10 + absl::Seconds(1);
+           } else {
+             request.timeout = absl::ZeroDuration();
+           }
            request.target = absl::StrCat(
                SlicesPath(version),
                Query({{"watch", "true"},

@@ -49,7 +49,8 @@ struct ListOptions {
   std::string label_selector;
   // List: "" for the newest; watch: where the watch starts (its events come after it).
   std::string resource_version;
-  // Watch: the server ends the watch after this long (0: the server's default).
+  // Watch: the server ends the watch after this long (0: the server's default, and no end on
+  // the client's side); the client ends one still open a tenth (and a second) later.
   absl::Duration watch_timeout = absl::ZeroDuration();
 };
 
@@ -99,8 +100,9 @@ class Client {
 
   // WatchResourceSlices makes one watch request (with bookmarks) from options.resource_version
   // and calls `on_event` for each event, in order, on the caller's thread, until the server
-  // ends the watch (OK), its watch_timeout passes with the watch still open (OK: the client
-  // ends it, resumable from the last event), `on_event` returns false (OK), `cancel` is set
+  // ends the watch (OK), the watch is still open a tenth (and a second) past its watch_timeout
+  // (OK: the client ends it, resumable from the last event; a stalled connection, which
+  // client-go finds with HTTP/2 pings), `on_event` returns false (OK), `cancel` is set
   // (Cancelled) or the stream breaks. OutOfRange when the server says the version is too old (410,
   // as an answer or as an ERROR event): list again. A line that is not an event, or one longer than
   // kMaxWatchEventBytes, is InvalidArgument; the events before it were delivered.

@@ -108,8 +108,8 @@ class HttpTransport {
   // Stream makes one request and hands the body of a 2xx answer to `on_data` piece by piece as
   // it arrives (the response it returns then has an empty body); any other answer is returned
   // whole, as Send's. It ends when the server ends the body, when `on_data` returns false or the
-  // request's timeout passes after a 2xx answer began (an OK response: a watch the client ends,
-  // as client-go's does at its timeoutSeconds), or as Send's errors say. `on_data` runs on the
+  // request's timeout passes after a 2xx answer began (an OK response: a watch the client ends
+  // past its timeoutSeconds), or as Send's errors say. `on_data` runs on the
   // caller's thread.
   absl::StatusOr<HttpResponse> Stream(const HttpRequest& request,
                                       const std::function<bool(std::string_view)>& on_data,

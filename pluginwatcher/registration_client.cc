@@ -5,9 +5,11 @@
 #include <grpcpp/support/channel_arguments.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
 #include "common/plugin_channel.h"
 #include "common/status.h"
 #include "common/unix_socket.h"
@@ -47,12 +49,15 @@ absl::Status RegistrationClient::Dial(absl::Duration timeout) {
   // would go on reconnecting to it for the whole timeout, holding one of the watcher's few
   // workers (upstream gives each dial a goroutine of its own). It fails within kRefusedGrace; a
   // plugin that bound it and is about to listen has that long to start, and the back-off after.
-  const absl::Time refused_until = absl::Now() + std::min(timeout, kRefusedGrace);
-  while (!SomeoneListens(socket_path_)) {
+  // Anything else a connection meets (a permission, a full backlog) is left to gRPC's dial.
+  const absl::Duration grace = std::min(timeout, kRefusedGrace);
+  const absl::Time refused_until = absl::Now() + grace;
+  for (int error = ConnectError(socket_path_); error == ECONNREFUSED || error == ENOENT;
+       error = ConnectError(socket_path_)) {
     if (absl::Now() >= refused_until) {
-      return absl::UnavailableError(absl::StrCat("no process listens on socket ",
-                                                 socket_path_.string(), " (connection refused for ",
-                                                 absl::FormatDuration(kRefusedGrace), ")"));
+      return absl::UnavailableError(absl::StrCat(
+          "no process listens on socket ", socket_path_.string(), " (",
+          ErrnoStatus(error, "connect").message(), " for ", absl::FormatDuration(grace), ")"));
     }
     absl::MutexLock lock(&mu_);
     if (mu_.AwaitWithTimeout(absl::Condition(&cancelled_), kRefusedRetry)) {

@@ -24,6 +24,8 @@ class RegistrationClient {
   // The largest GetInfo answer accepted; a PluginInfo is a few hundred bytes.
   static constexpr int kMaxMessageBytes = 64 * 1024;
 
+  // How long Dial waits for a process to listen on a socket that refuses connections or is
+  // not there (Dial).
   static constexpr absl::Duration kRefusedGrace = absl::Seconds(1);
 
   explicit RegistrationClient(std::filesystem::path socket_path);

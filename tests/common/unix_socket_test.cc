@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -123,7 +124,8 @@ TEST(UnixSocketTest, RemoveStaleSocketRefusesOtherFiles) {
   EXPECT_FALSE(std::filesystem::exists(dir.Sub("s")));
 }
 
-// SomeoneListens tells a live listener from a socket file its process left behind.
+// SomeoneListens tells a live listener from a socket file its process left behind; ConnectError
+// says what a connection met.
 TEST(UnixSocketTest, SomeoneListensOnlyWhereAProcessAccepts) {
   TempDir dir;
   const std::filesystem::path live = dir.Sub("live.sock");
@@ -131,14 +133,18 @@ TEST(UnixSocketTest, SomeoneListensOnlyWhereAProcessAccepts) {
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::listen(fd, 1), 0);
   EXPECT_TRUE(SomeoneListens(live));
+  EXPECT_EQ(ConnectError(live), 0);
   ::close(fd);
   EXPECT_FALSE(SomeoneListens(live)) << "the file stays, nobody accepts";
+  EXPECT_EQ(ConnectError(live), ECONNREFUSED);
 
   MakeSocket(dir.Sub("left.sock"));
   EXPECT_FALSE(SomeoneListens(dir.Sub("left.sock")));
   std::ofstream(dir.Sub("file")) << "x";
   EXPECT_FALSE(SomeoneListens(dir.Sub("file")));
   EXPECT_FALSE(SomeoneListens(dir.Sub("absent")));
+  EXPECT_EQ(ConnectError(dir.Sub("absent")), ENOENT);
+  EXPECT_EQ(ConnectError("relative.sock"), EINVAL);
 }
 
 // A socket bound under a temporary name and moved into place is reached at the path, and the

@@ -2,6 +2,7 @@
 // the grace period. Upstream scenarios from manager_test.go keep their names.
 #include "devicemanager/manager.h"
 
+#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -178,6 +179,19 @@ TEST_F(ManagerTest, AnnouncingThePluginWatcherCreatesTheDeprecationFile) {
   manager_->AnnouncePluginWatcher();
   EXPECT_FALSE(std::filesystem::exists(elsewhere));
   EXPECT_TRUE(std::filesystem::is_symlink(marker));
+
+  // A FIFO there is not waited on (opening it to write would wait for a reader).
+  std::filesystem::remove(marker);
+  ASSERT_EQ(::mkfifo(marker.c_str(), 0600), 0);
+  std::atomic<bool> returned{false};
+  std::thread announce([&] {
+    manager_->AnnouncePluginWatcher();
+    returned = true;
+  });
+  const bool in_time = WaitFor([&] { return returned.load(); });
+  if (!in_time) ::close(::open(marker.c_str(), O_RDONLY | O_NONBLOCK));  // lets it go
+  announce.join();
+  EXPECT_TRUE(in_time) << "AnnouncePluginWatcher waited on a FIFO";
 }
 
 // A plugin found in plugins_registry/ whose service socket is not there yet when the watcher

@@ -733,8 +733,9 @@ TEST(ClientTest, AWatchEventLongerThanTheLimitEndsTheWatch) {
 }
 
 // A watch that stays open past its timeoutSeconds with nothing on it (a stalled connection, a
-// proxy that holds it) is ended by the client at that timeout, as client-go's typed clients
-// end theirs: an OK end, resumable from the last event, which the events before it reached.
+// proxy that holds it) is ended by the client a tenth (and a second) later, where client-go
+// would find the stall with HTTP/2 pings: an OK end, resumable from the last event, which the
+// events before it reached.
 TEST(ClientTest, AWatchOpenPastItsTimeoutEndsAtTheClientsDeadline) {
   FakeApiServer server;
   std::unique_ptr<Client> client = Connect(server.Config());
