@@ -86,7 +86,7 @@ class FileStore {
   // Read returns the file's content; NotFound when it does not exist. Symlinks are not followed.
   absl::StatusOr<std::string> Read(absl::string_view name) const;
 
-  // Rename gives file `from` the name `to`, replacing any file `to` (how a corrupt checkpoint is
+  // Rename gives file `from` the name `to`, replacing any file `to` (how a corrupt record is
   // kept aside). InvalidArgument for names that are not plain file names.
   absl::Status Rename(absl::string_view from, absl::string_view to) const;
 

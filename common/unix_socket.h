@@ -38,8 +38,8 @@ bool IsSocket(const std::filesystem::path& path);
 
 // ConnectError: the errno of a connection to the socket at `path` (made and closed at once): 0
 // when a process accepts connections there (a full backlog counts), ECONNREFUSED for a socket
-// left by a process that is gone, ENOENT when nothing is there, EINVAL for a path no socket
-// address holds.
+// left by a process that is gone, ENOENT when nothing is there, EINVAL for a path that is not
+// absolute, longer than a socket address holds, or holds a ',' (ValidateSocketPath).
 int ConnectError(const std::filesystem::path& path);
 
 // SomeoneListens: `path` itself is a socket (not a symlink) that a process accepts connections

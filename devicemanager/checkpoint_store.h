@@ -3,7 +3,7 @@
 // (checkpoint_store_impl.h); tests give the manager stores that fail on demand or keep the file
 // in memory.
 //
-// Threads: the manager serializes Write, WriteSnapshot and Rename calls (never two at once);
+// Threads: the manager serializes Write and WriteSnapshot calls (never two at once);
 // Read and List may run at the same time as a write. Every call may block on disk; the manager
 // never calls the store holding its state mutex, except Snapshotting.
 #pragma once
@@ -27,7 +27,9 @@ class CheckpointStore {
   virtual absl::StatusOr<std::string> Read(absl::string_view name) const = 0;
 
   // Write replaces file `name` with `bytes` durably and atomically: after an error, the old
-  // content is still there (or, after a crash, either the old or the new one).
+  // content is still there (or, after a crash, either the old or the new one). Besides the
+  // checkpoint, Start writes "<checkpoint>.corrupt" with the bytes of a checkpoint that did not
+  // verify, which are not a checkpoint.
   virtual absl::Status Write(absl::string_view name, absl::string_view bytes) = 0;
 
   // Snapshotting is called under the manager's state mutex as it takes the state a checkpoint

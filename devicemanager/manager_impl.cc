@@ -25,6 +25,9 @@ namespace {
 // How long Stop lets Register calls in flight finish before cancelling them.
 constexpr absl::Duration kServerShutdownGrace = absl::Seconds(1);
 
+// The largest corrupt checkpoint copied aside: several times a checkpoint of 10,000 pods.
+constexpr size_t kMaxCorruptCopyBytes = size_t{16} << 20;
+
 std::unique_ptr<EndpointFactory> DefaultEndpointFactory(const ManagerOptions& options) {
   if (options.endpoint_factory != nullptr) return nullptr;
   EndpointOptions endpoint_options;
@@ -205,12 +208,17 @@ void ManagerImpl::RestoreFromCheckpoint() {
     // until that write: a start after a crash before it finds the file again, and knows again
     // that entries were lost, where a file set aside would leave no checkpoint at all, which
     // reads as one that lost nothing.
+    // A file far larger than any checkpoint is not copied (a journaled store, as the daemon's,
+    // would carry it whole and keep room for it).
     const std::string aside = absl::StrCat(options_.checkpoint_name, ".corrupt");
-    const bool kept = store_.Write(aside, *bytes).ok();
+    const absl::Status kept = bytes->size() <= kMaxCorruptCopyBytes
+                                  ? store_.Write(aside, *bytes)
+                                  : absl::FailedPreconditionError(absl::StrCat(
+                                        bytes->size(), " bytes, more than ", kMaxCorruptCopyBytes));
     DEVMGR_LOG(options_.logger, err,
                "Continue after failing to read checkpoint file. Device allocation info may NOT "
                "be up-to-date",
-               "err", data.status(), "copiedTo", kept ? aside : "");
+               "err", data.status(), "copiedTo", kept.ok() ? aside : "", "copyErr", kept);
     lost_entries();
     return;
   }

@@ -49,11 +49,16 @@ absl::Status RegistrationClient::Dial(absl::Duration timeout) {
   // would go on reconnecting to it for the whole timeout, holding one of the watcher's few
   // workers (upstream gives each dial a goroutine of its own). It fails within kRefusedGrace; a
   // plugin that bound it and is about to listen has that long to start, and the back-off after.
-  // Anything else a connection meets (a permission, a full backlog) is left to gRPC's dial.
+  // A path no socket address holds fails at once; anything else a connection meets (a
+  // permission, a full backlog) is left to gRPC's dial.
   const absl::Duration grace = std::min(timeout, kRefusedGrace);
   const absl::Time refused_until = absl::Now() + grace;
-  for (int error = ConnectError(socket_path_); error == ECONNREFUSED || error == ENOENT;
-       error = ConnectError(socket_path_)) {
+  int error = ConnectError(socket_path_);
+  if (error == EINVAL) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("socket path ", socket_path_.string(), " cannot be dialled"));
+  }
+  for (; error == ECONNREFUSED || error == ENOENT; error = ConnectError(socket_path_)) {
     if (absl::Now() >= refused_until) {
       return absl::UnavailableError(absl::StrCat(
           "no process listens on socket ", socket_path_.string(), " (",

@@ -858,7 +858,8 @@ TEST_F(ManagerTest, CorruptCheckpointIsKeptAsideAndStartsEmpty) {
   EXPECT_EQ(ReadWholeFile(aside).value_or(""), garbage);
   EXPECT_EQ(ReadWholeFile(path).value_or(""), garbage) << "left until the next write";
 
-  // A second start before any write (the first was killed) sees the same loss.
+  // A second start before any write sees the same loss, as a start after the first was killed
+  // would (the first still runs here, and writes nothing until it stops).
   ManagerImpl again(Options());
   ASSERT_TRUE(again.Start(nullptr, nullptr).ok());
   EXPECT_FALSE(again.RestoredWholeCheckpoint());
