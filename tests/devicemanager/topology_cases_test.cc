@@ -225,7 +225,7 @@ class TopologyCasesTest : public ::testing::Test {
       std::shared_ptr<FakeEndpoint> endpoint = factory_->endpoint(resource);
       ASSERT_NE(endpoint, nullptr) << resource;
       endpoint->OnGetPreferredAllocation(
-          [wanted](const std::vector<std::string>&, const std::vector<std::string>&, int) {
+          [wanted = wanted](const std::vector<std::string>&, const std::vector<std::string>&, int) {
             return absl::StatusOr<v1beta1::PreferredAllocationResponse>(Preferred(wanted));
           });
     }
