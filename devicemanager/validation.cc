@@ -20,11 +20,23 @@ namespace {
 // with the reason, and begin the same way, so that plugin authors see the text they know.
 constexpr absl::string_view kDialFailed = "failed to dial device plugin: ";
 
-absl::Status CheckSocketThere(const std::filesystem::path& path) {
+// CheckDialTarget: `path` can be dialled as it is (ValidateSocketPath), and a unix socket is
+// there or nothing is yet. A plugin may ask to be registered a moment before its service
+// listens; the dial waits for the socket for as long as its timeout, as upstream's blocking dial
+// does. `follow_symlinks` says whether a symlink there is dialled where it points (a probe-mode
+// endpoint, any path, as upstream) or refused (a name in the plugin folder, where only the
+// plugins' own sockets belong).
+absl::Status CheckDialTarget(const std::filesystem::path& path, bool follow_symlinks) {
   if (absl::Status status = ValidateSocketPath(path); !status.ok()) {
     return absl::Status(status.code(), absl::StrCat(kDialFailed, status.message()));
   }
-  if (!IsSocket(path)) {
+  struct stat info {};
+  if ((follow_symlinks ? ::stat(path.c_str(), &info) : ::lstat(path.c_str(), &info)) != 0) {
+    if (errno == ENOENT) return absl::OkStatus();
+    const absl::Status status = ErrnoStatus(errno, "cannot stat", path);
+    return absl::Status(status.code(), absl::StrCat(kDialFailed, status.message()));
+  }
+  if (!S_ISSOCK(info.st_mode)) {
     return absl::FailedPreconditionError(
         absl::StrCat(kDialFailed, path.string(), " is not a unix socket"));
   }
@@ -75,7 +87,9 @@ absl::StatusOr<std::filesystem::path> ResolvePluginSocket(const std::filesystem:
                      ": must be the file name of a socket in ", plugin_dir.string()));
   }
   std::filesystem::path socket = plugin_dir / std::string(endpoint);
-  if (absl::Status status = CheckSocketThere(socket); !status.ok()) return status;
+  if (absl::Status status = CheckDialTarget(socket, /*follow_symlinks=*/false); !status.ok()) {
+    return status;
+  }
   return socket;
 }
 
@@ -88,21 +102,8 @@ absl::StatusOr<std::filesystem::path> ResolveProbeSocket(absl::string_view endpo
   }
   const std::filesystem::path socket =
       std::filesystem::path(std::string(endpoint)).lexically_normal();
-  if (absl::Status status = ValidateSocketPath(socket); !status.ok()) {
-    return absl::Status(status.code(), absl::StrCat(kDialFailed, status.message()));
-  }
-  // stat, not lstat: a dial follows symlinks, and reading the target changes nothing.
-  struct stat info {};
-  if (::stat(socket.c_str(), &info) != 0) {
-    // Not there yet (a plugin that starts its registration server before its service): the
-    // dial waits for it, as upstream's blocking dial does, for as long as its timeout.
-    if (errno == ENOENT) return socket;
-    const absl::Status status = ErrnoStatus(errno, "cannot stat", socket);
-    return absl::Status(status.code(), absl::StrCat(kDialFailed, status.message()));
-  }
-  if (!S_ISSOCK(info.st_mode)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(kDialFailed, socket.string(), " is not a unix socket"));
+  if (absl::Status status = CheckDialTarget(socket, /*follow_symlinks=*/true); !status.ok()) {
+    return status;
   }
   return socket;
 }

@@ -30,7 +30,8 @@ absl::Status CheckProbePlugin(absl::string_view resource_name,
 // ResolvePluginSocket turns RegisterRequest.endpoint, a file name in `plugin_dir`, into the
 // socket path. InvalidArgument for anything that is not a plain file name (empty, ".", "..",
 // containing '/'), too long for a socket path or not dialable as it is (CheckDialable);
-// FailedPrecondition when no socket is there.
+// FailedPrecondition when something other than a socket is there (a symlink included). Nothing
+// there yet is accepted: the dial waits for the socket, as upstream's does.
 absl::StatusOr<std::filesystem::path> ResolvePluginSocket(const std::filesystem::path& plugin_dir,
                                                           absl::string_view endpoint);
 

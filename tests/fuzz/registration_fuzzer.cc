@@ -124,6 +124,21 @@ bool DocumentedDialableSocket(const std::string& endpoint) {
   return S_ISSOCK(info.st_mode);
 }
 
+// A kubelet.sock endpoint as documented: a plain file name (not empty, ".", "..", no '/' or NUL)
+// whose path in the plugin folder a socket address holds with no ',', and where a socket (not a
+// symlink) is or nothing yet.
+bool DocumentedPluginSocketName(const fs::path& plugin_dir, const std::string& endpoint) {
+  if (endpoint.empty() || endpoint == "." || endpoint == ".." ||
+      endpoint.find_first_of(std::string("/\0", 2)) != std::string::npos) {
+    return false;
+  }
+  const std::string path = (plugin_dir / endpoint).string();
+  if (path.size() > 107 || absl::StrContains(path, ',')) return false;
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) return errno == ENOENT;
+  return S_ISSOCK(info.st_mode);
+}
+
 void CheckKubeletSocketRegistration(const v1beta1::RegisterRequest& request) {
   const absl::Status status =
       devmgr::devicemanager::CheckRegisterRequest(request.version(), request.resource_name());
@@ -146,14 +161,15 @@ void CheckKubeletSocketRegistration(const v1beta1::RegisterRequest& request) {
   const fs::path& plugin_dir = GetFixture().plugin_dir;
   const absl::StatusOr<fs::path> socket =
       devmgr::devicemanager::ResolvePluginSocket(plugin_dir, request.endpoint());
-  Invariant(socket.ok() == (request.endpoint() == "gpu.sock"),
-            "Register's endpoint: only the real socket, by its plain file name");
+  Invariant(socket.ok() == DocumentedPluginSocketName(plugin_dir, request.endpoint()),
+            "Register's endpoint: a plain file name in the plugin folder where a socket is or "
+            "nothing yet (the fixture's file, folder and symlinks refused)");
   if (socket.ok()) {
-    Invariant(*socket == plugin_dir / "gpu.sock", "the socket resolved is the one named");
+    Invariant(*socket == plugin_dir / request.endpoint(), "the socket resolved is the one named");
   } else {
     Invariant(socket.status().code() == absl::StatusCode::kInvalidArgument ||
                   socket.status().code() == absl::StatusCode::kFailedPrecondition,
-              "a bad endpoint is InvalidArgument, a missing socket FailedPrecondition");
+              "a bad endpoint is InvalidArgument, something not a socket FailedPrecondition");
   }
 }
 
