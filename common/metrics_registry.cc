@@ -3,7 +3,6 @@
 #include <prometheus/check_names.h>
 #include <prometheus/client_metric.h>
 #include <prometheus/gauge.h>
-#include <prometheus/text_serializer.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -15,7 +14,6 @@
 #include <iterator>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <system_error>
 #include <utility>
 
@@ -25,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "common/build_version.h"
+#include "common/text_exposition.h"
 
 namespace devmgr {
 namespace {
@@ -35,22 +34,6 @@ void CheckOrDie(bool ok, absl::string_view what) {
   if (ok) return;
   std::fprintf(stderr, "devmgr metrics: %.*s\n", static_cast<int>(what.size()), what.data());
   std::abort();
-}
-
-// The text format's HELP escapes: backslash and line feed.
-std::string EscapeHelp(absl::string_view help) {
-  std::string out;
-  out.reserve(help.size());
-  for (const char c : help) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 prometheus::MetricFamily OneValue(std::string name, std::string help, prometheus::MetricType type,
@@ -156,15 +139,12 @@ std::string MetricsRegistry::Render() const {
                      return a.name < b.name;
                    });
   for (prometheus::MetricFamily& family : families) {
-    family.help = EscapeHelp(family.help);
     std::stable_sort(family.metric.begin(), family.metric.end(),
                      [](const prometheus::ClientMetric& a, const prometheus::ClientMetric& b) {
                        return a.label < b.label;
                      });
   }
-  std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, families);
-  return std::move(out).str();
+  return TextExposition(families);
 }
 
 CallbackFamily::CallbackFamily(std::string name, std::string help, prometheus::MetricType type,

@@ -3,7 +3,7 @@
 // prometheus-cpp's builders; values that live elsewhere (a count of endpoints read from the
 // Manager, an atomic counter of another module) are CallbackFamily collectables, read at each
 // scrape; ProcessCollector adds client_golang's process_* metrics. Render is all of it in the
-// text exposition format 0.0.4, written by prometheus::TextSerializer.
+// text exposition format 0.0.4, written as client_golang writes it (TextExposition).
 //
 //   MetricsRegistry metrics;
 //   prometheus::Family<prometheus::Counter>& registrations =
@@ -15,12 +15,9 @@
 //   metrics.Add(std::make_shared<ProcessCollector>());
 //   std::string text = metrics.Render();
 //
-// What Render adds to prometheus-cpp's output, so that a scrape reads as a kubelet's (Go's
-// client_golang): families sorted by name and each family's samples by their labels
-// (prometheus-cpp groups families by type and keeps samples in a hash map), and HELP texts
-// escaped (prometheus-cpp 1.0.1 writes them verbatim: a backslash or line break would make the
-// text unparsable). A family without any sample is left out, by prometheus-cpp as by
-// client_golang. Values are prometheus-cpp's: 16 significant digits, "Nan", "+Inf".
+// Render also orders the output as client_golang's registry does: families sorted by name and
+// each family's samples by their labels (prometheus-cpp groups families by type and keeps
+// samples in a hash map). A family without any sample is left out.
 //
 // A bad metric or label name is a programming error: prometheus-cpp's builders throw
 // std::invalid_argument (the process ends, at setup), CallbackFamily aborts with a message.

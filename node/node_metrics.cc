@@ -26,6 +26,28 @@ prometheus::Histogram::BucketBoundaries DefBuckets() {
   return {.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10};
 }
 
+// Upstream's DRADurationBuckets, metrics.ExponentialBucketsRange(.1, 40, 15): 0.1 s to 40 s, the
+// top under the kubelet's 45 s deadline of a DRA call. The bounds are the doubles Go's math.Pow
+// gives (glibc's pow differs in the last bits of six of them), so that each `le` label reads
+// as a kubelet's.
+prometheus::Histogram::BucketBoundaries DraDurationBuckets() {
+  return {0.1,
+          0.1534127404634391,
+          0.23535468936502524,
+          0.36106407876409946,
+          0.5539182980610752,
+          0.849781240983936,
+          1.303672689737678,
+          1.9999999999999993,
+          3.0682548092687805,
+          4.7070937873005025,
+          7.221281575281985,
+          11.078365961221499,
+          16.995624819678714,
+          26.07345379475354,
+          39.99999999999997};
+}
+
 // A durable write syncs the file and its folder: milliseconds on SSDs, tens of them on
 // spinning disks, seconds when the disk is in trouble.
 prometheus::Histogram::BucketBoundaries CheckpointWriteBuckets() {
@@ -213,7 +235,7 @@ void NodeMetrics::AttachDraManager(const dra::Manager& manager) {
 void NodeMetrics::OperationDone(absl::string_view operation, bool failed, absl::Duration duration) {
   dra_operations_duration_
       .Add({{"operation_name", std::string(operation)}, {"is_error", failed ? "true" : "false"}},
-           DefBuckets())
+           DraDurationBuckets())
       .Observe(absl::ToDoubleSeconds(duration));
 }
 
@@ -223,7 +245,7 @@ void NodeMetrics::DriverCallDone(absl::string_view driver, absl::string_view met
       .Add({{"driver_name", std::string(driver)},
             {"method_name", std::string(method)},
             {"grpc_status_code", GoCodeName(code)}},
-           DefBuckets())
+           DraDurationBuckets())
       .Observe(absl::ToDoubleSeconds(duration));
 }
 

@@ -7,8 +7,8 @@
 //   kubelet_device_plugin_alloc_duration_seconds{resource_name}      histogram (DefBuckets)
 //   kubelet_pod_resources_endpoint_{requests,errors}_*{server_api_version}  counters
 // The kubelet's DRA metrics (names without a subsystem, as upstream):
-//   dra_operations_duration_seconds{operation_name,is_error}            histogram (DefBuckets)
-//   dra_grpc_operations_duration_seconds{driver_name,method_name,grpc_status_code}  histogram
+//   dra_operations_duration_seconds{operation_name,is_error}            histogram (0.1-40 s)
+//   dra_grpc_operations_duration_seconds{driver_name,method_name,grpc_status_code}  same
 //   dra_resource_claims_in_use{driver_name}                             gauge, "<any>" for all
 // Ours carry the devmgr_ prefix:
 //   devmgr_device_plugin_endpoint_state{resource_name,state}  1 for the endpoint's state

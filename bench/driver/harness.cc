@@ -2,18 +2,38 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <optional>
 #include <thread>
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/metrics_scrape.h"
 #include "podresources/v1/api.grpc.pb.h"
 
 namespace devmgr::bench {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The value of the sample `series` (its name and labels as the text writes them) in a scrape's
+// text; nullopt if the text has no such sample. Values are read as numbers, since Go's form
+// writes large ones with an exponent (1e+06).
+std::optional<double> SampleValue(absl::string_view text, absl::string_view series) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    double value = 0;
+    if (absl::ConsumePrefix(&line, series) && absl::ConsumePrefix(&line, " ") &&
+        absl::SimpleAtod(line, &value)) {
+      return value;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 double MicrosSince(Clock::time_point start) {
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
@@ -80,14 +100,13 @@ absl::Status WaitAllocatable(BenchDaemon& daemon, const std::string& resource, i
 
 absl::Status WaitHealthyDevices(const BenchDaemon& daemon, const std::string& resource,
                                 int64_t devices) {
-  const std::string sample =
-      absl::StrCat("\ndevmgr_device_plugin_devices{health=\"healthy\",resource_name=\"", resource,
-                   "\"} ", devices, "\n");
+  const std::string series = absl::StrCat(
+      "devmgr_device_plugin_devices{health=\"healthy\",resource_name=\"", resource, "\"}");
   const absl::Time deadline = absl::Now() + kStartTimeout;
   for (;;) {
     absl::StatusOr<std::string> text = ScrapeMetrics(daemon.metrics_socket());
     if (!text.ok()) return text.status();
-    if (absl::StrContains(*text, sample)) return absl::OkStatus();
+    if (SampleValue(*text, series) == static_cast<double>(devices)) return absl::OkStatus();
     if (absl::Now() > deadline) {
       return absl::DeadlineExceededError(
           absl::StrCat("metrics never showed ", devices, " healthy devices of ", resource));
@@ -99,15 +118,11 @@ absl::Status WaitHealthyDevices(const BenchDaemon& daemon, const std::string& re
 absl::StatusOr<double> HeapTrims(const BenchDaemon& daemon) {
   absl::StatusOr<std::string> text = ScrapeMetrics(daemon.metrics_socket());
   if (!text.ok()) return text.status();
-  constexpr absl::string_view kSample = "\ndevmgr_heap_trims_total ";
-  absl::string_view rest = *text;
-  const size_t at = rest.find(kSample);
-  double trims = 0;
-  if (at != absl::string_view::npos) rest = rest.substr(at + kSample.size());
-  if (at == absl::string_view::npos || !absl::SimpleAtod(rest.substr(0, rest.find('\n')), &trims)) {
+  const std::optional<double> trims = SampleValue(*text, "devmgr_heap_trims_total");
+  if (!trims.has_value()) {
     return absl::InternalError("the daemon's metrics have no devmgr_heap_trims_total");
   }
-  return trims;
+  return *trims;
 }
 
 absl::Status WaitHeapTrimmed(const BenchDaemon& daemon, double trims) {

@@ -1,14 +1,15 @@
-// MetricsRegistry on prometheus-cpp: the text exposition format 0.0.4 as Render writes it
-// (families sorted by name and samples by labels, as Go's client_golang does; HELP escaped;
-// histograms as prometheus-cpp writes them: _count, _sum, then the cumulative buckets), values as
-// prometheus-cpp formats them, callback families, the process collector, build info, and the
-// registration mistakes that abort.
+// MetricsRegistry on prometheus-cpp: the text exposition format 0.0.4 as Render writes it, which
+// is as Go's client_golang writes it (families sorted by name and samples by labels; HELP
+// escaped; histograms as the cumulative buckets, then _sum and _count; values as Go formats a
+// float64), callback families, the process collector, build info, and the registration mistakes
+// that abort.
 #include "common/metrics_registry.h"
 
 #include <gtest/gtest.h>
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
+#include <prometheus/summary.h>
 #include <sys/resource.h>
 
 #include <atomic>
@@ -63,7 +64,7 @@ TEST(MetricsRegistryTest, RendersFamiliesSortedWithHelpAndType) {
             "kubelet_device_plugin_registration_total{resource_name=\"example.com/gpu\"} 3\n");
 }
 
-TEST(MetricsRegistryTest, RendersHistogramCountSumThenCumulativeBucketsWithInf) {
+TEST(MetricsRegistryTest, RendersHistogramCumulativeBucketsWithInfThenSumAndCount) {
   MetricsRegistry metrics;
   prometheus::Histogram& gpu =
       BuildHistogram()
@@ -80,12 +81,30 @@ TEST(MetricsRegistryTest, RendersHistogramCountSumThenCumulativeBucketsWithInf) 
   EXPECT_EQ(metrics.Render(),
             "# HELP op_duration_seconds Duration.\n"
             "# TYPE op_duration_seconds histogram\n"
-            "op_duration_seconds_count{resource_name=\"gpu\"} 4\n"
-            "op_duration_seconds_sum{resource_name=\"gpu\"} 31.5\n"
             "op_duration_seconds_bucket{resource_name=\"gpu\",le=\"0.005\"} 0\n"
             "op_duration_seconds_bucket{resource_name=\"gpu\",le=\"0.5\"} 2\n"
             "op_duration_seconds_bucket{resource_name=\"gpu\",le=\"1\"} 3\n"
-            "op_duration_seconds_bucket{resource_name=\"gpu\",le=\"+Inf\"} 4\n");
+            "op_duration_seconds_bucket{resource_name=\"gpu\",le=\"+Inf\"} 4\n"
+            "op_duration_seconds_sum{resource_name=\"gpu\"} 31.5\n"
+            "op_duration_seconds_count{resource_name=\"gpu\"} 4\n");
+}
+
+TEST(MetricsRegistryTest, RendersSummaryQuantilesThenSumAndCount) {
+  MetricsRegistry metrics;
+  prometheus::Summary& summary =
+      prometheus::BuildSummary()
+          .Name("s")
+          .Help("H.")
+          .Register(metrics.registry())
+          .Add({{"k", "x"}}, prometheus::Summary::Quantiles{{0.5, 0.05}, {0.99, 0.001}});
+  summary.Observe(2);
+  EXPECT_EQ(metrics.Render(),
+            "# HELP s H.\n"
+            "# TYPE s summary\n"
+            "s{k=\"x\",quantile=\"0.5\"} 2\n"
+            "s{k=\"x\",quantile=\"0.99\"} 2\n"
+            "s_sum{k=\"x\"} 2\n"
+            "s_count{k=\"x\"} 1\n");
 }
 
 TEST(MetricsRegistryTest, UnlabelledHistogramAddedAtSetupShowsFromTheStart) {
@@ -98,10 +117,10 @@ TEST(MetricsRegistryTest, UnlabelledHistogramAddedAtSetupShowsFromTheStart) {
   EXPECT_EQ(metrics.Render(),
             "# HELP write_seconds Writes.\n"
             "# TYPE write_seconds histogram\n"
-            "write_seconds_count 0\n"
-            "write_seconds_sum 0\n"
             "write_seconds_bucket{le=\"0.1\"} 0\n"
-            "write_seconds_bucket{le=\"+Inf\"} 0\n");
+            "write_seconds_bucket{le=\"+Inf\"} 0\n"
+            "write_seconds_sum 0\n"
+            "write_seconds_count 0\n");
 }
 
 TEST(MetricsRegistryTest, LeavesOutFamiliesWithoutSamples) {
@@ -145,9 +164,10 @@ TEST(MetricsRegistryTest, SortsLabelPairsByNameAndSamplesByTheirValues) {
             "g{resource_name=\"b\",state=\"running\"} 1\n");
 }
 
-// prometheus-cpp writes 16 significant digits (client_golang the shortest that reads back, as
-// 0.30000000000000004); integers below 10^16 in full (client_golang: 1e+06).
-TEST(MetricsRegistryTest, WritesValuesAsPrometheusCpp) {
+// Values and bucket bounds as Go's strconv.FormatFloat(v, 'g', -1, 64) writes them (the strings
+// below are Go's), -0 as 0, as client_golang's text format (prometheus-cpp wrote 16 significant
+// digits: 0.3, 1000000, Nan).
+TEST(MetricsRegistryTest, WritesValuesAsClientGolang) {
   MetricsRegistry metrics;
   auto& family = BuildGauge().Name("g").Help("H.").Register(metrics.registry());
   family.Add({{"v", "a"}}).Set(0.1 + 0.2);
@@ -158,17 +178,36 @@ TEST(MetricsRegistryTest, WritesValuesAsPrometheusCpp) {
   family.Add({{"v", "f"}}).Set(-std::numeric_limits<double>::infinity());
   family.Add({{"v", "g"}}).Set(std::numeric_limits<double>::quiet_NaN());
   family.Add({{"v", "h"}}).Set(1e100);
+  family.Add({{"v", "i"}}).Set(21196800);
+  family.Add({{"v", "j"}}).Set(-0.0);
+  family.Add({{"v", "k"}}).Set(123456);
+  BuildHistogram()
+      .Name("h")
+      .Help("H.")
+      .Register(metrics.registry())
+      .Add({}, prometheus::Histogram::BucketBoundaries{0.23535468936502524, 1.9999999999999993})
+      .Observe(1);
   EXPECT_EQ(metrics.Render(),
             "# HELP g H.\n"
             "# TYPE g gauge\n"
-            "g{v=\"a\"} 0.3\n"
-            "g{v=\"b\"} 1000000\n"
+            "g{v=\"a\"} 0.30000000000000004\n"
+            "g{v=\"b\"} 1e+06\n"
             "g{v=\"c\"} 123456.7\n"
             "g{v=\"d\"} 1e-05\n"
             "g{v=\"e\"} +Inf\n"
             "g{v=\"f\"} -Inf\n"
-            "g{v=\"g\"} Nan\n"
-            "g{v=\"h\"} 1e+100\n");
+            "g{v=\"g\"} NaN\n"
+            "g{v=\"h\"} 1e+100\n"
+            "g{v=\"i\"} 2.11968e+07\n"
+            "g{v=\"j\"} 0\n"
+            "g{v=\"k\"} 123456\n"
+            "# HELP h H.\n"
+            "# TYPE h histogram\n"
+            "h_bucket{le=\"0.23535468936502524\"} 0\n"
+            "h_bucket{le=\"1.9999999999999993\"} 1\n"
+            "h_bucket{le=\"+Inf\"} 1\n"
+            "h_sum 1\n"
+            "h_count 1\n");
 }
 
 TEST(MetricsRegistryTest, CallbackFamiliesRunAtEachRenderSortedAndSkipBadSamples) {

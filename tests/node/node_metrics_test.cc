@@ -314,12 +314,26 @@ TEST(NodeMetricsDraTest, ExportsTheKubeletDraMetrics) {
                    "com\",grpc_status_code=\"DeadlineExceeded\",method_name=\"/k8s.io."
                    "kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodePrepareResources\"}"),
             1);
-  EXPECT_EQ(Sample(text,
-                   "dra_grpc_operations_duration_seconds_bucket{driver_name=\"gpu.example."
-                   "com\",grpc_status_code=\"DeadlineExceeded\",method_name=\"/k8s.io."
-                   "kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodePrepareResources\",le=\"10\"}"),
-            0)
-      << "DefBuckets end at 10 s";
+  // Upstream's DRADurationBuckets, each bound written as a kubelet writes it (the strings a
+  // query's le="..." matches), which Go printed for metrics.ExponentialBucketsRange(.1, 40, 15).
+  const std::string bucket_prefix =
+      "dra_grpc_operations_duration_seconds_bucket{driver_name=\"gpu.example.com\","
+      "grpc_status_code=\"DeadlineExceeded\",method_name=\"/k8s.io.kubelet.pkg.apis.dra."
+      "v1beta1.DRAPlugin/NodePrepareResources\",le=\"";
+  std::vector<std::string> bounds;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::ConsumePrefix(&line, bucket_prefix)) continue;
+    const size_t end = line.find('"');
+    bounds.emplace_back(line.substr(0, end));
+    EXPECT_EQ(line.substr(end), bounds.back() == "+Inf" ? "\"} 1" : "\"} 0") << line;
+  }
+  EXPECT_EQ(bounds, (std::vector<std::string>{
+                        "0.1", "0.1534127404634391", "0.23535468936502524", "0.36106407876409946",
+                        "0.5539182980610752", "0.849781240983936", "1.303672689737678",
+                        "1.9999999999999993", "3.0682548092687805", "4.7070937873005025",
+                        "7.221281575281985", "11.078365961221499", "16.995624819678714",
+                        "26.07345379475354", "39.99999999999997", "+Inf"}))
+      << text;
   EXPECT_TRUE(absl::StrContains(text, "# TYPE dra_resource_claims_in_use gauge")) << text;
   EXPECT_EQ(Sample(text, "dra_resource_claims_in_use{driver_name=\"<any>\"}"), 0);
   if (std::filesystem::exists(kPromtool)) {
