@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <system_error>
 #include <utility>
 
 #include "absl/algorithm/container.h"
@@ -37,6 +38,16 @@ std::string String(const YAML::Node& node, const char* key) {
   if (!IsMap(node)) return "";
   const YAML::Node value = node[key];
   return value.IsDefined() && value.IsScalar() ? value.as<std::string>() : "";
+}
+
+// Set: a field of `node` with something in it, as clientcmd reads a field it uses only when not
+// empty: a non-empty scalar, list or map (null, "", [] and {} are as absent).
+bool Set(const YAML::Node& node, const char* key) {
+  if (!IsMap(node)) return false;
+  const YAML::Node value = node[key];
+  if (!value.IsDefined() || value.IsNull()) return false;
+  if (value.IsScalar()) return !value.Scalar().empty();
+  return value.size() > 0;
 }
 
 absl::Status ReadList(const YAML::Node& list, const char* key, const char* item_key,
@@ -217,8 +228,9 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
   }
   // Acting as another user needs the Impersonate-* headers on every request; sending the
   // credentials without them would act with the kubeconfig user's own (often wider) rights.
+  // Empty fields impersonate nobody, as clientcmd reads them.
   for (const char* as : {"as", "as-uid", "as-groups", "as-user-extra"}) {
-    if (IsMap(credentials) && credentials[as].IsDefined() && !credentials[as].IsNull()) {
+    if (Set(credentials, as)) {
       return absl::UnimplementedError(
           absl::StrCat(user_owner, " impersonates another user (", as,
                        "), which devmgr does not do: give it that user's own credentials"));
@@ -275,10 +287,12 @@ absl::StatusOr<RestConfig> InClusterConfig(const std::map<std::string, std::stri
   config.server =
       absl::StrCat("https://", ipv6 ? "[" : "", host->second, ipv6 ? "]" : "", ":", port->second);
   config.bearer_token_file = service_account_dir / "token";
-  if (!std::filesystem::exists(config.bearer_token_file)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("not running in a cluster: no service account token at ",
-                     config.bearer_token_file.string()));
+  // The error_code form: a folder it may not search (EACCES) is an answer, not an exception.
+  std::error_code error;
+  if (!std::filesystem::exists(config.bearer_token_file, error)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "not running in a cluster: no service account token at ", config.bearer_token_file.string(),
+        error ? absl::StrCat(" (", error.message(), ")") : ""));
   }
   absl::StatusOr<std::string> ca = ReadWholeFile(service_account_dir / "ca.crt");
   if (!ca.ok()) {

@@ -118,9 +118,10 @@ void SliceReflector::Run() {
                    .cap = options_.max_backoff};
   };
   Backoff backoff = fresh_backoff();
+  const auto pause = [&] { return Wait(backoff.Step([&] { return unit(random); })); };
   const auto fail = [&](const absl::Status& status) {
     if (options_.on_error) options_.on_error(status);
-    return Wait(backoff.Step([&] { return unit(random); }));
+    return pause();
   };
 
   std::string resource_version;
@@ -165,7 +166,10 @@ void SliceReflector::Run() {
     }
     if (watched.ok()) continue;  // the server ended the watch: resume where it left off
     if (absl::IsOutOfRange(watched)) {
-      need_list = true;  // too old: what was missed is only in a new list
+      // Too old: what was missed is only in a new list, made after the back-off as client-go's
+      // reflector makes it, so that a server answering every watch so is not listed in a loop.
+      need_list = true;
+      if (!pause()) return;
       continue;
     }
     // Throttled, a server error or a lost connection: the watch again, after the back-off.

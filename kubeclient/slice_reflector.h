@@ -2,9 +2,9 @@
 // a watch, as client-go's reflector keeps an informer's: it lists, then watches from the list's
 // resourceVersion with bookmarks (each one moves the point a watch resumes from); a watch the
 // server ends (its timeout, 5 to 10 minutes as client-go picks) is resumed where it left off,
-// a 410 Gone (the version is too old) is answered with a new list whose differences from the
-// copy are reported as changes, and other failures are retried after client-go's back-off
-// (800 ms doubling to 30 s, with jitter).
+// a 410 Gone (the version is too old) is answered, after the back-off, with a new list whose
+// differences from the copy are reported as changes, and other failures are retried after
+// client-go's back-off (800 ms doubling to 30 s, with jitter; an event delivered starts it over).
 //
 // Each change reaches `on_change` on the reflector's thread, in the order the server made
 // them: (nullptr, added), (old, new) or (old, nullptr) for a delete. It must not block for long

@@ -189,9 +189,12 @@ TEST(RestConfigTest, ImpersonationAndProxiesAreRefused) {
         "- name: groups\n  context: {cluster: lab, user: grouped}\n"
         "- name: far\n  context: {cluster: far, user: plain}\n"
         "- name: plain\n  context: {cluster: lab, user: plain}\n"
+        "- name: empty\n  context: {cluster: lab, user: empty}\n"
         "users:\n- name: admin\n  user: {token: t, as: 'system:serviceaccount:dra:driver'}\n"
         "- name: grouped\n  user: {token: t, as-groups: [viewers]}\n"
-        "- name: plain\n  user: {token: t}\n");
+        "- name: plain\n  user: {token: t}\n"
+        "- name: empty\n  user: {token: t, as: '', as-uid: '', as-groups: [], "
+        "as-user-extra: {}}\n");
   for (const auto& [context, text] : std::vector<std::pair<std::string, std::string>>{
            {"as", "user \"admin\" impersonates another user (as)"},
            {"groups", "user \"grouped\" impersonates another user (as-groups)"},
@@ -203,6 +206,10 @@ TEST(RestConfigTest, ImpersonationAndProxiesAreRefused) {
   absl::StatusOr<RestConfig> plain = LoadKubeconfig({dir.Sub("config")}, "plain");
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(plain->bearer_token, "t");
+  // Empty fields impersonate nobody, as clientcmd reads them (before, they were refused).
+  absl::StatusOr<RestConfig> empty = LoadKubeconfig({dir.Sub("config")}, "empty");
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(empty->bearer_token, "t");
 }
 
 // insecure-skip-tls-verify is a boolean as clientcmd reads one (YAML 1.1's words, unquoted);
@@ -285,6 +292,15 @@ TEST(RestConfigTest, InClusterUsesTheServiceAccount) {
                 .status()
                 .code(),
             absl::StatusCode::kFailedPrecondition);
+  // A token path the kernel cannot resolve (ELOOP here; EACCES for a process that may not search
+  // the folder) is an answer, not an exception that ends the process.
+  std::filesystem::create_directory_symlink(dir.Sub("loop"), dir.Sub("loop"));
+  const absl::Status loop = InClusterConfig({{"KUBERNETES_SERVICE_HOST", "10.96.0.1"},
+                                             {"KUBERNETES_SERVICE_PORT", "443"}},
+                                            dir.Sub("loop"))
+                                .status();
+  EXPECT_EQ(loop.code(), absl::StatusCode::kFailedPrecondition) << loop;
+  EXPECT_TRUE(absl::StrContains(loop.message(), "symbolic links")) << loop;
 }
 
 }  // namespace

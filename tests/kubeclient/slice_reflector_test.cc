@@ -65,7 +65,9 @@ class SliceReflectorTest : public ::testing::Test {
     client_ = *std::move(client);
   }
 
-  std::unique_ptr<SliceReflector> Start(const std::string& field_selector = "") {
+  std::unique_ptr<SliceReflector> Start(const std::string& field_selector = "",
+                                        absl::Duration initial_backoff = absl::Milliseconds(10),
+                                        absl::Duration min_watch_timeout = absl::Minutes(5)) {
     SliceReflectorOptions options;
     options.client = client_.get();
     options.field_selector = field_selector;
@@ -76,7 +78,8 @@ class SliceReflectorTest : public ::testing::Test {
       ++errors_;
       last_error_ = status;
     };
-    options.initial_backoff = absl::Milliseconds(10);
+    options.initial_backoff = initial_backoff;
+    options.min_watch_timeout = min_watch_timeout;
     absl::StatusOr<std::unique_ptr<SliceReflector>> reflector =
         SliceReflector::Start(std::move(options));
     EXPECT_TRUE(reflector.ok()) << reflector.status();
@@ -155,6 +158,32 @@ TEST_F(SliceReflectorTest, TooOldAVersionMeansANewListWhoseDifferencesAreChanges
   ASSERT_TRUE(copy.has_value());
   for (const auto& slice : copy->slices) names.push_back(slice->metadata.name);
   EXPECT_THAT(names, ElementsAre("b", "c"));
+}
+
+// The new list after a 410 waits the back-off, as client-go's reflector waits before its next
+// ListAndWatch: a server that answered every watch so would otherwise be listed in a loop. The
+// first watch asks to end after a second or two, which the server does, and the next one is
+// answered 410: with a back-off of an hour, no second list comes before Stop (before, it came at
+// once).
+TEST_F(SliceReflectorTest, TheNewListAfterTooOldAVersionWaitsTheBackOff) {
+  std::unique_ptr<SliceReflector> reflector = Start("", absl::Hours(1), absl::Seconds(1));
+  ASSERT_TRUE(Watching());
+  FakeFailure failure;
+  failure.method = "GET";
+  failure.code = 410;
+  failure.reason = "Expired";
+  server_.FailNext(failure);
+  const auto watches = [&] {
+    int count = 0;
+    for (const auto& request : server_.Requests()) {
+      count += request.target.find("watch=") != std::string::npos ? 1 : 0;
+    }
+    return count;
+  };
+  ASSERT_TRUE(WaitFor([&] { return watches() >= 2; }));
+  EXPECT_FALSE(WaitFor([&] { return reflector->lists() == 2; }, std::chrono::seconds(1)));
+  EXPECT_EQ(errors_.load(), 0) << "a 410 is no error";
+  reflector->Stop();
 }
 
 TEST_F(SliceReflectorTest, BookmarksKeepTheResumePointAheadOfACompaction) {
