@@ -158,7 +158,7 @@ int RunClaims(const std::string& root_dir, const std::string& timeout, OutputFor
   SetDeadline(context, connection.timeout);
   if (grpc::Status status = stub->ListClaims(&context, admin::ListClaimsRequest(), &response);
       !status.ok()) {
-    return DaemonFailure("ListClaims", status);
+    return DaemonFailure("ListClaims", status, context);
   }
   if (IsStructured(format)) {
     PrintObject(ProtoToJson(response), format);

@@ -127,7 +127,7 @@ The answer is no: refused, checksum mismatch, not found, another daemon holds th
 .TP
 .B 2
 Bad usage or unreadable input: an unknown command or flag, a malformed manifest, no daemon to
-talk to.
+talk to, no answer from it within the timeout.
 .PP
 A failure always prints one line, \fBdevmgr: \fIreason\fR, on standard error.
 )";

@@ -81,7 +81,7 @@ int RunAdmit(const PodsFlags& flags) {
   grpc::ClientContext context;
   SetDeadline(context, connection.timeout);
   if (grpc::Status status = stub->AdmitPod(&context, request, &response); !status.ok()) {
-    return DaemonFailure("AdmitPod", status);
+    return DaemonFailure("AdmitPod", status, context);
   }
   if (response.generated_uid()) {
     std::cerr << "devmgr: the manifest has no metadata.uid; generated " << response.pod_uid()
@@ -117,7 +117,7 @@ int RunRemove(const PodsFlags& flags) {
   grpc::ClientContext context;
   SetDeadline(context, connection.timeout);
   if (grpc::Status status = stub->RemovePod(&context, request, &response); !status.ok()) {
-    return DaemonFailure("RemovePod", status);
+    return DaemonFailure("RemovePod", status, context);
   }
   if (IsStructured(flags.format)) {
     PrintObject(ProtoToJson(response), flags.format);
@@ -202,7 +202,7 @@ int RunList(const PodsFlags& flags) {
   SetDeadline(context, connection.timeout);
   if (grpc::Status status = stub->ListPods(&context, admin::ListPodsRequest(), &response);
       !status.ok()) {
-    return DaemonFailure("ListPods", status);
+    return DaemonFailure("ListPods", status, context);
   }
   if (IsStructured(flags.format)) {
     PrintObject(ProtoToJson(response), flags.format);
@@ -245,7 +245,7 @@ int RunOptions(const PodsFlags& flags) {
   grpc::ClientContext context;
   SetDeadline(context, connection.timeout);
   if (grpc::Status status = stub->GetRunOptions(&context, request, &response); !status.ok()) {
-    return DaemonFailure("GetRunOptions", status);
+    return DaemonFailure("GetRunOptions", status, context);
   }
   if (IsStructured(flags.format)) {
     PrintObject(ProtoToJson(response), flags.format);

@@ -7,7 +7,7 @@
 //
 // All take -o json and --timeout. Exit 0 on success; 1 when the daemon refuses (the reason on
 // stderr, and nothing has changed) or the pod is not found; 2 for a malformed manifest, an
-// unreadable file or no daemon.
+// unreadable file, no daemon, or no answer within --timeout (the daemon goes on with the call).
 #pragma once
 
 #include "CLI/CLI.hpp"

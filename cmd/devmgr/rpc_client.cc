@@ -1,5 +1,6 @@
 #include "cmd/devmgr/rpc_client.h"
 
+#include <chrono>
 #include <iostream>
 
 #include "absl/status/status.h"
@@ -61,9 +62,18 @@ std::string CodeName(const grpc::Status& status) {
   return absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
 }
 
-int DaemonFailure(absl::string_view method, const grpc::Status& status) {
+int DaemonFailure(absl::string_view method, const grpc::Status& status,
+                  const grpc::ClientContext& context) {
   if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
     return Fail(kExitUsage, status.error_message());
+  }
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
+      std::chrono::system_clock::now() >= context.deadline()) {
+    return Fail(
+        kExitUsage,
+        absl::StrCat(method, ": no answer from the daemon within --timeout (", CodeName(status),
+                     "); it goes on with the call, which may still take effect: "
+                     "`devmgr pods list` shows what the node holds"));
   }
   return Fail(kExitNo, absl::StrCat(method, " failed: ", status.error_message(), " (",
                                     CodeName(status), ")"));

@@ -36,11 +36,14 @@ Connection ConnectDaemon(const std::filesystem::path& root_dir, const std::strin
 // ("RESOURCE_EXHAUSTED"); failures name it in parentheses after the message.
 std::string CodeName(const grpc::Status& status);
 
-// DaemonFailure reports a failed admin call: a malformed request is bad input (2), every other
-// answer the daemon's "no" (1): the channel was ready before the call (ConnectDaemon waits for
-// it), so UNAVAILABLE or DEADLINE_EXCEEDED come from a plugin or driver that died or hung
+// DaemonFailure reports a failed admin call made with `context`: a malformed request is bad
+// input (2), and so is the call's own deadline passing (2: the daemon did not answer in time and
+// goes on with the call, so nothing says it was refused); every other answer is the daemon's
+// "no" (1): the channel was ready before the call (ConnectDaemon waits for it), so UNAVAILABLE
+// or a DEADLINE_EXCEEDED before the deadline come from a plugin or driver that died or hung
 // during the call, not from a missing daemon.
-int DaemonFailure(absl::string_view method, const grpc::Status& status);
+int DaemonFailure(absl::string_view method, const grpc::Status& status,
+                  const grpc::ClientContext& context);
 
 // RpcFailure reports a failed call: unreachable is usage (2), anything else a refusal (1).
 int RpcFailure(absl::string_view method, const grpc::Status& status);

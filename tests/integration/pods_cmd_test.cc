@@ -125,6 +125,21 @@ TEST_F(PodsCommandTest, RefusalNamesTheGrpcCode) {
   EXPECT_NE(missing.err.find("(NOT_FOUND)"), std::string::npos) << missing.err;
 }
 
+// An admission still under way when the client's --timeout passes is no refusal: the daemon
+// goes on with it, so `admit` says it had no answer (exit 2) instead of "refused, nothing
+// changed" (exit 1, as it said before), and the pod is admitted once the plugin answers.
+TEST_F(PodsCommandTest, AnAdmissionStillUnderWayAtTheTimeoutIsNoRefusal) {
+  plugin_ = h_.StartPlugin(kGpu, 2, {"--allocate-latency", "3s"});
+  ASSERT_TRUE(WaitFor([&] { return h_.Allocatable(kGpu) == 2; }, 20s));
+  const ProcessResult late = Pods({"admit", "--timeout", "1s", "-"}, PodManifest("late", kGpu, 1));
+  EXPECT_EQ(late.exit_code, 2) << late.err;
+  EXPECT_EQ(late.err,
+            "devmgr: AdmitPod: no answer from the daemon within --timeout (DEADLINE_EXCEEDED); it "
+            "goes on with the call, which may still take effect: `devmgr pods list` shows what "
+            "the node holds\n");
+  EXPECT_TRUE(WaitFor([&] { return h_.PodDevices()["late"].size() == 1; }, 20s));
+}
+
 TEST_F(PodsCommandTest, ListInEveryFormat) {
   StartGpus();
   ASSERT_EQ(h_.Admit(PodManifest("one", kGpu, 1)).exit_code, 0);
