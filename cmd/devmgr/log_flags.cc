@@ -7,14 +7,27 @@
 namespace devmgr::cli {
 
 void AddLogFlags(CLI::App& command, LogFlags& flags) {
+  // Functions rather than plain options, so that a flag given with its default value counts as
+  // given: the two are exclusive whatever their values.
   command
-      .add_option("--log-level", flags.level, "Log level: trace, debug, info, warn, error or off")
+      .add_option_function<std::string>(
+          "--log-level",
+          [&flags](const std::string& level) {
+            flags.level = level;
+            flags.level_given = true;
+          },
+          "Log level: trace, debug, info, warn, error or off")
       ->type_name("LEVEL")
-      ->capture_default_str();
+      ->default_str(flags.level);
   command
-      .add_option("-v,--v", flags.verbosity,
-                  "Log verbosity, as the kubelet's -v: 0-2 info, 3-4 debug, 5 trace (instead "
-                  "of --log-level)")
+      .add_option_function<int>(
+          "-v,--v",
+          [&flags](const int& verbosity) {
+            flags.verbosity = verbosity;
+            flags.verbosity_given = true;
+          },
+          "Log verbosity, as the kubelet's -v: 0-2 info, 3-4 debug, 5 trace (instead "
+          "of --log-level)")
       ->type_name("N");
 }
 
@@ -25,11 +38,10 @@ absl::StatusOr<LoggerPtr> NewLogger(const LogFlags& flags, std::string name,
     return absl::InvalidArgumentError(absl::StrCat("--log-level: unknown level \"", flags.level,
                                                    "\"; want trace, debug, info, warn or error"));
   }
-  if (flags.verbosity < -1) return absl::InvalidArgumentError("-v: must be 0 or more");
-  if (flags.verbosity >= 0) {
-    if (flags.level != LogFlags().level) {
+  if (flags.verbosity_given) {
+    if (flags.verbosity < 0) return absl::InvalidArgumentError("-v: must be 0 or more");
+    if (flags.level_given)
       return absl::InvalidArgumentError("--log-level and -v: give one of them");
-    }
     level = VerbosityLevel(flags.verbosity);
   }
   auto logger = std::make_shared<spdlog::logger>(std::move(name), std::move(sink));

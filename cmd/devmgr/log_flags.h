@@ -13,7 +13,9 @@ namespace devmgr::cli {
 
 struct LogFlags {
   std::string level = "info";
-  int verbosity = -1;  // -1: -v not given
+  bool level_given = false;
+  int verbosity = 0;
+  bool verbosity_given = false;
 };
 
 // AddLogFlags adds --log-level and -v/--v to `command`.

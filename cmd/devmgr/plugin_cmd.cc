@@ -36,6 +36,10 @@
 namespace devmgr::cli {
 namespace {
 
+// A fake plugin builds all its devices before it serves (a billion took 23 GiB): more than a
+// million is no node's, and is refused as usage.
+constexpr int64_t kMaxFakeDevices = 1'000'000;
+
 // Flags every plugin shares.
 struct CommonFlags {
   std::string root_dir = "/var/lib/kubelet";
@@ -196,9 +200,10 @@ int RunFake(const CommonFlags& common, const FakeFlags& flags) {
                                          "not \"",
                                          flags.resource, "\""));
   }
-  if (flags.devices < 0 || flags.numa_nodes < 0) {
-    return Fail(kExitUsage, "--devices and --numa-nodes must not be negative");
+  if (flags.devices < 0 || flags.devices > kMaxFakeDevices) {
+    return Fail(kExitUsage, absl::StrCat("--devices must be 0 to ", kMaxFakeDevices));
   }
+  if (flags.numa_nodes < 0) return Fail(kExitUsage, "--numa-nodes must not be negative");
   devices.devices = flags.devices;
   devices.numa_nodes = flags.numa_nodes;
   devices.id_prefix = flags.id_prefix;
@@ -247,7 +252,9 @@ int RunFakeDra(const FakeDraFlags& flags) {
                              "gpu.example.com, not \"",
                              flags.driver, "\""));
   }
-  if (flags.devices < 0) return Fail(kExitUsage, "--devices must not be negative");
+  if (flags.devices < 0 || flags.devices > kMaxFakeDevices) {
+    return Fail(kExitUsage, absl::StrCat("--devices must be 0 to ", kMaxFakeDevices));
+  }
   plugins::FakeDraOptions options;
   options.serve_v1 = false;
   options.serve_v1beta1 = false;

@@ -1,11 +1,14 @@
 #include "cmd/devmgr/rpc_client.h"
 
+#include <cerrno>
 #include <chrono>
 #include <iostream>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/devmgr/command.h"
+#include "common/errno_status.h"
+#include "common/unix_socket.h"
 #include "podresources/client.h"
 
 namespace devmgr::cli {
@@ -34,6 +37,19 @@ Connection Connect(const std::filesystem::path& socket, const std::string& timeo
     connection.exit_code =
         Fail(kExitUsage, absl::StrCat("no socket at ", socket.string(),
                                       " (is the kubelet or devmgr serve running there?)"));
+    return connection;
+  }
+  // A file nothing accepts on (a socket a killed daemon left, a regular file) refuses at once:
+  // said at once too, with the reason, rather than after the timeout.
+  if (const int error = ConnectError(std::filesystem::absolute(socket));
+      error != 0 && error != EINVAL) {
+    connection.exit_code = Fail(
+        kExitUsage, absl::StrCat("cannot connect to ", socket.string(), ": ",
+                                 ErrnoStatus(error, "connect").message(),
+                                 error == ECONNREFUSED
+                                     ? " (nothing listens there: is the kubelet or devmgr serve "
+                                       "running?)"
+                                     : ""));
     return connection;
   }
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =

@@ -4,6 +4,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <ctime>
 #include <map>
@@ -93,6 +94,10 @@ int RunServe(const ServeFlags& flags) {
   }
   if (flags.max_message_bytes < 4 << 20) {
     return Fail(kExitUsage, "--max-message-bytes must be at least 4194304 (gRPC's default)");
+  }
+  // Not !(qps < 0): NaN compares false to everything, and would mean no limit.
+  if (!(flags.podresources_qps >= 0) || std::isinf(flags.podresources_qps)) {
+    return Fail(kExitUsage, "--podresources-qps must be a number >= 0 (0: no limit)");
   }
   if (flags.podresources_burst < 1) return Fail(kExitUsage, "--podresources-burst must be >= 1");
   absl::StatusOr<topologymanager::TopologyPolicyKind> policy =

@@ -221,6 +221,10 @@ TEST_F(PluginCommandTest, BadUsageExitsTwoWithOneLine) {
            {"plugin", "fake", "--root-dir", root, "--resource", "a.b/c", "--flip-every", "often"},
            {"plugin", "fake", "--root-dir", root, "--resource", "a.b/c", "--preferred", "best"},
            {"plugin", "fake", "--root-dir", root, "--resource", "A_B/c"},
+           {"plugin", "fake", "--root-dir", root, "--resource", "a.b/c", "--devices", "-1"},
+           // A billion devices, built before the plugin serves, took 23 GiB.
+           {"plugin", "fake", "--root-dir", root, "--resource", "a.b/c", "--devices", "1000000000"},
+           {"plugin", "fake-dra", "--root-dir", root, "--driver", "a.b", "--devices", "1000001"},
            {"plugin", "generic", "--root-dir", root, "--config", root + "/missing.yaml"},
        }) {
     std::vector<std::string> argv = args;

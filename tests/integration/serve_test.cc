@@ -416,6 +416,14 @@ TEST_F(ServeTest, LogsAreKlogLinesWithTheirSource) {
   ProcessResult both = Run({"serve", "--root-dir", Root(), "--log-level", "debug", "-v", "4"});
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_NE(both.err.find("--log-level and -v"), std::string::npos) << both.err;
+  // Given is given, whatever the value (the default level beside -v was taken before).
+  ProcessResult default_level =
+      Run({"serve", "--root-dir", Root(), "-v", "3", "--log-level", "info"});
+  EXPECT_EQ(default_level.exit_code, 2);
+  EXPECT_NE(default_level.err.find("--log-level and -v"), std::string::npos) << default_level.err;
+  ProcessResult negative = Run({"serve", "--root-dir", Root(), "-v", "-1"});
+  EXPECT_EQ(negative.exit_code, 2);
+  EXPECT_NE(negative.err.find("-v: must be 0 or more"), std::string::npos) << negative.err;
 }
 
 // Started by systemd as a Type=notify service (a datagram socket stands in for systemd):
@@ -505,7 +513,10 @@ TEST_F(ServeTest, BadFlagsAreUsageErrors) {
   for (const auto& flag : std::vector<std::vector<std::string>>{{"--endpoint-grace", "soon"},
                                                                 {"--topology-policy", "strict"},
                                                                 {"--log-level", "loud"},
-                                                                {"--max-message-bytes", "100"}}) {
+                                                                {"--max-message-bytes", "100"},
+                                                                {"--podresources-qps", "-5"},
+                                                                {"--podresources-qps", "nan"},
+                                                                {"--podresources-burst", "0"}}) {
     std::vector<std::string> args = {"serve", "--root-dir", Root()};
     args.insert(args.end(), flag.begin(), flag.end());
     ProcessResult result = Run(args);
