@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <map>
+#include <regex>
 #include <set>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 
 namespace devmgr::cli {
@@ -74,13 +76,32 @@ void NumbersOfMessage(const Descriptor& descriptor, OrderedJson& object) {
   }
 }
 
-// NeedsQuotes: a plain scalar with this text would read back as something other than a string.
+// NeedsQuotes: a plain scalar with this text would read back as something other than a string
+// in YAML 1.1 (PyYAML; go-yaml v2, which kubectl uses) or 1.2: empty; a boolean or null word
+// (y, Yes, ON, ~, ...) or the merge key "<<"; a number in any of their forms (1_000, .5, 1e3,
+// 0b101, 017, 0o17, 0x1F, 12:30, .inf, .NaN); a date or timestamp (2001-01-01...). Quoting more
+// than needed costs nothing: a quoted scalar is a string in every reader.
 bool NeedsQuotes(const std::string& text) {
   static const std::set<std::string> kWords = {
-      "true", "false", "True", "False", "TRUE", "FALSE", "null", "Null", "NULL", "~",
-      "yes",  "no",    "on",   "off",   "y",    "n",     "Yes",  "No",   "On",   "Off"};
+      "y",    "Y",    "yes",  "Yes",   "YES",   "n",     "N",  "no", "No", "NO",
+      "true", "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off",
+      "Off",  "OFF",  "null", "Null",  "NULL",  "~",     "<<", "="};
+  static const std::regex kNumberOrTime(
+      "[-+]?([0-9][0-9_]*)?\\.?[0-9_]*([eE][-+]?[0-9]+)?"   // 1, 1_000, 1.5, .5, 1e3, 1.
+      "|[-+]?0b[01_]+|[-+]?0o[0-7_]+|[-+]?0x[0-9a-fA-F_]+"  // 0b101, 0o17, 0x1F (017 above)
+      "|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\\.[0-9_]*)?"      // 12:30, 1:20:30.5 (base 60)
+      "|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)"
+      "|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt \t].*)?");  // 2001-01-01, with a time
+  if (text.empty() || kWords.contains(text)) return true;
+  // Every number and date starts so; most IDs and names do not, and skip the expressions.
+  const char first = text.front();
+  if (!absl::ascii_isdigit(static_cast<unsigned char>(first)) && first != '-' && first != '+' &&
+      first != '.') {
+    double number = 0;  // "inf", "nan", "infinity" as strtod reads them
+    return absl::SimpleAtod(text, &number);
+  }
   double number = 0;
-  return text.empty() || kWords.contains(text) || absl::SimpleAtod(text, &number);
+  return absl::SimpleAtod(text, &number) || std::regex_match(text, kNumberOrTime);
 }
 
 void Emit(YAML::Emitter& out, const OrderedJson& value) {

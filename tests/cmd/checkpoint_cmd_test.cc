@@ -151,6 +151,32 @@ TEST_F(CheckpointCommandTest, EveryFormatThroughOnePrinter) {
   EXPECT_EQ(wide.out, table.out);
 }
 
+// Device IDs that a YAML 1.1 or 1.2 reader would take for a boolean, a null, a number or a date
+// are quoted; others are plain (before, YES, ON, .inf, 1_000, 12:30, 2001-01-01 and 0b101 were
+// written plain, and PyYAML read them back as booleans, numbers and dates).
+TEST_F(CheckpointCommandTest, YamlQuotesWhatWouldReadBackAsAnotherType) {
+  const std::vector<std::string> quoted = {
+      "YES",   "ON",    "OFF",       "y",          "N",
+      "~",     "<<",    ".inf",      "-.Inf",      ".NaN",
+      "1_000", "12:30", "1:20:30.5", "2001-01-01", "2001-12-14t21:59:43.10-05:00",
+      "0b101", "0o17",  "017",       "0x1F",       "1e3",
+      "+1.5",  "1."};
+  const std::vector<std::string> plain = {"gpu0", "0000:3b:00.0", "nvidia0", "Yesterday", "on-1"};
+  checkpoint::CheckpointData data;
+  std::vector<std::string> ids = quoted;
+  ids.insert(ids.end(), plain.begin(), plain.end());
+  data.registered_devices["example.com/gpu"] = ids;
+  const std::string file = WriteFile("ids", checkpoint::Encode(data));
+  const ProcessResult yaml = RunDevmgr({"checkpoint", "show", "-o", "yaml", file});
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+  for (const std::string& id : quoted) {
+    EXPECT_NE(yaml.out.find("- \"" + id + "\"\n"), std::string::npos) << id << "\n" << yaml.out;
+  }
+  for (const std::string& id : plain) {
+    EXPECT_NE(yaml.out.find("- " + id + "\n"), std::string::npos) << id << "\n" << yaml.out;
+  }
+}
+
 TEST_F(CheckpointCommandTest, ShowOfAMismatchedFileShowsItButExitsOne) {
   std::string bytes = *ReadWholeFile(GoodCheckpoint());
   bytes.replace(bytes.find("gpu2"), 4, "gpu3");
