@@ -73,10 +73,9 @@ void AddBenchCommand(CLI::App& app, CommandResult& result) {
   };
   std::vector<std::pair<CLI::Option*, Size>> options;
   for (const Size& size : sizes) {
-    CLI::Option* option =
-        bench->add_option(size.flag, flags->options.*size.field, size.help)
-            ->capture_default_str()
-            ->check(size.zero_allowed ? CLI::NonNegativeNumber : CLI::PositiveNumber);
+    CLI::Option* option = bench->add_option(size.flag, flags->options.*size.field, size.help)
+                              ->capture_default_str()
+                              ->check(size.zero_allowed ? NonNegative() : Positive());
     options.emplace_back(option, size);
   }
   bench

@@ -7,6 +7,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -194,6 +195,31 @@ int RunHelp(const CLI::App& root, const std::vector<std::string>& words) {
   return kExitOk;
 }
 
+// The option a CLI11 message is about: "NAME: ..." or "Could not convert: NAME = ...".
+const CLI::Option* OptionNamedIn(const CLI::App& command, absl::string_view message) {
+  absl::ConsumePrefix(&message, "Could not convert: ");
+  for (const CLI::Option* option : command.get_options()) {
+    const std::string& name = option->get_name();
+    if (!name.empty() &&
+        (absl::StartsWith(message, name + ":") || absl::StartsWith(message, name + " = "))) {
+      return option;
+    }
+  }
+  return nullptr;
+}
+
+// A number check for CLI11: "" when `text` is a number that `accept` takes, else what is wrong.
+CLI::Validator NumberCheck(bool (*accept)(double), const char* want) {
+  return CLI::Validator(
+      [accept, want](std::string& text) -> std::string {
+        double value = 0;
+        if (!absl::SimpleAtod(text, &value)) return absl::StrCat("\"", text, "\" is not a number");
+        if (!accept(value)) return absl::StrCat("must be ", want, ", not ", text);
+        return "";
+      },
+      "");
+}
+
 }  // namespace
 
 CommandInfo DescribeCommand(const CLI::App& command, std::vector<std::string> path) {
@@ -278,7 +304,33 @@ std::string UsageError(const CLI::App& root, const CLI::ParseError& error) {
                           OrList(choices, false), see);
     }
   }
+  // A flag without its value, or a value its type cannot hold: CLI11 names its own internals
+  // ("1 required ENUM:value in {json->1,...} missing", "Could not convert").
+  if (const CLI::Option* option = OptionNamedIn(*at, error.what()); option != nullptr) {
+    const std::vector<std::string> choices = Choices(option->get_type_name());
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr) {
+      return absl::StrCat(option->get_name(), " needs a value",
+                          choices.empty() ? "" : absl::StrCat(": ", OrList(choices, false)), see);
+    }
+    if (dynamic_cast<const CLI::ConversionError*>(&error) != nullptr &&
+        !option->results().empty()) {
+      return absl::StrCat(option->get_name(), ": \"", option->results().back(),
+                          "\" is not a number it takes", see);
+    }
+  }
   return absl::StrCat(error.what(), see);
+}
+
+const CLI::Validator& Positive() {
+  static const CLI::Validator* const kPositive = new CLI::Validator(NumberCheck(
+      +[](double value) { return value > 0; }, "above 0"));
+  return *kPositive;
+}
+
+const CLI::Validator& NonNegative() {
+  static const CLI::Validator* const kNonNegative = new CLI::Validator(NumberCheck(
+      +[](double value) { return value >= 0; }, "0 or more"));
+  return *kNonNegative;
 }
 
 void AddHelpCommand(CLI::App& app, CommandResult& result) {

@@ -68,8 +68,16 @@ std::vector<std::string> SuggestCommands(const CLI::App& parent, const std::stri
 //   unknown command "lsit" for "devmgr pods"; did you mean "list"? (see devmgr pods --help)
 //   "devmgr pods" needs a command: admit, remove, list or options (see devmgr pods --help)
 //   --output: "xml" is not one of json, table, wide or yaml (see devmgr pods list --help)
+//   --output needs a value: json, table, wide or yaml (see devmgr pods list --help)
+//   --max-message-bytes: "99999999999" is not a number it takes (see ...)
 // otherwise CLI11's own message, pointed at the --help of the command it was parsing.
 std::string UsageError(const CLI::App& root, const CLI::ParseError& error);
+
+// Positive and NonNegative check a number flag's value before CLI11 converts it, in words
+// (CLI11's own PositiveNumber says "Value 0 not in range 0.000000 to 1797...", a 300-digit
+// number): "--max-message-bytes: must be above 0, not 0".
+const CLI::Validator& Positive();
+const CLI::Validator& NonNegative();
 
 // AddHelpCommand adds `devmgr help [COMMAND...]` under `app` (the program): the --help of that
 // command on stdout, or of the program; an unknown command is a usage error with suggestions.

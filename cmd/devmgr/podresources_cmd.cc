@@ -107,14 +107,20 @@ std::string CdiText(const google::protobuf::RepeatedPtrField<::v1::DynamicResour
   return names.empty() ? "-" : absl::StrJoin(names, ",");
 }
 
+// A name as a cell: "-" for none (a pod recovered from a kubelet's checkpoint has no namespace
+// or name), so that every row has a word in every column for scripts that split on blanks.
+std::string NameCell(const std::string& name) { return name.empty() ? "-" : name; }
+
 void AddPodRows(const ::v1::PodResources& pod, ColumnTable& table) {
+  const std::string namespace_cell = NameCell(pod.namespace_());
+  const std::string name_cell = NameCell(pod.name());
   if (pod.containers().empty()) {
-    table.AddRow({pod.namespace_(), pod.name(), "-", "-", "-", "-", "-", "-"});
+    table.AddRow({namespace_cell, name_cell, "-", "-", "-", "-", "-", "-"});
   }
   for (const auto& container : pod.containers()) {
-    table.AddRow({pod.namespace_(), pod.name(), container.name(), DevicesText(container.devices()),
-                  CpusText(container.cpu_ids()), MemoryText(container.memory()),
-                  DynamicText(container.dynamic_resources()),
+    table.AddRow({namespace_cell, name_cell, NameCell(container.name()),
+                  DevicesText(container.devices()), CpusText(container.cpu_ids()),
+                  MemoryText(container.memory()), DynamicText(container.dynamic_resources()),
                   CdiText(container.dynamic_resources())});
   }
 }
@@ -297,7 +303,7 @@ void AddPodResourcesCommand(CLI::App& app, CommandResult& result) {
                    "Largest response accepted, in bytes")
         ->type_name("BYTES")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(Positive());
     AddOutputFlag(sub, options->format);
   };
 

@@ -20,6 +20,15 @@ bool Absent(const std::filesystem::path& socket) {
   return !std::filesystem::exists(socket, error);
 }
 
+// "METHOD failed: message (CODE)", or "METHOD failed (CODE)" for a status without a message
+// (a server without the method answers UNIMPLEMENTED with none).
+std::string FailedText(absl::string_view method, const grpc::Status& status) {
+  if (status.error_message().empty()) {
+    return absl::StrCat(method, " failed (", CodeName(status), ")");
+  }
+  return absl::StrCat(method, " failed: ", status.error_message(), " (", CodeName(status), ")");
+}
+
 }  // namespace
 
 Connection Connect(const std::filesystem::path& socket, const std::string& timeout_text,
@@ -91,16 +100,13 @@ int DaemonFailure(absl::string_view method, const grpc::Status& status,
                      "); it goes on with the call, which may still take effect: "
                      "`devmgr pods list` shows what the node holds"));
   }
-  return Fail(kExitNo, absl::StrCat(method, " failed: ", status.error_message(), " (",
-                                    CodeName(status), ")"));
+  return Fail(kExitNo, FailedText(method, status));
 }
 
 int RpcFailure(absl::string_view method, const grpc::Status& status) {
   const bool unreachable = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
                            status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-  return Fail(
-      unreachable ? kExitUsage : kExitNo,
-      absl::StrCat(method, " failed: ", status.error_message(), " (", CodeName(status), ")"));
+  return Fail(unreachable ? kExitUsage : kExitNo, FailedText(method, status));
 }
 
 void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {

@@ -128,6 +128,28 @@ TEST(HelpCommandTest, ValueOutsideItsSetNamesTheSet) {
             "--help)\n");
 }
 
+// A flag without its value, a number out of its range or too large for its type: one line in
+// words, where CLI11 wrote its internals ("1 required ENUM:value in {json->1,...} missing",
+// "Value 0 not in range 0.000000 to 1797...", "Could not convert").
+TEST(HelpCommandTest, MissingOrUnfitValuesAreSaidInWords) {
+  for (const auto& [args, text] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"pods", "list", "--output"},
+            "--output needs a value: json, table, wide or yaml (see devmgr pods list --help)"},
+           {{"podresources", "list", "--timeout"},
+            "--timeout needs a value (see devmgr podresources list --help)"},
+           {{"podresources", "list", "--max-message-bytes", "0"},
+            "--max-message-bytes: must be above 0, not 0 (see devmgr podresources list --help)"},
+           {{"podresources", "list", "--max-message-bytes", "99999999999"},
+            "--max-message-bytes: \"99999999999\" is not a number it takes (see devmgr "
+            "podresources list --help)"},
+           {{"bench", "--pods", "-1"}, "--pods: must be above 0, not -1 (see devmgr bench --help)"},
+       }) {
+    const ProcessResult result = RunDevmgr(args);
+    EXPECT_EQ(result.exit_code, 2) << args.back();
+    EXPECT_EQ(result.err, "devmgr: " + text + "\n");
+  }
+}
+
 TEST(HelpCommandTest, MissingCommandListsTheCommandsThere) {
   const ProcessResult pods = RunDevmgr({"pods"});
   EXPECT_EQ(pods.exit_code, 2);

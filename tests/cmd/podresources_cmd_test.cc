@@ -1,15 +1,23 @@
 // `devmgr podresources list|allocatable|get|watch`, run as a user runs them, against a server
 // in this test process fed by fake providers.
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "common/unix_socket.h"
 #include "nlohmann/json.hpp"
+#include "podresources/v1/api.grpc.pb.h"
 #include "tests/podresources/server_fixture.h"
 #include "tests/testlib/subprocess.h"
 #include "tests/testlib/wait_for.h"
@@ -57,6 +65,41 @@ TEST_F(PodResourcesCommandTest, ListAsTable) {
   EXPECT_NE(result.out.find("trainer"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("example.com/gpu=gpu0(numa 0),gpu1(numa 1)"), std::string::npos)
       << result.out;
+}
+
+// A pod recovered from a kubelet's checkpoint has no namespace or name: its cells say "-", so
+// that every row has a word in every column (they were blank, and splitting on blanks broke).
+TEST_F(PodResourcesCommandTest, ATableHasNoBlankCells) {
+  node_.pods.SetPods(
+      {MakePod("uid-1", "trainer", {"main"}, "ml"), MakePod("uid-2", "", {"c"}, "")});
+  node_.devices.SetDevices("uid-2", "c", {{"example.com/gpu", {{"gpu2", {}}}}});
+  const ProcessResult result = Run({"list"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::vector<std::string> lines = absl::StrSplit(result.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << result.out;
+  const std::vector<std::string> header = absl::StrSplit(lines[0], ' ', absl::SkipEmpty());
+  const std::vector<std::string> recovered = absl::StrSplit(lines[2], ' ', absl::SkipEmpty());
+  ASSERT_EQ(recovered.size(), header.size()) << result.out;
+  EXPECT_EQ(recovered[0], "-");
+  EXPECT_EQ(recovered[1], "-");
+  EXPECT_EQ(recovered[2], "c");
+}
+
+// A server without the method answers UNIMPLEMENTED with no message: the failure names the code
+// without an empty message before it ("List failed:  (UNIMPLEMENTED)" before).
+TEST_F(PodResourcesCommandTest, AFailureWithoutAMessageNamesItsCode) {
+  const std::string path = dir_.Sub("bare.sock").string();
+  ::v1::PodResourcesLister::Service unimplemented;  // every method UNIMPLEMENTED, no message
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(UnixTarget(path), grpc::InsecureServerCredentials());
+  builder.RegisterService(&unimplemented);
+  const std::unique_ptr<grpc::Server> bare = builder.BuildAndStart();
+  ASSERT_NE(bare, nullptr);
+  const ProcessResult result =
+      RunProcess({DevmgrBinary(), "podresources", "list", "--socket", path});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.err, "devmgr: List failed (UNIMPLEMENTED)\n");
+  bare->Shutdown();
 }
 
 TEST_F(PodResourcesCommandTest, ListAsProto3Json) {
