@@ -61,6 +61,10 @@ std::string CdiSpecFileName(const CdiOptions& options, absl::string_view device_
   return absl::StrCat(parts.vendor, "-", parts.class_name, ".json");
 }
 
+bool HasCdiEdits(const CdiOptions& options, const DeviceInfo& info) {
+  return !info.nodes.empty() || !info.mounts.empty() || (options.with_envs && !info.envs.empty());
+}
+
 std::string BuildCdiSpec(const CdiOptions& options, absl::string_view device_type,
                          const DeviceMap& devices) {
   nlohmann::ordered_json spec;
@@ -68,6 +72,7 @@ std::string BuildCdiSpec(const CdiOptions& options, absl::string_view device_typ
   spec["kind"] = CdiKind(options, device_type);
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& [id, info] : devices) {
+    if (!HasCdiEdits(options, info)) continue;
     nlohmann::ordered_json edits = nlohmann::ordered_json::object();
     if (!info.nodes.empty()) {
       nlohmann::ordered_json nodes = nlohmann::ordered_json::array();

@@ -55,8 +55,15 @@ std::string CdiDeviceName(const CdiOptions& options, absl::string_view device_ty
 // the kinds given in options.kinds must be distinct for the same reason).
 std::string CdiSpecFileName(const CdiOptions& options, absl::string_view device_type);
 
-// BuildCdiSpec renders the spec of `devices` as JSON. Unhealthy devices are included: a
-// container that already holds one must still start after a restart of the runtime.
+// HasCdiEdits: `info` gives its CDI device something to do: device nodes, mounts, or envs when
+// options.with_envs. CDI refuses a device without edits, and with it the whole spec ("empty
+// container edits"), so BuildCdiSpec leaves such a device out and Allocate names no CDI device
+// for it.
+bool HasCdiEdits(const CdiOptions& options, const DeviceInfo& info);
+
+// BuildCdiSpec renders the spec of `devices` (those with edits, HasCdiEdits) as JSON. Unhealthy
+// devices are included: a container that already holds one must still start after a restart of
+// the runtime.
 std::string BuildCdiSpec(const CdiOptions& options, absl::string_view device_type,
                          const DeviceMap& devices);
 

@@ -163,8 +163,10 @@ absl::Status DevicePluginService::DefaultAllocate(const v1beta1::AllocateRequest
     v1beta1::ContainerAllocateResponse* out = response.add_container_responses();
     MergeDevices(infos, *out);
     if (cdi_.has_value()) {
-      for (const std::string& id : container.devices_ids()) {
-        out->add_cdi_devices()->set_name(CdiDeviceName(*cdi_, device_type_, id));
+      for (size_t i = 0; i < infos.size(); ++i) {
+        if (!HasCdiEdits(*cdi_, *infos[i])) continue;  // not in the spec
+        out->add_cdi_devices()->set_name(
+            CdiDeviceName(*cdi_, device_type_, container.devices_ids(static_cast<int>(i))));
       }
     }
   }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/errno_status.h"
 #include "common/file_id.h"
+#include "common/k8s_names.h"
 #include "common/placed_socket.h"
 #include "common/status.h"
 #include "common/unix_socket.h"
@@ -40,12 +41,9 @@ bool IsValidDeviceType(absl::string_view type) {
 }
 
 bool IsValidNamespace(absl::string_view ns) {
-  if (ns.empty() || ns.size() > 253 || !IsAlnum(ns.front()) || !IsAlnum(ns.back())) return false;
-  for (char c : ns) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
-    if (!ok) return false;
-  }
-  return ns != "kubernetes.io" && !absl::EndsWith(ns, ".kubernetes.io");
+  // The kubelet's own rule, on a name with this namespace and a valid type.
+  return !ns.empty() && !absl::StrContains(ns, '/') &&
+         IsExtendedResourceName(absl::StrCat(ns, "/a"));
 }
 
 struct Plugin::Endpoint {
@@ -85,6 +83,8 @@ absl::StatusOr<std::unique_ptr<Plugin>> Plugin::Start(PluginOptions options, Sca
   if (options.check_interval <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("check_interval must be positive");
   }
+  // The Allocate answer carries the envs (CdiOptions::with_envs).
+  if (options.cdi.has_value()) options.cdi->with_envs = false;
   std::unique_ptr<Plugin> plugin(new Plugin(std::move(options), scanner));
   plugin->loop_.Post([p = plugin.get()] { p->ScheduleCheck(); });
   if (scanner != nullptr) {
@@ -149,9 +149,7 @@ void Plugin::ApplyPendingTree() {
     }
     endpoint->devices = std::make_shared<const DeviceMap>(std::move(devices));
     if (options_.cdi.has_value()) {
-      CdiOptions without_envs = *options_.cdi;
-      without_envs.with_envs = false;  // the Allocate answer carries them (CdiOptions)
-      absl::Status status = WriteCdiSpec(without_envs, type, *endpoint->devices);
+      absl::Status status = WriteCdiSpec(*options_.cdi, type, *endpoint->devices);
       if (!status.ok()) {
         DEVMGR_LOG(options_.logger, err, "Cannot write CDI spec", "deviceType", type, "err",
                    status);
@@ -325,8 +323,11 @@ void Plugin::CheckKubelet() {
   const std::filesystem::path kubelet_socket = options_.plugin_dir / kKubeletSocketName;
   for (auto& [type, endpoint] : endpoints_) {
     const std::optional<FileId> socket_id = StatId(endpoint->socket);
-    if (endpoint->server == nullptr || !socket_id.has_value() ||
-        socket_id != endpoint->socket_id()) {
+    // Our own socket, changed since or not (a chmod, chown or relabel changes its ctime): while
+    // our server is bound to it, no other file can have its inode number.
+    const bool ours = endpoint->server != nullptr && socket_id.has_value() &&
+                      endpoint->socket_id().has_value() && socket_id->Same(*endpoint->socket_id());
+    if (!ours) {
       const bool other = socket_id.has_value() && socket_id != endpoint->socket_id();
       const bool answered = other && SomeoneListens(endpoint->socket);
       if (other && !answered && endpoint->server != nullptr && endpoint->unanswered != socket_id) {

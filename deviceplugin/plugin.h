@@ -47,8 +47,10 @@ namespace devmgr::deviceplugin {
 
 enum class RegistrationMode { kKubeletSocket, kPluginsRegistry };
 
-// IsValidNamespace: whether `ns` can prefix an extended resource: a DNS-1123 subdomain, and not
-// kubernetes.io or one of its subdomains.
+// IsValidNamespace: whether `ns` can prefix an extended resource as the kubelet's Register
+// checks it (IsExtendedResourceName): a DNS-1123 subdomain, of at most 244 characters (the
+// kubelet checks "requests." + the name), without "kubernetes.io" at its end ("xkubernetes.io"
+// neither) and not starting with "requests.".
 bool IsValidNamespace(absl::string_view ns);
 
 // IsValidDeviceType: whether `type` can be the name part of an extended resource:
@@ -74,7 +76,8 @@ struct PluginOptions {
   absl::Duration register_timeout = absl::Seconds(10);
   // How long stopping waits for unary calls in progress before cancelling them.
   absl::Duration shutdown_grace = absl::Seconds(2);
-  // Set: write CDI spec files and return CDI names from Allocate.
+  // Set: write CDI spec files and return CDI names from Allocate, for the devices with device
+  // nodes or mounts (HasCdiEdits; envs are in the Allocate answer, with_envs is made false).
   std::optional<CdiOptions> cdi;
   Hooks hooks;
   LoggerPtr logger;

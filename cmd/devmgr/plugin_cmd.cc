@@ -207,6 +207,7 @@ int RunFake(const CommonFlags& common, const FakeFlags& flags) {
   devices.devices = flags.devices;
   devices.numa_nodes = flags.numa_nodes;
   devices.id_prefix = flags.id_prefix;
+  devices.null_device_nodes = !common.cdi_dir.empty();
   absl::StatusOr<absl::Duration> flip_every = ParseFlagDuration("--flip-every", flags.flip_every);
   absl::StatusOr<absl::Duration> latency =
       ParseFlagDuration("--allocate-latency", flags.allocate_latency);

@@ -18,6 +18,10 @@ DeviceTree FakeScanner::BuildTree() const {
     DeviceInfo info;
     info.health = unhealthy_[static_cast<size_t>(i)] ? Health::kUnhealthy : Health::kHealthy;
     info.envs[absl::StrCat("DEVMGR_FAKE_DEVICE_", i)] = id;
+    if (options_.null_device_nodes) {
+      info.nodes = {
+          {.host_path = "/dev/null", .container_path = absl::StrCat("/dev/devmgr-fake/", id)}};
+    }
     if (options_.numa_nodes > 0) info.numa_nodes = {i % options_.numa_nodes};
     tree.AddDevice(options_.device_type, id, std::move(info));
   }

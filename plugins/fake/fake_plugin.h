@@ -22,6 +22,10 @@ struct FakeDeviceOptions {
   int64_t numa_nodes = 0;  // 0: no topology
   std::string id_prefix = "dev-";
   absl::Duration flip_every = absl::ZeroDuration();  // 0: no scheduled flips
+  // Each device is also a device node: the host's /dev/null at /dev/devmgr-fake/<id>. With CDI,
+  // which refuses a device that changes nothing in the container (its env is the Allocate
+  // answer's), and a device node any host has.
+  bool null_device_nodes = false;
 };
 
 // FakeScanner: device i is "<prefix><i>" on NUMA node i % K, healthy at first. Each flip toggles

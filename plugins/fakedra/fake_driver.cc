@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/errno_status.h"
+#include "common/k8s_names.h"
 #include "deviceplugin/cdi.h"
 #include "deviceplugin/plugin.h"
 #include "dra/health_stream.h"
@@ -23,11 +24,7 @@ constexpr size_t kMaxDriverNameBytes = 63;
 // The API's limit on devices in one ResourceSlice.
 constexpr int64_t kDevicesPerSlice = 128;
 
-// The SDK's rule for a resource namespace is a DNS subdomain by contract, but it only checks the
-// characters and both ends; a ".." inside would make an empty label.
-bool IsDnsSubdomain(absl::string_view name) {
-  return deviceplugin::IsValidNamespace(name) && !absl::StrContains(name, "..");
-}
+bool IsDnsSubdomain(absl::string_view name) { return Dns1123SubdomainErrors(name).empty(); }
 
 std::string DeviceName(int64_t index) { return absl::StrCat(kDevicePrefix, index); }
 

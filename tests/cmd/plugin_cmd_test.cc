@@ -197,9 +197,14 @@ TEST_F(PluginCommandTest, FakeWritesCdiSpecsAndRemovesThemOnExit) {
   const auto file = root_.Sub("cdi") / "example.com-fake.json";
   auto spec = nlohmann::json::parse(*ReadWholeFile(file));
   EXPECT_EQ(spec["cdiVersion"], "0.5.0");
-  EXPECT_EQ(spec["devices"].size(), 2u);
+  ASSERT_EQ(spec["devices"].size(), 2u);
+  // A device node any host has: CDI refuses a device that changes nothing in the container.
+  EXPECT_EQ(spec["devices"][1]["containerEdits"]["deviceNodes"][0]["path"],
+            "/dev/devmgr-fake/dev-1");
+  EXPECT_EQ(spec["devices"][1]["containerEdits"]["deviceNodes"][0]["hostPath"], "/dev/null");
   auto response = kubelet_.Allocate("example.com/fake", {"dev-1"});
   ASSERT_TRUE(response.ok());
+  ASSERT_EQ(response->container_responses(0).cdi_devices_size(), 1);
   EXPECT_EQ(response->container_responses(0).cdi_devices(0).name(), "example.com/fake=dev-1");
   ExpectCleanExit(plugin);
   EXPECT_FALSE(std::filesystem::exists(file));

@@ -77,7 +77,8 @@ TEST(CdiTest, WriteReplacesAtomicallyAndRemoveDeletes) {
   CdiOptions options{.folder = dir.Sub("cdi"), .vendor = "example.com"};
   ASSERT_TRUE(WriteCdiSpec(options, "gpu", TwoDevices()).ok());
   DeviceMap one;
-  one["d9"] = DeviceInfo{};
+  one["d9"] = DeviceInfo{.nodes = {{"/dev/d9", "", "rw"}}};
+  one["bare"] = DeviceInfo{};  // no edits: CDI would refuse it, and the whole spec with it
   ASSERT_TRUE(WriteCdiSpec(options, "gpu", one).ok());
   const auto file = dir.Sub("cdi") / "example.com-gpu.json";
   auto spec = nlohmann::json::parse(*ReadWholeFile(file));

@@ -206,6 +206,23 @@ TEST_F(PluginTest, AnInstanceWhoseSocketAnotherTookOverStandsAsideUntilItIsFree)
   EXPECT_TRUE(kubelet_.Allocate(kGpu, {"gpu1"}).ok());
 }
 
+// A chmod of the plugin's own socket (an admin's, or a relabel) changes its ctime, not its
+// inode: the plugin keeps serving it. Before, it took its own socket for another process's,
+// stopped serving and registered again a moment later, and the chmod was lost.
+TEST_F(PluginTest, AChmodOfItsOwnSocketIsNoTakeOver) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  auto plugin = StartPlugin(Options());
+  plugin->Notify(GpuTree(2));
+  ASSERT_TRUE(Registered(1, 2));
+  const std::filesystem::path socket = plugin->SocketPath("gpu");
+  std::filesystem::permissions(socket, std::filesystem::perms::owner_all);
+  // Fifteen of the 20 ms checks: the old code stopped serving at the first.
+  EXPECT_FALSE(WaitFor([&] { return !kubelet_.Resource(kGpu).connected; }, 300ms));
+  EXPECT_EQ(kubelet_.register_calls(), 1);
+  EXPECT_EQ(std::filesystem::status(socket).permissions(), std::filesystem::perms::owner_all);
+  EXPECT_TRUE(kubelet_.Allocate(kGpu, {"gpu0"}).ok());
+}
+
 TEST_F(PluginTest, RegistersThroughPluginsRegistry) {
   PluginOptions options = Options();
   options.registration = RegistrationMode::kPluginsRegistry;
@@ -417,6 +434,29 @@ TEST_F(PluginTest, WritesCdiSpecsAndRemovesThemOnStop) {
   EXPECT_FALSE(std::filesystem::exists(plugin->SocketPath("gpu")));
 }
 
+// A device with only envs and annotations has no CDI edits once its envs stay in the Allocate
+// answer: CDI refuses a device with empty containerEdits (and with it the whole spec), so the
+// spec leaves it out and Allocate names no CDI device for it. Before, it was written with
+// "containerEdits": {} and named, and a runtime failed every container that got it.
+TEST_F(PluginTest, ADeviceWithoutCdiEditsIsNeitherInTheSpecNorNamed) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  PluginOptions options = Options();
+  options.cdi = CdiOptions{.folder = dir_.Sub("cdi"), .vendor = "example.com"};
+  auto plugin = StartPlugin(options);
+  DeviceTree tree = GpuTree(1);
+  tree.AddDevice("gpu", "vgpu", DeviceInfo{.envs = {{"VGPU", "1"}}, .annotations = {{"a", "b"}}});
+  plugin->Notify(std::move(tree));
+  ASSERT_TRUE(Registered(1, 2));
+  const auto spec = nlohmann::json::parse(*ReadWholeFile(dir_.Sub("cdi") / "example.com-gpu.json"));
+  ASSERT_EQ(spec["devices"].size(), 1u) << spec.dump();
+  EXPECT_EQ(spec["devices"][0]["name"], "gpu0");
+  auto response = kubelet_.Allocate(kGpu, {"gpu0", "vgpu"});
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->container_responses(0).envs().at("VGPU"), "1");
+  ASSERT_EQ(response->container_responses(0).cdi_devices_size(), 1);
+  EXPECT_EQ(response->container_responses(0).cdi_devices(0).name(), "example.com/gpu=gpu0");
+}
+
 TEST_F(PluginTest, ServesAHundredThousandDevices) {
   ASSERT_TRUE(kubelet_.Start().ok());
   auto plugin = StartPlugin(Options());
@@ -482,8 +522,22 @@ TEST_F(PluginTest, RunsTheScannerAndStopsItPromptly) {
 
 TEST_F(PluginTest, RejectsBadOptions) {
   PluginOptions options = Options();
-  options.resource_namespace = "Not/Valid";
-  EXPECT_EQ(Plugin::Start(options, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+  // The kubelet would refuse each one's Register for ever ("the ResourceName ... is invalid"):
+  // refused at Start (the last four were taken before, and registered again and again).
+  for (const char* ns : {"Not/Valid", "", "Example.com", "kubernetes.io", "gpu.kubernetes.io",
+                         "example..com", "xkubernetes.io", "requests.example.com"}) {
+    options.resource_namespace = ns;
+    EXPECT_EQ(Plugin::Start(options, nullptr).status().code(), absl::StatusCode::kInvalidArgument)
+        << ns;
+  }
+  EXPECT_TRUE(IsValidNamespace("example.com"));
+  EXPECT_TRUE(IsValidNamespace("nvidia.com"));
+  EXPECT_TRUE(IsValidNamespace("a"));
+  // A subdomain of 244 characters at most: the kubelet checks "requests." + the name (253).
+  const std::string labels =
+      absl::StrCat(std::string(61, 'a'), ".", std::string(61, 'a'), ".", std::string(61, 'a'), ".");
+  EXPECT_TRUE(IsValidNamespace(labels + std::string(58, 'a')));
+  EXPECT_FALSE(IsValidNamespace(labels + std::string(59, 'a')));
   options = Options();
   options.plugin_dir = std::string(120, 'x');
   EXPECT_EQ(Plugin::Start(options, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
