@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
+#include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -81,6 +83,50 @@ absl::StatusOr<Json> ToJson(const YAML::Node& node, int depth) {
   return Json();
 }
 
+// The most nodes a document may expand to, aliases counted each time they are used.
+constexpr int64_t kMaxYamlNodes = 1'000'000;
+
+absl::Status CheckShape(const YAML::Node& node, const std::string& where, int depth,
+                        int64_t& nodes) {
+  if (++nodes > kMaxYamlNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the document expands to more than ", kMaxYamlNodes, " nodes (aliases)"));
+  }
+  if (depth > kMaxDepth) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": nested deeper than ", kMaxDepth, " levels"));
+  }
+  const std::string at = where.empty() ? "the document" : where;
+  if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i) {
+      if (absl::Status status =
+              CheckShape(node[i], absl::StrCat(where, "[", i, "]"), depth + 1, nodes);
+          !status.ok()) {
+        return status;
+      }
+    }
+  } else if (node.IsMap()) {
+    std::set<std::string> keys;
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar()) continue;  // YamlToJson and the readers refuse it with a place
+      const std::string& key = entry.first.Scalar();
+      if (key == "<<" && entry.first.Tag() == "?") {
+        return absl::InvalidArgumentError(
+            absl::StrCat(at, ": merge keys (<<) are not supported; write the fields out"));
+      }
+      if (!keys.insert(key).second) {
+        return absl::InvalidArgumentError(absl::StrCat(at, ": key \"", key, "\" is given twice"));
+      }
+      if (absl::Status status = CheckShape(
+              entry.second, where.empty() ? key : absl::StrCat(where, ".", key), depth + 1, nodes);
+          !status.ok()) {
+        return status;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 bool IsList(const Json& object) {
   auto kind = object.find("kind");
   if (kind == object.end() || !kind->is_string()) return false;
@@ -89,6 +135,11 @@ bool IsList(const Json& object) {
 }
 
 }  // namespace
+
+absl::Status CheckYamlShape(const YAML::Node& document) {
+  int64_t nodes = 0;
+  return CheckShape(document, "", 0, nodes);
+}
 
 absl::StatusOr<Json> YamlToJson(const YAML::Node& node) { return ToJson(node, 0); }
 
@@ -125,7 +176,9 @@ absl::StatusOr<std::vector<Json>> ReadObjects(absl::string_view text) {
     absl::StatusOr<Json> document;
     // yaml-cpp reports errors by throwing; none may leave this function.
     try {
-      document = ToJson(YAML::Load(parts[i]), 0);
+      const YAML::Node node = YAML::Load(parts[i]);
+      const absl::Status shape = CheckYamlShape(node);
+      document = shape.ok() ? ToJson(node, 0) : absl::StatusOr<Json>(shape);
     } catch (const YAML::Exception& e) {
       document = absl::InvalidArgumentError(absl::StrCat("not valid YAML or JSON: ", e.what()));
     }

@@ -25,6 +25,15 @@ std::vector<std::string> SplitYamlDocuments(absl::string_view text);
 // documents.
 absl::StatusOr<std::vector<nlohmann::json>> ReadObjects(absl::string_view text);
 
+// CheckYamlShape refuses what yaml-cpp reads without a word and kubectl does not: a map key given
+// twice (kubectl's strict reading refuses it; yaml-cpp's lookups would take the first, its
+// iteration both), and the merge key "<<", which yaml-cpp reads as an ordinary key (kubectl
+// merges; devmgr does not, and would drop the merged fields unseen). And a document whose
+// aliases expand to more than a million nodes (each alias is its target again: a few lines can
+// expand to billions). InvalidArgument naming the place ("spec.containers[0].resources: key
+// \"limits\" is given twice").
+absl::Status CheckYamlShape(const YAML::Node& document);
+
 // YamlToJson: one parsed YAML document as JSON, scalars typed as above. InvalidArgument for a
 // map key that is not a scalar or nesting deeper than 100 levels.
 absl::StatusOr<nlohmann::json> YamlToJson(const YAML::Node& node);

@@ -12,6 +12,10 @@
 
 namespace devmgr::node {
 
+// The largest admin request the daemon reads: gRPC's default, said once for the server and for
+// clients that check a manifest before they send it.
+inline constexpr int kMaxAdminRequestBytes = 4 << 20;
+
 class AdminService final : public devmgr::admin::v1::Admin::Service {
  public:
   // Not owned; all must outlive the service. `claims` and `dra` are null on a node without

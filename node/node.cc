@@ -137,6 +137,7 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartAdminServer(
   if (absl::Status removed = RemoveStaleSocket(socket); !removed.ok()) return removed;
   grpc::ServerBuilder builder;
   builder.AddListeningPort(UnixTarget(socket), grpc::InsecureServerCredentials());
+  builder.SetMaxReceiveMessageSize(kMaxAdminRequestBytes);
   KeepHandlerThreads(builder);
   for (grpc::Service* service : services) builder.RegisterService(service);
   const mode_t previous = umask(077);

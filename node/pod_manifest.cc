@@ -26,7 +26,26 @@ namespace {
 using devicemanager::Container;
 using devicemanager::ContainerType;
 
-// Reads one `resources.limits` or `resources.requests` map, keeping extended resources only.
+// The API server's check of a container's resource name (validateContainerResourceName): a
+// qualified name; without a domain, one of the standard resources; with one, an extended
+// resource unless in kubernetes.io. Empty when the name is valid.
+std::string ResourceNameError(const std::string& resource) {
+  if (std::vector<std::string> errors = QualifiedNameErrors(resource); !errors.empty()) {
+    return absl::StrJoin(errors, "; ");
+  }
+  if (!absl::StrContains(resource, '/')) {
+    const bool standard = resource == "cpu" || resource == "memory" ||
+                          resource == "ephemeral-storage" ||
+                          absl::StartsWith(resource, "hugepages-");
+    return standard ? "" : "must be a standard resource for containers";
+  }
+  if (absl::StrContains(resource, "kubernetes.io/") || IsExtendedResourceName(resource)) return "";
+  return "doesn't follow extended resource name standard";
+}
+
+// Reads one `resources.limits` or `resources.requests` map, keeping extended resources only. A
+// name the API server refuses is refused here too: a pod with it could not exist, and a device
+// resource misspelt ("gpu" for "example.com/gpu") would be dropped without a word.
 absl::StatusOr<std::map<std::string, int64_t>> ReadCounts(const YAML::Node& node,
                                                           absl::string_view field) {
   std::map<std::string, int64_t> counts;
@@ -35,8 +54,11 @@ absl::StatusOr<std::map<std::string, int64_t>> ReadCounts(const YAML::Node& node
   for (const auto& item : node) {
     if (!item.first.IsScalar()) return FieldError(field, "resource names must be strings");
     const std::string resource = item.first.Scalar();
-    if (!IsExtendedResourceName(resource)) continue;  // cpu, memory, ...
     const std::string where = absl::StrCat(field, "[\"", resource, "\"]");
+    if (const std::string error = ResourceNameError(resource); !error.empty()) {
+      return FieldError(where, absl::StrCat("Invalid value: \"", resource, "\": ", error));
+    }
+    if (!IsExtendedResourceName(resource)) continue;  // cpu, memory, ...
     if (!item.second.IsScalar()) return FieldError(where, "must be a quantity");
     absl::StatusOr<int64_t> count = ParseDeviceCount(item.second.Scalar());
     if (!count.ok()) return FieldError(where, count.status().message());
@@ -281,7 +303,14 @@ absl::StatusOr<PodManifest> ParsePodManifest(absl::string_view text) {
   try {
     std::vector<YAML::Node> documents;
     documents.reserve(parts.size());
-    for (const std::string& part : parts) documents.push_back(YAML::Load(part));
+    for (size_t i = 0; i < parts.size(); ++i) {
+      documents.push_back(YAML::Load(parts[i]));
+      if (absl::Status shape = kubeapi::CheckYamlShape(documents.back()); !shape.ok()) {
+        return parts.size() == 1 ? shape
+                                 : absl::InvalidArgumentError(
+                                       absl::StrCat("document ", i, ": ", shape.message()));
+      }
+    }
     return ReadStream(documents);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("not valid YAML or JSON: ", e.what()));

@@ -18,6 +18,7 @@
 #include "cmd/devmgr/rpc_client.h"
 #include "common/file_store.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
+#include "node/admin_service.h"
 
 namespace devmgr::cli {
 namespace {
@@ -72,6 +73,12 @@ absl::StatusOr<std::string> ReadManifest(const std::string& file) {
 int RunAdmit(const PodsFlags& flags) {
   absl::StatusOr<std::string> manifest = ReadManifest(flags.file);
   if (!manifest.ok()) return Fail(kExitUsage, manifest.status().message());
+  // The request carries the manifest and a few bytes more.
+  if (manifest->size() > static_cast<size_t>(node::kMaxAdminRequestBytes) - 64) {
+    return Fail(kExitUsage,
+                absl::StrCat("the manifest is ", manifest->size(), " bytes; the daemon reads ",
+                             node::kMaxAdminRequestBytes - 64, " at most"));
+  }
   Connection connection = ConnectDaemon(flags.root_dir, flags.timeout);
   if (connection.exit_code != kExitOk) return connection.exit_code;
   auto stub = admin::Admin::NewStub(connection.channel);

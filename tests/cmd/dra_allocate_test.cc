@@ -92,6 +92,15 @@ TEST(DraAllocateCommandTest, BadInputExitsTwo) {
   EXPECT_NE(broken.err.find("broken.yaml: document 1: not valid YAML"), std::string::npos)
       << broken.err;
 
+  // A key given twice, which kubectl's strict reading refuses, and yaml-cpp read as the first.
+  std::ofstream(dir.Sub("dup.yaml"))
+      << "kind: ResourceClaim\nmetadata: {name: a}\nmetadata: {name: b}\n";
+  ProcessResult dup = RunDevmgr(Allocate({"--claim", dir.Sub("dup.yaml").string()}));
+  EXPECT_EQ(dup.exit_code, 2);
+  EXPECT_NE(dup.err.find("dup.yaml: document 1: the document: key \"metadata\" is given twice"),
+            std::string::npos)
+      << dup.err;
+
   std::ofstream(dir.Sub("bad-cel.yaml")) << R"(kind: ResourceClaim
 metadata: {name: c}
 spec:

@@ -140,6 +140,16 @@ TEST_F(PodsCommandTest, AnAdmissionStillUnderWayAtTheTimeoutIsNoRefusal) {
   EXPECT_TRUE(WaitFor([&] { return h_.PodDevices()["late"].size() == 1; }, 20s));
 }
 
+// A manifest the daemon would not read (over gRPC's 4 MiB) is bad input, said before it is sent
+// (it was the daemon's RESOURCE_EXHAUSTED, exit 1, as if refused).
+TEST_F(PodsCommandTest, AManifestOverTheLimitIsBadInput) {
+  const std::string big = PodManifest("big", kGpu, 1) + "# " + std::string(5 << 20, 'x') + "\n";
+  const ProcessResult result = Pods({"admit", "-"}, big);
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_EQ(result.err, absl::StrCat("devmgr: the manifest is ", big.size(),
+                                     " bytes; the daemon reads 4194240 at most\n"));
+}
+
 TEST_F(PodsCommandTest, ListInEveryFormat) {
   StartGpus();
   ASSERT_EQ(h_.Admit(PodManifest("one", kGpu, 1)).exit_code, 0);

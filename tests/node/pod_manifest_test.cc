@@ -353,6 +353,37 @@ INSTANTIATE_TEST_SUITE_P(
                     "metadata: {name: p}\nspec: {containers: [{name: c, resources: "
                     "{requests: {example.com/gpu: 1}, limits: {example.com/gpu: 2}}}]}",
                     "must equal the limit (2)"},
+        // Resource names the API server refuses (validateContainerResourceName): a pod with one
+        // could not exist, and a misspelt device resource was dropped without a word.
+        BadManifest{"ResourceWithoutDomain",
+                    "metadata: {name: p}\nspec: {containers: [{name: c, resources: "
+                    "{limits: {gpu: 1}}}]}",
+                    "spec.containers[0].resources.limits[\"gpu\"]: Invalid value: \"gpu\": must "
+                    "be a standard resource for containers"},
+        BadManifest{"RequestsPrefix",
+                    "metadata: {name: p}\nspec: {containers: [{name: c, resources: "
+                    "{limits: {requests.example.com/gpu: 1}}}]}",
+                    "doesn't follow extended resource name standard"},
+        BadManifest{"ResourceNameNotQualified",
+                    "metadata: {name: p}\nspec: {containers: [{name: c, resources: "
+                    "{requests: {\"example.com/Bad Name\": 1}}}]}",
+                    "Invalid value: \"example.com/Bad Name\": name part must consist of"},
+        // What kubectl's strict reading refuses and yaml-cpp reads without a word.
+        BadManifest{"KeyGivenTwice",
+                    "metadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n"
+                    "      limits: {example.com/gpu: 1}\n      limits: {example.com/gpu: 3}",
+                    "spec.containers[0].resources: key \"limits\" is given twice"},
+        BadManifest{"MergeKey",
+                    "base: &b {limits: {example.com/gpu: 1}}\nmetadata: {name: p}\nspec:\n"
+                    "  containers:\n  - name: c\n    resources: {<<: *b}",
+                    "spec.containers[0].resources: merge keys (<<) are not supported"},
+        BadManifest{"AliasesThatExpandToBillions",
+                    "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, "
+                    "*a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, "
+                    "*c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+                    "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: [*f, *f, *f, *f, *f, *f, "
+                    "*f, *f, *f, *f]\nmetadata: {name: p}\nspec: {containers: [{name: c}]}",
+                    "expands to more than 1000000 nodes"},
         BadManifest{"BadRestartPolicy",
                     "metadata: {name: p}\nspec:\n  initContainers: [{name: i, restartPolicy: "
                     "Never}]\n  containers: [{name: c}]",
