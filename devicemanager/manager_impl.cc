@@ -28,6 +28,9 @@ constexpr absl::Duration kServerShutdownGrace = absl::Seconds(1);
 // The largest corrupt checkpoint copied aside: several times a checkpoint of 10,000 pods.
 constexpr size_t kMaxCorruptCopyBytes = size_t{16} << 20;
 
+// How often a kubelet.sock registration looks for the plugin's socket that is not there yet.
+constexpr absl::Duration kSocketPollInterval = absl::Milliseconds(20);
+
 std::unique_ptr<EndpointFactory> DefaultEndpointFactory(const ManagerOptions& options) {
   if (options.endpoint_factory != nullptr) return nullptr;
   EndpointOptions endpoint_options;
@@ -372,8 +375,7 @@ void ManagerImpl::OnRegister(const v1beta1::RegisterRequest& request, DoneFn don
   // own copy is only guaranteed until `done`.
   boost::asio::post(connect_pool_, [this, resource = request.resource_name(),
                                     endpoint = request.endpoint(), done = std::move(done)] {
-    absl::StatusOr<std::filesystem::path> socket =
-        ResolvePluginSocket(options_.plugin_dir, endpoint);
+    absl::StatusOr<std::filesystem::path> socket = AwaitPluginSocket(endpoint);
     absl::Status status = socket.ok() ? ConnectPlugin(resource, *socket) : socket.status();
     if (!status.ok()) {
       DEVMGR_LOG(options_.logger, err, "Failed to register device plugin", "resourceName", resource,
@@ -381,6 +383,27 @@ void ManagerImpl::OnRegister(const v1beta1::RegisterRequest& request, DoneFn don
     }
     done(status);
   });
+}
+
+absl::StatusOr<std::filesystem::path> ManagerImpl::AwaitPluginSocket(const std::string& endpoint) {
+  // Nothing there yet (a plugin that registers a moment before it listens): waited for as
+  // upstream's blocking dial waits, but looked at without following links, so that the dial
+  // never follows one planted in the meantime; the dial starts once a socket is there.
+  const absl::Time deadline = absl::Now() + options_.dial_timeout;
+  absl::StatusOr<std::filesystem::path> socket = ResolvePluginSocket(options_.plugin_dir, endpoint);
+  while (socket.ok() && !IsSocket(*socket)) {
+    if (connect_cancelled_.load()) {
+      return absl::CancelledError("failed to dial device plugin: the device manager is stopping");
+    }
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat("failed to dial device plugin: no socket at ",
+                                                      socket->string(), " within ",
+                                                      absl::FormatDuration(options_.dial_timeout)));
+    }
+    absl::SleepFor(kSocketPollInterval);
+    socket = ResolvePluginSocket(options_.plugin_dir, endpoint);
+  }
+  return socket;
 }
 
 absl::Status ManagerImpl::ConnectPlugin(const std::string& resource_name,

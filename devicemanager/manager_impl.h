@@ -209,6 +209,12 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   absl::Status CallPreStartContainerIfNeeded(const Pod& pod, const Container& container,
                                              const std::string& resource) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // AwaitPluginSocket resolves a kubelet.sock endpoint (ResolvePluginSocket) and, while nothing
+  // is there, waits for the plugin's socket (up to dial_timeout, cut short by Stop), refusing
+  // anything else that appears there (a symlink included). Blocks.
+  absl::StatusOr<std::filesystem::path> AwaitPluginSocket(const std::string& endpoint)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // ConnectPlugin dials the plugin on `socket` and, unless refused, makes it the endpoint of
   // `resource_name`, replacing and stopping an older one. Blocks for the dial and
   // GetDevicePluginOptions (each bounded by its deadline).

@@ -4,6 +4,7 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -83,46 +84,68 @@ absl::StatusOr<Json> ToJson(const YAML::Node& node, int depth) {
   return Json();
 }
 
-// The most nodes a document may expand to, aliases counted each time they are used.
-constexpr int64_t kMaxYamlNodes = 1'000'000;
+// One step of the way to a node: a map key, or a list index.
+struct PathPart {
+  absl::string_view key;
+  size_t index = 0;
+  bool is_index = false;
+};
 
-absl::Status CheckShape(const YAML::Node& node, const std::string& where, int depth,
-                        int64_t& nodes) {
-  if (++nodes > kMaxYamlNodes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the document expands to more than ", kMaxYamlNodes, " nodes (aliases)"));
+// The place CheckShape names in a refusal: "spec.containers[0].resources", "the document".
+std::string PathText(const std::vector<PathPart>& path) {
+  if (path.empty()) return "the document";
+  std::string text;
+  for (const PathPart& part : path) {
+    if (part.is_index) {
+      absl::StrAppend(&text, "[", part.index, "]");
+    } else {
+      absl::StrAppend(&text, text.empty() ? "" : ".", part.key);
+    }
   }
-  if (depth > kMaxDepth) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": nested deeper than ", kMaxDepth, " levels"));
+  return text;
+}
+
+// Walks `node` within `budget`, building no text unless it refuses: the keys are views into the
+// document, which outlives the walk.
+absl::Status CheckShape(const YAML::Node& node, std::vector<PathPart>& path, YamlBudget& budget) {
+  if (--budget.nodes < 0) {
+    return absl::InvalidArgumentError("the documents expand to too many nodes (aliases)");
   }
-  const std::string at = where.empty() ? "the document" : where;
-  if (node.IsSequence()) {
+  if (path.size() > static_cast<size_t>(kMaxDepth)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(PathText(path), ": nested deeper than ", kMaxDepth, " levels"));
+  }
+  if (node.IsScalar()) {
+    budget.bytes -= static_cast<int64_t>(node.Scalar().size());
+  } else if (node.IsSequence()) {
     for (size_t i = 0; i < node.size(); ++i) {
-      if (absl::Status status =
-              CheckShape(node[i], absl::StrCat(where, "[", i, "]"), depth + 1, nodes);
-          !status.ok()) {
-        return status;
-      }
+      path.push_back({.key = {}, .index = i, .is_index = true});
+      absl::Status status = CheckShape(node[i], path, budget);
+      path.pop_back();
+      if (!status.ok()) return status;
     }
   } else if (node.IsMap()) {
-    std::set<std::string> keys;
+    std::set<absl::string_view> keys;
     for (const auto& entry : node) {
       if (!entry.first.IsScalar()) continue;  // YamlToJson and the readers refuse it with a place
       const std::string& key = entry.first.Scalar();
+      budget.bytes -= static_cast<int64_t>(key.size());
       if (key == "<<" && entry.first.Tag() == "?") {
-        return absl::InvalidArgumentError(
-            absl::StrCat(at, ": merge keys (<<) are not supported; write the fields out"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            PathText(path), ": merge keys (<<) are not supported; write the fields out"));
       }
       if (!keys.insert(key).second) {
-        return absl::InvalidArgumentError(absl::StrCat(at, ": key \"", key, "\" is given twice"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(PathText(path), ": key \"", key, "\" is given twice"));
       }
-      if (absl::Status status = CheckShape(
-              entry.second, where.empty() ? key : absl::StrCat(where, ".", key), depth + 1, nodes);
-          !status.ok()) {
-        return status;
-      }
+      path.push_back({.key = key, .index = 0, .is_index = false});
+      absl::Status status = CheckShape(entry.second, path, budget);
+      path.pop_back();
+      if (!status.ok()) return status;
     }
+  }
+  if (budget.bytes < 0) {
+    return absl::InvalidArgumentError("the documents expand to too many bytes (aliases)");
   }
   return absl::OkStatus();
 }
@@ -136,9 +159,9 @@ bool IsList(const Json& object) {
 
 }  // namespace
 
-absl::Status CheckYamlShape(const YAML::Node& document) {
-  int64_t nodes = 0;
-  return CheckShape(document, "", 0, nodes);
+absl::Status CheckYamlShape(const YAML::Node& document, YamlBudget& budget) {
+  std::vector<PathPart> path;
+  return CheckShape(document, path, budget);
 }
 
 absl::StatusOr<Json> YamlToJson(const YAML::Node& node) { return ToJson(node, 0); }
@@ -172,12 +195,13 @@ absl::StatusOr<std::vector<Json>> ReadObjects(absl::string_view text) {
         absl::StrCat("the stream holds ", parts.size(), " documents, more than ", kMaxDocuments));
   }
   std::vector<Json> objects;
+  YamlBudget budget;
   for (size_t i = 0; i < parts.size(); ++i) {
     absl::StatusOr<Json> document;
     // yaml-cpp reports errors by throwing; none may leave this function.
     try {
       const YAML::Node node = YAML::Load(parts[i]);
-      const absl::Status shape = CheckYamlShape(node);
+      const absl::Status shape = CheckYamlShape(node, budget);
       document = shape.ok() ? ToJson(node, 0) : absl::StatusOr<Json>(shape);
     } catch (const YAML::Exception& e) {
       document = absl::InvalidArgumentError(absl::StrCat("not valid YAML or JSON: ", e.what()));

@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,14 +26,22 @@ std::vector<std::string> SplitYamlDocuments(absl::string_view text);
 // documents.
 absl::StatusOr<std::vector<nlohmann::json>> ReadObjects(absl::string_view text);
 
+// YamlBudget: what the documents of one stream may expand to, each alias counted every time it
+// is used (a few lines of aliases can expand to billions of nodes): nodes, and bytes of scalars
+// and keys. CheckYamlShape spends it.
+struct YamlBudget {
+  int64_t nodes = 1'000'000;
+  int64_t bytes = 64 << 20;
+};
+
 // CheckYamlShape refuses what yaml-cpp reads without a word and kubectl does not: a map key given
 // twice (kubectl's strict reading refuses it; yaml-cpp's lookups would take the first, its
 // iteration both), and the merge key "<<", which yaml-cpp reads as an ordinary key (kubectl
-// merges; devmgr does not, and would drop the merged fields unseen). And a document whose
-// aliases expand to more than a million nodes (each alias is its target again: a few lines can
-// expand to billions). InvalidArgument naming the place ("spec.containers[0].resources: key
-// \"limits\" is given twice").
-absl::Status CheckYamlShape(const YAML::Node& document);
+// merges; devmgr does not, and would drop the merged fields unseen). And a document that
+// expands past what is left of `budget`, or nests deeper than 100 levels. InvalidArgument naming
+// the place ("spec.containers[0].resources: key \"limits\" is given twice"). Give every
+// document of a stream the same budget.
+absl::Status CheckYamlShape(const YAML::Node& document, YamlBudget& budget);
 
 // YamlToJson: one parsed YAML document as JSON, scalars typed as above. InvalidArgument for a
 // map key that is not a scalar or nesting deeper than 100 levels.

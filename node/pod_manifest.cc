@@ -303,9 +303,10 @@ absl::StatusOr<PodManifest> ParsePodManifest(absl::string_view text) {
   try {
     std::vector<YAML::Node> documents;
     documents.reserve(parts.size());
+    kubeapi::YamlBudget budget;
     for (size_t i = 0; i < parts.size(); ++i) {
       documents.push_back(YAML::Load(parts[i]));
-      if (absl::Status shape = kubeapi::CheckYamlShape(documents.back()); !shape.ok()) {
+      if (absl::Status shape = kubeapi::CheckYamlShape(documents.back(), budget); !shape.ok()) {
         return parts.size() == 1 ? shape
                                  : absl::InvalidArgumentError(
                                        absl::StrCat("document ", i, ": ", shape.message()));

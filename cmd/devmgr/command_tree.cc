@@ -308,12 +308,19 @@ std::string UsageError(const CLI::App& root, const CLI::ParseError& error) {
   // ("1 required ENUM:value in {json->1,...} missing", "Could not convert").
   if (const CLI::Option* option = OptionNamedIn(*at, error.what()); option != nullptr) {
     const std::vector<std::string> choices = Choices(option->get_type_name());
-    if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr) {
+    // ArgumentMismatch also says a flag was given too often ("At Most 1 required but received
+    // 2"); only its "missing" forms are a value left out.
+    const absl::string_view what = error.what();
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr &&
+        (absl::EndsWith(what, " missing") || absl::EndsWith(what, "received 0"))) {
       return absl::StrCat(option->get_name(), " needs a value",
                           choices.empty() ? "" : absl::StrCat(": ", OrList(choices, false)), see);
     }
+    const std::string type = option->get_type_name();
     if (dynamic_cast<const CLI::ConversionError*>(&error) != nullptr &&
-        !option->results().empty()) {
+        !option->results().empty() &&
+        (absl::StartsWith(type, "INT") || absl::StartsWith(type, "UINT") ||
+         absl::StartsWith(type, "FLOAT") || absl::StartsWith(type, "BYTES"))) {
       return absl::StrCat(option->get_name(), ": \"", option->results().back(),
                           "\" is not a number it takes", see);
     }
@@ -321,16 +328,14 @@ std::string UsageError(const CLI::App& root, const CLI::ParseError& error) {
   return absl::StrCat(error.what(), see);
 }
 
-const CLI::Validator& Positive() {
-  static const CLI::Validator* const kPositive = new CLI::Validator(NumberCheck(
-      +[](double value) { return value > 0; }, "above 0"));
-  return *kPositive;
+CLI::Validator Positive() {
+  return NumberCheck(
+      +[](double value) { return value > 0; }, "above 0");
 }
 
-const CLI::Validator& NonNegative() {
-  static const CLI::Validator* const kNonNegative = new CLI::Validator(NumberCheck(
-      +[](double value) { return value >= 0; }, "0 or more"));
-  return *kNonNegative;
+CLI::Validator NonNegative() {
+  return NumberCheck(
+      +[](double value) { return value >= 0; }, "0 or more");
 }
 
 void AddHelpCommand(CLI::App& app, CommandResult& result) {

@@ -76,8 +76,8 @@ std::string UsageError(const CLI::App& root, const CLI::ParseError& error);
 // Positive and NonNegative check a number flag's value before CLI11 converts it, in words
 // (CLI11's own PositiveNumber says "Value 0 not in range 0.000000 to 1797...", a 300-digit
 // number): "--max-message-bytes: must be above 0, not 0".
-const CLI::Validator& Positive();
-const CLI::Validator& NonNegative();
+CLI::Validator Positive();
+CLI::Validator NonNegative();
 
 // AddHelpCommand adds `devmgr help [COMMAND...]` under `app` (the program): the --help of that
 // command on stdout, or of the program; an unknown command is a usage error with suggestions.

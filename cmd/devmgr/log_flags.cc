@@ -40,8 +40,9 @@ absl::StatusOr<LoggerPtr> NewLogger(const LogFlags& flags, std::string name,
   }
   if (flags.verbosity_given) {
     if (flags.verbosity < 0) return absl::InvalidArgumentError("-v: must be 0 or more");
-    if (flags.level_given)
+    if (flags.level_given) {
       return absl::InvalidArgumentError("--log-level and -v: give one of them");
+    }
     level = VerbosityLevel(flags.verbosity);
   }
   auto logger = std::make_shared<spdlog::logger>(std::move(name), std::move(sink));

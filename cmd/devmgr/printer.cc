@@ -76,6 +76,9 @@ void NumbersOfMessage(const Descriptor& descriptor, OrderedJson& object) {
   }
 }
 
+// The longest text NeedsQuotes reads with its expressions.
+constexpr size_t kMaxTextForExpressions = 64;
+
 // NeedsQuotes: a plain scalar with this text would read back as something other than a string
 // in YAML 1.1 (PyYAML; go-yaml v2, which kubectl uses) or 1.2: empty; a boolean or null word
 // (y, Yes, ON, ~, ...) or the merge key "<<"; a number in any of their forms (1_000, .5, 1e3,
@@ -101,7 +104,10 @@ bool NeedsQuotes(const std::string& text) {
     return absl::SimpleAtod(text, &number);
   }
   double number = 0;
-  return absl::SimpleAtod(text, &number) || std::regex_match(text, kNumberOrTime);
+  if (absl::SimpleAtod(text, &number)) return true;
+  // libstdc++'s regex recurses once per character a repetition takes: a long text could
+  // overflow the stack. Quoting a long one whatever it holds costs nothing.
+  return text.size() > kMaxTextForExpressions || std::regex_match(text, kNumberOrTime);
 }
 
 void Emit(YAML::Emitter& out, const OrderedJson& value) {

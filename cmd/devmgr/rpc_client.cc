@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <chrono>
 #include <iostream>
+#include <system_error>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -50,7 +51,8 @@ Connection Connect(const std::filesystem::path& socket, const std::string& timeo
   }
   // A file nothing accepts on (a socket a killed daemon left, a regular file) refuses at once:
   // said at once too, with the reason, rather than after the timeout.
-  if (const int error = ConnectError(std::filesystem::absolute(socket));
+  std::error_code absolute_error;
+  if (const int error = ConnectError(std::filesystem::absolute(socket, absolute_error));
       error != 0 && error != EINVAL) {
     connection.exit_code = Fail(
         kExitUsage, absl::StrCat("cannot connect to ", socket.string(), ": ",
@@ -97,8 +99,8 @@ int DaemonFailure(absl::string_view method, const grpc::Status& status,
     return Fail(
         kExitUsage,
         absl::StrCat(method, ": no answer from the daemon within --timeout (", CodeName(status),
-                     "); it goes on with the call, which may still take effect: "
-                     "`devmgr pods list` shows what the node holds"));
+                     "); it goes on with the call, and one that changes the node may still take "
+                     "effect: `devmgr pods list` shows what the node holds"));
   }
   return Fail(kExitNo, FailedText(method, status));
 }

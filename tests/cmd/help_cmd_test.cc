@@ -148,6 +148,10 @@ TEST(HelpCommandTest, MissingOrUnfitValuesAreSaidInWords) {
     EXPECT_EQ(result.exit_code, 2) << args.back();
     EXPECT_EQ(result.err, "devmgr: " + text + "\n");
   }
+  // A flag given twice is no value left out.
+  const ProcessResult twice = RunDevmgr({"pods", "list", "-o", "json", "-o", "yaml"});
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_EQ(twice.err.find("needs a value"), std::string::npos) << twice.err;
 }
 
 TEST(HelpCommandTest, MissingCommandListsTheCommandsThere) {

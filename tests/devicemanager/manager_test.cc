@@ -79,6 +79,7 @@ class ManagerTest : public ::testing::Test {
     options.dial_timeout = absl::Seconds(5);
     options.plugin_call_timeout = absl::Seconds(5);
     options.checkpoint_write_delay = absl::Milliseconds(1);
+    options.metrics = &registrations_;
     return options;
   }
 
@@ -130,6 +131,7 @@ class ManagerTest : public ::testing::Test {
 
   TempDir dir_;
   FakeClock clock_;
+  RegistrationCounter registrations_;  // before manager_, which points to it
   std::unique_ptr<ManagerImpl> manager_;
 };
 
@@ -232,22 +234,38 @@ TEST_F(ManagerTest, AProbeModePluginWhoseServiceSocketComesLateIsRegistered) {
 // A plugin that sends Register a moment before its service listens is dialled once it does, as
 // upstream's blocking dial waits for it (before, a missing socket was refused at once).
 TEST_F(ManagerTest, APluginThatRegistersBeforeItsSocketExistsIsDialledOnceItDoes) {
-  RegistrationCounter counter;
-  ManagerOptions options = Options();
-  options.metrics = &counter;
-  StartManager(options);
+  StartManager();
   auto plugin = std::make_unique<FakeDevicePlugin>(dir_.Sub("late.sock"), kResource,
                                                    std::vector{MakeDevice("Dev1")});
   absl::Status registered = absl::UnknownError("not returned");
   std::thread registration(
       [&] { registered = plugin->Register(KubeletSocket(), "v1beta1", kResource, "late.sock"); });
-  EXPECT_TRUE(WaitFor([&] { return counter.registrations() == 1; }));
+  EXPECT_TRUE(WaitFor([&] { return registrations_.registrations() == 1; }));
   EXPECT_FALSE(std::filesystem::exists(dir_.Sub("late.sock")));
   EXPECT_TRUE(plugin->Start().ok());
   registration.join();
   ASSERT_TRUE(registered.ok()) << registered;
   EXPECT_TRUE(WaitForCapacity(kResource, 1, 1));
-  manager_.reset();  // before `counter`
+}
+
+// While a registration waits for its socket, a symlink planted at the name is refused as one
+// there at Register is: the dial never follows it to a socket outside the plugin folder.
+TEST_F(ManagerTest, ASymlinkPlantedWhileARegistrationWaitsIsRefused) {
+  StartManager();
+  TempDir elsewhere;
+  FakeDevicePlugin outside(elsewhere.Sub("p.sock"), kResource, {MakeDevice("a")});
+  ASSERT_TRUE(outside.Start().ok());
+  absl::Status registered = absl::UnknownError("not returned");
+  std::thread registration(
+      [&] { registered = outside.Register(KubeletSocket(), "v1beta1", kResource, "late.sock"); });
+  EXPECT_TRUE(WaitFor([&] { return registrations_.registrations() == 1; }));
+  std::filesystem::create_symlink(elsewhere.Sub("p.sock"), dir_.Sub("late.sock"));
+  registration.join();
+  EXPECT_FALSE(registered.ok());
+  EXPECT_TRUE(absl::StrContains(registered.message(), "late.sock is not a unix socket"))
+      << registered;
+  EXPECT_EQ(outside.get_options_calls(), 0);
+  EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
 }
 
 TEST_F(ManagerTest, TestDevicePluginReRegistration) {

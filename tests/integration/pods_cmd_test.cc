@@ -135,8 +135,8 @@ TEST_F(PodsCommandTest, AnAdmissionStillUnderWayAtTheTimeoutIsNoRefusal) {
   EXPECT_EQ(late.exit_code, 2) << late.err;
   EXPECT_EQ(late.err,
             "devmgr: AdmitPod: no answer from the daemon within --timeout (DEADLINE_EXCEEDED); it "
-            "goes on with the call, which may still take effect: `devmgr pods list` shows what "
-            "the node holds\n");
+            "goes on with the call, and one that changes the node may still take effect: "
+            "`devmgr pods list` shows what the node holds\n");
   EXPECT_TRUE(WaitFor([&] { return h_.PodDevices()["late"].size() == 1; }, 20s));
 }
 
