@@ -195,6 +195,21 @@ absl::Status DevicePluginService::AllocateWithHooks(const v1beta1::AllocateReque
   return absl::OkStatus();
 }
 
+void DevicePluginService::RunHook(grpc::CallbackServerContext* context,
+                                  grpc::ServerUnaryReactor* reactor,
+                                  std::function<grpc::Status()> answer) {
+  hook_loop_.Post([context, reactor, answer = std::move(answer)] {
+    if (context->IsCancelled()) {
+      // It ended while it waited behind a slower hook (the kubelet's deadline, the plugin's
+      // stop): nobody reads the answer, so the hook is not asked.
+      reactor->Finish(
+          grpc::Status(grpc::StatusCode::CANCELLED, "the call ended before the plugin was asked"));
+      return;
+    }
+    reactor->Finish(answer());
+  });
+}
+
 grpc::ServerUnaryReactor* DevicePluginService::Allocate(grpc::CallbackServerContext* context,
                                                         const v1beta1::AllocateRequest* request,
                                                         v1beta1::AllocateResponse* response) {
@@ -208,13 +223,12 @@ grpc::ServerUnaryReactor* DevicePluginService::Allocate(grpc::CallbackServerCont
     reactor->Finish(ToGrpcStatus(status));
     return reactor;
   }
-  // Hooks may block: run them off the gRPC threads. `request` and `response` live until Finish.
-  hook_loop_.Post([this, reactor, request, response] {
+  RunHook(context, reactor, [this, request, response] {
     absl::Status status = AllocateWithHooks(*request, *response);
     if (!status.ok()) {
       DEVMGR_LOG(logger_, info, "Allocate failed", "deviceType", device_type_, "err", status);
     }
-    reactor->Finish(ToGrpcStatus(status));
+    return ToGrpcStatus(status);
   });
   return reactor;
 }
@@ -228,13 +242,10 @@ grpc::ServerUnaryReactor* DevicePluginService::GetPreferredAllocation(
                                  "this device plugin does not offer GetPreferredAllocation"));
     return reactor;
   }
-  hook_loop_.Post([this, reactor, request, response] {
+  RunHook(context, reactor, [this, request, response] {
     HookResult<v1beta1::PreferredAllocationResponse> result =
         hooks_.preferred_allocator->GetPreferredAllocation(device_type_, *request);
-    if (!result.ok()) {
-      reactor->Finish(ToGrpcStatus(result.status()));
-      return;
-    }
+    if (!result.ok()) return ToGrpcStatus(result.status());
     if (result->has_value()) {
       *response = **std::move(result);
     } else {
@@ -246,7 +257,7 @@ grpc::ServerUnaryReactor* DevicePluginService::GetPreferredAllocation(
         }
       }
     }
-    reactor->Finish(grpc::Status::OK);
+    return grpc::Status::OK;
   });
   return reactor;
 }
@@ -260,8 +271,8 @@ grpc::ServerUnaryReactor* DevicePluginService::PreStartContainer(
     reactor->Finish(grpc::Status::OK);
     return reactor;
   }
-  hook_loop_.Post([this, reactor, request] {
-    reactor->Finish(ToGrpcStatus(hooks_.pre_starter->PreStartContainer(device_type_, *request)));
+  RunHook(context, reactor, [this, request] {
+    return ToGrpcStatus(hooks_.pre_starter->PreStartContainer(device_type_, *request));
   });
   return reactor;
 }

@@ -11,6 +11,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -77,6 +78,11 @@ class DevicePluginService final : public v1beta1::DevicePlugin::WithRawCallbackM
                                v1beta1::AllocateResponse& response) const;
   absl::Status AllocateWithHooks(const v1beta1::AllocateRequest& request,
                                  v1beta1::AllocateResponse& response) const;
+  // RunHook answers the call with `answer` on the hook thread (hooks may block), unless the call
+  // ended while it waited its turn: then the hook is not run and the call ends CANCELLED.
+  // `answer` may use the call's request and response, which live until the reactor finishes.
+  void RunHook(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
+               std::function<grpc::Status()> answer);
 
   const std::string device_type_;
   const Hooks hooks_;

@@ -9,7 +9,8 @@
 //
 // Threading: hooks run on the SDK's hook thread, one call at a time per plugin, never on a gRPC
 // thread; they may block (a slow device reset), and while one blocks, later calls to hooks of
-// the same plugin wait. `device_type` names the resource's device type ("gpu" in
+// the same plugin wait; a call that ended meanwhile (the kubelet's deadline, the plugin's stop)
+// is not given to its hook. `device_type` names the resource's device type ("gpu" in
 // "example.com/gpu").
 #pragma once
 

@@ -11,10 +11,12 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
 #include "common/file_store.h"
 #include "common/unix_socket.h"
 #include "nlohmann/json.hpp"
@@ -400,6 +402,53 @@ TEST_F(PluginTest, HooksChangeOptionsAndAnswers) {
   EXPECT_TRUE(kubelet_.PreStartContainer(kGpu, {"gpu0"}).ok());
   EXPECT_EQ(kubelet_.PreStartContainer(kGpu, {"gpu1"}).code(), absl::StatusCode::kInternal);
   EXPECT_EQ(hooks.pre_starts_, 2);
+}
+
+// An Allocate hook whose first call blocks until released; it counts the calls it is given.
+class HeldAllocator : public Allocator {
+ public:
+  HookResult<v1beta1::AllocateResponse> Allocate(
+      const std::string& /*device_type*/, const v1beta1::AllocateRequest& /*request*/) override {
+    if (calls_.fetch_add(1) == 0) {
+      in_first_.Notify();
+      release_.WaitForNotification();
+    }
+    return UseDefault();
+  }
+  std::atomic<int> calls_{0};
+  absl::Notification in_first_;
+  absl::Notification release_;
+};
+
+// A call that ended while it waited behind a slow hook is not given to the hook: nobody reads
+// the answer, and a hook may do real work (reset a device). The second Allocate passes its
+// deadline while the first holds the hook thread; the plugin's stop then ends the first too
+// (its client returns once the server has ended every call), and only then is the first
+// released. Before, the hook ran for the second call as well.
+TEST_F(PluginTest, ACallThatEndedWhileItWaitedIsNotGivenToTheHook) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  HeldAllocator allocator;
+  PluginOptions options = Options();
+  options.hooks.allocator = &allocator;
+  options.shutdown_grace = absl::Milliseconds(50);
+  auto plugin = StartPlugin(options);
+  plugin->Notify(GpuTree(2));
+  ASSERT_TRUE(Registered(1, 2));
+
+  std::atomic<bool> first_ended{false};
+  std::thread first([&] {
+    EXPECT_FALSE(kubelet_.Allocate(kGpu, {"gpu0"}).ok());
+    first_ended = true;
+  });
+  allocator.in_first_.WaitForNotification();
+  EXPECT_EQ(kubelet_.Allocate(kGpu, {"gpu1"}, 200ms).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  std::thread stopper([&] { plugin->Stop(); });
+  ASSERT_TRUE(WaitFor([&] { return first_ended.load(); }));
+  allocator.release_.Notify();
+  first.join();
+  stopper.join();
+  EXPECT_EQ(allocator.calls_.load(), 1) << "the ended call reached the hook";
 }
 
 TEST_F(PluginTest, WritesCdiSpecsAndRemovesThemOnStop) {
