@@ -131,7 +131,16 @@ absl::Status ClaimAllocator::Allocate(PodClaims& claims,
     structured::AllocatorOptions options;
     options.features = options_.features;
     options.timeout = options_.timeout;
-    absl::StatusOr<structured::AllocatedState> state = HeldState(held, options_.features);
+    // The devices of this pod's claims that came allocated are taken as well: they are not
+    // held yet (the store records them with this allocation's results).
+    std::vector<dra::ResourceClaim> taken = held;
+    for (const dra::ResourceClaim& claim : claims.claims) {
+      if (!claim.allocation.has_value()) continue;
+      auto it = holding.find({claim.namespace_name, claim.name});
+      if (it != holding.end() && it->second->uid == claim.uid) continue;  // among `held`
+      taken.push_back(claim);
+    }
+    absl::StatusOr<structured::AllocatedState> state = HeldState(taken, options_.features);
     if (!state.ok()) return state.status();
     std::unique_ptr<structured::Allocator> allocator =
         structured::Allocator::Create(options, *std::move(state), *std::move(classes), slices);

@@ -40,7 +40,8 @@ class ClaimAllocator {
 
   // Allocate gives every claim of `claims.unallocated` its allocation (in `claims.claims` too).
   // A claim the node holds already (one of `held`, the same namespace, name and UID) keeps the
-  // allocation it has; the devices of the others in `held` are taken.
+  // allocation it has; the devices of the others in `held`, and of the pod's own claims that
+  // came allocated, are taken.
   // FailedPrecondition "cannot allocate all claims: ..." saying, for each request, how many
   // devices were candidates when no allocation exists; InvalidArgument for claims or classes
   // that cannot be allocated anywhere (an unknown class, a selector that does not compile).

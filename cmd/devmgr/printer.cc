@@ -96,15 +96,14 @@ bool NeedsQuotes(const std::string& text) {
       "|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)"
       "|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt \t].*)?");  // 2001-01-01, with a time
   if (text.empty() || kWords.contains(text)) return true;
-  // Every number and date starts so; most IDs and names do not, and skip the expressions.
+  double number = 0;  // also "inf", "nan", "infinity", as strtod reads them
+  if (absl::SimpleAtod(text, &number)) return true;
+  // Every other number and date starts so; most IDs and names do not, and skip the expressions.
   const char first = text.front();
   if (!absl::ascii_isdigit(static_cast<unsigned char>(first)) && first != '-' && first != '+' &&
       first != '.') {
-    double number = 0;  // "inf", "nan", "infinity" as strtod reads them
-    return absl::SimpleAtod(text, &number);
+    return false;
   }
-  double number = 0;
-  if (absl::SimpleAtod(text, &number)) return true;
   // libstdc++'s regex recurses once per character a repetition takes: a long text could
   // overflow the stack. Quoting a long one whatever it holds costs nothing.
   return text.size() > kMaxTextForExpressions || std::regex_match(text, kNumberOrTime);

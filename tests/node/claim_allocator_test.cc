@@ -242,5 +242,15 @@ TEST_F(ClaimAllocatorTest, AllocatedClaimsAreLeftAlone) {
   EXPECT_EQ(Devices(claims, "kept"), std::vector<std::string>{"dev-1"});
 }
 
+// A claim of the same pod that came allocated holds its devices: the pod's other claims do not
+// get them. Before, only the claims the node held counted, and "new" got dev-0 too.
+TEST_F(ClaimAllocatorTest, TheDevicesOfTheSamePodsAllocatedClaimsAreTaken) {
+  PodClaims claims = Brought({Request("new", 1)});
+  claims.claims.push_back(Held("kept", {"dev-0"}));
+  ASSERT_TRUE(Allocator().Allocate(claims, {}).ok());
+  EXPECT_EQ(Devices(claims, "new"), std::vector<std::string>{"dev-1"});
+  EXPECT_EQ(Devices(claims, "kept"), std::vector<std::string>{"dev-0"});
+}
+
 }  // namespace
 }  // namespace devmgr::node
