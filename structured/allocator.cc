@@ -423,7 +423,13 @@ absl::StatusOr<bool> Search::SelectorsMatch(const RequestKey& key, const Candida
                                                cel::Interruption{deadline_, a_.options_.cancelled})
                     : absl::StatusOr<bool>(device.status());
     if (!matches.ok()) {
-      return absl::InvalidArgumentError(
+      // An evaluation the search's deadline or cancellation stopped keeps that code: the claim
+      // may be allocatable another time. Any other failure is the selector's.
+      const absl::StatusCode code = matches.status().code();
+      return absl::Status(
+          code == absl::StatusCode::kDeadlineExceeded || code == absl::StatusCode::kCancelled
+              ? code
+              : absl::StatusCode::kInvalidArgument,
           absl::StrCat(owner, ": selector #", i, " on device ", candidate.id.ToString(),
                        ": CEL runtime error: ", cel::WithRuntimeHint(matches.status().message())));
     }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/structured/allocator_testing.h"
@@ -188,6 +190,32 @@ TEST_F(InterruptTest, Cancel) {
   auto result = Run(options);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(result.status().message(), "filter operation aborted: context canceled");
+}
+
+// A selector that the search's cancellation stops mid-evaluation keeps the code: the claim is
+// not one that can never be allocated (InvalidArgument to the node's allocator). Before, every
+// CEL failure came back as InvalidArgument.
+TEST(InterruptedSelectorTest, KeepsTheCancellation) {
+  std::vector<std::string> items;
+  for (int i = 0; i < 300; ++i) items.push_back(absl::StrCat(i));
+  const std::string expression = absl::StrCat("[", absl::StrJoin(items, ","), "].all(x, x >= 0)");
+  const std::vector<kubeapi::ResourceSlicePtr> slices = {
+      Slice("slice-1", R"([{"name": "device-1"}])")};
+  const Json claim_json = Json::parse(R"({"metadata": {"name": "claim-0"},
+      "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {
+        "deviceClassName": "class-a", "allocationMode": "All"}}]}}})");
+  Json with_selector = claim_json;
+  with_selector["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = {
+      {{"cel", {{"expression", expression}}}}};
+  const kubeapi::ResourceClaim claim = Claim(with_selector.dump());
+  std::atomic<bool> cancelled{true};
+  AllocatorOptions options;
+  options.cancelled = &cancelled;
+  auto allocator = Allocator::Create(options, {}, {ClassOf("class-a", "driver-a")}, slices);
+  auto result = allocator->Allocate(Node1(), {&claim});
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled) << result.status();
+  EXPECT_THAT(result.status().message(), HasSubstr("selector #0 on device driver-a/"))
+      << result.status();
 }
 
 // A held result with a share ID is a share of its device only while consumable capacity is on;
