@@ -794,6 +794,38 @@ TEST(ControllerTest, WhatTheServerStoresInItsOwnFormIsNotWrittenAgain) {
   EXPECT_EQ((*controller)->GetStats(), (Stats{1, 1, 0}));
 }
 
+// A pool whose node selector is a JSON null has none: the server reads "nodeSelector": null as
+// absent, and the controller does not take that for a change. Before, every sync saw one and
+// wrote the slice again, and each write's watch event asked for another sync.
+TEST(ControllerTest, ANullNodeSelectorIsNoSelector) {
+  MemoryStore store([](ResourceSlice& slice) {
+    if (slice.spec.node_selector.has_value() && slice.spec.node_selector->is_null()) {
+      slice.spec.node_selector.reset();
+    }
+  });
+  testing::FakeClock clock;
+  ControllerOptions options;
+  options.driver_name = kDriver;
+  options.store = &store;
+  options.owner = Owner{"apps/v1", "Something", kOwner, ""};
+  options.run_worker = false;
+  options.clock = &clock;
+  Pool pool = PoolOf({{NewDevice("device")}});
+  pool.node_selector = Json();
+  options.resources = OnePool(pool);
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  (*controller)->ProcessReady();
+  ASSERT_EQ((*controller)->GetStats(), (Stats{1, 0, 0}));
+  (*controller)->Resync();
+  (*controller)->ProcessReady();
+  EXPECT_EQ((*controller)->GetStats(), (Stats{1, 0, 0}));
+  absl::StatusOr<std::vector<ResourceSlice>> stored = store.List(SliceFilter{});
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->size(), 1u);
+  EXPECT_FALSE(kubeapi::EncodeResourceSlice((*stored)[0])["spec"].contains("nodeSelector"));
+}
+
 // A Node owner given without its uid: the controller looks it up once, for the owner reference.
 TEST(ControllerTest, ANodeOwnersUidIsLookedUp) {
   MemoryStore store;
