@@ -172,7 +172,11 @@ Helper::Helper(DriverPlugin& plugin, HelperOptions options)
                      : service_socket_.path().parent_path() / kSerializeLockFile) {}
 
 absl::StatusOr<std::unique_ptr<Helper>> Helper::Start(DriverPlugin& plugin, HelperOptions options) {
-  if (options.driver_name.empty()) return absl::InvalidArgumentError("DRA driver name is empty");
+  // Both become folder and file names.
+  if (absl::Status named = CheckNames(options.driver_name, options.rolling_update_uid);
+      !named.ok()) {
+    return named;
+  }
   if (!options.serve_v1 && !options.serve_v1beta1) {
     return absl::InvalidArgumentError("serve at least one of DRAPlugin v1 and v1beta1");
   }

@@ -2,10 +2,13 @@
 
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <array>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/k8s_names.h"
 
 namespace devmgr::kubeletplugin {
 namespace {
@@ -18,11 +21,41 @@ std::string HashPrefix(absl::string_view data, size_t bytes) {
       absl::string_view(reinterpret_cast<const char*>(digest.data()), bytes));
 }
 
+// Upstream's limit on driver names (the same as for CSI drivers).
+constexpr size_t kMaxDriverNameBytes = 63;
+constexpr size_t kMaxPodUidBytes = 63;
+
 bool Fits(const std::filesystem::path& dir, const std::string& file) {
   return (dir / file).string().size() <= kUnixPathMax;
 }
 
 }  // namespace
+
+bool IsValidDriverName(absl::string_view name) {
+  return name.size() <= kMaxDriverNameBytes && Dns1123SubdomainErrors(name).empty();
+}
+
+bool IsValidPodUid(absl::string_view uid) {
+  return !uid.empty() && uid.size() <= kMaxPodUidBytes &&
+         std::all_of(uid.begin(), uid.end(), [](char c) {
+           return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-';
+         });
+}
+
+absl::Status CheckNames(absl::string_view driver_name, absl::string_view pod_uid) {
+  if (!IsValidDriverName(driver_name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid DRA driver name \"", driver_name,
+                     "\": want a DNS subdomain of at most 63 characters like gpu.example.com"));
+  }
+  if (!pod_uid.empty() && !IsValidPodUid(pod_uid)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid pod UID \"", pod_uid,
+                     "\" for a rolling update: want letters, digits and '-' like "
+                     "11111111-2222-3333-4444-555555555555"));
+  }
+  return absl::OkStatus();
+}
 
 std::string RegistrarSocketFile(absl::string_view driver_name) {
   return absl::StrCat(driver_name, "-reg.sock");

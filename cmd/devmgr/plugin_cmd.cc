@@ -26,6 +26,7 @@
 #include "deviceplugin/plugin.h"
 #include "kubeclient/client.h"
 #include "kubeletplugin/admin_claim_lookup.h"
+#include "kubeletplugin/socket_names.h"
 #include "node/cluster_claim_source.h"
 #include "plugins/fake/fake_plugin.h"
 #include "plugins/fakedra/fake_driver.h"
@@ -247,7 +248,7 @@ int RunFake(const CommonFlags& common, const FakeFlags& flags) {
 // on <root>/devmgr.sock; the channel connects lazily, so the driver may start before the daemon
 // does (a claim prepared while no daemon answers fails, and the node retries it).
 int RunFakeDra(const FakeDraFlags& flags) {
-  if (!plugins::IsValidDriverName(flags.driver)) {
+  if (!kubeletplugin::IsValidDriverName(flags.driver)) {
     return Fail(kExitUsage,
                 absl::StrCat("--driver: want a DNS subdomain of at most 63 characters like "
                              "gpu.example.com, not \"",

@@ -14,13 +14,12 @@
 #include "deviceplugin/cdi.h"
 #include "deviceplugin/plugin.h"
 #include "dra/health_stream.h"
+#include "kubeletplugin/socket_names.h"
 
 namespace devmgr::plugins {
 namespace {
 
 constexpr char kDevicePrefix[] = "dev-";
-// Upstream's limit on driver names (the same as for CSI drivers).
-constexpr size_t kMaxDriverNameBytes = 63;
 // The API's limit on devices in one ResourceSlice.
 constexpr int64_t kDevicesPerSlice = 128;
 
@@ -52,29 +51,14 @@ deviceplugin::DeviceMap CdiDevices(const FakeDraOptions& options) {
 
 }  // namespace
 
-bool IsValidDriverName(absl::string_view name) {
-  return name.size() <= kMaxDriverNameBytes && IsDnsSubdomain(name);
-}
-
-bool IsValidPodUid(absl::string_view uid) {
-  return !uid.empty() && uid.size() <= 63 && std::all_of(uid.begin(), uid.end(), [](char c) {
-    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-';
-  });
-}
-
 FakeDraDriver::FakeDraDriver(FakeDraOptions options) : options_(std::move(options)) {}
 
 absl::StatusOr<std::unique_ptr<FakeDraDriver>> FakeDraDriver::Start(FakeDraOptions options) {
-  if (!IsValidDriverName(options.driver_name)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid DRA driver name \"", options.driver_name,
-                     "\": want a DNS subdomain of at most 63 characters like gpu.example.com"));
-  }
-  if (!options.rolling_update_uid.empty() && !IsValidPodUid(options.rolling_update_uid)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid pod UID \"", options.rolling_update_uid,
-                     "\" for a rolling update: want letters, digits and '-' like "
-                     "11111111-2222-3333-4444-555555555555"));
+  // Checked before the CDI spec, named after the driver, is written.
+  if (absl::Status named =
+          kubeletplugin::CheckNames(options.driver_name, options.rolling_update_uid);
+      !named.ok()) {
+    return named;
   }
   if (!IsDnsSubdomain(options.pool)) {
     return absl::InvalidArgumentError(absl::StrCat("invalid pool (node) name \"", options.pool,

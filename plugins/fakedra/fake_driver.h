@@ -54,16 +54,6 @@ inline constexpr char kFakeDraCdiClass[] = "device";
 // ClaimLookup: where the helper reads the claims (the CLI asks the daemon's admin API).
 using ClaimLookup = kubeletplugin::ClaimLookup;
 
-// IsValidDriverName: a DRA driver name the fake accepts. It becomes a folder and file name, so
-// it must be a DNS subdomain of at most 63 characters (upstream's limit for driver names), which
-// rules out '/', ".." and upper case; as the SDK's resource namespaces, it may not be
-// kubernetes.io or below it.
-bool IsValidDriverName(absl::string_view name);
-
-// IsValidPodUid: a pod UID the fake accepts for a rolling update (it becomes part of file
-// names): letters, digits and '-', at most 63 characters.
-bool IsValidPodUid(absl::string_view uid);
-
 struct FakeDraOptions {
   std::string driver_name;
   // The kubelet's root folder: sockets go to its plugins/ and plugins_registry/.

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <filesystem>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
@@ -270,6 +272,46 @@ TEST(HelperTest, StoppingLeavesTheSocketsANewerInstancePutThere) {
   EXPECT_FALSE(std::filesystem::exists(registrar));
   EXPECT_TRUE(testing::EntriesOf(service.parent_path()).empty());
   EXPECT_TRUE(testing::EntriesOf(registrar.parent_path()).empty());
+}
+
+// The driver name and the pod UID become folder and file names: names that are not a driver's
+// or a UID's are refused before anything is created. Before, "../escape" put a socket folder
+// beside plugins/, and a UID with a '/' moved the service socket (and the lock file both pods
+// of a rolling update share) into a folder of its own.
+TEST(HelperTest, NamesThatAreNoDriversOrUidsAreRefused) {
+  TempDir dir;
+  IdleDriver driver;
+  for (const auto& [name, uid] :
+       std::vector<std::pair<std::string, std::string>>{{"../escape", ""},
+                                                        {"a/b", ""},
+                                                        {"", ""},
+                                                        {"gpu.example.com", "a/b"},
+                                                        {"gpu.example.com", ".."}}) {
+    HelperOptions options = Options(dir.Sub("kubelet"));
+    options.driver_name = name;
+    options.rolling_update_uid = uid;
+    absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+    EXPECT_EQ(helper.status().code(), absl::StatusCode::kInvalidArgument) << name << " " << uid;
+    EXPECT_TRUE(testing::EntriesOf(dir.path()).empty()) << name << " " << uid;
+  }
+}
+
+// In a rolling update, a driver whose registrar path would be exactly 108 bytes (upstream's
+// name; Go binds it) starts: the name fits the 107 bytes a socket here has.
+TEST(HelperTest, ARollingUpdateWhoseUpstreamNameHas108BytesStarts) {
+  TempDir dir;
+  IdleDriver driver;
+  const std::string uid = "11111111-2222-3333-4444-555555555555";
+  const std::filesystem::path registry = dir.path() / "plugins_registry";
+  // registry + "/" + driver + "-" + uid + "-reg.sock" is 108 bytes.
+  const size_t fixed = registry.string().size() + 1 + 1 + uid.size() + 9;
+  ASSERT_LT(fixed + 1, 108u) << "test setup: the temporary folder's path is too long";
+  HelperOptions options = Options(dir.path());
+  options.driver_name = std::string(108 - fixed, 'd');
+  options.rolling_update_uid = uid;
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  EXPECT_LE((*helper)->registrar_socket().string().size(), 107u);
 }
 
 // A registration the kubelet reports failed is answered with upstream's error, which the

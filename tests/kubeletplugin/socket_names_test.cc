@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace devmgr::kubeletplugin {
 namespace {
@@ -75,6 +76,30 @@ TEST(SocketNamesTest, TestRollingUpdateRegistrarSocketFile_distinctInputs) {
   const std::string long_name(100, 'a');
   EXPECT_NE(RollingUpdateRegistrarSocketFile(kRegistryDir, long_name, uid),
             RollingUpdateRegistrarSocketFile(kRegistryDir, long_name + "b", uid));
+}
+
+TEST(SocketNamesTest, DriverNamesAreDnsSubdomains) {
+  EXPECT_TRUE(IsValidDriverName("gpu.example.com"));
+  EXPECT_TRUE(IsValidDriverName("test-driver.cdi.k8s.io"));
+  EXPECT_TRUE(IsValidDriverName(std::string(63, 'a')));
+  for (const std::string& name :
+       {std::string(), std::string("a/b"), std::string(".."), std::string("a..b"),
+        std::string("../gpu.example.com"), std::string("GPU.example.com"),
+        std::string("-gpu.example.com"), std::string("gpu.example.com."), std::string(64, 'a'),
+        std::string("gpu_x.example.com")}) {
+    EXPECT_FALSE(IsValidDriverName(name)) << name;
+  }
+}
+
+// A name whose path would be exactly 108 bytes (Go binds it; a socket here has no room left for
+// the NUL) gives way to the next form.
+TEST(SocketNamesTest, APathOf108BytesTakesTheNextForm) {
+  const std::string driver(28, 'd');
+  const std::string uid = "11111111-2222-3333-4444-555555555555";
+  ASSERT_EQ((kRegistryDir / absl::StrCat(driver, "-", uid, "-reg.sock")).string().size(), 108u);
+  const std::string name = RollingUpdateRegistrarSocketFile(kRegistryDir, driver, uid);
+  EXPECT_FALSE(absl::StrContains(name, uid)) << name;
+  EXPECT_LE((kRegistryDir / name).string().size(), 107u) << name;
 }
 
 }  // namespace
