@@ -8,8 +8,11 @@
 
 namespace devmgr::plugins {
 
-FakeDeviceHealth::FakeDeviceHealth(std::string pool, int64_t devices)
-    : pool_(std::move(pool)), unhealthy_(static_cast<size_t>(devices), false) {}
+FakeDeviceHealth::FakeDeviceHealth(std::string pool, int64_t devices,
+                                   absl::Duration report_interval)
+    : pool_(std::move(pool)),
+      report_interval_(report_interval),
+      unhealthy_(static_cast<size_t>(devices), false) {}
 
 void FakeDeviceHealth::Flip() {
   absl::MutexLock lock(&mu_);
@@ -41,8 +44,9 @@ void FakeDeviceHealth::Shutdown() {
 grpc::Status FakeDeviceHealth::NodeWatchResources(
     grpc::ServerContext* context, const ::v1::NodeWatchResourcesRequest*,
     grpc::ServerWriter<::v1::NodeWatchResourcesResponse>* writer) {
-  // The generation last sent; the first pass sends at once.
+  // The generation last sent, and when; the first pass sends at once.
   uint64_t sent = ~uint64_t{0};
+  absl::Time sent_at = absl::InfinitePast();
   for (;;) {
     ::v1::NodeWatchResourcesResponse report;
     {
@@ -54,8 +58,10 @@ grpc::Status FakeDeviceHealth::NodeWatchResources(
       mu_.AwaitWithTimeout(absl::Condition(&news), absl::Milliseconds(50));
       if (shutting_down_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "driver stopping");
       if (context->IsCancelled()) return grpc::Status::CANCELLED;
-      if (generation_ == sent) continue;
+      const absl::Time now = absl::Now();
+      if (generation_ == sent && now - sent_at < report_interval_) continue;
       sent = generation_;
+      sent_at = now;
       report = ReportLocked();
     }
     if (!writer->Write(report)) return grpc::Status::CANCELLED;

@@ -1,7 +1,8 @@
 // FakeDeviceHealth: the DRAResourceHealth side of `devmgr plugin fake-dra` (v1
 // NodeWatchResources). Every device starts healthy; Flip turns the next one (round-robin)
-// unhealthy or back. Each stream gets the health of every device when it opens and again after
-// each flip, as a driver reports.
+// unhealthy or back. Each stream gets the health of every device when it opens, after each flip,
+// and again every report interval: a kubelet reads a device whose report is older than its
+// health check timeout (30 s unless the driver names one) as Unknown.
 //
 // Thread-safety: Flip and Shutdown may be called from any thread (Flip is not
 // async-signal-safe); streams run on gRPC's threads and end at Shutdown.
@@ -15,14 +16,15 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "dra-health/v1/api.grpc.pb.h"
 
 namespace devmgr::plugins {
 
 class FakeDeviceHealth final : public ::v1::DRAResourceHealth::Service {
  public:
-  // Devices "dev-0" .. "dev-<devices-1>" of `pool`.
-  FakeDeviceHealth(std::string pool, int64_t devices);
+  // Devices "dev-0" .. "dev-<devices-1>" of `pool`, reported every `report_interval` at least.
+  FakeDeviceHealth(std::string pool, int64_t devices, absl::Duration report_interval);
 
   // Flip toggles the health of the next device and tells every open stream.
   void Flip() ABSL_LOCKS_EXCLUDED(mu_);
@@ -38,6 +40,7 @@ class FakeDeviceHealth final : public ::v1::DRAResourceHealth::Service {
   ::v1::NodeWatchResourcesResponse ReportLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string pool_;
+  const absl::Duration report_interval_;
   mutable absl::Mutex mu_;
   std::vector<bool> unhealthy_ ABSL_GUARDED_BY(mu_);
   size_t next_flip_ ABSL_GUARDED_BY(mu_) = 0;

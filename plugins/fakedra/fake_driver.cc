@@ -91,7 +91,8 @@ absl::StatusOr<std::unique_ptr<FakeDraDriver>> FakeDraDriver::Start(FakeDraOptio
   helper.serve_v1 = opts.serve_v1;
   helper.serve_v1beta1 = opts.serve_v1beta1;
   if (opts.serve_health) {
-    driver->health_ = std::make_unique<FakeDeviceHealth>(opts.pool, opts.devices);
+    driver->health_ =
+        std::make_unique<FakeDeviceHealth>(opts.pool, opts.devices, opts.health_report_interval);
     helper.extra_services.emplace_back(driver->health_.get(), dra::kDraResourceHealthServiceV1);
   }
   helper.claim_lookup = opts.claim_lookup;

@@ -67,6 +67,9 @@ struct FakeDraOptions {
   bool serve_v1beta1 = true;
   // Serve DRAResourceHealth v1 (device health, see FlipHealth) and list it at registration.
   bool serve_health = true;
+  // How often each health stream gets every device's health again, flips or not: within the
+  // kubelet's default health check timeout (30 s), or the devices read Unknown.
+  absl::Duration health_report_interval = absl::Seconds(10);
   // Non-empty: write the devices' CDI spec file into this folder.
   std::filesystem::path cdi_dir{};
   absl::Duration prepare_latency = absl::ZeroDuration();

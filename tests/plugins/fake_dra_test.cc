@@ -661,5 +661,26 @@ TEST_F(FakeDraDriverTest, ReportsDeviceHealthAndFlipsIt) {
   stream.Stop();
 }
 
+// With nothing to say, the stream still reports every device again each interval: the node
+// reads a report older than the device's health check timeout as Unknown. Before, the health
+// went Unknown on the node 30 s after the stream opened.
+TEST_F(FakeDraDriverTest, ReportsTheHealthAgainEachInterval) {
+  FakeDraOptions driver_options = Options();
+  driver_options.health_report_interval = absl::Milliseconds(30);
+  ASSERT_NO_FATAL_FAILURE(StartDriver(std::move(driver_options)));
+  std::atomic<int> reports{0};
+  dra::HealthStreamOptions options;
+  options.driver_name = kDriver;
+  options.endpoint = driver_->service_socket().string();
+  options.service = dra::kDraResourceHealthServiceV1;
+  options.retry_period = absl::Milliseconds(20);
+  options.on_response = [&](const dra::healthapi::NodeWatchResourcesResponse& response) {
+    if (response.devices_size() == 4) ++reports;
+  };
+  dra::HealthStream stream(std::move(options));
+  EXPECT_TRUE(WaitFor([&] { return reports.load() >= 3; }));
+  stream.Stop();
+}
+
 }  // namespace
 }  // namespace devmgr::plugins
