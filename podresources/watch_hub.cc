@@ -193,25 +193,33 @@ void WatchHub::Publish(WatchResponse::Kind kind, const std::string& pod_uid,
 }
 
 WatchEventPtr WatchHub::Snapshot() const {
-  // Ordered by namespace and name, as a reader would sort them; each pod's health beside it.
-  std::vector<std::pair<::v1::PodResources, const std::string*>> pods;
+  // Ordered by namespace and name, as a reader would sort them, then UID (two pods may share a
+  // name); each pod's health and UID beside it.
+  struct Entry {
+    ::v1::PodResources resources;
+    const std::string* health;
+    const std::string* uid;
+  };
+  std::vector<Entry> pods;
   pods.reserve(pods_.size());
   for (const auto& [uid, state] : pods_) {
-    pods.emplace_back(::v1::PodResources(), &state.health);
-    pods.back().first.ParseFromString(state.resources);
+    pods.push_back({::v1::PodResources(), &state.health, &uid});
+    pods.back().resources.ParseFromString(state.resources);
   }
-  std::sort(pods.begin(), pods.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.first.namespace_(), a.first.name()) <
-           std::tie(b.first.namespace_(), b.first.name());
+  std::sort(pods.begin(), pods.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.resources.namespace_(), a.resources.name(), *a.uid) <
+           std::tie(b.resources.namespace_(), b.resources.name(), *b.uid);
   });
   auto snapshot = std::make_shared<WatchResponse>();
   snapshot->set_kind(WatchResponse::SNAPSHOT);
   snapshot->set_revision(revision_);
   snapshot->mutable_pod_resources()->Reserve(static_cast<int>(pods.size()));
   snapshot->mutable_pod_health()->Reserve(static_cast<int>(pods.size()));
-  for (auto& [resources, health] : pods) {
-    *snapshot->add_pod_resources() = std::move(resources);
-    snapshot->add_pod_health()->ParseFromString(*health);
+  snapshot->mutable_pod_uids()->Reserve(static_cast<int>(pods.size()));
+  for (Entry& pod : pods) {
+    *snapshot->add_pod_resources() = std::move(pod.resources);
+    snapshot->add_pod_health()->ParseFromString(*pod.health);
+    snapshot->add_pod_uids(*pod.uid);
   }
   return snapshot;
 }

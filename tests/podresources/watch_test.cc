@@ -87,6 +87,27 @@ TEST_F(PodResourcesWatchTest, SnapshotThenOrderedEvents) {
   EXPECT_TRUE(SameState(watch.State(), ListedState()));
 }
 
+// Two pods may share a namespace and name (one made again while the old one still holds
+// devices): the snapshot says which entry is which pod, as the events that follow do, and
+// orders them by UID. Before, it carried no UIDs.
+TEST_F(PodResourcesWatchTest, TheSnapshotNamesEachPodsUid) {
+  node_.pods.SetPods({MakePod("uid-z", "b", {"c"}), MakePod("uid-old", "a", {"c"}),
+                      MakePod("uid-new", "a", {"c"})});
+  node_.devices.SetDevices("uid-old", "c", {{"example.com/gpu", {{"gpu0", {0}}}}});
+  StartWatch();
+  WatchClient watch(channel_);
+  ASSERT_TRUE(watch.WaitForEvents(1));
+  const WatchResponse snapshot = watch.events()[0];
+  ASSERT_EQ(snapshot.pod_resources_size(), 3);
+  ASSERT_EQ(snapshot.pod_uids_size(), 3);
+  EXPECT_EQ(snapshot.pod_uids(0), "uid-new");
+  EXPECT_EQ(snapshot.pod_uids(1), "uid-old");
+  EXPECT_EQ(snapshot.pod_uids(2), "uid-z");
+  EXPECT_EQ(snapshot.pod_resources(0).containers(0).devices_size(), 0);
+  EXPECT_EQ(snapshot.pod_resources(1).containers(0).devices_size(), 1);
+  EXPECT_EQ(snapshot.pod_resources(2).name(), "b");
+}
+
 // Nobody watched before: pods there at the start and pods admitted since are all in the first
 // watcher's snapshot, which stays at the first revision (nothing was published before it).
 TEST_F(PodResourcesWatchTest, TheFirstWatcherGetsEveryPodInASnapshotAtTheFirstRevision) {
