@@ -380,6 +380,11 @@ void Controller::Process(const std::string& pool) {
     absl::MutexLock lock(&mu_);
     if (synced.ok()) {
       failures_.erase(pool);
+      // No watch to say that someone else changed or deleted a slice (the daemon wipes those
+      // of a driver it cannot reach): look again after the delay, as an event would ask.
+      if (watch_ == nullptr && resources_->pools.contains(pool)) {
+        Queue(pool, clock_.Now() + options_.sync_delay);
+      }
       return;
     }
     Queue(pool, clock_.Now() + FailureDelay(failures_[pool]++));

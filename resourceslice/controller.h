@@ -17,7 +17,9 @@
 // Pools are synced by one worker, each when Update names it (at once), when the controller finds
 // its slices in the store at start or the store reports a change (after sync_delay), or again
 // after a failure (5 ms doubling to 1000 s, upstream's per-item rate limit). Validation errors
-// are reported once and not retried.
+// are reported once and not retried. Over a store with no watch (the daemon's, over gRPC),
+// nothing says when someone else changes a slice: each desired pool is synced again every
+// sync_delay instead, which writes only what differs.
 //
 // Thread-safety: every method may be called from any thread at once.
 #pragma once

@@ -880,6 +880,38 @@ TEST(ControllerTest, ASliceDeletedBehindItsBackIsPutBackAfterTheSyncDelay) {
   EXPECT_EQ((*controller)->ProcessReady(), 0);
 }
 
+// A store with no watch (the daemon's, over gRPC) says nothing when someone else deletes a
+// slice: the controller looks at each desired pool again every sync delay, and puts the slice
+// back; a look that finds nothing changed writes nothing. Before, the slice stayed gone.
+TEST(ControllerTest, OverAStoreWithoutAWatchASliceDeletedBehindItsBackIsPutBack) {
+  class Unwatched final : public ForwardingSliceStore {
+   public:
+    using ForwardingSliceStore::ForwardingSliceStore;
+    std::unique_ptr<SliceWatch> Watch(const SliceFilter& /*filter*/,
+                                      SliceChangeHandler /*on_change*/) override {
+      return nullptr;
+    }
+  };
+  MemoryStore memory;
+  Unwatched store(memory);
+  testing::FakeClock clock;
+  absl::StatusOr<std::unique_ptr<Controller>> controller = StartOneDevicePool(store, clock);
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  EXPECT_EQ((*controller)->ProcessReady(), 1);
+  clock.Advance(kDefaultSyncDelay);
+  EXPECT_EQ((*controller)->ProcessReady(), 1);
+  EXPECT_EQ((*controller)->GetStats(), (Stats{1, 0, 0})) << "nothing changed: nothing written";
+
+  const ResourceSlice published = memory.List({})->at(0);
+  ASSERT_TRUE(memory.Delete(published.metadata.name, "", "").ok());
+  EXPECT_EQ((*controller)->ProcessReady(), 0);  // not before the delay
+  clock.Advance(kDefaultSyncDelay);
+  EXPECT_EQ((*controller)->ProcessReady(), 1);
+  ASSERT_EQ(memory.List({})->size(), 1u);
+  EXPECT_EQ(memory.List({})->at(0).spec.devices, published.spec.devices);
+  EXPECT_EQ((*controller)->GetStats().num_creates, 2);
+}
+
 // A store whose watch keeps a copy (as the API store's does) and reports a change before the
 // write that made it returns; with `delete_created`, a slice it creates is deleted by someone
 // else at once, and the watch says so before the controller hears that it was created. The
