@@ -67,6 +67,8 @@ struct Candidate {
   const Pool* pool = nullptr;
   // In AllocatedState::devices: held by another claim.
   bool held = false;
+  // In AllocatedState::shared: another claim holds a share of it.
+  bool shared = false;
   // Held, shared or with consumed capacity: its counters are spent (IsDeviceAllocated).
   bool allocated = false;
   const ConsumedCapacity* allocated_capacity = nullptr;
@@ -158,6 +160,9 @@ class Search {
   bool TakeCounters(const Candidate& candidate);
   void ReturnCounters(const Candidate& candidate);
   bool InUse(int candidate) const;
+  // Shared already, held or in this search, with or without consumed capacity (upstream's
+  // deviceCapacityInUse).
+  bool CapacityInUse(int candidate) const;
   bool AllocatingForClaim(int candidate, int claim) const;
   bool Interrupted();
   absl::StatusOr<Json> NodeSelectorFor(const std::vector<DeviceResult>& results) const;
@@ -302,11 +307,10 @@ absl::Status Search::Prepare() {
         if (capacity != allocated.consumed_capacity.end()) {
           candidate.allocated_capacity = &capacity->second;
         }
-        candidate.allocated = candidate.held || candidate.allocated_capacity != nullptr;
-        if (!candidate.allocated) {
-          auto shared = allocated.shared.lower_bound({candidate.id, ""});
-          candidate.allocated = shared != allocated.shared.end() && shared->first == candidate.id;
-        }
+        auto shared = allocated.shared.lower_bound({candidate.id, ""});
+        candidate.shared = shared != allocated.shared.end() && shared->first == candidate.id;
+        candidate.allocated =
+            candidate.held || candidate.shared || candidate.allocated_capacity != nullptr;
         candidates_.push_back(std::move(candidate));
       }
     }
@@ -392,6 +396,11 @@ absl::Status Search::Prepare() {
 
 bool Search::InUse(int candidate) const {
   return candidates_[candidate].held || !allocating_[candidate].empty();
+}
+
+bool Search::CapacityInUse(int candidate) const {
+  const Candidate& c = candidates_[candidate];
+  return c.shared || c.allocated_capacity != nullptr || allocating_capacity_.contains(candidate);
 }
 
 bool Search::AllocatingForClaim(int candidate, int claim) const {
@@ -566,10 +575,13 @@ bool Search::AllocateDevice(const DeviceIndices& r, int candidate, bool must) {
       features_.consumable_capacity && c.device->allow_multiple_allocations.value_or(false);
   if (!multiple && admin && AllocatingForClaim(candidate, r.claim)) return false;
   if (!admin && InUse(candidate)) return false;
+  // Not given whole while another claim holds a share of it (its slice may no longer allow
+  // shares: kubernetes#140797).
+  if (!admin && !multiple && CapacityInUse(candidate)) return false;
   if (!features_.partitionable_devices && !c.device->consumes_counters.empty()) return false;
 
-  const bool skip_counters =
-      multiple && (c.allocated_capacity != nullptr || allocating_capacity_.contains(candidate));
+  // A share of a device shared already: its counters are spent once for all its shares.
+  const bool skip_counters = multiple && CapacityInUse(candidate);
   bool took_counters = false;
   if (!skip_counters && !c.device->consumes_counters.empty()) {
     if (!TakeCounters(c)) {

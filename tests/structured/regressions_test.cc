@@ -252,6 +252,69 @@ TEST(AllocatedStateTest, AShareIsHeldWholeWithConsumableCapacityOff) {
   }
 }
 
+// kubernetes#140433: a held share of an allow-multiple device without consumed capacity (a
+// result with a share ID and no consumedCapacity) has spent the device's counters already; a
+// new share of it must not be charged them again. device-1 takes 3 of the set's 4: charged
+// twice, the pool looks used up and the claim gets nothing.
+TEST(AllocatorRegressionTest, AHeldShareWithoutCapacityIsNotChargedTwice_140433) {
+  Features features;
+  features.partitionable_devices = true;
+  features.consumable_capacity = true;
+  kubeapi::ResourceClaim held;
+  kubeapi::DeviceRequestAllocationResult& share = held.allocation.emplace().results.emplace_back();
+  share.request = "req-0";
+  share.driver = "driver-a";
+  share.pool = "pool-1";
+  share.device = "device-1";
+  share.share_id = "2b0e4ed6-5b8d-4f3c-9a8e-0c4a3a7e3b11";
+  const auto devices = Slice("slice-1", R"([{"name": "device-1", "allowMultipleAllocations": true,
+      "consumesCounters": [{"counterSet": "set-1", "counters": {"memory": {"value": "3"}}}]}])");
+  const auto counters =
+      Slice("slice-0", "", R"([{"name": "set-1", "counters": {"memory": {"value": "4"}}}])");
+  auto two_slices = [&](kubeapi::ResourceSlicePtr slice) {
+    auto copy = std::make_shared<kubeapi::ResourceSlice>(*slice);
+    copy->spec.pool.resource_slice_count = 2;
+    return kubeapi::ResourceSlicePtr(copy);
+  };
+  const auto claim = Claim(R"({"metadata": {"name": "claim-1"}, "spec": {"devices": {
+    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]}}})");
+  AllocatorOptions options;
+  options.features = features;
+  options.new_share_id = [] { return std::string("9d5b2c1e-0f4a-4e7b-8c3d-6a1f2e3d4c5b"); };
+  std::unique_ptr<Allocator> allocator = Allocator::Create(
+      options, AllocatedStateOf({held}, features), {ClassOf("class-a", "driver-a")},
+      {two_slices(devices), two_slices(counters)});
+  auto result = allocator->Allocate(Node1(), {&claim}, nullptr);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_TRUE(result->has_value()) << "the device's counters were charged a second time";
+  EXPECT_THAT(Picks((*result)->front()), ElementsAre("req-0=device-1"));
+}
+
+// kubernetes#140797: a device another claim holds a share of is not given whole to a new claim
+// once its slice no longer allows shares (allowMultipleAllocations turned off).
+TEST(AllocatorRegressionTest, ADeviceWithAHeldShareIsNotGivenWhole_140797) {
+  Features features;
+  features.consumable_capacity = true;
+  kubeapi::ResourceClaim held;
+  kubeapi::DeviceRequestAllocationResult& share = held.allocation.emplace().results.emplace_back();
+  share.request = "req-0";
+  share.driver = "driver-a";
+  share.pool = "pool-1";
+  share.device = "device-1";
+  share.share_id = "2b0e4ed6-5b8d-4f3c-9a8e-0c4a3a7e3b11";
+  const auto slice = Slice("slice-1", R"([{"name": "device-1"}, {"name": "device-2"}])");
+  const auto claim = Claim(R"({"metadata": {"name": "claim-1"}, "spec": {"devices": {
+    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]}}})");
+  AllocatorOptions options;
+  options.features = features;
+  std::unique_ptr<Allocator> allocator = Allocator::Create(
+      options, AllocatedStateOf({held}, features), {ClassOf("class-a", "driver-a")}, {slice});
+  auto result = allocator->Allocate(Node1(), {&claim}, nullptr);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_TRUE(result->has_value());
+  EXPECT_THAT(Picks((*result)->front()), ElementsAre("req-0=device-2"));
+}
+
 // A slice of shared counters for another node, at a generation the pool's node slices have not
 // reached yet. Upstream's stable allocator (only stable gates on) takes counter slices for every
 // node, so the newer generation hides node-1's slice and allocationMode All finds the pool being
