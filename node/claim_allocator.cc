@@ -144,11 +144,13 @@ absl::Status ClaimAllocator::Allocate(PodClaims& claims,
     if (!state.ok()) return state.status();
     std::unique_ptr<structured::Allocator> allocator =
         structured::Allocator::Create(options, *std::move(state), *std::move(classes), slices);
-    structured::Explanation explanation;
-    auto allocated = allocator->Allocate(structured::Node{options_.node_name, options_.node_labels},
-                                         to_allocate, &explanation);
+    const structured::Node node{options_.node_name, options_.node_labels};
+    auto allocated = allocator->Allocate(node, to_allocate, nullptr);
     if (!allocated.ok()) return allocated.status();
     if (!allocated->has_value()) {
+      // Why, worked out only now: explaining looks at every device for every request again.
+      structured::Explanation explanation;
+      (void)allocator->Allocate(node, to_allocate, &explanation);
       return absl::FailedPreconditionError(
           absl::StrCat("cannot allocate all claims: ", Summary(explanation)));
     }
