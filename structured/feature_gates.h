@@ -1,6 +1,8 @@
 // Features: the optional parts of DRA the allocator implements, as the Kubernetes feature gates
-// that switch them on. The defaults are those of a current cluster: admin access and
-// prioritized lists (firstAvailable) on, the rest off until asked for.
+// that switch them on. The defaults are those of a current cluster (Kubernetes 1.37): every gate
+// on but two. DRAListTypeAttributes is alpha, off. DRADeviceBindingConditions (beta, on in a
+// cluster) is off: on a node without a scheduler nothing waits for a device's binding
+// conditions before it is prepared, so such devices are not allocated unless it is asked for.
 #pragma once
 
 #include "absl/status/statusor.h"
@@ -11,9 +13,9 @@ namespace devmgr::structured {
 struct Features {
   bool admin_access = true;            // DRAAdminAccess
   bool prioritized_list = true;        // DRAPrioritizedList
-  bool partitionable_devices = false;  // DRAPartitionableDevices: shared counters
-  bool device_taints = false;          // DRADeviceTaints
-  bool consumable_capacity = false;    // DRAConsumableCapacity
+  bool partitionable_devices = true;   // DRAPartitionableDevices: shared counters
+  bool device_taints = true;           // DRADeviceTaints
+  bool consumable_capacity = true;     // DRAConsumableCapacity
   // DRADeviceBindingConditions + DRAResourceClaimDeviceStatus.
   bool device_binding_and_status = false;
   bool list_type_attributes = false;  // DRAListTypeAttributes

@@ -252,5 +252,17 @@ TEST_F(ClaimAllocatorTest, TheDevicesOfTheSamePodsAllocatedClaimsAreTaken) {
   EXPECT_EQ(Devices(claims, "kept"), std::vector<std::string>{"dev-0"});
 }
 
+// The gates default to a current cluster's: a device its driver tainted NoSchedule (how a
+// driver says a device is broken) is not allocated. Before, taints were off by default and the
+// node gave out the broken device.
+TEST_F(ClaimAllocatorTest, ADeviceTaintedNoScheduleIsNotAllocatedByDefault) {
+  kubeapi::ResourceSlice slice = Slice(2);
+  slice.spec.devices[0].taints.push_back({"example.com/broken", "", "NoSchedule", std::nullopt});
+  store_.Put(slice);
+  PodClaims claims = Brought({Request("a", 1)});
+  ASSERT_TRUE(Allocator().Allocate(claims, {}).ok());
+  EXPECT_EQ(Devices(claims, "a"), std::vector<std::string>{"dev-1"});
+}
+
 }  // namespace
 }  // namespace devmgr::node

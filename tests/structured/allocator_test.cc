@@ -47,9 +47,14 @@ const Json& CaseNamed(const std::string& name) {
 }
 
 Features FeaturesOf(const Json& names) {
-  Features features;
-  features.admin_access = false;
-  features.prioritized_list = false;
+  // Exactly the gates the case names.
+  Features features{.admin_access = false,
+                    .prioritized_list = false,
+                    .partitionable_devices = false,
+                    .device_taints = false,
+                    .consumable_capacity = false,
+                    .device_binding_and_status = false,
+                    .list_type_attributes = false};
   for (const Json& name : names) {
     const std::string gate = name.get<std::string>();
     if (gate == "DRAAdminAccess") features.admin_access = true;
