@@ -285,6 +285,25 @@ void CheckConfig(FieldErrors& errors, const DeviceClaimConfiguration& config,
   CheckDeviceConfiguration(errors, config.configuration, path);
 }
 
+// A slice's devices or shared counters (one of them), its devices at most 128 (64 when one has
+// taints or consumes counters), each named by a unique DNS label.
+void CheckSliceContents(FieldErrors& errors, const std::vector<Device>& devices,
+                        const std::vector<CounterSet>& shared_counters) {
+  if (!shared_counters.empty() && !devices.empty()) {
+    errors.InvalidString("spec", "", "only one of `sharedCounters` or `devices` is allowed");
+  }
+  const bool advanced = absl::c_any_of(devices, [](const Device& device) {
+    return !device.taints.empty() || !device.consumes_counters.empty();
+  });
+  CheckSet(
+      errors, devices, advanced ? kSliceMaxDevicesWithTaintsOrCounters : kSliceMaxDevices,
+      "spec.devices",
+      [&](const Device& device, const std::string& at) {
+        errors.EachInvalid(at + ".name", device.name, Dns1123LabelErrors(device.name));
+      },
+      [](const Device& device) -> absl::string_view { return device.name; }, "name");
+}
+
 }  // namespace
 
 absl::Status ValidateResourceClaim(const ResourceClaim& claim) {
@@ -382,20 +401,14 @@ absl::Status ValidateResourceSlice(const ResourceSlice& slice) {
     errors.InvalidString("spec", absl::StrCat("{", absl::StrJoin(node_selection, ", "), "}"),
                          absl::StrCat(kOneNodeSelection, ", but multiple fields are set"));
   }
-  if (!spec.shared_counters.empty() && !spec.devices.empty()) {
-    errors.InvalidString("spec", "", "only one of `sharedCounters` or `devices` is allowed");
-  }
+  CheckSliceContents(errors, spec.devices, spec.shared_counters);
+  return errors.Result();
+}
 
-  const bool advanced = absl::c_any_of(spec.devices, [](const Device& device) {
-    return !device.taints.empty() || !device.consumes_counters.empty();
-  });
-  CheckSet(
-      errors, spec.devices, advanced ? kSliceMaxDevicesWithTaintsOrCounters : kSliceMaxDevices,
-      "spec.devices",
-      [&](const Device& device, const std::string& at) {
-        errors.EachInvalid(at + ".name", device.name, Dns1123LabelErrors(device.name));
-      },
-      [](const Device& device) -> absl::string_view { return device.name; }, "name");
+absl::Status ValidateSliceContents(const std::vector<Device>& devices,
+                                   const std::vector<CounterSet>& shared_counters) {
+  FieldErrors errors;
+  CheckSliceContents(errors, devices, shared_counters);
   return errors.Result();
 }
 

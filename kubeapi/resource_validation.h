@@ -41,6 +41,12 @@ absl::Status ValidateDeviceClass(const DeviceClass& device_class);
 // decoding, a node selector's contents.
 absl::Status ValidateResourceSlice(const ResourceSlice& slice);
 
+// ValidateSliceContents: the part of ValidateResourceSlice that a slice's devices and shared
+// counters alone decide (one of the two; the device limits and names), for a driver's slices
+// before they are written.
+absl::Status ValidateSliceContents(const std::vector<Device>& devices,
+                                   const std::vector<CounterSet>& shared_counters);
+
 // Decode, then validate: the objects as the API server would take them.
 absl::StatusOr<ResourceClaim> DecodeValidResourceClaim(const Json& object);
 absl::StatusOr<DeviceClass> DecodeValidDeviceClass(const Json& object);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "kubeapi/resource_validation.h"
 
 namespace devmgr::resourceslice {
 namespace {
@@ -41,6 +42,15 @@ absl::Status ValidatePool(const std::string& name, const Pool& pool) {
           }
         }
       }
+    }
+  }
+  // Then what the API server would refuse of each slice: retrying could not help.
+  for (size_t i = 0; i < pool.slices.size(); ++i) {
+    const Slice& slice = pool.slices[i];
+    if (absl::Status valid = kubeapi::ValidateSliceContents(slice.devices, slice.shared_counters);
+        !valid.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pool \"", name, "\", slice #", i, ": ", valid.message()));
     }
   }
   return absl::OkStatus();

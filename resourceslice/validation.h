@@ -9,7 +9,9 @@
 
 namespace devmgr::resourceslice {
 
-// ValidateDriverResources: InvalidArgument with upstream's text for the first problem found.
+// ValidateDriverResources: InvalidArgument with upstream's text for the first problem found,
+// and for a slice the API server would refuse for its devices alone (too many, a name that is
+// not a DNS label), which upstream's controller learns only from each failed write.
 absl::Status ValidateDriverResources(const DriverResources& resources);
 
 }  // namespace devmgr::resourceslice

@@ -768,8 +768,10 @@ TEST(ControllerTest, WhatTheServerStoresInItsOwnFormIsNotWrittenAgain) {
   device.consumes_counters.push_back(
       {"gpu", {{"memory", {{"value", 1073741824}}}}, Json::object()});
   Pool pool = PoolOf({});
-  pool.slices.push_back(Slice{
-      {device}, {{"gpu", {{"memory", {{"value", "2048Mi"}}}}, Json::object()}}, std::nullopt});
+  // Devices and the counters they draw on go in slices of their own, as the API wants.
+  pool.slices.push_back(Slice{{device}, {}, std::nullopt});
+  pool.slices.push_back(
+      Slice{{}, {{"gpu", {{"memory", {{"value", "2048Mi"}}}}, Json::object()}}, std::nullopt});
   Json selector = NodeSelector("node-a");
   selector["nodeSelectorTerms"][0]["matchExpressions"] = Json::array();
   pool.node_selector = selector;
@@ -777,21 +779,21 @@ TEST(ControllerTest, WhatTheServerStoresInItsOwnFormIsNotWrittenAgain) {
   absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
   ASSERT_TRUE(controller.ok()) << controller.status();
   (*controller)->ProcessReady();
-  ASSERT_EQ((*controller)->GetStats(), (Stats{1, 0, 0}));
+  ASSERT_EQ((*controller)->GetStats(), (Stats{2, 0, 0}));
   EXPECT_EQ(errors, std::vector<std::string>());
 
   (*controller)->Resync();
   (*controller)->ProcessReady();
   (*controller)->Update(OnePool(pool));
   (*controller)->ProcessReady();
-  EXPECT_EQ((*controller)->GetStats(), (Stats{1, 0, 0}));
+  EXPECT_EQ((*controller)->GetStats(), (Stats{2, 0, 0}));
   EXPECT_EQ(errors, std::vector<std::string>());
 
   // A value that did change is written.
   pool.slices[0].devices[0].extra["capacity"]["memory"]["value"] = "2Gi";
   (*controller)->Update(OnePool(pool));
   (*controller)->ProcessReady();
-  EXPECT_EQ((*controller)->GetStats(), (Stats{1, 1, 0}));
+  EXPECT_EQ((*controller)->GetStats(), (Stats{2, 1, 0}));
 }
 
 // A pool whose node selector is a JSON null has none: the server reads "nodeSelector": null as
@@ -824,6 +826,37 @@ TEST(ControllerTest, ANullNodeSelectorIsNoSelector) {
   ASSERT_TRUE(stored.ok()) << stored.status();
   ASSERT_EQ(stored->size(), 1u);
   EXPECT_FALSE(kubeapi::EncodeResourceSlice((*stored)[0])["spec"].contains("nodeSelector"));
+}
+
+// A slice the API server would refuse for its devices (here 129, one over the limit) is
+// reported once and not written: a write could only fail, again at each retry, and with the
+// pool's other slices updated before each failed create. Before, it was tried.
+TEST(ControllerTest, ASliceWithTooManyDevicesIsReportedNotWritten) {
+  MemoryStore store;
+  testing::FakeClock clock;
+  std::vector<std::string> errors;
+  ControllerOptions options;
+  options.driver_name = kDriver;
+  options.store = &store;
+  options.owner = Owner{"apps/v1", "Something", kOwner, ""};
+  options.error_handler = [&errors](const ControllerError& error) {
+    errors.push_back(error.ToString());
+  };
+  options.run_worker = false;
+  options.clock = &clock;
+  std::vector<Device> devices;
+  for (int i = 0; i < 129; ++i) devices.push_back(NewDevice(absl::StrCat("device-", i)));
+  options.resources = OnePool(PoolOf({devices}));
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  (*controller)->ProcessReady();
+  EXPECT_EQ((*controller)->GetStats(), (Stats{0, 0, 0}));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], ::testing::HasSubstr("pool validation failed"));
+  EXPECT_THAT(errors[0], ::testing::HasSubstr("spec.devices: Too many: 129"));
+  clock.Advance(absl::Minutes(5));
+  (*controller)->ProcessReady();
+  EXPECT_EQ(errors.size(), 1u) << "not retried";
 }
 
 // A Node owner given without its uid: the controller looks it up once, for the owner reference.
