@@ -116,6 +116,10 @@ absl::Status ManagerImpl::Start(ActivePodsFn active_pods, SourcesReadyFn sources
     }
   }
   RestoreFromCheckpoint();
+  {
+    absl::MutexLock lock(&mu_);
+    checkpoint_read_ = true;
+  }
   // Plugins notice that kubelet.sock was re-created and register again.
   if (absl::Status status = RemoveSocketsIn(options_.plugin_dir); !status.ok()) {
     DEVMGR_LOG(options_.logger, info, "Failed to clean up stale sockets", "dir",
@@ -184,7 +188,12 @@ void ManagerImpl::Stop() {
   loop_.Stop();
   // A write still pending on the loop is covered by this one, which takes the state as it is
   // now: a write made meanwhile (a ReleasePod) is never followed by an older one.
-  WriteCheckpoint();
+  bool read = false;
+  {
+    absl::MutexLock lock(&mu_);
+    read = checkpoint_read_;
+  }
+  if (read) WriteCheckpoint();
   DEVMGR_LOG(options_.logger, info, "Device manager stopped");
 }
 

@@ -324,6 +324,9 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   PodDevices pod_devices_ ABSL_GUARDED_BY(mu_);
   // The checkpoint read at Start lost nothing (RestoredWholeCheckpoint).
   bool restored_whole_ ABSL_GUARDED_BY(mu_) = true;
+  // Start read the checkpoint: only then may Stop write one (a start that failed before holds
+  // nothing, and would write that over the pods' devices).
+  bool checkpoint_read_ ABSL_GUARDED_BY(mu_) = false;
   // Resources whose endpoint is live and has sent a snapshot since it connected: the health of
   // their devices is known (ReportedHealthLocked says Unknown for the others).
   std::set<std::string, std::less<>> health_known_ ABSL_GUARDED_BY(mu_);

@@ -41,14 +41,30 @@
 
 namespace devmgr::node {
 
+namespace {
+
+// The root as one spelling: absolute ("kubelet" run from /var/lib is /var/lib/kubelet, as the
+// sockets must be), without "." or ".." parts or a trailing '/'. The state journal names the
+// folders of its files, so a restart must spell them as the run that wrote it did.
+std::filesystem::path OneSpelling(const std::filesystem::path& root) {
+  std::error_code ec;
+  std::filesystem::path absolute = std::filesystem::absolute(root, ec);
+  if (ec) return root;  // no working folder: the paths fail later, saying so
+  absolute = absolute.lexically_normal();
+  return absolute.has_filename() || absolute == absolute.root_path() ? absolute
+                                                                     : absolute.parent_path();
+}
+
+}  // namespace
+
 NodePaths::NodePaths(const std::filesystem::path& root_dir)
-    : root(root_dir),
-      plugin_dir(root_dir / "device-plugins"),
-      registry_dir(root_dir / "plugins_registry"),
-      podresources_socket(root_dir / "pod-resources" / "kubelet.sock"),
-      admin_socket(root_dir / "devmgr.sock"),
-      lock_file(root_dir / "devmgr.lock"),
-      state_journal(root_dir / "devmgr_state_journal") {}
+    : root(OneSpelling(root_dir)),
+      plugin_dir(root / "device-plugins"),
+      registry_dir(root / "plugins_registry"),
+      podresources_socket(root / "pod-resources" / "kubelet.sock"),
+      admin_socket(root / "devmgr.sock"),
+      lock_file(root / "devmgr.lock"),
+      state_journal(root / "devmgr_state_journal") {}
 
 // Everything the daemon runs, in start order; Stop tears it down in reverse.
 struct Node::State {

@@ -112,7 +112,8 @@ struct NodeOptions {
   LoggerPtr logger;
 };
 
-// The daemon's sockets and files, derived from the root folder.
+// The daemon's sockets and files, derived from the root folder (made absolute, without "."
+// or ".." parts or a trailing '/').
 struct NodePaths {
   explicit NodePaths(const std::filesystem::path& root);
   std::filesystem::path root;

@@ -148,6 +148,26 @@ TEST_F(ManagerTest, TestNewManagerImpl) {
   EXPECT_EQ(manager_->Start(nullptr, nullptr).code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// A start that fails before it has read the checkpoint (here a bad option) writes none at its
+// stop: the file it never read keeps the pods' devices. Before, the stop wrote the empty state
+// over it, and the next start forgot every pod.
+TEST_F(ManagerTest, AStartThatFailsLeavesTheCheckpointAsItWas) {
+  checkpoint::CheckpointData data;
+  data.pod_device_entries.push_back({"pod-1", "app", kResource, {{0, {"Dev1"}}}, ""});
+  data.registered_devices[kResource] = {"Dev1"};
+  const std::string bytes = checkpoint::Encode(data);
+  const std::filesystem::path file = dir_.Sub(std::string(checkpoint::kCheckpointFileName));
+  std::ofstream(file, std::ios::binary) << bytes;
+  {
+    ManagerOptions options = Options();
+    options.max_allowable_numa_nodes = 1;
+    ManagerImpl manager(options);
+    EXPECT_EQ(manager.Start(nullptr, nullptr).code(), absl::StatusCode::kInvalidArgument);
+    manager.Stop();
+  }
+  EXPECT_EQ(ReadWholeFile(file).value_or(""), bytes);
+}
+
 TEST_F(ManagerTest, TestNewManagerImplStart) {
   StartManager();
   EXPECT_TRUE(IsSocket(KubeletSocket()));
