@@ -260,6 +260,13 @@ absl::StatusOr<ClaimRecord> DecodeClaimRecord(absl::string_view bytes) {
     return absl::DataLossError("not a JSON object");
   }
   auto version = document.find("version");
+  if (version != document.end() && version->is_number_integer() &&
+      version->get<int64_t>() > kVersion) {
+    // Not damage: a newer devmgr wrote it, and this one must not take it for corrupt.
+    return absl::FailedPreconditionError(absl::StrCat("written by a newer devmgr (version ",
+                                                      version->get<int64_t>(),
+                                                      "; this one reads version ", kVersion, ")"));
+  }
   if (version == document.end() || !version->is_number_integer() ||
       version->get<int64_t>() != kVersion) {
     return absl::DataLossError(absl::StrCat("version: want ", kVersion));

@@ -41,6 +41,11 @@ absl::Status ClaimStore::Load() {
   if (absl::IsNotFound(bytes.status())) return absl::OkStatus();
   if (!bytes.ok()) return bytes.status();
   absl::StatusOr<ClaimRecord> record = DecodeClaimRecord(*bytes);
+  if (absl::IsFailedPrecondition(record.status())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat((store_.folder() / kClaimRecordName).string(), " ", record.status().message(),
+                     ": refusing to start rather than lose its claims"));
+  }
   if (!record.ok()) {
     const std::string aside = absl::StrCat(kClaimRecordName, ".corrupt");
     if (absl::Status renamed = store_.Rename(kClaimRecordName, aside); !renamed.ok()) {

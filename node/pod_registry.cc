@@ -46,6 +46,10 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
     absl::StatusOr<std::vector<RecordedPod>> decoded = DecodePodRecord(*bytes);
     if (decoded.ok()) {
       recorded = *std::move(decoded);
+    } else if (absl::IsFailedPrecondition(decoded.status())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat((store_.folder() / kPodRecordName).string(), " ", decoded.status().message(),
+                       ": refusing to start rather than lose its pods"));
     } else {
       const std::filesystem::path path = store_.folder() / kPodRecordName;
       std::error_code error;

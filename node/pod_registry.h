@@ -71,8 +71,9 @@ class PodRegistry final : public podresources::PodsProvider {
   // holding nothing: its absence says nothing then (the kubelet, which loses the allocations of
   // a corrupt checkpoint too, keeps its pods). A record that cannot be read is logged, renamed
   // with a ".corrupt" suffix and ignored: its pods are still found in the checkpoint, so no
-  // device is freed. Errors only for I/O that prevents knowing (a record that exists but cannot
-  // be read or renamed).
+  // device is freed. Errors for I/O that prevents knowing (a record that exists but cannot be
+  // read or renamed), and FailedPrecondition for a record a newer devmgr wrote (after a
+  // downgrade): it is left as it is, not taken for corrupt.
   absl::Status Load(const std::vector<checkpoint::PodDevicesEntry>& checkpoint_entries,
                     CheckpointRead read = CheckpointRead::kWhole);
 

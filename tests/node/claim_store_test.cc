@@ -78,7 +78,7 @@ TEST(ClaimRecordTest, RoundTripsEveryField) {
 
 TEST(ClaimRecordTest, RefusesWhatIsNotARecord) {
   for (const char* bytes :
-       {"", "[]", "{\"version\":2,\"pods\":[],\"claims\":[]}",
+       {"", "[]", "{\"version\":0,\"pods\":[],\"claims\":[]}",
         "{\"version\":1,\"pods\":[{\"uid\":1}],\"claims\":[]}", "{\"version\":1,\"pods\":[]}"}) {
     absl::StatusOr<ClaimRecord> decoded = DecodeClaimRecord(bytes);
     EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss) << bytes;
@@ -279,6 +279,19 @@ TEST(ClaimStoreTest, ACorruptRecordIsKeptAsideAndTheStoreStartsEmpty) {
   EXPECT_TRUE(store.Pods().empty());
   EXPECT_TRUE(std::filesystem::exists(dir.Sub(std::string(kClaimRecordName) + ".corrupt")));
   ASSERT_TRUE(store.Add(Pod("u1", {"a"}, {Claim("a", "c1")})).ok());
+}
+
+// A record a newer devmgr wrote is no corrupt one: the start is refused and the file kept as it
+// is, with the claims of running pods.
+TEST(ClaimStoreTest, ARecordOfANewerDevmgrRefusesTheStartAndStaysAsItIs) {
+  TempDir dir;
+  const std::string newer = R"({"claims":[],"pods":[],"version":2})";
+  std::ofstream(dir.Sub(kClaimRecordName)) << newer;
+  ClaimStore store(dir.path(), nullptr);
+  const absl::Status loaded = store.Load();
+  EXPECT_EQ(loaded.code(), absl::StatusCode::kFailedPrecondition) << loaded;
+  EXPECT_EQ(ReadWholeFile(dir.Sub(kClaimRecordName)).value_or(""), newer);
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub(std::string(kClaimRecordName) + ".corrupt")));
 }
 
 }  // namespace

@@ -96,7 +96,7 @@ TEST(PodRecordTest, RefusesWhatIsNotARecord) {
       {"", "not a JSON object"},
       {"[]", "not a JSON object"},
       {R"({"pods":[]})", "version"},
-      {R"({"version":2,"pods":[]})", "version"},
+      {R"({"version":0,"pods":[]})", "version"},
       {R"({"version":1})", "record.pods"},
       {R"({"version":1,"pods":[{"namespace":"","name":"","initContainers":[],"containers":[]}]})",
        "pods[0].uid"},

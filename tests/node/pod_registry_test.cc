@@ -15,6 +15,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/file_store.h"
 #include "node/pod_record.h"
 #include "tests/testlib/temp_dir.h"
 
@@ -206,6 +207,21 @@ TEST_F(PodRegistryTest, CorruptRecordIsMovedAsideAndCheckpointPodsKept) {
   EXPECT_FALSE(std::filesystem::exists(dir_.Sub(kPodRecordName)));
   ASSERT_EQ(Uids(registry), std::vector<std::string>{"u1"});
   EXPECT_TRUE(registry.Find("u1")->recovered);
+}
+
+// A record a newer devmgr wrote (after a downgrade) is no corrupt one: the start is refused
+// and the file left as it is, with its pods. Before, it was moved aside as corrupt and every
+// pod not in the checkpoint forgotten.
+TEST_F(PodRegistryTest, ARecordOfANewerDevmgrRefusesTheStartAndStaysAsItIs) {
+  const std::string newer = R"({"pods":[],"version":2})";
+  std::ofstream(dir_.Sub(kPodRecordName)) << newer;
+  PodRegistry registry(dir_.path(), nullptr);
+  const absl::Status loaded = registry.Load({Entry("u1", "app", {"d0"})});
+  EXPECT_EQ(loaded.code(), absl::StatusCode::kFailedPrecondition) << loaded;
+  EXPECT_NE(loaded.message().find("written by a newer devmgr (version 2"), std::string::npos)
+      << loaded;
+  EXPECT_EQ(ReadWholeFile(dir_.Sub(kPodRecordName)).value_or(""), newer);
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub(std::string(kPodRecordName) + ".corrupt")));
 }
 
 // What PodResources List keeps an answer by: the revision of the active pods changes when a
