@@ -403,6 +403,7 @@ absl::Status StateJournal::Append(const std::vector<FileStore::PlacedBytes>& fil
   for (const FileStore::PlacedBytes& file : files) {
     touched_[file.store->folder()].insert(std::string(file.name));
   }
+  if (first_uncompacted_ == absl::InfiniteFuture()) first_uncompacted_ = absl::Now();
   return absl::OkStatus();
 }
 
@@ -453,6 +454,7 @@ absl::Status StateJournal::CompactLocked() {
   }
   if (absl::Status started = StartEpoch(); !started.ok()) return started;
   touched_.clear();
+  first_uncompacted_ = absl::InfiniteFuture();
   stale_epoch_ = false;
   ++compactions_;
   return absl::OkStatus();
@@ -477,17 +479,26 @@ void StateJournal::RunIdleCompaction() {
         +[](StateJournal* self)
              ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->stopping_ || !self->touched_.empty(); },
         this));
-    // Each commit moves the time; wait until the latest one is `idle_compaction` old.
-    while (!stopping_ && absl::Now() < last_commit_ + options_.idle_compaction) {
-      mu_.AwaitWithDeadline(absl::Condition(&stopping_), last_commit_ + options_.idle_compaction);
+    // Each commit moves the time; wait until the latest one is `idle_compaction` old, or the
+    // oldest not compacted `max_compaction_delay` old.
+    const auto due = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      absl::Time at = last_commit_ + options_.idle_compaction;
+      if (options_.max_compaction_delay > absl::ZeroDuration()) {
+        at = std::min(at, first_uncompacted_ + options_.max_compaction_delay);
+      }
+      return at;
+    };
+    while (!stopping_ && absl::Now() < due()) {
+      mu_.AwaitWithDeadline(absl::Condition(&stopping_), due());
     }
     if (stopping_) return;
     if (touched_.empty()) continue;
     if (absl::Status compacted = CompactLocked(); !compacted.ok()) {
       DEVMGR_LOG(options_.logger, err, "Failed to compact the state journal", "path",
                  options_.path.string(), "err", compacted);
-      // Tried again after the next commit, or at the end.
+      // Tried again after the next commit, or at the end, or after the longest delay.
       last_commit_ = absl::Now();
+      first_uncompacted_ = last_commit_;
     }
   }
 }

@@ -68,6 +68,10 @@ class StateJournal final : public DurableWriter {
     size_t initial_capacity = size_t{4} << 20;
     // A compaction runs once no commit came for this long; zero: only when full or destroyed.
     absl::Duration idle_compaction = absl::Seconds(1);
+    // With idle_compaction set, a compaction also runs once the oldest commit not compacted is
+    // this old, however steadily commits come: the files themselves (what a kubelet would read
+    // after a power cut) are never older than that for long. Zero: no such bound.
+    absl::Duration max_compaction_delay = absl::Seconds(10);
     LoggerPtr logger;
     // For tests: called before each record's fdatasync; a non-OK answer fails the commit as a
     // failed fdatasync does.
@@ -133,6 +137,8 @@ class StateJournal final : public DurableWriter {
   // The files records named since the last compaction, by folder.
   std::map<std::filesystem::path, std::set<std::string>> touched_ ABSL_GUARDED_BY(mu_);
   absl::Time last_commit_ ABSL_GUARDED_BY(mu_);
+  // When the first commit since the last compaction was made; InfiniteFuture when none was.
+  absl::Time first_uncompacted_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   uint64_t compactions_ ABSL_GUARDED_BY(mu_) = 0;
   // A flush failed: this epoch's records are retired before the next commit.
   bool stale_epoch_ ABSL_GUARDED_BY(mu_) = false;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
 
@@ -248,6 +249,23 @@ TEST_F(StateJournalTest, CommitsCompactOnceTheyPause) {
   // Nothing more to compact: no second one.
   ASSERT_TRUE(journal->Compact().ok());
   EXPECT_EQ(journal->compactions(), 1u);
+}
+
+// Commits that never pause still compact once the oldest not compacted is the longest delay
+// old: the files a kubelet would read after a power cut are not left behind for as long as the
+// node is busy. Before, only a pause (or a full journal) compacted.
+TEST_F(StateJournalTest, SteadyCommitsCompactAfterTheLongestDelay) {
+  StateJournal::Options options = Options();
+  options.idle_compaction = absl::Hours(1);  // the commits never pause that long
+  options.max_compaction_delay = absl::Milliseconds(50);
+  std::unique_ptr<StateJournal> journal = Open(options);
+  ASSERT_NE(journal, nullptr);
+  int commits = 0;
+  EXPECT_TRUE(WaitFor([&] {
+    EXPECT_TRUE(
+        journal->WriteTogether({{&plugins_, "checkpoint", absl::StrCat("c", ++commits)}}).ok());
+    return journal->compactions() >= 1;
+  }));
 }
 
 TEST_F(StateJournalTest, ClosingCompacts) {
