@@ -155,12 +155,14 @@ class Reader {
             spec.container_path = String(field.second, Key(at, key));
           } else if (key == "permissions") {
             spec.permissions = String(field.second, Key(at, key));
+          } else if (key == "optional") {
+            spec.optional = Bool(field.second, Key(at, key));
           } else {
             Unknown(at, key);
           }
         }
       } else {
-        Fail(at, "want a path or {path, containerPath, permissions}");
+        Fail(at, "want a path or {path, containerPath, permissions, optional}");
       }
       nodes.push_back(std::move(spec));
     }
@@ -256,6 +258,11 @@ class Reader {
                "paths are globs; substitutions go in extraPaths, containerPath, env and "
                "annotations");
         }
+        if (spec.optional) {
+          Fail(Key(where, "optional"),
+               "a glob that matches nothing makes no device: only extraPaths and sharedPaths "
+               "take optional");
+        }
         break;
       case NodeList::kExtraPaths:
         CheckTemplate(spec.path, path_at);
@@ -313,7 +320,9 @@ class Reader {
       CheckNodes(group.paths, NodeList::kPaths, Key(where, "paths"));
       CheckNodes(group.extra_paths, NodeList::kExtraPaths, Key(where, "extraPaths"));
       CheckNodes(group.shared_paths, NodeList::kSharedPaths, Key(where, "sharedPaths"));
-      if (group.count < 1) Fail(Key(where, "count"), "must be at least 1");
+      if (group.count < 1 || group.count > kMaxGenericCount) {
+        Fail(Key(where, "count"), absl::StrCat("must be 1 to ", kMaxGenericCount));
+      }
       if (!IsValidPermissions(group.permissions)) {
         Fail(Key(where, "permissions"),
              absl::StrCat("want a mix of r, w and m, not \"", group.permissions, "\""));

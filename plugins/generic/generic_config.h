@@ -20,7 +20,8 @@
 //       cdiKind: devmgr.io/nvidia-gpu # CDI kind with --cdi-dir (default <namespace>/<name>)
 //
 // An entry of paths, extraPaths or sharedPaths is a path, or a map in the kubelet's DeviceSpec
-// shape: {path: /dev/ttyUSB*, containerPath: /dev/ttyUSB{index}, permissions: rw}. Substitutions
+// shape: {path: /dev/ttyUSB*, containerPath: /dev/ttyUSB{index}, permissions: rw}, where an
+// entry of extraPaths or sharedPaths may add `optional: true` (see NodeSpec). Substitutions
 // are described in substitution.h. Every path is absolute and names the node as the host sees
 // it; the plugin looks for it under its --dev-root.
 #pragma once
@@ -43,14 +44,22 @@ struct NodeSpec {
   std::string container_path{};
   // Empty means the group's permissions.
   std::string permissions{};
+  // extraPaths and sharedPaths: while the node does not exist it is left out of the devices
+  // (and of their health) instead of making them unhealthy: /dev/nvidia-uvm-tools, which a
+  // node may lack.
+  bool optional = false;
 };
+
+// The most containers that may share one device: each share is a device of its own in
+// ListAndWatch, and a typo of many zeros would build millions of them.
+inline constexpr int kMaxGenericCount = 1000;
 
 struct GenericGroup {
   std::string name;
   std::vector<NodeSpec> paths;
   std::vector<NodeSpec> extra_paths{};
   std::vector<NodeSpec> shared_paths{};
-  int count = 1;
+  int count = 1;  // 1 to kMaxGenericCount
   std::string permissions = "rw";
   std::vector<deviceplugin::Mount> mounts{};
   // Values are templates.
@@ -67,10 +76,11 @@ struct GenericConfig {
 
 // ParseGenericConfig reads and validates a config. InvalidArgument naming the key for anything
 // wrong: an unknown key ("groups[0]: unknown key \"pathz\""), a value of the wrong type, no
-// groups, a group without a name or paths, two groups with one name or one CDI kind, count < 1,
-// permissions other than a mix of r, w and m, a relative path, a glob or substitution in
-// sharedPaths, an extraPaths entry without substitutions (the same node for every device is a
-// shared path), an unknown substitution, an invalid namespace, group name or CDI kind.
+// groups, a group without a name or paths, two groups with one name or one CDI kind, a count
+// outside 1 to kMaxGenericCount, permissions other than a mix of r, w and m, a relative path, a
+// glob or substitution in sharedPaths, an extraPaths entry without substitutions (the same node
+// for every device is a shared path), an unknown substitution, an invalid namespace, group name
+// or CDI kind.
 // Which paths match is known only on the host: GenericScanner reports groups that overlap.
 absl::StatusOr<GenericConfig> ParseGenericConfig(const std::string& text);
 

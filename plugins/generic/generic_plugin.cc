@@ -96,11 +96,15 @@ std::vector<std::string> GenericScanner::Glob(const std::string& pattern) const 
   std::vector<std::string> paths;
   const std::string rooted = EscapeGlob(dev_prefix_) + pattern;
   // glob(3) is MT-unsafe only against concurrent changes of the locale and the environment,
-  // which this program never makes after start.
+  // which this program never makes after start. GLOB_MARK ends a folder's name with '/': a
+  // folder (/dev/dri/by-path beside /dev/dri/renderD128) is no device, and a runtime given one
+  // takes every device node under it.
   // NOLINTNEXTLINE(concurrency-mt-unsafe)
-  if (::glob(rooted.c_str(), 0, nullptr, &result) == 0) {
+  if (::glob(rooted.c_str(), GLOB_MARK, nullptr, &result) == 0) {
     for (size_t i = 0; i < result.gl_pathc; ++i) {
-      paths.emplace_back(result.gl_pathv[i] + dev_prefix_.size());
+      const absl::string_view match = result.gl_pathv[i];
+      if (absl::EndsWith(match, "/")) continue;
+      paths.emplace_back(match.substr(dev_prefix_.size()));
     }
   }
   ::globfree(&result);
@@ -112,7 +116,9 @@ std::vector<DeviceNode> GenericScanner::OwnNodes(const GenericGroup& group,
                                                  const DeviceValues& values) const {
   std::vector<DeviceNode> nodes = {NodeOf(group.paths[device.entry], device.path, group, values)};
   for (const NodeSpec& extra : group.extra_paths) {
-    nodes.push_back(NodeOf(extra, Expand(extra.path, values), group, values));
+    std::string host_path = Expand(extra.path, values);
+    if (extra.optional && !Exists(host_path)) continue;
+    nodes.push_back(NodeOf(extra, std::move(host_path), group, values));
   }
   return nodes;
 }
@@ -148,8 +154,10 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
     std::vector<DeviceNode> shared;
     bool shared_present = true;
     for (const NodeSpec& spec : group.shared_paths) {
+      const bool exists = Exists(spec.path);
+      if (spec.optional && !exists) continue;
       shared.push_back(NodeOf(spec, spec.path, group, DeviceValues{}));
-      shared_present = shared_present && Exists(spec.path);
+      shared_present = shared_present && exists;
     }
 
     for (size_t position = 0; position < seen.size(); ++position) {

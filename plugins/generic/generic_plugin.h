@@ -64,7 +64,8 @@ class GenericScanner final : public deviceplugin::Scanner {
   bool Exists(const std::string& host_path) const;
   // Glob returns the host paths that match `pattern` under the root.
   std::vector<std::string> Glob(const std::string& pattern) const;
-  // OwnNodes: the nodes that belong to `device` alone, expanded with `values`.
+  // OwnNodes: the nodes that belong to `device` alone, expanded with `values` (an optional
+  // extra node that does not exist left out).
   std::vector<deviceplugin::DeviceNode> OwnNodes(const GenericGroup& group,
                                                  const SeenDevice& device,
                                                  const DeviceValues& values) const;

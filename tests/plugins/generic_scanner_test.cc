@@ -59,6 +59,38 @@ class GenericScannerTest : public ::testing::Test {
   FakeGpuHost host_{dir_.path()};
 };
 
+// An optional shared node that is missing is left out, and the devices stay healthy: many
+// nodes have no /dev/nvidia-uvm-tools. Before, its absence made every GPU unhealthy. A
+// missing node that is not optional still does.
+TEST_F(GenericScannerTest, AMissingOptionalNodeIsLeftOutAndTheDevicesStayHealthy) {
+  std::filesystem::remove(host_.dev_root() / "dev/nvidia-uvm-tools");
+  GenericScanner scanner = Scanner(Example("nvidia-gpu.yaml"));
+  absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  const DeviceInfo& gpu1 = tree->Devices("gpu").at("nvidia1");
+  EXPECT_EQ(gpu1.health, Health::kHealthy);
+  EXPECT_EQ(gpu1.nodes, (std::vector<DeviceNode>{{"/dev/nvidia1", "", "rw"},
+                                                 {"/dev/nvidiactl", "", "rw"},
+                                                 {"/dev/nvidia-uvm", "", "rw"}}));
+  std::filesystem::remove(host_.dev_root() / "dev/nvidia-uvm");
+  tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->Devices("gpu").at("nvidia1").health, Health::kUnhealthy);
+}
+
+// A folder a glob matches is no device: a runtime given a folder takes every device node under
+// it. Before, /dev/dri/by-path was served as a healthy device beside renderD128.
+TEST_F(GenericScannerTest, AFolderAGlobMatchesIsNoDevice) {
+  Touch("/dev/dri/renderD128");
+  std::filesystem::create_directories(host_.dev_root() / "dev/dri/by-path");
+  GenericScanner scanner = Scanner(Config("groups:\n  - {name: render, paths: [/dev/dri/*]}\n"));
+  absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  const deviceplugin::DeviceMap& render = tree->Devices("render");
+  ASSERT_EQ(render.size(), 1u);
+  EXPECT_EQ(render.begin()->first, "dri_renderD128");
+}
+
 TEST_F(GenericScannerTest, NvidiaExampleGivesEachGpuItsNodeTheSharedNodesAndItsNumaNode) {
   GenericScanner scanner = Scanner(Example("nvidia-gpu.yaml"));
   absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
