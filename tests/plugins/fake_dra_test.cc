@@ -116,6 +116,16 @@ dra::DriverRegistryOptions TenSecondCalls() {
 
 class FakeDraDriverTest : public ::testing::Test {
  protected:
+  // A node's health stream to the started driver (v1), retrying quickly; on_response unset.
+  dra::HealthStreamOptions HealthStreamOptions() const {
+    dra::HealthStreamOptions options;
+    options.driver_name = kDriver;
+    options.endpoint = driver_->service_socket().string();
+    options.service = dra::kDraResourceHealthServiceV1;
+    options.retry_period = absl::Milliseconds(20);
+    return options;
+  }
+
   FakeDraOptions Options() {
     FakeDraOptions options;
     options.driver_name = kDriver;
@@ -631,11 +641,7 @@ TEST_F(FakeDraDriverTest, ReportsDeviceHealthAndFlipsIt) {
   ASSERT_NO_FATAL_FAILURE(StartDriver(Options()));
   std::vector<dra::DeviceHealth> seen;
   absl::Mutex mu;
-  dra::HealthStreamOptions options;
-  options.driver_name = kDriver;
-  options.endpoint = driver_->service_socket().string();
-  options.service = dra::kDraResourceHealthServiceV1;
-  options.retry_period = absl::Milliseconds(20);
+  dra::HealthStreamOptions options = HealthStreamOptions();
   options.on_response = [&](const dra::healthapi::NodeWatchResourcesResponse& response) {
     absl::MutexLock lock(&mu);
     seen = dra::BuildDeviceHealths(response, kDriver);
@@ -669,11 +675,7 @@ TEST_F(FakeDraDriverTest, ReportsTheHealthAgainEachInterval) {
   driver_options.health_report_interval = absl::Milliseconds(30);
   ASSERT_NO_FATAL_FAILURE(StartDriver(std::move(driver_options)));
   std::atomic<int> reports{0};
-  dra::HealthStreamOptions options;
-  options.driver_name = kDriver;
-  options.endpoint = driver_->service_socket().string();
-  options.service = dra::kDraResourceHealthServiceV1;
-  options.retry_period = absl::Milliseconds(20);
+  dra::HealthStreamOptions options = HealthStreamOptions();
   options.on_response = [&](const dra::healthapi::NodeWatchResourcesResponse& response) {
     if (response.devices_size() == 4) ++reports;
   };

@@ -654,6 +654,22 @@ ControllerOptions WorkerlessNodeOptions(SliceStore& store, testing::FakeClock& c
   return options;
 }
 
+// A workerless controller's options over `store` for slices owned by an object that is no
+// Node (so no nodeName), every error added to `errors`.
+ControllerOptions WorkerlessOptions(SliceStore& store, testing::FakeClock& clock,
+                                    std::vector<std::string>& errors) {
+  ControllerOptions options;
+  options.driver_name = kDriver;
+  options.store = &store;
+  options.owner = Owner{"apps/v1", "Something", kOwner, ""};
+  options.error_handler = [&errors](const ControllerError& error) {
+    errors.push_back(error.ToString());
+  };
+  options.run_worker = false;
+  options.clock = &clock;
+  return options;
+}
+
 // A workerless controller of one pool with one device ("device-1") over `store`.
 absl::StatusOr<std::unique_ptr<Controller>> StartOneDevicePool(SliceStore& store,
                                                                testing::FakeClock& clock) {
@@ -754,15 +770,7 @@ TEST(ControllerTest, WhatTheServerStoresInItsOwnFormIsNotWrittenAgain) {
   });
   testing::FakeClock clock;
   std::vector<std::string> errors;
-  ControllerOptions options;
-  options.driver_name = kDriver;
-  options.store = &store;
-  options.owner = Owner{"apps/v1", "Something", kOwner, ""};
-  options.error_handler = [&errors](const ControllerError& error) {
-    errors.push_back(error.ToString());
-  };
-  options.run_worker = false;
-  options.clock = &clock;
+  ControllerOptions options = WorkerlessOptions(store, clock, errors);
   Device device = NewDevice("device");
   device.extra["capacity"] = {{"memory", {{"value", "1024Mi"}}}};
   device.consumes_counters.push_back(
@@ -806,12 +814,8 @@ TEST(ControllerTest, ANullNodeSelectorIsNoSelector) {
     }
   });
   testing::FakeClock clock;
-  ControllerOptions options;
-  options.driver_name = kDriver;
-  options.store = &store;
-  options.owner = Owner{"apps/v1", "Something", kOwner, ""};
-  options.run_worker = false;
-  options.clock = &clock;
+  std::vector<std::string> errors;
+  ControllerOptions options = WorkerlessOptions(store, clock, errors);
   Pool pool = PoolOf({{NewDevice("device")}});
   pool.node_selector = Json();
   options.resources = OnePool(pool);
@@ -826,6 +830,7 @@ TEST(ControllerTest, ANullNodeSelectorIsNoSelector) {
   ASSERT_TRUE(stored.ok()) << stored.status();
   ASSERT_EQ(stored->size(), 1u);
   EXPECT_FALSE(kubeapi::EncodeResourceSlice((*stored)[0])["spec"].contains("nodeSelector"));
+  EXPECT_EQ(errors, std::vector<std::string>());
 }
 
 // A slice the API server would refuse for its devices (here 129, one over the limit) is
@@ -835,15 +840,7 @@ TEST(ControllerTest, ASliceWithTooManyDevicesIsReportedNotWritten) {
   MemoryStore store;
   testing::FakeClock clock;
   std::vector<std::string> errors;
-  ControllerOptions options;
-  options.driver_name = kDriver;
-  options.store = &store;
-  options.owner = Owner{"apps/v1", "Something", kOwner, ""};
-  options.error_handler = [&errors](const ControllerError& error) {
-    errors.push_back(error.ToString());
-  };
-  options.run_worker = false;
-  options.clock = &clock;
+  ControllerOptions options = WorkerlessOptions(store, clock, errors);
   std::vector<Device> devices;
   for (int i = 0; i < 129; ++i) devices.push_back(NewDevice(absl::StrCat("device-", i)));
   options.resources = OnePool(PoolOf({devices}));

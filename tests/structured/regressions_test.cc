@@ -30,6 +30,25 @@ std::optional<std::vector<kubeapi::AllocationResult>> AllocateOrDie(
   return result.value_or(std::nullopt);
 }
 
+// `slice` as one of a pool's two slices (devices in one, counters in the other).
+kubeapi::ResourceSlicePtr OneOfTwo(const kubeapi::ResourceSlicePtr& slice) {
+  auto copy = std::make_shared<kubeapi::ResourceSlice>(*slice);
+  copy->spec.pool.resource_slice_count = 2;
+  return copy;
+}
+
+// A claim holding a share of driver-a/pool-1/device-1, with no consumed capacity.
+kubeapi::ResourceClaim HeldShareOfDevice1() {
+  kubeapi::ResourceClaim held;
+  kubeapi::DeviceRequestAllocationResult& share = held.allocation.emplace().results.emplace_back();
+  share.request = "req-0";
+  share.driver = "driver-a";
+  share.pool = "pool-1";
+  share.device = "device-1";
+  share.share_id = "2b0e4ed6-5b8d-4f3c-9a8e-0c4a3a7e3b11";
+  return held;
+}
+
 // kubernetes#140300: with list-type attributes, matchAttribute narrowed its intersection as
 // devices joined and kept it narrowed when the search took one back, so a device sharing a
 // value with those still in was refused. Here req-0 first takes device-1 [1,2] and device-2
@@ -109,14 +128,9 @@ TEST(AllocatorRegressionTest, CountersOfARefusedCandidateAreGivenBack_140436) {
     {"name": "device-3", )" + consumes + R"(}])");
   const auto counters =
       Slice("slice-0", "", R"([{"name": "set-1", "counters": {"memory": {"value": "8Gi"}}}])");
-  auto two_slices = [&](kubeapi::ResourceSlicePtr slice) {
-    auto copy = std::make_shared<kubeapi::ResourceSlice>(*slice);
-    copy->spec.pool.resource_slice_count = 2;
-    return kubeapi::ResourceSlicePtr(copy);
-  };
   const auto claim = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
     "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a", "count": 2}}]}}})");
-  auto result = AllocateOrDie(features, {two_slices(devices), two_slices(counters)}, claim);
+  auto result = AllocateOrDie(features, {OneOfTwo(devices), OneOfTwo(counters)}, claim);
   ASSERT_TRUE(result.has_value());
   EXPECT_THAT(Picks(result->front()), ElementsAre("req-0=device-2", "req-0=device-3"));
 }
@@ -134,18 +148,13 @@ TEST(AllocatorRegressionTest, CountersOfACandidateAConstraintRefusesAreGivenBack
                                             consumes + R"(},
     {"name": "device-3", "attributes": {"numa": {"int": 1}}, )" +
                                             consumes + R"(}])");
-  auto with_count = [](kubeapi::ResourceSlicePtr slice) {
-    auto copy = std::make_shared<kubeapi::ResourceSlice>(*slice);
-    copy->spec.pool.resource_slice_count = 2;
-    return kubeapi::ResourceSlicePtr(copy);
-  };
   const auto counters =
       Slice("slice-0", "", R"([{"name": "set-1", "counters": {"memory": {"value": "8Gi"}}}])");
   // device-1 (numa 0) is taken first and backtracked; device-2 then device-3 must both fit.
   const auto claim = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
     "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a", "count": 2}}],
     "constraints": [{"matchAttribute": "driver-a/numa"}]}}})");
-  auto result = AllocateOrDie(features, {with_count(devices), with_count(counters)}, claim);
+  auto result = AllocateOrDie(features, {OneOfTwo(devices), OneOfTwo(counters)}, claim);
   ASSERT_TRUE(result.has_value());
   EXPECT_THAT(Picks(result->front()), ElementsAre("req-0=device-2", "req-0=device-3"));
 }
@@ -223,13 +232,7 @@ TEST(InterruptedSelectorTest, KeepsTheCancellation) {
 // a new claim cannot take it. Before, it was a share whatever the gates, and the device was
 // handed out a second time.
 TEST(AllocatedStateTest, AShareIsHeldWholeWithConsumableCapacityOff) {
-  kubeapi::ResourceClaim held;
-  kubeapi::DeviceRequestAllocationResult& share = held.allocation.emplace().results.emplace_back();
-  share.request = "req-0";
-  share.driver = "driver-a";
-  share.pool = "pool-1";
-  share.device = "device-1";
-  share.share_id = "2b0e4ed6-5b8d-4f3c-9a8e-0c4a3a7e3b11";
+  const kubeapi::ResourceClaim held = HeldShareOfDevice1();
   const DeviceID device{"driver-a", "pool-1", "device-1"};
   const auto slice =
       Slice("slice-1", R"([{"name": "device-1", "allowMultipleAllocations": true}])");
@@ -260,30 +263,19 @@ TEST(AllocatorRegressionTest, AHeldShareWithoutCapacityIsNotChargedTwice_140433)
   Features features;
   features.partitionable_devices = true;
   features.consumable_capacity = true;
-  kubeapi::ResourceClaim held;
-  kubeapi::DeviceRequestAllocationResult& share = held.allocation.emplace().results.emplace_back();
-  share.request = "req-0";
-  share.driver = "driver-a";
-  share.pool = "pool-1";
-  share.device = "device-1";
-  share.share_id = "2b0e4ed6-5b8d-4f3c-9a8e-0c4a3a7e3b11";
+  const kubeapi::ResourceClaim held = HeldShareOfDevice1();
   const auto devices = Slice("slice-1", R"([{"name": "device-1", "allowMultipleAllocations": true,
       "consumesCounters": [{"counterSet": "set-1", "counters": {"memory": {"value": "3"}}}]}])");
   const auto counters =
       Slice("slice-0", "", R"([{"name": "set-1", "counters": {"memory": {"value": "4"}}}])");
-  auto two_slices = [&](kubeapi::ResourceSlicePtr slice) {
-    auto copy = std::make_shared<kubeapi::ResourceSlice>(*slice);
-    copy->spec.pool.resource_slice_count = 2;
-    return kubeapi::ResourceSlicePtr(copy);
-  };
   const auto claim = Claim(R"({"metadata": {"name": "claim-1"}, "spec": {"devices": {
     "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]}}})");
   AllocatorOptions options;
   options.features = features;
   options.new_share_id = [] { return std::string("9d5b2c1e-0f4a-4e7b-8c3d-6a1f2e3d4c5b"); };
-  std::unique_ptr<Allocator> allocator = Allocator::Create(
-      options, AllocatedStateOf({held}, features), {ClassOf("class-a", "driver-a")},
-      {two_slices(devices), two_slices(counters)});
+  std::unique_ptr<Allocator> allocator =
+      Allocator::Create(options, AllocatedStateOf({held}, features),
+                        {ClassOf("class-a", "driver-a")}, {OneOfTwo(devices), OneOfTwo(counters)});
   auto result = allocator->Allocate(Node1(), {&claim}, nullptr);
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_TRUE(result->has_value()) << "the device's counters were charged a second time";
@@ -295,13 +287,7 @@ TEST(AllocatorRegressionTest, AHeldShareWithoutCapacityIsNotChargedTwice_140433)
 TEST(AllocatorRegressionTest, ADeviceWithAHeldShareIsNotGivenWhole_140797) {
   Features features;
   features.consumable_capacity = true;
-  kubeapi::ResourceClaim held;
-  kubeapi::DeviceRequestAllocationResult& share = held.allocation.emplace().results.emplace_back();
-  share.request = "req-0";
-  share.driver = "driver-a";
-  share.pool = "pool-1";
-  share.device = "device-1";
-  share.share_id = "2b0e4ed6-5b8d-4f3c-9a8e-0c4a3a7e3b11";
+  const kubeapi::ResourceClaim held = HeldShareOfDevice1();
   const auto slice = Slice("slice-1", R"([{"name": "device-1"}, {"name": "device-2"}])");
   const auto claim = Claim(R"({"metadata": {"name": "claim-1"}, "spec": {"devices": {
     "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]}}})");
