@@ -480,11 +480,13 @@ void StateJournal::RunIdleCompaction() {
              ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->stopping_ || !self->touched_.empty(); },
         this));
     // Each commit moves the time; wait until the latest one is `idle_compaction` old, or the
-    // oldest not compacted `max_compaction_delay` old.
+    // oldest not compacted `max_compaction_delay` old (never sooner than a pause would).
     const auto due = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       absl::Time at = last_commit_ + options_.idle_compaction;
       if (options_.max_compaction_delay > absl::ZeroDuration()) {
-        at = std::min(at, first_uncompacted_ + options_.max_compaction_delay);
+        const absl::Duration longest =
+            std::max(options_.max_compaction_delay, options_.idle_compaction);
+        at = std::min(at, first_uncompacted_ + longest);
       }
       return at;
     };
@@ -496,7 +498,7 @@ void StateJournal::RunIdleCompaction() {
     if (absl::Status compacted = CompactLocked(); !compacted.ok()) {
       DEVMGR_LOG(options_.logger, err, "Failed to compact the state journal", "path",
                  options_.path.string(), "err", compacted);
-      // Tried again after the next commit, or at the end, or after the longest delay.
+      // Tried again once the journal is idle again (or at the end).
       last_commit_ = absl::Now();
       first_uncompacted_ = last_commit_;
     }

@@ -14,7 +14,8 @@
 // records in order, writing the latest bytes of each file durably, before anything reads them.
 // A compaction makes the files durable themselves (an fsync of each file a record named since
 // the last compaction, and of their folders) and starts the journal anew; it runs when the
-// journal is full, once commits pause for `idle_compaction`, and when the journal is destroyed,
+// journal is full, once commits pause for `idle_compaction` (or have gone on for
+// `max_compaction_delay` without one), and when the journal is destroyed,
 // so that a node stopped cleanly leaves current files and an empty journal. Until a compaction
 // the files on disk may be behind after a power cut: only a program that replays the journal
 // (devmgr at its start) sees the latest state then.
@@ -69,8 +70,9 @@ class StateJournal final : public DurableWriter {
     // A compaction runs once no commit came for this long; zero: only when full or destroyed.
     absl::Duration idle_compaction = absl::Seconds(1);
     // With idle_compaction set, a compaction also runs once the oldest commit not compacted is
-    // this old, however steadily commits come: the files themselves (what a kubelet would read
-    // after a power cut) are never older than that for long. Zero: no such bound.
+    // this old (or idle_compaction old, if that is longer), however steadily commits come: the
+    // files themselves, what a kubelet would read after a power cut, are not left behind for
+    // as long as the node is busy. Zero: no such bound.
     absl::Duration max_compaction_delay = absl::Seconds(10);
     LoggerPtr logger;
     // For tests: called before each record's fdatasync; a non-OK answer fails the commit as a

@@ -257,9 +257,7 @@ Json EncodeResourceSlice(const ResourceSlice& slice) {
   pool["resourceSliceCount"] = in.pool.resource_slice_count;
   spec["pool"] = std::move(pool);
   if (in.node_name.has_value()) spec["nodeName"] = *in.node_name;
-  if (in.node_selector.has_value() && !in.node_selector->is_null()) {
-    spec["nodeSelector"] = *in.node_selector;
-  }
+  if (in.node_selector.has_value()) spec["nodeSelector"] = *in.node_selector;
   if (in.all_nodes.has_value()) spec["allNodes"] = *in.all_nodes;
   if (in.per_device_node_selection.has_value()) {
     spec["perDeviceNodeSelection"] = *in.per_device_node_selection;
@@ -295,10 +293,7 @@ bool CounterSetsEqual(const std::vector<CounterSet>& a, const std::vector<Counte
 }
 
 bool NodeSelectorsEqual(const std::optional<Json>& a, const std::optional<Json>& b) {
-  // A null is no selector: so it is written (not at all) and read back.
-  const bool has_a = a.has_value() && !a->is_null();
-  const bool has_b = b.has_value() && !b->is_null();
-  if (!has_a || !has_b) return has_a == has_b;
+  if (!a.has_value() || !b.has_value()) return a.has_value() == b.has_value();
   return SemanticEqual(*a, *b);
 }
 

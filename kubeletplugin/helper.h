@@ -86,11 +86,13 @@ class DriverPlugin {
 };
 
 struct HelperOptions {
-  // Required.
+  // Required: a DNS subdomain of at most 63 characters, as the API wants a driver's name (it
+  // names a folder and files; IsValidDriverName).
   std::string driver_name;
   // The kubelet's root folder: sockets go to its plugins/<driver>/ and plugins_registry/.
   std::filesystem::path kubelet_dir = "/var/lib/kubelet";
-  // Non-empty: this is the driver's pod with that UID in a rolling update.
+  // Non-empty: this is the driver's pod with that UID in a rolling update (letters, digits and
+  // '-'; IsValidPodUid).
   std::string rolling_update_uid;
   bool serve_v1 = true;
   bool serve_v1beta1 = true;

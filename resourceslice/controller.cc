@@ -266,8 +266,13 @@ void Controller::Update(std::optional<DriverResources> resources) {
     }
   }
   DriverResources next = resources.has_value() ? *std::move(resources) : DriverResources{};
-  // The API keeps whole seconds: without rounding, the desired and the stored taints differ.
   for (auto& [name, pool] : next.pools) {
+    // A null selector is none: the API server reads "nodeSelector": null as absent, and a
+    // desired null would differ from every slice stored.
+    if (pool.node_selector.has_value() && pool.node_selector->is_null()) {
+      pool.node_selector.reset();
+    }
+    // The API keeps whole seconds: without rounding, the desired and the stored taints differ.
     for (Slice& slice : pool.slices) {
       for (Device& device : slice.devices) {
         for (kubeapi::DeviceTaint& taint : device.taints) {
@@ -381,8 +386,10 @@ void Controller::Process(const std::string& pool) {
     if (synced.ok()) {
       failures_.erase(pool);
       // No watch to say that someone else changed or deleted a slice (the daemon wipes those
-      // of a driver it cannot reach): look again after the delay, as an event would ask.
-      if (watch_ == nullptr && resources_->pools.contains(pool)) {
+      // of a driver it cannot reach): look again after the delay, as an event would ask;
+      // not while the desired state is invalid, which only an Update changes.
+      if (watch_ == nullptr && options_.sync_delay > absl::ZeroDuration() &&
+          invalid_version_ != resources_version_ && resources_->pools.contains(pool)) {
         Queue(pool, clock_.Now() + options_.sync_delay);
       }
       return;
@@ -506,6 +513,10 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
   const DriverResources& resources = *snapshot;
   if (absl::Status valid = ValidateDriverResources(resources); !valid.ok()) {
     // Reported, not retried: only a new Update can fix it.
+    {
+      absl::MutexLock lock(&mu_);
+      invalid_version_ = version;
+    }
     Report({"pool validation failed", valid, std::nullopt});
     return absl::OkStatus();
   }

@@ -209,6 +209,8 @@ class Controller {
       std::make_shared<const DriverResources>();
   // Bumped by every Update.
   uint64_t resources_version_ ABSL_GUARDED_BY(mu_) = 0;
+  // The version a sync found invalid (and reported): not looked at again until an Update.
+  std::optional<uint64_t> invalid_version_ ABSL_GUARDED_BY(mu_);
   // Pool name -> when it is due.
   std::map<std::string, absl::Time> queue_ ABSL_GUARDED_BY(mu_);
   // Pool name -> when the slice last created for it leaves the mutation cache, until then: each

@@ -163,6 +163,8 @@ class Search {
   // Shared already, held or in this search, with or without consumed capacity (upstream's
   // deviceCapacityInUse).
   bool CapacityInUse(int candidate) const;
+  // The device may be given to several claims (allowMultipleAllocations, with the gate on).
+  bool Shareable(const Candidate& candidate) const;
   bool AllocatingForClaim(int candidate, int claim) const;
   bool Interrupted();
   absl::StatusOr<Json> NodeSelectorFor(const std::vector<DeviceResult>& results) const;
@@ -398,6 +400,11 @@ bool Search::InUse(int candidate) const {
   return candidates_[candidate].held || !allocating_[candidate].empty();
 }
 
+bool Search::Shareable(const Candidate& candidate) const {
+  return features_.consumable_capacity &&
+         candidate.device->allow_multiple_allocations.value_or(false);
+}
+
 bool Search::CapacityInUse(int candidate) const {
   const Candidate& c = candidates_[candidate];
   return c.shared || c.allocated_capacity != nullptr || allocating_capacity_.contains(candidate);
@@ -571,8 +578,7 @@ bool Search::AllocateDevice(const DeviceIndices& r, int candidate, bool must) {
   const Candidate& c = candidates_[candidate];
   const RequestData& data = requests_.at(RequestKey{r.claim, r.request, r.sub});
   const bool admin = data.admin();
-  const bool multiple =
-      features_.consumable_capacity && c.device->allow_multiple_allocations.value_or(false);
+  const bool multiple = Shareable(c);
   if (!multiple && admin && AllocatingForClaim(candidate, r.claim)) return false;
   if (!admin && InUse(candidate)) return false;
   // Not given whole while another claim holds a share of it (its slice may no longer allow
@@ -926,6 +932,9 @@ absl::StatusOr<std::optional<std::vector<AllocationResult>>> Search::Run() {
 std::string Search::StaticVerdict(const RequestKey& key, const RequestData& data, int candidate) {
   const Candidate& c = candidates_[candidate];
   if (!data.admin() && c.held) return "already allocated to another claim";
+  if (!data.admin() && !Shareable(c) && (c.shared || c.allocated_capacity != nullptr)) {
+    return "another claim holds a share of it, and it is not shared any more";
+  }
   absl::StatusOr<std::string> refused = SelectorsRefuse(key, data, c);
   if (!refused.ok()) return std::string(refused.status().message());
   if (!refused->empty()) return *refused;

@@ -1,6 +1,5 @@
 #include "plugins/fakedra/fake_driver.h"
 
-#include <algorithm>
 #include <system_error>
 #include <utility>
 

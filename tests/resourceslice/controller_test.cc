@@ -654,6 +654,16 @@ ControllerOptions WorkerlessNodeOptions(SliceStore& store, testing::FakeClock& c
   return options;
 }
 
+// A store with no watch, as the daemon's over gRPC: the controller hears of no change.
+class UnwatchedStore final : public ForwardingSliceStore {
+ public:
+  using ForwardingSliceStore::ForwardingSliceStore;
+  std::unique_ptr<SliceWatch> Watch(const SliceFilter& /*filter*/,
+                                    SliceChangeHandler /*on_change*/) override {
+    return nullptr;
+  }
+};
+
 // A workerless controller's options over `store` for slices owned by an object that is no
 // Node (so no nodeName), every error added to `errors`.
 ControllerOptions WorkerlessOptions(SliceStore& store, testing::FakeClock& clock,
@@ -837,23 +847,28 @@ TEST(ControllerTest, ANullNodeSelectorIsNoSelector) {
 // reported once and not written: a write could only fail, again at each retry, and with the
 // pool's other slices updated before each failed create. Before, it was tried.
 TEST(ControllerTest, ASliceWithTooManyDevicesIsReportedNotWritten) {
-  MemoryStore store;
-  testing::FakeClock clock;
-  std::vector<std::string> errors;
-  ControllerOptions options = WorkerlessOptions(store, clock, errors);
   std::vector<Device> devices;
   for (int i = 0; i < 129; ++i) devices.push_back(NewDevice(absl::StrCat("device-", i)));
-  options.resources = OnePool(PoolOf({devices}));
-  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
-  ASSERT_TRUE(controller.ok()) << controller.status();
-  (*controller)->ProcessReady();
-  EXPECT_EQ((*controller)->GetStats(), (Stats{0, 0, 0}));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_THAT(errors[0], ::testing::HasSubstr("pool validation failed"));
-  EXPECT_THAT(errors[0], ::testing::HasSubstr("spec.devices: Too many: 129"));
-  clock.Advance(absl::Minutes(5));
-  (*controller)->ProcessReady();
-  EXPECT_EQ(errors.size(), 1u) << "not retried";
+  for (const bool watched : {true, false}) {
+    SCOPED_TRACE(watched ? "a store with a watch" : "a store without a watch");
+    MemoryStore memory;
+    UnwatchedStore unwatched(memory);
+    testing::FakeClock clock;
+    std::vector<std::string> errors;
+    ControllerOptions options =
+        WorkerlessOptions(watched ? static_cast<SliceStore&>(memory) : unwatched, clock, errors);
+    options.resources = OnePool(PoolOf({devices}));
+    absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+    ASSERT_TRUE(controller.ok()) << controller.status();
+    (*controller)->ProcessReady();
+    EXPECT_EQ((*controller)->GetStats(), (Stats{0, 0, 0}));
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_THAT(errors[0], ::testing::HasSubstr("pool validation failed"));
+    EXPECT_THAT(errors[0], ::testing::HasSubstr("spec.devices: Too many: 129"));
+    clock.Advance(absl::Minutes(5));
+    (*controller)->ProcessReady();
+    EXPECT_EQ(errors.size(), 1u) << "not retried";
+  }
 }
 
 // A Node owner given without its uid: the controller looks it up once, for the owner reference.
@@ -914,16 +929,8 @@ TEST(ControllerTest, ASliceDeletedBehindItsBackIsPutBackAfterTheSyncDelay) {
 // slice: the controller looks at each desired pool again every sync delay, and puts the slice
 // back; a look that finds nothing changed writes nothing. Before, the slice stayed gone.
 TEST(ControllerTest, OverAStoreWithoutAWatchASliceDeletedBehindItsBackIsPutBack) {
-  class Unwatched final : public ForwardingSliceStore {
-   public:
-    using ForwardingSliceStore::ForwardingSliceStore;
-    std::unique_ptr<SliceWatch> Watch(const SliceFilter& /*filter*/,
-                                      SliceChangeHandler /*on_change*/) override {
-      return nullptr;
-    }
-  };
   MemoryStore memory;
-  Unwatched store(memory);
+  UnwatchedStore store(memory);
   testing::FakeClock clock;
   absl::StatusOr<std::unique_ptr<Controller>> controller = StartOneDevicePool(store, clock);
   ASSERT_TRUE(controller.ok()) << controller.status();

@@ -295,10 +295,18 @@ TEST(AllocatorRegressionTest, ADeviceWithAHeldShareIsNotGivenWhole_140797) {
   options.features = features;
   std::unique_ptr<Allocator> allocator = Allocator::Create(
       options, AllocatedStateOf({held}, features), {ClassOf("class-a", "driver-a")}, {slice});
-  auto result = allocator->Allocate(Node1(), {&claim}, nullptr);
+  Explanation explanation;
+  auto result = allocator->Allocate(Node1(), {&claim}, &explanation);
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_TRUE(result->has_value());
   EXPECT_THAT(Picks((*result)->front()), ElementsAre("req-0=device-2"));
+  // --explain says why device-1 is no candidate.
+  ASSERT_EQ(explanation.claims.size(), 1u);
+  ASSERT_EQ(explanation.claims[0].requests.size(), 1u);
+  const std::vector<DeviceVerdict>& verdicts = explanation.claims[0].requests[0].devices;
+  ASSERT_EQ(verdicts.size(), 2u);
+  EXPECT_EQ(verdicts[0].reason, "another claim holds a share of it, and it is not shared any more");
+  EXPECT_EQ(verdicts[1].reason, "");
 }
 
 // A slice of shared counters for another node, at a generation the pool's node slices have not
