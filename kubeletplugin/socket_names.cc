@@ -9,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/k8s_names.h"
+#include "common/unix_socket.h"
 
 namespace devmgr::kubeletplugin {
 namespace {
@@ -20,6 +21,8 @@ std::string HashPrefix(absl::string_view data, size_t bytes) {
   return absl::WebSafeBase64Escape(
       absl::string_view(reinterpret_cast<const char*>(digest.data()), bytes));
 }
+
+static_assert(kUnixPathMax == kMaxUnixSocketPathBytes, "the names fit the sockets devmgr binds");
 
 // Upstream's limit on driver names (the same as for CSI drivers).
 constexpr size_t kMaxDriverNameBytes = 63;

@@ -18,14 +18,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "common/unix_socket.h"
 
 namespace devmgr::kubeletplugin {
 
-// The longest socket path a name is chosen to fit: 107 bytes, sun_path's 108 with the NUL. Go
-// binds 108 bytes without one, so where upstream's name is exactly 108 bytes long, devmgr takes
-// the next, shorter form.
-inline constexpr size_t kUnixPathMax = kMaxUnixSocketPathBytes;
+// The longest socket path a name is chosen to fit: 107 bytes, sun_path's 108 with the NUL (the
+// limit of devmgr's sockets). Go binds 108 bytes without one, so where upstream's name is
+// exactly 108 bytes long, devmgr takes the next, shorter form.
+inline constexpr size_t kUnixPathMax = 107;
 
 // IsValidDriverName: a driver name as the API validates one (a DNS subdomain of at most 63
 // characters). Names become folder and file names: this also keeps '/' and ".." out of them.
