@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/utf8.h"
 
 namespace devmgr::kubeapi {
 namespace {
@@ -58,6 +59,8 @@ absl::StatusOr<Json> ToJson(const YAML::Node& node, int depth) {
     case YAML::NodeType::Null:
       return Json();
     case YAML::NodeType::Scalar:
+      // As Go's YAML reader: text that is not UTF-8 is no YAML (and JSON could not write it).
+      if (!ValidUtf8(node.Scalar())) return absl::InvalidArgumentError("a value is not UTF-8");
       // "!" marks a quoted (or otherwise non-plain) scalar: a string whatever it holds.
       if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") return node.Scalar();
       return PlainScalar(node.Scalar());
@@ -74,6 +77,9 @@ absl::StatusOr<Json> ToJson(const YAML::Node& node, int depth) {
       Json out = Json::object();
       for (const auto& entry : node) {
         if (!entry.first.IsScalar()) return absl::InvalidArgumentError("a map key is not a scalar");
+        if (!ValidUtf8(entry.first.Scalar())) {
+          return absl::InvalidArgumentError("a map key is not UTF-8");
+        }
         absl::StatusOr<Json> value = ToJson(entry.second, depth + 1);
         if (!value.ok()) return value.status();
         out[entry.first.Scalar()] = *std::move(value);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kubeapi/yaml_objects.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::kubeapi {
@@ -19,6 +20,22 @@ void ExpectRefused(const Case& test) {
   absl::StatusOr<ResourceClaim> claim = DecodeResourceClaim(Json::parse(test.json));
   EXPECT_EQ(claim.status().code(), absl::StatusCode::kInvalidArgument) << test.json;
   EXPECT_EQ(claim.status().message(), test.error) << test.json;
+}
+
+// Text that is not UTF-8 is no YAML, as Go's reader says: refused when read, so nothing that
+// writes JSON later (the validation measures opaque parameters by writing them) meets it.
+// Before, a claim whose parameters held the byte 0xF2 passed the read and the validation threw
+// from nlohmann::json::dump (found by allocator_fuzzer).
+TEST(ResourceClaimTest, TextThatIsNotUtf8IsRefusedWhenRead) {
+  for (const std::string& yaml :
+       {std::string("kind: ResourceClaim\nspec: {devices: {config: [{opaque: {driver: d, "
+                    "parameters: {a: \"x\xF2y\"}}}]}}\n"),
+        std::string("kind: ResourceClaim\nmetadata: {\"n\xF2\": a}\n")}) {
+    absl::StatusOr<std::vector<Json>> objects = kubeapi::ReadObjects(yaml);
+    ASSERT_FALSE(objects.ok());
+    EXPECT_EQ(objects.status().code(), absl::StatusCode::kInvalidArgument) << objects.status();
+    EXPECT_NE(objects.status().message().find("not UTF-8"), std::string::npos) << objects.status();
+  }
 }
 
 TEST(ResourceClaimTest, WrongTypesNameTheField) {
