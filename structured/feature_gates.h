@@ -11,11 +11,11 @@
 namespace devmgr::structured {
 
 struct Features {
-  bool admin_access = true;            // DRAAdminAccess
-  bool prioritized_list = true;        // DRAPrioritizedList
-  bool partitionable_devices = true;   // DRAPartitionableDevices: shared counters
-  bool device_taints = true;           // DRADeviceTaints
-  bool consumable_capacity = true;     // DRAConsumableCapacity
+  bool admin_access = true;           // DRAAdminAccess
+  bool prioritized_list = true;       // DRAPrioritizedList
+  bool partitionable_devices = true;  // DRAPartitionableDevices: shared counters
+  bool device_taints = true;          // DRADeviceTaints
+  bool consumable_capacity = true;    // DRAConsumableCapacity
   // DRADeviceBindingConditions + DRAResourceClaimDeviceStatus.
   bool device_binding_and_status = false;
   bool list_type_attributes = false;  // DRAListTypeAttributes

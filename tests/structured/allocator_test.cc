@@ -5,6 +5,8 @@
 // matcher: results and node selector terms in any order; a literal AllocationResult: exactly),
 // errors by substring, and the search's step count where the case gives one (the value for the
 // incubating allocator, whose search this one follows).
+#include "structured/allocator.h"
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -14,7 +16,6 @@
 #include "gtest/gtest.h"
 #include "kubeapi/resource_claim.h"
 #include "kubeapi/resource_slice.h"
-#include "structured/allocator.h"
 #include "tests/structured/allocator_cases_path.h"
 
 namespace devmgr::structured {
@@ -112,10 +113,10 @@ bool Matches(const Json& expected, const kubeapi::AllocationResult& actual, std:
     *why = "has an allocationTimestamp";
     return false;
   }
-  const bool results_match =
-      any_order ? std::is_permutation(want->results.begin(), want->results.end(),
-                                      actual.results.begin(), actual.results.end())
-                : want->results == actual.results;
+  const bool results_match = any_order
+                                 ? std::is_permutation(want->results.begin(), want->results.end(),
+                                                       actual.results.begin(), actual.results.end())
+                                 : want->results == actual.results;
   if (!results_match || want->config != actual.config) {
     *why = "results differ: " + actual_json.dump();
     return false;
@@ -166,8 +167,7 @@ TEST_P(AllocatorCaseTest, Allocates) {
   AllocatorOptions options;
   options.features = FeaturesOf(tc["features"]);
   options.new_share_id = [] { return std::string("aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"); };
-  std::unique_ptr<Allocator> allocator =
-      Allocator::Create(options, allocated, classes, slices);
+  std::unique_ptr<Allocator> allocator = Allocator::Create(options, allocated, classes, slices);
   std::vector<const kubeapi::ResourceClaim*> to_allocate;
   for (const kubeapi::ResourceClaim& claim : claims) to_allocate.push_back(&claim);
 
@@ -221,9 +221,9 @@ INSTANTIATE_TEST_SUITE_P(TestAllocator, AllocatorCaseTest, testing::ValuesIn(Cas
 // The table is all there: a broken export would otherwise pass with fewer cases.
 TEST(AllocatorCasesTest, TheWholeUpstreamTableIsThere) {
   EXPECT_EQ(Cases().size(), 219u);
-  for (const char* name : {"simple", "small-and-large-backtrack-requests",
-                           "small-and-large-backtrack-claims", "all-devices-single",
-                           "max-number-devices", "with-constraint"}) {
+  for (const char* name :
+       {"simple", "small-and-large-backtrack-requests", "small-and-large-backtrack-claims",
+        "all-devices-single", "max-number-devices", "with-constraint"}) {
     EXPECT_FALSE(CaseNamed(name).is_null()) << name;
   }
 }
