@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -131,7 +132,6 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
       shared_by.emplace(spec.path, absl::StrCat("the sharedPaths of group \"", group.name, "\""));
     }
   }
-  std::map<std::string, std::string> owned_by;  // host path -> the device that holds it
   // Each node's NUMA node is read once per scan, however many devices (count) it makes.
   std::map<std::string, std::optional<int64_t>> numa_of;
   auto numa_node = [&](const std::string& host_path) -> absl::StatusOr<std::optional<int64_t>> {
@@ -142,7 +142,7 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
     return numa;
   };
 
-  DeviceTree tree;
+  std::vector<Found> found;
   for (const GenericGroup& group : config_.groups) {
     std::vector<SeenDevice>& seen = seen_[group.name];
     for (size_t entry = 0; entry < group.paths.size(); ++entry) {
@@ -162,7 +162,9 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
 
     for (size_t position = 0; position < seen.size(); ++position) {
       const SeenDevice& device = seen[position];
-      const std::string owner = DeviceOwner(group, device.path);
+      Found& device_found = found.emplace_back();
+      device_found.type = group.name;
+      device_found.owner = DeviceOwner(group, device.path);
       const std::string id = DeviceIdOf(device.path);
       for (int replica = 0; replica < group.count; ++replica) {
         const DeviceValues values{
@@ -174,13 +176,7 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
         info.nodes = OwnNodes(group, device, values);
         bool present = shared_present;
         for (const DeviceNode& node : info.nodes) {
-          if (auto it = shared_by.find(node.host_path); it != shared_by.end()) {
-            return Overlap(node.host_path, owner, it->second);
-          }
-          if (auto [it, added] = owned_by.emplace(node.host_path, owner);
-              !added && it->second != owner) {
-            return Overlap(node.host_path, it->second, owner);
-          }
+          device_found.own_paths.push_back(node.host_path);
           present = present && Exists(node.host_path);
           absl::StatusOr<std::optional<int64_t>> numa = numa_node(node.host_path);
           if (!numa.ok()) return numa.status();
@@ -195,10 +191,64 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
         info.mounts = group.mounts;
         info.envs = ExpandAll(group.env, values);
         info.annotations = ExpandAll(group.annotations, values);
-        tree.AddDevice(group.name, values.id, std::move(info));
+        device_found.replicas.emplace_back(values.id, std::move(info));
       }
     }
   }
+
+  // Devices that held their nodes at the last scan claim them first: a device that appears
+  // later (hot-plugged, or an optional extra node that came) never takes a node from one that
+  // may be in use.
+  std::vector<Found*> order;
+  order.reserve(found.size());
+  for (Found& device : found) order.push_back(&device);
+  std::stable_partition(order.begin(), order.end(),
+                        [&](const Found* device) { return claimants_.count(device->owner) > 0; });
+  std::map<std::string, std::string> owned_by;  // host path -> the device that holds it
+  std::set<std::string> claimants;
+  std::set<std::string> overlaps;
+  for (Found* device : order) {
+    std::optional<absl::Status> overlap;
+    for (const std::string& path : device->own_paths) {
+      if (auto it = shared_by.find(path); it != shared_by.end()) {
+        overlap = Overlap(path, device->owner, it->second);
+      } else if (auto owner = owned_by.find(path);
+                 owner != owned_by.end() && owner->second != device->owner) {
+        overlap = Overlap(path, owner->second, device->owner);
+      }
+      if (overlap.has_value()) break;
+    }
+    if (!overlap.has_value()) {
+      for (const std::string& path : device->own_paths) owned_by.emplace(path, device->owner);
+      claimants.insert(device->owner);
+      continue;
+    }
+    // Before anything was served it is the config's mistake, refused; once serving, one
+    // device's node must not make every other device unusable.
+    if (!served_) return *std::move(overlap);
+    for (auto& [id, info] : device->replicas) info.health = Health::kUnhealthy;
+    overlaps.insert(std::string(overlap->message()));
+  }
+  for (const std::string& overlap : overlaps) {
+    if (overlaps_.count(overlap) == 0) {
+      DEVMGR_LOG(options_.logger, warn,
+                 "A device is served unhealthy: a node of it is another device's or shared", "err",
+                 overlap);
+    }
+  }
+  for (const std::string& overlap : overlaps_) {
+    if (overlaps.count(overlap) == 0) {
+      DEVMGR_LOG(options_.logger, info, "Groups no longer overlap", "was", overlap);
+    }
+  }
+
+  DeviceTree tree;
+  for (Found& device : found) {
+    for (auto& [id, info] : device.replicas) tree.AddDevice(device.type, id, std::move(info));
+  }
+  served_ = true;
+  claimants_ = std::move(claimants);
+  overlaps_ = std::move(overlaps);
   return tree;
 }
 

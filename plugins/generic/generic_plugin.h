@@ -16,7 +16,9 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -40,16 +42,18 @@ class GenericScanner final : public deviceplugin::Scanner {
  public:
   GenericScanner(GenericConfig config, GenericScannerOptions options);
 
-  // Scan notifies a fresh tree every rescan_interval. A failed scan (groups that came to
-  // overlap, sysfs that could not be read) is logged and tried again at the next interval;
-  // meanwhile the devices last notified are served unhealthy, since what they are is not known.
+  // Scan notifies a fresh tree every rescan_interval. A failed scan (sysfs that could not be
+  // read) is logged and tried again at the next interval; meanwhile the devices last notified
+  // are served unhealthy, since what they are is not known.
   absl::Status Scan(deviceplugin::Notifier& notifier, const deviceplugin::StopToken& stop) override;
 
   // ScanOnce returns the tree for the host as it is now, remembering every path seen so that
-  // vanished ones are reported unhealthy. InvalidArgument naming the path and both claimants when
-  // groups overlap: one node belongs to two devices (two groups' globs match it), or is a device
-  // of one and a shared path of another; the errors of NumaNodeOf. Only from one thread at a
-  // time; blocks on file I/O.
+  // vanished ones are reported unhealthy. Groups overlap when one node belongs to two devices
+  // (two groups' globs match it), or is a device of one and a shared path of another: until a
+  // scan succeeds that is InvalidArgument naming the path and both claimants; after one, the
+  // device that did not hold the node at the last scan (or the later in the config) is served
+  // unhealthy, logged once, and the other devices as they are. The errors of NumaNodeOf. Only
+  // from one thread at a time; blocks on file I/O.
   absl::StatusOr<deviceplugin::DeviceTree> ScanOnce();
 
  private:
@@ -57,6 +61,15 @@ class GenericScanner final : public deviceplugin::Scanner {
   struct SeenDevice {
     std::string path;
     size_t entry = 0;
+  };
+
+  // A device of a scan, its replicas' IDs and infos, before it claims its own nodes.
+  struct Found {
+    std::string type;
+    // DeviceOwner: who holds the nodes, in errors and between scans.
+    std::string owner;
+    std::vector<std::string> own_paths;
+    std::vector<std::pair<std::string, deviceplugin::DeviceInfo>> replicas;
   };
 
   // UnderRoot: where the plugin finds `host_path`.
@@ -76,6 +89,11 @@ class GenericScanner final : public deviceplugin::Scanner {
   const std::string dev_prefix_;
   // Every device ever matched, per group, in the order first seen: reported unhealthy once gone.
   std::map<std::string, std::vector<SeenDevice>> seen_;
+  // A scan succeeded: overlaps no longer fail a scan.
+  bool served_ = false;
+  // The devices that held their own nodes at the last scan, and the overlaps it found.
+  std::set<std::string> claimants_;
+  std::set<std::string> overlaps_;
 };
 
 }  // namespace devmgr::plugins

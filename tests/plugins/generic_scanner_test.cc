@@ -199,6 +199,52 @@ groups:
   EXPECT_TRUE(both.ScanOnce().ok());
 }
 
+// Once devices are served, a node that comes to belong to two devices (a hot-plugged port two
+// groups' globs match, an optional extra node that appears) makes only the device that did not
+// hold it unhealthy. Before, every later scan failed and every device was served unhealthy.
+TEST_F(GenericScannerTest, GroupsThatComeToOverlapMakeOnlyTheNewClaimantUnhealthy) {
+  Touch("/dev/ttyUSB0");
+  Touch("/dev/gps9");
+  GenericScanner scanner = Scanner(Config(R"(
+groups:
+  - {name: serial, paths: ["/dev/ttyUSB*"]}
+  - {name: modem, paths: ["/dev/ttyUSB[3-4]"]}
+  - name: gps
+    paths: [/dev/gps9]
+    extraPaths: [{path: "/dev/ttyUSB{index}", optional: true}]
+)"));
+  absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+
+  // Both claimants are new: the first in the config keeps the port.
+  Touch("/dev/ttyUSB3");
+  tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB0").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB3").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("modem").at("ttyUSB3").health, Health::kUnhealthy);
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
+
+  // The gps device held its nodes before: it keeps the node that came, though "serial" comes
+  // first in the config.
+  Touch("/dev/ttyUSB9");
+  tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("gps").at("gps9").nodes.size(), 2u);
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kUnhealthy);
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB3").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("modem").at("ttyUSB3").health, Health::kUnhealthy);
+
+  // The same holders at the next scan.
+  tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB3").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("modem").at("ttyUSB3").health, Health::kUnhealthy);
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kUnhealthy);
+}
+
 // Trees notified by a running Scan, in order.
 class RecordingNotifier final : public deviceplugin::Notifier {
  public:
