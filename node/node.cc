@@ -191,6 +191,23 @@ void ForwardHealthUpdates(devicemanager::Manager& manager, const PodRegistry& re
   }
 }
 
+// PodOfClaims: the pod the claim store describes, with its containers by name and no device.
+devicemanager::Pod PodOfClaims(const dra::Pod& stored) {
+  devicemanager::Pod pod;
+  pod.uid = stored.uid;
+  pod.namespace_name = stored.namespace_name;
+  pod.name = stored.name;
+  for (const dra::Container& container : stored.init_containers) {
+    devicemanager::Container& init = pod.init_containers.emplace_back();
+    init.name = container.name;
+    init.type = devicemanager::ContainerType::kInit;
+  }
+  for (const dra::Container& container : stored.containers) {
+    pod.containers.emplace_back().name = container.name;
+  }
+  return pod;
+}
+
 }  // namespace
 
 // StartDra reads the claim store (forgetting the claims of pods the registry does not hold: an
@@ -199,6 +216,14 @@ absl::Status Node::StartDra(State& s) {
   const NodeOptions& options = s.options;
   s.claims = std::make_unique<ClaimStore>(s.paths.root, options.logger, s.journal.get());
   if (absl::Status loaded = s.claims->Load(); !loaded.ok()) return loaded;
+  if (s.registry.RecordLost()) {
+    // The pod record was corrupt: the claim record is what still names the pods that hold
+    // claims and no device. They stay active, as the checkpoint's pods do, so that the restart
+    // neither forgets their claims here nor has their drivers unprepare them.
+    std::vector<devicemanager::Pod> pods;
+    for (const dra::Pod& pod : s.claims->Pods()) pods.push_back(PodOfClaims(pod));
+    s.registry.Recover(std::move(pods));
+  }
   const std::vector<std::string> active = s.registry.ActiveUids();
   if (absl::Status kept = s.claims->Retain({active.begin(), active.end()}); !kept.ok()) {
     return kept;

@@ -41,6 +41,7 @@ PodRegistry::PodRegistry(std::filesystem::path folder, LoggerPtr logger)
 absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& checkpoint_entries,
                                CheckpointRead read) {
   std::vector<RecordedPod> recorded;
+  bool record_lost = false;
   absl::StatusOr<std::string> bytes = store_.Read(kPodRecordName);
   if (bytes.ok()) {
     absl::StatusOr<std::vector<RecordedPod>> decoded = DecodePodRecord(*bytes);
@@ -59,6 +60,7 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
       }
       DEVMGR_LOG(logger_, err, "Pod record is corrupt; moved aside, pods in the checkpoint kept",
                  "path", path.string(), "err", decoded.status());
+      record_lost = true;
     }
   } else if (!absl::IsNotFound(bytes.status())) {
     return bytes.status();
@@ -71,6 +73,7 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
     }
   }
   absl::MutexLock lock(&mu_);
+  record_lost_ = record_lost;
   pods_.clear();
   leaving_.clear();
   ++revision_;
@@ -157,6 +160,28 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
     }
   }
   return absl::OkStatus();
+}
+
+bool PodRegistry::RecordLost() const {
+  absl::MutexLock lock(&mu_);
+  return record_lost_;
+}
+
+void PodRegistry::Recover(std::vector<Pod> pods) {
+  absl::MutexLock lock(&mu_);
+  size_t recovered = 0;
+  for (Pod& pod : pods) {
+    if (pods_.contains(pod.uid) || leaving_.contains(pod.uid)) continue;
+    DEVMGR_LOG(logger_, debug, "Pod recovered without a record", "podUID", pod.uid);
+    std::string uid = pod.uid;
+    pods_[uid].registered = RegisteredPod{std::move(pod), true};
+    change_log_.Record(++revision_, uid);
+    ++recovered;
+  }
+  if (recovered > 0) {
+    DEVMGR_LOG(logger_, info, "Pods recovered without a pod record; kept active", "count",
+               recovered);
+  }
 }
 
 absl::Status PodRegistry::BeginAdmission(const Pod& pod) {

@@ -71,11 +71,20 @@ class PodRegistry final : public podresources::PodsProvider {
   // holding nothing: its absence says nothing then (the kubelet, which loses the allocations of
   // a corrupt checkpoint too, keeps its pods). A record that cannot be read is logged, renamed
   // with a ".corrupt" suffix and ignored: its pods are still found in the checkpoint, so no
-  // device is freed. Errors for I/O that prevents knowing (a record that exists but cannot be
-  // read or renamed), and FailedPrecondition for a record a newer devmgr wrote (after a
-  // downgrade): it is left as it is, not taken for corrupt.
+  // device is freed (the host recovers the pods that hold none: RecordLost, Recover). Errors
+  // for I/O that prevents knowing (a record that exists but cannot be read or renamed), and
+  // FailedPrecondition for a record a newer devmgr wrote (after a downgrade): it is left as it
+  // is, not taken for corrupt.
   absl::Status Load(const std::vector<checkpoint::PodDevicesEntry>& checkpoint_entries,
                     CheckpointRead read = CheckpointRead::kWhole);
+  // RecordLost: Load found the record corrupt (and moved it aside), so which pods were admitted
+  // is known only from the other state files. A missing record is not lost: no pod was ever
+  // recorded, and the pods other files name were admissions a crash cut short.
+  bool RecordLost() const;
+  // Recover adds each of `pods` that the registry does not hold as recovered (active until
+  // removed), as Load adds the pods of the checkpoint: after a lost record, the pods another
+  // state file names (the claim store's, which may hold no device) keep what they hold.
+  void Recover(std::vector<devicemanager::Pod> pods);
 
   // BeginAdmission makes `pod` active for the device manager (which frees the devices of
   // inactive pods) but not yet visible to ListPods or PodResources, and puts it into the
@@ -247,6 +256,7 @@ class PodRegistry final : public podresources::PodsProvider {
   // The pods each change of revision_ was about, for the last kChangesKept changes.
   static constexpr size_t kChangesKept = 1024;
   ChangeLog change_log_ ABSL_GUARDED_BY(mu_){kChangesKept};
+  bool record_lost_ ABSL_GUARDED_BY(mu_) = false;
   // Changes whenever an admission is abandoned; with revision_, the ActiveUidsRevision.
   uint64_t abandoned_ ABSL_GUARDED_BY(mu_) = 0;
 };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -305,6 +306,48 @@ TEST_F(NodeDraTest, ARestartPreparesEveryClaimAgainOnceTheDriverIsBack) {
       node_->admission().RunOptions("p1", "app");
   ASSERT_TRUE(options.ok()) << options.status();
   EXPECT_EQ(options->cdi_devices, std::vector<std::string>{"gpu.example.com/gpu=gpu-a"});
+}
+
+// A corrupt pod record: the pods that hold claims and no device are recovered from the claim
+// record, as the pods that hold devices are from the checkpoint. Before, the restart forgot them
+// with their claims, and the DRA manager's reconcile had the driver unprepare the claims of a
+// pod that was still running.
+TEST_F(NodeDraTest, APodThatHoldsOnlyClaimsOutlivesACorruptPodRecord) {
+  RegisterDriver();
+  ASSERT_TRUE(Admit(Manifest("p1", "gpu-a")).ok());
+  const std::filesystem::path record = node_->paths().plugin_dir / kPodRecordName;
+  node_.reset();
+  ASSERT_TRUE(std::filesystem::exists(record));
+  std::ofstream(record, std::ios::trunc) << "{not a record";
+  StartNode();
+  RegisterDriver();
+  absl::StatusOr<devicemanager::RunContainerOptions> options =
+      node_->admission().RunOptions("p1", "app");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->cdi_devices, std::vector<std::string>{"gpu.example.com/gpu=gpu-a"});
+  EXPECT_TRUE(std::filesystem::exists(record.string() + ".corrupt"));
+
+  // Listed under the name the claim record kept, with its claim.
+  podresources::ClientOptions client;
+  client.socket_path = node_->paths().podresources_socket;
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = podresources::Dial(client);
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  auto stub = ::v1::PodResourcesLister::NewStub(*channel);
+  grpc::ClientContext context;
+  ::v1::ListPodResourcesResponse response;
+  ASSERT_TRUE(stub->List(&context, ::v1::ListPodResourcesRequest(), &response).ok());
+  ASSERT_EQ(response.pod_resources_size(), 1);
+  EXPECT_EQ(response.pod_resources(0).name(), "pod-p1");
+  ASSERT_EQ(response.pod_resources(0).containers_size(), 1);
+  ASSERT_EQ(response.pod_resources(0).containers(0).dynamic_resources_size(), 1);
+  EXPECT_EQ(response.pod_resources(0).containers(0).dynamic_resources(0).claim_name(), "gpu-a");
+
+  // The start kept its claims, and nothing unprepared them.
+  absl::StatusOr<std::string> claims = FileStore(dir_.Sub("root")).Read(kClaimRecordName);
+  ASSERT_TRUE(claims.ok()) << claims.status();
+  EXPECT_EQ(DecodeClaimRecord(*claims)->pods.size(), 1U);
+  EXPECT_EQ(driver_->unprepare_calls(), 0);
+  EXPECT_EQ(CheckpointedClaims(), std::vector<std::string>{"gpu-a"});
 }
 
 TEST_F(NodeDraTest, AdmittingTheSamePodAgainAnswersItsOptionsAndOtherClaimsAreRefused) {

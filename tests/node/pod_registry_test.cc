@@ -209,6 +209,44 @@ TEST_F(PodRegistryTest, CorruptRecordIsMovedAsideAndCheckpointPodsKept) {
   EXPECT_TRUE(registry.Find("u1")->recovered);
 }
 
+// After a corrupt record, the host recovers the pods its other state names: they are added as
+// recovered, without taking over a pod Load already holds. A missing record is not lost (a
+// first admission cut short by a crash leaves its claims, and no record, behind), nor is one
+// that was read.
+TEST_F(PodRegistryTest, ALostRecordLetsTheHostRecoverThePodsOtherStateNames) {
+  PodRegistry fresh(dir_.path(), nullptr);
+  ASSERT_TRUE(fresh.Load({}).ok());
+  EXPECT_FALSE(fresh.RecordLost());
+  Pod kept;
+  kept.uid = "kept";
+  ASSERT_TRUE(fresh.BeginAdmission(kept).ok());
+  fresh.StageAdmission("kept", /*holds_devices=*/false);
+  ASSERT_TRUE(fresh.CommitAdmission("kept").ok());
+  PodRegistry read(dir_.path(), nullptr);
+  ASSERT_TRUE(read.Load({}).ok());
+  EXPECT_FALSE(read.RecordLost());
+
+  std::ofstream(dir_.Sub(kPodRecordName)) << "{not json";
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({Entry("u1", "app", {"d0"})}).ok());
+  ASSERT_TRUE(registry.RecordLost());
+  Pod claims_only;
+  claims_only.uid = "u2";
+  claims_only.namespace_name = "default";
+  claims_only.name = "p2";
+  claims_only.containers.emplace_back().name = "app";
+  Pod named_again;
+  named_again.uid = "u1";
+  named_again.name = "p1";
+  registry.Recover({claims_only, named_again});
+  ASSERT_EQ(Uids(registry), (std::vector<std::string>{"u1", "u2"}));
+  EXPECT_TRUE(registry.Find("u2")->recovered);
+  EXPECT_EQ(registry.Find("u2")->pod, claims_only);
+  // Held already, from the checkpoint: left as Load found it.
+  EXPECT_EQ(registry.Find("u1")->pod.name, "");
+  EXPECT_EQ(registry.Find("u1")->pod.containers.size(), 1U);
+}
+
 // A record a newer devmgr wrote (after a downgrade) is no corrupt one: the start is refused
 // and the file left as it is, with its pods. Before, it was moved aside as corrupt and every
 // pod not in the checkpoint forgotten.
