@@ -177,7 +177,9 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
         bool present = shared_present;
         for (const DeviceNode& node : info.nodes) {
           device_found.own_paths.push_back(node.host_path);
-          present = present && Exists(node.host_path);
+          const bool exists = Exists(node.host_path);
+          device_found.own_present = device_found.own_present && exists;
+          present = present && exists;
           absl::StatusOr<std::optional<int64_t>> numa = numa_node(node.host_path);
           if (!numa.ok()) return numa.status();
           if (numa->has_value() && std::find(info.numa_nodes.begin(), info.numa_nodes.end(),
@@ -196,9 +198,9 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
     }
   }
 
-  // Devices that held their nodes at the last scan claim them first: a device that appears
-  // later (hot-plugged, or an optional extra node that came) never takes a node from one that
-  // may be in use.
+  // Devices that held their nodes at the last scan (all of them there, none another's) claim
+  // them first: a device that appears later (hot-plugged, or an optional extra node that came),
+  // or one matched earlier whose node had gone, never takes a node from one that may be in use.
   std::vector<Found*> order;
   order.reserve(found.size());
   for (Found& device : found) order.push_back(&device);
@@ -220,7 +222,7 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
     }
     if (!overlap.has_value()) {
       for (const std::string& path : device->own_paths) owned_by.emplace(path, device->owner);
-      claimants.insert(device->owner);
+      if (device->own_present) claimants.insert(device->owner);
       continue;
     }
     // Before anything was served it is the config's mistake, refused; once serving, one

@@ -243,6 +243,38 @@ groups:
   EXPECT_EQ(tree->Devices("modem").at("ttyUSB3").health, Health::kUnhealthy);
   EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
   EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kUnhealthy);
+
+  // The port replugged: while it is away, the "serial" device that stays listed for it holds
+  // nothing, so it does not take the port from gps9 when it comes back.
+  std::filesystem::remove(host_.dev_root() / "dev/ttyUSB9");
+  tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("gps").at("gps9").nodes.size(), 1u);
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kUnhealthy);
+  Touch("/dev/ttyUSB9");
+  tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kUnhealthy);
+
+  // A device's shared node that a device of another group came to match is the shared one's:
+  // the device is served unhealthy, the group that shares the node as it was.
+  Touch("/dev/ttyUSBctl");
+  GenericScanner shared = Scanner(Config(R"(
+groups:
+  - {name: serial, paths: ["/dev/ttyUSB[0-9]*"]}
+  - {name: console, paths: ["/dev/ttyUSBc*"]}
+  - {name: gps, paths: [/dev/gps9], sharedPaths: [{path: /dev/ttyUSBcfg, optional: true}]}
+)"));
+  ASSERT_TRUE(shared.ScanOnce().ok());
+  Touch("/dev/ttyUSBcfg");
+  tree = shared.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->Devices("console").at("ttyUSBcfg").health, Health::kUnhealthy);
+  EXPECT_EQ(tree->Devices("console").at("ttyUSBctl").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("gps").at("gps9").nodes.size(), 2u);
 }
 
 // Trees notified by a running Scan, in order.
