@@ -296,6 +296,19 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   absl::StatusOr<std::unique_ptr<LockFile>> lock = LockFile::Acquire(paths.lock_file);
   if (!lock.ok()) return lock.status();
   state->lock = *std::move(lock);
+  // Another devmgr would hold the lock; a kubelet takes none. Starting beside one would remove
+  // its sockets (plugins would register here) and write its checkpoint under it, so the root
+  // is refused while a process serves either of its sockets, before the node owns anything
+  // there (a stopping node removes the sockets).
+  for (const std::filesystem::path& socket :
+       {paths.plugin_dir / "kubelet.sock", paths.podresources_socket}) {
+    if (SomeoneListens(socket)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("a process serves ", socket.string(),
+                       " (a kubelet on this root?): refusing to take over its sockets and "
+                       "checkpoint; stop it, or give devmgr a root of its own"));
+    }
+  }
   // From here on the node owns the root; a failure stops what started.
   std::unique_ptr<Node> node(new Node(std::move(state)));
   State& s = *node->state_;

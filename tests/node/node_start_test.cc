@@ -1,0 +1,93 @@
+// Node::Start on a root another process serves: a kubelet takes no devmgr lock, so the node
+// looks at the kubelet's two sockets before it owns anything there. A root where a process
+// listens on either is refused, and the socket is left as it was; a socket its process left
+// behind is taken over as before.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "common/file_id.h"
+#include "common/unix_socket.h"
+#include "node/node.h"
+#include "tests/testlib/temp_dir.h"
+
+namespace devmgr::node {
+namespace {
+
+using ::devmgr::testing::TempDir;
+
+// Listener: a unix socket bound at `path`, listening while the object lives.
+class Listener {
+ public:
+  explicit Listener(const std::filesystem::path& path) : fd_(::socket(AF_UNIX, SOCK_STREAM, 0)) {
+    std::filesystem::create_directories(path.parent_path());
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    listening_ = fd_ >= 0 && ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+                 ::listen(fd_, 4) == 0;
+  }
+  ~Listener() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+  bool listening() const { return listening_; }
+
+ private:
+  int fd_;
+  bool listening_ = false;
+};
+
+absl::StatusOr<std::unique_ptr<Node>> StartOn(const std::filesystem::path& root) {
+  NodeOptions options;
+  options.root_dir = root;
+  return Node::Start(options);
+}
+
+TEST(NodeStartTest, ARootWhoseKubeletSocketsAProcessServesIsRefused) {
+  TempDir dir;
+  const NodePaths paths(dir.Sub("root"));
+  for (const std::filesystem::path& socket :
+       {paths.plugin_dir / "kubelet.sock", paths.podresources_socket}) {
+    SCOPED_TRACE(socket.string());
+    Listener kubelet(socket);
+    ASSERT_TRUE(kubelet.listening());
+    const std::optional<FileId> before = StatId(socket);
+    ASSERT_TRUE(before.has_value());
+    absl::StatusOr<std::unique_ptr<Node>> node = StartOn(paths.root);
+    ASSERT_EQ(node.status().code(), absl::StatusCode::kFailedPrecondition) << node.status();
+    EXPECT_NE(node.status().message().find(absl::StrCat("a process serves ", socket.string())),
+              std::string::npos)
+        << node.status();
+    // Its socket is the one it bound, and it still accepts.
+    EXPECT_EQ(StatId(socket), before);
+    EXPECT_TRUE(SomeoneListens(socket));
+    EXPECT_FALSE(std::filesystem::exists(paths.plugin_dir / "kubelet_internal_checkpoint"));
+    std::filesystem::remove(socket);
+  }
+}
+
+TEST(NodeStartTest, SocketsLeftByAProcessThatIsGoneAreTakenOver) {
+  TempDir dir;
+  const NodePaths paths(dir.Sub("root"));
+  for (const std::filesystem::path& socket :
+       {paths.plugin_dir / "kubelet.sock", paths.podresources_socket}) {
+    Listener gone(socket);
+    ASSERT_TRUE(gone.listening());
+  }
+  absl::StatusOr<std::unique_ptr<Node>> node = StartOn(paths.root);
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_TRUE(SomeoneListens(paths.plugin_dir / "kubelet.sock"));
+  EXPECT_TRUE(SomeoneListens(paths.podresources_socket));
+}
+
+}  // namespace
+}  // namespace devmgr::node
