@@ -192,6 +192,7 @@ void ForwardHealthUpdates(devicemanager::Manager& manager, const PodRegistry& re
 }
 
 // PodOfClaims: the pod the claim store describes, with its containers by name and no device.
+// The claim record does not keep which init containers are sidecars: all are init containers.
 devicemanager::Pod PodOfClaims(const dra::Pod& stored) {
   devicemanager::Pod pod;
   pod.uid = stored.uid;
@@ -218,11 +219,13 @@ absl::Status Node::StartDra(State& s) {
   if (absl::Status loaded = s.claims->Load(); !loaded.ok()) return loaded;
   if (s.registry.RecordLost()) {
     // The pod record was corrupt: the claim record is what still names the pods that hold
-    // claims and no device. They stay active, as the checkpoint's pods do, so that the restart
-    // neither forgets their claims here nor has their drivers unprepare them.
+    // claims and no device. They are admitted again, so that neither this start nor a later
+    // one forgets their claims here or has their drivers unprepare them.
     std::vector<devicemanager::Pod> pods;
     for (const dra::Pod& pod : s.claims->Pods()) pods.push_back(PodOfClaims(pod));
-    s.registry.Recover(std::move(pods));
+    if (absl::Status recovered = s.registry.Recover(std::move(pods)); !recovered.ok()) {
+      return recovered;
+    }
   }
   const std::vector<std::string> active = s.registry.ActiveUids();
   if (absl::Status kept = s.claims->Retain({active.begin(), active.end()}); !kept.ok()) {

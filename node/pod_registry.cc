@@ -33,6 +33,18 @@ int64_t DistinctDevices(const checkpoint::PodDevicesEntry& entry) {
   return std::unique(ids.begin(), ids.end()) - ids.begin();
 }
 
+// AddMissingContainers gives `to` the containers of `from` it does not have by name, in their
+// kind (`to` came from the checkpoint, which lists every container as a regular one).
+void AddMissingContainers(const Pod& from, Pod& to) {
+  auto has = [&](const std::string& name) { return to.FindContainer(name) != nullptr; };
+  for (const devicemanager::Container& container : from.init_containers) {
+    if (!has(container.name)) to.init_containers.push_back(container);
+  }
+  for (const devicemanager::Container& container : from.containers) {
+    if (!has(container.name)) to.containers.push_back(container);
+  }
+}
+
 }  // namespace
 
 PodRegistry::PodRegistry(std::filesystem::path folder, LoggerPtr logger)
@@ -167,21 +179,38 @@ bool PodRegistry::RecordLost() const {
   return record_lost_;
 }
 
-void PodRegistry::Recover(std::vector<Pod> pods) {
-  absl::MutexLock lock(&mu_);
-  size_t recovered = 0;
-  for (Pod& pod : pods) {
-    if (pods_.contains(pod.uid) || leaving_.contains(pod.uid)) continue;
-    DEVMGR_LOG(logger_, debug, "Pod recovered without a record", "podUID", pod.uid);
-    std::string uid = pod.uid;
-    pods_[uid].registered = RegisteredPod{std::move(pod), true};
-    change_log_.Record(++revision_, uid);
-    ++recovered;
+absl::Status PodRegistry::Recover(std::vector<Pod> pods) {
+  absl::MutexLock write_lock(&write_mu_);
+  size_t admitted = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    for (Pod& pod : pods) {
+      if (leaving_.contains(pod.uid) || admitting_.contains(pod.uid)) continue;
+      if (auto it = pods_.find(pod.uid); it != pods_.end()) {
+        RegisteredPod& held = it->second.registered;
+        if (held.recovered && held.pod.name.empty()) {
+          // Found in the checkpoint, which names neither the pod nor its other containers.
+          held.pod.namespace_name = pod.namespace_name;
+          held.pod.name = pod.name;
+          AddMissingContainers(pod, held.pod);
+          change_log_.Record(++revision_, pod.uid);
+        }
+        continue;
+      }
+      std::string entry = EncodePodRecordEntry({pod, /*holds_devices=*/false, /*in_flight=*/false});
+      std::string uid = pod.uid;
+      pods_[uid] = Held{.registered = RegisteredPod{std::move(pod), false},
+                        .record_entry = std::move(entry),
+                        .admission = ++admissions_};
+      change_log_.Record(++revision_, uid);
+      ++changes_;
+      ++admitted;
+    }
   }
-  if (recovered > 0) {
-    DEVMGR_LOG(logger_, info, "Pods recovered without a pod record; kept active", "count",
-               recovered);
-  }
+  if (admitted == 0) return absl::OkStatus();
+  DEVMGR_LOG(logger_, warn, "Pods other state names after the pod record was lost: admitted again",
+             "count", admitted);
+  return WriteRecord();
 }
 
 absl::Status PodRegistry::BeginAdmission(const Pod& pod) {

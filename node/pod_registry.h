@@ -81,10 +81,13 @@ class PodRegistry final : public podresources::PodsProvider {
   // is known only from the other state files. A missing record is not lost: no pod was ever
   // recorded, and the pods other files name were admissions a crash cut short.
   bool RecordLost() const;
-  // Recover adds each of `pods` that the registry does not hold as recovered (active until
-  // removed), as Load adds the pods of the checkpoint: after a lost record, the pods another
-  // state file names (the claim store's, which may hold no device) keep what they hold.
-  void Recover(std::vector<devicemanager::Pod> pods);
+  // Recover takes in, after a lost record, the pods another state file names (the claim
+  // store's, which may hold no device): each one the registry does not hold is admitted again,
+  // holding no device, and the record is written with them, so that later starts keep them
+  // too; a pod recovered from the checkpoint that one of them names gets its namespace, name
+  // and the containers the checkpoint did not list. Pods being admitted or leaving are left
+  // alone. The record's write errors.
+  absl::Status Recover(std::vector<devicemanager::Pod> pods) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
 
   // BeginAdmission makes `pod` active for the device manager (which frees the devices of
   // inactive pods) but not yet visible to ListPods or PodResources, and puts it into the

@@ -348,6 +348,16 @@ TEST_F(NodeDraTest, APodThatHoldsOnlyClaimsOutlivesACorruptPodRecord) {
   EXPECT_EQ(DecodeClaimRecord(*claims)->pods.size(), 1U);
   EXPECT_EQ(driver_->unprepare_calls(), 0);
   EXPECT_EQ(CheckpointedClaims(), std::vector<std::string>{"gpu-a"});
+
+  // Written to the new record: the start after keeps it too, and its removal unprepares.
+  StartNode();
+  RegisterDriver();
+  options = node_->admission().RunOptions("p1", "app");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(driver_->unprepare_calls(), 0);
+  ASSERT_TRUE(node_->admission().Remove("p1").ok());
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+  EXPECT_TRUE(CheckpointedClaims().empty());
 }
 
 TEST_F(NodeDraTest, AdmittingTheSamePodAgainAnswersItsOptionsAndOtherClaimsAreRefused) {

@@ -209,22 +209,15 @@ TEST_F(PodRegistryTest, CorruptRecordIsMovedAsideAndCheckpointPodsKept) {
   EXPECT_TRUE(registry.Find("u1")->recovered);
 }
 
-// After a corrupt record, the host recovers the pods its other state names: they are added as
-// recovered, without taking over a pod Load already holds. A missing record is not lost (a
-// first admission cut short by a crash leaves its claims, and no record, behind), nor is one
-// that was read.
+// After a corrupt record, the host recovers the pods its other state names: those the registry
+// does not hold are admitted again and written to the record, so that the start after keeps
+// them too; one recovered from the checkpoint gets its name and the containers the checkpoint
+// did not list. A missing record is not lost (a first admission cut short by a crash leaves its
+// claims, and no record, behind), nor is one that was read.
 TEST_F(PodRegistryTest, ALostRecordLetsTheHostRecoverThePodsOtherStateNames) {
   PodRegistry fresh(dir_.path(), nullptr);
   ASSERT_TRUE(fresh.Load({}).ok());
   EXPECT_FALSE(fresh.RecordLost());
-  Pod kept;
-  kept.uid = "kept";
-  ASSERT_TRUE(fresh.BeginAdmission(kept).ok());
-  fresh.StageAdmission("kept", /*holds_devices=*/false);
-  ASSERT_TRUE(fresh.CommitAdmission("kept").ok());
-  PodRegistry read(dir_.path(), nullptr);
-  ASSERT_TRUE(read.Load({}).ok());
-  EXPECT_FALSE(read.RecordLost());
 
   std::ofstream(dir_.Sub(kPodRecordName)) << "{not json";
   PodRegistry registry(dir_.path(), nullptr);
@@ -237,14 +230,33 @@ TEST_F(PodRegistryTest, ALostRecordLetsTheHostRecoverThePodsOtherStateNames) {
   claims_only.containers.emplace_back().name = "app";
   Pod named_again;
   named_again.uid = "u1";
+  named_again.namespace_name = "default";
   named_again.name = "p1";
-  registry.Recover({claims_only, named_again});
+  devicemanager::Container& setup = named_again.init_containers.emplace_back();
+  setup.name = "setup";
+  setup.type = ContainerType::kInit;
+  named_again.containers.emplace_back().name = "app";
+  named_again.containers.emplace_back().name = "log";
+  ASSERT_TRUE(registry.Recover({claims_only, named_again}).ok());
   ASSERT_EQ(Uids(registry), (std::vector<std::string>{"u1", "u2"}));
-  EXPECT_TRUE(registry.Find("u2")->recovered);
+  EXPECT_FALSE(registry.Find("u2")->recovered);
   EXPECT_EQ(registry.Find("u2")->pod, claims_only);
-  // Held already, from the checkpoint: left as Load found it.
-  EXPECT_EQ(registry.Find("u1")->pod.name, "");
-  EXPECT_EQ(registry.Find("u1")->pod.containers.size(), 1U);
+  EXPECT_EQ(registry.GetPodByName("default", "p2")->uid, "u2");
+  const Pod u1 = registry.Find("u1")->pod;
+  EXPECT_TRUE(registry.Find("u1")->recovered);
+  EXPECT_EQ(u1.name, "p1");
+  ASSERT_EQ(u1.init_containers.size(), 1U);
+  EXPECT_EQ(u1.init_containers[0].name, "setup");
+  ASSERT_EQ(u1.containers.size(), 2U);
+  EXPECT_EQ(u1.containers[0].devices.at("example.com/gpu"), 1);
+  EXPECT_EQ(u1.containers[1].name, "log");
+
+  PodRegistry restarted(dir_.path(), nullptr);
+  ASSERT_TRUE(restarted.Load({Entry("u1", "app", {"d0"})}).ok());
+  EXPECT_FALSE(restarted.RecordLost());
+  ASSERT_EQ(Uids(restarted), (std::vector<std::string>{"u1", "u2"}));
+  EXPECT_FALSE(restarted.Find("u2")->recovered);
+  EXPECT_EQ(restarted.Find("u2")->pod, claims_only);
 }
 
 // A record a newer devmgr wrote (after a downgrade) is no corrupt one: the start is refused
