@@ -186,6 +186,13 @@ absl::StatusOr<std::unique_ptr<StateJournal>> StateJournal::Open(Options options
         GetLittleEndian(*header, 16, 4) ==
             Crc32Feed(kCrc32Start, absl::string_view(*header).substr(0, 16))) {
       epoch = GetLittleEndian(*header, 8, 8);
+    } else if (header->find_first_not_of('\0') != std::string::npos) {
+      // Zeros are a header a crash cut before it was written; anything else was one, and the
+      // records after it, which may hold the latest state, cannot be told from older ones.
+      DEVMGR_LOG(journal->options_.logger, err,
+                 "The state journal's header is damaged: its records are not replayed, so the "
+                 "state files are as they were last written whole; the journal is started anew",
+                 "path", path.string());
     }
     journal->capacity_ = size - kHeaderBytes;
   }

@@ -86,7 +86,7 @@ class StateJournal final : public DurableWriter {
   // it holds and removes the temporary files that interrupted writes left in its folders
   // (FileStore::RemoveTemporaries). An error when the journal cannot be created, read or written,
   // or a replayed file cannot be written; a journal whose header is unreadable (a crash while it
-  // was created) holds no record and is started anew.
+  // was created, or damage, which is logged as an error) holds no record and is started anew.
   static absl::StatusOr<std::unique_ptr<StateJournal>> Open(Options options);
 
   // Compacts (a failure is logged) and stops the idle compaction.

@@ -4,6 +4,7 @@
 #include "common/state_journal.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +12,8 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -375,17 +378,30 @@ TEST_F(StateJournalTest, ACommitWhoseRenameFailedIsNeverReplayed) {
   EXPECT_EQ(state_.Read("record").status().code(), absl::StatusCode::kNotFound);
 }
 
-// A journal whose header is not one (a crash while it was created, or another file there) holds
-// no record: it is started anew.
+// A journal whose header is not one (a crash while it was created, damage, or another file
+// there) holds no record: it is started anew. Damage is logged as an error, since records it
+// held are lost; the zeros a crash during the journal's creation leaves are not.
 TEST_F(StateJournalTest, AnUnreadableJournalIsStartedAnew) {
-  WriteByHand(Options().path, std::string(10000, 'g'));
-  ASSERT_TRUE(plugins_.Write("checkpoint", "kept").ok());
-  std::unique_ptr<StateJournal> journal = Open(Options());
-  ASSERT_NE(journal, nullptr);
-  EXPECT_EQ(journal->replayed(), 0u);
-  EXPECT_EQ(*plugins_.Read("checkpoint"), "kept");
-  ASSERT_TRUE(journal->WriteTogether({{&plugins_, "checkpoint", "c"}}).ok());
-  EXPECT_EQ(*plugins_.Read("checkpoint"), "c");
+  for (const char fill : {'g', '\0'}) {
+    SCOPED_TRACE(static_cast<int>(fill));
+    WriteByHand(Options().path, std::string(10000, fill));
+    ASSERT_TRUE(plugins_.Write("checkpoint", "kept").ok());
+    std::ostringstream log;
+    StateJournal::Options options = Options();
+    options.logger = std::make_shared<spdlog::logger>(
+        "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+    std::unique_ptr<StateJournal> journal = Open(options);
+    ASSERT_NE(journal, nullptr);
+    EXPECT_EQ(journal->replayed(), 0u);
+    EXPECT_EQ(*plugins_.Read("checkpoint"), "kept");
+    EXPECT_EQ(log.str().find("The state journal's header is damaged") != std::string::npos,
+              fill != '\0')
+        << log.str();
+    ASSERT_TRUE(journal->WriteTogether({{&plugins_, "checkpoint", "c"}}).ok());
+    EXPECT_EQ(*plugins_.Read("checkpoint"), "c");
+    journal.reset();
+    std::filesystem::remove(Options().path);
+  }
 }
 
 }  // namespace
