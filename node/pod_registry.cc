@@ -536,7 +536,8 @@ std::optional<podresources::Pod> PodRegistry::GetPodByName(const std::string& na
   const Held* latest = nullptr;
   for (const auto& [uid, held] : pods_) {
     const RegisteredPod& registered = held.registered;
-    if (!registered.recovered && registered.pod.namespace_name == namespace_name &&
+    // A pod recovered from a kubelet's checkpoint has no name to be found by.
+    if (!registered.pod.name.empty() && registered.pod.namespace_name == namespace_name &&
         registered.pod.name == name && (latest == nullptr || held.admission > latest->admission)) {
       latest = &held;
     }

@@ -250,6 +250,8 @@ TEST_F(PodRegistryTest, ALostRecordLetsTheHostRecoverThePodsOtherStateNames) {
   ASSERT_EQ(u1.containers.size(), 2U);
   EXPECT_EQ(u1.containers[0].devices.at("example.com/gpu"), 1);
   EXPECT_EQ(u1.containers[1].name, "log");
+  EXPECT_EQ(registry.GetPodByName("default", "p1")->uid, "u1");
+  EXPECT_FALSE(registry.GetPodByName("", "").has_value());
 
   PodRegistry restarted(dir_.path(), nullptr);
   ASSERT_TRUE(restarted.Load({Entry("u1", "app", {"d0"})}).ok());
