@@ -31,6 +31,7 @@
 #include "plugins/fake/fake_plugin.h"
 #include "plugins/fakedra/fake_driver.h"
 #include "plugins/generic/generic_plugin.h"
+#include "plugins/generic/share_spreader.h"
 #include "resourceslice/api_store.h"
 #include "resourceslice/store_service.h"
 
@@ -357,6 +358,9 @@ int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
   if (!logger.ok()) return Fail(kExitUsage, logger.status().message());
   const std::string ns = config->resource_namespace;
   auto cdi_kinds = plugins::CdiKinds(*config);
+  plugins::ShareSpreader spreader(*config);
+  deviceplugin::Hooks hooks;
+  if (spreader.Shares()) hooks.preferred_allocator = &spreader;
   plugins::GenericScanner scanner(*std::move(config), {.dev_root = flags.dev_root,
                                                        .sys_root = flags.sys_root,
                                                        .rescan_interval = *rescan,
@@ -368,7 +372,7 @@ int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
     return Fail(kExitUsage, absl::StrCat(flags.config, ": ", first.status().message()));
   }
   return RunPlugin(
-      common, *logger, ns, scanner, deviceplugin::Hooks{}, std::move(cdi_kinds), [] {}, [] {});
+      common, *logger, ns, scanner, hooks, std::move(cdi_kinds), [] {}, [] {});
 }
 
 }  // namespace

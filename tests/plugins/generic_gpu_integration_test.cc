@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <string>
@@ -34,12 +35,13 @@ constexpr char kGpu[] = "nvidia.com/gpu";
 
 class GenericGpuTest : public ::testing::Test {
  protected:
-  std::unique_ptr<BackgroundProcess> StartGenericPlugin() {
+  std::unique_ptr<BackgroundProcess> StartGenericPlugin(
+      const std::string& config = ExamplePath("nvidia-gpu.yaml").string()) {
     auto plugin = std::make_unique<BackgroundProcess>(std::vector<std::string>{
-        DevmgrBinary(), "plugin", "generic", "--root-dir", h_.Root(), "--config",
-        ExamplePath("nvidia-gpu.yaml").string(), "--dev-root", host_.dev_root().string(),
-        "--sys-root", host_.sys_root().string(), "--cdi-dir", h_.Path("cdi").string(),
-        "--check-interval", "50ms", "--rescan-interval", "50ms"});
+        DevmgrBinary(), "plugin", "generic", "--root-dir", h_.Root(), "--config", config,
+        "--dev-root", host_.dev_root().string(), "--sys-root", host_.sys_root().string(),
+        "--cdi-dir", h_.Path("cdi").string(), "--check-interval", "50ms", "--rescan-interval",
+        "50ms"});
     EXPECT_TRUE(plugin->started());
     return plugin;
   }
@@ -109,6 +111,34 @@ TEST_F(GenericGpuTest, PodGetsItsGpuNodeTheSharedNodesAndTheNumaNode) {
 
   DaemonHarness::Stop(*plugin);
   EXPECT_FALSE(std::filesystem::exists(h_.Path("cdi/devmgr.io-nvidia-gpu.json")));
+  DaemonHarness::Stop(*serve);
+}
+
+// A group whose GPUs two containers may share (count: 2): a container that asks for two gets
+// shares of both GPUs, through the plugin's GetPreferredAllocation, not two shares of one (one
+// GPU's node, where it asked for two GPUs).
+TEST_F(GenericGpuTest, AContainerAskingForTwoSharesGetsTwoGpus) {
+  const std::string config = h_.Path("shared-gpu.yaml").string();
+  std::ofstream(config) << "namespace: nvidia.com\n"
+                           "groups:\n"
+                           "  - {name: gpu, paths: [\"/dev/nvidia[0-9]*\"], count: 2}\n";
+  auto serve = h_.StartServe();
+  ASSERT_NE(serve, nullptr);
+  auto plugin = StartGenericPlugin(config);
+  ASSERT_TRUE(WaitFor([&] { return h_.Allocatable(kGpu) == 4; }, 20s))
+      << plugin->err() << " allocatable " << h_.Allocatable(kGpu);
+  ProcessResult admitted = h_.Admit(PodManifest("two-gpus", kGpu, 2));
+  ASSERT_EQ(admitted.exit_code, 0) << admitted.err << plugin->err();
+  ProcessResult options =
+      h_.Run({"pods", "options", "--root-dir", h_.Root(), "-o", "json", "two-gpus", "c"});
+  ASSERT_EQ(options.exit_code, 0) << options.err;
+  std::set<std::string> nodes;
+  for (const auto& device :
+       Json::parse(options.out, nullptr, false)["options"].value("devices", Json::array())) {
+    nodes.insert(device.value("hostPath", ""));
+  }
+  EXPECT_EQ(nodes, (std::set<std::string>{"/dev/nvidia0", "/dev/nvidia1"})) << options.out;
+  DaemonHarness::Stop(*plugin);
   DaemonHarness::Stop(*serve);
 }
 
