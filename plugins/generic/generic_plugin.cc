@@ -178,7 +178,7 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
         for (const DeviceNode& node : info.nodes) {
           device_found.own_paths.push_back(node.host_path);
           const bool exists = Exists(node.host_path);
-          device_found.own_present = device_found.own_present && exists;
+          if (exists) device_found.present_paths.insert(node.host_path);
           present = present && exists;
           absl::StatusOr<std::optional<int64_t>> numa = numa_node(node.host_path);
           if (!numa.ok()) return numa.status();
@@ -198,16 +198,21 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
     }
   }
 
-  // Devices that held their nodes at the last scan (all of them there, none another's) claim
-  // them first: a device that appears later (hot-plugged, or an optional extra node that came),
-  // or one matched earlier whose node had gone, never takes a node from one that may be in use.
+  // A device that held one of its nodes when it was last there claims first: a device that
+  // appears later (hot-plugged, or an optional extra node that came), or one matched earlier
+  // whose node was away, never takes a node from one that may be in use. A node that is away
+  // keeps its holder until it is back.
   std::vector<Found*> order;
   order.reserve(found.size());
   for (Found& device : found) order.push_back(&device);
-  std::stable_partition(order.begin(), order.end(),
-                        [&](const Found* device) { return claimants_.count(device->owner) > 0; });
+  std::stable_partition(order.begin(), order.end(), [&](const Found* device) {
+    return std::any_of(device->own_paths.begin(), device->own_paths.end(),
+                       [&](const std::string& path) {
+                         auto it = holders_.find(path);
+                         return it != holders_.end() && it->second == device->owner;
+                       });
+  });
   std::map<std::string, std::string> owned_by;  // host path -> the device that holds it
-  std::set<std::string> claimants;
   std::set<std::string> overlaps;
   for (Found* device : order) {
     std::optional<absl::Status> overlap;
@@ -222,7 +227,6 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
     }
     if (!overlap.has_value()) {
       for (const std::string& path : device->own_paths) owned_by.emplace(path, device->owner);
-      if (device->own_present) claimants.insert(device->owner);
       continue;
     }
     // Before anything was served it is the config's mistake, refused; once serving, one
@@ -246,10 +250,14 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
 
   DeviceTree tree;
   for (Found& device : found) {
+    for (const std::string& path : device.present_paths) {
+      if (auto it = owned_by.find(path); it != owned_by.end() && it->second == device.owner) {
+        holders_[path] = device.owner;
+      }
+    }
     for (auto& [id, info] : device.replicas) tree.AddDevice(device.type, id, std::move(info));
   }
   served_ = true;
-  claimants_ = std::move(claimants);
   overlaps_ = std::move(overlaps);
   return tree;
 }

@@ -50,10 +50,10 @@ class GenericScanner final : public deviceplugin::Scanner {
   // ScanOnce returns the tree for the host as it is now, remembering every path seen so that
   // vanished ones are reported unhealthy. Groups overlap when one node belongs to two devices
   // (two groups' globs match it), or is a device of one and a shared path of another: until a
-  // scan succeeds that is InvalidArgument naming the path and both claimants; after one, a
-  // device that held its nodes at the last scan (all of them there, none another's) keeps them,
-  // of two others the earlier in the config does, and the other claimant is served unhealthy,
-  // logged when the overlap begins and ends; the other devices are served as they are. The errors of NumaNodeOf. Only
+  // scan succeeds that is InvalidArgument naming the path and both claimants; after one, the
+  // device that held the node when it was last there keeps it (of two others, the earlier in
+  // the config), the other claimant is served unhealthy, and the overlap is logged when it
+  // begins and ends; the other devices are served as they are. The errors of NumaNodeOf. Only
   // from one thread at a time; blocks on file I/O.
   absl::StatusOr<deviceplugin::DeviceTree> ScanOnce();
 
@@ -70,8 +70,8 @@ class GenericScanner final : public deviceplugin::Scanner {
     // DeviceOwner: who holds the nodes, in errors and between scans.
     std::string owner;
     std::vector<std::string> own_paths;
-    // Every one of own_paths exists.
-    bool own_present = true;
+    // Those of own_paths that exist.
+    std::set<std::string> present_paths;
     std::vector<std::pair<std::string, deviceplugin::DeviceInfo>> replicas;
   };
 
@@ -94,9 +94,9 @@ class GenericScanner final : public deviceplugin::Scanner {
   std::map<std::string, std::vector<SeenDevice>> seen_;
   // A scan succeeded: overlaps no longer fail a scan.
   bool served_ = false;
-  // The devices that held their own nodes at the last scan (all there, none another's), and the
-  // overlaps it found.
-  std::set<std::string> claimants_;
+  // Each node's holder when it was last there (a node that is away keeps its holder), and the
+  // overlaps the last scan found.
+  std::map<std::string, std::string> holders_;
   std::set<std::string> overlaps_;
 };
 

@@ -258,6 +258,18 @@ groups:
   EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
   EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kUnhealthy);
 
+  // The whole gps device unplugged (both its nodes away for a scan), then plugged in again:
+  // the port is still its.
+  std::filesystem::remove(host_.dev_root() / "dev/ttyUSB9");
+  std::filesystem::remove(host_.dev_root() / "dev/gps9");
+  ASSERT_TRUE(scanner.ScanOnce().ok());
+  Touch("/dev/ttyUSB9");
+  Touch("/dev/gps9");
+  tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kUnhealthy);
+
   // A device's shared node that a device of another group came to match is the shared one's:
   // the device is served unhealthy, the group that shares the node as it was.
   Touch("/dev/ttyUSBctl");
