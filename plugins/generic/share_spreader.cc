@@ -1,7 +1,9 @@
 #include "plugins/generic/share_spreader.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -35,18 +37,38 @@ ShareSpreader::GetPreferredAllocation(const std::string& device_type,
     std::set<std::string> picked;
     std::set<absl::string_view> devices;
     auto pick = [&](const std::string& share) {
-      if (picked.size() >= wanted || !picked.insert(share).second) return;
+      if (!picked.insert(share).second) return;
       devices.insert(DeviceOf(share));
       out->add_deviceids(share);
     };
+    // All of them, whatever the size: the kubelet requires them.
     for (const std::string& share : container.must_include_deviceids()) pick(share);
-    std::vector<std::string> offered(container.available_deviceids().begin(),
-                                     container.available_deviceids().end());
-    std::sort(offered.begin(), offered.end());
-    for (const std::string& share : offered) {
-      if (!devices.contains(DeviceOf(share))) pick(share);
+    // The free shares of each device, and the devices with the most free first (the least
+    // used), then by ID.
+    std::map<absl::string_view, std::vector<const std::string*>> free;
+    for (const std::string& share : container.available_deviceids()) {
+      free[DeviceOf(share)].push_back(&share);
     }
-    for (const std::string& share : offered) pick(share);
+    std::vector<std::pair<absl::string_view, std::vector<const std::string*>>> by_use(free.begin(),
+                                                                                      free.end());
+    std::stable_sort(by_use.begin(), by_use.end(), [](const auto& a, const auto& b) {
+      return a.second.size() > b.second.size();
+    });
+    for (auto& [device, shares] : by_use) {
+      std::sort(shares.begin(), shares.end(),
+                [](const std::string* a, const std::string* b) { return *a < *b; });
+    }
+    // One share of each device not picked yet, then the other shares.
+    for (const auto& [device, shares] : by_use) {
+      if (picked.size() >= wanted) break;
+      if (!devices.contains(device)) pick(*shares.front());
+    }
+    for (const auto& [device, shares] : by_use) {
+      for (const std::string* share : shares) {
+        if (picked.size() >= wanted) break;
+        pick(*share);
+      }
+    }
   }
   return response;
 }

@@ -2,9 +2,11 @@
 // serves each device as that many shares, "<id>-0", "<id>-1", ...: a container that asks for
 // several gets shares of as many distinct devices as are offered, where the kubelet, choosing
 // alone, may hand it two shares of one device (its node twice, one device where it asked for
-// two). The kubelet's must_include come first; then one share of each device not picked yet, in
-// ID order; then the other shares, in ID order. Groups of count 1 get the SDK's default
-// (UseDefault: NUMA-local). `devmgr plugin generic` offers the hook only when some group shares.
+// two). The kubelet's must_include come first (all of them); then one share of each device not
+// picked yet, the devices with the most free shares (the least used) first, then by ID; then the
+// other shares in that order. NUMA nodes are not looked at. Groups of count 1 get the SDK's
+// default (UseDefault: NUMA-local). `devmgr plugin generic` offers the hook only when some group
+// shares, and then for all its groups (GetDevicePluginOptions is the plugin's).
 #pragma once
 
 #include <map>

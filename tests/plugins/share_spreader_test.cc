@@ -59,9 +59,24 @@ TEST(ShareSpreaderTest, SharesOfDistinctDevicesFirst) {
   // What the kubelet must include comes first, and its device is taken.
   EXPECT_EQ(Picked(spreader, "gpu", Request(all, {"nvidia1-1"}, 2)),
             (std::vector<std::string>{"nvidia1-1", "nvidia0-0"}));
+  // All of it, even beyond the size.
+  EXPECT_EQ(Picked(spreader, "gpu", Request(all, {"nvidia1-1", "nvidia0-1"}, 1)),
+            (std::vector<std::string>{"nvidia1-1", "nvidia0-1"}));
   // An ID with dashes of its own ("dri_by-path_x-0").
   EXPECT_EQ(Picked(spreader, "gpu", Request({"a-b-0", "a-b-1", "a-c-0"}, {}, 2)),
             (std::vector<std::string>{"a-b-0", "a-c-0"}));
+}
+
+// One share at a time goes to the least used device (the most free shares), so that the
+// devices fill evenly rather than the first one first.
+TEST(ShareSpreaderTest, OneShareGoesToTheLeastUsedDevice) {
+  ShareSpreader spreader(Config());
+  // nvidia0 has one share in use, nvidia1 none.
+  EXPECT_EQ(Picked(spreader, "gpu", Request({"nvidia0-1", "nvidia1-0", "nvidia1-1"}, {}, 1)),
+            std::vector<std::string>{"nvidia1-0"});
+  // Both have one free: by ID.
+  EXPECT_EQ(Picked(spreader, "gpu", Request({"nvidia1-1", "nvidia0-1"}, {}, 1)),
+            std::vector<std::string>{"nvidia0-1"});
 }
 
 TEST(ShareSpreaderTest, GroupsThatDoNotShareGetTheDefault) {
