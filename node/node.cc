@@ -217,15 +217,14 @@ absl::Status Node::StartDra(State& s) {
   const NodeOptions& options = s.options;
   s.claims = std::make_unique<ClaimStore>(s.paths.root, options.logger, s.journal.get());
   if (absl::Status loaded = s.claims->Load(); !loaded.ok()) return loaded;
-  if (s.registry.RecordLost()) {
-    // The pod record was corrupt: the claim record is what still names the pods that hold
-    // claims and no device. They are admitted again, so that neither this start nor a later
-    // one forgets their claims here or has their drivers unprepare them.
-    std::vector<devicemanager::Pod> pods;
-    for (const dra::Pod& pod : s.claims->Pods()) pods.push_back(PodOfClaims(pod));
-    if (absl::Status recovered = s.registry.Recover(std::move(pods)); !recovered.ok()) {
-      return recovered;
-    }
+  // Pods recovered from the checkpoint get their names here. After a corrupt pod record, the
+  // claim record is also what still names the pods that hold claims and no device: they are
+  // admitted again, so that neither this start nor a later one forgets their claims or has
+  // their drivers unprepare them.
+  std::vector<devicemanager::Pod> pods;
+  for (const dra::Pod& pod : s.claims->Pods()) pods.push_back(PodOfClaims(pod));
+  if (absl::Status recovered = s.registry.Recover(std::move(pods)); !recovered.ok()) {
+    return recovered;
   }
   const std::vector<std::string> active = s.registry.ActiveUids();
   if (absl::Status kept = s.claims->Retain({active.begin(), active.end()}); !kept.ok()) {

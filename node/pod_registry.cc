@@ -33,15 +33,24 @@ int64_t DistinctDevices(const checkpoint::PodDevicesEntry& entry) {
   return std::unique(ids.begin(), ids.end()) - ids.begin();
 }
 
-// AddMissingContainers gives `to` the containers of `from` it does not have by name, in their
-// kind (`to` came from the checkpoint, which lists every container as a regular one).
+// AddMissingContainers gives `to` the containers of `from` it does not have by name, and moves
+// to its init containers those `from` says are (`to` came from the checkpoint, which lists
+// every container that holds devices as a regular one).
 void AddMissingContainers(const Pod& from, Pod& to) {
-  auto has = [&](const std::string& name) { return to.FindContainer(name) != nullptr; };
-  for (const devicemanager::Container& container : from.init_containers) {
-    if (!has(container.name)) to.init_containers.push_back(container);
+  for (const devicemanager::Container& init : from.init_containers) {
+    auto regular = std::find_if(to.containers.begin(), to.containers.end(),
+                                [&](const auto& container) { return container.name == init.name; });
+    if (regular != to.containers.end()) {
+      devicemanager::Container moved = std::move(*regular);
+      to.containers.erase(regular);
+      moved.type = init.type;
+      to.init_containers.push_back(std::move(moved));
+    } else if (to.FindContainer(init.name) == nullptr) {
+      to.init_containers.push_back(init);
+    }
   }
   for (const devicemanager::Container& container : from.containers) {
-    if (!has(container.name)) to.containers.push_back(container);
+    if (to.FindContainer(container.name) == nullptr) to.containers.push_back(container);
   }
 }
 
@@ -66,7 +75,7 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
     } else {
       const std::filesystem::path path = store_.folder() / kPodRecordName;
       std::error_code error;
-      std::filesystem::rename(path, absl::StrCat(path.string(), ".corrupt"), error);
+      std::filesystem::rename(path, absl::StrCat(path.string(), kAsideSuffix), error);
       if (error) {
         return ErrnoStatus(error, "cannot move aside the corrupt pod record", path);
       }
@@ -74,7 +83,13 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
                  "path", path.string(), "err", decoded.status());
       record_lost = true;
     }
-  } else if (!absl::IsNotFound(bytes.status())) {
+  } else if (absl::IsNotFound(bytes.status())) {
+    // A start that moved a corrupt record aside and stopped before writing a new one (it
+    // failed, or was killed): the record is as lost as it was then.
+    std::error_code error;
+    record_lost = std::filesystem::exists(
+        store_.folder() / absl::StrCat(kPodRecordName, kAsideSuffix), error);
+  } else {
     return bytes.status();
   }
 
@@ -174,11 +189,6 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
   return absl::OkStatus();
 }
 
-bool PodRegistry::RecordLost() const {
-  absl::MutexLock lock(&mu_);
-  return record_lost_;
-}
-
 absl::Status PodRegistry::Recover(std::vector<Pod> pods) {
   absl::MutexLock write_lock(&write_mu_);
   size_t admitted = 0;
@@ -197,6 +207,7 @@ absl::Status PodRegistry::Recover(std::vector<Pod> pods) {
         }
         continue;
       }
+      if (!record_lost_) continue;
       std::string entry = EncodePodRecordEntry({pod, /*holds_devices=*/false, /*in_flight=*/false});
       std::string uid = pod.uid;
       pods_[uid] = Held{.registered = RegisteredPod{std::move(pod), false},

@@ -51,7 +51,8 @@ namespace devmgr::node {
 
 struct RegisteredPod {
   devicemanager::Pod pod;
-  // Found in the checkpoint only; `pod` has its UID and the containers that hold devices.
+  // Found in the checkpoint only; `pod` has its UID and the containers that hold devices (and
+  // its name and other containers when the claim store names it: Recover).
   bool recovered = false;
 };
 
@@ -71,22 +72,21 @@ class PodRegistry final : public podresources::PodsProvider {
   // holding nothing: its absence says nothing then (the kubelet, which loses the allocations of
   // a corrupt checkpoint too, keeps its pods). A record that cannot be read is logged, renamed
   // with a ".corrupt" suffix and ignored: its pods are still found in the checkpoint, so no
-  // device is freed (the host recovers the pods that hold none: RecordLost, Recover). Errors
+  // device is freed (the host recovers the pods that hold none: Recover). Errors
   // for I/O that prevents knowing (a record that exists but cannot be read or renamed), and
   // FailedPrecondition for a record a newer devmgr wrote (after a downgrade): it is left as it
   // is, not taken for corrupt.
   absl::Status Load(const std::vector<checkpoint::PodDevicesEntry>& checkpoint_entries,
                     CheckpointRead read = CheckpointRead::kWhole);
-  // RecordLost: Load found the record corrupt (and moved it aside), so which pods were admitted
-  // is known only from the other state files. A missing record is not lost: no pod was ever
-  // recorded, and the pods other files name were admissions a crash cut short.
-  bool RecordLost() const;
-  // Recover takes in, after a lost record, the pods another state file names (the claim
-  // store's, which may hold no device): each one the registry does not hold is admitted again,
-  // holding no device, and the record is written with them, so that later starts keep them
-  // too; a pod recovered from the checkpoint that one of them names gets its namespace, name
-  // and the containers the checkpoint did not list. Pods being admitted or leaving are left
-  // alone. The record's write errors.
+  // Recover takes in the pods another state file names (the claim store's, which may hold no
+  // device): a pod recovered from the checkpoint that one of them names gets its namespace,
+  // name and the containers the checkpoint did not list (at every start: they are not in the
+  // record); after a lost record, each one the registry does not hold is admitted again, holding
+  // no device, and the record is written with them, so that later starts keep them too. The
+  // record is lost when Load found it corrupt, or found none beside one kept aside (a start
+  // that lost it stopped before writing a new one); a missing record is otherwise not lost: no
+  // pod was ever recorded, and the pods other files name were admissions a crash cut short.
+  // Pods being admitted or leaving are left alone. The record's write errors.
   absl::Status Recover(std::vector<devicemanager::Pod> pods) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
 
   // BeginAdmission makes `pod` active for the device manager (which frees the devices of
@@ -259,6 +259,7 @@ class PodRegistry final : public podresources::PodsProvider {
   // The pods each change of revision_ was about, for the last kChangesKept changes.
   static constexpr size_t kChangesKept = 1024;
   ChangeLog change_log_ ABSL_GUARDED_BY(mu_){kChangesKept};
+  // Load found the record lost (Recover).
   bool record_lost_ ABSL_GUARDED_BY(mu_) = false;
   // Changes whenever an admission is abandoned; with revision_, the ActiveUidsRevision.
   uint64_t abandoned_ ABSL_GUARDED_BY(mu_) = 0;

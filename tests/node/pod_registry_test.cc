@@ -211,18 +211,10 @@ TEST_F(PodRegistryTest, CorruptRecordIsMovedAsideAndCheckpointPodsKept) {
 
 // After a corrupt record, the host recovers the pods its other state names: those the registry
 // does not hold are admitted again and written to the record, so that the start after keeps
-// them too; one recovered from the checkpoint gets its name and the containers the checkpoint
-// did not list. A missing record is not lost (a first admission cut short by a crash leaves its
-// claims, and no record, behind), nor is one that was read.
+// them too. A pod recovered from the checkpoint gets its name and the containers the checkpoint
+// did not list, at every start. A missing record is not lost (a first admission cut short by a
+// crash leaves its claims, and no record, behind) unless a corrupt one was kept aside.
 TEST_F(PodRegistryTest, ALostRecordLetsTheHostRecoverThePodsOtherStateNames) {
-  PodRegistry fresh(dir_.path(), nullptr);
-  ASSERT_TRUE(fresh.Load({}).ok());
-  EXPECT_FALSE(fresh.RecordLost());
-
-  std::ofstream(dir_.Sub(kPodRecordName)) << "{not json";
-  PodRegistry registry(dir_.path(), nullptr);
-  ASSERT_TRUE(registry.Load({Entry("u1", "app", {"d0"})}).ok());
-  ASSERT_TRUE(registry.RecordLost());
   Pod claims_only;
   claims_only.uid = "u2";
   claims_only.namespace_name = "default";
@@ -237,28 +229,70 @@ TEST_F(PodRegistryTest, ALostRecordLetsTheHostRecoverThePodsOtherStateNames) {
   setup.type = ContainerType::kInit;
   named_again.containers.emplace_back().name = "app";
   named_again.containers.emplace_back().name = "log";
+  // In the checkpoint: "setup" (an init container, the checkpoint does not say so) and "app".
+  const std::vector<checkpoint::PodDevicesEntry> checkpoint = {Entry("u1", "app", {"d0"}),
+                                                               Entry("u1", "setup", {"d1"})};
+  auto expect_u1_named = [&](const PodRegistry& registry) {
+    const RegisteredPod u1 = *registry.Find("u1");
+    EXPECT_TRUE(u1.recovered);
+    EXPECT_EQ(u1.pod.name, "p1");
+    ASSERT_EQ(u1.pod.init_containers.size(), 1U);
+    EXPECT_EQ(u1.pod.init_containers[0].name, "setup");
+    EXPECT_EQ(u1.pod.init_containers[0].type, ContainerType::kInit);
+    EXPECT_EQ(u1.pod.init_containers[0].devices.at("example.com/gpu"), 1);
+    ASSERT_EQ(u1.pod.containers.size(), 2U);
+    EXPECT_EQ(u1.pod.containers[0].name, "app");
+    EXPECT_EQ(u1.pod.containers[0].devices.at("example.com/gpu"), 1);
+    EXPECT_EQ(u1.pod.containers[1].name, "log");
+  };
+
+  // No record ever: the claim-only pod was an admission cut short.
+  {
+    PodRegistry fresh(dir_.path(), nullptr);
+    ASSERT_TRUE(fresh.Load(checkpoint).ok());
+    ASSERT_TRUE(fresh.Recover({claims_only, named_again}).ok());
+    EXPECT_EQ(Uids(fresh), std::vector<std::string>{"u1"});
+    expect_u1_named(fresh);
+  }
+
+  std::ofstream(dir_.Sub(kPodRecordName)) << "{not json";
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load(checkpoint).ok());
   ASSERT_TRUE(registry.Recover({claims_only, named_again}).ok());
   ASSERT_EQ(Uids(registry), (std::vector<std::string>{"u1", "u2"}));
   EXPECT_FALSE(registry.Find("u2")->recovered);
   EXPECT_EQ(registry.Find("u2")->pod, claims_only);
   EXPECT_EQ(registry.GetPodByName("default", "p2")->uid, "u2");
-  const Pod u1 = registry.Find("u1")->pod;
-  EXPECT_TRUE(registry.Find("u1")->recovered);
-  EXPECT_EQ(u1.name, "p1");
-  ASSERT_EQ(u1.init_containers.size(), 1U);
-  EXPECT_EQ(u1.init_containers[0].name, "setup");
-  ASSERT_EQ(u1.containers.size(), 2U);
-  EXPECT_EQ(u1.containers[0].devices.at("example.com/gpu"), 1);
-  EXPECT_EQ(u1.containers[1].name, "log");
+  expect_u1_named(registry);
   EXPECT_EQ(registry.GetPodByName("default", "p1")->uid, "u1");
   EXPECT_FALSE(registry.GetPodByName("", "").has_value());
 
+  // The record written: read, not lost, at the start after; u1 is named again.
   PodRegistry restarted(dir_.path(), nullptr);
-  ASSERT_TRUE(restarted.Load({Entry("u1", "app", {"d0"})}).ok());
-  EXPECT_FALSE(restarted.RecordLost());
+  ASSERT_TRUE(restarted.Load(checkpoint).ok());
+  ASSERT_TRUE(restarted.Recover({named_again}).ok());
   ASSERT_EQ(Uids(restarted), (std::vector<std::string>{"u1", "u2"}));
   EXPECT_FALSE(restarted.Find("u2")->recovered);
   EXPECT_EQ(restarted.Find("u2")->pod, claims_only);
+  expect_u1_named(restarted);
+}
+
+// A start that moved a corrupt record aside and stopped before writing a new one leaves no
+// record beside the corrupt one: the next start takes the record as lost still.
+TEST_F(PodRegistryTest, ARecordLostByAStartThatStoppedIsLostAtTheNext) {
+  std::ofstream(dir_.Sub(kPodRecordName)) << "{not json";
+  {
+    PodRegistry failed(dir_.path(), nullptr);
+    ASSERT_TRUE(failed.Load({}).ok());
+  }
+  ASSERT_FALSE(std::filesystem::exists(dir_.Sub(kPodRecordName)));
+  Pod claims_only;
+  claims_only.uid = "u2";
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  ASSERT_TRUE(registry.Recover({claims_only}).ok());
+  EXPECT_EQ(Uids(registry), std::vector<std::string>{"u2"});
+  EXPECT_TRUE(std::filesystem::exists(dir_.Sub(kPodRecordName)));
 }
 
 // A record a newer devmgr wrote (after a downgrade) is no corrupt one: the start is refused
