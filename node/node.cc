@@ -300,8 +300,8 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   state->lock = *std::move(lock);
   // Another devmgr would hold the lock; a kubelet takes none. Starting beside one would remove
   // its sockets (plugins would register here) and write its checkpoint under it, so the root
-  // is refused while a process serves either of its sockets, before the node owns anything
-  // there (a stopping node removes the sockets).
+  // is refused while a process serves either of its sockets, before the node touches anything
+  // there but its lock (a stopping node removes the sockets).
   for (const std::filesystem::path& socket :
        {paths.plugin_dir / "kubelet.sock", paths.podresources_socket}) {
     if (SomeoneListens(socket)) {
