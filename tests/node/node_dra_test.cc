@@ -89,6 +89,17 @@ class NodeDraTest : public ::testing::Test {
     return node_->admission().Admit(manifest->pod, manifest->claims);
   }
 
+  // ListPodResources: the node's PodResources v1 List.
+  void ListPodResources(::v1::ListPodResourcesResponse& response) {
+    podresources::ClientOptions client;
+    client.socket_path = node_->paths().podresources_socket;
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = podresources::Dial(client);
+    ASSERT_TRUE(channel.ok()) << channel.status();
+    auto stub = ::v1::PodResourcesLister::NewStub(*channel);
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub->List(&context, ::v1::ListPodResourcesRequest(), &response).ok());
+  }
+
   // The claims dra_manager_state holds, by name.
   std::vector<std::string> CheckpointedClaims() const {
     absl::StatusOr<std::string> bytes = FileStore(dir_.Sub("root")).Read(dra::kCheckpointName);
@@ -164,14 +175,8 @@ TEST_F(NodeDraTest, AdmissionPreparesTheClaimsAndAddsTheirCdiDevices) {
 TEST_F(NodeDraTest, PodResourcesListsTheDynamicResources) {
   RegisterDriver();
   ASSERT_TRUE(Admit(Manifest("p1", "gpu-a")).ok());
-  podresources::ClientOptions client;
-  client.socket_path = node_->paths().podresources_socket;
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = podresources::Dial(client);
-  ASSERT_TRUE(channel.ok()) << channel.status();
-  auto stub = ::v1::PodResourcesLister::NewStub(*channel);
-  grpc::ClientContext context;
   ::v1::ListPodResourcesResponse response;
-  ASSERT_TRUE(stub->List(&context, ::v1::ListPodResourcesRequest(), &response).ok());
+  ASSERT_NO_FATAL_FAILURE(ListPodResources(response));
   ASSERT_EQ(response.pod_resources_size(), 1);
   const ::v1::ContainerResources& app = response.pod_resources(0).containers(0);
   ASSERT_EQ(app.dynamic_resources_size(), 1);
@@ -328,14 +333,8 @@ TEST_F(NodeDraTest, APodThatHoldsOnlyClaimsOutlivesACorruptPodRecord) {
   EXPECT_TRUE(std::filesystem::exists(record.string() + ".corrupt"));
 
   // Listed under the name the claim record kept, with its claim.
-  podresources::ClientOptions client;
-  client.socket_path = node_->paths().podresources_socket;
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = podresources::Dial(client);
-  ASSERT_TRUE(channel.ok()) << channel.status();
-  auto stub = ::v1::PodResourcesLister::NewStub(*channel);
-  grpc::ClientContext context;
   ::v1::ListPodResourcesResponse response;
-  ASSERT_TRUE(stub->List(&context, ::v1::ListPodResourcesRequest(), &response).ok());
+  ASSERT_NO_FATAL_FAILURE(ListPodResources(response));
   ASSERT_EQ(response.pod_resources_size(), 1);
   EXPECT_EQ(response.pod_resources(0).name(), "pod-p1");
   ASSERT_EQ(response.pod_resources(0).containers_size(), 1);
