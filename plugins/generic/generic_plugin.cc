@@ -198,41 +198,38 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
     }
   }
 
-  // A device that held one of its nodes when it was last there claims first: a device that
+  // A node's holder when it was last there keeps it, if it still claims it: a device that
   // appears later (hot-plugged, or an optional extra node that came), or one matched earlier
   // whose node was away, never takes a node from one that may be in use. A node that is away
-  // keeps its holder until it is back.
-  std::vector<Found*> order;
-  order.reserve(found.size());
-  for (Found& device : found) order.push_back(&device);
-  std::stable_partition(order.begin(), order.end(), [&](const Found* device) {
-    return std::any_of(device->own_paths.begin(), device->own_paths.end(),
-                       [&](const std::string& path) {
-                         auto it = holders_.find(path);
-                         return it != holders_.end() && it->second == device->owner;
-                       });
-  });
+  // keeps its holder until it is back. The other nodes go in the order of the config.
   std::map<std::string, std::string> owned_by;  // host path -> the device that holds it
+  for (const Found& device : found) {
+    for (const std::string& path : device.own_paths) {
+      if (auto it = holders_.find(path); it != holders_.end() && it->second == device.owner) {
+        owned_by.emplace(path, device.owner);
+      }
+    }
+  }
   std::set<std::string> overlaps;
-  for (Found* device : order) {
+  for (Found& device : found) {
     std::optional<absl::Status> overlap;
-    for (const std::string& path : device->own_paths) {
+    for (const std::string& path : device.own_paths) {
       if (auto it = shared_by.find(path); it != shared_by.end()) {
-        overlap = Overlap(path, device->owner, it->second);
+        overlap = Overlap(path, device.owner, it->second);
       } else if (auto owner = owned_by.find(path);
-                 owner != owned_by.end() && owner->second != device->owner) {
-        overlap = Overlap(path, owner->second, device->owner);
+                 owner != owned_by.end() && owner->second != device.owner) {
+        overlap = Overlap(path, owner->second, device.owner);
       }
       if (overlap.has_value()) break;
     }
     if (!overlap.has_value()) {
-      for (const std::string& path : device->own_paths) owned_by.emplace(path, device->owner);
+      for (const std::string& path : device.own_paths) owned_by.emplace(path, device.owner);
       continue;
     }
     // Before anything was served it is the config's mistake, refused; once serving, one
     // device's node must not make every other device unusable.
     if (!served_) return *std::move(overlap);
-    for (auto& [id, info] : device->replicas) info.health = Health::kUnhealthy;
+    for (auto& [id, info] : device.replicas) info.health = Health::kUnhealthy;
     overlaps.insert(std::string(overlap->message()));
   }
   for (const std::string& overlap : overlaps) {

@@ -94,8 +94,8 @@ class GenericScanner final : public deviceplugin::Scanner {
   std::map<std::string, std::vector<SeenDevice>> seen_;
   // A scan succeeded: overlaps no longer fail a scan.
   bool served_ = false;
-  // Each node's holder when it was last there (a node that is away keeps its holder), and the
-  // overlaps the last scan found.
+  // Each node's holder when it was last there (a node that is away keeps its holder; the holder
+  // keeps it while it claims it), and the overlaps the last scan found.
   std::map<std::string, std::string> holders_;
   std::set<std::string> overlaps_;
 };

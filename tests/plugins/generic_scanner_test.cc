@@ -225,14 +225,13 @@ groups:
   EXPECT_EQ(tree->Devices("modem").at("ttyUSB3").health, Health::kUnhealthy);
   EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
 
-  // The gps device held its nodes before: it keeps the node that came, though "serial" comes
-  // first in the config.
+  // A node that comes is no one's yet: of its two claimants the earlier group keeps it, and the
+  // gps device, which wants it as an extra node, is served unhealthy.
   Touch("/dev/ttyUSB9");
   tree = scanner.ScanOnce();
   ASSERT_TRUE(tree.ok()) << tree.status();
-  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("gps").at("gps9").nodes.size(), 2u);
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kUnhealthy);
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kUnhealthy);
   EXPECT_EQ(tree->Devices("serial").at("ttyUSB3").health, Health::kHealthy);
   EXPECT_EQ(tree->Devices("modem").at("ttyUSB3").health, Health::kUnhealthy);
 
@@ -241,11 +240,11 @@ groups:
   ASSERT_TRUE(tree.ok()) << tree.status();
   EXPECT_EQ(tree->Devices("serial").at("ttyUSB3").health, Health::kHealthy);
   EXPECT_EQ(tree->Devices("modem").at("ttyUSB3").health, Health::kUnhealthy);
-  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kUnhealthy);
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kUnhealthy);
 
-  // The port replugged: while it is away, the "serial" device that stays listed for it holds
-  // nothing, so it does not take the port from gps9 when it comes back.
+  // The port replugged: while it is away the gps device is whole without it; when it comes
+  // back it is its holder's, "serial"'s, again.
   std::filesystem::remove(host_.dev_root() / "dev/ttyUSB9");
   tree = scanner.ScanOnce();
   ASSERT_TRUE(tree.ok()) << tree.status();
@@ -255,20 +254,22 @@ groups:
   Touch("/dev/ttyUSB9");
   tree = scanner.ScanOnce();
   ASSERT_TRUE(tree.ok()) << tree.status();
-  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kUnhealthy);
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kUnhealthy);
 
-  // The whole gps device unplugged (both its nodes away for a scan), then plugged in again:
-  // the port is still its.
+  // The ports unplugged (ttyUSB3 and ttyUSB9 away for a scan), then plugged in again: each
+  // is still its holder's.
   std::filesystem::remove(host_.dev_root() / "dev/ttyUSB9");
-  std::filesystem::remove(host_.dev_root() / "dev/gps9");
+  std::filesystem::remove(host_.dev_root() / "dev/ttyUSB3");
   ASSERT_TRUE(scanner.ScanOnce().ok());
   Touch("/dev/ttyUSB9");
-  Touch("/dev/gps9");
+  Touch("/dev/ttyUSB3");
   tree = scanner.ScanOnce();
   ASSERT_TRUE(tree.ok()) << tree.status();
-  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kUnhealthy);
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kUnhealthy);
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB3").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("modem").at("ttyUSB3").health, Health::kUnhealthy);
 
   // A device's shared node that a device of another group came to match is the shared one's:
   // the device is served unhealthy, the group that shares the node as it was.
@@ -287,6 +288,49 @@ groups:
   EXPECT_EQ(tree->Devices("console").at("ttyUSBctl").health, Health::kHealthy);
   EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
   EXPECT_EQ(tree->Devices("gps").at("gps9").nodes.size(), 2u);
+}
+
+// Contests are per node: a device that holds some node of its own does not take another node
+// from that node's holder, even from a group later in the config. Here "gps" comes first; the
+// port is "serial"'s before the gps device comes, and stays so when it is replugged.
+TEST_F(GenericScannerTest, ANodesHolderKeepsItAgainstAnEarlierGroupThatHoldsAnotherNode) {
+  Touch("/dev/ttyUSB9");
+  GenericScanner scanner = Scanner(Config(R"(
+groups:
+  - name: gps
+    paths: [/dev/gps9]
+    extraPaths: [{path: "/dev/ttyUSB{index}", optional: true}]
+  - {name: serial, paths: ["/dev/ttyUSB*"]}
+)"));
+  ASSERT_TRUE(scanner.ScanOnce().ok());
+  Touch("/dev/gps9");
+  absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kUnhealthy);
+
+  std::filesystem::remove(host_.dev_root() / "dev/ttyUSB9");
+  tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
+  Touch("/dev/ttyUSB9");
+  tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kUnhealthy);
+
+  // The gps device unplugged whole and plugged in again, its nodes in one scan: the port is
+  // still "serial"'s.
+  std::filesystem::remove(host_.dev_root() / "dev/gps9");
+  ASSERT_TRUE(scanner.ScanOnce().ok());
+  std::filesystem::remove(host_.dev_root() / "dev/ttyUSB9");
+  ASSERT_TRUE(scanner.ScanOnce().ok());
+  Touch("/dev/ttyUSB9");
+  Touch("/dev/gps9");
+  tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kUnhealthy);
 }
 
 // Trees notified by a running Scan, in order.
