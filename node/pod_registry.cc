@@ -33,24 +33,17 @@ int64_t DistinctDevices(const checkpoint::PodDevicesEntry& entry) {
   return std::unique(ids.begin(), ids.end()) - ids.begin();
 }
 
-// AddMissingContainers gives `to` the containers of `from` it does not have by name, and moves
-// to its init containers those `from` says are (`to` came from the checkpoint, which lists
-// every container that holds devices as a regular one).
+// AddMissingContainers gives `to` the containers of `from` it does not have by name. One `to`
+// has (from the checkpoint, which lists every container that holds devices as a regular one)
+// stays where it is: the claim record does not say which init containers are sidecars, and
+// PodResources lists a sidecar's devices but not an init container's.
 void AddMissingContainers(const Pod& from, Pod& to) {
-  for (const devicemanager::Container& init : from.init_containers) {
-    auto regular = std::find_if(to.containers.begin(), to.containers.end(),
-                                [&](const auto& container) { return container.name == init.name; });
-    if (regular != to.containers.end()) {
-      devicemanager::Container moved = std::move(*regular);
-      to.containers.erase(regular);
-      moved.type = init.type;
-      to.init_containers.push_back(std::move(moved));
-    } else if (to.FindContainer(init.name) == nullptr) {
-      to.init_containers.push_back(init);
-    }
+  auto has = [&](const std::string& name) { return to.FindContainer(name) != nullptr; };
+  for (const devicemanager::Container& container : from.init_containers) {
+    if (!has(container.name)) to.init_containers.push_back(container);
   }
   for (const devicemanager::Container& container : from.containers) {
-    if (to.FindContainer(container.name) == nullptr) to.containers.push_back(container);
+    if (!has(container.name)) to.containers.push_back(container);
   }
 }
 
@@ -86,9 +79,11 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
   } else if (absl::IsNotFound(bytes.status())) {
     // A start that moved a corrupt record aside and stopped before writing a new one (it
     // failed, or was killed): the record is as lost as it was then.
+    const std::filesystem::path aside =
+        store_.folder() / absl::StrCat(kPodRecordName, kAsideSuffix);
     std::error_code error;
-    record_lost = std::filesystem::exists(
-        store_.folder() / absl::StrCat(kPodRecordName, kAsideSuffix), error);
+    record_lost = std::filesystem::exists(aside, error);
+    if (error) return ErrnoStatus(error, "cannot look for", aside);
   } else {
     return bytes.status();
   }
@@ -218,10 +213,22 @@ absl::Status PodRegistry::Recover(std::vector<Pod> pods) {
       ++admitted;
     }
   }
-  if (admitted == 0) return absl::OkStatus();
-  DEVMGR_LOG(logger_, warn, "Pods other state names after the pod record was lost: admitted again",
-             "count", admitted);
-  return WriteRecord();
+  if (admitted > 0) {
+    DEVMGR_LOG(logger_, warn,
+               "Pods other state names after the pod record was lost: admitted again", "count",
+               admitted);
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (!record_lost_) return absl::OkStatus();
+  }
+  // A record in place of the lost one, even with no pod admitted again: until one is written,
+  // a start takes the record as lost (Load), and would admit again the claims of a first
+  // admission a crash cut short.
+  if (absl::Status written = WriteRecord(); !written.ok()) return written;
+  absl::MutexLock lock(&mu_);
+  record_lost_ = false;
+  return absl::OkStatus();
 }
 
 absl::Status PodRegistry::BeginAdmission(const Pod& pod) {

@@ -82,11 +82,12 @@ class PodRegistry final : public podresources::PodsProvider {
   // device): a pod recovered from the checkpoint that one of them names gets its namespace,
   // name and the containers the checkpoint did not list (at every start: they are not in the
   // record); after a lost record, each one the registry does not hold is admitted again, holding
-  // no device, and the record is written with them, so that later starts keep them too. The
-  // record is lost when Load found it corrupt, or found none beside one kept aside (a start
-  // that lost it stopped before writing a new one); a missing record is otherwise not lost: no
-  // pod was ever recorded, and the pods other files name were admissions a crash cut short.
-  // Pods being admitted or leaving are left alone. The record's write errors.
+  // no device, and a record is written (with them, if any), so that later starts keep them and
+  // read the record as not lost. The record is lost when Load found it corrupt, or found none
+  // beside one kept aside (a start that lost it stopped before writing a new one); a missing
+  // record is otherwise not lost: no pod was ever recorded, and the pods other files name were
+  // admissions a crash cut short. Pods being admitted or leaving are left alone. The record's
+  // write errors.
   absl::Status Recover(std::vector<devicemanager::Pod> pods) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
 
   // BeginAdmission makes `pod` active for the device manager (which frees the devices of
