@@ -6,11 +6,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/file_store.h"
 #include "plugins/generic/generic_plugin.h"
 #include "plugins/generic/sysfs_numa.h"
@@ -53,6 +55,19 @@ class GenericScannerTest : public ::testing::Test {
     const auto path = host_.dev_root() / host_path.substr(1);
     std::filesystem::create_directories(path.parent_path());
     std::ofstream(path) << "";
+  }
+
+  // HealthOf: every device of a tree, "<type>/<id>", with its health.
+  using HealthOf = std::map<std::string, Health>;
+  HealthOf Scan(GenericScanner& scanner) {
+    absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
+    EXPECT_TRUE(tree.ok()) << tree.status();
+    HealthOf health;
+    if (!tree.ok()) return health;
+    for (const auto& [type, devices] : tree->types()) {
+      for (const auto& [id, info] : devices) health[absl::StrCat(type, "/", id)] = info.health;
+    }
+    return health;
   }
 
   TempDir dir_;
@@ -213,49 +228,38 @@ groups:
     paths: [/dev/gps9]
     extraPaths: [{path: "/dev/ttyUSB{index}", optional: true}]
 )"));
-  absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
-  ASSERT_TRUE(tree.ok()) << tree.status();
+  ASSERT_TRUE(scanner.ScanOnce().ok());
+  constexpr Health kUp = Health::kHealthy;
+  constexpr Health kDown = Health::kUnhealthy;
 
   // Both claimants are new: the first in the config keeps the port.
   Touch("/dev/ttyUSB3");
-  tree = scanner.ScanOnce();
-  ASSERT_TRUE(tree.ok()) << tree.status();
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB0").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB3").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("modem").at("ttyUSB3").health, Health::kUnhealthy);
-  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
+  EXPECT_EQ(Scan(scanner), (HealthOf{{"serial/ttyUSB0", kUp},
+                                     {"serial/ttyUSB3", kUp},
+                                     {"modem/ttyUSB3", kDown},
+                                     {"gps/gps9", kUp}}));
 
   // A node that comes is no one's yet: of its two claimants the earlier group keeps it, and the
-  // gps device, which wants it as an extra node, is served unhealthy.
+  // gps device, which wants it as an extra node, is served unhealthy; so at the next scan too.
+  const HealthOf port_is_serials = {{"serial/ttyUSB0", kUp},
+                                    {"serial/ttyUSB3", kUp},
+                                    {"serial/ttyUSB9", kUp},
+                                    {"modem/ttyUSB3", kDown},
+                                    {"gps/gps9", kDown}};
   Touch("/dev/ttyUSB9");
-  tree = scanner.ScanOnce();
-  ASSERT_TRUE(tree.ok()) << tree.status();
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kUnhealthy);
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB3").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("modem").at("ttyUSB3").health, Health::kUnhealthy);
-
-  // The same holders at the next scan.
-  tree = scanner.ScanOnce();
-  ASSERT_TRUE(tree.ok()) << tree.status();
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB3").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("modem").at("ttyUSB3").health, Health::kUnhealthy);
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kUnhealthy);
+  EXPECT_EQ(Scan(scanner), port_is_serials);
+  EXPECT_EQ(Scan(scanner), port_is_serials);
 
   // The port replugged: while it is away the gps device is whole without it; when it comes
   // back it is its holder's, "serial"'s, again.
   std::filesystem::remove(host_.dev_root() / "dev/ttyUSB9");
-  tree = scanner.ScanOnce();
-  ASSERT_TRUE(tree.ok()) << tree.status();
-  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("gps").at("gps9").nodes.size(), 1u);
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kUnhealthy);
+  EXPECT_EQ(Scan(scanner), (HealthOf{{"serial/ttyUSB0", kUp},
+                                     {"serial/ttyUSB3", kUp},
+                                     {"serial/ttyUSB9", kDown},
+                                     {"modem/ttyUSB3", kDown},
+                                     {"gps/gps9", kUp}}));
   Touch("/dev/ttyUSB9");
-  tree = scanner.ScanOnce();
-  ASSERT_TRUE(tree.ok()) << tree.status();
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kUnhealthy);
+  EXPECT_EQ(Scan(scanner), port_is_serials);
 
   // The ports unplugged (ttyUSB3 and ttyUSB9 away for a scan), then plugged in again: each
   // is still its holder's.
@@ -264,12 +268,7 @@ groups:
   ASSERT_TRUE(scanner.ScanOnce().ok());
   Touch("/dev/ttyUSB9");
   Touch("/dev/ttyUSB3");
-  tree = scanner.ScanOnce();
-  ASSERT_TRUE(tree.ok()) << tree.status();
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kUnhealthy);
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB3").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("modem").at("ttyUSB3").health, Health::kUnhealthy);
+  EXPECT_EQ(Scan(scanner), port_is_serials);
 
   // A device's shared node that a device of another group came to match is the shared one's:
   // the device is served unhealthy, the group that shares the node as it was.
@@ -282,17 +281,18 @@ groups:
 )"));
   ASSERT_TRUE(shared.ScanOnce().ok());
   Touch("/dev/ttyUSBcfg");
-  tree = shared.ScanOnce();
+  absl::StatusOr<DeviceTree> tree = shared.ScanOnce();
   ASSERT_TRUE(tree.ok()) << tree.status();
-  EXPECT_EQ(tree->Devices("console").at("ttyUSBcfg").health, Health::kUnhealthy);
-  EXPECT_EQ(tree->Devices("console").at("ttyUSBctl").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
+  EXPECT_EQ(tree->Devices("console").at("ttyUSBcfg").health, kDown);
+  EXPECT_EQ(tree->Devices("console").at("ttyUSBctl").health, kUp);
+  EXPECT_EQ(tree->Devices("gps").at("gps9").health, kUp);
   EXPECT_EQ(tree->Devices("gps").at("gps9").nodes.size(), 2u);
 }
 
 // Contests are per node: a device that holds some node of its own does not take another node
 // from that node's holder, even from a group later in the config. Here "gps" comes first; the
-// port is "serial"'s before the gps device comes, and stays so when it is replugged.
+// port is "serial"'s before the gps device comes, and stays so when it is replugged, and when
+// the gps device is unplugged whole and plugged in again.
 TEST_F(GenericScannerTest, ANodesHolderKeepsItAgainstAnEarlierGroupThatHoldsAnotherNode) {
   Touch("/dev/ttyUSB9");
   GenericScanner scanner = Scanner(Config(R"(
@@ -303,34 +303,24 @@ groups:
   - {name: serial, paths: ["/dev/ttyUSB*"]}
 )"));
   ASSERT_TRUE(scanner.ScanOnce().ok());
+  const HealthOf port_is_serials = {{"serial/ttyUSB9", Health::kHealthy},
+                                    {"gps/gps9", Health::kUnhealthy}};
   Touch("/dev/gps9");
-  absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
-  ASSERT_TRUE(tree.ok()) << tree.status();
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kUnhealthy);
+  EXPECT_EQ(Scan(scanner), port_is_serials);
 
   std::filesystem::remove(host_.dev_root() / "dev/ttyUSB9");
-  tree = scanner.ScanOnce();
-  ASSERT_TRUE(tree.ok()) << tree.status();
-  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kHealthy);
+  EXPECT_EQ(Scan(scanner),
+            (HealthOf{{"serial/ttyUSB9", Health::kUnhealthy}, {"gps/gps9", Health::kHealthy}}));
   Touch("/dev/ttyUSB9");
-  tree = scanner.ScanOnce();
-  ASSERT_TRUE(tree.ok()) << tree.status();
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kUnhealthy);
+  EXPECT_EQ(Scan(scanner), port_is_serials);
 
-  // The gps device unplugged whole and plugged in again, its nodes in one scan: the port is
-  // still "serial"'s.
   std::filesystem::remove(host_.dev_root() / "dev/gps9");
   ASSERT_TRUE(scanner.ScanOnce().ok());
   std::filesystem::remove(host_.dev_root() / "dev/ttyUSB9");
   ASSERT_TRUE(scanner.ScanOnce().ok());
   Touch("/dev/ttyUSB9");
   Touch("/dev/gps9");
-  tree = scanner.ScanOnce();
-  ASSERT_TRUE(tree.ok()) << tree.status();
-  EXPECT_EQ(tree->Devices("serial").at("ttyUSB9").health, Health::kHealthy);
-  EXPECT_EQ(tree->Devices("gps").at("gps9").health, Health::kUnhealthy);
+  EXPECT_EQ(Scan(scanner), port_is_serials);
 }
 
 // Trees notified by a running Scan, in order.
