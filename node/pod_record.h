@@ -24,8 +24,6 @@ namespace devmgr::node {
 
 // File name of the record inside the device plugin folder (a valid FileStore name).
 inline constexpr char kPodRecordName[] = "devmgr_admitted_pods";
-// The suffix of a record that could not be read, kept aside for a human.
-inline constexpr char kAsideSuffix[] = ".corrupt";
 
 // One pod of the record.
 struct RecordedPod {

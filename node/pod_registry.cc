@@ -33,6 +33,9 @@ int64_t DistinctDevices(const checkpoint::PodDevicesEntry& entry) {
   return std::unique(ids.begin(), ids.end()) - ids.begin();
 }
 
+// The suffix of a record that could not be read, kept aside for a human.
+constexpr char kAsideSuffix[] = ".corrupt";
+
 // AddMissingContainers gives `to` the containers of `from` it does not have by name. One `to`
 // has (from the checkpoint, which lists every container that holds devices as a regular one)
 // stays where it is: the claim record does not say which init containers are sidecars, and
@@ -187,8 +190,10 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
 absl::Status PodRegistry::Recover(std::vector<Pod> pods) {
   absl::MutexLock write_lock(&write_mu_);
   size_t admitted = 0;
+  bool lost = false;
   {
     absl::MutexLock lock(&mu_);
+    lost = record_lost_;
     for (Pod& pod : pods) {
       if (leaving_.contains(pod.uid) || admitting_.contains(pod.uid)) continue;
       if (auto it = pods_.find(pod.uid); it != pods_.end()) {
@@ -202,7 +207,7 @@ absl::Status PodRegistry::Recover(std::vector<Pod> pods) {
         }
         continue;
       }
-      if (!record_lost_) continue;
+      if (!lost) continue;
       std::string entry = EncodePodRecordEntry({pod, /*holds_devices=*/false, /*in_flight=*/false});
       std::string uid = pod.uid;
       pods_[uid] = Held{.registered = RegisteredPod{std::move(pod), false},
@@ -218,10 +223,7 @@ absl::Status PodRegistry::Recover(std::vector<Pod> pods) {
                "Pods other state names after the pod record was lost: admitted again", "count",
                admitted);
   }
-  {
-    absl::MutexLock lock(&mu_);
-    if (!record_lost_) return absl::OkStatus();
-  }
+  if (!lost) return absl::OkStatus();
   // A record in place of the lost one, even with no pod admitted again: until one is written,
   // a start takes the record as lost (Load), and would admit again the claims of a first
   // admission a crash cut short.
