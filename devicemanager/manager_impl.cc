@@ -188,12 +188,12 @@ void ManagerImpl::Stop() {
   loop_.Stop();
   // A write still pending on the loop is covered by this one, which takes the state as it is
   // now: a write made meanwhile (a ReleasePod) is never followed by an older one.
-  bool read = false;
+  bool changed = false;
   {
     absl::MutexLock lock(&mu_);
-    read = checkpoint_read_;
+    changed = checkpoint_read_ && (checkpoint_changed_ || commit_generation_ > 0);
   }
-  if (read) WriteCheckpoint();
+  if (changed) WriteCheckpoint();
   DEVMGR_LOG(options_.logger, info, "Device manager stopped");
 }
 
@@ -338,6 +338,7 @@ absl::Status ManagerImpl::StoreCheckpoint(const CheckpointSnapshot& data) {
 }
 
 void ManagerImpl::ScheduleCheckpointLocked() {
+  checkpoint_changed_ = true;
   if (checkpoint_write_pending_ || stopping_) return;  // Stop writes at the end anyway
   checkpoint_write_pending_ = true;
   loop_.PostAfter(options_.checkpoint_write_delay, [this] { WriteCheckpoint(); });

@@ -327,6 +327,11 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // Start read the checkpoint: only then may Stop write one (a start that failed before holds
   // nothing, and would write that over the pods' devices).
   bool checkpoint_read_ ABSL_GUARDED_BY(mu_) = false;
+  // A device update or removal since Start asked for a checkpoint write. With no such change
+  // and no admission committed, Stop leaves the file as Start found it, as upstream (which
+  // never writes at Stop) does: a resource restored from it holds no devices until its plugin
+  // registers again, and a write would empty its registered devices in the file.
+  bool checkpoint_changed_ ABSL_GUARDED_BY(mu_) = false;
   // Resources whose endpoint is live and has sent a snapshot since it connected: the health of
   // their devices is known (ReportedHealthLocked says Unknown for the others).
   std::set<std::string, std::less<>> health_known_ ABSL_GUARDED_BY(mu_);

@@ -934,8 +934,26 @@ TEST_F(ManagerTest, CorruptCheckpointIsKeptAsideAndStartsEmpty) {
   ASSERT_TRUE(again.Start(nullptr, nullptr).ok());
   EXPECT_FALSE(again.RestoredWholeCheckpoint());
   again.Stop();
-  EXPECT_TRUE(ReadCheckpoint().ok()) << "a fresh checkpoint was written";
+  EXPECT_EQ(ReadWholeFile(path).value_or(""), garbage) << "a stop that changed nothing";
   EXPECT_EQ(ReadWholeFile(aside).value_or(""), garbage) << "never overwritten";
+}
+
+// A run that changed nothing (no plugin came back, no pod was admitted) leaves the checkpoint
+// byte for byte as its start read it, as a kubelet does, which never writes at its stop. Before,
+// the stop wrote it again, and the restored resources' registered devices, which stay empty
+// until their plugins register again, were emptied in the file (a daemon whose start was
+// refused after the manager's did that too).
+TEST_F(ManagerTest, ARunThatChangedNothingLeavesTheCheckpointAsItFoundIt) {
+  checkpoint::CheckpointData data;
+  data.pod_device_entries.push_back({"pod-1", "app", kResource, {{0, {"Dev1"}}}, ""});
+  data.registered_devices[kResource] = {"Dev1", "Dev2"};
+  const std::string bytes = checkpoint::Encode(data);
+  const std::filesystem::path file = dir_.Sub(std::string(checkpoint::kCheckpointFileName));
+  std::ofstream(file, std::ios::binary) << bytes;
+  StartManager();
+  EXPECT_TRUE(manager_->RestoredWholeCheckpoint());
+  manager_->Stop();
+  EXPECT_EQ(ReadWholeFile(file).value_or(""), bytes);
 }
 
 TEST_F(ManagerTest, StartRemovesOnlyStaleSockets) {
@@ -952,6 +970,8 @@ TEST_F(ManagerTest, StartRemovesOnlyStaleSockets) {
   }
   { MuteSocket stale(folder / "stale.sock"); }
   ASSERT_TRUE(IsSocket(folder / "stale.sock"));
+  ASSERT_TRUE(
+      FileStore(folder).Write(checkpoint::kCheckpointFileName, checkpoint::Encode({})).ok());
   std::ofstream(folder / "notes.txt") << "keep";
   std::filesystem::create_directory(folder / "sub");
   StartManager(options);
@@ -972,6 +992,8 @@ TEST_F(ManagerTest, StartRemovesTheTemporaryFilesOfInterruptedCheckpointWrites) 
   options.plugin_dir = folder;
 
   std::ofstream(folder / left) << "half";
+  ASSERT_TRUE(
+      FileStore(folder).Write(checkpoint::kCheckpointFileName, checkpoint::Encode({})).ok());
   CheckpointStoreImpl host_store{FileStore(folder)};
   ManagerOptions hosted = options;
   hosted.checkpoint_store = &host_store;
