@@ -30,6 +30,9 @@ constexpr size_t kHeaderBytes = 4096;
 constexpr uint32_t kRecordMagic = 0x524a4d44;  // "DMJR"
 constexpr size_t kRecordHeaderBytes = 28;
 constexpr size_t kMaxRecordBytes = size_t{1} << 30;
+// The largest damaged journal copied aside before it is started anew; a larger one is only
+// reported (a copy would take as much room again, on the disk the state lives on).
+constexpr size_t kMaxDamagedCopyBytes = size_t{64} << 20;
 
 void PutU32(std::string& out, uint32_t value) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
@@ -188,11 +191,19 @@ absl::StatusOr<std::unique_ptr<StateJournal>> StateJournal::Open(Options options
       epoch = GetLittleEndian(*header, 8, 8);
     } else if (header->find_first_not_of('\0') != std::string::npos) {
       // Zeros are a header a crash cut before it was written; anything else was one, and the
-      // records after it, which may hold the latest state, cannot be told from older ones.
+      // records after it, which may hold the latest state, cannot be told from older ones. A
+      // copy keeps them for a human, since starting anew overwrites them.
+      const std::string aside = absl::StrCat(path.filename().string(), kDamagedCopySuffix);
+      absl::Status kept = absl::FailedPreconditionError(
+          absl::StrCat(size, " bytes, more than ", kMaxDamagedCopyBytes));
+      if (size <= kMaxDamagedCopyBytes) {
+        absl::StatusOr<std::string> bytes = ReadAt(fd, 0, size, path);
+        kept = bytes.ok() ? FileStore(path.parent_path()).Write(aside, *bytes) : bytes.status();
+      }
       DEVMGR_LOG(journal->options_.logger, err,
                  "The state journal's header is damaged: its records are not replayed, so the "
                  "state files are as they were last written whole; the journal is started anew",
-                 "path", path.string());
+                 "path", path.string(), "copiedTo", kept.ok() ? aside : "", "copyErr", kept);
     }
     journal->capacity_ = size - kHeaderBytes;
   }

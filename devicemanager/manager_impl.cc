@@ -222,7 +222,7 @@ void ManagerImpl::RestoreFromCheckpoint() {
     // reads as one that lost nothing.
     // A file far larger than any checkpoint is not copied (a journaled store, as the daemon's,
     // would carry it whole and keep room for it).
-    const std::string aside = absl::StrCat(options_.checkpoint_name, ".corrupt");
+    const std::string aside = absl::StrCat(options_.checkpoint_name, kDamagedCopySuffix);
     const absl::Status kept = bytes->size() <= kMaxCorruptCopyBytes
                                   ? store_.Write(aside, *bytes)
                                   : absl::FailedPreconditionError(absl::StrCat(

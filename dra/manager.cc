@@ -141,7 +141,7 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options)
       }
       return manager;
     }
-    const std::string aside = absl::StrCat(kCheckpointName, ".corrupt");
+    const std::string aside = absl::StrCat(kCheckpointName, kDamagedCopySuffix);
     const bool kept = manager->store_.Rename(kCheckpointName, aside).ok();
     DEVMGR_LOG(manager->options_.logger, err, "DRA checkpoint is unusable, starting empty", "err",
                data.status(), "keptAs", kept ? aside : std::string(kCheckpointName));

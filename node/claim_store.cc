@@ -47,7 +47,7 @@ absl::Status ClaimStore::Load() {
                      ": refusing to start rather than lose its claims"));
   }
   if (!record.ok()) {
-    const std::string aside = absl::StrCat(kClaimRecordName, ".corrupt");
+    const std::string aside = absl::StrCat(kClaimRecordName, kDamagedCopySuffix);
     if (absl::Status renamed = store_.Rename(kClaimRecordName, aside); !renamed.ok()) {
       return renamed;
     }

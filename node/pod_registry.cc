@@ -33,9 +33,6 @@ int64_t DistinctDevices(const checkpoint::PodDevicesEntry& entry) {
   return std::unique(ids.begin(), ids.end()) - ids.begin();
 }
 
-// The suffix of a record that could not be read, kept aside for a human.
-constexpr char kAsideSuffix[] = ".corrupt";
-
 // AddMissingContainers gives `to` the containers of `from` it does not have by name. One `to`
 // has (from the checkpoint, which lists every container that holds devices as a regular one)
 // stays where it is: the claim record does not say which init containers are sidecars, and
@@ -71,7 +68,7 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
     } else {
       const std::filesystem::path path = store_.folder() / kPodRecordName;
       std::error_code error;
-      std::filesystem::rename(path, absl::StrCat(path.string(), kAsideSuffix), error);
+      std::filesystem::rename(path, absl::StrCat(path.string(), kDamagedCopySuffix), error);
       if (error) {
         return ErrnoStatus(error, "cannot move aside the corrupt pod record", path);
       }
@@ -83,7 +80,7 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
     // A start that moved a corrupt record aside and stopped before writing a new one (it
     // failed, or was killed): the record is as lost as it was then.
     const std::filesystem::path aside =
-        store_.folder() / absl::StrCat(kPodRecordName, kAsideSuffix);
+        store_.folder() / absl::StrCat(kPodRecordName, kDamagedCopySuffix);
     std::error_code error;
     record_lost = std::filesystem::exists(aside, error);
     if (error) return ErrnoStatus(error, "cannot look for", aside);

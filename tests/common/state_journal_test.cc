@@ -380,11 +380,15 @@ TEST_F(StateJournalTest, ACommitWhoseRenameFailedIsNeverReplayed) {
 
 // A journal whose header is not one (a crash while it was created, damage, or another file
 // there) holds no record: it is started anew. Damage is logged as an error, since records it
-// held are lost; the zeros a crash during the journal's creation leaves are not.
+// held are lost, and the journal is copied aside first; the zeros a crash during the journal's
+// creation leaves are neither.
 TEST_F(StateJournalTest, AnUnreadableJournalIsStartedAnew) {
+  std::filesystem::path aside = Options().path;
+  aside += ".corrupt";
   for (const char fill : {'g', '\0'}) {
     SCOPED_TRACE(static_cast<int>(fill));
-    WriteByHand(Options().path, std::string(10000, fill));
+    const std::string damaged(10000, fill);
+    WriteByHand(Options().path, damaged);
     ASSERT_TRUE(plugins_.Write("checkpoint", "kept").ok());
     std::ostringstream log;
     StateJournal::Options options = Options();
@@ -397,10 +401,14 @@ TEST_F(StateJournalTest, AnUnreadableJournalIsStartedAnew) {
     EXPECT_EQ(log.str().find("The state journal's header is damaged") != std::string::npos,
               fill != '\0')
         << log.str();
+    // A damaged one is kept for a human, since its records are overwritten from now on; one a
+    // crash cut before its header was written holds nothing to keep.
+    EXPECT_EQ(ReadWholeFile(aside).value_or("none"), fill != '\0' ? damaged : "none");
     ASSERT_TRUE(journal->WriteTogether({{&plugins_, "checkpoint", "c"}}).ok());
     EXPECT_EQ(*plugins_.Read("checkpoint"), "c");
     journal.reset();
     std::filesystem::remove(Options().path);
+    std::filesystem::remove(aside);
   }
 }
 
