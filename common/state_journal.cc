@@ -34,6 +34,14 @@ constexpr size_t kMaxRecordBytes = size_t{1} << 30;
 // reported (a copy would take as much room again, on the disk the state lives on).
 constexpr size_t kMaxDamagedCopyBytes = size_t{64} << 20;
 
+// OneSpelling: `folder` without '.' and '..' parts or a trailing '/', so that a folder is
+// recognised however a record (one an older build wrote, say) or a caller spells it.
+std::filesystem::path OneSpelling(const std::filesystem::path& folder) {
+  std::filesystem::path normal = folder.lexically_normal();
+  if (!normal.has_filename() && normal.has_relative_path()) normal = normal.parent_path();
+  return normal;
+}
+
 void PutU32(std::string& out, uint32_t value) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
 }
@@ -257,8 +265,10 @@ StateJournal::~StateJournal() {
 }
 
 bool StateJournal::AllowedFolder(const std::filesystem::path& folder) const {
-  return std::find(options_.folders.begin(), options_.folders.end(), folder) !=
-         options_.folders.end();
+  const std::filesystem::path spelled = OneSpelling(folder);
+  return std::any_of(
+      options_.folders.begin(), options_.folders.end(),
+      [&](const std::filesystem::path& allowed) { return OneSpelling(allowed) == spelled; });
 }
 
 absl::Status StateJournal::Replay(uint64_t epoch) {
@@ -288,6 +298,7 @@ absl::Status StateJournal::Replay(uint64_t epoch) {
     }
     for (RecordedFile& file : files) {
       file.committed_nanos = committed;
+      file.folder = OneSpelling(file.folder).string();
       auto same = std::find_if(latest.begin(), latest.end(), [&](const RecordedFile& kept) {
         return kept.folder == file.folder && kept.name == file.name;
       });

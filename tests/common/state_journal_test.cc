@@ -309,6 +309,34 @@ TEST_F(StateJournalTest, FilesOutsideItsFoldersAreNeitherWrittenNorRestored) {
   EXPECT_FALSE(std::filesystem::exists(plugins_.folder() / "checkpoint"));
 }
 
+// A folder is the same folder however a record spells it: a journal an older build wrote with
+// a trailing '/' on the folders (a root given as "/var/lib/devmgr/") is replayed by one that
+// spells them without, and a spelling whose '..' leads out of the folders is still refused.
+TEST_F(StateJournalTest, AFolderIsRecognisedHoweverARecordSpellsIt) {
+  const FileStore slashed(plugins_.folder() / "");
+  const FileStore dotted(state_.folder() / "." / "");
+  const FileStore outside(plugins_.folder() / ".." / "elsewhere");
+  InChild([&] {
+    StateJournal::Options spelled = Options();
+    spelled.folders = {slashed.folder(), dotted.folder(), outside.folder()};
+    StateJournal* dying = OpenInChild(spelled);
+    Must(dying->WriteTogether({{&slashed, "checkpoint", "c"}, {&dotted, "record", "r"}}));
+    Must(dying->WriteTogether({{&outside, "f", "x"}}));
+  });
+  std::filesystem::remove(plugins_.folder() / "checkpoint");
+  std::filesystem::remove(state_.folder() / "record");
+  std::filesystem::remove_all(dir_.Sub("elsewhere"));
+  std::unique_ptr<StateJournal> journal = Open(Options());
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(journal->replayed(), 2u);
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "c");
+  EXPECT_EQ(*state_.Read("record"), "r");
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub("elsewhere")));
+  // And a commit through a store that spells a folder otherwise is one of its folders.
+  EXPECT_TRUE(journal->WriteTogether({{&slashed, "checkpoint", "c2"}}).ok());
+  EXPECT_EQ(*plugins_.Read("checkpoint"), "c2");
+}
+
 // A commit that fails before the journal's flush changes nothing, now or after a restart.
 TEST_F(StateJournalTest, ACommitFailedBeforeTheFlushChangesNothing) {
   ASSERT_TRUE(plugins_.Write("checkpoint", "old").ok());
