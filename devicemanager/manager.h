@@ -57,7 +57,8 @@ struct ManagerOptions {
   absl::Duration pre_start_timeout = kPreStartContainerTimeout;
   // Largest message accepted from a plugin (upstream: gRPC's 4 MiB default).
   int max_message_bytes = kDefaultMaxMessageBytes;
-  // Delay that coalesces checkpoint writes after ListAndWatch updates. Stop always writes.
+  // Delay that coalesces checkpoint writes after ListAndWatch updates. Stop writes what is
+  // still pending.
   absl::Duration checkpoint_write_delay = absl::Milliseconds(20);
   // Threads that dial plugins for Register calls (a hung plugin holds one for its deadlines).
   int connect_threads = 4;
@@ -143,8 +144,10 @@ class Manager {
 
   // Stop stops serving kubelet.sock and waits for registrations in flight, cut short
   // (StopRegistrations), ends every ListAndWatch stream and waits for it, and writes the
-  // checkpoint. Blocks. Idempotent; safe without Start. No change callback runs after it returns.
-  // Not from a change callback (it joins the thread those run on).
+  // checkpoint unless nothing since Start changed what it holds (then the file stays as Start
+  // read it, as a kubelet, which never writes at its stop, leaves it). Blocks. Idempotent; safe
+  // without Start. No change callback runs after it returns. Not from a change callback (it joins
+  // the thread those run on).
   virtual void Stop() = 0;
 
   // StopRegistrations is Stop's first part, for a host that stops its plugin watcher next: it

@@ -13,9 +13,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
 
@@ -47,6 +51,9 @@ TEST(CredentialsListenerTest, BacksOffWhileOutOfDescriptorsAndAcceptsOnceTheyAre
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   ASSERT_NE(server, nullptr);
   (*listener)->Start(*server);
+  // Before the server goes, on every path: a connection still queued when an assertion ends the
+  // test would otherwise be handed to a server being destroyed.
+  absl::Cleanup stop_listener = [&] { (*listener)->Stop(); };
 
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
@@ -74,12 +81,18 @@ TEST(CredentialsListenerTest, BacksOffWhileOutOfDescriptorsAndAcceptsOnceTheyAre
   // through such a slot before any retry is made again, up to three times.
   rlimit before{};
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
-  int client = -1;
+  // Each attempt's client stays open until the end: closed, its accepted connection would be
+  // closed by the server at a moment of its own, freeing a descriptor in a later attempt.
+  std::vector<int> clients;
+  absl::Cleanup close_clients = [&] {
+    for (int fd : clients) ::close(fd);
+  };
   std::vector<std::string> retries;
+  std::chrono::steady_clock::duration backed_off_for{};
   for (int attempt = 0; attempt < 3 && retries.size() < 4; ++attempt) {
-    if (client >= 0) ::close(client);
-    client = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int client = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ASSERT_GE(client, 0);
+    clients.push_back(client);
     const size_t earlier = LinesWith(*sink, "retrying").size();
     rlimit lowered = before;
     lowered.rlim_cur = static_cast<rlim_t>(client) + 64;
@@ -93,13 +106,17 @@ TEST(CredentialsListenerTest, BacksOffWhileOutOfDescriptorsAndAcceptsOnceTheyAre
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API needs it.
     const int connected =
         ::connect(client, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
+    const auto connected_at = std::chrono::steady_clock::now();
     pollfd readable = {client, POLLIN, 0};
-    const bool settled = exhausted && connected == 0 && WaitFor([&] {
-                           take_free_slots();
-                           retries = LinesWith(*sink, "retrying");
-                           retries.erase(retries.begin(), retries.begin() + earlier);
-                           return retries.size() >= 4 || ::poll(&readable, 1, 0) == 1;
-                         });
+    const bool settled =
+        exhausted && connected == 0 && WaitFor([&] {
+          take_free_slots();
+          retries = LinesWith(*sink, "retrying");
+          retries.erase(retries.begin(), retries.begin() + static_cast<std::ptrdiff_t>(
+                                                               std::min(earlier, retries.size())));
+          return retries.size() >= 4 || ::poll(&readable, 1, 0) == 1;
+        });
+    backed_off_for = std::chrono::steady_clock::now() - connected_at;
     for (int fd : fillers) ::close(fd);
     ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &before), 0);
     ASSERT_TRUE(exhausted);
@@ -111,14 +128,14 @@ TEST(CredentialsListenerTest, BacksOffWhileOutOfDescriptorsAndAcceptsOnceTheyAre
   EXPECT_NE(retries[1].find("retryIn=\"10ms\""), std::string::npos) << retries[1];
   EXPECT_NE(retries[2].find("retryIn=\"20ms\""), std::string::npos) << retries[2];
   EXPECT_NE(retries[0].find("Too many open files"), std::string::npos) << retries[0];
+  // The waits were made, not only logged: the fourth try comes after 5 + 10 + 20 ms of them
+  // (a bound from below, which no slowness of the machine can break).
+  EXPECT_GE(backed_off_for, std::chrono::milliseconds(35));
 
   // Accepted now: the server's HTTP/2 preface reaches the client.
-  pollfd readable = {client, POLLIN, 0};
+  pollfd readable = {clients.back(), POLLIN, 0};
   EXPECT_EQ(::poll(&readable, 1, 10000), 1);
-  ::close(client);
   ::close(early);
-  (*listener)->Stop();
-  server->Shutdown();
 }
 
 }  // namespace
