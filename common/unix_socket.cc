@@ -113,6 +113,15 @@ bool SomeoneListens(const std::filesystem::path& path) {
   return IsSocket(path) && ConnectError(path) == 0;
 }
 
+absl::Status NobodyServes(const std::filesystem::path& path) {
+  if (!IsSocket(path)) return absl::OkStatus();
+  const int error = ConnectError(path);
+  if (error == 0)
+    return absl::FailedPreconditionError(absl::StrCat("a process serves ", path.string()));
+  if (error == ECONNREFUSED || error == ENOENT) return absl::OkStatus();
+  return ErrnoStatus(error, "cannot tell whether a process serves", path);
+}
+
 std::filesystem::path TemporarySocketPath(const std::filesystem::path& path) {
   // Random rather than the pid alone: plugins and drivers in containers are all pid 1, and gRPC
   // unlinks whatever socket is at a path before it binds there. The count added to this

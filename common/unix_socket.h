@@ -46,6 +46,12 @@ int ConnectError(const std::filesystem::path& path);
 // on; false for a socket left by a process that is gone, or no socket.
 bool SomeoneListens(const std::filesystem::path& path);
 
+// NobodyServes: OK when no process accepts connections on `path`: nothing is there, something
+// that is not a socket, or a socket its process left. FailedPrecondition "a process serves
+// <path>" when one does, and the connection's error (PermissionDenied for EACCES, say) when it
+// fails otherwise, since then no one can tell.
+absl::Status NobodyServes(const std::filesystem::path& path);
+
 // RemoveStaleSocket deletes `path` if it is a socket; OK if it does not exist.
 // FailedPrecondition if something else (a file, a folder, a symlink) is there.
 absl::Status RemoveStaleSocket(const std::filesystem::path& path);

@@ -304,9 +304,10 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   // there but its lock (a stopping node removes the sockets).
   for (const std::filesystem::path& socket :
        {paths.plugin_dir / "kubelet.sock", paths.podresources_socket}) {
-    if (SomeoneListens(socket)) {
+    // A socket no one can connect to (EACCES, say) may be a kubelet's as well.
+    if (absl::Status nobody = NobodyServes(socket); !nobody.ok()) {
       return absl::FailedPreconditionError(
-          absl::StrCat("a process serves ", socket.string(),
+          absl::StrCat(nobody.message(),
                        " (a kubelet on this root?): refusing to take over its sockets and "
                        "checkpoint; stop it, or give devmgr a root of its own"));
     }

@@ -4,7 +4,9 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +16,7 @@
 #include <set>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/placed_socket.h"
@@ -145,6 +148,43 @@ TEST(UnixSocketTest, SomeoneListensOnlyWhereAProcessAccepts) {
   EXPECT_FALSE(SomeoneListens(dir.Sub("absent")));
   EXPECT_EQ(ConnectError(dir.Sub("absent")), ENOENT);
   EXPECT_EQ(ConnectError("relative.sock"), EINVAL);
+}
+
+// Whether a process serves a path, told as a status: yes, no, or no one can tell, when the
+// connection fails otherwise (a socket this process may not connect to: EACCES). The last is
+// made in a child that is not root (root's connections ignore the socket's mode).
+TEST(UnixSocketTest, NobodyServesSaysWhenNoOneCanTell) {
+  TempDir dir;
+  const std::filesystem::path live = dir.Sub("live.sock");
+  const int fd = BindSocket(live);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  const absl::Status served = NobodyServes(live);
+  EXPECT_EQ(served.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(served.message(), absl::StrCat("a process serves ", live.string()));
+  MakeSocket(dir.Sub("left.sock"));
+  EXPECT_TRUE(NobodyServes(dir.Sub("left.sock")).ok());
+  std::ofstream(dir.Sub("file")) << "x";
+  EXPECT_TRUE(NobodyServes(dir.Sub("file")).ok());
+  EXPECT_TRUE(NobodyServes(dir.Sub("absent")).ok());
+
+  ASSERT_EQ(::chmod(live.c_str(), 0), 0);
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (::geteuid() == 0 && ::setuid(65534) != 0) ::_exit(10);
+    const absl::Status unknown = NobodyServes(live);
+    const bool named = unknown.message() == absl::StrCat("cannot tell whether a process serves ",
+                                                         live.string(), ": Permission denied");
+    ::_exit(unknown.code() == absl::StatusCode::kPermissionDenied ? (named ? 0 : 12) : 11);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "10: no unprivileged user, 11: another status than PermissionDenied, 12: its message";
+  ::close(fd);
 }
 
 // A socket bound under a temporary name and moved into place is reached at the path, and the
