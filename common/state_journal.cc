@@ -34,9 +34,14 @@ constexpr size_t kMaxRecordBytes = size_t{1} << 30;
 // reported (a copy would take as much room again, on the disk the state lives on).
 constexpr size_t kMaxDamagedCopyBytes = size_t{64} << 20;
 
-// OneSpelling: `folder` without '.' and '..' parts or a trailing '/', so that a folder is
-// recognised however a record (one an older build wrote, say) or a caller spells it.
+// OneSpelling: `folder` without '.' parts, repeated '/' or a trailing '/', so that a folder is
+// recognised however a record (one an older build wrote, say) or a caller spells it. A '..'
+// part is left as it is, so that such a spelling is never taken for a folder: resolved as text,
+// it could name another folder than the one it leads to on disk (through a symlink).
 std::filesystem::path OneSpelling(const std::filesystem::path& folder) {
+  for (const std::filesystem::path& part : folder) {
+    if (part == "..") return folder;
+  }
   std::filesystem::path normal = folder.lexically_normal();
   if (!normal.has_filename() && normal.has_relative_path()) normal = normal.parent_path();
   return normal;

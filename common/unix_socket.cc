@@ -114,12 +114,20 @@ bool SomeoneListens(const std::filesystem::path& path) {
 }
 
 absl::Status NobodyServes(const std::filesystem::path& path) {
-  if (!IsSocket(path)) return absl::OkStatus();
+  constexpr absl::string_view kCannotTell = "cannot tell whether a process serves";
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return absl::OkStatus();
+    return ErrnoStatus(errno, kCannotTell, path);  // a folder this process may not search
+  }
+  if (!S_ISSOCK(st.st_mode)) return absl::OkStatus();
   const int error = ConnectError(path);
-  if (error == 0)
+  if (error == 0) {
     return absl::FailedPreconditionError(absl::StrCat("a process serves ", path.string()));
-  if (error == ECONNREFUSED || error == ENOENT) return absl::OkStatus();
-  return ErrnoStatus(error, "cannot tell whether a process serves", path);
+  }
+  // EINVAL: a path no socket address holds, so no process serves it under that name.
+  if (error == ECONNREFUSED || error == ENOENT || error == EINVAL) return absl::OkStatus();
+  return ErrnoStatus(error, kCannotTell, path);
 }
 
 std::filesystem::path TemporarySocketPath(const std::filesystem::path& path) {

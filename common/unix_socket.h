@@ -47,9 +47,10 @@ int ConnectError(const std::filesystem::path& path);
 bool SomeoneListens(const std::filesystem::path& path);
 
 // NobodyServes: OK when no process accepts connections on `path`: nothing is there, something
-// that is not a socket, or a socket its process left. FailedPrecondition "a process serves
-// <path>" when one does, and the connection's error (PermissionDenied for EACCES, say) when it
-// fails otherwise, since then no one can tell.
+// that is not a socket, a socket its process left, or a path no socket address holds.
+// FailedPrecondition "a process serves <path>" when one does, and the error of the look or the
+// connection (PermissionDenied for EACCES, say) when it fails otherwise, since then no one can
+// tell.
 absl::Status NobodyServes(const std::filesystem::path& path);
 
 // RemoveStaleSocket deletes `path` if it is a socket; OK if it does not exist.

@@ -311,27 +311,33 @@ TEST_F(StateJournalTest, FilesOutsideItsFoldersAreNeitherWrittenNorRestored) {
 
 // A folder is the same folder however a record spells it: a journal an older build wrote with
 // a trailing '/' on the folders (a root given as "/var/lib/devmgr/") is replayed by one that
-// spells them without, and a spelling whose '..' leads out of the folders is still refused.
+// spells them without. A spelling with '..' is never one of the folders, even one that leads
+// back into them as text.
 TEST_F(StateJournalTest, AFolderIsRecognisedHoweverARecordSpellsIt) {
   const FileStore slashed(plugins_.folder() / "");
   const FileStore dotted(state_.folder() / "." / "");
   const FileStore outside(plugins_.folder() / ".." / "elsewhere");
+  const FileStore back(plugins_.folder() / ".." / "plugins");
   InChild([&] {
     StateJournal::Options spelled = Options();
-    spelled.folders = {slashed.folder(), dotted.folder(), outside.folder()};
+    spelled.folders = {slashed.folder(), dotted.folder(), outside.folder(), back.folder()};
     StateJournal* dying = OpenInChild(spelled);
     Must(dying->WriteTogether({{&slashed, "checkpoint", "c"}, {&dotted, "record", "r"}}));
-    Must(dying->WriteTogether({{&outside, "f", "x"}}));
+    Must(dying->WriteTogether({{&outside, "f", "x"}, {&back, "other", "o"}}));
   });
   std::filesystem::remove(plugins_.folder() / "checkpoint");
   std::filesystem::remove(state_.folder() / "record");
   std::filesystem::remove_all(dir_.Sub("elsewhere"));
+  std::filesystem::remove(plugins_.folder() / "other");
   std::unique_ptr<StateJournal> journal = Open(Options());
   ASSERT_NE(journal, nullptr);
   EXPECT_EQ(journal->replayed(), 2u);
   EXPECT_EQ(*plugins_.Read("checkpoint"), "c");
   EXPECT_EQ(*state_.Read("record"), "r");
   EXPECT_FALSE(std::filesystem::exists(dir_.Sub("elsewhere")));
+  EXPECT_FALSE(std::filesystem::exists(plugins_.folder() / "other"));
+  EXPECT_EQ(journal->WriteTogether({{&back, "other", "o"}}).code(),
+            absl::StatusCode::kInvalidArgument);
   // And a commit through a store that spells a folder otherwise is one of its folders.
   EXPECT_TRUE(journal->WriteTogether({{&slashed, "checkpoint", "c2"}}).ok());
   EXPECT_EQ(*plugins_.Read("checkpoint"), "c2");
