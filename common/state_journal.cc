@@ -183,7 +183,17 @@ bool DecodePayload(absl::string_view payload, std::vector<RecordedFile>& files) 
 }  // namespace
 
 StateJournal::StateJournal(Options options, int fd)
-    : options_(std::move(options)), fd_(fd), idle_thread_([this] { RunIdleCompaction(); }) {}
+    : options_(std::move(options)),
+      allowed_folders_([this] {
+        std::vector<std::filesystem::path> spelled;
+        spelled.reserve(options_.folders.size());
+        for (const std::filesystem::path& folder : options_.folders) {
+          spelled.push_back(OneSpelling(folder));
+        }
+        return spelled;
+      }()),
+      fd_(fd),
+      idle_thread_([this] { RunIdleCompaction(); }) {}
 
 absl::StatusOr<std::unique_ptr<StateJournal>> StateJournal::Open(Options options) {
   const int fd = ::open(options.path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -270,10 +280,8 @@ StateJournal::~StateJournal() {
 }
 
 bool StateJournal::AllowedFolder(const std::filesystem::path& folder) const {
-  const std::filesystem::path spelled = OneSpelling(folder);
-  return std::any_of(
-      options_.folders.begin(), options_.folders.end(),
-      [&](const std::filesystem::path& allowed) { return OneSpelling(allowed) == spelled; });
+  return std::find(allowed_folders_.begin(), allowed_folders_.end(), OneSpelling(folder)) !=
+         allowed_folders_.end();
 }
 
 absl::Status StateJournal::Replay(uint64_t epoch) {

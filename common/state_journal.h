@@ -128,6 +128,8 @@ class StateJournal final : public DurableWriter {
   void RunIdleCompaction() ABSL_LOCKS_EXCLUDED(mu_);
 
   const Options options_;
+  // options_.folders, each in the one spelling AllowedFolder compares (OneSpelling).
+  const std::vector<std::filesystem::path> allowed_folders_;
   const int fd_;
   size_t replayed_ = 0;
   mutable absl::Mutex mu_;
