@@ -5,7 +5,9 @@
 // pays that again (docs/PERFORMANCE.md, "How cost grows").
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
