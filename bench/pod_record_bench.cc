@@ -49,7 +49,7 @@ void BM_JoinPodRecord(benchmark::State& state) {
 
 void BM_FloorCopyRecordBytes(benchmark::State& state) {
   const std::vector<std::string> owned = Entries(state.range(0));
-  std::vector<absl::string_view> entries(owned.begin(), owned.end());
+  const std::vector<absl::string_view> entries(owned.begin(), owned.end());
   const std::string bytes = node::JoinPodRecord(entries);
   for (auto _ : state) {
     std::string record(bytes);

@@ -47,6 +47,13 @@ std::filesystem::path OneSpelling(const std::filesystem::path& folder) {
   return normal;
 }
 
+std::vector<std::filesystem::path> OneSpellings(const std::vector<std::filesystem::path>& folders) {
+  std::vector<std::filesystem::path> spelled;
+  spelled.reserve(folders.size());
+  for (const std::filesystem::path& folder : folders) spelled.push_back(OneSpelling(folder));
+  return spelled;
+}
+
 void PutU32(std::string& out, uint32_t value) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
 }
@@ -184,14 +191,7 @@ bool DecodePayload(absl::string_view payload, std::vector<RecordedFile>& files) 
 
 StateJournal::StateJournal(Options options, int fd)
     : options_(std::move(options)),
-      allowed_folders_([this] {
-        std::vector<std::filesystem::path> spelled;
-        spelled.reserve(options_.folders.size());
-        for (const std::filesystem::path& folder : options_.folders) {
-          spelled.push_back(OneSpelling(folder));
-        }
-        return spelled;
-      }()),
+      allowed_folders_(OneSpellings(options_.folders)),
       fd_(fd),
       idle_thread_([this] { RunIdleCompaction(); }) {}
 
