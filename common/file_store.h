@@ -22,10 +22,6 @@
 
 namespace devmgr {
 
-// The suffix of the copy of a damaged state file kept beside it for a human (the name a file
-// unusable at a start is renamed or copied to).
-inline constexpr absl::string_view kDamagedCopySuffix = ".corrupt";
-
 // Largest file ReadWholeFile accepts; a real checkpoint with 10,000 entries is a few MiB.
 inline constexpr size_t kMaxFileBytes = size_t{256} << 20;
 

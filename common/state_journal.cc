@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/crc32.h"
+#include "common/damaged_copy.h"
 #include "common/errno_status.h"
 
 namespace devmgr {
@@ -216,17 +217,19 @@ absl::StatusOr<std::unique_ptr<StateJournal>> StateJournal::Open(Options options
       // Zeros are a header a crash cut before it was written; anything else was one, and the
       // records after it, which may hold the latest state, cannot be told from older ones. A
       // copy keeps them for a human, since starting anew overwrites them.
-      const std::string aside = absl::StrCat(path.filename().string(), kDamagedCopySuffix);
-      absl::Status kept = absl::FailedPreconditionError(
+      absl::StatusOr<std::string> kept = absl::FailedPreconditionError(
           absl::StrCat(size, " bytes, more than ", kMaxDamagedCopyBytes));
       if (size <= kMaxDamagedCopyBytes) {
         absl::StatusOr<std::string> bytes = ReadAt(fd, 0, size, path);
-        kept = bytes.ok() ? FileStore(path.parent_path()).Write(aside, *bytes) : bytes.status();
+        const FileStore folder(path.parent_path());
+        kept =
+            bytes.ok() ? KeepDamagedCopy(folder, path.filename().string(), *bytes) : bytes.status();
       }
       DEVMGR_LOG(journal->options_.logger, err,
                  "The state journal's header is damaged: its records are not replayed, so the "
                  "state files are as they were last written whole; the journal is started anew",
-                 "path", path.string(), "copiedTo", kept.ok() ? aside : "", "copyErr", kept);
+                 "path", path.string(), "copiedTo", kept.ok() ? *kept : "", "copyErr",
+                 kept.status());
     }
     journal->capacity_ = size - kHeaderBytes;
   }

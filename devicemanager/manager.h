@@ -133,7 +133,7 @@ class Manager {
   virtual ~Manager() = default;
 
   // Start restores from the checkpoint (a corrupt one is logged, copied with a ".corrupt"
-  // suffix and ignored; the next write replaces it), creates plugin_dir, removes stale sockets in
+  // suffix, beside earlier copies of other bytes, and ignored; the next write replaces it), creates plugin_dir, removes stale sockets in
   // it (only sockets) and, when the checkpoint store is its own, the temporary files that
   // interrupted checkpoint writes left (FileStore::RemoveTemporaries), and starts serving
   // kubelet.sock. Restored resources get stopped endpoints with stop time = now. Blocks on disk

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/damaged_copy.h"
 #include "common/errno_status.h"
 #include "common/file_store.h"
 #include "common/unix_socket.h"
@@ -222,15 +223,15 @@ void ManagerImpl::RestoreFromCheckpoint() {
     // reads as one that lost nothing.
     // A file far larger than any checkpoint is not copied (a journaled store, as the daemon's,
     // would carry it whole and keep room for it).
-    const std::string aside = absl::StrCat(options_.checkpoint_name, kDamagedCopySuffix);
-    const absl::Status kept = bytes->size() <= kMaxCorruptCopyBytes
-                                  ? store_.Write(aside, *bytes)
-                                  : absl::FailedPreconditionError(absl::StrCat(
-                                        bytes->size(), " bytes, more than ", kMaxCorruptCopyBytes));
+    const absl::StatusOr<std::string> kept =
+        bytes->size() <= kMaxCorruptCopyBytes
+            ? KeepDamagedCopy(store_, options_.checkpoint_name, *bytes)
+            : absl::FailedPreconditionError(
+                  absl::StrCat(bytes->size(), " bytes, more than ", kMaxCorruptCopyBytes));
     DEVMGR_LOG(options_.logger, err,
                "Continue after failing to read checkpoint file. Device allocation info may NOT "
                "be up-to-date",
-               "err", data.status(), "copiedTo", kept.ok() ? aside : "", "copyErr", kept);
+               "err", data.status(), "copiedTo", kept.ok() ? *kept : "", "copyErr", kept.status());
     lost_entries();
     return;
   }

@@ -6,6 +6,7 @@
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "common/damaged_copy.h"
 #include "dra/claim_info.h"
 #include "dra/claim_name.h"
 
@@ -141,10 +142,9 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options)
       }
       return manager;
     }
-    const std::string aside = absl::StrCat(kCheckpointName, kDamagedCopySuffix);
-    const bool kept = manager->store_.Rename(kCheckpointName, aside).ok();
+    absl::StatusOr<std::string> aside = MoveDamagedAside(manager->store_, kCheckpointName);
     DEVMGR_LOG(manager->options_.logger, err, "DRA checkpoint is unusable, starting empty", "err",
-               data.status(), "keptAs", kept ? aside : std::string(kCheckpointName));
+               data.status(), "keptAs", aside.ok() ? *aside : std::string(kCheckpointName));
   }
   // As the kubelet: a new checkpoint holds a nil list.
   if (absl::Status written = manager->store_.Write(

@@ -17,7 +17,8 @@
 // (the host may carry the second write on one of its own: FinalWrite::kCarried).
 // After a restart the claims are known again but not prepared: the next PrepareResources calls
 // the drivers again (they must be idempotent), as upstream. A corrupt file is renamed
-// `dra_manager_state.corrupt`, logged, and the manager starts empty.
+// `dra_manager_state.corrupt` (or `.corrupt.N` beside earlier copies), logged, and the manager
+// starts empty.
 //
 // Drivers register through the plugin watcher (type "DRAPlugin"); drivers() takes the watcher's
 // handler calls.

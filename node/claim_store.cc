@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/damaged_copy.h"
 
 namespace devmgr::node {
 namespace {
@@ -47,11 +48,9 @@ absl::Status ClaimStore::Load() {
                      ": refusing to start rather than lose its claims"));
   }
   if (!record.ok()) {
-    const std::string aside = absl::StrCat(kClaimRecordName, kDamagedCopySuffix);
-    if (absl::Status renamed = store_.Rename(kClaimRecordName, aside); !renamed.ok()) {
-      return renamed;
-    }
-    DEVMGR_LOG(logger_, err, "The claim record is unusable; it was kept aside", "keptAs", aside,
+    absl::StatusOr<std::string> aside = MoveDamagedAside(store_, kClaimRecordName);
+    if (!aside.ok()) return aside.status();
+    DEVMGR_LOG(logger_, err, "The claim record is unusable; it was kept aside", "keptAs", *aside,
                "err", record.status());
     return absl::OkStatus();
   }

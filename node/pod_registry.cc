@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/damaged_copy.h"
 #include "common/errno_status.h"
 #include "node/pod_record.h"
 
@@ -67,13 +68,14 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
                        ": refusing to start rather than lose its pods"));
     } else {
       const std::filesystem::path path = store_.folder() / kPodRecordName;
-      std::error_code error;
-      std::filesystem::rename(path, absl::StrCat(path.string(), kDamagedCopySuffix), error);
-      if (error) {
-        return ErrnoStatus(error, "cannot move aside the corrupt pod record", path);
+      absl::StatusOr<std::string> aside = MoveDamagedAside(store_, kPodRecordName);
+      if (!aside.ok()) {
+        return absl::Status(
+            aside.status().code(),
+            absl::StrCat("cannot move aside the corrupt pod record: ", aside.status().message()));
       }
       DEVMGR_LOG(logger_, err, "Pod record is corrupt; moved aside, pods in the checkpoint kept",
-                 "path", path.string(), "err", decoded.status());
+                 "path", path.string(), "keptAs", *aside, "err", decoded.status());
       record_lost = true;
     }
   } else if (absl::IsNotFound(bytes.status())) {

@@ -936,6 +936,28 @@ TEST_F(ManagerTest, CorruptCheckpointIsKeptAsideAndStartsEmpty) {
   again.Stop();
   EXPECT_EQ(ReadWholeFile(path).value_or(""), garbage) << "a stop that changed nothing";
   EXPECT_EQ(ReadWholeFile(aside).value_or(""), garbage) << "never overwritten";
+  EXPECT_FALSE(std::filesystem::exists(
+      dir_.Sub(std::string(checkpoint::kCheckpointFileName) + ".corrupt.1")))
+      << "the same damaged bytes are kept once";
+}
+
+// A later damage is kept beside the copy of an earlier one, not over it: the first evidence of
+// what went wrong on a node is what an operator needs most.
+TEST_F(ManagerTest, ASecondCorruptCheckpointIsKeptBesideTheFirst) {
+  const std::string name(checkpoint::kCheckpointFileName);
+  const std::filesystem::path path = dir_.Sub(name);
+  const std::string first = R"({"Data":{},"Checksum":1})";
+  const std::string second = R"({"Data":{},"Checksum":2})";
+  std::ofstream(path) << first;
+  StartManager();
+  EXPECT_FALSE(manager_->RestoredWholeCheckpoint());
+  std::ofstream(path, std::ios::trunc) << second;
+  ManagerImpl again(Options());
+  ASSERT_TRUE(again.Start(nullptr, nullptr).ok());
+  EXPECT_FALSE(again.RestoredWholeCheckpoint());
+  again.Stop();
+  EXPECT_EQ(ReadWholeFile(dir_.Sub(name + ".corrupt")).value_or(""), first);
+  EXPECT_EQ(ReadWholeFile(dir_.Sub(name + ".corrupt.1")).value_or(""), second);
 }
 
 // A run that changed nothing (no plugin came back, no pod was admitted) leaves the checkpoint

@@ -908,6 +908,14 @@ TEST_F(DraManagerTest, CorruptCheckpointIsKeptAsideAndStartsEmpty) {
   CreateManager();
   EXPECT_EQ(*store.Read("dra_manager_state.corrupt"), "{\"Data\":\"x\",\"Checksum\":1}");
   EXPECT_EQ(Checkpoint(), CheckpointData{});
+
+  // A later damage is kept beside the first one's copy, not over it.
+  manager_.reset();
+  ASSERT_TRUE(store.Write(kCheckpointName, "{\"Data\":\"y\",\"Checksum\":2}").ok());
+  CreateManager();
+  EXPECT_EQ(*store.Read("dra_manager_state.corrupt"), "{\"Data\":\"x\",\"Checksum\":1}");
+  EXPECT_EQ(*store.Read("dra_manager_state.corrupt.1"), "{\"Data\":\"y\",\"Checksum\":2}");
+  EXPECT_EQ(Checkpoint(), CheckpointData{});
 }
 
 // A checkpoint write killed before its rename leaves a temporary file in the state folder:

@@ -279,6 +279,15 @@ TEST(ClaimStoreTest, ACorruptRecordIsKeptAsideAndTheStoreStartsEmpty) {
   EXPECT_TRUE(store.Pods().empty());
   EXPECT_TRUE(std::filesystem::exists(dir.Sub(std::string(kClaimRecordName) + ".corrupt")));
   ASSERT_TRUE(store.Add(Pod("u1", {"a"}, {Claim("a", "c1")})).ok());
+
+  // A later corrupt record is kept beside the first one's copy, not over it.
+  std::ofstream(dir.Sub(kClaimRecordName), std::ios::trunc) << "[";
+  ClaimStore again(dir.path(), nullptr);
+  ASSERT_TRUE(again.Load().ok());
+  EXPECT_TRUE(again.Pods().empty());
+  EXPECT_EQ(ReadWholeFile(dir.Sub(std::string(kClaimRecordName) + ".corrupt")).value_or(""),
+            "{\"version\":1,\"pods\":[");
+  EXPECT_EQ(ReadWholeFile(dir.Sub(std::string(kClaimRecordName) + ".corrupt.1")).value_or(""), "[");
 }
 
 // A record a newer devmgr wrote is no corrupt one: the start is refused and the file kept as it

@@ -207,6 +207,15 @@ TEST_F(PodRegistryTest, CorruptRecordIsMovedAsideAndCheckpointPodsKept) {
   EXPECT_FALSE(std::filesystem::exists(dir_.Sub(kPodRecordName)));
   ASSERT_EQ(Uids(registry), std::vector<std::string>{"u1"});
   EXPECT_TRUE(registry.Find("u1")->recovered);
+
+  // A later corrupt record is kept beside the first one's copy, not over it.
+  std::ofstream(dir_.Sub(kPodRecordName)) << "{\"pods\":";
+  PodRegistry again(dir_.path(), nullptr);
+  ASSERT_TRUE(again.Load({Entry("u1", "app", {"d0"})}).ok());
+  EXPECT_EQ(ReadWholeFile(dir_.Sub(std::string(kPodRecordName) + ".corrupt")).value_or(""),
+            "{not json");
+  EXPECT_EQ(ReadWholeFile(dir_.Sub(std::string(kPodRecordName) + ".corrupt.1")).value_or(""),
+            "{\"pods\":");
 }
 
 // After a corrupt record, the host recovers the pods its other state names: those the registry
