@@ -47,7 +47,8 @@ int ConnectError(const std::filesystem::path& path);
 bool SomeoneListens(const std::filesystem::path& path);
 
 // NobodyServes: OK when no process accepts connections on `path`: nothing is there, something
-// that is not a socket, a socket its process left, or a path no socket address holds.
+// that is not a socket, a socket its process left, a datagram socket (no stream is accepted on
+// it), or a path no socket address holds.
 // FailedPrecondition "a process serves <path>" when one does, and the error of the look or the
 // connection (PermissionDenied for EACCES, say) when it fails otherwise, since then no one can
 // tell.

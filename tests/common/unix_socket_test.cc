@@ -171,6 +171,18 @@ TEST(UnixSocketTest, NobodyServesSaysWhenNoOneCanTell) {
   EXPECT_TRUE(NobodyServes(dir.Sub("file")).ok());
   EXPECT_TRUE(NobodyServes(dir.Sub("file") / "below").ok());
   EXPECT_TRUE(NobodyServes(dir.Sub("absent")).ok());
+  // A datagram socket, bound by a live process: no stream connection is accepted there.
+  const std::filesystem::path datagram = dir.Sub("datagram.sock");
+  const int dgram = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(dgram, 0);
+  absl::Cleanup close_dgram = [dgram] { ::close(dgram); };
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  datagram.string().copy(address.sun_path, sizeof(address.sun_path) - 1);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes sockaddr*
+  ASSERT_EQ(::bind(dgram, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  EXPECT_EQ(ConnectError(datagram), EPROTOTYPE);
+  EXPECT_TRUE(NobodyServes(datagram).ok());
 
   const std::filesystem::path closed = dir.Sub("closed");
   std::filesystem::create_directory(closed);
