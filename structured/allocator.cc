@@ -186,6 +186,9 @@ class Search {
   std::vector<std::vector<int64_t>> constraint_refusals_;
   absl::flat_hash_map<std::tuple<int, int, int, int>, bool> matches_;
   std::vector<std::vector<int>> allocating_;  // per candidate: the claims it is being given to
+  // Per candidate: the shares of it this search is giving out, counted whether or not they
+  // consume capacity (a share that consumes none leaves no trace in allocating_capacity_).
+  std::vector<int> allocating_shares_;
   absl::flat_hash_map<int, ConsumedCapacity> allocating_capacity_;  // per candidate
   // Per pool: counters available before this allocation, and taken by it.
   absl::flat_hash_map<const Pool*, std::map<std::string, Counters>> available_counters_;
@@ -318,6 +321,7 @@ absl::Status Search::Prepare() {
     }
   }
   allocating_.resize(candidates_.size());
+  allocating_shares_.resize(candidates_.size());
   constraints_.resize(claims_.size());
   constraint_refusals_.resize(claims_.size());
   results_.resize(claims_.size());
@@ -407,7 +411,7 @@ bool Search::Shareable(const Candidate& candidate) const {
 
 bool Search::CapacityInUse(int candidate) const {
   const Candidate& c = candidates_[candidate];
-  return c.shared || c.allocated_capacity != nullptr || allocating_capacity_.contains(candidate);
+  return c.shared || c.allocated_capacity != nullptr || allocating_shares_[candidate] > 0;
 }
 
 bool Search::AllocatingForClaim(int candidate, int claim) const {
@@ -638,6 +642,7 @@ bool Search::AllocateDevice(const DeviceIndices& r, int candidate, bool must) {
       result.consumed = ConsumedByRequest(data.spec->capacity_requests, c.device->capacity);
       result.share_id = a_.options_.new_share_id ? a_.options_.new_share_id() : RandomUuid();
       AddTo(allocating_capacity_[candidate], result.consumed);
+      ++allocating_shares_[candidate];
     }
   }
   if (!multiple) allocating_[candidate].push_back(r.claim);
@@ -652,6 +657,7 @@ void Search::Deallocate(const DeviceIndices& r, size_t previous_results) {
   const std::string sub = result.parent.empty() ? "" : result.request;
   for (auto& constraint : constraints_[r.claim]) constraint->Remove(base, sub, *c.device, c.id);
   if (result.multiple) {
+    --allocating_shares_[result.candidate];
     auto it = allocating_capacity_.find(result.candidate);
     if (it != allocating_capacity_.end()) {
       SubtractFrom(it->second, result.consumed);

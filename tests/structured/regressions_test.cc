@@ -282,6 +282,52 @@ TEST(AllocatorRegressionTest, AHeldShareWithoutCapacityIsNotChargedTwice_140433)
   EXPECT_THAT(Picks((*result)->front()), ElementsAre("req-0=device-1"));
 }
 
+// A share this search gave out without consuming capacity keeps the device's counters spent
+// when another share of it is taken back. claim-0 takes a share of device-1 (charged 3 of the
+// set's 4); claim-1's req-0 takes a second share, which its constraint refuses, and then
+// device-2; claim-2 takes a third share, charged nothing. Before, taking the second share back
+// forgot the first (the shares were counted by the capacity they consumed, none), so the third
+// was charged again, found the pool used up, and nothing was allocated.
+TEST(AllocatorRegressionTest, ASharedDeviceStaysChargedOnceWhenOneOfItsSharesIsTakenBack) {
+  Features features;
+  features.partitionable_devices = true;
+  features.consumable_capacity = true;
+  const auto devices = Slice("slice-1", R"([
+    {"name": "device-1", "allowMultipleAllocations": true,
+     "attributes": {"role": {"string": "a"}, "model": {"string": "m1"}},
+     "consumesCounters": [{"counterSet": "set-1", "counters": {"memory": {"value": "3"}}}]},
+    {"name": "device-2", "attributes": {"role": {"string": "a"}, "model": {"string": "m2"}}},
+    {"name": "device-3", "attributes": {"role": {"string": "b"}, "model": {"string": "m2"}}}])");
+  const auto counters =
+      Slice("slice-0", "", R"([{"name": "set-1", "counters": {"memory": {"value": "4"}}}])");
+  const std::string m1 =
+      R"({"cel": {"expression": "device.attributes[\"driver-a\"].model == \"m1\""}})";
+  const auto claim0 = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
+    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a", "selectors": [)" +
+                            m1 + "]}}]}}}");
+  const auto claim1 = Claim(R"({"metadata": {"name": "claim-1"}, "spec": {"devices": {
+    "requests": [
+      {"name": "req-0", "exactly": {"deviceClassName": "class-a", "selectors": [
+        {"cel": {"expression": "device.attributes[\"driver-a\"].role == \"a\""}}]}},
+      {"name": "req-1", "exactly": {"deviceClassName": "class-a", "selectors": [
+        {"cel": {"expression": "device.attributes[\"driver-a\"].role == \"b\""}}]}}],
+    "constraints": [{"matchAttribute": "driver-a/model"}]}}})");
+  const auto claim2 = Claim(R"({"metadata": {"name": "claim-2"}, "spec": {"devices": {
+    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a", "selectors": [)" +
+                            m1 + "]}}]}}}");
+  AllocatorOptions options;
+  options.features = features;
+  std::unique_ptr<Allocator> allocator = Allocator::Create(
+      options, {}, {ClassOf("class-a", "driver-a")}, {OneOfTwo(devices), OneOfTwo(counters)});
+  auto result = allocator->Allocate(Node1(), {&claim0, &claim1, &claim2}, nullptr);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_TRUE(result->has_value()) << "the device's counters were charged a second time";
+  ASSERT_EQ((*result)->size(), 3u);
+  EXPECT_THAT(Picks((**result)[0]), ElementsAre("req-0=device-1"));
+  EXPECT_THAT(Picks((**result)[1]), ElementsAre("req-0=device-2", "req-1=device-3"));
+  EXPECT_THAT(Picks((**result)[2]), ElementsAre("req-0=device-1"));
+}
+
 // kubernetes#140797: a device another claim holds a share of is not given whole to a new claim
 // once its slice no longer allows shares (allowMultipleAllocations turned off).
 TEST(AllocatorRegressionTest, ADeviceWithAHeldShareIsNotGivenWhole_140797) {
