@@ -109,6 +109,8 @@ struct Container {
   // The resources the container requests a non-zero amount of (resources.requests), by name:
   // which of the pod's extended-resource mappings apply to it.
   std::vector<std::string> requested_resources;
+  // restartPolicy: "Always" on an init container that is a sidecar, else empty.
+  std::string restart_policy = {};
 
   bool operator==(const Container&) const = default;
 };

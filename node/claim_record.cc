@@ -31,6 +31,7 @@ Json EncodeContainers(const std::vector<dra::Container>& containers) {
       claims.push_back({{"name", claim.name}, {"request", claim.request}});
     }
     Json item = {{"name", container.name}, {"claims", std::move(claims)}};
+    if (!container.restart_policy.empty()) item["restartPolicy"] = container.restart_policy;
     if (!container.requested_resources.empty()) {
       item["requestedResources"] = container.requested_resources;
     }
@@ -44,6 +45,10 @@ std::vector<dra::Container> DecodeContainers(const Json& list) {
   for (const Json& item : list) {
     dra::Container container;
     container.name = item.at("name").get<std::string>();
+    // Records written before sidecars were kept have none.
+    if (auto policy = item.find("restartPolicy"); policy != item.end()) {
+      container.restart_policy = policy->get<std::string>();
+    }
     for (const Json& claim : item.at("claims")) {
       container.claims.push_back(
           {claim.at("name").get<std::string>(), claim.at("request").get<std::string>()});

@@ -11,7 +11,9 @@
 //               "allocation":[{"request":"gpu","driver":"gpu.example.com","pool":"node",
 //                              "device":"dev-0"}],
 //               "reservedFor":[{"apiGroup":"","resource":"pods","name":"demo","uid":"..."}]}]}
-// "allocation" is null for a claim that is not allocated; a result's "shareID",
+// A container's "restartPolicy" ("Always": an init container that is a sidecar) and
+// "requestedResources" appear only when set. "allocation" is null for a claim that is not
+// allocated; a result's "shareID",
 // "adminAccess": true and "consumedCapacity" (name -> quantity) appear only when set, and so
 // does a claim's "allocationConfig" (status.allocation.devices.config:
 // [{"source":"FromClaim","requests":[],"opaque":{"driver":"...","parameters":{...}}}]), so that

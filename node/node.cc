@@ -192,7 +192,8 @@ void ForwardHealthUpdates(devicemanager::Manager& manager, const PodRegistry& re
 }
 
 // PodOfClaims: the pod the claim store describes, with its containers by name and no device.
-// The claim record does not keep which init containers are sidecars: all are init containers.
+// An init container is a sidecar when its restartPolicy says so (a record written before it
+// was kept has none: all are plain init containers).
 devicemanager::Pod PodOfClaims(const dra::Pod& stored) {
   devicemanager::Pod pod;
   pod.uid = stored.uid;
@@ -201,7 +202,8 @@ devicemanager::Pod PodOfClaims(const dra::Pod& stored) {
   for (const dra::Container& container : stored.init_containers) {
     devicemanager::Container& init = pod.init_containers.emplace_back();
     init.name = container.name;
-    init.type = devicemanager::ContainerType::kInit;
+    init.type = container.restart_policy == "Always" ? devicemanager::ContainerType::kSidecar
+                                                     : devicemanager::ContainerType::kInit;
   }
   for (const dra::Container& container : stored.containers) {
     pod.containers.emplace_back().name = container.name;

@@ -90,6 +90,7 @@ absl::StatusOr<Container> ReadContainer(const YAML::Node& node, absl::string_vie
   container.type = !init                     ? ContainerType::kRegular
                    : restart_policy->empty() ? ContainerType::kInit
                                              : ContainerType::kSidecar;
+  claims.restart_policy = *std::move(restart_policy);
 
   const YAML::Node resources = node["resources"];
   if (IsPresent(resources) && !resources.IsMap()) {

@@ -52,6 +52,7 @@ TEST(ClaimRecordTest, RoundTripsEveryField) {
   pod.pod.resource_claims.push_back({"t", std::nullopt, "template"});
   pod.pod.resource_claim_statuses = {{"t", "u1-t-abc"}, {"none", std::nullopt}};
   pod.pod.init_containers.push_back({"init", {{"t", "req"}}, {"example.com/gpu"}});
+  pod.pod.init_containers.push_back({"proxy", {{"t", "req"}}, {}, "Always"});
   pod.pod.extended_resource_claim_status = dra::PodExtendedResourceClaimStatus{
       {{"init", "example.com/gpu", "container-0-request-0"}}, "p-extended-resources-x"};
   record.pods.push_back(pod.pod);

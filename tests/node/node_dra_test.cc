@@ -359,6 +359,46 @@ TEST_F(NodeDraTest, APodThatHoldsOnlyClaimsOutlivesACorruptPodRecord) {
   EXPECT_TRUE(CheckpointedClaims().empty());
 }
 
+// A sidecar (an init container with restartPolicy Always) that uses a claim is a sidecar again
+// when its pod is admitted again from the claim record after a corrupt pod record, so
+// PodResources lists it with its claim, as before the restart. Before, the claim record did not
+// keep the restart policy: the sidecar came back as a plain init container, which PodResources
+// does not list.
+TEST_F(NodeDraTest, ASidecarThatUsesAClaimStaysASidecarAfterACorruptPodRecord) {
+  RegisterDriver();
+  const std::string manifest = absl::StrCat(
+      "metadata: {name: pod-p1, uid: p1}\n",
+      "spec:\n  resourceClaims: [{name: gpu, resourceClaimName: gpu-a}]\n",
+      "  initContainers: [{name: proxy, restartPolicy: Always, resources: {claims: [{name: "
+      "gpu}]}}]\n",
+      "  containers: [{name: app}]\n", "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
+      "metadata: {name: gpu-a, uid: uid-gpu-a}\n",
+      "status: {allocation: {devices: {results: [{request: gpu, driver: ", kDriver,
+      ", pool: node, device: dev-0}]}}}\n");
+  ASSERT_TRUE(Admit(manifest).ok());
+  const auto listed = [&]() {
+    std::vector<std::string> containers;
+    ::v1::ListPodResourcesResponse response;
+    ListPodResources(response);
+    for (const auto& pod : response.pod_resources()) {
+      for (const auto& container : pod.containers()) {
+        containers.push_back(
+            absl::StrCat(container.name(), ":", container.dynamic_resources_size()));
+      }
+    }
+    return containers;
+  };
+  const std::vector<std::string> before = listed();
+  EXPECT_EQ(before, (std::vector<std::string>{"proxy:1", "app:0"}));
+
+  const std::filesystem::path record = node_->paths().plugin_dir / kPodRecordName;
+  node_.reset();
+  std::ofstream(record, std::ios::trunc) << "{not a record";
+  StartNode();
+  RegisterDriver();
+  EXPECT_EQ(listed(), before);
+}
+
 TEST_F(NodeDraTest, AdmittingTheSamePodAgainAnswersItsOptionsAndOtherClaimsAreRefused) {
   RegisterDriver();
   ASSERT_TRUE(Admit(Manifest("p1", "gpu-a")).ok());
