@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/json_depth.h"
@@ -39,6 +40,24 @@ std::string Escape(const std::string& value) {
     out += kHex[byte & 0xF];
   }
   return out;
+}
+
+// PathSegment: an object's name or namespace as one segment of a request's path, escaped; refused
+// as client-go refuses it (IsValidPathSegmentName), with its words: empty, "." or "..", or
+// holding '/' or '%', each of which would make the request name another path than the object's.
+absl::StatusOr<std::string> PathSegment(absl::string_view what, const std::string& value) {
+  if (value.empty()) return absl::InvalidArgumentError(absl::StrCat(what, " may not be empty"));
+  std::vector<std::string> problems;
+  if (value == "." || value == "..") problems.push_back(absl::StrCat("may not be '", value, "'"));
+  for (const char* part : {"/", "%"}) {
+    if (absl::StrContains(value, part))
+      problems.push_back(absl::StrCat("may not contain '", part, "'"));
+  }
+  if (!problems.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid ", what, " \"", value, "\": [", absl::StrJoin(problems, " "), "]"));
+  }
+  return Escape(value);
 }
 
 // Query: "?a=1&b=2" of the non-empty parameters, or "".
@@ -246,8 +265,10 @@ absl::StatusOr<SliceList> Client::ListResourceSlices(const ListOptions& options,
 absl::StatusOr<kubeapi::ResourceSlice> Client::GetResourceSlice(const std::string& name) {
   return WithVersion<kubeapi::ResourceSlice>(
       [&](ResourceVersion version) -> absl::StatusOr<kubeapi::ResourceSlice> {
+        absl::StatusOr<std::string> segment = PathSegment("resource name", name);
+        if (!segment.ok()) return segment.status();
         HttpRequest request;
-        request.target = absl::StrCat(SlicesPath(version), "/", Escape(name));
+        request.target = absl::StrCat(SlicesPath(version), "/", *segment);
         absl::StatusOr<Json> body = DoJson(request);
         if (!body.ok()) return body.status();
         return DecodeSlice(*std::move(body), version);
@@ -271,9 +292,12 @@ absl::StatusOr<kubeapi::ResourceSlice> Client::WriteSlice(const std::string& met
         HttpRequest request;
         request.method = method;
         // A create names the collection, an update the slice.
-        request.target = method == "POST"
-                             ? SlicesPath(version)
-                             : absl::StrCat(SlicesPath(version), "/", Escape(slice.metadata.name));
+        request.target = SlicesPath(version);
+        if (method != "POST") {
+          absl::StatusOr<std::string> segment = PathSegment("resource name", slice.metadata.name);
+          if (!segment.ok()) return segment.status();
+          absl::StrAppend(&request.target, "/", *segment);
+        }
         request.body = Body(slice, version);
         absl::StatusOr<Json> body = DoJson(request);
         if (!body.ok()) return body.status();
@@ -284,9 +308,11 @@ absl::StatusOr<kubeapi::ResourceSlice> Client::WriteSlice(const std::string& met
 absl::Status Client::DeleteResourceSlice(const std::string& name,
                                          const Preconditions& preconditions) {
   return WithVersion<Json>([&](ResourceVersion version) -> absl::StatusOr<Json> {
+           absl::StatusOr<std::string> segment = PathSegment("resource name", name);
+           if (!segment.ok()) return segment.status();
            HttpRequest request;
            request.method = "DELETE";
-           request.target = absl::StrCat(SlicesPath(version), "/", Escape(name));
+           request.target = absl::StrCat(SlicesPath(version), "/", *segment);
            Json options = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}};
            if (!preconditions.uid.empty()) options["preconditions"]["uid"] = preconditions.uid;
            if (!preconditions.resource_version.empty()) {
@@ -373,9 +399,13 @@ absl::Status Client::WatchResourceSlices(const ListOptions& options,
 absl::StatusOr<Json> Client::GetResourceClaim(const std::string& namespace_name,
                                               const std::string& name) {
   return WithVersion<Json>([&](ResourceVersion version) -> absl::StatusOr<Json> {
+    absl::StatusOr<std::string> namespace_segment = PathSegment("namespace", namespace_name);
+    if (!namespace_segment.ok()) return namespace_segment.status();
+    absl::StatusOr<std::string> name_segment = PathSegment("resource name", name);
+    if (!name_segment.ok()) return name_segment.status();
     HttpRequest request;
     request.target = absl::StrCat("/apis/", kubeapi::GroupVersion(version), "/namespaces/",
-                                  Escape(namespace_name), "/resourceclaims/", Escape(name));
+                                  *namespace_segment, "/resourceclaims/", *name_segment);
     absl::StatusOr<Json> body = DoJson(request);
     if (!body.ok()) return body.status();
     return kubeapi::ResourceClaimToV1(*std::move(body), version);
@@ -383,8 +413,10 @@ absl::StatusOr<Json> Client::GetResourceClaim(const std::string& namespace_name,
 }
 
 absl::StatusOr<Json> Client::GetNode(const std::string& name) {
+  absl::StatusOr<std::string> segment = PathSegment("resource name", name);
+  if (!segment.ok()) return segment.status();
   HttpRequest request;
-  request.target = absl::StrCat("/api/v1/nodes/", Escape(name));
+  request.target = absl::StrCat("/api/v1/nodes/", *segment);
   return DoJson(request);
 }
 

@@ -80,6 +80,9 @@ struct Preconditions {
 // The longest watch event read, as client-go's streaming decoder (ErrObjectTooLarge).
 inline constexpr size_t kMaxWatchEventBytes = 16 << 20;
 
+// Calls that name one object refuse, with InvalidArgument and before sending anything, a name or
+// namespace that is empty, "." or "..", or holds '/' or '%', as client-go does: the request would
+// name another path than the object's.
 class Client {
  public:
   static absl::StatusOr<std::unique_ptr<Client>> Create(const RestConfig& config,

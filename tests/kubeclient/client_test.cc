@@ -242,6 +242,39 @@ TEST(ClientTest, ReadsClaimsInV1sShapeAndNodes) {
   EXPECT_EQ(client->GetNode("worker-9").status().code(), absl::StatusCode::kNotFound);
 }
 
+// A name or namespace that would make the request's path name another object (or a list) is
+// refused before anything is sent, with client-go's words: "..", say, in a claim reference a
+// kubelet passed on would read the namespace itself.
+TEST(ClientTest, RefusesNamesThatWouldLeaveTheirPathSegment) {
+  FakeApiServer server(Versions({"v1"}));
+  std::unique_ptr<Client> client = Connect(server.Config());
+  ASSERT_TRUE(client->ListResourceSlices({}).ok());  // the version is known: no discovery below
+  server.ClearRequests();
+  const auto message = [](const absl::Status& status) {
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    return std::string(status.message());
+  };
+  EXPECT_EQ(message(client->GetResourceClaim("team-a", "..").status()),
+            "invalid resource name \"..\": [may not be '..']");
+  EXPECT_EQ(message(client->GetResourceClaim(".", "gpus").status()),
+            "invalid namespace \".\": [may not be '.']");
+  EXPECT_EQ(message(client->GetResourceClaim("team-a", "a/b%2F").status()),
+            "invalid resource name \"a/b%2F\": [may not contain '/' may not contain '%']");
+  EXPECT_EQ(message(client->GetResourceClaim("team-a", "").status()),
+            "resource name may not be empty");
+  EXPECT_EQ(message(client->GetNode("..").status()),
+            "invalid resource name \"..\": [may not be '..']");
+  EXPECT_EQ(message(client->GetResourceSlice("a/b").status()),
+            "invalid resource name \"a/b\": [may not contain '/']");
+  EXPECT_EQ(message(client->DeleteResourceSlice("..", {})),
+            "invalid resource name \"..\": [may not be '..']");
+  kubeapi::ResourceSlice slice;
+  slice.metadata.name = "..";
+  EXPECT_EQ(message(client->UpdateResourceSlice(slice).status()),
+            "invalid resource name \"..\": [may not be '..']");
+  EXPECT_TRUE(server.Requests().empty());
+}
+
 TEST(ClientTest, RefusesAServerItsCaDidNotSign) {
   FakeApiServer server;
   RestConfig config = server.Config();
