@@ -198,6 +198,34 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
     }
   }
 
+  // Two matched paths can make one ID ("/dev/a/b" and "/dev/a_b" are both "a_b"). A group serves
+  // an ID once: the device seen first keeps it, so that one that appears later never takes the
+  // ID a pod may hold, and the other is left out before it claims any node.
+  std::set<std::string> collisions;
+  {
+    std::map<std::pair<std::string, std::string>, std::string> id_holder;  // (group, ID) -> owner
+    std::vector<Found> kept;
+    for (Found& device : found) {
+      std::optional<std::string> collision;
+      for (const auto& [id, info] : device.replicas) {
+        if (auto it = id_holder.find({device.type, id}); it != id_holder.end()) {
+          collision =
+              absl::StrCat("ID \"", id, "\" is ", it->second, "'s: ", device.owner, " is left out");
+          break;
+        }
+      }
+      if (collision.has_value()) {
+        collisions.insert(*std::move(collision));
+        continue;
+      }
+      for (const auto& [id, info] : device.replicas) {
+        id_holder.emplace(std::pair{device.type, id}, device.owner);
+      }
+      kept.push_back(std::move(device));
+    }
+    found = std::move(kept);
+  }
+
   // A node's holder when it was last there keeps it, if it still claims it: a device that
   // appears later (hot-plugged, or an optional extra node that came), or one matched earlier
   // whose node was away, never takes a node from one that may be in use. A node that is away
@@ -244,6 +272,17 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
       DEVMGR_LOG(options_.logger, info, "Groups no longer overlap", "was", overlap);
     }
   }
+  for (const std::string& collision : collisions) {
+    if (collisions_.count(collision) == 0) {
+      DEVMGR_LOG(options_.logger, warn, "A device is not served: its ID is another device's", "err",
+                 collision);
+    }
+  }
+  for (const std::string& collision : collisions_) {
+    if (collisions.count(collision) == 0) {
+      DEVMGR_LOG(options_.logger, info, "Device IDs no longer collide", "was", collision);
+    }
+  }
 
   DeviceTree tree;
   for (Found& device : found) {
@@ -256,6 +295,7 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
   }
   served_ = true;
   overlaps_ = std::move(overlaps);
+  collisions_ = std::move(collisions);
   return tree;
 }
 

@@ -3,10 +3,12 @@
 //
 // Every rescan globs each group's paths; each match is one device, or `count` devices with IDs
 // "<id>-0", "<id>-1", ... when it may be shared. The ID is the matched path without "/dev/" and
-// with '/' as '_' ("net_tun"). A device's nodes are its matched path, then its extraPaths, then
-// the group's sharedPaths; it is healthy while all of them exist. A device whose path disappears
-// stays listed as unhealthy; new matches appear at the next rescan. Its NUMA node is what sysfs
-// says of its own nodes (sysfs_numa.h), never of the shared ones.
+// with '/' as '_' ("net_tun"); of two paths of a group that make one ID ("/dev/a/b", "/dev/a_b"),
+// the one seen first is served and the other left out, with a warning. A device's nodes are its
+// matched path, then its extraPaths, then the group's sharedPaths; it is healthy while all of them
+// exist. A device whose path disappears stays listed as unhealthy; new matches appear at the next
+// rescan. Its NUMA node is what sysfs says of its own nodes (sysfs_numa.h), never of the shared
+// ones.
 //
 // Roots: the config names nodes as the host sees them ("/dev/nvidia0"), and so do the Allocate
 // answers and CDI specs, since the kubelet and the runtime work on the host. The plugin itself
@@ -53,8 +55,9 @@ class GenericScanner final : public deviceplugin::Scanner {
   // scan succeeds that is InvalidArgument naming the path and both claimants; after one, the
   // device that held the node when it was last there keeps it (of two others, the earlier in
   // the config), the other claimant is served unhealthy, and the overlap is logged when it
-  // begins and ends; the other devices are served as they are. The errors of NumaNodeOf. Only
-  // from one thread at a time; blocks on file I/O.
+  // begins and ends; the other devices are served as they are. A device whose ID a device of
+  // its group seen earlier has is left out (logged when that begins and ends). The errors of
+  // NumaNodeOf. Only from one thread at a time; blocks on file I/O.
   absl::StatusOr<deviceplugin::DeviceTree> ScanOnce();
 
  private:
@@ -98,6 +101,8 @@ class GenericScanner final : public deviceplugin::Scanner {
   // keeps it while it claims it), and the overlaps the last scan found.
   std::map<std::string, std::string> holders_;
   std::set<std::string> overlaps_;
+  // The ID collisions the last scan found (a device left out, the other named).
+  std::set<std::string> collisions_;
 };
 
 }  // namespace devmgr::plugins

@@ -217,6 +217,38 @@ groups:
 // Once devices are served, a node that comes to belong to two devices (a hot-plugged port two
 // groups' globs match, an optional extra node that appears) makes only the device that did not
 // hold it unhealthy. Before, every later scan failed and every device was served unhealthy.
+// Two paths of a group that make one ID ("/dev/serial/a" and "/dev/serial_a" are both
+// "serial_a") are served once, as the one seen first: one that appears later never takes the
+// ID, and with it the node a pod holding that ID gets. Before, the later one replaced the first
+// in the tree, and an Allocate of the ID answered with the other device's node.
+TEST_F(GenericScannerTest, TwoPathsOfOneIdServeTheOneSeenFirst) {
+  Touch("/dev/serial/a");
+  GenericScanner scanner = Scanner(Config(R"(
+groups:
+  - {name: serial, paths: ["/dev/serial/*", "/dev/serial_*"]}
+)"));
+  const auto node_of = [&](const std::string& id) {
+    absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
+    EXPECT_TRUE(tree.ok()) << tree.status();
+    if (!tree.ok()) return std::string("no tree");
+    const auto& devices = tree->Devices("serial");
+    auto it = devices.find(id);
+    if (it == devices.end()) return std::string("none");
+    return absl::StrCat(it->second.nodes.at(0).host_path, " ", devices.size());
+  };
+  EXPECT_EQ(node_of("serial_a"), "/dev/serial/a 1");
+  Touch("/dev/serial_a");
+  EXPECT_EQ(node_of("serial_a"), "/dev/serial/a 1");
+  EXPECT_EQ(node_of("serial_a"), "/dev/serial/a 1");
+  // The first one gone: it is served unhealthy, still holding its ID.
+  std::filesystem::remove(host_.dev_root() / "dev/serial/a");
+  absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  ASSERT_EQ(tree->Devices("serial").size(), 1u);
+  EXPECT_EQ(tree->Devices("serial").at("serial_a").nodes.at(0).host_path, "/dev/serial/a");
+  EXPECT_EQ(tree->Devices("serial").at("serial_a").health, Health::kUnhealthy);
+}
+
 TEST_F(GenericScannerTest, GroupsThatComeToOverlapMakeOnlyTheNewClaimantUnhealthy) {
   Touch("/dev/ttyUSB0");
   Touch("/dev/gps9");
