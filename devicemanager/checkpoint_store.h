@@ -30,7 +30,8 @@ class CheckpointStore {
   // content is still there (or, after a crash, either the old or the new one). Besides the
   // checkpoint, Start writes "<checkpoint>.corrupt" (or "<checkpoint>.corrupt.N" beside earlier
   // copies: common/damaged_copy.h) with the bytes of a checkpoint that did not verify, which are
-  // not a checkpoint; it reads those copies back (Read, List) so as to keep the same bytes once.
+  // not a checkpoint; it reads those copies back (Read, List) so as to keep the same bytes once,
+  // and a List that leaves one out lets the next copy replace it.
   virtual absl::Status Write(absl::string_view name, absl::string_view bytes) = 0;
 
   // Snapshotting is called under the manager's state mutex as it takes the state a checkpoint

@@ -133,13 +133,14 @@ class Manager {
   virtual ~Manager() = default;
 
   // Start restores from the checkpoint (a corrupt one is logged, copied with a ".corrupt"
-  // suffix, beside earlier copies of other bytes, and ignored; the next write replaces it), creates plugin_dir, removes stale sockets in
-  // it (only sockets) and, when the checkpoint store is its own, the temporary files that
-  // interrupted checkpoint writes left (FileStore::RemoveTemporaries), and starts serving
-  // kubelet.sock. Restored resources get stopped endpoints with stop time = now. Blocks on disk
-  // I/O. Errors: InvalidArgument (bad paths), Unavailable (cannot listen), Internal (cannot create
-  // the folder), FailedPrecondition when called twice. The functions are kept for pod admission and
-  // must be callable from any thread until Stop returns.
+  // suffix, beside earlier copies of other bytes, and ignored; the next write replaces it), creates
+  // plugin_dir, removes stale sockets in it (only sockets) and, when the checkpoint store is its
+  // own, the temporary files that interrupted checkpoint writes left
+  // (FileStore::RemoveTemporaries), and starts serving kubelet.sock. Restored resources get stopped
+  // endpoints with stop time = now. Blocks on disk I/O. Errors: InvalidArgument (bad paths),
+  // Unavailable (cannot listen), Internal (cannot create the folder), FailedPrecondition when
+  // called twice. The functions are kept for pod admission and must be callable from any thread
+  // until Stop returns.
   virtual absl::Status Start(ActivePodsFn active_pods, SourcesReadyFn sources_ready) = 0;
 
   // Stop stops serving kubelet.sock and waits for registrations in flight, cut short

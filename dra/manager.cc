@@ -144,7 +144,8 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options)
     }
     absl::StatusOr<std::string> aside = MoveDamagedAside(manager->store_, kCheckpointName);
     DEVMGR_LOG(manager->options_.logger, err, "DRA checkpoint is unusable, starting empty", "err",
-               data.status(), "keptAs", aside.ok() ? *aside : std::string(kCheckpointName));
+               data.status(), "keptAs", aside.ok() ? *aside : std::string(kCheckpointName),
+               "moveErr", aside.status());
   }
   // As the kubelet: a new checkpoint holds a nil list.
   if (absl::Status written = manager->store_.Write(

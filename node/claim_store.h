@@ -48,9 +48,10 @@ class ClaimStore final : public dra::ClaimSource, public DurableWriter {
   ClaimStore(std::filesystem::path folder, LoggerPtr logger, DurableWriter* next = nullptr);
 
   // Load reads the record. One that cannot be decoded is logged, renamed with a ".corrupt"
-  // suffix (beside earlier copies, common/damaged_copy.h) and ignored (the DRA manager's own checkpoint still names the prepared claims, and
-  // its reconcile unprepares those of pods the node no longer knows). Errors for I/O, and
-  // FailedPrecondition for a record a newer devmgr wrote, which is left as it is.
+  // suffix (beside earlier copies, common/damaged_copy.h) and ignored (the DRA manager's own
+  // checkpoint still names the prepared claims, and its reconcile unprepares those of pods the node
+  // no longer knows). Errors for I/O, and FailedPrecondition for a record a newer devmgr wrote,
+  // which is left as it is.
   absl::Status Load() ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
 
   // Add stores the pod's DRA half and its claims; they are durable after the store's next

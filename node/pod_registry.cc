@@ -80,12 +80,15 @@ absl::Status PodRegistry::Load(const std::vector<checkpoint::PodDevicesEntry>& c
     }
   } else if (absl::IsNotFound(bytes.status())) {
     // A start that moved a corrupt record aside and stopped before writing a new one (it
-    // failed, or was killed): the record is as lost as it was then.
-    const std::filesystem::path aside =
-        store_.folder() / absl::StrCat(kPodRecordName, kDamagedCopySuffix);
-    std::error_code error;
-    record_lost = std::filesystem::exists(aside, error);
-    if (error) return ErrnoStatus(error, "cannot look for", aside);
+    // failed, or was killed): the record is as lost as it was then. Any copy kept says so (a
+    // human may have removed the first).
+    for (const std::string& copy : DamagedCopyNames(kPodRecordName)) {
+      const std::filesystem::path aside = store_.folder() / copy;
+      std::error_code error;
+      record_lost = std::filesystem::exists(aside, error);
+      if (error) return ErrnoStatus(error, "cannot look for", aside);
+      if (record_lost) break;
+    }
   } else {
     return bytes.status();
   }

@@ -71,11 +71,11 @@ class PodRegistry final : public podresources::PodsProvider {
   // Beside a kPartial checkpoint a pod that held devices and holds none there is kept admitted,
   // holding nothing: its absence says nothing then (the kubelet, which loses the allocations of
   // a corrupt checkpoint too, keeps its pods). A record that cannot be read is logged, renamed
-  // with a ".corrupt" suffix (beside earlier copies, common/damaged_copy.h) and ignored: its pods are still found in the checkpoint, so no
-  // device is freed (the host recovers the pods that hold none: Recover). Errors
-  // for I/O that prevents knowing (a record that exists but cannot be read or renamed), and
-  // FailedPrecondition for a record a newer devmgr wrote (after a downgrade): it is left as it
-  // is, not taken for corrupt.
+  // with a ".corrupt" suffix (beside earlier copies, common/damaged_copy.h) and ignored: its pods
+  // are still found in the checkpoint, so no device is freed (the host recovers the pods that hold
+  // none: Recover). Errors for I/O that prevents knowing (a record that exists but cannot be read
+  // or renamed), and FailedPrecondition for a record a newer devmgr wrote (after a downgrade): it
+  // is left as it is, not taken for corrupt.
   absl::Status Load(const std::vector<checkpoint::PodDevicesEntry>& checkpoint_entries,
                     CheckpointRead read = CheckpointRead::kWhole);
   // Recover takes in the pods another state file names (the claim store's, which may hold no

@@ -446,5 +446,20 @@ TEST_F(StateJournalTest, AnUnreadableJournalIsStartedAnew) {
   }
 }
 
+// A journal damaged again, with other bytes, is kept beside the copy of the first damage.
+TEST_F(StateJournalTest, ASecondDamagedJournalIsKeptBesideTheFirst) {
+  for (const char fill : {'g', 'h'}) {
+    WriteByHand(Options().path, std::string(10000, fill));
+    std::unique_ptr<StateJournal> journal = Open(Options());
+    ASSERT_NE(journal, nullptr);
+  }
+  std::filesystem::path first = Options().path;
+  first += ".corrupt";
+  std::filesystem::path second = Options().path;
+  second += ".corrupt.1";
+  EXPECT_EQ(ReadWholeFile(first).value_or(""), std::string(10000, 'g'));
+  EXPECT_EQ(ReadWholeFile(second).value_or(""), std::string(10000, 'h'));
+}
+
 }  // namespace
 }  // namespace devmgr
