@@ -13,9 +13,9 @@
 //               "reservedFor":[{"apiGroup":"","resource":"pods","name":"demo","uid":"..."}]}]}
 // A container's "restartPolicy" ("Always": an init container that is a sidecar) and
 // "requestedResources" appear only when set. "allocation" is null for a claim that is not
-// allocated; a result's "shareID",
-// "adminAccess": true and "consumedCapacity" (name -> quantity) appear only when set, and so
-// does a claim's "allocationConfig" (status.allocation.devices.config:
+// allocated; a result's "shareID", "adminAccess": true and "consumedCapacity" (name ->
+// quantity) appear only when set, and so does a claim's "allocationConfig"
+// (status.allocation.devices.config:
 // [{"source":"FromClaim","requests":[],"opaque":{"driver":"...","parameters":{...}}}]), so that
 // a record written before it existed reads as it did.
 #pragma once

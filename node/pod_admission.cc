@@ -14,6 +14,23 @@ namespace devmgr::node {
 using devicemanager::Container;
 using devicemanager::Pod;
 
+namespace {
+
+// SameClaims: whether `wanted` is the DRA half the claim store holds for a pod. A record written
+// before restart policies were kept has none: its init containers match the policies asked now.
+bool SameClaims(std::optional<dra::Pod> stored, const std::optional<dra::Pod>& wanted) {
+  if (stored.has_value() && wanted.has_value() &&
+      stored->init_containers.size() == wanted->init_containers.size()) {
+    for (size_t i = 0; i < stored->init_containers.size(); ++i) {
+      std::string& policy = stored->init_containers[i].restart_policy;
+      if (policy.empty()) policy = wanted->init_containers[i].restart_policy;
+    }
+  }
+  return stored == wanted;
+}
+
+}  // namespace
+
 PodAdmission::PodLock::PodLock(PodAdmission& owner, std::string uid)
     : owner_(owner), uid_(std::move(uid)) {
   absl::MutexLock lock(&owner_.locks_mu_);
@@ -43,7 +60,7 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
   const std::optional<dra::Pod> wanted =
       claims.empty() ? std::nullopt : std::optional<dra::Pod>(claims.pod);
   if (std::optional<RegisteredPod> existing = registry_.Find(pod.uid); existing.has_value()) {
-    if (existing->recovered || existing->pod != pod || StoredClaims(pod.uid) != wanted) {
+    if (existing->recovered || existing->pod != pod || !SameClaims(StoredClaims(pod.uid), wanted)) {
       return absl::AlreadyExistsError(absl::StrCat(
           "pod ", pod.uid, " is already admitted with other containers; remove it first"));
     }

@@ -36,8 +36,9 @@ int64_t DistinctDevices(const checkpoint::PodDevicesEntry& entry) {
 
 // AddMissingContainers gives `to` the containers of `from` it does not have by name. One `to`
 // has (from the checkpoint, which lists every container that holds devices as a regular one)
-// stays where it is: the claim record does not say which init containers are sidecars, and
-// PodResources lists a sidecar's devices but not an init container's.
+// stays where it is: PodResources lists a sidecar's devices but not an init container's, and a
+// claim record written before restart policies were kept does not say which init containers
+// are sidecars.
 void AddMissingContainers(const Pod& from, Pod& to) {
   auto has = [&](const std::string& name) { return to.FindContainer(name) != nullptr; };
   for (const devicemanager::Container& container : from.init_containers) {

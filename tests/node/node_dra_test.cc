@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
 #include "common/file_store.h"
 #include "dra/checkpoint.h"
 #include "node/claim_record.h"
@@ -48,6 +49,20 @@ std::string Manifest(const std::string& pod_uid, const std::string& claim, bool 
                     ", pool: node, device: dev-0}]}}}\n");
   }
   return text;
+}
+
+// Pod p1 whose sidecar "proxy" uses claim gpu-a, which the manifest brings, and whose app
+// container uses none.
+std::string SidecarManifest() {
+  return absl::StrCat(
+      "metadata: {name: pod-p1, uid: p1}\n",
+      "spec:\n  resourceClaims: [{name: gpu, resourceClaimName: gpu-a}]\n",
+      "  initContainers: [{name: proxy, restartPolicy: Always, resources: {claims: [{name: "
+      "gpu}]}}]\n",
+      "  containers: [{name: app}]\n", "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
+      "metadata: {name: gpu-a, uid: uid-gpu-a}\n",
+      "status: {allocation: {devices: {results: [{request: gpu, driver: ", kDriver,
+      ", pool: node, device: dev-0}]}}}\n");
 }
 
 // Each claim gets device dev-0 with the CDI device "gpu.example.com/gpu=<claim name>".
@@ -366,15 +381,7 @@ TEST_F(NodeDraTest, APodThatHoldsOnlyClaimsOutlivesACorruptPodRecord) {
 // does not list.
 TEST_F(NodeDraTest, ASidecarThatUsesAClaimStaysASidecarAfterACorruptPodRecord) {
   RegisterDriver();
-  const std::string manifest = absl::StrCat(
-      "metadata: {name: pod-p1, uid: p1}\n",
-      "spec:\n  resourceClaims: [{name: gpu, resourceClaimName: gpu-a}]\n",
-      "  initContainers: [{name: proxy, restartPolicy: Always, resources: {claims: [{name: "
-      "gpu}]}}]\n",
-      "  containers: [{name: app}]\n", "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
-      "metadata: {name: gpu-a, uid: uid-gpu-a}\n",
-      "status: {allocation: {devices: {results: [{request: gpu, driver: ", kDriver,
-      ", pool: node, device: dev-0}]}}}\n");
+  const std::string manifest = SidecarManifest();
   ASSERT_TRUE(Admit(manifest).ok());
   const auto listed = [&]() {
     std::vector<std::string> containers;
@@ -397,6 +404,29 @@ TEST_F(NodeDraTest, ASidecarThatUsesAClaimStaysASidecarAfterACorruptPodRecord) {
   StartNode();
   RegisterDriver();
   EXPECT_EQ(listed(), before);
+}
+
+// A pod admitted by a devmgr that did not keep restart policies in the claim record is the same
+// pod when it is admitted again with its sidecar's policy: not refused as one "already admitted
+// with other containers".
+TEST_F(NodeDraTest, AnAdmittedSidecarRecordedWithoutItsPolicyIsTheSamePodAgain) {
+  RegisterDriver();
+  ASSERT_TRUE(Admit(SidecarManifest()).ok());
+  node_.reset();
+  const FileStore root(dir_.Sub("root"));
+  absl::StatusOr<std::string> record = root.Read(kClaimRecordName);
+  ASSERT_TRUE(record.ok()) << record.status();
+  nlohmann::json older = nlohmann::json::parse(*record);
+  for (auto& pod : older["pods"]) {
+    for (auto& container : pod["initContainers"]) container.erase("restartPolicy");
+  }
+  ASSERT_NE(record->find("\"restartPolicy\":\"Always\""), std::string::npos) << *record;
+  ASSERT_TRUE(root.Write(kClaimRecordName, older.dump()).ok());
+  StartNode();
+  RegisterDriver();
+  absl::StatusOr<std::vector<ContainerOptions>> again = Admit(SidecarManifest());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(driver_->unprepare_calls(), 0);
 }
 
 TEST_F(NodeDraTest, AdmittingTheSamePodAgainAnswersItsOptionsAndOtherClaimsAreRefused) {

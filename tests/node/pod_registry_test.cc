@@ -242,7 +242,8 @@ TEST_F(PodRegistryTest, ALostRecordLetsTheHostRecoverThePodsOtherStateNames) {
   const std::vector<checkpoint::PodDevicesEntry> checkpoint = {Entry("u1", "app", {"d0"}),
                                                                Entry("u1", "setup", {"d1"})};
   // The containers that hold devices stay as the checkpoint has them ("setup" may be a sidecar,
-  // which the claim record does not say); "log" is added.
+  // which a claim record written before restart policies were kept does not say); "log" is
+  // added.
   auto expect_u1_named = [&](const PodRegistry& registry) {
     const RegisteredPod u1 = *registry.Find("u1");
     EXPECT_TRUE(u1.recovered);
