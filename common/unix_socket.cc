@@ -126,7 +126,7 @@ absl::Status NobodyServes(const std::filesystem::path& path) {
     return absl::FailedPreconditionError(absl::StrCat("a process serves ", path.string()));
   }
   // EINVAL: a path no socket address holds, so no process serves it under that name.
-  // EPROTOTYPE: a socket of another type (datagram), which no gRPC server listens on.
+  // EPROTOTYPE: a socket of another type (datagram, seqpacket), which no gRPC server is.
   if (error == ECONNREFUSED || error == ENOENT || error == EINVAL || error == EPROTOTYPE) {
     return absl::OkStatus();
   }
