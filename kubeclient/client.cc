@@ -43,15 +43,19 @@ std::string Escape(const std::string& value) {
 }
 
 // PathSegment: an object's name or namespace as one segment of a request's path, escaped; refused
-// as client-go refuses it (IsValidPathSegmentName), with its words: empty, "." or "..", or
-// holding '/' or '%', each of which would make the request name another path than the object's.
+// as client-go's IsValidPathSegmentName refuses it, with its words: "." or "..", or holding '/'
+// or '%', each of which would make the request name another path than the object's. Empty is
+// refused too ("resource name may not be empty", as client-go; an empty namespace, which
+// client-go would send as a path without one, is refused here, since every object these calls
+// name in a namespace is namespaced).
 absl::StatusOr<std::string> PathSegment(absl::string_view what, const std::string& value) {
   if (value.empty()) return absl::InvalidArgumentError(absl::StrCat(what, " may not be empty"));
   std::vector<std::string> problems;
   if (value == "." || value == "..") problems.push_back(absl::StrCat("may not be '", value, "'"));
   for (const char* part : {"/", "%"}) {
-    if (absl::StrContains(value, part))
+    if (absl::StrContains(value, part)) {
       problems.push_back(absl::StrCat("may not contain '", part, "'"));
+    }
   }
   if (!problems.empty()) {
     return absl::InvalidArgumentError(
@@ -263,10 +267,10 @@ absl::StatusOr<SliceList> Client::ListResourceSlices(const ListOptions& options,
 }
 
 absl::StatusOr<kubeapi::ResourceSlice> Client::GetResourceSlice(const std::string& name) {
+  absl::StatusOr<std::string> segment = PathSegment("resource name", name);
+  if (!segment.ok()) return segment.status();
   return WithVersion<kubeapi::ResourceSlice>(
       [&](ResourceVersion version) -> absl::StatusOr<kubeapi::ResourceSlice> {
-        absl::StatusOr<std::string> segment = PathSegment("resource name", name);
-        if (!segment.ok()) return segment.status();
         HttpRequest request;
         request.target = absl::StrCat(SlicesPath(version), "/", *segment);
         absl::StatusOr<Json> body = DoJson(request);
@@ -287,17 +291,18 @@ absl::StatusOr<kubeapi::ResourceSlice> Client::UpdateResourceSlice(
 
 absl::StatusOr<kubeapi::ResourceSlice> Client::WriteSlice(const std::string& method,
                                                           const kubeapi::ResourceSlice& slice) {
+  // A create names the collection, an update the slice.
+  std::string segment;
+  if (method != "POST") {
+    absl::StatusOr<std::string> named = PathSegment("resource name", slice.metadata.name);
+    if (!named.ok()) return named.status();
+    segment = absl::StrCat("/", *named);
+  }
   return WithVersion<kubeapi::ResourceSlice>(
       [&](ResourceVersion version) -> absl::StatusOr<kubeapi::ResourceSlice> {
         HttpRequest request;
         request.method = method;
-        // A create names the collection, an update the slice.
-        request.target = SlicesPath(version);
-        if (method != "POST") {
-          absl::StatusOr<std::string> segment = PathSegment("resource name", slice.metadata.name);
-          if (!segment.ok()) return segment.status();
-          absl::StrAppend(&request.target, "/", *segment);
-        }
+        request.target = absl::StrCat(SlicesPath(version), segment);
         request.body = Body(slice, version);
         absl::StatusOr<Json> body = DoJson(request);
         if (!body.ok()) return body.status();
@@ -307,9 +312,9 @@ absl::StatusOr<kubeapi::ResourceSlice> Client::WriteSlice(const std::string& met
 
 absl::Status Client::DeleteResourceSlice(const std::string& name,
                                          const Preconditions& preconditions) {
+  absl::StatusOr<std::string> segment = PathSegment("resource name", name);
+  if (!segment.ok()) return segment.status();
   return WithVersion<Json>([&](ResourceVersion version) -> absl::StatusOr<Json> {
-           absl::StatusOr<std::string> segment = PathSegment("resource name", name);
-           if (!segment.ok()) return segment.status();
            HttpRequest request;
            request.method = "DELETE";
            request.target = absl::StrCat(SlicesPath(version), "/", *segment);
@@ -398,11 +403,11 @@ absl::Status Client::WatchResourceSlices(const ListOptions& options,
 
 absl::StatusOr<Json> Client::GetResourceClaim(const std::string& namespace_name,
                                               const std::string& name) {
+  absl::StatusOr<std::string> namespace_segment = PathSegment("namespace", namespace_name);
+  if (!namespace_segment.ok()) return namespace_segment.status();
+  absl::StatusOr<std::string> name_segment = PathSegment("resource name", name);
+  if (!name_segment.ok()) return name_segment.status();
   return WithVersion<Json>([&](ResourceVersion version) -> absl::StatusOr<Json> {
-    absl::StatusOr<std::string> namespace_segment = PathSegment("namespace", namespace_name);
-    if (!namespace_segment.ok()) return namespace_segment.status();
-    absl::StatusOr<std::string> name_segment = PathSegment("resource name", name);
-    if (!name_segment.ok()) return name_segment.status();
     HttpRequest request;
     request.target = absl::StrCat("/apis/", kubeapi::GroupVersion(version), "/namespaces/",
                                   *namespace_segment, "/resourceclaims/", *name_segment);

@@ -81,8 +81,8 @@ struct Preconditions {
 inline constexpr size_t kMaxWatchEventBytes = 16 << 20;
 
 // Calls that name one object refuse, with InvalidArgument and before sending anything, a name or
-// namespace that is empty, "." or "..", or holds '/' or '%', as client-go does: the request would
-// name another path than the object's.
+// namespace that is "." or "..", or holds '/' or '%', as client-go's IsValidPathSegmentName
+// does (the request would name another path than the object's), or that is empty.
 class Client {
  public:
   static absl::StatusOr<std::unique_ptr<Client>> Create(const RestConfig& config,
