@@ -1,5 +1,6 @@
 // Upstream's TestConsumableCapacity (structured/internal/{incubating,experimental}/
-// consumable_capacity_test.go), case by case under its subtests' names: adding and taking back
+// consumable_capacity_test.go in k8s.io/dynamic-resource-allocation at 3d03671, July 2026), case
+// by case under its subtests' names: adding and taking back
 // consumed capacity, what a request consumes of each capacity, and which amounts a capacity's
 // request policy refuses. Upstream calls its internal helpers (violatesPolicy,
 // calculateConsumedCapacity); here the same cases go through capacity.h, which the allocator uses.
@@ -74,8 +75,9 @@ TEST(ConsumableCapacityTest, GetConsumedCapacityFromRequest) {
   };
   const ConsumedCapacity consumed = ConsumedByRequest(requests, capacity);
   ASSERT_EQ(consumed.size(), 3u);
-  for (const auto& [name, value] : consumed) {
-    EXPECT_EQ(value.Compare(kOne), 0) << name;
+  for (const char* name : {"capacity-0", "capacity-1", "dummy"}) {
+    ASSERT_EQ(consumed.count(name), 1u) << name;
+    EXPECT_EQ(consumed.at(name).Compare(kOne), 0) << name;
   }
 }
 

@@ -1,7 +1,9 @@
 // Upstream's TestLexicographicalAllocator (structured/internal/allocatortesting/
-// lexicographical_testing.go), case by case under its names: the allocator walks pools by name
-// and a pool's slices by name, whatever order the slices come in, and takes devices with binding
-// conditions only after those without (with DRADeviceBindingConditions on).
+// lexicographical_testing.go in k8s.io/dynamic-resource-allocation at 3d03671, July 2026), case
+// by case under its names: the allocator walks pools by name and a pool's slices by name,
+// whatever order the slices come in; with DRADeviceBindingConditions on, pools whose devices
+// have binding conditions come after the others, while within a pool the slices keep their
+// order by name.
 #include <string>
 #include <vector>
 
