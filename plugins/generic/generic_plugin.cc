@@ -200,7 +200,8 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
 
   // Two matched paths can make one ID ("/dev/a/b" and "/dev/a_b" are both "a_b"). A group serves
   // an ID once: the device seen first keeps it, so that one that appears later never takes the
-  // ID a pod may hold, and the other is left out before it claims any node.
+  // ID a pod may hold, and the other is left out before it claims any node. Both stay seen, so
+  // a collision lasts as long as the plugin runs, and is logged once.
   std::set<std::string> collisions;
   {
     std::map<std::pair<std::string, std::string>, std::string> id_holder;  // (group, ID) -> owner
@@ -273,14 +274,9 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
     }
   }
   for (const std::string& collision : collisions) {
-    if (collisions_.count(collision) == 0) {
+    if (collisions_.insert(collision).second) {
       DEVMGR_LOG(options_.logger, warn, "A device is not served: its ID is another device's", "err",
                  collision);
-    }
-  }
-  for (const std::string& collision : collisions_) {
-    if (collisions.count(collision) == 0) {
-      DEVMGR_LOG(options_.logger, info, "Device IDs no longer collide", "was", collision);
     }
   }
 
@@ -295,7 +291,6 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
   }
   served_ = true;
   overlaps_ = std::move(overlaps);
-  collisions_ = std::move(collisions);
   return tree;
 }
 

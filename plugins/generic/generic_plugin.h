@@ -4,7 +4,8 @@
 // Every rescan globs each group's paths; each match is one device, or `count` devices with IDs
 // "<id>-0", "<id>-1", ... when it may be shared. The ID is the matched path without "/dev/" and
 // with '/' as '_' ("net_tun"); of two paths of a group that make one ID ("/dev/a/b", "/dev/a_b"),
-// the one seen first is served and the other left out, with a warning. A device's nodes are its
+// the one this run saw first is served and the other left out, with a warning (at a start: the
+// one of the earlier entry of the group's paths, then in glob order). A device's nodes are its
 // matched path, then its extraPaths, then the group's sharedPaths; it is healthy while all of them
 // exist. A device whose path disappears stays listed as unhealthy; new matches appear at the next
 // rescan. Its NUMA node is what sysfs says of its own nodes (sysfs_numa.h), never of the shared
@@ -56,7 +57,7 @@ class GenericScanner final : public deviceplugin::Scanner {
   // device that held the node when it was last there keeps it (of two others, the earlier in
   // the config), the other claimant is served unhealthy, and the overlap is logged when it
   // begins and ends; the other devices are served as they are. A device whose ID a device of
-  // its group seen earlier has is left out (logged when that begins and ends). The errors of
+  // its group seen earlier has is left out for the run (logged once). The errors of
   // NumaNodeOf. Only from one thread at a time; blocks on file I/O.
   absl::StatusOr<deviceplugin::DeviceTree> ScanOnce();
 
@@ -101,7 +102,7 @@ class GenericScanner final : public deviceplugin::Scanner {
   // keeps it while it claims it), and the overlaps the last scan found.
   std::map<std::string, std::string> holders_;
   std::set<std::string> overlaps_;
-  // The ID collisions the last scan found (a device left out, the other named).
+  // The ID collisions logged (a device left out, the other named); one lasts for the run.
   std::set<std::string> collisions_;
 };
 

@@ -214,9 +214,6 @@ groups:
   EXPECT_TRUE(both.ScanOnce().ok());
 }
 
-// Once devices are served, a node that comes to belong to two devices (a hot-plugged port two
-// groups' globs match, an optional extra node that appears) makes only the device that did not
-// hold it unhealthy. Before, every later scan failed and every device was served unhealthy.
 // Two paths of a group that make one ID ("/dev/serial/a" and "/dev/serial_a" are both
 // "serial_a") are served once, as the one seen first: one that appears later never takes the
 // ID, and with it the node a pod holding that ID gets. Before, the later one replaced the first
@@ -247,8 +244,26 @@ groups:
   ASSERT_EQ(tree->Devices("serial").size(), 1u);
   EXPECT_EQ(tree->Devices("serial").at("serial_a").nodes.at(0).host_path, "/dev/serial/a");
   EXPECT_EQ(tree->Devices("serial").at("serial_a").health, Health::kUnhealthy);
+
+  // The other order: the path of the later entry seen first keeps the ID all the same.
+  std::filesystem::remove(host_.dev_root() / "dev/serial_a");
+  GenericScanner other = Scanner(Config(R"(
+groups:
+  - {name: serial, paths: ["/dev/serial/*", "/dev/serial_*"]}
+)"));
+  Touch("/dev/serial_a");
+  ASSERT_TRUE(other.ScanOnce().ok());
+  Touch("/dev/serial/a");
+  tree = other.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  ASSERT_EQ(tree->Devices("serial").size(), 1u);
+  EXPECT_EQ(tree->Devices("serial").at("serial_a").nodes.at(0).host_path, "/dev/serial_a");
+  EXPECT_EQ(tree->Devices("serial").at("serial_a").health, Health::kHealthy);
 }
 
+// Once devices are served, a node that comes to belong to two devices (a hot-plugged port two
+// groups' globs match, an optional extra node that appears) makes only the device that did not
+// hold it unhealthy. Before, every later scan failed and every device was served unhealthy.
 TEST_F(GenericScannerTest, GroupsThatComeToOverlapMakeOnlyTheNewClaimantUnhealthy) {
   Touch("/dev/ttyUSB0");
   Touch("/dev/gps9");
