@@ -16,8 +16,9 @@ using devicemanager::Pod;
 
 namespace {
 
-// SameClaims: whether `wanted` is the DRA half the claim store holds for a pod. A record written
-// before restart policies were kept has none: its init containers match the policies asked now.
+// SameClaims: whether `wanted` is the DRA half the claim store holds for a pod. An init container
+// stored without a restart policy (a record an earlier devmgr wrote keeps none) matches the
+// policy asked now.
 bool SameClaims(std::optional<dra::Pod> stored, const std::optional<dra::Pod>& wanted) {
   if (stored.has_value() && wanted.has_value() &&
       stored->init_containers.size() == wanted->init_containers.size()) {

@@ -322,6 +322,18 @@ TEST_F(PodRegistryTest, ARecordLostByAStartThatStoppedIsLostAtTheNext) {
   EXPECT_TRUE(Uids(next).empty());
 }
 
+// Any copy kept says a missing record was lost, not only the first one (a human may have
+// removed it).
+TEST_F(PodRegistryTest, AMissingRecordBesideALaterCopyIsLost) {
+  std::ofstream(dir_.Sub(std::string(kPodRecordName) + ".corrupt.1")) << "{not json";
+  Pod claims_only;
+  claims_only.uid = "u2";
+  PodRegistry registry(dir_.path(), nullptr);
+  ASSERT_TRUE(registry.Load({}).ok());
+  ASSERT_TRUE(registry.Recover({claims_only}).ok());
+  EXPECT_EQ(Uids(registry), std::vector<std::string>{"u2"});
+}
+
 // A record a newer devmgr wrote (after a downgrade) is no corrupt one: the start is refused
 // and the file left as it is, with its pods. Before, it was moved aside as corrupt and every
 // pod not in the checkpoint forgotten.
