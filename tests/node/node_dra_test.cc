@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "nlohmann/json.hpp"
 #include "common/file_store.h"
 #include "dra/checkpoint.h"
+#include "nlohmann/json.hpp"
 #include "node/claim_record.h"
 #include "node/node.h"
 #include "node/pod_manifest.h"
