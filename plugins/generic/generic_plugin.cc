@@ -132,16 +132,6 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
       shared_by.emplace(spec.path, absl::StrCat("the sharedPaths of group \"", group.name, "\""));
     }
   }
-  // Each node's NUMA node is read once per scan, however many devices (count) it makes.
-  std::map<std::string, std::optional<int64_t>> numa_of;
-  auto numa_node = [&](const std::string& host_path) -> absl::StatusOr<std::optional<int64_t>> {
-    if (auto it = numa_of.find(host_path); it != numa_of.end()) return it->second;
-    absl::StatusOr<std::optional<int64_t>> numa =
-        NumaNodeOf(UnderRoot(host_path), options_.sys_root);
-    if (numa.ok()) numa_of.emplace(host_path, *numa);
-    return numa;
-  };
-
   std::vector<Found> found;
   for (const GenericGroup& group : config_.groups) {
     std::vector<SeenDevice>& seen = seen_[group.name];
@@ -180,21 +170,14 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
           const bool exists = Exists(node.host_path);
           if (exists) device_found.present_paths.insert(node.host_path);
           present = present && exists;
-          absl::StatusOr<std::optional<int64_t>> numa = numa_node(node.host_path);
-          if (!numa.ok()) return numa.status();
-          if (numa->has_value() && std::find(info.numa_nodes.begin(), info.numa_nodes.end(),
-                                             **numa) == info.numa_nodes.end()) {
-            info.numa_nodes.push_back(**numa);
-          }
         }
-        std::sort(info.numa_nodes.begin(), info.numa_nodes.end());
         info.health = present ? Health::kHealthy : Health::kUnhealthy;
-        info.nodes.insert(info.nodes.end(), shared.begin(), shared.end());
         info.mounts = group.mounts;
         info.envs = ExpandAll(group.env, values);
         info.annotations = ExpandAll(group.annotations, values);
         device_found.replicas.emplace_back(values.id, std::move(info));
       }
+      device_found.shared = shared;
     }
   }
 
@@ -225,6 +208,31 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
       kept.push_back(std::move(device));
     }
     found = std::move(kept);
+  }
+  // The NUMA nodes of the devices served, each node's read once per scan however many devices
+  // (count) it makes. A device left out reads none, so that a bad numa_node file of its fails
+  // no scan.
+  std::map<std::string, std::optional<int64_t>> numa_of;
+  auto numa_node = [&](const std::string& host_path) -> absl::StatusOr<std::optional<int64_t>> {
+    if (auto it = numa_of.find(host_path); it != numa_of.end()) return it->second;
+    absl::StatusOr<std::optional<int64_t>> numa =
+        NumaNodeOf(UnderRoot(host_path), options_.sys_root);
+    if (numa.ok()) numa_of.emplace(host_path, *numa);
+    return numa;
+  };
+  for (Found& device : found) {
+    for (auto& [id, info] : device.replicas) {
+      for (const DeviceNode& node : info.nodes) {
+        absl::StatusOr<std::optional<int64_t>> numa = numa_node(node.host_path);
+        if (!numa.ok()) return numa.status();
+        if (numa->has_value() && std::find(info.numa_nodes.begin(), info.numa_nodes.end(),
+                                           **numa) == info.numa_nodes.end()) {
+          info.numa_nodes.push_back(**numa);
+        }
+      }
+      std::sort(info.numa_nodes.begin(), info.numa_nodes.end());
+      info.nodes.insert(info.nodes.end(), device.shared.begin(), device.shared.end());
+    }
   }
 
   // A node's holder when it was last there keeps it, if it still claims it: a device that

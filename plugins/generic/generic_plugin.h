@@ -76,7 +76,10 @@ class GenericScanner final : public deviceplugin::Scanner {
     std::vector<std::string> own_paths;
     // Those of own_paths that exist.
     std::set<std::string> present_paths;
+    // Each replica's nodes are its own until the NUMA nodes are read; the group's shared nodes
+    // follow them then.
     std::vector<std::pair<std::string, deviceplugin::DeviceInfo>> replicas;
+    std::vector<deviceplugin::DeviceNode> shared;
   };
 
   // UnderRoot: where the plugin finds `host_path`.

@@ -261,6 +261,30 @@ groups:
   EXPECT_EQ(tree->Devices("serial").at("serial_a").health, Health::kHealthy);
 }
 
+// A device left out for its ID reads no NUMA node: a bad numa_node file of its fails no scan.
+// Before, it failed every scan, and the device that keeps the ID was served unhealthy.
+TEST_F(GenericScannerTest, ADeviceLeftOutForItsIdReadsNoNumaNode) {
+  Touch("/dev/a_nvidia1");
+  std::filesystem::create_directories(host_.dev_root() / "dev/a");
+  std::filesystem::create_symlink("/dev/zero", host_.dev_root() / "dev/a/nvidia1");
+  std::ofstream(host_.NumaNodeFile(1)) << "spoiled\n";
+  GenericScanner scanner = Scanner(Config(R"(
+groups:
+  - {name: gpu, paths: ["/dev/a_*", "/dev/a/*"]}
+)"));
+  absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  ASSERT_EQ(tree->Devices("gpu").size(), 1u);
+  const DeviceInfo& kept = tree->Devices("gpu").at("a_nvidia1");
+  EXPECT_EQ(kept.nodes.at(0).host_path, "/dev/a_nvidia1");
+  EXPECT_EQ(kept.health, Health::kHealthy);
+  EXPECT_TRUE(kept.numa_nodes.empty());
+
+  // Served, the same device's bad file still fails the scan.
+  GenericScanner served = Scanner(Config("groups:\n  - {name: gpu, paths: [\"/dev/a/*\"]}\n"));
+  EXPECT_EQ(served.ScanOnce().status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
 // Once devices are served, a node that comes to belong to two devices (a hot-plugged port two
 // groups' globs match, an optional extra node that appears) makes only the device that did not
 // hold it unhealthy. Before, every later scan failed and every device was served unhealthy.
