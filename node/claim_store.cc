@@ -119,6 +119,23 @@ absl::Status ClaimStore::Add(const PodClaims& claims) {
   return absl::OkStatus();
 }
 
+absl::Status ClaimStore::Replace(const dra::Pod& pod) {
+  absl::MutexLock lock(&mu_);
+  auto stored = pods_.find(pod.uid);
+  if (stored == pods_.end()) {
+    return absl::NotFoundError(absl::StrCat("pod ", pod.uid, " has no claims stored"));
+  }
+  if (stored->second.pod.namespace_name != pod.namespace_name ||
+      ClaimNames(stored->second.pod) != ClaimNames(pod)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pod ", pod.uid, " is stored with other claims"));
+  }
+  Change change;
+  change.pods.emplace(pod.uid, StoredPod{pod, EncodeRecordPod(pod)});
+  Install(std::move(change));
+  return absl::OkStatus();
+}
+
 ClaimStore::Change ClaimStore::Forget(const std::set<std::string>& pod_uids) {
   Change change;
   for (const std::string& uid : pod_uids) {

@@ -60,6 +60,12 @@ class ClaimStore final : public dra::ClaimSource, public DurableWriter {
   // error.
   absl::Status Add(const PodClaims& claims) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
 
+  // Replace puts `pod` in place of the stored DRA half of the pod with its UID, which must name
+  // the same claims (an older record's entry with what it lacked filled in); durable after the
+  // store's next write. NotFound when the pod is not stored, InvalidArgument when `pod` names
+  // other claims; nothing changes on an error.
+  absl::Status Replace(const dra::Pod& pod) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
+
   // Remove forgets the pod, drops it from the reservedFor of its claims and forgets the claims
   // no stored pod uses any more; the record without them is written with the store's next
   // write (Flush, or a write it carries). An unknown pod is not an error.

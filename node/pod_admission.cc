@@ -16,18 +16,28 @@ using devicemanager::Pod;
 
 namespace {
 
-// SameClaims: whether `wanted` is the DRA half the claim store holds for a pod. An init container
-// stored without a restart policy (a record an earlier devmgr wrote keeps none) matches the
-// policy asked now.
-bool SameClaims(std::optional<dra::Pod> stored, const std::optional<dra::Pod>& wanted) {
-  if (stored.has_value() && wanted.has_value() &&
-      stored->init_containers.size() == wanted->init_containers.size()) {
-    for (size_t i = 0; i < stored->init_containers.size(); ++i) {
-      std::string& policy = stored->init_containers[i].restart_policy;
-      if (policy.empty()) policy = wanted->init_containers[i].restart_policy;
+// Completed: the DRA half the claim store holds for a pod admitted again, with what a record an
+// earlier devmgr wrote lacks taken from `wanted`: an init container's restart policy, and the
+// resources a container requests. Both follow from the pod itself, which the caller found
+// unchanged, so a stored entry without them is the same pod's.
+std::optional<dra::Pod> Completed(std::optional<dra::Pod> stored,
+                                  const std::optional<dra::Pod>& wanted) {
+  if (!stored.has_value() || !wanted.has_value()) return stored;
+  const auto complete = [](std::vector<dra::Container>& containers,
+                           const std::vector<dra::Container>& from) {
+    if (containers.size() != from.size()) return;
+    for (size_t i = 0; i < containers.size(); ++i) {
+      if (containers[i].restart_policy.empty()) {
+        containers[i].restart_policy = from[i].restart_policy;
+      }
+      if (containers[i].requested_resources.empty()) {
+        containers[i].requested_resources = from[i].requested_resources;
+      }
     }
-  }
-  return stored == wanted;
+  };
+  complete(stored->init_containers, wanted->init_containers);
+  complete(stored->containers, wanted->containers);
+  return stored;
 }
 
 }  // namespace
@@ -61,10 +71,12 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
   const std::optional<dra::Pod> wanted =
       claims.empty() ? std::nullopt : std::optional<dra::Pod>(claims.pod);
   if (std::optional<RegisteredPod> existing = registry_.Find(pod.uid); existing.has_value()) {
-    if (existing->recovered || existing->pod != pod || !SameClaims(StoredClaims(pod.uid), wanted)) {
+    const std::optional<dra::Pod> stored = StoredClaims(pod.uid);
+    if (existing->recovered || existing->pod != pod || Completed(stored, wanted) != wanted) {
       return absl::AlreadyExistsError(absl::StrCat(
           "pod ", pod.uid, " is already admitted with other containers; remove it first"));
     }
+    if (stored != wanted) RecordCompleted(*wanted);
     if (wanted.has_value()) {
       if (absl::Status prepared = PreparedSinceStart(*wanted); !prepared.ok()) return prepared;
     }
@@ -227,6 +239,15 @@ void PodAdmission::ForgetClaims(const dra::Pod& claims) {
   if (absl::Status written = claims_->Flush(); !written.ok()) {
     DEVMGR_LOG(logger_, err, "Failed to forget a refused pod's claims durably", "podUID",
                claims.uid, "err", written);
+  }
+}
+
+void PodAdmission::RecordCompleted(const dra::Pod& claims) {
+  absl::Status written = claims_->Replace(claims);
+  if (written.ok()) written = claims_->Flush();
+  if (!written.ok()) {
+    DEVMGR_LOG(logger_, warn, "The claim record keeps an earlier devmgr's entry of the pod",
+               "podUID", claims.uid, "err", written);
   }
 }
 

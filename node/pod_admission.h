@@ -156,6 +156,9 @@ class PodAdmission {
   void Refused(const devicemanager::Pod& pod, absl::string_view reason, const absl::Status& status);
   // HoldsDevices: the device manager holds devices for some container of `pod`.
   bool HoldsDevices(const devicemanager::Pod& pod) const;
+  // RecordCompleted writes `claims` over the claim store's entry of the same pod that an earlier
+  // devmgr wrote without some of their fields; a failure is logged (the entry stays usable).
+  void RecordCompleted(const dra::Pod& claims);
   // StoredClaims: the DRA half the claim store holds for the pod.
   std::optional<dra::Pod> StoredClaims(const std::string& pod_uid) const;
   // AllocateAndStore allocates the claims that came unallocated (when the node has an

@@ -150,6 +150,35 @@ TEST(ClaimStoreTest, RefusesAClaimOfTheSameNameWithAnotherUidAndChangesNothing) 
 }
 
 // Revision (what PodResources keeps its List answer by) changes with every change stored.
+// Replace puts a pod's completed entry in place of its stored one (what an older record lacked,
+// filled in); an entry that names other claims, or a pod not stored, changes nothing.
+TEST(ClaimStoreTest, ReplaceTakesTheSamePodsEntryWithTheSameClaimsOnly) {
+  TempDir dir;
+  {
+    ClaimStore store(dir.path(), nullptr);
+    ASSERT_TRUE(store.Add(Pod("u1", {"a"}, {Claim("a", "c1")})).ok());
+    PodClaims completed = Pod("u1", {"a"}, {});
+    completed.pod.containers[0].requested_resources = {"example.com/other"};
+    EXPECT_EQ(store.Replace(Pod("u2", {"a"}, {}).pod).code(), absl::StatusCode::kNotFound);
+    EXPECT_EQ(store.Replace(Pod("u1", {"b"}, {}).pod).code(), absl::StatusCode::kInvalidArgument);
+    PodClaims elsewhere = completed;
+    elsewhere.pod.namespace_name = "other";
+    EXPECT_EQ(store.Replace(elsewhere.pod).code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(store.FindPod("u1"), Pod("u1", {"a"}, {}).pod);
+
+    const uint64_t before = store.Revision();
+    ASSERT_TRUE(store.Replace(completed.pod).ok());
+    EXPECT_NE(store.Revision(), before);
+    ASSERT_TRUE(store.Flush().ok());
+  }
+  ClaimStore again(dir.path(), nullptr);
+  ASSERT_TRUE(again.Load().ok());
+  std::optional<dra::Pod> pod = again.FindPod("u1");
+  ASSERT_TRUE(pod.has_value());
+  EXPECT_EQ(pod->containers[0].requested_resources, std::vector<std::string>{"example.com/other"});
+  EXPECT_TRUE(again.GetClaim("default", "a").ok());
+}
+
 TEST(ClaimStoreTest, RevisionChangesWithWhatIsStored) {
   TempDir dir;
   ClaimStore store(dir.path(), nullptr);

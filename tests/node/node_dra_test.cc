@@ -53,13 +53,16 @@ std::string Manifest(const std::string& pod_uid, const std::string& claim, bool 
 
 // Pod p1 whose sidecar "proxy" uses claim gpu-a, which the manifest brings, and whose app
 // container uses none.
-std::string SidecarManifest() {
+// SidecarManifest: pod p1, whose sidecar uses claim gpu-a; `app_resources` is its app
+// container's resources.
+std::string SidecarManifest(absl::string_view app_resources = "{}") {
   return absl::StrCat(
       "metadata: {name: pod-p1, uid: p1}\n",
       "spec:\n  resourceClaims: [{name: gpu, resourceClaimName: gpu-a}]\n",
       "  initContainers: [{name: proxy, restartPolicy: Always, resources: {claims: [{name: "
       "gpu}]}}]\n",
-      "  containers: [{name: app}]\n", "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
+      "  containers: [{name: app, resources: ", app_resources, "}]\n",
+      "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
       "metadata: {name: gpu-a, uid: uid-gpu-a}\n",
       "status: {allocation: {devices: {results: [{request: gpu, driver: ", kDriver,
       ", pool: node, device: dev-0}]}}}\n");
@@ -406,27 +409,35 @@ TEST_F(NodeDraTest, ASidecarThatUsesAClaimStaysASidecarAfterACorruptPodRecord) {
   EXPECT_EQ(listed(), before);
 }
 
-// A pod admitted by a devmgr that did not keep restart policies in the claim record is the same
-// pod when it is admitted again with its sidecar's policy: not refused as one "already admitted
-// with other containers".
+// A pod admitted by a devmgr that did not keep restart policies, or the resources each container
+// requests, in the claim record is the same pod when it is admitted again with them: not refused
+// as one "already admitted with other containers". Its entry is written again with them, so that
+// a later start that reads it (after a corrupt pod record) knows its sidecar.
 TEST_F(NodeDraTest, AnAdmittedSidecarRecordedWithoutItsPolicyIsTheSamePodAgain) {
   RegisterDriver();
-  ASSERT_TRUE(Admit(SidecarManifest()).ok());
+  const std::string manifest = SidecarManifest("{limits: {example.com/other: 1}}");
+  ASSERT_TRUE(Admit(manifest).ok());
   node_.reset();
   const FileStore root(dir_.Sub("root"));
   absl::StatusOr<std::string> record = root.Read(kClaimRecordName);
   ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_NE(record->find("\"restartPolicy\":\"Always\""), std::string::npos) << *record;
+  ASSERT_NE(record->find("\"requestedResources\":[\"example.com/other\"]"), std::string::npos)
+      << *record;
   nlohmann::json older = nlohmann::json::parse(*record);
   for (auto& pod : older["pods"]) {
     for (auto& container : pod["initContainers"]) container.erase("restartPolicy");
+    for (auto& container : pod["containers"]) container.erase("requestedResources");
   }
-  ASSERT_NE(record->find("\"restartPolicy\":\"Always\""), std::string::npos) << *record;
   ASSERT_TRUE(root.Write(kClaimRecordName, older.dump()).ok());
   StartNode();
   RegisterDriver();
-  absl::StatusOr<std::vector<ContainerOptions>> again = Admit(SidecarManifest());
+  absl::StatusOr<std::vector<ContainerOptions>> again = Admit(manifest);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(driver_->unprepare_calls(), 0);
+  absl::StatusOr<std::string> rewritten = root.Read(kClaimRecordName);
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status();
+  EXPECT_EQ(*rewritten, *record);
 }
 
 TEST_F(NodeDraTest, AdmittingTheSamePodAgainAnswersItsOptionsAndOtherClaimsAreRefused) {
