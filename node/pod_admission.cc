@@ -7,6 +7,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/damaged_copy.h"
 #include "node/admission_refusals.h"
 
 namespace devmgr::node {
@@ -72,6 +73,9 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
       claims.empty() ? std::nullopt : std::optional<dra::Pod>(claims.pod);
   if (std::optional<RegisteredPod> existing = registry_.Find(pod.uid); existing.has_value()) {
     const std::optional<dra::Pod> stored = StoredClaims(pod.uid);
+    if (!stored.has_value()) {
+      if (absl::Status lost = LostClaims(pod.uid); !lost.ok()) return lost;
+    }
     if (existing->recovered || existing->pod != pod || Completed(stored, wanted) != wanted) {
       return absl::AlreadyExistsError(absl::StrCat(
           "pod ", pod.uid, " is already admitted with other containers; remove it first"));
@@ -221,10 +225,46 @@ absl::Status PodAdmission::AllocateAndStore(const PodClaims& claims) {
   if (allocator_ == nullptr || claims.unallocated.empty()) return claims_->Add(claims);
   absl::MutexLock lock(&allocation_mu_);
   PodClaims allocated = claims;
-  if (absl::Status done = allocator_->Allocate(allocated, claims_->Claims()); !done.ok()) {
+  if (absl::Status done = allocator_->Allocate(allocated, HeldClaims()); !done.ok()) {
     return done;
   }
   return claims_->Add(allocated);
+}
+
+std::vector<dra::ResourceClaim> PodAdmission::HeldClaims() const {
+  std::vector<dra::ResourceClaim> held = claims_->Claims();
+  std::set<std::pair<std::string, std::string>> stored;
+  for (const dra::ResourceClaim& claim : held) stored.emplace(claim.namespace_name, claim.name);
+  for (const dra::ClaimSnapshot& snapshot : dra_->Claims()) {
+    const dra::ClaimInfoState& state = snapshot.state;
+    if (!state.driver_state.has_value() ||
+        stored.contains({state.namespace_name, state.claim_name})) {
+      continue;
+    }
+    dra::ResourceClaim& claim = held.emplace_back();
+    claim.namespace_name = state.namespace_name;
+    claim.name = state.claim_name;
+    claim.uid = state.claim_uid;
+    std::vector<dra::DeviceRequestAllocationResult>& results = claim.allocation.emplace();
+    for (const auto& [driver, prepared] : *state.driver_state) {
+      for (const dra::CheckpointDevice& device :
+           prepared.devices.value_or(std::vector<dra::CheckpointDevice>{})) {
+        // Which share of the device, and how much of its capacity, the claim took is not in
+        // the state: the whole device is held, once per request it served.
+        const std::vector<std::string> requests =
+            device.request_names.value_or(std::vector<std::string>{});
+        for (const std::string& request :
+             requests.empty() ? std::vector<std::string>{""} : requests) {
+          results.push_back({.request = request,
+                             .driver = driver,
+                             .pool = device.pool_name,
+                             .device = device.device_name,
+                             .share_id = std::nullopt});
+        }
+      }
+    }
+  }
+  return held;
 }
 
 void PodAdmission::ForgetClaims(const dra::Pod& claims) {
@@ -249,6 +289,20 @@ void PodAdmission::RecordCompleted(const dra::Pod& claims) {
     DEVMGR_LOG(logger_, warn, "The claim record keeps an earlier devmgr's entry of the pod",
                "podUID", claims.uid, "err", written);
   }
+}
+
+absl::Status PodAdmission::LostClaims(const std::string& pod_uid) const {
+  if (claims_ == nullptr || dra_ == nullptr || claims_->FindPod(pod_uid).has_value() ||
+      !dra_->PodMightNeedToUnprepareResources(pod_uid)) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "pod ", pod_uid,
+      " holds ResourceClaims that the claim record no longer names (a damaged record is kept "
+      "aside with a \"",
+      kDamagedCopySuffix,
+      "\" suffix), so which of its containers use them is unknown; remove the pod and admit it "
+      "again"));
 }
 
 std::optional<dra::Pod> PodAdmission::StoredClaims(const std::string& pod_uid) const {
@@ -352,6 +406,8 @@ absl::StatusOr<devicemanager::RunContainerOptions> PodAdmission::RunOptions(
   const std::optional<dra::Pod> claims = StoredClaims(pod_uid);
   if (claims.has_value()) {
     if (absl::Status prepared = PreparedSinceStart(*claims); !prepared.ok()) return prepared;
+  } else if (absl::Status lost = LostClaims(pod_uid); !lost.ok()) {
+    return lost;
   }
   return ContainerRunOptions(registered->pod, *container, claims.has_value() ? &*claims : nullptr);
 }

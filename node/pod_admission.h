@@ -159,11 +159,20 @@ class PodAdmission {
   // RecordCompleted writes `claims` over the claim store's entry of the same pod that an earlier
   // devmgr wrote without some of their fields; a failure is logged (the entry stays usable).
   void RecordCompleted(const dra::Pod& claims);
+  // LostClaims: FailedPrecondition for an admitted pod that the DRA manager's state names while
+  // the claim store holds no claims of it (its entry went with a damaged claim record): its
+  // containers' CDI devices cannot be told. OK for any other pod.
+  absl::Status LostClaims(const std::string& pod_uid) const;
   // StoredClaims: the DRA half the claim store holds for the pod.
   std::optional<dra::Pod> StoredClaims(const std::string& pod_uid) const;
   // AllocateAndStore allocates the claims that came unallocated (when the node has an
   // allocator) and stores the pod's claims.
   absl::Status AllocateAndStore(const PodClaims& claims) ABSL_LOCKS_EXCLUDED(allocation_mu_);
+  // HeldClaims: the claims whose devices the node's allocator must leave alone: those the claim
+  // store keeps, and those the DRA manager's state names that the store does not (entries that
+  // went with a damaged claim record, or whose unprepare failed when their pod was refused),
+  // each holding its prepared devices whole.
+  std::vector<dra::ResourceClaim> HeldClaims() const;
   // ForgetClaims undoes what an admission did with the pod's claims.
   void ForgetClaims(const dra::Pod& claims);
   // Forget drops what the node keeps for a pod that was removed: its claims (`had_claims`),

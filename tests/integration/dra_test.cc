@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -513,6 +514,57 @@ TEST(DraTest, ANodeWithoutASchedulerAllocatesClaimsFromItsDriversSlices) {
   const testing::ProcessResult fourth = h.Admit(unallocated("p4", "d"));
   EXPECT_EQ(fourth.exit_code, 1) << fourth.out;
   EXPECT_TRUE(absl::StrContains(fourth.err, "cannot allocate all claims")) << fourth.err;
+}
+
+// A damaged claim record (kept aside at the start) takes with it which claims the node
+// allocated, but not the devices the driver prepared for them: dra_manager_state names those,
+// and the node's allocator leaves them alone until their pod is removed. The pod's run options
+// say what was lost instead of leaving its device out. Before, the next claim got the device
+// the running pod's claim was prepared with.
+TEST(DraTest, ADamagedClaimRecordLeavesThePreparedDevicesHeld) {
+  DaemonHarness h;
+  const std::vector<std::string> flags = AllocatingNodeFlags(h, "");
+  auto serve = h.StartServe(flags);
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 2);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu}));
+  ASSERT_TRUE(Published(h, "dev-1"));
+  auto unallocated = [](const std::string& uid, const std::string& claim) {
+    return PodWithClaims(uid, {claim}) +
+           absl::StrCat("---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
+                        "metadata: {name: ", claim, ", uid: uid-", claim, "}\n",
+                        "spec: {devices: {requests: [{name: req, exactly: {deviceClassName: ", kGpu,
+                        "}}]}}\n");
+  };
+  const testing::ProcessResult first = h.Admit(unallocated("p1", "a"));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_TRUE(absl::StrContains(first.out, "gpu.example.com/device=dev-0")) << first.out;
+
+  DaemonHarness::Stop(*serve);
+  // The claim record (node/claim_record.h) damaged.
+  std::ofstream(std::filesystem::path(h.Root()) / "devmgr_pod_claims", std::ios::trunc)
+      << "{not a record";
+  serve = h.StartServe(flags);
+  ASSERT_NE(serve, nullptr);
+  ASSERT_TRUE(Published(h, "dev-1"));
+  const testing::ProcessResult options =
+      h.Run({"pods", "options", "p1", "app", "--root-dir", h.Root()});
+  EXPECT_EQ(options.exit_code, 1) << options.out;
+  EXPECT_TRUE(absl::StrContains(options.err, "claim record no longer names")) << options.err;
+
+  const testing::ProcessResult second = h.Admit(unallocated("p2", "b"));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_TRUE(absl::StrContains(second.out, "gpu.example.com/device=dev-1")) << second.out;
+  const testing::ProcessResult third = h.Admit(unallocated("p3", "c"));
+  EXPECT_EQ(third.exit_code, 1) << third.out;
+  EXPECT_TRUE(absl::StrContains(third.err, "cannot allocate all claims")) << third.err;
+
+  // Removed, the pod's claim is unprepared (its pod is gone) and its device is free again.
+  ASSERT_EQ(h.Remove("p1").exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return Claims(h).size() == 1; }, 20s)) << Claims(h).dump();
+  const testing::ProcessResult again = h.Admit(unallocated("p3", "c"));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(absl::StrContains(again.out, "gpu.example.com/device=dev-0")) << again.out;
 }
 
 // How a driver configures its devices on a node without an API server: the opaque

@@ -3,6 +3,7 @@
 // their CDI devices join the run options and PodResources; a refused pod leaves no trace in any
 // of the node's files; removal unprepares (a shared claim only with its last pod); and a
 // restart prepares every claim of a running pod again once its driver is back.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -382,6 +383,37 @@ TEST_F(NodeDraTest, APodThatHoldsOnlyClaimsOutlivesACorruptPodRecord) {
 // PodResources lists it with its claim, as before the restart. Before, the claim record did not
 // keep the restart policy: the sidecar came back as a plain init container, which PodResources
 // does not list.
+// A damaged claim record is kept aside, and with it which containers of an admitted pod use
+// which claims. The pod's run options and its admission again say so, never the options without
+// its CDI devices (before: a container started without its device, and the admission again was
+// refused as "already admitted with other containers"). Removed, its claim is unprepared (the
+// pod is no longer active) and the pod can be admitted again.
+TEST_F(NodeDraTest, APodWhoseClaimsWentWithADamagedClaimRecordSaysSo) {
+  RegisterDriver();
+  ASSERT_TRUE(Admit(Manifest("p1", "gpu-a")).ok());
+  node_.reset();
+  std::ofstream(dir_.Sub("root") / kClaimRecordName, std::ios::trunc) << "{not a record";
+  StartNode();
+  RegisterDriver();
+  absl::StatusOr<devicemanager::RunContainerOptions> options =
+      node_->admission().RunOptions("p1", "app");
+  EXPECT_EQ(options.status().code(), absl::StatusCode::kFailedPrecondition) << options.status();
+  EXPECT_THAT(options.status().message(),
+              ::testing::HasSubstr("claim record no longer names (a damaged record is kept aside "
+                                   "with a \".corrupt\" suffix)"));
+  absl::StatusOr<std::vector<ContainerOptions>> again = Admit(Manifest("p1", "gpu-a"));
+  EXPECT_EQ(again.status(), options.status());
+  EXPECT_EQ(driver_->unprepare_calls(), 0);
+  EXPECT_EQ(CheckpointedClaims(), std::vector<std::string>{"gpu-a"});
+
+  ASSERT_TRUE(node_->admission().Remove("p1").ok());
+  EXPECT_TRUE(WaitFor([&] { return CheckpointedClaims().empty(); }));
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+  again = Admit(Manifest("p1", "gpu-a"));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)[0].options.cdi_devices, std::vector<std::string>{"gpu.example.com/gpu=gpu-a"});
+}
+
 TEST_F(NodeDraTest, ASidecarThatUsesAClaimStaysASidecarAfterACorruptPodRecord) {
   RegisterDriver();
   const std::string manifest = SidecarManifest();
