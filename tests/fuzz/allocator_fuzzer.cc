@@ -40,7 +40,10 @@ Inputs Read(const std::string& text) {
   if (!objects.ok()) return inputs;
   for (const nlohmann::json& object : *objects) {
     if (!object.is_object()) continue;
-    const std::string kind = object.value("kind", std::string());
+    // Any JSON value may stand where the kind goes ("kind:" alone is null).
+    const auto kind_field = object.find("kind");
+    if (kind_field == object.end() || !kind_field->is_string()) continue;
+    const std::string& kind = kind_field->get_ref<const std::string&>();
     if (kind == "ResourceSlice") {
       auto slice = devmgr::kubeapi::DecodeResourceSlice(object);
       if (slice.ok()) {
