@@ -80,15 +80,24 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
       return absl::AlreadyExistsError(absl::StrCat(
           "pod ", pod.uid, " is already admitted with other containers; remove it first"));
     }
-    if (stored != wanted) RecordCompleted(*wanted);
     if (wanted.has_value()) {
       if (absl::Status prepared = PreparedSinceStart(*wanted); !prepared.ok()) return prepared;
     }
-    return CollectOptions(pod, wanted.has_value() ? &*wanted : nullptr);
+    absl::StatusOr<std::vector<ContainerOptions>> options =
+        CollectOptions(pod, wanted.has_value() ? &*wanted : nullptr);
+    if (options.ok() && stored != wanted) RecordCompleted(*wanted);
+    return options;
   }
   if (wanted.has_value() && (dra_ == nullptr || claims_ == nullptr)) {
     return absl::FailedPreconditionError(
         absl::StrCat("pod ", pod.uid, " uses ResourceClaims, and this node serves no DRA drivers"));
+  }
+  if (!wanted.has_value() && dra_ != nullptr && dra_->PodMightNeedToUnprepareResources(pod.uid)) {
+    // Otherwise the pod would be taken for one whose claims a damaged claim record took.
+    return absl::UnavailableError(absl::StrCat(
+        "pod ", pod.uid,
+        ": the ResourceClaims of its earlier admission are not unprepared yet; try again once "
+        "they are"));
   }
   if (registry_.IsLeaving(pod.uid)) {
     // Refused before (or cut short by a restart), and its devices' release failed then.
@@ -225,32 +234,42 @@ absl::Status PodAdmission::AllocateAndStore(const PodClaims& claims) {
   if (allocator_ == nullptr || claims.unallocated.empty()) return claims_->Add(claims);
   absl::MutexLock lock(&allocation_mu_);
   PodClaims allocated = claims;
-  if (absl::Status done = allocator_->Allocate(allocated, HeldClaims()); !done.ok()) {
+  absl::StatusOr<std::vector<dra::ResourceClaim>> held = HeldClaims(claims);
+  if (!held.ok()) return held.status();
+  if (absl::Status done = allocator_->Allocate(allocated, *held); !done.ok()) {
     return done;
   }
   return claims_->Add(allocated);
 }
 
-std::vector<dra::ResourceClaim> PodAdmission::HeldClaims() const {
+absl::StatusOr<std::vector<dra::ResourceClaim>> PodAdmission::HeldClaims(
+    const PodClaims& claims) const {
   std::vector<dra::ResourceClaim> held = claims_->Claims();
   std::set<std::pair<std::string, std::string>> stored;
   for (const dra::ResourceClaim& claim : held) stored.emplace(claim.namespace_name, claim.name);
+  std::set<std::pair<std::string, std::string>> brought_unallocated;
+  for (const kubeapi::ResourceClaim& claim : claims.unallocated) {
+    brought_unallocated.emplace(claim.metadata.namespace_name, claim.metadata.name);
+  }
   for (const dra::ClaimSnapshot& snapshot : dra_->Claims()) {
     const dra::ClaimInfoState& state = snapshot.state;
-    if (!state.driver_state.has_value() ||
-        stored.contains({state.namespace_name, state.claim_name})) {
-      continue;
+    if (stored.contains({state.namespace_name, state.claim_name})) continue;
+    if (brought_unallocated.contains({state.namespace_name, state.claim_name})) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "ResourceClaim ", state.namespace_name, "/", state.claim_name,
+          " came without an allocation, and is prepared for pods the claim record no longer "
+          "names: its allocation is not known; remove those pods first"));
     }
+    if (!state.driver_state.has_value()) continue;
     dra::ResourceClaim& claim = held.emplace_back();
     claim.namespace_name = state.namespace_name;
     claim.name = state.claim_name;
-    claim.uid = state.claim_uid;
     std::vector<dra::DeviceRequestAllocationResult>& results = claim.allocation.emplace();
     for (const auto& [driver, prepared] : *state.driver_state) {
       for (const dra::CheckpointDevice& device :
            prepared.devices.value_or(std::vector<dra::CheckpointDevice>{})) {
-        // Which share of the device, and how much of its capacity, the claim took is not in
-        // the state: the whole device is held, once per request it served.
+        // How much of the device's capacity the claim took is not in the state: the whole
+        // device is held (no share), once per request it served.
         const std::vector<std::string> requests =
             device.request_names.value_or(std::vector<std::string>{});
         for (const std::string& request :

@@ -83,7 +83,10 @@ class PodAdmission {
   // Admit admits `pod` (with its DRA half `claims`, when it uses ResourceClaims) and answers
   // every container's run options, init containers first. A pod already admitted with the
   // same containers and claims gets its options again; AlreadyExists if they differ or it was
-  // recovered from the checkpoint. Other errors: the device manager's, the topology policy's,
+  // recovered from the checkpoint; FailedPrecondition if its claims went with a damaged claim
+  // record (LostClaims). A new pod that uses no claim while the DRA manager's state still names
+  // its UID (an earlier admission refused, whose claims' unprepare failed) is Unavailable until
+  // SyncClaims has unprepared them. Other errors: the device manager's, the topology policy's,
   // the DRA manager's ("prepare dynamic resources: ...") or the records'; then nothing has
   // changed.
   absl::StatusOr<std::vector<ContainerOptions>> Admit(const devicemanager::Pod& pod,
@@ -110,7 +113,8 @@ class PodAdmission {
   // claims of a pod not prepared since the node started (a restart before SyncClaims came to
   // them) are prepared first, so that no container is handed the CDI devices of a claim its
   // driver has not prepared since (after a reboot the driver's CDI specs may be gone); the
-  // driver's error otherwise. So does admitting an admitted pod again.
+  // driver's error otherwise. So does admitting an admitted pod again. FailedPrecondition for a
+  // pod whose claims went with a damaged claim record (LostClaims).
   absl::StatusOr<devicemanager::RunContainerOptions> RunOptions(const std::string& pod_uid,
                                                                 const std::string& container);
 
@@ -168,11 +172,14 @@ class PodAdmission {
   // AllocateAndStore allocates the claims that came unallocated (when the node has an
   // allocator) and stores the pod's claims.
   absl::Status AllocateAndStore(const PodClaims& claims) ABSL_LOCKS_EXCLUDED(allocation_mu_);
-  // HeldClaims: the claims whose devices the node's allocator must leave alone: those the claim
-  // store keeps, and those the DRA manager's state names that the store does not (entries that
-  // went with a damaged claim record, or whose unprepare failed when their pod was refused),
-  // each holding its prepared devices whole.
-  std::vector<dra::ResourceClaim> HeldClaims() const;
+  // HeldClaims: the claims whose devices the node's allocator must leave alone, for allocating
+  // those `claims` brings unallocated: the ones the claim store keeps, and the ones the DRA
+  // manager's state names that the store does not (entries that went with a damaged claim
+  // record, or whose unprepare failed when their pod was refused), each holding its prepared
+  // devices whole, under no UID so that none is taken for a claim the node holds.
+  // FailedPrecondition when `claims` brings one of the latter unallocated: its allocation is
+  // not known.
+  absl::StatusOr<std::vector<dra::ResourceClaim>> HeldClaims(const PodClaims& claims) const;
   // ForgetClaims undoes what an admission did with the pod's claims.
   void ForgetClaims(const dra::Pod& claims);
   // Forget drops what the node keeps for a pod that was removed: its claims (`had_claims`),

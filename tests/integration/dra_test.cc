@@ -518,9 +518,10 @@ TEST(DraTest, ANodeWithoutASchedulerAllocatesClaimsFromItsDriversSlices) {
 
 // A damaged claim record (kept aside at the start) takes with it which claims the node
 // allocated, but not the devices the driver prepared for them: dra_manager_state names those,
-// and the node's allocator leaves them alone until their pod is removed. The pod's run options
-// say what was lost instead of leaving its device out. Before, the next claim got the device
-// the running pod's claim was prepared with.
+// and the node's allocator leaves them alone until their pod is removed (and refuses the lost
+// claim brought again unallocated). The pod's run options say what was lost instead of leaving
+// its device out. Before, the next claim got the device the running pod's claim was prepared
+// with.
 TEST(DraTest, ADamagedClaimRecordLeavesThePreparedDevicesHeld) {
   DaemonHarness h;
   const std::vector<std::string> flags = AllocatingNodeFlags(h, "");
@@ -551,6 +552,11 @@ TEST(DraTest, ADamagedClaimRecordLeavesThePreparedDevicesHeld) {
       h.Run({"pods", "options", "p1", "app", "--root-dir", h.Root()});
   EXPECT_EQ(options.exit_code, 1) << options.out;
   EXPECT_TRUE(absl::StrContains(options.err, "claim record no longer names")) << options.err;
+
+  // The lost claim brought again unallocated: its allocation is not known.
+  const testing::ProcessResult shared = h.Admit(unallocated("p4", "a"));
+  EXPECT_EQ(shared.exit_code, 1) << shared.out;
+  EXPECT_TRUE(absl::StrContains(shared.err, "its allocation is not known")) << shared.err;
 
   const testing::ProcessResult second = h.Admit(unallocated("p2", "b"));
   ASSERT_EQ(second.exit_code, 0) << second.err;

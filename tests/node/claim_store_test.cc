@@ -149,7 +149,6 @@ TEST(ClaimStoreTest, RefusesAClaimOfTheSameNameWithAnotherUidAndChangesNothing) 
   EXPECT_EQ(store.Revision(), revision) << "what PodResources keeps its List answer by";
 }
 
-// Revision (what PodResources keeps its List answer by) changes with every change stored.
 // Replace puts a pod's completed entry in place of its stored one (what an older record lacked,
 // filled in); an entry that names other claims, or a pod not stored, changes nothing.
 TEST(ClaimStoreTest, ReplaceTakesTheSamePodsEntryWithTheSameClaimsOnly) {
@@ -179,6 +178,7 @@ TEST(ClaimStoreTest, ReplaceTakesTheSamePodsEntryWithTheSameClaimsOnly) {
   EXPECT_TRUE(again.GetClaim("default", "a").ok());
 }
 
+// Revision (what PodResources keeps its List answer by) changes with every change stored.
 TEST(ClaimStoreTest, RevisionChangesWithWhatIsStored) {
   TempDir dir;
   ClaimStore store(dir.path(), nullptr);

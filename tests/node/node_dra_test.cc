@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -294,6 +295,41 @@ TEST_F(NodeDraTest, AFailedRemovalPreparesThePodsClaimsAgain) {
 
 // A removal whose unprepare the driver refuses leaves the pod admitted with a claim the driver
 // may have half undone: it is prepared again before its containers are handed it.
+// A refused pod whose claims the driver could not unprepare stays named in the DRA manager's
+// state until the sync unprepares them. The same UID admitted meanwhile without claims is
+// refused as not ready yet, rather than admitted and then taken for a pod whose claims a
+// damaged claim record took (its run options would fail from then on).
+TEST_F(NodeDraTest, APodAdmittedWithoutClaimsWaitsForItsEarlierClaimsUnprepare) {
+  RegisterDriver();
+  driver_->OnPrepare([](const draapi::v1::NodePrepareResourcesRequest& request) {
+    draapi::v1::NodePrepareResourcesResponse response;
+    for (const auto& claim : request.claims()) {
+      (*response.mutable_claims())[claim.uid()].set_error("no such GPU");
+    }
+    return response;
+  });
+  std::atomic<bool> busy = true;
+  driver_->OnUnprepare([&busy](const draapi::v1::NodeUnprepareResourcesRequest& request) {
+    draapi::v1::NodeUnprepareResourcesResponse response;
+    auto& result = (*response.mutable_claims())[request.claims(0).uid()];
+    if (busy) result.set_error("device busy");
+    return response;
+  });
+  ASSERT_FALSE(Admit(Manifest("p1", "gpu-a")).ok());
+  ASSERT_EQ(CheckpointedClaims(), std::vector<std::string>{"gpu-a"});
+  const std::string without_claims =
+      "metadata: {name: pod-p1, uid: p1}\nspec:\n  containers: [{name: app}]\n";
+  absl::StatusOr<std::vector<ContainerOptions>> admitted = Admit(without_claims);
+  EXPECT_EQ(admitted.status().code(), absl::StatusCode::kUnavailable) << admitted.status();
+  EXPECT_FALSE(node_->admission().RunOptions("p1", "app").ok()) << "not admitted";
+
+  busy = false;
+  ASSERT_TRUE(WaitFor([&] { return CheckpointedClaims().empty(); }));
+  admitted = Admit(without_claims);
+  ASSERT_TRUE(admitted.ok()) << admitted.status();
+  EXPECT_TRUE(node_->admission().RunOptions("p1", "app").ok());
+}
+
 TEST_F(NodeDraTest, ARemovalTheDriverRefusesPreparesTheClaimAgain) {
   RegisterDriver();
   ASSERT_TRUE(Admit(Manifest("p1", "gpu-a")).ok());
@@ -378,11 +414,6 @@ TEST_F(NodeDraTest, APodThatHoldsOnlyClaimsOutlivesACorruptPodRecord) {
   EXPECT_TRUE(CheckpointedClaims().empty());
 }
 
-// A sidecar (an init container with restartPolicy Always) that uses a claim is a sidecar again
-// when its pod is admitted again from the claim record after a corrupt pod record, so
-// PodResources lists it with its claim, as before the restart. Before, the claim record did not
-// keep the restart policy: the sidecar came back as a plain init container, which PodResources
-// does not list.
 // A damaged claim record is kept aside, and with it which containers of an admitted pod use
 // which claims. The pod's run options and its admission again say so, never the options without
 // its CDI devices (before: a container started without its device, and the admission again was
@@ -414,6 +445,11 @@ TEST_F(NodeDraTest, APodWhoseClaimsWentWithADamagedClaimRecordSaysSo) {
   EXPECT_EQ((*again)[0].options.cdi_devices, std::vector<std::string>{"gpu.example.com/gpu=gpu-a"});
 }
 
+// A sidecar (an init container with restartPolicy Always) that uses a claim is a sidecar again
+// when its pod is admitted again from the claim record after a corrupt pod record, so
+// PodResources lists it with its claim, as before the restart. Before, the claim record did not
+// keep the restart policy: the sidecar came back as a plain init container, which PodResources
+// does not list.
 TEST_F(NodeDraTest, ASidecarThatUsesAClaimStaysASidecarAfterACorruptPodRecord) {
   RegisterDriver();
   const std::string manifest = SidecarManifest();

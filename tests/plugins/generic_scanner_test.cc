@@ -262,7 +262,7 @@ groups:
 }
 
 // A device left out for its ID reads no NUMA node: a bad numa_node file of its fails no scan.
-// Before, it failed every scan, and the device that keeps the ID was served unhealthy.
+// Before, it failed every scan: the device that keeps the ID was never served.
 TEST_F(GenericScannerTest, ADeviceLeftOutForItsIdReadsNoNumaNode) {
   Touch("/dev/a_nvidia1");
   std::filesystem::create_directories(host_.dev_root() / "dev/a");
