@@ -30,6 +30,7 @@
 #include "node/manifest_fields.h"
 #include "node/node_metrics.h"
 #include "node/pod_admission.h"
+#include "node/pod_manifest.h"
 #include "node/pod_registry.h"
 #include "node/recording_checkpoint_store.h"
 #include "node/store_slice_wiper.h"
@@ -211,6 +212,47 @@ devicemanager::Pod PodOfClaims(const dra::Pod& stored) {
   return pod;
 }
 
+// CompleteClaimEntries gives the claim store's entries that an earlier devmgr wrote without an
+// init container's restart policy, or without the resources a container requests, those of the
+// pod the registry holds (not a recovered one: its containers are not all known), and writes
+// the record when one changed. Both follow from the pod, so an admission of it again finds its
+// entry the same, and its run options hand its containers the claims their resources map to.
+void CompleteClaimEntries(ClaimStore& claims, const PodRegistry& registry,
+                          const LoggerPtr& logger) {
+  bool changed = false;
+  for (const dra::Pod& stored : claims.Pods()) {
+    const std::optional<RegisteredPod> registered = registry.Find(stored.uid);
+    if (!registered.has_value() || registered->recovered) continue;
+    dra::Pod completed = stored;
+    for (auto* list : {&completed.init_containers, &completed.containers}) {
+      for (dra::Container& container : *list) {
+        const devicemanager::Container* known = registered->pod.FindContainer(container.name);
+        if (known == nullptr) continue;
+        if (container.restart_policy.empty() &&
+            known->type == devicemanager::ContainerType::kSidecar) {
+          container.restart_policy = "Always";
+        }
+        if (container.requested_resources.empty()) {
+          container.requested_resources = RequestedResources(*known);
+        }
+      }
+    }
+    if (completed == stored) continue;
+    if (absl::Status replaced = claims.Replace(completed); !replaced.ok()) {
+      DEVMGR_LOG(logger, warn, "A claim record entry of an earlier devmgr is kept as it was",
+                 "podUID", stored.uid, "err", replaced);
+      continue;
+    }
+    changed = true;
+  }
+  if (!changed) return;
+  // The entries are complete in memory; the record's next write carries them if this fails.
+  if (absl::Status written = claims.Flush(); !written.ok()) {
+    DEVMGR_LOG(logger, warn, "Failed to write the claim record with its entries completed", "err",
+               written);
+  }
+}
+
 }  // namespace
 
 // StartDra reads the claim store (forgetting the claims of pods the registry does not hold: an
@@ -232,6 +274,7 @@ absl::Status Node::StartDra(State& s) {
   if (absl::Status kept = s.claims->Retain({active.begin(), active.end()}); !kept.ok()) {
     return kept;
   }
+  CompleteClaimEntries(*s.claims, s.registry, options.logger);
   s.slices = std::make_unique<resourceslice::MemoryStore>();
   s.slices->SetNode(options.node_name, NewUid());
   s.slice_service = std::make_unique<resourceslice::StoreService>(*s.slices);

@@ -15,34 +15,6 @@ namespace devmgr::node {
 using devicemanager::Container;
 using devicemanager::Pod;
 
-namespace {
-
-// Completed: the DRA half the claim store holds for a pod admitted again, with what a record an
-// earlier devmgr wrote lacks taken from `wanted`: an init container's restart policy, and the
-// resources a container requests. Both follow from the pod itself, which the caller found
-// unchanged, so a stored entry without them is the same pod's.
-std::optional<dra::Pod> Completed(std::optional<dra::Pod> stored,
-                                  const std::optional<dra::Pod>& wanted) {
-  if (!stored.has_value() || !wanted.has_value()) return stored;
-  const auto complete = [](std::vector<dra::Container>& containers,
-                           const std::vector<dra::Container>& from) {
-    if (containers.size() != from.size()) return;
-    for (size_t i = 0; i < containers.size(); ++i) {
-      if (containers[i].restart_policy.empty()) {
-        containers[i].restart_policy = from[i].restart_policy;
-      }
-      if (containers[i].requested_resources.empty()) {
-        containers[i].requested_resources = from[i].requested_resources;
-      }
-    }
-  };
-  complete(stored->init_containers, wanted->init_containers);
-  complete(stored->containers, wanted->containers);
-  return stored;
-}
-
-}  // namespace
-
 PodAdmission::PodLock::PodLock(PodAdmission& owner, std::string uid)
     : owner_(owner), uid_(std::move(uid)) {
   absl::MutexLock lock(&owner_.locks_mu_);
@@ -76,17 +48,14 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
     if (!stored.has_value()) {
       if (absl::Status lost = LostClaims(pod.uid); !lost.ok()) return lost;
     }
-    if (existing->recovered || existing->pod != pod || Completed(stored, wanted) != wanted) {
+    if (existing->recovered || existing->pod != pod || stored != wanted) {
       return absl::AlreadyExistsError(absl::StrCat(
           "pod ", pod.uid, " is already admitted with other containers; remove it first"));
     }
     if (wanted.has_value()) {
       if (absl::Status prepared = PreparedSinceStart(*wanted); !prepared.ok()) return prepared;
     }
-    absl::StatusOr<std::vector<ContainerOptions>> options =
-        CollectOptions(pod, wanted.has_value() ? &*wanted : nullptr);
-    if (options.ok() && stored != wanted) RecordCompleted(*wanted);
-    return options;
+    return CollectOptions(pod, wanted.has_value() ? &*wanted : nullptr);
   }
   if (wanted.has_value() && (dra_ == nullptr || claims_ == nullptr)) {
     return absl::FailedPreconditionError(
@@ -298,15 +267,6 @@ void PodAdmission::ForgetClaims(const dra::Pod& claims) {
   if (absl::Status written = claims_->Flush(); !written.ok()) {
     DEVMGR_LOG(logger_, err, "Failed to forget a refused pod's claims durably", "podUID",
                claims.uid, "err", written);
-  }
-}
-
-void PodAdmission::RecordCompleted(const dra::Pod& claims) {
-  absl::Status written = claims_->Replace(claims);
-  if (written.ok()) written = claims_->Flush();
-  if (!written.ok()) {
-    DEVMGR_LOG(logger_, warn, "The claim record keeps an earlier devmgr's entry of the pod",
-               "podUID", claims.uid, "err", written);
   }
 }
 

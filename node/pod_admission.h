@@ -160,9 +160,6 @@ class PodAdmission {
   void Refused(const devicemanager::Pod& pod, absl::string_view reason, const absl::Status& status);
   // HoldsDevices: the device manager holds devices for some container of `pod`.
   bool HoldsDevices(const devicemanager::Pod& pod) const;
-  // RecordCompleted writes `claims` over the claim store's entry of the same pod that an earlier
-  // devmgr wrote without some of their fields; a failure is logged (the entry stays usable).
-  void RecordCompleted(const dra::Pod& claims);
   // LostClaims: FailedPrecondition for an admitted pod that the DRA manager's state names while
   // the claim store holds no claims of it (its entry went with a damaged claim record): its
   // containers' CDI devices cannot be told. OK for any other pod.

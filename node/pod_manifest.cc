@@ -117,9 +117,7 @@ absl::StatusOr<Container> ReadContainer(const YAML::Node& node, absl::string_vie
     }
   }
   container.devices = *std::move(limits);
-  for (const auto& [resource, count] : container.devices) {
-    if (count > 0) claims.requested_resources.push_back(resource);
-  }
+  claims.requested_resources = RequestedResources(container);
 
   claims.name = container.name;
   absl::StatusOr<std::vector<dra::ContainerClaim>> used =
@@ -293,6 +291,14 @@ absl::StatusOr<PodManifest> ReadStream(const std::vector<YAML::Node>& documents)
 constexpr size_t kMaxDocuments = 256;
 
 }  // namespace
+
+std::vector<std::string> RequestedResources(const devicemanager::Container& container) {
+  std::vector<std::string> requested;
+  for (const auto& [resource, count] : container.devices) {
+    if (count > 0) requested.push_back(resource);
+  }
+  return requested;
+}
 
 absl::StatusOr<PodManifest> ParsePodManifest(absl::string_view text) {
   const std::vector<std::string> parts = kubeapi::SplitYamlDocuments(text);

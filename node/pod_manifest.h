@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -37,5 +38,9 @@ struct PodManifest {
 // non-negative number, has a request without a limit, or a request that differs from its
 // limit (Kubernetes' rules for resources that cannot be overcommitted).
 absl::StatusOr<PodManifest> ParsePodManifest(absl::string_view text);
+
+// RequestedResources: the resources `container` requests a non-zero amount of, by name: its
+// DRA half's requested_resources.
+std::vector<std::string> RequestedResources(const devicemanager::Container& container);
 
 }  // namespace devmgr::node

@@ -478,9 +478,10 @@ TEST_F(NodeDraTest, ASidecarThatUsesAClaimStaysASidecarAfterACorruptPodRecord) {
 }
 
 // A pod admitted by a devmgr that did not keep restart policies, or the resources each container
-// requests, in the claim record is the same pod when it is admitted again with them: not refused
-// as one "already admitted with other containers". Its entry is written again with them, so that
-// a later start that reads it (after a corrupt pod record) knows its sidecar.
+// requests, in the claim record gets them back from the pod record at the next start, and its
+// entry is written again with them: a later start that reads it (after a corrupt pod record)
+// knows its sidecar, and the pod admitted again with them is the same pod, not refused as one
+// "already admitted with other containers".
 TEST_F(NodeDraTest, AnAdmittedSidecarRecordedWithoutItsPolicyIsTheSamePodAgain) {
   RegisterDriver();
   const std::string manifest = SidecarManifest("{limits: {example.com/other: 1}}");
@@ -499,13 +500,13 @@ TEST_F(NodeDraTest, AnAdmittedSidecarRecordedWithoutItsPolicyIsTheSamePodAgain) 
   }
   ASSERT_TRUE(root.Write(kClaimRecordName, older.dump()).ok());
   StartNode();
+  absl::StatusOr<std::string> rewritten = root.Read(kClaimRecordName);
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status();
+  EXPECT_EQ(*rewritten, *record);
   RegisterDriver();
   absl::StatusOr<std::vector<ContainerOptions>> again = Admit(manifest);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(driver_->unprepare_calls(), 0);
-  absl::StatusOr<std::string> rewritten = root.Read(kClaimRecordName);
-  ASSERT_TRUE(rewritten.ok()) << rewritten.status();
-  EXPECT_EQ(*rewritten, *record);
 }
 
 TEST_F(NodeDraTest, AdmittingTheSamePodAgainAnswersItsOptionsAndOtherClaimsAreRefused) {
