@@ -224,10 +224,20 @@ absl::StatusOr<std::vector<dra::ResourceClaim>> PodAdmission::HeldClaims(
     const dra::ClaimInfoState& state = snapshot.state;
     if (stored.contains({state.namespace_name, state.claim_name})) continue;
     if (brought_unallocated.contains({state.namespace_name, state.claim_name})) {
+      const std::set<std::string> pods = state.pod_uids.value_or(std::set<std::string>{});
+      const bool admitted = absl::c_any_of(
+          pods, [this](const std::string& uid) { return registry_.Find(uid).has_value(); });
+      if (!admitted) {
+        // A refused pod's, whose unprepare failed: the sync unprepares it.
+        return absl::UnavailableError(absl::StrCat(
+            "ResourceClaim ", state.namespace_name, "/", state.claim_name,
+            " came without an allocation, and is not unprepared yet for pods that are gone; try "
+            "again once it is"));
+      }
       return absl::FailedPreconditionError(absl::StrCat(
           "ResourceClaim ", state.namespace_name, "/", state.claim_name,
-          " came without an allocation, and is prepared for pods the claim record no longer "
-          "names: its allocation is not known; remove those pods first"));
+          " came without an allocation, and is prepared for pods the claim record does not name: "
+          "its allocation is not known; remove those pods first"));
     }
     if (!state.driver_state.has_value()) continue;
     dra::ResourceClaim& claim = held.emplace_back();
@@ -277,8 +287,8 @@ absl::Status PodAdmission::LostClaims(const std::string& pod_uid) const {
   }
   return absl::FailedPreconditionError(absl::StrCat(
       "pod ", pod_uid,
-      " holds ResourceClaims that the claim record no longer names (a damaged record is kept "
-      "aside with a \"",
+      " holds ResourceClaims that the DRA manager's state names and the claim record does not (a "
+      "claim record found damaged is kept aside with a \"",
       kDamagedCopySuffix,
       "\" suffix), so which of its containers use them is unknown; remove the pod and admit it "
       "again"));

@@ -161,7 +161,8 @@ class PodAdmission {
   // HoldsDevices: the device manager holds devices for some container of `pod`.
   bool HoldsDevices(const devicemanager::Pod& pod) const;
   // LostClaims: FailedPrecondition for an admitted pod that the DRA manager's state names while
-  // the claim store holds no claims of it (its entry went with a damaged claim record): its
+  // the claim store holds no claims of it (its entry went with a damaged claim record, or an
+  // earlier devmgr admitted its UID without claims while the state still named it): its
   // containers' CDI devices cannot be told. OK for any other pod.
   absl::Status LostClaims(const std::string& pod_uid) const;
   // StoredClaims: the DRA half the claim store holds for the pod.
@@ -174,8 +175,9 @@ class PodAdmission {
   // manager's state names that the store does not (entries that went with a damaged claim
   // record, or whose unprepare failed when their pod was refused), each holding its prepared
   // devices whole, under no UID so that none is taken for a claim the node holds.
-  // FailedPrecondition when `claims` brings one of the latter unallocated: its allocation is
-  // not known.
+  // When `claims` brings one of the latter unallocated, whose allocation is not known:
+  // FailedPrecondition while a pod that uses it is admitted, Unavailable once none is (the sync
+  // unprepares it).
   absl::StatusOr<std::vector<dra::ResourceClaim>> HeldClaims(const PodClaims& claims) const;
   // ForgetClaims undoes what an admission did with the pod's claims.
   void ForgetClaims(const dra::Pod& claims);

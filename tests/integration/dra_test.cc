@@ -551,7 +551,7 @@ TEST(DraTest, ADamagedClaimRecordLeavesThePreparedDevicesHeld) {
   const testing::ProcessResult options =
       h.Run({"pods", "options", "p1", "app", "--root-dir", h.Root()});
   EXPECT_EQ(options.exit_code, 1) << options.out;
-  EXPECT_TRUE(absl::StrContains(options.err, "claim record no longer names")) << options.err;
+  EXPECT_TRUE(absl::StrContains(options.err, "the claim record does not")) << options.err;
 
   // The lost claim brought again unallocated: its allocation is not known.
   const testing::ProcessResult shared = h.Admit(unallocated("p4", "a"));

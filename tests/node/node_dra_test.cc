@@ -54,9 +54,7 @@ std::string Manifest(const std::string& pod_uid, const std::string& claim, bool 
 }
 
 // Pod p1 whose sidecar "proxy" uses claim gpu-a, which the manifest brings, and whose app
-// container uses none.
-// SidecarManifest: pod p1, whose sidecar uses claim gpu-a; `app_resources` is its app
-// container's resources.
+// container uses none; `app_resources` is the app container's resources.
 std::string SidecarManifest(absl::string_view app_resources = "{}") {
   return absl::StrCat(
       "metadata: {name: pod-p1, uid: p1}\n",
@@ -293,8 +291,6 @@ TEST_F(NodeDraTest, AFailedRemovalPreparesThePodsClaimsAgain) {
   EXPECT_EQ(driver_->unprepare_calls(), 2);
 }
 
-// A removal whose unprepare the driver refuses leaves the pod admitted with a claim the driver
-// may have half undone: it is prepared again before its containers are handed it.
 // A refused pod whose claims the driver could not unprepare stays named in the DRA manager's
 // state until the sync unprepares them. The same UID admitted meanwhile without claims is
 // refused as not ready yet, rather than admitted and then taken for a pod whose claims a
@@ -330,6 +326,8 @@ TEST_F(NodeDraTest, APodAdmittedWithoutClaimsWaitsForItsEarlierClaimsUnprepare) 
   EXPECT_TRUE(node_->admission().RunOptions("p1", "app").ok());
 }
 
+// A removal whose unprepare the driver refuses leaves the pod admitted with a claim the driver
+// may have half undone: it is prepared again before its containers are handed it.
 TEST_F(NodeDraTest, ARemovalTheDriverRefusesPreparesTheClaimAgain) {
   RegisterDriver();
   ASSERT_TRUE(Admit(Manifest("p1", "gpu-a")).ok());
@@ -430,8 +428,9 @@ TEST_F(NodeDraTest, APodWhoseClaimsWentWithADamagedClaimRecordSaysSo) {
       node_->admission().RunOptions("p1", "app");
   EXPECT_EQ(options.status().code(), absl::StatusCode::kFailedPrecondition) << options.status();
   EXPECT_THAT(options.status().message(),
-              ::testing::HasSubstr("claim record no longer names (a damaged record is kept aside "
-                                   "with a \".corrupt\" suffix)"));
+              ::testing::HasSubstr("that the DRA manager's state names and the claim record does "
+                                   "not (a claim record found damaged is kept aside with a "
+                                   "\".corrupt\" suffix)"));
   absl::StatusOr<std::vector<ContainerOptions>> again = Admit(Manifest("p1", "gpu-a"));
   EXPECT_EQ(again.status(), options.status());
   EXPECT_EQ(driver_->unprepare_calls(), 0);
