@@ -462,6 +462,16 @@ bool Published(const DaemonHarness& h, const std::string& device) {
       20s);
 }
 
+// Pod UID `uid` with claim `claim` (uid "uid-<claim>"), which asks for one device of kGpu's class
+// and comes without status: the node allocates it.
+std::string Unallocated(const std::string& uid, const std::string& claim) {
+  return PodWithClaims(uid, {claim}) +
+         absl::StrCat("---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
+                      "metadata: {name: ", claim, ", uid: uid-", claim, "}\n",
+                      "spec: {devices: {requests: [{name: req, exactly: {deviceClassName: ", kGpu,
+                      "}}]}}\n");
+}
+
 // A node without a scheduler: a claim that comes with its pod without status.allocation is
 // allocated by `devmgr serve` from the ResourceSlices its driver published and the DeviceClasses
 // of --device-classes, then prepared by the driver, which reads the allocation from the daemon.
@@ -477,29 +487,21 @@ TEST(DraTest, ANodeWithoutASchedulerAllocatesClaimsFromItsDriversSlices) {
   // Allocation reads the published slices: wait for both devices.
   ASSERT_TRUE(Published(h, "dev-1"));
 
-  // The claim asks for one device of the class; no status.
-  auto unallocated = [](const std::string& uid, const std::string& claim) {
-    return PodWithClaims(uid, {claim}) +
-           absl::StrCat("---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
-                        "metadata: {name: ", claim, ", uid: uid-", claim, "}\n",
-                        "spec: {devices: {requests: [{name: req, exactly: {deviceClassName: ", kGpu,
-                        "}}]}}\n");
-  };
-  const testing::ProcessResult first = h.Admit(unallocated("p1", "a"));
+  const testing::ProcessResult first = h.Admit(Unallocated("p1", "a"));
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_TRUE(absl::StrContains(first.out, "gpu.example.com/device=dev-0")) << first.out;
-  const testing::ProcessResult second = h.Admit(unallocated("p2", "b"));
+  const testing::ProcessResult second = h.Admit(Unallocated("p2", "b"));
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_TRUE(absl::StrContains(second.out, "gpu.example.com/device=dev-1")) << second.out;
 
-  const testing::ProcessResult third = h.Admit(unallocated("p3", "c"));
+  const testing::ProcessResult third = h.Admit(Unallocated("p3", "c"));
   EXPECT_EQ(third.exit_code, 1) << third.err;
   EXPECT_TRUE(absl::StrContains(third.err, "cannot allocate all claims")) << third.err;
   EXPECT_EQ(h.ListPods().value("pods", Json::array()).size(), 2u);
   EXPECT_EQ(Claims(h).size(), 2u) << Claims(h).dump();
 
   ASSERT_EQ(h.Remove("p1").exit_code, 0);
-  const testing::ProcessResult again = h.Admit(unallocated("p3", "c"));
+  const testing::ProcessResult again = h.Admit(Unallocated("p3", "c"));
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_TRUE(absl::StrContains(again.out, "gpu.example.com/device=dev-0")) << again.out;
 
@@ -511,7 +513,7 @@ TEST(DraTest, ANodeWithoutASchedulerAllocatesClaimsFromItsDriversSlices) {
   const testing::ProcessResult options =
       h.Run({"pods", "options", "p3", "app", "--root-dir", h.Root()});
   EXPECT_TRUE(absl::StrContains(options.out, "gpu.example.com/device=dev-0")) << options.out;
-  const testing::ProcessResult fourth = h.Admit(unallocated("p4", "d"));
+  const testing::ProcessResult fourth = h.Admit(Unallocated("p4", "d"));
   EXPECT_EQ(fourth.exit_code, 1) << fourth.out;
   EXPECT_TRUE(absl::StrContains(fourth.err, "cannot allocate all claims")) << fourth.err;
 }
@@ -530,14 +532,7 @@ TEST(DraTest, ADamagedClaimRecordLeavesThePreparedDevicesHeld) {
   auto gpu = h.StartDraDriver(kGpu, 2);
   ASSERT_TRUE(DriversRegistered(h, {kGpu}));
   ASSERT_TRUE(Published(h, "dev-1"));
-  auto unallocated = [](const std::string& uid, const std::string& claim) {
-    return PodWithClaims(uid, {claim}) +
-           absl::StrCat("---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
-                        "metadata: {name: ", claim, ", uid: uid-", claim, "}\n",
-                        "spec: {devices: {requests: [{name: req, exactly: {deviceClassName: ", kGpu,
-                        "}}]}}\n");
-  };
-  const testing::ProcessResult first = h.Admit(unallocated("p1", "a"));
+  const testing::ProcessResult first = h.Admit(Unallocated("p1", "a"));
   ASSERT_EQ(first.exit_code, 0) << first.err;
   ASSERT_TRUE(absl::StrContains(first.out, "gpu.example.com/device=dev-0")) << first.out;
 
@@ -554,21 +549,21 @@ TEST(DraTest, ADamagedClaimRecordLeavesThePreparedDevicesHeld) {
   EXPECT_TRUE(absl::StrContains(options.err, "the claim record does not")) << options.err;
 
   // The lost claim brought again unallocated: its allocation is not known.
-  const testing::ProcessResult shared = h.Admit(unallocated("p4", "a"));
+  const testing::ProcessResult shared = h.Admit(Unallocated("p4", "a"));
   EXPECT_EQ(shared.exit_code, 1) << shared.out;
   EXPECT_TRUE(absl::StrContains(shared.err, "its allocation is not known")) << shared.err;
 
-  const testing::ProcessResult second = h.Admit(unallocated("p2", "b"));
+  const testing::ProcessResult second = h.Admit(Unallocated("p2", "b"));
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_TRUE(absl::StrContains(second.out, "gpu.example.com/device=dev-1")) << second.out;
-  const testing::ProcessResult third = h.Admit(unallocated("p3", "c"));
+  const testing::ProcessResult third = h.Admit(Unallocated("p3", "c"));
   EXPECT_EQ(third.exit_code, 1) << third.out;
   EXPECT_TRUE(absl::StrContains(third.err, "cannot allocate all claims")) << third.err;
 
   // Removed, the pod's claim is unprepared (its pod is gone) and its device is free again.
   ASSERT_EQ(h.Remove("p1").exit_code, 0);
   ASSERT_TRUE(WaitFor([&] { return Claims(h).size() == 1; }, 20s)) << Claims(h).dump();
-  const testing::ProcessResult again = h.Admit(unallocated("p3", "c"));
+  const testing::ProcessResult again = h.Admit(Unallocated("p3", "c"));
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_TRUE(absl::StrContains(again.out, "gpu.example.com/device=dev-0")) << again.out;
 }

@@ -73,6 +73,17 @@ FakeDriver::PrepareFn PrepareDev0() {
   return ::devmgr::testing::OneDeviceEach("node", "dev-0", "gpu", absl::StrCat(kDriver, "/gpu"));
 }
 
+// Each claim's prepare fails with `error`.
+FakeDriver::PrepareFn PrepareFails(const std::string& error) {
+  return [error](const draapi::v1::NodePrepareResourcesRequest& request) {
+    draapi::v1::NodePrepareResourcesResponse response;
+    for (const auto& claim : request.claims()) {
+      (*response.mutable_claims())[claim.uid()].set_error(error);
+    }
+    return response;
+  };
+}
+
 class NodeDraTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -225,13 +236,7 @@ TEST_F(NodeDraTest, AMissingDriverRefusesThePodWithoutATrace) {
 
 TEST_F(NodeDraTest, ADriverErrorRefusesThePodAndUnpreparesWhatWasRecorded) {
   RegisterDriver();
-  driver_->OnPrepare([](const draapi::v1::NodePrepareResourcesRequest& request) {
-    draapi::v1::NodePrepareResourcesResponse response;
-    for (const auto& claim : request.claims()) {
-      (*response.mutable_claims())[claim.uid()].set_error("no such GPU");
-    }
-    return response;
-  });
+  driver_->OnPrepare(PrepareFails("no such GPU"));
   absl::StatusOr<std::vector<ContainerOptions>> admitted = Admit(Manifest("p1", "gpu-a"));
   ASSERT_FALSE(admitted.ok());
   EXPECT_EQ(admitted.status().message(),
@@ -297,13 +302,7 @@ TEST_F(NodeDraTest, AFailedRemovalPreparesThePodsClaimsAgain) {
 // damaged claim record took (its run options would fail from then on).
 TEST_F(NodeDraTest, APodAdmittedWithoutClaimsWaitsForItsEarlierClaimsUnprepare) {
   RegisterDriver();
-  driver_->OnPrepare([](const draapi::v1::NodePrepareResourcesRequest& request) {
-    draapi::v1::NodePrepareResourcesResponse response;
-    for (const auto& claim : request.claims()) {
-      (*response.mutable_claims())[claim.uid()].set_error("no such GPU");
-    }
-    return response;
-  });
+  driver_->OnPrepare(PrepareFails("no such GPU"));
   std::atomic<bool> busy = true;
   driver_->OnUnprepare([&busy](const draapi::v1::NodeUnprepareResourcesRequest& request) {
     draapi::v1::NodeUnprepareResourcesResponse response;
