@@ -142,10 +142,16 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options)
       }
       return manager;
     }
+    // Starting empty writes a new checkpoint over the name: a file that cannot be kept aside
+    // first stops the start instead of being lost.
     absl::StatusOr<std::string> aside = MoveDamagedAside(manager->store_, kCheckpointName);
+    if (!aside.ok()) {
+      return absl::Status(aside.status().code(),
+                          absl::StrCat("cannot move aside the unusable DRA checkpoint (",
+                                       data.status().message(), "): ", aside.status().message()));
+    }
     DEVMGR_LOG(manager->options_.logger, err, "DRA checkpoint is unusable, starting empty", "err",
-               data.status(), "keptAs", aside.ok() ? *aside : std::string(kCheckpointName),
-               "moveErr", aside.status());
+               data.status(), "keptAs", *aside);
   }
   // As the kubelet: a new checkpoint holds a nil list.
   if (absl::Status written = manager->store_.Write(

@@ -18,7 +18,7 @@
 // After a restart the claims are known again but not prepared: the next PrepareResources calls
 // the drivers again (they must be idempotent), as upstream. A corrupt file is renamed
 // `dra_manager_state.corrupt` (or `.corrupt.N` beside earlier copies), logged, and the manager
-// starts empty.
+// starts empty; one that cannot be renamed fails Create and is left as it was.
 //
 // Drivers register through the plugin watcher (type "DRAPlugin"); drivers() takes the watcher's
 // handler calls.

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -21,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "common/damaged_copy.h"
 #include "common/file_store.h"
 #include "common/status.h"
 #include "tests/dra/fake_driver.h"
@@ -916,6 +918,28 @@ TEST_F(DraManagerTest, CorruptCheckpointIsKeptAsideAndStartsEmpty) {
   EXPECT_EQ(*store.Read("dra_manager_state.corrupt"), "{\"Data\":\"x\",\"Checksum\":1}");
   EXPECT_EQ(*store.Read("dra_manager_state.corrupt.1"), "{\"Data\":\"y\",\"Checksum\":2}");
   EXPECT_EQ(Checkpoint(), CheckpointData{});
+}
+
+// Starting empty writes a new checkpoint: a damaged one whose rename fails (here every copy's
+// name is a folder with a file in it) stops Create and stays as it was, never written over.
+TEST_F(DraManagerTest, ACorruptCheckpointThatCannotBeKeptAsideIsNotWrittenOver) {
+  manager_.reset();
+  FileStore store(dir_.path());
+  const std::string damaged = "{\"Data\":\"x\",\"Checksum\":1}";
+  ASSERT_TRUE(store.Write(kCheckpointName, damaged).ok());
+  for (const std::string& copy : DamagedCopyNames(kCheckpointName)) {
+    std::filesystem::create_directory(dir_.Sub(copy));
+    ASSERT_TRUE(FileStore(dir_.Sub(copy)).Write("taken", "").ok());
+  }
+  ManagerOptions options;
+  options.state_dir = dir_.path();
+  options.claims = &claims_;
+  absl::StatusOr<std::unique_ptr<Manager>> manager = Manager::Create(std::move(options));
+  ASSERT_FALSE(manager.ok());
+  EXPECT_TRUE(absl::StrContains(manager.status().message(),
+                                "cannot move aside the unusable DRA checkpoint"))
+      << manager.status();
+  EXPECT_EQ(*store.Read(kCheckpointName), damaged);
 }
 
 // A checkpoint write killed before its rename leaves a temporary file in the state folder:
