@@ -60,13 +60,16 @@ struct WatcherOptions {
   absl::Duration initial_backoff = absl::Milliseconds(500);
   absl::Duration max_backoff = absl::Minutes(2) + absl::Seconds(2);
 
-  // Worker threads for handshakes and handler calls: at most this many plugins are handled at
-  // once; the others wait their turn. A plugin that never answers holds a worker for at most
-  // dial_timeout + get_info_timeout per attempt, and is then in back-off (a socket nobody
-  // listens on, for a second: RegistrationClient::Dial); the handler's own work comes on top (a
-  // device plugin's registration dials the service socket the plugin names, for up to the
-  // device manager's dial timeout, also when nothing is there yet).
-  int workers = 4;
+  // Threads for handshakes and handler calls, each started for an operation and ended when no
+  // other waits: at most this many plugins are handled at once, the others wait their turn.
+  // Upstream gives each socket's operation a goroutine, without a limit; this one is far above
+  // the plugins a node runs, so that plugins that hang do not delay the others, and bounds the
+  // threads a folder of hung sockets can make. A plugin that never answers holds a thread for
+  // at most dial_timeout + get_info_timeout per attempt, and is then in back-off (a socket
+  // nobody listens on, for a second: RegistrationClient::Dial); the handler's own work comes on
+  // top (a device plugin's registration dials the service socket the plugin names, for up to
+  // the device manager's dial timeout, also when nothing is there yet).
+  int workers = 64;
   // The longest PluginInfo.name accepted: a qualified name, a DNS subdomain prefix (253) plus
   // "/" plus a name (63).
   size_t max_name_bytes = 317;

@@ -1,7 +1,6 @@
 #include "pluginwatcher/watcher_impl.h"
 
 #include <algorithm>
-#include <boost/asio/post.hpp>
 #include <chrono>
 #include <utility>
 
@@ -54,7 +53,7 @@ absl::Status WatcherImpl::Start() {
   }
   DEVMGR_LOG(options_.logger, info, "Plugin Watcher Start", "path", options_.registry_dir.string());
   loop_ = std::make_unique<EventLoop>();
-  workers_ = std::make_unique<boost::asio::thread_pool>(static_cast<size_t>(options_.workers));
+  workers_ = std::make_unique<OperationThreads>(static_cast<size_t>(options_.workers));
   retry_timer_ = std::make_unique<boost::asio::steady_timer>(loop_->context());
   tree_ = std::make_unique<InotifyTree>(
       loop_->context(), options_.registry_dir,
@@ -88,7 +87,7 @@ void WatcherImpl::Stop() {
   }
   // Operations still queued see stopping_ and return at once; those running end within a
   // moment, their handshakes cancelled, unless a handler call is in progress.
-  if (workers_ != nullptr) workers_->join();
+  if (workers_ != nullptr) workers_->Join();
   if (loop_ != nullptr) loop_->Stop();
   tree_.reset();  // closes the inotify descriptor
   retry_timer_.reset();
@@ -209,9 +208,8 @@ void WatcherImpl::StartOperationLocked(const std::string& path, absl::Time now,
     }
   }
   in_flight_.insert(path);
-  boost::asio::post(*workers_, [this, path, operation = std::move(operation)] {
-    FinishOperation(path, operation());
-  });
+  workers_->Post(
+      [this, path, operation = std::move(operation)] { FinishOperation(path, operation()); });
 }
 
 void WatcherImpl::ArmRetryTimer(absl::Time when) {

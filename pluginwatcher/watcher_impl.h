@@ -8,7 +8,6 @@
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -22,6 +21,7 @@
 #include "common/event_loop.h"
 #include "pluginwatcher/backoff.h"
 #include "pluginwatcher/inotify_tree.h"
+#include "pluginwatcher/operation_threads.h"
 #include "pluginwatcher/registration_client.h"
 #include "pluginwatcher/watcher.h"
 
@@ -110,7 +110,7 @@ class WatcherImpl final : public Watcher {
   std::unique_ptr<boost::asio::steady_timer> retry_timer_;
   absl::Time retry_at_ = absl::InfiniteFuture();
   std::unique_ptr<InotifyTree> tree_;
-  std::unique_ptr<boost::asio::thread_pool> workers_;
+  std::unique_ptr<OperationThreads> workers_;
 };
 
 }  // namespace devmgr::pluginwatcher

@@ -6,11 +6,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "tests/pluginwatcher/watcher_test_env.h"
 
 namespace devmgr::testing {
@@ -227,6 +230,38 @@ TEST_F(OperationGeneratorTest, SocketsNobodyListensOnDoNotHoldTheWorkers) {
   ASSERT_TRUE(WaitFor([&] { return InDesiredState(Socket("gone-0.sock")); }, kWait));
   ExpectOthersStillServed();
   EXPECT_FALSE(InActualState(Socket("gone-0.sock")));
+}
+
+// Upstream runs each socket's operation on a goroutine of its own: plugins whose handler calls
+// hang (here five, in ValidatePlugin) hold up no other plugin's registration. Before, four
+// worker threads were all there was, and a fifth plugin waited for one of them.
+TEST_F(OperationGeneratorTest, PluginsWhoseHandlerCallsHangDoNotHoldUpOthers) {
+  constexpr int kHung = 5;
+  struct Held {
+    std::atomic<int> calls{0};
+    absl::Notification release;
+  };
+  auto held = std::make_shared<Held>();
+  handler_.OnValidate([held] {
+    if (held->calls.fetch_add(1) < kHung) held->release.WaitForNotification();
+  });
+  const absl::Cleanup release = [held] {
+    if (!held->release.HasBeenNotified()) held->release.Notify();
+  };
+  StartWatcher();
+  std::vector<std::unique_ptr<FakeRegistrationPlugin>> hung;
+  for (int i = 0; i < kHung; ++i) {
+    hung.push_back(ServeDevicePlugin(Socket(absl::StrCat("hung-", i, ".sock")),
+                                     absl::StrCat("example.com/hung-", i)));
+  }
+  ASSERT_TRUE(WaitFor([&] { return held->calls.load() >= kHung; }, kWait))
+      << held->calls.load() << " of " << kHung << " plugins reached ValidatePlugin";
+  ExpectOthersStillServed();
+
+  held->release.Notify();
+  for (const auto& plugin : hung) {
+    EXPECT_TRUE(WaitFor([&] { return plugin->registered(); }, kWait));
+  }
 }
 
 TEST_F(OperationGeneratorTest, StopCancelsADialInProgress) {

@@ -1,0 +1,57 @@
+// OperationThreads: runs the watcher's operations (handshakes and handler calls), each on a
+// thread started for it, up to a limit; an operation posted with every thread busy waits for
+// the first one free. A thread ends as soon as nothing waits, so an idle watcher holds none.
+//
+// Upstream runs every socket's operation on a goroutine of its own, without a limit: a plugin
+// that hangs in its handshake, or whose handler call waits for its service socket, never delays
+// another's. The limit keeps that for any number of plugins a node runs, while a folder filled
+// with thousands of hung sockets cannot make thousands of threads.
+//
+// Thread-safe. Join waits for every operation posted before it, then lets no more run.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <list>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
+namespace devmgr::pluginwatcher {
+
+class OperationThreads {
+ public:
+  explicit OperationThreads(size_t max_threads);
+  ~OperationThreads();
+
+  OperationThreads(const OperationThreads&) = delete;
+  OperationThreads& operator=(const OperationThreads&) = delete;
+
+  // Post runs `operation` on a thread of its own, or once a thread is free; after Join, never.
+  void Post(std::function<void()> operation) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Join runs what is posted and waits for every thread to end. Blocks.
+  void Join() ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  struct Worker {
+    std::thread thread;
+    bool done = false;
+  };
+
+  // Run: a thread's loop, taking operations until none waits.
+  void Run(Worker& self) ABSL_LOCKS_EXCLUDED(mu_);
+
+  const size_t max_threads_;
+  absl::Mutex mu_;
+  std::deque<std::function<void()>> waiting_ ABSL_GUARDED_BY(mu_);
+  // Stable addresses: each thread marks its own entry done as its last step under mu_, and the
+  // next Post or Join joins and drops it.
+  std::list<Worker> workers_ ABSL_GUARDED_BY(mu_);
+  size_t running_ ABSL_GUARDED_BY(mu_) = 0;
+  bool joined_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace devmgr::pluginwatcher
