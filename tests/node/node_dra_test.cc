@@ -221,6 +221,51 @@ TEST_F(NodeDraTest, PodResourcesListsTheDynamicResources) {
   EXPECT_EQ(resource.claim_resources(0).cdi_devices(0).name(), "gpu.example.com/gpu=gpu-a");
 }
 
+// A claim of two devices, each request named by the container once: PodResources lists the
+// claim once, and each device with its own CDI IDs. The kubelet (1.35) lists the claim once per
+// reference (twice here, the same entry) and gives each device the CDI IDs of the driver's
+// devices before it too; README.md says why devmgr does not.
+TEST_F(NodeDraTest, PodResourcesListsAClaimOnceAndEachDeviceWithItsOwnCdiIds) {
+  driver_->OnPrepare([](const draapi::v1::NodePrepareResourcesRequest& prepare) {
+    draapi::v1::NodePrepareResourcesResponse response;
+    for (const auto& claim : prepare.claims()) {
+      for (const std::string device : {"dev-0", "dev-1"}) {
+        auto* answer = (*response.mutable_claims())[claim.uid()].add_devices();
+        answer->set_pool_name("node");
+        answer->set_device_name(device);
+        answer->add_request_names(device == "dev-0" ? "gpu" : "nic");
+        answer->add_cdi_device_ids(absl::StrCat(kDriver, "/gpu=", device));
+      }
+    }
+    return response;
+  });
+  RegisterDriver();
+  const std::string manifest = absl::StrCat(
+      "metadata: {name: pod-p1, uid: p1}\n",
+      "spec:\n  resourceClaims: [{name: both, resourceClaimName: gpu-a}]\n",
+      "  containers: [{name: app, resources: {claims: [{name: both, request: gpu}, {name: both, "
+      "request: nic}]}}]\n",
+      "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
+      "metadata: {name: gpu-a, uid: uid-gpu-a}\n",
+      "status: {allocation: {devices: {results: [{request: gpu, driver: ", kDriver,
+      ", pool: node, device: dev-0}, {request: nic, driver: ", kDriver,
+      ", pool: node, device: dev-1}]}}}\n");
+  ASSERT_TRUE(Admit(manifest).ok());
+  ::v1::ListPodResourcesResponse response;
+  ASSERT_NO_FATAL_FAILURE(ListPodResources(response));
+  ASSERT_EQ(response.pod_resources_size(), 1);
+  const ::v1::ContainerResources& app = response.pod_resources(0).containers(0);
+  ASSERT_EQ(app.dynamic_resources_size(), 1);
+  const ::v1::DynamicResource& resource = app.dynamic_resources(0);
+  EXPECT_EQ(resource.claim_name(), "gpu-a");
+  ASSERT_EQ(resource.claim_resources_size(), 2);
+  for (int i = 0; i < 2; ++i) {
+    const ::v1::ClaimResource& device = resource.claim_resources(i);
+    ASSERT_EQ(device.cdi_devices_size(), 1) << device.device_name();
+    EXPECT_EQ(device.cdi_devices(0).name(), absl::StrCat(kDriver, "/gpu=", device.device_name()));
+  }
+}
+
 TEST_F(NodeDraTest, AMissingDriverRefusesThePodWithoutATrace) {
   absl::StatusOr<std::vector<ContainerOptions>> admitted = Admit(Manifest("p1", "gpu-a"));
   ASSERT_FALSE(admitted.ok());
