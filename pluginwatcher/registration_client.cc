@@ -102,10 +102,9 @@ absl::Status RegistrationClient::Dial(absl::Duration timeout) {
 }
 
 template <typename Call>
-absl::Status RegistrationClient::RunCall(absl::Duration timeout, bool wait_for_ready, Call&& call) {
+absl::Status RegistrationClient::RunCall(absl::Duration timeout, Call&& call) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
-  context.set_wait_for_ready(wait_for_ready);
   {
     absl::MutexLock lock(&mu_);
     if (cancelled_) return absl::CancelledError("registration handshake cancelled");
@@ -121,10 +120,9 @@ absl::Status RegistrationClient::RunCall(absl::Duration timeout, bool wait_for_r
 
 absl::StatusOr<pluginregistration::PluginInfo> RegistrationClient::GetInfo(absl::Duration timeout) {
   pluginregistration::PluginInfo info;
-  absl::Status status =
-      RunCall(timeout, /*wait_for_ready=*/false, [&](grpc::ClientContext& context) {
-        return stub_->GetInfo(&context, pluginregistration::InfoRequest(), &info);
-      });
+  absl::Status status = RunCall(timeout, [&](grpc::ClientContext& context) {
+    return stub_->GetInfo(&context, pluginregistration::InfoRequest(), &info);
+  });
   if (!status.ok()) return status;
   return info;
 }
@@ -135,7 +133,7 @@ absl::Status RegistrationClient::NotifyRegistrationStatus(bool registered, const
   request.set_plugin_registered(registered);
   request.set_error(error);
   pluginregistration::RegistrationStatusResponse response;
-  return RunCall(timeout, /*wait_for_ready=*/true, [&](grpc::ClientContext& context) {
+  return RunCall(timeout, [&](grpc::ClientContext& context) {
     return stub_->NotifyRegistrationStatus(&context, request, &response);
   });
 }

@@ -40,8 +40,8 @@ class RegistrationClient {
 
   // GetInfo and NotifyRegistrationStatus: unary calls with a deadline of `timeout`. Block; the
   // plugin's gRPC status on failure, Cancelled after Cancel. Only after a successful Dial.
-  // NotifyRegistrationStatus waits for the connection to be ready again (as upstream's
-  // grpc.WaitForReady), because a handler may take long enough for it to have gone idle.
+  // Neither waits for a lost connection to come back (upstream sets no WaitForReady): a plugin
+  // that is gone fails the call at once.
   absl::StatusOr<pluginregistration::PluginInfo> GetInfo(absl::Duration timeout);
   absl::Status NotifyRegistrationStatus(bool registered, const std::string& error,
                                         absl::Duration timeout);
@@ -53,7 +53,7 @@ class RegistrationClient {
  private:
   // Runs `call` with a context that Cancel can reach.
   template <typename Call>
-  absl::Status RunCall(absl::Duration timeout, bool wait_for_ready, Call&& call);
+  absl::Status RunCall(absl::Duration timeout, Call&& call);
 
   const std::filesystem::path socket_path_;
   std::shared_ptr<grpc::Channel> channel_;

@@ -308,5 +308,22 @@ TEST_F(OperationGeneratorTest, PluginCrashesBetweenGetInfoAndNotification) {
   ExpectOthersStillServed();
 }
 
+// The notification is a call that fails at once when the plugin is gone, as upstream's (no
+// WaitForReady): the plugin's deregistration does not wait for the notify deadline (a minute
+// here). Before, the call waited for the connection to come back until its deadline.
+TEST_F(OperationGeneratorTest, ANotificationToAPluginThatIsGoneFailsAtOnce) {
+  auto options = FastOptions();
+  options.notify_timeout = absl::Minutes(1);
+  StartWatcher(options);
+  const std::string socket = Socket("crash.sock");
+  auto plugin = ServeDevicePlugin(socket, "example.com/crash");
+  handler_.OnValidate([&] {
+    handler_.OnValidate(nullptr);
+    plugin->Stop();
+  });
+  ASSERT_TRUE(WaitFor([&] { return handler_.Count(Kind::kDeRegister, socket) == 1; }, kWait));
+  EXPECT_TRUE(plugin->statuses().empty());
+}
+
 }  // namespace
 }  // namespace devmgr::testing
