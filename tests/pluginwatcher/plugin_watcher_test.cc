@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "tests/pluginwatcher/watcher_test_env.h"
 
@@ -137,6 +138,19 @@ TEST_F(PluginWatcherTest, KeepsTheModeOfAnExistingRegistryFolder) {
   std::filesystem::permissions(Registry(), std::filesystem::perms(0750));
   StartWatcher();
   EXPECT_EQ(std::filesystem::status(Registry()).permissions(), std::filesystem::perms(0750));
+}
+
+// A registry path that is not a folder fails Start with upstream's words ("error (re-)creating
+// root"), so that `devmgr serve` refuses to start; the kubelet logs the same error and runs on
+// without its plugin manager (README.md, "on purpose").
+TEST_F(PluginWatcherTest, ARegistryPathThatIsNotAFolderFailsStart) {
+  std::ofstream(Registry()) << "not a folder";
+  watcher_ = pluginwatcher::CreateWatcher(Options());
+  const absl::Status started = watcher_->Start();
+  EXPECT_FALSE(started.ok());
+  EXPECT_TRUE(
+      absl::StrContains(started.message(), "error (re-)creating root " + Registry().string()))
+      << started;
 }
 
 TEST_F(PluginWatcherTest, SocketsInSubFolders) {
