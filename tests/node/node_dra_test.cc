@@ -129,6 +129,19 @@ class NodeDraTest : public ::testing::Test {
     ASSERT_TRUE(stub->List(&context, ::v1::ListPodResourcesRequest(), &response).ok());
   }
 
+  // The one DynamicResource PodResources lists for the first container of the node's one pod
+  // (a failure, and an empty message, when there is not exactly one of each).
+  ::v1::DynamicResource OnlyDynamicResource() {
+    ::v1::ListPodResourcesResponse response;
+    ListPodResources(response);
+    EXPECT_EQ(response.pod_resources_size(), 1);
+    if (response.pod_resources_size() != 1) return {};
+    const ::v1::ContainerResources& container = response.pod_resources(0).containers(0);
+    EXPECT_EQ(container.dynamic_resources_size(), 1);
+    if (container.dynamic_resources_size() != 1) return {};
+    return container.dynamic_resources(0);
+  }
+
   // The claims dra_manager_state holds, by name.
   std::vector<std::string> CheckpointedClaims() const {
     absl::StatusOr<std::string> bytes = FileStore(dir_.Sub("root")).Read(dra::kCheckpointName);
@@ -204,12 +217,7 @@ TEST_F(NodeDraTest, AdmissionPreparesTheClaimsAndAddsTheirCdiDevices) {
 TEST_F(NodeDraTest, PodResourcesListsTheDynamicResources) {
   RegisterDriver();
   ASSERT_TRUE(Admit(Manifest("p1", "gpu-a")).ok());
-  ::v1::ListPodResourcesResponse response;
-  ASSERT_NO_FATAL_FAILURE(ListPodResources(response));
-  ASSERT_EQ(response.pod_resources_size(), 1);
-  const ::v1::ContainerResources& app = response.pod_resources(0).containers(0);
-  ASSERT_EQ(app.dynamic_resources_size(), 1);
-  const ::v1::DynamicResource& resource = app.dynamic_resources(0);
+  const ::v1::DynamicResource resource = OnlyDynamicResource();
   EXPECT_EQ(resource.claim_name(), "gpu-a");
   EXPECT_EQ(resource.claim_namespace(), "default");
   ASSERT_EQ(resource.claim_resources_size(), 1);
@@ -251,12 +259,7 @@ TEST_F(NodeDraTest, PodResourcesListsAClaimOnceAndEachDeviceWithItsOwnCdiIds) {
       ", pool: node, device: dev-0}, {request: nic, driver: ", kDriver,
       ", pool: node, device: dev-1}]}}}\n");
   ASSERT_TRUE(Admit(manifest).ok());
-  ::v1::ListPodResourcesResponse response;
-  ASSERT_NO_FATAL_FAILURE(ListPodResources(response));
-  ASSERT_EQ(response.pod_resources_size(), 1);
-  const ::v1::ContainerResources& app = response.pod_resources(0).containers(0);
-  ASSERT_EQ(app.dynamic_resources_size(), 1);
-  const ::v1::DynamicResource& resource = app.dynamic_resources(0);
+  const ::v1::DynamicResource resource = OnlyDynamicResource();
   EXPECT_EQ(resource.claim_name(), "gpu-a");
   ASSERT_EQ(resource.claim_resources_size(), 2);
   for (int i = 0; i < 2; ++i) {
