@@ -286,6 +286,7 @@ void Controller::Update(std::optional<DriverResources> resources) {
   for (const auto& [name, pool] : resources_->pools) Queue(name, now);
   resources_ = std::make_shared<const DriverResources>(std::move(next));
   ++resources_version_;
+  invalid_pools_.clear();
   for (const auto& [name, pool] : resources_->pools) Queue(name, now);
 }
 
@@ -388,8 +389,11 @@ void Controller::Process(const std::string& pool) {
       // No watch to say that someone else changed or deleted a slice (the daemon wipes those
       // of a driver it cannot reach): look again after the delay, as an event would ask;
       // not while the desired state is invalid, which only an Update changes.
-      if (watch_ == nullptr && options_.sync_delay > absl::ZeroDuration() &&
-          invalid_version_ != resources_version_ && resources_->pools.contains(pool)) {
+      auto invalid = invalid_pools_.find(pool);
+      const bool found_invalid =
+          invalid != invalid_pools_.end() && invalid->second == resources_version_;
+      if (watch_ == nullptr && options_.sync_delay > absl::ZeroDuration() && !found_invalid &&
+          resources_->pools.contains(pool)) {
         Queue(pool, clock_.Now() + options_.sync_delay);
       }
       return;
@@ -511,15 +515,6 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
     version = resources_version_;
   }
   const DriverResources& resources = *snapshot;
-  if (absl::Status valid = ValidateDriverResources(resources); !valid.ok()) {
-    // Reported, not retried: only a new Update can fix it.
-    {
-      absl::MutexLock lock(&mu_);
-      invalid_version_ = version;
-    }
-    Report({"pool validation failed", valid, std::nullopt});
-    return absl::OkStatus();
-  }
   auto wanted = resources.pools.find(pool_name);
   if (wanted == resources.pools.end()) {
     if (absl::Status removed = RemoveSlices(slices); !removed.ok()) {
@@ -528,6 +523,15 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
     return absl::OkStatus();
   }
   const Pool& pool = wanted->second;
+  if (absl::Status valid = ValidatePool(pool_name, pool); !valid.ok()) {
+    // Reported, not retried: only a new Update can fix it.
+    {
+      absl::MutexLock lock(&mu_);
+      invalid_pools_[pool_name] = version;
+    }
+    Report({"pool validation failed", valid, std::nullopt});
+    return absl::OkStatus();
+  }
 
   std::optional<std::string> node_name;
   if (owner_.has_value() && owner_->IsNode()) {

@@ -209,8 +209,9 @@ class Controller {
       std::make_shared<const DriverResources>();
   // Bumped by every Update.
   uint64_t resources_version_ ABSL_GUARDED_BY(mu_) = 0;
-  // The version a sync found invalid (and reported): not looked at again until an Update.
-  std::optional<uint64_t> invalid_version_ ABSL_GUARDED_BY(mu_);
+  // Pool name -> the version in which a sync found it invalid (and reported it): not looked at
+  // again until an Update, which empties it.
+  std::map<std::string, uint64_t> invalid_pools_ ABSL_GUARDED_BY(mu_);
   // Pool name -> when it is due.
   std::map<std::string, absl::Time> queue_ ABSL_GUARDED_BY(mu_);
   // Pool name -> when the slice last created for it leaves the mutation cache, until then: each

@@ -871,6 +871,40 @@ TEST(ControllerTest, ASliceWithTooManyDevicesIsReportedNotWritten) {
   }
 }
 
+// Validation is per pool: a pool found invalid is reported and left alone, while the driver's
+// other pools are published and a pool it dropped is removed. Before, one invalid pool stopped
+// every pool's sync.
+TEST(ControllerTest, AnInvalidPoolHoldsUpNoOtherPool) {
+  MemoryStore store;
+  ResourceSlice dropped =
+      NodeSlice("dropped-slice", {NewDevice("old")}, 1, 1, "", "", "dropped-uid");
+  dropped.spec.pool.name = "dropped";
+  store.Put(dropped);
+  testing::FakeClock clock;
+  std::vector<std::string> errors;
+  ControllerOptions options = WorkerlessNodeOptions(store, clock);
+  options.error_handler = [&errors](const ControllerError& error) {
+    errors.push_back(error.ToString());
+  };
+  std::vector<Device> too_many;
+  for (int i = 0; i < 129; ++i) too_many.push_back(NewDevice(absl::StrCat("device-", i)));
+  DriverResources resources;
+  resources.pools["invalid"] = PoolOf({too_many});
+  resources.pools["valid"] = PoolOf({{NewDevice("device")}});
+  options.resources = std::move(resources);
+  options.sync_delay = absl::ZeroDuration();  // the dropped pool is looked at at once
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  (*controller)->ProcessReady();
+  EXPECT_EQ((*controller)->GetStats(), (Stats{1, 0, 1}));
+  absl::StatusOr<std::vector<ResourceSlice>> stored = store.List(SliceFilter{});
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->size(), 1u);
+  EXPECT_EQ((*stored)[0].spec.pool.name, "valid");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], ::testing::HasSubstr("pool validation failed: pool \"invalid\""));
+}
+
 // A Node owner given without its uid: the controller looks it up once, for the owner reference.
 TEST(ControllerTest, ANodeOwnersUidIsLookedUp) {
   MemoryStore store;
