@@ -388,7 +388,7 @@ void Controller::Process(const std::string& pool) {
       failures_.erase(pool);
       // No watch to say that someone else changed or deleted a slice (the daemon wipes those
       // of a driver it cannot reach): look again after the delay, as an event would ask;
-      // not while the desired state is invalid, which only an Update changes.
+      // not while this pool is invalid, which only an Update changes.
       auto invalid = invalid_pools_.find(pool);
       const bool found_invalid =
           invalid != invalid_pools_.end() && invalid->second == resources_version_;
