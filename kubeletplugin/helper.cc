@@ -77,9 +77,10 @@ class Helper::DraService final : public Api::Service {
                                                  const typename Api::PrepareRequest* request,
                                                  typename Api::PrepareResponse* response) override {
     grpc::ServerUnaryReactor* reactor = Take(context);
-    // `request` and `response` live until Finish. The claims first, as upstream reads them
-    // before it serialises the calls: an API server slow to answer holds up the reads of other
-    // prepares, never the driver's calls (an unprepare needs no read).
+    // `request` and `response` live until Finish. The claims first, each call's on a thread of
+    // its own, as upstream reads them before it serialises the calls: an API server slow to
+    // answer one holds up neither another prepare's read nor the driver's calls (an unprepare
+    // needs no read).
     helper_.reader_.Post([this, context, reactor, request, response] {
       std::optional<std::vector<dra::ResourceClaim>> claims;
       if (!context->IsCancelled()) {
@@ -333,7 +334,7 @@ void Helper::Stop() {
                  "err", removed);
     }
   }
-  reader_.Stop();
+  reader_.Join();
   worker_.Stop();
 }
 

@@ -10,9 +10,11 @@
 // the registration.
 //
 // Threading: the driver's calls run one at a time on the helper's worker thread, never on a
-// gRPC thread, and may block for a bounded time. The claim lookups run one at a time on its
-// reader thread, meanwhile: a lookup may run while the driver works on another call. Every
-// public method is thread-safe.
+// gRPC thread, and may block for a bounded time. The claim lookups of each prepare run on a
+// reader thread of their own (up to kClaimReaders at once), meanwhile: as upstream reads them
+// in each call's goroutine, a lookup the API server is slow to answer holds up no other
+// prepare's, and a lookup may run while the driver works on another call. Every public method
+// is thread-safe.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -33,6 +35,7 @@
 #include "absl/time/time.h"
 #include "common/event_loop.h"
 #include "common/logging.h"
+#include "common/operation_threads.h"
 #include "common/placed_socket.h"
 #include "dra/claim.h"
 #include "dra/v1/api.pb.h"
@@ -119,6 +122,10 @@ struct HelperOptions {
 
 class Helper {
  public:
+  // How many prepares may have their claims read at once: each is one pod's, so this is more
+  // than the pods a node admits at the same moment; more wait for a reader.
+  static constexpr size_t kClaimReaders = 16;
+
   // Start serves the service socket, then the registration socket (so that the kubelet never
   // dials a service that is not there yet). InvalidArgument for bad options or a socket path
   // over the unix limit; the errno's code when a folder or socket cannot be made.
@@ -181,10 +188,10 @@ class Helper {
   std::unique_ptr<grpc::Server> service_server_;
   std::unique_ptr<grpc::Server> registrar_server_;
   // Last, so that they join first: the services answer every call on these, so Stop shuts the
-  // servers down before it stops them. The reader reads a prepare's claims, then hands it to
-  // the worker, which calls the driver: so the reader goes first.
+  // servers down before it stops them. A reader reads a prepare's claims, then hands it to the
+  // worker, which calls the driver: so the readers go first.
   EventLoop worker_;
-  EventLoop reader_;
+  OperationThreads reader_{kClaimReaders};
   std::atomic<int> calls_{0};
 };
 

@@ -19,9 +19,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/event_loop.h"
+#include "common/operation_threads.h"
 #include "pluginwatcher/backoff.h"
 #include "pluginwatcher/inotify_tree.h"
-#include "pluginwatcher/operation_threads.h"
 #include "pluginwatcher/registration_client.h"
 #include "pluginwatcher/watcher.h"
 

@@ -203,6 +203,43 @@ TEST(HelperTest, ASlowClaimReadDoesNotHoldUpAnUnprepare) {
   EXPECT_EQ((*helper)->Calls(), 0);
 }
 
+// Each prepare reads its claims on a thread of its own, as upstream reads them in each call's
+// goroutine: a read the API server is slow to answer does not hold up another prepare's. Before,
+// one reader thread read them in turn, and the second prepare waited for the first's read (the
+// test failed at the client's deadline).
+TEST(HelperTest, ASlowClaimReadDoesNotHoldUpAnotherPreparesRead) {
+  TempDir dir;
+  IdleDriver driver;
+  absl::Notification reading_slow;
+  absl::Notification answer_slow;
+  HelperOptions options = Options(dir.path());
+  options.claim_lookup = [&](const std::string&, const std::string& name) {
+    if (name == "claim-slow") {
+      reading_slow.Notify();
+      answer_slow.WaitForNotification();
+    }
+    return absl::StatusOr<dra::ResourceClaim>(absl::NotFoundError("no claims here"));
+  };
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  const std::string socket = (*helper)->service_socket().string();
+  dra::DriverClient client("gpu.example.com", socket, "v1.DRAPlugin", absl::Seconds(10));
+
+  absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> slow;
+  std::thread prepare([&] { slow = client.NodePrepareResources(OneClaim("slow")); });
+  reading_slow.WaitForNotification();
+  absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> fast =
+      client.NodePrepareResources(OneClaim("fast"));
+  answer_slow.Notify();
+  prepare.join();
+  ASSERT_FALSE(fast.ok());
+  EXPECT_THAT(std::string(fast.status().message()),
+              HasSubstr("retrieve claim default/claim-fast: no claims here"));
+  ASSERT_FALSE(slow.ok());
+  EXPECT_THAT(std::string(slow.status().message()),
+              HasSubstr("retrieve claim default/claim-slow: no claims here"));
+}
+
 // A store whose List waits until the test lets it go (an API server slow to answer).
 class SlowListStore final : public resourceslice::ForwardingSliceStore {
  public:

@@ -1,9 +1,9 @@
-#include "pluginwatcher/operation_threads.h"
+#include "common/operation_threads.h"
 
 #include <algorithm>
 #include <utility>
 
-namespace devmgr::pluginwatcher {
+namespace devmgr {
 namespace {
 
 // Joins the threads `finished` took out of the list; their last step under the lock is done.
@@ -71,4 +71,4 @@ void OperationThreads::Join() {
   JoinAll(all);
 }
 
-}  // namespace devmgr::pluginwatcher
+}  // namespace devmgr

@@ -1,11 +1,11 @@
-// OperationThreads: runs the watcher's operations (handshakes and handler calls), each on a
-// thread started for it, up to a limit; an operation posted with every thread busy waits for
-// the first one free. A thread ends as soon as nothing waits, so an idle watcher holds none.
+// OperationThreads: runs blocking operations each on a thread started for it, up to a limit; an
+// operation posted with every thread busy waits for the first one free. A thread ends as soon
+// as nothing waits, so an idle owner holds none.
 //
-// Upstream runs every socket's operation on a goroutine of its own, without a limit: a plugin
-// that hangs in its handshake, or whose handler call waits for its service socket, never delays
-// another's. The limit keeps that for any number of plugins a node runs, while a folder filled
-// with thousands of hung sockets cannot make thousands of threads.
+// Where upstream gives each operation a goroutine of its own (the plugin watcher's per-socket
+// operations, a DRA driver helper's claim reads), one that hangs never delays another's; the
+// limit keeps that for the load a node sees, while a flood of hung operations cannot make
+// thousands of threads.
 //
 // Thread-safe. Join waits for every operation posted before it, then lets no more run.
 #pragma once
@@ -19,7 +19,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 
-namespace devmgr::pluginwatcher {
+namespace devmgr {
 
 class OperationThreads {
  public:
@@ -54,4 +54,4 @@ class OperationThreads {
   bool joined_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-}  // namespace devmgr::pluginwatcher
+}  // namespace devmgr

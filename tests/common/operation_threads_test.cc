@@ -1,6 +1,6 @@
 // OperationThreads: a thread per operation up to the limit, the rest waiting their turn, no
 // thread left once nothing waits, and nothing run after Join.
-#include "pluginwatcher/operation_threads.h"
+#include "common/operation_threads.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include "absl/synchronization/notification.h"
 #include "tests/testlib/wait_for.h"
 
-namespace devmgr::pluginwatcher {
+namespace devmgr {
 namespace {
 
 using ::devmgr::testing::WaitFor;
@@ -64,4 +64,4 @@ TEST(OperationThreadsTest, ThreadsEndWhenNothingWaitsAndStartAgain) {
 }
 
 }  // namespace
-}  // namespace devmgr::pluginwatcher
+}  // namespace devmgr
