@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <boost/asio/post.hpp>
 #include <cerrno>
 #include <chrono>
 #include <system_error>
@@ -149,7 +148,7 @@ void ManagerImpl::StopRegistrations() {
   // kubelet.sock's Register calls in flight are answered by connect threads, and the watcher's
   // RegisterPlugin calls by its workers; both give up quickly now.
   if (server_ != nullptr) server_->Shutdown(kServerShutdownGrace);
-  connect_pool_.join();
+  connect_pool_.Join();
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(
       +[](int* calls) { return *calls == 0; }, &registrations_in_flight_));
@@ -384,8 +383,8 @@ void ManagerImpl::OnRegister(const v1beta1::RegisterRequest& request, DoneFn don
   }
   // The dial blocks, so it leaves the gRPC thread; the request is copied because the RPC's
   // own copy is only guaranteed until `done`.
-  boost::asio::post(connect_pool_, [this, resource = request.resource_name(),
-                                    endpoint = request.endpoint(), done = std::move(done)] {
+  connect_pool_.Post([this, resource = request.resource_name(), endpoint = request.endpoint(),
+                      done = std::move(done)] {
     absl::StatusOr<std::filesystem::path> socket = AwaitPluginSocket(endpoint);
     absl::Status status = socket.ok() ? ConnectPlugin(resource, *socket) : socket.status();
     if (!status.ok()) {

@@ -13,7 +13,6 @@
 #pragma once
 
 #include <atomic>
-#include <boost/asio/thread_pool.hpp>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,6 +25,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "common/event_loop.h"
+#include "common/operation_threads.h"
 #include "devicemanager/callbacks.h"
 #include "devicemanager/checkpoint_store.h"
 #include "devicemanager/device_table.h"
@@ -371,7 +371,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
 
   std::unique_ptr<RegistrationServer> server_;
   // Last, so that their threads start after and stop before everything they use.
-  boost::asio::thread_pool connect_pool_;
+  OperationThreads connect_pool_;
   EventLoop loop_;
 };
 

@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <fstream>
@@ -671,6 +672,37 @@ TEST_F(ManagerTest, PluginThatNeverAnswersTheDialDoesNotBlockOthers) {
   EXPECT_FALSE(mute_status.ok());
   EXPECT_TRUE(absl::StartsWith(mute_status.message(), "failed to ")) << mute_status;
   EXPECT_EQ(Capacity(kResource1), -1);
+}
+
+// Upstream dials each registering plugin on its Register call's own goroutine: plugins that
+// hang in GetDevicePluginOptions (five here, for a minute each) hold up no other registration.
+// Before, four connect threads were all there was, and the fifth hung plugin and the good one
+// waited for them.
+TEST_F(ManagerTest, PluginsThatHangInTheirDialDoNotHoldUpOthers) {
+  ManagerOptions options = Options();
+  options.plugin_call_timeout = absl::Minutes(1);
+  StartManager(options);
+  std::vector<PluginPtr> hung;
+  std::vector<std::thread> registrations;
+  for (int i = 0; i < 5; ++i) {
+    hung.push_back(StartPlugin(absl::StrCat("hung-", i, ".sock"),
+                               absl::StrCat("example.com/hung-", i), {MakeDevice("a")},
+                               {.hang_get_options = true}));
+    registrations.emplace_back(
+        [&, plugin = hung.back().get()] { (void)plugin->Register(KubeletSocket()); });
+  }
+  // Each hung plugin is asked for its options (so holds a connect thread) before the good one
+  // registers.
+  EXPECT_TRUE(WaitFor([&] {
+    return std::all_of(hung.begin(), hung.end(),
+                       [](const PluginPtr& plugin) { return plugin->get_options_calls() > 0; });
+  }));
+  PluginPtr good = StartPlugin("good.sock", kResource2, {MakeDevice("a")});
+  ASSERT_TRUE(good->Register(KubeletSocket()).ok());
+  EXPECT_TRUE(WaitForCapacity(kResource2, 1, 1));
+  // The hung dials end when the manager stops.
+  manager_->Stop();
+  for (std::thread& registration : registrations) registration.join();
 }
 
 TEST_F(ManagerTest, PluginThatNeverAnswersGetDevicePluginOptions) {
