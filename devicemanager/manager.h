@@ -206,6 +206,15 @@ class Manager {
   // endpoint's state and the resource's healthy and unhealthy device counts. Never blocks.
   virtual std::vector<ResourceSummary> GetResourceSummaries() const = 0;
 
+  // UpdatePluginResources is upstream's method of the same name, for a host that checks a pod's
+  // resources against the node's allocatable at admission (the scheduler's fit): when
+  // `pod_uid` holds devices, each resource of which pods hold devices gets at least as many in
+  // the answer as are held (a node whose plugin is gone, or not back after a restart, reports
+  // less), so that the pods that already hold them are not refused. It never lowers a value;
+  // for a pod that holds nothing the answer is `allocatable` as it came. Never blocks.
+  virtual std::map<std::string, int64_t> UpdatePluginResources(
+      absl::string_view pod_uid, std::map<std::string, int64_t> allocatable) const = 0;
+
   // ShouldResetExtendedResourceCapacity: plugin_dir holds nothing (no checkpoint, no socket),
   // i.e. the node's device state was wiped and extended resources in node status should be
   // zeroed. False when the folder cannot be listed. Reads the folder.

@@ -651,6 +651,17 @@ std::vector<ResourceSummary> ManagerImpl::GetResourceSummaries() const {
   return result;
 }
 
+std::map<std::string, int64_t> ManagerImpl::UpdatePluginResources(
+    absl::string_view pod_uid, std::map<std::string, int64_t> allocatable) const {
+  absl::MutexLock lock(&mu_);
+  if (!pod_devices_.HasPod(pod_uid)) return allocatable;
+  for (const auto& [resource, held] : pod_devices_.HeldCounts()) {
+    auto [it, added] = allocatable.try_emplace(resource, held);
+    if (!added) it->second = std::max(it->second, held);
+  }
+  return allocatable;
+}
+
 bool ManagerImpl::ShouldResetExtendedResourceCapacity() const {
   absl::StatusOr<std::vector<std::string>> names = store_.List();
   return names.ok() && names->empty();

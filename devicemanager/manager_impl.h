@@ -66,6 +66,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   std::vector<checkpoint::PodDevicesEntry> Allocations() const override;
   bool RestoredWholeCheckpoint() const override;
   std::vector<ResourceSummary> GetResourceSummaries() const override;
+  std::map<std::string, int64_t> UpdatePluginResources(
+      absl::string_view pod_uid, std::map<std::string, int64_t> allocatable) const override;
   bool ShouldResetExtendedResourceCapacity() const override;
   int Subscribe(ChangeCallback callback) override;
   void Unsubscribe(int id) override;

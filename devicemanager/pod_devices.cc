@@ -236,6 +236,14 @@ std::map<std::string, std::set<std::string>> PodDevices::DeviceIds() const {
   return result;
 }
 
+std::map<std::string, int64_t> PodDevices::HeldCounts() const {
+  std::map<std::string, int64_t> counts;
+  for (const auto& [resource, by_id] : held_) {
+    counts.emplace_hint(counts.end(), resource, static_cast<int64_t>(by_id.size()));
+  }
+  return counts;
+}
+
 std::vector<checkpoint::PodDevicesEntry> PodDevices::ToCheckpoint() const {
   std::vector<checkpoint::PodDevicesEntry> entries;
   entries.reserve(allocations_.size());

@@ -101,6 +101,8 @@ class PodDevices {
 
   // DeviceIds is every held device ID per resource, over all pods (upstream's devices()).
   std::map<std::string, std::set<std::string>> DeviceIds() const;
+  // HeldCounts: how many of each resource's devices some pod holds (the sizes of DeviceIds).
+  std::map<std::string, int64_t> HeldCounts() const;
 
   // ToCheckpoint gives one entry per (pod, container, resource), in key order, with the
   // response encoded deterministically (once, when it was inserted).

@@ -624,6 +624,28 @@ TEST_F(AdmissionTest, TestUpdatePluginResourcesAfterAllocation) {
   EXPECT_EQ(capacity.allocatable[kResource1], 2);
 }
 
+// Upstream's TestUpdatePluginResources: the pod holds one device of each resource; the node's
+// allocatable has none of the first and two of the second. The first is raised to what is held,
+// the second is left (never lowered); a pod that holds nothing gets the allocatable unchanged.
+TEST_F(AdmissionTest, TestUpdatePluginResources) {
+  StartManager();
+  PluginPtr p1 = StartPlugin("p1.sock", kResource1, MakeDevices(2, "a"));
+  PluginPtr p2 = StartPlugin("p2.sock", kResource2, MakeDevices(2, "b"));
+  Pod pod = MakePod("pod1", {MakeContainer("c", {{kResource1, 1}, {kResource2, 1}})});
+  AddActive("pod1");
+  ASSERT_TRUE(manager_->Allocate(pod, pod.containers[0]).ok());
+  const std::map<std::string, int64_t> node = {{kResource2, 2}};
+  EXPECT_EQ(manager_->UpdatePluginResources("pod1", node),
+            (std::map<std::string, int64_t>{{kResource1, 1}, {kResource2, 2}}));
+  EXPECT_EQ(manager_->UpdatePluginResources("other", node), node);
+  // The devices every pod holds count, not the pod's alone (upstream's allocatedDevices).
+  Pod second = MakePod("pod2", {MakeContainer("c", {{kResource1, 1}})});
+  AddActive("pod2");
+  ASSERT_TRUE(manager_->Allocate(second, second.containers[0]).ok());
+  EXPECT_EQ(manager_->UpdatePluginResources("pod1", node),
+            (std::map<std::string, int64_t>{{kResource1, 2}, {kResource2, 2}}));
+}
+
 TEST_F(AdmissionTest, RollbackOnPluginErrorInSecondResource) {
   StartManager();
   PluginPtr p1 = StartPlugin("p1.sock", kResource1, MakeDevices(2, "a"));
