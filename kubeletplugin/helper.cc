@@ -279,7 +279,7 @@ absl::Status Helper::PublishResources(resourceslice::DriverResources resources) 
   resourceslice::ControllerOptions publish;
   publish.driver_name = options_.driver_name;
   publish.store = options_.slice_store;
-  publish.owner = resourceslice::Owner{"v1", "Node", options_.node_name, ""};
+  publish.owner = resourceslice::Owner{"v1", "Node", options_.node_name, options_.node_uid};
   publish.resources = std::move(resources);
   publish.error_handler = options_.handle_error;
   publish.logger = options_.logger;

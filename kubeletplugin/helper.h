@@ -108,6 +108,9 @@ struct HelperOptions {
   // is published. Not owned; must outlive the helper.
   resourceslice::SliceStore* slice_store = nullptr;
   std::string node_name;
+  // The Node's UID, for the slices' owner reference (upstream's NodeUID); empty: read from the
+  // store once, at the first publication.
+  std::string node_uid;
   // Told of every NotifyRegistrationStatus, on a gRPC thread; must not block.
   std::function<void(bool registered, const std::string& error)> on_registration;
   // Told of each error of publishing (a pool that does not validate, a slice the store

@@ -89,6 +89,28 @@ TEST(HelperTest, PublishingErrorsReachTheDriversHandler) {
             "pool validation failed: found duplicate device \"gpu-0\" in pool \"node-1\"");
 }
 
+// A Node UID the driver gives (upstream's NodeUID option) is the slices' owner's: the store is
+// never asked for it. Here it does not know the node, so a lookup would fail the publication.
+TEST(HelperTest, AGivenNodeUidOwnsTheSlicesWithoutALookup) {
+  TempDir dir;
+  resourceslice::MemoryStore store;
+  IdleDriver driver;
+  HelperOptions options = Options(dir.path(), &store);
+  options.node_uid = "given-uid";
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  resourceslice::DriverResources resources;
+  resources.pools["node-1"].slices.emplace_back().devices.emplace_back().name = "gpu-0";
+  ASSERT_TRUE((*helper)->PublishResources(resources).ok());
+  absl::StatusOr<std::vector<kubeapi::ResourceSlice>> listed;
+  ASSERT_TRUE(WaitFor([&] {
+    listed = store.List(resourceslice::SliceFilter{});
+    return listed.ok() && listed->size() == 1;
+  }));
+  ASSERT_EQ((*listed)[0].metadata.owner_references.size(), 1u);
+  EXPECT_EQ((*listed)[0].metadata.owner_references[0].uid, "given-uid");
+}
+
 // A driver whose first prepare call waits until the test lets it go.
 class HeldDriver final : public DriverPlugin {
  public:
