@@ -138,7 +138,7 @@ class Helper::DraService final : public Api::Service {
 
   void AnswerOnWorker(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
                       std::function<absl::Status()> answer) {
-    helper_.worker_.Post([this, reactor, context, answer = std::move(answer)] {
+    auto run = [this, reactor, context, answer = std::move(answer)] {
       if (context->IsCancelled()) {
         // Waiting its turn, the call ended (the kubelet's deadline, the helper's stop): the
         // driver is not asked, as upstream's handler gives up on its cancelled context.
@@ -147,7 +147,12 @@ class Helper::DraService final : public Api::Service {
         return;
       }
       Finish(reactor, answer());
-    });
+    };
+    if (helper_.options_.serialize) {
+      helper_.worker_.Post(std::move(run));
+    } else {
+      helper_.parallel_.Post(std::move(run));
+    }
   }
 
   Helper& helper_;
@@ -335,6 +340,7 @@ void Helper::Stop() {
     }
   }
   reader_.Join();
+  parallel_.Join();
   worker_.Stop();
 }
 
@@ -363,10 +369,17 @@ absl::StatusOr<std::vector<dra::ResourceClaim>> Helper::ReadClaims(
   return claims;
 }
 
-absl::StatusOr<v1::NodePrepareResourcesResponse> Helper::Prepare(
-    const std::vector<dra::ResourceClaim>& claims) {
+absl::StatusOr<std::optional<CallLock::Guard>> Helper::TakeTurn() {
+  if (!options_.serialize) return std::optional<CallLock::Guard>();
   absl::StatusOr<CallLock::Guard> turn = call_lock_.Lock();
   if (!turn.ok()) return Wrap("serialize gRPC: ", turn.status());
+  return std::optional<CallLock::Guard>(*std::move(turn));
+}
+
+absl::StatusOr<v1::NodePrepareResourcesResponse> Helper::Prepare(
+    const std::vector<dra::ResourceClaim>& claims) {
+  absl::StatusOr<std::optional<CallLock::Guard>> turn = TakeTurn();
+  if (!turn.ok()) return turn.status();
   absl::StatusOr<std::map<std::string, PrepareResult>> results =
       plugin_.PrepareResourceClaims(claims);
   if (!results.ok()) return Wrap("prepare resource claims: ", results.status());
@@ -390,8 +403,8 @@ absl::StatusOr<v1::NodePrepareResourcesResponse> Helper::Prepare(
 
 absl::StatusOr<v1::NodeUnprepareResourcesResponse> Helper::Unprepare(
     const v1::NodeUnprepareResourcesRequest& request) {
-  absl::StatusOr<CallLock::Guard> turn = call_lock_.Lock();
-  if (!turn.ok()) return Wrap("serialize gRPC: ", turn.status());
+  absl::StatusOr<std::optional<CallLock::Guard>> turn = TakeTurn();
+  if (!turn.ok()) return turn.status();
   std::vector<NamespacedObject> claims;
   for (const v1::Claim& claim : request.claims()) {
     claims.push_back({claim.namespace_(), claim.name(), claim.uid()});

@@ -4,13 +4,14 @@
 // DRAResourceHealth) on the service socket in the driver's folder, then registers through
 // plugins_registry/ (rolling-update names when it is one of two pods), fetches each claim before
 // the driver sees it (refusing, as upstream, the whole call when a claim cannot be read, is not
-// allocated or was replaced), serialises the calls (across both pods of a rolling update through
+// allocated or was replaced), serialises the calls unless told not to (across both pods of a rolling update through
 // serialize.lock), strips subrequest names from the answers, and publishes the driver's devices
 // as ResourceSlices through the ResourceSlice controller, again each time the kubelet confirms
 // the registration.
 //
-// Threading: the driver's calls run one at a time on the helper's worker thread, never on a
-// gRPC thread, and may block for a bounded time. The claim lookups of each prepare run on a
+// Threading: the driver's calls run one at a time on the helper's worker thread (or at once on
+// threads of the helper's, without serialisation), never on a gRPC thread, and may block for a
+// bounded time. The claim lookups of each prepare run on a
 // reader thread of their own (up to kClaimReaders at once), meanwhile: as upstream reads them
 // in each call's goroutine, a lookup the API server is slow to answer holds up no other
 // prepare's, and a lookup may run while the driver works on another call. Every public method
@@ -99,6 +100,11 @@ struct HelperOptions {
   std::string rolling_update_uid;
   bool serve_v1 = true;
   bool serve_v1beta1 = true;
+  // True: the driver's calls run one at a time (and, in a rolling update, one at a time across
+  // both pods through serialize.lock), as upstream's default. False (upstream's
+  // Serialize(false)): each runs at once on a thread of the helper's, up to kParallelCalls, and
+  // may overlap others; for a driver that handles concurrent calls itself.
+  bool serialize = true;
   // Other services of the driver on its socket, each with the name it is listed under at
   // registration (e.g. "v1.DRAResourceHealth"). Not owned; must outlive the helper.
   std::vector<std::pair<grpc::Service*, std::string>> extra_services;
@@ -128,6 +134,9 @@ class Helper {
   // How many prepares may have their claims read at once: each is one pod's, so this is more
   // than the pods a node admits at the same moment; more wait for a reader.
   static constexpr size_t kClaimReaders = 16;
+  // How many of the driver's calls may run at once when the options ask for no serialisation;
+  // more wait for a thread.
+  static constexpr size_t kParallelCalls = 16;
 
   // Start serves the service socket, then the registration socket (so that the kubelet never
   // dials a service that is not there yet). InvalidArgument for bad options or a socket path
@@ -164,14 +173,17 @@ class Helper {
   Helper(DriverPlugin& plugin, HelperOptions options);
   absl::Status Serve();
   void OnRegistration(bool registered, const std::string& error) ABSL_LOCKS_EXCLUDED(mu_);
-  // The answers of both service versions, in v1's messages: a prepare's claims read on the
-  // reader, then the driver's calls on the worker.
+  // The answers of both service versions, in v1's messages: a prepare's claims read on a
+  // reader, then the driver's calls on the worker (or, without serialisation, on a thread of
+  // parallel_).
   absl::StatusOr<std::vector<dra::ResourceClaim>> ReadClaims(
       const ::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesRequest& request);
   absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> Prepare(
       const std::vector<dra::ResourceClaim>& claims);
   absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesResponse> Unprepare(
       const ::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesRequest& request);
+  // TakeTurn: the call lock when the calls are serialised, nothing otherwise.
+  absl::StatusOr<std::optional<CallLock::Guard>> TakeTurn();
 
   DriverPlugin& plugin_;
   const HelperOptions options_;
@@ -194,6 +206,7 @@ class Helper {
   // servers down before it stops them. A reader reads a prepare's claims, then hands it to the
   // worker, which calls the driver: so the readers go first.
   EventLoop worker_;
+  OperationThreads parallel_{kParallelCalls};
   OperationThreads reader_{kClaimReaders};
   std::atomic<int> calls_{0};
 };

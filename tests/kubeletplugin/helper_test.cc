@@ -146,6 +146,64 @@ class HeldDriver final : public DriverPlugin {
   return request;
 }
 
+// A driver whose prepare calls each wait until two of them are in it at once (or give up after a
+// while, and fail).
+class PairedDriver final : public DriverPlugin {
+ public:
+  absl::StatusOr<std::map<std::string, PrepareResult>> PrepareResourceClaims(
+      const std::vector<dra::ResourceClaim>& claims) override {
+    ++inside_;
+    if (!WaitFor([&] { return inside_.load() >= 2; }, std::chrono::seconds(5))) {
+      return absl::DeadlineExceededError("the other call never came in");
+    }
+    std::map<std::string, PrepareResult> results;
+    for (const dra::ResourceClaim& claim : claims) results[claim.uid] = PrepareResult{};
+    return results;
+  }
+  absl::StatusOr<std::map<std::string, absl::Status>> UnprepareResourceClaims(
+      const std::vector<NamespacedObject>& /*claims*/) override {
+    return std::map<std::string, absl::Status>();
+  }
+
+ private:
+  std::atomic<int> inside_{0};
+};
+
+// Claims found allocated, each with the UID after its name's "claim-".
+absl::StatusOr<dra::ResourceClaim> AllocatedClaim(const std::string& namespace_name,
+                                                  const std::string& name) {
+  dra::ResourceClaim claim;
+  claim.namespace_name = namespace_name;
+  claim.name = name;
+  claim.uid = name.substr(std::string("claim-").size());
+  claim.allocation.emplace();
+  return claim;
+}
+
+// Without serialisation (upstream's Serialize(false)) the driver's calls run at once: two
+// prepares are in the driver together. Serialised, the second waits for the first, which here
+// gives up waiting for it.
+TEST(HelperTest, WithoutSerialisationTheDriversCallsOverlap) {
+  for (const bool serialize : {false, true}) {
+    SCOPED_TRACE(serialize ? "serialised" : "not serialised");
+    TempDir dir;
+    PairedDriver driver;
+    HelperOptions options = Options(dir.path());
+    options.serialize = serialize;
+    options.claim_lookup = AllocatedClaim;
+    absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+    ASSERT_TRUE(helper.ok()) << helper.status();
+    dra::DriverClient client("gpu.example.com", (*helper)->service_socket().string(),
+                             "v1.DRAPlugin", absl::Seconds(30));
+    absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> first;
+    std::thread other([&] { first = client.NodePrepareResources(OneClaim("a")); });
+    absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> second =
+        client.NodePrepareResources(OneClaim("b"));
+    other.join();
+    EXPECT_EQ(first.ok() && second.ok(), !serialize) << first.status() << " / " << second.status();
+  }
+}
+
 // Calls that ended while they waited their turn behind a slow one never reach the driver, as
 // upstream's handler gives up on its cancelled context. Here the helper's stop ends them after
 // its grace (the client sees that, after the server marked them); the kubelet's deadline ends
@@ -155,14 +213,7 @@ TEST(HelperTest, ACallThatEndedWhileItWaitedIsNotGivenToTheDriver) {
   HeldDriver driver;
   HelperOptions options = Options(dir.path());
   options.shutdown_grace = absl::Milliseconds(50);
-  options.claim_lookup = [](const std::string& namespace_name, const std::string& name) {
-    dra::ResourceClaim claim;
-    claim.namespace_name = namespace_name;
-    claim.name = name;
-    claim.uid = name.substr(std::string("claim-").size());
-    claim.allocation.emplace();
-    return absl::StatusOr<dra::ResourceClaim>(std::move(claim));
-  };
+  options.claim_lookup = AllocatedClaim;
   absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
   ASSERT_TRUE(helper.ok()) << helper.status();
   const std::string socket = (*helper)->service_socket().string();
