@@ -4,10 +4,10 @@
 // DRAResourceHealth) on the service socket in the driver's folder, then registers through
 // plugins_registry/ (rolling-update names when it is one of two pods), fetches each claim before
 // the driver sees it (refusing, as upstream, the whole call when a claim cannot be read, is not
-// allocated or was replaced), serialises the calls unless told not to (across both pods of a rolling update through
-// serialize.lock), strips subrequest names from the answers, and publishes the driver's devices
-// as ResourceSlices through the ResourceSlice controller, again each time the kubelet confirms
-// the registration.
+// allocated or was replaced), serialises the calls unless told not to (across both pods of a
+// rolling update through serialize.lock), strips subrequest names from the answers, and
+// publishes the driver's devices as ResourceSlices through the ResourceSlice controller, again
+// each time the kubelet confirms the registration.
 //
 // Threading: the driver's calls run one at a time on the helper's worker thread (or at once on
 // threads of the helper's, without serialisation), never on a gRPC thread, and may block for a
