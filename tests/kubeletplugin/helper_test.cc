@@ -31,16 +31,30 @@ using ::devmgr::testing::TempDir;
 using ::devmgr::testing::WaitFor;
 using ::testing::HasSubstr;
 
+// A driver whose unprepare has nothing to let go; each test's driver says how it prepares.
+class NothingToUnprepare : public DriverPlugin {
+ public:
+  absl::StatusOr<std::map<std::string, absl::Status>> UnprepareResourceClaims(
+      const std::vector<NamespacedObject>& /*claims*/) override {
+    return std::map<std::string, absl::Status>();
+  }
+
+ protected:
+  // Each claim prepared, with no devices.
+  static std::map<std::string, PrepareResult> NoDevices(
+      const std::vector<dra::ResourceClaim>& claims) {
+    std::map<std::string, PrepareResult> results;
+    for (const dra::ResourceClaim& claim : claims) results[claim.uid] = PrepareResult{};
+    return results;
+  }
+};
+
 // A driver that is never asked to prepare anything here.
-class IdleDriver final : public DriverPlugin {
+class IdleDriver final : public NothingToUnprepare {
  public:
   absl::StatusOr<std::map<std::string, PrepareResult>> PrepareResourceClaims(
       const std::vector<dra::ResourceClaim>& /*claims*/) override {
     return std::map<std::string, PrepareResult>();
-  }
-  absl::StatusOr<std::map<std::string, absl::Status>> UnprepareResourceClaims(
-      const std::vector<NamespacedObject>& /*claims*/) override {
-    return std::map<std::string, absl::Status>();
   }
 };
 
@@ -112,7 +126,7 @@ TEST(HelperTest, AGivenNodeUidOwnsTheSlicesWithoutALookup) {
 }
 
 // A driver whose first prepare call waits until the test lets it go.
-class HeldDriver final : public DriverPlugin {
+class HeldDriver final : public NothingToUnprepare {
  public:
   absl::StatusOr<std::map<std::string, PrepareResult>> PrepareResourceClaims(
       const std::vector<dra::ResourceClaim>& claims) override {
@@ -120,13 +134,7 @@ class HeldDriver final : public DriverPlugin {
       in_first_.Notify();
       release_.WaitForNotification();
     }
-    std::map<std::string, PrepareResult> results;
-    for (const dra::ResourceClaim& claim : claims) results[claim.uid] = PrepareResult{};
-    return results;
-  }
-  absl::StatusOr<std::map<std::string, absl::Status>> UnprepareResourceClaims(
-      const std::vector<NamespacedObject>& /*claims*/) override {
-    return std::map<std::string, absl::Status>();
+    return NoDevices(claims);
   }
   int calls() const { return calls_.load(); }
   absl::Notification in_first_;
@@ -148,7 +156,7 @@ class HeldDriver final : public DriverPlugin {
 
 // A driver whose prepare calls each wait until two of them are in it at once (or give up after a
 // while, and fail).
-class PairedDriver final : public DriverPlugin {
+class PairedDriver final : public NothingToUnprepare {
  public:
   absl::StatusOr<std::map<std::string, PrepareResult>> PrepareResourceClaims(
       const std::vector<dra::ResourceClaim>& claims) override {
@@ -156,13 +164,7 @@ class PairedDriver final : public DriverPlugin {
     if (!WaitFor([&] { return inside_.load() >= 2; }, std::chrono::seconds(5))) {
       return absl::DeadlineExceededError("the other call never came in");
     }
-    std::map<std::string, PrepareResult> results;
-    for (const dra::ResourceClaim& claim : claims) results[claim.uid] = PrepareResult{};
-    return results;
-  }
-  absl::StatusOr<std::map<std::string, absl::Status>> UnprepareResourceClaims(
-      const std::vector<NamespacedObject>& /*claims*/) override {
-    return std::map<std::string, absl::Status>();
+    return NoDevices(claims);
   }
 
  private:
@@ -237,50 +239,12 @@ TEST(HelperTest, ACallThatEndedWhileItWaitedIsNotGivenToTheDriver) {
   EXPECT_EQ((*helper)->Calls(), 0);
 }
 
-// A prepare whose claim the API server is slow to give does not hold up an unprepare, which
-// reads nothing, as upstream reads the claims before it serialises the calls. Before, both ran
-// on one thread and the unprepare waited for the read (the test failed at the client's
-// deadline).
-TEST(HelperTest, ASlowClaimReadDoesNotHoldUpAnUnprepare) {
-  TempDir dir;
-  IdleDriver driver;
-  absl::Notification reading;
-  absl::Notification answer_read;
-  HelperOptions options = Options(dir.path());
-  options.claim_lookup = [&](const std::string&, const std::string&) {
-    reading.Notify();
-    answer_read.WaitForNotification();
-    return absl::StatusOr<dra::ResourceClaim>(absl::NotFoundError("no claims here"));
-  };
-  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
-  ASSERT_TRUE(helper.ok()) << helper.status();
-  const std::string socket = (*helper)->service_socket().string();
-  dra::DriverClient client("gpu.example.com", socket, "v1.DRAPlugin", absl::Seconds(10));
-
-  absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> prepared;
-  std::thread prepare([&] { prepared = client.NodePrepareResources(OneClaim("a")); });
-  reading.WaitForNotification();
-  ::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesRequest unprepare;
-  auto* claim = unprepare.add_claims();
-  claim->set_namespace_("default");
-  claim->set_name("claim-b");
-  claim->set_uid("b");
-  absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesResponse>
-      unprepared = client.NodeUnprepareResources(unprepare);
-  answer_read.Notify();
-  prepare.join();
-  EXPECT_TRUE(unprepared.ok()) << unprepared.status();
-  ASSERT_FALSE(prepared.ok());
-  EXPECT_THAT(std::string(prepared.status().message()),
-              HasSubstr("get resource claims: retrieve claim default/claim-a: no claims here"));
-  EXPECT_EQ((*helper)->Calls(), 0);
-}
-
-// Each prepare reads its claims on a thread of its own, as upstream reads them in each call's
-// goroutine: a read the API server is slow to answer does not hold up another prepare's. Before,
-// one reader thread read them in turn, and the second prepare waited for the first's read (the
-// test failed at the client's deadline).
-TEST(HelperTest, ASlowClaimReadDoesNotHoldUpAnotherPreparesRead) {
+// A prepare whose claim the API server is slow to give holds up neither an unprepare, which
+// reads nothing, nor another prepare's read: upstream reads each call's claims in its own
+// goroutine, before it serialises the calls. Before, both ran on one thread and the unprepare
+// waited for the read; later, the reads had a thread of their own, one at a time, and the other
+// prepare waited (each failed at the client's deadline).
+TEST(HelperTest, ASlowClaimReadHoldsUpNeitherAnUnprepareNorAnotherPrepare) {
   TempDir dir;
   IdleDriver driver;
   absl::Notification reading_slow;
@@ -301,16 +265,25 @@ TEST(HelperTest, ASlowClaimReadDoesNotHoldUpAnotherPreparesRead) {
   absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> slow;
   std::thread prepare([&] { slow = client.NodePrepareResources(OneClaim("slow")); });
   reading_slow.WaitForNotification();
+  ::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesRequest unprepare;
+  auto* claim = unprepare.add_claims();
+  claim->set_namespace_("default");
+  claim->set_name("claim-b");
+  claim->set_uid("b");
+  absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesResponse>
+      unprepared = client.NodeUnprepareResources(unprepare);
   absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> fast =
       client.NodePrepareResources(OneClaim("fast"));
   answer_slow.Notify();
   prepare.join();
+  EXPECT_TRUE(unprepared.ok()) << unprepared.status();
   ASSERT_FALSE(fast.ok());
   EXPECT_THAT(std::string(fast.status().message()),
               HasSubstr("retrieve claim default/claim-fast: no claims here"));
   ASSERT_FALSE(slow.ok());
   EXPECT_THAT(std::string(slow.status().message()),
-              HasSubstr("retrieve claim default/claim-slow: no claims here"));
+              HasSubstr("get resource claims: retrieve claim default/claim-slow: no claims here"));
+  EXPECT_EQ((*helper)->Calls(), 0);
 }
 
 // A store whose List waits until the test lets it go (an API server slow to answer).
