@@ -1,6 +1,7 @@
 #include "common/operation_threads.h"
 
 #include <algorithm>
+#include <system_error>
 #include <utility>
 
 namespace devmgr {
@@ -33,9 +34,15 @@ void OperationThreads::Post(std::function<void()> operation) {
     }
     waiting_.push_back(std::move(operation));
     if (running_ < max_threads_) {
-      ++running_;
       Worker& worker = workers_.emplace_back();
-      worker.thread = std::thread([this, &worker] { Run(worker); });
+      try {
+        worker.thread = std::thread([this, &worker] { Run(worker); });
+        ++running_;
+      } catch (const std::system_error&) {
+        // No thread to be had (the process's limit): the operation waits for a running one, or
+        // for the next Post that gets one.
+        workers_.pop_back();
+      }
     }
   }
   JoinAll(finished);
@@ -60,6 +67,7 @@ void OperationThreads::Run(Worker& self) {
 
 void OperationThreads::Join() {
   std::list<std::thread> all;
+  std::deque<std::function<void()>> stranded;
   {
     absl::MutexLock lock(&mu_);
     mu_.Await(absl::Condition(
@@ -67,8 +75,11 @@ void OperationThreads::Join() {
     joined_ = true;
     for (Worker& worker : workers_) all.push_back(std::move(worker.thread));
     workers_.clear();
+    // Left only when no thread could be started for them: run here, so none is lost.
+    stranded.swap(waiting_);
   }
   JoinAll(all);
+  for (std::function<void()>& operation : stranded) operation();
 }
 
 }  // namespace devmgr

@@ -30,9 +30,12 @@ class OperationThreads {
   OperationThreads& operator=(const OperationThreads&) = delete;
 
   // Post runs `operation` on a thread of its own, or once a thread is free; after Join, never.
+  // When no thread can be started (the process's limit), it waits for one that runs, or for
+  // the next Post that can start one.
   void Post(std::function<void()> operation) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Join runs what is posted and waits for every thread to end. Blocks.
+  // Join waits for what is posted to run and for every thread to end; an operation still waiting
+  // because no thread could be started runs on the caller's. Blocks.
   void Join() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
