@@ -8,8 +8,9 @@
 // Ownership and threads: the host owns the Manager (ManagerPtr). Every method is thread-safe.
 // Unless a method says otherwise it never blocks on a plugin or on disk: state lives behind one
 // mutex that is never held across an RPC or file I/O. The manager has its own event-loop
-// thread (checkpoint writes, change notifications) and a few connect threads (dialing plugins
-// that call Register); Stop joins them all.
+// thread (checkpoint writes, change notifications) and a connect thread for each plugin being
+// dialled after it called Register (up to connect_threads, ending once none is); Stop joins them
+// all.
 #pragma once
 
 #include <cstdint>

@@ -9,8 +9,8 @@
 // Registering a socket is upstream's handshake: dial (10 s), GetInfo (1 s), the handler for
 // PluginInfo.type, ValidatePlugin, RegisterPlugin, then NotifyRegistrationStatus (5 s) with true,
 // or with false and upstream's error text (wire contract §C). The handshakes and the handler
-// calls run on a bounded pool of worker threads; the inotify descriptor and the retry timers live
-// on the watcher's own event loop thread, which never waits for a plugin.
+// calls run on worker threads started for them (up to `workers`); the inotify descriptor and the
+// retry timers live on the watcher's own event loop thread, which never waits for a plugin.
 //
 // Deliberate differences from upstream, each keeping its behaviour:
 // - Reconciliation is event-driven instead of a 1 s poll: it runs after every batch of inotify
