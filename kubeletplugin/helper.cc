@@ -63,6 +63,41 @@ absl::Status Wrap(absl::string_view prefix, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
 }
 
+// PlaceFolders: fills in the folders and the registration socket's name the options leave to
+// their defaults, each folder made absolute: the endpoint in GetInfo must be, since the kubelet
+// dials it from its own folder.
+absl::Status PlaceFolders(HelperOptions& options) {
+  if (!options.rolling_update_uid.empty() && !options.registrar_socket_file.empty()) {
+    return absl::InvalidArgumentError(
+        "rolling updates and explicit registration socket filename are mutually exclusive");
+  }
+  const std::string& file = options.registrar_socket_file;
+  if (file == "." || file == ".." || file.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the registration socket's name must be a file name, not ", options.registrar_socket_file));
+  }
+  if (options.registry_dir.empty()) options.registry_dir = options.kubelet_dir / "plugins_registry";
+  if (options.plugin_data_dir.empty()) {
+    options.plugin_data_dir = options.kubelet_dir / "plugins" / options.driver_name;
+  }
+  if (options.flock_dir.empty()) options.flock_dir = options.plugin_data_dir;
+  for (std::filesystem::path* folder : {&options.kubelet_dir, &options.registry_dir,
+                                        &options.plugin_data_dir, &options.flock_dir}) {
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(*folder, ec);
+    if (ec) return ErrnoStatus(ec, "cannot resolve", *folder);
+    *folder = absolute.lexically_normal();
+  }
+  if (options.registrar_socket_file.empty()) {
+    options.registrar_socket_file =
+        options.rolling_update_uid.empty()
+            ? RegistrarSocketFile(options.driver_name)
+            : RollingUpdateRegistrarSocketFile(options.registry_dir, options.driver_name,
+                                               options.rolling_update_uid);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 // One version of the DRAPlugin service. The answers may block (claim lookups, the driver), so
@@ -161,21 +196,15 @@ class Helper::DraService final : public Api::Service {
 Helper::Helper(DriverPlugin& plugin, HelperOptions options)
     : plugin_(plugin),
       options_(std::move(options)),
-      service_socket_(options_.kubelet_dir / "plugins" / options_.driver_name /
+      service_socket_(options_.plugin_data_dir /
                       (options_.rolling_update_uid.empty()
                            ? std::string(kServiceSocketFile)
                            : RollingUpdateServiceSocketFile(options_.rolling_update_uid))),
-      registrar_socket_(options_.kubelet_dir / "plugins_registry" /
-                        (options_.rolling_update_uid.empty()
-                             ? RegistrarSocketFile(options_.driver_name)
-                             : RollingUpdateRegistrarSocketFile(
-                                   options_.kubelet_dir / "plugins_registry", options_.driver_name,
-                                   options_.rolling_update_uid))),
+      registrar_socket_(options_.registry_dir / options_.registrar_socket_file),
       // Two pods of a rolling update take turns through a file both see; one pod alone is
       // serial on its worker already.
-      call_lock_(options_.rolling_update_uid.empty()
-                     ? std::filesystem::path()
-                     : service_socket_.path().parent_path() / kSerializeLockFile) {}
+      call_lock_(options_.rolling_update_uid.empty() ? std::filesystem::path()
+                                                     : options_.flock_dir / kSerializeLockFile) {}
 
 absl::StatusOr<std::unique_ptr<Helper>> Helper::Start(DriverPlugin& plugin, HelperOptions options) {
   // Both become folder and file names.
@@ -190,11 +219,7 @@ absl::StatusOr<std::unique_ptr<Helper>> Helper::Start(DriverPlugin& plugin, Help
   if (options.slice_store != nullptr && options.node_name.empty()) {
     return absl::InvalidArgumentError("publishing ResourceSlices needs the node's name");
   }
-  // The endpoint in GetInfo must be absolute: the kubelet dials it from its own folder.
-  std::error_code ec;
-  const std::filesystem::path root = std::filesystem::absolute(options.kubelet_dir, ec);
-  if (ec) return ErrnoStatus(ec, "cannot resolve", options.kubelet_dir);
-  options.kubelet_dir = root.lexically_normal();
+  if (absl::Status placed = PlaceFolders(options); !placed.ok()) return placed;
   std::unique_ptr<Helper> helper(new Helper(plugin, std::move(options)));
   if (absl::Status served = helper->Serve(); !served.ok()) {
     helper->Stop();
@@ -214,6 +239,11 @@ absl::Status Helper::Serve() {
     std::error_code ec;
     std::filesystem::create_directories(socket->path().parent_path(), ec);
     if (ec) return ErrnoStatus(ec, "cannot create", socket->path().parent_path());
+  }
+  if (!options_.rolling_update_uid.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.flock_dir, ec);
+    if (ec) return ErrnoStatus(ec, "cannot create", options_.flock_dir);
   }
 
   pluginregistration::PluginInfo info;

@@ -93,8 +93,24 @@ struct HelperOptions {
   // Required: a DNS subdomain of at most 63 characters, as the API wants a driver's name (it
   // names a folder and files; IsValidDriverName).
   std::string driver_name;
-  // The kubelet's root folder: sockets go to its plugins/<driver>/ and plugins_registry/.
+  // The kubelet's root folder: unless the folders below are given, sockets go to its
+  // plugins/<driver>/ and plugins_registry/.
   std::filesystem::path kubelet_dir = "/var/lib/kubelet";
+  // Where the kubelet looks for registration sockets (upstream's RegistrarDirectoryPath), for a
+  // kubelet whose plugins_registry/ is elsewhere; empty: kubelet_dir/plugins_registry. The same
+  // path inside the driver's container as on the host.
+  std::filesystem::path registry_dir;
+  // The driver's own folder, where its service socket goes and where both pods of a rolling
+  // update meet (upstream's PluginDataDirectoryPath); empty: kubelet_dir/plugins/<driver>. No
+  // other plugin may share it, and the kubelet dials the socket by this path.
+  std::filesystem::path plugin_data_dir;
+  // The registration socket's file name in registry_dir (upstream's RegistrarSocketFilename),
+  // for a driver that takes over from one that registered under another name; empty: chosen as
+  // upstream chooses it. Not with rolling_update_uid, whose name must be the chosen one.
+  std::string registrar_socket_file;
+  // Where a rolling update's serialize.lock is kept (upstream's FlockDirectoryPath), a folder
+  // reserved for the driver; empty: plugin_data_dir.
+  std::filesystem::path flock_dir;
   // Non-empty: this is the driver's pod with that UID in a rolling update (letters, digits and
   // '-'; IsValidPodUid).
   std::string rolling_update_uid;

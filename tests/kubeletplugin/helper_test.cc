@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "common/unix_socket.h"
@@ -395,6 +396,79 @@ TEST(HelperTest, ARollingUpdateWhoseUpstreamNameHas108BytesStarts) {
   absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
   ASSERT_TRUE(helper.ok()) << helper.status();
   EXPECT_LE((*helper)->registrar_socket().string().size(), 107u);
+}
+
+// The folders upstream's RegistrarDirectoryPath, PluginDataDirectoryPath and FlockDirectoryPath
+// name may lie outside the kubelet's root: the sockets and the rolling update's lock go there,
+// and the kubelet is told the service socket's absolute path. Before, every path came from
+// kubelet_dir.
+TEST(HelperTest, TheDriversFoldersMayLieOutsideTheKubeletsRoot) {
+  TempDir dir;
+  // Two of the folders are given relative to the working folder.
+  const std::filesystem::path previous = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  const absl::Cleanup back = [&] { std::filesystem::current_path(previous); };
+  HeldDriver driver;
+  driver.release_.Notify();
+  HelperOptions options = Options(dir.Sub("kubelet"));
+  options.registry_dir = "registry";
+  options.plugin_data_dir = "data";
+  options.flock_dir = dir.Sub("locks");
+  options.rolling_update_uid = "pod-1";
+  options.claim_lookup = AllocatedClaim;
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  EXPECT_EQ((*helper)->service_socket(), dir.path() / "data" / "dra-pod-1.sock");
+  EXPECT_EQ((*helper)->registrar_socket(),
+            dir.path() / "registry" / "gpu.example.com-pod-1-reg.sock");
+
+  auto stub = pluginregistration::Registration::NewStub(grpc::CreateChannel(
+      UnixTarget((*helper)->registrar_socket()), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  pluginregistration::PluginInfo info;
+  ASSERT_TRUE(stub->GetInfo(&context, pluginregistration::InfoRequest(), &info).ok());
+  EXPECT_EQ(info.endpoint(), (dir.path() / "data" / "dra-pod-1.sock").string());
+
+  dra::DriverClient client("gpu.example.com", info.endpoint(), "v1.DRAPlugin", absl::Seconds(30));
+  ASSERT_TRUE(client.NodePrepareResources(OneClaim("a")).ok());
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "locks" / kSerializeLockFile));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "data" / kSerializeLockFile));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "kubelet"));
+}
+
+// A registration socket under a name of the driver's choosing (upstream's
+// RegistrarSocketFilename) is served there; with a rolling update, whose name is chosen for it,
+// or as anything but a file name, the helper does not start, with upstream's error for the
+// first, and creates nothing.
+TEST(HelperTest, TheRegistrationSocketTakesTheNameGivenUnlessItCannot) {
+  TempDir dir;
+  IdleDriver driver;
+  HelperOptions named = Options(dir.Sub("kubelet"));
+  named.registrar_socket_file = "old-name.sock";
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(named));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  EXPECT_EQ((*helper)->registrar_socket(),
+            dir.path() / "kubelet" / "plugins_registry" / "old-name.sock");
+  EXPECT_TRUE(SomeoneListens((*helper)->registrar_socket()));
+  (*helper)->Stop();
+
+  TempDir empty;
+  HelperOptions rolling = Options(empty.Sub("kubelet"));
+  rolling.registrar_socket_file = "old-name.sock";
+  rolling.rolling_update_uid = "pod-1";
+  absl::StatusOr<std::unique_ptr<Helper>> refused = Helper::Start(driver, std::move(rolling));
+  EXPECT_EQ(refused.status(),
+            absl::InvalidArgumentError("rolling updates and explicit registration socket "
+                                       "filename are mutually exclusive"));
+  for (const std::string file : {"../up.sock", "a/b.sock", ".."}) {
+    HelperOptions bad = Options(empty.Sub("kubelet"));
+    bad.registrar_socket_file = file;
+    EXPECT_EQ(Helper::Start(driver, std::move(bad)).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << file;
+  }
+  EXPECT_TRUE(testing::EntriesOf(empty.path()).empty());
 }
 
 // A registration the kubelet reports failed is answered with upstream's error, which the
