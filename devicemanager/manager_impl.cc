@@ -464,6 +464,7 @@ void ManagerImpl::OnDevicesUpdated(const Endpoint& endpoint, std::vector<Device>
         PodsToUpdateLocked(endpoint.resource_name(), current.get(), *table, first));
   }
   current = std::move(table);
+  gone_without_devices_.erase(endpoint.resource_name());
   DevicesChangedLocked(endpoint.resource_name());
   ScheduleCheckpointLocked();
   ScheduleNotifyLocked();
@@ -496,7 +497,11 @@ void ManagerImpl::MarkResourceUnhealthyLocked(const std::string& resource_name) 
     QueueHealthUpdateLocked(pod_devices_.PodsHolding(resource_name));
   }
   auto it = devices_.find(resource_name);
-  if (it == devices_.end() || it->second->healthy_count() == 0) return;
+  if (it == devices_.end()) {
+    gone_without_devices_.emplace(resource_name);
+    return;
+  }
+  if (it->second->healthy_count() == 0) return;
   // Shared with checkpoint writes in progress, so changed in a copy.
   auto table = std::make_shared<DeviceTable>(*it->second);
   table->MarkAllUnhealthy();
@@ -528,13 +533,17 @@ CapacityResult ManagerImpl::GetCapacity() {
       devices_.erase(resource);
       DevicesChangedLocked(resource);
     }
-    // An endpoint whose plugin never sent devices has no resource to report removed; it goes
-    // with its connection to the plugin all the same.
-    for (auto it = endpoints_.begin(); it != endpoints_.end();) {
-      const bool gone =
-          !devices_.contains(it->first) &&
-          it->second->StopGracePeriodExpired(now, options_.endpoint_stop_grace_period);
-      it = gone ? endpoints_.erase(it) : std::next(it);
+    // A plugin that went away without sending devices leaves its resource at 0, to be removed
+    // after the grace period like any other.
+    for (auto it = gone_without_devices_.begin(); it != gone_without_devices_.end();) {
+      if (!ResourceGoneLocked(*it, now)) {
+        result.capacity.try_emplace(*it, 0);
+        it = std::next(it);
+        continue;
+      }
+      result.removed.push_back(*it);
+      endpoints_.erase(*it);
+      it = gone_without_devices_.erase(it);
     }
     if (!result.removed.empty()) {
       ScheduleCheckpointLocked();

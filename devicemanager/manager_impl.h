@@ -337,6 +337,10 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // Resources whose endpoint is live and has sent a snapshot since it connected: the health of
   // their devices is known (ReportedHealthLocked says Unknown for the others).
   std::set<std::string, std::less<>> health_known_ ABSL_GUARDED_BY(mu_);
+  // Resources whose plugin went away before it ever sent devices (none in devices_): reported
+  // at capacity 0 and without allocatable, as upstream's empty set of unhealthy devices, until
+  // a plugin of theirs sends devices or their grace period ends (then reported removed).
+  std::set<std::string, std::less<>> gone_without_devices_ ABSL_GUARDED_BY(mu_);
   // Updates for the host (TakeResourceUpdates), with resource_health_status on.
   ResourceUpdateQueue resource_updates_ ABSL_GUARDED_BY(mu_);
   // ListAndWatch streams started and not yet ended (Stop waits for 0).

@@ -32,7 +32,8 @@ using ResourceDevices = std::map<std::string, DeviceMap>;
 
 // What GetCapacity reports for node status.
 struct CapacityResult {
-  // Resource name -> number of devices (healthy + unhealthy) of every live resource.
+  // Resource name -> number of devices (healthy + unhealthy) of every live resource; 0 for one
+  // whose plugin went away before sending devices, until its grace period ends.
   std::map<std::string, int64_t> capacity;
   // Resource name -> number of healthy devices of every live resource.
   std::map<std::string, int64_t> allocatable;

@@ -1088,33 +1088,91 @@ class OptionsOnlyPlugin final : public v1beta1::DevicePlugin::Service {
   }
 };
 
-// Its stopped endpoint, with the connection to the plugin, goes once the grace period expired,
-// as one whose plugin sent devices does, though it has no resource to report removed.
-TEST_F(ManagerTest, AnEndpointThatNeverSentDevicesGoesAfterTheGracePeriod) {
-  StartManager();
-  OptionsOnlyPlugin service;
+// RegisterSilentPlugin serves `service` at `socket` and registers it for kResource1 through
+// `kubelet_socket`; null when it cannot.
+std::unique_ptr<grpc::Server> RegisterSilentPlugin(OptionsOnlyPlugin& service,
+                                                   const std::filesystem::path& socket,
+                                                   const std::filesystem::path& kubelet_socket) {
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + dir_.Sub("silent.sock").string(),
-                           grpc::InsecureServerCredentials());
+  builder.AddListeningPort("unix:" + socket.string(), grpc::InsecureServerCredentials());
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  ASSERT_NE(server, nullptr);
+  if (server == nullptr) return nullptr;
   auto registration = v1beta1::Registration::NewStub(
-      grpc::CreateChannel("unix:" + KubeletSocket().string(), grpc::InsecureChannelCredentials()));
+      grpc::CreateChannel("unix:" + kubelet_socket.string(), grpc::InsecureChannelCredentials()));
   v1beta1::RegisterRequest request;
   request.set_version("v1beta1");
-  request.set_endpoint("silent.sock");
+  request.set_endpoint(socket.filename().string());
   request.set_resource_name(kResource1);
   grpc::ClientContext context;
   v1beta1::Empty empty;
-  ASSERT_TRUE(registration->Register(&context, request, &empty).ok());
+  if (!registration->Register(&context, request, &empty).ok()) return nullptr;
+  return server;
+}
+
+// A plugin that went away before sending devices leaves its resource at capacity 0, without
+// allocatable and without registered devices in the checkpoint, as upstream's empty set of
+// unhealthy devices does, until the grace period ends: then the resource is reported removed
+// (the host sets its capacity to 0) and its stopped endpoint goes with its connection. A plugin
+// that registers again meanwhile and has not yet sent devices leaves it at 0 too. Before, the
+// resource never showed and was never reported removed.
+TEST_F(ManagerTest, APluginThatLeftWithoutDevicesLeavesItsResourceAtZeroUntilRemoved) {
+  StartManager();
+  OptionsOnlyPlugin service;
+  std::unique_ptr<grpc::Server> server =
+      RegisterSilentPlugin(service, dir_.Sub("silent.sock"), KubeletSocket());
+  ASSERT_NE(server, nullptr);
   ASSERT_TRUE(WaitFor([&] {
     std::vector<ResourceSummary> summaries = manager_->GetResourceSummaries();
     return summaries.size() == 1 && summaries[0].state == EndpointState::kStopped;
   }));
+  CapacityResult during = manager_->GetCapacity();
+  EXPECT_EQ(during.capacity, (std::map<std::string, int64_t>{{kResource1, 0}}));
+  EXPECT_TRUE(during.allocatable.empty());
+  EXPECT_TRUE(during.removed.empty());
+  EXPECT_TRUE(manager_->GetAllocatableDevices().empty());
+
+  // Another plugin's devices make the checkpoint be written: it registers none for the first.
+  PluginPtr other = StartPlugin("q.sock", kResource2, {MakeDevice("x")});
+  ASSERT_TRUE(other->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    auto data = ReadCheckpoint();
+    return data.ok() && data->registered_devices.contains(kResource2);
+  }));
+  EXPECT_FALSE(ReadCheckpoint()->registered_devices.contains(kResource1));
+
+  // Registered again, still without devices: at 0 all the same.
+  ASSERT_TRUE(
+      manager_->RegisterPlugin(kResource1, dir_.Sub("silent.sock").string(), {"v1beta1"}).ok());
+  EXPECT_EQ(manager_->GetCapacity().capacity.at(kResource1), 0);
+  ASSERT_TRUE(WaitFor([&] { return manager_->GetEndpoint(kResource1)->IsStopped(); }));
+
+  clock_.Advance(kEndpointStopGracePeriod + absl::Seconds(1));
+  CapacityResult after = manager_->GetCapacity();
+  EXPECT_EQ(after.removed, (std::vector<std::string>{kResource1}));
+  EXPECT_FALSE(after.capacity.contains(kResource1));
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), nullptr);
+  CapacityResult later = manager_->GetCapacity();
+  EXPECT_TRUE(later.removed.empty());
+  EXPECT_FALSE(later.capacity.contains(kResource1));
+  server->Shutdown();
+}
+
+// A plugin that sends devices for a resource another plugin left at 0 is counted as any other,
+// and the resource stays after the first one's grace period.
+TEST_F(ManagerTest, APluginThatSendsDevicesAfterOneLeftWithoutAnyIsCounted) {
+  StartManager();
+  OptionsOnlyPlugin service;
+  std::unique_ptr<grpc::Server> server =
+      RegisterSilentPlugin(service, dir_.Sub("silent.sock"), KubeletSocket());
+  ASSERT_NE(server, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return manager_->GetCapacity().capacity.contains(kResource1); }));
+  PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a"), MakeDevice("b", false)});
+  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 1));
   clock_.Advance(kEndpointStopGracePeriod + absl::Seconds(1));
   EXPECT_TRUE(manager_->GetCapacity().removed.empty());
-  EXPECT_TRUE(manager_->GetResourceSummaries().empty());
+  EXPECT_EQ(Capacity(kResource1), 2);
   server->Shutdown();
 }
 
