@@ -87,12 +87,18 @@ struct RequestKey {
   }
 };
 
+// AddCounts: a + b for counts of devices (b not negative), the largest value instead of a sum
+// past it: over every limit, as the sum is.
+int64_t AddCounts(int64_t a, int64_t b) {
+  return b > std::numeric_limits<int64_t>::max() - a ? std::numeric_limits<int64_t>::max() : a + b;
+}
+
 struct RequestData {
   const ExactDeviceRequest* spec = nullptr;
   std::string name;
   std::string parent;  // the request's name, for a subrequest
   const DeviceClass* device_class = nullptr;
-  int num_devices = 0;
+  int64_t num_devices = 0;
   int selected_sub = 0;
   std::vector<int> all_devices;  // All: the candidates, by index
 
@@ -249,12 +255,9 @@ absl::StatusOr<RequestData> Search::ValidateRequest(const ExactDeviceRequest& sp
                      ": deviceclass.resource.k8s.io \"", spec.device_class_name, "\" not found"));
   }
   if (spec.allocation_mode == kubeapi::kAllocationModeExactCount) {
-    if (spec.count > std::numeric_limits<int>::max()) {
-      return absl::InvalidArgumentError(absl::StrCat("claim ", KObj(claim), ", request ", data.name,
-                                                     ": exact count ", spec.count,
-                                                     " is too large"));
-    }
-    data.num_devices = static_cast<int>(spec.count);
+    // However large, a count only meets the claim's limit of devices: a subrequest asking for
+    // more than it is passed over for the next one, as upstream's.
+    data.num_devices = spec.count;
     return data;
   }
   if (spec.allocation_mode != kubeapi::kAllocationModeAll) {
@@ -286,7 +289,7 @@ absl::StatusOr<RequestData> Search::ValidateRequest(const ExactDeviceRequest& sp
     }
     data.all_devices.push_back(static_cast<int>(i));
   }
-  data.num_devices = static_cast<int>(data.all_devices.size());
+  data.num_devices = static_cast<int64_t>(data.all_devices.size());
   return data;
 }
 
@@ -328,7 +331,7 @@ absl::Status Search::Prepare() {
 
   for (size_t c = 0; c < claims_.size(); ++c) {
     const ResourceClaim& claim = *claims_[c];
-    int min_devices = 0;
+    int64_t min_devices = 0;
     for (size_t r = 0; r < claim.spec.requests.size(); ++r) {
       const kubeapi::DeviceRequest& request = claim.spec.requests[r];
       RequestKey key{static_cast<int>(c), static_cast<int>(r), 0};
@@ -353,7 +356,7 @@ absl::Status Search::Prepare() {
         }
       }
       if (has_subs) {
-        int fewest = std::numeric_limits<int>::max();
+        int64_t fewest = std::numeric_limits<int64_t>::max();
         for (size_t s = 0; s < request.first_available.size(); ++s) {
           key.sub = static_cast<int>(s);
           const kubeapi::DeviceSubRequest& sub = request.first_available[s];
@@ -363,7 +366,7 @@ absl::Status Search::Prepare() {
           fewest = std::min(fewest, data->num_devices);
           requests_[key] = *std::move(data);
         }
-        min_devices += fewest;
+        min_devices = AddCounts(min_devices, fewest);
       } else {
         if (!request.exactly.has_value()) {
           return absl::InvalidArgumentError(
@@ -372,7 +375,7 @@ absl::Status Search::Prepare() {
         }
         absl::StatusOr<RequestData> data = ValidateRequest(*request.exactly, request.name, "", key);
         if (!data.ok()) return data.status();
-        min_devices += data->num_devices;
+        min_devices = AddCounts(min_devices, data->num_devices);
         requests_[key] = *std::move(data);
       }
     }
@@ -709,8 +712,9 @@ Step Search::AllocateOne(DeviceIndices r, bool allocate_sub, int start) {
     return AllocateOne(DeviceIndices{r.claim, r.request + 1, 0, 0}, false, 0);
   }
   const size_t previous = results_[r.claim].size();
-  if (static_cast<int>(previous) + data.num_devices - r.device >
-      kubeapi::kAllocationResultsMaxSize) {
+  // Written so that no count, however large, wraps around.
+  if (data.num_devices - r.device >
+      kubeapi::kAllocationResultsMaxSize - static_cast<int64_t>(previous)) {
     ++search_refusals_[absl::StrCat("claim ", KObj(claim), ": more than ",
                                     kubeapi::kAllocationResultsMaxSize, " devices")];
     return Step::kTooMany;
@@ -795,6 +799,12 @@ absl::StatusOr<Json> Search::NodeSelectorFor(const std::vector<DeviceResult>& re
                                                  {"values", Json::array({node_.name})}}})}}})}};
     }
     if (!selector.has_value()) continue;
+    // Read whole before its parts are merged: the selector of a device that also reaches every
+    // node was never matched against a node, so it may not even have the shape of one.
+    if (absl::StatusOr<bool> parsed = NodeSelectorMatches(*selector, node_); !parsed.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("node selector of device ", c.id.ToString(),
+                                                     ": ", parsed.status().message()));
+    }
     const Json terms = selector->value("nodeSelectorTerms", Json::array());
     if (terms.size() > 1) {
       return absl::InvalidArgumentError(

@@ -434,6 +434,73 @@ TEST(AllocatorPoolsTest, CounterSlicesAreSelectedByNodeUnlessOnlyStableGatesAreO
   }
 }
 
+// A slice read without the API server's checks (`devmgr dra allocate`, a store fed directly)
+// whose device both reaches every node and carries a selector that is no NodeSelector: the
+// allocation fails with the selector's fault. Before, merging the result's node selector read
+// the selector's parts as objects and the process ended on nlohmann's type_error.
+TEST(AllocatorRegressionTest, AMalformedSelectorOfADeviceForEveryNodeIsAnError) {
+  Features features;
+  features.partitionable_devices = true;
+  absl::StatusOr<kubeapi::ResourceSlice> decoded = kubeapi::DecodeResourceSlice(Json::parse(R"({
+    "metadata": {"name": "slice-1"},
+    "spec": {"driver": "driver-a", "perDeviceNodeSelection": true,
+             "pool": {"name": "pool-1", "generation": 1, "resourceSliceCount": 1},
+             "devices": [{"name": "device-1", "allNodes": true,
+                          "nodeSelector": {"nodeSelectorTerms": ["x"]}}]}})"));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  const auto slice = std::make_shared<const kubeapi::ResourceSlice>(*std::move(decoded));
+  const auto claim = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
+    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]}}})");
+  AllocatorOptions options;
+  options.features = features;
+  std::unique_ptr<Allocator> allocator =
+      Allocator::Create(options, {}, {ClassOf("class-a", "driver-a")}, {slice});
+  auto result = allocator->Allocate(Node1(), {&claim}, nullptr);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("node selector of device driver-a/pool-1/device-1: nodeSelectorTerms[0]"));
+}
+
+// Counts far beyond the claim's limit of 32 devices: in a subrequest, passed over for the next
+// one; in a request, the claim's limit error, with the real sum. Before, a count over 2^31 - 1
+// failed the whole claim with an error of devmgr's own, and sums wrapped around in 32 bits: a
+// claim asking for 2^31 devices in all passed the limit check and searched, and with one device
+// taken a subrequest of 2^31 - 1 devices passed the per-claim check and enumerated subsets of 39
+// devices until the search's deadline.
+TEST(AllocatorRegressionTest, HugeCountsMeetTheClaimLimitWithoutWrappingAround) {
+  std::string devices = "[";
+  for (int i = 0; i < 40; ++i) {
+    absl::StrAppend(&devices, i == 0 ? "" : ",", R"({"name": "device-)", i, R"("})");
+  }
+  devices += "]";
+  const auto slice = Slice("slice-1", devices);
+  const auto first_available = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
+    "requests": [
+      {"name": "a", "exactly": {"deviceClassName": "class-a"}},
+      {"name": "b", "firstAvailable": [
+        {"name": "big", "deviceClassName": "class-a", "count": 2147483647},
+        {"name": "huge", "deviceClassName": "class-a", "count": 4294967296},
+        {"name": "small", "deviceClassName": "class-a"}]}]}}})");
+  Features features;
+  features.prioritized_list = true;
+  auto result = AllocateOrDie(features, {slice}, first_available);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_THAT(Picks(result->front()), ElementsAre("a=device-0", "b/small=device-1"));
+
+  const auto too_many = Claim(R"({"metadata": {"name": "claim-1"}, "spec": {"devices": {
+    "requests": [
+      {"name": "a", "exactly": {"deviceClassName": "class-a", "count": 2147483647}},
+      {"name": "b", "exactly": {"deviceClassName": "class-a"}}]}}})");
+  AllocatorOptions options;
+  std::unique_ptr<Allocator> allocator =
+      Allocator::Create(options, {}, {ClassOf("class-a", "driver-a")}, {slice});
+  auto refused = allocator->Allocate(Node1(), {&too_many}, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "claim claim-1: number of requested devices 2147483648 exceeds the claim limit of 32");
+}
+
 // The order slices come in changes nothing: pools and slices are searched by name.
 TEST(AllocatorDeterminismTest, SliceOrderDoesNotChangeTheResult) {
   auto slice = [](const std::string& name, const std::string& pool, const std::string& device) {
