@@ -287,8 +287,62 @@ void CheckConfig(FieldErrors& errors, const DeviceClaimConfiguration& config,
 
 // A slice's devices or shared counters (one of them), its devices at most 128 (64 when one has
 // taints or consumes counters), each named by a unique DNS label.
+// CheckDeviceNodeSelection: a device's own nodeName, nodeSelector or allNodes: exactly one of them
+// when the slice selects nodes per device, none otherwise.
+void CheckDeviceNodeSelection(FieldErrors& errors, const Device& device, const std::string& at,
+                              bool per_device) {
+  auto set = [&](const char* key) -> const Json* {
+    auto it = device.extra.find(key);
+    return it == device.extra.end() || it->is_null() ? nullptr : &*it;
+  };
+  const Json* node_name = set("nodeName");
+  const Json* node_selector = set("nodeSelector");
+  const Json* all_nodes = set("allNodes");
+  if (!per_device) {
+    if (node_name != nullptr || node_selector != nullptr || all_nodes != nullptr) {
+      errors.InvalidString(at, "null",
+                           "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
+                           "`perDeviceNodeSelection` is set to true in the ResourceSlice spec");
+    }
+    return;
+  }
+  std::vector<absl::string_view> fields;
+  if (node_name != nullptr) {
+    const std::string name = node_name->is_string() ? node_name->get<std::string>() : "";
+    if (!node_name->is_string()) {
+      errors.InvalidString(at + ".nodeName", node_name->dump(), "must be a string");
+    } else if (name.empty()) {
+      errors.InvalidString(at + ".nodeName", "", "must not be empty");
+    } else {
+      fields.push_back("`nodeName`");
+      errors.EachInvalid(at + ".nodeName", name, Dns1123SubdomainErrors(name));
+    }
+  }
+  if (node_selector != nullptr) {
+    fields.push_back("`nodeSelector`");
+    if (!node_selector->is_object()) {
+      errors.InvalidString(at + ".nodeSelector", node_selector->dump(), "must be an object");
+    }
+  }
+  if (all_nodes != nullptr) {
+    if (all_nodes->is_boolean() && all_nodes->get<bool>()) {
+      fields.push_back("`allNodes`");
+    } else {
+      errors.Invalid(at + ".allNodes", all_nodes->dump(), "must be either unset or set to true");
+    }
+  }
+  constexpr absl::string_view kOneOf =
+      "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when "
+      "`perDeviceNodeSelection` is set to true in the ResourceSlice spec";
+  if (fields.empty()) {
+    errors.Required(at, kOneOf);
+  } else if (fields.size() > 1) {
+    errors.InvalidString(at, absl::StrCat("{", absl::StrJoin(fields, ", "), "}"), kOneOf);
+  }
+}
+
 void CheckSliceContents(FieldErrors& errors, const std::vector<Device>& devices,
-                        const std::vector<CounterSet>& shared_counters) {
+                        const std::vector<CounterSet>& shared_counters, bool per_device) {
   if (!shared_counters.empty() && !devices.empty()) {
     errors.InvalidString("spec", "", "only one of `sharedCounters` or `devices` is allowed");
   }
@@ -300,6 +354,7 @@ void CheckSliceContents(FieldErrors& errors, const std::vector<Device>& devices,
       "spec.devices",
       [&](const Device& device, const std::string& at) {
         errors.EachInvalid(at + ".name", device.name, Dns1123LabelErrors(device.name));
+        CheckDeviceNodeSelection(errors, device, at, per_device);
       },
       [](const Device& device) -> absl::string_view { return device.name; }, "name");
 }
@@ -401,14 +456,16 @@ absl::Status ValidateResourceSlice(const ResourceSlice& slice) {
     errors.InvalidString("spec", absl::StrCat("{", absl::StrJoin(node_selection, ", "), "}"),
                          absl::StrCat(kOneNodeSelection, ", but multiple fields are set"));
   }
-  CheckSliceContents(errors, spec.devices, spec.shared_counters);
+  CheckSliceContents(errors, spec.devices, spec.shared_counters,
+                     spec.per_device_node_selection.value_or(false));
   return errors.Result();
 }
 
 absl::Status ValidateSliceContents(const std::vector<Device>& devices,
-                                   const std::vector<CounterSet>& shared_counters) {
+                                   const std::vector<CounterSet>& shared_counters,
+                                   bool per_device_node_selection) {
   FieldErrors errors;
-  CheckSliceContents(errors, devices, shared_counters);
+  CheckSliceContents(errors, devices, shared_counters, per_device_node_selection);
   return errors.Result();
 }
 

@@ -42,10 +42,12 @@ absl::Status ValidateDeviceClass(const DeviceClass& device_class);
 absl::Status ValidateResourceSlice(const ResourceSlice& slice);
 
 // ValidateSliceContents: the part of ValidateResourceSlice that a slice's devices and shared
-// counters alone decide (one of the two; the device limits and names), for a driver's slices
+// counters decide (one of the two; the device limits and names; each device's own node
+// selection, set exactly when the slice's perDeviceNodeSelection is), for a driver's slices
 // before they are written.
 absl::Status ValidateSliceContents(const std::vector<Device>& devices,
-                                   const std::vector<CounterSet>& shared_counters);
+                                   const std::vector<CounterSet>& shared_counters,
+                                   bool per_device_node_selection);
 
 // Decode, then validate: the objects as the API server would take them.
 absl::StatusOr<ResourceClaim> DecodeValidResourceClaim(const Json& object);

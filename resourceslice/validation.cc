@@ -46,7 +46,8 @@ absl::Status ValidatePool(const std::string& name, const Pool& pool) {
   // Then what the API server would refuse of each slice: retrying could not help.
   for (size_t i = 0; i < pool.slices.size(); ++i) {
     const Slice& slice = pool.slices[i];
-    if (absl::Status valid = kubeapi::ValidateSliceContents(slice.devices, slice.shared_counters);
+    if (absl::Status valid = kubeapi::ValidateSliceContents(
+            slice.devices, slice.shared_counters, slice.per_device_node_selection.value_or(false));
         !valid.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("pool \"", name, "\", slice #", i, ": ", valid.message()));

@@ -580,6 +580,39 @@ TEST(ResourceValidationTest, TestValidateResourceSlice) {
               }
             }),
        {"spec.devices: Too many: 65: must have at most 64 items"}},
+      // Upstream's per-device-node-selection-and-device-without-node-selector and
+      // not-per-device-node-selection-and-device-node-selection, and the fields of one device.
+      {"per-device-node-selection",
+       With(ValidSlice(),
+            [](Json& c) {
+              c["spec"].erase("nodeName");
+              c["spec"]["perDeviceNodeSelection"] = true;
+              c["spec"]["devices"][0]["nodeName"] = "node";
+              c["spec"]["devices"].push_back({{"name", "device-1"}});
+              c["spec"]["devices"].push_back({{"name", "device-2"},
+                                              {"allNodes", true},
+                                              {"nodeSelector", {{"nodeSelectorTerms", {"x"}}}}});
+              c["spec"]["devices"].push_back({{"name", "device-3"}, {"allNodes", false}});
+              c["spec"]["devices"].push_back({{"name", "device-4"}, {"nodeName", ""}});
+            }),
+       {"spec.devices[1]: Required value: exactly one of `nodeName`, `nodeSelector`, or "
+        "`allNodes` is required when `perDeviceNodeSelection` is set to true in the "
+        "ResourceSlice spec",
+        "spec.devices[2]: Invalid value: \"{`nodeSelector`, `allNodes`}\": exactly one of "
+        "`nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` is "
+        "set to true in the ResourceSlice spec",
+        "spec.devices[3].allNodes: Invalid value: false: must be either unset or set to true",
+        "spec.devices[3]: Required value: exactly one of `nodeName`, `nodeSelector`, or "
+        "`allNodes` is required when `perDeviceNodeSelection` is set to true in the "
+        "ResourceSlice spec",
+        "spec.devices[4].nodeName: Invalid value: \"\": must not be empty",
+        "spec.devices[4]: Required value: exactly one of `nodeName`, `nodeSelector`, or "
+        "`allNodes` is required when `perDeviceNodeSelection` is set to true in the "
+        "ResourceSlice spec"}},
+      {"device-node-selection-without-per-device",
+       With(ValidSlice(), [](Json& c) { c["spec"]["devices"][0]["allNodes"] = true; }),
+       {"spec.devices[0]: Invalid value: \"null\": `nodeName`, `nodeSelector` and `allNodes` "
+        "can only be set if `perDeviceNodeSelection` is set to true in the ResourceSlice spec"}},
   };
   for (const Scenario& scenario : scenarios) {
     CheckWith<ResourceSlice>(scenario, DecodeResourceSlice, ValidateResourceSlice);
