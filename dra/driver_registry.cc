@@ -136,7 +136,9 @@ absl::Status DriverRegistry::RegisterPlugin(absl::string_view driver_name,
                               driver = stream.driver_name](const HealthStreamEnd& end) {
         sink->HealthStreamEnded(driver, end);
       };
-      health_streams_[std::string(endpoint)] = std::make_unique<HealthStream>(std::move(stream));
+      // The pair is new: the same driver at the same endpoint was refused above.
+      std::pair<std::string, std::string> key(driver_name, endpoint);
+      health_streams_.emplace(std::move(key), std::make_unique<HealthStream>(std::move(stream)));
     }
     serial = ++next_serial_;
     endpoints.push_back(Endpoint{.client = client, .serial = serial});
@@ -186,14 +188,14 @@ void DriverRegistry::Sync(const std::string& driver_name) {
 DriverRegistry::~DriverRegistry() { StopHealthStreams(); }
 
 void DriverRegistry::StopHealthStreams() {
-  std::map<std::string, std::unique_ptr<HealthStream>, std::less<>> streams;
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<HealthStream>> streams;
   {
     absl::MutexLock lock(&mu_);
     health_stopped_ = true;
     streams.swap(health_streams_);
   }
   // Stopped outside the lock: a stream's last report may still be on its way to the sink.
-  for (auto& [endpoint, stream] : streams) stream->StopQuietly();
+  for (auto& [registration, stream] : streams) stream->StopQuietly();
 }
 
 void DriverRegistry::DeRegisterPlugin(absl::string_view driver_name, absl::string_view endpoint) {
@@ -202,7 +204,9 @@ void DriverRegistry::DeRegisterPlugin(absl::string_view driver_name, absl::strin
   std::shared_ptr<const DriverClient> removed;
   std::unique_ptr<HealthStream> removed_stream;
   absl::MutexLock lock(&mu_);
-  if (auto stream = health_streams_.find(endpoint); stream != health_streams_.end()) {
+  if (auto stream =
+          health_streams_.find(std::pair(std::string(driver_name), std::string(endpoint)));
+      stream != health_streams_.end()) {
     removed_stream = std::move(stream->second);
     health_streams_.erase(stream);
   }

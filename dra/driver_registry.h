@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -125,8 +126,9 @@ class DriverRegistry {
 
   const DriverRegistryOptions options_;
   mutable absl::Mutex mu_;
-  // The health stream of each endpoint that has one.
-  std::map<std::string, std::unique_ptr<HealthStream>, std::less<>> health_streams_
+  // The health stream of each registration (driver name, endpoint) that has one: another
+  // driver registered at the same endpoint has a stream of its own, as upstream's plugins do.
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<HealthStream>> health_streams_
       ABSL_GUARDED_BY(mu_);
   bool health_stopped_ ABSL_GUARDED_BY(mu_) = false;
   // Driver name -> its endpoints, oldest first.

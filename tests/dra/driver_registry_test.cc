@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "tests/dra/fake_driver.h"
 #include "tests/testlib/temp_dir.h"
@@ -208,6 +210,67 @@ TEST(DriverRegistryTest, SameEndpointTwiceIsRefused) {
   EXPECT_EQ(again.message(),
             "endpoint /run/a.sock already registered for DRA driver plugin pluginA");
   EXPECT_EQ(registry.Get("").status().message(), "DRA driver name is empty");
+}
+
+// Records what the health streams report, by driver.
+class RecordingHealthSink final : public HealthSink {
+ public:
+  void HealthReported(const std::string& driver_name,
+                      const healthapi::NodeWatchResourcesResponse& /*response*/) override {
+    absl::MutexLock lock(&mu_);
+    ++reports_[driver_name];
+  }
+  void HealthStreamEnded(const std::string& driver_name, const HealthStreamEnd& /*end*/) override {
+    absl::MutexLock lock(&mu_);
+    ++ends_[driver_name];
+  }
+  int reports(const std::string& driver_name) const {
+    absl::MutexLock lock(&mu_);
+    auto it = reports_.find(driver_name);
+    return it == reports_.end() ? 0 : it->second;
+  }
+  int ends(const std::string& driver_name) const {
+    absl::MutexLock lock(&mu_);
+    auto it = ends_.find(driver_name);
+    return it == ends_.end() ? 0 : it->second;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::map<std::string, int> reports_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int> ends_ ABSL_GUARDED_BY(mu_);
+};
+
+// Two drivers registered at one endpoint each get a health stream, and the second's
+// registration and deregistration leave the first's stream as it was, as upstream keeps one
+// stream per plugin. Before, the streams were kept by endpoint alone: the second registration
+// ended the first driver's stream (whose end cleared that driver's health), and the second's
+// deregistration then removed the only stream left.
+TEST(DriverRegistryTest, AnotherDriverAtTheSameEndpointLeavesTheHealthStreamAlone) {
+  TempDir dir;
+  const std::string socket = dir.Sub("d.sock").string();
+  FakeDriver::Options serving;
+  serving.serve_health_v1 = true;
+  FakeDriver driver(socket, serving);
+  ASSERT_TRUE(driver.started());
+  driver.PushHealth(::v1::NodeWatchResourcesResponse());
+  RecordingHealthSink sink;
+  DriverRegistryOptions options;
+  options.health = &sink;
+  DriverRegistry registry(options);
+  const std::vector<std::string> versions = {"v1.DRAPlugin", "v1.DRAResourceHealth"};
+  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, socket, versions).ok());
+  ASSERT_TRUE(WaitFor([&] { return sink.reports(kPluginA) == 1; }));
+  ASSERT_TRUE(registry.RegisterPlugin(kPluginB, socket, versions).ok());
+  ASSERT_TRUE(WaitFor([&] { return sink.reports(kPluginB) == 1; }));
+  EXPECT_EQ(driver.open_health_streams(), 2);
+  EXPECT_EQ(sink.ends(kPluginA), 0);
+  registry.DeRegisterPlugin(kPluginB, socket);
+  ASSERT_TRUE(WaitFor([&] { return driver.open_health_streams() == 1; }));
+  EXPECT_EQ(sink.ends(kPluginA), 0);
+  driver.PushHealth(::v1::NodeWatchResourcesResponse());
+  EXPECT_TRUE(WaitFor([&] { return sink.reports(kPluginA) == 2; }));
+  EXPECT_EQ(sink.reports(kPluginB), 1);
 }
 
 // A rolling update: two endpoints of one driver. Calls go to the newest connected one; with
