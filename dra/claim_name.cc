@@ -23,9 +23,12 @@ absl::StatusOr<ResolvedClaimName> ClaimName(const Pod& pod, const PodResourceCla
 }
 
 absl::Status IsForPod(const Pod& pod, const ResourceClaim& claim) {
-  const bool owned = std::any_of(
-      claim.owner_references.begin(), claim.owner_references.end(),
-      [&](const OwnerReference& owner) { return owner.controller && owner.uid == pod.uid; });
+  // As upstream, another namespace's claim is not the pod's whoever owns it.
+  const bool owned = claim.namespace_name == pod.namespace_name &&
+                     std::any_of(claim.owner_references.begin(), claim.owner_references.end(),
+                                 [&](const OwnerReference& owner) {
+                                   return owner.controller && owner.uid == pod.uid;
+                                 });
   if (owned) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       "ResourceClaim ", claim.namespace_name, "/", claim.name, " was not created for pod ",

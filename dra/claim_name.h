@@ -24,7 +24,7 @@ struct ResolvedClaimName {
 // the pod waits), a pod claim with neither field (InvalidArgument).
 absl::StatusOr<ResolvedClaimName> ClaimName(const Pod& pod, const PodResourceClaim& pod_claim);
 
-// IsForPod: the claim's controlling owner is the pod.
+// IsForPod: the claim is in the pod's namespace and its controlling owner is the pod.
 absl::Status IsForPod(const Pod& pod, const ResourceClaim& claim);
 
 // IsReservedForPod: the claim's status.reservedFor holds the pod.

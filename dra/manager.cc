@@ -191,6 +191,15 @@ absl::Status Manager::Prepare(const Pod& pod, FinalWrite final_write) {
     if (!claim.ok()) {
       return Wrap(absl::StrCat("fetch ResourceClaim ", *resolved->name, ": "), claim.status());
     }
+    // The host's source may answer with another claim than the one asked for (the API server
+    // never does): claims are cached, prepared and unprepared under the name they were asked
+    // by, so such an answer would be prepared and never unprepared.
+    if (claim->namespace_name != pod.namespace_name || claim->name != *resolved->name) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("fetch ResourceClaim ", *resolved->name,
+                       ": the claim source answered with ResourceClaim ", claim->namespace_name,
+                       "/", claim->name, " for ", pod.namespace_name, "/", *resolved->name));
+    }
     if (resolved->must_check_owner) {
       if (absl::Status owned = IsForPod(pod, *claim); !owned.ok()) return owned;
     }

@@ -25,6 +25,7 @@
 #include "common/damaged_copy.h"
 #include "common/file_store.h"
 #include "common/status.h"
+#include "dra/claim_name.h"
 #include "tests/dra/fake_driver.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
@@ -47,6 +48,12 @@ class FakeClaimSource final : public ClaimSource {
   void Set(ResourceClaim claim) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     claims_[{claim.namespace_name, claim.name}] = std::move(claim);
+  }
+  // SetAnswer: `claim` is what a lookup of `namespace_name`/`name` returns, whatever it names.
+  void SetAnswer(const std::string& namespace_name, const std::string& name, ResourceClaim claim)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    claims_[{namespace_name, name}] = std::move(claim);
   }
   void Remove(const std::string& name) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
@@ -394,6 +401,36 @@ TEST_F(DraManagerTest, TemplateClaimMustBeOwnedByThePod) {
   // A template that produced no claim: nothing to do.
   pod.resource_claim_statuses[0].resource_claim_name.reset();
   EXPECT_TRUE(manager_->PrepareResources(pod).ok());
+}
+
+// A claim in another namespace is not the pod's, whoever owns it (upstream's IsForPod), and a
+// claim source that answers a lookup with another claim than the one asked for is refused:
+// claims are cached and unprepared under the name they were asked by. Before, both were
+// prepared, and the second could then never be unprepared: UnprepareResources found nothing
+// under the pod's name, answered OK without calling the driver and left the claim recorded.
+TEST_F(DraManagerTest, OnlyTheClaimAskedForInThePodsNamespaceIsPrepared) {
+  ResourceClaim elsewhere = Claim("generated-1", kClaimUid, kPodUid);
+  elsewhere.namespace_name = "other";
+  elsewhere.owner_references.push_back({"v1", "Pod", "test-pod", kPodUid, true});
+  claims_.SetAnswer(kNamespace, "generated-1", elsewhere);
+  Pod pod = PodWithClaim(kPodUid, kClaimName);
+  pod.resource_claims[0] = {"claim", std::nullopt, std::string("template")};
+  pod.resource_claim_statuses.push_back({"claim", std::string("generated-1")});
+  EXPECT_EQ(manager_->PrepareResources(pod).message(),
+            "prepare dynamic resources: fetch ResourceClaim generated-1: the claim source "
+            "answered with ResourceClaim other/generated-1 for test-namespace/generated-1");
+  EXPECT_EQ(IsForPod(pod, elsewhere).message(),
+            "ResourceClaim other/generated-1 was not created for pod test-namespace/test-pod (pod "
+            "is not owner)");
+
+  ResourceClaim unnamespaced = Claim(kClaimName, kClaimUid, kPodUid);
+  unnamespaced.namespace_name = "";
+  claims_.SetAnswer(kNamespace, kClaimName, unnamespaced);
+  const Pod direct = PodWithClaim(kPodUid, kClaimName);
+  EXPECT_EQ(manager_->PrepareResources(direct).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(driver_->prepare_calls(), 0);
+  EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
+  EXPECT_EQ(CheckpointedClaims(), 0u);
 }
 
 // Upstream's TestUnprepareResources.
