@@ -546,6 +546,32 @@ TEST_F(DraManagerTest, APodWhoseReferenceToASharedClaimWasTakenIsNotPrepared) {
   EXPECT_EQ(driver_->unprepare_calls(), 0) << "pod-1 still uses it";
 }
 
+// Unpreparing a pod whose spec names a claim that only another pod holds leaves the claim
+// prepared for that pod: beyond upstream, which unprepares and forgets a claim recorded for one
+// pod whichever pod that is.
+TEST_F(DraManagerTest, UnpreparingAPodLeavesAClaimOnlyAnotherPodHolds) {
+  const auto [pod1, pod2] = SharedClaimPods();
+  ASSERT_TRUE(manager_->PrepareResources(pod2).ok());
+  ASSERT_TRUE(manager_->UnprepareResources(pod1).ok());
+  EXPECT_EQ(driver_->unprepare_calls(), 0);
+  EXPECT_TRUE(manager_->Prepared(pod2));
+  EXPECT_EQ(CheckpointedClaims(), 1u);
+}
+
+// A pod whose two claims name the same ResourceClaim has it prepared once: beyond upstream,
+// which sends it to the driver twice and then fails on the answer's one entry for it.
+TEST_F(DraManagerTest, AClaimThePodNamesTwiceIsPreparedOnce) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  Pod pod = PodWithClaim(kPodUid, kClaimName, {{"claim", ""}, {"again", ""}});
+  pod.resource_claims.push_back({"again", kClaimName, std::nullopt});
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  EXPECT_EQ(driver_->prepare_calls(), 1);
+  EXPECT_TRUE(manager_->Prepared(pod));
+  ASSERT_TRUE(manager_->UnprepareResources(pod).ok());
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+  EXPECT_EQ(CheckpointedClaims(), 0u);
+}
+
 // A claim whose unprepare failed may be half undone by its driver: a pod that comes to share it
 // has it prepared again (beyond upstream, which keeps it marked prepared and skips the driver).
 TEST_F(DraManagerTest, AClaimWhoseUnprepareFailedIsPreparedAgainForThePodThatSharesItNext) {
