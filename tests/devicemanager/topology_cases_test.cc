@@ -497,6 +497,31 @@ TEST_F(HintsTest, TestGetTopologyHints_SingleRequestNoAlignmentWithoutTopologyIn
   ExpectHints(tc, manager_->GetPodTopologyHints(tc.pod));
 }
 
+// A device whose TopologyInfo lists no node, left by the pod's init container for its app
+// container, counts as one without topology in the app container's hints: the other devices
+// must cover the request. The kubelet's hints come out empty for it (every mask is refused for
+// a reusable device whose topology names no node); README lists the difference.
+TEST_F(HintsTest, AReusableDeviceWhoseTopologyNamesNoNodeCountsAsOneWithoutTopology) {
+  for (const bool empty_info : {true, false}) {
+    SCOPED_TRACE(empty_info ? "TopologyInfo without nodes" : "no TopologyInfo");
+    StartManager({0, 1}, {"fakePod"});
+    std::vector<Device> devices =
+        empty_info ? WithEmptyTopology({"Dev0"}) : std::vector<Device>{NoTopology("Dev0")};
+    for (const Device& device : {OnNode("Dev1", 0), OnNode("Dev2", 1), OnNode("Dev3", 1)}) {
+      devices.push_back(device);
+    }
+    AddResource(kTestDevice, devices);
+    const Pod pod = MakePod("fakePod", {App("fakeContainer", {{kTestDevice, 2}})},
+                            {Init("fakeInit", {{kTestDevice, 1}})});
+    Pin(pod, pod.init_containers[0], {{kTestDevice, {"Dev0"}}});
+    if (HasFatalFailure()) return;
+    const TopologyHints hints = manager_->GetTopologyHints(pod, pod.containers[0]);
+    ASSERT_TRUE(hints.contains(kTestDevice));
+    EXPECT_EQ(Render(hints.at(kTestDevice)),
+              Render(std::vector<TopologyHint>{{NumaMask{1}, true}, {NumaMask{0, 1}, false}}));
+  }
+}
+
 // ---- TestTopologyAlignedAllocation ----
 
 struct AlignedCase {
