@@ -56,6 +56,12 @@ std::filesystem::path OneSpelling(const std::filesystem::path& root) {
                                                                      : absolute.parent_path();
 }
 
+devicemanager::NumaMask MaskOf(const std::vector<int>& nodes) {
+  devicemanager::NumaMask mask;
+  for (int node : nodes) mask.Add(node);
+  return mask;
+}
+
 }  // namespace
 
 NodePaths::NodePaths(const std::filesystem::path& root_dir)
@@ -73,7 +79,7 @@ struct Node::State {
       : options(daemon_options),
         paths(daemon_options.root_dir),
         registry(paths.plugin_dir, daemon_options.logger),
-        topology(daemon_options.topology_policy) {}
+        topology(daemon_options.topology_policy, MaskOf(daemon_options.numa_nodes)) {}
   // The registry's writes go through the DRA manager (PodAdmission::SetDra), which is destroyed
   // before it: they go to the journal alone from here (Node::Stop has stopped every writer
   // already).
@@ -337,6 +343,12 @@ absl::Status Node::StartDra(State& s) {
 }
 
 absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
+  if (options.topology_policy != topologymanager::TopologyPolicyKind::kNone &&
+      options.numa_nodes.size() > devicemanager::kMaxNumaNodesForHints) {
+    return absl::InvalidArgumentError(absl::StrCat("unsupported on machines with more than ",
+                                                   devicemanager::kMaxNumaNodesForHints,
+                                                   " NUMA Nodes"));
+  }
   auto state = std::make_unique<State>(options);
   const NodePaths& paths = state->paths;
   if (absl::Status created = CreateDataDir(paths.root); !created.ok()) return created;
@@ -382,6 +394,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   manager_options.plugin_call_timeout = options.plugin_call_timeout;
   manager_options.max_message_bytes = options.max_message_bytes;
   manager_options.admission_wait = options.admission_wait;
+  manager_options.numa_nodes = options.numa_nodes;
   // One flush per admission: PodAdmission syncs the checkpoint, which carries the pod record.
   manager_options.checkpoint_store = &s.checkpoint_store;
   manager_options.host_syncs_admissions = true;

@@ -71,6 +71,11 @@ struct NodeOptions {
   absl::Duration state_journal_compaction = absl::Seconds(1);
   podresources::RateLimitOptions podresources_rate_limit;
   topologymanager::TopologyPolicyKind topology_policy = topologymanager::TopologyPolicyKind::kNone;
+  // The machine's NUMA nodes (topologymanager/numa_nodes.h reads them from sysfs), which the
+  // device manager generates hints over as the kubelet does; empty: the nodes each resource's
+  // devices report. With a policy other than none, more than 8 fail Start, as the kubelet
+  // refuses to start (its max-allowable-numa-nodes).
+  std::vector<int> numa_nodes;
   // Feature gate ResourceHealthStatus (KEP-4680): when the health of devices some pods hold
   // changes, the node refreshes those pods on the PodResources Watch stream at once (else at
   // the next resync) and counts them in devmgr_device_health_affected_containers_total. On by

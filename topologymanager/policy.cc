@@ -129,9 +129,15 @@ TopologyHint MergeTopologyHints(const devicemanager::TopologyHints& hints, bool 
 absl::Status TopologyPolicy::Admit(const std::string& pod_uid, const std::string& container_name,
                                    const devicemanager::TopologyHints& hints) {
   if (kind_ == TopologyPolicyKind::kNone) return absl::OkStatus();
-  const TopologyHint best = MergeTopologyHints(hints, kind_ == TopologyPolicyKind::kSingleNumaNode);
+  const bool single_numa_node = kind_ == TopologyPolicyKind::kSingleNumaNode;
+  TopologyHint best = MergeTopologyHints(hints, single_numa_node);
   if (kind_ != TopologyPolicyKind::kBestEffort && !best.preferred) {
     return absl::FailedPreconditionError("Resources cannot be allocated with Topology locality");
+  }
+  // Every node of the machine is no narrower than no affinity at all: the device manager then
+  // treats every device alike (on a machine of one node, the devices without topology too).
+  if (single_numa_node && !machine_nodes_.empty() && best.numa_affinity == machine_nodes_) {
+    best.numa_affinity = NumaMask();
   }
   if (best.numa_affinity.empty()) return absl::OkStatus();
   absl::MutexLock lock(&mu_);

@@ -11,8 +11,9 @@
 // preferred merge beats a non-preferred one, then the narrower wins; between non-preferred
 // merges, the one closest to the most nodes any resource needs at least (upstream's
 // bestNonPreferredAffinityCount). With nothing better, the answer is "all nodes, not
-// preferred". single-numa-node first keeps only the preferred hints of one node. "All nodes" are
-// the nodes the hints name (the daemon does not read the machine's).
+// preferred". single-numa-node first keeps only the preferred hints of one node, and, given the
+// machine's nodes, turns an answer of all of them into no affinity (upstream compares it with
+// the default affinity mask). "All nodes" in the merge are the nodes the hints name.
 #pragma once
 
 #include <map>
@@ -40,7 +41,11 @@ devicemanager::TopologyHint MergeTopologyHints(const devicemanager::TopologyHint
 
 class TopologyPolicy final : public devicemanager::TopologyAffinityStore {
  public:
-  explicit TopologyPolicy(TopologyPolicyKind kind) : kind_(kind) {}
+  // `machine_nodes`: the machine's NUMA nodes, empty when the host does not know them (the
+  // device manager then hints over the nodes the devices report).
+  explicit TopologyPolicy(TopologyPolicyKind kind,
+                          devicemanager::NumaMask machine_nodes = devicemanager::NumaMask())
+      : kind_(kind), machine_nodes_(machine_nodes) {}
 
   TopologyPolicyKind kind() const { return kind_; }
 
@@ -59,6 +64,7 @@ class TopologyPolicy final : public devicemanager::TopologyAffinityStore {
 
  private:
   const TopologyPolicyKind kind_;
+  const devicemanager::NumaMask machine_nodes_;
   mutable absl::Mutex mu_;
   std::map<std::pair<std::string, std::string>, devicemanager::NumaMask> affinity_
       ABSL_GUARDED_BY(mu_);

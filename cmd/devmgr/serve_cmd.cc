@@ -21,6 +21,7 @@
 #include "cmd/devmgr/service_notifier.h"
 #include "node/node.h"
 #include "node/process_settings.h"
+#include "topologymanager/numa_nodes.h"
 
 namespace devmgr::cli {
 namespace {
@@ -35,6 +36,7 @@ struct ServeFlags {
   std::string plugin_call_timeout = "30s";
   std::string admission_wait = "30s";
   std::string topology_policy = "none";
+  std::string numa_nodes = "devices";
   std::string node_status_interval = "10s";
   std::string state_journal_compaction = "1s";
   bool dra = true;
@@ -105,6 +107,15 @@ int RunServe(const ServeFlags& flags) {
   if (!policy.ok()) {
     return Fail(kExitUsage, absl::StrCat("--topology-policy: ", policy.status().message()));
   }
+  std::vector<int> numa_nodes;
+  if (flags.numa_nodes != "devices") {
+    absl::StatusOr<std::vector<int>> nodes =
+        flags.numa_nodes == "machine" ? topologymanager::ReadNumaNodeList()
+                                      : topologymanager::ParseNumaNodeList(flags.numa_nodes);
+    if (!nodes.ok())
+      return Fail(kExitUsage, absl::StrCat("--numa-nodes: ", nodes.status().message()));
+    numa_nodes = *std::move(nodes);
+  }
   std::shared_ptr<ReopenableFileSink> file_sink;
   spdlog::sink_ptr sink;
   if (flags.log_file.empty()) {
@@ -148,6 +159,7 @@ int RunServe(const ServeFlags& flags) {
   options.podresources_rate_limit.burst = flags.podresources_burst;
   options.podresources_rate_limit.per_client = !flags.podresources_shared_limit;
   options.topology_policy = *policy;
+  options.numa_nodes = std::move(numa_nodes);
   options.metrics_address = flags.metrics_address;
   options.logger = logger;
 
@@ -251,6 +263,13 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
                    "Topology manager policy for admission: none, best-effort, restricted or "
                    "single-numa-node")
       ->type_name("POLICY")
+      ->capture_default_str();
+  serve
+      ->add_option("--numa-nodes", flags->numa_nodes,
+                   "The NUMA nodes topology hints are generated over: machine (the online "
+                   "nodes sysfs lists, as the kubelet), a list such as 0-3,5, or devices (the "
+                   "nodes each resource's devices report)")
+      ->type_name("NODES")
       ->capture_default_str();
   serve
       ->add_option("--node-status-interval", flags->node_status_interval,

@@ -516,13 +516,26 @@ TEST_F(ServeTest, BadFlagsAreUsageErrors) {
                                                                 {"--max-message-bytes", "100"},
                                                                 {"--podresources-qps", "-5"},
                                                                 {"--podresources-qps", "nan"},
-                                                                {"--podresources-burst", "0"}}) {
+                                                                {"--podresources-burst", "0"},
+                                                                {"--numa-nodes", "3-1"}}) {
     std::vector<std::string> args = {"serve", "--root-dir", Root()};
     args.insert(args.end(), flag.begin(), flag.end());
     ProcessResult result = Run(args);
     EXPECT_EQ(result.exit_code, 2) << flag[0] << ": " << result.err;
     EXPECT_NE(result.err.find(flag[0]), std::string::npos) << result.err;
   }
+  EXPECT_FALSE(Exists("devmgr.sock"));
+}
+
+// Nine NUMA nodes with a topology policy: the daemon refuses to start, as the kubelet (its
+// max-allowable-numa-nodes of 8), and says why.
+TEST_F(ServeTest, MoreThanEightNumaNodesWithATopologyPolicyFailStart) {
+  ProcessResult result = Run(
+      {"serve", "--root-dir", Root(), "--topology-policy", "best-effort", "--numa-nodes", "0-8"});
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_NE(result.err.find("unsupported on machines with more than 8 NUMA Nodes"),
+            std::string::npos)
+      << result.err;
   EXPECT_FALSE(Exists("devmgr.sock"));
 }
 

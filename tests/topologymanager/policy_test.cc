@@ -1,8 +1,15 @@
 // The daemon's topology policies over the device manager's hints, as upstream's topology
-// manager merges them (policy_test.go's scenarios for one and two resources).
+// manager merges them (policy_test.go's scenarios for one and two resources), and the machine's
+// NUMA nodes as the kernel lists them.
 #include "topologymanager/policy.h"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "topologymanager/numa_nodes.h"
 
 namespace devmgr::topologymanager {
 namespace {
@@ -118,6 +125,52 @@ TEST(TopologyPolicyTest, PoliciesDecideOnTheMerge) {
   TopologyPolicy none(TopologyPolicyKind::kNone);
   EXPECT_TRUE(none.Admit("p", "c", spread).ok());
   EXPECT_EQ(none.GetAffinity("p", "c"), std::nullopt);
+}
+
+// single-numa-node on a machine of one node: the only node is all of them, which upstream's
+// policy turns into no affinity (the device manager then offers every device, those without
+// topology too). Without the machine's nodes, and on a machine with more, the node stays.
+TEST(TopologyPolicyTest, SingleNumaNodeOfTheWholeMachineIsNoAffinity) {
+  const TopologyHints one = {{"example.com/gpu", std::vector<TopologyHint>{{NumaMask{0}, true}}}};
+  TopologyPolicy whole(TopologyPolicyKind::kSingleNumaNode, NumaMask{0});
+  ASSERT_TRUE(whole.Admit("p", "c", one).ok());
+  EXPECT_EQ(whole.GetAffinity("p", "c"), std::nullopt);
+  TopologyPolicy unknown(TopologyPolicyKind::kSingleNumaNode);
+  ASSERT_TRUE(unknown.Admit("p", "c", one).ok());
+  EXPECT_EQ(unknown.GetAffinity("p", "c"), (NumaMask{0}));
+  TopologyPolicy wider(TopologyPolicyKind::kSingleNumaNode, NumaMask{0, 1});
+  ASSERT_TRUE(wider.Admit("p", "c", one).ok());
+  EXPECT_EQ(wider.GetAffinity("p", "c"), (NumaMask{0}));
+  // Other policies keep the whole machine's affinity, as upstream's.
+  TopologyPolicy restricted(TopologyPolicyKind::kRestricted, NumaMask{0});
+  ASSERT_TRUE(restricted.Admit("p", "c", one).ok());
+  EXPECT_EQ(restricted.GetAffinity("p", "c"), (NumaMask{0}));
+}
+
+TEST(NumaNodeListTest, ReadsTheKernelsListForm) {
+  EXPECT_EQ(ParseNumaNodeList("0\n").value_or(std::vector<int>{}), (std::vector<int>{0}));
+  EXPECT_EQ(ParseNumaNodeList("0-3,5").value_or(std::vector<int>{}),
+            (std::vector<int>{0, 1, 2, 3, 5}));
+  EXPECT_EQ(ParseNumaNodeList(" 5, 1-2 ,1").value_or(std::vector<int>{}),
+            (std::vector<int>{1, 2, 5}));
+  EXPECT_EQ(ParseNumaNodeList("63").value_or(std::vector<int>{}), (std::vector<int>{63}));
+  for (const char* bad : {"", "x", "1-", "-1", "3-1", "64", "0,,1", "+1", "0-70"}) {
+    EXPECT_EQ(ParseNumaNodeList(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(ParseNumaNodeList("3-1").status().message(),
+            "NUMA node list: \"3-1\": the range runs backwards");
+}
+
+TEST(NumaNodeListTest, ReadsAFileAndNamesItInErrors) {
+  const std::filesystem::path dir = ::testing::TempDir();
+  const std::filesystem::path file = dir / "numa-online";
+  std::ofstream(file) << "0-1\n";
+  EXPECT_EQ(ReadNumaNodeList(file).value_or(std::vector<int>{}), (std::vector<int>{0, 1}));
+  std::ofstream(file) << "zero\n";
+  EXPECT_EQ(ReadNumaNodeList(file).status().message(),
+            file.string() + ": NUMA node list: \"zero\": not a node ID");
+  std::filesystem::remove(file);
+  EXPECT_EQ(ReadNumaNodeList(file).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(TopologyPolicyTest, ForgetDropsOnlyThatPod) {
