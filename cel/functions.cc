@@ -479,18 +479,15 @@ int64_t CodePointIndex(const std::vector<size_t>& offsets, size_t byte) {
                               offsets.begin());
 }
 
-// indexOf and lastIndexOf count in code points, as cel-go's strings extension: an empty needle is
-// found at the offset asked for, whatever it is; a negative offset is an error, and one at or
-// past the end finds nothing.
 Value IndexOf(const std::vector<Value>& a, EvalContext& c) {
   const std::string& text = a[0].string_value();
   const std::string& needle = a[1].string_value();
   c.AddCost(StringCost(text));
-  const int64_t from = a.size() > 2 ? a[2].int_value() : 0;
-  if (needle.empty()) return Value::Int(from);
-  if (from < 0) return Err(absl::StrCat("index out of range: ", from));
   const std::vector<size_t> offsets = Offsets(text);
-  if (from >= static_cast<int64_t>(offsets.size()) - 1) return Value::Int(-1);
+  int64_t from = a.size() > 2 ? a[2].int_value() : 0;
+  if (from < 0 || from >= static_cast<int64_t>(offsets.size())) {
+    return Err(absl::StrCat("index out of range: ", from));
+  }
   const size_t found = text.find(needle, offsets[static_cast<size_t>(from)]);
   return Value::Int(found == std::string::npos ? -1 : CodePointIndex(offsets, found));
 }
@@ -500,16 +497,15 @@ Value LastIndexOf(const std::vector<Value>& a, EvalContext& c) {
   const std::string& needle = a[1].string_value();
   c.AddCost(StringCost(text));
   const std::vector<size_t> offsets = Offsets(text);
-  const auto length = static_cast<int64_t>(offsets.size()) - 1;  // the last is the end
-  if (a.size() <= 2 && needle.empty()) return Value::Int(length);
-  int64_t from = a.size() > 2 ? a[2].int_value() : length - 1;
-  if (needle.empty()) return Value::Int(from);
-  if (from < 0) return Err(absl::StrCat("index out of range: ", from));
-  if (from >= length) return Value::Int(-1);
-  // The last place the needle can start.
-  from = std::min(from, length - CodePoints(needle));
-  if (from < 0) return Value::Int(-1);
-  const size_t found = text.rfind(needle, offsets[static_cast<size_t>(from)]);
+  size_t from = text.size();
+  if (a.size() > 2) {
+    const int64_t index = a[2].int_value();
+    if (index < 0 || index >= static_cast<int64_t>(offsets.size())) {
+      return Err(absl::StrCat("index out of range: ", index));
+    }
+    from = offsets[static_cast<size_t>(index)];
+  }
+  const size_t found = text.rfind(needle, from);
   return Value::Int(found == std::string::npos ? -1 : CodePointIndex(offsets, found));
 }
 
