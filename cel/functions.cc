@@ -133,9 +133,14 @@ Value Greater(const std::vector<Value>& a, EvalContext&) {
 Value GreaterEqual(const std::vector<Value>& a, EvalContext&) {
   return Relation(a, [](int o) { return o >= 0; });
 }
-Value Equal(const std::vector<Value>& a, EvalContext&) { return Equals(a[0], a[1]); }
-Value NotEqual(const std::vector<Value>& a, EvalContext&) {
-  Value equal = Equals(a[0], a[1]);
+// Compare: Equals, each value compared paid for.
+Value Compare(const Value& a, const Value& b, EvalContext& c) {
+  return Equals(a, b, [&c] { return c.AddCost(1); });
+}
+
+Value Equal(const std::vector<Value>& a, EvalContext& c) { return Compare(a[0], a[1], c); }
+Value NotEqual(const std::vector<Value>& a, EvalContext& c) {
+  Value equal = Compare(a[0], a[1], c);
   return equal.is_error() ? equal : Value::Bool(!equal.bool_value());
 }
 
@@ -255,9 +260,9 @@ Value Negate(const std::vector<Value>& a, EvalContext&) {
 Value Not(const std::vector<Value>& a, EvalContext&) { return Value::Bool(!a[0].bool_value()); }
 
 // Holds: `list` has an item equal to `item` (CEL's equality: 1 == 1.0 == 1u).
-bool Holds(const List& list, const Value& item) {
+bool Holds(const List& list, const Value& item, EvalContext& c) {
   for (const Value& candidate : list) {
-    const Value equal = Equals(candidate, item);
+    const Value equal = Compare(candidate, item, c);
     if (!equal.is_error() && equal.bool_value()) return true;
   }
   return false;
@@ -266,7 +271,7 @@ bool Holds(const List& list, const Value& item) {
 Value In(const std::vector<Value>& a, EvalContext& c) {
   if (a[1].kind() == Kind::kList) {
     c.AddCost(a[1].list().size());
-    return Value::Bool(Holds(a[1].list(), a[0]));
+    return Value::Bool(Holds(a[1].list(), a[0], c));
   }
   return Value::Bool(Find(a[1].map(), a[0]) != nullptr);
 }
@@ -817,7 +822,7 @@ Value IndexOfItem(const std::vector<Value>& a, EvalContext& c, bool last) {
   c.AddCost(list.size());
   for (size_t k = 0; k < list.size(); ++k) {
     const size_t i = last ? list.size() - 1 - k : k;
-    const Value equal = Equals(list[i], a[1]);
+    const Value equal = Compare(list[i], a[1], c);
     if (!equal.is_error() && equal.bool_value()) return Value::Int(static_cast<int64_t>(i));
   }
   return Value::Int(-1);
@@ -828,24 +833,25 @@ Value ListLastIndexOf(const std::vector<Value>& a, EvalContext& c) {
 }
 
 // Contained: every item of `inner` is in `outer`.
-bool Contained(const List& outer, const List& inner) {
+bool Contained(const List& outer, const List& inner, EvalContext& c) {
   for (const Value& item : inner) {
-    if (!Holds(outer, item)) return false;
+    if (!Holds(outer, item, c)) return false;
   }
   return true;
 }
 Value SetsContains(const std::vector<Value>& a, EvalContext& c) {
   c.AddCost(a[0].list().size() * a[1].list().size());
-  return Value::Bool(Contained(a[0].list(), a[1].list()));
+  return Value::Bool(Contained(a[0].list(), a[1].list(), c));
 }
 Value SetsEquivalent(const std::vector<Value>& a, EvalContext& c) {
   c.AddCost(2 * a[0].list().size() * a[1].list().size());
-  return Value::Bool(Contained(a[0].list(), a[1].list()) && Contained(a[1].list(), a[0].list()));
+  return Value::Bool(Contained(a[0].list(), a[1].list(), c) &&
+                     Contained(a[1].list(), a[0].list(), c));
 }
 Value SetsIntersects(const std::vector<Value>& a, EvalContext& c) {
   c.AddCost(a[0].list().size() * a[1].list().size());
   for (const Value& item : a[0].list()) {
-    if (Holds(a[1].list(), item)) return Value::Bool(true);
+    if (Holds(a[1].list(), item, c)) return Value::Bool(true);
   }
   return Value::Bool(false);
 }
@@ -856,7 +862,7 @@ Value SetsIntersects(const std::vector<Value>& a, EvalContext& c) {
 constexpr size_t kMaxAttributeValues = 48;
 
 Value Includes(const std::vector<Value>& a, EvalContext& c) {
-  if (a[0].kind() != Kind::kList) return Equals(a[0], a[1]);
+  if (a[0].kind() != Kind::kList) return Compare(a[0], a[1], c);
   c.AddCost(a[0].list().size());
   size_t seen = 0;
   for (const Value& item : a[0].list()) {
@@ -864,7 +870,7 @@ Value Includes(const std::vector<Value>& a, EvalContext& c) {
       return Err(absl::StrCat("'includes' function cannot be applied to lists longer than ",
                               kMaxAttributeValues, " values"));
     }
-    Value equal = Equals(item, a[1]);
+    Value equal = Compare(item, a[1], c);
     if (!equal.is_error() && equal.bool_value()) return Value::Bool(true);
   }
   return Value::Bool(false);

@@ -76,7 +76,12 @@ const char* Value::TypeName() const {
 }
 
 Value Equals(const Value& a, const Value& b) {
+  return Equals(a, b, [] { return true; });
+}
+
+Value Equals(const Value& a, const Value& b, absl::FunctionRef<bool()> visit) {
   using Kind = Value::Kind;
+  if (!visit()) return Value::Bool(false);
   if (a.is_error()) return a;
   if (b.is_error()) return b;
   if (std::optional<bool> numbers = NumbersEqual(a, b); numbers.has_value()) {
@@ -99,7 +104,7 @@ Value Equals(const Value& a, const Value& b) {
     case Kind::kList: {
       if (a.list().size() != b.list().size()) return Value::Bool(false);
       for (size_t i = 0; i < a.list().size(); ++i) {
-        Value equal = Equals(a.list()[i], b.list()[i]);
+        Value equal = Equals(a.list()[i], b.list()[i], visit);
         if (equal.is_error() || !equal.bool_value()) return equal;
       }
       return Value::Bool(true);
@@ -109,7 +114,7 @@ Value Equals(const Value& a, const Value& b) {
       for (const auto& [key, value] : a.map().entries) {
         const Value* other = Find(b.map(), key);
         if (other == nullptr) return Value::Bool(false);
-        Value equal = Equals(value, *other);
+        Value equal = Equals(value, *other, visit);
         if (equal.is_error() || !equal.bool_value()) return equal;
       }
       return Value::Bool(true);
@@ -118,7 +123,7 @@ Value Equals(const Value& a, const Value& b) {
       const Value* x = a.optional_value();
       const Value* y = b.optional_value();
       if (x == nullptr || y == nullptr) return Value::Bool(x == y);
-      return Equals(*x, *y);
+      return Equals(*x, *y, visit);
     }
     default:
       return Value::Bool(false);

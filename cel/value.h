@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "kubeapi/quantity.h"
 #include "kubeapi/semver.h"
 
@@ -109,6 +110,11 @@ class Value {
 
 // Equals: CEL's ==. Numbers compare across int, uint and double by value; lists and maps
 // element by element; values of different types are not equal. An error compared is that error.
+// `visit` is told of every value compared, nested ones too, and ends the comparison by answering
+// false (the answer is then false): lists of lists shared many times over are cheap to build
+// and can hold more values than any evaluation could compare, so the caller pays for each.
+Value Equals(const Value& a, const Value& b, absl::FunctionRef<bool()> visit);
+// Equals of scalars (map keys), which compares one value.
 Value Equals(const Value& a, const Value& b);
 
 // Find: the value of `key` in `map`, or null when it is not there.

@@ -321,6 +321,23 @@ TEST(CelLanguageTest, WhatMultipliesItsInputsSizeIsPaidForFirst) {
   EXPECT_EQ(Eval("cel.bind(t, " + text + ", size(t.replace(\"\", \"b\")) == 20001)"), "true");
 }
 
+// Comparing values pays for each value compared, nested ones too: lists of lists shared many
+// times over are cheap to build, and comparing them whole ends at the cost limit. Before,
+// equality was free and could not be interrupted: this one compared 10^8 values.
+TEST(CelLanguageTest, EqualityPaysForEveryValueItCompares) {
+  // cel.bind(a, [0, ...], cel.bind(b, [a, ...], ... d == d)), a hundred items a level.
+  std::string body = "d == d";
+  for (const char* level : {"d", "c", "b", "a"}) {
+    const std::string inner = level[0] == 'a' ? "0" : std::string(1, level[0] - 1);
+    std::string list = inner;
+    for (int i = 1; i < 100; ++i) list += ", " + inner;
+    body = "cel.bind(" + std::string(level) + ", [" + list + "], " + body + ")";
+  }
+  EXPECT_EQ(Eval(body), "error: operation cancelled: actual cost limit exceeded");
+  EXPECT_EQ(Eval("cel.bind(a, [[1, 2], [3]], a == [[1, 2], [3]] && [3] in a && a != [[1]])"),
+            "true");
+}
+
 TEST(CelLanguageTest, ReplacingTheEmptyStringGoesBetweenCodePoints) {
   EXPECT_EQ(Eval(R"("ab".replace("", "X") == "XaXbX")"), "true");
   EXPECT_EQ(Eval(R"("ab".replace("", "X", 1) == "Xab")"), "true");
