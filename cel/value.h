@@ -25,9 +25,9 @@ class Value;
 struct Null {
   bool operator==(const Null&) const = default;
 };
+// Bytes: shared, as a string's text is (see Value).
 struct Bytes {
-  std::string data;
-  bool operator==(const Bytes&) const = default;
+  std::shared_ptr<const std::string> data;
 };
 // Error: what went wrong, as the message CEL's evaluation error carries.
 struct Error {
@@ -69,8 +69,12 @@ class Value {
   static Value Int(int64_t value) { return Value(value); }
   static Value Uint(uint64_t value) { return Value(value); }
   static Value Double(double value) { return Value(value); }
-  static Value String(std::string value) { return Value(std::move(value)); }
-  static Value BytesOf(std::string value) { return Value(Bytes{std::move(value)}); }
+  static Value String(std::string value) {
+    return Value(std::make_shared<const std::string>(std::move(value)));
+  }
+  static Value BytesOf(std::string value) {
+    return Value(Bytes{std::make_shared<const std::string>(std::move(value))});
+  }
   static Value ListOf(List items) { return Value(std::make_shared<const List>(std::move(items))); }
   static Value MapOf(Map map) { return Value(std::make_shared<const Map>(std::move(map))); }
   static Value SemverOf(kubeapi::Semver value) { return Value(std::move(value)); }
@@ -85,8 +89,10 @@ class Value {
   int64_t int_value() const { return std::get<int64_t>(data_); }
   uint64_t uint_value() const { return std::get<uint64_t>(data_); }
   double double_value() const { return std::get<double>(data_); }
-  const std::string& string_value() const { return std::get<std::string>(data_); }
-  const std::string& bytes_value() const { return std::get<Bytes>(data_).data; }
+  const std::string& string_value() const {
+    return *std::get<std::shared_ptr<const std::string>>(data_);
+  }
+  const std::string& bytes_value() const { return *std::get<Bytes>(data_).data; }
   const List& list() const { return *std::get<std::shared_ptr<const List>>(data_); }
   const Map& map() const { return *std::get<std::shared_ptr<const Map>>(data_); }
   const kubeapi::Semver& semver() const { return std::get<kubeapi::Semver>(data_); }
@@ -99,9 +105,13 @@ class Value {
   const char* TypeName() const;
 
  private:
-  using Data = std::variant<Null, bool, int64_t, uint64_t, double, std::string, Bytes,
-                            std::shared_ptr<const List>, std::shared_ptr<const Map>,
-                            kubeapi::Semver, kubeapi::Quantity, Optional, Error>;
+  // A string's text is shared between copies, as lists and maps are: reading a variable that
+  // holds a long string copies no text, so memory stays bounded by what the cost limit lets
+  // an expression build.
+  using Data =
+      std::variant<Null, bool, int64_t, uint64_t, double, std::shared_ptr<const std::string>, Bytes,
+                   std::shared_ptr<const List>, std::shared_ptr<const Map>, kubeapi::Semver,
+                   kubeapi::Quantity, Optional, Error>;
   template <typename T>
   explicit Value(T value) : data_(std::move(value)) {}
 
