@@ -793,6 +793,13 @@ Value Sum(const std::vector<Value>& a, EvalContext& c) {
   const List& list = a[0].list();
   c.AddCost(list.size());
   if (list.empty()) return Value::Int(0);
+  // Kubernetes declares sum on lists of numbers (and durations) only: a list of strings or
+  // lists has no sum, and adding them would build values nothing paid for.
+  for (const Value& item : list) {
+    if (item.kind() != Kind::kInt && item.kind() != Kind::kUint && item.kind() != Kind::kDouble) {
+      return Err(absl::StrCat("no such overload: sum(list(", item.TypeName(), "))"));
+    }
+  }
   Value total = list.front();
   for (size_t i = 1; i < list.size() && !total.is_error(); ++i) {
     total = Arithmetic({total, list[i]}, '+');

@@ -358,6 +358,15 @@ TEST(CelLanguageTest, AStringsTextIsSharedByItsCopies) {
   EXPECT_EQ(Eval(doubled), "true");
 }
 
+// sum() adds numbers only, as Kubernetes declares it: a list of strings or of lists has no sum.
+// Before, it joined them, unpaid for.
+TEST(CelLanguageTest, SumAddsNumbersOnly) {
+  EXPECT_EQ(Eval("[1, 2, 3].sum() == 6 && [1.5, 2.5].sum() == 4.0 && [2u].sum() == 2u"), "true");
+  EXPECT_EQ(Eval("[].sum() == 0"), "true");
+  EXPECT_EQ(Eval("['a', 'b'].sum() == 'ab'"), "error: no such overload: sum(list(string))");
+  EXPECT_EQ(Eval("[[1], [2]].sum() == [1, 2]"), "error: no such overload: sum(list(list))");
+}
+
 TEST(CelLanguageTest, ReplacingTheEmptyStringGoesBetweenCodePoints) {
   EXPECT_EQ(Eval(R"("ab".replace("", "X") == "XaXbX")"), "true");
   EXPECT_EQ(Eval(R"("ab".replace("", "X", 1) == "Xab")"), "true");
