@@ -343,6 +343,9 @@ absl::Status Node::StartDra(State& s) {
 }
 
 absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
+  // It names the node's ResourceSlices, and the wipes of a driver's: empty, they would be
+  // every node's.
+  if (options.node_name.empty()) return absl::InvalidArgumentError("the node's name is empty");
   if (options.topology_policy != topologymanager::TopologyPolicyKind::kNone &&
       options.numa_nodes.size() > devicemanager::kMaxNumaNodesForHints) {
     return absl::InvalidArgumentError(absl::StrCat("unsupported on machines with more than ",

@@ -98,6 +98,11 @@ absl::Status ApiSliceStore::Delete(const std::string& name, const std::string& u
 }
 
 absl::Status ApiSliceStore::DeleteCollection(const SliceFilter& filter) {
+  // A node's wipe names its node; without one the request would reach every node's slices.
+  if (filter.node_name.empty() && !filter.without_node_name) {
+    return absl::InvalidArgumentError(
+        "refusing to delete the ResourceSlices of every node: the filter names no node");
+  }
   if (filter.pool_name.empty()) return client_.DeleteResourceSlices(Selecting(filter));
   absl::StatusOr<std::vector<kubeapi::ResourceSlice>> slices = List(filter);
   if (!slices.ok()) return slices.status();

@@ -29,6 +29,8 @@ class ApiSliceStore final : public SliceStore {
   absl::Status Delete(const std::string& name, const std::string& uid,
                       const std::string& resource_version) override;
   // Without a pool, one deletecollection request; with one, the pool's slices one by one.
+  // InvalidArgument, deleting nothing, for a filter that names no node (nor asks for the slices
+  // without one): in a cluster that would be every node's slices.
   absl::Status DeleteCollection(const SliceFilter& filter) override;
   absl::StatusOr<std::string> NodeUid(const std::string& name) override;
   // A watch of the server (kubeclient/slice_reflector.h): calls come on its thread; the slices

@@ -102,6 +102,7 @@ int RunServe(const ServeFlags& flags) {
     return Fail(kExitUsage, "--podresources-qps must be a number >= 0 (0: no limit)");
   }
   if (flags.podresources_burst < 1) return Fail(kExitUsage, "--podresources-burst must be >= 1");
+  if (flags.node_name.empty()) return Fail(kExitUsage, "--node-name must not be empty");
   absl::StatusOr<topologymanager::TopologyPolicyKind> policy =
       topologymanager::ParseTopologyPolicy(flags.topology_policy);
   if (!policy.ok()) {

@@ -517,7 +517,8 @@ TEST_F(ServeTest, BadFlagsAreUsageErrors) {
                                                                 {"--podresources-qps", "-5"},
                                                                 {"--podresources-qps", "nan"},
                                                                 {"--podresources-burst", "0"},
-                                                                {"--numa-nodes", "3-1"}}) {
+                                                                {"--numa-nodes", "3-1"},
+                                                                {"--node-name", ""}}) {
     std::vector<std::string> args = {"serve", "--root-dir", Root()};
     args.insert(args.end(), flag.begin(), flag.end());
     ProcessResult result = Run(args);

@@ -75,6 +75,18 @@ TEST(NodeStartTest, ARootWhoseKubeletSocketsAProcessServesIsRefused) {
   }
 }
 
+// A node without a name is refused before it touches its root: its name selects its
+// ResourceSlices and the wipes of a driver's, which without one would reach every node's.
+TEST(NodeStartTest, ANodeWithoutANameIsRefused) {
+  TempDir dir;
+  NodeOptions options;
+  options.root_dir = dir.Sub("root");
+  options.node_name = "";
+  absl::StatusOr<std::unique_ptr<Node>> node = Node::Start(options);
+  EXPECT_EQ(node.status(), absl::InvalidArgumentError("the node's name is empty"));
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("root")));
+}
+
 TEST(NodeStartTest, SocketsLeftByAProcessThatIsGoneAreTakenOver) {
   TempDir dir;
   const NodePaths paths(dir.Sub("root"));

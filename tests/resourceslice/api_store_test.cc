@@ -357,6 +357,12 @@ TEST(ApiSliceStoreTest, FiltersByDriverNodeAndPool) {
   EXPECT_EQ(store.List({})->size(), 3u);
   ASSERT_TRUE(store.DeleteCollection({"", "n1", ""}).ok());
   EXPECT_EQ(store.List({})->size(), 1u);
+  // A filter that names no node would reach every node's slices: refused, nothing deleted.
+  // Before, a node started with an empty name wiped the whole cluster's slices this way.
+  EXPECT_EQ(store.DeleteCollection({"b.example.com", "", ""}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.DeleteCollection({}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.List({})->size(), 1u);
   EXPECT_EQ(store.NodeUid("nope").status().code(), absl::StatusCode::kNotFound);
 }
 
