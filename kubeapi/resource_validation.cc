@@ -285,8 +285,6 @@ void CheckConfig(FieldErrors& errors, const DeviceClaimConfiguration& config,
   CheckDeviceConfiguration(errors, config.configuration, path);
 }
 
-// A slice's devices or shared counters (one of them), its devices at most 128 (64 when one has
-// taints or consumes counters), each named by a unique DNS label.
 // CheckDeviceNodeSelection: a device's own nodeName, nodeSelector or allNodes: exactly one of them
 // when the slice selects nodes per device, none otherwise.
 void CheckDeviceNodeSelection(FieldErrors& errors, const Device& device, const std::string& at,
@@ -308,10 +306,9 @@ void CheckDeviceNodeSelection(FieldErrors& errors, const Device& device, const s
   }
   std::vector<absl::string_view> fields;
   if (node_name != nullptr) {
-    const std::string name = node_name->is_string() ? node_name->get<std::string>() : "";
     if (!node_name->is_string()) {
       errors.InvalidString(at + ".nodeName", node_name->dump(), "must be a string");
-    } else if (name.empty()) {
+    } else if (const std::string& name = node_name->get_ref<const std::string&>(); name.empty()) {
       errors.InvalidString(at + ".nodeName", "", "must not be empty");
     } else {
       fields.push_back("`nodeName`");
@@ -341,6 +338,8 @@ void CheckDeviceNodeSelection(FieldErrors& errors, const Device& device, const s
   }
 }
 
+// A slice's devices or shared counters (one of them), its devices at most 128 (64 when one has
+// taints or consumes counters), each named by a unique DNS label, with its own node selection.
 void CheckSliceContents(FieldErrors& errors, const std::vector<Device>& devices,
                         const std::vector<CounterSet>& shared_counters, bool per_device) {
   if (!shared_counters.empty() && !devices.empty()) {

@@ -113,8 +113,9 @@ int RunServe(const ServeFlags& flags) {
     absl::StatusOr<std::vector<int>> nodes =
         flags.numa_nodes == "machine" ? topologymanager::ReadNumaNodeList()
                                       : topologymanager::ParseNumaNodeList(flags.numa_nodes);
-    if (!nodes.ok())
+    if (!nodes.ok()) {
       return Fail(kExitUsage, absl::StrCat("--numa-nodes: ", nodes.status().message()));
+    }
     numa_nodes = *std::move(nodes);
   }
   std::shared_ptr<ReopenableFileSink> file_sink;
