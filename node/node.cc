@@ -79,7 +79,8 @@ struct Node::State {
       : options(daemon_options),
         paths(daemon_options.root_dir),
         registry(paths.plugin_dir, daemon_options.logger),
-        topology(daemon_options.topology_policy, MaskOf(daemon_options.numa_nodes)) {}
+        topology(daemon_options.topology_policy, MaskOf(daemon_options.numa_nodes),
+                 daemon_options.topology_scope) {}
   // The registry's writes go through the DRA manager (PodAdmission::SetDra), which is destroyed
   // before it: they go to the journal alone from here (Node::Stop has stopped every writer
   // already).

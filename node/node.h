@@ -71,6 +71,9 @@ struct NodeOptions {
   absl::Duration state_journal_compaction = absl::Seconds(1);
   podresources::RateLimitOptions podresources_rate_limit;
   topologymanager::TopologyPolicyKind topology_policy = topologymanager::TopologyPolicyKind::kNone;
+  // Whether the policy aligns each container by itself or the whole pod (the kubelet's
+  // --topology-manager-scope, container by default).
+  topologymanager::TopologyScope topology_scope = topologymanager::TopologyScope::kContainer;
   // The machine's NUMA nodes (topologymanager/numa_nodes.h reads them from sysfs), which the
   // device manager generates hints over as the kubelet does; empty: the nodes each resource's
   // devices report. With a policy other than none, more than 8 fail Start, as the kubelet

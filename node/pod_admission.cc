@@ -168,11 +168,24 @@ std::vector<std::string> PodAdmission::NonDevicePluginResources(const Pod& pod) 
 absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::AllocateAll(const Pod& pod,
                                                                         const PodClaims& claims,
                                                                         absl::string_view& reason) {
+  const bool aligned = topology_.kind() != topologymanager::TopologyPolicyKind::kNone;
+  const bool pod_scope = topology_.scope() == topologymanager::TopologyScope::kPod;
+  if (aligned && pod_scope) {
+    std::vector<std::string> names;
+    for (const auto* list : {&pod.init_containers, &pod.containers}) {
+      for (const Container& container : *list) names.push_back(container.name);
+    }
+    if (absl::Status admitted = topology_.Admit(pod.uid, names, manager_.GetPodTopologyHints(pod));
+        !admitted.ok()) {
+      reason = kRefusedTopologyAffinity;
+      return admitted;
+    }
+  }
   for (const auto* list : {&pod.init_containers, &pod.containers}) {
     for (const Container& container : *list) {
-      if (topology_.kind() != topologymanager::TopologyPolicyKind::kNone) {
+      if (aligned && !pod_scope) {
         absl::Status admitted =
-            topology_.Admit(pod.uid, container.name, manager_.GetTopologyHints(pod, container));
+            topology_.Admit(pod.uid, {container.name}, manager_.GetTopologyHints(pod, container));
         if (!admitted.ok()) {
           reason = kRefusedTopologyAffinity;
           return admitted;

@@ -1,6 +1,7 @@
 // PodAdmission: what the daemon does with a whole pod, for its admin API. Admission walks the
 // init containers and then the app containers in order; for each it asks the topology policy
-// (when one is configured) with the device manager's hints and allocates. A pod that uses
+// (when one is configured) with the device manager's hints and allocates (in the policy's pod
+// scope it asks once, before the first container, with the pod's hints). A pod that uses
 // ResourceClaims then has them stored and prepared by their DRA drivers (as a kubelet does
 // before it starts the pod's sandbox). Finally every container's run options are collected
 // (calling PreStartContainer where a plugin asks for it; the CDI devices of its claims join

@@ -72,6 +72,13 @@ absl::StatusOr<TopologyPolicyKind> ParseTopologyPolicy(absl::string_view name) {
                    "\": want none, best-effort, restricted or single-numa-node"));
 }
 
+absl::StatusOr<TopologyScope> ParseTopologyScope(absl::string_view name) {
+  if (name == "container") return TopologyScope::kContainer;
+  if (name == "pod") return TopologyScope::kPod;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown topology scope \"", std::string(name), "\": want container or pod"));
+}
+
 TopologyHint MergeTopologyHints(const devicemanager::TopologyHints& hints, bool single_numa_node) {
   // One list of candidates per resource, and every node any hint names ("any node").
   std::vector<std::vector<Candidate>> lists;
@@ -126,7 +133,8 @@ TopologyHint MergeTopologyHints(const devicemanager::TopologyHints& hints, bool 
   return best.value_or(fallback);
 }
 
-absl::Status TopologyPolicy::Admit(const std::string& pod_uid, const std::string& container_name,
+absl::Status TopologyPolicy::Admit(const std::string& pod_uid,
+                                   const std::vector<std::string>& container_names,
                                    const devicemanager::TopologyHints& hints) {
   if (kind_ == TopologyPolicyKind::kNone) return absl::OkStatus();
   const bool single_numa_node = kind_ == TopologyPolicyKind::kSingleNumaNode;
@@ -141,7 +149,7 @@ absl::Status TopologyPolicy::Admit(const std::string& pod_uid, const std::string
   }
   if (best.numa_affinity.empty()) return absl::OkStatus();
   absl::MutexLock lock(&mu_);
-  affinity_[{pod_uid, container_name}] = best.numa_affinity;
+  for (const std::string& name : container_names) affinity_[{pod_uid, name}] = best.numa_affinity;
   return absl::OkStatus();
 }
 

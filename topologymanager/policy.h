@@ -1,8 +1,10 @@
-// TopologyPolicy: the daemon's topology manager, container scope, with the kubelet's four
-// policies (--topology-manager-policy): none, best-effort, restricted, single-numa-node. For
-// each container it merges the device manager's hints (one list per resource), picks the best
-// affinity as upstream's hint merger does, decides whether the container may be admitted, and
-// remembers the affinity, which the device manager reads during Allocate
+// TopologyPolicy: the daemon's topology manager, with the kubelet's four policies
+// (--topology-manager-policy): none, best-effort, restricted, single-numa-node, and its two
+// scopes (--topology-manager-scope). In container scope it merges the device manager's hints
+// for each container (one list per resource); in pod scope once, over the pod's hints (each
+// resource's request for the whole pod), and every container gets the pod's affinity. It picks
+// the best affinity as upstream's hint merger does, decides whether the pod may be admitted,
+// and remembers the affinity, which the device manager reads during Allocate
 // (devicemanager::TopologyAffinityStore) to pick devices on those NUMA nodes.
 //
 // The merge follows upstream's policy.go: a resource with no preference counts as "any node,
@@ -20,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -34,6 +37,11 @@ enum class TopologyPolicyKind { kNone, kBestEffort, kRestricted, kSingleNumaNode
 // ParseTopologyPolicy reads a policy name as the kubelet's flag spells it.
 absl::StatusOr<TopologyPolicyKind> ParseTopologyPolicy(absl::string_view name);
 
+enum class TopologyScope { kContainer, kPod };
+
+// ParseTopologyScope reads "container" or "pod", as the kubelet's flag spells them.
+absl::StatusOr<TopologyScope> ParseTopologyScope(absl::string_view name);
+
 // The merged hint for a container: the affinity and whether it is preferred. An empty affinity
 // when no resource has topology.
 devicemanager::TopologyHint MergeTopologyHints(const devicemanager::TopologyHints& hints,
@@ -44,17 +52,20 @@ class TopologyPolicy final : public devicemanager::TopologyAffinityStore {
   // `machine_nodes`: the machine's NUMA nodes, empty when the host does not know them (the
   // device manager then hints over the nodes the devices report).
   explicit TopologyPolicy(TopologyPolicyKind kind,
-                          devicemanager::NumaMask machine_nodes = devicemanager::NumaMask())
-      : kind_(kind), machine_nodes_(machine_nodes) {}
+                          devicemanager::NumaMask machine_nodes = devicemanager::NumaMask(),
+                          TopologyScope scope = TopologyScope::kContainer)
+      : kind_(kind), scope_(scope), machine_nodes_(machine_nodes) {}
 
   TopologyPolicyKind kind() const { return kind_; }
+  TopologyScope scope() const { return scope_; }
 
-  // Admit merges `hints` for one container and remembers its affinity (none when no resource
-  // of the container has topology). Refused (restricted
-  // or single-numa-node with no preferred merge): upstream's TopologyAffinityError text,
-  // "Resources cannot be allocated with Topology locality", as FailedPrecondition, and
-  // nothing is remembered. With policy none it remembers nothing and admits.
-  absl::Status Admit(const std::string& pod_uid, const std::string& container_name,
+  // Admit merges `hints` and remembers the affinity for each of `container_names` (none when no
+  // resource has topology): in container scope the hints of one container, in pod scope the
+  // pod's, with all its containers named. Refused (restricted or single-numa-node with no
+  // preferred merge): upstream's TopologyAffinityError text, "Resources cannot be allocated
+  // with Topology locality", as FailedPrecondition, and nothing is remembered. With policy none
+  // it remembers nothing and admits.
+  absl::Status Admit(const std::string& pod_uid, const std::vector<std::string>& container_names,
                      const devicemanager::TopologyHints& hints);
   // Forget drops what was remembered for a pod.
   void Forget(const std::string& pod_uid);
@@ -64,6 +75,7 @@ class TopologyPolicy final : public devicemanager::TopologyAffinityStore {
 
  private:
   const TopologyPolicyKind kind_;
+  const TopologyScope scope_;
   const devicemanager::NumaMask machine_nodes_;
   mutable absl::Mutex mu_;
   std::map<std::pair<std::string, std::string>, devicemanager::NumaMask> affinity_

@@ -36,6 +36,7 @@ struct ServeFlags {
   std::string plugin_call_timeout = "30s";
   std::string admission_wait = "30s";
   std::string topology_policy = "none";
+  std::string topology_scope = "container";
   std::string numa_nodes = "devices";
   std::string node_status_interval = "10s";
   std::string state_journal_compaction = "1s";
@@ -108,6 +109,11 @@ int RunServe(const ServeFlags& flags) {
   if (!policy.ok()) {
     return Fail(kExitUsage, absl::StrCat("--topology-policy: ", policy.status().message()));
   }
+  absl::StatusOr<topologymanager::TopologyScope> scope =
+      topologymanager::ParseTopologyScope(flags.topology_scope);
+  if (!scope.ok()) {
+    return Fail(kExitUsage, absl::StrCat("--topology-scope: ", scope.status().message()));
+  }
   std::vector<int> numa_nodes;
   if (flags.numa_nodes != "devices") {
     absl::StatusOr<std::vector<int>> nodes =
@@ -161,6 +167,7 @@ int RunServe(const ServeFlags& flags) {
   options.podresources_rate_limit.burst = flags.podresources_burst;
   options.podresources_rate_limit.per_client = !flags.podresources_shared_limit;
   options.topology_policy = *policy;
+  options.topology_scope = *scope;
   options.numa_nodes = std::move(numa_nodes);
   options.metrics_address = flags.metrics_address;
   options.logger = logger;
@@ -265,6 +272,12 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
                    "Topology manager policy for admission: none, best-effort, restricted or "
                    "single-numa-node")
       ->type_name("POLICY")
+      ->capture_default_str();
+  serve
+      ->add_option("--topology-scope", flags->topology_scope,
+                   "What the topology policy aligns: container (each by itself) or pod (all "
+                   "of a pod's containers on the same NUMA nodes)")
+      ->type_name("SCOPE")
       ->capture_default_str();
   serve
       ->add_option("--numa-nodes", flags->numa_nodes,

@@ -95,21 +95,41 @@ class ServeTest : public ::testing::Test {
     return pods.is_null() ? Json::object() : pods;
   }
 
-  // DevicesOf: the device IDs `container` of `uid` holds, per pods list.
-  std::vector<std::string> DevicesOf(const std::string& uid, const std::string& container) const {
-    std::vector<std::string> ids;
+  // DeviceEntries: the devices `container` of `uid` holds (every container's when empty), as
+  // pods list gives them.
+  std::vector<Json> DeviceEntries(const std::string& uid, const std::string& container) const {
+    std::vector<Json> entries;
     for (const auto& pod : ListPods().value("pods", Json::array())) {
       if (pod["pod"].value("uid", "") != uid) continue;
       for (const auto& c : pod.value("containers", Json::array())) {
-        if (c.value("containerName", "") != container) continue;
+        if (!container.empty() && c.value("containerName", "") != container) continue;
         for (const auto& resource : c.value("resources", Json::array())) {
           for (const auto& device : resource.value("devices", Json::array())) {
-            ids.push_back(device.value("id", ""));
+            entries.push_back(device);
           }
         }
       }
     }
+    return entries;
+  }
+
+  // DevicesOf: the device IDs `container` of `uid` holds.
+  std::vector<std::string> DevicesOf(const std::string& uid, const std::string& container) const {
+    std::vector<std::string> ids;
+    for (const Json& device : DeviceEntries(uid, container)) ids.push_back(device.value("id", ""));
     return ids;
+  }
+
+  // NumaNodesOf: the NUMA nodes of the devices all containers of `uid` hold (int64s are JSON
+  // numbers, as Go's encoding/json writes them).
+  std::set<int64_t> NumaNodesOf(const std::string& uid) const {
+    std::set<int64_t> nodes;
+    for (const Json& device : DeviceEntries(uid, "")) {
+      for (const auto& node : device.value("numaNodes", Json::array())) {
+        nodes.insert(node.get<int64_t>());
+      }
+    }
+    return nodes;
   }
 
   size_t PodCount() const { return ListPods().value("pods", Json::array()).size(); }
@@ -350,13 +370,7 @@ TEST_F(ServeTest, SingleNumaNodePolicyAlignsOrRefuses) {
       "apiVersion: v1\nkind: Pod\nmetadata:\n  name: two\n  uid: two\nspec:\n  containers:\n"
       "  - name: a\n    resources:\n      limits:\n        example.com/gpu: 2\n";
   ASSERT_EQ(Admit(two).exit_code, 0);
-  Json pods = ListPods();
-  std::set<int64_t> nodes;
-  for (const auto& device : pods["pods"][0]["containers"][0]["resources"][0]["devices"]) {
-    // int64s are JSON numbers, as Go's encoding/json writes them.
-    for (const auto& node : device["numaNodes"]) nodes.insert(node.get<int64_t>());
-  }
-  EXPECT_EQ(nodes.size(), 1u) << pods.dump();
+  EXPECT_EQ(NumaNodesOf("two").size(), 1u) << ListPods().dump();
 
   // Three devices cannot fit on one node: refused with upstream's text, nothing kept.
   const std::string three =
@@ -369,6 +383,42 @@ TEST_F(ServeTest, SingleNumaNodePolicyAlignsOrRefuses) {
             std::string::npos)
       << refused.err;
   EXPECT_EQ(PodCount(), 1u);
+  Stop(*serve);
+}
+
+// --topology-scope pod (upstream's pod scope) aligns a pod's containers together. With one of
+// node 0's two devices taken, a pod of two one-device containers fits only on node 1; in
+// container scope its first container would take node 0's last device and the second node 1's.
+TEST_F(ServeTest, PodScopePutsAllOfAPodsContainersOnOneNode) {
+  auto serve = StartServe({"--topology-policy", "single-numa-node", "--topology-scope", "pod",
+                           "--admission-wait", "0s"});
+  auto plugin = StartPlugin(4);  // two devices on each NUMA node
+  const std::string one =
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: one\n  uid: one\nspec:\n  containers:\n"
+      "  - name: a\n    resources:\n      limits:\n        example.com/gpu: 1\n";
+  ASSERT_EQ(Admit(one).exit_code, 0);
+  ASSERT_EQ(NumaNodesOf("one"), (std::set<int64_t>{0})) << ListPods().dump();
+
+  const std::string pair =
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pair\n  uid: pair\nspec:\n  containers:\n"
+      "  - name: a\n    resources:\n      limits:\n        example.com/gpu: 1\n  - name: b\n"
+      "    resources:\n      limits:\n        example.com/gpu: 1\n";
+  ProcessResult admitted = Admit(pair);
+  ASSERT_EQ(admitted.exit_code, 0) << admitted.err;
+  EXPECT_EQ(NumaNodesOf("pair"), (std::set<int64_t>{1})) << ListPods().dump();
+
+  // One device is left, on node 0: a pod of two one-device containers is refused, and nothing
+  // is kept.
+  const std::string rest =
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: rest\n  uid: rest\nspec:\n  containers:\n"
+      "  - name: a\n    resources:\n      limits:\n        example.com/gpu: 1\n  - name: b\n"
+      "    resources:\n      limits:\n        example.com/gpu: 1\n";
+  ProcessResult refused = Admit(rest);
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.err.find("Resources cannot be allocated with Topology locality"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(PodCount(), 2u);
   Stop(*serve);
 }
 
@@ -512,6 +562,7 @@ TEST_F(ServeTest, MetricsWithUpstreamNames) {
 TEST_F(ServeTest, BadFlagsAreUsageErrors) {
   for (const auto& flag : std::vector<std::vector<std::string>>{{"--endpoint-grace", "soon"},
                                                                 {"--topology-policy", "strict"},
+                                                                {"--topology-scope", "node"},
                                                                 {"--log-level", "loud"},
                                                                 {"--max-message-bytes", "100"},
                                                                 {"--podresources-qps", "-5"},

@@ -26,6 +26,14 @@ TEST(TopologyPolicyTest, ParsesTheKubeletNames) {
   EXPECT_FALSE(ParseTopologyPolicy("strict").ok());
 }
 
+TEST(TopologyPolicyTest, ParsesTheKubeletScopes) {
+  EXPECT_EQ(*ParseTopologyScope("container"), TopologyScope::kContainer);
+  EXPECT_EQ(*ParseTopologyScope("pod"), TopologyScope::kPod);
+  EXPECT_EQ(ParseTopologyScope("node").status().message(),
+            "unknown topology scope \"node\": want container or pod");
+  EXPECT_EQ(TopologyPolicy(TopologyPolicyKind::kRestricted).scope(), TopologyScope::kContainer);
+}
+
 TEST(TopologyPolicyTest, NoHintsIsAnyNodePreferred) {
   const TopologyHint merged = MergeTopologyHints({}, false);
   EXPECT_TRUE(merged.preferred);
@@ -64,10 +72,10 @@ TEST(TopologyPolicyTest, HintsOfDifferentNodesAreNotAligned) {
   EXPECT_FALSE(merged.preferred);
   EXPECT_EQ(merged.numa_affinity, (NumaMask{0}));
   TopologyPolicy restricted(TopologyPolicyKind::kRestricted);
-  EXPECT_EQ(restricted.Admit("pod", "c", hints).message(),
+  EXPECT_EQ(restricted.Admit("pod", {"c"}, hints).message(),
             "Resources cannot be allocated with Topology locality");
   TopologyPolicy best_effort(TopologyPolicyKind::kBestEffort);
-  EXPECT_TRUE(best_effort.Admit("pod", "c", hints).ok());
+  EXPECT_TRUE(best_effort.Admit("pod", {"c"}, hints).ok());
 }
 
 // Between merges that are not preferred, upstream aims at the most nodes any resource needs at
@@ -103,27 +111,27 @@ TEST(TopologyPolicyTest, PoliciesDecideOnTheMerge) {
   const TopologyHints spread = {
       {"example.com/gpu", std::vector<TopologyHint>{{NumaMask{0, 1}, false}}}};
   TopologyPolicy best_effort(TopologyPolicyKind::kBestEffort);
-  EXPECT_TRUE(best_effort.Admit("p", "c", spread).ok());
+  EXPECT_TRUE(best_effort.Admit("p", {"c"}, spread).ok());
   EXPECT_EQ(best_effort.GetAffinity("p", "c"), (NumaMask{0, 1}));
 
   TopologyPolicy restricted(TopologyPolicyKind::kRestricted);
-  const absl::Status refused = restricted.Admit("p", "c", spread);
+  const absl::Status refused = restricted.Admit("p", {"c"}, spread);
   EXPECT_EQ(refused.message(), "Resources cannot be allocated with Topology locality");
   EXPECT_EQ(restricted.GetAffinity("p", "c"), std::nullopt) << "a refusal remembers nothing";
 
   // A preferred two-node hint passes restricted but not single-numa-node.
   const TopologyHints wide = {
       {"example.com/gpu", std::vector<TopologyHint>{{NumaMask{0, 1}, true}}}};
-  EXPECT_TRUE(restricted.Admit("p", "c", wide).ok());
+  EXPECT_TRUE(restricted.Admit("p", {"c"}, wide).ok());
   TopologyPolicy single(TopologyPolicyKind::kSingleNumaNode);
-  EXPECT_FALSE(single.Admit("p", "c", wide).ok());
+  EXPECT_FALSE(single.Admit("p", {"c"}, wide).ok());
   const TopologyHints narrow = {
       {"example.com/gpu", std::vector<TopologyHint>{{NumaMask{1}, true}, {NumaMask{0, 1}, true}}}};
-  EXPECT_TRUE(single.Admit("p", "c", narrow).ok());
+  EXPECT_TRUE(single.Admit("p", {"c"}, narrow).ok());
   EXPECT_EQ(single.GetAffinity("p", "c"), (NumaMask{1}));
 
   TopologyPolicy none(TopologyPolicyKind::kNone);
-  EXPECT_TRUE(none.Admit("p", "c", spread).ok());
+  EXPECT_TRUE(none.Admit("p", {"c"}, spread).ok());
   EXPECT_EQ(none.GetAffinity("p", "c"), std::nullopt);
 }
 
@@ -133,17 +141,17 @@ TEST(TopologyPolicyTest, PoliciesDecideOnTheMerge) {
 TEST(TopologyPolicyTest, SingleNumaNodeOfTheWholeMachineIsNoAffinity) {
   const TopologyHints one = {{"example.com/gpu", std::vector<TopologyHint>{{NumaMask{0}, true}}}};
   TopologyPolicy whole(TopologyPolicyKind::kSingleNumaNode, NumaMask{0});
-  ASSERT_TRUE(whole.Admit("p", "c", one).ok());
+  ASSERT_TRUE(whole.Admit("p", {"c"}, one).ok());
   EXPECT_EQ(whole.GetAffinity("p", "c"), std::nullopt);
   TopologyPolicy unknown(TopologyPolicyKind::kSingleNumaNode);
-  ASSERT_TRUE(unknown.Admit("p", "c", one).ok());
+  ASSERT_TRUE(unknown.Admit("p", {"c"}, one).ok());
   EXPECT_EQ(unknown.GetAffinity("p", "c"), (NumaMask{0}));
   TopologyPolicy wider(TopologyPolicyKind::kSingleNumaNode, NumaMask{0, 1});
-  ASSERT_TRUE(wider.Admit("p", "c", one).ok());
+  ASSERT_TRUE(wider.Admit("p", {"c"}, one).ok());
   EXPECT_EQ(wider.GetAffinity("p", "c"), (NumaMask{0}));
   // Other policies keep the whole machine's affinity, as upstream's.
   TopologyPolicy restricted(TopologyPolicyKind::kRestricted, NumaMask{0});
-  ASSERT_TRUE(restricted.Admit("p", "c", one).ok());
+  ASSERT_TRUE(restricted.Admit("p", {"c"}, one).ok());
   EXPECT_EQ(restricted.GetAffinity("p", "c"), (NumaMask{0}));
 }
 
@@ -176,13 +184,31 @@ TEST(NumaNodeListTest, ReadsAFileAndNamesItInErrors) {
 TEST(TopologyPolicyTest, ForgetDropsOnlyThatPod) {
   TopologyPolicy policy(TopologyPolicyKind::kBestEffort);
   const TopologyHints hints = {{"example.com/gpu", std::vector<TopologyHint>{{NumaMask{0}, true}}}};
-  ASSERT_TRUE(policy.Admit("p1", "a", hints).ok());
-  ASSERT_TRUE(policy.Admit("p1", "b", hints).ok());
-  ASSERT_TRUE(policy.Admit("p2", "a", hints).ok());
+  ASSERT_TRUE(policy.Admit("p1", {"a"}, hints).ok());
+  ASSERT_TRUE(policy.Admit("p1", {"b"}, hints).ok());
+  ASSERT_TRUE(policy.Admit("p2", {"a"}, hints).ok());
   policy.Forget("p1");
   EXPECT_EQ(policy.GetAffinity("p1", "a"), std::nullopt);
   EXPECT_EQ(policy.GetAffinity("p1", "b"), std::nullopt);
   EXPECT_EQ(policy.GetAffinity("p2", "a"), (NumaMask{0}));
+}
+
+// Pod scope (upstream's podScope.Admit): one merge over the pod's hints, and every container
+// named gets its affinity; a refusal remembers nothing for any of them.
+TEST(TopologyPolicyTest, APodWideMergeGivesEveryContainerTheSameAffinity) {
+  TopologyPolicy policy(TopologyPolicyKind::kSingleNumaNode, NumaMask{0, 1}, TopologyScope::kPod);
+  const TopologyHints fits = {
+      {"example.com/gpu", std::vector<TopologyHint>{{NumaMask{1}, true}, {NumaMask{0, 1}, false}}}};
+  ASSERT_TRUE(policy.Admit("p1", {"init", "a", "b"}, fits).ok());
+  for (const char* name : {"init", "a", "b"}) {
+    EXPECT_EQ(policy.GetAffinity("p1", name), (NumaMask{1})) << name;
+  }
+  const TopologyHints spread = {
+      {"example.com/gpu", std::vector<TopologyHint>{{NumaMask{0, 1}, true}}}};
+  EXPECT_EQ(policy.Admit("p2", {"a", "b"}, spread).message(),
+            "Resources cannot be allocated with Topology locality");
+  EXPECT_EQ(policy.GetAffinity("p2", "a"), std::nullopt);
+  EXPECT_EQ(policy.GetAffinity("p2", "b"), std::nullopt);
 }
 
 }  // namespace
