@@ -80,7 +80,7 @@ struct Node::State {
         paths(daemon_options.root_dir),
         registry(paths.plugin_dir, daemon_options.logger),
         topology(daemon_options.topology_policy, MaskOf(daemon_options.numa_nodes),
-                 daemon_options.topology_scope) {}
+                 daemon_options.topology_scope, daemon_options.numa_distances) {}
   // The registry's writes go through the DRA manager (PodAdmission::SetDra), which is destroyed
   // before it: they go to the journal alone from here (Node::Stop has stopped every writer
   // already).
@@ -348,9 +348,9 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   // every node's.
   if (options.node_name.empty()) return absl::InvalidArgumentError("the node's name is empty");
   if (options.topology_policy != topologymanager::TopologyPolicyKind::kNone &&
-      options.numa_nodes.size() > devicemanager::kMaxNumaNodesForHints) {
+      options.numa_nodes.size() > options.max_allowable_numa_nodes) {
     return absl::InvalidArgumentError(absl::StrCat("unsupported on machines with more than ",
-                                                   devicemanager::kMaxNumaNodesForHints,
+                                                   options.max_allowable_numa_nodes,
                                                    " NUMA Nodes"));
   }
   auto state = std::make_unique<State>(options);
@@ -399,6 +399,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   manager_options.max_message_bytes = options.max_message_bytes;
   manager_options.admission_wait = options.admission_wait;
   manager_options.numa_nodes = options.numa_nodes;
+  manager_options.max_allowable_numa_nodes = options.max_allowable_numa_nodes;
   // One flush per admission: PodAdmission syncs the checkpoint, which carries the pod record.
   manager_options.checkpoint_store = &s.checkpoint_store;
   manager_options.host_syncs_admissions = true;

@@ -76,9 +76,14 @@ struct NodeOptions {
   topologymanager::TopologyScope topology_scope = topologymanager::TopologyScope::kContainer;
   // The machine's NUMA nodes (topologymanager/numa_nodes.h reads them from sysfs), which the
   // device manager generates hints over as the kubelet does; empty: the nodes each resource's
-  // devices report. With a policy other than none, more than 8 fail Start, as the kubelet
-  // refuses to start (its max-allowable-numa-nodes).
+  // devices report. With a policy other than none, more than max_allowable_numa_nodes fail
+  // Start, as the kubelet refuses to start.
   std::vector<int> numa_nodes;
+  // The policy option max-allowable-numa-nodes: at least 8, upstream's default.
+  size_t max_allowable_numa_nodes = devicemanager::kMaxNumaNodesForHints;
+  // The distances between numa_nodes, given for the policy option prefer-closest-numa-nodes:
+  // of two affinities of as many nodes the policy picks the closer (TopologyPolicy).
+  std::optional<topologymanager::NumaDistances> numa_distances;
   // Feature gate ResourceHealthStatus (KEP-4680): when the health of devices some pods hold
   // changes, the node refreshes those pods on the PodResources Watch stream at once (else at
   // the next resync) and counts them in devmgr_device_health_affected_containers_total. On by

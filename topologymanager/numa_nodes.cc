@@ -17,6 +17,13 @@ absl::Status Bad(absl::string_view part, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat("NUMA node list: \"", part, "\": ", why));
 }
 
+// ReadText: the whole of a small sysfs file.
+absl::StatusOr<std::string> ReadText(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path.string()));
+  return std::string{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+
 // One node ID, 0..63.
 absl::StatusOr<int> ReadNode(absl::string_view text, absl::string_view part) {
   int node = 0;
@@ -54,14 +61,54 @@ absl::StatusOr<std::vector<int>> ParseNumaNodeList(absl::string_view text) {
 }
 
 absl::StatusOr<std::vector<int>> ReadNumaNodeList(const std::filesystem::path& path) {
-  std::ifstream file(path);
-  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path.string()));
-  const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-  absl::StatusOr<std::vector<int>> nodes = ParseNumaNodeList(text);
+  absl::StatusOr<std::string> text = ReadText(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<std::vector<int>> nodes = ParseNumaNodeList(*text);
   if (!nodes.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(path.string(), ": ", nodes.status().message()));
   }
   return nodes;
+}
+
+double NumaDistances::AverageFor(const devicemanager::NumaMask& mask) const {
+  if (mask.empty()) return 0;
+  const std::vector<int> nodes = mask.Nodes();
+  double sum = 0;
+  for (int from : nodes) {
+    for (int to : nodes) {
+      auto it = distances_.find({from, to});
+      if (it != distances_.end()) sum += static_cast<double>(it->second);
+    }
+  }
+  return sum / static_cast<double>(nodes.size() * nodes.size());
+}
+
+absl::StatusOr<NumaDistances> ReadNumaDistances(const std::vector<int>& nodes,
+                                                const std::filesystem::path& node_dir) {
+  absl::StatusOr<std::vector<int>> online = ReadNumaNodeList(node_dir / "online");
+  if (!online.ok()) return online.status();
+  NumaDistances distances;
+  for (int node : nodes) {
+    const std::filesystem::path path = node_dir / absl::StrCat("node", node) / "distance";
+    absl::StatusOr<std::string> text = ReadText(path);
+    if (!text.ok()) return text.status();
+    const std::vector<absl::string_view> row =
+        absl::StrSplit(*text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
+    if (row.size() != online->size()) {
+      return absl::InvalidArgumentError(absl::StrCat(path.string(), ": ", row.size(),
+                                                     " distances for ", online->size(),
+                                                     " online NUMA nodes"));
+    }
+    for (size_t i = 0; i < row.size(); ++i) {
+      uint64_t distance = 0;
+      if (!absl::SimpleAtoi(row[i], &distance) || !absl::ascii_isdigit(row[i].front())) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path.string(), ": cannot convert ", row[i], " to int"));
+      }
+      distances.Set(node, (*online)[i], distance);
+    }
+  }
+  return distances;
 }
 
 }  // namespace devmgr::topologymanager

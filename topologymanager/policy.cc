@@ -23,24 +23,36 @@ bool Narrower(const NumaMask& a, const NumaMask& b) {
   return a.Count() < b.Count() || (a.Count() == b.Count() && a.bits() < b.bits());
 }
 
+// Fitter: upstream's compareNUMAAffinityMasks, whether `a` beats `b`: narrower, or with
+// `closest` (prefer-closest-numa-nodes), of as many nodes and closer on average, or as close
+// and the lower mask.
+bool Fitter(const NumaMask& a, const NumaMask& b, const NumaDistances* closest) {
+  if (closest == nullptr || a.Count() != b.Count()) return Narrower(a, b);
+  const double from_a = closest->AverageFor(a);
+  const double from_b = closest->AverageFor(b);
+  if (from_a != from_b) return from_a < from_b;
+  return a.bits() < b.bits();
+}
+
 // Better reports whether `candidate` replaces `best` (upstream's HintMerger.compare, its masks
-// compared by narrowness). Between two non-preferred hints it aims at `target` nodes (upstream's
-// bestNonPreferredAffinityCount): from above, the narrower wins; at the target, only another
-// hint at the target and narrower; from below, a hint closer to the target without passing it.
-bool Better(const TopologyHint& candidate, const std::optional<TopologyHint>& best, int target) {
+// compared by Fitter). Between two non-preferred hints it aims at `target` nodes (upstream's
+// bestNonPreferredAffinityCount): from above, the fitter wins; at the target, only another
+// hint at the target and fitter; from below, a hint closer to the target without passing it.
+bool Better(const TopologyHint& candidate, const std::optional<TopologyHint>& best, int target,
+            const NumaDistances* closest) {
   if (candidate.numa_affinity.empty()) return false;
   if (!best.has_value()) return true;
   if (candidate.preferred != best->preferred) return candidate.preferred;
-  const bool narrower = Narrower(candidate.numa_affinity, best->numa_affinity);
-  if (candidate.preferred) return narrower;
+  const bool fitter = Fitter(candidate.numa_affinity, best->numa_affinity, closest);
+  if (candidate.preferred) return fitter;
   const int current = best->numa_affinity.Count();
   const int count = candidate.numa_affinity.Count();
-  if (current > target) return narrower;
-  if (current == target) return count == target && narrower;
+  if (current > target) return fitter;
+  if (current == target) return count == target && fitter;
   if (count > target) return false;
   if (count == target) return true;
   if (count != current) return count > current;
-  return narrower;
+  return fitter;
 }
 
 // The most nodes any resource needs at least: the largest of each list's narrowest affinity
@@ -79,7 +91,8 @@ absl::StatusOr<TopologyScope> ParseTopologyScope(absl::string_view name) {
       absl::StrCat("unknown topology scope \"", std::string(name), "\": want container or pod"));
 }
 
-TopologyHint MergeTopologyHints(const devicemanager::TopologyHints& hints, bool single_numa_node) {
+TopologyHint MergeTopologyHints(const devicemanager::TopologyHints& hints, bool single_numa_node,
+                                const NumaDistances* closest) {
   // One list of candidates per resource, and every node any hint names ("any node").
   std::vector<std::vector<Candidate>> lists;
   NumaMask all_nodes;
@@ -124,7 +137,7 @@ TopologyHint MergeTopologyHints(const devicemanager::TopologyHints& hints, bool 
       }
       merged.preferred = merged.preferred && candidate.preferred;
     }
-    if (Better(merged, best, target)) best = merged;
+    if (Better(merged, best, target, single_numa_node ? nullptr : closest)) best = merged;
     // Next combination, like an odometer.
     size_t i = 0;
     while (i < lists.size() && ++index[i] == lists[i].size()) index[i++] = 0;
@@ -138,7 +151,8 @@ absl::Status TopologyPolicy::Admit(const std::string& pod_uid,
                                    const devicemanager::TopologyHints& hints) {
   if (kind_ == TopologyPolicyKind::kNone) return absl::OkStatus();
   const bool single_numa_node = kind_ == TopologyPolicyKind::kSingleNumaNode;
-  TopologyHint best = MergeTopologyHints(hints, single_numa_node);
+  TopologyHint best =
+      MergeTopologyHints(hints, single_numa_node, closest_.has_value() ? &*closest_ : nullptr);
   if (kind_ != TopologyPolicyKind::kBestEffort && !best.preferred) {
     return absl::FailedPreconditionError("Resources cannot be allocated with Topology locality");
   }

@@ -15,7 +15,10 @@
 // bestNonPreferredAffinityCount). With nothing better, the answer is "all nodes, not
 // preferred". single-numa-node first keeps only the preferred hints of one node, and, given the
 // machine's nodes, turns an answer of all of them into no affinity (upstream compares it with
-// the default affinity mask). "All nodes" in the merge are the nodes the hints name.
+// the default affinity mask). "All nodes" in the merge are the nodes the hints name. With the
+// policy option prefer-closest-numa-nodes (given the distances between nodes), of two affinities
+// of as many nodes the one whose nodes are closer on average wins, then the lower one, except
+// under single-numa-node.
 #pragma once
 
 #include <map>
@@ -29,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "devicemanager/topology_hints.h"
+#include "topologymanager/numa_nodes.h"
 
 namespace devmgr::topologymanager {
 
@@ -43,18 +47,22 @@ enum class TopologyScope { kContainer, kPod };
 absl::StatusOr<TopologyScope> ParseTopologyScope(absl::string_view name);
 
 // The merged hint for a container: the affinity and whether it is preferred. An empty affinity
-// when no resource has topology.
+// when no resource has topology. `closest`: the distances to prefer the closest nodes by, null
+// for the narrowest (ignored with single_numa_node).
 devicemanager::TopologyHint MergeTopologyHints(const devicemanager::TopologyHints& hints,
-                                               bool single_numa_node);
+                                               bool single_numa_node,
+                                               const NumaDistances* closest = nullptr);
 
 class TopologyPolicy final : public devicemanager::TopologyAffinityStore {
  public:
   // `machine_nodes`: the machine's NUMA nodes, empty when the host does not know them (the
-  // device manager then hints over the nodes the devices report).
+  // device manager then hints over the nodes the devices report). `closest`: the distances
+  // between them, given for the policy option prefer-closest-numa-nodes.
   explicit TopologyPolicy(TopologyPolicyKind kind,
                           devicemanager::NumaMask machine_nodes = devicemanager::NumaMask(),
-                          TopologyScope scope = TopologyScope::kContainer)
-      : kind_(kind), scope_(scope), machine_nodes_(machine_nodes) {}
+                          TopologyScope scope = TopologyScope::kContainer,
+                          std::optional<NumaDistances> closest = std::nullopt)
+      : kind_(kind), scope_(scope), machine_nodes_(machine_nodes), closest_(std::move(closest)) {}
 
   TopologyPolicyKind kind() const { return kind_; }
   TopologyScope scope() const { return scope_; }
@@ -77,6 +85,7 @@ class TopologyPolicy final : public devicemanager::TopologyAffinityStore {
   const TopologyPolicyKind kind_;
   const TopologyScope scope_;
   const devicemanager::NumaMask machine_nodes_;
+  const std::optional<NumaDistances> closest_;
   mutable absl::Mutex mu_;
   std::map<std::pair<std::string, std::string>, devicemanager::NumaMask> affinity_
       ABSL_GUARDED_BY(mu_);

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "node/node.h"
 #include "node/process_settings.h"
 #include "topologymanager/numa_nodes.h"
+#include "topologymanager/policy_options.h"
 
 namespace devmgr::cli {
 namespace {
@@ -37,6 +39,7 @@ struct ServeFlags {
   std::string admission_wait = "30s";
   std::string topology_policy = "none";
   std::string topology_scope = "container";
+  std::string topology_policy_options;
   std::string numa_nodes = "devices";
   std::string node_status_interval = "10s";
   std::string state_journal_compaction = "1s";
@@ -124,6 +127,28 @@ int RunServe(const ServeFlags& flags) {
     }
     numa_nodes = *std::move(nodes);
   }
+  absl::StatusOr<topologymanager::TopologyPolicyOptions> policy_options =
+      topologymanager::ParseTopologyPolicyOptions(flags.topology_policy_options);
+  if (!policy_options.ok()) {
+    return Fail(kExitUsage,
+                absl::StrCat("--topology-policy-options: ", policy_options.status().message()));
+  }
+  std::optional<topologymanager::NumaDistances> numa_distances;
+  if (policy_options->prefer_closest_numa_nodes &&
+      *policy != topologymanager::TopologyPolicyKind::kNone) {
+    if (numa_nodes.empty()) {
+      return Fail(kExitUsage,
+                  "--topology-policy-options: prefer-closest-numa-nodes needs the machine's NUMA "
+                  "nodes (--numa-nodes machine or a list)");
+    }
+    absl::StatusOr<topologymanager::NumaDistances> distances =
+        topologymanager::ReadNumaDistances(numa_nodes);
+    if (!distances.ok()) {
+      return Fail(kExitUsage, absl::StrCat("--topology-policy-options: NUMA distances: ",
+                                           distances.status().message()));
+    }
+    numa_distances = *std::move(distances);
+  }
   std::shared_ptr<ReopenableFileSink> file_sink;
   spdlog::sink_ptr sink;
   if (flags.log_file.empty()) {
@@ -169,6 +194,8 @@ int RunServe(const ServeFlags& flags) {
   options.topology_policy = *policy;
   options.topology_scope = *scope;
   options.numa_nodes = std::move(numa_nodes);
+  options.max_allowable_numa_nodes = policy_options->max_allowable_numa_nodes;
+  options.numa_distances = std::move(numa_distances);
   options.metrics_address = flags.metrics_address;
   options.logger = logger;
 
@@ -279,6 +306,13 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
                    "of a pod's containers on the same NUMA nodes)")
       ->type_name("SCOPE")
       ->capture_default_str();
+  serve
+      ->add_option("--topology-policy-options", flags->topology_policy_options,
+                   "Topology manager policy options, NAME=VALUE separated by commas: "
+                   "prefer-closest-numa-nodes=true (of affinities of as many NUMA nodes, the "
+                   "closest, by the distances sysfs gives), max-allowable-numa-nodes=N (at "
+                   "least 8)")
+      ->type_name("OPTIONS");
   serve
       ->add_option("--numa-nodes", flags->numa_nodes,
                    "The NUMA nodes topology hints are generated over: machine (the online "

@@ -560,16 +560,19 @@ TEST_F(ServeTest, MetricsWithUpstreamNames) {
 }
 
 TEST_F(ServeTest, BadFlagsAreUsageErrors) {
-  for (const auto& flag : std::vector<std::vector<std::string>>{{"--endpoint-grace", "soon"},
-                                                                {"--topology-policy", "strict"},
-                                                                {"--topology-scope", "node"},
-                                                                {"--log-level", "loud"},
-                                                                {"--max-message-bytes", "100"},
-                                                                {"--podresources-qps", "-5"},
-                                                                {"--podresources-qps", "nan"},
-                                                                {"--podresources-burst", "0"},
-                                                                {"--numa-nodes", "3-1"},
-                                                                {"--node-name", ""}}) {
+  for (const auto& flag : std::vector<std::vector<std::string>>{
+           {"--endpoint-grace", "soon"},
+           {"--topology-policy", "strict"},
+           {"--topology-scope", "node"},
+           {"--topology-policy-options", "prefer-closest-numa-nodes=maybe"},
+           {"--topology-policy-options", "max-allowable-numa-nodes=4"},
+           {"--log-level", "loud"},
+           {"--max-message-bytes", "100"},
+           {"--podresources-qps", "-5"},
+           {"--podresources-qps", "nan"},
+           {"--podresources-burst", "0"},
+           {"--numa-nodes", "3-1"},
+           {"--node-name", ""}}) {
     std::vector<std::string> args = {"serve", "--root-dir", Root()};
     args.insert(args.end(), flag.begin(), flag.end());
     ProcessResult result = Run(args);
@@ -589,6 +592,39 @@ TEST_F(ServeTest, MoreThanEightNumaNodesWithATopologyPolicyFailStart) {
             std::string::npos)
       << result.err;
   EXPECT_FALSE(Exists("devmgr.sock"));
+}
+
+// The policy option max-allowable-numa-nodes raises the limit, as the kubelet's.
+TEST_F(ServeTest, MaxAllowableNumaNodesLetsALargerMachineStart) {
+  auto serve = StartServe({"--topology-policy", "best-effort", "--numa-nodes", "0-8",
+                           "--topology-policy-options", "max-allowable-numa-nodes=9"});
+  Stop(*serve);
+}
+
+// prefer-closest-numa-nodes reads the distances between the machine's nodes from sysfs at
+// start: it needs the machine's nodes, and a node sysfs does not describe fails the start.
+TEST_F(ServeTest, PreferClosestNumaNodesReadsTheMachinesDistances) {
+  ProcessResult without_nodes =
+      Run({"serve", "--root-dir", Root(), "--topology-policy", "best-effort",
+           "--topology-policy-options", "prefer-closest-numa-nodes=true"});
+  EXPECT_EQ(without_nodes.exit_code, 2) << without_nodes.err;
+  EXPECT_NE(without_nodes.err.find("prefer-closest-numa-nodes needs the machine's NUMA nodes"),
+            std::string::npos)
+      << without_nodes.err;
+  // Node 63 is past any machine this runs on.
+  ProcessResult unknown_node =
+      Run({"serve", "--root-dir", Root(), "--topology-policy", "best-effort", "--numa-nodes", "63",
+           "--topology-policy-options", "prefer-closest-numa-nodes=true"});
+  EXPECT_EQ(unknown_node.exit_code, 2) << unknown_node.err;
+  EXPECT_NE(unknown_node.err.find("node63/distance"), std::string::npos) << unknown_node.err;
+  EXPECT_FALSE(Exists("devmgr.sock"));
+
+  if (!std::filesystem::exists("/sys/devices/system/node/node0/distance")) {
+    GTEST_SKIP() << "this machine's sysfs describes no NUMA node";
+  }
+  auto serve = StartServe({"--topology-policy", "best-effort", "--numa-nodes", "machine",
+                           "--topology-policy-options", "prefer-closest-numa-nodes=true"});
+  Stop(*serve);
 }
 
 }  // namespace

@@ -7,9 +7,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "topologymanager/numa_nodes.h"
+#include "topologymanager/policy_options.h"
 
 namespace devmgr::topologymanager {
 namespace {
@@ -209,6 +212,121 @@ TEST(TopologyPolicyTest, APodWideMergeGivesEveryContainerTheSameAffinity) {
             "Resources cannot be allocated with Topology locality");
   EXPECT_EQ(policy.GetAffinity("p2", "a"), std::nullopt);
   EXPECT_EQ(policy.GetAffinity("p2", "b"), std::nullopt);
+}
+
+TEST(TopologyPolicyOptionsTest, ReadsTheKubeletsOptions) {
+  const TopologyPolicyOptions defaults = *ParseTopologyPolicyOptions("");
+  EXPECT_FALSE(defaults.prefer_closest_numa_nodes);
+  EXPECT_EQ(defaults.max_allowable_numa_nodes, 8u);
+  const TopologyPolicyOptions both =
+      *ParseTopologyPolicyOptions("prefer-closest-numa-nodes=true, max-allowable-numa-nodes=16");
+  EXPECT_TRUE(both.prefer_closest_numa_nodes);
+  EXPECT_EQ(both.max_allowable_numa_nodes, 16u);
+  // Go's strconv.ParseBool spellings.
+  EXPECT_TRUE(ParseTopologyPolicyOptions("prefer-closest-numa-nodes=T")->prefer_closest_numa_nodes);
+  EXPECT_FALSE(
+      ParseTopologyPolicyOptions("prefer-closest-numa-nodes=False")->prefer_closest_numa_nodes);
+
+  EXPECT_EQ(ParseTopologyPolicyOptions("full-pcpus-only=true").status().message(),
+            "unknown Topology Manager Policy option: \"full-pcpus-only\"");
+  EXPECT_EQ(ParseTopologyPolicyOptions("prefer-closest-numa-nodes=yes").status().message(),
+            "bad value for option \"prefer-closest-numa-nodes\": \"yes\" is not a boolean");
+  EXPECT_EQ(ParseTopologyPolicyOptions("max-allowable-numa-nodes=7").status().message(),
+            "the minimum value of \"max-allowable-numa-nodes\" should not be less than 8");
+  EXPECT_EQ(ParseTopologyPolicyOptions("max-allowable-numa-nodes=many").status().message(),
+            "unable to convert policy option to integer \"max-allowable-numa-nodes\": \"many\"");
+  EXPECT_EQ(ParseTopologyPolicyOptions("prefer-closest-numa-nodes").status().message(),
+            "malformed pair \"prefer-closest-numa-nodes\", expect string=string");
+}
+
+// Four nodes in two pairs, {1,3} the closest and {0,2} next; {0,1} the farthest.
+NumaDistances FourNodes() {
+  NumaDistances distances;
+  for (int from = 0; from < 4; ++from) {
+    for (int to = 0; to < 4; ++to) distances.Set(from, to, from == to ? 10 : 20);
+  }
+  for (auto [a, b, d] : {std::tuple{1, 3, 11}, std::tuple{0, 2, 12}}) {
+    distances.Set(a, b, d);
+    distances.Set(b, a, d);
+  }
+  return distances;
+}
+
+TEST(TopologyPolicyTest, PreferClosestPicksTheClosestOfAffinitiesOfAsManyNodes) {
+  const NumaDistances distances = FourNodes();
+  EXPECT_DOUBLE_EQ(distances.AverageFor(NumaMask{1, 3}), 10.5);
+  EXPECT_DOUBLE_EQ(distances.AverageFor(NumaMask{0, 1}), 15);
+  EXPECT_DOUBLE_EQ(distances.AverageFor(NumaMask{}), 0);
+  const TopologyHints hints = {{"example.com/gpu", std::vector<TopologyHint>{
+                                                       {NumaMask{0, 1}, true},
+                                                       {NumaMask{0, 2}, true},
+                                                       {NumaMask{1, 3}, true},
+                                                       {NumaMask{0, 1, 2}, false},
+                                                   }}};
+  EXPECT_EQ(MergeTopologyHints(hints, false).numa_affinity, (NumaMask{0, 1}));
+  EXPECT_EQ(MergeTopologyHints(hints, false, &distances).numa_affinity, (NumaMask{1, 3}));
+  // Narrower still beats closer.
+  TopologyHints with_one = hints;
+  with_one["example.com/gpu"]->push_back({NumaMask{2}, true});
+  EXPECT_EQ(MergeTopologyHints(with_one, false, &distances).numa_affinity, (NumaMask{2}));
+  // As close: the lower mask.
+  NumaDistances even = FourNodes();
+  even.Set(0, 2, 11);
+  even.Set(2, 0, 11);
+  EXPECT_EQ(MergeTopologyHints(hints, false, &even).numa_affinity, (NumaMask{0, 2}));
+
+  TopologyPolicy closest(TopologyPolicyKind::kRestricted, NumaMask{0, 1, 2, 3},
+                         TopologyScope::kContainer, distances);
+  ASSERT_TRUE(closest.Admit("p", {"c"}, hints).ok());
+  EXPECT_EQ(closest.GetAffinity("p", "c"), (NumaMask{1, 3}));
+}
+
+// Between non-preferred merges the distances decide among those of as many nodes too.
+TEST(TopologyPolicyTest, PreferClosestAppliesToNonPreferredMerges) {
+  const NumaDistances distances = FourNodes();
+  const TopologyHints hints = {
+      {"example.com/a",
+       std::vector<TopologyHint>{{NumaMask{0, 1}, false}, {NumaMask{1, 3}, false}}}};
+  EXPECT_EQ(MergeTopologyHints(hints, false).numa_affinity, (NumaMask{0, 1}));
+  EXPECT_EQ(MergeTopologyHints(hints, false, &distances).numa_affinity, (NumaMask{1, 3}));
+}
+
+// single-numa-node's affinities are one node each: upstream compares them by narrowness alone,
+// whatever the option says.
+TEST(TopologyPolicyTest, SingleNumaNodeIgnoresTheDistances) {
+  NumaDistances distances = FourNodes();
+  distances.Set(1, 1, 5);
+  const TopologyHints hints = {
+      {"example.com/gpu", std::vector<TopologyHint>{{NumaMask{0}, true}, {NumaMask{1}, true}}}};
+  EXPECT_EQ(MergeTopologyHints(hints, false, &distances).numa_affinity, (NumaMask{1}));
+  EXPECT_EQ(MergeTopologyHints(hints, true, &distances).numa_affinity, (NumaMask{0}));
+}
+
+// sysfs: nodeN/distance has one distance for each online node, in the order online lists them.
+TEST(NumaNodeListTest, ReadsTheDistancesOfEachNode) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "numa-distances";
+  std::filesystem::remove_all(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::filesystem::create_directories((dir / name).parent_path());
+    std::ofstream(dir / name) << text;
+  };
+  write("online", "0,2\n");
+  write("node0/distance", "10 21\n");
+  write("node2/distance", "21 10\n");
+  absl::StatusOr<NumaDistances> distances = ReadNumaDistances({0, 2}, dir);
+  ASSERT_TRUE(distances.ok()) << distances.status();
+  EXPECT_DOUBLE_EQ(distances->AverageFor(NumaMask{0, 2}), 15.5);
+  EXPECT_DOUBLE_EQ(distances->AverageFor(NumaMask{2}), 10);
+
+  write("node2/distance", "21\n");
+  EXPECT_EQ(ReadNumaDistances({0, 2}, dir).status().message(),
+            (dir / "node2/distance").string() + ": 1 distances for 2 online NUMA nodes");
+  write("node2/distance", "21 near\n");
+  EXPECT_EQ(ReadNumaDistances({0, 2}, dir).status().message(),
+            (dir / "node2/distance").string() + ": cannot convert near to int");
+  EXPECT_EQ(ReadNumaDistances({1}, dir).status().message(),
+            "cannot read " + (dir / "node1/distance").string());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
