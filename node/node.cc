@@ -445,6 +445,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   s.admission->SetDraExtendedResource(options.dra_extended_resource);
   s.admission->SetRefusalObserver(
       [metrics = &s.metrics](absl::string_view reason) { metrics->AdmissionRefused(reason); });
+  s.admission->SetTopologyMetrics(&s.metrics);
 
   if (options.dra) {
     if (absl::Status started = StartDra(s); !started.ok()) return started;

@@ -6,7 +6,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -52,6 +54,21 @@ prometheus::Histogram::BucketBoundaries DraDurationBuckets() {
 // spinning disks, seconds when the disk is in trouble.
 prometheus::Histogram::BucketBoundaries CheckpointWriteBuckets() {
   return {.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5};
+}
+
+// Upstream's topology manager admission histogram, prometheus.ExponentialBuckets(.05, 2, 15), in
+// milliseconds.
+prometheus::Histogram::BucketBoundaries TopologyAdmissionBuckets() {
+  prometheus::Histogram::BucketBoundaries bounds;
+  for (double bound = .05; bounds.size() < 15; bound *= 2) bounds.push_back(bound);
+  return bounds;
+}
+
+// The label values of the aligned counters: the topology manager's scopes, at the NUMA node
+// boundary (the CPU manager's physical_cpu boundary has no counterpart here).
+std::map<std::string, std::string> AlignmentLabels(topologymanager::TopologyScope scope) {
+  return {{"scope", scope == topologymanager::TopologyScope::kPod ? "pod" : "container"},
+          {"boundary", "numa_node"}};
 }
 
 struct PodResourcesCounter {
@@ -170,7 +187,47 @@ NodeMetrics::NodeMetrics()
           prometheus::BuildHistogram()
               .Name("dra_grpc_operations_duration_seconds")
               .Help(absl::StrCat(kAlpha, "Duration in seconds of the DRA gRPC operations"))
-              .Register(registry_.registry())) {
+              .Register(registry_.registry())),
+      topology_requests_(prometheus::BuildCounter()
+                             .Name("kubelet_topology_manager_admission_requests_total")
+                             .Help(absl::StrCat(kAlpha,
+                                                "The number of admission requests where "
+                                                "resources have to be aligned."))
+                             .Register(registry_.registry())
+                             .Add({})),
+      topology_errors_(prometheus::BuildCounter()
+                           .Name("kubelet_topology_manager_admission_errors_total")
+                           .Help(absl::StrCat(kAlpha,
+                                              "The number of admission request failures where "
+                                              "resources could not be aligned."))
+                           .Register(registry_.registry())
+                           .Add({})),
+      topology_duration_(
+          prometheus::BuildHistogram()
+              .Name("kubelet_topology_manager_admission_duration_ms")
+              .Help(absl::StrCat(kAlpha,
+                                 "Duration in milliseconds to serve a pod admission request."))
+              .Register(registry_.registry())
+              .Add({}, TopologyAdmissionBuckets())),
+      aligned_(prometheus::BuildCounter()
+                   .Name("kubelet_container_aligned_compute_resources_count")
+                   .Help(absl::StrCat(kAlpha,
+                                      "Cumulative number of aligned compute resources allocated "
+                                      "to containers by alignment type."))
+                   .Register(registry_.registry())),
+      aligned_failures_(prometheus::BuildCounter()
+                            .Name("kubelet_container_aligned_compute_resources_failure_count")
+                            .Help(absl::StrCat(kAlpha,
+                                               "Cumulative number of failures to allocate "
+                                               "aligned compute resources to containers by "
+                                               "alignment type."))
+                            .Register(registry_.registry())) {
+  // Both scopes from 0, as upstream's topology manager starts them.
+  for (const auto scope :
+       {topologymanager::TopologyScope::kContainer, topologymanager::TopologyScope::kPod}) {
+    aligned_.Add(AlignmentLabels(scope));
+    aligned_failures_.Add(AlignmentLabels(scope));
+  }
   // Every reason from 0, so that rate() sees the first refusal of each.
   for (const absl::string_view reason : devicemanager::kAdmissionRefusalReasons) {
     admissions_refused_.Add({{"reason", std::string(reason)}});
@@ -314,6 +371,17 @@ void NodeMetrics::CheckpointWritten(absl::Duration duration, bool ok) {
 }
 
 void NodeMetrics::ResourceUpdateDropped() { health_updates_dropped_.Increment(); }
+
+void NodeMetrics::AdmissionDone(bool failed, absl::Duration duration) {
+  topology_requests_.Increment();
+  if (failed) topology_errors_.Increment();
+  // Whole milliseconds, as upstream's Milliseconds().
+  topology_duration_.Observe(static_cast<double>(absl::ToInt64Milliseconds(duration)));
+}
+
+void NodeMetrics::AlignmentDone(topologymanager::TopologyScope scope, bool aligned) {
+  (aligned ? aligned_ : aligned_failures_).Add(AlignmentLabels(scope)).Increment();
+}
 
 void NodeMetrics::HealthUpdateTaken(int affected_containers) {
   health_affected_containers_.Increment(affected_containers);

@@ -6,6 +6,10 @@
 //   kubelet_device_plugin_registration_total{resource_name}          counter
 //   kubelet_device_plugin_alloc_duration_seconds{resource_name}      histogram (DefBuckets)
 //   kubelet_pod_resources_endpoint_{requests,errors}_*{server_api_version}  counters
+//   kubelet_topology_manager_admission_{requests,errors}_total        counters
+//   kubelet_topology_manager_admission_duration_ms                    histogram (0.05-819.2 ms)
+//   kubelet_container_aligned_compute_resources_{count,failure_count}{scope,boundary}  counters,
+//       scope "container" and "pod", boundary "numa_node", from 0
 // The kubelet's DRA metrics (names without a subsystem, as upstream):
 //   dra_operations_duration_seconds{operation_name,is_error}            histogram (0.1-40 s)
 //   dra_grpc_operations_duration_seconds{driver_name,method_name,grpc_status_code}  same
@@ -43,10 +47,13 @@
 #include "dra/metrics.h"
 #include "node/heap_trimmer.h"
 #include "podresources/metrics.h"
+#include "topologymanager/metrics.h"
 
 namespace devmgr::node {
 
-class NodeMetrics final : public devicemanager::ManagerMetrics, public dra::ManagerMetrics {
+class NodeMetrics final : public devicemanager::ManagerMetrics,
+                          public dra::ManagerMetrics,
+                          public topologymanager::TopologyMetrics {
  public:
   NodeMetrics();
 
@@ -78,6 +85,10 @@ class NodeMetrics final : public devicemanager::ManagerMetrics, public dra::Mana
   void DriverCallDone(absl::string_view driver, absl::string_view method, absl::StatusCode code,
                       absl::Duration duration) override;
 
+  // topologymanager::TopologyMetrics; never block.
+  void AdmissionDone(bool failed, absl::Duration duration) override;
+  void AlignmentDone(topologymanager::TopologyScope scope, bool aligned) override;
+
   // HealthUpdateTaken: the node took one device health update from the manager, whose pods
   // have `affected_containers` containers holding devices.
   void HealthUpdateTaken(int affected_containers);
@@ -94,6 +105,11 @@ class NodeMetrics final : public devicemanager::ManagerMetrics, public dra::Mana
   prometheus::Counter& health_updates_dropped_;
   prometheus::Family<prometheus::Histogram>& dra_operations_duration_;
   prometheus::Family<prometheus::Histogram>& dra_grpc_duration_;
+  prometheus::Counter& topology_requests_;
+  prometheus::Counter& topology_errors_;
+  prometheus::Histogram& topology_duration_;
+  prometheus::Family<prometheus::Counter>& aligned_;
+  prometheus::Family<prometheus::Counter>& aligned_failures_;
   std::atomic<HeapTrimmer*> heap_trimmer_{nullptr};
 };
 

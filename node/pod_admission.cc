@@ -168,34 +168,7 @@ std::vector<std::string> PodAdmission::NonDevicePluginResources(const Pod& pod) 
 absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::AllocateAll(const Pod& pod,
                                                                         const PodClaims& claims,
                                                                         absl::string_view& reason) {
-  const bool aligned = topology_.kind() != topologymanager::TopologyPolicyKind::kNone;
-  const bool pod_scope = topology_.scope() == topologymanager::TopologyScope::kPod;
-  if (aligned && pod_scope) {
-    std::vector<std::string> names;
-    for (const auto* list : {&pod.init_containers, &pod.containers}) {
-      for (const Container& container : *list) names.push_back(container.name);
-    }
-    if (absl::Status admitted = topology_.Admit(pod.uid, names, manager_.GetPodTopologyHints(pod));
-        !admitted.ok()) {
-      reason = kRefusedTopologyAffinity;
-      return admitted;
-    }
-  }
-  for (const auto* list : {&pod.init_containers, &pod.containers}) {
-    for (const Container& container : *list) {
-      if (aligned && !pod_scope) {
-        absl::Status admitted =
-            topology_.Admit(pod.uid, {container.name}, manager_.GetTopologyHints(pod, container));
-        if (!admitted.ok()) {
-          reason = kRefusedTopologyAffinity;
-          return admitted;
-        }
-      }
-      if (absl::Status allocated = manager_.Allocate(pod, container); !allocated.ok()) {
-        return allocated;
-      }
-    }
-  }
+  if (absl::Status allocated = AllocateDevices(pod, reason); !allocated.ok()) return allocated;
   if (!claims.empty()) {
     reason = kRefusedClaims;
     if (absl::Status stored = AllocateAndStore(claims); !stored.ok()) return stored;
@@ -210,6 +183,60 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::AllocateAll(const Po
   }
   reason = kRefusedPreStart;
   return CollectOptions(pod, claims.empty() ? nullptr : &claims.pod);
+}
+
+absl::Status PodAdmission::AllocateDevices(const Pod& pod, absl::string_view& reason) {
+  const absl::Time start = absl::Now();
+  absl::Status status = AlignAndAllocate(pod, reason);
+  if (topology_metrics_ != nullptr) {
+    topology_metrics_->AdmissionDone(!status.ok(), absl::Now() - start);
+  }
+  return status;
+}
+
+absl::Status PodAdmission::AlignAndAllocate(const Pod& pod, absl::string_view& reason) {
+  using topologymanager::TopologyScope;
+  const bool policy = topology_.kind() != topologymanager::TopologyPolicyKind::kNone;
+  const bool pod_scope = topology_.scope() == TopologyScope::kPod;
+  if (policy && pod_scope) {
+    std::vector<std::string> names;
+    for (const auto* list : {&pod.init_containers, &pod.containers}) {
+      for (const Container& container : *list) names.push_back(container.name);
+    }
+    if (absl::Status admitted = topology_.Admit(pod.uid, names, manager_.GetPodTopologyHints(pod));
+        !admitted.ok()) {
+      reason = kRefusedTopologyAffinity;
+      CountAlignment(TopologyScope::kPod, false);
+      return admitted;
+    }
+  }
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const Container& container : *list) {
+      if (policy && !pod_scope) {
+        absl::Status admitted =
+            topology_.Admit(pod.uid, {container.name}, manager_.GetTopologyHints(pod, container));
+        if (!admitted.ok()) {
+          reason = kRefusedTopologyAffinity;
+          CountAlignment(TopologyScope::kContainer, false);
+          return admitted;
+        }
+      }
+      if (absl::Status allocated = manager_.Allocate(pod, container); !allocated.ok()) {
+        return allocated;
+      }
+      if (!pod_scope) CountAlignment(TopologyScope::kContainer, true);
+    }
+  }
+  if (pod_scope) CountAlignment(TopologyScope::kPod, true);
+  return absl::OkStatus();
+}
+
+void PodAdmission::CountAlignment(topologymanager::TopologyScope scope, bool aligned) {
+  // Upstream counts alignments only under the policy that guarantees them.
+  if (topology_.kind() == topologymanager::TopologyPolicyKind::kSingleNumaNode &&
+      topology_metrics_ != nullptr) {
+    topology_metrics_->AlignmentDone(scope, aligned);
+  }
 }
 
 absl::Status PodAdmission::AllocateAndStore(const PodClaims& claims) {

@@ -35,6 +35,7 @@
 #include "node/pod_claims.h"
 #include "node/pod_registry.h"
 #include "podresources/watch_hub.h"
+#include "topologymanager/metrics.h"
 #include "topologymanager/policy.h"
 
 namespace devmgr::node {
@@ -61,6 +62,11 @@ class PodAdmission {
   // SetRefusalObserver: told the reason of every admission the daemon's own steps refused.
   // Set before the first call.
   void SetRefusalObserver(RefusalFn observer) { on_refusal_ = std::move(observer); }
+  // SetTopologyMetrics: told of each pod's topology admission (not owned; null for none). Set
+  // before the first call.
+  void SetTopologyMetrics(topologymanager::TopologyMetrics* metrics) {
+    topology_metrics_ = metrics;
+  }
   // SetDra: the DRA manager and the store of the claims that come with pods (not owned; both
   // must outlive this object). Without them a pod that uses a claim is refused. The registry's
   // writes then carry the DRA manager's (PodRegistry::CarryWith): the write that records an
@@ -146,6 +152,13 @@ class PodAdmission {
   absl::StatusOr<std::vector<ContainerOptions>> AllocateAll(const devicemanager::Pod& pod,
                                                             const PodClaims& claims,
                                                             absl::string_view& reason);
+  // AllocateDevices: the topology manager's part of an admission, every container's alignment
+  // and device-plugin devices (AlignAndAllocate), timed for the topology metrics.
+  absl::Status AllocateDevices(const devicemanager::Pod& pod, absl::string_view& reason);
+  absl::Status AlignAndAllocate(const devicemanager::Pod& pod, absl::string_view& reason);
+  // CountAlignment tells the topology metrics of a container or pod aligned or refused, under
+  // single-numa-node.
+  void CountAlignment(topologymanager::TopologyScope scope, bool aligned);
   // CollectOptions: every container's run options; `claims` (may be null) adds the CDI devices
   // of the claims each container uses.
   absl::StatusOr<std::vector<ContainerOptions>> CollectOptions(const devicemanager::Pod& pod,
@@ -192,6 +205,7 @@ class PodAdmission {
   const LoggerPtr logger_;
   podresources::PodResourcesNotifier* notifier_ = nullptr;
   RefusalFn on_refusal_;
+  topologymanager::TopologyMetrics* topology_metrics_ = nullptr;
   dra::Manager* dra_ = nullptr;
   ClaimStore* claims_ = nullptr;
   const ClaimAllocator* allocator_ = nullptr;

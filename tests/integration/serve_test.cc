@@ -364,7 +364,9 @@ TEST_F(ServeTest, PodsOfAKubeletCheckpointAreKeptUntilRemoved) {
 }
 
 TEST_F(ServeTest, SingleNumaNodePolicyAlignsOrRefuses) {
-  auto serve = StartServe({"--topology-policy", "single-numa-node", "--admission-wait", "0s"});
+  const std::filesystem::path metrics = h_.Path("metrics.sock");
+  auto serve = StartServe({"--topology-policy", "single-numa-node", "--admission-wait", "0s",
+                           "--metrics-address", "unix:" + metrics.string()});
   auto plugin = StartPlugin(4);  // two devices on each NUMA node
   const std::string two =
       "apiVersion: v1\nkind: Pod\nmetadata:\n  name: two\n  uid: two\nspec:\n  containers:\n"
@@ -383,6 +385,24 @@ TEST_F(ServeTest, SingleNumaNodePolicyAlignsOrRefuses) {
             std::string::npos)
       << refused.err;
   EXPECT_EQ(PodCount(), 1u);
+
+  // Upstream's topology manager metrics: two admissions, one failed; in container scope each
+  // container aligned is counted (the refused pod's first one too) and the one refused.
+  absl::StatusOr<std::string> text = ScrapeMetrics(metrics);
+  ASSERT_TRUE(text.ok()) << text.status();
+  for (const char* line : {
+           "kubelet_topology_manager_admission_requests_total 2",
+           "kubelet_topology_manager_admission_errors_total 1",
+           "kubelet_topology_manager_admission_duration_ms_count 2",
+           "kubelet_container_aligned_compute_resources_count{boundary=\"numa_node\","
+           "scope=\"container\"} 2",
+           "kubelet_container_aligned_compute_resources_failure_count{boundary=\"numa_node\","
+           "scope=\"container\"} 1",
+           "kubelet_container_aligned_compute_resources_count{boundary=\"numa_node\","
+           "scope=\"pod\"} 0",
+       }) {
+    EXPECT_TRUE(absl::StrContains(*text, absl::StrCat(line, "\n"))) << line << "\n" << *text;
+  }
   Stop(*serve);
 }
 
@@ -390,8 +410,10 @@ TEST_F(ServeTest, SingleNumaNodePolicyAlignsOrRefuses) {
 // node 0's two devices taken, a pod of two one-device containers fits only on node 1; in
 // container scope its first container would take node 0's last device and the second node 1's.
 TEST_F(ServeTest, PodScopePutsAllOfAPodsContainersOnOneNode) {
-  auto serve = StartServe({"--topology-policy", "single-numa-node", "--topology-scope", "pod",
-                           "--admission-wait", "0s"});
+  const std::filesystem::path metrics = h_.Path("metrics.sock");
+  auto serve =
+      StartServe({"--topology-policy", "single-numa-node", "--topology-scope", "pod",
+                  "--admission-wait", "0s", "--metrics-address", "unix:" + metrics.string()});
   auto plugin = StartPlugin(4);  // two devices on each NUMA node
   const std::string one =
       "apiVersion: v1\nkind: Pod\nmetadata:\n  name: one\n  uid: one\nspec:\n  containers:\n"
@@ -419,6 +441,22 @@ TEST_F(ServeTest, PodScopePutsAllOfAPodsContainersOnOneNode) {
             std::string::npos)
       << refused.err;
   EXPECT_EQ(PodCount(), 2u);
+
+  // In pod scope each pod is counted once.
+  absl::StatusOr<std::string> text = ScrapeMetrics(metrics);
+  ASSERT_TRUE(text.ok()) << text.status();
+  for (const char* line : {
+           "kubelet_topology_manager_admission_requests_total 3",
+           "kubelet_topology_manager_admission_errors_total 1",
+           "kubelet_container_aligned_compute_resources_count{boundary=\"numa_node\","
+           "scope=\"pod\"} 2",
+           "kubelet_container_aligned_compute_resources_failure_count{boundary=\"numa_node\","
+           "scope=\"pod\"} 1",
+           "kubelet_container_aligned_compute_resources_count{boundary=\"numa_node\","
+           "scope=\"container\"} 0",
+       }) {
+    EXPECT_TRUE(absl::StrContains(*text, absl::StrCat(line, "\n"))) << line << "\n" << *text;
+  }
   Stop(*serve);
 }
 

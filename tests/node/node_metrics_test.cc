@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,20 +52,31 @@ double Sample(const std::string& text, const std::string& series) {
 constexpr char kPromtool[] = "/usr/bin/promtool";
 
 // What `promtool check metrics` finds wrong with `text`, one finding a line, less the ones on
-// upstream's PodResources counters: the kubelet names them without "_total"
-// (kubelet_pod_resources_endpoint_requests_list, ...), promtool flags a kubelet's /metrics for
-// them alike, and dashboards need the names as they are. A parse error fails whatever it says.
+// upstream's names, which promtool flags on a kubelet's /metrics alike and which dashboards need
+// as they are: the PodResources counters without "_total" (kubelet_pod_resources_endpoint_
+// requests_list, ...), the aligned-resources counters ending in "_count" (on component-base's
+// own list of exceptions) and the topology manager's duration in "_ms". A parse error fails
+// whatever it says.
 std::string PromtoolFindings(const std::string& text) {
+  constexpr absl::string_view kNoTotal = " counter metrics should have \"_total\" suffix";
+  std::set<std::string> upstream;
+  for (const char* name : {"requests_list", "requests_get_allocatable", "requests_get",
+                           "errors_list", "errors_get_allocatable", "errors_get"}) {
+    upstream.insert(absl::StrCat("kubelet_pod_resources_endpoint_", name, kNoTotal));
+  }
+  for (const char* name : {"kubelet_container_aligned_compute_resources_count",
+                           "kubelet_container_aligned_compute_resources_failure_count"}) {
+    upstream.insert(absl::StrCat(name, kNoTotal));
+    upstream.insert(absl::StrCat(
+        name, " non-histogram and non-summary metrics should not have \"_count\" suffix"));
+  }
+  upstream.insert(
+      "kubelet_topology_manager_admission_duration_ms metric names should not contain "
+      "abbreviated units");
   const ProcessResult result = RunProcess({kPromtool, "check", "metrics"}, text);
   std::string findings;
   for (absl::string_view line : absl::StrSplit(result.out + result.err, '\n', absl::SkipEmpty())) {
-    bool upstream_name = false;
-    for (const char* name : {"requests_list", "requests_get_allocatable", "requests_get",
-                             "errors_list", "errors_get_allocatable", "errors_get"}) {
-      upstream_name |= line == absl::StrCat("kubelet_pod_resources_endpoint_", name,
-                                            " counter metrics should have \"_total\" suffix");
-    }
-    if (!upstream_name) absl::StrAppend(&findings, line, "\n");
+    if (!upstream.contains(std::string(line))) absl::StrAppend(&findings, line, "\n");
   }
   // 0: clean; 3: lint findings only (all of them upstream names, if `findings` is empty).
   if (result.exit_code != 0 && result.exit_code != 3) {
@@ -278,6 +290,49 @@ TEST_F(DaemonMetricsTest, ExportsPodResourcesCountersPerServerApiVersion) {
 
 // The kubelet's DRA metrics under their upstream names, labels and help texts: each operation
 // by outcome, each driver call by full method and Go's code name, and the claims in use.
+// Upstream's topology manager metrics: names, help texts, the duration's buckets in whole
+// milliseconds, and the aligned counters of both scopes from 0.
+TEST(NodeMetricsTopologyTest, ExportsTheKubeletTopologyManagerMetrics) {
+  NodeMetrics metrics;
+  std::string text = metrics.Render();
+  EXPECT_EQ(Sample(text, "kubelet_topology_manager_admission_requests_total"), 0) << text;
+  for (const char* scope : {"container", "pod"}) {
+    for (const char* name : {"count", "failure_count"}) {
+      EXPECT_EQ(Sample(text, absl::StrCat("kubelet_container_aligned_compute_resources_", name,
+                                          "{boundary=\"numa_node\",scope=\"", scope, "\"}")),
+                0)
+          << name << " " << scope << "\n"
+          << text;
+    }
+  }
+  EXPECT_TRUE(absl::StrContains(text,
+                                "# HELP kubelet_topology_manager_admission_errors_total [ALPHA] "
+                                "The number of admission request failures where resources could "
+                                "not be aligned.\n"))
+      << text;
+
+  metrics.AdmissionDone(false, absl::Microseconds(1999));
+  metrics.AdmissionDone(true, absl::Milliseconds(3));
+  metrics.AlignmentDone(topologymanager::TopologyScope::kPod, true);
+  metrics.AlignmentDone(topologymanager::TopologyScope::kContainer, false);
+  text = metrics.Render();
+  EXPECT_EQ(Sample(text, "kubelet_topology_manager_admission_requests_total"), 2);
+  EXPECT_EQ(Sample(text, "kubelet_topology_manager_admission_errors_total"), 1);
+  // 1.999 ms counts as 1, as upstream's Milliseconds() truncates.
+  EXPECT_EQ(Sample(text, "kubelet_topology_manager_admission_duration_ms_sum"), 4);
+  EXPECT_EQ(Sample(text, "kubelet_topology_manager_admission_duration_ms_bucket{le=\"0.05\"}"), 0);
+  EXPECT_EQ(Sample(text, "kubelet_topology_manager_admission_duration_ms_bucket{le=\"1.6\"}"), 1);
+  EXPECT_EQ(Sample(text, "kubelet_topology_manager_admission_duration_ms_bucket{le=\"819.2\"}"), 2);
+  EXPECT_EQ(Sample(text,
+                   "kubelet_container_aligned_compute_resources_count{boundary=\"numa_"
+                   "node\",scope=\"pod\"}"),
+            1);
+  EXPECT_EQ(Sample(text,
+                   "kubelet_container_aligned_compute_resources_failure_count{boundary="
+                   "\"numa_node\",scope=\"container\"}"),
+            1);
+}
+
 TEST(NodeMetricsDraTest, ExportsTheKubeletDraMetrics) {
   TempDir dir;
   NodeMetrics metrics;
