@@ -189,7 +189,9 @@ absl::Status PodAdmission::AllocateDevices(const Pod& pod, absl::string_view& re
   const absl::Time start = absl::Now();
   absl::Status status = AlignAndAllocate(pod, reason);
   if (topology_metrics_ != nullptr) {
-    topology_metrics_->AdmissionDone(!status.ok(), absl::Now() - start);
+    // Under policy none upstream's topology manager only allocates, and counts no error.
+    const bool aligned = topology_.kind() != topologymanager::TopologyPolicyKind::kNone;
+    topology_metrics_->AdmissionDone(aligned && !status.ok(), absl::Now() - start);
   }
   return status;
 }

@@ -1,7 +1,8 @@
 // TopologyMetrics: what the daemon's topology manager tells a host that exports metrics, where
 // upstream's kubelet updates the same ones (pkg/kubelet/cm/topologymanager):
 //   - each pod's admission, counted and timed from its first container's hints to its last
-//     container's devices, and whether it failed (a refused alignment or a failed allocation):
+//     container's devices, and whether it failed (a refused alignment or a failed allocation,
+//     under a policy other than none):
 //     kubelet_topology_manager_admission_{requests_total,errors_total,duration_ms};
 //   - under a policy that guarantees alignment (single-numa-node), each container (container
 //     scope) or pod (pod scope) aligned, or refused for want of an alignment:

@@ -39,7 +39,7 @@ struct ServeFlags {
   std::string admission_wait = "30s";
   std::string topology_policy = "none";
   std::string topology_scope = "container";
-  std::string topology_policy_options;
+  std::vector<std::string> topology_policy_options;
   std::string numa_nodes = "devices";
   std::string node_status_interval = "10s";
   std::string state_journal_compaction = "1s";
@@ -66,6 +66,57 @@ sigset_t BlockServeSignals() {
   for (int signal : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, signal);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
+}
+
+// ReadTopologyFlags: the topology manager's flags into `options` (its policy, scope, the NUMA
+// nodes hints are generated over, and the policy options, which the kubelet checks only for a
+// policy other than none); InvalidArgument naming the flag at fault.
+absl::Status ReadTopologyFlags(const ServeFlags& flags, node::NodeOptions& options) {
+  auto fail = [](absl::string_view flag, const absl::Status& status) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", status.message()));
+  };
+  absl::StatusOr<topologymanager::TopologyPolicyKind> policy =
+      topologymanager::ParseTopologyPolicy(flags.topology_policy);
+  if (!policy.ok()) return fail("--topology-policy", policy.status());
+  absl::StatusOr<topologymanager::TopologyScope> scope =
+      topologymanager::ParseTopologyScope(flags.topology_scope);
+  if (!scope.ok()) return fail("--topology-scope", scope.status());
+  options.topology_policy = *policy;
+  options.topology_scope = *scope;
+  if (flags.numa_nodes != "devices") {
+    absl::StatusOr<std::vector<int>> nodes =
+        flags.numa_nodes == "machine" ? topologymanager::ReadNumaNodeList()
+                                      : topologymanager::ParseNumaNodeList(flags.numa_nodes);
+    if (!nodes.ok()) return fail("--numa-nodes", nodes.status());
+    options.numa_nodes = *std::move(nodes);
+  }
+  constexpr absl::string_view kOptionsFlag = "--topology-policy-options";
+  absl::StatusOr<std::map<std::string, std::string>> pairs =
+      topologymanager::ParseOptionPairs(flags.topology_policy_options);
+  if (!pairs.ok()) return fail(kOptionsFlag, pairs.status());
+  if (*policy == topologymanager::TopologyPolicyKind::kNone) return absl::OkStatus();
+  absl::StatusOr<topologymanager::TopologyPolicyOptions> policy_options =
+      topologymanager::NewTopologyPolicyOptions(*pairs);
+  if (!policy_options.ok()) return fail(kOptionsFlag, policy_options.status());
+  options.max_allowable_numa_nodes = policy_options->max_allowable_numa_nodes;
+  if (policy_options->prefer_closest_numa_nodes) {
+    // The distances between the nodes hints name: the machine's online nodes when hints go
+    // over the nodes the devices report.
+    std::vector<int> nodes = options.numa_nodes;
+    if (nodes.empty()) {
+      absl::StatusOr<std::vector<int>> online = topologymanager::ReadNumaNodeList();
+      if (!online.ok()) return fail(kOptionsFlag, online.status());
+      nodes = *std::move(online);
+    }
+    absl::StatusOr<topologymanager::NumaDistances> distances =
+        topologymanager::ReadNumaDistances(nodes);
+    if (!distances.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kOptionsFlag, ": NUMA distances: ", distances.status().message()));
+    }
+    options.numa_distances = *std::move(distances);
+  }
+  return absl::OkStatus();
 }
 
 int RunServe(const ServeFlags& flags) {
@@ -107,47 +158,8 @@ int RunServe(const ServeFlags& flags) {
   }
   if (flags.podresources_burst < 1) return Fail(kExitUsage, "--podresources-burst must be >= 1");
   if (flags.node_name.empty()) return Fail(kExitUsage, "--node-name must not be empty");
-  absl::StatusOr<topologymanager::TopologyPolicyKind> policy =
-      topologymanager::ParseTopologyPolicy(flags.topology_policy);
-  if (!policy.ok()) {
-    return Fail(kExitUsage, absl::StrCat("--topology-policy: ", policy.status().message()));
-  }
-  absl::StatusOr<topologymanager::TopologyScope> scope =
-      topologymanager::ParseTopologyScope(flags.topology_scope);
-  if (!scope.ok()) {
-    return Fail(kExitUsage, absl::StrCat("--topology-scope: ", scope.status().message()));
-  }
-  std::vector<int> numa_nodes;
-  if (flags.numa_nodes != "devices") {
-    absl::StatusOr<std::vector<int>> nodes =
-        flags.numa_nodes == "machine" ? topologymanager::ReadNumaNodeList()
-                                      : topologymanager::ParseNumaNodeList(flags.numa_nodes);
-    if (!nodes.ok()) {
-      return Fail(kExitUsage, absl::StrCat("--numa-nodes: ", nodes.status().message()));
-    }
-    numa_nodes = *std::move(nodes);
-  }
-  absl::StatusOr<topologymanager::TopologyPolicyOptions> policy_options =
-      topologymanager::ParseTopologyPolicyOptions(flags.topology_policy_options);
-  if (!policy_options.ok()) {
-    return Fail(kExitUsage,
-                absl::StrCat("--topology-policy-options: ", policy_options.status().message()));
-  }
-  std::optional<topologymanager::NumaDistances> numa_distances;
-  if (policy_options->prefer_closest_numa_nodes &&
-      *policy != topologymanager::TopologyPolicyKind::kNone) {
-    if (numa_nodes.empty()) {
-      return Fail(kExitUsage,
-                  "--topology-policy-options: prefer-closest-numa-nodes needs the machine's NUMA "
-                  "nodes (--numa-nodes machine or a list)");
-    }
-    absl::StatusOr<topologymanager::NumaDistances> distances =
-        topologymanager::ReadNumaDistances(numa_nodes);
-    if (!distances.ok()) {
-      return Fail(kExitUsage, absl::StrCat("--topology-policy-options: NUMA distances: ",
-                                           distances.status().message()));
-    }
-    numa_distances = *std::move(distances);
+  if (absl::Status topology = ReadTopologyFlags(flags, options); !topology.ok()) {
+    return Fail(kExitUsage, topology.message());
   }
   std::shared_ptr<ReopenableFileSink> file_sink;
   spdlog::sink_ptr sink;
@@ -191,11 +203,6 @@ int RunServe(const ServeFlags& flags) {
   options.podresources_rate_limit.qps = flags.podresources_qps;
   options.podresources_rate_limit.burst = flags.podresources_burst;
   options.podresources_rate_limit.per_client = !flags.podresources_shared_limit;
-  options.topology_policy = *policy;
-  options.topology_scope = *scope;
-  options.numa_nodes = std::move(numa_nodes);
-  options.max_allowable_numa_nodes = policy_options->max_allowable_numa_nodes;
-  options.numa_distances = std::move(numa_distances);
   options.metrics_address = flags.metrics_address;
   options.logger = logger;
 
@@ -312,7 +319,8 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
                    "prefer-closest-numa-nodes=true (of affinities of as many NUMA nodes, the "
                    "closest, by the distances sysfs gives), max-allowable-numa-nodes=N (at "
                    "least 8)")
-      ->type_name("OPTIONS");
+      ->type_name("OPTIONS")
+      ->take_all();
   serve
       ->add_option("--numa-nodes", flags->numa_nodes,
                    "The NUMA nodes topology hints are generated over: machine (the online "

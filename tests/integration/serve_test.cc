@@ -580,6 +580,10 @@ TEST_F(ServeTest, MetricsWithUpstreamNames) {
            "gpu\",state=\"running\"} 1",
            "devmgr_device_plugin_devices{health=\"healthy\",resource_name=\"example.com/gpu\"} 2",
            "devmgr_admissions_refused_total{reason=\"not_enough_devices\"} 1",
+           // Every admission goes through the topology manager; under policy none a failed
+           // allocation is no alignment error, as upstream.
+           "kubelet_topology_manager_admission_requests_total 2",
+           "kubelet_topology_manager_admission_errors_total 0",
            "devmgr_checkpoint_write_duration_seconds_count",
            "process_start_time_seconds ",
            "devmgr_build_info{",
@@ -598,19 +602,16 @@ TEST_F(ServeTest, MetricsWithUpstreamNames) {
 }
 
 TEST_F(ServeTest, BadFlagsAreUsageErrors) {
-  for (const auto& flag : std::vector<std::vector<std::string>>{
-           {"--endpoint-grace", "soon"},
-           {"--topology-policy", "strict"},
-           {"--topology-scope", "node"},
-           {"--topology-policy-options", "prefer-closest-numa-nodes=maybe"},
-           {"--topology-policy-options", "max-allowable-numa-nodes=4"},
-           {"--log-level", "loud"},
-           {"--max-message-bytes", "100"},
-           {"--podresources-qps", "-5"},
-           {"--podresources-qps", "nan"},
-           {"--podresources-burst", "0"},
-           {"--numa-nodes", "3-1"},
-           {"--node-name", ""}}) {
+  for (const auto& flag : std::vector<std::vector<std::string>>{{"--endpoint-grace", "soon"},
+                                                                {"--topology-policy", "strict"},
+                                                                {"--topology-scope", "node"},
+                                                                {"--log-level", "loud"},
+                                                                {"--max-message-bytes", "100"},
+                                                                {"--podresources-qps", "-5"},
+                                                                {"--podresources-qps", "nan"},
+                                                                {"--podresources-burst", "0"},
+                                                                {"--numa-nodes", "3-1"},
+                                                                {"--node-name", ""}}) {
     std::vector<std::string> args = {"serve", "--root-dir", Root()};
     args.insert(args.end(), flag.begin(), flag.end());
     ProcessResult result = Run(args);
@@ -639,29 +640,39 @@ TEST_F(ServeTest, MaxAllowableNumaNodesLetsALargerMachineStart) {
   Stop(*serve);
 }
 
-// prefer-closest-numa-nodes reads the distances between the machine's nodes from sysfs at
-// start: it needs the machine's nodes, and a node sysfs does not describe fails the start.
+// prefer-closest-numa-nodes reads the distances between the NUMA nodes from sysfs at start, of
+// the nodes --numa-nodes names or else of the machine's online nodes: a node sysfs does not
+// describe fails the start. The options are checked only for a policy other than none, as the
+// kubelet's; their syntax always.
 TEST_F(ServeTest, PreferClosestNumaNodesReadsTheMachinesDistances) {
-  ProcessResult without_nodes =
-      Run({"serve", "--root-dir", Root(), "--topology-policy", "best-effort",
-           "--topology-policy-options", "prefer-closest-numa-nodes=true"});
-  EXPECT_EQ(without_nodes.exit_code, 2) << without_nodes.err;
-  EXPECT_NE(without_nodes.err.find("prefer-closest-numa-nodes needs the machine's NUMA nodes"),
-            std::string::npos)
-      << without_nodes.err;
   // Node 63 is past any machine this runs on.
   ProcessResult unknown_node =
       Run({"serve", "--root-dir", Root(), "--topology-policy", "best-effort", "--numa-nodes", "63",
            "--topology-policy-options", "prefer-closest-numa-nodes=true"});
   EXPECT_EQ(unknown_node.exit_code, 2) << unknown_node.err;
   EXPECT_NE(unknown_node.err.find("node63/distance"), std::string::npos) << unknown_node.err;
+  for (const char* option : {"prefer-closest-numa-nodes=maybe", "max-allowable-numa-nodes=4"}) {
+    ProcessResult bad = Run({"serve", "--root-dir", Root(), "--topology-policy", "restricted",
+                             "--topology-policy-options", option});
+    EXPECT_EQ(bad.exit_code, 2) << option << ": " << bad.err;
+    EXPECT_NE(bad.err.find("--topology-policy-options: "), std::string::npos) << bad.err;
+  }
+  ProcessResult malformed = Run(
+      {"serve", "--root-dir", Root(), "--topology-policy-options", "prefer-closest-numa-nodes"});
+  EXPECT_EQ(malformed.exit_code, 2) << malformed.err;
+  EXPECT_NE(malformed.err.find("malformed pair, expect string=string"), std::string::npos)
+      << malformed.err;
   EXPECT_FALSE(Exists("devmgr.sock"));
 
+  auto ignored = StartServe({"--topology-policy-options", "full-pcpus-only=true"});
+  Stop(*ignored);
   if (!std::filesystem::exists("/sys/devices/system/node/node0/distance")) {
     GTEST_SKIP() << "this machine's sysfs describes no NUMA node";
   }
-  auto serve = StartServe({"--topology-policy", "best-effort", "--numa-nodes", "machine",
-                           "--topology-policy-options", "prefer-closest-numa-nodes=true"});
+  // The flag given twice: the later value of a name wins.
+  auto serve = StartServe({"--topology-policy", "best-effort", "--topology-policy-options",
+                           "prefer-closest-numa-nodes=false", "--topology-policy-options",
+                           "prefer-closest-numa-nodes=true"});
   Stop(*serve);
 }
 

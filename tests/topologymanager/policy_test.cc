@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -214,29 +215,47 @@ TEST(TopologyPolicyTest, APodWideMergeGivesEveryContainerTheSameAffinity) {
   EXPECT_EQ(policy.GetAffinity("p2", "b"), std::nullopt);
 }
 
-TEST(TopologyPolicyOptionsTest, ReadsTheKubeletsOptions) {
-  const TopologyPolicyOptions defaults = *ParseTopologyPolicyOptions("");
+// The flag's syntax, as the kubelet's map flag reads it.
+TEST(TopologyPolicyOptionsTest, ReadsPairsAsTheKubeletsMapFlag) {
+  const std::map<std::string, std::string> pairs =
+      *ParseOptionPairs({"a=1,, b = two ", "a=3", "empty="});
+  EXPECT_EQ(pairs, (std::map<std::string, std::string>{{"a", "3"}, {"b", "two"}, {"empty", ""}}));
+  EXPECT_EQ(ParseOptionPairs({"prefer-closest-numa-nodes"}).status().message(),
+            "malformed pair, expect string=string");
+  // Only empty parts are skipped: a blank one is malformed.
+  EXPECT_FALSE(ParseOptionPairs({"a=1, "}).ok());
+}
+
+TEST(TopologyPolicyOptionsTest, ChecksTheKubeletsOptions) {
+  auto options = [](std::map<std::string, std::string> pairs) {
+    return NewTopologyPolicyOptions(pairs);
+  };
+  const TopologyPolicyOptions defaults = *options({});
   EXPECT_FALSE(defaults.prefer_closest_numa_nodes);
   EXPECT_EQ(defaults.max_allowable_numa_nodes, 8u);
   const TopologyPolicyOptions both =
-      *ParseTopologyPolicyOptions("prefer-closest-numa-nodes=true, max-allowable-numa-nodes=16");
+      *options({{"prefer-closest-numa-nodes", "true"}, {"max-allowable-numa-nodes", "16"}});
   EXPECT_TRUE(both.prefer_closest_numa_nodes);
   EXPECT_EQ(both.max_allowable_numa_nodes, 16u);
-  // Go's strconv.ParseBool spellings.
-  EXPECT_TRUE(ParseTopologyPolicyOptions("prefer-closest-numa-nodes=T")->prefer_closest_numa_nodes);
-  EXPECT_FALSE(
-      ParseTopologyPolicyOptions("prefer-closest-numa-nodes=False")->prefer_closest_numa_nodes);
+  // Go's strconv spellings and range: ParseBool's, and Atoi's sign and 64 bits.
+  EXPECT_TRUE(options({{"prefer-closest-numa-nodes", "T"}})->prefer_closest_numa_nodes);
+  EXPECT_FALSE(options({{"prefer-closest-numa-nodes", "False"}})->prefer_closest_numa_nodes);
+  EXPECT_EQ(options({{"max-allowable-numa-nodes", "+4294967296"}})->max_allowable_numa_nodes,
+            4294967296u);
 
-  EXPECT_EQ(ParseTopologyPolicyOptions("full-pcpus-only=true").status().message(),
+  EXPECT_EQ(options({{"full-pcpus-only", "true"}}).status().message(),
             "unknown Topology Manager Policy option: \"full-pcpus-only\"");
-  EXPECT_EQ(ParseTopologyPolicyOptions("prefer-closest-numa-nodes=yes").status().message(),
-            "bad value for option \"prefer-closest-numa-nodes\": \"yes\" is not a boolean");
-  EXPECT_EQ(ParseTopologyPolicyOptions("max-allowable-numa-nodes=7").status().message(),
+  EXPECT_EQ(options({{"prefer-closest-numa-nodes", "yes"}}).status().message(),
+            "bad value for option \"prefer-closest-numa-nodes\": strconv.ParseBool: parsing "
+            "\"yes\": invalid syntax");
+  EXPECT_EQ(options({{"max-allowable-numa-nodes", "7"}}).status().message(),
             "the minimum value of \"max-allowable-numa-nodes\" should not be less than 8");
-  EXPECT_EQ(ParseTopologyPolicyOptions("max-allowable-numa-nodes=many").status().message(),
-            "unable to convert policy option to integer \"max-allowable-numa-nodes\": \"many\"");
-  EXPECT_EQ(ParseTopologyPolicyOptions("prefer-closest-numa-nodes").status().message(),
-            "malformed pair \"prefer-closest-numa-nodes\", expect string=string");
+  EXPECT_EQ(options({{"max-allowable-numa-nodes", "many"}}).status().message(),
+            "unable to convert policy option to integer \"max-allowable-numa-nodes\": "
+            "strconv.Atoi: parsing \"many\": invalid syntax");
+  EXPECT_EQ(options({{"max-allowable-numa-nodes", "99999999999999999999"}}).status().message(),
+            "unable to convert policy option to integer \"max-allowable-numa-nodes\": "
+            "strconv.Atoi: parsing \"99999999999999999999\": value out of range");
 }
 
 // Four nodes in two pairs, {1,3} the closest and {0,2} next; {0,1} the farthest.
