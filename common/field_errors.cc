@@ -24,6 +24,10 @@ void FieldErrors::Required(absl::string_view path, absl::string_view detail) {
   Add(path, detail.empty() ? "Required value" : absl::StrCat("Required value: ", detail));
 }
 
+void FieldErrors::Forbidden(absl::string_view path, absl::string_view detail) {
+  Add(path, absl::StrCat("Forbidden: ", detail));
+}
+
 void FieldErrors::Duplicate(absl::string_view path, absl::string_view value) {
   Add(path, absl::StrCat("Duplicate value: ", GoQuote(value)));
 }

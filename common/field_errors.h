@@ -21,6 +21,7 @@ class FieldErrors {
   void Invalid(absl::string_view path, absl::string_view value, absl::string_view detail);
   void InvalidString(absl::string_view path, absl::string_view value, absl::string_view detail);
   void Required(absl::string_view path, absl::string_view detail = "");
+  void Forbidden(absl::string_view path, absl::string_view detail);
   void Duplicate(absl::string_view path, absl::string_view value);
   void TooMany(absl::string_view path, size_t actual, size_t max);
   void TooLong(absl::string_view path, size_t max);

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/field_errors.h"
+#include "common/go_quote.h"
 #include "common/k8s_names.h"
 
 namespace devmgr::kubeapi {
@@ -285,6 +286,174 @@ void CheckConfig(FieldErrors& errors, const DeviceClaimConfiguration& config,
   CheckDeviceConfiguration(errors, config.configuration, path);
 }
 
+// The strings of a requirement's `values` (non-strings left out, reported by the caller's
+// decode); `bad` set when the field is there but not a list of strings.
+std::vector<std::string> SelectorValues(const Json& requirement, bool& bad) {
+  std::vector<std::string> values;
+  auto it = requirement.find("values");
+  if (it == requirement.end() || it->is_null()) return values;
+  if (!it->is_array()) {
+    bad = true;
+    return values;
+  }
+  for (const Json& value : *it) {
+    if (value.is_string()) {
+      values.push_back(value.get<std::string>());
+    } else {
+      bad = true;
+    }
+  }
+  return values;
+}
+
+std::string SelectorString(const Json& requirement, const char* key) {
+  auto it = requirement.find(key);
+  return it != requirement.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// GoRequirements: a list of node selector requirements as Go's %#v prints the internal type in
+// "must have exactly one node selector term".
+std::string GoRequirements(const Json* list) {
+  if (list == nullptr || !list->is_array()) return "[]core.NodeSelectorRequirement(nil)";
+  std::vector<std::string> items;
+  for (const Json& requirement : *list) {
+    bool bad = false;
+    const std::vector<std::string> values =
+        requirement.is_object() ? SelectorValues(requirement, bad) : std::vector<std::string>();
+    std::vector<std::string> quoted;
+    for (const std::string& value : values) quoted.push_back(GoQuote(value));
+    const bool has_values = requirement.is_object() && requirement.contains("values") &&
+                            requirement["values"].is_array();
+    items.push_back(absl::StrCat(
+        "core.NodeSelectorRequirement{Key:",
+        GoQuote(requirement.is_object() ? SelectorString(requirement, "key") : ""), ", Operator:",
+        GoQuote(requirement.is_object() ? SelectorString(requirement, "operator") : ""),
+        ", Values:",
+        has_values ? absl::StrCat("[]string{", absl::StrJoin(quoted, ", "), "}") : "[]string(nil)",
+        "}"));
+  }
+  return absl::StrCat("[]core.NodeSelectorRequirement{", absl::StrJoin(items, ", "), "}");
+}
+
+std::string GoTerms(const Json* terms) {
+  if (terms == nullptr || !terms->is_array()) return "[]core.NodeSelectorTerm(nil)";
+  std::vector<std::string> items;
+  for (const Json& term : *terms) {
+    auto field = [&](const char* key) -> const Json* {
+      if (!term.is_object()) return nullptr;
+      auto it = term.find(key);
+      return it == term.end() || it->is_null() ? nullptr : &*it;
+    };
+    items.push_back(absl::StrCat(
+        "core.NodeSelectorTerm{MatchExpressions:", GoRequirements(field("matchExpressions")),
+        ", MatchFields:", GoRequirements(field("matchFields")), "}"));
+  }
+  return absl::StrCat("[]core.NodeSelectorTerm{", absl::StrJoin(items, ", "), "}");
+}
+
+// CheckNodeSelectorRequirement: core validation's ValidateNodeSelectorRequirement (label
+// values checked, as the resource API asks) or, for `fields`, ValidateNodeFieldSelectorRequirement.
+void CheckNodeSelectorRequirement(FieldErrors& errors, const Json& requirement,
+                                  const std::string& at, bool fields) {
+  if (!requirement.is_object()) {
+    errors.InvalidString(at, requirement.dump(), "must be an object");
+    return;
+  }
+  bool bad_values = false;
+  const std::vector<std::string> values = SelectorValues(requirement, bad_values);
+  if (bad_values)
+    errors.InvalidString(at + ".values", requirement["values"].dump(), "must be a list of strings");
+  const std::string key = SelectorString(requirement, "key");
+  const std::string op = SelectorString(requirement, "operator");
+  if (fields) {
+    if (op == "In" || op == "NotIn") {
+      if (values.size() != 1) {
+        errors.Required(at + ".values",
+                        "must be only one value when `operator` is 'In' or 'NotIn' for node "
+                        "field selector");
+      }
+    } else {
+      errors.InvalidString(at + ".operator", op, "not a valid selector operator");
+    }
+    if (key != "metadata.name") {
+      errors.InvalidString(at + ".key", key, "not a valid field selector key");
+    } else {
+      for (size_t i = 0; i < values.size(); ++i) {
+        errors.EachInvalid(absl::StrCat(at, ".values[", i, "]"), values[i],
+                           Dns1123SubdomainErrors(values[i]));
+      }
+    }
+    return;
+  }
+  if (op == "In" || op == "NotIn") {
+    if (values.empty()) {
+      errors.Required(at + ".values", "must be specified when `operator` is 'In' or 'NotIn'");
+    }
+  } else if (op == "Exists" || op == "DoesNotExist") {
+    if (!values.empty()) {
+      errors.Forbidden(at + ".values",
+                       "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+    }
+  } else if (op == "Gt" || op == "Lt") {
+    if (values.size() != 1) {
+      errors.Required(at + ".values",
+                      "must be specified single value when `operator` is 'Lt' or 'Gt'");
+    }
+  } else {
+    errors.InvalidString(at + ".operator", op, "not a valid selector operator");
+  }
+  errors.EachInvalid(at + ".key", key, QualifiedNameErrors(key));
+  for (size_t i = 0; i < values.size(); ++i) {
+    errors.EachInvalid(absl::StrCat(at, ".values[", i, "]"), values[i],
+                       LabelValueErrors(values[i]));
+  }
+}
+
+// CheckNodeSelector: core validation's ValidateNodeSelector, as the resource API calls it for a
+// slice's or a device's nodeSelector; `one_term` adds the slice's own rule of exactly one term.
+void CheckNodeSelector(FieldErrors& errors, const Json& selector, const std::string& at,
+                       bool one_term) {
+  if (!selector.is_object()) {
+    errors.InvalidString(at, selector.dump(), "must be an object");
+    return;
+  }
+  const std::string terms_at = at + ".nodeSelectorTerms";
+  auto it = selector.find("nodeSelectorTerms");
+  const Json* terms = it == selector.end() || it->is_null() ? nullptr : &*it;
+  if (terms != nullptr && !terms->is_array()) {
+    errors.InvalidString(terms_at, terms->dump(), "must be a list");
+    return;
+  }
+  if (terms == nullptr || terms->empty()) {
+    errors.Required(terms_at, "must have at least one node selector term");
+  } else {
+    for (size_t i = 0; i < terms->size(); ++i) {
+      const Json& term = (*terms)[i];
+      const std::string term_at = absl::StrCat(terms_at, "[", i, "]");
+      if (!term.is_object()) {
+        errors.InvalidString(term_at, term.dump(), "must be an object");
+        continue;
+      }
+      for (const auto& [key, fields] :
+           {std::pair{"matchExpressions", false}, std::pair{"matchFields", true}}) {
+        auto list = term.find(key);
+        if (list == term.end() || list->is_null()) continue;
+        if (!list->is_array()) {
+          errors.InvalidString(absl::StrCat(term_at, ".", key), list->dump(), "must be a list");
+          continue;
+        }
+        for (size_t j = 0; j < list->size(); ++j) {
+          CheckNodeSelectorRequirement(errors, (*list)[j],
+                                       absl::StrCat(term_at, ".", key, "[", j, "]"), fields);
+        }
+      }
+    }
+  }
+  if (one_term && (terms == nullptr || terms->size() != 1)) {
+    errors.Invalid(terms_at, GoTerms(terms), "must have exactly one node selector term");
+  }
+}
+
 // CheckDeviceNodeSelection: a device's own nodeName, nodeSelector or allNodes: exactly one of them
 // when the slice selects nodes per device, none otherwise.
 void CheckDeviceNodeSelection(FieldErrors& errors, const Device& device, const std::string& at,
@@ -317,9 +486,7 @@ void CheckDeviceNodeSelection(FieldErrors& errors, const Device& device, const s
   }
   if (node_selector != nullptr) {
     fields.push_back("`nodeSelector`");
-    if (!node_selector->is_object()) {
-      errors.InvalidString(at + ".nodeSelector", node_selector->dump(), "must be an object");
-    }
+    CheckNodeSelector(errors, *node_selector, at + ".nodeSelector", /*one_term=*/false);
   }
   if (all_nodes != nullptr) {
     if (all_nodes->is_boolean() && all_nodes->get<bool>()) {
@@ -434,7 +601,10 @@ absl::Status ValidateResourceSlice(const ResourceSlice& slice) {
       errors.EachInvalid("spec.nodeName", *spec.node_name, Dns1123SubdomainErrors(*spec.node_name));
     }
   }
-  if (spec.node_selector.has_value()) node_selection.push_back("`nodeSelector`");
+  if (spec.node_selector.has_value()) {
+    node_selection.push_back("`nodeSelector`");
+    CheckNodeSelector(errors, *spec.node_selector, "spec.nodeSelector", /*one_term=*/true);
+  }
   for (const auto& [set, field, name] :
        {std::tuple{spec.all_nodes, "spec.allNodes", "`allNodes`"},
         std::tuple{spec.per_device_node_selection, "spec.perDeviceNodeSelection",

@@ -589,9 +589,11 @@ TEST(ResourceValidationTest, TestValidateResourceSlice) {
               c["spec"]["perDeviceNodeSelection"] = true;
               c["spec"]["devices"][0]["nodeName"] = "node";
               c["spec"]["devices"].push_back({{"name", "device-1"}});
-              c["spec"]["devices"].push_back({{"name", "device-2"},
-                                              {"allNodes", true},
-                                              {"nodeSelector", {{"nodeSelectorTerms", {"x"}}}}});
+              c["spec"]["devices"].push_back(
+                  {{"name", "device-2"},
+                   {"allNodes", true},
+                   {"nodeSelector", Json::parse(R"({"nodeSelectorTerms": [{"matchFields": [
+                        {"key": "metadata.name", "operator": "In", "values": ["node"]}]}]})")}});
               c["spec"]["devices"].push_back({{"name", "device-3"}, {"allNodes", false}});
               c["spec"]["devices"].push_back({{"name", "device-4"}, {"nodeName", ""}});
             }),
@@ -613,6 +615,88 @@ TEST(ResourceValidationTest, TestValidateResourceSlice) {
        With(ValidSlice(), [](Json& c) { c["spec"]["devices"][0]["allNodes"] = true; }),
        {"spec.devices[0]: Invalid value: \"null\": `nodeName`, `nodeSelector` and `allNodes` "
         "can only be set if `perDeviceNodeSelection` is set to true in the ResourceSlice spec"}},
+      // Core validation's ValidateNodeSelector on the slice's node selector, then the resource
+      // API's own rule of one term (upstream's bad-empty-node-selector).
+      {"bad-empty-node-selector",
+       With(ValidSlice(),
+            [](Json& c) {
+              c["spec"].erase("nodeName");
+              c["spec"]["nodeSelector"] = Json::object();
+            }),
+       {"spec.nodeSelector.nodeSelectorTerms: Required value: must have at least one node "
+        "selector term",
+        "spec.nodeSelector.nodeSelectorTerms: Invalid value: []core.NodeSelectorTerm(nil): must "
+        "have exactly one node selector term"}},
+      {"two-node-selector-terms",
+       With(ValidSlice(),
+            [](Json& c) {
+              c["spec"].erase("nodeName");
+              c["spec"]["nodeSelector"] = Json::parse(R"({"nodeSelectorTerms": [
+                  {"matchFields": [{"key": "metadata.name", "operator": "In",
+                                    "values": ["worker"]}]},
+                  {"matchExpressions": [{"key": "a", "operator": "Exists"}]}]})");
+            }),
+       {"spec.nodeSelector.nodeSelectorTerms: Invalid value: []core.NodeSelectorTerm{core."
+        "NodeSelectorTerm{MatchExpressions:[]core.NodeSelectorRequirement(nil), MatchFields:[]"
+        "core.NodeSelectorRequirement{core.NodeSelectorRequirement{Key:\"metadata.name\", "
+        "Operator:\"In\", Values:[]string{\"worker\"}}}}, core.NodeSelectorTerm{"
+        "MatchExpressions:[]core.NodeSelectorRequirement{core.NodeSelectorRequirement{Key:\"a\", "
+        "Operator:\"Exists\", Values:[]string(nil)}}, MatchFields:[]core.NodeSelectorRequirement("
+        "nil)}}: must have exactly one node selector term"}},
+      {"bad-node-selector-requirements",
+       With(ValidSlice(),
+            [](Json& c) {
+              c["spec"].erase("nodeName");
+              c["spec"]["nodeSelector"] = Json::parse(R"({"nodeSelectorTerms": [{
+                  "matchExpressions": [
+                      {"key": "bad key", "operator": "In", "values": []},
+                      {"key": "a", "operator": "Exists", "values": ["x"]},
+                      {"key": "b", "operator": "Gt", "values": ["1", "2"]},
+                      {"key": "c", "operator": "Foo"},
+                      {"key": "d", "operator": "NotIn", "values": ["bad value"]}],
+                  "matchFields": [
+                      {"key": "metadata.uid", "operator": "In", "values": ["x"]},
+                      {"key": "metadata.name", "operator": "Exists"},
+                      {"key": "metadata.name", "operator": "In", "values": ["Bad_Name"]}]}]})");
+            }),
+       {"spec.nodeSelector.nodeSelectorTerms[0].matchExpressions[0].values: Required value: must "
+        "be specified when `operator` is 'In' or 'NotIn'",
+        "spec.nodeSelector.nodeSelectorTerms[0].matchExpressions[0].key: Invalid value: \"bad "
+        "key\": name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+        "start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
+        "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        "spec.nodeSelector.nodeSelectorTerms[0].matchExpressions[1].values: Forbidden: may not be "
+        "specified when `operator` is 'Exists' or 'DoesNotExist'",
+        "spec.nodeSelector.nodeSelectorTerms[0].matchExpressions[2].values: Required value: must "
+        "be specified single value when `operator` is 'Lt' or 'Gt'",
+        "spec.nodeSelector.nodeSelectorTerms[0].matchExpressions[3].operator: Invalid value: "
+        "\"Foo\": not a valid selector operator",
+        "spec.nodeSelector.nodeSelectorTerms[0].matchExpressions[4].values[0]: Invalid value: "
+        "\"bad value\": a valid label must be an empty string or consist of alphanumeric "
+        "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+        "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+        "spec.nodeSelector.nodeSelectorTerms[0].matchFields[0].key: Invalid value: "
+        "\"metadata.uid\": not a valid field selector key",
+        "spec.nodeSelector.nodeSelectorTerms[0].matchFields[1].operator: Invalid value: "
+        "\"Exists\": not a valid selector operator",
+        absl::StrCat("spec.nodeSelector.nodeSelectorTerms[0].matchFields[2].values[0]: Invalid "
+                     "value: \"Bad_Name\": ",
+                     kSubdomainError)}},
+      // A device's own node selector: core validation alone, two terms allowed.
+      {"device-node-selectors",
+       With(ValidSlice(),
+            [](Json& c) {
+              c["spec"].erase("nodeName");
+              c["spec"]["perDeviceNodeSelection"] = true;
+              c["spec"]["devices"][0]["nodeSelector"] = Json::parse(R"({"nodeSelectorTerms": [
+                  {"matchExpressions": [{"key": "a", "operator": "Exists"}]},
+                  {"matchExpressions": [{"key": "b", "operator": "DoesNotExist"}]}]})");
+              c["spec"]["devices"].push_back(
+                  {{"name", "device-1"}, {"nodeSelector", Json::object()}});
+            }),
+       {"spec.devices[1].nodeSelector.nodeSelectorTerms: Required value: must have at least one "
+        "node selector term"}},
   };
   for (const Scenario& scenario : scenarios) {
     CheckWith<ResourceSlice>(scenario, DecodeResourceSlice, ValidateResourceSlice);

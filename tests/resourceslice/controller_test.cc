@@ -88,9 +88,13 @@ ResourceSlice AppSlice(const std::string& name, std::vector<Device> devices, con
   return slice;
 }
 
+// Upstream's test selects by a field key "name" with no operator, which its fake client takes;
+// the validation a device's selector passes here (as an API server's) wants a valid one.
 Json NodeSelector(const std::string& node) {
-  return Json::parse(R"({"nodeSelectorTerms": [{"matchFields": [{"key": "name", "values": [")" +
-                     node + R"("]}]}]})");
+  return Json::parse(
+      R"({"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
+          "values": [")" +
+      node + R"("]}]}]})");
 }
 
 Pool PoolOf(std::vector<std::vector<Device>> slices, int64_t generation = 0) {
