@@ -286,8 +286,9 @@ void CheckConfig(FieldErrors& errors, const DeviceClaimConfiguration& config,
   CheckDeviceConfiguration(errors, config.configuration, path);
 }
 
-// The strings of a requirement's `values` (non-strings left out, reported by the caller's
-// decode); `bad` set when the field is there but not a list of strings.
+// The strings of a requirement's `values` (non-strings left out); `bad` set when the field is
+// there but not a list of strings. nlohmann's find answers end() for a value that is not an
+// object, so these take any JSON.
 std::vector<std::string> SelectorValues(const Json& requirement, bool& bad) {
   std::vector<std::string> values;
   auto it = requirement.find("values");
@@ -311,25 +312,24 @@ std::string SelectorString(const Json& requirement, const char* key) {
   return it != requirement.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// GoRequirements: a list of node selector requirements as Go's %#v prints the internal type in
-// "must have exactly one node selector term".
-std::string GoRequirements(const Json* list) {
-  if (list == nullptr || !list->is_array()) return "[]core.NodeSelectorRequirement(nil)";
+// GoRequirements: the requirements a term lists under `key`, as Go's %#v prints the internal
+// type in "must have exactly one node selector term".
+std::string GoRequirements(const Json& term, const char* key) {
+  auto list = term.find(key);
+  if (list == term.end() || !list->is_array()) return "[]core.NodeSelectorRequirement(nil)";
   std::vector<std::string> items;
   for (const Json& requirement : *list) {
     bool bad = false;
-    const std::vector<std::string> values =
-        requirement.is_object() ? SelectorValues(requirement, bad) : std::vector<std::string>();
     std::vector<std::string> quoted;
-    for (const std::string& value : values) quoted.push_back(GoQuote(value));
-    const bool has_values = requirement.is_object() && requirement.contains("values") &&
-                            requirement["values"].is_array();
+    for (const std::string& value : SelectorValues(requirement, bad)) {
+      quoted.push_back(GoQuote(value));
+    }
+    auto values = requirement.find("values");
+    const bool listed = values != requirement.end() && values->is_array();
     items.push_back(absl::StrCat(
-        "core.NodeSelectorRequirement{Key:",
-        GoQuote(requirement.is_object() ? SelectorString(requirement, "key") : ""), ", Operator:",
-        GoQuote(requirement.is_object() ? SelectorString(requirement, "operator") : ""),
-        ", Values:",
-        has_values ? absl::StrCat("[]string{", absl::StrJoin(quoted, ", "), "}") : "[]string(nil)",
+        "core.NodeSelectorRequirement{Key:", GoQuote(SelectorString(requirement, "key")),
+        ", Operator:", GoQuote(SelectorString(requirement, "operator")), ", Values:",
+        listed ? absl::StrCat("[]string{", absl::StrJoin(quoted, ", "), "}") : "[]string(nil)",
         "}"));
   }
   return absl::StrCat("[]core.NodeSelectorRequirement{", absl::StrJoin(items, ", "), "}");
@@ -339,14 +339,9 @@ std::string GoTerms(const Json* terms) {
   if (terms == nullptr || !terms->is_array()) return "[]core.NodeSelectorTerm(nil)";
   std::vector<std::string> items;
   for (const Json& term : *terms) {
-    auto field = [&](const char* key) -> const Json* {
-      if (!term.is_object()) return nullptr;
-      auto it = term.find(key);
-      return it == term.end() || it->is_null() ? nullptr : &*it;
-    };
     items.push_back(absl::StrCat(
-        "core.NodeSelectorTerm{MatchExpressions:", GoRequirements(field("matchExpressions")),
-        ", MatchFields:", GoRequirements(field("matchFields")), "}"));
+        "core.NodeSelectorTerm{MatchExpressions:", GoRequirements(term, "matchExpressions"),
+        ", MatchFields:", GoRequirements(term, "matchFields"), "}"));
   }
   return absl::StrCat("[]core.NodeSelectorTerm{", absl::StrJoin(items, ", "), "}");
 }

@@ -208,25 +208,27 @@ NodeMetrics::NodeMetrics()
               .Help(absl::StrCat(kAlpha,
                                  "Duration in milliseconds to serve a pod admission request."))
               .Register(registry_.registry())
-              .Add({}, TopologyAdmissionBuckets())),
-      aligned_(prometheus::BuildCounter()
-                   .Name("kubelet_container_aligned_compute_resources_count")
-                   .Help(absl::StrCat(kAlpha,
-                                      "Cumulative number of aligned compute resources allocated "
-                                      "to containers by alignment type."))
-                   .Register(registry_.registry())),
-      aligned_failures_(prometheus::BuildCounter()
-                            .Name("kubelet_container_aligned_compute_resources_failure_count")
-                            .Help(absl::StrCat(kAlpha,
-                                               "Cumulative number of failures to allocate "
-                                               "aligned compute resources to containers by "
-                                               "alignment type."))
-                            .Register(registry_.registry())) {
+              .Add({}, TopologyAdmissionBuckets())) {
+  prometheus::Family<prometheus::Counter>& aligned =
+      prometheus::BuildCounter()
+          .Name("kubelet_container_aligned_compute_resources_count")
+          .Help(absl::StrCat(kAlpha,
+                             "Cumulative number of aligned compute resources allocated to "
+                             "containers by alignment type."))
+          .Register(registry_.registry());
+  prometheus::Family<prometheus::Counter>& failures =
+      prometheus::BuildCounter()
+          .Name("kubelet_container_aligned_compute_resources_failure_count")
+          .Help(absl::StrCat(kAlpha,
+                             "Cumulative number of failures to allocate aligned compute "
+                             "resources to containers by alignment type."))
+          .Register(registry_.registry());
   // Both scopes from 0, as upstream's topology manager starts them.
   for (const auto scope :
        {topologymanager::TopologyScope::kContainer, topologymanager::TopologyScope::kPod}) {
-    aligned_.Add(AlignmentLabels(scope));
-    aligned_failures_.Add(AlignmentLabels(scope));
+    const bool pod = scope == topologymanager::TopologyScope::kPod;
+    alignments_[pod][true] = &aligned.Add(AlignmentLabels(scope));
+    alignments_[pod][false] = &failures.Add(AlignmentLabels(scope));
   }
   // Every reason from 0, so that rate() sees the first refusal of each.
   for (const absl::string_view reason : devicemanager::kAdmissionRefusalReasons) {
@@ -380,7 +382,7 @@ void NodeMetrics::AdmissionDone(bool failed, absl::Duration duration) {
 }
 
 void NodeMetrics::AlignmentDone(topologymanager::TopologyScope scope, bool aligned) {
-  (aligned ? aligned_ : aligned_failures_).Add(AlignmentLabels(scope)).Increment();
+  alignments_[scope == topologymanager::TopologyScope::kPod][aligned]->Increment();
 }
 
 void NodeMetrics::HealthUpdateTaken(int affected_containers) {

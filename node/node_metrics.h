@@ -108,8 +108,9 @@ class NodeMetrics final : public devicemanager::ManagerMetrics,
   prometheus::Counter& topology_requests_;
   prometheus::Counter& topology_errors_;
   prometheus::Histogram& topology_duration_;
-  prometheus::Family<prometheus::Counter>& aligned_;
-  prometheus::Family<prometheus::Counter>& aligned_failures_;
+  // The aligned counters' four series, [pod scope][aligned], made at construction so that an
+  // admission only increments.
+  prometheus::Counter* alignments_[2][2] = {};
   std::atomic<HeapTrimmer*> heap_trimmer_{nullptr};
 };
 
