@@ -182,8 +182,16 @@ struct HttpTransport::Handle {
 };
 
 absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestConfig& config) {
-  const bool https = absl::StartsWith(config.server, "https://");
-  if (!https && !absl::StartsWith(config.server, "http://")) {
+  // A server without a scheme gets https:// when TLS is configured, as client-go's
+  // DefaultServerUrlFor decides.
+  const bool default_tls =
+      !config.certificate_authority_pem.empty() || !config.certificate_authority_file.empty() ||
+      !config.client_certificate_pem.empty() || !config.client_certificate_file.empty() ||
+      config.insecure_skip_tls_verify;
+  absl::StatusOr<std::string> server = ServerUrl(config.server, default_tls);
+  if (!server.ok()) return server.status();
+  const bool https = absl::StartsWith(*server, "https://");
+  if (!https && !absl::StartsWith(*server, "http://")) {
     return absl::InvalidArgumentError(
         absl::StrCat("the API server \"", config.server, "\" is not an http(s):// URL"));
   }
@@ -196,6 +204,7 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestC
   // server is not https://; here for a configuration built in code too. To a plain http://
   // server (a `kubectl proxy`, an authenticating proxy) requests go without them.
   RestConfig used = config;
+  used.server = *std::move(server);
   if (!https) {
     used.bearer_token.clear();
     used.bearer_token_file.clear();

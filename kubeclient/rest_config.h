@@ -24,7 +24,8 @@ inline constexpr char kInsecureWithCaMessage[] =
     "specifying a root certificates file with the insecure flag is not allowed";
 
 struct RestConfig {
-  // https://host:port, as the cluster names it.
+  // The API server as the cluster names it: a URL (https://host:port, with a path when a proxy
+  // in front of the server has moved the API under it), or a host:port that ServerUrl completes.
   std::string server;
   // PEM of the CA to trust; empty: the system's trust store.
   std::string certificate_authority_pem;
@@ -61,6 +62,14 @@ struct RestConfig {
 
   bool operator==(const RestConfig&) const = default;
 };
+
+// ServerUrl: the URL requests go to for `server`, as client-go's rest.DefaultServerURL reads it.
+// A server without a scheme and host (a host, host:port or [IPv6]:port) gets https:// when
+// `default_tls` (client-go: the configuration names a CA, a client certificate or
+// insecure-skip-tls-verify) and http:// otherwise, and may have no path then ("host must be a
+// URL or a host:port pair"). The scheme is lower-cased; a query or fragment is dropped, as
+// client-go's requests replace the one and never send the other.
+absl::StatusOr<std::string> ServerUrl(const std::string& server, bool default_tls);
 
 // LoadKubeconfig reads the kubeconfig files (KUBECONFIG's colon-separated list: the first file
 // that sets a value wins, as clientcmd merges them; files that do not exist are skipped, unless

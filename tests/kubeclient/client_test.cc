@@ -18,6 +18,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "kubeclient/api_status.h"
@@ -430,6 +431,38 @@ TEST(ClientTest, NoCredentialsGoToAServerWithoutTls) {
     EXPECT_THAT(head, HasSubstr("GET /api/v1/nodes/n "));
     EXPECT_THAT(absl::AsciiStrToLower(head), Not(HasSubstr("authorization")));
   }
+}
+
+// A server named without a scheme is reached over https:// when TLS is configured and over
+// plain http:// otherwise, as client-go completes it.
+TEST(ClientTest, AServerWithoutASchemeGetsTlsOnlyWhenTlsIsConfigured) {
+  FakeApiServer tls_server;
+  RestConfig with_ca = tls_server.Config();
+  ASSERT_TRUE(absl::StartsWith(with_ca.server, "https://"));
+  with_ca.server.erase(0, std::string_view("https://").size());
+  absl::StatusOr<SliceList> over_tls = Connect(with_ca)->ListResourceSlices({});
+  EXPECT_TRUE(over_tls.ok()) << over_tls.status();
+
+  PlainHttpServer plain_server;
+  RestConfig plain;
+  plain.server = plain_server.url().substr(std::string_view("http://").size());
+  plain.bearer_token = "s3cret";
+  absl::StatusOr<Json> node = Connect(plain)->GetNode("n");
+  ASSERT_TRUE(node.ok()) << node.status();
+  ASSERT_EQ(plain_server.heads().size(), 1u);
+  EXPECT_THAT(absl::AsciiStrToLower(plain_server.heads()[0]), Not(HasSubstr("authorization")));
+
+  // Without a CA but told not to verify, still https://; with no TLS setting at all, http://,
+  // which the TLS server does not answer.
+  RestConfig insecure = with_ca;
+  insecure.certificate_authority_pem.clear();
+  insecure.insecure_skip_tls_verify = true;
+  absl::StatusOr<SliceList> unverified = Connect(insecure)->ListResourceSlices({});
+  EXPECT_TRUE(unverified.ok()) << unverified.status();
+  insecure.insecure_skip_tls_verify = false;
+  ClientOptions once;
+  once.max_retries = 0;
+  EXPECT_FALSE(Connect(insecure, once)->ListResourceSlices({}).ok());
 }
 
 // A token file that cannot be read at a rotation (replaced by delete and create, briefly

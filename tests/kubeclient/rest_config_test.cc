@@ -8,10 +8,12 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "tests/testlib/temp_dir.h"
 
 namespace devmgr::kubeclient {
@@ -57,6 +59,56 @@ TEST(RestConfigTest, TheCurrentContextWithAnInlineCaAndAToken) {
   EXPECT_EQ(config->bearer_token, "abc123");
   EXPECT_EQ(config->namespace_name, "dra");
   EXPECT_FALSE(config->insecure_skip_tls_verify);
+}
+
+// The server as client-go's rest.DefaultServerURL completes it: without a scheme, https:// only
+// when TLS is configured, and no path then; a query or fragment never reaches a request.
+TEST(RestConfigTest, AServerWithoutASchemeIsCompletedAsClientGoDoes) {
+  struct Case {
+    const char* server;
+    bool default_tls;
+    const char* url;  // nullptr: refused
+  };
+  for (const Case& c : std::vector<Case>{
+           {"10.0.0.1:6443", false, "http://10.0.0.1:6443"},
+           {"10.0.0.1:6443", true, "https://10.0.0.1:6443"},
+           {"api.example.com:6443", true, "https://api.example.com:6443"},
+           {"localhost", false, "http://localhost"},
+           {"[fd00::1]:6443", true, "https://[fd00::1]:6443"},
+           {"10.0.0.1:6443/", true, "https://10.0.0.1:6443/"},
+           {"HTTPS://Api:6443", false, "https://Api:6443"},
+           {"http://10.0.0.1:8001", true, "http://10.0.0.1:8001"},
+           {"https://h:6443/k8s/clusters/c-1?x=1#top", false, "https://h:6443/k8s/clusters/c-1"},
+           {"https://user@h:6443", false, "https://user@h:6443"},
+           {"10.0.0.1:6443/k8s", true, nullptr},
+           {"", true, nullptr},
+       }) {
+    absl::StatusOr<std::string> url = ServerUrl(c.server, c.default_tls);
+    if (c.url == nullptr) {
+      EXPECT_FALSE(url.ok()) << c.server;
+      EXPECT_TRUE(
+          absl::StartsWith(url.status().message(), "host must be a URL or a host:port pair"))
+          << url.status();
+    } else {
+      EXPECT_EQ(url.value_or("refused"), c.url) << c.server << " " << url.status();
+    }
+  }
+  EXPECT_EQ(ServerUrl("10.0.0.1:6443/k8s", true).status().message(),
+            "host must be a URL or a host:port pair: \"10.0.0.1:6443/k8s\"");
+
+  // clientcmd chooses TLS from the server alone, before the cluster's CA is read: a kubeconfig's
+  // server without a scheme is plain http (kubectl's way to a `kubectl proxy`).
+  TempDir dir;
+  std::string kubeconfig = Kubeconfig();
+  absl::StrReplaceAll({{"server: https://10.0.0.1:6443", "server: 127.0.0.1:8001"}}, &kubeconfig);
+  Write(dir.Sub("config"), kubeconfig);
+  absl::StatusOr<RestConfig> config = LoadKubeconfig({dir.Sub("config")});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->server, "http://127.0.0.1:8001");
+  absl::StrReplaceAll({{"server: 127.0.0.1:8001", "server: 127.0.0.1:8001/api"}}, &kubeconfig);
+  Write(dir.Sub("config"), kubeconfig);
+  EXPECT_EQ(LoadKubeconfig({dir.Sub("config")}).status().message(),
+            "cluster \"lab\": host must be a URL or a host:port pair: \"127.0.0.1:8001/api\"");
 }
 
 TEST(RestConfigTest, FilesAreReadFromTheKubeconfigsFolder) {
