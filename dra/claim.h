@@ -62,6 +62,10 @@ struct ResourceClaimConsumerReference {
   bool operator==(const ResourceClaimConsumerReference&) const = default;
 };
 
+// The annotation the ResourceClaim controller puts on a claim it made from a template: the
+// pod's name for the claim (upstream's resourceapi.PodResourceClaimAnnotation).
+inline constexpr char kPodClaimNameAnnotation[] = "resource.kubernetes.io/pod-claim-name";
+
 struct ResourceClaim {
   std::string namespace_name;
   std::string name;
@@ -73,6 +77,9 @@ struct ResourceClaim {
   // before the claim's); empty when the claim is not allocated.
   std::vector<DeviceAllocationConfiguration> allocation_config;
   std::vector<ResourceClaimConsumerReference> reserved_for;
+  // metadata.annotations["resource.kubernetes.io/pod-claim-name"]: the pod's name for a claim
+  // made from a template (pod.spec.resourceClaims[].name), which its generated name hides.
+  std::optional<std::string> pod_claim_name = std::nullopt;
 
   bool operator==(const ResourceClaim&) const = default;
 };

@@ -57,11 +57,12 @@ class CounterDriver final : public devmgr::kubeletplugin::DriverPlugin {
       // The helper checked that the claim is allocated; take the devices that are ours.
       for (const auto& allocated : *claim.allocation) {
         if (allocated.driver != driver_) continue;
-        result.devices.push_back(Device{{allocated.request},
-                                        allocated.pool,
-                                        allocated.device,
-                                        {absl::StrCat(driver_, "/counter=", allocated.device)},
-                                        allocated.share_id});
+        result.devices.push_back(
+            Device{.requests = {allocated.request},
+                   .pool_name = allocated.pool,
+                   .device_name = allocated.device,
+                   .cdi_device_ids = {absl::StrCat(driver_, "/counter=", allocated.device)},
+                   .share_id = allocated.share_id});
       }
       prepared_.insert(claim.uid);
     }

@@ -19,6 +19,7 @@ dra::ResourceClaim ClaimFromProto(const admin::ResourceClaim& claim) {
   out.namespace_name = claim.namespace_();
   out.name = claim.name();
   out.uid = claim.uid();
+  if (claim.has_pod_claim_name()) out.pod_claim_name = claim.pod_claim_name();
   if (claim.allocated()) {
     std::vector<dra::DeviceRequestAllocationResult>& results = out.allocation.emplace();
     for (const admin::DeviceAllocationResult& result : claim.results()) {

@@ -2,10 +2,12 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <system_error>
 #include <type_traits>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "common/errno_status.h"
 #include "common/server_threads.h"
@@ -25,12 +27,6 @@ namespace v1beta1 = ::k8s::io::kubelet::pkg::apis::dra::v1beta1;
 
 // The plugin type a DRA driver registers with in plugins_registry/.
 constexpr char kDraPluginType[] = "DRAPlugin";
-
-// The request of a result without the subrequest a prioritized list chose ("gpu/large" is
-// request "gpu"): the kubelet matches containers' claims by request.
-std::string BaseRequestName(const std::string& request) {
-  return request.substr(0, request.find('/'));
-}
 
 // AsVersion moves a message into the same message of the other API version; within one
 // version it is a plain copy.
@@ -220,7 +216,18 @@ absl::StatusOr<std::unique_ptr<Helper>> Helper::Start(DriverPlugin& plugin, Help
     return absl::InvalidArgumentError("publishing ResourceSlices needs the node's name");
   }
   if (absl::Status placed = PlaceFolders(options); !placed.ok()) return placed;
+  std::optional<MetadataWriter> metadata;
+  if (options.device_metadata) {
+    absl::StatusOr<MetadataWriter> writer = MetadataWriter::Create(
+        options.driver_name, options.plugin_data_dir, options.cdi_dir, options.metadata_versions);
+    if (!writer.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("initialize device metadata: ", writer.status().message()));
+    }
+    metadata = *std::move(writer);
+  }
   std::unique_ptr<Helper> helper(new Helper(plugin, std::move(options)));
+  helper->metadata_ = std::move(metadata);
   if (absl::Status served = helper->Serve(); !served.ok()) {
     helper->Stop();
     return served;
@@ -417,6 +424,19 @@ absl::StatusOr<v1::NodePrepareResourcesResponse> Helper::Prepare(
   for (const auto& [uid, result] : *results) {
     v1::NodePrepareResourceResponse& answer = (*response.mutable_claims())[uid];
     if (!result.error.ok()) answer.set_error(std::string(result.error.message()));
+    // The CDI device that mounts each request's metadata file, by request name.
+    std::map<std::string, std::string> metadata_ids;
+    auto claim = absl::c_find_if(claims, [&](const dra::ResourceClaim& c) { return c.uid == uid; });
+    if (metadata_.has_value() && result.error.ok() && claim != claims.end()) {
+      absl::StatusOr<std::map<std::string, std::string>> ids =
+          metadata_->ProcessPreparedClaim(*claim, result.devices);
+      if (ids.ok()) {
+        metadata_ids = *std::move(ids);
+      } else {
+        DEVMGR_LOG(options_.logger, err, "Failed to write device metadata", "claim",
+                   absl::StrCat(claim->namespace_name, "/", claim->name), "err", ids.status());
+      }
+    }
     for (const Device& device : result.devices) {
       v1::Device& out = *answer.add_devices();
       for (const std::string& request_name : device.requests) {
@@ -425,6 +445,13 @@ absl::StatusOr<v1::NodePrepareResourcesResponse> Helper::Prepare(
       out.set_pool_name(device.pool_name);
       out.set_device_name(device.device_name);
       for (const std::string& id : device.cdi_device_ids) out.add_cdi_device_ids(id);
+      // Each request's metadata goes with its first device (taken from the map once used).
+      for (const std::string& request_name : out.request_names()) {
+        if (auto id = metadata_ids.find(request_name); id != metadata_ids.end()) {
+          out.add_cdi_device_ids(id->second);
+          metadata_ids.erase(id);
+        }
+      }
       if (device.share_id.has_value()) out.set_share_id(*device.share_id);
     }
   }
@@ -444,10 +471,29 @@ absl::StatusOr<v1::NodeUnprepareResourcesResponse> Helper::Unprepare(
   if (!results.ok()) return Wrap("unprepare resource claims: ", results.status());
   v1::NodeUnprepareResourcesResponse response;
   for (const auto& [uid, error] : *results) {
+    absl::Status status = error;
+    auto claim = absl::c_find_if(claims, [&](const NamespacedObject& c) { return c.uid == uid; });
+    if (metadata_.has_value() && status.ok() && claim != claims.end()) {
+      if (absl::Status removed = metadata_->CleanupClaim(claim->namespace_name, claim->name, uid);
+          !removed.ok()) {
+        status = absl::Status(removed.code(),
+                              absl::StrCat("clean up device metadata: ", removed.message()));
+      }
+    }
     v1::NodeUnprepareResourceResponse& answer = (*response.mutable_claims())[uid];
-    if (!error.ok()) answer.set_error(std::string(error.message()));
+    if (!status.ok()) answer.set_error(std::string(status.message()));
   }
   return response;
+}
+
+absl::Status Helper::UpdateRequestMetadata(const std::string& namespace_name,
+                                           const std::string& name, const std::string& uid,
+                                           const std::string& request,
+                                           const std::vector<Device>& devices) const {
+  if (!metadata_.has_value()) {
+    return absl::FailedPreconditionError("device metadata is not enabled");
+  }
+  return metadata_->UpdateRequestMetadata(namespace_name, name, uid, request, devices);
 }
 
 }  // namespace devmgr::kubeletplugin

@@ -41,6 +41,8 @@
 #include "dra/claim.h"
 #include "dra/v1/api.pb.h"
 #include "kubeletplugin/call_lock.h"
+#include "kubeletplugin/device.h"
+#include "kubeletplugin/device_metadata.h"
 #include "resourceslice/controller.h"
 
 namespace devmgr::kubeletplugin {
@@ -57,16 +59,6 @@ struct NamespacedObject {
   std::string namespace_name;
   std::string name;
   std::string uid;
-};
-
-// One device of a prepared claim.
-struct Device {
-  // The requests it serves; a subrequest ("gpu/large") is answered as its request ("gpu").
-  std::vector<std::string> requests;
-  std::string pool_name;
-  std::string device_name;
-  std::vector<std::string> cdi_device_ids;
-  std::optional<std::string> share_id;
 };
 
 // What became of one claim: its devices, or why it could not be prepared.
@@ -140,6 +132,18 @@ struct HelperOptions {
   // recoverable: the controller tries again (upstream's HandleError with ErrRecoverable). Null:
   // each is logged.
   std::function<void(const resourceslice::ControllerError&)> handle_error;
+  // Device metadata (KEP-5304, alpha; upstream's EnableDeviceMetadata): for each request of a
+  // claim the driver prepared, a metadata file under plugin_data_dir and a CDI spec in cdi_dir
+  // that mounts it into the containers, its CDI device ID added to the request's first device
+  // (device_metadata.h). A claim whose files cannot be written is logged and answered without
+  // them; the files go when the driver unprepares the claim (a failure to remove them is the
+  // claim's error).
+  bool device_metadata = false;
+  // The API versions the files hold, in that order (upstream's MetadataVersions; there is no
+  // default yet): kMetadataV1alpha1. With none this helper knows, Start fails.
+  std::vector<std::string> metadata_versions;
+  // Where the container runtime finds CDI specs (upstream's CDIDirectory).
+  std::filesystem::path cdi_dir = kDefaultCdiDir;
   // How long Stop lets calls in progress end before cancelling them.
   absl::Duration shutdown_grace = absl::Seconds(2);
   LoggerPtr logger;
@@ -174,6 +178,14 @@ class Helper {
   // PublishResources under way have ended, so the driver's call in progress, if any, must return.
   void Stop() ABSL_LOCKS_EXCLUDED(publish_mu_, mu_);
 
+  // UpdateRequestMetadata rewrites the metadata file of a prepared claim's request with
+  // `devices` (their metadata now known: a network device's addresses once the pod's network
+  // is set up), one generation later (MetadataWriter::UpdateRequestMetadata).
+  // FailedPrecondition without device_metadata.
+  absl::Status UpdateRequestMetadata(const std::string& namespace_name, const std::string& name,
+                                     const std::string& uid, const std::string& request,
+                                     const std::vector<Device>& devices) const;
+
   // Calls: the prepare and unprepare calls taken and not yet answered: those whose claims are
   // being read or wait to be, the one the driver is working on and those waiting their turn (a
   // backlog to watch).
@@ -207,6 +219,7 @@ class Helper {
   PlacedSocket service_socket_;
   PlacedSocket registrar_socket_;
   CallLock call_lock_;
+  std::optional<MetadataWriter> metadata_;
 
   // Held by PublishResources throughout (Stop waits for it), taken before mu_.
   absl::Mutex publish_mu_ ABSL_ACQUIRED_BEFORE(mu_);

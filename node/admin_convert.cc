@@ -182,6 +182,7 @@ admin::ResourceClaim ClaimToProto(const dra::ResourceClaim& claim) {
   out.set_namespace_(claim.namespace_name);
   out.set_name(claim.name);
   out.set_uid(claim.uid);
+  if (claim.pod_claim_name.has_value()) out.set_pod_claim_name(*claim.pod_claim_name);
   out.set_allocated(claim.allocation.has_value());
   for (const dra::DeviceRequestAllocationResult& result :
        claim.allocation.value_or(std::vector<dra::DeviceRequestAllocationResult>{})) {

@@ -165,6 +165,17 @@ absl::StatusOr<dra::ResourceClaim> ReadResourceClaim(const YAML::Node& root) {
   }
   if (claim.name.empty()) return FieldError("metadata.name", "is required");
   if (claim.uid.empty()) claim.uid = NewUid();
+  const YAML::Node annotations = metadata["annotations"];
+  if (IsPresent(annotations) && !annotations.IsMap()) {
+    return FieldError("metadata.annotations", "must be an object");
+  }
+  if (IsPresent(annotations)) {
+    absl::StatusOr<std::optional<std::string>> pod_claim_name =
+        ReadOptional(annotations[std::string(dra::kPodClaimNameAnnotation)],
+                     absl::StrCat("metadata.annotations[", dra::kPodClaimNameAnnotation, "]"));
+    if (!pod_claim_name.ok()) return pod_claim_name.status();
+    claim.pod_claim_name = *std::move(pod_claim_name);
+  }
   if (absl::Status owners = ForEachItem(metadata["ownerReferences"], "metadata.ownerReferences",
                                         [&](const YAML::Node& item, const std::string& where) {
                                           return ReadOwner(item, where,

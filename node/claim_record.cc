@@ -163,6 +163,7 @@ Json EncodeClaim(const dra::ResourceClaim& claim) {
               {"ownerReferences", std::move(owners)},
               {"allocation", std::move(allocation)},
               {"reservedFor", std::move(reserved)}};
+  PutOptional(out, "podClaimName", claim.pod_claim_name);
   if (!claim.allocation_config.empty()) {
     Json& configs = out["allocationConfig"] = Json::array();
     for (const dra::DeviceAllocationConfiguration& config : claim.allocation_config) {
@@ -183,6 +184,7 @@ dra::ResourceClaim DecodeClaim(const Json& item) {
   claim.namespace_name = item.at("namespace").get<std::string>();
   claim.name = item.at("name").get<std::string>();
   claim.uid = item.at("uid").get<std::string>();
+  claim.pod_claim_name = GetOptional(item, "podClaimName");
   for (const Json& owner : item.at("ownerReferences")) {
     claim.owner_references.push_back(
         {owner.at("apiVersion").get<std::string>(), owner.at("kind").get<std::string>(),

@@ -219,11 +219,11 @@ absl::StatusOr<std::vector<kubeletplugin::Device>> FakeDraDriver::PrepareClaim(
           "claim ", claim.namespace_name, "/", claim.name, ": device ", result.pool, "/",
           result.device, " is not one of DRA driver ", options_.driver_name, "'s devices"));
     }
-    devices.push_back(kubeletplugin::Device{{result.request},
-                                            result.pool,
-                                            result.device,
-                                            {CdiDeviceId(result.device)},
-                                            result.share_id});
+    devices.push_back(kubeletplugin::Device{.requests = {result.request},
+                                            .pool_name = result.pool,
+                                            .device_name = result.device,
+                                            .cdi_device_ids = {CdiDeviceId(result.device)},
+                                            .share_id = result.share_id});
   }
   return devices;
 }

@@ -338,6 +338,111 @@ TEST(HelperTest, TheRegistrationCallbackDoesNotWaitForAPublication) {
 // without rolling-update names) takes the sockets over; the first one's Stop leaves them, and
 // they still answer. Before, the first one removed them: gRPC unlinks the path it bound, and
 // Stop removed whatever socket was there. The last one's Stop removes them, leaving nothing.
+// A driver that prepares each claim with two devices of request "gpu" (one named as a
+// subrequest) and one of "nic", and unprepares everything.
+class TwoRequestDriver final : public DriverPlugin {
+ public:
+  absl::StatusOr<std::map<std::string, PrepareResult>> PrepareResourceClaims(
+      const std::vector<dra::ResourceClaim>& claims) override {
+    std::map<std::string, PrepareResult> results;
+    for (const dra::ResourceClaim& claim : claims) {
+      results[claim.uid].devices = {
+          {.requests = {"gpu/large"},
+           .pool_name = "node-1",
+           .device_name = "gpu-0",
+           .cdi_device_ids = {"gpu.example.com/gpu=gpu-0"},
+           .metadata = DeviceMetadata{.attributes = {{"model", {{"string", "A100"}}}}}},
+          {.requests = {"gpu"}, .pool_name = "node-1", .device_name = "gpu-1"},
+          {.requests = {"nic"}, .pool_name = "node-1", .device_name = "nic-0"}};
+    }
+    return results;
+  }
+  absl::StatusOr<std::map<std::string, absl::Status>> UnprepareResourceClaims(
+      const std::vector<NamespacedObject>& claims) override {
+    std::map<std::string, absl::Status> results;
+    for (const NamespacedObject& claim : claims) results[claim.uid] = absl::OkStatus();
+    return results;
+  }
+};
+
+// With device metadata on (upstream's EnableDeviceMetadata), a prepared claim's requests each
+// get their file and CDI spec, whose CDI device goes with the request's first device only; an
+// unprepare takes them away. Off, nothing is written. Without a version it knows, the helper
+// does not start.
+TEST(HelperTest, DeviceMetadataIsWrittenForEachRequestAndRemovedAtUnprepare) {
+  for (const bool enabled : {true, false}) {
+    SCOPED_TRACE(enabled ? "enabled" : "disabled");
+    TempDir dir;
+    TwoRequestDriver driver;
+    HelperOptions options = Options(dir.path());
+    options.claim_lookup = AllocatedClaim;
+    options.device_metadata = enabled;
+    options.metadata_versions = {kMetadataV1alpha1};
+    options.cdi_dir = dir.Sub("cdi");
+    absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+    ASSERT_TRUE(helper.ok()) << helper.status();
+    dra::DriverClient client("gpu.example.com", (*helper)->service_socket().string(),
+                             "v1.DRAPlugin", absl::Seconds(30));
+    absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> prepared =
+        client.NodePrepareResources(OneClaim("a"));
+    ASSERT_TRUE(prepared.ok()) << prepared.status();
+    const auto& devices = prepared->claims().at("a").devices();
+    ASSERT_EQ(devices.size(), 3);
+    std::vector<std::vector<std::string>> ids;
+    for (const auto& device : devices) {
+      ids.emplace_back(device.cdi_device_ids().begin(), device.cdi_device_ids().end());
+    }
+    const std::filesystem::path data = dir.path() / "plugins" / "gpu.example.com";
+    const std::filesystem::path gpu_file =
+        data / "dra-device-metadata" / "default_claim-a" / "gpu" / "metadata.json";
+    if (enabled) {
+      EXPECT_EQ(ids, (std::vector<std::vector<std::string>>{
+                         {"gpu.example.com/gpu=gpu-0", "gpu.example.com/metadata=a_gpu"},
+                         {},
+                         {"gpu.example.com/metadata=a_nic"}}));
+      EXPECT_TRUE(std::filesystem::exists(gpu_file));
+      EXPECT_TRUE(std::filesystem::exists(dir.Sub("cdi") / "gpu.example.com_metadata_a_gpu.json"));
+      EXPECT_EQ(
+          std::filesystem::file_size(dir.Sub("cdi") / "gpu.example.com_metadata_a_nic.json") > 0,
+          true);
+      const absl::Status updated = (*helper)->UpdateRequestMetadata(
+          "default", "claim-a", "a", "nic",
+          {{.requests = {"nic"},
+            .pool_name = "node-1",
+            .device_name = "nic-0",
+            .metadata = DeviceMetadata{.network_data = {{"interfaceName", "eth1"}}}}});
+      EXPECT_TRUE(updated.ok()) << updated;
+    } else {
+      EXPECT_EQ(ids,
+                (std::vector<std::vector<std::string>>{{"gpu.example.com/gpu=gpu-0"}, {}, {}}));
+      EXPECT_FALSE(std::filesystem::exists(data / "dra-device-metadata"));
+      EXPECT_FALSE(std::filesystem::exists(dir.Sub("cdi")));
+      EXPECT_EQ((*helper)->UpdateRequestMetadata("default", "claim-a", "a", "nic", {}).code(),
+                absl::StatusCode::kFailedPrecondition);
+    }
+
+    ::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesRequest unprepare;
+    auto* claim = unprepare.add_claims();
+    claim->set_namespace_("default");
+    claim->set_name("claim-a");
+    claim->set_uid("a");
+    absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesResponse>
+        unprepared = client.NodeUnprepareResources(unprepare);
+    ASSERT_TRUE(unprepared.ok()) << unprepared.status();
+    EXPECT_EQ(unprepared->claims().at("a").error(), "");
+    EXPECT_FALSE(std::filesystem::exists(gpu_file.parent_path().parent_path()));
+    EXPECT_FALSE(std::filesystem::exists(dir.Sub("cdi") / "gpu.example.com_metadata_a_gpu.json"));
+  }
+
+  TempDir dir;
+  TwoRequestDriver driver;
+  HelperOptions options = Options(dir.path());
+  options.device_metadata = true;
+  EXPECT_EQ(Helper::Start(driver, std::move(options)).status().message(),
+            "initialize device metadata: none of the requested metadata API versions [] are "
+            "supported");
+}
+
 TEST(HelperTest, StoppingLeavesTheSocketsANewerInstancePutThere) {
   TempDir dir;
   IdleDriver driver;

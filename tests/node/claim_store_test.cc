@@ -63,6 +63,7 @@ TEST(ClaimRecordTest, RoundTripsEveryField) {
   shared.allocation->back().consumed_capacity = {{"memory", "10Gi"}, {"cores", "2"}};
   shared.allocation->push_back({"mon", "gpu.example.com", "node", "dev-1", std::nullopt, true});
   shared.owner_references.push_back({"v1", "Pod", "p", "u1", true});
+  shared.pod_claim_name = "gpus";
   shared.reserved_for.push_back({"", "pods", "p", "u1"});
   shared.allocation_config = {{"FromClass",
                                {},

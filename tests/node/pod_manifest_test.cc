@@ -121,6 +121,7 @@ metadata:
   name: trainer-nic-x7k2
   namespace: ml
   uid: claim-2
+  annotations: {resource.kubernetes.io/pod-claim-name: nic, other.example.com/x: y}
   ownerReferences:
   - {apiVersion: v1, kind: Pod, name: trainer, uid: pod-1, controller: true}
 status:
@@ -156,9 +157,11 @@ TEST(PodManifestTest, ReadsResourceClaimsThatComeWithThePod) {
                                   {"big", "gpu.example.com", "node-a", "gpu-0", std::nullopt},
                                   {"big", "gpu.example.com", "node-a", "gpu-1", "s-1"}}));
   EXPECT_TRUE(gpus.reserved_for.empty());
+  EXPECT_EQ(gpus.pod_claim_name, std::nullopt);
 
   const dra::ResourceClaim& nic = manifest->claims.claims[1];
   EXPECT_FALSE(nic.allocation.has_value()) << "no status.allocation: not allocated";
+  EXPECT_EQ(nic.pod_claim_name, "nic") << "made from a template, for the pod's claim \"nic\"";
   EXPECT_EQ(nic.owner_references,
             (std::vector<dra::OwnerReference>{{"v1", "Pod", "trainer", "pod-1", true}}));
   EXPECT_EQ(nic.reserved_for,
