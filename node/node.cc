@@ -470,10 +470,11 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   podresources::ServerOptions server_options;
   server_options.socket_path = paths.podresources_socket;
   server_options.rate_limit = options.podresources_rate_limit;
+  server_options.get_enabled = options.podresources_get;
   podresources::Providers providers;
   providers.pods = &s.registry;
   providers.devices = s.devices_provider.get();
-  providers.dynamic_resources = s.dra_provider.get();
+  if (options.podresources_dynamic_resources) providers.dynamic_resources = s.dra_provider.get();
   absl::StatusOr<std::unique_ptr<podresources::PodResourcesServer>> podresources =
       podresources::PodResourcesServer::Create(server_options, providers, options.logger);
   if (!podresources.ok()) return podresources.status();

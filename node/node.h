@@ -70,6 +70,11 @@ struct NodeOptions {
   // files made durable by themselves. Zero: only when the journal is full and at Stop.
   absl::Duration state_journal_compaction = absl::Seconds(1);
   podresources::RateLimitOptions podresources_rate_limit;
+  // The kubelet's PodResources gates (beta, on by default since Kubernetes 1.34):
+  // KubeletPodResourcesGet (off: Get answers "PodResources API Get method disabled") and
+  // KubeletPodResourcesDynamicResources (off: no container lists its DRA devices).
+  bool podresources_get = true;
+  bool podresources_dynamic_resources = true;
   topologymanager::TopologyPolicyKind topology_policy = topologymanager::TopologyPolicyKind::kNone;
   // Whether the policy aligns each container by itself or the whole pod (the kubelet's
   // --topology-manager-scope, container by default).

@@ -34,7 +34,7 @@ struct ServerOptions {
   // Largest response the server sends; -1: no limit (gRPC's default for servers). Responses
   // far beyond 4 MiB are fine; clients must raise their receive limit to read them.
   int max_send_message_bytes = -1;
-  // Plays upstream's KubeletPodResourcesGet gate (on by default, as upstream since 1.30s).
+  // Plays upstream's KubeletPodResourcesGet gate (beta, on by default since Kubernetes 1.34).
   bool get_enabled = true;
   WatchOptions watch;
   // Not owned; must outlive the server. Null: the real clock.

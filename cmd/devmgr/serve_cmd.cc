@@ -15,6 +15,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "cmd/devmgr/cluster.h"
 #include "cmd/devmgr/command_tree.h"
 #include "cmd/devmgr/log_flags.h"
@@ -191,10 +194,31 @@ int RunServe(const ServeFlags& flags) {
   if (!labels.ok()) return Fail(kExitUsage, labels.status().message());
   options.node_labels = *std::move(labels);
   options.device_classes = flags.device_classes;
+  // The kubelet's own gates that serve plays; the rest are the allocator's.
+  std::vector<std::string> dra_gates;
+  for (absl::string_view item : absl::StrSplit(flags.feature_gates, ',', absl::SkipEmpty())) {
+    bool* gate = nullptr;
+    absl::string_view value = item;
+    if (absl::ConsumePrefix(&value, "KubeletPodResourcesGet=")) {
+      gate = &options.podresources_get;
+    } else if (absl::ConsumePrefix(&value, "KubeletPodResourcesDynamicResources=")) {
+      gate = &options.podresources_dynamic_resources;
+    }
+    if (gate == nullptr) {
+      dra_gates.emplace_back(item);
+    } else if (value == "true" || value == "false") {
+      *gate = value == "true";
+    } else {
+      return Fail(kExitUsage,
+                  absl::StrCat("--feature-gates: \"", item, "\" is not NAME=true|false"));
+    }
+  }
   absl::StatusOr<structured::Features> features =
-      structured::ParseFeatureGates(flags.feature_gates);
+      structured::ParseFeatureGates(absl::StrJoin(dra_gates, ","));
   if (!features.ok()) {
-    return Fail(kExitUsage, absl::StrCat("--feature-gates: ", features.status().message()));
+    return Fail(kExitUsage,
+                absl::StrCat("--feature-gates: ", features.status().message(),
+                             ", KubeletPodResourcesDynamicResources, KubeletPodResourcesGet"));
   }
   options.dra_features = *features;
   absl::StatusOr<std::optional<kubeclient::RestConfig>> cluster = ChooseCluster(flags.cluster);
@@ -386,8 +410,9 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
       ->type_name("PATH");
   serve
       ->add_option("--feature-gates", flags->feature_gates,
-                   "DRA allocation feature gates, NAME=true|false,... (DRAPartitionableDevices, "
-                   "DRADeviceTaints, DRAConsumableCapacity, ...)")
+                   "feature gates, NAME=true|false,...: the DRA allocator's "
+                   "(DRAPartitionableDevices, DRADeviceTaints, DRAConsumableCapacity, ...) and "
+                   "PodResources' (KubeletPodResourcesGet, KubeletPodResourcesDynamicResources)")
       ->type_name("GATES");
   AddClusterFlags(*serve, flags->cluster,
                   "the node is in it, as a kubelet with --kubeconfig: DRA claims are read from "

@@ -155,6 +155,45 @@ TEST(DraTest, TwoDriversPrepareAndUnprepareAPodAndPodResourcesListsItsClaims) {
   EXPECT_TRUE(CheckpointClaims(h).empty());
 }
 
+// The kubelet's PodResources gates (beta, on by default): KubeletPodResourcesDynamicResources
+// off lists a pod's containers without their claims' devices, KubeletPodResourcesGet off
+// answers Get with upstream's text. On, both answer (the test above lists the claims).
+TEST(DraTest, ThePodResourcesGatesTurnGetAndTheDynamicResourcesOff) {
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra-sync-period", "100ms", "--feature-gates",
+                             "KubeletPodResourcesGet=false,DRAPrioritizedList=true,"
+                             "KubeletPodResourcesDynamicResources=false"});
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 1);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu}));
+  ASSERT_EQ(h.Admit(PodWithClaims("p1", {"gpu"}) + ClaimDocument("gpu", kGpu)).exit_code, 0);
+
+  const testing::ProcessResult listed =
+      h.Run({"podresources", "list", "--root-dir", h.Root(), "-o", "json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  const Json pods = Json::parse(listed.out, nullptr, false);
+  ASSERT_TRUE(pods.is_object()) << listed.out;
+  int containers = 0;
+  for (const Json& pod : pods.value("podResources", Json::array())) {
+    for (const Json& container : pod.value("containers", Json::array())) {
+      ++containers;
+      EXPECT_TRUE(container.value("dynamicResources", Json::array()).empty()) << listed.out;
+    }
+  }
+  EXPECT_EQ(containers, 1) << listed.out;
+
+  const testing::ProcessResult got =
+      h.Run({"podresources", "get", "--root-dir", h.Root(), "default", "pod-p1"});
+  EXPECT_NE(got.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(got.err, "PodResources API Get method disabled")) << got.err;
+
+  const testing::ProcessResult bad = h.Run(
+      {"serve", "--root-dir", h.Path("other"), "--feature-gates", "KubeletPodResourcesGet=no"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_TRUE(absl::StrContains(bad.err, "\"KubeletPodResourcesGet=no\" is not NAME=true|false"))
+      << bad.err;
+}
+
 TEST(DraTest, MustRetryNodePrepareResourcesAfterKubeletRestart) {
   DaemonHarness h;
   auto serve = h.StartServe({"--dra-sync-period", "100ms"});
