@@ -1,6 +1,7 @@
 #include "plugins/fakedra/device_health.h"
 
 #include <ctime>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -44,11 +45,23 @@ void FakeDeviceHealth::Shutdown() {
 grpc::Status FakeDeviceHealth::NodeWatchResources(
     grpc::ServerContext* context, const ::v1::NodeWatchResourcesRequest*,
     grpc::ServerWriter<::v1::NodeWatchResourcesResponse>* writer) {
+  return Watch(context, writer);
+}
+
+grpc::Status FakeDeviceHealth::V1alpha1::NodeWatchResources(
+    grpc::ServerContext* context, const ::v1alpha1::NodeWatchResourcesRequest*,
+    grpc::ServerWriter<::v1alpha1::NodeWatchResourcesResponse>* writer) {
+  return health_.Watch(context, writer);
+}
+
+template <typename Response>
+grpc::Status FakeDeviceHealth::Watch(grpc::ServerContext* context,
+                                     grpc::ServerWriter<Response>* writer) {
   // The generation last sent, and when; the first pass sends at once.
   uint64_t sent = ~uint64_t{0};
   absl::Time sent_at = absl::InfinitePast();
   for (;;) {
-    ::v1::NodeWatchResourcesResponse report;
+    Response report;
     {
       absl::MutexLock lock(&mu_);
       // A client that goes away is seen only by asking its context, hence the bounded wait.
@@ -62,7 +75,11 @@ grpc::Status FakeDeviceHealth::NodeWatchResources(
       if (generation_ == sent && now - sent_at < report_interval_) continue;
       sent = generation_;
       sent_at = now;
-      report = ReportLocked();
+      if constexpr (std::is_same_v<Response, ::v1::NodeWatchResourcesResponse>) {
+        report = ReportLocked();
+      } else if (!report.ParseFromString(ReportLocked().SerializeAsString())) {
+        return grpc::Status(grpc::StatusCode::INTERNAL, "cannot convert the health report");
+      }
     }
     if (!writer->Write(report)) return grpc::Status::CANCELLED;
   }

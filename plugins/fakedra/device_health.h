@@ -1,5 +1,6 @@
-// FakeDeviceHealth: the DRAResourceHealth side of `devmgr plugin fake-dra` (v1
-// NodeWatchResources). Every device starts healthy; Flip turns the next one (round-robin)
+// FakeDeviceHealth: the DRAResourceHealth side of `devmgr plugin fake-dra`, served as v1 and,
+// for kubelets before it, v1alpha1 (the same messages; upstream's helper serves both). Every
+// device starts healthy; Flip turns the next one (round-robin)
 // unhealthy or back. Each stream gets the health of every device when it opens, after each flip,
 // and again every report interval: a kubelet reads a device whose report is older than its
 // health check timeout (30 s unless the driver names one) as Unknown.
@@ -18,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "dra-health/v1/api.grpc.pb.h"
+#include "dra-health/v1alpha1/api.grpc.pb.h"
 
 namespace devmgr::plugins {
 
@@ -36,7 +38,25 @@ class FakeDeviceHealth final : public ::v1::DRAResourceHealth::Service {
       grpc::ServerWriter<::v1::NodeWatchResourcesResponse>* writer) override
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The same health as v1alpha1.DRAResourceHealth.
+  grpc::Service& v1alpha1() { return v1alpha1_; }
+
  private:
+  class V1alpha1 final : public ::v1alpha1::DRAResourceHealth::Service {
+   public:
+    explicit V1alpha1(FakeDeviceHealth& health) : health_(health) {}
+    grpc::Status NodeWatchResources(
+        grpc::ServerContext* context, const ::v1alpha1::NodeWatchResourcesRequest* /*request*/,
+        grpc::ServerWriter<::v1alpha1::NodeWatchResourcesResponse>* writer) override;
+
+   private:
+    FakeDeviceHealth& health_;
+  };
+
+  // Watch sends the reports of either version (their messages are the same on the wire).
+  template <typename Response>
+  grpc::Status Watch(grpc::ServerContext* context, grpc::ServerWriter<Response>* writer)
+      ABSL_LOCKS_EXCLUDED(mu_);
   ::v1::NodeWatchResourcesResponse ReportLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string pool_;
@@ -47,6 +67,7 @@ class FakeDeviceHealth final : public ::v1::DRAResourceHealth::Service {
   // Bumped by each flip: a stream sends when it differs from what it sent last.
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  V1alpha1 v1alpha1_{*this};
 };
 
 }  // namespace devmgr::plugins

@@ -93,6 +93,8 @@ absl::StatusOr<std::unique_ptr<FakeDraDriver>> FakeDraDriver::Start(FakeDraOptio
     driver->health_ =
         std::make_unique<FakeDeviceHealth>(opts.pool, opts.devices, opts.health_report_interval);
     helper.extra_services.emplace_back(driver->health_.get(), dra::kDraResourceHealthServiceV1);
+    helper.extra_services.emplace_back(&driver->health_->v1alpha1(),
+                                       dra::kDraResourceHealthServiceV1alpha1);
   }
   helper.claim_lookup = opts.claim_lookup;
   helper.slice_store = opts.slice_store;

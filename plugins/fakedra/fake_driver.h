@@ -65,7 +65,8 @@ struct FakeDraOptions {
   int64_t devices = 1;
   bool serve_v1 = true;
   bool serve_v1beta1 = true;
-  // Serve DRAResourceHealth v1 (device health, see FlipHealth) and list it at registration.
+  // Serve DRAResourceHealth v1 and v1alpha1 (device health, see FlipHealth) and list both at
+  // registration.
   bool serve_health = true;
   // How often each health stream gets every device's health again, flips or not: within the
   // kubelet's default health check timeout (30 s), or the devices read Unknown.

@@ -116,6 +116,9 @@ dra::DriverRegistryOptions TenSecondCalls() {
 
 class FakeDraDriverTest : public ::testing::Test {
  protected:
+  // WatchHealthAndFlip: see ReportsDeviceHealthAndFlipsIt.
+  void WatchHealthAndFlip(const std::string& service);
+
   // A node's health stream to the started driver (v1), retrying quickly; on_response unset.
   dra::HealthStreamOptions HealthStreamOptions() const {
     dra::HealthStreamOptions options;
@@ -189,7 +192,8 @@ TEST_F(FakeDraDriverTest, RegistersAsTheKubeletExpects) {
   EXPECT_EQ(info.endpoint(), driver_->service_socket().string());
   EXPECT_EQ(
       std::vector<std::string>(info.supported_versions().begin(), info.supported_versions().end()),
-      (std::vector<std::string>{"v1.DRAPlugin", "v1beta1.DRAPlugin", "v1.DRAResourceHealth"}));
+      (std::vector<std::string>{"v1.DRAPlugin", "v1beta1.DRAPlugin", "v1.DRAResourceHealth",
+                                "v1alpha1.DRAResourceHealth"}));
 
   std::shared_ptr<const dra::DriverClient> client = Register();
   ASSERT_NE(client, nullptr);
@@ -636,12 +640,22 @@ TEST(AdminClaimLookupTest, NoDaemonIsUnavailable) {
 }
 
 // The health stream: every device healthy when it opens, then FlipHealth turns dev-0
-// unhealthy with a message, as the node's health stream reads it.
+// unhealthy with a message, as the node's health stream reads it; as v1 and, for a kubelet
+// before it, as v1alpha1.
 TEST_F(FakeDraDriverTest, ReportsDeviceHealthAndFlipsIt) {
   ASSERT_NO_FATAL_FAILURE(StartDriver(Options()));
+  for (const char* service :
+       {dra::kDraResourceHealthServiceV1, dra::kDraResourceHealthServiceV1alpha1}) {
+    SCOPED_TRACE(service);
+    ASSERT_NO_FATAL_FAILURE(WatchHealthAndFlip(service));
+  }
+}
+
+void FakeDraDriverTest::WatchHealthAndFlip(const std::string& service) {
   std::vector<dra::DeviceHealth> seen;
   absl::Mutex mu;
   dra::HealthStreamOptions options = HealthStreamOptions();
+  options.service = service;
   options.on_response = [&](const dra::healthapi::NodeWatchResourcesResponse& response) {
     absl::MutexLock lock(&mu);
     seen = dra::BuildDeviceHealths(response, kDriver);
@@ -665,6 +679,9 @@ TEST_F(FakeDraDriverTest, ReportsDeviceHealthAndFlipsIt) {
     EXPECT_FALSE(seen[0].message.empty());
   }
   stream.Stop();
+  // Two rounds of the 4 devices (this one's flip and 7 more) leave every device healthy again,
+  // dev-0 flipped next.
+  for (int i = 0; i < 7; ++i) driver_->FlipHealth();
 }
 
 // With nothing to say, the stream still reports every device again each interval: the node
