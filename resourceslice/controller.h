@@ -113,9 +113,11 @@ struct ControllerOptions {
 
 class Controller {
  public:
-  // Start lists the driver's slices in the store (their pools are synced after sync_delay; a
-  // store that cannot be read is reported and listed again later, with the failure backoff),
-  // takes the first desired state and starts the worker. InvalidArgument for missing options.
+  // Start takes the first desired state and starts the worker, which first lists the driver's
+  // slices in the store (their pools are synced after sync_delay; a store that cannot be read
+  // is reported and listed again later, with the failure backoff); without a worker
+  // (run_worker false), Start lists them itself. It does not wait for the store otherwise.
+  // InvalidArgument for missing options.
   static absl::StatusOr<std::unique_ptr<Controller>> Start(ControllerOptions options);
   // Stops the worker.
   ~Controller();

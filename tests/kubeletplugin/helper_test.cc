@@ -334,10 +334,6 @@ TEST(HelperTest, TheRegistrationCallbackDoesNotWaitForAPublication) {
   publish.join();
 }
 
-// A driver's second instance at the same paths (its pod started before the first one's ended,
-// without rolling-update names) takes the sockets over; the first one's Stop leaves them, and
-// they still answer. Before, the first one removed them: gRPC unlinks the path it bound, and
-// Stop removed whatever socket was there. The last one's Stop removes them, leaving nothing.
 // A driver that prepares each claim with two devices of request "gpu" (one named as a
 // subrequest) and one of "nic", and unprepares everything.
 class TwoRequestDriver final : public DriverPlugin {
@@ -443,6 +439,32 @@ TEST(HelperTest, DeviceMetadataIsWrittenForEachRequestAndRemovedAtUnprepare) {
             "supported");
 }
 
+// PublishResources returns at once, as upstream's ("PublishResources does not block"): the
+// controller's worker lists the store, here one that answers only when released. Before, the
+// controller's start listed it and the driver's call waited as long.
+TEST(HelperTest, PublishResourcesDoesNotWaitForTheStore) {
+  TempDir dir;
+  SlowListStore store;
+  store.store_.SetNode("node-1", "node-uid");
+  IdleDriver driver;
+  absl::StatusOr<std::unique_ptr<Helper>> helper =
+      Helper::Start(driver, Options(dir.path(), &store));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  std::atomic<bool> returned{false};
+  std::thread publish([&] {
+    EXPECT_TRUE((*helper)->PublishResources(resourceslice::DriverResources{}).ok());
+    returned = true;
+  });
+  store.listing_.WaitForNotification();
+  EXPECT_TRUE(WaitFor([&] { return returned.load(); })) << "it waited for the store's list";
+  store.release_.Notify();
+  publish.join();
+}
+
+// A driver's second instance at the same paths (its pod started before the first one's ended,
+// without rolling-update names) takes the sockets over; the first one's Stop leaves them, and
+// they still answer. Before, the first one removed them: gRPC unlinks the path it bound, and
+// Stop removed whatever socket was there. The last one's Stop removes them, leaving nothing.
 TEST(HelperTest, StoppingLeavesTheSocketsANewerInstancePutThere) {
   TempDir dir;
   IdleDriver driver;
