@@ -410,7 +410,7 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
       ->type_name("PATH");
   serve
       ->add_option("--feature-gates", flags->feature_gates,
-                   "feature gates, NAME=true|false,...: the DRA allocator's "
+                   "Feature gates, NAME=true|false,...: the DRA allocator's "
                    "(DRAPartitionableDevices, DRADeviceTaints, DRAConsumableCapacity, ...) and "
                    "PodResources' (KubeletPodResourcesGet, KubeletPodResourcesDynamicResources)")
       ->type_name("GATES");
