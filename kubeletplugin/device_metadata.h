@@ -21,8 +21,10 @@
 // for a claim do not overlap.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
