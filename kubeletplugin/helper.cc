@@ -426,7 +426,9 @@ absl::StatusOr<v1::NodePrepareResourcesResponse> Helper::Prepare(
     if (!result.error.ok()) answer.set_error(std::string(result.error.message()));
     // The CDI device that mounts each request's metadata file, by request name.
     std::map<std::string, std::string> metadata_ids;
-    auto claim = absl::c_find_if(claims, [&](const dra::ResourceClaim& c) { return c.uid == uid; });
+    const std::string& claim_uid = uid;  // a structured binding cannot be captured (C++20)
+    auto claim =
+        absl::c_find_if(claims, [&](const dra::ResourceClaim& c) { return c.uid == claim_uid; });
     if (metadata_.has_value() && result.error.ok() && claim != claims.end()) {
       absl::StatusOr<std::map<std::string, std::string>> ids =
           metadata_->ProcessPreparedClaim(*claim, result.devices);
@@ -472,7 +474,9 @@ absl::StatusOr<v1::NodeUnprepareResourcesResponse> Helper::Unprepare(
   v1::NodeUnprepareResourcesResponse response;
   for (const auto& [uid, error] : *results) {
     absl::Status status = error;
-    auto claim = absl::c_find_if(claims, [&](const NamespacedObject& c) { return c.uid == uid; });
+    const std::string& claim_uid = uid;  // a structured binding cannot be captured (C++20)
+    auto claim =
+        absl::c_find_if(claims, [&](const NamespacedObject& c) { return c.uid == claim_uid; });
     if (metadata_.has_value() && status.ok() && claim != claims.end()) {
       if (absl::Status removed = metadata_->CleanupClaim(claim->namespace_name, claim->name, uid);
           !removed.ok()) {
