@@ -34,6 +34,16 @@ absl::Status CheckFileName(absl::string_view what, const std::string& value) {
   return absl::OkStatus();
 }
 
+// CheckClaimNames: a claim's namespace, name and UID can each be (part of) one file name.
+absl::Status CheckClaimNames(const std::string& namespace_name, const std::string& name,
+                             const std::string& uid) {
+  for (auto [what, value] : {std::pair{"claim namespace", &namespace_name},
+                             std::pair{"claim name", &name}, std::pair{"claim UID", &uid}}) {
+    if (absl::Status checked = CheckFileName(what, *value); !checked.ok()) return checked;
+  }
+  return absl::OkStatus();
+}
+
 // WriteInPlace replaces the content of `path` (mode 0644, created if missing) without replacing
 // the file, so that a bind mount of it sees the new content.
 absl::Status WriteInPlace(const std::filesystem::path& path, const std::string& bytes) {
@@ -130,10 +140,9 @@ std::filesystem::path MetadataWriter::CdiSpecFile(const std::string& uid,
 
 absl::StatusOr<std::map<std::string, std::string>> MetadataWriter::ProcessPreparedClaim(
     const dra::ResourceClaim& claim, const std::vector<Device>& devices) const {
-  for (auto [what, value] :
-       {std::pair{"claim namespace", &claim.namespace_name}, std::pair{"claim name", &claim.name},
-        std::pair{"claim UID", &claim.uid}}) {
-    if (absl::Status checked = CheckFileName(what, *value); !checked.ok()) return checked;
+  if (absl::Status checked = CheckClaimNames(claim.namespace_name, claim.name, claim.uid);
+      !checked.ok()) {
+    return checked;
   }
   // Each request named (a subrequest as named) with its devices, in the order first met.
   std::vector<std::pair<std::string, std::vector<Device>>> by_request;
@@ -229,9 +238,8 @@ absl::StatusOr<std::string> MetadataWriter::WriteCdiSpec(const dra::ResourceClai
 
 absl::Status MetadataWriter::CleanupClaim(const std::string& namespace_name,
                                           const std::string& name, const std::string& uid) const {
-  for (auto [what, value] : {std::pair{"claim namespace", &namespace_name},
-                             std::pair{"claim name", &name}, std::pair{"claim UID", &uid}}) {
-    if (absl::Status checked = CheckFileName(what, *value); !checked.ok()) return checked;
+  if (absl::Status checked = CheckClaimNames(namespace_name, name, uid); !checked.ok()) {
+    return checked;
   }
   const std::filesystem::path dir = ClaimDir(namespace_name, name);
   std::error_code error;
@@ -263,9 +271,8 @@ absl::Status MetadataWriter::UpdateRequestMetadata(const std::string& namespace_
                                                    const std::string& name, const std::string& uid,
                                                    const std::string& request,
                                                    const std::vector<Device>& devices) const {
-  for (auto [what, value] : {std::pair{"claim namespace", &namespace_name},
-                             std::pair{"claim name", &name}, std::pair{"claim UID", &uid}}) {
-    if (absl::Status checked = CheckFileName(what, *value); !checked.ok()) return checked;
+  if (absl::Status checked = CheckClaimNames(namespace_name, name, uid); !checked.ok()) {
+    return checked;
   }
   const std::string base = BaseRequestName(request);
   if (absl::Status checked = CheckFileName("request", base); !checked.ok()) return checked;
