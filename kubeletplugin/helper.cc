@@ -5,7 +5,6 @@
 #include <map>
 #include <optional>
 #include <system_error>
-#include <type_traits>
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
@@ -27,17 +26,6 @@ namespace v1beta1 = ::k8s::io::kubelet::pkg::apis::dra::v1beta1;
 
 // The plugin type a DRA driver registers with in plugins_registry/.
 constexpr char kDraPluginType[] = "DRAPlugin";
-
-// AsVersion moves a message into the same message of the other API version; within one
-// version it is a plain copy.
-template <typename To, typename From>
-To AsVersion(const From& from) {
-  if constexpr (std::is_same_v<To, From>) {
-    return from;
-  } else {
-    return dra::ConvertVersion<To>(from);
-  }
-}
 
 struct V1Api {
   using Service = v1::DRAPlugin::CallbackService;
@@ -116,7 +104,7 @@ class Helper::DraService final : public Api::Service {
       std::optional<std::vector<dra::ResourceClaim>> claims;
       if (!context->IsCancelled()) {
         absl::StatusOr<std::vector<dra::ResourceClaim>> read =
-            helper_.ReadClaims(AsVersion<v1::NodePrepareResourcesRequest>(*request));
+            helper_.ReadClaims(dra::ConvertVersion<v1::NodePrepareResourcesRequest>(*request));
         if (!read.ok()) return Finish(reactor, read.status());
         claims = *std::move(read);
       }
@@ -125,7 +113,7 @@ class Helper::DraService final : public Api::Service {
         if (!claims.has_value()) return absl::CancelledError("the call ended");
         absl::StatusOr<v1::NodePrepareResourcesResponse> answer = helper_.Prepare(*claims);
         if (!answer.ok()) return answer.status();
-        *response = AsVersion<typename Api::PrepareResponse>(*answer);
+        *response = dra::ConvertVersion<typename Api::PrepareResponse>(*answer);
         return absl::OkStatus();
       });
     });
@@ -138,9 +126,9 @@ class Helper::DraService final : public Api::Service {
     grpc::ServerUnaryReactor* reactor = Take(context);
     AnswerOnWorker(context, reactor, [this, request, response] {
       absl::StatusOr<v1::NodeUnprepareResourcesResponse> answer =
-          helper_.Unprepare(AsVersion<v1::NodeUnprepareResourcesRequest>(*request));
+          helper_.Unprepare(dra::ConvertVersion<v1::NodeUnprepareResourcesRequest>(*request));
       if (!answer.ok()) return answer.status();
-      *response = AsVersion<typename Api::UnprepareResponse>(*answer);
+      *response = dra::ConvertVersion<typename Api::UnprepareResponse>(*answer);
       return absl::OkStatus();
     });
     return reactor;

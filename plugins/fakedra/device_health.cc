@@ -1,11 +1,11 @@
 #include "plugins/fakedra/device_health.h"
 
 #include <ctime>
-#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "dra/api_versions.h"
 
 namespace devmgr::plugins {
 
@@ -75,11 +75,7 @@ grpc::Status FakeDeviceHealth::Watch(grpc::ServerContext* context,
       if (generation_ == sent && now - sent_at < report_interval_) continue;
       sent = generation_;
       sent_at = now;
-      if constexpr (std::is_same_v<Response, ::v1::NodeWatchResourcesResponse>) {
-        report = ReportLocked();
-      } else if (!report.ParseFromString(ReportLocked().SerializeAsString())) {
-        return grpc::Status(grpc::StatusCode::INTERNAL, "cannot convert the health report");
-      }
+      report = dra::ConvertVersion<Response>(ReportLocked());
     }
     if (!writer->Write(report)) return grpc::Status::CANCELLED;
   }
