@@ -1,7 +1,8 @@
 // The device manager's embedding API: what a host node agent (a kubelet, an edge agent, the
 // devmgr daemon) creates and calls. The Manager runs the device plugin registration server on
-// `<plugin_dir>/kubelet.sock`, keeps one endpoint per registered resource with its devices
-// and their health, reports capacity and allocatable for node status (keeping a vanished
+// `<plugin_dir>/kubelet.sock`, keeps an endpoint per registered resource and plugin socket (the
+// newest serving the resource, the others taking over if it goes) with its devices and their
+// health, reports capacity and allocatable for node status (keeping a vanished
 // plugin's resource through a grace period), and keeps `kubelet_internal_checkpoint` in the
 // same format as a real kubelet, restoring from it at Start.
 //
@@ -259,7 +260,8 @@ class Manager {
   // upstream (plugins keep it in plugins_registry/ or plugins/<name>/), and connects it as
   // Register does; it blocks for at most the dial and call deadlines. Dialling is all it does
   // with the path: nothing is created or removed there. DeRegisterPlugin disconnects the resource's
-  // endpoint if it is the one on `endpoint` (otherwise it does nothing); never blocks.
+  // live endpoint on `endpoint` (another of its sockets may then serve it; with none, it does
+  // nothing); never blocks.
   virtual absl::Status ValidatePlugin(absl::string_view resource_name, absl::string_view endpoint,
                                       const std::vector<std::string>& versions) = 0;
   virtual absl::Status RegisterPlugin(absl::string_view resource_name, absl::string_view endpoint,

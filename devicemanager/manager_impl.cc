@@ -171,12 +171,14 @@ void ManagerImpl::Stop() {
   {
     absl::MutexLock lock(&mu_);
     registered_at_stop_ = RegisteredSnapshotLocked();
-    for (auto& [resource, endpoint] : endpoints_) {
-      if (endpoint->IsStopped()) continue;
+    for (auto& [resource, sockets] : live_endpoints_) {
       MarkResourceUnhealthyLocked(resource);
-      endpoint->MarkStopped(clock_.Now());
-      live.push_back(endpoint);
+      for (auto& [socket, endpoint] : sockets) {
+        endpoint.endpoint->MarkStopped(clock_.Now());
+        live.push_back(endpoint.endpoint);
+      }
     }
+    live_endpoints_.clear();
   }
   // Replaced endpoints were cancelled when they were replaced; these are the rest.
   for (auto& endpoint : live) endpoint->CancelStream();
@@ -424,19 +426,28 @@ absl::Status ManagerImpl::ConnectPlugin(const std::string& resource_name,
   EndpointSharedPtr endpoint = *std::move(connected);
 
   EndpointSharedPtr replaced;
+  int beside = 0;
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::UnavailableError("the device manager is stopping");
-    auto it = endpoints_.find(resource_name);
-    if (it != endpoints_.end() && !it->second->IsStopped()) {
-      // The newest registration wins, on another socket or on the same one, as upstream's
-      // classic handler: a plugin that restarted on its socket before its old stream's end was
-      // seen, or that registers again having given up waiting for the first answer, is served
-      // by the new connection. The old stream is stopped here, so its end cannot disconnect the
-      // new plugin.
-      replaced = it->second;
+    std::map<std::filesystem::path, LiveEndpoint>& sockets = live_endpoints_[resource_name];
+    if (auto it = sockets.find(endpoint->socket_path()); it != sockets.end()) {
+      // On the same socket the newest registration wins, as upstream's classic handler: a
+      // plugin that restarted on its socket before its old stream's end was seen, or a new
+      // instance that took the socket over while the old one still serves its connection, is
+      // served by the new connection. Upstream's newest handler ignores such a registration
+      // instead, and then loses the plugin when the old stream ends. The old stream is stopped
+      // here, so its end cannot disconnect the new plugin.
+      replaced = it->second.endpoint;
       replaced->MarkStopped(clock_.Now());
+      sockets.erase(it);
     }
+    beside = static_cast<int>(sockets.size());
+    sockets.emplace(
+        endpoint->socket_path(),
+        LiveEndpoint{.endpoint = endpoint, .last_devices = nullptr, .connected = ++connections_});
+    // The newest connection serves the resource (upstream's last write wins); plugins on other
+    // sockets stay live beside it.
     endpoints_[resource_name] = endpoint;
     // Known again once the new plugin sends its devices.
     health_known_.erase(resource_name);
@@ -446,46 +457,87 @@ absl::Status ManagerImpl::ConnectPlugin(const std::string& resource_name,
   if (replaced != nullptr) replaced->CancelStream();
   endpoint->StartListAndWatch();
   DEVMGR_LOG(options_.logger, info, "Device plugin connected", "resourceName", resource_name,
-             "endpoint", socket.string(), "replaced", replaced != nullptr);
+             "endpoint", socket.string(), "replaced", replaced != nullptr, "otherEndpoints",
+             beside);
   return absl::OkStatus();
+}
+
+ManagerImpl::LiveEndpoint* ManagerImpl::LiveEndpointLocked(const Endpoint& endpoint) {
+  auto resource = live_endpoints_.find(endpoint.resource_name());
+  if (resource == live_endpoints_.end()) return nullptr;
+  auto it = resource->second.find(endpoint.socket_path());
+  return it == resource->second.end() || it->second.endpoint.get() != &endpoint ? nullptr
+                                                                                : &it->second;
 }
 
 void ManagerImpl::OnDevicesUpdated(const Endpoint& endpoint, std::vector<Device>&& devices) {
   // Built before taking the lock: a snapshot can hold 100,000 devices.
   auto table = std::make_shared<const DeviceTable>(std::move(devices));
   absl::MutexLock lock(&mu_);
-  auto it = endpoints_.find(endpoint.resource_name());
   // A replaced or stopped endpoint's late snapshot must not overwrite the current state.
-  if (it == endpoints_.end() || it->second.get() != &endpoint || endpoint.IsStopped()) return;
-  SharedTable& current = devices_[endpoint.resource_name()];
-  const bool first = health_known_.insert(endpoint.resource_name()).second;
+  LiveEndpoint* live = LiveEndpointLocked(endpoint);
+  if (live == nullptr) return;
+  live->last_devices = table;
+  auto it = endpoints_.find(endpoint.resource_name());
+  if (it == endpoints_.end() || it->second.get() != &endpoint) return;
+  ApplyDevicesLocked(endpoint.resource_name(), std::move(table));
+}
+
+void ManagerImpl::ApplyDevicesLocked(const std::string& resource_name, SharedTable table) {
+  SharedTable& current = devices_[resource_name];
+  const bool first = health_known_.insert(resource_name).second;
   if (options_.resource_health_status) {
-    QueueHealthUpdateLocked(
-        PodsToUpdateLocked(endpoint.resource_name(), current.get(), *table, first));
+    QueueHealthUpdateLocked(PodsToUpdateLocked(resource_name, current.get(), *table, first));
   }
   current = std::move(table);
-  gone_without_devices_.erase(endpoint.resource_name());
-  DevicesChangedLocked(endpoint.resource_name());
+  gone_without_devices_.erase(resource_name);
+  DevicesChangedLocked(resource_name);
   ScheduleCheckpointLocked();
   ScheduleNotifyLocked();
 }
 
+std::pair<EndpointSharedPtr, EndpointSharedPtr> ManagerImpl::DisconnectLocked(
+    const LiveEndpoint& live) {
+  EndpointSharedPtr gone = live.endpoint;
+  const std::string& resource_name = gone->resource_name();
+  gone->MarkStopped(clock_.Now());
+  auto sockets = live_endpoints_.find(resource_name);
+  sockets->second.erase(gone->socket_path());
+  auto serving = endpoints_.find(resource_name);
+  if (sockets->second.empty()) {
+    live_endpoints_.erase(sockets);
+    MarkResourceUnhealthyLocked(resource_name);
+    ScheduleNotifyLocked();
+    return {gone, nullptr};
+  }
+  if (serving->second != gone) return {gone, serving->second};
+  auto newest = std::max_element(
+      sockets->second.begin(), sockets->second.end(),
+      [](const auto& a, const auto& b) { return a.second.connected < b.second.connected; });
+  serving->second = newest->second.endpoint;
+  // Known again from the devices of its last snapshot, or once it sends its first.
+  health_known_.erase(resource_name);
+  if (newest->second.last_devices != nullptr) {
+    ApplyDevicesLocked(resource_name, newest->second.last_devices);
+  }
+  return {gone, serving->second};
+}
+
 void ManagerImpl::OnStreamEnded(const Endpoint& endpoint, const absl::Status& status) {
+  EndpointSharedPtr serving;
   bool disconnected = false;
   {
     absl::MutexLock lock(&mu_);
-    auto it = endpoints_.find(endpoint.resource_name());
-    if (it != endpoints_.end() && it->second.get() == &endpoint && !endpoint.IsStopped()) {
-      MarkResourceUnhealthyLocked(endpoint.resource_name());
-      it->second->MarkStopped(clock_.Now());
-      ScheduleNotifyLocked();
+    // An endpoint deregistered, replaced or stopped went already: its end changes nothing.
+    if (const LiveEndpoint* live = LiveEndpointLocked(endpoint); live != nullptr) {
+      serving = DisconnectLocked(*live).second;
       disconnected = true;
     }
   }
   if (disconnected) {
     DEVMGR_LOG(options_.logger, info, "Device plugin disconnected", "resourceName",
-               endpoint.resource_name(), "endpoint", endpoint.socket_path().string(), "err",
-               status);
+               endpoint.resource_name(), "endpoint", endpoint.socket_path().string(), "err", status,
+               "servedBy", serving != nullptr ? serving->socket_path().string() : "");
   }
   // Last: once the count is 0, Stop may return and the manager go away.
   absl::MutexLock lock(&mu_);
@@ -712,21 +764,20 @@ int ManagerImpl::RegistrationsInFlightForTest() const {
 void ManagerImpl::DeRegisterPlugin(absl::string_view resource_name, absl::string_view endpoint) {
   const std::filesystem::path socket =
       std::filesystem::path(std::string(endpoint)).lexically_normal();
-  EndpointSharedPtr stopped;
+  std::pair<EndpointSharedPtr, EndpointSharedPtr> disconnected;
   {
     absl::MutexLock lock(&mu_);
-    auto it = endpoints_.find(resource_name);
-    if (it == endpoints_.end() || it->second->IsStopped() || it->second->socket_path() != socket) {
-      return;
-    }
-    stopped = it->second;
-    MarkResourceUnhealthyLocked(it->first);
-    stopped->MarkStopped(clock_.Now());
-    ScheduleNotifyLocked();
+    auto resource = live_endpoints_.find(resource_name);
+    if (resource == live_endpoints_.end()) return;
+    auto it = resource->second.find(socket);
+    // Another socket of the resource, or one that went already, is left alone.
+    if (it == resource->second.end()) return;
+    disconnected = DisconnectLocked(it->second);
   }
-  stopped->CancelStream();
+  disconnected.first->CancelStream();
   DEVMGR_LOG(options_.logger, info, "Deregistered device plugin", "resourceName", resource_name,
-             "endpoint", socket.string());
+             "endpoint", socket.string(), "servedBy",
+             disconnected.second != nullptr ? disconnected.second->socket_path().string() : "");
 }
 
 void ManagerImpl::AnnouncePluginWatcher() {

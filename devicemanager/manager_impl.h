@@ -217,9 +217,10 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   absl::StatusOr<std::filesystem::path> AwaitPluginSocket(const std::string& endpoint)
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // ConnectPlugin dials the plugin on `socket` and, unless refused, makes it the endpoint of
-  // `resource_name`, replacing and stopping an older one. Blocks for the dial and
-  // GetDevicePluginOptions (each bounded by its deadline).
+  // ConnectPlugin dials the plugin on `socket` and, unless refused, adds it to the live
+  // endpoints of `resource_name` and makes it the one admission calls. An older endpoint on
+  // the same socket is replaced and stopped; those on other sockets stay live beside it. Blocks
+  // for the dial and GetDevicePluginOptions (each bounded by its deadline).
   absl::Status ConnectPlugin(const std::string& resource_name, const std::filesystem::path& socket)
       ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -253,6 +254,21 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
       const RegisteredSnapshot& registered) ABSL_LOCKS_EXCLUDED(mu_);
   void RunListeners() ABSL_LOCKS_EXCLUDED(mu_, listeners_mu_);
 
+  // LiveEndpointLocked: the entry of `endpoint` among the live endpoints, if it is still live
+  // (not stopped, not replaced on its socket).
+  struct LiveEndpoint;
+  LiveEndpoint* LiveEndpointLocked(const Endpoint& endpoint) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // DisconnectLocked: `live` (an entry of live_endpoints_) goes and is stopped. The last live
+  // endpoint of its resource makes the resource unhealthy and stays as its stopped endpoint
+  // for the grace period; otherwise, if it was the one admission calls, the newest of the others
+  // takes its place with the devices of its last snapshot, and the devices stay healthy.
+  // Returns the endpoint that went, and the one serving the resource now (null if none).
+  std::pair<EndpointSharedPtr, EndpointSharedPtr> DisconnectLocked(const LiveEndpoint& live)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ApplyDevicesLocked: `table` becomes the devices of `resource_name`, as the snapshot of the
+  // endpoint that serves it (the health of its devices known from now on).
+  void ApplyDevicesLocked(const std::string& resource_name, SharedTable table)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // upstream's markResourceUnhealthy, called when the plugin of `resource_name` goes away:
   // every healthy device of it becomes unhealthy, and the health of its devices is no longer
   // known (QueueHealthUpdateLocked for the pods holding some).
@@ -307,8 +323,25 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   std::optional<RegisteredSnapshot> registered_at_stop_ ABSL_GUARDED_BY(mu_);
   ActivePodsFn active_pods_ ABSL_GUARDED_BY(mu_);
   SourcesReadyFn sources_ready_ ABSL_GUARDED_BY(mu_);
-  // Resource name -> the endpoint serving it; a stopped one stays through its grace period.
+  // Resource name -> the endpoint serving it: the one admission calls (upstream's primary), one
+  // of its live endpoints below, or when it has none, the last one stopped, kept through its
+  // grace period.
   std::map<std::string, EndpointSharedPtr, std::less<>> endpoints_ ABSL_GUARDED_BY(mu_);
+  // A plugin socket connected for a resource, with the devices of its last snapshot (null
+  // before its first); only the snapshots of the endpoint serving the resource become its
+  // devices, the others are kept for the moment one of them takes over.
+  struct LiveEndpoint {
+    EndpointSharedPtr endpoint;
+    SharedTable last_devices;
+    // The order of connection: the newest survivor takes over.
+    uint64_t connected = 0;
+  };
+  // Resource name -> socket -> its live endpoint (upstream's endpointStore, PR #139338): plugins
+  // on different sockets serve one resource side by side, so that one going away leaves the
+  // resource to another (a rolling update that went wrong) instead of making it unhealthy.
+  std::map<std::string, std::map<std::filesystem::path, LiveEndpoint>, std::less<>> live_endpoints_
+      ABSL_GUARDED_BY(mu_);
+  uint64_t connections_ ABSL_GUARDED_BY(mu_) = 0;
   // Resource name -> every device from its plugin's last snapshot, with health and topology. A
   // resource is registered while it has an entry (an empty table until its plugin's first
   // snapshot). Shared (never null, never changed in place) with checkpoint writes, which render

@@ -316,11 +316,16 @@ TEST_F(ManagerTest, TestDevicePluginReRegistration) {
       ASSERT_TRUE(WaitForCapacity(kResource, 1, 1))
           << "Devices of plugin previously registered should be removed.";
 
-      // The replaced plugins' streams were stopped, and their end did not disconnect p3.
-      ASSERT_TRUE(WaitFor([&] { return p1->open_streams() == 0 && p2->open_streams() == 0; }));
+      // The plugins on the other sockets stay live beside p3 (upstream's endpointStore), and
+      // their going away leaves p3 serving.
+      EXPECT_EQ(manager_->GetEndpoint(kResource)->socket_path(), p3->socket());
+      EXPECT_EQ(p1->open_streams(), 1);
+      EXPECT_EQ(p2->open_streams(), 1);
       p1->Stop();
       p2->Stop();
-      EXPECT_FALSE(manager_->GetEndpoint(kResource)->IsStopped());
+      EXPECT_FALSE(WaitFor([&] { return manager_->GetEndpoint(kResource)->IsStopped(); },
+                           std::chrono::milliseconds(300)));
+      EXPECT_EQ(manager_->GetEndpoint(kResource)->socket_path(), p3->socket());
       EXPECT_EQ(Allocatable(kResource), 1);
       p3->SetDevices({MakeDevice("Dev3"), MakeDevice("Dev4")});
       ASSERT_TRUE(WaitForCapacity(kResource, 2, 2));
@@ -348,14 +353,90 @@ TEST_F(ManagerTest, TestDevicePluginReRegistrationProbeMode) {
   ASSERT_TRUE(WaitForCapacity(kResource, 1, 1))
       << "Devices of plugin previously registered should be removed.";
 
-  // Deregistering a replaced plugin's socket does nothing; the current one's disconnects.
+  // Deregistering a plugin beside the serving one takes that one away alone. Deregistering the
+  // serving one hands the resource to the newest left, p2, with its devices, still healthy.
   manager_->DeRegisterPlugin(kResource, p1->socket().string());
-  EXPECT_FALSE(manager_->GetEndpoint(kResource)->IsStopped());
+  EXPECT_TRUE(WaitFor([&] { return p1->open_streams() == 0; }));
+  EXPECT_EQ(manager_->GetEndpoint(kResource)->socket_path(), p3->socket());
+  EXPECT_EQ(Allocatable(kResource), 1);
   manager_->DeRegisterPlugin(kResource, p3->socket().string());
-  EXPECT_TRUE(manager_->GetEndpoint(kResource)->IsStopped());
-  EXPECT_EQ(Capacity(kResource), 1);
-  EXPECT_EQ(Allocatable(kResource), 0);
   EXPECT_TRUE(WaitFor([&] { return p3->open_streams() == 0; }));
+  EXPECT_FALSE(manager_->GetEndpoint(kResource)->IsStopped());
+  EXPECT_EQ(manager_->GetEndpoint(kResource)->socket_path(), p2->socket());
+  ASSERT_TRUE(WaitForCapacity(kResource, 2, 2));
+  // The last one's going makes the resource unhealthy.
+  manager_->DeRegisterPlugin(kResource, p2->socket().string());
+  EXPECT_TRUE(manager_->GetEndpoint(kResource)->IsStopped());
+  EXPECT_EQ(Capacity(kResource), 2);
+  EXPECT_EQ(Allocatable(kResource), 0);
+  EXPECT_TRUE(WaitFor([&] { return p2->open_streams() == 0; }));
+}
+
+// Plugins on different sockets serve one resource side by side (upstream PR #139338): the
+// newest connected is the one admission calls, the other keeps its stream.
+TEST_F(ManagerTest, TestPluginConnected_SameResourceDifferentSocketsCoexist) {
+  StartManager();
+  PluginPtr a = StartPlugin("a.sock", kResource1, {MakeDevice("a")});
+  ASSERT_TRUE(a->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+  PluginPtr b = StartPlugin("b.sock", kResource1, {MakeDevice("b"), MakeDevice("c")});
+  ASSERT_TRUE(b->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 2));
+  EXPECT_EQ(manager_->GetEndpoint(kResource1)->socket_path(), b->socket());
+  EXPECT_EQ(a->open_streams(), 1) << "the older plugin's stream stays up";
+  EXPECT_EQ(b->open_streams(), 1);
+  ASSERT_TRUE(manager_->GetEndpoint(kResource1)->Allocate({"b"}).ok());
+  EXPECT_EQ(b->allocate_calls(), 1);
+  EXPECT_EQ(a->allocate_calls(), 0);
+}
+
+// When the plugin serving a resource goes and another socket still serves it, the newest of the
+// others takes over with the devices of its last snapshot: the resource stays healthy. Until
+// then that plugin's snapshots change nothing the node reports.
+TEST_F(ManagerTest, TestPluginDisconnected_PromotesSurvivor) {
+  StartManager();
+  PluginPtr a = StartPlugin("a.sock", kResource1, {MakeDevice("a1"), MakeDevice("a2")});
+  ASSERT_TRUE(a->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 2));
+  PluginPtr b = StartPlugin("b.sock", kResource1, {MakeDevice("b1")});
+  ASSERT_TRUE(b->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+
+  a->SetDevices({MakeDevice("a1"), MakeDevice("a2"), MakeDevice("a3")});
+  EXPECT_FALSE(WaitFor([&] { return Capacity(kResource1) == 3; }, std::chrono::milliseconds(300)))
+      << "a snapshot of a plugin that does not serve the resource";
+
+  EndpointSharedPtr serving = manager_->GetEndpoint(kResource1);
+  b->EndStreams();
+  ASSERT_TRUE(WaitFor([&] { return serving->IsStopped(); }));
+  EndpointSharedPtr survivor = manager_->GetEndpoint(kResource1);
+  EXPECT_FALSE(survivor->IsStopped());
+  EXPECT_EQ(survivor->socket_path(), a->socket());
+  EXPECT_EQ(Capacity(kResource1), 3);
+  EXPECT_EQ(Allocatable(kResource1), 3);
+  EXPECT_TRUE(manager_->GetCapacity().removed.empty());
+  ASSERT_TRUE(survivor->Allocate({"a3"}).ok());
+  EXPECT_EQ(a->allocate_calls(), 1);
+}
+
+// The last live endpoint's going makes the resource unhealthy, and starts its grace period.
+TEST_F(ManagerTest, TestPluginDisconnected_LastEndpointMarksUnhealthy) {
+  StartManager();
+  PluginPtr a = StartPlugin("a.sock", kResource1, {MakeDevice("x"), MakeDevice("y")});
+  ASSERT_TRUE(a->Register(KubeletSocket()).ok());
+  PluginPtr b = StartPlugin("b.sock", kResource1, {MakeDevice("x"), MakeDevice("y")});
+  ASSERT_TRUE(b->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitFor([&] { return b->list_and_watch_calls() == 1; }));
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 2));
+  a->Stop();
+  ASSERT_TRUE(WaitFor([&] { return a->open_streams() == 0; }));
+  EXPECT_FALSE(
+      WaitFor([&] { return Allocatable(kResource1) == 0; }, std::chrono::milliseconds(300)));
+  b->Stop();
+  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 0));
+  EXPECT_TRUE(manager_->GetEndpoint(kResource1)->IsStopped());
+  clock_.Advance(kEndpointStopGracePeriod + absl::Seconds(1));
+  EXPECT_EQ(manager_->GetCapacity().removed, std::vector<std::string>{kResource1});
 }
 
 TEST_F(ManagerTest, TestUpdateCapacityAllocatable) {
@@ -571,7 +652,9 @@ TEST_F(ManagerTest, AllocatableRevisionsChangeWithEachResourcesDevices) {
 // A registration on the socket of its resource's live plugin replaces the endpoint, as upstream's
 // classic handler: a plugin that restarted on its socket before its old stream's end was seen,
 // or that registers again having given up waiting for the first answer, is served by the new
-// connection, and the old stream's end does not disconnect it.
+// connection, and the old stream's end does not disconnect it. (Upstream's newest handler keeps
+// the old connection instead, and its TestSameSocketRace_* tests record that a plugin can then
+// be lost; plugins on different sockets are the newest rule's, above.)
 TEST_F(ManagerTest, TestDevicePluginReRegistration_SameSocketReplacesTheEndpoint) {
   StartManager();
   PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
