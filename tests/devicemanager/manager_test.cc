@@ -372,6 +372,131 @@ TEST_F(ManagerTest, TestDevicePluginReRegistrationProbeMode) {
   EXPECT_TRUE(WaitFor([&] { return p2->open_streams() == 0; }));
 }
 
+// However often a plugin registers on its socket, one connection streams and one endpoint
+// serves. Upstream's handler gets there by ignoring a registration for a (resource, socket)
+// already connected; devmgr dials it and replaces the connection (the same-socket rule of
+// TestDevicePluginReRegistration_SameSocketReplacesTheEndpoint, below).
+TEST_F(ManagerTest, TestConnectClient_SameResourceSameSocketDeduplicated) {
+  StartManager();
+  PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(plugin->Register(KubeletSocket()).ok()) << i;
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+  ASSERT_TRUE(WaitFor([&] { return plugin->open_streams() == 1; }));
+  EXPECT_FALSE(WaitFor([&] { return plugin->open_streams() > 1; }, std::chrono::milliseconds(300)));
+  // The one stream's end leaves no other endpoint behind to serve the resource.
+  plugin->EndStreams();
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 0));
+  EXPECT_TRUE(manager_->GetEndpoint(kResource1)->IsStopped());
+}
+
+// The same through plugins_registry: two sockets of one resource both stay connected.
+TEST_F(ManagerTest, TestConnectClient_SameResourceDifferentSocketsCoexist) {
+  StartManager();
+  PluginPtr a = StartPlugin("a.sock", kResource1, {MakeDevice("x")});
+  PluginPtr b = StartPlugin("b.sock", kResource1, {MakeDevice("x")});
+  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, a->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, b->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(WaitFor([&] { return a->open_streams() == 1 && b->open_streams() == 1; }));
+  EXPECT_EQ(a->get_options_calls(), 1);
+  EXPECT_EQ(b->get_options_calls(), 1);
+  EXPECT_EQ(manager_->GetEndpoint(kResource1)->socket_path(), b->socket());
+}
+
+// A deregistration takes away the endpoint on its socket alone: an unknown socket changes
+// nothing, and the last one's going leaves the resource without a live endpoint.
+TEST_F(ManagerTest, TestDeregisterClient_WrongSocketIsNoop) {
+  StartManager();
+  PluginPtr a = StartPlugin("a.sock", kResource1, {MakeDevice("x")});
+  PluginPtr b = StartPlugin("b.sock", kResource1, {MakeDevice("x")});
+  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, a->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, b->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(WaitFor([&] { return a->open_streams() == 1 && b->open_streams() == 1; }));
+
+  manager_->DeRegisterPlugin(kResource1, dir_.Sub("c.sock").string());
+  EXPECT_FALSE(WaitFor([&] { return a->open_streams() + b->open_streams() < 2; },
+                       std::chrono::milliseconds(300)));
+
+  manager_->DeRegisterPlugin(kResource1, a->socket().string());
+  ASSERT_TRUE(WaitFor([&] { return a->open_streams() == 0; }));
+  EXPECT_EQ(b->open_streams(), 1);
+  EXPECT_EQ(manager_->GetEndpoint(kResource1)->socket_path(), b->socket());
+  EXPECT_FALSE(manager_->GetEndpoint(kResource1)->IsStopped());
+
+  manager_->DeRegisterPlugin(kResource1, b->socket().string());
+  ASSERT_TRUE(WaitFor([&] { return b->open_streams() == 0; }));
+  EXPECT_TRUE(manager_->GetEndpoint(kResource1)->IsStopped());
+}
+
+// Once a socket's endpoint went, the same socket registers again.
+TEST_F(ManagerTest, TestSameSocketRace_ReconnectAfterCleanDisconnect) {
+  StartManager();
+  PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("x")});
+  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, plugin->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+  manager_->DeRegisterPlugin(kResource1, plugin->socket().string());
+  EXPECT_TRUE(manager_->GetEndpoint(kResource1)->IsStopped());
+  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, plugin->socket().string(), {"v1beta1"}).ok());
+  EXPECT_FALSE(manager_->GetEndpoint(kResource1)->IsStopped());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+}
+
+// A registration on a socket whose endpoint is still connected is not refused (upstream refuses
+// it with "device plugin already connected: <socket>" until the old endpoint disconnects): it
+// replaces the endpoint. After a disconnect, the socket registers again all the same.
+TEST_F(ManagerTest, TestSameSocketRace_DisconnectBeforeReconnectAttempt) {
+  StartManager();
+  PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("x")});
+  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, plugin->socket().string(), {"v1beta1"}).ok());
+  EndpointSharedPtr first = manager_->GetEndpoint(kResource1);
+  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, plugin->socket().string(), {"v1beta1"}).ok());
+  EndpointSharedPtr second = manager_->GetEndpoint(kResource1);
+  EXPECT_NE(second, first);
+  EXPECT_TRUE(first->IsStopped());
+  EXPECT_FALSE(second->IsStopped());
+  manager_->DeRegisterPlugin(kResource1, plugin->socket().string());
+  EXPECT_TRUE(second->IsStopped());
+  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, plugin->socket().string(), {"v1beta1"}).ok());
+  EXPECT_FALSE(manager_->GetEndpoint(kResource1)->IsStopped());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+}
+
+// The end of a replaced endpoint's stream, seen after the new endpoint connected on the same
+// socket, does not disconnect the new one: the manager knows which endpoint ended. Upstream keys
+// that disconnect on the socket alone, and its test records that the fresh endpoint is evicted.
+TEST_F(ManagerTest, TestSameSocketRace_LateDisconnectAfterReconnect) {
+  StartManager();
+  PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("x")});
+  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitFor([&] { return plugin->open_streams() == 1; }));
+  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
+  EndpointSharedPtr fresh = manager_->GetEndpoint(kResource1);
+  // The old stream ended at the plugin: its end reaches the manager after the reconnect.
+  ASSERT_TRUE(
+      WaitFor([&] { return plugin->list_and_watch_calls() == 2 && plugin->open_streams() == 1; }));
+  EXPECT_FALSE(WaitFor([&] { return fresh->IsStopped(); }, std::chrono::milliseconds(300)));
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), fresh);
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+}
+
+// A plugin's new instance takes the socket over and registers, again and again if it likes:
+// each registration is accepted and reaches the new instance. Upstream's newest manager refuses
+// them for as long as its endpoint on that socket, dialed at the old instance's moment, stays
+// connected: its test records the retries as possibly endless.
+TEST_F(ManagerTest, TestSameSocketRace_FastTakeoverMayResultInInfiniteRetries) {
+  StartManager();
+  PluginPtr old_instance = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
+  ASSERT_TRUE(old_instance->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+  PluginPtr new_instance = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
+  for (int retry = 0; retry < 3; ++retry) {
+    ASSERT_TRUE(new_instance->Register(KubeletSocket()).ok()) << retry;
+  }
+  ASSERT_TRUE(manager_->GetEndpoint(kResource1)->Allocate({"a"}).ok());
+  EXPECT_EQ(new_instance->allocate_calls(), 1);
+  EXPECT_EQ(old_instance->allocate_calls(), 0);
+  EXPECT_TRUE(WaitFor([&] { return old_instance->open_streams() == 0; }));
+}
+
 // Plugins on different sockets serve one resource side by side (upstream PR #139338): the
 // newest connected is the one admission calls, the other keeps its stream.
 TEST_F(ManagerTest, TestPluginConnected_SameResourceDifferentSocketsCoexist) {
