@@ -25,6 +25,7 @@
 #include "devicemanager/checkpoint_store_impl.h"
 #include "devicemanager/manager_impl.h"
 #include "devicemanager/metrics.h"
+#include "tests/devicemanager/fake_endpoint.h"
 #include "tests/testlib/fake_clock.h"
 #include "tests/testlib/fake_device_plugin.h"
 #include "tests/testlib/temp_dir.h"
@@ -69,6 +70,36 @@ class RegistrationCounter final : public ManagerMetrics {
 
  private:
   std::atomic<int> registrations_{0};
+};
+
+// Connects a FakeEndpoint only once the manager has begun to stop (its dials cancelled), so
+// that the manager refuses a plugin whose dial and handshake succeeded; keeps a weak reference
+// to it.
+class DialDoneDuringStop final : public EndpointFactory {
+ public:
+  absl::StatusOr<EndpointSharedPtr> Connect(std::string resource_name, std::filesystem::path socket,
+                                            EndpointCallbacks& callbacks,
+                                            const std::atomic<bool>* cancelled) override {
+    dialing_.Notify();
+    if (!WaitFor([&] { return cancelled->load(); })) {
+      return absl::DeadlineExceededError("the manager did not stop");
+    }
+    auto endpoint = std::make_shared<::devmgr::testing::FakeEndpoint>(
+        std::move(resource_name), std::move(socket), v1beta1::DevicePluginOptions(), callbacks);
+    absl::MutexLock lock(&mu_);
+    connected_ = endpoint;
+    return endpoint;
+  }
+  absl::Notification& dialing() { return dialing_; }
+  std::weak_ptr<Endpoint> connected() const {
+    absl::MutexLock lock(&mu_);
+    return connected_;
+  }
+
+ private:
+  absl::Notification dialing_;
+  mutable absl::Mutex mu_;
+  std::weak_ptr<Endpoint> connected_ ABSL_GUARDED_BY(mu_);
 };
 
 class ManagerTest : public ::testing::Test {
@@ -370,6 +401,45 @@ TEST_F(ManagerTest, TestDevicePluginReRegistrationProbeMode) {
   EXPECT_EQ(Capacity(kResource), 2);
   EXPECT_EQ(Allocatable(kResource), 0);
   EXPECT_TRUE(WaitFor([&] { return p2->open_streams() == 0; }));
+}
+
+// A plugin refused after its dial and handshake succeeded (here because the manager began to
+// stop meanwhile; upstream's case is PluginConnected's error): the registration fails, and the
+// plugin is left neither connected nor half registered.
+TEST_F(ManagerTest, TestConnectClient_PluginConnectedFailureDeregisters) {
+  DialDoneDuringStop factory;
+  ManagerOptions options = Options();
+  options.endpoint_factory = &factory;
+  StartManager(std::move(options));
+  MuteSocket socket(dir_.Sub("p.sock"));
+  absl::Status registered;
+  std::thread registration([&] {
+    registered = manager_->RegisterPlugin(kResource1, dir_.Sub("p.sock").string(), {"v1beta1"});
+  });
+  ASSERT_TRUE(factory.dialing().WaitForNotificationWithTimeout(absl::Seconds(10)));
+  manager_->Stop();
+  registration.join();
+  EXPECT_EQ(registered.code(), absl::StatusCode::kUnavailable) << registered;
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), nullptr);
+  EXPECT_TRUE(manager_->GetCapacity().capacity.empty());
+}
+
+// The same refusal drops the connection it made (upstream issue #124716): nothing keeps the
+// refused endpoint, so its channel is closed.
+TEST_F(ManagerTest, TestConnect_PluginConnectedFailureClosesConnection) {
+  DialDoneDuringStop factory;
+  ManagerOptions options = Options();
+  options.endpoint_factory = &factory;
+  StartManager(std::move(options));
+  MuteSocket socket(dir_.Sub("p.sock"));
+  std::thread registration([&] {
+    EXPECT_FALSE(
+        manager_->RegisterPlugin(kResource1, dir_.Sub("p.sock").string(), {"v1beta1"}).ok());
+  });
+  ASSERT_TRUE(factory.dialing().WaitForNotificationWithTimeout(absl::Seconds(10)));
+  manager_->Stop();
+  registration.join();
+  EXPECT_TRUE(factory.connected().expired());
 }
 
 // However often a plugin registers on its socket, one connection streams and one endpoint
