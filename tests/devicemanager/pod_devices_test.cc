@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "devicemanager/reservations.h"
 
 namespace devmgr::devicemanager {
 namespace {
@@ -322,6 +325,56 @@ TEST(PodDevicesTest, UndecodableResponseIsSkipped) {
   EXPECT_TRUE(restored.HasPod("pod1"));
   EXPECT_FALSE(restored.HasPod("pod2"));
   EXPECT_EQ(skipped, (std::vector<std::string>{"pod2/con1/res1"}));
+}
+
+// The devices of `resource` a pod's containers hold together, gathered as the manager's
+// pod-scope topology hints gather them: each container's allocation looked up by FindDevices.
+std::set<std::string> PodHeld(const PodDevices& pod_devices, const std::string& pod_uid,
+                              const std::vector<std::string>& containers,
+                              const std::string& resource) {
+  std::set<std::string> held;
+  for (const std::string& container : containers) {
+    const checkpoint::DevicesPerNuma* devices =
+        pod_devices.FindDevices(pod_uid, container, resource);
+    if (devices == nullptr) continue;
+    for (const auto& [numa, ids] : *devices) held.insert(ids.begin(), ids.end());
+  }
+  return held;
+}
+
+// Upstream's TestPodDevices: a pod's devices of a resource are the union of what its containers
+// hold; an unknown pod or resource has none, and an admission still in flight (here in
+// Reservations, beside PodDevices) shows nothing.
+TEST(PodDevicesTest, TestPodDevices) {
+  const std::string pod = "pod";
+  const std::string reserved_pod = "reserved-pod";
+  const std::vector<std::string> containers = {"container1", "container2"};
+  const std::string resource1 = "example.com/resource1";
+  const std::string resource2 = "example.com/resource2";
+
+  PodDevices pod_devices;
+  pod_devices.Insert(pod, "container1", resource1, MakeAllocation({{0, {"dev1"}}}));
+  pod_devices.Insert(pod, "container2", resource1, MakeAllocation({{1, {"dev2"}}}));
+  pod_devices.Insert(pod, "container1", resource2, MakeAllocation({{0, {"dev3"}}}));
+
+  Reservations reservations;
+  ASSERT_TRUE(reservations.Begin(reserved_pod, "container1", resource1));
+  ReservedDevices reserved{resource1, {}, {}, {}};
+  reservations.Reserve("reserved-dev", reserved);
+
+  EXPECT_EQ(PodHeld(pod_devices, pod, containers, resource1),
+            (std::set<std::string>{"dev1", "dev2"}));
+  EXPECT_EQ(PodHeld(pod_devices, pod, containers, resource2), (std::set<std::string>{"dev3"}));
+  EXPECT_TRUE(PodHeld(pod_devices, pod, containers, "example.com/unknown").empty());
+  EXPECT_TRUE(PodHeld(pod_devices, "unknown-pod", containers, resource1).empty());
+  EXPECT_TRUE(PodHeld(pod_devices, reserved_pod, containers, resource1).empty())
+      << "an admission in flight holds nothing yet";
+  EXPECT_FALSE(pod_devices.HasPod(reserved_pod));
+
+  // The pods holding each resource, by the same index.
+  EXPECT_EQ(pod_devices.PodsHolding(resource1), std::vector<std::string>{pod});
+  EXPECT_EQ(pod_devices.PodsHolding(resource2), std::vector<std::string>{pod});
+  EXPECT_TRUE(pod_devices.PodsHolding("example.com/unknown").empty());
 }
 
 }  // namespace

@@ -4,7 +4,11 @@
 
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "devicemanager/device_table.h"
+#include "devicemanager/pod_devices.h"
 
 namespace devmgr::devicemanager {
 namespace {
@@ -110,6 +114,118 @@ TEST(ReservationsTest, DevicesAreMadeReusableAndTakenOutOfReuse) {
   EXPECT_TRUE(reservations.Reusable("pod1", kGpu).empty());
   reservations.Release("pod1", "app", app);
   EXPECT_EQ(reservations.Reusable("pod1", kGpu), (std::set<std::string>{"d0"}));
+}
+
+// ---- Upstream's reservation scenarios of pod_devices_test.go ----
+//
+// Upstream keeps an admission's in-flight reservation inside podDevices; here it lives in
+// Reservations beside PodDevices, and the steps below use the two as the manager's admission
+// does (admission.cc): Begin and Reserve while picking, PodDevices::Insert followed by Commit
+// once the plugin answered, Release when the admission gives up, PodDevices::Delete (with
+// ForgetPodsNotIn) when pods are garbage collected.
+
+// The devices an admission may still pick, as the manager computes them: healthy, held by no
+// container and reserved by no admission in flight.
+IdSet FreeDevices(const PodDevices& pod_devices, const Reservations& reservations,
+                  const std::string& resource, const DeviceTable& table) {
+  IdSet free = pod_devices.NotHeld(resource, table);
+  reservations.EraseReserved(resource, free);
+  return free;
+}
+
+DeviceTable TwoDevices(const std::string& first, const std::string& second) {
+  return DeviceTable({Device{first, Health::kHealthy, {}}, Device{second, Health::kHealthy, {}}});
+}
+
+// What the admission commits for reserved devices without topology.
+ContainerAllocation AllocationOf(const ReservedDevices& devices) {
+  ContainerAllocation allocation;
+  allocation.devices[checkpoint::kNoNumaNode] = devices.ids;
+  return allocation;
+}
+
+TEST(ReservationsTest, TestPodDevicesReservationLifecycle) {
+  const std::string pod = "pod";
+  const std::string container = "container";
+  const std::string committed_container = "committed-container";
+  const std::string resource = "example.com/resource";
+  const std::string committed_resource = "example.com/committed-resource";
+  const DeviceTable table = TwoDevices("dev0", "dev1");
+
+  PodDevices pod_devices;
+  Reservations reservations;
+  ASSERT_TRUE(reservations.Begin(pod, container, resource));
+  EXPECT_FALSE(reservations.Begin(pod, container, resource))
+      << "a second admission of the same container and resource must not start";
+  ReservedDevices reserved = For(resource);
+  reservations.Reserve("dev0", reserved);
+
+  // Reserved: in use for every other admission, held by nobody.
+  EXPECT_TRUE(reservations.IsReserved(resource, "dev0"));
+  EXPECT_EQ(FreeDevices(pod_devices, reservations, resource, table), IdSet({"dev1"}));
+  EXPECT_FALSE(pod_devices.HasPod(pod));
+  EXPECT_EQ(pod_devices.FindDevices(pod, container, resource), nullptr);
+  EXPECT_TRUE(pod_devices.ContainerDevices(pod, container).empty());
+  EXPECT_FALSE(pod_devices.Response(pod, container, resource).has_value());
+  EXPECT_TRUE(pod_devices.ToCheckpoint().empty()) << "a reservation is never checkpointed";
+  EXPECT_FALSE(pod_devices.PodAndContainerForDevice(resource, "dev0").has_value());
+
+  // Garbage collection of the pod removes what it holds, not the reservation in flight.
+  pod_devices.Insert(pod, committed_container, committed_resource,
+                     ContainerAllocation{{{checkpoint::kNoNumaNode, {"dev1"}}}, {}});
+  EXPECT_TRUE(pod_devices.HasPod(pod));
+  reservations.ForgetPodsNotIn({});
+  pod_devices.Delete(pod_devices.PodsNotIn({}));
+  EXPECT_FALSE(pod_devices.HasPod(pod));
+  EXPECT_EQ(pod_devices.FindDevices(pod, committed_container, committed_resource), nullptr);
+  EXPECT_TRUE(reservations.IsReserved(resource, "dev0")) << "the reservation survives collection";
+  EXPECT_EQ(FreeDevices(pod_devices, reservations, resource, table), IdSet({"dev1"}));
+  EXPECT_FALSE(reservations.Begin(pod, container, resource)) << "still in flight";
+
+  // Commit: the container holds the device, which stays in use.
+  pod_devices.Insert(pod, container, resource, AllocationOf(reserved));
+  reservations.Commit(pod, container, reserved, /*reusable_by_pod=*/false);
+  EXPECT_TRUE(pod_devices.HasPod(pod));
+  const ResourceDevices held = pod_devices.ContainerDevices(pod, container);
+  ASSERT_TRUE(held.contains(resource));
+  EXPECT_EQ(held.at(resource).size(), 1u);
+  EXPECT_TRUE(held.at(resource).contains("dev0"));
+  EXPECT_FALSE(reservations.IsReserved(resource, "dev0")) << "held now, no longer reserved";
+  EXPECT_EQ(FreeDevices(pod_devices, reservations, resource, table), IdSet({"dev1"}));
+  EXPECT_EQ(pod_devices.ToCheckpoint().size(), 1u);
+
+  // Releasing the committed allocation as if it were still a reservation changes nothing.
+  reservations.Release(pod, container, reserved);
+  EXPECT_TRUE(pod_devices.Holds(resource, "dev0"));
+  EXPECT_EQ(FreeDevices(pod_devices, reservations, resource, table), IdSet({"dev1"}));
+
+  // With nothing in flight, collecting the pod frees everything.
+  pod_devices.Delete({pod});
+  EXPECT_FALSE(pod_devices.HasPod(pod));
+  EXPECT_FALSE(reservations.IsReserved(resource, "dev0"));
+  EXPECT_EQ(FreeDevices(pod_devices, reservations, resource, table), IdSet({"dev0", "dev1"}));
+}
+
+TEST(ReservationsTest, TestPodDevicesRollbackReservation) {
+  const std::string pod = "pod";
+  const std::string container = "container";
+  const std::string resource = "example.com/resource";
+  const DeviceTable table = TwoDevices("dev0", "dev1");
+
+  PodDevices pod_devices;
+  Reservations reservations;
+  ASSERT_TRUE(reservations.Begin(pod, container, resource));
+  ReservedDevices reserved = For(resource);
+  reservations.Reserve("dev0", reserved);
+  ASSERT_EQ(FreeDevices(pod_devices, reservations, resource, table), IdSet({"dev1"}));
+
+  reservations.Release(pod, container, reserved);
+  EXPECT_FALSE(reservations.IsReserved(resource, "dev0"));
+  EXPECT_EQ(FreeDevices(pod_devices, reservations, resource, table), IdSet({"dev0", "dev1"}));
+  EXPECT_TRUE(pod_devices.empty());
+  EXPECT_TRUE(pod_devices.DeviceIds().empty());
+  EXPECT_TRUE(reservations.Reusable(pod, resource).empty());
+  EXPECT_TRUE(reservations.Begin(pod, container, resource)) << "no longer in flight";
 }
 
 }  // namespace

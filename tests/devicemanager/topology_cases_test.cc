@@ -17,11 +17,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -818,6 +821,211 @@ TEST_F(TopologyCasesTest, TestGetPreferredAllocationParameters) {
         << "must include: " << absl::StrJoin(asked.must_include, ",");
     EXPECT_EQ(asked.size, tc.expected_size);
     EXPECT_EQ(static_cast<int64_t>(Held("podUID", "containerName", kResource).size()), tc.request);
+  }
+}
+
+// ---- TestGetPodDeviceRequest ----
+
+// Upstream calls getPodDeviceRequest directly; here the per-pod request is internal to
+// GetPodTopologyHints, so it is read back from the hints. NUMA node k has 2^k devices of each
+// resource (nodes 0..3, 15 devices): every request n from 1 to 15 is exactly the device count of
+// one set of nodes, and no hinted set of nodes has fewer than n devices, so the smallest device
+// count among the hinted sets is the request.
+constexpr int kRequestNodes = 4;
+
+std::vector<Device> PowersOfTwoPerNode() {
+  std::vector<Device> devices;
+  for (int node = 0; node < kRequestNodes; ++node) {
+    for (int i = 0; i < (1 << node); ++i) {
+      devices.push_back(OnNode(absl::StrCat("Dev", node, "-", i), node));
+    }
+  }
+  return devices;
+}
+
+// The request GetPodTopologyHints generated `hints` for, on PowersOfTwoPerNode; -1 when there
+// are no hints to read it from.
+int64_t RequestOf(const Hints& hints) {
+  if (!hints.has_value() || hints->empty()) return -1;
+  int64_t smallest = -1;
+  for (const TopologyHint& hint : *hints) {
+    int64_t count = 0;
+    for (int node : hint.numa_affinity.Nodes()) count += int64_t{1} << node;
+    if (smallest < 0 || count < smallest) smallest = count;
+  }
+  return smallest;
+}
+
+struct RequestCase {
+  std::string description;
+  Pod pod;
+  std::vector<std::string> registered = {};
+  std::map<std::string, int64_t> expected = {};
+};
+
+std::vector<RequestCase> RequestCases() {
+  const std::string gpu = "gpu";
+  const std::string nic = "nic";
+  // Upstream's containers also ask for CPU and memory, which no plugin provides; the
+  // unregistered resource stands for them.
+  const auto with = [](std::map<std::string, int64_t> devices) {
+    devices[kNotRegistered] = 2;
+    return devices;
+  };
+  return {
+      {
+          .description = "empty pod",
+          .pod = MakePod("pod", {}),
+          .registered = {},
+          .expected = {},
+      },
+      {
+          .description = "Init container requests device plugin resource",
+          .pod = MakePod("pod", {}, {Init("init1", with({{gpu, 2}}))}),
+          .registered = {gpu},
+          .expected = {{gpu, 2}},
+      },
+      {
+          .description = "Init containers request device plugin resource",
+          .pod = MakePod("pod", {},
+                         {Init("init1", with({{gpu, 2}})), Init("init2", with({{gpu, 4}}))}),
+          .registered = {gpu},
+          .expected = {{gpu, 4}},
+      },
+      {
+          .description = "User container requests device plugin resource",
+          .pod = MakePod("pod", {App("app1", with({{gpu, 2}}))}),
+          .registered = {gpu},
+          .expected = {{gpu, 2}},
+      },
+      {
+          .description = "Init containers and user containers request the same amount of device "
+                         "plugin resources",
+          .pod = MakePod(
+              "pod",
+              {App("app1", with({{gpu, 1}, {nic, 1}})), App("app2", with({{gpu, 1}, {nic, 1}}))},
+              {Init("init1", with({{gpu, 2}, {nic, 2}})),
+               Init("init2", with({{gpu, 2}, {nic, 2}}))}),
+          .registered = {gpu, nic},
+          .expected = {{gpu, 2}, {nic, 2}},
+      },
+      {
+          .description =
+              "Init containers request more device plugin resources than user containers",
+          .pod = MakePod("pod",
+                         {App("app1", with({{gpu, 1}, {nic, 1}})), App("app2", with({{gpu, 1}}))},
+                         {Init("init1", with({{gpu, 2}, {nic, 1}})),
+                          Init("init2", with({{gpu, 3}, {nic, 2}}))}),
+          .registered = {gpu, nic},
+          .expected = {{gpu, 3}, {nic, 2}},
+      },
+      {
+          .description =
+              "User containers request more device plugin resources than init containers",
+          .pod = MakePod(
+              "pod",
+              {App("app1", with({{gpu, 3}, {nic, 2}})), App("app2", with({{gpu, 3}, {nic, 2}}))},
+              {Init("init1", with({{gpu, 2}, {nic, 1}})),
+               Init("init2", with({{gpu, 2}, {nic, 1}}))}),
+          .registered = {gpu, nic},
+          .expected = {{gpu, 6}, {nic, 4}},
+      },
+      // Restartable init containers (sidecars), as Kubernetes' PodLimits counts them: they run
+      // beside the app containers and beside every init container started after them.
+      {
+          .description = "Sidecar started before an init container adds to its request",
+          .pod = MakePod("pod", {App("app1", {{gpu, 1}})},
+                         {Sidecar("sidecar1", {{gpu, 1}}), Init("init1", {{gpu, 2}})}),
+          .registered = {gpu},
+          .expected = {{gpu, 3}},
+      },
+      {
+          .description = "Sidecar started after an init container does not add to its request",
+          .pod = MakePod("pod", {App("app1", {{gpu, 1}})},
+                         {Init("init1", {{gpu, 2}}), Sidecar("sidecar1", {{gpu, 1}})}),
+          .registered = {gpu},
+          .expected = {{gpu, 2}},
+      },
+      {
+          .description = "Sidecars add to the user containers",
+          .pod = MakePod("pod", {App("app1", {{gpu, 3}})},
+                         {Sidecar("sidecar1", {{gpu, 1}}), Sidecar("sidecar2", {{gpu, 1}}),
+                          Init("init1", {{gpu, 1}})}),
+          .registered = {gpu},
+          .expected = {{gpu, 5}},
+      },
+  };
+}
+
+TEST_F(TopologyCasesTest, TestGetPodDeviceRequest) {
+  for (const RequestCase& tc : RequestCases()) {
+    SCOPED_TRACE(tc.description);
+    StartManager({0, 1, 2, 3}, {tc.pod.uid});
+    if (HasFatalFailure()) return;
+    for (const std::string& resource : tc.registered) AddResource(resource, PowersOfTwoPerNode());
+    const TopologyHints hints = manager_->GetPodTopologyHints(tc.pod);
+    std::map<std::string, int64_t> requests;
+    for (const auto& [resource, resource_hints] : hints) {
+      requests[resource] = RequestOf(resource_hints);
+    }
+    EXPECT_EQ(requests, tc.expected);
+  }
+}
+
+// ---- TestGetTopologyHintsWithUpdates ----
+
+// Upstream's race check: a plugin's snapshots (1000 devices on node 0, sent 10 times) applied
+// while hints are asked for over and over, at container and at pod scope. Every answer must be
+// the one the unchanged devices give; a run under ThreadSanitizer also checks for data races.
+TEST_F(TopologyCasesTest, TestGetTopologyHintsWithUpdates) {
+  constexpr int kUpdates = 10;
+  std::vector<Device> devices;
+  for (int i = 0; i < 1000; ++i) devices.push_back(OnNode(absl::StrCat("dev-", i), 0));
+  const Pod pod = MakePod("pod", {App("container", {{kResource, 1}})});
+  const std::string expected = Render(std::vector<TopologyHint>{{NumaMask{0}, true}});
+
+  const std::vector<std::pair<std::string, std::function<TopologyHints()>>> queries = {
+      {"GetTopologyHints data race when update device",
+       [&] { return manager_->GetTopologyHints(pod, pod.containers[0]); }},
+      {"GetPodTopologyHints data race when update device",
+       [&] { return manager_->GetPodTopologyHints(pod); }},
+  };
+  for (const auto& entry : queries) {
+    // A plain reference (clang-14 lambdas cannot capture structured bindings).
+    const std::function<TopologyHints()>& query = entry.second;
+    SCOPED_TRACE(entry.first);
+    StartManager({0}, {pod.uid});
+    if (HasFatalFailure()) return;
+    std::shared_ptr<FakeEndpoint> endpoint = AddResource(kResource, devices);
+    ASSERT_NE(endpoint, nullptr);
+
+    std::atomic<bool> updated{false};
+    std::atomic<int> pushed{0};
+    std::thread updater([&] {
+      for (int i = 0; i < kUpdates; ++i) {
+        if (endpoint->PushDevices(devices)) pushed.fetch_add(1);
+      }
+      updated.store(true);
+    });
+    int asked = 0;
+    std::vector<std::string> wrong;
+    std::thread asker([&] {
+      // At least once, and for as long as the updates go on.
+      do {
+        const TopologyHints hints = query();
+        ++asked;
+        auto it = hints.find(kResource);
+        const std::string got = it == hints.end() ? "missing" : Render(it->second);
+        if (got != expected) wrong.push_back(got);
+      } while (!updated.load());
+    });
+    updater.join();
+    asker.join();
+
+    EXPECT_EQ(pushed.load(), kUpdates);
+    EXPECT_GE(asked, 1);
+    EXPECT_TRUE(wrong.empty()) << wrong.size() << " of " << asked << " answers wrong, first "
+                               << (wrong.empty() ? "" : wrong.front());
   }
 }
 
