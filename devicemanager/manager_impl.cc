@@ -31,6 +31,13 @@ constexpr size_t kMaxCorruptCopyBytes = size_t{16} << 20;
 // How often a kubelet.sock registration looks for the plugin's socket that is not there yet.
 constexpr absl::Duration kSocketPollInterval = absl::Milliseconds(20);
 
+// The key of an endpoint among its resource's live endpoints: its socket as DeRegisterPlugin
+// names it, so that one socket reached through kubelet.sock (plugin_dir joined with a name) and
+// through plugins_registry (a path as the plugin wrote it) is one key.
+std::filesystem::path SocketKey(const Endpoint& endpoint) {
+  return endpoint.socket_path().lexically_normal();
+}
+
 std::unique_ptr<EndpointFactory> DefaultEndpointFactory(const ManagerOptions& options) {
   if (options.endpoint_factory != nullptr) return nullptr;
   EndpointOptions endpoint_options;
@@ -426,12 +433,13 @@ absl::Status ManagerImpl::ConnectPlugin(const std::string& resource_name,
   EndpointSharedPtr endpoint = *std::move(connected);
 
   EndpointSharedPtr replaced;
+  bool supplied = false;
   int beside = 0;
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::UnavailableError("the device manager is stopping");
     std::map<std::filesystem::path, LiveEndpoint>& sockets = live_endpoints_[resource_name];
-    if (auto it = sockets.find(endpoint->socket_path()); it != sockets.end()) {
+    if (auto it = sockets.find(SocketKey(*endpoint)); it != sockets.end()) {
       // On the same socket the newest registration wins, as upstream's classic handler: a
       // plugin that restarted on its socket before its old stream's end was seen, or a new
       // instance that took the socket over while the old one still serves its connection, is
@@ -440,12 +448,15 @@ absl::Status ManagerImpl::ConnectPlugin(const std::string& resource_name,
       // here, so its end cannot disconnect the new plugin.
       replaced = it->second.endpoint;
       replaced->MarkStopped(clock_.Now());
+      // The plugin on that socket still supplies the devices it reported, until it reports anew.
+      supplied = it->second.supplies_devices;
       sockets.erase(it);
     }
     beside = static_cast<int>(sockets.size());
-    sockets.emplace(
-        endpoint->socket_path(),
-        LiveEndpoint{.endpoint = endpoint, .last_devices = nullptr, .connected = ++connections_});
+    sockets.emplace(SocketKey(*endpoint), LiveEndpoint{.endpoint = endpoint,
+                                                       .last_devices = nullptr,
+                                                       .connected = ++connections_,
+                                                       .supplies_devices = supplied});
     // The newest connection serves the resource (upstream's last write wins); plugins on other
     // sockets stay live beside it.
     endpoints_[resource_name] = endpoint;
@@ -465,7 +476,7 @@ absl::Status ManagerImpl::ConnectPlugin(const std::string& resource_name,
 ManagerImpl::LiveEndpoint* ManagerImpl::LiveEndpointLocked(const Endpoint& endpoint) {
   auto resource = live_endpoints_.find(endpoint.resource_name());
   if (resource == live_endpoints_.end()) return nullptr;
-  auto it = resource->second.find(endpoint.socket_path());
+  auto it = resource->second.find(SocketKey(endpoint));
   return it == resource->second.end() || it->second.endpoint.get() != &endpoint ? nullptr
                                                                                 : &it->second;
 }
@@ -477,19 +488,23 @@ void ManagerImpl::OnDevicesUpdated(const Endpoint& endpoint, std::vector<Device>
   // A replaced or stopped endpoint's late snapshot must not overwrite the current state.
   LiveEndpoint* live = LiveEndpointLocked(endpoint);
   if (live == nullptr) return;
-  live->last_devices = table;
+  live->last_devices = std::move(table);
   auto it = endpoints_.find(endpoint.resource_name());
   if (it == endpoints_.end() || it->second.get() != &endpoint) return;
-  ApplyDevicesLocked(endpoint.resource_name(), std::move(table));
+  ApplyDevicesLocked(endpoint.resource_name(), *live);
 }
 
-void ManagerImpl::ApplyDevicesLocked(const std::string& resource_name, SharedTable table) {
+void ManagerImpl::ApplyDevicesLocked(const std::string& resource_name, LiveEndpoint& source) {
+  for (auto& [socket, live] : live_endpoints_[resource_name]) {
+    live.supplies_devices = &live == &source;
+  }
   SharedTable& current = devices_[resource_name];
   const bool first = health_known_.insert(resource_name).second;
   if (options_.resource_health_status) {
-    QueueHealthUpdateLocked(PodsToUpdateLocked(resource_name, current.get(), *table, first));
+    QueueHealthUpdateLocked(
+        PodsToUpdateLocked(resource_name, current.get(), *source.last_devices, first));
   }
-  current = std::move(table);
+  current = source.last_devices;
   gone_without_devices_.erase(resource_name);
   DevicesChangedLocked(resource_name);
   ScheduleCheckpointLocked();
@@ -499,10 +514,11 @@ void ManagerImpl::ApplyDevicesLocked(const std::string& resource_name, SharedTab
 std::pair<EndpointSharedPtr, EndpointSharedPtr> ManagerImpl::DisconnectLocked(
     const LiveEndpoint& live) {
   EndpointSharedPtr gone = live.endpoint;
+  const bool supplied = live.supplies_devices;
   const std::string& resource_name = gone->resource_name();
   gone->MarkStopped(clock_.Now());
   auto sockets = live_endpoints_.find(resource_name);
-  sockets->second.erase(gone->socket_path());
+  sockets->second.erase(SocketKey(*gone));
   auto serving = endpoints_.find(resource_name);
   if (sockets->second.empty()) {
     live_endpoints_.erase(sockets);
@@ -510,15 +526,21 @@ std::pair<EndpointSharedPtr, EndpointSharedPtr> ManagerImpl::DisconnectLocked(
     ScheduleNotifyLocked();
     return {gone, nullptr};
   }
-  if (serving->second != gone) return {gone, serving->second};
-  auto newest = std::max_element(
-      sockets->second.begin(), sockets->second.end(),
-      [](const auto& a, const auto& b) { return a.second.connected < b.second.connected; });
-  serving->second = newest->second.endpoint;
-  // Known again from the devices of its last snapshot, or once it sends its first.
-  health_known_.erase(resource_name);
-  if (newest->second.last_devices != nullptr) {
-    ApplyDevicesLocked(resource_name, newest->second.last_devices);
+  if (serving->second == gone) {
+    auto newest = std::max_element(
+        sockets->second.begin(), sockets->second.end(),
+        [](const auto& a, const auto& b) { return a.second.connected < b.second.connected; });
+    serving->second = newest->second.endpoint;
+    if (newest->second.last_devices != nullptr) {
+      ApplyDevicesLocked(resource_name, newest->second);
+      return {gone, serving->second};
+    }
+  }
+  // The devices were the report of the plugin that went, and the one serving has sent none:
+  // nothing vouches for them until it does.
+  if (supplied) {
+    MarkResourceUnhealthyLocked(resource_name);
+    ScheduleNotifyLocked();
   }
   return {gone, serving->second};
 }

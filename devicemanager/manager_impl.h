@@ -261,13 +261,15 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // DisconnectLocked: `live` (an entry of live_endpoints_) goes and is stopped. The last live
   // endpoint of its resource makes the resource unhealthy and stays as its stopped endpoint
   // for the grace period; otherwise, if it was the one admission calls, the newest of the others
-  // takes its place with the devices of its last snapshot, and the devices stay healthy.
-  // Returns the endpoint that went, and the one serving the resource now (null if none).
+  // takes its place, with the devices of its last snapshot. The devices stay healthy unless they
+  // were the report of the endpoint that went and the one serving now has sent none yet (then
+  // they are unhealthy until it does). Returns the endpoint that went, and the one serving the
+  // resource now (null if none).
   std::pair<EndpointSharedPtr, EndpointSharedPtr> DisconnectLocked(const LiveEndpoint& live)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // ApplyDevicesLocked: `table` becomes the devices of `resource_name`, as the snapshot of the
-  // endpoint that serves it (the health of its devices known from now on).
-  void ApplyDevicesLocked(const std::string& resource_name, SharedTable table)
+  // ApplyDevicesLocked: the last snapshot of `source`, the live endpoint serving
+  // `resource_name`, becomes the resource's devices (their health known from now on).
+  void ApplyDevicesLocked(const std::string& resource_name, LiveEndpoint& source)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // upstream's markResourceUnhealthy, called when the plugin of `resource_name` goes away:
   // every healthy device of it becomes unhealthy, and the health of its devices is no longer
@@ -335,6 +337,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
     SharedTable last_devices;
     // The order of connection: the newest survivor takes over.
     uint64_t connected = 0;
+    // Its snapshot is the resource's devices now (one endpoint of the resource at most).
+    bool supplies_devices = false;
   };
   // Resource name -> socket -> its live endpoint (upstream's endpointStore, PR #139338): plugins
   // on different sockets serve one resource side by side, so that one going away leaves the

@@ -36,6 +36,8 @@ namespace {
 
 using ::devmgr::testing::FakeClock;
 using ::devmgr::testing::FakeDevicePlugin;
+using ::devmgr::testing::FakeEndpoint;
+using ::devmgr::testing::FakeEndpointFactory;
 using ::devmgr::testing::MakeDevice;
 using ::devmgr::testing::MakeDevices;
 using ::devmgr::testing::TempDir;
@@ -133,6 +135,28 @@ class ManagerTest : public ::testing::Test {
 
   std::filesystem::path KubeletSocket() const { return dir_.Sub("kubelet.sock"); }
 
+  // Starts the manager on fakes_ and registers in probe mode a FakeEndpoint of kResource1 at
+  // each of `sockets` (files put there), returned in that order.
+  std::vector<std::shared_ptr<FakeEndpoint>> StartWithFakes(const std::vector<std::string>& sockets,
+                                                            bool preferred_allocation = false) {
+    ManagerOptions options = Options();
+    options.endpoint_factory = &fakes_;
+    StartManager(std::move(options));
+    v1beta1::DevicePluginOptions plugin_options;
+    plugin_options.set_get_preferred_allocation_available(preferred_allocation);
+    fakes_.set_plugin_options(plugin_options);
+    std::vector<std::shared_ptr<FakeEndpoint>> endpoints;
+    for (const std::string& socket : sockets) {
+      socket_files_.push_back(std::make_unique<MuteSocket>(dir_.Sub(socket)));
+      endpoints.push_back(RegisterFake(socket));
+    }
+    return endpoints;
+  }
+  std::shared_ptr<FakeEndpoint> RegisterFake(const std::string& socket) {
+    EXPECT_TRUE(manager_->RegisterPlugin(kResource1, dir_.Sub(socket).string(), {"v1beta1"}).ok());
+    return fakes_.endpoint(kResource1);
+  }
+
   // -1 when the resource is not reported.
   int64_t Capacity(const std::string& resource) {
     CapacityResult result = manager_->GetCapacity();
@@ -163,6 +187,9 @@ class ManagerTest : public ::testing::Test {
 
   TempDir dir_;
   FakeClock clock_;
+  // In-memory endpoints, for tests that start the manager with them (FakeEndpoints).
+  FakeEndpointFactory fakes_;
+  std::vector<std::unique_ptr<MuteSocket>> socket_files_;
   RegistrationCounter registrations_;  // before manager_, which points to it
   std::unique_ptr<ManagerImpl> manager_;
 };
@@ -565,6 +592,109 @@ TEST_F(ManagerTest, TestSameSocketRace_FastTakeoverMayResultInInfiniteRetries) {
   EXPECT_EQ(new_instance->allocate_calls(), 1);
   EXPECT_EQ(old_instance->allocate_calls(), 0);
   EXPECT_TRUE(WaitFor([&] { return old_instance->open_streams() == 0; }));
+}
+
+// The devices are the report of a plugin that went, and the plugin serving the resource now has
+// sent no snapshot yet: nothing vouches for them, so they are unhealthy until it does. Whether
+// the one that went served the resource (a) or an older one did (b), whose report stayed the
+// devices while a newer plugin had not sent its own, or that older one's socket was registered
+// again before it went (c).
+TEST_F(ManagerTest, DevicesOfAPluginThatWentAreUnhealthyUntilTheServingOneReports) {
+  std::vector<std::shared_ptr<FakeEndpoint>> plugins = StartWithFakes({"x.sock", "y.sock"});
+  ASSERT_EQ(plugins.size(), 2u);
+  std::shared_ptr<FakeEndpoint> x = plugins[0];
+  std::shared_ptr<FakeEndpoint> y = plugins[1];
+  ASSERT_TRUE(y->PushDevices({Device{"y1", Health::kHealthy, {}}}));
+  EXPECT_EQ(Allocatable(kResource1), 1);
+
+  // (a)
+  y->EndStream(absl::OkStatus());
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), x);
+  EXPECT_EQ(Capacity(kResource1), 1);
+  EXPECT_EQ(Allocatable(kResource1), 0);
+  ASSERT_TRUE(
+      x->PushDevices({Device{"x1", Health::kHealthy, {}}, Device{"x2", Health::kHealthy, {}}}));
+  EXPECT_EQ(Allocatable(kResource1), 2);
+
+  // (b)
+  std::shared_ptr<FakeEndpoint> z = RegisterFake("y.sock");
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), z);
+  EXPECT_EQ(Allocatable(kResource1), 2) << "a registration alone changes no device";
+  x->EndStream(absl::OkStatus());
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), z);
+  EXPECT_FALSE(z->IsStopped());
+  EXPECT_EQ(Capacity(kResource1), 2);
+  EXPECT_EQ(Allocatable(kResource1), 0);
+  ASSERT_TRUE(z->PushDevices({Device{"z1", Health::kHealthy, {}}}));
+  EXPECT_EQ(Capacity(kResource1), 1);
+  EXPECT_EQ(Allocatable(kResource1), 1);
+
+  // (c) As (b), where the plugin whose report the devices are registered again on its socket
+  // before it went: the new connection stands for the report of the one it replaced.
+  std::shared_ptr<FakeEndpoint> v = RegisterFake("x.sock");
+  std::shared_ptr<FakeEndpoint> w = RegisterFake("y.sock");
+  EXPECT_TRUE(z->IsStopped()) << "replaced";
+  EXPECT_EQ(Allocatable(kResource1), 1);
+  w->EndStream(absl::OkStatus());
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), v);
+  EXPECT_EQ(Allocatable(kResource1), 0);
+}
+
+// An admission picked devices of the plugin serving its resource; while it asked that plugin for
+// its preference, the plugin went and one on another socket, with devices of its own, took over.
+// The admission is refused as upstream refuses a pick that comes up short, and the new plugin is
+// never asked to allocate devices it did not report.
+TEST_F(ManagerTest, AnAdmissionWhosePluginWasTakenOverWhilePickingIsRefused) {
+  std::vector<std::shared_ptr<FakeEndpoint>> plugins =
+      StartWithFakes({"a.sock", "b.sock"}, /*preferred_allocation=*/true);
+  ASSERT_EQ(plugins.size(), 2u);
+  std::shared_ptr<FakeEndpoint> a = plugins[0];
+  std::shared_ptr<FakeEndpoint> b = plugins[1];
+  ASSERT_TRUE(a->PushDevices({Device{"a1", Health::kHealthy, {}}}));
+  ASSERT_TRUE(
+      b->PushDevices({Device{"b1", Health::kHealthy, {}}, Device{"b2", Health::kHealthy, {}}}));
+  absl::Notification asked;
+  absl::Notification answer;
+  b->OnGetPreferredAllocation([&](const std::vector<std::string>&, const std::vector<std::string>&,
+                                  int) -> absl::StatusOr<v1beta1::PreferredAllocationResponse> {
+    asked.Notify();
+    answer.WaitForNotificationWithTimeout(absl::Seconds(10));
+    return v1beta1::PreferredAllocationResponse();
+  });
+  const Pod pod{
+      "pod1", "default", "pod1", {}, {Container{"c", ContainerType::kRegular, {{kResource1, 1}}}}};
+  absl::Status admitted;
+  std::thread admission([&] { admitted = manager_->Allocate(pod, pod.containers[0]); });
+  ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  b->EndStream(absl::OkStatus());
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), a);
+  answer.Notify();
+  admission.join();
+  // The devices it picked are no longer free devices of the resource when its pick ends.
+  EXPECT_EQ(admitted.message(),
+            "unexpectedly allocated less resources than required. Requested: 1, Got: 0");
+  EXPECT_EQ(a->allocate_calls(), 0);
+  EXPECT_TRUE(manager_->GetDevices("pod1", "c").empty());
+  EXPECT_EQ(Allocatable(kResource1), 1) << "a1 is free";
+}
+
+// One socket, reached through kubelet.sock (the plugin folder joined with its name, here a
+// folder named with a "." in it) and through plugins_registry (the path written plainly), is one
+// socket: the second registration replaces the first, and deregistering the path disconnects it.
+TEST_F(ManagerTest, OneSocketNamedTwoWaysIsOneEndpoint) {
+  ManagerOptions options = Options();
+  options.plugin_dir = dir_.path() / ".";
+  StartManager(std::move(options));
+  PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
+  ASSERT_TRUE(plugin->Register(dir_.path() / "." / "kubelet.sock").ok());
+  ASSERT_TRUE(WaitFor([&] { return plugin->open_streams() == 1; }));
+  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, plugin->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(WaitFor([&] { return plugin->list_and_watch_calls() == 2; }));
+  EXPECT_TRUE(WaitFor([&] { return plugin->open_streams() == 1; }));
+  EXPECT_FALSE(WaitFor([&] { return plugin->open_streams() > 1; }, std::chrono::milliseconds(300)));
+  manager_->DeRegisterPlugin(kResource1, plugin->socket().string());
+  EXPECT_TRUE(manager_->GetEndpoint(kResource1)->IsStopped());
+  EXPECT_TRUE(WaitFor([&] { return plugin->open_streams() == 0; }));
 }
 
 // Plugins on different sockets serve one resource side by side (upstream PR #139338): the
