@@ -152,6 +152,10 @@ class ManagerTest : public ::testing::Test {
     }
     return endpoints;
   }
+  // Registers `plugin` in probe mode, as the plugin watcher does for a socket in plugins_registry.
+  absl::Status RegisterProbe(const FakeDevicePlugin& plugin) {
+    return manager_->RegisterPlugin(plugin.resource_name(), plugin.socket().string(), {"v1beta1"});
+  }
   std::shared_ptr<FakeEndpoint> RegisterFake(const std::string& socket) {
     EXPECT_TRUE(manager_->RegisterPlugin(kResource1, dir_.Sub(socket).string(), {"v1beta1"}).ok());
     return fakes_.endpoint(kResource1);
@@ -491,8 +495,8 @@ TEST_F(ManagerTest, TestConnectClient_SameResourceDifferentSocketsCoexist) {
   StartManager();
   PluginPtr a = StartPlugin("a.sock", kResource1, {MakeDevice("x")});
   PluginPtr b = StartPlugin("b.sock", kResource1, {MakeDevice("x")});
-  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, a->socket().string(), {"v1beta1"}).ok());
-  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, b->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(RegisterProbe(*a).ok());
+  ASSERT_TRUE(RegisterProbe(*b).ok());
   ASSERT_TRUE(WaitFor([&] { return a->open_streams() == 1 && b->open_streams() == 1; }));
   EXPECT_EQ(a->get_options_calls(), 1);
   EXPECT_EQ(b->get_options_calls(), 1);
@@ -505,8 +509,8 @@ TEST_F(ManagerTest, TestDeregisterClient_WrongSocketIsNoop) {
   StartManager();
   PluginPtr a = StartPlugin("a.sock", kResource1, {MakeDevice("x")});
   PluginPtr b = StartPlugin("b.sock", kResource1, {MakeDevice("x")});
-  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, a->socket().string(), {"v1beta1"}).ok());
-  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, b->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(RegisterProbe(*a).ok());
+  ASSERT_TRUE(RegisterProbe(*b).ok());
   ASSERT_TRUE(WaitFor([&] { return a->open_streams() == 1 && b->open_streams() == 1; }));
 
   manager_->DeRegisterPlugin(kResource1, dir_.Sub("c.sock").string());
@@ -524,17 +528,19 @@ TEST_F(ManagerTest, TestDeregisterClient_WrongSocketIsNoop) {
   EXPECT_TRUE(manager_->GetEndpoint(kResource1)->IsStopped());
 }
 
-// Once a socket's endpoint went, the same socket registers again.
+// Once a socket's endpoint went (its stream ended cleanly), the same socket registers again.
 TEST_F(ManagerTest, TestSameSocketRace_ReconnectAfterCleanDisconnect) {
   StartManager();
-  PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("x")});
-  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, plugin->socket().string(), {"v1beta1"}).ok());
+  PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
+  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
   ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
-  manager_->DeRegisterPlugin(kResource1, plugin->socket().string());
-  EXPECT_TRUE(manager_->GetEndpoint(kResource1)->IsStopped());
-  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, plugin->socket().string(), {"v1beta1"}).ok());
+  EndpointSharedPtr first = manager_->GetEndpoint(kResource1);
+  plugin->EndStreams();
+  ASSERT_TRUE(WaitFor([&] { return first->IsStopped(); }));
+  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
+  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
+  EXPECT_NE(manager_->GetEndpoint(kResource1), first);
   EXPECT_FALSE(manager_->GetEndpoint(kResource1)->IsStopped());
-  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
 }
 
 // A registration on a socket whose endpoint is still connected is not refused (upstream refuses
@@ -543,16 +549,16 @@ TEST_F(ManagerTest, TestSameSocketRace_ReconnectAfterCleanDisconnect) {
 TEST_F(ManagerTest, TestSameSocketRace_DisconnectBeforeReconnectAttempt) {
   StartManager();
   PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("x")});
-  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, plugin->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(RegisterProbe(*plugin).ok());
   EndpointSharedPtr first = manager_->GetEndpoint(kResource1);
-  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, plugin->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(RegisterProbe(*plugin).ok());
   EndpointSharedPtr second = manager_->GetEndpoint(kResource1);
   EXPECT_NE(second, first);
   EXPECT_TRUE(first->IsStopped());
   EXPECT_FALSE(second->IsStopped());
   manager_->DeRegisterPlugin(kResource1, plugin->socket().string());
   EXPECT_TRUE(second->IsStopped());
-  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, plugin->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(RegisterProbe(*plugin).ok());
   EXPECT_FALSE(manager_->GetEndpoint(kResource1)->IsStopped());
   ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
 }
@@ -688,7 +694,7 @@ TEST_F(ManagerTest, OneSocketNamedTwoWaysIsOneEndpoint) {
   PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
   ASSERT_TRUE(plugin->Register(dir_.path() / "." / "kubelet.sock").ok());
   ASSERT_TRUE(WaitFor([&] { return plugin->open_streams() == 1; }));
-  ASSERT_TRUE(manager_->RegisterPlugin(kResource1, plugin->socket().string(), {"v1beta1"}).ok());
+  ASSERT_TRUE(RegisterProbe(*plugin).ok());
   ASSERT_TRUE(WaitFor([&] { return plugin->list_and_watch_calls() == 2; }));
   EXPECT_TRUE(WaitFor([&] { return plugin->open_streams() == 1; }));
   EXPECT_FALSE(WaitFor([&] { return plugin->open_streams() > 1; }, std::chrono::milliseconds(300)));
@@ -996,13 +1002,6 @@ TEST_F(ManagerTest, TestDevicePluginReRegistration_SameSocketReplacesTheEndpoint
   })) << "the new stream started, the old one ended";
   EXPECT_FALSE(second->IsStopped());
   EXPECT_EQ(Allocatable(kResource1), 1);
-
-  // After a clean disconnect, the same socket registers again.
-  plugin->EndStreams();
-  ASSERT_TRUE(WaitFor([&] { return second->IsStopped(); }));
-  ASSERT_TRUE(plugin->Register(KubeletSocket()).ok());
-  ASSERT_TRUE(WaitForCapacity(kResource1, 1, 1));
-  EXPECT_NE(manager_->GetEndpoint(kResource1), second);
 }
 
 // A plugin's new instance binds the socket path while the old one still serves its
