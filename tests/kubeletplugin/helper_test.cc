@@ -461,6 +461,25 @@ TEST(HelperTest, PublishResourcesDoesNotWaitForTheStore) {
   publish.join();
 }
 
+// Upstream's TestEndpointLifecycle: serving puts each socket at its path, in the folder asked
+// for, and stopping takes it away.
+TEST(HelperTest, TestEndpointLifecycle) {
+  TempDir dir;
+  IdleDriver driver;
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, Options(dir.path()));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  const std::filesystem::path service = (*helper)->service_socket();
+  const std::filesystem::path registrar = (*helper)->registrar_socket();
+  EXPECT_EQ(service.parent_path(), dir.Sub("plugins") / "gpu.example.com");
+  EXPECT_EQ(registrar.parent_path(), dir.Sub("plugins_registry"));
+  EXPECT_TRUE(IsSocket(service));
+  EXPECT_TRUE(IsSocket(registrar));
+  EXPECT_TRUE(SomeoneListens(service));
+  (*helper)->Stop();
+  EXPECT_FALSE(std::filesystem::exists(service));
+  EXPECT_FALSE(std::filesystem::exists(registrar));
+}
+
 // A driver's second instance at the same paths (its pod started before the first one's ended,
 // without rolling-update names) takes the sockets over; the first one's Stop leaves them, and
 // they still answer. Before, the first one removed them: gRPC unlinks the path it bound, and
