@@ -755,16 +755,18 @@ TEST_F(ManagerTest, TestPluginDisconnected_LastEndpointMarksUnhealthy) {
   StartManager();
   PluginPtr a = StartPlugin("a.sock", kResource1, {MakeDevice("x"), MakeDevice("y")});
   ASSERT_TRUE(a->Register(KubeletSocket()).ok());
-  PluginPtr b = StartPlugin("b.sock", kResource1, {MakeDevice("x"), MakeDevice("y")});
+  // b's devices differ, so that the capacity tells its snapshot is the resource's devices (a's
+  // going while b had reported none would make them unhealthy).
+  PluginPtr b =
+      StartPlugin("b.sock", kResource1, {MakeDevice("x"), MakeDevice("y"), MakeDevice("z")});
   ASSERT_TRUE(b->Register(KubeletSocket()).ok());
-  ASSERT_TRUE(WaitFor([&] { return b->list_and_watch_calls() == 1; }));
-  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 2));
+  ASSERT_TRUE(WaitForCapacity(kResource1, 3, 3));
   a->Stop();
   ASSERT_TRUE(WaitFor([&] { return a->open_streams() == 0; }));
   EXPECT_FALSE(
       WaitFor([&] { return Allocatable(kResource1) == 0; }, std::chrono::milliseconds(300)));
   b->Stop();
-  ASSERT_TRUE(WaitForCapacity(kResource1, 2, 0));
+  ASSERT_TRUE(WaitForCapacity(kResource1, 3, 0));
   EXPECT_TRUE(manager_->GetEndpoint(kResource1)->IsStopped());
   clock_.Advance(kEndpointStopGracePeriod + absl::Seconds(1));
   EXPECT_EQ(manager_->GetCapacity().removed, std::vector<std::string>{kResource1});
