@@ -1,10 +1,10 @@
 // The device manager's embedding API: what a host node agent (a kubelet, an edge agent, the
 // devmgr daemon) creates and calls. The Manager runs the device plugin registration server on
 // `<plugin_dir>/kubelet.sock`, keeps an endpoint per registered resource and plugin socket (the
-// newest serving the resource, the others taking over if it goes) with its devices and their
-// health, reports capacity and allocatable for node status (keeping a vanished
-// plugin's resource through a grace period), and keeps `kubelet_internal_checkpoint` in the
-// same format as a real kubelet, restoring from it at Start.
+// newest that reported serving the resource, the others taking over if it goes) with its devices
+// and their health, reports capacity and allocatable for node status (keeping a vanished plugin's
+// resource through a grace period), and keeps `kubelet_internal_checkpoint` in the same format as a
+// real kubelet, restoring from it at Start.
 //
 // Ownership and threads: the host owns the Manager (ManagerPtr). Every method is thread-safe.
 // Unless a method says otherwise it never blocks on a plugin or on disk: state lives behind one

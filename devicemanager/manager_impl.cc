@@ -457,11 +457,7 @@ absl::Status ManagerImpl::ConnectPlugin(const std::string& resource_name,
                                                        .last_devices = nullptr,
                                                        .connected = ++connections_,
                                                        .supplies_devices = supplied});
-    // The newest connection serves the resource (upstream's last write wins); plugins on other
-    // sockets stay live beside it.
-    endpoints_[resource_name] = endpoint;
-    // Known again once the new plugin sends its devices.
-    health_known_.erase(resource_name);
+    ServeLocked(resource_name);
     ++active_streams_;
   }
   // Dropping `endpoint` on refusal above closed its channel (upstream issue #124716).
@@ -490,8 +486,41 @@ void ManagerImpl::OnDevicesUpdated(const Endpoint& endpoint, std::vector<Device>
   if (live == nullptr) return;
   live->last_devices = std::move(table);
   auto it = endpoints_.find(endpoint.resource_name());
-  if (it == endpoints_.end() || it->second.get() != &endpoint) return;
-  ApplyDevicesLocked(endpoint.resource_name(), *live);
+  if (it != endpoints_.end() && it->second.get() == &endpoint) {
+    ApplyDevicesLocked(endpoint.resource_name(), *live);
+  } else {
+    // A newer plugin than the one serving takes over with its first snapshot.
+    ServeLocked(endpoint.resource_name());
+  }
+}
+
+ManagerImpl::LiveEndpoint* ManagerImpl::ServingCandidateLocked(const std::string& resource_name) {
+  auto sockets = live_endpoints_.find(resource_name);
+  if (sockets == live_endpoints_.end()) return nullptr;
+  LiveEndpoint* newest = nullptr;
+  LiveEndpoint* newest_reported = nullptr;
+  for (auto& [socket, live] : sockets->second) {
+    if (newest == nullptr || live.connected > newest->connected) newest = &live;
+    if (live.last_devices != nullptr &&
+        (newest_reported == nullptr || live.connected > newest_reported->connected)) {
+      newest_reported = &live;
+    }
+  }
+  return newest_reported != nullptr ? newest_reported : newest;
+}
+
+void ManagerImpl::ServeLocked(const std::string& resource_name) {
+  LiveEndpoint* candidate = ServingCandidateLocked(resource_name);
+  if (candidate == nullptr) return;
+  EndpointSharedPtr& serving = endpoints_[resource_name];
+  if (serving == candidate->endpoint) return;
+  serving = candidate->endpoint;
+  if (candidate->last_devices != nullptr) {
+    ApplyDevicesLocked(resource_name, *candidate);
+  } else {
+    // Known again once it sends its devices.
+    ForgetHealthLocked(resource_name);
+  }
 }
 
 void ManagerImpl::ApplyDevicesLocked(const std::string& resource_name, LiveEndpoint& source) {
@@ -519,30 +548,20 @@ std::pair<EndpointSharedPtr, EndpointSharedPtr> ManagerImpl::DisconnectLocked(
   gone->MarkStopped(clock_.Now());
   auto sockets = live_endpoints_.find(resource_name);
   sockets->second.erase(SocketKey(*gone));
-  auto serving = endpoints_.find(resource_name);
   if (sockets->second.empty()) {
     live_endpoints_.erase(sockets);
     MarkResourceUnhealthyLocked(resource_name);
     ScheduleNotifyLocked();
     return {gone, nullptr};
   }
-  if (serving->second == gone) {
-    auto newest = std::max_element(
-        sockets->second.begin(), sockets->second.end(),
-        [](const auto& a, const auto& b) { return a.second.connected < b.second.connected; });
-    serving->second = newest->second.endpoint;
-    if (newest->second.last_devices != nullptr) {
-      ApplyDevicesLocked(resource_name, newest->second);
-      return {gone, serving->second};
-    }
-  }
-  // The devices were the report of the plugin that went, and the one serving has sent none:
-  // nothing vouches for them until it does.
-  if (supplied) {
+  // The devices were the report of the plugin that went, and none of the others has sent one:
+  // nothing vouches for them until one does.
+  if (supplied && ServingCandidateLocked(resource_name)->last_devices == nullptr) {
     MarkResourceUnhealthyLocked(resource_name);
     ScheduleNotifyLocked();
   }
-  return {gone, serving->second};
+  ServeLocked(resource_name);
+  return {gone, endpoints_[resource_name]};
 }
 
 void ManagerImpl::OnStreamEnded(const Endpoint& endpoint, const absl::Status& status) {
@@ -566,10 +585,14 @@ void ManagerImpl::OnStreamEnded(const Endpoint& endpoint, const absl::Status& st
   --active_streams_;
 }
 
-void ManagerImpl::MarkResourceUnhealthyLocked(const std::string& resource_name) {
+void ManagerImpl::ForgetHealthLocked(const std::string& resource_name) {
   if (health_known_.erase(resource_name) > 0 && options_.resource_health_status) {
     QueueHealthUpdateLocked(pod_devices_.PodsHolding(resource_name));
   }
+}
+
+void ManagerImpl::MarkResourceUnhealthyLocked(const std::string& resource_name) {
+  ForgetHealthLocked(resource_name);
   auto it = devices_.find(resource_name);
   if (it == devices_.end()) {
     gone_without_devices_.emplace(resource_name);

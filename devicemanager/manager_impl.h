@@ -260,13 +260,22 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   LiveEndpoint* LiveEndpointLocked(const Endpoint& endpoint) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // DisconnectLocked: `live` (an entry of live_endpoints_) goes and is stopped. The last live
   // endpoint of its resource makes the resource unhealthy and stays as its stopped endpoint
-  // for the grace period; otherwise, if it was the one admission calls, the newest of the others
-  // takes its place, with the devices of its last snapshot. The devices stay healthy unless they
-  // were the report of the endpoint that went and the one serving now has sent none yet (then
-  // they are unhealthy until it does). Returns the endpoint that went, and the one serving the
-  // resource now (null if none).
+  // for the grace period; otherwise the resource is served as ServingCandidateLocked says. The
+  // devices stay healthy unless they were the report of the endpoint that went and none of the
+  // others has sent one (then they are unhealthy until one does). Returns the endpoint that
+  // went, and the one serving the resource now (null if none).
   std::pair<EndpointSharedPtr, EndpointSharedPtr> DisconnectLocked(const LiveEndpoint& live)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ServingCandidateLocked: the live endpoint that serves `resource_name`: the newest that has
+  // sent a snapshot, or while none has, the newest; null when none is live. So a plugin that
+  // registers beside one that serves takes over with its first snapshot, never before: a new
+  // instance that is slow to report, or never does, is not sent admissions for devices it did
+  // not report, and leaves the health of the devices as the one serving reports it.
+  LiveEndpoint* ServingCandidateLocked(const std::string& resource_name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ServeLocked: the candidate serves `resource_name` (endpoints_), with its last snapshot as
+  // the resource's devices, or, before its first, their health unknown.
+  void ServeLocked(const std::string& resource_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // ApplyDevicesLocked: the last snapshot of `source`, the live endpoint serving
   // `resource_name`, becomes the resource's devices (their health known from now on).
   void ApplyDevicesLocked(const std::string& resource_name, LiveEndpoint& source)
@@ -276,6 +285,9 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // known (QueueHealthUpdateLocked for the pods holding some).
   void MarkResourceUnhealthyLocked(const std::string& resource_name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ForgetHealthLocked: the health of the devices of `resource_name` is no longer known (no live
+  // plugin vouches for it); the pods holding some are queued for an update if it was.
+  void ForgetHealthLocked(const std::string& resource_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // PodsToUpdateLocked is upstream's half of genericDeviceUpdateCallback that compares health:
   // the pods holding a device of `now` (a new snapshot of `resource_name`) whose health differs
   // in `before` or that `before` lacks; every pod holding a device of it when `first` (the
@@ -335,7 +347,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   struct LiveEndpoint {
     EndpointSharedPtr endpoint;
     SharedTable last_devices;
-    // The order of connection: the newest survivor takes over.
+    // The order of connection (ServingCandidateLocked).
     uint64_t connected = 0;
     // Its snapshot is the resource's devices now (one endpoint of the resource at most).
     bool supplies_devices = false;

@@ -5,14 +5,11 @@
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -28,6 +25,7 @@
 #include "tests/devicemanager/fake_endpoint.h"
 #include "tests/testlib/fake_clock.h"
 #include "tests/testlib/fake_device_plugin.h"
+#include "tests/testlib/listening_socket.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
 
@@ -38,6 +36,7 @@ using ::devmgr::testing::FakeClock;
 using ::devmgr::testing::FakeDevicePlugin;
 using ::devmgr::testing::FakeEndpoint;
 using ::devmgr::testing::FakeEndpointFactory;
+using ::devmgr::testing::ListeningSocket;
 using ::devmgr::testing::MakeDevice;
 using ::devmgr::testing::MakeDevices;
 using ::devmgr::testing::TempDir;
@@ -47,22 +46,6 @@ using PluginPtr = std::unique_ptr<FakeDevicePlugin>;
 constexpr char kResource[] = "fake-domain/resource";
 constexpr char kResource1[] = "domain1.com/resource1";
 constexpr char kResource2[] = "domain2.com/resource2";
-
-// A unix socket that accepts connections into its backlog but never speaks gRPC.
-class MuteSocket {
- public:
-  explicit MuteSocket(const std::filesystem::path& path) : fd_(::socket(AF_UNIX, SOCK_STREAM, 0)) {
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    EXPECT_EQ(::listen(fd_, 64), 0);
-  }
-  ~MuteSocket() { ::close(fd_); }
-
- private:
-  int fd_;
-};
 
 // Counts the Register requests kubelet.sock received.
 class RegistrationCounter final : public ManagerMetrics {
@@ -147,7 +130,8 @@ class ManagerTest : public ::testing::Test {
     fakes_.set_plugin_options(plugin_options);
     std::vector<std::shared_ptr<FakeEndpoint>> endpoints;
     for (const std::string& socket : sockets) {
-      socket_files_.push_back(std::make_unique<MuteSocket>(dir_.Sub(socket)));
+      socket_files_.push_back(std::make_unique<ListeningSocket>(dir_.Sub(socket)));
+      EXPECT_TRUE(socket_files_.back()->listening()) << socket;
       endpoints.push_back(RegisterFake(socket));
     }
     return endpoints;
@@ -193,7 +177,7 @@ class ManagerTest : public ::testing::Test {
   FakeClock clock_;
   // In-memory endpoints, for tests that start the manager with them (FakeEndpoints).
   FakeEndpointFactory fakes_;
-  std::vector<std::unique_ptr<MuteSocket>> socket_files_;
+  std::vector<std::unique_ptr<ListeningSocket>> socket_files_;
   RegistrationCounter registrations_;  // before manager_, which points to it
   std::unique_ptr<ManagerImpl> manager_;
 };
@@ -369,7 +353,9 @@ TEST_F(ManagerTest, TestDevicePluginReRegistration) {
       ASSERT_TRUE(WaitFor([&] { return p2->list_and_watch_calls() == 1; }));
       EXPECT_EQ(Capacity(kResource), 2) << "Devices shouldn't change.";
       EXPECT_EQ(Allocatable(kResource), 2) << "Devices shouldn't change.";
-      EXPECT_EQ(manager_->GetEndpoint(kResource)->socket_path(), p2->socket());
+      // p2 serves once its first snapshot is in.
+      EXPECT_TRUE(
+          WaitFor([&] { return manager_->GetEndpoint(kResource)->socket_path() == p2->socket(); }));
 
       // A plugin re-registering with different devices: the previous plugin's devices go.
       PluginPtr p3 =
@@ -442,7 +428,7 @@ TEST_F(ManagerTest, TestConnectClient_PluginConnectedFailureDeregisters) {
   ManagerOptions options = Options();
   options.endpoint_factory = &factory;
   StartManager(std::move(options));
-  MuteSocket socket(dir_.Sub("p.sock"));
+  ListeningSocket socket(dir_.Sub("p.sock"));
   absl::Status registered;
   std::thread registration([&] {
     registered = manager_->RegisterPlugin(kResource1, dir_.Sub("p.sock").string(), {"v1beta1"});
@@ -462,7 +448,7 @@ TEST_F(ManagerTest, TestConnect_PluginConnectedFailureClosesConnection) {
   ManagerOptions options = Options();
   options.endpoint_factory = &factory;
   StartManager(std::move(options));
-  MuteSocket socket(dir_.Sub("p.sock"));
+  ListeningSocket socket(dir_.Sub("p.sock"));
   std::thread registration([&] {
     EXPECT_FALSE(
         manager_->RegisterPlugin(kResource1, dir_.Sub("p.sock").string(), {"v1beta1"}).ok());
@@ -500,7 +486,9 @@ TEST_F(ManagerTest, TestConnectClient_SameResourceDifferentSocketsCoexist) {
   ASSERT_TRUE(WaitFor([&] { return a->open_streams() == 1 && b->open_streams() == 1; }));
   EXPECT_EQ(a->get_options_calls(), 1);
   EXPECT_EQ(b->get_options_calls(), 1);
-  EXPECT_EQ(manager_->GetEndpoint(kResource1)->socket_path(), b->socket());
+  // The newer serves once it has sent its devices.
+  EXPECT_TRUE(
+      WaitFor([&] { return manager_->GetEndpoint(kResource1)->socket_path() == b->socket(); }));
 }
 
 // A deregistration takes away the endpoint on its socket alone: an unknown socket changes
@@ -600,11 +588,10 @@ TEST_F(ManagerTest, TestSameSocketRace_FastTakeoverMayResultInInfiniteRetries) {
   EXPECT_TRUE(WaitFor([&] { return old_instance->open_streams() == 0; }));
 }
 
-// The devices are the report of a plugin that went, and the plugin serving the resource now has
-// sent no snapshot yet: nothing vouches for them, so they are unhealthy until it does. Whether
-// the one that went served the resource (a) or an older one did (b), whose report stayed the
-// devices while a newer plugin had not sent its own, or that older one's socket was registered
-// again before it went (c).
+// The devices are the report of a plugin that went, and no plugin left has sent a snapshot
+// yet: nothing vouches for them, so they are unhealthy until one does. Whether the one that
+// went was the only one to report (a), or kept serving beside a newer plugin that had not sent
+// its own (b), or its socket was registered again before it went (c).
 TEST_F(ManagerTest, DevicesOfAPluginThatWentAreUnhealthyUntilTheServingOneReports) {
   std::vector<std::shared_ptr<FakeEndpoint>> plugins = StartWithFakes({"x.sock", "y.sock"});
   ASSERT_EQ(plugins.size(), 2u);
@@ -624,7 +611,7 @@ TEST_F(ManagerTest, DevicesOfAPluginThatWentAreUnhealthyUntilTheServingOneReport
 
   // (b)
   std::shared_ptr<FakeEndpoint> z = RegisterFake("y.sock");
-  EXPECT_EQ(manager_->GetEndpoint(kResource1), z);
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), x) << "z serves once it reports";
   EXPECT_EQ(Allocatable(kResource1), 2) << "a registration alone changes no device";
   x->EndStream(absl::OkStatus());
   EXPECT_EQ(manager_->GetEndpoint(kResource1), z);
@@ -682,6 +669,61 @@ TEST_F(ManagerTest, AnAdmissionWhosePluginWasTakenOverWhilePickingIsRefused) {
   EXPECT_EQ(a->allocate_calls(), 0);
   EXPECT_TRUE(manager_->GetDevices("pod1", "c").empty());
   EXPECT_EQ(Allocatable(kResource1), 1) << "a1 is free";
+}
+
+// A plugin that registers beside the one serving its resource serves it from its first
+// snapshot, not before: until then admissions go to the plugin whose devices they picked, so a
+// new instance that is slow to report, or never does, is never asked for devices it did not
+// report. Upstream's newest manager makes it primary at once, and sends it the other's IDs.
+TEST_F(ManagerTest, APluginBesideTheServingOneServesOnceItReports) {
+  std::vector<std::shared_ptr<FakeEndpoint>> plugins = StartWithFakes({"a.sock"});
+  ASSERT_EQ(plugins.size(), 1u);
+  std::shared_ptr<FakeEndpoint> a = plugins[0];
+  ASSERT_TRUE(a->PushDevices({Device{"a1", Health::kHealthy, {}}}));
+  socket_files_.push_back(std::make_unique<ListeningSocket>(dir_.Sub("b.sock")));
+  std::shared_ptr<FakeEndpoint> b = RegisterFake("b.sock");
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), a);
+
+  const Pod pod{
+      "pod1", "default", "pod1", {}, {Container{"c", ContainerType::kRegular, {{kResource1, 1}}}}};
+  ASSERT_TRUE(manager_->Allocate(pod, pod.containers[0]).ok());
+  EXPECT_EQ(a->allocate_calls(), 1);
+  EXPECT_EQ(b->allocate_calls(), 0);
+
+  ASSERT_TRUE(
+      b->PushDevices({Device{"b1", Health::kHealthy, {}}, Device{"b2", Health::kHealthy, {}}}));
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), b);
+  EXPECT_EQ(Capacity(kResource1), 2);
+  // The older plugin's snapshots are kept for a takeover, and change nothing meanwhile.
+  ASSERT_TRUE(
+      a->PushDevices({Device{"a1", Health::kHealthy, {}}, Device{"a2", Health::kHealthy, {}},
+                      Device{"a3", Health::kHealthy, {}}}));
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), b);
+  EXPECT_EQ(Capacity(kResource1), 2);
+}
+
+// When the plugin serving a resource goes, the newest of those that have sent devices takes
+// over, not a newer one that has sent none: the resource stays healthy on the devices of a
+// plugin that vouches for them.
+TEST_F(ManagerTest, TheTakeoverGoesToTheNewestPluginThatReported) {
+  std::vector<std::shared_ptr<FakeEndpoint>> plugins = StartWithFakes({"a.sock", "b.sock"});
+  ASSERT_EQ(plugins.size(), 2u);
+  std::shared_ptr<FakeEndpoint> a = plugins[0];
+  std::shared_ptr<FakeEndpoint> b = plugins[1];
+  ASSERT_TRUE(a->PushDevices({Device{"a1", Health::kHealthy, {}}}));
+  socket_files_.push_back(std::make_unique<ListeningSocket>(dir_.Sub("c.sock")));
+  std::shared_ptr<FakeEndpoint> c = RegisterFake("c.sock");
+  ASSERT_TRUE(
+      c->PushDevices({Device{"c1", Health::kHealthy, {}}, Device{"c2", Health::kHealthy, {}}}));
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), c);
+
+  c->EndStream(absl::OkStatus());
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), a) << "b has sent no devices";
+  EXPECT_EQ(Capacity(kResource1), 1);
+  EXPECT_EQ(Allocatable(kResource1), 1);
+  // Once b reports, it is the newest that did.
+  ASSERT_TRUE(b->PushDevices({Device{"b1", Health::kHealthy, {}}}));
+  EXPECT_EQ(manager_->GetEndpoint(kResource1), b);
 }
 
 // One socket, reached through kubelet.sock (the plugin folder joined with its name, here a
@@ -1065,7 +1107,7 @@ TEST_F(ManagerTest, PluginThatNeverAnswersTheDialDoesNotBlockOthers) {
   options.dial_timeout = absl::Milliseconds(500);
   options.plugin_call_timeout = absl::Milliseconds(500);
   StartManager(options);
-  MuteSocket mute(dir_.Sub("mute.sock"));
+  ListeningSocket mute(dir_.Sub("mute.sock"));
   std::atomic<bool> mute_done{false};
   absl::Status mute_status;
   std::thread mute_registration([&] {
@@ -1431,7 +1473,7 @@ TEST_F(ManagerTest, StartRemovesOnlyStaleSockets) {
     ASSERT_EQ(::stat(folder.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0750u);
   }
-  { MuteSocket stale(folder / "stale.sock"); }
+  { ListeningSocket stale(folder / "stale.sock"); }
   ASSERT_TRUE(IsSocket(folder / "stale.sock"));
   ASSERT_TRUE(
       FileStore(folder).Write(checkpoint::kCheckpointFileName, checkpoint::Encode({})).ok());

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "tests/devicemanager/fake_checkpoint_store.h"
 #include "tests/devicemanager/fake_endpoint.h"
 #include "tests/testlib/fake_clock.h"
+#include "tests/testlib/listening_socket.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
 
@@ -26,6 +28,7 @@ using ::devmgr::testing::FakeCheckpointStore;
 using ::devmgr::testing::FakeClock;
 using ::devmgr::testing::FakeEndpoint;
 using ::devmgr::testing::FakeEndpointFactory;
+using ::devmgr::testing::ListeningSocket;
 using ::devmgr::testing::TempDir;
 using ::devmgr::testing::WaitFor;
 
@@ -193,6 +196,42 @@ TEST_F(ResourceHealthTest, PluginAwayAndBackUpdatesItsPods) {
             std::vector<ResourceStatus>{Statuses(kGpu, {{"g0", ResourceHealth::kUnknown}})});
 
   AddPlugin(kGpu, {Healthy("g0"), Healthy("g1")});
+  EXPECT_EQ(Updates(), Uids({{"pod1"}}));
+  status = StatusOf({"c"});
+  manager_->UpdateAllocatedResourcesStatus("pod1", status);
+  EXPECT_EQ(status.container_statuses[0].allocated_resources_status,
+            std::vector<ResourceStatus>{Statuses(kGpu, {{"g0", ResourceHealth::kHealthy}})});
+}
+
+// A plugin that registers on another socket of the resource leaves the health of its devices as
+// the plugin serving it reports it, until it reports itself. When the plugin whose report
+// stands goes while the new one has sent nothing, the pods holding its devices are updated
+// (Unknown), and again once the new one reports.
+TEST_F(ResourceHealthTest, AHealthReportStandsUntilTheNextPluginReports) {
+  StartManager(true);
+  auto a = AddPlugin(kGpu, {Healthy("g0"), Healthy("g1")});
+  Admit(PodWith("pod1", {Asking("c", kGpu, 1)}));
+  ASSERT_TRUE(Updates().empty());
+  const std::filesystem::path second = dir_.path() / "b.sock";
+  ListeningSocket socket(second);
+  ASSERT_TRUE(socket.listening());
+  ASSERT_TRUE(manager_->RegisterPlugin(kGpu, second.string(), {"v1beta1"}).ok());
+  std::shared_ptr<FakeEndpoint> b = factory_.endpoint(kGpu);
+  ASSERT_NE(b, a);
+  EXPECT_TRUE(Updates().empty());
+  PodStatus status = StatusOf({"c"});
+  manager_->UpdateAllocatedResourcesStatus("pod1", status);
+  EXPECT_EQ(status.container_statuses[0].allocated_resources_status,
+            std::vector<ResourceStatus>{Statuses(kGpu, {{"g0", ResourceHealth::kHealthy}})});
+
+  a->EndStream(absl::UnavailableError("plugin exited"));
+  EXPECT_EQ(Updates(), Uids({{"pod1"}}));
+  status = StatusOf({"c"});
+  manager_->UpdateAllocatedResourcesStatus("pod1", status);
+  EXPECT_EQ(status.container_statuses[0].allocated_resources_status,
+            std::vector<ResourceStatus>{Statuses(kGpu, {{"g0", ResourceHealth::kUnknown}})});
+
+  ASSERT_TRUE(b->PushDevices({Healthy("g0"), Healthy("g1")}));
   EXPECT_EQ(Updates(), Uids({{"pod1"}}));
   status = StatusOf({"c"});
   manager_->UpdateAllocatedResourcesStatus("pod1", status);

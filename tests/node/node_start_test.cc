@@ -3,11 +3,7 @@
 // listens on either is refused, and the socket is left as it was; a socket its process left
 // behind is taken over as before.
 #include <gtest/gtest.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -16,35 +12,14 @@
 #include "common/file_id.h"
 #include "common/unix_socket.h"
 #include "node/node.h"
+#include "tests/testlib/listening_socket.h"
 #include "tests/testlib/temp_dir.h"
 
 namespace devmgr::node {
 namespace {
 
+using ::devmgr::testing::ListeningSocket;
 using ::devmgr::testing::TempDir;
-
-// Listener: a unix socket bound at `path`, listening while the object lives.
-class Listener {
- public:
-  explicit Listener(const std::filesystem::path& path) : fd_(::socket(AF_UNIX, SOCK_STREAM, 0)) {
-    std::filesystem::create_directories(path.parent_path());
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-    listening_ = fd_ >= 0 && ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-                 ::listen(fd_, 4) == 0;
-  }
-  ~Listener() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Listener(const Listener&) = delete;
-  Listener& operator=(const Listener&) = delete;
-  bool listening() const { return listening_; }
-
- private:
-  int fd_;
-  bool listening_ = false;
-};
 
 absl::StatusOr<std::unique_ptr<Node>> StartOn(const std::filesystem::path& root) {
   NodeOptions options;
@@ -58,7 +33,7 @@ TEST(NodeStartTest, ARootWhoseKubeletSocketsAProcessServesIsRefused) {
   for (const std::filesystem::path& socket :
        {paths.plugin_dir / "kubelet.sock", paths.podresources_socket}) {
     SCOPED_TRACE(socket.string());
-    Listener kubelet(socket);
+    ListeningSocket kubelet(socket);
     ASSERT_TRUE(kubelet.listening());
     const std::optional<FileId> before = StatId(socket);
     ASSERT_TRUE(before.has_value());
@@ -92,7 +67,7 @@ TEST(NodeStartTest, SocketsLeftByAProcessThatIsGoneAreTakenOver) {
   const NodePaths paths(dir.Sub("root"));
   for (const std::filesystem::path& socket :
        {paths.plugin_dir / "kubelet.sock", paths.podresources_socket}) {
-    Listener gone(socket);
+    ListeningSocket gone(socket);
     ASSERT_TRUE(gone.listening());
   }
   absl::StatusOr<std::unique_ptr<Node>> node = StartOn(paths.root);
