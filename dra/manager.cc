@@ -437,7 +437,11 @@ absl::Status Manager::Unprepare(const std::string& pod_uid, const std::string& n
     AwaitIdleLocked(keys);
     for (const std::string& name : claim_names) {
       auto it = cache_.find(ClaimKey{namespace_name, name});
-      if (it == cache_.end()) continue;
+      // Named twice (two of the pod's references to one claim): unprepared once.
+      if (it == cache_.end() ||
+          std::find(to_forget.begin(), to_forget.end(), it->first) != to_forget.end()) {
+        continue;
+      }
       const ClaimInfoState& state = it->second.state();
       const bool ours = state.pod_uids.has_value() && state.pod_uids->contains(pod_uid);
       const size_t users = state.pod_uids.has_value() ? state.pod_uids->size() : 0;

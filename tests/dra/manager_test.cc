@@ -572,6 +572,24 @@ TEST_F(DraManagerTest, AClaimThePodNamesTwiceIsPreparedOnce) {
   EXPECT_EQ(CheckpointedClaims(), 0u);
 }
 
+// The same at the unprepare of a pod the checkpoint does not name (a kubelet's, whose entry for
+// the claim lists no pod): the pod's own two references are one claim, unprepared once.
+TEST_F(DraManagerTest, AClaimThePodNamesTwiceIsUnpreparedOnceWhenOnlyThePodNamesIt) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  Pod pod = PodWithClaim(kPodUid, kClaimName, {{"claim", ""}, {"again", ""}});
+  pod.resource_claims.push_back({"again", kClaimName, std::nullopt});
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  manager_.reset();
+  CheckpointData data = Checkpoint();
+  ASSERT_TRUE(data.entries.has_value() && data.entries->size() == 1);
+  data.entries->front().pod_uids = std::set<std::string>{};
+  ASSERT_TRUE(FileStore(dir_.path()).Write(kCheckpointName, Encode(data)).ok());
+  CreateManager();
+  ASSERT_TRUE(manager_->UnprepareResources(pod).ok());
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+  EXPECT_EQ(CheckpointedClaims(), 0u);
+}
+
 // A claim whose unprepare failed may be half undone by its driver: a pod that comes to share it
 // has it prepared again (beyond upstream, which keeps it marked prepared and skips the driver).
 TEST_F(DraManagerTest, AClaimWhoseUnprepareFailedIsPreparedAgainForThePodThatSharesItNext) {
