@@ -285,6 +285,7 @@ absl::StatusOr<RequestData> Search::ValidateRequest(const ExactDeviceRequest& sp
     // With consumable capacity, "all" are those with room for the request.
     if (features_.consumable_capacity) {
       absl::StatusOr<bool> fits = FitsCapacityNow(data, static_cast<int>(i));
+      if (!fits.ok() && EndsAllocation(fits.status())) return fits.status();
       if (!fits.ok() || !*fits) continue;
     }
     data.all_devices.push_back(static_cast<int>(i));
@@ -557,11 +558,18 @@ bool Search::TakeCounters(const Candidate& candidate) {
       if (!inserted) it->second = it->second.Add(amount).value_or(it->second);
     }
   }
+  // Every counter of the pool, as upstream's checkAvailableCounters compares them: one this
+  // allocation has not taken counts as 0 taken, so a counter that devices allocated before have
+  // over-spent refuses each candidate of the pool, whichever counters it draws on and whatever
+  // was tried before it.
   for (const auto& [set_name, counters] : available_it->second) {
-    const Counters& used = consumed[set_name];
+    auto used = consumed.find(set_name);
     for (const auto& [name, available] : counters) {
-      auto taken = used.find(name);
-      if (taken != used.end() && available.Compare(taken->second) < 0) {
+      const kubeapi::Quantity* taken = nullptr;
+      if (used != consumed.end()) {
+        if (auto it = used->second.find(name); it != used->second.end()) taken = &it->second;
+      }
+      if (taken != nullptr ? available.Compare(*taken) < 0 : available.Sign() < 0) {
         ReturnCounters(candidate);
         return false;
       }
@@ -636,13 +644,25 @@ bool Search::AllocateDevice(const DeviceIndices& r, int candidate, bool must) {
   if (admin) result.admin_access = true;
   if (features_.consumable_capacity) {
     absl::StatusOr<bool> fits = FitsCapacityNow(data, candidate);
+    if (fits.ok() && *fits && multiple) {
+      absl::StatusOr<ConsumedCapacity> consumed =
+          ConsumedByRequest(data.spec->capacity_requests, c.device->capacity);
+      if (consumed.ok()) {
+        result.consumed = *std::move(consumed);
+      } else {
+        fits = consumed.status();
+      }
+    }
     if (!fits.ok() || !*fits) {
-      ++search_refusals_[absl::StrCat(c.id.ToString(), ": capacity used up")];
+      if (!fits.ok() && EndsAllocation(fits.status())) {
+        error_ = fits.status();
+      } else {
+        ++search_refusals_[absl::StrCat(c.id.ToString(), ": capacity used up")];
+      }
       for (auto& constraint : constraints) constraint->Remove(base, sub, *c.device, c.id);
       return refuse();
     }
     if (multiple) {
-      result.consumed = ConsumedByRequest(data.spec->capacity_requests, c.device->capacity);
       result.share_id = a_.options_.new_share_id ? a_.options_.new_share_id() : RandomUuid();
       AddTo(allocating_capacity_[candidate], result.consumed);
       ++allocating_shares_[candidate];
@@ -742,6 +762,10 @@ Step Search::AllocateOne(DeviceIndices r, bool allocate_sub, int start) {
     if (!*selectable) continue;
     if (features_.consumable_capacity) {
       absl::StatusOr<bool> fits = FitsCapacityNow(data, i);
+      if (!fits.ok() && EndsAllocation(fits.status())) {
+        error_ = fits.status();
+        return Step::kError;
+      }
       if (!fits.ok() || !*fits) continue;
     }
     if (!AllocateDevice(r, i, false)) {

@@ -89,8 +89,10 @@ class Allocator {
   // order; std::nullopt when there is no solution (not an error: another node may have one).
   // Errors, with upstream's texts: a claim that cannot be allocated anywhere ("claim NS/NAME,
   // request REQ: could not retrieve device class ...", "... exceeds the claim limit of 32"),
-  // a selector that does not compile or fails on a device ("... CEL runtime error: ..."), an
-  // All request over a pool being updated, the timeout or cancellation.
+  // a selector that does not compile or fails on a device ("... CEL runtime error: ..."), a
+  // capacity request whose share of a device cannot be computed or is negative (`capacity
+  // "bw": capacity request cannot be represented ...`, capacity.h), an All request over a pool
+  // being updated, the timeout or cancellation.
   // `explanation`, when given, is filled with why each device was or was not a candidate and
   // what the search ran into (explanation.h).
   absl::StatusOr<std::optional<std::vector<kubeapi::AllocationResult>>> Allocate(

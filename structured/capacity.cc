@@ -1,21 +1,49 @@
 #include "structured/capacity.h"
 
+#include <cstdint>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+
 namespace devmgr::structured {
 namespace {
 
+using kubeapi::Int128;
 using kubeapi::Quantity;
 
-// roundUpRange: below the minimum, the minimum; else up to the next step above it.
-Quantity RoundUpRange(const Quantity& requested, const CapacityRequestPolicy::Range& range) {
+constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+
+// Upstream's errCapacityRequestNotRepresentable, with what could not be represented.
+absl::Status NotRepresentable(absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "capacity request cannot be represented in the device's range arithmetic: ", why));
+}
+
+// roundUpRange: below the minimum, the minimum; else up to the next step above it. Upstream
+// rounds whole numbers (Quantity.Value(), rounded up) in int64, so a request past MaxInt64, or one
+// whose next step is, cannot be represented there; it is an error (kubernetes#140442) instead of
+// the wrapped value (kubernetes#140441). The sum is formed in 128 bits, where it cannot overflow:
+// the request and the minimum are within int64 and the steps added stay below request + step.
+absl::StatusOr<Quantity> RoundUpRange(const Quantity& requested,
+                                      const CapacityRequestPolicy::Range& range) {
   if (requested.Compare(*range.min) < 0) return *range.min;
   if (!range.step.has_value()) return requested;
+  if (requested.Compare(Quantity::FromInt64(kMaxInt64)) > 0) {
+    return NotRepresentable(absl::StrCat("request ", requested.ToString(), " exceeds MaxInt64"));
+  }
   const int64_t step = range.step->CeilInt64();
-  const int64_t min = range.min->CeilInt64();
+  // API validation refuses such a step; upstream would divide by it.
   if (step <= 0) return requested;
-  const int64_t added = requested.CeilInt64() - min;
-  int64_t steps = added / step;
+  const Int128 min = range.min->CeilInt64();
+  const Int128 added = static_cast<Int128>(requested.CeilInt64()) - min;
+  Int128 steps = added / step;
   if (added % step != 0) ++steps;
-  return Quantity::FromInt64(min + step * steps);
+  const Int128 rounded = min + step * steps;
+  if (rounded > kMaxInt64) {
+    return NotRepresentable(absl::StrCat("rounding request ", requested.ToString(),
+                                         " up to the next step passes MaxInt64"));
+  }
+  return Quantity::FromInt64(static_cast<int64_t>(rounded));
 }
 
 // roundUpValidValues: the first valid value at least the request, else the request itself.
@@ -27,7 +55,7 @@ Quantity RoundUpValidValues(const Quantity& requested, const std::vector<Quantit
 }
 
 // calculateConsumedCapacity: what one request takes of one capacity.
-Quantity Consumed(const Quantity* requested, const DeviceCapacity& capacity) {
+absl::StatusOr<Quantity> Consumed(const Quantity* requested, const DeviceCapacity& capacity) {
   const std::optional<CapacityRequestPolicy>& policy = capacity.request_policy;
   if (requested == nullptr) {
     if (policy.has_value() && policy->default_value.has_value()) return *policy->default_value;
@@ -41,7 +69,8 @@ Quantity Consumed(const Quantity* requested, const DeviceCapacity& capacity) {
   return *requested;
 }
 
-// violatesPolicy.
+// violatesPolicy. The step is checked on whole numbers, as upstream does, in 128 bits so that
+// the difference cannot overflow.
 bool ViolatesPolicy(const Quantity& amount, const std::optional<CapacityRequestPolicy>& policy) {
   if (!policy.has_value()) return false;
   if (policy->default_value.has_value() && amount == *policy->default_value) return false;
@@ -50,7 +79,9 @@ bool ViolatesPolicy(const Quantity& amount, const std::optional<CapacityRequestP
     if (range.max.has_value() && amount.Compare(*range.max) > 0) return true;
     if (range.step.has_value() && range.min.has_value()) {
       const int64_t step = range.step->CeilInt64();
-      if (step > 0 && (amount.CeilInt64() - range.min->CeilInt64()) % step != 0) return true;
+      const Int128 added =
+          static_cast<Int128>(amount.CeilInt64()) - static_cast<Int128>(range.min->CeilInt64());
+      if (step > 0 && added % step != 0) return true;
     }
     return false;
   }
@@ -69,9 +100,31 @@ const Quantity* Requested(const CapacityRequests& requests, const std::string& n
   return it == requests->end() ? nullptr : &it->second;
 }
 
+// The request's share of every capacity of the device, or why one cannot be counted: it cannot
+// be computed, or it is negative (which would lower what the device has consumed,
+// kubernetes#140468). Upstream's texts, naming the capacity.
+absl::StatusOr<ConsumedCapacity> Shares(const CapacityRequests& requests,
+                                        const std::map<std::string, DeviceCapacity>& capacity) {
+  ConsumedCapacity out;
+  for (const auto& [name, device_capacity] : capacity) {
+    absl::StatusOr<Quantity> amount = Consumed(Requested(requests, name), device_capacity);
+    if (!amount.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("capacity \"", name, "\": ", amount.status().message()));
+    }
+    if (amount->Sign() < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("capacity \"", name, "\": capacity value is negative"));
+    }
+    out.emplace(name, *std::move(amount));
+  }
+  return out;
+}
+
 }  // namespace
 
-absl::StatusOr<bool> FitsCapacity(const ConsumedCapacity& consumed, const CapacityRequests& requests,
+absl::StatusOr<bool> FitsCapacity(const ConsumedCapacity& consumed,
+                                  const CapacityRequests& requests,
                                   const std::map<std::string, DeviceCapacity>& capacity) {
   if (requests.has_value()) {
     for (const auto& [name, amount] : *requests) {
@@ -80,8 +133,11 @@ absl::StatusOr<bool> FitsCapacity(const ConsumedCapacity& consumed, const Capaci
       }
     }
   }
+  // Every share first: one that ends the allocation does so whatever another capacity says.
+  absl::StatusOr<ConsumedCapacity> shares = Shares(requests, capacity);
+  if (!shares.ok()) return shares.status();
   for (const auto& [name, device_capacity] : capacity) {
-    const Quantity amount = Consumed(Requested(requests, name), device_capacity);
+    const Quantity& amount = shares->at(name);
     if (ViolatesPolicy(amount, device_capacity.request_policy)) return false;
     Quantity total = amount;
     if (auto it = consumed.find(name); it != consumed.end()) {
@@ -94,13 +150,9 @@ absl::StatusOr<bool> FitsCapacity(const ConsumedCapacity& consumed, const Capaci
   return true;
 }
 
-ConsumedCapacity ConsumedByRequest(const CapacityRequests& requests,
-                                   const std::map<std::string, DeviceCapacity>& capacity) {
-  ConsumedCapacity out;
-  for (const auto& [name, device_capacity] : capacity) {
-    out.emplace(name, Consumed(Requested(requests, name), device_capacity));
-  }
-  return out;
+absl::StatusOr<ConsumedCapacity> ConsumedByRequest(
+    const CapacityRequests& requests, const std::map<std::string, DeviceCapacity>& capacity) {
+  return Shares(requests, capacity);
 }
 
 void AddTo(ConsumedCapacity& total, const ConsumedCapacity& amounts) {

@@ -31,6 +31,12 @@ ValueSet AsSet(const Attribute& attribute) {
   return ValueSet{attribute.type, {attribute.values.begin(), attribute.values.end()}};
 }
 
+// Whether the attribute has a value to compare with list-type attributes: upstream's
+// attributeAsSet gives none for an unknown type or an empty list.
+bool HasValues(const Attribute& attribute) {
+  return attribute.type != Attribute::Type::kUnknown && !attribute.values.empty();
+}
+
 // What both constraints share: the requests they apply to, the attribute, and the devices
 // counted in (by id, newest last).
 class AttributeConstraint : public Constraint {
@@ -62,7 +68,7 @@ class MatchAttribute final : public AttributeConstraint {
     const Attribute* attribute = LookupAttribute(device, id.driver, attribute_);
     if (attribute == nullptr) return false;
     if (list_types_) {
-      if (attribute->type == Attribute::Type::kUnknown) return false;
+      if (!HasValues(*attribute)) return false;
       ValueSet own = AsSet(*attribute);
       ValueSet common = own;
       if (!entries_.empty()) {
@@ -148,10 +154,10 @@ class DistinctAttribute final : public AttributeConstraint {
     const Attribute* attribute;
   };
 
-  // A value of no type the comparison knows (a list without list types, an unknown attribute)
-  // conflicts with everything present, and nothing conflicts with it.
+  // A value the comparison cannot use (a list without list types, an empty list, an unknown
+  // attribute) conflicts with everything present, and nothing conflicts with it.
   bool Conflicts(const Attribute& added, const Attribute& present) const {
-    if (added.type == Attribute::Type::kUnknown || (!list_types_ && added.is_list)) return true;
+    if (!HasValues(added) || (!list_types_ && added.is_list)) return true;
     if (present.type == Attribute::Type::kUnknown || (!list_types_ && present.is_list)) {
       return false;
     }
@@ -170,8 +176,7 @@ std::unique_ptr<Constraint> MakeMatchAttribute(std::vector<std::string> requests
 
 std::unique_ptr<Constraint> MakeDistinctAttribute(std::vector<std::string> requests,
                                                   std::string attribute, bool list_types) {
-  return std::make_unique<DistinctAttribute>(std::move(requests), std::move(attribute),
-                                             list_types);
+  return std::make_unique<DistinctAttribute>(std::move(requests), std::move(attribute), list_types);
 }
 
 }  // namespace devmgr::structured

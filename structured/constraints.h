@@ -1,7 +1,8 @@
 // The claim constraints the allocator checks as it picks devices: matchAttribute (every device
 // of the named requests has the same value of an attribute) and distinctAttribute (no two have
 // the same value). With list-type attributes, "the same" is a common element of all the lists
-// and "distinct" is no element in common.
+// and "distinct" is no element in common; an empty list has no element to compare, so
+// matchAttribute refuses it and distinctAttribute refuses it beside another device.
 //
 // A constraint is monotonic: once it refuses a device, adding more devices never makes it
 // accept, which lets the search stop early. Add and Remove come in pairs, Remove undoing the

@@ -159,6 +159,136 @@ TEST(AllocatorRegressionTest, CountersOfACandidateAConstraintRefusesAreGivenBack
   EXPECT_THAT(Picks(result->front()), ElementsAre("req-0=device-2", "req-0=device-3"));
 }
 
+// Two claims for shares of one device with consumable capacity, allocated together.
+absl::StatusOr<std::optional<std::vector<kubeapi::AllocationResult>>> AllocateShares(
+    const std::string& capacity, const std::string& first, const std::string& second) {
+  Features features;
+  features.consumable_capacity = true;
+  const auto slice = Slice("slice-1", R"([{"name": "device-1", "allowMultipleAllocations": true,
+      "capacity": )" + capacity + "}]");
+  const auto request = [](const std::string& name, const std::string& amount) {
+    return Claim(R"({"metadata": {"name": ")" + name + R"("}, "spec": {"devices": {"requests": [
+        {"name": "req-0", "exactly": {"deviceClassName": "class-a",
+         "capacity": {"requests": )" +
+                 amount + "}}}]}}}");
+  };
+  const kubeapi::ResourceClaim claim0 = request("claim-0", first);
+  const kubeapi::ResourceClaim claim1 = request("claim-1", second);
+  AllocatorOptions options;
+  options.features = features;
+  std::unique_ptr<Allocator> allocator =
+      Allocator::Create(options, {}, {ClassOf("class-a", "driver-a")}, {slice});
+  return allocator->Allocate(Node1(), {&claim0, &claim1}, nullptr);
+}
+
+// kubernetes#140441: a request far past int64 on a capacity whose policy rounds up to a step was
+// rounded in int64 arithmetic that overflowed (undefined behaviour here, a wrap in Go): bw 1e19
+// of the device's 8 became a share of -9223372036854775804, and a second share of 4 still fit.
+// Upstream's fix (kubernetes#140442) ends the allocation with an error instead.
+TEST(AllocatorRegressionTest, ACapacityRequestPastInt64IsAnError_140441) {
+  auto result = AllocateShares(
+      R"({"bw": {"value": "8", "requestPolicy": {"default": "4",
+           "validRange": {"min": "4", "step": "8"}}}})",
+      R"({"bw": "1e19"})", R"({"bw": "4"})");
+  ASSERT_FALSE(result.ok()) << "allocated: " << (result->has_value() ? "yes" : "no");
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("capacity \"bw\": capacity request cannot be represented in the "
+                        "device's range arithmetic: request 10000000000000000000 exceeds "
+                        "MaxInt64"));
+}
+
+// kubernetes#140468: a negative request (cores -3) was counted as consumed and lowered the
+// device's total, so a second claim got 7 of its 4 cores. Upstream refuses a negative amount
+// and ends the allocation (kubernetes#140442).
+TEST(AllocatorRegressionTest, ANegativeCapacityRequestIsAnError_140468) {
+  auto result =
+      AllocateShares(R"({"cores": {"value": "4"}})", R"({"cores": "-3"})", R"({"cores": "7"})");
+  ASSERT_FALSE(result.ok()) << "allocated: " << (result->has_value() ? "yes" : "no");
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("capacity \"cores\": capacity value is negative"));
+}
+
+// A counter that devices allocated before have over-spent (set a: a-big holds 6 of its 4) leaves
+// nothing for any device of the pool that consumes counters, whichever set it draws on: upstream's
+// checkAvailableCounters compares every counter of the pool, a counter the candidate does not
+// draw on counting as 0. Before, only the counters a candidate drew on were compared (and those
+// a refused candidate had left at zero), so b-1 was given when it came before a-small and refused
+// when it came after.
+TEST(AllocatorRegressionTest, AnOverspentCounterLeavesNothingOfItsPoolInAnyOrder) {
+  Features features;
+  features.partitionable_devices = true;
+  const auto consumes = [](const std::string& set, const std::string& amount) {
+    return R"("consumesCounters": [{"counterSet": ")" + set +
+           R"(", "counters": {"mem": {"value": ")" + amount + R"("}}}])";
+  };
+  const std::string a_big = R"({"name": "a-big", )" + consumes("a", "6") + "}";
+  const std::string b_1 = R"({"name": "b-1", )" + consumes("b", "1") + "}";
+  const std::string a_small = R"({"name": "a-small", )" + consumes("a", "1") + "}";
+  const auto counters = Slice("slice-0", "", R"([
+    {"name": "a", "counters": {"mem": {"value": "4"}}},
+    {"name": "b", "counters": {"mem": {"value": "4"}}}])");
+  const auto claim = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
+    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]}}})");
+  AllocatedState held;
+  held.devices.insert(DeviceID{"driver-a", "pool-1", "a-big"});
+  AllocatorOptions options;
+  options.features = features;
+  for (const std::string& order :
+       {a_big + "," + b_1 + "," + a_small, a_big + "," + a_small + "," + b_1}) {
+    SCOPED_TRACE(order);
+    const auto devices = Slice("slice-1", "[" + order + "]");
+    std::unique_ptr<Allocator> allocator = Allocator::Create(
+        options, held, {ClassOf("class-a", "driver-a")}, {OneOfTwo(devices), OneOfTwo(counters)});
+    auto result = allocator->Allocate(Node1(), {&claim}, nullptr);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_FALSE(result->has_value()) << "allocated " << Picks((*result)->front()).front();
+  }
+}
+
+// With list-type attributes an empty list (zone: {strings: []}) has no value to compare:
+// upstream's attributeAsSet gives none for it, so matchAttribute refuses such a device even as
+// the first. Before, device-1 was taken.
+TEST(AllocatorRegressionTest, MatchAttributeRefusesAnEmptyList) {
+  Features features;
+  features.list_type_attributes = true;
+  const auto slice = Slice("slice-1", R"([
+    {"name": "device-1", "attributes": {"zone": {"strings": []}}},
+    {"name": "device-2", "attributes": {"zone": {"strings": ["a"]}}}])");
+  const auto claim = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
+    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}],
+    "constraints": [{"matchAttribute": "driver-a/zone"}]}}})");
+  auto result = AllocateOrDie(features, {slice}, claim);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_THAT(Picks(result->front()), ElementsAre("req-0=device-2"));
+}
+
+// The same for distinctAttribute: a device with an empty list is refused once another device is
+// in. As the first it is taken (upstream takes any first device), and in it conflicts with
+// nothing. Before, device-2 was taken after device-1.
+TEST(AllocatorRegressionTest, DistinctAttributeRefusesAnEmptyListAfterTheFirstDevice) {
+  Features features;
+  features.list_type_attributes = true;
+  const auto claim = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
+    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a", "count": 2}}],
+    "constraints": [{"distinctAttribute": "driver-a/zone"}]}}})");
+  auto result = AllocateOrDie(features, {Slice("slice-1", R"([
+    {"name": "device-1", "attributes": {"zone": {"strings": ["a"]}}},
+    {"name": "device-2", "attributes": {"zone": {"strings": []}}},
+    {"name": "device-3", "attributes": {"zone": {"strings": ["b"]}}}])")},
+                              claim);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_THAT(Picks(result->front()), ElementsAre("req-0=device-1", "req-0=device-3"));
+
+  result = AllocateOrDie(features, {Slice("slice-1", R"([
+    {"name": "device-1", "attributes": {"zone": {"strings": []}}},
+    {"name": "device-2", "attributes": {"zone": {"strings": ["a"]}}}])")},
+                         claim);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_THAT(Picks(result->front()), ElementsAre("req-0=device-1", "req-0=device-2"));
+}
+
 // Upstream's "interrupt" subtests: six devices wanted of five; a search that runs out of time
 // or is cancelled says so, one left alone finds there is no solution.
 class InterruptTest : public ::testing::Test {
