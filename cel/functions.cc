@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/go_bool.h"
 #include "common/go_float.h"
 #include "common/utf8.h"
 
@@ -395,15 +396,8 @@ Value ToBytes(const std::vector<Value>& a, EvalContext&) {
 Value ToBool(const std::vector<Value>& a, EvalContext&) {
   const Value& v = a[0];
   if (v.kind() == Kind::kBool) return v;
-  // Go's strconv.ParseBool.
-  static constexpr const char* kTrue[] = {"1", "t", "T", "TRUE", "true", "True"};
-  static constexpr const char* kFalse[] = {"0", "f", "F", "FALSE", "false", "False"};
-  for (const char* word : kTrue) {
-    if (v.string_value() == word) return Value::Bool(true);
-  }
-  for (const char* word : kFalse) {
-    if (v.string_value() == word) return Value::Bool(false);
-  }
+  absl::StatusOr<bool> parsed = ParseGoBool(v.string_value());
+  if (parsed.ok()) return Value::Bool(*parsed);
   return Err(absl::StrCat("cannot convert \"", v.string_value(), "\" to bool"));
 }
 

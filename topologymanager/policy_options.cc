@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "common/go_bool.h"
 #include "common/go_quote.h"
 
 namespace devmgr::topologymanager {
@@ -16,18 +17,6 @@ namespace {
 
 constexpr absl::string_view kPreferClosest = "prefer-closest-numa-nodes";
 constexpr absl::string_view kMaxAllowable = "max-allowable-numa-nodes";
-
-// Go's strconv.ParseBool; its error otherwise.
-absl::StatusOr<bool> ParseGoBool(absl::string_view text) {
-  for (absl::string_view yes : {"1", "t", "T", "TRUE", "true", "True"}) {
-    if (text == yes) return true;
-  }
-  for (absl::string_view no : {"0", "f", "F", "FALSE", "false", "False"}) {
-    if (text == no) return false;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("strconv.ParseBool: parsing ", GoQuote(text), ": invalid syntax"));
-}
 
 // Go's strconv.Atoi on a 64-bit machine: an optional sign, then decimal digits; its error
 // otherwise.
