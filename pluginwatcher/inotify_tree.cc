@@ -1,25 +1,38 @@
 #include "pluginwatcher/inotify_tree.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 
 #include <boost/asio/buffer.hpp>
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <memory>
 #include <system_error>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/errno_status.h"
+#include "pluginwatcher/beneath.h"
 
 namespace devmgr::pluginwatcher {
 namespace {
 
-constexpr uint32_t kWatchMask = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM |
-                                IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
+// No IN_DONT_FOLLOW: the root may be a symlink to a folder, and every other folder is watched
+// through its descriptor's /proc/self/fd link, which must be followed.
+constexpr uint32_t kWatchMask =
+    IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE_SELF | IN_ONLYDIR;
 
 bool IsHidden(const std::filesystem::path& path) {
   return absl::StartsWith(path.filename().string(), ".");
+}
+
+// ErrnoText: the text of an errno value, as std::filesystem's errors give it (strerror is not
+// thread-safe).
+std::string ErrnoText(int error) {
+  return std::error_code(error, std::generic_category()).message();
 }
 
 // IsAtOrUnder: `path` is `dir` or lies under it.
@@ -36,9 +49,9 @@ bool TreeWalk::Unknown(const std::string& path) const {
   return false;
 }
 
-InotifyTree::InotifyTree(boost::asio::io_context& context, std::filesystem::path root,
+InotifyTree::InotifyTree(boost::asio::io_context& context, const std::filesystem::path& root,
                          InotifyTreeCallbacks callbacks, LoggerPtr logger)
-    : root_(std::move(root)),
+    : root_(NormalFolderPath(root)),
       callbacks_(std::move(callbacks)),
       log_(std::move(logger)),
       descriptor_(context) {}
@@ -54,7 +67,7 @@ absl::Status InotifyTree::Start() {
   const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0) return ErrnoStatus(errno, "failed to start plugin watcher: inotify_init1");
   descriptor_.assign(fd);
-  if (!AddWatch(root_)) {
+  if (!WatchRoot()) {
     const int error = errno;
     Close();
     return ErrnoStatus(error, "failed to watch", root_);
@@ -72,63 +85,143 @@ void InotifyTree::Close() {
   watches_.clear();
 }
 
-bool InotifyTree::AddWatch(const std::filesystem::path& dir) {
-  // The root may be a symlink to a folder (an operator's choice; fsnotify follows it too);
-  // nothing under it is followed.
-  const uint32_t mask = dir == root_ ? kWatchMask & ~uint32_t{IN_DONT_FOLLOW} : kWatchMask;
-  const int wd = ::inotify_add_watch(descriptor_.native_handle(), dir.c_str(), mask);
-  if (wd < 0) {
+bool InotifyTree::WatchRoot() {
+  // The root may be a symlink to a folder (an operator's choice; fsnotify follows it too), and is
+  // watched and opened through its path; nothing under it is.
+  const int wd = ::inotify_add_watch(descriptor_.native_handle(), root_.c_str(), kWatchMask);
+  struct stat st {};
+  if (wd < 0 || ::stat(root_.c_str(), &st) != 0) {
     const int error = errno;
-    DEVMGR_LOG(log_, err, "Failed to watch folder", "path", dir.string(), "err",
-               std::string(std::strerror(error)));
+    if (wd >= 0) ::inotify_rm_watch(descriptor_.native_handle(), wd);
+    DEVMGR_LOG(log_, err, "Failed to watch folder", "path", root_.string(), "err",
+               ErrnoText(error));
     errno = error;  // for the caller's status
     return false;
   }
-  watches_[wd] = dir.string();
+  watches_[wd] = Watch{root_.string(), FileIdOf(st)};
   return true;
 }
 
-void InotifyTree::AddTree(const std::filesystem::path& dir, TreeWalk& walk) {
-  if (dir != root_ && !AddWatch(dir)) {
-    walk.unread.push_back(dir.string());
-    return;
+bool InotifyTree::WatchFolder(const Fd& folder, const std::string& path) {
+  struct stat st {};
+  int wd = -1;
+  // Through the descriptor, not the path: a folder on the path may have been swapped for a
+  // symlink since the folder was opened, and IN_DONT_FOLLOW would guard only the last name.
+  if (::fstat(folder.Get(), &st) == 0) {
+    wd = ::inotify_add_watch(descriptor_.native_handle(), folder.ProcPath().c_str(), kWatchMask);
   }
+  if (wd < 0) {
+    const int error = errno;
+    DEVMGR_LOG(log_, err, "Failed to watch folder", "path", path, "err", ErrnoText(error));
+    return false;
+  }
+  // The same folder watched again (by a rescan) keeps its watch descriptor.
+  watches_[wd] = Watch{path, FileIdOf(st)};
+  return true;
+}
+
+absl::StatusOr<Fd> InotifyTree::OpenFolder(const std::filesystem::path& folder, int flags) const {
+  if (folder == root_) {
+    Fd fd(::open(root_.c_str(), flags | O_DIRECTORY | O_CLOEXEC));
+    if (!fd.Valid()) return ErrnoStatus(errno, "cannot open", root_);
+    return fd;
+  }
+  return OpenBeneath(root_, folder, flags | O_DIRECTORY);
+}
+
+void InotifyTree::AddTree(const std::filesystem::path& dir, TreeWalk& walk) {
   std::vector<std::filesystem::path> folders{dir};
   while (!folders.empty()) {
     const std::filesystem::path folder = std::move(folders.back());
     folders.pop_back();
-    std::error_code ec;
-    for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end;
-         it.increment(ec)) {
-      const std::filesystem::path& path = it->path();
-      if (IsHidden(path)) continue;
-      std::error_code type_ec;
-      const std::filesystem::file_type type = it->symlink_status(type_ec).type();
-      if (type == std::filesystem::file_type::not_found) continue;  // gone since it was listed
-      if (type_ec) {
-        // What it is cannot be told: a folder, maybe, or a socket.
-        DEVMGR_LOG(log_, err, "Error accessing path", "path", path.string(), "err",
-                   type_ec.message());
-        walk.unread.push_back(path.string());
-        continue;
+    ListFolder(folder, folder == dir, folders, walk);
+  }
+}
+
+void InotifyTree::ListFolder(const std::filesystem::path& folder, bool top,
+                             std::vector<std::filesystem::path>& folders, TreeWalk& walk) {
+  // The kernel takes no longer path, and no tool could reach the folder by its name: it counts
+  // as one that cannot be read, as when the walk went by paths.
+  if (folder.native().size() >= PATH_MAX) {
+    DEVMGR_LOG(log_, err, "Error accessing path", "path", folder.string(), "err",
+               ErrnoText(ENAMETOOLONG));
+    walk.unread.push_back(folder.string());
+    return;
+  }
+  absl::StatusOr<Fd> fd = OpenFolder(folder, O_RDONLY);
+  if (!fd.ok()) {
+    // A folder gone since it was listed, or swapped for a symlink or a file, takes its sockets
+    // along: nothing is unknown there (its own event follows).
+    if (GoneOrReplaced(fd.status())) return;
+    DEVMGR_LOG(log_, err, "Error accessing path", "path", folder.string(), "err",
+               fd.status().message());
+    walk.unread.push_back(folder.string());
+    return;
+  }
+  // Watch a folder before it is listed, so that nothing created in it is missed. The root is
+  // watched apart, and a folder found by this walk is listed even if its watch fails.
+  if (folder != root_ && !WatchFolder(*fd, folder.string()) && top) {
+    walk.unread.push_back(folder.string());
+    return;
+  }
+  const std::unique_ptr<DIR, int (*)(DIR*)> listing(::fdopendir(fd->Get()), ::closedir);
+  if (listing == nullptr) {
+    const int error = errno;
+    DEVMGR_LOG(log_, err, "Error accessing path", "path", folder.string(), "err", ErrnoText(error));
+    walk.unread.push_back(folder.string());
+    return;
+  }
+  fd->Release();  // the listing owns it now
+  while (true) {
+    errno = 0;
+    // readdir is safe on a stream no other thread reads, as this one (readdir_r is deprecated).
+    // NOLINTNEXTLINE(concurrency-mt-unsafe)
+    const dirent* entry = ::readdir(listing.get());
+    if (entry == nullptr) {
+      if (const int error = errno; error != 0) {
+        DEVMGR_LOG(log_, err, "Error accessing path", "path", folder.string(), "err",
+                   ErrnoText(error));
+        walk.unread.push_back(folder.string());
       }
-      // Watch a folder before it is listed, so that nothing created in it is missed.
-      if (type == std::filesystem::file_type::directory) {
-        AddWatch(path);
-        folders.push_back(path);
-      } else if (type == std::filesystem::file_type::socket) {
-        struct stat st {};
-        if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
-          walk.sockets[path.string()] = FileIdOf(st);
-        }
-      }
+      return;
     }
-    // A folder gone since it was listed takes its sockets along: nothing is unknown there.
-    if (ec && ec != std::errc::no_such_file_or_directory) {
-      DEVMGR_LOG(log_, err, "Error accessing path", "path", folder.string(), "err", ec.message());
-      walk.unread.push_back(folder.string());
+    const std::string name = entry->d_name;
+    if (absl::StartsWith(name, ".")) continue;  // hidden, and "." and ".."
+    const std::filesystem::path path = folder / name;
+    // Looked at in the folder listed, not through the path, which may lead elsewhere by now.
+    struct stat st {};
+    if (::fstatat(::dirfd(listing.get()), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      const int error = errno;
+      if (error == ENOENT) continue;  // gone since it was listed
+      // What it is cannot be told: a folder, maybe, or a socket.
+      DEVMGR_LOG(log_, err, "Error accessing path", "path", path.string(), "err", ErrnoText(error));
+      walk.unread.push_back(path.string());
+      continue;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      folders.push_back(path);
+    } else if (S_ISSOCK(st.st_mode)) {
+      walk.sockets[path.string()] = FileIdOf(st);
     }
   }
+}
+
+std::optional<struct stat> InotifyTree::StatInWatchedFolder(const Watch& watch,
+                                                            const std::string& name) const {
+  absl::StatusOr<Fd> folder = OpenFolder(watch.path, O_PATH);
+  if (!folder.ok()) {
+    if (!GoneOrReplaced(folder.status())) {
+      DEVMGR_LOG(log_, err, "Error accessing path", "path", watch.path, "err",
+                 folder.status().message());
+    }
+    return std::nullopt;
+  }
+  struct stat st {};
+  // The folder now at the watch's path is another one: the watched folder was moved or deleted,
+  // and the event saying so is further in the queue.
+  if (::fstat(folder->Get(), &st) != 0 || !FileIdOf(st).Same(watch.id)) return std::nullopt;
+  if (::fstatat(folder->Get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
+  return st;
 }
 
 void InotifyTree::AddAndReportTree(const std::filesystem::path& dir) {
@@ -139,7 +232,7 @@ void InotifyTree::AddAndReportTree(const std::filesystem::path& dir) {
 
 void InotifyTree::RemoveWatches(const std::string& dir) {
   for (auto it = watches_.begin(); it != watches_.end();) {
-    if (IsAtOrUnder(it->second, dir)) {
+    if (IsAtOrUnder(it->second.path, dir)) {
       ::inotify_rm_watch(descriptor_.native_handle(), it->first);
       it = watches_.erase(it);
     } else {
@@ -178,14 +271,14 @@ void InotifyTree::HandleEvents(size_t bytes) {
     if (watch == watches_.end()) continue;
     if (event.mask & IN_IGNORED) {
       // The folder itself was deleted (IN_DELETE_SELF comes first): its parent reported it.
-      const bool is_root = watch->second == root_.string();
+      const bool is_root = watch->second.path == root_.string();
       watches_.erase(watch);
       if (is_root) root_gone = true;
       continue;
     }
     if (event.len == 0) continue;
-    const std::filesystem::path path = std::filesystem::path(watch->second) /
-                                       std::string(name_bytes, ::strnlen(name_bytes, event.len));
+    const std::string name(name_bytes, ::strnlen(name_bytes, event.len));
+    const std::filesystem::path path = std::filesystem::path(watch->second.path) / name;
     if (event.mask & (IN_DELETE | IN_MOVED_FROM)) {
       // A folder moved elsewhere keeps its watches, under a path that is no longer true.
       if ((event.mask & (IN_MOVED_FROM | IN_ISDIR)) == (IN_MOVED_FROM | IN_ISDIR)) {
@@ -195,12 +288,17 @@ void InotifyTree::HandleEvents(size_t bytes) {
       continue;
     }
     if (!(event.mask & (IN_CREATE | IN_MOVED_TO)) || IsHidden(path)) continue;
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) continue;  // already gone again; its delete follows
-    if (S_ISDIR(st.st_mode)) {
+    // Gone again (its delete follows), or its folder moved or replaced (that event follows).
+    const std::optional<struct stat> st = StatInWatchedFolder(watch->second, name);
+    if (!st) continue;
+    if (S_ISDIR(st->st_mode)) {
       AddAndReportTree(path);
-    } else if (S_ISSOCK(st.st_mode)) {
-      callbacks_.on_socket(path.string(), FileIdOf(st));
+    } else if (S_ISSOCK(st->st_mode)) {
+      callbacks_.on_socket(path.string(), FileIdOf(*st));
+    } else {
+      // A symlink, a file, anything that is not a socket: renamed over a socket, it comes with
+      // no IN_DELETE for the socket, which is gone all the same.
+      callbacks_.on_removed(path.string());
     }
   }
   if (root_gone) RecreateRoot();
@@ -221,7 +319,7 @@ void InotifyTree::RecreateRoot() {
   callbacks_.on_removed(root_.string());
   std::error_code ec;
   std::filesystem::create_directories(root_, ec);
-  if (ec || !AddWatch(root_)) {
+  if (ec || !WatchRoot()) {
     DEVMGR_LOG(log_, err, "Failed to re-create the plugin registry folder", "path", root_.string(),
                "err", ec.message());
     return;

@@ -3,13 +3,19 @@
 // paths that leave it (upstream's fsnotify use in plugin_watcher.go: watch first, then walk).
 //
 // Names starting with "." are ignored, files and folders alike, and so is everything that is
-// neither a socket nor a folder. Symbolic links are not followed. A folder that appears is watched
-// and walked; a folder that leaves takes everything under it along. If the tree's root itself is
-// deleted, it reports the root as removed, creates it again and watches it anew. When the kernel's
-// event queue overflows, it walks the whole tree again and reports the set of sockets it found
-// with the folders it could not read. A folder that cannot be read is logged and the walk goes on
-// with the rest of the tree (upstream's walk does the same).
+// neither a socket nor a folder; one that takes a socket's name (renamed over it: no IN_DELETE
+// comes for the socket) counts as the socket's removal. Symbolic links are not followed, not even
+// one that takes the place of a folder on the path while the tree is walked or events wait in
+// the queue: every folder below the root is opened a name at a time (OpenBeneath) and watched
+// through its descriptor, and an event's name is looked at in the folder the event came from. A
+// folder that appears is watched and walked; a folder that leaves takes everything under it
+// along. If the tree's root itself is deleted, it reports the root as removed, creates it again
+// and watches it anew. When the kernel's event queue overflows, it walks the whole tree again and
+// reports the set of sockets it found with the folders it could not read. A folder that cannot be
+// read is logged and the walk goes on with the rest of the tree (upstream's walk does the same).
 #pragma once
+
+#include <sys/stat.h>
 
 #include <array>
 #include <boost/asio/io_context.hpp>
@@ -18,13 +24,16 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "common/file_id.h"
 #include "common/logging.h"
+#include "pluginwatcher/beneath.h"
 
 namespace devmgr::pluginwatcher {
 
@@ -53,7 +62,9 @@ struct InotifyTreeCallbacks {
 // Threading: every method, and every callback, runs on the thread that runs `context` (the loop).
 class InotifyTree {
  public:
-  InotifyTree(boost::asio::io_context& context, std::filesystem::path root,
+  // `root` is taken lexically normal, without a trailing separator (NormalFolderPath): the paths
+  // reported are `root` + "/" + the names under it, and `root` itself when it is deleted.
+  InotifyTree(boost::asio::io_context& context, const std::filesystem::path& root,
               InotifyTreeCallbacks callbacks, LoggerPtr logger);
   InotifyTree(const InotifyTree&) = delete;
   InotifyTree& operator=(const InotifyTree&) = delete;
@@ -68,11 +79,31 @@ class InotifyTree {
   void Close();
 
  private:
+  // A watched folder: its path, and which folder it is, to tell whether the folder now at that
+  // path is still the one watched.
+  struct Watch {
+    std::string path;
+    FileId id;
+  };
+
   // Watches `dir` and the folders under it and collects the sockets there into `walk`.
   void AddTree(const std::filesystem::path& dir, TreeWalk& walk);
+  // ListFolder watches `folder` (not the root: WatchRoot) and lists it, adding the folders in it
+  // to `folders` and its sockets to `walk`. `top`: the folder AddTree was given, which is not
+  // listed when its watch fails.
+  void ListFolder(const std::filesystem::path& folder, bool top,
+                  std::vector<std::filesystem::path>& folders, TreeWalk& walk);
   // AddTree, each socket found reported through on_socket.
   void AddAndReportTree(const std::filesystem::path& dir);
-  bool AddWatch(const std::filesystem::path& dir);
+  // WatchRoot watches the root through its path; false, with errno set, when it cannot.
+  bool WatchRoot();
+  // WatchFolder watches the folder `folder` is open on, whose path is `path`.
+  bool WatchFolder(const Fd& folder, const std::string& path);
+  // OpenFolder opens the root, or a folder under it without following a symlink on the way.
+  absl::StatusOr<Fd> OpenFolder(const std::filesystem::path& folder, int flags) const;
+  // StatInWatchedFolder: what `name` is (not following a symlink) in the folder `watch` is on;
+  // nullopt when it is gone, or when the folder at the watch's path is no longer that folder.
+  std::optional<struct stat> StatInWatchedFolder(const Watch& watch, const std::string& name) const;
   // Forgets the watches at and under `dir`, which has moved away.
   void RemoveWatches(const std::string& dir);
   void Read();
@@ -85,7 +116,7 @@ class InotifyTree {
   const LoggerPtr log_;
   boost::asio::posix::stream_descriptor descriptor_;
   // Watched folders by watch descriptor.
-  std::map<int, std::string> watches_;
+  std::map<int, Watch> watches_;
   alignas(8) std::array<char, 64 * 1024> buffer_{};
 };
 

@@ -1,8 +1,10 @@
 #include "pluginwatcher/registration_client.h"
 
+#include <fcntl.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/channel_arguments.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -40,8 +42,22 @@ const char* StateName(grpc_connectivity_state state) {
 
 }  // namespace
 
-RegistrationClient::RegistrationClient(std::filesystem::path socket_path)
-    : socket_path_(std::move(socket_path)) {}
+RegistrationClient::RegistrationClient(std::filesystem::path registry_dir,
+                                       std::filesystem::path socket_path)
+    : registry_dir_(std::move(registry_dir)), socket_path_(std::move(socket_path)) {}
+
+absl::Status RegistrationClient::OpenSocket() {
+  absl::StatusOr<Fd> socket = OpenBeneath(registry_dir_, socket_path_, O_PATH);
+  if (!socket.ok()) return socket.status();
+  struct stat st {};
+  if (::fstat(socket->Get(), &st) != 0) return ErrnoStatus(errno, "cannot stat", socket_path_);
+  if (!S_ISSOCK(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        socket_path_.string(), S_ISLNK(st.st_mode) ? " is a symlink" : " is not a socket"));
+  }
+  socket_ = *std::move(socket);
+  return absl::OkStatus();
+}
 
 absl::Status RegistrationClient::Dial(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
@@ -53,12 +69,18 @@ absl::Status RegistrationClient::Dial(absl::Duration timeout) {
   // permission, a full backlog) is left to gRPC's dial.
   const absl::Duration grace = std::min(timeout, kRefusedGrace);
   const absl::Time refused_until = absl::Now() + grace;
-  int error = ConnectError(socket_path_);
-  if (error == EINVAL) {
+  if (!ValidateSocketPath(socket_path_).ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("socket path ", socket_path_.string(), " cannot be dialled"));
   }
-  for (; error == ECONNREFUSED || error == ENOENT; error = ConnectError(socket_path_)) {
+  while (true) {
+    int error = ENOENT;
+    if (absl::Status opened = OpenSocket(); opened.ok()) {
+      error = ConnectError(socket_.ProcPath());
+    } else if (!absl::IsNotFound(opened)) {
+      return opened;
+    }
+    if (error != ECONNREFUSED && error != ENOENT) break;
     if (absl::Now() >= refused_until) {
       return absl::UnavailableError(absl::StrCat(
           "no process listens on socket ", socket_path_.string(), " (",
@@ -77,8 +99,11 @@ absl::Status RegistrationClient::Dial(absl::Duration timeout) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  channel_ =
-      grpc::CreateCustomChannel(UnixTarget(socket_path_), grpc::InsecureChannelCredentials(), args);
+  // Through the descriptor: gRPC connects again and again while it dials, each time resolving
+  // the target afresh, and the socket's path may lead elsewhere by then. A plugin that replaces
+  // its socket from now on is reached by the next attempt (the watcher sees the new socket).
+  channel_ = grpc::CreateCustomChannel(UnixTarget(socket_.ProcPath()),
+                                       grpc::InsecureChannelCredentials(), args);
   stub_ = pluginregistration::Registration::NewStub(channel_);
 
   grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);

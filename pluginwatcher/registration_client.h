@@ -2,6 +2,12 @@
 // one handshake: a dial bounded in time, then GetInfo and NotifyRegistrationStatus, each with its
 // own deadline (upstream's dial and notifyPlugin in operation_generator.go). Cancel lets the
 // watcher's Stop end a handshake that waits on a plugin which never answers.
+//
+// The socket is opened, not dialled by its path: each name from the registry folder down is
+// opened without following a symlink (OpenBeneath), and every connection, gRPC's reconnects
+// included, goes to what was opened, through its descriptor. A symlink renamed onto the socket's
+// path, or onto a folder on it, while the handshake runs is never followed (devmgr's own
+// guarantee: upstream dials the path).
 #pragma once
 
 #include <grpcpp/channel.h>
@@ -16,6 +22,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "pluginregistration/v1/api.grpc.pb.h"
+#include "pluginwatcher/beneath.h"
 
 namespace devmgr::pluginwatcher {
 
@@ -28,13 +35,17 @@ class RegistrationClient {
   // not there (Dial).
   static constexpr absl::Duration kRefusedGrace = absl::Seconds(1);
 
-  explicit RegistrationClient(std::filesystem::path socket_path);
+  // `socket_path` lies under `registry_dir` (both normal, as NormalFolderPath gives).
+  RegistrationClient(std::filesystem::path registry_dir, std::filesystem::path socket_path);
   RegistrationClient(const RegistrationClient&) = delete;
   RegistrationClient& operator=(const RegistrationClient&) = delete;
 
   // Dial connects to the socket, waiting up to `timeout` for the plugin to speak HTTP/2 (as
   // gRPC's WithBlock does), but no more than kRefusedGrace for a process to listen on it: a
-  // socket whose plugin is gone fails fast. Blocks; Unavailable or DeadlineExceeded on failure,
+  // socket whose plugin is gone fails fast. While it waits for a listener it opens the path
+  // again at each try (a plugin may replace its socket); once one accepts, that socket is the
+  // one dialled. Blocks; Unavailable or DeadlineExceeded on failure, FailedPrecondition when a
+  // symlink or anything else that is not a socket is at the path (or in a folder's place on it),
   // Cancelled after Cancel. Call once, before the RPCs.
   absl::Status Dial(absl::Duration timeout);
 
@@ -55,7 +66,15 @@ class RegistrationClient {
   template <typename Call>
   absl::Status RunCall(absl::Duration timeout, Call&& call);
 
+  // OpenSocket opens the socket at socket_path_ into socket_: NotFound when nothing is there,
+  // FailedPrecondition when something other than a socket is, or a symlink on the way.
+  absl::Status OpenSocket();
+
+  const std::filesystem::path registry_dir_;
   const std::filesystem::path socket_path_;
+  // The socket opened (O_PATH), which the channel dials through /proc/self/fd: declared before
+  // the channel, so that it stays open for as long as the channel may connect.
+  Fd socket_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<pluginregistration::Registration::Stub> stub_;
 

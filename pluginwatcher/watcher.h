@@ -23,11 +23,16 @@
 //   ones added, and a socket whose inode changed counts as re-created.
 // - The newest upstream's connection monitor (periodic GetInfo probes of registered plugins) is
 //   not part of this watcher.
-// - Symlinks under the folder are never followed (fsnotify's os.Stat follows them), and a
-//   folder whose name starts with '.' is skipped with what is under it, as a socket's is
-//   (upstream's walk checks names only, and enters hidden folders).
+// - Symlinks under the folder are never followed (fsnotify's os.Stat follows them), not even one
+//   swapped in for a folder on a socket's path, or for the socket, while the watcher walks,
+//   handles that folder's events or dials the socket: each name below the folder is opened
+//   without following a symlink, folders are watched and sockets dialled through what was
+//   opened (/proc/self/fd), never through the path again. A folder whose name starts with '.'
+//   is skipped with what is under it, as a socket's is (upstream's walk checks names only, and
+//   enters hidden folders).
 // - A socket or folder moved away counts as removed (upstream ignores a rename, so the plugin
-//   stays registered under a name that is gone).
+//   stays registered under a name that is gone), and so does a socket whose name a symlink or
+//   any other file is renamed onto (no IN_DELETE comes for it).
 // - A socket path holding ',' is never dialled (gRPC's unix resolver would split it and dial
 //   another socket); it stays in the desired state, tried again after each back-off.
 // - A socket no process listens on fails its dial within a second (RegistrationClient::Dial),

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/unix_socket.h"
+#include "pluginwatcher/beneath.h"
 #include "pluginwatcher/plugin_info_check.h"
 
 namespace devmgr::pluginwatcher {
@@ -18,7 +19,9 @@ namespace {
 WatcherOptions WithDefaults(WatcherOptions options) {
   std::error_code ec;
   const std::filesystem::path absolute = std::filesystem::absolute(options.registry_dir, ec);
-  if (!ec) options.registry_dir = absolute.lexically_normal();
+  // Without a trailing separator: "<registry>/" must begin exactly the paths under it, which
+  // the removal of the registry folder looks for.
+  options.registry_dir = NormalFolderPath(ec ? options.registry_dir : absolute);
   options.workers = std::max(1, options.workers);
   if (options.clock == nullptr) options.clock = &RealClock();
   return options;
@@ -243,7 +246,7 @@ void WatcherImpl::FinishOperation(const std::string& path, const absl::Status& s
 }
 
 absl::Status WatcherImpl::RegisterPlugin(const std::string& path, const DesiredEntry& desired) {
-  RegistrationClient client(path);
+  RegistrationClient client(options_.registry_dir, path);
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::CancelledError("plugin watcher stopping");

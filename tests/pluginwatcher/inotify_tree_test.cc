@@ -76,9 +76,10 @@ class InotifyTreeTest : public ::testing::Test {
  protected:
   std::filesystem::path Root() const { return dir_.Sub("plugins_registry"); }
 
-  void StartTree() {
+  void StartTree() { StartTree(Root()); }
+  void StartTree(const std::filesystem::path& root) {
     tree_ = std::make_unique<InotifyTree>(
-        context_, Root(),
+        context_, root,
         InotifyTreeCallbacks{
             [this](const std::string& path, const FileId&) { sockets_.push_back(path); },
             [this](const std::string& path) { removed_.push_back(path); },
@@ -160,6 +161,49 @@ TEST_F(InotifyTreeTest, ARootThatIsASymlinkToAFolderIsWatched) {
   EXPECT_FALSE(Seen(sockets_, Root() / "link" / "lure.sock"));
 }
 
+// A folder swapped for a symlink to a folder outside while its events wait in the queue: the
+// sub-folder created in it before the swap is looked at in the folder the event came from, not
+// through the path, which leads outside now. Before, the event's path was resolved afresh, and
+// the folder outside was watched and walked, its socket reported as one inside.
+TEST_F(InotifyTreeTest, AFolderSwappedForASymlinkIsNotWalkedThrough) {
+  const std::filesystem::path outside = dir_.Sub("outside");
+  std::filesystem::create_directories(outside / "sub");
+  MakeSocketFile(outside / "sub" / "lure.sock");
+  std::filesystem::create_directories(Root() / "d");
+  StartTree();
+  // Nothing reads while these happen: each event is handled once all of them are done.
+  std::filesystem::create_directory(Root() / "d" / "sub");
+  std::filesystem::rename(Root() / "d", Root() / ".x");
+  std::filesystem::create_directory_symlink(outside, Root() / "d");
+  MakeSocketFile(Root() / "z.sock");
+  ASSERT_TRUE(RunUntil([&] { return Seen(sockets_, Root() / "z.sock"); }));
+  EXPECT_FALSE(Seen(sockets_, Root() / "d" / "sub" / "lure.sock"));
+  EXPECT_EQ(sockets_, std::vector<std::string>{(Root() / "z.sock").string()});
+  EXPECT_TRUE(Seen(removed_, Root() / "d"));
+  // Nor is anything under the folder outside watched: a socket made there is never reported.
+  MakeSocketFile(outside / "sub" / "later.sock");
+  MakeSocketFile(Root() / "z2.sock");
+  ASSERT_TRUE(RunUntil([&] { return Seen(sockets_, Root() / "z2.sock"); }));
+  EXPECT_FALSE(Seen(sockets_, Root() / "d" / "sub" / "later.sock"));
+}
+
+// A symlink or a regular file that takes a socket's name (renamed over it: no IN_DELETE comes
+// for the socket) is reported as the socket's removal. Before, nothing was reported, and the
+// socket's entry stayed.
+TEST_F(InotifyTreeTest, ANonSocketRenamedOverASocketReportsItRemoved) {
+  std::filesystem::create_directories(Root());
+  MakeSocketFile(Root() / "a.sock");
+  MakeSocketFile(Root() / "b.sock");
+  StartTree();
+  std::filesystem::create_symlink(dir_.Sub("elsewhere.sock"), Root() / ".a");
+  std::filesystem::rename(Root() / ".a", Root() / "a.sock");
+  std::ofstream(Root() / ".b") << "x";
+  std::filesystem::rename(Root() / ".b", Root() / "b.sock");
+  ASSERT_TRUE(RunUntil(
+      [&] { return Seen(removed_, Root() / "a.sock") && Seen(removed_, Root() / "b.sock"); }));
+  EXPECT_EQ(sockets_.size(), 2U);
+}
+
 TEST_F(InotifyTreeTest, RescansWhenTheQueueOverflows) {
   std::filesystem::create_directories(Root());
   MakeSocketFile(Root() / "a.sock");
@@ -211,6 +255,21 @@ TEST_F(InotifyTreeTest, RootDeletedIsCreatedAgain) {
   EXPECT_TRUE(std::filesystem::is_directory(Root()));
   MakeSocketFile(Root() / "a.sock");
   ASSERT_TRUE(RunUntil([&] { return Seen(sockets_, Root() / "a.sock"); }));
+}
+
+// A root given with a trailing '/' is the same folder: its deletion is reported under its own
+// name, which the paths reported under it extend with '/'. Before, the '/' stayed, and the
+// removal of ".../plugins_registry/" matched none of the paths under it (a search for what lies
+// under it looked for ".../plugins_registry//").
+TEST_F(InotifyTreeTest, ARootWithATrailingSlashIsReportedWithout) {
+  std::filesystem::create_directories(Root());
+  MakeSocketFile(Root() / "a.sock");
+  StartTree(Root().string() + "/");
+  EXPECT_EQ(sockets_, std::vector<std::string>{(Root() / "a.sock").string()});
+  std::filesystem::remove_all(Root());
+  ASSERT_TRUE(
+      RunUntil([&] { return !removed_.empty() && removed_.back() != (Root() / "a.sock"); }));
+  EXPECT_EQ(removed_, (std::vector<std::string>{(Root() / "a.sock").string(), Root().string()}));
 }
 
 }  // namespace

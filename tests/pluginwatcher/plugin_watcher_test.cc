@@ -235,6 +235,25 @@ TEST_F(PluginWatcherTest, RegistryFolderDeletedAndRecreated) {
   ASSERT_TRUE(WaitFor([&] { return second->registered(); }, kWait));
 }
 
+// A registry path given with a trailing '/' is the same folder: when it is deleted, its plugins
+// are deregistered. Before, the '/' stayed in the watcher's path and the search for what lay
+// under the deleted folder ("plugins_registry//") found nothing: every plugin stayed registered.
+TEST_F(PluginWatcherTest, ARegistryPathWithATrailingSlashIsDeletedAndRecreatedAsWithout) {
+  pluginwatcher::WatcherOptions options = Options();
+  options.registry_dir = Registry().string() + "/";
+  StartWatcher(std::move(options));
+  auto plugin = ServeDevicePlugin(Socket("p.sock"), "example.com/p");
+  ASSERT_TRUE(WaitFor([&] { return plugin->registered(); }, kWait));
+  EXPECT_TRUE(InActualState(Socket("p.sock")));
+  std::filesystem::remove_all(Registry());
+  ASSERT_TRUE(WaitFor([&] { return handler_.Count(Kind::kDeRegister) == 1; }, kWait));
+  EXPECT_TRUE(watcher_->GetPluginsToRegister().empty());
+  plugin->Stop();
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::is_directory(Registry()); }, kWait));
+  auto again = ServeDevicePlugin(Socket("again.sock"), "example.com/again");
+  ASSERT_TRUE(WaitFor([&] { return again->registered(); }, kWait));
+}
+
 TEST_F(PluginWatcherTest, HundredPluginsAtOnce) {
   StartWatcher();
   std::vector<std::unique_ptr<FakeRegistrationPlugin>> plugins;
