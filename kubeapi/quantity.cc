@@ -247,6 +247,16 @@ absl::StatusOr<int64_t> Quantity::AsInteger() const {
   return static_cast<int64_t>(nanos_ / kNanosPerUnit);
 }
 
+std::optional<int64_t> Quantity::ExactMilli() const {
+  constexpr Int128 kNanosPerMilli = kNanosPerUnit / 1000;
+  if (nanos_ % kNanosPerMilli != 0) return std::nullopt;
+  const Int128 milli = nanos_ / kNanosPerMilli;
+  if (milli > std::numeric_limits<int64_t>::max() || milli < std::numeric_limits<int64_t>::min()) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(milli);
+}
+
 int64_t Quantity::CeilInt64() const {
   Int128 whole = nanos_ / kNanosPerUnit;
   if (nanos_ % kNanosPerUnit > 0) ++whole;

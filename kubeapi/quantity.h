@@ -54,6 +54,9 @@ class Quantity {
   // carries a fraction's scale ("1.5" + "0.5").
   std::optional<int64_t> AsInt64() const;
   double AsApproximateFloat() const;
+  // ExactMilli: the value in thousandths, when it is a whole number of them within int64's
+  // range (resource.Quantity's MilliValue where that loses nothing); nullopt otherwise.
+  std::optional<int64_t> ExactMilli() const;
   // CeilInt64: resource.Quantity's Value(): rounded up to a whole number, held to int64's range.
   int64_t CeilInt64() const;
   // The value in the plainest decimal form ("1073741824", "0.1", "-3").

@@ -516,7 +516,8 @@ absl::StatusOr<bool> Search::FitsCapacityNow(const RequestData& data, int candid
   if (auto it = allocating_capacity_.find(candidate); it != allocating_capacity_.end()) {
     AddTo(consumed, it->second);
   }
-  return FitsCapacity(consumed, data.spec->capacity_requests, c.device->capacity);
+  return FitsCapacity(consumed, data.spec->capacity_requests, c.device->capacity,
+                      features_.fractional_capacity_range);
 }
 
 bool Search::TakeCounters(const Candidate& candidate) {
@@ -645,8 +646,8 @@ bool Search::AllocateDevice(const DeviceIndices& r, int candidate, bool must) {
   if (features_.consumable_capacity) {
     absl::StatusOr<bool> fits = FitsCapacityNow(data, candidate);
     if (fits.ok() && *fits && multiple) {
-      absl::StatusOr<ConsumedCapacity> consumed =
-          ConsumedByRequest(data.spec->capacity_requests, c.device->capacity);
+      absl::StatusOr<ConsumedCapacity> consumed = ConsumedByRequest(
+          data.spec->capacity_requests, c.device->capacity, features_.fractional_capacity_range);
       if (consumed.ok()) {
         result.consumed = *std::move(consumed);
       } else {
@@ -991,7 +992,8 @@ std::string Search::StaticVerdict(const RequestKey& key, const RequestData& data
     ConsumedCapacity consumed;
     if (c.allocated_capacity != nullptr) consumed = *c.allocated_capacity;
     absl::StatusOr<bool> fits =
-        FitsCapacity(consumed, data.spec->capacity_requests, c.device->capacity);
+        FitsCapacity(consumed, data.spec->capacity_requests, c.device->capacity,
+                     features_.fractional_capacity_range);
     if (!fits.ok()) return std::string(fits.status().message());
     if (!*fits) return "not enough capacity left";
   }

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace devmgr::structured {
 namespace {
@@ -19,15 +20,50 @@ absl::Status NotRepresentable(absl::string_view why) {
       "capacity request cannot be represented in the device's range arithmetic: ", why));
 }
 
-// roundUpRange: below the minimum, the minimum; else up to the next step above it. Upstream
-// rounds whole numbers (Quantity.Value(), rounded up) in int64, so a request past MaxInt64, or one
-// whose next step is, cannot be represented there; it is an error (kubernetes#140442) instead of
-// the wrapped value (kubernetes#140441). The sum is formed in 128 bits, where it cannot overflow:
-// the request and the minimum are within int64 and the steps added stay below request + step.
+// FromMilli: `milli` thousandths as upstream's roundUpRange returns them: a whole number as
+// NewQuantity keeps it, anything else as NewMilliQuantity does (written "1500m").
+absl::StatusOr<Quantity> FromMilli(int64_t milli) {
+  if (milli % 1000 == 0) return Quantity::FromInt64(milli / 1000);
+  return Quantity::Parse(absl::StrCat(milli, "m"));
+}
+
+// roundUpRange in milli-units (UseMilli holds, so min and step are SafeMilliValues and the step is
+// at least 1m). The request must be a SafeMilliValue too: one with a finer fraction (1.0000001)
+// is refused, as upstream refuses it, rather than rounded. Formed in 128 bits like the whole
+// path below; the result must fit int64 in milli-units. Upstream compares against
+// (MaxInt64 - min) / step, which is the same test for the non-negative minimum the API allows.
+absl::StatusOr<Quantity> RoundUpRangeMilli(const Quantity& requested,
+                                           const CapacityRequestPolicy::Range& range) {
+  const std::optional<int64_t> request = SafeMilliValue(requested);
+  if (!request.has_value()) {
+    return NotRepresentable(
+        absl::StrCat("request ", requested.ToString(), " is not a representable milli value"));
+  }
+  const Int128 min = *SafeMilliValue(*range.min);
+  const Int128 step = *SafeMilliValue(*range.step);
+  const Int128 added = *request - min;
+  Int128 steps = added / step;
+  if (added % step != 0) ++steps;
+  const Int128 rounded = min + step * steps;
+  if (rounded > kMaxInt64) {
+    return NotRepresentable(absl::StrCat("rounding request ", requested.ToString(),
+                                         " up to the next step passes the milli-value range"));
+  }
+  return FromMilli(static_cast<int64_t>(rounded));
+}
+
+// roundUpRange: below the minimum, the minimum; else up to the next step above it, in
+// milli-units where UseMilli says so. Otherwise upstream rounds whole numbers (Quantity.Value(),
+// rounded up) in int64, so a request past MaxInt64, or one whose next step is, cannot be
+// represented there; it is an error (kubernetes#140442) instead of the wrapped value
+// (kubernetes#140441). The sum is formed in 128 bits, where it cannot overflow: the request and
+// the minimum are within int64 and the steps added stay below request + step.
 absl::StatusOr<Quantity> RoundUpRange(const Quantity& requested,
-                                      const CapacityRequestPolicy::Range& range) {
+                                      const CapacityRequestPolicy::Range& range,
+                                      bool fractional_capacity_range) {
   if (requested.Compare(*range.min) < 0) return *range.min;
   if (!range.step.has_value()) return requested;
+  if (UseMilli(range, fractional_capacity_range)) return RoundUpRangeMilli(requested, range);
   if (requested.Compare(Quantity::FromInt64(kMaxInt64)) > 0) {
     return NotRepresentable(absl::StrCat("request ", requested.ToString(), " exceeds MaxInt64"));
   }
@@ -55,7 +91,8 @@ Quantity RoundUpValidValues(const Quantity& requested, const std::vector<Quantit
 }
 
 // calculateConsumedCapacity: what one request takes of one capacity.
-absl::StatusOr<Quantity> Consumed(const Quantity* requested, const DeviceCapacity& capacity) {
+absl::StatusOr<Quantity> Consumed(const Quantity* requested, const DeviceCapacity& capacity,
+                                  bool fractional_capacity_range) {
   const std::optional<CapacityRequestPolicy>& policy = capacity.request_policy;
   if (requested == nullptr) {
     if (policy.has_value() && policy->default_value.has_value()) return *policy->default_value;
@@ -63,21 +100,29 @@ absl::StatusOr<Quantity> Consumed(const Quantity* requested, const DeviceCapacit
   }
   if (!policy.has_value()) return *requested;
   if (policy->valid_range.has_value() && policy->valid_range->min.has_value()) {
-    return RoundUpRange(*requested, *policy->valid_range);
+    return RoundUpRange(*requested, *policy->valid_range, fractional_capacity_range);
   }
   if (!policy->valid_values.empty()) return RoundUpValidValues(*requested, policy->valid_values);
   return *requested;
 }
 
-// violatesPolicy. The step is checked on whole numbers, as upstream does, in 128 bits so that
-// the difference cannot overflow.
-bool ViolatesPolicy(const Quantity& amount, const std::optional<CapacityRequestPolicy>& policy) {
+// violatesPolicy. The step is checked in milli-units where UseMilli says so (an amount that is
+// not a SafeMilliValue violates the range), else on whole numbers as upstream does; in 128 bits
+// either way, so that the difference cannot overflow.
+bool ViolatesPolicy(const Quantity& amount, const std::optional<CapacityRequestPolicy>& policy,
+                    bool fractional_capacity_range) {
   if (!policy.has_value()) return false;
   if (policy->default_value.has_value() && amount == *policy->default_value) return false;
   if (policy->valid_range.has_value()) {
     const CapacityRequestPolicy::Range& range = *policy->valid_range;
     if (range.max.has_value() && amount.Compare(*range.max) > 0) return true;
     if (range.step.has_value() && range.min.has_value()) {
+      if (UseMilli(range, fractional_capacity_range)) {
+        const std::optional<int64_t> milli = SafeMilliValue(amount);
+        if (!milli.has_value()) return true;
+        const Int128 added = static_cast<Int128>(*milli) - *SafeMilliValue(*range.min);
+        return added % *SafeMilliValue(*range.step) != 0;
+      }
       const int64_t step = range.step->CeilInt64();
       const Int128 added =
           static_cast<Int128>(amount.CeilInt64()) - static_cast<Int128>(range.min->CeilInt64());
@@ -104,10 +149,12 @@ const Quantity* Requested(const CapacityRequests& requests, const std::string& n
 // be computed, or it is negative (which would lower what the device has consumed,
 // kubernetes#140468). Upstream's texts, naming the capacity.
 absl::StatusOr<ConsumedCapacity> Shares(const CapacityRequests& requests,
-                                        const std::map<std::string, DeviceCapacity>& capacity) {
+                                        const std::map<std::string, DeviceCapacity>& capacity,
+                                        bool fractional_capacity_range) {
   ConsumedCapacity out;
   for (const auto& [name, device_capacity] : capacity) {
-    absl::StatusOr<Quantity> amount = Consumed(Requested(requests, name), device_capacity);
+    absl::StatusOr<Quantity> amount =
+        Consumed(Requested(requests, name), device_capacity, fractional_capacity_range);
     if (!amount.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("capacity \"", name, "\": ", amount.status().message()));
@@ -125,7 +172,8 @@ absl::StatusOr<ConsumedCapacity> Shares(const CapacityRequests& requests,
 
 absl::StatusOr<bool> FitsCapacity(const ConsumedCapacity& consumed,
                                   const CapacityRequests& requests,
-                                  const std::map<std::string, DeviceCapacity>& capacity) {
+                                  const std::map<std::string, DeviceCapacity>& capacity,
+                                  bool fractional_capacity_range) {
   if (requests.has_value()) {
     for (const auto& [name, amount] : *requests) {
       if (capacity.count(name) == 0) {
@@ -134,11 +182,13 @@ absl::StatusOr<bool> FitsCapacity(const ConsumedCapacity& consumed,
     }
   }
   // Every share first: one that ends the allocation does so whatever another capacity says.
-  absl::StatusOr<ConsumedCapacity> shares = Shares(requests, capacity);
+  absl::StatusOr<ConsumedCapacity> shares = Shares(requests, capacity, fractional_capacity_range);
   if (!shares.ok()) return shares.status();
   for (const auto& [name, device_capacity] : capacity) {
     const Quantity& amount = shares->at(name);
-    if (ViolatesPolicy(amount, device_capacity.request_policy)) return false;
+    if (ViolatesPolicy(amount, device_capacity.request_policy, fractional_capacity_range)) {
+      return false;
+    }
     Quantity total = amount;
     if (auto it = consumed.find(name); it != consumed.end()) {
       absl::StatusOr<Quantity> sum = total.Add(it->second);
@@ -151,8 +201,19 @@ absl::StatusOr<bool> FitsCapacity(const ConsumedCapacity& consumed,
 }
 
 absl::StatusOr<ConsumedCapacity> ConsumedByRequest(
-    const CapacityRequests& requests, const std::map<std::string, DeviceCapacity>& capacity) {
-  return Shares(requests, capacity);
+    const CapacityRequests& requests, const std::map<std::string, DeviceCapacity>& capacity,
+    bool fractional_capacity_range) {
+  return Shares(requests, capacity, fractional_capacity_range);
+}
+
+std::optional<int64_t> SafeMilliValue(const Quantity& quantity) { return quantity.ExactMilli(); }
+
+bool UseMilli(const CapacityRequestPolicy::Range& range, bool fractional_capacity_range) {
+  if (!fractional_capacity_range) return false;
+  for (const std::optional<Quantity>* bound : {&range.min, &range.max, &range.step}) {
+    if (bound->has_value() && !SafeMilliValue(**bound).has_value()) return false;
+  }
+  return !range.step.has_value() || *SafeMilliValue(*range.step) >= 1;
 }
 
 void AddTo(ConsumedCapacity& total, const ConsumedCapacity& amounts) {

@@ -1,8 +1,14 @@
 // Consumable capacity (DRAConsumableCapacity): a device that allows multiple allocations hands
 // out parts of its capacities, each request's amount rounded up by the capacity's request policy
 // (a default, valid values, a range with a step), and never more than the device has.
+//
+// A range's step is counted in whole units (Quantity.Value(), which rounds up: a step of 500m
+// counts as 1) unless DRAFractionalCapacityRange is on and the range can be counted in
+// thousandths (UseMilli); then min, step and the amount are counted in milli-units, so that
+// 500m..1500m in steps of 500m takes 1500m as it is and rounds 1200m up to 1500m.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,9 +36,16 @@ using CapacityRequests = std::optional<std::map<std::string, kubeapi::Quantity>>
 //    that is negative ("capacity "cores": capacity value is negative"). Upstream ends the
 //    allocation with it rather than trying the next device, so that an out-of-range request
 //    cannot drive a long search; it is checked for every capacity before any is found too small.
+//    In milli-units (UseMilli) the texts are "... request 1.0000001 is not a representable milli
+//    value" (a finer fraction, or past int64 in milli-units: with the gate on that ends the
+//    allocation even on a range of whole numbers, as upstream's does) and "... rounding request
+//    ... up to the next step passes the milli-value range". Amounts are written as ToString
+//    writes them ("1.5"), where upstream writes its own canonical form ("1500m").
+// `fractional_capacity_range`: the DRAFractionalCapacityRange gate.
 absl::StatusOr<bool> FitsCapacity(const ConsumedCapacity& consumed,
                                   const CapacityRequests& requests,
-                                  const std::map<std::string, DeviceCapacity>& capacity);
+                                  const std::map<std::string, DeviceCapacity>& capacity,
+                                  bool fractional_capacity_range);
 
 // EndsAllocation: whether an error of FitsCapacity or ConsumedByRequest ends the allocation
 // (true) or only rules out the device (false).
@@ -43,7 +56,19 @@ inline bool EndsAllocation(const absl::Status& status) {
 // ConsumedByRequest: what the request takes of each of the device's capacities; FitsCapacity's
 // InvalidArgument errors where a share cannot be counted.
 absl::StatusOr<ConsumedCapacity> ConsumedByRequest(
-    const CapacityRequests& requests, const std::map<std::string, DeviceCapacity>& capacity);
+    const CapacityRequests& requests, const std::map<std::string, DeviceCapacity>& capacity,
+    bool fractional_capacity_range);
+
+// SafeMilliValue: upstream's safeMilliValue: `quantity` in milli-units, when that is exact
+// and fits in int64 (not 0.0005, nor 1e17); std::nullopt otherwise.
+std::optional<int64_t> SafeMilliValue(const kubeapi::Quantity& quantity);
+
+// UseMilli: upstream's useMilli: whether a range's rounding and step check count in
+// milli-units: the gate is on, each of min, max and step the range has is a SafeMilliValue, and
+// the step is at least 1m. A range of whole numbers qualifies too, as in upstream's current
+// useMilli (its case "all integer, fits in milli (no hasFractional gate any more)"); an earlier
+// version also wanted one of them fractional, as the API's description of the gate still says.
+bool UseMilli(const CapacityRequestPolicy::Range& range, bool fractional_capacity_range);
 
 // AddTo adds `amounts` into `total` (SubtractFrom takes them out, dropping what reaches zero).
 void AddTo(ConsumedCapacity& total, const ConsumedCapacity& amounts);

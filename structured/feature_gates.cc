@@ -16,6 +16,7 @@ absl::StatusOr<Features> ParseFeatureGates(absl::string_view text, Features feat
       {"DRAConsumableCapacity", &Features::consumable_capacity},
       {"DRADeviceBindingConditions", &Features::device_binding_and_status},
       {"DRADeviceTaints", &Features::device_taints},
+      {"DRAFractionalCapacityRange", &Features::fractional_capacity_range},
       {"DRAListTypeAttributes", &Features::list_type_attributes},
       {"DRAPartitionableDevices", &Features::partitionable_devices},
       {"DRAPrioritizedList", &Features::prioritized_list}};

@@ -3,6 +3,7 @@
 // on but two. DRAListTypeAttributes is alpha, off. DRADeviceBindingConditions (beta, on in a
 // cluster) is off: on a node without a scheduler nothing waits for a device's binding
 // conditions before it is prepared, so such devices are not allocated unless it is asked for.
+// DRAFractionalCapacityRange is beta and on since 1.37 (off only where a cluster emulates 1.36).
 #pragma once
 
 #include "absl/status/statusor.h"
@@ -19,6 +20,8 @@ struct Features {
   // DRADeviceBindingConditions + DRAResourceClaimDeviceStatus.
   bool device_binding_and_status = false;
   bool list_type_attributes = false;  // DRAListTypeAttributes
+  // DRAFractionalCapacityRange: a capacity's valid range steps in thousandths (see capacity.h).
+  bool fractional_capacity_range = true;
 };
 
 // ParseFeatureGates applies "NAME=true|false,..." (the gates' names above, as a kubelet's

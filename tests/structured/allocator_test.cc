@@ -57,7 +57,8 @@ Features FeaturesOf(const Json& names) {
                     .device_taints = false,
                     .consumable_capacity = false,
                     .device_binding_and_status = false,
-                    .list_type_attributes = false};
+                    .list_type_attributes = false,
+                    .fractional_capacity_range = false};
   for (const Json& name : names) {
     const std::string gate = name.get<std::string>();
     if (gate == "DRAAdminAccess") features.admin_access = true;
@@ -67,6 +68,7 @@ Features FeaturesOf(const Json& names) {
     if (gate == "DRAConsumableCapacity") features.consumable_capacity = true;
     if (gate == "DRADeviceBindingConditions") features.device_binding_and_status = true;
     if (gate == "DRAListTypeAttributes") features.list_type_attributes = true;
+    if (gate == "DRAFractionalCapacityRange") features.fractional_capacity_range = true;
   }
   return features;
 }

@@ -2,7 +2,10 @@
 // consumable_capacity_test.go in k8s.io/dynamic-resource-allocation at 3d03671, July 2026), case
 // by case under its subtests' names: adding and taking back
 // consumed capacity, what a request consumes of each capacity, and which amounts a capacity's
-// request policy refuses; and the cases kubernetes#140442 added later for amounts past int64.
+// request policy refuses; the cases kubernetes#140442 added later for amounts past int64; and
+// those of kubernetes#140161 and after for DRAFractionalCapacityRange (safe-milli-value,
+// use-milli, and the fractional cases of the others, from kubernetes/kubernetes master's
+// incubating/consumable_capacity_test.go).
 // Upstream calls its internal helpers (violatesPolicy,
 // calculateConsumedCapacity); here the same cases go through capacity.h, which the allocator uses.
 #include "structured/capacity.h"
@@ -25,6 +28,12 @@ using kubeapi::Quantity;
 const Quantity kOne = Quantity::FromInt64(1);
 const Quantity kTwo = Quantity::FromInt64(2);
 const Quantity kThree = Quantity::FromInt64(3);
+
+// The DRAFractionalCapacityRange gate. Upstream's cases leave it off unless they say otherwise.
+constexpr bool kGateOff = false;
+constexpr bool kGateOn = true;
+
+Quantity Q(const char* text) { return *Quantity::Parse(text); }
 
 CapacityRequestPolicy::Range Range(std::optional<Quantity> min, std::optional<Quantity> max = {},
                                    std::optional<Quantity> step = {}) {
@@ -77,7 +86,7 @@ TEST(ConsumableCapacityTest, GetConsumedCapacityFromRequest) {
       {"capacity-1", {kTwo, Policy(kOne, Range(kOne))}},
       {"dummy", {kOne, std::nullopt}},
   };
-  absl::StatusOr<ConsumedCapacity> computed = ConsumedByRequest(requests, capacity);
+  absl::StatusOr<ConsumedCapacity> computed = ConsumedByRequest(requests, capacity, kGateOff);
   ASSERT_TRUE(computed.ok()) << computed.status();
   const ConsumedCapacity& consumed = *computed;
   ASSERT_EQ(consumed.size(), 3u);
@@ -107,7 +116,7 @@ TEST(ConsumableCapacityTest, ViolateCapacitySharing) {
     SCOPED_TRACE(c.name);
     const CapacityRequests requests = std::map<std::string, Quantity>{{"capacity-0", c.requested}};
     const std::map<std::string, DeviceCapacity> capacity = {{"capacity-0", {kThree, c.policy}}};
-    absl::StatusOr<bool> fits = FitsCapacity({}, requests, capacity);
+    absl::StatusOr<bool> fits = FitsCapacity({}, requests, capacity, kGateOff);
     ASSERT_TRUE(fits.ok()) << fits.status();
     EXPECT_EQ(*fits, !c.violates);
   }
@@ -141,7 +150,7 @@ TEST(ConsumableCapacityTest, CalculateConsumedCapacity) {
       requests = std::map<std::string, Quantity>{{"capacity-0", *c.requested}};
     }
     absl::StatusOr<ConsumedCapacity> consumed =
-        ConsumedByRequest(requests, {{"capacity-0", {c.capacity, c.policy}}});
+        ConsumedByRequest(requests, {{"capacity-0", {c.capacity, c.policy}}}, kGateOff);
     ASSERT_TRUE(consumed.ok()) << consumed.status();
     ASSERT_EQ(consumed->count("capacity-0"), 1u);
     EXPECT_EQ(consumed->at("capacity-0").Compare(c.expected), 0)
@@ -174,8 +183,8 @@ TEST(ConsumableCapacityTest, CalculateConsumedCapacityPastInt64) {
     SCOPED_TRACE(c.name);
     const CapacityRequests requests = std::map<std::string, Quantity>{{"capacity-0", c.requested}};
     const std::map<std::string, DeviceCapacity> capacity = {{"capacity-0", {c.capacity, c.policy}}};
-    EXPECT_FALSE(ConsumedByRequest(requests, capacity).ok());
-    absl::StatusOr<bool> fits = FitsCapacity({}, requests, capacity);
+    EXPECT_FALSE(ConsumedByRequest(requests, capacity, kGateOff).ok());
+    absl::StatusOr<bool> fits = FitsCapacity({}, requests, capacity, kGateOff);
     ASSERT_FALSE(fits.ok()) << "fits: " << *fits;
     EXPECT_EQ(fits.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(fits.status().message()),
@@ -189,14 +198,14 @@ TEST(ConsumableCapacityTest, CalculateConsumedCapacityPastInt64) {
       {"capacity-0", {max_int64, Policy(kOne, Range(kOne, std::nullopt, kTwo))}}};
   const CapacityRequests requests =
       std::map<std::string, Quantity>{{"capacity-0", max_int64_minus_1}};
-  absl::StatusOr<ConsumedCapacity> consumed = ConsumedByRequest(requests, capacity);
+  absl::StatusOr<ConsumedCapacity> consumed = ConsumedByRequest(requests, capacity, kGateOff);
   ASSERT_TRUE(consumed.ok()) << consumed.status();
   EXPECT_EQ(consumed->at("capacity-0").Compare(max_int64), 0);
-  absl::StatusOr<bool> fits = FitsCapacity({}, requests, capacity);
+  absl::StatusOr<bool> fits = FitsCapacity({}, requests, capacity, kGateOff);
   ASSERT_TRUE(fits.ok()) << fits.status();
   EXPECT_TRUE(*fits);
   // With 1 taken already, MaxInt64 more does not fit (a soft no, not an error).
-  fits = FitsCapacity({{"capacity-0", kOne}}, requests, capacity);
+  fits = FitsCapacity({{"capacity-0", kOne}}, requests, capacity, kGateOff);
   ASSERT_TRUE(fits.ok()) << fits.status();
   EXPECT_FALSE(*fits);
 }
@@ -215,7 +224,7 @@ TEST(ConsumableCapacityTest, CmpRequestOverCapacityFatalBeatsSoft) {
       {"capacity-0", kTwo},
       {"capacity-1", Quantity::FromInt64(std::numeric_limits<int64_t>::max())},
   };
-  absl::StatusOr<bool> fits = FitsCapacity({}, requests, capacity);
+  absl::StatusOr<bool> fits = FitsCapacity({}, requests, capacity, kGateOff);
   ASSERT_FALSE(fits.ok()) << "fits: " << *fits;
   EXPECT_EQ(fits.status().code(), absl::StatusCode::kInvalidArgument);
 }
@@ -226,10 +235,192 @@ TEST(ConsumableCapacityTest, NegativeAmountIsRejected_140468) {
   const std::map<std::string, DeviceCapacity> capacity = {{"cores", {Quantity::FromInt64(4), {}}}};
   const CapacityRequests requests =
       std::map<std::string, Quantity>{{"cores", Quantity::FromInt64(-3)}};
-  absl::StatusOr<bool> fits = FitsCapacity({}, requests, capacity);
+  absl::StatusOr<bool> fits = FitsCapacity({}, requests, capacity, kGateOff);
   ASSERT_FALSE(fits.ok()) << "fits: " << *fits;
   EXPECT_EQ(fits.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(fits.status().message(), "capacity \"cores\": capacity value is negative");
+}
+
+// safe-milli-value: an amount in milli-units, where that is exact and fits int64.
+TEST(ConsumableCapacityTest, SafeMilliValue) {
+  EXPECT_EQ(SafeMilliValue(kOne), 1000) << "whole number";
+  EXPECT_EQ(SafeMilliValue(Q("100m")), 100) << "fractional milli";
+  // Upstream's tooBigForMilli: a whole number, but past int64 in milli-units (about 9.22e21).
+  EXPECT_EQ(SafeMilliValue(Q("9224372036854776E3")), std::nullopt)
+      << "too large for milli (overflows int64)";
+  // Not upstream's cases: the edges of the milli range, a finer fraction, a negative amount.
+  EXPECT_EQ(SafeMilliValue(Q("9223372036854775807m")), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(SafeMilliValue(Q("9223372036854775808m")), std::nullopt);
+  EXPECT_EQ(SafeMilliValue(Q("-9223372036854775808m")), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(SafeMilliValue(Q("-9223372036854775809m")), std::nullopt);
+  EXPECT_EQ(SafeMilliValue(Q("1.0000001")), std::nullopt);
+  EXPECT_EQ(SafeMilliValue(Q("1u")), std::nullopt);
+  EXPECT_EQ(SafeMilliValue(Q("-1.5")), -1500);
+  EXPECT_EQ(SafeMilliValue(Q("1Ki")), 1024000);
+}
+
+// use-milli: which ranges count in milli-units.
+TEST(ConsumableCapacityTest, UseMilli) {
+  struct Case {
+    const char* name;
+    CapacityRequestPolicy::Range range;
+    bool gate;
+    bool use_milli;
+  };
+  const std::vector<Case> cases = {
+      {"fractional disabled", Range(Q("200m"), kOne, Q("100m")), kGateOff, false},
+      {"all fractional, fits in milli", Range(Q("200m"), kOne, Q("100m")), kGateOn, true},
+      {"all integer, fits in milli (no hasFractional gate any more)", Range(kOne, kThree, kOne),
+       kGateOn, true},
+      {"min overflows milli, falls back to integer",
+       Range(Q("9224372036854776E3"), std::nullopt, kOne), kGateOn, false},
+      {"step too small (sub-milli)", Range(kOne, std::nullopt, Q("0")), kGateOn, false},
+      // Not upstream's: a step finer than 1m is no milli value at all.
+      {"step of 1u", Range(kOne, std::nullopt, Q("1u")), kGateOn, false},
+      {"no step", Range(Q("200m"), kOne), kGateOn, true},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(UseMilli(c.range, c.gate), c.use_milli) << c.name;
+  }
+}
+
+// violate-capacity-sharing, the fractional cases (min 0.2, max 1, step 0.1). Upstream hands the
+// amount to violatesPolicy as it is; through FitsCapacity an amount reaches the policy unrounded
+// only as the capacity's whole value, taken by a request that names no amount of a capacity with
+// no default, so here each amount is the capacity's value (upstream's default, 0.2, is left out:
+// it would be taken instead, and none of the amounts equals it).
+TEST(ConsumableCapacityTest, ViolateCapacitySharingFractional) {
+  struct Case {
+    const char* name;
+    Quantity amount;
+    CapacityRequestPolicy::Range range;
+    bool violates;
+  };
+  const std::vector<Case> cases = {
+      {"fractional step aligned (0.3 = min+1*step)", Q("300m"), Range(Q("200m"), kOne, Q("100m")),
+       false},
+      {"fractional step not aligned (0.25 is not a multiple of 0.1 from 0.2)", Q("250m"),
+       Range(Q("200m"), kOne, Q("100m")), true},
+      // The range is in milli-units (no max, min and step 1); the amount is not.
+      {"requested value overflows milli representation", Q("9224372036854776E3"),
+       Range(kOne, std::nullopt, kOne), true},
+  };
+  for (const Case& c : cases) {
+    const std::map<std::string, DeviceCapacity> capacity = {
+        {"capacity-0", {c.amount, Policy(std::nullopt, c.range)}}};
+    absl::StatusOr<bool> fits = FitsCapacity({}, std::nullopt, capacity, kGateOn);
+    EXPECT_EQ(fits.value_or(c.violates), !c.violates) << c.name << ": " << fits.status();
+  }
+}
+
+// calculate-consumed-capacity, the cases of DRAFractionalCapacityRange: what a request takes of a
+// range counted in milli-units, or that it cannot be counted there (which ends the allocation).
+TEST(ConsumableCapacityTest, CalculateConsumedCapacityFractional) {
+  const Quantity one_plus_milli = Q("1.001");
+  const Quantity one_plus_sub_milli = Q("1.0000001");
+  const Quantity point_five = Q("500m");
+  const Quantity point_one = Q("100m");
+  const Quantity point_two = Q("200m");
+  const Quantity too_big_for_milli = Q("9224372036854776E3");
+  struct Case {
+    const char* name;
+    Quantity requested;
+    Quantity capacity;
+    CapacityRequestPolicy policy;
+    bool gate;
+    std::optional<Quantity> expected;  // std::nullopt: not representable
+    const char* error = "";
+  };
+  const std::vector<Case> cases = {
+      // min 0.2, step 0.1, max 1: 0.25 rounds up to 0.3.
+      {"fractional step round up (0.25 to 0.3)", Q("250m"), kOne,
+       Policy(point_two, Range(point_two, kOne, point_one)), kGateOn, Q("300m")},
+      {"fractional step already aligned (0.4 = min+2*step)", Q("400m"), kOne,
+       Policy(point_two, Range(point_two, kOne, point_one)), kGateOn, Q("400m")},
+      // Upstream's TODO(#141166): it should round up to 2 instead.
+      {"integer-step-sub-milli-request", one_plus_sub_milli, kThree,
+       Policy(kOne, Range(kOne, std::nullopt, kOne)), kGateOn, std::nullopt,
+       "capacity \"capacity-0\": capacity request cannot be represented in the device's range "
+       "arithmetic: request 1.0000001 is not a representable milli value"},
+      {"integer-step-milli-request-rounds-up", one_plus_milli, kThree,
+       Policy(kOne, Range(kOne, std::nullopt, kOne)), kGateOn, kTwo},
+      {"integer-step-sub-milli-request-rounds-up-without-fractional-range", one_plus_sub_milli,
+       kThree, Policy(kOne, Range(kOne, std::nullopt, kOne)), kGateOff, kTwo},
+      // Upstream's TODO(#141166): it should round up to 1.5 instead.
+      {"fractional-step-sub-milli-request", one_plus_sub_milli, kTwo,
+       Policy(point_five, Range(point_five, std::nullopt, point_five)), kGateOn, std::nullopt},
+      {"fractional-step-milli-request-rounds-up", one_plus_milli, kTwo,
+       Policy(point_five, Range(point_five, std::nullopt, point_five)), kGateOn, Q("1500m")},
+      {"fractional-step-request-not-milli-representable-is-rejected", too_big_for_milli,
+       too_big_for_milli, Policy(kOne, Range(point_one, std::nullopt, point_one)), kGateOn,
+       std::nullopt},
+      // min 100m, step 100m: MaxInt64-1 milli-units round up to MaxInt64+99.
+      {"fractional-step-rounded-value-passes-milli-range-is-rejected", Q("9223372036854775806m"),
+       Q("9223372036854775807m"), Policy(point_one, Range(point_one, std::nullopt, point_one)),
+       kGateOn, std::nullopt,
+       "capacity \"capacity-0\": capacity request cannot be represented in the device's range "
+       "arithmetic: rounding request 9223372036854775.806 up to the next step passes the "
+       "milli-value range"},
+  };
+  // Each case checked by itself, so that one failing does not hide the others.
+  const auto check = [](const Case& c) {
+    const CapacityRequests requests = std::map<std::string, Quantity>{{"capacity-0", c.requested}};
+    const std::map<std::string, DeviceCapacity> capacity = {{"capacity-0", {c.capacity, c.policy}}};
+    absl::StatusOr<ConsumedCapacity> consumed = ConsumedByRequest(requests, capacity, c.gate);
+    absl::StatusOr<bool> fits = FitsCapacity({}, requests, capacity, c.gate);
+    if (!c.expected.has_value()) {
+      ASSERT_FALSE(consumed.ok()) << consumed->at("capacity-0").ToString();
+      ASSERT_FALSE(fits.ok()) << "fits: " << *fits;
+      EXPECT_EQ(fits.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(std::string(fits.status().message()),
+                  testing::HasSubstr("capacity request cannot be represented in the device's "
+                                     "range arithmetic"));
+      if (*c.error != '\0') {
+        EXPECT_EQ(fits.status().message(), c.error);
+      }
+      return;
+    }
+    ASSERT_TRUE(consumed.ok()) << consumed.status();
+    EXPECT_EQ(consumed->at("capacity-0").Compare(*c.expected), 0)
+        << "expected " << c.expected->ToString() << ", got "
+        << consumed->at("capacity-0").ToString();
+    ASSERT_TRUE(fits.ok()) << fits.status();
+    EXPECT_TRUE(*fits);
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    check(c);
+  }
+}
+
+// Not upstream's: the rounding keeps exact in milli-units at the top of their range, and a share
+// counted in thousandths adds up exactly (two of 1.5 leave exactly 1 of 4).
+TEST(ConsumableCapacityTest, MilliRoundingAtTheEdgesAndSums) {
+  const CapacityRequestPolicy tenths =
+      Policy(std::nullopt, Range(Q("100m"), std::nullopt, Q("100m")));
+  const std::map<std::string, DeviceCapacity> huge = {
+      {"capacity-0", {Q("9223372036854775807m"), tenths}}};
+  // MaxInt64 - 7 milli-units is 100m + a whole number of steps: it stays as it is.
+  const CapacityRequests at_top =
+      std::map<std::string, Quantity>{{"capacity-0", Q("9223372036854775800m")}};
+  absl::StatusOr<ConsumedCapacity> consumed = ConsumedByRequest(at_top, huge, kGateOn);
+  ASSERT_TRUE(consumed.ok()) << consumed.status();
+  EXPECT_EQ(consumed->at("capacity-0").Compare(Q("9223372036854775800m")), 0);
+
+  const std::map<std::string, DeviceCapacity> cores = {
+      {"cores",
+       {Quantity::FromInt64(4), Policy(Q("500m"), Range(Q("500m"), Q("1500m"), Q("500m")))}}};
+  const CapacityRequests one_and_a_half = std::map<std::string, Quantity>{{"cores", Q("1200m")}};
+  absl::StatusOr<bool> fits = FitsCapacity({{"cores", Q("1500m")}}, one_and_a_half, cores, kGateOn);
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_TRUE(*fits) << "1.5 + 1.5 of 4";
+  fits = FitsCapacity({{"cores", Q("3")}}, one_and_a_half, cores, kGateOn);
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_FALSE(*fits) << "3 + 1.5 of 4";
+  // With the gate off, 1.2 is counted as 2 (past the maximum, 1.5): no share fits.
+  fits = FitsCapacity({}, one_and_a_half, cores, kGateOff);
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_FALSE(*fits);
 }
 
 }  // namespace

@@ -159,11 +159,14 @@ TEST(AllocatorRegressionTest, CountersOfACandidateAConstraintRefusesAreGivenBack
   EXPECT_THAT(Picks(result->front()), ElementsAre("req-0=device-2", "req-0=device-3"));
 }
 
-// Two claims for shares of one device with consumable capacity, allocated together.
+// Two claims for shares of one device with consumable capacity, allocated together
+// (DRAFractionalCapacityRange on unless told).
 absl::StatusOr<std::optional<std::vector<kubeapi::AllocationResult>>> AllocateShares(
-    const std::string& capacity, const std::string& first, const std::string& second) {
+    const std::string& capacity, const std::string& first, const std::string& second,
+    bool fractional_capacity_range = true) {
   Features features;
   features.consumable_capacity = true;
+  features.fractional_capacity_range = fractional_capacity_range;
   const auto slice = Slice("slice-1", R"([{"name": "device-1", "allowMultipleAllocations": true,
       "capacity": )" + capacity + "}]");
   const auto request = [](const std::string& name, const std::string& amount) {
@@ -184,18 +187,27 @@ absl::StatusOr<std::optional<std::vector<kubeapi::AllocationResult>>> AllocateSh
 // kubernetes#140441: a request far past int64 on a capacity whose policy rounds up to a step was
 // rounded in int64 arithmetic that overflowed (undefined behaviour here, a wrap in Go): bw 1e19
 // of the device's 8 became a share of -9223372036854775804, and a second share of 4 still fit.
-// Upstream's fix (kubernetes#140442) ends the allocation with an error instead.
+// Upstream's fix (kubernetes#140442) ends the allocation with an error instead. That is with
+// DRAFractionalCapacityRange off; with it on the range counts in milli-units, where 1e19 is
+// past int64 too, and upstream's error says so in those terms.
 TEST(AllocatorRegressionTest, ACapacityRequestPastInt64IsAnError_140441) {
-  auto result = AllocateShares(
-      R"({"bw": {"value": "8", "requestPolicy": {"default": "4",
-           "validRange": {"min": "4", "step": "8"}}}})",
-      R"({"bw": "1e19"})", R"({"bw": "4"})");
+  const std::string capacity = R"({"bw": {"value": "8", "requestPolicy": {"default": "4",
+      "validRange": {"min": "4", "step": "8"}}}})";
+  auto result = AllocateShares(capacity, R"({"bw": "1e19"})", R"({"bw": "4"})",
+                               /*fractional_capacity_range=*/false);
   ASSERT_FALSE(result.ok()) << "allocated: " << (result->has_value() ? "yes" : "no");
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(result.status().message(),
               HasSubstr("capacity \"bw\": capacity request cannot be represented in the "
                         "device's range arithmetic: request 10000000000000000000 exceeds "
                         "MaxInt64"));
+  result = AllocateShares(capacity, R"({"bw": "1e19"})", R"({"bw": "4"})");
+  ASSERT_FALSE(result.ok()) << "allocated: " << (result->has_value() ? "yes" : "no");
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("capacity \"bw\": capacity request cannot be represented in the "
+                        "device's range arithmetic: request 10000000000000000000 is not a "
+                        "representable milli value"));
 }
 
 // kubernetes#140468: a negative request (cores -3) was counted as consumed and lowered the
@@ -208,6 +220,55 @@ TEST(AllocatorRegressionTest, ANegativeCapacityRequestIsAnError_140468) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(result.status().message(),
               HasSubstr("capacity \"cores\": capacity value is negative"));
+}
+
+// kubernetes#140160: a range's step was counted in whole numbers (Quantity.Value(), rounded
+// up), so with 500m..1500m in steps of 500m a request of 1500m was counted as 2, past the
+// maximum, and 1200m as 2 as well: the device was never shared. With DRAFractionalCapacityRange
+// (kubernetes#140161, on since 1.37) the range counts in milli-units: 1500m is taken as it is and
+// 1200m rounds up to 1500m, two shares of the device's 4 cores.
+const char kCoresInHalves[] = R"({"cores": {"value": "4", "requestPolicy": {"default": "500m",
+    "validRange": {"min": "500m", "max": "1500m", "step": "500m"}}}})";
+
+TEST(AllocatorRegressionTest, AFractionalRangeStepsInThousandths_140160) {
+  auto result = AllocateShares(kCoresInHalves, R"({"cores": "1500m"})", R"({"cores": "1200m"})");
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_TRUE(result->has_value()) << "1500m was counted as 2";
+  ASSERT_EQ((*result)->size(), 2u);
+  for (const kubeapi::AllocationResult& allocation : **result) {
+    ASSERT_EQ(allocation.results.size(), 1u);
+    const auto& consumed = allocation.results[0].consumed_capacity;
+    ASSERT_EQ(consumed.count("cores"), 1u);
+    EXPECT_EQ(consumed.at("cores").ToString(), "1.5");
+  }
+}
+
+// With the gate off the whole-number count stays (upstream's, before and without the gate):
+// 1500m does not fit, and 700m (500m and one step of 500m, 1 either way) takes 1.
+TEST(AllocatorRegressionTest, AFractionalRangeStepsInWholeNumbersWithTheGateOff) {
+  auto result = AllocateShares(kCoresInHalves, R"({"cores": "1500m"})", R"({"cores": "700m"})",
+                               /*fractional_capacity_range=*/false);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->has_value());
+  result = AllocateShares(kCoresInHalves, R"({"cores": "700m"})", R"({"cores": "700m"})",
+                          /*fractional_capacity_range=*/false);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_TRUE(result->has_value());
+  for (const kubeapi::AllocationResult& allocation : **result) {
+    EXPECT_EQ(allocation.results.at(0).consumed_capacity.at("cores").ToString(), "1");
+  }
+}
+
+// A request finer than milli-units on a range counted in them cannot be rounded there; as
+// upstream, that ends the allocation (upstream's TODO, kubernetes#141166, is to round it up).
+TEST(AllocatorRegressionTest, ARequestFinerThanThousandthsOnAFractionalRangeIsAnError) {
+  auto result = AllocateShares(kCoresInHalves, R"({"cores": "1.0000001"})", R"({"cores": "500m"})");
+  ASSERT_FALSE(result.ok()) << "allocated: " << (result->has_value() ? "yes" : "no");
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("capacity \"cores\": capacity request cannot be represented in the "
+                        "device's range arithmetic: request 1.0000001 is not a representable "
+                        "milli value"));
 }
 
 // A counter that devices allocated before have over-spent (set a: a-big holds 6 of its 4) leaves
