@@ -2,11 +2,12 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
+#include "common/feature_gate_list.h"
 
 namespace devmgr::structured {
 
@@ -20,16 +21,17 @@ absl::StatusOr<Features> ParseFeatureGates(absl::string_view text, Features feat
       {"DRAListTypeAttributes", &Features::list_type_attributes},
       {"DRAPartitionableDevices", &Features::partitionable_devices},
       {"DRAPrioritizedList", &Features::prioritized_list}};
-  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipEmpty())) {
-    std::vector<std::string> parts = absl::StrSplit(item, absl::MaxSplits('=', 1));
-    auto gate = kGates.find(parts[0]);
-    if (gate == kGates.end() || parts.size() != 2 || (parts[1] != "true" && parts[1] != "false")) {
+  absl::StatusOr<std::vector<std::pair<std::string, bool>>> gates = ParseFeatureGateList(text);
+  if (!gates.ok()) return gates.status();
+  for (const auto& [name, enabled] : *gates) {
+    auto gate = kGates.find(name);
+    if (gate == kGates.end()) {
       std::vector<std::string> names;
-      for (const auto& [name, field] : kGates) names.push_back(name);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "\"", item, "\" is not NAME=true|false with NAME one of ", absl::StrJoin(names, ", ")));
+      for (const auto& [known, field] : kGates) names.push_back(known);
+      return absl::InvalidArgumentError(absl::StrCat("unrecognized feature gate: ", name,
+                                                     " (known: ", absl::StrJoin(names, ", "), ")"));
     }
-    features.*(gate->second) = parts[1] == "true";
+    features.*(gate->second) = enabled;
   }
   return features;
 }

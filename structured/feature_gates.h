@@ -24,8 +24,9 @@ struct Features {
   bool fractional_capacity_range = true;
 };
 
-// ParseFeatureGates applies "NAME=true|false,..." (the gates' names above, as a kubelet's
-// --feature-gates takes them) to `features`. InvalidArgument naming the item otherwise.
+// ParseFeatureGates applies "NAME=BOOL,..." (the gates' names above, read as a kubelet reads its
+// --feature-gates: ParseFeatureGateList) to `features`. InvalidArgument with that reading's
+// texts, or "unrecognized feature gate: NAME (known: ...)".
 absl::StatusOr<Features> ParseFeatureGates(absl::string_view text, Features features = {});
 
 }  // namespace devmgr::structured

@@ -16,13 +16,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "cmd/devmgr/cluster.h"
 #include "cmd/devmgr/command_tree.h"
 #include "cmd/devmgr/log_flags.h"
 #include "cmd/devmgr/log_sink.h"
 #include "cmd/devmgr/service_notifier.h"
+#include "common/feature_gate_list.h"
 #include "node/node.h"
 #include "node/process_settings.h"
 #include "topologymanager/numa_nodes.h"
@@ -195,22 +194,20 @@ int RunServe(const ServeFlags& flags) {
   options.node_labels = *std::move(labels);
   options.device_classes = flags.device_classes;
   // The kubelet's own gates that serve plays; the rest are the allocator's.
+  absl::StatusOr<std::vector<std::pair<std::string, bool>>> gates =
+      ParseFeatureGateList(flags.feature_gates);
+  if (!gates.ok())
+    return Fail(kExitUsage, absl::StrCat("--feature-gates: ", gates.status().message()));
   std::vector<std::string> dra_gates;
-  for (absl::string_view item : absl::StrSplit(flags.feature_gates, ',', absl::SkipEmpty())) {
-    bool* gate = nullptr;
-    absl::string_view value = item;
-    if (absl::ConsumePrefix(&value, "KubeletPodResourcesGet=")) {
-      gate = &options.podresources_get;
-    } else if (absl::ConsumePrefix(&value, "KubeletPodResourcesDynamicResources=")) {
-      gate = &options.podresources_dynamic_resources;
-    }
-    if (gate == nullptr) {
-      dra_gates.emplace_back(item);
-    } else if (value == "true" || value == "false") {
-      *gate = value == "true";
-    } else {
-      return Fail(kExitUsage,
-                  absl::StrCat("--feature-gates: \"", item, "\" is not NAME=true|false"));
+  for (const auto& [name, enabled] : *gates) {
+    if (name == "KubeletPodResourcesGet") {
+      options.podresources_get = enabled;
+    } else if (name == "KubeletPodResourcesDynamicResources") {
+      options.podresources_dynamic_resources = enabled;
+    } else if (name != "KubeletPodResourcesListUseActivePods") {
+      // (That one, deprecated, chooses between the active pods and every pod for List: the
+      // daemon holds active pods only, so either lists the same.)
+      dra_gates.push_back(absl::StrCat(name, "=", enabled ? "true" : "false"));
     }
   }
   absl::StatusOr<structured::Features> features =
@@ -218,7 +215,8 @@ int RunServe(const ServeFlags& flags) {
   if (!features.ok()) {
     return Fail(kExitUsage,
                 absl::StrCat("--feature-gates: ", features.status().message(),
-                             ", KubeletPodResourcesDynamicResources, KubeletPodResourcesGet"));
+                             "; the kubelet's: KubeletPodResourcesDynamicResources, "
+                             "KubeletPodResourcesGet, KubeletPodResourcesListUseActivePods"));
   }
   options.dra_features = *features;
   absl::StatusOr<std::optional<kubeclient::RestConfig>> cluster = ChooseCluster(flags.cluster);

@@ -190,7 +190,9 @@ TEST(DraTest, ThePodResourcesGatesTurnGetAndTheDynamicResourcesOff) {
   const testing::ProcessResult bad = h.Run(
       {"serve", "--root-dir", h.Path("other"), "--feature-gates", "KubeletPodResourcesGet=no"});
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
-  EXPECT_TRUE(absl::StrContains(bad.err, "\"KubeletPodResourcesGet=no\" is not NAME=true|false"))
+  EXPECT_TRUE(absl::StrContains(bad.err,
+                                "invalid value of KubeletPodResourcesGet=no, err: "
+                                "strconv.ParseBool: parsing \"no\": invalid syntax"))
       << bad.err;
 }
 
