@@ -1,8 +1,13 @@
 #include "deviceplugin/plugin.h"
 
+#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <system_error>
 #include <utility>
 
@@ -26,6 +31,35 @@ constexpr char kDevicePluginType[] = "DevicePlugin";
 
 bool IsAlnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+// Which kubelet.sock is at the path: its device, inode and birth time, not its change time,
+// which a chmod, chown or relabel of the socket changes too (no new kubelet). The birth time
+// tells a socket bound anew on the inode number of the last one (ext4 hands a freed inode out
+// again at once) from that one. Where the file system keeps none, such a socket is still seen as
+// new when a check finds kubelet.sock missing in between, or the plugin's own socket removed (a
+// starting kubelet removes the sockets in its folder before it binds kubelet.sock).
+struct KubeletSocketId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  int64_t birth_ns = 0;  // 0 where the file system keeps no birth time
+  bool operator==(const KubeletSocketId&) const = default;
+};
+
+std::optional<KubeletSocketId> StatKubeletSocket(const std::filesystem::path& path) {
+  struct statx stx {};
+  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_BTIME, &stx) == 0) {
+    KubeletSocketId id{makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino, 0};
+    if ((stx.stx_mask & STATX_BTIME) != 0) {
+      id.birth_ns = int64_t{stx.stx_btime.tv_sec} * 1'000'000'000 + stx.stx_btime.tv_nsec;
+    }
+    return id;
+  }
+  // A kernel older than statx (3.x), or a seccomp profile that refuses it: no birth time.
+  if (errno != ENOSYS && errno != EPERM) return std::nullopt;
+  const std::optional<FileId> id = StatId(path);
+  if (!id.has_value()) return std::nullopt;
+  return KubeletSocketId{id->dev, id->ino, 0};
 }
 
 }  // namespace
@@ -59,7 +93,20 @@ struct Plugin::Endpoint {
   std::optional<FileId> socket_id() const {
     return placed.has_value() ? placed->id() : std::nullopt;
   }
-  std::optional<FileId> registered_kubelet;  // kubelet.sock at the last successful Register
+  // Serves: our server is bound to `at_path`, what is at `socket` now, changed since or not (a
+  // chmod, chown or relabel changes its ctime): while our server holds it, no other file can
+  // have its inode number.
+  bool Serves(const std::optional<FileId>& at_path) const {
+    return server != nullptr && at_path.has_value() && socket_id().has_value() &&
+           at_path->Same(*socket_id());
+  }
+  // kubelet.sock at the last successful Register; reset when it must be done again.
+  std::optional<KubeletSocketId> registered_kubelet;
+  // The CDI spec file as this instance last wrote it (its change time included: a file written
+  // since, by another instance, may have the inode number of a freed one), and the devices it
+  // holds. Removed at the end only if still that file.
+  std::optional<FileId> cdi_file;
+  std::shared_ptr<const DeviceMap> cdi_devices;
   // Another process's socket at the path that nobody answered on at the last check: taken back
   // only if still so at the next (another program's socket bound but not listening yet looks the
   // same for a moment; this SDK moves a listening one into place).
@@ -78,7 +125,10 @@ absl::StatusOr<std::unique_ptr<Plugin>> Plugin::Start(PluginOptions options, Sca
   const std::filesystem::path& folder = options.registration == RegistrationMode::kKubeletSocket
                                             ? options.plugin_dir
                                             : options.registry_dir;
-  absl::Status path_ok = ValidateSocketPath(folder / "x.sock");
+  // The shortest socket name a device type gives (SocketPath). Before, only "<folder>/x.sock" was
+  // checked: a long namespace started, served nothing and said so at every check, for ever.
+  absl::Status path_ok =
+      PlacedSocket(folder / absl::StrCat(options.resource_namespace, "-x.sock")).Check();
   if (!path_ok.ok()) return path_ok;
   if (options.check_interval <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("check_interval must be positive");
@@ -123,23 +173,42 @@ void Plugin::Notify(DeviceTree tree) {
   if (schedule) loop_.Post([this] { ApplyPendingTree(); });
 }
 
+bool Plugin::Servable(const std::string& device_type) {
+  absl::Status status = IsValidDeviceType(device_type)
+                            ? PlacedSocket(SocketPath(device_type)).Check()
+                            : absl::InvalidArgumentError("not a valid resource name part");
+  if (status.ok()) return true;
+  // Once while the type stays in the trees: nothing changes until it is gone.
+  if (skipped_types_.insert(device_type).second) {
+    if (IsValidDeviceType(device_type)) {
+      DEVMGR_LOG(options_.logger, err, "Skipping device type whose socket path cannot be served",
+                 "deviceType", device_type, "err", status);
+    } else {
+      DEVMGR_LOG(options_.logger, err, "Skipping device type with an invalid name", "deviceType",
+                 device_type);
+    }
+  }
+  return false;
+}
+
 void Plugin::ApplyPendingTree() {
   std::optional<DeviceTree> tree;
   {
     absl::MutexLock lock(&mu_);
+    // Stop sets stopped_ before it posts its cleanup, so a tree whose turn comes after the
+    // cleanup (its Notify found the plugin running a moment before Stop) finds it set. Before,
+    // such a tree was served after Stop had returned: socket, CDI spec and registration, and a
+    // server whose destruction waited for the kubelet's stream.
+    if (stopped_) return;
     tree = std::exchange(pending_tree_, std::nullopt);
     apply_scheduled_ = false;
   }
   if (!tree.has_value()) return;
   auto types = tree->ReleaseTypes();
   for (auto& [type, devices] : types) {
-    if (!IsValidDeviceType(type)) {
-      DEVMGR_LOG(options_.logger, err, "Skipping device type with an invalid name", "deviceType",
-                 type);
-      continue;
-    }
+    const bool is_new = endpoints_.count(type) == 0;
+    if (is_new && !Servable(type)) continue;
     std::unique_ptr<Endpoint>& endpoint = endpoints_[type];
-    const bool is_new = endpoint == nullptr;
     if (is_new) {
       endpoint = std::make_unique<Endpoint>();
       endpoint->device_type = type;
@@ -148,13 +217,11 @@ void Plugin::ApplyPendingTree() {
       continue;  // unchanged: nothing to tell the kubelet
     }
     endpoint->devices = std::make_shared<const DeviceMap>(std::move(devices));
-    if (options_.cdi.has_value()) {
-      absl::Status status = WriteCdiSpec(*options_.cdi, type, *endpoint->devices);
-      if (!status.ok()) {
-        DEVMGR_LOG(options_.logger, err, "Cannot write CDI spec", "deviceType", type, "err",
-                   status);
-      }
-    }
+    // Before the kubelet hears of the devices, so that the CDI names Allocate gives resolve; and
+    // only while serving: an instance standing aside (another took its socket over) leaves the
+    // spec to the one that serves, and writes its own when it serves again (StartServer), as a
+    // new endpoint does.
+    if (!is_new && endpoint->Serves(StatId(endpoint->socket))) WriteCdiSpecOf(*endpoint);
     if (endpoint->service != nullptr) endpoint->service->Update(endpoint->devices);
     Publish(*endpoint);
     if (is_new && StartServer(*endpoint).ok() &&
@@ -162,8 +229,11 @@ void Plugin::ApplyPendingTree() {
       RegisterWithKubelet(*endpoint);
     }
   }
+  for (auto it = skipped_types_.begin(); it != skipped_types_.end();) {
+    it = types.count(*it) == 0 ? skipped_types_.erase(it) : std::next(it);
+  }
   for (auto it = endpoints_.begin(); it != endpoints_.end();) {
-    if (types.count(it->first) != 0 && IsValidDeviceType(it->first)) {
+    if (types.count(it->first) != 0) {
       ++it;
       continue;
     }
@@ -214,6 +284,11 @@ absl::Status Plugin::StartServer(Endpoint& endpoint) {
     endpoint.registry.reset();
     status = absl::UnavailableError(absl::StrCat("cannot listen on ", placed.bind_path().string()));
   } else {
+    // The spec of the devices served here, before anyone can reach the socket: an instance
+    // taking the path over replaces the spec of the one it takes it from (which leaves it alone
+    // from then on), and one serving again after standing aside finds the spec gone or
+    // another's.
+    WriteCdiSpecOf(endpoint);
     status = placed.Place();
     if (status.ok()) endpoint.placed = std::move(placed);
     if (!status.ok()) StopServer(endpoint);
@@ -249,20 +324,57 @@ void Plugin::StopServer(Endpoint& endpoint) {
 
 void Plugin::RemoveEndpoint(Endpoint& endpoint) {
   StopServer(endpoint);
-  if (options_.cdi.has_value()) {
+  RemoveCdiSpecOf(endpoint);
+  absl::MutexLock lock(&mu_);
+  served_.erase(endpoint.device_type);
+}
+
+std::filesystem::path Plugin::CdiSpecPath(const std::string& device_type) const {
+  return options_.cdi->folder / CdiSpecFileName(*options_.cdi, device_type);
+}
+
+void Plugin::WriteCdiSpecOf(Endpoint& endpoint) {
+  if (!options_.cdi.has_value()) return;
+  const std::filesystem::path path = CdiSpecPath(endpoint.device_type);
+  if (endpoint.cdi_devices == endpoint.devices && endpoint.cdi_file.has_value() &&
+      StatId(path) == endpoint.cdi_file) {
+    return;  // ours, with these devices (the socket bound again after a kubelet's restart)
+  }
+  absl::Status status = WriteCdiSpec(*options_.cdi, endpoint.device_type, *endpoint.devices);
+  if (!status.ok()) {
+    // The previous file, if any, is as it was: still ours to remove if it was.
+    endpoint.cdi_devices.reset();
+    DEVMGR_LOG(options_.logger, err, "Cannot write CDI spec", "deviceType", endpoint.device_type,
+               "err", status);
+    return;
+  }
+  // Taken after the rename: another instance renaming its spec onto the path in the moment
+  // between would be taken for ours. Instances of one plugin on one node write the same devices.
+  endpoint.cdi_file = StatId(path);
+  endpoint.cdi_devices = endpoint.devices;
+}
+
+void Plugin::RemoveCdiSpecOf(Endpoint& endpoint) {
+  if (!options_.cdi.has_value() || !endpoint.cdi_file.has_value()) return;
+  const std::filesystem::path path = CdiSpecPath(endpoint.device_type);
+  // Only the file this instance wrote, as PlacedSocket::Remove does with the socket: a newer
+  // instance of the plugin (a DaemonSet's update with a surge) that took the socket over has
+  // written its own since and answers Allocate with names that must resolve. Before, the spec
+  // was removed whoever had written it. A file changed since (a chmod) is left too.
+  if (StatId(path) == endpoint.cdi_file) {
     absl::Status status = RemoveCdiSpec(*options_.cdi, endpoint.device_type);
     if (!status.ok()) {
       DEVMGR_LOG(options_.logger, err, "Cannot remove CDI spec", "deviceType", endpoint.device_type,
                  "err", status);
     }
   }
-  absl::MutexLock lock(&mu_);
-  served_.erase(endpoint.device_type);
+  endpoint.cdi_file.reset();
+  endpoint.cdi_devices.reset();
 }
 
 void Plugin::RegisterWithKubelet(Endpoint& endpoint) {
   const std::filesystem::path kubelet_socket = options_.plugin_dir / kKubeletSocketName;
-  const std::optional<FileId> kubelet_id = StatId(kubelet_socket);
+  const std::optional<KubeletSocketId> kubelet_id = StatKubeletSocket(kubelet_socket);
   v1beta1::RegisterRequest request;
   request.set_version(kApiVersion);
   request.set_endpoint(endpoint.socket.filename().string());
@@ -290,6 +402,7 @@ void Plugin::RegisterWithKubelet(Endpoint& endpoint) {
                request.resource_name(), "endpoint", request.endpoint());
   } else {
     // Retried at the next check.
+    endpoint.registered_kubelet.reset();
     if (served.last_error != status.ToString()) {
       DEVMGR_LOG(options_.logger, err, "Cannot register device plugin with kubelet", "resourceName",
                  request.resource_name(), "err", status);
@@ -320,14 +433,14 @@ void Plugin::ScheduleCheck() {
 }
 
 void Plugin::CheckKubelet() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopped_) return;  // Stop's cleanup has run or comes next: no more checks
+  }
   const std::filesystem::path kubelet_socket = options_.plugin_dir / kKubeletSocketName;
   for (auto& [type, endpoint] : endpoints_) {
     const std::optional<FileId> socket_id = StatId(endpoint->socket);
-    // Our own socket, changed since or not (a chmod, chown or relabel changes its ctime): while
-    // our server is bound to it, no other file can have its inode number.
-    const bool ours = endpoint->server != nullptr && socket_id.has_value() &&
-                      endpoint->socket_id().has_value() && socket_id->Same(*endpoint->socket_id());
-    if (!ours) {
+    if (!endpoint->Serves(socket_id)) {
       const bool other = socket_id.has_value() && socket_id != endpoint->socket_id();
       const bool answered = other && SomeoneListens(endpoint->socket);
       if (other && !answered && endpoint->server != nullptr && endpoint->unanswered != socket_id) {
@@ -357,8 +470,14 @@ void Plugin::CheckKubelet() {
       if (!StartServer(*endpoint).ok()) continue;
     }
     if (options_.registration != RegistrationMode::kKubeletSocket) continue;
-    const std::optional<FileId> kubelet_id = StatId(kubelet_socket);
-    if (kubelet_id.has_value() && kubelet_id != endpoint->registered_kubelet) {
+    // A new kubelet, not a chmod, chown or relabel of kubelet.sock (KubeletSocketId). Before,
+    // its change time was compared too, and such a change made the plugin register again and
+    // the kubelet reconnect a healthy plugin.
+    const std::optional<KubeletSocketId> kubelet_id = StatKubeletSocket(kubelet_socket);
+    if (!kubelet_id.has_value()) {
+      // No kubelet: the next kubelet.sock is a new one's, even on this one's inode number.
+      endpoint->registered_kubelet.reset();
+    } else if (kubelet_id != endpoint->registered_kubelet) {
       RegisterWithKubelet(*endpoint);
     }
   }

@@ -14,11 +14,16 @@
 // binds a fresh one; but a socket another process listens on (a second instance of the plugin,
 // which took the path over at its start) is left to it: this one stops serving and binds again
 // only once the path is free; in kKubeletSocket mode it registers again whenever kubelet.sock was
-// re-created (a new inode or change time) or the last attempt failed. In kPluginsRegistry mode
-// the fresh socket is what makes the watcher register it again.
+// re-created (another inode or birth time, or missing at a check in between; a chmod, chown or
+// relabel is no new kubelet), its own socket was bound again, or the last attempt failed. In
+// kPluginsRegistry mode the fresh socket is what makes the watcher register it again.
+//
+// CDI spec files follow the socket: an instance writes a type's spec while it serves the type,
+// an instance standing aside leaves it to the one serving, and each removes only the file it
+// wrote, not one another instance has written since.
 //
 // Shutdown (Stop or destruction) stops the scanner, ends the ListAndWatch streams, stops the
-// servers, and removes the plugin's sockets and CDI spec files.
+// servers, and removes the plugin's sockets and CDI spec files (each only if still its own).
 #pragma once
 
 #include <cstddef>
@@ -26,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -103,8 +109,8 @@ class Plugin final : public Notifier {
   // Start validates `options`, starts the plugin's threads and, if `scanner` is set, runs
   // scanner->Scan on the scanner thread. With a null scanner the host calls Notify itself. The
   // scanner and the hooks must outlive the Plugin. InvalidArgument for a bad namespace or a
-  // socket path over the unix limit. Device types appear (and register) asynchronously, as
-  // trees arrive.
+  // socket path over the unix limit: "<folder>/<namespace>-x.sock", the shortest a type gives.
+  // Device types appear (and register) asynchronously, as trees arrive.
   static absl::StatusOr<std::unique_ptr<Plugin>> Start(PluginOptions options, Scanner* scanner);
 
   // Stops (see Stop).
@@ -114,13 +120,16 @@ class Plugin final : public Notifier {
 
   // Notify replaces the served device tree (Notifier). Thread-safe, never blocks on the kubelet;
   // applied in order, and a tree that arrives before the previous one was applied replaces it.
-  // Types whose name is not a valid resource name part are logged and skipped.
+  // Types whose name is not a valid resource name part, or whose socket path is over the unix
+  // limit, are skipped, logged once while they stay in the trees. A tree notified while Stop
+  // runs is not served.
   void Notify(DeviceTree tree) override ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Stop shuts the plugin down and removes its sockets and CDI files. Blocks until the scanner
-  // has returned, a Register call in flight has ended (at most register_timeout), every stream
-  // has ended and every hook in progress has returned (hooks must return). Idempotent; not from
-  // a hook or the scanner thread.
+  // Stop shuts the plugin down and removes its sockets and CDI files, those still its own (not
+  // what a newer instance put at their paths since). Blocks until the scanner has returned, a
+  // Register call in flight has ended (at most register_timeout), every stream has ended and every
+  // hook in progress has returned (hooks must return). Idempotent; not from a hook or the scanner
+  // thread.
   void Stop();
 
   // Served returns what is being served, sorted by device type. Thread-safe; it counts each
@@ -144,12 +153,20 @@ class Plugin final : public Notifier {
 
   // Loop-thread steps.
   void ApplyPendingTree() ABSL_LOCKS_EXCLUDED(mu_);
+  // Servable: whether a type without an endpoint yet can be served (its name, its socket path);
+  // logs the reason once if not.
+  bool Servable(const std::string& device_type);
   void CheckKubelet();
   void ScheduleCheck();
   absl::Status StartServer(Endpoint& endpoint);
   void StopServer(Endpoint& endpoint);
   void RegisterWithKubelet(Endpoint& endpoint);
   void RemoveEndpoint(Endpoint& endpoint);
+  // With options_.cdi: write the type's spec unless it is still the file this instance wrote,
+  // with the same devices; remove it if it is still that file.
+  std::filesystem::path CdiSpecPath(const std::string& device_type) const;
+  void WriteCdiSpecOf(Endpoint& endpoint);
+  void RemoveCdiSpecOf(Endpoint& endpoint);
   void PublishLocked(const Endpoint& endpoint) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Publish(const Endpoint& endpoint) ABSL_LOCKS_EXCLUDED(mu_);
   void OnRegistryStatus(const std::string& device_type, bool registered, const std::string& error)
@@ -166,6 +183,8 @@ class Plugin final : public Notifier {
 
   // Owned by the loop thread: touched only there (and in Stop after the loop has drained).
   std::map<std::string, std::unique_ptr<Endpoint>> endpoints_;
+  // Types in the last tree that cannot be served (Servable), already logged.
+  std::set<std::string> skipped_types_;
 
   absl::Notification stop_scanning_;
   // Threads last, in reverse order of use: the scanner feeds the loop, the loop's servers post
