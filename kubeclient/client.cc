@@ -280,17 +280,18 @@ absl::StatusOr<kubeapi::ResourceSlice> Client::GetResourceSlice(const std::strin
 }
 
 absl::StatusOr<kubeapi::ResourceSlice> Client::CreateResourceSlice(
-    const kubeapi::ResourceSlice& slice) {
-  return WriteSlice("POST", slice);
+    const kubeapi::ResourceSlice& slice, const Cancellation* cancel) {
+  return WriteSlice("POST", slice, cancel);
 }
 
 absl::StatusOr<kubeapi::ResourceSlice> Client::UpdateResourceSlice(
-    const kubeapi::ResourceSlice& slice) {
-  return WriteSlice("PUT", slice);
+    const kubeapi::ResourceSlice& slice, const Cancellation* cancel) {
+  return WriteSlice("PUT", slice, cancel);
 }
 
 absl::StatusOr<kubeapi::ResourceSlice> Client::WriteSlice(const std::string& method,
-                                                          const kubeapi::ResourceSlice& slice) {
+                                                          const kubeapi::ResourceSlice& slice,
+                                                          const Cancellation* cancel) {
   // A create names the collection, an update the slice.
   std::string segment;
   if (method != "POST") {
@@ -304,14 +305,15 @@ absl::StatusOr<kubeapi::ResourceSlice> Client::WriteSlice(const std::string& met
         request.method = method;
         request.target = absl::StrCat(SlicesPath(version), segment);
         request.body = Body(slice, version);
-        absl::StatusOr<Json> body = DoJson(request);
+        absl::StatusOr<Json> body = DoJson(request, cancel);
         if (!body.ok()) return body.status();
         return DecodeSlice(*std::move(body), version);
       });
 }
 
 absl::Status Client::DeleteResourceSlice(const std::string& name,
-                                         const Preconditions& preconditions) {
+                                         const Preconditions& preconditions,
+                                         const Cancellation* cancel) {
   absl::StatusOr<std::string> segment = PathSegment("resource name", name);
   if (!segment.ok()) return segment.status();
   return WithVersion<Json>([&](ResourceVersion version) -> absl::StatusOr<Json> {
@@ -324,19 +326,19 @@ absl::Status Client::DeleteResourceSlice(const std::string& name,
              options["preconditions"]["resourceVersion"] = preconditions.resource_version;
            }
            request.body = options.dump();
-           return DoJson(request);
+           return DoJson(request, cancel);
          })
       .status();
 }
 
-absl::Status Client::DeleteResourceSlices(const ListOptions& options) {
+absl::Status Client::DeleteResourceSlices(const ListOptions& options, const Cancellation* cancel) {
   return WithVersion<Json>([&](ResourceVersion version) -> absl::StatusOr<Json> {
            HttpRequest request;
            request.method = "DELETE";
            request.target = absl::StrCat(SlicesPath(version),
                                          Query({{"fieldSelector", options.field_selector},
                                                 {"labelSelector", options.label_selector}}));
-           return DoJson(request);
+           return DoJson(request, cancel);
          })
       .status();
 }

@@ -92,14 +92,22 @@ class Client {
   absl::StatusOr<SliceList> ListResourceSlices(const ListOptions& options,
                                                const Cancellation* cancel = nullptr);
   absl::StatusOr<kubeapi::ResourceSlice> GetResourceSlice(const std::string& name);
+  // The writes below end, Cancelled, once `cancel` is set, during the request or a retry's
+  // pause, as a client-go call ends with its context: a write whose request went out may have
+  // been made all the same.
+  //
   // Create: metadata.generateName names the slice when metadata.name is empty. AlreadyExists
   // for a name that is taken.
-  absl::StatusOr<kubeapi::ResourceSlice> CreateResourceSlice(const kubeapi::ResourceSlice& slice);
+  absl::StatusOr<kubeapi::ResourceSlice> CreateResourceSlice(const kubeapi::ResourceSlice& slice,
+                                                             const Cancellation* cancel = nullptr);
   // Update: Aborted (409 Conflict) when metadata.resourceVersion is no longer the server's.
-  absl::StatusOr<kubeapi::ResourceSlice> UpdateResourceSlice(const kubeapi::ResourceSlice& slice);
-  absl::Status DeleteResourceSlice(const std::string& name, const Preconditions& preconditions);
+  absl::StatusOr<kubeapi::ResourceSlice> UpdateResourceSlice(const kubeapi::ResourceSlice& slice,
+                                                             const Cancellation* cancel = nullptr);
+  absl::Status DeleteResourceSlice(const std::string& name, const Preconditions& preconditions,
+                                   const Cancellation* cancel = nullptr);
   // DeleteResourceSlices: every slice the field selector selects (deletecollection).
-  absl::Status DeleteResourceSlices(const ListOptions& options);
+  absl::Status DeleteResourceSlices(const ListOptions& options,
+                                    const Cancellation* cancel = nullptr);
 
   // WatchResourceSlices makes one watch request (with bookmarks) from options.resource_version
   // and calls `on_event` for each event, in order, on the caller's thread, until the server
@@ -127,7 +135,8 @@ class Client {
 
   // WriteSlice: a create (POST) or an update (PUT) of `slice`.
   absl::StatusOr<kubeapi::ResourceSlice> WriteSlice(const std::string& method,
-                                                    const kubeapi::ResourceSlice& slice);
+                                                    const kubeapi::ResourceSlice& slice,
+                                                    const Cancellation* cancel);
   // Do sends a request, trying it again as the header says; Cancelled once `cancel` is set.
   absl::StatusOr<HttpResponse> Do(const HttpRequest& request, const Cancellation* cancel = nullptr);
   // Json: the body of a 2xx answer, parsed; the answer's error otherwise.

@@ -70,8 +70,13 @@ std::unique_ptr<SliceWatch> ApiSliceStore::Watch(const SliceFilter& filter,
   return std::make_unique<ReflectorWatch>(*std::move(reflector));
 }
 
+std::unique_ptr<SliceStore> ApiSliceStore::Cancellable(const kubeclient::Cancellation& cancel) {
+  return std::make_unique<ApiSliceStore>(client_, logger_, &cancel);
+}
+
 absl::StatusOr<std::vector<kubeapi::ResourceSlice>> ApiSliceStore::List(const SliceFilter& filter) {
-  absl::StatusOr<kubeclient::SliceList> list = client_.ListResourceSlices(Selecting(filter));
+  absl::StatusOr<kubeclient::SliceList> list =
+      client_.ListResourceSlices(Selecting(filter), cancel_);
   if (!list.ok()) return list.status();
   std::vector<kubeapi::ResourceSlice> out = std::move(list->items);
   if (!filter.pool_name.empty()) {
@@ -85,16 +90,16 @@ absl::StatusOr<std::vector<kubeapi::ResourceSlice>> ApiSliceStore::List(const Sl
 }
 
 absl::StatusOr<kubeapi::ResourceSlice> ApiSliceStore::Create(const kubeapi::ResourceSlice& slice) {
-  return client_.CreateResourceSlice(slice);
+  return client_.CreateResourceSlice(slice, cancel_);
 }
 
 absl::StatusOr<kubeapi::ResourceSlice> ApiSliceStore::Update(const kubeapi::ResourceSlice& slice) {
-  return client_.UpdateResourceSlice(slice);
+  return client_.UpdateResourceSlice(slice, cancel_);
 }
 
 absl::Status ApiSliceStore::Delete(const std::string& name, const std::string& uid,
                                    const std::string& resource_version) {
-  return client_.DeleteResourceSlice(name, {uid, resource_version});
+  return client_.DeleteResourceSlice(name, {uid, resource_version}, cancel_);
 }
 
 absl::Status ApiSliceStore::DeleteCollection(const SliceFilter& filter) {
@@ -103,11 +108,11 @@ absl::Status ApiSliceStore::DeleteCollection(const SliceFilter& filter) {
     return absl::InvalidArgumentError(
         "refusing to delete the ResourceSlices of every node: the filter names no node");
   }
-  if (filter.pool_name.empty()) return client_.DeleteResourceSlices(Selecting(filter));
+  if (filter.pool_name.empty()) return client_.DeleteResourceSlices(Selecting(filter), cancel_);
   absl::StatusOr<std::vector<kubeapi::ResourceSlice>> slices = List(filter);
   if (!slices.ok()) return slices.status();
   for (const kubeapi::ResourceSlice& slice : *slices) {
-    absl::Status deleted = client_.DeleteResourceSlice(slice.metadata.name, {});
+    absl::Status deleted = client_.DeleteResourceSlice(slice.metadata.name, {}, cancel_);
     if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
   }
   return absl::OkStatus();

@@ -6,6 +6,7 @@
 // Thread-safety: as the client's, every method may be called from any thread at once.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,9 +20,11 @@ namespace devmgr::resourceslice {
 class ApiSliceStore final : public SliceStore {
  public:
   // `client` is not owned and must outlive the store. `logger` hears of each failed list or
-  // watch of a Watch (each is retried); may be null.
-  explicit ApiSliceStore(kubeclient::Client& client, LoggerPtr logger = nullptr)
-      : client_(client), logger_(std::move(logger)) {}
+  // watch of a Watch (each is retried); may be null. `cancel`, when not null, ends the
+  // ResourceSlice requests as Cancellable says, and must outlive the store.
+  explicit ApiSliceStore(kubeclient::Client& client, LoggerPtr logger = nullptr,
+                         const kubeclient::Cancellation* cancel = nullptr)
+      : client_(client), logger_(std::move(logger)), cancel_(cancel) {}
 
   absl::StatusOr<std::vector<kubeapi::ResourceSlice>> List(const SliceFilter& filter) override;
   absl::StatusOr<kubeapi::ResourceSlice> Create(const kubeapi::ResourceSlice& slice) override;
@@ -37,10 +40,15 @@ class ApiSliceStore final : public SliceStore {
   // there at the start are reported as added.
   std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
                                     SliceChangeHandler on_change) override;
+  // Its ResourceSlice requests (lists and writes) end once `cancel` is set; NodeUid's lookup
+  // and a Watch (which its own end stops) do not heed it.
+  std::unique_ptr<SliceStore> Cancellable(const kubeclient::Cancellation& cancel) override;
 
  private:
   kubeclient::Client& client_;
   const LoggerPtr logger_;
+  // Ends the ResourceSlice requests; null: nothing does.
+  const kubeclient::Cancellation* const cancel_;
 };
 
 }  // namespace devmgr::resourceslice

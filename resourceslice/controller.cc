@@ -144,7 +144,18 @@ std::string ControllerError::ToString() const {
 Controller::Controller(ControllerOptions options)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : RealClock()),
-      owner_(options_.owner) {}
+      owner_(options_.owner),
+      cancellable_store_(options_.store->Cancellable(stop_)) {}
+
+SliceStore& Controller::Store() const {
+  return cancellable_store_ != nullptr ? *cancellable_store_ : *options_.store;
+}
+
+absl::Status Controller::StopAsked() const {
+  absl::MutexLock lock(&mu_);
+  if (!stopping_) return absl::OkStatus();
+  return absl::CancelledError("the ResourceSlice controller was asked to stop");
+}
 
 absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions options) {
   if (options.store == nullptr)
@@ -179,7 +190,7 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
 void Controller::ListExisting() {
   // What the store holds already: each pool is looked at after the sync delay, as upstream's
   // informer events schedule it. A store that cannot be read now is tried again by the worker.
-  absl::StatusOr<std::vector<ResourceSlice>> existing = options_.store->List(Filter());
+  absl::StatusOr<std::vector<ResourceSlice>> existing = Store().List(Filter());
   {
     absl::MutexLock lock(&mu_);
     const absl::Time now = clock_.Now();
@@ -191,6 +202,7 @@ void Controller::ListExisting() {
       }
       return;
     }
+    if (stopping_ && absl::IsCancelled(existing.status())) return;  // ended by Stop
     relist_at_ = now + FailureDelay(list_failures_++);
     ++wakeups_;
   }
@@ -209,6 +221,9 @@ void Controller::Stop() {
     ++wakeups_;
     watch = std::move(watch_);
   }
+  // A sync in flight sends no further write (it asks StopAsked before each), and the store's
+  // request it waits on ends now, a retry's pause of up to 30 s (ten times) included.
+  stop_.Cancel();
   watch.reset();
   if (worker_.joinable()) worker_.join();
 }
@@ -391,6 +406,8 @@ void Controller::Process(const std::string& pool) {
   const absl::Status synced = SyncPool(pool);
   {
     absl::MutexLock lock(&mu_);
+    // Ended by Stop: no failure to report, and nothing left to retry it.
+    if (stopping_ && absl::IsCancelled(synced)) return;
     if (synced.ok()) {
       failures_.erase(pool);
       // No watch to say that someone else changed or deleted a slice (the daemon wipes those
@@ -412,9 +429,10 @@ void Controller::Process(const std::string& pool) {
 
 absl::Status Controller::RemoveSlices(const std::vector<kubeapi::ResourceSlicePtr>& slices) {
   for (const kubeapi::ResourceSlicePtr& shared : slices) {
+    if (absl::Status stop = StopAsked(); !stop.ok()) return stop;
     const ResourceSlice& slice = *shared;
-    const absl::Status deleted = options_.store->Delete(slice.metadata.name, slice.metadata.uid,
-                                                        slice.metadata.resource_version);
+    const absl::Status deleted =
+        Store().Delete(slice.metadata.name, slice.metadata.uid, slice.metadata.resource_version);
     if (deleted.ok()) {
       ++num_deletes_;
     } else if (!absl::IsNotFound(deleted)) {
@@ -496,7 +514,7 @@ absl::StatusOr<std::vector<kubeapi::ResourceSlicePtr>> Controller::ReadSlices(
       return std::move(slices);
     }
   }
-  absl::StatusOr<std::vector<ResourceSlice>> listed = options_.store->List(filter);
+  absl::StatusOr<std::vector<ResourceSlice>> listed = Store().List(filter);
   if (!listed.ok()) return listed.status();
   std::vector<kubeapi::ResourceSlicePtr> out;
   out.reserve(listed->size());
@@ -544,7 +562,7 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
   if (owner_.has_value() && owner_->IsNode()) {
     if (options_.reconcile_pool_with_name.empty()) node_name = owner_->name;
     if (owner_->uid.empty()) {
-      absl::StatusOr<std::string> uid = options_.store->NodeUid(owner_->name);
+      absl::StatusOr<std::string> uid = Store().NodeUid(owner_->name);
       if (!uid.ok()) {
         return Wrap(absl::StrCat("retrieve node \"", owner_->name, "\": "), uid.status());
       }
@@ -629,7 +647,8 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
     slice.spec.shared_counters = want.shared_counters;
     slice.spec.per_device_node_selection = want.per_device_node_selection;
     slice.spec.devices = CopyTaintTimeAdded(existing->spec.devices, want.devices);
-    absl::StatusOr<ResourceSlice> actual = options_.store->Update(slice);
+    if (absl::Status stop = StopAsked(); !stop.ok()) return stop;
+    absl::StatusOr<ResourceSlice> actual = Store().Update(slice);
     if (!actual.ok()) return Wrap("update resource slice: ", actual.status());
     ++num_updates_;
     auto stored = std::make_shared<const ResourceSlice>(*std::move(actual));
@@ -663,7 +682,8 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
     slice.spec.devices = want.devices;
     slice.spec.shared_counters = want.shared_counters;
     slice.spec.per_device_node_selection = want.per_device_node_selection;
-    absl::StatusOr<ResourceSlice> actual = options_.store->Create(slice);
+    if (absl::Status stop = StopAsked(); !stop.ok()) return stop;
+    absl::StatusOr<ResourceSlice> actual = Store().Create(slice);
     if (!actual.ok()) return Wrap("create resource slice: ", actual.status());
     ++num_creates_;
     auto stored = std::make_shared<const ResourceSlice>(*std::move(actual));

@@ -40,6 +40,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "kubeclient/http_transport.h"
 #include "resourceslice/driver_resources.h"
 #include "resourceslice/slice_store.h"
 
@@ -132,8 +133,11 @@ class Controller {
   // Resync queues every desired pool at once (nothing is written when nothing changed).
   void Resync() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Stop ends the store's watch and the worker after the sync in progress; idempotent. Callers
-  // on several threads at once each return once both have ended.
+  // Stop ends the store's watch and the worker; idempotent. A sync in progress sends no write
+  // after the stop (a write already sent is not undone), and the store's request it waits on
+  // ends at once where the store is Cancellable (the API store: a retry's pause too), as
+  // upstream's Stop cancels its context; the pool is not retried and nothing is reported.
+  // Callers on several threads at once each return once both have ended.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_, stop_mu_);
 
   Stats GetStats() const;
@@ -168,6 +172,10 @@ class Controller {
   void OnStoreChange(const kubeapi::ResourceSlice* before, const kubeapi::ResourceSlice* after)
       ABSL_LOCKS_EXCLUDED(mu_);
   void Report(ControllerError error) const;
+  // The store the controller reads and writes: options_.store's Cancellable view, or the store.
+  SliceStore& Store() const;
+  // StopAsked: Cancelled once Stop was called; a sync asks before each write, and ends.
+  absl::Status StopAsked() const ABSL_LOCKS_EXCLUDED(mu_);
 
   absl::Status SyncPool(const std::string& pool_name) ABSL_LOCKS_EXCLUDED(mu_);
   // ReadSlices: the slices a sync of `filter`'s pool starts from (see the file comment).
@@ -201,6 +209,10 @@ class Controller {
   const Clock& clock_;
   // The owner, with a Node's uid once looked up; only the worker uses it.
   std::optional<Owner> owner_;
+  // Set by Stop: ends the store's requests of a sync in flight, a retry's pause included.
+  kubeclient::Cancellation stop_;
+  // options_.store->Cancellable(stop_); null when the store's calls cannot be cancelled.
+  const std::unique_ptr<SliceStore> cancellable_store_;
   std::atomic<int64_t> num_creates_{0};
   std::atomic<int64_t> num_updates_{0};
   std::atomic<int64_t> num_deletes_{0};

@@ -41,6 +41,8 @@ class ForwardingSliceStore : public SliceStore {
                                     SliceChangeHandler on_change) override {
     return inner_.Watch(filter, std::move(on_change));
   }
+  // Cancellable is not passed on (the default's nullptr stands): the inner store's view would
+  // leave out this store's overrides.
 
  protected:
   SliceStore& inner() { return inner_; }

@@ -13,6 +13,10 @@
 #include "absl/status/statusor.h"
 #include "kubeapi/resource_slice.h"
 
+namespace devmgr::kubeclient {
+class Cancellation;
+}  // namespace devmgr::kubeclient
+
 namespace devmgr::resourceslice {
 
 // SliceFilter: which slices a List returns (the field selectors spec.driver, spec.nodeName,
@@ -86,6 +90,15 @@ class SliceStore {
   // nullptr when the store cannot tell: changes by others are then seen at the next sync.
   virtual std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
                                             SliceChangeHandler on_change) = 0;
+
+  // Cancellable: this store, with its calls ended (Cancelled) once `cancel` is set, in a request
+  // or in a retry's pause (a 429 or 503 whose Retry-After can hold a write for minutes), as a
+  // client-go call ends with its context; a write whose request went out may have been made.
+  // The view must not outlive this store or `cancel`. nullptr (the default) when this store's
+  // calls end soon on their own (the in-process store): the store itself is used then.
+  virtual std::unique_ptr<SliceStore> Cancellable(const kubeclient::Cancellation& /*cancel*/) {
+    return nullptr;
+  }
 };
 
 }  // namespace devmgr::resourceslice

@@ -21,6 +21,7 @@ namespace {
 
 using ::devmgr::testing::FakeApiServer;
 using ::devmgr::testing::FakeApiServerOptions;
+using ::devmgr::testing::FakeFailure;
 using ::devmgr::testing::WaitFor;
 using ::testing::HasSubstr;
 using Json = nlohmann::json;
@@ -329,6 +330,43 @@ TEST(ApiSliceStoreTest, AControllerNotANodesOwnLeavesNodeLocalSlicesAlone) {
   EXPECT_EQ(std::count_if(slices.begin(), slices.end(),
                           [](const Json& slice) { return slice["spec"].contains("nodeName"); }),
             1);
+}
+
+// A create the server answers 429 with a Retry-After waits in its retry's pause; Stop ends the
+// pause at once, and none of the pool's other slices is written, as upstream's Stop cancels the
+// context of its calls. Before, Stop waited the pause out, then sent the retry and the other
+// creates.
+TEST(ApiSliceStoreTest, StopEndsAWritesRetryPause) {
+  FakeApiServer server;
+  FakeFailure failure;
+  failure.method = "POST";
+  failure.code = 429;
+  failure.reason = "TooManyRequests";
+  failure.retry_after_seconds = 20;
+  server.FailNext(failure);
+  std::unique_ptr<kubeclient::Client> client = Connect(server);
+  ApiSliceStore store(*client);
+  std::mutex mu;
+  std::vector<std::string> errors;
+  ControllerOptions options;
+  options.driver_name = kDriver;
+  options.store = &store;
+  options.owner = Owner{"v1", "Node", kNode, kNodeUid};
+  options.resources = Devices(3, 1);
+  options.error_handler = [&](const ControllerError& error) {
+    std::lock_guard<std::mutex> lock(mu);
+    errors.push_back(error.ToString());
+  };
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  ASSERT_TRUE(WaitFor([&] { return server.CountRequests("POST", "/") == 1; }));
+  const absl::Time start = absl::Now();
+  (*controller)->Stop();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  EXPECT_EQ(server.CountRequests("POST", "/"), 1);
+  EXPECT_TRUE(server.Slices().empty());
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_THAT(errors, ::testing::IsEmpty()) << "a stop is no failure";
 }
 
 TEST(ApiSliceStoreTest, FiltersByDriverNodeAndPool) {

@@ -9,9 +9,12 @@
 #include <atomic>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
+#include "absl/synchronization/notification.h"
 #include "resourceslice/forwarding_store.h"
 #include "resourceslice/memory_store.h"
 #include "resourceslice/slice_names.h"
@@ -739,6 +742,91 @@ TEST(ControllerTest, StopFromSeveralThreadsAtOnceJoinsTheWorkerOnce) {
     ASSERT_TRUE(controller.ok()) << controller.status();
     testing::RunAtOnce(kStoppers, [&] { (*controller)->Stop(); });
   }
+}
+
+// HeldStore holds its first create until released, and counts the creates that reach it; its
+// watch says when it ends (Stop ends it once the stop is asked for, before it joins the worker).
+class HeldStore final : public ForwardingSliceStore {
+ public:
+  HeldStore() : ForwardingSliceStore(store_) {}
+  absl::StatusOr<ResourceSlice> Create(const ResourceSlice& slice) override {
+    if (creates_.fetch_add(1) == 0) {
+      entered_.Notify();
+      release_.WaitForNotification();
+    }
+    return ForwardingSliceStore::Create(slice);
+  }
+  std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
+                                    SliceChangeHandler on_change) override {
+    return std::make_unique<EndingWatch>(watch_ended_, store_.Watch(filter, std::move(on_change)));
+  }
+
+  int creates() const { return creates_.load(); }
+  absl::Notification& entered() { return entered_; }
+  absl::Notification& release() { return release_; }
+  bool watch_ended() const { return watch_ended_.load(); }
+
+ private:
+  class EndingWatch final : public SliceWatch {
+   public:
+    EndingWatch(std::atomic<bool>& ended, std::unique_ptr<SliceWatch> watch)
+        : ended_(ended), watch_(std::move(watch)) {}
+    ~EndingWatch() override { ended_.store(true); }
+    std::optional<CachedSlices> Cached(const SliceFilter& filter) const override {
+      return watch_ == nullptr ? std::nullopt : watch_->Cached(filter);
+    }
+    bool Synced() const override { return watch_ == nullptr || watch_->Synced(); }
+
+   private:
+    std::atomic<bool>& ended_;
+    std::unique_ptr<SliceWatch> watch_;
+  };
+
+  MemoryStore store_;
+  std::atomic<int> creates_{0};
+  std::atomic<bool> watch_ended_{false};
+  absl::Notification entered_;
+  absl::Notification release_;
+};
+
+// Stop ends a sync in flight: the write the store holds completes, and none of the pool's other
+// slices is written after it, as upstream's cancelled context ends syncPool. Before, the sync
+// sent all its remaining writes (each may wait out 429s for minutes) before Stop returned.
+TEST(ControllerTest, StopEndsTheSyncInFlight) {
+  HeldStore store;
+  absl::Mutex mu;
+  std::vector<std::string> reported;
+  ControllerOptions options;
+  options.driver_name = kDriver;
+  options.store = &store;
+  options.owner = Owner{"v1", "Node", kOwner, kNodeUid};
+  options.error_handler = [&](const ControllerError& error) {
+    absl::MutexLock lock(&mu);
+    reported.push_back(error.ToString());
+  };
+  options.resources =
+      OnePool(PoolOf({{NewDevice("device-1")}, {NewDevice("device-2")}, {NewDevice("device-3")}}));
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  // Released however the test ends, so that the worker and the stopper can finish.
+  absl::Cleanup release = [&] {
+    if (!store.release().HasBeenNotified()) store.release().Notify();
+  };
+  ASSERT_TRUE(store.entered().WaitForNotificationWithTimeout(absl::Seconds(10)));
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    (*controller)->Stop();
+    stopped.store(true);
+  });
+  absl::Cleanup join = [&] { stopper.join(); };
+  ASSERT_TRUE(WaitFor([&] { return store.watch_ended(); })) << "Stop asked for";
+  EXPECT_FALSE(stopped.load()) << "Stop waits for the write in flight";
+  store.release().Notify();
+  ASSERT_TRUE(WaitFor([&] { return stopped.load(); }));
+  EXPECT_EQ(store.creates(), 1);
+  EXPECT_EQ((*controller)->GetStats().num_creates, 1) << "the write sent is not undone";
+  absl::MutexLock lock(&mu);
+  EXPECT_THAT(reported, ::testing::IsEmpty()) << "a stop is no failure";
 }
 
 // The writes kept to lay over a store's copy expire after a minute, also over a store whose watch
