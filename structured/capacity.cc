@@ -27,6 +27,15 @@ absl::StatusOr<Quantity> FromMilli(int64_t milli) {
   return Quantity::Parse(absl::StrCat(milli, "m"));
 }
 
+// NextStep: `min` plus the fewest whole `step`s that reach `request` (`step` > 0), in 128 bits,
+// where values of int64's range cannot overflow; the caller checks that the result fits.
+Int128 NextStep(Int128 request, Int128 min, Int128 step) {
+  const Int128 added = request - min;
+  Int128 steps = added / step;
+  if (added % step != 0) ++steps;
+  return min + step * steps;
+}
+
 // roundUpRange in milli-units (UseMilli holds, so min and step are SafeMilliValues and the step is
 // at least 1m). The request must be a SafeMilliValue too: one with a finer fraction (1.0000001)
 // is refused, as upstream refuses it, rather than rounded. Formed in 128 bits like the whole
@@ -39,12 +48,8 @@ absl::StatusOr<Quantity> RoundUpRangeMilli(const Quantity& requested,
     return NotRepresentable(
         absl::StrCat("request ", requested.ToString(), " is not a representable milli value"));
   }
-  const Int128 min = *SafeMilliValue(*range.min);
-  const Int128 step = *SafeMilliValue(*range.step);
-  const Int128 added = *request - min;
-  Int128 steps = added / step;
-  if (added % step != 0) ++steps;
-  const Int128 rounded = min + step * steps;
+  const Int128 rounded =
+      NextStep(*request, *SafeMilliValue(*range.min), *SafeMilliValue(*range.step));
   if (rounded > kMaxInt64) {
     return NotRepresentable(absl::StrCat("rounding request ", requested.ToString(),
                                          " up to the next step passes the milli-value range"));
@@ -70,11 +75,7 @@ absl::StatusOr<Quantity> RoundUpRange(const Quantity& requested,
   const int64_t step = range.step->CeilInt64();
   // API validation refuses such a step; upstream would divide by it.
   if (step <= 0) return requested;
-  const Int128 min = range.min->CeilInt64();
-  const Int128 added = static_cast<Int128>(requested.CeilInt64()) - min;
-  Int128 steps = added / step;
-  if (added % step != 0) ++steps;
-  const Int128 rounded = min + step * steps;
+  const Int128 rounded = NextStep(requested.CeilInt64(), range.min->CeilInt64(), step);
   if (rounded > kMaxInt64) {
     return NotRepresentable(absl::StrCat("rounding request ", requested.ToString(),
                                          " up to the next step passes MaxInt64"));
