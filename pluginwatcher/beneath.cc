@@ -1,12 +1,14 @@
 #include "pluginwatcher/beneath.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
 #include "common/errno_status.h"
+#include "common/file_id.h"
 
 namespace devmgr::pluginwatcher {
 
@@ -22,7 +24,28 @@ Fd::~Fd() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::string Fd::ProcPath() const { return absl::StrCat("/proc/self/fd/", fd_); }
+std::string Fd::ProcPath() const { return absl::StrCat(kProcSelfFd, "/", fd_); }
+
+absl::Status CheckFdFolder(const std::filesystem::path& fd_folder) {
+  Fd probe(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!probe.Valid()) return ErrnoStatus(errno, "cannot open", "/");
+  struct stat opened {};
+  if (::fstat(probe.Get(), &opened) != 0) return ErrnoStatus(errno, "cannot stat", "/");
+  const std::filesystem::path name = fd_folder / std::to_string(probe.Get());
+  struct stat named {};
+  std::string problem;
+  if (::stat(name.c_str(), &named) != 0) {
+    problem = std::string(ErrnoStatus(errno, "cannot stat", name).message());
+  } else if (!FileIdOf(opened).Same(FileIdOf(named))) {
+    problem = absl::StrCat(name.string(), " is not the file its descriptor is open on");
+  } else {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat(fd_folder.string(), " is not available (is /proc mounted?): ", problem,
+                   "; the plugin watcher reaches the folders and sockets under its registry "
+                   "only through it"));
+}
 
 std::filesystem::path NormalFolderPath(const std::filesystem::path& path) {
   std::filesystem::path normal = path.lexically_normal();

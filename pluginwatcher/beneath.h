@@ -15,6 +15,9 @@
 
 namespace devmgr::pluginwatcher {
 
+// kProcSelfFd: the folder that names each open descriptor of this process (Fd::ProcPath).
+inline constexpr char kProcSelfFd[] = "/proc/self/fd";
+
 // Fd owns a file descriptor (none: -1) and closes it.
 class Fd {
  public:
@@ -33,12 +36,19 @@ class Fd {
 
   // ProcPath is "/proc/self/fd/N": a name the kernel resolves to the very file the descriptor
   // refers to (a folder to watch, a socket to connect to, even one opened with O_PATH), for as
-  // long as it stays open, whatever is renamed onto its path meanwhile. Needs /proc mounted.
+  // long as it stays open, whatever is renamed onto its path meanwhile. Needs /proc mounted
+  // (CheckFdFolder).
   std::string ProcPath() const;
 
  private:
   int fd_ = -1;
 };
+
+// CheckFdFolder: OK when `fd_folder` names this process's descriptors as /proc/self/fd does:
+// the name of a descriptor there leads to the file it is open on. FailedPrecondition naming
+// `fd_folder` otherwise (/proc not mounted, say): the watcher reaches the folders and sockets
+// under its registry only through those names, so that none could be watched or dialled.
+absl::Status CheckFdFolder(const std::filesystem::path& fd_folder);
 
 // NormalFolderPath: `path` made lexically normal, without a trailing separator ("/a/b/" and
 // "/a/./b" are "/a/b"), so that "<folder>/" begins exactly the paths under it. The root stays "/".

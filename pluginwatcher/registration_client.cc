@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/errno_status.h"
+#include "common/file_id.h"
 #include "common/plugin_channel.h"
 #include "common/status.h"
 #include "common/unix_socket.h"
@@ -59,20 +60,40 @@ absl::Status RegistrationClient::OpenSocket() {
   return absl::OkStatus();
 }
 
+bool RegistrationClient::LeftItsName() const {
+  absl::StatusOr<Fd> at_name = OpenBeneath(registry_dir_, socket_path_, O_PATH);
+  if (!at_name.ok()) return GoneOrReplaced(at_name.status());
+  struct stat opened {};
+  struct stat named {};
+  return ::fstat(socket_.Get(), &opened) == 0 && ::fstat(at_name->Get(), &named) == 0 &&
+         !FileIdOf(opened).Same(FileIdOf(named));
+}
+
 absl::Status RegistrationClient::Dial(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
+  if (!ValidateSocketPath(socket_path_).ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("socket path ", socket_path_.string(), " cannot be dialled"));
+  }
+  while (true) {
+    if (absl::Status listening = AwaitListener(deadline); !listening.ok()) return listening;
+    absl::StatusOr<bool> ready = Connect(deadline, timeout);
+    if (!ready.ok() || *ready) return ready.status();
+    // The plugin replaced its socket (unlink, bind anew) after the check that it listens: the
+    // one opened refuses, and would until the deadline. Upstream, which dials the path, reaches
+    // the new one at once; so does this, opening what is at the name now.
+  }
+}
+
+absl::Status RegistrationClient::AwaitListener(absl::Time deadline) {
   // A socket no process listens on, left by a plugin that is gone, is refused at once, and gRPC
   // would go on reconnecting to it for the whole timeout, holding one of the watcher's few
   // workers (upstream gives each dial a goroutine of its own). It fails within kRefusedGrace; a
   // plugin that bound it and is about to listen has that long to start, and the back-off after.
   // A path no socket address holds fails at once; anything else a connection meets (a
   // permission, a full backlog) is left to gRPC's dial.
-  const absl::Duration grace = std::min(timeout, kRefusedGrace);
-  const absl::Time refused_until = absl::Now() + grace;
-  if (!ValidateSocketPath(socket_path_).ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("socket path ", socket_path_.string(), " cannot be dialled"));
-  }
+  const absl::Time start = absl::Now();
+  const absl::Duration grace = std::clamp(deadline - start, absl::ZeroDuration(), kRefusedGrace);
   while (true) {
     int error = ENOENT;
     if (absl::Status opened = OpenSocket(); opened.ok()) {
@@ -80,8 +101,8 @@ absl::Status RegistrationClient::Dial(absl::Duration timeout) {
     } else if (!absl::IsNotFound(opened)) {
       return opened;
     }
-    if (error != ECONNREFUSED && error != ENOENT) break;
-    if (absl::Now() >= refused_until) {
+    if (error != ECONNREFUSED && error != ENOENT) return absl::OkStatus();
+    if (absl::Now() >= start + grace) {
       return absl::UnavailableError(absl::StrCat(
           "no process listens on socket ", socket_path_.string(), " (",
           ErrnoStatus(error, "connect").message(), " for ", absl::FormatDuration(grace), ")"));
@@ -91,7 +112,9 @@ absl::Status RegistrationClient::Dial(absl::Duration timeout) {
       return absl::CancelledError("registration handshake cancelled");
     }
   }
+}
 
+absl::StatusOr<bool> RegistrationClient::Connect(absl::Time deadline, absl::Duration timeout) {
   grpc::ChannelArguments args = PluginChannelArguments();
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   // A socket appears when the plugin binds it, a moment before it listens: retry within the dial
@@ -100,8 +123,7 @@ absl::Status RegistrationClient::Dial(absl::Duration timeout) {
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   // Through the descriptor: gRPC connects again and again while it dials, each time resolving
-  // the target afresh, and the socket's path may lead elsewhere by then. A plugin that replaces
-  // its socket from now on is reached by the next attempt (the watcher sees the new socket).
+  // the target afresh, and the socket's path may lead elsewhere by then.
   channel_ = grpc::CreateCustomChannel(UnixTarget(socket_.ProcPath()),
                                        grpc::InsecureChannelCredentials(), args);
   stub_ = pluginregistration::Registration::NewStub(channel_);
@@ -111,6 +133,13 @@ absl::Status RegistrationClient::Dial(absl::Duration timeout) {
     {
       absl::MutexLock lock(&mu_);
       if (cancelled_) return absl::CancelledError("registration handshake cancelled");
+    }
+    // A connection failed, and another socket (or none) is at the name: the plugin replaced it.
+    // The channel goes first, since it connects through socket_, which Dial opens again.
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE && LeftItsName()) {
+      stub_.reset();
+      channel_.reset();
+      return false;
     }
     const absl::Time now = absl::Now();
     if (now >= deadline) {
@@ -123,7 +152,7 @@ absl::Status RegistrationClient::Dial(absl::Duration timeout) {
       state = channel_->GetState(/*try_to_connect=*/true);
     }
   }
-  return absl::OkStatus();
+  return true;
 }
 
 template <typename Call>

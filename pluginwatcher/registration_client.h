@@ -44,9 +44,11 @@ class RegistrationClient {
   // gRPC's WithBlock does), but no more than kRefusedGrace for a process to listen on it: a
   // socket whose plugin is gone fails fast. While it waits for a listener it opens the path
   // again at each try (a plugin may replace its socket); once one accepts, that socket is the
-  // one dialled. Blocks; Unavailable or DeadlineExceeded on failure, FailedPrecondition when a
-  // symlink or anything else that is not a socket is at the path (or in a folder's place on it),
-  // Cancelled after Cancel. Call once, before the RPCs.
+  // one dialled, until a connection to it fails while another socket (or none) is at the name:
+  // then the path is opened again and the wait for a listener starts anew, within `timeout`.
+  // Blocks; Unavailable or DeadlineExceeded on failure, FailedPrecondition when a symlink or
+  // anything else that is not a socket is at the path (or in a folder's place on it), Cancelled
+  // after Cancel. Call once, before the RPCs.
   absl::Status Dial(absl::Duration timeout);
 
   // GetInfo and NotifyRegistrationStatus: unary calls with a deadline of `timeout`. Block; the
@@ -69,6 +71,15 @@ class RegistrationClient {
   // OpenSocket opens the socket at socket_path_ into socket_: NotFound when nothing is there,
   // FailedPrecondition when something other than a socket is, or a symlink on the way.
   absl::Status OpenSocket();
+  // LeftItsName: socket_ is no longer what is at socket_path_ (nothing is, or another file);
+  // false when that cannot be told.
+  bool LeftItsName() const;
+  // AwaitListener opens the socket into socket_ until a process accepts connections on it, for
+  // no more than kRefusedGrace and not past `deadline` (see Dial).
+  absl::Status AwaitListener(absl::Time deadline);
+  // Connect dials socket_ and waits until `deadline` for the channel to be ready: true when it
+  // is, false (the channel dropped) when a connection failed and socket_ LeftItsName.
+  absl::StatusOr<bool> Connect(absl::Time deadline, absl::Duration timeout);
 
   const std::filesystem::path registry_dir_;
   const std::filesystem::path socket_path_;

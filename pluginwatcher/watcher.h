@@ -36,7 +36,9 @@
 // - A socket path holding ',' is never dialled (gRPC's unix resolver would split it and dial
 //   another socket); it stays in the desired state, tried again after each back-off.
 // - A socket no process listens on fails its dial within a second (RegistrationClient::Dial),
-//   where upstream's dial waits out its 10 s in a goroutine of its own.
+//   where upstream's dial waits out its 10 s in a goroutine of its own. A socket the plugin
+//   replaces (unlink, bind anew) while it is dialled is left as soon as a connection to it
+//   fails, and the new one at its name is dialled, as upstream's dial of the path reaches it.
 #pragma once
 
 #include <cstddef>
@@ -119,7 +121,9 @@ class Watcher {
 
   // Start creates the registry folder if needed, starts the threads, watches the folder, and
   // takes in the sockets already there. Call once, from one thread, before Stop. Blocks only
-  // for the folder walk. After an error the watcher is stopped.
+  // for the folder walk. FailedPrecondition, saying so, when /proc/self/fd is not available
+  // (/proc not mounted): every folder and socket under the registry is reached through it. After
+  // an error the watcher is stopped.
   virtual absl::Status Start() = 0;
 
   // Stop ends watching: it cancels handshakes in flight, waits for handler calls in progress to

@@ -54,6 +54,11 @@ absl::Status WatcherImpl::Start() {
     if (started_ || stopping_)
       return absl::FailedPreconditionError("plugin watcher already started");
   }
+  // Checked once here: without it every socket would fail its dial, each as if nobody listened.
+  if (absl::Status fd_folder = CheckFdFolder(kProcSelfFd); !fd_folder.ok()) {
+    Stop();
+    return fd_folder;
+  }
   DEVMGR_LOG(options_.logger, info, "Plugin Watcher Start", "path", options_.registry_dir.string());
   loop_ = std::make_unique<EventLoop>();
   workers_ = std::make_unique<OperationThreads>(static_cast<size_t>(options_.workers));

@@ -1,13 +1,16 @@
 // OpenBeneath and NormalFolderPath: what the watcher opens under its folder never goes through a
-// symlink below it, and a folder's path has no trailing separator.
+// symlink below it, and a folder's path has no trailing separator. CheckFdFolder tells a folder
+// that names this process's descriptors, as /proc/self/fd does, from one that does not.
 #include "pluginwatcher/beneath.h"
 
 #include <fcntl.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "tests/testlib/temp_dir.h"
 
@@ -79,6 +82,29 @@ TEST_F(OpenBeneathTest, TheRootMayBeASymlink) {
   const fs::path root_link = dir_.Sub("root-link");
   fs::create_directory_symlink(root_, root_link);
   EXPECT_TRUE(OpenBeneath(root_link, root_link / "real" / "sub", O_PATH | O_DIRECTORY).ok());
+}
+
+TEST(CheckFdFolderTest, TellsWhetherAFolderNamesThisProcesssDescriptors) {
+  EXPECT_TRUE(CheckFdFolder(kProcSelfFd).ok());
+
+  // /proc not mounted: nothing is there.
+  testing::TempDir empty;
+  const absl::Status missing = CheckFdFolder(empty.path());
+  EXPECT_TRUE(absl::IsFailedPrecondition(missing)) << missing;
+  EXPECT_THAT(std::string(missing.message()),
+              ::testing::StartsWith(empty.path().string() + " is not available"));
+  EXPECT_THAT(std::string(missing.message()), ::testing::HasSubstr("No such file or directory"));
+
+  // Names that lead elsewhere: each one (for every descriptor number the check may open) is a
+  // symlink to the folder itself.
+  testing::TempDir elsewhere;
+  for (int fd = 0; fd < 1024; ++fd) {
+    fs::create_directory_symlink(elsewhere.path(), elsewhere.Sub(std::to_string(fd)));
+  }
+  const absl::Status other = CheckFdFolder(elsewhere.path());
+  EXPECT_TRUE(absl::IsFailedPrecondition(other)) << other;
+  EXPECT_THAT(std::string(other.message()),
+              ::testing::HasSubstr("is not the file its descriptor is open on"));
 }
 
 }  // namespace

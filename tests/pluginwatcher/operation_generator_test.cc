@@ -232,6 +232,26 @@ TEST_F(OperationGeneratorTest, SocketsNobodyListensOnDoNotHoldTheWorkers) {
   EXPECT_FALSE(InActualState(Socket("gone-0.sock")));
 }
 
+// A plugin that replaces its socket (unlink, bind anew) just after the watcher saw it listen:
+// the socket opened is dead, so the dial leaves it at its first failed connection and reaches
+// the new socket at once, as upstream's dial of the path does. Before, gRPC went on connecting
+// to the dead socket until the dial timeout (30 s here), and the new one waited for it.
+TEST_F(OperationGeneratorTest, APluginThatReplacesItsSocketWhileDialledRegistersAtOnce) {
+  auto options = FastOptions();
+  options.dial_timeout = absl::Seconds(30);
+  std::filesystem::create_directories(Registry());
+  auto old = std::make_unique<HungSocket>(Socket("p.sock"));
+  ASSERT_TRUE(old->Listen().ok());
+  StartWatcher(options);
+  // The check that someone listens; gRPC connects next, to this socket, which now closes with
+  // every connection and leaves its name to the new one.
+  ASSERT_TRUE(WaitFor([&] { return old->accepted() >= 1; }, kWait));
+  old.reset();
+  auto plugin = ServeDevicePlugin(Socket("p.sock"), "example.com/p");
+  ASSERT_TRUE(WaitFor([&] { return plugin->registered(); }, std::chrono::seconds(5)));
+  EXPECT_TRUE(WaitFor([&] { return InActualState(Socket("p.sock")); }, kWait));
+}
+
 // Upstream runs each socket's operation on a goroutine of its own: plugins whose handler calls
 // hang (here five, in ValidatePlugin) hold up no other plugin's registration. Before, four
 // worker threads were all there was, and a fifth plugin waited for one of them.
