@@ -10,6 +10,11 @@
 #include "absl/strings/str_cat.h"
 
 namespace devmgr::kubeapi {
+
+// A quantity is kept for every device capacity and attribute: the format takes padding beside the
+// scale, not more room.
+static_assert(sizeof(Quantity) == 2 * sizeof(Int128));
+
 namespace {
 
 __extension__ using UInt128 = unsigned __int128;
@@ -32,6 +37,41 @@ constexpr Suffix kSuffixes[] = {
     {"Ei", 0, 6}, {"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0}, {"k", 3, 0},
     {"M", 6, 0},  {"G", 9, 0},  {"T", 12, 0}, {"P", 15, 0}, {"E", 18, 0},
 };
+
+// Digits: `value` in decimal digits.
+std::string Digits(UInt128 value) {
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(value % 10)));
+    value /= 10;
+  } while (value != 0);
+  return digits;
+}
+
+// SuffixFor: the suffix of 10^power_of_ten * 1024^power_of_1024, "" for 1; nullopt for none.
+std::optional<absl::string_view> SuffixFor(int power_of_ten, int power_of_1024) {
+  if (power_of_ten == 0 && power_of_1024 == 0) return "";
+  for (const Suffix& suffix : kSuffixes) {
+    if (suffix.power_of_ten == power_of_ten && suffix.power_of_1024 == power_of_1024) {
+      return suffix.text;
+    }
+  }
+  return std::nullopt;
+}
+
+// MultiplyDigits: the decimal digits of `digits` (a number written in them) times `factor`.
+std::string MultiplyDigits(const std::string& digits, int factor) {
+  std::string product;
+  int carry = 0;
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
+    carry += (*it - '0') * factor;
+    product.push_back(static_cast<char>('0' + carry % 10));
+    carry /= 10;
+  }
+  for (; carry > 0; carry /= 10) product.push_back(static_cast<char>('0' + carry % 10));
+  std::reverse(product.begin(), product.end());
+  return product;
+}
 
 // Multiply: value * factor, or false when the result passes kMax.
 bool Multiply(Int128& value, int64_t factor) {
@@ -123,6 +163,7 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
   rest.remove_prefix(i);
 
   int power_of_1024 = 0;
+  Format format = Format::kDecimalSI;
   // "E" alone is the exa suffix and "Ei" exbi; an exponent has a digit or sign after the e.
   const bool exponent_form = rest.size() >= 2 && (rest[0] == 'e' || rest[0] == 'E') &&
                              (absl::ascii_isdigit(rest[1]) || rest[1] == '+' || rest[1] == '-');
@@ -133,6 +174,7 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
     }
     if (exponent > 100 || exponent < -100) return NotAQuantity(text, "is out of range");
     power_of_ten += exponent;
+    format = Format::kDecimalExponent;
   } else if (!rest.empty()) {
     const Suffix* found = nullptr;
     for (const Suffix& suffix : kSuffixes) {
@@ -141,16 +183,19 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
     if (found == nullptr) return NotAQuantity(text, "has an unknown suffix");
     power_of_ten += found->power_of_ten;
     power_of_1024 = found->power_of_1024;
+    if (power_of_1024 > 0) format = Format::kBinarySI;
   }
 
-  // In nano-units: digits * 10^(power_of_ten + 9) * 1024^power_of_1024. Digits past the nano
-  // are dropped and round the value up (away from zero), as ParseQuantity rounds.
+  // In nano-units: digits * 1024^power_of_1024 * 10^(power_of_ten + 9). Digits past the nano
+  // are dropped and round the value up (away from zero), as ParseQuantity rounds; the binary
+  // factor comes first, so that 0.000000000001Ki is 1.024n, which rounds up to 2n.
   const int upstream_scale = ParsedScale(integer_part, fraction_part,
                                          power_of_ten + static_cast<int>(fraction_part.size()),
                                          power_of_1024, kDecimalForm);
   const size_t first = digits.find_first_not_of('0');
-  if (first == std::string::npos) return Quantity(0, upstream_scale);
+  if (first == std::string::npos) return Quantity(0, upstream_scale, format);
   digits.erase(0, first);
+  for (int k = 0; k < power_of_1024; ++k) digits = MultiplyDigits(digits, 1024);
   int scale = power_of_ten + 9;
   bool round_up = false;
   while (scale < 0 && !digits.empty()) {
@@ -167,15 +212,18 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
   for (int k = 0; k < scale; ++k) {
     if (!Multiply(nanos, 10)) return NotAQuantity(text, "is too large");
   }
-  for (int k = 0; k < power_of_1024; ++k) {
-    if (!Multiply(nanos, 1024)) return NotAQuantity(text, "is too large");
-  }
   if (round_up) ++nanos;
-  return Quantity(negative ? -nanos : nanos, upstream_scale);
+  // Below 1, a binary suffix would need a fraction: upstream makes it decimal.
+  if (format == Format::kBinarySI && nanos < kNanosPerUnit) format = Format::kDecimalSI;
+  return Quantity(negative ? -nanos : nanos, upstream_scale, format);
 }
 
-Quantity Quantity::FromInt64(int64_t value) {
-  return Quantity(static_cast<Int128>(value) * kNanosPerUnit, 0);
+Quantity Quantity::FromInt64(int64_t value, Format format) {
+  return Quantity(static_cast<Int128>(value) * kNanosPerUnit, 0, format);
+}
+
+Quantity Quantity::FromMilli(int64_t milli, Format format) {
+  return Quantity(static_cast<Int128>(milli) * (kNanosPerUnit / 1000), -3, format);
 }
 
 std::optional<int64_t> Quantity::Mantissa() const {
@@ -218,13 +266,13 @@ int Quantity::Compare(const Quantity& other) const {
 absl::StatusOr<Quantity> Quantity::Add(const Quantity& other) const {
   const Int128 sum = nanos_ + other.nanos_;
   if (sum > kMax || sum < -kMax) return absl::OutOfRangeError("quantity overflow");
-  return Quantity(sum, ScaleOfSum(other, 1));
+  return Quantity(sum, ScaleOfSum(other, 1), FormatOfSum(other));
 }
 
 absl::StatusOr<Quantity> Quantity::Sub(const Quantity& other) const {
   const Int128 difference = nanos_ - other.nanos_;
   if (difference > kMax || difference < -kMax) return absl::OutOfRangeError("quantity overflow");
-  return Quantity(difference, ScaleOfSum(other, -1));
+  return Quantity(difference, ScaleOfSum(other, -1), FormatOfSum(other));
 }
 
 int Quantity::Sign() const { return nanos_ < 0 ? -1 : (nanos_ > 0 ? 1 : 0); }
@@ -270,24 +318,38 @@ double Quantity::AsApproximateFloat() const {
 }
 
 std::string Quantity::ToString() const {
-  const bool negative = nanos_ < 0;
-  const UInt128 magnitude = negative ? static_cast<UInt128>(-nanos_) : static_cast<UInt128>(nanos_);
-  const auto whole_part = magnitude / kNanosPerUnit;
-  auto fraction = static_cast<int64_t>(magnitude % kNanosPerUnit);
-  std::string whole;
-  auto rest = whole_part;
-  do {
-    whole.insert(whole.begin(), static_cast<char>('0' + static_cast<int>(rest % 10)));
-    rest /= 10;
-  } while (rest != 0);
-  std::string out = absl::StrCat(negative ? "-" : "", whole);
-  if (fraction != 0) {
-    std::string digits = std::to_string(fraction);
-    digits.insert(digits.begin(), 9 - digits.size(), '0');
-    digits.erase(digits.find_last_not_of('0') + 1);
-    absl::StrAppend(&out, ".", digits);
+  if (nanos_ == 0) return "0";
+  const std::string sign = nanos_ < 0 ? "-" : "";
+  UInt128 magnitude = nanos_ < 0 ? static_cast<UInt128>(-nanos_) : static_cast<UInt128>(nanos_);
+  constexpr UInt128 kKibi = 1024;
+  if (format_ == Format::kBinarySI && magnitude % kNanosPerUnit == 0 &&
+      magnitude >= kKibi * kNanosPerUnit) {
+    UInt128 whole = magnitude / kNanosPerUnit;
+    int power = 0;
+    while (whole % kKibi == 0 && SuffixFor(0, power + 1).has_value()) {
+      whole /= kKibi;
+      ++power;
+    }
+    return absl::StrCat(sign, Digits(whole), *SuffixFor(0, power));
   }
-  return out;
+  // The value as digits times 10^exponent: every factor of ten into the exponent, then the
+  // exponent down to a multiple of three (at least -9, where it started).
+  int exponent = -9;
+  while (magnitude % 10 == 0) {
+    magnitude /= 10;
+    ++exponent;
+  }
+  while (exponent % 3 != 0) {
+    magnitude *= 10;
+    --exponent;
+  }
+  // Decimal SI past its largest suffix (E) is written with an exponent, as in that format.
+  std::optional<absl::string_view> suffix;
+  if (format_ != Format::kDecimalExponent) suffix = SuffixFor(exponent, 0);
+  if (!suffix.has_value() && exponent != 0) {
+    return absl::StrCat(sign, Digits(magnitude), "e", exponent);
+  }
+  return absl::StrCat(sign, Digits(magnitude), suffix.value_or(""));
 }
 
 }  // namespace devmgr::kubeapi

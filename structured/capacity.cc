@@ -20,20 +20,13 @@ absl::Status NotRepresentable(absl::string_view why) {
       "capacity request cannot be represented in the device's range arithmetic: ", why));
 }
 
-// FromMilli: `milli` thousandths as upstream's roundUpRange returns them: a whole number as
-// NewQuantity keeps it, anything else as NewMilliQuantity does (written "1500m").
-absl::StatusOr<Quantity> FromMilli(int64_t milli) {
-  if (milli % 1000 == 0) return Quantity::FromInt64(milli / 1000);
-  return Quantity::Parse(absl::StrCat(milli, "m"));
-}
-
-// NextStep: `min` plus the fewest whole `step`s that reach `request` (`step` > 0), in 128 bits,
-// where values of int64's range cannot overflow; the caller checks that the result fits.
-Int128 NextStep(Int128 request, Int128 min, Int128 step) {
-  const Int128 added = request - min;
+// StepsUp: upstream's count of `step`s from min (`added` above it) to the rounded value: the
+// quotient, one more where it leaves a remainder (Go's division truncates, as C++'s does). In 128
+// bits, where values of int64's range cannot overflow.
+Int128 StepsUp(Int128 added, Int128 step) {
   Int128 steps = added / step;
   if (added % step != 0) ++steps;
-  return min + step * steps;
+  return steps;
 }
 
 // roundUpRange in milli-units (UseMilli holds, so min and step are SafeMilliValues and the step is
@@ -41,6 +34,8 @@ Int128 NextStep(Int128 request, Int128 min, Int128 step) {
 // is refused, as upstream refuses it, rather than rounded. Formed in 128 bits like the whole
 // path below; the result must fit int64 in milli-units. Upstream compares against
 // (MaxInt64 - min) / step, which is the same test for the non-negative minimum the API allows.
+// The result is in the step's format: a whole number as NewQuantity keeps it, anything else as
+// NewMilliQuantity does ("1500m").
 absl::StatusOr<Quantity> RoundUpRangeMilli(const Quantity& requested,
                                            const CapacityRequestPolicy::Range& range) {
   const std::optional<int64_t> request = SafeMilliValue(requested);
@@ -48,21 +43,32 @@ absl::StatusOr<Quantity> RoundUpRangeMilli(const Quantity& requested,
     return NotRepresentable(
         absl::StrCat("request ", requested.ToString(), " is not a representable milli value"));
   }
-  const Int128 rounded =
-      NextStep(*request, *SafeMilliValue(*range.min), *SafeMilliValue(*range.step));
+  const int64_t min = *SafeMilliValue(*range.min);
+  const int64_t step = *SafeMilliValue(*range.step);
+  const Int128 rounded = min + step * StepsUp(static_cast<Int128>(*request) - min, step);
   if (rounded > kMaxInt64) {
     return NotRepresentable(absl::StrCat("rounding request ", requested.ToString(),
                                          " up to the next step passes the milli-value range"));
   }
-  return FromMilli(static_cast<int64_t>(rounded));
+  const auto milli = static_cast<int64_t>(rounded);
+  const Quantity::Format format = range.step->format();
+  if (milli % 1000 == 0) return Quantity::FromInt64(milli / 1000, format);
+  return Quantity::FromMilli(milli, format);
 }
 
 // roundUpRange: below the minimum, the minimum; else up to the next step above it, in
 // milli-units where UseMilli says so. Otherwise upstream rounds whole numbers (Quantity.Value(),
 // rounded up) in int64, so a request past MaxInt64, or one whose next step is, cannot be
 // represented there; it is an error (kubernetes#140442) instead of the wrapped value
-// (kubernetes#140441). The sum is formed in 128 bits, where it cannot overflow: the request and
-// the minimum are within int64 and the steps added stay below request + step.
+// (kubernetes#140441). The result is a whole number in the step's format.
+//
+// Upstream's test for the next step passing MaxInt64 is n > (MaxInt64 - min) / step, for a
+// non-negative minimum. A negative step (which API validation refuses) makes the right-hand side
+// negative, so every request at or above the minimum fails that test, with that text: the cases
+// of kubernetes#141166, whose TODO is a text about the step instead. The arithmetic is in 128
+// bits, where it cannot overflow: the request and the minimum are within int64, and the steps
+// added stay below request + step. Where upstream's Go would wrap (a negative minimum, outside
+// the API's range) a result past MaxInt64 fails the same way.
 absl::StatusOr<Quantity> RoundUpRange(const Quantity& requested,
                                       const CapacityRequestPolicy::Range& range,
                                       bool fractional_capacity_range) {
@@ -73,14 +79,16 @@ absl::StatusOr<Quantity> RoundUpRange(const Quantity& requested,
     return NotRepresentable(absl::StrCat("request ", requested.ToString(), " exceeds MaxInt64"));
   }
   const int64_t step = range.step->CeilInt64();
-  // API validation refuses such a step; upstream would divide by it.
-  if (step <= 0) return requested;
-  const Int128 rounded = NextStep(requested.CeilInt64(), range.min->CeilInt64(), step);
-  if (rounded > kMaxInt64) {
+  // API validation refuses a zero step; upstream would divide by it.
+  if (step == 0) return requested;
+  const int64_t min = range.min->CeilInt64();
+  const Int128 steps = StepsUp(static_cast<Int128>(requested.CeilInt64()) - min, step);
+  const Int128 rounded = min + step * steps;
+  if ((min >= 0 && steps > (kMaxInt64 - min) / step) || rounded > kMaxInt64) {
     return NotRepresentable(absl::StrCat("rounding request ", requested.ToString(),
                                          " up to the next step passes MaxInt64"));
   }
-  return Quantity::FromInt64(static_cast<int64_t>(rounded));
+  return Quantity::FromInt64(static_cast<int64_t>(rounded), range.step->format());
 }
 
 // roundUpValidValues: the first valid value at least the request, else the request itself.
@@ -124,10 +132,12 @@ bool ViolatesPolicy(const Quantity& amount, const std::optional<CapacityRequestP
         const Int128 added = static_cast<Int128>(*milli) - *SafeMilliValue(*range.min);
         return added % *SafeMilliValue(*range.step) != 0;
       }
+      // A step of either sign, as upstream's remainder; none for a zero step (upstream's Go
+      // would divide by it).
       const int64_t step = range.step->CeilInt64();
       const Int128 added =
           static_cast<Int128>(amount.CeilInt64()) - static_cast<Int128>(range.min->CeilInt64());
-      if (step > 0 && added % step != 0) return true;
+      if (step != 0 && added % step != 0) return true;
     }
     return false;
   }

@@ -36,11 +36,13 @@ using CapacityRequests = std::optional<std::map<std::string, kubeapi::Quantity>>
 //    that is negative ("capacity "cores": capacity value is negative"). Upstream ends the
 //    allocation with it rather than trying the next device, so that an out-of-range request
 //    cannot drive a long search; it is checked for every capacity before any is found too small.
-//    In milli-units (UseMilli) the texts are "... request 1.0000001 is not a representable milli
-//    value" (a finer fraction, or past int64 in milli-units: with the gate on that ends the
+//    In milli-units (UseMilli) the texts are "... request 1000000100n is not a representable
+//    milli value" (a finer fraction, or past int64 in milli-units: with the gate on that ends the
 //    allocation even on a range of whole numbers, as upstream's does) and "... rounding request
-//    ... up to the next step passes the milli-value range". Amounts are written as ToString
-//    writes them ("1.5"), where upstream writes its own canonical form ("1500m").
+//    ... up to the next step passes the milli-value range". A negative step (kubernetes#141166)
+//    fails with the MaxInt64 text for any request from the minimum up, as upstream's does.
+//    Amounts are written in resource.Quantity's canonical form (Quantity::ToString: "10e18",
+//    "3Gi").
 // `fractional_capacity_range`: the DRAFractionalCapacityRange gate.
 absl::StatusOr<bool> FitsCapacity(const ConsumedCapacity& consumed,
                                   const CapacityRequests& requests,

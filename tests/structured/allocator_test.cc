@@ -2,7 +2,8 @@
 // allocatortesting), every case by its name, from the JSON export of its inputs and expected
 // outputs (scripts/export_allocator_cases.py). Each case runs with exactly the feature gates it
 // names, as upstream's does; results are compared as upstream compares them (an allocationResult
-// matcher: results and node selector terms in any order; a literal AllocationResult: exactly),
+// matcher: results and node selector terms in any order; a literal AllocationResult: exactly;
+// consumed capacities as they are written too),
 // errors by substring, and the search's step count where the case gives one (the value for the
 // incubating allocator, whose search this one follows). The table is the one at 3d03671 (July
 // 2026) plus the two cases kubernetes#140435 added later (partitionable-devices-counter-cache-*),
@@ -99,6 +100,20 @@ Json Canonical(Json selector) {
   return Json{{"nodeSelectorTerms", terms}};
 }
 
+// The consumedCapacity of each result as written, in a fixed order. Upstream compares the
+// quantities as they are kept, format included; here that shows as the text ("4Gi", where a
+// value without its format would be written "4294967296").
+std::vector<std::string> ConsumedCapacityTexts(const Json& allocation) {
+  std::vector<std::string> texts;
+  const Json devices = allocation.value("devices", Json::object());
+  for (const Json& result : devices.value("results", Json::array())) {
+    const Json consumed = result.value("consumedCapacity", Json::object());
+    texts.push_back(consumed.empty() ? "" : consumed.dump());
+  }
+  std::sort(texts.begin(), texts.end());
+  return texts;
+}
+
 bool Matches(const Json& expected, const kubeapi::AllocationResult& actual, std::string* why) {
   absl::StatusOr<kubeapi::AllocationResult> want =
       kubeapi::DecodeAllocationResult(expected["allocation"], "expected");
@@ -121,7 +136,8 @@ bool Matches(const Json& expected, const kubeapi::AllocationResult& actual, std:
                                  ? std::is_permutation(want->results.begin(), want->results.end(),
                                                        actual.results.begin(), actual.results.end())
                                  : want->results == actual.results;
-  if (!results_match || want->config != actual.config) {
+  if (!results_match || want->config != actual.config ||
+      ConsumedCapacityTexts(expected["allocation"]) != ConsumedCapacityTexts(actual_json)) {
     *why = "results differ: " + actual_json.dump();
     return false;
   }

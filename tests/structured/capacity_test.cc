@@ -5,7 +5,8 @@
 // request policy refuses; the cases kubernetes#140442 added later for amounts past int64; and
 // those of kubernetes#140161 and after for DRAFractionalCapacityRange (safe-milli-value,
 // use-milli, and the fractional cases of the others, from kubernetes/kubernetes master's
-// incubating/consumable_capacity_test.go).
+// incubating/consumable_capacity_test.go), and the negative-step cases of kubernetes#141166 (its
+// experimental/consumable_capacity_test.go).
 // Upstream calls its internal helpers (violatesPolicy,
 // calculateConsumedCapacity); here the same cases go through capacity.h, which the allocator uses.
 #include "structured/capacity.h"
@@ -18,7 +19,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "absl/strings/str_cat.h"
 
 namespace devmgr::structured {
 namespace {
@@ -341,7 +345,7 @@ TEST(ConsumableCapacityTest, CalculateConsumedCapacityFractional) {
       {"integer-step-sub-milli-request", one_plus_sub_milli, kThree,
        Policy(kOne, Range(kOne, std::nullopt, kOne)), kGateOn, std::nullopt,
        "capacity \"capacity-0\": capacity request cannot be represented in the device's range "
-       "arithmetic: request 1.0000001 is not a representable milli value"},
+       "arithmetic: request 1000000100n is not a representable milli value"},
       {"integer-step-milli-request-rounds-up", one_plus_milli, kThree,
        Policy(kOne, Range(kOne, std::nullopt, kOne)), kGateOn, kTwo},
       {"integer-step-sub-milli-request-rounds-up-without-fractional-range", one_plus_sub_milli,
@@ -359,7 +363,7 @@ TEST(ConsumableCapacityTest, CalculateConsumedCapacityFractional) {
        Q("9223372036854775807m"), Policy(point_one, Range(point_one, std::nullopt, point_one)),
        kGateOn, std::nullopt,
        "capacity \"capacity-0\": capacity request cannot be represented in the device's range "
-       "arithmetic: rounding request 9223372036854775.806 up to the next step passes the "
+       "arithmetic: rounding request 9223372036854775806m up to the next step passes the "
        "milli-value range"},
   };
   // Each case checked by itself, so that one failing does not hide the others.
@@ -390,6 +394,121 @@ TEST(ConsumableCapacityTest, CalculateConsumedCapacityFractional) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     check(c);
+  }
+}
+
+// calculate-consumed-capacity, the negative-step cases (kubernetes#141166, from
+// kubernetes/kubernetes master's experimental/consumable_capacity_test.go): a step below zero,
+// which API validation refuses but a stored object may still carry, makes upstream's test for
+// passing MaxInt64 hold for every request from the minimum up, so those end the allocation with
+// that text (upstream's
+// TODO is a text about the step); a request below the minimum takes the minimum. A positive
+// binary step rounds to a binary quantity, written so.
+TEST(ConsumableCapacityTest, CalculateConsumedCapacityNegativeStep) {
+  const Quantity five = Quantity::FromInt64(5);
+  const Quantity ten = Quantity::FromInt64(10);
+  const Quantity fifteen = Quantity::FromInt64(15);
+  const Quantity negative_one = Quantity::FromInt64(-1);
+  const Quantity one_gi = Q("1Gi");
+  const Quantity three_gi = Q("3Gi");
+  const Quantity negative_one_gi = Q("-1Gi");
+  struct Case {
+    const char* name;
+    Quantity requested;
+    Quantity capacity;
+    CapacityRequestPolicy policy;
+    bool gate;
+    const char* expected;  // the share as written, or the error's text
+  };
+  const std::vector<Case> accepted = {
+      {"negative-step-request-below-min-returns-min", five, fifteen,
+       Policy(ten, Range(ten, std::nullopt, negative_one)), kGateOff, "10"},
+      {"positive-binary-step-request-above-min-rounds-to-itself", three_gi, three_gi,
+       Policy(one_gi, Range(one_gi, std::nullopt, one_gi)), kGateOff, "3Gi"},
+  };
+  const std::vector<Case> rejected = {
+      {"negative-step-request-above-min-is-rejected", fifteen, fifteen,
+       Policy(ten, Range(ten, std::nullopt, negative_one)), kGateOff,
+       "rounding request 15 up to the next step passes MaxInt64"},
+      {"negative-step-request-above-min-is-rejected-with-fractional-range", fifteen, fifteen,
+       Policy(ten, Range(ten, std::nullopt, negative_one)), kGateOn,
+       "rounding request 15 up to the next step passes MaxInt64"},
+      {"negative-step-request-equal-to-min-is-rejected", ten, fifteen,
+       Policy(ten, Range(ten, std::nullopt, negative_one)), kGateOff,
+       "rounding request 10 up to the next step passes MaxInt64"},
+      {"negative-binary-step-request-above-min-is-rejected", three_gi, three_gi,
+       Policy(one_gi, Range(one_gi, std::nullopt, negative_one_gi)), kGateOff,
+       "rounding request 3Gi up to the next step passes MaxInt64"},
+  };
+  const auto run = [](const Case& c) {
+    const CapacityRequests requests = std::map<std::string, Quantity>{{"capacity-0", c.requested}};
+    const std::map<std::string, DeviceCapacity> capacity = {{"capacity-0", {c.capacity, c.policy}}};
+    return std::make_pair(ConsumedByRequest(requests, capacity, c.gate),
+                          FitsCapacity({}, requests, capacity, c.gate));
+  };
+  for (const Case& c : accepted) {
+    SCOPED_TRACE(c.name);
+    const auto [consumed, fits] = run(c);
+    ASSERT_TRUE(consumed.ok()) << consumed.status();
+    EXPECT_EQ(consumed->at("capacity-0").ToString(), c.expected);
+    ASSERT_TRUE(fits.ok()) << fits.status();
+    EXPECT_TRUE(*fits);
+  }
+  for (const Case& c : rejected) {
+    SCOPED_TRACE(c.name);
+    const auto [consumed, fits] = run(c);
+    ASSERT_FALSE(consumed.ok()) << consumed->at("capacity-0").ToString();
+    ASSERT_FALSE(fits.ok()) << "fits: " << *fits;
+    EXPECT_EQ(fits.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(fits.status().message(),
+              absl::StrCat("capacity \"capacity-0\": capacity request cannot be represented in "
+                           "the device's range arithmetic: ",
+                           c.expected));
+  }
+}
+
+// Not upstream's: an amount that reaches the policy unrounded (the capacity's whole value, taken
+// by a request that names none) is checked against a negative step as upstream's remainder
+// checks it: 15 is no whole number of steps of -3 from 10. A zero step checks nothing.
+TEST(ConsumableCapacityTest, ViolateCapacitySharingNegativeStep) {
+  const Quantity ten = Quantity::FromInt64(10);
+  for (const auto& [step, fits] : std::vector<std::pair<int64_t, bool>>{
+           {-3, false}, {-5, true}, {0, true}, {3, false}, {5, true}}) {
+    const std::map<std::string, DeviceCapacity> capacity = {
+        {"capacity-0",
+         {Quantity::FromInt64(15),
+          Policy(std::nullopt, Range(ten, std::nullopt, Quantity::FromInt64(step)))}}};
+    absl::StatusOr<bool> result = FitsCapacity({}, std::nullopt, capacity, kGateOff);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(*result, fits) << "step " << step;
+  }
+}
+
+// Not upstream's: a rounded share takes the step's format, in whole numbers and in milli-units
+// (NewQuantity and NewMilliQuantity with the step's Format): a binary step's share is written in
+// binary suffixes where it is a whole number of at least 1Ki.
+TEST(ConsumableCapacityTest, ARoundedShareIsInTheStepsFormat) {
+  struct Case {
+    const char* requested;
+    CapacityRequestPolicy::Range range;
+    bool gate;
+    const char* expected;
+  };
+  const std::vector<Case> cases = {
+      {"2.5Gi", Range(Q("1Gi"), std::nullopt, Q("1Gi")), kGateOff, "3Gi"},
+      {"2.5Gi", Range(Q("1Gi"), std::nullopt, Q("1Gi")), kGateOn, "3Gi"},
+      {"1500", Range(Q("1Ki"), std::nullopt, Q("1Ki")), kGateOn, "2Ki"},
+      {"1200m", Range(Q("500m"), std::nullopt, Q("500m")), kGateOn, "1500m"},
+      {"1200m", Range(Q("500m"), std::nullopt, Q("500m")), kGateOff, "2"},
+      {"2500", Range(Q("1e3"), std::nullopt, Q("1e3")), kGateOff, "3e3"},
+  };
+  for (const Case& c : cases) {
+    const CapacityRequests requests =
+        std::map<std::string, Quantity>{{"capacity-0", Q(c.requested)}};
+    absl::StatusOr<ConsumedCapacity> consumed = ConsumedByRequest(
+        requests, {{"capacity-0", {Q("8Gi"), Policy(std::nullopt, c.range)}}}, c.gate);
+    ASSERT_TRUE(consumed.ok()) << consumed.status();
+    EXPECT_EQ(consumed->at("capacity-0").ToString(), c.expected) << c.requested;
   }
 }
 
