@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/token_bucket.h"
 
 namespace devmgr::podresources {
 
@@ -28,27 +29,6 @@ struct RateLimitOptions {
   // true: one bucket per client (see ClientGate for what a client is); false: one bucket for
   // the whole server, as upstream.
   bool per_client = true;
-};
-
-// TokenBucket holds up to `burst` tokens, refilled at `qps` per second, and starts full.
-// Time that goes back refills nothing, and the bucket refills from there (the wall clock can
-// step back; Go's limiter reads a monotonic clock). A plain value: not thread-safe.
-class TokenBucket {
- public:
-  TokenBucket(double qps, int burst, absl::Time now);
-
-  // Allow takes one token if one is available at `now`.
-  bool Allow(absl::Time now);
-  // Full: no request has been taken that is not yet refilled at `now`.
-  bool Full(absl::Time now) const;
-
- private:
-  double TokensAt(absl::Time now) const;
-
-  double qps_;
-  double burst_;
-  double tokens_;
-  absl::Time last_;
 };
 
 // RateLimiter decides whether a request from a client may proceed. Thread-safe; never blocks

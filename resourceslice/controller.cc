@@ -145,7 +145,8 @@ Controller::Controller(ControllerOptions options)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : RealClock()),
       owner_(options_.owner),
-      cancellable_store_(options_.store->Cancellable(stop_)) {}
+      cancellable_store_(options_.store->Cancellable(stop_)),
+      retry_bucket_(kRetryQps, kRetryBurst, clock_.Now()) {}
 
 SliceStore& Controller::Store() const {
   return cancellable_store_ != nullptr ? *cancellable_store_ : *options_.store;
@@ -162,21 +163,24 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
     return absl::InvalidArgumentError("ControllerOptions.store is null");
   if (options.driver_name.empty()) return absl::InvalidArgumentError("DRA driver name is empty");
   std::unique_ptr<Controller> controller(new Controller(std::move(options)));
+  // The watch reports the slices already there, whose pools are then synced, as upstream's
+  // informer reports what its list found: a list of our own would only repeat its list.
   std::unique_ptr<SliceWatch> watch = controller->options_.store->Watch(
       controller->Filter(),
       [c = controller.get()](const ResourceSlice* before, const ResourceSlice* after) {
         c->OnStoreChange(before, after);
       });
+  const bool watched = watch != nullptr;
   {
     absl::MutexLock lock(&controller->mu_);
     controller->watch_ = std::move(watch);
   }
-  if (controller->options_.run_worker) {
+  if (!watched && controller->options_.run_worker) {
     // The worker lists the store first: a store slow to answer holds up no caller, as
     // upstream's StartController returns while its informer syncs.
     absl::MutexLock lock(&controller->mu_);
     controller->relist_at_ = controller->clock_.Now();
-  } else {
+  } else if (!watched) {
     controller->ListExisting();
   }
   controller->Update(controller->options_.resources);
@@ -422,9 +426,13 @@ void Controller::Process(const std::string& pool) {
       }
       return;
     }
-    Queue(pool, clock_.Now() + FailureDelay(failures_[pool]++));
+    Queue(pool, clock_.Now() + RetryDelayLocked(pool));
   }
   Report({"processing ResourceSlice objects", synced, std::nullopt});
+}
+
+absl::Duration Controller::RetryDelayLocked(const std::string& pool) {
+  return std::max(FailureDelay(failures_[pool]++), retry_bucket_.Reserve(clock_.Now()));
 }
 
 absl::Status Controller::RemoveSlices(const std::vector<kubeapi::ResourceSlicePtr>& slices) {

@@ -14,12 +14,15 @@
 // cache and its TTL), and a slice of this driver that anyone adds, changes or deletes has its
 // pool synced after sync_delay, as upstream's event handlers queue it.
 //
-// Pools are synced by one worker, each when Update names it (at once), when the controller finds
-// its slices in the store at start or the store reports a change (after sync_delay), or again
-// after a failure (5 ms doubling to 1000 s, upstream's per-item rate limit). Validation errors
-// are reported once and not retried. Over a store with no watch (the daemon's, over gRPC),
-// nothing says when someone else changes a slice: each desired pool is synced again every
-// sync_delay instead, which writes only what differs.
+// Pools are synced by one worker, each when Update names it (at once), when the store's watch
+// reports one of its slices, those there at the start included (after sync_delay), or again
+// after a failure: the longer of the pool's own back-off (5 ms doubling to 1000 s) and the wait
+// for a token of a bucket all retries share (10 a second, 100 at once), upstream's workqueue's
+// default controller rate limiter. Validation errors are reported once and not retried. Over a
+// store with no watch (the daemon's, over gRPC), the controller lists the store at start itself
+// (that list is the only one, as the informer's is upstream's), and nothing says when someone
+// else changes a slice: each desired pool is synced again every sync_delay instead, which
+// writes only what differs.
 //
 // Thread-safety: every method may be called from any thread at once.
 #pragma once
@@ -40,6 +43,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/token_bucket.h"
 #include "kubeclient/http_transport.h"
 #include "resourceslice/driver_resources.h"
 #include "resourceslice/slice_store.h"
@@ -51,6 +55,11 @@ inline constexpr absl::Duration kDefaultSyncDelay = absl::Seconds(30);
 // Upstream's MutationCacheTTL: how long the controller's own writes are laid over the watch's
 // copy of the store at most.
 inline constexpr absl::Duration kMutationCacheTtl = absl::Minutes(1);
+// The bucket all retries of failed syncs draw a token from (the overall limit of client-go's
+// DefaultTypedControllerRateLimiter, which upstream's queue uses): refilled at kRetryQps tokens a
+// second, holding kRetryBurst at most, full at the start.
+inline constexpr double kRetryQps = 10;
+inline constexpr int kRetryBurst = 100;
 
 // DroppedFields: a slice came back from the store without fields the driver set (upstream's
 // DroppedFieldsError).
@@ -114,11 +123,12 @@ struct ControllerOptions {
 
 class Controller {
  public:
-  // Start takes the first desired state and starts the worker, which first lists the driver's
-  // slices in the store (their pools are synced after sync_delay; a store that cannot be read
-  // is reported and listed again later, with the failure backoff); without a worker
-  // (run_worker false), Start lists them itself. It does not wait for the store otherwise.
-  // InvalidArgument for missing options.
+  // Start takes the first desired state and starts the worker. The pools that have slices in the
+  // store are synced after sync_delay: the store's watch reports those slices, as upstream's
+  // informer does from its one list. Over a store with no watch the worker lists them first
+  // (a store that cannot be read is reported as "list ResourceSlices" and listed again later,
+  // with the pool's back-off); without a worker (run_worker false), Start lists them itself. It
+  // does not wait for the store otherwise. InvalidArgument for missing options.
   static absl::StatusOr<std::unique_ptr<Controller>> Start(ControllerOptions options);
   // Stops the worker.
   ~Controller();
@@ -162,9 +172,12 @@ class Controller {
   std::optional<std::string> Next() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Process syncs one pool and queues it again after a failure.
   void Process(const std::string& pool) ABSL_LOCKS_EXCLUDED(mu_);
+  // RetryDelayLocked: how long a pool whose sync failed waits to be tried again; it counts the
+  // failure and takes a token of the retries' bucket.
+  absl::Duration RetryDelayLocked(const std::string& pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
   // ListExisting reads the store's slices of this controller and queues their pools, or
-  // schedules another try.
+  // schedules another try. Only over a store with no watch.
   void ListExisting() ABSL_LOCKS_EXCLUDED(mu_);
   bool RelistDue() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // OnStoreChange queues the pools of a slice that changed after the sync delay (the store's
@@ -233,7 +246,10 @@ class Controller {
   std::map<std::string, absl::Time> recheck_ ABSL_GUARDED_BY(mu_);
   // Pool name -> failed syncs in a row.
   std::map<std::string, int> failures_ ABSL_GUARDED_BY(mu_);
-  // When the store's slices are listed again (the first list failed); std::nullopt: listed.
+  // The bucket every retry takes a token of (client-go's bucket rate limiter reserves one).
+  TokenBucket retry_bucket_ ABSL_GUARDED_BY(mu_);
+  // When the store's slices are listed again (the first list failed; only over a store with no
+  // watch); std::nullopt: listed.
   std::optional<absl::Time> relist_at_ ABSL_GUARDED_BY(mu_);
   int list_failures_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -161,7 +161,11 @@ std::unique_ptr<SliceWatch> MemoryStore::Watch(const SliceFilter& filter,
                                                SliceChangeHandler on_change) {
   absl::MutexLock lock(&watchers_mu_);
   const int64_t id = next_watcher_++;
-  watchers_.emplace(id, Watcher{filter, std::move(on_change)});
+  const Watcher& watcher =
+      watchers_.emplace(id, Watcher{filter, std::move(on_change)}).first->second;
+  // Reported under watchers_mu_: the changes writers make meanwhile come after, never before.
+  const absl::StatusOr<std::vector<kubeapi::ResourceSlice>> existing = List(filter);
+  for (const kubeapi::ResourceSlice& slice : *existing) watcher.on_change(nullptr, &slice);
   return std::make_unique<Subscription>(*this, id);
 }
 

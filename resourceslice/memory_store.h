@@ -36,10 +36,11 @@ class MemoryStore final : public SliceStore {
                       const std::string& resource_version) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status DeleteCollection(const SliceFilter& filter) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::string> NodeUid(const std::string& name) override ABSL_LOCKS_EXCLUDED(mu_);
-  // Changes are reported on the writer's thread, after the write.
+  // The slices there now are reported before Watch returns, on the caller's thread; changes on
+  // the writer's thread, after the write (a write made while Watch runs may be reported twice).
   std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
                                     SliceChangeHandler on_change) override
-      ABSL_LOCKS_EXCLUDED(watchers_mu_);
+      ABSL_LOCKS_EXCLUDED(watchers_mu_, mu_);
 
   // Put stores `slice` as it is (no hook, no versions): what another writer left behind.
   void Put(const kubeapi::ResourceSlice& slice) ABSL_LOCKS_EXCLUDED(mu_);
@@ -59,7 +60,8 @@ class MemoryStore final : public SliceStore {
 
   const WriteHook on_write_;
   // Held while watchers are told, so that a Subscription's end waits for a call in progress.
-  absl::Mutex watchers_mu_;
+  // Taken before mu_ where both are held.
+  absl::Mutex watchers_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   std::map<int64_t, Watcher> watchers_ ABSL_GUARDED_BY(watchers_mu_);
   int64_t next_watcher_ ABSL_GUARDED_BY(watchers_mu_) = 0;
   absl::Mutex mu_;

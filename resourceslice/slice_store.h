@@ -85,8 +85,11 @@ class SliceStore {
 
   // Watch calls `on_change` for each slice that matches `filter` and that anyone creates
   // (before is null), changes, or deletes (after is null), the watcher's own writes included,
-  // until the returned SliceWatch is destroyed: the controller's informer. The calls come on the
-  // writer's thread or one of the store's; `on_change` must not block or call the store.
+  // until the returned SliceWatch is destroyed: the controller's informer. The slices that match
+  // when it starts are reported as created too, once the watch has read them (as an informer
+  // reports what its first list found), so the watcher need not list the store itself. The
+  // calls come on the writer's thread, one of the store's, or (for the slices there at the
+  // start) the caller's before Watch returns; `on_change` must not block or call the store.
   // nullptr when the store cannot tell: changes by others are then seen at the next sync.
   virtual std::unique_ptr<SliceWatch> Watch(const SliceFilter& filter,
                                             SliceChangeHandler on_change) = 0;

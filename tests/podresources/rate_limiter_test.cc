@@ -1,4 +1,4 @@
-// Rate limiting: the token bucket alone, then through the server (default, configured, per
+// Rate limiting: the limiter alone, then through the server (default, configured, per
 // client with two client processes, and global as upstream).
 #include "podresources/rate_limiter.h"
 
@@ -13,33 +13,6 @@ namespace {
 using devmgr::testing::DevmgrBinary;
 using devmgr::testing::FakeClock;
 using devmgr::testing::RunProcess;
-
-TEST(TokenBucketTest, StartsFullAndRefillsAtQps) {
-  FakeClock clock;
-  TokenBucket bucket(100, 10, clock.Now());
-  for (int i = 0; i < 10; ++i) EXPECT_TRUE(bucket.Allow(clock.Now())) << i;
-  EXPECT_FALSE(bucket.Allow(clock.Now()));
-  clock.Advance(absl::Milliseconds(10));  // one token at 100/s
-  EXPECT_TRUE(bucket.Allow(clock.Now()));
-  EXPECT_FALSE(bucket.Allow(clock.Now()));
-  clock.Advance(absl::Seconds(60));  // never more than the burst
-  for (int i = 0; i < 10; ++i) EXPECT_TRUE(bucket.Allow(clock.Now())) << i;
-  EXPECT_FALSE(bucket.Allow(clock.Now()));
-}
-
-// The wall clock can step back (an NTP step, an operator): the bucket refills from the earlier
-// time on, instead of waiting for the clock to come back to where it was.
-TEST(TokenBucketTest, RefillsAgainSoonAfterTheClockGoesBack) {
-  FakeClock clock;
-  TokenBucket bucket(1, 2, clock.Now());
-  EXPECT_TRUE(bucket.Allow(clock.Now()));
-  clock.Advance(-absl::Hours(1));
-  EXPECT_TRUE(bucket.Allow(clock.Now())) << "a token left";
-  EXPECT_FALSE(bucket.Allow(clock.Now()));
-  clock.Advance(absl::Seconds(1));
-  EXPECT_TRUE(bucket.Allow(clock.Now())) << "refilled at 1/s";
-  EXPECT_FALSE(bucket.Allow(clock.Now()));
-}
 
 TEST(RateLimiterTest, PerClientBucketsAreIndependent) {
   FakeClock clock;

@@ -332,6 +332,47 @@ TEST(ApiSliceStoreTest, AControllerNotANodesOwnLeavesNodeLocalSlicesAlone) {
             1);
 }
 
+// At the start the server is listed once, by the controller's watch, whose report of the slices
+// it found has their pools synced (here a pool the driver no longer has is removed), as
+// upstream's informer's one list. Before, the controller listed the slices a second time itself.
+TEST(ApiSliceStoreTest, TheStartListsTheSlicesOnce) {
+  FakeApiServer server;
+  server.AddNode(kNode, kNodeUid);
+  std::unique_ptr<kubeclient::Client> client = Connect(server);
+  ApiSliceStore store(*client);
+  kubeapi::ResourceSlice old;
+  old.metadata.generate_name = "old-";
+  old.spec.driver = kDriver;
+  old.spec.node_name = kNode;
+  old.spec.pool.name = "old-pool";
+  old.spec.pool.resource_slice_count = 1;
+  ASSERT_TRUE(store.Create(old).ok());
+  server.ClearRequests();
+  ControllerOptions options;
+  options.driver_name = kDriver;
+  options.store = &store;
+  options.owner = Owner{"v1", "Node", kNode, kNodeUid};
+  options.resources = Devices(2, 2);
+  options.run_worker = false;
+  options.sync_delay = absl::ZeroDuration();  // the pools the watch reports synced at once
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  // The watch reports the old slice on its own thread: sync until its pool has been seen to.
+  ASSERT_TRUE(WaitFor([&] {
+    (*controller)->ProcessReady();
+    std::vector<Json> slices = server.Slices();
+    return slices.size() == 1u && slices[0]["spec"]["pool"]["name"] == kNode;
+  }));
+  int lists = 0;
+  for (const auto& request : server.Requests()) {
+    if (request.method == "GET" && absl::StrContains(request.target, "/resourceslices?") &&
+        !absl::StrContains(request.target, "watch=true")) {
+      ++lists;
+    }
+  }
+  EXPECT_EQ(lists, 1);
+}
+
 // A create the server answers 429 with a Retry-After waits in its retry's pause; Stop ends the
 // pause at once, and none of the pool's other slices is written, as upstream's Stop cancels the
 // context of its calls. Before, Stop waited the pause out, then sent the retry and the other

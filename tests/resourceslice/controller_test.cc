@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <limits>
 #include <set>
 #include <string>
 #include <thread>
@@ -113,6 +114,14 @@ DriverResources OnePool(Pool pool) {
   return resources;
 }
 
+// CollectErrors makes `options` add every error the controller reports to `errors` (for a
+// controller without a worker: the test's thread is the only one that reports).
+void CollectErrors(ControllerOptions& options, std::vector<std::string>& errors) {
+  options.error_handler = [&errors](const ControllerError& error) {
+    errors.push_back(error.ToString());
+  };
+}
+
 // The features an API server has off, whose fields it drops from what it stores.
 struct Disabled {
   bool taints = false;               // DRADeviceTaints
@@ -198,9 +207,7 @@ TEST_P(ControllerSyncPoolTest, TestControllerSyncPool) {
   options.reconcile_pool_with_name = test.reconcile_pool_with_name;
   options.resources = test.input;
   options.sync_delay = test.sync_delay.value_or(kDefaultSyncDelay);
-  options.error_handler = [&errors](const ControllerError& error) {
-    errors.push_back(error.ToString());
-  };
+  CollectErrors(options, errors);
   options.run_worker = false;
   options.clock = &clock;
   absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
@@ -679,9 +686,7 @@ ControllerOptions WorkerlessOptions(SliceStore& store, testing::FakeClock& clock
   options.driver_name = kDriver;
   options.store = &store;
   options.owner = Owner{"apps/v1", "Something", kOwner, ""};
-  options.error_handler = [&errors](const ControllerError& error) {
-    errors.push_back(error.ToString());
-  };
+  CollectErrors(options, errors);
   options.run_worker = false;
   options.clock = &clock;
   return options;
@@ -975,9 +980,7 @@ TEST(ControllerTest, AnInvalidPoolHoldsUpNoOtherPool) {
   testing::FakeClock clock;
   std::vector<std::string> errors;
   ControllerOptions options = WorkerlessNodeOptions(store, clock);
-  options.error_handler = [&errors](const ControllerError& error) {
-    errors.push_back(error.ToString());
-  };
+  CollectErrors(options, errors);
   std::vector<Device> too_many;
   for (int i = 0; i < 129; ++i) too_many.push_back(NewDevice(absl::StrCat("device-", i)));
   DriverResources resources;
@@ -1014,6 +1017,79 @@ TEST(ControllerTest, ANodeOwnersUidIsLookedUp) {
   ASSERT_EQ(stored->size(), 1u);
   EXPECT_EQ((*stored)[0].metadata.owner_references[0].uid, "uid-from-the-node");
   EXPECT_EQ((*stored)[0].spec.node_name, kOwner);
+}
+
+// Retries share one limit beside each pool's back-off, as upstream's workqueue's default
+// controller rate limiter: after a burst of 100, failed syncs of all pools together are tried
+// again at 10 a second. Before, each pool had its back-off alone: 105 pools that failed at once
+// were all tried again 5 ms later, and again 10 ms after that, however many there were.
+TEST(ControllerTest, RetriesOfAllPoolsTogetherAreLimitedAfterABurst) {
+  FlakyStore store(std::numeric_limits<int>::max());
+  testing::FakeClock clock;
+  std::vector<std::string> errors;
+  ControllerOptions options = WorkerlessNodeOptions(store, clock);
+  CollectErrors(options, errors);
+  constexpr int kPools = kRetryBurst + 5;
+  DriverResources resources;
+  for (int i = 0; i < kPools; ++i) {
+    resources.pools[absl::StrCat("pool-", i)] = PoolOf({{NewDevice("device")}});
+  }
+  options.resources = std::move(resources);
+  absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  EXPECT_EQ((*controller)->ProcessReady(), kPools) << "each fails once";
+  clock.Advance(absl::Milliseconds(5));  // a pool's first back-off
+  EXPECT_EQ((*controller)->ProcessReady(), kRetryBurst) << "the burst";
+  // The other five wait for their tokens, one every 100 ms from the first failures.
+  clock.Advance(absl::Milliseconds(96));
+  for (int i = 0; i < 5; ++i) {
+    SCOPED_TRACE(i);
+    if (i > 0) clock.Advance(absl::Milliseconds(100));
+    EXPECT_EQ((*controller)->ProcessReady(), 1);
+  }
+  // The burst's second failures took the tokens after those: the first comes at 600 ms.
+  clock.Advance(absl::Milliseconds(98));
+  EXPECT_EQ((*controller)->ProcessReady(), 0);
+  clock.Advance(absl::Milliseconds(2));
+  EXPECT_EQ((*controller)->ProcessReady(), 1);
+  EXPECT_THAT(errors, ::testing::Each(::testing::HasSubstr("connection refused")));
+}
+
+// ListCountingStore counts the lists that reach it.
+class ListCountingStore final : public ForwardingSliceStore {
+ public:
+  using ForwardingSliceStore::ForwardingSliceStore;
+  absl::StatusOr<std::vector<ResourceSlice>> List(const SliceFilter& filter) override {
+    ++lists;
+    return ForwardingSliceStore::List(filter);
+  }
+
+  int lists = 0;
+};
+
+// A pool that has slices in the store at the start is synced after the sync delay (here its
+// slices are removed: the driver has it no more). A store's watch reports those slices, as
+// upstream's informer reports what its one list found; over a store with no watch the controller
+// lists the store, once. Before, it listed every store itself, an API server a second time
+// after its watch's list.
+TEST(ControllerTest, ThePoolsInTheStoreAtTheStartAreFoundWithOneList) {
+  for (const bool watched : {true, false}) {
+    SCOPED_TRACE(watched ? "a store with a watch" : "a store without a watch");
+    MemoryStore memory;
+    memory.Put(NodeSlice("old-slice", {NewDevice("old")}, 1, 1, "1", "", "old-uid"));
+    UnwatchedStore unwatched(memory);
+    ListCountingStore store(watched ? static_cast<SliceStore&>(memory) : unwatched);
+    testing::FakeClock clock;
+    absl::StatusOr<std::unique_ptr<Controller>> controller =
+        Controller::Start(WorkerlessNodeOptions(store, clock));
+    ASSERT_TRUE(controller.ok()) << controller.status();
+    EXPECT_EQ(store.lists, watched ? 0 : 1);
+    EXPECT_EQ((*controller)->ProcessReady(), 0) << "not before the delay";
+    clock.Advance(kDefaultSyncDelay);
+    EXPECT_EQ((*controller)->ProcessReady(), 1);
+    EXPECT_EQ((*controller)->GetStats(), (Stats{0, 0, 1}));
+    EXPECT_TRUE(memory.List({})->empty());
+  }
 }
 
 // The store's watch, the controller's informer: a slice someone else deletes has its pool
@@ -1165,9 +1241,7 @@ TEST(ControllerTest, TestControllerUpdateReconcilePoolWithNameValidation) {
     ControllerOptions options = WorkerlessNodeOptions(store, clock);
     options.reconcile_pool_with_name = kPool;
     std::vector<std::string> errors;
-    options.error_handler = [&errors](const ControllerError& error) {
-      errors.push_back(error.ToString());
-    };
+    CollectErrors(options, errors);
     absl::StatusOr<std::unique_ptr<Controller>> controller = Controller::Start(std::move(options));
     ASSERT_TRUE(controller.ok()) << controller.status();
     DriverResources resources;
@@ -1217,7 +1291,7 @@ TEST(ControllerTest, ASliceDeletedBeforeItsCreateReturnedIsNotHiddenByTheMutatio
   (*controller)->ProcessReady();
   EXPECT_EQ(store.size(), 1u);
   EXPECT_EQ((*controller)->GetStats().num_creates, 2);
-  EXPECT_EQ(store.lists, 1) << "syncs read the watch's copy, only the start lists";
+  EXPECT_EQ(store.lists, 0) << "syncs read the watch's copy, and the watch reported the start";
 }
 
 TEST(MemoryStoreTest, TellsItsWatchersWhichPoolsChangedUntilTheWatchEnds) {
@@ -1240,6 +1314,24 @@ TEST(MemoryStoreTest, TellsItsWatchersWhichPoolsChangedUntilTheWatchEnds) {
   watch.reset();
   ASSERT_TRUE(store.Create(slice).ok());
   EXPECT_EQ(told.size(), 3u);
+}
+
+// A watch starts by reporting the slices there as created, before Watch returns, as an
+// informer reports what its first list found; the controller needs no list of its own.
+TEST(MemoryStoreTest, AWatchReportsTheSlicesThereAtTheStart) {
+  MemoryStore store;
+  store.Put(NodeSlice("mine", {NewDevice("d")}, 1, 1));
+  ResourceSlice other = NodeSlice("other", {NewDevice("d")}, 1, 1);
+  other.spec.driver = "other.example.com";
+  store.Put(other);
+  std::vector<std::string> told;
+  std::unique_ptr<SliceWatch> watch =
+      store.Watch({kDriver, "", ""}, [&](const ResourceSlice* before, const ResourceSlice* after) {
+        told.push_back((before != nullptr ? before->metadata.name : "-") + ">" +
+                       (after != nullptr ? after->metadata.name : "-"));
+      });
+  ASSERT_NE(watch, nullptr);
+  EXPECT_EQ(told, std::vector<std::string>{"->mine"});
 }
 
 TEST(SliceNamesTest, TestGetIndexLength) {
