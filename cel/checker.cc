@@ -1,5 +1,6 @@
 #include "cel/checker.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,6 +56,65 @@ Type TypeOf(const Value& value) {
 // Common: the type of values that are `a` or `b` (dyn when they differ).
 Type Common(const Type& a, const Type& b) { return a == b ? a : Type::Dyn(); }
 
+// Nullable: null may stand for a value of this type (cel-go's objects and opaque types).
+bool Nullable(const Type& type) {
+  switch (type.kind) {
+    case TK::kNull:
+    case TK::kSemver:
+    case TK::kQuantity:
+    case TK::kOptional:
+    case TK::kDevice:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Assignable: a value of type `from` may stand where one of type `to` is expected, as cel-go's
+// checker decides where a type parameter is bound: dyn either way, null only for a nullable
+// type, else the same type with assignable parameters. So 1 == 1u and "a" == null are refused
+// (cel-go's heterogeneous equality is for dyn values only).
+bool Assignable(const Type& from, const Type& to) {
+  if (from.is_dyn() || to.is_dyn()) return true;
+  if (from.kind == TK::kNull) return Nullable(to);
+  if (to.kind == TK::kNull) return Nullable(from);
+  if (from.kind != to.kind || from.params.size() != to.params.size()) return false;
+  for (size_t i = 0; i < from.params.size(); ++i) {
+    if (!Assignable(from.params[i], to.params[i])) return false;
+  }
+  return true;
+}
+
+// Bind: `arg` in the place of `param`, the type parameter's type so far in `bound` (the first
+// argument in its place sets it; each other must be assignable to it).
+bool Bind(const Type& param, const Type& arg, std::optional<Type>& bound) {
+  if (param.kind == TK::kParam) {
+    if (!bound.has_value()) {
+      bound = arg;
+      return true;
+    }
+    return Assignable(arg, *bound);
+  }
+  if (param.kind != arg.kind) return true;  // dyn: nothing to bind
+  for (size_t i = 0; i < param.params.size() && i < arg.params.size(); ++i) {
+    if (!Bind(param.params[i], arg.params[i], bound)) return false;
+  }
+  return true;
+}
+
+// Alike: two items of a list or map literal (elements, keys or values) have one type, as cel-go's
+// HomogeneousAggregateLiterals validator asks. An empty literal's element type is a free type
+// variable in cel-go's checker, bound to the other item's (`[[1], []]` is alike); here it is an
+// empty list or map of any element type.
+bool Alike(const Expr& a, const Type& a_type, const Expr& b, const Type& b_type) {
+  if (a_type == b_type) return true;
+  const auto empty_literal = [](const Expr& e, const Type& other) {
+    return e.args.empty() && ((e.kind == Expr::Kind::kList && other.kind == TK::kList) ||
+                              (e.kind == Expr::Kind::kMap && other.kind == TK::kMap));
+  };
+  return empty_literal(a, b_type) || empty_literal(b, a_type);
+}
+
 class Checker {
  public:
   explicit Checker(const CheckOptions& options) : options_(options) {}
@@ -72,15 +132,23 @@ class Checker {
       case Expr::Kind::kCall:
         return Call(e);
       case Expr::Kind::kList: {
+        Type first;
         Type element;
         for (size_t i = 0; i < e.args.size(); ++i) {
           absl::StatusOr<Type> item = Check(*e.args[i]);
           if (!item.ok()) return item;
-          element = i == 0 ? *item : Common(element, *item);
+          if (i == 0) {
+            first = element = *item;
+          } else {
+            Homogeneous(*e.args[0], first, *e.args[i], *item);
+            element = Common(element, *item);
+          }
         }
         return Type::ListOf(e.args.empty() ? Type::Dyn() : element);
       }
       case Expr::Kind::kMap: {
+        Type first_key;
+        Type first_value;
         Type key;
         Type value;
         for (size_t i = 0; i < e.args.size(); i += 2) {
@@ -92,8 +160,15 @@ class Checker {
           }
           absl::StatusOr<Type> v = Check(*e.args[i + 1]);
           if (!v.ok()) return v;
-          key = i == 0 ? *k : Common(key, *k);
-          value = i == 0 ? *v : Common(value, *v);
+          if (i == 0) {
+            first_key = key = *k;
+            first_value = value = *v;
+          } else {
+            Homogeneous(*e.args[0], first_key, *e.args[i], *k);
+            Homogeneous(*e.args[1], first_value, *e.args[i + 1], *v);
+            key = Common(key, *k);
+            value = Common(value, *v);
+          }
         }
         return e.args.empty() ? Type::MapOf(Type::Dyn(), Type::Dyn()) : Type::MapOf(key, value);
       }
@@ -109,11 +184,20 @@ class Checker {
         if (!then.ok()) return then;
         absl::StatusOr<Type> otherwise = Check(*e.args[2]);
         if (!otherwise.ok()) return otherwise;
+        // _?_:_ is (bool, A, A) -> A in cel-go: the branches' types must agree.
+        if (!Assignable(*otherwise, *then)) {
+          return NoOverload(e, "_?_:_", {*condition, *then, *otherwise}, false);
+        }
         return Common(*then, *otherwise);
       }
     }
     return Type::Dyn();
   }
+
+  // Validate: what cel-go's validators, which run once its checker accepted the expression,
+  // refuse: a list or map literal whose items' types differ; a matches() whose first argument
+  // is a string written out that is not a regular expression.
+  absl::Status Validate() const { return !literal_error_.ok() ? literal_error_ : regex_error_; }
 
  private:
   static absl::Status Error(const Expr& e, absl::string_view what) {
@@ -234,8 +318,9 @@ class Checker {
       named = true;
       if (overload.params.size() != types.size()) continue;
       bool fits = true;
+      std::optional<Type> bound;  // the overload's type parameter, once an argument sets it
       for (size_t p = 0; p < types.size() && fits; ++p) {
-        fits = overload.params[p].Accepts(types[p]);
+        fits = overload.params[p].Accepts(types[p]) && Bind(overload.params[p], types[p], bound);
       }
       if (fits) e.overloads.push_back(i);
     }
@@ -243,6 +328,7 @@ class Checker {
       return Error(e, absl::StrCat("undeclared reference to '", e.name, "' (in container '')"));
     }
     if (e.overloads.empty()) return NoOverload(e, e.name, types, member);
+    if (e.name == "matches") ValidateRegex(*e.args[0]);
     return Result(e, types);
   }
 
@@ -260,6 +346,12 @@ class Checker {
     }
     if (e.name == "_+_" && types[0].kind == TK::kList && types[1].kind == TK::kList) {
       return Type::ListOf(Common(types[0].params[0], types[1].params[0]));
+    }
+    // reverse() keeps the list's type; sum(), min() and max() give its elements' (Kubernetes
+    // declares them for each element type).
+    if (e.name == "reverse" && types[0].kind == TK::kList) return types[0];
+    if ((e.name == "sum" || e.name == "min" || e.name == "max") && types[0].kind == TK::kList) {
+      return types[0].params[0];
     }
     if (e.name == "dyn") return Type::Dyn();
     return result;
@@ -312,8 +404,31 @@ class Checker {
     return Type::Of(TK::kBool);
   }
 
+  // Homogeneous notes the first item of a literal whose type differs from the literal's first
+  // item's (see Alike), for Validate.
+  void Homogeneous(const Expr& first, const Type& first_type, const Expr& item,
+                   const Type& item_type) {
+    if (!literal_error_.ok() || Alike(first, first_type, item, item_type)) return;
+    literal_error_ = Error(item, absl::StrCat("expected type '", first_type.ToString(),
+                                              "' but found '", item_type.ToString(), "'"));
+  }
+
+  // ValidateRegex notes a string constant that is not a regular expression, for Validate. It is
+  // cel-go's first argument of the call: the pattern of x.matches(p), but the text of the
+  // global matches(x, p), whose pattern is looked at only when the program is built.
+  void ValidateRegex(const Expr& arg) {
+    if (!regex_error_.ok() || arg.kind != Expr::Kind::kConst ||
+        arg.constant.kind() != Value::Kind::kString ||
+        CompileRegex(arg.constant.string_value()).ok()) {
+      return;
+    }
+    regex_error_ = Error(arg, "invalid matches argument");
+  }
+
   const CheckOptions& options_;
   std::vector<std::pair<std::string, Type>> scope_;
+  absl::Status literal_error_;  // the first literal Validate refuses
+  absl::Status regex_error_;    // the first pattern Validate refuses
 };
 
 }  // namespace
@@ -322,9 +437,10 @@ absl::Status Check(Expr& root, const CheckOptions& options) {
   Checker checker(options);
   absl::StatusOr<Type> type = checker.Check(root);
   if (!type.ok()) return type.status();
+  if (absl::Status valid = checker.Validate(); !valid.ok()) return valid;
   if (type->kind != TK::kBool && !type->is_dyn()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("must evaluate to bool or the unknown type, not ", type->ToString()));
+        absl::StrCat("must evaluate to bool or the unknown type, not ", type->DeclaredName()));
   }
   return absl::OkStatus();
 }

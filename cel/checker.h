@@ -3,8 +3,12 @@
 // (`dyn` where a device attribute's value is only known at evaluation), records on each call the
 // overloads its arguments allow, and refuses, with cel-go's texts, what cannot run: an unknown
 // name or field ("undeclared reference to 'f'", "undefined field 'x'"), arguments no overload
-// takes ("found no matching overload for 'f' applied to '(int, string)'"), and a result that is
-// neither bool nor dynamic ("must evaluate to bool or the unknown type, not int").
+// takes ("found no matching overload for 'f' applied to '(int, string)'"; arguments in the places
+// of one type parameter must agree: 1 == 1u is refused), and a result that is neither bool nor
+// dynamic ("must evaluate to bool or the unknown type, not int"). Before the last, what the
+// validators of Kubernetes' environment refuse once cel-go's checker has accepted it: a list or
+// map literal whose items differ in type ("expected type 'int' but found 'string'") and a
+// pattern written out that is not a regular expression ("invalid matches argument").
 #pragma once
 
 #include "absl/status/status.h"

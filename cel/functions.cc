@@ -28,22 +28,25 @@ Value Overflow() { return Err("integer overflow"); }
 
 // ---- Strings as Unicode code points (CEL indexes strings by code point). ----
 
+// CodePointLength: the length in bytes of the code point at `at` (1 at the end of the text).
+size_t CodePointLength(const std::string& text, size_t at) {
+  if (at >= text.size()) return 1;
+  const auto byte = static_cast<unsigned char>(text[at]);
+  size_t length = 1;
+  if (byte >= 0xF0) {
+    length = 4;
+  } else if (byte >= 0xE0) {
+    length = 3;
+  } else if (byte >= 0xC0) {
+    length = 2;
+  }
+  return std::min(text.size() - at, length);
+}
+
 // Offsets: the byte offset of each code point, and the string's size at the end.
 std::vector<size_t> Offsets(const std::string& text) {
   std::vector<size_t> offsets;
-  for (size_t i = 0; i < text.size();) {
-    offsets.push_back(i);
-    const auto byte = static_cast<unsigned char>(text[i]);
-    size_t length = 1;
-    if (byte >= 0xF0) {
-      length = 4;
-    } else if (byte >= 0xE0) {
-      length = 3;
-    } else if (byte >= 0xC0) {
-      length = 2;
-    }
-    i = std::min(text.size(), i + length);
-  }
+  for (size_t i = 0; i < text.size(); i += CodePointLength(text, i)) offsets.push_back(i);
   offsets.push_back(text.size());
   return offsets;
 }
@@ -115,7 +118,7 @@ std::optional<int> Compare(const Value& a, const Value& b) {
 Value Relation(const std::vector<Value>& args, bool (*holds)(int)) {
   std::optional<int> order = Compare(args[0], args[1]);
   if (!order.has_value()) {
-    if (IsNumber(args[0]) && IsNumber(args[1])) return Value::Bool(false);  // NaN
+    if (IsNumber(args[0]) && IsNumber(args[1])) return Err("NaN values cannot be ordered");
     return Err(absl::StrCat("no such overload: ", args[0].TypeName(), " compared with ",
                             args[1].TypeName()));
   }
@@ -418,23 +421,27 @@ Value EndsWith(const std::vector<Value>& a, EvalContext& c) {
   return Value::Bool(absl::EndsWith(a[0].string_value(), a[1].string_value()));
 }
 
-// WithRegex runs `use` with the compiled pattern a[1], or gives the pattern's error.
+// WithRegex runs `use` with the compiled pattern a[1], or gives the pattern's error after
+// `prefix` (cel-go's matches() gives Go's error as it is, Kubernetes' find() and findAll() add
+// "Illegal regex: ").
 template <typename Use>
-Value WithRegex(const std::vector<Value>& a, EvalContext& c, Use use) {
+Value WithRegex(const std::vector<Value>& a, EvalContext& c, absl::string_view prefix, Use use) {
   c.AddCost(StringCost(a[0].string_value()) * StringCost(a[1].string_value()));
   absl::StatusOr<std::shared_ptr<const re2::RE2>> regex = c.regexes().Get(a[1].string_value());
-  if (!regex.ok()) return Err(std::string(regex.status().message()));
+  if (!regex.ok()) return Err(absl::StrCat(prefix, regex.status().message()));
   return use(**regex);
 }
 
+constexpr absl::string_view kIllegalRegex = "Illegal regex: ";
+
 Value Matches(const std::vector<Value>& a, EvalContext& c) {
-  return WithRegex(a, c, [&](const re2::RE2& regex) {
+  return WithRegex(a, c, "", [&](const re2::RE2& regex) {
     return Value::Bool(re2::RE2::PartialMatch(a[0].string_value(), regex));
   });
 }
 
 Value Find(const std::vector<Value>& a, EvalContext& c) {
-  return WithRegex(a, c, [&](const re2::RE2& regex) {
+  return WithRegex(a, c, kIllegalRegex, [&](const re2::RE2& regex) {
     re2::StringPiece match;
     const std::string& text = a[0].string_value();
     if (!regex.Match(text, 0, text.size(), re2::RE2::UNANCHORED, &match, 1)) {
@@ -444,18 +451,30 @@ Value Find(const std::vector<Value>& a, EvalContext& c) {
   });
 }
 
+// FindAll: the successive matches, as Go's Regexp.FindAllString finds them: each search starts
+// where the last match ended, or one code point on after an empty match; an empty match right
+// where the previous match ended is not one ("b*" in "abc": "", "b", "").
 Value FindAll(const std::vector<Value>& a, EvalContext& c) {
   int64_t limit = a.size() > 2 ? a[2].int_value() : -1;
-  return WithRegex(a, c, [&](const re2::RE2& regex) {
+  return WithRegex(a, c, kIllegalRegex, [&](const re2::RE2& regex) {
     List found;
     const std::string& text = a[0].string_value();
     size_t at = 0;
+    std::optional<size_t> previous_end;
     while (at <= text.size() && (limit < 0 || static_cast<int64_t>(found.size()) < limit)) {
       re2::StringPiece match;
       if (!regex.Match(text, at, text.size(), re2::RE2::UNANCHORED, &match, 1)) break;
-      found.push_back(Value::String(std::string(match.data(), match.size())));
-      const size_t end = static_cast<size_t>(match.data() - text.data()) + match.size();
-      at = match.empty() ? end + 1 : end;
+      const auto start = static_cast<size_t>(match.data() - text.data());
+      const size_t end = start + match.size();
+      bool skipped = false;
+      if (end == at) {  // empty, where the search started
+        skipped = start == previous_end;
+        at += CodePointLength(text, at);
+      } else {
+        at = end;
+      }
+      previous_end = end;
+      if (!skipped) found.push_back(Value::String(std::string(match.data(), match.size())));
     }
     return Value::ListOf(std::move(found));
   });
@@ -621,17 +640,6 @@ Value Trim(const std::vector<Value>& a, EvalContext& c) {
   return Value::String(text.substr(offsets[first], offsets[last] - offsets[first]));
 }
 
-Value Reverse(const std::vector<Value>& a, EvalContext& c) {
-  const std::string& text = a[0].string_value();
-  c.AddCost(StringCost(text));
-  const std::vector<size_t> offsets = Offsets(text);
-  std::string out;
-  for (size_t i = offsets.size() - 1; i > 0; --i) {
-    out += text.substr(offsets[i - 1], offsets[i] - offsets[i - 1]);
-  }
-  return Value::String(std::move(out));
-}
-
 Value Join(const std::vector<Value>& a, EvalContext& c) {
   std::vector<std::string> parts;
   for (const Value& item : a[0].list()) {
@@ -766,18 +774,15 @@ Value Or(const std::vector<Value>& a, EvalContext&) {
 
 // ---- Kubernetes' list library and cel-go's sets extension. ----
 
-// OrderError: two items of a list that CEL does not order against each other.
-Value OrderError(const Value& a, const Value& b) {
-  return Err(absl::StrCat("no such overload: ", a.TypeName(), " compared with ", b.TypeName()));
-}
+// isSorted, min and max pass over two items that are not ordered against each other (a NaN, or
+// items of different types in a list of dyn) as if they were in order, as Kubernetes' list
+// library does with the error of their comparison.
 
 Value IsSorted(const std::vector<Value>& a, EvalContext& c) {
   const List& list = a[0].list();
   c.AddCost(list.size());
   for (size_t i = 1; i < list.size(); ++i) {
-    const std::optional<int> order = Compare(list[i - 1], list[i]);
-    if (!order.has_value()) return OrderError(list[i - 1], list[i]);
-    if (*order > 0) return Value::Bool(false);
+    if (Compare(list[i - 1], list[i]).value_or(0) > 0) return Value::Bool(false);
   }
   return Value::Bool(true);
 }
@@ -808,9 +813,7 @@ Value Extreme(const std::vector<Value>& a, EvalContext& c, int wanted, const cha
   if (list.empty()) return Err(absl::StrCat(name, " called on empty list"));
   const Value* best = &list.front();
   for (size_t i = 1; i < list.size(); ++i) {
-    const std::optional<int> order = Compare(list[i], *best);
-    if (!order.has_value()) return OrderError(*best, list[i]);
-    if (*order == wanted) best = &list[i];
+    if (Compare(list[i], *best) == wanted) best = &list[i];
   }
   return *best;
 }
@@ -831,6 +834,13 @@ Value IndexOfItem(const std::vector<Value>& a, EvalContext& c, bool last) {
 Value ListIndexOf(const std::vector<Value>& a, EvalContext& c) { return IndexOfItem(a, c, false); }
 Value ListLastIndexOf(const std::vector<Value>& a, EvalContext& c) {
   return IndexOfItem(a, c, true);
+}
+
+// reverse() of cel-go's lists extension (version 2; Kubernetes has version 3 since 1.34).
+Value ListReverse(const std::vector<Value>& a, EvalContext& c) {
+  const List& list = a[0].list();
+  if (!c.AddCost(list.size())) return Err(c.StopReason());
+  return Value::ListOf(List(list.rbegin(), list.rend()));
 }
 
 // Contained: every item of `inner` is in `outer`.
@@ -892,14 +902,18 @@ std::vector<Overload> Build() {
   const Type list = Type::ListOf(dyn);
   const Type map = Type::MapOf(dyn, dyn);
   const Type optional = Type::OptionalOf(dyn);
+  // Type parameters, where cel-go declares them: the arguments in these places agree.
+  const Type a = Type::Param();
+  const Type list_a = Type::ListOf(a);
+  const Type optional_a = Type::OptionalOf(a);
   std::vector<Overload> all = {
       {"!_", false, {b}, b, Not},
       {"-_", false, {i}, i, Negate},
       {"-_", false, {d}, d, Negate},
-      {"_==_", false, {dyn, dyn}, b, Equal},
-      {"_!=_", false, {dyn, dyn}, b, NotEqual},
-      {"@in", false, {dyn, list}, b, In},
-      {"@in", false, {dyn, map}, b, In},
+      {"_==_", false, {a, a}, b, Equal},
+      {"_!=_", false, {a, a}, b, NotEqual},
+      {"@in", false, {a, list_a}, b, In},
+      {"@in", false, {a, Type::MapOf(a, dyn)}, b, In},
       {"size", false, {s}, i, Size},
       {"size", false, {by}, i, Size},
       {"size", false, {list}, i, Size},
@@ -953,7 +967,6 @@ std::vector<Overload> Build() {
       {"substring", true, {s, i}, s, Substring},
       {"substring", true, {s, i, i}, s, Substring},
       {"trim", true, {s}, s, Trim},
-      {"reverse", true, {s}, s, Reverse},
       {"join", true, {Type::ListOf(s)}, s, Join},
       {"join", true, {Type::ListOf(s), s}, s, Join},
       {"semver", false, {s}, sv, SemverOf},
@@ -984,18 +997,19 @@ std::vector<Overload> Build() {
       {"optional.none", false, {}, optional, OptionalNone},
       {"hasValue", true, {optional}, b, HasValue},
       {"value", true, {optional}, dyn, OptionalValue},
-      {"orValue", true, {optional, dyn}, dyn, OrValue},
-      {"or", true, {optional, optional}, optional, Or},
+      {"orValue", true, {optional_a, a}, dyn, OrValue},
+      {"or", true, {optional_a, optional_a}, optional, Or},
       {"includes", true, {dyn, dyn}, b, Includes, Feature::kListTypeAttributes},
       {"isSorted", true, {list}, b, IsSorted},
       {"sum", true, {list}, dyn, Sum},
       {"min", true, {list}, dyn, Min},
       {"max", true, {list}, dyn, Max},
-      {"indexOf", true, {list, dyn}, i, ListIndexOf},
-      {"lastIndexOf", true, {list, dyn}, i, ListLastIndexOf},
-      {"sets.contains", false, {list, list}, b, SetsContains},
-      {"sets.equivalent", false, {list, list}, b, SetsEquivalent},
-      {"sets.intersects", false, {list, list}, b, SetsIntersects},
+      {"indexOf", true, {list_a, a}, i, ListIndexOf},
+      {"lastIndexOf", true, {list_a, a}, i, ListLastIndexOf},
+      {"reverse", true, {list}, list, ListReverse},
+      {"sets.contains", false, {list_a, list_a}, b, SetsContains},
+      {"sets.equivalent", false, {list_a, list_a}, b, SetsEquivalent},
+      {"sets.intersects", false, {list_a, list_a}, b, SetsIntersects},
   };
   // Ordering and arithmetic: every pair of numbers, and the types with an order of their own.
   using Named = std::pair<const char*, FunctionImpl>;
@@ -1006,7 +1020,8 @@ std::vector<Overload> Build() {
     }
     for (const Type& t : {s, by, b}) all.push_back({name, false, {t, t}, b, impl});
   }
-  for (const Type& t : {i, u, d, s, by, list}) all.push_back({"_+_", false, {t, t}, t, Add});
+  for (const Type& t : {i, u, d, s, by}) all.push_back({"_+_", false, {t, t}, t, Add});
+  all.push_back({"_+_", false, {list_a, list_a}, list, Add});
   for (const auto& [name, impl] :
        {Named{"_-_", Subtract}, Named{"_*_", Multiply}, Named{"_/_", Divide}}) {
     for (const Type& t : {i, u, d}) all.push_back({name, false, {t, t}, t, impl});
@@ -1015,20 +1030,99 @@ std::vector<Overload> Build() {
   return all;
 }
 
+// WithPythonNamedGroups: `pattern` with each named group written (?<name>re), which Go's regexp
+// takes since Go 1.22 and Debian 12's RE2 does not, written (?P<name>re), which both take.
+// Escaped characters and character classes are left as they are.
+std::string WithPythonNamedGroups(const std::string& pattern) {
+  std::string out;
+  bool in_class = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    out += pattern[i];
+    if (pattern[i] == '\\' && i + 1 < pattern.size()) {
+      out += pattern[++i];
+    } else if (in_class) {
+      in_class = pattern[i] != ']';
+    } else if (pattern[i] == '[') {
+      in_class = true;
+      // A ']' first in a class (after a '^') is one of its characters.
+      if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
+      if (i + 1 < pattern.size() && pattern[i + 1] == ']') out += pattern[++i];
+    } else if (pattern.compare(i, 3, "(?<") == 0 && i + 3 < pattern.size() &&
+               pattern[i + 3] != '=' && pattern[i + 3] != '!') {
+      out += "?P<";
+      i += 2;
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+absl::StatusOr<std::shared_ptr<const re2::RE2>> CompileRegex(const std::string& pattern) {
+  re2::RE2::Options options;
+  options.set_log_errors(false);
+  auto regex = std::make_shared<const re2::RE2>(WithPythonNamedGroups(pattern), options);
+  if (regex->ok()) return regex;
+  // RE2's error codes, as Go's regexp/syntax names them.
+  const char* code = "regexp/syntax: internal error";
+  switch (regex->error_code()) {
+    case re2::RE2::ErrorBadEscape:
+      code = "invalid escape sequence";
+      break;
+    case re2::RE2::ErrorBadCharClass:
+      code = "invalid character class";
+      break;
+    case re2::RE2::ErrorBadCharRange:
+      code = "invalid character class range";
+      break;
+    case re2::RE2::ErrorMissingBracket:
+      code = "missing closing ]";
+      break;
+    case re2::RE2::ErrorMissingParen:
+      code = "missing closing )";
+      break;
+    case re2::RE2::ErrorUnexpectedParen:
+      code = "unexpected )";
+      break;
+    case re2::RE2::ErrorTrailingBackslash:
+      code = "trailing backslash at end of expression";
+      break;
+    case re2::RE2::ErrorRepeatArgument:
+      code = "missing argument to repetition operator";
+      break;
+    case re2::RE2::ErrorRepeatSize:
+      code = "invalid repeat count";
+      break;
+    case re2::RE2::ErrorRepeatOp:
+      code = "invalid nested repetition operator";
+      break;
+    case re2::RE2::ErrorBadPerlOp:
+      code = "invalid or unsupported Perl syntax";
+      break;
+    case re2::RE2::ErrorBadUTF8:
+      code = "invalid UTF-8";
+      break;
+    case re2::RE2::ErrorBadNamedCapture:
+      code = "invalid named capture";
+      break;
+    case re2::RE2::ErrorPatternTooLarge:
+      code = "expression too large";
+      break;
+    default:
+      break;
+  }
+  // The text in error as the pattern has it, where it is a named group written (?<name>re).
+  std::string arg = regex->error_arg();
+  if (absl::StartsWith(arg, "(?P<") && !absl::StrContains(pattern, arg)) arg.erase(2, 1);
+  return absl::InvalidArgumentError(absl::StrCat("error parsing regexp: ", code, ": `", arg, "`"));
+}
 
 absl::StatusOr<std::shared_ptr<const re2::RE2>> RegexCache::Get(const std::string& pattern) {
   absl::MutexLock lock(&mu_);
   auto found = compiled_.find(pattern);
   if (found != compiled_.end()) return found->second;
-  re2::RE2::Options options;
-  options.set_log_errors(false);
-  auto regex = std::make_shared<const re2::RE2>(pattern, options);
-  if (!regex->ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid regular expression \"", pattern, "\": ", regex->error()));
-  }
-  compiled_.emplace(pattern, regex);
+  absl::StatusOr<std::shared_ptr<const re2::RE2>> regex = CompileRegex(pattern);
+  if (regex.ok()) compiled_.emplace(pattern, *regex);
   return regex;
 }
 
@@ -1065,6 +1159,7 @@ bool Fits(const Type& param, const Value& value) {
   switch (param.kind) {
     case TK::kDyn:
     case TK::kAny:
+    case TK::kParam:
       return true;
     case TK::kNull:
       return value.kind() == Kind::kNull;

@@ -1,8 +1,9 @@
 // The functions of the CEL subset, one table for the checker (which overloads exist, with
 // which types) and the interpreter (what each does): CEL's operators and standard functions,
-// the string extensions Kubernetes enables, Kubernetes' regex, Semver and Quantity libraries,
-// optional values, and DRA's includes(). A function that is not here is not in the subset, and
-// an expression calling it is refused when it is compiled.
+// the string extensions Kubernetes enables (version 2), the lists extension's reverse(),
+// Kubernetes' regex, Semver and Quantity libraries, optional values, and DRA's includes(). A
+// function that is not here is not in the subset, and an expression calling it is refused when
+// it is compiled.
 #pragma once
 
 #include <atomic>
@@ -24,6 +25,11 @@ class RE2;
 }  // namespace re2
 
 namespace devmgr::cel {
+
+// CompileRegex: `pattern` compiled, or InvalidArgument with Go's regexp error for it ("error
+// parsing regexp: missing closing ]: `[`"): cel-go and Kubernetes compile patterns with Go's
+// regexp package, whose syntax RE2's is.
+absl::StatusOr<std::shared_ptr<const re2::RE2>> CompileRegex(const std::string& pattern);
 
 // RegexCache: the regular expressions a program's evaluations compiled, kept for the next
 // ones (a selector is evaluated once per device). Thread-safe.

@@ -1,6 +1,7 @@
 #include "cel/parser.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -202,7 +203,7 @@ class Lexer {
       if (pos_ == digits) return Error(start, "malformed hexadecimal literal");
       const std::string hex(text_.substr(digits, pos_ - digits));
       uint64_t value = 0;
-      if (!absl::SimpleHexAtoi(hex, &value)) return Error(start, "hexadecimal literal too large");
+      if (!absl::SimpleHexAtoi(hex, &value)) return TooLarge(start);
       return Integer(out, value);
     }
     while (pos_ < text_.size() && absl::ascii_isdigit(text_[pos_])) ++pos_;
@@ -226,14 +227,21 @@ class Lexer {
     const std::string number(text_.substr(start, pos_ - start));
     if (is_double) {
       out.token = Token::kDouble;
-      if (!absl::SimpleAtod(number, &out.double_value)) {
-        return Error(start, "malformed double literal");
+      // Out of range is an error, as Go's strconv.ParseFloat's in cel-go (1e-400 is 0).
+      if (!absl::SimpleAtod(number, &out.double_value) || std::isinf(out.double_value)) {
+        return Error(start, "invalid double literal");
       }
       return out;
     }
     uint64_t value = 0;
-    if (!absl::SimpleAtoi(number, &value)) return Error(start, "integer literal too large");
+    if (!absl::SimpleAtoi(number, &value)) return TooLarge(start);
     return Integer(out, value);
+  }
+
+  // TooLarge: cel-go's error for an integer literal out of its type's range.
+  absl::Status TooLarge(size_t start) const {
+    const bool uint = pos_ < text_.size() && (text_[pos_] == 'u' || text_[pos_] == 'U');
+    return Error(start, uint ? "invalid uint literal" : "invalid int literal");
   }
 
   // Integer: an int, or with a u suffix a uint. An int above the int range is kept for the
@@ -672,7 +680,7 @@ class Parser {
         constexpr uint64_t kMinimum = uint64_t{1} << 63;  // |INT64_MIN|
         const uint64_t magnitude = current_.uint_value;
         if (magnitude > kMinimum || (magnitude == kMinimum && !negate)) {
-          return lexer_.Error(position, "integer literal too large");
+          return lexer_.Error(position, "invalid int literal");
         }
         ExprPtr constant = Node(Expr::Kind::kConst, position);
         constant->constant =

@@ -33,6 +33,32 @@ Value ByDomain(const Entries& entries, const std::string& driver, ToValue to_val
   return Value::MapOf(std::move(outer));
 }
 
+// Precompile: the patterns written out in matches(), find() and findAll() calls, compiled into
+// `regexes` before any evaluation, as cel-go's regex optimizations do when the program is built;
+// one that is not a regular expression fails the build ("program instantiation failed: ...").
+absl::Status Precompile(const Expr& e, RegexCache& regexes) {
+  if (e.kind == Expr::Kind::kCall &&
+      (e.name == "matches" || e.name == "find" || e.name == "findAll")) {
+    // The pattern: x.f(p, ...) or matches(x, p).
+    const Expr& pattern = *e.args[e.operand != nullptr ? 0 : 1];
+    if (pattern.kind == Expr::Kind::kConst && pattern.constant.kind() == Value::Kind::kString) {
+      absl::StatusOr<std::shared_ptr<const re2::RE2>> regex =
+          regexes.Get(pattern.constant.string_value());
+      if (!regex.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("program instantiation failed: ", regex.status().message()));
+      }
+    }
+  }
+  if (e.operand != nullptr) {
+    if (absl::Status status = Precompile(*e.operand, regexes); !status.ok()) return status;
+  }
+  for (const ExprPtr& arg : e.args) {
+    if (absl::Status status = Precompile(*arg, regexes); !status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 Value DeviceValue(const Device& device) {
@@ -60,8 +86,12 @@ absl::StatusOr<std::shared_ptr<const Program>> Program::Compile(std::string expr
   if (absl::Status checked = Check(**root, options.check); !checked.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("compilation failed: ", checked.message()));
   }
-  return std::shared_ptr<const Program>(
-      new Program(std::move(expression), *std::move(root), options));
+  auto program =
+      std::shared_ptr<Program>(new Program(std::move(expression), *std::move(root), options));
+  if (absl::Status built = Precompile(*program->root_, program->regexes_); !built.ok()) {
+    return built;
+  }
+  return program;
 }
 
 absl::StatusOr<bool> Program::Matches(const Device& device, uint64_t* cost,

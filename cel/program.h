@@ -45,7 +45,9 @@ struct CompileOptions {
 class Program {
  public:
   // Compile: InvalidArgument "compilation failed: ..." for text that is not an expression of
-  // the subset or does not evaluate to bool (see checker.h for the texts).
+  // the subset or does not evaluate to bool (see checker.h for the texts), or "program
+  // instantiation failed: ..." for a pattern written out in find(), findAll() or matches(x, p)
+  // that is not a regular expression (upstream compiles those when it builds the program).
   static absl::StatusOr<std::shared_ptr<const Program>> Compile(std::string expression,
                                                                 CompileOptions options = {});
 

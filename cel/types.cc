@@ -3,24 +3,19 @@
 #include "absl/strings/str_cat.h"
 
 namespace devmgr::cel {
+namespace {
 
-bool Type::Accepts(const Type& other) const {
-  if (is_dyn() || other.is_dyn()) return true;
-  if (kind != other.kind) return false;
-  for (size_t i = 0; i < params.size() && i < other.params.size(); ++i) {
-    if (!params[i].Accepts(other.params[i])) return false;
-  }
-  return true;
-}
-
-std::string Type::ToString() const {
-  switch (kind) {
+// Format: the type's name, with `null_name` for null.
+std::string Format(const Type& type, const char* null_name) {
+  using Kind = Type::Kind;
+  const auto param = [null_name](const Type& p) { return Format(p, null_name); };
+  switch (type.kind) {
     case Kind::kDyn:
       return "dyn";
     case Kind::kAny:
       return "any";
     case Kind::kNull:
-      return "null_type";
+      return null_name;
     case Kind::kBool:
       return "bool";
     case Kind::kInt:
@@ -34,19 +29,36 @@ std::string Type::ToString() const {
     case Kind::kBytes:
       return "bytes";
     case Kind::kList:
-      return absl::StrCat("list(", params[0].ToString(), ")");
+      return absl::StrCat("list(", param(type.params[0]), ")");
     case Kind::kMap:
-      return absl::StrCat("map(", params[0].ToString(), ", ", params[1].ToString(), ")");
+      return absl::StrCat("map(", param(type.params[0]), ", ", param(type.params[1]), ")");
     case Kind::kSemver:
       return "kubernetes.Semver";
     case Kind::kQuantity:
       return "kubernetes.Quantity";
     case Kind::kOptional:
-      return absl::StrCat("optional_type(", params[0].ToString(), ")");
+      return absl::StrCat("optional_type(", param(type.params[0]), ")");
     case Kind::kDevice:
       return "kubernetes.DRADevice";
+    case Kind::kParam:
+      return "A";
   }
   return "dyn";
 }
+
+}  // namespace
+
+bool Type::Accepts(const Type& other) const {
+  if (is_dyn() || other.is_dyn() || kind == Kind::kParam) return true;
+  if (kind != other.kind) return false;
+  for (size_t i = 0; i < params.size() && i < other.params.size(); ++i) {
+    if (!params[i].Accepts(other.params[i])) return false;
+  }
+  return true;
+}
+
+std::string Type::ToString() const { return Format(*this, "null"); }
+
+std::string Type::DeclaredName() const { return Format(*this, "null_type"); }
 
 }  // namespace devmgr::cel

@@ -27,6 +27,9 @@ struct Type {
     kQuantity,
     kOptional,  // params: value
     kDevice,    // kubernetes.DRADevice, the `device` variable
+    // A type parameter of an overload (functions.h): the arguments in its places must have one
+    // type, as in cel-go's declarations (`_==_(A, A)`, `@in(A, list(A))`). Only in parameters.
+    kParam,
   };
 
   Kind kind = Kind::kDyn;
@@ -39,12 +42,18 @@ struct Type {
     return Type{Kind::kMap, {std::move(key), std::move(value)}};
   }
   static Type OptionalOf(Type value) { return Type{Kind::kOptional, {std::move(value)}}; }
+  static Type Param() { return Of(Kind::kParam); }
 
   bool is_dyn() const { return kind == Kind::kDyn || kind == Kind::kAny; }
   // Accepts: a value of `other` may be passed where this type is expected (dyn accepts and is
-  // accepted by everything; containers compare their parameters).
+  // accepted by everything, a type parameter accepts everything; containers compare their
+  // parameters).
   bool Accepts(const Type& other) const;
+  // ToString: the name as cel-go's checker errors print it (null is "null").
   std::string ToString() const;
+  // DeclaredName: the name as cel-go's Type.String() prints it, which differs for null
+  // ("null_type"); Kubernetes' "must evaluate to bool" error uses it.
+  std::string DeclaredName() const;
 
   bool operator==(const Type&) const = default;
 };

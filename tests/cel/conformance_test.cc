@@ -247,7 +247,22 @@ TEST_P(CelConformanceTest, Case) {
   const Outcome outcome = Execute(expression);
   SCOPED_TRACE(expression);
 
+  // Kubernetes' environment refuses some of what cel-spec's checks: list and map literals whose
+  // items differ in type (the HomogeneousAggregateLiterals validator), and reverse() of a string
+  // (Kubernetes has version 2 of the strings extension; reverse() came in version 3).
+  if (outcome.phase == Outcome::Phase::kCheck &&
+      (absl::StrContains(outcome.error, "expected type '") ||
+       absl::StrContains(outcome.error, "'reverse' applied to 'string.()'"))) {
+    GTEST_SKIP() << "outside Kubernetes' CEL environment: " << outcome.error;
+  }
+
   if (tc.contains("value")) {
+    // cel-spec evaluates some cases unchecked (disable_check); checked, as devmgr and Kubernetes
+    // check every expression, those whose operands differ in type (1.0 == 1) are refused.
+    if (tc.value("disable_check", false) && outcome.phase == Outcome::Phase::kCheck) {
+      EXPECT_TRUE(absl::StrContains(outcome.error, "found no matching overload")) << outcome.error;
+      return;
+    }
     ASSERT_EQ(outcome.phase, Outcome::Phase::kValue) << outcome.error;
     EXPECT_TRUE(Matches(tc["value"], outcome.value))
         << "got " << Print(outcome.value) << ", want " << tc["value"].dump();
