@@ -38,6 +38,18 @@ bool IsValidCdiName(absl::string_view name) {
   return true;
 }
 
+// IdIfHolding: the id of the file at `path` if it holds exactly `bytes`. The same id before and
+// after the read: the bytes read are that file's, not those of one renamed onto the path between.
+std::optional<FileId> IdIfHolding(const std::filesystem::path& path, absl::string_view bytes) {
+  const std::optional<FileId> id = StatId(path);
+  const absl::StatusOr<std::string> content =
+      ReadWholeFile(path, /*follow_symlinks=*/false, bytes.size());
+  if (!id.has_value() || !content.ok() || *content != bytes || StatId(path) != id) {
+    return std::nullopt;
+  }
+  return id;
+}
+
 }  // namespace
 
 bool IsValidCdiKind(absl::string_view kind) {
@@ -112,7 +124,7 @@ std::string BuildCdiSpec(const CdiOptions& options, absl::string_view device_typ
 }
 
 absl::Status WriteCdiSpec(const CdiOptions& options, absl::string_view device_type,
-                          const DeviceMap& devices) {
+                          const DeviceMap& devices, std::optional<FileId>* placed) {
   if (!IsValidCdiKind(CdiKind(options, device_type))) {
     return absl::InvalidArgumentError(
         absl::StrCat("invalid CDI kind \"", CdiKind(options, device_type), "\""));
@@ -121,7 +133,10 @@ absl::Status WriteCdiSpec(const CdiOptions& options, absl::string_view device_ty
   if (!FileStore::IsValidName(name)) {
     return absl::InvalidArgumentError(absl::StrCat("invalid CDI spec file name \"", name, "\""));
   }
-  return FileStore(options.folder).Write(name, BuildCdiSpec(options, device_type, devices));
+  const std::string bytes = BuildCdiSpec(options, device_type, devices);
+  absl::Status status = FileStore(options.folder, options.fault_hook).Write(name, bytes);
+  if (placed != nullptr) *placed = IdIfHolding(options.folder / name, bytes);
+  return status;
 }
 
 absl::Status RemoveCdiSpec(const CdiOptions& options, absl::string_view device_type) {

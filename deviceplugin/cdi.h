@@ -12,10 +12,13 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "common/file_id.h"
+#include "common/file_store.h"
 #include "deviceplugin/device_tree.h"
 
 namespace devmgr::deviceplugin {
@@ -38,6 +41,8 @@ struct CdiOptions {
   // applies CDI edits after the answer's envs, one device after another, so a device's own
   // value would replace the joined one (the last device's would win).
   bool with_envs = true;
+  // Faults for tests, passed to the FileStore that writes the spec files.
+  FileStore::FaultHook fault_hook{};
 };
 
 // IsValidCdiKind: "<vendor>/<class>", each part made of letters, digits, '-', '_' and '.'.
@@ -68,9 +73,14 @@ std::string BuildCdiSpec(const CdiOptions& options, absl::string_view device_typ
                          const DeviceMap& devices);
 
 // WriteCdiSpec atomically replaces the spec file of `device_type`. InvalidArgument if the
-// names make an invalid file name or CDI kind; Internal on I/O errors. Blocks on file I/O.
+// names make an invalid file name or CDI kind; an I/O error's status otherwise, which leaves the
+// new file in place when it came after the rename (the folder's sync). With `placed`, it then
+// says which file at the path is this write's, by what it holds: the one holding the bytes
+// written, after an error past the rename too, or nullopt when none does (the write failed
+// before its rename, or another writer's file of other bytes replaced it at once). Another
+// writer's file of the same bytes is taken for this write's. Blocks on file I/O.
 absl::Status WriteCdiSpec(const CdiOptions& options, absl::string_view device_type,
-                          const DeviceMap& devices);
+                          const DeviceMap& devices, std::optional<FileId>* placed = nullptr);
 
 // RemoveCdiSpec deletes the spec file of `device_type`; OK if it is already gone.
 absl::Status RemoveCdiSpec(const CdiOptions& options, absl::string_view device_type);

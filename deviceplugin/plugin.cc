@@ -20,6 +20,7 @@
 #include "common/status.h"
 #include "common/unix_socket.h"
 #include "deviceplugin/device_plugin_service.h"
+#include "deviceplugin/kubelet_socket_stat.h"
 #include "deviceplugin/registry_service.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 
@@ -46,7 +47,10 @@ struct KubeletSocketId {
   bool operator==(const KubeletSocketId&) const = default;
 };
 
-std::optional<KubeletSocketId> StatKubeletSocket(const std::filesystem::path& path) {
+// StatKubeletSocket: the id of the kubelet.sock at `path`, nullopt when nothing is there, or
+// the error of a look that tells neither (KubeletSocketStatError::kUnknown).
+absl::StatusOr<std::optional<KubeletSocketId>> StatKubeletSocket(
+    const std::filesystem::path& path) {
   struct statx stx {};
   if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_BTIME, &stx) == 0) {
     KubeletSocketId id{makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino, 0};
@@ -55,11 +59,15 @@ std::optional<KubeletSocketId> StatKubeletSocket(const std::filesystem::path& pa
     }
     return id;
   }
-  // A kernel older than statx (3.x), or a seccomp profile that refuses it: no birth time.
-  if (errno != ENOSYS && errno != EPERM) return std::nullopt;
-  const std::optional<FileId> id = StatId(path);
-  if (!id.has_value()) return std::nullopt;
-  return KubeletSocketId{id->dev, id->ino, 0};
+  int error = errno;
+  if (ClassifyKubeletSocketStatError(error) == KubeletSocketStatError::kNoStatx) {
+    // A kernel older than statx (3.x), or a seccomp profile that refuses it: no birth time.
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) return KubeletSocketId{st.st_dev, st.st_ino, 0};
+    error = errno;
+  }
+  if (ClassifyKubeletSocketStatError(error) == KubeletSocketStatError::kGone) return std::nullopt;
+  return ErrnoStatus(error, "cannot stat", path);
 }
 
 }  // namespace
@@ -107,6 +115,8 @@ struct Plugin::Endpoint {
   // holds. Removed at the end only if still that file.
   std::optional<FileId> cdi_file;
   std::shared_ptr<const DeviceMap> cdi_devices;
+  // The last failed write's error, logged once while the checks' writes fail the same way.
+  std::string cdi_error;
   // Another process's socket at the path that nobody answered on at the last check: taken back
   // only if still so at the next (another program's socket bound but not listening yet looks the
   // same for a moment; this SDK moves a listening one into place).
@@ -335,23 +345,27 @@ std::filesystem::path Plugin::CdiSpecPath(const std::string& device_type) const 
 
 void Plugin::WriteCdiSpecOf(Endpoint& endpoint) {
   if (!options_.cdi.has_value()) return;
-  const std::filesystem::path path = CdiSpecPath(endpoint.device_type);
   if (endpoint.cdi_devices == endpoint.devices && endpoint.cdi_file.has_value() &&
-      StatId(path) == endpoint.cdi_file) {
-    return;  // ours, with these devices (the socket bound again after a kubelet's restart)
+      StatId(CdiSpecPath(endpoint.device_type)) == endpoint.cdi_file) {
+    return;  // ours, with these devices
   }
-  absl::Status status = WriteCdiSpec(*options_.cdi, endpoint.device_type, *endpoint.devices);
-  if (!status.ok()) {
-    // The previous file, if any, is as it was: still ours to remove if it was.
-    endpoint.cdi_devices.reset();
+  std::optional<FileId> placed;
+  absl::Status status =
+      WriteCdiSpec(*options_.cdi, endpoint.device_type, *endpoint.devices, &placed);
+  // Ours is the file at the path that holds what this write wrote, even when a step after its
+  // rename (the folder's sync) failed. Before, such a file was nobody's, and Stop left it; and
+  // the file at the path a moment after the rename was taken for ours, so that an instance that
+  // another's spec replaced at once kept that spec for its own. Without one, the previous file
+  // is still ours to remove if it is there, and the spec is written again at the next check.
+  if (placed.has_value()) endpoint.cdi_file = placed;
+  endpoint.cdi_devices = status.ok() && placed.has_value() ? endpoint.devices : nullptr;
+  if (status.ok()) {
+    endpoint.cdi_error.clear();
+  } else if (endpoint.cdi_error != status.ToString()) {
     DEVMGR_LOG(options_.logger, err, "Cannot write CDI spec", "deviceType", endpoint.device_type,
                "err", status);
-    return;
+    endpoint.cdi_error = status.ToString();
   }
-  // Taken after the rename: another instance renaming its spec onto the path in the moment
-  // between would be taken for ours. Instances of one plugin on one node write the same devices.
-  endpoint.cdi_file = StatId(path);
-  endpoint.cdi_devices = endpoint.devices;
 }
 
 void Plugin::RemoveCdiSpecOf(Endpoint& endpoint) {
@@ -374,7 +388,9 @@ void Plugin::RemoveCdiSpecOf(Endpoint& endpoint) {
 
 void Plugin::RegisterWithKubelet(Endpoint& endpoint) {
   const std::filesystem::path kubelet_socket = options_.plugin_dir / kKubeletSocketName;
-  const std::optional<KubeletSocketId> kubelet_id = StatKubeletSocket(kubelet_socket);
+  // Not known (a look that told nothing): registered again at the next check that can tell.
+  const std::optional<KubeletSocketId> kubelet_id =
+      StatKubeletSocket(kubelet_socket).value_or(std::nullopt);
   v1beta1::RegisterRequest request;
   request.set_version(kApiVersion);
   request.set_endpoint(endpoint.socket.filename().string());
@@ -469,15 +485,28 @@ void Plugin::CheckKubelet() {
       }
       if (!StartServer(*endpoint).ok()) continue;
     }
+    // Serving: the spec on disk is ours, or written again. Two instances serving the path again
+    // in one check window (a kubelet's restart during an update with a surge) each write theirs
+    // before each places its socket, so the one that serves may find the other's spec, which
+    // that one removes as its own when it stops. Before, the serving instance was left without a
+    // spec until its devices changed, and runtimes could not resolve the names Allocate gave.
+    WriteCdiSpecOf(*endpoint);
     if (options_.registration != RegistrationMode::kKubeletSocket) continue;
     // A new kubelet, not a chmod, chown or relabel of kubelet.sock (KubeletSocketId). Before,
     // its change time was compared too, and such a change made the plugin register again and
     // the kubelet reconnect a healthy plugin.
-    const std::optional<KubeletSocketId> kubelet_id = StatKubeletSocket(kubelet_socket);
-    if (!kubelet_id.has_value()) {
+    const absl::StatusOr<std::optional<KubeletSocketId>> kubelet_id =
+        StatKubeletSocket(kubelet_socket);
+    if (!kubelet_id.ok()) {
+      // Neither there nor gone (ENOMEM, EACCES, ...): as it was until a check can tell. Before,
+      // any error but ENOSYS and EPERM counted as the kubelet gone, and the plugin registered
+      // again at the next check.
+      DEVMGR_LOG(options_.logger, debug, "Cannot tell which kubelet socket is there",
+                 "resourceName", ResourceName(type), "err", kubelet_id.status());
+    } else if (!kubelet_id->has_value()) {
       // No kubelet: the next kubelet.sock is a new one's, even on this one's inode number.
       endpoint->registered_kubelet.reset();
-    } else if (kubelet_id != endpoint->registered_kubelet) {
+    } else if (*kubelet_id != endpoint->registered_kubelet) {
       RegisterWithKubelet(*endpoint);
     }
   }

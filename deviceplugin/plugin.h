@@ -18,9 +18,10 @@
 // relabel is no new kubelet), its own socket was bound again, or the last attempt failed. In
 // kPluginsRegistry mode the fresh socket is what makes the watcher register it again.
 //
-// CDI spec files follow the socket: an instance writes a type's spec while it serves the type,
-// an instance standing aside leaves it to the one serving, and each removes only the file it
-// wrote, not one another instance has written since.
+// CDI spec files follow the socket: an instance writes a type's spec while it serves the type
+// (and at each check writes it again if the file there is not the one it wrote), an instance
+// standing aside leaves it to the one serving, and each removes only the file it wrote, not one
+// another instance has written since.
 //
 // Shutdown (Stop or destruction) stops the scanner, ends the ListAndWatch streams, stops the
 // servers, and removes the plugin's sockets and CDI spec files (each only if still its own).

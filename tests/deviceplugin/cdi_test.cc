@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
 
+#include "common/file_id.h"
 #include "common/file_store.h"
 #include "nlohmann/json.hpp"
 #include "tests/testlib/temp_dir.h"
@@ -93,6 +95,36 @@ TEST(CdiTest, WriteReplacesAtomicallyAndRemoveDeletes) {
   ASSERT_TRUE(RemoveCdiSpec(options, "gpu").ok());
   EXPECT_FALSE(std::filesystem::exists(file));
   EXPECT_TRUE(RemoveCdiSpec(options, "gpu").ok());
+}
+
+// `placed` names the file at the path that holds what the write wrote: after an error past the
+// rename (the folder's sync) too, and none when the write failed before it and the file there
+// holds other bytes.
+TEST(CdiTest, PlacedNamesTheFileThatHoldsWhatTheWriteWrote) {
+  testing::TempDir dir;
+  CdiOptions options{.folder = dir.path(), .vendor = "example.com"};
+  const auto file = dir.Sub("example.com-gpu.json");
+  std::optional<FileId> placed;
+  ASSERT_TRUE(WriteCdiSpec(options, "gpu", TwoDevices(), &placed).ok());
+  EXPECT_EQ(placed, StatId(file));
+
+  DeviceMap one;
+  one["d9"] = DeviceInfo{.nodes = {{"/dev/d9", "", "rw"}}};
+  auto fail_at = [](FileStore::WriteStep failing) {
+    return [failing](FileStore::WriteStep step) {
+      return step == failing ? absl::UnavailableError("injected") : absl::OkStatus();
+    };
+  };
+  options.fault_hook = fail_at(FileStore::WriteStep::kSyncFolder);
+  EXPECT_EQ(WriteCdiSpec(options, "gpu", one, &placed).code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(placed.has_value());
+  EXPECT_EQ(placed, StatId(file));
+  EXPECT_EQ(nlohmann::json::parse(*ReadWholeFile(file))["devices"].size(), 1u);
+
+  options.fault_hook = fail_at(FileStore::WriteStep::kRename);
+  EXPECT_EQ(WriteCdiSpec(options, "gpu", TwoDevices(), &placed).code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_FALSE(placed.has_value()) << "the file there holds the last write's one device";
 }
 
 TEST(CdiTest, RejectsBadNames) {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -22,6 +23,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/file_store.h"
 #include "common/unix_socket.h"
+#include "deviceplugin/kubelet_socket_stat.h"
 #include "nlohmann/json.hpp"
 #include "tests/deviceplugin/fake_kubelet.h"
 #include "tests/testlib/temp_dir.h"
@@ -94,8 +96,51 @@ class PluginTest : public ::testing::Test {
     });
   }
 
+  // Options with CDI spec files in cdi/, of the kinds example.com/<type>.
+  PluginOptions CdiPluginOptions() {
+    PluginOptions options = Options();
+    options.cdi = CdiOptions{.folder = dir_.Sub("cdi"), .vendor = "example.com"};
+    return options;
+  }
+  // The spec file of the type "gpu" under CdiPluginOptions.
+  std::filesystem::path GpuSpecFile() const { return dir_.Sub("cdi") / "example.com-gpu.json"; }
+
+  // Two instances of one plugin with CDI, as in a DaemonSet's update with a surge: first_ serves
+  // two GPUs, then second_ three, taking the socket over and writing its spec, and first_ stands
+  // aside (it says so in first_log_). The kubelet must be started; call under
+  // ASSERT_NO_FATAL_FAILURE.
+  void StartTwoCdiInstances() {
+    PluginOptions first_options = CdiPluginOptions();
+    first_options.logger = std::make_shared<spdlog::logger>("first", first_log_);
+    first_ = StartPlugin(std::move(first_options));
+    ASSERT_NE(first_, nullptr);
+    first_->Notify(GpuTree(2));
+    ASSERT_TRUE(Registered(1, 2));
+    ASSERT_EQ(SpecDevices(GpuSpecFile()), 2);
+    second_ = StartPlugin(CdiPluginOptions());
+    ASSERT_NE(second_, nullptr);
+    second_->Notify(GpuTree(3));
+    // A check of the first's that began before the second placed its socket may write the
+    // first's spec once more; the second writes its own again at its next check.
+    ASSERT_TRUE(
+        WaitFor([&] { return LinesWith(*first_log_, "taken over by another process") > 0; }));
+    ASSERT_TRUE(WaitFor([&] {
+      const auto seen = kubelet_.Resource(kGpu);
+      return seen.connected && seen.devices.size() == 3 && SpecDevices(GpuSpecFile()) == 3;
+    })) << "connected "
+        << kubelet_.Resource(kGpu).connected << ", devices "
+        << kubelet_.Resource(kGpu).devices.size() << ", spec devices "
+        << SpecDevices(GpuSpecFile());
+  }
+
   TempDir dir_;
   FakeKubelet kubelet_{dir_.Sub("device-plugins")};
+  // The log of first_.
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> first_log_ =
+      std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);
+  // Set by StartTwoCdiInstances; stopped before the kubelet and the folder go.
+  std::unique_ptr<Plugin> first_;
+  std::unique_ptr<Plugin> second_;
 };
 
 TEST_F(PluginTest, RegistersThroughKubeletSocketAndStreamsDevices) {
@@ -280,6 +325,23 @@ TEST_F(PluginTest, ReRegistersWithAKubeletSocketRecreatedBetweenTwoChecks) {
   ASSERT_EQ(::lstat(kubelet_.kubelet_socket().c_str(), &after), 0);
   ASSERT_TRUE(Registered(2, 2)) << "same inode: " << (before.st_ino == after.st_ino);
   EXPECT_EQ(kubelet_.register_calls(), 2);
+}
+
+// Only an error that says nothing is at kubelet.sock's path counts as the kubelet gone (the next
+// socket there is a new kubelet's, and registered with); statx's ENOSYS and EPERM fall back to
+// lstat; any other error (out of memory, an interrupted call, a permission) says nothing, and the
+// plugin's state stays as it was. Before, every error but ENOSYS and EPERM counted as the kubelet
+// gone, and the plugin registered again at the next check, which had the kubelet reconnect it.
+TEST(KubeletSocketStatTest, OnlyAnErrorSayingNothingIsThereCountsAsGone) {
+  for (int error : {ENOENT, ENOTDIR, ELOOP}) {
+    EXPECT_EQ(ClassifyKubeletSocketStatError(error), KubeletSocketStatError::kGone) << error;
+  }
+  for (int error : {ENOSYS, EPERM}) {
+    EXPECT_EQ(ClassifyKubeletSocketStatError(error), KubeletSocketStatError::kNoStatx) << error;
+  }
+  for (int error : {ENOMEM, EINTR, EACCES, EIO, EAGAIN}) {
+    EXPECT_EQ(ClassifyKubeletSocketStatError(error), KubeletSocketStatError::kUnknown) << error;
+  }
 }
 
 TEST_F(PluginTest, RegistersThroughPluginsRegistry) {
@@ -511,12 +573,10 @@ TEST_F(PluginTest, ACallThatEndedWhileItWaitedIsNotGivenToTheHook) {
 
 TEST_F(PluginTest, WritesCdiSpecsAndRemovesThemOnStop) {
   ASSERT_TRUE(kubelet_.Start().ok());
-  PluginOptions options = Options();
-  options.cdi = CdiOptions{.folder = dir_.Sub("cdi"), .vendor = "example.com"};
-  auto plugin = StartPlugin(options);
+  auto plugin = StartPlugin(CdiPluginOptions());
   plugin->Notify(GpuTree(2));
   ASSERT_TRUE(Registered(1, 2));
-  const auto file = dir_.Sub("cdi") / "example.com-gpu.json";
+  const auto file = GpuSpecFile();
   ASSERT_TRUE(std::filesystem::exists(file));
   auto spec = nlohmann::json::parse(*ReadWholeFile(file));
   EXPECT_EQ(spec["kind"], "example.com/gpu");
@@ -547,14 +607,12 @@ TEST_F(PluginTest, WritesCdiSpecsAndRemovesThemOnStop) {
 // "containerEdits": {} and named, and a runtime failed every container that got it.
 TEST_F(PluginTest, ADeviceWithoutCdiEditsIsNeitherInTheSpecNorNamed) {
   ASSERT_TRUE(kubelet_.Start().ok());
-  PluginOptions options = Options();
-  options.cdi = CdiOptions{.folder = dir_.Sub("cdi"), .vendor = "example.com"};
-  auto plugin = StartPlugin(options);
+  auto plugin = StartPlugin(CdiPluginOptions());
   DeviceTree tree = GpuTree(1);
   tree.AddDevice("gpu", "vgpu", DeviceInfo{.envs = {{"VGPU", "1"}}, .annotations = {{"a", "b"}}});
   plugin->Notify(std::move(tree));
   ASSERT_TRUE(Registered(1, 2));
-  const auto spec = nlohmann::json::parse(*ReadWholeFile(dir_.Sub("cdi") / "example.com-gpu.json"));
+  const auto spec = nlohmann::json::parse(*ReadWholeFile(GpuSpecFile()));
   ASSERT_EQ(spec["devices"].size(), 1u) << spec.dump();
   EXPECT_EQ(spec["devices"][0]["name"], "gpu0");
   auto response = kubelet_.Allocate(kGpu, {"gpu0", "vgpu"});
@@ -570,50 +628,26 @@ TEST_F(PluginTest, ADeviceWithoutCdiEditsIsNeitherInTheSpecNorNamed) {
 // newer one's Allocate answers named CDI devices that no runtime could resolve.
 TEST_F(PluginTest, StoppingLeavesTheCdiSpecANewerInstanceWrote) {
   ASSERT_TRUE(kubelet_.Start().ok());
-  PluginOptions options = Options();
-  options.cdi = CdiOptions{.folder = dir_.Sub("cdi"), .vendor = "example.com"};
-  const auto file = dir_.Sub("cdi") / "example.com-gpu.json";
-  auto first = StartPlugin(options);
-  first->Notify(GpuTree(2));
-  ASSERT_TRUE(Registered(1, 2));
-  ASSERT_EQ(SpecDevices(file), 2);
-
-  auto second = StartPlugin(options);
-  second->Notify(GpuTree(3));
-  ASSERT_TRUE(WaitFor([&] {
-    const auto seen = kubelet_.Resource(kGpu);
-    return seen.connected && seen.devices.size() == 3 && SpecDevices(file) == 3;
-  }));
-  first->Stop();
-  EXPECT_EQ(SpecDevices(file), 3) << "the newer instance's spec file";
+  ASSERT_NO_FATAL_FAILURE(StartTwoCdiInstances());
+  first_->Stop();
+  EXPECT_EQ(SpecDevices(GpuSpecFile()), 3) << "the newer instance's spec file";
   auto response = kubelet_.Allocate(kGpu, {"gpu2"});
   ASSERT_TRUE(response.ok()) << response.status();
   ASSERT_EQ(response->container_responses(0).cdi_devices_size(), 1);
   EXPECT_EQ(response->container_responses(0).cdi_devices(0).name(), "example.com/gpu=gpu2");
 
-  second->Stop();  // its own: removed
-  EXPECT_FALSE(std::filesystem::exists(file));
+  second_->Stop();  // its own: removed
+  EXPECT_FALSE(std::filesystem::exists(GpuSpecFile()));
 }
 
 // The same when the older instance's scanner stops reporting the type (a device type gone): its
 // endpoint goes, and the spec the newer one wrote stays. Before, it was removed.
 TEST_F(PluginTest, LosingATypeLeavesTheCdiSpecANewerInstanceWrote) {
   ASSERT_TRUE(kubelet_.Start().ok());
-  PluginOptions options = Options();
-  options.cdi = CdiOptions{.folder = dir_.Sub("cdi"), .vendor = "example.com"};
-  const auto file = dir_.Sub("cdi") / "example.com-gpu.json";
-  auto first = StartPlugin(options);
-  first->Notify(GpuTree(2));
-  ASSERT_TRUE(Registered(1, 2));
-  auto second = StartPlugin(options);
-  second->Notify(GpuTree(3));
-  ASSERT_TRUE(WaitFor([&] {
-    const auto seen = kubelet_.Resource(kGpu);
-    return seen.connected && seen.devices.size() == 3 && SpecDevices(file) == 3;
-  }));
-  first->Notify(DeviceTree{});
-  ASSERT_TRUE(WaitFor([&] { return first->Served().empty(); }));
-  EXPECT_EQ(SpecDevices(file), 3) << "the newer instance's spec file";
+  ASSERT_NO_FATAL_FAILURE(StartTwoCdiInstances());
+  first_->Notify(DeviceTree{});
+  ASSERT_TRUE(WaitFor([&] { return first_->Served().empty(); }));
+  EXPECT_EQ(SpecDevices(GpuSpecFile()), 3) << "the newer instance's spec file";
   EXPECT_TRUE(kubelet_.Resource(kGpu).connected);
 }
 
@@ -623,25 +657,13 @@ TEST_F(PluginTest, LosingATypeLeavesTheCdiSpecANewerInstanceWrote) {
 // once the serving one had gone (and removed the spec) the older one served again without one.
 TEST_F(PluginTest, AnInstanceStandingAsideLeavesTheCdiSpecAloneUntilItServesAgain) {
   ASSERT_TRUE(kubelet_.Start().ok());
-  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);
-  PluginOptions options = Options();
-  options.cdi = CdiOptions{.folder = dir_.Sub("cdi"), .vendor = "example.com"};
-  const auto file = dir_.Sub("cdi") / "example.com-gpu.json";
-  PluginOptions first_options = options;
-  first_options.logger = std::make_shared<spdlog::logger>("first", sink);
-  auto first = StartPlugin(first_options);
-  first->Notify(GpuTree(2));
-  ASSERT_TRUE(Registered(1, 2));
-
-  auto second = StartPlugin(options);
-  second->Notify(GpuTree(3));
-  ASSERT_TRUE(WaitFor([&] { return LinesWith(*sink, "taken over by another process") > 0; }));
-  ASSERT_TRUE(WaitFor([&] { return SpecDevices(file) == 3; }));
-  first->Notify(GpuTree(4));
+  ASSERT_NO_FATAL_FAILURE(StartTwoCdiInstances());
+  const auto file = GpuSpecFile();
+  first_->Notify(GpuTree(4));
   EXPECT_FALSE(WaitFor([&] { return SpecDevices(file) != 3; }, 300ms))
       << "the standing instance wrote its spec: " << SpecDevices(file);
 
-  second->Stop();
+  second_->Stop();
   ASSERT_TRUE(WaitFor([&] {
     const auto seen = kubelet_.Resource(kGpu);
     return seen.connected && seen.devices.size() == 4;
@@ -650,8 +672,57 @@ TEST_F(PluginTest, AnInstanceStandingAsideLeavesTheCdiSpecAloneUntilItServesAgai
   auto response = kubelet_.Allocate(kGpu, {"gpu3"});
   ASSERT_TRUE(response.ok()) << response.status();
   ASSERT_EQ(response->container_responses(0).cdi_devices_size(), 1);
-  first->Stop();
+  first_->Stop();
   EXPECT_FALSE(std::filesystem::exists(file));
+}
+
+// The serving instance's spec replaced by another instance's, or removed: its next check writes
+// its own again. Two instances serving the path again in one check window (a kubelet's restart
+// during an update with a surge) each write their spec before each places its socket, so the
+// one left serving can find the other's spec, which the other removes as its own when it stops.
+// Before, the serving instance had no spec until its devices changed, and runtimes could not
+// resolve the CDI names its Allocate gave.
+TEST_F(PluginTest, TheServingInstanceWritesItsCdiSpecAgainWhenItIsNotItsOwn) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  const PluginOptions options = CdiPluginOptions();
+  auto plugin = StartPlugin(options);
+  plugin->Notify(GpuTree(2));
+  ASSERT_TRUE(Registered(1, 2));
+  ASSERT_EQ(SpecDevices(GpuSpecFile()), 2);
+  // The other instance's spec, of its three devices, written as it writes it.
+  ASSERT_TRUE(WriteCdiSpec(*options.cdi, "gpu", GpuTree(3).Devices("gpu")).ok());
+  EXPECT_TRUE(WaitFor([&] { return SpecDevices(GpuSpecFile()) == 2; }))
+      << "the other's spec left in place: " << SpecDevices(GpuSpecFile());
+  // The other instance, stopping, removes the spec it takes for its own.
+  ASSERT_TRUE(RemoveCdiSpec(*options.cdi, "gpu").ok());
+  EXPECT_TRUE(WaitFor([&] { return SpecDevices(GpuSpecFile()) == 2; })) << "no spec";
+  plugin->Stop();
+  EXPECT_FALSE(std::filesystem::exists(GpuSpecFile())) << "its own, removed at its stop";
+}
+
+// A spec write that fails after its rename (the folder's sync) has put the file in place all the
+// same: it is the instance's, and its stop removes it. The write, tried again at each check, is
+// logged once while it fails the same way. Before, such a file was nobody's and stayed after
+// Stop, naming devices no plugin served.
+TEST_F(PluginTest, StopRemovesTheCdiSpecOfAWriteThatFailedAfterItsRename) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);
+  PluginOptions options = CdiPluginOptions();
+  options.logger = std::make_shared<spdlog::logger>("plugin", sink);
+  options.cdi->fault_hook = [](FileStore::WriteStep step) {
+    return step == FileStore::WriteStep::kSyncFolder ? absl::UnavailableError("injected")
+                                                     : absl::OkStatus();
+  };
+  auto plugin = StartPlugin(options);
+  plugin->Notify(GpuTree(2));
+  ASSERT_TRUE(Registered(1, 2));
+  ASSERT_EQ(SpecDevices(GpuSpecFile()), 2);
+  // Ten of the 20 ms checks.
+  EXPECT_FALSE(WaitFor([&] { return LinesWith(*sink, "Cannot write CDI spec") > 1; }, 200ms))
+      << absl::StrJoin(sink->last_formatted(), "");
+  EXPECT_EQ(LinesWith(*sink, "Cannot write CDI spec"), 1);
+  plugin->Stop();
+  EXPECT_FALSE(std::filesystem::exists(GpuSpecFile()));
 }
 
 TEST_F(PluginTest, ServesAHundredThousandDevices) {
@@ -727,9 +798,8 @@ TEST_F(PluginTest, RunsTheScannerAndStopsItPromptly) {
 // every run: a regression check, not a proof.
 TEST_F(PluginTest, ATreeNotifiedWhileStoppingIsNotServed) {
   ASSERT_TRUE(kubelet_.Start().ok());
-  PluginOptions options = Options();
-  options.cdi = CdiOptions{.folder = dir_.Sub("cdi"), .vendor = "example.com"};
-  const auto cdi_file = dir_.Sub("cdi") / "example.com-gpu.json";
+  const PluginOptions options = CdiPluginOptions();
+  const auto cdi_file = GpuSpecFile();
   DeviceTree tree;
   tree.AddDevice("gpu", "gpu0", DeviceInfo{});
   const auto deadline = std::chrono::steady_clock::now() + 30s;
