@@ -287,10 +287,16 @@ TEST(HelperTest, ASlowClaimReadHoldsUpNeitherAnUnprepareNorAnotherPrepare) {
   EXPECT_EQ((*helper)->Calls(), 0);
 }
 
-// A store whose List waits until the test lets it go (an API server slow to answer).
+// A store whose List waits until the test lets it go, and that has no watch, as the daemon's
+// store over gRPC: the controller's worker lists it (a store with a watch is listed by it).
 class SlowListStore final : public resourceslice::ForwardingSliceStore {
  public:
   SlowListStore() : ForwardingSliceStore(store_) {}
+  std::unique_ptr<resourceslice::SliceWatch> Watch(
+      const resourceslice::SliceFilter& /*filter*/,
+      resourceslice::SliceChangeHandler /*on_change*/) override {
+    return nullptr;
+  }
   absl::StatusOr<std::vector<kubeapi::ResourceSlice>> List(
       const resourceslice::SliceFilter& filter) override {
     listing_.Notify();
