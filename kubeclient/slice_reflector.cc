@@ -71,20 +71,24 @@ void SliceReflector::Replace(kubeclient::SliceList list) {
     absl::MutexLock lock(&mu_);
     old = std::exchange(slices_, fresh);
     resource_version_ = std::move(list.resource_version);
-    ++lists_;
   }
-  if (!options_.on_change) return;
-  for (const auto& [name, before] : old) {
-    auto now = fresh.find(name);
-    if (now == fresh.end()) {
-      options_.on_change(before.get(), nullptr);
-    } else if (now->second->metadata.resource_version != before->metadata.resource_version) {
-      options_.on_change(before.get(), now->second.get());
+  if (options_.on_change) {
+    for (const auto& [name, before] : old) {
+      auto now = fresh.find(name);
+      if (now == fresh.end()) {
+        options_.on_change(before.get(), nullptr);
+      } else if (now->second->metadata.resource_version != before->metadata.resource_version) {
+        options_.on_change(before.get(), now->second.get());
+      }
+    }
+    for (const auto& [name, after] : fresh) {
+      if (!old.contains(name)) options_.on_change(nullptr, after.get());
     }
   }
-  for (const auto& [name, after] : fresh) {
-    if (!old.contains(name)) options_.on_change(nullptr, after.get());
-  }
+  // Counted once the differences are told, as client-go's informer is synced once its handlers
+  // have had the list: a watcher that sees the count has been told of every slice it found.
+  absl::MutexLock lock(&mu_);
+  ++lists_;
 }
 
 void SliceReflector::Apply(const SliceEvent& event) {

@@ -76,7 +76,8 @@ class SliceReflector {
   // The slices of the copy `keep` accepts; std::nullopt before the first list.
   std::optional<Snapshot> Slices(absl::FunctionRef<bool(const kubeapi::ResourceSlice&)> keep) const
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Lists made so far (the first, and one per 410).
+  // Lists made so far (the first, and one per 410), each counted once its differences have been
+  // given to on_change.
   int lists() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:

@@ -6,8 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <mutex>
 
+#include "absl/synchronization/notification.h"
 #include "tests/testlib/at_once.h"
 #include "tests/testlib/fake_api_server.h"
 #include "tests/testlib/wait_for.h"
@@ -121,6 +123,31 @@ TEST_F(SliceReflectorTest, ListsThenFollowsEveryChange) {
   // At the last change it was told of (the watch selects none after it).
   EXPECT_EQ(copy->resource_version, last_selected);
   EXPECT_EQ(reflector->lists(), 1);
+}
+
+// The list counts (what the API store's Synced reads) only once its slices have been handed to
+// on_change, as an informer is synced once its handlers have had the list: a host that sees it
+// synced has been told of every slice found. Before, the count came first.
+TEST_F(SliceReflectorTest, AListCountsOnceItsSlicesHaveBeenHandedOver) {
+  server_.AddSlice(Slice("a", "gpu.example.com"));
+  std::atomic<SliceReflector*> started{nullptr};
+  absl::Notification published;
+  std::atomic<int> lists_seen{-1};
+  SliceReflectorOptions options;
+  options.client = client_.get();
+  options.on_change = [&](const kubeapi::ResourceSlice*, const kubeapi::ResourceSlice*) {
+    // The first list's handoff waits until the test has the reflector.
+    if (published.WaitForNotificationWithTimeout(absl::Seconds(10))) {
+      lists_seen = started.load()->lists();
+    }
+  };
+  absl::StatusOr<std::unique_ptr<SliceReflector>> reflector =
+      SliceReflector::Start(std::move(options));
+  ASSERT_TRUE(reflector.ok()) << reflector.status();
+  started = reflector->get();
+  published.Notify();
+  ASSERT_TRUE(WaitFor([&] { return (*reflector)->lists() == 1; }));
+  EXPECT_EQ(lists_seen.load(), 0) << "counted while its slices were being handed over";
 }
 
 TEST_F(SliceReflectorTest, ACutWatchIsResumedWithoutMissingAnything) {
