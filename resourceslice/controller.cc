@@ -174,15 +174,13 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   {
     absl::MutexLock lock(&controller->mu_);
     controller->watch_ = std::move(watch);
+    // Without a watch the worker lists the store first: a store slow to answer holds up no
+    // caller, as upstream's StartController returns while its informer syncs.
+    if (!watched && controller->options_.run_worker) {
+      controller->relist_at_ = controller->clock_.Now();
+    }
   }
-  if (!watched && controller->options_.run_worker) {
-    // The worker lists the store first: a store slow to answer holds up no caller, as
-    // upstream's StartController returns while its informer syncs.
-    absl::MutexLock lock(&controller->mu_);
-    controller->relist_at_ = controller->clock_.Now();
-  } else if (!watched) {
-    controller->ListExisting();
-  }
+  if (!watched && !controller->options_.run_worker) controller->ListExisting();
   controller->Update(controller->options_.resources);
   if (controller->options_.run_worker) {
     absl::MutexLock lock(&controller->stop_mu_);
