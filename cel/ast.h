@@ -23,7 +23,7 @@ struct Expr {
     kCall,       // name(args) or operand.name(args) when operand is set
     kList,       // [args]
     kMap,        // {args[0]: args[1], args[2]: args[3], ...}
-    kMacro,      // name is all, exists, exists_one, map, filter or cel.bind: see below
+    kMacro,      // name is a macro of parser.cc (all, map, sortBy, cel.bind, ...): see below
     kCondition,  // args[0] ? args[1] : args[2]
   };
 
@@ -37,9 +37,12 @@ struct Expr {
   bool test_only = false;
   bool optional = false;
   // kMacro: `variable` is the iteration variable (or cel.bind's name), operand the range (or
-  // cel.bind's value), args the predicate / transform (map with three arguments: filter, then
-  // transform).
+  // cel.bind's value), args the predicate / transform / sort key (map, transformList,
+  // transformMap and transformMapEntry with two: filter, then transform). `variable2` is the
+  // second variable of a two-variable comprehension (a list's item after its index, a map's
+  // value after its key), empty in the others.
   std::string variable;
+  std::string variable2;
   // kCall, set by the checker: the indexes in Overloads() of the overloads the arguments' static
   // types allow; the interpreter picks the first that fits the values.
   std::vector<size_t> overloads;

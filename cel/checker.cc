@@ -1,5 +1,6 @@
 #include "cel/checker.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -62,6 +63,8 @@ bool Nullable(const Type& type) {
     case TK::kNull:
     case TK::kSemver:
     case TK::kQuantity:
+    case TK::kIP:
+    case TK::kCIDR:
     case TK::kOptional:
     case TK::kDevice:
       return true;
@@ -287,6 +290,18 @@ class Checker {
   }
 
   absl::StatusOr<Type> Call(Expr& e) {
+    // A function of a namespace ("optional.of", "ip.isCanonical") is a global function with a
+    // qualified name, looked up before the target as a variable, as cel-go's checker does.
+    if (e.operand != nullptr && e.operand->kind == Expr::Kind::kIdent) {
+      const std::string qualified = absl::StrCat(e.operand->name, ".", e.name);
+      const std::vector<Overload>& overloads = Overloads();
+      if (std::any_of(overloads.begin(), overloads.end(), [&qualified](const Overload& o) {
+            return !o.member && o.name == qualified;
+          })) {
+        e.name = qualified;
+        e.operand = nullptr;
+      }
+    }
     std::vector<Type> types;
     if (e.operand != nullptr) {
       absl::StatusOr<Type> target = Check(*e.operand);
@@ -347,9 +362,17 @@ class Checker {
     if (e.name == "_+_" && types[0].kind == TK::kList && types[1].kind == TK::kList) {
       return Type::ListOf(Common(types[0].params[0], types[1].params[0]));
     }
-    // reverse() keeps the list's type; sum(), min() and max() give its elements' (Kubernetes
-    // declares them for each element type).
-    if (e.name == "reverse" && types[0].kind == TK::kList) return types[0];
+    // reverse(), slice(), distinct() and sort() keep the list's type, flatten() takes a level off
+    // a list of lists; sum(), min() and max() give its elements' (Kubernetes declares them for
+    // each element type).
+    if ((e.name == "reverse" || e.name == "slice" || e.name == "distinct" || e.name == "sort") &&
+        types[0].kind == TK::kList) {
+      return types[0];
+    }
+    if (e.name == "flatten" && types.size() == 1 && types[0].kind == TK::kList &&
+        types[0].params[0].kind == TK::kList) {
+      return types[0].params[0];
+    }
     if ((e.name == "sum" || e.name == "min" || e.name == "max") && types[0].kind == TK::kList) {
       return types[0].params[0];
     }
@@ -382,26 +405,64 @@ class Checker {
                                      "' cannot be range of a comprehension (must be list, map, "
                                      "or dynamic)"));
     }
-    scope_.emplace_back(e.variable, element);
+    // A two-variable comprehension's first variable is a list's index or a map's key, its second
+    // the item or the value.
+    const bool two = !e.variable2.empty();
+    Type first = element;
+    Type second = Type::Dyn();
+    if (two && range->kind == TK::kList) {
+      first = Type::Of(TK::kInt);
+      second = range->params[0];
+    } else if (two && range->kind == TK::kMap) {
+      second = range->params[1];
+    }
+    scope_.emplace_back(e.variable, first);
+    if (two) scope_.emplace_back(e.variable2, second);
     std::vector<Type> results;
+    absl::Status checked;
     for (ExprPtr& arg : e.args) {
       absl::StatusOr<Type> result = Check(*arg);
       if (!result.ok()) {
-        scope_.pop_back();
-        return result;
+        checked = result.status();
+        break;
       }
       results.push_back(*result);
     }
-    scope_.pop_back();
-    // Predicates (all, exists, exists_one, filter, and map's filter) are bool.
-    const bool has_predicate = e.name != "map" || e.args.size() == 2;
+    scope_.resize(scope_.size() - (two ? 2 : 1));
+    if (!checked.ok()) return checked;
+    // Predicates (all, exists, existsOne, filter, and the filter of map and the transforms) are
+    // bool.
+    const bool transforms = e.name == "map" || e.name == "sortBy" || e.name == "transformList" ||
+                            e.name == "transformMap" || e.name == "transformMapEntry";
+    const bool has_predicate = !transforms || e.args.size() == 2;
     if (has_predicate && !Type::Of(TK::kBool).Accepts(results[0])) {
       return Error(*e.args[0], absl::StrCat("found no matching overload for '", e.name,
                                             "' predicate of type '", results[0].ToString(), "'"));
     }
-    if (e.name == "map") return Type::ListOf(results.back());
+    if (e.name == "map" || e.name == "transformList") return Type::ListOf(results.back());
+    if (e.name == "transformMap") return Type::MapOf(first, results.back());
+    if (e.name == "transformMapEntry") {
+      if (results.back().kind == TK::kMap) return results.back();
+      if (results.back().is_dyn()) return Type::MapOf(Type::Dyn(), Type::Dyn());
+      return NoOverload(e, "cel.@mapInsert",
+                        {Type::MapOf(Type::Dyn(), Type::Dyn()), results.back()}, false);
+    }
     if (e.name == "filter") return Type::ListOf(element);
+    if (e.name == "sortBy") return SortBy(e, *range, results[0]);
     return Type::Of(TK::kBool);
+  }
+
+  // SortBy: the type of `range`.sortBy(x, key) with keys of type `key`: cel-go expands the macro
+  // into range.@sortByAssociatedKeys(range.map(x, key)), declared for a list and keys of one of
+  // the types with an order.
+  absl::StatusOr<Type> SortBy(const Expr& e, const Type& range, const Type& key) {
+    const bool ordered = key.is_dyn() || key.kind == TK::kInt || key.kind == TK::kUint ||
+                         key.kind == TK::kDouble || key.kind == TK::kBool ||
+                         key.kind == TK::kString || key.kind == TK::kBytes;
+    if (!ordered || (range.kind != TK::kList && !range.is_dyn())) {
+      return NoOverload(e, "@sortByAssociatedKeys", {range, Type::ListOf(key)}, true);
+    }
+    return range.kind == TK::kList ? range : Type::ListOf(Type::Dyn());
   }
 
   // Homogeneous notes the first item of a literal whose type differs from the literal's first

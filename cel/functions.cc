@@ -15,6 +15,8 @@
 #include "absl/strings/str_join.h"
 #include "common/go_bool.h"
 #include "common/go_float.h"
+#include "common/go_netip.h"
+#include "common/go_quote.h"
 #include "common/utf8.h"
 
 namespace devmgr::cel {
@@ -384,6 +386,10 @@ Value ToString(const std::vector<Value>& a, EvalContext&) {
       return Value::String(FormatGoFloat(v.double_value()));
     case Kind::kBool:
       return Value::String(v.bool_value() ? "true" : "false");
+    case Kind::kIP:
+      return Value::String(v.ip().ToString());
+    case Kind::kCIDR:
+      return Value::String(v.cidr().ToString());
     default:
       if (!ValidUtf8(v.bytes_value())) {
         return Err("invalid UTF-8 in bytes, cannot convert to string");
@@ -687,6 +693,123 @@ Value CompareTo(const std::vector<Value>& a, EvalContext&) { return Value::Int(O
 Value IsGreaterThan(const std::vector<Value>& a, EvalContext&) { return Value::Bool(Order(a) > 0); }
 Value IsLessThan(const std::vector<Value>& a, EvalContext&) { return Value::Bool(Order(a) < 0); }
 
+// ---- Kubernetes' IP and CIDR libraries. ----
+
+// ParseIP: `text` as an address, or the library's error: as netip parses it, without a zone and
+// not an IPv4-mapped IPv6 address.
+absl::StatusOr<GoAddr> ParseIP(const std::string& text) {
+  absl::StatusOr<GoAddr> addr = GoAddr::Parse(text);
+  if (!addr.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("IP Address ", GoQuote(text),
+                     " parse error during conversion from string: ", addr.status().message()));
+  }
+  if (!addr->zone().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("IP address ", GoQuote(text), " with zone value is not allowed"));
+  }
+  if (addr->Is4In6()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("IPv4-mapped IPv6 address ", GoQuote(text), " is not allowed"));
+  }
+  return addr;
+}
+// ParseCIDR: `text` as a prefix, or the library's error (whose parse error cidr() prefixes once
+// more, as upstream's does).
+absl::StatusOr<GoPrefix> ParseCIDR(const std::string& text) {
+  absl::StatusOr<GoPrefix> prefix = GoPrefix::Parse(text);
+  if (!prefix.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "network address parse error during conversion from string: ", prefix.status().message()));
+  }
+  if (prefix->addr().Is4In6()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("IPv4-mapped IPv6 address ", GoQuote(text), " is not allowed"));
+  }
+  return prefix;
+}
+
+// Parsing is a walk over the string; the accessors are nominal.
+Value IPOf(const std::vector<Value>& a, EvalContext& c) {
+  c.AddCost(StringCost(a[0].string_value()));
+  absl::StatusOr<GoAddr> addr = ParseIP(a[0].string_value());
+  if (!addr.ok()) return Err(std::string(addr.status().message()));
+  return Value::IPOf(*std::move(addr));
+}
+Value IsIP(const std::vector<Value>& a, EvalContext& c) {
+  c.AddCost(StringCost(a[0].string_value()));
+  return Value::Bool(ParseIP(a[0].string_value()).ok());
+}
+Value IPIsCanonical(const std::vector<Value>& a, EvalContext& c) {
+  c.AddCost(2 * StringCost(a[0].string_value()));
+  absl::StatusOr<GoAddr> addr = ParseIP(a[0].string_value());
+  if (!addr.ok()) return Err(std::string(addr.status().message()));
+  return Value::Bool(addr->ToString() == a[0].string_value());
+}
+Value Family(const std::vector<Value>& a, EvalContext&) {
+  return Value::Int(a[0].ip().Is4() ? 4 : 6);
+}
+Value IsUnspecified(const std::vector<Value>& a, EvalContext&) {
+  return Value::Bool(a[0].ip().IsUnspecified());
+}
+Value IsLoopback(const std::vector<Value>& a, EvalContext&) {
+  return Value::Bool(a[0].ip().IsLoopback());
+}
+Value IsLinkLocalMulticast(const std::vector<Value>& a, EvalContext&) {
+  return Value::Bool(a[0].ip().IsLinkLocalMulticast());
+}
+Value IsLinkLocalUnicast(const std::vector<Value>& a, EvalContext&) {
+  return Value::Bool(a[0].ip().IsLinkLocalUnicast());
+}
+Value IsGlobalUnicast(const std::vector<Value>& a, EvalContext&) {
+  return Value::Bool(a[0].ip().IsGlobalUnicast());
+}
+Value CIDROf(const std::vector<Value>& a, EvalContext& c) {
+  c.AddCost(StringCost(a[0].string_value()));
+  absl::StatusOr<GoPrefix> prefix = ParseCIDR(a[0].string_value());
+  if (!prefix.ok()) {
+    return Err(absl::StrCat("network address parse error during conversion from string: ",
+                            prefix.status().message()));
+  }
+  return Value::CIDROf(*std::move(prefix));
+}
+Value IsCIDR(const std::vector<Value>& a, EvalContext& c) {
+  c.AddCost(StringCost(a[0].string_value()));
+  return Value::Bool(ParseCIDR(a[0].string_value()).ok());
+}
+// containsIP and containsCIDR with a string: upstream parses it and passes the result on, so a
+// string that is not an address gives "no such overload", not the parse error.
+Value ContainsIP(const std::vector<Value>& a, EvalContext& c) {
+  if (a[1].kind() == Kind::kIP) return Value::Bool(a[0].cidr().Contains(a[1].ip()));
+  c.AddCost(StringCost(a[1].string_value()));
+  absl::StatusOr<GoAddr> addr = ParseIP(a[1].string_value());
+  if (!addr.ok()) return Err("no such overload");
+  return Value::Bool(a[0].cidr().Contains(*addr));
+}
+Value ContainsCIDR(const std::vector<Value>& a, EvalContext& c) {
+  const GoPrefix& outer = a[0].cidr();
+  auto contains = [&outer](const GoPrefix& inner) {
+    return Value::Bool(outer.Overlaps(inner) && outer.bits() <= inner.bits());
+  };
+  if (a[1].kind() == Kind::kCIDR) return contains(a[1].cidr());
+  c.AddCost(StringCost(a[1].string_value()));
+  absl::StatusOr<GoPrefix> inner = ParseCIDR(a[1].string_value());
+  if (!inner.ok()) {
+    return Err(absl::StrCat("network address parse error during conversion from string: ",
+                            inner.status().message()));
+  }
+  return contains(*inner);
+}
+Value CIDRAddress(const std::vector<Value>& a, EvalContext&) {
+  return Value::IPOf(a[0].cidr().addr());
+}
+Value PrefixLength(const std::vector<Value>& a, EvalContext&) {
+  return Value::Int(a[0].cidr().bits());
+}
+Value Masked(const std::vector<Value>& a, EvalContext&) {
+  return Value::CIDROf(a[0].cidr().Masked());
+}
+
 // ---- Kubernetes' Quantity library. ----
 
 Value QuantityOf(const std::vector<Value>& a, EvalContext&) {
@@ -837,11 +960,131 @@ Value ListLastIndexOf(const std::vector<Value>& a, EvalContext& c) {
 }
 
 // reverse() of cel-go's lists extension (version 2; Kubernetes has version 3 since 1.34).
+// ---- cel-go's lists extension, version 3 as Kubernetes enables it. ----
+
+// PayListCall: what cel-go's lists extension charges for a call that builds a list: `factor`
+// for each of `size` items handled, one for the call and ten for the list it creates. Charged
+// before the work, so that the limit also bounds what the call builds.
+bool PayListCall(double factor, double size, EvalContext& c) {
+  constexpr double kMaximum = static_cast<double>(std::numeric_limits<uint64_t>::max() / 2);
+  return c.AddCost(static_cast<uint64_t>(std::min(factor * size, kMaximum)) + 11);
+}
+
 Value ListReverse(const std::vector<Value>& a, EvalContext& c) {
   const List& list = a[0].list();
-  if (!c.AddCost(list.size())) return Err(c.StopReason());
+  if (!PayListCall(1, list.size(), c)) return Err(c.StopReason());
   return Value::ListOf(List(list.rbegin(), list.rend()));
 }
+
+Value ListSlice(const std::vector<Value>& a, EvalContext& c) {
+  const List& list = a[0].list();
+  const int64_t start = a[1].int_value();
+  const int64_t end = a[2].int_value();
+  const std::string call = absl::StrCat("cannot slice(", start, ", ", end, "), ");
+  if (start < 0 || end < 0) return Err(call + "negative indexes not supported");
+  if (start > end) return Err(call + "start index must be less than or equal to end index");
+  if (static_cast<uint64_t>(end) > list.size()) {
+    return Err(absl::StrCat(call, "list is length ", list.size()));
+  }
+  if (!PayListCall(1, static_cast<double>(end - start), c)) return Err(c.StopReason());
+  return Value::ListOf(List(list.begin() + start, list.begin() + end));
+}
+
+Value ListsRange(const std::vector<Value>& a, EvalContext& c) {
+  const int64_t n = std::max<int64_t>(a[0].int_value(), 0);
+  if (!PayListCall(1, static_cast<double>(n), c)) return Err(c.StopReason());
+  List range;
+  range.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) range.push_back(Value::Int(i));
+  return Value::ListOf(std::move(range));
+}
+
+// Flatten `list` `depth` levels into `out`, one cost a value placed or opened: lists shared many
+// times over are cheap to build and can flatten into more values than any evaluation could hold.
+bool FlattenInto(const List& list, int64_t depth, List& out, EvalContext& c) {
+  for (const Value& item : list) {
+    if (!c.AddCost(1)) return false;
+    if (item.kind() == Kind::kList && depth > 0) {
+      if (!FlattenInto(item.list(), depth - 1, out, c)) return false;
+    } else {
+      out.push_back(item);
+    }
+  }
+  return true;
+}
+Value ListFlatten(const std::vector<Value>& a, EvalContext& c) {
+  const int64_t depth = a.size() > 1 ? a[1].int_value() : 1;
+  if (depth < 0) return Err("level must be non-negative");
+  if (!PayListCall(static_cast<double>(depth), a[0].list().size(), c)) {
+    return Err(c.StopReason());
+  }
+  List flat;
+  if (!FlattenInto(a[0].list(), depth, flat, c)) return Err(c.StopReason());
+  return Value::ListOf(std::move(flat));
+}
+
+// Distinct: the first of each set of equal items, in order (1 and 1.0 are equal).
+Value ListDistinct(const std::vector<Value>& a, EvalContext& c) {
+  const List& list = a[0].list();
+  const double n = static_cast<double>(list.size());
+  if (!PayListCall(2, n * n, c)) return Err(c.StopReason());
+  List unique;
+  for (const Value& item : list) {
+    bool seen = false;
+    for (const Value& kept : unique) {
+      Value equal = Compare(item, kept, c);
+      if (c.stopped()) return Err(c.StopReason());
+      if (!equal.is_error() && equal.bool_value()) {
+        seen = true;
+        break;
+      }
+    }
+    if (!seen) unique.push_back(item);
+  }
+  return Value::ListOf(std::move(unique));
+}
+
+}  // namespace
+
+Value SortByKeys(const Value& list, const Value& keys, EvalContext& c) {
+  const List& items = list.list();
+  const List& order = keys.list();
+  if (items.size() != order.size()) {
+    return Err(
+        absl::StrCat("@sortByAssociatedKeys() expected a list of the same size as the "
+                     "associated keys list, but got ",
+                     items.size(), " and ", order.size(), " elements respectively"));
+  }
+  if (items.empty()) return list;
+  const Kind kind = order[0].kind();
+  if (kind != Kind::kInt && kind != Kind::kUint && kind != Kind::kDouble && kind != Kind::kBool &&
+      kind != Kind::kString && kind != Kind::kBytes) {
+    return Err("list elements must be comparable");
+  }
+  for (const Value& key : order) {
+    if (key.kind() != kind) return Err("list elements must have the same type");
+    // cel-go's sort treats NaN as neither before nor after anything, which orders nothing.
+    if (kind == Kind::kDouble && std::isnan(key.double_value())) {
+      return Err("NaN values cannot be ordered");
+    }
+  }
+  const double n = static_cast<double>(items.size());
+  const double factor = kind == Kind::kString || kind == Kind::kBytes ? 2.1 : 2;
+  if (!PayListCall(factor, n * n, c)) return Err(c.StopReason());
+  std::vector<size_t> indexes(items.size());
+  for (size_t i = 0; i < indexes.size(); ++i) indexes[i] = i;
+  std::stable_sort(indexes.begin(), indexes.end(), [&order](size_t x, size_t y) {
+    return Compare(order[x], order[y]).value_or(0) < 0;
+  });
+  List sorted;
+  sorted.reserve(items.size());
+  for (size_t i : indexes) sorted.push_back(items[i]);
+  return Value::ListOf(std::move(sorted));
+}
+
+namespace {
+
+Value ListSort(const std::vector<Value>& a, EvalContext& c) { return SortByKeys(a[0], a[0], c); }
 
 // Contained: every item of `inner` is in `outer`.
 bool Contained(const List& outer, const List& inner, EvalContext& c) {
@@ -851,16 +1094,22 @@ bool Contained(const List& outer, const List& inner, EvalContext& c) {
   return true;
 }
 Value SetsContains(const std::vector<Value>& a, EvalContext& c) {
-  c.AddCost(a[0].list().size() * a[1].list().size());
+  if (!c.AddCost(a[0].list().size() * a[1].list().size())) {
+    return Err(c.StopReason());
+  }
   return Value::Bool(Contained(a[0].list(), a[1].list(), c));
 }
 Value SetsEquivalent(const std::vector<Value>& a, EvalContext& c) {
-  c.AddCost(2 * a[0].list().size() * a[1].list().size());
+  if (!c.AddCost(2 * a[0].list().size() * a[1].list().size())) {
+    return Err(c.StopReason());
+  }
   return Value::Bool(Contained(a[0].list(), a[1].list(), c) &&
                      Contained(a[1].list(), a[0].list(), c));
 }
 Value SetsIntersects(const std::vector<Value>& a, EvalContext& c) {
-  c.AddCost(a[0].list().size() * a[1].list().size());
+  if (!c.AddCost(a[0].list().size() * a[1].list().size())) {
+    return Err(c.StopReason());
+  }
   for (const Value& item : a[0].list()) {
     if (Holds(a[1].list(), item, c)) return Value::Bool(true);
   }
@@ -899,6 +1148,8 @@ std::vector<Overload> Build() {
   const Type by = T(TK::kBytes);
   const Type sv = T(TK::kSemver);
   const Type q = T(TK::kQuantity);
+  const Type ip = T(TK::kIP);
+  const Type cidr = T(TK::kCIDR);
   const Type list = Type::ListOf(dyn);
   const Type map = Type::MapOf(dyn, dyn);
   const Type optional = Type::OptionalOf(dyn);
@@ -940,6 +1191,8 @@ std::vector<Overload> Build() {
       {"string", false, {d}, s, ToString},
       {"string", false, {b}, s, ToString},
       {"string", false, {by}, s, ToString},
+      {"string", false, {ip}, s, ToString},
+      {"string", false, {cidr}, s, ToString},
       {"bytes", false, {by}, by, ToBytes},
       {"bytes", false, {s}, by, ToBytes},
       {"bool", false, {b}, b, ToBool},
@@ -992,6 +1245,24 @@ std::vector<Overload> Build() {
       {"compareTo", true, {q, q}, i, CompareTo},
       {"isGreaterThan", true, {q, q}, b, IsGreaterThan},
       {"isLessThan", true, {q, q}, b, IsLessThan},
+      {"ip", false, {s}, ip, IPOf},
+      {"isIP", false, {s}, b, IsIP},
+      {"ip.isCanonical", false, {s}, b, IPIsCanonical},
+      {"family", true, {ip}, i, Family},
+      {"isUnspecified", true, {ip}, b, IsUnspecified},
+      {"isLoopback", true, {ip}, b, IsLoopback},
+      {"isLinkLocalMulticast", true, {ip}, b, IsLinkLocalMulticast},
+      {"isLinkLocalUnicast", true, {ip}, b, IsLinkLocalUnicast},
+      {"isGlobalUnicast", true, {ip}, b, IsGlobalUnicast},
+      {"cidr", false, {s}, cidr, CIDROf},
+      {"isCIDR", false, {s}, b, IsCIDR},
+      {"containsIP", true, {cidr, s}, b, ContainsIP},
+      {"containsIP", true, {cidr, ip}, b, ContainsIP},
+      {"containsCIDR", true, {cidr, s}, b, ContainsCIDR},
+      {"containsCIDR", true, {cidr, cidr}, b, ContainsCIDR},
+      {"ip", true, {cidr}, ip, CIDRAddress},
+      {"prefixLength", true, {cidr}, i, PrefixLength},
+      {"masked", true, {cidr}, cidr, Masked},
       {"optional.of", false, {dyn}, optional, OptionalOfValue},
       {"optional.ofNonZeroValue", false, {dyn}, optional, OptionalOfNonZero},
       {"optional.none", false, {}, optional, OptionalNone},
@@ -1006,7 +1277,12 @@ std::vector<Overload> Build() {
       {"max", true, {list}, dyn, Max},
       {"indexOf", true, {list_a, a}, i, ListIndexOf},
       {"lastIndexOf", true, {list_a, a}, i, ListLastIndexOf},
-      {"reverse", true, {list}, list, ListReverse},
+      {"reverse", true, {list_a}, list, ListReverse},
+      {"slice", true, {list_a, i, i}, list, ListSlice},
+      {"flatten", true, {Type::ListOf(list)}, list, ListFlatten},
+      {"flatten", true, {list, i}, list, ListFlatten},
+      {"distinct", true, {list_a}, list, ListDistinct},
+      {"lists.range", false, {i}, Type::ListOf(i), ListsRange},
       {"sets.contains", false, {list_a, list_a}, b, SetsContains},
       {"sets.equivalent", false, {list_a, list_a}, b, SetsEquivalent},
       {"sets.intersects", false, {list_a, list_a}, b, SetsIntersects},
@@ -1019,6 +1295,10 @@ std::vector<Overload> Build() {
       for (const Type& y : {i, u, d}) all.push_back({name, false, {x, y}, b, impl});
     }
     for (const Type& t : {s, by, b}) all.push_back({name, false, {t, t}, b, impl});
+  }
+  // sort() is declared for lists of each type with an order; sortBy is a macro (interpreter.cc).
+  for (const Type& t : {i, u, d, b, s, by}) {
+    all.push_back({"sort", true, {Type::ListOf(t)}, Type::ListOf(t), ListSort});
   }
   for (const Type& t : {i, u, d, s, by}) all.push_back({"_+_", false, {t, t}, t, Add});
   all.push_back({"_+_", false, {list_a, list_a}, list, Add});
@@ -1184,6 +1464,10 @@ bool Fits(const Type& param, const Value& value) {
       return value.kind() == Kind::kSemver;
     case TK::kQuantity:
       return value.kind() == Kind::kQuantity;
+    case TK::kIP:
+      return value.kind() == Kind::kIP;
+    case TK::kCIDR:
+      return value.kind() == Kind::kCIDR;
     case TK::kOptional:
       return value.kind() == Kind::kOptional;
   }
@@ -1210,6 +1494,10 @@ std::string GoTypeName(const Value& value) {
       return "cel.Semver";
     case Kind::kQuantity:
       return "cel.Quantity";
+    case Kind::kIP:
+      return "cel.IP";
+    case Kind::kCIDR:
+      return "cel.CIDR";
     case Kind::kOptional:
       return "*types.Optional";
     default:

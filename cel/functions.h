@@ -1,11 +1,13 @@
 // The functions of the CEL subset, one table for the checker (which overloads exist, with
 // which types) and the interpreter (what each does): CEL's operators and standard functions,
-// the string extensions Kubernetes enables (version 2), the lists extension's reverse(),
-// Kubernetes' regex, Semver and Quantity libraries, optional values, and DRA's includes(). A
+// the string extensions Kubernetes enables (version 2), the lists extension (version 3; its
+// sortBy macro is the interpreter's), the sets extension, Kubernetes' lists, regex, Semver,
+// Quantity, IP and CIDR libraries, optional values, and DRA's includes(). A
 // function that is not here is not in the subset, and an expression calling it is refused when
 // it is compiled.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -59,8 +61,11 @@ class EvalContext {
       : cost_limit_(cost_limit), interruption_(interruption), regexes_(regexes) {}
 
   // AddCost counts `cost` more; false once the limit is passed or the evaluation interrupted.
+  // A step that passes the limit counts up to one past it, no further: what a call estimates
+  // before its work (lists.range(n) pays n first) can be far beyond any limit, and must neither
+  // stand as the evaluation's cost nor wrap the count around.
   bool AddCost(uint64_t cost) {
-    cost_ += cost;
+    cost_ += std::min(cost, cost_limit_ - std::min(cost_, cost_limit_) + 1);
     // Large work (a long string or list) is looked at before it is done, not a hundred steps on.
     if (++steps_ % 100 == 0 || cost >= kLargeCost) CheckInterruption();
     return !stopped();
@@ -105,6 +110,11 @@ struct Overload {
   FunctionImpl impl;
   Feature feature = Feature::kNone;
 };
+
+// SortByKeys: `list` ordered by `keys`, the key at each index its item's (cel-go's
+// @sortByAssociatedKeys, which sort() and the sortBy macro call): keys of one type with an order,
+// equal keys keeping their items' order.
+Value SortByKeys(const Value& list, const Value& keys, EvalContext& context);
 
 // Every overload, in resolution order.
 const std::vector<Overload>& Overloads();

@@ -15,7 +15,7 @@ using Kind = Value::Kind;
 
 Value Err(std::string message) { return Value::ErrorOf(std::move(message)); }
 
-// KeyText: a map key as the "no such key" error prints it.
+// KeyText: a map key as cel-go's errors print it (Go's %v: a string without quotes).
 std::string KeyText(const Value& key) {
   switch (key.kind()) {
     case Kind::kString:
@@ -220,32 +220,54 @@ class Interpreter {
       scope_.pop_back();
       return body;
     }
+    // The first variable's values (a list's items, a map's keys; a list's indexes with two
+    // variables) and the second's (a list's items, a map's values).
+    const bool two = !e.variable2.empty();
     std::vector<Value> items;
+    std::vector<Value> seconds;
+    if (e.name == "sortBy" && range.kind() != Kind::kList) return Err("no such overload");
     if (range.kind() == Kind::kList) {
-      items = range.list();
+      if (two) {
+        seconds = range.list();
+        for (size_t i = 0; i < seconds.size(); ++i) {
+          items.push_back(Value::Int(static_cast<int64_t>(i)));
+        }
+      } else {
+        items = range.list();
+      }
     } else if (range.kind() == Kind::kMap) {
-      for (const auto& [key, value] : range.map().entries) items.push_back(key);
+      for (const auto& [key, value] : range.map().entries) {
+        items.push_back(key);
+        if (two) seconds.push_back(value);
+      }
     } else {
       return Err(absl::StrCat("got '", GoTypeName(range), "', expected iterable type"));
     }
     const bool all = e.name == "all";
     const bool exists = e.name == "exists";
+    // The macros that give a value for each item (after a filter, when they have two arguments).
+    const bool transforms = e.name == "map" || e.name == "sortBy" || e.name == "transformList" ||
+                            e.name == "transformMap" || e.name == "transformMapEntry";
     std::optional<Value> first_error;
     int64_t count = 0;
     List mapped;
-    for (const Value& item : items) {
+    List mapped_from;  // transformMap: the first variable of each value in `mapped`
+    for (size_t k = 0; k < items.size(); ++k) {
+      const Value& item = items[k];
       if (!context_.AddCost(1)) return Err(context_.StopReason());
       scope_.emplace_back(e.variable, item);
+      if (two) scope_.emplace_back(e.variable2, seconds[k]);
       Value verdict = Eval(*e.args[0]);
       std::optional<Value> transformed;
-      if (e.name == "map" && e.args.size() == 2 && verdict.kind() == Kind::kBool &&
+      if (transforms && e.args.size() == 2 && verdict.kind() == Kind::kBool &&
           verdict.bool_value()) {
         transformed = Eval(*e.args[1]);
       }
-      scope_.pop_back();
+      scope_.resize(scope_.size() - (two ? 2 : 1));
       if (context_.stopped()) return Err(context_.StopReason());
-      if (e.name == "map" && e.args.size() == 1) {
+      if (transforms && e.args.size() == 1) {
         if (verdict.is_error()) return verdict;
+        mapped_from.push_back(item);
         mapped.push_back(std::move(verdict));
         continue;
       }
@@ -266,6 +288,7 @@ class Interpreter {
       if (e.name == "filter" && holds) mapped.push_back(item);
       if (transformed.has_value()) {
         if (transformed->is_error()) return *transformed;
+        mapped_from.push_back(item);
         mapped.push_back(*std::move(transformed));
       }
     }
@@ -273,8 +296,34 @@ class Interpreter {
       if (first_error.has_value()) return *first_error;
       return Value::Bool(all);
     }
-    if (e.name == "exists_one") return Value::Bool(count == 1);
+    if (e.name == "exists_one" || e.name == "existsOne") return Value::Bool(count == 1);
+    if (e.name == "sortBy") return SortByKeys(range, Value::ListOf(std::move(mapped)), context_);
+    if (e.name == "transformMap") {
+      Map map;
+      for (size_t i = 0; i < mapped.size(); ++i) {
+        map.entries.emplace_back(mapped_from[i], mapped[i]);
+      }
+      return Value::MapOf(std::move(map));
+    }
+    if (e.name == "transformMapEntry") return MergeEntries(mapped);
     return Value::ListOf(std::move(mapped));
+  }
+
+  // MergeEntries: the entries of `maps` in one map, as transformMapEntry inserts each transform's
+  // entries in turn; a key twice is an error. Each insertion pays for the keys it looks through.
+  Value MergeEntries(const List& maps) {
+    Map merged;
+    for (const Value& entries : maps) {
+      if (entries.kind() != Kind::kMap) return Err("no such overload");
+      for (const auto& [key, value] : entries.map().entries) {
+        if (!context_.AddCost(merged.entries.size())) return Err(context_.StopReason());
+        if (Find(merged, key) != nullptr) {
+          return Err(absl::StrCat("insert failed: key ", KeyText(key), " already exists"));
+        }
+        merged.entries.emplace_back(key, value);
+      }
+    }
+    return Value::MapOf(std::move(merged));
   }
 
   const Value& device_;

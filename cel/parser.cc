@@ -648,6 +648,54 @@ class Parser {
       for (size_t i = 1; i < args.size(); ++i) macro->args.push_back(std::move(args[i]));
       return macro;
     }
+    // cel-go's two-variable comprehensions: all, exists and existsOne (or exists_one) with a
+    // predicate, transformList, transformMap and transformMapEntry with an optional filter and a
+    // transform, over a list's indexes and items or a map's keys and values.
+    const bool quantifier =
+        name == "all" || name == "exists" || name == "existsOne" || name == "exists_one";
+    const bool transform =
+        name == "transformList" || name == "transformMap" || name == "transformMapEntry";
+    if ((quantifier && args.size() == 3) || (transform && (args.size() == 3 || args.size() == 4))) {
+      for (size_t i = 0; i < 2; ++i) {
+        if (args[i]->kind != Expr::Kind::kIdent) {
+          return lexer_.Error(args[i]->position, "argument must be a simple name");
+        }
+        if (args[i]->name == "__result__") {
+          return lexer_.Error(args[i]->position,
+                              "iteration variable overwrites accumulator variable");
+        }
+      }
+      if (args[0]->name == args[1]->name) {
+        return lexer_.Error(args[1]->position,
+                            absl::StrCat("duplicate variable name: ", args[1]->name));
+      }
+      ExprPtr macro = Node(Expr::Kind::kMacro, position);
+      macro->name = std::move(name);
+      macro->variable = args[0]->name;
+      macro->variable2 = args[1]->name;
+      macro->operand = std::move(target);
+      for (size_t i = 2; i < args.size(); ++i) macro->args.push_back(std::move(args[i]));
+      return macro;
+    }
+    // The lists extension's sortBy(variable, key): the list ordered by each item's key.
+    if (name == "sortBy" && args.size() == 2) {
+      const Expr::Kind kind = target->kind;
+      if (kind != Expr::Kind::kList && kind != Expr::Kind::kSelect && kind != Expr::Kind::kIdent &&
+          kind != Expr::Kind::kMacro && kind != Expr::Kind::kCall) {
+        return lexer_.Error(target->position,
+                            "sortBy can only be applied to a list, identifier, comprehension, "
+                            "call or select expression");
+      }
+      if (args[0]->kind != Expr::Kind::kIdent) {
+        return lexer_.Error(args[0]->position, "argument is not an identifier");
+      }
+      ExprPtr macro = Node(Expr::Kind::kMacro, position);
+      macro->name = std::move(name);
+      macro->variable = args[0]->name;
+      macro->operand = std::move(target);
+      macro->args.push_back(std::move(args[1]));
+      return macro;
+    }
     if (name == "bind" && target->kind == Expr::Kind::kIdent && target->name == "cel") {
       if (args.size() != 3) {
         return lexer_.Error(position, "cel.bind() takes a name, a value and an expression");
@@ -660,12 +708,6 @@ class Parser {
       macro->operand = std::move(args[1]);
       macro->args.push_back(std::move(args[2]));
       return macro;
-    }
-    // A function of a namespace ("optional.of") is a global function with a qualified name.
-    if (target->kind == Expr::Kind::kIdent &&
-        (target->name == "optional" || target->name == "math" || target->name == "sets" ||
-         target->name == "strings" || target->name == "cel")) {
-      return Call(absl::StrCat(target->name, ".", name), position, std::move(args));
     }
     ExprPtr call = Call(name, position, std::move(args));
     call->operand = std::move(target);

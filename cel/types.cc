@@ -36,6 +36,10 @@ std::string Format(const Type& type, const char* null_name) {
       return "kubernetes.Semver";
     case Kind::kQuantity:
       return "kubernetes.Quantity";
+    case Kind::kIP:
+      return "net.IP";
+    case Kind::kCIDR:
+      return "net.CIDR";
     case Kind::kOptional:
       return absl::StrCat("optional_type(", param(type.params[0]), ")");
     case Kind::kDevice:

@@ -25,6 +25,8 @@ struct Type {
     kMap,   // params: key, value
     kSemver,
     kQuantity,
+    kIP,        // net.IP, Kubernetes' IP library
+    kCIDR,      // net.CIDR, Kubernetes' CIDR library
     kOptional,  // params: value
     kDevice,    // kubernetes.DRADevice, the `device` variable
     // A type parameter of an overload (functions.h): the arguments in its places must have one

@@ -67,6 +67,10 @@ const char* Value::TypeName() const {
       return "kubernetes.Semver";
     case Kind::kQuantity:
       return "kubernetes.Quantity";
+    case Kind::kIP:
+      return "net.IP";
+    case Kind::kCIDR:
+      return "net.CIDR";
     case Kind::kOptional:
       return "optional_type";
     case Kind::kError:
@@ -101,6 +105,10 @@ Value Equals(const Value& a, const Value& b, absl::FunctionRef<bool()> visit) {
       return Value::Bool(a.semver() == b.semver());
     case Kind::kQuantity:
       return Value::Bool(a.quantity() == b.quantity());
+    case Kind::kIP:
+      return Value::Bool(a.ip() == b.ip());
+    case Kind::kCIDR:
+      return Value::Bool(a.cidr() == b.cidr());
     case Kind::kList: {
       if (a.list().size() != b.list().size()) return Value::Bool(false);
       for (size_t i = 0; i < a.list().size(); ++i) {

@@ -1,5 +1,6 @@
 // Value: a CEL value of the subset devmgr evaluates: null, bool, int, uint, double, string,
-// bytes, list, map, the Kubernetes types Semver and Quantity, optional values, and errors.
+// bytes, list, map, the Kubernetes types Semver, Quantity, IP and CIDR, optional values, and
+// errors.
 // Errors are values, as in CEL: an operation on an error gives that error, except where CEL
 // says otherwise (`false && error` is false, `true || error` is true).
 //
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "common/go_netip.h"
 #include "kubeapi/quantity.h"
 #include "kubeapi/semver.h"
 
@@ -60,6 +62,8 @@ class Value {
     kMap,
     kSemver,
     kQuantity,
+    kIP,
+    kCIDR,
     kOptional,
     kError,
   };
@@ -79,6 +83,8 @@ class Value {
   static Value MapOf(Map map) { return Value(std::make_shared<const Map>(std::move(map))); }
   static Value SemverOf(kubeapi::Semver value) { return Value(std::move(value)); }
   static Value QuantityOf(kubeapi::Quantity value) { return Value(value); }
+  static Value IPOf(GoAddr value) { return Value(std::move(value)); }
+  static Value CIDROf(GoPrefix value) { return Value(std::move(value)); }
   static Value OptionalOf(std::optional<Value> value);
   static Value ErrorOf(std::string message) { return Value(Error{std::move(message)}); }
 
@@ -97,6 +103,8 @@ class Value {
   const Map& map() const { return *std::get<std::shared_ptr<const Map>>(data_); }
   const kubeapi::Semver& semver() const { return std::get<kubeapi::Semver>(data_); }
   const kubeapi::Quantity& quantity() const { return std::get<kubeapi::Quantity>(data_); }
+  const GoAddr& ip() const { return std::get<GoAddr>(data_); }
+  const GoPrefix& cidr() const { return std::get<GoPrefix>(data_); }
   // The optional's value, or null when it has none.
   const Value* optional_value() const { return std::get<Optional>(data_).value.get(); }
   const std::string& error() const { return std::get<Error>(data_).message; }
@@ -111,7 +119,7 @@ class Value {
   using Data =
       std::variant<Null, bool, int64_t, uint64_t, double, std::shared_ptr<const std::string>, Bytes,
                    std::shared_ptr<const List>, std::shared_ptr<const Map>, kubeapi::Semver,
-                   kubeapi::Quantity, Optional, Error>;
+                   kubeapi::Quantity, GoAddr, GoPrefix, Optional, Error>;
   template <typename T>
   explicit Value(T value) : data_(std::move(value)) {}
 

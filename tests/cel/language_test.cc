@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cel/program.h"
+#include "tests/cel/eval_text.h"
 
 namespace devmgr::cel {
 namespace {
@@ -27,14 +28,8 @@ Device TestDevice() {
   return device;
 }
 
-// Eval: the expression's result for TestDevice(), or the error's text prefixed by "error: ".
-std::string Eval(const std::string& expression) {
-  absl::StatusOr<std::shared_ptr<const Program>> program = Program::Compile(expression);
-  if (!program.ok()) return "compile: " + std::string(program.status().message());
-  absl::StatusOr<bool> matched = (*program)->Matches(TestDevice());
-  if (!matched.ok()) return "error: " + std::string(matched.status().message());
-  return *matched ? "true" : "false";
-}
+// Eval: the expression's result for TestDevice() (eval_text.h).
+std::string Eval(const std::string& expression) { return EvalText(expression, TestDevice()); }
 
 TEST(CelLanguageTest, SelectorsSeenInPractice) {
   for (
