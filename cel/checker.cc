@@ -49,6 +49,8 @@ Type TypeOf(const Value& value) {
       return Type::Of(TK::kString);
     case Value::Kind::kBytes:
       return Type::Of(TK::kBytes);
+    case Value::Kind::kType:
+      return Type::Of(TK::kType);
     default:
       return Type::Dyn();
   }
@@ -222,15 +224,35 @@ class Checker {
                                  applied, "'"));
   }
 
-  absl::StatusOr<Type> Ident(const Expr& e) {
+  absl::StatusOr<Type> Ident(Expr& e) {
     for (auto it = scope_.rbegin(); it != scope_.rend(); ++it) {
       if (it->first == e.name) return it->second;
     }
     if (e.name == "device") return Type::Of(TK::kDevice);
+    if (const char* type = TypeDenotation(e.name); type != nullptr) return TypeConstant(e, type);
     return Error(e, absl::StrCat("undeclared reference to '", e.name, "' (in container '')"));
   }
 
+  // TypeConstant: `e`, a type's name written out, becomes the type value it denotes.
+  static Type TypeConstant(Expr& e, const char* type) {
+    e.kind = Expr::Kind::kConst;
+    e.constant = Value::TypeOf(type);
+    e.operand = nullptr;
+    return Type::Of(TK::kType);
+  }
+
+  bool InScope(const std::string& name) const {
+    return std::any_of(scope_.begin(), scope_.end(),
+                       [&name](const auto& variable) { return variable.first == name; });
+  }
+
   absl::StatusOr<Type> Select(Expr& e) {
+    // A qualified type name (net.IP) where its first part is no variable.
+    if (e.operand->kind == Expr::Kind::kIdent && !e.test_only && !e.optional &&
+        !InScope(e.operand->name) && e.operand->name != "device") {
+      const char* type = TypeDenotation(absl::StrCat(e.operand->name, ".", e.name));
+      if (type != nullptr) return TypeConstant(e, type);
+    }
     absl::StatusOr<Type> operand = Check(*e.operand);
     if (!operand.ok()) return operand;
     Type target = *operand;

@@ -411,6 +411,9 @@ Value ToBool(const std::vector<Value>& a, EvalContext&) {
 }
 
 Value Dyn(const std::vector<Value>& a, EvalContext&) { return a[0]; }
+Value TypeOfValue(const std::vector<Value>& a, EvalContext&) {
+  return Value::TypeOf(a[0].TypeName());
+}
 
 // ---- Strings. ----
 
@@ -644,6 +647,50 @@ Value Trim(const std::vector<Value>& a, EvalContext& c) {
   size_t last = offsets.size() - 1;
   while (last > first && SpaceAt(text, offsets[last - 1]) != 0) --last;
   return Value::String(text.substr(offsets[first], offsets[last] - offsets[first]));
+}
+
+// Quote: strings.quote(s), `s` as a CEL string literal: between double quotes, with the
+// control characters that have a letter escape, the backslash and the double quote escaped.
+// Paid for before it is built: every character may double.
+Value Quote(const std::vector<Value>& a, EvalContext& c) {
+  const std::string& text = a[0].string_value();
+  if (!c.AddCost(1 + text.size() / 5)) return Err(c.StopReason());
+  std::string quoted = "\"";
+  for (const char ch : text) {
+    switch (ch) {
+      case '\a':
+        quoted += "\\a";
+        break;
+      case '\b':
+        quoted += "\\b";
+        break;
+      case '\f':
+        quoted += "\\f";
+        break;
+      case '\n':
+        quoted += "\\n";
+        break;
+      case '\r':
+        quoted += "\\r";
+        break;
+      case '\t':
+        quoted += "\\t";
+        break;
+      case '\v':
+        quoted += "\\v";
+        break;
+      case '\\':
+        quoted += "\\\\";
+        break;
+      case '"':
+        quoted += "\\\"";
+        break;
+      default:
+        quoted += ch;
+    }
+  }
+  quoted += '"';
+  return Value::String(std::move(quoted));
 }
 
 Value Join(const std::vector<Value>& a, EvalContext& c) {
@@ -1198,6 +1245,7 @@ std::vector<Overload> Build() {
       {"bool", false, {b}, b, ToBool},
       {"bool", false, {s}, b, ToBool},
       {"dyn", false, {dyn}, dyn, Dyn},
+      {"type", false, {dyn}, T(TK::kType), TypeOfValue},
       {"contains", true, {s, s}, b, Contains},
       {"startsWith", true, {s, s}, b, StartsWith},
       {"endsWith", true, {s, s}, b, EndsWith},
@@ -1220,6 +1268,7 @@ std::vector<Overload> Build() {
       {"substring", true, {s, i}, s, Substring},
       {"substring", true, {s, i, i}, s, Substring},
       {"trim", true, {s}, s, Trim},
+      {"strings.quote", false, {s}, s, Quote},
       {"join", true, {Type::ListOf(s)}, s, Join},
       {"join", true, {Type::ListOf(s), s}, s, Join},
       {"semver", false, {s}, sv, SemverOf},
@@ -1470,6 +1519,8 @@ bool Fits(const Type& param, const Value& value) {
       return value.kind() == Kind::kCIDR;
     case TK::kOptional:
       return value.kind() == Kind::kOptional;
+    case TK::kType:
+      return value.kind() == Kind::kType;
   }
   return false;
 }

@@ -44,6 +44,8 @@ std::string Format(const Type& type, const char* null_name) {
       return absl::StrCat("optional_type(", param(type.params[0]), ")");
     case Kind::kDevice:
       return "kubernetes.DRADevice";
+    case Kind::kType:
+      return "type";
     case Kind::kParam:
       return "A";
   }
@@ -64,5 +66,29 @@ bool Type::Accepts(const Type& other) const {
 std::string Type::ToString() const { return Format(*this, "null"); }
 
 std::string Type::DeclaredName() const { return Format(*this, "null_type"); }
+
+const char* TypeDenotation(absl::string_view name) {
+  static constexpr const char* kNames[] = {
+      "bool",
+      "bytes",
+      "double",
+      "int",
+      "uint",
+      "string",
+      "list",
+      "map",
+      "null_type",
+      "type",
+      "optional_type",
+      "kubernetes.Semver",
+      "kubernetes.Quantity",
+      "net.IP",
+      "net.CIDR",
+  };
+  for (const char* known : kNames) {
+    if (name == known) return known;
+  }
+  return nullptr;
+}
 
 }  // namespace devmgr::cel

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
+
 namespace devmgr::cel {
 
 struct Type {
@@ -29,6 +31,7 @@ struct Type {
     kCIDR,      // net.CIDR, Kubernetes' CIDR library
     kOptional,  // params: value
     kDevice,    // kubernetes.DRADevice, the `device` variable
+    kType,      // a type value: type(x), or a type's name written out (int, net.IP)
     // A type parameter of an overload (functions.h): the arguments in its places must have one
     // type, as in cel-go's declarations (`_==_(A, A)`, `@in(A, list(A))`). Only in parameters.
     kParam,
@@ -59,5 +62,10 @@ struct Type {
 
   bool operator==(const Type&) const = default;
 };
+
+// TypeDenotation: the type `name` denotes as a value (int, list, null_type, net.IP, ...: every
+// type of the subset's values, as Value::TypeName() names it), or null when it denotes none. `dyn`
+// is not one, as in cel-go.
+const char* TypeDenotation(absl::string_view name);
 
 }  // namespace devmgr::cel

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "absl/strings/string_view.h"
+
 namespace devmgr::cel {
 namespace {
 
@@ -73,6 +75,8 @@ const char* Value::TypeName() const {
       return "net.CIDR";
     case Kind::kOptional:
       return "optional_type";
+    case Kind::kType:
+      return "type";
     case Kind::kError:
       return "error";
   }
@@ -109,6 +113,8 @@ Value Equals(const Value& a, const Value& b, absl::FunctionRef<bool()> visit) {
       return Value::Bool(a.ip() == b.ip());
     case Kind::kCIDR:
       return Value::Bool(a.cidr() == b.cidr());
+    case Kind::kType:
+      return Value::Bool(absl::string_view(a.type_value()) == b.type_value());
     case Kind::kList: {
       if (a.list().size() != b.list().size()) return Value::Bool(false);
       for (size_t i = 0; i < a.list().size(); ++i) {

@@ -1,6 +1,6 @@
 // Value: a CEL value of the subset devmgr evaluates: null, bool, int, uint, double, string,
-// bytes, list, map, the Kubernetes types Semver, Quantity, IP and CIDR, optional values, and
-// errors.
+// bytes, list, map, the Kubernetes types Semver, Quantity, IP and CIDR, optional values, type
+// values, and errors.
 // Errors are values, as in CEL: an operation on an error gives that error, except where CEL
 // says otherwise (`false && error` is false, `true || error` is true).
 //
@@ -43,6 +43,11 @@ struct Map {
   std::vector<std::pair<Value, Value>> entries;
   bool default_empty_map = false;
 };
+// TypeValue: a value of CEL's type `type` (type(1), int): the type's name as
+// Value::TypeName() gives it, a string of the program's lifetime.
+struct TypeValue {
+  const char* name;
+};
 // Optional: a value that may be absent (CEL's optional_type).
 struct Optional {
   std::shared_ptr<const Value> value;  // null: none
@@ -65,6 +70,7 @@ class Value {
     kIP,
     kCIDR,
     kOptional,
+    kType,
     kError,
   };
 
@@ -86,6 +92,7 @@ class Value {
   static Value IPOf(GoAddr value) { return Value(std::move(value)); }
   static Value CIDROf(GoPrefix value) { return Value(std::move(value)); }
   static Value OptionalOf(std::optional<Value> value);
+  static Value TypeOf(const char* name) { return Value(TypeValue{name}); }
   static Value ErrorOf(std::string message) { return Value(Error{std::move(message)}); }
 
   Kind kind() const { return static_cast<Kind>(data_.index()); }
@@ -107,6 +114,7 @@ class Value {
   const GoPrefix& cidr() const { return std::get<GoPrefix>(data_); }
   // The optional's value, or null when it has none.
   const Value* optional_value() const { return std::get<Optional>(data_).value.get(); }
+  const char* type_value() const { return std::get<TypeValue>(data_).name; }
   const std::string& error() const { return std::get<Error>(data_).message; }
 
   // The CEL type's name: "int", "string", "list", "map", "kubernetes.Semver", ...
@@ -119,7 +127,7 @@ class Value {
   using Data =
       std::variant<Null, bool, int64_t, uint64_t, double, std::shared_ptr<const std::string>, Bytes,
                    std::shared_ptr<const List>, std::shared_ptr<const Map>, kubeapi::Semver,
-                   kubeapi::Quantity, GoAddr, GoPrefix, Optional, Error>;
+                   kubeapi::Quantity, GoAddr, GoPrefix, Optional, TypeValue, Error>;
   template <typename T>
   explicit Value(T value) : data_(std::move(value)) {}
 

@@ -11,15 +11,16 @@ name order, as {"name": "file/section/test", "expr", "value" or "error", "disabl
 
 A value is typed, one key per CEL type: {"null": null}, {"bool": b}, {"int": n}, {"uint": n},
 {"double": x} (x a number, or "NaN", "Infinity", "-Infinity"), {"string": s}, {"bytes": base64},
-{"list": [values]}, {"map": [[key, value], ...]}. A typed_result gives its value (its deduced
+{"list": [values]}, {"map": [[key, value], ...]}, {"type": name} (a type value: "int",
+"list", "null_type", "net.IP"). A typed_result gives its value (its deduced
 type is not exported); a test with no result expects true, as simple.proto says. An expected
 error is the list of texts cel-spec gives ("error"), which are often prose rather than an
 implementation's message.
 
 A test is in devmgr's subset (cel/program.h: one expression, type-checked, over the variable
 `device` only) unless it needs something the subset does not have; then "skip" names that
-construct (protocol buffer messages, a function cel/functions.h does not have, type values,
-variables the test binds, evaluation without a checker, ...), so that the tests report every
+construct (protocol buffer messages, a function cel/functions.h does not have, the type
+denotation dyn, variables the test binds, evaluation without a checker, ...), so that the tests report every
 skipped case and why. The rules are skip_reason's, below; they look at the language a test
 uses, never at whether devmgr happens to pass it.
 
@@ -284,7 +285,7 @@ def export_value(v):
         name = type_names[0][1:-1].split("/")[-1] if type_names else "a message"
         raise OutOfSubset(f"a protocol buffer message result ({name})")
     if kind == "type_value":
-        raise OutOfSubset("a type value result (type())")
+        return {"type": x.text()}
     raise SyntaxError(f"unknown Value field {kind}")
 
 
@@ -305,7 +306,7 @@ SUBSET_FUNCTIONS = {
     "lowerAscii", "major", "matches", "minor", "optional.none", "optional.of",
     "optional.ofNonZeroValue", "or", "orValue", "patch", "quantity", "replace", "reverse",
     "semver", "sign", "size", "split", "startsWith", "string", "sub", "substring", "trim", "uint",
-    "upperAscii", "value",
+    "upperAscii", "value", "type", "strings.quote",
     # Kubernetes' IP and CIDR libraries.
     "cidr", "containsCIDR", "containsIP", "family", "ip", "ip.isCanonical", "isCIDR", "isIP",
     "isGlobalUnicast", "isLinkLocalMulticast", "isLinkLocalUnicast", "isLoopback",
@@ -327,10 +328,9 @@ LIBRARIES = [
     (re.compile(r"^(ip|cidr|isIP|isCIDR|ip\.isCanonical|containsIP|containsCIDR|family|"
                 r"isGlobalUnicast|isLinkLocalMulticast|isLinkLocalUnicast|isLoopback|"
                 r"isUnspecified|masked|prefixLength)$"), "the network extension (IP and CIDR)"),
-    (re.compile(r"^(format|strings\.quote)$"), "the string extension's formatting"),
+    (re.compile(r"^format$"), "the string extension's formatting"),
     (re.compile(r"^proto\.(hasExt|getExt)$"), "protocol buffer extensions"),
     (re.compile(r"^(optMap|optFlatMap)$"), "the optional library's macros"),
-    (re.compile(r"^type$"), "type values"),
 ]
 
 # The names of CEL's types, values of type `type` where they are not called.
@@ -339,6 +339,9 @@ TYPE_NAMES = ("bool", "bytes", "double", "int", "list", "map", "null_type", "str
 
 # Namespaces whose functions are called by qualified name (`math.greatest(...)`).
 NAMESPACES = ("optional", "math", "sets", "strings", "cel", "base64", "proto", "ip", "lists")
+
+# The subset's types with a qualified name (types.h's TypeDenotation), values where written out.
+QUALIFIED_TYPES = re.compile(r"(?<![\w.])(net\.(IP|CIDR)|kubernetes\.(Semver|Quantity))\b")
 
 KEYWORDS = {"true", "false", "null", "in"}
 
@@ -402,6 +405,7 @@ def free_names(code):
     bound = set(re.findall(r"\.\w+\s*\(\s*([A-Za-z_]\w*)\s*,", code))
     bound |= set(re.findall(r"\.\w+\s*\(\s*[A-Za-z_]\w*\s*,\s*([A-Za-z_]\w*)\s*,", code))
     bound |= set(re.findall(r"cel\.bind\s*\(\s*([A-Za-z_]\w*)\s*,", code))
+    code = QUALIFIED_TYPES.sub("type", code)
     names = []
     # A name not after a dot (a field), or after a leading dot (`.y`: y at the root scope).
     for m in re.finditer(r"(?:(?<![\w.])|(?<![\w)\]}'\"])(\.))([A-Za-z_]\w*)\b(?!\s*[(\"'])",
@@ -441,9 +445,9 @@ def skip_reason(case, test):
         for pattern, library in LIBRARIES:
             if name not in SUBSET_FUNCTIONS and pattern.search(name):
                 return f"{name}() of {library}, not in the subset (cel/functions.h)"
-    m = re.search(r"(?<![\w.])(" + "|".join(TYPE_NAMES) + r")\b(?!\s*\()", code)
-    if m:
-        return f"type values (the type denotation {m.group(1)})"
+    if re.search(r"(?<![\w.])dyn\b(?!\s*\()", code):
+        return ("the type denotation dyn, which cel-go's checker refuses as an undeclared "
+                "reference (cel-spec expects an evaluation's error)")
     if re.search(r"(^|[^\w\])}'\"\s])\s*\[\s*\?|[{,]\s*\?", strip_strings(case["expr"])):
         return "optional entries in list and map literals ([?e], {?k: v}), which parser.h lacks"
     functions = [d.get("name").text() for d in test.all("type_env") if d.has("function")]

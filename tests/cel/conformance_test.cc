@@ -171,6 +171,10 @@ bool SameDouble(double actual, const Json& expected) {
 bool Matches(const Json& expected, const Value& actual) {
   using Kind = Value::Kind;
   if (expected.contains("null")) return actual.kind() == Kind::kNull;
+  if (expected.contains("type")) {
+    return actual.kind() == Kind::kType &&
+           actual.type_value() == expected["type"].get<std::string>();
+  }
   if (expected.contains("bool")) {
     return actual.kind() == Kind::kBool && actual.bool_value() == expected["bool"].get<bool>();
   }

@@ -276,6 +276,31 @@ TEST(CelLanguageTest, WhatIsOutsideTheSubsetIsRefusedWhenCompiled) {
   }
 }
 
+// type(x) and the types' names written out, which compare as values: what guards a selector
+// against an attribute of another type than it expects.
+TEST(CelLanguageTest, TypeValues) {
+  for (const std::string expression : {
+           R"(type(device.attributes["gpu.example.com"].model) == string)",
+           R"(type(device.attributes["gpu.example.com"].index) == int)",
+           R"(type(device.attributes["gpu.example.com"].driverVersion) == kubernetes.Semver)",
+           R"(type(device.capacity["gpu.example.com"].memory) == kubernetes.Quantity)",
+           R"(type(device.attributes["gpu.example.com"]) == map)",
+           "type(1u) == uint && type(1.0) == double && type(true) == bool && type(b'x') == bytes",
+           "type([1]) == list && type(null) == null_type && type(optional.none()) == optional_type",
+           "type(ip('10.0.0.1')) == net.IP && type(cidr('10.0.0.0/8')) == net.CIDR",
+           "type(type(1)) == type && type(int) == type",
+           "type(1) != type(1u) && type([1]) == type(['a'])",
+           "cel.bind(int, 2, int + 1 == 3)",
+       }) {
+    EXPECT_EQ(Eval(expression), "true") << expression;
+  }
+  EXPECT_EQ(Eval(R"(type(device.attributes["gpu.example.com"].model) == int)"), "false");
+  EXPECT_TRUE(absl::StrContains(Eval("type(1) == 1"),
+                                "found no matching overload for '_==_' applied to '(type, int)'"));
+  EXPECT_TRUE(absl::StrContains(Eval("dyn == int"), "undeclared reference to 'dyn'"));
+  EXPECT_TRUE(absl::StrContains(Eval("net.Mask == int"), "undeclared reference to 'net'"));
+}
+
 TEST(CelLanguageTest, TheCostLimitHolds) {
   CompileOptions options;
   options.cost_limit = 100;
