@@ -385,17 +385,13 @@ class Checker {
       return Type::ListOf(Common(types[0].params[0], types[1].params[0]));
     }
     // reverse(), slice(), distinct() and sort() keep the list's type, flatten() takes a level off
-    // a list of lists; sum(), min() and max() give its elements' (Kubernetes declares them for
-    // each element type).
+    // a list of lists.
     if ((e.name == "reverse" || e.name == "slice" || e.name == "distinct" || e.name == "sort") &&
         types[0].kind == TK::kList) {
       return types[0];
     }
     if (e.name == "flatten" && types.size() == 1 && types[0].kind == TK::kList &&
         types[0].params[0].kind == TK::kList) {
-      return types[0].params[0];
-    }
-    if ((e.name == "sum" || e.name == "min" || e.name == "max") && types[0].kind == TK::kList) {
       return types[0].params[0];
     }
     if (e.name == "dyn") return Type::Dyn();

@@ -946,22 +946,39 @@ Value Or(const std::vector<Value>& a, EvalContext&) {
 
 // isSorted, min and max pass over two items that are not ordered against each other (a NaN, or
 // items of different types in a list of dyn) as if they were in order, as Kubernetes' list
-// library does with the error of their comparison.
+// library does with the error of their comparison; an item of a type without an order (a list,
+// a map, null, a Semver) is "no such overload", as there.
+
+// Ordered: a value of a type with an order (cel-go's Comparer types within the subset).
+bool Ordered(const Value& v) {
+  switch (v.kind()) {
+    case Kind::kInt:
+    case Kind::kUint:
+    case Kind::kDouble:
+    case Kind::kBool:
+    case Kind::kString:
+    case Kind::kBytes:
+      return true;
+    default:
+      return false;
+  }
+}
 
 Value IsSorted(const std::vector<Value>& a, EvalContext& c) {
   const List& list = a[0].list();
   c.AddCost(list.size());
+  if (!std::all_of(list.begin(), list.end(), Ordered)) return Err("no such overload");
   for (size_t i = 1; i < list.size(); ++i) {
     if (Compare(list[i - 1], list[i]).value_or(0) > 0) return Value::Bool(false);
   }
   return Value::Bool(true);
 }
 
-// Sum: 0 for an empty list, as the library's int overload gives; else the items added in turn.
-Value Sum(const std::vector<Value>& a, EvalContext& c) {
+// Sum: `zero` (of the overload's type) for an empty list; else the items added in turn.
+Value Sum(const std::vector<Value>& a, EvalContext& c, Value zero) {
   const List& list = a[0].list();
   c.AddCost(list.size());
-  if (list.empty()) return Value::Int(0);
+  if (list.empty()) return zero;
   // Kubernetes declares sum on lists of numbers (and durations) only: a list of strings or
   // lists has no sum, and adding them would build values nothing paid for.
   for (const Value& item : list) {
@@ -975,11 +992,15 @@ Value Sum(const std::vector<Value>& a, EvalContext& c) {
   }
   return total;
 }
+Value SumInt(const std::vector<Value>& a, EvalContext& c) { return Sum(a, c, Value::Int(0)); }
+Value SumUint(const std::vector<Value>& a, EvalContext& c) { return Sum(a, c, Value::Uint(0)); }
+Value SumDouble(const std::vector<Value>& a, EvalContext& c) { return Sum(a, c, Value::Double(0)); }
 
 // Extreme: the first item no other is `wanted` of (-1: smaller, for min; 1: larger, for max).
 Value Extreme(const std::vector<Value>& a, EvalContext& c, int wanted, const char* name) {
   const List& list = a[0].list();
   c.AddCost(list.size());
+  if (!std::all_of(list.begin(), list.end(), Ordered)) return Err("no such overload");
   if (list.empty()) return Err(absl::StrCat(name, " called on empty list"));
   const Value* best = &list.front();
   for (size_t i = 1; i < list.size(); ++i) {
@@ -1006,7 +1027,6 @@ Value ListLastIndexOf(const std::vector<Value>& a, EvalContext& c) {
   return IndexOfItem(a, c, true);
 }
 
-// reverse() of cel-go's lists extension (version 2; Kubernetes has version 3 since 1.34).
 // ---- cel-go's lists extension, version 3 as Kubernetes enables it. ----
 
 // PayListCall: what cel-go's lists extension charges for a call that builds a list: `factor`
@@ -1320,10 +1340,6 @@ std::vector<Overload> Build() {
       {"orValue", true, {optional_a, a}, dyn, OrValue},
       {"or", true, {optional_a, optional_a}, optional, Or},
       {"includes", true, {dyn, dyn}, b, Includes, Feature::kListTypeAttributes},
-      {"isSorted", true, {list}, b, IsSorted},
-      {"sum", true, {list}, dyn, Sum},
-      {"min", true, {list}, dyn, Min},
-      {"max", true, {list}, dyn, Max},
       {"indexOf", true, {list_a, a}, i, ListIndexOf},
       {"lastIndexOf", true, {list_a, a}, i, ListLastIndexOf},
       {"reverse", true, {list_a}, list, ListReverse},
@@ -1345,10 +1361,17 @@ std::vector<Overload> Build() {
     }
     for (const Type& t : {s, by, b}) all.push_back({name, false, {t, t}, b, impl});
   }
-  // sort() is declared for lists of each type with an order; sortBy is a macro (interpreter.cc).
+  // Kubernetes' isSorted, min and max, and cel-go's sort(), are declared for lists of each type
+  // with an order, sum for lists of numbers; sortBy is a macro (interpreter.cc).
   for (const Type& t : {i, u, d, b, s, by}) {
+    all.push_back({"isSorted", true, {Type::ListOf(t)}, b, IsSorted});
+    all.push_back({"min", true, {Type::ListOf(t)}, t, Min});
+    all.push_back({"max", true, {Type::ListOf(t)}, t, Max});
     all.push_back({"sort", true, {Type::ListOf(t)}, Type::ListOf(t), ListSort});
   }
+  all.push_back({"sum", true, {Type::ListOf(i)}, i, SumInt});
+  all.push_back({"sum", true, {Type::ListOf(u)}, u, SumUint});
+  all.push_back({"sum", true, {Type::ListOf(d)}, d, SumDouble});
   for (const Type& t : {i, u, d, s, by}) all.push_back({"_+_", false, {t, t}, t, Add});
   all.push_back({"_+_", false, {list_a, list_a}, list, Add});
   for (const auto& [name, impl] :

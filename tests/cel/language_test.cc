@@ -380,13 +380,39 @@ TEST(CelLanguageTest, AStringsTextIsSharedByItsCopies) {
   EXPECT_EQ(Eval(doubled), "true");
 }
 
-// sum() adds numbers only, as Kubernetes declares it: a list of strings or of lists has no sum.
-// Before, it joined them, unpaid for.
+// sum() adds numbers only, as Kubernetes declares it: a list of strings or of lists has no sum,
+// refused when compiled where the checker knows the items' type, at evaluation in a list of dyn.
+// Before, it joined them, unpaid for. An empty list's sum is the zero of the declared type.
 TEST(CelLanguageTest, SumAddsNumbersOnly) {
   EXPECT_EQ(Eval("[1, 2, 3].sum() == 6 && [1.5, 2.5].sum() == 4.0 && [2u].sum() == 2u"), "true");
   EXPECT_EQ(Eval("[].sum() == 0"), "true");
-  EXPECT_EQ(Eval("['a', 'b'].sum() == 'ab'"), "error: no such overload: sum(list(string))");
-  EXPECT_EQ(Eval("[[1], [2]].sum() == [1, 2]"), "error: no such overload: sum(list(list))");
+  EXPECT_EQ(
+      Eval("type([1.5].filter(x, x > 2.0).sum()) == double && "
+           "type([2u].filter(x, false).sum()) == uint && type([1].filter(x, false).sum()) == int"),
+      "true");
+  EXPECT_TRUE(
+      absl::StrContains(Eval("['a', 'b'].sum() == 'ab'"),
+                        "found no matching overload for 'sum' applied to 'list(string).()'"));
+  EXPECT_TRUE(
+      absl::StrContains(Eval("[[1], [2]].sum() == [1, 2]"),
+                        "found no matching overload for 'sum' applied to 'list(list(int)).()'"));
+  EXPECT_EQ(Eval("[dyn('a'), dyn('b')].sum() == 'ab'"),
+            "error: no such overload: sum(list(string))");
+}
+
+// isSorted(), min() and max() are declared for lists of a type with an order; over items without
+// one in a list of dyn they are "no such overload", as Kubernetes' list library answers.
+TEST(CelLanguageTest, OrderingNeedsItemsWithAnOrder) {
+  EXPECT_TRUE(absl::StrContains(Eval("[{1: 2}].min() == {1: 2}"),
+                                "found no matching overload for 'min' applied to "
+                                "'list(map(int, int)).()'"));
+  EXPECT_TRUE(absl::StrContains(Eval("[[1], [2]].isSorted()"),
+                                "found no matching overload for 'isSorted' applied to"));
+  EXPECT_EQ(Eval("[dyn([1]), dyn([2])].isSorted()"), "error: no such overload");
+  EXPECT_EQ(Eval("[dyn(1), dyn(null)].max() == 1"), "error: no such overload");
+  EXPECT_EQ(Eval("[dyn(semver('1.0.0'))].min() == semver('1.0.0')"), "error: no such overload");
+  EXPECT_EQ(Eval("type([3, 1].min()) == int && [b'b', b'a'].min() == b'a' && [true, false].max()"),
+            "true");
 }
 
 TEST(CelLanguageTest, ReplacingTheEmptyStringGoesBetweenCodePoints) {
