@@ -1408,9 +1408,28 @@ std::string WithPythonNamedGroups(const std::string& pattern) {
   return out;
 }
 
+// HasByteEscape: `pattern` has \C (any byte), which RE2 has and Go's regexp does not; a \C
+// between \Q and \E is the two characters.
+bool HasByteEscape(const std::string& pattern) {
+  for (size_t i = 0; i + 1 < pattern.size(); ++i) {
+    if (pattern[i] != '\\') continue;
+    if (pattern[i + 1] == 'C') return true;
+    if (pattern[i + 1] == 'Q') {
+      const size_t end = pattern.find("\\E", i + 2);
+      if (end == std::string::npos) return false;
+      i = end;
+    }
+    ++i;  // the escaped character
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const re2::RE2>> CompileRegex(const std::string& pattern) {
+  if (HasByteEscape(pattern)) {
+    return absl::InvalidArgumentError("error parsing regexp: invalid escape sequence: `\\C`");
+  }
   re2::RE2::Options options;
   options.set_log_errors(false);
   auto regex = std::make_shared<const re2::RE2>(WithPythonNamedGroups(pattern), options);

@@ -553,6 +553,10 @@ TEST(CelLanguageTest, RegexPatternsAreCompiledWithTheProgram) {
             "true");
   EXPECT_EQ(Eval("device.driver.matches(" + model + " + '(?<a-b>x)')"),
             "error: error parsing regexp: invalid named capture: `(?<a-b>`");
+  // \C (any byte) is RE2's, not Go's; between \Q and \E it is the two characters.
+  EXPECT_EQ(Eval("device.driver.matches(" + model + R"( + r'\C'))"),
+            "error: error parsing regexp: invalid escape sequence: `\\C`");
+  EXPECT_EQ(Eval(R"(r'x\C'.matches(r'^x\Q\C\E$') && r'\\C'.matches(r'\\C'))"), "true");
   // RE2's escapes and classes are Go's.
   EXPECT_EQ(Eval(R"('a.b'.matches(r'^a\.b$') && !'axb'.matches('^a\\.b$') && '7'.matches('\\d'))"),
             "true");
