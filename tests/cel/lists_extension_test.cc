@@ -103,6 +103,10 @@ TEST(CelListsExtensionTest, DeclarationsAndCost) {
        "expression"},
       {"sortBy of a map at run time", "dyn({1: 2}).sortBy(e, e) == [1]", "error: no such overload"},
       {"sort keeps the type", "[3, 1, 2].sort()[0] + 1 == 2", "true"},
+      {"sort of bools, doubles, bytes",
+       "[true, false].sort() == [false, true] && [2.5, -1.0].sort() == [-1.0, 2.5] && "
+       "[b'b', b'a'].sort() == [b'a', b'b']",
+       "true"},
       {"sort of dyn items", "[dyn(2), dyn(1)].sort() == [1, 2]", "true"},
       {"sort of NaN", "[1.0, 0.0 / 0.0].sort() == [1.0]", "error: NaN values cannot be ordered"},
       {"sortBy keeps equal keys in order",
