@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -471,12 +472,14 @@ class Checker {
   }
 
   // SortBy: the type of `range`.sortBy(x, key) with keys of type `key`: cel-go expands the macro
-  // into range.@sortByAssociatedKeys(range.map(x, key)), declared for a list and keys of one of
-  // the types with an order.
+  // into range.@sortByAssociatedKeys(range.map(x, key)), declared for a list and keys of a type
+  // sort() is declared for.
   absl::StatusOr<Type> SortBy(const Expr& e, const Type& range, const Type& key) {
-    const bool ordered = key.is_dyn() || key.kind == TK::kInt || key.kind == TK::kUint ||
-                         key.kind == TK::kDouble || key.kind == TK::kBool ||
-                         key.kind == TK::kString || key.kind == TK::kBytes;
+    const std::vector<Overload>& overloads = Overloads();
+    const bool ordered =
+        key.is_dyn() || std::any_of(overloads.begin(), overloads.end(), [&key](const Overload& o) {
+          return o.name == std::string_view("sort") && o.params[0] == Type::ListOf(key);
+        });
     if (!ordered || (range.kind != TK::kList && !range.is_dyn())) {
       return NoOverload(e, "@sortByAssociatedKeys", {range, Type::ListOf(key)}, true);
     }
