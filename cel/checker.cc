@@ -358,7 +358,11 @@ class Checker {
       bool fits = true;
       std::optional<Type> bound;  // the overload's type parameter, once an argument sets it
       for (size_t p = 0; p < types.size() && fits; ++p) {
-        fits = overload.params[p].Accepts(types[p]) && Bind(overload.params[p], types[p], bound);
+        // null stands for a value of a nullable type (a Semver, a Quantity, ...), as cel-go's
+        // checker lets it; no overload takes it at evaluation ("no such overload").
+        const bool null_for_nullable = types[p].kind == TK::kNull && Nullable(overload.params[p]);
+        fits = (overload.params[p].Accepts(types[p]) || null_for_nullable) &&
+               Bind(overload.params[p], types[p], bound);
       }
       if (fits) e.overloads.push_back(i);
     }

@@ -301,6 +301,22 @@ TEST(CelLanguageTest, TypeValues) {
   EXPECT_TRUE(absl::StrContains(Eval("net.Mask == int"), "undeclared reference to 'net'"));
 }
 
+// null where a Semver, a Quantity, an address or a prefix is expected compiles, as cel-go's
+// checker takes null for a value of those types, and is "no such overload" when evaluated.
+TEST(CelLanguageTest, NullForAnObjectCompilesAndFailsWhenEvaluated) {
+  for (const std::string expression : {
+           "semver('1.0.0').compareTo(null) == 0",
+           "quantity('1').add(null) == quantity('1')",
+           "cidr('10.0.0.0/8').containsCIDR(null)",
+       }) {
+    EXPECT_TRUE(absl::StartsWith(Eval(expression), "error: no such overload")) << expression;
+  }
+  EXPECT_TRUE(absl::StrContains(Eval("'a'.contains(null)"),
+                                "found no matching overload for 'contains' applied to "
+                                "'string.(null)'"))
+      << "a string is not nullable";
+}
+
 TEST(CelLanguageTest, TheCostLimitHolds) {
   CompileOptions options;
   options.cost_limit = 100;
