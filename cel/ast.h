@@ -48,4 +48,11 @@ struct Expr {
   std::vector<size_t> overloads;
 };
 
+// GivesValuePerItem: a macro that gives a value for each item (after a filter, when it has two
+// arguments): map, sortBy's key, transformList, transformMap, transformMapEntry.
+inline bool GivesValuePerItem(const Expr& macro) {
+  return macro.name == "map" || macro.name == "sortBy" || macro.name == "transformList" ||
+         macro.name == "transformMap" || macro.name == "transformMapEntry";
+}
+
 }  // namespace devmgr::cel

@@ -455,9 +455,7 @@ class Checker {
     if (!checked.ok()) return checked;
     // Predicates (all, exists, existsOne, filter, and the filter of map and the transforms) are
     // bool.
-    const bool transforms = e.name == "map" || e.name == "sortBy" || e.name == "transformList" ||
-                            e.name == "transformMap" || e.name == "transformMapEntry";
-    const bool has_predicate = !transforms || e.args.size() == 2;
+    const bool has_predicate = !GivesValuePerItem(e) || e.args.size() == 2;
     if (has_predicate && !Type::Of(TK::kBool).Accepts(results[0])) {
       return Error(*e.args[0], absl::StrCat("found no matching overload for '", e.name,
                                             "' predicate of type '", results[0].ToString(), "'"));

@@ -761,13 +761,14 @@ absl::StatusOr<GoAddr> ParseIP(const std::string& text) {
   }
   return addr;
 }
-// ParseCIDR: `text` as a prefix, or the library's error (whose parse error cidr() prefixes once
-// more, as upstream's does).
+constexpr absl::string_view kCIDRParseError =
+    "network address parse error during conversion from string: ";
+
+// ParseCIDR: `text` as a prefix, or the library's error.
 absl::StatusOr<GoPrefix> ParseCIDR(const std::string& text) {
   absl::StatusOr<GoPrefix> prefix = GoPrefix::Parse(text);
   if (!prefix.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "network address parse error during conversion from string: ", prefix.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat(kCIDRParseError, prefix.status().message()));
   }
   if (prefix->addr().Is4In6()) {
     return absl::InvalidArgumentError(
@@ -811,14 +812,15 @@ Value IsLinkLocalUnicast(const std::vector<Value>& a, EvalContext&) {
 Value IsGlobalUnicast(const std::vector<Value>& a, EvalContext&) {
   return Value::Bool(a[0].ip().IsGlobalUnicast());
 }
-Value CIDROf(const std::vector<Value>& a, EvalContext& c) {
-  c.AddCost(StringCost(a[0].string_value()));
-  absl::StatusOr<GoPrefix> prefix = ParseCIDR(a[0].string_value());
-  if (!prefix.ok()) {
-    return Err(absl::StrCat("network address parse error during conversion from string: ",
-                            prefix.status().message()));
-  }
+// CIDRFromString: cidr(text), whose error upstream prefixes once more than ParseCIDR's.
+Value CIDRFromString(const std::string& text, EvalContext& c) {
+  c.AddCost(StringCost(text));
+  absl::StatusOr<GoPrefix> prefix = ParseCIDR(text);
+  if (!prefix.ok()) return Err(absl::StrCat(kCIDRParseError, prefix.status().message()));
   return Value::CIDROf(*std::move(prefix));
+}
+Value CIDROf(const std::vector<Value>& a, EvalContext& c) {
+  return CIDRFromString(a[0].string_value(), c);
 }
 Value IsCIDR(const std::vector<Value>& a, EvalContext& c) {
   c.AddCost(StringCost(a[0].string_value()));
@@ -839,13 +841,8 @@ Value ContainsCIDR(const std::vector<Value>& a, EvalContext& c) {
     return Value::Bool(outer.Overlaps(inner) && outer.bits() <= inner.bits());
   };
   if (a[1].kind() == Kind::kCIDR) return contains(a[1].cidr());
-  c.AddCost(StringCost(a[1].string_value()));
-  absl::StatusOr<GoPrefix> inner = ParseCIDR(a[1].string_value());
-  if (!inner.ok()) {
-    return Err(absl::StrCat("network address parse error during conversion from string: ",
-                            inner.status().message()));
-  }
-  return contains(*inner);
+  const Value inner = CIDRFromString(a[1].string_value(), c);
+  return inner.is_error() ? inner : contains(inner.cidr());
 }
 Value CIDRAddress(const std::vector<Value>& a, EvalContext&) {
   return Value::IPOf(a[0].cidr().addr());

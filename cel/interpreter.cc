@@ -245,9 +245,7 @@ class Interpreter {
     }
     const bool all = e.name == "all";
     const bool exists = e.name == "exists";
-    // The macros that give a value for each item (after a filter, when they have two arguments).
-    const bool transforms = e.name == "map" || e.name == "sortBy" || e.name == "transformList" ||
-                            e.name == "transformMap" || e.name == "transformMapEntry";
+    const bool transforms = GivesValuePerItem(e);
     std::optional<Value> first_error;
     int64_t count = 0;
     List mapped;
