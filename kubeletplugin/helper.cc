@@ -158,7 +158,7 @@ class Helper::DraService final : public Api::Service {
   void AnswerOnWorker(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
                       std::function<absl::Status()> answer) {
     auto run = [this, reactor, context, answer = std::move(answer)] {
-      if (context->IsCancelled()) {
+      if (context->IsCancelled() || helper_.CallsCancelled()) {
         // Waiting its turn, the call ended (the kubelet's deadline, the helper's stop): the
         // driver is not asked, as upstream's handler gives up on its cancelled context.
         FinishWith(reactor, grpc::Status(grpc::StatusCode::CANCELLED,
@@ -348,8 +348,12 @@ void Helper::Stop() {
     publisher = std::move(publisher_);
   }
   if (publisher != nullptr) publisher->Stop();
-  const auto deadline =
-      std::chrono::system_clock::now() + absl::ToChronoMilliseconds(options_.shutdown_grace);
+  const absl::Time cancel_at = absl::Now() + options_.shutdown_grace;
+  {
+    absl::MutexLock lock(&mu_);
+    calls_cancelled_at_ = cancel_at;
+  }
+  const auto deadline = absl::ToChronoTime(cancel_at);
   // The registrar first: a kubelet looking now finds no driver rather than a dying one. Each
   // socket is removed only if it is still the one this helper put there.
   for (auto* server : {&registrar_server_, &service_server_}) {
@@ -367,6 +371,11 @@ void Helper::Stop() {
   reader_.Join();
   parallel_.Join();
   worker_.Stop();
+}
+
+bool Helper::CallsCancelled() {
+  absl::MutexLock lock(&mu_);
+  return absl::Now() >= calls_cancelled_at_;
 }
 
 absl::StatusOr<std::vector<dra::ResourceClaim>> Helper::ReadClaims(

@@ -197,6 +197,8 @@ class Helper {
  private:
   template <typename Api>
   class DraService;
+  // CallsCancelled: Stop's grace has ended (calls_cancelled_at_).
+  bool CallsCancelled() ABSL_LOCKS_EXCLUDED(mu_);
 
   Helper(DriverPlugin& plugin, HelperOptions options);
   absl::Status Serve();
@@ -225,6 +227,10 @@ class Helper {
   absl::Mutex publish_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  // When Stop's grace ends and the servers cancel the calls left: a call still waiting its turn
+  // then is one of them, whether or not its context says so yet (gRPC marks it asynchronously,
+  // and its client may have seen the cancellation first).
+  absl::Time calls_cancelled_at_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   std::unique_ptr<resourceslice::Controller> publisher_ ABSL_GUARDED_BY(mu_);
 
   // Declared before the servers, which are destroyed first.
