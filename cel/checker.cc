@@ -68,6 +68,8 @@ bool Nullable(const Type& type) {
     case TK::kQuantity:
     case TK::kIP:
     case TK::kCIDR:
+    case TK::kURL:
+    case TK::kFormat:
     case TK::kOptional:
     case TK::kDevice:
       return true;

@@ -854,6 +854,81 @@ Value Masked(const std::vector<Value>& a, EvalContext&) {
   return Value::CIDROf(a[0].cidr().Masked());
 }
 
+// ---- Kubernetes' URL library. ----
+
+// ParseURL: `text` as Kubernetes' url() takes it: an absolute URL or an absolute path (Go's
+// ParseRequestURI), kept as url.Parse reads it (a fragment after '#').
+absl::StatusOr<GoURL> ParseURL(const std::string& text) {
+  absl::StatusOr<GoURL> url = GoURL::ParseRequestURI(text);
+  if (url.ok()) url = GoURL::Parse(text);
+  if (!url.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("URL parse error during conversion from string: ", url.status().message()));
+  }
+  return url;
+}
+
+// Parsing is a walk over the string; the accessors are nominal, as upstream counts them.
+Value URLOf(const std::vector<Value>& a, EvalContext& c) {
+  c.AddCost(StringCost(a[0].string_value()));
+  absl::StatusOr<GoURL> url = ParseURL(a[0].string_value());
+  if (!url.ok()) return Err(std::string(url.status().message()));
+  return Value::URLOf(*std::move(url));
+}
+Value IsURL(const std::vector<Value>& a, EvalContext& c) {
+  c.AddCost(StringCost(a[0].string_value()));
+  return Value::Bool(GoURL::ParseRequestURI(a[0].string_value()).ok());
+}
+Value GetScheme(const std::vector<Value>& a, EvalContext&) {
+  return Value::String(a[0].url().scheme);
+}
+Value GetHost(const std::vector<Value>& a, EvalContext&) { return Value::String(a[0].url().host); }
+Value GetHostname(const std::vector<Value>& a, EvalContext&) {
+  return Value::String(a[0].url().Hostname());
+}
+Value GetPort(const std::vector<Value>& a, EvalContext&) {
+  return Value::String(a[0].url().Port());
+}
+Value GetEscapedPath(const std::vector<Value>& a, EvalContext&) {
+  return Value::String(a[0].url().EscapedPath());
+}
+// getQuery: each key of the query with the list of its values, unescaped.
+Value GetQuery(const std::vector<Value>& a, EvalContext&) {
+  Map query;
+  for (auto& [key, values] : a[0].url().Query()) {
+    List items;
+    items.reserve(values.size());
+    for (std::string& value : values) items.push_back(Value::String(std::move(value)));
+    query.entries.emplace_back(Value::String(key), Value::ListOf(std::move(items)));
+  }
+  return Value::MapOf(std::move(query));
+}
+
+// ---- Kubernetes' format library. ----
+
+// NamedFormatValue: format.<name>(), the format at `index`.
+template <size_t index>
+Value NamedFormatValue(const std::vector<Value>&, EvalContext&) {
+  return Value::FormatOf(NamedFormatAt(index));
+}
+Value FormatNamed(const std::vector<Value>& a, EvalContext&) {
+  const NamedFormat* format = FindNamedFormat(a[0].string_value());
+  return Value::OptionalOf(format == nullptr ? std::nullopt
+                                             : std::optional<Value>(Value::FormatOf(*format)));
+}
+// validate: none for a value that has the format, else the list of what is wrong with it. Its
+// cost is upstream's for a regular expression of the format's size over the value.
+Value Validate(const std::vector<Value>& a, EvalContext& c) {
+  const std::string& value = a[1].string_value();
+  // ceil((1 + length) / 10) times ceil(size / 4).
+  c.AddCost((value.size() + 10) / 10 * ((a[0].format().regex_size + 3) / 4));
+  std::vector<std::string> messages = a[0].format().validate(value);
+  if (messages.empty()) return Value::OptionalOf(std::nullopt);
+  List items;
+  for (std::string& message : messages) items.push_back(Value::String(std::move(message)));
+  return Value::OptionalOf(Value::ListOf(std::move(items)));
+}
+
 // ---- Kubernetes' Quantity library. ----
 
 Value QuantityOf(const std::vector<Value>& a, EvalContext&) {
@@ -1202,6 +1277,14 @@ Value Includes(const std::vector<Value>& a, EvalContext& c) {
 
 Type T(TK kind) { return Type::Of(kind); }
 
+// AddNamedFormats: format.<name>() for each named format.
+template <size_t... index>
+void AddNamedFormats(std::vector<Overload>& all, std::index_sequence<index...>) {
+  (all.push_back(
+       {NamedFormatAt(index).function, false, {}, T(TK::kFormat), NamedFormatValue<index>}),
+   ...);
+}
+
 std::vector<Overload> Build() {
   const Type dyn = Type::Dyn();
   const Type b = T(TK::kBool);
@@ -1214,6 +1297,7 @@ std::vector<Overload> Build() {
   const Type q = T(TK::kQuantity);
   const Type ip = T(TK::kIP);
   const Type cidr = T(TK::kCIDR);
+  const Type url = T(TK::kURL);
   const Type list = Type::ListOf(dyn);
   const Type map = Type::MapOf(dyn, dyn);
   const Type optional = Type::OptionalOf(dyn);
@@ -1329,6 +1413,16 @@ std::vector<Overload> Build() {
       {"ip", true, {cidr}, ip, CIDRAddress},
       {"prefixLength", true, {cidr}, i, PrefixLength},
       {"masked", true, {cidr}, cidr, Masked},
+      {"url", false, {s}, url, URLOf},
+      {"isURL", false, {s}, b, IsURL},
+      {"getScheme", true, {url}, s, GetScheme},
+      {"getHost", true, {url}, s, GetHost},
+      {"getHostname", true, {url}, s, GetHostname},
+      {"getPort", true, {url}, s, GetPort},
+      {"getEscapedPath", true, {url}, s, GetEscapedPath},
+      {"getQuery", true, {url}, Type::MapOf(s, Type::ListOf(s)), GetQuery},
+      {"format.named", false, {s}, Type::OptionalOf(T(TK::kFormat)), FormatNamed},
+      {"validate", true, {T(TK::kFormat), s}, Type::OptionalOf(Type::ListOf(s)), Validate},
       {"optional.of", false, {dyn}, optional, OptionalOfValue},
       {"optional.ofNonZeroValue", false, {dyn}, optional, OptionalOfNonZero},
       {"optional.none", false, {}, optional, OptionalNone},
@@ -1376,6 +1470,7 @@ std::vector<Overload> Build() {
     for (const Type& t : {i, u, d}) all.push_back({name, false, {t, t}, t, impl});
   }
   for (const Type& t : {i, u}) all.push_back({"_%_", false, {t, t}, t, Modulo});
+  AddNamedFormats(all, std::make_index_sequence<kNamedFormatCount>());
   return all;
 }
 
@@ -1556,6 +1651,10 @@ bool Fits(const Type& param, const Value& value) {
       return value.kind() == Kind::kIP;
     case TK::kCIDR:
       return value.kind() == Kind::kCIDR;
+    case TK::kURL:
+      return value.kind() == Kind::kURL;
+    case TK::kFormat:
+      return value.kind() == Kind::kFormat;
     case TK::kOptional:
       return value.kind() == Kind::kOptional;
     case TK::kType:
@@ -1588,6 +1687,10 @@ std::string GoTypeName(const Value& value) {
       return "cel.IP";
     case Kind::kCIDR:
       return "cel.CIDR";
+    case Kind::kURL:
+      return "cel.URL";
+    case Kind::kFormat:
+      return "cel.Format";
     case Kind::kOptional:
       return "*types.Optional";
     default:

@@ -2,7 +2,7 @@
 // which types) and the interpreter (what each does): CEL's operators and standard functions,
 // the string extensions Kubernetes enables (version 2), the lists extension (version 3; its
 // sortBy macro is the interpreter's), the sets extension, Kubernetes' lists, regex, Semver,
-// Quantity, IP and CIDR libraries, optional values, type(), and DRA's includes(). A
+// Quantity, IP, CIDR, URL and format libraries, optional values, type(), and DRA's includes(). A
 // function that is not here is not in the subset, and an expression calling it is refused when
 // it is compiled.
 #pragma once

@@ -40,6 +40,10 @@ std::string Format(const Type& type, const char* null_name) {
       return "net.IP";
     case Kind::kCIDR:
       return "net.CIDR";
+    case Kind::kURL:
+      return "kubernetes.URL";
+    case Kind::kFormat:
+      return "kubernetes.NamedFormat";
     case Kind::kOptional:
       return absl::StrCat("optional_type(", param(type.params[0]), ")");
     case Kind::kDevice:
@@ -84,6 +88,8 @@ const char* TypeDenotation(absl::string_view name) {
       "kubernetes.Quantity",
       "net.IP",
       "net.CIDR",
+      "kubernetes.URL",
+      "kubernetes.NamedFormat",
   };
   for (const char* known : kNames) {
     if (name == known) return known;

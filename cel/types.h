@@ -29,6 +29,8 @@ struct Type {
     kQuantity,
     kIP,        // net.IP, Kubernetes' IP library
     kCIDR,      // net.CIDR, Kubernetes' CIDR library
+    kURL,       // kubernetes.URL, Kubernetes' URL library
+    kFormat,    // kubernetes.NamedFormat, Kubernetes' format library
     kOptional,  // params: value
     kDevice,    // kubernetes.DRADevice, the `device` variable
     kType,      // a type value: type(x), or a type's name written out (int, net.IP)

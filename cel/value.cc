@@ -73,6 +73,10 @@ const char* Value::TypeName() const {
       return "net.IP";
     case Kind::kCIDR:
       return "net.CIDR";
+    case Kind::kURL:
+      return "kubernetes.URL";
+    case Kind::kFormat:
+      return "kubernetes.NamedFormat";
     case Kind::kOptional:
       return "optional_type";
     case Kind::kType:
@@ -113,6 +117,10 @@ Value Equals(const Value& a, const Value& b, absl::FunctionRef<bool()> visit) {
       return Value::Bool(a.ip() == b.ip());
     case Kind::kCIDR:
       return Value::Bool(a.cidr() == b.cidr());
+    case Kind::kURL:  // as Kubernetes compares them: by the text each prints
+      return Value::Bool(a.url().String() == b.url().String());
+    case Kind::kFormat:
+      return Value::Bool(&a.format() == &b.format());
     case Kind::kType:
       return Value::Bool(absl::string_view(a.type_value()) == b.type_value());
     case Kind::kList: {

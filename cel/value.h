@@ -1,6 +1,6 @@
 // Value: a CEL value of the subset devmgr evaluates: null, bool, int, uint, double, string,
-// bytes, list, map, the Kubernetes types Semver, Quantity, IP and CIDR, optional values, type
-// values, and errors.
+// bytes, list, map, the Kubernetes types Semver, Quantity, IP, CIDR, URL and NamedFormat,
+// optional values, type values, and errors.
 // Errors are values, as in CEL: an operation on an error gives that error, except where CEL
 // says otherwise (`false && error` is false, `true || error` is true).
 //
@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "cel/named_formats.h"
 #include "common/go_netip.h"
+#include "common/go_url.h"
 #include "kubeapi/quantity.h"
 #include "kubeapi/semver.h"
 
@@ -69,6 +71,8 @@ class Value {
     kQuantity,
     kIP,
     kCIDR,
+    kURL,
+    kFormat,
     kOptional,
     kType,
     kError,
@@ -91,6 +95,8 @@ class Value {
   static Value QuantityOf(kubeapi::Quantity value) { return Value(value); }
   static Value IPOf(GoAddr value) { return Value(std::move(value)); }
   static Value CIDROf(GoPrefix value) { return Value(std::move(value)); }
+  static Value URLOf(GoURL value) { return Value(std::make_shared<const GoURL>(std::move(value))); }
+  static Value FormatOf(const NamedFormat& format) { return Value(&format); }
   static Value OptionalOf(std::optional<Value> value);
   static Value TypeOf(const char* name) { return Value(TypeValue{name}); }
   static Value ErrorOf(std::string message) { return Value(Error{std::move(message)}); }
@@ -112,6 +118,8 @@ class Value {
   const kubeapi::Quantity& quantity() const { return std::get<kubeapi::Quantity>(data_); }
   const GoAddr& ip() const { return std::get<GoAddr>(data_); }
   const GoPrefix& cidr() const { return std::get<GoPrefix>(data_); }
+  const GoURL& url() const { return *std::get<std::shared_ptr<const GoURL>>(data_); }
+  const NamedFormat& format() const { return *std::get<const NamedFormat*>(data_); }
   // The optional's value, or null when it has none.
   const Value* optional_value() const { return std::get<Optional>(data_).value.get(); }
   const char* type_value() const { return std::get<TypeValue>(data_).name; }
@@ -127,7 +135,8 @@ class Value {
   using Data =
       std::variant<Null, bool, int64_t, uint64_t, double, std::shared_ptr<const std::string>, Bytes,
                    std::shared_ptr<const List>, std::shared_ptr<const Map>, kubeapi::Semver,
-                   kubeapi::Quantity, GoAddr, GoPrefix, Optional, TypeValue, Error>;
+                   kubeapi::Quantity, GoAddr, GoPrefix, std::shared_ptr<const GoURL>,
+                   const NamedFormat*, Optional, TypeValue, Error>;
   template <typename T>
   explicit Value(T value) : data_(std::move(value)) {}
 

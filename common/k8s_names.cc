@@ -60,6 +60,7 @@ std::string RegexError(absl::string_view message, absl::string_view expression,
 constexpr absl::string_view kLabelFormat = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 constexpr absl::string_view kSubdomainFormat =
     "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+constexpr absl::string_view kDns1035LabelFormat = "[a-z]([-a-z0-9]*[a-z0-9])?";
 constexpr absl::string_view kQualifiedNameFormat = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
 constexpr absl::string_view kQualifiedNameMessage =
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
@@ -94,6 +95,18 @@ std::vector<std::string> Dns1123SubdomainErrors(absl::string_view value) {
         "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
         "or '.', and must start and end with an alphanumeric character",
         kSubdomainFormat, {"example.com"}));
+  }
+  return errors;
+}
+
+std::vector<std::string> Dns1035LabelErrors(absl::string_view value) {
+  std::vector<std::string> errors;
+  if (value.size() > kLabelMaxLength) errors.push_back(MaxLengthError(kLabelMaxLength));
+  if (!MatchesLabel(value) || !IsAlpha(value.front())) {
+    errors.push_back(RegexError(
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
+        "an alphabetic character, and end with an alphanumeric character",
+        kDns1035LabelFormat, {"my-name", "abc-123"}));
   }
   return errors;
 }

@@ -16,6 +16,9 @@ std::vector<std::string> Dns1123LabelErrors(absl::string_view value);
 // IsDNS1123Subdomain: DNS-1123 labels joined by '.', at most 253 characters in all.
 std::vector<std::string> Dns1123SubdomainErrors(absl::string_view value);
 
+// IsDNS1035Label: as a DNS-1123 label, beginning with a letter.
+std::vector<std::string> Dns1035LabelErrors(absl::string_view value);
+
 // IsQualifiedName: a name of at most 63 alphanumerics, '-', '_' or '.' (alphanumeric at both
 // ends), after an optional DNS-1123 subdomain prefix and '/'. Label keys, extended resources.
 std::vector<std::string> QualifiedNameErrors(absl::string_view value);

@@ -52,6 +52,26 @@ TEST(K8sNamesTest, Dns1123Subdomain) {
             Errors{"must be no more than 253 characters"});
 }
 
+// apimachinery's TestIsDNS1035Label: a DNS-1123 label that begins with a letter.
+TEST(K8sNamesTest, Dns1035Label) {
+  for (const std::string& good : std::vector<std::string>{"a", "ab", "abc", "a1", "a-1",
+                                                          "a--1--2--b", std::string(63, 'a')}) {
+    EXPECT_EQ(Dns1035LabelErrors(good), Errors{}) << good;
+  }
+  const std::string regex_error =
+      "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+      "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
+      "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+  for (const std::string& bad : std::vector<std::string>{
+           "0",  "01",  "012", "1a", "1-a", "1--a--b--2", "",   "A",  "ABC", "aBc",
+           "A1", "A-1", "1-A", "-",  "a-",  "-a",         "1-", "-1", "_",   "a_",
+           "_a", "a_b", "1_",  "_1", "1_2", ".",          "a.", ".a", "a.b", ".1",
+           "1.", "1.2", " ",   "a ", " a",  "a b",        "1 ", " 1", "1 2"}) {
+    EXPECT_EQ(Dns1035LabelErrors(bad), Errors{regex_error}) << bad;
+  }
+  EXPECT_EQ(Dns1035LabelErrors(std::string(64, 'a')), Errors{"must be no more than 63 characters"});
+}
+
 TEST(K8sNamesTest, QualifiedName) {
   for (const std::string& good : std::vector<std::string>{
            "simple", "now-with-dashes", "1-starts-with-num", "1234", "simple/simple",
