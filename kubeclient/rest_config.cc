@@ -7,13 +7,12 @@
 #include <utility>
 
 #include "absl/algorithm/container.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "common/file_store.h"
 #include "common/go_quote.h"
+#include "common/go_url.h"
 
 namespace devmgr::kubeclient {
 namespace {
@@ -32,18 +31,6 @@ struct Merged {
   std::map<std::string, Entry> users;
   std::map<std::string, Entry> contexts;
 };
-
-// SchemeLength: the length of `url`'s scheme as Go's url.Parse finds one (a letter, then
-// letters, digits, '+', '-' or '.', up to a ':'), or 0.
-size_t SchemeLength(absl::string_view url) {
-  for (size_t i = 0; i < url.size(); ++i) {
-    const char c = url[i];
-    if (absl::ascii_isalpha(c)) continue;
-    if (i > 0 && (absl::ascii_isdigit(c) || c == '+' || c == '-' || c == '.')) continue;
-    return c == ':' ? i : 0;
-  }
-  return 0;
-}
 
 // IsMap: `node` exists and is a map (yaml-cpp throws on asking a missing node its type).
 bool IsMap(const YAML::Node& node) { return node.IsDefined() && node.IsMap(); }
@@ -298,26 +285,20 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
 absl::StatusOr<std::string> ServerUrl(const std::string& server, bool default_tls) {
   constexpr char kNotAUrl[] = "host must be a URL or a host:port pair";
   if (server.empty()) return absl::InvalidArgumentError(kNotAUrl);
-  const size_t scheme = SchemeLength(server);
-  if (scheme > 0) {
-    absl::string_view rest = absl::string_view(server).substr(scheme + 1);
-    if (absl::ConsumePrefix(&rest, "//")) {
-      const absl::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
-      if (!authority.empty() && authority.back() != '@') {  // a host, after any user information
-        std::string url =
-            absl::StrCat(absl::AsciiStrToLower(server.substr(0, scheme)), server.substr(scheme));
-        url.erase(std::min(url.find_first_of("?#"), url.size()));
-        return url;
-      }
+  absl::StatusOr<GoURL> url = GoURL::Parse(server);
+  if (!url.ok() || url->scheme.empty() || url->host.empty()) {
+    // Without a scheme and a host, the whole of `server` is the host and port.
+    url = GoURL::Parse(absl::StrCat(default_tls ? "https://" : "http://", server));
+    if (!url.ok()) return url.status();
+    if (!url->path.empty() && url->path != "/") {
+      return absl::InvalidArgumentError(absl::StrCat(kNotAUrl, ": ", GoQuote(server)));
     }
   }
-  // Without a scheme and a host, the whole of `server` is the host and port.
-  const absl::string_view host = absl::string_view(server).substr(0, server.find_first_of("?#"));
-  const size_t path = host.find('/');
-  if (path != absl::string_view::npos && host.substr(path) != "/") {
-    return absl::InvalidArgumentError(absl::StrCat(kNotAUrl, ": ", GoQuote(server)));
-  }
-  return absl::StrCat(default_tls ? "https://" : "http://", host);
+  url->force_query = false;
+  url->raw_query.clear();
+  url->fragment.clear();
+  url->raw_fragment.clear();
+  return url->String();
 }
 
 absl::StatusOr<RestConfig> InClusterConfig(const std::map<std::string, std::string>& env,

@@ -67,8 +67,9 @@ struct RestConfig {
 // A server without a scheme and host (a host, host:port or [IPv6]:port) gets https:// when
 // `default_tls` (client-go: the configuration names a CA, a client certificate or
 // insecure-skip-tls-verify) and http:// otherwise, and may have no path then ("host must be a
-// URL or a host:port pair"). The scheme is lower-cased; a query or fragment is dropped, as
-// client-go's requests replace the one and never send the other.
+// URL or a host:port pair"). Both are read as Go's url.Parse reads them (common/go_url.h), whose
+// error is the answer for text that is no URL. The scheme is lower-cased; a query or fragment is
+// dropped, as client-go's requests replace the one and never send the other.
 absl::StatusOr<std::string> ServerUrl(const std::string& server, bool default_tls);
 
 // LoadKubeconfig reads the kubeconfig files (KUBECONFIG's colon-separated list: the first file

@@ -95,6 +95,12 @@ TEST(RestConfigTest, AServerWithoutASchemeIsCompletedAsClientGoDoes) {
   }
   EXPECT_EQ(ServerUrl("10.0.0.1:6443/k8s", true).status().message(),
             "host must be a URL or a host:port pair: \"10.0.0.1:6443/k8s\"");
+  // A URL Go's url.Parse refuses is read as a host and port, which it may refuse in turn, with
+  // its text.
+  EXPECT_EQ(ServerUrl("https://h:6443:1", true).status().message(),
+            "host must be a URL or a host:port pair: \"https://h:6443:1\"");
+  EXPECT_EQ(ServerUrl("10.0.0.1 :6443", false).status().message(),
+            "parse \"http://10.0.0.1 :6443\": invalid character \" \" in host name");
 
   // clientcmd chooses TLS from the server alone, before the cluster's CA is read: a kubeconfig's
   // server without a scheme is plain http (kubectl's way to a `kubectl proxy`).
