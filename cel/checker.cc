@@ -110,17 +110,29 @@ bool Bind(const Type& param, const Type& arg, std::optional<Type>& bound) {
   return true;
 }
 
-// Alike: two items of a list or map literal (elements, keys or values) have one type, as cel-go's
-// HomogeneousAggregateLiterals validator asks. An empty literal's element type is a free type
-// variable in cel-go's checker, bound to the other item's (`[[1], []]` is alike); here it is an
-// empty list or map of any element type.
-bool Alike(const Expr& a, const Type& a_type, const Expr& b, const Type& b_type) {
-  if (a_type == b_type) return true;
-  const auto empty_literal = [](const Expr& e, const Type& other) {
-    return e.args.empty() && ((e.kind == Expr::Kind::kList && other.kind == TK::kList) ||
-                              (e.kind == Expr::Kind::kMap && other.kind == TK::kMap));
-  };
-  return empty_literal(a, b_type) || empty_literal(b, a_type);
+// Unify: the type of values that are `a` and `b`, two items of one list or map literal
+// (elements, keys or values), or nothing when they differ, as cel-go's HomogeneousAggregateLiterals
+// validator asks. An empty literal's element type is a free type variable (a type parameter here)
+// until an item binds it, as in cel-go's checker: `[[1], []]` and `[[[1]], [[]]]` are alike,
+// `[[], [1], ['a']]` is not.
+std::optional<Type> Unify(const Type& a, const Type& b) {
+  if (a.kind == TK::kParam) return b;
+  if (b.kind == TK::kParam) return a;
+  if (a.kind != b.kind || a.params.size() != b.params.size()) return std::nullopt;
+  Type unified{a.kind, {}};
+  for (size_t i = 0; i < a.params.size(); ++i) {
+    std::optional<Type> param = Unify(a.params[i], b.params[i]);
+    if (!param.has_value()) return std::nullopt;
+    unified.params.push_back(*std::move(param));
+  }
+  return unified;
+}
+
+// Settle: `type` with each type variable no item bound as dyn, as cel-go leaves them.
+Type Settle(Type type) {
+  if (type.kind == TK::kParam) return Type::Dyn();
+  for (Type& param : type.params) param = Settle(std::move(param));
+  return type;
 }
 
 class Checker {
@@ -139,46 +151,11 @@ class Checker {
         return Index(e);
       case Expr::Kind::kCall:
         return Call(e);
-      case Expr::Kind::kList: {
-        Type first;
-        Type element;
-        for (size_t i = 0; i < e.args.size(); ++i) {
-          absl::StatusOr<Type> item = Check(*e.args[i]);
-          if (!item.ok()) return item;
-          if (i == 0) {
-            first = element = *item;
-          } else {
-            Homogeneous(*e.args[0], first, *e.args[i], *item);
-            element = Common(element, *item);
-          }
-        }
-        return Type::ListOf(e.args.empty() ? Type::Dyn() : element);
-      }
+      case Expr::Kind::kList:
       case Expr::Kind::kMap: {
-        Type first_key;
-        Type first_value;
-        Type key;
-        Type value;
-        for (size_t i = 0; i < e.args.size(); i += 2) {
-          absl::StatusOr<Type> k = Check(*e.args[i]);
-          if (!k.ok()) return k;
-          if (!k->is_dyn() && k->kind != TK::kString && k->kind != TK::kInt &&
-              k->kind != TK::kUint && k->kind != TK::kBool) {
-            return Error(*e.args[i], absl::StrCat("unsupported map key type: ", k->ToString()));
-          }
-          absl::StatusOr<Type> v = Check(*e.args[i + 1]);
-          if (!v.ok()) return v;
-          if (i == 0) {
-            first_key = key = *k;
-            first_value = value = *v;
-          } else {
-            Homogeneous(*e.args[0], first_key, *e.args[i], *k);
-            Homogeneous(*e.args[1], first_value, *e.args[i + 1], *v);
-            key = Common(key, *k);
-            value = Common(value, *v);
-          }
-        }
-        return e.args.empty() ? Type::MapOf(Type::Dyn(), Type::Dyn()) : Type::MapOf(key, value);
+        absl::StatusOr<Type> literal = Literal(e);
+        if (!literal.ok()) return literal;
+        return Settle(*std::move(literal));
       }
       case Expr::Kind::kMacro:
         return Macro(e);
@@ -490,13 +467,42 @@ class Checker {
     return range.kind == TK::kList ? range : Type::ListOf(Type::Dyn());
   }
 
-  // Homogeneous notes the first item of a literal whose type differs from the literal's first
-  // item's (see Alike), for Validate.
-  void Homogeneous(const Expr& first, const Type& first_type, const Expr& item,
-                   const Type& item_type) {
-    if (!literal_error_.ok() || Alike(first, first_type, item, item_type)) return;
-    literal_error_ = Error(item, absl::StrCat("expected type '", first_type.ToString(),
-                                              "' but found '", item_type.ToString(), "'"));
+  // Literal: the type of a list or map literal, its empty literals' element types left free
+  // (see Unify) for the literal around it to bind.
+  absl::StatusOr<Type> Literal(Expr& e) {
+    const bool map = e.kind == Expr::Kind::kMap;
+    if (!map && e.kind != Expr::Kind::kList) return Check(e);
+    Type element = Type::Param();
+    Type key = Type::Param();
+    for (size_t i = 0; i < e.args.size(); i += map ? 2 : 1) {
+      if (map) {
+        absl::StatusOr<Type> k = Literal(*e.args[i]);
+        if (!k.ok()) return k;
+        if (!k->is_dyn() && k->kind != TK::kString && k->kind != TK::kInt && k->kind != TK::kUint &&
+            k->kind != TK::kBool) {
+          return Error(*e.args[i],
+                       absl::StrCat("unsupported map key type: ", Settle(*k).ToString()));
+        }
+        key = Homogeneous(*e.args[i], key, *k);
+      }
+      absl::StatusOr<Type> item = Literal(*e.args[map ? i + 1 : i]);
+      if (!item.ok()) return item;
+      element = Homogeneous(*e.args[map ? i + 1 : i], element, *item);
+    }
+    return map ? Type::MapOf(key, element) : Type::ListOf(element);
+  }
+
+  // Homogeneous: the type of a literal's items so far (`so_far`) and one more; where they do not
+  // unify, the first such item is noted for Validate, with cel-go's text, and the items are dyn.
+  Type Homogeneous(const Expr& item, const Type& so_far, const Type& item_type) {
+    std::optional<Type> unified = Unify(so_far, item_type);
+    if (unified.has_value()) return *std::move(unified);
+    if (literal_error_.ok()) {
+      literal_error_ =
+          Error(item, absl::StrCat("expected type '", Settle(so_far).ToString(), "' but found '",
+                                   Settle(item_type).ToString(), "'"));
+    }
+    return Type::Dyn();
   }
 
   // ValidateRegex notes a string constant that is not a regular expression, for Validate. It is

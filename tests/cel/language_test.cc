@@ -525,6 +525,34 @@ TEST(CelLanguageTest, LiteralsHaveOneElementType) {
   EXPECT_EQ(Eval("[[1].reverse(), [2]].size() == 2 && [[1, 2].max(), 3].size() == 2"), "true");
 }
 
+// An empty literal's element type is free until an item of the literal around it binds it, as
+// cel-go's checker binds its type variables, however deep it stands: `[[[1]], [[]]]` is alike,
+// and an item bound once binds the rest (`[[], [1], ['a']]` is not). Before, an empty literal
+// was alike to any list or map beside it, and only at the top: the first was refused, the
+// second compiled.
+TEST(CelLanguageTest, AnEmptyLiteralTakesTheTypeAnItemBesideItGives) {
+  for (const std::string& expression : std::vector<std::string>{
+           "[[[1]], [[]]] == [[[1]], [[]]]",
+           "size([[[[[]]]], [], [[[]]]]) == 3",  // cel-spec's list_parameter_order_independent
+           "size([[], [[]], [[[]]], [[[[]]]]]) == 4",
+           "size([{'a': []}, {'b': [1]}]) == 2",
+           "size([{}, {'a': {}}, {'b': {1: 'x'}}]) == 3",
+           "[[]] != [[1]]",
+       }) {
+    EXPECT_EQ(Eval(expression), "true") << expression;
+  }
+  for (const auto& [expression, error] : std::vector<std::pair<std::string, std::string>>{
+           {"size([[], [1], ['a']]) == 3", "expected type 'list(int)' but found 'list(string)'"},
+           {"size([{'a': []}, {'b': ['x']}, {'c': [1]}]) == 3",
+            "expected type 'map(string, list(string))' but found 'map(string, list(int))'"},
+           {"size([[[]], [[1]], [['a']]]) == 3",
+            "expected type 'list(list(int))' but found 'list(list(string))'"},
+       }) {
+    EXPECT_TRUE(absl::StrContains(CompileError(expression), error))
+        << expression << ": " << CompileError(expression);
+  }
+}
+
 // reverse() is the lists extension's (version 3 in Kubernetes since 1.34), not the strings
 // extension's: Kubernetes has that at version 2, and reverse() came in version 3. Before, it
 // was the other way round.
