@@ -468,10 +468,17 @@ class Checker {
   }
 
   // Literal: the type of a list or map literal, its empty literals' element types left free
-  // (see Unify) for the literal around it to bind.
+  // (see Unify) for the literal around it to bind, and optional.none()'s value type (cel-go
+  // declares it optional_type(T)).
   absl::StatusOr<Type> Literal(Expr& e) {
     const bool map = e.kind == Expr::Kind::kMap;
-    if (!map && e.kind != Expr::Kind::kList) return Check(e);
+    if (!map && e.kind != Expr::Kind::kList) {
+      absl::StatusOr<Type> type = Check(e);
+      if (type.ok() && e.kind == Expr::Kind::kCall && e.name == "optional.none") {
+        return Type::OptionalOf(Type::Param());
+      }
+      return type;
+    }
     Type element = Type::Param();
     Type key = Type::Param();
     for (size_t i = 0; i < e.args.size(); i += map ? 2 : 1) {

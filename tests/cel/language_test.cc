@@ -527,9 +527,9 @@ TEST(CelLanguageTest, LiteralsHaveOneElementType) {
 
 // An empty literal's element type is free until an item of the literal around it binds it, as
 // cel-go's checker binds its type variables, however deep it stands: `[[[1]], [[]]]` is alike,
-// and an item bound once binds the rest (`[[], [1], ['a']]` is not). Before, an empty literal
-// was alike to any list or map beside it, and only at the top: the first was refused, the
-// second compiled.
+// and an item bound once binds the rest (`[[], [1], ['a']]` is not); so is optional.none()'s
+// value type. Before, an empty literal was alike to any list or map beside it, and only at the
+// top: the first was refused, the second compiled; optional.none() was an optional of dyn.
 TEST(CelLanguageTest, AnEmptyLiteralTakesTheTypeAnItemBesideItGives) {
   for (const std::string& expression : std::vector<std::string>{
            "[[[1]], [[]]] == [[[1]], [[]]]",
@@ -538,6 +538,9 @@ TEST(CelLanguageTest, AnEmptyLiteralTakesTheTypeAnItemBesideItGives) {
            "size([{'a': []}, {'b': [1]}]) == 2",
            "size([{}, {'a': {}}, {'b': {1: 'x'}}]) == 3",
            "[[]] != [[1]]",
+           "size([optional.none(), optional.of(1)]) == 2",
+           "size([optional.of('a'), optional.none()]) == 2",
+           "size({'a': optional.none(), 'b': optional.of([])}) == 2",
        }) {
     EXPECT_EQ(Eval(expression), "true") << expression;
   }
@@ -547,6 +550,8 @@ TEST(CelLanguageTest, AnEmptyLiteralTakesTheTypeAnItemBesideItGives) {
             "expected type 'map(string, list(string))' but found 'map(string, list(int))'"},
            {"size([[[]], [[1]], [['a']]]) == 3",
             "expected type 'list(list(int))' but found 'list(list(string))'"},
+           {"size([optional.none(), optional.of(1), optional.of('a')]) == 3",
+            "expected type 'optional_type(int)' but found 'optional_type(string)'"},
        }) {
     EXPECT_TRUE(absl::StrContains(CompileError(expression), error))
         << expression << ": " << CompileError(expression);
