@@ -114,7 +114,9 @@ bool Bind(const Type& param, const Type& arg, std::optional<Type>& bound) {
 // (elements, keys or values), or nothing when they differ, as cel-go's HomogeneousAggregateLiterals
 // validator asks. An empty literal's element type is a free type variable (a type parameter here)
 // until an item binds it, as in cel-go's checker: `[[1], []]` and `[[[1]], [[]]]` are alike,
-// `[[], [1], ['a']]` is not.
+// `[[], [1], ['a']]` is not. Here it stays free only through literals (and optional.none());
+// cel-go's carries it through calls too (`[true ? [] : [1], [2]]`, `[optional.of([]),
+// optional.of([1])]`), which this checker refuses as mixed.
 std::optional<Type> Unify(const Type& a, const Type& b) {
   if (a.kind == TK::kParam) return b;
   if (b.kind == TK::kParam) return a;

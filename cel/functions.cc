@@ -917,11 +917,12 @@ Value FormatNamed(const std::vector<Value>& a, EvalContext&) {
                                              : std::optional<Value>(Value::FormatOf(*format)));
 }
 // validate: none for a value that has the format, else the list of what is wrong with it. Its
-// cost is upstream's for a regular expression of the format's size over the value.
+// cost is upstream's for a regular expression of the format's size over the value: ceil((1 +
+// code points) / 10) times ceil(size / 4).
 Value Validate(const std::vector<Value>& a, EvalContext& c) {
   const std::string& value = a[1].string_value();
-  // ceil((1 + length) / 10) times ceil(size / 4).
-  c.AddCost((value.size() + 10) / 10 * ((a[0].format().regex_size + 3) / 4));
+  const auto length = static_cast<uint64_t>(CodePoints(value));
+  c.AddCost((length + 10) / 10 * ((a[0].format().regex_size + 3) / 4));
   std::vector<std::string> messages = a[0].format().validate(value);
   if (messages.empty()) return Value::OptionalOf(std::nullopt);
   List items;

@@ -526,8 +526,8 @@ TEST(CelLanguageTest, LiteralsHaveOneElementType) {
 }
 
 // An empty literal's element type is free until an item of the literal around it binds it, as
-// cel-go's checker binds its type variables, however deep it stands: `[[[1]], [[]]]` is alike,
-// and an item bound once binds the rest (`[[], [1], ['a']]` is not); so is optional.none()'s
+// cel-go's checker binds its type variables, however deep in literals it stands: `[[[1]], [[]]]` is
+// alike, and an item bound once binds the rest (`[[], [1], ['a']]` is not); so is optional.none()'s
 // value type. Before, an empty literal was alike to any list or map beside it, and only at the
 // top: the first was refused, the second compiled; optional.none() was an optional of dyn.
 TEST(CelLanguageTest, AnEmptyLiteralTakesTheTypeAnItemBesideItGives) {
