@@ -64,6 +64,23 @@ absl::StatusOr<std::string> PathSegment(absl::string_view what, const std::strin
   return Escape(value);
 }
 
+// Transient: a failure that says nothing of the version asked for: the server or the connection
+// unavailable (503, 502, no connection), overloaded (429), timed out (504, the client's deadline)
+// or failing inside (500).
+bool Transient(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kCancelled:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Query: "?a=1&b=2" of the non-empty parameters, or "".
 std::string Query(const std::vector<std::pair<const char*, std::string>>& parameters) {
   std::vector<std::string> parts;
@@ -227,7 +244,10 @@ absl::StatusOr<T> Client::WithVersion(
   for (int tried = 0; tried < kubeapi::kResourceVersionCount; ++tried) {
     absl::StatusOr<T> result = call(static_cast<ResourceVersion>(version));
     if (!absl::IsNotFound(result.status())) {
-      version_.store(version);
+      // An answer of the version keeps it; a failure that says nothing of it (the server or the
+      // connection unavailable, overloaded, timed out) does not pin the client to it, as
+      // upstream's does: the next call starts again from the version in use.
+      if (!Transient(result.status())) version_.store(version);
       return result;
     }
     if (!first_result.has_value()) first_result = std::move(result);

@@ -142,7 +142,7 @@ class Client {
   // Json: the body of a 2xx answer, parsed; the answer's error otherwise.
   absl::StatusOr<nlohmann::json> DoJson(HttpRequest request, const Cancellation* cancel = nullptr);
   // WithVersion runs `call` with the version in use, and with the next ones while it answers
-  // NotFound; the last version tried is kept.
+  // NotFound; the last version tried is kept, unless its answer was a transient failure.
   template <typename T>
   absl::StatusOr<T> WithVersion(
       const std::function<absl::StatusOr<T>(kubeapi::ResourceVersion)>& call);

@@ -212,6 +212,25 @@ TEST(ClientTest, FallsBackToTheVersionTheServerHasAndRemembersIt) {
   EXPECT_EQ(server.Requests()[0].target, "/apis/resource.k8s.io/v1beta1/resourceslices");
 }
 
+// A failure that says nothing of a version (503 here) met during the fallback does not pin the
+// client to that version, as upstream's draclient would (it keeps the last version tried): the
+// next call starts again from the version in use. Before, it was pinned too.
+TEST(ClientTest, ATransientFailureDuringTheFallbackKeepsTheVersionInUse) {
+  FakeApiServer server;
+  std::unique_ptr<Client> client = Connect(server.Config());
+  FakeFailure unavailable = Failure("GET", 503, "ServiceUnavailable", -1, 1);
+  unavailable.target_prefix = "/apis/resource.k8s.io/v1beta2/";
+  server.FailNext(unavailable);
+  // A slice that is not there: v1 answers 404 for it, so the client tries v1beta2.
+  absl::StatusOr<kubeapi::ResourceSlice> missing = client->GetResourceSlice("no-such-slice");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kUnavailable) << missing.status();
+  EXPECT_EQ(client->resource_version(), kubeapi::ResourceVersion::kV1);
+  server.ClearRequests();
+  ASSERT_TRUE(client->ListResourceSlices({}).ok());
+  ASSERT_EQ(server.Requests().size(), 1u);
+  EXPECT_EQ(server.Requests()[0].target, "/apis/resource.k8s.io/v1/resourceslices");
+}
+
 TEST(ClientTest, ReadsClaimsInV1sShapeAndNodes) {
   FakeApiServer server(Versions({"v1beta1"}));
   server.AddClaim(Json::parse(R"({

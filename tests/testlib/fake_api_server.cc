@@ -389,6 +389,7 @@ class FakeApiServer::Impl {
     if (!answer) {
       for (auto it = failures_.begin(); it != failures_.end(); ++it) {
         if (!it->method.empty() && it->method != method) continue;
+        if (target.rfind(it->target_prefix, 0) != 0) continue;
         std::string body = it->body;
         if (body.empty()) {
           body = it->garbage ? "<html>not json {"

@@ -50,6 +50,8 @@ struct FakeRequest {
 struct FakeFailure {
   // Only requests with this method; empty: any.
   std::string method;
+  // Only requests whose path and query start with this; empty: any.
+  std::string target_prefix;
   int code = 500;
   std::string reason = "InternalError";
   // Sent as Retry-After when >= 0.
