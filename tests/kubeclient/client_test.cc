@@ -658,6 +658,22 @@ TEST(ClientTest, ARetryAfterLongerThanTheRequestTimeoutIsNotWaitedOut) {
   EXPECT_TRUE(waits.empty());
 }
 
+// A connection the server (or a proxy, or an idle timeout) closes without an answer and without
+// TLS's close_notify: a GET is tried again after a second, as client-go's.
+TEST(ClientTest, AGetWhoseConnectionClosedWithoutAnAnswerIsTriedAgain) {
+  FakeApiServer server;
+  std::vector<absl::Duration> waits;
+  std::unique_ptr<Client> client =
+      Connect(server.Config(), Sleeping([&](absl::Duration wait) { waits.push_back(wait); }));
+  FakeFailure closed = Failure("GET", 0, "", -1, 1);
+  closed.close_without_answer = true;
+  server.FailNext(closed);
+  absl::StatusOr<SliceList> listed = client->ListResourceSlices({});
+  EXPECT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(server.CountRequests("GET", "/apis/"), 2);
+  EXPECT_THAT(waits, ElementsAre(absl::Seconds(1)));
+}
+
 TEST(ClientTest, ReportsGarbageClearly) {
   FakeApiServer server;
   std::unique_ptr<Client> client = Connect(server.Config());

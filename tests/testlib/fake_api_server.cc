@@ -390,6 +390,10 @@ class FakeApiServer::Impl {
       for (auto it = failures_.begin(); it != failures_.end(); ++it) {
         if (!it->method.empty() && it->method != method) continue;
         if (target.rfind(it->target_prefix, 0) != 0) continue;
+        if (it->close_without_answer) {
+          if (--it->times <= 0) failures_.erase(it);
+          return false;
+        }
         std::string body = it->body;
         if (body.empty()) {
           body = it->garbage ? "<html>not json {"

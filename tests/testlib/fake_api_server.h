@@ -8,7 +8,8 @@
 // that can be compacted (410), taints given a timeAdded, bearer tokens and client certificates,
 // resource.k8s.io served in the versions the test chooses (v1beta1 in its own shape), and
 // errors in the API's Status objects. Faults are injected on demand: hanging requests,
-// failures with Retry-After, garbage bodies, conflicts on every update, watches cut mid-event.
+// failures with Retry-After, garbage bodies, connections closed without an answer, conflicts on
+// every update, watches cut mid-event.
 //
 // Every request runs on a thread of its own connection. Thread-safety: every method may be
 // called from any thread.
@@ -61,6 +62,9 @@ struct FakeFailure {
   int times = 1;
   // Non-empty: the answer's body as is (any code, 200 included), instead of a Status.
   std::string body;
+  // No answer: the connection closes at once, without TLS's close_notify (a server or proxy
+  // that dies, an idle timeout that cuts the connection as the request arrives).
+  bool close_without_answer = false;
 };
 
 class FakeApiServer {
