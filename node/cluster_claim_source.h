@@ -2,7 +2,8 @@
 // ResourceClaim is read from the API server when the DRA manager prepares it (what the
 // scheduler allocated and reserved is there, not in the pod's manifest). The claim is read with
 // the same reader as the ResourceClaim documents that come with pods (claim_manifest.h), so the
-// two paths see the same fields and give the same errors.
+// two paths see the same fields and give the same errors; the configurations' opaque parameters
+// (an object) are kept as the server sent them, whatever their numbers and nesting.
 //
 // Thread-safety: as the client's; GetClaim blocks for at most the client's request timeout.
 #pragma once
