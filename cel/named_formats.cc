@@ -3,6 +3,7 @@
 #include <re2/re2.h>
 
 #include <array>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -125,6 +126,7 @@ constexpr std::array<NamedFormat, kNamedFormatCount> kFormats = {{
     {"date", "format.date", 71, DateErrors},
     {"datetime", "format.datetime", 71, DatetimeErrors},
 }};
+static_assert(kFormats.back().name != nullptr, "kNamedFormatCount counts one format too many");
 
 }  // namespace
 
