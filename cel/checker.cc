@@ -114,9 +114,9 @@ bool Bind(const Type& param, const Type& arg, std::optional<Type>& bound) {
 // (elements, keys or values), or nothing when they differ, as cel-go's HomogeneousAggregateLiterals
 // validator asks. An empty literal's element type is a free type variable (a type parameter here)
 // until an item binds it, as in cel-go's checker: `[[1], []]` and `[[[1]], [[]]]` are alike,
-// `[[], [1], ['a']]` is not. Here it stays free only through literals (and optional.none());
-// cel-go's carries it through calls too (`[true ? [] : [1], [2]]`, `[optional.of([]),
-// optional.of([1])]`), which this checker refuses as mixed.
+// `[[], [1], ['a']]` is not. Here it stays free through literals, conditions and optional.of()
+// (`[true ? [] : [1], [2]]`, `[optional.of([]), optional.of([1])]`); cel-go's carries it through
+// every call whose result names a type parameter, where this checker's becomes dyn.
 std::optional<Type> Unify(const Type& a, const Type& b) {
   if (a.kind == TK::kParam) return b;
   if (b.kind == TK::kParam) return a;
@@ -141,7 +141,17 @@ class Checker {
  public:
   explicit Checker(const CheckOptions& options) : options_(options) {}
 
+  // Check: the type of `e`, with any type variable still free as dyn.
   absl::StatusOr<Type> Check(Expr& e) {
+    absl::StatusOr<Type> type = Typed(e);
+    if (!type.ok()) return type;
+    return Settle(*std::move(type));
+  }
+
+  // Typed: the type of `e`, where the element type of an empty literal and the value type of
+  // optional.none() stay free (type parameters) through literals, conditions and optional.of(),
+  // for a literal around them to bind (see Unify), as cel-go's type variables do.
+  absl::StatusOr<Type> Typed(Expr& e) {
     switch (e.kind) {
       case Expr::Kind::kConst:
         return TypeOf(e.constant);
@@ -154,11 +164,8 @@ class Checker {
       case Expr::Kind::kCall:
         return Call(e);
       case Expr::Kind::kList:
-      case Expr::Kind::kMap: {
-        absl::StatusOr<Type> literal = Literal(e);
-        if (!literal.ok()) return literal;
-        return Settle(*std::move(literal));
-      }
+      case Expr::Kind::kMap:
+        return Literal(e);
       case Expr::Kind::kMacro:
         return Macro(e);
       case Expr::Kind::kCondition: {
@@ -167,15 +174,20 @@ class Checker {
         if (!Type::Of(TK::kBool).Accepts(*condition)) {
           return NoOverload(e, "_?_:_", {*condition}, false);
         }
-        absl::StatusOr<Type> then = Check(*e.args[1]);
+        absl::StatusOr<Type> then = Typed(*e.args[1]);
         if (!then.ok()) return then;
-        absl::StatusOr<Type> otherwise = Check(*e.args[2]);
+        absl::StatusOr<Type> otherwise = Typed(*e.args[2]);
         if (!otherwise.ok()) return otherwise;
         // _?_:_ is (bool, A, A) -> A in cel-go: the branches' types must agree.
-        if (!Assignable(*otherwise, *then)) {
-          return NoOverload(e, "_?_:_", {*condition, *then, *otherwise}, false);
+        if (std::optional<Type> unified = Unify(*then, *otherwise); unified.has_value()) {
+          return *std::move(unified);
         }
-        return Common(*then, *otherwise);
+        const Type then_type = Settle(*then);
+        const Type otherwise_type = Settle(*otherwise);
+        if (!Assignable(otherwise_type, then_type)) {
+          return NoOverload(e, "_?_:_", {*condition, then_type, otherwise_type}, false);
+        }
+        return Common(then_type, otherwise_type);
       }
     }
     return Type::Dyn();
@@ -312,10 +324,13 @@ class Checker {
       if (!target.ok()) return target;
       types.push_back(*target);
     }
+    // The arguments' types with their free type variables, for optional.of(x) to keep x's.
+    std::vector<Type> typed;
     for (ExprPtr& arg : e.args) {
-      absl::StatusOr<Type> type = Check(*arg);
+      absl::StatusOr<Type> type = Typed(*arg);
       if (!type.ok()) return type;
-      types.push_back(*type);
+      typed.push_back(*type);
+      types.push_back(Settle(*std::move(type)));
     }
     const bool member = e.operand != nullptr;
     // The logical operators are not functions of the table: they are not strict.
@@ -352,18 +367,19 @@ class Checker {
     }
     if (e.overloads.empty()) return NoOverload(e, e.name, types, member);
     if (e.name == "matches") ValidateRegex(*e.args[0]);
-    return Result(e, types);
+    return Result(e, types, typed);
   }
 
   // Result: the call's type, from its overloads (dyn when they disagree), sharpened where the
   // arguments say more (optional.of(x) holds x's type; list + list keeps the element type).
-  Type Result(const Expr& e, const std::vector<Type>& types) {
+  Type Result(const Expr& e, const std::vector<Type>& types, const std::vector<Type>& typed) {
     const std::vector<Overload>& overloads = Overloads();
     Type result = overloads[e.overloads[0]].result;
     for (size_t index : e.overloads) result = Common(result, overloads[index].result);
-    if ((e.name == "optional.of" || e.name == "optional.ofNonZeroValue") && types.size() == 1) {
-      return Type::OptionalOf(types[0]);
+    if ((e.name == "optional.of" || e.name == "optional.ofNonZeroValue") && typed.size() == 1) {
+      return Type::OptionalOf(typed[0]);
     }
+    if (e.name == "optional.none") return Type::OptionalOf(Type::Param());
     if ((e.name == "value" || e.name == "orValue") && types[0].kind == TK::kOptional) {
       return types[0].params[0];
     }
@@ -469,23 +485,15 @@ class Checker {
     return range.kind == TK::kList ? range : Type::ListOf(Type::Dyn());
   }
 
-  // Literal: the type of a list or map literal, its empty literals' element types left free
-  // (see Unify) for the literal around it to bind, and optional.none()'s value type (cel-go
-  // declares it optional_type(T)).
+  // Literal: the type of a list or map literal, its items typed with their free type variables
+  // (Typed), which its items bind (Unify); an empty one's element type is free.
   absl::StatusOr<Type> Literal(Expr& e) {
     const bool map = e.kind == Expr::Kind::kMap;
-    if (!map && e.kind != Expr::Kind::kList) {
-      absl::StatusOr<Type> type = Check(e);
-      if (type.ok() && e.kind == Expr::Kind::kCall && e.name == "optional.none") {
-        return Type::OptionalOf(Type::Param());
-      }
-      return type;
-    }
     Type element = Type::Param();
     Type key = Type::Param();
     for (size_t i = 0; i < e.args.size(); i += map ? 2 : 1) {
       if (map) {
-        absl::StatusOr<Type> k = Literal(*e.args[i]);
+        absl::StatusOr<Type> k = Typed(*e.args[i]);
         if (!k.ok()) return k;
         if (!k->is_dyn() && k->kind != TK::kString && k->kind != TK::kInt && k->kind != TK::kUint &&
             k->kind != TK::kBool) {
@@ -494,7 +502,7 @@ class Checker {
         }
         key = Homogeneous(*e.args[i], key, *k);
       }
-      absl::StatusOr<Type> item = Literal(*e.args[map ? i + 1 : i]);
+      absl::StatusOr<Type> item = Typed(*e.args[map ? i + 1 : i]);
       if (!item.ok()) return item;
       element = Homogeneous(*e.args[map ? i + 1 : i], element, *item);
     }

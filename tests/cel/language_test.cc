@@ -541,6 +541,10 @@ TEST(CelLanguageTest, AnEmptyLiteralTakesTheTypeAnItemBesideItGives) {
            "size([optional.none(), optional.of(1)]) == 2",
            "size([optional.of('a'), optional.none()]) == 2",
            "size({'a': optional.none(), 'b': optional.of([])}) == 2",
+           // Through conditions and optional.of().
+           "size([true ? [] : [1], [2]]) == 2",
+           "size([optional.of([]), optional.of([1])]) == 2",
+           "size([false ? optional.none() : optional.of(1), optional.of(2)]) == 2",
        }) {
     EXPECT_EQ(Eval(expression), "true") << expression;
   }
@@ -552,6 +556,8 @@ TEST(CelLanguageTest, AnEmptyLiteralTakesTheTypeAnItemBesideItGives) {
             "expected type 'list(list(int))' but found 'list(list(string))'"},
            {"size([optional.none(), optional.of(1), optional.of('a')]) == 3",
             "expected type 'optional_type(int)' but found 'optional_type(string)'"},
+           {"size([true ? [] : ['a'], [1]]) == 2",
+            "expected type 'list(string)' but found 'list(int)'"},
        }) {
     EXPECT_TRUE(absl::StrContains(CompileError(expression), error))
         << expression << ": " << CompileError(expression);
