@@ -371,7 +371,8 @@ class Checker {
   }
 
   // Result: the call's type, from its overloads (dyn when they disagree), sharpened where the
-  // arguments say more (optional.of(x) holds x's type; list + list keeps the element type).
+  // arguments say more (optional.of(x) holds x's type, optional.none()'s is free; list + list
+  // keeps the element type).
   Type Result(const Expr& e, const std::vector<Type>& types, const std::vector<Type>& typed) {
     const std::vector<Overload>& overloads = Overloads();
     Type result = overloads[e.overloads[0]].result;

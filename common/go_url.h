@@ -15,8 +15,8 @@ namespace devmgr {
 
 // GoUserinfo: url.Userinfo, the user information before a host's '@', unescaped.
 struct GoUserinfo {
-  std::string username;
-  std::string password;
+  std::string username{};
+  std::string password{};
   bool password_set = false;
 
   bool operator==(const GoUserinfo&) const = default;
@@ -30,17 +30,17 @@ using GoQueryValues = std::vector<std::pair<std::string, std::vector<std::string
 // `raw_fragment` the text they came from when it is not their default escaping, `raw_query`
 // as written.
 struct GoURL {
-  std::string scheme;  // lower case
-  std::string opaque;  // scheme:opaque, a scheme without "/" after its ':'
-  std::optional<GoUserinfo> user;
-  std::string host;  // host or host:port, unescaped; an IPv6 address between brackets
-  std::string path;
-  std::string raw_path;
+  std::string scheme{};  // lower case
+  std::string opaque{};  // scheme:opaque, a scheme without "/" after its ':'
+  std::optional<GoUserinfo> user{};
+  std::string host{};  // host or host:port, unescaped; an IPv6 address between brackets
+  std::string path{};
+  std::string raw_path{};
   bool omit_host = false;    // a scheme followed by a path without an authority ("file:/x")
   bool force_query = false;  // a '?' with nothing after it
-  std::string raw_query;
-  std::string fragment;
-  std::string raw_fragment;
+  std::string raw_query{};
+  std::string fragment{};
+  std::string raw_fragment{};
 
   // Parse: url.Parse: a URL or a relative reference, the fragment after the first '#'. Errors
   // are Go's texts: `parse "https://a:b:c/": invalid port ":b:c" after host`.

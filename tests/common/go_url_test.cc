@@ -33,38 +33,6 @@ GoUserinfo UserPassword(std::string name, std::string password) {
   return user;
 }
 
-// GoURL's fields, each with a default, so that a case names only the ones it sets (GoURL's own
-// strings have none, and -Wmissing-field-initializers would object).
-struct UrlFields {
-  std::string scheme = "";
-  std::string opaque = "";
-  std::optional<GoUserinfo> user = std::nullopt;
-  std::string host = "";
-  std::string path = "";
-  std::string raw_path = "";
-  bool omit_host = false;
-  bool force_query = false;
-  std::string raw_query = "";
-  std::string fragment = "";
-  std::string raw_fragment = "";
-
-  GoURL Url() const {
-    GoURL url;
-    url.scheme = scheme;
-    url.opaque = opaque;
-    url.user = user;
-    url.host = host;
-    url.path = path;
-    url.raw_path = raw_path;
-    url.omit_host = omit_host;
-    url.force_query = force_query;
-    url.raw_query = raw_query;
-    url.fragment = fragment;
-    url.raw_fragment = raw_fragment;
-    return url;
-  }
-};
-
 // Every field of `got` against `want`, as Go's reflect.DeepEqual compares two URLs.
 void ExpectFields(const GoURL& got, const GoURL& want) {
   EXPECT_EQ(got.scheme, want.scheme);
@@ -105,7 +73,7 @@ QueryMap QueryOf(std::string raw_query) {
 
 struct URLTest {
   std::string in;
-  UrlFields out;
+  GoURL out;
   std::string roundtrip;  // what String() gives back; "" when it is `in`
 };
 
@@ -294,7 +262,7 @@ TEST(GoUrlTest, TestParse) {
       ADD_FAILURE() << url.status();
       continue;
     }
-    ExpectFields(*url, test.out.Url());
+    ExpectFields(*url, test.out);
     // Every raw_path and raw_fragment of the table is a valid escaping, so the escaped forms
     // are those texts.
     if (!test.out.raw_path.empty()) {
@@ -319,7 +287,7 @@ TEST(GoUrlTest, TestURLString) {
 
   // Go's stringURLTests: URLs built by hand.
   const struct {
-    UrlFields url;
+    GoURL url;
     std::string want;
   } cases[] = {
       {{.scheme = "http", .host = "www.google.com", .path = "search"},
@@ -329,7 +297,7 @@ TEST(GoUrlTest, TestURLString) {
       {{.scheme = "http", .host = "www.google.com", .path = "this:that"},
        "http://www.google.com/this:that"},
   };
-  for (const auto& test : cases) EXPECT_EQ(test.url.Url().String(), test.want);
+  for (const auto& test : cases) EXPECT_EQ(test.url.String(), test.want);
 }
 
 constexpr char kPathThatLooksSchemeRelative[] = "//not.a.user@not.a.host/just/a/path";
@@ -558,7 +526,7 @@ TEST(GoUrlTest, Go126BracketsAndColonsThatParse) {
       ADD_FAILURE() << url.status();
       continue;
     }
-    ExpectFields(*url, test.out.Url());
+    ExpectFields(*url, test.out);
     EXPECT_EQ(url->String(), test.roundtrip.empty() ? test.in : test.roundtrip);
   }
 
@@ -609,7 +577,7 @@ TEST(GoUrlTest, TestStarRequest) {
 // EscapedPath, which keeps raw_path only when it is a valid escaping of path.
 TEST(GoUrlTest, TestRequestURI) {
   const struct {
-    UrlFields url;
+    GoURL url;
     std::string escaped_path;
     std::string want_string;
   } cases[] = {
@@ -648,8 +616,8 @@ TEST(GoUrlTest, TestRequestURI) {
   };
   for (const auto& test : cases) {
     SCOPED_TRACE(test.want_string);
-    EXPECT_EQ(test.url.Url().EscapedPath(), test.escaped_path);
-    EXPECT_EQ(test.url.Url().String(), test.want_string);
+    EXPECT_EQ(test.url.EscapedPath(), test.escaped_path);
+    EXPECT_EQ(test.url.String(), test.want_string);
   }
 }
 
