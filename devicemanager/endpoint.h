@@ -103,6 +103,14 @@ class Endpoint {
   std::optional<absl::Time> stop_time_ ABSL_GUARDED_BY(mu_);
 };
 
+// ConnectLimits bound one Connect. The dial gives up at `dial_deadline`: upstream's one dial
+// timeout, counted from the registration, so that waiting for the plugin's socket to appear
+// spends it too. Everything gives up soon after `*cancelled` becomes true (when not null).
+struct ConnectLimits {
+  absl::Time dial_deadline = absl::InfiniteFuture();
+  const std::atomic<bool>* cancelled = nullptr;
+};
+
 // EndpointFactory makes the endpoint of a plugin that registered (ManagerOptions::
 // endpoint_factory; null means the gRPC one of endpoint_impl.h). The manager calls Connect from
 // its connect threads and from RegisterPlugin's caller, concurrently.
@@ -111,14 +119,14 @@ class EndpointFactory {
   virtual ~EndpointFactory() = default;
 
   // Connect reaches the plugin of `resource_name` at `socket` and learns its options. May
-  // block (bounded by the implementation's deadlines), giving up soon after `*cancelled`
-  // becomes true (when given). The stream is not opened yet (see StartListAndWatch); its
-  // snapshots and end will go to `callbacks`, which must outlive it. Errors have upstream's
-  // texts ("failed to dial device plugin: ...", "failed to get device plugin options: ...").
+  // block (bounded by `limits` and the implementation's own deadlines). The stream is not opened
+  // yet (see StartListAndWatch); its snapshots and end will go to `callbacks`, which must outlive
+  // it. Errors have upstream's texts ("failed to dial device plugin: ...", "failed to get device
+  // plugin options: ...").
   virtual absl::StatusOr<EndpointSharedPtr> Connect(std::string resource_name,
                                                     std::filesystem::path socket,
                                                     EndpointCallbacks& callbacks,
-                                                    const std::atomic<bool>* cancelled) = 0;
+                                                    const ConnectLimits& limits) = 0;
 };
 
 }  // namespace devmgr::devicemanager

@@ -127,7 +127,7 @@ absl::StatusOr<EndpointSharedPtr> EndpointImpl::Connect(std::string resource_nam
                                                         std::filesystem::path socket,
                                                         const EndpointOptions& options,
                                                         EndpointCallbacks& callbacks,
-                                                        const std::atomic<bool>* cancelled) {
+                                                        const ConnectLimits& limits) {
   // make_shared cannot reach the private constructor.
   std::shared_ptr<EndpointImpl> endpoint(
       new EndpointImpl(std::move(resource_name), std::move(socket), options, callbacks));
@@ -141,10 +141,11 @@ absl::StatusOr<EndpointSharedPtr> EndpointImpl::Connect(std::string resource_nam
 
   // A blocking dial like upstream's, in slices so that a stopping manager need not wait the
   // whole dial timeout.
-  const absl::Time dial_deadline = absl::Now() + options.dial_timeout;
+  const absl::Time dial_deadline =
+      std::min(absl::Now() + options.dial_timeout, limits.dial_deadline);
   grpc_connectivity_state state = endpoint->channel_->GetState(/*try_to_connect=*/true);
   while (state != GRPC_CHANNEL_READY) {
-    if (cancelled != nullptr && cancelled->load()) {
+    if (limits.cancelled != nullptr && limits.cancelled->load()) {
       return absl::CancelledError("failed to dial device plugin: the device manager is stopping");
     }
     const absl::Time now = absl::Now();
@@ -171,7 +172,7 @@ absl::StatusOr<EndpointSharedPtr> EndpointImpl::Connect(std::string resource_nam
                                                      answered.Notify();
                                                    });
   while (!answered.WaitForNotificationWithTimeout(kDialPollInterval)) {
-    if (cancelled != nullptr && cancelled->load()) context.TryCancel();
+    if (limits.cancelled != nullptr && limits.cancelled->load()) context.TryCancel();
   }
   if (!status.ok()) return WithPrefix("failed to get device plugin options: ", status);
   endpoint->reactor_ = std::make_unique<StreamReactor>(*endpoint);
@@ -181,9 +182,9 @@ absl::StatusOr<EndpointSharedPtr> EndpointImpl::Connect(std::string resource_nam
 absl::StatusOr<EndpointSharedPtr> EndpointFactoryImpl::Connect(std::string resource_name,
                                                                std::filesystem::path socket,
                                                                EndpointCallbacks& callbacks,
-                                                               const std::atomic<bool>* cancelled) {
+                                                               const ConnectLimits& limits) {
   return EndpointImpl::Connect(std::move(resource_name), std::move(socket), options_, callbacks,
-                               cancelled);
+                               limits);
 }
 
 void EndpointImpl::StartListAndWatch() {

@@ -38,16 +38,17 @@ struct EndpointOptions {
 class EndpointImpl final : public Endpoint, public std::enable_shared_from_this<EndpointImpl> {
  public:
   // Connect dials the plugin at `socket` and waits until the connection is up (at most
-  // options.dial_timeout), then calls GetDevicePluginOptions (options.call_timeout). Blocks the
-  // calling thread for that long at most; both steps are given up soon after `*cancelled`
-  // becomes true. The stream is not opened yet: see StartListAndWatch. `callbacks` must outlive
-  // the stream. Errors (codes from gRPC, texts as upstream): "failed to dial device plugin:
+  // options.dial_timeout, and not past limits.dial_deadline), then calls GetDevicePluginOptions
+  // (options.call_timeout). Blocks the calling thread for that long at most; both steps are
+  // given up soon after `*limits.cancelled` becomes true. The stream is not opened yet: see
+  // StartListAndWatch. `callbacks` must outlive the stream. Errors (codes from gRPC, texts as
+  // upstream): "failed to dial device plugin:
   // ...", "failed to get device plugin options: ...".
   static absl::StatusOr<EndpointSharedPtr> Connect(std::string resource_name,
                                                    std::filesystem::path socket,
                                                    const EndpointOptions& options,
                                                    EndpointCallbacks& callbacks,
-                                                   const std::atomic<bool>* cancelled = nullptr);
+                                                   const ConnectLimits& limits = {});
 
   ~EndpointImpl() override;
 
@@ -88,7 +89,7 @@ class EndpointFactoryImpl final : public EndpointFactory {
 
   absl::StatusOr<EndpointSharedPtr> Connect(std::string resource_name, std::filesystem::path socket,
                                             EndpointCallbacks& callbacks,
-                                            const std::atomic<bool>* cancelled) override;
+                                            const ConnectLimits& limits) override;
 
  private:
   const EndpointOptions options_;

@@ -391,11 +391,14 @@ void ManagerImpl::OnRegister(const v1beta1::RegisterRequest& request, DoneFn don
     return;
   }
   // The dial blocks, so it leaves the gRPC thread; the request is copied because the RPC's
-  // own copy is only guaranteed until `done`.
+  // own copy is only guaranteed until `done`. One dial timeout from here covers the wait for
+  // the socket and the dial, as upstream's blocking dial in its Register handler.
+  const absl::Time dial_deadline = absl::Now() + options_.dial_timeout;
   connect_pool_.Post([this, resource = request.resource_name(), endpoint = request.endpoint(),
-                      done = std::move(done)] {
-    absl::StatusOr<std::filesystem::path> socket = AwaitPluginSocket(endpoint);
-    absl::Status status = socket.ok() ? ConnectPlugin(resource, *socket) : socket.status();
+                      dial_deadline, done = std::move(done)] {
+    absl::StatusOr<std::filesystem::path> socket = AwaitPluginSocket(endpoint, dial_deadline);
+    absl::Status status =
+        socket.ok() ? ConnectPlugin(resource, *socket, dial_deadline) : socket.status();
     if (!status.ok()) {
       DEVMGR_LOG(options_.logger, err, "Failed to register device plugin", "resourceName", resource,
                  "endpoint", endpoint, "err", status);
@@ -404,11 +407,11 @@ void ManagerImpl::OnRegister(const v1beta1::RegisterRequest& request, DoneFn don
   });
 }
 
-absl::StatusOr<std::filesystem::path> ManagerImpl::AwaitPluginSocket(const std::string& endpoint) {
+absl::StatusOr<std::filesystem::path> ManagerImpl::AwaitPluginSocket(const std::string& endpoint,
+                                                                     absl::Time deadline) {
   // Nothing there yet (a plugin that registers a moment before it listens): waited for as
   // upstream's blocking dial waits, but looked at without following links, so that the dial
   // never follows one planted in the meantime; the dial starts once a socket is there.
-  const absl::Time deadline = absl::Now() + options_.dial_timeout;
   absl::StatusOr<std::filesystem::path> socket = ResolvePluginSocket(options_.plugin_dir, endpoint);
   while (socket.ok() && !IsSocket(*socket)) {
     if (connect_cancelled_.load()) {
@@ -426,9 +429,11 @@ absl::StatusOr<std::filesystem::path> ManagerImpl::AwaitPluginSocket(const std::
 }
 
 absl::Status ManagerImpl::ConnectPlugin(const std::string& resource_name,
-                                        const std::filesystem::path& socket) {
-  absl::StatusOr<EndpointSharedPtr> connected =
-      endpoint_factory_.Connect(resource_name, socket, *this, &connect_cancelled_);
+                                        const std::filesystem::path& socket,
+                                        absl::Time dial_deadline) {
+  absl::StatusOr<EndpointSharedPtr> connected = endpoint_factory_.Connect(
+      resource_name, socket, *this,
+      ConnectLimits{.dial_deadline = dial_deadline, .cancelled = &connect_cancelled_});
   if (!connected.ok()) return connected.status();
   EndpointSharedPtr endpoint = *std::move(connected);
 
@@ -794,7 +799,8 @@ absl::Status ManagerImpl::RegisterPlugin(absl::string_view resource_name,
   if (socket.ok()) {
     DEVMGR_LOG(options_.logger, info, "Registering plugin at endpoint", "plugin", resource_name,
                "endpoint", socket->string());
-    status = ConnectPlugin(std::string(resource_name), *socket);
+    status =
+        ConnectPlugin(std::string(resource_name), *socket, absl::Now() + options_.dial_timeout);
   }
   absl::MutexLock lock(&mu_);
   --registrations_in_flight_;

@@ -212,17 +212,18 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
                                              const std::string& resource) ABSL_LOCKS_EXCLUDED(mu_);
 
   // AwaitPluginSocket resolves a kubelet.sock endpoint (ResolvePluginSocket) and, while nothing
-  // is there, waits for the plugin's socket (up to dial_timeout, cut short by Stop), refusing
+  // is there, waits for the plugin's socket (until `deadline`, cut short by Stop), refusing
   // anything else that appears there (a symlink included). Blocks.
-  absl::StatusOr<std::filesystem::path> AwaitPluginSocket(const std::string& endpoint)
+  absl::StatusOr<std::filesystem::path> AwaitPluginSocket(const std::string& endpoint,
+                                                          absl::Time deadline)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // ConnectPlugin dials the plugin on `socket` and, unless refused, adds it to the live
   // endpoints of `resource_name` and makes it the one admission calls. An older endpoint on
   // the same socket is replaced and stopped; those on other sockets stay live beside it. Blocks
-  // for the dial and GetDevicePluginOptions (each bounded by its deadline).
-  absl::Status ConnectPlugin(const std::string& resource_name, const std::filesystem::path& socket)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // for the dial (until `dial_deadline`) and GetDevicePluginOptions (bounded by its deadline).
+  absl::Status ConnectPlugin(const std::string& resource_name, const std::filesystem::path& socket,
+                             absl::Time dial_deadline) ABSL_LOCKS_EXCLUDED(mu_);
 
   // RestoreFromCheckpoint reads the checkpoint at Start (file I/O, so before any other thread
   // can reach the state).

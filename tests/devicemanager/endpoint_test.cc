@@ -244,10 +244,19 @@ TEST(EndpointTest, DialGivesUpAtItsDeadlineOrWhenCancelled) {
   EXPECT_TRUE(absl::StartsWith(endpoint.status().message(), "failed to ")) << endpoint.status();
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
 
-  std::atomic<bool> cancelled{true};
+  // The caller's deadline, when earlier than the dial timeout, ends the dial.
   options.dial_timeout = absl::Seconds(30);
-  auto cancelled_endpoint =
-      EndpointImpl::Connect("example.com/mock", path, options, callbacks, &cancelled);
+  const absl::Time limited_start = absl::Now();
+  auto limited_endpoint = EndpointImpl::Connect(
+      "example.com/mock", path, options, callbacks,
+      ConnectLimits{.dial_deadline = limited_start + absl::Milliseconds(300)});
+  EXPECT_EQ(limited_endpoint.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << limited_endpoint.status();
+  EXPECT_LT(absl::Now() - limited_start, absl::Seconds(5));
+
+  std::atomic<bool> cancelled{true};
+  auto cancelled_endpoint = EndpointImpl::Connect("example.com/mock", path, options, callbacks,
+                                                  ConnectLimits{.cancelled = &cancelled});
   EXPECT_FALSE(cancelled_endpoint.ok());
   ::close(fd);
 }

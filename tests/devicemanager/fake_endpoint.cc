@@ -102,12 +102,18 @@ absl::StatusOr<v1beta1::PreferredAllocationResponse> FakeEndpoint::DoGetPreferre
 
 absl::StatusOr<devicemanager::EndpointSharedPtr> FakeEndpointFactory::Connect(
     std::string resource_name, std::filesystem::path socket,
-    devicemanager::EndpointCallbacks& callbacks, const std::atomic<bool>* /*cancelled*/) {
+    devicemanager::EndpointCallbacks& callbacks, const devicemanager::ConnectLimits& limits) {
   absl::MutexLock lock(&mu_);
+  last_dial_deadline_ = limits.dial_deadline;
   auto endpoint =
       std::make_shared<FakeEndpoint>(resource_name, std::move(socket), options_, callbacks);
   endpoints_[resource_name] = endpoint;
   return endpoint;
+}
+
+absl::Time FakeEndpointFactory::last_dial_deadline() const {
+  absl::MutexLock lock(&mu_);
+  return last_dial_deadline_;
 }
 
 void FakeEndpointFactory::set_plugin_options(v1beta1::DevicePluginOptions options) {

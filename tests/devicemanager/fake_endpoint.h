@@ -102,19 +102,22 @@ class FakeEndpointFactory final : public devicemanager::EndpointFactory {
  public:
   absl::StatusOr<devicemanager::EndpointSharedPtr> Connect(
       std::string resource_name, std::filesystem::path socket,
-      devicemanager::EndpointCallbacks& callbacks, const std::atomic<bool>* cancelled) override
-      ABSL_LOCKS_EXCLUDED(mu_);
+      devicemanager::EndpointCallbacks& callbacks,
+      const devicemanager::ConnectLimits& limits) override ABSL_LOCKS_EXCLUDED(mu_);
 
   // Options of the endpoints connected from now on.
   void set_plugin_options(v1beta1::DevicePluginOptions options) ABSL_LOCKS_EXCLUDED(mu_);
   // The newest endpoint connected for `resource_name`, or null.
   std::shared_ptr<FakeEndpoint> endpoint(const std::string& resource_name) const
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The dial deadline the newest Connect was given (InfiniteFuture before any).
+  absl::Time last_dial_deadline() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   mutable absl::Mutex mu_;
   v1beta1::DevicePluginOptions options_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<FakeEndpoint>> endpoints_ ABSL_GUARDED_BY(mu_);
+  absl::Time last_dial_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
 };
 
 }  // namespace devmgr::testing
