@@ -114,9 +114,11 @@ bool Bind(const Type& param, const Type& arg, std::optional<Type>& bound) {
 // (elements, keys or values), or nothing when they differ, as cel-go's HomogeneousAggregateLiterals
 // validator asks. An empty literal's element type is a free type variable (a type parameter here)
 // until an item binds it, as in cel-go's checker: `[[1], []]` and `[[[1]], [[]]]` are alike,
-// `[[], [1], ['a']]` is not. Here it stays free through literals, conditions and optional.of()
-// (`[true ? [] : [1], [2]]`, `[optional.of([]), optional.of([1])]`); cel-go's carries it through
-// every call whose result names a type parameter, where this checker's becomes dyn.
+// `[[], [1], ['a']]` is not. Here it stays free through literals, conditions, indexes, filter(),
+// optional.of() and value(), list + list, orValue(), and the list functions that keep their
+// list's type (`[true ? [] : [1], [2]]`, `[optional.none().value(), 1]`, `[[[]][0], [1]]`);
+// cel-go's carries it through every call whose result names a type parameter, where this
+// checker's becomes dyn past those (map() and the other macros' results among them).
 std::optional<Type> Unify(const Type& a, const Type& b) {
   if (a.kind == TK::kParam) return b;
   if (b.kind == TK::kParam) return a;
@@ -137,6 +139,13 @@ Type Settle(Type type) {
   return type;
 }
 
+// Joined: the type of values that are `a` or `b`, where each may bind the other's free type
+// variables (Unify), else their common type once settled (dyn when they differ).
+Type Joined(const Type& a, const Type& b) {
+  if (std::optional<Type> unified = Unify(a, b); unified.has_value()) return *std::move(unified);
+  return Common(Settle(a), Settle(b));
+}
+
 class Checker {
  public:
   explicit Checker(const CheckOptions& options) : options_(options) {}
@@ -149,8 +158,8 @@ class Checker {
   }
 
   // Typed: the type of `e`, where the element type of an empty literal and the value type of
-  // optional.none() stay free (type parameters) through literals, conditions and optional.of(),
-  // for a literal around them to bind (see Unify), as cel-go's type variables do.
+  // optional.none() stay free (type parameters) through the expressions Unify names, for a
+  // literal around them to bind, as cel-go's type variables do.
   absl::StatusOr<Type> Typed(Expr& e) {
     switch (e.kind) {
       case Expr::Kind::kConst:
@@ -282,24 +291,31 @@ class Checker {
     return field;
   }
 
+  // Index: the element keeps its free type variable ([[]][0] is a list whose element type an
+  // item beside it may bind), as cel-go's _[_] : (list(A), int) -> A does.
   absl::StatusOr<Type> Index(Expr& e) {
-    absl::StatusOr<Type> operand = Check(*e.operand);
-    if (!operand.ok()) return operand;
+    absl::StatusOr<Type> typed = Typed(*e.operand);
+    if (!typed.ok()) return typed;
     absl::StatusOr<Type> key = Check(*e.args[0]);
     if (!key.ok()) return key;
-    Type target = *operand;
+    const Type operand = Settle(*typed);
+    Type target = operand;
+    Type typed_target = *typed;
     const bool optional_operand = target.kind == TK::kOptional;
-    if (optional_operand) target = target.params[0];
+    if (optional_operand) {
+      target = target.params[0];
+      typed_target = typed_target.params[0];
+    }
     Type element;
     if (target.is_dyn()) {
       element = Type::Dyn();
     } else if (target.kind == TK::kList &&
                (key->is_dyn() || key->kind == TK::kInt || key->kind == TK::kUint)) {
-      element = target.params[0];
+      element = typed_target.params[0];
     } else if (target.kind == TK::kMap && target.params[0].Accepts(*key)) {
-      element = target.params[1];
+      element = typed_target.params[1];
     } else {
-      return NoOverload(e, "_[_]", {*operand, *key}, false);
+      return NoOverload(e, "_[_]", {operand, *key}, false);
     }
     if (e.optional || optional_operand) return Type::OptionalOf(element);
     return element;
@@ -318,14 +334,16 @@ class Checker {
         e.operand = nullptr;
       }
     }
+    // The target's and the arguments' types as overloads are chosen by (`types`), and with their
+    // free type variables (`typed`), for the result to keep those (Result).
     std::vector<Type> types;
-    if (e.operand != nullptr) {
-      absl::StatusOr<Type> target = Check(*e.operand);
-      if (!target.ok()) return target;
-      types.push_back(*target);
-    }
-    // The arguments' types with their free type variables, for optional.of(x) to keep x's.
     std::vector<Type> typed;
+    if (e.operand != nullptr) {
+      absl::StatusOr<Type> target = Typed(*e.operand);
+      if (!target.ok()) return target;
+      typed.push_back(*target);
+      types.push_back(Settle(*std::move(target)));
+    }
     for (ExprPtr& arg : e.args) {
       absl::StatusOr<Type> type = Typed(*arg);
       if (!type.ok()) return type;
@@ -371,8 +389,9 @@ class Checker {
   }
 
   // Result: the call's type, from its overloads (dyn when they disagree), sharpened where the
-  // arguments say more (optional.of(x) holds x's type, optional.none()'s is free; list + list
-  // keeps the element type).
+  // target and the arguments say more, with their free type variables (`typed`): optional.of(x)
+  // holds x's type, optional.none()'s is free and value() gives it; list + list and orValue()
+  // join their two types as a literal's items.
   Type Result(const Expr& e, const std::vector<Type>& types, const std::vector<Type>& typed) {
     const std::vector<Overload>& overloads = Overloads();
     Type result = overloads[e.overloads[0]].result;
@@ -381,29 +400,32 @@ class Checker {
       return Type::OptionalOf(typed[0]);
     }
     if (e.name == "optional.none") return Type::OptionalOf(Type::Param());
-    if ((e.name == "value" || e.name == "orValue") && types[0].kind == TK::kOptional) {
-      return types[0].params[0];
+    if (e.name == "value" && types[0].kind == TK::kOptional) return typed[0].params[0];
+    if (e.name == "orValue" && types[0].kind == TK::kOptional) {
+      return Joined(typed[0].params[0], typed[1]);
     }
     if (e.name == "_+_" && types[0].kind == TK::kList && types[1].kind == TK::kList) {
-      return Type::ListOf(Common(types[0].params[0], types[1].params[0]));
+      return Type::ListOf(Joined(typed[0].params[0], typed[1].params[0]));
     }
     // reverse(), slice(), distinct() and sort() keep the list's type, flatten() takes a level off
     // a list of lists.
     if ((e.name == "reverse" || e.name == "slice" || e.name == "distinct" || e.name == "sort") &&
         types[0].kind == TK::kList) {
-      return types[0];
+      return typed[0];
     }
     if (e.name == "flatten" && types.size() == 1 && types[0].kind == TK::kList &&
         types[0].params[0].kind == TK::kList) {
-      return types[0].params[0];
+      return typed[0].params[0];
     }
     if (e.name == "dyn") return Type::Dyn();
     return result;
   }
 
   absl::StatusOr<Type> Macro(Expr& e) {
-    absl::StatusOr<Type> range = Check(*e.operand);
-    if (!range.ok()) return range;
+    // filter() gives a list of the range's elements, their free type variable kept.
+    absl::StatusOr<Type> typed_range = Typed(*e.operand);
+    if (!typed_range.ok()) return typed_range;
+    const absl::StatusOr<Type> range = Settle(*typed_range);
     if (e.name == "cel.bind") {
       scope_.emplace_back(e.variable, *range);
       absl::StatusOr<Type> body = Check(*e.args[0]);
@@ -466,7 +488,9 @@ class Checker {
       return NoOverload(e, "cel.@mapInsert",
                         {Type::MapOf(Type::Dyn(), Type::Dyn()), results.back()}, false);
     }
-    if (e.name == "filter") return Type::ListOf(element);
+    if (e.name == "filter") {
+      return typed_range->kind == TK::kList ? *typed_range : Type::ListOf(element);
+    }
     if (e.name == "sortBy") return SortBy(e, *range, results[0]);
     return Type::Of(TK::kBool);
   }

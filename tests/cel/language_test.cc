@@ -545,6 +545,17 @@ TEST(CelLanguageTest, AnEmptyLiteralTakesTheTypeAnItemBesideItGives) {
            "size([true ? [] : [1], [2]]) == 2",
            "size([optional.of([]), optional.of([1])]) == 2",
            "size([false ? optional.none() : optional.of(1), optional.of(2)]) == 2",
+           // Through indexes, filter(), value(), orValue(), list + list and the list functions
+           // that keep their list's type, as cel-go's generic functions carry them.
+           "size([[[]][0], [1]]) == 2",
+           "size([{'a': []}['a'], [1]]) == 2",
+           "size([[].filter(x, false), [1]]) == 2",
+           "size([false ? optional.none().value() : 1, 2]) == 2",
+           "[optional.none().orValue([]), [1]] == [[], [1]]",
+           "[[] + [], [1]] == [[], [1]]",
+           "size([[[]].reverse(), [[1]]]) == 2",
+           "size([[[]].flatten(), [1]]) == 2",
+           "[[].slice(0, 0), [1]] == [[], [1]]",
        }) {
     EXPECT_EQ(Eval(expression), "true") << expression;
   }
@@ -558,6 +569,15 @@ TEST(CelLanguageTest, AnEmptyLiteralTakesTheTypeAnItemBesideItGives) {
             "expected type 'optional_type(int)' but found 'optional_type(string)'"},
            {"size([true ? [] : ['a'], [1]]) == 2",
             "expected type 'list(string)' but found 'list(int)'"},
+           {"size([[['a']][0], [1]]) == 2", "expected type 'list(string)' but found 'list(int)'"},
+           {"size([[].filter(x, false), [1], ['a']]) == 3",
+            "expected type 'list(int)' but found 'list(string)'"},
+           {"size([optional.none().value(), 1, 'a']) == 3",
+            "expected type 'int' but found 'string'"},
+           {"size([[] + ['a'], [1]]) == 2", "expected type 'list(string)' but found 'list(int)'"},
+           // A list joined with an empty one takes its element type: int + string has no overload.
+           {"([] + [1])[0] + 'a' == 'b'",
+            "found no matching overload for '_+_' applied to '(int, string)'"},
        }) {
     EXPECT_TRUE(absl::StrContains(CompileError(expression), error))
         << expression << ": " << CompileError(expression);
