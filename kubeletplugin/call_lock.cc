@@ -27,11 +27,11 @@ absl::StatusOr<CallLock::Guard> CallLock::Lock() {
   }
   const int fd = ::open(lock_file_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) return ErrnoStatus(errno, "lock file: cannot open", lock_file_);
-  // Both kinds of lock Go drivers take on the file, which ignore each other: flock(2), which
-  // upstream's helper takes since it stopped using etcd's fileutil (and devmgr before this), then
-  // an open file description lock over the whole file, which fileutil.LockFile takes on Linux for
-  // upstream's helpers before that. Always in that order, and every other holder takes one of
-  // them only, so no two holders wait for each other.
+  // Both kinds of lock a Go driver may take on the file, which ignore each other: flock(2),
+  // which etcd's fileutil.LockFile (upstream's helper's) takes on a kernel without open file
+  // description locks, then an open file description lock over the whole file, which it takes
+  // on every other. Always in that order, and every other holder takes one of them only, so no
+  // two holders wait for each other.
   auto failed = [&](int error) {
     ::close(fd);
     return ErrnoStatus(error, "lock file: cannot lock", lock_file_);

@@ -1,11 +1,11 @@
 // CallLock: how a DRA driver's prepare and unprepare calls are serialised, as upstream's helper
 // does by default. Within one process a mutex is enough; in a rolling update the old and the new
 // pod of the driver both serve, so the lock is an exclusive lock on a file both see
-// ("serialize.lock" in the driver's data folder), held for the whole call. It is both locks Go
-// drivers built on upstream's helper take, a flock(2) (newer helpers) and an open file
-// description lock (older ones, through etcd's fileutil), which ignore each other: so a Go
-// driver of either kind and a devmgr one exclude each other too. Drivers that handle concurrent
-// calls themselves do not take it.
+// ("serialize.lock" in the driver's data folder), held for the whole call. It is both locks a Go
+// driver built on upstream's helper may take there (etcd's fileutil.LockFile: an open file
+// description lock where the kernel has them, a flock(2) where it does not), which ignore each
+// other: so a Go driver on either kernel and a devmgr one exclude each other too. Drivers that
+// handle concurrent calls themselves do not take it.
 //
 // Thread-safety: Lock may be called from any thread at once; a Guard belongs to its caller.
 #pragma once

@@ -312,6 +312,7 @@ absl::Status Helper::PublishResources(resourceslice::DriverResources resources) 
   publish.owner = resourceslice::Owner{"v1", "Node", options_.node_name, options_.node_uid};
   publish.resources = std::move(resources);
   publish.error_handler = options_.handle_error;
+  publish.reconcile_pool_with_name = options_.reconcile_pool_with_name;
   publish.logger = options_.logger;
   absl::StatusOr<std::unique_ptr<resourceslice::Controller>> controller =
       resourceslice::Controller::Start(std::move(publish));

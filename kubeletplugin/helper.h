@@ -125,6 +125,10 @@ struct HelperOptions {
   // The Node's UID, for the slices' owner reference (upstream's NodeUID); empty: read from the
   // store once, at the first publication.
   std::string node_uid;
+  // Non-empty: PublishResources publishes only the pool of that name, whose slices stay owned by
+  // the Node but carry no nodeName, so that other nodes see them through the pool's nodeSelector
+  // or allNodes; only that pool's slices are reconciled (upstream's ReconcilePoolWithName).
+  std::string reconcile_pool_with_name;
   // Told of every NotifyRegistrationStatus, on a gRPC thread; must not block.
   std::function<void(bool registered, const std::string& error)> on_registration;
   // Told of each error of publishing (a pool that does not validate, a slice the store

@@ -56,8 +56,8 @@ TEST(CallLockTest, TwoHoldersOfOneLockFileTakeTurns) {
   EXPECT_TRUE(std::filesystem::exists(file));
 }
 
-// Go drivers built on upstream's helper lock the file with flock(2) (newer helpers) or with an
-// open file description lock (older ones, through etcd's fileutil.LockFile), which ignore each
+// Go drivers built on upstream's helper lock the file through etcd's fileutil.LockFile: with an
+// open file description lock, or with flock(2) on a kernel without those; the two ignore each
 // other: ours must be both, or a Go driver's pod and ours would not exclude each other in a
 // rolling update. Before, it was a flock alone, and the OFD check failed; a first fix took the
 // OFD lock alone, and the flock check failed.

@@ -126,6 +126,35 @@ TEST(HelperTest, AGivenNodeUidOwnsTheSlicesWithoutALookup) {
   EXPECT_EQ((*listed)[0].metadata.owner_references[0].uid, "given-uid");
 }
 
+// A pool named by reconcile_pool_with_name (upstream's ReconcilePoolWithName) is published
+// without nodeName, visible to the nodes its selector picks, and still owned by the Node.
+TEST(HelperTest, APoolReconciledByNameIsPublishedWithoutANodeName) {
+  TempDir dir;
+  resourceslice::MemoryStore store;
+  store.SetNode("node-1", "node-uid");
+  IdleDriver driver;
+  HelperOptions options = Options(dir.path(), &store);
+  options.reconcile_pool_with_name = "shared";
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  resourceslice::DriverResources resources;
+  resourceslice::Pool& pool = resources.pools["shared"];
+  pool.all_nodes = true;
+  pool.slices.emplace_back().devices.emplace_back().name = "gpu-0";
+  ASSERT_TRUE((*helper)->PublishResources(resources).ok());
+  absl::StatusOr<std::vector<kubeapi::ResourceSlice>> listed;
+  ASSERT_TRUE(WaitFor([&] {
+    listed = store.List(resourceslice::SliceFilter{});
+    return listed.ok() && listed->size() == 1;
+  }));
+  const kubeapi::ResourceSlice& slice = (*listed)[0];
+  EXPECT_EQ(slice.spec.pool.name, "shared");
+  EXPECT_FALSE(slice.spec.node_name.has_value());
+  EXPECT_EQ(slice.spec.all_nodes, std::optional<bool>(true));
+  ASSERT_EQ(slice.metadata.owner_references.size(), 1u);
+  EXPECT_EQ(slice.metadata.owner_references[0].uid, "node-uid");
+}
+
 // A driver whose first prepare call waits until the test lets it go.
 class HeldDriver final : public NothingToUnprepare {
  public:
