@@ -8,7 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "common/k8s_names.h"
+#include "common/field_errors.h"
 #include "common/unix_socket.h"
 
 namespace devmgr::kubeletplugin {
@@ -24,8 +24,7 @@ std::string HashPrefix(absl::string_view data, size_t bytes) {
 
 static_assert(kUnixPathMax == kMaxUnixSocketPathBytes, "the names fit the sockets devmgr binds");
 
-// Upstream's limit on driver names (the same as for CSI drivers).
-constexpr size_t kMaxDriverNameBytes = 63;
+// The longest pod UID a rolling update's names take (a UUID has 36 characters).
 constexpr size_t kMaxPodUidBytes = 63;
 
 bool Fits(const std::filesystem::path& dir, const std::string& file) {
@@ -35,7 +34,9 @@ bool Fits(const std::filesystem::path& dir, const std::string& file) {
 }  // namespace
 
 bool IsValidDriverName(absl::string_view name) {
-  return name.size() <= kMaxDriverNameBytes && Dns1123SubdomainErrors(name).empty();
+  FieldErrors errors;
+  CheckDriverName(errors, name, "driver");
+  return errors.empty();
 }
 
 bool IsValidPodUid(absl::string_view uid) {

@@ -26,8 +26,9 @@ namespace devmgr::kubeletplugin {
 // exactly 108 bytes long, devmgr takes the next, shorter form.
 inline constexpr size_t kUnixPathMax = 107;
 
-// IsValidDriverName: a driver name as the API validates one (a DNS subdomain of at most 63
-// characters). Names become folder and file names: this also keeps '/' and ".." out of them.
+// IsValidDriverName: a driver name as the API validates one (CheckDriverName: at most 63
+// characters, a DNS subdomain once lower-cased). Names become folder and file names: this also
+// keeps '/' and ".." out of them.
 bool IsValidDriverName(absl::string_view name);
 
 // IsValidPodUid: a pod UID for a rolling update's socket names: letters, digits and '-', at most

@@ -82,9 +82,11 @@ TEST(SocketNamesTest, DriverNamesAreDnsSubdomains) {
   EXPECT_TRUE(IsValidDriverName("gpu.example.com"));
   EXPECT_TRUE(IsValidDriverName("test-driver.cdi.k8s.io"));
   EXPECT_TRUE(IsValidDriverName(std::string(63, 'a')));
+  // The API lower-cases a driver name before it checks it (ValidateCSIDriverName).
+  EXPECT_TRUE(IsValidDriverName("GPU.Example.com"));
   for (const std::string& name :
        {std::string(), std::string("a/b"), std::string(".."), std::string("a..b"),
-        std::string("../gpu.example.com"), std::string("GPU.example.com"),
+        std::string("../gpu.example.com"), std::string("../GPU.example.com"),
         std::string("-gpu.example.com"), std::string("gpu.example.com."), std::string(64, 'a'),
         std::string("gpu_x.example.com")}) {
     EXPECT_FALSE(IsValidDriverName(name)) << name;
