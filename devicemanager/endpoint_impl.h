@@ -42,8 +42,7 @@ class EndpointImpl final : public Endpoint, public std::enable_shared_from_this<
   // (options.call_timeout). Blocks the calling thread for that long at most; both steps are
   // given up soon after `*limits.cancelled` becomes true. The stream is not opened yet: see
   // StartListAndWatch. `callbacks` must outlive the stream. Errors (codes from gRPC, texts as
-  // upstream): "failed to dial device plugin:
-  // ...", "failed to get device plugin options: ...".
+  // upstream): "failed to dial device plugin: ...", "failed to get device plugin options: ...".
   static absl::StatusOr<EndpointSharedPtr> Connect(std::string resource_name,
                                                    std::filesystem::path socket,
                                                    const EndpointOptions& options,
