@@ -106,50 +106,32 @@ absl::Status DriverRegistry::RegisterPlugin(absl::string_view driver_name,
                                             const std::vector<std::string>& versions) {
   absl::StatusOr<std::string> service = CheckPlugin(driver_name, endpoint, versions);
   if (!service.ok()) return service.status();
+  const std::string driver(driver_name);
   std::shared_ptr<const DriverClient> client;
   uint64_t serial = 0;
   {
     absl::MutexLock lock(&mu_);
-    auto& endpoints = drivers_[std::string(driver_name)];
+    auto& endpoints = drivers_[driver];
     for (const Endpoint& registered : endpoints) {
       if (registered.client->endpoint() == endpoint) {
         return absl::AlreadyExistsError(absl::StrCat(
             "endpoint ", endpoint, " already registered for DRA driver plugin ", driver_name));
       }
     }
-    client = std::make_shared<const DriverClient>(std::string(driver_name), std::string(endpoint),
-                                                  *std::move(service), options_.call_timeout,
-                                                  options_.metrics);
-    const std::string health_service = PickHealthService(versions);
-    if (options_.health != nullptr && !health_stopped_ && !health_service.empty()) {
-      HealthStreamOptions stream;
-      stream.driver_name = std::string(driver_name);
-      stream.endpoint = std::string(endpoint);
-      stream.channel = client->channel();
-      stream.service = health_service;
-      stream.retry_period = options_.health_retry_period;
-      stream.on_response = [sink = options_.health, driver = stream.driver_name](
-                               const healthapi::NodeWatchResourcesResponse& response) {
-        sink->HealthReported(driver, response);
-      };
-      stream.on_stream_end = [sink = options_.health,
-                              driver = stream.driver_name](const HealthStreamEnd& end) {
-        sink->HealthStreamEnded(driver, end);
-      };
-      // The pair is new: the same driver at the same endpoint was refused above.
-      std::pair<std::string, std::string> key(driver_name, endpoint);
-      health_streams_.emplace(std::move(key), std::make_unique<HealthStream>(std::move(stream)));
-    }
+    client =
+        std::make_shared<const DriverClient>(driver, std::string(endpoint), *std::move(service),
+                                             options_.call_timeout, options_.metrics);
     serial = ++next_serial_;
-    endpoints.push_back(Endpoint{.client = client, .serial = serial});
-    if (monitor_ == nullptr) return absl::OkStatus();
-    Sync(std::string(driver_name));
+    endpoints.push_back(Endpoint{
+        .client = client, .health_service = PickHealthService(versions), .serial = serial});
+    if (monitor_ != nullptr) Sync(driver);
   }
+  SyncHealthStream(driver);
+  if (monitor_ == nullptr) return absl::OkStatus();
   // Watched without the lock: a channel that is ready at once is reported from inside Watch.
-  const uint64_t watch = monitor_->Watch(
-      client->channel(), [this, driver = std::string(driver_name), serial](bool ready) {
-        ConnectionChanged(driver, serial, ready);
-      });
+  const uint64_t watch = monitor_->Watch(client->channel(), [this, driver, serial](bool ready) {
+    ConnectionChanged(driver, serial, ready);
+  });
   absl::MutexLock lock(&mu_);
   if (auto it = drivers_.find(driver_name); it != drivers_.end()) {
     for (Endpoint& registered : it->second) {
@@ -161,6 +143,56 @@ absl::Status DriverRegistry::RegisterPlugin(absl::string_view driver_name,
   }
   monitor_->Unwatch(watch);  // deregistered meanwhile
   return absl::OkStatus();
+}
+
+void DriverRegistry::SyncHealthStream(const std::string& driver_name) {
+  if (options_.health == nullptr) return;
+  absl::MutexLock health_lock(&health_mu_);
+  if (health_stopped_) return;
+  // The driver's newest registration, when it streams health (serial 0: no stream is wanted).
+  uint64_t serial = 0;
+  std::string service;
+  std::shared_ptr<const DriverClient> client;
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = drivers_.find(driver_name); it != drivers_.end() && !it->second.empty()) {
+      const Endpoint& newest = it->second.back();
+      if (!newest.health_service.empty()) {
+        serial = newest.serial;
+        service = newest.health_service;
+        client = newest.client;
+      }
+    }
+  }
+  if (auto current = health_streams_.find(driver_name); current != health_streams_.end()) {
+    if (current->second.serial == serial) return;
+    // Handed over to a newer registration, the health reported stays until that one reports:
+    // the old stream ends quietly. With no stream to follow it, its end is reported, and the
+    // driver's health goes with it.
+    if (serial != 0) {
+      current->second.stream->StopQuietly();
+    } else {
+      current->second.stream->Stop();
+    }
+    health_streams_.erase(current);
+  }
+  if (serial == 0) return;
+  HealthStreamOptions stream;
+  stream.driver_name = driver_name;
+  stream.endpoint = client->endpoint();
+  stream.channel = client->channel();
+  stream.service = std::move(service);
+  stream.retry_period = options_.health_retry_period;
+  stream.on_response = [sink = options_.health,
+                        driver_name](const healthapi::NodeWatchResourcesResponse& response) {
+    sink->HealthReported(driver_name, response);
+  };
+  stream.on_stream_end = [sink = options_.health, driver_name](const HealthStreamEnd& end) {
+    sink->HealthStreamEnded(driver_name, end);
+  };
+  health_streams_.emplace(
+      driver_name, ActiveHealthStream{.serial = serial,
+                                      .stream = std::make_unique<HealthStream>(std::move(stream))});
 }
 
 void DriverRegistry::ConnectionChanged(const std::string& driver_name, uint64_t serial,
@@ -188,40 +220,31 @@ void DriverRegistry::Sync(const std::string& driver_name) {
 DriverRegistry::~DriverRegistry() { StopHealthStreams(); }
 
 void DriverRegistry::StopHealthStreams() {
-  std::map<std::pair<std::string, std::string>, std::unique_ptr<HealthStream>> streams;
-  {
-    absl::MutexLock lock(&mu_);
-    health_stopped_ = true;
-    streams.swap(health_streams_);
-  }
-  // Stopped outside the lock: a stream's last report may still be on its way to the sink.
-  for (auto& [registration, stream] : streams) stream->StopQuietly();
+  absl::MutexLock health_lock(&health_mu_);
+  health_stopped_ = true;
+  for (auto& [driver_name, active] : health_streams_) active.stream->StopQuietly();
+  health_streams_.clear();
 }
 
 void DriverRegistry::DeRegisterPlugin(absl::string_view driver_name, absl::string_view endpoint) {
-  // The client and its health stream are released outside the lock: closing a channel or
-  // joining the stream's thread may take a moment.
+  // The client is released outside the lock: closing a channel may take a moment.
   std::shared_ptr<const DriverClient> removed;
-  std::unique_ptr<HealthStream> removed_stream;
-  absl::MutexLock lock(&mu_);
-  if (auto stream =
-          health_streams_.find(std::pair(std::string(driver_name), std::string(endpoint)));
-      stream != health_streams_.end()) {
-    removed_stream = std::move(stream->second);
-    health_streams_.erase(stream);
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = drivers_.find(driver_name);
+    if (it == drivers_.end()) return;
+    auto& endpoints = it->second;
+    auto found = std::find_if(endpoints.begin(), endpoints.end(), [&](const Endpoint& registered) {
+      return registered.client->endpoint() == endpoint;
+    });
+    if (found == endpoints.end()) return;
+    removed = std::move(found->client);
+    if (found->watch != 0) monitor_->Unwatch(found->watch);
+    endpoints.erase(found);
+    if (endpoints.empty()) drivers_.erase(it);
+    if (monitor_ != nullptr) Sync(std::string(driver_name));
   }
-  auto it = drivers_.find(driver_name);
-  if (it == drivers_.end()) return;
-  auto& endpoints = it->second;
-  auto found = std::find_if(endpoints.begin(), endpoints.end(), [&](const Endpoint& registered) {
-    return registered.client->endpoint() == endpoint;
-  });
-  if (found == endpoints.end()) return;
-  removed = std::move(found->client);
-  if (found->watch != 0) monitor_->Unwatch(found->watch);
-  endpoints.erase(found);
-  if (endpoints.empty()) drivers_.erase(it);
-  if (monitor_ != nullptr) Sync(std::string(driver_name));
+  SyncHealthStream(std::string(driver_name));
 }
 
 absl::StatusOr<std::shared_ptr<const DriverClient>> DriverRegistry::Get(

@@ -5,12 +5,18 @@
 // forwards the watcher's three handler calls here, as node/device_plugin_handler.h does for device
 // plugins, so that dra/ does not depend on pluginwatcher/.
 //
-// An endpoint whose driver lists a DRAResourceHealth service (v1 or v1alpha1) in its
-// supported_versions gets a health stream (NodeWatchResources), reopened while the endpoint is
-// registered; its reports go to the HealthSink.
-//
 // A driver may have several endpoints at once (a rolling update starts the new plugin before
 // the old one stops); calls go to the newest connected one, else to the newest.
+//
+// A driver has one health stream (NodeWatchResources), on its newest endpoint when that one
+// lists a DRAResourceHealth service (v1 or v1alpha1) in its supported_versions; the stream is
+// reopened while that endpoint is the newest, and its reports go to the HealthSink. A newer
+// endpoint takes the stream over, and the health the old one reported stays until the new one
+// reports; an older endpoint's deregistration leaves the stream alone. When no endpoint is left,
+// or the newest serves no health, the stream's end is reported (and the host forgets the
+// driver's health). Upstream's kubelet streams from every endpoint into the one per-driver
+// cache, so an old endpoint overwrites what the new one reported and its deregistration clears
+// it (kubernetes issue 140818); devmgr keeps to the endpoint that calls go to.
 //
 // Thread-safety: every method may be called from any thread at once; none blocks on a driver.
 #pragma once
@@ -43,7 +49,7 @@ inline constexpr absl::string_view kSupportedServices[] = {kDraPluginServiceV1,
 // that devmgr speaks. Errors with upstream's texts: an empty list, or none of them.
 absl::StatusOr<std::string> ChooseService(const std::vector<std::string>& supported_versions);
 
-// HealthSink: where the health streams of the registered endpoints report, on their threads.
+// HealthSink: where the health streams of the registered drivers report, on their threads.
 class HealthSink {
  public:
   virtual ~HealthSink() = default;
@@ -77,7 +83,7 @@ class DriverRegistry {
   // StopHealthStreams stops every health stream and opens no more: no report reaches the sink
   // after it returns, and their ends are not reported (the health they reported stays). For the
   // owner's destruction.
-  void StopHealthStreams() ABSL_LOCKS_EXCLUDED(mu_);
+  void StopHealthStreams() ABSL_LOCKS_EXCLUDED(health_mu_);
 
   // ValidatePlugin checks, with upstream's texts, that the driver's name is one the API takes
   // ("invalid DRA driver name ...": a DNS subdomain of at most 63 bytes) and its endpoint an
@@ -94,11 +100,12 @@ class DriverRegistry {
   // once. The same endpoint twice is refused ("endpoint PATH already registered for DRA driver
   // plugin NAME").
   absl::Status RegisterPlugin(absl::string_view driver_name, absl::string_view endpoint,
-                              const std::vector<std::string>& versions) ABSL_LOCKS_EXCLUDED(mu_);
+                              const std::vector<std::string>& versions)
+      ABSL_LOCKS_EXCLUDED(health_mu_, mu_);
   // DeRegisterPlugin removes the endpoint; calls in flight on it finish. Unknown ones are
   // ignored.
   void DeRegisterPlugin(absl::string_view driver_name, absl::string_view endpoint)
-      ABSL_LOCKS_EXCLUDED(mu_);
+      ABSL_LOCKS_EXCLUDED(health_mu_, mu_);
 
   // Get: the endpoint calls to `driver_name` go to. Errors with upstream's texts: "DRA driver
   // name is empty", "DRA driver NAME is not registered" (FailedPrecondition: the driver may
@@ -109,6 +116,8 @@ class DriverRegistry {
  private:
   struct Endpoint {
     std::shared_ptr<const DriverClient> client;
+    // The health service the endpoint streams on (PickHealthService); empty: none.
+    std::string health_service;
     // As the connection monitor last reported (false without one).
     bool connected = false;
     // Tells this registration from an earlier one of the same endpoint.
@@ -123,14 +132,24 @@ class DriverRegistry {
       ABSL_LOCKS_EXCLUDED(mu_);
   // Sync tells on_usable_change whether `driver_name` is usable now.
   void Sync(const std::string& driver_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // SyncHealthStream puts the driver's health stream on its newest registration, or ends it.
+  void SyncHealthStream(const std::string& driver_name) ABSL_LOCKS_EXCLUDED(health_mu_, mu_);
+
+  struct ActiveHealthStream {
+    // The registration (Endpoint::serial) it streams from.
+    uint64_t serial = 0;
+    std::unique_ptr<HealthStream> stream;
+  };
 
   const DriverRegistryOptions options_;
+  // Orders the starts and stops of health streams, which join threads and so run without mu_;
+  // a stream's callbacks never take it.
+  absl::Mutex health_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  // Driver name -> its health stream. Another driver registered at the same endpoint has a
+  // stream of its own.
+  std::map<std::string, ActiveHealthStream> health_streams_ ABSL_GUARDED_BY(health_mu_);
+  bool health_stopped_ ABSL_GUARDED_BY(health_mu_) = false;
   mutable absl::Mutex mu_;
-  // The health stream of each registration (driver name, endpoint) that has one: another
-  // driver registered at the same endpoint has a stream of its own, as upstream's plugins do.
-  std::map<std::pair<std::string, std::string>, std::unique_ptr<HealthStream>> health_streams_
-      ABSL_GUARDED_BY(mu_);
-  bool health_stopped_ ABSL_GUARDED_BY(mu_) = false;
   // Driver name -> its endpoints, oldest first.
   std::map<std::string, std::vector<Endpoint>, std::less<>> drivers_ ABSL_GUARDED_BY(mu_);
   uint64_t next_serial_ ABSL_GUARDED_BY(mu_) = 0;

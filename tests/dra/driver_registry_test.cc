@@ -295,6 +295,100 @@ TEST(DriverRegistryTest, NewestConnectedEndpointIsUsed) {
   EXPECT_EQ((*registry.Get(kPluginA))->endpoint(), new_socket) << "the newest, even unconnected";
 }
 
+const std::vector<std::string> kWithHealth = {"v1.DRAPlugin", "v1.DRAResourceHealth"};
+
+// Upstream's TestHealthStreamUsesLatestPlugin (kubernetes issue 140818): in a rolling update the
+// driver's health comes from its newest endpoint alone. The new endpoint takes the stream over
+// without ending the driver's health, the old one's deregistration leaves it alone, and the
+// last one's ends it. Before, every endpoint streamed at once into the one per-driver cache,
+// and the old endpoint's deregistration ended its stream, which cleared the new one's health.
+TEST(DriverRegistryTest, TestHealthStreamUsesLatestPlugin) {
+  TempDir dir;
+  FakeDriver::Options serving;
+  serving.serve_health_v1 = true;
+  FakeDriver old_driver(dir.Sub("old.sock").string(), serving);
+  FakeDriver new_driver(dir.Sub("new.sock").string(), serving);
+  ASSERT_TRUE(old_driver.started() && new_driver.started());
+  old_driver.PushHealth(::v1::NodeWatchResourcesResponse());
+  new_driver.PushHealth(::v1::NodeWatchResourcesResponse());
+  RecordingHealthSink sink;
+  DriverRegistryOptions options;
+  options.health = &sink;
+  DriverRegistry registry(options);
+
+  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, dir.Sub("old.sock").string(), kWithHealth).ok());
+  ASSERT_TRUE(WaitFor([&] { return sink.reports(kPluginA) == 1; }));
+  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, dir.Sub("new.sock").string(), kWithHealth).ok());
+  ASSERT_TRUE(WaitFor([&] { return sink.reports(kPluginA) == 2; }));
+  EXPECT_EQ(new_driver.open_health_streams(), 1);
+  EXPECT_TRUE(WaitFor([&] { return old_driver.open_health_streams() == 0; }))
+      << "the old endpoint still streams";
+  EXPECT_EQ(sink.ends(kPluginA), 0) << "the handover ended the driver's health";
+
+  registry.DeRegisterPlugin(kPluginA, dir.Sub("old.sock").string());
+  EXPECT_EQ(sink.ends(kPluginA), 0);
+  EXPECT_EQ(new_driver.health_streams(), 1) << "the new endpoint's stream was replaced";
+  new_driver.PushHealth(::v1::NodeWatchResourcesResponse());
+  EXPECT_TRUE(WaitFor([&] { return sink.reports(kPluginA) == 3; }));
+
+  registry.DeRegisterPlugin(kPluginA, dir.Sub("new.sock").string());
+  EXPECT_EQ(sink.ends(kPluginA), 1);
+  EXPECT_TRUE(WaitFor([&] { return new_driver.open_health_streams() == 0; }));
+}
+
+// Upstream's TestHealthStreamDoesNotFallBackFromPreferredPlugin: when the newest endpoint serves
+// no health, the driver streams none: the old endpoint's stream ends, and so does the health it
+// reported. Once that newest endpoint goes, the old one is the newest again and streams.
+TEST(DriverRegistryTest, TestHealthStreamDoesNotFallBackFromPreferredPlugin) {
+  TempDir dir;
+  FakeDriver::Options serving;
+  serving.serve_health_v1 = true;
+  FakeDriver old_driver(dir.Sub("old.sock").string(), serving);
+  FakeDriver new_driver(dir.Sub("new.sock").string());
+  ASSERT_TRUE(old_driver.started() && new_driver.started());
+  old_driver.PushHealth(::v1::NodeWatchResourcesResponse());
+  RecordingHealthSink sink;
+  DriverRegistryOptions options;
+  options.health = &sink;
+  DriverRegistry registry(options);
+
+  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, dir.Sub("old.sock").string(), kWithHealth).ok());
+  ASSERT_TRUE(WaitFor([&] { return sink.reports(kPluginA) == 1; }));
+  ASSERT_TRUE(
+      registry.RegisterPlugin(kPluginA, dir.Sub("new.sock").string(), {"v1.DRAPlugin"}).ok());
+  EXPECT_EQ(sink.ends(kPluginA), 1);
+  EXPECT_TRUE(WaitFor([&] { return old_driver.open_health_streams() == 0; }));
+
+  registry.DeRegisterPlugin(kPluginA, dir.Sub("new.sock").string());
+  EXPECT_TRUE(WaitFor([&] { return sink.reports(kPluginA) == 2; }));
+  EXPECT_EQ(old_driver.open_health_streams(), 1);
+}
+
+// The newest endpoint goes first (a rolled-back update, or a restart that registered the
+// endpoints in another order): the one before it takes the stream over, and the driver's
+// health is not ended meanwhile.
+TEST(DriverRegistryTest, TheNewestEndpointsDeregistrationHandsTheHealthStreamBack) {
+  TempDir dir;
+  FakeDriver::Options serving;
+  serving.serve_health_v1 = true;
+  FakeDriver old_driver(dir.Sub("old.sock").string(), serving);
+  FakeDriver new_driver(dir.Sub("new.sock").string(), serving);
+  ASSERT_TRUE(old_driver.started() && new_driver.started());
+  old_driver.PushHealth(::v1::NodeWatchResourcesResponse());
+  RecordingHealthSink sink;
+  DriverRegistryOptions options;
+  options.health = &sink;
+  DriverRegistry registry(options);
+
+  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, dir.Sub("old.sock").string(), kWithHealth).ok());
+  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, dir.Sub("new.sock").string(), kWithHealth).ok());
+  ASSERT_TRUE(WaitFor([&] { return new_driver.open_health_streams() == 1; }));
+  registry.DeRegisterPlugin(kPluginA, dir.Sub("new.sock").string());
+  EXPECT_TRUE(WaitFor([&] { return old_driver.open_health_streams() == 1; }));
+  EXPECT_TRUE(WaitFor([&] { return new_driver.open_health_streams() == 0; }));
+  EXPECT_EQ(sink.ends(kPluginA), 0);
+}
+
 draapi::v1::NodePrepareResourcesRequest OneClaim(const std::string& uid) {
   draapi::v1::NodePrepareResourcesRequest request;
   auto* claim = request.add_claims();
