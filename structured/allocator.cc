@@ -467,7 +467,7 @@ absl::StatusOr<bool> Search::SelectorsMatch(const RequestKey& key, const Candida
 
 absl::StatusOr<std::string> Search::SelectorsRefuse(const RequestKey& key, const RequestData& data,
                                                     const Candidate& candidate) {
-  if (!features_.device_binding_and_status && !candidate.device->binding_conditions.empty()) {
+  if (!features_.device_binding_and_status() && !candidate.device->binding_conditions.empty()) {
     return std::string("has binding conditions (the DRADeviceBindingConditions feature is off)");
   }
   size_t refused = 0;
@@ -952,7 +952,7 @@ absl::StatusOr<std::optional<std::vector<AllocationResult>>> Search::Run() {
       }
       item.share_id = result.share_id;
       item.consumed_capacity = result.consumed;
-      if (features_.device_binding_and_status) {
+      if (features_.device_binding_and_status()) {
         item.binding_conditions = candidate.device->binding_conditions;
         item.binding_failure_conditions = candidate.device->binding_failure_conditions;
       }

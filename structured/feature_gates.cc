@@ -15,12 +15,13 @@ absl::StatusOr<Features> ParseFeatureGates(absl::string_view text, Features feat
   static const std::map<std::string, bool Features::*> kGates = {
       {"DRAAdminAccess", &Features::admin_access},
       {"DRAConsumableCapacity", &Features::consumable_capacity},
-      {"DRADeviceBindingConditions", &Features::device_binding_and_status},
+      {"DRADeviceBindingConditions", &Features::device_binding_conditions},
       {"DRADeviceTaints", &Features::device_taints},
       {"DRAFractionalCapacityRange", &Features::fractional_capacity_range},
       {"DRAListTypeAttributes", &Features::list_type_attributes},
       {"DRAPartitionableDevices", &Features::partitionable_devices},
-      {"DRAPrioritizedList", &Features::prioritized_list}};
+      {"DRAPrioritizedList", &Features::prioritized_list},
+      {"DRAResourceClaimDeviceStatus", &Features::resource_claim_device_status}};
   absl::StatusOr<std::vector<std::pair<std::string, bool>>> gates = ParseFeatureGateList(text);
   if (!gates.ok()) return gates.status();
   for (const auto& [name, enabled] : *gates) {

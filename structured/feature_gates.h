@@ -12,16 +12,22 @@
 namespace devmgr::structured {
 
 struct Features {
-  bool admin_access = true;           // DRAAdminAccess
-  bool prioritized_list = true;       // DRAPrioritizedList
-  bool partitionable_devices = true;  // DRAPartitionableDevices: shared counters
-  bool device_taints = true;          // DRADeviceTaints
-  bool consumable_capacity = true;    // DRAConsumableCapacity
-  // DRADeviceBindingConditions + DRAResourceClaimDeviceStatus.
-  bool device_binding_and_status = false;
-  bool list_type_attributes = false;  // DRAListTypeAttributes
+  bool admin_access = true;                  // DRAAdminAccess
+  bool prioritized_list = true;              // DRAPrioritizedList
+  bool partitionable_devices = true;         // DRAPartitionableDevices: shared counters
+  bool device_taints = true;                 // DRADeviceTaints
+  bool consumable_capacity = true;           // DRAConsumableCapacity
+  bool device_binding_conditions = false;    // DRADeviceBindingConditions
+  bool resource_claim_device_status = true;  // DRAResourceClaimDeviceStatus
+  bool list_type_attributes = false;         // DRAListTypeAttributes
   // DRAFractionalCapacityRange: a capacity's valid range steps in thousandths (see capacity.h).
   bool fractional_capacity_range = true;
+
+  // Upstream's DeviceBindingAndStatus: a device's binding conditions are honoured with both of
+  // their gates on.
+  bool device_binding_and_status() const {
+    return device_binding_conditions && resource_claim_device_status;
+  }
 };
 
 // ParseFeatureGates applies "NAME=BOOL,..." (the gates' names above, read as a kubelet reads its

@@ -34,7 +34,7 @@ struct Gathered {
 // is on; its incubating and experimental allocators select those slices by node like any other,
 // and take them from the whole pool only when the pool's slices for the node are incomplete.
 bool CountersReachEveryNode(const Features& features) {
-  return !features.device_binding_and_status && !features.consumable_capacity &&
+  return !features.device_binding_and_status() && !features.consumable_capacity &&
          !features.list_type_attributes;
 }
 

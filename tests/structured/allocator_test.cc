@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "kubeapi/resource_claim.h"
 #include "kubeapi/resource_slice.h"
+#include "structured/feature_gates.h"
 #include "tests/structured/allocator_cases_path.h"
 
 namespace devmgr::structured {
@@ -57,7 +58,8 @@ Features FeaturesOf(const Json& names) {
                     .partitionable_devices = false,
                     .device_taints = false,
                     .consumable_capacity = false,
-                    .device_binding_and_status = false,
+                    .device_binding_conditions = false,
+                    .resource_claim_device_status = false,
                     .list_type_attributes = false,
                     .fractional_capacity_range = false};
   for (const Json& name : names) {
@@ -67,7 +69,11 @@ Features FeaturesOf(const Json& names) {
     if (gate == "DRAPartitionableDevices") features.partitionable_devices = true;
     if (gate == "DRADeviceTaints") features.device_taints = true;
     if (gate == "DRAConsumableCapacity") features.consumable_capacity = true;
-    if (gate == "DRADeviceBindingConditions") features.device_binding_and_status = true;
+    // The table's name for upstream's DeviceBindingAndStatus, which is both gates.
+    if (gate == "DRADeviceBindingConditions") {
+      features.device_binding_conditions = true;
+      features.resource_claim_device_status = true;
+    }
     if (gate == "DRAListTypeAttributes") features.list_type_attributes = true;
     if (gate == "DRAFractionalCapacityRange") features.fractional_capacity_range = true;
   }
@@ -248,6 +254,23 @@ TEST(AllocatorCasesTest, TheWholeUpstreamTableIsThere) {
         "partitionable-devices-counter-cache-not-crossed-between-driver-schemas"}) {
     EXPECT_FALSE(CaseNamed(name).is_null()) << name;
   }
+}
+
+// Binding conditions are upstream's DeviceBindingAndStatus: both DRADeviceBindingConditions and
+// DRAResourceClaimDeviceStatus, each a gate of its own as a kubelet or scheduler flag names them.
+// Before, the second was refused as an unknown gate and the first alone turned the feature on.
+TEST(FeatureGatesTest, BindingConditionsNeedBothOfTheirGates) {
+  EXPECT_FALSE(Features{}.device_binding_and_status());
+  absl::StatusOr<Features> features = ParseFeatureGates("DRADeviceBindingConditions=true");
+  ASSERT_TRUE(features.ok()) << features.status();
+  EXPECT_TRUE(features->device_binding_and_status());
+  features =
+      ParseFeatureGates("DRADeviceBindingConditions=true,DRAResourceClaimDeviceStatus=false");
+  ASSERT_TRUE(features.ok()) << features.status();
+  EXPECT_FALSE(features->device_binding_and_status());
+  features = ParseFeatureGates("DRAResourceClaimDeviceStatus=true");
+  ASSERT_TRUE(features.ok()) << features.status();
+  EXPECT_FALSE(features->device_binding_and_status());
 }
 
 }  // namespace

@@ -76,7 +76,7 @@ TEST(LexicographicalAllocatorTest, LexicographicalSortingPools) {
 
 TEST(LexicographicalAllocatorTest, LexicographicalSortingPoolsWithBindingConditions) {
   Features features;
-  features.device_binding_and_status = true;
+  features.device_binding_conditions = true;
   // Pools with binding conditions are considered after pools without them.
   EXPECT_THAT(
       AllocateTwo(features, {PoolSlice("slice-1", "pool-1", 1, kDevice1WithBindingConditions),
@@ -95,7 +95,7 @@ TEST(LexicographicalAllocatorTest, LexicographicalSortingSlices) {
 
 TEST(LexicographicalAllocatorTest, LexicographicalSortingSlicesWithBindingConditions) {
   Features features;
-  features.device_binding_and_status = true;
+  features.device_binding_conditions = true;
   // Within one pool the slices keep their order by name: the device with binding conditions
   // in slice-1 comes first, and its conditions are in its result.
   EXPECT_THAT(
