@@ -297,96 +297,93 @@ TEST(DriverRegistryTest, NewestConnectedEndpointIsUsed) {
 
 const std::vector<std::string> kWithHealth = {"v1.DRAPlugin", "v1.DRAResourceHealth"};
 
+// A driver's rolling update: its old endpoint, which serves health and has a report for each
+// stream, the new one, and a registry whose health streams report to a recording sink.
+class RollingUpdateHealthTest : public ::testing::Test {
+ protected:
+  // Starts both drivers; the new one serves health when asked to.
+  void StartDrivers(bool new_serves_health) {
+    FakeDriver::Options serving;
+    serving.serve_health_v1 = true;
+    old_driver_ = std::make_unique<FakeDriver>(OldSocket(), serving);
+    serving.serve_health_v1 = new_serves_health;
+    new_driver_ = std::make_unique<FakeDriver>(NewSocket(), serving);
+    ASSERT_TRUE(old_driver_->started() && new_driver_->started());
+    old_driver_->PushHealth(::v1::NodeWatchResourcesResponse());
+  }
+  std::string OldSocket() const { return dir_.Sub("old.sock").string(); }
+  std::string NewSocket() const { return dir_.Sub("new.sock").string(); }
+
+  TempDir dir_;
+  std::unique_ptr<FakeDriver> old_driver_;
+  std::unique_ptr<FakeDriver> new_driver_;
+  RecordingHealthSink sink_;
+  DriverRegistry registry_{HealthTo(&sink_)};
+
+ private:
+  static DriverRegistryOptions HealthTo(HealthSink* sink) {
+    DriverRegistryOptions options;
+    options.health = sink;
+    return options;
+  }
+};
+
 // Upstream's TestHealthStreamUsesLatestPlugin (kubernetes issue 140818): in a rolling update the
 // driver's health comes from its newest endpoint alone. The new endpoint takes the stream over
 // without ending the driver's health, the old one's deregistration leaves it alone, and the
 // last one's ends it. Before, every endpoint streamed at once into the one per-driver cache,
 // and the old endpoint's deregistration ended its stream, which cleared the new one's health.
-TEST(DriverRegistryTest, TestHealthStreamUsesLatestPlugin) {
-  TempDir dir;
-  FakeDriver::Options serving;
-  serving.serve_health_v1 = true;
-  FakeDriver old_driver(dir.Sub("old.sock").string(), serving);
-  FakeDriver new_driver(dir.Sub("new.sock").string(), serving);
-  ASSERT_TRUE(old_driver.started() && new_driver.started());
-  old_driver.PushHealth(::v1::NodeWatchResourcesResponse());
-  new_driver.PushHealth(::v1::NodeWatchResourcesResponse());
-  RecordingHealthSink sink;
-  DriverRegistryOptions options;
-  options.health = &sink;
-  DriverRegistry registry(options);
-
-  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, dir.Sub("old.sock").string(), kWithHealth).ok());
-  ASSERT_TRUE(WaitFor([&] { return sink.reports(kPluginA) == 1; }));
-  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, dir.Sub("new.sock").string(), kWithHealth).ok());
-  ASSERT_TRUE(WaitFor([&] { return sink.reports(kPluginA) == 2; }));
-  EXPECT_EQ(new_driver.open_health_streams(), 1);
-  EXPECT_TRUE(WaitFor([&] { return old_driver.open_health_streams() == 0; }))
+TEST_F(RollingUpdateHealthTest, TestHealthStreamUsesLatestPlugin) {
+  StartDrivers(/*new_serves_health=*/true);
+  new_driver_->PushHealth(::v1::NodeWatchResourcesResponse());
+  ASSERT_TRUE(registry_.RegisterPlugin(kPluginA, OldSocket(), kWithHealth).ok());
+  ASSERT_TRUE(WaitFor([&] { return sink_.reports(kPluginA) == 1; }));
+  ASSERT_TRUE(registry_.RegisterPlugin(kPluginA, NewSocket(), kWithHealth).ok());
+  ASSERT_TRUE(WaitFor([&] { return sink_.reports(kPluginA) == 2; }));
+  EXPECT_EQ(new_driver_->open_health_streams(), 1);
+  EXPECT_TRUE(WaitFor([&] { return old_driver_->open_health_streams() == 0; }))
       << "the old endpoint still streams";
-  EXPECT_EQ(sink.ends(kPluginA), 0) << "the handover ended the driver's health";
+  EXPECT_EQ(sink_.ends(kPluginA), 0) << "the handover ended the driver's health";
 
-  registry.DeRegisterPlugin(kPluginA, dir.Sub("old.sock").string());
-  EXPECT_EQ(sink.ends(kPluginA), 0);
-  EXPECT_EQ(new_driver.health_streams(), 1) << "the new endpoint's stream was replaced";
-  new_driver.PushHealth(::v1::NodeWatchResourcesResponse());
-  EXPECT_TRUE(WaitFor([&] { return sink.reports(kPluginA) == 3; }));
+  registry_.DeRegisterPlugin(kPluginA, OldSocket());
+  EXPECT_EQ(sink_.ends(kPluginA), 0);
+  EXPECT_EQ(new_driver_->health_streams(), 1) << "the new endpoint's stream was replaced";
+  new_driver_->PushHealth(::v1::NodeWatchResourcesResponse());
+  EXPECT_TRUE(WaitFor([&] { return sink_.reports(kPluginA) == 3; }));
 
-  registry.DeRegisterPlugin(kPluginA, dir.Sub("new.sock").string());
-  EXPECT_EQ(sink.ends(kPluginA), 1);
-  EXPECT_TRUE(WaitFor([&] { return new_driver.open_health_streams() == 0; }));
+  registry_.DeRegisterPlugin(kPluginA, NewSocket());
+  EXPECT_EQ(sink_.ends(kPluginA), 1);
+  EXPECT_TRUE(WaitFor([&] { return new_driver_->open_health_streams() == 0; }));
 }
 
 // Upstream's TestHealthStreamDoesNotFallBackFromPreferredPlugin: when the newest endpoint serves
 // no health, the driver streams none: the old endpoint's stream ends, and so does the health it
 // reported. Once that newest endpoint goes, the old one is the newest again and streams.
-TEST(DriverRegistryTest, TestHealthStreamDoesNotFallBackFromPreferredPlugin) {
-  TempDir dir;
-  FakeDriver::Options serving;
-  serving.serve_health_v1 = true;
-  FakeDriver old_driver(dir.Sub("old.sock").string(), serving);
-  FakeDriver new_driver(dir.Sub("new.sock").string());
-  ASSERT_TRUE(old_driver.started() && new_driver.started());
-  old_driver.PushHealth(::v1::NodeWatchResourcesResponse());
-  RecordingHealthSink sink;
-  DriverRegistryOptions options;
-  options.health = &sink;
-  DriverRegistry registry(options);
+TEST_F(RollingUpdateHealthTest, TestHealthStreamDoesNotFallBackFromPreferredPlugin) {
+  StartDrivers(/*new_serves_health=*/false);
+  ASSERT_TRUE(registry_.RegisterPlugin(kPluginA, OldSocket(), kWithHealth).ok());
+  ASSERT_TRUE(WaitFor([&] { return sink_.reports(kPluginA) == 1; }));
+  ASSERT_TRUE(registry_.RegisterPlugin(kPluginA, NewSocket(), {"v1.DRAPlugin"}).ok());
+  EXPECT_EQ(sink_.ends(kPluginA), 1);
+  EXPECT_TRUE(WaitFor([&] { return old_driver_->open_health_streams() == 0; }));
 
-  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, dir.Sub("old.sock").string(), kWithHealth).ok());
-  ASSERT_TRUE(WaitFor([&] { return sink.reports(kPluginA) == 1; }));
-  ASSERT_TRUE(
-      registry.RegisterPlugin(kPluginA, dir.Sub("new.sock").string(), {"v1.DRAPlugin"}).ok());
-  EXPECT_EQ(sink.ends(kPluginA), 1);
-  EXPECT_TRUE(WaitFor([&] { return old_driver.open_health_streams() == 0; }));
-
-  registry.DeRegisterPlugin(kPluginA, dir.Sub("new.sock").string());
-  EXPECT_TRUE(WaitFor([&] { return sink.reports(kPluginA) == 2; }));
-  EXPECT_EQ(old_driver.open_health_streams(), 1);
+  registry_.DeRegisterPlugin(kPluginA, NewSocket());
+  EXPECT_TRUE(WaitFor([&] { return sink_.reports(kPluginA) == 2; }));
+  EXPECT_EQ(old_driver_->open_health_streams(), 1);
 }
 
 // The newest endpoint goes first (a rolled-back update, or a restart that registered the
 // endpoints in another order): the one before it takes the stream over, and the driver's
 // health is not ended meanwhile.
-TEST(DriverRegistryTest, TheNewestEndpointsDeregistrationHandsTheHealthStreamBack) {
-  TempDir dir;
-  FakeDriver::Options serving;
-  serving.serve_health_v1 = true;
-  FakeDriver old_driver(dir.Sub("old.sock").string(), serving);
-  FakeDriver new_driver(dir.Sub("new.sock").string(), serving);
-  ASSERT_TRUE(old_driver.started() && new_driver.started());
-  old_driver.PushHealth(::v1::NodeWatchResourcesResponse());
-  RecordingHealthSink sink;
-  DriverRegistryOptions options;
-  options.health = &sink;
-  DriverRegistry registry(options);
-
-  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, dir.Sub("old.sock").string(), kWithHealth).ok());
-  ASSERT_TRUE(registry.RegisterPlugin(kPluginA, dir.Sub("new.sock").string(), kWithHealth).ok());
-  ASSERT_TRUE(WaitFor([&] { return new_driver.open_health_streams() == 1; }));
-  registry.DeRegisterPlugin(kPluginA, dir.Sub("new.sock").string());
-  EXPECT_TRUE(WaitFor([&] { return old_driver.open_health_streams() == 1; }));
-  EXPECT_TRUE(WaitFor([&] { return new_driver.open_health_streams() == 0; }));
-  EXPECT_EQ(sink.ends(kPluginA), 0);
+TEST_F(RollingUpdateHealthTest, TheNewestEndpointsDeregistrationHandsTheHealthStreamBack) {
+  StartDrivers(/*new_serves_health=*/true);
+  ASSERT_TRUE(registry_.RegisterPlugin(kPluginA, OldSocket(), kWithHealth).ok());
+  ASSERT_TRUE(registry_.RegisterPlugin(kPluginA, NewSocket(), kWithHealth).ok());
+  ASSERT_TRUE(WaitFor([&] { return new_driver_->open_health_streams() == 1; }));
+  registry_.DeRegisterPlugin(kPluginA, NewSocket());
+  EXPECT_TRUE(WaitFor([&] { return old_driver_->open_health_streams() == 1; }));
+  EXPECT_TRUE(WaitFor([&] { return new_driver_->open_health_streams() == 0; }));
+  EXPECT_EQ(sink_.ends(kPluginA), 0);
 }
 
 draapi::v1::NodePrepareResourcesRequest OneClaim(const std::string& uid) {
