@@ -468,7 +468,9 @@ absl::StatusOr<bool> Search::SelectorsMatch(const RequestKey& key, const Candida
 absl::StatusOr<std::string> Search::SelectorsRefuse(const RequestKey& key, const RequestData& data,
                                                     const Candidate& candidate) {
   if (!features_.device_binding_and_status() && !candidate.device->binding_conditions.empty()) {
-    return std::string("has binding conditions (the DRADeviceBindingConditions feature is off)");
+    return std::string(
+        "has binding conditions (the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus "
+        "features are not both on)");
   }
   size_t refused = 0;
   if (data.device_class != nullptr) {
