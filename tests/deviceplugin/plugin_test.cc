@@ -269,7 +269,8 @@ TEST_F(PluginTest, AnInstanceWhoseSocketAnotherTookOverStandsAsideUntilItIsFree)
   ASSERT_TRUE(WaitFor([&] {
     const auto seen = kubelet_.Resource(kGpu);
     return kubelet_.register_calls() == 3 && seen.connected && seen.devices.size() == 2;
-  })) << "the first serves again once the path is free";
+  })) << "the first serves again once the path is free; registrations: "
+      << kubelet_.register_calls() << "; log: " << absl::StrJoin(sink->last_formatted(), "");
   EXPECT_TRUE(kubelet_.Allocate(kGpu, {"gpu1"}).ok());
 }
 
