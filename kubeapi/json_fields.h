@@ -88,6 +88,14 @@ class Fields {
     }
     return out;
   }
+  // StringList: a list of strings (none when absent).
+  absl::StatusOr<std::vector<std::string>> StringList(const char* key) {
+    return List<std::string>(
+        key, [](const Json& item, const std::string& field) -> absl::StatusOr<std::string> {
+          if (!item.is_string()) return FieldError(field, "must be a string");
+          return item.get<std::string>();
+        });
+  }
 
   std::string Name(const char* key) const {
     return field_.empty() ? std::string(key) : absl::StrCat(field_, ".", key);

@@ -14,15 +14,6 @@ using internal::FieldError;
 using internal::Fields;
 using internal::PutString;
 
-// Takes `key` as a list of strings.
-absl::StatusOr<std::vector<std::string>> StringList(Fields& fields, const char* key) {
-  return fields.List<std::string>(
-      key, [](const Json& item, const std::string& field) -> absl::StatusOr<std::string> {
-        if (!item.is_string()) return FieldError(field, "must be a string");
-        return item.get<std::string>();
-      });
-}
-
 // A quantity is written as a string ("1Gi") or, by some clients, as a plain number.
 absl::StatusOr<Quantity> ReadQuantity(const Json& value, const std::string& field) {
   if (value.is_number_integer()) return Quantity::FromInt64(value.get<int64_t>());
@@ -162,7 +153,7 @@ absl::StatusOr<DeviceConstraint> DecodeConstraint(const Json& object, const std:
   Fields fields(object, field);
   if (absl::Status ok = fields.CheckObject(); !ok.ok()) return ok;
   DeviceConstraint constraint;
-  absl::StatusOr<std::vector<std::string>> requests = StringList(fields, "requests");
+  absl::StatusOr<std::vector<std::string>> requests = fields.StringList("requests");
   if (!requests.ok()) return requests.status();
   constraint.requests = *std::move(requests);
   absl::StatusOr<std::optional<std::string>> match = fields.OptionalString("matchAttribute");
@@ -179,7 +170,7 @@ absl::StatusOr<DeviceClaimConfiguration> DecodeClaimConfig(const Json& object,
   Fields fields(object, field);
   if (absl::Status ok = fields.CheckObject(); !ok.ok()) return ok;
   DeviceClaimConfiguration config;
-  absl::StatusOr<std::vector<std::string>> requests = StringList(fields, "requests");
+  absl::StatusOr<std::vector<std::string>> requests = fields.StringList("requests");
   if (!requests.ok()) return requests.status();
   config.requests = *std::move(requests);
   config.configuration = std::move(fields).Rest();
@@ -205,11 +196,10 @@ absl::StatusOr<DeviceRequestAllocationResult> DecodeResult(const Json& object,
       fields.List<DeviceToleration>("tolerations", DecodeToleration);
   if (!tolerations.ok()) return tolerations.status();
   result.tolerations = *std::move(tolerations);
-  absl::StatusOr<std::vector<std::string>> conditions = StringList(fields, "bindingConditions");
+  absl::StatusOr<std::vector<std::string>> conditions = fields.StringList("bindingConditions");
   if (!conditions.ok()) return conditions.status();
   result.binding_conditions = *std::move(conditions);
-  absl::StatusOr<std::vector<std::string>> failures =
-      StringList(fields, "bindingFailureConditions");
+  absl::StatusOr<std::vector<std::string>> failures = fields.StringList("bindingFailureConditions");
   if (!failures.ok()) return failures.status();
   result.binding_failure_conditions = *std::move(failures);
   absl::StatusOr<std::optional<std::string>> share = fields.OptionalString("shareID");
@@ -221,6 +211,9 @@ absl::StatusOr<DeviceRequestAllocationResult> DecodeResult(const Json& object,
       QuantityMap(*consumed, fields.Name("consumedCapacity"));
   if (!amounts.ok()) return amounts.status();
   result.consumed_capacity = *std::move(amounts);
+  absl::StatusOr<std::vector<std::string>> skips = fields.StringList("skipNodeOperations");
+  if (!skips.ok()) return skips.status();
+  result.skip_node_operations = *std::move(skips);
   return result;
 }
 
@@ -232,7 +225,7 @@ absl::StatusOr<DeviceAllocationConfiguration> DecodeAllocationConfig(const Json&
   absl::StatusOr<std::string> source = fields.String("source");
   if (!source.ok()) return source.status();
   config.source = *std::move(source);
-  absl::StatusOr<std::vector<std::string>> requests = StringList(fields, "requests");
+  absl::StatusOr<std::vector<std::string>> requests = fields.StringList("requests");
   if (!requests.ok()) return requests.status();
   config.requests = *std::move(requests);
   config.configuration = std::move(fields).Rest();
@@ -308,6 +301,9 @@ Json EncodeAllocationResult(const AllocationResult& allocation) {
         consumed[name] = amount.ToString();
       }
       item["consumedCapacity"] = std::move(consumed);
+    }
+    if (!result.skip_node_operations.empty()) {
+      item["skipNodeOperations"] = StringArray(result.skip_node_operations);
     }
     results.push_back(std::move(item));
   }

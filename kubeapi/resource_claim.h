@@ -121,6 +121,8 @@ struct DeviceRequestAllocationResult {
   std::vector<std::string> binding_failure_conditions;
   std::optional<std::string> share_id;
   std::map<std::string, Quantity> consumed_capacity;
+  // DRAOptionalNodeOperations: a copy of the device's ResourceSlice's spec.skipNodeOperations.
+  std::vector<std::string> skip_node_operations;
 
   bool operator==(const DeviceRequestAllocationResult&) const = default;
 };

@@ -237,6 +237,9 @@ absl::StatusOr<ResourceSlice> DecodeResourceSlice(const Json& object) {
       spec.List<CounterSet>("sharedCounters", DecodeCounterSet);
   if (!counters.ok()) return counters.status();
   out.shared_counters = *std::move(counters);
+  absl::StatusOr<std::vector<std::string>> skips = spec.StringList("skipNodeOperations");
+  if (!skips.ok()) return skips.status();
+  out.skip_node_operations = *std::move(skips);
   out.extra = std::move(spec).Rest();
   slice.extra = std::move(fields).Rest();
   return slice;
@@ -272,6 +275,7 @@ Json EncodeResourceSlice(const ResourceSlice& slice) {
     for (const CounterSet& set : in.shared_counters) sets.push_back(EncodeCounterSet(set));
     spec["sharedCounters"] = std::move(sets);
   }
+  if (!in.skip_node_operations.empty()) spec["skipNodeOperations"] = in.skip_node_operations;
   out["spec"] = std::move(spec);
   return out;
 }

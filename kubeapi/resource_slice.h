@@ -87,6 +87,9 @@ struct ResourceSliceSpec {
   std::optional<bool> per_device_node_selection;
   std::vector<Device> devices;
   std::vector<CounterSet> shared_counters;
+  // skipNodeOperations (DRAOptionalNodeOperations): node operations its devices need not have,
+  // "NodePrepareResources", "NodeUnprepareResources" or "*" (all).
+  std::vector<std::string> skip_node_operations;
   Json extra = Json::object();
 
   bool operator==(const ResourceSliceSpec&) const = default;

@@ -15,6 +15,7 @@
 #include "common/field_errors.h"
 #include "common/go_quote.h"
 #include "common/k8s_names.h"
+#include "common/node_operations.h"
 
 namespace devmgr::kubeapi {
 namespace {
@@ -520,6 +521,33 @@ void CheckSliceContents(FieldErrors& errors, const std::vector<Device>& devices,
       [](const Device& device) -> absl::string_view { return device.name; }, "name");
 }
 
+// spec.skipNodeOperations: a set of resourceapi.SkipNodeOperation's values, in which skipping
+// NodePrepareResources needs NodeUnprepareResources (or "*") skipped too: a pod started without
+// its driver would otherwise wait for that driver to end.
+void CheckSkipNodeOperations(FieldErrors& errors, const std::vector<std::string>& operations,
+                             const std::string& path) {
+  std::set<absl::string_view> seen;
+  for (size_t i = 0; i < operations.size(); ++i) {
+    const std::string& operation = operations[i];
+    if (operation != kSkipAllNodeOperations && operation != kSkipNodePrepareResources &&
+        operation != kSkipNodeUnprepareResources) {
+      errors.NotSupported(
+          Index(path, i), operation,
+          {kSkipAllNodeOperations, kSkipNodePrepareResources, kSkipNodeUnprepareResources});
+    } else if (!seen.insert(operation).second) {
+      errors.Duplicate(Index(path, i), operation);
+    }
+  }
+  if (seen.contains(kSkipNodePrepareResources) && !seen.contains(kSkipNodeUnprepareResources) &&
+      !seen.contains(kSkipAllNodeOperations)) {
+    const auto prepare = absl::c_find(operations, kSkipNodePrepareResources);
+    errors.InvalidString(
+        Index(path, static_cast<size_t>(prepare - operations.begin())), kSkipNodePrepareResources,
+        absl::StrCat("may only be listed with ", GoQuote(kSkipNodeUnprepareResources), " or ",
+                     GoQuote(kSkipAllNodeOperations)));
+  }
+}
+
 }  // namespace
 
 absl::Status ValidateResourceClaim(const ResourceClaim& claim) {
@@ -622,6 +650,7 @@ absl::Status ValidateResourceSlice(const ResourceSlice& slice) {
   }
   CheckSliceContents(errors, spec.devices, spec.shared_counters,
                      spec.per_device_node_selection.value_or(false));
+  CheckSkipNodeOperations(errors, spec.skip_node_operations, "spec.skipNodeOperations");
   return errors.Result();
 }
 

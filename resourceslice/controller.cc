@@ -110,6 +110,9 @@ std::vector<std::string> DroppedFields::DisabledFeatures() const {
     partitionable = want[i].consumes_counters.size() != got[i].consumes_counters.size();
   }
   if (partitionable) disabled.push_back("DRAPartitionableDevices");
+  if (!desired.spec.skip_node_operations.empty() && actual.spec.skip_node_operations.empty()) {
+    disabled.push_back("DRAOptionalNodeOperations");
+  }
   for (size_t i = 0; i < both; ++i) {
     if (ExtraListSize(want[i], "bindingConditions") != ExtraListSize(got[i], "bindingConditions") ||
         ExtraListSize(want[i], "bindingFailureConditions") !=
@@ -610,7 +613,8 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
         slice->spec.all_nodes.value_or(false) != pool.all_nodes ||
         !kubeapi::DevicesDeepEqual(slice->spec.devices, want.devices) ||
         !kubeapi::CounterSetsEqual(slice->spec.shared_counters, want.shared_counters) ||
-        slice->spec.per_device_node_selection != want.per_device_node_selection) {
+        slice->spec.per_device_node_selection != want.per_device_node_selection ||
+        slice->spec.skip_node_operations != want.skip_node_operations) {
       changed.insert(index);
     }
   }
@@ -652,6 +656,7 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
     slice.spec.all_nodes = all_nodes;
     slice.spec.shared_counters = want.shared_counters;
     slice.spec.per_device_node_selection = want.per_device_node_selection;
+    slice.spec.skip_node_operations = want.skip_node_operations;
     slice.spec.devices = CopyTaintTimeAdded(existing->spec.devices, want.devices);
     if (absl::Status stop = StopAsked(); !stop.ok()) return stop;
     absl::StatusOr<ResourceSlice> actual = Store().Update(slice);
@@ -688,6 +693,7 @@ absl::Status Controller::SyncPool(const std::string& pool_name) {
     slice.spec.devices = want.devices;
     slice.spec.shared_counters = want.shared_counters;
     slice.spec.per_device_node_selection = want.per_device_node_selection;
+    slice.spec.skip_node_operations = want.skip_node_operations;
     if (absl::Status stop = StopAsked(); !stop.ok()) return stop;
     absl::StatusOr<ResourceSlice> actual = Store().Create(slice);
     if (!actual.ok()) return Wrap("create resource slice: ", actual.status());
@@ -718,6 +724,7 @@ void Controller::SliceStored(const std::string& context, const std::string& pool
   const bool defaults = CopyServerDefaults(desired, *actual);
   const bool dropped =
       desired.spec.per_device_node_selection != actual->spec.per_device_node_selection ||
+      desired.spec.skip_node_operations != actual->spec.skip_node_operations ||
       !kubeapi::CounterSetsEqual(desired.spec.shared_counters, actual->spec.shared_counters) ||
       !kubeapi::DevicesSemanticEqual(desired.spec.devices, actual->spec.devices);
   if (dropped) {
@@ -743,6 +750,7 @@ void Controller::FollowStored(const std::string& pool_name, uint64_t version,
     if (stored.dropped) {
       slice.per_device_node_selection = stored.actual->spec.per_device_node_selection;
       slice.shared_counters = stored.actual->spec.shared_counters;
+      slice.skip_node_operations = stored.actual->spec.skip_node_operations;
     }
   }
   resources_ = std::move(next);

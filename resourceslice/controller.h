@@ -70,7 +70,8 @@ struct DroppedFields {
   kubeapi::ResourceSlice actual;
 
   // The feature gates that are probably off: DRADeviceTaints, DRAPartitionableDevices,
-  // DRADeviceBindingConditions, DRAConsumableCapacity ("unknown" when none fits).
+  // DRADeviceBindingConditions, DRAConsumableCapacity, DRAOptionalNodeOperations ("unknown" when
+  // none fits).
   std::vector<std::string> DisabledFeatures() const;
   // "pool "P", slice #I: some fields were dropped by the apiserver, probably because these
   // features are disabled: F ..."

@@ -17,6 +17,10 @@ struct Slice {
   std::vector<kubeapi::Device> devices;
   std::vector<kubeapi::CounterSet> shared_counters;
   std::optional<bool> per_device_node_selection;
+  // spec.skipNodeOperations (DRAOptionalNodeOperations): the node operations the slice's devices
+  // need not have, for a driver with no node plugin ("*", or "NodeUnprepareResources" with or
+  // without "NodePrepareResources").
+  std::vector<std::string> skip_node_operations = {};
 
   bool operator==(const Slice&) const = default;
 };

@@ -472,6 +472,10 @@ absl::StatusOr<std::string> Search::SelectorsRefuse(const RequestKey& key, const
         "has binding conditions (the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus "
         "features are not both on)");
   }
+  if (!features_.optional_node_operations && !candidate.slice->skip_node_operations.empty()) {
+    return std::string(
+        "its ResourceSlice skips node operations (the DRAOptionalNodeOperations feature is off)");
+  }
   size_t refused = 0;
   if (data.device_class != nullptr) {
     absl::StatusOr<bool> match =
@@ -958,6 +962,7 @@ absl::StatusOr<std::optional<std::vector<AllocationResult>>> Search::Run() {
         item.binding_conditions = candidate.device->binding_conditions;
         item.binding_failure_conditions = candidate.device->binding_failure_conditions;
       }
+      item.skip_node_operations = candidate.slice->skip_node_operations;
       allocation.results.push_back(std::move(item));
     }
     allocation.config = Configs(static_cast<int>(c));

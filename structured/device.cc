@@ -279,6 +279,7 @@ std::shared_ptr<const SliceInfo> ReadSlice(const kubeapi::ResourceSlice& slice) 
   info->node_selector = spec.node_selector;
   info->all_nodes = spec.all_nodes.value_or(false);
   info->per_device_node_selection = spec.per_device_node_selection;
+  info->skip_node_operations = spec.skip_node_operations;
   for (size_t i = 0; i < spec.devices.size(); ++i) {
     absl::StatusOr<DeviceInfo> device =
         ReadDevice(spec.driver, spec.devices[i], absl::StrCat("spec.devices[", i, "]"));

@@ -102,6 +102,9 @@ struct SliceInfo {
   // perDeviceNodeSelection as written (a slice that sets it, even to false, needs the
   // partitionable-devices feature).
   std::optional<bool> per_device_node_selection;
+  // spec.skipNodeOperations: copied into the result of each device allocated from the slice;
+  // its devices are not allocated without the DRAOptionalNodeOperations feature.
+  std::vector<std::string> skip_node_operations;
   std::vector<DeviceInfo> devices;
   // sharedCounters: set name -> counters, in the slice's order.
   std::vector<std::pair<std::string, Counters>> shared_counters;

@@ -19,6 +19,7 @@ absl::StatusOr<Features> ParseFeatureGates(absl::string_view text, Features feat
       {"DRADeviceTaints", &Features::device_taints},
       {"DRAFractionalCapacityRange", &Features::fractional_capacity_range},
       {"DRAListTypeAttributes", &Features::list_type_attributes},
+      {"DRAOptionalNodeOperations", &Features::optional_node_operations},
       {"DRAPartitionableDevices", &Features::partitionable_devices},
       {"DRAPrioritizedList", &Features::prioritized_list},
       {"DRAResourceClaimDeviceStatus", &Features::resource_claim_device_status}};

@@ -1,9 +1,10 @@
 // Features: the optional parts of DRA the allocator implements, as the Kubernetes feature gates
 // that switch them on. The defaults are those of a current cluster (Kubernetes 1.37): every gate
-// on but two. DRAListTypeAttributes is alpha, off. DRADeviceBindingConditions (beta, on in a
-// cluster) is off: on a node without a scheduler nothing waits for a device's binding
-// conditions before it is prepared, so such devices are not allocated unless it is asked for.
-// DRAFractionalCapacityRange is beta and on since 1.37 (off only where a cluster emulates 1.36).
+// on but three. DRAListTypeAttributes and DRAOptionalNodeOperations are alpha, off.
+// DRADeviceBindingConditions (beta, on in a cluster) is off: on a node without a scheduler nothing
+// waits for a device's binding conditions before it is prepared, so such devices are not allocated
+// unless it is asked for. DRAFractionalCapacityRange is beta and on since 1.37 (off only where a
+// cluster emulates 1.36).
 #pragma once
 
 #include "absl/status/statusor.h"
@@ -20,6 +21,10 @@ struct Features {
   bool device_binding_conditions = false;    // DRADeviceBindingConditions
   bool resource_claim_device_status = true;  // DRAResourceClaimDeviceStatus
   bool list_type_attributes = false;         // DRAListTypeAttributes
+  // DRAOptionalNodeOperations: a ResourceSlice's skipNodeOperations. Off, its devices are not
+  // allocated; on, the list goes into each of their results, and the node's DRA manager skips
+  // those operations (dra::ManagerOptions::optional_node_operations).
+  bool optional_node_operations = false;
   // DRAFractionalCapacityRange: a capacity's valid range steps in thousandths (see capacity.h).
   bool fractional_capacity_range = true;
 

@@ -54,6 +54,24 @@ TEST(ResourceClaimTest, WrongTypesNameTheField) {
   }
 }
 
+// status.allocation.devices.results[].skipNodeOperations (DRAOptionalNodeOperations) is read and
+// written back as the list it is.
+TEST(ResourceClaimTest, AResultsSkippedNodeOperationsComeBack) {
+  const Json object = Json::parse(R"({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+      "metadata": {"name": "c"}, "status": {"allocation": {"devices": {"results": [
+      {"request": "r", "driver": "d", "pool": "p", "device": "x",
+       "skipNodeOperations": ["NodeUnprepareResources"]}]}}}})");
+  absl::StatusOr<ResourceClaim> claim = DecodeResourceClaim(object);
+  ASSERT_TRUE(claim.ok()) << claim.status();
+  ASSERT_TRUE(claim->allocation.has_value());
+  EXPECT_EQ(claim->allocation->results[0].skip_node_operations,
+            std::vector<std::string>{"NodeUnprepareResources"});
+  EXPECT_EQ(EncodeResourceClaim(*claim), object);
+  ExpectRefused({R"({"status": {"allocation": {"devices": {"results": [
+      {"skipNodeOperations": "*"}]}}}})",
+                 "status.allocation.devices.results[0].skipNodeOperations: must be a list"});
+}
+
 // The API server's defaults: ExactCount when no mode is given, and a count of 1 for ExactCount
 // when none is given or it is 0 (one value in its types); All keeps what it was given.
 TEST(ResourceClaimTest, DefaultsTheModeAndAZeroOrAbsentCount) {

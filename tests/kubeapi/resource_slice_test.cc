@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace devmgr::kubeapi {
 namespace {
@@ -36,6 +37,7 @@ constexpr char kServerSlice[] = R"({
                   "timeAdded": "2026-11-25T10:00:00Z", "futureTaintField": "x"}],
       "consumesCounters": [{"counterSet": "gpu-0-counters", "counters": {"memory": {"value": "40Gi"}}}]
     }],
+    "skipNodeOperations": ["NodeUnprepareResources"],
     "futureSpecField": [1, 2]
   },
   "status": {"futureStatus": true}
@@ -55,6 +57,7 @@ TEST(ResourceSliceTest, ReadsTheModelledFields) {
   EXPECT_EQ(slice->spec.pool.generation, 3);
   EXPECT_EQ(slice->spec.pool.resource_slice_count, 2);
   EXPECT_EQ(slice->spec.node_name, "node-1");
+  EXPECT_EQ(slice->spec.skip_node_operations, std::vector<std::string>{"NodeUnprepareResources"});
   ASSERT_EQ(slice->spec.devices.size(), 1u);
   const Device& device = slice->spec.devices[0];
   EXPECT_EQ(device.name, "gpu-0");
@@ -129,6 +132,8 @@ TEST(ResourceSliceTest, WrongTypesNameTheField) {
            Case{R"({"spec": {"devices": [{"name": "a"}, {"taints": {}}]}})",
                 "spec.devices[1].taints: must be a list"},
            Case{R"({"spec": {"allNodes": "yes"}})", "spec.allNodes: must be true or false"},
+           Case{R"({"spec": {"skipNodeOperations": ["*", 1]}})",
+                "spec.skipNodeOperations[1]: must be a string"},
            Case{R"({"spec": {"sharedCounters": [{"name": "s", "counters": []}]}})",
                 "spec.sharedCounters[0].counters: must be an object"},
        }) {

@@ -611,6 +611,28 @@ TEST(ResourceValidationTest, TestValidateResourceSlice) {
         "spec.devices[4]: Required value: exactly one of `nodeName`, `nodeSelector`, or "
         "`allNodes` is required when `perDeviceNodeSelection` is set to true in the "
         "ResourceSlice spec"}},
+      // DRAOptionalNodeOperations: a set of the known operations, and NodePrepareResources only
+      // with NodeUnprepareResources or "*".
+      {"skip-node-operations",
+       With(ValidSlice(),
+            [](Json& c) {
+              c["spec"]["skipNodeOperations"] = {"NodeUnprepareResources", "NodePrepareResources"};
+            }),
+       {}},
+      {"skip-all-node-operations",
+       With(ValidSlice(), [](Json& c) { c["spec"]["skipNodeOperations"] = {"*"}; }),
+       {}},
+      {"bad-skip-node-operations",
+       With(ValidSlice(),
+            [](Json& c) {
+              c["spec"]["skipNodeOperations"] = {"NodePrepareResources", "Later",
+                                                 "NodePrepareResources"};
+            }),
+       {"spec.skipNodeOperations[1]: Unsupported value: \"Later\": supported values: \"*\", "
+        "\"NodePrepareResources\", \"NodeUnprepareResources\"",
+        "spec.skipNodeOperations[2]: Duplicate value: \"NodePrepareResources\"",
+        "spec.skipNodeOperations[0]: Invalid value: \"NodePrepareResources\": may only be listed "
+        "with \"NodeUnprepareResources\" or \"*\""}},
       {"device-node-selection-without-per-device",
        With(ValidSlice(), [](Json& c) { c["spec"]["devices"][0]["allNodes"] = true; }),
        {"spec.devices[0]: Invalid value: \"null\": `nodeName`, `nodeSelector` and `allNodes` "

@@ -124,14 +124,16 @@ void CollectErrors(ControllerOptions& options, std::vector<std::string>& errors)
 
 // The features an API server has off, whose fields it drops from what it stores.
 struct Disabled {
-  bool taints = false;               // DRADeviceTaints
-  bool partitionable = false;        // DRAPartitionableDevices
-  bool binding_conditions = false;   // DRADeviceBindingConditions
-  bool consumable_capacity = false;  // DRAConsumableCapacity
+  bool taints = false;                    // DRADeviceTaints
+  bool partitionable = false;             // DRAPartitionableDevices
+  bool binding_conditions = false;        // DRADeviceBindingConditions
+  bool consumable_capacity = false;       // DRAConsumableCapacity
+  bool optional_node_operations = false;  // DRAOptionalNodeOperations
 };
 
 // DropDisabledFields takes out of `slice` the fields of the features `disabled` names.
 void DropDisabledFields(const Disabled& disabled, ResourceSlice& slice) {
+  if (disabled.optional_node_operations) slice.spec.skip_node_operations.clear();
   if (disabled.partitionable) {
     slice.spec.per_device_node_selection.reset();
     slice.spec.shared_counters.clear();
@@ -300,6 +302,27 @@ Case BindingConditionsCase(const std::string& name, const Disabled& disabled) {
   } else {
     test.expected = {NodeSlice(kSlice1, {bound}, 1, 1, "1", GenerateName(0))};
   }
+  test.disabled = disabled;
+  return test;
+}
+
+// A pool whose slice skips every node operation (DRAOptionalNodeOperations), published, changed
+// into one and dropped by a server with the feature off.
+Case SkipNodeOperationsCase(const std::string& name, const Disabled& disabled, bool update) {
+  Case test{name, {}, {}, {}, update ? Stats{0, 1, 0} : Stats{1, 0, 0}};
+  Pool pool = PoolOf({{NewDevice("device")}}, 1);
+  pool.slices[0].skip_node_operations = {"*"};
+  test.input = OnePool(pool);
+  ResourceSlice slice = NodeSlice(kSlice1, {NewDevice("device")}, 1, 1, "1", GenerateName(0));
+  if (update) test.initial = {NodeSlice(kSlice1, {NewDevice("device")}, 1, 1, "", GenerateName(0))};
+  if (disabled.optional_node_operations) {
+    test.errors = {
+        "create ResourceSlice: pool \"pool\", slice #0: some fields were dropped by the "
+        "apiserver, probably because these features are disabled: DRAOptionalNodeOperations"};
+  } else {
+    slice.spec.skip_node_operations = {"*"};
+  }
+  test.expected = {slice};
   test.disabled = disabled;
   return test;
 }
@@ -612,6 +635,10 @@ std::vector<Case> Cases() {
       BindingConditionsCase("create-device-with-binding-condition", Disabled{}),
       BindingConditionsCase("drop-device-with-binding-condition",
                             Disabled{.binding_conditions = true}),
+      SkipNodeOperationsCase("create-slice-that-skips-node-operations", Disabled{}, false),
+      SkipNodeOperationsCase("update-slice-to-skip-node-operations", Disabled{}, true),
+      SkipNodeOperationsCase("drop-skip-node-operations",
+                             Disabled{.optional_node_operations = true}, false),
       Case{"migration-from-random-naming-to-index-based-naming",
            {NodeSlice("random-name1", {NewDevice("device-1")}, 1, 3),
             NodeSlice("random-name2", {NewDevice("device-2")}, 1, 3),
