@@ -111,6 +111,10 @@ void AppendEntry(std::string& out, const ClaimInfoState& entry, Layout layout) {
       } else {
         out += "null";
       }
+      if (state.skip_node_operations.has_value()) {
+        out += ",\"SkipNodeOperations\":";
+        AppendStrings(out, state.skip_node_operations);
+      }
       out += '}';
     }
     out += '}';
@@ -202,6 +206,11 @@ absl::Status ReadEntry(const Json& value, const std::string& path, ClaimInfoStat
     const std::string here = absl::StrCat(path, ".DriverState[\"", driver, "\"]");
     if (!state.is_object()) return Invalid(here, "not an object");
     DriverState& driver_state = (*out.driver_state)[driver];
+    if (absl::Status read =
+            ReadStrings(state, "SkipNodeOperations", here, driver_state.skip_node_operations);
+        !read.ok()) {
+      return read;
+    }
     const Json* devices = Field(state, "Devices");
     if (devices == nullptr || devices->is_null()) continue;
     if (!devices->is_array()) return Invalid(absl::StrCat(here, ".Devices"), "not a list");

@@ -53,6 +53,10 @@ struct CheckpointDevice {
 // What one driver returned for one claim (upstream state.DriverState).
 struct DriverState {
   std::optional<std::vector<CheckpointDevice>> devices;
+  // The node operations that every device of the claim from this driver skips
+  // (DRAOptionalNodeOperations, dra/claim_info.h). Written "SkipNodeOperations" after Devices
+  // and only when set, so a claim that skips nothing is written as before the gate.
+  GoStrings skip_node_operations = std::nullopt;
 
   bool operator==(const DriverState&) const = default;
 };

@@ -24,6 +24,10 @@ struct DeviceRequestAllocationResult {
   // consumedCapacity: what this share takes of the device's capacities (DRAConsumableCapacity),
   // capacity name -> quantity as the API writes it ("10Gi").
   std::map<std::string, std::string> consumed_capacity = {};
+  // skipNodeOperations (DRAOptionalNodeOperations): the node operations that the device's
+  // ResourceSlice said need not run for it, copied at allocation ("NodePrepareResources",
+  // "NodeUnprepareResources", "*" for all; other values are a newer API's and are ignored).
+  std::vector<std::string> skip_node_operations = {};
 
   bool operator==(const DeviceRequestAllocationResult&) const = default;
 };

@@ -1,9 +1,11 @@
 #include "dra/claim_info.h"
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/node_operations.h"
 
 namespace devmgr::dra {
 namespace {
@@ -20,15 +22,40 @@ bool Serves(const CheckpointDevice& device, absl::string_view request) {
 
 }  // namespace
 
-absl::StatusOr<ClaimInfoState> NewClaimInfoState(const ResourceClaim& claim) {
+absl::StatusOr<ClaimInfoState> NewClaimInfoState(const ResourceClaim& claim,
+                                                 bool optional_node_operations) {
   // Nothing the node can fix: the claim must be allocated (by the scheduler) first.
   if (!claim.allocation.has_value()) return absl::FailedPreconditionError("not allocated");
   ClaimInfoState state{claim.uid, claim.name, claim.namespace_name, std::set<std::string>{},
                        std::map<std::string, DriverState>{}};
+  // Per driver, the known operations every one of its devices skips so far.
+  std::map<std::string, std::vector<std::string>> skipped;
   for (const DeviceRequestAllocationResult& result : *claim.allocation) {
+    if (!result.skip_node_operations.empty() && !optional_node_operations) {
+      return absl::FailedPreconditionError(
+          "DRAOptionalNodeOperations feature gate is disabled on kubelet");
+    }
+    std::vector<std::string> skips;
+    for (const char* operation : {kSkipNodePrepareResources, kSkipNodeUnprepareResources}) {
+      if (SkipsNodeOperation(result.skip_node_operations, operation)) skips.emplace_back(operation);
+    }
+    auto [it, first] = skipped.try_emplace(result.driver, skips);
+    if (!first) {
+      std::erase_if(it->second, [&](const std::string& operation) {
+        return !SkipsNodeOperation(skips, operation);
+      });
+    }
     (*state.driver_state)[result.driver];
   }
+  for (auto& [driver, operations] : skipped) {
+    if (!operations.empty()) (*state.driver_state)[driver].skip_node_operations = operations;
+  }
   return state;
+}
+
+bool DriverSkips(const DriverState& state, absl::string_view operation) {
+  return state.skip_node_operations.has_value() &&
+         SkipsNodeOperation(*state.skip_node_operations, operation);
 }
 
 std::vector<std::string> CdiDevices(const ClaimInfoState& claim, absl::string_view request) {

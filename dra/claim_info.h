@@ -14,9 +14,18 @@
 namespace devmgr::dra {
 
 // NewClaimInfoState: the state of an allocated claim before any driver prepared it: no pods,
-// and one driver state without devices per driver of its allocation results. InvalidArgument
-// "not allocated" for a claim without an allocation.
-absl::StatusOr<ClaimInfoState> NewClaimInfoState(const ResourceClaim& claim);
+// and one driver state without devices per driver of its allocation results, with the node
+// operations that every one of the driver's devices skips (the known ones; "*" counts as all).
+// FailedPrecondition "not allocated" for a claim without an allocation, and
+// "DRAOptionalNodeOperations feature gate is disabled on kubelet" for one whose results skip
+// anything while `optional_node_operations` (the gate) is off.
+absl::StatusOr<ClaimInfoState> NewClaimInfoState(const ResourceClaim& claim,
+                                                 bool optional_node_operations);
+
+// DriverSkips: the driver's devices in the claim all skip `operation`
+// (kSkipNodePrepareResources or kSkipNodeUnprepareResources of common/node_operations.h), as its
+// state records it.
+bool DriverSkips(const DriverState& state, absl::string_view operation);
 
 // CdiDevices: the CDI device IDs of the claim's prepared devices that serve `request` (a device
 // that names no request serves all; an empty `request` takes every device; a device of a

@@ -7,6 +7,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "common/damaged_copy.h"
+#include "common/node_operations.h"
 #include "dra/claim_info.h"
 #include "dra/claim_name.h"
 
@@ -208,10 +209,13 @@ absl::Status Manager::Prepare(const Pod& pod, FinalWrite final_write) {
                                                         ") is not allowed to use ResourceClaim ",
                                                         *resolved->name, " (", claim->uid, ")"));
     }
-    absl::StatusOr<ClaimInfoState> state = NewClaimInfoState(*claim);
+    absl::StatusOr<ClaimInfoState> state =
+        NewClaimInfoState(*claim, options_.optional_node_operations);
     if (!state.ok()) return Wrap(absl::StrCat("ResourceClaim ", claim->name, ": "), state.status());
     ClaimToPrepare info{*std::move(claim), *std::move(state), {}};
     for (const auto& [driver, driver_state] : *info.state.driver_state) {
+      // Nothing to prepare on the node: the driver need not even be registered.
+      if (DriverSkips(driver_state, kSkipNodePrepareResources)) continue;
       absl::StatusOr<std::shared_ptr<const DriverClient>> client = drivers_.Get(driver);
       if (!client.ok()) return client.status();
       info.drivers[driver] = *std::move(client);
@@ -457,6 +461,7 @@ absl::Status Manager::Unprepare(const std::string& pod_uid, const std::string& n
       MarkBusyLocked(busy, it->first);
       for (const auto& [driver, driver_state] :
            state.driver_state.value_or(std::map<std::string, DriverState>{})) {
+        if (DriverSkips(driver_state, kSkipNodeUnprepareResources)) continue;
         batches[driver].push_back(ClaimMessage(state));
       }
     }

@@ -67,6 +67,13 @@ struct ManagerOptions {
   // status.extendedResourceClaimStatus is prepared with the pod's own claims, and its requests
   // go to the containers its mappings name.
   bool extended_resource = false;
+  // Feature gate DRAOptionalNodeOperations (KEP-5945, alpha): a driver whose devices in a claim
+  // all skip NodePrepareResources (their ResourceSlice's skipNodeOperations, copied into the
+  // allocation) is neither looked up nor called to prepare the claim, and likewise for
+  // NodeUnprepareResources, so a driver with no node plugin can serve pods. Off, a claim whose
+  // allocation skips anything fails PrepareResources; a claim recorded with skips is still
+  // unprepared without the drivers it skips, so a pod prepared before never waits for them.
+  bool optional_node_operations = false;
   // Deadline of each call to a driver (upstream's default, 45 s).
   absl::Duration call_timeout = kDefaultCallTimeout;
   // The checkpoint layout written: the newest kubelet's by default, kNoShareId for a node that

@@ -32,6 +32,8 @@ dra::ResourceClaim ClaimFromProto(const admin::ResourceClaim& claim) {
       entry.admin_access = result.admin_access();
       entry.consumed_capacity.insert(result.consumed_capacity().begin(),
                                      result.consumed_capacity().end());
+      entry.skip_node_operations.assign(result.skip_node_operations().begin(),
+                                        result.skip_node_operations().end());
     }
     for (const admin::DeviceAllocationConfiguration& config : claim.config()) {
       out.allocation_config.push_back(

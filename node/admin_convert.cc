@@ -195,6 +195,8 @@ admin::ResourceClaim ClaimToProto(const dra::ResourceClaim& claim) {
     item->set_admin_access(result.admin_access);
     item->mutable_consumed_capacity()->insert(result.consumed_capacity.begin(),
                                               result.consumed_capacity.end());
+    item->mutable_skip_node_operations()->Add(result.skip_node_operations.begin(),
+                                              result.skip_node_operations.end());
   }
   for (const dra::DeviceAllocationConfiguration& config : claim.allocation_config) {
     admin::DeviceAllocationConfiguration* item = out.add_config();

@@ -169,6 +169,7 @@ absl::Status ClaimAllocator::Allocate(PodClaims& claims,
         for (const auto& [name, amount] : result.consumed_capacity) {
           item.consumed_capacity[name] = amount.ToString();
         }
+        item.skip_node_operations = result.skip_node_operations;
       }
       for (const kubeapi::DeviceAllocationConfiguration& config : allocation.config) {
         out.config.push_back(ConfigOf(config));

@@ -81,6 +81,17 @@ absl::Status ReadResult(const YAML::Node& node, const std::string& where,
     return FieldError(absl::StrCat(where, ".adminAccess"), "must be true or false");
   }
   result.admin_access = admin->value_or("false") == "true";
+  const YAML::Node skips = node["skipNodeOperations"];
+  if (IsPresent(skips)) {
+    const std::string field = absl::StrCat(where, ".skipNodeOperations");
+    if (!skips.IsSequence()) return FieldError(field, "must be a list");
+    for (size_t i = 0; i < skips.size(); ++i) {
+      absl::StatusOr<std::string> operation =
+          ReadRequired(skips[i], absl::StrCat(field, "[", i, "]"));
+      if (!operation.ok()) return operation.status();
+      result.skip_node_operations.push_back(*std::move(operation));
+    }
+  }
   const YAML::Node consumed = node["consumedCapacity"];
   if (IsPresent(consumed)) {
     const std::string field = absl::StrCat(where, ".consumedCapacity");

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
@@ -147,6 +148,9 @@ Json EncodeClaim(const dra::ResourceClaim& claim) {
       PutOptional(item, "shareID", result.share_id);
       if (result.admin_access) item["adminAccess"] = true;
       if (!result.consumed_capacity.empty()) item["consumedCapacity"] = result.consumed_capacity;
+      if (!result.skip_node_operations.empty()) {
+        item["skipNodeOperations"] = result.skip_node_operations;
+      }
       allocation.push_back(std::move(item));
     }
   }
@@ -199,7 +203,8 @@ dra::ResourceClaim DecodeClaim(const Json& item) {
           {result.at("request").get<std::string>(), result.at("driver").get<std::string>(),
            result.at("pool").get<std::string>(), result.at("device").get<std::string>(),
            GetOptional(result, "shareID"), result.value("adminAccess", false),
-           result.value("consumedCapacity", std::map<std::string, std::string>())});
+           result.value("consumedCapacity", std::map<std::string, std::string>()),
+           result.value("skipNodeOperations", std::vector<std::string>())});
     }
   }
   for (const Json& consumer : item.at("reservedFor")) {

@@ -111,8 +111,12 @@ void ShowObject(const std::string& file, const dra::ParsedCheckpoint& parsed, Ou
     item["namespace"] = claim.namespace_name;
     item["podUIDs"] = claim.pod_uids.has_value() ? OrderedJson(*claim.pod_uids) : nullptr;
     OrderedJson drivers = OrderedJson::object();
+    OrderedJson skipped = OrderedJson::object();
     for (const auto& [driver, state] :
          claim.driver_state.value_or(std::map<std::string, dra::DriverState>{})) {
+      if (state.skip_node_operations.has_value()) {
+        skipped[driver] = ListJson(state.skip_node_operations);
+      }
       OrderedJson devices = OrderedJson::array();
       for (const dra::CheckpointDevice& device :
            state.devices.value_or(std::vector<dra::CheckpointDevice>{})) {
@@ -127,6 +131,8 @@ void ShowObject(const std::string& file, const dra::ParsedCheckpoint& parsed, Ou
       drivers[driver] = std::move(devices);
     }
     item["drivers"] = std::move(drivers);
+    // DRAOptionalNodeOperations: the operations each driver is not called for, when any.
+    if (!skipped.empty()) item["skipNodeOperations"] = std::move(skipped);
     claims.push_back(std::move(item));
   }
   out["claims"] = std::move(claims);

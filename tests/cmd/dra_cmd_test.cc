@@ -80,12 +80,32 @@ TEST(DraCommandTest, ShowJsonListsClaimsDevicesAndShares) {
   EXPECT_EQ(device["deviceName"], "gpu-0");
   EXPECT_EQ(device["shareID"], "share-7");
   EXPECT_EQ(device["cdiDeviceIDs"], nlohmann::json({"gpu.example.com/gpu=gpu-0"}));
+  EXPECT_FALSE(claim.contains("skipNodeOperations")) << "no driver skips anything";
 
   ProcessResult table = RunDevmgr({"dra", "checkpoint", "show", dir.Sub("state").string()});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("team-a/gpu"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("node-1/gpu-0"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("share-7"), std::string::npos) << table.out;
+}
+
+// DRAOptionalNodeOperations: the operations a driver is not called for, per claim and driver.
+TEST(DraCommandTest, ShowJsonListsTheNodeOperationsEachDriverSkips) {
+  TempDir dir;
+  dra::DriverState skipping;
+  skipping.skip_node_operations =
+      dra::GoStrings({"NodePrepareResources", "NodeUnprepareResources"});
+  dra::CheckpointData data{std::vector<dra::ClaimInfoState>{
+      {"uid-1", "vnet", "team-a", std::set<std::string>{"pod-1"},
+       std::map<std::string, dra::DriverState>{{"control-plane.example.com", skipping}}}}};
+  std::ofstream(dir.Sub("state"), std::ios::binary) << dra::Encode(data);
+  ProcessResult r =
+      RunDevmgr({"dra", "checkpoint", "show", "-o", "json", dir.Sub("state").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json claim = nlohmann::json::parse(r.out)["claims"][0];
+  EXPECT_EQ(claim["skipNodeOperations"],
+            nlohmann::json({{"control-plane.example.com",
+                             {"NodePrepareResources", "NodeUnprepareResources"}}}));
 }
 
 }  // namespace

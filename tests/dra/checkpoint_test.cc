@@ -167,6 +167,28 @@ TEST(DraCheckpointTest, RoundTripKeepsNilEmptyAndEscapes) {
   EXPECT_EQ((*replaced->entries)[0].claim_name, "bad\xEF\xBF\xBD");
 }
 
+// The node operations a driver's devices all skip (DRAOptionalNodeOperations) follow the
+// driver's Devices, and only where there are some: a claim that skips nothing is written as a
+// kubelet without the gate writes it.
+TEST(DraCheckpointTest, SkippedNodeOperationsFollowTheDevicesWhenThereAreAny) {
+  CheckpointData data = SingleClaim();
+  const std::string without = Encode(data);
+  EXPECT_EQ(without.find("SkipNodeOperations"), std::string::npos) << without;
+  (*data.entries)[0].driver_state->at(kDriver).skip_node_operations =
+      GoStrings({"NodePrepareResources", "NodeUnprepareResources"});
+  const std::string with = Encode(data);
+  EXPECT_NE(
+      with.find(
+          R"(\"CDIDeviceIDs\":[\"example.com/example=cdi-example\"]}],\"SkipNodeOperations\":[\"NodePrepareResources\",\"NodeUnprepareResources\"]}})"),
+      std::string::npos)
+      << with;
+  absl::StatusOr<ParsedCheckpoint> back = Parse(with);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->ChecksumMatches());
+  EXPECT_EQ(back->data, data);
+  EXPECT_EQ(Encode(back->data), with);
+}
+
 // Bad input gets InvalidArgument naming what is wrong; nothing throws or crashes.
 TEST(DraCheckpointTest, MalformedInputIsRefusedWithTheField) {
   struct Case {
@@ -194,6 +216,8 @@ TEST(DraCheckpointTest, MalformedInputIsRefusedWithTheField) {
       {file(head + R"("Entries":{}})"), "Data.Entries: not a list"},
       {file(head + R"("Entries":[{"ClaimUID":7}]})"), "Entries[0].ClaimUID: not a string"},
       {file(head + R"("Entries":[{"PodUIDs":[]}]})"), "Entries[0].PodUIDs: not an object"},
+      {file(head + R"("Entries":[{"DriverState":{"d":{"SkipNodeOperations":"*"}}}]})"),
+       R"(Entries[0].DriverState["d"].SkipNodeOperations: not a list)"},
       {file(head + R"("Entries":[{"DriverState":{"d":{"Devices":[{"ShareID":1}]}}}]})"),
        R"(Entries[0].DriverState["d"].Devices[0].ShareID: not a string)"},
       {file(head + R"("Entries":[{"DriverState":{"d":{"Devices":[{"RequestNames":[1]}]}}}]})"),

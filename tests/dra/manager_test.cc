@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -188,6 +189,7 @@ class DraManagerTest : public ::testing::Test {
     options.state_dir = dir_.path();
     options.claims = &claims_;
     options.extended_resource = extended_resource;
+    options.optional_node_operations = optional_node_operations_;
     options.call_timeout = call_timeout;
     options.metrics = &metrics_;
     options.writer = writer_;
@@ -221,6 +223,7 @@ class DraManagerTest : public ::testing::Test {
   TempDir dir_;
   RecordingMetrics metrics_;
   DurableWriter* writer_ = nullptr;
+  bool optional_node_operations_ = false;  // the DRAOptionalNodeOperations gate
   FakeClaimSource claims_;
   std::unique_ptr<FakeDriver> driver_;
   std::unique_ptr<Manager> manager_;
@@ -920,6 +923,104 @@ TEST_F(DraManagerTest, RestartKnowsTheClaimsAndPreparesThemAgain) {
             std::vector<std::string>{"test-driver.cdi.k8s.io/test=test-claim"});
   ASSERT_TRUE(manager_->PrepareResources(pod).ok());
   EXPECT_EQ(driver_->prepare_calls(), 2);
+}
+
+// DRAOptionalNodeOperations (KEP-5945): a driver whose devices in a claim all skip an operation
+// is not called for it, nor looked up: a control-plane driver needs no node plugin.
+
+// The claim's device of a second driver, which has no node plugin, skips `skips`.
+ResourceClaim ClaimWithControlPlaneDevice(std::vector<std::string> skips) {
+  ResourceClaim claim = Claim(kClaimName, kClaimUid, kPodUid);
+  DeviceRequestAllocationResult& device = claim.allocation->emplace_back(
+      DeviceRequestAllocationResult{"test-request", "control-plane.example.com", "central-pool",
+                                    "virtual-device-1", std::nullopt});
+  device.skip_node_operations = std::move(skips);
+  return claim;
+}
+
+TEST_F(DraManagerTest, OptionalNodeOperationsADriverWhoseDevicesSkipEverythingIsNeverCalled) {
+  optional_node_operations_ = true;
+  CreateManager();
+  claims_.Set(ClaimWithControlPlaneDevice({"*"}));
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok())
+      << "control-plane.example.com is not registered";
+  EXPECT_EQ(driver_->prepare_calls(), 1) << "the other driver is called as ever";
+  EXPECT_TRUE(manager_->Prepared(pod));
+  EXPECT_EQ(*manager_->GetResources(pod, pod.containers[0]),
+            std::vector<std::string>{"test-driver.cdi.k8s.io/test=test-claim"});
+  const CheckpointData data = Checkpoint();
+  ASSERT_TRUE(data.entries.has_value() && data.entries->size() == 1);
+  const std::map<std::string, DriverState>& drivers = *(*data.entries)[0].driver_state;
+  EXPECT_EQ(drivers.at("control-plane.example.com").skip_node_operations,
+            (std::vector<std::string>{"NodePrepareResources", "NodeUnprepareResources"}));
+  EXPECT_EQ(drivers.at(kDriver).skip_node_operations, std::nullopt);
+
+  CreateManager();  // what is skipped comes back from the checkpoint
+  ASSERT_TRUE(manager_->UnprepareResources(pod).ok());
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+  EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
+  EXPECT_EQ(CheckpointedClaims(), 0u);
+}
+
+// A driver is skipped only when every one of its devices in the claim skips the operation.
+TEST_F(DraManagerTest, OptionalNodeOperationsOneDeviceThatSkipsNothingKeepsItsDriversCalls) {
+  optional_node_operations_ = true;
+  CreateManager();
+  ResourceClaim claim = Claim(kClaimName, kClaimUid, kPodUid);
+  (*claim.allocation)[0].skip_node_operations = {"*"};
+  claim.allocation->push_back({"test-request", kDriver, "test-pool", "other-device", std::nullopt});
+  claims_.Set(claim);
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  ASSERT_TRUE(manager_->UnprepareResources(pod).ok());
+  EXPECT_EQ(driver_->prepare_calls(), 1);
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+}
+
+// Each operation on its own; a value the manager does not know skips nothing.
+TEST_F(DraManagerTest, OptionalNodeOperationsEachOperationIsSkippedOnItsOwn) {
+  optional_node_operations_ = true;
+  CreateManager();
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  for (const auto& [skips, prepares, unprepares] :
+       {std::tuple{std::vector<std::string>{"NodeUnprepareResources"}, 1, 0},
+        std::tuple{std::vector<std::string>{"NodePrepareResources"}, 0, 1},
+        std::tuple{std::vector<std::string>{"NodeUnprepareResources", "NodePrepareResources"}, 0,
+                   0},
+        std::tuple{std::vector<std::string>{"SomeLaterOperation"}, 1, 1}}) {
+    ResourceClaim claim = Claim(kClaimName, kClaimUid, kPodUid);
+    (*claim.allocation)[0].skip_node_operations = skips;
+    claims_.Set(claim);
+    const int prepared_before = driver_->prepare_calls();
+    const int unprepared_before = driver_->unprepare_calls();
+    ASSERT_TRUE(manager_->PrepareResources(pod).ok()) << skips[0];
+    ASSERT_TRUE(manager_->UnprepareResources(pod).ok()) << skips[0];
+    EXPECT_EQ(driver_->prepare_calls() - prepared_before, prepares) << skips[0];
+    EXPECT_EQ(driver_->unprepare_calls() - unprepared_before, unprepares) << skips[0];
+  }
+}
+
+// Without the gate a claim that skips anything is refused before anything is recorded, yet one
+// prepared while the gate was on is still unprepared without the drivers it skips.
+TEST_F(DraManagerTest, OptionalNodeOperationsWithoutTheGateAClaimThatSkipsIsRefused) {
+  claims_.Set(ClaimWithControlPlaneDevice({"*"}));
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  absl::Status prepared = manager_->PrepareResources(pod);
+  EXPECT_EQ(prepared.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(prepared.message(),
+            "prepare dynamic resources: ResourceClaim test-claim: DRAOptionalNodeOperations "
+            "feature gate is disabled on kubelet");
+  EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
+  EXPECT_EQ(driver_->prepare_calls(), 0);
+
+  optional_node_operations_ = true;
+  CreateManager();
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  optional_node_operations_ = false;
+  CreateManager();
+  EXPECT_TRUE(manager_->UnprepareResources(pod).ok());
+  EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
 }
 
 // With FinalWrite::kCarried the devices the driver returned wait for the host's next write,

@@ -61,6 +61,7 @@ TEST(ClaimRecordTest, RoundTripsEveryField) {
   dra::ResourceClaim shared = Claim("a", "c1");
   shared.allocation->push_back({"gpu", "gpu.example.com", "node", "dev-1", "share-7"});
   shared.allocation->back().consumed_capacity = {{"memory", "10Gi"}, {"cores", "2"}};
+  shared.allocation->back().skip_node_operations = {"NodeUnprepareResources"};
   shared.allocation->push_back({"mon", "gpu.example.com", "node", "dev-1", std::nullopt, true});
   shared.owner_references.push_back({"v1", "Pod", "p", "u1", true});
   shared.pod_claim_name = "gpus";

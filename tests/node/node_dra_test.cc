@@ -100,6 +100,7 @@ class NodeDraTest : public ::testing::Test {
     NodeOptions options;
     options.root_dir = dir_.Sub("root");
     options.dra_sync_period = absl::Milliseconds(20);
+    options.dra_features = features_;
     absl::StatusOr<std::unique_ptr<Node>> node = Node::Start(options);
     ASSERT_TRUE(node.ok()) << node.status();
     node_ = *std::move(node);
@@ -187,6 +188,7 @@ class NodeDraTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  structured::Features features_;  // the node's --feature-gates
   std::unique_ptr<FakeDriver> driver_;
   std::string health_socket_;
   std::unique_ptr<FakeDriver> health_driver_;
@@ -279,6 +281,37 @@ TEST_F(NodeDraTest, AMissingDriverRefusesThePodWithoutATrace) {
   absl::StatusOr<std::string> record = FileStore(dir_.Sub("root")).Read(kClaimRecordName);
   ASSERT_TRUE(record.ok());
   EXPECT_TRUE(DecodeClaimRecord(*record)->pods.empty());
+  EXPECT_EQ(driver_->prepare_calls(), 0);
+}
+
+// DRAOptionalNodeOperations: a claim whose devices come from a driver run from the control
+// plane, whose ResourceSlice skips every node operation, is admitted and removed with no node
+// plugin of that driver; without the gate the pod is refused without a trace.
+TEST_F(NodeDraTest, AClaimThatSkipsNodeOperationsNeedsNoNodePluginWithTheGate) {
+  const std::string manifest =
+      "metadata: {name: pod-p1, uid: p1}\n"
+      "spec:\n  resourceClaims: [{name: net, resourceClaimName: vnet}]\n"
+      "  containers: [{name: app, resources: {claims: [{name: net}]}}]\n"
+      "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+      "metadata: {name: vnet, uid: uid-vnet}\n"
+      "status: {allocation: {devices: {results: [{request: net, driver: control-plane.example.com, "
+      "pool: central, device: vnet-0, skipNodeOperations: ['*']}]}}}\n";
+  absl::StatusOr<std::vector<ContainerOptions>> refused = Admit(manifest);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "prepare dynamic resources: ResourceClaim vnet: DRAOptionalNodeOperations feature "
+            "gate is disabled on kubelet");
+  EXPECT_TRUE(CheckpointedClaims().empty());
+
+  features_.optional_node_operations = true;
+  StartNode();
+  absl::StatusOr<std::vector<ContainerOptions>> admitted = Admit(manifest);
+  ASSERT_TRUE(admitted.ok()) << admitted.status();
+  EXPECT_TRUE((*admitted)[0].options.cdi_devices.empty());
+  EXPECT_EQ(CheckpointedClaims(), std::vector<std::string>{"vnet"});
+  StartNode();  // what the driver skips comes back from dra_manager_state
+  ASSERT_TRUE(node_->admission().Remove("p1").ok());
+  EXPECT_TRUE(CheckpointedClaims().empty());
   EXPECT_EQ(driver_->prepare_calls(), 0);
 }
 

@@ -208,7 +208,8 @@ TEST(PodManifestTest, ReadsDocumentMarkersAndRefusesWhatLoadAllWouldLoopOn) {
 }
 
 // A claim without status.allocation keeps its whole document (its requests) for a node that
-// allocates claims itself; an allocated one's results keep admin access and consumed capacity.
+// allocates claims itself; an allocated one's results keep admin access, consumed capacity and
+// the node operations they skip.
 TEST(PodManifestTest, KeepsTheRequestsOfUnallocatedClaimsAndEveryResultField) {
   absl::StatusOr<PodManifest> manifest = ParsePodManifest(
       "metadata: {name: p, namespace: ml}\nspec: {containers: [{name: c}]}\n---\n"
@@ -217,7 +218,8 @@ TEST(PodManifestTest, KeepsTheRequestsOfUnallocatedClaimsAndEveryResultField) {
       "count: 2}}]}}\n---\n"
       "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: b, uid: ub}\n"
       "status: {allocation: {devices: {results: [{request: r, driver: d, pool: p, device: x, "
-      "shareID: s-1, adminAccess: true, consumedCapacity: {memory: 10Gi}}]}}}\n");
+      "shareID: s-1, adminAccess: true, consumedCapacity: {memory: 10Gi}, "
+      "skipNodeOperations: [\"*\"]}]}}}\n");
   ASSERT_TRUE(manifest.ok()) << manifest.status();
   ASSERT_EQ(manifest->claims.unallocated.size(), 1U);
   const kubeapi::ResourceClaim& unallocated = manifest->claims.unallocated[0];
@@ -232,6 +234,7 @@ TEST(PodManifestTest, KeepsTheRequestsOfUnallocatedClaimsAndEveryResultField) {
   ASSERT_TRUE(manifest->claims.claims[1].allocation.has_value());
   dra::DeviceRequestAllocationResult expected{"r", "d", "p", "x", "s-1", true};
   expected.consumed_capacity = {{"memory", "10Gi"}};
+  expected.skip_node_operations = {"*"};
   EXPECT_EQ(*manifest->claims.claims[1].allocation,
             std::vector<dra::DeviceRequestAllocationResult>{expected});
 

@@ -545,6 +545,7 @@ class FakeAdmin final : public admin::Admin::Service {
       nic->set_device("eth0");
       nic->set_admin_access(true);
       (*nic->mutable_consumed_capacity())["bandwidth"] = "10G";
+      nic->add_skip_node_operations("NodeUnprepareResources");
       admin::DeviceAllocationConfiguration* config = claim->add_config();
       config->set_source("FromClaim");
       config->add_requests("gpu");
@@ -589,6 +590,7 @@ TEST(AdminClaimLookupTest, ReadsClaimsFromTheDaemon) {
                         Result("nic", "eth0", std::nullopt, "net.example.com", "pool-x")});
   want.allocation->back().admin_access = true;
   want.allocation->back().consumed_capacity = {{"bandwidth", "10G"}};
+  want.allocation->back().skip_node_operations = {"NodeUnprepareResources"};
   want.allocation_config = {{.source = "FromClaim",
                              .requests = {"gpu"},
                              .driver = kDriver,
