@@ -3,6 +3,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "kubeapi/quantity.h"
@@ -26,6 +27,20 @@ absl::StatusOr<std::optional<std::string>> ReadOptional(const YAML::Node& node,
   absl::StatusOr<std::string> value = ReadString(node, field);
   if (!value.ok()) return value.status();
   return std::optional<std::string>(*std::move(value));
+}
+
+// ReadNames: a list field of non-empty strings (absent: none).
+absl::StatusOr<std::vector<std::string>> ReadNames(const YAML::Node& list,
+                                                   const std::string& field) {
+  std::vector<std::string> names;
+  if (!IsPresent(list)) return names;
+  if (!list.IsSequence()) return FieldError(field, "must be a list");
+  for (size_t i = 0; i < list.size(); ++i) {
+    absl::StatusOr<std::string> name = ReadRequired(list[i], absl::StrCat(field, "[", i, "]"));
+    if (!name.ok()) return name.status();
+    names.push_back(*std::move(name));
+  }
+  return names;
 }
 
 // ForEachItem calls `read(item, "FIELD[i]")` for each item of a list field (absent: none).
@@ -81,17 +96,10 @@ absl::Status ReadResult(const YAML::Node& node, const std::string& where,
     return FieldError(absl::StrCat(where, ".adminAccess"), "must be true or false");
   }
   result.admin_access = admin->value_or("false") == "true";
-  const YAML::Node skips = node["skipNodeOperations"];
-  if (IsPresent(skips)) {
-    const std::string field = absl::StrCat(where, ".skipNodeOperations");
-    if (!skips.IsSequence()) return FieldError(field, "must be a list");
-    for (size_t i = 0; i < skips.size(); ++i) {
-      absl::StatusOr<std::string> operation =
-          ReadRequired(skips[i], absl::StrCat(field, "[", i, "]"));
-      if (!operation.ok()) return operation.status();
-      result.skip_node_operations.push_back(*std::move(operation));
-    }
-  }
+  absl::StatusOr<std::vector<std::string>> skips =
+      ReadNames(node["skipNodeOperations"], absl::StrCat(where, ".skipNodeOperations"));
+  if (!skips.ok()) return skips.status();
+  result.skip_node_operations = *std::move(skips);
   const YAML::Node consumed = node["consumedCapacity"];
   if (IsPresent(consumed)) {
     const std::string field = absl::StrCat(where, ".consumedCapacity");
@@ -120,18 +128,10 @@ absl::Status ReadConfig(const YAML::Node& node, const std::string& where,
     return FieldError(absl::StrCat(where, ".source"), "must be FromClass or FromClaim");
   }
   config.source = *std::move(source);
-  const YAML::Node requests = node["requests"];
-  if (IsPresent(requests)) {
-    if (!requests.IsSequence()) {
-      return FieldError(absl::StrCat(where, ".requests"), "must be a list");
-    }
-    for (size_t i = 0; i < requests.size(); ++i) {
-      absl::StatusOr<std::string> request =
-          ReadRequired(requests[i], absl::StrCat(where, ".requests[", i, "]"));
-      if (!request.ok()) return request.status();
-      config.requests.push_back(*std::move(request));
-    }
-  }
+  absl::StatusOr<std::vector<std::string>> requests =
+      ReadNames(node["requests"], absl::StrCat(where, ".requests"));
+  if (!requests.ok()) return requests.status();
+  config.requests = *std::move(requests);
   const YAML::Node opaque = node["opaque"];
   const std::string opaque_field = absl::StrCat(where, ".opaque");
   if (!IsMapNode(opaque)) return FieldError(opaque_field, "is required");
