@@ -90,7 +90,8 @@ absl::StatusOr<Attribute> ReadAttribute(const Json& object, const std::string& f
 absl::StatusOr<CapacityRequestPolicy> ReadPolicy(const Json& object, const std::string& field) {
   if (!object.is_object()) return FieldError(field, "must be an object");
   CapacityRequestPolicy policy;
-  absl::StatusOr<std::optional<Quantity>> default_value = OptionalQuantity(object, "default", field);
+  absl::StatusOr<std::optional<Quantity>> default_value =
+      OptionalQuantity(object, "default", field);
   if (!default_value.ok()) return default_value.status();
   policy.default_value = *default_value;
   if (auto it = object.find("validValues"); it != object.end() && !it->is_null()) {
@@ -252,8 +253,9 @@ absl::StatusOr<DeviceInfo> ReadDevice(const std::string& driver, const kubeapi::
   if (auto it = extra.find("bindsToNode"); it != extra.end() && it->is_boolean()) {
     info.binds_to_node = it->get<bool>();
   }
-  for (auto [key, target] : {std::pair{"bindingConditions", &info.binding_conditions},
-                             std::pair{"bindingFailureConditions", &info.binding_failure_conditions}}) {
+  for (auto [key, target] :
+       {std::pair{"bindingConditions", &info.binding_conditions},
+        std::pair{"bindingFailureConditions", &info.binding_failure_conditions}}) {
     absl::StatusOr<std::vector<std::string>> values = Strings(extra, key, field);
     if (!values.ok()) return values.status();
     *target = *std::move(values);
@@ -284,8 +286,8 @@ std::shared_ptr<const SliceInfo> ReadSlice(const kubeapi::ResourceSlice& slice) 
     absl::StatusOr<DeviceInfo> device =
         ReadDevice(spec.driver, spec.devices[i], absl::StrCat("spec.devices[", i, "]"));
     if (!device.ok()) {
-      info->invalid_reason = absl::StrCat("ResourceSlice ", slice.metadata.name, ": ",
-                                          device.status().message());
+      info->invalid_reason =
+          absl::StrCat("ResourceSlice ", slice.metadata.name, ": ", device.status().message());
       info->devices.clear();
       break;
     }
@@ -295,8 +297,8 @@ std::shared_ptr<const SliceInfo> ReadSlice(const kubeapi::ResourceSlice& slice) 
     absl::StatusOr<Counters> counters = ReadCounters(
         spec.shared_counters[i].counters, absl::StrCat("spec.sharedCounters[", i, "].counters"));
     if (!counters.ok()) {
-      info->invalid_reason = absl::StrCat("ResourceSlice ", slice.metadata.name, ": ",
-                                          counters.status().message());
+      info->invalid_reason =
+          absl::StrCat("ResourceSlice ", slice.metadata.name, ": ", counters.status().message());
       break;
     }
     info->shared_counters.emplace_back(spec.shared_counters[i].name, *std::move(counters));
