@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/field_errors.h"
+#include "common/go_json.h"
 #include "common/go_quote.h"
 #include "common/k8s_names.h"
 #include "common/node_operations.h"
@@ -523,7 +524,8 @@ void CheckSliceContents(FieldErrors& errors, const std::vector<Device>& devices,
 
 // spec.skipNodeOperations: a set of resourceapi.SkipNodeOperation's values, in which skipping
 // NodePrepareResources needs NodeUnprepareResources (or "*") skipped too: a pod started without
-// its driver would otherwise wait for that driver to end.
+// its driver would otherwise wait for that driver to end. That rule names the whole list, as
+// JSON, like upstream's.
 void CheckSkipNodeOperations(FieldErrors& errors, const std::vector<std::string>& operations,
                              const std::string& path) {
   std::set<absl::string_view> seen;
@@ -540,11 +542,15 @@ void CheckSkipNodeOperations(FieldErrors& errors, const std::vector<std::string>
   }
   if (seen.contains(kSkipNodePrepareResources) && !seen.contains(kSkipNodeUnprepareResources) &&
       !seen.contains(kSkipAllNodeOperations)) {
-    const auto prepare = absl::c_find(operations, kSkipNodePrepareResources);
-    errors.InvalidString(
-        Index(path, static_cast<size_t>(prepare - operations.begin())), kSkipNodePrepareResources,
-        absl::StrCat("may only be listed with ", GoQuote(kSkipNodeUnprepareResources), " or ",
-                     GoQuote(kSkipAllNodeOperations)));
+    std::string listed = "[";
+    for (const std::string& operation : operations) {
+      if (listed.size() > 1) listed += ',';
+      AppendGoJsonString(listed, operation);
+    }
+    listed += ']';
+    errors.Invalid(path, listed,
+                   absl::StrCat(kSkipNodePrepareResources, " cannot be skipped unless ",
+                                kSkipNodeUnprepareResources, " is also skipped"));
   }
 }
 

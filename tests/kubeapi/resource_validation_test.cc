@@ -631,8 +631,15 @@ TEST(ResourceValidationTest, TestValidateResourceSlice) {
        {"spec.skipNodeOperations[1]: Unsupported value: \"Later\": supported values: \"*\", "
         "\"NodePrepareResources\", \"NodeUnprepareResources\"",
         "spec.skipNodeOperations[2]: Duplicate value: \"NodePrepareResources\"",
-        "spec.skipNodeOperations[0]: Invalid value: \"NodePrepareResources\": may only be listed "
-        "with \"NodeUnprepareResources\" or \"*\""}},
+        "spec.skipNodeOperations: Invalid value: "
+        "[\"NodePrepareResources\",\"Later\",\"NodePrepareResources\"]: NodePrepareResources "
+        "cannot be skipped unless NodeUnprepareResources is also skipped"}},
+      // Upstream's text for the rule alone, as its declarative validation test prints it.
+      {"skip-node-prepare-only",
+       With(ValidSlice(),
+            [](Json& c) { c["spec"]["skipNodeOperations"] = {"NodePrepareResources"}; }),
+       {"spec.skipNodeOperations: Invalid value: [\"NodePrepareResources\"]: NodePrepareResources "
+        "cannot be skipped unless NodeUnprepareResources is also skipped"}},
       {"device-node-selection-without-per-device",
        With(ValidSlice(), [](Json& c) { c["spec"]["devices"][0]["allNodes"] = true; }),
        {"spec.devices[0]: Invalid value: \"null\": `nodeName`, `nodeSelector` and `allNodes` "
