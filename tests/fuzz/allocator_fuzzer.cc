@@ -5,15 +5,19 @@
 // the input: no crash, an answer within the deadline, one of the allocator's error kinds, and
 // when there is an allocation, it is one: every result names a device of the slices for that
 // driver, no device is given twice unless shared or with admin access, an ExactCount request
-// gets its count, and the same inputs give the same results.
+// gets its count, a result skips the node operations its slice skips (none, and from a slice
+// that skips none, without DRAOptionalNodeOperations), and the same inputs give the same
+// results.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "kubeapi/resource_claim.h"
 #include "kubeapi/resource_slice.h"
 #include "kubeapi/resource_validation.h"
@@ -75,13 +79,18 @@ Allocated Allocate(const Inputs& inputs, const devmgr::structured::AllocatorOpti
                              explanation);
 }
 
-void CheckAllocation(const Inputs& inputs,
+void CheckAllocation(const Inputs& inputs, const devmgr::structured::Features& features,
                      const std::vector<devmgr::kubeapi::AllocationResult>& results) {
   Invariant(results.size() == inputs.claims.size(), "one result per claim");
-  std::set<std::tuple<std::string, std::string, std::string>> devices;
+  // Each device with the skipNodeOperations of every slice that lists it (a pool may list a
+  // device in more than one slice or generation).
+  std::map<std::tuple<std::string, std::string, std::string>,
+           std::vector<std::vector<std::string>>>
+      devices;
   for (const auto& slice : inputs.slices) {
     for (const auto& device : slice->spec.devices) {
-      devices.insert({slice->spec.driver, slice->spec.pool.name, device.name});
+      devices[{slice->spec.driver, slice->spec.pool.name, device.name}].push_back(
+          slice->spec.skip_node_operations);
     }
   }
   std::set<std::tuple<std::string, std::string, std::string>> taken;
@@ -89,7 +98,14 @@ void CheckAllocation(const Inputs& inputs,
     for (const auto& result : results[c].results) {
       const std::tuple<std::string, std::string, std::string> id{result.driver, result.pool,
                                                                  result.device};
-      Invariant(devices.contains(id), "a result names a device of the slices");
+      const auto listed = devices.find(id);
+      Invariant(listed != devices.end(), "a result names a device of the slices");
+      Invariant(absl::c_linear_search(listed->second, result.skip_node_operations),
+                "a result skips the node operations its slice skips");
+      if (!features.optional_node_operations) {
+        Invariant(result.skip_node_operations.empty(),
+                  "without DRAOptionalNodeOperations no result skips a node operation");
+      }
       const bool exclusive = !result.share_id.has_value() && !result.admin_access.value_or(false);
       if (exclusive) Invariant(taken.insert(id).second, "no device is given twice");
     }
@@ -118,6 +134,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.features.partitionable_devices = (data[0] & 4) != 0;
   options.features.consumable_capacity = (data[0] & 8) != 0;
   options.features.prioritized_list = (data[0] & 16) == 0;
+  options.features.optional_node_operations = (data[0] & 32) != 0;
+  options.features.list_type_attributes = (data[0] & 64) != 0;
   int shares = 0;
   options.new_share_id = [&shares] { return "share-" + std::to_string(shares++); };
 
@@ -134,7 +152,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
               "an error is one the allocator documents");
     return 0;
   }
-  if (first->has_value()) CheckAllocation(inputs, **first);
+  if (first->has_value()) CheckAllocation(inputs, options.features, **first);
 
   // The same inputs give the same answer, with or without an explanation.
   shares = 0;
