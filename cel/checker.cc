@@ -1,6 +1,7 @@
 #include "cel/checker.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
 #include "cel/functions.h"
+#include "cel/string_format.h"
 
 namespace devmgr::cel {
 namespace {
@@ -203,9 +205,15 @@ class Checker {
   }
 
   // Validate: what cel-go's validators, which run once its checker accepted the expression,
-  // refuse: a list or map literal whose items' types differ; a matches() whose first argument
-  // is a string written out that is not a regular expression.
-  absl::Status Validate() const { return !literal_error_.ok() ? literal_error_ : regex_error_; }
+  // refuse: a list or map literal whose items' types differ (outside format()); a matches()
+  // whose first argument is a string written out that is not a regular expression; a format()
+  // of a format and a list written out that do not agree.
+  absl::Status Validate() const {
+    for (const absl::Status* error : {&literal_error_, &regex_error_, &format_error_}) {
+      if (!error->ok()) return *error;
+    }
+    return absl::OkStatus();
+  }
 
  private:
   static absl::Status Error(const Expr& e, absl::string_view what) {
@@ -338,18 +346,25 @@ class Checker {
     // free type variables (`typed`), for the result to keep those (Result).
     std::vector<Type> types;
     std::vector<Type> typed;
-    if (e.operand != nullptr) {
-      absl::StatusOr<Type> target = Typed(*e.operand);
-      if (!target.ok()) return target;
-      typed.push_back(*target);
-      types.push_back(Settle(*std::move(target)));
-    }
-    for (ExprPtr& arg : e.args) {
-      absl::StatusOr<Type> type = Typed(*arg);
-      if (!type.ok()) return type;
+    // Literals anywhere within a format() call may mix types (its arguments are a list of
+    // values of any types): cel-go's literal validator leaves them to the format validator.
+    const bool format = e.name == "format";
+    in_format_ += format ? 1 : 0;
+    std::vector<Expr*> operands;
+    if (e.operand != nullptr) operands.push_back(e.operand.get());
+    for (ExprPtr& arg : e.args) operands.push_back(arg.get());
+    absl::Status checked;
+    for (Expr* operand : operands) {
+      absl::StatusOr<Type> type = Typed(*operand);
+      if (!type.ok()) {
+        checked = type.status();
+        break;
+      }
       typed.push_back(*type);
       types.push_back(Settle(*std::move(type)));
     }
+    in_format_ -= format ? 1 : 0;
+    if (!checked.ok()) return checked;
     const bool member = e.operand != nullptr;
     // The logical operators are not functions of the table: they are not strict.
     if (!member && (e.name == "_&&_" || e.name == "_||_")) {
@@ -385,6 +400,7 @@ class Checker {
     }
     if (e.overloads.empty()) return NoOverload(e, e.name, types, member);
     if (e.name == "matches") ValidateRegex(*e.args[0]);
+    if (format && member) ValidateFormat(e);
     return Result(e, types, typed);
   }
 
@@ -526,10 +542,12 @@ class Checker {
                        absl::StrCat("unsupported map key type: ", Settle(*k).ToString()));
         }
         key = Homogeneous(*e.args[i], key, *k);
+        Record(*e.args[i], *k);
       }
       absl::StatusOr<Type> item = Typed(*e.args[map ? i + 1 : i]);
       if (!item.ok()) return item;
       element = Homogeneous(*e.args[map ? i + 1 : i], element, *item);
+      Record(*e.args[map ? i + 1 : i], *item);
     }
     return map ? Type::MapOf(key, element) : Type::ListOf(element);
   }
@@ -539,7 +557,7 @@ class Checker {
   Type Homogeneous(const Expr& item, const Type& so_far, const Type& item_type) {
     std::optional<Type> unified = Unify(so_far, item_type);
     if (unified.has_value()) return *std::move(unified);
-    if (literal_error_.ok()) {
+    if (literal_error_.ok() && in_format_ == 0) {
       literal_error_ =
           Error(item, absl::StrCat("expected type '", Settle(so_far).ToString(), "' but found '",
                                    Settle(item_type).ToString(), "'"));
@@ -559,10 +577,91 @@ class Checker {
     regex_error_ = Error(arg, "invalid matches argument");
   }
 
+  // Record keeps the type of a literal's item within a format() call, for ValidateFormat.
+  void Record(const Expr& item, const Type& type) {
+    if (in_format_ > 0) item_types_[&item] = Settle(type);
+  }
+
+  // ValidateFormat notes, for Validate, what cel-go's format validator refuses in a format()
+  // whose format is a string and whose arguments a list, both written out: a malformed clause,
+  // a clause without its argument, an argument whose static type the clause does not take (for
+  // %s, nor an item of a list or map written out, at any depth), an argument no clause takes.
+  void ValidateFormat(const Expr& e) {
+    if (!format_error_.ok() || e.operand->kind != Expr::Kind::kConst ||
+        e.operand->constant.kind() != Value::Kind::kString || e.args.size() != 1 ||
+        e.args[0]->kind != Expr::Kind::kList) {
+      return;
+    }
+    const std::vector<ExprPtr>& arguments = e.args[0]->args;
+    const Expr* culprit = &e;
+    size_t taken = 0;
+    const absl::Status walked = WalkFormat(
+        e.operand->constant.string_value(), arguments.size(), /*checking=*/true,
+        [](absl::string_view) {},
+        [&](size_t index, FormatVerb verb, std::optional<int64_t>) {
+          ++taken;
+          const Expr& argument = *arguments[index];
+          const Expr* refused = nullptr;
+          if (verb == FormatVerb::kString) {
+            refused = NotFormattable(argument);
+          } else if (!FormatTakes(verb, ItemType(argument).kind)) {
+            refused = &argument;
+          }
+          if (refused == nullptr) return absl::OkStatus();
+          culprit = refused;
+          return absl::InvalidArgumentError(
+              FormatClauseError(verb, RuntimeTypeName(ItemType(*refused))));
+        });
+    if (!walked.ok()) {
+      format_error_ = Error(*culprit, walked.message());
+    } else if (arguments.size() > taken) {
+      format_error_ =
+          Error(e, absl::StrCat("too many arguments supplied to string.format (expected ", taken,
+                                ", got ", arguments.size(), ")"));
+    }
+  }
+
+  // NotFormattable: the first of `e` and the items of the literals it is made of whose static
+  // type %s does not take, or null.
+  const Expr* NotFormattable(const Expr& e) const {
+    if (!FormatTakes(FormatVerb::kString, ItemType(e).kind)) return &e;
+    if (e.kind != Expr::Kind::kList && e.kind != Expr::Kind::kMap) return nullptr;
+    for (const ExprPtr& item : e.args) {
+      if (const Expr* refused = NotFormattable(*item); refused != nullptr) return refused;
+    }
+    return nullptr;
+  }
+
+  Type ItemType(const Expr& item) const {
+    const auto found = item_types_.find(&item);
+    return found == item_types_.end() ? Type::Dyn() : found->second;
+  }
+
+  // RuntimeTypeName: a static type's name as cel-go's Type.TypeName() gives it: a list, a map or
+  // an optional without its parameters.
+  static std::string RuntimeTypeName(const Type& type) {
+    switch (type.kind) {
+      case TK::kList:
+        return "list";
+      case TK::kMap:
+        return "map";
+      case TK::kOptional:
+        return "optional_type";
+      case TK::kAny:
+        return "google.protobuf.Any";
+      default:
+        return type.DeclaredName();
+    }
+  }
+
   const CheckOptions& options_;
   std::vector<std::pair<std::string, Type>> scope_;
   absl::Status literal_error_;  // the first literal Validate refuses
   absl::Status regex_error_;    // the first pattern Validate refuses
+  absl::Status format_error_;   // the first format() Validate refuses
+  int in_format_ = 0;           // how many format() calls the expression checked is within
+  // The static types of literals' items within format() calls.
+  std::map<const Expr*, Type> item_types_;
 };
 
 }  // namespace

@@ -7,8 +7,10 @@
 // of one type parameter must agree: 1 == 1u is refused), and a result that is neither bool nor
 // dynamic ("must evaluate to bool or the unknown type, not int"). Before the last, what the
 // validators of Kubernetes' environment refuse once cel-go's checker has accepted it: a list or
-// map literal whose items differ in type ("expected type 'int' but found 'string'") and a
-// pattern written out that is not a regular expression ("invalid matches argument").
+// map literal whose items differ in type ("expected type 'int' but found 'string'"; within a
+// format() call they may), a pattern written out that is not a regular expression ("invalid
+// matches argument"), and a format() whose format and arguments, written out, disagree
+// (string_format.h).
 #pragma once
 
 #include "absl/status/status.h"

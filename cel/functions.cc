@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cel/string_format.h"
 #include "common/go_bool.h"
 #include "common/go_float.h"
 #include "common/go_netip.h"
@@ -1371,6 +1372,7 @@ std::vector<Overload> Build() {
       {"substring", true, {s, i, i}, s, Substring},
       {"trim", true, {s}, s, Trim},
       {"strings.quote", false, {s}, s, Quote},
+      {"format", true, {s, list}, s, StringFormat},
       {"join", true, {Type::ListOf(s)}, s, Join},
       {"join", true, {Type::ListOf(s), s}, s, Join},
       {"semver", false, {s}, sv, SemverOf},

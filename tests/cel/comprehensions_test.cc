@@ -1,8 +1,8 @@
 // cel-go's two-variable comprehensions (Kubernetes' environment has them since 1.32) in
 // selectors: upstream's TestTwoVarComprehensions, TestTwoVarComprehensionsStaticErrors and
 // TestTwoVarComprehensionsRuntimeErrors (cel-go ext/comprehensions_test.go), case by case. Left
-// out: the cases that call what Kubernetes' environment lacks (the strings extension's format()
-// and reverse(), optMap, optional map entries) or bind variables of their own; literals that mix
+// out: the cases that call what Kubernetes' environment lacks (the strings extension's
+// reverse(), optMap, optional map entries) or bind variables of their own; literals that mix
 // types give every item as dyn(), as Kubernetes' environment requires.
 #include <gtest/gtest.h>
 
@@ -23,6 +23,14 @@ TEST(CelTwoVarComprehensionsTest, TestTwoVarComprehensions) {
       {"list all against a shorter one",
        "cel.bind(listA, [1, 2, 3, 4, 5, 6], cel.bind(listB, [1, 2, 3, 4, 5], "
        "listA.all(i, v, listB[?i].hasValue() && listB[i] == v))) == false",
+       "true"},
+      {"list transformList formatted",
+       "['Hello', 'world'].transformList(i, v, \"[%d]%s\".format([i, v.lowerAscii()])) == "
+       "[\"[0]hello\", \"[1]world\"]",
+       "true"},
+      {"list transformList formatted and filtered",
+       "['hello', 'world'].transformList(i, v, v.startsWith('greeting'), "
+       "\"[%d]%s\".format([i, v])) == []",
        "true"},
       {"list transformList",
        "[1, 2, 3].transformList(indexVar, valueVar, (indexVar * valueVar) + valueVar) == "
@@ -74,6 +82,32 @@ TEST(CelTwoVarComprehensionsTest, TestTwoVarComprehensions) {
       {"map exists_one false",
        "{'hello': 'world', 'hello!': 'wow, world'}.exists_one(k, v, k.startsWith('hello') && "
        "v.endsWith('world')) == false",
+       "true"},
+      {"map transformList formatted",
+       "{'Hello': 'world'}.transformList(k, v, \"%s=%s\".format([k.lowerAscii(), v])) == "
+       "[\"hello=world\"]",
+       "true"},
+      {"dyn map transformList formatted",
+       "dyn({'Hello': 'world'}).transformList(k, v, \"%s=%s\".format([k.lowerAscii(), v])) == "
+       "[\"hello=world\"]",
+       "true"},
+      {"map transformList formatted and filtered",
+       "{'hello': 'world'}.transformList(k, v, k.startsWith('greeting'), "
+       "\"%s=%s\".format([k, v])) == []",
+       "true"},
+      {"map transformMap formatted",
+       "{'hello': 'world', 'goodbye': 'cruel world'}.transformMap(k, v, "
+       "\"%s, %s!\".format([k, v])) == "
+       "{'hello': 'hello, world!', 'goodbye': 'goodbye, cruel world!'}",
+       "true"},
+      {"dyn map transformMap formatted",
+       "dyn({'hello': 'world', 'goodbye': 'cruel world'}).transformMap(k, v, "
+       "\"%s, %s!\".format([k, v])) == "
+       "{'hello': 'hello, world!', 'goodbye': 'goodbye, cruel world!'}",
+       "true"},
+      {"map transformMap formatted and filtered",
+       "{'hello': 'world', 'goodbye': 'cruel world'}.transformMap(k, v, v.startsWith('world'), "
+       "\"%s, %s!\".format([k, v])) == {'hello': 'hello, world!'}",
        "true"},
       {"map transformList of keys",
        "{'greeting': 'hello', 'farewell': 'goodbye'}.transformList(k, _, k).sort() == "
