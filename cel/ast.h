@@ -28,7 +28,8 @@ struct Expr {
   };
 
   Kind kind = Kind::kConst;
-  // Where the expression starts in the text (0-based), for error messages.
+  // Where the expression is in the text (0-based), for error messages: where it starts, or for
+  // a call, where its arguments open, as cel-go places calls.
   size_t position = 0;
   Value constant;
   std::string name;

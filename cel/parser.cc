@@ -559,10 +559,12 @@ class Parser {
         std::string name = current_.text;
         if (absl::Status read = Advance(); !read.ok()) return read;
         if (!optional && current_.token == Token::kLParen) {
+          // A call is where its arguments open, as cel-go places it (its errors name that).
+          const size_t open = current_.position;
           absl::StatusOr<std::vector<ExprPtr>> args = ParseArgs(Token::kRParen, ")");
           if (!args.ok()) return args.status();
           absl::StatusOr<ExprPtr> call =
-              MemberCall(*std::move(expr), std::move(name), position, *std::move(args));
+              MemberCall(*std::move(expr), std::move(name), open, *std::move(args));
           if (!call.ok()) return call;
           expr = std::move(call);
           continue;
@@ -778,6 +780,7 @@ class Parser {
         }
         if (absl::Status read = Advance(); !read.ok()) return read;
         if (current_.token == Token::kLParen) {
+          const size_t open = current_.position;
           absl::StatusOr<std::vector<ExprPtr>> args = ParseArgs(Token::kRParen, ")");
           if (!args.ok()) return args.status();
           if (name == "has") {
@@ -789,7 +792,7 @@ class Parser {
             select->test_only = true;
             return select;
           }
-          return Call(name, position, *std::move(args));
+          return Call(name, open, *std::move(args));
         }
         if (current_.token == Token::kLBrace) {
           return lexer_.Error(position, "message construction is not supported");

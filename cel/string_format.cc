@@ -136,6 +136,38 @@ std::string GroupThousands(absl::string_view digits) {
   return grouped;
 }
 
+// SplitScientific: the power of ten of a number printed in scientific notation ("1.5e-07":
+// -7), with what comes before the 'e' in `mantissa`.
+int SplitScientific(const std::string& printed, std::string& mantissa) {
+  const size_t e = printed.find('e');
+  mantissa = printed.substr(0, e);
+  int exponent = 0;
+  std::from_chars(printed.data() + e + (printed[e + 1] == '+' ? 2 : 1),
+                  printed.data() + printed.size(), exponent);
+  return exponent;
+}
+
+// ShortestFixed: the shortest digits that read back as `magnitude` (Go's strconv 'g', -1), in
+// fixed notation, zeros standing for the digits past them: 1e23 is 100000000000000000000000,
+// not the double's exact 99999999999999991611392.
+std::string ShortestFixed(double magnitude) {
+  char buffer[32];
+  const std::to_chars_result end =
+      std::to_chars(buffer, buffer + sizeof buffer, magnitude, std::chars_format::scientific);
+  std::string significant;
+  const int exponent = SplitScientific(std::string(buffer, end.ptr), significant);
+  significant.erase(std::remove(significant.begin(), significant.end(), '.'), significant.end());
+  // The point goes after exponent + 1 of the significant digits.
+  const int point = exponent + 1;
+  if (point <= 0)
+    return absl::StrCat("0.", std::string(static_cast<size_t>(-point), '0'), significant);
+  if (static_cast<size_t>(point) >= significant.size()) {
+    return significant + std::string(static_cast<size_t>(point) - significant.size(), '0');
+  }
+  return absl::StrCat(significant.substr(0, static_cast<size_t>(point)), ".",
+                      significant.substr(static_cast<size_t>(point)));
+}
+
 // Fixed: %.<precision>f. x/text keeps the precision as a uint8 least and an int16 most number
 // of fraction digits: below 256 they are the precision; above, the fraction is rounded to the
 // most, its trailing zeros dropped down to the least, and with a negative most (32,768 to
@@ -149,15 +181,7 @@ std::string Fixed(double value, int64_t precision) {
   const size_t least = static_cast<uint8_t>(precision);
   const int most = static_cast<int16_t>(static_cast<uint16_t>(precision));
   const double magnitude = std::fabs(value);
-  std::string digits;
-  if (most >= 0) {
-    digits = Printf('f', most, magnitude);
-  } else {
-    char buffer[400];
-    const std::to_chars_result end =
-        std::to_chars(buffer, buffer + sizeof buffer, magnitude, std::chars_format::fixed);
-    digits.assign(buffer, end.ptr);
-  }
+  const std::string digits = most >= 0 ? Printf('f', most, magnitude) : ShortestFixed(magnitude);
   const size_t point = digits.find('.');
   std::string fraction = point == std::string::npos ? "" : digits.substr(point + 1);
   while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
@@ -180,12 +204,10 @@ std::string Scientific(double value, int64_t width) {
   } else if (std::isinf(value)) {
     text = value < 0 ? "-∞" : "∞";
   } else {
-    const std::string printed = Printf('e', kDefaultPrecision, std::fabs(value));
-    const size_t e = printed.find('e');
-    int exponent = 0;
-    std::from_chars(printed.data() + e + (printed[e + 1] == '+' ? 2 : 1),
-                    printed.data() + printed.size(), exponent);
-    text = absl::StrCat(value < 0 ? "-" : "", printed.substr(0, e), "×10", exponent < 0 ? "⁻" : "");
+    std::string mantissa;
+    const int exponent =
+        SplitScientific(Printf('e', kDefaultPrecision, std::fabs(value)), mantissa);
+    text = absl::StrCat(value < 0 ? "-" : "", mantissa, "×10", exponent < 0 ? "⁻" : "");
     const std::string digits = absl::StrCat(std::abs(exponent));
     if (digits.size() < 2) text += kSuperscript[0];
     for (char digit : digits) text += kSuperscript[digit - '0'];
@@ -252,10 +274,9 @@ class Formatter {
       case FormatVerb::kScientific: {
         absl::StatusOr<double> number = FloatingPoint(value, verb);
         if (!number.ok()) return number.status();
+        // Paid for once written, as x/text's truncation of the precision keeps it short (a
+        // fraction of at most 32,767 digits, a width of at most 65,535 characters).
         const int64_t p = precision.value_or(kDefaultPrecision);
-        // Paid for before it is written: the precision sets its length (unless x/text cannot
-        // read it).
-        if (p < kGoUnreadableNumber && !Pay(static_cast<uint64_t>(p) / 10)) return Stopped();
         text = verb == FormatVerb::kFixed ? Fixed(*number, p) : Scientific(*number, p);
         break;
       }

@@ -284,6 +284,9 @@ TEST(CelStringFormatTest, NumbersAsKubernetesFormatsThem) {
        "0.50000000000000000000000000000000000000000000"},
       {"precision of 32768 and on: not rounded", R"("%.32770f".format([0.1]))", "0.10"},
       {"precision x/text cannot read", R"("%.10000010f".format([1.0]))", "%!(NOVERB)"},
+      {"shortest digits of a large double, not its exact ones", R"("%.32768f".format([1e23]))",
+       "100,000,000,000,000,000,000,000"},
+      {"shortest digits of a small double", R"("%.32770f".format([0.000123]))", "0.000123"},
       {"negative exponent", R"("%e".format([-0.000123456789]))", "-1.234568×10⁻⁰⁴"},
       {"three-digit exponent", R"("%e".format([1e100]))", "1.000000×10¹⁰⁰"},
       {"zero", R"("%e".format([0.0]))", "0.000000×10⁰⁰"},
@@ -338,10 +341,30 @@ TEST(CelStringFormatTest, WhatTheValidatorSees) {
   EXPECT_EQ(EvalText(R"("%d".format([device.attributes["gpu.example.com"].model]) == "")", device),
             "error: error during formatting: decimal clause can only be used on integers, was "
             "given string");
+  // Errors about the call are where its arguments open, those about an argument at the
+  // argument, as cel-go reports them.
+  EXPECT_EQ(EvalText(R"("%s %s".format(["abc"]) == "")"),
+            "compile: compilation failed: ERROR: <input>:15: index 1 out of range");
+  EXPECT_EQ(EvalText(R"("%d".format([5.2]) == "")"),
+            "compile: compilation failed: ERROR: <input>:14: error during formatting: decimal "
+            "clause can only be used on integers, was given double");
+  // In a new expression without DRAListTypeAttributes an attribute's value is of type any, which
+  // is not dyn: the validator takes it for no clause, as cel-go's compares it with DynType.
+  const std::string attribute =
+      R"("%s".format([device.attributes["gpu.example.com"].model]) != "")";
+  CompileOptions options;
+  options.check.new_expressions = true;
+  absl::StatusOr<std::shared_ptr<const Program>> refused = Program::Compile(attribute, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "was given google.protobuf.Any"))
+      << refused.status();
+  options.check.list_type_attributes = true;
+  EXPECT_TRUE(Program::Compile(attribute, options).ok());
 }
 
-// Each value formatted costs one and each ten characters written one more, paid before they
-// are written: a list shared many times over, cheap to build, is stopped by the cost limit.
+// Each value formatted costs one and each ten characters written one more: a list shared many
+// times over, cheap to build, is stopped by the cost limit, and so are many long clauses (one
+// clause's text is bounded, as x/text truncates precisions).
 TEST(CelStringFormatTest, PaysForWhatItWrites) {
   const std::string shared =
       "cel.bind(a, [1, 2, 3, 4, 5, 6, 7, 8], cel.bind(b, [a, a, a, a, a, a, a, a], "
@@ -349,9 +372,12 @@ TEST(CelStringFormatTest, PaysForWhatItWrites) {
       "cel.bind(e, [d, d, d, d, d, d, d, d], cel.bind(f, [e, e, e, e, e, e, e, e], "
       "\"%s\".format([[f, f, f, f, f, f, f, f]])))))))";
   EXPECT_EQ(EvalText(shared + " == ''"), "error: operation cancelled: actual cost limit exceeded");
-  EXPECT_EQ(EvalText(R"("%.10000000f".format([1.0]) == "")"),
-            "error: operation cancelled: actual cost limit exceeded");
+  // x/text truncates a precision: 10,000,000 is a fraction of 128 digits (its low byte, the
+  // most, its low 16 bits, negative).
+  EXPECT_EQ(EvalText(R"("%.10000000f".format([1.0]).size() == 130)"), "true");
   EXPECT_EQ(EvalText(R"("%.20000e".format([1.0]).size() == 20000)"), "true");
+  EXPECT_EQ(EvalText(R"(lists.range(200).map(i, "%.65535e".format([1.0])).size() == 200)"),
+            "error: operation cancelled: actual cost limit exceeded");
 }
 
 }  // namespace
