@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
+#include "cel/error_display.h"
 #include "cel/functions.h"
 #include "cel/string_format.h"
 
@@ -150,7 +151,8 @@ Type Joined(const Type& a, const Type& b) {
 
 class Checker {
  public:
-  explicit Checker(const CheckOptions& options) : options_(options) {}
+  Checker(absl::string_view source, const CheckOptions& options)
+      : source_(source), options_(options) {}
 
   // Check: the type of `e`, with any type variable still free as dyn.
   absl::StatusOr<Type> Check(Expr& e) {
@@ -182,13 +184,13 @@ class Checker {
       case Expr::Kind::kCondition: {
         absl::StatusOr<Type> condition = Check(*e.args[0]);
         if (!condition.ok()) return condition;
-        if (!Type::Of(TK::kBool).Accepts(*condition)) {
-          return NoOverload(e, "_?_:_", {*condition}, false);
-        }
         absl::StatusOr<Type> then = Typed(*e.args[1]);
         if (!then.ok()) return then;
         absl::StatusOr<Type> otherwise = Typed(*e.args[2]);
         if (!otherwise.ok()) return otherwise;
+        if (!Type::Of(TK::kBool).Accepts(*condition)) {
+          return NoOverload(e, "_?_:_", {*condition, Settle(*then), Settle(*otherwise)}, false);
+        }
         // _?_:_ is (bool, A, A) -> A in cel-go: the branches' types must agree.
         if (std::optional<Type> unified = Unify(*then, *otherwise); unified.has_value()) {
           return *std::move(unified);
@@ -216,8 +218,13 @@ class Checker {
   }
 
  private:
-  static absl::Status Error(const Expr& e, absl::string_view what) {
-    return absl::InvalidArgumentError(absl::StrCat("ERROR: <input>:", e.position + 1, ": ", what));
+  absl::Status Error(const Expr& e, absl::string_view what) const {
+    return absl::InvalidArgumentError(DisplayError(source_, e.position, what));
+  }
+
+  // NotBool: cel-go's text for an operand of _&&_ or _||_ that is not bool.
+  absl::Status NotBool(const Expr& operand, const Type& type) const {
+    return Error(operand, absl::StrCat("expected type 'bool' but found '", type.ToString(), "'"));
   }
 
   absl::Status NoOverload(const Expr& e, absl::string_view function, const std::vector<Type>& types,
@@ -367,9 +374,10 @@ class Checker {
     if (!checked.ok()) return checked;
     const bool member = e.operand != nullptr;
     // The logical operators are not functions of the table: they are not strict.
+    // As cel-go 0.26, each operand that is not bool is refused where it stands.
     if (!member && (e.name == "_&&_" || e.name == "_||_")) {
-      for (const Type& type : types) {
-        if (!Type::Of(TK::kBool).Accepts(type)) return NoOverload(e, e.name, types, false);
+      for (size_t i = 0; i < types.size(); ++i) {
+        if (!Type::Of(TK::kBool).Accepts(types[i])) return NotBool(*e.args[i], types[i]);
       }
       return Type::Of(TK::kBool);
     }
@@ -460,9 +468,10 @@ class Checker {
         element = Type::Dyn();
         break;
       default:  // any included, as cel-go's checker refuses it
-        return Error(e, absl::StrCat("expression of type '", range->ToString(),
-                                     "' cannot be range of a comprehension (must be list, map, "
-                                     "or dynamic)"));
+        return Error(*e.operand,
+                     absl::StrCat("expression of type '", range->ToString(),
+                                  "' cannot be range of a comprehension (must be list, map, "
+                                  "or dynamic)"));
     }
     // A two-variable comprehension's first variable is a list's index or a map's key, its second
     // the item or the value.
@@ -490,9 +499,14 @@ class Checker {
     scope_.resize(scope_.size() - (two ? 2 : 1));
     if (!checked.ok()) return checked;
     // Predicates (all, exists, existsOne, filter, and the filter of map and the transforms) are
-    // bool.
+    // bool. cel-go expands all() and exists() into _&&_ and _||_ of the predicate (refused where
+    // it stands), exists_one() into a _?_:_ of it and a count (refused where the call opens).
     const bool has_predicate = !GivesValuePerItem(e) || e.args.size() == 2;
     if (has_predicate && !Type::Of(TK::kBool).Accepts(results[0])) {
+      if (e.name == "all" || e.name == "exists") return NotBool(*e.args[0], results[0]);
+      if (e.name == "exists_one" || e.name == "existsOne") {
+        return NoOverload(e, "_?_:_", {results[0], Type::Of(TK::kInt), Type::Of(TK::kInt)}, false);
+      }
       return Error(*e.args[0], absl::StrCat("found no matching overload for '", e.name,
                                             "' predicate of type '", results[0].ToString(), "'"));
     }
@@ -654,6 +668,7 @@ class Checker {
     }
   }
 
+  const absl::string_view source_;
   const CheckOptions& options_;
   std::vector<std::pair<std::string, Type>> scope_;
   absl::Status literal_error_;  // the first literal Validate refuses
@@ -666,8 +681,8 @@ class Checker {
 
 }  // namespace
 
-absl::Status Check(Expr& root, const CheckOptions& options) {
-  Checker checker(options);
+absl::Status Check(Expr& root, absl::string_view source, const CheckOptions& options) {
+  Checker checker(source, options);
   absl::StatusOr<Type> type = checker.Check(root);
   if (!type.ok()) return type.status();
   if (absl::Status valid = checker.Validate(); !valid.ok()) return valid;

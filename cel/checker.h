@@ -14,6 +14,7 @@
 #pragma once
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "cel/ast.h"
 
 namespace devmgr::cel {
@@ -28,7 +29,9 @@ struct CheckOptions {
   bool consumable_capacity = false;
 };
 
-// Check annotates `root` (Expr::overloads) or says what is wrong (InvalidArgument).
-absl::Status Check(Expr& root, const CheckOptions& options);
+// Check annotates `root` (Expr::overloads) or says what is wrong (InvalidArgument): the first
+// error found, as cel-go displays it against `source`, the text `root` was parsed from
+// (error_display.h); cel-go goes on and lists every error, sorted by where it is.
+absl::Status Check(Expr& root, absl::string_view source, const CheckOptions& options);
 
 }  // namespace devmgr::cel

@@ -12,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cel/error_display.h"
 
 namespace devmgr::cel {
 namespace {
@@ -20,6 +21,8 @@ constexpr int kMaxDepth = 100;
 // The deepest syntax tree accepted: chains of operators and fields nest without parentheses,
 // and the checker and the interpreter recurse once per level.
 constexpr int kMaxTreeDepth = 250;
+// The name cel-go's macros give their accumulator, which no iteration variable may take.
+constexpr absl::string_view kAccumulator = "__result__";
 
 int TreeDepth(const Expr& e) {
   int deepest = 0;
@@ -85,6 +88,9 @@ struct Lexeme {
   int64_t int_value = 0;
   uint64_t uint_value = 0;
   double double_value = 0;
+  // A number out of its type's range: cel-go's text for it ("invalid int literal"), which the
+  // parser reports where the literal starts, its sign included.
+  const char* out_of_range = nullptr;
 };
 
 class Lexer {
@@ -165,19 +171,14 @@ class Lexer {
     return Error(pos_, absl::StrCat("token recognition error at: '", std::string(1, c), "'"));
   }
 
+  // Error: text that is not CEL's grammar, which cel-go's grammar refuses ("Syntax error: ...").
   absl::Status Error(size_t position, absl::string_view what) const {
-    int line = 1;
-    int column = 1;
-    for (size_t i = 0; i < position && i < text_.size(); ++i) {
-      if (text_[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    return absl::InvalidArgumentError(
-        absl::StrCat("Syntax error: ", what, " at ", line, ":", column));
+    return Report(position, absl::StrCat("Syntax error: ", what));
+  }
+  // Report: what cel-go's parser refuses once its grammar accepted the text (a literal out of
+  // range, a reserved identifier, a macro's arguments), with cel-go's text.
+  absl::Status Report(size_t position, absl::string_view what) const {
+    return absl::InvalidArgumentError(DisplayError(text_, position, what));
   }
 
  private:
@@ -203,7 +204,7 @@ class Lexer {
       if (pos_ == digits) return Error(start, "malformed hexadecimal literal");
       const std::string hex(text_.substr(digits, pos_ - digits));
       uint64_t value = 0;
-      if (!absl::SimpleHexAtoi(hex, &value)) return TooLarge(start);
+      if (!absl::SimpleHexAtoi(hex, &value)) return TooLarge(out);
       return Integer(out, value);
     }
     while (pos_ < text_.size() && absl::ascii_isdigit(text_[pos_])) ++pos_;
@@ -229,24 +230,26 @@ class Lexer {
       out.token = Token::kDouble;
       // Out of range is an error, as Go's strconv.ParseFloat's in cel-go (1e-400 is 0).
       if (!absl::SimpleAtod(number, &out.double_value) || std::isinf(out.double_value)) {
-        return Error(start, "invalid double literal");
+        out.out_of_range = "invalid double literal";
       }
       return out;
     }
     uint64_t value = 0;
-    if (!absl::SimpleAtoi(number, &value)) return TooLarge(start);
+    if (!absl::SimpleAtoi(number, &value)) return TooLarge(out);
     return Integer(out, value);
   }
 
-  // TooLarge: cel-go's error for an integer literal out of its type's range.
-  absl::Status TooLarge(size_t start) const {
-    const bool uint = pos_ < text_.size() && (text_[pos_] == 'u' || text_[pos_] == 'U');
-    return Error(start, uint ? "invalid uint literal" : "invalid int literal");
+  // TooLarge: an integer literal out of its type's range.
+  Lexeme TooLarge(Lexeme out) {
+    Lexeme integer = Integer(std::move(out), 0);
+    integer.out_of_range =
+        integer.token == Token::kUint ? "invalid uint literal" : "invalid int literal";
+    return integer;
   }
 
   // Integer: an int, or with a u suffix a uint. An int above the int range is kept for the
   // parser, which allows exactly 2^63 after a unary minus.
-  absl::StatusOr<Lexeme> Integer(Lexeme out, uint64_t value) {
+  Lexeme Integer(Lexeme out, uint64_t value) {
     if (pos_ < text_.size() && (text_[pos_] == 'u' || text_[pos_] == 'U')) {
       ++pos_;
       out.token = Token::kUint;
@@ -447,9 +450,10 @@ class Parser {
   absl::StatusOr<ExprPtr> ParseExpr() {
     Depth guard(depth_);
     if (depth_ > kMaxDepth) return lexer_.Error(current_.position, "expression nests too deep");
-    const size_t position = current_.position;
     absl::StatusOr<ExprPtr> condition = ParseOr();
     if (!condition.ok() || current_.token != Token::kQuestion) return condition;
+    // Placed at its '?', as cel-go places _?_:_.
+    const size_t position = current_.position;
     if (absl::Status read = Advance(); !read.ok()) return read;
     absl::StatusOr<ExprPtr> then = ParseOr();
     if (!then.ok()) return then;
@@ -528,7 +532,7 @@ class Parser {
       // A minus before a number is part of the literal, as in CEL's grammar (so that
       // -9223372036854775808 is an int, and -1.x applies to -1).
       if (current_.token == Token::kInt || current_.token == Token::kDouble) {
-        absl::StatusOr<ExprPtr> member = ParseMember(/*negate=*/true);
+        absl::StatusOr<ExprPtr> member = ParseMember(/*sign=*/position);
         if (member.ok()) (*member)->position = std::min((*member)->position, position);
         return member;
       }
@@ -541,8 +545,8 @@ class Parser {
     return ParseMember();
   }
 
-  absl::StatusOr<ExprPtr> ParseMember(bool negate = false) {
-    absl::StatusOr<ExprPtr> expr = ParsePrimary(negate);
+  absl::StatusOr<ExprPtr> ParseMember(std::optional<size_t> sign = std::nullopt) {
+    absl::StatusOr<ExprPtr> expr = ParsePrimary(sign);
     if (!expr.ok()) return expr;
     while (true) {
       const size_t position = current_.position;
@@ -626,19 +630,29 @@ class Parser {
     return args;
   }
 
-  // The iteration variable of a macro: a plain identifier.
+  // The variable of a macro: a plain identifier other than the accumulator's name (cel.bind may
+  // take that one), refused with the text of cel-go's macro.
   absl::StatusOr<std::string> MacroVariable(const ExprPtr& arg, absl::string_view macro) {
     if (arg->kind != Expr::Kind::kIdent) {
-      return lexer_.Error(arg->position,
-                          absl::StrCat(macro, "() variable name must be a simple identifier"));
+      if (macro == "cel.bind") {
+        return lexer_.Report(arg->position, "cel.bind() variable names must be simple identifiers");
+      }
+      const bool quantifier =
+          macro == "all" || macro == "exists" || macro == "exists_one" || macro == "existsOne";
+      return lexer_.Report(arg->position, quantifier ? "argument must be a simple name"
+                                                     : "argument is not an identifier");
+    }
+    if (macro != "cel.bind" && arg->name == kAccumulator) {
+      return lexer_.Report(arg->position, "iteration variable overwrites accumulator variable");
     }
     return arg->name;
   }
 
   absl::StatusOr<ExprPtr> MemberCall(ExprPtr target, std::string name, size_t position,
                                      std::vector<ExprPtr> args) {
+    // existsOne is cel-go's newer name for exists_one (both in its standard macros).
     const bool comprehension = name == "all" || name == "exists" || name == "exists_one" ||
-                               name == "map" || name == "filter";
+                               name == "existsOne" || name == "map" || name == "filter";
     if (comprehension && args.size() >= 2 && args.size() <= 3 &&
         (args.size() == 2 || name == "map")) {
       absl::StatusOr<std::string> variable = MacroVariable(args[0], name);
@@ -660,16 +674,18 @@ class Parser {
     if ((quantifier && args.size() == 3) || (transform && (args.size() == 3 || args.size() == 4))) {
       for (size_t i = 0; i < 2; ++i) {
         if (args[i]->kind != Expr::Kind::kIdent) {
-          return lexer_.Error(args[i]->position, "argument must be a simple name");
-        }
-        if (args[i]->name == "__result__") {
-          return lexer_.Error(args[i]->position,
-                              "iteration variable overwrites accumulator variable");
+          return lexer_.Report(args[i]->position, "argument must be a simple name");
         }
       }
       if (args[0]->name == args[1]->name) {
-        return lexer_.Error(args[1]->position,
-                            absl::StrCat("duplicate variable name: ", args[1]->name));
+        return lexer_.Report(args[1]->position,
+                             absl::StrCat("duplicate variable name: ", args[1]->name));
+      }
+      for (size_t i = 0; i < 2; ++i) {
+        if (args[i]->name == kAccumulator) {
+          return lexer_.Report(args[i]->position,
+                               "iteration variable overwrites accumulator variable");
+        }
       }
       ExprPtr macro = Node(Expr::Kind::kMacro, position);
       macro->name = std::move(name);
@@ -684,23 +700,22 @@ class Parser {
       const Expr::Kind kind = target->kind;
       if (kind != Expr::Kind::kList && kind != Expr::Kind::kSelect && kind != Expr::Kind::kIdent &&
           kind != Expr::Kind::kMacro && kind != Expr::Kind::kCall) {
-        return lexer_.Error(target->position,
-                            "sortBy can only be applied to a list, identifier, comprehension, "
-                            "call or select expression");
+        return lexer_.Report(target->position,
+                             "sortBy can only be applied to a list, identifier, comprehension, "
+                             "call or select expression");
       }
-      if (args[0]->kind != Expr::Kind::kIdent) {
-        return lexer_.Error(args[0]->position, "argument is not an identifier");
-      }
+      absl::StatusOr<std::string> variable = MacroVariable(args[0], name);
+      if (!variable.ok()) return variable.status();
       ExprPtr macro = Node(Expr::Kind::kMacro, position);
       macro->name = std::move(name);
-      macro->variable = args[0]->name;
+      macro->variable = *std::move(variable);
       macro->operand = std::move(target);
       macro->args.push_back(std::move(args[1]));
       return macro;
     }
     if (name == "bind" && target->kind == Expr::Kind::kIdent && target->name == "cel") {
       if (args.size() != 3) {
-        return lexer_.Error(position, "cel.bind() takes a name, a value and an expression");
+        return lexer_.Report(position, "cel.bind() takes a name, a value and an expression");
       }
       absl::StatusOr<std::string> variable = MacroVariable(args[0], "cel.bind");
       if (!variable.ok()) return variable.status();
@@ -716,15 +731,19 @@ class Parser {
     return call;
   }
 
-  // ParsePrimary: `negate` is set after a unary minus, which a number literal takes in.
-  absl::StatusOr<ExprPtr> ParsePrimary(bool negate) {
+  // ParsePrimary: `sign` is where a unary minus stands that a number literal takes in.
+  absl::StatusOr<ExprPtr> ParsePrimary(std::optional<size_t> sign) {
     const size_t position = current_.position;
+    const bool negate = sign.has_value();
+    if (current_.out_of_range != nullptr) {
+      return lexer_.Report(sign.value_or(position), current_.out_of_range);
+    }
     switch (current_.token) {
       case Token::kInt: {
         constexpr uint64_t kMinimum = uint64_t{1} << 63;  // |INT64_MIN|
         const uint64_t magnitude = current_.uint_value;
         if (magnitude > kMinimum || (magnitude == kMinimum && !negate)) {
-          return lexer_.Error(position, "invalid int literal");
+          return lexer_.Report(sign.value_or(position), "invalid int literal");
         }
         ExprPtr constant = Node(Expr::Kind::kConst, position);
         constant->constant =
@@ -776,17 +795,17 @@ class Parser {
         // A reserved word may name a field or a method (`m.if`, `x.as()`), not a variable or
         // a function, as in cel-go's parser.
         if (IsReserved(name)) {
-          return lexer_.Error(current_.position, absl::StrCat("reserved identifier '", name, "'"));
+          return lexer_.Report(current_.position, absl::StrCat("reserved identifier: ", name));
         }
         if (absl::Status read = Advance(); !read.ok()) return read;
         if (current_.token == Token::kLParen) {
           const size_t open = current_.position;
           absl::StatusOr<std::vector<ExprPtr>> args = ParseArgs(Token::kRParen, ")");
           if (!args.ok()) return args.status();
-          if (name == "has") {
-            if (args->size() != 1 || (*args)[0]->kind != Expr::Kind::kSelect ||
-                (*args)[0]->optional) {
-              return lexer_.Error(position, "invalid argument to has() macro");
+          // has() of one argument is the macro (of others, a function no environment has).
+          if (name == "has" && args->size() == 1) {
+            if ((*args)[0]->kind != Expr::Kind::kSelect || (*args)[0]->optional) {
+              return lexer_.Report((*args)[0]->position, "invalid argument to has() macro");
             }
             ExprPtr select = std::move((*args)[0]);
             select->test_only = true;
@@ -795,7 +814,7 @@ class Parser {
           return Call(name, open, *std::move(args));
         }
         if (current_.token == Token::kLBrace) {
-          return lexer_.Error(position, "message construction is not supported");
+          return lexer_.Report(position, "message construction is not supported");
         }
         ExprPtr ident = Node(Expr::Kind::kIdent, position);
         ident->name = std::move(name);
@@ -836,15 +855,15 @@ class Parser {
 
 absl::StatusOr<ExprPtr> Parse(absl::string_view text) {
   if (text.size() > kMaxExpressionLength) {
-    return absl::InvalidArgumentError(absl::StrCat("Syntax error: the expression is ", text.size(),
-                                                   " bytes long, more than the ",
-                                                   kMaxExpressionLength, " allowed"));
+    return absl::InvalidArgumentError(DisplayUnplacedError(
+        absl::StrCat("the expression is ", text.size(), " bytes long, more than the ",
+                     kMaxExpressionLength, " allowed")));
   }
   Parser parser(text);
   absl::StatusOr<ExprPtr> root = parser.ParseAll();
   if (root.ok() && TreeDepth(**root) > kMaxTreeDepth) {
-    return absl::InvalidArgumentError(absl::StrCat("Syntax error: the expression nests more than ",
-                                                   kMaxTreeDepth, " levels deep"));
+    return absl::InvalidArgumentError(DisplayUnplacedError(
+        absl::StrCat("the expression nests more than ", kMaxTreeDepth, " levels deep")));
   }
   return root;
 }

@@ -14,9 +14,12 @@ namespace devmgr::cel {
 // The longest expression accepted (Kubernetes' limit for a selector, 10 Ki).
 inline constexpr size_t kMaxExpressionLength = 10 * 1024;
 
-// Parse: InvalidArgument "Syntax error: <what> at <line>:<column>" for text that is not a CEL
-// expression, or that is longer than kMaxExpressionLength, nests more than 100 parentheses or
-// calls deep, or makes a tree more than 250 levels deep (a long chain of operators).
+// Parse: InvalidArgument for text that is not a CEL expression, or that is longer than
+// kMaxExpressionLength, nests more than 100 parentheses or calls deep, or makes a tree more than
+// 250 levels deep (a long chain of operators); its message is the error as cel-go displays it
+// (error_display.h): "ERROR: <input>:1:5: Syntax error: ..." for what CEL's grammar refuses,
+// cel-go's own text for what its parser refuses once the grammar accepted it ("invalid int
+// literal", "reserved identifier: if", a macro's arguments).
 absl::StatusOr<ExprPtr> Parse(absl::string_view text);
 
 }  // namespace devmgr::cel

@@ -81,9 +81,9 @@ absl::StatusOr<std::shared_ptr<const Program>> Program::Compile(std::string expr
   absl::StatusOr<ExprPtr> root = Parse(expression);
   if (!root.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("compilation failed: ERROR: <input>: ", root.status().message()));
+        absl::StrCat("compilation failed: ", root.status().message()));
   }
-  if (absl::Status checked = Check(**root, options.check); !checked.ok()) {
+  if (absl::Status checked = Check(**root, expression, options.check); !checked.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("compilation failed: ", checked.message()));
   }
   auto program =

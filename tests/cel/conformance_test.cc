@@ -97,7 +97,7 @@ Outcome Execute(const std::string& expression) {
   root->kind = Expr::Kind::kCall;
   root->name = "dyn";
   root->args.push_back(*std::move(parsed));
-  if (absl::Status checked = Check(*root, CheckOptions{}); !checked.ok()) {
+  if (absl::Status checked = Check(*root, expression, CheckOptions{}); !checked.ok()) {
     out.phase = Outcome::Phase::kCheck;
     out.error = std::string(checked.message());
     return out;
@@ -253,8 +253,11 @@ TEST_P(CelConformanceTest, Case) {
 
   // Kubernetes' environment refuses some of what cel-spec's checks: list and map literals whose
   // items differ in type (the HomogeneousAggregateLiterals validator), and reverse() of a string
-  // (Kubernetes has version 2 of the strings extension; reverse() came in version 3).
-  if (outcome.phase == Outcome::Phase::kCheck &&
+  // (Kubernetes has version 2 of the strings extension; reverse() came in version 3). An error
+  // case cel-spec runs unchecked may be refused by the checker in any words (cel-go 0.26 says
+  // "expected type 'bool' but found 'string'" of an operand of &&), as below.
+  const bool unchecked_error = tc.contains("error") && tc.value("disable_check", false);
+  if (outcome.phase == Outcome::Phase::kCheck && !unchecked_error &&
       (absl::StrContains(outcome.error, "expected type '") ||
        absl::StrContains(outcome.error, "'reverse' applied to 'string.()'"))) {
     GTEST_SKIP() << "outside Kubernetes' CEL environment: " << outcome.error;

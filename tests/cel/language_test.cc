@@ -76,6 +76,10 @@ TEST(CelLanguageTest, Macros) {
   EXPECT_EQ(Eval("[1, 2, 3].filter(x, x % 2 == 1) == [1, 3]"), "true");
   EXPECT_EQ(Eval("[1, 2, 3].exists_one(x, x == 2)"), "true");
   EXPECT_EQ(Eval("[2, 2].exists_one(x, x == 2)"), "false");
+  // existsOne, cel-go's newer name among its standard macros (parser/macro.go's examples).
+  EXPECT_EQ(Eval("[1, 2, 2].existsOne(i, i < 2)"), "true");
+  EXPECT_EQ(Eval("[1, 2, 3, 4].existsOne(num, num % 2 == 0)"), "false");
+  EXPECT_EQ(Eval("{'a': 'hello', 'aa': 'hellohello'}.existsOne(k, k.startsWith('a'))"), "false");
   EXPECT_EQ(Eval(R"({"a": 1, "b": 2}.all(k, k.size() == 1))"), "true");
   EXPECT_EQ(Eval("cel.bind(x, 2, cel.bind(y, x * 3, y == 6))"), "true");
   EXPECT_EQ(Eval("[].all(x, false)"), "true");
@@ -99,9 +103,10 @@ y""".size() == 3)"),
   EXPECT_EQ(Eval(R"({"a": 1}["a"] == 1 && {"a": 1, "b": 2}.size() == 2)"), "true");
   EXPECT_EQ(Eval(R"({"a": 1, "a": 2}.size() == 2)"), "error: Failed with repeated key: a");
   EXPECT_EQ(Eval("[1, 2][2] == 1"), "error: index out of range: 2");
-  EXPECT_EQ(
-      Eval("9223372036854775808 > 0"),
-      "compile: compilation failed: ERROR: <input>: Syntax error: invalid int literal at 1:1");
+  EXPECT_EQ(Eval("9223372036854775808 > 0"),
+            "compile: compilation failed: ERROR: <input>:1:1: invalid int literal\n"
+            " | 9223372036854775808 > 0\n"
+            " | ^");
 }
 
 TEST(CelLanguageTest, Conversions) {
@@ -261,7 +266,7 @@ TEST(CelLanguageTest, WhatIsOutsideTheSubsetIsRefusedWhenCompiled) {
            {"1.exists(x, true)", "cannot be range of a comprehension"},
            {"Msg{a: 1}", "message construction is not supported"},
            {"has(device)", "invalid argument to has() macro"},
-           {"let x = 1", "reserved identifier 'let'"},
+           {"let x = 1", "reserved identifier: let"},
            {std::string(10 * 1024 + 1, ' ') + "true", "more than the 10240 allowed"},
            {[] {
               std::string sum = "1";
@@ -518,7 +523,9 @@ TEST(CelLanguageTest, LiteralsHaveOneElementType) {
         << expression << ": " << CompileError(expression);
   }
   EXPECT_EQ(CompileError("device.driver in ['hello', 12]"),
-            "compilation failed: ERROR: <input>:28: expected type 'string' but found 'int'");
+            "compilation failed: ERROR: <input>:1:28: expected type 'string' but found 'int'\n"
+            " | device.driver in ['hello', 12]\n"
+            " | ...........................^");
   EXPECT_EQ(Eval("device.driver in ['hello', 'world']"), "false");
   EXPECT_EQ(Eval("device.driver in {'hello': false, 'world': true}"), "false");
   EXPECT_EQ(Eval("[[1], [], [2]].size() == 3 && [{}, {'a': 1}].size() == 2"), "true");
@@ -604,8 +611,13 @@ TEST(CelLanguageTest, ReverseIsForLists) {
 TEST(CelLanguageTest, RegexPatternsAreCompiledWithTheProgram) {
   for (const auto& [expression, error] : std::vector<std::pair<std::string, std::string>>{
            {"device.driver.matches('[')",
-            "compilation failed: ERROR: <input>:23: invalid matches argument"},
-           {"matches('[', 'a')", "compilation failed: ERROR: <input>:9: invalid matches argument"},
+            "compilation failed: ERROR: <input>:1:23: invalid matches argument\n"
+            " | device.driver.matches('[')\n"
+            " | ......................^"},
+           {"matches('[', 'a')",
+            "compilation failed: ERROR: <input>:1:9: invalid matches argument\n"
+            " | matches('[', 'a')\n"
+            " | ........^"},
            {"matches('a', '[')",
             "program instantiation failed: error parsing regexp: missing closing ]: `[`"},
            {"device.driver.find('(') == ''",
@@ -669,13 +681,30 @@ TEST(CelLanguageTest, NaNIsNotOrdered) {
 // small for a double is 0, as Go's strconv.ParseFloat reads it. Before, 1e400 was +Inf.
 TEST(CelLanguageTest, LiteralsOutOfRangeAreRefused) {
   EXPECT_EQ(CompileError("1e400 > 0.0"),
-            "compilation failed: ERROR: <input>: Syntax error: invalid double literal at 1:1");
+            "compilation failed: ERROR: <input>:1:1: invalid double literal\n"
+            " | 1e400 > 0.0\n"
+            " | ^");
+  // The sign is part of the literal, as in CEL's grammar.
   EXPECT_EQ(CompileError("-1.5e309 < 0.0"),
-            "compilation failed: ERROR: <input>: Syntax error: invalid double literal at 1:2");
+            "compilation failed: ERROR: <input>:1:1: invalid double literal\n"
+            " | -1.5e309 < 0.0\n"
+            " | ^");
+  EXPECT_EQ(CompileError("0.0 > - 9223372036854775809"),
+            "compilation failed: ERROR: <input>:1:7: invalid int literal\n"
+            " | 0.0 > - 9223372036854775809\n"
+            " | ......^");
+  EXPECT_EQ(CompileError("0.0 > 1 - 1.5e309"),
+            "compilation failed: ERROR: <input>:1:11: invalid double literal\n"
+            " | 0.0 > 1 - 1.5e309\n"
+            " | ..........^");
   EXPECT_EQ(CompileError("18446744073709551616u > 0u"),
-            "compilation failed: ERROR: <input>: Syntax error: invalid uint literal at 1:1");
+            "compilation failed: ERROR: <input>:1:1: invalid uint literal\n"
+            " | 18446744073709551616u > 0u\n"
+            " | ^");
   EXPECT_EQ(CompileError("0x10000000000000000 > 0"),
-            "compilation failed: ERROR: <input>: Syntax error: invalid int literal at 1:1");
+            "compilation failed: ERROR: <input>:1:1: invalid int literal\n"
+            " | 0x10000000000000000 > 0\n"
+            " | ^");
   EXPECT_EQ(Eval("1e-400 == 0.0 && 1.7976931348623157e308 > 0.0 && 18446744073709551615u > 0u"),
             "true");
 }

@@ -344,10 +344,16 @@ TEST(CelStringFormatTest, WhatTheValidatorSees) {
   // Errors about the call are where its arguments open, those about an argument at the
   // argument, as cel-go reports them.
   EXPECT_EQ(EvalText(R"("%s %s".format(["abc"]) == "")"),
-            "compile: compilation failed: ERROR: <input>:15: index 1 out of range");
+            "compile: compilation failed: ERROR: <input>:1:15: index 1 out of range\n"
+            R"( | "%s %s".format(["abc"]) == "")"
+            "\n"
+            " | ..............^");
   EXPECT_EQ(EvalText(R"("%d".format([5.2]) == "")"),
-            "compile: compilation failed: ERROR: <input>:14: error during formatting: decimal "
-            "clause can only be used on integers, was given double");
+            "compile: compilation failed: ERROR: <input>:1:14: error during formatting: decimal "
+            "clause can only be used on integers, was given double\n"
+            R"( | "%d".format([5.2]) == "")"
+            "\n"
+            " | .............^");
   // In a new expression without DRAListTypeAttributes an attribute's value is of type any, which
   // is not dyn: the validator takes it for no clause, as cel-go's compares it with DynType.
   const std::string attribute =
