@@ -184,13 +184,19 @@ class Checker {
       case Expr::Kind::kCondition: {
         absl::StatusOr<Type> condition = Check(*e.args[0]);
         if (!condition.ok()) return condition;
+        if (!Type::Of(TK::kBool).Accepts(*condition)) {
+          // Refused at its '?', before any error of the branches, which cel-go names "!error!".
+          std::vector<std::string> names = {condition->ToString()};
+          for (size_t i : {1, 2}) {
+            absl::StatusOr<Type> branch = Typed(*e.args[i]);
+            names.push_back(branch.ok() ? Settle(*branch).ToString() : "!error!");
+          }
+          return NoOverloadOf(e, "_?_:_", names, false);
+        }
         absl::StatusOr<Type> then = Typed(*e.args[1]);
         if (!then.ok()) return then;
         absl::StatusOr<Type> otherwise = Typed(*e.args[2]);
         if (!otherwise.ok()) return otherwise;
-        if (!Type::Of(TK::kBool).Accepts(*condition)) {
-          return NoOverload(e, "_?_:_", {*condition, Settle(*then), Settle(*otherwise)}, false);
-        }
         // _?_:_ is (bool, A, A) -> A in cel-go: the branches' types must agree.
         if (std::optional<Type> unified = Unify(*then, *otherwise); unified.has_value()) {
           return *std::move(unified);
@@ -228,9 +234,14 @@ class Checker {
   }
 
   absl::Status NoOverload(const Expr& e, absl::string_view function, const std::vector<Type>& types,
-                          bool member) {
+                          bool member) const {
     std::vector<std::string> names;
     for (const Type& type : types) names.push_back(type.ToString());
+    return NoOverloadOf(e, function, names, member);
+  }
+  // NoOverloadOf: the same with the types' names given.
+  absl::Status NoOverloadOf(const Expr& e, absl::string_view function,
+                            const std::vector<std::string>& names, bool member) const {
     std::string applied;
     if (member && !names.empty()) {
       applied = absl::StrCat(names[0], ".(",
@@ -360,6 +371,10 @@ class Checker {
     std::vector<Expr*> operands;
     if (e.operand != nullptr) operands.push_back(e.operand.get());
     for (ExprPtr& arg : e.args) operands.push_back(arg.get());
+    const bool member = e.operand != nullptr;
+    // The logical operators are not functions of the table: they are not strict. As cel-go
+    // 0.26, each operand that is not bool is refused where it stands, before what follows it.
+    const bool logical = !member && (e.name == "_&&_" || e.name == "_||_");
     absl::Status checked;
     for (Expr* operand : operands) {
       absl::StatusOr<Type> type = Typed(*operand);
@@ -369,18 +384,14 @@ class Checker {
       }
       typed.push_back(*type);
       types.push_back(Settle(*std::move(type)));
+      if (logical && !Type::Of(TK::kBool).Accepts(types.back())) {
+        checked = NotBool(*operand, types.back());
+        break;
+      }
     }
     in_format_ -= format ? 1 : 0;
     if (!checked.ok()) return checked;
-    const bool member = e.operand != nullptr;
-    // The logical operators are not functions of the table: they are not strict.
-    // As cel-go 0.26, each operand that is not bool is refused where it stands.
-    if (!member && (e.name == "_&&_" || e.name == "_||_")) {
-      for (size_t i = 0; i < types.size(); ++i) {
-        if (!Type::Of(TK::kBool).Accepts(types[i])) return NotBool(*e.args[i], types[i]);
-      }
-      return Type::Of(TK::kBool);
-    }
+    if (logical) return Type::Of(TK::kBool);
     const std::vector<Overload>& overloads = Overloads();
     bool named = false;
     for (size_t i = 0; i < overloads.size(); ++i) {
@@ -467,8 +478,9 @@ class Checker {
       case TK::kDyn:
         element = Type::Dyn();
         break;
-      default:  // any included, as cel-go's checker refuses it
-        return Error(*e.operand,
+      default:  // any included, as cel-go's checker refuses it (sortBy's range at the call,
+                // where cel-go places the variable its expansion ranges over)
+        return Error(e.name == "sortBy" ? e : *e.operand,
                      absl::StrCat("expression of type '", range->ToString(),
                                   "' cannot be range of a comprehension (must be list, map, "
                                   "or dynamic)"));

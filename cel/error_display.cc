@@ -40,10 +40,12 @@ std::string DisplayError(absl::string_view text, size_t position, absl::string_v
   const bool wide_at = position < line_end && CharacterAt(text, position).wide;
   absl::StrAppend(&marker, wide_at ? "\uff3e" : "^");
 
+  const std::string located = absl::StrCat("ERROR: <input>:", line, ":", column + 1, ": ", message);
+  // cel-go shows no line of an empty text.
+  if (text.empty()) return located;
   std::string snippet = ToValidUtf8(text.substr(line_start, line_end - line_start));
   std::replace(snippet.begin(), snippet.end(), '\t', ' ');
-  return absl::StrCat("ERROR: <input>:", line, ":", column + 1, ": ", message, "\n | ", snippet,
-                      "\n | ", marker);
+  return absl::StrCat(located, "\n | ", snippet, "\n | ", marker);
 }
 
 std::string DisplayUnplacedError(absl::string_view message) {

@@ -698,8 +698,10 @@ class Parser {
     // The lists extension's sortBy(variable, key): the list ordered by each item's key.
     if (name == "sortBy" && args.size() == 2) {
       const Expr::Kind kind = target->kind;
+      // An index and a conditional are calls to cel-go (_[_], _?_:_).
       if (kind != Expr::Kind::kList && kind != Expr::Kind::kSelect && kind != Expr::Kind::kIdent &&
-          kind != Expr::Kind::kMacro && kind != Expr::Kind::kCall) {
+          kind != Expr::Kind::kMacro && kind != Expr::Kind::kCall && kind != Expr::Kind::kIndex &&
+          kind != Expr::Kind::kCondition) {
         return lexer_.Report(target->position,
                              "sortBy can only be applied to a list, identifier, comprehension, "
                              "call or select expression");
@@ -713,10 +715,9 @@ class Parser {
       macro->args.push_back(std::move(args[1]));
       return macro;
     }
-    if (name == "bind" && target->kind == Expr::Kind::kIdent && target->name == "cel") {
-      if (args.size() != 3) {
-        return lexer_.Report(position, "cel.bind() takes a name, a value and an expression");
-      }
+    // cel.bind of other than three arguments is no macro, and `cel` no variable (the checker's).
+    if (name == "bind" && target->kind == Expr::Kind::kIdent && target->name == "cel" &&
+        args.size() == 3) {
       absl::StatusOr<std::string> variable = MacroVariable(args[0], "cel.bind");
       if (!variable.ok()) return variable.status();
       ExprPtr macro = Node(Expr::Kind::kMacro, position);
@@ -795,7 +796,7 @@ class Parser {
         // A reserved word may name a field or a method (`m.if`, `x.as()`), not a variable or
         // a function, as in cel-go's parser.
         if (IsReserved(name)) {
-          return lexer_.Report(current_.position, absl::StrCat("reserved identifier: ", name));
+          return lexer_.Report(position, absl::StrCat("reserved identifier: ", name));
         }
         if (absl::Status read = Advance(); !read.ok()) return read;
         if (current_.token == Token::kLParen) {

@@ -37,6 +37,8 @@ TEST(CelErrorDisplayTest, DrawsTheLineAndACaret) {
   EXPECT_EQ(DisplayError("x\n\ny", 2, "boom"), "ERROR: <input>:2:1: boom\n | \n | ^");
   // Tabs are shown as spaces.
   EXPECT_EQ(DisplayError("\ta", 1, "boom"), "ERROR: <input>:1:2: boom\n |  a\n | .^");
+  // An empty text has no line to show.
+  EXPECT_EQ(DisplayError("", 0, "boom"), "ERROR: <input>:1:1: boom");
 }
 
 TEST(CelErrorDisplayTest, CountsCharactersAndDrawsWideOnesWide) {
@@ -101,6 +103,13 @@ TEST(CelErrorDisplayTest, ParserErrorsAsCelGoShowsThem) {
        "ERROR: <input>:1:7: argument must be a simple name\n"
        " | 1.all(2, 3)\n"
        " | ......^"},
+      // A reserved identifier is refused where its expression starts, its leading dot included.
+      {".if", "ERROR: <input>:1:1: reserved identifier: if\n | .if\n | ^"},
+      // cel.bind of two arguments is no macro: `cel` is then an unknown name.
+      {"cel.bind(a, 1)",
+       "ERROR: <input>:1:1: undeclared reference to 'cel' (in container '')\n"
+       " | cel.bind(a, 1)\n"
+       " | ^"},
   };
   for (const char* reserved :
        {"as", "break", "const", "continue", "else", "for", "function", "if", "import", "let",
@@ -183,6 +192,8 @@ TEST(CelErrorDisplayTest, LogicalOperandsAndComprehensionsAsCelGoShowsThem) {
             "ERROR: <input>:1:9: expected type 'bool' but found 'string'\n"
             " | true || 'a'\n"
             " | ........^"},
+           // Refused before the error of an operand after it.
+           {"1 && x", "ERROR: <input>:1:1: expected type 'bool' but found 'int'\n | 1 && x\n | ^"},
            {"[1].all(e, 0)",
             "ERROR: <input>:1:12: expected type 'bool' but found 'int'\n"
             " | [1].all(e, 0)\n"
@@ -206,6 +217,20 @@ TEST(CelErrorDisplayTest, LogicalOperandsAndComprehensionsAsCelGoShowsThem) {
             "applied to '(int, bool, bool)'\n"
             " | 1 ? true : false\n"
             " | ..^"},
+           // Refused before its branches' errors, a branch that has one named "!error!".
+           {"1 ? x : 2",
+            "ERROR: <input>:1:3: found no matching overload for '_?_:_' applied to "
+            "'(int, !error!, int)'\n"
+            " | 1 ? x : 2\n"
+            " | ..^"},
+           // sortBy's range is refused at the call, where cel-go's expansion places it.
+           {"device.driver.sortBy(x, x) == []",
+            "ERROR: <input>:1:21: expression of type 'string' cannot be range of a comprehension "
+            "(must be list, map, or dynamic)\n"
+            " | device.driver.sortBy(x, x) == []\n"
+            " | ....................^"},
+           // An index and a conditional may be sorted, as cel-go's calls.
+           {"[[1]][0].sortBy(x, x) == [1] && (true ? [1] : [2]).sortBy(x, x) == [1]", "compiled"},
        }) {
     EXPECT_EQ(Refusal(c.expression), c.error) << c.expression;
   }
