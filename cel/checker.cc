@@ -228,9 +228,10 @@ class Checker {
     return absl::InvalidArgumentError(DisplayError(source_, e.position, what));
   }
 
-  // NotBool: cel-go's text for an operand of _&&_ or _||_ that is not bool.
-  absl::Status NotBool(const Expr& operand, const Type& type) const {
-    return Error(operand, absl::StrCat("expected type 'bool' but found '", type.ToString(), "'"));
+  // TypeMismatch: cel-go's text for `e` of type `found` where `expected` is wanted.
+  absl::Status TypeMismatch(const Expr& e, const Type& expected, const Type& found) const {
+    return Error(e, absl::StrCat("expected type '", expected.ToString(), "' but found '",
+                                 found.ToString(), "'"));
   }
 
   absl::Status NoOverload(const Expr& e, absl::string_view function, const std::vector<Type>& types,
@@ -385,7 +386,7 @@ class Checker {
       typed.push_back(*type);
       types.push_back(Settle(*std::move(type)));
       if (logical && !Type::Of(TK::kBool).Accepts(types.back())) {
-        checked = NotBool(*operand, types.back());
+        checked = TypeMismatch(*operand, Type::Of(TK::kBool), types.back());
         break;
       }
     }
@@ -515,7 +516,9 @@ class Checker {
     // it stands), exists_one() into a _?_:_ of it and a count (refused where the call opens).
     const bool has_predicate = !GivesValuePerItem(e) || e.args.size() == 2;
     if (has_predicate && !Type::Of(TK::kBool).Accepts(results[0])) {
-      if (e.name == "all" || e.name == "exists") return NotBool(*e.args[0], results[0]);
+      if (e.name == "all" || e.name == "exists") {
+        return TypeMismatch(*e.args[0], Type::Of(TK::kBool), results[0]);
+      }
       if (e.name == "exists_one" || e.name == "existsOne") {
         return NoOverload(e, "_?_:_", {results[0], Type::Of(TK::kInt), Type::Of(TK::kInt)}, false);
       }
@@ -584,9 +587,7 @@ class Checker {
     std::optional<Type> unified = Unify(so_far, item_type);
     if (unified.has_value()) return *std::move(unified);
     if (literal_error_.ok() && in_format_ == 0) {
-      literal_error_ =
-          Error(item, absl::StrCat("expected type '", Settle(so_far).ToString(), "' but found '",
-                                   Settle(item_type).ToString(), "'"));
+      literal_error_ = TypeMismatch(item, Settle(so_far), Settle(item_type));
     }
     return Type::Dyn();
   }
