@@ -151,20 +151,15 @@ Type Joined(const Type& a, const Type& b) {
 
 class Checker {
  public:
-  Checker(absl::string_view source, const CheckOptions& options)
-      : source_(source), options_(options) {}
+  explicit Checker(const CheckOptions& options) : options_(options) {}
 
   // Check: the type of `e`, with any type variable still free as dyn.
-  absl::StatusOr<Type> Check(Expr& e) {
-    absl::StatusOr<Type> type = Typed(e);
-    if (!type.ok()) return type;
-    return Settle(*std::move(type));
-  }
+  Type Check(Expr& e) { return Settle(Typed(e)); }
 
   // Typed: the type of `e`, where the element type of an empty literal and the value type of
   // optional.none() stay free (type parameters) through the expressions Unify names, for a
   // literal around them to bind, as cel-go's type variables do.
-  absl::StatusOr<Type> Typed(Expr& e) {
+  Type Typed(Expr& e) {
     switch (e.kind) {
       case Expr::Kind::kConst:
         return TypeOf(e.constant);
@@ -181,68 +176,43 @@ class Checker {
         return Literal(e);
       case Expr::Kind::kMacro:
         return Macro(e);
-      case Expr::Kind::kCondition: {
-        absl::StatusOr<Type> condition = Check(*e.args[0]);
-        if (!condition.ok()) return condition;
-        if (!Type::Of(TK::kBool).Accepts(*condition)) {
-          // Refused at its '?', before any error of the branches, which cel-go names "!error!".
-          std::vector<std::string> names = {condition->ToString()};
-          for (size_t i : {1, 2}) {
-            absl::StatusOr<Type> branch = Typed(*e.args[i]);
-            names.push_back(branch.ok() ? Settle(*branch).ToString() : "!error!");
-          }
-          return NoOverloadOf(e, "_?_:_", names, false);
-        }
-        absl::StatusOr<Type> then = Typed(*e.args[1]);
-        if (!then.ok()) return then;
-        absl::StatusOr<Type> otherwise = Typed(*e.args[2]);
-        if (!otherwise.ok()) return otherwise;
-        // _?_:_ is (bool, A, A) -> A in cel-go: the branches' types must agree.
-        if (std::optional<Type> unified = Unify(*then, *otherwise); unified.has_value()) {
-          return *std::move(unified);
-        }
-        const Type then_type = Settle(*then);
-        const Type otherwise_type = Settle(*otherwise);
-        if (!Assignable(otherwise_type, then_type)) {
-          return NoOverload(e, "_?_:_", {*condition, then_type, otherwise_type}, false);
-        }
-        return Common(then_type, otherwise_type);
-      }
+      case Expr::Kind::kCondition:
+        return Condition(e);
     }
     return Type::Dyn();
   }
 
-  // Validate: what cel-go's validators, which run once its checker accepted the expression,
-  // refuse: a list or map literal whose items' types differ (outside format()); a matches()
-  // whose first argument is a string written out that is not a regular expression; a format()
-  // of a format and a list written out that do not agree.
-  absl::Status Validate() const {
-    for (const absl::Status* error : {&literal_error_, &regex_error_, &format_error_}) {
-      if (!error->ok()) return *error;
-    }
-    return absl::OkStatus();
-  }
+  // Refusals: what the check refused, in the order found: cel-go's checker goes on past each
+  // error (the expression refused is of the error type, taken as dyn where it is used), so that
+  // every mistake is reported once.
+  const std::vector<PlacedError>& refusals() const { return refusals_; }
+
+  // Invalid: what cel-go's validators, which run once its checker accepted the expression,
+  // refuse: in each list literal its first item whose type differs from the items' before it, in
+  // each map literal every key and every value whose type differs (outside format()); a
+  // matches() whose first argument is a string written out that is not a regular expression; a
+  // format() of a format and a list written out that do not agree.
+  const std::vector<PlacedError>& invalid() const { return invalid_; }
 
  private:
-  absl::Status Error(const Expr& e, absl::string_view what) const {
-    return absl::InvalidArgumentError(DisplayError(source_, e.position, what));
+  // Refuse notes `what` about `e` and gives the type of what is refused.
+  Type Refuse(const Expr& e, std::string what) {
+    refusals_.push_back({e.position, std::move(what)});
+    return Type::Error();
   }
 
-  // TypeMismatch: cel-go's text for `e` of type `found` where `expected` is wanted.
-  absl::Status TypeMismatch(const Expr& e, const Type& expected, const Type& found) const {
-    return Error(e, absl::StrCat("expected type '", expected.ToString(), "' but found '",
-                                 found.ToString(), "'"));
+  // Mismatch: cel-go's text for a value of type `found` where one of `expected` is wanted.
+  static std::string Mismatch(const Type& expected, const Type& found) {
+    return absl::StrCat("expected type '", expected.ToString(), "' but found '", found.ToString(),
+                        "'");
   }
 
-  absl::Status NoOverload(const Expr& e, absl::string_view function, const std::vector<Type>& types,
-                          bool member) const {
+  // NoOverload refuses a call of `function` on arguments of `types` (the target first when
+  // `member`).
+  Type NoOverload(const Expr& e, absl::string_view function, const std::vector<Type>& types,
+                  bool member) {
     std::vector<std::string> names;
     for (const Type& type : types) names.push_back(type.ToString());
-    return NoOverloadOf(e, function, names, member);
-  }
-  // NoOverloadOf: the same with the types' names given.
-  absl::Status NoOverloadOf(const Expr& e, absl::string_view function,
-                            const std::vector<std::string>& names, bool member) const {
     std::string applied;
     if (member && !names.empty()) {
       applied = absl::StrCat(names[0], ".(",
@@ -250,17 +220,36 @@ class Checker {
     } else {
       applied = absl::StrCat("(", absl::StrJoin(names, ", "), ")");
     }
-    return Error(e, absl::StrCat("found no matching overload for '", function, "' applied to '",
-                                 applied, "'"));
+    return Refuse(e, absl::StrCat("found no matching overload for '", function, "' applied to '",
+                                  applied, "'"));
   }
 
-  absl::StatusOr<Type> Ident(Expr& e) {
+  // Condition: _?_:_, (bool, A, A) -> A in cel-go: the branches' types must agree.
+  Type Condition(Expr& e) {
+    const Type condition = Check(*e.args[0]);
+    const Type then = Typed(*e.args[1]);
+    const Type otherwise = Typed(*e.args[2]);
+    if (!Type::Of(TK::kBool).Accepts(condition)) {
+      return NoOverload(e, "_?_:_", {condition, Settle(then), Settle(otherwise)}, false);
+    }
+    if (std::optional<Type> unified = Unify(then, otherwise); unified.has_value()) {
+      return *std::move(unified);
+    }
+    const Type then_type = Settle(then);
+    const Type otherwise_type = Settle(otherwise);
+    if (!Assignable(otherwise_type, then_type)) {
+      return NoOverload(e, "_?_:_", {condition, then_type, otherwise_type}, false);
+    }
+    return Common(then_type, otherwise_type);
+  }
+
+  Type Ident(Expr& e) {
     for (auto it = scope_.rbegin(); it != scope_.rend(); ++it) {
       if (it->first == e.name) return it->second;
     }
     if (e.name == "device") return Type::Of(TK::kDevice);
     if (const char* type = TypeDenotation(e.name); type != nullptr) return TypeConstant(e, type);
-    return Error(e, absl::StrCat("undeclared reference to '", e.name, "' (in container '')"));
+    return Refuse(e, absl::StrCat("undeclared reference to '", e.name, "' (in container '')"));
   }
 
   // TypeConstant: `e`, a type's name written out, becomes the type value it denotes.
@@ -276,16 +265,14 @@ class Checker {
                        [&name](const auto& variable) { return variable.first == name; });
   }
 
-  absl::StatusOr<Type> Select(Expr& e) {
+  Type Select(Expr& e) {
     // A qualified type name (net.IP) where its first part is no variable.
     if (e.operand->kind == Expr::Kind::kIdent && !e.test_only && !e.optional &&
         !InScope(e.operand->name) && e.operand->name != "device") {
       const char* type = TypeDenotation(absl::StrCat(e.operand->name, ".", e.name));
       if (type != nullptr) return TypeConstant(e, type);
     }
-    absl::StatusOr<Type> operand = Check(*e.operand);
-    if (!operand.ok()) return operand;
-    Type target = *operand;
+    Type target = Check(*e.operand);
     const bool optional_operand = target.kind == TK::kOptional;
     if (optional_operand) target = target.params[0];
     Type field;
@@ -294,24 +281,21 @@ class Checker {
         const bool known = e.name == "driver" || e.name == "attributes" || e.name == "capacity" ||
                            (e.name == "allowMultipleAllocations" &&
                             (!options_.new_expressions || options_.consumable_capacity));
-        if (!known) return Error(e, absl::StrCat("undefined field '", e.name, "'"));
-        field = DeviceField(e.name, options_);
+        field = known ? DeviceField(e.name, options_)
+                      : Refuse(e, absl::StrCat("undefined field '", e.name, "'"));
         break;
       }
-      case TK::kMap:
-        if (!target.params[0].Accepts(Type::Of(TK::kString))) {
-          return Error(
-              e, absl::StrCat("type '", target.ToString(), "' does not support field selection"));
-        }
+      case TK::kMap:  // of any key type: its value type, as in cel-go
         field = target.params[1];
         break;
       case TK::kDyn:
       case TK::kAny:
+      case TK::kError:
         field = Type::Dyn();
         break;
-      default:
-        return Error(
-            e, absl::StrCat("type '", target.ToString(), "' does not support field selection"));
+      default:  // refused, and dyn thereafter, as in cel-go
+        Refuse(e, absl::StrCat("type '", target.ToString(), "' does not support field selection"));
+        field = Type::Dyn();
     }
     if (e.test_only) return Type::Of(TK::kBool);
     if (e.optional || optional_operand) return Type::OptionalOf(field);
@@ -320,14 +304,12 @@ class Checker {
 
   // Index: the element keeps its free type variable ([[]][0] is a list whose element type an
   // item beside it may bind), as cel-go's _[_] : (list(A), int) -> A does.
-  absl::StatusOr<Type> Index(Expr& e) {
-    absl::StatusOr<Type> typed = Typed(*e.operand);
-    if (!typed.ok()) return typed;
-    absl::StatusOr<Type> key = Check(*e.args[0]);
-    if (!key.ok()) return key;
-    const Type operand = Settle(*typed);
+  Type Index(Expr& e) {
+    const Type typed = Typed(*e.operand);
+    const Type key = Check(*e.args[0]);
+    const Type operand = Settle(typed);
     Type target = operand;
-    Type typed_target = *typed;
+    Type typed_target = typed;
     const bool optional_operand = target.kind == TK::kOptional;
     if (optional_operand) {
       target = target.params[0];
@@ -337,18 +319,18 @@ class Checker {
     if (target.is_dyn()) {
       element = Type::Dyn();
     } else if (target.kind == TK::kList &&
-               (key->is_dyn() || key->kind == TK::kInt || key->kind == TK::kUint)) {
+               (key.is_dyn() || key.kind == TK::kInt || key.kind == TK::kUint)) {
       element = typed_target.params[0];
-    } else if (target.kind == TK::kMap && target.params[0].Accepts(*key)) {
+    } else if (target.kind == TK::kMap && target.params[0].Accepts(key)) {
       element = typed_target.params[1];
     } else {
-      return NoOverload(e, "_[_]", {operand, *key}, false);
+      return NoOverload(e, "_[_]", {operand, key}, false);
     }
     if (e.optional || optional_operand) return Type::OptionalOf(element);
     return element;
   }
 
-  absl::StatusOr<Type> Call(Expr& e) {
+  Type Call(Expr& e) {
     // A function of a namespace ("optional.of", "ip.isCanonical") is a global function with a
     // qualified name, looked up before the target as a variable, as cel-go's checker does.
     if (e.operand != nullptr && e.operand->kind == Expr::Kind::kIdent) {
@@ -373,26 +355,21 @@ class Checker {
     if (e.operand != nullptr) operands.push_back(e.operand.get());
     for (ExprPtr& arg : e.args) operands.push_back(arg.get());
     const bool member = e.operand != nullptr;
-    // The logical operators are not functions of the table: they are not strict. As cel-go
-    // 0.26, each operand that is not bool is refused where it stands, before what follows it.
+    // The logical operators are not functions of the table: they are not strict. As in cel-go
+    // 0.26, each operand that is not bool is refused where it stands.
     const bool logical = !member && (e.name == "_&&_" || e.name == "_||_");
-    absl::Status checked;
+    bool refused = false;
     for (Expr* operand : operands) {
-      absl::StatusOr<Type> type = Typed(*operand);
-      if (!type.ok()) {
-        checked = type.status();
-        break;
-      }
-      typed.push_back(*type);
-      types.push_back(Settle(*std::move(type)));
+      Type type = Typed(*operand);
+      typed.push_back(type);
+      types.push_back(Settle(std::move(type)));
       if (logical && !Type::Of(TK::kBool).Accepts(types.back())) {
-        checked = TypeMismatch(*operand, Type::Of(TK::kBool), types.back());
-        break;
+        Refuse(*operand, Mismatch(Type::Of(TK::kBool), types.back()));
+        refused = true;
       }
     }
     in_format_ -= format ? 1 : 0;
-    if (!checked.ok()) return checked;
-    if (logical) return Type::Of(TK::kBool);
+    if (logical) return refused ? Type::Error() : Type::Of(TK::kBool);
     const std::vector<Overload>& overloads = Overloads();
     bool named = false;
     for (size_t i = 0; i < overloads.size(); ++i) {
@@ -416,7 +393,7 @@ class Checker {
       if (fits) e.overloads.push_back(i);
     }
     if (!named) {
-      return Error(e, absl::StrCat("undeclared reference to '", e.name, "' (in container '')"));
+      return Refuse(e, absl::StrCat("undeclared reference to '", e.name, "' (in container '')"));
     }
     if (e.overloads.empty()) return NoOverload(e, e.name, types, member);
     if (e.name == "matches") ValidateRegex(*e.args[0]);
@@ -457,73 +434,66 @@ class Checker {
     return result;
   }
 
-  absl::StatusOr<Type> Macro(Expr& e) {
+  Type Macro(Expr& e) {
     // filter() gives a list of the range's elements, their free type variable kept.
-    absl::StatusOr<Type> typed_range = Typed(*e.operand);
-    if (!typed_range.ok()) return typed_range;
-    const absl::StatusOr<Type> range = Settle(*typed_range);
+    const Type typed_range = Typed(*e.operand);
+    const Type range = Settle(typed_range);
     if (e.name == "cel.bind") {
-      scope_.emplace_back(e.variable, *range);
-      absl::StatusOr<Type> body = Check(*e.args[0]);
+      scope_.emplace_back(e.variable, range);
+      Type body = Check(*e.args[0]);
       scope_.pop_back();
       return body;
     }
     Type element;
-    switch (range->kind) {
+    switch (range.kind) {
       case TK::kList:
-        element = range->params[0];
+        element = range.params[0];
         break;
       case TK::kMap:
-        element = range->params[0];
+        element = range.params[0];
         break;
       case TK::kDyn:
+      case TK::kError:
         element = Type::Dyn();
         break;
       default:  // any included, as cel-go's checker refuses it (sortBy's range at the call,
-                // where cel-go places the variable its expansion ranges over)
-        return Error(e.name == "sortBy" ? e : *e.operand,
-                     absl::StrCat("expression of type '", range->ToString(),
-                                  "' cannot be range of a comprehension (must be list, map, "
-                                  "or dynamic)"));
+                // where cel-go places the variable its expansion ranges over); the variables
+                // are then of the error type, and the rest is checked
+        element = Refuse(e.name == "sortBy" ? e : *e.operand,
+                         absl::StrCat("expression of type '", range.ToString(),
+                                      "' cannot be range of a comprehension (must be list, map, "
+                                      "or dynamic)"));
     }
     // A two-variable comprehension's first variable is a list's index or a map's key, its second
     // the item or the value.
     const bool two = !e.variable2.empty();
     Type first = element;
-    Type second = Type::Dyn();
-    if (two && range->kind == TK::kList) {
+    Type second = element;
+    if (two && range.kind == TK::kList) {
       first = Type::Of(TK::kInt);
-      second = range->params[0];
-    } else if (two && range->kind == TK::kMap) {
-      second = range->params[1];
+      second = range.params[0];
+    } else if (two && range.kind == TK::kMap) {
+      second = range.params[1];
     }
     scope_.emplace_back(e.variable, first);
     if (two) scope_.emplace_back(e.variable2, second);
     std::vector<Type> results;
-    absl::Status checked;
-    for (ExprPtr& arg : e.args) {
-      absl::StatusOr<Type> result = Check(*arg);
-      if (!result.ok()) {
-        checked = result.status();
-        break;
-      }
-      results.push_back(*result);
-    }
+    for (ExprPtr& arg : e.args) results.push_back(Check(*arg));
     scope_.resize(scope_.size() - (two ? 2 : 1));
-    if (!checked.ok()) return checked;
     // Predicates (all, exists, existsOne, filter, and the filter of map and the transforms) are
     // bool. cel-go expands all() and exists() into _&&_ and _||_ of the predicate (refused where
     // it stands), exists_one() into a _?_:_ of it and a count (refused where the call opens).
+    // The macro's result keeps its type.
     const bool has_predicate = !GivesValuePerItem(e) || e.args.size() == 2;
     if (has_predicate && !Type::Of(TK::kBool).Accepts(results[0])) {
       if (e.name == "all" || e.name == "exists") {
-        return TypeMismatch(*e.args[0], Type::Of(TK::kBool), results[0]);
+        Refuse(*e.args[0], Mismatch(Type::Of(TK::kBool), results[0]));
+      } else if (e.name == "exists_one" || e.name == "existsOne") {
+        NoOverload(e, "_?_:_", {results[0], Type::Of(TK::kInt), Type::Of(TK::kInt)}, false);
+      } else {
+        Refuse(*e.args[0], absl::StrCat("found no matching overload for '", e.name,
+                                        "' predicate of type '", results[0].ToString(), "'"));
       }
-      if (e.name == "exists_one" || e.name == "existsOne") {
-        return NoOverload(e, "_?_:_", {results[0], Type::Of(TK::kInt), Type::Of(TK::kInt)}, false);
-      }
-      return Error(*e.args[0], absl::StrCat("found no matching overload for '", e.name,
-                                            "' predicate of type '", results[0].ToString(), "'"));
     }
     if (e.name == "map" || e.name == "transformList") return Type::ListOf(results.back());
     if (e.name == "transformMap") return Type::MapOf(first, results.back());
@@ -534,16 +504,16 @@ class Checker {
                         {Type::MapOf(Type::Dyn(), Type::Dyn()), results.back()}, false);
     }
     if (e.name == "filter") {
-      return typed_range->kind == TK::kList ? *typed_range : Type::ListOf(element);
+      return typed_range.kind == TK::kList ? typed_range : Type::ListOf(element);
     }
-    if (e.name == "sortBy") return SortBy(e, *range, results[0]);
+    if (e.name == "sortBy") return SortBy(e, range, results[0]);
     return Type::Of(TK::kBool);
   }
 
   // SortBy: the type of `range`.sortBy(x, key) with keys of type `key`: cel-go expands the macro
   // into range.@sortByAssociatedKeys(range.map(x, key)), declared for a list and keys of a type
   // sort() is declared for.
-  absl::StatusOr<Type> SortBy(const Expr& e, const Type& range, const Type& key) {
+  Type SortBy(const Expr& e, const Type& range, const Type& key) {
     const std::vector<Overload>& overloads = Overloads();
     const bool ordered =
         key.is_dyn() || std::any_of(overloads.begin(), overloads.end(), [&key](const Overload& o) {
@@ -557,51 +527,63 @@ class Checker {
 
   // Literal: the type of a list or map literal, its items typed with their free type variables
   // (Typed), which its items bind (Unify); an empty one's element type is free.
-  absl::StatusOr<Type> Literal(Expr& e) {
+  Type Literal(Expr& e) {
     const bool map = e.kind == Expr::Kind::kMap;
-    Type element = Type::Param();
-    Type key = Type::Param();
+    Items keys;
+    Items values;
     for (size_t i = 0; i < e.args.size(); i += map ? 2 : 1) {
       if (map) {
-        absl::StatusOr<Type> k = Typed(*e.args[i]);
-        if (!k.ok()) return k;
-        if (!k->is_dyn() && k->kind != TK::kString && k->kind != TK::kInt && k->kind != TK::kUint &&
-            k->kind != TK::kBool) {
-          return Error(*e.args[i],
-                       absl::StrCat("unsupported map key type: ", Settle(*k).ToString()));
+        const Expr& key = *e.args[i];
+        Type type = Typed(*e.args[i]);
+        if (!type.is_dyn() && type.kind != TK::kString && type.kind != TK::kInt &&
+            type.kind != TK::kUint && type.kind != TK::kBool) {
+          type = Refuse(key, absl::StrCat("unsupported map key type: ", Settle(type).ToString()));
         }
-        key = Homogeneous(*e.args[i], key, *k);
-        Record(*e.args[i], *k);
+        Add(keys, key, type, /*each=*/true);
       }
-      absl::StatusOr<Type> item = Typed(*e.args[map ? i + 1 : i]);
-      if (!item.ok()) return item;
-      element = Homogeneous(*e.args[map ? i + 1 : i], element, *item);
-      Record(*e.args[map ? i + 1 : i], *item);
+      Expr& item = *e.args[map ? i + 1 : i];
+      Add(values, item, Typed(item), /*each=*/map);
     }
-    return map ? Type::MapOf(key, element) : Type::ListOf(element);
+    return map ? Type::MapOf(keys.type, values.type) : Type::ListOf(values.type);
   }
 
-  // Homogeneous: the type of a literal's items so far (`so_far`) and one more; where they do not
-  // unify, the first such item is noted for Validate, with cel-go's text, and the items are dyn.
-  Type Homogeneous(const Expr& item, const Type& so_far, const Type& item_type) {
-    std::optional<Type> unified = Unify(so_far, item_type);
-    if (unified.has_value()) return *std::move(unified);
-    if (literal_error_.ok() && in_format_ == 0) {
-      literal_error_ = TypeMismatch(item, Settle(so_far), Settle(item_type));
+  // Items: one part of a literal (a list's elements, a map's keys, its values) as far as it has
+  // been read: its type (dyn once two items differ), and the type cel-go's literal validator
+  // compares the next item with (the first item's, as the items after it bound its free type
+  // variables until one differed).
+  struct Items {
+    Type type = Type::Param();
+    Type basis = Type::Param();
+    bool differed = false;
+  };
+
+  // Add takes `item` of type `type` into `items`, noting for the validators an item whose type
+  // differs from the basis, as cel-go's text: of a list its first such item, of a map each
+  // (`each`); none within a format() call.
+  void Add(Items& items, const Expr& item, const Type& type, bool each) {
+    Record(item, type);
+    if (std::optional<Type> unified = Unify(items.basis, type); unified.has_value()) {
+      if (!items.differed) items.type = *unified;
+      items.basis = *std::move(unified);
+      return;
     }
-    return Type::Dyn();
+    if (in_format_ == 0 && (each || !items.differed)) {
+      invalid_.push_back({item.position, Mismatch(Settle(items.basis), Settle(type))});
+    }
+    items.basis = Settle(std::move(items.basis));
+    items.type = Type::Dyn();
+    items.differed = true;
   }
 
   // ValidateRegex notes a string constant that is not a regular expression, for Validate. It is
   // cel-go's first argument of the call: the pattern of x.matches(p), but the text of the
   // global matches(x, p), whose pattern is looked at only when the program is built.
   void ValidateRegex(const Expr& arg) {
-    if (!regex_error_.ok() || arg.kind != Expr::Kind::kConst ||
-        arg.constant.kind() != Value::Kind::kString ||
+    if (arg.kind != Expr::Kind::kConst || arg.constant.kind() != Value::Kind::kString ||
         CompileRegex(arg.constant.string_value()).ok()) {
       return;
     }
-    regex_error_ = Error(arg, "invalid matches argument");
+    invalid_.push_back({arg.position, "invalid matches argument"});
   }
 
   // Record keeps the type of a literal's item within a format() call, for ValidateFormat.
@@ -614,7 +596,7 @@ class Checker {
   // a clause without its argument, an argument whose static type the clause does not take (for
   // %s, nor an item of a list or map written out, at any depth), an argument no clause takes.
   void ValidateFormat(const Expr& e) {
-    if (!format_error_.ok() || e.operand->kind != Expr::Kind::kConst ||
+    if (e.operand->kind != Expr::Kind::kConst ||
         e.operand->constant.kind() != Value::Kind::kString || e.args.size() != 1 ||
         e.args[0]->kind != Expr::Kind::kList) {
       return;
@@ -640,11 +622,11 @@ class Checker {
               FormatClauseError(verb, RuntimeTypeName(ItemType(*refused))));
         });
     if (!walked.ok()) {
-      format_error_ = Error(*culprit, walked.message());
+      invalid_.push_back({culprit->position, std::string(walked.message())});
     } else if (arguments.size() > taken) {
-      format_error_ =
-          Error(e, absl::StrCat("too many arguments supplied to string.format (expected ", taken,
-                                ", got ", arguments.size(), ")"));
+      invalid_.push_back(
+          {e.position, absl::StrCat("too many arguments supplied to string.format (expected ",
+                                    taken, ", got ", arguments.size(), ")")});
     }
   }
 
@@ -681,13 +663,11 @@ class Checker {
     }
   }
 
-  const absl::string_view source_;
   const CheckOptions& options_;
   std::vector<std::pair<std::string, Type>> scope_;
-  absl::Status literal_error_;  // the first literal Validate refuses
-  absl::Status regex_error_;    // the first pattern Validate refuses
-  absl::Status format_error_;   // the first format() Validate refuses
-  int in_format_ = 0;           // how many format() calls the expression checked is within
+  std::vector<PlacedError> refusals_;
+  std::vector<PlacedError> invalid_;
+  int in_format_ = 0;  // how many format() calls the expression checked is within
   // The static types of literals' items within format() calls.
   std::map<const Expr*, Type> item_types_;
 };
@@ -695,13 +675,15 @@ class Checker {
 }  // namespace
 
 absl::Status Check(Expr& root, absl::string_view source, const CheckOptions& options) {
-  Checker checker(source, options);
-  absl::StatusOr<Type> type = checker.Check(root);
-  if (!type.ok()) return type.status();
-  if (absl::Status valid = checker.Validate(); !valid.ok()) return valid;
-  if (type->kind != TK::kBool && !type->is_dyn()) {
+  Checker checker(options);
+  const Type type = checker.Check(root);
+  // The validators' refusals only once the checker has refused nothing, as in cel-go.
+  for (const std::vector<PlacedError>* refused : {&checker.refusals(), &checker.invalid()}) {
+    if (!refused->empty()) return absl::InvalidArgumentError(DisplayErrors(source, *refused));
+  }
+  if (type.kind != TK::kBool && !type.is_dyn()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("must evaluate to bool or the unknown type, not ", type->DeclaredName()));
+        absl::StrCat("must evaluate to bool or the unknown type, not ", type.DeclaredName()));
   }
   return absl::OkStatus();
 }

@@ -29,9 +29,9 @@ struct CheckOptions {
   bool consumable_capacity = false;
 };
 
-// Check annotates `root` (Expr::overloads) or says what is wrong (InvalidArgument): the first
-// error found, as cel-go displays it against `source`, the text `root` was parsed from
-// (error_display.h); cel-go goes on and lists every error, sorted by where it is.
+// Check annotates `root` (Expr::overloads) or says what is wrong (InvalidArgument): every error
+// the checker finds, else every refusal of the validators, sorted by place and displayed against
+// `source`, the text `root` was parsed from, as cel-go lists them (error_display.h DisplayErrors).
 absl::Status Check(Expr& root, absl::string_view source, const CheckOptions& options);
 
 }  // namespace devmgr::cel

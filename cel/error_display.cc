@@ -1,8 +1,10 @@
 #include "cel/error_display.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/go_json.h"
 #include "common/utf8.h"
 
@@ -46,6 +48,24 @@ std::string DisplayError(absl::string_view text, size_t position, absl::string_v
   std::string snippet = ToValidUtf8(text.substr(line_start, line_end - line_start));
   std::replace(snippet.begin(), snippet.end(), '\t', ' ');
   return absl::StrCat(located, "\n | ", snippet, "\n | ", marker);
+}
+
+std::string DisplayErrors(absl::string_view text, std::vector<PlacedError> errors) {
+  // cel-go's common.Errors keeps the first this many reported, then sorts what it kept.
+  constexpr size_t kKept = 100;
+  const size_t reported = errors.size();
+  if (reported > kKept) errors.resize(kKept);
+  std::stable_sort(errors.begin(), errors.end(), [](const PlacedError& a, const PlacedError& b) {
+    return a.position < b.position;
+  });
+  std::vector<std::string> shown;
+  for (const PlacedError& error : errors) {
+    shown.push_back(DisplayError(text, error.position, error.message));
+  }
+  if (reported > kKept) {
+    shown.push_back(absl::StrCat(reported - kKept, " more errors were truncated"));
+  }
+  return absl::StrJoin(shown, "\n");
 }
 
 std::string DisplayUnplacedError(absl::string_view message) {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 
@@ -18,6 +19,17 @@ namespace devmgr::cel {
 
 // DisplayError: `message` about the character at byte `position` of `text`.
 std::string DisplayError(absl::string_view text, size_t position, absl::string_view message);
+
+// PlacedError: a message about the character at byte `position` of a text.
+struct PlacedError {
+  size_t position;
+  std::string message;
+};
+
+// DisplayErrors: the errors as DisplayError shows each, one under the other, sorted by place
+// (those at one place in the order given), as cel-go lists the errors of a check: of more than
+// 100, the first 100 given, then how many more there were ("3 more errors were truncated").
+std::string DisplayErrors(absl::string_view text, std::vector<PlacedError> errors);
 
 // DisplayUnplacedError: `message` about the whole text, as cel-go shows an error it has no
 // location for (line -1, column 0, no snippet).

@@ -1662,6 +1662,8 @@ bool Fits(const Type& param, const Value& value) {
       return value.kind() == Kind::kOptional;
     case TK::kType:
       return value.kind() == Kind::kType;
+    case TK::kError:  // no overload's parameter
+      break;
   }
   return false;
 }

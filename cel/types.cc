@@ -50,6 +50,8 @@ std::string Format(const Type& type, const char* null_name) {
       return "kubernetes.DRADevice";
     case Kind::kType:
       return "type";
+    case Kind::kError:
+      return "!error!";
     case Kind::kParam:
       return "A";
   }

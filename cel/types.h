@@ -34,6 +34,9 @@ struct Type {
     kOptional,  // params: value
     kDevice,    // kubernetes.DRADevice, the `device` variable
     kType,      // a type value: type(x), or a type's name written out (int, net.IP)
+    // What an expression the checker refused has (cel-go's error type, printed "!error!"): taken
+    // as dyn wherever it is used, so that one mistake is reported once and the check goes on.
+    kError,
     // A type parameter of an overload (functions.h): the arguments in its places must have one
     // type, as in cel-go's declarations (`_==_(A, A)`, `@in(A, list(A))`). Only in parameters.
     kParam,
@@ -51,7 +54,10 @@ struct Type {
   static Type OptionalOf(Type value) { return Type{Kind::kOptional, {std::move(value)}}; }
   static Type Param() { return Of(Kind::kParam); }
 
-  bool is_dyn() const { return kind == Kind::kDyn || kind == Kind::kAny; }
+  static Type Error() { return Of(Kind::kError); }
+
+  // is_dyn: dyn, any or an error, which cel-go's checker assigns anything to and from.
+  bool is_dyn() const { return kind == Kind::kDyn || kind == Kind::kAny || kind == Kind::kError; }
   // Accepts: a value of `other` may be passed where this type is expected (dyn accepts and is
   // accepted by everything, a type parameter accepts everything; containers compare their
   // parameters).

@@ -1,8 +1,9 @@
 // Compile errors as cel-go displays them ("ERROR: <input>:line:column: message", the line, a
 // caret), against cel-go's own expectations: the cases of its parser's TestParse
 // (parser/parser_test.go), checker's TestCheck (checker/checker_test.go) and the extensions'
-// tests that fit the selector environment, one error each (cel-go lists every error; devmgr
-// stops at the first), and DisplayError's drawing of lines, tabs and wide characters.
+// tests that fit the selector environment (the checker's and the validators' errors all listed,
+// sorted by place, as cel-go lists them; the parser's first error alone), and DisplayError's
+// drawing of lines, tabs and wide characters.
 #include "cel/error_display.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cel/program.h"
 
@@ -105,11 +107,17 @@ TEST(CelErrorDisplayTest, ParserErrorsAsCelGoShowsThem) {
        " | ......^"},
       // A reserved identifier is refused where its expression starts, its leading dot included.
       {".if", "ERROR: <input>:1:1: reserved identifier: if\n | .if\n | ^"},
-      // cel.bind of two arguments is no macro: `cel` is then an unknown name.
+      // cel.bind of two arguments is no macro but a call of bind() on `cel`: three unknown names.
       {"cel.bind(a, 1)",
        "ERROR: <input>:1:1: undeclared reference to 'cel' (in container '')\n"
        " | cel.bind(a, 1)\n"
-       " | ^"},
+       " | ^\n"
+       "ERROR: <input>:1:9: undeclared reference to 'bind' (in container '')\n"
+       " | cel.bind(a, 1)\n"
+       " | ........^\n"
+       "ERROR: <input>:1:10: undeclared reference to 'a' (in container '')\n"
+       " | cel.bind(a, 1)\n"
+       " | .........^"},
   };
   for (const char* reserved :
        {"as", "break", "const", "continue", "else", "for", "function", "if", "import", "let",
@@ -169,6 +177,9 @@ TEST(CelErrorDisplayTest, CheckerErrorsAsCelGoShowsThem) {
             "int)'\n"
             " | [].all(x, x) || device.driver[0] == 'a'\n"
             " | .............................^"},
+           // A field of a map is its value type whatever the map's key type, as cel-go's
+           // checker has it (the selection fails when evaluated: no such key).
+           {"{1: 'a'}.foo == 'a'", "compiled"},
            {"-'a' == 1",
             "ERROR: <input>:1:1: found no matching overload for '-_' applied to "
             "'(string)'\n"
@@ -192,8 +203,17 @@ TEST(CelErrorDisplayTest, LogicalOperandsAndComprehensionsAsCelGoShowsThem) {
             "ERROR: <input>:1:9: expected type 'bool' but found 'string'\n"
             " | true || 'a'\n"
             " | ........^"},
-           // Refused before the error of an operand after it.
-           {"1 && x", "ERROR: <input>:1:1: expected type 'bool' but found 'int'\n | 1 && x\n | ^"},
+           // Each operand refused, and an unknown name within one.
+           {"1 && x",
+            "ERROR: <input>:1:1: expected type 'bool' but found 'int'\n | 1 && x\n | ^\n"
+            "ERROR: <input>:1:6: undeclared reference to 'x' (in container '')\n"
+            " | 1 && x\n"
+            " | .....^"},
+           {"1 || 'a'",
+            "ERROR: <input>:1:1: expected type 'bool' but found 'int'\n | 1 || 'a'\n | ^\n"
+            "ERROR: <input>:1:6: expected type 'bool' but found 'string'\n"
+            " | 1 || 'a'\n"
+            " | .....^"},
            {"[1].all(e, 0)",
             "ERROR: <input>:1:12: expected type 'bool' but found 'int'\n"
             " | [1].all(e, 0)\n"
@@ -217,23 +237,171 @@ TEST(CelErrorDisplayTest, LogicalOperandsAndComprehensionsAsCelGoShowsThem) {
             "applied to '(int, bool, bool)'\n"
             " | 1 ? true : false\n"
             " | ..^"},
-           // Refused before its branches' errors, a branch that has one named "!error!".
+           // A branch with an error of its own is named "!error!".
            {"1 ? x : 2",
             "ERROR: <input>:1:3: found no matching overload for '_?_:_' applied to "
             "'(int, !error!, int)'\n"
             " | 1 ? x : 2\n"
-            " | ..^"},
-           // sortBy's range is refused at the call, where cel-go's expansion places it.
+            " | ..^\n"
+            "ERROR: <input>:1:5: undeclared reference to 'x' (in container '')\n"
+            " | 1 ? x : 2\n"
+            " | ....^"},
+           // sortBy's range is refused at the call, where cel-go's expansion places it, and then
+           // the call its expansion makes on the range, with keys of the error type.
            {"device.driver.sortBy(x, x) == []",
             "ERROR: <input>:1:21: expression of type 'string' cannot be range of a comprehension "
             "(must be list, map, or dynamic)\n"
             " | device.driver.sortBy(x, x) == []\n"
+            " | ....................^\n"
+            "ERROR: <input>:1:21: found no matching overload for '@sortByAssociatedKeys' applied "
+            "to 'string.(list(!error!))'\n"
+            " | device.driver.sortBy(x, x) == []\n"
             " | ....................^"},
+           // TestCheck's "x.all(e, 0)": the range and the predicate both refused.
+           {"device.driver.all(e, 0)",
+            "ERROR: <input>:1:7: expression of type 'string' cannot be range of a comprehension "
+            "(must be list, map, or dynamic)\n"
+            " | device.driver.all(e, 0)\n"
+            " | ......^\n"
+            "ERROR: <input>:1:22: expected type 'bool' but found 'int'\n"
+            " | device.driver.all(e, 0)\n"
+            " | .....................^"},
            // An index and a conditional may be sorted, as cel-go's calls.
            {"[[1]][0].sortBy(x, x) == [1] && (true ? [1] : [2]).sortBy(x, x) == [1]", "compiled"},
        }) {
     EXPECT_EQ(Refusal(c.expression), c.error) << c.expression;
   }
+}
+
+// Every error the checker meets is listed, sorted by place, as cel-go's checker goes on past each:
+// TestCheck's "x.single_nested_message.undefined == x.undefined && ..." and "1 <= 1.0 && 1u <=
+// 1.0 && ..." (each comparison refused) in the selector environment's terms. What an error is
+// found in is of the error type, which any overload takes (`x + 1 == 2` is one error).
+TEST(CelErrorDisplayTest, EveryErrorOfTheCheckIsListed) {
+  for (const Case& c : std::vector<Case>{
+           {"device.foo == device.bar && has(device.driver)",
+            "ERROR: <input>:1:7: undefined field 'foo'\n"
+            " | device.foo == device.bar && has(device.driver)\n"
+            " | ......^\n"
+            "ERROR: <input>:1:21: undefined field 'bar'\n"
+            " | device.foo == device.bar && has(device.driver)\n"
+            " | ....................^"},
+           {"1 <= 'a' && 'b' <= 1.0",
+            "ERROR: <input>:1:3: found no matching overload for '_<=_' applied to '(int, string)'\n"
+            " | 1 <= 'a' && 'b' <= 1.0\n"
+            " | ..^\n"
+            "ERROR: <input>:1:17: found no matching overload for '_<=_' applied to "
+            "'(string, double)'\n"
+            " | 1 <= 'a' && 'b' <= 1.0\n"
+            " | ................^"},
+           {"x + 1 == 2",
+            "ERROR: <input>:1:1: undeclared reference to 'x' (in container '')\n | x + 1 == 2\n | "
+            "^"},
+           // The sum is an int, the one overload of _+_ that takes the 1 says, as in cel-go.
+           {"x + 1 == 'a'",
+            "ERROR: <input>:1:1: undeclared reference to 'x' (in container '')\n"
+            " | x + 1 == 'a'\n"
+            " | ^\n"
+            "ERROR: <input>:1:7: found no matching overload for '_==_' applied to '(int, string)'\n"
+            " | x + 1 == 'a'\n"
+            " | ......^"},
+           // The same name misspelt twice.
+           {"devic.driver == 'a' || devic.driver == 'b'",
+            "ERROR: <input>:1:1: undeclared reference to 'devic' (in container '')\n"
+            " | devic.driver == 'a' || devic.driver == 'b'\n"
+            " | ^\n"
+            "ERROR: <input>:1:24: undeclared reference to 'devic' (in container '')\n"
+            " | devic.driver == 'a' || devic.driver == 'b'\n"
+            " | .......................^"},
+           // An error within a macro's range does not stop its predicate's from being listed.
+           {"y.all(e, e + z)",
+            "ERROR: <input>:1:1: undeclared reference to 'y' (in container '')\n"
+            " | y.all(e, e + z)\n"
+            " | ^\n"
+            "ERROR: <input>:1:14: undeclared reference to 'z' (in container '')\n"
+            " | y.all(e, e + z)\n"
+            " | .............^"},
+           // Of a predicate and a name within it, both (cel-go lists the _&&_ of all()'s
+           // expansion).
+           {"[1].all(x, x + y)",
+            "ERROR: <input>:1:14: expected type 'bool' but found 'int'\n"
+            " | [1].all(x, x + y)\n"
+            " | .............^\n"
+            "ERROR: <input>:1:16: undeclared reference to 'y' (in container '')\n"
+            " | [1].all(x, x + y)\n"
+            " | ...............^"},
+       }) {
+    EXPECT_EQ(Refusal(c.expression), c.error) << c.expression;
+  }
+}
+
+// The validators' refusals, once the checker has refused nothing: of each list literal its first
+// item of another type, of each map literal every key and value of another type than the first
+// entry's, each pattern and each format() (cel/validator.go, ext/formatting_v2.go).
+TEST(CelErrorDisplayTest, EveryRefusalOfTheValidatorsIsListed) {
+  for (const Case& c : std::vector<Case>{
+           {"[1, 'a', 'b'] == [2, true]",
+            "ERROR: <input>:1:5: expected type 'int' but found 'string'\n"
+            " | [1, 'a', 'b'] == [2, true]\n"
+            " | ....^\n"
+            "ERROR: <input>:1:22: expected type 'int' but found 'bool'\n"
+            " | [1, 'a', 'b'] == [2, true]\n"
+            " | .....................^"},
+           {"{'a': 1, 'b': 'x', 2: 'y'}.size() == 3",
+            "ERROR: <input>:1:15: expected type 'int' but found 'string'\n"
+            " | {'a': 1, 'b': 'x', 2: 'y'}.size() == 3\n"
+            " | ..............^\n"
+            "ERROR: <input>:1:20: expected type 'string' but found 'int'\n"
+            " | {'a': 1, 'b': 'x', 2: 'y'}.size() == 3\n"
+            " | ...................^\n"
+            "ERROR: <input>:1:23: expected type 'int' but found 'string'\n"
+            " | {'a': 1, 'b': 'x', 2: 'y'}.size() == 3\n"
+            " | ......................^"},
+           // A map's entries are compared with the first's, whose free type variable the entries
+           // before a difference bind.
+           {"{'a': [], 'b': [1], 'c': 'x', 'd': ['y']}.size() == 4",
+            "ERROR: <input>:1:26: expected type 'list(int)' but found 'string'\n"
+            " | {'a': [], 'b': [1], 'c': 'x', 'd': ['y']}.size() == 4\n"
+            " | .........................^\n"
+            "ERROR: <input>:1:36: expected type 'list(int)' but found 'list(string)'\n"
+            " | {'a': [], 'b': [1], 'c': 'x', 'd': ['y']}.size() == 4\n"
+            " | ...................................^"},
+           {"'a'.matches('[') || 'b'.matches('(')",
+            "ERROR: <input>:1:13: invalid matches argument\n"
+            " | 'a'.matches('[') || 'b'.matches('(')\n"
+            " | ............^\n"
+            "ERROR: <input>:1:33: invalid matches argument\n"
+            " | 'a'.matches('[') || 'b'.matches('(')\n"
+            " | ................................^"},
+       }) {
+    EXPECT_EQ(Refusal(c.expression), c.error) << c.expression;
+  }
+}
+
+// cel-go keeps the first 100 errors reported and says how many more there were.
+TEST(CelErrorDisplayTest, AHundredErrorsAreShownAndTheRestCounted) {
+  std::string expression = "[x";
+  for (int i = 1; i < 103; ++i) absl::StrAppend(&expression, ", x");
+  absl::StrAppend(&expression, "].size() == 103");
+  const std::string refusal = Refusal(expression);
+  size_t shown = 0;
+  for (size_t at = refusal.find("ERROR: "); at != std::string::npos;
+       at = refusal.find("ERROR: ", at + 1)) {
+    ++shown;
+  }
+  EXPECT_EQ(shown, 100u);
+  EXPECT_TRUE(absl::EndsWith(refusal, "\n3 more errors were truncated")) << refusal.substr(0, 200);
+  // The 100th x, at byte 298.
+  EXPECT_EQ(refusal.rfind("ERROR: <input>:1:299: undeclared reference to 'x'"),
+            refusal.rfind("ERROR: "));
+}
+
+// DisplayErrors sorts by place, keeping the order given of errors at one place.
+TEST(CelErrorDisplayTest, ErrorsAreSortedByPlace) {
+  EXPECT_EQ(DisplayErrors("ab", {{1, "second"}, {0, "first"}, {1, "third"}}),
+            "ERROR: <input>:1:1: first\n | ab\n | ^\n"
+            "ERROR: <input>:1:2: second\n | ab\n | .^\n"
+            "ERROR: <input>:1:2: third\n | ab\n | .^");
 }
 
 }  // namespace
