@@ -480,10 +480,31 @@ class Checker {
     std::vector<Type> results;
     for (ExprPtr& arg : e.args) results.push_back(Check(*arg));
     scope_.resize(scope_.size() - (two ? 2 : 1));
+    Type result = Type::Of(TK::kBool);
+    if (e.name == "map" || e.name == "transformList") {
+      result = Type::ListOf(results.back());
+    } else if (e.name == "transformMap") {
+      result = Type::MapOf(first, results.back());
+    } else if (e.name == "transformMapEntry") {
+      if (results.back().kind == TK::kMap) {
+        result = results.back();
+      } else if (results.back().is_dyn()) {
+        result = Type::MapOf(Type::Dyn(), Type::Dyn());
+      } else {
+        result = NoOverload(e, "cel.@mapInsert",
+                            {Type::MapOf(Type::Dyn(), Type::Dyn()), results.back()}, false);
+      }
+    } else if (e.name == "filter") {
+      result = typed_range.kind == TK::kList ? typed_range : Type::ListOf(element);
+    } else if (e.name == "sortBy") {
+      result = SortBy(e, range, results[0]);
+    }
     // Predicates (all, exists, existsOne, filter, and the filter of map and the transforms) are
-    // bool. cel-go expands all() and exists() into _&&_ and _||_ of the predicate (refused where
-    // it stands), exists_one() into a _?_:_ of it and a count (refused where the call opens).
-    // The macro's result keeps its type.
+    // bool, refused as in cel-go's expansions of the macros: all() and exists() are an _&&_ or
+    // _||_ of the predicate (refused where it stands), the others a `predicate ? next :
+    // accumulator` (refused where the call opens), of a count for exists_one(), else of the
+    // macro's result (an accumulator that got nothing is of the macro's type, its parameters
+    // dyn). The macro's result keeps its type.
     const bool has_predicate = !GivesValuePerItem(e) || e.args.size() == 2;
     if (has_predicate && !Type::Of(TK::kBool).Accepts(results[0])) {
       if (e.name == "all" || e.name == "exists") {
@@ -491,23 +512,13 @@ class Checker {
       } else if (e.name == "exists_one" || e.name == "existsOne") {
         NoOverload(e, "_?_:_", {results[0], Type::Of(TK::kInt), Type::Of(TK::kInt)}, false);
       } else {
-        Refuse(*e.args[0], absl::StrCat("found no matching overload for '", e.name,
-                                        "' predicate of type '", results[0].ToString(), "'"));
+        const Type next = Settle(result);
+        const Type accumulator =
+            next.kind == TK::kError ? Type::MapOf(Type::Dyn(), Type::Dyn()) : next;
+        NoOverload(e, "_?_:_", {results[0], next, accumulator}, false);
       }
     }
-    if (e.name == "map" || e.name == "transformList") return Type::ListOf(results.back());
-    if (e.name == "transformMap") return Type::MapOf(first, results.back());
-    if (e.name == "transformMapEntry") {
-      if (results.back().kind == TK::kMap) return results.back();
-      if (results.back().is_dyn()) return Type::MapOf(Type::Dyn(), Type::Dyn());
-      return NoOverload(e, "cel.@mapInsert",
-                        {Type::MapOf(Type::Dyn(), Type::Dyn()), results.back()}, false);
-    }
-    if (e.name == "filter") {
-      return typed_range.kind == TK::kList ? typed_range : Type::ListOf(element);
-    }
-    if (e.name == "sortBy") return SortBy(e, range, results[0]);
-    return Type::Of(TK::kBool);
+    return result;
   }
 
   // SortBy: the type of `range`.sortBy(x, key) with keys of type `key`: cel-go expands the macro

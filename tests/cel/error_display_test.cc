@@ -257,6 +257,44 @@ TEST(CelErrorDisplayTest, LogicalOperandsAndComprehensionsAsCelGoShowsThem) {
             "to 'string.(list(!error!))'\n"
             " | device.driver.sortBy(x, x) == []\n"
             " | ....................^"},
+           // filter(), map() of three arguments and the transforms of four expand into
+           // `predicate ? accumulator + [item] : accumulator` (or a cel.@mapInsert()), refused
+           // where the call opens with the accumulator's type.
+           {"[1].filter(x, 0) == []",
+            "ERROR: <input>:1:11: found no matching overload for '_?_:_' applied to "
+            "'(int, list(int), list(int))'\n"
+            " | [1].filter(x, 0) == []\n"
+            " | ..........^"},
+           {"{'a': 1}.filter(k, 1) == []",
+            "ERROR: <input>:1:16: found no matching overload for '_?_:_' applied to "
+            "'(int, list(string), list(string))'\n"
+            " | {'a': 1}.filter(k, 1) == []\n"
+            " | ...............^"},
+           {"[1].map(x, 'p', x * 2) == []",
+            "ERROR: <input>:1:8: found no matching overload for '_?_:_' applied to "
+            "'(string, list(int), list(int))'\n"
+            " | [1].map(x, 'p', x * 2) == []\n"
+            " | .......^"},
+           {"[1].transformMap(i, v, 1, v) == {}",
+            "ERROR: <input>:1:17: found no matching overload for '_?_:_' applied to "
+            "'(int, map(int, int), map(int, int))'\n"
+            " | [1].transformMap(i, v, 1, v) == {}\n"
+            " | ................^"},
+           {"{'a': 1}.transformMapEntry(k, v, 0, {k: v}) == {}",
+            "ERROR: <input>:1:27: found no matching overload for '_?_:_' applied to "
+            "'(int, map(string, int), map(string, int))'\n"
+            " | {'a': 1}.transformMapEntry(k, v, 0, {k: v}) == {}\n"
+            " | ..........................^"},
+           // The insertion refused first, then the condition, whose next value is an error.
+           {"[1].transformMapEntry(i, v, 0, v) == {}",
+            "ERROR: <input>:1:22: found no matching overload for 'cel.@mapInsert' applied to "
+            "'(map(dyn, dyn), int)'\n"
+            " | [1].transformMapEntry(i, v, 0, v) == {}\n"
+            " | .....................^\n"
+            "ERROR: <input>:1:22: found no matching overload for '_?_:_' applied to "
+            "'(int, !error!, map(dyn, dyn))'\n"
+            " | [1].transformMapEntry(i, v, 0, v) == {}\n"
+            " | .....................^"},
            // TestCheck's "x.all(e, 0)": the range and the predicate both refused.
            {"device.driver.all(e, 0)",
             "ERROR: <input>:1:7: expression of type 'string' cannot be range of a comprehension "
