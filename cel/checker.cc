@@ -125,6 +125,9 @@ bool Bind(const Type& param, const Type& arg, std::optional<Type>& bound) {
 std::optional<Type> Unify(const Type& a, const Type& b) {
   if (a.kind == TK::kParam) return b;
   if (b.kind == TK::kParam) return a;
+  // An error joins anything, the later item's type kept unless the earlier's is dyn (cel-go's
+  // mostGeneral): [x, 1] is a list(int), [1, x] a list(!error!).
+  if (a.kind == TK::kError || b.kind == TK::kError) return a.kind == TK::kDyn ? a : b;
   if (a.kind != b.kind || a.params.size() != b.params.size()) return std::nullopt;
   Type unified{a.kind, {}};
   for (size_t i = 0; i < a.params.size(); ++i) {
@@ -142,9 +145,19 @@ Type Settle(Type type) {
   return type;
 }
 
-// Joined: the type of values that are `a` or `b`, where each may bind the other's free type
-// variables (Unify), else their common type once settled (dyn when they differ).
+// Bound: the type a type parameter bound to `first` has once `later`, an error or one with an
+// error, stands in its place too: `first`, unless `later` is dyn (cel-go's mostGeneral of the two
+// in that order); nothing when neither is an error.
+std::optional<Type> Bound(const Type& first, const Type& later) {
+  if (first.kind != TK::kError && later.kind != TK::kError) return std::nullopt;
+  return later.kind == TK::kDyn ? later : first;
+}
+
+// Joined: the type of values that are `a` or `b`, two arguments in the places of one type
+// parameter (Bound, when one is an error), where each may bind the other's free type variables
+// (Unify), else their common type once settled (dyn when they differ).
 Type Joined(const Type& a, const Type& b) {
+  if (std::optional<Type> bound = Bound(a, b); bound.has_value()) return *std::move(bound);
   if (std::optional<Type> unified = Unify(a, b); unified.has_value()) return *std::move(unified);
   return Common(Settle(a), Settle(b));
 }
@@ -191,8 +204,14 @@ class Checker {
   // refuse: in each list literal its first item whose type differs from the items' before it, in
   // each map literal every key and every value whose type differs (outside format()); a
   // matches() whose first argument is a string written out that is not a regular expression; a
-  // format() of a format and a list written out that do not agree.
-  const std::vector<PlacedError>& invalid() const { return invalid_; }
+  // format() of a format and a list written out that do not agree; in the order Kubernetes'
+  // environment runs its validators (of two refusals at one place, the literal's first).
+  std::vector<PlacedError> Invalid() const {
+    std::vector<PlacedError> invalid = literal_refusals_;
+    invalid.insert(invalid.end(), regex_refusals_.begin(), regex_refusals_.end());
+    invalid.insert(invalid.end(), format_refusals_.begin(), format_refusals_.end());
+    return invalid;
+  }
 
  private:
   // Refuse notes `what` about `e` and gives the type of what is refused.
@@ -231,6 +250,9 @@ class Checker {
     const Type otherwise = Typed(*e.args[2]);
     if (!Type::Of(TK::kBool).Accepts(condition)) {
       return NoOverload(e, "_?_:_", {condition, Settle(then), Settle(otherwise)}, false);
+    }
+    if (std::optional<Type> bound = Bound(then, otherwise); bound.has_value()) {
+      return *std::move(bound);
     }
     if (std::optional<Type> unified = Unify(then, otherwise); unified.has_value()) {
       return *std::move(unified);
@@ -374,12 +396,15 @@ class Checker {
     bool named = false;
     for (size_t i = 0; i < overloads.size(); ++i) {
       const Overload& overload = overloads[i];
-      if (overload.name != e.name || overload.member != member) continue;
+      if (overload.name != e.name) continue;
       if (overload.feature == Feature::kListTypeAttributes && options_.new_expressions &&
           !options_.list_type_attributes) {
         continue;
       }
+      // A function of the other call style is declared, though no overload of it is called
+      // (cel-go: startsWith(s, p) finds no matching overload).
       named = true;
+      if (overload.member != member) continue;
       if (overload.params.size() != types.size()) continue;
       bool fits = true;
       std::optional<Type> bound;  // the overload's type parameter, once an argument sets it
@@ -419,6 +444,12 @@ class Checker {
     }
     if (e.name == "_+_" && types[0].kind == TK::kList && types[1].kind == TK::kList) {
       return Type::ListOf(Joined(typed[0].params[0], typed[1].params[0]));
+    }
+    // A list and an error: the list's type, which binds list + list's parameter alone.
+    if (e.name == "_+_" && types[0].kind != types[1].kind) {
+      for (size_t i : {0, 1}) {
+        if (types[i].kind == TK::kList && types[1 - i].kind == TK::kError) return typed[i];
+      }
     }
     // reverse(), slice(), distinct() and sort() keep the list's type, flatten() takes a level off
     // a list of lists.
@@ -480,7 +511,11 @@ class Checker {
     std::vector<Type> results;
     for (ExprPtr& arg : e.args) results.push_back(Check(*arg));
     scope_.resize(scope_.size() - (two ? 2 : 1));
+    // The macro's type, and for those that build a value the type of the accumulator's next
+    // value (an error where the entry a transformMapEntry() gives is no map; the macro's type is
+    // then its accumulator's, as cel-go's).
     Type result = Type::Of(TK::kBool);
+    std::optional<Type> next;
     if (e.name == "map" || e.name == "transformList") {
       result = Type::ListOf(results.back());
     } else if (e.name == "transformMap") {
@@ -491,8 +526,8 @@ class Checker {
       } else if (results.back().is_dyn()) {
         result = Type::MapOf(Type::Dyn(), Type::Dyn());
       } else {
-        result = NoOverload(e, "cel.@mapInsert",
-                            {Type::MapOf(Type::Dyn(), Type::Dyn()), results.back()}, false);
+        result = Type::MapOf(Type::Dyn(), Type::Dyn());
+        next = NoOverload(e, "cel.@mapInsert", {result, results.back()}, false);
       }
     } else if (e.name == "filter") {
       result = typed_range.kind == TK::kList ? typed_range : Type::ListOf(element);
@@ -503,8 +538,7 @@ class Checker {
     // bool, refused as in cel-go's expansions of the macros: all() and exists() are an _&&_ or
     // _||_ of the predicate (refused where it stands), the others a `predicate ? next :
     // accumulator` (refused where the call opens), of a count for exists_one(), else of the
-    // macro's result (an accumulator that got nothing is of the macro's type, its parameters
-    // dyn). The macro's result keeps its type.
+    // macro's type. The macro keeps its type.
     const bool has_predicate = !GivesValuePerItem(e) || e.args.size() == 2;
     if (has_predicate && !Type::Of(TK::kBool).Accepts(results[0])) {
       if (e.name == "all" || e.name == "exists") {
@@ -512,10 +546,8 @@ class Checker {
       } else if (e.name == "exists_one" || e.name == "existsOne") {
         NoOverload(e, "_?_:_", {results[0], Type::Of(TK::kInt), Type::Of(TK::kInt)}, false);
       } else {
-        const Type next = Settle(result);
-        const Type accumulator =
-            next.kind == TK::kError ? Type::MapOf(Type::Dyn(), Type::Dyn()) : next;
-        NoOverload(e, "_?_:_", {results[0], next, accumulator}, false);
+        const Type accumulator = Settle(result);
+        NoOverload(e, "_?_:_", {results[0], next.value_or(accumulator), accumulator}, false);
       }
     }
     return result;
@@ -533,7 +565,10 @@ class Checker {
     if (!ordered || (range.kind != TK::kList && !range.is_dyn())) {
       return NoOverload(e, "@sortByAssociatedKeys", {range, Type::ListOf(key)}, true);
     }
-    return range.kind == TK::kList ? range : Type::ListOf(Type::Dyn());
+    if (range.kind == TK::kList) return range;
+    // Of a range not known to be a list, each overload (one per key type) is of its own free
+    // element type: dyn when keys of dyn fit several, as cel-go's resolution joins them.
+    return key.is_dyn() ? Type::Dyn() : Type::ListOf(Type::Dyn());
   }
 
   // Literal: the type of a list or map literal, its items typed with their free type variables
@@ -573,13 +608,15 @@ class Checker {
   // (`each`); none within a format() call.
   void Add(Items& items, const Expr& item, const Type& type, bool each) {
     Record(item, type);
-    if (std::optional<Type> unified = Unify(items.basis, type); unified.has_value()) {
+    // Once two items differed, the literal's type is dyn and binds no item's free type variable.
+    const Type item_type = items.differed ? Settle(type) : type;
+    if (std::optional<Type> unified = Unify(items.basis, item_type); unified.has_value()) {
       if (!items.differed) items.type = *unified;
       items.basis = *std::move(unified);
       return;
     }
     if (in_format_ == 0 && (each || !items.differed)) {
-      invalid_.push_back({item.position, Mismatch(Settle(items.basis), Settle(type))});
+      literal_refusals_.push_back({item.position, Mismatch(Settle(items.basis), Settle(type))});
     }
     items.basis = Settle(std::move(items.basis));
     items.type = Type::Dyn();
@@ -594,7 +631,7 @@ class Checker {
         CompileRegex(arg.constant.string_value()).ok()) {
       return;
     }
-    invalid_.push_back({arg.position, "invalid matches argument"});
+    regex_refusals_.push_back({arg.position, "invalid matches argument"});
   }
 
   // Record keeps the type of a literal's item within a format() call, for ValidateFormat.
@@ -633,9 +670,9 @@ class Checker {
               FormatClauseError(verb, RuntimeTypeName(ItemType(*refused))));
         });
     if (!walked.ok()) {
-      invalid_.push_back({culprit->position, std::string(walked.message())});
+      format_refusals_.push_back({culprit->position, std::string(walked.message())});
     } else if (arguments.size() > taken) {
-      invalid_.push_back(
+      format_refusals_.push_back(
           {e.position, absl::StrCat("too many arguments supplied to string.format (expected ",
                                     taken, ", got ", arguments.size(), ")")});
     }
@@ -677,7 +714,10 @@ class Checker {
   const CheckOptions& options_;
   std::vector<std::pair<std::string, Type>> scope_;
   std::vector<PlacedError> refusals_;
-  std::vector<PlacedError> invalid_;
+  // The validators', each in turn.
+  std::vector<PlacedError> literal_refusals_;
+  std::vector<PlacedError> regex_refusals_;
+  std::vector<PlacedError> format_refusals_;
   int in_format_ = 0;  // how many format() calls the expression checked is within
   // The static types of literals' items within format() calls.
   std::map<const Expr*, Type> item_types_;
@@ -689,8 +729,11 @@ absl::Status Check(Expr& root, absl::string_view source, const CheckOptions& opt
   Checker checker(options);
   const Type type = checker.Check(root);
   // The validators' refusals only once the checker has refused nothing, as in cel-go.
-  for (const std::vector<PlacedError>* refused : {&checker.refusals(), &checker.invalid()}) {
-    if (!refused->empty()) return absl::InvalidArgumentError(DisplayErrors(source, *refused));
+  if (!checker.refusals().empty()) {
+    return absl::InvalidArgumentError(DisplayErrors(source, checker.refusals()));
+  }
+  if (std::vector<PlacedError> invalid = checker.Invalid(); !invalid.empty()) {
+    return absl::InvalidArgumentError(DisplayErrors(source, std::move(invalid)));
   }
   if (type.kind != TK::kBool && !type.is_dyn()) {
     return absl::InvalidArgumentError(

@@ -808,8 +808,10 @@ class Parser {
             if ((*args)[0]->kind != Expr::Kind::kSelect || (*args)[0]->optional) {
               return lexer_.Report((*args)[0]->position, "invalid argument to has() macro");
             }
+            // The presence test stands where the call opens, as cel-go's expansion places it.
             ExprPtr select = std::move((*args)[0]);
             select->test_only = true;
+            select->position = open;
             return select;
           }
           return Call(name, open, *std::move(args));

@@ -343,6 +343,69 @@ TEST(CelErrorDisplayTest, EveryErrorOfTheCheckIsListed) {
             "ERROR: <input>:1:7: found no matching overload for '_==_' applied to '(int, string)'\n"
             " | x + 1 == 'a'\n"
             " | ......^"},
+           // has() tests presence where the call opens.
+           {"has(device.foo)",
+            "ERROR: <input>:1:4: undefined field 'foo'\n | has(device.foo)\n | ...^"},
+           // A function called in the other style is declared: no overload matches.
+           {"startsWith(device.driver, 'a')",
+            "ERROR: <input>:1:11: found no matching overload for 'startsWith' applied to "
+            "'(string, string)'\n"
+            " | startsWith(device.driver, 'a')\n"
+            " | ..........^"},
+           {"device.driver.quantity() == quantity('1')",
+            "ERROR: <input>:1:23: found no matching overload for 'quantity' applied to "
+            "'string.()'\n"
+            " | device.driver.quantity() == quantity('1')\n"
+            " | ......................^"},
+           // An error joins the items after it as their type, and takes the place of those
+           // before it (cel-go's mostGeneral): [x, 1] is a list(int), [1, x] a list(!error!).
+           {"device.driver in [devic, 1]",
+            "ERROR: <input>:1:15: found no matching overload for '@in' applied to "
+            "'(string, list(int))'\n"
+            " | device.driver in [devic, 1]\n"
+            " | ..............^\n"
+            "ERROR: <input>:1:19: undeclared reference to 'devic' (in container '')\n"
+            " | device.driver in [devic, 1]\n"
+            " | ..................^"},
+           {"[1, x] == 1",
+            "ERROR: <input>:1:5: undeclared reference to 'x' (in container '')\n"
+            " | [1, x] == 1\n"
+            " | ....^\n"
+            "ERROR: <input>:1:8: found no matching overload for '_==_' applied to "
+            "'(list(!error!), int)'\n"
+            " | [1, x] == 1\n"
+            " | .......^"},
+           // A conditional's type is its first branch's where the other is an error, and list +
+           // error the list's.
+           {"(true ? 1 : x) == 'a'",
+            "ERROR: <input>:1:13: undeclared reference to 'x' (in container '')\n"
+            " | (true ? 1 : x) == 'a'\n"
+            " | ............^\n"
+            "ERROR: <input>:1:16: found no matching overload for '_==_' applied to '(int, "
+            "string)'\n"
+            " | (true ? 1 : x) == 'a'\n"
+            " | ...............^"},
+           {"x + [1] == ['a']",
+            "ERROR: <input>:1:1: undeclared reference to 'x' (in container '')\n"
+            " | x + [1] == ['a']\n"
+            " | ^\n"
+            "ERROR: <input>:1:9: found no matching overload for '_==_' applied to "
+            "'(list(int), list(string))'\n"
+            " | x + [1] == ['a']\n"
+            " | ........^"},
+           // A transformMapEntry() whose entries are no maps is still of a map type.
+           {"[1].transformMapEntry(i, v, v) == 1",
+            "ERROR: <input>:1:22: found no matching overload for 'cel.@mapInsert' applied to "
+            "'(map(dyn, dyn), int)'\n"
+            " | [1].transformMapEntry(i, v, v) == 1\n"
+            " | .....................^\n"
+            "ERROR: <input>:1:32: found no matching overload for '_==_' applied to "
+            "'(map(dyn, dyn), int)'\n"
+            " | [1].transformMapEntry(i, v, v) == 1\n"
+            " | ...............................^"},
+           // sortBy() of a dynamic range by dynamic keys is dyn: every overload (one per key
+           // type, each of its own element type) takes it.
+           {"device.attributes['a'].b.sortBy(v, v) == 1", "compiled"},
            // The same name misspelt twice.
            {"devic.driver == 'a' || devic.driver == 'b'",
             "ERROR: <input>:1:1: undeclared reference to 'devic' (in container '')\n"
@@ -404,6 +467,23 @@ TEST(CelErrorDisplayTest, EveryRefusalOfTheValidatorsIsListed) {
             "ERROR: <input>:1:36: expected type 'list(int)' but found 'list(string)'\n"
             " | {'a': [], 'b': [1], 'c': 'x', 'd': ['y']}.size() == 4\n"
             " | ...................................^"},
+           // Once two differed, a later item's free type variable is bound by none (dyn).
+           {"{'a': [1], 'b': 'x', 'c': []}.size() == 3",
+            "ERROR: <input>:1:17: expected type 'list(int)' but found 'string'\n"
+            " | {'a': [1], 'b': 'x', 'c': []}.size() == 3\n"
+            " | ................^\n"
+            "ERROR: <input>:1:27: expected type 'list(int)' but found 'list(dyn)'\n"
+            " | {'a': [1], 'b': 'x', 'c': []}.size() == 3\n"
+            " | ..........................^"},
+           // Two at one place in the order the validators run: literals before format().
+           {"[1, '%s'.format([1, 2])].size() == 2",
+            "ERROR: <input>:1:16: expected type 'int' but found 'string'\n"
+            " | [1, '%s'.format([1, 2])].size() == 2\n"
+            " | ...............^\n"
+            "ERROR: <input>:1:16: too many arguments supplied to string.format (expected 1, got "
+            "2)\n"
+            " | [1, '%s'.format([1, 2])].size() == 2\n"
+            " | ...............^"},
            {"'a'.matches('[') || 'b'.matches('(')",
             "ERROR: <input>:1:13: invalid matches argument\n"
             " | 'a'.matches('[') || 'b'.matches('(')\n"
