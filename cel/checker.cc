@@ -127,7 +127,9 @@ std::optional<Type> Unify(const Type& a, const Type& b) {
   if (b.kind == TK::kParam) return a;
   // An error joins anything, the later item's type kept unless the earlier's is dyn (cel-go's
   // mostGeneral): [x, 1] is a list(int), [1, x] a list(!error!).
-  if (a.kind == TK::kError || b.kind == TK::kError) return a.kind == TK::kDyn ? a : b;
+  if (a.kind == TK::kError || b.kind == TK::kError) {
+    return a.kind == TK::kDyn || a.kind == TK::kAny ? a : b;
+  }
   if (a.kind != b.kind || a.params.size() != b.params.size()) return std::nullopt;
   Type unified{a.kind, {}};
   for (size_t i = 0; i < a.params.size(); ++i) {
@@ -150,7 +152,7 @@ Type Settle(Type type) {
 // in that order); nothing when neither is an error.
 std::optional<Type> Bound(const Type& first, const Type& later) {
   if (first.kind != TK::kError && later.kind != TK::kError) return std::nullopt;
-  return later.kind == TK::kDyn ? later : first;
+  return later.kind == TK::kDyn || later.kind == TK::kAny ? later : first;
 }
 
 // Joined: the type of values that are `a` or `b`, two arguments in the places of one type
