@@ -171,15 +171,20 @@ class Lexer {
     return Error(pos_, absl::StrCat("token recognition error at: '", std::string(1, c), "'"));
   }
 
-  // Error: text that is not CEL's grammar, which cel-go's grammar refuses ("Syntax error: ...").
-  absl::Status Error(size_t position, absl::string_view what) const {
-    return Report(position, absl::StrCat("Syntax error: ", what));
+  // Error notes text that is not CEL's grammar, which cel-go's grammar refuses ("Syntax
+  // error: ..."), and ends the parse: what it gives is only a sign that it ended.
+  absl::Status Error(size_t position, absl::string_view what) {
+    return Stop(position, absl::StrCat("Syntax error: ", what));
   }
-  // Report: what cel-go's parser refuses once its grammar accepted the text (a literal out of
-  // range, a reserved identifier, a macro's arguments), with cel-go's text.
-  absl::Status Report(size_t position, absl::string_view what) const {
-    return absl::InvalidArgumentError(DisplayError(text_, position, what));
+  // Stop notes an error after which the parse cannot go on, and ends it.
+  absl::Status Stop(size_t position, std::string what) {
+    Note(position, std::move(what));
+    return absl::InvalidArgumentError("the expression was refused");
   }
+  // Note notes an error, with cel-go's text.
+  void Note(size_t position, std::string what) { errors_.push_back({position, std::move(what)}); }
+  // Errors: what was noted, in the order found.
+  std::vector<PlacedError>& errors() { return errors_; }
 
  private:
   void SkipSpace() {
@@ -388,11 +393,15 @@ class Lexer {
 
   absl::string_view text_;
   size_t pos_ = 0;
+  std::vector<PlacedError> errors_;
 };
 
 class Parser {
  public:
   explicit Parser(absl::string_view text) : lexer_(text) {}
+
+  // Errors: what the parse refused, in the order found.
+  const std::vector<PlacedError>& errors() { return lexer_.errors(); }
 
   absl::StatusOr<ExprPtr> ParseAll() {
     if (absl::Status read = Advance(); !read.ok()) return read;
@@ -410,7 +419,7 @@ class Parser {
     return absl::OkStatus();
   }
 
-  absl::Status Unexpected() const {
+  absl::Status Unexpected() {
     if (current_.token == Token::kEnd) {
       return lexer_.Error(current_.position, "mismatched input '<EOF>'");
     }
@@ -436,6 +445,15 @@ class Parser {
     call->name = function;
     call->args = std::move(args);
     return call;
+  }
+
+  // Refuse notes what cel-go's parser refuses once its grammar accepted the text (a literal out
+  // of range, a reserved identifier, a macro's arguments), with cel-go's text, and gives what
+  // stands in its place for the parse to go on, as cel-go's does: an expression that is neither
+  // a name nor a selection, which a macro or has() around it refuses too.
+  ExprPtr Refuse(size_t position, std::string what) {
+    lexer_.Note(position, std::move(what));
+    return Node(Expr::Kind::kConst, position);
   }
 
   // Depth guards nesting: each level of ParseExpr and ParseUnary counts.
@@ -631,19 +649,20 @@ class Parser {
   }
 
   // The variable of a macro: a plain identifier other than the accumulator's name (cel.bind may
-  // take that one), refused with the text of cel-go's macro.
-  absl::StatusOr<std::string> MacroVariable(const ExprPtr& arg, absl::string_view macro) {
+  // take that one); else nothing, refused with the text of cel-go's macro.
+  std::optional<std::string> MacroVariable(const ExprPtr& arg, absl::string_view macro) {
     if (arg->kind != Expr::Kind::kIdent) {
-      if (macro == "cel.bind") {
-        return lexer_.Report(arg->position, "cel.bind() variable names must be simple identifiers");
-      }
       const bool quantifier =
           macro == "all" || macro == "exists" || macro == "exists_one" || macro == "existsOne";
-      return lexer_.Report(arg->position, quantifier ? "argument must be a simple name"
-                                                     : "argument is not an identifier");
+      lexer_.Note(arg->position, macro == "cel.bind"
+                                     ? "cel.bind() variable names must be simple identifiers"
+                                 : quantifier ? "argument must be a simple name"
+                                              : "argument is not an identifier");
+      return std::nullopt;
     }
     if (macro != "cel.bind" && arg->name == kAccumulator) {
-      return lexer_.Report(arg->position, "iteration variable overwrites accumulator variable");
+      lexer_.Note(arg->position, "iteration variable overwrites accumulator variable");
+      return std::nullopt;
     }
     return arg->name;
   }
@@ -655,8 +674,8 @@ class Parser {
                                name == "existsOne" || name == "map" || name == "filter";
     if (comprehension && args.size() >= 2 && args.size() <= 3 &&
         (args.size() == 2 || name == "map")) {
-      absl::StatusOr<std::string> variable = MacroVariable(args[0], name);
-      if (!variable.ok()) return variable.status();
+      std::optional<std::string> variable = MacroVariable(args[0], name);
+      if (!variable.has_value()) return Node(Expr::Kind::kConst, position);
       ExprPtr macro = Node(Expr::Kind::kMacro, position);
       macro->name = std::move(name);
       macro->variable = *std::move(variable);
@@ -674,17 +693,15 @@ class Parser {
     if ((quantifier && args.size() == 3) || (transform && (args.size() == 3 || args.size() == 4))) {
       for (size_t i = 0; i < 2; ++i) {
         if (args[i]->kind != Expr::Kind::kIdent) {
-          return lexer_.Report(args[i]->position, "argument must be a simple name");
+          return Refuse(args[i]->position, "argument must be a simple name");
         }
       }
       if (args[0]->name == args[1]->name) {
-        return lexer_.Report(args[1]->position,
-                             absl::StrCat("duplicate variable name: ", args[1]->name));
+        return Refuse(args[1]->position, absl::StrCat("duplicate variable name: ", args[1]->name));
       }
       for (size_t i = 0; i < 2; ++i) {
         if (args[i]->name == kAccumulator) {
-          return lexer_.Report(args[i]->position,
-                               "iteration variable overwrites accumulator variable");
+          return Refuse(args[i]->position, "iteration variable overwrites accumulator variable");
         }
       }
       ExprPtr macro = Node(Expr::Kind::kMacro, position);
@@ -702,12 +719,12 @@ class Parser {
       if (kind != Expr::Kind::kList && kind != Expr::Kind::kSelect && kind != Expr::Kind::kIdent &&
           kind != Expr::Kind::kMacro && kind != Expr::Kind::kCall && kind != Expr::Kind::kIndex &&
           kind != Expr::Kind::kCondition) {
-        return lexer_.Report(target->position,
-                             "sortBy can only be applied to a list, identifier, comprehension, "
-                             "call or select expression");
+        return Refuse(target->position,
+                      "sortBy can only be applied to a list, identifier, comprehension, call or "
+                      "select expression");
       }
-      absl::StatusOr<std::string> variable = MacroVariable(args[0], name);
-      if (!variable.ok()) return variable.status();
+      std::optional<std::string> variable = MacroVariable(args[0], name);
+      if (!variable.has_value()) return Node(Expr::Kind::kConst, position);
       ExprPtr macro = Node(Expr::Kind::kMacro, position);
       macro->name = std::move(name);
       macro->variable = *std::move(variable);
@@ -718,8 +735,8 @@ class Parser {
     // cel.bind of other than three arguments is no macro, and `cel` no variable (the checker's).
     if (name == "bind" && target->kind == Expr::Kind::kIdent && target->name == "cel" &&
         args.size() == 3) {
-      absl::StatusOr<std::string> variable = MacroVariable(args[0], "cel.bind");
-      if (!variable.ok()) return variable.status();
+      std::optional<std::string> variable = MacroVariable(args[0], "cel.bind");
+      if (!variable.has_value()) return Node(Expr::Kind::kConst, position);
       ExprPtr macro = Node(Expr::Kind::kMacro, position);
       macro->name = "cel.bind";
       macro->variable = *std::move(variable);
@@ -737,14 +754,18 @@ class Parser {
     const size_t position = current_.position;
     const bool negate = sign.has_value();
     if (current_.out_of_range != nullptr) {
-      return lexer_.Report(sign.value_or(position), current_.out_of_range);
+      ExprPtr refused = Refuse(sign.value_or(position), current_.out_of_range);
+      if (absl::Status read = Advance(); !read.ok()) return read;
+      return refused;
     }
     switch (current_.token) {
       case Token::kInt: {
         constexpr uint64_t kMinimum = uint64_t{1} << 63;  // |INT64_MIN|
         const uint64_t magnitude = current_.uint_value;
         if (magnitude > kMinimum || (magnitude == kMinimum && !negate)) {
-          return lexer_.Report(sign.value_or(position), "invalid int literal");
+          ExprPtr refused = Refuse(sign.value_or(position), "invalid int literal");
+          if (absl::Status read = Advance(); !read.ok()) return read;
+          return refused;
         }
         ExprPtr constant = Node(Expr::Kind::kConst, position);
         constant->constant =
@@ -794,19 +815,24 @@ class Parser {
         }
         std::string name = current_.text;
         // A reserved word may name a field or a method (`m.if`, `x.as()`), not a variable or
-        // a function, as in cel-go's parser.
-        if (IsReserved(name)) {
-          return lexer_.Report(position, absl::StrCat("reserved identifier: ", name));
-        }
+        // a function, as in cel-go's parser, which then looks no further into the call's
+        // arguments than its grammar does.
+        const bool reserved = IsReserved(name);
+        if (reserved) lexer_.Note(position, absl::StrCat("reserved identifier: ", name));
+        const size_t noted = lexer_.errors().size();
         if (absl::Status read = Advance(); !read.ok()) return read;
         if (current_.token == Token::kLParen) {
           const size_t open = current_.position;
           absl::StatusOr<std::vector<ExprPtr>> args = ParseArgs(Token::kRParen, ")");
           if (!args.ok()) return args.status();
+          if (reserved) {
+            lexer_.errors().resize(noted);
+            return Node(Expr::Kind::kConst, position);
+          }
           // has() of one argument is the macro (of others, a function no environment has).
           if (name == "has" && args->size() == 1) {
             if ((*args)[0]->kind != Expr::Kind::kSelect || (*args)[0]->optional) {
-              return lexer_.Report((*args)[0]->position, "invalid argument to has() macro");
+              return Refuse((*args)[0]->position, "invalid argument to has() macro");
             }
             // The presence test stands where the call opens, as cel-go's expansion places it.
             ExprPtr select = std::move((*args)[0]);
@@ -817,8 +843,9 @@ class Parser {
           return Call(name, open, *std::move(args));
         }
         if (current_.token == Token::kLBrace) {
-          return lexer_.Report(position, "message construction is not supported");
+          return lexer_.Stop(position, "message construction is not supported");
         }
+        if (reserved) return Node(Expr::Kind::kConst, position);
         ExprPtr ident = Node(Expr::Kind::kIdent, position);
         ident->name = std::move(name);
         return ident;
@@ -864,6 +891,9 @@ absl::StatusOr<ExprPtr> Parse(absl::string_view text) {
   }
   Parser parser(text);
   absl::StatusOr<ExprPtr> root = parser.ParseAll();
+  if (!parser.errors().empty()) {
+    return absl::InvalidArgumentError(DisplayErrors(text, parser.errors()));
+  }
   if (root.ok() && TreeDepth(**root) > kMaxTreeDepth) {
     return absl::InvalidArgumentError(DisplayUnplacedError(
         absl::StrCat("the expression nests more than ", kMaxTreeDepth, " levels deep")));

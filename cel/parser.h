@@ -19,8 +19,9 @@ inline constexpr size_t kMaxExpressionLength = 10 * 1024;
 // 250 levels deep (a long chain of operators); its message is the error as cel-go displays it
 // (error_display.h): "ERROR: <input>:1:5: Syntax error: ..." for what CEL's grammar refuses,
 // cel-go's own text for what its parser refuses once the grammar accepted it ("invalid int
-// literal", "reserved identifier: if", a macro's arguments). The first error alone: cel-go's
-// parser recovers and lists more.
+// literal", "reserved identifier: if", a macro's arguments). As cel-go's, the parse goes on past
+// the latter, and every error is listed, sorted by place (error_display.h DisplayErrors); it
+// stops at the first syntax error, where cel-go's parser recovers and may list more.
 absl::StatusOr<ExprPtr> Parse(absl::string_view text);
 
 }  // namespace devmgr::cel

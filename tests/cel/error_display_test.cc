@@ -1,9 +1,9 @@
 // Compile errors as cel-go displays them ("ERROR: <input>:line:column: message", the line, a
 // caret), against cel-go's own expectations: the cases of its parser's TestParse
 // (parser/parser_test.go), checker's TestCheck (checker/checker_test.go) and the extensions'
-// tests that fit the selector environment (the checker's and the validators' errors all listed,
-// sorted by place, as cel-go lists them; the parser's first error alone), and DisplayError's
-// drawing of lines, tabs and wide characters.
+// tests that fit the selector environment (every error listed, sorted by place, as cel-go lists
+// them; of syntax errors, the first alone), and DisplayError's drawing of lines, tabs and wide
+// characters.
 #include "cel/error_display.h"
 
 #include <gtest/gtest.h>
@@ -126,6 +126,67 @@ TEST(CelErrorDisplayTest, ParserErrorsAsCelGoShowsThem) {
                                             "\n | ", reserved, "\n | ^")});
   }
   for (const Case& c : cases) EXPECT_EQ(Refusal(c.expression), c.error) << c.expression;
+}
+
+// The parser goes on past what it refuses once the grammar accepted it, as cel-go's: TestParse's
+// "[1, 2, 3].map(var, var * var)" (a reserved name refused, then as a macro's variable), and
+// errors of the same kinds side by side; within the arguments of a call of a reserved name,
+// which cel-go does not look into, none.
+TEST(CelErrorDisplayTest, EveryErrorOfTheParserIsListed) {
+  for (const Case& c : std::vector<Case>{
+           {"[1, 2, 3].map(var, var * var)",
+            "ERROR: <input>:1:15: reserved identifier: var\n"
+            " | [1, 2, 3].map(var, var * var)\n"
+            " | ..............^\n"
+            "ERROR: <input>:1:15: argument is not an identifier\n"
+            " | [1, 2, 3].map(var, var * var)\n"
+            " | ..............^\n"
+            "ERROR: <input>:1:20: reserved identifier: var\n"
+            " | [1, 2, 3].map(var, var * var)\n"
+            " | ...................^\n"
+            "ERROR: <input>:1:26: reserved identifier: var\n"
+            " | [1, 2, 3].map(var, var * var)\n"
+            " | .........................^"},
+           {"has(a) && has(b.c) && has(1)",
+            "ERROR: <input>:1:5: invalid argument to has() macro\n"
+            " | has(a) && has(b.c) && has(1)\n"
+            " | ....^\n"
+            "ERROR: <input>:1:27: invalid argument to has() macro\n"
+            " | has(a) && has(b.c) && has(1)\n"
+            " | ..........................^"},
+           {"99999999999999999999 + -9223372036854775809 == 1",
+            "ERROR: <input>:1:1: invalid int literal\n"
+            " | 99999999999999999999 + -9223372036854775809 == 1\n"
+            " | ^\n"
+            "ERROR: <input>:1:24: invalid int literal\n"
+            " | 99999999999999999999 + -9223372036854775809 == 1\n"
+            " | .......................^"},
+           // A macro's own error, listed before an error within its arguments that stands after.
+           {"[1].all(1, if)",
+            "ERROR: <input>:1:9: argument must be a simple name\n"
+            " | [1].all(1, if)\n"
+            " | ........^\n"
+            "ERROR: <input>:1:12: reserved identifier: if\n"
+            " | [1].all(1, if)\n"
+            " | ...........^"},
+           {"if(while) || var.x",
+            "ERROR: <input>:1:1: reserved identifier: if\n"
+            " | if(while) || var.x\n"
+            " | ^\n"
+            "ERROR: <input>:1:14: reserved identifier: var\n"
+            " | if(while) || var.x\n"
+            " | .............^"},
+           // The errors found before a syntax error, and it.
+           {"has(a) && )",
+            "ERROR: <input>:1:5: invalid argument to has() macro\n"
+            " | has(a) && )\n"
+            " | ....^\n"
+            "ERROR: <input>:1:11: Syntax error: unexpected token\n"
+            " | has(a) && )\n"
+            " | ..........^"},
+       }) {
+    EXPECT_EQ(Refusal(c.expression), c.error) << c.expression;
+  }
 }
 
 // The extensions' tests (ext/bindings_test.go TestBindingsInvalidIdent, ext/comprehensions_test.go
