@@ -550,9 +550,7 @@ class Parser {
       // A minus before a number is part of the literal, as in CEL's grammar (so that
       // -9223372036854775808 is an int, and -1.x applies to -1).
       if (current_.token == Token::kInt || current_.token == Token::kDouble) {
-        absl::StatusOr<ExprPtr> member = ParseMember(/*sign=*/position);
-        if (member.ok()) (*member)->position = std::min((*member)->position, position);
-        return member;
+        return ParseMember(/*sign=*/position);
       }
       absl::StatusOr<ExprPtr> operand = ParseUnary();
       if (!operand.ok()) return operand;
@@ -675,7 +673,7 @@ class Parser {
     if (comprehension && args.size() >= 2 && args.size() <= 3 &&
         (args.size() == 2 || name == "map")) {
       std::optional<std::string> variable = MacroVariable(args[0], name);
-      if (!variable.has_value()) return Node(Expr::Kind::kConst, position);
+      if (!variable.has_value()) return Node(Expr::Kind::kConst, args[0]->position);
       ExprPtr macro = Node(Expr::Kind::kMacro, position);
       macro->name = std::move(name);
       macro->variable = *std::move(variable);
@@ -724,7 +722,7 @@ class Parser {
                       "select expression");
       }
       std::optional<std::string> variable = MacroVariable(args[0], name);
-      if (!variable.has_value()) return Node(Expr::Kind::kConst, position);
+      if (!variable.has_value()) return Node(Expr::Kind::kConst, args[0]->position);
       ExprPtr macro = Node(Expr::Kind::kMacro, position);
       macro->name = std::move(name);
       macro->variable = *std::move(variable);
@@ -736,7 +734,7 @@ class Parser {
     if (name == "bind" && target->kind == Expr::Kind::kIdent && target->name == "cel" &&
         args.size() == 3) {
       std::optional<std::string> variable = MacroVariable(args[0], "cel.bind");
-      if (!variable.has_value()) return Node(Expr::Kind::kConst, position);
+      if (!variable.has_value()) return Node(Expr::Kind::kConst, args[0]->position);
       ExprPtr macro = Node(Expr::Kind::kMacro, position);
       macro->name = "cel.bind";
       macro->variable = *std::move(variable);
@@ -767,7 +765,8 @@ class Parser {
           if (absl::Status read = Advance(); !read.ok()) return read;
           return refused;
         }
-        ExprPtr constant = Node(Expr::Kind::kConst, position);
+        // A literal with its sign stands where the sign does.
+        ExprPtr constant = Node(Expr::Kind::kConst, sign.value_or(position));
         constant->constant =
             Value::Int(!negate ? static_cast<int64_t>(magnitude)
                                : (magnitude == kMinimum ? std::numeric_limits<int64_t>::min()
@@ -782,7 +781,7 @@ class Parser {
       case Token::kTrue:
       case Token::kFalse:
       case Token::kNull: {
-        ExprPtr constant = Node(Expr::Kind::kConst, position);
+        ExprPtr constant = Node(Expr::Kind::kConst, sign.value_or(position));
         switch (current_.token) {
           case Token::kUint:
             constant->constant = Value::Uint(current_.uint_value);
@@ -814,21 +813,22 @@ class Parser {
           if (current_.token != Token::kIdent) return Unexpected();
         }
         std::string name = current_.text;
+        if (absl::Status read = Advance(); !read.ok()) return read;
         // A reserved word may name a field or a method (`m.if`, `x.as()`), not a variable or
         // a function, as in cel-go's parser, which then looks no further into the call's
-        // arguments than its grammar does.
-        const bool reserved = IsReserved(name);
+        // arguments than its grammar does. A message construction (`if{}`) is refused as such.
+        const bool reserved = IsReserved(name) && current_.token != Token::kLBrace;
         if (reserved) lexer_.Note(position, absl::StrCat("reserved identifier: ", name));
         const size_t noted = lexer_.errors().size();
-        if (absl::Status read = Advance(); !read.ok()) return read;
         if (current_.token == Token::kLParen) {
           const size_t open = current_.position;
           absl::StatusOr<std::vector<ExprPtr>> args = ParseArgs(Token::kRParen, ")");
-          if (!args.ok()) return args.status();
-          if (reserved) {
-            lexer_.errors().resize(noted);
-            return Node(Expr::Kind::kConst, position);
+          std::vector<PlacedError>& errors = lexer_.errors();
+          if (reserved) {  // of the arguments' errors, only a syntax error that ended the parse
+            errors.erase(errors.begin() + noted, errors.end() - (args.ok() ? 0 : 1));
           }
+          if (!args.ok()) return args.status();
+          if (reserved) return Node(Expr::Kind::kConst, position);
           // has() of one argument is the macro (of others, a function no environment has).
           if (name == "has" && args->size() == 1) {
             if ((*args)[0]->kind != Expr::Kind::kSelect || (*args)[0]->optional) {
@@ -892,7 +892,12 @@ absl::StatusOr<ExprPtr> Parse(absl::string_view text) {
   Parser parser(text);
   absl::StatusOr<ExprPtr> root = parser.ParseAll();
   if (!parser.errors().empty()) {
-    return absl::InvalidArgumentError(DisplayErrors(text, parser.errors()));
+    std::vector<PlacedError> errors = parser.errors();
+    // The error that ended the parse, last found, counts as reported first, as cel-go's grammar
+    // reports its syntax errors before its parser refuses anything else (of more than 100, it
+    // is kept).
+    if (!root.ok()) std::rotate(errors.begin(), errors.end() - 1, errors.end());
+    return absl::InvalidArgumentError(DisplayErrors(text, std::move(errors)));
   }
   if (root.ok() && TreeDepth(**root) > kMaxTreeDepth) {
     return absl::InvalidArgumentError(DisplayUnplacedError(

@@ -176,6 +176,32 @@ TEST(CelErrorDisplayTest, EveryErrorOfTheParserIsListed) {
             "ERROR: <input>:1:14: reserved identifier: var\n"
             " | if(while) || var.x\n"
             " | .............^"},
+           // What stands for a macro refused is where its variable is, as in cel-go.
+           {"has([1].map(1, 1))",
+            "ERROR: <input>:1:13: argument is not an identifier\n"
+            " | has([1].map(1, 1))\n"
+            " | ............^\n"
+            "ERROR: <input>:1:13: invalid argument to has() macro\n"
+            " | has([1].map(1, 1))\n"
+            " | ............^"},
+           // Within a reserved name's call, a syntax error alone; `if{}` is a message.
+           {"if(99999999999999999999 +)",
+            "ERROR: <input>:1:1: reserved identifier: if\n"
+            " | if(99999999999999999999 +)\n"
+            " | ^\n"
+            "ERROR: <input>:1:26: Syntax error: unexpected token\n"
+            " | if(99999999999999999999 +)\n"
+            " | .........................^"},
+           {"if{}", "ERROR: <input>:1:1: message construction is not supported\n | if{}\n | ^"},
+           // A literal's sign is its place, not a selection's or an index's after it.
+           {"-1.x == 1",
+            "ERROR: <input>:1:3: type 'int' does not support field selection\n"
+            " | -1.x == 1\n"
+            " | ..^"},
+           {"[1].all(-1[0], true)",
+            "ERROR: <input>:1:11: argument must be a simple name\n"
+            " | [1].all(-1[0], true)\n"
+            " | ..........^"},
            // The errors found before a syntax error, and it.
            {"has(a) && )",
             "ERROR: <input>:1:5: invalid argument to has() macro\n"
@@ -573,6 +599,17 @@ TEST(CelErrorDisplayTest, AHundredErrorsAreShownAndTheRestCounted) {
   // The 100th x, at byte 298.
   EXPECT_EQ(refusal.rfind("ERROR: <input>:1:299: undeclared reference to 'x'"),
             refusal.rfind("ERROR: "));
+}
+
+// Of more than 100 errors the syntax error that ended the parse is kept, as cel-go's grammar
+// reports it before its parser refuses anything else.
+TEST(CelErrorDisplayTest, TheSyntaxErrorIsKeptAmongAHundredOthers) {
+  std::string expression = "[if";
+  for (int i = 1; i < 101; ++i) absl::StrAppend(&expression, ", if");
+  absl::StrAppend(&expression, ", )");
+  const std::string refusal = Refusal(expression);
+  EXPECT_NE(refusal.find("Syntax error: unexpected token"), std::string::npos);
+  EXPECT_TRUE(absl::EndsWith(refusal, "\n2 more errors were truncated")) << refusal.substr(0, 200);
 }
 
 // DisplayErrors sorts by place, keeping the order given of errors at one place.
