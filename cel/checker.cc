@@ -147,12 +147,35 @@ Type Settle(Type type) {
   return type;
 }
 
-// Bound: the type a type parameter bound to `first` has once `later`, an error or one with an
-// error, stands in its place too: `first`, unless `later` is dyn (cel-go's mostGeneral of the two
-// in that order); nothing when neither is an error.
+// ContainsError: `type` is, or has as a parameter, the type of an expression refused.
+bool ContainsError(const Type& type) {
+  return type.kind == TK::kError ||
+         std::any_of(type.params.begin(), type.params.end(), ContainsError);
+}
+
+// EqualOrLessSpecific: `a` says no more than `b` (cel-go's isEqualOrLessSpecific): dyn or a free
+// type variable where `b` is neither, else the same kind with parameters that say no more.
+bool EqualOrLessSpecific(const Type& a, const Type& b) {
+  const auto open = [](const Type& t) {
+    return t.kind == TK::kDyn || t.kind == TK::kAny || t.kind == TK::kParam;
+  };
+  if (open(a)) return true;
+  if (open(b) || a.kind != b.kind || a.params.size() != b.params.size()) return false;
+  for (size_t i = 0; i < a.params.size(); ++i) {
+    if (!EqualOrLessSpecific(a.params[i], b.params[i])) return false;
+  }
+  return true;
+}
+
+// Bound: the type a type parameter bound to `first` has once `later`, where either is or holds
+// an error, stands in its place too: the more general of the two, `first` when neither is
+// (cel-go's mostGeneral(later, first)); nothing when neither holds an error or `later` may not
+// stand there.
 std::optional<Type> Bound(const Type& first, const Type& later) {
-  if (first.kind != TK::kError && later.kind != TK::kError) return std::nullopt;
-  return later.kind == TK::kDyn || later.kind == TK::kAny ? later : first;
+  if ((!ContainsError(first) && !ContainsError(later)) || !Assignable(later, first)) {
+    return std::nullopt;
+  }
+  return EqualOrLessSpecific(later, first) ? later : first;
 }
 
 // Joined: the type of values that are `a` or `b`, two arguments in the places of one type

@@ -472,6 +472,27 @@ TEST(CelErrorDisplayTest, EveryErrorOfTheCheckIsListed) {
             "string)'\n"
             " | (true ? 1 : x) == 'a'\n"
             " | ...............^"},
+           // Within a list too: the more general of the two, the first branch's of equals.
+           {"(true ? [x] : [1]) == ['a']",
+            "ERROR: <input>:1:10: undeclared reference to 'x' (in container '')\n"
+            " | (true ? [x] : [1]) == ['a']\n"
+            " | .........^"},
+           {"(true ? [1] : [x]) == ['a']",
+            "ERROR: <input>:1:16: undeclared reference to 'x' (in container '')\n"
+            " | (true ? [1] : [x]) == ['a']\n"
+            " | ...............^\n"
+            "ERROR: <input>:1:20: found no matching overload for '_==_' applied to "
+            "'(list(int), list(string))'\n"
+            " | (true ? [1] : [x]) == ['a']\n"
+            " | ...................^"},
+           {"true ? [x] : 1",
+            "ERROR: <input>:1:6: found no matching overload for '_?_:_' applied to "
+            "'(bool, list(!error!), int)'\n"
+            " | true ? [x] : 1\n"
+            " | .....^\n"
+            "ERROR: <input>:1:9: undeclared reference to 'x' (in container '')\n"
+            " | true ? [x] : 1\n"
+            " | ........^"},
            {"x + [1] == ['a']",
             "ERROR: <input>:1:1: undeclared reference to 'x' (in container '')\n"
             " | x + [1] == ['a']\n"
