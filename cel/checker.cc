@@ -179,7 +179,7 @@ std::optional<Type> Bound(const Type& first, const Type& later) {
 }
 
 // Joined: the type of values that are `a` or `b`, two arguments in the places of one type
-// parameter (Bound, when one is an error), where each may bind the other's free type variables
+// parameter (Bound, when one holds an error), where each may bind the other's free type variables
 // (Unify), else their common type once settled (dyn when they differ).
 Type Joined(const Type& a, const Type& b) {
   if (std::optional<Type> bound = Bound(a, b); bound.has_value()) return *std::move(bound);
