@@ -648,7 +648,7 @@ class Checker {
     items.differed = true;
   }
 
-  // ValidateRegex notes a string constant that is not a regular expression, for Validate. It is
+  // ValidateRegex notes a string constant that is not a regular expression, for Invalid(). It is
   // cel-go's first argument of the call: the pattern of x.matches(p), but the text of the
   // global matches(x, p), whose pattern is looked at only when the program is built.
   void ValidateRegex(const Expr& arg) {
@@ -664,7 +664,7 @@ class Checker {
     if (in_format_ > 0) item_types_[&item] = Settle(type);
   }
 
-  // ValidateFormat notes, for Validate, what cel-go's format validator refuses in a format()
+  // ValidateFormat notes, for Invalid(), what cel-go's format validator refuses in a format()
   // whose format is a string and whose arguments a list, both written out: a malformed clause,
   // a clause without its argument, an argument whose static type the clause does not take (for
   // %s, nor an item of a list or map written out, at any depth), an argument no clause takes.
