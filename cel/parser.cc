@@ -449,12 +449,15 @@ class Parser {
 
   // Refuse notes what cel-go's parser refuses once its grammar accepted the text (a literal out
   // of range, a reserved identifier, a macro's arguments), with cel-go's text, and gives what
-  // stands in its place for the parse to go on, as cel-go's does: an expression that is neither
-  // a name nor a selection, which a macro or has() around it refuses too.
+  // stands in its place (Placeholder).
   ExprPtr Refuse(size_t position, std::string what) {
     lexer_.Note(position, std::move(what));
-    return Node(Expr::Kind::kConst, position);
+    return Placeholder(position);
   }
+
+  // Placeholder: what stands for an expression refused, for the parse to go on, as cel-go's
+  // does: neither a name nor a selection, which a macro or has() around it refuses too.
+  static ExprPtr Placeholder(size_t position) { return Node(Expr::Kind::kConst, position); }
 
   // Depth guards nesting: each level of ParseExpr and ParseUnary counts.
   struct Depth {
@@ -673,7 +676,7 @@ class Parser {
     if (comprehension && args.size() >= 2 && args.size() <= 3 &&
         (args.size() == 2 || name == "map")) {
       std::optional<std::string> variable = MacroVariable(args[0], name);
-      if (!variable.has_value()) return Node(Expr::Kind::kConst, args[0]->position);
+      if (!variable.has_value()) return Placeholder(args[0]->position);
       ExprPtr macro = Node(Expr::Kind::kMacro, position);
       macro->name = std::move(name);
       macro->variable = *std::move(variable);
@@ -722,7 +725,7 @@ class Parser {
                       "select expression");
       }
       std::optional<std::string> variable = MacroVariable(args[0], name);
-      if (!variable.has_value()) return Node(Expr::Kind::kConst, args[0]->position);
+      if (!variable.has_value()) return Placeholder(args[0]->position);
       ExprPtr macro = Node(Expr::Kind::kMacro, position);
       macro->name = std::move(name);
       macro->variable = *std::move(variable);
@@ -734,7 +737,7 @@ class Parser {
     if (name == "bind" && target->kind == Expr::Kind::kIdent && target->name == "cel" &&
         args.size() == 3) {
       std::optional<std::string> variable = MacroVariable(args[0], "cel.bind");
-      if (!variable.has_value()) return Node(Expr::Kind::kConst, args[0]->position);
+      if (!variable.has_value()) return Placeholder(args[0]->position);
       ExprPtr macro = Node(Expr::Kind::kMacro, position);
       macro->name = "cel.bind";
       macro->variable = *std::move(variable);
@@ -828,7 +831,7 @@ class Parser {
             errors.erase(errors.begin() + noted, errors.end() - (args.ok() ? 0 : 1));
           }
           if (!args.ok()) return args.status();
-          if (reserved) return Node(Expr::Kind::kConst, position);
+          if (reserved) return Placeholder(position);
           // has() of one argument is the macro (of others, a function no environment has).
           if (name == "has" && args->size() == 1) {
             if ((*args)[0]->kind != Expr::Kind::kSelect || (*args)[0]->optional) {
@@ -845,7 +848,7 @@ class Parser {
         if (current_.token == Token::kLBrace) {
           return lexer_.Stop(position, "message construction is not supported");
         }
-        if (reserved) return Node(Expr::Kind::kConst, position);
+        if (reserved) return Placeholder(position);
         ExprPtr ident = Node(Expr::Kind::kIdent, position);
         ident->name = std::move(name);
         return ident;
