@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cel/types.h"
 #include "cel/value.h"
 
 namespace devmgr::cel {
@@ -47,6 +48,9 @@ struct Expr {
   // kCall, set by the checker: the indexes in Overloads() of the overloads the arguments' static
   // types allow; the interpreter picks the first that fits the values.
   std::vector<size_t> overloads;
+  // Set by the checker: the expression's static type, any free type variable as dyn (what the
+  // cost estimate, cost_estimate.h, reads).
+  Type type;
 };
 
 // GivesValuePerItem: a macro that gives a value for each item (after a filter, when it has two

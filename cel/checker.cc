@@ -198,6 +198,32 @@ class Checker {
   // optional.none() stay free (type parameters) through the expressions Unify names, for a
   // literal around them to bind, as cel-go's type variables do.
   Type Typed(Expr& e) {
+    Type type = TypedAs(e);
+    e.type = Settle(type);
+    return type;
+  }
+
+  // Refusals: what the check refused, in the order found: cel-go's checker goes on past each
+  // error (the expression refused is of the error type, taken as dyn where it is used), so that
+  // every mistake is reported once.
+  const std::vector<PlacedError>& refusals() const { return refusals_; }
+
+  // Invalid: what cel-go's validators, which run once its checker accepted the expression,
+  // refuse: in each list literal its first item whose type differs from the items' before it, in
+  // each map literal every key and every value whose type differs (outside format()); a
+  // matches() whose first argument is a string written out that is not a regular expression; a
+  // format() of a format and a list written out that do not agree; in the order Kubernetes'
+  // environment runs its validators (of two refusals at one place, the literal's first).
+  std::vector<PlacedError> Invalid() const {
+    std::vector<PlacedError> invalid = literal_refusals_;
+    invalid.insert(invalid.end(), regex_refusals_.begin(), regex_refusals_.end());
+    invalid.insert(invalid.end(), format_refusals_.begin(), format_refusals_.end());
+    return invalid;
+  }
+
+ private:
+  // TypedAs: what Typed gives, before it is noted on `e`.
+  Type TypedAs(Expr& e) {
     switch (e.kind) {
       case Expr::Kind::kConst:
         return TypeOf(e.constant);
@@ -220,25 +246,6 @@ class Checker {
     return Type::Dyn();
   }
 
-  // Refusals: what the check refused, in the order found: cel-go's checker goes on past each
-  // error (the expression refused is of the error type, taken as dyn where it is used), so that
-  // every mistake is reported once.
-  const std::vector<PlacedError>& refusals() const { return refusals_; }
-
-  // Invalid: what cel-go's validators, which run once its checker accepted the expression,
-  // refuse: in each list literal its first item whose type differs from the items' before it, in
-  // each map literal every key and every value whose type differs (outside format()); a
-  // matches() whose first argument is a string written out that is not a regular expression; a
-  // format() of a format and a list written out that do not agree; in the order Kubernetes'
-  // environment runs its validators (of two refusals at one place, the literal's first).
-  std::vector<PlacedError> Invalid() const {
-    std::vector<PlacedError> invalid = literal_refusals_;
-    invalid.insert(invalid.end(), regex_refusals_.begin(), regex_refusals_.end());
-    invalid.insert(invalid.end(), format_refusals_.begin(), format_refusals_.end());
-    return invalid;
-  }
-
- private:
   // Refuse notes `what` about `e` and gives the type of what is refused.
   Type Refuse(const Expr& e, std::string what) {
     refusals_.push_back({e.position, std::move(what)});

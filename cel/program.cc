@@ -120,6 +120,15 @@ absl::StatusOr<bool> Program::MatchesValue(const Value& device, uint64_t* cost,
   return result.bool_value();
 }
 
+std::optional<uint64_t> SelectorMaxCost(const std::string& expression) {
+  CompileOptions options;
+  options.check.list_type_attributes = true;
+  options.check.consumable_capacity = true;
+  absl::StatusOr<std::shared_ptr<const Program>> program = Program::Compile(expression, options);
+  if (!program.ok()) return std::nullopt;
+  return (*program)->estimated_cost().max;
+}
+
 std::string WithRuntimeHint(absl::string_view message) {
   if (!absl::StrContains(message, "no such key:")) return std::string(message);
   return absl::StrCat(message,

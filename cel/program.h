@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "cel/ast.h"
 #include "cel/checker.h"
+#include "cel/cost_estimate.h"
 #include "cel/functions.h"
 #include "cel/value.h"
 #include "kubeapi/quantity.h"
@@ -65,16 +66,28 @@ class Program {
                                     Interruption interruption = {}) const;
 
   const std::string& expression() const { return expression_; }
+  // The least and the greatest cost of an evaluation, estimated when compiled as cel-go's
+  // checker estimates it (cost_estimate.h; upstream's CompilationResult.MaxCost is the greatest).
+  CostRange estimated_cost() const { return estimated_cost_; }
 
  private:
   Program(std::string expression, ExprPtr root, CompileOptions options)
-      : expression_(std::move(expression)), root_(std::move(root)), options_(options) {}
+      : expression_(std::move(expression)),
+        root_(std::move(root)),
+        options_(options),
+        estimated_cost_(EstimateCost(*root_)) {}
 
   const std::string expression_;
   const ExprPtr root_;
   const CompileOptions options_;
+  const CostRange estimated_cost_;
   mutable RegexCache regexes_;
 };
+
+// SelectorMaxCost: the greatest estimated cost of `expression` compiled with every feature of
+// the environment enabled, or none when it does not compile there (kubeapi::SelectorCost, for
+// the API server's refusal of a selector too complex).
+std::optional<uint64_t> SelectorMaxCost(const std::string& expression);
 
 // DeviceValue: the value of the variable `device`.
 Value DeviceValue(const Device& device);

@@ -1,6 +1,8 @@
 #include "kubeapi/resource_validation.h"
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -28,6 +30,7 @@ constexpr size_t kDeviceSelectorsMaxSize = 32;
 constexpr size_t kDeviceConstraintsMaxSize = 32;
 constexpr size_t kDeviceConfigMaxSize = 32;
 constexpr size_t kCelSelectorExpressionMaxLength = 10 * 1024;
+constexpr uint64_t kCelSelectorExpressionMaxCost = 1'000'000;
 constexpr size_t kOpaqueParametersMaxLength = 10 * 1024;
 constexpr size_t kDeviceMaxIdLength = 32;
 constexpr size_t kPoolNameMaxLength = 253;
@@ -103,13 +106,16 @@ void CheckDeviceClassName(FieldErrors& errors, absl::string_view name, const std
 }
 
 void CheckSelectors(FieldErrors& errors, const std::vector<DeviceSelector>& selectors,
-                    const std::string& path) {
+                    const std::string& path, SelectorCost cost) {
   CheckSize(errors, selectors, kDeviceSelectorsMaxSize, path,
             [&](const DeviceSelector& selector, const std::string& at) {
               if (!selector.cel_expression.has_value()) {
                 errors.Required(at + ".cel");
               } else if (selector.cel_expression->size() > kCelSelectorExpressionMaxLength) {
                 errors.TooLong(at + ".cel.expression", kCelSelectorExpressionMaxLength);
+              } else if (const std::optional<uint64_t> most = cost(*selector.cel_expression);
+                         most.has_value() && *most > kCelSelectorExpressionMaxCost) {
+                errors.Forbidden(at + ".cel.expression", "too complex, exceeds cost limit");
               }
             });
 }
@@ -154,16 +160,17 @@ void CheckToleration(FieldErrors& errors, const DeviceToleration& toleration,
 
 // The fields of `exactly` and of a subrequest, at `path`.
 void CheckExactRequest(FieldErrors& errors, const ExactDeviceRequest& request,
-                       const std::string& path) {
+                       const std::string& path, SelectorCost cost) {
   CheckDeviceClassName(errors, request.device_class_name, path + ".deviceClassName");
-  CheckSelectors(errors, request.selectors, path + ".selectors");
+  CheckSelectors(errors, request.selectors, path + ".selectors", cost);
   CheckAllocationMode(errors, request, path);
   for (size_t i = 0; i < request.tolerations.size(); ++i) {
     CheckToleration(errors, request.tolerations[i], Index(path + ".tolerations", i));
   }
 }
 
-void CheckRequest(FieldErrors& errors, const DeviceRequest& request, const std::string& path) {
+void CheckRequest(FieldErrors& errors, const DeviceRequest& request, const std::string& path,
+                  SelectorCost cost) {
   CheckRequestName(errors, request.name, path + ".name");
   const bool has_subs = !request.first_available.empty();
   const bool has_exactly = request.exactly.has_value();
@@ -179,11 +186,11 @@ void CheckRequest(FieldErrors& errors, const DeviceRequest& request, const std::
         path + ".firstAvailable",
         [&](const DeviceSubRequest& sub, const std::string& at) {
           CheckRequestName(errors, sub.name, at + ".name");
-          CheckExactRequest(errors, sub.request, at);
+          CheckExactRequest(errors, sub.request, at, cost);
         },
         [](const DeviceSubRequest& sub) -> absl::string_view { return sub.name; }, "name");
   } else {
-    CheckExactRequest(errors, *request.exactly, path + ".exactly");
+    CheckExactRequest(errors, *request.exactly, path + ".exactly", cost);
   }
 }
 
@@ -556,14 +563,14 @@ void CheckSkipNodeOperations(FieldErrors& errors, const std::vector<std::string>
 
 }  // namespace
 
-absl::Status ValidateResourceClaim(const ResourceClaim& claim) {
+absl::Status ValidateResourceClaim(const ResourceClaim& claim, SelectorCost cost) {
   const DeviceClaim& spec = claim.spec;
   const RequestNames names(spec);
   FieldErrors errors;
   CheckSet(
       errors, spec.requests, kDeviceRequestsMaxSize, "spec.devices.requests",
       [&](const DeviceRequest& request, const std::string& at) {
-        CheckRequest(errors, request, at);
+        CheckRequest(errors, request, at, cost);
       },
       [](const DeviceRequest& request) -> absl::string_view { return request.name; }, "name");
   CheckSize(errors, spec.constraints, kDeviceConstraintsMaxSize, "spec.devices.constraints",
@@ -577,7 +584,7 @@ absl::Status ValidateResourceClaim(const ResourceClaim& claim) {
   return errors.Result();
 }
 
-absl::Status ValidateDeviceClass(const DeviceClass& device_class) {
+absl::Status ValidateDeviceClass(const DeviceClass& device_class, SelectorCost cost) {
   FieldErrors errors;
   const std::string& name = device_class.metadata.name;
   if (name.empty()) {
@@ -585,7 +592,7 @@ absl::Status ValidateDeviceClass(const DeviceClass& device_class) {
   } else {
     errors.EachInvalid("metadata.name", name, Dns1123SubdomainErrors(name));
   }
-  CheckSelectors(errors, device_class.selectors, "spec.selectors");
+  CheckSelectors(errors, device_class.selectors, "spec.selectors", cost);
   CheckSize(errors, device_class.config, kDeviceConfigMaxSize, "spec.config",
             [&](const Json& config, const std::string& at) {
               CheckDeviceConfiguration(errors, config, at);
@@ -668,17 +675,17 @@ absl::Status ValidateSliceContents(const std::vector<Device>& devices,
   return errors.Result();
 }
 
-absl::StatusOr<ResourceClaim> DecodeValidResourceClaim(const Json& object) {
+absl::StatusOr<ResourceClaim> DecodeValidResourceClaim(const Json& object, SelectorCost cost) {
   absl::StatusOr<ResourceClaim> claim = DecodeResourceClaim(object);
   if (!claim.ok()) return claim;
-  if (absl::Status valid = ValidateResourceClaim(*claim); !valid.ok()) return valid;
+  if (absl::Status valid = ValidateResourceClaim(*claim, cost); !valid.ok()) return valid;
   return claim;
 }
 
-absl::StatusOr<DeviceClass> DecodeValidDeviceClass(const Json& object) {
+absl::StatusOr<DeviceClass> DecodeValidDeviceClass(const Json& object, SelectorCost cost) {
   absl::StatusOr<DeviceClass> device_class = DecodeDeviceClass(object);
   if (!device_class.ok()) return device_class;
-  if (absl::Status valid = ValidateDeviceClass(*device_class); !valid.ok()) return valid;
+  if (absl::Status valid = ValidateDeviceClass(*device_class, cost); !valid.ok()) return valid;
   return device_class;
 }
 

@@ -11,7 +11,8 @@
 //
 // What is checked, in upstream's order: the sizes of every list, request and subrequest names
 // (DNS labels, unique in their list), exactly one of `exactly` and `firstAvailable`, device class
-// names, selectors (a `cel` expression of at most 10 KiB; whether it compiles is the
+// names, selectors (a `cel` expression of at most 10 KiB, whose estimated cost is at most
+// 1,000,000: "Forbidden: too complex, exceeds cost limit"; whether it compiles is the
 // allocator's to say, with its own compiler's text), allocation mode and count, tolerations,
 // the requests a constraint or a configuration names, constraint attributes (fully qualified
 // names) and opaque configurations (driver name, parameters a JSON object of at most 10 KiB).
@@ -19,19 +20,28 @@
 // (derivedAttributes, capacity requests beyond their decoding).
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <string>
+
 #include "absl/status/status.h"
 #include "kubeapi/resource_claim.h"
 #include "kubeapi/resource_slice.h"
 
 namespace devmgr::kubeapi {
 
+// SelectorCost: the greatest cost an evaluation of a CEL selector can have, estimated as the API
+// server estimates it, or none for a selector that does not compile (cel::SelectorMaxCost; the
+// CEL evaluator is a layer above this one).
+using SelectorCost = std::optional<uint64_t> (*)(const std::string& expression);
+
 // InvalidArgument with the errors' text; OK for a claim the API server would accept.
-absl::Status ValidateResourceClaim(const ResourceClaim& claim);
+absl::Status ValidateResourceClaim(const ResourceClaim& claim, SelectorCost cost);
 
 // ValidateDeviceClass: a DeviceClass (ValidateDeviceClass upstream): its name (a DNS-1123
 // subdomain, which claims name it by), its selectors and configurations as a claim's, its
 // extendedResourceName. "metadata.name: Required value: ..." for a class without a name.
-absl::Status ValidateDeviceClass(const DeviceClass& device_class);
+absl::Status ValidateDeviceClass(const DeviceClass& device_class, SelectorCost cost);
 
 // ValidateResourceSlice: a ResourceSlice's spec (validateResourceSliceSpec upstream), for the
 // slices drivers publish into a node's own store: the driver and pool names, the pool's
@@ -51,7 +61,7 @@ absl::Status ValidateSliceContents(const std::vector<Device>& devices,
                                    bool per_device_node_selection);
 
 // Decode, then validate: the objects as the API server would take them.
-absl::StatusOr<ResourceClaim> DecodeValidResourceClaim(const Json& object);
-absl::StatusOr<DeviceClass> DecodeValidDeviceClass(const Json& object);
+absl::StatusOr<ResourceClaim> DecodeValidResourceClaim(const Json& object, SelectorCost cost);
+absl::StatusOr<DeviceClass> DecodeValidDeviceClass(const Json& object, SelectorCost cost);
 
 }  // namespace devmgr::kubeapi

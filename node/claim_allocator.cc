@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cel/program.h"
 #include "kubeapi/object_files.h"
 #include "kubeapi/resource_validation.h"
 #include "structured/allocator.h"
@@ -87,8 +88,10 @@ absl::StatusOr<std::vector<kubeapi::DeviceClass>> ClaimAllocator::ReadClasses() 
   absl::StatusOr<std::vector<kubeapi::FileObject>> objects =
       kubeapi::ReadObjectFiles({options_.device_classes.string()});
   if (!objects.ok()) return objects.status();
-  return kubeapi::DecodeKind<kubeapi::DeviceClass>(*objects, "DeviceClass",
-                                                   kubeapi::DecodeValidDeviceClass);
+  return kubeapi::DecodeKind<kubeapi::DeviceClass>(
+      *objects, "DeviceClass", [](const kubeapi::Json& object) {
+        return kubeapi::DecodeValidDeviceClass(object, cel::SelectorMaxCost);
+      });
 }
 
 absl::Status ClaimAllocator::Allocate(PodClaims& claims,

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "cel/program.h"
 #include "common/k8s_names.h"
 #include "kubeapi/resource_validation.h"
 #include "kubeapi/yaml_objects.h"
@@ -247,7 +248,7 @@ absl::Status ReadClaims(const std::vector<std::pair<size_t, YAML::Node>>& docume
       // Its requests, for a node that allocates claims itself.
       absl::StatusOr<nlohmann::json> object = kubeapi::YamlToJson(document);
       absl::StatusOr<kubeapi::ResourceClaim> whole =
-          object.ok() ? kubeapi::DecodeValidResourceClaim(*object)
+          object.ok() ? kubeapi::DecodeValidResourceClaim(*object, cel::SelectorMaxCost)
                       : absl::StatusOr<kubeapi::ResourceClaim>(object.status());
       if (!whole.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(where, ": ", whole.status().message()));

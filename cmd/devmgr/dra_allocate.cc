@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "cel/program.h"
 #include "cmd/devmgr/command_tree.h"
 #include "cmd/devmgr/printer.h"
 #include "kubeapi/object_files.h"
@@ -42,6 +43,14 @@ absl::StatusOr<std::vector<T>> ReadKind(const std::vector<std::string>& paths,
   absl::StatusOr<std::vector<kubeapi::FileObject>> objects = kubeapi::ReadObjectFiles(paths);
   if (!objects.ok()) return objects.status();
   return kubeapi::DecodeKind<T>(*objects, kind, decode);
+}
+
+// Classes and claims as the API server would take them, their selectors' costs estimated.
+absl::StatusOr<kubeapi::DeviceClass> DecodeClass(const Json& object) {
+  return kubeapi::DecodeValidDeviceClass(object, cel::SelectorMaxCost);
+}
+absl::StatusOr<kubeapi::ResourceClaim> DecodeClaim(const Json& object) {
+  return kubeapi::DecodeValidResourceClaim(object, cel::SelectorMaxCost);
 }
 
 // The node: --node, else the one node the node-local slices name.
@@ -101,14 +110,14 @@ int Run(const AllocateFlags& flags) {
       ReadKind<kubeapi::ResourceSlice>(flags.slices, "ResourceSlice", kubeapi::DecodeResourceSlice);
   if (!slices.ok()) return Fail(kExitUsage, slices.status().message());
   absl::StatusOr<std::vector<kubeapi::DeviceClass>> classes =
-      ReadKind<kubeapi::DeviceClass>(flags.classes, "DeviceClass", kubeapi::DecodeValidDeviceClass);
+      ReadKind<kubeapi::DeviceClass>(flags.classes, "DeviceClass", DecodeClass);
   if (!classes.ok()) return Fail(kExitUsage, classes.status().message());
-  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> claims = ReadKind<kubeapi::ResourceClaim>(
-      flags.claims, "ResourceClaim", kubeapi::DecodeValidResourceClaim);
+  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> claims =
+      ReadKind<kubeapi::ResourceClaim>(flags.claims, "ResourceClaim", DecodeClaim);
   if (!claims.ok()) return Fail(kExitUsage, claims.status().message());
   if (claims->empty()) return Fail(kExitUsage, "--claim: no ResourceClaim in the files");
-  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> allocated = ReadKind<kubeapi::ResourceClaim>(
-      flags.allocated, "ResourceClaim", kubeapi::DecodeValidResourceClaim);
+  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> allocated =
+      ReadKind<kubeapi::ResourceClaim>(flags.allocated, "ResourceClaim", DecodeClaim);
   if (!allocated.ok()) return Fail(kExitUsage, allocated.status().message());
 
   std::vector<kubeapi::ResourceSlicePtr> slice_ptrs;

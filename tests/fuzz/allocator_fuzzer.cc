@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/algorithm/container.h"
+#include "cel/program.h"
 #include "kubeapi/resource_claim.h"
 #include "kubeapi/resource_slice.h"
 #include "kubeapi/resource_validation.h"
@@ -55,10 +56,11 @@ Inputs Read(const std::string& text) {
             std::make_shared<const devmgr::kubeapi::ResourceSlice>(*std::move(slice)));
       }
     } else if (kind == "DeviceClass") {
-      auto device_class = devmgr::kubeapi::DecodeValidDeviceClass(object);
+      auto device_class =
+          devmgr::kubeapi::DecodeValidDeviceClass(object, devmgr::cel::SelectorMaxCost);
       if (device_class.ok()) inputs.classes.push_back(*std::move(device_class));
     } else if (kind == "ResourceClaim") {
-      auto claim = devmgr::kubeapi::DecodeValidResourceClaim(object);
+      auto claim = devmgr::kubeapi::DecodeValidResourceClaim(object, devmgr::cel::SelectorMaxCost);
       if (claim.ok() && inputs.claims.size() < 4) {
         inputs.claims.push_back(*std::move(claim));
       }
@@ -84,8 +86,7 @@ void CheckAllocation(const Inputs& inputs, const devmgr::structured::Features& f
   Invariant(results.size() == inputs.claims.size(), "one result per claim");
   // Each device with the skipNodeOperations of every slice that lists it (a pool may list a
   // device in more than one slice or generation).
-  std::map<std::tuple<std::string, std::string, std::string>,
-           std::vector<std::vector<std::string>>>
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::vector<std::string>>>
       devices;
   for (const auto& slice : inputs.slices) {
     for (const auto& device : slice->spec.devices) {

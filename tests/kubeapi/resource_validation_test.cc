@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cel/program.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::kubeapi {
@@ -37,6 +38,14 @@ constexpr char kRefError[] =
     "separated by '/'";
 constexpr char kDomainError[] =
     "a fully qualified name must be a domain and a name separated by a slash";
+
+// Upstream's selector of its CEL-cost scenarios: seven nested all() over ten items, estimated at
+// 85,555,551.
+constexpr char kCostlySelector[] =
+    "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(y, "
+    "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z2, "
+    "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z3, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z4, "
+    "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z5, int('1'.find('[0-9]*')) < 100)))))))";
 
 // Upstream's validClaimSpec: one request "foo" for one device of class "foo".
 Json ValidClaim() {
@@ -80,7 +89,7 @@ std::string Expected(const std::vector<std::string>& errors) {
 // The scenario's object decodes, and `validate` gives the scenario's errors (or none).
 template <typename T>
 void CheckWith(const Scenario& scenario, absl::StatusOr<T> (*decode)(const Json&),
-               absl::Status (*validate)(const T&)) {
+               const std::function<absl::Status(const T&)>& validate) {
   SCOPED_TRACE(scenario.name);
   absl::StatusOr<T> object = decode(scenario.object);
   ASSERT_TRUE(object.ok()) << object.status();
@@ -94,7 +103,11 @@ void CheckWith(const Scenario& scenario, absl::StatusOr<T> (*decode)(const Json&
 }
 
 void Check(const Scenario& scenario) {
-  CheckWith<ResourceClaim>(scenario, DecodeResourceClaim, ValidateResourceClaim);
+  // Selectors' costs are estimated by devmgr's CEL evaluator, as the API server's validation
+  // estimates them with cel-go.
+  CheckWith<ResourceClaim>(scenario, DecodeResourceClaim, [](const ResourceClaim& claim) {
+    return ValidateResourceClaim(claim, cel::SelectorMaxCost);
+  });
 }
 
 Json With(Json claim, const std::function<void(Json&)>& change) {
@@ -239,6 +252,14 @@ TEST(ResourceValidationTest, TestValidateClaim) {
        {"spec.devices.requests[1].exactly.selectors[1].cel.expression: Too long: may not be "
         "more than 10240 bytes",
         "spec.devices.requests[1].exactly.selectors[2].cel: Required value"}},
+      {"CEL-cost",
+       With(ValidClaim(),
+            [](Json& c) {
+              Requests(c)[0]["exactly"]["selectors"] = {
+                  {{"cel", {{"expression", kCostlySelector}}}}};
+            }),
+       {"spec.devices.requests[0].exactly.selectors[0].cel.expression: Forbidden: too complex, "
+        "exceeds cost limit"}},
       {"prioritized-list-valid", ValidClaimWithFirstAvailable(), {}},
       {"prioritized-list-both-first-available-and-exactly-set",
        With(ValidClaimWithFirstAvailable(),
@@ -419,10 +440,13 @@ Json ValidClass() {
 }
 
 void CheckClass(const Scenario& scenario) {
-  CheckWith<DeviceClass>(scenario, DecodeDeviceClass, ValidateDeviceClass);
+  CheckWith<DeviceClass>(scenario, DecodeDeviceClass, [](const DeviceClass& device_class) {
+    return ValidateDeviceClass(device_class, cel::SelectorMaxCost);
+  });
   // DecodeValidDeviceClass decodes and refuses it the same way.
   if (!scenario.errors.empty()) {
-    EXPECT_EQ(std::string(DecodeValidDeviceClass(scenario.object).status().message()),
+    EXPECT_EQ(std::string(
+                  DecodeValidDeviceClass(scenario.object, cel::SelectorMaxCost).status().message()),
               Expected(scenario.errors));
   }
 }
@@ -454,6 +478,12 @@ TEST(ResourceValidationTest, TestValidateClass) {
       {"missing-cel",
        With(ValidClass(), [](Json& c) { c["spec"]["selectors"] = Json::array({Json::object()}); }),
        {"spec.selectors[0].cel: Required value"}},
+      {"CEL-cost",
+       With(ValidClass(),
+            [](Json& c) {
+              c["spec"]["selectors"] = {{{"cel", {{"expression", kCostlySelector}}}}};
+            }),
+       {"spec.selectors[0].cel.expression: Forbidden: too complex, exceeds cost limit"}},
       {"configuration",
        With(ValidClass(),
             [](Json& c) {
@@ -484,14 +514,18 @@ TEST(ResourceValidationTest, TestValidateClass) {
 // Decode, then validate: a claim the decoder refuses keeps the decoder's text; a valid one
 // comes back decoded.
 TEST(ResourceValidationTest, DecodeValidResourceClaimDecodesThenValidates) {
-  EXPECT_EQ(DecodeValidResourceClaim(Json::parse(R"({"kind": "Pod"})")).status().message(),
+  EXPECT_EQ(DecodeValidResourceClaim(Json::parse(R"({"kind": "Pod"})"), cel::SelectorMaxCost)
+                .status()
+                .message(),
             "kind: is \"Pod\", not ResourceClaim");
   EXPECT_EQ(
-      DecodeValidResourceClaim(With(ValidClaim(), [](Json& c) { Requests(c)[0]["name"] = "a.b"; }))
+      DecodeValidResourceClaim(With(ValidClaim(), [](Json& c) { Requests(c)[0]["name"] = "a.b"; }),
+                               cel::SelectorMaxCost)
           .status()
           .message(),
       "spec.devices.requests[0].name: Invalid value: \"a.b\": must not contain dots");
-  absl::StatusOr<ResourceClaim> valid = DecodeValidResourceClaim(ValidClaim());
+  absl::StatusOr<ResourceClaim> valid =
+      DecodeValidResourceClaim(ValidClaim(), cel::SelectorMaxCost);
   ASSERT_TRUE(valid.ok()) << valid.status();
   EXPECT_EQ(valid->spec.requests[0].name, "foo");
 }
