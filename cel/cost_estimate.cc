@@ -599,6 +599,9 @@ class Coster {
       SetSize(e, SizeOf(e));
       return Range{costs[0].min, Add(costs[0], costs[1]).max};
     }
+    // Of the calls the checker accepts only the logical operators have no overload; cel-go
+    // costs any other such call nothing.
+    if (e.overloads.empty()) return Range{};
     Range cost;
     std::optional<Node> target;
     if (e.operand != nullptr) {

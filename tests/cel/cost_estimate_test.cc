@@ -1,4 +1,5 @@
-// EstimateCost against the estimates upstream's tests expect: Kubernetes' library cost tests
+// EstimateCost against the estimates upstream's tests expect: cel-go's TestCost (checker) for its
+// expressions of literals, Kubernetes' library cost tests
 // (apiserver/pkg/cel/library, TestTwoVariableComprehensionCost, TestSetsCost, TestIPCost,
 // TestCIDRCost, TestStringLibrary, TestQuantityCost, TestSemverCost, TestListsCost) for
 // expressions of literals, where DRA's environment estimates as theirs does (a call's result
@@ -32,6 +33,45 @@ void ExpectEstimates(const std::vector<Case>& cases) {
     ASSERT_TRUE(program.ok()) << program.status();
     EXPECT_EQ((*program)->estimated_cost(), (CostRange{c.min, c.max}));
   }
+}
+
+TEST(CostEstimateTest, TestCost) {
+  constexpr uint64_t kEqualityOfUnknownSizes = 1844674407370955264;  // a tenth of 2^64, rounded
+  ExpectEstimates({
+      {"[1, 2, 3].all(x, true)", 20, 20},
+      {"'123'.matches('[0-9]')", 2, 2},
+      {"true || false", 0, 0},
+      {"true && false", 0, 0},
+      {"1 < 2", 1, 1},
+      {"1 <= 2", 1, 1},
+      {"1 == 2", 1, 1},
+      {"2 > 1", 1, 1},
+      {"2 >= 1", 1, 1},
+      {"2 in [1, 2, 3]", 13, 13},
+      {"((5 != 6) == (1 == 2)) == ((3 <= 4) == (9 != 9))", 7, 7},
+      // + 10 for [] and nothing for comparing with an empty list.
+      {"[1,2,3,4,5].filter(x, x % 2 == 0) == []", 41 + 10, 101 + 10},
+      {"[1,2,3,4,5].map(x, x) == []", 86 + 10, 86 + 10},
+      {"[1,2,3,4,5].map(x, x).filter(x, x % 2 == 0) == []", 117 + 10, 177 + 10},
+      {"[1,2,3,4,5].map(x, x).exists(x, x == 5) == true", 108, 118},
+      {"[1,2,3,4,5].map(x, x).map(x, x) == []", 162 + 10, 162 + 10},
+      // + 1 for comparing an item of size 1.
+      {"[1,2,3,4,5].map(x, x)[4] == 5", 87 + 1, 87 + 1},
+      // + 10 for [1,2] and 1 for comparing two lists of size 2.
+      {"[[1,2],[1,2],[1,2],[1,2],[1,2]][4] == [1,2]", 61 + 11, 61 + 11},
+      {"{'a': [1,2], 'b': [1,2], 'c': [1,2], 'd': [1,2], 'e': [1,2]}.b == [1,2]", 81 + 11, 81 + 11},
+      {"[[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]].all(y, y.all(y, y == 1))", 76, 136},
+      {"[1,2,3,4,5].map(x, [x, x]).all(y, y.all(y, y == 1))", 157, 217},
+      {"[\"a\", \"ab\", \"abc\", \"abcd\", \"abcde\"].map(x, [x, x]).all(y, y.all(y, "
+       "y.startsWith('a')))",
+       157, 217},
+      {"[1,2,3,4,5].map(x, x).map(x, x) + [1] == []", 173 + 10, 173 + 10},
+      {"[1,2,3].all(i, i in [1,2,3].map(j, j + j))", 20, 230},
+      {"dyn([1,2,3]).all(i, i in dyn([1,2,3]).map(j, j + j))", 21, 234},
+      {"{'hello': 'hi'}['hello'] != {'hello': 'bye'}['hello']", 63, 63},
+      {"['hello', 'hi'][0] != ['hello', 'bye'][1]", 23, 23},
+      {"type(1) == int", 3, 2 + kEqualityOfUnknownSizes},
+  });
 }
 
 TEST(CostEstimateTest, TestTwoVariableComprehensionCost) {

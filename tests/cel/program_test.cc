@@ -1,8 +1,7 @@
 // The selector evaluator against upstream's own tables (k8s.io/dynamic-resource-allocation/cel,
 // compile_test.go): TestCEL case by case with its expressions, devices, matches and error texts
-// (the worst-case cost estimates it also records are cel-go's and are not reproduced here: the
-// evaluator counts runtime cost only, for the limit), TestCELFeatureCombinations and
-// TestInterrupt.
+// and the worst-case cost it estimates for each (cost_estimate.h), TestCELFeatureCombinations
+// and TestInterrupt.
 #include "cel/program.h"
 
 #include <gtest/gtest.h>
@@ -412,6 +411,80 @@ device.attributes["dra.example.com"]["version"].isGreaterThan(semver("0.0.1"))
   return cases;
 }
 
+// Upstream's expectCost of each case of TestCEL that has one (the others: 0), the worst-case cost
+// cel-go estimates for its expression.
+uint64_t ExpectedCost(const std::string& name) {
+  static const std::map<std::string, uint64_t> costs = {
+      {"runtime-error-lookup-identifier", 6},
+      {"runtime-error-lookup-map", 6},
+      {"domain-check-negative", 3},
+      {"domain-check-positive", 3},
+      {"empty-driver-name", 2},
+      {"real-driver-name", 4},
+      {"driver-name-qualifier", 4},
+      {"driver-name-qualifier-map-lookup", 4},
+      {"bind", 15},
+      {"qualified-attribute-name", 4},
+      {"bool", 4},
+      {"int", 5},
+      {"string", 5},
+      {"macro-exists-on-int", 389},
+      {"macro-exists-on-bool", 389},
+      {"macro-exists-on-string", 389},
+      {"list-result-type-causes-match-error", 4},
+      {"includes-function-can-evaluate", 52},
+      {"list-of-bool", 6},
+      {"list-of-int", 6},
+      {"list-of-string", 6},
+      {"list-of-semver", 6},
+      {"macro-on-list-of-int", 389},
+      {"macro-on-list-of-string", 261},
+      {"macro-on-list-of-semver", 389},
+      {"includes-function-compilation-and-eval-success", 52},
+      {"includes-function-on-bool-scalar-positive", 52},
+      {"includes-function-on-bool-scalar-negative", 52},
+      {"includes-function-on-bool-list-positive", 52},
+      {"includes-function-on-bool-list-negative", 52},
+      {"includes-function-on-int-scalar-positive", 52},
+      {"includes-function-on-int-scalar-negative", 52},
+      {"includes-function-on-int-list-positive", 52},
+      {"includes-function-on-int-list-negative", 52},
+      {"includes-function-on-string-scalar-positive", 52},
+      {"includes-function-on-string-scalar-negative", 52},
+      {"includes-function-on-string-list-positive", 52},
+      {"includes-function-on-string-list-negative", 52},
+      {"includes-function-on-semver-scalar-positive", 53},
+      {"includes-function-on-semver-scalar-negative", 53},
+      {"includes-function-on-semver-list-positive", 53},
+      {"includes-function-on-semver-list-negative", 53},
+      {"includes-function-on-very-long-list-positive", 52},
+      {"includes-function-on-very-long-list-runtime-error", 52},
+      {"in-operator-on-list", 68},
+      {"version", 6},
+      {"version_v", 7},
+      {"macro-exists-on-version", 453},
+      {"quantity", 6},
+      {"check-positive", 10},
+      {"check-negative", 11},
+      {"all", 52},
+      {"many", 12},
+      {"check_attribute_domains", 164},
+      {"check_attribute_ids", 133},
+      {"split_attribute", 19},
+      {"regexp_attribute", 18},
+      {"check_capacity_domains", 164},
+      {"check_capacity_ids", 133},
+      {"expensive", 85555551},
+      {"allow_multiple_allocations", 3},
+      {"allow_multiple_allocations_default", 3},
+      {"allow_multiple_allocations_false", 3},
+      {"allow_multiple_allocations_new", 3},
+      {"allow_multiple_allocations_enabled", 3},
+  };
+  const auto found = costs.find(name);
+  return found == costs.end() ? 0 : found->second;
+}
+
 void RunCase(const Case& c, bool list_type_attributes) {
   SCOPED_TRACE(absl::StrCat(c.name, " list-type-attributes=", list_type_attributes));
   CompileOptions options;
@@ -425,6 +498,7 @@ void RunCase(const Case& c, bool list_type_attributes) {
     return;
   }
   ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ((*program)->estimated_cost().max, ExpectedCost(c.name));
   uint64_t cost = 0;
   absl::StatusOr<bool> matched = (*program)->Matches(DeviceOf(c), &cost);
   if (!c.match_error.empty()) {
