@@ -1,5 +1,6 @@
 #include "cel/cost_estimate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -36,6 +37,13 @@ uint64_t MultiplySaturating(uint64_t x, uint64_t y) {
 uint64_t ByFactor(uint64_t x, double factor) {
   const double product = std::ceil(static_cast<double>(x) * factor);
   return product >= 0x1p64 ? kUnbounded : static_cast<uint64_t>(product);
+}
+
+// CeilDivide: x / y rounded up, computed in floating point as upstream computes it (saturated
+// where upstream's conversion of a quotient of 2^64 or more is Go's own).
+uint64_t CeilDivide(uint64_t x, uint64_t y) {
+  const double quotient = std::ceil(static_cast<double>(x) / static_cast<double>(y));
+  return quotient >= 0x1p64 ? kUnbounded : static_cast<uint64_t>(quotient);
 }
 
 Range Fixed(uint64_t n) { return {n, n}; }
@@ -221,7 +229,8 @@ Range NodeSize(const Node& node) {
 }
 
 struct CallEstimate {
-  CallEstimate(Range cost_of_call, std::optional<Range> size = std::nullopt)  // NOLINT
+  // Implicit, so that a cost alone is an estimate without a result size.
+  CallEstimate(Range cost_of_call, std::optional<Range> size = std::nullopt)
       : cost(cost_of_call), result_size(size) {}
   Range cost;
   std::optional<Range> result_size;
@@ -240,13 +249,14 @@ std::optional<Node> ElementNode(const Node& list) {
               std::nullopt};
 }
 
+// KubernetesType: a type of Kubernetes' libraries whose values compare in one step (a URL, which
+// compares its text, is not one).
 bool KubernetesType(const Type& type) {
   switch (type.kind) {
     case TK::kSemver:
     case TK::kQuantity:
     case TK::kIP:
     case TK::kCIDR:
-    case TK::kURL:
     case TK::kFormat:
       return true;
     default:
@@ -314,8 +324,10 @@ std::optional<CallEstimate> LibraryCost(const Overload& overload, const Node* ta
     return CallEstimate{Multiply(NodeSize(*target), each)};
   }
   if (name == "url") {
+    // A URL is as large as its text, which equality compares.
     if (n != 1) return std::nullopt;
-    return CallEstimate{ByFactor(NodeSize(args[0]), kStringTraversal)};
+    const Range text = NodeSize(args[0]);
+    return CallEstimate{ByFactor(text, kStringTraversal), text};
   }
   if (name == "lowerAscii" || name == "upperAscii" || name == "substring" || name == "trim") {
     if (target == nullptr) return std::nullopt;
@@ -337,8 +349,7 @@ std::optional<CallEstimate> LibraryCost(const Overload& overload, const Node* ta
     } else if (to.max <= from.min) {
       kept.max = size.max;
     } else {
-      count.max = static_cast<uint64_t>(
-          std::ceil(static_cast<double>(size.max) / static_cast<double>(from.min)));
+      count.max = CeilDivide(size.max, from.min);
     }
     // The shortest: the longest match replaced by the shortest replacement.
     if (from.max == 0) {
@@ -347,8 +358,7 @@ std::optional<CallEstimate> LibraryCost(const Overload& overload, const Node* ta
     } else if (from.max <= to.min) {
       kept.min = size.min;
     } else {
-      count.min = static_cast<uint64_t>(
-          std::ceil(static_cast<double>(size.min) / static_cast<double>(from.max)));
+      count.min = CeilDivide(size.min, from.max);
     }
     return CallEstimate{ByFactor(size, 2 * kStringTraversal), Add(Multiply(count, to), kept)};
   }
@@ -395,7 +405,7 @@ std::optional<CallEstimate> LibraryCost(const Overload& overload, const Node* ta
   if (name == "ip.isCanonical" && n == 1) {
     return CallEstimate{ByFactor(NodeSize(args[0]), 2 * kStringTraversal)};
   }
-  // Two values of Kubernetes' own types compare in one step.
+  // Two values of Kubernetes' own types (URLs aside) compare in one step.
   if ((name == "_==_" || name == "_!=_") && n == 2 &&
       (KubernetesType(args[0].type) || KubernetesType(args[1].type))) {
     return CallEstimate{Fixed(1)};

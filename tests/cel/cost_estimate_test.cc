@@ -102,6 +102,15 @@ TEST(CostEstimateTest, TestSetsCost) {
   });
 }
 
+TEST(CostEstimateTest, TestURLsCost) {
+  ExpectEstimates({
+      {"url('https:://kubernetes.io/').getScheme() == ''", 4, 4},
+      {"url('https:://kubernetes.io/').getHost() == ''", 4, 4},
+      {"url('https:://kubernetes.io/') == url('https:://kubernetes.io/')", 7, 9},
+      {"url('https:://kubernetes.io/') == url('http://x.b')", 5, 5},
+  });
+}
+
 TEST(CostEstimateTest, TestIPCost) {
   ExpectEstimates({
       {"ip('192.168.0.1').family() == 4", 3 + 1, 3 + 1},
