@@ -1,6 +1,6 @@
 // `devmgr dra allocate`, run as a user runs it on the shipped example (examples/allocate): the
 // claim printed with its allocation, a second claim that no longer fits (exit 1) and why
-// (--explain), unreadable input (exit 2).
+// (--explain), unreadable or invalid input (exit 2).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -128,6 +128,30 @@ spec:
   EXPECT_NE(twice.err.find("spec.devices.requests[1].name: Duplicate value: \"r\""),
             std::string::npos)
       << twice.err;
+
+  // A selector the API server would refuse as too costly to evaluate: every pair of attributes.
+  std::ofstream(dir.Sub("costly.yaml")) << R"(kind: ResourceClaim
+metadata: {name: c}
+spec:
+  devices:
+    requests:
+    - name: r
+      exactly:
+        deviceClassName: gpu.example.com
+        selectors:
+        - cel: {expression: "device.driver == 'gpu.example.com'"}
+        - cel:
+            expression: >-
+              device.attributes.all(d, device.attributes[d].all(k, device.attributes.all(e,
+              device.attributes[e].all(l, string(device.attributes[d][k]) !=
+              string(device.attributes[e][l])))))
+)";
+  ProcessResult costly = RunDevmgr(Allocate({"--claim", dir.Sub("costly.yaml").string()}));
+  EXPECT_EQ(costly.exit_code, 2);
+  EXPECT_NE(costly.err.find("ResourceClaim c: spec.devices.requests[0].exactly.selectors[1].cel."
+                            "expression: Forbidden: too complex, exceeds cost limit"),
+            std::string::npos)
+      << costly.err;
 
   ProcessResult gates = RunDevmgr(
       Allocate({"--claim", Example("claim.yaml"), "--feature-gates", "DRANoSuchThing=true"}));
