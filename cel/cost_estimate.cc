@@ -294,8 +294,9 @@ std::optional<CallEstimate> ExtensionCost(const Overload& overload, const Node* 
     }
     return std::nullopt;
   }
-  if (name == "lists.range" && n == 1)
+  if (name == "lists.range" && n == 1) {
     return ListCall(1, Fixed(IntLiteral(args[0].expr, kUnbounded)));
+  }
   const bool sets = name == "sets.contains" || name == "sets.intersects";
   if ((sets || name == "sets.equivalent") && n == 2) {
     const double factor = sets ? 1 : 2;
@@ -312,7 +313,7 @@ std::optional<CallEstimate> LibraryCost(const Overload& overload, const Node* ta
   const std::string name = overload.name;
   const size_t n = args.size();
   if (name == "includes" && target != nullptr) {
-    return CallEstimate{Range{0, 48}};  // ResourceSliceMaxAttributeValuesPerDevice, 1 each
+    return CallEstimate{Range{0, kMaxAttributeValues}};  // 1 for each value it may look at
   }
   if (name == "isSorted" || name == "sum" || name == "max" || name == "min" || name == "indexOf" ||
       name == "lastIndexOf") {

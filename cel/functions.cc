@@ -1259,9 +1259,6 @@ Value SetsIntersects(const std::vector<Value>& a, EvalContext& c) {
 
 // ---- DRA. ----
 
-// The most values a list attribute has (ResourceSliceMaxAttributeValuesPerDevice).
-constexpr size_t kMaxAttributeValues = 48;
-
 Value Includes(const std::vector<Value>& a, EvalContext& c) {
   if (a[0].kind() != Kind::kList) return Compare(a[0], a[1], c);
   c.AddCost(a[0].list().size());

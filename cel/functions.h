@@ -95,6 +95,10 @@ class EvalContext {
   RegexCache& regexes_;
 };
 
+// The most values a list attribute has (ResourceSliceMaxAttributeValuesPerDevice): what
+// includes() looks at.
+inline constexpr size_t kMaxAttributeValues = 48;
+
 // Features of the environment that the DRA feature gates add.
 enum class Feature { kNone, kListTypeAttributes };
 
