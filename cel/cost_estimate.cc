@@ -4,8 +4,10 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -70,13 +72,52 @@ std::optional<Entry> Union(const std::optional<Entry>& a, const std::optional<En
 }
 
 // Path: how a value is reached from `device`: field names, and "@items", "@values", "@keys" or
-// "@indices" for a container's parts (cel-go's AstNode.Path).
-using Path = std::vector<std::string>;
+// "@indices" for a container's parts (cel-go's AstNode.Path). It is kept as Go keeps cel-go's, a
+// slice: a path extended where its array has room is written into that array, so that a path
+// extended from the same one before it now ends with the later part. cel-go reads some paths
+// after others were extended (a comprehension's range, a two-variable comprehension's key, the
+// uses of a bound variable), and the estimate is to be the API server's.
+class Path {
+ public:
+  Path() = default;
+  explicit Path(const std::string& root)
+      : array_(std::make_shared<std::vector<std::string>>(1, root)), size_(1) {}
 
-Path Then(Path path, const char* part) {
-  path.emplace_back(part);
-  return path;
-}
+  // Then: the path one part longer, as Go's append(path, part): in place where the array has
+  // room, else on a new array of twice the room (Go's growth of a small slice of strings).
+  Path Then(const char* part) const {
+    if (array_ != nullptr && size_ < array_->size()) {
+      (*array_)[size_] = part;
+      return Path(array_, size_ + 1);
+    }
+    auto array = std::make_shared<std::vector<std::string>>(std::max<size_t>(1, 2 * size_));
+    std::copy_n(Begin(), size_, array->begin());
+    (*array)[size_] = part;
+    return Path(std::move(array), size_ + 1);
+  }
+  // CopyThen: the path one part longer on an array of its own (a copy, not an append).
+  Path CopyThen(const char* part) const {
+    auto array = std::make_shared<std::vector<std::string>>(size_ + 1);
+    std::copy_n(Begin(), size_, array->begin());
+    (*array)[size_] = part;
+    return Path(std::move(array), size_ + 1);
+  }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const std::string& operator[](size_t i) const { return (*array_)[i]; }
+
+ private:
+  Path(std::shared_ptr<std::vector<std::string>> array, size_t size)
+      : array_(std::move(array)), size_(size) {}
+  std::vector<std::string>::const_iterator Begin() const {
+    return array_ == nullptr ? std::vector<std::string>::const_iterator() : array_->cbegin();
+  }
+
+  // The array, shared by the paths extended from one another; its size is the room.
+  std::shared_ptr<std::vector<std::string>> array_;
+  size_t size_ = 0;
+};
 
 // DeviceSize: the greatest size DRA declares for what `path` reaches (its sizeEstimator over
 // the declared type of `device`), or none.
@@ -245,23 +286,8 @@ CallEstimate ListCall(double factor, Range size) {
 // ElementNode: the items of a list, for Kubernetes' list functions (listElementNode).
 std::optional<Node> ElementNode(const Node& list) {
   if (list.type.kind != TK::kList) return std::nullopt;
-  return Node{list.path.empty() ? Path{} : Then(list.path, "@items"), list.type.params[0], nullptr,
-              std::nullopt};
-}
-
-// KubernetesType: a type of Kubernetes' libraries whose values compare in one step (a URL, which
-// compares its text, is not one).
-bool KubernetesType(const Type& type) {
-  switch (type.kind) {
-    case TK::kSemver:
-    case TK::kQuantity:
-    case TK::kIP:
-    case TK::kCIDR:
-    case TK::kFormat:
-      return true;
-    default:
-      return false;
-  }
+  return Node{list.path.empty() ? Path{} : list.path.CopyThen("@items"), list.type.params[0],
+              nullptr, std::nullopt};
 }
 
 bool IsString(const Type& type) { return type.kind == TK::kString || type.kind == TK::kBytes; }
@@ -366,12 +392,11 @@ std::optional<CallEstimate> LibraryCost(const Overload& overload, const Node* ta
   if (name == "split") {
     if (target == nullptr) return std::nullopt;
     const Range size = NodeSize(*target);
-    // A limit written out bounds the parts (a negative one converts to no bound).
+    // A limit written out bounds the parts (a negative one wraps, as Go's uint64 of it).
     uint64_t most = size.max;
     if (n > 1 && args[1].expr != nullptr && args[1].expr->kind == Expr::Kind::kConst &&
         args[1].expr->constant.kind() == Value::Kind::kInt) {
-      const int64_t limit = args[1].expr->constant.int_value();
-      most = limit < 0 ? size.max : static_cast<uint64_t>(limit);
+      most = static_cast<uint64_t>(args[1].expr->constant.int_value());
     }
     return CallEstimate{ByFactor(size, 2 * kStringTraversal), Range{0, most}};
   }
@@ -399,17 +424,35 @@ std::optional<CallEstimate> LibraryCost(const Overload& overload, const Node* ta
   // of a CIDR is one of its fields.
   if (name == "ip" && target != nullptr) return CallEstimate{Fixed(1)};
   if ((name == "ip" || name == "cidr" || name == "isIP" || name == "isCIDR" || name == "semver" ||
-       name == "isSemver") &&
+       name == "isSemver" || name == "quantity" || name == "isQuantity") &&
       n >= 1) {
     return CallEstimate{ByFactor(NodeSize(args[0]), kStringTraversal)};
   }
   if (name == "ip.isCanonical" && n == 1) {
     return CallEstimate{ByFactor(NodeSize(args[0]), 2 * kStringTraversal)};
   }
-  // Two values of Kubernetes' own types (URLs aside) compare in one step.
-  if ((name == "_==_" || name == "_!=_") && n == 2 &&
-      (KubernetesType(args[0].type) || KubernetesType(args[1].type))) {
-    return CallEstimate{Fixed(1)};
+  // Two values of one of Kubernetes' types: an address, a prefix, a quantity or a version
+  // compare in one step, a URL by its text (the right one's), a named format by its name (at
+  // most 7: Kubernetes' MaxFormatSize, a tenth of it rounded up, as its cost tests show).
+  if (name == "_==_" && n == 2 && args[0].type.kind == args[1].type.kind) {
+    switch (args[0].type.kind) {
+      case TK::kIP:
+      case TK::kCIDR:
+      case TK::kQuantity:
+      case TK::kSemver:
+        return CallEstimate{Fixed(1)};
+      case TK::kURL:
+        return CallEstimate{Range{1, ByFactor(NodeSize(args[1]).max, kStringTraversal)}};
+      case TK::kFormat:
+        return CallEstimate{Range{1, 7}};
+      default:
+        break;
+    }
+  }
+  // A named format validates a string by its pattern: a tenth of the string's length times a
+  // quarter of the longest pattern's (32, as Kubernetes' cost tests show).
+  if (name == "validate" && target != nullptr && n == 1) {
+    return CallEstimate{Multiply(ByFactor(NodeSize(args[0]), kStringTraversal), Fixed(32))};
   }
   if (name == "containsIP" || name == "containsCIDR") {
     if (target == nullptr || n < 1) return std::nullopt;
@@ -423,8 +466,6 @@ std::optional<CallEstimate> LibraryCost(const Overload& overload, const Node* ta
     }
     return CallEstimate{cost};
   }
-  // quantity() and isQuantity() are estimated only as members, which they never are: a plain
-  // call.
   if (name == "masked" || name == "prefixLength" || name == "family" || name == "isUnspecified" ||
       name == "isLoopback" || name == "isLinkLocalMulticast" || name == "isLinkLocalUnicast" ||
       name == "sign" || name == "asInteger" || name == "isInteger" ||
@@ -444,7 +485,7 @@ class Coster {
         return Fixed(e.constant.kind() == Value::Kind::kType ? 1 : 0);
       case Expr::Kind::kIdent: {
         const Local* local = Peek(e.name);
-        paths_[&e] = local != nullptr ? local->path : Path{e.name};
+        paths_[&e] = local != nullptr ? local->path : Path(e.name);
         return Fixed(1);
       }
       case Expr::Kind::kSelect:
@@ -527,38 +568,58 @@ class Coster {
     if (entry.has_value()) entries_[&e] = *entry;
   }
 
-  Node NodeOf(const Expr& e) { return Node{PathOf(e), e.type, &e, SizeOf(e)}; }
+  // CostAndNode: the cost of `e`, and what a call then sees of it (its size read at once, as
+  // cel-go reads each argument's).
+  std::pair<Range, Node> CostAndNode(const Expr& e) {
+    const Range cost = Cost(e);
+    return {cost, Node{PathOf(e), e.type, &e, SizeOf(e)}};
+  }
+  static Range NodeSizeOrUnknown(const Node& node) { return node.size.value_or(Unknown()); }
 
   Range Select(const Expr& e) {
     // A presence test costs nothing of its own in Kubernetes (PresenceTestHasCost(false)).
     if (e.test_only) return Cost(*e.operand);
-    Range cost = Cost(*e.operand);
     if (e.optional) {
       // x.?f is a call of _?._ on x and the name.
+      const Range cost = CostAndNode(*e.operand).first;
       SetSize(e, SizeOf(e));
       return Add(cost, Fixed(1));
     }
+    Range cost = Cost(*e.operand);
     const TK operand = e.operand->type.kind;
     if (operand == TK::kMap || operand == TK::kDevice) cost = Add(cost, Fixed(1));
-    paths_[&e] = Then(PathOf(*e.operand), e.name.c_str());
+    paths_[&e] = PathOf(*e.operand).Then(e.name.c_str());
     return cost;
   }
 
   // Index: a call of _[_] (of _[?_] for x[?k]).
   Range Index(const Expr& e) {
-    const Range cost = Add(Add(Cost(*e.operand), Cost(*e.args[0])), Fixed(1));
+    const Range operand_cost = CostAndNode(*e.operand).first;
+    const Range cost = Add(Add(operand_cost, CostAndNode(*e.args[0]).first), Fixed(1));
     const TK operand = e.operand->type.kind;
     if (e.optional || operand == TK::kOptional) {
       SetSize(e, SizeOf(e));
       return cost;
     }
-    // A list's item or a map's value; of a dyn operand either, the map's place last.
-    paths_[&e] = Then(PathOf(*e.operand), operand == TK::kList ? "@items" : "@values");
+    // A list's item (an int key), a map's value; of a dyn operand each that its key allows, in
+    // cel-go's order of the overloads, the path of the last kept.
+    const TK key = e.args[0]->type.kind;
+    const bool list = operand == TK::kList ||
+                      (operand != TK::kMap && (key == TK::kInt || e.args[0]->type.is_dyn()));
+    const bool map = operand != TK::kList;
     std::optional<Range> size;
     if (const std::optional<Entry> entry = EntryOf(*e.operand); entry.has_value()) {
       size = entry->value;
     }
-    SetSize(e, size.has_value() ? size : SizeOf(e));
+    if (list) {
+      paths_[&e] = PathOf(*e.operand).Then("@items");
+      if (!size.has_value()) size = SizeOf(e);
+    }
+    if (map) {
+      paths_[&e] = PathOf(*e.operand).Then("@values");
+      if (!size.has_value()) size = SizeOf(e);
+    }
+    SetSize(e, size);
     return cost;
   }
 
@@ -568,25 +629,23 @@ class Coster {
     // The sizes of the items, as far as they are known.
     Range keys{e.args.empty() ? 0 : kUnbounded, 0};
     Range values = keys;
-    for (size_t i = 0; i < e.args.size(); ++i) {
-      cost = Add(cost, Cost(*e.args[i]));
-      const Range size = SizeOrUnknown(*e.args[i]);
-      if (map && i % 2 == 0) {
-        keys = Union(keys, size);
-      } else {
-        values = Union(values, size);
-      }
+    // A map's key and value are both costed before their sizes are read.
+    const size_t step = map ? 2 : 1;
+    for (size_t i = 0; i < e.args.size(); i += step) {
+      for (size_t j = i; j < i + step; ++j) cost = Add(cost, Cost(*e.args[j]));
+      if (map) keys = Union(keys, SizeOrUnknown(*e.args[i]));
+      values = Union(values, SizeOrUnknown(*e.args[i + step - 1]));
     }
     SetEntry(e, Entry{!map, map ? keys : Fixed(1), values});
     return cost;
   }
 
   Range Condition(const Expr& e) {
-    const Range condition = Cost(*e.args[0]);
-    const Range then = Cost(*e.args[1]);
-    const Range otherwise = Cost(*e.args[2]);
+    const Range condition = CostAndNode(*e.args[0]).first;
+    const auto [then, then_node] = CostAndNode(*e.args[1]);
+    const auto [otherwise, otherwise_node] = CostAndNode(*e.args[2]);
     SetEntry(e, Union(EntryOf(*e.args[1]), EntryOf(*e.args[2])));
-    SetSize(e, Union(SizeOrUnknown(*e.args[1]), SizeOrUnknown(*e.args[2])));
+    SetSize(e, Union(NodeSizeOrUnknown(then_node), NodeSizeOrUnknown(otherwise_node)));
     return Add(condition, Union(then, otherwise));
   }
 
@@ -600,8 +659,9 @@ class Coster {
     std::vector<Range> costs;
     std::vector<Node> args;
     for (const ExprPtr& arg : e.args) {
-      costs.push_back(Cost(*arg));
-      args.push_back(NodeOf(*arg));
+      auto [cost, node] = CostAndNode(*arg);
+      costs.push_back(cost);
+      args.push_back(std::move(node));
     }
     Range sum;
     for (const Range& cost : costs) sum = Add(sum, cost);
@@ -615,10 +675,7 @@ class Coster {
     if (e.overloads.empty()) return Range{};
     Range cost;
     std::optional<Node> target;
-    if (e.operand != nullptr) {
-      cost = Cost(*e.operand);
-      target = NodeOf(*e.operand);
-    }
+    if (e.operand != nullptr) std::tie(cost, target) = CostAndNode(*e.operand);
     // Every overload the arguments' types allow is estimated; the call costs the range of them.
     Range function{kUnbounded, 0};
     std::optional<Range> result;
@@ -717,7 +774,7 @@ class Coster {
         step = list ? "@items" : "@values";
         break;
     }
-    Push(name, Local{Then(PathOf(range), step), size, std::nullopt});
+    Push(name, Local{PathOf(range).Then(step), size, std::nullopt});
   }
 
   // Comprehension: a macro as cel-go expands it, a loop over the range with an accumulator:
@@ -746,8 +803,10 @@ class Coster {
       step = Add(Cost(*e.args[0]), Union(Fixed(2), accumulator));
       result = Fixed(2);
     } else {
+      // The step is `f ? next : acc` where there is a filter, which is costed first.
       const bool filtering = name == "filter";
       const Expr* filter = filtering || e.args.size() == 2 ? e.args[0].get() : nullptr;
+      const Range filter_cost = filter != nullptr ? Cost(*filter) : Range{};
       const Expr& value = *e.args.back();
       if (list_result) {
         // acc + [t] (acc + [x] for filter): the join, the accumulator and a list of one item.
@@ -762,12 +821,11 @@ class Coster {
         }
         step = Add(Fixed(1 + 1 + kListCreate), item_cost);
         entry = Entry{true, Fixed(1), Range{0, item_size.max}};
-        if (filter != nullptr) step = Add(Cost(*filter), Union(step, accumulator));
-      } else if (map_result) {
+      } else {
         // cel.@mapInsert(acc, k, t) or cel.@mapInsert(acc, t).
         step = Add(Fixed(name == "transformMap" ? 3 : 2), Cost(value));
-        if (filter != nullptr) step = Add(Cost(*filter), Union(step, accumulator));
       }
+      if (filter != nullptr) step = Add(filter_cost, Union(step, accumulator));
     }
     if (two) Pop(e.variable2);
     Pop(e.variable);
@@ -815,7 +873,7 @@ class Coster {
     const bool list = input.entry.has_value() ? input.entry->list : range.type.kind == TK::kList;
     std::optional<Range> item;
     if (input.entry.has_value()) item = list ? input.entry->value : input.entry->key;
-    Push(e.variable, Local{Then(input.path, list ? "@items" : "@keys"), item, std::nullopt});
+    Push(e.variable, Local{input.path.Then(list ? "@items" : "@keys"), item, std::nullopt});
     const Range step = Add(Fixed(1 + 1 + kListCreate), Cost(key));
     Pop(e.variable);
     const Range count = LocalSize(input.path, range.type, &input).value_or(Unknown());

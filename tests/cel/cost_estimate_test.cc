@@ -222,6 +222,49 @@ TEST(CostEstimateTest, DeviceSizesAreDeclared) {
   });
 }
 
+TEST(CostEstimateTest, TestNameFormatCost) {
+  ExpectEstimates({
+      // + 1 for hasValue().
+      {"format.named(\"dns1123Subdomain\").value().validate(\"my-name\").hasValue()", 34 + 1,
+       34 + 1},
+      {"format.named(\"dns1123Label\").value() == format.named(\"dns1123Label\").value()", 5, 11},
+  });
+}
+
+// Equality of Kubernetes' types: only == of two values of one type is Kubernetes' own estimate;
+// != and == of a dyn are cel-go's, a tenth of the shorter size, unknown for a value without one.
+// (Worked out by hand from upstream's code.)
+TEST(CostEstimateTest, EqualityOfKubernetesTypes) {
+  ExpectEstimates({
+      {"url('http://x.b') == url('https:://kubernetes.io/')", 5, 7},
+      {"ip(\"10.0.0.1\") != ip(\"10.0.0.2\")", 3, 2 + 1844674407370955264},
+      // A capacity's quantity is of size 0 (DRA declares none).
+      {"device.capacity[\"d\"][\"memory\"] == quantity(\"1Gi\")", 6, 6},
+      {"device.capacity[\"d\"][\"memory\"] != quantity(\"1Gi\")", 5, 5},
+      // A field of a domain's capacities is no declared capacity: its size is unknown.
+      {"device.capacity[\"dra.example.com\"].memory != quantity(\"1Gi\")", 6,
+       5 + 1844674407370955264},
+      // An attribute (dyn, at most 64) against a version.
+      {"device.attributes[\"d\"].version == semver(\"1.0.0\")", 6, 12},
+  });
+}
+
+// cel-go extends paths as Go appends to slices: where the array has room, a later extension
+// overwrites an earlier one's last part. (Worked out by hand from upstream's code.)
+TEST(CostEstimateTest, PathsShareTheirArraysAsGoSlicesDo) {
+  ExpectEstimates({
+      // The key's path ends in @values once the value's is made: 64 (an attribute), not 32.
+      {"device.attributes[\"dra.example.com\"].exists(k, v, k.contains(\"mem\"))", 4, 388},
+      // Of capacities the key then reads as a quantity, of size 0.
+      {"device.capacity[\"dra.example.com\"].exists(k, v, k.contains(\"mem\"))", 4, 164},
+      // dra.l's count is read after the inner exists() wrote @keys into dra's array: 32, not 64.
+      {"cel.bind(dra, device.attributes[\"d\"], dra.l.exists(x, dra.exists(k, k == \"a\")))", 16,
+       6352},
+      // A negative limit of split() is no bound (Go's uint64 of -1).
+      {"device.driver.split(\"/\", -1).all(p, p != \"\")", 3, 18446744073709551615U},
+  });
+}
+
 // Where a size cannot be bounded the estimate is 2^64 - 1, as cel-go's: joining strings whose
 // sizes are unknown.
 TEST(CostEstimateTest, UnboundedSizesExceedEveryLimit) {
