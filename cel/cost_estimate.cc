@@ -263,7 +263,11 @@ struct Node {
   std::optional<Range> size;
 };
 
-// NodeSize: its size, else the size declared for its path, else unknown.
+// NodeSizeOrUnknown: its size, else unknown (cel-go's own functions look no further).
+Range NodeSizeOrUnknown(const Node& node) { return node.size.value_or(Unknown()); }
+
+// NodeSize: its size, else the size declared for its path, else unknown (the extensions' and
+// Kubernetes' estimators ask the size estimator again).
 Range NodeSize(const Node& node) {
   if (node.size.has_value()) return *node.size;
   return DeviceSize(node.path).value_or(Unknown());
@@ -574,7 +578,6 @@ class Coster {
     const Range cost = Cost(e);
     return {cost, Node{PathOf(e), e.type, &e, SizeOf(e)}};
   }
-  static Range NodeSizeOrUnknown(const Node& node) { return node.size.value_or(Unknown()); }
 
   Range Select(const Expr& e) {
     // A presence test costs nothing of its own in Kubernetes (PresenceTestHasCost(false)).
@@ -705,10 +708,10 @@ class Coster {
       return *library;
     }
     const std::string name = overload.name;
-    const auto size = [&args](size_t i) { return args[i].size.value_or(Unknown()); };
+    const auto size = [&args](size_t i) { return NodeSizeOrUnknown(args[i]); };
     const TK first = overload.params.empty() ? TK::kDyn : overload.params[0].kind;
     if (name == "format" && target != nullptr) {
-      return {ByFactor(target->size.value_or(Unknown()), kStringTraversal)};
+      return {ByFactor(NodeSizeOrUnknown(*target), kStringTraversal)};
     }
     if (name == "bytes" && first == TK::kString) {
       const Range text = size(0);
@@ -728,12 +731,11 @@ class Coster {
     }
     if (name == "@in" && overload.params[1].kind == TK::kList) return {size(1)};
     if (name == "matches" && target != nullptr) {
-      const Range text =
-          ByFactor(Add(target->size.value_or(Unknown()), Fixed(1)), kStringTraversal);
+      const Range text = ByFactor(Add(NodeSizeOrUnknown(*target), Fixed(1)), kStringTraversal);
       return {Multiply(text, ByFactor(size(0), kRegexLength))};
     }
     if (name == "contains" && target != nullptr) {
-      return {Multiply(ByFactor(target->size.value_or(Unknown()), kStringTraversal),
+      return {Multiply(ByFactor(NodeSizeOrUnknown(*target), kStringTraversal),
                        ByFactor(size(0), kStringTraversal))};
     }
     if (name == "_+_" && (first == TK::kString || first == TK::kBytes || first == TK::kList)) {
@@ -756,8 +758,12 @@ class Coster {
   // item or the value).
   enum class Part { kOnly, kFirst, kSecond };
   void PushIteration(const std::string& name, const Expr& range, Part part) {
-    const std::optional<Entry> entry = EntryOf(range);
-    const bool list = entry.has_value() ? entry->list : range.type.kind == TK::kList;
+    PushIteration(name, PathOf(range), EntryOf(range), range.type, part);
+  }
+  // The same over a range reached by `path`, of type `type`, its items' sizes `entry`.
+  void PushIteration(const std::string& name, const Path& path, const std::optional<Entry>& entry,
+                     const Type& type, Part part) {
+    const bool list = entry.has_value() ? entry->list : type.kind == TK::kList;
     std::optional<Range> size;
     const char* step = nullptr;
     switch (part) {
@@ -774,7 +780,7 @@ class Coster {
         step = list ? "@items" : "@values";
         break;
     }
-    Push(name, Local{PathOf(range).Then(step), size, std::nullopt});
+    Push(name, Local{path.Then(step), size, std::nullopt});
   }
 
   // Comprehension: a macro as cel-go expands it, a loop over the range with an accumulator:
@@ -870,10 +876,7 @@ class Coster {
     const Range bound = Add(Fixed(kListCreate), Cost(range));
     const Local input{PathOf(range), SizeOf(range), EntryOf(range)};
     // The map over r: r, the accumulator's start and result, and for each item acc + [key].
-    const bool list = input.entry.has_value() ? input.entry->list : range.type.kind == TK::kList;
-    std::optional<Range> item;
-    if (input.entry.has_value()) item = list ? input.entry->value : input.entry->key;
-    Push(e.variable, Local{input.path.Then(list ? "@items" : "@keys"), item, std::nullopt});
+    PushIteration(e.variable, input.path, input.entry, range.type, Part::kOnly);
     const Range step = Add(Fixed(1 + 1 + kListCreate), Cost(key));
     Pop(e.variable);
     const Range count = LocalSize(input.path, range.type, &input).value_or(Unknown());
