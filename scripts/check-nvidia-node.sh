@@ -30,7 +30,7 @@ wait_for() {
   return 1
 }
 
-step "The node's NVIDIA device nodes, and whether sysfs knows them (NUMA comes from there)"
+step "The node's NVIDIA device nodes, and where the plugin finds their NUMA nodes"
 if [ ! -e /dev/nvidia-uvm ] && command -v nvidia-modprobe >/dev/null; then
   echo "no /dev/nvidia-uvm: loading nvidia-uvm as the example's comment says"
   nvidia-modprobe -u -c=0
@@ -41,7 +41,7 @@ for node in /dev/nvidia[0-9]*; do
   if [ -e "/sys/dev/char/$majmin" ]; then
     echo "$node ($majmin): /sys/dev/char/$majmin -> $(readlink -f "/sys/dev/char/$majmin")"
   else
-    echo "$node ($majmin): no /sys/dev/char/$majmin, so the plugin reports no NUMA node"
+    echo "$node ($majmin): no /sys/dev/char/$majmin; the plugin reads the PCI function the driver names"
   fi
 done
 nvidia-smi --query-gpu=index,pci.bus_id,name --format=csv,noheader | while IFS=', ' read -r index bus name; do

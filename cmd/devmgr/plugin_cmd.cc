@@ -88,6 +88,7 @@ struct GenericFlags {
   std::string rescan_interval = "5s";
   std::string dev_root = "/";
   std::string sys_root = "/sys";
+  std::string proc_root = "/proc";
 };
 
 void AddCommonFlags(CLI::App& command, CommonFlags& flags) {
@@ -348,7 +349,8 @@ int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
   if (*rescan == absl::ZeroDuration())
     return Fail(kExitUsage, "--rescan-interval must be positive");
   for (const auto& [flag, folder] :
-       {std::pair("--dev-root", &flags.dev_root), std::pair("--sys-root", &flags.sys_root)}) {
+       {std::pair("--dev-root", &flags.dev_root), std::pair("--sys-root", &flags.sys_root),
+        std::pair("--proc-root", &flags.proc_root)}) {
     std::error_code ec;
     if (!std::filesystem::is_directory(*folder, ec)) {
       return Fail(kExitUsage, absl::StrCat(flag, " ", *folder, ": not a folder"));
@@ -363,6 +365,7 @@ int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
   if (spreader.Shares()) hooks.preferred_allocator = &spreader;
   plugins::GenericScanner scanner(*std::move(config), {.dev_root = flags.dev_root,
                                                        .sys_root = flags.sys_root,
+                                                       .proc_root = flags.proc_root,
                                                        .rescan_interval = *rescan,
                                                        .logger = *logger});
   // The first scan here, before anything is served, so that a config that does not fit this
@@ -511,6 +514,12 @@ void AddPluginCommand(CLI::App& app, CommandResult& result) {
       ->type_name("DIR")
       ->capture_default_str();
   generic->add_option("--sys-root", generic_flags->sys_root, "Where sysfs is mounted")
+      ->type_name("DIR")
+      ->capture_default_str();
+  generic
+      ->add_option("--proc-root", generic_flags->proc_root,
+                   "Where procfs is mounted (the NVIDIA driver names its GPUs' PCI functions "
+                   "there, for their NUMA nodes)")
       ->type_name("DIR")
       ->capture_default_str();
   SetExamples(*generic, {{"The host's device nodes that examples/generic/serial.yaml names",

@@ -216,7 +216,7 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
   auto numa_node = [&](const std::string& host_path) -> absl::StatusOr<std::optional<int64_t>> {
     if (auto it = numa_of.find(host_path); it != numa_of.end()) return it->second;
     absl::StatusOr<std::optional<int64_t>> numa =
-        NumaNodeOf(UnderRoot(host_path), options_.sys_root);
+        NumaNodeOf(UnderRoot(host_path), options_.sys_root, options_.proc_root);
     if (numa.ok()) numa_of.emplace(host_path, *numa);
     return numa;
   };

@@ -8,13 +8,13 @@
 // one of the earlier entry of the group's paths, then in glob order). A device's nodes are its
 // matched path, then its extraPaths, then the group's sharedPaths; it is healthy while all of them
 // exist. A device whose path disappears stays listed as unhealthy; new matches appear at the next
-// rescan. Its NUMA node is what sysfs says of its own nodes (sysfs_numa.h), never of the shared
-// ones.
+// rescan. Its NUMA node is what sysfs says of its own nodes (sysfs_numa.h; for an NVIDIA GPU, of
+// the PCI function the driver names in procfs), never of the shared ones.
 //
 // Roots: the config names nodes as the host sees them ("/dev/nvidia0"), and so do the Allocate
 // answers and CDI specs, since the kubelet and the runtime work on the host. The plugin itself
 // looks for them under dev_root (where the host's / is mounted when the plugin runs in a
-// container, or a folder of stand-ins in tests) and reads sysfs at sys_root.
+// container, or a folder of stand-ins in tests) and reads sysfs at sys_root, procfs at proc_root.
 #pragma once
 
 #include <filesystem>
@@ -37,6 +37,7 @@ namespace devmgr::plugins {
 struct GenericScannerOptions {
   std::filesystem::path dev_root = "/";
   std::filesystem::path sys_root = "/sys";
+  std::filesystem::path proc_root = "/proc";
   absl::Duration rescan_interval = absl::Seconds(5);
   LoggerPtr logger = nullptr;
 };

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/errno_status.h"
 #include "common/file_store.h"
+#include "plugins/generic/nvidia_gpus.h"
 
 namespace devmgr::plugins {
 namespace {
@@ -36,7 +37,8 @@ bool IsBelow(const std::filesystem::path& folder, const std::filesystem::path& r
 }  // namespace
 
 absl::StatusOr<std::optional<int64_t>> NumaNodeOf(const std::filesystem::path& node,
-                                                  const std::filesystem::path& sys_root) {
+                                                  const std::filesystem::path& sys_root,
+                                                  const std::filesystem::path& proc_root) {
   struct stat st {};
   if (::stat(node.c_str(), &st) != 0 || !S_ISCHR(st.st_mode)) return std::nullopt;
   std::error_code ec;
@@ -44,7 +46,14 @@ absl::StatusOr<std::optional<int64_t>> NumaNodeOf(const std::filesystem::path& n
   if (ec) return ErrnoStatus(ec, "cannot resolve the sysfs folder", sys_root);
   std::filesystem::path folder = std::filesystem::canonical(
       sys_root / "dev" / "char" / absl::StrCat(major(st.st_rdev), ":", minor(st.st_rdev)), ec);
-  if (ec) return std::nullopt;  // the kernel knows no device behind this number
+  if (ec) {
+    // No device registered behind this number; an NVIDIA GPU's node is one, found in procfs.
+    absl::StatusOr<std::optional<std::string>> pci = NvidiaGpuPciAddress(st.st_rdev, proc_root);
+    if (!pci.ok()) return pci.status();
+    if (!pci->has_value()) return std::nullopt;
+    folder = std::filesystem::canonical(sys_root / "bus" / "pci" / "devices" / **pci, ec);
+    if (ec) return std::nullopt;
+  }
   // Up the device tree, staying inside sysfs: the nearest numa_node is the device's.
   for (; IsBelow(folder, root); folder = folder.parent_path()) {
     const std::filesystem::path file = folder / "numa_node";

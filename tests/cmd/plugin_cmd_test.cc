@@ -379,6 +379,9 @@ TEST_F(GenericPluginTest, ConfigErrorsNameTheKeyOrBothGroups) {
            {"groups:\n  - {name: a, paths: [/dev/null]}\n",
             {"--sys-root", root + "/no-sysfs"},
             "--sys-root " + root + "/no-sysfs: not a folder"},
+           {"groups:\n  - {name: a, paths: [/dev/null]}\n",
+            {"--proc-root", root + "/no-procfs"},
+            "--proc-root " + root + "/no-procfs: not a folder"},
        }) {
     std::vector<std::string> argv = {DevmgrBinary(),
                                      "plugin",

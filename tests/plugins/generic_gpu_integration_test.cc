@@ -40,8 +40,8 @@ class GenericGpuTest : public ::testing::Test {
     auto plugin = std::make_unique<BackgroundProcess>(std::vector<std::string>{
         DevmgrBinary(), "plugin", "generic", "--root-dir", h_.Root(), "--config", config,
         "--dev-root", host_.dev_root().string(), "--sys-root", host_.sys_root().string(),
-        "--cdi-dir", h_.Path("cdi").string(), "--check-interval", "50ms", "--rescan-interval",
-        "50ms"});
+        "--proc-root", host_.proc_root().string(), "--cdi-dir", h_.Path("cdi").string(),
+        "--check-interval", "50ms", "--rescan-interval", "50ms"});
     EXPECT_TRUE(plugin->started());
     return plugin;
   }

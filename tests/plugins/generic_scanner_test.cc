@@ -1,8 +1,11 @@
 // The generic plugin's scanner over fake /dev and /sys trees (tests/plugins/fake_host.h): the
 // shipped NVIDIA example gives each GPU its node plus the shared control nodes and its NUMA node
-// from sysfs; devices made of several nodes, per-device substitutions, the root prefix kept out
-// of answers, and the errors for overlapping groups and a garbled sysfs.
+// (its PCI function's, which the driver names in procfs); a node sysfs knows gets its NUMA node
+// through /sys/dev/char; devices made of several nodes, per-device substitutions, the root prefix
+// kept out of answers, and the errors for overlapping groups and a garbled sysfs.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <filesystem>
 #include <fstream>
@@ -47,14 +50,24 @@ GenericConfig Example(const std::string& name) {
 class GenericScannerTest : public ::testing::Test {
  protected:
   GenericScanner Scanner(GenericConfig config) {
-    return GenericScanner(std::move(config),
-                          {.dev_root = host_.dev_root(), .sys_root = host_.sys_root()});
+    return GenericScanner(std::move(config), {.dev_root = host_.dev_root(),
+                                              .sys_root = host_.sys_root(),
+                                              .proc_root = host_.proc_root()});
   }
 
   void Touch(const std::string& host_path) {
     const auto path = host_.dev_root() / host_path.substr(1);
     std::filesystem::create_directories(path.parent_path());
     std::ofstream(path) << "";
+  }
+
+  // ExpectScanFailsNaming: a scan fails with an error that names `file`, and `text` if not empty.
+  void ExpectScanFailsNaming(GenericScanner& scanner, const std::filesystem::path& file,
+                             const std::string& text) {
+    absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
+    ASSERT_FALSE(tree.ok());
+    EXPECT_NE(tree.status().message().find(file.string()), std::string::npos) << tree.status();
+    EXPECT_NE(tree.status().message().find(text), std::string::npos) << tree.status();
   }
 
   // HealthOf: every device of a tree, "<type>/<id>", with its health.
@@ -421,6 +434,7 @@ class RecordingNotifier final : public deviceplugin::Notifier {
 TEST_F(GenericScannerTest, AScanThatFailsServesTheDevicesUnhealthyAndScanningGoesOn) {
   GenericScanner scanner(Example("nvidia-gpu.yaml"), {.dev_root = host_.dev_root(),
                                                       .sys_root = host_.sys_root(),
+                                                      .proc_root = host_.proc_root(),
                                                       .rescan_interval = absl::Milliseconds(5)});
   RecordingNotifier notifier;
   absl::Notification stop;
@@ -439,30 +453,61 @@ TEST_F(GenericScannerTest, AScanThatFailsServesTheDevicesUnhealthyAndScanningGoe
 TEST_F(GenericScannerTest, GarbledOrUnreadableNumaNodeIsAnErrorNamingTheFile) {
   GenericScanner scanner = Scanner(Example("nvidia-gpu.yaml"));
   std::ofstream(host_.NumaNodeFile(1)) << "north\n";
-  absl::StatusOr<DeviceTree> tree = scanner.ScanOnce();
-  ASSERT_FALSE(tree.ok());
-  EXPECT_NE(tree.status().message().find(host_.NumaNodeFile(1).string()), std::string::npos)
-      << tree.status();
-  EXPECT_NE(tree.status().message().find("north"), std::string::npos) << tree.status();
+  ExpectScanFailsNaming(scanner, host_.NumaNodeFile(1), "north");
 
   // Unreadable, for root too: a folder where the file should be.
   std::filesystem::remove(host_.NumaNodeFile(1));
   std::filesystem::create_directory(host_.NumaNodeFile(1));
-  tree = scanner.ScanOnce();
-  ASSERT_FALSE(tree.ok());
-  EXPECT_NE(tree.status().message().find(host_.NumaNodeFile(1).string()), std::string::npos)
-      << tree.status();
+  ExpectScanFailsNaming(scanner, host_.NumaNodeFile(1), "");
 }
 
 TEST_F(GenericScannerTest, MinusOneOrNoSysfsEntryMeansNoTopology) {
+  const auto numa_of = [&](const std::string& name, const std::filesystem::path& sys_root,
+                           const std::filesystem::path& proc_root) {
+    absl::StatusOr<std::optional<int64_t>> numa =
+        NumaNodeOf(host_.dev_root() / "dev" / name, sys_root, proc_root);
+    EXPECT_TRUE(numa.ok()) << numa.status();
+    return numa.ok() ? *numa : std::optional<int64_t>(-2);
+  };
   std::ofstream(host_.NumaNodeFile(0)) << "-1\n";
-  EXPECT_EQ(*NumaNodeOf(host_.dev_root() / "dev" / "nvidia0", host_.sys_root()), std::nullopt);
-  EXPECT_EQ(*NumaNodeOf(host_.dev_root() / "dev" / "nvidia1", host_.sys_root()), 1);
-  // A character device sysfs has no entry for, a plain file, a missing node.
-  TempDir empty_sys;
-  EXPECT_EQ(*NumaNodeOf(host_.dev_root() / "dev" / "nvidia1", empty_sys.path()), std::nullopt);
-  EXPECT_EQ(*NumaNodeOf(host_.dev_root() / "dev" / "nvidiactl", host_.sys_root()), std::nullopt);
-  EXPECT_EQ(*NumaNodeOf(host_.dev_root() / "dev" / "nvidia7", host_.sys_root()), std::nullopt);
+  EXPECT_EQ(numa_of("nvidia0", host_.sys_root(), host_.proc_root()), std::nullopt);
+  EXPECT_EQ(numa_of("nvidia1", host_.sys_root(), host_.proc_root()), 1);
+  // A GPU whose PCI function sysfs lacks; no driver in procfs; a plain file; a missing node.
+  TempDir empty;
+  EXPECT_EQ(numa_of("nvidia1", empty.path(), host_.proc_root()), std::nullopt);
+  EXPECT_EQ(numa_of("nvidia1", host_.sys_root(), empty.path()), std::nullopt);
+  EXPECT_EQ(numa_of("nvidiactl", host_.sys_root(), host_.proc_root()), std::nullopt);
+  EXPECT_EQ(numa_of("nvidia7", host_.sys_root(), host_.proc_root()), std::nullopt);
+}
+
+// A node whose driver registers a device (a DRM render node, a tty) is found through
+// /sys/dev/char/<major>:<minor>, and the nearest numa_node above its folder is its node.
+TEST_F(GenericScannerTest, ANodeSysfsKnowsGetsTheNumaNodeOfTheNearestFolderAbove) {
+  namespace fs = std::filesystem;
+  const fs::path function = fs::path("devices") / "pci0000:40" / "0000:40:01.0";
+  fs::create_directories(host_.sys_root() / function / "drm" / "renderD128");
+  std::ofstream(host_.sys_root() / function / "numa_node") << "3\n";
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/full", &st), 0);
+  fs::create_symlink(
+      fs::path("..") / ".." / function / "drm" / "renderD128",
+      host_.sys_root() / "dev" / "char" / absl::StrCat(major(st.st_rdev), ":", minor(st.st_rdev)));
+  fs::create_directories(host_.dev_root() / "dev" / "dri");
+  fs::create_symlink("/dev/full", host_.dev_root() / "dev" / "dri" / "renderD128");
+  TempDir empty_proc;
+  for (const fs::path& proc_root : {host_.proc_root(), empty_proc.path()}) {
+    absl::StatusOr<std::optional<int64_t>> numa =
+        NumaNodeOf(host_.dev_root() / "dev" / "dri" / "renderD128", host_.sys_root(), proc_root);
+    ASSERT_TRUE(numa.ok()) << numa.status();
+    EXPECT_EQ(*numa, 3) << proc_root;
+  }
+}
+
+// A garbled file of the NVIDIA driver's fails the scan naming it, as a garbled numa_node does.
+TEST_F(GenericScannerTest, AGarbledGpuInformationFileIsAnErrorNamingTheFile) {
+  GenericScanner scanner = Scanner(Example("nvidia-gpu.yaml"));
+  std::ofstream(host_.InformationFile(1)) << "Device Minor: \t five\n";
+  ExpectScanFailsNaming(scanner, host_.InformationFile(1), "five");
 }
 
 }  // namespace
