@@ -11,23 +11,11 @@ set -euo pipefail
 devmgr=$(realpath "${1:-build/cmd/devmgr/devmgr}")
 config=$(realpath "$(dirname "$0")/../examples/generic/nvidia-gpu.yaml")
 [ "$(id -u)" = 0 ] || { echo "run as root: a mount namespace and device nodes are needed" >&2; exit 2; }
-root=$(mktemp -d /tmp/devmgr-gpu-XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$root"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/temp-root.sh" devmgr-gpu
 failed=0
 step() { printf '\n== %s\n' "$*"; }
 check() { # check WHAT CMD...: runs CMD, says whether WHAT held
   if "${@:2}"; then echo "PASS: $1"; else echo "FAIL: $1"; failed=1; fi
-}
-wait_for() {
-  for _ in $(seq 200); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-  echo "timed out waiting for: $*" >&2
-  return 1
 }
 
 step "The node's NVIDIA device nodes, and where the plugin finds their NUMA nodes"

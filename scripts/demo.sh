@@ -7,23 +7,10 @@
 set -euo pipefail
 build=${1:-build}
 devmgr="$build/cmd/devmgr/devmgr"
-root=$(mktemp -d /tmp/devmgr-demo-XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$root"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/temp-root.sh" devmgr-demo
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
-# wait_for CMD...: retries CMD (quietly) for up to 20 s.
-wait_for() {
-  for _ in $(seq 200); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-  echo "timed out waiting for: $*" >&2
-  return 1
-}
 
 step "Start the daemon in a temporary root laid out like /var/lib/kubelet (logs in $root/serve.log)"
 printf '$ %s serve --root-dir %s &\n' "$devmgr" "$root"
