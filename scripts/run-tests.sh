@@ -74,7 +74,7 @@ if ! [ -f "$san_build/build.ninja" ] &&
   exit 1
 fi
 suites=(unit integration bench packaging)
-echo "Compiling the ASan+UBSan build in $san_build (about 10 minutes on 2 cores; progress in" \
+echo "Compiling the ASan+UBSan build in $san_build (about 15 minutes on 2 cores; progress in" \
   "$san_build/meson-logs/build-output.txt)"
 # shellcheck disable=SC2046 # a list of target files
 if ! ninja -C "$san_build" $(targets_for "$san_build" "${suites[@]}" fuzz) \
