@@ -46,6 +46,8 @@ wait_for test -S "$root/devmgr.sock"
   2>"$root/plugin.log" &
 pids+=($!)
 wait_for sh -c "'$devmgr' podresources allocatable --root-dir '$root' | grep -c nvidia.com/gpu"
+check "the plugin watches all $gpus GPUs for XID errors through NVML" \
+  grep -q "\"Watching GPUs for XID errors\" gpus=$gpus" "$root/plugin.log"
 "$devmgr" podresources allocatable --root-dir "$root" -o wide
 "$devmgr" pods list --root-dir "$root" >/dev/null
 for spec in "$root"/cdi/*; do echo "$spec:"; cat "$spec"; echo; done

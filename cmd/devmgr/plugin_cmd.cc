@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <functional>
@@ -31,7 +32,9 @@
 #include "plugins/fake/fake_plugin.h"
 #include "plugins/fakedra/fake_driver.h"
 #include "plugins/generic/generic_plugin.h"
+#include "plugins/generic/nvml_library.h"
 #include "plugins/generic/share_spreader.h"
+#include "plugins/generic/xid_watch.h"
 #include "resourceslice/api_store.h"
 #include "resourceslice/store_service.h"
 
@@ -89,6 +92,7 @@ struct GenericFlags {
   std::string dev_root = "/";
   std::string sys_root = "/sys";
   std::string proc_root = "/proc";
+  std::string nvml_library = plugins::kNvmlSoname;
 };
 
 void AddCommonFlags(CLI::App& command, CommonFlags& flags) {
@@ -363,11 +367,25 @@ int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
   plugins::ShareSpreader spreader(*config);
   deviceplugin::Hooks hooks;
   if (spreader.Shares()) hooks.preferred_allocator = &spreader;
+  // NVML is loaded only for a config with a group that asks for it, and then must work: a GPU
+  // node whose plugin cannot see XID errors would serve broken GPUs as healthy.
+  std::unique_ptr<plugins::XidWatch> xid_watch;
+  if (std::any_of(config->groups.begin(), config->groups.end(),
+                  [](const plugins::GenericGroup& group) { return group.nvml.has_value(); })) {
+    absl::StatusOr<std::unique_ptr<plugins::NvmlLibrary>> nvml =
+        plugins::NvmlLibrary::Open(flags.nvml_library);
+    if (!nvml.ok()) return Fail(kExitUsage, nvml.status().message());
+    absl::StatusOr<std::unique_ptr<plugins::XidWatch>> watch =
+        plugins::XidWatch::Start(*std::move(nvml), {.logger = *logger});
+    if (!watch.ok()) return Fail(kExitUsage, absl::StrCat("NVML: ", watch.status().message()));
+    xid_watch = *std::move(watch);
+  }
   plugins::GenericScanner scanner(*std::move(config), {.dev_root = flags.dev_root,
                                                        .sys_root = flags.sys_root,
                                                        .proc_root = flags.proc_root,
                                                        .rescan_interval = *rescan,
-                                                       .logger = *logger});
+                                                       .logger = *logger,
+                                                       .gpu_health = xid_watch.get()});
   // The first scan here, before anything is served, so that a config that does not fit this
   // host (overlapping groups, a garbled sysfs) is a usage error, not a log line.
   absl::StatusOr<deviceplugin::DeviceTree> first = scanner.ScanOnce();
@@ -521,6 +539,11 @@ void AddPluginCommand(CLI::App& app, CommandResult& result) {
                    "Where procfs is mounted (the NVIDIA driver names its GPUs' PCI functions "
                    "there, for their NUMA nodes)")
       ->type_name("DIR")
+      ->capture_default_str();
+  generic
+      ->add_option("--nvml-library", generic_flags->nvml_library,
+                   "NVIDIA's NVML, loaded when a group of the config has nvml health")
+      ->type_name("FILE")
       ->capture_default_str();
   SetExamples(*generic, {{"The host's device nodes that examples/generic/serial.yaml names",
                           "devmgr plugin generic --config examples/generic/serial.yaml"},

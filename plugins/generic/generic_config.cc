@@ -200,6 +200,39 @@ class Reader {
     return mounts;
   }
 
+  // `nvml: {}`, or with its one key: `nvml: {ignoredXids: [13, 31]}`. A bare `nvml:` (null) is
+  // the same as {}.
+  NvmlHealth Nvml(const YAML::Node& node, const std::string& where) {
+    NvmlHealth nvml;
+    if (node.IsNull()) return nvml;
+    if (!node.IsMap()) {
+      Fail(where, "want {} or {ignoredXids: [...]}");
+      return nvml;
+    }
+    for (const auto& entry : node) {
+      const std::string key = entry.first.as<std::string>();
+      const std::string at = Key(where, key);
+      if (key != "ignoredXids") {
+        Unknown(where, key);
+        continue;
+      }
+      if (!entry.second.IsSequence()) {
+        Fail(at, "want a list of XIDs");
+        continue;
+      }
+      nvml.ignored_xids.clear();
+      for (size_t i = 0; i < entry.second.size(); ++i) {
+        int64_t xid = -1;
+        if (!entry.second[i].IsScalar() || !YAML::convert<int64_t>::decode(entry.second[i], xid) ||
+            xid < 0) {
+          Fail(Item(at, i), "want an XID, a whole number");
+        }
+        nvml.ignored_xids.push_back(static_cast<uint64_t>(xid));
+      }
+    }
+    return nvml;
+  }
+
   GenericGroup Group(const YAML::Node& node, const std::string& where) {
     GenericGroup group;
     if (!node.IsMap()) {
@@ -230,6 +263,8 @@ class Reader {
         group.annotations = StringMap(value, at);
       } else if (key == "cdiKind") {
         group.cdi_kind = String(value, at);
+      } else if (key == "nvml") {
+        group.nvml = Nvml(value, at);
       } else {
         Unknown(where, key);
       }

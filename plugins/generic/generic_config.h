@@ -18,16 +18,21 @@
 //       env: {DEVMGR_GPU_DEVICES: "{path}"}  # values may use {id}, {index}, {path}
 //       annotations: {devmgr.io/gpu-minors: "{index}"}
 //       cdiKind: devmgr.io/nvidia-gpu # CDI kind with --cdi-dir (default <namespace>/<name>)
+//       nvml: {}                      # NVIDIA GPUs: health from NVML's XID events too
 //
 // An entry of paths, extraPaths or sharedPaths is a path, or a map in the kubelet's DeviceSpec
 // shape: {path: /dev/ttyUSB*, containerPath: /dev/ttyUSB{index}, permissions: rw}, where an
 // entry of extraPaths or sharedPaths may add `optional: true` (see NodeSpec). Substitutions
-// are described in substitution.h. Every path is absolute and names the node as the host sees
-// it; the plugin looks for it under its --dev-root.
+// are described in substitution.h. `nvml` (NvmlHealth) takes `ignoredXids`, a list of XIDs. Every
+// path is absolute and names the node as the host sees it; the plugin looks for it under its
+// --dev-root.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +55,17 @@ struct NodeSpec {
   bool optional = false;
 };
 
+// The XIDs that NVIDIA's device plugin ignores: errors of an application, after which the GPU
+// still works (13 graphics engine exception, 31 GPU memory page fault, 43 GPU stopped
+// processing, 45 preemptive cleanup, 68 video processor exception, 109 context switch timeout).
+inline constexpr uint64_t kApplicationXids[] = {13, 31, 43, 45, 68, 109};
+
+// A group whose devices are NVIDIA GPUs, /dev/nvidia<minor>, served healthy only while NVML
+// reports no XID error of theirs outside ignored_xids (xid_watch.h), besides their nodes existing.
+struct NvmlHealth {
+  std::vector<uint64_t> ignored_xids{std::begin(kApplicationXids), std::end(kApplicationXids)};
+};
+
 // The most containers that may share one device: each share is a device of its own in
 // ListAndWatch, and a typo of many zeros would build millions of them.
 inline constexpr int kMaxGenericCount = 1000;
@@ -67,6 +83,7 @@ struct GenericGroup {
   std::map<std::string, std::string> annotations{};
   // "<vendor>/<class>"; empty means <namespace>/<name>.
   std::string cdi_kind{};
+  std::optional<NvmlHealth> nvml{};
 };
 
 struct GenericConfig {

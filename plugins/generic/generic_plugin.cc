@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "plugins/generic/nvidia_gpus.h"
 #include "plugins/generic/sysfs_numa.h"
 
 namespace devmgr::plugins {
@@ -124,6 +125,17 @@ std::vector<DeviceNode> GenericScanner::OwnNodes(const GenericGroup& group,
   return nodes;
 }
 
+std::optional<std::string> GenericScanner::GpuFault(const GenericGroup& group,
+                                                    const std::string& host_path) const {
+  struct stat st {};
+  if (::stat(UnderRoot(host_path).c_str(), &st) != 0) return std::nullopt;
+  const std::optional<unsigned int> minor =
+      S_ISCHR(st.st_mode) ? NvidiaGpuMinor(st.st_rdev, options_.proc_root) : std::nullopt;
+  if (!minor.has_value()) return "not a device node of the NVIDIA driver";
+  if (options_.gpu_health == nullptr) return "no NVML to ask";
+  return options_.gpu_health->Fault(*minor, group.nvml->ignored_xids);
+}
+
 absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
   // Shared nodes may be shared by several groups, but never be one device's own.
   std::map<std::string, std::string> shared_by;  // host path -> the first group sharing it
@@ -133,6 +145,7 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
     }
   }
   std::vector<Found> found;
+  std::map<std::string, std::string> gpu_faults;  // device -> fault
   for (const GenericGroup& group : config_.groups) {
     std::vector<SeenDevice>& seen = seen_[group.name];
     for (size_t entry = 0; entry < group.paths.size(); ++entry) {
@@ -176,6 +189,12 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
         info.envs = ExpandAll(group.env, values);
         info.annotations = ExpandAll(group.annotations, values);
         device_found.replicas.emplace_back(values.id, std::move(info));
+      }
+      if (group.nvml.has_value()) {
+        if (std::optional<std::string> fault = GpuFault(group, device.path); fault.has_value()) {
+          for (auto& replica : device_found.replicas) replica.second.health = Health::kUnhealthy;
+          gpu_faults.emplace(device_found.owner, *std::move(fault));
+        }
       }
       device_found.shared = shared;
     }
@@ -281,6 +300,18 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
       DEVMGR_LOG(options_.logger, info, "Groups no longer overlap", "was", overlap);
     }
   }
+  for (const auto& [device, fault] : gpu_faults) {
+    if (auto was = gpu_faults_.find(device); was == gpu_faults_.end() || was->second != fault) {
+      DEVMGR_LOG(options_.logger, warn, "A GPU is served unhealthy", "device", device, "err",
+                 fault);
+    }
+  }
+  for (const auto& [device, fault] : gpu_faults_) {
+    if (gpu_faults.count(device) == 0) {
+      DEVMGR_LOG(options_.logger, info, "A GPU no longer has a fault", "device", device, "was",
+                 fault);
+    }
+  }
   for (const std::string& collision : collisions) {
     if (collisions_.insert(collision).second) {
       DEVMGR_LOG(options_.logger, warn, "A device is not served: its ID is another device's", "err",
@@ -299,6 +330,7 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
   }
   served_ = true;
   overlaps_ = std::move(overlaps);
+  gpu_faults_ = std::move(gpu_faults);
   return tree;
 }
 

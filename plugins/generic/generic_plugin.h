@@ -9,7 +9,9 @@
 // matched path, then its extraPaths, then the group's sharedPaths; it is healthy while all of them
 // exist. A device whose path disappears stays listed as unhealthy; new matches appear at the next
 // rescan. Its NUMA node is what sysfs says of its own nodes (sysfs_numa.h; for an NVIDIA GPU, of
-// the PCI function the driver names in procfs), never of the shared ones.
+// the PCI function the driver names in procfs), never of the shared ones. A device of a group
+// with `nvml` is also unhealthy while its GpuHealth has a fault for the GPU of its matched node
+// (its minor, when the node is the NVIDIA driver's): an XID error, for one.
 //
 // Roots: the config names nodes as the host sees them ("/dev/nvidia0"), and so do the Allocate
 // answers and CDI specs, since the kubelet and the runtime work on the host. The plugin itself
@@ -19,6 +21,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -30,6 +33,7 @@
 #include "deviceplugin/device_tree.h"
 #include "deviceplugin/scanner.h"
 #include "plugins/generic/generic_config.h"
+#include "plugins/generic/gpu_health.h"
 #include "plugins/generic/substitution.h"
 
 namespace devmgr::plugins {
@@ -40,6 +44,9 @@ struct GenericScannerOptions {
   std::filesystem::path proc_root = "/proc";
   absl::Duration rescan_interval = absl::Seconds(5);
   LoggerPtr logger = nullptr;
+  // Asked of the devices of groups with `nvml`; without it they are unhealthy. Outlives the
+  // scanner.
+  const GpuHealth* gpu_health = nullptr;
 };
 
 class GenericScanner final : public deviceplugin::Scanner {
@@ -93,6 +100,10 @@ class GenericScanner final : public deviceplugin::Scanner {
   std::vector<deviceplugin::DeviceNode> OwnNodes(const GenericGroup& group,
                                                  const SeenDevice& device,
                                                  const DeviceValues& values) const;
+  // GpuFault: why the GPU of `host_path`, a device of a group with `nvml`, is not to be used;
+  // nullopt when it may be, or when the node is missing (which makes it unhealthy anyway).
+  std::optional<std::string> GpuFault(const GenericGroup& group,
+                                      const std::string& host_path) const;
 
   const GenericConfig config_;
   const GenericScannerOptions options_;
@@ -106,6 +117,9 @@ class GenericScanner final : public deviceplugin::Scanner {
   // keeps it while it claims it), and the overlaps the last scan found.
   std::map<std::string, std::string> holders_;
   std::set<std::string> overlaps_;
+  // The GPU faults of the last scan, by device (DeviceOwner), logged when they begin, change
+  // and end.
+  std::map<std::string, std::string> gpu_faults_;
   // The ID collisions logged (a device left out, the other named); one lasts for the run.
   std::set<std::string> collisions_;
 };

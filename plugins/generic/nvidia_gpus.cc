@@ -58,19 +58,25 @@ absl::StatusOr<std::optional<unsigned int>> DeviceMinor(const std::filesystem::p
 
 }  // namespace
 
+std::optional<unsigned int> NvidiaGpuMinor(dev_t device, const std::filesystem::path& proc_root) {
+  if (!IsNvidiaGpuMajor(major(device), proc_root)) return std::nullopt;
+  return minor(device);
+}
+
 absl::StatusOr<std::optional<std::string>> NvidiaGpuPciAddress(
     dev_t device, const std::filesystem::path& proc_root) {
-  if (!IsNvidiaGpuMajor(major(device), proc_root)) return std::nullopt;
+  const std::optional<unsigned int> gpu_minor = NvidiaGpuMinor(device, proc_root);
+  if (!gpu_minor.has_value()) return std::nullopt;
   const std::filesystem::path gpus = proc_root / "driver" / "nvidia" / "gpus";
   std::error_code ec;
   std::filesystem::directory_iterator it(gpus, ec);
   if (ec) return std::nullopt;  // a driver without GPUs, or no driver folder
   for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    absl::StatusOr<std::optional<unsigned int>> gpu_minor = DeviceMinor(it->path() / "information");
+    absl::StatusOr<std::optional<unsigned int>> listed = DeviceMinor(it->path() / "information");
     // A GPU gone between the listing and the read (unbound meanwhile) names none.
-    if (absl::IsNotFound(gpu_minor.status())) continue;
-    if (!gpu_minor.ok()) return gpu_minor.status();
-    if (*gpu_minor == minor(device)) return it->path().filename().string();
+    if (absl::IsNotFound(listed.status())) continue;
+    if (!listed.ok()) return listed.status();
+    if (*listed == gpu_minor) return it->path().filename().string();
   }
   if (ec) return ErrnoStatus(ec, "cannot list", gpus);
   return std::nullopt;

@@ -19,6 +19,11 @@
 
 namespace devmgr::plugins {
 
+// NvidiaGpuMinor: the minor of `device` (stat's st_rdev) when <proc_root>/devices lists its major
+// as the NVIDIA driver's GPU major; nullopt otherwise (another driver's node, or no NVIDIA driver
+// loaded). /dev/nvidiactl's 255 is given too: it is no GPU, and no GPU has that minor.
+std::optional<unsigned int> NvidiaGpuMinor(dev_t device, const std::filesystem::path& proc_root);
+
 // NvidiaGpuPciAddress: the PCI address ("0000:65:00.0") of the NVIDIA GPU whose device node has
 // the number `device` (stat's st_rdev), according to the procfs mounted at `proc_root`. nullopt
 // when the NVIDIA driver did not register that major (or no driver is loaded), or no GPU it

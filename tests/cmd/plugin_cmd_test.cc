@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -358,6 +359,39 @@ TEST_F(GenericPluginTest, RejectsBadConfigs) {
     EXPECT_EQ(result.exit_code, 2) << text << result.err;
     EXPECT_NE(result.err.find("bad.yaml"), std::string::npos) << result.err;
   }
+}
+
+// A config with `nvml` needs an NVML that loads and starts: without one the plugin would serve
+// GPUs whose XID errors it cannot see. Exit 2 with NVML's reason; a config without `nvml`
+// never loads the library.
+TEST_F(GenericPluginTest, NvmlHealthWithoutAWorkingNvmlIsRefusedAtStart) {
+  const char* fake_nvml = std::getenv("DEVMGR_FAKE_NVML");  // NOLINT(concurrency-mt-unsafe)
+  ASSERT_NE(fake_nvml, nullptr) << "DEVMGR_FAKE_NVML is not set: run through meson test";
+  const std::string config =
+      WriteConfig("gpu.yaml", "groups:\n  - {name: gpu, paths: [/dev/null], nvml: {}}\n");
+  const std::string missing = root_.Sub("libnvidia-ml.so.1").string();
+  auto result = RunProcess({DevmgrBinary(), "plugin", "generic", "--root-dir",
+                            root_.path().string(), "--config", config, "--nvml-library", missing});
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_NE(result.err.find("NVML (" + missing + ") cannot be loaded: "), std::string::npos)
+      << result.err;
+  EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << result.err;
+
+  const std::string script = WriteConfig("nvml-script", "gpu 0 GPU-0\ninit-error 9\n");
+  result = RunProcess({"/usr/bin/env", "FAKE_NVML_SCRIPT=" + script, DevmgrBinary(), "plugin",
+                       "generic", "--root-dir", root_.path().string(), "--config", config,
+                       "--nvml-library", fake_nvml});
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_NE(result.err.find("cannot start: nvmlInit: Driver Not Loaded"), std::string::npos)
+      << result.err;
+
+  // The same library path, with a group that does not ask for NVML: it serves.
+  ASSERT_TRUE(kubelet_.Start().ok());
+  PluginProcess plugin(
+      Generic(WriteConfig("plain.yaml", "groups:\n  - {name: gpu, paths: [/dev/null]}\n"),
+              {"--nvml-library", missing}));
+  ASSERT_TRUE(Seen("devmgr.io/gpu", 1, 1)) << plugin.err();
+  ExpectCleanExit(plugin);
 }
 
 TEST_F(GenericPluginTest, ConfigErrorsNameTheKeyOrBothGroups) {

@@ -116,6 +116,35 @@ groups:
 }
 
 // Each bad config, and the start of the error it must get: the key, then what is wrong.
+// `nvml` turns on XID health; its ignoredXids replace the XIDs NVIDIA's device plugin ignores.
+TEST(GenericConfigTest, NvmlHealthWithTheApplicationXidsOrItsOwn) {
+  const std::vector<uint64_t> application = {13, 31, 43, 45, 68, 109};
+  GenericConfig config = Parsed(
+      "groups:\n"
+      "  - {name: plain, paths: [/dev/a*]}\n"
+      "  - {name: empty, paths: [/dev/b*], nvml: {}}\n"
+      "  - name: bare\n"
+      "    paths: [/dev/c*]\n"
+      "    nvml:\n"
+      "  - {name: own, paths: [/dev/d*], nvml: {ignoredXids: [79, 13]}}\n"
+      "  - {name: none, paths: [/dev/e*], nvml: {ignoredXids: []}}\n");
+  ASSERT_EQ(config.groups.size(), 5u);
+  EXPECT_FALSE(config.groups[0].nvml.has_value());
+  ASSERT_TRUE(config.groups[1].nvml.has_value());
+  EXPECT_EQ(config.groups[1].nvml->ignored_xids, application);
+  ASSERT_TRUE(config.groups[2].nvml.has_value());
+  EXPECT_EQ(config.groups[2].nvml->ignored_xids, application);
+  ASSERT_TRUE(config.groups[3].nvml.has_value());
+  EXPECT_EQ(config.groups[3].nvml->ignored_xids, (std::vector<uint64_t>{79, 13}));
+  ASSERT_TRUE(config.groups[4].nvml.has_value());
+  EXPECT_TRUE(config.groups[4].nvml->ignored_xids.empty());
+  GenericConfig json =
+      Parsed(R"({"groups": [{"name": "g", "paths": ["/dev/g*"], "nvml": {"ignoredXids": [48]}}]})");
+  ASSERT_EQ(json.groups.size(), 1u);
+  ASSERT_TRUE(json.groups[0].nvml.has_value());
+  EXPECT_EQ(json.groups[0].nvml->ignored_xids, std::vector<uint64_t>{48});
+}
+
 TEST(GenericConfigTest, MistakesAreNamedByKey) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"namespace: x.io\ngroupz: []\n", "unknown key \"groupz\""},
@@ -175,6 +204,16 @@ TEST(GenericConfigTest, MistakesAreNamedByKey) {
       {"namespace: a.io\ngroups:\n  - {name: x, paths: [/dev/x*]}\n"
        "  - {name: y, paths: [/dev/y*], cdiKind: a.io/x}\n",
        "groups[1].cdiKind: CDI kind \"a.io/x\" is also groups[0]'s"},
+      {"groups:\n  - {name: x, paths: [/dev/x*], nvml: 5}\n",
+       "groups[0].nvml: want {} or {ignoredXids: [...]}"},
+      {"groups:\n  - {name: x, paths: [/dev/x*], nvml: {xids: [1]}}\n",
+       "groups[0].nvml: unknown key \"xids\""},
+      {"groups:\n  - {name: x, paths: [/dev/x*], nvml: {ignoredXids: 13}}\n",
+       "groups[0].nvml.ignoredXids: want a list of XIDs"},
+      {"groups:\n  - {name: x, paths: [/dev/x*], nvml: {ignoredXids: [13, -1]}}\n",
+       "groups[0].nvml.ignoredXids[1]: want an XID, a whole number"},
+      {"groups:\n  - {name: x, paths: [/dev/x*], nvml: {ignoredXids: [ecc]}}\n",
+       "groups[0].nvml.ignoredXids[0]: want an XID, a whole number"},
       {"[: not yaml", "the config is not valid YAML"},
       {"{\"groups\": [", "the config is not valid JSON"},
       {"- a\n- b\n", "the config is not a mapping"},

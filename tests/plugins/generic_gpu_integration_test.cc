@@ -3,8 +3,11 @@
 // nvidia.com/gpu gets its GPU's node plus the three shared control nodes and the CDI name of the
 // example's kind, and `pods list` reports the GPU's NUMA node as sysfs gives it.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -12,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/daemon_harness.h"
 #include "tests/plugins/fake_host.h"
@@ -35,15 +39,52 @@ constexpr char kGpu[] = "nvidia.com/gpu";
 
 class GenericGpuTest : public ::testing::Test {
  protected:
+  // The plugin loads the fake NVML (tests/plugins/fake_nvml.cc), which lists the fake host's
+  // two GPUs and plays the events that NvmlEvent appends.
   std::unique_ptr<BackgroundProcess> StartGenericPlugin(
       const std::string& config = ExamplePath("nvidia-gpu.yaml").string()) {
-    auto plugin = std::make_unique<BackgroundProcess>(std::vector<std::string>{
-        DevmgrBinary(), "plugin", "generic", "--root-dir", h_.Root(), "--config", config,
-        "--dev-root", host_.dev_root().string(), "--sys-root", host_.sys_root().string(),
-        "--proc-root", host_.proc_root().string(), "--cdi-dir", h_.Path("cdi").string(),
-        "--check-interval", "50ms", "--rescan-interval", "50ms"});
+    const char* fake_nvml = std::getenv("DEVMGR_FAKE_NVML");  // NOLINT(concurrency-mt-unsafe)
+    EXPECT_NE(fake_nvml, nullptr) << "DEVMGR_FAKE_NVML is not set: run through meson test";
+    std::ofstream(nvml_script_) << "gpu " << MinorOf("nvidia0") << " GPU-0\n"
+                                << "gpu " << MinorOf("nvidia1") << " GPU-1\n";
+    auto plugin = std::make_unique<BackgroundProcess>(
+        std::vector<std::string>{"/usr/bin/env",
+                                 "FAKE_NVML_SCRIPT=" + nvml_script_,
+                                 DevmgrBinary(),
+                                 "plugin",
+                                 "generic",
+                                 "--root-dir",
+                                 h_.Root(),
+                                 "--config",
+                                 config,
+                                 "--dev-root",
+                                 host_.dev_root().string(),
+                                 "--sys-root",
+                                 host_.sys_root().string(),
+                                 "--proc-root",
+                                 host_.proc_root().string(),
+                                 "--cdi-dir",
+                                 h_.Path("cdi").string(),
+                                 "--nvml-library",
+                                 fake_nvml == nullptr ? "" : fake_nvml,
+                                 "--check-interval",
+                                 "50ms",
+                                 "--rescan-interval",
+                                 "50ms"});
     EXPECT_TRUE(plugin->started());
     return plugin;
+  }
+
+  // MinorOf: the minor of the fake host's /dev/<gpu>, which NVML gives as the GPU's.
+  unsigned int MinorOf(const std::string& gpu) const {
+    struct stat st {};
+    EXPECT_EQ(::stat((host_.dev_root() / "dev" / gpu).c_str(), &st), 0) << gpu;
+    return minor(st.st_rdev);
+  }
+
+  // NvmlEvent: the fake NVML reports XID `xid` of `gpu`.
+  void NvmlEvent(const std::string& gpu, int xid) {
+    std::ofstream(nvml_script_, std::ios::app) << "xid " << MinorOf(gpu) << " " << xid << "\n";
   }
 
   // The GPU a container got, with its NUMA nodes, from `pods list`.
@@ -71,6 +112,7 @@ class GenericGpuTest : public ::testing::Test {
 
   DaemonHarness h_;
   FakeGpuHost host_{h_.Path("")};
+  const std::string nvml_script_ = h_.Path("nvml-script").string();
 };
 
 TEST_F(GenericGpuTest, PodGetsItsGpuNodeTheSharedNodesAndTheNumaNode) {
@@ -138,6 +180,32 @@ TEST_F(GenericGpuTest, AContainerAskingForTwoSharesGetsTwoGpus) {
     nodes.insert(device.value("hostPath", ""));
   }
   EXPECT_EQ(nodes, (std::set<std::string>{"/dev/nvidia0", "/dev/nvidia1"})) << options.out;
+  DaemonHarness::Stop(*plugin);
+  DaemonHarness::Stop(*serve);
+}
+
+// The shipped example watches its GPUs through NVML: a GPU that reports XID 79 (fallen off the
+// bus) is served unhealthy, so the daemon counts one GPU allocatable and the next pods get the
+// other GPU or none; XID 13, an application's fault, reported first by the other GPU, changes
+// nothing.
+TEST_F(GenericGpuTest, AGpuThatReportsAnXidErrorIsNoLongerAllocated) {
+  auto serve = h_.StartServe();
+  ASSERT_NE(serve, nullptr);
+  auto plugin = StartGenericPlugin();
+  ASSERT_TRUE(WaitFor([&] { return h_.Allocatable(kGpu) == 2; }, 20s))
+      << plugin->err() << " allocatable " << h_.Allocatable(kGpu);
+
+  NvmlEvent("nvidia0", 13);
+  NvmlEvent("nvidia1", 79);
+  ASSERT_TRUE(WaitFor([&] { return h_.Allocatable(kGpu) == 1; }, 20s))
+      << plugin->err() << " allocatable " << h_.Allocatable(kGpu);
+  ProcessResult admitted = h_.Admit(PodManifest("after-xid", kGpu, 1));
+  ASSERT_EQ(admitted.exit_code, 0) << admitted.err << plugin->err();
+  EXPECT_EQ(GpuOf("after-xid").id, "nvidia0");
+  ProcessResult refused = h_.Admit(PodManifest("no-gpu-left", kGpu, 1));
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  EXPECT_TRUE(absl::StrContains(plugin->err(), "XID 79")) << plugin->err();
+
   DaemonHarness::Stop(*plugin);
   DaemonHarness::Stop(*serve);
 }

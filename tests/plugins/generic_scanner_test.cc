@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -18,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/file_store.h"
 #include "plugins/generic/generic_plugin.h"
+#include "plugins/generic/gpu_health.h"
 #include "plugins/generic/sysfs_numa.h"
 #include "tests/plugins/fake_host.h"
 #include "tests/testlib/temp_dir.h"
@@ -47,12 +49,27 @@ GenericConfig Example(const std::string& name) {
   return Config(text.ok() ? *text : "");
 }
 
+// GpuHealth's answers, set by the test, and the XIDs the scanner passed with its last question.
+class FakeGpuHealth final : public GpuHealth {
+ public:
+  std::optional<std::string> Fault(unsigned int minor,
+                                   const std::vector<uint64_t>& ignored_xids) const override {
+    last_ignored = ignored_xids;
+    auto it = faults.find(minor);
+    return it == faults.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+
+  std::map<unsigned int, std::string> faults;
+  mutable std::vector<uint64_t> last_ignored;
+};
+
 class GenericScannerTest : public ::testing::Test {
  protected:
   GenericScanner Scanner(GenericConfig config) {
     return GenericScanner(std::move(config), {.dev_root = host_.dev_root(),
                                               .sys_root = host_.sys_root(),
-                                              .proc_root = host_.proc_root()});
+                                              .proc_root = host_.proc_root(),
+                                              .gpu_health = &health_});
   }
 
   void Touch(const std::string& host_path) {
@@ -85,6 +102,8 @@ class GenericScannerTest : public ::testing::Test {
 
   TempDir dir_;
   FakeGpuHost host_{dir_.path()};
+  // What the shipped NVIDIA example's groups ask: no GPU has a fault until a test says so.
+  FakeGpuHealth health_;
 };
 
 // An optional shared node that is missing is left out, and the devices stay healthy: many
@@ -435,7 +454,8 @@ TEST_F(GenericScannerTest, AScanThatFailsServesTheDevicesUnhealthyAndScanningGoe
   GenericScanner scanner(Example("nvidia-gpu.yaml"), {.dev_root = host_.dev_root(),
                                                       .sys_root = host_.sys_root(),
                                                       .proc_root = host_.proc_root(),
-                                                      .rescan_interval = absl::Milliseconds(5)});
+                                                      .rescan_interval = absl::Milliseconds(5),
+                                                      .gpu_health = &health_});
   RecordingNotifier notifier;
   absl::Notification stop;
   absl::Status scanned;
@@ -508,6 +528,46 @@ TEST_F(GenericScannerTest, AGarbledGpuInformationFileIsAnErrorNamingTheFile) {
   GenericScanner scanner = Scanner(Example("nvidia-gpu.yaml"));
   std::ofstream(host_.InformationFile(1)) << "Device Minor: \t five\n";
   ExpectScanFailsNaming(scanner, host_.InformationFile(1), "five");
+}
+
+// A group with `nvml` asks GpuHealth about each device's GPU by the minor of its node: a GPU
+// with a fault is served unhealthy while it has it, the others as their nodes say. A node that
+// is not the NVIDIA driver's, or a scanner without a GpuHealth, makes the device unhealthy.
+TEST_F(GenericScannerTest, NvmlHealthServesAGpuWithAFaultUnhealthy) {
+  const std::string text =
+      "namespace: nvidia.com\n"
+      "groups:\n"
+      "  - {name: gpu, paths: [\"/dev/nvidia[0-9]*\"], nvml: {ignoredXids: [13]}}\n"
+      "  - {name: ctl, paths: [/dev/nvidiactl], nvml: {}}\n";
+  FakeGpuHealth& health = health_;
+  GenericScanner scanner = Scanner(Config(text));
+  struct stat st {};
+  ASSERT_EQ(::stat((host_.dev_root() / "dev" / "nvidia1").c_str(), &st), 0);
+  const unsigned int nvidia1 = minor(st.st_rdev);
+
+  constexpr Health kUp = Health::kHealthy;
+  constexpr Health kDown = Health::kUnhealthy;
+  // /dev/nvidiactl of the fake host is a plain file.
+  EXPECT_EQ(Scan(scanner),
+            (HealthOf{{"gpu/nvidia0", kUp}, {"gpu/nvidia1", kUp}, {"ctl/nvidiactl", kDown}}));
+  health.faults[nvidia1] = "XID 79";
+  EXPECT_EQ(Scan(scanner),
+            (HealthOf{{"gpu/nvidia0", kUp}, {"gpu/nvidia1", kDown}, {"ctl/nvidiactl", kDown}}));
+  EXPECT_EQ(health.last_ignored, std::vector<uint64_t>{13});
+  health.faults.clear();
+  EXPECT_EQ(Scan(scanner),
+            (HealthOf{{"gpu/nvidia0", kUp}, {"gpu/nvidia1", kUp}, {"ctl/nvidiactl", kDown}}));
+
+  GenericScanner without(
+      Config(text),
+      {.dev_root = host_.dev_root(), .sys_root = host_.sys_root(), .proc_root = host_.proc_root()});
+  EXPECT_EQ(Scan(without),
+            (HealthOf{{"gpu/nvidia0", kDown}, {"gpu/nvidia1", kDown}, {"ctl/nvidiactl", kDown}}));
+  // Without `nvml` the same nodes are healthy.
+  GenericScanner plain = Scanner(
+      Config("namespace: nvidia.com\ngroups:\n  - {name: gpu, paths: [\"/dev/nvidia[0-9]*\"]}\n"));
+  health.faults[nvidia1] = "XID 79";
+  EXPECT_EQ(Scan(plain), (HealthOf{{"gpu/nvidia0", kUp}, {"gpu/nvidia1", kUp}}));
 }
 
 }  // namespace
