@@ -42,10 +42,11 @@ XidWatch::~XidWatch() {
 }
 
 void XidWatch::Fail(const std::string& reason) {
+  absl::MutexLock lock(&mu_);
+  if (failure_.has_value()) return;
+  failure_ = reason;
   DEVMGR_LOG(options_.logger, err, "Every GPU is served unhealthy until the plugin restarts", "err",
              reason);
-  absl::MutexLock lock(&mu_);
-  if (!failure_.has_value()) failure_ = reason;
 }
 
 void XidWatch::Run() {

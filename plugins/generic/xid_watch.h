@@ -61,7 +61,7 @@ class XidWatch final : public GpuHealth {
 
   XidWatch(std::unique_ptr<NvmlLibrary> nvml, XidWatchOptions options);
   void Run();
-  // Fail makes every GPU faulty for `reason`, for good.
+  // Fail makes every GPU faulty for good; the first reason is the one kept and logged.
   void Fail(const std::string& reason);
 
   const std::unique_ptr<NvmlLibrary> nvml_;
