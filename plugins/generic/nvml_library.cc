@@ -2,10 +2,10 @@
 
 #include <dlfcn.h>
 
-#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/library_symbols.h"
 
 namespace devmgr::plugins {
 namespace {
@@ -44,26 +44,22 @@ absl::StatusOr<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string
         "NVML (", library, ") cannot be loaded: ", dlerror(), "; it comes with NVIDIA's driver"));
   }
   auto functions = std::make_unique<Functions>();
-  const char* missing = nullptr;
-  auto find = [&](const char* name, auto& function) {
-    if (missing != nullptr) return;
-    function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(dlsym(handle, name));
-    if (function == nullptr) missing = name;
-  };
-  find("nvmlInit_v2", functions->init);
-  find("nvmlShutdown", functions->shutdown);
-  find("nvmlErrorString", functions->error_string);
-  find("nvmlDeviceGetCount_v2", functions->device_count);
-  find("nvmlDeviceGetHandleByIndex_v2", functions->device_by_index);
-  find("nvmlDeviceGetMinorNumber", functions->minor_number);
-  find("nvmlDeviceGetUUID", functions->uuid);
-  find("nvmlEventSetCreate", functions->event_set_create);
-  find("nvmlEventSetFree", functions->event_set_free);
-  find("nvmlDeviceGetSupportedEventTypes", functions->supported_events);
-  find("nvmlDeviceRegisterEvents", functions->register_events);
-  find("nvmlEventSetWait_v2", functions->event_set_wait);
-  if (missing != nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(library, " has no function ", missing,
+  LibrarySymbols symbols(handle);
+  symbols.Find("nvmlInit_v2", functions->init);
+  symbols.Find("nvmlShutdown", functions->shutdown);
+  symbols.Find("nvmlErrorString", functions->error_string);
+  symbols.Find("nvmlDeviceGetCount_v2", functions->device_count);
+  symbols.Find("nvmlDeviceGetHandleByIndex_v2", functions->device_by_index);
+  symbols.Find("nvmlDeviceGetMinorNumber", functions->minor_number);
+  symbols.Find("nvmlDeviceGetUUID", functions->uuid);
+  symbols.Find("nvmlEventSetCreate", functions->event_set_create);
+  symbols.Find("nvmlEventSetFree", functions->event_set_free);
+  symbols.Find("nvmlDeviceGetSupportedEventTypes", functions->supported_events);
+  symbols.Find("nvmlDeviceRegisterEvents", functions->register_events);
+  symbols.Find("nvmlEventSetWait_v2", functions->event_set_wait);
+  if (symbols.missing() != nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(library, " has no function ",
+                                                      symbols.missing(),
                                                       ": NVIDIA's driver 450 or later is needed"));
   }
   if (const int code = functions->init(); code != kNvmlSuccess) {
