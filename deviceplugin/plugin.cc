@@ -13,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "common/errno_status.h"
 #include "common/file_id.h"
 #include "common/k8s_names.h"
@@ -150,7 +151,7 @@ absl::StatusOr<std::unique_ptr<Plugin>> Plugin::Start(PluginOptions options, Sca
   if (scanner != nullptr) {
     Plugin* p = plugin.get();
     p->scanner_thread_ = std::thread([p] {
-      absl::Status status = p->scanner_->Scan(*p, StopToken(p->stop_scanning_));
+      absl::Status status = p->scanner_->Scan(*p, p->stop_scanning_);
       if (!status.ok()) {
         DEVMGR_LOG(p->options_.logger, err, "Device scanner failed", "err", status);
       }
@@ -552,7 +553,7 @@ void Plugin::Stop() {
     if (stopped_) return;
     stopped_ = true;
   }
-  stop_scanning_.Notify();
+  stop_scanning_.RequestStop();
   if (scanner_thread_.joinable()) scanner_thread_.join();
   absl::Notification done;
   loop_.Post([this, &done] {

@@ -41,7 +41,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "common/event_loop.h"
 #include "common/logging.h"
@@ -187,7 +186,7 @@ class Plugin final : public Notifier {
   // Types in the last tree that cannot be served (Servable), already logged.
   std::set<std::string> skipped_types_;
 
-  absl::Notification stop_scanning_;
+  StopToken stop_scanning_;
   // Threads last, in reverse order of use: the scanner feeds the loop, the loop's servers post
   // to the hook loop.
   EventLoop hook_loop_;

@@ -2,33 +2,48 @@
 //
 // The plugin implements Scanner. The SDK calls Scan once, on a thread of its own, and Scan loops:
 // it looks at the host, builds a complete DeviceTree and hands it to Notifier::Notify, then waits
-// (with StopToken::WaitForStop) until the next look. The SDK compares each tree with the previous
-// one and tells the kubelet only what changed.
+// (with StopToken::WaitForStop) until the next look, or until an event source of its own calls
+// StopToken::Wake. The SDK compares each tree with the previous one and tells the kubelet only
+// what changed.
 #pragma once
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/notification.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "deviceplugin/device_tree.h"
 
 namespace devmgr::deviceplugin {
 
-// StopToken tells a running Scan that the plugin is stopping. Thread-safe.
+// StopToken tells a running Scan that the plugin is stopping, and lets a scanner that watches
+// events of its own (a driver's error reports, say) cut its wait short to look at the host again.
+// Owned by whoever calls Scan (the SDK). Thread-safe.
 class StopToken {
  public:
-  explicit StopToken(const absl::Notification& stop) : stop_(stop) {}
+  StopToken() = default;
+  StopToken(const StopToken&) = delete;
+  StopToken& operator=(const StopToken&) = delete;
 
-  bool stop_requested() const { return stop_.HasBeenNotified(); }
+  // RequestStop: every wait returns true from now on. Called by the SDK when the plugin stops.
+  void RequestStop();
 
-  // WaitForStop blocks for up to `timeout` and returns true as soon as a stop is requested
-  // (false when the time ran out first). Scanners sleep only through this, so that they stop
-  // promptly.
-  bool WaitForStop(absl::Duration timeout) const {
-    return stop_.WaitForNotificationWithTimeout(timeout);
-  }
+  bool stop_requested() const;
+
+  // WaitForStop blocks for up to `timeout` and returns true as soon as a stop is requested, false
+  // when the time ran out first or a Wake came (one Wake ends one wait: the one in progress, or
+  // the next if none is). Scanners sleep only through this, so that they stop promptly.
+  bool WaitForStop(absl::Duration timeout) const;
+
+  // Wake ends the scanner's current or next wait early, from any thread; wakes that come before
+  // that wait ends count as one.
+  void Wake() const;
 
  private:
-  const absl::Notification& stop_;
+  bool StopOrWoken() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  mutable absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  mutable bool woken_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // Notifier receives complete device trees. Implemented by the SDK.

@@ -336,6 +336,7 @@ absl::StatusOr<DeviceTree> GenericScanner::ScanOnce() {
 
 absl::Status GenericScanner::Scan(deviceplugin::Notifier& notifier,
                                   const deviceplugin::StopToken& stop) {
+  if (options_.gpu_health != nullptr) options_.gpu_health->OnChange([&stop] { stop.Wake(); });
   // The last good scan's tree, until a failed scan has served it unhealthy.
   std::optional<DeviceTree> last_good;
   do {
@@ -360,6 +361,7 @@ absl::Status GenericScanner::Scan(deviceplugin::Notifier& notifier,
     last_good.reset();
     notifier.Notify(std::move(unhealthy));
   } while (!stop.WaitForStop(options_.rescan_interval));
+  if (options_.gpu_health != nullptr) options_.gpu_health->OnChange(nullptr);
   return absl::OkStatus();
 }
 

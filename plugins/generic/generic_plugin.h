@@ -11,7 +11,8 @@
 // rescan. Its NUMA node is what sysfs says of its own nodes (sysfs_numa.h; for an NVIDIA GPU, of
 // the PCI function the driver names in procfs), never of the shared ones. A device of a group
 // with `nvml` is also unhealthy while its GpuHealth has a fault for the GPU of its matched node
-// (its minor, when the node is the NVIDIA driver's): an XID error, for one.
+// (its minor, when the node is the NVIDIA driver's): an XID error, for one, which is served at
+// once, not at the next rescan.
 //
 // Roots: the config names nodes as the host sees them ("/dev/nvidia0"), and so do the Allocate
 // answers and CDI specs, since the kubelet and the runtime work on the host. The plugin itself
@@ -44,16 +45,17 @@ struct GenericScannerOptions {
   std::filesystem::path proc_root = "/proc";
   absl::Duration rescan_interval = absl::Seconds(5);
   LoggerPtr logger = nullptr;
-  // Asked of the devices of groups with `nvml`; without it they are unhealthy. Outlives the
-  // scanner.
-  const GpuHealth* gpu_health = nullptr;
+  // Asked of the devices of groups with `nvml`; without it they are unhealthy. A change it
+  // reports wakes Scan for a rescan. Outlives the scanner.
+  GpuHealth* gpu_health = nullptr;
 };
 
 class GenericScanner final : public deviceplugin::Scanner {
  public:
   GenericScanner(GenericConfig config, GenericScannerOptions options);
 
-  // Scan notifies a fresh tree every rescan_interval. A failed scan (sysfs that could not be
+  // Scan notifies a fresh tree every rescan_interval, and as soon as gpu_health reports a
+  // change. A failed scan (sysfs that could not be
   // read) is logged and tried again at the next interval; meanwhile the devices last notified
   // are served unhealthy, since what they are is not known.
   absl::Status Scan(deviceplugin::Notifier& notifier, const deviceplugin::StopToken& stop) override;

@@ -47,6 +47,12 @@ void XidWatch::Fail(const std::string& reason) {
   failure_ = reason;
   DEVMGR_LOG(options_.logger, err, "Every GPU is served unhealthy until the plugin restarts", "err",
              reason);
+  if (changed_) changed_();
+}
+
+void XidWatch::OnChange(std::function<void()> changed) {
+  absl::MutexLock lock(&mu_);
+  changed_ = std::move(changed);
 }
 
 void XidWatch::Run() {
@@ -80,7 +86,9 @@ void XidWatch::Run() {
     DEVMGR_LOG(options_.logger, warn, "A GPU reported an XID error", "uuid", gpu->second.uuid,
                "minor", minor, "xid", xid.data);
     std::vector<uint64_t>& xids = gpu->second.xids;
-    if (std::find(xids.begin(), xids.end(), xid.data) == xids.end()) xids.push_back(xid.data);
+    if (std::find(xids.begin(), xids.end(), xid.data) != xids.end()) continue;
+    xids.push_back(xid.data);
+    if (changed_) changed_();
   }
 }
 

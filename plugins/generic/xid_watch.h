@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -49,6 +50,9 @@ class XidWatch final : public GpuHealth {
   // no GPU of that minor, that its events cannot be watched, or that the watch failed.
   std::optional<std::string> Fault(unsigned int minor,
                                    const std::vector<uint64_t>& ignored_xids) const override;
+  // `changed` is called on the watch's thread when a GPU reports an XID it had not reported
+  // before, and when the watch fails.
+  void OnChange(std::function<void()> changed) override;
 
  private:
   struct GpuState {
@@ -71,6 +75,8 @@ class XidWatch final : public GpuHealth {
   mutable absl::Mutex mu_;
   std::map<unsigned int, GpuState> gpus_ ABSL_GUARDED_BY(mu_);
   std::optional<std::string> failure_ ABSL_GUARDED_BY(mu_);
+  // Called under mu_, so that OnChange, which takes it, never returns while it runs.
+  std::function<void()> changed_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

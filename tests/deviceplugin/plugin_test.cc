@@ -763,6 +763,40 @@ TEST_F(PluginTest, ThousandHealthFlipsEndInTheLastState) {
   EXPECT_TRUE(WaitFor([&] { return plugin->Served()[0].healthy == 100u; }));
 }
 
+// A Wake ends one wait early with no stop: the wait in progress, or the next one; wakes that
+// come before it ends count as one. Once a stop is requested, every wait ends at once with it.
+TEST(StopTokenTest, AWakeEndsOneWaitAndAStopEndsEveryWait) {
+  StopToken token;
+  const auto waited = [&token](absl::Duration timeout, bool* stopped) {
+    const auto start = std::chrono::steady_clock::now();
+    *stopped = token.WaitForStop(timeout);
+    return std::chrono::steady_clock::now() - start;
+  };
+  bool stopped = true;
+  token.Wake();
+  token.Wake();
+  EXPECT_LT(waited(absl::Seconds(60), &stopped), 30s);
+  EXPECT_FALSE(stopped);
+  // Both wakes came before that wait ended: this one runs its course.
+  EXPECT_GE(waited(absl::Milliseconds(20), &stopped), 20ms);
+  EXPECT_FALSE(stopped);
+
+  std::thread waker([&token] { token.Wake(); });
+  EXPECT_LT(waited(absl::Seconds(60), &stopped), 30s);
+  EXPECT_FALSE(stopped);
+  waker.join();
+
+  EXPECT_FALSE(token.stop_requested());
+  std::thread stopper([&token] { token.RequestStop(); });
+  EXPECT_LT(waited(absl::Seconds(60), &stopped), 30s);
+  EXPECT_TRUE(stopped);
+  stopper.join();
+  EXPECT_TRUE(token.stop_requested());
+  token.Wake();
+  EXPECT_TRUE(token.WaitForStop(absl::Seconds(60)));
+  EXPECT_TRUE(token.WaitForStop(absl::Seconds(60)));
+}
+
 // Reports one tree, then sleeps until told to stop.
 class OnceScanner : public Scanner {
  public:

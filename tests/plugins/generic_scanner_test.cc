@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/file_store.h"
 #include "plugins/generic/generic_plugin.h"
 #include "plugins/generic/gpu_health.h"
@@ -49,18 +51,50 @@ GenericConfig Example(const std::string& name) {
   return Config(text.ok() ? *text : "");
 }
 
-// GpuHealth's answers, set by the test, and the XIDs the scanner passed with its last question.
+// GpuHealth's answers, set by the test (from any thread: SetFault tells the scanner as
+// XidWatch does), and the XIDs the scanner passed with its last question.
 class FakeGpuHealth final : public GpuHealth {
  public:
   std::optional<std::string> Fault(unsigned int minor,
                                    const std::vector<uint64_t>& ignored_xids) const override {
-    last_ignored = ignored_xids;
-    auto it = faults.find(minor);
-    return it == faults.end() ? std::nullopt : std::optional<std::string>(it->second);
+    absl::MutexLock lock(&mu_);
+    last_ignored_ = ignored_xids;
+    auto it = faults_.find(minor);
+    return it == faults_.end() ? std::nullopt : std::optional<std::string>(it->second);
   }
 
-  std::map<unsigned int, std::string> faults;
-  mutable std::vector<uint64_t> last_ignored;
+  void OnChange(std::function<void()> changed) override {
+    absl::MutexLock lock(&mu_);
+    changed_ = std::move(changed);
+  }
+
+  // SetFault gives `minor` the fault `fault`, or none with nullopt.
+  void SetFault(unsigned int minor, std::optional<std::string> fault) {
+    absl::MutexLock lock(&mu_);
+    if (fault.has_value()) {
+      faults_[minor] = *std::move(fault);
+    } else {
+      faults_.erase(minor);
+    }
+    if (changed_) changed_();
+  }
+
+  std::vector<uint64_t> last_ignored() const {
+    absl::MutexLock lock(&mu_);
+    return last_ignored_;
+  }
+
+  // Someone listens for changes.
+  bool listened() const {
+    absl::MutexLock lock(&mu_);
+    return static_cast<bool>(changed_);
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::map<unsigned int, std::string> faults_ ABSL_GUARDED_BY(mu_);
+  mutable std::vector<uint64_t> last_ignored_ ABSL_GUARDED_BY(mu_);
+  std::function<void()> changed_ ABSL_GUARDED_BY(mu_);
 };
 
 class GenericScannerTest : public ::testing::Test {
@@ -70,6 +104,13 @@ class GenericScannerTest : public ::testing::Test {
                                               .sys_root = host_.sys_root(),
                                               .proc_root = host_.proc_root(),
                                               .gpu_health = &health_});
+  }
+
+  // MinorOf: the minor of the fake host's /dev/<gpu>, which NVML gives as the GPU's.
+  unsigned int MinorOf(const std::string& gpu) const {
+    struct stat st {};
+    EXPECT_EQ(::stat((host_.dev_root() / "dev" / gpu).c_str(), &st), 0) << gpu;
+    return minor(st.st_rdev);
   }
 
   void Touch(const std::string& host_path) {
@@ -457,17 +498,41 @@ TEST_F(GenericScannerTest, AScanThatFailsServesTheDevicesUnhealthyAndScanningGoe
                                                       .rescan_interval = absl::Milliseconds(5),
                                                       .gpu_health = &health_});
   RecordingNotifier notifier;
-  absl::Notification stop;
+  deviceplugin::StopToken stop;
   absl::Status scanned;
-  std::thread thread([&] { scanned = scanner.Scan(notifier, deviceplugin::StopToken(stop)); });
+  std::thread thread([&] { scanned = scanner.Scan(notifier, stop); });
   EXPECT_TRUE(WaitFor([&] { return notifier.LastHealth("gpu", "nvidia0") == Health::kHealthy; }));
   std::ofstream(host_.NumaNodeFile(1)) << "north\n";
   EXPECT_TRUE(WaitFor([&] { return notifier.LastHealth("gpu", "nvidia0") == Health::kUnhealthy; }));
   std::ofstream(host_.NumaNodeFile(1)) << "1\n";
   EXPECT_TRUE(WaitFor([&] { return notifier.LastHealth("gpu", "nvidia0") == Health::kHealthy; }));
-  stop.Notify();
+  stop.RequestStop();
   thread.join();
   EXPECT_TRUE(scanned.ok()) << scanned;
+}
+
+// A change GpuHealth reports wakes a running Scan: a GPU's fault is served at once, and so is its
+// end, with the next rescan an hour away. Once Scan has returned it no longer listens.
+TEST_F(GenericScannerTest, AGpuFaultIsServedWithoutWaitingForTheRescan) {
+  GenericScanner scanner(Example("nvidia-gpu.yaml"), {.dev_root = host_.dev_root(),
+                                                      .sys_root = host_.sys_root(),
+                                                      .proc_root = host_.proc_root(),
+                                                      .rescan_interval = absl::Hours(1),
+                                                      .gpu_health = &health_});
+  RecordingNotifier notifier;
+  deviceplugin::StopToken stop;
+  absl::Status scanned;
+  std::thread thread([&] { scanned = scanner.Scan(notifier, stop); });
+  EXPECT_TRUE(WaitFor([&] { return notifier.LastHealth("gpu", "nvidia1") == Health::kHealthy; }));
+  health_.SetFault(MinorOf("nvidia1"), "XID 79");
+  EXPECT_TRUE(WaitFor([&] { return notifier.LastHealth("gpu", "nvidia1") == Health::kUnhealthy; }));
+  EXPECT_EQ(notifier.LastHealth("gpu", "nvidia0"), Health::kHealthy);
+  health_.SetFault(MinorOf("nvidia1"), std::nullopt);
+  EXPECT_TRUE(WaitFor([&] { return notifier.LastHealth("gpu", "nvidia1") == Health::kHealthy; }));
+  stop.RequestStop();
+  thread.join();
+  EXPECT_TRUE(scanned.ok()) << scanned;
+  EXPECT_FALSE(health_.listened());
 }
 
 TEST_F(GenericScannerTest, GarbledOrUnreadableNumaNodeIsAnErrorNamingTheFile) {
@@ -541,20 +606,18 @@ TEST_F(GenericScannerTest, NvmlHealthServesAGpuWithAFaultUnhealthy) {
       "  - {name: ctl, paths: [/dev/nvidiactl], nvml: {}}\n";
   FakeGpuHealth& health = health_;
   GenericScanner scanner = Scanner(Config(text));
-  struct stat st {};
-  ASSERT_EQ(::stat((host_.dev_root() / "dev" / "nvidia1").c_str(), &st), 0);
-  const unsigned int nvidia1 = minor(st.st_rdev);
+  const unsigned int nvidia1 = MinorOf("nvidia1");
 
   constexpr Health kUp = Health::kHealthy;
   constexpr Health kDown = Health::kUnhealthy;
   // /dev/nvidiactl of the fake host is a plain file.
   EXPECT_EQ(Scan(scanner),
             (HealthOf{{"gpu/nvidia0", kUp}, {"gpu/nvidia1", kUp}, {"ctl/nvidiactl", kDown}}));
-  health.faults[nvidia1] = "XID 79";
+  health.SetFault(nvidia1, "XID 79");
   EXPECT_EQ(Scan(scanner),
             (HealthOf{{"gpu/nvidia0", kUp}, {"gpu/nvidia1", kDown}, {"ctl/nvidiactl", kDown}}));
-  EXPECT_EQ(health.last_ignored, std::vector<uint64_t>{13});
-  health.faults.clear();
+  EXPECT_EQ(health.last_ignored(), std::vector<uint64_t>{13});
+  health.SetFault(nvidia1, std::nullopt);
   EXPECT_EQ(Scan(scanner),
             (HealthOf{{"gpu/nvidia0", kUp}, {"gpu/nvidia1", kUp}, {"ctl/nvidiactl", kDown}}));
 
@@ -566,7 +629,7 @@ TEST_F(GenericScannerTest, NvmlHealthServesAGpuWithAFaultUnhealthy) {
   // Without `nvml` the same nodes are healthy.
   GenericScanner plain = Scanner(
       Config("namespace: nvidia.com\ngroups:\n  - {name: gpu, paths: [\"/dev/nvidia[0-9]*\"]}\n"));
-  health.faults[nvidia1] = "XID 79";
+  health.SetFault(nvidia1, "XID 79");
   EXPECT_EQ(Scan(plain), (HealthOf{{"gpu/nvidia0", kUp}, {"gpu/nvidia1", kUp}}));
 }
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -120,6 +121,26 @@ TEST_F(XidWatchTest, AnXidOutsideTheIgnoredOnesIsAFaultForGood) {
   ASSERT_TRUE(WaitFor([&] { return watch->Fault(0, {79}).has_value(); }, 10s));
   EXPECT_EQ(watch->Fault(0, {79}), "XID 48");
   EXPECT_EQ(watch->Fault(0, {}), "XID 79");
+}
+
+// The scanner is told of each XID a GPU reports for the first time (it may make the GPU
+// faulty), not of a repeat, and of a failed watch; a listener replaced hears no more.
+TEST_F(XidWatchTest, ANewXidOrAFailedWatchTellsTheListener) {
+  std::unique_ptr<XidWatch> watch = Start(kTwoGpus);
+  ASSERT_NE(watch, nullptr);
+  std::atomic<int> first{0};
+  watch->OnChange([&first] { ++first; });
+  // Events come in order: once GPU 1's 48 shows, the others came before it.
+  Append("xid 1 13\nxid 0 79\nxid 0 79\nxid 1 48\n");
+  ASSERT_TRUE(WaitFor([&] { return watch->Fault(1, {13}).has_value(); }, 10s));
+  EXPECT_EQ(first, 3);
+
+  std::atomic<int> second{0};
+  watch->OnChange([&second] { ++second; });
+  Append("wait-error 15\n");
+  ASSERT_TRUE(WaitFor([&] { return watch->Fault(0, {79}).has_value(); }, 10s));
+  EXPECT_EQ(second, 1);
+  EXPECT_EQ(first, 3);
 }
 
 // As NVIDIA's device plugin: a GPU whose events NVML cannot register is served unhealthy.
