@@ -32,13 +32,17 @@ absl::Status FakeScanner::Scan(deviceplugin::Notifier& notifier,
                                const deviceplugin::StopToken& stop) {
   unhealthy_.assign(static_cast<size_t>(options_.devices), false);
   notifier.Notify(BuildTree());
-  // A short tick so that flips requested by a signal show up quickly; the scheduled ones come
-  // every flip_every.
-  const absl::Duration tick = absl::Milliseconds(20);
-  absl::Time next_scheduled = absl::Now() + options_.flip_every;
-  while (!stop.WaitForStop(tick)) {
+  {
+    absl::MutexLock lock(&mu_);
+    scanning_ = &stop;
+  }
+  absl::Time next_scheduled = options_.flip_every > absl::ZeroDuration()
+                                  ? absl::Now() + options_.flip_every
+                                  : absl::InfiniteFuture();
+  // Flips requested before the token was set are made on the first pass.
+  do {
     int64_t flips = flips_requested_.exchange(0);
-    if (options_.flip_every > absl::ZeroDuration() && absl::Now() >= next_scheduled) {
+    if (absl::Now() >= next_scheduled) {
       ++flips;
       next_scheduled = absl::Now() + options_.flip_every;
     }
@@ -49,8 +53,16 @@ absl::Status FakeScanner::Scan(deviceplugin::Notifier& notifier,
       next_flip_ = (next_flip_ + 1) % options_.devices;
     }
     notifier.Notify(BuildTree());
-  }
+  } while (!stop.WaitForStop(next_scheduled - absl::Now()));
+  absl::MutexLock lock(&mu_);
+  scanning_ = nullptr;
   return absl::OkStatus();
+}
+
+void FakeScanner::RequestFlip() {
+  flips_requested_.fetch_add(1);
+  absl::MutexLock lock(&mu_);
+  if (scanning_ != nullptr) scanning_->Wake();
 }
 
 deviceplugin::Hooks FakeHooks::AsHooks() {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "deviceplugin/hooks.h"
@@ -36,15 +38,18 @@ class FakeScanner final : public deviceplugin::Scanner {
 
   absl::Status Scan(deviceplugin::Notifier& notifier, const deviceplugin::StopToken& stop) override;
 
-  // RequestFlip asks for one flip at the next tick of Scan (within 20 ms). Thread-safe and
-  // async-signal-safe.
-  void RequestFlip() { flips_requested_.fetch_add(1); }
+  // RequestFlip asks for one flip, which a running Scan makes at once (one that has not started
+  // yet, as it starts). Thread-safe; not async-signal-safe (it takes a lock).
+  void RequestFlip();
 
  private:
   deviceplugin::DeviceTree BuildTree() const;
 
   const FakeDeviceOptions options_;
   std::atomic<int64_t> flips_requested_{0};
+  // The running Scan's token, which RequestFlip wakes.
+  absl::Mutex mu_;
+  const deviceplugin::StopToken* scanning_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Touched only by the scanner thread.
   std::vector<bool> unhealthy_;
   int64_t next_flip_ = 0;
