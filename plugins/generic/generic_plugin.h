@@ -55,9 +55,9 @@ class GenericScanner final : public deviceplugin::Scanner {
   GenericScanner(GenericConfig config, GenericScannerOptions options);
 
   // Scan notifies a fresh tree every rescan_interval, and as soon as gpu_health reports a
-  // change. A failed scan (sysfs that could not be
-  // read) is logged and tried again at the next interval; meanwhile the devices last notified
-  // are served unhealthy, since what they are is not known.
+  // change. A failed scan (sysfs that could not be read) is logged and tried again at the next
+  // interval; meanwhile the devices last notified are served unhealthy, since what they are is
+  // not known.
   absl::Status Scan(deviceplugin::Notifier& notifier, const deviceplugin::StopToken& stop) override;
 
   // ScanOnce returns the tree for the host as it is now, remembering every path seen so that
