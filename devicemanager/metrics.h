@@ -3,7 +3,7 @@
 // received (kubelet_device_plugin_registration_total), each Allocate call to a plugin
 // (kubelet_device_plugin_alloc_duration_seconds), and, beyond upstream, each refused
 // admission with a short reason, each durable checkpoint write and each health update dropped. The
-// Manager has no metrics system of its own (the daemon's is in cmd/devmgr/daemon_metrics.h); state
+// Manager has no metrics system of its own (the daemon's is in node/node_metrics.h); state
 // that is read rather than counted (endpoints by state, devices by health) comes from
 // Manager::GetResourceSummaries at scrape time.
 //

@@ -48,9 +48,9 @@
 namespace devmgr::kubeletplugin {
 
 // ClaimLookup: ResourceClaim `name` in `namespace_name` as the cluster (or the node's daemon)
-// has it; NotFound when there is none. Runs on the reader thread, one lookup at a time but
-// while the driver may be working on another call (so it must be thread-safe with the driver's
-// own state); may block for a bounded time.
+// has it; NotFound when there is none. Runs on the reader threads, up to kClaimReaders lookups
+// at once, while the driver may be working on another call (so it must be thread-safe, with
+// itself and with the driver's own state); may block for a bounded time.
 using ClaimLookup = std::function<absl::StatusOr<dra::ResourceClaim>(
     const std::string& namespace_name, const std::string& name)>;
 

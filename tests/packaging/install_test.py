@@ -8,7 +8,8 @@
 3. With nothing but the installed files and `pkg-config devmgr`: one program that includes every
    installed header and links the whole archive (so a missing header or a library missing from
    Requires fails here, not at an embedder's), the example's out-of-tree meson.build configured,
-   and examples/embed_manager.cc and examples/embed_node.cc compiled and linked.
+   examples/embed_manager.cc and examples/embed_node.cc compiled and linked, and
+   examples/dra_driver.cc compiled.
 4. The examples run against the installed `devmgr plugin fake`: each must admit a pod and print
    run options that carry the devices it was given; the installed `devmgr checkpoint` then reads
    the checkpoint each left.
@@ -167,6 +168,10 @@ def build_against_install(args, destdir, include, workdir):
     run(compiler + [str(pathlib.Path(args.source_dir) / "examples" / "embed_node.cc"), "-o",
                     str(node_example)] + flags,
         "compiling examples/embed_node.cc with pkg-config devmgr", cwd=workdir)
+    # The DRA driver example only compiled: the whole archive linked above resolves its calls.
+    run(compiler + ["-fsyntax-only", str(pathlib.Path(args.source_dir) / "examples" /
+                                         "dra_driver.cc")] + flags,
+        "compiling examples/dra_driver.cc with pkg-config devmgr", cwd=workdir)
     return example, node_example
 
 
