@@ -170,12 +170,13 @@ class Manager {
   // whose grace period has expired (reported once in `removed`; the checkpoint is rewritten).
   virtual CapacityResult GetCapacity() = 0;
 
-  // GetAllocatableDevices is every healthy device of every resource.
+  // GetAllocatableDevices is every healthy device of every resource; a resource without one is
+  // not in it.
   virtual ResourceDevices GetAllocatableDevices() const = 0;
   // GetAllocatableDevices(resource_name): one resource's part of it (empty for a resource the
   // manager does not know).
   virtual DeviceMap GetAllocatableDevices(absl::string_view resource_name) const = 0;
-  // AllocatableRevisions: for each resource of GetAllocatableDevices, a number that changes
+  // AllocatableRevisions: for each resource with devices, healthy or not, a number that changes
   // whenever that resource's part may have changed (its plugin's devices, their health or
   // topology), so that a reader may keep what it built from one resource until it changes.
   virtual std::map<std::string, uint64_t> AllocatableRevisions() const = 0;

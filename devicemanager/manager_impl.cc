@@ -676,7 +676,12 @@ DeviceMap HealthyDevices(const DeviceTable& table) {
 ResourceDevices ManagerImpl::GetAllocatableDevices() const {
   ResourceDevices result;
   absl::MutexLock lock(&mu_);
-  for (const auto& [resource, table] : devices_) result.emplace(resource, HealthyDevices(*table));
+  // As upstream's allDevices.Filter(healthyDevices): a resource without a healthy device is left
+  // out, not listed empty.
+  for (const auto& [resource, table] : devices_) {
+    DeviceMap healthy = HealthyDevices(*table);
+    if (!healthy.empty()) result.emplace(resource, std::move(healthy));
+  }
   return result;
 }
 

@@ -1010,6 +1010,48 @@ TEST_F(ManagerTest, TestGetAllocatableDevicesHealthTransition) {
   EXPECT_EQ(devices[kResource1].count("B"), 1u);
 }
 
+// Upstream's GetAllocatableDevices is allDevices.Filter(healthyDevices): the devices of each
+// resource that the condition names, and no resource that keeps none. Here the condition is the
+// plugins' health: foo keeps two devices, bar one, and baz, all unhealthy, is left out; once
+// none is healthy, nothing is left.
+TEST_F(ManagerTest, TestResourceDeviceInstanceFilter) {
+  constexpr char kFoo[] = "domain.com/foo";
+  constexpr char kBar[] = "domain.com/bar";
+  constexpr char kBaz[] = "domain.com/baz";
+  StartManager();
+  PluginPtr foo = StartPlugin("foo.sock", kFoo,
+                              {MakeDevice("foo1"), MakeDevice("foo2", false), MakeDevice("foo3")});
+  PluginPtr bar = StartPlugin(
+      "bar.sock", kBar, {MakeDevice("bar1", false), MakeDevice("bar2"), MakeDevice("bar3", false)});
+  PluginPtr baz = StartPlugin(
+      "baz.sock", kBaz,
+      {MakeDevice("baz1", false), MakeDevice("baz2", false), MakeDevice("baz3", false)});
+  for (const PluginPtr* plugin : {&foo, &bar, &baz}) {
+    ASSERT_TRUE((*plugin)->Register(KubeletSocket()).ok());
+  }
+  ASSERT_TRUE(WaitForCapacity(kFoo, 3, 2));
+  ASSERT_TRUE(WaitForCapacity(kBar, 3, 1));
+  ASSERT_TRUE(WaitForCapacity(kBaz, 3, 0));
+  const auto ids = [](const ResourceDevices& devices) {
+    std::map<std::string, std::vector<std::string>> out;
+    for (const auto& [resource, table] : devices) {
+      for (const auto& [id, device] : table) out[resource].push_back(id);
+    }
+    return out;
+  };
+  using Ids = std::map<std::string, std::vector<std::string>>;
+  EXPECT_EQ(ids(manager_->GetAllocatableDevices()),
+            (Ids{{kBar, {"bar2"}}, {kFoo, {"foo1", "foo3"}}}));
+
+  foo->SetDevices(
+      {MakeDevice("foo1", false), MakeDevice("foo2", false), MakeDevice("foo3", false)});
+  bar->SetDevices(
+      {MakeDevice("bar1", false), MakeDevice("bar2", false), MakeDevice("bar3", false)});
+  ASSERT_TRUE(WaitForCapacity(kFoo, 3, 0));
+  ASSERT_TRUE(WaitForCapacity(kBar, 3, 0));
+  EXPECT_TRUE(manager_->GetAllocatableDevices().empty());
+}
+
 // What PodResources' AllocatableCache keeps its parts by: a resource's revision changes with its
 // devices (health, a disconnection) and with nothing else; a resource removed has none.
 TEST_F(ManagerTest, AllocatableRevisionsChangeWithEachResourcesDevices) {
