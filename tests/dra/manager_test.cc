@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -459,6 +460,56 @@ TEST_F(DraManagerTest, TestUnprepareResources) {
   EXPECT_EQ(metrics_.operations(), (std::vector<std::string>{"PrepareResources is_error=false",
                                                              "UnprepareResources is_error=false",
                                                              "UnprepareResources is_error=false"}));
+}
+
+// ConnectionsTo: the connections a unix socket at `path` has accepted and that are still open,
+// from /proc/net/unix, where each accepted socket shows its listener's path and is connected
+// (state 03) while the listener itself is not.
+size_t ConnectionsTo(const std::string& path) {
+  std::ifstream table("/proc/net/unix");
+  std::string line;
+  std::getline(table, line);  // the header
+  size_t connections = 0;
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string num, refs, protocol, flags, type, state, inode, name;
+    fields >> num >> refs >> protocol >> flags >> type >> state >> inode >> name;
+    if (name == path && state == "03") ++connections;
+  }
+  return connections;
+}
+
+// Upstream's node e2e "must use one gRPC connection for all service calls": the health stream,
+// prepare and unprepare of a driver all go over one connection to its socket.
+TEST_F(DraManagerTest, OneConnectionCarriesEveryCallToADriver) {
+  manager_.reset();
+  driver_.reset();  // before the next one binds the same path, which its end would remove
+  FakeDriver::Options with_health;
+  with_health.serve_health_v1 = true;
+  driver_ = std::make_unique<FakeDriver>(Socket(), with_health);
+  ASSERT_TRUE(driver_->started());
+  driver_->OnPrepare(PrepareOneDeviceEach());
+  ManagerOptions options;
+  options.state_dir = dir_.path();
+  options.claims = &claims_;
+  options.resource_health_status = true;
+  absl::StatusOr<std::unique_ptr<Manager>> manager = Manager::Create(std::move(options));
+  ASSERT_TRUE(manager.ok()) << manager.status();
+  manager_ = *std::move(manager);
+  ASSERT_TRUE(manager_->drivers()
+                  .RegisterPlugin(kDriver, Socket(), {"v1.DRAPlugin", "v1.DRAResourceHealth"})
+                  .ok());
+  ASSERT_TRUE(WaitFor([&] { return driver_->open_health_streams() == 1; }));
+  EXPECT_EQ(ConnectionsTo(Socket()), 1u);
+
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  ASSERT_TRUE(manager_->UnprepareResources(pod).ok());
+  EXPECT_EQ(driver_->prepare_calls(), 1);
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+  EXPECT_EQ(driver_->open_health_streams(), 1);
+  EXPECT_EQ(ConnectionsTo(Socket()), 1u);
 }
 
 // dra_resource_claims_in_use: prepared claims only, per driver and under "<any>".
