@@ -131,6 +131,8 @@ TEST_F(OperationGeneratorTest, RegistrationFailureKeepsThePluginAsUpstream) {
   EXPECT_EQ(handler_.Count(Kind::kRegister), 1);
 }
 
+// Also upstream's node e2e "must recover and register after registration failure" (a DRA
+// driver whose GetInfo fails, then answers): the watcher treats every plugin type alike.
 TEST_F(OperationGeneratorTest, PluginNotReadyYetIsRetried) {
   StartWatcher(FastOptions());
   auto plugin = std::make_unique<FakeRegistrationPlugin>(
