@@ -214,13 +214,17 @@ void ManagerImpl::RestoreFromCheckpoint() {
   };
   absl::StatusOr<std::string> bytes = store_.Read(options_.checkpoint_name);
   if (!bytes.ok()) {
-    if (!absl::IsNotFound(bytes.status())) {
-      DEVMGR_LOG(options_.logger, err,
-                 "Continue after failing to read checkpoint file. Device allocation info may NOT "
-                 "be up-to-date",
-                 "err", bytes.status());
-      lost_entries();
+    if (absl::IsNotFound(bytes.status())) {
+      // A first start: nothing was lost. The kubelet says so in these words, as an error.
+      DEVMGR_LOG(options_.logger, err, "Failed to read data from checkpoint", "err",
+                 "checkpoint is not found", "checkpoint", options_.checkpoint_name);
+      return;
     }
+    DEVMGR_LOG(options_.logger, err,
+               "Continue after failing to read checkpoint file. Device allocation info may NOT "
+               "be up-to-date",
+               "err", bytes.status());
+    lost_entries();
     return;
   }
   absl::StatusOr<checkpoint::CheckpointData> data = checkpoint::Decode(*bytes);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1463,6 +1464,24 @@ TEST_F(ManagerTest, ACheckpointEntryThatDoesNotParseIsAnEntryLost) {
   StartManager();
   EXPECT_FALSE(manager_->RestoredWholeCheckpoint());
   EXPECT_TRUE(manager_->Allocations().empty());
+}
+
+// No checkpoint is a first start, which lost nothing; the kubelet logs it as an error in these
+// words (readCheckpoint on ErrCheckpointNotFound) and goes on.
+TEST_F(ManagerTest, AMissingCheckpointIsLoggedAndLosesNothing) {
+  std::ostringstream log;
+  ManagerOptions options = Options();
+  options.logger = std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  StartManager(std::move(options));
+  EXPECT_TRUE(manager_->RestoredWholeCheckpoint());
+  EXPECT_TRUE(manager_->Allocations().empty());
+  EXPECT_TRUE(absl::StrContains(
+      log.str(), R"("Failed to read data from checkpoint" err="checkpoint is not found")"
+                 R"( checkpoint="kubelet_internal_checkpoint")"))
+      << log.str();
+  EXPECT_FALSE(absl::StrContains(log.str(), "Continue after failing")) << log.str();
+  manager_.reset();  // it logs until it stops
 }
 
 // A checkpoint that does not verify is copied aside for a human and ignored. The file itself
