@@ -2,10 +2,12 @@
 // DRA drivers (`devmgr plugin fake-dra`, registering through plugins_registry/ and reading
 // claims from the daemon), and a pod whose manifest brings its ResourceClaims. The scenarios of
 // upstream's node e2e tests (test/e2e_node/dra_test.go) that fit a node without an API server:
-// two drivers preparing and unpreparing one pod, the claims listed by PodResources; every claim
-// of a running pod prepared again after a restart; a daemon SIGKILLed while a driver prepares,
-// which comes back and neither loses nor doubles a claim; a hung driver that blocks only its own
-// pods; a driver that restarts and registers again; and a rolling update of a driver.
+// two drivers preparing and unpreparing one pod, the claims listed by PodResources; the
+// claims-in-use gauge with two drivers; a pod refused while one of two drivers fails its
+// prepare and admitted once it succeeds; every claim of a running pod prepared again after a
+// restart; a daemon SIGKILLed while a driver prepares, which comes back and neither loses nor
+// doubles a claim; a hung driver that blocks only its own pods; a driver that restarts and
+// registers again; and a rolling update of a driver.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -13,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
@@ -22,6 +25,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/metrics_scrape.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/daemon_harness.h"
 #include "tests/testlib/wait_for.h"
@@ -153,6 +158,82 @@ TEST(DraTest, TwoDriversPrepareAndUnprepareAPodAndPodResourcesListsItsClaims) {
   ASSERT_EQ(h.Remove("p1").exit_code, 0);
   EXPECT_TRUE(Claims(h).empty()) << Claims(h).dump();
   EXPECT_TRUE(CheckpointClaims(h).empty());
+}
+
+// Upstream's node e2e "must provide metrics" (two plugins): one claim with a device of each
+// driver counts once under "<any>" and once for each driver while its pod runs; once the pod is
+// gone only "<any>" is left, at 0.
+TEST(DraTest, MustProvideMetrics) {
+  DaemonHarness h;
+  const std::filesystem::path metrics = h.Path("metrics.sock");
+  auto serve =
+      h.StartServe({"--dra-sync-period", "100ms", "--metrics-address", "unix:" + metrics.string()});
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 1);
+  auto nic = h.StartDraDriver(kNic, 1);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu, kNic}));
+  const std::string both = absl::StrCat(
+      "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n",
+      "metadata: {name: both, uid: uid-both}\n", "status: {allocation: {devices: {results: [",
+      "{request: a, driver: ", kGpu, ", pool: node, device: dev-0}, ",
+      "{request: b, driver: ", kNic, ", pool: node, device: dev-0}]}}}\n");
+  const testing::ProcessResult admitted = h.Admit(PodWithClaims("p1", {"both"}) + both);
+  ASSERT_EQ(admitted.exit_code, 0) << admitted.err;
+
+  // The gauge's samples, by driver.
+  const auto in_use = [&]() -> std::map<std::string, std::string> {
+    const absl::StatusOr<std::string> text = ScrapeMetrics(metrics);
+    if (!text.ok()) return {{"error", text.status().ToString()}};
+    std::map<std::string, std::string> samples;
+    constexpr char kPrefix[] = "dra_resource_claims_in_use{driver_name=\"";
+    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+      if (!absl::ConsumePrefix(&line, kPrefix)) continue;
+      const std::vector<std::string> parts = absl::StrSplit(line, absl::MaxSplits("\"} ", 1));
+      if (parts.size() == 2) samples[parts[0]] = parts[1];
+    }
+    return samples;
+  };
+  EXPECT_EQ(in_use(),
+            (std::map<std::string, std::string>{{"<any>", "1"}, {kGpu, "1"}, {kNic, "1"}}));
+
+  ASSERT_EQ(h.Remove("p1").exit_code, 0);
+  EXPECT_EQ(in_use(), (std::map<std::string, std::string>{{"<any>", "0"}}));
+}
+
+// Upstream's node e2e "must run pod if NodePrepareResources fails for one plugin and then
+// succeeds". The kubelet keeps such a pod pending and retries; devmgr refuses the admission
+// with the kubelet's text and leaves no trace (the claim the other driver prepared is
+// unprepared), and the same pod is admitted once the failing driver prepares.
+TEST(DraTest, MustRunPodIfNodePrepareResourcesFailsForOnePluginAndThenSucceeds) {
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra-sync-period", "100ms"});
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 1);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu}));
+  auto nic = h.StartDraDriver(kNic, 1, {"--prepare-error", "injected failure"});
+  ASSERT_TRUE(Registered(*nic)) << nic->err();
+  const std::string pod = PodWithClaims("p1", {"gpus", "nics"}) + ClaimDocument("gpus", kGpu) +
+                          ClaimDocument("nics", kNic);
+
+  const testing::ProcessResult refused = h.Admit(pod);
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_TRUE(absl::StrContains(refused.err,
+                                "NodePrepareResources failed for ResourceClaim nics: "
+                                "injected failure"))
+      << refused.err;
+  EXPECT_TRUE(Claims(h).empty()) << Claims(h).dump();
+  EXPECT_TRUE(CheckpointClaims(h).empty()) << CheckpointClaims(h).dump();
+  EXPECT_TRUE(h.ListPods().value("pods", Json::array()).empty());
+  EXPECT_TRUE(absl::StrContains(gpu->err(), "\"Unprepared claim\" claim=\"default/gpus\""))
+      << gpu->err();
+
+  DaemonHarness::Stop(*nic);
+  nic = h.StartDraDriver(kNic, 1);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu, kNic}));
+  const testing::ProcessResult admitted = h.Admit(pod);
+  ASSERT_EQ(admitted.exit_code, 0) << admitted.err;
+  EXPECT_TRUE(absl::StrContains(admitted.out, "nic.example.com/device=dev-0")) << admitted.out;
+  EXPECT_TRUE(AllPrepared(h, 2)) << Claims(h).dump();
 }
 
 // The kubelet's PodResources gates (beta, on by default): KubeletPodResourcesDynamicResources
