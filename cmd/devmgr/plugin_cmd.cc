@@ -78,6 +78,7 @@ struct FakeDraFlags {
   std::string cdi_dir;
   std::string prepare_latency = "0s";
   std::string prepare_error;
+  std::string unprepare_error;
   bool prepare_hang = false;
   LogFlags log;
 };
@@ -302,6 +303,7 @@ int RunFakeDra(const FakeDraFlags& flags) {
   options.cdi_dir = flags.cdi_dir;
   options.prepare_latency = *latency;
   options.prepare_error = flags.prepare_error;
+  options.unprepare_error = flags.unprepare_error;
   options.prepare_hang = flags.prepare_hang;
   // In a cluster, claims are read from its API server and the devices published there, owned
   // by the Node, as a Go driver on kubeletplugin does; without one, both go through the
@@ -500,6 +502,10 @@ void AddPluginCommand(CLI::App& app, CommandResult& result) {
   fake_dra
       ->add_option("--prepare-error", fake_dra_flags->prepare_error,
                    "Fail every claim of every NodePrepareResources with this message")
+      ->type_name("MESSAGE");
+  fake_dra
+      ->add_option("--unprepare-error", fake_dra_flags->unprepare_error,
+                   "Fail every claim of every NodeUnprepareResources with this message")
       ->type_name("MESSAGE");
   fake_dra->add_flag("--prepare-hang", fake_dra_flags->prepare_hang,
                      "Never answer NodePrepareResources (until the driver stops)");

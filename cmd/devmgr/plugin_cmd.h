@@ -9,7 +9,7 @@
 //   devmgr plugin generic --config FILE [--rescan-interval 5s] [--registry] [--cdi-dir DIR]
 //   devmgr plugin fake-dra --driver gpu.example.com [--devices 2] [--node NAME]
 //       [--versions v1,v1beta1] [--prepare-latency 2s] [--prepare-error MSG] [--prepare-hang]
-//       [--cdi-dir DIR]
+//       [--unprepare-error MSG] [--cdi-dir DIR]
 //     registers through DIR/plugins_registry, serves DIR/plugins/<driver>/dra.sock (DRAPlugin and
 //     DRAResourceHealth) and reads the claims it prepares from the daemon's admin API
 //     (DIR/devmgr.sock). SIGUSR1 flips the health of the next device.

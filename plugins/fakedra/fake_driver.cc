@@ -276,13 +276,19 @@ absl::StatusOr<std::map<std::string, absl::Status>> FakeDraDriver::UnprepareReso
   // Not prepared is no error: the kubelet repeats unprepare after a restart.
   std::map<std::string, absl::Status> results;
   for (const kubeletplugin::NamespacedObject& claim : claims) {
+    const std::string ref = absl::StrCat(claim.namespace_name, "/", claim.name);
+    if (!options_.unprepare_error.empty()) {
+      results[claim.uid] = absl::InternalError(options_.unprepare_error);
+      DEVMGR_LOG(options_.logger, info, "Cannot unprepare claim", "claim", ref, "claimUID",
+                 claim.uid, "err", results[claim.uid]);
+      continue;
+    }
     results[claim.uid] = absl::OkStatus();
     {
       absl::MutexLock lock(&mu_);
       prepared_.erase(claim.uid);
     }
-    DEVMGR_LOG(options_.logger, info, "Unprepared claim", "claim",
-               absl::StrCat(claim.namespace_name, "/", claim.name), "claimUID", claim.uid);
+    DEVMGR_LOG(options_.logger, info, "Unprepared claim", "claim", ref, "claimUID", claim.uid);
   }
   return results;
 }

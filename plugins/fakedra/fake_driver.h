@@ -76,6 +76,9 @@ struct FakeDraOptions {
   absl::Duration prepare_latency = absl::ZeroDuration();
   // Non-empty: every claim of every NodePrepareResources fails with this text.
   std::string prepare_error{};
+  // Non-empty: every claim of every NodeUnprepareResources fails with this text (and stays
+  // prepared).
+  std::string unprepare_error{};
   // Every NodePrepareResources waits until Release (or Stop).
   bool prepare_hang = false;
   // Required.

@@ -4,10 +4,11 @@
 // upstream's node e2e tests (test/e2e_node/dra_test.go) that fit a node without an API server:
 // two drivers preparing and unpreparing one pod, the claims listed by PodResources; the
 // claims-in-use gauge with two drivers; a pod refused while one of two drivers fails its
-// prepare and admitted once it succeeds; every claim of a running pod prepared again after a
-// restart; a daemon SIGKILLed while a driver prepares, which comes back and neither loses nor
-// doubles a claim; a hung driver that blocks only its own pods; a driver that restarts and
-// registers again; and a rolling update of a driver.
+// prepare and admitted once it succeeds, and one whose removal fails while a driver cannot
+// unprepare; every claim of a running pod prepared again after a restart; a daemon SIGKILLed
+// while a driver prepares, which comes back and neither loses nor doubles a claim; a hung driver
+// that blocks only its own pods; a driver that restarts and registers again; and a rolling
+// update of a driver.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -234,6 +235,44 @@ TEST(DraTest, MustRunPodIfNodePrepareResourcesFailsForOnePluginAndThenSucceeds) 
   ASSERT_EQ(admitted.exit_code, 0) << admitted.err;
   EXPECT_TRUE(absl::StrContains(admitted.out, "nic.example.com/device=dev-0")) << admitted.out;
   EXPECT_TRUE(AllPrepared(h, 2)) << Claims(h).dump();
+}
+
+// Upstream's node e2e "must run pod if NodeUnprepareResources fails for one plugin and then
+// succeeds": the removal fails with the kubelet's text and the pod stays admitted, its claims
+// prepared (the other driver's, which it unprepared, prepared again); removing it again once
+// the driver unprepares succeeds and leaves nothing.
+TEST(DraTest, MustRunPodIfNodeUnprepareResourcesFailsForOnePluginAndThenSucceeds) {
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra-sync-period", "100ms"});
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 1);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu}));
+  auto nic = h.StartDraDriver(kNic, 1, {"--unprepare-error", "injected failure"});
+  ASSERT_TRUE(Registered(*nic)) << nic->err();
+  const std::string pod = PodWithClaims("p1", {"gpus", "nics"}) + ClaimDocument("gpus", kGpu) +
+                          ClaimDocument("nics", kNic);
+  ASSERT_TRUE(WaitFor([&] { return h.Admit(pod).exit_code == 0; }, 20s));
+
+  const testing::ProcessResult failed = h.Remove("p1");
+  EXPECT_EQ(failed.exit_code, 1) << failed.err;
+  EXPECT_TRUE(absl::StrContains(failed.err,
+                                "NodeUnprepareResources failed for ResourceClaim nics: "
+                                "injected failure"))
+      << failed.err;
+  EXPECT_EQ(h.ListPods().value("pods", Json::array()).size(), 1u);
+  EXPECT_TRUE(AllPrepared(h, 2)) << Claims(h).dump();
+  EXPECT_EQ(CheckpointClaims(h).size(), 2u) << CheckpointClaims(h).dump();
+
+  DaemonHarness::Stop(*nic);
+  nic = h.StartDraDriver(kNic, 1);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu, kNic}));
+  const testing::ProcessResult removed = h.Remove("p1");
+  ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  EXPECT_TRUE(absl::StrContains(nic->err(), "\"Unprepared claim\" claim=\"default/nics\""))
+      << nic->err();
+  EXPECT_TRUE(h.ListPods().value("pods", Json::array()).empty());
+  EXPECT_TRUE(Claims(h).empty()) << Claims(h).dump();
+  EXPECT_TRUE(CheckpointClaims(h).empty()) << CheckpointClaims(h).dump();
 }
 
 // The kubelet's PodResources gates (beta, on by default): KubeletPodResourcesDynamicResources

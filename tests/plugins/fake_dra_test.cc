@@ -386,6 +386,33 @@ TEST_F(FakeDraDriverTest, InjectedErrorFailsEveryClaim) {
   EXPECT_TRUE(driver_->PreparedClaims().empty());
 }
 
+TEST_F(FakeDraDriverTest, InjectedUnprepareErrorFailsEveryClaimAndKeepsItPrepared) {
+  book_.Put(Claim("a", "uid-a", std::vector{Result("gpu", "dev-0")}));
+  FakeDraOptions options = Options();
+  options.unprepare_error = "injected failure";
+  ASSERT_NO_FATAL_FAILURE(StartDriver(std::move(options)));
+  std::shared_ptr<const dra::DriverClient> client = Register();
+  ASSERT_NE(client, nullptr);
+
+  v1::NodePrepareResourcesRequest request;
+  AddClaim(request, "a", "uid-a");
+  absl::StatusOr<v1::NodePrepareResourcesResponse> prepared = client->NodePrepareResources(request);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  EXPECT_EQ(prepared->claims().at("uid-a").error(), "");
+
+  v1::NodeUnprepareResourcesRequest unprepare;
+  AddClaim(unprepare, "a", "uid-a");
+  AddClaim(unprepare, "c", "uid-c");
+  absl::StatusOr<v1::NodeUnprepareResourcesResponse> unprepared =
+      client->NodeUnprepareResources(unprepare);
+  ASSERT_TRUE(unprepared.ok()) << unprepared.status();
+  ASSERT_EQ(unprepared->claims().size(), 2u);
+  for (const auto& [uid, answer] : unprepared->claims()) {
+    EXPECT_EQ(answer.error(), "injected failure") << uid;
+  }
+  EXPECT_EQ(driver_->PreparedClaims(), (std::vector<std::string>{"uid-a"}));
+}
+
 TEST_F(FakeDraDriverTest, LatencyDelaysPrepare) {
   book_.Put(Claim("a", "uid-a", std::vector{Result("gpu", "dev-0")}));
   FakeDraOptions options = Options();
