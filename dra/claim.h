@@ -152,6 +152,9 @@ struct Pod {
   std::vector<PodResourceClaim> resource_claims;
   std::vector<PodResourceClaimStatus> resource_claim_statuses;
   std::optional<PodExtendedResourceClaimStatus> extended_resource_claim_status;
+  // spec.schedulingGroup.podGroupName: the PodGroup of the Workload API (KEP-5729) the pod
+  // belongs to, whose claims it may use under feature gate DRAWorkloadResourceClaims.
+  std::optional<std::string> pod_group_name;
   std::vector<Container> init_containers;
   std::vector<Container> containers;
 

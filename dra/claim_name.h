@@ -24,10 +24,15 @@ struct ResolvedClaimName {
 // the pod waits), a pod claim with neither field (InvalidArgument).
 absl::StatusOr<ResolvedClaimName> ClaimName(const Pod& pod, const PodResourceClaim& pod_claim);
 
-// IsForPod: the claim is in the pod's namespace and its controlling owner is the pod.
-absl::Status IsForPod(const Pod& pod, const ResourceClaim& claim);
+// IsForPod: the claim is in the pod's namespace and its controlling owner is the pod or, with
+// `accept_pod_group_owner` (feature gate DRAWorkloadResourceClaims), the pod's PodGroup (an
+// owner of kind PodGroup in API group scheduling.k8s.io, any version, of that name).
+absl::Status IsForPod(const Pod& pod, const ResourceClaim& claim, bool accept_pod_group_owner);
 
-// IsReservedForPod: the claim's status.reservedFor holds the pod.
-bool IsReservedForPod(const Pod& pod, const ResourceClaim& claim);
+// IsReservedForPod: the claim's status.reservedFor holds the pod or, with
+// `accept_pod_group_reservation` (the same gate), the pod's PodGroup (a consumer of resource
+// "podgroups" in scheduling.k8s.io of that name: a pod does not know its group's UID).
+bool IsReservedForPod(const Pod& pod, const ResourceClaim& claim,
+                      bool accept_pod_group_reservation);
 
 }  // namespace devmgr::dra

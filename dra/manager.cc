@@ -202,9 +202,12 @@ absl::Status Manager::Prepare(const Pod& pod, FinalWrite final_write) {
                        "/", claim->name, " for ", pod.namespace_name, "/", *resolved->name));
     }
     if (resolved->must_check_owner) {
-      if (absl::Status owned = IsForPod(pod, *claim); !owned.ok()) return owned;
+      if (absl::Status owned = IsForPod(pod, *claim, options_.workload_resource_claims);
+          !owned.ok()) {
+        return owned;
+      }
     }
-    if (!IsReservedForPod(pod, *claim)) {
+    if (!IsReservedForPod(pod, *claim, options_.workload_resource_claims)) {
       return absl::FailedPreconditionError(absl::StrCat("pod ", pod.name, " (", pod.uid,
                                                         ") is not allowed to use ResourceClaim ",
                                                         *resolved->name, " (", claim->uid, ")"));

@@ -74,6 +74,9 @@ struct ManagerOptions {
   // allocation skips anything fails PrepareResources; a claim recorded with skips is still
   // unprepared without the drivers it skips, so a pod prepared before never waits for them.
   bool optional_node_operations = false;
+  // Feature gate DRAWorkloadResourceClaims (KEP-5729, alpha): a pod may use a claim reserved
+  // for its PodGroup, and one made from a template for that PodGroup (dra/claim_name.h).
+  bool workload_resource_claims = false;
   // Deadline of each call to a driver (upstream's default, 45 s).
   absl::Duration call_timeout = kDefaultCallTimeout;
   // The checkpoint layout written: the newest kubelet's by default, kNoShareId for a node that

@@ -35,7 +35,8 @@ constexpr size_t kOpaqueParametersMaxLength = 10 * 1024;
 constexpr size_t kDeviceMaxIdLength = 32;
 constexpr size_t kPoolNameMaxLength = 253;
 constexpr size_t kSliceMaxDevices = 128;
-constexpr size_t kSliceMaxDevicesWithTaintsOrCounters = 64;
+// Upstream's ResourceSliceMaxDevicesWithAdvancedFeatures: taints, counters, list attributes.
+constexpr size_t kSliceMaxDevicesWithAdvancedFeatures = 64;
 
 constexpr absl::string_view kRequestRefMessage =
     "must be the name of a request in the claim or the name of a request and a subrequest "
@@ -509,18 +510,32 @@ void CheckDeviceNodeSelection(FieldErrors& errors, const Device& device, const s
   }
 }
 
+// A device attribute of a list type (DRAListTypeAttributes): `ints`, `bools`, `strings` or
+// `versions` in place of a single value.
+bool HasListAttribute(const Device& device) {
+  const auto attributes = device.extra.find("attributes");
+  if (attributes == device.extra.end() || !attributes->is_object()) return false;
+  return absl::c_any_of(attributes->items(), [](const auto& attribute) {
+    const Json& value = attribute.value();
+    return value.is_object() && (value.contains("ints") || value.contains("bools") ||
+                                 value.contains("strings") || value.contains("versions"));
+  });
+}
+
 // A slice's devices or shared counters (one of them), its devices at most 128 (64 when one has
-// taints or consumes counters), each named by a unique DNS label, with its own node selection.
+// taints, consumes counters or has a list attribute), each named by a unique DNS label, with its
+// own node selection.
 void CheckSliceContents(FieldErrors& errors, const std::vector<Device>& devices,
                         const std::vector<CounterSet>& shared_counters, bool per_device) {
   if (!shared_counters.empty() && !devices.empty()) {
     errors.InvalidString("spec", "", "only one of `sharedCounters` or `devices` is allowed");
   }
   const bool advanced = absl::c_any_of(devices, [](const Device& device) {
-    return !device.taints.empty() || !device.consumes_counters.empty();
+    return !device.taints.empty() || !device.consumes_counters.empty() ||
+           HasListAttribute(device);
   });
   CheckSet(
-      errors, devices, advanced ? kSliceMaxDevicesWithTaintsOrCounters : kSliceMaxDevices,
+      errors, devices, advanced ? kSliceMaxDevicesWithAdvancedFeatures : kSliceMaxDevices,
       "spec.devices",
       [&](const Device& device, const std::string& at) {
         errors.EachInvalid(at + ".name", device.name, Dns1123LabelErrors(device.name));

@@ -47,7 +47,8 @@ absl::Status ValidateDeviceClass(const DeviceClass& device_class, SelectorCost c
 // slices drivers publish into a node's own store: the driver and pool names, the pool's
 // generation and slice count, exactly one node selection (a node selector as core validation's
 // ValidateNodeSelector checks it, with exactly one term), devices or shared counters, at most
-// 128 devices (64 when a device has taints or consumes counters) with unique DNS-label names.
+// 128 devices (64 when a device has taints, consumes counters or has a list attribute) with
+// unique DNS-label names.
 // Not checked here: the devices' attributes, capacities, taints and counters beyond their
 // decoding.
 absl::Status ValidateResourceSlice(const ResourceSlice& slice);

@@ -271,6 +271,13 @@ absl::Status ReadPodResourceClaims(const YAML::Node& spec, const YAML::Node& sta
       !claims.ok()) {
     return claims;
   }
+  if (const YAML::Node group = spec["schedulingGroup"]; IsPresent(group)) {
+    if (!group.IsMap()) return FieldError("spec.schedulingGroup", "must be an object");
+    absl::StatusOr<std::optional<std::string>> name =
+        ReadOptional(group["podGroupName"], "spec.schedulingGroup.podGroupName");
+    if (!name.ok()) return name.status();
+    pod.pod_group_name = *std::move(name);
+  }
   if (!IsPresent(status)) return absl::OkStatus();
   if (!status.IsMap()) return FieldError("status", "must be an object");
   return ForEachItem(

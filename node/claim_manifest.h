@@ -29,8 +29,8 @@ inline constexpr absl::string_view kResourceClaimApiVersions[] = {
 absl::StatusOr<dra::ResourceClaim> ReadResourceClaim(const YAML::Node& root);
 
 // ReadPodResourceClaims reads a Pod's spec.resourceClaims (each names a claim or a claim
-// template, exactly one of them) and status.resourceClaimStatuses into `pod`. Names must be
-// unique.
+// template, exactly one of them), spec.schedulingGroup.podGroupName and
+// status.resourceClaimStatuses into `pod`. Names must be unique.
 absl::Status ReadPodResourceClaims(const YAML::Node& spec, const YAML::Node& status, dra::Pod& pod);
 
 // ReadContainerClaims reads one container's resources.claims (`field` names them in errors).

@@ -84,6 +84,7 @@ Json EncodePod(const dra::Pod& pod) {
                  {"resourceClaimStatuses", std::move(statuses)},
                  {"initContainers", EncodeContainers(pod.init_containers)},
                  {"containers", EncodeContainers(pod.containers)}};
+  PutOptional(record, "podGroupName", pod.pod_group_name);
   if (pod.extended_resource_claim_status.has_value()) {
     Json mappings = Json::array();
     for (const dra::ContainerExtendedResourceRequest& mapping :
@@ -113,6 +114,7 @@ dra::Pod DecodePod(const Json& item) {
     pod.resource_claim_statuses.push_back(
         {status.at("name").get<std::string>(), GetOptional(status, "resourceClaimName")});
   }
+  pod.pod_group_name = GetOptional(item, "podGroupName");
   if (auto extended = item.find("extendedResourceClaimStatus"); extended != item.end()) {
     dra::PodExtendedResourceClaimStatus status;
     status.resource_claim_name = extended->at("resourceClaimName").get<std::string>();

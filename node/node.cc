@@ -315,6 +315,7 @@ absl::Status Node::StartDra(State& s) {
   }
   dra_options.extended_resource = options.dra_extended_resource;
   dra_options.optional_node_operations = options.dra_features.optional_node_operations;
+  dra_options.workload_resource_claims = options.dra_features.workload_resource_claims;
   dra_options.call_timeout = options.dra_call_timeout;
   dra_options.metrics = &s.metrics;
   dra_options.resource_health_status = options.resource_health_status;

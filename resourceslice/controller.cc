@@ -178,7 +178,7 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
     absl::MutexLock lock(&controller->mu_);
     controller->watch_ = std::move(watch);
     // Without a watch the worker lists the store first: a store slow to answer holds up no
-    // caller, as upstream's StartController returns while its informer syncs.
+    // caller (upstream's StartController waits for its informer to sync).
     if (!watched && controller->options_.run_worker) {
       controller->relist_at_ = controller->clock_.Now();
     }

@@ -22,7 +22,8 @@ absl::StatusOr<Features> ParseFeatureGates(absl::string_view text, Features feat
       {"DRAOptionalNodeOperations", &Features::optional_node_operations},
       {"DRAPartitionableDevices", &Features::partitionable_devices},
       {"DRAPrioritizedList", &Features::prioritized_list},
-      {"DRAResourceClaimDeviceStatus", &Features::resource_claim_device_status}};
+      {"DRAResourceClaimDeviceStatus", &Features::resource_claim_device_status},
+      {"DRAWorkloadResourceClaims", &Features::workload_resource_claims}};
   absl::StatusOr<std::vector<std::pair<std::string, bool>>> gates = ParseFeatureGateList(text);
   if (!gates.ok()) return gates.status();
   for (const auto& [name, enabled] : *gates) {

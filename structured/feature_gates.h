@@ -1,6 +1,7 @@
 // Features: the optional parts of DRA the allocator implements, as the Kubernetes feature gates
 // that switch them on. The defaults are those of a current cluster (Kubernetes 1.37): every gate
-// on but three. DRAListTypeAttributes and DRAOptionalNodeOperations are alpha, off.
+// on but four. DRAListTypeAttributes, DRAOptionalNodeOperations and DRAWorkloadResourceClaims
+// are alpha, off.
 // DRADeviceBindingConditions (beta, on in a cluster) is off: on a node without a scheduler nothing
 // waits for a device's binding conditions before it is prepared, so such devices are not allocated
 // unless it is asked for. DRAFractionalCapacityRange is beta and on since 1.37 (off only where a
@@ -27,6 +28,9 @@ struct Features {
   bool optional_node_operations = false;
   // DRAFractionalCapacityRange: a capacity's valid range steps in thousandths (see capacity.h).
   bool fractional_capacity_range = true;
+  // DRAWorkloadResourceClaims (alpha): not the allocator's; the node's DRA manager lets a pod
+  // use the claims of its PodGroup (dra::ManagerOptions::workload_resource_claims).
+  bool workload_resource_claims = false;
 
   // Upstream's DeviceBindingAndStatus: a device's binding conditions are honoured with both of
   // their gates on.

@@ -191,6 +191,7 @@ class DraManagerTest : public ::testing::Test {
     options.claims = &claims_;
     options.extended_resource = extended_resource;
     options.optional_node_operations = optional_node_operations_;
+    options.workload_resource_claims = workload_resource_claims_;
     options.call_timeout = call_timeout;
     options.metrics = &metrics_;
     options.writer = writer_;
@@ -225,6 +226,7 @@ class DraManagerTest : public ::testing::Test {
   RecordingMetrics metrics_;
   DurableWriter* writer_ = nullptr;
   bool optional_node_operations_ = false;  // the DRAOptionalNodeOperations gate
+  bool workload_resource_claims_ = false;  // the DRAWorkloadResourceClaims gate
   FakeClaimSource claims_;
   std::unique_ptr<FakeDriver> driver_;
   std::unique_ptr<Manager> manager_;
@@ -398,13 +400,50 @@ TEST_F(DraManagerTest, TemplateClaimMustBeOwnedByThePod) {
   pod.resource_claim_statuses.push_back({"claim", std::string("generated-1")});
   EXPECT_EQ(manager_->PrepareResources(pod).message(),
             "prepare dynamic resources: ResourceClaim test-namespace/generated-1 was not created "
-            "for pod test-namespace/test-pod (pod is not owner)");
+            "for Pod test-namespace/test-pod (Pod is not owner)");
   claim.owner_references.push_back({"v1", "Pod", "test-pod", kPodUid, true});
   claims_.Set(claim);
   ASSERT_TRUE(manager_->PrepareResources(pod).ok());
   // A template that produced no claim: nothing to do.
   pod.resource_claim_statuses[0].resource_claim_name.reset();
   EXPECT_TRUE(manager_->PrepareResources(pod).ok());
+}
+
+// Feature gate DRAWorkloadResourceClaims: a claim made from a template for the pod's PodGroup,
+// and reserved for that PodGroup, is the pod's; without the gate it is refused as upstream's
+// kubelet refuses it.
+TEST_F(DraManagerTest, AClaimOfThePodsPodGroupIsPreparedOnlyWithTheGate) {
+  ResourceClaim claim = Claim("group-claim-1", kClaimUid, "unused");
+  claim.reserved_for = {{"scheduling.k8s.io", "podgroups", "group", "group-uid"}};
+  claim.owner_references.push_back(
+      {"scheduling.k8s.io/v1alpha2", "PodGroup", "group", "group-uid", true});
+  claims_.Set(claim);
+  Pod pod = PodWithClaim(kPodUid, kClaimName);
+  pod.pod_group_name = "group";
+  pod.resource_claims[0] = {"claim", std::nullopt, std::string("template")};
+  pod.resource_claim_statuses.push_back({"claim", std::string("group-claim-1")});
+  EXPECT_EQ(manager_->PrepareResources(pod).message(),
+            "prepare dynamic resources: ResourceClaim test-namespace/group-claim-1 was not "
+            "created for Pod test-namespace/test-pod (Pod is not owner)");
+  pod.resource_claims[0] = {"claim", std::string("group-claim-1"), std::nullopt};
+  EXPECT_EQ(manager_->PrepareResources(pod).message(),
+            absl::StrCat("prepare dynamic resources: pod test-pod (", kPodUid,
+                         ") is not allowed to use ResourceClaim group-claim-1 (", kClaimUid, ")"));
+  EXPECT_EQ(driver_->prepare_calls(), 0);
+
+  workload_resource_claims_ = true;
+  CreateManager();
+  pod.resource_claims[0] = {"claim", std::nullopt, std::string("template")};
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  EXPECT_EQ(driver_->prepare_calls(), 1);
+  EXPECT_TRUE(manager_->Prepared(pod));
+  // Another group's pod may not use it.
+  Pod stranger = PodWithClaim("other-pod-uid", "group-claim-1");
+  stranger.pod_group_name = "other-group";
+  EXPECT_EQ(manager_->PrepareResources(stranger).message(),
+            absl::StrCat("prepare dynamic resources: pod test-pod (other-pod-uid) is not allowed "
+                         "to use ResourceClaim group-claim-1 (",
+                         kClaimUid, ")"));
 }
 
 // A claim in another namespace is not the pod's, whoever owns it (upstream's IsForPod), and a
@@ -423,9 +462,9 @@ TEST_F(DraManagerTest, OnlyTheClaimAskedForInThePodsNamespaceIsPrepared) {
   EXPECT_EQ(manager_->PrepareResources(pod).message(),
             "prepare dynamic resources: fetch ResourceClaim generated-1: the claim source "
             "answered with ResourceClaim other/generated-1 for test-namespace/generated-1");
-  EXPECT_EQ(IsForPod(pod, elsewhere).message(),
-            "ResourceClaim other/generated-1 was not created for pod test-namespace/test-pod (pod "
-            "is not owner)");
+  EXPECT_EQ(IsForPod(pod, elsewhere, false).message(),
+            "ResourceClaim other/generated-1 is not in the same namespace as Pod "
+            "test-namespace/test-pod");
 
   ResourceClaim unnamespaced = Claim(kClaimName, kClaimUid, kPodUid);
   unnamespaced.namespace_name = "";

@@ -614,6 +614,26 @@ TEST(ResourceValidationTest, TestValidateResourceSlice) {
               }
             }),
        {"spec.devices: Too many: 65: must have at most 64 items"}},
+      {"too-many-devices-with-list-attributes",
+       With(ValidSlice(),
+            [](Json& c) {
+              c["spec"]["devices"][0]["attributes"] = {
+                  {"model", {{"string", "a"}}}, {"pcieRoots", {{"strings", {"pci0000:00"}}}}};
+              for (int i = 1; i <= 64; ++i) {
+                c["spec"]["devices"].push_back({{"name", absl::StrCat("device-", i)}});
+              }
+            }),
+       {"spec.devices: Too many: 65: must have at most 64 items"}},
+      {"single-value-attributes-keep-the-limit-of-128",
+       With(ValidSlice(),
+            [](Json& c) {
+              c["spec"]["devices"][0]["attributes"] = {{"model", {{"string", "a"}}},
+                                                       {"index", {{"int", 0}}}};
+              for (int i = 1; i <= 64; ++i) {
+                c["spec"]["devices"].push_back({{"name", absl::StrCat("device-", i)}});
+              }
+            }),
+       {}},
       // Upstream's per-device-node-selection-and-device-without-node-selector and
       // not-per-device-node-selection-and-device-node-selection, and the fields of one device.
       {"per-device-node-selection",

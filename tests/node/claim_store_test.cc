@@ -55,8 +55,10 @@ TEST(ClaimRecordTest, RoundTripsEveryField) {
   pod.pod.init_containers.push_back({"proxy", {{"t", "req"}}, {}, "Always"});
   pod.pod.extended_resource_claim_status = dra::PodExtendedResourceClaimStatus{
       {{"init", "example.com/gpu", "container-0-request-0"}}, "p-extended-resources-x"};
+  pod.pod.pod_group_name = "workers";
   record.pods.push_back(pod.pod);
-  // A record written before extended-resource claims: no such fields, and none read back.
+  // A record written before extended-resource claims and pod groups: no such fields, and none
+  // read back.
   record.pods.push_back(Pod("u2", {"b"}, {}).pod);
   dra::ResourceClaim shared = Claim("a", "c1");
   shared.allocation->push_back({"gpu", "gpu.example.com", "node", "dev-1", "share-7"});

@@ -92,6 +92,7 @@ constexpr char kPodWithClaims[] = R"(apiVersion: v1
 kind: Pod
 metadata: {name: trainer, namespace: ml, uid: pod-1}
 spec:
+  schedulingGroup: {podGroupName: trainers}
   resourceClaims:
   - {name: gpus, resourceClaimName: shared-gpus}
   - {name: nic, resourceClaimTemplateName: nic-template}
@@ -143,6 +144,7 @@ TEST(PodManifestTest, ReadsResourceClaimsThatComeWithThePod) {
                                                 {"nic", std::nullopt, "nic-template"}}));
   EXPECT_EQ(pod.resource_claim_statuses,
             (std::vector<dra::PodResourceClaimStatus>{{"nic", "trainer-nic-x7k2"}}));
+  EXPECT_EQ(pod.pod_group_name, "trainers");
   EXPECT_EQ(pod.init_containers, (std::vector<dra::Container>{{"setup", {{"nic", ""}}, {}}}));
   EXPECT_EQ(pod.containers, (std::vector<dra::Container>{
                                 {"main", {{"gpus", "big"}, {"nic", ""}}, {"example.com/fpga"}}}));
@@ -287,6 +289,25 @@ TEST(PodManifestTest, KeepsTheAllocationConfigOfAnAllocatedClaim) {
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << config;
     EXPECT_TRUE(absl::StrContains(refused.status().message(), error))
         << config << ": " << refused.status();
+  }
+}
+
+// spec.schedulingGroup.podGroupName names the pod's PodGroup (the Workload API); a group of
+// the wrong shape is refused with its field.
+TEST(PodManifestTest, ReadsThePodGroupOfThePod) {
+  absl::StatusOr<PodManifest> manifest =
+      ParsePodManifest("metadata: {name: p}\nspec: {containers: [{name: c}]}\n");
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  EXPECT_EQ(manifest->claims.pod.pod_group_name, std::nullopt);
+  for (const auto& [group, error] : std::vector<std::pair<std::string, std::string>>{
+           {"[g]", "spec.schedulingGroup: must be an object"},
+           {"{podGroupName: [g]}", "spec.schedulingGroup.podGroupName"},
+       }) {
+    absl::StatusOr<PodManifest> refused = ParsePodManifest(absl::StrCat(
+        "metadata: {name: p}\nspec: {containers: [{name: c}], schedulingGroup: ", group, "}\n"));
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << group;
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), error))
+        << group << ": " << refused.status();
   }
 }
 
