@@ -13,6 +13,7 @@
 #include "common/damaged_copy.h"
 #include "common/errno_status.h"
 #include "common/file_store.h"
+#include "common/k8s_names.h"
 #include "common/unix_socket.h"
 #include "devicemanager/checkpoint_store_impl.h"
 #include "devicemanager/device_snapshot.h"
@@ -21,6 +22,14 @@
 
 namespace devmgr::devicemanager {
 namespace {
+
+// LogExcerpt: `text` when it is short, else its first KiB and its length, for a log line made
+// from what a peer sent (the refusal's text quotes it, as Go's %q does, so any cut is text).
+std::string LogExcerpt(absl::string_view text) {
+  constexpr size_t kMaxBytes = 1024;
+  if (text.size() <= kMaxBytes) return std::string(text);
+  return absl::StrCat(text.substr(0, kMaxBytes), "... (", text.size(), " bytes)");
+}
 
 // How long Stop lets Register calls in flight finish before cancelling them.
 constexpr absl::Duration kServerShutdownGrace = absl::Seconds(1);
@@ -385,15 +394,23 @@ void ManagerImpl::Unsubscribe(int id) {
 }
 
 void ManagerImpl::OnRegister(const v1beta1::RegisterRequest& request, DoneFn done) {
-  DEVMGR_LOG(options_.logger, info, "Got registration request from device plugin with resource",
-             "resourceName", request.resource_name());
-  metrics_.PluginRegistered(request.resource_name());
+  // Upstream logs and counts every request under the name it gives. Only a valid resource name
+  // (a few hundred bytes at most) is, here: any other may be megabytes long, and each distinct
+  // one would stay a metric series for as long as the process runs. The refusal answers the
+  // whole text; the log keeps its start.
   if (absl::Status status = CheckRegisterRequest(request.version(), request.resource_name());
       !status.ok()) {
-    DEVMGR_LOG(options_.logger, err, "Bad registration request from device plugin", "err", status);
+    if (IsExtendedResourceName(request.resource_name())) {
+      metrics_.PluginRegistered(request.resource_name());
+    }
+    DEVMGR_LOG(options_.logger, err, "Bad registration request from device plugin", "err",
+               LogExcerpt(status.message()));
     done(status);
     return;
   }
+  DEVMGR_LOG(options_.logger, info, "Got registration request from device plugin with resource",
+             "resourceName", request.resource_name());
+  metrics_.PluginRegistered(request.resource_name());
   // The dial blocks, so it leaves the gRPC thread; the request is copied because the RPC's
   // own copy is only guaranteed until `done`. One dial timeout from here covers the wait for
   // the socket and the dial, as upstream's blocking dial in its Register handler.

@@ -404,6 +404,9 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
   curl_.easy_setopt(easy, CURLOPT_WRITEDATA, &transfer);
   curl_.easy_setopt(easy, CURLOPT_ERRORBUFFER, error_buffer);
   curl_.easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  // HTTP/1.1, the protocol the tests' API server speaks: a libcurl built with nghttp2 would
+  // otherwise offer HTTP/2 to a TLS server, a path nothing here exercises.
+  curl_.easy_setopt(easy, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
   curl_.easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_.easy_setopt(easy, CURLOPT_TCP_KEEPIDLE, 30L);
   curl_.easy_setopt(easy, CURLOPT_TCP_KEEPINTVL, 30L);

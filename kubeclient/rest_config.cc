@@ -278,6 +278,18 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
     config.bearer_token_file = std::filesystem::path(file).is_absolute()
                                    ? std::filesystem::path(file)
                                    : user->second.dir / file;
+    // As clientcmd: without a token beside it, the file is read now, and one that cannot be
+    // read fails the load rather than every request after it.
+    if (config.bearer_token.empty()) {
+      absl::StatusOr<std::string> token = ReadWholeFile(config.bearer_token_file);
+      if (!token.ok()) {
+        return absl::Status(
+            token.status().code(),
+            absl::StrCat(user_owner, ": cannot read tokenFile ", config.bearer_token_file.string(),
+                         ": ", token.status().message()));
+      }
+      config.bearer_token = std::string(absl::StripAsciiWhitespace(*token));
+    }
   }
   return config;
 }

@@ -312,6 +312,17 @@ absl::Status WatcherImpl::Handshake(RegistrationClient& client, const std::strin
   }
   status = handler->RegisterPlugin(info->name(), info->endpoint(), versions);
   if (!status.ok()) {
+    {
+      // Upstream keeps it and deregisters it by name and endpoint when the socket goes, which
+      // drops the plugin registered under them (a second socket naming a working driver's
+      // endpoint is refused, then removed). It stays, so that it is not retried before its
+      // socket changes, as upstream; but only marked refused.
+      absl::MutexLock lock(&mu_);
+      if (auto it = actual_.find(path);
+          it != actual_.end() && it->second.generation == desired.generation) {
+        it->second.refused = true;
+      }
+    }
     return NotifyFailure(
         client, path, absl::StatusCode::kAborted,
         absl::StrCat("RegisterPlugin error -- plugin registration failed with err: ",
@@ -355,6 +366,7 @@ absl::Status WatcherImpl::UnregisterPlugin(const std::string& path) {
     entry = std::move(it->second);
     actual_.erase(it);
   }
+  if (entry.refused) return absl::OkStatus();
   entry.handler->DeRegisterPlugin(entry.name, entry.endpoint);
   DEVMGR_LOG(options_.logger, info, "DeRegisterPlugin called", "path", path, "type", entry.type,
              "pluginName", entry.name, "endpoint", entry.endpoint);

@@ -53,6 +53,9 @@ class WatcherImpl final : public Watcher {
     std::string type;
     std::string name;
     std::string endpoint;
+    // The handler refused it: nothing to deregister when its socket goes (the name and
+    // endpoint may be those of a plugin the handler did register, from another socket).
+    bool refused = false;
   };
 
   // inotify callbacks (loop thread).

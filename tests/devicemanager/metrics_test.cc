@@ -6,9 +6,12 @@
 #include "devicemanager/metrics.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 
+#include <sstream>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/file_store.h"
 #include "devicemanager/checkpoint_store_impl.h"
@@ -140,6 +143,28 @@ TEST_F(ManagerMetricsTest, CountsEveryRegisterRequestOnArrivalAsUpstream) {
   // Refused (unsupported version), but counted: upstream counts before validating.
   EXPECT_FALSE(plugin->Register(manager_->KubeletSocket(), "v1alpha0", kResource2, "p1.sock").ok());
   EXPECT_EQ(metrics_.registrations(), (std::vector<std::string>{kResource1, kResource2}));
+}
+
+// A name that is not a resource name is refused uncounted and logged cut short: each distinct
+// one would otherwise stay a metric series (of its own size) and write a log line of its size.
+TEST_F(ManagerMetricsTest, ANameThatIsNotAResourceNameIsNeitherCountedNorLoggedWhole) {
+  std::ostringstream log;
+  ManagerOptions options = Options();
+  options.logger = std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  StartManager(std::move(options));
+  PluginPtr plugin = StartPlugin("p1.sock", kResource1, MakeDevices(1));
+  // Large enough to be cut in the log, small enough for the refusal's text to fit in gRPC's
+  // trailers (a megabyte-long one is refused all the same; its client then reads gRPC's error).
+  const std::string long_name = "x/" + std::string(4000, 'a');
+  const absl::Status refused =
+      plugin->Register(manager_->KubeletSocket(), "v1beta1", long_name, "p1.sock");
+  EXPECT_TRUE(refused.message() == absl::StrCat("the ResourceName \"", long_name, "\" is invalid"))
+      << "the answer is upstream's whole text: " << refused.message().substr(0, 100);
+  EXPECT_EQ(metrics_.registrations(), (std::vector<std::string>{kResource1}));
+  manager_.reset();  // it logs until it stops
+  EXPECT_EQ(log.str().find(long_name), std::string::npos) << "the name was logged whole";
+  EXPECT_NE(log.str().find("... (4032 bytes)"), std::string::npos) << log.str().substr(0, 2000);
 }
 
 TEST_F(ManagerMetricsTest, TimesEachAllocateCallPerResourceFailedOrNot) {

@@ -145,6 +145,20 @@ TEST(ClientTest, CreatesGetsUpdatesAndDeletesWithTheServersRules) {
   EXPECT_THAT(gone.status().message(), HasSubstr("not found"));
 }
 
+// The client speaks HTTP/1.1, the protocol this fake server speaks: libcurl with nghttp2 would
+// otherwise offer HTTP/2 at the TLS handshake (a path no test exercises), and the watch of
+// a real API server would then run over a protocol the client was never tested on.
+TEST(ClientTest, SpeaksHttp11AndNeverOffersHttp2) {
+  FakeApiServer server;
+  std::unique_ptr<Client> client = Connect(server.Config());
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->CreateResourceSlice(Slice("gpu.example.com", "worker-1", {"gpu-0"})).ok());
+  ListOptions list;
+  list.field_selector = "spec.driver=gpu.example.com";
+  ASSERT_TRUE(client->ListResourceSlices(list).ok());
+  EXPECT_EQ(server.http2_offers(), 0);
+}
+
 TEST(ClientTest, CreatingATakenNameIsAlreadyExistsNotAConflict) {
   FakeApiServer server;
   std::unique_ptr<Client> client = Connect(server.Config());

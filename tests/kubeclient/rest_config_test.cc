@@ -123,8 +123,17 @@ TEST(RestConfigTest, FilesAreReadFromTheKubeconfigsFolder) {
   Write(dir.Sub("kube/certs/ca.crt"), kCa);
   Write(dir.Sub("kube/certs/client.crt"), "CERT");
   Write(dir.Sub("kube/certs/client.key"), "KEY");
+  // Without a token file that can be read the kubeconfig is refused, as clientcmd refuses it.
   absl::StatusOr<RestConfig> config = LoadKubeconfig({dir.Sub("kube/config")}, "certs");
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kNotFound) << config.status();
+  EXPECT_TRUE(absl::StrContains(
+      config.status().message(),
+      absl::StrCat("cannot read tokenFile ", dir.Sub("kube/token").string(), ": ")))
+      << config.status();
+  Write(dir.Sub("kube/token"), "tok\n");
+  config = LoadKubeconfig({dir.Sub("kube/config")}, "certs");
   ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->bearer_token, "tok");
   EXPECT_EQ(config->server, "https://files:6443");
   EXPECT_EQ(config->certificate_authority_pem, kCa);
   // A CA named as a file is read again as it rotates.

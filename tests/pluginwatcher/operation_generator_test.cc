@@ -114,7 +114,7 @@ TEST_F(OperationGeneratorTest, ValidationFailureIsRetriedWithBackoff) {
   EXPECT_EQ(handler_.Count(Kind::kRegister), 1);
 }
 
-TEST_F(OperationGeneratorTest, RegistrationFailureKeepsThePluginAsUpstream) {
+TEST_F(OperationGeneratorTest, RegistrationFailureKeepsThePluginButDoesNotDeregisterIt) {
   handler_.SetRegisterResult(absl::InternalError("no room"));
   StartWatcher(FastOptions());
   const std::string socket = Socket("plugin.sock");
@@ -124,11 +124,22 @@ TEST_F(OperationGeneratorTest, RegistrationFailureKeepsThePluginAsUpstream) {
   EXPECT_EQ(plugin->statuses()[0].error(),
             "RegisterPlugin error -- plugin registration failed with err: no room");
   // Upstream adds the plugin to the actual state before RegisterPlugin and leaves it there: no
-  // retry until the socket is re-created, and a DeRegisterPlugin when it goes.
+  // retry until the socket is re-created. Upstream also calls DeRegisterPlugin when it goes,
+  // by its name and endpoint, which drops a plugin the handler registered under them from
+  // another socket (a DRA driver's endpoint named again by a second socket, refused as
+  // "already registered"): here a refused plugin is never deregistered.
   EXPECT_TRUE(InActualState(socket));
   plugin->Stop();
-  ASSERT_TRUE(WaitFor([&] { return handler_.Count(Kind::kDeRegister) == 1; }, kWait));
+  ASSERT_TRUE(WaitFor([&] { return !InActualState(socket); }, kWait));
+  EXPECT_EQ(handler_.Count(Kind::kDeRegister), 0);
   EXPECT_EQ(handler_.Count(Kind::kRegister), 1);
+
+  // One that registers is deregistered when it goes, as ever.
+  handler_.SetRegisterResult(absl::OkStatus());
+  plugin = ServeDevicePlugin(socket, "example.com/r");
+  ASSERT_TRUE(WaitFor([&] { return plugin->registered(); }, kWait));
+  plugin->Stop();
+  ASSERT_TRUE(WaitFor([&] { return handler_.Count(Kind::kDeRegister) == 1; }, kWait));
 }
 
 // Also upstream's node e2e "must recover and register after registration failure" (a DRA

@@ -191,6 +191,7 @@ class FakeApiServer::Impl {
       ssl_.add_certificate_authority(asio::buffer(pki_.ca_pem));
       ssl_.set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
     }
+    SSL_CTX_set_alpn_select_cb(ssl_.native_handle(), &Impl::SelectAlpn, this);
     acceptor_.open(tcp::v4());
     acceptor_.set_option(tcp::acceptor::reuse_address(true));
     acceptor_.bind(tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
@@ -331,6 +332,26 @@ class FakeApiServer::Impl {
     changed_.notify_all();
   }
   int open_watches() const { return open_watches_.load(); }
+  int http2_offers() const { return http2_offers_.load(); }
+
+  // The server speaks HTTP/1.1 only: it counts the handshakes whose client offered h2 and
+  // takes http/1.1 when offered (no protocol otherwise).
+  static int SelectAlpn(SSL* /*ssl*/, const unsigned char** out, unsigned char* out_length,
+                        const unsigned char* in, unsigned int in_length, void* arg) {
+    Impl* self = static_cast<Impl*>(arg);
+    bool http11 = false;
+    for (unsigned int at = 0; at < in_length; at += 1u + in[at]) {
+      const std::string_view protocol(reinterpret_cast<const char*>(in + at + 1),
+                                      std::min<unsigned int>(in[at], in_length - at - 1));
+      if (protocol == "h2") ++self->http2_offers_;
+      if (protocol == "http/1.1") {
+        http11 = true;
+        *out = in + at + 1;
+        *out_length = in[at];
+      }
+    }
+    return http11 ? SSL_TLSEXT_ERR_OK : SSL_TLSEXT_ERR_NOACK;
+  }
   std::string resource_version() const {
     std::lock_guard<std::mutex> lock(mu_);
     return absl::StrCat(rv_);
@@ -771,6 +792,7 @@ class FakeApiServer::Impl {
   uint64_t cuts_ = 0;
   uint64_t bookmarks_ = 0;
   std::atomic<int> open_watches_{0};
+  std::atomic<int> http2_offers_{0};
   // Last: it runs the acceptor, which uses everything above.
   std::thread io_thread_;
 };
@@ -845,6 +867,8 @@ void FakeApiServer::KeepWatchesPastTheirTimeout(bool keep) {
   impl_->KeepWatchesPastTheirTimeout(keep);
 }
 int FakeApiServer::open_watches() const { return impl_->open_watches(); }
+
+int FakeApiServer::http2_offers() const { return impl_->http2_offers(); }
 std::string FakeApiServer::resource_version() const { return impl_->resource_version(); }
 
 }  // namespace devmgr::testing

@@ -118,6 +118,8 @@ class FakeApiServer {
   // stalled, or a proxy that holds it).
   void KeepWatchesPastTheirTimeout(bool keep);
   int open_watches() const;
+  // How many TLS handshakes offered HTTP/2 (ALPN h2); the server takes HTTP/1.1 only.
+  int http2_offers() const;
   // The newest resourceVersion.
   std::string resource_version() const;
 
