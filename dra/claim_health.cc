@@ -12,10 +12,6 @@
 namespace devmgr::dra {
 namespace {
 
-constexpr absl::string_view kEllipsis = "...";
-
-bool IsUtf8Continuation(char byte) { return (static_cast<unsigned char>(byte) & 0xC0) == 0x80; }
-
 // FindClaimInfo: the state of the ResourceClaim `claim_name` in `namespace_name`, or null.
 const ClaimInfoState* FindClaimInfo(const std::vector<ClaimInfoState>& claim_infos,
                                     absl::string_view namespace_name,
@@ -45,14 +41,6 @@ absl::string_view ResourceHealthStatusName(ResourceHealthStatus status) {
       break;
   }
   return "Unknown";
-}
-
-std::string TruncateHealthMessage(absl::string_view message) {
-  if (message.size() <= kMaxHealthMessageBytes) return std::string(message);
-  size_t cut = kMaxHealthMessageBytes - kEllipsis.size();
-  // Step back to the first byte of the character the cut would split.
-  while (cut > 0 && IsUtf8Continuation(message[cut])) --cut;
-  return absl::StrCat(message.substr(0, cut), kEllipsis);
 }
 
 ResourceHealthStatus ToResourceHealthStatus(DeviceHealthStatus health) {

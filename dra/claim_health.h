@@ -50,14 +50,6 @@ struct ResourceStatus {
   bool operator==(const ResourceStatus&) const = default;
 };
 
-// The longest message the pod status carries; a longer one is cut to leave room for "...".
-inline constexpr size_t kMaxHealthMessageBytes = 1024;
-
-// TruncateHealthMessage: `message` if it fits in kMaxHealthMessageBytes, else its first bytes
-// and "..." in exactly that many bytes or fewer: the cut never splits a UTF-8 character (Go's
-// JSON would turn the broken bytes into U+FFFD and the text would outgrow the limit).
-std::string TruncateHealthMessage(absl::string_view message);
-
 // ToResourceHealthStatus maps the cache's health to the API's.
 ResourceHealthStatus ToResourceHealthStatus(DeviceHealthStatus health);
 

@@ -14,6 +14,10 @@
 namespace devmgr::dra {
 namespace {
 
+constexpr absl::string_view kEllipsis = "...";
+
+bool IsUtf8Continuation(char byte) { return (static_cast<unsigned char>(byte) & 0xC0) == 0x80; }
+
 // Ordered, so that fields are taken in the order the file gives them (a later duplicate wins,
 // as with Go's decoder).
 using Json = nlohmann::ordered_json;
@@ -171,6 +175,14 @@ absl::StatusOr<std::map<std::string, DeviceHealth>> ParseDriver(const Json& valu
 
 }  // namespace
 
+std::string TruncateHealthMessage(absl::string_view message) {
+  if (message.size() <= kMaxHealthMessageBytes) return std::string(message);
+  size_t cut = kMaxHealthMessageBytes - kEllipsis.size();
+  // Step back to the first byte of the character the cut would split.
+  while (cut > 0 && IsUtf8Continuation(message[cut])) --cut;
+  return absl::StrCat(message.substr(0, cut), kEllipsis);
+}
+
 absl::string_view DeviceHealthStatusName(DeviceHealthStatus status) {
   switch (status) {
     case DeviceHealthStatus::kHealthy:
@@ -271,6 +283,7 @@ std::vector<DeviceHealth> HealthCache::Update(const std::string& driver_name,
                                               absl::Status* write_status) {
   std::vector<DeviceHealth> changed;
   std::string bytes;
+  size_t left_out = 0;
   absl::MutexLock write_lock(&write_mu_);
   {
     const absl::Time now = clock_.Now();
@@ -281,8 +294,15 @@ std::vector<DeviceHealth> HealthCache::Update(const std::string& driver_name,
       // The driver's own time is not trusted for ageing: clocks differ, and a report is news
       // when it arrives.
       device.last_updated = now;
+      // Kept as the pod status carries it: a driver's longer words would only take room, in
+      // memory and in every write of the file.
+      device.message = TruncateHealthMessage(device.message);
       std::string key = DeviceKey(device.pool_name, device.device_name);
       auto old = known.find(key);
+      if (old == known.end() && known.size() >= kMaxHealthDevicesPerDriver) {
+        ++left_out;
+        continue;
+      }
       if (old == known.end() || old->second.health != device.health ||
           old->second.message != device.message ||
           old->second.health_check_timeout != device.health_check_timeout) {
@@ -301,6 +321,10 @@ std::vector<DeviceHealth> HealthCache::Update(const std::string& driver_name,
       changed.push_back(device);
     }
     if (!changed.empty() && persistent_) bytes = EncodeHealthState(health_);
+  }
+  if (left_out > 0) {
+    DEVMGR_LOG(logger_, warn, "Device health left out: the driver reported more devices than kept",
+               "driverName", driver_name, "leftOut", left_out, "kept", kMaxHealthDevicesPerDriver);
   }
   absl::Status status;
   if (!changed.empty()) {

@@ -16,6 +16,7 @@
 // I/O; writers are serialised so the file always holds the newest state.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -64,6 +65,19 @@ struct DeviceHealth {
   bool operator==(const DeviceHealth&) const = default;
 };
 
+// The longest message the pod status carries; a longer one is cut to leave room for "...". The
+// cache keeps messages cut so.
+inline constexpr size_t kMaxHealthMessageBytes = 1024;
+
+// TruncateHealthMessage: `message` if it fits in kMaxHealthMessageBytes, else its first bytes
+// and "..." in exactly that many bytes or fewer: the cut never splits a UTF-8 character (Go's
+// JSON would turn the broken bytes into U+FFFD and the text would outgrow the limit).
+std::string TruncateHealthMessage(absl::string_view message);
+
+// The most devices the cache keeps for one driver; a report's devices beyond them, new to the
+// cache, are left out (and logged). Upstream keeps every device a driver ever reported.
+inline constexpr size_t kMaxHealthDevicesPerDriver = size_t{1} << 16;
+
 // "<pool>/<device>", the key of a device in the cache and the file.
 std::string DeviceKey(absl::string_view pool_name, absl::string_view device_name);
 
@@ -102,11 +116,13 @@ class HealthCache {
                    absl::string_view device_name) const ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
 
   // Update takes one report of `driver_name` (upstream's updateHealthInfo): every device listed is
-  // stored with the time now; a device the report leaves out turns Unknown (message dropped) once
-  // its timeout has passed. Returns the devices that changed: new ones, those whose health,
-  // message or timeout differ, and those that just turned Unknown. The file is written when
-  // anything changed; a failed write is logged (the cache holds the news anyway) and returned
-  // with the change list in `*write_status` when that is not null.
+  // stored with the time now (its message cut to kMaxHealthMessageBytes; a device new to the
+  // cache only while the driver has fewer than kMaxHealthDevicesPerDriver); a device the report
+  // leaves out turns Unknown (message dropped) once its timeout has passed. Returns the devices
+  // that changed: new ones, those whose health, message or timeout differ, and those that just
+  // turned Unknown. The file is written when anything changed; a failed write is logged (the cache
+  // holds the news anyway) and returned with the change list in `*write_status` when that is not
+  // null.
   std::vector<DeviceHealth> Update(const std::string& driver_name,
                                    std::vector<DeviceHealth> devices,
                                    absl::Status* write_status = nullptr)

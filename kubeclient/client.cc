@@ -186,7 +186,8 @@ ResourceVersion Client::resource_version() const {
   return static_cast<ResourceVersion>(version_.load());
 }
 
-absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request, const Cancellation* cancel) {
+absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request, const Cancellation* cancel,
+                                        const std::function<bool(std::string_view)>* on_data) {
   // A pause before a retry: false when cancelled meanwhile.
   const auto pause = [&](absl::Duration wait) {
     if (cancel == nullptr) {
@@ -196,10 +197,14 @@ absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request, const Cancel
     return !cancel->WaitForCancel(wait);
   };
   for (int attempt = 0;; ++attempt) {
-    absl::StatusOr<HttpResponse> response = transport_->Send(request, cancel);
+    absl::StatusOr<HttpResponse> response = on_data == nullptr
+                                                ? transport_->Send(request, cancel)
+                                                : transport_->Stream(request, *on_data, cancel);
     const bool last = attempt >= options_.max_retries;
     if (!response.ok()) {
-      if (last || request.method != "GET" || !IsConnectionLost(response.status())) {
+      // A stream that broke may have handed on part of its body: its caller resumes it.
+      if (last || request.method != "GET" || on_data != nullptr ||
+          !IsConnectionLost(response.status())) {
         return response;
       }
       if (!pause(kConnectionLostWait)) break;
@@ -414,7 +419,10 @@ absl::Status Client::WatchResourceSlices(const ListOptions& options,
              pending.erase(0, start);
              return true;
            };
-           absl::StatusOr<HttpResponse> response = transport_->Stream(request, on_data, cancel);
+           // Tried again when the server asks for it before streaming (a 429 of priority and
+           // fairness, a 503 of a server starting), as client-go's watch is: a stream hands on
+           // only the body of a 2xx answer, so nothing was seen yet.
+           absl::StatusOr<HttpResponse> response = Do(request, cancel, &on_data);
            if (!response.ok()) return response.status();
            if (absl::Status status = StatusFromResponse(*response); !status.ok()) return status;
            if (!stream_error.ok()) return stream_error;

@@ -10,8 +10,9 @@
 // Errors are the server's, as api_status.h maps them (a 409 on update is Aborted, a 410 on
 // watch OutOfRange). A request is tried again, at most 10 times as client-go's are, when the
 // server answers 429 or 5xx with a Retry-After header (after that many seconds, unless that is
-// longer than the request timeout: the answer is then returned), and a GET whose connection
-// broke, after a second.
+// longer than the request timeout: the answer is then returned), a watch included, and a GET
+// whose connection broke, after a second (not a watch: it may have handed on events; its
+// caller resumes it).
 //
 // Thread-safety: every method may be called from any thread at once; calls block for at most
 // the request timeout (times the retries), a watch until it ends.
@@ -22,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -137,8 +139,11 @@ class Client {
   absl::StatusOr<kubeapi::ResourceSlice> WriteSlice(const std::string& method,
                                                     const kubeapi::ResourceSlice& slice,
                                                     const Cancellation* cancel);
-  // Do sends a request, trying it again as the header says; Cancelled once `cancel` is set.
-  absl::StatusOr<HttpResponse> Do(const HttpRequest& request, const Cancellation* cancel = nullptr);
+  // Do sends a request, trying it again as the header says; Cancelled once `cancel` is set. With
+  // `on_data` it streams the body of a 2xx answer to it, and retries only answers the server
+  // asks to have tried again (never a stream that broke).
+  absl::StatusOr<HttpResponse> Do(const HttpRequest& request, const Cancellation* cancel = nullptr,
+                                  const std::function<bool(std::string_view)>* on_data = nullptr);
   // Json: the body of a 2xx answer, parsed; the answer's error otherwise.
   absl::StatusOr<nlohmann::json> DoJson(HttpRequest request, const Cancellation* cancel = nullptr);
   // WithVersion runs `call` with the version in use, and with the next ones while it answers

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/file_store.h"
@@ -312,6 +313,35 @@ TEST(HealthCacheTest, TestUpdateHealthInfo) {
 }
 
 // A changed message or timeout is a change too; a device already Unknown does not change again.
+// What a driver reports cannot grow the cache (and the file, written whole at each change)
+// without bound: a message is kept cut as the pod status carries it, and devices beyond
+// kMaxHealthDevicesPerDriver that the cache does not know yet are left out; the ones it knows
+// are still updated.
+TEST(HealthCacheTest, AReportKeepsItsMessagesCutAndItsDevicesBounded) {
+  FakeClock clock;
+  HealthCache cache(CacheOptions(&clock));
+  DeviceHealth wordy = TestDeviceHealth();
+  wordy.message = std::string(50'000, 'x');
+  cache.Update(kDriver, {wordy});
+  EXPECT_EQ(cache.Get(kDriver, kPool, kDevice).message, TruncateHealthMessage(wordy.message));
+  EXPECT_EQ(cache.Get(kDriver, kPool, kDevice).message.size(), kMaxHealthMessageBytes);
+
+  std::vector<DeviceHealth> many;
+  for (size_t i = 0; i < kMaxHealthDevicesPerDriver + 10; ++i) {
+    many.push_back(Health(kPool, absl::StrCat("dev-", i), DeviceHealthStatus::kHealthy));
+  }
+  cache.Update(kDriver, many);
+  EXPECT_EQ(cache.Snapshot().at(kDriver).size(), kMaxHealthDevicesPerDriver);
+  EXPECT_EQ(cache.Get(kDriver, kPool, kDevice).health, DeviceHealthStatus::kHealthy)
+      << "a device already known is kept";
+  DeviceHealth known = TestDeviceHealth();
+  known.health = DeviceHealthStatus::kUnhealthy;
+  EXPECT_EQ(cache.Update(kDriver, {known}).size(), 1u) << "and still updated";
+  // Another driver has room of its own.
+  cache.Update("other-driver", {Health(kPool, "dev-0", DeviceHealthStatus::kHealthy)});
+  EXPECT_EQ(cache.Get("other-driver", kPool, "dev-0").health, DeviceHealthStatus::kHealthy);
+}
+
 TEST(HealthCacheTest, MessageAndTimeoutChangesAreChanges) {
   FakeClock clock;
   HealthCache cache(CacheOptions(&clock));

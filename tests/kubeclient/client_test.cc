@@ -658,6 +658,39 @@ TEST(ClientTest, RetriesWhenTheServerSaysRetryAfterAndNotOtherwise) {
   EXPECT_EQ(server.Requests().size(), 11u);
 }
 
+// A watch is tried again when the server asks for it before it streams (a 429 of priority and
+// fairness), as client-go's watch goes through the same retries; without Retry-After its error
+// is the caller's (the reflector's back-off).
+TEST(ClientTest, AWatchIsTriedAgainWhenTheServerSaysRetryAfter) {
+  FakeApiServer server;
+  std::vector<absl::Duration> waits;
+  std::unique_ptr<Client> client =
+      Connect(server.Config(), Sleeping([&](absl::Duration wait) { waits.push_back(wait); }));
+  ASSERT_NE(client, nullptr);
+  const std::string before = server.resource_version();
+  ASSERT_TRUE(client->CreateResourceSlice(Slice("gpu.example.com", "worker-1", {"g"})).ok());
+  FakeFailure busy = Failure("GET", 429, "TooManyRequests", 2, 2);
+  busy.target_prefix = "/apis/resource.k8s.io/v1/resourceslices?watch=true";
+  server.FailNext(busy);
+  int events = 0;
+  const auto one_event = [&](const SliceEvent&) {
+    ++events;
+    return false;
+  };
+  absl::Status watched = client->WatchResourceSlices(From(before), one_event);
+  EXPECT_TRUE(watched.ok()) << watched;
+  EXPECT_EQ(events, 1);
+  EXPECT_THAT(waits, ElementsAre(absl::Seconds(2), absl::Seconds(2)));
+
+  waits.clear();
+  FakeFailure broken = Failure("GET", 500, "InternalError", -1, 1);
+  broken.target_prefix = busy.target_prefix;
+  server.FailNext(broken);
+  watched = client->WatchResourceSlices(From(before), one_event);
+  EXPECT_EQ(watched.code(), absl::StatusCode::kInternal) << watched;
+  EXPECT_TRUE(waits.empty());
+}
+
 // A Retry-After longer than the request's own limit (30 s by default) is not waited out: the
 // answer is the caller's at once, so a call never blocks past its timeout times the retries.
 TEST(ClientTest, ARetryAfterLongerThanTheRequestTimeoutIsNotWaitedOut) {
