@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iterator>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -72,6 +73,13 @@ checkpoint::DevicesPerNuma DevicesPerNumaOf(const std::vector<std::string>& ids,
   return result;
 }
 
+// Two device counts (each at least 0) added, at most the largest int64: a manifest may ask for
+// counts whose sum does not fit, which no node has either way.
+int64_t AddCounts(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<int64_t>::max() : sum;
+}
+
 // The effective per-pod device request, as Kubernetes' PodLimits: the larger of what the app
 // containers and sidecars hold together and what each regular init container needs beside
 // the sidecars started before it.
@@ -81,16 +89,18 @@ std::map<std::string, int64_t> PodDeviceRequest(const Pod& pod) {
   for (const Container& container : pod.init_containers) {
     for (const auto& [resource, count] : container.devices) {
       if (container.type == ContainerType::kSidecar) {
-        sidecars[resource] += count;
+        sidecars[resource] = AddCounts(sidecars[resource], count);
         init_max[resource] = std::max(init_max[resource], sidecars[resource]);
       } else {
-        init_max[resource] = std::max(init_max[resource], count + sidecars[resource]);
+        init_max[resource] = std::max(init_max[resource], AddCounts(count, sidecars[resource]));
       }
     }
   }
   std::map<std::string, int64_t> result = sidecars;
   for (const Container& container : pod.containers) {
-    for (const auto& [resource, count] : container.devices) result[resource] += count;
+    for (const auto& [resource, count] : container.devices) {
+      result[resource] = AddCounts(result[resource], count);
+    }
   }
   for (const auto& [resource, count] : init_max) {
     result[resource] = std::max(result[resource], count);

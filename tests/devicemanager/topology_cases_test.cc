@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -953,6 +954,17 @@ std::vector<RequestCase> RequestCases() {
                           Init("init1", {{gpu, 1}})}),
           .registered = {gpu},
           .expected = {{gpu, 5}},
+      },
+      // Not upstream's: counts whose sum does not fit in 64 bits (each one does, as a manifest
+      // may give them) ask for more than the node has, and give no hints.
+      {
+          .description = "Requests whose sum overflows ask for more than any node has",
+          // Wrapped around, the sum would be 3.
+          .pod = MakePod("pod", {App("app1", {{gpu, std::numeric_limits<int64_t>::max()}}),
+                                 App("app2", {{gpu, std::numeric_limits<int64_t>::max()}}),
+                                 App("app3", {{gpu, 5}})}),
+          .registered = {gpu},
+          .expected = {{gpu, -1}},
       },
   };
 }
