@@ -73,11 +73,12 @@ checkpoint::DevicesPerNuma DevicesPerNumaOf(const std::vector<std::string>& ids,
   return result;
 }
 
-// Two device counts (each at least 0) added, at most the largest int64: a manifest may ask for
-// counts whose sum does not fit, which no node has either way.
+// Two device counts added, held at the int64 limits: a manifest may ask for counts whose sum
+// does not fit, which no node has either way.
 int64_t AddCounts(int64_t a, int64_t b) {
   int64_t sum = 0;
-  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<int64_t>::max() : sum;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
 }
 
 // The effective per-pod device request, as Kubernetes' PodLimits: the larger of what the app

@@ -23,12 +23,14 @@
 namespace devmgr::devicemanager {
 namespace {
 
-// LogExcerpt: `text` when it is short, else its first KiB and its length, for a log line made
-// from what a peer sent (the refusal's text quotes it, as Go's %q does, so any cut is text).
+// LogExcerpt: `text` when it is short, else its first KiB (never half a UTF-8 character) and
+// its length, for a log line made from what a peer sent.
 std::string LogExcerpt(absl::string_view text) {
   constexpr size_t kMaxBytes = 1024;
   if (text.size() <= kMaxBytes) return std::string(text);
-  return absl::StrCat(text.substr(0, kMaxBytes), "... (", text.size(), " bytes)");
+  size_t cut = kMaxBytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return absl::StrCat(text.substr(0, cut), "... (", text.size(), " bytes)");
 }
 
 // How long Stop lets Register calls in flight finish before cancelling them.
@@ -394,10 +396,12 @@ void ManagerImpl::Unsubscribe(int id) {
 }
 
 void ManagerImpl::OnRegister(const v1beta1::RegisterRequest& request, DoneFn done) {
-  // Upstream logs and counts every request under the name it gives. Only a valid resource name
-  // (a few hundred bytes at most) is, here: any other may be megabytes long, and each distinct
-  // one would stay a metric series for as long as the process runs. The refusal answers the
-  // whole text; the log keeps its start.
+  // Upstream logs and counts every request under the name it gives. Here the log keeps the
+  // start of a long one, and only a valid resource name (a few hundred bytes at most) is
+  // counted: any other may be megabytes long, and each distinct one would stay a metric series
+  // for as long as the process runs. The refusal answers the whole text.
+  DEVMGR_LOG(options_.logger, info, "Got registration request from device plugin with resource",
+             "resourceName", LogExcerpt(request.resource_name()));
   if (absl::Status status = CheckRegisterRequest(request.version(), request.resource_name());
       !status.ok()) {
     if (IsExtendedResourceName(request.resource_name())) {
@@ -408,8 +412,6 @@ void ManagerImpl::OnRegister(const v1beta1::RegisterRequest& request, DoneFn don
     done(status);
     return;
   }
-  DEVMGR_LOG(options_.logger, info, "Got registration request from device plugin with resource",
-             "resourceName", request.resource_name());
   metrics_.PluginRegistered(request.resource_name());
   // The dial blocks, so it leaves the gRPC thread; the request is copied because the RPC's
   // own copy is only guaranteed until `done`. One dial timeout from here covers the wait for

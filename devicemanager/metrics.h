@@ -50,8 +50,10 @@ class ManagerMetrics {
   virtual ~ManagerMetrics() = default;
 
   // PluginRegistered: a Register request for `resource_name` arrived on kubelet.sock, counted
-  // before it is validated, as upstream's registration handler does (so a refused request
-  // counts too). Registrations through plugins_registry are not counted, as upstream.
+  // before the plugin is dialled, as upstream's registration handler does (so a refused request
+  // counts too), but only when `resource_name` is a valid extended resource name: any other
+  // may be megabytes long, each a series of its own. Registrations through plugins_registry are
+  // not counted, as upstream.
   virtual void PluginRegistered(absl::string_view /*resource_name*/) {}
 
   // AllocationDone: one Allocate call to the plugin of `resource_name` returned (with an

@@ -67,6 +67,7 @@ ResourceHealth BuildResourceHealth(absl::string_view driver_name, const Checkpoi
   }
   resource.health = ToResourceHealthStatus(health.health);
   if (with_message && !health.message.empty()) {
+    // The cache keeps reports cut already; a state file a kubelet wrote may not be.
     resource.message = TruncateHealthMessage(health.message);
   }
   return resource;

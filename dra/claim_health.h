@@ -13,7 +13,6 @@
 // add it. Everything here is pure and thread-safe (HealthCache is).
 #pragma once
 
-#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>

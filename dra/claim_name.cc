@@ -58,16 +58,16 @@ absl::Status IsForPod(const Pod& pod, const ResourceClaim& claim, bool accept_po
   }
   const OwnerReference* controller = ControllerOf(claim);
   if (controller != nullptr && controller->uid == pod.uid) return absl::OkStatus();
-  if (!accept_pod_group_owner) {
+  // A pod without a PodGroup gets the text without the gate (upstream's text names the group,
+  // and fails on a pod without one).
+  if (!accept_pod_group_owner || !pod.pod_group_name.has_value()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "ResourceClaim ", claim_ref, " was not created for Pod ", pod_ref, " (Pod is not owner)"));
   }
   if (IsForPodGroupOfPod(pod, controller)) return absl::OkStatus();
-  // Upstream's text names the pod's PodGroup (and fails on a pod without one); such a pod gets
-  // the same text with an empty name here.
-  return absl::FailedPreconditionError(absl::StrCat(
-      "ResourceClaim ", claim_ref, " was not created for Pod ", pod_ref,
-      " (neither Pod nor PodGroup ", pod.pod_group_name.value_or(""), " is the owner)"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("ResourceClaim ", claim_ref, " was not created for Pod ", pod_ref,
+                   " (neither Pod nor PodGroup ", *pod.pod_group_name, " is the owner)"));
 }
 
 bool IsReservedForPod(const Pod& pod, const ResourceClaim& claim,

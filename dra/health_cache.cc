@@ -284,11 +284,24 @@ std::vector<DeviceHealth> HealthCache::Update(const std::string& driver_name,
   std::vector<DeviceHealth> changed;
   std::string bytes;
   size_t left_out = 0;
+  bool warn_left_out = false;
   absl::MutexLock write_lock(&write_mu_);
   {
     const absl::Time now = clock_.Now();
     absl::MutexLock lock(&mu_);
     std::map<std::string, DeviceHealth>& known = health_[driver_name];
+    // At the limit, devices that read Unknown make room first: one the report does not name
+    // reads the same without an entry, and a driver that renames its devices keeps getting
+    // health for the new names.
+    if (known.size() + devices.size() > kMaxHealthDevicesPerDriver) {
+      std::set<std::string> named;
+      for (const DeviceHealth& device : devices) {
+        named.insert(DeviceKey(device.pool_name, device.device_name));
+      }
+      std::erase_if(known, [&](const auto& entry) {
+        return entry.second.health == DeviceHealthStatus::kUnknown && !named.contains(entry.first);
+      });
+    }
     std::set<std::string> reported;
     for (DeviceHealth& device : devices) {
       // The driver's own time is not trusted for ageing: clocks differ, and a report is news
@@ -321,8 +334,9 @@ std::vector<DeviceHealth> HealthCache::Update(const std::string& driver_name,
       changed.push_back(device);
     }
     if (!changed.empty() && persistent_) bytes = EncodeHealthState(health_);
+    warn_left_out = left_out > 0 && full_drivers_.insert(driver_name).second;
   }
-  if (left_out > 0) {
+  if (warn_left_out) {
     DEVMGR_LOG(logger_, warn, "Device health left out: the driver reported more devices than kept",
                "driverName", driver_name, "leftOut", left_out, "kept", kMaxHealthDevicesPerDriver);
   }
@@ -344,6 +358,7 @@ absl::Status HealthCache::ClearDriver(const std::string& driver_name) {
   {
     absl::MutexLock lock(&mu_);
     health_.erase(driver_name);
+    full_drivers_.erase(driver_name);
     if (persistent_) bytes = EncodeHealthState(health_);
   }
   return WriteLocked(bytes);

@@ -10,7 +10,9 @@
 //   {"<driver>":{"Devices":{"<pool>/<device>":{"PoolName":..,"DeviceName":..,"Health":"Healthy",
 //     "LastUpdated":"<RFC 3339>","HealthCheckTimeout":<nanoseconds>,"Message":".."}}}}
 // written whole (temporary file, then rename) after every change. A file that cannot be read or
-// parsed is logged and ignored: the cache starts empty, as the kubelet's does.
+// parsed is logged and ignored: the cache starts empty, as the kubelet's does. One a kubelet
+// wrote is taken as it is, longer messages and more devices included (the limits below apply
+// to reports; the pod status cuts messages anyway).
 //
 // Thread-safety: every method may be called from any thread at once. Reads never wait for file
 // I/O; writers are serialised so the file always holds the newest state.
@@ -19,6 +21,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -117,7 +120,8 @@ class HealthCache {
 
   // Update takes one report of `driver_name` (upstream's updateHealthInfo): every device listed is
   // stored with the time now (its message cut to kMaxHealthMessageBytes; a device new to the
-  // cache only while the driver has fewer than kMaxHealthDevicesPerDriver); a device the report
+  // cache only while the driver has fewer than kMaxHealthDevicesPerDriver, devices that read
+  // Unknown and are not in the report being dropped first to make room); a device the report
   // leaves out turns Unknown (message dropped) once its timeout has passed. Returns the devices
   // that changed: new ones, those whose health, message or timeout differ, and those that just
   // turned Unknown. The file is written when anything changed; a failed write is logged (the cache
@@ -148,6 +152,9 @@ class HealthCache {
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
   DevicesHealthMap health_ ABSL_GUARDED_BY(mu_);
+  // The drivers told of devices left out (kMaxHealthDevicesPerDriver), logged once each until
+  // their stream ends.
+  std::set<std::string> full_drivers_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace devmgr::dra

@@ -7,7 +7,9 @@
 #include <utility>
 
 #include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/file_store.h"
@@ -279,8 +281,9 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
                                    ? std::filesystem::path(file)
                                    : user->second.dir / file;
     // As clientcmd: without a token beside it, the file is read now, and one that cannot be
-    // read fails the load rather than every request after it.
-    if (config.bearer_token.empty()) {
+    // read fails the load rather than every request after it; only for a server reached over
+    // TLS, the only kind credentials go to.
+    if (config.bearer_token.empty() && absl::StartsWith(config.server, "https://")) {
       absl::StatusOr<std::string> token = ReadWholeFile(config.bearer_token_file);
       if (!token.ok()) {
         return absl::Status(

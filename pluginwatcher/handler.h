@@ -39,12 +39,13 @@ class PluginHandler {
 
   // RegisterPlugin takes the plugin into use; called only after ValidatePlugin succeeded. An
   // error is sent back as "RegisterPlugin error -- plugin registration failed with err:
-  // <message>". As upstream, the plugin still counts as registered with this handler: it gets a
-  // DeRegisterPlugin call when its socket goes away, and no retry until its socket is re-created.
+  // <message>". As upstream, the plugin is not tried again until its socket is re-created; unlike
+  // upstream it gets no DeRegisterPlugin call when its socket goes away (its name and endpoint
+  // may be those of a plugin this handler registered from another socket).
   virtual absl::Status RegisterPlugin(absl::string_view name, absl::string_view endpoint,
                                       const std::vector<std::string>& versions) = 0;
 
-  // DeRegisterPlugin: the registration socket of a plugin that RegisterPlugin was called for has
+  // DeRegisterPlugin: the registration socket of a plugin that RegisterPlugin took into use has
   // gone away (or was re-created, in which case RegisterPlugin follows).
   virtual void DeRegisterPlugin(absl::string_view name, absl::string_view endpoint) = 0;
 };

@@ -39,6 +39,10 @@
 //   where upstream's dial waits out its 10 s in a goroutine of its own. A socket the plugin
 //   replaces (unlink, bind anew) while it is dialled is left as soon as a connection to it
 //   fails, and the new one at its name is dialled, as upstream's dial of the path reaches it.
+// - A plugin its handler's RegisterPlugin refused is not deregistered when its socket goes:
+//   upstream's DeRegisterPlugin by its name and endpoint drops the plugin registered under them
+//   from another socket (a second socket naming a DRA driver's endpoint, refused as already
+//   registered, then removed, took the driver away).
 #pragma once
 
 #include <cstddef>

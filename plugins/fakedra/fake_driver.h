@@ -12,11 +12,11 @@
 // that is not one of its own fails that claim. Its "Prepared claim" log line names the opaque
 // parameters the claim's allocation configures for this driver ("config"). With a CDI folder it
 // writes one spec file for all its devices at start (through the SDK's CDI writer) and removes it
-// at stop. NodeUnprepareResources forgets the claims and never fails. It serves DRAResourceHealth
-// v1 (FlipHealth).
+// at stop. NodeUnprepareResources forgets the claims (or fails every claim, with unprepare_error
+// set). It serves DRAResourceHealth v1 (FlipHealth).
 //
-// Faults for tests: a latency before every prepare, an error every claim fails with, or prepare
-// calls that hang until Release (or Stop).
+// Faults for tests: a latency before every prepare, an error every claim fails with (of every
+// prepare, or of every unprepare), or prepare calls that hang until Release (or Stop).
 //
 // Threading: calls run one at a time on the helper's worker thread. Every public method is
 // thread-safe.

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace devmgr::dra {
@@ -172,10 +173,11 @@ TEST(ClaimNameTest, TestResourceClaimIsFor) {
                           NewClaim("kube-system", "claim", {owner}), true)
                      .ok());
   }
-  // Upstream dereferences the pod's group name for this text and fails without one.
+  // Upstream dereferences the pod's group name for this text and fails without one; such a pod
+  // gets the text without the gate.
   EXPECT_EQ(IsForPod(pod_owner, no_owner, true).message(),
             "ResourceClaim kube-system/claimNoOwner was not created for Pod kube-system/podOwner "
-            "(neither Pod nor PodGroup  is the owner)");
+            "(Pod is not owner)");
 }
 
 TEST(ClaimNameTest, TestIsReservedForPod) {

@@ -312,7 +312,6 @@ TEST(HealthCacheTest, TestUpdateHealthInfo) {
             DeviceHealthStatus::kUnknown);
 }
 
-// A changed message or timeout is a change too; a device already Unknown does not change again.
 // What a driver reports cannot grow the cache (and the file, written whole at each change)
 // without bound: a message is kept cut as the pod status carries it, and devices beyond
 // kMaxHealthDevicesPerDriver that the cache does not know yet are left out; the ones it knows
@@ -340,8 +339,19 @@ TEST(HealthCacheTest, AReportKeepsItsMessagesCutAndItsDevicesBounded) {
   // Another driver has room of its own.
   cache.Update("other-driver", {Health(kPool, "dev-0", DeviceHealthStatus::kHealthy)});
   EXPECT_EQ(cache.Get("other-driver", kPool, "dev-0").health, DeviceHealthStatus::kHealthy);
+
+  // Devices no longer reported turn Unknown after their timeout and then make room: a driver
+  // that renamed its devices gets health for the new names.
+  clock.Advance(kDefaultHealthTimeout * 2);
+  const DeviceHealth renamed = Health(kPool, "renamed", DeviceHealthStatus::kHealthy);
+  cache.Update(kDriver, {renamed});
+  EXPECT_EQ(cache.Get(kDriver, kPool, "dev-0").health, DeviceHealthStatus::kUnknown);
+  cache.Update(kDriver, {renamed});
+  EXPECT_EQ(cache.Get(kDriver, kPool, "renamed").health, DeviceHealthStatus::kHealthy);
+  EXPECT_EQ(cache.Snapshot().at(kDriver).size(), 1u);
 }
 
+// A changed message or timeout is a change too; a device already Unknown does not change again.
 TEST(HealthCacheTest, MessageAndTimeoutChangesAreChanges) {
   FakeClock clock;
   HealthCache cache(CacheOptions(&clock));

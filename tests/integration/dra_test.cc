@@ -26,6 +26,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "common/metrics_scrape.h"
 #include "nlohmann/json.hpp"
@@ -65,6 +66,16 @@ std::string PodWithClaims(const std::string& uid, const std::vector<std::string>
   return absl::StrCat("metadata: {name: pod-", uid, ", uid: ", uid, "}\nspec:\n",
                       "  resourceClaims:\n", pod_claims,
                       "  containers: [{name: app, resources: {claims: [", uses, "]}}]\n");
+}
+
+// How many times `needle` occurs in `text`.
+int Occurrences(absl::string_view text, absl::string_view needle) {
+  int count = 0;
+  for (size_t at = text.find(needle); at != absl::string_view::npos;
+       at = text.find(needle, at + needle.size())) {
+    ++count;
+  }
+  return count;
 }
 
 // `dra claims -o json`: each claim name with whether it is prepared and its pods.
@@ -260,8 +271,13 @@ TEST(DraTest, MustRunPodIfNodeUnprepareResourcesFailsForOnePluginAndThenSucceeds
                                 "injected failure"))
       << failed.err;
   EXPECT_EQ(h.ListPods().value("pods", Json::array()).size(), 1u);
-  EXPECT_TRUE(AllPrepared(h, 2)) << Claims(h).dump();
   EXPECT_EQ(CheckpointClaims(h).size(), 2u) << CheckpointClaims(h).dump();
+  // The GPU driver unprepared its claim in the failed removal, and is asked to prepare it again.
+  const auto gpu_lines = [&](absl::string_view what) {
+    return Occurrences(gpu->err(), absl::StrCat("\"", what, "\" claim=\"default/gpus\""));
+  };
+  EXPECT_EQ(gpu_lines("Unprepared claim"), 1) << gpu->err();
+  EXPECT_TRUE(WaitFor([&] { return gpu_lines("Prepared claim") == 2; }, 20s)) << gpu->err();
 
   DaemonHarness::Stop(*nic);
   nic = h.StartDraDriver(kNic, 1);

@@ -130,6 +130,11 @@ TEST(RestConfigTest, FilesAreReadFromTheKubeconfigsFolder) {
       config.status().message(),
       absl::StrCat("cannot read tokenFile ", dir.Sub("kube/token").string(), ": ")))
       << config.status();
+  // A server reached over plain http gets no credentials, so its token file is not read.
+  std::string plain = Kubeconfig();
+  absl::StrReplaceAll({{"server: https://files:6443", "server: http://files:8001"}}, &plain);
+  Write(dir.Sub("kube/plain"), plain);
+  EXPECT_TRUE(LoadKubeconfig({dir.Sub("kube/plain")}, "certs").ok());
   Write(dir.Sub("kube/token"), "tok\n");
   config = LoadKubeconfig({dir.Sub("kube/config")}, "certs");
   ASSERT_TRUE(config.ok()) << config.status();
