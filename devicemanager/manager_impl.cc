@@ -226,8 +226,10 @@ void ManagerImpl::RestoreFromCheckpoint() {
   absl::StatusOr<std::string> bytes = store_.Read(options_.checkpoint_name);
   if (!bytes.ok()) {
     if (absl::IsNotFound(bytes.status())) {
-      // A first start: nothing was lost. The kubelet says so in these words, as an error.
-      DEVMGR_LOG(options_.logger, err, "Failed to read data from checkpoint", "err",
+      // A first start: nothing was lost. The kubelet says so in these words as an error; here it
+      // is an info line, as the wire contract calls it no error (a fresh node, and every
+      // `devmgr bench` daemon, would otherwise start with an E line).
+      DEVMGR_LOG(options_.logger, info, "Failed to read data from checkpoint", "err",
                  "checkpoint is not found", "checkpoint", options_.checkpoint_name);
       return;
     }

@@ -1466,8 +1466,8 @@ TEST_F(ManagerTest, ACheckpointEntryThatDoesNotParseIsAnEntryLost) {
   EXPECT_TRUE(manager_->Allocations().empty());
 }
 
-// No checkpoint is a first start, which lost nothing; the kubelet logs it as an error in these
-// words (readCheckpoint on ErrCheckpointNotFound) and goes on.
+// No checkpoint is a first start, which lost nothing; the kubelet logs it in these words
+// (readCheckpoint on ErrCheckpointNotFound, as an error; here an info line) and goes on.
 TEST_F(ManagerTest, AMissingCheckpointIsLoggedAndLosesNothing) {
   std::ostringstream log;
   ManagerOptions options = Options();
@@ -1481,6 +1481,7 @@ TEST_F(ManagerTest, AMissingCheckpointIsLoggedAndLosesNothing) {
                  R"( checkpoint="kubelet_internal_checkpoint")"))
       << log.str();
   EXPECT_FALSE(absl::StrContains(log.str(), "Continue after failing")) << log.str();
+  EXPECT_FALSE(absl::StrContains(log.str(), "[error]")) << "a first start is no error";
   manager_.reset();  // it logs until it stops
 }
 
