@@ -531,8 +531,7 @@ void CheckSliceContents(FieldErrors& errors, const std::vector<Device>& devices,
     errors.InvalidString("spec", "", "only one of `sharedCounters` or `devices` is allowed");
   }
   const bool advanced = absl::c_any_of(devices, [](const Device& device) {
-    return !device.taints.empty() || !device.consumes_counters.empty() ||
-           HasListAttribute(device);
+    return !device.taints.empty() || !device.consumes_counters.empty() || HasListAttribute(device);
   });
   CheckSet(
       errors, devices, advanced ? kSliceMaxDevicesWithAdvancedFeatures : kSliceMaxDevices,
