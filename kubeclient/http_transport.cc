@@ -4,6 +4,7 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <utility>
@@ -212,6 +213,7 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestC
     used.client_key_pem.clear();
     used.client_certificate_file.clear();
     used.client_key_file.clear();
+    used.exec.reset();
   }
   auto transport = std::unique_ptr<HttpTransport>(new HttpTransport(**curl, used));
   if (!config.tls_server_name.empty()) {
@@ -259,7 +261,11 @@ HttpTransport::HttpTransport(const CurlLibrary& curl, const RestConfig& config)
       server_(absl::StripSuffix(config.server, "/")),
       url_base_(server_),
       tls_{config.certificate_authority_pem, config.client_certificate_pem, config.client_key_pem,
-           0} {}
+           0} {
+  if (config_.exec.has_value()) {
+    exec_ = std::make_unique<ExecCredentialPlugin>(*config_.exec, ::isatty(STDIN_FILENO) == 1);
+  }
+}
 
 HttpTransport::~HttpTransport() = default;
 
@@ -284,7 +290,8 @@ void HttpTransport::GiveBack(std::unique_ptr<Handle> handle) {
   idle_.push_back(std::move(handle));
 }
 
-absl::StatusOr<std::string> HttpTransport::Authorization() {
+absl::StatusOr<std::string> HttpTransport::Authorization(const ExecCredential* exec) {
+  if (exec != nullptr) return exec->token.empty() ? "" : absl::StrCat("Bearer ", exec->token);
   if (config_.bearer_token_file.empty()) {
     return config_.bearer_token.empty() ? std::string()
                                         : absl::StrCat("Bearer ", config_.bearer_token);
@@ -310,10 +317,16 @@ absl::StatusOr<std::string> HttpTransport::Authorization() {
   return absl::StrCat("Bearer ", file_token_.empty() ? config_.bearer_token : file_token_);
 }
 
-HttpTransport::TlsMaterial HttpTransport::CurrentTlsMaterial() {
+HttpTransport::TlsMaterial HttpTransport::CurrentTlsMaterial(const ExecCredential* exec) {
   absl::MutexLock lock(&tls_mu_);
   const absl::Time now = absl::Now();
   bool changed = false;
+  if (exec != nullptr &&
+      (exec->client_certificate_pem != tls_.cert_pem || exec->client_key_pem != tls_.key_pem)) {
+    tls_.cert_pem = exec->client_certificate_pem;
+    tls_.key_pem = exec->client_key_pem;
+    changed = true;
+  }
   if (!config_.certificate_authority_file.empty() &&
       now - ca_read_ >= config_.certificate_authority_refresh) {
     // As client-go's CA rotation: a CA replaced on disk (a cluster's CA rotation, the service
@@ -367,10 +380,16 @@ absl::StatusOr<HttpResponse> HttpTransport::Stream(
 absl::StatusOr<HttpResponse> HttpTransport::Perform(
     const HttpRequest& request, const std::function<bool(std::string_view)>* on_data,
     const Cancellation* cancel) {
-  absl::StatusOr<std::string> authorization = Authorization();
+  std::shared_ptr<const ExecCredential> exec;
+  if (exec_ != nullptr) {
+    absl::StatusOr<std::shared_ptr<const ExecCredential>> got = exec_->Get();
+    if (!got.ok()) return got.status();
+    exec = *std::move(got);
+  }
+  absl::StatusOr<std::string> authorization = Authorization(exec.get());
   if (!authorization.ok()) return authorization.status();
 
-  const TlsMaterial tls = CurrentTlsMaterial();
+  const TlsMaterial tls = CurrentTlsMaterial(exec.get());
   std::unique_ptr<Handle> handle = Borrow(tls.generation);
   if (handle->easy == nullptr || handle->multi == nullptr) {
     return absl::ResourceExhaustedError("cannot make a curl handle");
@@ -483,6 +502,9 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
       response.retry_after_seconds = seconds;
     }
   }
+  // As client-go's exec authenticator: credentials the server refused are replaced before the
+  // next request, and this answer is the caller's.
+  if (response.code == 401 && exec != nullptr) exec_->Refused(exec.get());
   if (cancelled) {
     // A cancelled transfer leaves its connection half-used: the handle and its connections
     // are closed rather than reused.

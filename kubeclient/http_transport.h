@@ -13,7 +13,10 @@
 // account token is picked up; a read that fails keeps the token in hand. A client certificate
 // and key named as files are read again the same way every
 // RestConfig::client_certificate_refresh (five minutes, client-go's rotating client
-// certificate), and at the next request after curl could not use them.
+// certificate), and at the next request after curl could not use them. A user's exec plugin
+// gives the token and the client certificate instead (exec_credential.h): it runs at the first
+// request, again when they expire, and after the server answers 401 to a request made with
+// them (that answer is returned as it came, as client-go returns it).
 //
 // Thread-safety: every method may be called from any thread at once.
 #pragma once
@@ -31,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "kubeclient/exec_credential.h"
 #include "kubeclient/rest_config.h"
 
 namespace devmgr::kubeclient {
@@ -92,8 +96,8 @@ class HttpTransport {
   // insecure_skip_tls_verify beside a CA; PEM material curl can load is checked at the first
   // request). InvalidArgument for a server that is not a URL or both TLS settings;
   // FailedPrecondition when libcurl cannot be loaded. To an http:// server no credentials are
-  // sent (the token, its file and the client certificate are left unused), as clientcmd reads
-  // none for such a kubeconfig; here for a configuration built in code too.
+  // sent (the token, its file, the client certificate and the exec plugin are left unused), as
+  // clientcmd reads none for such a kubeconfig; here for a configuration built in code too.
   static absl::StatusOr<std::unique_ptr<HttpTransport>> Create(const RestConfig& config);
   ~HttpTransport();
   HttpTransport(const HttpTransport&) = delete;
@@ -129,8 +133,10 @@ class HttpTransport {
   // `tls_generation` (older ones are closed), or a new one.
   std::unique_ptr<Handle> Borrow(uint64_t tls_generation) ABSL_LOCKS_EXCLUDED(mu_);
   void GiveBack(std::unique_ptr<Handle> handle) ABSL_LOCKS_EXCLUDED(mu_);
-  // The Authorization header's value, or "" for an anonymous user.
-  absl::StatusOr<std::string> Authorization() ABSL_LOCKS_EXCLUDED(token_mu_);
+  // The Authorization header's value, or "" for an anonymous user; `exec` is the exec
+  // plugin's credential, when the user has one.
+  absl::StatusOr<std::string> Authorization(const ExecCredential* exec)
+      ABSL_LOCKS_EXCLUDED(token_mu_);
   struct TlsMaterial {
     // The CA to trust (empty: the system's), and the client certificate and key to present
     // (empty: none).
@@ -141,8 +147,9 @@ class HttpTransport {
     uint64_t generation = 0;
   };
   // The TLS material, the CA and the client pair each read again from their files when the
-  // configuration names them and their refresh has passed.
-  TlsMaterial CurrentTlsMaterial() ABSL_LOCKS_EXCLUDED(tls_mu_);
+  // configuration names them and their refresh has passed; the client pair `exec` gives, when
+  // the user has an exec plugin.
+  TlsMaterial CurrentTlsMaterial(const ExecCredential* exec) ABSL_LOCKS_EXCLUDED(tls_mu_);
 
   const CurlLibrary& curl_;
   const RestConfig config_;
@@ -154,6 +161,9 @@ class HttpTransport {
   std::string url_base_;
   std::string connect_to_;
   std::string host_header_;
+
+  // The user's exec plugin; null when it has none.
+  std::unique_ptr<ExecCredentialPlugin> exec_;
 
   absl::Mutex mu_;
   std::vector<std::unique_ptr<Handle>> idle_ ABSL_GUARDED_BY(mu_);

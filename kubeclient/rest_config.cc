@@ -15,6 +15,8 @@
 #include "common/file_store.h"
 #include "common/go_quote.h"
 #include "common/go_url.h"
+#include "kubeapi/yaml_objects.h"
+#include "nlohmann/json.hpp"
 
 namespace devmgr::kubeclient {
 namespace {
@@ -117,6 +119,128 @@ absl::StatusOr<std::string> Material(const Entry& entry, const char* data_key, c
                                      content.status().message()));
   }
   return content;
+}
+
+// The exec credential API versions client-go accepts.
+constexpr absl::string_view kExecApiVersions[] = {"client.authentication.k8s.io/v1",
+                                                  "client.authentication.k8s.io/v1beta1"};
+// The cluster extension whose object an exec plugin gets as spec.cluster.config.
+constexpr char kExecClusterExtension[] = "client.authentication.k8s.io/exec";
+
+// ExecClusterJson: KUBERNETES_EXEC_INFO's spec.cluster for `cluster` (client-go's
+// clientauthentication Cluster, its fields in their order; empty ones left out but config,
+// which is null then), with the CA's bytes as certificate-authority-data.
+absl::StatusOr<std::string> ExecClusterJson(const Entry& cluster, const std::string& owner,
+                                            const std::string& ca_pem,
+                                            bool insecure_skip_tls_verify) {
+  nlohmann::ordered_json json;
+  json["server"] = String(cluster.node, "server");
+  if (const std::string name = String(cluster.node, "tls-server-name"); !name.empty()) {
+    json["tls-server-name"] = name;
+  }
+  if (insecure_skip_tls_verify) json["insecure-skip-tls-verify"] = true;
+  if (!ca_pem.empty()) json["certificate-authority-data"] = absl::Base64Escape(ca_pem);
+  absl::StatusOr<bool> no_compression = Bool(cluster.node, "disable-compression", owner);
+  if (!no_compression.ok()) return no_compression.status();
+  if (*no_compression) json["disable-compression"] = true;
+  json["config"] = nullptr;
+  const YAML::Node extensions = IsMap(cluster.node) ? cluster.node["extensions"] : YAML::Node();
+  if (extensions.IsDefined() && extensions.IsSequence()) {
+    for (const YAML::Node& extension : extensions) {
+      if (String(extension, "name") != kExecClusterExtension) continue;
+      absl::StatusOr<nlohmann::json> object = kubeapi::YamlToJson(extension["extension"]);
+      if (!object.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(owner, ": extension ", kExecClusterExtension,
+                                                       ": ", object.status().message()));
+      }
+      json["config"] = *std::move(object);
+      break;
+    }
+  }
+  return json.dump();
+}
+
+// ReadExec: the user's exec plugin, checked as clientcmd checks one (its texts), with
+// clientcmd's defaults: interactiveMode IfAvailable for v1beta1, which v1 must name. With
+// provideClusterInfo, `cluster` (read into `server_config`) as the plugin gets it.
+absl::StatusOr<ExecCredentialConfig> ReadExec(const Entry& user, const std::string& user_name,
+                                              const Entry& cluster,
+                                              const std::string& cluster_owner,
+                                              const RestConfig& server_config) {
+  const YAML::Node exec = user.node["exec"];
+  const std::string owner = absl::StrCat("user \"", user_name, "\"");
+  if (!exec.IsMap()) return absl::InvalidArgumentError(absl::StrCat(owner, ": exec is not a map"));
+  ExecCredentialConfig config;
+  config.command = String(exec, "command");
+  if (config.command.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("command must be specified for ", user_name,
+                                                   " to use exec authentication plugin"));
+  }
+  if (absl::StrContains(config.command, '/') &&
+      !std::filesystem::path(config.command).is_absolute()) {
+    std::error_code error;
+    const std::filesystem::path dir = std::filesystem::absolute(user.dir, error);
+    config.command = ((error ? user.dir : dir) / config.command).lexically_normal().string();
+  }
+  config.api_version = String(exec, "apiVersion");
+  if (config.api_version.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("apiVersion must be specified for ", user_name,
+                                                   " to use exec authentication plugin"));
+  }
+  if (!absl::c_linear_search(kExecApiVersions, config.api_version)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("exec plugin: invalid apiVersion ", GoQuote(config.api_version)));
+  }
+  if (const YAML::Node args = exec["args"]; args.IsDefined() && !args.IsNull()) {
+    if (!args.IsSequence()) {
+      return absl::InvalidArgumentError(absl::StrCat(owner, ": exec args must be a list"));
+    }
+    for (const YAML::Node& arg : args) {
+      if (!arg.IsScalar()) {
+        return absl::InvalidArgumentError(absl::StrCat(owner, ": exec args must be strings"));
+      }
+      config.args.push_back(arg.Scalar());
+    }
+  }
+  if (const YAML::Node env = exec["env"]; env.IsDefined() && !env.IsNull()) {
+    if (!env.IsSequence()) {
+      return absl::InvalidArgumentError(absl::StrCat(owner, ": exec env must be a list"));
+    }
+    for (const YAML::Node& variable : env) {
+      const std::string name = String(variable, "name");
+      if (name.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("env variable name must be specified for ",
+                                                       user_name,
+                                                       " to use exec authentication plugin"));
+      }
+      config.env.emplace_back(name, String(variable, "value"));
+    }
+  }
+  config.install_hint = String(exec, "installHint");
+  config.interactive_mode = String(exec, "interactiveMode");
+  if (config.interactive_mode.empty() &&
+      config.api_version == "client.authentication.k8s.io/v1beta1") {
+    config.interactive_mode = "IfAvailable";
+  }
+  if (config.interactive_mode.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "interactiveMode must be specified for ", user_name, " to use exec authentication plugin"));
+  }
+  if (config.interactive_mode != "Never" && config.interactive_mode != "IfAvailable" &&
+      config.interactive_mode != "Always") {
+    return absl::InvalidArgumentError(absl::StrCat("invalid interactiveMode for ", user_name, ": ",
+                                                   GoQuote(config.interactive_mode)));
+  }
+  absl::StatusOr<bool> provide_cluster_info = Bool(exec, "provideClusterInfo", owner);
+  if (!provide_cluster_info.ok()) return provide_cluster_info.status();
+  if (*provide_cluster_info) {
+    absl::StatusOr<std::string> cluster_json =
+        ExecClusterJson(cluster, cluster_owner, server_config.certificate_authority_pem,
+                        server_config.insecure_skip_tls_verify);
+    if (!cluster_json.ok()) return cluster_json.status();
+    config.cluster_json = *std::move(cluster_json);
+  }
+  return config;
 }
 
 }  // namespace
@@ -230,13 +354,23 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
   }
   const std::string user_owner = absl::StrCat("user \"", user_name, "\"");
   const YAML::Node& credentials = user->second.node;
-  for (const char* runs : {"exec", "auth-provider"}) {
-    if (IsMap(credentials) && credentials[runs].IsDefined() && !credentials[runs].IsNull()) {
-      return absl::UnimplementedError(
-          absl::StrCat(user_owner, " gets its credentials from ", runs,
-                       ", which runs a program; devmgr runs none that a file names: give it a "
-                       "token, a token file or a client certificate"));
-    }
+  // Present, even empty, as clientcmd reads a field that decodes to a pointer.
+  const auto present = [&credentials](const char* key) {
+    return IsMap(credentials) && credentials[key].IsDefined() && !credentials[key].IsNull();
+  };
+  if (present("auth-provider")) {
+    return absl::UnimplementedError(absl::StrCat(
+        user_owner,
+        " gets its credentials from an auth-provider, which client-go no longer has (its gcp "
+        "and azure providers became exec plugins): use the provider's exec plugin, a token, a "
+        "token file or a client certificate"));
+  }
+  std::optional<ExecCredentialConfig> exec;
+  if (present("exec")) {
+    absl::StatusOr<ExecCredentialConfig> read =
+        ReadExec(user->second, user_name, cluster->second, cluster_owner, config);
+    if (!read.ok()) return read.status();
+    exec = *std::move(read);
   }
   // Acting as another user needs the Impersonate-* headers on every request; sending the
   // credentials without them would act with the kubeconfig user's own (often wider) rights.
@@ -293,6 +427,11 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
       }
       config.bearer_token = std::string(absl::StripAsciiWhitespace(*token));
     }
+  }
+  // As client-go: the plugin is used only by a user without a token or a client certificate.
+  if (exec.has_value() && config.bearer_token.empty() && config.bearer_token_file.empty() &&
+      config.client_certificate_pem.empty()) {
+    config.exec = std::move(exec);
   }
   return config;
 }

@@ -2,15 +2,17 @@
 // (its current context: cluster, user, namespace) or from the pod's service account when
 // running in a cluster, as client-go's clientcmd and rest.InClusterConfig read them.
 //
-// Credentials that run programs (exec plugins, auth providers) are refused with a clear error:
-// devmgr runs no command a file names. TLS is always verified against the cluster's CA (or the
-// system's) unless the kubeconfig itself sets insecure-skip-tls-verify.
+// A user whose credentials come from an exec plugin gets them from it, as client-go runs one
+// (exec_credential.h); auth providers (client-go's deprecated in-tree plugins) are refused with
+// a clear error. TLS is always verified against the cluster's CA (or the system's) unless the
+// kubeconfig itself sets insecure-skip-tls-verify.
 #pragma once
 
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -22,6 +24,30 @@ namespace devmgr::kubeclient {
 // transport make too.
 inline constexpr char kInsecureWithCaMessage[] =
     "specifying a root certificates file with the insecure flag is not allowed";
+
+// The exec credential plugin a kubeconfig's user names (clientcmd's ExecConfig): a program whose
+// standard output is an ExecCredential of client.authentication.k8s.io.
+struct ExecCredentialConfig {
+  // The program: a name looked up in PATH, or a path (a relative one with a slash is resolved
+  // from the folder of the kubeconfig that names it, as clientcmd resolves it).
+  std::string command;
+  std::vector<std::string> args;
+  // Set in the program's environment, over the process's own.
+  std::vector<std::pair<std::string, std::string>> env;
+  // client.authentication.k8s.io/v1 or client.authentication.k8s.io/v1beta1.
+  std::string api_version;
+  // Added to the error when the program is not found (how to install it).
+  std::string install_hint;
+  // Never, IfAvailable or Always: whether the program gets the process's standard input (it
+  // does only while that is a terminal).
+  std::string interactive_mode;
+  // provideClusterInfo: KUBERNETES_EXEC_INFO's spec.cluster, as JSON text (the cluster's
+  // server, TLS settings and CA, and its client.authentication.k8s.io/exec extension); empty
+  // when the user does not ask for it.
+  std::string cluster_json;
+
+  bool operator==(const ExecCredentialConfig&) const = default;
+};
 
 struct RestConfig {
   // The API server as the cluster names it: a URL (https://host:port, with a path when a proxy
@@ -53,6 +79,10 @@ struct RestConfig {
   std::filesystem::path bearer_token_file;
   // How long a token read from the file is used before the file is read again (client-go's).
   absl::Duration bearer_token_file_refresh = absl::Minutes(1);
+  // Credentials from a program, when the user has no token, token file or client certificate
+  // (client-go uses an exec plugin only then). Its token and client certificate are used as
+  // the ones above would be.
+  std::optional<ExecCredentialConfig> exec;
   // The name the server's certificate must carry, when it is not the server's host.
   std::string tls_server_name;
   bool insecure_skip_tls_verify = false;

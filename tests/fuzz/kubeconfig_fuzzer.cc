@@ -1,7 +1,7 @@
 // Fuzz target for the kubeconfig reader (kubeclient/rest_config.h), which reads the file
 // --kubeconfig or KUBECONFIG names: any text is refused with a status naming what is wrong, or
-// gives a configuration with a server to talk to; never a crash, and never a program run (exec
-// credentials are refused).
+// gives a configuration with a server to talk to; never a crash, and never a program run (an
+// exec plugin is read, checked as clientcmd checks it, and run only at a request).
 #include <unistd.h>
 
 #include <cstddef>
@@ -45,5 +45,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   Invariant(!config->server.empty(), "a configuration names its server");
+  if (config->exec.has_value()) {
+    Invariant(!config->exec->command.empty(), "an exec plugin names its command");
+    Invariant(config->exec->interactive_mode == "Never" ||
+                  config->exec->interactive_mode == "IfAvailable" ||
+                  config->exec->interactive_mode == "Always",
+              "an exec plugin has one of clientcmd's interactive modes");
+    Invariant(config->bearer_token.empty() && config->client_certificate_pem.empty(),
+              "an exec plugin is kept only for a user without a token or a certificate");
+  }
   return 0;
 }

@@ -5,7 +5,8 @@
 // node wipes its stale ResourceSlices at start; the driver publishes its devices owned by the
 // Node, as a Go driver on kubeletplugin does; claims come from the cluster, where the scheduler
 // allocated and reserved them; the driver's slices go once it has been gone for the wiping
-// delay; the command line reports a wrong kubeconfig, a refused token and a missing server.
+// delay; the command line reports a wrong kubeconfig, a refused token and a missing server, and
+// gets its token from a kubeconfig's credential plugin.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -212,6 +213,58 @@ TEST(ClusterTest, TheCommandLineSaysWhatIsWrongWithTheCluster) {
       h.Run({"serve", "--root-dir", h.Root(), "--kubeconfig", h.Path("missing").string()});
   EXPECT_EQ(serve.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(serve.err, "cannot read kubeconfig")) << serve.err;
+}
+
+// A cloud cluster's kubeconfig gets its token from a credential plugin (aws eks get-token,
+// gke-gcloud-auth-plugin): `devmgr slices` runs it as kubectl does (`serve` and the drivers
+// share its client), with the user's env and KUBERNETES_EXEC_INFO, and says clearly when it
+// fails.
+TEST(ClusterTest, AKubeconfigWhoseUserRunsACredentialPluginWorks) {
+  DaemonHarness h;
+  FakeApiServer server(WithToken());
+  server.AddSlice(Slice("theirs", "worker-2"));
+  const std::string kubeconfig = h.Path("kubeconfig").string();
+  server.WriteKubeconfig(kubeconfig);
+  std::string text;
+  {
+    std::ifstream in(kubeconfig);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  text.replace(text.find("      token: node-token\n"),
+               std::string("      token: node-token\n").size(),
+               "      exec:\n"
+               "        apiVersion: client.authentication.k8s.io/v1beta1\n"
+               "        command: ./get-token\n"
+               "        env: [{name: TOKEN, value: node-token}]\n"
+               "        installHint: the plugin is the test's\n");
+  std::ofstream(kubeconfig) << text;
+  const std::string plugin = h.Path("get-token").string();
+  std::ofstream(plugin) << "#!/bin/sh\n"
+                           "echo \"$KUBERNETES_EXEC_INFO\" > \"$0.info\"\n"
+                           "echo '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+                           "\"client.authentication.k8s.io/v1beta1\",\"status\":{\"token\":\"'"
+                           "\"$TOKEN\"'\"}}'\n";
+  std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
+
+  const testing::ProcessResult listed = h.Run({"slices", "list", "--kubeconfig", kubeconfig});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_TRUE(absl::StrContains(listed.out, "theirs")) << listed.out;
+  std::string info;
+  {
+    std::ifstream in(plugin + ".info");
+    std::getline(in, info);
+  }
+  EXPECT_EQ(info, R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1",)"
+                  R"("spec":{"interactive":false}})");
+
+  std::filesystem::remove(plugin);
+  const testing::ProcessResult missing = h.Run({"slices", "list", "--kubeconfig", kubeconfig});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(missing.err,
+                                absl::StrCat("UNAUTHENTICATED: getting credentials: exec: "
+                                             "executable ",
+                                             plugin, " not found\n\nthe plugin is the test's")))
+      << missing.err;
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -381,6 +382,87 @@ TEST(ClientTest, AuthenticatesWithATokenOrATokenFile) {
   EXPECT_TRUE(Connect(config)->ListResourceSlices({}).ok()) << "the static token stands in";
 }
 
+// A kubeconfig for `server` whose user gets its credentials from the plugin `plugin.sh` beside
+// it, which prints the ExecCredential status kept in `status.json` (read at each run, so a
+// test changes what the next run gives) and counts its runs in `runs`.
+std::filesystem::path ExecKubeconfig(const FakeApiServer& server, const testing::TempDir& dir,
+                                     const std::string& status) {
+  std::ofstream(dir.Sub("status.json")) << status;
+  std::ofstream(dir.Sub("plugin.sh"))
+      << "#!/bin/sh\ncd \"$(dirname \"$0\")\"\necho run >> runs\n"
+      << "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+         "\"client.authentication.k8s.io/v1\",\"status\":'\ncat status.json\necho '}'\n";
+  std::filesystem::permissions(dir.Sub("plugin.sh"), std::filesystem::perms::owner_all);
+  std::ofstream(dir.Sub("config"))
+      << "current-context: c\nclusters:\n- name: fake\n  cluster:\n    server: " << server.url()
+      << "\n    certificate-authority-data: " << absl::Base64Escape(server.pki().ca_pem)
+      << "\ncontexts:\n- name: c\n  context: {cluster: fake, user: plugin}\n"
+      << "users:\n- name: plugin\n  user:\n    exec:\n"
+      << "      apiVersion: client.authentication.k8s.io/v1\n      command: ./plugin.sh\n"
+      << "      interactiveMode: Never\n";
+  return dir.Sub("config");
+}
+
+int Runs(const testing::TempDir& dir) {
+  std::ifstream in(dir.Sub("runs"));
+  int runs = 0;
+  for (std::string line; std::getline(in, line);) ++runs;
+  return runs;
+}
+
+// A kubeconfig user's exec plugin gives the token: it runs at the first request, and after the
+// server refuses its token (that request fails Unauthorized, as client-go's), again for the
+// next, whose new token is then kept.
+TEST(ClientTest, AuthenticatesWithAnExecPluginsTokenAndRenewsItWhenRefused) {
+  FakeApiServerOptions with_token;
+  with_token.token = "s3cret";
+  FakeApiServer server(with_token);
+  testing::TempDir dir;
+  absl::StatusOr<RestConfig> config =
+      LoadKubeconfig({ExecKubeconfig(server, dir, R"({"token":"revoked"})")});
+  ASSERT_TRUE(config.ok()) << config.status();
+  std::unique_ptr<Client> client = Connect(*config);
+  absl::StatusOr<SliceList> refused = client->ListResourceSlices({});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnauthenticated) << refused.status();
+  EXPECT_EQ(refused.status().message(), "Unauthorized");
+  EXPECT_EQ(Runs(dir), 1);
+
+  std::ofstream(dir.Sub("status.json")) << R"({"token":"s3cret"})";
+  for (int request = 0; request < 3; ++request) {
+    absl::StatusOr<SliceList> listed = client->ListResourceSlices({});
+    EXPECT_TRUE(listed.ok()) << listed.status();
+  }
+  EXPECT_EQ(Runs(dir), 2);
+
+  // A plugin that fails is the request's error.
+  std::ofstream(dir.Sub("status.json")) << "{}";
+  std::unique_ptr<Client> failing = Connect(*config);
+  absl::StatusOr<SliceList> no_credentials = failing->ListResourceSlices({});
+  EXPECT_EQ(no_credentials.status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(no_credentials.status().message(),
+            "getting credentials: exec plugin didn't return a token or cert/key pair");
+}
+
+// The client certificate an exec plugin gives is presented in TLS.
+TEST(ClientTest, AuthenticatesWithAnExecPluginsClientCertificate) {
+  FakeApiServerOptions with_certificates;
+  with_certificates.require_client_certificate = true;
+  FakeApiServer server(with_certificates);
+  testing::TempDir dir;
+  absl::StatusOr<RestConfig> config =
+      LoadKubeconfig({ExecKubeconfig(server, dir,
+                                     Json{{"clientCertificateData", server.pki().client_cert_pem},
+                                          {"clientKeyData", server.pki().client_key_pem}}
+                                         .dump())});
+  ASSERT_TRUE(config.ok()) << config.status();
+  std::unique_ptr<Client> client = Connect(*config);
+  for (int request = 0; request < 2; ++request) {
+    absl::StatusOr<SliceList> listed = client->ListResourceSlices({});
+    EXPECT_TRUE(listed.ok()) << listed.status();
+  }
+  EXPECT_EQ(Runs(dir), 1);
+}
+
 // A plain HTTP server that answers every request with a Node and keeps each request's head.
 class PlainHttpServer {
  public:
@@ -444,7 +526,8 @@ class PlainHttpServer {
 };
 
 // To a plain http:// server (a `kubectl proxy`) a request goes without the token, the token
-// file or the client certificate: client-go reads no credentials for a server without TLS.
+// file, the client certificate or an exec plugin's credentials: client-go reads no credentials
+// for a server without TLS.
 TEST(ClientTest, NoCredentialsGoToAServerWithoutTls) {
   PlainHttpServer server;
   testing::TempDir dir;
@@ -458,8 +541,20 @@ TEST(ClientTest, NoCredentialsGoToAServerWithoutTls) {
     ASSERT_TRUE(node.ok()) << node.status();
     EXPECT_EQ((*node)["metadata"]["uid"], "u");
   }
+  // Nor does an exec plugin run for one (this one cannot).
+  config.bearer_token.clear();
+  config.bearer_token_file.clear();
+  config.exec = ExecCredentialConfig{.command = dir.Sub("no-such-plugin").string(),
+                                     .args = {},
+                                     .env = {},
+                                     .api_version = "client.authentication.k8s.io/v1",
+                                     .install_hint = {},
+                                     .interactive_mode = "Never",
+                                     .cluster_json = {}};
+  absl::StatusOr<Json> without_plugin = Connect(config)->GetNode("n");
+  EXPECT_TRUE(without_plugin.ok()) << without_plugin.status();
   const std::vector<std::string> heads = server.heads();
-  ASSERT_EQ(heads.size(), 2u);
+  ASSERT_EQ(heads.size(), 3u);
   for (const std::string& head : heads) {
     EXPECT_THAT(head, HasSubstr("GET /api/v1/nodes/n "));
     EXPECT_THAT(absl::AsciiStrToLower(head), Not(HasSubstr("authorization")));

@@ -1,7 +1,7 @@
 // Reading where the API server is and how to authenticate: a kubeconfig's current context with
 // inline and file credentials (relative paths from the file's folder), KUBECONFIG lists merged
 // first-wins, an explicit context, the errors a user meets (a missing file, an unknown context,
-// credentials that would run a program), and the in-cluster service account.
+// an auth provider), exec plugins as clientcmd reads them, and the in-cluster service account.
 #include "kubeclient/rest_config.h"
 
 #include <gtest/gtest.h>
@@ -228,26 +228,139 @@ TEST(RestConfigTest, MistakesGetClearErrors) {
   }
 }
 
-TEST(RestConfigTest, CredentialsThatRunAProgramAreRefused) {
+TEST(RestConfigTest, AnAuthProviderAndHalfACertificatePairAreRefused) {
   TempDir dir;
   Write(dir.Sub("config"),
         "current-context: c\nclusters:\n- name: lab\n  cluster: {server: https://lab}\n"
         "contexts:\n- name: c\n  context: {cluster: lab, user: u}\n"
         "- name: half\n  context: {cluster: lab, user: half}\n"
         "- name: lost\n  context: {cluster: nowhere}\n"
-        "users:\n- name: u\n  user:\n    exec: {command: aws}\n"
+        "users:\n- name: u\n  user:\n    auth-provider: {name: oidc}\n"
         "- name: half\n  user: {client-key-data: " +
             absl::Base64Escape("KEY") + "}\n");
-  absl::StatusOr<RestConfig> runs = LoadKubeconfig({dir.Sub("config")});
-  EXPECT_EQ(runs.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_TRUE(absl::StrContains(runs.status().message(),
-                                "user \"u\" gets its credentials from exec, which runs a program"))
-      << runs.status();
+  absl::StatusOr<RestConfig> provider = LoadKubeconfig({dir.Sub("config")});
+  EXPECT_EQ(provider.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(provider.status().message(),
+                                "user \"u\" gets its credentials from an auth-provider"))
+      << provider.status();
   absl::StatusOr<RestConfig> half = LoadKubeconfig({dir.Sub("config")}, "half");
   EXPECT_EQ(half.status().code(), absl::StatusCode::kInvalidArgument) << half.status();
   absl::StatusOr<RestConfig> lost = LoadKubeconfig({dir.Sub("config")}, "lost");
   EXPECT_EQ(lost.status().message(),
             "context \"lost\" names cluster \"nowhere\", which is not in the kubeconfig");
+}
+
+// An exec plugin as clientcmd reads it: a command with a slash taken from the kubeconfig's
+// folder (one without, from PATH when it runs), its arguments and environment, v1beta1's
+// default interactiveMode, and with provideClusterInfo the cluster as KUBERNETES_EXEC_INFO
+// gives it (client-go's field names and order; the CA's bytes, the exec extension's object).
+TEST(RestConfigTest, AnExecPluginIsReadAsClientcmdReadsIt) {
+  TempDir dir;
+  const std::string clusters =
+      "clusters:\n"
+      "- name: lab\n  cluster:\n    server: https://lab:6443\n"
+      "    certificate-authority-data: " +
+      absl::Base64Escape(kCa) +
+      "\n    tls-server-name: api.lab\n"
+      "    extensions:\n"
+      "    - name: other\n      extension: {x: 1}\n"
+      "    - name: client.authentication.k8s.io/exec\n"
+      "      extension: {audience: lab, 'retries': 3}\n"
+      "- name: open\n  cluster: {server: 'https://open', insecure-skip-tls-verify: true}\n";
+  Write(dir.Sub("kube/config"),
+        "current-context: v1\n" + clusters +
+            "contexts:\n"
+            "- name: v1\n  context: {cluster: lab, user: v1}\n"
+            "- name: beta\n  context: {cluster: open, user: beta}\n"
+            "- name: token\n  context: {cluster: lab, user: token}\n"
+            "- name: cert\n  context: {cluster: lab, user: cert}\n"
+            "users:\n"
+            "- name: v1\n  user:\n    exec:\n"
+            "      apiVersion: client.authentication.k8s.io/v1\n"
+            "      command: ./bin/get-token\n      args: [token, --cluster, lab]\n"
+            "      env: [{name: REGION, value: eu-1}, {name: EMPTY}]\n"
+            "      installHint: install get-token\n      interactiveMode: Never\n"
+            "      provideClusterInfo: true\n"
+            "- name: beta\n  user:\n    exec:\n"
+            "      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n"
+            "      provideClusterInfo: true\n"
+            "- name: token\n  user:\n    token: static\n    exec: {apiVersion: "
+            "client.authentication.k8s.io/v1, command: aws, interactiveMode: Never}\n"
+            "- name: cert\n  user:\n    client-certificate-data: " +
+            absl::Base64Escape("CERT") + "\n    client-key-data: " + absl::Base64Escape("KEY") +
+            "\n    exec: {apiVersion: client.authentication.k8s.io/v1, command: aws, "
+            "interactiveMode: Never}\n");
+  absl::StatusOr<RestConfig> v1 = LoadKubeconfig({dir.Sub("kube/config")});
+  ASSERT_TRUE(v1.ok()) << v1.status();
+  ASSERT_TRUE(v1->exec.has_value());
+  EXPECT_EQ(v1->exec->command, (dir.path() / "kube/bin/get-token").string());
+  EXPECT_EQ(v1->exec->args, (std::vector<std::string>{"token", "--cluster", "lab"}));
+  EXPECT_EQ(v1->exec->env,
+            (std::vector<std::pair<std::string, std::string>>{{"REGION", "eu-1"}, {"EMPTY", ""}}));
+  EXPECT_EQ(v1->exec->api_version, "client.authentication.k8s.io/v1");
+  EXPECT_EQ(v1->exec->install_hint, "install get-token");
+  EXPECT_EQ(v1->exec->interactive_mode, "Never");
+  EXPECT_EQ(v1->exec->cluster_json, R"({"server":"https://lab:6443","tls-server-name":"api.lab",)"
+                                    R"("certificate-authority-data":")" +
+                                        absl::Base64Escape(kCa) +
+                                        R"(","config":{"audience":"lab","retries":3}})");
+  EXPECT_TRUE(v1->bearer_token.empty());
+
+  absl::StatusOr<RestConfig> beta = LoadKubeconfig({dir.Sub("kube/config")}, "beta");
+  ASSERT_TRUE(beta.ok()) << beta.status();
+  ASSERT_TRUE(beta->exec.has_value());
+  EXPECT_EQ(beta->exec->command, "aws");
+  EXPECT_EQ(beta->exec->interactive_mode, "IfAvailable");
+  EXPECT_EQ(beta->exec->cluster_json,
+            R"({"server":"https://open","insecure-skip-tls-verify":true,"config":null})");
+
+  // As client-go: a user with a token or a client certificate does not run its plugin.
+  for (const char* context : {"token", "cert"}) {
+    absl::StatusOr<RestConfig> config = LoadKubeconfig({dir.Sub("kube/config")}, context);
+    ASSERT_TRUE(config.ok()) << context << ": " << config.status();
+    EXPECT_FALSE(config->exec.has_value()) << context;
+  }
+}
+
+// A plugin clientcmd would refuse is refused at load, in its words.
+TEST(RestConfigTest, AnExecPluginClientcmdRefusesIsRefused) {
+  struct Case {
+    const char* exec;
+    const char* message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"{apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never}",
+            "command must be specified for u to use exec authentication plugin"},
+           {"{}", "command must be specified for u to use exec authentication plugin"},
+           {"{command: aws, interactiveMode: Never}",
+            "apiVersion must be specified for u to use exec authentication plugin"},
+           {"{command: aws, apiVersion: client.authentication.k8s.io/v1alpha1}",
+            "exec plugin: invalid apiVersion \"client.authentication.k8s.io/v1alpha1\""},
+           {"{command: aws, apiVersion: client.authentication.k8s.io/v1}",
+            "interactiveMode must be specified for u to use exec authentication plugin"},
+           {"{command: aws, apiVersion: client.authentication.k8s.io/v1, interactiveMode: "
+            "Sometimes}",
+            "invalid interactiveMode for u: \"Sometimes\""},
+           {"{command: aws, apiVersion: client.authentication.k8s.io/v1, interactiveMode: "
+            "Never, env: [{value: x}]}",
+            "env variable name must be specified for u to use exec authentication plugin"},
+           {"{command: aws, apiVersion: client.authentication.k8s.io/v1, interactiveMode: "
+            "Never, args: token}",
+            "user \"u\": exec args must be a list"},
+           {"{command: aws, apiVersion: client.authentication.k8s.io/v1, interactiveMode: "
+            "Never, provideClusterInfo: 'yes'}",
+            "user \"u\": provideClusterInfo is not a boolean"},
+       }) {
+    TempDir dir;
+    Write(dir.Sub("config"),
+          absl::StrCat("current-context: c\nclusters:\n- name: lab\n  cluster: {server: "
+                       "https://lab}\ncontexts:\n- name: c\n  context: {cluster: lab, user: u}\n"
+                       "users:\n- name: u\n  user:\n    exec: ",
+                       c.exec, "\n"));
+    absl::StatusOr<RestConfig> config = LoadKubeconfig({dir.Sub("config")});
+    EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument) << c.exec;
+    EXPECT_EQ(config.status().message(), c.message) << c.exec;
+  }
 }
 
 // What would change whom the requests act as, or where they go, is refused rather than

@@ -1,0 +1,308 @@
+#include "kubeclient/exec_credential.h"
+
+#include <fcntl.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace devmgr::kubeclient {
+namespace {
+
+// More than any credential needs (a token, or a certificate chain and its key).
+constexpr size_t kMaxOutput = 1 << 20;
+
+// What the program printed, and how it ended.
+struct Ran {
+  std::string out;
+  // Its exit code; -1 when a signal ended it (Go's ExitCode).
+  int exit_code = 0;
+};
+
+// Environment: the process's, then `extra` over it (a name given again keeps its last value, as
+// Go's os/exec keeps it).
+std::vector<std::string> Environment(
+    const std::vector<std::pair<std::string, std::string>>& extra) {
+  std::vector<std::string> entries;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    entries.emplace_back(*entry);
+  }
+  for (const auto& [name, value] : extra) entries.push_back(absl::StrCat(name, "=", value));
+  // Where each name is given last.
+  absl::flat_hash_map<std::string, size_t> last;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    last[entries[i].substr(0, entries[i].find('='))] = i;
+  }
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (last[entries[i].substr(0, entries[i].find('='))] == i)
+      kept.push_back(std::move(entries[i]));
+  }
+  return kept;
+}
+
+// RunProgram runs `argv` (argv[0] looked up in PATH unless it has a slash) with `env`, its
+// standard output read whole, standard input the process's when `interactive` and /dev/null
+// otherwise, standard error the process's.
+absl::StatusOr<Ran> RunProgram(const std::vector<std::string>& argv,
+                               const std::vector<std::string>& env, bool interactive,
+                               const std::string& install_hint) {
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("exec: pipe: ", std::strerror(errno)));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  if (!interactive) {
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  }
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const std::string& entry : env) envp.push_back(const_cast<char*>(entry.c_str()));
+  envp.push_back(nullptr);
+  // The program starts as from a shell: no signal blocked (the calling thread may block some)
+  // and none ignored (gRPC ignores SIGPIPE, and an ignored signal stays ignored across exec).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none;
+  sigset_t all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &all);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = 0;
+  const int spawned =
+      ::posix_spawnp(&pid, argv[0].c_str(), &actions, &attributes, args.data(), envp.data());
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  if (spawned != 0) {
+    ::close(pipe_fds[0]);
+    if (spawned == ENOENT) {
+      return absl::NotFoundError(
+          absl::StrCat("exec: executable ", argv[0], " not found",
+                       install_hint.empty() ? "" : absl::StrCat("\n\n", install_hint)));
+    }
+    return absl::FailedPreconditionError(
+        absl::StrCat("exec: cannot run ", argv[0], ": ", std::strerror(spawned)));
+  }
+  Ran ran;
+  bool too_long = false;
+  char buffer[16384];
+  for (;;) {
+    const ssize_t got = ::read(pipe_fds[0], buffer, sizeof(buffer));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    if (ran.out.size() + static_cast<size_t>(got) > kMaxOutput) {
+      too_long = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    ran.out.append(buffer, static_cast<size_t>(got));
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (too_long) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("exec: executable ", argv[0], " printed more than ", kMaxOutput, " bytes"));
+  }
+  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return ran;
+}
+
+// PemError: OpenSSL's last error, for a message.
+std::string PemError() {
+  const unsigned long code = ERR_get_error();  // NOLINT(google-runtime-int): OpenSSL's
+  ERR_clear_error();
+  if (code == 0) return "no PEM block";
+  char text[256];
+  ERR_error_string_n(code, text, sizeof(text));
+  return text;
+}
+
+// CheckKeyPair: `cert_pem` holds a certificate and `key_pem` its private key, as Go's
+// tls.X509KeyPair checks them; "" when they do.
+std::string CheckKeyPair(const std::string& cert_pem, const std::string& key_pem) {
+  ERR_clear_error();
+  BIO* cert_bio = BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size()));
+  X509* cert =
+      cert_bio != nullptr ? PEM_read_bio_X509(cert_bio, nullptr, nullptr, nullptr) : nullptr;
+  std::string problem;
+  if (cert == nullptr) problem = absl::StrCat("the certificate: ", PemError());
+  BIO* key_bio = BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size()));
+  EVP_PKEY* key = nullptr;
+  if (problem.empty()) {
+    key =
+        key_bio != nullptr ? PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr) : nullptr;
+    if (key == nullptr) problem = absl::StrCat("the key: ", PemError());
+  }
+  if (problem.empty() && X509_check_private_key(cert, key) != 1) {
+    ERR_clear_error();
+    problem = "private key does not match public key";
+  }
+  EVP_PKEY_free(key);
+  X509_free(cert);
+  BIO_free(key_bio);
+  BIO_free(cert_bio);
+  return problem;
+}
+
+// String: the string field `key` of `object`, "" when absent; false when it is not a string.
+bool String(const nlohmann::json& object, const char* key, std::string& out) {
+  auto found = object.find(key);
+  if (found == object.end() || found->is_null()) return true;
+  if (!found->is_string()) return false;
+  out = found->get<std::string>();
+  return true;
+}
+
+// Decode: the ExecCredential the program printed, checked as client-go checks it (its texts).
+absl::StatusOr<ExecCredential> Decode(const std::string& out, const std::string& api_version) {
+  const nlohmann::json json = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) {
+    return absl::InvalidArgumentError(json.is_discarded()
+                                          ? "decoding stdout: the output is not JSON"
+                                          : "decoding stdout: the output is not a JSON object");
+  }
+  std::string kind;
+  std::string version;
+  if (!String(json, "kind", kind) || !String(json, "apiVersion", version)) {
+    return absl::InvalidArgumentError("decoding stdout: kind and apiVersion must be strings");
+  }
+  if (kind.empty()) {
+    return absl::InvalidArgumentError("decoding stdout: Object 'Kind' is missing");
+  }
+  if (kind != "ExecCredential") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "decoding stdout: no kind \"", kind, "\" is registered for version \"", version, "\""));
+  }
+  if (version != api_version) {
+    return absl::InvalidArgumentError(absl::StrCat("exec plugin is configured to use API version ",
+                                                   api_version, ", plugin returned version ",
+                                                   version));
+  }
+  auto status = json.find("status");
+  if (status == json.end() || status->is_null()) {
+    return absl::InvalidArgumentError("exec plugin didn't return a status field");
+  }
+  ExecCredential credential;
+  std::string expiration;
+  if (!status->is_object() || !String(*status, "token", credential.token) ||
+      !String(*status, "clientCertificateData", credential.client_certificate_pem) ||
+      !String(*status, "clientKeyData", credential.client_key_pem) ||
+      !String(*status, "expirationTimestamp", expiration)) {
+    return absl::InvalidArgumentError(
+        "decoding stdout: status must be an object whose fields are strings");
+  }
+  if (credential.token.empty() && credential.client_certificate_pem.empty() &&
+      credential.client_key_pem.empty()) {
+    return absl::InvalidArgumentError("exec plugin didn't return a token or cert/key pair");
+  }
+  if (credential.client_certificate_pem.empty() != credential.client_key_pem.empty()) {
+    return absl::InvalidArgumentError("exec plugin returned only certificate or key, not both");
+  }
+  if (!expiration.empty()) {
+    std::string error;
+    if (!absl::ParseTime(absl::RFC3339_full, expiration, &credential.expiry, &error)) {
+      return absl::InvalidArgumentError(absl::StrCat("decoding stdout: expirationTimestamp \"",
+                                                     expiration, "\" is not RFC 3339: ", error));
+    }
+  }
+  if (!credential.client_certificate_pem.empty()) {
+    if (std::string problem =
+            CheckKeyPair(credential.client_certificate_pem, credential.client_key_pem);
+        !problem.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("failed parsing client key/certificate: ", problem));
+    }
+  }
+  return credential;
+}
+
+}  // namespace
+
+ExecCredentialPlugin::ExecCredentialPlugin(ExecCredentialConfig config, bool stdin_is_terminal,
+                                           const Clock& clock)
+    : config_(std::move(config)), stdin_is_terminal_(stdin_is_terminal), clock_(clock) {}
+
+absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialPlugin::Get() {
+  absl::MutexLock lock(&mu_);
+  // client-go keeps credentials up to their expiry, itself included.
+  if (credential_ != nullptr && clock_.Now() <= credential_->expiry) return credential_;
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> ran = Run();
+  if (!ran.ok()) {
+    return absl::UnauthenticatedError(
+        absl::StrCat("getting credentials: ", ran.status().message()));
+  }
+  credential_ = *std::move(ran);
+  return credential_;
+}
+
+void ExecCredentialPlugin::Refused(const ExecCredential* used) {
+  absl::MutexLock lock(&mu_);
+  if (credential_.get() == used) credential_.reset();
+}
+
+int ExecCredentialPlugin::runs() const {
+  absl::MutexLock lock(&mu_);
+  return runs_;
+}
+
+absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialPlugin::Run() {
+  bool interactive = false;
+  if (config_.interactive_mode == "IfAvailable") {
+    interactive = stdin_is_terminal_;
+  } else if (config_.interactive_mode == "Always") {
+    if (!stdin_is_terminal_) {
+      return absl::FailedPreconditionError(
+          "exec plugin cannot support interactive mode: standard input is not a terminal");
+    }
+    interactive = true;
+  }
+  // The ExecCredential the program is given: TypeMeta's fields, then the spec's, in Go's order.
+  nlohmann::ordered_json info;
+  info["kind"] = "ExecCredential";
+  info["apiVersion"] = config_.api_version;
+  info["spec"] = nlohmann::ordered_json::object();
+  if (!config_.cluster_json.empty()) {
+    info["spec"]["cluster"] = nlohmann::ordered_json::parse(config_.cluster_json);
+  }
+  info["spec"]["interactive"] = interactive;
+  std::vector<std::pair<std::string, std::string>> extra = config_.env;
+  extra.emplace_back(kExecInfoEnv, info.dump());
+
+  std::vector<std::string> argv = {config_.command};
+  argv.insert(argv.end(), config_.args.begin(), config_.args.end());
+  ++runs_;
+  absl::StatusOr<Ran> ran = RunProgram(argv, Environment(extra), interactive, config_.install_hint);
+  if (!ran.ok()) return ran.status();
+  if (ran->exit_code != 0) {
+    return absl::FailedPreconditionError(absl::StrCat("exec: executable ", config_.command,
+                                                      " failed with exit code ", ran->exit_code));
+  }
+  absl::StatusOr<ExecCredential> credential = Decode(ran->out, config_.api_version);
+  if (!credential.ok()) return credential.status();
+  return std::make_shared<const ExecCredential>(*std::move(credential));
+}
+
+}  // namespace devmgr::kubeclient

@@ -1,0 +1,293 @@
+// Credentials from a kubeconfig user's exec plugin, in client-go's protocol: what the program is
+// given (its arguments, the user's env over the process's, KUBERNETES_EXEC_INFO), what it may
+// print and what each mistake reads as (client-go's texts), and when it runs again (expiry, a
+// refusal by the server). The plugins are shell scripts written into the test's folder.
+#include "kubeclient/exec_credential.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include <csignal>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "tests/testlib/fake_clock.h"
+#include "tests/testlib/temp_dir.h"
+#include "tests/testlib/test_pki.h"
+
+namespace devmgr::kubeclient {
+namespace {
+
+using ::devmgr::testing::FakeClock;
+using ::devmgr::testing::TempDir;
+using ::testing::HasSubstr;
+
+constexpr char kV1[] = "client.authentication.k8s.io/v1";
+constexpr char kV1beta1[] = "client.authentication.k8s.io/v1beta1";
+
+// Script: an executable /bin/sh script `name` in `dir` running `body`.
+std::string Script(const TempDir& dir, const std::string& name, const std::string& body) {
+  const std::filesystem::path path = dir.Sub(name);
+  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path.string();
+}
+
+// Printing: a plugin that prints `output` (kept in a file beside it) and counts its runs in
+// the file "runs".
+std::string Printing(const TempDir& dir, const std::string& output) {
+  std::ofstream(dir.Sub("output.json")) << output;
+  return Script(dir, "plugin",
+                absl::StrCat("echo run >> ", dir.Sub("runs").string(), "\ncat ",
+                             dir.Sub("output.json").string()));
+}
+
+std::string Credential(const std::string& status, const std::string& api_version = kV1) {
+  return absl::StrCat(R"({"kind":"ExecCredential","apiVersion":")", api_version, R"(","status":)",
+                      status, "}");
+}
+
+ExecCredentialConfig Config(const std::string& command) {
+  ExecCredentialConfig config;
+  config.command = command;
+  config.api_version = kV1;
+  config.interactive_mode = "Never";
+  return config;
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(ExecCredentialTest, RunsTheProgramWithItsArgumentsEnvironmentAndExecInfo) {
+  TempDir dir;
+  ::setenv("DEVMGR_EXEC_TEST_INHERITED", "from the process", 1);
+  ::setenv("DEVMGR_EXEC_TEST_OVERRIDDEN", "the process's", 1);
+  const std::string seen = dir.Sub("seen").string();
+  ExecCredentialConfig config =
+      Config(Script(dir, "plugin",
+                    absl::StrCat("printf '%s|' \"$@\" > ", seen, "\n",
+                                 "printf '%s\\n%s\\n%s\\n' \"$DEVMGR_EXEC_TEST_INHERITED\" "
+                                 "\"$DEVMGR_EXEC_TEST_OVERRIDDEN\" \"$KUBERNETES_EXEC_INFO\" >> ",
+                                 seen, "\n", "echo '", Credential(R"({"token":"t0k3n"})"), "'")));
+  config.args = {"get-token", "--cluster", "a b"};
+  config.env = {{"DEVMGR_EXEC_TEST_OVERRIDDEN", "the user's"}};
+  ExecCredentialPlugin plugin(config, /*stdin_is_terminal=*/false);
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> got = plugin.Get();
+  ::unsetenv("DEVMGR_EXEC_TEST_INHERITED");
+  ::unsetenv("DEVMGR_EXEC_TEST_OVERRIDDEN");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)->token, "t0k3n");
+  EXPECT_TRUE((*got)->client_certificate_pem.empty());
+  EXPECT_EQ((*got)->expiry, absl::InfiniteFuture());
+  EXPECT_EQ(ReadFile(seen),
+            "get-token|--cluster|a b|from the process\nthe user's\n"
+            R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1",)"
+            R"("spec":{"interactive":false}})"
+            "\n");
+}
+
+// The program starts as from a shell, whatever the calling thread blocks and the process
+// ignores (gRPC ignores SIGPIPE; an ignored signal would stay ignored across exec).
+TEST(ExecCredentialTest, TheProgramStartsWithNoSignalBlockedOrIgnored) {
+  TempDir dir;
+  const std::string seen = dir.Sub("seen").string();
+  ExecCredentialConfig config =
+      Config(Script(dir, "plugin",
+                    absl::StrCat("grep -E '^(SigBlk|SigIgn)' /proc/$$/status > ", seen, "\necho '",
+                                 Credential(R"({"token":"t"})"), "'")));
+  sigset_t blocked;
+  sigset_t before;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGUSR1);
+  ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &blocked, &before), 0);
+  void (*const previous)(int) = ::signal(SIGPIPE, SIG_IGN);
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> got =
+      ExecCredentialPlugin(config, /*stdin_is_terminal=*/false).Get();
+  ::signal(SIGPIPE, previous);
+  ASSERT_EQ(::pthread_sigmask(SIG_SETMASK, &before, nullptr), 0);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const std::string masks = ReadFile(seen);
+  EXPECT_THAT(masks, HasSubstr("SigBlk:\t0000000000000000\n"));
+  // glibc's posix_spawn leaves its own two internal signals (32, 33) ignored; none other is.
+  const size_t ignored_at = masks.find("SigIgn:\t");
+  ASSERT_NE(ignored_at, std::string::npos) << masks;
+  const uint64_t ignored = std::stoull(masks.substr(ignored_at + 8, 16), nullptr, 16);
+  EXPECT_EQ(ignored & ~uint64_t{0x180000000}, 0u) << masks;
+}
+
+// provideClusterInfo: the cluster as the loader rendered it, before `interactive`; IfAvailable
+// is interactive only on a terminal, and Always refuses to run without one.
+TEST(ExecCredentialTest, TellsTheProgramTheClusterAndWhetherItMayTalkToTheUser) {
+  TempDir dir;
+  const std::string seen = dir.Sub("seen").string();
+  ExecCredentialConfig config =
+      Config(Script(dir, "plugin",
+                    absl::StrCat("printf '%s\\n' \"$KUBERNETES_EXEC_INFO\" >> ", seen, "\necho '",
+                                 Credential(R"({"token":"t"})", kV1beta1), "'")));
+  config.api_version = kV1beta1;
+  config.cluster_json = R"({"server":"https://lab:6443","config":null})";
+  config.interactive_mode = "IfAvailable";
+  ASSERT_TRUE(ExecCredentialPlugin(config, /*stdin_is_terminal=*/false).Get().ok());
+  ASSERT_TRUE(ExecCredentialPlugin(config, /*stdin_is_terminal=*/true).Get().ok());
+  config.interactive_mode = "Never";
+  ASSERT_TRUE(ExecCredentialPlugin(config, /*stdin_is_terminal=*/true).Get().ok());
+  const std::string info =
+      R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1",)"
+      R"("spec":{"cluster":{"server":"https://lab:6443","config":null},"interactive":)";
+  EXPECT_EQ(ReadFile(seen), absl::StrCat(info, "false}}\n", info, "true}}\n", info, "false}}\n"));
+
+  config.interactive_mode = "Always";
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> no_terminal =
+      ExecCredentialPlugin(config, /*stdin_is_terminal=*/false).Get();
+  EXPECT_EQ(no_terminal.status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(no_terminal.status().message(),
+            "getting credentials: exec plugin cannot support interactive mode: standard input "
+            "is not a terminal");
+  EXPECT_TRUE(ExecCredentialPlugin(config, /*stdin_is_terminal=*/true).Get().ok());
+}
+
+// Credentials are kept up to their expiry (client-go's: that instant included), and a
+// refusal by the server has the next Get run the program again, once for all the requests
+// that carried them.
+TEST(ExecCredentialTest, RunsAgainWhenTheCredentialsExpireOrAreRefused) {
+  TempDir dir;
+  FakeClock clock(absl::FromUnixSeconds(1'800'000'000));
+  ExecCredentialPlugin plugin(
+      Config(Printing(dir,
+                      Credential(R"({"token":"t","expirationTimestamp":"2027-01-15T08:00:00Z"})"))),
+      /*stdin_is_terminal=*/false, clock);
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> first = plugin.Get();
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ((*first)->expiry, absl::FromUnixSeconds(1'800'000'000));
+  EXPECT_EQ(*plugin.Get(), *first);
+  EXPECT_EQ(plugin.runs(), 1);
+
+  clock.Advance(absl::Nanoseconds(1));
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> second = plugin.Get();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_NE(*second, *first);
+  EXPECT_EQ(plugin.runs(), 2);
+
+  // Without an expiry they are kept until refused.
+  ExecCredentialPlugin forever(Config(Printing(dir, Credential(R"({"token":"t"})"))),
+                               /*stdin_is_terminal=*/false, clock);
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> kept = forever.Get();
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  clock.Advance(absl::Hours(24 * 365));
+  EXPECT_EQ(*forever.Get(), *kept);
+  forever.Refused(kept->get());
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> renewed = forever.Get();
+  ASSERT_TRUE(renewed.ok()) << renewed.status();
+  EXPECT_NE(*renewed, *kept);
+  // A second request refused with the old credentials does not throw the new ones away.
+  forever.Refused(kept->get());
+  EXPECT_EQ(*forever.Get(), *renewed);
+  EXPECT_EQ(forever.runs(), 2);
+  EXPECT_EQ(ReadFile(dir.Sub("runs")), "run\nrun\nrun\nrun\n");
+}
+
+TEST(ExecCredentialTest, AClientCertificateAndKeyAreCheckedAsAPair) {
+  TempDir dir;
+  const testing::TestPki pki = testing::MakeTestPki();
+  const auto status = [](const std::string& cert, const std::string& key) {
+    return nlohmann::json{{"clientCertificateData", cert}, {"clientKeyData", key}}.dump();
+  };
+  ExecCredentialPlugin plugin(
+      Config(Printing(dir, Credential(status(pki.client_cert_pem, pki.client_key_pem)))),
+      /*stdin_is_terminal=*/false);
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> got = plugin.Get();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)->client_certificate_pem, pki.client_cert_pem);
+  EXPECT_EQ((*got)->client_key_pem, pki.client_key_pem);
+  EXPECT_TRUE((*got)->token.empty());
+
+  TempDir other;
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> mismatched =
+      ExecCredentialPlugin(
+          Config(Printing(other, Credential(status(pki.client_cert_pem, pki.server_key_pem)))),
+          /*stdin_is_terminal=*/false)
+          .Get();
+  EXPECT_EQ(mismatched.status().message(),
+            "getting credentials: failed parsing client key/certificate: private key does not "
+            "match public key");
+  TempDir garbage;
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> not_pem =
+      ExecCredentialPlugin(Config(Printing(garbage, Credential(status("cert", "key")))),
+                           /*stdin_is_terminal=*/false)
+          .Get();
+  EXPECT_THAT(not_pem.status().message(),
+              HasSubstr("getting credentials: failed parsing client key/certificate: the "
+                        "certificate: "));
+}
+
+// Every way a plugin can fail reads as client-go's words (after "getting credentials: "), is
+// Unauthenticated, and leaves nothing kept: the next Get runs it again.
+TEST(ExecCredentialTest, EachMistakeIsReportedInClientGosWords) {
+  struct Case {
+    const char* name;
+    std::string body;  // the script's
+    std::string message;
+    std::string install_hint = "";
+  };
+  const std::vector<Case> cases = {
+      {"exit code", "echo half-way >&2\nexit 3", "exec: executable PLUGIN failed with exit code 3"},
+      {"killed", "kill -9 $$", "exec: executable PLUGIN failed with exit code -1"},
+      {"no status",
+       absl::StrCat("echo '", R"({"kind":"ExecCredential","apiVersion":")", kV1, R"("})", "'"),
+       "exec plugin didn't return a status field"},
+      {"empty status", absl::StrCat("echo '", Credential("{}"), "'"),
+       "exec plugin didn't return a token or cert/key pair"},
+      {"only a key", absl::StrCat("echo '", Credential(R"({"clientKeyData":"k"})"), "'"),
+       "exec plugin returned only certificate or key, not both"},
+      {"other version", absl::StrCat("echo '", Credential(R"({"token":"t"})", kV1beta1), "'"),
+       "exec plugin is configured to use API version client.authentication.k8s.io/v1, plugin "
+       "returned version client.authentication.k8s.io/v1beta1"},
+      {"not JSON", "echo 'token: t'", "decoding stdout: the output is not JSON"},
+      {"no kind", R"(echo '{"apiVersion":"v1","status":{"token":"t"}}')",
+       "decoding stdout: Object 'Kind' is missing"},
+      {"bad expiry",
+       absl::StrCat("echo '", Credential(R"({"token":"t","expirationTimestamp":"soon"})"), "'"),
+       "decoding stdout: expirationTimestamp \"soon\" is not RFC 3339"},
+      {"too long", "head -c 2000000 /dev/zero | tr '\\0' x",
+       "exec: executable PLUGIN printed more than 1048576 bytes"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    const std::string plugin_path = Script(dir, "plugin", c.body);
+    ExecCredentialPlugin plugin(Config(plugin_path), /*stdin_is_terminal=*/false);
+    for (int attempt = 1; attempt <= 2; ++attempt) {
+      absl::StatusOr<std::shared_ptr<const ExecCredential>> got = plugin.Get();
+      EXPECT_EQ(got.status().code(), absl::StatusCode::kUnauthenticated) << got.status();
+      std::string expected = absl::StrCat("getting credentials: ", c.message);
+      if (size_t at = expected.find("PLUGIN"); at != std::string::npos) {
+        expected.replace(at, 6, plugin_path);
+      }
+      EXPECT_THAT(std::string(got.status().message()), HasSubstr(expected));
+      EXPECT_EQ(plugin.runs(), attempt);
+    }
+  }
+
+  ExecCredentialConfig missing = Config("devmgr-no-such-credential-plugin");
+  missing.install_hint = "Install it with: apt-get install devmgr-no-such-credential-plugin";
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> not_found =
+      ExecCredentialPlugin(missing, /*stdin_is_terminal=*/false).Get();
+  EXPECT_EQ(not_found.status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(not_found.status().message(),
+            "getting credentials: exec: executable devmgr-no-such-credential-plugin not found\n\n"
+            "Install it with: apt-get install devmgr-no-such-credential-plugin");
+}
+
+}  // namespace
+}  // namespace devmgr::kubeclient
