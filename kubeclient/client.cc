@@ -266,28 +266,52 @@ absl::StatusOr<T> Client::WithVersion(
 absl::StatusOr<SliceList> Client::ListResourceSlices(const ListOptions& options,
                                                      const Cancellation* cancel) {
   return WithVersion<SliceList>([&](ResourceVersion version) -> absl::StatusOr<SliceList> {
-    HttpRequest request;
-    request.target =
-        absl::StrCat(SlicesPath(version), Query({{"fieldSelector", options.field_selector},
-                                                 {"labelSelector", options.label_selector},
-                                                 {"resourceVersion", options.resource_version}}));
-    absl::StatusOr<Json> body = DoJson(request, cancel);
-    if (!body.ok()) return body.status();
     SliceList list;
-    if (auto meta = body->find("metadata"); meta != body->end()) {
-      list.resource_version = kubeapi::StringMember(*meta, "resourceVersion");
+    // As client-go's pager in a reflector: a list of the newest state goes in pages; one from
+    // a resourceVersion is read whole (from the API server's watch cache).
+    bool paged = options.resource_version.empty();
+    std::string continue_token;
+    for (;;) {
+      HttpRequest request;
+      request.target = absl::StrCat(
+          SlicesPath(version),
+          Query({{"fieldSelector", options.field_selector},
+                 {"labelSelector", options.label_selector},
+                 {"limit", paged ? absl::StrCat(kListPageSize) : ""},
+                 {"continue", continue_token},
+                 // A page after the first is of the first one's version, which its token holds.
+                 {"resourceVersion", continue_token.empty() ? options.resource_version : ""}}));
+      absl::StatusOr<Json> body = DoJson(request, cancel);
+      if (!body.ok()) {
+        const std::optional<ApiError> error = ApiErrorOf(body.status());
+        if (!continue_token.empty() && error.has_value() && error->http_code == 410) {
+          // The token outlived the server's history: one whole list instead, as client-go's
+          // pager falls back to.
+          paged = false;
+          continue_token.clear();
+          list = SliceList();
+          continue;
+        }
+        return body.status();
+      }
+      continue_token.clear();
+      if (auto meta = body->find("metadata"); meta != body->end()) {
+        list.resource_version = kubeapi::StringMember(*meta, "resourceVersion");
+        if (paged) continue_token = kubeapi::StringMember(*meta, "continue");
+      }
+      auto items = body->find("items");
+      if (items != body->end() && !items->is_null()) {
+        if (!items->is_array()) {
+          return absl::InvalidArgumentError("the server's ResourceSliceList has no list of items");
+        }
+        for (Json& item : *items) {
+          absl::StatusOr<kubeapi::ResourceSlice> slice = DecodeSlice(std::move(item), version);
+          if (!slice.ok()) return slice.status();
+          list.items.push_back(*std::move(slice));
+        }
+      }
+      if (continue_token.empty()) return list;
     }
-    auto items = body->find("items");
-    if (items == body->end() || items->is_null()) return list;
-    if (!items->is_array()) {
-      return absl::InvalidArgumentError("the server's ResourceSliceList has no list of items");
-    }
-    for (Json& item : *items) {
-      absl::StatusOr<kubeapi::ResourceSlice> slice = DecodeSlice(std::move(item), version);
-      if (!slice.ok()) return slice.status();
-      list.items.push_back(*std::move(slice));
-    }
-    return list;
   });
 }
 

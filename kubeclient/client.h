@@ -79,6 +79,9 @@ struct Preconditions {
   std::string resource_version;
 };
 
+// How many slices one page of a list holds (client-go's pager's default).
+inline constexpr int kListPageSize = 500;
+
 // The longest watch event read, as client-go's streaming decoder (ErrObjectTooLarge).
 inline constexpr size_t kMaxWatchEventBytes = 16 << 20;
 
@@ -90,7 +93,10 @@ class Client {
   static absl::StatusOr<std::unique_ptr<Client>> Create(const RestConfig& config,
                                                         ClientOptions options = {});
 
-  // ListResourceSlices: Cancelled once `cancel` is set, during the request or a retry's pause.
+  // ListResourceSlices: every slice the options select, read in pages of kListPageSize when
+  // options.resource_version is empty (the continue token of each page given to the next; one
+  // whole list instead when a token has expired, 410), as client-go's pager reads them.
+  // Cancelled once `cancel` is set, during the request or a retry's pause.
   absl::StatusOr<SliceList> ListResourceSlices(const ListOptions& options,
                                                const Cancellation* cancel = nullptr);
   absl::StatusOr<kubeapi::ResourceSlice> GetResourceSlice(const std::string& name);

@@ -426,6 +426,9 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
   // HTTP/1.1, the protocol the tests' API server speaks: a libcurl built with nghttp2 would
   // otherwise offer HTTP/2 to a TLS server, a path nothing here exercises.
   curl_.easy_setopt(easy, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
+  // As client-go: answers may come gzip'd (the API server compresses those of 128 KiB and
+  // more), unless the kubeconfig's cluster disables compression; curl inflates them.
+  if (!config_.disable_compression) curl_.easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "gzip");
   curl_.easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_.easy_setopt(easy, CURLOPT_TCP_KEEPIDLE, 30L);
   curl_.easy_setopt(easy, CURLOPT_TCP_KEEPINTVL, 30L);

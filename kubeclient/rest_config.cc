@@ -131,18 +131,18 @@ constexpr char kExecClusterExtension[] = "client.authentication.k8s.io/exec";
 // clientauthentication Cluster, its fields in their order; empty ones left out but config,
 // which is null then), with the CA's bytes as certificate-authority-data.
 absl::StatusOr<std::string> ExecClusterJson(const Entry& cluster, const std::string& owner,
-                                            const std::string& ca_pem,
-                                            bool insecure_skip_tls_verify) {
+                                            const RestConfig& server_config) {
   nlohmann::ordered_json json;
   json["server"] = String(cluster.node, "server");
   if (const std::string name = String(cluster.node, "tls-server-name"); !name.empty()) {
     json["tls-server-name"] = name;
   }
-  if (insecure_skip_tls_verify) json["insecure-skip-tls-verify"] = true;
-  if (!ca_pem.empty()) json["certificate-authority-data"] = absl::Base64Escape(ca_pem);
-  absl::StatusOr<bool> no_compression = Bool(cluster.node, "disable-compression", owner);
-  if (!no_compression.ok()) return no_compression.status();
-  if (*no_compression) json["disable-compression"] = true;
+  if (server_config.insecure_skip_tls_verify) json["insecure-skip-tls-verify"] = true;
+  if (!server_config.certificate_authority_pem.empty()) {
+    json["certificate-authority-data"] =
+        absl::Base64Escape(server_config.certificate_authority_pem);
+  }
+  if (server_config.disable_compression) json["disable-compression"] = true;
   json["config"] = nullptr;
   const YAML::Node extensions = IsMap(cluster.node) ? cluster.node["extensions"] : YAML::Node();
   if (extensions.IsDefined() && extensions.IsSequence()) {
@@ -235,8 +235,7 @@ absl::StatusOr<ExecCredentialConfig> ReadExec(const Entry& user, const std::stri
   if (!provide_cluster_info.ok()) return provide_cluster_info.status();
   if (*provide_cluster_info) {
     absl::StatusOr<std::string> cluster_json =
-        ExecClusterJson(cluster, cluster_owner, server_config.certificate_authority_pem,
-                        server_config.insecure_skip_tls_verify);
+        ExecClusterJson(cluster, cluster_owner, server_config);
     if (!cluster_json.ok()) return cluster_json.status();
     config.cluster_json = *std::move(cluster_json);
   }
@@ -344,6 +343,10 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
     return absl::InvalidArgumentError(absl::StrCat(cluster_owner, ": ", kInsecureWithCaMessage));
   }
   config.insecure_skip_tls_verify = *insecure;
+  absl::StatusOr<bool> no_compression =
+      Bool(cluster->second.node, "disable-compression", cluster_owner);
+  if (!no_compression.ok()) return no_compression.status();
+  config.disable_compression = *no_compression;
 
   const std::string user_name = String(ctx.node, "user");
   if (user_name.empty()) return config;  // anonymous

@@ -86,6 +86,9 @@ struct RestConfig {
   // The name the server's certificate must carry, when it is not the server's host.
   std::string tls_server_name;
   bool insecure_skip_tls_verify = false;
+  // The cluster's disable-compression: answers are not asked for gzip'd (client-go asks for
+  // them, and an API server compresses those of 128 KiB and more).
+  bool disable_compression = false;
   // The default namespace for namespaced calls: the context's, or in a cluster the pod's
   // ("default" when none is named). The client's calls name their namespace themselves.
   std::string namespace_name = "default";

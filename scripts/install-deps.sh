@@ -10,7 +10,7 @@ build_packages=(
   protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
   libabsl-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libssl-dev
-  libcurl4-openssl-dev libre2-dev prometheus-cpp-dev
+  libcurl4-openssl-dev libre2-dev prometheus-cpp-dev zlib1g-dev
 )
 # For `make test`: clang and its runtime build the ASan+UBSan run of the tests and the libFuzzer
 # targets; Python with grpcio is the second gRPC implementation the SDK interoperability test

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -201,6 +202,96 @@ TEST(ClientTest, ListsAndDeletesByFieldSelector) {
             1);
 }
 
+// SliceNamed: a slice as another writer would add it to the server, with `devices` devices.
+Json SliceNamed(const std::string& name, int devices) {
+  Json list = Json::array();
+  for (int i = 0; i < devices; ++i) list.push_back({{"name", absl::StrCat("gpu-", i)}});
+  return {{"metadata", {{"name", name}}},
+          {"spec",
+           {{"driver", "gpu.example.com"},
+            {"nodeName", name},
+            {"pool", {{"name", name}, {"generation", 1}, {"resourceSliceCount", 1}}},
+            {"devices", std::move(list)}}}};
+}
+
+// A list of the newest state goes in pages of 500, each after the first given the token the
+// one before ended with and no resourceVersion (the fake refuses both together, as the API
+// server does), as client-go's pager reads them; a token that outlived the server's history
+// (410) has the list read whole instead. A list from a resourceVersion is read whole.
+TEST(ClientTest, ListsInPagesAndReadsWholeWhenTheTokenExpires) {
+  FakeApiServer server;
+  for (int i = 0; i < 1'100; ++i) server.AddSlice(SliceNamed(absl::StrCat("node-", 10'000 + i), 1));
+  std::unique_ptr<Client> client = Connect(server.Config());
+  absl::StatusOr<SliceList> listed = client->ListResourceSlices({});
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->items.size(), 1'100u);
+  for (size_t i = 0; i < listed->items.size(); ++i) {
+    EXPECT_EQ(listed->items[i].metadata.name, absl::StrCat("node-", 10'000 + i));
+  }
+  EXPECT_EQ(listed->resource_version, server.resource_version());
+  std::vector<std::string> targets;
+  for (const testing::FakeRequest& request : server.Requests()) targets.push_back(request.target);
+  ASSERT_EQ(targets.size(), 3u);
+  EXPECT_EQ(targets[0], "/apis/resource.k8s.io/v1/resourceslices?limit=500");
+  for (size_t page = 1; page < 3; ++page) {
+    EXPECT_THAT(targets[page], ::testing::StartsWith(
+                                   "/apis/resource.k8s.io/v1/resourceslices?limit=500&continue="));
+  }
+
+  server.ClearRequests();
+  FakeFailure expired = Failure("GET", 410, "Expired", -1, 1);
+  expired.target_prefix = "/apis/resource.k8s.io/v1/resourceslices?limit=500&continue=";
+  server.FailNext(expired);
+  absl::StatusOr<SliceList> whole = client->ListResourceSlices({});
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->items.size(), 1'100u);
+  targets.clear();
+  for (const testing::FakeRequest& request : server.Requests()) targets.push_back(request.target);
+  ASSERT_EQ(targets.size(), 3u);
+  EXPECT_EQ(targets[2], "/apis/resource.k8s.io/v1/resourceslices");
+
+  server.ClearRequests();
+  absl::StatusOr<SliceList> from_cache = client->ListResourceSlices(From("0"));
+  ASSERT_TRUE(from_cache.ok()) << from_cache.status();
+  EXPECT_EQ(from_cache->items.size(), 1'100u);
+  ASSERT_EQ(server.Requests().size(), 1u);
+  EXPECT_EQ(server.Requests()[0].target,
+            "/apis/resource.k8s.io/v1/resourceslices?resourceVersion=0");
+}
+
+// As client-go, answers may come gzip'd (the fake compresses those of 128 KiB and more, as the
+// API server does), unless the kubeconfig's cluster sets disable-compression.
+TEST(ClientTest, TakesGzipUnlessTheClusterDisablesCompression) {
+  FakeApiServer server;
+  server.AddSlice(SliceNamed("big", 128));
+  for (int i = 0; i < 99; ++i) server.AddSlice(SliceNamed(absl::StrCat("big-", i), 128));
+  RestConfig config = server.Config();
+  absl::StatusOr<SliceList> gzipped = Connect(config)->ListResourceSlices({});
+  ASSERT_TRUE(gzipped.ok()) << gzipped.status();
+  EXPECT_EQ(gzipped->items.size(), 100u);
+  EXPECT_EQ(gzipped->items[99].spec.devices.size(), 128u);
+  EXPECT_EQ(server.gzipped_answers(), 1);
+
+  testing::TempDir dir;
+  server.WriteKubeconfig(dir.Sub("config"));
+  std::string text;
+  {
+    std::ifstream in(dir.Sub("config"));
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string server_line = absl::StrCat("server: ", server.url(), "\n");
+  text.replace(text.find(server_line), server_line.size(),
+               absl::StrCat(server_line, "      disable-compression: true\n"));
+  std::ofstream(dir.Sub("config")) << text;
+  absl::StatusOr<RestConfig> plain = LoadKubeconfig({dir.Sub("config")});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->disable_compression);
+  absl::StatusOr<SliceList> uncompressed = Connect(*plain)->ListResourceSlices({});
+  ASSERT_TRUE(uncompressed.ok()) << uncompressed.status();
+  EXPECT_EQ(uncompressed->items.size(), 100u);
+  EXPECT_EQ(server.gzipped_answers(), 1);
+}
+
 // Upstream's draclient: v1, then v1beta2, then v1beta1 on 404; the one that answered is kept.
 TEST(ClientTest, FallsBackToTheVersionTheServerHasAndRemembersIt) {
   FakeApiServer server(Versions({"v1beta1"}));
@@ -224,7 +315,7 @@ TEST(ClientTest, FallsBackToTheVersionTheServerHasAndRemembersIt) {
   server.ClearRequests();
   ASSERT_TRUE(client->ListResourceSlices({}).ok());
   ASSERT_EQ(server.Requests().size(), 1u);
-  EXPECT_EQ(server.Requests()[0].target, "/apis/resource.k8s.io/v1beta1/resourceslices");
+  EXPECT_EQ(server.Requests()[0].target, "/apis/resource.k8s.io/v1beta1/resourceslices?limit=500");
 }
 
 // A failure that says nothing of a version (503 here) met during the fallback does not pin the
@@ -243,7 +334,7 @@ TEST(ClientTest, ATransientFailureDuringTheFallbackKeepsTheVersionInUse) {
   server.ClearRequests();
   ASSERT_TRUE(client->ListResourceSlices({}).ok());
   ASSERT_EQ(server.Requests().size(), 1u);
-  EXPECT_EQ(server.Requests()[0].target, "/apis/resource.k8s.io/v1/resourceslices");
+  EXPECT_EQ(server.Requests()[0].target, "/apis/resource.k8s.io/v1/resourceslices?limit=500");
 }
 
 TEST(ClientTest, ReadsClaimsInV1sShapeAndNodes) {

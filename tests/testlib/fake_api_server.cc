@@ -1,6 +1,7 @@
 #include "tests/testlib/fake_api_server.h"
 
 #include <sys/socket.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
@@ -20,6 +21,7 @@
 #include <thread>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -169,6 +171,32 @@ struct Response {
 };
 
 Response JsonResponse(int code, const Json& body) { return {code, body.dump(), -1}; }
+
+// The size from which the API server compresses an answer for a client that takes gzip.
+constexpr size_t kCompressFrom = 128 * 1024;
+
+// Gzip: `data` in the gzip format, as the API server's compression writes it.
+std::string Gzip(const std::string& data) {
+  z_stream stream{};
+  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+      Z_OK) {
+    std::abort();
+  }
+  std::string out(deflateBound(&stream, data.size()), '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  if (deflate(&stream, Z_FINISH) != Z_STREAM_END) std::abort();
+  out.resize(stream.total_out);
+  deflateEnd(&stream);
+  return out;
+}
+
+// A list's continue token: where the next page starts, and the version the list was read at.
+std::string ContinueToken(int64_t resource_version, const std::string& last_name) {
+  return absl::Base64Escape(absl::StrCat(resource_version, "/", last_name));
+}
 Response Error(int code, const std::string& reason, const std::string& message) {
   return JsonResponse(code, StatusBody(code, reason, message));
 }
@@ -333,6 +361,7 @@ class FakeApiServer::Impl {
   }
   int open_watches() const { return open_watches_.load(); }
   int http2_offers() const { return http2_offers_.load(); }
+  int gzipped_answers() const { return gzipped_answers_.load(); }
 
   // The server speaks HTTP/1.1 only: it counts the handshakes whose client offered h2 and
   // takes http/1.1 when offered (no protocol otherwise).
@@ -458,6 +487,12 @@ class FakeApiServer::Impl {
       response.set(http::field::retry_after, std::to_string(answer->retry_after));
     }
     response.keep_alive(request.keep_alive());
+    if (answer->body.size() >= kCompressFrom &&
+        absl::StrContains(std::string(request[http::field::accept_encoding]), "gzip")) {
+      answer->body = Gzip(answer->body);
+      response.set(http::field::content_encoding, "gzip");
+      ++gzipped_answers_;
+    }
     response.body() = std::move(answer->body);
     response.prepare_payload();
     beast::error_code error;
@@ -493,17 +528,47 @@ class FakeApiServer::Impl {
     }
     const Selector selector = ParseSelector(query["fieldSelector"]);
     if (parts.size() == 4 && method == "GET") {
+      // Pages: `limit` items at most, and a continue token when more are left, which the next
+      // request gives without a resourceVersion; a token older than the history is Expired.
+      int64_t limit = 0;
+      static_cast<void>(absl::SimpleAtoi(query["limit"], &limit));
+      int64_t list_rv = rv_;
+      std::string after;
+      if (const std::string& token = query["continue"]; !token.empty()) {
+        if (!query["resourceVersion"].empty()) {
+          return Error(400, "BadRequest",
+                       "specifying resource version is not allowed when using continue");
+        }
+        std::string decoded;
+        std::pair<std::string, std::string> rv_and_name;
+        if (absl::Base64Unescape(token, &decoded)) {
+          rv_and_name = absl::StrSplit(decoded, absl::MaxSplits('/', 1));
+        }
+        if (!absl::SimpleAtoi(rv_and_name.first, &list_rv)) {
+          return Error(400, "BadRequest", "continue key is not valid");
+        }
+        if (list_rv < compacted_rv_) {
+          return Error(410, "Expired",
+                       "The provided continue parameter is too old: start a new list");
+        }
+        after = rv_and_name.second;
+      }
       Json items = Json::array();
-      for (const auto& [name, slice] : slices_) {
-        if (!Matches(slice, selector)) continue;
-        Json item = SliceForVersion(slice, version);
+      Json metadata = {{"resourceVersion", absl::StrCat(list_rv)}};
+      for (auto it = slices_.upper_bound(after); it != slices_.end(); ++it) {
+        if (!Matches(it->second, selector)) continue;
+        if (limit > 0 && static_cast<int64_t>(items.size()) == limit) {
+          metadata["continue"] = ContinueToken(list_rv, items.back()["metadata"]["name"]);
+          break;
+        }
+        Json item = SliceForVersion(it->second, version);
         item.erase("kind");
         item.erase("apiVersion");
         items.push_back(std::move(item));
       }
       return JsonResponse(200, {{"kind", "ResourceSliceList"},
                                 {"apiVersion", absl::StrCat(kGroup, "/", version)},
-                                {"metadata", {{"resourceVersion", absl::StrCat(rv_)}}},
+                                {"metadata", std::move(metadata)},
                                 {"items", std::move(items)}});
     }
     if (parts.size() == 4 && method == "DELETE") {
@@ -793,6 +858,7 @@ class FakeApiServer::Impl {
   uint64_t bookmarks_ = 0;
   std::atomic<int> open_watches_{0};
   std::atomic<int> http2_offers_{0};
+  std::atomic<int> gzipped_answers_{0};
   // Last: it runs the acceptor, which uses everything above.
   std::thread io_thread_;
 };
@@ -868,6 +934,7 @@ void FakeApiServer::KeepWatchesPastTheirTimeout(bool keep) {
 }
 int FakeApiServer::open_watches() const { return impl_->open_watches(); }
 
+int FakeApiServer::gzipped_answers() const { return impl_->gzipped_answers(); }
 int FakeApiServer::http2_offers() const { return impl_->http2_offers(); }
 std::string FakeApiServer::resource_version() const { return impl_->resource_version(); }
 

@@ -4,8 +4,10 @@
 // (ResourceSlices: get, list, watch, create, update, delete, deletecollection; ResourceClaims:
 // get; Nodes: get), with the API server's rules for them: one resourceVersion counter for every
 // write, generateName, uid and resourceVersion preconditions, 409 on a stale update, field
-// selectors (spec.driver, spec.nodeName, metadata.name), watches with bookmarks and a history
-// that can be compacted (410), taints given a timeAdded, bearer tokens and client certificates,
+// selectors (spec.driver, spec.nodeName, metadata.name), lists in pages (limit, continue),
+// watches with bookmarks and a history that can be compacted (410, for continue tokens too),
+// answers of 128 KiB and more gzip'd for a client that takes it, taints given a timeAdded,
+// bearer tokens and client certificates,
 // resource.k8s.io served in the versions the test chooses (v1beta1 in its own shape), and
 // errors in the API's Status objects. Faults are injected on demand: hanging requests,
 // failures with Retry-After, garbage bodies, connections closed without an answer, conflicts on
@@ -120,6 +122,9 @@ class FakeApiServer {
   int open_watches() const;
   // How many TLS handshakes offered HTTP/2 (ALPN h2); the server takes HTTP/1.1 only.
   int http2_offers() const;
+  // How many answers went gzip-compressed: as the API server, those of 128 KiB and more to a
+  // client that takes gzip (Accept-Encoding).
+  int gzipped_answers() const;
   // The newest resourceVersion.
   std::string resource_version() const;
 
