@@ -297,7 +297,8 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
       ->capture_default_str();
   serve
       ->add_option("--max-message-bytes", flags->max_message_bytes,
-                   "Largest ListAndWatch message accepted from a plugin (upstream: 4 MiB)")
+                   "Largest message accepted from a plugin: ListAndWatch, Allocate, "
+                   "GetPreferredAllocation (upstream: 4 MiB)")
       ->type_name("BYTES")
       ->capture_default_str();
   serve
