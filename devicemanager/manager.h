@@ -63,9 +63,9 @@ struct ManagerOptions {
   // still pending.
   absl::Duration checkpoint_write_delay = absl::Milliseconds(20);
   // Most Register calls whose plugins are dialled at once, each on a thread started for it (a
-  // hung plugin holds one for its deadlines); more wait for one. Upstream dials on each call's
-  // own goroutine: this is far above the plugins a node runs, so that plugins that hang do not
-  // delay the registration of the others.
+  // hung plugin holds one for its deadlines); more wait for one, and their dial timeout starts
+  // once they have it. Upstream dials on each call's own goroutine: this is far above the
+  // plugins a node runs, so that plugins that hang do not delay the registration of the others.
   int connect_threads = 64;
 
   // How long Allocate waits for the plugin of a known resource (one whose plugin went away

@@ -416,11 +416,13 @@ void ManagerImpl::OnRegister(const v1beta1::RegisterRequest& request, DoneFn don
   }
   metrics_.PluginRegistered(request.resource_name());
   // The dial blocks, so it leaves the gRPC thread; the request is copied because the RPC's
-  // own copy is only guaranteed until `done`. One dial timeout from here covers the wait for
-  // the socket and the dial, as upstream's blocking dial in its Register handler.
-  const absl::Time dial_deadline = absl::Now() + options_.dial_timeout;
+  // own copy is only guaranteed until `done`. One dial timeout covers the wait for the socket
+  // and the dial, as upstream's blocking dial in its Register handler, from when a connect
+  // thread takes the request up: upstream's handler has a goroutine of its own, so a request
+  // that waited behind hung plugins for a free thread has not spent its dial.
   connect_pool_.Post([this, resource = request.resource_name(), endpoint = request.endpoint(),
-                      dial_deadline, done = std::move(done)] {
+                      done = std::move(done)] {
+    const absl::Time dial_deadline = absl::Now() + options_.dial_timeout;
     absl::StatusOr<std::filesystem::path> socket = AwaitPluginSocket(endpoint, dial_deadline);
     absl::Status status =
         socket.ok() ? ConnectPlugin(resource, *socket, dial_deadline) : socket.status();

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -86,6 +88,41 @@ class DialDoneDuringStop final : public EndpointFactory {
   absl::Notification dialing_;
   mutable absl::Mutex mu_;
   std::weak_ptr<Endpoint> connected_ ABSL_GUARDED_BY(mu_);
+};
+
+// Holds the first Connect until released (a hung plugin on the one connect thread), and keeps
+// each dial deadline it is given, by socket name.
+class HoldsTheFirstDial final : public EndpointFactory {
+ public:
+  absl::StatusOr<EndpointSharedPtr> Connect(std::string resource_name, std::filesystem::path socket,
+                                            EndpointCallbacks& callbacks,
+                                            const ConnectLimits& limits) override {
+    bool first = false;
+    {
+      absl::MutexLock lock(&mu_);
+      deadlines_[socket.filename().string()] = limits.dial_deadline;
+      first = deadlines_.size() == 1;
+    }
+    if (first) {
+      holding_.Notify();
+      released_.WaitForNotification();
+    }
+    return std::make_shared<::devmgr::testing::FakeEndpoint>(
+        std::move(resource_name), std::move(socket), v1beta1::DevicePluginOptions(), callbacks);
+  }
+  absl::Notification& holding() { return holding_; }
+  void Release() { released_.Notify(); }
+  std::optional<absl::Time> deadline(const std::string& socket) const {
+    absl::MutexLock lock(&mu_);
+    auto it = deadlines_.find(socket);
+    return it == deadlines_.end() ? std::nullopt : std::optional<absl::Time>(it->second);
+  }
+
+ private:
+  absl::Notification holding_;
+  absl::Notification released_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, absl::Time> deadlines_ ABSL_GUARDED_BY(mu_);
 };
 
 class ManagerTest : public ::testing::Test {
@@ -343,6 +380,44 @@ TEST_F(ManagerTest, TheWaitForAPluginsSocketSpendsItsDialTimeout) {
   EXPECT_GE(dial_deadline, before + Options().dial_timeout);
   // A dial given the whole timeout once the socket is there would end after this.
   EXPECT_LT(dial_deadline, socket_at + Options().dial_timeout);
+}
+
+// A Register that waits for a connect thread, all of them held by plugins that hang, gets its
+// whole dial timeout once it has one: upstream's handler dials on a goroutine of its own, so
+// nothing it waits for first is spent from its dial. Before, the wait was, and a registration
+// queued behind hung plugins was refused "no connection ... within 10s" without a dial.
+TEST_F(ManagerTest, ARegistrationThatWaitsForAConnectThreadGetsItsWholeDialTimeout) {
+  HoldsTheFirstDial factory;
+  ManagerOptions options = Options();
+  options.endpoint_factory = &factory;
+  options.connect_threads = 1;
+  StartManager(std::move(options));
+  ListeningSocket hung(dir_.Sub("hung.sock"));
+  ListeningSocket queued(dir_.Sub("queued.sock"));
+  ASSERT_TRUE(hung.listening() && queued.listening());
+  FakeDevicePlugin registrar(dir_.Sub("unused.sock"), kResource, {});
+  absl::Status hung_status = absl::UnknownError("not returned");
+  absl::Status queued_status = absl::UnknownError("not returned");
+  std::thread first([&] {
+    hung_status = registrar.Register(KubeletSocket(), "v1beta1", kResource, "hung.sock");
+  });
+  factory.holding().WaitForNotification();
+  std::thread second([&] {
+    queued_status = registrar.Register(KubeletSocket(), "v1beta1", kResource1, "queued.sock");
+  });
+  EXPECT_TRUE(WaitFor([&] { return registrations_.registrations() == 2; }));
+  // The second waits for the thread a measurable time, whatever the machine's speed.
+  const absl::Time queued_by = absl::Now();
+  EXPECT_TRUE(WaitFor([&] { return absl::Now() - queued_by > absl::Milliseconds(50); }));
+  EXPECT_FALSE(factory.deadline("queued.sock").has_value()) << "dialled without a free thread";
+  const absl::Time released_at = absl::Now();
+  factory.Release();
+  first.join();
+  second.join();
+  EXPECT_TRUE(hung_status.ok()) << hung_status;
+  EXPECT_TRUE(queued_status.ok()) << queued_status;
+  ASSERT_TRUE(factory.deadline("queued.sock").has_value());
+  EXPECT_GE(*factory.deadline("queued.sock"), released_at + Options().dial_timeout);
 }
 
 // While a registration waits for its socket, a symlink planted at the name is refused as one
