@@ -94,7 +94,8 @@ class HttpTransport {
  public:
   // Create checks the configuration (a server URL with https:// or http://, not
   // insecure_skip_tls_verify beside a CA; PEM material curl can load is checked at the first
-  // request). InvalidArgument for a server that is not a URL or both TLS settings;
+  // request). InvalidArgument for a server that is not a URL, both TLS settings, or a proxy
+  // URL of another scheme than http, https or socks5;
   // FailedPrecondition when libcurl cannot be loaded. To an http:// server no credentials are
   // sent (the token, its file, the client certificate and the exec plugin are left unused), as
   // clientcmd reads none for such a kubeconfig; here for a configuration built in code too.
@@ -161,6 +162,8 @@ class HttpTransport {
   std::string url_base_;
   std::string connect_to_;
   std::string host_header_;
+  // The proxy every request goes through, as libcurl names it; empty: the environment's.
+  const std::string proxy_;
 
   // The user's exec plugin; null when it has none.
   std::unique_ptr<ExecCredentialPlugin> exec_;

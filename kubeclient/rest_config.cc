@@ -142,6 +142,7 @@ absl::StatusOr<std::string> ExecClusterJson(const Entry& cluster, const std::str
     json["certificate-authority-data"] =
         absl::Base64Escape(server_config.certificate_authority_pem);
   }
+  if (!server_config.proxy_url.empty()) json["proxy-url"] = server_config.proxy_url;
   if (server_config.disable_compression) json["disable-compression"] = true;
   json["config"] = nullptr;
   const YAML::Node extensions = IsMap(cluster.node) ? cluster.node["extensions"] : YAML::Node();
@@ -325,11 +326,13 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
   config.certificate_authority_pem = *std::move(ca);
   config.certificate_authority_file =
       MaterialFile(cluster->second, "certificate-authority-data", "certificate-authority");
-  if (!String(cluster->second.node, "proxy-url").empty()) {
-    return absl::UnimplementedError(
-        absl::StrCat(cluster_owner,
-                     " is reached through proxy-url, which devmgr does not use: reach the "
-                     "server directly, or through the https_proxy of its environment"));
+  config.proxy_url = String(cluster->second.node, "proxy-url");
+  if (!config.proxy_url.empty()) {
+    if (absl::Status proxy = CheckProxyUrl(config.proxy_url); !proxy.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid 'proxy-url' ",
+                                                     GoQuote(config.proxy_url), " for cluster ",
+                                                     GoQuote(cluster_name), ": ", proxy.message()));
+    }
   }
   config.tls_server_name = String(cluster->second.node, "tls-server-name");
   absl::StatusOr<bool> insecure =
@@ -437,6 +440,16 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
     config.exec = std::move(exec);
   }
   return config;
+}
+
+absl::Status CheckProxyUrl(const std::string& proxy_url) {
+  absl::StatusOr<GoURL> url = GoURL::Parse(proxy_url);
+  if (!url.ok()) return absl::InvalidArgumentError(absl::StrCat("could not parse: ", proxy_url));
+  if (url->scheme != "http" && url->scheme != "https" && url->scheme != "socks5") {
+    return absl::InvalidArgumentError(absl::StrCat("unsupported scheme ", GoQuote(url->scheme),
+                                                   ", must be http, https, or socks5"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> ServerUrl(const std::string& server, bool default_tls) {

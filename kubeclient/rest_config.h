@@ -89,12 +89,20 @@ struct RestConfig {
   // The cluster's disable-compression: answers are not asked for gzip'd (client-go asks for
   // them, and an API server compresses those of 128 KiB and more).
   bool disable_compression = false;
+  // The cluster's proxy-url (http://, https:// or socks5://): every request goes through it,
+  // whatever the environment's proxy variables say, as client-go's. Empty: those variables
+  // apply (https_proxy, no_proxy, as libcurl and Go's ProxyFromEnvironment read them).
+  std::string proxy_url;
   // The default namespace for namespaced calls: the context's, or in a cluster the pod's
   // ("default" when none is named). The client's calls name their namespace themselves.
   std::string namespace_name = "default";
 
   bool operator==(const RestConfig&) const = default;
 };
+
+// CheckProxyUrl: `proxy_url` is a URL of a scheme client-go's proxies take (http, https,
+// socks5); InvalidArgument with clientcmd's reason otherwise.
+absl::Status CheckProxyUrl(const std::string& proxy_url);
 
 // ServerUrl: the URL requests go to for `server`, as client-go's rest.DefaultServerURL reads it.
 // A server without a scheme and host (a host, host:port or [IPv6]:port) gets https:// when

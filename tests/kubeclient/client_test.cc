@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "kubeclient/api_status.h"
@@ -552,6 +554,200 @@ TEST(ClientTest, AuthenticatesWithAnExecPluginsClientCertificate) {
     EXPECT_TRUE(listed.ok()) << listed.status();
   }
   EXPECT_EQ(Runs(dir), 1);
+}
+
+// A proxy on loopback that tunnels each connection to the port its client asks for on
+// 127.0.0.1: an HTTP proxy taking CONNECT, or a SOCKS5 proxy (without authentication, taking
+// an IPv4 address or a name). It keeps what each client asked for.
+class TunnelProxy {
+ public:
+  enum class Kind { kHttpConnect, kSocks5 };
+
+  explicit TunnelProxy(Kind kind) : kind_(kind) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes sockaddr*
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
+    EXPECT_EQ(::listen(fd_, 16), 0);
+    port_ = ntohs(address.sin_port);
+    acceptor_ = std::thread([this] { Accept(); });
+  }
+  ~TunnelProxy() {
+    ::shutdown(fd_, SHUT_RDWR);
+    acceptor_.join();
+    {
+      absl::MutexLock lock(&mu_);
+      for (int fd : open_) ::shutdown(fd, SHUT_RDWR);
+    }
+    for (std::thread& tunnel : tunnels_) tunnel.join();
+    for (int fd : open_) ::close(fd);
+    ::close(fd_);
+  }
+  TunnelProxy(const TunnelProxy&) = delete;
+  TunnelProxy& operator=(const TunnelProxy&) = delete;
+
+  std::string url() const {
+    return absl::StrCat(kind_ == Kind::kSocks5 ? "socks5" : "http", "://127.0.0.1:", port_);
+  }
+  // "host:port" as each client asked for it.
+  std::vector<std::string> targets() const {
+    absl::MutexLock lock(&mu_);
+    return targets_;
+  }
+
+ private:
+  void Accept() {
+    for (int client; (client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC)) >= 0;) {
+      absl::MutexLock lock(&mu_);
+      open_.push_back(client);
+      tunnels_.emplace_back([this, client] { Tunnel(client); });
+    }
+  }
+
+  // ReadExactly: `size` bytes from `fd`, or false.
+  static bool ReadExactly(int fd, char* data, size_t size) {
+    while (size > 0) {
+      const ssize_t got = ::read(fd, data, size);
+      if (got <= 0) return false;
+      data += got;
+      size -= static_cast<size_t>(got);
+    }
+    return true;
+  }
+  static bool WriteAll(int fd, const std::string& data) {
+    return ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
+  }
+
+  // Target: the "host:port" the client asks for, its answer already sent; "" when it asked for
+  // nothing this proxy understands.
+  std::string Target(int client) {
+    if (kind_ == Kind::kHttpConnect) {
+      std::string head;
+      char byte = 0;
+      while (head.find("\r\n\r\n") == std::string::npos && ReadExactly(client, &byte, 1)) {
+        head.push_back(byte);
+      }
+      if (!absl::StartsWith(head, "CONNECT ")) return "";
+      const std::string target = head.substr(8, head.find(' ', 8) - 8);
+      return WriteAll(client, "HTTP/1.1 200 Connection established\r\n\r\n") ? target : "";
+    }
+    char greeting[2];
+    if (!ReadExactly(client, greeting, 2) || greeting[0] != 5) return "";
+    std::string methods(static_cast<unsigned char>(greeting[1]), '\0');
+    if (!ReadExactly(client, methods.data(), methods.size())) return "";
+    if (!WriteAll(client, std::string("\x05\x00", 2))) return "";
+    char request[4];  // version, command (connect), reserved, address type
+    if (!ReadExactly(client, request, 4) || request[1] != 1) return "";
+    std::string name;
+    if (request[3] == 1) {  // IPv4
+      unsigned char ip[4];
+      if (!ReadExactly(client, reinterpret_cast<char*>(ip), 4)) return "";  // NOLINT: bytes
+      name = absl::StrCat(ip[0], ".", ip[1], ".", ip[2], ".", ip[3]);
+    } else if (request[3] == 3) {  // a name, its length first
+      char length = 0;
+      if (!ReadExactly(client, &length, 1)) return "";
+      name.resize(static_cast<unsigned char>(length));
+      if (!ReadExactly(client, name.data(), name.size())) return "";
+    } else {
+      return "";
+    }
+    unsigned char port[2];
+    if (!ReadExactly(client, reinterpret_cast<char*>(port), 2)) return "";  // NOLINT: bytes
+    if (!WriteAll(client, std::string("\x05\x00\x00\x01\x00\x00\x00\x00\x00\x00", 10))) return "";
+    return absl::StrCat(name, ":", port[0] * 256 + port[1]);
+  }
+
+  void Tunnel(int client) {
+    const std::string target = Target(client);
+    int upstream = -1;
+    if (!target.empty()) {
+      {
+        absl::MutexLock lock(&mu_);
+        targets_.push_back(target);
+      }
+      int port = 0;
+      EXPECT_TRUE(absl::SimpleAtoi(target.substr(target.rfind(':') + 1), &port)) << target;
+      upstream = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in address{};
+      address.sin_family = AF_INET;
+      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      address.sin_port = htons(static_cast<uint16_t>(port));
+      // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+      if (::connect(upstream, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+        ::close(upstream);
+        upstream = -1;
+      } else {
+        absl::MutexLock lock(&mu_);
+        open_.push_back(upstream);
+      }
+    }
+    // Bytes both ways until either side ends.
+    for (bool open = upstream >= 0; open;) {
+      pollfd fds[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
+      if (::poll(fds, 2, -1) <= 0) break;
+      for (int side = 0; side < 2 && open; ++side) {
+        if (fds[side].revents == 0) continue;
+        char buffer[16384];
+        const ssize_t got = ::read(fds[side].fd, buffer, sizeof(buffer));
+        open = got > 0 && ::write(fds[1 - side].fd, buffer, static_cast<size_t>(got)) == got;
+      }
+    }
+    absl::MutexLock lock(&mu_);
+    for (int fd : {client, upstream}) {
+      if (fd < 0) continue;
+      ::shutdown(fd, SHUT_RDWR);
+    }
+  }
+
+  const Kind kind_;
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::thread acceptor_;
+  mutable absl::Mutex mu_;
+  // Every socket ever opened here, closed at the end (shut down when a tunnel ends).
+  std::vector<int> open_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread> tunnels_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> targets_ ABSL_GUARDED_BY(mu_);
+};
+
+// A cluster's proxy-url carries every request, through an HTTP proxy (CONNECT) or a SOCKS5
+// one that resolves the server's name itself, whatever no_proxy says, as client-go's
+// http.ProxyURL.
+TEST(ClientTest, GoesThroughTheClustersProxyUrl) {
+  FakeApiServer server;
+  server.AddSlice(SliceNamed("via-proxy", 1));
+  const std::string port = server.url().substr(server.url().rfind(':') + 1);
+  ::setenv("no_proxy", "127.0.0.1,localhost", 1);
+  for (const TunnelProxy::Kind kind :
+       {TunnelProxy::Kind::kHttpConnect, TunnelProxy::Kind::kSocks5}) {
+    TunnelProxy proxy(kind);
+    testing::TempDir dir;
+    server.WriteKubeconfig(dir.Sub("config"));
+    std::string text;
+    {
+      std::ifstream in(dir.Sub("config"));
+      text.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    // The server by name: a SOCKS5 proxy is given the name, as Go's socks5 proxies are.
+    const std::string server_line = absl::StrCat("server: ", server.url(), "\n");
+    text.replace(
+        text.find(server_line), server_line.size(),
+        absl::StrCat("server: https://localhost:", port, "\n      proxy-url: ", proxy.url(), "\n"));
+    std::ofstream(dir.Sub("config")) << text;
+    absl::StatusOr<RestConfig> config = LoadKubeconfig({dir.Sub("config")});
+    ASSERT_TRUE(config.ok()) << config.status();
+    EXPECT_EQ(config->proxy_url, proxy.url());
+    absl::StatusOr<SliceList> listed = Connect(*config)->ListResourceSlices({});
+    ASSERT_TRUE(listed.ok()) << proxy.url() << ": " << listed.status();
+    ASSERT_EQ(listed->items.size(), 1u);
+    EXPECT_THAT(proxy.targets(), ElementsAre(absl::StrCat("localhost:", port))) << proxy.url();
+  }
+  ::unsetenv("no_proxy");
 }
 
 // A plain HTTP server that answers every request with a Node and keeps each request's head.

@@ -266,7 +266,8 @@ TEST(RestConfigTest, AnExecPluginIsReadAsClientcmdReadsIt) {
       "    - name: other\n      extension: {x: 1}\n"
       "    - name: client.authentication.k8s.io/exec\n"
       "      extension: {audience: lab, 'retries': 3}\n"
-      "- name: open\n  cluster: {server: 'https://open', insecure-skip-tls-verify: true}\n";
+      "- name: open\n  cluster: {server: 'https://open', insecure-skip-tls-verify: true, "
+      "proxy-url: 'http://proxy:3128', disable-compression: true}\n";
   Write(dir.Sub("kube/config"),
         "current-context: v1\n" + clusters +
             "contexts:\n"
@@ -312,7 +313,8 @@ TEST(RestConfigTest, AnExecPluginIsReadAsClientcmdReadsIt) {
   EXPECT_EQ(beta->exec->command, "aws");
   EXPECT_EQ(beta->exec->interactive_mode, "IfAvailable");
   EXPECT_EQ(beta->exec->cluster_json,
-            R"({"server":"https://open","insecure-skip-tls-verify":true,"config":null})");
+            R"({"server":"https://open","insecure-skip-tls-verify":true,)"
+            R"("proxy-url":"http://proxy:3128","disable-compression":true,"config":null})");
 
   // As client-go: a user with a token or a client certificate does not run its plugin.
   for (const char* context : {"token", "cert"}) {
@@ -363,16 +365,21 @@ TEST(RestConfigTest, AnExecPluginClientcmdRefusesIsRefused) {
   }
 }
 
-// What would change whom the requests act as, or where they go, is refused rather than
-// ignored: impersonation (the credentials alone would act with their own rights) and a proxy.
-TEST(RestConfigTest, ImpersonationAndProxiesAreRefused) {
+// What would change whom the requests act as is refused rather than ignored: impersonation (the
+// credentials alone would act with their own rights). A proxy-url is read, and one of a scheme
+// client-go does not take is refused in clientcmd's words.
+TEST(RestConfigTest, ImpersonationIsRefusedAndAProxyIsRead) {
   TempDir dir;
   Write(dir.Sub("config"),
         "current-context: as\nclusters:\n- name: lab\n  cluster: {server: https://lab}\n"
         "- name: far\n  cluster: {server: https://far, proxy-url: 'socks5://127.0.0.1:1080'}\n"
+        "- name: ftp\n  cluster: {server: https://far, proxy-url: 'ftp://proxy:21'}\n"
+        "- name: bad\n  cluster: {server: https://far, proxy-url: 'http://[::1'}\n"
         "contexts:\n- name: as\n  context: {cluster: lab, user: admin}\n"
         "- name: groups\n  context: {cluster: lab, user: grouped}\n"
         "- name: far\n  context: {cluster: far, user: plain}\n"
+        "- name: ftp\n  context: {cluster: ftp, user: plain}\n"
+        "- name: bad\n  context: {cluster: bad, user: plain}\n"
         "- name: plain\n  context: {cluster: lab, user: plain}\n"
         "- name: empty\n  context: {cluster: lab, user: empty}\n"
         "users:\n- name: admin\n  user: {token: t, as: 'system:serviceaccount:dra:driver'}\n"
@@ -382,15 +389,27 @@ TEST(RestConfigTest, ImpersonationAndProxiesAreRefused) {
         "as-user-extra: {}}\n");
   for (const auto& [context, text] : std::vector<std::pair<std::string, std::string>>{
            {"as", "user \"admin\" impersonates another user (as)"},
-           {"groups", "user \"grouped\" impersonates another user (as-groups)"},
-           {"far", "cluster \"far\" is reached through proxy-url"}}) {
+           {"groups", "user \"grouped\" impersonates another user (as-groups)"}}) {
     absl::StatusOr<RestConfig> config = LoadKubeconfig({dir.Sub("config")}, context);
     EXPECT_EQ(config.status().code(), absl::StatusCode::kUnimplemented) << config.status();
     EXPECT_TRUE(absl::StrContains(config.status().message(), text)) << config.status();
   }
+  absl::StatusOr<RestConfig> far = LoadKubeconfig({dir.Sub("config")}, "far");
+  ASSERT_TRUE(far.ok()) << far.status();
+  EXPECT_EQ(far->proxy_url, "socks5://127.0.0.1:1080");
+  absl::StatusOr<RestConfig> ftp = LoadKubeconfig({dir.Sub("config")}, "ftp");
+  EXPECT_EQ(ftp.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ftp.status().message(),
+            "invalid 'proxy-url' \"ftp://proxy:21\" for cluster \"ftp\": unsupported scheme "
+            "\"ftp\", must be http, https, or socks5");
+  absl::StatusOr<RestConfig> bad = LoadKubeconfig({dir.Sub("config")}, "bad");
+  EXPECT_EQ(
+      bad.status().message(),
+      "invalid 'proxy-url' \"http://[::1\" for cluster \"bad\": could not parse: http://[::1");
   absl::StatusOr<RestConfig> plain = LoadKubeconfig({dir.Sub("config")}, "plain");
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(plain->bearer_token, "t");
+  EXPECT_TRUE(plain->proxy_url.empty());
   // Empty fields impersonate nobody, as clientcmd reads them (before, they were refused).
   absl::StatusOr<RestConfig> empty = LoadKubeconfig({dir.Sub("config")}, "empty");
   ASSERT_TRUE(empty.ok()) << empty.status();
