@@ -284,7 +284,7 @@ absl::StatusOr<SliceList> Client::ListResourceSlices(const ListOptions& options,
       absl::StatusOr<Json> body = DoJson(request, cancel);
       if (!body.ok()) {
         const std::optional<ApiError> error = ApiErrorOf(body.status());
-        if (!continue_token.empty() && error.has_value() && error->http_code == 410) {
+        if (!continue_token.empty() && error.has_value() && error->reason == "Expired") {
           // The token outlived the server's history: one whole list instead, as client-go's
           // pager falls back to.
           paged = false;

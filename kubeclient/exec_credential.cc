@@ -68,6 +68,8 @@ absl::StatusOr<Ran> RunProgram(const std::vector<std::string>& argv,
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  // Only standard input, output and error reach the program, as Go's os/exec passes them.
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   if (!interactive) {
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   }
@@ -120,7 +122,12 @@ absl::StatusOr<Ran> RunProgram(const std::vector<std::string>& argv,
   }
   ::close(pipe_fds[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t reaped = 0;
+  while ((reaped = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  if (reaped != pid) {
+    return absl::InternalError(
+        absl::StrCat("exec: cannot wait for ", argv[0], ": ", std::strerror(errno)));
   }
   if (too_long) {
     return absl::InvalidArgumentError(
@@ -285,11 +292,13 @@ absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialPlugin::Run(
   info["apiVersion"] = config_.api_version;
   info["spec"] = nlohmann::ordered_json::object();
   if (!config_.cluster_json.empty()) {
-    info["spec"]["cluster"] = nlohmann::ordered_json::parse(config_.cluster_json);
+    info["spec"]["cluster"] =
+        nlohmann::ordered_json::parse(config_.cluster_json, nullptr, /*allow_exceptions=*/false);
   }
   info["spec"]["interactive"] = interactive;
   std::vector<std::pair<std::string, std::string>> extra = config_.env;
-  extra.emplace_back(kExecInfoEnv, info.dump());
+  extra.emplace_back(kExecInfoEnv,
+                     info.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 
   std::vector<std::string> argv = {config_.command};
   argv.insert(argv.end(), config_.args.begin(), config_.args.end());

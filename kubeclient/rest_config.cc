@@ -158,7 +158,8 @@ absl::StatusOr<std::string> ExecClusterJson(const Entry& cluster, const std::str
       break;
     }
   }
-  return json.dump();
+  // Bytes that are not UTF-8 are replaced, as Go's encoder replaces them, never thrown on.
+  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // ReadExec: the user's exec plugin, checked as clientcmd checks one (its texts), with

@@ -324,6 +324,25 @@ TEST(RestConfigTest, AnExecPluginIsReadAsClientcmdReadsIt) {
   }
 }
 
+// A server name that is not UTF-8 reaches the plugin's cluster info replaced, as Go's encoder
+// replaces it; before, rendering it threw and ended the process.
+TEST(RestConfigTest, ClusterInfoOfBytesThatAreNotUtf8IsNoCrash) {
+  TempDir dir;
+  Write(dir.Sub("config"),
+        "current-context: c\nclusters:\n- name: lab\n  cluster: {server: \"https://l\xff"
+        "ab\"}\n"
+        "contexts:\n- name: c\n  context: {cluster: lab, user: u}\n"
+        "users:\n- name: u\n  user:\n    exec: {command: aws, apiVersion: "
+        "client.authentication.k8s.io/v1, interactiveMode: Never, provideClusterInfo: true}\n");
+  absl::StatusOr<RestConfig> config = LoadKubeconfig({dir.Sub("config")});
+  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_TRUE(config->exec.has_value());
+  EXPECT_TRUE(absl::StrContains(config->exec->cluster_json,
+                                "https://l\xef\xbf\xbd"
+                                "ab"))
+      << config->exec->cluster_json;
+}
+
 // A plugin clientcmd would refuse is refused at load, in its words.
 TEST(RestConfigTest, AnExecPluginClientcmdRefusesIsRefused) {
   struct Case {
