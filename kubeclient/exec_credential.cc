@@ -68,8 +68,6 @@ absl::StatusOr<Ran> RunProgram(const std::vector<std::string>& argv,
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  // Only standard input, output and error reach the program, as Go's os/exec passes them.
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   if (!interactive) {
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   }
