@@ -556,6 +556,22 @@ TEST(ClientTest, AuthenticatesWithAnExecPluginsClientCertificate) {
   EXPECT_EQ(Runs(dir), 1);
 }
 
+// ListenOnLoopback: a TCP socket listening on 127.0.0.1 at a port the system picks (`port`).
+int ListenOnLoopback(uint16_t& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes sockaddr*
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
+  EXPECT_EQ(::listen(fd, 16), 0);
+  port = ntohs(address.sin_port);
+  return fd;
+}
+
 // A proxy on loopback that tunnels each connection to the port its client asks for on
 // 127.0.0.1: an HTTP proxy taking CONNECT, or a SOCKS5 proxy (without authentication, taking
 // an IPv4 address or a name). It keeps what each client asked for.
@@ -564,17 +580,7 @@ class TunnelProxy {
   enum class Kind { kHttpConnect, kSocks5 };
 
   explicit TunnelProxy(Kind kind) : kind_(kind) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(address);
-    // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes sockaddr*
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length), 0);
-    // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
-    EXPECT_EQ(::listen(fd_, 16), 0);
-    port_ = ntohs(address.sin_port);
+    fd_ = ListenOnLoopback(port_);
     acceptor_ = std::thread([this] { Accept(); });
   }
   ~TunnelProxy() {
@@ -754,17 +760,7 @@ TEST(ClientTest, GoesThroughTheClustersProxyUrl) {
 class PlainHttpServer {
  public:
   PlainHttpServer() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(address);
-    // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes sockaddr*
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length), 0);
-    // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
-    EXPECT_EQ(::listen(fd_, 4), 0);
-    port_ = ntohs(address.sin_port);
+    fd_ = ListenOnLoopback(port_);
     thread_ = std::thread([this] { Serve(); });
   }
   ~PlainHttpServer() {
