@@ -6,7 +6,9 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <poll.h>
 #include <spawn.h>
+#include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,10 +59,11 @@ std::vector<std::string> Environment(
 
 // RunProgram runs `argv` (argv[0] looked up in PATH unless it has a slash) with `env`, its
 // standard output read whole, standard input the process's when `interactive` and /dev/null
-// otherwise, standard error the process's.
+// otherwise, standard error the process's. Once `stop_fd` is readable it kills the program and
+// stops reading (a child of the program may still hold its output open).
 absl::StatusOr<Ran> RunProgram(const std::vector<std::string>& argv,
                                const std::vector<std::string>& env, bool interactive,
-                               const std::string& install_hint) {
+                               const std::string& install_hint, int stop_fd) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("exec: pipe: ", std::strerror(errno)));
@@ -106,8 +109,20 @@ absl::StatusOr<Ran> RunProgram(const std::vector<std::string>& argv,
   }
   Ran ran;
   bool too_long = false;
+  bool stopped = false;
   char buffer[16384];
   for (;;) {
+    pollfd fds[2] = {{.fd = pipe_fds[0], .events = POLLIN, .revents = 0},
+                     {.fd = stop_fd, .events = POLLIN, .revents = 0}};
+    if (::poll(fds, stop_fd >= 0 ? 2 : 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[1].revents != 0) {
+      stopped = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
     const ssize_t got = ::read(pipe_fds[0], buffer, sizeof(buffer));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
@@ -126,6 +141,9 @@ absl::StatusOr<Ran> RunProgram(const std::vector<std::string>& argv,
   if (reaped != pid) {
     return absl::InternalError(
         absl::StrCat("exec: cannot wait for ", argv[0], ": ", std::strerror(errno)));
+  }
+  if (stopped) {
+    return absl::CancelledError(absl::StrCat("exec: executable ", argv[0], " was killed"));
   }
   if (too_long) {
     return absl::InvalidArgumentError(
@@ -248,19 +266,69 @@ absl::StatusOr<ExecCredential> Decode(const std::string& out, const std::string&
 
 ExecCredentialPlugin::ExecCredentialPlugin(ExecCredentialConfig config, bool stdin_is_terminal,
                                            const Clock& clock)
-    : config_(std::move(config)), stdin_is_terminal_(stdin_is_terminal), clock_(clock) {}
+    : config_(std::move(config)),
+      stdin_is_terminal_(stdin_is_terminal),
+      clock_(clock),
+      stop_fd_(::eventfd(0, EFD_CLOEXEC)) {}
 
-absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialPlugin::Get() {
+ExecCredentialPlugin::~ExecCredentialPlugin() {
+  if (stop_fd_ >= 0) {
+    const uint64_t one = 1;
+    static_cast<void>(::write(stop_fd_, &one, sizeof(one)));
+  }
+  std::thread runner;
+  {
+    absl::MutexLock lock(&mu_);
+    runner = std::move(runner_);
+  }
+  if (runner.joinable()) runner.join();
+  if (stop_fd_ >= 0) ::close(stop_fd_);
+}
+
+absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialPlugin::Get(
+    const Cancellation* cancel, absl::Duration timeout) {
+  // Set, under mu_, when `cancel` is: the wait below then ends.
+  bool cancelled = false;
+  Cancellation::Waker waker(cancel, [this, &cancelled] {
+    absl::MutexLock lock(&mu_);
+    cancelled = true;
+  });
+  if (waker.too_late()) return absl::CancelledError("getting credentials: cancelled");
+  const absl::Time deadline = absl::Now() + timeout;
+
   absl::MutexLock lock(&mu_);
   // client-go keeps credentials up to their expiry, itself included.
   if (credential_ != nullptr && clock_.Now() <= credential_->expiry) return credential_;
-  absl::StatusOr<std::shared_ptr<const ExecCredential>> ran = Run();
-  if (!ran.ok()) {
-    return absl::UnauthenticatedError(
-        absl::StrCat("getting credentials: ", ran.status().message()));
+  if (ended_ == runs_) {
+    // None in progress: this Get starts one. The thread of the last has ended, or is about to.
+    if (runner_.joinable()) runner_.join();
+    ++runs_;
+    runner_ = std::thread(&ExecCredentialPlugin::Finish, this);
   }
-  credential_ = *std::move(ran);
-  return credential_;
+  const int awaited = runs_;
+  auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return ended_ >= awaited || cancelled; };
+  mu_.AwaitWithDeadline(absl::Condition(&done), deadline);
+  if (ended_ >= awaited) return last_;
+  if (cancelled) {
+    return absl::CancelledError(
+        absl::StrCat("getting credentials: cancelled while ", config_.command, " runs"));
+  }
+  return absl::DeadlineExceededError(absl::StrCat("getting credentials: ", config_.command,
+                                                  " has not finished within ",
+                                                  absl::FormatDuration(timeout)));
+}
+
+void ExecCredentialPlugin::Finish() {
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> ran = Run();
+  absl::MutexLock lock(&mu_);
+  ++ended_;
+  if (ran.ok()) {
+    credential_ = *ran;
+    last_ = *std::move(ran);
+  } else {
+    last_ =
+        absl::UnauthenticatedError(absl::StrCat("getting credentials: ", ran.status().message()));
+  }
 }
 
 void ExecCredentialPlugin::Refused(const ExecCredential* used) {
@@ -273,7 +341,7 @@ int ExecCredentialPlugin::runs() const {
   return runs_;
 }
 
-absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialPlugin::Run() {
+absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialPlugin::Run() const {
   bool interactive = false;
   if (config_.interactive_mode == "IfAvailable") {
     interactive = stdin_is_terminal_;
@@ -300,8 +368,8 @@ absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialPlugin::Run(
 
   std::vector<std::string> argv = {config_.command};
   argv.insert(argv.end(), config_.args.begin(), config_.args.end());
-  ++runs_;
-  absl::StatusOr<Ran> ran = RunProgram(argv, Environment(extra), interactive, config_.install_hint);
+  absl::StatusOr<Ran> ran =
+      RunProgram(argv, Environment(extra), interactive, config_.install_hint, stop_fd_);
   if (!ran.ok()) return ran.status();
   if (ran->exit_code != 0) {
     return absl::FailedPreconditionError(absl::StrCat("exec: executable ", config_.command,

@@ -9,20 +9,27 @@
 // credentials have expired, or after the server refused them (401); one run at a time, and
 // requests wait for it. Its standard error is the process's; its standard input is the
 // process's only when it may be interactive (interactiveMode IfAvailable or Always, and standard
-// input a terminal), /dev/null otherwise. Like client-go, no time limit is put on a run: a
-// program that hangs holds every request that needs credentials.
+// input a terminal), /dev/null otherwise.
+//
+// Like client-go, no time limit is put on a run. Unlike client-go, a program that hangs holds no
+// request beyond the request's own timeout or its cancellation: a run goes on, on a thread of its
+// own, and the requests that gave up waiting leave it behind; the next one waits for the same run.
+// Destroying the ExecCredentialPlugin kills a run in progress (SIGKILL) and waits for it to end,
+// even where a child of the program keeps its output open.
 //
 // Thread-safety: every method may be called from any thread at once.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "kubeclient/cancellation.h"
 #include "kubeclient/rest_config.h"
 
 namespace devmgr::kubeclient {
@@ -47,13 +54,18 @@ class ExecCredentialPlugin {
   // the process's standard input; `clock` tells when credentials have expired.
   ExecCredentialPlugin(ExecCredentialConfig config, bool stdin_is_terminal,
                        const Clock& clock = RealClock());
+  ~ExecCredentialPlugin();
   ExecCredentialPlugin(const ExecCredentialPlugin&) = delete;
   ExecCredentialPlugin& operator=(const ExecCredentialPlugin&) = delete;
 
-  // Get: the credentials in hand until they expire, else those of a new run. Unauthenticated
-  // "getting credentials: ..." with client-go's words when the program cannot run, fails, or
-  // prints no usable ExecCredential; the next Get runs it again.
-  absl::StatusOr<std::shared_ptr<const ExecCredential>> Get() ABSL_LOCKS_EXCLUDED(mu_);
+  // Get: the credentials in hand until they expire, else those of a run: the one in progress,
+  // or one it starts. Unauthenticated "getting credentials: ..." with client-go's words when the
+  // program cannot run, fails, or prints no usable ExecCredential (the next Get runs it again);
+  // DeadlineExceeded when the run has not ended within `timeout`, and Cancelled once `cancel` is
+  // set (the run goes on).
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> Get(
+      const Cancellation* cancel = nullptr, absl::Duration timeout = absl::InfiniteDuration())
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Refused: the server answered 401 to a request made with `used`. Unless a run has replaced
   // them since, the next Get runs the program again.
@@ -63,15 +75,27 @@ class ExecCredentialPlugin {
   int runs() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  absl::StatusOr<std::shared_ptr<const ExecCredential>> Run() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Run: one run of the program, from start to its ExecCredential; ended early once stop_fd_ is
+  // readable.
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> Run() const;
+  // Finish: the run's thread, which records what Run gave.
+  void Finish() ABSL_LOCKS_EXCLUDED(mu_);
 
   const ExecCredentialConfig config_;
   const bool stdin_is_terminal_;
   const Clock& clock_;
+  // An eventfd that the destructor makes readable, to end a run in progress; -1 when none could
+  // be made (a run then ends only when its program does).
+  const int stop_fd_;
 
   mutable absl::Mutex mu_;
   std::shared_ptr<const ExecCredential> credential_ ABSL_GUARDED_BY(mu_);
+  // Runs started, and ended; the last ended run's result, errors as Get returns them.
   int runs_ ABSL_GUARDED_BY(mu_) = 0;
+  int ended_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> last_ ABSL_GUARDED_BY(mu_);
+  // The thread of the last run started; joined before the next starts, and by the destructor.
+  std::thread runner_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace devmgr::kubeclient

@@ -134,35 +134,6 @@ bool IsConnectionLost(const absl::Status& status) {
   return status.GetPayload(kConnectionLostPayload).has_value();
 }
 
-void Cancellation::Cancel() {
-  absl::MutexLock lock(&mu_);
-  cancelled_ = true;
-  // Only a transport that loaded libcurl attaches a multi handle.
-  if (multi_ != nullptr) (*Curl())->multi_wakeup(static_cast<CURLM*>(multi_));
-}
-
-bool Cancellation::cancelled() const {
-  absl::MutexLock lock(&mu_);
-  return cancelled_;
-}
-
-bool Cancellation::WaitForCancel(absl::Duration timeout) const {
-  absl::MutexLock lock(&mu_);
-  return mu_.AwaitWithTimeout(absl::Condition(&cancelled_), timeout);
-}
-
-bool Cancellation::Attach(void* multi) {
-  absl::MutexLock lock(&mu_);
-  if (cancelled_) return false;
-  multi_ = multi;
-  return true;
-}
-
-void Cancellation::Detach() {
-  absl::MutexLock lock(&mu_);
-  multi_ = nullptr;
-}
-
 // One easy handle on a multi handle of its own: the multi handle keeps the connections and is
 // what curl_multi_wakeup interrupts.
 struct HttpTransport::Handle {
@@ -389,7 +360,9 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
     const Cancellation* cancel) {
   std::shared_ptr<const ExecCredential> exec;
   if (exec_ != nullptr) {
-    absl::StatusOr<std::shared_ptr<const ExecCredential>> got = exec_->Get();
+    absl::StatusOr<std::shared_ptr<const ExecCredential>> got =
+        exec_->Get(cancel, request.timeout > absl::ZeroDuration() ? request.timeout
+                                                                  : absl::InfiniteDuration());
     if (!got.ok()) return got.status();
     exec = *std::move(got);
   }
@@ -475,37 +448,38 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
     curl_.easy_setopt(easy, CURLOPT_SSLKEY_BLOB, &key);
   }
 
-  Cancellation* cancellation = const_cast<Cancellation*>(cancel);
-  if (cancellation != nullptr && !cancellation->Attach(handle->multi)) {
-    GiveBack(std::move(handle));
-    return absl::CancelledError(absl::StrCat(request.method, " ", url, ": cancelled"));
-  }
-  curl_.multi_add_handle(handle->multi, easy);
   CURLcode result = CURLE_OK;
-  bool done = false;
   bool cancelled = false;
-  while (!done) {
-    int running = 0;
-    if (curl_.multi_perform(handle->multi, &running) != CURLM_OK) {
-      result = CURLE_FAILED_INIT;
-      break;
+  {
+    Cancellation::Waker waker(cancel, [this, multi = handle->multi] { curl_.multi_wakeup(multi); });
+    if (waker.too_late()) {
+      GiveBack(std::move(handle));
+      return absl::CancelledError(absl::StrCat(request.method, " ", url, ": cancelled"));
     }
-    int queued = 0;
-    while (CURLMsg* message = curl_.multi_info_read(handle->multi, &queued)) {
-      if (message->msg == CURLMSG_DONE) {
-        result = message->data.result;
-        done = true;
+    curl_.multi_add_handle(handle->multi, easy);
+    bool done = false;
+    while (!done) {
+      int running = 0;
+      if (curl_.multi_perform(handle->multi, &running) != CURLM_OK) {
+        result = CURLE_FAILED_INIT;
+        break;
       }
+      int queued = 0;
+      while (CURLMsg* message = curl_.multi_info_read(handle->multi, &queued)) {
+        if (message->msg == CURLMSG_DONE) {
+          result = message->data.result;
+          done = true;
+        }
+      }
+      if (done) break;
+      if (cancel != nullptr && cancel->cancelled()) {
+        cancelled = true;
+        break;
+      }
+      curl_.multi_poll(handle->multi, nullptr, 0, kPollMillis, nullptr);
     }
-    if (done) break;
-    if (cancellation != nullptr && cancellation->cancelled()) {
-      cancelled = true;
-      break;
-    }
-    curl_.multi_poll(handle->multi, nullptr, 0, kPollMillis, nullptr);
+    curl_.multi_remove_handle(handle->multi, easy);
   }
-  curl_.multi_remove_handle(handle->multi, easy);
-  if (cancellation != nullptr) cancellation->Detach();
 
   HttpResponse response;
   long code = 0;  // NOLINT(google-runtime-int): curl's type

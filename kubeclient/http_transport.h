@@ -16,7 +16,8 @@
 // certificate), and at the next request after curl could not use them. A user's exec plugin
 // gives the token and the client certificate instead (exec_credential.h): it runs at the first
 // request, again when they expire, and after the server answers 401 to a request made with
-// them (that answer is returned as it came, as client-go returns it).
+// them (that answer is returned as it came, as client-go returns it). A request waits for
+// the plugin no longer than its timeout or its cancellation.
 //
 // Thread-safety: every method may be called from any thread at once.
 #pragma once
@@ -34,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "kubeclient/cancellation.h"
 #include "kubeclient/exec_credential.h"
 #include "kubeclient/rest_config.h"
 
@@ -48,7 +50,8 @@ struct HttpRequest {
   // Sent as application/json when not empty.
   std::string body;
   // The whole exchange, from connecting to the last byte; zero means no limit. A stream's
-  // timeout that passes after its 2xx answer began ends it as the server's end would.
+  // timeout that passes after its 2xx answer began ends it as the server's end would. It bounds
+  // the wait for an exec plugin's credentials too, before the exchange.
   absl::Duration timeout = absl::Seconds(30);
 };
 
@@ -57,32 +60,6 @@ struct HttpResponse {
   std::string body;
   // The Retry-After header, in seconds; -1 when absent or not a number of seconds.
   int retry_after_seconds = -1;
-};
-
-// Cancellation: lets another thread end a request in progress at once (a watch that has
-// nothing to say for minutes, a hung server). Set once; a request started after Cancel ends at
-// once. Thread-safe.
-class Cancellation {
- public:
-  Cancellation() = default;
-  Cancellation(const Cancellation&) = delete;
-  Cancellation& operator=(const Cancellation&) = delete;
-
-  void Cancel() ABSL_LOCKS_EXCLUDED(mu_);
-  bool cancelled() const ABSL_LOCKS_EXCLUDED(mu_);
-  // WaitForCancel waits up to `timeout` for Cancel: true once cancelled (a retry's pause).
-  bool WaitForCancel(absl::Duration timeout) const ABSL_LOCKS_EXCLUDED(mu_);
-
- private:
-  friend class HttpTransport;
-  // Attach names the curl multi handle a request runs on, so Cancel can wake it; Detach ends
-  // that. Attach returns false when already cancelled.
-  bool Attach(void* multi) ABSL_LOCKS_EXCLUDED(mu_);
-  void Detach() ABSL_LOCKS_EXCLUDED(mu_);
-
-  mutable absl::Mutex mu_;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  void* multi_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
 // IsConnectionLost: `status` is a transport error for a connection that broke after the

@@ -9,10 +9,12 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <string>
 #include <thread>
@@ -554,6 +556,39 @@ TEST(ClientTest, AuthenticatesWithAnExecPluginsClientCertificate) {
     EXPECT_TRUE(listed.ok()) << listed.status();
   }
   EXPECT_EQ(Runs(dir), 1);
+}
+
+// An exec plugin that does not finish holds a request only until its cancellation (a
+// reflector's or a controller's Stop) or its timeout, and the client's end kills it.
+TEST(ClientTest, AHungExecPluginHoldsARequestOnlyUntilItIsCancelledOrTimesOut) {
+  FakeApiServer server;
+  testing::TempDir dir;
+  absl::StatusOr<RestConfig> config = LoadKubeconfig({ExecKubeconfig(server, dir, "{}")});
+  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_EQ(::mkfifo(dir.Sub("never").c_str(), 0600), 0);
+  std::ofstream(dir.Sub("plugin.sh")) << "#!/bin/sh\necho $$ > \"$(dirname \"$0\")/pid\"\n"
+                                      << "read line < \"$(dirname \"$0\")/never\"\n";
+  ClientOptions options;
+  options.timeout = absl::Milliseconds(50);
+  std::unique_ptr<Client> client = Connect(*config, options);
+  EXPECT_EQ(client->ListResourceSlices({}).status().code(), absl::StatusCode::kDeadlineExceeded);
+
+  ClientOptions no_timeout;
+  no_timeout.timeout = absl::ZeroDuration();
+  std::unique_ptr<Client> patient = Connect(*config, no_timeout);
+  Cancellation cancel;
+  auto waiting =
+      std::async(std::launch::async, [&] { return patient->ListResourceSlices({}, &cancel); });
+  ASSERT_TRUE(testing::WaitFor([&] { return cancel.waiting() == 1; }));
+  cancel.Cancel();
+  EXPECT_EQ(waiting.get().status().code(), absl::StatusCode::kCancelled);
+  // Both clients' plugins run on; one of them wrote its pid.
+  pid_t pid = 0;
+  ASSERT_TRUE(testing::WaitFor([&] { return std::ifstream(dir.Sub("pid")) >> pid && pid > 0; }));
+  EXPECT_EQ(::kill(pid, 0), 0);
+  patient.reset();
+  client.reset();
+  EXPECT_EQ(::kill(pid, 0), -1) << "the plugin outlives its client";
 }
 
 // ListenOnLoopback: a TCP socket listening on 127.0.0.1 at a port the system picks (`port`).

@@ -4,29 +4,39 @@
 // refusal by the server). The plugins are shell scripts written into the test's folder.
 #include "kubeclient/exec_credential.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "tests/testlib/fake_clock.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/test_pki.h"
+#include "tests/testlib/wait_for.h"
 
 namespace devmgr::kubeclient {
 namespace {
 
 using ::devmgr::testing::FakeClock;
 using ::devmgr::testing::TempDir;
+using ::devmgr::testing::WaitFor;
 using ::testing::HasSubstr;
 
 constexpr char kV1[] = "client.authentication.k8s.io/v1";
@@ -287,6 +297,81 @@ TEST(ExecCredentialTest, EachMistakeIsReportedInClientGosWords) {
   EXPECT_EQ(not_found.status().message(),
             "getting credentials: exec: executable devmgr-no-such-credential-plugin not found\n\n"
             "Install it with: apt-get install devmgr-no-such-credential-plugin");
+}
+
+// Release: opens the FIFO `path` for writing and closes it, which ends a `read` or `cat` that
+// waits on it.
+void Release(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_EQ(::write(fd, "go\n", 3), 3);
+  ::close(fd);
+}
+
+// A run that does not end holds a request no longer than its timeout or its cancellation: the
+// run goes on, the next request waits for the same run, and its credentials serve them all once
+// it ends. client-go has no bound here: a hung plugin there holds every request.
+TEST(ExecCredentialTest, ARequestWaitsForARunNoLongerThanItsTimeoutOrItsCancellation) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo(dir.Sub("go").c_str(), 0600), 0);
+  std::ofstream(dir.Sub("output.json")) << Credential(R"({"token":"late"})");
+  const std::string plugin_path = Script(dir, "plugin",
+                                         absl::StrCat("read line < ", dir.Sub("go").string(),
+                                                      "\ncat ", dir.Sub("output.json").string()));
+  ExecCredentialPlugin plugin(Config(plugin_path), /*stdin_is_terminal=*/false);
+
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> timed_out =
+      plugin.Get(nullptr, absl::Milliseconds(20));
+  EXPECT_EQ(timed_out.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(timed_out.status().message(),
+            absl::StrCat("getting credentials: ", plugin_path, " has not finished within 20ms"));
+
+  // Cancelled while it waits; a minute's timeout stands for a wait that Cancel failed to end.
+  Cancellation cancel;
+  auto cancelled =
+      std::async(std::launch::async, [&] { return plugin.Get(&cancel, absl::Minutes(1)); });
+  ASSERT_TRUE(WaitFor([&] { return cancel.waiting() == 1; }));
+  cancel.Cancel();
+  const absl::Status ended = cancelled.get().status();
+  EXPECT_EQ(ended.code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(ended.message(),
+            absl::StrCat("getting credentials: cancelled while ", plugin_path, " runs"));
+  // Cancelled before: no wait at all.
+  EXPECT_EQ(plugin.Get(&cancel).status().message(), "getting credentials: cancelled");
+  EXPECT_EQ(cancel.waiting(), 0);
+  EXPECT_EQ(plugin.runs(), 1);
+
+  Release(dir.Sub("go"));
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> got = plugin.Get();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)->token, "late");
+  EXPECT_EQ(plugin.runs(), 1);
+}
+
+// Destroying the plugin (its transport going away: a reflector's or a controller's Stop) kills
+// a run in progress and does not wait for its output to close, which a child of the program may
+// keep open.
+TEST(ExecCredentialTest, DestroyingThePluginKillsARunInProgress) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo(dir.Sub("go").c_str(), 0600), 0);
+  // The child `cat` keeps the program's output open until the FIFO is written to.
+  auto plugin = std::make_unique<ExecCredentialPlugin>(
+      Config(Script(dir, "plugin",
+                    absl::StrCat("cat ", dir.Sub("go").string(), " &\necho $$ > ",
+                                 dir.Sub("pid").string(), "\nwait"))),
+      /*stdin_is_terminal=*/false);
+  EXPECT_EQ(plugin->Get(nullptr, absl::Milliseconds(1)).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  ASSERT_TRUE(WaitFor([&] { return !ReadFile(dir.Sub("pid")).empty(); }));
+  const pid_t pid = std::stoi(ReadFile(dir.Sub("pid")));
+
+  auto destroyed = std::async(std::launch::async, [&] { plugin.reset(); });
+  const bool ended = destroyed.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  EXPECT_TRUE(ended) << "the destructor waits for the program";
+  // The program was killed and reaped; its child still waits on the FIFO, and is let go.
+  EXPECT_EQ(::kill(pid, 0), -1);
+  Release(dir.Sub("go"));
+  destroyed.wait();
 }
 
 }  // namespace
