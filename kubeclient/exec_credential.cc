@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
@@ -27,6 +28,16 @@ namespace {
 
 // More than any credential needs (a token, or a certificate chain and its key).
 constexpr size_t kMaxOutput = 1 << 20;
+
+// What client-go adds to "executable ... not found", with the kubeconfig's installHint after it,
+// for at most kNotFoundHelpTimes of the failures of each kNotFoundHelpWindow.
+constexpr char kNotFoundHelp[] =
+    "\n\nIt looks like you are trying to use a client-go credential plugin that is not "
+    "installed.\n\nTo learn more about this feature, consult the documentation available at:\n"
+    "      https://kubernetes.io/docs/reference/access-authn-authz/authentication/"
+    "#client-go-credential-plugins";
+constexpr int kNotFoundHelpTimes = 10;
+constexpr absl::Duration kNotFoundHelpWindow = absl::Hours(1);
 
 // What the program printed, and how it ended.
 struct Ran {
@@ -60,10 +71,10 @@ std::vector<std::string> Environment(
 // RunProgram runs `argv` (argv[0] looked up in PATH unless it has a slash) with `env`, its
 // standard output read whole, standard input the process's when `interactive` and /dev/null
 // otherwise, standard error the process's. Once `stop_fd` is readable it kills the program and
-// stops reading (a child of the program may still hold its output open).
+// stops reading (a child of the program may still hold its output open). NotFound when argv[0]
+// has no slash and is not in PATH.
 absl::StatusOr<Ran> RunProgram(const std::vector<std::string>& argv,
-                               const std::vector<std::string>& env, bool interactive,
-                               const std::string& install_hint, int stop_fd) {
+                               const std::vector<std::string>& env, bool interactive, int stop_fd) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("exec: pipe: ", std::strerror(errno)));
@@ -99,13 +110,16 @@ absl::StatusOr<Ran> RunProgram(const std::vector<std::string>& argv,
   ::close(pipe_fds[1]);
   if (spawned != 0) {
     ::close(pipe_fds[0]);
-    if (spawned == ENOENT) {
-      return absl::NotFoundError(
-          absl::StrCat("exec: executable ", argv[0], " not found",
-                       install_hint.empty() ? "" : absl::StrCat("\n\n", install_hint)));
+    // Go's LookPath passes over files that are not executable: a bare name found only as
+    // such is "not found" too.
+    if (argv[0].find('/') == std::string::npos && (spawned == ENOENT || spawned == EACCES)) {
+      return absl::NotFoundError(absl::StrCat("exec: executable ", argv[0], " not found"));
     }
-    return absl::FailedPreconditionError(
-        absl::StrCat("exec: cannot run ", argv[0], ": ", std::strerror(spawned)));
+    // As Go's os/exec: the failed fork/exec, with the system's error in Go's words (glibc's
+    // texts, lower-cased).
+    std::string error = std::strerror(spawned);
+    if (!error.empty()) error[0] = absl::ascii_tolower(static_cast<unsigned char>(error[0]));
+    return absl::FailedPreconditionError(absl::StrCat("exec: fork/exec ", argv[0], ": ", error));
   }
   Ran ran;
   bool too_long = false;
@@ -325,10 +339,24 @@ void ExecCredentialPlugin::Finish() {
   if (ran.ok()) {
     credential_ = *ran;
     last_ = *std::move(ran);
-  } else {
-    last_ =
-        absl::UnauthenticatedError(absl::StrCat("getting credentials: ", ran.status().message()));
+    return;
   }
+  std::string message = absl::StrCat("getting credentials: ", ran.status().message());
+  if (absl::IsNotFound(ran.status())) {
+    // client-go's rate limit on its help: kNotFoundHelpTimes in each window, the window
+    // starting again at the first failure after it has passed.
+    const absl::Time now = clock_.Now();
+    if (now - help_window_ >= kNotFoundHelpWindow) {
+      help_window_ = now;
+      help_given_ = 0;
+    }
+    if (help_given_ < kNotFoundHelpTimes) {
+      ++help_given_;
+      absl::StrAppend(&message, kNotFoundHelp);
+      if (!config_.install_hint.empty()) absl::StrAppend(&message, "\n\n", config_.install_hint);
+    }
+  }
+  last_ = absl::UnauthenticatedError(message);
 }
 
 void ExecCredentialPlugin::Refused(const ExecCredential* used) {
@@ -368,8 +396,7 @@ absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialPlugin::Run(
 
   std::vector<std::string> argv = {config_.command};
   argv.insert(argv.end(), config_.args.begin(), config_.args.end());
-  absl::StatusOr<Ran> ran =
-      RunProgram(argv, Environment(extra), interactive, config_.install_hint, stop_fd_);
+  absl::StatusOr<Ran> ran = RunProgram(argv, Environment(extra), interactive, stop_fd_);
   if (!ran.ok()) return ran.status();
   if (ran->exit_code != 0) {
     return absl::FailedPreconditionError(absl::StrCat("exec: executable ", config_.command,

@@ -60,7 +60,8 @@ class ExecCredentialPlugin {
 
   // Get: the credentials in hand until they expire, else those of a run: the one in progress,
   // or one it starts. Unauthenticated "getting credentials: ..." with client-go's words when the
-  // program cannot run, fails, or prints no usable ExecCredential (the next Get runs it again);
+  // program cannot run, fails, or prints no usable ExecCredential (the next Get runs it again;
+  // `clock` paces client-go's help for a program not found in PATH);
   // DeadlineExceeded when the run has not ended within `timeout`, and Cancelled once `cancel` is
   // set (the run goes on).
   absl::StatusOr<std::shared_ptr<const ExecCredential>> Get(
@@ -96,6 +97,10 @@ class ExecCredentialPlugin {
   absl::StatusOr<std::shared_ptr<const ExecCredential>> last_ ABSL_GUARDED_BY(mu_);
   // The thread of the last run started; joined before the next starts, and by the destructor.
   std::thread runner_ ABSL_GUARDED_BY(mu_);
+  // When a program that is not found was last explained with client-go's help and the
+  // installHint: the window's start, and how many times in it.
+  absl::Time help_window_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  int help_given_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace devmgr::kubeclient

@@ -248,7 +248,6 @@ TEST(ExecCredentialTest, EachMistakeIsReportedInClientGosWords) {
     const char* name;
     std::string body;  // the script's
     std::string message;
-    std::string install_hint = "";
   };
   const std::vector<Case> cases = {
       {"exit code", "echo half-way >&2\nexit 3", "exec: executable PLUGIN failed with exit code 3"},
@@ -289,14 +288,45 @@ TEST(ExecCredentialTest, EachMistakeIsReportedInClientGosWords) {
     }
   }
 
+  // A program given by its path is not looked up: Go's failed fork/exec, without the help.
+  TempDir dir_for_paths;
+  std::ofstream(dir_for_paths.Sub("not-executable")) << "#!/bin/sh\n";
+  for (const auto& [path, error] :
+       {std::pair{dir_for_paths.Sub("missing").string(), "no such file or directory"},
+        std::pair{dir_for_paths.Sub("not-executable").string(), "permission denied"}}) {
+    EXPECT_EQ(ExecCredentialPlugin(Config(path), /*stdin_is_terminal=*/false).Get().status(),
+              absl::UnauthenticatedError(
+                  absl::StrCat("getting credentials: exec: fork/exec ", path, ": ", error)));
+  }
+}
+
+// A program not found in PATH is explained with client-go's help and the kubeconfig's
+// installHint, for the first ten failures of each hour (client-go's rate limit).
+TEST(ExecCredentialTest, AProgramNotFoundIsExplainedTenTimesAnHour) {
+  FakeClock clock(absl::FromUnixSeconds(1'800'000'000));
   ExecCredentialConfig missing = Config("devmgr-no-such-credential-plugin");
   missing.install_hint = "Install it with: apt-get install devmgr-no-such-credential-plugin";
-  absl::StatusOr<std::shared_ptr<const ExecCredential>> not_found =
-      ExecCredentialPlugin(missing, /*stdin_is_terminal=*/false).Get();
-  EXPECT_EQ(not_found.status().code(), absl::StatusCode::kUnauthenticated);
-  EXPECT_EQ(not_found.status().message(),
-            "getting credentials: exec: executable devmgr-no-such-credential-plugin not found\n\n"
-            "Install it with: apt-get install devmgr-no-such-credential-plugin");
+  ExecCredentialPlugin plugin(missing, /*stdin_is_terminal=*/false, clock);
+  const std::string bare =
+      "getting credentials: exec: executable devmgr-no-such-credential-plugin not found";
+  const std::string explained = absl::StrCat(
+      bare,
+      "\n\nIt looks like you are trying to use a client-go credential plugin that is not "
+      "installed.\n\nTo learn more about this feature, consult the documentation available "
+      "at:\n      https://kubernetes.io/docs/reference/access-authn-authz/authentication/"
+      "#client-go-credential-plugins\n\n"
+      "Install it with: apt-get install devmgr-no-such-credential-plugin");
+  for (int failure = 1; failure <= 10; ++failure) {
+    EXPECT_EQ(plugin.Get().status(), absl::UnauthenticatedError(explained)) << failure;
+    clock.Advance(absl::Minutes(5));
+  }
+  EXPECT_EQ(plugin.Get().status(), absl::UnauthenticatedError(bare));
+  // The hour began at the first failure; the window starts again at the first failure after it.
+  clock.Advance(absl::Minutes(10) - absl::Nanoseconds(1));
+  EXPECT_EQ(plugin.Get().status(), absl::UnauthenticatedError(bare));
+  clock.Advance(absl::Nanoseconds(1));
+  EXPECT_EQ(plugin.Get().status(), absl::UnauthenticatedError(explained));
+  EXPECT_EQ(plugin.runs(), 13);
 }
 
 // Release: opens the FIFO `path` for writing and closes it, which ends a `read` or `cat` that
