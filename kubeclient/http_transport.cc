@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "common/file_store.h"
 #include "kubeclient/curl_library.h"
@@ -128,6 +130,69 @@ absl::Status TransportError(const CurlLibrary& curl, CURLcode code, const char* 
   }
 }
 
+// ValidHeaderValue: `value` can be a header's value, as Go's httpguts.ValidHeaderFieldValue
+// decides: no control character but a tab. (curl would send a line break as it is, starting
+// another header.)
+bool ValidHeaderValue(absl::string_view value) {
+  return absl::c_none_of(value, [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return (byte < ' ' && byte != '\t') || byte == 0x7f;
+  });
+}
+
+// HeaderLine: "Name: value" for curl's list; "Name;" for an empty value (curl drops a header
+// written "Name:"). InvalidArgument in Go's transport's words for a value a header cannot hold.
+absl::StatusOr<std::string> HeaderLine(absl::string_view name, absl::string_view value) {
+  if (!ValidHeaderValue(value)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("net/http: invalid header field value for \"", name, "\""));
+  }
+  return value.empty() ? absl::StrCat(name, ";") : absl::StrCat(name, ": ", value);
+}
+
+// ExtraHeaderName: the header that carries the impersonated user's extra `key`, as client-go
+// names it: the key's bytes that a header name cannot hold, and '%', %-escaped
+// (headerKeyEscape), then in Go's canonical form (each word capitalized).
+std::string ExtraHeaderName(absl::string_view key) {
+  std::string name = "Impersonate-Extra-";
+  for (const char c : key) {
+    const bool token = absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
+                       std::string_view("!#$&'*+-.^_`|~").find(c) != std::string_view::npos;
+    if (token) {
+      name.push_back(c);
+    } else {
+      absl::StrAppendFormat(&name, "%%%02X", static_cast<unsigned char>(c));
+    }
+  }
+  bool word_start = true;
+  for (char& c : name) {
+    c = word_start ? absl::ascii_toupper(static_cast<unsigned char>(c))
+                   : absl::ascii_tolower(static_cast<unsigned char>(c));
+    word_start = c == '-';
+  }
+  return name;
+}
+
+// ImpersonationHeaders: the lines client-go's impersonating round tripper adds for `as`; none
+// while every field is empty.
+absl::StatusOr<std::vector<std::string>> ImpersonationHeaders(const Impersonation& as) {
+  if (as == Impersonation{}) return std::vector<std::string>();
+  std::vector<std::pair<std::string, std::string>> fields;
+  fields.emplace_back("Impersonate-User", as.user);
+  if (!as.uid.empty()) fields.emplace_back("Impersonate-Uid", as.uid);
+  for (const std::string& group : as.groups) fields.emplace_back("Impersonate-Group", group);
+  for (const auto& [key, values] : as.extra) {
+    for (const std::string& value : values) fields.emplace_back(ExtraHeaderName(key), value);
+  }
+  std::vector<std::string> lines;
+  for (const auto& [name, value] : fields) {
+    absl::StatusOr<std::string> line = HeaderLine(name, value);
+    if (!line.ok()) return line.status();
+    lines.push_back(*std::move(line));
+  }
+  return lines;
+}
+
 }  // namespace
 
 bool IsConnectionLost(const absl::Status& status) {
@@ -189,7 +254,10 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestC
     used.client_key_file.clear();
     used.exec.reset();
   }
+  absl::StatusOr<std::vector<std::string>> impersonation = ImpersonationHeaders(config.impersonate);
+  if (!impersonation.ok()) return impersonation.status();
   auto transport = std::unique_ptr<HttpTransport>(new HttpTransport(**curl, used));
+  transport->impersonation_ = *std::move(impersonation);
   if (!config.tls_server_name.empty()) {
     // Split the URL with curl's own parser, so that IPv6 brackets and ports come out right.
     const CurlLibrary& lib = **curl;
@@ -384,7 +452,12 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
   Slist headers(nullptr, SlistDeleter{&curl_});
   Append(headers, "Accept: application/json");
   if (!request.body.empty()) Append(headers, "Content-Type: application/json");
-  if (!authorization->empty()) Append(headers, absl::StrCat("Authorization: ", *authorization));
+  if (!authorization->empty()) {
+    absl::StatusOr<std::string> line = HeaderLine("Authorization", *authorization);
+    if (!line.ok()) return line.status();
+    Append(headers, *line);
+  }
+  for (const std::string& line : impersonation_) Append(headers, line);
   if (!host_header_.empty()) Append(headers, host_header_);
   Slist connect_to(nullptr, SlistDeleter{&curl_});
   if (!connect_to_.empty()) Append(connect_to, connect_to_);

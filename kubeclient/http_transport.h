@@ -19,6 +19,10 @@
 // them (that answer is returned as it came, as client-go returns it). A request waits for
 // the plugin no longer than its timeout or its cancellation.
 //
+// The user the configuration impersonates (RestConfig::impersonate) is named in every request's
+// Impersonate-* headers, as client-go names it; a header value that cannot be sent (a control
+// character, as a line break) fails the request, or for impersonation Create, in Go's words.
+//
 // Thread-safety: every method may be called from any thread at once.
 #pragma once
 
@@ -71,8 +75,9 @@ class HttpTransport {
  public:
   // Create checks the configuration (a server URL with https:// or http://, not
   // insecure_skip_tls_verify beside a CA; PEM material curl can load is checked at the first
-  // request). InvalidArgument for a server that is not a URL, both TLS settings, or a proxy
-  // URL of another scheme than http, https or socks5;
+  // request). InvalidArgument for a server that is not a URL, both TLS settings, a proxy
+  // URL of another scheme than http, https or socks5, or an impersonation whose values a header
+  // cannot carry;
   // FailedPrecondition when libcurl cannot be loaded. To an http:// server no credentials are
   // sent (the token, its file, the client certificate and the exec plugin are left unused), as
   // clientcmd reads none for such a kubeconfig; here for a configuration built in code too.
@@ -141,6 +146,8 @@ class HttpTransport {
   std::string host_header_;
   // The proxy every request goes through, as libcurl names it; empty: the environment's.
   const std::string proxy_;
+  // The Impersonate-* header lines every request carries (RestConfig::impersonate).
+  std::vector<std::string> impersonation_;
 
   // The user's exec plugin; null when it has none.
   std::unique_ptr<ExecCredentialPlugin> exec_;

@@ -162,6 +162,44 @@ absl::StatusOr<std::string> ExecClusterJson(const Entry& cluster, const std::str
   return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// Strings: the list of strings `node` holds (none when absent or null); false when it is
+// something else.
+bool Strings(const YAML::Node& node, std::vector<std::string>& out) {
+  if (!node.IsDefined() || node.IsNull()) return true;
+  if (!node.IsSequence()) return false;
+  for (const YAML::Node& item : node) {
+    if (!item.IsScalar()) return false;
+    out.push_back(item.Scalar());
+  }
+  return true;
+}
+
+// ReadImpersonation: the user's `as`, `as-uid`, `as-groups` and `as-user-extra`.
+absl::StatusOr<Impersonation> ReadImpersonation(const YAML::Node& user, const std::string& owner) {
+  Impersonation as;
+  if (!user["as"].IsScalar() ||
+      (user["as-uid"].IsDefined() && !user["as-uid"].IsNull() && !user["as-uid"].IsScalar())) {
+    return absl::InvalidArgumentError(absl::StrCat(owner, ": as and as-uid must be strings"));
+  }
+  as.user = user["as"].Scalar();
+  as.uid = String(user, "as-uid");
+  if (!Strings(user["as-groups"], as.groups)) {
+    return absl::InvalidArgumentError(absl::StrCat(owner, ": as-groups must be a list of strings"));
+  }
+  const YAML::Node extra = user["as-user-extra"];
+  if (extra.IsDefined() && !extra.IsNull()) {
+    bool strings = extra.IsMap();
+    for (auto entry = extra.begin(); strings && entry != extra.end(); ++entry) {
+      strings = entry->first.IsScalar() && Strings(entry->second, as.extra[entry->first.Scalar()]);
+    }
+    if (!strings) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(owner, ": as-user-extra must map names to lists of strings"));
+    }
+  }
+  return as;
+}
+
 // ReadExec: the user's exec plugin, checked as clientcmd checks one (its texts), with
 // clientcmd's defaults: interactiveMode IfAvailable for v1beta1, which v1 must name. With
 // provideClusterInfo, `cluster` (read into `server_config`) as the plugin gets it.
@@ -379,15 +417,11 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
     if (!read.ok()) return read.status();
     exec = *std::move(read);
   }
-  // Acting as another user needs the Impersonate-* headers on every request; sending the
-  // credentials without them would act with the kubeconfig user's own (often wider) rights.
-  // Empty fields impersonate nobody, as clientcmd reads them.
-  for (const char* as : {"as", "as-uid", "as-groups", "as-user-extra"}) {
-    if (Set(credentials, as)) {
-      return absl::UnimplementedError(
-          absl::StrCat(user_owner, " impersonates another user (", as,
-                       "), which devmgr does not do: give it that user's own credentials"));
-    }
+  // Acting as another user: clientcmd reads the other fields only with `as`.
+  if (Set(credentials, "as")) {
+    absl::StatusOr<Impersonation> as = ReadImpersonation(credentials, user_owner);
+    if (!as.ok()) return as.status();
+    config.impersonate = *std::move(as);
   }
   if (!String(credentials, "username").empty()) {
     return absl::UnimplementedError(absl::StrCat(

@@ -49,6 +49,20 @@ struct ExecCredentialConfig {
   bool operator==(const ExecCredentialConfig&) const = default;
 };
 
+// Whom the requests act as (clientcmd's ImpersonationConfig): sent with every request as
+// client-go sends it (Impersonate-User, Impersonate-Uid, one Impersonate-Group per group, one
+// Impersonate-Extra-KEY per value, KEY %-escaped where a header name cannot hold it), for the API
+// server to check that the credentials may act as them. Nothing is sent while every field is
+// empty.
+struct Impersonation {
+  std::string user;
+  std::string uid;
+  std::vector<std::string> groups;
+  std::map<std::string, std::vector<std::string>> extra;
+
+  bool operator==(const Impersonation&) const = default;
+};
+
 struct RestConfig {
   // The API server as the cluster names it: a URL (https://host:port, with a path when a proxy
   // in front of the server has moved the API under it), or a host:port that ServerUrl completes.
@@ -83,6 +97,9 @@ struct RestConfig {
   // (client-go uses an exec plugin only then). Its token and client certificate are used as
   // the ones above would be.
   std::optional<ExecCredentialConfig> exec;
+  // The kubeconfig user's `as`, `as-uid`, `as-groups` and `as-user-extra`; clientcmd reads the
+  // others only with `as`. Sent to an http:// server too, as client-go sends it.
+  Impersonation impersonate;
   // The name the server's certificate must carry, when it is not the server's host.
   std::string tls_server_name;
   bool insecure_skip_tls_verify = false;

@@ -54,5 +54,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Invariant(config->bearer_token.empty() && config->client_certificate_pem.empty(),
               "an exec plugin is kept only for a user without a token or a certificate");
   }
+  if (config->impersonate.user.empty()) {
+    Invariant(config->impersonate == devmgr::kubeclient::Impersonation{},
+              "the other impersonation fields are read only with `as`");
+  }
   return 0;
 }

@@ -38,6 +38,7 @@ namespace {
 using ::devmgr::testing::FakeApiServer;
 using ::devmgr::testing::FakeApiServerOptions;
 using ::devmgr::testing::FakeFailure;
+using ::devmgr::testing::FakeRequest;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -556,6 +557,59 @@ TEST(ClientTest, AuthenticatesWithAnExecPluginsClientCertificate) {
     EXPECT_TRUE(listed.ok()) << listed.status();
   }
   EXPECT_EQ(Runs(dir), 1);
+}
+
+// The user a configuration impersonates is named in every request's Impersonate-* headers, as
+// client-go's impersonating round tripper names it: one Impersonate-Group per group, one
+// Impersonate-Extra-KEY per value, KEY %-escaped and in Go's canonical form.
+TEST(ClientTest, ActsAsTheUserItImpersonates) {
+  FakeApiServer server;
+  RestConfig config = server.Config();
+  config.impersonate = {.user = "system:serviceaccount:dra:driver",
+                        .uid = "1234",
+                        .groups = {"system:serviceaccounts", "viewers"},
+                        .extra = {{"acme.com/project", {"a", "b"}}, {"scopes", {"read"}}}};
+  ASSERT_TRUE(Connect(config)->ListResourceSlices({}).ok());
+  std::vector<std::pair<std::string, std::string>> impersonation;
+  const FakeRequest listed = server.Requests().back();
+  for (const auto& [name, value] : listed.headers) {
+    if (absl::StartsWith(name, "Impersonate-")) impersonation.emplace_back(name, value);
+  }
+  EXPECT_THAT(impersonation,
+              ElementsAre(std::pair{"Impersonate-User", "system:serviceaccount:dra:driver"},
+                          std::pair{"Impersonate-Uid", "1234"},
+                          std::pair{"Impersonate-Group", "system:serviceaccounts"},
+                          std::pair{"Impersonate-Group", "viewers"},
+                          std::pair{"Impersonate-Extra-Acme.com%2fproject", "a"},
+                          std::pair{"Impersonate-Extra-Acme.com%2fproject", "b"},
+                          std::pair{"Impersonate-Extra-Scopes", "read"}));
+
+  // Nothing is sent for an empty impersonation.
+  server.ClearRequests();
+  ASSERT_TRUE(Connect(server.Config())->ListResourceSlices({}).ok());
+  const FakeRequest plain = server.Requests().back();
+  for (const auto& [name, value] : plain.headers) {
+    EXPECT_FALSE(absl::StartsWith(name, "Impersonate-")) << name;
+  }
+}
+
+// A value that a header cannot carry (a line break would start another header on the wire) is
+// refused in Go's transport's words, and nothing is sent.
+TEST(ClientTest, AHeaderValueWithALineBreakIsRefused) {
+  FakeApiServer server;
+  RestConfig config = server.Config();
+  config.impersonate.user = "driver\r\nImpersonate-Group: system:masters";
+  absl::StatusOr<std::unique_ptr<Client>> impersonating = Client::Create(config, {});
+  EXPECT_EQ(
+      impersonating.status(),
+      absl::InvalidArgumentError("net/http: invalid header field value for \"Impersonate-User\""));
+
+  config = server.Config();
+  config.bearer_token = "s3cret\nX-Injected: 1";
+  absl::StatusOr<SliceList> listed = Connect(config)->ListResourceSlices({});
+  EXPECT_EQ(listed.status(), absl::InvalidArgumentError(
+                                 "net/http: invalid header field value for \"Authorization\""));
+  EXPECT_TRUE(server.Requests().empty());
 }
 
 // An exec plugin that does not finish holds a request only until its cancellation (a

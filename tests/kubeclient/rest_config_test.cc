@@ -384,10 +384,9 @@ TEST(RestConfigTest, AnExecPluginClientcmdRefusesIsRefused) {
   }
 }
 
-// What would change whom the requests act as is refused rather than ignored: impersonation (the
-// credentials alone would act with their own rights). A proxy-url is read, and one of a scheme
-// client-go does not take is refused in clientcmd's words.
-TEST(RestConfigTest, ImpersonationIsRefusedAndAProxyIsRead) {
+// Impersonation is read as clientcmd reads it: the other fields only with `as`. A proxy-url is
+// read, and one of a scheme client-go does not take is refused in clientcmd's words.
+TEST(RestConfigTest, ImpersonationAndAProxyAreRead) {
   TempDir dir;
   Write(dir.Sub("config"),
         "current-context: as\nclusters:\n- name: lab\n  cluster: {server: https://lab}\n"
@@ -396,23 +395,35 @@ TEST(RestConfigTest, ImpersonationIsRefusedAndAProxyIsRead) {
         "- name: bad\n  cluster: {server: https://far, proxy-url: 'http://[::1'}\n"
         "contexts:\n- name: as\n  context: {cluster: lab, user: admin}\n"
         "- name: groups\n  context: {cluster: lab, user: grouped}\n"
+        "- name: wrong\n  context: {cluster: lab, user: wrong}\n"
         "- name: far\n  context: {cluster: far, user: plain}\n"
         "- name: ftp\n  context: {cluster: ftp, user: plain}\n"
         "- name: bad\n  context: {cluster: bad, user: plain}\n"
         "- name: plain\n  context: {cluster: lab, user: plain}\n"
         "- name: empty\n  context: {cluster: lab, user: empty}\n"
-        "users:\n- name: admin\n  user: {token: t, as: 'system:serviceaccount:dra:driver'}\n"
+        "users:\n- name: admin\n  user: {token: t, as: 'system:serviceaccount:dra:driver', "
+        "as-uid: '42', as-groups: [viewers, auditors], "
+        "as-user-extra: {acme.com/project: [a, b], scopes: []}}\n"
         "- name: grouped\n  user: {token: t, as-groups: [viewers]}\n"
+        "- name: wrong\n  user: {token: t, as: driver, as-groups: viewers}\n"
         "- name: plain\n  user: {token: t}\n"
         "- name: empty\n  user: {token: t, as: '', as-uid: '', as-groups: [], "
         "as-user-extra: {}}\n");
-  for (const auto& [context, text] : std::vector<std::pair<std::string, std::string>>{
-           {"as", "user \"admin\" impersonates another user (as)"},
-           {"groups", "user \"grouped\" impersonates another user (as-groups)"}}) {
-    absl::StatusOr<RestConfig> config = LoadKubeconfig({dir.Sub("config")}, context);
-    EXPECT_EQ(config.status().code(), absl::StatusCode::kUnimplemented) << config.status();
-    EXPECT_TRUE(absl::StrContains(config.status().message(), text)) << config.status();
-  }
+  absl::StatusOr<RestConfig> as = LoadKubeconfig({dir.Sub("config")}, "as");
+  ASSERT_TRUE(as.ok()) << as.status();
+  EXPECT_EQ(as->impersonate,
+            (Impersonation{.user = "system:serviceaccount:dra:driver",
+                           .uid = "42",
+                           .groups = {"viewers", "auditors"},
+                           .extra = {{"acme.com/project", {"a", "b"}}, {"scopes", {}}}}));
+  EXPECT_EQ(as->bearer_token, "t");
+  // Groups without `as` impersonate nobody, as clientcmd reads them.
+  absl::StatusOr<RestConfig> groups = LoadKubeconfig({dir.Sub("config")}, "groups");
+  ASSERT_TRUE(groups.ok()) << groups.status();
+  EXPECT_EQ(groups->impersonate, Impersonation{});
+  absl::StatusOr<RestConfig> wrong = LoadKubeconfig({dir.Sub("config")}, "wrong");
+  EXPECT_EQ(wrong.status(),
+            absl::InvalidArgumentError("user \"wrong\": as-groups must be a list of strings"));
   absl::StatusOr<RestConfig> far = LoadKubeconfig({dir.Sub("config")}, "far");
   ASSERT_TRUE(far.ok()) << far.status();
   EXPECT_EQ(far->proxy_url, "socks5://127.0.0.1:1080");
@@ -429,10 +440,11 @@ TEST(RestConfigTest, ImpersonationIsRefusedAndAProxyIsRead) {
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(plain->bearer_token, "t");
   EXPECT_TRUE(plain->proxy_url.empty());
-  // Empty fields impersonate nobody, as clientcmd reads them (before, they were refused).
+  // Empty fields impersonate nobody, as clientcmd reads them.
   absl::StatusOr<RestConfig> empty = LoadKubeconfig({dir.Sub("config")}, "empty");
   ASSERT_TRUE(empty.ok()) << empty.status();
   EXPECT_EQ(empty->bearer_token, "t");
+  EXPECT_EQ(empty->impersonate, Impersonation{});
 }
 
 // insecure-skip-tls-verify is a boolean as clientcmd reads one (YAML 1.1's words, unquoted);

@@ -427,7 +427,11 @@ class FakeApiServer::Impl {
     const std::string method(request.method_string());
     const std::string target(request.target());
     std::unique_lock<std::mutex> lock(mu_);
-    requests_.push_back({method, target, request.body(), std::string(request[http::field::host])});
+    FakeRequest taken{method, target, request.body(), std::string(request[http::field::host]), {}};
+    for (const auto& field : request) {
+      taken.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
+    requests_.push_back(std::move(taken));
     changed_.wait(lock, [&] { return !hang_ || stopping_; });
     if (stopping_) return false;
 

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kubeclient/rest_config.h"
@@ -47,6 +48,8 @@ struct FakeRequest {
   std::string body;
   // The Host header.
   std::string host;
+  // Every header, as it came (name and value), in order.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 // An answer to force on the next matching requests.
