@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -818,6 +819,8 @@ TEST(ClientTest, GoesThroughTheClustersProxyUrl) {
   server.AddSlice(SliceNamed("via-proxy", 1));
   const std::string port = server.url().substr(server.url().rfind(':') + 1);
   ::setenv("no_proxy", "127.0.0.1,localhost", 1);
+  // Unset however the test ends (an ASSERT returns early): later tests must not inherit it.
+  const absl::Cleanup unset_no_proxy = [] { ::unsetenv("no_proxy"); };
   for (const TunnelProxy::Kind kind :
        {TunnelProxy::Kind::kHttpConnect, TunnelProxy::Kind::kSocks5}) {
     TunnelProxy proxy(kind);
@@ -842,7 +845,6 @@ TEST(ClientTest, GoesThroughTheClustersProxyUrl) {
     ASSERT_EQ(listed->items.size(), 1u);
     EXPECT_THAT(proxy.targets(), ElementsAre(absl::StrCat("localhost:", port))) << proxy.url();
   }
-  ::unsetenv("no_proxy");
 }
 
 // A plain HTTP server that answers every request with a Node and keeps each request's head.
