@@ -294,9 +294,12 @@ absl::StatusOr<SliceList> Client::ListResourceSlices(const ListOptions& options,
         }
         return body.status();
       }
+      const bool first_page = continue_token.empty();
       continue_token.clear();
       if (auto meta = body->find("metadata"); meta != body->end()) {
-        list.resource_version = kubeapi::StringMember(*meta, "resourceVersion");
+        // The list is of its first page's version, as client-go's pager keeps it (every page
+        // of one list is of that version).
+        if (first_page) list.resource_version = kubeapi::StringMember(*meta, "resourceVersion");
         if (paged) continue_token = kubeapi::StringMember(*meta, "continue");
       }
       auto items = body->find("items");

@@ -256,6 +256,20 @@ TEST(ClientTest, ListsInPagesAndReadsWholeWhenTheTokenExpires) {
   ASSERT_EQ(targets.size(), 3u);
   EXPECT_EQ(targets[2], "/apis/resource.k8s.io/v1/resourceslices");
 
+  // The list is of its first page's version, whatever a later page says.
+  const std::string first_version = server.resource_version();
+  FakeFailure later_page{
+      .method = "GET",
+      .target_prefix = "/apis/resource.k8s.io/v1/resourceslices?limit=500&continue=",
+      .code = 200,
+      .body = R"({"kind":"ResourceSliceList","apiVersion":"resource.k8s.io/v1",)"
+              R"("metadata":{"resourceVersion":"999999"},"items":[]})"};
+  server.FailNext(later_page);
+  absl::StatusOr<SliceList> two_pages = client->ListResourceSlices({});
+  ASSERT_TRUE(two_pages.ok()) << two_pages.status();
+  EXPECT_EQ(two_pages->items.size(), 500u);
+  EXPECT_EQ(two_pages->resource_version, first_version);
+
   server.ClearRequests();
   absl::StatusOr<SliceList> from_cache = client->ListResourceSlices(From("0"));
   ASSERT_TRUE(from_cache.ok()) << from_cache.status();
