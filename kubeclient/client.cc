@@ -22,6 +22,9 @@ using kubeapi::ResourceVersion;
 // A connection that broke under a GET is tried again after this (client-go's artificial
 // Retry-After of 1 s).
 constexpr absl::Duration kConnectionLostWait = absl::Seconds(1);
+// client-go's rest.DefaultQPS and DefaultBurst, for ClientOptions that give 0.
+constexpr double kDefaultQps = 5;
+constexpr int kDefaultBurst = 10;
 
 // Escape: a query parameter value, percent-encoded: every byte but RFC 3986's unreserved
 // characters (letters, digits, "-", ".", "_", "~") as %XX, in upper case.
@@ -180,7 +183,22 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(const RestConfig& config,
 }
 
 Client::Client(std::unique_ptr<HttpTransport> transport, ClientOptions options)
-    : transport_(std::move(transport)), options_(std::move(options)) {}
+    : transport_(std::move(transport)), options_(std::move(options)) {
+  // client-go's rest client: 0 takes its defaults, a negative rate no limiter.
+  const double qps = options_.qps == 0 ? kDefaultQps : options_.qps;
+  const int burst = options_.burst == 0 ? kDefaultBurst : std::max(1, options_.burst);
+  if (qps > 0) bucket_.emplace(qps, burst, absl::Now());
+}
+
+bool Client::Throttle(const std::function<bool(absl::Duration)>& pause) {
+  absl::Duration wait;
+  {
+    absl::MutexLock lock(&throttle_mu_);
+    if (!bucket_.has_value()) return true;
+    wait = bucket_->Reserve(absl::Now());
+  }
+  return wait <= absl::ZeroDuration() || pause(wait);
+}
 
 ResourceVersion Client::resource_version() const {
   return static_cast<ResourceVersion>(version_.load());
@@ -197,6 +215,7 @@ absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request, const Cancel
     return !cancel->WaitForCancel(wait);
   };
   for (int attempt = 0;; ++attempt) {
+    if (!Throttle(pause)) break;
     absl::StatusOr<HttpResponse> response = on_data == nullptr
                                                 ? transport_->Send(request, cancel)
                                                 : transport_->Stream(request, *on_data, cancel);

@@ -12,7 +12,8 @@
 // server answers 429 or 5xx with a Retry-After header (after that many seconds, unless that is
 // longer than the request timeout: the answer is then returned), a watch included, and a GET
 // whose connection broke, after a second (not a watch: it may have handed on events; its
-// caller resumes it).
+// caller resumes it). Requests are throttled on the client's side, as client-go's are
+// (ClientOptions::qps and burst).
 //
 // Thread-safety: every method may be called from any thread at once; calls block for at most
 // the request timeout (times the retries), a watch until it ends.
@@ -26,8 +27,11 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/token_bucket.h"
 #include "kubeapi/resource_slice.h"
 #include "kubeapi/resource_versions.h"
 #include "kubeclient/http_transport.h"
@@ -40,8 +44,16 @@ struct ClientOptions {
   absl::Duration timeout = absl::Seconds(30);
   // client-go's default.
   int max_retries = 10;
-  // How a retry waits; tests count the waits instead. Null: absl::SleepFor.
+  // How a retry, or a request the throttle holds, waits; tests count the waits instead. Null:
+  // absl::SleepFor.
   std::function<void(absl::Duration)> sleep;
+  // Client-side throttling, as client-go's token bucket: each request (each try of it, a watch
+  // included) takes a token first, and waits for one when none is left (Cancelled if its
+  // Cancellation is set meanwhile). The kubelet's defaults (--kube-api-qps, --kube-api-burst).
+  // As client-go reads them: 0 means its own defaults, 5 and 10; a negative qps, no throttling
+  // (a negative burst is taken as 1).
+  double qps = 50;
+  int burst = 100;
 };
 
 // What a list or watch selects (the API's query parameters); empty fields are left out.
@@ -158,9 +170,15 @@ class Client {
   absl::StatusOr<T> WithVersion(
       const std::function<absl::StatusOr<T>(kubeapi::ResourceVersion)>& call);
 
+  // Throttle: false when `cancel` was set while the request waited for a token.
+  bool Throttle(const std::function<bool(absl::Duration)>& pause) ABSL_LOCKS_EXCLUDED(throttle_mu_);
+
   const std::unique_ptr<HttpTransport> transport_;
   const ClientOptions options_;
   std::atomic<int> version_{0};
+  absl::Mutex throttle_mu_;
+  // Null without throttling.
+  std::optional<TokenBucket> bucket_ ABSL_GUARDED_BY(throttle_mu_);
 };
 
 // SliceFieldSelector: "spec.driver=D,spec.nodeName=N", leaving out an empty driver and a node

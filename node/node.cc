@@ -288,7 +288,7 @@ absl::Status Node::StartDra(State& s) {
   std::vector<resourceslice::SliceStore*> wiped = {s.slices.get()};
   if (options.cluster.has_value()) {
     absl::StatusOr<std::unique_ptr<kubeclient::Client>> client =
-        kubeclient::Client::Create(*options.cluster);
+        kubeclient::Client::Create(*options.cluster, options.cluster_client);
     if (!client.ok()) return client.status();
     s.cluster = *std::move(client);
     s.cluster_slices = std::make_unique<resourceslice::ApiSliceStore>(*s.cluster, options.logger);

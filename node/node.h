@@ -48,6 +48,7 @@
 #include "devicemanager/manager.h"
 #include "devicemanager/types.h"
 #include "dra/manager.h"
+#include "kubeclient/client.h"
 #include "kubeclient/rest_config.h"
 #include "node/pod_admission.h"
 #include "podresources/rate_limiter.h"
@@ -112,6 +113,8 @@ struct NodeOptions {
   // used), and the node's ResourceSlices there are wiped with the local store's. None: claims
   // come with their pods.
   std::optional<kubeclient::RestConfig> cluster;
+  // How the client talks to it (its throttling: the kubelet's --kube-api-qps and burst).
+  kubeclient::ClientOptions cluster_client;
   absl::Duration dra_wiping_delay = dra::kDefaultWipingDelay;
   // Without a cluster, the claims that come with a pod unallocated are allocated on the node
   // (claim_allocator.h) from the local slices and the DeviceClasses in `device_classes` (a file

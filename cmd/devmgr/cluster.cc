@@ -45,6 +45,34 @@ void AddClusterFlags(CLI::App& command, ClusterFlags& flags, const std::string& 
       .add_flag("--in-cluster", flags.in_cluster,
                 "The cluster of the pod devmgr runs in (its service account), as --kubeconfig")
       ->excludes(kubeconfig);
+  command
+      .add_option("--kube-api-qps", flags.kube_api_qps,
+                  "Requests a second to the API server, as the kubelet's (0: client-go's 5)")
+      ->type_name("QPS")
+      ->capture_default_str();
+  command
+      .add_option("--kube-api-burst", flags.kube_api_burst,
+                  "Requests to the API server at once before --kube-api-qps holds them, as the "
+                  "kubelet's (0: client-go's 10)")
+      ->type_name("N")
+      ->capture_default_str();
+}
+
+absl::StatusOr<kubeclient::ClientOptions> ClusterClientOptions(const ClusterFlags& flags) {
+  if (flags.kube_api_qps < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid configuration: kubeAPIQPS (--kube-api-qps) ", flags.kube_api_qps,
+                     " must not be a negative number"));
+  }
+  if (flags.kube_api_burst < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid configuration: kubeAPIBurst (--kube-api-burst) ",
+                     flags.kube_api_burst, " must not be a negative number"));
+  }
+  kubeclient::ClientOptions options;
+  options.qps = flags.kube_api_qps;
+  options.burst = flags.kube_api_burst;
+  return options;
 }
 
 absl::StatusOr<std::optional<kubeclient::RestConfig>> ChooseCluster(const ClusterFlags& flags) {

@@ -313,9 +313,11 @@ int RunFakeDra(const FakeDraFlags& flags) {
   std::unique_ptr<resourceslice::SliceStore> slices;
   absl::StatusOr<std::optional<kubeclient::RestConfig>> config = ChooseCluster(flags.cluster);
   if (!config.ok()) return Fail(kExitUsage, config.status().message());
+  absl::StatusOr<kubeclient::ClientOptions> client_options = ClusterClientOptions(flags.cluster);
+  if (!client_options.ok()) return Fail(kExitUsage, client_options.status().message());
   if (config->has_value()) {
     absl::StatusOr<std::unique_ptr<kubeclient::Client>> client =
-        kubeclient::Client::Create(**config);
+        kubeclient::Client::Create(**config, *client_options);
     if (!client.ok()) return Fail(kExitUsage, client.status().message());
     cluster = *std::move(client);
     cluster_claims = std::make_unique<node::ClusterClaimSource>(*cluster);

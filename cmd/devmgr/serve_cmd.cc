@@ -222,6 +222,9 @@ int RunServe(const ServeFlags& flags) {
   absl::StatusOr<std::optional<kubeclient::RestConfig>> cluster = ChooseCluster(flags.cluster);
   if (!cluster.ok()) return Fail(kExitUsage, cluster.status().message());
   options.cluster = *std::move(cluster);
+  absl::StatusOr<kubeclient::ClientOptions> cluster_client = ClusterClientOptions(flags.cluster);
+  if (!cluster_client.ok()) return Fail(kExitUsage, cluster_client.status().message());
+  options.cluster_client = *std::move(cluster_client);
   options.podresources_rate_limit.qps = flags.podresources_qps;
   options.podresources_rate_limit.burst = flags.podresources_burst;
   options.podresources_rate_limit.per_client = !flags.podresources_shared_limit;

@@ -610,6 +610,8 @@ TEST_F(ServeTest, BadFlagsAreUsageErrors) {
                                                                 {"--podresources-qps", "-5"},
                                                                 {"--podresources-qps", "nan"},
                                                                 {"--podresources-burst", "0"},
+                                                                {"--kube-api-qps", "-1"},
+                                                                {"--kube-api-burst", "-1"},
                                                                 {"--numa-nodes", "3-1"},
                                                                 {"--node-name", ""}}) {
     std::vector<std::string> args = {"serve", "--root-dir", Root()};

@@ -1174,6 +1174,51 @@ TEST(ClientTest, AWatchIsTriedAgainWhenTheServerSaysRetryAfter) {
   EXPECT_TRUE(waits.empty());
 }
 
+// Requests are throttled as client-go's are: a token bucket of `qps` holding `burst`, each
+// request taking a token and waiting for it when none is left; 0 takes client-go's defaults (5
+// and 10), a negative qps none.
+TEST(ClientTest, ThrottlesRequestsAsClientGoDoes) {
+  FakeApiServer server;
+  const auto waits_of = [&](double qps, int burst, int requests) {
+    std::vector<absl::Duration> waits;
+    ClientOptions options = Sleeping([&](absl::Duration wait) { waits.push_back(wait); });
+    options.qps = qps;
+    options.burst = burst;
+    std::unique_ptr<Client> client = Connect(server.Config(), options);
+    for (int i = 0; i < requests; ++i) EXPECT_TRUE(client->ListResourceSlices({}).ok());
+    return waits;
+  };
+  // The waits are not slept here, so each is one more token's time than the last, less the
+  // time the requests themselves took (a slow machine's: up to 200 ms allowed).
+  const std::vector<absl::Duration> two_per_second = waits_of(2, 3, 5);
+  ASSERT_EQ(two_per_second.size(), 2u);
+  EXPECT_GT(two_per_second[0], absl::ZeroDuration());
+  EXPECT_LE(two_per_second[0], absl::Milliseconds(500));
+  EXPECT_GT(two_per_second[1] - two_per_second[0], absl::Milliseconds(300));
+  EXPECT_LE(two_per_second[1] - two_per_second[0], absl::Milliseconds(500));
+
+  const std::vector<absl::Duration> client_go_defaults = waits_of(0, 0, 12);
+  ASSERT_EQ(client_go_defaults.size(), 2u);
+  EXPECT_GT(client_go_defaults[0], absl::ZeroDuration());
+  EXPECT_LE(client_go_defaults[0], absl::Milliseconds(200));
+  EXPECT_LE(client_go_defaults[1] - client_go_defaults[0], absl::Milliseconds(200));
+
+  EXPECT_TRUE(waits_of(-1, 0, 120).empty());
+
+  // A request that waits for a token ends when its Cancellation is set.
+  ClientOptions slow;
+  slow.qps = 0.001;
+  slow.burst = 1;
+  std::unique_ptr<Client> client = Connect(server.Config(), slow);
+  ASSERT_TRUE(client->ListResourceSlices({}).ok());
+  Cancellation cancel;
+  cancel.Cancel();
+  server.ClearRequests();
+  EXPECT_EQ(client->ListResourceSlices({}, &cancel).status().code(),
+            absl::StatusCode::kCancelled);
+  EXPECT_TRUE(server.Requests().empty());
+}
+
 // A Retry-After longer than the request's own limit (30 s by default) is not waited out: the
 // answer is the caller's at once, so a call never blocks past its timeout times the retries.
 TEST(ClientTest, ARetryAfterLongerThanTheRequestTimeoutIsNotWaitedOut) {
