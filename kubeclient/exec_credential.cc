@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::kubeclient {
@@ -391,8 +392,17 @@ absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialPlugin::Run(
   }
   info["spec"]["interactive"] = interactive;
   std::vector<std::pair<std::string, std::string>> extra = config_.env;
-  extra.emplace_back(kExecInfoEnv,
-                     info.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  // As Go's json.Encoder writes it: <, >, &, U+2028 and U+2029 escaped (found in strings
+  // only), and a newline after.
+  std::string info_text =
+      absl::StrReplaceAll(info.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                          {{"<", "\\u003c"},
+                           {">", "\\u003e"},
+                           {"&", "\\u0026"},
+                           {"\xE2\x80\xA8", "\\u2028"},
+                           {"\xE2\x80\xA9", "\\u2029"}});
+  info_text.push_back('\n');
+  extra.emplace_back(kExecInfoEnv, std::move(info_text));
 
   std::vector<std::string> argv = {config_.command};
   argv.insert(argv.end(), config_.args.begin(), config_.args.end());

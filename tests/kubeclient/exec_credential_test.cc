@@ -104,7 +104,7 @@ TEST(ExecCredentialTest, RunsTheProgramWithItsArgumentsEnvironmentAndExecInfo) {
             "get-token|--cluster|a b|from the process\nthe user's\n"
             R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1",)"
             R"("spec":{"interactive":false}})"
-            "\n");
+            "\n\n");
 }
 
 // The program starts as from a shell, whatever the calling thread blocks and the process
@@ -146,7 +146,7 @@ TEST(ExecCredentialTest, TellsTheProgramTheClusterAndWhetherItMayTalkToTheUser) 
                     absl::StrCat("printf '%s\\n' \"$KUBERNETES_EXEC_INFO\" >> ", seen, "\necho '",
                                  Credential(R"({"token":"t"})", kV1beta1), "'")));
   config.api_version = kV1beta1;
-  config.cluster_json = R"({"server":"https://lab:6443","config":null})";
+  config.cluster_json = R"({"server":"https://lab:6443","config":{"note":"<a&b> \u2028"}})";
   config.interactive_mode = "IfAvailable";
   ASSERT_TRUE(ExecCredentialPlugin(config, /*stdin_is_terminal=*/false).Get().ok());
   ASSERT_TRUE(ExecCredentialPlugin(config, /*stdin_is_terminal=*/true).Get().ok());
@@ -154,8 +154,12 @@ TEST(ExecCredentialTest, TellsTheProgramTheClusterAndWhetherItMayTalkToTheUser) 
   ASSERT_TRUE(ExecCredentialPlugin(config, /*stdin_is_terminal=*/true).Get().ok());
   const std::string info =
       R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1",)"
-      R"("spec":{"cluster":{"server":"https://lab:6443","config":null},"interactive":)";
-  EXPECT_EQ(ReadFile(seen), absl::StrCat(info, "false}}\n", info, "true}}\n", info, "false}}\n"));
+      R"("spec":{"cluster":{"server":"https://lab:6443","config":)"
+      R"({"note":"\u003ca\u0026b\u003e \u2028"}},"interactive":)";
+  // Written as Go's json.Encoder writes it: HTML's characters and U+2028 escaped, a newline
+  // after.
+  EXPECT_EQ(ReadFile(seen),
+            absl::StrCat(info, "false}}\n\n", info, "true}}\n\n", info, "false}}\n\n"));
 
   config.interactive_mode = "Always";
   absl::StatusOr<std::shared_ptr<const ExecCredential>> no_terminal =
