@@ -227,9 +227,10 @@ absl::StatusOr<ExecCredential> Decode(const std::string& out, const std::string&
   if (!String(json, "kind", kind) || !String(json, "apiVersion", version)) {
     return absl::InvalidArgumentError("decoding stdout: kind and apiVersion must be strings");
   }
-  if (kind.empty()) {
-    return absl::InvalidArgumentError("decoding stdout: Object 'Kind' is missing");
-  }
+  // apimachinery's decoder into a typed ExecCredential takes a missing kind, and a missing
+  // apiVersion, from that type (the latter as its internal version, which is no plugin's).
+  if (kind.empty()) kind = "ExecCredential";
+  if (version.empty()) version = "client.authentication.k8s.io/__internal";
   if (kind != "ExecCredential") {
     return absl::InvalidArgumentError(absl::StrCat(
         "decoding stdout: no kind \"", kind, "\" is registered for version \"", version, "\""));
@@ -252,19 +253,22 @@ absl::StatusOr<ExecCredential> Decode(const std::string& out, const std::string&
     return absl::InvalidArgumentError(
         "decoding stdout: status must be an object whose fields are strings");
   }
+  // Present, even empty, it must be a time: Go's metav1.Time refuses "" (null is none),
+  // while it decodes, before the status is checked.
+  if (auto given = status->find("expirationTimestamp");
+      given != status->end() && !given->is_null()) {
+    std::string error;
+    if (!absl::ParseTime(absl::RFC3339_full, expiration, &credential.expiry, &error)) {
+      return absl::InvalidArgumentError(absl::StrCat("decoding stdout: expirationTimestamp \"",
+                                                     expiration, "\" is not RFC 3339: ", error));
+    }
+  }
   if (credential.token.empty() && credential.client_certificate_pem.empty() &&
       credential.client_key_pem.empty()) {
     return absl::InvalidArgumentError("exec plugin didn't return a token or cert/key pair");
   }
   if (credential.client_certificate_pem.empty() != credential.client_key_pem.empty()) {
     return absl::InvalidArgumentError("exec plugin returned only certificate or key, not both");
-  }
-  if (!expiration.empty()) {
-    std::string error;
-    if (!absl::ParseTime(absl::RFC3339_full, expiration, &credential.expiry, &error)) {
-      return absl::InvalidArgumentError(absl::StrCat("decoding stdout: expirationTimestamp \"",
-                                                     expiration, "\" is not RFC 3339: ", error));
-    }
   }
   if (!credential.client_certificate_pem.empty()) {
     if (std::string problem =

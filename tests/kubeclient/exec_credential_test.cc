@@ -267,8 +267,12 @@ TEST(ExecCredentialTest, EachMistakeIsReportedInClientGosWords) {
        "exec plugin is configured to use API version client.authentication.k8s.io/v1, plugin "
        "returned version client.authentication.k8s.io/v1beta1"},
       {"not JSON", "echo 'token: t'", "decoding stdout: the output is not JSON"},
-      {"no kind", R"(echo '{"apiVersion":"v1","status":{"token":"t"}}')",
-       "decoding stdout: Object 'Kind' is missing"},
+      {"no apiVersion", R"(echo '{"kind":"ExecCredential","status":{"token":"t"}}')",
+       "exec plugin is configured to use API version client.authentication.k8s.io/v1, plugin "
+       "returned version client.authentication.k8s.io/__internal"},
+      {"empty expiry",
+       absl::StrCat("echo '", Credential(R"({"token":"t","expirationTimestamp":""})"), "'"),
+       "decoding stdout: expirationTimestamp \"\" is not RFC 3339"},
       {"bad expiry",
        absl::StrCat("echo '", Credential(R"({"token":"t","expirationTimestamp":"soon"})"), "'"),
        "decoding stdout: expirationTimestamp \"soon\" is not RFC 3339"},
@@ -291,6 +295,17 @@ TEST(ExecCredentialTest, EachMistakeIsReportedInClientGosWords) {
       EXPECT_EQ(plugin.runs(), attempt);
     }
   }
+
+  // Not a mistake: an ExecCredential without `kind`, which apimachinery's decoder takes from
+  // the type it decodes into.
+  TempDir kindless;
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> without_kind =
+      ExecCredentialPlugin(Config(Printing(kindless, absl::StrCat(R"({"apiVersion":")", kV1,
+                                                                  R"(","status":{"token":"t"}})"))),
+                           /*stdin_is_terminal=*/false)
+          .Get();
+  ASSERT_TRUE(without_kind.ok()) << without_kind.status();
+  EXPECT_EQ((*without_kind)->token, "t");
 
   // A program given by its path is not looked up: Go's failed fork/exec, without the help.
   TempDir dir_for_paths;
