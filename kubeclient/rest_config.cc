@@ -28,6 +28,13 @@ struct Entry {
   std::filesystem::path dir;
 };
 
+// Resolve: `file` as clientcmd resolves a path of `entry`'s: an absolute one as it is, a
+// relative one joined to the entry's folder and cleaned (Go's filepath.Join).
+std::filesystem::path Resolve(const Entry& entry, const std::string& file) {
+  const std::filesystem::path path(file);
+  return path.is_absolute() ? path : (entry.dir / path).lexically_normal();
+}
+
 // The merged kubeconfig: for each name, the first file's entry wins.
 struct Merged {
   std::string current_context;
@@ -62,12 +69,17 @@ absl::Status ReadList(const YAML::Node& list, const char* key, const char* item_
   if (!list.IsSequence()) {
     return absl::InvalidArgumentError(absl::StrCat(file.string(), ": ", key, " must be a list"));
   }
+  // Absolute, as clientcmd makes it: a file named relative to the working directory
+  // ("--kubeconfig config") keeps its paths to the folder it is in.
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(file, error);
+  const std::filesystem::path folder = (error ? file : absolute.lexically_normal()).parent_path();
   for (const YAML::Node& item : list) {
     if (!IsMap(item) || !item["name"].IsDefined() || !item["name"].IsScalar()) {
       return absl::InvalidArgumentError(
           absl::StrCat(file.string(), ": every entry of ", key, " needs a name"));
     }
-    out.emplace(item["name"].as<std::string>(), Entry{item[item_key], file.parent_path()});
+    out.emplace(item["name"].as<std::string>(), Entry{item[item_key], folder});
   }
   return absl::OkStatus();
 }
@@ -97,7 +109,7 @@ std::filesystem::path MaterialFile(const Entry& entry, const char* data_key, con
   if (!String(entry.node, data_key).empty()) return {};
   const std::string file = String(entry.node, file_key);
   if (file.empty()) return {};
-  return std::filesystem::path(file).is_absolute() ? std::filesystem::path(file) : entry.dir / file;
+  return Resolve(entry, file);
 }
 
 // Material: inline base64 data (`data_key`), else the content of the file `file_key` names.
@@ -216,12 +228,8 @@ absl::StatusOr<ExecCredentialConfig> ReadExec(const Entry& user, const std::stri
     return absl::InvalidArgumentError(absl::StrCat("command must be specified for ", user_name,
                                                    " to use exec authentication plugin"));
   }
-  if (absl::StrContains(config.command, '/') &&
-      !std::filesystem::path(config.command).is_absolute()) {
-    std::error_code error;
-    const std::filesystem::path dir = std::filesystem::absolute(user.dir, error);
-    config.command = ((error ? user.dir : dir) / config.command).lexically_normal().string();
-  }
+  if (absl::StrContains(config.command, '/'))
+    config.command = Resolve(user, config.command).string();
   config.api_version = String(exec, "apiVersion");
   if (config.api_version.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("apiVersion must be specified for ", user_name,
@@ -452,9 +460,7 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
   }
   config.bearer_token = String(credentials, "token");
   if (const std::string file = String(credentials, "tokenFile"); !file.empty()) {
-    config.bearer_token_file = std::filesystem::path(file).is_absolute()
-                                   ? std::filesystem::path(file)
-                                   : user->second.dir / file;
+    config.bearer_token_file = Resolve(user->second, file);
     // As clientcmd: without a token beside it, the file is read now, and one that cannot be
     // read fails the load rather than every request after it; only for a server reached over
     // TLS, the only kind credentials go to.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -115,6 +116,29 @@ TEST(RestConfigTest, AServerWithoutASchemeIsCompletedAsClientGoDoes) {
   Write(dir.Sub("config"), kubeconfig);
   EXPECT_EQ(LoadKubeconfig({dir.Sub("config")}).status().message(),
             "cluster \"lab\": host must be a URL or a host:port pair: \"127.0.0.1:8001/api\"");
+}
+
+// A kubeconfig named relative to the working directory ("--kubeconfig config") keeps its paths
+// to its own folder, made absolute at load as clientcmd makes them: a later change of
+// directory does not move the CA read again, or the exec plugin.
+TEST(RestConfigTest, AKubeconfigNamedFromTheWorkingDirectoryKeepsItsPathsAbsolute) {
+  TempDir dir;
+  Write(dir.Sub("kube/config"),
+        "current-context: c\nclusters:\n- name: k\n  cluster:\n    server: https://k:6443\n"
+        "    certificate-authority: certs/../ca.crt\n"
+        "contexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+        "users:\n- name: u\n  user:\n    exec:\n"
+        "      apiVersion: client.authentication.k8s.io/v1\n      command: ./get-token\n"
+        "      interactiveMode: Never\n");
+  Write(dir.Sub("kube/ca.crt"), kCa);
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  const absl::Cleanup back = [&before] { std::filesystem::current_path(before); };
+  absl::StatusOr<RestConfig> config = LoadKubeconfig({"kube/config"});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->certificate_authority_file, dir.Sub("kube/ca.crt"));
+  ASSERT_TRUE(config->exec.has_value());
+  EXPECT_EQ(config->exec->command, dir.Sub("kube/get-token").string());
 }
 
 TEST(RestConfigTest, FilesAreReadFromTheKubeconfigsFolder) {
