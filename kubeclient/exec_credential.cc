@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -318,11 +319,17 @@ absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialPlugin::Get(
   absl::MutexLock lock(&mu_);
   // client-go keeps credentials up to their expiry, itself included.
   if (credential_ != nullptr && clock_.Now() <= credential_->expiry) return credential_;
+  if (cancelled) return absl::CancelledError("getting credentials: cancelled");
   if (ended_ == runs_) {
     // None in progress: this Get starts one. The thread of the last has ended, or is about to.
     if (runner_.joinable()) runner_.join();
+    try {
+      runner_ = std::thread(&ExecCredentialPlugin::Finish, this);
+    } catch (const std::system_error& error) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("getting credentials: cannot start a thread: ", error.what()));
+    }
     ++runs_;
-    runner_ = std::thread(&ExecCredentialPlugin::Finish, this);
   }
   const int awaited = runs_;
   auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return ended_ >= awaited || cancelled; };

@@ -147,6 +147,10 @@ absl::StatusOr<std::string> HeaderLine(absl::string_view name, absl::string_view
     return absl::InvalidArgumentError(
         absl::StrCat("net/http: invalid header field value for \"", name, "\""));
   }
+  // Go writes a value without its leading and trailing spaces and tabs (textproto.TrimString),
+  // and curl would drop a header whose value is blank.
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
   return value.empty() ? absl::StrCat(name, ";") : absl::StrCat(name, ": ", value);
 }
 
@@ -426,16 +430,31 @@ absl::StatusOr<HttpResponse> HttpTransport::Stream(
 absl::StatusOr<HttpResponse> HttpTransport::Perform(
     const HttpRequest& request, const std::function<bool(std::string_view)>* on_data,
     const Cancellation* cancel) {
+  // The request's timeout covers the wait for the exec plugin and the exchange together.
+  absl::Duration timeout = request.timeout;
   std::shared_ptr<const ExecCredential> exec;
   if (exec_ != nullptr) {
+    const absl::Time start = absl::Now();
     absl::StatusOr<std::shared_ptr<const ExecCredential>> got =
-        exec_->Get(cancel, request.timeout > absl::ZeroDuration() ? request.timeout
-                                                                  : absl::InfiniteDuration());
+        exec_->Get(cancel, timeout > absl::ZeroDuration() ? timeout : absl::InfiniteDuration());
     if (!got.ok()) return got.status();
     exec = *std::move(got);
+    if (timeout > absl::ZeroDuration()) {
+      timeout -= absl::Now() - start;
+      if (timeout <= absl::ZeroDuration()) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            request.method, " ", request.target, ": the exec plugin took the whole timeout"));
+      }
+    }
   }
   absl::StatusOr<std::string> authorization = Authorization(exec.get());
   if (!authorization.ok()) return authorization.status();
+  std::string authorization_line;
+  if (!authorization->empty()) {
+    absl::StatusOr<std::string> line = HeaderLine("Authorization", *authorization);
+    if (!line.ok()) return line.status();
+    authorization_line = *std::move(line);
+  }
 
   const TlsMaterial tls = CurrentTlsMaterial(exec.get());
   std::unique_ptr<Handle> handle = Borrow(tls.generation);
@@ -452,11 +471,7 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
   Slist headers(nullptr, SlistDeleter{&curl_});
   Append(headers, "Accept: application/json");
   if (!request.body.empty()) Append(headers, "Content-Type: application/json");
-  if (!authorization->empty()) {
-    absl::StatusOr<std::string> line = HeaderLine("Authorization", *authorization);
-    if (!line.ok()) return line.status();
-    Append(headers, *line);
-  }
+  if (!authorization_line.empty()) Append(headers, authorization_line);
   for (const std::string& line : impersonation_) Append(headers, line);
   if (!host_header_.empty()) Append(headers, host_header_);
   Slist connect_to(nullptr, SlistDeleter{&curl_});
@@ -488,13 +503,12 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
   // Redirects are not followed: an API server does not send them, and following one would
   // hand the credentials to another host.
   curl_.easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
-  const absl::Duration connect_timeout = request.timeout > absl::ZeroDuration()
-                                             ? std::min(request.timeout, kConnectTimeout)
-                                             : kConnectTimeout;
+  const absl::Duration connect_timeout =
+      timeout > absl::ZeroDuration() ? std::min(timeout, kConnectTimeout) : kConnectTimeout;
   curl_.easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
                     static_cast<long>(absl::ToInt64Milliseconds(connect_timeout)));  // NOLINT
   curl_.easy_setopt(easy, CURLOPT_TIMEOUT_MS,
-                    static_cast<long>(absl::ToInt64Milliseconds(request.timeout)));  // NOLINT
+                    static_cast<long>(absl::ToInt64Milliseconds(timeout)));  // NOLINT
   if (connect_to != nullptr) curl_.easy_setopt(easy, CURLOPT_CONNECT_TO, connect_to.get());
   if (!proxy_.empty()) {
     curl_.easy_setopt(easy, CURLOPT_PROXY, proxy_.c_str());

@@ -54,8 +54,8 @@ struct HttpRequest {
   // Sent as application/json when not empty.
   std::string body;
   // The whole exchange, from connecting to the last byte; zero means no limit. A stream's
-  // timeout that passes after its 2xx answer began ends it as the server's end would. It bounds
-  // the wait for an exec plugin's credentials too, before the exchange.
+  // timeout that passes after its 2xx answer began ends it as the server's end would. It covers
+  // the wait for an exec plugin's credentials too: the exchange gets what that wait left.
   absl::Duration timeout = absl::Seconds(30);
 };
 

@@ -582,7 +582,7 @@ TEST(ClientTest, ActsAsTheUserItImpersonates) {
   RestConfig config = server.Config();
   config.impersonate = {.user = "system:serviceaccount:dra:driver",
                         .uid = "1234",
-                        .groups = {"system:serviceaccounts", "viewers"},
+                        .groups = {"system:serviceaccounts", " viewers\t", " "},
                         .extra = {{"acme.com/project", {"a", "b"}}, {"scopes", {"read"}}}};
   ASSERT_TRUE(Connect(config)->ListResourceSlices({}).ok());
   std::vector<std::pair<std::string, std::string>> impersonation;
@@ -590,14 +590,15 @@ TEST(ClientTest, ActsAsTheUserItImpersonates) {
   for (const auto& [name, value] : listed.headers) {
     if (absl::StartsWith(name, "Impersonate-")) impersonation.emplace_back(name, value);
   }
-  EXPECT_THAT(impersonation,
-              ElementsAre(std::pair{"Impersonate-User", "system:serviceaccount:dra:driver"},
-                          std::pair{"Impersonate-Uid", "1234"},
-                          std::pair{"Impersonate-Group", "system:serviceaccounts"},
-                          std::pair{"Impersonate-Group", "viewers"},
-                          std::pair{"Impersonate-Extra-Acme.com%2fproject", "a"},
-                          std::pair{"Impersonate-Extra-Acme.com%2fproject", "b"},
-                          std::pair{"Impersonate-Extra-Scopes", "read"}));
+  EXPECT_THAT(
+      impersonation,
+      ElementsAre(std::pair{"Impersonate-User", "system:serviceaccount:dra:driver"},
+                  std::pair{"Impersonate-Uid", "1234"},
+                  std::pair{"Impersonate-Group", "system:serviceaccounts"},
+                  std::pair{"Impersonate-Group", "viewers"}, std::pair{"Impersonate-Group", ""},
+                  std::pair{"Impersonate-Extra-Acme.com%2fproject", "a"},
+                  std::pair{"Impersonate-Extra-Acme.com%2fproject", "b"},
+                  std::pair{"Impersonate-Extra-Scopes", "read"}));
 
   // Nothing is sent for an empty impersonation.
   server.ClearRequests();
@@ -646,6 +647,8 @@ TEST(ClientTest, AHungExecPluginHoldsARequestOnlyUntilItIsCancelledOrTimesOut) {
   no_timeout.timeout = absl::ZeroDuration();
   std::unique_ptr<Client> patient = Connect(*config, no_timeout);
   Cancellation cancel;
+  // Cancelled however the test ends, so that the wait below cannot outlive it.
+  const absl::Cleanup cancel_at_end = [&cancel] { cancel.Cancel(); };
   auto waiting =
       std::async(std::launch::async, [&] { return patient->ListResourceSlices({}, &cancel); });
   ASSERT_TRUE(testing::WaitFor([&] { return cancel.waiting() == 1; }));
@@ -1214,8 +1217,7 @@ TEST(ClientTest, ThrottlesRequestsAsClientGoDoes) {
   Cancellation cancel;
   cancel.Cancel();
   server.ClearRequests();
-  EXPECT_EQ(client->ListResourceSlices({}, &cancel).status().code(),
-            absl::StatusCode::kCancelled);
+  EXPECT_EQ(client->ListResourceSlices({}, &cancel).status().code(), absl::StatusCode::kCancelled);
   EXPECT_TRUE(server.Requests().empty());
 }
 
