@@ -161,7 +161,10 @@ absl::StatusOr<std::string> ExecClusterJson(const Entry& cluster, const std::str
   if (extensions.IsDefined() && extensions.IsSequence()) {
     for (const YAML::Node& extension : extensions) {
       if (String(extension, "name") != kExecClusterExtension) continue;
-      absl::StatusOr<nlohmann::json> object = kubeapi::YamlToJson(extension["extension"]);
+      // An entry without its object leaves config null (yaml-cpp throws on a missing node).
+      const YAML::Node given = extension["extension"];
+      if (!given.IsDefined() || given.IsNull()) break;
+      absl::StatusOr<nlohmann::json> object = kubeapi::YamlToJson(given);
       if (!object.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(owner, ": extension ", kExecClusterExtension,
                                                        ": ", object.status().message()));

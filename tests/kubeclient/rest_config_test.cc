@@ -141,6 +141,24 @@ TEST(RestConfigTest, AKubeconfigNamedFromTheWorkingDirectoryKeepsItsPathsAbsolut
   EXPECT_EQ(config->exec->command, dir.Sub("kube/get-token").string());
 }
 
+// An exec extension entry without its object leaves the plugin's cluster config null (it
+// ended the process: yaml-cpp threw on the missing node; found by the kubeconfig fuzzer).
+TEST(RestConfigTest, AnExecExtensionWithoutItsObjectLeavesConfigNull) {
+  TempDir dir;
+  Write(dir.Sub("config"),
+        "current-context: c\nclusters:\n- name: k\n  cluster:\n    server: https://k:6443\n"
+        "    extensions:\n    - name: client.authentication.k8s.io/exec\n      other: {a: b}\n"
+        "contexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+        "users:\n- name: u\n  user:\n    exec:\n"
+        "      apiVersion: client.authentication.k8s.io/v1\n      command: get-token\n"
+        "      interactiveMode: Never\n      provideClusterInfo: true\n");
+  absl::StatusOr<RestConfig> config = LoadKubeconfig({dir.Sub("config")});
+  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_TRUE(config->exec.has_value());
+  EXPECT_TRUE(absl::StrContains(config->exec->cluster_json, R"("config":null)"))
+      << config->exec->cluster_json;
+}
+
 TEST(RestConfigTest, FilesAreReadFromTheKubeconfigsFolder) {
   TempDir dir;
   Write(dir.Sub("kube/config"), Kubeconfig());
