@@ -72,9 +72,9 @@ std::vector<std::string> Environment(
 
 // RunProgram runs `argv` (argv[0] looked up in PATH unless it has a slash) with `env`, its
 // standard output read whole, standard input the process's when `interactive` and /dev/null
-// otherwise, standard error the process's. Once `stop_fd` is readable it kills the program and
-// stops reading (a child of the program may still hold its output open). NotFound when argv[0]
-// has no slash and is not in PATH.
+// otherwise, standard error the process's, and no other descriptor. Once `stop_fd` is readable it
+// kills the program and stops reading (a child of the program may still hold its output open).
+// NotFound when argv[0] has no slash and is not in PATH.
 absl::StatusOr<Ran> RunProgram(const std::vector<std::string>& argv,
                                const std::vector<std::string>& env, bool interactive, int stop_fd) {
   int pipe_fds[2];
@@ -87,6 +87,9 @@ absl::StatusOr<Ran> RunProgram(const std::vector<std::string>& argv,
   if (!interactive) {
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   }
+  // Only the three standard streams, as Go's os/exec passes: a host's descriptor opened without
+  // O_CLOEXEC (a socket, a lock file) does not reach the plugin.
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
   std::vector<char*> args;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);

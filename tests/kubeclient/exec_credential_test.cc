@@ -139,6 +139,29 @@ TEST(ExecCredentialTest, TheProgramStartsWithNoSignalBlockedOrIgnored) {
   EXPECT_EQ(ignored & ~uint64_t{0x180000000}, 0u) << masks;
 }
 
+// The program gets the three standard streams and no other descriptor, as Go's os/exec gives
+// it: one the host opened without O_CLOEXEC stays with the host.
+TEST(ExecCredentialTest, TheProgramInheritsOnlyTheStandardStreams) {
+  TempDir dir;
+  const std::string seen = dir.Sub("seen").string();
+  constexpr int kHostFd = 200;
+  ExecCredentialConfig config =
+      Config(Script(dir, "plugin",
+                    absl::StrCat("for fd in 0 1 2 ", kHostFd,
+                                 "; do if [ -e /proc/$$/fd/$fd ]; then printf "
+                                 "'%s ' $fd; fi; done > ",
+                                 seen, "\necho '", Credential(R"({"token":"t"})"), "'")));
+  const int opened = ::open("/dev/null", O_RDONLY);
+  ASSERT_GE(opened, 0);
+  ASSERT_EQ(::dup2(opened, kHostFd), kHostFd);
+  ::close(opened);
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> got =
+      ExecCredentialPlugin(config, /*stdin_is_terminal=*/false).Get();
+  ::close(kHostFd);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(ReadFile(seen), "0 1 2 ");
+}
+
 // provideClusterInfo: the cluster as the loader rendered it, before `interactive`; IfAvailable
 // is interactive only on a terminal, and Always refuses to run without one.
 TEST(ExecCredentialTest, TellsTheProgramTheClusterAndWhetherItMayTalkToTheUser) {
