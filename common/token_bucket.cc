@@ -5,7 +5,7 @@
 namespace devmgr {
 
 TokenBucket::TokenBucket(double qps, int burst, absl::Time now)
-    : qps_(qps), burst_(burst), tokens_(burst), last_(now) {}
+    : qps_(qps), burst_(burst), tokens_(burst), last_(now), last_act_(now) {}
 
 double TokenBucket::TokensAt(absl::Time now) const {
   const double elapsed = std::max(0.0, absl::ToDoubleSeconds(now - last_));
@@ -28,7 +28,23 @@ bool TokenBucket::Allow(absl::Time now) {
 absl::Duration TokenBucket::Reserve(absl::Time now) {
   Refill(now);
   tokens_ -= 1;
-  return tokens_ >= 0 ? absl::ZeroDuration() : absl::Seconds(-tokens_ / qps_);
+  const absl::Duration wait = tokens_ >= 0 ? absl::ZeroDuration() : absl::Seconds(-tokens_ / qps_);
+  last_act_ = now + wait;
+  return wait;
+}
+
+void TokenBucket::CancelReservation(absl::Time act_at, absl::Time now) {
+  if (act_at < now) return;
+  // The reservations made after this one took their tokens from behind it: those stay taken.
+  const double restored = 1 - absl::ToDoubleSeconds(last_act_ - act_at) * qps_;
+  if (restored <= 0) return;
+  Refill(now);
+  tokens_ = std::min(burst_, tokens_ + restored);
+  if (act_at == last_act_) {
+    // The latest one gone, the one before it is the latest again, if it is still to act.
+    const absl::Time before = act_at - absl::Seconds(1 / qps_);
+    if (before >= now) last_act_ = before;
+  }
 }
 
 bool TokenBucket::Full(absl::Time now) const { return TokensAt(now) >= burst_; }

@@ -1,7 +1,9 @@
 // TokenBucket: golang.org/x/time/rate's limiter as upstream's rate limits use it. It holds up to
 // `burst` tokens, refilled at `qps` a second, and starts full. Allow takes a token only when
 // one is there (the PodResources interceptor's Allow); Reserve always takes one and says how
-// long to wait until it would have been there (client-go's bucket rate limiter's Reserve).
+// long to wait until it would have been there (client-go's bucket rate limiter's Reserve), and
+// CancelReservation gives a token taken ahead back when its wait is given up (a request
+// cancelled while it waits, as x/time/rate's Wait cancels its reservation).
 // Time that goes back refills nothing, and the bucket refills from there (the wall clock can
 // step back; Go's limiter reads a monotonic clock). A plain value: not thread-safe.
 #pragma once
@@ -19,6 +21,10 @@ class TokenBucket {
   // Reserve takes one token, available or not: zero when it was there at `now`, else how long
   // until the tokens taken ahead of time are refilled.
   absl::Duration Reserve(absl::Time now);
+  // CancelReservation: the reservation due at `act_at` (its `now` plus its wait) will not act.
+  // Its token comes back, less those reserved after it, which keep their turns; nothing comes
+  // back once `act_at` has passed.
+  void CancelReservation(absl::Time act_at, absl::Time now);
   // Full: no token has been taken that is not yet refilled at `now`.
   bool Full(absl::Time now) const;
 
@@ -32,6 +38,8 @@ class TokenBucket {
   // Below zero while reservations wait for tokens they took.
   double tokens_;
   absl::Time last_;
+  // When the latest reservation acts.
+  absl::Time last_act_;
 };
 
 }  // namespace devmgr

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/go_quote.h"
 #include "common/json_depth.h"
 #include "kubeapi/json_member.h"
 #include "kubeclient/api_status.h"
@@ -25,6 +26,10 @@ constexpr absl::Duration kConnectionLostWait = absl::Seconds(1);
 // client-go's rest.DefaultQPS and DefaultBurst, for ClientOptions that give 0.
 constexpr double kDefaultQps = 5;
 constexpr int kDefaultBurst = 10;
+// Waits for a token longer than these are logged, at debug and at info (client-go's
+// longThrottleLatency and extraLongThrottleLatency).
+constexpr absl::Duration kLongThrottle = absl::Milliseconds(50);
+constexpr absl::Duration kExtraLongThrottle = absl::Seconds(1);
 
 // Escape: a query parameter value, percent-encoded: every byte but RFC 3986's unreserved
 // characters (letters, digits, "-", ".", "_", "~") as %XX, in upper case.
@@ -190,14 +195,53 @@ Client::Client(std::unique_ptr<HttpTransport> transport, ClientOptions options)
   if (qps > 0) bucket_.emplace(qps, burst, absl::Now());
 }
 
-bool Client::Throttle(const std::function<bool(absl::Duration)>& pause) {
+bool Client::Throttle(const HttpRequest& request, const std::string& reason,
+                      const std::function<bool(absl::Duration)>& pause) {
   absl::Duration wait;
+  absl::Time act_at;
   {
     absl::MutexLock lock(&throttle_mu_);
     if (!bucket_.has_value()) return true;
-    wait = bucket_->Reserve(absl::Now());
+    const absl::Time now = absl::Now();
+    wait = bucket_->Reserve(now);
+    act_at = now + wait;
   }
-  return wait <= absl::ZeroDuration() || pause(wait);
+  if (wait <= absl::ZeroDuration()) return true;
+  const absl::Time start = absl::Now();
+  if (pause(wait)) {
+    LogThrottle(request, reason, wait);
+    return true;
+  }
+  const absl::Time now = absl::Now();
+  {
+    absl::MutexLock lock(&throttle_mu_);
+    bucket_->CancelReservation(act_at, now);
+  }
+  LogThrottle(request, reason, now - start);
+  return false;
+}
+
+void Client::LogThrottle(const HttpRequest& request, const std::string& reason,
+                         absl::Duration delay) {
+  if (delay <= kLongThrottle || options_.logger == nullptr) return;
+  const std::string why =
+      reason.empty() ? "client-side throttling, not priority and fairness" : reason;
+  const std::string url = absl::StrCat(server(), request.target);
+  DEVMGR_LOG(options_.logger, debug, "Waited before sending request", "delay", delay, "reason", why,
+             "verb", request.method, "URL", url);
+  if (delay <= kExtraLongThrottle) return;
+  // Long waits at info, but not so often that they flood the log (client-go's throttled
+  // logger; klog's V(2) is debug's neighbour here, so debug on stands for it).
+  const absl::Duration interval =
+      options_.logger->should_log(spdlog::level::debug) ? absl::Seconds(1) : absl::Seconds(10);
+  {
+    absl::MutexLock lock(&throttle_mu_);
+    const absl::Time now = absl::Now();
+    if (now - throttle_logged_ < interval) return;
+    throttle_logged_ = now;
+  }
+  DEVMGR_LOG(options_.logger, info, "Waited before sending request", "delay", delay, "reason", why,
+             "verb", request.method, "URL", url);
 }
 
 ResourceVersion Client::resource_version() const {
@@ -214,8 +258,11 @@ absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request, const Cancel
     }
     return !cancel->WaitForCancel(wait);
   };
+  // Why the next try is made, as client-go words it (for the throttle's log).
+  std::string retry_reason;
   for (int attempt = 0;; ++attempt) {
-    if (!Throttle(pause)) break;
+    // A watch's first try takes no token, as client-go's Watch; its retries do.
+    if ((attempt > 0 || on_data == nullptr) && !Throttle(request, retry_reason, pause)) break;
     absl::StatusOr<HttpResponse> response = on_data == nullptr
                                                 ? transport_->Send(request, cancel)
                                                 : transport_->Stream(request, *on_data, cancel);
@@ -226,6 +273,9 @@ absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request, const Cancel
           !IsConnectionLost(response.status())) {
         return response;
       }
+      retry_reason = absl::StrCat(
+          "retries: ", attempt + 1, ", retry-after: ", absl::ToInt64Seconds(kConnectionLostWait),
+          "s - retry-reason: due to retryable error, error: ", response.status().message());
       if (!pause(kConnectionLostWait)) break;
       continue;
     }
@@ -237,6 +287,12 @@ absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request, const Cancel
         (response->code == 429 || response->code >= 500) && response->retry_after_seconds >= 0 &&
         (options_.timeout <= absl::ZeroDuration() || wait <= options_.timeout);
     if (last || !server_asks_to_wait) return response;
+    retry_reason = absl::StrCat(
+        "retries: ", attempt + 1, ", retry-after: ", response->retry_after_seconds,
+        "s - retry-reason: ",
+        response->code == 429 ? absl::StrCat("due to server-side throttling, FlowSchema UID: ",
+                                             GoQuote(response->flow_schema_uid))
+                              : absl::StrCat(response->code));
     if (!pause(wait)) break;
   }
   return absl::CancelledError(absl::StrCat(request.method, " ", request.target, ": cancelled"));

@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/logging.h"
 #include "common/token_bucket.h"
 #include "kubeapi/resource_slice.h"
 #include "kubeapi/resource_versions.h"
@@ -47,13 +48,17 @@ struct ClientOptions {
   // How a retry, or a request the throttle holds, waits; tests count the waits instead. Null:
   // absl::SleepFor.
   std::function<void(absl::Duration)> sleep;
-  // Client-side throttling, as client-go's token bucket: each request (each try of it, a watch
-  // included) takes a token first, and waits for one when none is left (Cancelled if its
-  // Cancellation is set meanwhile). The kubelet's defaults (--kube-api-qps, --kube-api-burst).
-  // As client-go reads them: 0 means its own defaults, 5 and 10; a negative qps, no throttling
-  // (a negative burst is taken as 1).
+  // Client-side throttling, as client-go's token bucket: each request (each try of it; a watch
+  // only when it is tried again) takes a token first, and waits for one when none is left
+  // (Cancelled if its Cancellation is set meanwhile; the token then goes back). The kubelet's
+  // defaults (--kube-api-qps, --kube-api-burst). As client-go reads them: 0 means its own
+  // defaults, 5 and 10; a negative qps, no throttling (a negative burst is taken as 1).
   double qps = 50;
   int burst = 100;
+  // Where a wait for a token is logged, as client-go logs it: over 50 ms at debug (klog's
+  // V(3)), and over a second at info as well, at most once in 10 s (once a second when debug
+  // is on). Null: not logged.
+  LoggerPtr logger;
 };
 
 // What a list or watch selects (the API's query parameters); empty fields are left out.
@@ -170,8 +175,14 @@ class Client {
   absl::StatusOr<T> WithVersion(
       const std::function<absl::StatusOr<T>(kubeapi::ResourceVersion)>& call);
 
-  // Throttle: false when `cancel` was set while the request waited for a token.
-  bool Throttle(const std::function<bool(absl::Duration)>& pause) ABSL_LOCKS_EXCLUDED(throttle_mu_);
+  // Throttle takes a token for `request`, pausing for it when none is left: false, the token
+  // given back, when `pause` was cut short (its Cancellation set). `reason` says why the
+  // request is tried again, "" for a first try (client-go's retry reason, for the log).
+  bool Throttle(const HttpRequest& request, const std::string& reason,
+                const std::function<bool(absl::Duration)>& pause) ABSL_LOCKS_EXCLUDED(throttle_mu_);
+  // LogThrottle logs a wait for a token of `delay`, as client-go does.
+  void LogThrottle(const HttpRequest& request, const std::string& reason, absl::Duration delay)
+      ABSL_LOCKS_EXCLUDED(throttle_mu_);
 
   const std::unique_ptr<HttpTransport> transport_;
   const ClientOptions options_;
@@ -179,6 +190,8 @@ class Client {
   absl::Mutex throttle_mu_;
   // Null without throttling.
   std::optional<TokenBucket> bucket_ ABSL_GUARDED_BY(throttle_mu_);
+  // When a wait was last logged at info.
+  absl::Time throttle_logged_ ABSL_GUARDED_BY(throttle_mu_) = absl::InfinitePast();
 };
 
 // SliceFieldSelector: "spec.driver=D,spec.nodeName=N", leaving out an empty driver and a node

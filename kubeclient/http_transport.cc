@@ -579,6 +579,11 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
       response.retry_after_seconds = seconds;
     }
   }
+  curl_header* flow_schema = nullptr;
+  if (curl_.easy_header(easy, "X-Kubernetes-PF-FlowSchema-UID", 0, CURLH_HEADER, -1,
+                        &flow_schema) == CURLHE_OK) {
+    response.flow_schema_uid = flow_schema->value;
+  }
   // As client-go's exec authenticator: credentials the server refused are replaced before the
   // next request, and this answer is the caller's.
   if (response.code == 401 && exec != nullptr) exec_->Refused(exec.get());

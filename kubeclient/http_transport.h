@@ -64,6 +64,9 @@ struct HttpResponse {
   std::string body;
   // The Retry-After header, in seconds; -1 when absent or not a number of seconds.
   int retry_after_seconds = -1;
+  // X-Kubernetes-PF-FlowSchema-UID: the flow schema of priority and fairness that matched the
+  // request (client-go names it when it waits after a 429).
+  std::string flow_schema_uid;
 };
 
 // IsConnectionLost: `status` is a transport error for a connection that broke after the

@@ -287,8 +287,10 @@ absl::Status Node::StartDra(State& s) {
   s.slice_service = std::make_unique<resourceslice::StoreService>(*s.slices);
   std::vector<resourceslice::SliceStore*> wiped = {s.slices.get()};
   if (options.cluster.has_value()) {
+    kubeclient::ClientOptions client_options = options.cluster_client;
+    if (client_options.logger == nullptr) client_options.logger = options.logger;
     absl::StatusOr<std::unique_ptr<kubeclient::Client>> client =
-        kubeclient::Client::Create(*options.cluster, options.cluster_client);
+        kubeclient::Client::Create(*options.cluster, std::move(client_options));
     if (!client.ok()) return client.status();
     s.cluster = *std::move(client);
     s.cluster_slices = std::make_unique<resourceslice::ApiSliceStore>(*s.cluster, options.logger);

@@ -113,7 +113,8 @@ struct NodeOptions {
   // used), and the node's ResourceSlices there are wiped with the local store's. None: claims
   // come with their pods.
   std::optional<kubeclient::RestConfig> cluster;
-  // How the client talks to it (its throttling: the kubelet's --kube-api-qps and burst).
+  // How the client talks to it (its throttling: the kubelet's --kube-api-qps and burst; its
+  // logger, when none is given, the node's).
   kubeclient::ClientOptions cluster_client;
   absl::Duration dra_wiping_delay = dra::kDefaultWipingDelay;
   // Without a cluster, the claims that come with a pod unallocated are allocated on the node

@@ -315,6 +315,7 @@ int RunFakeDra(const FakeDraFlags& flags) {
   if (!config.ok()) return Fail(kExitUsage, config.status().message());
   absl::StatusOr<kubeclient::ClientOptions> client_options = ClusterClientOptions(flags.cluster);
   if (!client_options.ok()) return Fail(kExitUsage, client_options.status().message());
+  client_options->logger = logger;
   if (config->has_value()) {
     absl::StatusOr<std::unique_ptr<kubeclient::Client>> client =
         kubeclient::Client::Create(**config, *client_options);

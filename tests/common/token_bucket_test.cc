@@ -54,5 +54,44 @@ TEST(TokenBucketTest, ReservationsPastTheBurstWaitInTurn) {
   EXPECT_EQ(bucket.Reserve(now), absl::ZeroDuration());
 }
 
+// A wait given up gives its token back, as x/time/rate's Wait cancels its reservation: the
+// next reservation waits as if the cancelled one had not been made. Tokens reserved after it
+// keep their turns, and one whose time has come is spent.
+TEST(TokenBucketTest, ACancelledReservationGivesItsTokenBack) {
+  absl::Time now = kStart;
+  TokenBucket bucket(10, 1, now);
+  EXPECT_EQ(bucket.Reserve(now), absl::ZeroDuration());
+  const absl::Duration wait = bucket.Reserve(now);
+  EXPECT_EQ(wait, absl::Milliseconds(100));
+  bucket.CancelReservation(now + wait, now + absl::Milliseconds(40));
+  now += absl::Milliseconds(40);
+  EXPECT_EQ(bucket.Reserve(now), absl::Milliseconds(60)) << "as if never taken";
+
+  // Cancelling the first of two waiting gives back nothing of the second's turn: the first's
+  // token went to the second, which still acts when it was due.
+  TokenBucket queued(10, 1, now);
+  EXPECT_EQ(queued.Reserve(now), absl::ZeroDuration());
+  const absl::Duration first = queued.Reserve(now);
+  const absl::Duration second = queued.Reserve(now);
+  EXPECT_EQ(second, absl::Milliseconds(200));
+  queued.CancelReservation(now + first, now);
+  EXPECT_EQ(queued.Reserve(now), absl::Milliseconds(300));
+
+  // The last of them cancelled: the one after it takes its place.
+  TokenBucket last(10, 1, now);
+  EXPECT_EQ(last.Reserve(now), absl::ZeroDuration());
+  EXPECT_EQ(last.Reserve(now), absl::Milliseconds(100));
+  const absl::Duration latest = last.Reserve(now);
+  last.CancelReservation(now + latest, now);
+  EXPECT_EQ(last.Reserve(now), latest);
+
+  // A reservation whose time has come was spent.
+  TokenBucket spent(10, 1, now);
+  EXPECT_EQ(spent.Reserve(now), absl::ZeroDuration());
+  const absl::Duration due = spent.Reserve(now);
+  spent.CancelReservation(now + due, now + absl::Milliseconds(150));
+  EXPECT_EQ(spent.Reserve(now + absl::Milliseconds(150)), absl::Milliseconds(50));
+}
+
 }  // namespace
 }  // namespace devmgr

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +29,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "kubeclient/api_status.h"
 #include "tests/testlib/fake_api_server.h"
@@ -258,12 +261,10 @@ TEST(ClientTest, ListsInPagesAndReadsWholeWhenTheTokenExpires) {
 
   // The list is of its first page's version, whatever a later page says.
   const std::string first_version = server.resource_version();
-  FakeFailure later_page{
-      .method = "GET",
-      .target_prefix = "/apis/resource.k8s.io/v1/resourceslices?limit=500&continue=",
-      .code = 200,
-      .body = R"({"kind":"ResourceSliceList","apiVersion":"resource.k8s.io/v1",)"
-              R"("metadata":{"resourceVersion":"999999"},"items":[]})"};
+  FakeFailure later_page = Failure("GET", 200, "", -1, 1);
+  later_page.target_prefix = "/apis/resource.k8s.io/v1/resourceslices?limit=500&continue=";
+  later_page.body = R"({"kind":"ResourceSliceList","apiVersion":"resource.k8s.io/v1",)"
+                    R"("metadata":{"resourceVersion":"999999"},"items":[]})";
   server.FailNext(later_page);
   absl::StatusOr<SliceList> two_pages = client->ListResourceSlices({});
   ASSERT_TRUE(two_pages.ok()) << two_pages.status();
@@ -1208,8 +1209,10 @@ TEST(ClientTest, ThrottlesRequestsAsClientGoDoes) {
 
   EXPECT_TRUE(waits_of(-1, 0, 120).empty());
 
-  // A request that waits for a token ends when its Cancellation is set.
-  ClientOptions slow;
+  // A request that waits for a token ends when its Cancellation is set, and gives its token
+  // back: the next request waits as if it had not been made (a second's wait, not two).
+  std::vector<absl::Duration> slow_waits;
+  ClientOptions slow = Sleeping([&](absl::Duration wait) { slow_waits.push_back(wait); });
   slow.qps = 0.001;
   slow.burst = 1;
   std::unique_ptr<Client> client = Connect(server.Config(), slow);
@@ -1219,6 +1222,83 @@ TEST(ClientTest, ThrottlesRequestsAsClientGoDoes) {
   server.ClearRequests();
   EXPECT_EQ(client->ListResourceSlices({}, &cancel).status().code(), absl::StatusCode::kCancelled);
   EXPECT_TRUE(server.Requests().empty());
+  EXPECT_TRUE(slow_waits.empty());
+  EXPECT_TRUE(client->ListResourceSlices({}).ok());
+  ASSERT_EQ(slow_waits.size(), 1u);
+  EXPECT_GT(slow_waits[0], absl::Seconds(990));
+  EXPECT_LE(slow_waits[0], absl::Seconds(1000));
+}
+
+// A watch takes no token for its first try, as client-go's Watch; a try again after the
+// server's Retry-After does.
+TEST(ClientTest, AWatchWaitsForATokenOnlyToTryAgain) {
+  FakeApiServer server;
+  std::vector<absl::Duration> waits;
+  ClientOptions options = Sleeping([&](absl::Duration wait) { waits.push_back(wait); });
+  options.qps = 0.001;
+  options.burst = 1;
+  std::unique_ptr<Client> client = Connect(server.Config(), options);
+  ASSERT_NE(client, nullptr);
+  const std::string before = server.resource_version();
+  ASSERT_TRUE(client->CreateResourceSlice(Slice("gpu.example.com", "worker-1", {"g"})).ok());
+  const auto one_event = [](const SliceEvent&) { return false; };
+  absl::Status watched = client->WatchResourceSlices(From(before), one_event);
+  EXPECT_TRUE(watched.ok()) << watched;
+  EXPECT_TRUE(waits.empty());
+
+  FakeFailure busy = Failure("GET", 429, "TooManyRequests", 2, 1);
+  busy.target_prefix = "/apis/resource.k8s.io/v1/resourceslices?watch=true";
+  server.FailNext(busy);
+  watched = client->WatchResourceSlices(From(before), one_event);
+  EXPECT_TRUE(watched.ok()) << watched;
+  ASSERT_EQ(waits.size(), 2u);
+  EXPECT_EQ(waits[0], absl::Seconds(2));
+  EXPECT_GT(waits[1], absl::Seconds(990)) << "the retry's token";
+}
+
+// Waits for a token are logged as client-go's: over 50 ms at debug, over a second at info too
+// but not again within 10 s; with the reason client-go gives, its own or the retry's.
+TEST(ClientTest, LogsItsWaitsForATokenAsClientGoDoes) {
+  FakeApiServer server;
+  std::ostringstream log;
+  const LoggerPtr logger = std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  logger->set_pattern("%l %v");
+  logger->set_level(spdlog::level::info);
+  ClientOptions options = Sleeping([](absl::Duration) {});
+  options.qps = 0.5;
+  options.burst = 1;
+  options.logger = logger;
+  std::unique_ptr<Client> client = Connect(server.Config(), options);
+  ASSERT_NE(client, nullptr);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(client->ListResourceSlices({}).ok()) << i;
+  const std::string url =
+      absl::StrCat(server.Config().server, "/apis/resource.k8s.io/v1/resourceslices?limit=500");
+  const std::vector<std::string> at_info = absl::StrSplit(log.str(), '\n', absl::SkipEmpty());
+  ASSERT_EQ(at_info.size(), 1u) << log.str();
+  EXPECT_THAT(at_info[0], HasSubstr("info \"Waited before sending request\" delay=\"1."));
+  EXPECT_THAT(at_info[0], HasSubstr(absl::StrCat(
+                              "s\" reason=\"client-side throttling, not priority and fairness\" "
+                              "verb=\"GET\" URL=\"",
+                              url, "\"")));
+
+  // At debug each wait over 50 ms; a retry's with its reason.
+  log.str("");
+  logger->set_level(spdlog::level::debug);
+  options.qps = 2;
+  client = Connect(server.Config(), options);
+  ASSERT_NE(client, nullptr);
+  FakeFailure busy = Failure("GET", 429, "TooManyRequests", 3, 1);
+  busy.flow_schema_uid = "4a2e0c83-7a4b-4f2b-9c55-0d6c1e1f9a10";
+  server.FailNext(busy);
+  ASSERT_TRUE(client->ListResourceSlices({}).ok());
+  const std::vector<std::string> at_debug = absl::StrSplit(log.str(), '\n', absl::SkipEmpty());
+  ASSERT_EQ(at_debug.size(), 1u) << log.str();
+  EXPECT_THAT(at_debug[0], HasSubstr("debug \"Waited before sending request\" delay=\""));
+  EXPECT_THAT(at_debug[0],
+              HasSubstr("ms\" reason=\"retries: 1, retry-after: 3s - retry-reason: due to "
+                        "server-side throttling, FlowSchema UID: \\\"4a2e0c83-7a4b-4f2b-9c55-"
+                        "0d6c1e1f9a10\\\"\" verb=\"GET\""));
 }
 
 // A Retry-After longer than the request's own limit (30 s by default) is not waited out: the
@@ -1302,8 +1382,9 @@ TEST(ClientTest, AnswersOfTheWrongShapeAreNoCrash) {
 
 TEST(ClientTest, AHungServerEndsInTheDeadline) {
   FakeApiServer server;
-  std::unique_ptr<Client> client =
-      Connect(server.Config(), ClientOptions{absl::Milliseconds(300), 10, nullptr});
+  ClientOptions options;
+  options.timeout = absl::Milliseconds(300);
+  std::unique_ptr<Client> client = Connect(server.Config(), options);
   server.SetHang(true);
   const absl::Time start = absl::Now();
   absl::StatusOr<SliceList> list = client->ListResourceSlices({});

@@ -168,9 +168,10 @@ struct Response {
   int code = 200;
   std::string body;
   int retry_after = -1;
+  std::string flow_schema_uid;
 };
 
-Response JsonResponse(int code, const Json& body) { return {code, body.dump(), -1}; }
+Response JsonResponse(int code, const Json& body) { return {code, body.dump(), -1, ""}; }
 
 // The size from which the API server compresses an answer for a client that takes gzip.
 constexpr size_t kCompressFrom = 128 * 1024;
@@ -453,7 +454,7 @@ class FakeApiServer::Impl {
           body = it->garbage ? "<html>not json {"
                              : StatusBody(it->code, it->reason, "injected failure").dump();
         }
-        answer = Response{it->code, std::move(body), it->retry_after_seconds};
+        answer = Response{it->code, std::move(body), it->retry_after_seconds, it->flow_schema_uid};
         if (--it->times <= 0) failures_.erase(it);
         break;
       }
@@ -489,6 +490,9 @@ class FakeApiServer::Impl {
     response.set(http::field::content_type, "application/json");
     if (answer->retry_after >= 0) {
       response.set(http::field::retry_after, std::to_string(answer->retry_after));
+    }
+    if (!answer->flow_schema_uid.empty()) {
+      response.set("X-Kubernetes-PF-FlowSchema-UID", answer->flow_schema_uid);
     }
     response.keep_alive(request.keep_alive());
     if (answer->body.size() >= kCompressFrom &&

@@ -62,6 +62,9 @@ struct FakeFailure {
   std::string reason = "InternalError";
   // Sent as Retry-After when >= 0.
   int retry_after_seconds = -1;
+  // Sent as X-Kubernetes-PF-FlowSchema-UID when not empty (the flow schema of priority and
+  // fairness that matched the request).
+  std::string flow_schema_uid;
   // The body is not JSON at all.
   bool garbage = false;
   int times = 1;
