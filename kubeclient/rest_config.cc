@@ -177,14 +177,19 @@ absl::StatusOr<std::string> ExecClusterJson(const Entry& cluster, const std::str
   return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// Strings: the list of strings `node` holds (none when absent or null); false when it is
-// something else.
+// Strings: the list of strings `node` holds (none when absent or null; a null item is "", as
+// Go decodes JSON's null into a string); false when it is something else.
 bool Strings(const YAML::Node& node, std::vector<std::string>& out) {
   if (!node.IsDefined() || node.IsNull()) return true;
   if (!node.IsSequence()) return false;
   for (const YAML::Node& item : node) {
-    if (!item.IsScalar()) return false;
-    out.push_back(item.Scalar());
+    if (item.IsNull()) {
+      out.emplace_back();
+    } else if (item.IsScalar()) {
+      out.push_back(item.Scalar());
+    } else {
+      return false;
+    }
   }
   return true;
 }
@@ -242,16 +247,9 @@ absl::StatusOr<ExecCredentialConfig> ReadExec(const Entry& user, const std::stri
     return absl::InvalidArgumentError(
         absl::StrCat("exec plugin: invalid apiVersion ", GoQuote(config.api_version)));
   }
-  if (const YAML::Node args = exec["args"]; args.IsDefined() && !args.IsNull()) {
-    if (!args.IsSequence()) {
-      return absl::InvalidArgumentError(absl::StrCat(owner, ": exec args must be a list"));
-    }
-    for (const YAML::Node& arg : args) {
-      if (!arg.IsScalar()) {
-        return absl::InvalidArgumentError(absl::StrCat(owner, ": exec args must be strings"));
-      }
-      config.args.push_back(arg.Scalar());
-    }
+  if (const YAML::Node args = exec["args"]; !Strings(args, config.args)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        owner, args.IsSequence() ? ": exec args must be strings" : ": exec args must be a list"));
   }
   if (const YAML::Node env = exec["env"]; env.IsDefined() && !env.IsNull()) {
     if (!env.IsSequence()) {

@@ -320,7 +320,7 @@ TEST(RestConfigTest, AnExecPluginIsReadAsClientcmdReadsIt) {
             "users:\n"
             "- name: v1\n  user:\n    exec:\n"
             "      apiVersion: client.authentication.k8s.io/v1\n"
-            "      command: ./bin/get-token\n      args: [token, --cluster, lab]\n"
+            "      command: ./bin/get-token\n      args: [token, --cluster, lab, ~]\n"
             "      env: [{name: REGION, value: eu-1}, {name: EMPTY}]\n"
             "      installHint: install get-token\n      interactiveMode: Never\n"
             "      provideClusterInfo: true\n"
@@ -337,7 +337,8 @@ TEST(RestConfigTest, AnExecPluginIsReadAsClientcmdReadsIt) {
   ASSERT_TRUE(v1.ok()) << v1.status();
   ASSERT_TRUE(v1->exec.has_value());
   EXPECT_EQ(v1->exec->command, (dir.path() / "kube/bin/get-token").string());
-  EXPECT_EQ(v1->exec->args, (std::vector<std::string>{"token", "--cluster", "lab"}));
+  // A null item is "", as Go decodes JSON's null into a string.
+  EXPECT_EQ(v1->exec->args, (std::vector<std::string>{"token", "--cluster", "lab", ""}));
   EXPECT_EQ(v1->exec->env,
             (std::vector<std::pair<std::string, std::string>>{{"REGION", "eu-1"}, {"EMPTY", ""}}));
   EXPECT_EQ(v1->exec->api_version, "client.authentication.k8s.io/v1");
@@ -411,6 +412,9 @@ TEST(RestConfigTest, AnExecPluginClientcmdRefusesIsRefused) {
             "Never, args: token}",
             "user \"u\": exec args must be a list"},
            {"{command: aws, apiVersion: client.authentication.k8s.io/v1, interactiveMode: "
+            "Never, args: [token, [lab]]}",
+            "user \"u\": exec args must be strings"},
+           {"{command: aws, apiVersion: client.authentication.k8s.io/v1, interactiveMode: "
             "Never, provideClusterInfo: 'yes'}",
             "user \"u\": provideClusterInfo is not a boolean"},
        }) {
@@ -444,7 +448,7 @@ TEST(RestConfigTest, ImpersonationAndAProxyAreRead) {
         "- name: plain\n  context: {cluster: lab, user: plain}\n"
         "- name: empty\n  context: {cluster: lab, user: empty}\n"
         "users:\n- name: admin\n  user: {token: t, as: 'system:serviceaccount:dra:driver', "
-        "as-uid: '42', as-groups: [viewers, auditors], "
+        "as-uid: '42', as-groups: [viewers, auditors, null], "
         "as-user-extra: {acme.com/project: [a, b], scopes: []}}\n"
         "- name: grouped\n  user: {token: t, as-groups: [viewers]}\n"
         "- name: wrong\n  user: {token: t, as: driver, as-groups: viewers}\n"
@@ -456,7 +460,7 @@ TEST(RestConfigTest, ImpersonationAndAProxyAreRead) {
   EXPECT_EQ(as->impersonate,
             (Impersonation{.user = "system:serviceaccount:dra:driver",
                            .uid = "42",
-                           .groups = {"viewers", "auditors"},
+                           .groups = {"viewers", "auditors", ""},
                            .extra = {{"acme.com/project", {"a", "b"}}, {"scopes", {}}}}));
   EXPECT_EQ(as->bearer_token, "t");
   // Groups without `as` impersonate nobody, as clientcmd reads them.
