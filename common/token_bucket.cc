@@ -35,8 +35,9 @@ absl::Duration TokenBucket::Reserve(absl::Time now) {
 
 void TokenBucket::CancelReservation(absl::Time act_at, absl::Time now) {
   if (act_at < now) return;
-  // The reservations made after this one took their tokens from behind it: those stay taken.
-  const double restored = 1 - absl::ToDoubleSeconds(last_act_ - act_at) * qps_;
+  // The reservations made after this one took their tokens from behind it: those stay taken
+  // (and no more than its one token comes back when the clock went back between them).
+  const double restored = std::min(1.0, 1 - absl::ToDoubleSeconds(last_act_ - act_at) * qps_);
   if (restored <= 0) return;
   Refill(now);
   tokens_ = std::min(burst_, tokens_ + restored);

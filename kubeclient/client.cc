@@ -208,6 +208,8 @@ bool Client::Throttle(const HttpRequest& request, const std::string& reason,
   }
   if (wait <= absl::ZeroDuration()) return true;
   const absl::Time start = absl::Now();
+  // A wait made whole is logged as the wait planned (client-go measures it; they differ by the
+  // scheduler's delay, and the planned one is what a test's pause sees), a cut one as measured.
   if (pause(wait)) {
     LogThrottle(request, reason, wait);
     return true;
@@ -261,6 +263,9 @@ absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request, const Cancel
   // Why the next try is made, as client-go words it (for the throttle's log).
   std::string retry_reason;
   for (int attempt = 0;; ++attempt) {
+    // A request already cancelled takes no token, as x/time/rate's Wait checks its context
+    // first.
+    if (cancel != nullptr && cancel->cancelled()) break;
     // A watch's first try takes no token, as client-go's Watch; its retries do.
     if ((attempt > 0 || on_data == nullptr) && !Throttle(request, retry_reason, pause)) break;
     absl::StatusOr<HttpResponse> response = on_data == nullptr

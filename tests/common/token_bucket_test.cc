@@ -91,6 +91,16 @@ TEST(TokenBucketTest, ACancelledReservationGivesItsTokenBack) {
   const absl::Duration due = spent.Reserve(now);
   spent.CancelReservation(now + due, now + absl::Milliseconds(150));
   EXPECT_EQ(spent.Reserve(now + absl::Milliseconds(150)), absl::Milliseconds(50));
+
+  // The clock went back between two reservations: the first cancelled gives back its one token,
+  // no more.
+  TokenBucket stepped(10, 1, now);
+  EXPECT_EQ(stepped.Reserve(now), absl::ZeroDuration());
+  const absl::Duration before_step = stepped.Reserve(now);
+  const absl::Time back = now - absl::Hours(1);
+  EXPECT_EQ(stepped.Reserve(back), absl::Milliseconds(200));
+  stepped.CancelReservation(now + before_step, back);
+  EXPECT_EQ(stepped.Reserve(back), absl::Milliseconds(200));
 }
 
 }  // namespace
