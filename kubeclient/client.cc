@@ -181,7 +181,8 @@ std::string SliceFieldSelector(const std::string& driver,
 
 absl::StatusOr<std::unique_ptr<Client>> Client::Create(const RestConfig& config,
                                                        ClientOptions options) {
-  absl::StatusOr<std::unique_ptr<HttpTransport>> transport = HttpTransport::Create(config);
+  absl::StatusOr<std::unique_ptr<HttpTransport>> transport =
+      HttpTransport::Create(config, options.logger);
   if (!transport.ok()) return transport.status();
   if (!options.sleep) options.sleep = [](absl::Duration wait) { absl::SleepFor(wait); };
   return std::unique_ptr<Client>(new Client(*std::move(transport), std::move(options)));

@@ -9,12 +9,15 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -23,6 +26,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::kubeclient {
@@ -70,13 +74,50 @@ std::vector<std::string> Environment(
   return kept;
 }
 
-// RunProgram runs `argv` (argv[0] looked up in PATH unless it has a slash) with `env`, its
+// Executable: Go's exec.LookPath would take the file at `path`: no folder, and one the process
+// may execute.
+bool Executable(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0 || S_ISDIR(info.st_mode)) return false;
+  if (::faccessat(AT_FDCWD, path.c_str(), X_OK, AT_EACCESS) == 0) return true;
+  // Where the kernel cannot say (a seccomp profile refusing the call), the mode's bits decide.
+  return (errno == ENOSYS || errno == EPERM) && (info.st_mode & 0111) != 0;
+}
+
+// LookPath: the file a bare program name runs, as Go's exec.LookPath finds it in the process's
+// PATH (an empty entry is the current folder): the first that Executable takes, its path
+// cleaned as Go's filepath.Join cleans it. NotFound, in client-go's words, when there is none
+// and when the first is found through a relative entry (Go's ErrDot, which client-go reports
+// as not found too).
+absl::StatusOr<std::string> LookPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  // Go splits an unset or empty PATH into no entry at all.
+  if (path != nullptr && *path != '\0') {
+    for (absl::string_view entry : absl::StrSplit(path, ':')) {
+      const std::filesystem::path file =
+          (std::filesystem::path(entry.empty() ? "." : std::string(entry)) / name)
+              .lexically_normal();
+      if (!Executable(file.string())) continue;
+      if (file.is_absolute()) return file.string();
+      break;
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("exec: executable ", name, " not found"));
+}
+
+// RunProgram runs `argv` (argv[0] found by LookPath unless it has a slash) with `env`, its
 // standard output read whole, standard input the process's when `interactive` and /dev/null
 // otherwise, standard error the process's, and no other descriptor. Once `stop_fd` is readable it
 // kills the program and stops reading (a child of the program may still hold its output open).
-// NotFound when argv[0] has no slash and is not in PATH.
+// NotFound as LookPath's; a start that fails names the file that was run, as Go's.
 absl::StatusOr<Ran> RunProgram(const std::vector<std::string>& argv,
                                const std::vector<std::string>& env, bool interactive, int stop_fd) {
+  std::string file = argv[0];
+  if (file.find('/') == std::string::npos) {
+    absl::StatusOr<std::string> found = LookPath(file);
+    if (!found.ok()) return found.status();
+    file = *std::move(found);
+  }
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("exec: pipe: ", std::strerror(errno)));
@@ -109,22 +150,17 @@ absl::StatusOr<Ran> RunProgram(const std::vector<std::string>& argv,
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
   const int spawned =
-      ::posix_spawnp(&pid, argv[0].c_str(), &actions, &attributes, args.data(), envp.data());
+      ::posix_spawn(&pid, file.c_str(), &actions, &attributes, args.data(), envp.data());
   posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(pipe_fds[1]);
   if (spawned != 0) {
     ::close(pipe_fds[0]);
-    // Go's LookPath passes over files that are not executable: a bare name found only as
-    // such is "not found" too.
-    if (argv[0].find('/') == std::string::npos && (spawned == ENOENT || spawned == EACCES)) {
-      return absl::NotFoundError(absl::StrCat("exec: executable ", argv[0], " not found"));
-    }
-    // As Go's os/exec: the failed fork/exec, with the system's error in Go's words (glibc's
-    // texts, lower-cased).
+    // As Go's os/exec: the failed fork/exec of the file found, with the system's error in Go's
+    // words (glibc's texts, lower-cased).
     std::string error = std::strerror(spawned);
     if (!error.empty()) error[0] = absl::ascii_tolower(static_cast<unsigned char>(error[0]));
-    return absl::FailedPreconditionError(absl::StrCat("exec: fork/exec ", argv[0], ": ", error));
+    return absl::FailedPreconditionError(absl::StrCat("exec: fork/exec ", file, ": ", error));
   }
   Ran ran;
   bool too_long = false;
@@ -287,10 +323,11 @@ absl::StatusOr<ExecCredential> Decode(const std::string& out, const std::string&
 
 }  // namespace
 
-ExecCredentialPlugin::ExecCredentialPlugin(ExecCredentialConfig config, bool stdin_is_terminal,
+ExecCredentialPlugin::ExecCredentialPlugin(ExecCredentialConfig config,
+                                           std::function<bool()> stdin_is_terminal,
                                            const Clock& clock)
     : config_(std::move(config)),
-      stdin_is_terminal_(stdin_is_terminal),
+      stdin_is_terminal_(std::move(stdin_is_terminal)),
       clock_(clock),
       stop_fd_(::eventfd(0, EFD_CLOEXEC)) {}
 
@@ -320,31 +357,64 @@ absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialPlugin::Get(
   const absl::Time deadline = absl::Now() + timeout;
 
   absl::MutexLock lock(&mu_);
-  // client-go keeps credentials up to their expiry, itself included.
-  if (credential_ != nullptr && clock_.Now() <= credential_->expiry) return credential_;
+  // A run in progress replaces what is in hand (a refresh after a refusal): it is awaited.
+  if (ended_ == runs_ && Valid()) return credential_;
   if (cancelled) return absl::CancelledError("getting credentials: cancelled");
+  absl::Status waited = Await(&cancelled, deadline, timeout);
+  if (!waited.ok()) {
+    return absl::Status(waited.code(), absl::StrCat("getting credentials: ", waited.message()));
+  }
+  if (last_.ok()) return last_;
+  // A refresh that failed leaves the refused credentials in hand, as client-go's.
+  if (Valid()) return credential_;
+  return absl::Status(last_.status().code(),
+                      absl::StrCat("getting credentials: ", last_.status().message()));
+}
+
+absl::Status ExecCredentialPlugin::Refresh(const ExecCredential* used, const Cancellation* cancel,
+                                           absl::Duration timeout) {
+  bool cancelled = false;
+  Cancellation::Waker waker(cancel, [this, &cancelled] {
+    absl::MutexLock lock(&mu_);
+    cancelled = true;
+  });
+  if (waker.too_late()) return absl::CancelledError("cancelled");
+  const absl::Time deadline = absl::Now() + timeout;
+
+  absl::MutexLock lock(&mu_);
+  if (credential_.get() != used) return absl::OkStatus();
+  if (cancelled) return absl::CancelledError("cancelled");
+  absl::Status waited = Await(&cancelled, deadline, timeout);
+  if (!waited.ok()) return waited;
+  return last_.status();
+}
+
+absl::Status ExecCredentialPlugin::Await(const bool* cancelled, absl::Time deadline,
+                                         absl::Duration timeout) {
   if (ended_ == runs_) {
-    // None in progress: this Get starts one. The thread of the last has ended, or is about to.
+    // None in progress: one starts. The thread of the last has ended, or is about to.
     if (runner_.joinable()) runner_.join();
     try {
       runner_ = std::thread(&ExecCredentialPlugin::Finish, this);
     } catch (const std::system_error& error) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("getting credentials: cannot start a thread: ", error.what()));
+      return absl::ResourceExhaustedError(absl::StrCat("cannot start a thread: ", error.what()));
     }
     ++runs_;
   }
   const int awaited = runs_;
-  auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return ended_ >= awaited || cancelled; };
+  auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return ended_ >= awaited || *cancelled; };
   mu_.AwaitWithDeadline(absl::Condition(&done), deadline);
-  if (ended_ >= awaited) return last_;
-  if (cancelled) {
-    return absl::CancelledError(
-        absl::StrCat("getting credentials: cancelled while ", config_.command, " runs"));
+  if (ended_ >= awaited) return absl::OkStatus();
+  if (*cancelled) {
+    return absl::CancelledError(absl::StrCat("cancelled while ", config_.command, " runs"));
   }
-  return absl::DeadlineExceededError(absl::StrCat("getting credentials: ", config_.command,
-                                                  " has not finished within ",
-                                                  absl::FormatDuration(timeout)));
+  return absl::DeadlineExceededError(
+      absl::StrCat(config_.command, " has not finished within ", absl::FormatDuration(timeout)));
+}
+
+bool ExecCredentialPlugin::Valid() const {
+  // client-go keeps credentials up to their expiry, itself included.
+  return credential_ != nullptr && clock_.Now() <= credential_->expiry;
 }
 
 void ExecCredentialPlugin::Finish() {
@@ -356,7 +426,7 @@ void ExecCredentialPlugin::Finish() {
     last_ = *std::move(ran);
     return;
   }
-  std::string message = absl::StrCat("getting credentials: ", ran.status().message());
+  std::string message(ran.status().message());
   if (absl::IsNotFound(ran.status())) {
     // client-go's rate limit on its help: kNotFoundHelpTimes in each window, the window
     // starting again at the first failure after it has passed.
@@ -374,11 +444,6 @@ void ExecCredentialPlugin::Finish() {
   last_ = absl::UnauthenticatedError(message);
 }
 
-void ExecCredentialPlugin::Refused(const ExecCredential* used) {
-  absl::MutexLock lock(&mu_);
-  if (credential_.get() == used) credential_.reset();
-}
-
 int ExecCredentialPlugin::runs() const {
   absl::MutexLock lock(&mu_);
   return runs_;
@@ -387,9 +452,9 @@ int ExecCredentialPlugin::runs() const {
 absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialPlugin::Run() const {
   bool interactive = false;
   if (config_.interactive_mode == "IfAvailable") {
-    interactive = stdin_is_terminal_;
+    interactive = stdin_is_terminal_();
   } else if (config_.interactive_mode == "Always") {
-    if (!stdin_is_terminal_) {
+    if (!stdin_is_terminal_()) {
       return absl::FailedPreconditionError(
           "exec plugin cannot support interactive mode: standard input is not a terminal");
     }

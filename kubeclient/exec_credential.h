@@ -6,10 +6,11 @@
 // and when they expire.
 //
 // As client-go's exec authenticator: the program runs at the first request and again once its
-// credentials have expired, or after the server refused them (401); one run at a time, and
-// requests wait for it. Its standard error is the process's; its standard input is the
-// process's only when it may be interactive (interactiveMode IfAvailable or Always, and standard
-// input a terminal), /dev/null otherwise.
+// credentials have expired, or inside a request the server refused (401), whose credentials are
+// kept if that run fails; one run at a time, and requests wait for it. Its standard error is the
+// process's; its standard input is the process's only when it may be interactive (interactiveMode
+// IfAvailable or Always, and standard input a terminal at that run), /dev/null otherwise. A
+// command without a slash is found in PATH as Go's exec.LookPath finds it.
 //
 // Like client-go, no time limit is put on a run. Unlike client-go, a program that hangs holds no
 // request beyond the request's own timeout or its cancellation: a run goes on, on a thread of its
@@ -20,6 +21,7 @@
 // Thread-safety: every method may be called from any thread at once.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -50,9 +52,10 @@ inline constexpr char kExecInfoEnv[] = "KUBERNETES_EXEC_INFO";
 
 class ExecCredentialPlugin {
  public:
-  // `stdin_is_terminal` decides interactiveMode IfAvailable and Always, as client-go's look at
-  // the process's standard input; `clock` tells when credentials have expired.
-  ExecCredentialPlugin(ExecCredentialConfig config, bool stdin_is_terminal,
+  // `stdin_is_terminal`, asked at each run, decides interactiveMode IfAvailable and Always, as
+  // client-go's look at the process's standard input; `clock` tells when credentials have
+  // expired.
+  ExecCredentialPlugin(ExecCredentialConfig config, std::function<bool()> stdin_is_terminal,
                        const Clock& clock = RealClock());
   ~ExecCredentialPlugin();
   ExecCredentialPlugin(const ExecCredentialPlugin&) = delete;
@@ -68,9 +71,14 @@ class ExecCredentialPlugin {
       const Cancellation* cancel = nullptr, absl::Duration timeout = absl::InfiniteDuration())
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Refused: the server answered 401 to a request made with `used`. Unless a run has replaced
-  // them since, the next Get runs the program again.
-  void Refused(const ExecCredential* used) ABSL_LOCKS_EXCLUDED(mu_);
+  // Refresh: the server answered 401 to a request made with `used`. Unless a run has replaced
+  // them since, the program runs again now (or the run in progress is awaited), as client-go's
+  // round tripper runs it before it returns the refused answer; until it ends Get waits for it.
+  // A run that fails leaves `used` in hand (the next refusal runs it again). OK when new
+  // credentials came or none were needed; else the run's error without Get's "getting
+  // credentials: " (client-go logs it), or DeadlineExceeded and Cancelled as Get's.
+  absl::Status Refresh(const ExecCredential* used, const Cancellation* cancel = nullptr,
+                       absl::Duration timeout = absl::InfiniteDuration()) ABSL_LOCKS_EXCLUDED(mu_);
 
   // How many times the program has been started.
   int runs() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -81,9 +89,16 @@ class ExecCredentialPlugin {
   absl::StatusOr<std::shared_ptr<const ExecCredential>> Run() const;
   // Finish: the run's thread, which records what Run gave.
   void Finish() ABSL_LOCKS_EXCLUDED(mu_);
+  // Await waits for the run in progress, or one it starts, to end: OK then; Cancelled once
+  // `*cancelled` is set, DeadlineExceeded at `deadline` (the error names `timeout`),
+  // ResourceExhausted when no thread can start. The run goes on after an error.
+  absl::Status Await(const bool* cancelled, absl::Time deadline, absl::Duration timeout)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Valid: credentials in hand that have not expired.
+  bool Valid() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const ExecCredentialConfig config_;
-  const bool stdin_is_terminal_;
+  const std::function<bool()> stdin_is_terminal_;
   const Clock& clock_;
   // An eventfd that the destructor makes readable, to end a run in progress; -1 when none could
   // be made (a run then ends only when its program does).
@@ -91,7 +106,8 @@ class ExecCredentialPlugin {
 
   mutable absl::Mutex mu_;
   std::shared_ptr<const ExecCredential> credential_ ABSL_GUARDED_BY(mu_);
-  // Runs started, and ended; the last ended run's result, errors as Get returns them.
+  // Runs started, and ended; the last ended run's result (an error without Get's "getting
+  // credentials: ").
   int runs_ ABSL_GUARDED_BY(mu_) = 0;
   int ended_ ABSL_GUARDED_BY(mu_) = 0;
   absl::StatusOr<std::shared_ptr<const ExecCredential>> last_ ABSL_GUARDED_BY(mu_);

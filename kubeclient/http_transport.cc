@@ -222,7 +222,8 @@ struct HttpTransport::Handle {
   uint64_t tls_generation = 0;
 };
 
-absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestConfig& config) {
+absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestConfig& config,
+                                                                     LoggerPtr logger) {
   // A server without a scheme gets https:// when TLS is configured, as client-go's
   // DefaultServerUrlFor decides.
   const bool default_tls =
@@ -260,7 +261,8 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestC
   }
   absl::StatusOr<std::vector<std::string>> impersonation = ImpersonationHeaders(config.impersonate);
   if (!impersonation.ok()) return impersonation.status();
-  auto transport = std::unique_ptr<HttpTransport>(new HttpTransport(**curl, used));
+  auto transport =
+      std::unique_ptr<HttpTransport>(new HttpTransport(**curl, used, std::move(logger)));
   transport->impersonation_ = *std::move(impersonation);
   if (!config.tls_server_name.empty()) {
     // Split the URL with curl's own parser, so that IPv6 brackets and ports come out right.
@@ -301,9 +303,10 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestC
   return transport;
 }
 
-HttpTransport::HttpTransport(const CurlLibrary& curl, const RestConfig& config)
+HttpTransport::HttpTransport(const CurlLibrary& curl, const RestConfig& config, LoggerPtr logger)
     : curl_(curl),
       config_(config),
+      logger_(std::move(logger)),
       server_(absl::StripSuffix(config.server, "/")),
       url_base_(server_),
       // Go's socks5 proxies resolve the server's name at the proxy: libcurl's socks5h.
@@ -313,7 +316,8 @@ HttpTransport::HttpTransport(const CurlLibrary& curl, const RestConfig& config)
       tls_{config.certificate_authority_pem, config.client_certificate_pem, config.client_key_pem,
            0} {
   if (config_.exec.has_value()) {
-    exec_ = std::make_unique<ExecCredentialPlugin>(*config_.exec, ::isatty(STDIN_FILENO) == 1);
+    exec_ = std::make_unique<ExecCredentialPlugin>(*config_.exec,
+                                                   [] { return ::isatty(STDIN_FILENO) == 1; });
   }
 }
 
@@ -432,6 +436,8 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
     const Cancellation* cancel) {
   // The request's timeout covers the wait for the exec plugin and the exchange together.
   absl::Duration timeout = request.timeout;
+  const absl::Time deadline =
+      timeout > absl::ZeroDuration() ? absl::Now() + timeout : absl::InfiniteFuture();
   std::shared_ptr<const ExecCredential> exec;
   if (exec_ != nullptr) {
     const absl::Time start = absl::Now();
@@ -584,9 +590,15 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
                         &flow_schema) == CURLHE_OK) {
     response.flow_schema_uid = flow_schema->value;
   }
-  // As client-go's exec authenticator: credentials the server refused are replaced before the
-  // next request, and this answer is the caller's.
-  if (response.code == 401 && exec != nullptr) exec_->Refused(exec.get());
+  // As client-go's exec round tripper: credentials the server refused are replaced before this
+  // answer, which stays the caller's, is returned; a run that fails is only logged.
+  if (response.code == 401 && exec != nullptr) {
+    const absl::Status refreshed =
+        exec_->Refresh(exec.get(), cancel, std::max(deadline - absl::Now(), absl::ZeroDuration()));
+    if (!refreshed.ok()) {
+      DEVMGR_LOG(logger_, err, "refreshing credentials", "err", refreshed.message());
+    }
+  }
   if (cancelled) {
     // A cancelled transfer leaves its connection half-used: the handle and its connections
     // are closed rather than reused.

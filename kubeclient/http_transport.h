@@ -15,9 +15,10 @@
 // RestConfig::client_certificate_refresh (five minutes, client-go's rotating client
 // certificate), and at the next request after curl could not use them. A user's exec plugin
 // gives the token and the client certificate instead (exec_credential.h): it runs at the first
-// request, again when they expire, and after the server answers 401 to a request made with
-// them (that answer is returned as it came, as client-go returns it). A request waits for
-// the plugin no longer than its timeout or its cancellation.
+// request, again when they expire, and when the server answers 401 to a request made with them:
+// as client-go's, before that answer is returned as it came, the old credentials kept (and the
+// run's error logged) if the run fails. A request waits for the plugin no longer than its
+// timeout or its cancellation.
 //
 // The user the configuration impersonates (RestConfig::impersonate) is named in every request's
 // Impersonate-* headers, as client-go names it; a header value that cannot be sent (a control
@@ -39,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/logging.h"
 #include "kubeclient/cancellation.h"
 #include "kubeclient/exec_credential.h"
 #include "kubeclient/rest_config.h"
@@ -84,7 +86,9 @@ class HttpTransport {
   // FailedPrecondition when libcurl cannot be loaded. To an http:// server no credentials are
   // sent (the token, its file, the client certificate and the exec plugin are left unused), as
   // clientcmd reads none for such a kubeconfig; here for a configuration built in code too.
-  static absl::StatusOr<std::unique_ptr<HttpTransport>> Create(const RestConfig& config);
+  // `logger` gets what client-go logs here (an exec plugin's failed refresh); null: nothing.
+  static absl::StatusOr<std::unique_ptr<HttpTransport>> Create(const RestConfig& config,
+                                                               LoggerPtr logger = nullptr);
   ~HttpTransport();
   HttpTransport(const HttpTransport&) = delete;
   HttpTransport& operator=(const HttpTransport&) = delete;
@@ -110,7 +114,7 @@ class HttpTransport {
 
  private:
   struct Handle;
-  HttpTransport(const CurlLibrary& curl, const RestConfig& config);
+  HttpTransport(const CurlLibrary& curl, const RestConfig& config, LoggerPtr logger);
 
   absl::StatusOr<HttpResponse> Perform(const HttpRequest& request,
                                        const std::function<bool(std::string_view)>* on_data,
@@ -139,6 +143,7 @@ class HttpTransport {
 
   const CurlLibrary& curl_;
   const RestConfig config_;
+  const LoggerPtr logger_;
   // server_ without a trailing slash; URLs are server_ + target.
   const std::string server_;
   // For tls-server-name: the URL's host is replaced by that name (so SNI and the certificate

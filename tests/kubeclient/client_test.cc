@@ -496,14 +496,16 @@ TEST(ClientTest, AuthenticatesWithATokenOrATokenFile) {
 
 // A kubeconfig for `server` whose user gets its credentials from the plugin `plugin.sh` beside
 // it, which prints the ExecCredential status kept in `status.json` (read at each run, so a
-// test changes what the next run gives) and counts its runs in `runs`.
+// test changes what the next run gives; a `next.json` replaces it after the run that finds it)
+// and counts its runs in `runs`.
 std::filesystem::path ExecKubeconfig(const FakeApiServer& server, const testing::TempDir& dir,
                                      const std::string& status) {
   std::ofstream(dir.Sub("status.json")) << status;
   std::ofstream(dir.Sub("plugin.sh"))
       << "#!/bin/sh\ncd \"$(dirname \"$0\")\"\necho run >> runs\n"
       << "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":"
-         "\"client.authentication.k8s.io/v1\",\"status\":'\ncat status.json\necho '}'\n";
+         "\"client.authentication.k8s.io/v1\",\"status\":'\ncat status.json\necho '}'\n"
+      << "if [ -f next.json ]; then mv next.json status.json; fi\n";
   std::filesystem::permissions(dir.Sub("plugin.sh"), std::filesystem::perms::owner_all);
   std::ofstream(dir.Sub("config"))
       << "current-context: c\nclusters:\n- name: fake\n  cluster:\n    server: " << server.url()
@@ -522,9 +524,22 @@ int Runs(const testing::TempDir& dir) {
   return runs;
 }
 
-// A kubeconfig user's exec plugin gives the token: it runs at the first request, and after the
-// server refuses its token (that request fails Unauthorized, as client-go's), again for the
-// next, whose new token is then kept.
+// The Authorization header of each request `server` was sent, oldest first.
+std::vector<std::string> Authorizations(const FakeApiServer& server) {
+  std::vector<std::string> sent;
+  for (const FakeRequest& request : server.Requests()) {
+    for (const auto& [name, value] : request.headers) {
+      if (name == "Authorization") sent.push_back(value);
+    }
+  }
+  return sent;
+}
+
+// A kubeconfig user's exec plugin gives the token. As client-go's: it runs at the first request,
+// and again inside a request the server refuses, which still fails Unauthorized; the next
+// requests carry the new token. A run that fails then is logged and keeps the refused token in
+// hand: the next request carries it (refused again, and the plugin runs again) rather than
+// failing for want of credentials.
 TEST(ClientTest, AuthenticatesWithAnExecPluginsTokenAndRenewsItWhenRefused) {
   FakeApiServerOptions with_token;
   with_token.token = "s3cret";
@@ -533,23 +548,55 @@ TEST(ClientTest, AuthenticatesWithAnExecPluginsTokenAndRenewsItWhenRefused) {
   absl::StatusOr<RestConfig> config =
       LoadKubeconfig({ExecKubeconfig(server, dir, R"({"token":"revoked"})")});
   ASSERT_TRUE(config.ok()) << config.status();
-  std::unique_ptr<Client> client = Connect(*config);
+  std::ofstream(dir.Sub("next.json")) << R"({"token":"s3cret"})";
+  std::ostringstream log;
+  const LoggerPtr logger = std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  logger->set_pattern("%l %v");
+  ClientOptions options;
+  options.logger = logger;
+  std::unique_ptr<Client> client = Connect(*config, options);
   absl::StatusOr<SliceList> refused = client->ListResourceSlices({});
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnauthenticated) << refused.status();
   EXPECT_EQ(refused.status().message(), "Unauthorized");
-  EXPECT_EQ(Runs(dir), 1);
-
-  std::ofstream(dir.Sub("status.json")) << R"({"token":"s3cret"})";
+  EXPECT_EQ(Runs(dir), 2) << "the plugin runs again before the refused request returns";
   for (int request = 0; request < 3; ++request) {
     absl::StatusOr<SliceList> listed = client->ListResourceSlices({});
     EXPECT_TRUE(listed.ok()) << listed.status();
   }
   EXPECT_EQ(Runs(dir), 2);
+  EXPECT_EQ(log.str(), "");
 
-  // A plugin that fails is the request's error.
+  // A refresh that fails: the refused token is sent again.
+  server.ClearRequests();
+  testing::TempDir failing_dir;
+  config = LoadKubeconfig({ExecKubeconfig(server, failing_dir, R"({"token":"revoked"})")});
+  ASSERT_TRUE(config.ok()) << config.status();
+  std::ofstream(failing_dir.Sub("next.json")) << "{}";
+  std::unique_ptr<Client> failing = Connect(*config, options);
+  for (int request = 0; request < 2; ++request) {
+    absl::StatusOr<SliceList> again = failing->ListResourceSlices({});
+    EXPECT_EQ(again.status().code(), absl::StatusCode::kUnauthenticated) << again.status();
+    EXPECT_EQ(again.status().message(), "Unauthorized");
+  }
+  EXPECT_EQ(Runs(failing_dir), 3);
+  EXPECT_THAT(Authorizations(server), ElementsAre("Bearer revoked", "Bearer revoked"));
+  const std::vector<std::string> logged = absl::StrSplit(log.str(), '\n', absl::SkipEmpty());
+  EXPECT_THAT(logged, ElementsAre("error \"refreshing credentials\" err=\"exec plugin didn't "
+                                  "return a token or cert/key pair\"",
+                                  "error \"refreshing credentials\" err=\"exec plugin didn't "
+                                  "return a token or cert/key pair\""));
+  // Once the plugin gives a token again, the refused request's run brings it.
+  std::ofstream(failing_dir.Sub("status.json")) << R"({"token":"s3cret"})";
+  EXPECT_EQ(failing->ListResourceSlices({}).status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_TRUE(failing->ListResourceSlices({}).ok());
+  EXPECT_EQ(Runs(failing_dir), 4);
+
+  // A plugin that fails with no credentials in hand is the request's error.
   std::ofstream(dir.Sub("status.json")) << "{}";
-  std::unique_ptr<Client> failing = Connect(*config);
-  absl::StatusOr<SliceList> no_credentials = failing->ListResourceSlices({});
+  config = LoadKubeconfig({dir.Sub("config")});
+  ASSERT_TRUE(config.ok()) << config.status();
+  absl::StatusOr<SliceList> no_credentials = Connect(*config)->ListResourceSlices({});
   EXPECT_EQ(no_credentials.status().code(), absl::StatusCode::kUnauthenticated);
   EXPECT_EQ(no_credentials.status().message(),
             "getting credentials: exec plugin didn't return a token or cert/key pair");

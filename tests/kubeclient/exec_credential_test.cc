@@ -64,6 +64,10 @@ std::string Credential(const std::string& status, const std::string& api_version
                       status, "}");
 }
 
+// Standard input as the plugin finds it at each run.
+bool NotATerminal() { return false; }
+bool ATerminal() { return true; }
+
 ExecCredentialConfig Config(const std::string& command) {
   ExecCredentialConfig config;
   config.command = command;
@@ -92,7 +96,7 @@ TEST(ExecCredentialTest, RunsTheProgramWithItsArgumentsEnvironmentAndExecInfo) {
                                  seen, "\n", "echo '", Credential(R"({"token":"t0k3n"})"), "'")));
   config.args = {"get-token", "--cluster", "a b"};
   config.env = {{"DEVMGR_EXEC_TEST_OVERRIDDEN", "the user's"}};
-  ExecCredentialPlugin plugin(config, /*stdin_is_terminal=*/false);
+  ExecCredentialPlugin plugin(config, NotATerminal);
   absl::StatusOr<std::shared_ptr<const ExecCredential>> got = plugin.Get();
   ::unsetenv("DEVMGR_EXEC_TEST_INHERITED");
   ::unsetenv("DEVMGR_EXEC_TEST_OVERRIDDEN");
@@ -126,7 +130,7 @@ TEST(ExecCredentialTest, TheProgramStartsWithNoSignalBlockedOrIgnored) {
   ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &blocked, &before), 0);
   void (*const previous)(int) = ::signal(SIGPIPE, SIG_IGN);
   absl::StatusOr<std::shared_ptr<const ExecCredential>> got =
-      ExecCredentialPlugin(config, /*stdin_is_terminal=*/false).Get();
+      ExecCredentialPlugin(config, NotATerminal).Get();
   ::signal(SIGPIPE, previous);
   ASSERT_EQ(::pthread_sigmask(SIG_SETMASK, &before, nullptr), 0);
   ASSERT_TRUE(got.ok()) << got.status();
@@ -156,7 +160,7 @@ TEST(ExecCredentialTest, TheProgramInheritsOnlyTheStandardStreams) {
   ASSERT_EQ(::dup2(opened, kHostFd), kHostFd);
   ::close(opened);
   absl::StatusOr<std::shared_ptr<const ExecCredential>> got =
-      ExecCredentialPlugin(config, /*stdin_is_terminal=*/false).Get();
+      ExecCredentialPlugin(config, NotATerminal).Get();
   ::close(kHostFd);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(ReadFile(seen), "0 1 2 ");
@@ -174,39 +178,45 @@ TEST(ExecCredentialTest, TellsTheProgramTheClusterAndWhetherItMayTalkToTheUser) 
   config.api_version = kV1beta1;
   config.cluster_json = R"({"server":"https://lab:6443","config":{"note":"<a&b> \u2028"}})";
   config.interactive_mode = "IfAvailable";
-  ASSERT_TRUE(ExecCredentialPlugin(config, /*stdin_is_terminal=*/false).Get().ok());
-  ASSERT_TRUE(ExecCredentialPlugin(config, /*stdin_is_terminal=*/true).Get().ok());
+  ASSERT_TRUE(ExecCredentialPlugin(config, NotATerminal).Get().ok());
+  // Standard input is looked at for each run, as client-go's: here a terminal from the second.
+  int looks = 0;
+  ExecCredentialPlugin looking(config, [&looks] { return ++looks > 1; });
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> first = looking.Get();
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(looking.Refresh(first->get()).ok());
   config.interactive_mode = "Never";
-  ASSERT_TRUE(ExecCredentialPlugin(config, /*stdin_is_terminal=*/true).Get().ok());
+  ASSERT_TRUE(ExecCredentialPlugin(config, ATerminal).Get().ok());
   const std::string info =
       R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1",)"
       R"("spec":{"cluster":{"server":"https://lab:6443","config":)"
       R"({"note":"\u003ca\u0026b\u003e \u2028"}},"interactive":)";
   // Written as Go's json.Encoder writes it: HTML's characters and U+2028 escaped, a newline
   // after.
-  EXPECT_EQ(ReadFile(seen),
-            absl::StrCat(info, "false}}\n\n", info, "true}}\n\n", info, "false}}\n\n"));
+  EXPECT_EQ(ReadFile(seen), absl::StrCat(info, "false}}\n\n", info, "false}}\n\n", info,
+                                         "true}}\n\n", info, "false}}\n\n"));
+  EXPECT_EQ(looks, 2);
 
   config.interactive_mode = "Always";
   absl::StatusOr<std::shared_ptr<const ExecCredential>> no_terminal =
-      ExecCredentialPlugin(config, /*stdin_is_terminal=*/false).Get();
+      ExecCredentialPlugin(config, NotATerminal).Get();
   EXPECT_EQ(no_terminal.status().code(), absl::StatusCode::kUnauthenticated);
   EXPECT_EQ(no_terminal.status().message(),
             "getting credentials: exec plugin cannot support interactive mode: standard input "
             "is not a terminal");
-  EXPECT_TRUE(ExecCredentialPlugin(config, /*stdin_is_terminal=*/true).Get().ok());
+  EXPECT_TRUE(ExecCredentialPlugin(config, ATerminal).Get().ok());
 }
 
-// Credentials are kept up to their expiry (client-go's: that instant included), and a
-// refusal by the server has the next Get run the program again, once for all the requests
-// that carried them.
+// Credentials are kept up to their expiry (client-go's: that instant included). A refusal by
+// the server runs the program again at once, once for all the requests that carried them; a
+// run that fails then keeps them in hand, as client-go's.
 TEST(ExecCredentialTest, RunsAgainWhenTheCredentialsExpireOrAreRefused) {
   TempDir dir;
   FakeClock clock(absl::FromUnixSeconds(1'800'000'000));
   ExecCredentialPlugin plugin(
       Config(Printing(dir,
                       Credential(R"({"token":"t","expirationTimestamp":"2027-01-15T08:00:00Z"})"))),
-      /*stdin_is_terminal=*/false, clock);
+      NotATerminal, clock);
   absl::StatusOr<std::shared_ptr<const ExecCredential>> first = plugin.Get();
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ((*first)->expiry, absl::FromUnixSeconds(1'800'000'000));
@@ -220,21 +230,34 @@ TEST(ExecCredentialTest, RunsAgainWhenTheCredentialsExpireOrAreRefused) {
   EXPECT_EQ(plugin.runs(), 2);
 
   // Without an expiry they are kept until refused.
-  ExecCredentialPlugin forever(Config(Printing(dir, Credential(R"({"token":"t"})"))),
-                               /*stdin_is_terminal=*/false, clock);
+  ExecCredentialPlugin forever(Config(Printing(dir, Credential(R"({"token":"t"})"))), NotATerminal,
+                               clock);
   absl::StatusOr<std::shared_ptr<const ExecCredential>> kept = forever.Get();
   ASSERT_TRUE(kept.ok()) << kept.status();
   clock.Advance(absl::Hours(24 * 365));
   EXPECT_EQ(*forever.Get(), *kept);
-  forever.Refused(kept->get());
+  EXPECT_TRUE(forever.Refresh(kept->get()).ok());
+  EXPECT_EQ(forever.runs(), 2);
   absl::StatusOr<std::shared_ptr<const ExecCredential>> renewed = forever.Get();
   ASSERT_TRUE(renewed.ok()) << renewed.status();
   EXPECT_NE(*renewed, *kept);
-  // A second request refused with the old credentials does not throw the new ones away.
-  forever.Refused(kept->get());
+  // A second request refused with the old credentials neither runs it nor throws the new ones
+  // away.
+  EXPECT_TRUE(forever.Refresh(kept->get()).ok());
   EXPECT_EQ(*forever.Get(), *renewed);
   EXPECT_EQ(forever.runs(), 2);
   EXPECT_EQ(ReadFile(dir.Sub("runs")), "run\nrun\nrun\nrun\n");
+
+  // A run that fails: its error, and the refused credentials stay in hand until it succeeds.
+  std::ofstream(dir.Sub("output.json")) << Credential("{}");
+  EXPECT_EQ(forever.Refresh(renewed->get()),
+            absl::UnauthenticatedError("exec plugin didn't return a token or cert/key pair"));
+  EXPECT_EQ(*forever.Get(), *renewed);
+  EXPECT_EQ(forever.runs(), 3);
+  std::ofstream(dir.Sub("output.json")) << Credential(R"({"token":"t2"})");
+  EXPECT_TRUE(forever.Refresh(renewed->get()).ok());
+  EXPECT_EQ((*forever.Get())->token, "t2");
+  EXPECT_EQ(forever.runs(), 4);
 }
 
 TEST(ExecCredentialTest, AClientCertificateAndKeyAreCheckedAsAPair) {
@@ -245,7 +268,7 @@ TEST(ExecCredentialTest, AClientCertificateAndKeyAreCheckedAsAPair) {
   };
   ExecCredentialPlugin plugin(
       Config(Printing(dir, Credential(status(pki.client_cert_pem, pki.client_key_pem)))),
-      /*stdin_is_terminal=*/false);
+      NotATerminal);
   absl::StatusOr<std::shared_ptr<const ExecCredential>> got = plugin.Get();
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ((*got)->client_certificate_pem, pki.client_cert_pem);
@@ -256,7 +279,7 @@ TEST(ExecCredentialTest, AClientCertificateAndKeyAreCheckedAsAPair) {
   absl::StatusOr<std::shared_ptr<const ExecCredential>> mismatched =
       ExecCredentialPlugin(
           Config(Printing(other, Credential(status(pki.client_cert_pem, pki.server_key_pem)))),
-          /*stdin_is_terminal=*/false)
+          NotATerminal)
           .Get();
   EXPECT_EQ(mismatched.status().message(),
             "getting credentials: failed parsing client key/certificate: private key does not "
@@ -264,7 +287,7 @@ TEST(ExecCredentialTest, AClientCertificateAndKeyAreCheckedAsAPair) {
   TempDir garbage;
   absl::StatusOr<std::shared_ptr<const ExecCredential>> not_pem =
       ExecCredentialPlugin(Config(Printing(garbage, Credential(status("cert", "key")))),
-                           /*stdin_is_terminal=*/false)
+                           NotATerminal)
           .Get();
   EXPECT_THAT(not_pem.status().message(),
               HasSubstr("getting credentials: failed parsing client key/certificate: the "
@@ -309,7 +332,7 @@ TEST(ExecCredentialTest, EachMistakeIsReportedInClientGosWords) {
     SCOPED_TRACE(c.name);
     TempDir dir;
     const std::string plugin_path = Script(dir, "plugin", c.body);
-    ExecCredentialPlugin plugin(Config(plugin_path), /*stdin_is_terminal=*/false);
+    ExecCredentialPlugin plugin(Config(plugin_path), NotATerminal);
     for (int attempt = 1; attempt <= 2; ++attempt) {
       absl::StatusOr<std::shared_ptr<const ExecCredential>> got = plugin.Get();
       EXPECT_EQ(got.status().code(), absl::StatusCode::kUnauthenticated) << got.status();
@@ -328,7 +351,7 @@ TEST(ExecCredentialTest, EachMistakeIsReportedInClientGosWords) {
   absl::StatusOr<std::shared_ptr<const ExecCredential>> without_kind =
       ExecCredentialPlugin(Config(Printing(kindless, absl::StrCat(R"({"apiVersion":")", kV1,
                                                                   R"(","status":{"token":"t"}})"))),
-                           /*stdin_is_terminal=*/false)
+                           NotATerminal)
           .Get();
   ASSERT_TRUE(without_kind.ok()) << without_kind.status();
   EXPECT_EQ((*without_kind)->token, "t");
@@ -339,10 +362,59 @@ TEST(ExecCredentialTest, EachMistakeIsReportedInClientGosWords) {
   for (const auto& [path, error] :
        {std::pair{dir_for_paths.Sub("missing").string(), "no such file or directory"},
         std::pair{dir_for_paths.Sub("not-executable").string(), "permission denied"}}) {
-    EXPECT_EQ(ExecCredentialPlugin(Config(path), /*stdin_is_terminal=*/false).Get().status(),
+    EXPECT_EQ(ExecCredentialPlugin(Config(path), NotATerminal).Get().status(),
               absl::UnauthenticatedError(
                   absl::StrCat("getting credentials: exec: fork/exec ", path, ": ", error)));
   }
+}
+
+// A bare name is looked up in PATH as Go's exec.LookPath looks: folders and files that may not
+// be executed are passed over, a start that fails then names the file found (no help: the
+// plugin is installed), and a file found only through a relative entry is not run.
+TEST(ExecCredentialTest, ABareNameIsLookedUpInPathAsGoLooks) {
+  TempDir dir;
+  for (const char* sub : {"folder", "not-executable", "found", "relative"}) {
+    std::filesystem::create_directories(dir.Sub(sub));
+  }
+  std::filesystem::create_directories(dir.Sub("folder/plugin"));
+  std::ofstream(dir.Sub("not-executable/plugin")) << "#!/bin/sh\nexit 9\n";
+  const std::string found = dir.Sub("found").string();
+  Script(dir, "found/plugin", absl::StrCat("echo '", Credential(R"({"token":"looked-up"})"), "'"));
+  // Installed, but its interpreter is not.
+  std::ofstream(dir.Sub("found/broken")) << "#!/nonexistent/interpreter\n";
+  std::filesystem::permissions(dir.Sub("found/broken"), std::filesystem::perms::owner_all);
+  Script(dir, "relative/plugin", "exit 9");
+  const char* saved = std::getenv("PATH");
+  const std::string old_path = saved != nullptr ? saved : "";
+  // The entries in Go's order; "found/" and ".." are cleaned in the names.
+  ::setenv("PATH",
+           absl::StrCat(dir.Sub("folder").string(), ":", dir.Sub("not-executable").string(), ":",
+                        found, "/../found/")
+               .c_str(),
+           1);
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> got =
+      ExecCredentialPlugin(Config("plugin"), NotATerminal).Get();
+  const absl::Status broken = ExecCredentialPlugin(Config("broken"), NotATerminal).Get().status();
+  // An empty entry is the current folder: relative, so not taken.
+  ::setenv("PATH", absl::StrCat(":", found).c_str(), 1);
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.Sub("relative"));
+  const absl::Status relative = ExecCredentialPlugin(Config("plugin"), NotATerminal).Get().status();
+  std::filesystem::current_path(cwd);
+  // No PATH: nowhere to look.
+  ::unsetenv("PATH");
+  const absl::Status no_path = ExecCredentialPlugin(Config("plugin"), NotATerminal).Get().status();
+  ::setenv("PATH", old_path.c_str(), 1);
+
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)->token, "looked-up");
+  EXPECT_EQ(broken,
+            absl::UnauthenticatedError(absl::StrCat("getting credentials: exec: fork/exec ", found,
+                                                    "/broken: no such file or directory")));
+  EXPECT_THAT(std::string(relative.message()),
+              ::testing::StartsWith("getting credentials: exec: executable plugin not found\n"));
+  EXPECT_THAT(std::string(no_path.message()),
+              ::testing::StartsWith("getting credentials: exec: executable plugin not found\n"));
 }
 
 // A program not found in PATH is explained with client-go's help and the kubeconfig's
@@ -351,7 +423,7 @@ TEST(ExecCredentialTest, AProgramNotFoundIsExplainedTenTimesAnHour) {
   FakeClock clock(absl::FromUnixSeconds(1'800'000'000));
   ExecCredentialConfig missing = Config("devmgr-no-such-credential-plugin");
   missing.install_hint = "Install it with: apt-get install devmgr-no-such-credential-plugin";
-  ExecCredentialPlugin plugin(missing, /*stdin_is_terminal=*/false, clock);
+  ExecCredentialPlugin plugin(missing, NotATerminal, clock);
   const std::string bare =
       "getting credentials: exec: executable devmgr-no-such-credential-plugin not found";
   const std::string explained = absl::StrCat(
@@ -393,7 +465,7 @@ TEST(ExecCredentialTest, ARequestWaitsForARunNoLongerThanItsTimeoutOrItsCancella
   const std::string plugin_path = Script(dir, "plugin",
                                          absl::StrCat("read line < ", dir.Sub("go").string(),
                                                       "\ncat ", dir.Sub("output.json").string()));
-  ExecCredentialPlugin plugin(Config(plugin_path), /*stdin_is_terminal=*/false);
+  ExecCredentialPlugin plugin(Config(plugin_path), NotATerminal);
 
   absl::StatusOr<std::shared_ptr<const ExecCredential>> timed_out =
       plugin.Get(nullptr, absl::Milliseconds(20));
@@ -421,6 +493,33 @@ TEST(ExecCredentialTest, ARequestWaitsForARunNoLongerThanItsTimeoutOrItsCancella
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ((*got)->token, "late");
   EXPECT_EQ(plugin.runs(), 1);
+
+  // A refresh after a refusal waits as long, and a Get meanwhile waits for its run rather than
+  // take the refused credentials (client-go's requests wait on its lock).
+  std::ofstream(dir.Sub("output.json")) << Credential(R"({"token":"fresh"})");
+  EXPECT_EQ(
+      plugin.Refresh(got->get(), nullptr, absl::Milliseconds(20)),
+      absl::DeadlineExceededError(absl::StrCat(plugin_path, " has not finished within 20ms")));
+  EXPECT_EQ(plugin.Get(nullptr, absl::Milliseconds(20)).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  Release(dir.Sub("go"));
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> fresh = plugin.Get();
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_EQ((*fresh)->token, "fresh");
+  EXPECT_EQ(plugin.runs(), 2);
+
+  // A Get that waits for a refresh that fails gets the refused credentials.
+  std::ofstream(dir.Sub("output.json")) << Credential("{}");
+  EXPECT_EQ(plugin.Refresh(fresh->get(), nullptr, absl::Milliseconds(20)).code(),
+            absl::StatusCode::kDeadlineExceeded);
+  Cancellation unused;
+  auto waiting = std::async(std::launch::async, [&] { return plugin.Get(&unused); });
+  ASSERT_TRUE(WaitFor([&] { return unused.waiting() == 1; }));
+  Release(dir.Sub("go"));
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> kept = waiting.get();
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(*kept, *fresh);
+  EXPECT_EQ(plugin.runs(), 3);
 }
 
 // Destroying the plugin (its transport going away: a reflector's or a controller's Stop) kills
@@ -434,7 +533,7 @@ TEST(ExecCredentialTest, DestroyingThePluginKillsARunInProgress) {
       Config(Script(dir, "plugin",
                     absl::StrCat("cat ", dir.Sub("go").string(), " &\necho $$ > ",
                                  dir.Sub("pid").string(), "\nwait"))),
-      /*stdin_is_terminal=*/false);
+      NotATerminal);
   EXPECT_EQ(plugin->Get(nullptr, absl::Milliseconds(1)).status().code(),
             absl::StatusCode::kDeadlineExceeded);
   ASSERT_TRUE(WaitFor([&] { return !ReadFile(dir.Sub("pid")).empty(); }));
