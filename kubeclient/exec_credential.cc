@@ -271,7 +271,13 @@ absl::StatusOr<ExecCredential> Decode(const std::string& out, const std::string&
   // apiVersion, from that type (the latter as its internal version, which is no plugin's).
   if (kind.empty()) kind = "ExecCredential";
   if (version.empty()) version = "client.authentication.k8s.io/__internal";
-  if (kind != "ExecCredential") {
+  // client-go's scheme knows the kind in the group's v1, v1beta1 and internal versions alone:
+  // any other (another group's, a group-less "v1") fails the decode, before the version is
+  // compared with the configured one.
+  const bool registered = version == "client.authentication.k8s.io/v1" ||
+                          version == "client.authentication.k8s.io/v1beta1" ||
+                          version == "client.authentication.k8s.io/__internal";
+  if (kind != "ExecCredential" || !registered) {
     return absl::InvalidArgumentError(absl::StrCat(
         "decoding stdout: no kind \"", kind, "\" is registered for version \"", version, "\""));
   }

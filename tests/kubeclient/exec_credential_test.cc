@@ -315,6 +315,13 @@ TEST(ExecCredentialTest, EachMistakeIsReportedInClientGosWords) {
       {"other version", absl::StrCat("echo '", Credential(R"({"token":"t"})", kV1beta1), "'"),
        "exec plugin is configured to use API version client.authentication.k8s.io/v1, plugin "
        "returned version client.authentication.k8s.io/v1beta1"},
+      {"group-less version", R"(echo '{"kind":"ExecCredential","apiVersion":"v1"}')",
+       "decoding stdout: no kind \"ExecCredential\" is registered for version \"v1\""},
+      {"unknown version",
+       absl::StrCat("echo '", Credential(R"({"token":"t"})", "client.authentication.k8s.io/v2"),
+                    "'"),
+       "decoding stdout: no kind \"ExecCredential\" is registered for version "
+       "\"client.authentication.k8s.io/v2\""},
       {"not JSON", "echo 'token: t'", "decoding stdout: the output is not JSON"},
       {"no apiVersion", R"(echo '{"kind":"ExecCredential","status":{"token":"t"}}')",
        "exec plugin is configured to use API version client.authentication.k8s.io/v1, plugin "
