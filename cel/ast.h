@@ -38,6 +38,10 @@ struct Expr {
   std::vector<ExprPtr> args;
   bool test_only = false;
   bool optional = false;
+  // kIdent, and kCall without an operand: written with a leading dot (`.device`, `.size(x)`), so
+  // naming a global alone, never a comprehension's variable, nor a macro (cel-go keeps the dot
+  // in the name, and its errors show it).
+  bool root = false;
   // kMacro: `variable` is the iteration variable (or cel.bind's name), operand the range (or
   // cel.bind's value), args the predicate / transform / sort key (map, transformList,
   // transformMap and transformMapEntry with two: filter, then transform). `variable2` is the
@@ -59,5 +63,8 @@ inline bool GivesValuePerItem(const Expr& macro) {
   return macro.name == "map" || macro.name == "sortBy" || macro.name == "transformList" ||
          macro.name == "transformMap" || macro.name == "transformMapEntry";
 }
+
+// WrittenName: the name of an identifier or global call as written, its leading dot included.
+inline std::string WrittenName(const Expr& e) { return e.root ? "." + e.name : e.name; }
 
 }  // namespace devmgr::cel

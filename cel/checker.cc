@@ -298,12 +298,13 @@ class Checker {
   }
 
   Type Ident(Expr& e) {
-    for (auto it = scope_.rbegin(); it != scope_.rend(); ++it) {
+    for (auto it = scope_.rbegin(); it != scope_.rend() && !e.root; ++it) {
       if (it->first == e.name) return it->second;
     }
     if (e.name == "device") return Type::Of(TK::kDevice);
     if (const char* type = TypeDenotation(e.name); type != nullptr) return TypeConstant(e, type);
-    return Refuse(e, absl::StrCat("undeclared reference to '", e.name, "' (in container '')"));
+    return Refuse(e,
+                  absl::StrCat("undeclared reference to '", WrittenName(e), "' (in container '')"));
   }
 
   // TypeConstant: `e`, a type's name written out, becomes the type value it denotes.
@@ -322,7 +323,7 @@ class Checker {
   Type Select(Expr& e) {
     // A qualified type name (net.IP) where its first part is no variable.
     if (e.operand->kind == Expr::Kind::kIdent && !e.test_only && !e.optional &&
-        !InScope(e.operand->name) && e.operand->name != "device") {
+        (e.operand->root || !InScope(e.operand->name)) && e.operand->name != "device") {
       const char* type = TypeDenotation(absl::StrCat(e.operand->name, ".", e.name));
       if (type != nullptr) return TypeConstant(e, type);
     }
@@ -450,7 +451,8 @@ class Checker {
       if (fits) e.overloads.push_back(i);
     }
     if (!named) {
-      return Refuse(e, absl::StrCat("undeclared reference to '", e.name, "' (in container '')"));
+      return Refuse(
+          e, absl::StrCat("undeclared reference to '", WrittenName(e), "' (in container '')"));
     }
     if (e.overloads.empty()) return NoOverload(e, e.name, types, member);
     if (e.name == "matches") ValidateRegex(*e.args[0]);

@@ -488,7 +488,7 @@ class Coster {
         // A type's name written out is an identifier to cel-go.
         return Fixed(e.constant.kind() == Value::Kind::kType ? 1 : 0);
       case Expr::Kind::kIdent: {
-        const Local* local = Peek(e.name);
+        const Local* local = LocalOf(e);
         paths_[&e] = local != nullptr ? local->path : Path(e.name);
         return Fixed(1);
       }
@@ -524,12 +524,14 @@ class Coster {
     if (found == locals_.end() || found->second.empty()) return nullptr;
     return &found->second.back();
   }
+  // LocalOf: the variable the identifier `e` names; none for one written with a leading dot.
+  const Local* LocalOf(const Expr& e) const { return e.root ? nullptr : Peek(e.name); }
   void Push(const std::string& name, Local local) { locals_[name].push_back(std::move(local)); }
   void Pop(const std::string& name) { locals_[name].pop_back(); }
 
   Path PathOf(const Expr& e) const {
     if (e.kind == Expr::Kind::kIdent) {
-      if (const Local* local = Peek(e.name); local != nullptr) return local->path;
+      if (const Local* local = LocalOf(e); local != nullptr) return local->path;
     }
     const auto found = paths_.find(&e);
     return found == paths_.end() ? Path{} : found->second;
@@ -552,7 +554,7 @@ class Coster {
     }
     if (Scalar(e.type)) return Fixed(1);
     if (e.kind == Expr::Kind::kIdent) {
-      if (const Local* local = Peek(e.name); local != nullptr) return local->size;
+      if (const Local* local = LocalOf(e); local != nullptr) return local->size;
     }
     return std::nullopt;
   }
@@ -564,7 +566,7 @@ class Coster {
   std::optional<Entry> EntryOf(const Expr& e) const {
     if (const auto found = entries_.find(&e); found != entries_.end()) return found->second;
     if (e.kind == Expr::Kind::kIdent) {
-      if (const Local* local = Peek(e.name); local != nullptr) return local->entry;
+      if (const Local* local = LocalOf(e); local != nullptr) return local->entry;
     }
     return std::nullopt;
   }

@@ -88,7 +88,7 @@ class Interpreter {
 
  private:
   Value Ident(const Expr& e) {
-    for (auto it = scope_.rbegin(); it != scope_.rend(); ++it) {
+    for (auto it = scope_.rbegin(); it != scope_.rend() && !e.root; ++it) {
       if (it->first == e.name) return it->second;
     }
     return device_;  // the checker let no other name through

@@ -735,7 +735,7 @@ class Parser {
     }
     // cel.bind of other than three arguments is no macro, and `cel` no variable (the checker's).
     if (name == "bind" && target->kind == Expr::Kind::kIdent && target->name == "cel" &&
-        args.size() == 3) {
+        !target->root && args.size() == 3) {
       std::optional<std::string> variable = MacroVariable(args[0], "cel.bind");
       if (!variable.has_value()) return Placeholder(args[0]->position);
       ExprPtr macro = Node(Expr::Kind::kMacro, position);
@@ -811,10 +811,13 @@ class Parser {
       }
       case Token::kDot:
       case Token::kIdent: {
-        if (current_.token == Token::kDot) {
+        const bool root = current_.token == Token::kDot;
+        if (root) {
           if (absl::Status read = Advance(); !read.ok()) return read;
           if (current_.token != Token::kIdent) return Unexpected();
         }
+        // An identifier stands where its name starts, after a leading dot (as cel-go places it).
+        const size_t name_position = current_.position;
         std::string name = current_.text;
         if (absl::Status read = Advance(); !read.ok()) return read;
         // A reserved word may name a field or a method (`m.if`, `x.as()`), not a variable or
@@ -832,8 +835,9 @@ class Parser {
           }
           if (!args.ok()) return args.status();
           if (reserved) return Placeholder(position);
-          // has() of one argument is the macro (of others, a function no environment has).
-          if (name == "has" && args->size() == 1) {
+          // has() of one argument is the macro (of others, or written `.has`, a function no
+          // environment has).
+          if (name == "has" && !root && args->size() == 1) {
             if ((*args)[0]->kind != Expr::Kind::kSelect || (*args)[0]->optional) {
               return Refuse((*args)[0]->position, "invalid argument to has() macro");
             }
@@ -843,14 +847,17 @@ class Parser {
             select->position = open;
             return select;
           }
-          return Call(name, open, *std::move(args));
+          ExprPtr call = Call(name, open, *std::move(args));
+          call->root = root;
+          return call;
         }
         if (current_.token == Token::kLBrace) {
           return lexer_.Stop(position, "message construction is not supported");
         }
         if (reserved) return Placeholder(position);
-        ExprPtr ident = Node(Expr::Kind::kIdent, position);
+        ExprPtr ident = Node(Expr::Kind::kIdent, name_position);
         ident->name = std::move(name);
+        ident->root = root;
         return ident;
       }
       case Token::kLParen: {

@@ -255,6 +255,34 @@ TEST(CelErrorDisplayTest, CheckerErrorsAsCelGoShowsThem) {
             "ERROR: <input>:1:5: undeclared reference to 'x' (in container '')\n"
             " | 1 + x\n"
             " | ....^"},
+           // A leading dot stays in the name (and has() so written is no macro); an identifier
+           // stands after it.
+           {".foo",
+            "ERROR: <input>:1:2: undeclared reference to '.foo' (in container '')\n"
+            " | .foo\n"
+            " | .^"},
+           {".has(device.driver)",
+            "ERROR: <input>:1:5: undeclared reference to '.has' (in container '')\n"
+            " | .has(device.driver)\n"
+            " | ....^"},
+           {"[1].all(x, .x == 1)",
+            "ERROR: <input>:1:13: undeclared reference to '.x' (in container '')\n"
+            " | [1].all(x, .x == 1)\n"
+            " | ............^"},
+           // No cel.bind macro: a call whose target and arguments are checked.
+           {".cel.bind(x, 1, x)",
+            "ERROR: <input>:1:2: undeclared reference to '.cel' (in container '')\n"
+            " | .cel.bind(x, 1, x)\n"
+            " | .^\n"
+            "ERROR: <input>:1:10: undeclared reference to 'bind' (in container '')\n"
+            " | .cel.bind(x, 1, x)\n"
+            " | .........^\n"
+            "ERROR: <input>:1:11: undeclared reference to 'x' (in container '')\n"
+            " | .cel.bind(x, 1, x)\n"
+            " | ..........^\n"
+            "ERROR: <input>:1:17: undeclared reference to 'x' (in container '')\n"
+            " | .cel.bind(x, 1, x)\n"
+            " | ................^"},
            {"device.foo == 1",
             "ERROR: <input>:1:7: undefined field 'foo'\n"
             " | device.foo == 1\n"

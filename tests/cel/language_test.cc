@@ -82,6 +82,11 @@ TEST(CelLanguageTest, Macros) {
   EXPECT_EQ(Eval("{'a': 'hello', 'aa': 'hellohello'}.existsOne(k, k.startsWith('a'))"), "false");
   EXPECT_EQ(Eval(R"({"a": 1, "b": 2}.all(k, k.size() == 1))"), "true");
   EXPECT_EQ(Eval("cel.bind(x, 2, cel.bind(y, x * 3, y == 6))"), "true");
+  // A leading dot names the global: here the device, not the iteration variable.
+  EXPECT_EQ(Eval("[1].all(device, device == 1 && .device.driver == 'gpu.example.com')"), "true");
+  EXPECT_EQ(Eval(".size('ab') == 2 && .ip('1.2.3.4').family() == 4 && .ip.isCanonical('::1')"),
+            "true");
+  EXPECT_EQ(Eval("type(.ip('::1')) == .net.IP"), "true");
   EXPECT_EQ(Eval("[].all(x, false)"), "true");
   EXPECT_EQ(Eval("[].exists(x, true)"), "false");
 }
