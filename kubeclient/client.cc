@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -182,7 +183,7 @@ std::string SliceFieldSelector(const std::string& driver,
 absl::StatusOr<std::unique_ptr<Client>> Client::Create(const RestConfig& config,
                                                        ClientOptions options) {
   absl::StatusOr<std::unique_ptr<HttpTransport>> transport =
-      HttpTransport::Create(config, options.logger);
+      HttpTransport::Create(config, options.logger, options.metrics);
   if (!transport.ok()) return transport.status();
   if (!options.sleep) options.sleep = [](absl::Duration wait) { absl::SleepFor(wait); };
   return std::unique_ptr<Client>(new Client(*std::move(transport), std::move(options)));
@@ -207,12 +208,17 @@ bool Client::Throttle(const HttpRequest& request, const std::string& reason,
     wait = bucket_->Reserve(now);
     act_at = now + wait;
   }
-  if (wait <= absl::ZeroDuration()) return true;
+  if (wait <= absl::ZeroDuration()) {
+    CountThrottle(request, absl::ZeroDuration());
+    return true;
+  }
   const absl::Time start = absl::Now();
-  // A wait made whole is logged as the wait planned (client-go measures it; they differ by the
-  // scheduler's delay, and the planned one is what a test's pause sees), a cut one as measured.
+  // A wait made whole is logged and counted as the wait planned (client-go measures it; they
+  // differ by the scheduler's delay, and the planned one is what a test's pause sees), a cut
+  // one as measured.
   if (pause(wait)) {
     LogThrottle(request, reason, wait);
+    CountThrottle(request, wait);
     return true;
   }
   const absl::Time now = absl::Now();
@@ -221,7 +227,14 @@ bool Client::Throttle(const HttpRequest& request, const std::string& reason,
     bucket_->CancelReservation(act_at, now);
   }
   LogThrottle(request, reason, now - start);
+  CountThrottle(request, now - start);
   return false;
+}
+
+void Client::CountThrottle(const HttpRequest& request, absl::Duration wait) {
+  if (options_.metrics != nullptr) {
+    options_.metrics->Throttled(request.method, transport_->host(), wait);
+  }
 }
 
 void Client::LogThrottle(const HttpRequest& request, const std::string& reason,
@@ -263,6 +276,13 @@ absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request, const Cancel
   };
   // Why the next try is made, as client-go words it (for the throttle's log).
   std::string retry_reason;
+  // client-go times each request but a watch, from its first token to its last answer.
+  const absl::Time started = absl::Now();
+  absl::Cleanup timed = [&] {
+    if (options_.metrics != nullptr && on_data == nullptr) {
+      options_.metrics->RequestDone(request.method, transport_->host(), absl::Now() - started);
+    }
+  };
   for (int attempt = 0;; ++attempt) {
     // A request already cancelled takes no token, as x/time/rate's Wait checks its context
     // first.
@@ -272,6 +292,11 @@ absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request, const Cancel
     absl::StatusOr<HttpResponse> response = on_data == nullptr
                                                 ? transport_->Send(request, cancel)
                                                 : transport_->Stream(request, *on_data, cancel);
+    if (options_.metrics != nullptr) {
+      options_.metrics->TryDone(request.method, transport_->host(),
+                                response.ok() ? absl::StrCat(response->code) : kNoAnswerCode,
+                                attempt > 0);
+    }
     const bool last = attempt >= options_.max_retries;
     if (!response.ok()) {
       // A stream that broke may have handed on part of its body: its caller resumes it.

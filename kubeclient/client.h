@@ -36,6 +36,7 @@
 #include "kubeapi/resource_slice.h"
 #include "kubeapi/resource_versions.h"
 #include "kubeclient/http_transport.h"
+#include "kubeclient/metrics.h"
 #include "kubeclient/rest_config.h"
 
 namespace devmgr::kubeclient {
@@ -59,6 +60,9 @@ struct ClientOptions {
   // V(3)), and over a second at info as well, at most once in 10 s (once a second when debug
   // is on). Null: not logged.
   LoggerPtr logger;
+  // Told of every try, request, token and exec plugin run, as client-go's rest client metrics
+  // count them (kubeclient/metrics.h); it must outlive the client. Null: not counted.
+  ClientMetrics* metrics = nullptr;
 };
 
 // What a list or watch selects (the API's query parameters); empty fields are left out.
@@ -183,6 +187,8 @@ class Client {
   // LogThrottle logs a wait for a token of `delay`, as client-go does.
   void LogThrottle(const HttpRequest& request, const std::string& reason, absl::Duration delay)
       ABSL_LOCKS_EXCLUDED(throttle_mu_);
+  // CountThrottle tells the metrics of a token taken after `wait`.
+  void CountThrottle(const HttpRequest& request, absl::Duration wait);
 
   const std::unique_ptr<HttpTransport> transport_;
   const ClientOptions options_;

@@ -109,7 +109,9 @@ absl::StatusOr<std::string> LookPath(const std::string& name) {
 // standard output read whole, standard input the process's when `interactive` and /dev/null
 // otherwise, standard error the process's, and no other descriptor. Once `stop_fd` is readable it
 // kills the program and stops reading (a child of the program may still hold its output open).
-// NotFound as LookPath's; a start that fails names the file that was run, as Go's.
+// NotFound as LookPath's; FailedPrecondition for a start that fails (naming the file that was
+// run, as Go's); Cancelled once stopped; InvalidArgument for output past kMaxOutput; Internal
+// when a pipe or the wait fails.
 absl::StatusOr<Ran> RunProgram(const std::vector<std::string>& argv,
                                const std::vector<std::string>& env, bool interactive, int stop_fd) {
   std::string file = argv[0];
@@ -206,6 +208,32 @@ absl::StatusOr<Ran> RunProgram(const std::vector<std::string>& argv,
   }
   ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return ran;
+}
+
+// CountRun tells `metrics` how a run ended, sorted as client-go's exec authenticator sorts the
+// ends of its command (its exit codes: 0 for success, 1 when the program did not run or its end
+// is unknown); a run the destructor ended is not counted.
+void CountRun(ClientMetrics& metrics, const absl::StatusOr<Ran>& ran) {
+  if (ran.ok()) {
+    if (ran->exit_code == 0) {
+      metrics.ExecPluginCalled(0, kExecPluginNoError);
+    } else {
+      metrics.ExecPluginCalled(ran->exit_code, kExecPluginExecutionError);
+    }
+    return;
+  }
+  switch (ran.status().code()) {
+    case absl::StatusCode::kCancelled:
+      return;
+    // Not found in PATH, or not started (Go's exec.Error and fs.PathError).
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kFailedPrecondition:
+      metrics.ExecPluginCalled(1, kExecPluginNotFoundError);
+      return;
+    default:
+      metrics.ExecPluginCalled(1, kExecPluginInternalError);
+      return;
+  }
 }
 
 // PemError: OpenSSL's last error, for a message.
@@ -331,10 +359,11 @@ absl::StatusOr<ExecCredential> Decode(const std::string& out, const std::string&
 
 ExecCredentialPlugin::ExecCredentialPlugin(ExecCredentialConfig config,
                                            std::function<bool()> stdin_is_terminal,
-                                           const Clock& clock)
+                                           const Clock& clock, ClientMetrics* metrics)
     : config_(std::move(config)),
       stdin_is_terminal_(std::move(stdin_is_terminal)),
       clock_(clock),
+      metrics_(metrics),
       stop_fd_(::eventfd(0, EFD_CLOEXEC)) {}
 
 ExecCredentialPlugin::~ExecCredentialPlugin() {
@@ -492,6 +521,7 @@ absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialPlugin::Run(
   std::vector<std::string> argv = {config_.command};
   argv.insert(argv.end(), config_.args.begin(), config_.args.end());
   absl::StatusOr<Ran> ran = RunProgram(argv, Environment(extra), interactive, stop_fd_);
+  if (metrics_ != nullptr) CountRun(*metrics_, ran);
   if (!ran.ok()) return ran.status();
   if (ran->exit_code != 0) {
     return absl::FailedPreconditionError(absl::StrCat("exec: executable ", config_.command,

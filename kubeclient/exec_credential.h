@@ -32,6 +32,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "kubeclient/cancellation.h"
+#include "kubeclient/metrics.h"
 #include "kubeclient/rest_config.h"
 
 namespace devmgr::kubeclient {
@@ -54,9 +55,9 @@ class ExecCredentialPlugin {
  public:
   // `stdin_is_terminal`, asked at each run, decides interactiveMode IfAvailable and Always, as
   // client-go's look at the process's standard input; `clock` tells when credentials have
-  // expired.
+  // expired; `metrics`, when set, is told of each run (rest_client_exec_plugin_call_total).
   ExecCredentialPlugin(ExecCredentialConfig config, std::function<bool()> stdin_is_terminal,
-                       const Clock& clock = RealClock());
+                       const Clock& clock = RealClock(), ClientMetrics* metrics = nullptr);
   ~ExecCredentialPlugin();
   ExecCredentialPlugin(const ExecCredentialPlugin&) = delete;
   ExecCredentialPlugin& operator=(const ExecCredentialPlugin&) = delete;
@@ -100,6 +101,7 @@ class ExecCredentialPlugin {
   const ExecCredentialConfig config_;
   const std::function<bool()> stdin_is_terminal_;
   const Clock& clock_;
+  ClientMetrics* const metrics_;
   // An eventfd that the destructor makes readable, to end a run in progress; -1 when none could
   // be made (a run then ends only when its program does).
   const int stop_fd_;

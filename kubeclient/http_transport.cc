@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "common/file_store.h"
+#include "common/go_url.h"
 #include "kubeclient/curl_library.h"
 
 namespace devmgr::kubeclient {
@@ -197,6 +198,13 @@ absl::StatusOr<std::vector<std::string>> ImpersonationHeaders(const Impersonatio
   return lines;
 }
 
+// UrlHost: the host and port of `url` as Go's URL.Host has them; "none" as client-go's metrics
+// name a client without a URL.
+std::string UrlHost(const std::string& url) {
+  absl::StatusOr<GoURL> parsed = GoURL::Parse(url);
+  return parsed.ok() ? parsed->host : "none";
+}
+
 }  // namespace
 
 bool IsConnectionLost(const absl::Status& status) {
@@ -223,7 +231,8 @@ struct HttpTransport::Handle {
 };
 
 absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestConfig& config,
-                                                                     LoggerPtr logger) {
+                                                                     LoggerPtr logger,
+                                                                     ClientMetrics* metrics) {
   // A server without a scheme gets https:// when TLS is configured, as client-go's
   // DefaultServerUrlFor decides.
   const bool default_tls =
@@ -262,7 +271,7 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestC
   absl::StatusOr<std::vector<std::string>> impersonation = ImpersonationHeaders(config.impersonate);
   if (!impersonation.ok()) return impersonation.status();
   auto transport =
-      std::unique_ptr<HttpTransport>(new HttpTransport(**curl, used, std::move(logger)));
+      std::unique_ptr<HttpTransport>(new HttpTransport(**curl, used, std::move(logger), metrics));
   transport->impersonation_ = *std::move(impersonation);
   if (!config.tls_server_name.empty()) {
     // Split the URL with curl's own parser, so that IPv6 brackets and ports come out right.
@@ -303,11 +312,13 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestC
   return transport;
 }
 
-HttpTransport::HttpTransport(const CurlLibrary& curl, const RestConfig& config, LoggerPtr logger)
+HttpTransport::HttpTransport(const CurlLibrary& curl, const RestConfig& config, LoggerPtr logger,
+                             ClientMetrics* metrics)
     : curl_(curl),
       config_(config),
       logger_(std::move(logger)),
       server_(absl::StripSuffix(config.server, "/")),
+      host_(UrlHost(server_)),
       url_base_(server_),
       // Go's socks5 proxies resolve the server's name at the proxy: libcurl's socks5h.
       proxy_(absl::StartsWith(config.proxy_url, "socks5://")
@@ -316,8 +327,8 @@ HttpTransport::HttpTransport(const CurlLibrary& curl, const RestConfig& config, 
       tls_{config.certificate_authority_pem, config.client_certificate_pem, config.client_key_pem,
            0} {
   if (config_.exec.has_value()) {
-    exec_ = std::make_unique<ExecCredentialPlugin>(*config_.exec,
-                                                   [] { return ::isatty(STDIN_FILENO) == 1; });
+    exec_ = std::make_unique<ExecCredentialPlugin>(
+        *config_.exec, [] { return ::isatty(STDIN_FILENO) == 1; }, RealClock(), metrics);
   }
 }
 

@@ -43,6 +43,7 @@
 #include "common/logging.h"
 #include "kubeclient/cancellation.h"
 #include "kubeclient/exec_credential.h"
+#include "kubeclient/metrics.h"
 #include "kubeclient/rest_config.h"
 
 namespace devmgr::kubeclient {
@@ -86,9 +87,11 @@ class HttpTransport {
   // FailedPrecondition when libcurl cannot be loaded. To an http:// server no credentials are
   // sent (the token, its file, the client certificate and the exec plugin are left unused), as
   // clientcmd reads none for such a kubeconfig; here for a configuration built in code too.
-  // `logger` gets what client-go logs here (an exec plugin's failed refresh); null: nothing.
+  // `logger` gets what client-go logs here (an exec plugin's failed refresh), `metrics` the exec
+  // plugin's runs; null: nothing.
   static absl::StatusOr<std::unique_ptr<HttpTransport>> Create(const RestConfig& config,
-                                                               LoggerPtr logger = nullptr);
+                                                               LoggerPtr logger = nullptr,
+                                                               ClientMetrics* metrics = nullptr);
   ~HttpTransport();
   HttpTransport(const HttpTransport&) = delete;
   HttpTransport& operator=(const HttpTransport&) = delete;
@@ -111,10 +114,14 @@ class HttpTransport {
 
   // The server's URL, as configured.
   const std::string& server() const { return server_; }
+  // Its host and port, as Go's URL.Host gives them ("10.0.0.1:6443", "[::1]:6443",
+  // "api.example.com"): the host label of client-go's metrics.
+  const std::string& host() const { return host_; }
 
  private:
   struct Handle;
-  HttpTransport(const CurlLibrary& curl, const RestConfig& config, LoggerPtr logger);
+  HttpTransport(const CurlLibrary& curl, const RestConfig& config, LoggerPtr logger,
+                ClientMetrics* metrics);
 
   absl::StatusOr<HttpResponse> Perform(const HttpRequest& request,
                                        const std::function<bool(std::string_view)>* on_data,
@@ -146,6 +153,7 @@ class HttpTransport {
   const LoggerPtr logger_;
   // server_ without a trailing slash; URLs are server_ + target.
   const std::string server_;
+  const std::string host_;
   // For tls-server-name: the URL's host is replaced by that name (so SNI and the certificate
   // check use it), curl is told to connect to the real host ("name:port:host:port"), and the
   // requests carry the real host as their Host header.

@@ -289,6 +289,7 @@ absl::Status Node::StartDra(State& s) {
   if (options.cluster.has_value()) {
     kubeclient::ClientOptions client_options = options.cluster_client;
     if (client_options.logger == nullptr) client_options.logger = options.logger;
+    if (client_options.metrics == nullptr) client_options.metrics = &s.metrics;
     absl::StatusOr<std::unique_ptr<kubeclient::Client>> client =
         kubeclient::Client::Create(*options.cluster, std::move(client_options));
     if (!client.ok()) return client.status();

@@ -56,6 +56,11 @@ prometheus::Histogram::BucketBoundaries CheckpointWriteBuckets() {
   return {.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5};
 }
 
+// client-go's rest client latencies (component-base's restclient package).
+prometheus::Histogram::BucketBoundaries RestClientBuckets() {
+  return {0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0};
+}
+
 // Upstream's topology manager admission histogram, prometheus.ExponentialBuckets(.05, 2, 15), in
 // milliseconds.
 prometheus::Histogram::BucketBoundaries TopologyAdmissionBuckets() {
@@ -208,7 +213,41 @@ NodeMetrics::NodeMetrics()
               .Help(absl::StrCat(kAlpha,
                                  "Duration in milliseconds to serve a pod admission request."))
               .Register(registry_.registry())
-              .Add({}, TopologyAdmissionBuckets())) {
+              .Add({}, TopologyAdmissionBuckets())),
+      rest_requests_(prometheus::BuildCounter()
+                         .Name("rest_client_requests_total")
+                         .Help(absl::StrCat(kAlpha,
+                                            "Number of HTTP requests, partitioned by status code, "
+                                            "method, and host."))
+                         .Register(registry_.registry())),
+      rest_retries_(prometheus::BuildCounter()
+                        .Name("rest_client_request_retries_total")
+                        .Help(absl::StrCat(kAlpha,
+                                           "Number of request retries, partitioned by status code, "
+                                           "verb, and host."))
+                        .Register(registry_.registry())),
+      rest_duration_(prometheus::BuildHistogram()
+                         .Name("rest_client_request_duration_seconds")
+                         .Help(absl::StrCat(
+                             kAlpha, "Request latency in seconds. Broken down by verb, and host."))
+                         .Register(registry_.registry())),
+      rest_rate_limiter_duration_(
+          prometheus::BuildHistogram()
+              .Name("rest_client_rate_limiter_duration_seconds")
+              .Help(absl::StrCat(
+                  kAlpha,
+                  "Client side rate limiter latency in seconds. Broken down by verb, and host."))
+              .Register(registry_.registry())),
+      exec_plugin_calls_(
+          prometheus::BuildCounter()
+              .Name("rest_client_exec_plugin_call_total")
+              .Help(absl::StrCat(kAlpha,
+                                 "Number of calls to an exec plugin, partitioned by the type of "
+                                 "event encountered (no_error, plugin_execution_error, "
+                                 "plugin_not_found_error, client_internal_error) and an optional "
+                                 "exit code. The exit code will be set to 0 if and only if the "
+                                 "plugin call was successful."))
+              .Register(registry_.registry())) {
   prometheus::Family<prometheus::Counter>& aligned =
       prometheus::BuildCounter()
           .Name("kubelet_container_aligned_compute_resources_count")
@@ -306,6 +345,39 @@ void NodeMetrics::DriverCallDone(absl::string_view driver, absl::string_view met
             {"grpc_status_code", GoCodeName(code)}},
            DraDurationBuckets())
       .Observe(absl::ToDoubleSeconds(duration));
+}
+
+void NodeMetrics::TryDone(absl::string_view verb, absl::string_view host, absl::string_view code,
+                          bool retry) {
+  rest_requests_
+      .Add(
+          {{"code", std::string(code)}, {"method", std::string(verb)}, {"host", std::string(host)}})
+      .Increment();
+  if (retry) {
+    rest_retries_
+        .Add(
+            {{"code", std::string(code)}, {"verb", std::string(verb)}, {"host", std::string(host)}})
+        .Increment();
+  }
+}
+
+void NodeMetrics::RequestDone(absl::string_view verb, absl::string_view host,
+                              absl::Duration duration) {
+  rest_duration_
+      .Add({{"verb", std::string(verb)}, {"host", std::string(host)}}, RestClientBuckets())
+      .Observe(absl::ToDoubleSeconds(duration));
+}
+
+void NodeMetrics::Throttled(absl::string_view verb, absl::string_view host, absl::Duration wait) {
+  rest_rate_limiter_duration_
+      .Add({{"verb", std::string(verb)}, {"host", std::string(host)}}, RestClientBuckets())
+      .Observe(absl::ToDoubleSeconds(wait));
+}
+
+void NodeMetrics::ExecPluginCalled(int exit_code, absl::string_view call_status) {
+  exec_plugin_calls_
+      .Add({{"code", absl::StrCat(exit_code)}, {"call_status", std::string(call_status)}})
+      .Increment();
 }
 
 void NodeMetrics::AttachPodResources(const podresources::Counters& counters) {

@@ -14,6 +14,13 @@
 //   dra_operations_duration_seconds{operation_name,is_error}            histogram (0.1-40 s)
 //   dra_grpc_operations_duration_seconds{driver_name,method_name,grpc_status_code}  same
 //   dra_resource_claims_in_use{driver_name}                             gauge, "<any>" for all
+// client-go's, of the API client (with --kubeconfig), as component-base's restclient package
+// exports them from a kubelet:
+//   rest_client_requests_total{code,method,host}                       counter
+//   rest_client_request_retries_total{code,verb,host}                  counter
+//   rest_client_request_duration_seconds{verb,host}                    histogram (5 ms-60 s)
+//   rest_client_rate_limiter_duration_seconds{verb,host}               same
+//   rest_client_exec_plugin_call_total{code,call_status}               counter
 // Ours carry the devmgr_ prefix:
 //   devmgr_device_plugin_endpoint_state{resource_name,state}  1 for the endpoint's state
 //       ("running", "stopped" in its grace period, "expired"), 0 for the others
@@ -45,6 +52,7 @@
 #include "devicemanager/metrics.h"
 #include "dra/manager.h"
 #include "dra/metrics.h"
+#include "kubeclient/metrics.h"
 #include "node/heap_trimmer.h"
 #include "podresources/metrics.h"
 #include "topologymanager/metrics.h"
@@ -53,7 +61,8 @@ namespace devmgr::node {
 
 class NodeMetrics final : public devicemanager::ManagerMetrics,
                           public dra::ManagerMetrics,
-                          public topologymanager::TopologyMetrics {
+                          public topologymanager::TopologyMetrics,
+                          public kubeclient::ClientMetrics {
  public:
   NodeMetrics();
 
@@ -89,6 +98,14 @@ class NodeMetrics final : public devicemanager::ManagerMetrics,
   void AdmissionDone(bool failed, absl::Duration duration) override;
   void AlignmentDone(topologymanager::TopologyScope scope, bool aligned) override;
 
+  // kubeclient::ClientMetrics; never block.
+  void TryDone(absl::string_view verb, absl::string_view host, absl::string_view code,
+               bool retry) override;
+  void RequestDone(absl::string_view verb, absl::string_view host,
+                   absl::Duration duration) override;
+  void Throttled(absl::string_view verb, absl::string_view host, absl::Duration wait) override;
+  void ExecPluginCalled(int exit_code, absl::string_view call_status) override;
+
   // HealthUpdateTaken: the node took one device health update from the manager, whose pods
   // have `affected_containers` containers holding devices.
   void HealthUpdateTaken(int affected_containers);
@@ -108,6 +125,11 @@ class NodeMetrics final : public devicemanager::ManagerMetrics,
   prometheus::Counter& topology_requests_;
   prometheus::Counter& topology_errors_;
   prometheus::Histogram& topology_duration_;
+  prometheus::Family<prometheus::Counter>& rest_requests_;
+  prometheus::Family<prometheus::Counter>& rest_retries_;
+  prometheus::Family<prometheus::Histogram>& rest_duration_;
+  prometheus::Family<prometheus::Histogram>& rest_rate_limiter_duration_;
+  prometheus::Family<prometheus::Counter>& exec_plugin_calls_;
   // The aligned counters' four series, [pod scope][aligned], made at construction so that an
   // admission only increments.
   prometheus::Counter* alignments_[2][2] = {};

@@ -10,12 +10,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "common/metrics_scrape.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/daemon_harness.h"
 #include "tests/testlib/fake_api_server.h"
@@ -96,8 +99,10 @@ TEST(ClusterTest, ANodeAndItsDriverWorkWithTheClustersClaimsAndSlices) {
   const std::string kubeconfig = h.Path("kubeconfig").string();
   server.WriteKubeconfig(kubeconfig);
 
+  const std::filesystem::path metrics = h.Path("metrics.sock");
   auto serve = h.StartServe({"--kubeconfig", kubeconfig, "--node-name", kNode, "--dra-sync-period",
-                             "100ms", "--dra-wiping-delay", "300ms"});
+                             "100ms", "--dra-wiping-delay", "300ms", "--metrics-address",
+                             "unix:" + metrics.string()});
   ASSERT_NE(serve, nullptr);
   // A kubelet wipes its node's slices when it starts: nothing may be allocated from them
   // before their driver is back.
@@ -109,6 +114,14 @@ TEST(ClusterTest, ANodeAndItsDriverWorkWithTheClustersClaimsAndSlices) {
                                  "/apis/resource.k8s.io/v1/resourceslices?"
                                  "fieldSelector=spec.nodeName%3Dworker-1"),
             1);
+  // And counted it as a kubelet's client-go does.
+  const absl::StatusOr<std::string> scraped = ScrapeMetrics(metrics);
+  ASSERT_TRUE(scraped.ok()) << scraped.status();
+  EXPECT_TRUE(absl::StrContains(
+      *scraped,
+      absl::StrCat("rest_client_requests_total{code=\"200\",host=\"",
+                   absl::StripPrefix(server.url(), "https://"), "\",method=\"DELETE\"} 1")))
+      << *scraped;
 
   auto gpu = h.StartDraDriver(kGpu, 3, {"--kubeconfig", kubeconfig, "--node-name", kNode});
   ASSERT_TRUE(WaitFor([&] { return absl::StrContains(gpu->err(), "registered=true"); }, 20s))

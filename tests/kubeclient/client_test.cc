@@ -30,9 +30,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "kubeclient/api_status.h"
 #include "tests/testlib/fake_api_server.h"
+#include "tests/testlib/recording_client_metrics.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
 
@@ -1301,6 +1303,50 @@ TEST(ClientTest, AWatchWaitsForATokenOnlyToTryAgain) {
   ASSERT_EQ(waits.size(), 2u);
   EXPECT_EQ(waits[0], absl::Seconds(2));
   EXPECT_GT(waits[1], absl::Seconds(990)) << "the retry's token";
+}
+
+// Every try, request and token is counted as client-go's rest client metrics count them: each
+// try with its answer's code ("<error>" when it got none) and whether it retried, each request
+// but a watch once, each token with its wait; the host is the server's host and port.
+TEST(ClientTest, CountsItsRequestsAsClientGosMetricsDo) {
+  FakeApiServer server;
+  testing::RecordingClientMetrics metrics;
+  ClientOptions options = Sleeping([](absl::Duration) {});
+  options.metrics = &metrics;
+  options.qps = 0.5;
+  options.burst = 1;
+  std::unique_ptr<Client> client = Connect(server.Config(), options);
+  ASSERT_NE(client, nullptr);
+  const std::string host = std::string(absl::StripPrefix(server.url(), "https://"));
+  server.FailNext(Failure("GET", 429, "TooManyRequests", 1, 1));
+  ASSERT_TRUE(client->ListResourceSlices({}).ok());
+  EXPECT_THAT(metrics.Lines(), ElementsAre(absl::StrCat("token GET ", host, " at hand"),
+                                           absl::StrCat("try GET ", host, " 429"),
+                                           absl::StrCat("token GET ", host, " waited"),
+                                           absl::StrCat("try GET ", host, " 200 retry"),
+                                           absl::StrCat("request GET ", host)));
+
+  // A watch: its tries alone, no token for its first.
+  options.qps = -1;
+  client = Connect(server.Config(), options);
+  ASSERT_NE(client, nullptr);
+  const std::string before = server.resource_version();
+  ASSERT_TRUE(client->CreateResourceSlice(Slice("gpu.example.com", "worker-1", {"g"})).ok());
+  metrics.Lines();
+  ASSERT_TRUE(
+      client->WatchResourceSlices(From(before), [](const SliceEvent&) { return false; }).ok());
+  EXPECT_THAT(metrics.Lines(), ElementsAre(absl::StrCat("try GET ", host, " 200")));
+
+  // No answer: "<error>".
+  auto stopped = std::make_unique<FakeApiServer>();
+  const RestConfig gone = stopped->Config();
+  const std::string gone_host = std::string(absl::StripPrefix(stopped->url(), "https://"));
+  stopped.reset();
+  client = Connect(gone, options);
+  ASSERT_NE(client, nullptr);
+  EXPECT_FALSE(client->ListResourceSlices({}).ok());
+  EXPECT_THAT(metrics.Lines(), ElementsAre(absl::StrCat("try GET ", gone_host, " <error>"),
+                                           absl::StrCat("request GET ", gone_host)));
 }
 
 // Waits for a token are logged as client-go's: over 50 ms at debug, over a second at info too

@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "tests/testlib/fake_clock.h"
+#include "tests/testlib/recording_client_metrics.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/test_pki.h"
 #include "tests/testlib/wait_for.h"
@@ -372,6 +373,30 @@ TEST(ExecCredentialTest, EachMistakeIsReportedInClientGosWords) {
     EXPECT_EQ(ExecCredentialPlugin(Config(path), NotATerminal).Get().status(),
               absl::UnauthenticatedError(
                   absl::StrCat("getting credentials: exec: fork/exec ", path, ": ", error)));
+  }
+}
+
+// Each run is counted as client-go's exec authenticator counts it
+// (rest_client_exec_plugin_call_total): by how the program ended, not by what it printed.
+TEST(ExecCredentialTest, EachRunIsCountedAsClientGoCountsIt) {
+  TempDir dir;
+  std::ofstream(dir.Sub("not-executable")) << "#!/bin/sh\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {Script(dir, "ok", absl::StrCat("echo '", Credential(R"({"token":"t"})"), "'")),
+       "exec 0 no_error"},
+      {Script(dir, "not-json", "echo 'token: t'"), "exec 0 no_error"},
+      {Script(dir, "exit", "exit 3"), "exec 3 plugin_execution_error"},
+      {Script(dir, "killed", "kill -9 $$"), "exec -1 plugin_execution_error"},
+      {"devmgr-no-such-credential-plugin", "exec 1 plugin_not_found_error"},
+      {dir.Sub("not-executable").string(), "exec 1 plugin_not_found_error"},
+      {Script(dir, "too-long", "head -c 2000000 /dev/zero | tr '\\0' x"),
+       "exec 1 client_internal_error"},
+  };
+  for (const auto& [command, counted] : cases) {
+    testing::RecordingClientMetrics metrics;
+    ExecCredentialPlugin plugin(Config(command), NotATerminal, RealClock(), &metrics);
+    static_cast<void>(plugin.Get());
+    EXPECT_THAT(metrics.Lines(), ::testing::ElementsAre(counted)) << command;
   }
 }
 

@@ -333,6 +333,81 @@ TEST(NodeMetricsTopologyTest, ExportsTheKubeletTopologyManagerMetrics) {
             1);
 }
 
+// The API client's metrics under client-go's names, labels, help texts and buckets, as
+// component-base's restclient package exports them from a kubelet.
+TEST(NodeMetricsRestClientTest, ExportsClientGosRestClientMetrics) {
+  NodeMetrics metrics;
+  metrics.TryDone("GET", "10.0.0.1:6443", "429", false);
+  metrics.TryDone("GET", "10.0.0.1:6443", "200", true);
+  metrics.TryDone("DELETE", "10.0.0.1:6443", "<error>", false);
+  metrics.RequestDone("GET", "10.0.0.1:6443", absl::Milliseconds(30));
+  metrics.Throttled("GET", "10.0.0.1:6443", absl::ZeroDuration());
+  metrics.Throttled("GET", "10.0.0.1:6443", absl::Seconds(2));
+  metrics.ExecPluginCalled(0, "no_error");
+  metrics.ExecPluginCalled(3, "plugin_execution_error");
+  const std::string text = metrics.Render();
+  for (const char* help :
+       {"# HELP rest_client_requests_total [ALPHA] Number of HTTP requests, partitioned by "
+        "status code, method, and host.\n",
+        "# HELP rest_client_request_retries_total [ALPHA] Number of request retries, "
+        "partitioned by status code, verb, and host.\n",
+        "# HELP rest_client_request_duration_seconds [ALPHA] Request latency in seconds. Broken "
+        "down by verb, and host.\n",
+        "# HELP rest_client_rate_limiter_duration_seconds [ALPHA] Client side rate limiter "
+        "latency in seconds. Broken down by verb, and host.\n",
+        "# HELP rest_client_exec_plugin_call_total [ALPHA] Number of calls to an exec plugin, "
+        "partitioned by the type of event encountered (no_error, plugin_execution_error, "
+        "plugin_not_found_error, client_internal_error) and an optional exit code. The exit "
+        "code will be set to 0 if and only if the plugin call was successful.\n"}) {
+    EXPECT_TRUE(absl::StrContains(text, help)) << help << "\n" << text;
+  }
+  EXPECT_EQ(Sample(text,
+                   "rest_client_requests_total{code=\"429\",host=\"10.0.0.1:6443\","
+                   "method=\"GET\"}"),
+            1);
+  EXPECT_EQ(Sample(text,
+                   "rest_client_requests_total{code=\"200\",host=\"10.0.0.1:6443\","
+                   "method=\"GET\"}"),
+            1);
+  EXPECT_EQ(Sample(text,
+                   "rest_client_requests_total{code=\"<error>\",host=\"10.0.0.1:6443\","
+                   "method=\"DELETE\"}"),
+            1);
+  EXPECT_EQ(Sample(text,
+                   "rest_client_request_retries_total{code=\"200\",host=\"10.0.0.1:"
+                   "6443\",verb=\"GET\"}"),
+            1);
+  EXPECT_FALSE(absl::StrContains(text, "rest_client_request_retries_total{code=\"429\""));
+  EXPECT_EQ(Sample(text,
+                   "rest_client_request_duration_seconds_bucket{host=\"10.0.0.1:6443\","
+                   "verb=\"GET\",le=\"0.025\"}"),
+            0);
+  EXPECT_EQ(Sample(text,
+                   "rest_client_request_duration_seconds_bucket{host=\"10.0.0.1:6443\","
+                   "verb=\"GET\",le=\"0.1\"}"),
+            1);
+  EXPECT_EQ(Sample(text,
+                   "rest_client_rate_limiter_duration_seconds_bucket{host=\"10.0.0.1:"
+                   "6443\",verb=\"GET\",le=\"0.005\"}"),
+            1);
+  EXPECT_EQ(Sample(text,
+                   "rest_client_rate_limiter_duration_seconds_bucket{host=\"10.0.0.1:"
+                   "6443\",verb=\"GET\",le=\"2\"}"),
+            2);
+  EXPECT_EQ(Sample(text,
+                   "rest_client_rate_limiter_duration_seconds_bucket{host=\"10.0.0.1:"
+                   "6443\",verb=\"GET\",le=\"60\"}"),
+            2);
+  EXPECT_EQ(Sample(text,
+                   "rest_client_exec_plugin_call_total{call_status=\"no_error\",code="
+                   "\"0\"}"),
+            1);
+  EXPECT_EQ(Sample(text,
+                   "rest_client_exec_plugin_call_total{call_status=\"plugin_execution_"
+                   "error\",code=\"3\"}"),
+            1);
+}
+
 TEST(NodeMetricsDraTest, ExportsTheKubeletDraMetrics) {
   TempDir dir;
   NodeMetrics metrics;
