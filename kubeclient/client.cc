@@ -293,6 +293,9 @@ absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request, const Cancel
                                                 ? transport_->Send(request, cancel)
                                                 : transport_->Stream(request, *on_data, cancel);
     if (options_.metrics != nullptr) {
+      if (on_data == nullptr) {
+        options_.metrics->RequestSent(request.method, transport_->host(), request.body.size());
+      }
       options_.metrics->TryDone(request.method, transport_->host(),
                                 response.ok() ? absl::StrCat(response->code) : kNoAnswerCode,
                                 attempt > 0);
@@ -317,7 +320,14 @@ absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request, const Cancel
     const bool server_asks_to_wait =
         (response->code == 429 || response->code >= 500) && response->retry_after_seconds >= 0 &&
         (options_.timeout <= absl::ZeroDuration() || wait <= options_.timeout);
-    if (last || !server_asks_to_wait) return response;
+    if (last || !server_asks_to_wait) {
+      // client-go counts the body of an answer that succeeded, or that has one.
+      if (options_.metrics != nullptr && on_data == nullptr &&
+          ((response->code >= 200 && response->code <= 206) || !response->body.empty())) {
+        options_.metrics->ResponseRead(request.method, transport_->host(), response->body.size());
+      }
+      return response;
+    }
     retry_reason = absl::StrCat(
         "retries: ", attempt + 1, ", retry-after: ", response->retry_after_seconds,
         "s - retry-reason: ",

@@ -7,12 +7,18 @@
 //     first wait for a token to its last answer;
 //   rest_client_rate_limiter_duration_seconds{verb,host}: each token a request takes, with the
 //     wait for it (0 when one was at hand);
+//   rest_client_request_size_bytes{verb,host}: the body of each try but a watch's (0 without
+//     one);
+//   rest_client_response_size_bytes{verb,host}: the body of each request's answer but a
+//     watch's, when it succeeded or its body is not empty;
 //   rest_client_exec_plugin_call_total{code,call_status}: each run of the exec credential
 //     plugin, with its exit code (0 when it succeeded, 1 when it did not run).
 // `host` is the server URL's host and port, as Go's URL.Host gives it. node/node_metrics.h
 // renders them. Calls come from the threads making requests and running the plugin, and must
 // not block.
 #pragma once
+
+#include <cstddef>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -37,6 +43,10 @@ class ClientMetrics {
   // RequestDone: a request other than a watch, all its tries and waits together.
   virtual void RequestDone(absl::string_view verb, absl::string_view host,
                            absl::Duration duration) = 0;
+  // RequestSent: a try's body, of `bytes`.
+  virtual void RequestSent(absl::string_view verb, absl::string_view host, size_t bytes) = 0;
+  // ResponseRead: a request's answer, whose body is `bytes`.
+  virtual void ResponseRead(absl::string_view verb, absl::string_view host, size_t bytes) = 0;
   // Throttled: a token taken, after `wait`.
   virtual void Throttled(absl::string_view verb, absl::string_view host, absl::Duration wait) = 0;
   // ExecPluginCalled: one run of the exec credential plugin.

@@ -61,6 +61,11 @@ prometheus::Histogram::BucketBoundaries RestClientBuckets() {
   return {0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0};
 }
 
+// client-go's request and response sizes: 64 bytes to 16 MiB.
+prometheus::Histogram::BucketBoundaries RestClientSizeBuckets() {
+  return {64, 256, 512, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216};
+}
+
 // Upstream's topology manager admission histogram, prometheus.ExponentialBuckets(.05, 2, 15), in
 // milliseconds.
 prometheus::Histogram::BucketBoundaries TopologyAdmissionBuckets() {
@@ -238,6 +243,16 @@ NodeMetrics::NodeMetrics()
                   kAlpha,
                   "Client side rate limiter latency in seconds. Broken down by verb, and host."))
               .Register(registry_.registry())),
+      rest_request_size_(
+          prometheus::BuildHistogram()
+              .Name("rest_client_request_size_bytes")
+              .Help(absl::StrCat(kAlpha, "Request size in bytes. Broken down by verb and host."))
+              .Register(registry_.registry())),
+      rest_response_size_(
+          prometheus::BuildHistogram()
+              .Name("rest_client_response_size_bytes")
+              .Help(absl::StrCat(kAlpha, "Response size in bytes. Broken down by verb and host."))
+              .Register(registry_.registry())),
       exec_plugin_calls_(
           prometheus::BuildCounter()
               .Name("rest_client_exec_plugin_call_total")
@@ -366,6 +381,18 @@ void NodeMetrics::RequestDone(absl::string_view verb, absl::string_view host,
   rest_duration_
       .Add({{"verb", std::string(verb)}, {"host", std::string(host)}}, RestClientBuckets())
       .Observe(absl::ToDoubleSeconds(duration));
+}
+
+void NodeMetrics::RequestSent(absl::string_view verb, absl::string_view host, size_t bytes) {
+  rest_request_size_
+      .Add({{"verb", std::string(verb)}, {"host", std::string(host)}}, RestClientSizeBuckets())
+      .Observe(static_cast<double>(bytes));
+}
+
+void NodeMetrics::ResponseRead(absl::string_view verb, absl::string_view host, size_t bytes) {
+  rest_response_size_
+      .Add({{"verb", std::string(verb)}, {"host", std::string(host)}}, RestClientSizeBuckets())
+      .Observe(static_cast<double>(bytes));
 }
 
 void NodeMetrics::Throttled(absl::string_view verb, absl::string_view host, absl::Duration wait) {

@@ -20,6 +20,8 @@
 //   rest_client_request_retries_total{code,verb,host}                  counter
 //   rest_client_request_duration_seconds{verb,host}                    histogram (5 ms-60 s)
 //   rest_client_rate_limiter_duration_seconds{verb,host}               same
+//   rest_client_request_size_bytes{verb,host}                          histogram (64 B-16 MiB)
+//   rest_client_response_size_bytes{verb,host}                         same
 //   rest_client_exec_plugin_call_total{code,call_status}               counter
 // Ours carry the devmgr_ prefix:
 //   devmgr_device_plugin_endpoint_state{resource_name,state}  1 for the endpoint's state
@@ -103,6 +105,8 @@ class NodeMetrics final : public devicemanager::ManagerMetrics,
                bool retry) override;
   void RequestDone(absl::string_view verb, absl::string_view host,
                    absl::Duration duration) override;
+  void RequestSent(absl::string_view verb, absl::string_view host, size_t bytes) override;
+  void ResponseRead(absl::string_view verb, absl::string_view host, size_t bytes) override;
   void Throttled(absl::string_view verb, absl::string_view host, absl::Duration wait) override;
   void ExecPluginCalled(int exit_code, absl::string_view call_status) override;
 
@@ -129,6 +133,8 @@ class NodeMetrics final : public devicemanager::ManagerMetrics,
   prometheus::Family<prometheus::Counter>& rest_retries_;
   prometheus::Family<prometheus::Histogram>& rest_duration_;
   prometheus::Family<prometheus::Histogram>& rest_rate_limiter_duration_;
+  prometheus::Family<prometheus::Histogram>& rest_request_size_;
+  prometheus::Family<prometheus::Histogram>& rest_response_size_;
   prometheus::Family<prometheus::Counter>& exec_plugin_calls_;
   // The aligned counters' four series, [pod scope][aligned], made at construction so that an
   // admission only increments.

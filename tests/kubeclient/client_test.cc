@@ -1306,8 +1306,9 @@ TEST(ClientTest, AWatchWaitsForATokenOnlyToTryAgain) {
 }
 
 // Every try, request and token is counted as client-go's rest client metrics count them: each
-// try with its answer's code ("<error>" when it got none) and whether it retried, each request
-// but a watch once, each token with its wait; the host is the server's host and port.
+// try with its answer's code ("<error>" when it got none) and whether it retried, and but a
+// watch's its body's size; each request but a watch once, with its answer's size; each token
+// with its wait. The host is the server's host and port.
 TEST(ClientTest, CountsItsRequestsAsClientGosMetricsDo) {
   FakeApiServer server;
   testing::RecordingClientMetrics metrics;
@@ -1320,11 +1321,14 @@ TEST(ClientTest, CountsItsRequestsAsClientGosMetricsDo) {
   const std::string host = std::string(absl::StripPrefix(server.url(), "https://"));
   server.FailNext(Failure("GET", 429, "TooManyRequests", 1, 1));
   ASSERT_TRUE(client->ListResourceSlices({}).ok());
-  EXPECT_THAT(metrics.Lines(), ElementsAre(absl::StrCat("token GET ", host, " at hand"),
-                                           absl::StrCat("try GET ", host, " 429"),
-                                           absl::StrCat("token GET ", host, " waited"),
-                                           absl::StrCat("try GET ", host, " 200 retry"),
-                                           absl::StrCat("request GET ", host)));
+  EXPECT_THAT(
+      metrics.Lines(),
+      ElementsAre(
+          absl::StrCat("token GET ", host, " at hand"), absl::StrCat("sent GET ", host, " 0"),
+          absl::StrCat("try GET ", host, " 429"), absl::StrCat("token GET ", host, " waited"),
+          absl::StrCat("sent GET ", host, " 0"), absl::StrCat("try GET ", host, " 200 retry"),
+          ::testing::MatchesRegex(absl::StrCat("read GET ", host, " [1-9][0-9]*")),
+          absl::StrCat("request GET ", host)));
 
   // A watch: its tries alone, no token for its first.
   options.qps = -1;
@@ -1332,7 +1336,11 @@ TEST(ClientTest, CountsItsRequestsAsClientGosMetricsDo) {
   ASSERT_NE(client, nullptr);
   const std::string before = server.resource_version();
   ASSERT_TRUE(client->CreateResourceSlice(Slice("gpu.example.com", "worker-1", {"g"})).ok());
-  metrics.Lines();
+  EXPECT_THAT(metrics.Lines(),
+              ElementsAre(::testing::MatchesRegex(absl::StrCat("sent POST ", host, " [1-9][0-9]*")),
+                          absl::StrCat("try POST ", host, " 201"),
+                          ::testing::MatchesRegex(absl::StrCat("read POST ", host, " [1-9][0-9]*")),
+                          absl::StrCat("request POST ", host)));
   ASSERT_TRUE(
       client->WatchResourceSlices(From(before), [](const SliceEvent&) { return false; }).ok());
   EXPECT_THAT(metrics.Lines(), ElementsAre(absl::StrCat("try GET ", host, " 200")));
@@ -1345,7 +1353,8 @@ TEST(ClientTest, CountsItsRequestsAsClientGosMetricsDo) {
   client = Connect(gone, options);
   ASSERT_NE(client, nullptr);
   EXPECT_FALSE(client->ListResourceSlices({}).ok());
-  EXPECT_THAT(metrics.Lines(), ElementsAre(absl::StrCat("try GET ", gone_host, " <error>"),
+  EXPECT_THAT(metrics.Lines(), ElementsAre(absl::StrCat("sent GET ", gone_host, " 0"),
+                                           absl::StrCat("try GET ", gone_host, " <error>"),
                                            absl::StrCat("request GET ", gone_host)));
 }
 

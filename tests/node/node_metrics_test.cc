@@ -343,6 +343,8 @@ TEST(NodeMetricsRestClientTest, ExportsClientGosRestClientMetrics) {
   metrics.RequestDone("GET", "10.0.0.1:6443", absl::Milliseconds(30));
   metrics.Throttled("GET", "10.0.0.1:6443", absl::ZeroDuration());
   metrics.Throttled("GET", "10.0.0.1:6443", absl::Seconds(2));
+  metrics.RequestSent("POST", "10.0.0.1:6443", 300);
+  metrics.ResponseRead("POST", "10.0.0.1:6443", 70000);
   metrics.ExecPluginCalled(0, "no_error");
   metrics.ExecPluginCalled(3, "plugin_execution_error");
   const std::string text = metrics.Render();
@@ -355,6 +357,10 @@ TEST(NodeMetricsRestClientTest, ExportsClientGosRestClientMetrics) {
         "down by verb, and host.\n",
         "# HELP rest_client_rate_limiter_duration_seconds [ALPHA] Client side rate limiter "
         "latency in seconds. Broken down by verb, and host.\n",
+        "# HELP rest_client_request_size_bytes [ALPHA] Request size in bytes. Broken down by verb "
+        "and host.\n",
+        "# HELP rest_client_response_size_bytes [ALPHA] Response size in bytes. Broken down by "
+        "verb and host.\n",
         "# HELP rest_client_exec_plugin_call_total [ALPHA] Number of calls to an exec plugin, "
         "partitioned by the type of event encountered (no_error, plugin_execution_error, "
         "plugin_not_found_error, client_internal_error) and an optional exit code. The exit "
@@ -398,6 +404,15 @@ TEST(NodeMetricsRestClientTest, ExportsClientGosRestClientMetrics) {
                    "rest_client_rate_limiter_duration_seconds_bucket{host=\"10.0.0.1:"
                    "6443\",verb=\"GET\",le=\"60\"}"),
             2);
+  const std::string request_size =
+      "rest_client_request_size_bytes_bucket{host=\"10.0.0.1:6443\",verb=\"POST\",le=";
+  EXPECT_EQ(Sample(text, absl::StrCat(request_size, "\"256\"}")), 0);
+  EXPECT_EQ(Sample(text, absl::StrCat(request_size, "\"512\"}")), 1);
+  const std::string response_size =
+      "rest_client_response_size_bytes_bucket{host=\"10.0.0.1:6443\",verb=\"POST\",le=";
+  EXPECT_EQ(Sample(text, absl::StrCat(response_size, "\"65536\"}")), 0);
+  EXPECT_EQ(Sample(text, absl::StrCat(response_size, "\"262144\"}")), 1);
+  EXPECT_EQ(Sample(text, absl::StrCat(response_size, "\"1.6777216e+07\"}")), 1);
   EXPECT_EQ(Sample(text,
                    "rest_client_exec_plugin_call_total{call_status=\"no_error\",code="
                    "\"0\"}"),

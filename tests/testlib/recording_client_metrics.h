@@ -1,6 +1,7 @@
 // RecordingClientMetrics: a kubeclient::ClientMetrics that writes down what it is told, a line
 // each, in order: "try GET 127.0.0.1:4321 200", "try GET 127.0.0.1:4321 429 retry",
 // "request GET 127.0.0.1:4321", "token GET 127.0.0.1:4321 waited" (or "at hand", for no wait),
+// "sent POST 127.0.0.1:4321 512", "read GET 127.0.0.1:4321 120",
 // "exec 3 plugin_execution_error".
 // Thread-safe.
 #pragma once
@@ -23,6 +24,12 @@ class RecordingClientMetrics final : public kubeclient::ClientMetrics {
   }
   void RequestDone(absl::string_view verb, absl::string_view host, absl::Duration) override {
     Add(absl::StrCat("request ", verb, " ", host));
+  }
+  void RequestSent(absl::string_view verb, absl::string_view host, size_t bytes) override {
+    Add(absl::StrCat("sent ", verb, " ", host, " ", bytes));
+  }
+  void ResponseRead(absl::string_view verb, absl::string_view host, size_t bytes) override {
+    Add(absl::StrCat("read ", verb, " ", host, " ", bytes));
   }
   void Throttled(absl::string_view verb, absl::string_view host, absl::Duration wait) override {
     Add(absl::StrCat("token ", verb, " ", host,
