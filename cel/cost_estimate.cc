@@ -489,7 +489,10 @@ class Coster {
         return Fixed(e.constant.kind() == Value::Kind::kType ? 1 : 0);
       case Expr::Kind::kIdent: {
         const Local* local = LocalOf(e);
-        paths_[&e] = local != nullptr ? local->path : Path(e.name);
+        // cel-go's checker names a global written with a leading dot by that name while a
+        // variable hides it, and its estimate then knows no size on that path.
+        const bool hidden = e.root && Peek(e.name) != nullptr;
+        paths_[&e] = local != nullptr ? local->path : Path(hidden ? WrittenName(e) : e.name);
         return Fixed(1);
       }
       case Expr::Kind::kSelect:

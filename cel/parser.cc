@@ -650,7 +650,8 @@ class Parser {
   }
 
   // The variable of a macro: a plain identifier other than the accumulator's name (cel.bind may
-  // take that one); else nothing, refused with the text of cel-go's macro.
+  // take that one); else nothing, refused with the text of cel-go's macro. Written with a
+  // leading dot, the dot is part of its name (cel-go's), which no identifier then matches.
   std::optional<std::string> MacroVariable(const ExprPtr& arg, absl::string_view macro) {
     if (arg->kind != Expr::Kind::kIdent) {
       const bool quantifier =
@@ -661,11 +662,11 @@ class Parser {
                                               : "argument is not an identifier");
       return std::nullopt;
     }
-    if (macro != "cel.bind" && arg->name == kAccumulator) {
+    if (macro != "cel.bind" && WrittenName(*arg) == kAccumulator) {
       lexer_.Note(arg->position, "iteration variable overwrites accumulator variable");
       return std::nullopt;
     }
-    return arg->name;
+    return WrittenName(*arg);
   }
 
   absl::StatusOr<ExprPtr> MemberCall(ExprPtr target, std::string name, size_t position,
@@ -697,18 +698,19 @@ class Parser {
           return Refuse(args[i]->position, "argument must be a simple name");
         }
       }
-      if (args[0]->name == args[1]->name) {
-        return Refuse(args[1]->position, absl::StrCat("duplicate variable name: ", args[1]->name));
+      if (WrittenName(*args[0]) == WrittenName(*args[1])) {
+        return Refuse(args[1]->position,
+                      absl::StrCat("duplicate variable name: ", WrittenName(*args[1])));
       }
       for (size_t i = 0; i < 2; ++i) {
-        if (args[i]->name == kAccumulator) {
+        if (WrittenName(*args[i]) == kAccumulator) {
           return Refuse(args[i]->position, "iteration variable overwrites accumulator variable");
         }
       }
       ExprPtr macro = Node(Expr::Kind::kMacro, position);
       macro->name = std::move(name);
-      macro->variable = args[0]->name;
-      macro->variable2 = args[1]->name;
+      macro->variable = WrittenName(*args[0]);
+      macro->variable2 = WrittenName(*args[1]);
       macro->operand = std::move(target);
       for (size_t i = 2; i < args.size(); ++i) macro->args.push_back(std::move(args[i]));
       return macro;

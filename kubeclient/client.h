@@ -58,7 +58,8 @@ struct ClientOptions {
   int burst = 100;
   // Where a wait for a token is logged, as client-go logs it: over 50 ms at debug (klog's
   // V(3)), and over a second at info as well, at most once in 10 s (once a second when debug
-  // is on). Null: not logged.
+  // is on); and an exec plugin's run that failed after a 401, at error ("refreshing
+  // credentials", client-go's words). Null: not logged.
   LoggerPtr logger;
   // Told of every try, request, token and exec plugin run, as client-go's rest client metrics
   // count them (kubeclient/metrics.h); it must outlive the client. Null: not counted.

@@ -90,7 +90,7 @@ bool Executable(const std::string& path) {
 // and when the first is found through a relative entry (Go's ErrDot, which client-go reports
 // as not found too).
 absl::StatusOr<std::string> LookPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
+  const char* path = std::getenv("PATH");  // NOLINT(concurrency-mt-unsafe): read-only here
   // Go splits an unset or empty PATH into no entry at all.
   if (path != nullptr && *path != '\0') {
     for (absl::string_view entry : absl::StrSplit(path, ':')) {
@@ -301,7 +301,8 @@ absl::StatusOr<ExecCredential> Decode(const std::string& out, const std::string&
   if (version.empty()) version = "client.authentication.k8s.io/__internal";
   // client-go's scheme knows the kind in the group's v1, v1beta1 and internal versions alone:
   // any other (another group's, a group-less "v1") fails the decode, before the version is
-  // compared with the configured one.
+  // compared with the configured one. The text is apimachinery's without its `in scheme "..."`,
+  // which names a file and line of client-go's build.
   const bool registered = version == "client.authentication.k8s.io/v1" ||
                           version == "client.authentication.k8s.io/v1beta1" ||
                           version == "client.authentication.k8s.io/__internal";
@@ -417,7 +418,7 @@ absl::Status ExecCredentialPlugin::Refresh(const ExecCredential* used, const Can
   const absl::Time deadline = absl::Now() + timeout;
 
   absl::MutexLock lock(&mu_);
-  if (credential_.get() != used) return absl::OkStatus();
+  if (used == nullptr || credential_.get() != used) return absl::OkStatus();
   if (cancelled) return absl::CancelledError("cancelled");
   absl::Status waited = Await(&cancelled, deadline, timeout);
   if (!waited.ok()) return waited;

@@ -72,12 +72,14 @@ class ExecCredentialPlugin {
       const Cancellation* cancel = nullptr, absl::Duration timeout = absl::InfiniteDuration())
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Refresh: the server answered 401 to a request made with `used`. Unless a run has replaced
-  // them since, the program runs again now (or the run in progress is awaited), as client-go's
-  // round tripper runs it before it returns the refused answer; until it ends Get waits for it.
-  // A run that fails leaves `used` in hand (the next refusal runs it again). OK when new
-  // credentials came or none were needed; else the run's error without Get's "getting
-  // credentials: " (client-go logs it), or DeadlineExceeded and Cancelled as Get's.
+  // Refresh: the server answered 401 to a request made with `used` (credentials Get gave; null:
+  // nothing to do). Unless a run has replaced them since, the program runs again now (or the
+  // run in progress is awaited), as client-go's round tripper runs it before it returns the
+  // refused answer; until it ends Get waits for it. A run that fails leaves `used` in hand (the
+  // next refusal runs it again). Requests refused together share one run and its result, where
+  // client-go's would each run the program again after a failure. OK when new credentials came
+  // or none were needed; else the run's error without Get's "getting credentials: " (client-go
+  // logs it), or DeadlineExceeded and Cancelled as Get's (the run goes on).
   absl::Status Refresh(const ExecCredential* used, const Cancellation* cancel = nullptr,
                        absl::Duration timeout = absl::InfiniteDuration()) ABSL_LOCKS_EXCLUDED(mu_);
 

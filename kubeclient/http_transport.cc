@@ -602,11 +602,17 @@ absl::StatusOr<HttpResponse> HttpTransport::Perform(
     response.flow_schema_uid = flow_schema->value;
   }
   // As client-go's exec round tripper: credentials the server refused are replaced before this
-  // answer, which stays the caller's, is returned; a run that fails is only logged.
-  if (response.code == 401 && exec != nullptr) {
+  // answer, which stays the caller's, is returned; a run that fails is only logged. A request
+  // cancelled meanwhile leaves the run to the next one.
+  if (response.code == 401 && exec != nullptr && !cancelled &&
+      (cancel == nullptr || !cancel->cancelled())) {
     const absl::Status refreshed =
         exec_->Refresh(exec.get(), cancel, std::max(deadline - absl::Now(), absl::ZeroDuration()));
-    if (!refreshed.ok()) {
+    if (absl::IsCancelled(refreshed) || absl::IsDeadlineExceeded(refreshed)) {
+      // The run goes on, for the next request; client-go puts no bound on it to log.
+      DEVMGR_LOG(logger_, debug, "Refreshing credentials goes on after the request", "err",
+                 refreshed.message());
+    } else if (!refreshed.ok()) {
       DEVMGR_LOG(logger_, err, "refreshing credentials", "err", refreshed.message());
     }
   }

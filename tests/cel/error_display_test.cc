@@ -265,6 +265,15 @@ TEST(CelErrorDisplayTest, CheckerErrorsAsCelGoShowsThem) {
             "ERROR: <input>:1:5: undeclared reference to '.has' (in container '')\n"
             " | .has(device.driver)\n"
             " | ....^"},
+           // A macro's variable written with the dot keeps it: no identifier names it.
+           {"[1].all(.x, x == 1)",
+            "ERROR: <input>:1:13: undeclared reference to 'x' (in container '')\n"
+            " | [1].all(.x, x == 1)\n"
+            " | ............^"},
+           {"cel.bind(.x, 1, x)",
+            "ERROR: <input>:1:17: undeclared reference to 'x' (in container '')\n"
+            " | cel.bind(.x, 1, x)\n"
+            " | ................^"},
            {"[1].all(x, .x == 1)",
             "ERROR: <input>:1:13: undeclared reference to '.x' (in container '')\n"
             " | [1].all(x, .x == 1)\n"

@@ -84,6 +84,8 @@ TEST(CelLanguageTest, Macros) {
   EXPECT_EQ(Eval("cel.bind(x, 2, cel.bind(y, x * 3, y == 6))"), "true");
   // A leading dot names the global: here the device, not the iteration variable.
   EXPECT_EQ(Eval("[1].all(device, device == 1 && .device.driver == 'gpu.example.com')"), "true");
+  // `.i` and `i` are two names.
+  EXPECT_EQ(Eval("[1].all(.i, i, true)"), "true");
   EXPECT_EQ(Eval(".size('ab') == 2 && .ip('1.2.3.4').family() == 4 && .ip.isCanonical('::1')"),
             "true");
   EXPECT_EQ(Eval("type(.ip('::1')) == .net.IP"), "true");

@@ -417,7 +417,8 @@ TEST(ExecCredentialTest, ABareNameIsLookedUpInPathAsGoLooks) {
   std::filesystem::permissions(dir.Sub("found/broken"), std::filesystem::perms::owner_all);
   Script(dir, "relative/plugin", "exit 9");
   const char* saved = std::getenv("PATH");
-  const std::string old_path = saved != nullptr ? saved : "";
+  const bool had_path = saved != nullptr;
+  const std::string old_path = had_path ? saved : "";
   // The entries in Go's order; "found/" and ".." are cleaned in the names.
   ::setenv("PATH",
            absl::StrCat(dir.Sub("folder").string(), ":", dir.Sub("not-executable").string(), ":",
@@ -436,7 +437,7 @@ TEST(ExecCredentialTest, ABareNameIsLookedUpInPathAsGoLooks) {
   // No PATH: nowhere to look.
   ::unsetenv("PATH");
   const absl::Status no_path = ExecCredentialPlugin(Config("plugin"), NotATerminal).Get().status();
-  ::setenv("PATH", old_path.c_str(), 1);
+  if (had_path) ::setenv("PATH", old_path.c_str(), 1);
 
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ((*got)->token, "looked-up");
