@@ -713,6 +713,47 @@ TEST(ClientTest, AHungExecPluginHoldsARequestOnlyUntilItIsCancelledOrTimesOut) {
   EXPECT_EQ(::kill(pid, 0), -1) << "the plugin outlives its client";
 }
 
+// A refresh after a 401 that outlasts the refused request's timeout goes on for the next
+// request, logged at debug, not as a failure; the answer is the 401.
+TEST(ClientTest, ARefreshThatOutlastsItsRequestGoesOnForTheNext) {
+  FakeApiServerOptions with_token;
+  with_token.token = "s3cret";
+  FakeApiServer server(with_token);
+  testing::TempDir dir;
+  absl::StatusOr<RestConfig> config = LoadKubeconfig({ExecKubeconfig(server, dir, "{}")});
+  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_EQ(::mkfifo(dir.Sub("go").c_str(), 0600), 0);
+  // The first run gives a token the server refuses; the second waits for `go`, then gives the
+  // right one.
+  std::ofstream(dir.Sub("plugin.sh"))
+      << "#!/bin/sh\ncd \"$(dirname \"$0\")\"\n"
+      << "if [ -f runs ]; then read line < go; t=s3cret; else t=revoked; fi\necho run >> runs\n"
+      << "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/"
+         "v1\",\"status\":{\"token\":\"%s\"}}' \"$t\"\n";
+  std::ostringstream log;
+  const LoggerPtr logger = std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  logger->set_pattern("%l %v");
+  logger->set_level(spdlog::level::debug);
+  ClientOptions options;
+  options.logger = logger;
+  options.timeout = absl::Milliseconds(500);
+  std::unique_ptr<Client> client = Connect(*config, options);
+  const absl::Status refused = client->ListResourceSlices({}).status();
+  EXPECT_EQ(refused.message(), "Unauthorized") << refused;
+  EXPECT_THAT(log.str(), HasSubstr("debug \"Refreshing credentials goes on after the request\" "
+                                   "err=\""));
+  EXPECT_THAT(log.str(), HasSubstr("has not finished within"));
+  EXPECT_THAT(log.str(), Not(HasSubstr("error")));
+  // The run goes on; the next request waits for it and carries its token.
+  auto next = std::async(std::launch::async, [&] { return client->ListResourceSlices({}); });
+  ASSERT_TRUE(testing::WaitFor([&] { return Runs(dir) == 1; }));
+  std::ofstream(dir.Sub("go")) << "go\n";
+  absl::StatusOr<SliceList> listed = next.get();
+  EXPECT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(Runs(dir), 2);
+}
+
 // ListenOnLoopback: a TCP socket listening on 127.0.0.1 at a port the system picks (`port`).
 int ListenOnLoopback(uint16_t& port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
