@@ -18,6 +18,10 @@ bool Cancellation::cancelled() const {
 }
 
 bool Cancellation::WaitForCancel(absl::Duration timeout) const {
+  // Registered only to be counted by waiting(): Cancel sets cancelled_ under mu_, which wakes
+  // the wait below by itself.
+  const Waker counted(this, [] {});
+  if (counted.too_late()) return true;
   absl::MutexLock lock(&mu_);
   return mu_.AwaitWithTimeout(absl::Condition(&cancelled_), timeout);
 }

@@ -32,7 +32,8 @@ class Cancellation {
   bool cancelled() const ABSL_LOCKS_EXCLUDED(mu_);
   // WaitForCancel waits up to `timeout` for Cancel: true once cancelled (a retry's pause).
   bool WaitForCancel(absl::Duration timeout) const ABSL_LOCKS_EXCLUDED(mu_);
-  // How many waits have a Waker registered now (a test's sign that a wait has begun).
+  // How many waits are in progress now, those of WaitForCancel and those with a Waker (a
+  // test's sign that a wait has begun).
   int waiting() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:

@@ -190,11 +190,13 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(const RestConfig& config,
 }
 
 Client::Client(std::unique_ptr<HttpTransport> transport, ClientOptions options)
-    : transport_(std::move(transport)), options_(std::move(options)) {
+    : transport_(std::move(transport)),
+      options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : RealClock()) {
   // client-go's rest client: 0 takes its defaults, a negative rate no limiter.
   const double qps = options_.qps == 0 ? kDefaultQps : options_.qps;
   const int burst = options_.burst == 0 ? kDefaultBurst : std::max(1, options_.burst);
-  if (qps > 0) bucket_.emplace(qps, burst, absl::Now());
+  if (qps > 0) bucket_.emplace(qps, burst, clock_.Now());
 }
 
 bool Client::Throttle(const HttpRequest& request, const std::string& reason,
@@ -204,7 +206,7 @@ bool Client::Throttle(const HttpRequest& request, const std::string& reason,
   {
     absl::MutexLock lock(&throttle_mu_);
     if (!bucket_.has_value()) return true;
-    const absl::Time now = absl::Now();
+    const absl::Time now = clock_.Now();
     wait = bucket_->Reserve(now);
     act_at = now + wait;
   }
@@ -212,7 +214,7 @@ bool Client::Throttle(const HttpRequest& request, const std::string& reason,
     CountThrottle(request, absl::ZeroDuration());
     return true;
   }
-  const absl::Time start = absl::Now();
+  const absl::Time start = clock_.Now();
   // A wait made whole is logged and counted as the wait planned (client-go measures it; they
   // differ by the scheduler's delay, and the planned one is what a test's pause sees), a cut
   // one as measured.
@@ -221,7 +223,7 @@ bool Client::Throttle(const HttpRequest& request, const std::string& reason,
     CountThrottle(request, wait);
     return true;
   }
-  const absl::Time now = absl::Now();
+  const absl::Time now = clock_.Now();
   {
     absl::MutexLock lock(&throttle_mu_);
     bucket_->CancelReservation(act_at, now);
@@ -252,7 +254,7 @@ void Client::LogThrottle(const HttpRequest& request, const std::string& reason,
       options_.logger->should_log(spdlog::level::debug) ? absl::Seconds(1) : absl::Seconds(10);
   {
     absl::MutexLock lock(&throttle_mu_);
-    const absl::Time now = absl::Now();
+    const absl::Time now = clock_.Now();
     if (now - throttle_logged_ < interval) return;
     throttle_logged_ = now;
   }
@@ -277,10 +279,10 @@ absl::StatusOr<HttpResponse> Client::Do(const HttpRequest& request, const Cancel
   // Why the next try is made, as client-go words it (for the throttle's log).
   std::string retry_reason;
   // client-go times each request but a watch, from its first token to its last answer.
-  const absl::Time started = absl::Now();
+  const absl::Time started = clock_.Now();
   absl::Cleanup timed = [&] {
     if (options_.metrics != nullptr && on_data == nullptr) {
-      options_.metrics->RequestDone(request.method, transport_->host(), absl::Now() - started);
+      options_.metrics->RequestDone(request.method, transport_->host(), clock_.Now() - started);
     }
   };
   for (int attempt = 0;; ++attempt) {

@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "common/logging.h"
 #include "common/token_bucket.h"
 #include "kubeapi/resource_slice.h"
@@ -64,6 +65,10 @@ struct ClientOptions {
   // Told of every try, request, token and exec plugin run, as client-go's rest client metrics
   // count them (kubeclient/metrics.h); it must outlive the client. Null: not counted.
   ClientMetrics* metrics = nullptr;
+  // The time the throttle's bucket refills by, and the waits and durations logged and counted
+  // are measured with; it must outlive the client. Tests stop it, so that a token's wait does
+  // not depend on how long the requests before it took. Null: the system clock.
+  const Clock* clock = nullptr;
 };
 
 // What a list or watch selects (the API's query parameters); empty fields are left out.
@@ -193,6 +198,7 @@ class Client {
 
   const std::unique_ptr<HttpTransport> transport_;
   const ClientOptions options_;
+  const Clock& clock_;
   std::atomic<int> version_{0};
   absl::Mutex throttle_mu_;
   // Null without throttling.
