@@ -4,8 +4,9 @@
 # run for FUZZ_SECONDS each; any sanitizer report, leaks included, fails its test. Without
 # clang, BUILD compiles everything and runs every suite, and the fuzz targets are skipped.
 # One build, not both: compiling the whole tree twice would not fit CI's time budget on two
-# cores. There is no TSan run: docs/RELIABILITY.md, "Sanitizers", says why. Ends with one line
-# "tests: N passed, M failed, K skipped" over every run.
+# cores. There is no TSan run: docs/RELIABILITY.md, "Sanitizers", says why. Ends with the
+# failed cases again, a few lines each, and one line "tests: N passed, M failed, K skipped"
+# over every run (scripts/test-summary.py).
 # Usage: scripts/run-tests.sh BUILD_DIR
 set -uo pipefail
 build=${1:-build}
