@@ -1178,8 +1178,10 @@ TEST_F(ManagerTest, AllocatableRevisionsChangeWithEachResourcesDevices) {
 // classic handler: a plugin that restarted on its socket before its old stream's end was seen,
 // or that registers again having given up waiting for the first answer, is served by the new
 // connection, and the old stream's end does not disconnect it. (Upstream's newest handler keeps
-// the old connection instead, and its TestSameSocketRace_* tests record that a plugin can then
-// be lost; plugins on different sockets are the newest rule's, above.)
+// the old connection instead, refusing the registration, as its
+// TestPluginConnected_SameResourceSameSocketRejected checks, and its TestSameSocketRace_* tests
+// record that a plugin can then be lost; plugins on different sockets are the newest rule's,
+// above.)
 TEST_F(ManagerTest, TestDevicePluginReRegistration_SameSocketReplacesTheEndpoint) {
   StartManager();
   PluginPtr plugin = StartPlugin("p.sock", kResource1, {MakeDevice("a")});
