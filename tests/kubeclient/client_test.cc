@@ -698,10 +698,10 @@ TEST(ClientTest, AHungExecPluginHoldsARequestOnlyUntilItIsCancelledOrTimesOut) {
   no_timeout.timeout = absl::ZeroDuration();
   std::unique_ptr<Client> patient = Connect(*config, no_timeout);
   Cancellation cancel;
-  // Cancelled however the test ends, so that the wait below cannot outlive it.
-  const absl::Cleanup cancel_at_end = [&cancel] { cancel.Cancel(); };
   auto waiting =
       std::async(std::launch::async, [&] { return patient->ListResourceSlices({}, &cancel); });
+  // Cancelled however the test ends, before the future waits for the request.
+  const absl::Cleanup cancel_at_end = [&cancel] { cancel.Cancel(); };
   ASSERT_TRUE(testing::WaitFor([&] { return cancel.waiting() == 1; }));
   cancel.Cancel();
   EXPECT_EQ(waiting.get().status().code(), absl::StatusCode::kCancelled);
@@ -1307,6 +1307,8 @@ TEST(ClientTest, ThrottlesRequestsAsClientGoDoes) {
   Cancellation during;
   std::future<absl::Status> waiting = std::async(
       std::launch::async, [&] { return client->ListResourceSlices({}, &during).status(); });
+  // Cancelled however the test ends, before the future waits for the request.
+  const absl::Cleanup cancel_at_end = [&during] { during.Cancel(); };
   ASSERT_TRUE(testing::WaitFor([&] { return during.waiting() == 1; }));
   during.Cancel();
   EXPECT_EQ(waiting.get().code(), absl::StatusCode::kCancelled);
