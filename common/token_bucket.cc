@@ -1,11 +1,23 @@
 #include "common/token_bucket.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 namespace devmgr {
 
 TokenBucket::TokenBucket(double qps, int burst, absl::Time now)
     : qps_(qps), burst_(burst), tokens_(burst), last_(now), last_act_(now) {}
+
+absl::Duration TokenBucket::DurationOfTokens(double tokens) const {
+  // x/time/rate's arithmetic: nanoseconds as a double, truncated to whole ones, as Go converts
+  // a float to a Duration; beyond Go's longest Duration, that one.
+  const double nanoseconds = tokens / qps_ * 1e9;
+  if (nanoseconds >= static_cast<double>(std::numeric_limits<int64_t>::max())) {
+    return absl::Nanoseconds(std::numeric_limits<int64_t>::max());
+  }
+  return absl::Nanoseconds(static_cast<int64_t>(nanoseconds));
+}
 
 double TokenBucket::TokensAt(absl::Time now) const {
   const double elapsed = std::max(0.0, absl::ToDoubleSeconds(now - last_));
@@ -28,7 +40,7 @@ bool TokenBucket::Allow(absl::Time now) {
 absl::Duration TokenBucket::Reserve(absl::Time now) {
   Refill(now);
   tokens_ -= 1;
-  const absl::Duration wait = tokens_ >= 0 ? absl::ZeroDuration() : absl::Seconds(-tokens_ / qps_);
+  const absl::Duration wait = tokens_ >= 0 ? absl::ZeroDuration() : DurationOfTokens(-tokens_);
   last_act_ = now + wait;
   return wait;
 }
@@ -43,7 +55,7 @@ void TokenBucket::CancelReservation(absl::Time act_at, absl::Time now) {
   tokens_ = std::min(burst_, tokens_ + restored);
   if (act_at == last_act_) {
     // The latest one gone, the one before it is the latest again, if it is still to act.
-    const absl::Time before = act_at - absl::Seconds(1 / qps_);
+    const absl::Time before = act_at - DurationOfTokens(1);
     if (before >= now) last_act_ = before;
   }
 }

@@ -32,6 +32,8 @@ class TokenBucket {
   // Refill brings the count up to `now`.
   void Refill(absl::Time now);
   double TokensAt(absl::Time now) const;
+  // DurationOfTokens: how long `tokens` take to refill, in Go's whole nanoseconds.
+  absl::Duration DurationOfTokens(double tokens) const;
 
   double qps_;
   double burst_;

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+
 namespace devmgr {
 namespace {
 
@@ -52,6 +55,22 @@ TEST(TokenBucketTest, ReservationsPastTheBurstWaitInTurn) {
   now += absl::Seconds(1);
   EXPECT_TRUE(bucket.Full(now));
   EXPECT_EQ(bucket.Reserve(now), absl::ZeroDuration());
+}
+
+// A wait is in whole nanoseconds, truncated, as x/time/rate's arithmetic gives it in Go: a
+// third of a second is 333,333,333 ns, not a quarter nanosecond more.
+TEST(TokenBucketTest, WaitsAreWholeNanosecondsAsGosAre) {
+  TokenBucket thirds(3, 1, kStart);
+  EXPECT_EQ(thirds.Reserve(kStart), absl::ZeroDuration());
+  EXPECT_EQ(thirds.Reserve(kStart), absl::Nanoseconds(333333333));
+  EXPECT_EQ(thirds.Reserve(kStart), absl::Nanoseconds(666666666));
+  TokenBucket odd(1.05, 1, kStart);
+  EXPECT_EQ(odd.Reserve(kStart), absl::ZeroDuration());
+  EXPECT_EQ(odd.Reserve(kStart), absl::Nanoseconds(952380952));
+  // Past Go's longest Duration, that one.
+  TokenBucket stalled(1e-12, 1, kStart);
+  EXPECT_EQ(stalled.Reserve(kStart), absl::ZeroDuration());
+  EXPECT_EQ(stalled.Reserve(kStart), absl::Nanoseconds(std::numeric_limits<int64_t>::max()));
 }
 
 // A wait given up gives its token back, as x/time/rate's Wait cancels its reservation: the
