@@ -302,12 +302,14 @@ TEST_F(SliceReflectorTest, StopEndsAListsRetryPauseAtOnce) {
   EXPECT_EQ(reflector->lists(), 0);
 }
 
+// The watch would stay open for its 5 minutes at least; Stop ends it at once (10 s allows for
+// a loaded machine, and is far from those minutes).
 TEST_F(SliceReflectorTest, StopEndsAQuietWatchAtOnce) {
   std::unique_ptr<SliceReflector> reflector = Start();
   ASSERT_TRUE(Watching());
   const absl::Time start = absl::Now();
   reflector->Stop();
-  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
 }
 
 // Stop called from several threads at once: one joins the thread, the others wait for it (two
