@@ -675,7 +675,9 @@ void ManagerImpl::UpdateAllocatedDevices() {
     active_pods = active_pods_;
     sources_ready = sources_ready_;
   }
-  if (sources_ready == nullptr || !sources_ready()) return;
+  // Without the host's list of pods, no pod is gone; until its sources are ready, the list may
+  // lack pods that are not.
+  if (active_pods == nullptr || (sources_ready != nullptr && !sources_ready())) return;
   // Both revisions are read before the active pods: a pod that leaves, or an allocation made,
   // after this point changes one of them, and the next call passes again.
   std::optional<std::pair<uint64_t, uint64_t>> start;
@@ -687,8 +689,7 @@ void ManagerImpl::UpdateAllocatedDevices() {
   }
   // Sorted, to be walked beside the held pods. Hosts often list them in order already (the
   // daemon's pod registry does): checking that is one pass, sorting again is not.
-  std::vector<std::string> active =
-      active_pods != nullptr ? active_pods() : std::vector<std::string>();
+  std::vector<std::string> active = active_pods();
   if (!std::is_sorted(active.begin(), active.end())) std::sort(active.begin(), active.end());
   std::vector<std::string> removed;
   {

@@ -145,7 +145,8 @@ class Manager {
   // endpoints with stop time = now. Blocks on disk I/O. Errors: InvalidArgument (bad paths),
   // Unavailable (cannot listen), Internal (cannot create the folder), FailedPrecondition when
   // called twice. The functions are kept for pod admission and must be callable from any thread
-  // until Stop returns.
+  // until Stop returns. A null `sources_ready` is always ready (upstream's stub); a null
+  // `active_pods` lists no pod, and then the manager frees a pod's devices only on ReleasePod.
   virtual absl::Status Start(ActivePodsFn active_pods, SourcesReadyFn sources_ready) = 0;
 
   // Stop stops serving kubelet.sock and waits for registrations in flight, cut short

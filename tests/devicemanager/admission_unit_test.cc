@@ -79,11 +79,17 @@ class AdmissionUnitTest : public ::testing::Test {
     manager_ = std::make_unique<ManagerImpl>(std::move(options));
     ASSERT_TRUE(manager_
                     ->Start(
-                        [] {
-                          return std::vector<std::string>{"pod1", "pod2", "pod3"};
+                        [this] {
+                          absl::MutexLock lock(&active_mu_);
+                          return active_;
                         },
-                        [] { return true; })
+                        sources_ready_)
                     .ok());
+  }
+
+  void SetActive(std::vector<std::string> uids) {
+    absl::MutexLock lock(&active_mu_);
+    active_ = std::move(uids);
   }
 
   // Registers kResource in probe mode and pushes `devices` through the endpoint the factory
@@ -116,6 +122,9 @@ class AdmissionUnitTest : public ::testing::Test {
   }
 
   bool host_syncs_admissions_ = false;
+  Manager::SourcesReadyFn sources_ready_ = [] { return true; };
+  absl::Mutex active_mu_;
+  std::vector<std::string> active_ ABSL_GUARDED_BY(active_mu_) = {"pod1", "pod2", "pod3"};
   std::vector<int> numa_nodes_;
   size_t max_allowable_numa_nodes_ = kMaxNumaNodesForHints;
   TempDir dir_;
@@ -222,6 +231,21 @@ TEST_F(AdmissionUnitTest, CheckpointWriteFailureRollsBack) {
   EXPECT_TRUE(Held("pod1").empty());
 
   store_.FailWrites(absl::OkStatus());
+  ASSERT_TRUE(Admit(OnePod("pod2", 2)).ok());
+  EXPECT_EQ(Held("pod2"), (std::set<std::string>{"d0", "d1"}));
+}
+
+// A null SourcesReadyFn is always ready, as upstream's stub: the devices of a pod the host no
+// longer lists are freed. Before, admission took it as ready and the cleanup as never ready,
+// so those devices stayed held.
+TEST_F(AdmissionUnitTest, ANullSourcesReadyFreesThePodsThatLeft) {
+  sources_ready_ = nullptr;
+  StartManager();
+  auto endpoint = AddPlugin({Healthy("d0"), Healthy("d1")});
+  ASSERT_TRUE(Admit(OnePod("pod1", 2)).ok());
+  SetActive({"pod2"});
+  manager_->UpdateAllocatedDevices();
+  EXPECT_TRUE(Held("pod1").empty());
   ASSERT_TRUE(Admit(OnePod("pod2", 2)).ok());
   EXPECT_EQ(Held("pod2"), (std::set<std::string>{"d0", "d1"}));
 }
