@@ -584,6 +584,10 @@ absl::Status ManagerImpl::AdmitPod(const Pod& pod) {
       if (absl::Status written = PersistCheckpoint(generation); !written.ok()) {
         DEVMGR_LOG(options_.logger, err, "Failed to write checkpoint after releasing a pod",
                    "podUID", pod.uid, "err", written);
+        // Tried again later, so that the file does not keep the refused pod's devices until
+        // some other change is written.
+        absl::MutexLock lock(&mu_);
+        ScheduleCheckpointLocked();
       }
       return status;
     }

@@ -235,6 +235,35 @@ TEST_F(AdmissionUnitTest, CheckpointWriteFailureRollsBack) {
   EXPECT_EQ(Held("pod2"), (std::set<std::string>{"d0", "d1"}));
 }
 
+// A pod refused at its second container gives back its first container's devices; when the
+// write of that fails too, it is tried again later, so that the file does not keep them until
+// some other change is written (a restart would restore them).
+TEST_F(AdmissionUnitTest, ARefusedPodWhoseRollbackWriteFailsIsWrittenLater) {
+  StartManager();
+  auto endpoint = AddPlugin({Healthy("d0"), Healthy("d1")});
+  std::atomic<int> calls = 0;
+  endpoint->OnAllocate([&](const std::vector<std::string>&) {
+    if (calls++ == 0) {
+      v1beta1::AllocateResponse response;
+      response.add_container_responses();
+      return absl::StatusOr<v1beta1::AllocateResponse>(response);
+    }
+    store_.FailWrites(absl::InternalError("disk full"));
+    return absl::StatusOr<v1beta1::AllocateResponse>(absl::UnavailableError("plugin restarted"));
+  });
+  Pod pod = OnePod("pod1", 1);
+  pod.containers.push_back(Container{"c2", ContainerType::kRegular, {{kResource, 1}}});
+  auto checkpoint = [&] { return store_.Read(checkpoint::kCheckpointFileName).value_or(""); };
+  // The write that the devices' arrival schedules, first: only a write the rollback schedules
+  // is left to come.
+  ASSERT_TRUE(WaitFor([&] { return checkpoint().find("d1") != std::string::npos; }));
+  EXPECT_EQ(manager_->AdmitPod(pod).code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(Held("pod1").empty());
+  EXPECT_NE(checkpoint().find("pod1"), std::string::npos) << "the first container's write";
+  store_.FailWrites(absl::OkStatus());
+  EXPECT_TRUE(WaitFor([&] { return checkpoint().find("pod1") == std::string::npos; }));
+}
+
 // A null SourcesReadyFn is always ready, as upstream's stub: the devices of a pod the host no
 // longer lists are freed. Before, admission took it as ready and the cleanup as never ready,
 // so those devices stayed held.
