@@ -253,7 +253,7 @@ absl::StatusOr<std::optional<ManagerImpl::Pick>> ManagerImpl::BeginPickLocked(
   pick.required = required;
   pick.needed = needed;
   auto fail = [&](absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    reservations_.Release(pod.uid, container.name, pick.devices);
+    ReleaseLocked(pod, container, pick.devices);
     return status;
   };
 
@@ -308,7 +308,7 @@ absl::StatusOr<ReservedDevices> ManagerImpl::FinishPickLocked(const Pod& pod,
   const bool done = chosen || TakeFreeLocked(pick, pick.split.unaligned) ||
                     TakeFreeLocked(pick, pick.split.no_topology);
   if (done) return std::move(pick.devices);
-  reservations_.Release(pod.uid, container.name, pick.devices);
+  ReleaseLocked(pod, container, pick.devices);
   return absl::InternalError(absl::StrCat(
       "unexpectedly allocated less resources than required. Requested: ", pick.required,
       ", Got: ", pick.required - pick.needed));
@@ -340,6 +340,12 @@ IdSet ManagerImpl::FreeDevicesLocked(const std::string& resource, const DeviceTa
   return free;
 }
 
+void ManagerImpl::ReleaseLocked(const Pod& pod, const Container& container,
+                                const ReservedDevices& devices) {
+  reservations_.Release(pod.uid, container.name, devices,
+                        ReusableIdsLocked(pod, devices.resource, devices.from_reuse));
+}
+
 absl::StatusOr<std::optional<ReservedDevices>> ManagerImpl::ReserveDevices(
     const Pod& pod, const Container& container, const std::string& resource, int64_t required,
     bool sources_ready) {
@@ -367,7 +373,7 @@ absl::StatusOr<std::optional<ReservedDevices>> ManagerImpl::ReserveDevices(
                                                    static_cast<int>(required));
   absl::MutexLock lock(&mu_);
   if (!response.ok()) {
-    reservations_.Release(pod.uid, container.name, pick.devices);
+    ReleaseLocked(pod, container, pick.devices);
     return Wrap(response.status(), kPreferredAllocationFailed);
   }
   std::vector<std::string> preferred;
@@ -405,7 +411,7 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
   auto release_all = [&] {
     absl::MutexLock lock(&mu_);
     for (const auto& reservation : done) {
-      reservations_.Release(pod.uid, container.name, reservation.devices);
+      ReleaseLocked(pod, container, reservation.devices);
     }
   };
   // Resources in name order (container.devices is sorted), one Allocate RPC per resource.
@@ -476,7 +482,7 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
     absl::ReleasableMutexLock lock(&mu_);
     if (stopping_) {
       for (const auto& reservation : done) {
-        reservations_.Release(pod.uid, container.name, reservation.devices);
+        ReleaseLocked(pod, container, reservation.devices);
       }
       lock.Release();
       return Refused(kRefusedNotRunning, absl::UnavailableError("the device manager is stopping"));

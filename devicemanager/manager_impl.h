@@ -205,6 +205,12 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   std::vector<std::string> ReusableIdsLocked(const Pod& pod, const std::string& resource,
                                              const Ids& ids) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ReleaseLocked ends an allocation that gave up (Reservations::Release): of the devices it
+  // took from reuse, those ReusableIdsLocked keeps are reusable again. mu_ may have been
+  // released since they were taken (a plugin was asked), and the pod released and its devices
+  // given to another pod meanwhile.
+  void ReleaseLocked(const Pod& pod, const Container& container, const ReservedDevices& devices)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // PersistCheckpoint makes every commit up to `generation` durable (group commit: a write by
   // another admission that covered it is enough).
   absl::Status PersistCheckpoint(uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_, write_mu_);

@@ -51,9 +51,10 @@ void Reservations::Done(absl::string_view pod_uid, absl::string_view container_n
 }
 
 void Reservations::Release(absl::string_view pod_uid, absl::string_view container_name,
-                           const ReservedDevices& devices) {
+                           const ReservedDevices& devices,
+                           const std::vector<std::string>& reusable_again) {
   Done(pod_uid, container_name, devices);
-  MakeReusable(pod_uid, devices.resource, devices.from_reuse);
+  MakeReusable(pod_uid, devices.resource, reusable_again);
 }
 
 void Reservations::Commit(absl::string_view pod_uid, absl::string_view container_name,

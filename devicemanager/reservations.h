@@ -55,10 +55,11 @@ class Reservations {
   // EraseReserved removes from `ids` every device of `resource` that is reserved.
   void EraseReserved(absl::string_view resource, IdSet& ids) const;
 
-  // Release ends an allocation that gave up: its reserved devices are free again, the ones it
-  // took from reuse reusable again, and it is no longer in flight.
+  // Release ends an allocation that gave up: its reserved devices are free again, it is no
+  // longer in flight, and `reusable_again` (those of the devices it took from reuse that the
+  // pod may still reuse) are reusable again.
   void Release(absl::string_view pod_uid, absl::string_view container_name,
-               const ReservedDevices& devices);
+               const ReservedDevices& devices, const std::vector<std::string>& reusable_again);
   // Commit ends an allocation whose devices the container now holds: they leave the
   // reservations, and with `reusable_by_pod` (a regular init container) they become reusable
   // by the pod's later containers.

@@ -341,6 +341,43 @@ TEST_F(AdmissionUnitTest, AFailedWriteGivesBackTheInitContainerDevicesTheContain
   EXPECT_EQ(Held("pod1", "c"), (std::set<std::string>{"d0"}));
 }
 
+// An admission that took an init container's device for reuse and then failed at the plugin
+// gives it back for reuse only if the pod's init container still holds it. Here the pod was
+// released while the plugin was asked, and another pod took the device: before, the failed
+// admission made it reusable by the released pod again, and admitting that pod's container
+// again handed out the device the other pod held.
+TEST_F(AdmissionUnitTest, AFailedAdmissionDoesNotLendADeviceItsPodNoLongerHolds) {
+  StartManager();
+  auto endpoint = AddPlugin({Healthy("d0")});
+  absl::Notification release;
+  std::atomic<int> calls = 0;
+  endpoint->OnAllocate([&](const std::vector<std::string>&) {
+    if (calls++ == 1) {
+      release.WaitForNotification();
+      return absl::StatusOr<v1beta1::AllocateResponse>(absl::UnavailableError("plugin restarted"));
+    }
+    v1beta1::AllocateResponse response;
+    response.add_container_responses();
+    return absl::StatusOr<v1beta1::AllocateResponse>(response);
+  });
+  const Pod pod = InitAndAppPod("pod1");
+  ASSERT_TRUE(manager_->Allocate(pod, pod.init_containers[0]).ok());
+  absl::Status app;
+  std::thread admission([&] { app = manager_->Allocate(pod, pod.containers[0]); });
+  ASSERT_TRUE(WaitFor([&] { return calls.load() == 2; }));
+  ASSERT_TRUE(manager_->ReleasePod("pod1").ok());
+  ASSERT_TRUE(Admit(OnePod("pod2", 1)).ok());
+  EXPECT_EQ(Held("pod2"), (std::set<std::string>{"d0"}));
+  release.Notify();
+  admission.join();
+  EXPECT_EQ(app.code(), absl::StatusCode::kUnavailable) << app;
+
+  const absl::Status again = manager_->Allocate(pod, pod.containers[0]);
+  EXPECT_EQ(again.code(), absl::StatusCode::kResourceExhausted) << again;
+  EXPECT_TRUE(Held("pod1").empty());
+  EXPECT_EQ(Held("pod2"), (std::set<std::string>{"d0"}));
+}
+
 // After a restart the init container holds its device from the checkpoint: admitting it again
 // allocates nothing but makes that device reusable, as upstream's Allocate does, so the app
 // container gets it. Before, the app container was refused on a node with one device.

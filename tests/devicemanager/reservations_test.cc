@@ -23,7 +23,7 @@ TEST(ReservationsTest, OneAllocationPerContainerAndResourceInFlight) {
   EXPECT_FALSE(reservations.Begin("pod1", "c", kGpu));
   EXPECT_TRUE(reservations.Begin("pod1", "c", "example.com/nic"));
   EXPECT_TRUE(reservations.Begin("pod1", "d", kGpu));
-  reservations.Release("pod1", "c", For(kGpu));
+  reservations.Release("pod1", "c", For(kGpu), {});
   EXPECT_TRUE(reservations.Begin("pod1", "c", kGpu)) << "released";
 }
 
@@ -42,7 +42,7 @@ TEST(ReservationsTest, ReservedDevicesAreInUseUntilReleased) {
   reservations.EraseReserved(kGpu, free);
   EXPECT_EQ(free, IdSet({"d2"}));
 
-  reservations.Release("pod1", "c", devices);
+  reservations.Release("pod1", "c", devices, devices.from_reuse);
   EXPECT_FALSE(reservations.IsReserved(kGpu, "d0"));
   EXPECT_FALSE(reservations.IsReserved(kGpu, "d1"));
 }
@@ -65,7 +65,7 @@ TEST(ReservationsTest, InitContainerDevicesAreReusableAfterCommit) {
   EXPECT_EQ(app.from_reuse, app.ids);
   EXPECT_TRUE(app.new_ids.empty());
   EXPECT_EQ(reservations.Reusable("pod1", kGpu), (std::set<std::string>{"d1"}));
-  reservations.Release("pod1", "app", app);
+  reservations.Release("pod1", "app", app, app.from_reuse);
   EXPECT_EQ(reservations.Reusable("pod1", kGpu), (std::set<std::string>{"d0", "d1"}));
 
   // An app container's commit keeps what it took.
@@ -112,8 +112,17 @@ TEST(ReservationsTest, DevicesAreMadeReusableAndTakenOutOfReuse) {
   ReservedDevices app = For(kGpu);
   ASSERT_EQ(reservations.TakeReusable("pod1", 1, app), 1);
   EXPECT_TRUE(reservations.Reusable("pod1", kGpu).empty());
-  reservations.Release("pod1", "app", app);
+  reservations.Release("pod1", "app", app, app.from_reuse);
   EXPECT_EQ(reservations.Reusable("pod1", kGpu), (std::set<std::string>{"d0"}));
+
+  // Only what the caller says the pod may still reuse goes back (its init container may have
+  // let the device go meanwhile).
+  ASSERT_TRUE(reservations.Begin("pod1", "app", kGpu));
+  ReservedDevices again = For(kGpu);
+  ASSERT_EQ(reservations.TakeReusable("pod1", 1, again), 1);
+  reservations.Release("pod1", "app", again, {});
+  EXPECT_TRUE(reservations.Reusable("pod1", kGpu).empty());
+  EXPECT_TRUE(reservations.Begin("pod1", "app", kGpu)) << "no longer in flight";
 }
 
 // ---- Upstream's reservation scenarios of pod_devices_test.go ----
@@ -195,7 +204,7 @@ TEST(ReservationsTest, TestPodDevicesReservationLifecycle) {
   EXPECT_EQ(pod_devices.ToCheckpoint().size(), 1u);
 
   // Releasing the committed allocation as if it were still a reservation changes nothing.
-  reservations.Release(pod, container, reserved);
+  reservations.Release(pod, container, reserved, reserved.from_reuse);
   EXPECT_TRUE(pod_devices.Holds(resource, "dev0"));
   EXPECT_EQ(FreeDevices(pod_devices, reservations, resource, table), IdSet({"dev1"}));
 
@@ -219,7 +228,7 @@ TEST(ReservationsTest, TestPodDevicesRollbackReservation) {
   reservations.Reserve("dev0", reserved);
   ASSERT_EQ(FreeDevices(pod_devices, reservations, resource, table), IdSet({"dev1"}));
 
-  reservations.Release(pod, container, reserved);
+  reservations.Release(pod, container, reserved, reserved.from_reuse);
   EXPECT_FALSE(reservations.IsReserved(resource, "dev0"));
   EXPECT_EQ(FreeDevices(pod_devices, reservations, resource, table), IdSet({"dev0", "dev1"}));
   EXPECT_TRUE(pod_devices.empty());
