@@ -172,7 +172,7 @@ class Manager {
   virtual CapacityResult GetCapacity() = 0;
 
   // GetAllocatableDevices is every healthy device of every resource; a resource without one is
-  // not in it.
+  // not in it (upstream's lists it with no devices; PodResources answers the same for both).
   virtual ResourceDevices GetAllocatableDevices() const = 0;
   // GetAllocatableDevices(resource_name): one resource's part of it (empty for a resource the
   // manager does not know).

@@ -703,8 +703,8 @@ DeviceMap HealthyDevices(const DeviceTable& table) {
 ResourceDevices ManagerImpl::GetAllocatableDevices() const {
   ResourceDevices result;
   absl::MutexLock lock(&mu_);
-  // As upstream's allDevices.Filter(healthyDevices): a resource without a healthy device is left
-  // out, not listed empty.
+  // Upstream's allDevices.Filter(healthyDevices), except that a resource without a healthy
+  // device is left out where upstream lists it with none (manager.h).
   for (const auto& [resource, table] : devices_) {
     DeviceMap healthy = HealthyDevices(*table);
     if (!healthy.empty()) result.emplace(resource, std::move(healthy));
