@@ -389,7 +389,7 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
   bool any_device_resource = false;
   {
     absl::ReleasableMutexLock lock(&mu_);
-    if (!started_ || stopping_) {
+    if (!serving_ || stopping_) {
       lock.Release();
       return Refused(kRefusedNotRunning,
                      absl::FailedPreconditionError("the device manager is not running"));
@@ -546,6 +546,7 @@ absl::Status ManagerImpl::SyncCheckpoint() {
   uint64_t generation = 0;
   {
     absl::MutexLock lock(&mu_);
+    if (!serving_) return absl::FailedPreconditionError("the device manager is not running");
     generation = ++commit_generation_;
   }
   return PersistCheckpoint(generation);

@@ -147,6 +147,8 @@ class Manager {
   // called twice. The functions are kept for pod admission and must be callable from any thread
   // until Stop returns. A null `sources_ready` is always ready (upstream's stub); a null
   // `active_pods` lists no pod, and then the manager frees a pod's devices only on ReleasePod.
+  // After a failed Start the manager admits nothing, registers no plugin and writes no
+  // checkpoint (FailedPrecondition): Stop it and make a new one.
   virtual absl::Status Start(ActivePodsFn active_pods, SourcesReadyFn sources_ready) = 0;
 
   // Stop stops serving kubelet.sock and waits for registrations in flight, cut short
@@ -301,7 +303,7 @@ class Manager {
   // SyncCheckpoint writes the checkpoint with everything allocated so far, or waits for a write
   // that began after the call, and returns once it is durable: the store's error otherwise.
   // With host_syncs_admissions, what makes an admission durable; concurrent calls share
-  // writes. Blocks on disk.
+  // writes. Blocks on disk. FailedPrecondition unless Start succeeded.
   virtual absl::Status SyncCheckpoint() = 0;
 
   // AdmitPod allocates every init container, then every app container, in order; if one

@@ -144,7 +144,16 @@ absl::Status ManagerImpl::Start(ActivePodsFn active_pods, SourcesReadyFn sources
                options_.plugin_dir.string(), "err", status);
   }
   server_ = std::make_unique<RegistrationServer>(static_cast<RegistrationCallbacks&>(*this));
-  if (absl::Status status = server_->Start(KubeletSocket()); !status.ok()) return status;
+  {
+    // Before the server: a plugin may register as soon as it serves.
+    absl::MutexLock lock(&mu_);
+    serving_ = true;
+  }
+  if (absl::Status status = server_->Start(KubeletSocket()); !status.ok()) {
+    absl::MutexLock lock(&mu_);
+    serving_ = false;
+    return status;
+  }
   DEVMGR_LOG(options_.logger, info, "Serving device plugin registration server on socket", "path",
              KubeletSocket().string());
   return absl::OkStatus();
@@ -821,7 +830,7 @@ absl::Status ManagerImpl::RegisterPlugin(absl::string_view resource_name,
                                          const std::vector<std::string>& /*versions*/) {
   {
     absl::MutexLock lock(&mu_);
-    if (!started_ || stopping_ || registrations_ != Registrations::kOpen) {
+    if (!serving_ || stopping_ || registrations_ != Registrations::kOpen) {
       return absl::FailedPreconditionError("the device manager is not running");
     }
     ++registrations_in_flight_;

@@ -334,6 +334,10 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
 
   mutable absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
+  // Start got as far as serving kubelet.sock: admissions and registrations are taken. A Start
+  // that failed leaves it false, so that a host that goes on regardless admits nothing (and
+  // writes nothing over a checkpoint it may not have read).
+  bool serving_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   enum class Registrations { kOpen, kStopping, kStopped };
   Registrations registrations_ ABSL_GUARDED_BY(mu_) = Registrations::kOpen;

@@ -235,7 +235,8 @@ TEST_F(ManagerTest, TestNewManagerImpl) {
 
 // A start that fails before it has read the checkpoint (here a bad option) writes none at its
 // stop: the file it never read keeps the pods' devices. Before, the stop wrote the empty state
-// over it, and the next start forgot every pod.
+// over it, and the next start forgot every pod. A host that goes on after the failure gets
+// nothing admitted, registered or written: before, SyncCheckpoint wrote the empty state too.
 TEST_F(ManagerTest, AStartThatFailsLeavesTheCheckpointAsItWas) {
   checkpoint::CheckpointData data;
   data.pod_device_entries.push_back({"pod-1", "app", kResource, {{0, {"Dev1"}}}, ""});
@@ -248,6 +249,14 @@ TEST_F(ManagerTest, AStartThatFailsLeavesTheCheckpointAsItWas) {
     options.max_allowable_numa_nodes = 1;
     ManagerImpl manager(options);
     EXPECT_EQ(manager.Start(nullptr, nullptr).code(), absl::StatusCode::kInvalidArgument);
+    const Pod pod{
+        "pod-2", "default", "pod-2", {}, {{"app", ContainerType::kRegular, {{kResource, 1}}}}};
+    EXPECT_EQ(manager.Allocate(pod, pod.containers[0]).code(),
+              absl::StatusCode::kFailedPrecondition);
+    EXPECT_EQ(manager.SyncCheckpoint().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_EQ(manager.RegisterPlugin(kResource, dir_.Sub("p.sock").string(), {"v1beta1"}).code(),
+              absl::StatusCode::kFailedPrecondition);
+    EXPECT_EQ(ReadWholeFile(file).value_or(""), bytes);
     manager.Stop();
   }
   EXPECT_EQ(ReadWholeFile(file).value_or(""), bytes);
