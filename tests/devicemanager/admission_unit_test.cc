@@ -241,26 +241,30 @@ TEST_F(AdmissionUnitTest, CheckpointWriteFailureRollsBack) {
 TEST_F(AdmissionUnitTest, ARefusedPodWhoseRollbackWriteFailsIsWrittenLater) {
   StartManager();
   auto endpoint = AddPlugin({Healthy("d0"), Healthy("d1")});
+  auto checkpoint = [&] { return store_.Read(checkpoint::kCheckpointFileName).value_or(""); };
+  // The write that the devices' arrival schedules, first: only a write the rollback schedules
+  // is left to come.
+  ASSERT_TRUE(WaitFor([&] { return checkpoint().find("d1") != std::string::npos; }));
   std::atomic<int> calls = 0;
+  std::atomic<bool> first_written = false;
   endpoint->OnAllocate([&](const std::vector<std::string>&) {
     if (calls++ == 0) {
       v1beta1::AllocateResponse response;
       response.add_container_responses();
       return absl::StatusOr<v1beta1::AllocateResponse>(response);
     }
-    store_.FailWrites(absl::InternalError("disk full"));
+    first_written = checkpoint().find("pod1") != std::string::npos;
+    // The rollback's write fails; the one after it would not.
+    store_.FailWrites(absl::InternalError("disk full"), 1);
     return absl::StatusOr<v1beta1::AllocateResponse>(absl::UnavailableError("plugin restarted"));
   });
   Pod pod = OnePod("pod1", 1);
   pod.containers.push_back(Container{"c2", ContainerType::kRegular, {{kResource, 1}}});
-  auto checkpoint = [&] { return store_.Read(checkpoint::kCheckpointFileName).value_or(""); };
-  // The write that the devices' arrival schedules, first: only a write the rollback schedules
-  // is left to come.
-  ASSERT_TRUE(WaitFor([&] { return checkpoint().find("d1") != std::string::npos; }));
+  const int writes_before = store_.writes();
   EXPECT_EQ(manager_->AdmitPod(pod).code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(Held("pod1").empty());
-  EXPECT_NE(checkpoint().find("pod1"), std::string::npos) << "the first container's write";
-  store_.FailWrites(absl::OkStatus());
+  EXPECT_TRUE(first_written.load()) << "the first container's write";
+  EXPECT_GE(store_.writes(), writes_before + 2) << "the first container's, the rollback's";
   EXPECT_TRUE(WaitFor([&] { return checkpoint().find("pod1") == std::string::npos; }));
 }
 

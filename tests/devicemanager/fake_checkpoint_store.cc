@@ -16,7 +16,10 @@ absl::StatusOr<std::string> FakeCheckpointStore::Read(absl::string_view name) co
 absl::Status FakeCheckpointStore::Write(absl::string_view name, absl::string_view bytes) {
   absl::MutexLock lock(&mu_);
   ++writes_;
-  if (!write_status_.ok()) return write_status_;
+  if (!write_status_.ok() && failures_left_ != 0) {
+    if (failures_left_ > 0) --failures_left_;
+    return write_status_;
+  }
   files_[std::string(name)] = std::string(bytes);
   return absl::OkStatus();
 }
@@ -28,9 +31,10 @@ absl::StatusOr<std::vector<std::string>> FakeCheckpointStore::List() const {
   return names;
 }
 
-void FakeCheckpointStore::FailWrites(absl::Status status) {
+void FakeCheckpointStore::FailWrites(absl::Status status, int count) {
   absl::MutexLock lock(&mu_);
   write_status_ = std::move(status);
+  failures_left_ = count;
 }
 
 int FakeCheckpointStore::writes() const {

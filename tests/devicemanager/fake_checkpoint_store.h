@@ -20,8 +20,9 @@ class FakeCheckpointStore final : public devicemanager::CheckpointStore {
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::vector<std::string>> List() const override ABSL_LOCKS_EXCLUDED(mu_);
 
-  // FailWrites makes every later Write fail with `status` (OK: succeed again).
-  void FailWrites(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
+  // FailWrites makes every later Write fail with `status` (OK: succeed again); with `count`,
+  // only the next `count` writes, and the ones after them succeed again.
+  void FailWrites(absl::Status status, int count = -1) ABSL_LOCKS_EXCLUDED(mu_);
   // Writes attempted so far, failed ones included.
   int writes() const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -29,6 +30,8 @@ class FakeCheckpointStore final : public devicemanager::CheckpointStore {
   mutable absl::Mutex mu_;
   std::map<std::string, std::string, std::less<>> files_ ABSL_GUARDED_BY(mu_);
   absl::Status write_status_ ABSL_GUARDED_BY(mu_);
+  // Writes left to fail with write_status_; negative: all of them.
+  int failures_left_ ABSL_GUARDED_BY(mu_) = -1;
   int writes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
