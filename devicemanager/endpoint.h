@@ -9,8 +9,8 @@
 // fails every unary call at once, whatever its implementation.
 //
 // Lifetime: endpoints are shared (EndpointSharedPtr) between the manager's map and callers in
-// the middle of a call. An implementation with a running stream keeps itself alive until its
-// OnStreamEnded, so it is never destroyed under a running stream.
+// the middle of a call. An implementation with a running stream keeps itself alive until it
+// hands that reference to OnStreamEnded, so it is never destroyed under a running stream.
 //
 // Thread-safety: every method is thread-safe. The getters and the stop-time methods take the
 // endpoint's own mutex briefly (or none) and may be called under the manager's mutex (lock
@@ -33,9 +33,6 @@
 #include "deviceplugin/v1beta1/api.pb.h"
 
 namespace devmgr::devicemanager {
-
-class Endpoint;
-using EndpointSharedPtr = std::shared_ptr<Endpoint>;
 
 class Endpoint {
  public:

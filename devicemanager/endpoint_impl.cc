@@ -50,7 +50,7 @@ absl::Status WithPrefix(absl::string_view prefix, const grpc::Status& status) {
 // in gRPC's generic form, as a bidirectional one: on the wire that is the same call as the
 // generated server-streaming one, one request (v1beta1.Empty, no bytes) and then the client's
 // half-close. Owned by its EndpointImpl; while the call runs it holds a reference to the
-// endpoint, dropped as the last act of OnDone.
+// endpoint, handed to OnStreamEnded as the last act of OnDone.
 class EndpointImpl::StreamReactor final
     : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
@@ -87,11 +87,11 @@ class EndpointImpl::StreamReactor final
   }
 
   void OnDone(const grpc::Status& status) override {
-    // Dropping the reference may destroy the endpoint and this reactor with it, so it goes
-    // last: nothing touches `this` after `keep` is released at the end of the scope.
+    // The endpoint's reference to itself goes to the callbacks, which may destroy it and this
+    // reactor with it: nothing touches `this` after the call.
     const absl::Status ended = malformed_.ok() ? FromGrpcStatus(status) : malformed_;
-    std::shared_ptr<EndpointImpl> keep = std::move(self_);
-    keep->callbacks_.OnStreamEnded(*keep, ended);
+    EndpointCallbacks& callbacks = endpoint_.callbacks_;
+    callbacks.OnStreamEnded(std::move(self_), ended);
   }
 
  private:

@@ -4,8 +4,9 @@
 // admission, each with its deadline from EndpointOptions. EndpointFactoryImpl makes them for
 // the manager.
 //
-// Lifetime: while its stream runs, an EndpointImpl keeps itself alive; it is released only
-// after OnStreamEnded, so it is never destroyed under a running reactor.
+// Lifetime: while its stream runs, an EndpointImpl keeps itself alive, and hands that reference
+// to OnStreamEnded (see there for where the last one may be dropped), so it is never destroyed
+// under a running reactor.
 #pragma once
 
 #include <grpcpp/grpcpp.h>

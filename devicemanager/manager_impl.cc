@@ -605,23 +605,28 @@ std::pair<EndpointSharedPtr, EndpointSharedPtr> ManagerImpl::DisconnectLocked(
   return {gone, endpoints_[resource_name]};
 }
 
-void ManagerImpl::OnStreamEnded(const Endpoint& endpoint, const absl::Status& status) {
-  EndpointSharedPtr serving;
-  bool disconnected = false;
+void ManagerImpl::OnStreamEnded(EndpointSharedPtr endpoint, const absl::Status& status) {
   {
-    absl::MutexLock lock(&mu_);
-    // An endpoint deregistered, replaced or stopped went already: its end changes nothing.
-    if (const LiveEndpoint* live = LiveEndpointLocked(endpoint); live != nullptr) {
-      serving = DisconnectLocked(*live).second;
-      disconnected = true;
+    EndpointSharedPtr serving;
+    bool disconnected = false;
+    {
+      absl::MutexLock lock(&mu_);
+      // An endpoint deregistered, replaced or stopped went already: its end changes nothing.
+      if (const LiveEndpoint* live = LiveEndpointLocked(*endpoint); live != nullptr) {
+        serving = DisconnectLocked(*live).second;
+        disconnected = true;
+      }
+    }
+    if (disconnected) {
+      DEVMGR_LOG(options_.logger, info, "Device plugin disconnected", "resourceName",
+                 endpoint->resource_name(), "endpoint", endpoint->socket_path().string(), "err",
+                 status, "servedBy", serving != nullptr ? serving->socket_path().string() : "");
     }
   }
-  if (disconnected) {
-    DEVMGR_LOG(options_.logger, info, "Device plugin disconnected", "resourceName",
-               endpoint.resource_name(), "endpoint", endpoint.socket_path().string(), "err", status,
-               "servedBy", serving != nullptr ? serving->socket_path().string() : "");
-  }
-  // Last: once the count is 0, Stop may return and the manager go away.
+  // The count goes last: once it is 0, Stop may return and the host destroy the manager with
+  // its registration server, after which the last endpoint must not be freed on this gRPC
+  // thread (EndpointCallbacks::OnStreamEnded). So the stream's reference goes first.
+  endpoint.reset();
   absl::MutexLock lock(&mu_);
   --active_streams_;
 }

@@ -105,7 +105,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
  private:
   // EndpointCallbacks.
   void OnDevicesUpdated(const Endpoint& endpoint, std::vector<Device>&& devices) override;
-  void OnStreamEnded(const Endpoint& endpoint, const absl::Status& status) override;
+  void OnStreamEnded(EndpointSharedPtr endpoint, const absl::Status& status) override;
   // RegistrationCallbacks.
   void OnRegister(const v1beta1::RegisterRequest& request, DoneFn done) override;
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
@@ -101,6 +102,30 @@ TEST(EndpointTest, AnyHealthOtherThanHealthyIsUnhealthy) {
   (*endpoint)->CancelStream();
   ASSERT_TRUE(WaitFor([&] { return callbacks.ended(); }));
   EXPECT_EQ(callbacks.end_status().code(), absl::StatusCode::kCancelled);
+}
+
+// The stream keeps its endpoint alive while it runs and, as it ends, hands that reference to
+// OnStreamEnded, keeping none: the owner decides on which thread the endpoint goes. When the
+// stream's reference was the last and it dropped it on gRPC's thread, with no other object of
+// gRPC's callback API left in the process, gRPC freed its shared callback queue under that
+// thread (a double free, seen in the manager's tests; EndpointCallbacks::OnStreamEnded).
+TEST(EndpointTest, AStreamThatEndsHandsItsReferenceToTheEndpointOver) {
+  TempDir dir;
+  FakeDevicePlugin plugin(dir.Sub("mock.sock"), "example.com/mock", {MakeDevice("ok")});
+  ASSERT_TRUE(plugin.Start().ok());
+  RecordingCallbacks callbacks;
+  auto endpoint =
+      EndpointImpl::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  (*endpoint)->StartListAndWatch();
+  ASSERT_TRUE(WaitFor([&] { return callbacks.snapshot_count() == 1; }));
+  const std::weak_ptr<Endpoint> watched = *endpoint;
+  endpoint->reset();  // the running stream's reference is now the only one
+  EXPECT_FALSE(watched.expired());
+  plugin.Stop();
+  ASSERT_TRUE(WaitFor([&] { return callbacks.ended(); }));
+  EXPECT_EQ(callbacks.references_at_end(), 1);
+  EXPECT_FALSE(watched.expired());  // the callbacks hold it; it goes with them, on this thread
 }
 
 // As in the kubelet (grpc-go), a message that does not parse ends the stream: the endpoint

@@ -17,11 +17,13 @@ void FakeEndpoint::StartListAndWatch() {
 }
 
 void FakeEndpoint::CancelStream() {
-  if (EndOnce()) callbacks_.OnStreamEnded(*this, absl::CancelledError("stream cancelled"));
+  if (EndOnce()) {
+    callbacks_.OnStreamEnded(shared_from_this(), absl::CancelledError("stream cancelled"));
+  }
 }
 
 void FakeEndpoint::EndStream(const absl::Status& status) {
-  if (EndOnce()) callbacks_.OnStreamEnded(*this, status);
+  if (EndOnce()) callbacks_.OnStreamEnded(shared_from_this(), status);
 }
 
 bool FakeEndpoint::EndOnce() {

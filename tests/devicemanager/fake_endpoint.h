@@ -27,7 +27,8 @@
 
 namespace devmgr::testing {
 
-class FakeEndpoint final : public devicemanager::Endpoint {
+class FakeEndpoint final : public devicemanager::Endpoint,
+                           public std::enable_shared_from_this<FakeEndpoint> {
  public:
   using AllocateFn = std::function<absl::StatusOr<v1beta1::AllocateResponse>(
       const std::vector<std::string>& device_ids)>;

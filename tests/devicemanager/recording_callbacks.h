@@ -1,5 +1,6 @@
 // RecordingCallbacks: the EndpointCallbacks of endpoint tests, which records every snapshot an
 // endpoint reports and how its stream ended. Thread-safe: the endpoint reports on gRPC's threads.
+// It keeps the endpoint its stream's end hands over, and frees it when it goes.
 #pragma once
 
 #include <utility>
@@ -8,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "devicemanager/callbacks.h"
+#include "devicemanager/endpoint.h"
 
 namespace devmgr::devicemanager {
 
@@ -17,10 +19,13 @@ class RecordingCallbacks : public EndpointCallbacks {
     absl::MutexLock lock(&mu_);
     snapshots_.push_back(std::move(devices));
   }
-  void OnStreamEnded(const Endpoint& /*endpoint*/, const absl::Status& status) override {
+  // Keeps the endpoint handed over, so that the test's thread is the one that frees it.
+  void OnStreamEnded(EndpointSharedPtr endpoint, const absl::Status& status) override {
     absl::MutexLock lock(&mu_);
     ended_ = true;
     end_status_ = status;
+    references_at_end_ = endpoint.use_count();
+    ended_endpoint_ = std::move(endpoint);
   }
   size_t snapshot_count() const {
     absl::MutexLock lock(&mu_);
@@ -38,12 +43,19 @@ class RecordingCallbacks : public EndpointCallbacks {
     absl::MutexLock lock(&mu_);
     return end_status_;
   }
+  // How many references to the endpoint there were as its stream handed its own over.
+  long references_at_end() const {
+    absl::MutexLock lock(&mu_);
+    return references_at_end_;
+  }
 
  private:
   mutable absl::Mutex mu_;
   std::vector<std::vector<Device>> snapshots_ ABSL_GUARDED_BY(mu_);
   bool ended_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status end_status_ ABSL_GUARDED_BY(mu_);
+  long references_at_end_ ABSL_GUARDED_BY(mu_) = 0;
+  EndpointSharedPtr ended_endpoint_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace devmgr::devicemanager
