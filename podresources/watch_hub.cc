@@ -54,6 +54,10 @@ void WatchHub::Resync() {
 void WatchHub::Subscribe(WatchSink* sink, uint64_t resume_revision) {
   loop_.Post([this, sink, resume_revision] {
     sinks_.insert(sink);
+    if (ending_) {
+      sink->End();
+      return;
+    }
     TrackOnLoop();
     if (resume_revision != 0 && resume_revision == revision_) return;  // nothing was missed
     // The history covers resume_revision if it holds every change after it.
@@ -90,8 +94,13 @@ void WatchHub::Unsubscribe(WatchSink* sink, std::function<void()> done) {
 
 void WatchHub::EndAllStreams() {
   loop_.Post([this] {
+    ending_ = true;
     for (WatchSink* sink : sinks_) sink->End();
   });
+}
+
+void WatchHub::After(absl::Duration delay, std::function<void()> fn) {
+  loop_.PostAfter(delay, std::move(fn));
 }
 
 void WatchHub::Drain() {

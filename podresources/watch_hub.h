@@ -50,6 +50,9 @@ struct WatchOptions {
   absl::Duration resync_period = absl::Seconds(10);
   // Open Watch streams per client (see ClientGate).
   int max_streams_per_client = 8;
+  // How long a stream ended for falling behind may wait for the write it has in flight: a
+  // client that stopped reading never takes it, and its stream is then cancelled.
+  absl::Duration last_write_grace = absl::Seconds(30);
 };
 
 // PodResourcesNotifier: what the host calls when a pod's resources may have changed. Both
@@ -110,8 +113,13 @@ class WatchHub final : public PodResourcesNotifier {
   // the sink can follow (typically it deletes the sink). Thread-safe, never blocks.
   void Unsubscribe(WatchSink* sink, std::function<void()> done);
 
-  // EndAllStreams ends every subscribed stream (see WatchSink::End). Thread-safe, never blocks.
+  // EndAllStreams ends every subscribed stream (see WatchSink::End), and every stream that
+  // subscribes later at once. Thread-safe, never blocks.
   void EndAllStreams();
+
+  // After runs `fn` on the hub's thread once `delay` has passed, unless the hub goes first.
+  // Thread-safe, never blocks.
+  void After(absl::Duration delay, std::function<void()> fn);
 
   // Drain returns once everything posted before it has run. Not from the hub's thread.
   void Drain();
@@ -156,6 +164,7 @@ class WatchHub final : public PodResourcesNotifier {
   };
   std::deque<PastEvent> history_;
   std::unordered_set<WatchSink*> sinks_;
+  bool ending_ = false;  // EndAllStreams came
   // Whether the first Subscribe came: changes before it are not followed, and not even posted
   // to the loop. Set on the loop before it reads the pods it tracks from, read by any thread.
   std::atomic<bool> tracking_ = false;

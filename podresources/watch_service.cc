@@ -1,5 +1,6 @@
 #include "podresources/watch_service.h"
 
+#include <memory>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -21,11 +22,13 @@ class RejectedStream final : public grpc::ServerWriteReactor<WatchResponse> {
 // thread after OnDone, once the hub has let go of it.
 class WatchStream final : public grpc::ServerWriteReactor<WatchResponse>, public WatchSink {
  public:
-  WatchStream(WatchHub& hub, ClientGate& gate, Counters& counters, std::string client)
+  WatchStream(WatchHub& hub, ClientGate& gate, Counters& counters, std::string client,
+              grpc::CallbackServerContext& context)
       : hub_(hub),
         gate_(gate),
         counters_(counters),
         client_(std::move(client)),
+        context_(context),
         backlog_(hub.options().max_pending_per_stream) {}
 
   void Deliver(WatchEventPtr event) override ABSL_LOCKS_EXCLUDED(mu_) {
@@ -39,6 +42,7 @@ class WatchStream final : public grpc::ServerWriteReactor<WatchResponse>, public
           grpc::StatusCode::RESOURCE_EXHAUSTED,
           absl::StrCat(kSlowConsumerMessage, ": more than ", hub_.options().max_pending_per_stream,
                        " pods with unsent changes; resume from the last revision received")));
+      if (writing_) CancelIfStillWritingAfterGrace();
       return;
     }
     WriteNextLocked();
@@ -89,6 +93,18 @@ class WatchStream final : public grpc::ServerWriteReactor<WatchResponse>, public
     StartWrite(in_flight_.get());
   }
 
+  // The status waits for the write in flight, which a client that stopped reading never takes;
+  // if it is still pending after the grace, the call is cancelled (its client sees CANCELLED).
+  // The check runs on the hub's thread, where the stream is deleted, so `alive` tells whether
+  // it still exists; a write in flight means OnDone has not come, so the context is valid.
+  void CancelIfStillWritingAfterGrace() {
+    hub_.After(hub_.options().last_write_grace, [this, alive = std::weak_ptr<char>(alive_)] {
+      if (alive.expired()) return;
+      absl::MutexLock lock(&mu_);
+      if (writing_) context_.TryCancel();
+    });
+  }
+
   // FinishLocked ends the stream with `status` once no write is in flight; only the first
   // status counts.
   void FinishLocked(const grpc::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -105,6 +121,10 @@ class WatchStream final : public grpc::ServerWriteReactor<WatchResponse>, public
   ClientGate& gate_;
   Counters& counters_;
   const std::string client_;
+  grpc::CallbackServerContext& context_;
+  // Goes with the stream: what a check posted to the hub's thread looks at (see
+  // CancelIfStillWritingAfterGrace).
+  const std::shared_ptr<char> alive_ = std::make_shared<char>();
   absl::Mutex mu_;
   WatchBacklog backlog_ ABSL_GUARDED_BY(mu_);
   WatchEventPtr in_flight_ ABSL_GUARDED_BY(mu_);  // kept alive until its write completes
@@ -135,7 +155,7 @@ grpc::ServerWriteReactor<WatchResponse>* WatchService::Watch(
   }
   counters_.watch_streams_opened.fetch_add(1, std::memory_order_relaxed);
   // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): a reactor frees itself after OnDone.
-  auto* stream = new WatchStream(hub_, gate_, counters_, std::move(client));
+  auto* stream = new WatchStream(hub_, gate_, counters_, std::move(client), *context);
   hub_.Subscribe(stream, request->resume_revision());
   return stream;
 }

@@ -347,6 +347,56 @@ TEST_F(PodResourcesWatchTest, SlowConsumerIsEndedAndResumes) {
   EXPECT_TRUE(SameState(resumed.State(), ListedState()));
 }
 
+// A client that stopped reading for good never takes the write in flight, so the status that
+// ends its stream can never go out: after the grace the call is cancelled, and the stream lets
+// go of its subscription and its slot.
+TEST_F(PodResourcesWatchTest, AClientThatStopsReadingIsCancelledAfterTheGrace) {
+  WatchOptions options;
+  options.max_pending_per_stream = 8;
+  options.last_write_grace = absl::Milliseconds(100);
+  StartWatch(options);
+  ResourceDeviceInstances many;  // about 8 KB per event
+  for (int d = 0; d < 100; ++d) {
+    many["example.com/device"]["device-with-a-rather-long-id-0000-" + std::to_string(d)] = {0};
+  }
+  // A connection that takes in at most 1 KiB it was not asked for: the first event that does
+  // not fit is never taken while the client does not read.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 1024);
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  WatchClient stuck(grpc::CreateCustomChannel("unix:" + dir_.Sub("kubelet.sock").string(),
+                                              grpc::InsecureChannelCredentials(), args),
+                    0, /*paused=*/true);
+  ASSERT_TRUE(devmgr::testing::WaitFor(
+      [&] { return server_->hub_for_test().SubscriberCountForTest() == 1; }));
+  int admitted = 0;
+  while (admitted < 5000 && server_->counters().watch_streams_ended_slow.load() == 0) {
+    for (int i = 0; i < 50; ++i, ++admitted) {
+      Admit(MakePod("uid-" + std::to_string(admitted), "p" + std::to_string(admitted), {"c"}),
+            many);
+    }
+    server_->hub_for_test().Drain();
+  }
+  ASSERT_EQ(server_->counters().watch_streams_ended_slow.load(), 1u);
+  EXPECT_TRUE(devmgr::testing::WaitFor(
+      [&] { return server_->hub_for_test().SubscriberCountForTest() == 0; }));
+  stuck.Resume();
+  ASSERT_TRUE(stuck.WaitForEnd());
+  EXPECT_EQ(stuck.status()->error_code(), grpc::StatusCode::CANCELLED);
+}
+
+// Streams are ended before the server stops taking calls; one opened in between is ended as
+// soon as it subscribes, rather than at the end of the server's grace.
+TEST_F(PodResourcesWatchTest, AWatchOpenedAfterTheStreamsWereEndedEndsAtOnce) {
+  StartWatch();
+  server_->hub_for_test().EndAllStreams();
+  server_->hub_for_test().Drain();
+  WatchClient late(channel_);
+  ASSERT_TRUE(late.WaitForEnd());
+  EXPECT_EQ(late.status()->error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(late.status()->error_message(), "server shutting down");
+}
+
 TEST_F(PodResourcesWatchTest, ManyWatchersSeeTheSameOrder) {
   WatchOptions options;
   options.max_streams_per_client = 32;
