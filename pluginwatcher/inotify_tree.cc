@@ -56,14 +56,20 @@ InotifyTree::InotifyTree(boost::asio::io_context& context, const std::filesystem
       log_(std::move(logger)),
       descriptor_(context) {}
 
-absl::Status InotifyTree::Start() {
+std::error_code InotifyTree::CreateRoot() const {
   std::error_code ec;
   const bool created = std::filesystem::create_directories(root_, ec);
-  if (ec) {
+  // Upstream's mode for a folder the watcher makes, whatever the umask; one that exists keeps
+  // its own.
+  std::error_code ignored;
+  if (created) std::filesystem::permissions(root_, std::filesystem::perms(0755), ignored);
+  return ec;
+}
+
+absl::Status InotifyTree::Start() {
+  if (const std::error_code ec = CreateRoot(); ec) {
     return ErrnoStatus(ec, "error (re-)creating root", root_);
   }
-  // Upstream's mode for a folder the watcher makes; one that exists keeps its own.
-  if (created) std::filesystem::permissions(root_, std::filesystem::perms(0755), ec);
   const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0) return ErrnoStatus(errno, "failed to start plugin watcher: inotify_init1");
   descriptor_.assign(fd);
@@ -317,8 +323,7 @@ void InotifyTree::RecreateRoot() {
   DEVMGR_LOG(log_, err, "Plugin registry folder was deleted, creating it again", "path",
              root_.string());
   callbacks_.on_removed(root_.string());
-  std::error_code ec;
-  std::filesystem::create_directories(root_, ec);
+  const std::error_code ec = CreateRoot();
   if (ec || !WatchRoot()) {
     DEVMGR_LOG(log_, err, "Failed to re-create the plugin registry folder", "path", root_.string(),
                "err", ec.message());

@@ -110,6 +110,8 @@ class InotifyTree {
   void HandleEvents(size_t bytes);
   void Rescan();
   void RecreateRoot();
+  // CreateRoot makes the root folder, and its parents, if missing.
+  std::error_code CreateRoot() const;
 
   const std::filesystem::path root_;
   const InotifyTreeCallbacks callbacks_;

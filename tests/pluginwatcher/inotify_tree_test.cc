@@ -257,6 +257,19 @@ TEST_F(InotifyTreeTest, RootDeletedIsCreatedAgain) {
   ASSERT_TRUE(RunUntil([&] { return Seen(sockets_, Root() / "a.sock"); }));
 }
 
+// A root made again gets the mode a first start gives it, whatever the umask: with umask 000
+// it was left world-writable, where any local user could register plugins.
+TEST_F(InotifyTreeTest, ARootCreatedAgainGetsTheModeOfAFirstStart) {
+  const mode_t umask_before = ::umask(0);
+  StartTree();
+  EXPECT_EQ(std::filesystem::status(Root()).permissions(), std::filesystem::perms(0755));
+  std::filesystem::remove_all(Root());
+  const bool seen = RunUntil([&] { return Seen(removed_, Root()); });
+  ::umask(umask_before);
+  ASSERT_TRUE(seen);
+  EXPECT_EQ(std::filesystem::status(Root()).permissions(), std::filesystem::perms(0755));
+}
+
 // A root given with a trailing '/' is the same folder: its deletion is reported under its own
 // name, which the paths reported under it extend with '/'. Before, the '/' stayed, and the
 // removal of ".../plugins_registry/" matched none of the paths under it (a search for what lies
