@@ -30,21 +30,18 @@ void ConnectionMonitor::Arm(uint64_t id, Entry& entry) {
 }
 
 uint64_t ConnectionMonitor::Watch(std::shared_ptr<grpc::Channel> channel, OnChange on_change) {
-  bool ready = false;
-  OnChange report;
-  uint64_t id = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    id = ++next_id_;
-    Entry& entry = entries_[id];
-    entry.channel = std::move(channel);
-    entry.on_change = std::move(on_change);
-    entry.last = entry.channel->GetState(/*try_to_connect=*/true);
-    ready = entry.last == GRPC_CHANNEL_READY;
-    if (ready) report = entry.on_change;
-    Arm(id, entry);
-  }
-  if (report) report(ready);
+  absl::MutexLock lock(&mu_);
+  const uint64_t id = ++next_id_;
+  Entry& entry = entries_[id];
+  entry.channel = std::move(channel);
+  entry.on_change = std::move(on_change);
+  entry.channel->GetState(/*try_to_connect=*/true);
+  // Taken as idle, so not ready yet: armed against that, the watch wakes at once unless the
+  // channel is idle still, and that first wake reports it if it is ready. A ready channel is
+  // then reported from the monitor's thread like every later change, so never after a change
+  // that came later (reported from here, outside the lock, it could be).
+  entry.last = GRPC_CHANNEL_IDLE;
+  Arm(id, entry);
   return id;
 }
 

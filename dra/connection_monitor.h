@@ -35,7 +35,8 @@ class ConnectionMonitor {
   ConnectionMonitor& operator=(const ConnectionMonitor&) = delete;
 
   // Watch reports every change of `channel` between ready and not ready to `on_change`; a
-  // channel that is ready when the watch starts is reported at once. Returns the watch's id.
+  // channel that is ready when the watch starts is reported at once, from the monitor's thread
+  // as every report. Returns the watch's id.
   uint64_t Watch(std::shared_ptr<grpc::Channel> channel, OnChange on_change)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Unwatch stops reports of watch `id`. Unknown ids are ignored.

@@ -128,7 +128,7 @@ absl::Status DriverRegistry::RegisterPlugin(absl::string_view driver_name,
   }
   SyncHealthStream(driver);
   if (monitor_ == nullptr) return absl::OkStatus();
-  // Watched without the lock: a channel that is ready at once is reported from inside Watch.
+  // Watched without the lock, which a report takes: one may come as soon as Watch is called.
   const uint64_t watch = monitor_->Watch(client->channel(), [this, driver, serial](bool ready) {
     ConnectionChanged(driver, serial, ready);
   });

@@ -162,7 +162,9 @@ class Manager final : public DurableWriter, private HealthSink {
   // GetResources: the CDI device names for `container` from the claims it uses (filtered by
   // the request it names), in the order of its claims, then those of the requests of the pod's
   // extended-resource claim mapped to a resource it requests. Error when a claim it uses is not
-  // prepared.
+  // known to the manager; like upstream's, it does not check that the claim is prepared (a
+  // claim recorded whose driver then failed gives no devices), so a host asks Prepared first
+  // and prepares what is not, as node/pod_admission.cc does.
   absl::StatusOr<std::vector<std::string>> GetResources(const Pod& pod,
                                                         const Container& container) const
       ABSL_LOCKS_EXCLUDED(mu_);

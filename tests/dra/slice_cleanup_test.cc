@@ -4,17 +4,21 @@
 // TestRegistrationHandler/manage-resource-slices through dra::Manager.
 #include "dra/slice_cleanup.h"
 
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "dra/connection_monitor.h"
 #include "dra/driver_registry.h"
 #include "dra/manager.h"
 #include "tests/dra/fake_driver.h"
@@ -226,6 +230,35 @@ TEST(DriverRegistryUsableTest, ConnectionsOfEndpointsMakeADriverUsable) {
       << "a driver that restarts is seen without a call";
   registry.DeRegisterPlugin("gpu.example.com", socket);
   EXPECT_EQ(last(), false);
+}
+
+// A channel ready when its watch starts is reported from the monitor's thread, as every later
+// change is. Before, Watch reported it itself after letting go of its lock, so a change the
+// monitor's thread saw meanwhile (the driver gone at once) could be reported first and then
+// overtaken by that stale "ready", which stayed.
+TEST(ConnectionMonitorTest, AChannelReadyAtTheStartIsReportedFromTheMonitorsThread) {
+  TempDir dir;
+  const std::string socket = dir.Sub("dra.sock").string();
+  FakeDriver driver(socket);
+  ASSERT_TRUE(driver.started());
+  const std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
+  ASSERT_TRUE(
+      channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(30)));
+  absl::Mutex mu;
+  std::vector<std::pair<bool, std::thread::id>> reports;
+  ConnectionMonitor monitor;
+  monitor.Watch(channel, [&](bool ready) {
+    absl::MutexLock lock(&mu);
+    reports.emplace_back(ready, std::this_thread::get_id());
+  });
+  ASSERT_TRUE(WaitFor([&] {
+    absl::MutexLock lock(&mu);
+    return !reports.empty();
+  }));
+  absl::MutexLock lock(&mu);
+  EXPECT_TRUE(reports[0].first);
+  EXPECT_NE(reports[0].second, std::this_thread::get_id());
 }
 
 // NoClaims: a ClaimSource for a manager that prepares nothing.
