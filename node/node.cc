@@ -479,7 +479,8 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   podresources::Providers providers;
   providers.pods = &s.registry;
   providers.devices = s.devices_provider.get();
-  if (options.podresources_dynamic_resources) providers.dynamic_resources = s.dra_provider.get();
+  providers.dynamic_resources = s.dra_provider.get();
+  providers.list_dynamic_resources = options.podresources_dynamic_resources;
   absl::StatusOr<std::unique_ptr<podresources::PodResourcesServer>> podresources =
       podresources::PodResourcesServer::Create(server_options, providers, options.logger);
   if (!podresources.ok()) return podresources.status();

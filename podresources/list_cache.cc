@@ -92,9 +92,9 @@ grpc::ByteBuffer ListCache::Answer(const Providers& providers) {
   if (providers.cpus == nullptr && providers.memory == nullptr) {
     const std::optional<uint64_t> pods = providers.pods->ActivePodsRevision();
     const std::optional<uint64_t> devices = providers.devices->AllocationsRevision();
-    const std::optional<uint64_t> dynamic = providers.dynamic_resources == nullptr
-                                                ? std::optional<uint64_t>(0)
-                                                : providers.dynamic_resources->Revision();
+    DynamicResourcesProvider* listed = providers.ListedDynamicResources();
+    const std::optional<uint64_t> dynamic =
+        listed == nullptr ? std::optional<uint64_t>(0) : listed->Revision();
     if (pods.has_value() && devices.has_value() && dynamic.has_value()) {
       key = Key{*pods, *devices, *dynamic};
     }

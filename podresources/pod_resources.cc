@@ -56,8 +56,8 @@ void FillPodResources(const Pod& pod, const Providers& providers, ::v1::PodResou
         *resources->add_memory() = std::move(memory);
       }
     }
-    if (providers.dynamic_resources != nullptr) {
-      for (auto& resource : providers.dynamic_resources->GetDynamicResources(pod, *container)) {
+    if (DynamicResourcesProvider* listed = providers.ListedDynamicResources(); listed != nullptr) {
+      for (auto& resource : listed->GetDynamicResources(pod, *container)) {
         *resources->add_dynamic_resources() = std::move(resource);
       }
     }

@@ -179,6 +179,15 @@ struct Providers {
   CpusProvider* cpus = nullptr;
   MemoryProvider* memory = nullptr;
   DynamicResourcesProvider* dynamic_resources = nullptr;
+  // The kubelet's KubeletPodResourcesDynamicResources gate: false leaves the containers' dynamic
+  // resources out of List and Get (and Watch's pods), while Watch still reports the health of
+  // the devices they hold, which upstream's gate does not touch either.
+  bool list_dynamic_resources = true;
+
+  // ListedDynamicResources: the provider whose dynamic resources are listed, or null.
+  DynamicResourcesProvider* ListedDynamicResources() const {
+    return list_dynamic_resources ? dynamic_resources : nullptr;
+  }
 };
 
 }  // namespace devmgr::podresources

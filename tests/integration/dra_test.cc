@@ -293,7 +293,8 @@ TEST(DraTest, MustRunPodIfNodeUnprepareResourcesFailsForOnePluginAndThenSucceeds
 
 // The kubelet's PodResources gates (beta, on by default): KubeletPodResourcesDynamicResources
 // off lists a pod's containers without their claims' devices, KubeletPodResourcesGet off
-// answers Get with upstream's text. On, both answer (the test above lists the claims).
+// answers Get with upstream's text. On, both answer (the test above lists the claims). The
+// health of the claims' devices is no listing, and a Watch still carries it.
 TEST(DraTest, ThePodResourcesGatesTurnGetAndTheDynamicResourcesOff) {
   DaemonHarness h;
   auto serve = h.StartServe({"--dra-sync-period", "100ms", "--feature-gates",
@@ -317,6 +318,12 @@ TEST(DraTest, ThePodResourcesGatesTurnGetAndTheDynamicResourcesOff) {
     }
   }
   EXPECT_EQ(containers, 1) << listed.out;
+
+  BackgroundProcess watch(
+      {testing::DevmgrBinary(), "podresources", "watch", "--root-dir", h.Root(), "-o", "json"});
+  EXPECT_TRUE(WaitFor([&] { return absl::StrContains(watch.out(), "\"claim:c0\""); }, 20s))
+      << watch.out() << watch.err();
+  EXPECT_FALSE(absl::StrContains(watch.out(), "\"dynamicResources\":[{")) << watch.out();
 
   const testing::ProcessResult got =
       h.Run({"podresources", "get", "--root-dir", h.Root(), "default", "pod-p1"});
