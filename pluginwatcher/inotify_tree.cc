@@ -5,6 +5,7 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <boost/asio/buffer.hpp>
 #include <cerrno>
 #include <climits>
@@ -307,8 +308,21 @@ void InotifyTree::HandleEvents(size_t bytes) {
       callbacks_.on_removed(path.string());
     }
   }
+  // The root's IN_IGNORED may be among the events the overflow dropped.
+  if (overflow && !root_gone) root_gone = RootWatchLost();
   if (root_gone) RecreateRoot();
   if (overflow) Rescan();
+}
+
+bool InotifyTree::RootWatchLost() {
+  // A folder watched already gets its own descriptor back; a folder made again at the root's
+  // path gets a new one, and none is there to watch when the root is gone.
+  const int wd = ::inotify_add_watch(descriptor_.native_handle(), root_.c_str(), kWatchMask);
+  auto root = std::find_if(watches_.begin(), watches_.end(),
+                           [&](const auto& watch) { return watch.second.path == root_.string(); });
+  if (wd >= 0 && root != watches_.end() && root->first == wd) return false;
+  if (root != watches_.end()) watches_.erase(root);
+  return true;
 }
 
 void InotifyTree::Rescan() {

@@ -110,6 +110,9 @@ class InotifyTree {
   void HandleEvents(size_t bytes);
   void Rescan();
   void RecreateRoot();
+  // RootWatchLost: the root's watch no longer watches the folder at its path (the folder was
+  // deleted, and maybe made again); its watch entry is then dropped.
+  bool RootWatchLost();
   // CreateRoot makes the root folder, and its parents, if missing.
   std::error_code CreateRoot() const;
 

@@ -257,6 +257,18 @@ TEST_F(InotifyTreeTest, RootDeletedIsCreatedAgain) {
   ASSERT_TRUE(RunUntil([&] { return Seen(sockets_, Root() / "a.sock"); }));
 }
 
+// The root deleted while the kernel's event queue is full: its IN_IGNORED is dropped with the
+// rest, and the rescan finds it gone. It is made again and watched all the same.
+TEST_F(InotifyTreeTest, ARootDeletedWhileTheQueueOverflowsIsCreatedAgain) {
+  StartTree();
+  OverflowTheQueue();
+  std::filesystem::remove_all(Root());
+  ASSERT_TRUE(RunUntil([&] { return !rescans_.empty(); }));
+  EXPECT_TRUE(std::filesystem::is_directory(Root()));
+  MakeSocketFile(Root() / "late.sock");
+  EXPECT_TRUE(RunUntil([&] { return Seen(sockets_, Root() / "late.sock"); }));
+}
+
 // A root made again gets the mode a first start gives it, whatever the umask: with umask 000
 // it was left world-writable, where any local user could register plugins.
 TEST_F(InotifyTreeTest, ARootCreatedAgainGetsTheModeOfAFirstStart) {
