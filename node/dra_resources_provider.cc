@@ -30,6 +30,9 @@ std::vector<::v1::DynamicResource> DraResourcesProvider::GetDynamicResources(
             claim_resource.set_pool_name(device.pool_name);
             claim_resource.set_device_name(device.device_name);
             if (device.share_id.has_value()) claim_resource.set_share_id(*device.share_id);
+            // The device's own CDI IDs (DRA-06). Upstream's GetDynamicResources gathers them
+            // per driver, in a list made outside its loop over the devices, so that a driver's
+            // later devices list the earlier ones' too; a client cannot want that.
             for (const std::string& cdi :
                  device.cdi_device_ids.value_or(dra::GoStrings::value_type{})) {
               claim_resource.add_cdi_devices()->set_name(cdi);
