@@ -29,6 +29,23 @@ EndpointOptions ShortOptions() {
   return options;
 }
 
+// StartStream connects an endpoint to `plugin` and opens its stream: the endpoint once the
+// plugin's first snapshot came, else null with the failure recorded.
+EndpointSharedPtr StartStream(const FakeDevicePlugin& plugin, RecordingCallbacks& callbacks) {
+  auto endpoint =
+      EndpointImpl::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
+  if (!endpoint.ok()) {
+    ADD_FAILURE() << endpoint.status();
+    return nullptr;
+  }
+  (*endpoint)->StartListAndWatch();
+  if (!WaitFor([&] { return callbacks.snapshot_count() == 1; })) {
+    ADD_FAILURE() << "no first snapshot";
+    return nullptr;
+  }
+  return *endpoint;
+}
+
 TEST(EndpointTest, TestNewEndpoint) {
   TempDir dir;
   FakeDevicePlugin plugin(dir.Sub("mock.sock"), "example.com/mock", {MakeDevice("ADeviceId")},
@@ -114,13 +131,10 @@ TEST(EndpointTest, AStreamThatEndsHandsItsReferenceToTheEndpointOver) {
   FakeDevicePlugin plugin(dir.Sub("mock.sock"), "example.com/mock", {MakeDevice("ok")});
   ASSERT_TRUE(plugin.Start().ok());
   RecordingCallbacks callbacks;
-  auto endpoint =
-      EndpointImpl::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
-  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
-  (*endpoint)->StartListAndWatch();
-  ASSERT_TRUE(WaitFor([&] { return callbacks.snapshot_count() == 1; }));
-  const std::weak_ptr<Endpoint> watched = *endpoint;
-  endpoint->reset();  // the running stream's reference is now the only one
+  EndpointSharedPtr endpoint = StartStream(plugin, callbacks);
+  ASSERT_NE(endpoint, nullptr);
+  const std::weak_ptr<Endpoint> watched = endpoint;
+  endpoint.reset();  // the running stream's reference is now the only one
   EXPECT_FALSE(watched.expired());
   plugin.Stop();
   ASSERT_TRUE(WaitFor([&] { return callbacks.ended(); }));
@@ -135,11 +149,8 @@ TEST(EndpointTest, AMessageThatDoesNotParseEndsTheStream) {
   FakeDevicePlugin plugin(dir.Sub("mock.sock"), "example.com/mock", {MakeDevice("ok")});
   ASSERT_TRUE(plugin.Start().ok());
   RecordingCallbacks callbacks;
-  auto endpoint =
-      EndpointImpl::Connect("example.com/mock", plugin.socket(), ShortOptions(), callbacks);
-  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
-  (*endpoint)->StartListAndWatch();
-  ASSERT_TRUE(WaitFor([&] { return callbacks.snapshot_count() == 1; }));
+  const EndpointSharedPtr endpoint = StartStream(plugin, callbacks);
+  ASSERT_NE(endpoint, nullptr);
   // A device whose ID is not UTF-8: refused by protobuf's parse, so by the endpoint.
   v1beta1::ListAndWatchResponse bad;
   bad.add_devices()->set_id("ok");
