@@ -606,26 +606,25 @@ std::pair<EndpointSharedPtr, EndpointSharedPtr> ManagerImpl::DisconnectLocked(
 }
 
 void ManagerImpl::OnStreamEnded(EndpointSharedPtr endpoint, const absl::Status& status) {
+  EndpointSharedPtr serving;
+  bool disconnected = false;
   {
-    EndpointSharedPtr serving;
-    bool disconnected = false;
-    {
-      absl::MutexLock lock(&mu_);
-      // An endpoint deregistered, replaced or stopped went already: its end changes nothing.
-      if (const LiveEndpoint* live = LiveEndpointLocked(*endpoint); live != nullptr) {
-        serving = DisconnectLocked(*live).second;
-        disconnected = true;
-      }
+    absl::MutexLock lock(&mu_);
+    // An endpoint deregistered, replaced or stopped went already: its end changes nothing.
+    if (const LiveEndpoint* live = LiveEndpointLocked(*endpoint); live != nullptr) {
+      serving = DisconnectLocked(*live).second;
+      disconnected = true;
     }
-    if (disconnected) {
-      DEVMGR_LOG(options_.logger, info, "Device plugin disconnected", "resourceName",
-                 endpoint->resource_name(), "endpoint", endpoint->socket_path().string(), "err",
-                 status, "servedBy", serving != nullptr ? serving->socket_path().string() : "");
-    }
+  }
+  if (disconnected) {
+    DEVMGR_LOG(options_.logger, info, "Device plugin disconnected", "resourceName",
+               endpoint->resource_name(), "endpoint", endpoint->socket_path().string(), "err",
+               status, "servedBy", serving != nullptr ? serving->socket_path().string() : "");
   }
   // The count goes last: once it is 0, Stop may return and the host destroy the manager with
   // its registration server, after which the last endpoint must not be freed on this gRPC
-  // thread (EndpointCallbacks::OnStreamEnded). So the stream's reference goes first.
+  // thread (EndpointCallbacks::OnStreamEnded). So the references held here go first.
+  serving.reset();
   endpoint.reset();
   absl::MutexLock lock(&mu_);
   --active_streams_;

@@ -33,6 +33,24 @@ class PodResourcesWatchTest : public ServerFixture {
     server_->notifier().PodRemoved(uid);
   }
 
+  // Admits pods of about 8 KB each, 50 at a time, until a stream that does not read is ended
+  // for falling behind (or 5,000 pods); returns how many.
+  int AdmitUntilAStreamIsEndedSlow() {
+    ResourceDeviceInstances many;
+    for (int d = 0; d < 100; ++d) {
+      many["example.com/device"]["device-with-a-rather-long-id-0000-" + std::to_string(d)] = {0};
+    }
+    int admitted = 0;
+    while (admitted < 5000 && server_->counters().watch_streams_ended_slow.load() == 0) {
+      for (int i = 0; i < 50; ++i, ++admitted) {
+        Admit(MakePod("uid-" + std::to_string(admitted), "p" + std::to_string(admitted), {"c"}),
+              many);
+      }
+      server_->hub_for_test().Drain();
+    }
+    return admitted;
+  }
+
   std::map<std::string, ::v1::PodResources> ListedState() {
     ::v1::ListPodResourcesResponse response;
     EXPECT_TRUE(List(response).ok());
@@ -309,27 +327,14 @@ TEST_F(PodResourcesWatchTest, PeriodicResyncRunsOnItsOwn) {
 // client then resumes from the last revision it received; having missed more pods than a
 // stream may hold, it gets a snapshot.
 TEST_F(PodResourcesWatchTest, SlowConsumerIsEndedAndResumes) {
-  constexpr int kMaxPods = 5000;
   WatchOptions options;
   options.max_pending_per_stream = 8;
   options.history_events = 100000;
   StartWatch(options);
-  ResourceDeviceInstances many;  // about 8 KB per event
-  for (int d = 0; d < 100; ++d) {
-    many["example.com/device"]["device-with-a-rather-long-id-0000-" + std::to_string(d)] = {0};
-  }
   WatchClient slow(channel_, 0, /*paused=*/true);
   ASSERT_TRUE(devmgr::testing::WaitFor(
       [&] { return server_->hub_for_test().SubscriberCountForTest() == 1; }));
-  // Admit pods until the transport's buffers are full and the backlog overflows.
-  int admitted = 0;
-  while (admitted < kMaxPods && server_->counters().watch_streams_ended_slow.load() == 0) {
-    for (int i = 0; i < 50; ++i, ++admitted) {
-      Admit(MakePod("uid-" + std::to_string(admitted), "p" + std::to_string(admitted), {"c"}),
-            many);
-    }
-    server_->hub_for_test().Drain();
-  }
+  const int admitted = AdmitUntilAStreamIsEndedSlow();
   ASSERT_EQ(server_->counters().watch_streams_ended_slow.load(), 1u);
   slow.Resume();
   ASSERT_TRUE(slow.WaitForEnd());
@@ -355,10 +360,6 @@ TEST_F(PodResourcesWatchTest, AClientThatStopsReadingIsCancelledAfterTheGrace) {
   options.max_pending_per_stream = 8;
   options.last_write_grace = absl::Milliseconds(100);
   StartWatch(options);
-  ResourceDeviceInstances many;  // about 8 KB per event
-  for (int d = 0; d < 100; ++d) {
-    many["example.com/device"]["device-with-a-rather-long-id-0000-" + std::to_string(d)] = {0};
-  }
   // A connection that takes in at most 1 KiB it was not asked for: the first event that does
   // not fit is never taken while the client does not read.
   grpc::ChannelArguments args;
@@ -369,14 +370,7 @@ TEST_F(PodResourcesWatchTest, AClientThatStopsReadingIsCancelledAfterTheGrace) {
                     0, /*paused=*/true);
   ASSERT_TRUE(devmgr::testing::WaitFor(
       [&] { return server_->hub_for_test().SubscriberCountForTest() == 1; }));
-  int admitted = 0;
-  while (admitted < 5000 && server_->counters().watch_streams_ended_slow.load() == 0) {
-    for (int i = 0; i < 50; ++i, ++admitted) {
-      Admit(MakePod("uid-" + std::to_string(admitted), "p" + std::to_string(admitted), {"c"}),
-            many);
-    }
-    server_->hub_for_test().Drain();
-  }
+  AdmitUntilAStreamIsEndedSlow();
   ASSERT_EQ(server_->counters().watch_streams_ended_slow.load(), 1u);
   EXPECT_TRUE(devmgr::testing::WaitFor(
       [&] { return server_->hub_for_test().SubscriberCountForTest() == 0; }));
