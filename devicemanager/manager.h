@@ -116,7 +116,7 @@ struct ManagerOptions {
   // deadlines above (EndpointFactoryImpl). Not owned; must outlive the Manager.
   EndpointFactory* endpoint_factory = nullptr;
 
-  // Time source of stop times and the grace period; null means RealClock(). Not owned; must
+  // Time source of stop times and the grace period; null means MonotonicClock(). Not owned; must
   // outlive the Manager.
   const Clock* clock = nullptr;
   // Told about registrations, plugin Allocate calls, refused admissions and checkpoint

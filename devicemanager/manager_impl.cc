@@ -73,7 +73,7 @@ ManagerMetrics& NoMetrics() {
 
 ManagerImpl::ManagerImpl(ManagerOptions options)
     : options_(std::move(options)),
-      clock_(options_.clock != nullptr ? *options_.clock : RealClock()),
+      clock_(options_.clock != nullptr ? *options_.clock : MonotonicClock()),
       metrics_(options_.metrics != nullptr ? *options_.metrics : NoMetrics()),
       own_endpoint_factory_(DefaultEndpointFactory(options_)),
       endpoint_factory_(own_endpoint_factory_ != nullptr ? *own_endpoint_factory_

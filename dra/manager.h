@@ -101,8 +101,9 @@ struct ManagerOptions {
   // Where checkpoint writes go: a writer that adds its own pending files to the same flush (the
   // node's claim store). Null writes the checkpoint alone. Not owned; must outlive the Manager.
   DurableWriter* writer = nullptr;
-  // Time source of device health, its timeouts and the wiping delay; null means RealClock().
-  // Not owned.
+  // Time source of device health, its timeouts and the wiping delay; null means RealClock() for
+  // the health (its times are kept in a file and read back after a restart) and MonotonicClock()
+  // for the delay. Not owned.
   const Clock* clock = nullptr;
   LoggerPtr logger;
 };

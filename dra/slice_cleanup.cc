@@ -15,7 +15,7 @@ std::string Target(const std::string& driver_name) {
 
 SliceCleanup::SliceCleanup(SliceCleanupOptions options)
     : options_(std::move(options)),
-      clock_(options_.clock != nullptr ? *options_.clock : RealClock()) {
+      clock_(options_.clock != nullptr ? *options_.clock : MonotonicClock()) {
   {
     absl::MutexLock lock(&mu_);
     Schedule("", clock_.Now());

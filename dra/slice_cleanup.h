@@ -46,8 +46,8 @@ struct SliceCleanupOptions {
   SliceWiper* wiper = nullptr;
   absl::Duration wiping_delay = kDefaultWipingDelay;
   Backoff backoff = WipeBackoff();
-  // Time source of the delays; null means RealClock(). Not owned. With another clock the thread
-  // still waits in real time: call Wake() after moving the clock.
+  // Time source of the delays; null means MonotonicClock(). Not owned. With another clock the
+  // thread still waits in real time: call Wake() after moving the clock.
   const Clock* clock = nullptr;
   // Returns a number in [0, 1) for the backoff's jitter; empty: a random one.
   std::function<double()> random;

@@ -67,7 +67,7 @@ struct ClientOptions {
   ClientMetrics* metrics = nullptr;
   // The time the throttle's bucket refills by, and the waits and durations logged and counted
   // are measured with; it must outlive the client. Tests stop it, so that a token's wait does
-  // not depend on how long the requests before it took. Null: the system clock.
+  // not depend on how long the requests before it took. Null: MonotonicClock().
   const Clock* clock = nullptr;
 };
 

@@ -85,7 +85,7 @@ struct WatcherOptions {
   // "/" plus a name (63).
   size_t max_name_bytes = 317;
 
-  // Time source of the desired-state timestamps and the back-offs; null means RealClock(). The
+  // Time source of the desired-state timestamps and the back-offs; null means MonotonicClock(). The
   // handshake deadlines are gRPC's and stay on the system clock. Not owned; must outlive the
   // watcher.
   const Clock* clock = nullptr;

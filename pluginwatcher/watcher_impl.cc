@@ -23,7 +23,7 @@ WatcherOptions WithDefaults(WatcherOptions options) {
   // the removal of the registry folder looks for.
   options.registry_dir = NormalFolderPath(ec ? options.registry_dir : absolute);
   options.workers = std::max(1, options.workers);
-  if (options.clock == nullptr) options.clock = &RealClock();
+  if (options.clock == nullptr) options.clock = &MonotonicClock();
   return options;
 }
 

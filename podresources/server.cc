@@ -15,7 +15,7 @@ absl::StatusOr<std::unique_ptr<PodResourcesServer>> PodResourcesServer::Create(
   if (providers.pods == nullptr || providers.devices == nullptr) {
     return absl::InvalidArgumentError("the pods and devices providers are required");
   }
-  const Clock& clock = options.clock != nullptr ? *options.clock : RealClock();
+  const Clock& clock = options.clock != nullptr ? *options.clock : MonotonicClock();
   absl::StatusOr<std::unique_ptr<CredentialsListener>> listener =
       CredentialsListener::Listen(options.socket_path, logger);
   if (!listener.ok()) return listener.status();

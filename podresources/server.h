@@ -37,7 +37,7 @@ struct ServerOptions {
   // Plays upstream's KubeletPodResourcesGet gate (beta, on by default since Kubernetes 1.34).
   bool get_enabled = true;
   WatchOptions watch;
-  // Not owned; must outlive the server. Null: the real clock.
+  // Not owned; must outlive the server. Null: MonotonicClock().
   const Clock* clock = nullptr;
 };
 

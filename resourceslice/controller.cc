@@ -146,7 +146,7 @@ std::string ControllerError::ToString() const {
 
 Controller::Controller(ControllerOptions options)
     : options_(std::move(options)),
-      clock_(options_.clock != nullptr ? *options_.clock : RealClock()),
+      clock_(options_.clock != nullptr ? *options_.clock : MonotonicClock()),
       owner_(options_.owner),
       cancellable_store_(options_.store->Cancellable(stop_)),
       retry_bucket_(kRetryQps, kRetryBurst, clock_.Now()) {}

@@ -117,7 +117,7 @@ struct ControllerOptions {
   std::string reconcile_pool_with_name;
   // False: no worker thread; the host calls ProcessReady itself (tests do).
   bool run_worker = true;
-  // Time source of the delays; null means RealClock(). Not owned.
+  // Time source of the delays; null means MonotonicClock(). Not owned.
   const Clock* clock = nullptr;
   LoggerPtr logger;
 };
