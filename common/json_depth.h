@@ -9,6 +9,11 @@
 
 namespace devmgr {
 
+// The depth devmgr reads a Kubernetes API object's JSON to, from the API server or a writer of
+// slices: Go's decoder stops at 10,000 levels, and an object of the API nests a few dozen at
+// most, opaque parameters included.
+inline constexpr int kMaxApiObjectJsonDepth = 1000;
+
 // InvalidArgument ("byte N: JSON nested deeper than L levels") when an array or object opens
 // more than `max_depth` levels deep outside strings; OK otherwise, whatever else the bytes hold
 // (the parser judges the rest).

@@ -117,15 +117,10 @@ std::string Body(const kubeapi::ResourceSlice& slice, ResourceVersion version) {
   return kubeapi::ResourceSliceFromV1(kubeapi::EncodeResourceSlice(slice), version).dump();
 }
 
-// Deeper JSON from the server is refused before it is parsed (CheckJsonDepth says why). Go's
-// decoder stops at 10,000 levels; an object of the API nests a few dozen at most, opaque
-// parameters included.
-constexpr int kMaxJsonDepth = 1000;
-
 // ParseEvent: one line of a watch stream.
 absl::StatusOr<SliceEvent> ParseEvent(std::string_view line, ResourceVersion version) {
   if (absl::Status depth =
-          CheckJsonDepth(absl::string_view(line.data(), line.size()), kMaxJsonDepth);
+          CheckJsonDepth(absl::string_view(line.data(), line.size()), kMaxApiObjectJsonDepth);
       !depth.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("the watch stream sent an event devmgr cannot read: ", depth.message()));
@@ -192,7 +187,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(const RestConfig& config,
 Client::Client(std::unique_ptr<HttpTransport> transport, ClientOptions options)
     : transport_(std::move(transport)),
       options_(std::move(options)),
-      clock_(options_.clock != nullptr ? *options_.clock : RealClock()) {
+      clock_(options_.clock != nullptr ? *options_.clock : MonotonicClock()) {
   // client-go's rest client: 0 takes its defaults, a negative rate no limiter.
   const double qps = options_.qps == 0 ? kDefaultQps : options_.qps;
   const int burst = options_.burst == 0 ? kDefaultBurst : std::max(1, options_.burst);
@@ -346,7 +341,7 @@ absl::StatusOr<Json> Client::DoJson(HttpRequest request, const Cancellation* can
   absl::StatusOr<HttpResponse> response = Do(request, cancel);
   if (!response.ok()) return response.status();
   if (absl::Status status = StatusFromResponse(*response); !status.ok()) return status;
-  if (absl::Status depth = CheckJsonDepth(response->body, kMaxJsonDepth); !depth.ok()) {
+  if (absl::Status depth = CheckJsonDepth(response->body, kMaxApiObjectJsonDepth); !depth.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(request.method, " ", request.target,
                                                    ": the server's answer: ", depth.message()));
   }
@@ -546,9 +541,13 @@ absl::Status Client::WatchResourceSlices(const ListOptions& options,
              return false;
            };
            const std::function<bool(std::string_view)> on_data = [&](std::string_view data) {
+             // What was pending holds no newline (its lines were handed on): only the new data
+             // is searched, so an event that comes in many pieces is scanned once.
+             const size_t searched = pending.size();
              pending.append(data);
              size_t start = 0;
-             for (size_t end; (end = pending.find('\n', start)) != std::string::npos;
+             for (size_t end;
+                  (end = pending.find('\n', std::max(start, searched))) != std::string::npos;
                   start = end + 1) {
                const std::string_view line(pending.data() + start, end - start);
                if (line.size() > kMaxWatchEventBytes) return too_long();

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "common/json_depth.h"
 #include "common/status.h"
 #include "kubeapi/resource_validation.h"
 
@@ -25,6 +27,11 @@ api::Filter ToProto(const SliceFilter& filter) {
 }
 
 absl::StatusOr<kubeapi::ResourceSlice> FromText(const std::string& text) {
+  // Deeper JSON is refused before it is parsed: reading it into a slice would recurse once per
+  // level (CheckJsonDepth says why).
+  if (absl::Status depth = CheckJsonDepth(text, kMaxApiObjectJsonDepth); !depth.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("the slice: ", depth.message()));
+  }
   kubeapi::Json json = kubeapi::Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return absl::InvalidArgumentError("the slice is not JSON");
   return kubeapi::DecodeResourceSlice(json);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "common/unix_socket.h"
 #include "resourceslice/memory_store.h"
 #include "tests/testlib/temp_dir.h"
@@ -119,6 +120,34 @@ TEST_F(StoreServiceTest, RefusesSlicesTheApiServerWouldRefuse) {
   update.spec.devices[0].name = "Dev_0";
   EXPECT_EQ(client_->Update(update).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ((*client_->List({}))[0].spec.devices[0].name, "dev-0");
+}
+
+// Any local writer may send a slice: one nested deeper than any object of the API is refused
+// before it is read, where reading it would have overflowed the stack.
+TEST_F(StoreServiceTest, RefusesASliceNestedDeeperThanAnyObjectOfTheApi) {
+  constexpr int kLevels = 200'000;
+  std::string text = R"({"metadata":{"generateName":"s-"},"spec":{"driver":"d","nodeName":"n",)"
+                     R"("pool":{"name":"p","resourceSliceCount":1},"devices":[{"name":"x","x":)";
+  // Four levels are open here; the 1,001st is the 997th bracket.
+  const size_t first_too_deep = text.size() + 996;
+  text.append(kLevels, '[');
+  text.append(kLevels, ']');
+  text += "}]}}";
+  devmgr::resourceslices::v1::SliceRequest request;
+  request.set_slice(text);
+  devmgr::resourceslices::v1::SliceResponse response;
+  auto stub = devmgr::resourceslices::v1::ResourceSlices::NewStub(grpc::CreateChannel(
+      UnixTarget(dir_.Sub("slices.sock").string()), grpc::InsecureChannelCredentials()));
+  for (const bool update : {false, true}) {
+    grpc::ClientContext context;
+    const grpc::Status status = update ? stub->Update(&context, request, &response)
+                                       : stub->Create(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << update;
+    EXPECT_EQ(status.error_message(), absl::StrCat("the slice: byte ", first_too_deep,
+                                                   ": JSON nested deeper than 1000 levels"))
+        << update;
+  }
+  EXPECT_TRUE(client_->List({})->empty());
 }
 
 }  // namespace
