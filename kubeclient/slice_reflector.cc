@@ -157,7 +157,9 @@ void SliceReflector::Run() {
         [&](const SliceEvent& event) {
           delivered = true;
           Apply(event);
-          resource_version = event.resource_version;
+          // An event without a version leaves the resume point where it was (an empty one
+          // would resume "from now", missing what came between).
+          if (!event.resource_version.empty()) resource_version = event.resource_version;
           return true;
         },
         &cancel_);
@@ -176,13 +178,11 @@ void SliceReflector::Run() {
       if (!pause()) return;
       continue;
     }
-    // Throttled, a server error or a lost connection: the watch again, after the back-off.
-    // Anything else (refused, an event that did not decode) starts over with a list after it,
-    // as client-go's reflector does.
-    if (!absl::IsResourceExhausted(watched) && !absl::IsInternal(watched) &&
-        !absl::IsUnavailable(watched)) {
-      need_list = true;
-    }
+    // Throttled or a lost connection: the watch again, after the back-off. Anything else (a
+    // server error, refused, an event that did not decode) starts over with a list after it,
+    // as client-go's reflector does (it retries a server error's watch only when given a
+    // MaxInternalErrorRetryDuration, which the informers of ResourceSlices are not).
+    if (!absl::IsResourceExhausted(watched) && !absl::IsUnavailable(watched)) need_list = true;
     if (!fail(watched)) return;
   }
 }

@@ -267,6 +267,22 @@ TEST_F(SliceReflectorTest, AWatchTheServerRefusesStartsOverWithAList) {
   EXPECT_EQ(last_error_.code(), absl::StatusCode::kPermissionDenied) << last_error_;
 }
 
+// A server error in a watch is not retried on the same version: client-go's reflector lists
+// again (it retries only with a MaxInternalErrorRetryDuration, which informers are not given).
+TEST_F(SliceReflectorTest, AWatchThatFailsWithAServerErrorStartsOverWithAList) {
+  std::unique_ptr<SliceReflector> reflector = Start();
+  ASSERT_TRUE(Watching());
+  FakeFailure failure;
+  failure.method = "GET";
+  failure.code = 500;
+  server_.FailNext(failure);
+  server_.CutWatches();
+  ASSERT_TRUE(WaitFor([&] { return reflector->lists() == 2; }));
+  ASSERT_TRUE(Watching());
+  std::lock_guard<std::mutex> lock(error_mu_);
+  EXPECT_EQ(last_error_.code(), absl::StatusCode::kInternal) << last_error_;
+}
+
 // A watch the server ends at once with nothing in it (a proxy that does not pass watches
 // through) is a failure, as client-go's "very short watch": the reflector backs off and lists
 // again instead of asking for watch after watch without a pause.
