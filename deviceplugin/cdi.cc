@@ -27,13 +27,19 @@ KindParts PartsOf(const CdiOptions& options, absl::string_view device_type) {
   return {options.vendor, absl::StrCat(options.class_name, "-", device_type)};
 }
 
-// CDI names: the vendor is a domain name, the class a DNS label (letters, digits, '-', '_', '.').
-bool IsValidCdiName(absl::string_view name) {
-  if (name.empty()) return false;
+bool IsAsciiLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool IsAsciiAlnum(char c) { return IsAsciiLetter(c) || (c >= '0' && c <= '9'); }
+
+// The CDI library's rules (its parser package): a name of ASCII letters, digits and
+// `punctuation`, beginning with a letter (or, with `digit_first`, a digit too) and ending with a
+// letter or digit.
+bool IsValidCdiName(absl::string_view name, absl::string_view punctuation, bool digit_first) {
+  if (name.empty() || !(digit_first ? IsAsciiAlnum(name.front()) : IsAsciiLetter(name.front())) ||
+      !IsAsciiAlnum(name.back())) {
+    return false;
+  }
   for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '-' || c == '_' || c == '.';
-    if (!ok) return false;
+    if (!IsAsciiAlnum(c) && punctuation.find(c) == absl::string_view::npos) return false;
   }
   return true;
 }
@@ -54,8 +60,13 @@ std::optional<FileId> IdIfHolding(const std::filesystem::path& path, absl::strin
 
 bool IsValidCdiKind(absl::string_view kind) {
   const size_t slash = kind.find('/');
-  return slash != absl::string_view::npos && IsValidCdiName(kind.substr(0, slash)) &&
-         IsValidCdiName(kind.substr(slash + 1));
+  return slash != absl::string_view::npos &&
+         IsValidCdiName(kind.substr(0, slash), "-_.", /*digit_first=*/false) &&
+         IsValidCdiName(kind.substr(slash + 1), "-_.", /*digit_first=*/false);
+}
+
+bool IsValidCdiDeviceName(absl::string_view name) {
+  return IsValidCdiName(name, "-_.:", /*digit_first=*/true);
 }
 
 std::string CdiKind(const CdiOptions& options, absl::string_view device_type) {
@@ -73,8 +84,9 @@ std::string CdiSpecFileName(const CdiOptions& options, absl::string_view device_
   return absl::StrCat(parts.vendor, "-", parts.class_name, ".json");
 }
 
-bool HasCdiEdits(const CdiOptions& options, const DeviceInfo& info) {
-  return !info.nodes.empty() || !info.mounts.empty() || (options.with_envs && !info.envs.empty());
+bool InCdiSpec(const CdiOptions& options, absl::string_view device_id, const DeviceInfo& info) {
+  return IsValidCdiDeviceName(device_id) &&
+         (!info.nodes.empty() || !info.mounts.empty() || (options.with_envs && !info.envs.empty()));
 }
 
 std::string BuildCdiSpec(const CdiOptions& options, absl::string_view device_type,
@@ -84,7 +96,7 @@ std::string BuildCdiSpec(const CdiOptions& options, absl::string_view device_typ
   spec["kind"] = CdiKind(options, device_type);
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& [id, info] : devices) {
-    if (!HasCdiEdits(options, info)) continue;
+    if (!InCdiSpec(options, id, info)) continue;
     nlohmann::ordered_json edits = nlohmann::ordered_json::object();
     if (!info.nodes.empty()) {
       nlohmann::ordered_json nodes = nlohmann::ordered_json::array();

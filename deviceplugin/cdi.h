@@ -45,8 +45,14 @@ struct CdiOptions {
   FileStore::FaultHook fault_hook{};
 };
 
-// IsValidCdiKind: "<vendor>/<class>", each part made of letters, digits, '-', '_' and '.'.
+// IsValidCdiKind: "<vendor>/<class>" as the CDI library accepts it: each part made of ASCII
+// letters, digits, '-', '_' and '.', beginning with a letter and ending with a letter or digit.
 bool IsValidCdiKind(absl::string_view kind);
+
+// IsValidCdiDeviceName: a device name the CDI library accepts: ASCII letters, digits, '-', '_',
+// '.' and ':', beginning and ending with a letter or digit. The CDI name of a device is its ID,
+// and a runtime refuses a whole spec for one device with an invalid name.
+bool IsValidCdiDeviceName(absl::string_view name);
 
 // CdiKind is "<vendor>/<class>" for `device_type` under `options`.
 std::string CdiKind(const CdiOptions& options, absl::string_view device_type);
@@ -60,13 +66,15 @@ std::string CdiDeviceName(const CdiOptions& options, absl::string_view device_ty
 // the kinds given in options.kinds must be distinct for the same reason).
 std::string CdiSpecFileName(const CdiOptions& options, absl::string_view device_type);
 
-// HasCdiEdits: `info` gives its CDI device something to do: device nodes, mounts, or envs when
-// options.with_envs. CDI refuses a device without edits, and with it the whole spec ("empty
-// container edits"), so BuildCdiSpec leaves such a device out and Allocate names no CDI device
-// for it.
-bool HasCdiEdits(const CdiOptions& options, const DeviceInfo& info);
+// InCdiSpec: device `device_id` is one of the spec's devices. Its ID must be a valid CDI device
+// name (a runtime refuses the whole spec for one that is not), and `info` must give its CDI
+// device something to do: device nodes, mounts, or envs when options.with_envs (CDI refuses a
+// device without edits, and with it the whole spec: "empty container edits"). BuildCdiSpec
+// leaves any other device out, and Allocate names no CDI device for it: its device nodes and
+// mounts reach the container through the Allocate answer alone.
+bool InCdiSpec(const CdiOptions& options, absl::string_view device_id, const DeviceInfo& info);
 
-// BuildCdiSpec renders the spec of `devices` (those with edits, HasCdiEdits) as JSON. Unhealthy
+// BuildCdiSpec renders the spec of `devices` (those InCdiSpec) as JSON. Unhealthy
 // devices are included: a container that already holds one must still start after a restart of
 // the runtime.
 std::string BuildCdiSpec(const CdiOptions& options, absl::string_view device_type,

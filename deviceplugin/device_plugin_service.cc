@@ -146,6 +146,8 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* DevicePluginService::ListAndWatch(
 absl::Status DevicePluginService::DefaultAllocate(const v1beta1::AllocateRequest& request,
                                                   v1beta1::AllocateResponse& response) const {
   std::shared_ptr<const DeviceMap> devices = this->devices();
+  // A kind the CDI library refuses has no spec file (WriteCdiSpec refuses to write one).
+  const bool cdi_names = cdi_.has_value() && IsValidCdiKind(CdiKind(*cdi_, device_type_));
   for (const v1beta1::ContainerAllocateRequest& container : request.container_requests()) {
     std::vector<const DeviceInfo*> infos;
     infos.reserve(static_cast<size_t>(container.devices_ids_size()));
@@ -162,11 +164,11 @@ absl::Status DevicePluginService::DefaultAllocate(const v1beta1::AllocateRequest
     }
     v1beta1::ContainerAllocateResponse* out = response.add_container_responses();
     MergeDevices(infos, *out);
-    if (cdi_.has_value()) {
+    if (cdi_names) {
       for (size_t i = 0; i < infos.size(); ++i) {
-        if (!HasCdiEdits(*cdi_, *infos[i])) continue;  // not in the spec
-        out->add_cdi_devices()->set_name(
-            CdiDeviceName(*cdi_, device_type_, container.devices_ids(static_cast<int>(i))));
+        const std::string& id = container.devices_ids(static_cast<int>(i));
+        if (!InCdiSpec(*cdi_, id, *infos[i])) continue;
+        out->add_cdi_devices()->set_name(CdiDeviceName(*cdi_, device_type_, id));
       }
     }
   }

@@ -3,10 +3,31 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/utf8.h"
+
 namespace devmgr::deviceplugin {
 
 absl::string_view HealthString(Health health) {
   return health == Health::kHealthy ? "Healthy" : "Unhealthy";
+}
+
+bool IsWireSafe(absl::string_view id, const DeviceInfo& info) {
+  if (!ValidUtf8(id)) return false;
+  for (const DeviceNode& node : info.nodes) {
+    if (!ValidUtf8(node.host_path) || !ValidUtf8(node.container_path) ||
+        !ValidUtf8(node.permissions)) {
+      return false;
+    }
+  }
+  for (const Mount& mount : info.mounts) {
+    if (!ValidUtf8(mount.host_path) || !ValidUtf8(mount.container_path)) return false;
+  }
+  for (const auto* map : {&info.envs, &info.annotations}) {
+    for (const auto& [key, value] : *map) {
+      if (!ValidUtf8(key) || !ValidUtf8(value)) return false;
+    }
+  }
+  return true;
 }
 
 void DeviceTree::AddDevice(const std::string& type, const std::string& id, DeviceInfo info) {

@@ -58,6 +58,12 @@ struct DeviceInfo {
 // out in the same order every time.
 using DeviceMap = std::map<std::string, DeviceInfo>;
 
+// IsWireSafe: the ID and every string of `info` are valid UTF-8, as strings of the v1beta1 API
+// must be: a kubelet refuses a whole ListAndWatch snapshot that holds one that is not, and an
+// Allocate answer too. The SDK serves a tree without the devices that are not (a file name
+// found on the host can be any bytes).
+bool IsWireSafe(absl::string_view id, const DeviceInfo& info);
+
 class DeviceTree {
  public:
   // AddDevice inserts or replaces device `id` of type `type`.

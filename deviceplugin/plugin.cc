@@ -16,6 +16,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/errno_status.h"
 #include "common/file_id.h"
+#include "common/go_json.h"
 #include "common/k8s_names.h"
 #include "common/placed_socket.h"
 #include "common/status.h"
@@ -216,6 +217,7 @@ void Plugin::ApplyPendingTree() {
   }
   if (!tree.has_value()) return;
   auto types = tree->ReleaseTypes();
+  DropUnsafeDevices(types);
   for (auto& [type, devices] : types) {
     const bool is_new = endpoints_.count(type) == 0;
     if (is_new && !Servable(type)) continue;
@@ -253,6 +255,28 @@ void Plugin::ApplyPendingTree() {
     RemoveEndpoint(*it->second);
     it = endpoints_.erase(it);
   }
+}
+
+void Plugin::DropUnsafeDevices(std::map<std::string, DeviceMap, std::less<>>& types) {
+  std::set<std::pair<std::string, std::string>> skipped;
+  for (auto& [type, devices] : types) {
+    for (auto it = devices.begin(); it != devices.end();) {
+      if (IsWireSafe(it->first, it->second)) {
+        ++it;
+        continue;
+      }
+      // Once while the device stays in the trees.
+      auto key = std::make_pair(type, it->first);
+      if (skipped_devices_.count(key) == 0) {
+        DEVMGR_LOG(options_.logger, err,
+                   "Skipping device whose ID, paths, envs or annotations are not UTF-8",
+                   "deviceType", type, "device", ToValidUtf8(it->first));
+      }
+      skipped.insert(std::move(key));
+      it = devices.erase(it);
+    }
+  }
+  skipped_devices_ = std::move(skipped);
 }
 
 absl::Status Plugin::StartServer(Endpoint& endpoint) {
@@ -548,9 +572,12 @@ std::vector<ServedType> Plugin::Served() const {
 }
 
 void Plugin::Stop() {
+  absl::call_once(stop_once_, [this] { StopOnce(); });
+}
+
+void Plugin::StopOnce() {
   {
     absl::MutexLock lock(&mu_);
-    if (stopped_) return;
     stopped_ = true;
   }
   stop_scanning_.RequestStop();

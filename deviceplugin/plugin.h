@@ -35,8 +35,10 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/base/call_once.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -83,7 +85,8 @@ struct PluginOptions {
   // How long stopping waits for unary calls in progress before cancelling them.
   absl::Duration shutdown_grace = absl::Seconds(2);
   // Set: write CDI spec files and return CDI names from Allocate, for the devices with device
-  // nodes or mounts (HasCdiEdits; envs are in the Allocate answer, with_envs is made false).
+  // nodes or mounts and an ID CDI accepts (InCdiSpec; envs are in the Allocate answer,
+  // with_envs is made false).
   std::optional<CdiOptions> cdi;
   Hooks hooks;
   LoggerPtr logger;
@@ -128,8 +131,8 @@ class Plugin final : public Notifier {
   // Stop shuts the plugin down and removes its sockets and CDI files, those still its own (not
   // what a newer instance put at their paths since). Blocks until the scanner has returned, a
   // Register call in flight has ended (at most register_timeout), every stream has ended and every
-  // hook in progress has returned (hooks must return). Idempotent; not from a hook or the scanner
-  // thread.
+  // hook in progress has returned (hooks must return). Idempotent: a Stop called while another
+  // runs returns when that one has. Not from a hook or the scanner thread.
   void Stop();
 
   // Served returns what is being served, sorted by device type. Thread-safe; it counts each
@@ -159,6 +162,7 @@ class Plugin final : public Notifier {
   void CheckKubelet();
   void ScheduleCheck();
   absl::Status StartServer(Endpoint& endpoint);
+  void StopOnce() ABSL_LOCKS_EXCLUDED(mu_);
   void StopServer(Endpoint& endpoint);
   void RegisterWithKubelet(Endpoint& endpoint);
   void RemoveEndpoint(Endpoint& endpoint);
@@ -167,6 +171,7 @@ class Plugin final : public Notifier {
   std::filesystem::path CdiSpecPath(const std::string& device_type) const;
   void WriteCdiSpecOf(Endpoint& endpoint);
   void RemoveCdiSpecOf(Endpoint& endpoint);
+  void DropUnsafeDevices(std::map<std::string, DeviceMap, std::less<>>& types);
   void PublishLocked(const Endpoint& endpoint) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Publish(const Endpoint& endpoint) ABSL_LOCKS_EXCLUDED(mu_);
   void OnRegistryStatus(const std::string& device_type, bool registered, const std::string& error)
@@ -180,11 +185,15 @@ class Plugin final : public Notifier {
   bool apply_scheduled_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, ServedState> served_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  // Stop runs StopOnce once; a Stop called meanwhile waits for it.
+  absl::once_flag stop_once_;
 
   // Owned by the loop thread: touched only there (and in Stop after the loop has drained).
   std::map<std::string, std::unique_ptr<Endpoint>> endpoints_;
   // Types in the last tree that cannot be served (Servable), already logged.
   std::set<std::string> skipped_types_;
+  // Devices (type, ID) in the last tree that are not IsWireSafe, already logged.
+  std::set<std::pair<std::string, std::string>> skipped_devices_;
 
   StopToken stop_scanning_;
   // Threads last, in reverse order of use: the scanner feeds the loop, the loop's servers post

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/json_depth.h"
 #include "deviceplugin/cdi.h"
 #include "deviceplugin/plugin.h"
 #include "nlohmann/json.hpp"
@@ -14,6 +15,15 @@ namespace devmgr::plugins {
 namespace {
 
 using deviceplugin::Mount;
+
+// The deepest JSON config read: a config nests a few levels; converting it to YAML recurses once
+// per level.
+constexpr int kMaxConfigDepth = 64;
+
+// The CDI spec file the group `name` of CDI kind `kind` is written to.
+std::string SpecFileOf(const std::string& name, const std::string& kind) {
+  return deviceplugin::CdiSpecFileName(deviceplugin::CdiOptions{.kinds = {{name, kind}}}, name);
+}
 
 // Where a value sits in the document, for error messages: "groups[1].env.FOO".
 std::string Key(const std::string& parent, absl::string_view child) {
@@ -338,7 +348,8 @@ class Reader {
     }
     if (config.groups.empty()) Fail("groups", "the config needs at least one group");
     std::map<std::string, std::string> names;  // group name -> where it is defined
-    std::map<std::string, std::string> kinds;  // CDI kind -> the group that has it
+    // CDI spec file -> the kind and the group that have it.
+    std::map<std::string, std::pair<std::string, std::string>> spec_files;
     for (size_t i = 0; i < config.groups.size(); ++i) {
       const GenericGroup& group = config.groups[i];
       const std::string where = Item("groups", i);
@@ -379,11 +390,20 @@ class Reader {
                                    : group.cdi_kind;
       if (!group.cdi_kind.empty() && !deviceplugin::IsValidCdiKind(group.cdi_kind)) {
         Fail(Key(where, "cdiKind"),
-             absl::StrCat("want <vendor>/<class> (letters, digits, '-', '_', '.'), not \"",
+             absl::StrCat("want <vendor>/<class> (letters, digits, '-', '_', '.', each part "
+                          "beginning with a letter and ending with a letter or digit), not \"",
                           group.cdi_kind, "\""));
-      } else if (auto [it, added] = kinds.emplace(kind, where); !added) {
+      } else if (auto [it, added] =
+                     spec_files.emplace(SpecFileOf(group.name, kind), std::make_pair(kind, where));
+                 !added) {
+        // Two kinds may name one spec file ("a/b-c", "a-b/c"): each group's writes would
+        // replace the other's.
+        const auto& [other_kind, other_where] = it->second;
         Fail(Key(where, "cdiKind"),
-             absl::StrCat("CDI kind \"", kind, "\" is also ", it->second, "'s"));
+             other_kind == kind
+                 ? absl::StrCat("CDI kind \"", kind, "\" is also ", other_where, "'s")
+                 : absl::StrCat("CDI kind \"", kind, "\" has the spec file of ", other_where,
+                                "'s \"", other_kind, "\" (", it->first, ")"));
       }
     }
   }
@@ -397,6 +417,10 @@ absl::StatusOr<GenericConfig> ParseGenericConfig(const std::string& text) {
   YAML::Node doc;
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') {
+    // Deeper JSON is refused before it is read: turning it into YAML recurses once per level.
+    if (absl::Status depth = CheckJsonDepth(text, kMaxConfigDepth); !depth.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("the config: ", depth.message()));
+    }
     const nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (json.is_discarded()) return absl::InvalidArgumentError("the config is not valid JSON");
     doc = ToYaml(json);

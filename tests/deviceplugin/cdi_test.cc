@@ -127,6 +127,34 @@ TEST(CdiTest, PlacedNamesTheFileThatHoldsWhatTheWriteWrote) {
   EXPECT_FALSE(placed.has_value()) << "the file there holds the last write's one device";
 }
 
+// The CDI library's rules: a vendor and a class begin with a letter, a device name with a letter
+// or digit; all end with one; '.' is allowed in the three, ':' in device names only.
+TEST(CdiTest, NamesFollowTheCdiLibrarysRules) {
+  EXPECT_TRUE(IsValidCdiKind("example.com/gpu-x_2.a"));
+  EXPECT_TRUE(IsValidCdiKind("a/b"));
+  EXPECT_FALSE(IsValidCdiKind("3dfx.com/gpu")) << "a vendor begins with a letter";
+  EXPECT_FALSE(IsValidCdiKind("example.com/0gpu")) << "a class begins with a letter";
+  EXPECT_FALSE(IsValidCdiKind("example.com/gpu-")) << "and ends with a letter or digit";
+  EXPECT_FALSE(IsValidCdiKind("example.com./gpu"));
+  EXPECT_FALSE(IsValidCdiKind("example.com/g:pu"));
+  EXPECT_TRUE(IsValidCdiDeviceName("0"));
+  EXPECT_TRUE(IsValidCdiDeviceName("0000:3b:00.0"));
+  EXPECT_TRUE(IsValidCdiDeviceName("GPU-6f1c_a.b"));
+  EXPECT_FALSE(IsValidCdiDeviceName(""));
+  EXPECT_FALSE(IsValidCdiDeviceName("has space"));
+  EXPECT_FALSE(IsValidCdiDeviceName("-a"));
+  EXPECT_FALSE(IsValidCdiDeviceName("a:"));
+  EXPECT_FALSE(IsValidCdiDeviceName("by-label=x"));
+  EXPECT_FALSE(IsValidCdiDeviceName("caf\xc3\xa9"));
+
+  DeviceMap devices = TwoDevices();
+  devices["has space"] = devices["d0"];
+  const auto spec = nlohmann::json::parse(BuildCdiSpec(CdiOptions{.vendor = "v"}, "t", devices));
+  ASSERT_EQ(spec["devices"].size(), 2u);
+  EXPECT_EQ(spec["devices"][0]["name"], "d0");
+  EXPECT_EQ(spec["devices"][1]["name"], "d1");
+}
+
 TEST(CdiTest, RejectsBadNames) {
   testing::TempDir dir;
   CdiOptions options{.folder = dir.path(), .vendor = "bad/vendor"};

@@ -37,6 +37,51 @@ TEST(DeviceTreeTest, ReleaseTypesEmptiesTheTree) {
   EXPECT_TRUE(tree.types().empty());
 }
 
+// Every string a device sends must be UTF-8: its ID, node and mount paths, permissions, envs and
+// annotations, keys and values.
+TEST(DeviceTreeTest, ADeviceIsWireSafeWhenEveryStringIsUtf8) {
+  const DeviceInfo good{.nodes = {{"/dev/caf\xc3\xa9", "/dev/x", "rw"}},
+                        .mounts = {{"/opt", "/usr/opt", true}},
+                        .envs = {{"K", "V"}},
+                        .annotations = {{"a", "b"}}};
+  EXPECT_TRUE(IsWireSafe("caf\xc3\xa9", good));
+  EXPECT_FALSE(IsWireSafe("bad\xff", good));
+  const std::string bad = "\xc3";
+  for (int field = 0; field < 9; ++field) {
+    DeviceInfo info = good;
+    switch (field) {
+      case 0:
+        info.nodes[0].host_path = bad;
+        break;
+      case 1:
+        info.nodes[0].container_path = bad;
+        break;
+      case 2:
+        info.nodes[0].permissions = bad;
+        break;
+      case 3:
+        info.mounts[0].host_path = bad;
+        break;
+      case 4:
+        info.mounts[0].container_path = bad;
+        break;
+      case 5:
+        info.envs = {{bad, "V"}};
+        break;
+      case 6:
+        info.envs = {{"K", bad}};
+        break;
+      case 7:
+        info.annotations = {{bad, "b"}};
+        break;
+      default:
+        info.annotations = {{"a", bad}};
+        break;
+    }
+    EXPECT_FALSE(IsWireSafe("id", info)) << field;
+  }
+}
+
 TEST(DeviceTreeTest, HealthStrings) {
   EXPECT_EQ(HealthString(Health::kHealthy), "Healthy");
   EXPECT_EQ(HealthString(Health::kUnhealthy), "Unhealthy");

@@ -623,6 +623,55 @@ TEST_F(PluginTest, ADeviceWithoutCdiEditsIsNeitherInTheSpecNorNamed) {
   EXPECT_EQ(response->container_responses(0).cdi_devices(0).name(), "example.com/gpu=gpu0");
 }
 
+// A device whose ID CDI refuses (a file name found on the host: "has space") is served, with its
+// device nodes in the Allocate answer, but left out of the spec and not named as a CDI device:
+// a runtime refuses a whole spec for one invalid name, and every device of the type with it.
+TEST_F(PluginTest, ADeviceWhoseIdCdiRefusesIsServedWithoutCdi) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  auto plugin = StartPlugin(CdiPluginOptions());
+  DeviceTree tree = GpuTree(1);
+  tree.AddDevice("gpu", "has space", DeviceInfo{.nodes = {{"/dev/has space", "", "rw"}}});
+  plugin->Notify(std::move(tree));
+  ASSERT_TRUE(Registered(1, 2));
+  const auto spec = nlohmann::json::parse(*ReadWholeFile(GpuSpecFile()));
+  ASSERT_EQ(spec["devices"].size(), 1u) << spec.dump();
+  EXPECT_EQ(spec["devices"][0]["name"], "gpu0");
+  auto response = kubelet_.Allocate(kGpu, {"gpu0", "has space"});
+  ASSERT_TRUE(response.ok()) << response.status();
+  const auto& container = response->container_responses(0);
+  ASSERT_EQ(container.cdi_devices_size(), 1);
+  EXPECT_EQ(container.cdi_devices(0).name(), "example.com/gpu=gpu0");
+  ASSERT_EQ(container.devices_size(), 2);
+  EXPECT_EQ(container.devices(1).host_path(), "/dev/has space");
+}
+
+// Strings of the API must be UTF-8; a device whose ID or path is not cannot be served (a
+// kubelet refuses the whole snapshot that holds it, and the CDI spec cannot hold it). The
+// plugin serves the others and says once which it left out, instead of aborting on the spec.
+TEST_F(PluginTest, ADeviceThatIsNotUtf8IsLeftOutAndLoggedOnce) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);
+  PluginOptions options = CdiPluginOptions();
+  options.logger = std::make_shared<spdlog::logger>("plugin", sink);
+  auto plugin = StartPlugin(std::move(options));
+  const auto tree = [] {
+    DeviceTree with_bad = GpuTree(2);
+    with_bad.AddDevice("gpu", "bad\xff", DeviceInfo{.nodes = {{"/dev/bad\xff", "", "rw"}}});
+    with_bad.AddDevice("gpu", "path", DeviceInfo{.nodes = {{"/dev/p\xc3", "", "rw"}}});
+    return with_bad;
+  };
+  plugin->Notify(tree());
+  ASSERT_TRUE(Registered(1, 2));
+  EXPECT_EQ(SpecDevices(GpuSpecFile()), 2);
+  plugin->Notify(tree());
+  plugin->Notify(GpuTree(3));
+  ASSERT_TRUE(Registered(1, 3));
+  EXPECT_EQ(LinesWith(*sink, "are not UTF-8"), 2) << "once for each device";
+  plugin->Notify(tree());
+  ASSERT_TRUE(Registered(1, 2));
+  EXPECT_EQ(LinesWith(*sink, "are not UTF-8"), 4) << "once more after they were gone";
+}
+
 // Two instances of one plugin with CDI (a DaemonSet's update with a surge): the newer rewrites
 // the spec file and takes the socket over; the older one's stop leaves the spec to it, as it
 // leaves its socket. Before, the older one removed the spec file whoever had written it, and the

@@ -204,6 +204,14 @@ TEST(GenericConfigTest, MistakesAreNamedByKey) {
       {"namespace: a.io\ngroups:\n  - {name: x, paths: [/dev/x*]}\n"
        "  - {name: y, paths: [/dev/y*], cdiKind: a.io/x}\n",
        "groups[1].cdiKind: CDI kind \"a.io/x\" is also groups[0]'s"},
+      {"groups:\n  - {name: x, paths: [/dev/x*], cdiKind: a.io/b-c}\n"
+       "  - {name: y, paths: [/dev/y*], cdiKind: a.io-b/c}\n",
+       "groups[1].cdiKind: CDI kind \"a.io-b/c\" has the spec file of groups[0]'s \"a.io/b-c\" "
+       "(a.io-b-c.json)"},
+      {"groups:\n  - {name: x, paths: [/dev/x*], cdiKind: 3dfx.com/gpu}\n",
+       "groups[0].cdiKind: want <vendor>/<class>"},
+      {"{\"groups\": [" + std::string(100'000, '[') + std::string(100'000, ']') + "]}",
+       "the config: byte 74: JSON nested deeper than 64 levels"},
       {"groups:\n  - {name: x, paths: [/dev/x*], nvml: 5}\n",
        "groups[0].nvml: want {} or {ignoredXids: [...]}"},
       {"groups:\n  - {name: x, paths: [/dev/x*], nvml: {xids: [1]}}\n",
