@@ -4,12 +4,23 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/errno_status.h"
 
 namespace devmgr::kubeletplugin {
+namespace {
+
+// How long a call waits before it tries a held lock file again: doubling, up to the longest.
+constexpr absl::Duration kFirstPause = absl::Milliseconds(1);
+constexpr absl::Duration kLongestPause = absl::Milliseconds(20);
+
+}  // namespace
 
 CallLock::Guard::Guard(Guard&& other) noexcept
     : mutex_(std::exchange(other.mutex_, nullptr)), fd_(std::exchange(other.fd_, -1)) {}
@@ -20,7 +31,7 @@ CallLock::Guard::~Guard() {
   if (mutex_ != nullptr) mutex_->Unlock();
 }
 
-absl::StatusOr<CallLock::Guard> CallLock::Lock() {
+absl::StatusOr<CallLock::Guard> CallLock::Lock(const std::function<bool()>& ended) {
   if (lock_file_.empty()) {
     mutex_.Lock();
     return Guard(&mutex_, -1);
@@ -32,18 +43,28 @@ absl::StatusOr<CallLock::Guard> CallLock::Lock() {
   // description locks, then an open file description lock over the whole file, which it takes
   // on every other. Always in that order, and every other holder takes one of them only, so no
   // two holders wait for each other.
-  auto failed = [&](int error) {
-    ::close(fd);
-    return ErrnoStatus(error, "lock file: cannot lock", lock_file_);
-  };
-  while (::flock(fd, LOCK_EX) != 0) {
-    if (errno != EINTR) return failed(errno);
-  }
   struct flock whole {};
   whole.l_type = F_WRLCK;
   whole.l_whence = SEEK_SET;
-  while (::fcntl(fd, F_OFD_SETLKW, &whole) != 0) {
-    if (errno != EINTR) return failed(errno);
+  const std::function<int()> tries[] = {[&] { return ::flock(fd, LOCK_EX | LOCK_NB); },
+                                        [&] { return ::fcntl(fd, F_OFD_SETLK, &whole); }};
+  absl::Duration pause = kFirstPause;
+  for (const auto& take : tries) {
+    while (take() != 0) {
+      const int error = errno;
+      if (error != EINTR && error != EWOULDBLOCK && error != EAGAIN && error != EACCES) {
+        ::close(fd);  // releases what it holds
+        return ErrnoStatus(error, "lock file: cannot lock", lock_file_);
+      }
+      if (error == EINTR) continue;
+      if (ended != nullptr && ended()) {
+        ::close(fd);
+        return absl::CancelledError(
+            absl::StrCat("the call ended while it waited for the lock on ", lock_file_.string()));
+      }
+      absl::SleepFor(pause);
+      pause = std::min(pause * 2, kLongestPause);
+    }
   }
   return Guard(nullptr, fd);
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 
 #include "absl/base/thread_annotations.h"
@@ -43,8 +44,12 @@ class CallLock {
   explicit CallLock(std::filesystem::path lock_file = {}) : lock_file_(std::move(lock_file)) {}
 
   // Lock blocks until the call may go on. With a file, the file is created (mode 0666, less the
-  // umask) if missing; an error opening or locking it is "lock file: ...".
-  absl::StatusOr<Guard> Lock() ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  // umask) if missing; an error opening or locking it is "lock file: ...". The other pod may hold
+  // the file's lock for as long as its driver takes: while it does, Lock tries again every few
+  // milliseconds, and gives up with Cancelled once `ended` (when given) says the call ended (the
+  // kubelet's deadline, the helper's stop).
+  absl::StatusOr<Guard> Lock(const std::function<bool()>& ended = nullptr)
+      ABSL_NO_THREAD_SAFETY_ANALYSIS;
 
  private:
   const std::filesystem::path lock_file_;

@@ -47,6 +47,14 @@ absl::Status Wrap(absl::string_view prefix, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
 }
 
+// ErrorText: a driver's error as the kubelet reads it. An empty text on the wire means success,
+// so an error without a message is named by its code (a Go error always has a text).
+std::string ErrorText(const absl::Status& status) {
+  if (!status.message().empty()) return std::string(status.message());
+  return absl::StrCat("the driver failed with ", absl::StatusCodeToString(status.code()),
+                      " and no message");
+}
+
 // PlaceFolders: fills in the folders and the registration socket's name the options leave to
 // their defaults, each folder made absolute: the endpoint in GetInfo must be, since the kubelet
 // dials it from its own folder.
@@ -109,13 +117,16 @@ class Helper::DraService final : public Api::Service {
         claims = *std::move(read);
       }
       // Without claims the call had ended, which the worker answers without running this.
-      AnswerOnWorker(context, reactor, [this, claims = std::move(claims), response] {
-        if (!claims.has_value()) return absl::CancelledError("the call ended");
-        absl::StatusOr<v1::NodePrepareResourcesResponse> answer = helper_.Prepare(*claims);
-        if (!answer.ok()) return answer.status();
-        *response = dra::ConvertVersion<typename Api::PrepareResponse>(*answer);
-        return absl::OkStatus();
-      });
+      AnswerOnWorker(
+          context, reactor,
+          [this, claims = std::move(claims), response](const std::function<bool()>& ended) {
+            if (!claims.has_value()) return absl::CancelledError("the call ended");
+            absl::StatusOr<v1::NodePrepareResourcesResponse> answer =
+                helper_.Prepare(*claims, ended);
+            if (!answer.ok()) return answer.status();
+            *response = dra::ConvertVersion<typename Api::PrepareResponse>(*answer);
+            return absl::OkStatus();
+          });
     });
     return reactor;
   }
@@ -124,9 +135,9 @@ class Helper::DraService final : public Api::Service {
       grpc::CallbackServerContext* context, const typename Api::UnprepareRequest* request,
       typename Api::UnprepareResponse* response) override {
     grpc::ServerUnaryReactor* reactor = Take(context);
-    AnswerOnWorker(context, reactor, [this, request, response] {
-      absl::StatusOr<v1::NodeUnprepareResourcesResponse> answer =
-          helper_.Unprepare(dra::ConvertVersion<v1::NodeUnprepareResourcesRequest>(*request));
+    AnswerOnWorker(context, reactor, [this, request, response](const std::function<bool()>& ended) {
+      absl::StatusOr<v1::NodeUnprepareResourcesResponse> answer = helper_.Unprepare(
+          dra::ConvertVersion<v1::NodeUnprepareResourcesRequest>(*request), ended);
       if (!answer.ok()) return answer.status();
       *response = dra::ConvertVersion<typename Api::UnprepareResponse>(*answer);
       return absl::OkStatus();
@@ -144,9 +155,9 @@ class Helper::DraService final : public Api::Service {
   // Finish answers the call with `answered`: a Go driver's error comes back as gRPC's UNKNOWN
   // with its text; so does ours.
   void Finish(grpc::ServerUnaryReactor* reactor, const absl::Status& answered) {
-    FinishWith(reactor, answered.ok() ? grpc::Status::OK
-                                      : grpc::Status(grpc::StatusCode::UNKNOWN,
-                                                     std::string(answered.message())));
+    FinishWith(reactor, answered.ok()
+                            ? grpc::Status::OK
+                            : grpc::Status(grpc::StatusCode::UNKNOWN, ErrorText(answered)));
   }
 
   // FinishWith answers the call and stops counting it.
@@ -155,17 +166,25 @@ class Helper::DraService final : public Api::Service {
     reactor->Finish(status);
   }
 
+  // AnswerOnWorker runs `answer` on the worker (or a thread of parallel_), which is told how to
+  // ask whether the call has ended meanwhile.
   void AnswerOnWorker(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
-                      std::function<absl::Status()> answer) {
+                      std::function<absl::Status(const std::function<bool()>& ended)> answer) {
     auto run = [this, reactor, context, answer = std::move(answer)] {
-      if (context->IsCancelled() || helper_.CallsCancelled()) {
-        // Waiting its turn, the call ended (the kubelet's deadline, the helper's stop): the
-        // driver is not asked, as upstream's handler gives up on its cancelled context.
-        FinishWith(reactor, grpc::Status(grpc::StatusCode::CANCELLED,
-                                         "the call ended before the driver was asked"));
+      // Waiting its turn, the call ended (the kubelet's deadline, the helper's stop): the driver
+      // is not asked, as upstream's handler gives up on its cancelled context.
+      const std::function<bool()> ended = [this, context] {
+        return context->IsCancelled() || helper_.CallsCancelled();
+      };
+      absl::Status answered =
+          ended() ? absl::CancelledError("the call ended before the driver was asked")
+                  : answer(ended);
+      if (absl::IsCancelled(answered) && ended()) {
+        FinishWith(reactor,
+                   grpc::Status(grpc::StatusCode::CANCELLED, std::string(answered.message())));
         return;
       }
-      Finish(reactor, answer());
+      Finish(reactor, answered);
     };
     if (helper_.options_.serialize) {
       helper_.worker_.Post(std::move(run));
@@ -336,9 +355,12 @@ void Helper::OnRegistration(bool registered, const std::string& error) {
 }
 
 void Helper::Stop() {
+  absl::call_once(stop_once_, [this] { StopOnce(); });
+}
+
+void Helper::StopOnce() {
   {
     absl::MutexLock lock(&mu_);
-    if (stopped_) return;
     stopped_ = true;
   }
   // A publication under way ends first: seeing stopped_, it stops the controller it started.
@@ -404,16 +426,18 @@ absl::StatusOr<std::vector<dra::ResourceClaim>> Helper::ReadClaims(
   return claims;
 }
 
-absl::StatusOr<std::optional<CallLock::Guard>> Helper::TakeTurn() {
+absl::StatusOr<std::optional<CallLock::Guard>> Helper::TakeTurn(
+    const std::function<bool()>& ended) {
   if (!options_.serialize) return std::optional<CallLock::Guard>();
-  absl::StatusOr<CallLock::Guard> turn = call_lock_.Lock();
+  absl::StatusOr<CallLock::Guard> turn = call_lock_.Lock(ended);
+  if (absl::IsCancelled(turn.status())) return turn.status();
   if (!turn.ok()) return Wrap("serialize gRPC: ", turn.status());
   return std::optional<CallLock::Guard>(*std::move(turn));
 }
 
 absl::StatusOr<v1::NodePrepareResourcesResponse> Helper::Prepare(
-    const std::vector<dra::ResourceClaim>& claims) {
-  absl::StatusOr<std::optional<CallLock::Guard>> turn = TakeTurn();
+    const std::vector<dra::ResourceClaim>& claims, const std::function<bool()>& ended) {
+  absl::StatusOr<std::optional<CallLock::Guard>> turn = TakeTurn(ended);
   if (!turn.ok()) return turn.status();
   absl::StatusOr<std::map<std::string, PrepareResult>> results =
       plugin_.PrepareResourceClaims(claims);
@@ -421,7 +445,7 @@ absl::StatusOr<v1::NodePrepareResourcesResponse> Helper::Prepare(
   v1::NodePrepareResourcesResponse response;
   for (const auto& [uid, result] : *results) {
     v1::NodePrepareResourceResponse& answer = (*response.mutable_claims())[uid];
-    if (!result.error.ok()) answer.set_error(std::string(result.error.message()));
+    if (!result.error.ok()) answer.set_error(ErrorText(result.error));
     // The CDI device that mounts each request's metadata file, by request name.
     std::map<std::string, std::string> metadata_ids;
     const std::string& claim_uid = uid;  // a structured binding cannot be captured (C++20)
@@ -459,8 +483,8 @@ absl::StatusOr<v1::NodePrepareResourcesResponse> Helper::Prepare(
 }
 
 absl::StatusOr<v1::NodeUnprepareResourcesResponse> Helper::Unprepare(
-    const v1::NodeUnprepareResourcesRequest& request) {
-  absl::StatusOr<std::optional<CallLock::Guard>> turn = TakeTurn();
+    const v1::NodeUnprepareResourcesRequest& request, const std::function<bool()>& ended) {
+  absl::StatusOr<std::optional<CallLock::Guard>> turn = TakeTurn(ended);
   if (!turn.ok()) return turn.status();
   std::vector<NamespacedObject> claims;
   for (const v1::Claim& claim : request.claims()) {
@@ -483,7 +507,7 @@ absl::StatusOr<v1::NodeUnprepareResourcesResponse> Helper::Unprepare(
       }
     }
     v1::NodeUnprepareResourceResponse& answer = (*response.mutable_claims())[uid];
-    if (!status.ok()) answer.set_error(std::string(status.message()));
+    if (!status.ok()) answer.set_error(ErrorText(status));
   }
   return response;
 }

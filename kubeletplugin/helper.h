@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/call_once.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -179,7 +180,8 @@ class Helper {
   // Stop removes the registration socket first, then stops the service (calls in progress get
   // shutdown_grace, then are cancelled: the calls still waiting their turn end without reaching
   // the driver) and removes its socket. Idempotent; returns once every call and a
-  // PublishResources under way have ended, so the driver's call in progress, if any, must return.
+  // PublishResources under way have ended, so the driver's call in progress, if any, must return;
+  // a Stop called while another runs returns when that one does.
   void Stop() ABSL_LOCKS_EXCLUDED(publish_mu_, mu_);
 
   // UpdateRequestMetadata rewrites the metadata file of a prepared claim's request with
@@ -203,6 +205,7 @@ class Helper {
   class DraService;
   // CallsCancelled: Stop's grace has ended (calls_cancelled_at_).
   bool CallsCancelled() ABSL_LOCKS_EXCLUDED(mu_);
+  void StopOnce() ABSL_LOCKS_EXCLUDED(publish_mu_, mu_);
 
   Helper(DriverPlugin& plugin, HelperOptions options);
   absl::Status Serve();
@@ -212,12 +215,15 @@ class Helper {
   // parallel_).
   absl::StatusOr<std::vector<dra::ResourceClaim>> ReadClaims(
       const ::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesRequest& request);
+  // `ended` says whether the call has ended (Helper::DraService::Ended).
   absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> Prepare(
-      const std::vector<dra::ResourceClaim>& claims);
+      const std::vector<dra::ResourceClaim>& claims, const std::function<bool()>& ended);
   absl::StatusOr<::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesResponse> Unprepare(
-      const ::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesRequest& request);
-  // TakeTurn: the call lock when the calls are serialised, nothing otherwise.
-  absl::StatusOr<std::optional<CallLock::Guard>> TakeTurn();
+      const ::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesRequest& request,
+      const std::function<bool()>& ended);
+  // TakeTurn: the call lock when the calls are serialised, nothing otherwise; Cancelled when
+  // the call ends while it waits for the other pod's turn to end.
+  absl::StatusOr<std::optional<CallLock::Guard>> TakeTurn(const std::function<bool()>& ended);
 
   DriverPlugin& plugin_;
   const HelperOptions options_;
@@ -231,6 +237,8 @@ class Helper {
   absl::Mutex publish_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  // Stop runs StopOnce once; a Stop called meanwhile waits for it.
+  absl::once_flag stop_once_;
   // When Stop's grace ends and the servers cancel the calls left: a call still waiting its turn
   // then is one of them, whether or not its context says so yet (gRPC marks it asynchronously,
   // and its client may have seen the cancellation first).

@@ -143,9 +143,12 @@ resourceslice::DriverResources FakeDraDriver::Resources() const {
 FakeDraDriver::~FakeDraDriver() { Stop(); }
 
 void FakeDraDriver::Stop() {
+  absl::call_once(stop_once_, [this] { StopOnce(); });
+}
+
+void FakeDraDriver::StopOnce() {
   {
     absl::MutexLock lock(&mu_);
-    if (stopped_) return;
     stopped_ = true;
   }
   Release();

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/call_once.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -114,7 +115,8 @@ class FakeDraDriver final : private kubeletplugin::DriverPlugin {
   FakeDraDriver& operator=(const FakeDraDriver&) = delete;
 
   // Stop releases hung calls, stops the helper (calls in progress get shutdown_grace), and
-  // removes the CDI spec. Idempotent; blocks until every call has ended.
+  // removes the CDI spec. Idempotent; blocks until every call has ended (a Stop called while
+  // another runs, until that one has returned).
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Release ends every hang and latency wait, now and later.
@@ -139,6 +141,7 @@ class FakeDraDriver final : private kubeletplugin::DriverPlugin {
 
  private:
   explicit FakeDraDriver(FakeDraOptions options);
+  void StopOnce() ABSL_LOCKS_EXCLUDED(mu_);
 
   // DriverPlugin, on the helper's worker.
   absl::StatusOr<std::map<std::string, kubeletplugin::PrepareResult>> PrepareResourceClaims(
@@ -165,6 +168,8 @@ class FakeDraDriver final : private kubeletplugin::DriverPlugin {
   std::set<std::string> prepared_ ABSL_GUARDED_BY(mu_);
   FakeDraRegistration registration_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  // Stop runs StopOnce once; a Stop called meanwhile waits for it.
+  absl::once_flag stop_once_;
   bool cdi_written_ = false;
 
   // Served beside DRAPlugin by the helper, which is destroyed first; null without serve_health.

@@ -86,6 +86,35 @@ TEST(CallLockTest, TheLockIsBothLocksGoDriversTake) {
   EXPECT_EQ(held_for_another_opener(), std::make_pair(false, false)) << "released with the guard";
 }
 
+// The other pod may hold the lock for as long as its driver takes: a call that ends meanwhile
+// (the kubelet's deadline, the helper's stop) stops waiting, and leaves the lock to the holder.
+TEST(CallLockTest, AWaitForTheFileEndsWhenTheCallEnds) {
+  TempDir dir;
+  const std::filesystem::path file = dir.Sub(kSerializeLockFile);
+  CallLock other_pod(file);
+  CallLock ours(file);
+  std::optional<absl::StatusOr<CallLock::Guard>> held(other_pod.Lock());
+  ASSERT_TRUE(held->ok()) << held->status();
+  std::atomic<int> asked{0};
+  std::atomic<bool> ended{false};
+  std::optional<absl::StatusOr<CallLock::Guard>> got;
+  std::thread waiter([&] {
+    got.emplace(ours.Lock([&] {
+      ++asked;
+      return ended.load();
+    }));
+  });
+  ASSERT_TRUE(WaitFor([&] { return asked.load() >= 3; })) << "it asks while it waits";
+  ended = true;
+  waiter.join();
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->status().code(), absl::StatusCode::kCancelled) << got->status();
+  EXPECT_TRUE(absl::StrContains(got->status().message(), file.string())) << got->status();
+  held.reset();
+  absl::StatusOr<CallLock::Guard> again = ours.Lock([] { return false; });
+  EXPECT_TRUE(again.ok()) << again.status() << ": the lock was left as it was";
+}
+
 TEST(CallLockTest, WithoutAFileAMutexSerialisesCalls) {
   CallLock lock;
   ExpectExclusive(lock, lock);

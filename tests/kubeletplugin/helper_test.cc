@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "common/unix_socket.h"
 #include "dra/driver_client.h"
 #include "dra/v1/api.pb.h"
+#include "kubeletplugin/call_lock.h"
 #include "pluginregistration/v1/api.grpc.pb.h"
 #include "resourceslice/forwarding_store.h"
 #include "resourceslice/memory_store.h"
@@ -267,6 +269,110 @@ TEST(HelperTest, ACallThatEndedWhileItWaitedIsNotGivenToTheDriver) {
   stopper.join();
   EXPECT_EQ(driver.calls(), 1) << "the ended call reached the driver";
   EXPECT_EQ((*helper)->Calls(), 0);
+}
+
+// In a rolling update the other pod may hold the lock file for as long as its driver takes. A
+// call waiting for it ends at the kubelet's deadline without reaching the driver, and Stop does
+// not wait for the other pod. Before, the call waited in a lock that could not be cancelled:
+// Stop waited as long as the other pod held the lock, and the driver was then asked to prepare
+// for a call that had ended long before.
+TEST(HelperTest, ACallWaitingForTheOtherPodsLockEndsWithoutReachingTheDriver) {
+  TempDir dir;
+  HeldDriver driver;
+  driver.release_.Notify();
+  HelperOptions options = Options(dir.path());
+  options.rolling_update_uid = "pod-new";
+  options.shutdown_grace = absl::Milliseconds(50);
+  options.claim_lookup = AllocatedClaim;
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  CallLock other_pod(dir.path() / "plugins" / "gpu.example.com" / kSerializeLockFile);
+  std::optional<absl::StatusOr<CallLock::Guard>> held(other_pod.Lock());
+  ASSERT_TRUE(held->ok()) << held->status();
+  dra::DriverClient client("gpu.example.com", (*helper)->service_socket().string(), "v1.DRAPlugin",
+                           absl::Milliseconds(300));
+  EXPECT_EQ(client.NodePrepareResources(OneClaim("a")).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  ASSERT_TRUE(WaitFor([&] { return (*helper)->Calls() == 0; })) << "the call ended there too";
+
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    (*helper)->Stop();
+    stopped = true;
+  });
+  EXPECT_TRUE(WaitFor([&] { return stopped.load(); })) << "Stop waits for the other pod";
+  held.reset();
+  stopper.join();
+  EXPECT_EQ(driver.calls(), 0) << "the ended call reached the driver";
+}
+
+// Two threads may stop the helper at once (a signal handler's thread and main, which then
+// destroys it): the second returns only when the first has finished, with the driver's call in
+// progress ended. Before, it returned at once, and the helper could be destroyed under the first.
+TEST(HelperTest, AStopCalledWhileAnotherRunsReturnsWhenItHasFinished) {
+  TempDir dir;
+  HeldDriver driver;
+  HelperOptions options = Options(dir.path());
+  options.claim_lookup = AllocatedClaim;
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  dra::DriverClient client("gpu.example.com", (*helper)->service_socket().string(), "v1.DRAPlugin",
+                           absl::Seconds(30));
+  std::thread call([&] { (void)client.NodePrepareResources(OneClaim("a")); });
+  driver.in_first_.WaitForNotification();
+  std::thread first([&] { (*helper)->Stop(); });
+  // The first Stop has begun once the registration socket is gone.
+  ASSERT_TRUE(WaitFor([&] { return !std::filesystem::exists((*helper)->registrar_socket()); }));
+  std::atomic<bool> second_returned{false};
+  std::thread second([&] {
+    (*helper)->Stop();
+    second_returned = true;
+  });
+  EXPECT_FALSE(WaitFor([&] { return second_returned.load(); }, std::chrono::milliseconds(200)))
+      << "the second Stop returned while the driver was still in a call";
+  driver.release_.Notify();
+  EXPECT_TRUE(WaitFor([&] { return second_returned.load(); }));
+  call.join();
+  first.join();
+  second.join();
+  EXPECT_EQ((*helper)->Calls(), 0);
+}
+
+// An empty error text means success on the wire: a driver's error without a message is named by
+// its code, so that the kubelet does not take a failed prepare or unprepare for done.
+TEST(HelperTest, AClaimsErrorWithoutAMessageIsNotTakenForSuccess) {
+  class SilentFailures final : public DriverPlugin {
+   public:
+    absl::StatusOr<std::map<std::string, PrepareResult>> PrepareResourceClaims(
+        const std::vector<dra::ResourceClaim>& claims) override {
+      std::map<std::string, PrepareResult> results;
+      for (const dra::ResourceClaim& claim : claims) {
+        results[claim.uid].error = absl::InternalError("");
+      }
+      return results;
+    }
+    absl::StatusOr<std::map<std::string, absl::Status>> UnprepareResourceClaims(
+        const std::vector<NamespacedObject>& claims) override {
+      std::map<std::string, absl::Status> results;
+      for (const NamespacedObject& claim : claims) results[claim.uid] = absl::UnknownError("");
+      return results;
+    }
+  } driver;
+  TempDir dir;
+  HelperOptions options = Options(dir.path());
+  options.claim_lookup = AllocatedClaim;
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  dra::DriverClient client("gpu.example.com", (*helper)->service_socket().string(), "v1.DRAPlugin",
+                           absl::Seconds(30));
+  auto prepared = client.NodePrepareResources(OneClaim("a"));
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  EXPECT_EQ(prepared->claims().at("a").error(), "the driver failed with INTERNAL and no message");
+  ::k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesRequest unprepare;
+  *unprepare.add_claims() = OneClaim("a").claims(0);
+  auto unprepared = client.NodeUnprepareResources(unprepare);
+  ASSERT_TRUE(unprepared.ok()) << unprepared.status();
+  EXPECT_EQ(unprepared->claims().at("a").error(), "the driver failed with UNKNOWN and no message");
 }
 
 // A prepare whose claim the API server is slow to give holds up neither an unprepare, which
