@@ -362,11 +362,27 @@ Value ToUint(const std::vector<Value>& a, EvalContext&) {
   }
 }
 
+// GoReadsFloat: Go's strconv.ParseFloat reads `text` as `parsed`, which absl read it as. Go
+// refuses what absl takes: a hexadecimal number without its binary exponent ("0x10"), a NaN
+// with a payload ("nan(1)"), and a number too large for a double (1e400; absl gives infinity).
+bool GoReadsFloat(absl::string_view text, double parsed) {
+  if (!text.empty() && (text.front() == '+' || text.front() == '-')) text.remove_prefix(1);
+  if (absl::StartsWithIgnoreCase(text, "0x")) {
+    return absl::StrContains(text, 'p') || absl::StrContains(text, 'P');
+  }
+  if (std::isnan(parsed)) return absl::EqualsIgnoreCase(text, "nan");
+  if (std::isinf(parsed)) {
+    return absl::EqualsIgnoreCase(text, "inf") || absl::EqualsIgnoreCase(text, "infinity");
+  }
+  return true;
+}
+
 Value ToDouble(const std::vector<Value>& a, EvalContext&) {
   const Value& v = a[0];
   if (v.kind() == Kind::kString) {
     double out = 0;
-    if (!NumberText(v.string_value(), true) || !absl::SimpleAtod(v.string_value(), &out)) {
+    if (!NumberText(v.string_value(), true) || !absl::SimpleAtod(v.string_value(), &out) ||
+        !GoReadsFloat(v.string_value(), out)) {
       return Err(absl::StrCat("cannot convert \"", v.string_value(), "\" to double"));
     }
     return Value::Double(out);
@@ -507,15 +523,19 @@ int64_t CodePointIndex(const std::vector<size_t>& offsets, size_t byte) {
                               offsets.begin());
 }
 
+// The offset forms of indexOf and lastIndexOf, as cel-go's (v0.26) read it: an empty needle is
+// found at the offset, whatever it is; a negative offset is an error; an offset at or past the
+// end finds nothing.
 Value IndexOf(const std::vector<Value>& a, EvalContext& c) {
   const std::string& text = a[0].string_value();
   const std::string& needle = a[1].string_value();
   c.AddCost(StringCost(text));
+  const int64_t from = a.size() > 2 ? a[2].int_value() : 0;
+  if (needle.empty()) return Value::Int(from);
+  if (from < 0) return Err(absl::StrCat("index out of range: ", from));
   const std::vector<size_t> offsets = Offsets(text);
-  int64_t from = a.size() > 2 ? a[2].int_value() : 0;
-  if (from < 0 || from >= static_cast<int64_t>(offsets.size())) {
-    return Err(absl::StrCat("index out of range: ", from));
-  }
+  const int64_t length = static_cast<int64_t>(offsets.size()) - 1;
+  if (from >= length) return Value::Int(-1);
   const size_t found = text.find(needle, offsets[static_cast<size_t>(from)]);
   return Value::Int(found == std::string::npos ? -1 : CodePointIndex(offsets, found));
 }
@@ -525,12 +545,13 @@ Value LastIndexOf(const std::vector<Value>& a, EvalContext& c) {
   const std::string& needle = a[1].string_value();
   c.AddCost(StringCost(text));
   const std::vector<size_t> offsets = Offsets(text);
+  const int64_t length = static_cast<int64_t>(offsets.size()) - 1;
   size_t from = text.size();
   if (a.size() > 2) {
     const int64_t index = a[2].int_value();
-    if (index < 0 || index >= static_cast<int64_t>(offsets.size())) {
-      return Err(absl::StrCat("index out of range: ", index));
-    }
+    if (needle.empty()) return Value::Int(index);
+    if (index < 0) return Err(absl::StrCat("index out of range: ", index));
+    if (index >= length) return Value::Int(-1);
     from = offsets[static_cast<size_t>(index)];
   }
   const size_t found = text.rfind(needle, from);

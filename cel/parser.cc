@@ -511,11 +511,43 @@ class Parser {
     }
   }
 
-  absl::StatusOr<ExprPtr> ParseOr() {
-    return ParseBinary({{Token::kOr, "_||_"}}, &Parser::ParseAnd);
+  // A level of a logical operator. Its terms join in a balanced tree, as cel-go's parser joins
+  // them: a chain of 1,000 conditions nests 10 levels deep, not 1,000, and passes the tree's
+  // depth limit as it does upstream.
+  template <typename Next>
+  absl::StatusOr<ExprPtr> ParseLogical(Token token, const char* function, Next next) {
+    absl::StatusOr<ExprPtr> first = (this->*next)();
+    if (!first.ok()) return first;
+    std::vector<ExprPtr> terms;
+    terms.push_back(*std::move(first));
+    std::vector<size_t> positions;  // of the operators, between the terms
+    while (current_.token == token) {
+      positions.push_back(current_.position);
+      if (absl::Status read = Advance(); !read.ok()) return read;
+      absl::StatusOr<ExprPtr> term = (this->*next)();
+      if (!term.ok()) return term;
+      terms.push_back(*std::move(term));
+    }
+    if (positions.empty()) return std::move(terms[0]);
+    return Balanced(function, terms, positions, 0, positions.size() - 1);
   }
+
+  // Balanced: the operators lo..hi (inclusive) and the terms around them, split at the middle
+  // operator as cel-go's balancer splits them.
+  static ExprPtr Balanced(const char* function, std::vector<ExprPtr>& terms,
+                          const std::vector<size_t>& positions, size_t lo, size_t hi) {
+    const size_t mid = (lo + hi + 1) / 2;
+    std::vector<ExprPtr> args;
+    args.push_back(mid == lo ? std::move(terms[mid])
+                             : Balanced(function, terms, positions, lo, mid - 1));
+    args.push_back(mid == hi ? std::move(terms[mid + 1])
+                             : Balanced(function, terms, positions, mid + 1, hi));
+    return Call(function, positions[mid], std::move(args));
+  }
+
+  absl::StatusOr<ExprPtr> ParseOr() { return ParseLogical(Token::kOr, "_||_", &Parser::ParseAnd); }
   absl::StatusOr<ExprPtr> ParseAnd() {
-    return ParseBinary({{Token::kAnd, "_&&_"}}, &Parser::ParseRelation);
+    return ParseLogical(Token::kAnd, "_&&_", &Parser::ParseRelation);
   }
   absl::StatusOr<ExprPtr> ParseRelation() {
     return ParseBinary({{Token::kEq, "_==_"},

@@ -129,6 +129,14 @@ TEST(CelLanguageTest, Conversions) {
   EXPECT_EQ(Eval(R"(double(" 1.5") == 1.5)"), "error: cannot convert \" 1.5\" to double");
   EXPECT_EQ(Eval(R"(uint("+5") == 5u)"), "error: cannot convert \"+5\" to uint");
   EXPECT_EQ(Eval(R"(int("+5") == 5 && int("-5") == -5 && double("-.5") == -0.5)"), "true");
+  // As Go's strconv.ParseFloat: a number too large for a double is an error, not infinity; a
+  // hexadecimal one needs its binary exponent; infinity and NaN are spelled out.
+  EXPECT_EQ(Eval(R"(double("1e400") > 0.0)"), "error: cannot convert \"1e400\" to double");
+  EXPECT_EQ(Eval(R"(double("-1e400") < 0.0)"), "error: cannot convert \"-1e400\" to double");
+  EXPECT_EQ(Eval(R"(double("0x10") == 16.0)"), "error: cannot convert \"0x10\" to double");
+  EXPECT_EQ(Eval(R"(double("0x1p4") == 16.0 && double("1e-400") == 0.0)"), "true");
+  EXPECT_EQ(Eval(R"(double("-Inf") < 0.0 && double("infinity") > 0.0)"), "true");
+  EXPECT_EQ(Eval(R"(double("NaN") != double("nan"))"), "true");
   EXPECT_EQ(Eval(R"(bool("true") && !bool("0"))"), "true");
   // Doubles print as Go's %g does (cel-go's string(double)).
   EXPECT_EQ(Eval(R"(string(100000.0) == "100000" && string(1e6) == "1e+06")"), "true");
@@ -157,6 +165,22 @@ TEST(CelLanguageTest, Strings) {
             "error: error parsing regexp: missing closing ): `a100(`");
   EXPECT_EQ(Eval(R"("abc".substring(2, 1) == "")"),
             "error: invalid substring range. start: 2, end: 1");
+}
+
+// The offset forms as cel-go's (v0.26, ext/strings.go indexOfOffset and lastIndexOfOffset): an
+// offset at or past the end finds nothing rather than failing (a selector comparing
+// model.indexOf("x", 5) on a shorter model must not fail the allocation), a negative one is an
+// error, and an empty needle is found at the offset given.
+TEST(CelLanguageTest, IndexOfWithAnOffset) {
+  EXPECT_EQ(Eval(R"("héllo".indexOf("l", 3) == 3 && "héllo".lastIndexOf("l", 2) == 2)"), "true");
+  EXPECT_EQ(Eval(R"("abc".indexOf("c", 10) == -1 && "abc".indexOf("c", 3) == -1)"), "true");
+  EXPECT_EQ(Eval(R"("abc".indexOf("c", 2) == 2 && "abc".lastIndexOf("c", 2) == 2)"), "true");
+  EXPECT_EQ(Eval(R"("abc".lastIndexOf("c", 3) == -1 && "abc".lastIndexOf("c", 9) == -1)"), "true");
+  EXPECT_EQ(Eval(R"("abcabc".lastIndexOf("bc", 5) == 4)"), "true") << "clamped to where it fits";
+  EXPECT_EQ(Eval(R"("abc".indexOf("c", -1) == 0)"), "error: index out of range: -1");
+  EXPECT_EQ(Eval(R"("abc".lastIndexOf("c", -1) == 0)"), "error: index out of range: -1");
+  EXPECT_EQ(Eval(R"("abc".indexOf("", 10) == 10 && "abc".lastIndexOf("", 1) == 1)"), "true");
+  EXPECT_EQ(Eval(R"("abc".indexOf("") == 0 && "héllo".lastIndexOf("") == 5)"), "true");
 }
 
 TEST(CelLanguageTest, SemverAndQuantity) {
@@ -286,6 +310,25 @@ TEST(CelLanguageTest, WhatIsOutsideTheSubsetIsRefusedWhenCompiled) {
     EXPECT_TRUE(absl::StrContains(Eval(expression), error))
         << expression << ": " << Eval(expression);
   }
+}
+
+// A long chain of && or || conditions (one alternative per accepted driver, say) joins in a
+// balanced tree, as cel-go's parser joins it, and is accepted as it is upstream. Before, the
+// chain nested one level per condition, and more than 250 conditions were refused.
+TEST(CelLanguageTest, ALongChainOfConditionsIsAccepted) {
+  std::string all = "true";
+  std::string any = "false";
+  for (int i = 0; i < 999; ++i) {
+    all += " && true";
+    any += i == 500 ? " || device.driver == \"gpu.example.com\"" : " || false";
+  }
+  EXPECT_EQ(Eval(all), "true");
+  EXPECT_EQ(Eval(all + " && false"), "false");
+  EXPECT_EQ(Eval(any), "true");
+  // Error absorption does not depend on where in the chain the error is.
+  EXPECT_EQ(Eval("1/0 == 1 || " + any), "true");
+  EXPECT_EQ(Eval(all + " && 1/0 == 1 && false"), "false");
+  EXPECT_EQ(Eval(all + " && 1/0 == 1"), "error: division by zero");
 }
 
 // type(x) and the types' names written out, which compare as values: what guards a selector
