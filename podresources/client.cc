@@ -5,6 +5,7 @@
 #include <grpcpp/support/channel_arguments.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/unix_socket.h"
 
 namespace devmgr::podresources {
@@ -16,8 +17,8 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> Dial(const ClientOptions& options
   arguments.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   std::shared_ptr<grpc::Channel> channel =
       grpc::CreateCustomChannel(UnixTarget(path), grpc::InsecureChannelCredentials(), arguments);
-  const auto deadline =
-      std::chrono::system_clock::now() + absl::ToChronoMilliseconds(options.timeout);
+  // absl's arithmetic holds a huge timeout at the clock's end; std::chrono's would overflow.
+  const auto deadline = absl::ToChronoTime(absl::Now() + options.timeout);
   if (!channel->WaitForConnected(deadline)) {
     return absl::UnavailableError(absl::StrCat("cannot connect to ", path.string(), " within ",
                                                absl::FormatDuration(options.timeout)));

@@ -75,6 +75,7 @@ void AddBenchCommand(CLI::App& app, CommandResult& result) {
   for (const Size& size : sizes) {
     CLI::Option* option = bench->add_option(size.flag, flags->options.*size.field, size.help)
                               ->capture_default_str()
+                              ->transform(DecimalInteger<int>())
                               ->check(size.zero_allowed ? NonNegative() : Positive());
     options.emplace_back(option, size);
   }

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "cmd/devmgr/command_tree.h"
 
 namespace devmgr::cli {
 
@@ -49,13 +50,15 @@ void AddClusterFlags(CLI::App& command, ClusterFlags& flags, const std::string& 
       .add_option("--kube-api-qps", flags.kube_api_qps,
                   "Requests a second to the API server, as the kubelet's (0: client-go's 5)")
       ->type_name("QPS")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(DecimalInteger<int>());
   command
       .add_option("--kube-api-burst", flags.kube_api_burst,
                   "Requests to the API server at once before --kube-api-qps holds them, as the "
                   "kubelet's (0: client-go's 10)")
       ->type_name("N")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(DecimalInteger<int>());
 }
 
 absl::StatusOr<kubeclient::ClientOptions> ClusterClientOptions(const ClusterFlags& flags) {

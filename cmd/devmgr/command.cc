@@ -29,6 +29,12 @@ int Fail(ExitCode code, absl::string_view reason) {
   return code;
 }
 
+int OutputWritten(int code) {
+  std::cout.flush();
+  if (std::cout.good() || code != kExitOk) return code;
+  return Fail(kExitUsage, "cannot write the output (a full disk, or a reader that went away)");
+}
+
 absl::StatusOr<absl::Duration> ParseFlagDuration(absl::string_view flag, const std::string& text) {
   absl::Duration d;
   if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration()) {

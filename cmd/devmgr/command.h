@@ -39,6 +39,11 @@ void AddOutputFlag(CLI::App& command, OutputFormat& format,
 // Fail prints "devmgr: <reason>" on stderr and returns `code`.
 int Fail(ExitCode code, absl::string_view reason);
 
+// OutputWritten: `code`, or, for a command that succeeded but whose output could not all be
+// written to stdout (a full disk; a pipe whose reader went away, with SIGPIPE ignored), a
+// failure with its reason: a script must not take a cut answer for a whole one.
+int OutputWritten(int code);
+
 // ParseFlagDuration reads a duration flag ("300ms", "30s", "5m"); InvalidArgument naming
 // `flag` for anything else or a negative duration.
 absl::StatusOr<absl::Duration> ParseFlagDuration(absl::string_view flag, const std::string& text);

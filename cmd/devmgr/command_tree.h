@@ -6,10 +6,14 @@
 #pragma once
 
 #include <initializer_list>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "cmd/devmgr/command.h"
 
 namespace devmgr::cli {
@@ -78,6 +82,31 @@ std::string UsageError(const CLI::App& root, const CLI::ParseError& error);
 // number): "--max-message-bytes: must be above 0, not 0".
 CLI::Validator Positive();
 CLI::Validator NonNegative();
+
+// DecimalInteger<T> reads a whole-number flag's value as decimal, before CLI11 converts it:
+// Debian's CLI11 (2.1) reads "010" as octal and "0x40" as hexadecimal, wraps a sign on an
+// unsigned flag around and takes a number past 64 bits as the largest. It takes digits only,
+// with a minus sign where T has one, in T's range, and hands CLI11 the number's plain text;
+// anything else is "--count: \"0x40\" is not a number it takes (a whole number in decimal, from
+// -9223372036854775808 to 9223372036854775807)".
+template <typename T>
+CLI::Validator DecimalInteger() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const size_t digits_from = std::is_signed_v<T> && !text.empty() && text[0] == '-' ? 1 : 0;
+        T value{};
+        if (text.size() == digits_from ||
+            text.find_first_not_of("0123456789", digits_from) != std::string::npos ||
+            !absl::SimpleAtoi(text, &value)) {
+          return absl::StrCat(
+              "\"", text, "\" is not a number it takes (a whole number in decimal, from ",
+              std::numeric_limits<T>::min(), " to ", std::numeric_limits<T>::max(), ")");
+        }
+        text = absl::StrCat(value);
+        return "";
+      },
+      "");
+}
 
 // AddHelpCommand adds `devmgr help [COMMAND...]` under `app` (the program): the --help of that
 // command on stdout, or of the program; an unknown command is a usage error with suggestions.

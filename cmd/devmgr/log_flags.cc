@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "cmd/devmgr/command_tree.h"
 
 namespace devmgr::cli {
 
@@ -28,7 +29,16 @@ void AddLogFlags(CLI::App& command, LogFlags& flags) {
           },
           "Log verbosity, as the kubelet's -v: 0-2 info, 3-4 debug, 5 trace (instead "
           "of --log-level)")
-      ->type_name("N");
+      ->type_name("N")
+      ->transform(DecimalInteger<int>())
+      // The kubelet's flags (Go's pflag) take -v=3 too, which CLI11 hands on as "=3". Added
+      // last, run first: CLI11 puts each transform before those it has.
+      ->transform(CLI::Validator(
+          [](std::string& text) {
+            if (!text.empty() && text.front() == '=') text.erase(0, 1);
+            return std::string();
+          },
+          ""));
 }
 
 absl::StatusOr<LoggerPtr> NewLogger(const LogFlags& flags, std::string name,

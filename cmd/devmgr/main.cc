@@ -16,6 +16,7 @@
 #include "cmd/devmgr/slices_cmd.h"
 
 int main(int argc, char** argv) {
+  using devmgr::cli::kExitOk;
   using devmgr::cli::kExitUsage;
   CLI::App app("The Kubernetes device manager as a C++ module, daemon and tools", "devmgr");
   app.set_version_flag("--version", DEVMGR_VERSION);
@@ -41,16 +42,18 @@ int main(int argc, char** argv) {
   devmgr::cli::AddManCommand(app, result);
   devmgr::cli::AddHelpCommand(app, result);
 
+  int code = kExitOk;
   try {
     app.parse(argc, argv);
+    code = result.exit_code;
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    code = app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    code = app.exit(e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    code = app.exit(e);
   } catch (const CLI::ParseError& e) {
     return devmgr::cli::Fail(kExitUsage, devmgr::cli::UsageError(app, e));
   }
-  return result.exit_code;
+  return devmgr::cli::OutputWritten(code);
 }

@@ -421,10 +421,13 @@ void AddPluginCommand(CLI::App& app, CommandResult& result) {
   fake->add_option("--resource", fake_flags->resource, "Extended resource, e.g. example.com/gpu")
       ->required()
       ->type_name("NAME");
-  fake->add_option("--devices", fake_flags->devices, "Number of devices")->capture_default_str();
+  fake->add_option("--devices", fake_flags->devices, "Number of devices")
+      ->capture_default_str()
+      ->transform(DecimalInteger<int64_t>());
   fake->add_option("--numa-nodes", fake_flags->numa_nodes,
                    "Spread devices over this many NUMA nodes (0: no topology)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(DecimalInteger<int64_t>());
   fake->add_option("--id-prefix", fake_flags->id_prefix, "Device IDs are PREFIX0, PREFIX1, ...")
       ->type_name("PREFIX")
       ->capture_default_str();
@@ -467,7 +470,8 @@ void AddPluginCommand(CLI::App& app, CommandResult& result) {
       ->required()
       ->type_name("NAME");
   fake_dra->add_option("--devices", fake_dra_flags->devices, "Number of devices, dev-0 ...")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(DecimalInteger<int64_t>());
   fake_dra
       ->add_option("--root-dir", fake_dra_flags->root_dir,
                    "Kubelet root folder: sockets go to DIR/plugins/DRIVER/dra.sock and "

@@ -263,6 +263,13 @@ int Watch(const PodResourcesOptions& options) {
     } else {
       PrintEvent(event, options.format);
     }
+    if (!std::cout.good()) {
+      // Nobody reads any more (a pipe whose reader went away, with SIGPIPE ignored, as under
+      // systemd): a watch would go on writing into nothing for ever.
+      context.TryCancel();
+      reader->Finish();
+      return OutputWritten(kExitOk);
+    }
     if (options.count > 0 && ++received >= options.count) {
       context.TryCancel();
       reader->Finish();
@@ -303,6 +310,7 @@ void AddPodResourcesCommand(CLI::App& app, CommandResult& result) {
                    "Largest response accepted, in bytes")
         ->type_name("BYTES")
         ->capture_default_str()
+        ->transform(DecimalInteger<int>())
         ->check(Positive());
     AddOutputFlag(sub, options->format);
   };
@@ -335,9 +343,15 @@ void AddPodResourcesCommand(CLI::App& app, CommandResult& result) {
 
   CLI::App* watch = command->add_subcommand(
       "watch", "Stream a snapshot and then every change (devmgr only); JSON is one line per event");
-  watch->add_option("--resume-revision", options->resume_revision,
-                    "Resume after this revision (0: start with a snapshot)");
-  watch->add_option("--count", options->count, "Exit 0 after this many messages (0: never)");
+  watch
+      ->add_option("--resume-revision", options->resume_revision,
+                   "Resume after this revision (0: start with a snapshot)")
+      ->capture_default_str()
+      ->transform(DecimalInteger<uint64_t>());
+  watch->add_option("--count", options->count, "Exit 0 after this many messages (0: never)")
+      ->capture_default_str()
+      ->transform(DecimalInteger<int64_t>())
+      ->check(NonNegative());
   add_common(*watch);
   SetExamples(*watch, {{"Follow every change on the daemon under /tmp/node, one JSON line each",
                         "devmgr podresources watch --root-dir /tmp/node -o json"},

@@ -3,9 +3,9 @@
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +16,7 @@
 #include "cmd/devmgr/command_tree.h"
 #include "cmd/devmgr/printer.h"
 #include "cmd/devmgr/rpc_client.h"
+#include "common/errno_status.h"
 #include "common/file_store.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
 #include "node/admin_service.h"
@@ -63,21 +64,36 @@ Rows OptionRows(const std::string& container, const admin::RunOptions& options) 
   return rows;
 }
 
-absl::StatusOr<std::string> ReadManifest(const std::string& file) {
-  if (file == "-") {
-    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+// ReadStdin: all of standard input, read until it holds more than `limit` bytes at most (a
+// stream without end, /dev/zero, is not read into memory for ever).
+absl::StatusOr<std::string> ReadStdin(size_t limit) {
+  std::string text;
+  char chunk[64 * 1024];
+  while (text.size() <= limit) {
+    const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "cannot read the manifest from stdin");
+    }
+    text.append(chunk, static_cast<size_t>(n));
   }
+  return text;
+}
+
+absl::StatusOr<std::string> ReadManifest(const std::string& file, size_t limit) {
+  if (file == "-") return ReadStdin(limit);
   return ReadWholeFile(file);
 }
 
 int RunAdmit(const PodsFlags& flags) {
-  absl::StatusOr<std::string> manifest = ReadManifest(flags.file);
-  if (!manifest.ok()) return Fail(kExitUsage, manifest.status().message());
   // The request carries the manifest and a few bytes more.
-  if (manifest->size() > static_cast<size_t>(node::kMaxAdminRequestBytes) - 64) {
-    return Fail(kExitUsage,
-                absl::StrCat("the manifest is ", manifest->size(), " bytes; the daemon reads ",
-                             node::kMaxAdminRequestBytes - 64, " at most"));
+  const size_t limit = static_cast<size_t>(node::kMaxAdminRequestBytes) - 64;
+  absl::StatusOr<std::string> manifest = ReadManifest(flags.file, limit);
+  if (!manifest.ok()) return Fail(kExitUsage, manifest.status().message());
+  if (manifest->size() > limit) {
+    return Fail(kExitUsage, absl::StrCat("the manifest is more than ", limit,
+                                         " bytes, the most the daemon reads"));
   }
   Connection connection = ConnectDaemon(flags.root_dir, flags.timeout);
   if (connection.exit_code != kExitOk) return connection.exit_code;

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "cmd/devmgr/command.h"
 #include "common/errno_status.h"
 #include "common/unix_socket.h"
@@ -112,7 +113,9 @@ int RpcFailure(absl::string_view method, const grpc::Status& status) {
 }
 
 void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
-  context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));
+  // absl's arithmetic holds a timeout of ten thousand years at the clock's end; adding it to
+  // std::chrono's clock would overflow into the past.
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
 }
 
 }  // namespace devmgr::cli

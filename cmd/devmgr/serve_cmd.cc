@@ -303,7 +303,8 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
                    "Largest message accepted from a plugin: ListAndWatch, Allocate, "
                    "GetPreferredAllocation (upstream: 4 MiB)")
       ->type_name("BYTES")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(DecimalInteger<int>());
   serve
       ->add_option("--podresources-qps", flags->podresources_qps,
                    "PodResources requests per second allowed per client (0: no limit)")
@@ -311,7 +312,8 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
   serve
       ->add_option("--podresources-burst", flags->podresources_burst,
                    "PodResources requests a client may make at once after an idle period")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(DecimalInteger<int>());
   serve->add_flag("--podresources-shared-limit", flags->podresources_shared_limit,
                   "One PodResources rate limit shared by all clients, as upstream (default: one "
                   "per client)");

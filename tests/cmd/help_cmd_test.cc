@@ -140,8 +140,21 @@ TEST(HelpCommandTest, MissingOrUnfitValuesAreSaidInWords) {
            {{"podresources", "list", "--max-message-bytes", "0"},
             "--max-message-bytes: must be above 0, not 0 (see devmgr podresources list --help)"},
            {{"podresources", "list", "--max-message-bytes", "99999999999"},
-            "--max-message-bytes: \"99999999999\" is not a number it takes (see devmgr "
-            "podresources list --help)"},
+            "--max-message-bytes: \"99999999999\" is not a number it takes (a whole number in "
+            "decimal, from -2147483648 to 2147483647) (see devmgr podresources list --help)"},
+           // Debian's CLI11 read these as octal, hexadecimal, and a wrapped-around 2^64 - 5.
+           {{"podresources", "list", "--max-message-bytes", "0x40"},
+            "--max-message-bytes: \"0x40\" is not a number it takes (a whole number in decimal, "
+            "from -2147483648 to 2147483647) (see devmgr podresources list --help)"},
+           {{"podresources", "watch", "--resume-revision=-5"},
+            "--resume-revision: \"-5\" is not a number it takes (a whole number in decimal, "
+            "from 0 to 18446744073709551615) (see devmgr podresources watch --help)"},
+           {{"podresources", "watch", "--count", "99999999999999999999"},
+            "--count: \"99999999999999999999\" is not a number it takes (a whole number in "
+            "decimal, from -9223372036854775808 to 9223372036854775807) (see devmgr podresources "
+            "watch --help)"},
+           {{"podresources", "watch", "--count=-1"},
+            "--count: must be 0 or more, not -1 (see devmgr podresources watch --help)"},
            {{"bench", "--pods", "-1"}, "--pods: must be above 0, not -1 (see devmgr bench --help)"},
        }) {
     const ProcessResult result = RunDevmgr(args);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -146,8 +147,53 @@ TEST_F(PodsCommandTest, AManifestOverTheLimitIsBadInput) {
   const std::string big = PodManifest("big", kGpu, 1) + "# " + std::string(5 << 20, 'x') + "\n";
   const ProcessResult result = Pods({"admit", "-"}, big);
   EXPECT_EQ(result.exit_code, 2) << result.err;
-  EXPECT_EQ(result.err, absl::StrCat("devmgr: the manifest is ", big.size(),
-                                     " bytes; the daemon reads 4194240 at most\n"));
+  EXPECT_EQ(result.err,
+            "devmgr: the manifest is more than 4194240 bytes, the most the daemon reads\n");
+}
+
+// A manifest on stdin is read up to the limit, not to its end: a stream without end is refused
+// as too large instead of filling the memory (it was read whole, and the process aborted).
+TEST_F(PodsCommandTest, AManifestOnAnEndlessStdinIsBadInput) {
+  const ProcessResult result = RunProcess(
+      {"/bin/sh", "-c", absl::StrCat("exec \"$0\" pods admit --root-dir \"$1\" - < /dev/zero"),
+       DevmgrBinary(), h_.Root()});
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_EQ(result.err,
+            "devmgr: the manifest is more than 4194240 bytes, the most the daemon reads\n");
+}
+
+// Output that cannot be written (a full disk; a pipe whose reader went away, with SIGPIPE
+// ignored as under systemd) fails the command: a script must not take a cut answer for a whole
+// one, and a watch must not write into nothing for ever. Before, both exited 0, and the watch
+// never ended.
+TEST_F(PodsCommandTest, OutputThatCannotBeWrittenIsAFailure) {
+  StartGpus();
+  ASSERT_EQ(h_.Admit(PodManifest("one", kGpu, 1)).exit_code, 0);
+  const std::string failed =
+      "devmgr: cannot write the output (a full disk, or a reader that went away)\n";
+  const ProcessResult listed =
+      RunProcess({"/bin/sh", "-c", "exec \"$0\" pods list --root-dir \"$1\" -o json > /dev/full",
+                  DevmgrBinary(), h_.Root()});
+  EXPECT_EQ(listed.exit_code, 2) << listed.err;
+  EXPECT_EQ(listed.err, failed);
+  // The watch's first event (the pod's snapshot) cannot be written.
+  BackgroundProcess watch({"/bin/sh", "-c",
+                           "exec \"$0\" podresources watch --root-dir \"$1\" -o json > /dev/full",
+                           DevmgrBinary(), h_.Root()});
+  const std::optional<int> watched = watch.Wait(20000ms);
+  ASSERT_TRUE(watched.has_value()) << "the watch did not end";
+  EXPECT_EQ(*watched, 2) << watch.err();
+  EXPECT_EQ(watch.err(), failed);
+}
+
+// A timeout too long for the system clock to count to waits without end: it failed at once,
+// saying the daemon had not answered within it.
+TEST_F(PodsCommandTest, AHugeTimeoutIsNoTimeout) {
+  const ProcessResult listed = Pods({"list", "--timeout", "9999999999999h"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  const ProcessResult resources =
+      h_.Run({"podresources", "list", "--root-dir", h_.Root(), "--timeout", "9999999999999h"});
+  EXPECT_EQ(resources.exit_code, 0) << resources.err;
 }
 
 TEST_F(PodsCommandTest, ListInEveryFormat) {

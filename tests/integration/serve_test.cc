@@ -509,6 +509,10 @@ TEST_F(ServeTest, LogsAreKlogLinesWithTheirSource) {
       Run({"serve", "--root-dir", Root(), "-v", "3", "--log-level", "info"});
   EXPECT_EQ(default_level.exit_code, 2);
   EXPECT_NE(default_level.err.find("--log-level and -v"), std::string::npos) << default_level.err;
+  // The kubelet's spelling, -v=3, is taken too (it was "Could not convert: --v = =3").
+  ProcessResult kubelet_style = Run({"serve", "--root-dir", Root(), "-v=3", "--log-level", "info"});
+  EXPECT_EQ(kubelet_style.exit_code, 2);
+  EXPECT_NE(kubelet_style.err.find("--log-level and -v"), std::string::npos) << kubelet_style.err;
   ProcessResult negative = Run({"serve", "--root-dir", Root(), "-v", "-1"});
   EXPECT_EQ(negative.exit_code, 2);
   EXPECT_NE(negative.err.find("-v: must be 0 or more"), std::string::npos) << negative.err;
