@@ -591,12 +591,12 @@ absl::StatusOr<Json> Client::GetResourceClaim(const std::string& namespace_name,
   });
 }
 
-absl::StatusOr<Json> Client::GetNode(const std::string& name) {
+absl::StatusOr<Json> Client::GetNode(const std::string& name, const Cancellation* cancel) {
   absl::StatusOr<std::string> segment = PathSegment("resource name", name);
   if (!segment.ok()) return segment.status();
   HttpRequest request;
   request.target = absl::StrCat("/api/v1/nodes/", *segment);
-  return DoJson(request);
+  return DoJson(request, cancel);
 }
 
 }  // namespace devmgr::kubeclient

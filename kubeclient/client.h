@@ -159,7 +159,8 @@ class Client {
   // GetResourceClaim: the claim as the server has it, in v1's shape.
   absl::StatusOr<nlohmann::json> GetResourceClaim(const std::string& namespace_name,
                                                   const std::string& name);
-  absl::StatusOr<nlohmann::json> GetNode(const std::string& name);
+  absl::StatusOr<nlohmann::json> GetNode(const std::string& name,
+                                         const Cancellation* cancel = nullptr);
 
   // The resource.k8s.io version calls use now.
   kubeapi::ResourceVersion resource_version() const;

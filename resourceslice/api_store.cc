@@ -119,7 +119,7 @@ absl::Status ApiSliceStore::DeleteCollection(const SliceFilter& filter) {
 }
 
 absl::StatusOr<std::string> ApiSliceStore::NodeUid(const std::string& name) {
-  absl::StatusOr<nlohmann::json> node = client_.GetNode(name);
+  absl::StatusOr<nlohmann::json> node = client_.GetNode(name, cancel_);
   if (!node.ok()) return node.status();
   const nlohmann::json& object = *node;
   const nlohmann::json uid =

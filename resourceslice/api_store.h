@@ -21,7 +21,7 @@ class ApiSliceStore final : public SliceStore {
  public:
   // `client` is not owned and must outlive the store. `logger` hears of each failed list or
   // watch of a Watch (each is retried); may be null. `cancel`, when not null, ends the
-  // ResourceSlice requests as Cancellable says, and must outlive the store.
+  // ResourceSlice requests and the Node lookup as Cancellable says, and must outlive the store.
   explicit ApiSliceStore(kubeclient::Client& client, LoggerPtr logger = nullptr,
                          const kubeclient::Cancellation* cancel = nullptr)
       : client_(client), logger_(std::move(logger)), cancel_(cancel) {}

@@ -8,8 +8,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "resourceslice/controller.h"
@@ -443,6 +445,36 @@ TEST(ApiSliceStoreTest, FiltersByDriverNodeAndPool) {
   EXPECT_EQ(store.DeleteCollection({}).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store.List({})->size(), 1u);
   EXPECT_EQ(store.NodeUid("nope").status().code(), absl::StatusCode::kNotFound);
+}
+
+// The Node lookup ends when the store's requests are cancelled (a controller's Stop), also while
+// it waits out a Retry-After. Before, it could not be cancelled, and a Stop during it waited up
+// to ten tries of the server's 30 seconds.
+TEST(ApiSliceStoreTest, TheNodeLookupEndsWhenCancelled) {
+  FakeApiServer server;
+  server.AddNode(kNode, kNodeUid);
+  FakeFailure busy;
+  busy.method = "GET";
+  busy.target_prefix = "/api/v1/nodes/";
+  busy.code = 429;
+  busy.reason = "TooManyRequests";
+  busy.retry_after_seconds = 30;
+  busy.times = 10;
+  server.FailNext(busy);
+  std::unique_ptr<kubeclient::Client> client = Connect(server);
+  kubeclient::Cancellation cancel;
+  ApiSliceStore store(*client, nullptr, &cancel);
+  std::atomic<bool> done{false};
+  absl::StatusOr<std::string> uid;
+  std::thread lookup([&] {
+    uid = store.NodeUid(kNode);
+    done = true;
+  });
+  ASSERT_TRUE(WaitFor([&] { return server.CountRequests("GET", "/api/v1/nodes/") == 1; }));
+  cancel.Cancel();
+  EXPECT_TRUE(WaitFor([&] { return done.load(); })) << "the lookup waits out the Retry-After";
+  lookup.join();
+  EXPECT_EQ(uid.status().code(), absl::StatusCode::kCancelled) << uid.status();
 }
 
 }  // namespace
