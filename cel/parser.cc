@@ -202,7 +202,8 @@ class Lexer {
 
   absl::StatusOr<Lexeme> Number(Lexeme out) {
     const size_t start = pos_;
-    if (text_.substr(pos_, 2) == "0x" || text_.substr(pos_, 2) == "0X") {
+    // Lower-case "0x" only, as CEL's grammar has it ("0X1" is 0, then a name).
+    if (text_.substr(pos_, 2) == "0x") {
       pos_ += 2;
       const size_t digits = pos_;
       while (pos_ < text_.size() && absl::ascii_isxdigit(text_[pos_])) ++pos_;
@@ -336,6 +337,9 @@ class Lexer {
     int base = 16;
     if (c == 'x' || c == 'X') {
       digits = 2;
+    } else if ((c == 'u' || c == 'U') && bytes) {
+      // A code point has no place among bytes: cel-go refuses it with this text.
+      return Error(start, "unable to unescape string");
     } else if (c == 'u') {
       digits = 4;
     } else if (c == 'U') {

@@ -213,6 +213,12 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
     if (!Multiply(nanos, 10)) return NotAQuantity(text, "is too large");
   }
   if (round_up) ++nanos;
+  // A binary quantity past int64's largest is that largest, as ParseQuantity caps it ("10Ei"
+  // reads as 9223372036854775807; a decimal one is not capped).
+  const Int128 most = static_cast<Int128>(std::numeric_limits<int64_t>::max()) * kNanosPerUnit;
+  if (format == Format::kBinarySI && nanos > most) {
+    return Quantity(negative ? -most : most, 0, format);
+  }
   // Below 1, a binary suffix would need a fraction: upstream makes it decimal.
   if (format == Format::kBinarySI && nanos < kNanosPerUnit) format = Format::kDecimalSI;
   return Quantity(negative ? -nanos : nanos, upstream_scale, format);

@@ -36,7 +36,8 @@ class Quantity {
   // nothing, a binary suffix (Ki Mi Gi Ti Pi Ei), a decimal suffix (n u m k M G T P E) or a
   // decimal exponent (e3, E-2). InvalidArgument saying why for anything else. The format is
   // the suffix's kind (none is decimal SI); a binary one of a value between 0 and 1 is decimal
-  // SI ("0.000000000001Ki" is 2n), as ParseQuantity makes it.
+  // SI ("0.000000000001Ki" is 2n), as ParseQuantity makes it; a binary one past int64's largest
+  // is that largest ("10Ei" is 9223372036854775807), as ParseQuantity caps it.
   static absl::StatusOr<Quantity> Parse(absl::string_view text);
   // FromInt64: a whole number (resource.NewQuantity).
   static Quantity FromInt64(int64_t value, Format format = Format::kDecimalSI);
@@ -79,7 +80,8 @@ class Quantity {
   // largest suffix that keeps the number whole. Binary SI ("2Gi", "1536Mi") for a whole number
   // of at least 1024 either way, else decimal SI ("1023", "100m", "1500m", "2k", past the E
   // suffix "1e21"); decimal exponent "2e3", "80e-3", "1500". Zero is "0". Upstream has no
-  // binary suffix past Ei and drops it there; here such a value stays in Ei ("1024Ei").
+  // binary suffix past Ei and drops it there; here such a value (a sum: parsing caps one
+  // below 8Ei) stays in Ei ("1024Ei").
   // Not kept: upstream's String() gives back the text a quantity was parsed from when that
   // parse took its fast path in a form it deems canonical, sign and leading zeros included
   // ("+1", "01k", "1.500"); here the text is always rebuilt ("1", "1k", "1500m").

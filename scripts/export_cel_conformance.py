@@ -367,6 +367,12 @@ KUBERNETES_DIFFERS = {
           "extension takes as its IPv4 address and Kubernetes' ip() refuses, as it does every "
           "IPv4-mapped address"
     for name in ("network_ext/ipv4/ipv4_equals_ipv6", "network_ext/ipv4/ipv4_not_equals_ipv6")
+} | {
+    name: "an offset past the end of the string, for which cel-go's strings extension (0.26, as "
+          "Kubernetes builds it) answers -1 where cel-spec expects an error (cel-go's own "
+          "conformance run skips this case)"
+    for name in ("string_ext/value_errors/indexof_out_of_range",
+                 "string_ext/value_errors/lastindexof_out_of_range")
 }
 
 STRING_START = re.compile(r"([rRbB]{0,2})(\"\"\"|'''|\"|')")

@@ -171,6 +171,18 @@ TEST(CelLanguageTest, Strings) {
 // offset at or past the end finds nothing rather than failing (a selector comparing
 // model.indexOf("x", 5) on a shorter model must not fail the allocation), a negative one is an
 // error, and an empty needle is found at the offset given.
+// The lexer takes what CEL's grammar takes: no \\u or \\U escapes in a bytes literal, and a
+// hexadecimal number begins with a lower-case 0x.
+TEST(CelLanguageTest, LiteralsAsCelsGrammarHasThem) {
+  EXPECT_EQ(Eval(R"(size(b'\xc3\xa9') == 2 && b'\303' == b'\xc3' && 0x1F == 31 && 0x1Fu == 31u)"),
+            "true");
+  EXPECT_TRUE(absl::StartsWith(Eval(R"(size(b'\u00e9') == 2)"), "compile: ")) << "\\u in bytes";
+  EXPECT_TRUE(absl::StrContains(Eval(R"(size(b'\u00e9') == 2)"), "unable to unescape string"));
+  EXPECT_TRUE(absl::StartsWith(Eval(R"(size(b'\U000000e9') == 1)"), "compile: "));
+  EXPECT_EQ(Eval(R"(size('\u00e9') == 1)"), "true") << "in a string it is a code point";
+  EXPECT_TRUE(absl::StartsWith(Eval("0XFFu == 255u"), "compile: ")) << "0X";
+}
+
 TEST(CelLanguageTest, IndexOfWithAnOffset) {
   EXPECT_EQ(Eval(R"("héllo".indexOf("l", 3) == 3 && "héllo".lastIndexOf("l", 2) == 2)"), "true");
   EXPECT_EQ(Eval(R"("abc".indexOf("c", 10) == -1 && "abc".indexOf("c", 3) == -1)"), "true");
@@ -191,6 +203,9 @@ TEST(CelLanguageTest, SemverAndQuantity) {
   EXPECT_EQ(Eval(R"(semver("1.0") == semver("1.0.0"))"),
             "error: \"1.0\" is not a semantic version: no Major.Minor.Patch elements found");
   EXPECT_EQ(Eval(R"(quantity("1.5Gi").add(quantity("512Mi")) == quantity("2Gi"))"), "true");
+  // ParseQuantity caps a binary quantity at int64's largest.
+  EXPECT_EQ(Eval(R"(quantity("10Ei") == quantity("9223372036854775807"))"), "true");
+  EXPECT_EQ(Eval(R"(quantity("10Ei").isGreaterThan(quantity("9Ei")))"), "false");
   EXPECT_EQ(Eval(R"(sign(quantity("1").sub(2)) == -1 && quantity("2k").asInteger() == 2000)"),
             "true");
   // sign is a function, not a method: upstream declares it with cel.Overload.

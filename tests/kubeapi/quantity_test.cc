@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -28,7 +29,7 @@ TEST(QuantityTest, ReadsEveryForm) {
            {"1500m", "1500m"}, {"1n", "1n"},     {"7u", "7u"},    {"2k", "2k"},
            {"3M", "3M"},       {"1G", "1G"},     {"1T", "1T"},    {"1P", "1P"},
            {"2E", "2E"},       {"1Ki", "1Ki"},   {"1Mi", "1Mi"},  {"1.5Gi", "1536Mi"},
-           {"1Ti", "1Ti"},     {"1Pi", "1Pi"},   {"8Ei", "8Ei"},  {"1e3", "1e3"},
+           {"1Ti", "1Ti"},     {"1Pi", "1Pi"},   {"7Ei", "7Ei"},  {"1e3", "1e3"},
            {"1E3", "1e3"},     {"2e-3", "2e-3"}, {"1e+2", "100"}, {"1e27", "1e27"},
        }) {
     EXPECT_EQ(Q(text).ToString(), canonical) << text;
@@ -63,7 +64,8 @@ TEST(QuantityTest, ComparesAddsAndConverts) {
   EXPECT_EQ(Q("0").Sign(), 0);
   EXPECT_TRUE(Q("2k").IsInteger());
   EXPECT_FALSE(Q("1.5").IsInteger());
-  EXPECT_FALSE(Q("8Ei").IsInteger()) << "2^63 does not fit in int64";
+  EXPECT_FALSE(Q("10E").IsInteger()) << "10^19 does not fit in int64";
+  EXPECT_TRUE(Q("8Ei").IsInteger()) << "parsing caps it at int64's largest";
   EXPECT_EQ(*Q("2k").AsInteger(), 2000);
   EXPECT_FALSE(Q("1.5").AsInteger().ok());
   EXPECT_DOUBLE_EQ(Q("1.5").AsApproximateFloat(), 1.5);
@@ -261,8 +263,17 @@ TEST(QuantityTest, MilliNewSet) {
 // Not upstream's: the largest binary suffix is Ei (upstream drops the suffix past it), a sum is
 // in the format of the quantity added to, and a binary quantity with a fraction or below 1024
 // either way is written in decimal.
+// ParseQuantity caps a binary quantity at int64's largest; a decimal one, and a sum, are not.
+TEST(QuantityTest, ABinaryQuantityPastInt64IsCapped) {
+  EXPECT_EQ(Q("8Ei").ToString(), "9223372036854775807");
+  EXPECT_EQ(Q("10Ei").Compare(Q("9223372036854775807")), 0);
+  EXPECT_EQ(Q("-10Ei").ToString(), "-9223372036854775807");
+  EXPECT_EQ(Q("9223372036854775807Ki").CeilInt64(), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(Q("10E").ToString(), "10E") << "decimal: not capped";
+  EXPECT_EQ(Q("7Ei").Add(Q("7Ei"))->ToString(), "14Ei") << "a sum: not capped";
+}
+
 TEST(QuantityTest, BinaryEdges) {
-  EXPECT_EQ(Q("1024Ei").ToString(), "1024Ei");
   EXPECT_EQ(Q("1Ei").Add(Q("1Ei"))->ToString(), "2Ei");
   // A sum keeps the format of the quantity added to.
   EXPECT_EQ(Q("1023").Add(Quantity::FromInt64(1, Format::kBinarySI))->ToString(), "1024");
