@@ -759,5 +759,30 @@ TEST(AllocatorExplanationTest, SaysWhyEachDeviceIsNotACandidate) {
   EXPECT_THAT(text, HasSubstr("no allocation after"));
 }
 
+// The search takes a stack frame for every claim it moves to and every device it picks: many
+// claims in one call (12,000 here, each asking for a share of one device) overflowed the
+// caller's stack. Such a call runs on a thread with a stack of its size.
+TEST(AllocatorRegressionTest, ManyClaimsInOneCallDoNotOverflowTheStack) {
+  const auto slice =
+      Slice("slice-1", R"([{"name": "device-1", "allowMultipleAllocations": true}])");
+  constexpr int kClaims = 12'000;
+  std::vector<kubeapi::ResourceClaim> claims;
+  claims.reserve(kClaims);
+  for (int i = 0; i < kClaims; ++i) {
+    claims.push_back(Claim(absl::StrCat(
+        R"({"metadata": {"name": "claim-)", i, R"("}, "spec": {"devices": {"requests": [)",
+        R"({"name": "req-0", "exactly": {"deviceClassName": )", R"("class-a"}}]}}})")));
+  }
+  std::vector<const kubeapi::ResourceClaim*> pointers;
+  for (const kubeapi::ResourceClaim& claim : claims) pointers.push_back(&claim);
+  std::unique_ptr<Allocator> allocator =
+      Allocator::Create(AllocatorOptions{}, {}, {ClassOf("class-a", "driver-a")}, {slice});
+  auto result = allocator->Allocate(Node1(), pointers);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_TRUE(result->has_value());
+  ASSERT_EQ((*result)->size(), static_cast<size_t>(kClaims));
+  EXPECT_THAT(Picks((*result)->back()), ElementsAre("req-0=device-1"));
+}
+
 }  // namespace
 }  // namespace devmgr::structured
