@@ -133,9 +133,11 @@ struct HelperOptions {
   // Told of every NotifyRegistrationStatus, on a gRPC thread; must not block.
   std::function<void(bool registered, const std::string& error)> on_registration;
   // Told of each error of publishing (a pool that does not validate, a slice the store
-  // refused, fields it dropped), on the publisher's thread; must not block. All are
-  // recoverable: the controller tries again (upstream's HandleError with ErrRecoverable). Null:
-  // each is logged.
+  // refused, fields it dropped), on the publisher's thread, or, with reconcile_pool_with_name
+  // and resources of other pools, on the thread of the PublishResources that gave them, with
+  // the helper's locks held (as upstream's); must not block, publish or stop the helper. All
+  // are recoverable: the controller tries again (upstream's HandleError with ErrRecoverable).
+  // Null: each is logged.
   std::function<void(const resourceslice::ControllerError&)> handle_error;
   // Device metadata (KEP-5304, alpha; upstream's EnableDeviceMetadata): for each request of a
   // claim the driver prepared, a metadata file under plugin_data_dir and a CDI spec in cdi_dir
