@@ -154,9 +154,10 @@ class Manager {
   // Stop stops serving kubelet.sock and waits for registrations in flight, cut short
   // (StopRegistrations), ends every ListAndWatch stream and waits for it, and writes the
   // checkpoint unless nothing since Start changed what it holds (then the file stays as Start
-  // read it, as a kubelet, which never writes at its stop, leaves it). Blocks. Idempotent; safe
-  // without Start. No change callback runs after it returns. Not from a change callback (it joins
-  // the thread those run on).
+  // read it, as a kubelet, which never writes at its stop, leaves it). Blocks. Idempotent (a Stop
+  // called while another runs returns when that one has); safe without Start. No change
+  // callback runs after it returns. Not from a change callback (it joins the thread those run
+  // on).
   virtual void Stop() = 0;
 
   // StopRegistrations is Stop's first part, for a host that stops its plugin watcher next: it

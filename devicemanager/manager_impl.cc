@@ -183,9 +183,12 @@ void ManagerImpl::StopRegistrations() {
 }
 
 void ManagerImpl::Stop() {
+  stop_once_.Run([this] { StopNow(); });
+}
+
+void ManagerImpl::StopNow() {
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_) return;
     stopping_ = true;
     if (!started_) return;
   }

@@ -26,6 +26,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/event_loop.h"
 #include "common/operation_threads.h"
+#include "common/stop_once.h"
 #include "devicemanager/callbacks.h"
 #include "devicemanager/checkpoint_store.h"
 #include "devicemanager/device_table.h"
@@ -103,6 +104,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   int RegistrationsInFlightForTest() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  void StopNow() ABSL_LOCKS_EXCLUDED(mu_);
   // EndpointCallbacks.
   void OnDevicesUpdated(const Endpoint& endpoint, std::vector<Device>&& devices) override;
   void OnStreamEnded(EndpointSharedPtr endpoint, const absl::Status& status) override;
@@ -339,6 +341,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // writes nothing over a checkpoint it may not have read).
   bool serving_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Runs StopNow once (common/stop_once.h).
+  StopOnce stop_once_;
   enum class Registrations { kOpen, kStopping, kStopped };
   Registrations registrations_ ABSL_GUARDED_BY(mu_) = Registrations::kOpen;
   // RegisterPlugin calls (the plugin watcher's) between their check and their end.

@@ -572,10 +572,10 @@ std::vector<ServedType> Plugin::Served() const {
 }
 
 void Plugin::Stop() {
-  absl::call_once(stop_once_, [this] { StopOnce(); });
+  stop_once_.Run([this] { StopNow(); });
 }
 
-void Plugin::StopOnce() {
+void Plugin::StopNow() {
   {
     absl::MutexLock lock(&mu_);
     stopped_ = true;

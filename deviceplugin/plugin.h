@@ -38,7 +38,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/base/call_once.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -46,6 +45,7 @@
 #include "absl/time/time.h"
 #include "common/event_loop.h"
 #include "common/logging.h"
+#include "common/stop_once.h"
 #include "deviceplugin/cdi.h"
 #include "deviceplugin/device_tree.h"
 #include "deviceplugin/hooks.h"
@@ -132,7 +132,7 @@ class Plugin final : public Notifier {
   // what a newer instance put at their paths since). Blocks until the scanner has returned, a
   // Register call in flight has ended (at most register_timeout), every stream has ended and every
   // hook in progress has returned (hooks must return). Idempotent: a Stop called while another
-  // runs returns when that one has. Not from a hook or the scanner thread.
+  // runs returns when that one has (common/stop_once.h). Not from the scanner thread.
   void Stop();
 
   // Served returns what is being served, sorted by device type. Thread-safe; it counts each
@@ -162,7 +162,7 @@ class Plugin final : public Notifier {
   void CheckKubelet();
   void ScheduleCheck();
   absl::Status StartServer(Endpoint& endpoint);
-  void StopOnce() ABSL_LOCKS_EXCLUDED(mu_);
+  void StopNow() ABSL_LOCKS_EXCLUDED(mu_);
   void StopServer(Endpoint& endpoint);
   void RegisterWithKubelet(Endpoint& endpoint);
   void RemoveEndpoint(Endpoint& endpoint);
@@ -185,8 +185,8 @@ class Plugin final : public Notifier {
   bool apply_scheduled_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, ServedState> served_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  // Stop runs StopOnce once; a Stop called meanwhile waits for it.
-  absl::once_flag stop_once_;
+  // Runs StopNow once (common/stop_once.h).
+  StopOnce stop_once_;
 
   // Owned by the loop thread: touched only there (and in Stop after the loop has drained).
   std::map<std::string, std::unique_ptr<Endpoint>> endpoints_;

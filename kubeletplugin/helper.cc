@@ -355,10 +355,10 @@ void Helper::OnRegistration(bool registered, const std::string& error) {
 }
 
 void Helper::Stop() {
-  absl::call_once(stop_once_, [this] { StopOnce(); });
+  stop_once_.Run([this] { StopNow(); });
 }
 
-void Helper::StopOnce() {
+void Helper::StopNow() {
   {
     absl::MutexLock lock(&mu_);
     stopped_ = true;

@@ -30,7 +30,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/base/call_once.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -39,6 +38,7 @@
 #include "common/logging.h"
 #include "common/operation_threads.h"
 #include "common/placed_socket.h"
+#include "common/stop_once.h"
 #include "dra/claim.h"
 #include "dra/v1/api.pb.h"
 #include "kubeletplugin/call_lock.h"
@@ -183,7 +183,8 @@ class Helper {
   // shutdown_grace, then are cancelled: the calls still waiting their turn end without reaching
   // the driver) and removes its socket. Idempotent; returns once every call and a
   // PublishResources under way have ended, so the driver's call in progress, if any, must return;
-  // a Stop called while another runs returns when that one does.
+  // a Stop called while another runs returns when that one does, one called from a driver's
+  // call or a callback while it runs returns at once (common/stop_once.h).
   void Stop() ABSL_LOCKS_EXCLUDED(publish_mu_, mu_);
 
   // UpdateRequestMetadata rewrites the metadata file of a prepared claim's request with
@@ -207,7 +208,7 @@ class Helper {
   class DraService;
   // CallsCancelled: Stop's grace has ended (calls_cancelled_at_).
   bool CallsCancelled() ABSL_LOCKS_EXCLUDED(mu_);
-  void StopOnce() ABSL_LOCKS_EXCLUDED(publish_mu_, mu_);
+  void StopNow() ABSL_LOCKS_EXCLUDED(publish_mu_, mu_);
 
   Helper(DriverPlugin& plugin, HelperOptions options);
   absl::Status Serve();
@@ -239,8 +240,8 @@ class Helper {
   absl::Mutex publish_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  // Stop runs StopOnce once; a Stop called meanwhile waits for it.
-  absl::once_flag stop_once_;
+  // Runs StopNow once (common/stop_once.h).
+  StopOnce stop_once_;
   // When Stop's grace ends and the servers cancel the calls left: a call still waiting its turn
   // then is one of them, whether or not its context says so yet (gRPC marks it asynchronously,
   // and its client may have seen the cancellation first).

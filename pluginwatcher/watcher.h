@@ -133,7 +133,8 @@ class Watcher {
   // Stop ends watching: it cancels handshakes in flight, waits for handler calls in progress to
   // return, joins every thread and closes every descriptor. It deregisters nothing: a stopping
   // node agent leaves its plugins registered, as the kubelet does. Idempotent and final (no
-  // Start after Stop); not from a handler, nor while Start runs. The destructor calls it.
+  // Start after Stop; a Stop called while another runs returns when that one has); not from a
+  // handler, nor while Start runs. The destructor calls it.
   virtual void Stop() = 0;
 
   // Snapshots of the desired and actual state, sorted by socket path. Thread-safe.

@@ -87,9 +87,12 @@ absl::Status WatcherImpl::Start() {
 }
 
 void WatcherImpl::Stop() {
+  stop_once_.Run([this] { StopNow(); });
+}
+
+void WatcherImpl::StopNow() {
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_) return;
     stopping_ = true;
     for (RegistrationClient* client : clients_) client->Cancel();
   }

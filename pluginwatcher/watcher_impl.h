@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "common/event_loop.h"
 #include "common/operation_threads.h"
+#include "common/stop_once.h"
 #include "pluginwatcher/backoff.h"
 #include "pluginwatcher/inotify_tree.h"
 #include "pluginwatcher/registration_client.h"
@@ -39,6 +40,7 @@ class WatcherImpl final : public Watcher {
   std::vector<RegisteredPlugin> GetRegisteredPlugins() const override ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  void StopNow() ABSL_LOCKS_EXCLUDED(mu_);
   // A socket in the registry. `generation` identifies this appearance of the socket: a
   // re-created socket gets a new one, and the actual state remembers which one it registered.
   struct DesiredEntry {
@@ -105,6 +107,8 @@ class WatcherImpl final : public Watcher {
   bool reconcile_posted_ ABSL_GUARDED_BY(mu_) = false;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Runs StopNow once (common/stop_once.h).
+  StopOnce stop_once_;
 
   // Lifetime order: the loop outlives the timer and the inotify descriptor that live on it; the
   // workers are joined before the loop stops. All are created by Start and released by Stop.

@@ -143,10 +143,10 @@ resourceslice::DriverResources FakeDraDriver::Resources() const {
 FakeDraDriver::~FakeDraDriver() { Stop(); }
 
 void FakeDraDriver::Stop() {
-  absl::call_once(stop_once_, [this] { StopOnce(); });
+  stop_once_.Run([this] { StopNow(); });
 }
 
-void FakeDraDriver::StopOnce() {
+void FakeDraDriver::StopNow() {
   {
     absl::MutexLock lock(&mu_);
     stopped_ = true;

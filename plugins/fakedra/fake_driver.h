@@ -34,7 +34,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/base/call_once.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -42,6 +41,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "common/logging.h"
+#include "common/stop_once.h"
 #include "dra/claim.h"
 #include "kubeletplugin/helper.h"
 #include "plugins/fakedra/device_health.h"
@@ -141,7 +141,7 @@ class FakeDraDriver final : private kubeletplugin::DriverPlugin {
 
  private:
   explicit FakeDraDriver(FakeDraOptions options);
-  void StopOnce() ABSL_LOCKS_EXCLUDED(mu_);
+  void StopNow() ABSL_LOCKS_EXCLUDED(mu_);
 
   // DriverPlugin, on the helper's worker.
   absl::StatusOr<std::map<std::string, kubeletplugin::PrepareResult>> PrepareResourceClaims(
@@ -168,8 +168,8 @@ class FakeDraDriver final : private kubeletplugin::DriverPlugin {
   std::set<std::string> prepared_ ABSL_GUARDED_BY(mu_);
   FakeDraRegistration registration_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  // Stop runs StopOnce once; a Stop called meanwhile waits for it.
-  absl::once_flag stop_once_;
+  // Runs StopNow once (common/stop_once.h).
+  StopOnce stop_once_;
   bool cdi_written_ = false;
 
   // Served beside DRAPlugin by the helper, which is destroyed first; null without serve_health.
