@@ -364,15 +364,16 @@ Value ToUint(const std::vector<Value>& a, EvalContext&) {
 
 // GoReadsFloat: Go's strconv.ParseFloat reads `text` as `parsed`, which absl read it as. Go
 // refuses what absl takes: a hexadecimal number without its binary exponent ("0x10"), a NaN
-// with a payload ("nan(1)"), and a number too large for a double (1e400; absl gives infinity).
+// with a sign or a payload ("-nan", "nan(1)"), and a number too large for a double ("1e400",
+// "0x1p2000"; absl gives infinity).
 bool GoReadsFloat(absl::string_view text, double parsed) {
-  if (!text.empty() && (text.front() == '+' || text.front() == '-')) text.remove_prefix(1);
-  if (absl::StartsWithIgnoreCase(text, "0x")) {
-    return absl::StrContains(text, 'p') || absl::StrContains(text, 'P');
-  }
   if (std::isnan(parsed)) return absl::EqualsIgnoreCase(text, "nan");
+  if (!text.empty() && (text.front() == '+' || text.front() == '-')) text.remove_prefix(1);
   if (std::isinf(parsed)) {
     return absl::EqualsIgnoreCase(text, "inf") || absl::EqualsIgnoreCase(text, "infinity");
+  }
+  if (absl::StartsWithIgnoreCase(text, "0x")) {
+    return absl::StrContains(text, 'p') || absl::StrContains(text, 'P');
   }
   return true;
 }

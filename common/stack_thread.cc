@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "common/errno_status.h"
@@ -21,6 +22,10 @@ void* Call(void* fn) {
 
 absl::Status RunWithStack(size_t stack_bytes, absl::FunctionRef<void()> fn) {
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  if (stack_bytes > std::numeric_limits<size_t>::max() - page) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot start a thread with a stack of ", stack_bytes, " bytes"));
+  }
   const size_t size = std::max<size_t>(PTHREAD_STACK_MIN, (stack_bytes + page - 1) / page * page);
   pthread_attr_t attributes;
   if (int error = ::pthread_attr_init(&attributes); error != 0) {

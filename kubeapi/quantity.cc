@@ -204,21 +204,23 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
     ++scale;
   }
   if (scale < 0) digits.clear();
+  // A binary quantity past int64's largest is that largest, as ParseQuantity caps it ("10Ei"
+  // reads as 9223372036854775807); a decimal one past what is held here is refused.
+  const Int128 most = static_cast<Int128>(std::numeric_limits<int64_t>::max()) * kNanosPerUnit;
+  const auto past_range = [&]() -> absl::StatusOr<Quantity> {
+    if (format == Format::kBinarySI) return Quantity(negative ? -most : most, 0, format);
+    return NotAQuantity(text, "is too large");
+  };
   Int128 nanos = 0;
   for (char c : digits) {
-    if (!Multiply(nanos, 10)) return NotAQuantity(text, "is too large");
+    if (!Multiply(nanos, 10)) return past_range();
     nanos += c - '0';
   }
   for (int k = 0; k < scale; ++k) {
-    if (!Multiply(nanos, 10)) return NotAQuantity(text, "is too large");
+    if (!Multiply(nanos, 10)) return past_range();
   }
   if (round_up) ++nanos;
-  // A binary quantity past int64's largest is that largest, as ParseQuantity caps it ("10Ei"
-  // reads as 9223372036854775807; a decimal one is not capped).
-  const Int128 most = static_cast<Int128>(std::numeric_limits<int64_t>::max()) * kNanosPerUnit;
-  if (format == Format::kBinarySI && nanos > most) {
-    return Quantity(negative ? -most : most, 0, format);
-  }
+  if (format == Format::kBinarySI && nanos > most) return past_range();
   // Below 1, a binary suffix would need a fraction: upstream makes it decimal.
   if (format == Format::kBinarySI && nanos < kNanosPerUnit) format = Format::kDecimalSI;
   return Quantity(negative ? -nanos : nanos, upstream_scale, format);

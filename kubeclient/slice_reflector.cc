@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/backoff.h"
+#include "kubeclient/api_status.h"
 
 namespace devmgr::kubeclient {
 
@@ -178,11 +179,12 @@ void SliceReflector::Run() {
       if (!pause()) return;
       continue;
     }
-    // Throttled or a lost connection: the watch again, after the back-off. Anything else (a
-    // server error, refused, an event that did not decode) starts over with a list after it,
-    // as client-go's reflector does (it retries a server error's watch only when given a
-    // MaxInternalErrorRetryDuration, which the informers of ResourceSlices are not).
-    if (!absl::IsResourceExhausted(watched) && !absl::IsUnavailable(watched)) need_list = true;
+    // Throttled (429) or a lost connection: the watch again, after the back-off. Anything else
+    // (a server's answer of 500 or 503, refused, an event that did not decode) starts over with
+    // a list after it, as client-go's reflector does (it retries a server error's watch only
+    // when given a MaxInternalErrorRetryDuration, which the informers of ResourceSlices are not).
+    const bool lost_connection = absl::IsUnavailable(watched) && !ApiErrorOf(watched).has_value();
+    if (!absl::IsResourceExhausted(watched) && !lost_connection) need_list = true;
     if (!fail(watched)) return;
   }
 }

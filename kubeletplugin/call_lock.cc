@@ -46,18 +46,23 @@ absl::StatusOr<CallLock::Guard> CallLock::Lock(const std::function<bool()>& ende
   struct flock whole {};
   whole.l_type = F_WRLCK;
   whole.l_whence = SEEK_SET;
-  const std::function<int()> tries[] = {[&] { return ::flock(fd, LOCK_EX | LOCK_NB); },
-                                        [&] { return ::fcntl(fd, F_OFD_SETLK, &whole); }};
+  // Without `ended` nothing ends the wait: the kernel's own waits, first come first served.
+  // With it, tries again and again, asking between the tries.
+  const bool wait = ended == nullptr;
+  const std::function<int()> tries[] = {
+      [&] { return ::flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB); },
+      [&] { return ::fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &whole); }};
   absl::Duration pause = kFirstPause;
   for (const auto& take : tries) {
     while (take() != 0) {
       const int error = errno;
-      if (error != EINTR && error != EWOULDBLOCK && error != EAGAIN && error != EACCES) {
+      if (error == EINTR) continue;
+      const bool held = error == EWOULDBLOCK || error == EAGAIN || error == EACCES;
+      if (wait || !held) {
         ::close(fd);  // releases what it holds
         return ErrnoStatus(error, "lock file: cannot lock", lock_file_);
       }
-      if (error == EINTR) continue;
-      if (ended != nullptr && ended()) {
+      if (ended()) {
         ::close(fd);
         return absl::CancelledError(
             absl::StrCat("the call ended while it waited for the lock on ", lock_file_.string()));

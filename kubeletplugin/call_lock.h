@@ -45,9 +45,9 @@ class CallLock {
 
   // Lock blocks until the call may go on. With a file, the file is created (mode 0666, less the
   // umask) if missing; an error opening or locking it is "lock file: ...". The other pod may hold
-  // the file's lock for as long as its driver takes: while it does, Lock tries again every few
-  // milliseconds, and gives up with Cancelled once `ended` (when given) says the call ended (the
-  // kubelet's deadline, the helper's stop).
+  // the file's lock for as long as its driver takes: with `ended`, Lock tries again every few
+  // milliseconds while it does, and gives up with Cancelled once `ended` says the call ended
+  // (the kubelet's deadline, the helper's stop); without, it waits in the kernel.
   absl::StatusOr<Guard> Lock(const std::function<bool()>& ended = nullptr)
       ABSL_NO_THREAD_SAFETY_ANALYSIS;
 

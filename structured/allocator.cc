@@ -21,10 +21,32 @@ using kubeapi::ResourceClaim;
 using Json = nlohmann::json;
 
 // The deepest search run on the caller's thread, and the stack a deeper one's thread gets per
-// level (a level takes about 450 bytes in an optimized build, several times that with the
-// sanitizers).
+// level (a level takes about 450 bytes in an optimized build, more with the sanitizers).
 constexpr size_t kSearchDepthOnCallersStack = 2048;
-constexpr size_t kSearchStackBytesPerLevel = 4096;
+constexpr size_t kSearchStackBytesPerLevel = 2048;
+
+// The devices a request may take: its count, the claim's limit for all of a kind.
+int64_t DevicesAsked(const kubeapi::ExactDeviceRequest& request) {
+  return request.allocation_mode == kubeapi::kAllocationModeExactCount
+             ? request.count
+             : kubeapi::kAllocationResultsMaxSize;
+}
+
+// SearchDepth: the most stack frames the search takes for `claim`: one as it moves to the claim,
+// two for each request (a request and its subrequest), and one for each device it picks (at
+// most kAllocationResultsMaxSize).
+size_t SearchDepth(const ResourceClaim& claim) {
+  int64_t devices = 0;
+  for (const kubeapi::DeviceRequest& request : claim.spec.requests) {
+    int64_t most = request.exactly.has_value() ? DevicesAsked(*request.exactly) : 0;
+    for (const kubeapi::DeviceSubRequest& sub : request.first_available) {
+      most = std::max(most, DevicesAsked(sub.request));
+    }
+    const int64_t limit = kubeapi::kAllocationResultsMaxSize;
+    devices = std::min(devices + std::clamp<int64_t>(most, 0, limit), limit);
+  }
+  return 1 + 2 * claim.spec.requests.size() + static_cast<size_t>(devices);
+}
 
 // klog.KObj: "namespace/name", or the name alone.
 std::string KObj(const ResourceClaim& claim) {
@@ -1121,13 +1143,10 @@ absl::StatusOr<std::optional<std::vector<AllocationResult>>> Allocator::Allocate
     const Node& node, const std::vector<const ResourceClaim*>& claims,
     Explanation* explanation) const {
   Search search(*this, node, claims, explanation);
-  // The search takes a frame for every claim and request it moves to and every device it picks
-  // (at most kAllocationResultsMaxSize a claim). A call of many claims would overflow the
-  // caller's stack (10,000 claims did): it runs on a thread whose stack holds its depth.
+  // A call of many claims would overflow the caller's stack (10,000 claims did): it runs on a
+  // thread whose stack holds its depth (SearchDepth).
   size_t depth = 0;
-  for (const ResourceClaim* claim : claims) {
-    depth += 1 + claim->spec.requests.size() + kubeapi::kAllocationResultsMaxSize;
-  }
+  for (const ResourceClaim* claim : claims) depth += SearchDepth(*claim);
   absl::StatusOr<std::optional<std::vector<AllocationResult>>> result;
   if (depth <= kSearchDepthOnCallersStack) {
     result = search.Run();

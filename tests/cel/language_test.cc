@@ -137,6 +137,8 @@ TEST(CelLanguageTest, Conversions) {
   EXPECT_EQ(Eval(R"(double("0x1p4") == 16.0 && double("1e-400") == 0.0)"), "true");
   EXPECT_EQ(Eval(R"(double("-Inf") < 0.0 && double("infinity") > 0.0)"), "true");
   EXPECT_EQ(Eval(R"(double("NaN") != double("nan"))"), "true");
+  EXPECT_EQ(Eval(R"(double("0x1p2000") > 0.0)"), "error: cannot convert \"0x1p2000\" to double");
+  EXPECT_EQ(Eval(R"(double("-nan") != 0.0)"), "error: cannot convert \"-nan\" to double");
   EXPECT_EQ(Eval(R"(bool("true") && !bool("0"))"), "true");
   // Doubles print as Go's %g does (cel-go's string(double)).
   EXPECT_EQ(Eval(R"(string(100000.0) == "100000" && string(1e6) == "1e+06")"), "true");
@@ -167,10 +169,6 @@ TEST(CelLanguageTest, Strings) {
             "error: invalid substring range. start: 2, end: 1");
 }
 
-// The offset forms as cel-go's (v0.26, ext/strings.go indexOfOffset and lastIndexOfOffset): an
-// offset at or past the end finds nothing rather than failing (a selector comparing
-// model.indexOf("x", 5) on a shorter model must not fail the allocation), a negative one is an
-// error, and an empty needle is found at the offset given.
 // The lexer takes what CEL's grammar takes: no \\u or \\U escapes in a bytes literal, and a
 // hexadecimal number begins with a lower-case 0x.
 TEST(CelLanguageTest, LiteralsAsCelsGrammarHasThem) {
@@ -183,6 +181,10 @@ TEST(CelLanguageTest, LiteralsAsCelsGrammarHasThem) {
   EXPECT_TRUE(absl::StartsWith(Eval("0XFFu == 255u"), "compile: ")) << "0X";
 }
 
+// The offset forms as cel-go's (v0.26, ext/strings.go indexOfOffset and lastIndexOfOffset): an
+// offset at or past the end finds nothing rather than failing (a selector comparing
+// model.indexOf("x", 5) on a shorter model must not fail the allocation), a negative one is an
+// error, and an empty needle is found at the offset given.
 TEST(CelLanguageTest, IndexOfWithAnOffset) {
   EXPECT_EQ(Eval(R"("héllo".indexOf("l", 3) == 3 && "héllo".lastIndexOf("l", 2) == 2)"), "true");
   EXPECT_EQ(Eval(R"("abc".indexOf("c", 10) == -1 && "abc".indexOf("c", 3) == -1)"), "true");

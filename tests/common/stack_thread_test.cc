@@ -35,6 +35,10 @@ TEST(StackThreadTest, AStackNoThreadCanHaveIsAnErrorAndNothingRuns) {
       RunWithStack(std::numeric_limits<size_t>::max() / 2, [&] { ran = true; });
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
   EXPECT_FALSE(ran);
+  // Nor one whose size wraps around when rounded up to whole pages.
+  EXPECT_EQ(RunWithStack(std::numeric_limits<size_t>::max(), [&] { ran = true; }).code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_FALSE(ran);
 }
 
 }  // namespace

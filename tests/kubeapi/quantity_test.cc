@@ -268,6 +268,8 @@ TEST(QuantityTest, ABinaryQuantityPastInt64IsCapped) {
   EXPECT_EQ(Q("8Ei").ToString(), "9223372036854775807");
   EXPECT_EQ(Q("10Ei").Compare(Q("9223372036854775807")), 0);
   EXPECT_EQ(Q("-10Ei").ToString(), "-9223372036854775807");
+  EXPECT_EQ(Q("1000000000000000000000000000000Ki").ToString(), "9223372036854775807")
+      << "past what the parse holds too";
   EXPECT_EQ(Q("9223372036854775807Ki").CeilInt64(), std::numeric_limits<int64_t>::max());
   EXPECT_EQ(Q("10E").ToString(), "10E") << "decimal: not capped";
   EXPECT_EQ(Q("7Ei").Add(Q("7Ei"))->ToString(), "14Ei") << "a sum: not capped";

@@ -8,6 +8,9 @@
 
 #include <atomic>
 #include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "tests/testlib/at_once.h"
@@ -272,15 +275,23 @@ TEST_F(SliceReflectorTest, AWatchTheServerRefusesStartsOverWithAList) {
 TEST_F(SliceReflectorTest, AWatchThatFailsWithAServerErrorStartsOverWithAList) {
   std::unique_ptr<SliceReflector> reflector = Start();
   ASSERT_TRUE(Watching());
-  FakeFailure failure;
-  failure.method = "GET";
-  failure.code = 500;
-  server_.FailNext(failure);
-  server_.CutWatches();
-  ASSERT_TRUE(WaitFor([&] { return reflector->lists() == 2; }));
-  ASSERT_TRUE(Watching());
-  std::lock_guard<std::mutex> lock(error_mu_);
-  EXPECT_EQ(last_error_.code(), absl::StatusCode::kInternal) << last_error_;
+  int lists = 1;
+  for (const auto& [code, reason, status] :
+       std::vector<std::tuple<int, std::string, absl::StatusCode>>{
+           {500, "InternalError", absl::StatusCode::kInternal},
+           {503, "ServiceUnavailable", absl::StatusCode::kUnavailable}}) {
+    FakeFailure failure;
+    failure.method = "GET";
+    failure.code = code;
+    failure.reason = reason;
+    server_.FailNext(failure);
+    server_.CutWatches();
+    ++lists;
+    ASSERT_TRUE(WaitFor([&] { return reflector->lists() == lists; })) << code;
+    ASSERT_TRUE(Watching());
+    std::lock_guard<std::mutex> lock(error_mu_);
+    EXPECT_EQ(last_error_.code(), status) << last_error_;
+  }
 }
 
 // A watch the server ends at once with nothing in it (a proxy that does not pass watches
