@@ -154,15 +154,21 @@ std::vector<std::string> ManagerImpl::ReusableIdsLocked(const Pod& pod, const st
 }
 
 absl::Status ManagerImpl::Allocate(const Pod& pod, const Container& container) {
-  if (pod.FindContainer(container.name) == nullptr) {
+  const Container* in_spec = pod.FindContainer(container.name);
+  if (in_spec == nullptr) {
     return Refused(kRefusedNotFound, absl::NotFoundError(absl::StrCat("container ", container.name,
                                                                       " is not in pod ", pod.uid)));
   }
+  // What kind of container it is (init, sidecar or app) is the pod's word, as upstream finds
+  // the container in the pod's spec: a caller's copy left at the default would keep an init
+  // container's devices from ever being reused.
+  Container typed = container;
+  typed.type = in_spec->type;
   if (SkipsDraResources(pod)) {
     return AllocateContainer(WithoutDraExtendedResources(pod),
-                             WithoutDraExtendedResources(pod, container));
+                             WithoutDraExtendedResources(pod, typed));
   }
-  return AllocateContainer(pod, container);
+  return AllocateContainer(pod, typed);
 }
 
 bool ManagerImpl::SkipsDraResources(const Pod& pod) const {
@@ -209,23 +215,28 @@ absl::StatusOr<std::optional<ManagerImpl::Pick>> ManagerImpl::BeginPickLocked(
     const Pod& pod, const Container& container, const std::string& resource, int64_t required,
     bool sources_ready, const std::optional<NumaMask>& affinity) {
   if (!IsDevicePluginResourceLocked(resource)) return std::nullopt;
-  const std::set<std::string> held = HeldLocked(pod.uid, container.name, resource);
+  std::set<std::string> held;
   int64_t needed = required;
-  if (!held.empty()) {
-    needed -= static_cast<int64_t>(held.size());
-    // A pod's resources do not change once admitted by the API server: fail loudly.
-    if (needed != 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("pod \"", pod.uid, "\" container \"", container.name,
-                       "\" changed request for resource \"", resource, "\" from ", held.size(),
-                       " to ", required));
-    }
-  }
+  // What the container holds already, which must be all it asks for: a pod's resources do not
+  // change once admitted by the API server (fail loudly).
+  const auto take_held = [&] {
+    mu_.AssertHeld();
+    held = HeldLocked(pod.uid, container.name, resource);
+    needed = required - static_cast<int64_t>(held.size());
+    if (held.empty() || needed == 0) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pod \"", pod.uid, "\" container \"", container.name, "\" changed request for resource \"",
+        resource, "\" from ", held.size(), " to ", required));
+  };
+  if (absl::Status status = take_held(); !status.ok()) return status;
   // Restart of the host: the container runs with its devices already.
   if (!sources_ready && options_.running_containers.contains({pod.uid, container.name})) {
     return std::nullopt;
   }
   WaitForPluginLocked(resource, held);
+  // The wait releases mu_: another call for the container may have allocated it meanwhile,
+  // which this one must then not allocate again over it.
+  if (absl::Status status = take_held(); !status.ok()) return status;
   auto table = devices_.find(resource);
   if (table == devices_.end()) {
     return absl::NotFoundError(absl::StrCat("cannot allocate unregistered device ", resource));

@@ -273,6 +273,21 @@ TEST_F(AdmissionTest, TestInitContainerDeviceAllocation) {
   EXPECT_TRUE(Disjoint(app1, app2));
 }
 
+// Allocate takes the container's kind from the pod, as upstream finds the container in the
+// pod's spec: a host that hands it a copy of an init container without its kind still has that
+// container's devices reused by the app. Before, the copy's kind (an app's, by default) was
+// taken, and the app needed devices of its own (here, more than the plugin has).
+TEST_F(AdmissionTest, AllocateTakesTheContainersKindFromThePod) {
+  StartManager();
+  PluginPtr plugin = StartPlugin("p1.sock", kResource1, MakeDevices(2, "d"));
+  Pod pod = MakePod("pod1", {MakeContainer("app", {{kResource1, 2}})},
+                    {MakeContainer("init", {{kResource1, 2}}, ContainerType::kInit)});
+  AddActive("pod1");
+  ASSERT_TRUE(manager_->Allocate(pod, MakeContainer("init", {{kResource1, 2}})).ok());
+  ASSERT_TRUE(manager_->Allocate(pod, pod.containers[0]).ok());
+  EXPECT_EQ(Held("pod1", "app", kResource1), Held("pod1", "init", kResource1));
+}
+
 TEST_F(AdmissionTest, TestRestartableInitContainerDeviceAllocation) {
   StartManager();
   PluginPtr plugin = StartPlugin("p1.sock", kResource1, MakeDevices(6, "d"));
