@@ -456,20 +456,25 @@ absl::Status PodAdmission::PreparedSinceStart(const dra::Pod& claims) {
 absl::Status PodAdmission::SyncClaims() {
   if (dra_ == nullptr || claims_ == nullptr) return absl::OkStatus();
   absl::Status first;
-  for (const dra::Pod& claims : claims_->Pods()) {
-    if (dra_->Prepared(claims)) continue;
-    PodLock pod_lock(*this, claims.uid);
+  for (const dra::Pod& listed : claims_->Pods()) {
+    if (dra_->Prepared(listed)) continue;
+    PodLock pod_lock(*this, listed.uid);
     // Admissions and removals in flight prepare and unprepare on their own.
-    if (!registry_.Find(claims.uid).has_value()) continue;
-    absl::Status prepared = PreparedSinceStart(claims);
+    if (!registry_.Find(listed.uid).has_value()) continue;
+    // The claims the pod has now: the pass may reach it long after the list was taken (each
+    // driver call before may take its whole timeout), and the pod may have been removed and
+    // admitted again under its UID since, with other claims or none.
+    const std::optional<dra::Pod> claims = claims_->FindPod(listed.uid);
+    if (!claims.has_value()) continue;
+    absl::Status prepared = PreparedSinceStart(*claims);
     if (prepared.ok()) continue;
     absl::MutexLock lock(&sync_mu_);
     if (first.ok()) first = prepared;
-    std::string& last = sync_errors_[claims.uid];
+    std::string& last = sync_errors_[claims->uid];
     if (last != prepared.message()) {
       last = std::string(prepared.message());
-      DEVMGR_LOG(logger_, warn, "Pod claims are not prepared yet, will retry", "podUID", claims.uid,
-                 "err", prepared);
+      DEVMGR_LOG(logger_, warn, "Pod claims are not prepared yet, will retry", "podUID",
+                 claims->uid, "err", prepared);
     }
   }
   const std::vector<std::string> active = registry_.ActiveUids();

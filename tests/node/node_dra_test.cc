@@ -5,16 +5,25 @@
 // restart prepares every claim of a running pod again once its driver is back.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "common/file_store.h"
+#include "common/logging.h"
 #include "dra/checkpoint.h"
 #include "nlohmann/json.hpp"
 #include "node/claim_record.h"
@@ -95,9 +104,10 @@ class NodeDraTest : public ::testing::Test {
 
   std::string DriverSocket() const { return dir_.Sub("dra.sock").string(); }
 
-  void StartNode() {
+  void StartNode(LoggerPtr logger = nullptr) {
     node_.reset();
     NodeOptions options;
+    options.logger = std::move(logger);
     options.root_dir = dir_.Sub("root");
     options.dra_sync_period = absl::Milliseconds(20);
     options.dra_features = features_;
@@ -404,6 +414,64 @@ TEST_F(NodeDraTest, APodAdmittedWithoutClaimsWaitsForItsEarlierClaimsUnprepare) 
   admitted = Admit(without_claims);
   ASSERT_TRUE(admitted.ok()) << admitted.status();
   EXPECT_TRUE(node_->admission().RunOptions("p1", "app").ok());
+}
+
+// The node's DRA pass lists the pods, then takes each pod's lock in turn, and a driver call may
+// hold it up for its whole timeout: a pod removed and admitted again under its UID meanwhile,
+// without its claims, is not prepared the claims it had. Before, the pass asked for the list's
+// copy: the driver was spared only because the claim no longer named the pod among its users,
+// and the pod was logged, and kept, as one whose claims could not be prepared.
+TEST_F(NodeDraTest, TheDraPassPreparesAPodsClaimsAsTheyAreWhenItReachesThePod) {
+  RegisterDriver();
+  for (const auto& [pod, claim] : std::vector<std::pair<std::string, std::string>>{
+           {"a", "gpu-a"}, {"p", "gpu-s"}, {"r", "gpu-s"}, {"z", "gpu-z"}}) {
+    ASSERT_TRUE(Admit(Manifest(pod, claim)).ok()) << pod;
+  }
+  auto log = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);
+  StartNode(std::make_shared<spdlog::logger>("node", log));  // none is prepared since this start
+  absl::Notification in_a;
+  absl::Notification release_a;
+  std::mutex mu;
+  std::vector<std::string> prepared;
+  driver_->OnPrepare([&](const draapi::v1::NodePrepareResourcesRequest& request) {
+    const std::string claim = request.claims(0).name();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      prepared.push_back(claim);
+    }
+    if (claim == "gpu-a" && !in_a.HasBeenNotified()) {
+      in_a.Notify();
+      release_a.WaitForNotification();
+    }
+    return PrepareDev0()(request);
+  });
+  RegisterDriver();
+  ASSERT_TRUE(in_a.WaitForNotificationWithTimeout(absl::Seconds(20))) << "the pass reaches a";
+  ASSERT_TRUE(node_->admission().Remove("p").ok());
+  ASSERT_TRUE(Admit("metadata: {name: pod-p, uid: p}\nspec:\n  containers: [{name: app}]\n").ok());
+  release_a.Notify();
+  // z comes after p and r in the pass.
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::find(prepared.begin(), prepared.end(), "gpu-z") != prepared.end();
+  }));
+  driver_->OnPrepare(PrepareDev0());
+  absl::StatusOr<std::string> bytes = FileStore(dir_.Sub("root")).Read(dra::kCheckpointName);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  absl::StatusOr<dra::CheckpointData> data = dra::Decode(*bytes);
+  ASSERT_TRUE(data.ok()) << data.status();
+  std::optional<std::set<std::string>> users;
+  for (const dra::ClaimInfoState& state :
+       data->entries.value_or(std::vector<dra::ClaimInfoState>{})) {
+    if (state.claim_name == "gpu-s") users = state.pod_uids;
+  }
+  EXPECT_EQ(users, (std::set<std::string>{"r"}));
+  EXPECT_TRUE(node_->admission().RunOptions("p", "app").ok());
+  // (Before the driver registered, every pod's claims were logged as not prepared yet.)
+  for (const std::string& line : log->last_formatted()) {
+    if (line.find("is not registered") != std::string::npos) continue;
+    EXPECT_EQ(line.find("not prepared yet"), std::string::npos) << line;
+  }
 }
 
 // A removal whose unprepare the driver refuses leaves the pod admitted with a claim the driver
