@@ -524,6 +524,12 @@ namespace internal {
 
 absl::StatusOr<ParsedCheckpoint> ParseTree(absl::string_view bytes) {
   if (absl::Status depth = CheckJsonDepth(bytes, kMaxJsonDepth); !depth.ok()) return depth;
+  // nlohmann's parser skips a byte-order mark; Go's refuses it, and a kubelet starts without
+  // the file.
+  if (absl::StartsWith(bytes, "\xEF\xBB\xBF")) {
+    return absl::InvalidArgumentError(
+        "not valid JSON: invalid character '\xC3\xAF' looking for beginning of value");
+  }
   Json root;
   try {
     root = Json::parse(bytes);

@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "checkpoint/checksum.h"
 #include "common/file_store.h"
 #include "tests/checkpoint/checkpoint_samples.h"
@@ -108,6 +109,16 @@ TEST(CheckpointTest, DecodeKubeletExample) {
   EXPECT_EQ(parsed->stored_checksum, 2549016347U);
   EXPECT_TRUE(parsed->ChecksumMatches());
   EXPECT_EQ(parsed->data, ExampleData());
+}
+
+// Go's decoder refuses a byte-order mark before the JSON, which nlohmann's parser skips: a
+// kubelet starts without such a file, and devmgr reports it unreadable.
+TEST(CheckpointTest, AByteOrderMarkMakesTheFileUnreadable) {
+  const absl::StatusOr<ParsedCheckpoint> parsed =
+      Parse(absl::StrCat("\xEF\xBB\xBF", kKubeletExample));
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(parsed.status().message(),
+            "not valid JSON: invalid character '\xC3\xAF' looking for beginning of value");
 }
 
 TEST(CheckpointTest, PreNumaFormatIsReadAndUpgraded) {
