@@ -21,9 +21,11 @@ using kubeapi::ResourceClaim;
 using Json = nlohmann::json;
 
 // The deepest search run on the caller's thread, and the stack a deeper one's thread gets per
-// level (a level takes about 450 bytes in an optimized build, more with the sanitizers).
-constexpr size_t kSearchDepthOnCallersStack = 2048;
-constexpr size_t kSearchStackBytesPerLevel = 2048;
+// level: a level takes about 450 bytes in an optimized build and several KiB with the
+// sanitizers, whose build runs the tests too (2 KiB a level overflowed there). The stack is
+// address space; only the pages the search reaches are used.
+constexpr size_t kSearchDepthOnCallersStack = 512;
+constexpr size_t kSearchStackBytesPerLevel = 8192;
 
 // The devices a request may take: its count, the claim's limit for all of a kind.
 int64_t DevicesAsked(const kubeapi::ExactDeviceRequest& request) {
