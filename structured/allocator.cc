@@ -118,10 +118,13 @@ struct RequestKey {
   }
 };
 
-// AddCounts: a + b for counts of devices (b not negative), the largest value instead of a sum
-// past it: over every limit, as the sum is.
+// AddCounts: a + b for counts of devices, the largest (or smallest) value instead of a sum past
+// int64's range: over (or under) every limit, as the sum is. A count may be negative: validation
+// refuses one, and a claim that was not validated (a file) sums it as upstream's allocator does.
 int64_t AddCounts(int64_t a, int64_t b) {
-  return b > std::numeric_limits<int64_t>::max() - a ? std::numeric_limits<int64_t>::max() : a + b;
+  int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
 }
 
 struct RequestData {

@@ -691,6 +691,21 @@ TEST(AllocatorRegressionTest, HugeCountsMeetTheClaimLimitWithoutWrappingAround) 
             "claim claim-1: number of requested devices 2147483648 exceeds the claim limit of 32");
 }
 
+// A negative count, which validation refuses, in a claim that was not validated (a file given to
+// `devmgr dra allocate`): summed as upstream's allocator sums it, its request asks for nothing.
+// Before, the sum after it overflowed int64 (undefined behaviour; a crash under UBSan).
+TEST(AllocatorRegressionTest, ANegativeCountAsksForNothingAndOverflowsNoSum) {
+  const auto slice = Slice("slice-1", R"([{"name": "device-0"}, {"name": "device-1"}])");
+  const auto claim = Claim(R"({"metadata": {"name": "claim-0"}, "spec": {"devices": {
+    "requests": [
+      {"name": "a", "exactly": {"deviceClassName": "class-a", "count": -9223372036854775808}},
+      {"name": "b", "exactly": {"deviceClassName": "class-a", "count": -1}},
+      {"name": "c", "exactly": {"deviceClassName": "class-a"}}]}}})");
+  auto result = AllocateOrDie(Features{}, {slice}, claim);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_THAT(Picks(result->front()), ElementsAre("c=device-0"));
+}
+
 // The order slices come in changes nothing: pools and slices are searched by name.
 TEST(AllocatorDeterminismTest, SliceOrderDoesNotChangeTheResult) {
   auto slice = [](const std::string& name, const std::string& pool, const std::string& device) {
