@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/errno_status.h"
+#include "node/root_held.h"
 
 namespace devmgr::node {
 
@@ -32,8 +33,8 @@ absl::StatusOr<std::unique_ptr<LockFile>> LockFile::Acquire(const std::filesyste
     }
     close(fd);
     if (error == EWOULDBLOCK) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "another devmgr serve (", holder, ") holds ", path.string(), "; stop it first"));
+      return RootHeldError(absl::StrCat("another devmgr serve (", holder, ") holds ", path.string(),
+                                        "; stop it first"));
     }
     return ErrnoStatus(error, "cannot lock", path);
   }

@@ -15,8 +15,8 @@ namespace devmgr::node {
 class LockFile {
  public:
   // Acquire creates the file (mode 0600, not following a symlink) and locks it without
-  // waiting. FailedPrecondition naming the holder's PID when another process holds it;
-  // Internal for I/O errors.
+  // waiting. RootHeldError naming the holder's PID when another process holds it; the
+  // system call's error otherwise (common/errno_status.h).
   static absl::StatusOr<std::unique_ptr<LockFile>> Acquire(const std::filesystem::path& path);
   ~LockFile();
   LockFile(const LockFile&) = delete;

@@ -33,6 +33,7 @@
 #include "node/pod_manifest.h"
 #include "node/pod_registry.h"
 #include "node/recording_checkpoint_store.h"
+#include "node/root_held.h"
 #include "node/store_slice_wiper.h"
 #include "pluginwatcher/watcher.h"
 #include "podresources/server.h"
@@ -372,7 +373,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
        {paths.plugin_dir / "kubelet.sock", paths.podresources_socket}) {
     // A socket no one can connect to (EACCES, say) may be a kubelet's as well.
     if (absl::Status nobody = NobodyServes(socket); !nobody.ok()) {
-      return absl::FailedPreconditionError(
+      return RootHeldError(
           absl::StrCat(nobody.message(),
                        " (a kubelet on this root?): refusing to take over its sockets and "
                        "checkpoint; stop it, or give devmgr a root of its own"));

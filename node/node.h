@@ -150,8 +150,8 @@ struct NodePaths {
 class Node {
  public:
   // Start takes the lock, reads the pod record and the checkpoint, and starts every service.
-  // FailedPrecondition when another daemon holds the root; the failing service's error
-  // otherwise (then everything started is stopped again).
+  // FailedPrecondition, for which IsRootHeld (root_held.h) is true, when another daemon holds
+  // the root; the failing service's error otherwise (then everything started is stopped again).
   static absl::StatusOr<std::unique_ptr<Node>> Start(const NodeOptions& options);
   // Stops if still running.
   ~Node();

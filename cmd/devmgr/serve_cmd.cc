@@ -24,6 +24,7 @@
 #include "common/feature_gate_list.h"
 #include "node/node.h"
 #include "node/process_settings.h"
+#include "node/root_held.h"
 #include "topologymanager/numa_nodes.h"
 #include "topologymanager/policy_options.h"
 
@@ -237,7 +238,7 @@ int RunServe(const ServeFlags& flags) {
   const ServiceNotifier notifier;
   absl::StatusOr<std::unique_ptr<node::Node>> daemon = node::Node::Start(options);
   if (!daemon.ok()) {
-    return Fail(absl::IsFailedPrecondition(daemon.status()) ? kExitNo : kExitUsage,
+    return Fail(node::IsRootHeld(daemon.status()) ? kExitNo : kExitUsage,
                 daemon.status().message());
   }
   notifier.Ready(absl::StrCat("Serving under ", flags.root_dir));
