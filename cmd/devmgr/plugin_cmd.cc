@@ -14,6 +14,7 @@
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -24,6 +25,7 @@
 #include "common/file_store.h"
 #include "common/logging.h"
 #include "common/unix_socket.h"
+#include "deviceplugin/cdi.h"
 #include "deviceplugin/plugin.h"
 #include "kubeclient/client.h"
 #include "kubeletplugin/admin_claim_lookup.h"
@@ -150,10 +152,11 @@ absl::StatusOr<LoggerPtr> PluginLogger(const LogFlags& log_flag) {
 }
 
 // RunPlugin starts a plugin and serves until SIGTERM or SIGINT; SIGUSR1 calls `on_usr1`.
-// `cdi_kinds` are the device types whose CDI kind is not "<namespace>/<type>" (CdiOptions).
+// `device_types` are the types the plugin serves; `cdi_kinds` those whose CDI kind is not
+// "<namespace>/<type>" (CdiOptions).
 int RunPlugin(const CommonFlags& flags, const LoggerPtr& logger,
-              const std::string& resource_namespace, deviceplugin::Scanner& scanner,
-              const deviceplugin::Hooks& hooks,
+              const std::string& resource_namespace, const std::vector<std::string>& device_types,
+              deviceplugin::Scanner& scanner, const deviceplugin::Hooks& hooks,
               std::map<std::string, std::string, std::less<>> cdi_kinds,
               const std::function<void()>& on_usr1, const std::function<void()>& before_stop) {
   absl::StatusOr<absl::Duration> check_interval =
@@ -175,6 +178,18 @@ int RunPlugin(const CommonFlags& flags, const LoggerPtr& logger,
   if (!flags.cdi_dir.empty()) {
     options.cdi = deviceplugin::CdiOptions{
         .folder = flags.cdi_dir, .vendor = resource_namespace, .kinds = std::move(cdi_kinds)};
+    // Otherwise the type would be served without CDI (its spec not written, Allocate naming no
+    // CDI device), which a node whose runtime expects CDI finds only in the log.
+    for (const std::string& type : device_types) {
+      const std::string kind = deviceplugin::CdiKind(*options.cdi, type);
+      if (!deviceplugin::IsValidCdiKind(kind)) {
+        return Fail(
+            kExitUsage,
+            absl::StrCat("--cdi-dir: device type ", type, " would have the CDI kind \"", kind,
+                         "\", which CDI refuses: each part of <vendor>/<class> must "
+                         "begin with a letter and end with a letter or digit"));
+      }
+    }
   }
   options.hooks = hooks;
   options.logger = logger;
@@ -247,8 +262,8 @@ int RunFake(const CommonFlags& common, const FakeFlags& flags) {
   plugins::FakeScanner scanner(devices);
   plugins::FakeHooks hooks(hook_options);
   return RunPlugin(
-      common, *logger, ns, scanner, hooks.AsHooks(), {}, [&] { scanner.RequestFlip(); },
-      [&] { hooks.Release(); });
+      common, *logger, ns, {devices.device_type}, scanner, hooks.AsHooks(), {},
+      [&] { scanner.RequestFlip(); }, [&] { hooks.Release(); });
 }
 
 // RunFakeDra serves a fake DRA driver until SIGTERM or SIGINT. Claims are read from the daemon
@@ -369,6 +384,8 @@ int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
   if (!logger.ok()) return Fail(kExitUsage, logger.status().message());
   const std::string ns = config->resource_namespace;
   auto cdi_kinds = plugins::CdiKinds(*config);
+  std::vector<std::string> device_types;
+  for (const plugins::GenericGroup& group : config->groups) device_types.push_back(group.name);
   plugins::ShareSpreader spreader(*config);
   deviceplugin::Hooks hooks;
   if (spreader.Shares()) hooks.preferred_allocator = &spreader;
@@ -398,7 +415,7 @@ int RunGeneric(const CommonFlags& common, const GenericFlags& flags) {
     return Fail(kExitUsage, absl::StrCat(flags.config, ": ", first.status().message()));
   }
   return RunPlugin(
-      common, *logger, ns, scanner, hooks, std::move(cdi_kinds), [] {}, [] {});
+      common, *logger, ns, device_types, scanner, hooks, std::move(cdi_kinds), [] {}, [] {});
 }
 
 }  // namespace

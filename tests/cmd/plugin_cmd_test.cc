@@ -232,6 +232,10 @@ TEST_F(PluginCommandTest, BadUsageExitsTwoWithOneLine) {
            {"plugin", "fake", "--root-dir", root, "--resource", "a.b/c", "--devices", "1000000000"},
            {"plugin", "fake-dra", "--root-dir", root, "--driver", "a.b", "--devices", "1000001"},
            {"plugin", "generic", "--root-dir", root, "--config", root + "/missing.yaml"},
+           // A CDI kind CDI refuses (its vendor begins with a digit): before, the type was
+           // served without CDI, and the log alone said so.
+           {"plugin", "fake", "--root-dir", root, "--resource", "3dfx.com/gpu", "--cdi-dir",
+            root + "/cdi"},
        }) {
     std::vector<std::string> argv = args;
     argv.insert(argv.begin(), DevmgrBinary());
@@ -343,6 +347,30 @@ TEST_F(GenericPluginTest, FollowsDevicesThatComeAndGo) {
                .devices[id_of((dev / "ttyUSB1").string())]
                .health == "Healthy";
   }));
+  ExpectCleanExit(plugin);
+}
+
+// A group without cdiKind has "<namespace>/<group>": with --cdi-dir, one CDI refuses is a
+// usage error naming the type; a cdiKind of the group's own serves it.
+TEST_F(GenericPluginTest, AnInvalidDefaultCdiKindIsRefusedAtStartWithCdi) {
+  const std::string bad = WriteConfig(
+      "bad.yaml", "namespace: 3dfx.com\ngroups:\n  - {name: gpu, paths: [/dev/null]}\n");
+  auto result =
+      RunProcess({DevmgrBinary(), "plugin", "generic", "--root-dir", root_.path().string(),
+                  "--config", bad, "--cdi-dir", root_.Sub("cdi").string()});
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_NE(result.err.find("--cdi-dir: device type gpu would have the CDI kind \"3dfx.com/gpu\""),
+            std::string::npos)
+      << result.err;
+  EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << result.err;
+
+  ASSERT_TRUE(kubelet_.Start().ok());
+  const std::string own = WriteConfig(
+      "own.yaml",
+      "namespace: 3dfx.com\ngroups:\n  - {name: gpu, paths: [/dev/null], cdiKind: tdfx.com/gpu}\n");
+  PluginProcess plugin(Generic(own, {"--cdi-dir", root_.Sub("cdi").string()}));
+  ASSERT_TRUE(Seen("3dfx.com/gpu", 1, 1)) << plugin.err();
+  EXPECT_TRUE(WaitFor([&] { return std::filesystem::exists(root_.Sub("cdi/tdfx.com-gpu.json")); }));
   ExpectCleanExit(plugin);
 }
 
