@@ -43,43 +43,58 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
   PodLock pod_lock(*this, pod.uid);
   const std::optional<dra::Pod> wanted =
       claims.empty() ? std::nullopt : std::optional<dra::Pod>(claims.pod);
+  // The refusals before the pod's admission begins: nothing to undo.
+  const auto refuse = [&](absl::string_view reason, absl::Status status) {
+    Refused(pod, reason, status);
+    return status;
+  };
   if (std::optional<RegisteredPod> existing = registry_.Find(pod.uid); existing.has_value()) {
     const std::optional<dra::Pod> stored = StoredClaims(pod.uid);
     if (!stored.has_value()) {
-      if (absl::Status lost = LostClaims(pod.uid); !lost.ok()) return lost;
+      if (absl::Status lost = LostClaims(pod.uid); !lost.ok()) return refuse(kRefusedClaims, lost);
     }
     if (existing->recovered || existing->pod != pod || stored != wanted) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "pod ", pod.uid, " is already admitted with other containers; remove it first"));
+      return refuse(
+          kRefusedAlreadyAdmitted,
+          absl::AlreadyExistsError(absl::StrCat(
+              "pod ", pod.uid, " is already admitted with other containers; remove it first")));
     }
     if (wanted.has_value()) {
-      if (absl::Status prepared = PreparedSinceStart(*wanted); !prepared.ok()) return prepared;
+      if (absl::Status prepared = PreparedSinceStart(*wanted); !prepared.ok()) {
+        return refuse(kRefusedClaims, prepared);
+      }
     }
     return CollectOptions(pod, wanted.has_value() ? &*wanted : nullptr);
   }
   if (wanted.has_value() && (dra_ == nullptr || claims_ == nullptr)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("pod ", pod.uid, " uses ResourceClaims, and this node serves no DRA drivers"));
+    return refuse(
+        kRefusedClaims,
+        absl::FailedPreconditionError(absl::StrCat(
+            "pod ", pod.uid, " uses ResourceClaims, and this node serves no DRA drivers")));
   }
   if (!wanted.has_value() && dra_ != nullptr && dra_->PodMightNeedToUnprepareResources(pod.uid)) {
     // Otherwise the pod would be taken for one whose claims a damaged claim record took.
-    return absl::UnavailableError(absl::StrCat(
-        "pod ", pod.uid,
-        ": the ResourceClaims of its earlier admission are not unprepared yet; try again once "
-        "they are"));
+    return refuse(kRefusedClaims,
+                  absl::UnavailableError(absl::StrCat(
+                      "pod ", pod.uid,
+                      ": the ResourceClaims of its earlier admission are not unprepared yet; try "
+                      "again once they are")));
   }
   if (registry_.IsLeaving(pod.uid)) {
     // Refused before (or cut short by a restart), and its devices' release failed then.
     if (absl::Status released = manager_.ReleasePod(pod.uid); !released.ok()) {
-      absl::Status status = absl::UnavailableError(absl::StrCat(
-          "pod ", pod.uid,
-          ": the devices of its earlier admission could not be released: ", released.message()));
-      Refused(pod, kRefusedRecordWrite, status);
-      return status;
+      return refuse(kRefusedRecordWrite, absl::UnavailableError(absl::StrCat(
+                                             "pod ", pod.uid,
+                                             ": the devices of its earlier admission could not be "
+                                             "released: ",
+                                             released.message())));
     }
     registry_.Released(pod.uid);
   }
-  if (absl::Status begun = registry_.BeginAdmission(pod); !begun.ok()) return begun;
+  if (absl::Status begun = registry_.BeginAdmission(pod); !begun.ok()) {
+    return refuse(absl::IsAlreadyExists(begun) ? kRefusedAlreadyAdmitted : kRefusedRecordWrite,
+                  begun);
+  }
 
   absl::string_view reason;
   absl::StatusOr<std::vector<ContainerOptions>> options = AllocateAll(pod, claims, reason);

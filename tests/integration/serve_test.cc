@@ -310,6 +310,17 @@ TEST_F(ServeTest, SecondDaemonOnTheSameRootRefusesToStart) {
   Stop(*serve);
 }
 
+// A root that cannot be one is bad usage (2), not "held" (1): ENOTDIR and ELOOP are
+// FailedPrecondition as a held root is, and were answered 1 before.
+TEST_F(ServeTest, ARootThatIsAFileIsAUsageError) {
+  const std::filesystem::path file = h_.Path("a-file");
+  std::ofstream(file) << "";
+  ProcessResult refused = Run({"serve", "--root-dir", file.string()});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("Not a directory"), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.err.find('\n'), refused.err.size() - 1) << refused.err;
+}
+
 TEST_F(ServeTest, ADaemonWithoutAClusterNeverLoadsLibcurl) {
   // libcurl and the libraries it brings are loaded by the first Kubernetes API client
   // (kubeclient/curl_library.h): a node without a cluster does not map them at every start.
@@ -568,6 +579,10 @@ TEST_F(ServeTest, MetricsWithUpstreamNames) {
   std::string greedy = kPodManifest;
   greedy.replace(greedy.find("uid: "), 5, "uid: x");
   EXPECT_EQ(Admit(greedy).exit_code, 1) << "no devices left";
+  std::string changed = kPodManifest;
+  changed.replace(changed.find("\"2\""), 3, "\"1\"");
+  changed.replace(changed.find("\"2\""), 3, "\"1\"");
+  EXPECT_EQ(Admit(changed).exit_code, 1) << "its UID is admitted with other containers";
 
   struct stat info {};
   ASSERT_EQ(::stat(socket.c_str(), &info), 0);
@@ -584,6 +599,7 @@ TEST_F(ServeTest, MetricsWithUpstreamNames) {
            "gpu\",state=\"running\"} 1",
            "devmgr_device_plugin_devices{health=\"healthy\",resource_name=\"example.com/gpu\"} 2",
            "devmgr_admissions_refused_total{reason=\"not_enough_devices\"} 1",
+           "devmgr_admissions_refused_total{reason=\"already_admitted\"} 1",
            // Every admission goes through the topology manager; under policy none a failed
            // allocation is no alignment error, as upstream.
            "kubelet_topology_manager_admission_requests_total 2",
