@@ -360,16 +360,26 @@ absl::Status StateJournal::Grow(size_t bytes) {
   const size_t page = 4096;
   const size_t target = (bytes + page - 1) / page * page;
   const std::string zeros(size_t{1} << 20, '\0');
+  // A failed grow gives its space back: on a full disk, the zeros written would otherwise
+  // hold what is left, and every later write on the disk (the next start's included) failed.
+  const auto give_back = [this](absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (::ftruncate(fd_, static_cast<off_t>(kHeaderBytes + capacity_)) != 0) {
+      DEVMGR_LOG(options_.logger, err, "Cannot give back the space of a failed journal grow",
+                 "path", options_.path.string(), "err",
+                 ErrnoStatus(errno, "cannot truncate", options_.path));
+    }
+    return status;
+  };
   for (size_t at = kHeaderBytes + capacity_; at < kHeaderBytes + target;) {
     const size_t n = std::min(zeros.size(), kHeaderBytes + target - at);
     if (absl::Status written =
             WriteAllAt(fd_, {absl::string_view(zeros).substr(0, n)}, at, options_.path);
         !written.ok()) {
-      return written;
+      return give_back(written);
     }
     at += n;
   }
-  if (::fsync(fd_) != 0) return ErrnoStatus(errno, "cannot fsync", options_.path);
+  if (::fsync(fd_) != 0) return give_back(ErrnoStatus(errno, "cannot fsync", options_.path));
   capacity_ = target;
   return absl::OkStatus();
 }
@@ -411,9 +421,8 @@ absl::Status StateJournal::Append(const std::vector<FileStore::PlacedBytes>& fil
         absl::StrCat("a journal record of ", length, " bytes is over the limit"));
   }
   const size_t record = kRecordHeaderBytes + length;
-  largest_record_ = std::max(largest_record_, record);
   if (stale_epoch_ || end_ + record > kHeaderBytes + capacity_) {
-    if (absl::Status compacted = CompactLocked(); !compacted.ok()) return compacted;
+    if (absl::Status compacted = CompactLocked(record); !compacted.ok()) return compacted;
   }
   std::string head;
   PutU32(head, kRecordMagic);
@@ -445,6 +454,9 @@ absl::Status StateJournal::Append(const std::vector<FileStore::PlacedBytes>& fil
     return flushed;
   }
   end_ += record;
+  // Only a record committed counts: one that failed (it did not fit a full disk) would have
+  // every later compaction try to make room for it.
+  largest_record_ = std::max(largest_record_, record);
   for (const FileStore::PlacedBytes& file : files) {
     touched_[file.store->folder()].insert(std::string(file.name));
   }
@@ -480,22 +492,34 @@ absl::Status StateJournal::WriteTogether(std::vector<FileStore::PlacedBytes> fil
 
 void StateJournal::RetireEpochLocked() {
   stale_epoch_ = true;
-  if (absl::Status compacted = CompactLocked(); !compacted.ok()) {
+  if (absl::Status compacted = CompactLocked(0); !compacted.ok()) {
     DEVMGR_LOG(options_.logger, err, "Failed to retire the state journal's records", "path",
                options_.path.string(), "err", compacted);
   }
 }
 
-absl::Status StateJournal::CompactLocked() {
+absl::Status StateJournal::CompactLocked(size_t next_record) {
   for (const auto& [folder, names] : touched_) {
     for (const std::string& name : names) {
       if (absl::Status synced = SyncPath(folder / name, O_NOFOLLOW); !synced.ok()) return synced;
     }
     if (absl::Status synced = SyncPath(folder, O_DIRECTORY); !synced.ok()) return synced;
   }
-  // Records of the largest size seen fit kRecordsKept times before the next compaction.
-  if (largest_record_ * kRecordsKept > capacity_) {
-    if (absl::Status grown = Grow(largest_record_ * kRecordsKept); !grown.ok()) return grown;
+  // Records of the largest size seen fit kRecordsKept times before the next compaction. Where
+  // the disk has not that much room, the journal goes on in the room it has, as long as the
+  // next record fits: it compacts more often.
+  // A grow that failed is tried again a minute later, not at every compaction.
+  const size_t largest = std::max(largest_record_, next_record);
+  if (largest * kRecordsKept > capacity_ && absl::Now() >= grow_again_at_) {
+    if (absl::Status grown = Grow(largest * kRecordsKept); !grown.ok()) {
+      grow_again_at_ = absl::Now() + absl::Minutes(1);
+      DEVMGR_LOG(options_.logger, warn,
+                 "Cannot grow the state journal; it compacts more often in the room it has", "path",
+                 options_.path.string(), "bytes", static_cast<int64_t>(capacity_), "err", grown);
+    }
+  }
+  if (next_record > capacity_) {
+    if (absl::Status grown = Grow(next_record); !grown.ok()) return grown;
   }
   if (absl::Status started = StartEpoch(); !started.ok()) return started;
   touched_.clear();
@@ -508,7 +532,7 @@ absl::Status StateJournal::CompactLocked() {
 absl::Status StateJournal::Compact() {
   absl::MutexLock lock(&mu_);
   if (touched_.empty() && !stale_epoch_) return absl::OkStatus();
-  return CompactLocked();
+  return CompactLocked(0);
 }
 
 uint64_t StateJournal::compactions() const {
@@ -540,7 +564,7 @@ void StateJournal::RunIdleCompaction() {
     }
     if (stopping_) return;
     if (touched_.empty()) continue;
-    if (absl::Status compacted = CompactLocked(); !compacted.ok()) {
+    if (absl::Status compacted = CompactLocked(0); !compacted.ok()) {
       DEVMGR_LOG(options_.logger, err, "Failed to compact the state journal", "path",
                  options_.path.string(), "err", compacted);
       // Tried again once the journal is idle again (or at the end).

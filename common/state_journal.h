@@ -111,7 +111,10 @@ class StateJournal final : public DurableWriter {
  private:
   StateJournal(Options options, int fd);
 
-  absl::Status CompactLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // CompactLocked makes the files committed so far durable and starts a new epoch, in room
+  // for `next_record` bytes (0: none is waiting), and for kRecordsKept records of the largest
+  // size where the disk allows.
+  absl::Status CompactLocked(size_t next_record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // RetireEpochLocked: a commit failed after its record was written; the epoch is retired at
   // once (a compaction, or the next commit's when that fails, which is logged) so that the
   // record is never replayed.
@@ -119,7 +122,8 @@ class StateJournal final : public DurableWriter {
   // Append writes the record of `files` at the end of the records and flushes it.
   absl::Status Append(const std::vector<FileStore::PlacedBytes>& files)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Grow extends the journal's space, written and synced, to hold `bytes` after the header.
+  // Grow extends the journal's space, written and synced, to hold `bytes` after the header; when
+  // it fails, the file is cut back to the space it had.
   absl::Status Grow(size_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // StartEpoch writes a header with a new epoch and flushes it; records start after it.
   absl::Status StartEpoch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -138,6 +142,8 @@ class StateJournal final : public DurableWriter {
   // Where the next record goes.
   size_t end_ ABSL_GUARDED_BY(mu_) = 0;
   size_t largest_record_ ABSL_GUARDED_BY(mu_) = 0;
+  // When a compaction may try again to grow the journal for kRecordsKept records.
+  absl::Time grow_again_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // The files records named since the last compaction, by folder.
   std::map<std::filesystem::path, std::set<std::string>> touched_ ABSL_GUARDED_BY(mu_);
   absl::Time last_commit_ ABSL_GUARDED_BY(mu_);

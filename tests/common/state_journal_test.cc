@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -240,6 +242,42 @@ TEST_F(StateJournalTest, AFullJournalCompactsAndGrows) {
   std::unique_ptr<StateJournal> journal = Open(options);
   ASSERT_NE(journal, nullptr);
   EXPECT_EQ(*plugins_.Read("checkpoint"), content + "9");
+}
+
+// A disk without room for kRecordsKept records of the largest size: the journal goes on in the
+// room it has and gives back what a failed grow wrote. A record too large for the room the disk
+// has fails alone. RLIMIT_FSIZE stands in for the full disk (writes past it fail with EFBIG).
+// Before, the grow's zeros stayed, filling the disk, and every compaction after a failed record
+// tried to make room for it again: every commit failed.
+TEST_F(StateJournalTest, AJournalWithoutRoomToGrowGoesOnInTheRoomItHas) {
+  StateJournal::Options options = Options();
+  options.initial_capacity = 16 * 1024;
+  const size_t limit = 4096 + 40 * 1024;  // the header, and 40 KiB of records
+  InChild([&] {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit fsize{.rlim_cur = limit, .rlim_max = limit};
+    if (::setrlimit(RLIMIT_FSIZE, &fsize) != 0) ::_exit(3);
+    StateJournal* journal = OpenInChild(options);
+    const std::string content(10 * 1024, 'x');
+    for (int i = 0; i < 10; ++i) {
+      Must(journal->WriteTogether({{&plugins_, "checkpoint", content + std::to_string(i)}}));
+    }
+    if (journal->compactions() == 0) ::_exit(4);
+    // Its file fits (40 KiB), its record (with its header, in whole pages) does not.
+    if (journal->WriteTogether({{&state_, "big", std::string(40 * 1024, 'y')}}).ok()) ::_exit(5);
+    for (int i = 10; i < 20; ++i) {
+      Must(journal->WriteTogether({{&plugins_, "checkpoint", content + std::to_string(i)}}));
+    }
+  });
+  struct stat st {};
+  ASSERT_EQ(::stat(options.path.c_str(), &st), 0);
+  EXPECT_EQ(static_cast<size_t>(st.st_size), 4096 + options.initial_capacity)
+      << "the space of the failed grows was given back";
+  WriteAsLost(plugins_.folder() / "checkpoint", "lost");
+  std::unique_ptr<StateJournal> journal = Open(options);
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(*plugins_.Read("checkpoint"), std::string(10 * 1024, 'x') + "19");
+  EXPECT_FALSE(std::filesystem::exists(state_.folder() / "big"));
 }
 
 TEST_F(StateJournalTest, CommitsCompactOnceTheyPause) {
