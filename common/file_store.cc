@@ -58,8 +58,18 @@ int ReplaceUnsynced(const char* from, const char* to) {
 constexpr absl::string_view kTempSuffix = ".tmp-";
 constexpr size_t kTempRandomChars = 6;
 
-// TempName: the name a write gives the temporary file of `name`, before mkstemp fills it in.
+// The longest file name Linux file systems take.
+constexpr size_t kMaxFileName = 255;
+
+// TempName: the name a write gives the temporary file of `name`, before mkstemp fills it in:
+// the name itself, cut short where it would not fit (a valid name is up to 250 characters, the
+// kubelet's limit), and then still a valid name, which IsTempName recognises.
 std::string TempName(absl::string_view name) {
+  const size_t room = kMaxFileName - 1 - kTempSuffix.size() - kTempRandomChars;
+  if (name.size() > room) {
+    name = name.substr(0, room);
+    while (!absl::ascii_isalnum(name.back())) name.remove_suffix(1);
+  }
   return absl::StrCat(".", name, kTempSuffix, std::string(kTempRandomChars, 'X'));
 }
 

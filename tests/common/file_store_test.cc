@@ -213,6 +213,41 @@ TEST(FileStoreTest, RemoveTemporariesRemovesWhatInterruptedWritesLeftAndNothingE
   EXPECT_EQ(*store.RemoveTemporaries(), 0u);
 }
 
+// Every valid name can be written, the longest (250 characters, the kubelet's limit) too: the
+// temporary file's name, which embeds it, is cut to fit the 255 bytes of a file name, and what
+// an interrupted write of one leaves is still recognised. Before, names of 244 to 250 characters
+// passed IsValidName and failed every write with "File name too long".
+TEST(FileStoreTest, NamesUpToTheLongestValidOneCanBeWritten) {
+  TempDir dir;
+  const FileStore store(dir.path());
+  for (size_t length = 240; length <= 250; ++length) {
+    const std::string name = std::string(length - 1, 'n') + std::to_string(length % 10);
+    ASSERT_TRUE(FileStore::IsValidName(name));
+    const absl::Status written = store.Write(name, "bytes");
+    ASSERT_TRUE(written.ok()) << length << ": " << written;
+    EXPECT_EQ(*store.Read(name), "bytes");
+  }
+  // Cut after a '-', the name in the temporary one still ends with a letter or digit: a write
+  // killed before its rename leaves a temporary file that RemoveTemporaries takes.
+  const std::string name = std::string(242, 'a') + "-" + std::string(7, 'b');
+  ASSERT_TRUE(store.Write(name, "bytes").ok());
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    FileStore dying(dir.path(), [](WriteStep step) {
+      if (step == WriteStep::kRename) ::_exit(0);
+      return absl::OkStatus();
+    });
+    (void)dying.Write(name, "new bytes");
+    ::_exit(1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "crash point not reached";
+  EXPECT_EQ(*store.RemoveTemporaries(), 1u);
+  EXPECT_EQ(*store.Read(name), "bytes");
+}
+
 TEST(FileStoreTest, WriteTogetherReplacesEveryFileAndLeavesNoTemporaryFile) {
   TempDir dir;
   const FileStore store(dir.path());
