@@ -4,8 +4,10 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "kubeapi/yaml_objects.h"
 
 namespace devmgr::kubeapi {
@@ -16,12 +18,21 @@ absl::StatusOr<std::vector<std::string>> FilesOf(const std::string& path) {
   std::error_code error;
   if (!std::filesystem::is_directory(path, error)) return std::vector<std::string>{path};
   std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
-    const std::string name = entry.path().string();
-    if (entry.is_regular_file() && (absl::EndsWith(name, ".yaml") || absl::EndsWith(name, ".yml") ||
-                                    absl::EndsWith(name, ".json"))) {
-      files.push_back(name);
+  // Every step with an error code: one that throws (a symlink loop, a symlink into a folder
+  // that cannot be searched) ended the process, the daemon's at an admission among them.
+  std::filesystem::directory_iterator it(path, error);
+  for (; !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    const std::string name = it->path().string();
+    if (!absl::EndsWith(name, ".yaml") && !absl::EndsWith(name, ".yml") &&
+        !absl::EndsWith(name, ".json")) {
+      continue;
     }
+    std::error_code type_error;
+    const bool regular = it->is_regular_file(type_error);
+    if (type_error) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ": ", type_error.message()));
+    }
+    if (regular) files.push_back(name);
   }
   if (error) return absl::InvalidArgumentError(absl::StrCat(path, ": ", error.message()));
   std::sort(files.begin(), files.end());
