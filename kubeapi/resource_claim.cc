@@ -248,17 +248,6 @@ absl::Status CheckKind(Fields& fields, const char* expected) {
   return absl::OkStatus();
 }
 
-// The version an object was written in (v1 when it names none or another group's).
-ResourceVersion VersionOf(const Json& object) {
-  auto it = object.find("apiVersion");
-  if (it == object.end() || !it->is_string()) return ResourceVersion::kV1;
-  for (int i = 0; i < kResourceVersionCount; ++i) {
-    const auto version = static_cast<ResourceVersion>(i);
-    if (it->get<std::string>() == GroupVersion(version)) return version;
-  }
-  return ResourceVersion::kV1;
-}
-
 }  // namespace
 
 Json EncodeToleration(const DeviceToleration& toleration) {

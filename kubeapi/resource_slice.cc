@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "kubeapi/json_fields.h"
+#include "kubeapi/resource_versions.h"
 #include "kubeapi/semantic_equal.h"
 
 namespace devmgr::kubeapi {
@@ -173,6 +174,11 @@ Json EncodeCounterSet(const CounterSet& set) {
 }
 
 absl::StatusOr<ResourceSlice> DecodeResourceSlice(const Json& object) {
+  // A slice of an older version (a file from `kubectl get` of a cluster serving it) is read in
+  // v1's shape, as the API client reads one: v1beta1 keeps a device's fields under `basic`.
+  if (const ResourceVersion version = VersionOf(object); version != ResourceVersion::kV1) {
+    return DecodeResourceSlice(ResourceSliceToV1(object, version));
+  }
   Fields fields(object, "");
   if (!object.is_object()) return absl::InvalidArgumentError("a ResourceSlice must be an object");
   ResourceSlice slice;

@@ -1,5 +1,6 @@
-// ResourceSlice (resource.k8s.io/v1; v1beta2 and v1beta1 carry the same fields here) as a C++
-// value, with the parts of ObjectMeta that controllers write, and its JSON codec.
+// ResourceSlice (resource.k8s.io/v1; a v1beta2 or v1beta1 object is read in v1's shape,
+// resource_versions.h) as a C++ value, with the parts of ObjectMeta that controllers write, and
+// its JSON codec.
 //
 // Only what devmgr reads or writes is modelled: the pool, the node selection, each device's
 // name, taints and counter consumption, the shared counter sets. Every other field, at every
@@ -96,8 +97,8 @@ struct ResourceSliceSpec {
 };
 
 struct ResourceSlice {
-  // The apiVersion it was read with (resource.k8s.io/v1 when it had none), written back as is;
-  // empty in a slice made here: resource.k8s.io/v1.
+  // The apiVersion it was read with (resource.k8s.io/v1 when it had none or was read from an
+  // older version), written back as is; empty in a slice made here: resource.k8s.io/v1.
   std::string api_version;
   ObjectMeta metadata;
   ResourceSliceSpec spec;

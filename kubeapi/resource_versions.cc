@@ -48,6 +48,16 @@ std::string GroupVersion(ResourceVersion version) {
   return absl::StrCat("resource.k8s.io/", std::string(VersionName(version)));
 }
 
+ResourceVersion VersionOf(const Json& object) {
+  auto it = object.find("apiVersion");
+  if (it == object.end() || !it->is_string()) return ResourceVersion::kV1;
+  for (int i = 0; i < kResourceVersionCount; ++i) {
+    const auto version = static_cast<ResourceVersion>(i);
+    if (it->get<std::string>() == GroupVersion(version)) return version;
+  }
+  return ResourceVersion::kV1;
+}
+
 Json ResourceSliceToV1(Json slice, ResourceVersion version) {
   if (!slice.is_object()) return slice;
   if (version == ResourceVersion::kV1beta1) {

@@ -22,6 +22,9 @@ std::string_view VersionName(ResourceVersion version);
 // "resource.k8s.io/v1", ...
 std::string GroupVersion(ResourceVersion version);
 
+// The version an object names in its apiVersion (v1 when it names none, or another group's).
+ResourceVersion VersionOf(const nlohmann::json& object);
+
 // A ResourceSlice object read with `version`, in v1's shape (apiVersion set to v1's).
 nlohmann::json ResourceSliceToV1(nlohmann::json slice, ResourceVersion version);
 // A ResourceSlice object in v1's shape, as `version` takes it (apiVersion set to it).

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kubeapi/resource_slice.h"
+
 namespace devmgr::kubeapi {
 namespace {
 
@@ -36,6 +38,23 @@ TEST(ResourceVersionsTest, V1beta1KeepsADevicesFieldsUnderBasic) {
   EXPECT_EQ(device["basic"]["newerField"], true);
   // And back, unchanged.
   EXPECT_EQ(ResourceSliceToV1(beta1, ResourceVersion::kV1beta1), kV1Slice);
+}
+
+// A v1beta1 slice from a file (`kubectl get -o yaml` of a cluster serving v1beta1) decodes as the
+// v1 slice: its taints and attributes are the device's. Before, `basic` was kept as an unknown
+// field: `devmgr dra allocate` gave a tainted device and found no attributes.
+TEST(ResourceVersionsTest, AV1beta1SliceDecodesAsItsV1Shape) {
+  const Json beta1 = ResourceSliceFromV1(kV1Slice, ResourceVersion::kV1beta1);
+  absl::StatusOr<ResourceSlice> decoded = DecodeResourceSlice(beta1);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  absl::StatusOr<ResourceSlice> v1 = DecodeResourceSlice(kV1Slice);
+  ASSERT_TRUE(v1.ok()) << v1.status();
+  EXPECT_EQ(*decoded, *v1);
+  ASSERT_EQ(decoded->spec.devices.size(), 1u);
+  ASSERT_EQ(decoded->spec.devices[0].taints.size(), 1u);
+  EXPECT_EQ(decoded->spec.devices[0].taints[0].key, "k");
+  EXPECT_EQ(VersionOf(beta1), ResourceVersion::kV1beta1);
+  EXPECT_EQ(VersionOf(Json::object()), ResourceVersion::kV1);
 }
 
 TEST(ResourceVersionsTest, V1beta2IsV1sShape) {
