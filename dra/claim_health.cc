@@ -81,9 +81,11 @@ std::string ClaimResourceStatusName(absl::string_view pod_claim_name, absl::stri
 bool DeviceServesRequest(const CheckpointDevice& device, absl::string_view request) {
   if (request.empty()) return true;
   if (!device.request_names.has_value() || device.request_names->empty()) return true;
+  // A container may name a subrequest ("req/sub"); drivers report the request alone.
+  const absl::string_view base = request.substr(0, request.find('/'));
   return std::any_of(device.request_names->begin(), device.request_names->end(),
-                     [request](const std::string& name) {
-                       return name == request ||
+                     [request, base](const std::string& name) {
+                       return name == request || name == base ||
                               (absl::StartsWith(name, request) && name.size() > request.size() &&
                                name[request.size()] == '/');
                      });
