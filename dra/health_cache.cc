@@ -1,5 +1,6 @@
 #include "dra/health_cache.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <set>
@@ -94,9 +95,17 @@ absl::StatusOr<absl::Time> ParseGoTime(const Json& value, absl::string_view wher
   // Go leaves a time.Time untouched by null: the zero time.
   if (value.is_null()) return GoZeroTime();
   if (!value.is_string()) return Invalid(where, "not a time");
+  const std::string& text = value.get_ref<const std::string&>();
+  // absl::ParseTime also takes "infinite-future" and "infinite-past", and spaces around a time;
+  // Go's decoder takes none of them, and a year of four digits only.
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (text.size() < 5 || !std::all_of(text.begin(), text.begin() + 4, digit) || text[4] != '-' ||
+      (text.back() != 'Z' && !digit(text.back()))) {
+    return Invalid(where, absl::StrCat("not an RFC 3339 time: \"", text, "\""));
+  }
   absl::Time t;
   std::string error;
-  if (!absl::ParseTime(absl::RFC3339_full, value.get<std::string>(), &t, &error)) {
+  if (!absl::ParseTime(absl::RFC3339_full, text, &t, &error)) {
     return Invalid(where, absl::StrCat("not an RFC 3339 time: ", error));
   }
   return t;

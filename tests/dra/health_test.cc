@@ -472,6 +472,13 @@ TEST(HealthCacheTest, BrokenStateFileIsIgnored) {
       "\"text\"",
       R"({"d":{"Devices":{"p/x":{"Health":1}}}})",
       R"({"d":{"Devices":{"p/x":{"LastUpdated":"yesterday"}}}})",
+      // What absl::ParseTime takes and Go's decoder does not: an infinite time never ages, and
+      // was written back as a year Go cannot read.
+      R"({"d":{"Devices":{"p/x":{"LastUpdated":"infinite-future"}}}})",
+      R"({"d":{"Devices":{"p/x":{"LastUpdated":"infinite-past"}}}})",
+      R"({"d":{"Devices":{"p/x":{"LastUpdated":" 2025-07-01T12:00:00Z"}}}})",
+      R"({"d":{"Devices":{"p/x":{"LastUpdated":"2025-07-01T12:00:00Z "}}}})",
+      R"({"d":{"Devices":{"p/x":{"LastUpdated":"12025-07-01T12:00:00Z"}}}})",
       R"({"d":{"Devices":{"p/x":{"HealthCheckTimeout":1.5}}}})",
       R"({"d":{"Devices":[]}})",
       R"({"d":[]})",
@@ -736,6 +743,16 @@ TEST(ClaimHealthTest, TestUpdateAllocatedResourcesStatus_Subrequest) {
             (std::vector<ResourceStatus>{
                 {"claim:my-claim/gp",
                  {{"test-driver/pool/shared", ResourceHealthStatus::kUnknown, std::nullopt}}}}));
+  // Upstream's "subrequest matches base name": a container that names a subrequest gets the
+  // devices its driver reported for the request (drivers strip the subrequest). Before, it got
+  // none of them.
+  Pod sub = pod;
+  sub.containers[1].claims[0].request = "nic/fast";
+  EXPECT_EQ(BuildContainerResourceStatuses(sub, sub.containers[1], {claim}, cache),
+            (std::vector<ResourceStatus>{
+                {"claim:my-claim/nic/fast",
+                 {{"test-driver/pool/nic-0", ResourceHealthStatus::kHealthy, std::nullopt},
+                  {"test-driver/pool/shared", ResourceHealthStatus::kUnknown, std::nullopt}}}}));
 }
 
 // Claims that cannot be reported are left out; a claim named twice lists its devices once;
