@@ -159,7 +159,10 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
       break;
     }
   }
-  if (digits.empty()) return NotAQuantity(text, "is not a number");
+  // ParseQuantity reads a number without digits ("Ki", "m", "e3", "-", ".") as 0; only an empty
+  // text is refused.
+  if (text.empty()) return NotAQuantity(text, "is not a number");
+  if (digits.empty()) digits = "0";
   rest.remove_prefix(i);
 
   int power_of_1024 = 0;
@@ -169,7 +172,15 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
                              (absl::ascii_isdigit(rest[1]) || rest[1] == '+' || rest[1] == '-');
   if (exponent_form) {
     int exponent = 0;
-    if (!absl::SimpleAtoi(rest.substr(1), &exponent)) {
+    // A sign and digits only: SimpleAtoi also takes spaces around them, ParseQuantity none.
+    absl::string_view exponent_text = rest.substr(1);
+    if (exponent_text.front() == '+' || exponent_text.front() == '-') {
+      exponent_text.remove_prefix(1);
+    }
+    if (exponent_text.empty() ||
+        !std::all_of(exponent_text.begin(), exponent_text.end(),
+                     [](char c) { return absl::ascii_isdigit(c); }) ||
+        !absl::SimpleAtoi(rest.substr(1), &exponent)) {
       return NotAQuantity(text, "has a malformed exponent");
     }
     if (exponent > 100 || exponent < -100) return NotAQuantity(text, "is out of range");

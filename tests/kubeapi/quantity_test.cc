@@ -43,13 +43,23 @@ TEST(QuantityTest, RoundsBelowANanoUpAsKubernetes) {
 }
 
 TEST(QuantityTest, RefusesWhatIsNotAQuantity) {
-  for (const std::string text :
-       {"", "Ki", "1 Gi", "1.2.3", "1x", "1Gb", "--1", "1e", "1ee3", "e3", "1Ki2", "abc"}) {
+  for (const std::string text : {"", "1 Gi", "1.2.3", "1x", "1Gb", "--1", "1e", "1ee3", "1Ki2",
+                                 "abc", "1e3 ", " 1e3", "1e 3", "1e3\n", "1e+-3"}) {
     absl::StatusOr<Quantity> q = Quantity::Parse(text);
     EXPECT_FALSE(q.ok()) << text;
     EXPECT_TRUE(absl::StrContains(q.status().message(), "quantity \"" + text + "\"")) << q.status();
   }
   EXPECT_TRUE(absl::StrContains(Quantity::Parse("1e100").status().message(), "too large"));
+}
+
+// ParseQuantity reads a number without digits as 0, with its suffix's format: "Ki" is a quantity
+// (isQuantity("Ki") is true in CEL). Before, these were refused, and "1e3 " with a space was read.
+TEST(QuantityTest, ANumberWithoutDigitsIsZero) {
+  for (const std::string text : {"Ki", "m", "e3", "-", "+", ".", "-.", "M"}) {
+    absl::StatusOr<Quantity> q = Quantity::Parse(text);
+    ASSERT_TRUE(q.ok()) << text << ": " << q.status();
+    EXPECT_EQ(q->ToString(), "0") << text;
+  }
 }
 
 TEST(QuantityTest, ComparesAddsAndConverts) {
