@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -59,6 +60,12 @@ class Fields {
     Json value = Take(key);
     if (value.is_null()) return int64_t{0};
     if (!value.is_number_integer()) return FieldError(Name(key), "must be an integer");
+    // Past int64 (18446744073709551615 read unsigned) is refused, as Go's decoder refuses it;
+    // before, it wrapped around to a negative value.
+    if (value.is_number_unsigned() &&
+        value.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return FieldError(Name(key), "is out of range for an integer");
+    }
     return value.get<int64_t>();
   }
   absl::StatusOr<std::optional<bool>> OptionalBool(const char* key) {

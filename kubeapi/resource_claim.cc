@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kubeapi/json_fields.h"
+#include "kubeapi/quantity_json.h"
 #include "kubeapi/resource_versions.h"
 
 namespace devmgr::kubeapi {
@@ -14,11 +15,8 @@ using internal::FieldError;
 using internal::Fields;
 using internal::PutString;
 
-// A quantity is written as a string ("1Gi") or, by some clients, as a plain number.
 absl::StatusOr<Quantity> ReadQuantity(const Json& value, const std::string& field) {
-  if (value.is_number_integer()) return Quantity::FromInt64(value.get<int64_t>());
-  if (!value.is_string()) return FieldError(field, "must be a quantity string");
-  absl::StatusOr<Quantity> quantity = Quantity::Parse(value.get<std::string>());
+  absl::StatusOr<Quantity> quantity = QuantityFromJson(value);
   if (!quantity.ok()) return FieldError(field, quantity.status().message());
   return quantity;
 }

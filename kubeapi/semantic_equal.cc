@@ -4,6 +4,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "kubeapi/quantity.h"
+#include "kubeapi/quantity_json.h"
 
 namespace devmgr::kubeapi {
 namespace {
@@ -36,9 +37,7 @@ bool EndsHere(const Candidates& candidates, size_t depth) {
 }
 
 std::optional<Quantity> AsQuantity(const Json& value) {
-  if (value.is_number_integer()) return Quantity::FromInt64(value.get<int64_t>());
-  if (!value.is_string()) return std::nullopt;
-  absl::StatusOr<Quantity> quantity = Quantity::Parse(value.get_ref<const std::string&>());
+  absl::StatusOr<Quantity> quantity = QuantityFromJson(value);
   if (!quantity.ok()) return std::nullopt;
   return *quantity;
 }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cel/program.h"
+#include "kubeapi/quantity_json.h"
 #include "kubeapi/semver.h"
 
 namespace devmgr::structured {
@@ -17,9 +18,7 @@ absl::Status FieldError(const std::string& field, absl::string_view what) {
 }
 
 absl::StatusOr<Quantity> ReadQuantity(const Json& value, const std::string& field) {
-  if (value.is_number_integer()) return Quantity::FromInt64(value.get<int64_t>());
-  if (!value.is_string()) return FieldError(field, "must be a quantity string");
-  absl::StatusOr<Quantity> quantity = Quantity::Parse(value.get<std::string>());
+  absl::StatusOr<Quantity> quantity = kubeapi::QuantityFromJson(value);
   if (!quantity.ok()) return FieldError(field, quantity.status().message());
   return quantity;
 }

@@ -49,6 +49,10 @@ TEST(ResourceClaimTest, WrongTypesNameTheField) {
                "spec.devices.requests[0].exactly.count: must be an integer"},
            Case{R"({"status": {"allocation": {"devices": {"results": [{"device": 1}]}}}})",
                 "status.allocation.devices.results[0].device: must be a string"},
+           // Past int64: refused, as Go's decoder refuses it (it wrapped to -1 before).
+           Case{R"({"spec": {"devices": {"requests": [{"name": "a", "exactly": {"count": )"
+                R"(18446744073709551615}}]}}})",
+                "spec.devices.requests[0].exactly.count: is out of range for an integer"},
        }) {
     ExpectRefused(test);
   }
@@ -89,6 +93,22 @@ TEST(ResourceClaimTest, DefaultsTheModeAndAZeroOrAbsentCount) {
   EXPECT_EQ(claim->spec.requests[2].exactly->count, 3);
   EXPECT_EQ(claim->spec.requests[3].exactly->allocation_mode, kAllocationModeAll);
   EXPECT_EQ(claim->spec.requests[3].exactly->count, 0);
+}
+
+// A quantity as Quantity.UnmarshalJSON reads one: a string, spaces around it allowed, or a
+// number, whose text is parsed. Before, a fraction was refused, a number past int64 wrapped to
+// -1, and spaces were refused.
+TEST(ResourceClaimTest, QuantitiesAreReadAsUpstreamReadsThem) {
+  absl::StatusOr<ResourceClaim> claim = DecodeResourceClaim(Json::parse(R"({"spec": {"devices": {
+      "requests": [{"name": "a", "exactly": {"deviceClassName": "c", "capacity": {"requests": {
+        "fraction": 1.5, "whole": 2, "large": 18446744073709551615, "spaced": " 1Gi "}}}}]}}})"));
+  ASSERT_TRUE(claim.ok()) << claim.status();
+  const std::map<std::string, Quantity>& requests =
+      *claim->spec.requests[0].exactly->capacity_requests;
+  EXPECT_EQ(requests.at("fraction").ToString(), "1500m");
+  EXPECT_EQ(requests.at("whole").ToString(), "2");
+  EXPECT_EQ(requests.at("large").ToString(), "18446744073709551615");
+  EXPECT_EQ(requests.at("spaced").ToString(), "1Gi");
 }
 
 }  // namespace
