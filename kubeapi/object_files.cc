@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_store.h"
 #include "kubeapi/yaml_objects.h"
 
 namespace devmgr::kubeapi {
@@ -47,11 +46,10 @@ absl::StatusOr<std::vector<FileObject>> ReadObjectFiles(const std::vector<std::s
     absl::StatusOr<std::vector<std::string>> files = FilesOf(path);
     if (!files.ok()) return files.status();
     for (const std::string& file : *files) {
-      std::ifstream in(file);
-      if (!in) return absl::InvalidArgumentError(absl::StrCat(file, ": cannot be read"));
-      std::stringstream text;
-      text << in.rdbuf();
-      absl::StatusOr<std::vector<nlohmann::json>> objects = ReadObjects(text.str());
+      // Why not, in the system's words ("cannot open F: No such file or directory").
+      absl::StatusOr<std::string> text = ReadWholeFile(file);
+      if (!text.ok()) return absl::InvalidArgumentError(text.status().message());
+      absl::StatusOr<std::vector<nlohmann::json>> objects = ReadObjects(*text);
       if (!objects.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(file, ": ", objects.status().message()));
       }

@@ -337,8 +337,8 @@ void AddPodResourcesCommand(CLI::App& app, CommandResult& result) {
       ->type_name("NAMESPACE");
   get->add_option("NAME", options->pod_name, "Pod name")->required()->type_name("NAME");
   add_common(*get);
-  SetExamples(*get, {{"The resources of pod default/trainer",
-                      "devmgr podresources get --root-dir /tmp/node default trainer"}});
+  SetExamples(*get, {{"The resources of pod default/gpu-demo (examples/pod.yaml)",
+                      "devmgr podresources get --root-dir /tmp/node default gpu-demo"}});
   get->callback([options, &result] { result.exit_code = Get(*options); });
 
   CLI::App* watch = command->add_subcommand(

@@ -43,5 +43,15 @@ TEST(ObjectFilesTest, ASymlinkLoopInAFolderIsAnErrorNotACrash) {
             dir.Sub("loop.yaml").string() + ": Too many levels of symbolic links");
 }
 
+// A path that cannot be read says why, in the system's words. Before: "cannot be read".
+TEST(ObjectFilesTest, AMissingFileSaysWhy) {
+  TempDir dir;
+  absl::StatusOr<std::vector<FileObject>> read = ReadObjectFiles({dir.Sub("none.yaml").string()});
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(read.status().message(),
+            "cannot open " + dir.Sub("none.yaml").string() + ": No such file or directory");
+}
+
 }  // namespace
 }  // namespace devmgr::kubeapi
