@@ -1,8 +1,9 @@
 // FileStore keeps small named files (the checkpoint) in one folder and replaces them atomically
 // and durably: a temporary file in the same folder is written, fsynced and renamed over the old
 // one, and then the folder itself is fsynced so the rename survives a power cut. The kubelet
-// skips that last step; we don't. A write that fails at any step leaves the previous file as it
-// was and no temporary file behind; one a crash interrupts may leave its temporary file, which
+// skips that last step; we don't. A write that fails at any step before the rename leaves the
+// previous file as it was, and no temporary file behind; one whose folder fsync failed has the new
+// file in place, not yet durable. One a crash interrupts may leave its temporary file, which
 // RemoveTemporaries takes away at the next start. Files are created with mode 0600.
 //
 // A FileStore holds no state besides its folder, so concurrent calls are as safe as the file
