@@ -123,7 +123,7 @@ absl::Status NobodyServes(const std::filesystem::path& path) {
   if (!S_ISSOCK(st.st_mode)) return absl::OkStatus();
   const int error = ConnectError(path);
   if (error == 0) {
-    return absl::FailedPreconditionError(absl::StrCat("a process serves ", path.string()));
+    return absl::AlreadyExistsError(absl::StrCat("a process serves ", path.string()));
   }
   // EINVAL: a path no socket address holds, so no process serves it under that name.
   // EPROTOTYPE: a socket of another type (datagram, seqpacket), which no gRPC server is.

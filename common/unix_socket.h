@@ -49,7 +49,7 @@ bool SomeoneListens(const std::filesystem::path& path);
 // NobodyServes: OK when no process accepts stream connections on `path`: nothing is there,
 // something that is not a socket, a socket its process left, a socket of another type (datagram,
 // seqpacket: no gRPC server), or a path no socket address holds.
-// FailedPrecondition "a process serves <path>" when one does, and the error of the look or the
+// AlreadyExists "a process serves <path>" when one does, and the error of the look or the
 // connection (PermissionDenied for EACCES, say) when it fails otherwise, since then no one can
 // tell.
 absl::Status NobodyServes(const std::filesystem::path& path);

@@ -371,8 +371,10 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   // there but its lock (a stopping node removes the sockets).
   for (const std::filesystem::path& socket :
        {paths.plugin_dir / "kubelet.sock", paths.podresources_socket}) {
-    // A socket no one can connect to (EACCES, say) may be a kubelet's as well.
+    // A socket no one can connect to (EACCES, say) may be a kubelet's as well. Another error
+    // of the look (a symlink loop on the way) is the root's own, not another process's.
     if (absl::Status nobody = NobodyServes(socket); !nobody.ok()) {
+      if (!absl::IsAlreadyExists(nobody) && !absl::IsPermissionDenied(nobody)) return nobody;
       return RootHeldError(
           absl::StrCat(nobody.message(),
                        " (a kubelet on this root?): refusing to take over its sockets and "

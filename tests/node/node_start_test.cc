@@ -12,6 +12,7 @@
 #include "common/file_id.h"
 #include "common/unix_socket.h"
 #include "node/node.h"
+#include "node/root_held.h"
 #include "tests/testlib/listening_socket.h"
 #include "tests/testlib/temp_dir.h"
 
@@ -39,6 +40,7 @@ TEST(NodeStartTest, ARootWhoseKubeletSocketsAProcessServesIsRefused) {
     ASSERT_TRUE(before.has_value());
     absl::StatusOr<std::unique_ptr<Node>> node = StartOn(paths.root);
     ASSERT_EQ(node.status().code(), absl::StatusCode::kFailedPrecondition) << node.status();
+    EXPECT_TRUE(IsRootHeld(node.status())) << node.status();
     EXPECT_NE(node.status().message().find(absl::StrCat("a process serves ", socket.string())),
               std::string::npos)
         << node.status();
@@ -48,6 +50,21 @@ TEST(NodeStartTest, ARootWhoseKubeletSocketsAProcessServesIsRefused) {
     EXPECT_FALSE(std::filesystem::exists(paths.plugin_dir / "kubelet_internal_checkpoint"));
     std::filesystem::remove(socket);
   }
+}
+
+// A root whose sockets cannot be looked at for a fault of its own (a symlink loop where a folder
+// must be) is refused, but not as held by another process: `devmgr serve` answers that as bad
+// usage (2), not "no" (1). Before, every failed look was taken for a kubelet's socket.
+TEST(NodeStartTest, ARootThatLoopsIsRefusedButNotAsHeld) {
+  TempDir dir;
+  const NodePaths paths(dir.Sub("root"));
+  std::filesystem::create_directories(paths.root);
+  std::filesystem::create_symlink(paths.plugin_dir, paths.plugin_dir);
+  absl::StatusOr<std::unique_ptr<Node>> node = StartOn(paths.root);
+  ASSERT_FALSE(node.ok());
+  EXPECT_FALSE(IsRootHeld(node.status())) << node.status();
+  EXPECT_NE(node.status().message().find("Too many levels of symbolic links"), std::string::npos)
+      << node.status();
 }
 
 // A node without a name is refused before it touches its root: its name selects its
