@@ -5,12 +5,24 @@
 #include <set>
 #include <utility>
 
-#include "absl/strings/match.h"
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "dra/claim_info.h"
 #include "dra/claim_name.h"
 
 namespace devmgr::dra {
 namespace {
+
+// HealthServesRequest: DeviceServesRequest, and for a container that names a subrequest
+// ("req/sub") a device its driver reported for the request ("req"; drivers strip the
+// subrequest), as upstream's health match (BaseRequestRef) gives. Upstream's CDI lookup matches
+// exactly, and so does CdiDevices: a device reported for "req" may be another subrequest's.
+bool HealthServesRequest(const CheckpointDevice& device, absl::string_view request) {
+  if (DeviceServesRequest(device, request)) return true;
+  const size_t slash = request.find('/');
+  return slash != absl::string_view::npos &&
+         absl::c_linear_search(*device.request_names, request.substr(0, slash));
+}
 
 // FindClaimInfo: the state of the ResourceClaim `claim_name` in `namespace_name`, or null.
 const ClaimInfoState* FindClaimInfo(const std::vector<ClaimInfoState>& claim_infos,
@@ -78,19 +90,6 @@ std::string ClaimResourceStatusName(absl::string_view pod_claim_name, absl::stri
   return absl::StrCat("claim:", pod_claim_name, "/", request);
 }
 
-bool DeviceServesRequest(const CheckpointDevice& device, absl::string_view request) {
-  if (request.empty()) return true;
-  if (!device.request_names.has_value() || device.request_names->empty()) return true;
-  // A container may name a subrequest ("req/sub"); drivers report the request alone.
-  const absl::string_view base = request.substr(0, request.find('/'));
-  return std::any_of(device.request_names->begin(), device.request_names->end(),
-                     [request, base](const std::string& name) {
-                       return name == request || name == base ||
-                              (absl::StartsWith(name, request) && name.size() > request.size() &&
-                               name[request.size()] == '/');
-                     });
-}
-
 std::vector<ResourceStatus> BuildContainerResourceStatuses(
     const Pod& pod, const Container& container, const std::vector<ClaimInfoState>& claim_infos,
     const HealthCache& health, const ClaimHealthOptions& options) {
@@ -119,7 +118,7 @@ std::vector<ResourceStatus> BuildContainerResourceStatuses(
     for (const auto& [driver_name, driver_state] : *info->driver_state) {
       if (!driver_state.devices.has_value()) continue;
       for (const CheckpointDevice& device : *driver_state.devices) {
-        if (!DeviceServesRequest(device, claim.request)) continue;
+        if (!HealthServesRequest(device, claim.request)) continue;
         ResourceHealth resource = BuildResourceHealth(
             driver_name, device, health.Get(driver_name, device.pool_name, device.device_name),
             options.with_message);

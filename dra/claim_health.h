@@ -61,13 +61,6 @@ ResourceHealth BuildResourceHealth(absl::string_view driver_name, const Checkpoi
 // ClaimResourceStatusName: "claim:<pod_claim_name>", or "claim:<pod_claim_name>/<request>".
 std::string ClaimResourceStatusName(absl::string_view pod_claim_name, absl::string_view request);
 
-// DeviceServesRequest: the device is for `request` of its claim: it names no request (it serves
-// all), names `request`, names a subrequest of it ("<request>/<subrequest>", what a prioritized
-// list chose), or names the request of the subrequest `request` is (upstream's BaseRequestRef:
-// drivers report "<request>" for a device of "<request>/<subrequest>"). An empty `request` (the
-// container takes the whole claim) takes every device.
-bool DeviceServesRequest(const CheckpointDevice& device, absl::string_view request);
-
 struct ClaimHealthOptions {
   // Report the drivers' messages (feature gate ResourceHealthStatusMessage, on by default since
   // Kubernetes 1.36).

@@ -8,20 +8,6 @@
 #include "common/node_operations.h"
 
 namespace devmgr::dra {
-namespace {
-
-bool Serves(const CheckpointDevice& device, absl::string_view request) {
-  if (request.empty() || !device.request_names.has_value() || device.request_names->empty()) {
-    return true;
-  }
-  return std::any_of(device.request_names->begin(), device.request_names->end(),
-                     [&](const std::string& name) {
-                       return name == request || absl::StartsWith(name, absl::StrCat(request, "/"));
-                     });
-}
-
-}  // namespace
-
 absl::StatusOr<ClaimInfoState> NewClaimInfoState(const ResourceClaim& claim,
                                                  bool optional_node_operations) {
   // Nothing the node can fix: the claim must be allocated (by the scheduler) first.
@@ -58,13 +44,23 @@ bool DriverSkips(const DriverState& state, absl::string_view operation) {
          SkipsNodeOperation(*state.skip_node_operations, operation);
 }
 
+bool DeviceServesRequest(const CheckpointDevice& device, absl::string_view request) {
+  if (request.empty() || !device.request_names.has_value() || device.request_names->empty()) {
+    return true;
+  }
+  return std::any_of(device.request_names->begin(), device.request_names->end(),
+                     [&](const std::string& name) {
+                       return name == request || absl::StartsWith(name, absl::StrCat(request, "/"));
+                     });
+}
+
 std::vector<std::string> CdiDevices(const ClaimInfoState& claim, absl::string_view request) {
   std::vector<std::string> ids;
   if (!claim.driver_state.has_value()) return ids;
   for (const auto& [driver, state] : *claim.driver_state) {
     if (!state.devices.has_value()) continue;
     for (const CheckpointDevice& device : *state.devices) {
-      if (!Serves(device, request) || !device.cdi_device_ids.has_value()) continue;
+      if (!DeviceServesRequest(device, request) || !device.cdi_device_ids.has_value()) continue;
       ids.insert(ids.end(), device.cdi_device_ids->begin(), device.cdi_device_ids->end());
     }
   }

@@ -27,6 +27,13 @@ absl::StatusOr<ClaimInfoState> NewClaimInfoState(const ResourceClaim& claim,
 // state records it.
 bool DriverSkips(const DriverState& state, absl::string_view operation);
 
+// DeviceServesRequest: the device is for `request` of its claim (a container's
+// resources.claims[].request): it names no request (it serves all), names `request`, or names a
+// subrequest of it ("<request>/<subrequest>", what a prioritized list chose, as a driver that
+// does not strip the subrequest reports it). An empty `request` (the whole claim) takes every
+// device.
+bool DeviceServesRequest(const CheckpointDevice& device, absl::string_view request);
+
 // CdiDevices: the CDI device IDs of the claim's prepared devices that serve `request` (a device
 // that names no request serves all; an empty `request` takes every device; a device of a
 // subrequest "req/sub" serves "req"), drivers in name order.
