@@ -91,16 +91,35 @@ absl::StatusOr<DeviceHealthStatus> ParseHealth(const Json& value, absl::string_v
   return DeviceHealthStatus::kUnknown;
 }
 
+// IsStrictRfc3339: `text` has the layout Go's decoder reads a time.Time from,
+// "2006-01-02T15:04:05[.fraction](Z|±hh:mm)", digits where its digits are. absl::ParseTime also
+// takes "infinite-future" and "infinite-past", spaces around a time, one-digit fields, a
+// lowercase 't' and years of more than four digits.
+bool IsStrictRfc3339(absl::string_view text) {
+  constexpr absl::string_view kLayout = "dddd-dd-ddTdd:dd:dd";
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (text.size() < kLayout.size()) return false;
+  for (size_t i = 0; i < kLayout.size(); ++i) {
+    if (kLayout[i] == 'd' ? !digit(text[i]) : text[i] != kLayout[i]) return false;
+  }
+  text.remove_prefix(kLayout.size());
+  if (!text.empty() && text.front() == '.') {
+    text.remove_prefix(1);
+    const size_t digits = std::min(text.find_first_not_of("0123456789"), text.size());
+    if (digits == 0) return false;
+    text.remove_prefix(digits);
+  }
+  if (text == "Z") return true;
+  return text.size() == 6 && (text[0] == '+' || text[0] == '-') && digit(text[1]) &&
+         digit(text[2]) && text[3] == ':' && digit(text[4]) && digit(text[5]);
+}
+
 absl::StatusOr<absl::Time> ParseGoTime(const Json& value, absl::string_view where) {
   // Go leaves a time.Time untouched by null: the zero time.
   if (value.is_null()) return GoZeroTime();
   if (!value.is_string()) return Invalid(where, "not a time");
   const std::string& text = value.get_ref<const std::string&>();
-  // absl::ParseTime also takes "infinite-future" and "infinite-past", and spaces around a time;
-  // Go's decoder takes none of them, and a year of four digits only.
-  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  if (text.size() < 5 || !std::all_of(text.begin(), text.begin() + 4, digit) || text[4] != '-' ||
-      (text.back() != 'Z' && !digit(text.back()))) {
+  if (!IsStrictRfc3339(text)) {
     return Invalid(where, absl::StrCat("not an RFC 3339 time: \"", text, "\""));
   }
   absl::Time t;
