@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "kubeapi/json_member.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::kubeapi::internal {
@@ -22,6 +22,13 @@ using Json = nlohmann::json;
 
 inline absl::Status FieldError(const std::string& field, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
+}
+
+// IntOf: an integer field's value; one past int64 is refused, as Go's decoder refuses it.
+inline absl::StatusOr<int64_t> IntOf(const Json& value, const std::string& field) {
+  if (!value.is_number_integer()) return FieldError(field, "must be an integer");
+  if (!IsInt64(value)) return FieldError(field, "is out of range for an integer");
+  return value.get<int64_t>();
 }
 
 // Fields takes the modelled keys out of one JSON object; what is left is the object's extra.
@@ -59,14 +66,7 @@ class Fields {
   absl::StatusOr<int64_t> Int(const char* key) {
     Json value = Take(key);
     if (value.is_null()) return int64_t{0};
-    if (!value.is_number_integer()) return FieldError(Name(key), "must be an integer");
-    // Past int64 (18446744073709551615 read unsigned) is refused, as Go's decoder refuses it;
-    // before, it wrapped around to a negative value.
-    if (value.is_number_unsigned() &&
-        value.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return FieldError(Name(key), "is out of range for an integer");
-    }
-    return value.get<int64_t>();
+    return IntOf(value, Name(key));
   }
   absl::StatusOr<std::optional<bool>> OptionalBool(const char* key) {
     Json value = Take(key);

@@ -1,8 +1,10 @@
-// StringMember: a string member of a JSON object read without trusting its type, for answers
-// and files that may hold anything where a string is expected (nlohmann's value() throws when
-// the member exists with another type).
+// JSON values read without trusting their types, for answers and files that may hold anything:
+// StringMember, a string member of an object (nlohmann's value() throws when the member exists
+// with another type), and IsInt64, an integer Go reads into an int64.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "nlohmann/json.hpp"
@@ -15,6 +17,15 @@ inline std::string StringMember(const nlohmann::json& object, const char* key) {
   if (!object.is_object()) return {};
   const auto it = object.find(key);
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// IsInt64: `value` is an integer within int64's range. nlohmann reads one past int64's largest
+// as unsigned, and get<int64_t>() wraps it around (18446744073709551615 to -1); Go's decoder
+// refuses it.
+inline bool IsInt64(const nlohmann::json& value) {
+  return value.is_number_integer() &&
+         (!value.is_number_unsigned() ||
+          value.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
 }
 
 }  // namespace devmgr::kubeapi

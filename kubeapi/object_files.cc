@@ -1,12 +1,15 @@
 #include "kubeapi/object_files.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/file_store.h"
+#include "common/errno_status.h"
 #include "kubeapi/yaml_objects.h"
 
 namespace devmgr::kubeapi {
@@ -46,10 +49,17 @@ absl::StatusOr<std::vector<FileObject>> ReadObjectFiles(const std::vector<std::s
     absl::StatusOr<std::vector<std::string>> files = FilesOf(path);
     if (!files.ok()) return files.status();
     for (const std::string& file : *files) {
-      // Why not, in the system's words ("cannot open F: No such file or directory").
-      absl::StatusOr<std::string> text = ReadWholeFile(file);
-      if (!text.ok()) return absl::InvalidArgumentError(text.status().message());
-      absl::StatusOr<std::vector<nlohmann::json>> objects = ReadObjects(*text);
+      // A stream, not ReadWholeFile: a pipe (`--slices <(kubectl get ...)`) is read too.
+      errno = 0;
+      std::ifstream in(file);
+      if (!in) {
+        // Why not, in the system's words ("cannot open F: No such file or directory").
+        return absl::InvalidArgumentError(
+            ErrnoStatus(errno != 0 ? errno : EIO, "cannot open", file).message());
+      }
+      std::stringstream text;
+      text << in.rdbuf();
+      absl::StatusOr<std::vector<nlohmann::json>> objects = ReadObjects(text.str());
       if (!objects.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(file, ": ", objects.status().message()));
       }

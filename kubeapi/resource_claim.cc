@@ -61,10 +61,9 @@ absl::StatusOr<DeviceToleration> DecodeToleration(const Json& object, const std:
   if (toleration.op.empty()) toleration.op = "Equal";
   Json seconds = fields.Take("tolerationSeconds");
   if (!seconds.is_null()) {
-    if (!seconds.is_number_integer()) {
-      return FieldError(fields.Name("tolerationSeconds"), "must be an integer");
-    }
-    toleration.toleration_seconds = seconds.get<int64_t>();
+    absl::StatusOr<int64_t> value = internal::IntOf(seconds, fields.Name("tolerationSeconds"));
+    if (!value.ok()) return value.status();
+    toleration.toleration_seconds = *value;
   }
   toleration.extra = std::move(fields).Rest();
   return toleration;

@@ -63,11 +63,13 @@ Json ResourceSliceToV1(Json slice, ResourceVersion version) {
   if (version == ResourceVersion::kV1beta1) {
     if (Json* spec = Spec(slice); spec != nullptr) {
       ForEachIn(*spec, "devices", [](Json& device) {
+        // A `basic` that is not an object stays as it came (kept among the device's fields
+        // nothing models, not dropped); `null` is none.
         auto basic = device.find("basic");
-        if (basic == device.end()) return;
+        if (basic == device.end() || !(basic->is_object() || basic->is_null())) return;
         Json fields = std::move(*basic);
         device.erase(basic);
-        if (!fields.is_object()) return;
+        if (fields.is_null()) return;
         for (auto& [key, value] : fields.items()) device[key] = std::move(value);
       });
     }

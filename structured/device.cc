@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cel/program.h"
+#include "kubeapi/json_member.h"
 #include "kubeapi/quantity_json.h"
 #include "kubeapi/semver.h"
 
@@ -38,6 +39,7 @@ absl::StatusOr<std::string> ElementText(const Json& value, Attribute::Type type,
   switch (type) {
     case Attribute::Type::kInt:
       if (!value.is_number_integer()) return FieldError(field, "must be an integer");
+      if (!kubeapi::IsInt64(value)) return FieldError(field, "is out of range for an integer");
       return std::to_string(value.get<int64_t>());
     case Attribute::Type::kBool:
       if (!value.is_boolean()) return FieldError(field, "must be true or false");

@@ -2,10 +2,13 @@
 #include "kubeapi/object_files.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/testlib/temp_dir.h"
@@ -41,6 +44,25 @@ TEST(ObjectFilesTest, ASymlinkLoopInAFolderIsAnErrorNotACrash) {
   EXPECT_EQ(read.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(read.status().message(),
             dir.Sub("loop.yaml").string() + ": Too many levels of symbolic links");
+}
+
+// A pipe is read as a file is: `--slices <(kubectl get resourceslices -o yaml)`.
+TEST(ObjectFilesTest, APipeIsRead) {
+  TempDir dir;
+  const std::filesystem::path pipe = dir.Sub("pipe");
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  std::thread writer(
+      [&] { std::ofstream(pipe) << "kind: DeviceClass\nmetadata: {name: piped}\n"; });
+  absl::StatusOr<std::vector<FileObject>> read = ReadObjectFiles({pipe.string()});
+  if (!read.ok()) {
+    // Not opened: the writer waits for a reader.
+    std::ifstream drain(pipe);
+    std::string rest((std::istreambuf_iterator<char>(drain)), std::istreambuf_iterator<char>());
+  }
+  writer.join();
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->size(), 1u);
+  EXPECT_EQ((*read)[0].object["metadata"]["name"], "piped");
 }
 
 // A path that cannot be read says why, in the system's words. Before: "cannot be read".

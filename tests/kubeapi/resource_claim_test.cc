@@ -101,7 +101,8 @@ TEST(ResourceClaimTest, DefaultsTheModeAndAZeroOrAbsentCount) {
 TEST(ResourceClaimTest, QuantitiesAreReadAsUpstreamReadsThem) {
   absl::StatusOr<ResourceClaim> claim = DecodeResourceClaim(Json::parse(R"({"spec": {"devices": {
       "requests": [{"name": "a", "exactly": {"deviceClassName": "c", "capacity": {"requests": {
-        "fraction": 1.5, "whole": 2, "large": 18446744073709551615, "spaced": " 1Gi "}}}}]}}})"));
+        "fraction": 1.5, "whole": 2, "large": 18446744073709551615, "spaced": " 1Gi ",
+        "none": null}}}}]}}})"));
   ASSERT_TRUE(claim.ok()) << claim.status();
   const std::map<std::string, Quantity>& requests =
       *claim->spec.requests[0].exactly->capacity_requests;
@@ -109,6 +110,7 @@ TEST(ResourceClaimTest, QuantitiesAreReadAsUpstreamReadsThem) {
   EXPECT_EQ(requests.at("whole").ToString(), "2");
   EXPECT_EQ(requests.at("large").ToString(), "18446744073709551615");
   EXPECT_EQ(requests.at("spaced").ToString(), "1Gi");
+  EXPECT_EQ(requests.at("none").ToString(), "0");
 }
 
 }  // namespace
