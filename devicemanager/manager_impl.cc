@@ -439,8 +439,9 @@ void ManagerImpl::OnRegister(const v1beta1::RegisterRequest& request, DoneFn don
     absl::Status status =
         socket.ok() ? ConnectPlugin(resource, *socket, dial_deadline) : socket.status();
     if (!status.ok()) {
+      // The endpoint is the plugin's text, of any length, and the error quotes it again.
       DEVMGR_LOG(options_.logger, err, "Failed to register device plugin", "resourceName", resource,
-                 "endpoint", endpoint, "err", status);
+                 "endpoint", LogExcerpt(endpoint), "err", LogExcerpt(status.ToString()));
     }
     done(status);
   });

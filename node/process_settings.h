@@ -24,4 +24,11 @@ void LimitMallocArenas();
 // the daemon turns it off.
 void IgnoreLockOrderCycles();
 
+// RaiseOpenFileLimit: the soft limit on open files up to the hard one, as Go's runtime does at
+// the start of every Go program, the kubelet among them. Every plugin, driver and PodResources
+// client holds a descriptor of the daemon's; at systemd's soft default of 1,024, a client that
+// keeps connections open took them all, and admissions and registrations then failed. Nothing
+// in the process uses select(), which the soft limit protects.
+void RaiseOpenFileLimit();
+
 }  // namespace devmgr::node

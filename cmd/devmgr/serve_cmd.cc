@@ -125,6 +125,7 @@ absl::Status ReadTopologyFlags(const ServeFlags& flags, node::NodeOptions& optio
 int RunServe(const ServeFlags& flags) {
   node::LimitMallocArenas();
   node::IgnoreLockOrderCycles();
+  node::RaiseOpenFileLimit();
   node::NodeOptions options;
   options.root_dir = flags.root_dir;
   absl::StatusOr<absl::Duration> grace =

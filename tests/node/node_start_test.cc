@@ -3,6 +3,9 @@
 // listens on either is refused, and the socket is left as it was; a socket its process left
 // behind is taken over as before.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <memory>
@@ -12,6 +15,7 @@
 #include "common/file_id.h"
 #include "common/unix_socket.h"
 #include "node/node.h"
+#include "node/process_settings.h"
 #include "node/root_held.h"
 #include "tests/testlib/listening_socket.h"
 #include "tests/testlib/temp_dir.h"
@@ -91,6 +95,30 @@ TEST(NodeStartTest, SocketsLeftByAProcessThatIsGoneAreTakenOver) {
   ASSERT_TRUE(node.ok()) << node.status();
   EXPECT_TRUE(SomeoneListens(paths.plugin_dir / "kubelet.sock"));
   EXPECT_TRUE(SomeoneListens(paths.podresources_socket));
+}
+
+// What `devmgr serve` sets in its process before the node starts (node/process_settings.h).
+// The soft limit on open files is raised to the hard one (in a child: it changes the process).
+// Before, the daemon kept systemd's 1,024, which one client holding connections could use up.
+TEST(ProcessSettingsTest, TheOpenFileLimitIsRaisedToTheHardOne) {
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
+  if (before.rlim_max <= 256) GTEST_SKIP() << "the hard limit leaves nothing to raise";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    rlimit low = before;
+    low.rlim_cur = 256;
+    if (::setrlimit(RLIMIT_NOFILE, &low) != 0) ::_exit(2);
+    RaiseOpenFileLimit();
+    rlimit after{};
+    if (::getrlimit(RLIMIT_NOFILE, &after) != 0) ::_exit(3);
+    ::_exit(after.rlim_cur == before.rlim_max ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: not raised to the hard limit; 2, 3: a call failed";
 }
 
 }  // namespace
