@@ -181,6 +181,13 @@ absl::Status FileStore::WriteFiles(const std::vector<PlacedBytes>& files,
     if (!IsValidName(file.name)) {
       return absl::InvalidArgumentError(absl::StrCat("invalid file name \"", file.name, "\""));
     }
+    // Never a file that could not be read back: a checkpoint a plugin's answers had grown past
+    // the limit was written, and the next start lost every pod's devices with it.
+    if (file.bytes.size() > kMaxFileBytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          (file.store->folder_ / std::string(file.name)).string(), " would be ", file.bytes.size(),
+          " bytes; the limit a read of it takes is ", kMaxFileBytes));
+    }
     if (absl::c_any_of(stores, [&](const FileStore* store) {
           return store->folder_ == file.store->folder_;
         })) {

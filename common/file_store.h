@@ -23,7 +23,8 @@
 
 namespace devmgr {
 
-// Largest file ReadWholeFile accepts; a real checkpoint with 10,000 entries is a few MiB.
+// Largest file ReadWholeFile accepts, and FileStore writes; a real checkpoint with 10,000 entries
+// is a few MiB.
 inline constexpr size_t kMaxFileBytes = size_t{256} << 20;
 
 // ReadWholeFile returns the content of `path`. NotFound if it does not exist, FailedPrecondition

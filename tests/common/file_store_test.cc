@@ -248,6 +248,19 @@ TEST(FileStoreTest, NamesUpToTheLongestValidOneCanBeWritten) {
   EXPECT_EQ(*store.Read(name), "bytes");
 }
 
+// A file larger than a read takes (kMaxFileBytes) is not written: the old one stays. Before, it
+// was written, and the next start could not read it back.
+TEST(FileStoreTest, AFileTooLargeToReadBackIsNotWritten) {
+  TempDir dir;
+  const FileStore store(dir.path());
+  ASSERT_TRUE(store.Write("cp", "old").ok());
+  const std::string huge(kMaxFileBytes + 1, 'x');
+  const absl::Status written = store.Write("cp", huge);
+  EXPECT_EQ(written.code(), absl::StatusCode::kResourceExhausted) << written;
+  EXPECT_EQ(*store.Read("cp"), "old");
+  EXPECT_EQ(EntriesOf(dir.path()), std::vector<std::string>{"cp"});
+}
+
 TEST(FileStoreTest, WriteTogetherReplacesEveryFileAndLeavesNoTemporaryFile) {
   TempDir dir;
   const FileStore store(dir.path());
