@@ -162,7 +162,8 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
   // ParseQuantity reads a number without digits ("Ki", "m", "e3", "-", ".") as 0; only an empty
   // text is refused.
   if (text.empty()) return NotAQuantity(text, "is not a number");
-  if (digits.empty()) digits = "0";
+  const bool no_digits = digits.empty();
+  if (no_digits) digits = "0";
   rest.remove_prefix(i);
 
   int power_of_1024 = 0;
@@ -191,7 +192,9 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
     for (const Suffix& suffix : kSuffixes) {
       if (rest == suffix.text) found = &suffix;
     }
-    if (found == nullptr) return NotAQuantity(text, "has an unknown suffix");
+    if (found == nullptr) {
+      return NotAQuantity(text, no_digits ? "is not a number" : "has an unknown suffix");
+    }
     power_of_ten += found->power_of_ten;
     power_of_1024 = found->power_of_1024;
     if (power_of_1024 > 0) format = Format::kBinarySI;
