@@ -370,6 +370,20 @@ absl::Status StateJournal::Grow(size_t bytes) {
     }
     return status;
   };
+  // The blocks are reserved first: on a disk without room that fails at once, where writing
+  // zeros would first take the last free space from every other writer on the disk. The zeros
+  // are still written, so that records land in written blocks and each commit's fdatasync has
+  // no extent to convert. A file system without fallocate goes straight to the zeros.
+  if (target > capacity_) {
+    int reserved;
+    do {
+      reserved = ::fallocate(fd_, 0, static_cast<off_t>(kHeaderBytes + capacity_),
+                             static_cast<off_t>(target - capacity_));
+    } while (reserved != 0 && errno == EINTR);
+    if (reserved != 0 && errno != EOPNOTSUPP && errno != ENOSYS) {
+      return give_back(ErrnoStatus(errno, "cannot allocate", options_.path));
+    }
+  }
   for (size_t at = kHeaderBytes + capacity_; at < kHeaderBytes + target;) {
     const size_t n = std::min(zeros.size(), kHeaderBytes + target - at);
     if (absl::Status written =

@@ -245,16 +245,33 @@ TEST_F(StateJournalTest, AFullJournalCompactsAndGrows) {
 }
 
 // A disk without room for kRecordsKept records of the largest size: the journal goes on in the
-// room it has and gives back what a failed grow wrote. A record too large for the room the disk
-// has fails alone. RLIMIT_FSIZE stands in for the full disk (writes past it fail with EFBIG).
-// Before, the grow's zeros stayed, filling the disk, and every compaction after a failed record
-// tried to make room for it again: every commit failed.
+// room it has; a grow that does not fit writes nothing (its blocks are reserved first) and
+// gives back what it took. A record too large for the room the disk has fails alone.
+// RLIMIT_FSIZE stands in for the full disk (writes past it fail with EFBIG). Before, the grow's
+// zeros stayed, filling the disk, and every compaction after a failed record tried to make room
+// for it again: every commit failed; and then a grow wrote zeros up to the limit before it was
+// refused.
 TEST_F(StateJournalTest, AJournalWithoutRoomToGrowGoesOnInTheRoomItHas) {
   StateJournal::Options options = Options();
   options.initial_capacity = 16 * 1024;
   const size_t limit = 4096 + 40 * 1024;  // the header, and 40 KiB of records
   InChild([&] {
-    ::signal(SIGXFSZ, SIG_IGN);
+    // Each refusal (SIGXFSZ) notes the journal's size: a grow that cannot have its room writes
+    // none of it first, which on a full disk would take the last free space from every other
+    // writer until the grow is given back.
+    static std::string journal_path;
+    static volatile sig_atomic_t refusals = 0;
+    static volatile sig_atomic_t largest_at_refusal = 0;
+    journal_path = options.path.string();
+    struct sigaction noted {};
+    noted.sa_handler = [](int) {
+      refusals = refusals + 1;
+      struct stat at {};
+      if (::stat(journal_path.c_str(), &at) == 0 && at.st_size > largest_at_refusal) {
+        largest_at_refusal = static_cast<sig_atomic_t>(at.st_size);
+      }
+    };
+    if (::sigaction(SIGXFSZ, &noted, nullptr) != 0) ::_exit(3);
     const rlimit fsize{.rlim_cur = limit, .rlim_max = limit};
     if (::setrlimit(RLIMIT_FSIZE, &fsize) != 0) ::_exit(3);
     StateJournal* journal = OpenInChild(options);
@@ -268,6 +285,8 @@ TEST_F(StateJournalTest, AJournalWithoutRoomToGrowGoesOnInTheRoomItHas) {
     for (int i = 10; i < 20; ++i) {
       Must(journal->WriteTogether({{&plugins_, "checkpoint", content + std::to_string(i)}}));
     }
+    if (refusals == 0) ::_exit(7);  // no grow was refused: nothing was tested
+    if (static_cast<size_t>(largest_at_refusal) >= limit) ::_exit(8);
   });
   struct stat st {};
   ASSERT_EQ(::stat(options.path.c_str(), &st), 0);
