@@ -1,5 +1,6 @@
 #include "tests/integration/daemon_harness.h"
 
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -11,6 +12,8 @@
 #include <utility>
 
 #include "absl/strings/numbers.h"
+#include "common/unix_socket.h"
+#include "podresources/v1/api.grpc.pb.h"
 #include "tests/testlib/wait_for.h"
 
 namespace devmgr::testing {
@@ -50,13 +53,11 @@ std::unique_ptr<BackgroundProcess> DaemonHarness::StartServe(
                                    "100ms"};
   args.insert(args.end(), extra.begin(), extra.end());
   auto serve = std::make_unique<BackgroundProcess>(Args(args));
-  // The admin socket is bound last, so once it answers every service does.
+  // The admin socket is bound last, so once it accepts connections every service does. Asked
+  // here, not with a client command: each would be a process start, and a restart waited on
+  // that way took about ten of them.
   const bool serving = WaitFor(
-      [&] {
-        return serve->Wait(0ms).has_value() ||
-               Run({"pods", "list", "--root-dir", Root()}).exit_code == 0;
-      },
-      20s);
+      [&] { return serve->Wait(0ms).has_value() || SomeoneListens(Path("devmgr.sock")); }, 20s);
   if (!serving || serve->Wait(0ms).has_value()) {
     ADD_FAILURE() << "devmgr serve is not serving: " << serve->err();
     return nullptr;
@@ -105,15 +106,18 @@ ProcessResult DaemonHarness::Remove(const std::string& uid) const {
 }
 
 int DaemonHarness::Allocatable(const std::string& resource) const {
-  ProcessResult result = Run({"podresources", "allocatable", "--root-dir", Root(), "-o", "json"});
-  if (result.exit_code != 0) return -1;
-  Json json = Json::parse(result.out, nullptr, false);
-  if (json.is_discarded()) return -1;
+  auto stub = ::v1::PodResourcesLister::NewStub(grpc::CreateChannel(
+      UnixTarget(Path("pod-resources/kubelet.sock")), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + 5s);
+  ::v1::AllocatableResourcesResponse response;
+  if (!stub->GetAllocatableResources(&context, ::v1::AllocatableResourcesRequest(), &response)
+           .ok()) {
+    return -1;
+  }
   int count = 0;
-  for (const auto& devices : json.value("devices", Json::array())) {
-    if (devices.value("resourceName", "") == resource) {
-      count += static_cast<int>(devices.value("deviceIds", Json::array()).size());
-    }
+  for (const ::v1::ContainerDevices& devices : response.devices()) {
+    if (devices.resource_name() == resource) count += devices.device_ids_size();
   }
   return count;
 }

@@ -43,7 +43,8 @@ class DaemonHarness {
   ProcessResult Run(std::vector<std::string> args, const std::string& input = "") const;
   ProcessResult Admit(const std::string& manifest) const;
   ProcessResult Remove(const std::string& uid) const;
-  // Allocatable: the devices of `resource` PodResources reports, -1 if it cannot be asked.
+  // Allocatable: the devices of `resource` PodResources v1 reports (asked from this process, as
+  // a monitoring client does), -1 if it cannot be asked.
   int Allocatable(const std::string& resource) const;
   // ListPods: `pods list -o json`, or null if the daemon did not answer.
   nlohmann::json ListPods() const;
