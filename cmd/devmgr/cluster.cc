@@ -92,6 +92,11 @@ absl::StatusOr<std::optional<kubeclient::RestConfig>> FindCluster(const std::str
     if (env != nullptr) files = env;
   }
   if (!files.empty()) return Wrap(LoadCluster(files, context));
+  if (!context.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("context \"", context,
+                     "\" is not in a kubeconfig: none is given (--kubeconfig or KUBECONFIG)"));
+  }
   if (std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) {  // NOLINT(concurrency-mt-unsafe)
     return Wrap(InCluster());
   }

@@ -42,7 +42,8 @@ absl::StatusOr<std::optional<kubeclient::RestConfig>> ChooseCluster(const Cluste
 absl::StatusOr<kubeclient::ClientOptions> ClusterClientOptions(const ClusterFlags& flags);
 
 // FindCluster: `kubeconfig` when given, else $KUBECONFIG when set, else the in-cluster service
-// account when KUBERNETES_SERVICE_HOST is set; std::nullopt when none applies.
+// account when KUBERNETES_SERVICE_HOST is set; std::nullopt when none applies. A `context`
+// without a kubeconfig is InvalidArgument: it would otherwise be ignored.
 absl::StatusOr<std::optional<kubeclient::RestConfig>> FindCluster(const std::string& kubeconfig,
                                                                   const std::string& context);
 

@@ -118,7 +118,7 @@ int RunCluster(const SlicesFlags& flags, const kubeclient::RestConfig& cluster, 
 }
 
 int Run(const SlicesFlags& flags, bool get) {
-  if (!flags.root_dir_given || !flags.kubeconfig.empty()) {
+  if (!flags.root_dir_given || !flags.kubeconfig.empty() || !flags.context.empty()) {
     absl::StatusOr<std::optional<kubeclient::RestConfig>> cluster =
         FindCluster(flags.kubeconfig, flags.context);
     if (!cluster.ok()) return Fail(kExitUsage, cluster.status().message());
@@ -156,7 +156,9 @@ void AddCommonFlags(CLI::App& command, SlicesFlags& flags) {
                   "Read the cluster's ResourceSlices, reached with this kubeconfig (else "
                   "KUBECONFIG, else the in-cluster service account, else the daemon's store)")
       ->type_name("FILE");
-  command.add_option("--context", flags.context, "The kubeconfig context to use")
+  command
+      .add_option("--context", flags.context,
+                  "The kubeconfig context to use (of --kubeconfig, else of KUBECONFIG)")
       ->type_name("NAME");
   command.add_option("--timeout", flags.timeout, "How long to wait for the daemon or the server")
       ->type_name("DURATION")

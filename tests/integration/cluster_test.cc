@@ -10,13 +10,16 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "common/metrics_scrape.h"
 #include "nlohmann/json.hpp"
@@ -193,6 +196,21 @@ TEST(ClusterTest, TheCommandLineSaysWhatIsWrongWithTheCluster) {
       h.Run({"slices", "list", "--kubeconfig", h.Path("missing").string()});
   EXPECT_EQ(no_file.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(no_file.err, "cannot read kubeconfig")) << no_file.err;
+  // A context without a kubeconfig names nothing: before, it was ignored and the daemon's store
+  // was read.
+  if (std::getenv("KUBECONFIG") == nullptr) {  // NOLINT(concurrency-mt-unsafe): no setenv here
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"slices", "list", "--context", "other"},
+          std::vector<std::string>{"slices", "list", "--context", "other", "--root-dir",
+                                   h.Root()}}) {
+      const testing::ProcessResult context_alone = h.Run(args);
+      EXPECT_EQ(context_alone.exit_code, 2) << absl::StrJoin(args, " ");
+      EXPECT_TRUE(absl::StrContains(context_alone.err,
+                                    "context \"other\" is not in a kubeconfig: none is given "
+                                    "(--kubeconfig or KUBECONFIG)"))
+          << context_alone.err;
+    }
+  }
 
   // A token the server does not take (expired, revoked).
   FakeApiServer server(WithToken());
