@@ -353,6 +353,12 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   // It names the node's ResourceSlices, and the wipes of a driver's: empty, they would be
   // every node's.
   if (options.node_name.empty()) return absl::InvalidArgumentError("the node's name is empty");
+  if (!options.metrics_address.empty()) {
+    if (absl::StatusOr<ListenAddress> metrics = ParseListenAddress(options.metrics_address);
+        !metrics.ok()) {
+      return metrics.status();
+    }
+  }
   if (options.topology_policy != topologymanager::TopologyPolicyKind::kNone &&
       options.numa_nodes.size() > options.max_allowable_numa_nodes) {
     return absl::InvalidArgumentError(absl::StrCat("unsupported on machines with more than ",

@@ -150,8 +150,11 @@ struct NodePaths {
 class Node {
  public:
   // Start takes the lock, reads the pod record and the checkpoint, and starts every service.
-  // FailedPrecondition, for which IsRootHeld (root_held.h) is true, when another daemon holds
-  // the root; the failing service's error otherwise (then everything started is stopped again).
+  // InvalidArgument, before the root is touched, for options that cannot be served (no node
+  // name, a metrics address ParseListenAddress refuses, more NUMA nodes than the policy
+  // takes). FailedPrecondition, for which IsRootHeld (root_held.h) is true, when another daemon
+  // holds the root; the failing service's error otherwise (then everything started is stopped
+  // again).
   static absl::StatusOr<std::unique_ptr<Node>> Start(const NodeOptions& options);
   // Stops if still running.
   ~Node();

@@ -83,6 +83,21 @@ TEST(NodeStartTest, ANodeWithoutANameIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(dir.Sub("root")));
 }
 
+// A metrics address that cannot be one is refused before the node touches its root. Before, the
+// node started its device manager and PodResources server, then stopped them when the address
+// came to be served (`devmgr serve --metrics-address x::1` logged both).
+TEST(NodeStartTest, AMalformedMetricsAddressIsRefusedBeforeAnythingStarts) {
+  TempDir dir;
+  NodeOptions options;
+  options.root_dir = dir.Sub("root");
+  options.metrics_address = "bogus::x";
+  absl::StatusOr<std::unique_ptr<Node>> node = Node::Start(options);
+  EXPECT_EQ(node.status(),
+            absl::InvalidArgumentError("invalid metrics address \"bogus::x\": an IPv6 host goes "
+                                       "in brackets: [host]:port"));
+  EXPECT_FALSE(std::filesystem::exists(options.root_dir));
+}
+
 TEST(NodeStartTest, SocketsLeftByAProcessThatIsGoneAreTakenOver) {
   TempDir dir;
   const NodePaths paths(dir.Sub("root"));
