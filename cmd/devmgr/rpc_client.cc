@@ -31,19 +31,26 @@ std::string FailedText(absl::string_view method, const grpc::Status& status) {
   return absl::StrCat(method, " failed: ", status.error_message(), " (", CodeName(status), ")");
 }
 
-}  // namespace
-
-Connection Connect(const std::filesystem::path& socket, const std::string& timeout_text,
-                   int max_receive_message_bytes) {
-  Connection connection;
+// ReadTimeout reads --timeout into `connection`; false, with its exit code set, when the text
+// cannot be a call's timeout.
+bool ReadTimeout(const std::string& timeout_text, Connection& connection) {
   // A call's deadline is a point in time: "inf" has none to give.
   if (!absl::ParseDuration(timeout_text, &connection.timeout) ||
       connection.timeout <= absl::ZeroDuration() ||
       connection.timeout == absl::InfiniteDuration()) {
     connection.exit_code = Fail(
         kExitUsage, absl::StrCat("invalid --timeout ", timeout_text, " (use e.g. 300ms, 10s, 1m)"));
-    return connection;
+    return false;
   }
+  return true;
+}
+
+}  // namespace
+
+Connection Connect(const std::filesystem::path& socket, const std::string& timeout_text,
+                   int max_receive_message_bytes) {
+  Connection connection;
+  if (!ReadTimeout(timeout_text, connection)) return connection;
   if (Absent(socket)) {
     connection.exit_code =
         Fail(kExitUsage, absl::StrCat("no socket at ", socket.string(),
@@ -76,6 +83,7 @@ Connection Connect(const std::filesystem::path& socket, const std::string& timeo
 
 Connection ConnectDaemon(const std::filesystem::path& root_dir, const std::string& timeout_text) {
   const std::filesystem::path socket = root_dir / "devmgr.sock";
+  if (Connection checked; !ReadTimeout(timeout_text, checked)) return checked;
   if (Absent(socket)) {
     Connection connection;
     connection.exit_code = Fail(

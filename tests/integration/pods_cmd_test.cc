@@ -274,5 +274,21 @@ TEST_F(PodsCommandTest, NumaNodeZeroIsVisible) {
   EXPECT_EQ(nodes, (std::set<Json>{Json{{"ID", 0}}, Json{{"ID", 1}}})) << json.out;
 }
 
+// A --timeout that cannot be one is a usage error whether or not a daemon is there. Before, a
+// root without a daemon answered "no daemon at ..." and hid it.
+TEST(PodsCommandWithoutADaemonTest, ABadTimeoutIsSaidFirst) {
+  DaemonHarness h;
+  for (const char* timeout : {"soon", "0s"}) {
+    const ProcessResult listed =
+        h.Run({"pods", "list", "--root-dir", h.Root(), "--timeout", timeout});
+    EXPECT_EQ(listed.exit_code, 2) << timeout;
+    EXPECT_EQ(listed.err,
+              absl::StrCat("devmgr: invalid --timeout ", timeout, " (use e.g. 300ms, 10s, 1m)\n"));
+  }
+  const ProcessResult absent = h.Run({"pods", "list", "--root-dir", h.Root()});
+  EXPECT_EQ(absent.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(absent.err, "no daemon at")) << absent.err;
+}
+
 }  // namespace
 }  // namespace devmgr::testing
