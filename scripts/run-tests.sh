@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs every test. When clang is installed, every suite runs in one clang build with
 # ASan+UBSan (BUILD-san, which compiles only what the tests need), and the libFuzzer targets
-# run beside them for FUZZ_SECONDS each; any sanitizer report, leaks included, fails its test. Without
-# clang, BUILD compiles everything and runs every suite, and the fuzz targets are skipped.
+# run beside them for FUZZ_SECONDS each; any sanitizer report, leaks included, fails its test.
+# Without clang, BUILD compiles everything and runs every suite, and the fuzz targets are
+# skipped.
 # One build, not both: compiling the whole tree twice would not fit CI's time budget on two
 # cores. There is no TSan run: docs/RELIABILITY.md, "Sanitizers", says why. Ends with the
 # failed cases again, a few lines each, and one line "tests: N passed, M failed, K skipped"

@@ -153,7 +153,7 @@ def build_against_install(args, destdir, include, workdir):
     everything = workdir / "everything.cc"
     everything.write_text("".join(f'#include "{h}"\n' for h in headers) + "int main() {}\n")
     run(linker + [str(everything), "-o", str(workdir / "everything"),
-                    "-Wl,--whole-archive", "-ldevmgr", "-Wl,--no-whole-archive"] + flags,
+                  "-Wl,--whole-archive", "-ldevmgr", "-Wl,--no-whole-archive"] + flags,
         "compiling every installed header and linking the whole archive", cwd=workdir)
 
     # The embedder's copy: the example and its out-of-tree meson.build, away from the sources.
