@@ -1,5 +1,7 @@
 #include "dra/driver_client.h"
 
+#include <grpcpp/channel.h>
+
 #include <utility>
 
 #include "common/plugin_channel.h"
@@ -12,16 +14,16 @@
 namespace devmgr::dra {
 namespace {
 
-// Call runs one unary call of `stub` with the deadline, converting the request to `Request`
+// Call runs one unary call of `stub` with `deadline`, converting the request to `Request`
 // and the answer back to `Response` (the v1 types) when the stub speaks v1beta1.
 template <typename Response, typename StubResponse, typename Stub, typename StubRequest,
           typename Request>
 absl::StatusOr<Response> Call(Stub& stub,
                               grpc::Status (Stub::*method)(grpc::ClientContext*, const StubRequest&,
                                                            StubResponse*),
-                              const Request& request, absl::Duration timeout) {
+                              const Request& request, absl::Time deadline) {
   grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  context.set_deadline(absl::ToChronoTime(deadline));
   StubResponse response;
   grpc::Status status;
   if constexpr (std::is_same_v<StubRequest, Request>) {
@@ -57,18 +59,28 @@ bool DriverClient::Connected() const {
   return channel_->GetState(/*try_to_connect=*/true) == GRPC_CHANNEL_READY;
 }
 
+void DriverClient::ConnectNow(absl::Time deadline) const {
+  if (channel_->GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_TRANSIENT_FAILURE) return;
+  // Nobody serves there: the call fails at once, as before, rather than wait.
+  if (ConnectError(endpoint_) != 0) return;
+  grpc::experimental::ChannelResetConnectionBackoff(channel_.get());
+  channel_->WaitForConnected(absl::ToChronoTime(deadline));
+}
+
 absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> DriverClient::NodePrepareResources(
     const draapi::v1::NodePrepareResourcesRequest& request) const {
   const absl::Time start = absl::Now();
+  const absl::Time deadline = start + call_timeout_;
+  ConnectNow(deadline);
   absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> response;
   if (service_ == kDraPluginServiceV1beta1) {
     auto stub = draapi::v1beta1::DRAPlugin::NewStub(channel_);
     response = Call<draapi::v1::NodePrepareResourcesResponse>(
-        *stub, &draapi::v1beta1::DRAPlugin::Stub::NodePrepareResources, request, call_timeout_);
+        *stub, &draapi::v1beta1::DRAPlugin::Stub::NodePrepareResources, request, deadline);
   } else {
     auto stub = draapi::v1::DRAPlugin::NewStub(channel_);
     response = Call<draapi::v1::NodePrepareResourcesResponse>(
-        *stub, &draapi::v1::DRAPlugin::Stub::NodePrepareResources, request, call_timeout_);
+        *stub, &draapi::v1::DRAPlugin::Stub::NodePrepareResources, request, deadline);
   }
   Record("NodePrepareResources", response.status(), start);
   return response;
@@ -77,15 +89,17 @@ absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> DriverClient::NodePrepa
 absl::StatusOr<draapi::v1::NodeUnprepareResourcesResponse> DriverClient::NodeUnprepareResources(
     const draapi::v1::NodeUnprepareResourcesRequest& request) const {
   const absl::Time start = absl::Now();
+  const absl::Time deadline = start + call_timeout_;
+  ConnectNow(deadline);
   absl::StatusOr<draapi::v1::NodeUnprepareResourcesResponse> response;
   if (service_ == kDraPluginServiceV1beta1) {
     auto stub = draapi::v1beta1::DRAPlugin::NewStub(channel_);
     response = Call<draapi::v1::NodeUnprepareResourcesResponse>(
-        *stub, &draapi::v1beta1::DRAPlugin::Stub::NodeUnprepareResources, request, call_timeout_);
+        *stub, &draapi::v1beta1::DRAPlugin::Stub::NodeUnprepareResources, request, deadline);
   } else {
     auto stub = draapi::v1::DRAPlugin::NewStub(channel_);
     response = Call<draapi::v1::NodeUnprepareResourcesResponse>(
-        *stub, &draapi::v1::DRAPlugin::Stub::NodeUnprepareResources, request, call_timeout_);
+        *stub, &draapi::v1::DRAPlugin::Stub::NodeUnprepareResources, request, deadline);
   }
   Record("NodeUnprepareResources", response.status(), start);
   return response;

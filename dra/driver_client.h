@@ -61,6 +61,12 @@ class DriverClient {
   const std::string driver_name_;
   const std::string endpoint_;
   const std::string service_;
+  // ConnectNow: a channel whose connection failed waits out gRPC's backoff (up to two minutes)
+  // before it tries again, and its calls fail at once meanwhile, so a driver that began to
+  // serve after it registered (or came back) would be refused that long. When a process accepts
+  // connections at the endpoint by now, the backoff is cut short and the call waits for the
+  // connection, up to `deadline`. A channel that is ready, connecting or idle is left as it is.
+  void ConnectNow(absl::Time deadline) const;
   // Record tells the metrics of one call that began at `start`.
   void Record(absl::string_view method, const absl::Status& status, absl::Time start) const;
 

@@ -518,6 +518,49 @@ size_t ConnectionsTo(const std::string& path) {
   return connections;
 }
 
+// Upstream's node e2e "must be functional when plugin starts to listen on a service socket after
+// registration": the driver registers before its service listens, the first prepare finds
+// nobody there, and the next one, made as soon as the service listens, is answered. gRPC would
+// have refused calls until its reconnect backoff ran out (a second at first, growing to two
+// minutes).
+TEST_F(DraManagerTest, MustBeFunctionalWhenPluginStartsToListenOnAServiceSocketAfterRegistration) {
+  manager_.reset();
+  driver_.reset();
+  CreateManager();  // registers the driver at Socket(), where nobody listens yet
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  const absl::Status refused = manager_->PrepareResources(pod);
+  ASSERT_EQ(refused.code(), absl::StatusCode::kUnavailable) << refused;
+  EXPECT_TRUE(absl::StrContains(refused.message(), "No such file or directory")) << refused;
+
+  driver_ = std::make_unique<FakeDriver>(Socket());
+  ASSERT_TRUE(driver_->started());
+  driver_->OnPrepare(PrepareOneDeviceEach());
+  const absl::Status prepared = manager_->PrepareResources(pod);
+  EXPECT_TRUE(prepared.ok()) << prepared;
+  EXPECT_EQ(driver_->prepare_calls(), 1);
+}
+
+// Upstream's node e2e "must be functional after service reconnect": the driver's service stops
+// while a pod holds its claim and comes back; the pod's unprepare, refused while it was away,
+// reaches it as soon as it listens again.
+TEST_F(DraManagerTest, MustBeFunctionalAfterServiceReconnect) {
+  claims_.Set(Claim(kClaimName, kClaimUid, kPodUid));
+  const Pod pod = PodWithClaim(kPodUid, kClaimName);
+  ASSERT_TRUE(manager_->PrepareResources(pod).ok());
+  driver_.reset();
+  const absl::Status refused = manager_->UnprepareResources(pod);
+  ASSERT_EQ(refused.code(), absl::StatusCode::kUnavailable) << refused;
+  EXPECT_TRUE(manager_->PodMightNeedToUnprepareResources(kPodUid));
+
+  driver_ = std::make_unique<FakeDriver>(Socket());
+  ASSERT_TRUE(driver_->started());
+  const absl::Status unprepared = manager_->UnprepareResources(pod);
+  EXPECT_TRUE(unprepared.ok()) << unprepared;
+  EXPECT_EQ(driver_->unprepare_calls(), 1);
+  EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
+}
+
 // Upstream's node e2e "must use one gRPC connection for all service calls": the health stream,
 // prepare and unprepare of a driver all go over one connection to its socket.
 TEST_F(DraManagerTest, OneConnectionCarriesEveryCallToADriver) {
