@@ -5,9 +5,11 @@
 #include <map>
 #include <optional>
 #include <system_error>
+#include <tuple>
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "common/connection_acceptor.h"
 #include "common/errno_status.h"
 #include "common/server_threads.h"
 #include "common/unix_socket.h"
@@ -63,10 +65,12 @@ absl::Status PlaceFolders(HelperOptions& options) {
     return absl::InvalidArgumentError(
         "rolling updates and explicit registration socket filename are mutually exclusive");
   }
-  const std::string& file = options.registrar_socket_file;
-  if (file == "." || file == ".." || file.find('/') != std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the registration socket's name must be a file name, not ", options.registrar_socket_file));
+  for (const auto& [file, what] : {std::pair{&options.registrar_socket_file, "registration"},
+                                   std::pair{&options.plugin_socket, "service"}}) {
+    if (*file == "." || *file == ".." || file->find('/') != std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the ", what, " socket's name must be a file name, not ", *file));
+    }
   }
   if (options.registry_dir.empty()) options.registry_dir = options.kubelet_dir / "plugins_registry";
   if (options.plugin_data_dir.empty()) {
@@ -87,7 +91,23 @@ absl::Status PlaceFolders(HelperOptions& options) {
             : RollingUpdateRegistrarSocketFile(options.registry_dir, options.driver_name,
                                                options.rolling_update_uid);
   }
+  if (options.plugin_socket.empty()) {
+    options.plugin_socket = options.rolling_update_uid.empty()
+                                ? std::string(kServiceSocketFile)
+                                : RollingUpdateServiceSocketFile(options.rolling_update_uid);
+  }
   return absl::OkStatus();
+}
+
+// Listened: the socket `listen` made for `path`, or why it could not, as upstream words it.
+absl::StatusOr<int> Listened(const HelperOptions::Listen& listen,
+                             const std::filesystem::path& path) {
+  absl::StatusOr<int> fd = listen(path);
+  if (!fd.ok()) {
+    return absl::Status(fd.status().code(),
+                        absl::StrCat("listen on \"", path.string(), "\": ", fd.status().message()));
+  }
+  return fd;
 }
 
 }  // namespace
@@ -199,10 +219,7 @@ class Helper::DraService final : public Api::Service {
 Helper::Helper(DriverPlugin& plugin, HelperOptions options)
     : plugin_(plugin),
       options_(std::move(options)),
-      service_socket_(options_.plugin_data_dir /
-                      (options_.rolling_update_uid.empty()
-                           ? std::string(kServiceSocketFile)
-                           : RollingUpdateServiceSocketFile(options_.rolling_update_uid))),
+      service_socket_(options_.plugin_data_dir / options_.plugin_socket),
       registrar_socket_(options_.registry_dir / options_.registrar_socket_file),
       // Two pods of a rolling update take turns through a file both see; one pod alone is
       // serial on its worker already.
@@ -247,8 +264,19 @@ Helper::~Helper() { Stop(); }
 absl::Status Helper::Serve() {
   // Each server listens under a name of its own and its socket then replaces whatever socket a
   // driver that went before left at the path (upstream removes it first), so that stopping never
-  // removes a socket another instance has put there since.
-  for (const PlacedSocket* socket : {&service_socket_, &registrar_socket_}) {
+  // removes a socket another instance has put there since. A socket the driver's listener makes
+  // is the driver's: no folder or file is made for it.
+  for (const auto& [socket, served, listen] :
+       {std::tuple{&service_socket_, options_.serve_service, &options_.service_listener},
+        std::tuple{&registrar_socket_, options_.serve_registration,
+                   &options_.registrar_listener}}) {
+    // The kubelet dials the service's path whoever serves it.
+    if (socket == &service_socket_ || (served && *listen)) {
+      if (absl::Status path_ok = ValidateSocketPath(socket->path()); !path_ok.ok()) {
+        return path_ok;
+      }
+    }
+    if (!served || *listen) continue;
     if (absl::Status path_ok = socket->Check(); !path_ok.ok()) return path_ok;
     std::error_code ec;
     std::filesystem::create_directories(socket->path().parent_path(), ec);
@@ -265,8 +293,6 @@ absl::Status Helper::Serve() {
   info.set_name(options_.driver_name);
   info.set_endpoint(service_socket_.path().string());
   grpc::ServerBuilder service_builder;
-  service_builder.AddListeningPort(UnixTarget(service_socket_.bind_path()),
-                                   grpc::InsecureServerCredentials());
   KeepHandlerThreads(service_builder);
   if (options_.serve_v1) {
     services_.push_back(std::make_unique<DraService<V1Api>>(*this));
@@ -282,12 +308,12 @@ absl::Status Helper::Serve() {
     service_builder.RegisterService(service);
     info.add_supported_versions(name);
   }
-  service_server_ = service_builder.BuildAndStart();
-  if (service_server_ == nullptr) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", service_socket_.bind_path().string()));
+  if (options_.serve_service) {
+    absl::Status served = ServeOn(service_builder, service_socket_, options_.service_listener,
+                                  "DRA", service_server_, service_acceptor_);
+    if (!served.ok()) return Wrap("start DRA service: ", served);
   }
-  if (absl::Status placed = service_socket_.Place(); !placed.ok()) return placed;
+  if (!options_.serve_registration) return absl::OkStatus();
 
   // Only now that the service answers does the kubelet learn about it.
   services_.push_back(std::make_unique<deviceplugin::RegistryService>(
@@ -299,15 +325,45 @@ absl::Status Helper::Serve() {
                                          absl::StrCat("failed registration process: ", error));
       }));
   grpc::ServerBuilder registrar_builder;
-  registrar_builder.AddListeningPort(UnixTarget(registrar_socket_.bind_path()),
-                                     grpc::InsecureServerCredentials());
   registrar_builder.RegisterService(services_.back().get());
-  registrar_server_ = registrar_builder.BuildAndStart();
-  if (registrar_server_ == nullptr) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", registrar_socket_.bind_path().string()));
+  absl::Status served = ServeOn(registrar_builder, registrar_socket_, options_.registrar_listener,
+                                "registrar", registrar_server_, registrar_acceptor_);
+  return served.ok() ? served : Wrap("start registrar: ", served);
+}
+
+absl::Status Helper::ServeOn(grpc::ServerBuilder& builder, PlacedSocket& socket,
+                             const HelperOptions::Listen& listen, absl::string_view what,
+                             std::unique_ptr<grpc::Server>& server,
+                             std::unique_ptr<ConnectionAcceptor>& acceptor) {
+  if (!listen) {
+    builder.AddListeningPort(UnixTarget(socket.bind_path()), grpc::InsecureServerCredentials());
+    server = builder.BuildAndStart();
+    if (server == nullptr) {
+      return absl::UnavailableError(absl::StrCat("cannot listen on ", socket.bind_path().string()));
+    }
+    return socket.Place();
   }
-  return registrar_socket_.Place();
+  absl::StatusOr<int> fd = Listened(listen, socket.path());
+  if (!fd.ok()) return fd.status();
+  ConnectionAcceptor::Options accepting;
+  accepting.name = absl::StrCat(what, " gRPC server");
+  accepting.on_failure =
+      [this, failure = absl::StrCat(what, " gRPC server failed")](const absl::Status& error) {
+        if (options_.handle_serving_error) {
+          options_.handle_serving_error(failure, error);
+        } else {
+          DEVMGR_LOG(options_.logger, err, failure, "err", error);
+        }
+      };
+  accepting.logger = options_.logger;
+  absl::StatusOr<std::unique_ptr<ConnectionAcceptor>> made =
+      ConnectionAcceptor::Create(*fd, std::move(accepting));
+  if (!made.ok()) return made.status();
+  server = builder.BuildAndStart();
+  if (server == nullptr) return absl::UnavailableError("cannot start a gRPC server");
+  acceptor = *std::move(made);
+  acceptor->Start(*server);
+  return absl::OkStatus();
 }
 
 absl::Status Helper::PublishResources(resourceslice::DriverResources resources) {
@@ -381,10 +437,15 @@ void Helper::StopNow() {
   // socket is removed only if it is still the one this helper put there.
   for (auto* server : {&registrar_server_, &service_server_}) {
     if (*server == nullptr) continue;
+    // A listener of the driver's takes no connection more, and is closed (as upstream's).
+    std::unique_ptr<ConnectionAcceptor>& acceptor =
+        server == &registrar_server_ ? registrar_acceptor_ : service_acceptor_;
+    if (acceptor != nullptr) acceptor->Stop();
     // Calls still on the reader or the worker end there, which Shutdown waits for (or cancels
     // after the grace): so both run until both servers are down.
     (*server)->Shutdown(deadline);
     server->reset();
+    acceptor.reset();
     PlacedSocket& socket = server == &registrar_server_ ? registrar_socket_ : service_socket_;
     if (absl::Status removed = socket.Remove(); !removed.ok()) {
       DEVMGR_LOG(options_.logger, err, "Cannot remove socket", "path", socket.path().string(),

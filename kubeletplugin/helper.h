@@ -32,6 +32,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/event_loop.h"
@@ -45,6 +46,10 @@
 #include "kubeletplugin/device.h"
 #include "kubeletplugin/device_metadata.h"
 #include "resourceslice/controller.h"
+
+namespace devmgr {
+class ConnectionAcceptor;
+}  // namespace devmgr
 
 namespace devmgr::kubeletplugin {
 
@@ -104,9 +109,32 @@ struct HelperOptions {
   // Where a rolling update's serialize.lock is kept (upstream's FlockDirectoryPath), a folder
   // reserved for the driver; empty: plugin_data_dir.
   std::filesystem::path flock_dir;
+  // The service socket's file name in plugin_data_dir (upstream's PluginSocket, for tests);
+  // empty: "dra.sock", in a rolling update "dra-<uid>.sock".
+  std::string plugin_socket;
   // Non-empty: this is the driver's pod with that UID in a rolling update (letters, digits and
   // '-'; IsValidPodUid).
   std::string rolling_update_uid;
+  // Whether the helper serves the registration socket and the service socket (upstream's
+  // RegistrationService and DRAService, for tests): one alone runs as the kubelet would meet a
+  // driver that registers before its service listens, or whose service stops and comes back in
+  // a process of its own. With neither, the helper only publishes ResourceSlices.
+  bool serve_registration = true;
+  bool serve_service = true;
+  // Listen: a socket listening for stream connections, made for the socket at `path` (upstream's
+  // PluginListener and RegistrarListener: for tests, or a socket systemd handed over). The
+  // helper owns it from then on, serves the connections it accepts and closes it at Stop; it
+  // makes no file or folder for that socket and removes none. An error fails Start.
+  using Listen = std::function<absl::StatusOr<int>(const std::filesystem::path& path)>;
+  // Null: the helper makes the socket at the path itself.
+  Listen service_listener;
+  Listen registrar_listener;
+  // Told when a socket given by a listener fails for good (closed, shut down), with
+  // upstream's words for what stopped ("DRA gRPC server failed", "registrar gRPC server
+  // failed"): that socket serves nothing more, so the driver should stop, as upstream's
+  // HandleError is told to (not from this callback, which runs on the thread Stop waits for).
+  // Null: logged.
+  std::function<void(const std::string& what, const absl::Status& error)> handle_serving_error;
   bool serve_v1 = true;
   bool serve_v1beta1 = true;
   // True: the driver's calls run one at a time (and, in a rolling update, one at a time across
@@ -212,6 +240,13 @@ class Helper {
 
   Helper(DriverPlugin& plugin, HelperOptions options);
   absl::Status Serve();
+  // ServeOn starts `server` ("DRA" or "registrar": `what`) from `builder` on `socket`, made by
+  // `listen` when there is one (accepted by `acceptor`, whose failure is told as "<what> gRPC
+  // server failed"), else placed by the helper.
+  absl::Status ServeOn(grpc::ServerBuilder& builder, PlacedSocket& socket,
+                       const HelperOptions::Listen& listen, absl::string_view what,
+                       std::unique_ptr<grpc::Server>& server,
+                       std::unique_ptr<ConnectionAcceptor>& acceptor);
   void OnRegistration(bool registered, const std::string& error) ABSL_LOCKS_EXCLUDED(mu_);
   // The answers of both service versions, in v1's messages: a prepare's claims read on a
   // reader, then the driver's calls on the worker (or, without serialisation, on a thread of
@@ -252,6 +287,9 @@ class Helper {
   std::vector<std::unique_ptr<grpc::Service>> services_;
   std::unique_ptr<grpc::Server> service_server_;
   std::unique_ptr<grpc::Server> registrar_server_;
+  // The accept loops of the sockets listeners made; each stops before its server.
+  std::unique_ptr<ConnectionAcceptor> service_acceptor_;
+  std::unique_ptr<ConnectionAcceptor> registrar_acceptor_;
   // Last, so that they join first: the services answer every call on these, so Stop shuts the
   // servers down before it stops them. A reader reads a prepare's claims, then hands it to the
   // worker, which calls the driver: so the readers go first.

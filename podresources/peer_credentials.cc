@@ -1,15 +1,9 @@
 #include "podresources/peer_credentials.h"
 
-#include <fcntl.h>
-#include <grpcpp/server.h>
-#include <grpcpp/server_posix.h>
-#include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -17,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/connection_acceptor.h"
 #include "common/errno_status.h"
 #include "common/unix_socket.h"
 
@@ -51,85 +46,38 @@ absl::StatusOr<std::unique_ptr<CredentialsListener>> CredentialsListener::Listen
     ::close(fd);
     return ErrnoStatus(error, absl::StrCat("listen on ", path));
   }
-  const int wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd < 0) {
-    const int error = errno;
-    ::close(fd);
-    return ErrnoStatus(error, "eventfd");
-  }
-  return std::unique_ptr<CredentialsListener>(
-      new CredentialsListener(fd, wake_fd, socket_path, std::move(logger)));
+  std::unique_ptr<CredentialsListener> listener(new CredentialsListener(socket_path));
+  ConnectionAcceptor::Options options;
+  options.name = "PodResources";
+  options.on_accept = [raw = listener.get()](int connection) { return raw->Remember(connection); };
+  options.logger = std::move(logger);
+  absl::StatusOr<std::unique_ptr<ConnectionAcceptor>> acceptor =
+      ConnectionAcceptor::Create(fd, std::move(options));
+  if (!acceptor.ok()) return acceptor.status();
+  listener->acceptor_ = *std::move(acceptor);
+  return listener;
 }
 
-CredentialsListener::CredentialsListener(int listen_fd, int wake_fd,
-                                         std::filesystem::path socket_path, LoggerPtr logger)
-    : listen_fd_(listen_fd),
-      wake_fd_(wake_fd),
-      socket_path_(std::move(socket_path)),
-      logger_(std::move(logger)) {}
+CredentialsListener::CredentialsListener(std::filesystem::path socket_path)
+    : socket_path_(std::move(socket_path)) {}
 
 CredentialsListener::~CredentialsListener() {
-  Stop();
-  ::close(listen_fd_);
-  ::close(wake_fd_);
+  acceptor_.reset();  // stops, and closes the socket
   std::error_code ignored;
   std::filesystem::remove(socket_path_, ignored);
 }
 
-void CredentialsListener::Start(grpc::Server& server) {
-  thread_ = std::thread([this, &server] { AcceptLoop(&server); });
-}
+void CredentialsListener::Start(grpc::Server& server) { acceptor_->Start(server); }
 
-void CredentialsListener::Stop() {
-  if (!thread_.joinable()) return;
-  const uint64_t one = 1;
-  [[maybe_unused]] const ssize_t written = ::write(wake_fd_, &one, sizeof(one));
-  thread_.join();
-}
+void CredentialsListener::Stop() { acceptor_->Stop(); }
 
-bool CredentialsListener::WaitForStop(absl::Duration timeout) const {
-  pollfd wake = {wake_fd_, POLLIN, 0};
-  return ::poll(&wake, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout))) > 0;
-}
-
-void CredentialsListener::AcceptLoop(grpc::Server* server) {
-  absl::Duration retry_delay;
-  while (true) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      DEVMGR_LOG(logger_, info, "PodResources accept loop failed", "err", std::strerror(errno));
-      return;
-    }
-    if ((fds[1].revents & POLLIN) != 0) return;
-    // gRPC's endpoint expects a non-blocking socket.
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) {
-      const int error = errno;
-      if (error != EMFILE && error != ENFILE && error != ENOBUFS && error != ENOMEM) {
-        continue;  // EAGAIN, or a client that gave up; accept the next one
-      }
-      // Out of descriptors or memory: the connection stays queued, so retrying at once would
-      // spin. Back off as grpc-go's server does, doubling from 5 ms up to 1 s.
-      retry_delay = std::clamp(retry_delay * 2, kMinAcceptRetry, kMaxAcceptRetry);
-      DEVMGR_LOG(logger_, err, "PodResources accept failed, retrying", "err", std::strerror(error),
-                 "retryIn", absl::FormatDuration(retry_delay));
-      if (WaitForStop(retry_delay)) return;
-      continue;
-    }
-    retry_delay = absl::ZeroDuration();
-    ucred credentials{};
-    socklen_t size = sizeof(credentials);
-    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) != 0) {
-      ::close(fd);
-      continue;
-    }
-    {
-      absl::MutexLock lock(&mu_);
-      by_fd_[fd] = PeerCredentials{credentials.uid, credentials.gid, credentials.pid};
-    }
-    grpc::AddInsecureChannelFromFd(server, fd);  // gRPC owns fd from here on
-  }
+bool CredentialsListener::Remember(int fd) {
+  ucred credentials{};
+  socklen_t size = sizeof(credentials);
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) != 0) return false;
+  absl::MutexLock lock(&mu_);
+  by_fd_[fd] = PeerCredentials{credentials.uid, credentials.gid, credentials.pid};
+  return true;
 }
 
 std::optional<PeerCredentials> CredentialsListener::Lookup(const std::string& peer) const {

@@ -5,8 +5,8 @@
 // server side peer() is "unix:" with no path (clients' sockets are unnamed), and the auth
 // context of insecure credentials carries only the security level. So the listener accepts
 // connections itself, reads SO_PEERCRED on each accepted socket, and hands the socket to the
-// gRPC server with grpc::AddInsecureChannelFromFd. gRPC then names that connection's peer
-// "fd:<N>", which is how a request is mapped back to its credentials.
+// gRPC server (common/connection_acceptor.h). gRPC then names that connection's peer "fd:<N>",
+// which is how a request is mapped back to its credentials.
 //
 // Limits, stated plainly: the credentials are those of the process that connected, taken at
 // connect time (a descriptor passed to another process keeps the first process's identity);
@@ -20,18 +20,20 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/time.h"
 #include "common/logging.h"
 
 namespace grpc {
 class Server;
 }
+
+namespace devmgr {
+class ConnectionAcceptor;
+}  // namespace devmgr
 
 namespace devmgr::podresources {
 
@@ -41,7 +43,7 @@ struct PeerCredentials {
   pid_t pid = 0;
 };
 
-// CredentialsListener owns the listening unix socket and its accept thread.
+// CredentialsListener owns the listening unix socket and its acceptor.
 class CredentialsListener {
  public:
   // Listen binds `socket_path` (creating its folder if missing and removing a stale socket
@@ -66,26 +68,18 @@ class CredentialsListener {
   std::optional<PeerCredentials> Lookup(const std::string& peer) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  CredentialsListener(int listen_fd, int wake_fd, std::filesystem::path socket_path,
-                      LoggerPtr logger);
-  void AcceptLoop(grpc::Server* server);
-  // WaitForStop: true once Stop was called, waiting up to `timeout` for it.
-  bool WaitForStop(absl::Duration timeout) const;
+  explicit CredentialsListener(std::filesystem::path socket_path);
+  // Remember: records the credentials of the accepted connection `fd`; false when they cannot
+  // be read (the connection is closed).
+  bool Remember(int fd) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The bounds of the wait after an accept that failed for want of descriptors or memory.
-  static constexpr absl::Duration kMinAcceptRetry = absl::Milliseconds(5);
-  static constexpr absl::Duration kMaxAcceptRetry = absl::Seconds(1);
-
-  const int listen_fd_;
-  const int wake_fd_;  // an eventfd that wakes the accept thread to stop
   const std::filesystem::path socket_path_;
-  const LoggerPtr logger_;
   mutable absl::Mutex mu_;
   // By descriptor number. A number is reused only after gRPC closed its previous connection,
   // and the entry is overwritten before the new connection is handed over.
   absl::flat_hash_map<int, PeerCredentials> by_fd_ ABSL_GUARDED_BY(mu_);
-  // Last: joins first.
-  std::thread thread_;
+  // Last: stops first.
+  std::unique_ptr<ConnectionAcceptor> acceptor_;
 };
 
 }  // namespace devmgr::podresources

@@ -82,6 +82,7 @@ struct FakeDraFlags {
   std::string prepare_error;
   std::string unprepare_error;
   bool prepare_hang = false;
+  std::string only;
   LogFlags log;
 };
 
@@ -320,6 +321,8 @@ int RunFakeDra(const FakeDraFlags& flags) {
   options.prepare_error = flags.prepare_error;
   options.unprepare_error = flags.unprepare_error;
   options.prepare_hang = flags.prepare_hang;
+  options.serve_registration = flags.only != "service";
+  options.serve_service = flags.only != "registration";
   // In a cluster, claims are read from its API server and the devices published there, owned
   // by the Node, as a Go driver on kubeletplugin does; without one, both go through the
   // daemon's admin socket (its claims, its local ResourceSlice store).
@@ -533,6 +536,14 @@ void AddPluginCommand(CLI::App& app, CommandResult& result) {
       ->type_name("MESSAGE");
   fake_dra->add_flag("--prepare-hang", fake_dra_flags->prepare_hang,
                      "Never answer NodePrepareResources (until the driver stops)");
+  fake_dra
+      ->add_option("--only", fake_dra_flags->only,
+                   "Serve only the registration socket, or only the service socket and its "
+                   "ResourceSlices: one driver as two processes, whose service may listen after "
+                   "it registered or stop and come back (upstream's RegistrationService and "
+                   "DRAService)")
+      ->type_name("PART")
+      ->check(CLI::IsMember({"registration", "service"}));
   SetExamples(*fake_dra,
               {{"Eight devices of driver gpu.example.com, for the daemon under /tmp/node",
                 "devmgr plugin fake-dra --root-dir /tmp/node --driver gpu.example.com --devices 8"},

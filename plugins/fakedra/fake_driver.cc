@@ -89,6 +89,8 @@ absl::StatusOr<std::unique_ptr<FakeDraDriver>> FakeDraDriver::Start(FakeDraOptio
   helper.rolling_update_uid = opts.rolling_update_uid;
   helper.serve_v1 = opts.serve_v1;
   helper.serve_v1beta1 = opts.serve_v1beta1;
+  helper.serve_registration = opts.serve_registration;
+  helper.serve_service = opts.serve_service;
   if (opts.serve_health) {
     driver->health_ =
         std::make_unique<FakeDeviceHealth>(opts.pool, opts.devices, opts.health_report_interval);
@@ -111,7 +113,7 @@ absl::StatusOr<std::unique_ptr<FakeDraDriver>> FakeDraDriver::Start(FakeDraOptio
     return started.status();
   }
   driver->helper_ = *std::move(started);
-  if (opts.slice_store != nullptr) {
+  if (opts.slice_store != nullptr && opts.serve_service) {
     if (absl::Status published = driver->helper_->PublishResources(driver->Resources());
         !published.ok()) {
       driver->Stop();

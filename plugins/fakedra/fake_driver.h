@@ -82,6 +82,11 @@ struct FakeDraOptions {
   std::string unprepare_error{};
   // Every NodePrepareResources waits until Release (or Stop).
   bool prepare_hang = false;
+  // Whether the registration socket and the service socket are served (HelperOptions): one
+  // driver as two processes. The ResourceSlices are published by the one that serves the
+  // service.
+  bool serve_registration = true;
+  bool serve_service = true;
   // Required.
   ClaimLookup claim_lookup{};
   // Where the devices are published as ResourceSlices (one pool named after the node, owned by

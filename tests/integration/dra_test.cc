@@ -7,8 +7,8 @@
 // prepare and admitted once it succeeds, and one whose removal fails while a driver cannot
 // unprepare; every claim of a running pod prepared again after a restart; a daemon SIGKILLed
 // while a driver prepares, which comes back and neither loses nor doubles a claim; a hung driver
-// that blocks only its own pods; a driver that restarts and registers again; and a rolling
-// update of a driver.
+// that blocks only its own pods; a driver that restarts and registers again; a driver whose
+// service listens only after it registered; and a rolling update of a driver.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -29,6 +29,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "common/metrics_scrape.h"
+#include "common/unix_socket.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/daemon_harness.h"
 #include "tests/testlib/wait_for.h"
@@ -246,6 +247,33 @@ TEST(DraTest, MustRunPodIfNodePrepareResourcesFailsForOnePluginAndThenSucceeds) 
   ASSERT_EQ(admitted.exit_code, 0) << admitted.err;
   EXPECT_TRUE(absl::StrContains(admitted.out, "nic.example.com/device=dev-0")) << admitted.out;
   EXPECT_TRUE(AllPrepared(h, 2)) << Claims(h).dump();
+}
+
+// Upstream's node e2e "must be functional when plugin starts to listen on a service socket after
+// registration": the driver as two processes (`fake-dra --only registration`, then `--only
+// service`). The daemon registers it before its service listens: a pod admitted then is
+// refused and leaves no trace, and the same pod, admitted again as soon as the service
+// listens, gets its claim prepared (gRPC's reconnect backoff would have refused it meanwhile).
+TEST(DraTest, MustBeFunctionalWhenPluginStartsToListenOnAServiceSocketAfterRegistration) {
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra-sync-period", "100ms"});
+  ASSERT_NE(serve, nullptr);
+  auto registrar = h.StartDraDriver(kGpu, 1, {"--only", "registration"});
+  ASSERT_TRUE(Registered(*registrar)) << registrar->err();
+  const std::string pod = PodWithClaims("p1", {"gpu"}) + ClaimDocument("gpu", kGpu);
+  const testing::ProcessResult refused = h.Admit(pod);
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_TRUE(absl::StrContains(refused.err, "No such file or directory")) << refused.err;
+  EXPECT_TRUE(h.ListPods().value("pods", Json::array()).empty());
+
+  auto service = h.StartDraDriver(kGpu, 1, {"--only", "service"});
+  const std::filesystem::path socket = h.Path(absl::StrCat("plugins/", kGpu, "/dra.sock"));
+  ASSERT_TRUE(WaitFor([&] { return SomeoneListens(socket); }, 20s)) << service->err();
+  EXPECT_FALSE(absl::StrContains(service->err(), "registered=")) << service->err();
+  const testing::ProcessResult admitted = h.Admit(pod);
+  ASSERT_EQ(admitted.exit_code, 0) << admitted.err;
+  EXPECT_TRUE(absl::StrContains(admitted.out, "gpu.example.com/device=dev-0")) << admitted.out;
+  EXPECT_TRUE(AllPrepared(h, 1)) << Claims(h).dump();
 }
 
 // Upstream's node e2e "must run pod if NodeUnprepareResources fails for one plugin and then

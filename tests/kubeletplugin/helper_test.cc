@@ -2,14 +2,17 @@
 // as upstream's HandleError.
 #include "kubeletplugin/helper.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -24,12 +27,14 @@
 #include "pluginregistration/v1/api.grpc.pb.h"
 #include "resourceslice/forwarding_store.h"
 #include "resourceslice/memory_store.h"
+#include "tests/testlib/listening_socket.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
 
 namespace devmgr::kubeletplugin {
 namespace {
 
+using ::devmgr::testing::ListeningSocket;
 using ::devmgr::testing::TempDir;
 using ::devmgr::testing::WaitFor;
 using ::testing::HasSubstr;
@@ -789,6 +794,194 @@ TEST(HelperTest, AFailedRegistrationIsAnsweredWithAnError) {
     }
   }
   EXPECT_EQ(heard, (std::vector<std::string>{"0 endpoint already registered", "1 "}));
+}
+
+// GetInfo: what the registration socket at `registrar` tells the kubelet.
+absl::StatusOr<pluginregistration::PluginInfo> GetInfo(const std::filesystem::path& registrar) {
+  auto stub = pluginregistration::Registration::NewStub(
+      grpc::CreateChannel(UnixTarget(registrar), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  pluginregistration::PluginInfo info;
+  const grpc::Status answered = stub->GetInfo(&context, {}, &info);
+  if (!answered.ok()) return absl::UnavailableError(answered.error_message());
+  return info;
+}
+
+// Unprepared: a NodeUnprepareResources of no claims made on `socket` is answered.
+absl::Status Unprepared(const std::filesystem::path& socket) {
+  const dra::DriverClient client("gpu.example.com", socket.string(), dra::kDraPluginServiceV1,
+                                 absl::Seconds(10));
+  return client.NodeUnprepareResources({}).status();
+}
+
+// Upstream's TestEndpointListener: a listener of the driver's is asked for the service socket's
+// path and its socket is served; the helper makes no file at that path, and at Stop closes the
+// listener's socket without removing the file the driver made.
+TEST(HelperTest, TestEndpointListener) {
+  TempDir dir;
+  IdleDriver driver;
+  HelperOptions options = Options(dir.path());
+  std::vector<std::filesystem::path> asked;
+  const std::filesystem::path elsewhere = dir.Sub("elsewhere.sock");
+  options.service_listener = [&](const std::filesystem::path& path) -> absl::StatusOr<int> {
+    asked.push_back(path);
+    ListeningSocket socket(elsewhere);
+    if (!socket.listening()) return absl::InternalError("cannot listen");
+    return socket.Release();
+  };
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  const std::filesystem::path service = dir.Sub("plugins") / "gpu.example.com" / "dra.sock";
+  EXPECT_THAT(asked, ::testing::ElementsAre(service));
+  EXPECT_FALSE(std::filesystem::exists(service));
+  absl::StatusOr<pluginregistration::PluginInfo> info = GetInfo((*helper)->registrar_socket());
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->endpoint(), service.string()) << "the kubelet is told the path all the same";
+  const absl::Status answered = Unprepared(elsewhere);
+  EXPECT_TRUE(answered.ok()) << answered;
+
+  (*helper)->Stop();
+  EXPECT_TRUE(IsSocket(elsewhere));
+  EXPECT_EQ(ConnectError(elsewhere), ECONNREFUSED) << "the listener's socket is closed";
+}
+
+// A listener that cannot listen fails Start with its error, named as upstream's.
+TEST(HelperTest, AListenerThatFailsFailsStart) {
+  TempDir dir;
+  IdleDriver driver;
+  for (const bool registrar : {false, true}) {
+    HelperOptions options = Options(dir.path());
+    (registrar ? options.registrar_listener : options.service_listener) =
+        [](const std::filesystem::path&) -> absl::StatusOr<int> {
+      return absl::PermissionDeniedError("no sockets today");
+    };
+    absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+    ASSERT_FALSE(helper.ok());
+    EXPECT_EQ(helper.status().code(), absl::StatusCode::kPermissionDenied);
+    const std::filesystem::path path =
+        registrar ? dir.Sub("plugins_registry") / "gpu.example.com-reg.sock"
+                  : dir.Sub("plugins") / "gpu.example.com" / "dra.sock";
+    EXPECT_EQ(helper.status().message(),
+              absl::StrCat(registrar ? "start registrar" : "start DRA service", ": listen on \"",
+                           path.string(), "\": no sockets today"));
+    EXPECT_FALSE(std::filesystem::exists(dir.Sub("plugins_registry") / "gpu.example.com-reg.sock"))
+        << "nothing stays registered";
+  }
+}
+
+// A listener's socket that does not listen for connections fails Start, saying so; the helper
+// closes it.
+TEST(HelperTest, AListenersSocketThatDoesNotListenFailsStart) {
+  TempDir dir;
+  IdleDriver driver;
+  HelperOptions options = Options(dir.path());
+  int given = -1;
+  ino_t inode = 0;
+  options.service_listener = [&](const std::filesystem::path&) -> absl::StatusOr<int> {
+    given = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct stat made {};
+    if (given >= 0 && ::fstat(given, &made) == 0) inode = made.st_ino;
+    return given;
+  };
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+  ASSERT_FALSE(helper.ok());
+  EXPECT_EQ(helper.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(helper.status().message(),
+            "start DRA service: DRA gRPC server: the socket does not listen for connections");
+  ASSERT_GE(given, 0);
+  ASSERT_NE(inode, 0u);
+  // Closed: the number is free, or another thread's file has it since.
+  struct stat now {};
+  EXPECT_TRUE(::fstat(given, &now) != 0 || now.st_ino != inode) << "the socket is still open";
+}
+
+// Upstream's node e2e "must report gRPC serving error", for the registrar and for the DRA
+// service: a listener's socket that fails (shut down here, where upstream's listener returns an
+// error from Accept) is told to the driver, with what stopped, as upstream's HandleError.
+TEST(HelperTest, MustReportGRPCServingError) {
+  for (const bool registrar : {true, false}) {
+    TempDir dir;
+    IdleDriver driver;
+    HelperOptions options = Options(dir.path());
+    std::atomic<int> listening{-1};
+    (registrar ? options.registrar_listener : options.service_listener) =
+        [&](const std::filesystem::path& path) -> absl::StatusOr<int> {
+      ListeningSocket socket(path);
+      if (!socket.listening()) return absl::InternalError("cannot listen");
+      listening = socket.Release();
+      return listening.load();
+    };
+    absl::Mutex mu;
+    std::vector<std::string> told;
+    options.handle_serving_error = [&](const std::string& what, const absl::Status& error) {
+      absl::MutexLock lock(&mu);
+      told.push_back(absl::StrCat(what, ": ", error.message()));
+    };
+    absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+    ASSERT_TRUE(helper.ok()) << helper.status();
+    ASSERT_EQ(::shutdown(listening.load(), SHUT_RDWR), 0);
+    ASSERT_TRUE(WaitFor([&] {
+      absl::MutexLock lock(&mu);
+      return !told.empty();
+    }));
+    (*helper)->Stop();
+    absl::MutexLock lock(&mu);
+    EXPECT_THAT(told, ::testing::ElementsAre(absl::StrCat(
+                          registrar ? "registrar" : "DRA",
+                          " gRPC server failed: ", "accept: the listening socket was shut down")));
+  }
+}
+
+// Upstream's RegistrationService(false) and DRAService(false), as its node e2e runs a driver
+// whose registration and service are two processes: the registrar alone makes no service
+// socket and tells the kubelet the service's path; the service alone makes no registration
+// socket and answers at that path. The service socket may take a name of its own (upstream's
+// PluginSocket).
+TEST(HelperTest, TheRegistrarAndTheServiceRunAlone) {
+  TempDir dir;
+  IdleDriver driver;
+  HelperOptions registrar_only = Options(dir.path());
+  registrar_only.serve_service = false;
+  registrar_only.plugin_socket = "gpu.example.com-common.sock";
+  absl::StatusOr<std::unique_ptr<Helper>> registrar =
+      Helper::Start(driver, std::move(registrar_only));
+  ASSERT_TRUE(registrar.ok()) << registrar.status();
+  const std::filesystem::path service =
+      dir.Sub("plugins") / "gpu.example.com" / "gpu.example.com-common.sock";
+  EXPECT_EQ((*registrar)->service_socket(), service);
+  EXPECT_FALSE(std::filesystem::exists(service));
+  absl::StatusOr<pluginregistration::PluginInfo> info = GetInfo((*registrar)->registrar_socket());
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->endpoint(), service.string());
+  EXPECT_EQ(info->supported_versions_size(), 2);
+
+  HelperOptions service_only = Options(dir.path());
+  service_only.serve_registration = false;
+  service_only.plugin_socket = "gpu.example.com-common.sock";
+  service_only.registrar_socket_file = "unused-reg.sock";
+  absl::StatusOr<std::unique_ptr<Helper>> served = Helper::Start(driver, std::move(service_only));
+  ASSERT_TRUE(served.ok()) << served.status();
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("plugins_registry") / "unused-reg.sock"));
+  const absl::Status answered = Unprepared(service);
+  EXPECT_TRUE(answered.ok()) << answered;
+  (*served)->Stop();
+  EXPECT_FALSE(std::filesystem::exists(service));
+  EXPECT_TRUE(IsSocket((*registrar)->registrar_socket()));
+}
+
+// A service socket's name that is not a file name is refused.
+TEST(HelperTest, AServiceSocketNameThatIsNoFileNameIsRefused) {
+  TempDir dir;
+  IdleDriver driver;
+  for (const std::string name : {"..", "a/b"}) {
+    HelperOptions options = Options(dir.path());
+    options.plugin_socket = name;
+    absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
+    ASSERT_FALSE(helper.ok()) << name;
+    EXPECT_EQ(helper.status().message(),
+              absl::StrCat("the service socket's name must be a file name, not ", name));
+  }
 }
 
 }  // namespace

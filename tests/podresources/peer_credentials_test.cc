@@ -17,9 +17,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/status/status.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
 
@@ -63,8 +65,8 @@ TEST(CredentialsListenerTest, BacksOffWhileOutOfDescriptorsAndAcceptsOnceTheyAre
   // UBSan checks the dynamic type of an object the first time a call on it is seen, with a
   // pipe it cannot open while descriptors run out: the calls made then (a line logged and
   // read back, the accept loop's thread starting, a connection accepted) are made once first.
-  DEVMGR_LOG(logger, err, "PodResources accept failed, warming up", "err", "none", "retryIn",
-             absl::FormatDuration(absl::Milliseconds(1)));
+  DEVMGR_LOG(logger, err, "Accept failed, warming up", "server", std::string("PodResources"), "err",
+             absl::OkStatus(), "retryIn", absl::FormatDuration(absl::Milliseconds(1)));
   ASSERT_EQ(LinesWith(*sink, "warming up").size(), 1u);
   // Kept open until the end: closed, the server would close its side at a moment of its own,
   // freeing a descriptor while they are meant to be out.

@@ -1,6 +1,7 @@
 // ListeningSocket: a unix socket bound at a path (its folder created) and listening while the
 // object lives, that never accepts: a plugin's socket file for a test that fakes the plugin
-// behind it, or a peer that never answers.
+// behind it, or a peer that never answers; or, released, a socket handed to a server that
+// accepts on it.
 #pragma once
 
 #include <sys/socket.h>
@@ -9,6 +10,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 namespace devmgr::testing {
 
@@ -31,6 +33,9 @@ class ListeningSocket {
   ListeningSocket& operator=(const ListeningSocket&) = delete;
 
   bool listening() const { return listening_; }
+
+  // Release: the socket, which the caller owns from then on; the path stays.
+  int Release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
