@@ -1,9 +1,8 @@
 #include "dra/driver_client.h"
 
-#include <grpcpp/channel.h>
-
 #include <utility>
 
+#include "common/channel_reconnect.h"
 #include "common/plugin_channel.h"
 #include "common/status.h"
 #include "common/unix_socket.h"
@@ -59,19 +58,11 @@ bool DriverClient::Connected() const {
   return channel_->GetState(/*try_to_connect=*/true) == GRPC_CHANNEL_READY;
 }
 
-void DriverClient::ConnectNow(absl::Time deadline) const {
-  if (channel_->GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_TRANSIENT_FAILURE) return;
-  // Nobody serves there: the call fails at once, as before, rather than wait.
-  if (ConnectError(endpoint_) != 0) return;
-  grpc::experimental::ChannelResetConnectionBackoff(channel_.get());
-  channel_->WaitForConnected(absl::ToChronoTime(deadline));
-}
-
 absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> DriverClient::NodePrepareResources(
     const draapi::v1::NodePrepareResourcesRequest& request) const {
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + call_timeout_;
-  ConnectNow(deadline);
+  ReconnectIfServed(*channel_, endpoint_, deadline);
   absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> response;
   if (service_ == kDraPluginServiceV1beta1) {
     auto stub = draapi::v1beta1::DRAPlugin::NewStub(channel_);
@@ -90,7 +81,7 @@ absl::StatusOr<draapi::v1::NodeUnprepareResourcesResponse> DriverClient::NodeUnp
     const draapi::v1::NodeUnprepareResourcesRequest& request) const {
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + call_timeout_;
-  ConnectNow(deadline);
+  ReconnectIfServed(*channel_, endpoint_, deadline);
   absl::StatusOr<draapi::v1::NodeUnprepareResourcesResponse> response;
   if (service_ == kDraPluginServiceV1beta1) {
     auto stub = draapi::v1beta1::DRAPlugin::NewStub(channel_);

@@ -51,7 +51,8 @@ class DriverClient {
   bool Connected() const;
 
   // The two calls of the DRAPlugin service, with the call timeout. An RPC error comes back as
-  // its status (DeadlineExceeded when the driver does not answer in time).
+  // its status (DeadlineExceeded when the driver does not answer in time). A driver that came
+  // back since the connection failed is reached at once (common/channel_reconnect.h).
   absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> NodePrepareResources(
       const draapi::v1::NodePrepareResourcesRequest& request) const;
   absl::StatusOr<draapi::v1::NodeUnprepareResourcesResponse> NodeUnprepareResources(
@@ -61,12 +62,6 @@ class DriverClient {
   const std::string driver_name_;
   const std::string endpoint_;
   const std::string service_;
-  // ConnectNow: a channel whose connection failed waits out gRPC's backoff (up to two minutes)
-  // before it tries again, and its calls fail at once meanwhile, so a driver that began to
-  // serve after it registered (or came back) would be refused that long. When a process accepts
-  // connections at the endpoint by now, the backoff is cut short and the call waits for the
-  // connection, up to `deadline`. A channel that is ready, connecting or idle is left as it is.
-  void ConnectNow(absl::Time deadline) const;
   // Record tells the metrics of one call that began at `start`.
   void Record(absl::string_view method, const absl::Status& status, absl::Time start) const;
 

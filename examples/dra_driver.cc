@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
   devmgr::kubeletplugin::HelperOptions options;
   options.driver_name = argv[2];
   options.kubelet_dir = root;
-  options.claim_lookup = devmgr::kubeletplugin::AdminClaimLookup(daemon, absl::Seconds(10));
+  options.claim_lookup = devmgr::kubeletplugin::AdminClaimLookup(daemon_socket, absl::Seconds(10));
   options.slice_store = &slices;
   options.node_name = argv[3];
   absl::StatusOr<std::unique_ptr<devmgr::kubeletplugin::Helper>> helper =

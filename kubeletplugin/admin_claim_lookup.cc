@@ -2,12 +2,14 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <chrono>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/channel_reconnect.h"
 #include "common/status.h"
+#include "common/unix_socket.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
 
 namespace devmgr::kubeletplugin {
@@ -49,10 +51,18 @@ dra::ResourceClaim ClaimFromProto(const admin::ResourceClaim& claim) {
   return out;
 }
 
-ClaimLookup AdminClaimLookup(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout) {
-  return [channel = std::move(channel), timeout](
+ClaimLookup AdminClaimLookup(const std::filesystem::path& admin_socket, absl::Duration timeout) {
+  // A connection of its own: one gRPC shares with another channel to the daemon (the driver's
+  // ResourceSlice store) keeps failing for a while after ReconnectIfServed cut its backoff.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel(UnixTarget(admin_socket), grpc::InsecureChannelCredentials(), args);
+  return [channel = std::move(channel), admin_socket, timeout](
              const std::string& namespace_name,
              const std::string& name) -> absl::StatusOr<dra::ResourceClaim> {
+    const absl::Time deadline = absl::Now() + timeout;
+    ReconnectIfServed(*channel, admin_socket, deadline);
     // A stub is only a view of the channel: cheap enough to make per call.
     std::unique_ptr<admin::Admin::Stub> stub = admin::Admin::NewStub(channel);
     admin::GetResourceClaimRequest request;
@@ -60,7 +70,7 @@ ClaimLookup AdminClaimLookup(std::shared_ptr<grpc::Channel> channel, absl::Durat
     request.set_name(name);
     admin::GetResourceClaimResponse response;
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));
+    context.set_deadline(absl::ToChronoTime(deadline));
     grpc::Status status = stub->GetResourceClaim(&context, request, &response);
     if (!status.ok()) return FromGrpcStatus(status);
     return ClaimFromProto(response.claim());

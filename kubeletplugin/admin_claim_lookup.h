@@ -3,9 +3,7 @@
 // ResourceClaims that came with its admitted pods (`devmgr plugin fake-dra` reads them here).
 #pragma once
 
-#include <grpcpp/channel.h>
-
-#include <memory>
+#include <filesystem>
 
 #include "absl/time/time.h"
 #include "devmgr/admin/v1/api.pb.h"
@@ -19,9 +17,11 @@ namespace devmgr::kubeletplugin {
 // consumer; an empty share ID is none.
 dra::ResourceClaim ClaimFromProto(const devmgr::admin::v1::ResourceClaim& claim);
 
-// AdminClaimLookup calls GetResourceClaim on `channel` (the daemon's admin socket), each call
-// with `timeout` as its deadline. The daemon's answer keeps its code: NOT_FOUND for a claim no
-// admitted pod brought, UNAVAILABLE while no daemon listens. Blocks for at most `timeout`.
-ClaimLookup AdminClaimLookup(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout);
+// AdminClaimLookup calls GetResourceClaim on the daemon's admin socket `admin_socket`, over a
+// channel of its own, each call with `timeout` as its deadline. The daemon's answer keeps its
+// code: NOT_FOUND for a claim no admitted pod brought, UNAVAILABLE while no daemon listens; a
+// daemon that restarted is reached at once (common/channel_reconnect.h). Blocks for at most
+// `timeout`.
+ClaimLookup AdminClaimLookup(const std::filesystem::path& admin_socket, absl::Duration timeout);
 
 }  // namespace devmgr::kubeletplugin

@@ -56,14 +56,13 @@ std::string PodWithClaims(const std::string& uid, int claims, int first_device) 
 // StartDriver starts the fake driver with `devices` devices in `root` and waits until the daemon
 // has confirmed its registration.
 absl::StatusOr<std::unique_ptr<plugins::FakeDraDriver>> StartDriver(const fs::path& root,
-                                                                    BenchDaemon& daemon,
                                                                     int devices) {
   plugins::FakeDraOptions options;
   options.driver_name = kDraDriver;
   options.root_dir = root;
   options.devices = devices;
   options.serve_health = false;
-  options.claim_lookup = kubeletplugin::AdminClaimLookup(daemon.admin(), kCallTimeout);
+  options.claim_lookup = kubeletplugin::AdminClaimLookup(root / "devmgr.sock", kCallTimeout);
   absl::StatusOr<std::unique_ptr<plugins::FakeDraDriver>> driver =
       plugins::FakeDraDriver::Start(std::move(options));
   if (!driver.ok()) return driver.status();
@@ -85,7 +84,7 @@ absl::Status MeasureDraPrepare(const fs::path& root, BenchDaemon& daemon, const 
   const int claims = flags.dra_claims;
   const int before = flags.dra_admitted_pods;
   // Devices 0 .. before*claims-1 for the pods admitted first, then the measured pod's.
-  auto driver = StartDriver(root, daemon, (before + 1) * claims);
+  auto driver = StartDriver(root, (before + 1) * claims);
   if (!driver.ok()) return driver.status();
   auto admitted = AdmitMany(daemon, before, 8, [&](int i) {
     return ManifestRequest(PodWithClaims(absl::StrCat("dra-background-", i), claims, i * claims));
@@ -149,7 +148,7 @@ absl::Status MeasureConcurrentDra(const fs::path& root, BenchDaemon& daemon, con
   constexpr int kAdmitters = 8;
   constexpr int kClaims = 2;
   const int pods = flags.dra_pods;
-  auto driver = StartDriver(root, daemon, pods * kClaims);
+  auto driver = StartDriver(root, pods * kClaims);
   if (!driver.ok()) return driver.status();
   auto rates = MeasureRates(daemon, "dra", pods, kAdmitters, [&](const std::string& uid, int i) {
     return ManifestRequest(PodWithClaims(uid, kClaims, i * kClaims));

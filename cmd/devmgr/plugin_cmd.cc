@@ -346,10 +346,10 @@ int RunFakeDra(const FakeDraFlags& flags) {
     };
     slices = std::make_unique<resourceslice::ApiSliceStore>(*cluster, logger);
   } else {
-    const std::shared_ptr<grpc::Channel> daemon =
-        grpc::CreateChannel(UnixTarget(admin_socket), grpc::InsecureChannelCredentials());
-    options.claim_lookup = kubeletplugin::AdminClaimLookup(daemon, kDaemonCallTimeout);
-    slices = std::make_unique<resourceslice::GrpcSliceStore>(daemon, kDaemonCallTimeout);
+    options.claim_lookup = kubeletplugin::AdminClaimLookup(admin_socket, kDaemonCallTimeout);
+    slices = std::make_unique<resourceslice::GrpcSliceStore>(
+        grpc::CreateChannel(UnixTarget(admin_socket), grpc::InsecureChannelCredentials()),
+        kDaemonCallTimeout);
   }
   options.slice_store = slices.get();
   options.logger = logger;

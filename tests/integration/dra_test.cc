@@ -367,6 +367,64 @@ TEST(DraTest, ThePodResourcesGatesTurnGetAndTheDynamicResourcesOff) {
       << bad.err;
 }
 
+// Upstream's node e2e "must register after Kubelet restart": the driver keeps running while the
+// daemon restarts, and is registered again by the new one, which admits a pod with its claim at
+// once. Before, the driver's claim lookups failed with "No such file or directory" for a while
+// after the restart: its channel to the daemon waited out gRPC's reconnect backoff.
+TEST(DraTest, MustRegisterAfterKubeletRestart) {
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra-sync-period", "100ms"});
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 1);
+  ASSERT_TRUE(Registered(*gpu)) << gpu->err();
+  ASSERT_EQ(Occurrences(gpu->err(), "registered=true"), 1) << gpu->err();
+
+  DaemonHarness::Stop(*serve);
+  serve = h.StartServe({"--dra-sync-period", "100ms"});
+  ASSERT_NE(serve, nullptr);
+  EXPECT_TRUE(WaitFor([&] { return Occurrences(gpu->err(), "registered=true") == 2; }, 20s))
+      << gpu->err();
+  const testing::ProcessResult admitted =
+      h.Admit(PodWithClaims("p1", {"gpu"}) + ClaimDocument("gpu", kGpu));
+  EXPECT_EQ(admitted.exit_code, 0) << admitted.err;
+}
+
+// Upstream's node e2e "must call NodeUnprepareResources for deleted pod after Kubelet restart":
+// a removal the driver refuses leaves the pod admitted, across a restart of the daemon, which
+// asks the driver again at the next removal; once the driver unprepares, the pod is gone.
+TEST(DraTest, MustCallNodeUnprepareResourcesForDeletedPodAfterKubeletRestart) {
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra-sync-period", "100ms"});
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 1, {"--unprepare-error", "injected failure"});
+  ASSERT_TRUE(Registered(*gpu)) << gpu->err();
+  ASSERT_EQ(h.Admit(PodWithClaims("p1", {"gpu"}) + ClaimDocument("gpu", kGpu)).exit_code, 0);
+  const std::string refusal =
+      "NodeUnprepareResources failed for ResourceClaim gpu: injected failure";
+  const testing::ProcessResult failed = h.Remove("p1");
+  EXPECT_EQ(failed.exit_code, 1) << failed.err;
+  EXPECT_TRUE(absl::StrContains(failed.err, refusal)) << failed.err;
+
+  DaemonHarness::Stop(*serve);
+  serve = h.StartServe({"--dra-sync-period", "100ms"});
+  ASSERT_NE(serve, nullptr);
+  ASSERT_TRUE(Registered(*gpu)) << gpu->err();
+  ASSERT_TRUE(WaitFor([&] { return Occurrences(gpu->err(), "registered=true") == 2; }, 20s));
+  const testing::ProcessResult failed_again = h.Remove("p1");
+  EXPECT_EQ(failed_again.exit_code, 1) << failed_again.err;
+  EXPECT_TRUE(absl::StrContains(failed_again.err, refusal)) << failed_again.err;
+  EXPECT_EQ(h.ListPods().value("pods", Json::array()).size(), 1u);
+
+  DaemonHarness::Stop(*gpu);
+  gpu = h.StartDraDriver(kGpu, 1);
+  ASSERT_TRUE(Registered(*gpu)) << gpu->err();
+  ASSERT_TRUE(WaitFor([&] { return h.Remove("p1").exit_code == 0; }, 20s));
+  EXPECT_TRUE(absl::StrContains(gpu->err(), "\"Unprepared claim\" claim=\"default/gpu\""))
+      << gpu->err();
+  EXPECT_TRUE(h.ListPods().value("pods", Json::array()).empty());
+  EXPECT_TRUE(CheckpointClaims(h).empty()) << CheckpointClaims(h).dump();
+}
+
 TEST(DraTest, MustRetryNodePrepareResourcesAfterKubeletRestart) {
   DaemonHarness h;
   auto serve = h.StartServe({"--dra-sync-period", "100ms"});
@@ -402,10 +460,16 @@ TEST(DraTest, ADaemonKilledDuringNodePrepareResourcesNeitherLosesNorDoublesAClai
 
   serve = h.StartServe({"--dra-sync-period", "100ms"});
   ASSERT_NE(serve, nullptr);
-  // Never admitted: the pod is not listed, and its claim is unprepared by the reconcile pass.
+  // Never admitted: the pod is not listed, and its claim is unprepared by the reconcile pass,
+  // never prepared again (upstream's node e2e "must not call NodePrepareResources for deleted
+  // pod after Kubelet restart"): the driver, answering one call at a time, prepared it at most
+  // once, the call the daemon made before it was killed.
   ASSERT_TRUE(WaitFor([&] { return CheckpointClaims(h).empty(); }, 20s))
       << CheckpointClaims(h).dump();
   EXPECT_EQ(h.ListPods().value("pods", Json::array()).size(), 0u);
+  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(gpu->err(), "\"Unprepared claim\""); }, 20s))
+      << gpu->err();
+  EXPECT_LE(Occurrences(gpu->err(), "\"Prepared claim\""), 1) << gpu->err();
 
   // Admitted again, it holds the claim once.
   const testing::ProcessResult again =

@@ -605,9 +605,7 @@ TEST(AdminClaimLookupTest, ReadsClaimsFromTheDaemon) {
   builder.RegisterService(&admin_service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   ASSERT_NE(server, nullptr);
-  ClaimLookup lookup =
-      AdminClaimLookup(grpc::CreateChannel(UnixTarget(socket), grpc::InsecureChannelCredentials()),
-                       absl::Seconds(10));
+  ClaimLookup lookup = AdminClaimLookup(socket, absl::Seconds(10));
 
   absl::StatusOr<dra::ResourceClaim> a = lookup(kNamespace, "a");
   ASSERT_TRUE(a.ok()) << a.status();
@@ -659,11 +657,38 @@ TEST(AdminClaimLookupTest, ReadsClaimsFromTheDaemon) {
   server->Shutdown();
 }
 
+// A daemon that restarted is reached by the first lookup after it listens again: gRPC's
+// reconnect backoff, begun by a lookup while it was away, would have refused lookups for a
+// second after the first failure, up to two minutes after more (and a pod's admission with
+// them). Before, a driver's prepare right after the daemon's restart failed with "No such file
+// or directory".
+TEST(AdminClaimLookupTest, ADaemonThatCameBackIsReachedAtOnce) {
+  TempDir dir;
+  const std::filesystem::path socket = dir.Sub("devmgr.sock");
+  FakeAdmin admin_service;
+  auto serve = [&] {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(UnixTarget(socket), grpc::InsecureServerCredentials());
+    builder.RegisterService(&admin_service);
+    return builder.BuildAndStart();
+  };
+  std::unique_ptr<grpc::Server> server = serve();
+  ASSERT_NE(server, nullptr);
+  ClaimLookup lookup = AdminClaimLookup(socket, absl::Seconds(10));
+  ASSERT_TRUE(lookup(kNamespace, "a").ok());
+
+  server->Shutdown();
+  server.reset();
+  EXPECT_EQ(lookup(kNamespace, "a").status().code(), absl::StatusCode::kUnavailable);
+  server = serve();
+  ASSERT_NE(server, nullptr);
+  const absl::StatusOr<dra::ResourceClaim> again = lookup(kNamespace, "a");
+  EXPECT_TRUE(again.ok()) << again.status();
+}
+
 TEST(AdminClaimLookupTest, NoDaemonIsUnavailable) {
   TempDir dir;
-  ClaimLookup lookup = AdminClaimLookup(
-      grpc::CreateChannel(UnixTarget(dir.Sub("devmgr.sock")), grpc::InsecureChannelCredentials()),
-      absl::Seconds(10));
+  ClaimLookup lookup = AdminClaimLookup(dir.Sub("devmgr.sock"), absl::Seconds(10));
   absl::StatusOr<dra::ResourceClaim> claim = lookup(kNamespace, "a");
   EXPECT_EQ(claim.status().code(), absl::StatusCode::kUnavailable) << claim.status();
 }
