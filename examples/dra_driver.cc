@@ -108,9 +108,7 @@ int main(int argc, char** argv) {
     std::cerr << valid.message() << "\n";
     return 2;
   }
-  const auto daemon =
-      grpc::CreateChannel(devmgr::UnixTarget(daemon_socket), grpc::InsecureChannelCredentials());
-  devmgr::resourceslice::GrpcSliceStore slices(daemon, absl::Seconds(10));
+  devmgr::resourceslice::GrpcSliceStore slices(daemon_socket, absl::Seconds(10));
   CounterDriver driver(argv[2], argv[3]);
 
   devmgr::kubeletplugin::HelperOptions options;

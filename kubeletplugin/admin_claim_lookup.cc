@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/channel_reconnect.h"
+#include "common/plugin_channel.h"
 #include "common/status.h"
 #include "common/unix_socket.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
@@ -52,12 +53,8 @@ dra::ResourceClaim ClaimFromProto(const admin::ResourceClaim& claim) {
 }
 
 ClaimLookup AdminClaimLookup(const std::filesystem::path& admin_socket, absl::Duration timeout) {
-  // A connection of its own: one gRPC shares with another channel to the daemon (the driver's
-  // ResourceSlice store) keeps failing for a while after ReconnectIfServed cut its backoff.
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateCustomChannel(UnixTarget(admin_socket), grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
+      UnixTarget(admin_socket), grpc::InsecureChannelCredentials(), PluginChannelArguments());
   return [channel = std::move(channel), admin_socket, timeout](
              const std::string& namespace_name,
              const std::string& name) -> absl::StatusOr<dra::ResourceClaim> {

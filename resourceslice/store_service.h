@@ -7,8 +7,10 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -52,8 +54,13 @@ class StoreService final : public devmgr::resourceslices::v1::ResourceSlices::Se
 // Thread-safe.
 class GrpcSliceStore final : public SliceStore {
  public:
-  GrpcSliceStore(const std::shared_ptr<grpc::Channel>& channel, absl::Duration timeout)
-      : stub_(devmgr::resourceslices::v1::ResourceSlices::NewStub(channel)), timeout_(timeout) {}
+  GrpcSliceStore(std::shared_ptr<grpc::Channel> channel, absl::Duration timeout)
+      : channel_(std::move(channel)),
+        stub_(devmgr::resourceslices::v1::ResourceSlices::NewStub(channel_)),
+        timeout_(timeout) {}
+  // The daemon's store at its admin socket `socket`, over a connection of the store's own: a
+  // daemon that restarted is reached at once (common/channel_reconnect.h).
+  GrpcSliceStore(const std::filesystem::path& socket, absl::Duration timeout);
 
   absl::StatusOr<std::vector<kubeapi::ResourceSlice>> List(const SliceFilter& filter) override;
   absl::StatusOr<kubeapi::ResourceSlice> Create(const kubeapi::ResourceSlice& slice) override;
@@ -69,9 +76,13 @@ class GrpcSliceStore final : public SliceStore {
                                     SliceChangeHandler on_change) override;
 
  private:
-  // Context: a client context with the deadline.
+  // Context: a client context with the deadline, once the socket's peer, if it came back, is
+  // connected again.
   std::unique_ptr<grpc::ClientContext> Context() const;
 
+  std::shared_ptr<grpc::Channel> channel_;
+  // Empty when the store was given a channel.
+  const std::filesystem::path socket_;
   std::unique_ptr<devmgr::resourceslices::v1::ResourceSlices::Stub> stub_;
   const absl::Duration timeout_;
 };

@@ -1,6 +1,5 @@
 #include "cmd/devmgr/plugin_cmd.h"
 
-#include <grpcpp/grpcpp.h>
 #include <pthread.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
@@ -347,9 +346,7 @@ int RunFakeDra(const FakeDraFlags& flags) {
     slices = std::make_unique<resourceslice::ApiSliceStore>(*cluster, logger);
   } else {
     options.claim_lookup = kubeletplugin::AdminClaimLookup(admin_socket, kDaemonCallTimeout);
-    slices = std::make_unique<resourceslice::GrpcSliceStore>(
-        grpc::CreateChannel(UnixTarget(admin_socket), grpc::InsecureChannelCredentials()),
-        kDaemonCallTimeout);
+    slices = std::make_unique<resourceslice::GrpcSliceStore>(admin_socket, kDaemonCallTimeout);
   }
   options.slice_store = slices.get();
   options.logger = logger;
