@@ -4,6 +4,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "common/channel_reconnect.h"
 #include "common/plugin_channel.h"
 #include "common/status.h"
 #include "common/unix_socket.h"
@@ -166,6 +167,9 @@ std::optional<HealthStreamEnd> HealthStream::ReadStream(Stub& stub) {
   DEVMGR_LOG(options_.logger, debug, "Attempting to start WatchResources health stream",
              "pluginName", options_.driver_name, "endpoint", options_.endpoint, "service",
              options_.service);
+  // A driver that came back while the channel waits out its reconnect backoff is reached now,
+  // not minutes later (its devices' health Unknown meanwhile).
+  ReconnectIfServed(*channel_, options_.endpoint, absl::Now() + options_.retry_period);
   auto reader = stub.NodeWatchResources(&context, {});
   Response response;
   while (reader->Read(&response)) {

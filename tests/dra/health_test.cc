@@ -998,8 +998,12 @@ TEST_F(HealthStreamTest, ReopensAfterDriverRestart) {
 
   driver = std::make_unique<FakeDriver>(Socket(), HealthDriver());
   ASSERT_TRUE(driver->started());
+  const int64_t tries_before = harness.stream().tries();
   driver->PushHealth(Report({{kDevice, healthapi::HEALTHY}}, "after"));
   ASSERT_TRUE(WaitFor([&] { return harness.responses() == 2; }));
+  // The first try once it is back reaches it: gRPC's reconnect backoff, begun while it was
+  // away, would have failed tries for a second or more (up to two minutes).
+  EXPECT_EQ(harness.stream().tries(), tries_before + 1);
   EXPECT_EQ(harness.cache().Get(kDriver, kPool, kDevice).health, DeviceHealthStatus::kHealthy);
   EXPECT_EQ(harness.cache().Get(kDriver, kPool, kDevice).message, "after");
   EXPECT_EQ(driver->health_versions(), std::vector<std::string>{"v1"});
