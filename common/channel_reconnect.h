@@ -15,10 +15,14 @@
 
 namespace devmgr {
 
-// ReconnectIfServed: when `channel`, which dials the unix socket `socket`, has failed to connect
-// and a process accepts connections at `socket` by now, the backoff is cut short and this waits
-// for the connection, up to `deadline`. A channel that is ready, connecting or idle, or whose
-// peer is still away, is left as it is: its call fails at once, as before.
+// CutBackoffIfServed: when `channel`, which dials the unix socket `socket`, has failed to connect
+// and a process accepts connections at `socket` by now, the backoff is cut short: the channel
+// connects again at once. True when it was. A channel that is ready, connecting or idle, or
+// whose peer is still away, is left as it is.
+bool CutBackoffIfServed(grpc::Channel& channel, const std::filesystem::path& socket);
+
+// ReconnectIfServed: CutBackoffIfServed, then waits for the connection, up to `deadline`, when
+// the backoff was cut. Otherwise a call made next fails at once, as it would have.
 void ReconnectIfServed(grpc::Channel& channel, const std::filesystem::path& socket,
                        absl::Time deadline);
 

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "common/channel_reconnect.h"
+
 namespace devmgr::dra {
 namespace {
 
@@ -29,11 +31,13 @@ void ConnectionMonitor::Arm(uint64_t id, Entry& entry) {
                                      Tag(id));
 }
 
-uint64_t ConnectionMonitor::Watch(std::shared_ptr<grpc::Channel> channel, OnChange on_change) {
+uint64_t ConnectionMonitor::Watch(std::shared_ptr<grpc::Channel> channel,
+                                  std::filesystem::path socket, OnChange on_change) {
   absl::MutexLock lock(&mu_);
   const uint64_t id = ++next_id_;
   Entry& entry = entries_[id];
   entry.channel = std::move(channel);
+  entry.socket = std::move(socket);
   entry.on_change = std::move(on_change);
   entry.channel->GetState(/*try_to_connect=*/true);
   // Taken as idle, so not ready yet: armed against that, the watch wakes at once unless the
@@ -66,8 +70,10 @@ void ConnectionMonitor::Run() {
         continue;
       }
       // On a timeout (changed == false) the state is read again all the same: an idle channel
-      // is asked to connect.
+      // is asked to connect, and a failed one whose driver is back connects without waiting out
+      // its backoff (the state changes then).
       const grpc_connectivity_state state = entry.channel->GetState(/*try_to_connect=*/true);
+      CutBackoffIfServed(*entry.channel, entry.socket);
       ready = state == GRPC_CHANNEL_READY;
       if (ready != (entry.last == GRPC_CHANNEL_READY)) report = entry.on_change;
       entry.last = state;

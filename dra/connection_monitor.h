@@ -1,7 +1,8 @@
 // ConnectionMonitor: tells when gRPC channels become ready for calls or stop being ready, from
 // gRPC's connectivity events (the C++ counterpart of the connection stats handler through which
 // the kubelet sees a DRA driver's endpoint connect and disconnect). A channel that is not ready
-// is asked to connect again, so that a driver that comes back is seen without a call.
+// is asked to connect again, so that a driver that comes back is seen without a call, at once
+// even while gRPC's reconnect backoff would have it wait (common/channel_reconnect.h).
 //
 // One thread and one completion queue for every channel watched. Each watch wakes at least
 // every `poll` to notice that it was stopped; the destructor waits for that.
@@ -14,6 +15,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -34,17 +36,18 @@ class ConnectionMonitor {
   ConnectionMonitor(const ConnectionMonitor&) = delete;
   ConnectionMonitor& operator=(const ConnectionMonitor&) = delete;
 
-  // Watch reports every change of `channel` between ready and not ready to `on_change`; a
-  // channel that is ready when the watch starts is reported at once, from the monitor's thread
-  // as every report. Returns the watch's id.
-  uint64_t Watch(std::shared_ptr<grpc::Channel> channel, OnChange on_change)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // Watch reports every change of `channel`, which dials the unix socket `socket`, between ready
+  // and not ready to `on_change`; a channel that is ready when the watch starts is reported at
+  // once, from the monitor's thread as every report. Returns the watch's id.
+  uint64_t Watch(std::shared_ptr<grpc::Channel> channel, std::filesystem::path socket,
+                 OnChange on_change) ABSL_LOCKS_EXCLUDED(mu_);
   // Unwatch stops reports of watch `id`. Unknown ids are ignored.
   void Unwatch(uint64_t id) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Entry {
     std::shared_ptr<grpc::Channel> channel;
+    std::filesystem::path socket;
     OnChange on_change;
     grpc_connectivity_state last = GRPC_CHANNEL_IDLE;
     bool stopped = false;

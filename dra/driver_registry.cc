@@ -129,9 +129,9 @@ absl::Status DriverRegistry::RegisterPlugin(absl::string_view driver_name,
   SyncHealthStream(driver);
   if (monitor_ == nullptr) return absl::OkStatus();
   // Watched without the lock, which a report takes: one may come as soon as Watch is called.
-  const uint64_t watch = monitor_->Watch(client->channel(), [this, driver, serial](bool ready) {
-    ConnectionChanged(driver, serial, ready);
-  });
+  const uint64_t watch = monitor_->Watch(
+      client->channel(), client->endpoint(),
+      [this, driver, serial](bool ready) { ConnectionChanged(driver, serial, ready); });
   absl::MutexLock lock(&mu_);
   if (auto it = drivers_.find(driver_name); it != drivers_.end()) {
     for (Endpoint& registered : it->second) {

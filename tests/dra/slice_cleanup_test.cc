@@ -248,7 +248,7 @@ TEST(ConnectionMonitorTest, AChannelReadyAtTheStartIsReportedFromTheMonitorsThre
   absl::Mutex mu;
   std::vector<std::pair<bool, std::thread::id>> reports;
   ConnectionMonitor monitor;
-  monitor.Watch(channel, [&](bool ready) {
+  monitor.Watch(channel, socket, [&](bool ready) {
     absl::MutexLock lock(&mu);
     reports.emplace_back(ready, std::this_thread::get_id());
   });
@@ -259,6 +259,46 @@ TEST(ConnectionMonitorTest, AChannelReadyAtTheStartIsReportedFromTheMonitorsThre
   absl::MutexLock lock(&mu);
   EXPECT_TRUE(reports[0].first);
   EXPECT_NE(reports[0].second, std::this_thread::get_id());
+}
+
+// A driver that comes back is seen as soon as it listens, even while the channel would wait out
+// a reconnect backoff (an hour here, where gRPC's grows to two minutes): before, its slices
+// could be wiped after the wiping delay although it was back, and the newest of two endpoints
+// passed over.
+TEST(ConnectionMonitorTest, ADriverThatComesBackIsSeenDespiteTheBackoff) {
+  TempDir dir;
+  const std::string socket = dir.Sub("dra.sock").string();
+  auto driver = std::make_unique<FakeDriver>(socket);
+  ASSERT_TRUE(driver->started());
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 3600 * 1000);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 3600 * 1000);
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  const std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+  absl::Mutex mu;
+  std::vector<bool> reports;
+  ConnectionMonitor monitor(absl::Milliseconds(20));
+  monitor.Watch(channel, socket, [&](bool ready) {
+    absl::MutexLock lock(&mu);
+    reports.push_back(ready);
+  });
+  const auto reported = [&](std::vector<bool> want) {
+    return WaitFor([&] {
+      absl::MutexLock lock(&mu);
+      return reports == want;
+    });
+  };
+  ASSERT_TRUE(reported({true}));
+  driver.reset();
+  ASSERT_TRUE(reported({true, false}));
+  // The monitor asks the idle channel to connect; that fails, and the backoff begins.
+  ASSERT_TRUE(WaitFor([&] {
+    return channel->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_TRANSIENT_FAILURE;
+  }));
+  driver = std::make_unique<FakeDriver>(socket);
+  ASSERT_TRUE(driver->started());
+  EXPECT_TRUE(reported({true, false, true}));
 }
 
 // NoClaims: a ClaimSource for a manager that prepares nothing.
