@@ -535,6 +535,7 @@ absl::Status Client::WatchResourceSlices(const ListOptions& options,
                        timeout_seconds > 0 ? absl::StrCat(timeout_seconds) : std::string()}}));
            std::string pending;
            absl::Status stream_error;
+           bool consumer_stopped = false;
            const auto too_long = [&] {
              stream_error = absl::InvalidArgumentError(
                  absl::StrCat("a watch event longer than ", kMaxWatchEventBytes, " bytes"));
@@ -557,7 +558,10 @@ absl::Status Client::WatchResourceSlices(const ListOptions& options,
                  stream_error = event.status();
                  return false;
                }
-               if (!on_event(*event)) return false;
+               if (!on_event(*event)) {
+                 consumer_stopped = true;
+                 return false;
+               }
              }
              if (pending.size() - start > kMaxWatchEventBytes) return too_long();
              pending.erase(0, start);
@@ -570,6 +574,14 @@ absl::Status Client::WatchResourceSlices(const ListOptions& options,
            if (!response.ok()) return response.status();
            if (absl::Status status = StatusFromResponse(*response); !status.ok()) return status;
            if (!stream_error.ok()) return stream_error;
+           // The stream ended whole; its last event may have come without a newline, which
+           // client-go's decoder reads all the same.
+           const absl::string_view stripped = absl::StripAsciiWhitespace(pending);
+           const std::string_view last(stripped.data(), stripped.size());
+           if (consumer_stopped || last.empty()) return true;
+           absl::StatusOr<SliceEvent> event = ParseEvent(last, version);
+           if (!event.ok()) return event.status();
+           on_event(*event);
            return true;
          })
       .status();

@@ -151,7 +151,8 @@ class Client {
   // client-go finds with HTTP/2 pings), `on_event` returns false (OK), `cancel` is set
   // (Cancelled) or the stream breaks. OutOfRange when the server says the version is too old (410,
   // as an answer or as an ERROR event): list again. A line that is not an event, or one longer than
-  // kMaxWatchEventBytes, is InvalidArgument; the events before it were delivered.
+  // kMaxWatchEventBytes, is InvalidArgument; the events before it were delivered. The last event
+  // of a stream that ends whole may come without its newline, as client-go reads it too.
   absl::Status WatchResourceSlices(const ListOptions& options,
                                    const std::function<bool(const SliceEvent&)>& on_event,
                                    const Cancellation* cancel = nullptr);

@@ -1678,6 +1678,26 @@ TEST(ClientTest, AWatchOpenPastItsTimeoutEndsAtTheClientsDeadline) {
   EXPECT_THAT(drivers, ElementsAre("gpu.example.com"));
 }
 
+// A stream that ends whole with its last event unterminated (a server that joins events with
+// newlines) delivers that event too, as client-go's decoder reads it. Before, it was dropped.
+TEST(ClientTest, AWatchsLastEventWithoutANewlineIsDelivered) {
+  FakeApiServer server;
+  std::unique_ptr<Client> client = Connect(server.Config());
+  const std::string before = server.resource_version();
+  ASSERT_TRUE(client->CreateResourceSlice(Slice("gpu.example.com", "w", {"g"})).ok());
+  ASSERT_TRUE(client->CreateResourceSlice(Slice("nic.example.com", "w", {"n"})).ok());
+  server.JoinWatchEvents(true);
+  ListOptions options = From(before);
+  options.watch_timeout = absl::Seconds(1);
+  std::vector<std::string> drivers;
+  const absl::Status watched = client->WatchResourceSlices(options, [&](const SliceEvent& event) {
+    drivers.push_back(event.slice.spec.driver);
+    return true;
+  });
+  EXPECT_TRUE(watched.ok()) << watched;
+  EXPECT_THAT(drivers, ElementsAre("gpu.example.com", "nic.example.com"));
+}
+
 TEST(ClientTest, AWatchCutMidEventDeliversOnlyWholeEvents) {
   FakeApiServer server;
   std::unique_ptr<Client> client = Connect(server.Config());

@@ -352,6 +352,10 @@ class FakeApiServer::Impl {
     std::lock_guard<std::mutex> lock(mu_);
     keep_watches_open_ = keep;
   }
+  void JoinWatchEvents(bool join) {
+    std::lock_guard<std::mutex> lock(mu_);
+    join_watch_events_ = join;
+  }
 
   void HoldWatches(bool hold) {
     {
@@ -765,8 +769,15 @@ class FakeApiServer::Impl {
       }
     }
     ++open_watches_;
+    bool join = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      join = join_watch_events_;
+    }
+    bool first = true;
     const auto send = [&](const Json& event) {
-      const std::string line = event.dump() + "\n";
+      const std::string line = join ? (first ? "" : "\n") + event.dump() : event.dump() + "\n";
+      first = false;
       asio::write(stream, http::make_chunk(asio::buffer(line)), error);
       return !error;
     };
@@ -861,6 +872,7 @@ class FakeApiServer::Impl {
   bool hold_watches_ = false;
   bool end_watches_at_once_ = false;
   bool keep_watches_open_ = false;
+  bool join_watch_events_ = false;
   bool conflict_on_update_ = false;
   uint64_t cuts_ = 0;
   uint64_t bookmarks_ = 0;
@@ -940,6 +952,7 @@ void FakeApiServer::EndWatchesAtOnce(bool end) { impl_->EndWatchesAtOnce(end); }
 void FakeApiServer::KeepWatchesPastTheirTimeout(bool keep) {
   impl_->KeepWatchesPastTheirTimeout(keep);
 }
+void FakeApiServer::JoinWatchEvents(bool join) { impl_->JoinWatchEvents(join); }
 int FakeApiServer::open_watches() const { return impl_->open_watches(); }
 
 int FakeApiServer::gzipped_answers() const { return impl_->gzipped_answers(); }

@@ -125,6 +125,9 @@ class FakeApiServer {
   // While set, a watch that starts ignores its timeoutSeconds and stays open (a connection that
   // stalled, or a proxy that holds it).
   void KeepWatchesPastTheirTimeout(bool keep);
+  // While set, a watch writes a newline before each event but the first instead of after each:
+  // its last event, before the stream ends, has none (a server that joins events with newlines).
+  void JoinWatchEvents(bool join);
   int open_watches() const;
   // How many TLS handshakes offered HTTP/2 (ALPN h2); the server takes HTTP/1.1 only.
   int http2_offers() const;
