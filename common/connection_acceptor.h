@@ -30,7 +30,7 @@ namespace devmgr {
 class ConnectionAcceptor {
  public:
   struct Options {
-    // What the socket serves, for the log ("PodResources", "DRA service").
+    // What the socket serves, for the log ("PodResources", "DRA gRPC server").
     std::string name;
     // Told of each accepted connection before the server gets it; false: it is closed instead.
     // Null: every connection goes to the server.
