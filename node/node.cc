@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/errno_status.h"
 #include "common/metrics_http_server.h"
+#include "common/placed_socket.h"
 #include "common/server_threads.h"
 #include "common/state_journal.h"
 #include "common/unix_socket.h"
@@ -154,14 +155,16 @@ absl::Status CreateDataDir(const std::filesystem::path& dir) {
   return absl::OkStatus();
 }
 
-// StartAdminServer serves the admin API on a socket that only the daemon's user can open:
-// it is created with umask 077, so it is never open to others, then set to 0600.
+// StartAdminServer serves the admin API on a socket that only the daemon's user can open: it is
+// bound under a temporary name with umask 077, so it is never open to others, set to 0600, and
+// only then put at `socket`, so that the socket found there always has its mode (and, bound
+// last, says that every service of the node is up).
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartAdminServer(
     const std::filesystem::path& socket, const std::vector<grpc::Service*>& services) {
-  if (absl::Status valid = ValidateSocketPath(socket); !valid.ok()) return valid;
-  if (absl::Status removed = RemoveStaleSocket(socket); !removed.ok()) return removed;
+  PlacedSocket placed(socket);
+  if (absl::Status valid = placed.Check(); !valid.ok()) return valid;
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(UnixTarget(socket), grpc::InsecureServerCredentials());
+  builder.AddListeningPort(UnixTarget(placed.bind_path()), grpc::InsecureServerCredentials());
   builder.SetMaxReceiveMessageSize(kMaxAdminRequestBytes);
   KeepHandlerThreads(builder);
   for (grpc::Service* service : services) builder.RegisterService(service);
@@ -171,10 +174,14 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartAdminServer(
   if (server == nullptr) {
     return absl::UnavailableError(absl::StrCat("cannot serve the admin API on ", socket.string()));
   }
-  if (chmod(socket.c_str(), 0600) != 0) {
+  if (chmod(placed.bind_path().c_str(), 0600) != 0) {
     const int error = errno;
     server->Shutdown();
-    return ErrnoStatus(error, "cannot set the mode of", socket);
+    return ErrnoStatus(error, "cannot set the mode of", placed.bind_path());
+  }
+  if (absl::Status moved = placed.Place(); !moved.ok()) {
+    server->Shutdown();
+    return moved;
   }
   return server;
 }
@@ -503,16 +510,6 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   }
   s.metrics.AttachPodResources(s.podresources->counters());
 
-  s.admin_service = std::make_unique<AdminService>(*s.admission, s.registry, *s.manager,
-                                                   s.claims.get(), s.dra.get());
-  absl::StatusOr<std::unique_ptr<grpc::Server>> admin = StartAdminServer(
-      paths.admin_socket,
-      s.slice_service == nullptr
-          ? std::vector<grpc::Service*>{s.admin_service.get()}
-          : std::vector<grpc::Service*>{s.admin_service.get(), s.slice_service.get()});
-  if (!admin.ok()) return admin.status();
-  s.admin_server = *std::move(admin);
-
   if (!options.metrics_address.empty()) {
     MetricsHttpServer::Options http_options;
     http_options.address = options.metrics_address;
@@ -526,6 +523,16 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
     s.metrics_server = *std::move(http);
     DEVMGR_LOG(options.logger, info, "Serving metrics", "address", s.metrics_server->address());
   }
+
+  s.admin_service = std::make_unique<AdminService>(*s.admission, s.registry, *s.manager,
+                                                   s.claims.get(), s.dra.get());
+  absl::StatusOr<std::unique_ptr<grpc::Server>> admin = StartAdminServer(
+      paths.admin_socket,
+      s.slice_service == nullptr
+          ? std::vector<grpc::Service*>{s.admin_service.get()}
+          : std::vector<grpc::Service*>{s.admin_service.get(), s.slice_service.get()});
+  if (!admin.ok()) return admin.status();
+  s.admin_server = *std::move(admin);
 
   DEVMGR_LOG(options.logger, info, "devmgr serving", "rootDir", paths.root.string(), "pods",
              static_cast<int64_t>(s.registry.Count()));

@@ -53,9 +53,9 @@ std::unique_ptr<BackgroundProcess> DaemonHarness::StartServe(
                                    "100ms"};
   args.insert(args.end(), extra.begin(), extra.end());
   auto serve = std::make_unique<BackgroundProcess>(Args(args));
-  // The admin socket is bound last, so once it accepts connections every service does. Asked
-  // here, not with a client command: each would be a process start, and a restart waited on
-  // that way took about ten of them.
+  // The admin socket is put in place last, with its final mode, so once it accepts connections
+  // every service does. Asked here, not with a client command: each would be a process start,
+  // and a restart waited on that way took about ten of them.
   const bool serving = WaitFor(
       [&] { return serve->Wait(0ms).has_value() || SomeoneListens(Path("devmgr.sock")); }, 20s);
   if (!serving || serve->Wait(0ms).has_value()) {
