@@ -47,11 +47,15 @@ grpc::Status AdminService::AdmitPod(grpc::ServerContext*, const admin::AdmitPodR
 }
 
 grpc::Status AdminService::RemovePod(grpc::ServerContext*, const admin::RemovePodRequest* request,
-                                     admin::RemovePodResponse*) {
+                                     admin::RemovePodResponse* response) {
   if (request->pod_uid().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "pod_uid is required");
   }
-  return ToGrpcStatus(admission_.Remove(request->pod_uid()));
+  if (absl::Status removed = admission_.Remove(request->pod_uid()); !removed.ok()) {
+    return ToGrpcStatus(removed);
+  }
+  response->set_pod_uid(request->pod_uid());
+  return grpc::Status::OK;
 }
 
 grpc::Status AdminService::ListPods(grpc::ServerContext*, const admin::ListPodsRequest*,

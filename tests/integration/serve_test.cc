@@ -214,8 +214,9 @@ TEST_F(ServeTest, AdmitListOptionsRemoveAcrossRestart) {
   EXPECT_EQ(DevicesOf(kPodUid, "app"), app_devices);
   EXPECT_FALSE(ListPods()["pods"][0].value("recovered", false)) << "known by its record";
 
-  ProcessResult removed = Run({"pods", "remove", "--root-dir", Root(), kPodUid});
+  ProcessResult removed = Run({"pods", "remove", "--root-dir", Root(), "-o", "json", kPodUid});
   ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  EXPECT_EQ(Json::parse(removed.out, nullptr, false).value("podUid", ""), kPodUid) << removed.out;
   EXPECT_EQ(PodCount(), 0u);
   ProcessResult relisted = Run({"podresources", "list", "--root-dir", Root()});
   ASSERT_EQ(relisted.exit_code, 0) << relisted.err;
@@ -367,7 +368,9 @@ TEST_F(ServeTest, PodsOfAKubeletCheckpointAreKeptUntilRemoved) {
   Stop(*serve);
   serve = StartServe();
   EXPECT_EQ(PodCount(), 1u) << "still kept after a restart";
-  ASSERT_EQ(Run({"pods", "remove", "--root-dir", Root(), "pod1"}).exit_code, 0);
+  ProcessResult removed = Run({"pods", "remove", "--root-dir", Root(), "pod1"});
+  ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  EXPECT_EQ(removed.out, "pod pod1 removed\n");
   Stop(*serve);
   serve = StartServe();
   EXPECT_EQ(PodCount(), 0u);
