@@ -34,15 +34,18 @@ std::string FailedText(absl::string_view method, const grpc::Status& status) {
 // ReadTimeout reads --timeout into `connection`; false, with its exit code set, when the text
 // cannot be a call's timeout.
 bool ReadTimeout(const std::string& timeout_text, Connection& connection) {
-  // A call's deadline is a point in time: "inf" has none to give.
-  if (!absl::ParseDuration(timeout_text, &connection.timeout) ||
-      connection.timeout <= absl::ZeroDuration() ||
-      connection.timeout == absl::InfiniteDuration()) {
-    connection.exit_code = Fail(
-        kExitUsage, absl::StrCat("invalid --timeout ", timeout_text, " (use e.g. 300ms, 10s, 1m)"));
-    return false;
+  std::string problem;
+  if (!absl::ParseDuration(timeout_text, &connection.timeout)) {
+    problem = absl::StrCat("invalid --timeout ", timeout_text, " (use e.g. 300ms, 10s, 1m)");
+  } else if (connection.timeout <= absl::ZeroDuration()) {
+    problem = absl::StrCat("--timeout must be positive, not ", timeout_text);
+  } else if (connection.timeout == absl::InfiniteDuration()) {
+    // A call's deadline is a point in time: "inf" has none to give.
+    problem = "--timeout must be finite: a call needs a deadline";
   }
-  return true;
+  if (problem.empty()) return true;
+  connection.exit_code = Fail(kExitUsage, problem);
+  return false;
 }
 
 }  // namespace

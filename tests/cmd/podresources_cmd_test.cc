@@ -244,8 +244,7 @@ TEST_F(PodResourcesCommandTest, BadTimeoutIsUsageError) {
   for (const char* timeout : {"soon", "inf", "0s"}) {
     const ProcessResult result = Run({"list", "--timeout", timeout});
     EXPECT_EQ(result.exit_code, 2) << timeout;
-    EXPECT_NE(result.err.find(std::string("invalid --timeout ") + timeout), std::string::npos)
-        << result.err;
+    EXPECT_NE(result.err.find("--timeout"), std::string::npos) << result.err;
   }
 }
 

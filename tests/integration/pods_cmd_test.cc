@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -278,12 +279,17 @@ TEST_F(PodsCommandTest, NumaNodeZeroIsVisible) {
 // root without a daemon answered "no daemon at ..." and hid it.
 TEST(PodsCommandWithoutADaemonTest, ABadTimeoutIsSaidFirst) {
   DaemonHarness h;
-  for (const char* timeout : {"soon", "0s"}) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"soon", "devmgr: invalid --timeout soon (use e.g. 300ms, 10s, 1m)\n"},
+      {"0s", "devmgr: --timeout must be positive, not 0s\n"},
+      {"-1s", "devmgr: --timeout must be positive, not -1s\n"},
+      {"inf", "devmgr: --timeout must be finite: a call needs a deadline\n"},
+  };
+  for (const auto& [timeout, said] : cases) {
     const ProcessResult listed =
         h.Run({"pods", "list", "--root-dir", h.Root(), "--timeout", timeout});
     EXPECT_EQ(listed.exit_code, 2) << timeout;
-    EXPECT_EQ(listed.err,
-              absl::StrCat("devmgr: invalid --timeout ", timeout, " (use e.g. 300ms, 10s, 1m)\n"));
+    EXPECT_EQ(listed.err, said);
   }
   const ProcessResult absent = h.Run({"pods", "list", "--root-dir", h.Root()});
   EXPECT_EQ(absent.exit_code, 2);
