@@ -89,7 +89,8 @@ void ConnectionAcceptor::AcceptLoop(grpc::Server* server) {
   absl::Duration retry_delay;  // after the last accept that failed for want of resources
   absl::Status failed;
   while (failed.ok()) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    // POLLRDHUP: a socket shut down for reading only polls readable with it, never hung up.
+    pollfd fds[2] = {{listen_fd_, POLLIN | POLLRDHUP, 0}, {wake_fd_, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
       failed = ErrnoStatus(errno, "poll");
@@ -101,7 +102,7 @@ void ConnectionAcceptor::AcceptLoop(grpc::Server* server) {
       break;
     }
     absl::StatusOr<absl::Duration> wait =
-        AcceptOne(server, (fds[0].revents & (POLLHUP | POLLERR)) != 0, retry_delay);
+        AcceptOne(server, (fds[0].revents & (POLLHUP | POLLERR | POLLRDHUP)) != 0, retry_delay);
     if (!wait.ok()) {
       failed = wait.status();
     } else if (*wait > absl::ZeroDuration() && WaitForStop(*wait)) {

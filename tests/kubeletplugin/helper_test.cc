@@ -898,9 +898,14 @@ TEST(HelperTest, AListenersSocketThatDoesNotListenFailsStart) {
 
 // Upstream's node e2e "must report gRPC serving error", for the registrar and for the DRA
 // service: a listener's socket that fails (shut down here, where upstream's listener returns an
-// error from Accept) is told to the driver, with what stopped, as upstream's HandleError.
+// error from Accept) is told to the driver, with what stopped, as upstream's HandleError. A
+// socket shut down for reading only counts too (it never polls as hung up: before, the accept
+// loop spun on it).
 TEST(HelperTest, MustReportGRPCServingError) {
-  for (const bool registrar : {true, false}) {
+  for (const auto& [registrar, how] :
+       {std::pair{true, SHUT_RDWR}, std::pair{false, SHUT_RDWR}, std::pair{true, SHUT_RD}}) {
+    SCOPED_TRACE(absl::StrCat(registrar ? "registrar" : "service",
+                              how == SHUT_RD ? ", SHUT_RD" : ", SHUT_RDWR"));
     TempDir dir;
     IdleDriver driver;
     HelperOptions options = Options(dir.path());
@@ -920,7 +925,7 @@ TEST(HelperTest, MustReportGRPCServingError) {
     };
     absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, std::move(options));
     ASSERT_TRUE(helper.ok()) << helper.status();
-    ASSERT_EQ(::shutdown(listening.load(), SHUT_RDWR), 0);
+    ASSERT_EQ(::shutdown(listening.load(), how), 0);
     ASSERT_TRUE(WaitFor([&] {
       absl::MutexLock lock(&mu);
       return !told.empty();
