@@ -8,10 +8,12 @@
 #pragma once
 
 #include <grpcpp/channel.h>
+#include <grpcpp/client_context.h>
 
 #include <filesystem>
+#include <optional>
 
-#include "absl/time/time.h"
+#include "common/file_id.h"
 
 namespace devmgr {
 
@@ -21,9 +23,19 @@ namespace devmgr {
 // whose peer is still away, is left as it is.
 bool CutBackoffIfServed(grpc::Channel& channel, const std::filesystem::path& socket);
 
-// ReconnectIfServed: CutBackoffIfServed, then waits for the connection, up to `deadline`, when
-// the backoff was cut. Otherwise a call made next fails at once, as it would have.
+// ReconnectIfServed: CutBackoffIfServed, and when the backoff was cut, the call `context` is
+// for waits for the connection (wait for ready), up to its deadline or its cancellation.
+// Otherwise the call fails at once, as it would have.
 void ReconnectIfServed(grpc::Channel& channel, const std::filesystem::path& socket,
-                       absl::Time deadline);
+                       grpc::ClientContext& context);
+
+// CutBackoffOncePerSocketFile: CutBackoffIfServed for what checks a channel again and again (a
+// connection monitor): not again for the socket file it last cut the backoff for, which
+// `cut_for` keeps (nullopt at first). A peer that accepts connections but never becomes ready
+// (a frozen process, one that is not a gRPC server) is then tried at gRPC's backoff, not at every
+// check, and is not sent a test connection at every check either; a peer that comes back binds
+// a new socket file, whose backoff is cut again.
+void CutBackoffOncePerSocketFile(grpc::Channel& channel, const std::filesystem::path& socket,
+                                 std::optional<FileId>& cut_for);
 
 }  // namespace devmgr

@@ -1,9 +1,13 @@
-// The channel arguments of every dial of a plugin's socket (a device plugin, a plugin found in
-// plugins_registry, a DRA driver), and of a DRA driver's dials of the daemon: the parts the
-// kubelet's gRPC dials have in common.
+// The channel, and its arguments, of every dial of a plugin's socket (a device plugin, a plugin
+// found in plugins_registry, a DRA driver), and of a DRA driver's dials of the daemon: the parts
+// the kubelet's gRPC dials have in common.
 #pragma once
 
+#include <grpcpp/channel.h>
 #include <grpcpp/support/channel_arguments.h>
+
+#include <filesystem>
+#include <memory>
 
 namespace devmgr {
 
@@ -16,5 +20,11 @@ namespace devmgr {
 //  - no channelz, which keeps a node and a trace of events per channel and subchannel (about
 //    3 KiB per endpoint) for a service nothing here serves.
 grpc::ChannelArguments PluginChannelArguments();
+
+// PluginChannel: an insecure channel to the unix socket at `socket` (UnixTarget) with `args`,
+// PluginChannelArguments() or those with a caller's additions. It connects when first used.
+std::shared_ptr<grpc::Channel> PluginChannel(
+    const std::filesystem::path& socket,
+    const grpc::ChannelArguments& args = PluginChannelArguments());
 
 }  // namespace devmgr

@@ -14,7 +14,6 @@
 #include "absl/synchronization/notification.h"
 #include "common/plugin_channel.h"
 #include "common/status.h"
-#include "common/unix_socket.h"
 #include "devicemanager/device_snapshot.h"
 
 namespace devmgr::devicemanager {
@@ -136,8 +135,7 @@ absl::StatusOr<EndpointSharedPtr> EndpointImpl::Connect(std::string resource_nam
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetInt(GRPC_ARG_TCP_READ_CHUNK_SIZE, kReadChunkBytes);
   args.SetInt(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, kMaxReadChunkBytes);
-  endpoint->channel_ = grpc::CreateCustomChannel(UnixTarget(endpoint->socket_path()),
-                                                 grpc::InsecureChannelCredentials(), args);
+  endpoint->channel_ = PluginChannel(endpoint->socket_path(), args);
 
   // A blocking dial like upstream's, in slices so that a stopping manager need not wait the
   // whole dial timeout.

@@ -71,9 +71,9 @@ void ConnectionMonitor::Run() {
       }
       // On a timeout (changed == false) the state is read again all the same: an idle channel
       // is asked to connect, and a failed one whose driver is back connects without waiting out
-      // its backoff (the state changes then).
+      // its backoff (the state changes then), once per socket file it binds.
       const grpc_connectivity_state state = entry.channel->GetState(/*try_to_connect=*/true);
-      CutBackoffIfServed(*entry.channel, entry.socket);
+      CutBackoffOncePerSocketFile(*entry.channel, entry.socket, entry.backoff_cut_for);
       ready = state == GRPC_CHANNEL_READY;
       if (ready != (entry.last == GRPC_CHANNEL_READY)) report = entry.on_change;
       entry.last = state;

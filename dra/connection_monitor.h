@@ -19,11 +19,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/file_id.h"
 
 namespace devmgr::dra {
 
@@ -50,6 +52,7 @@ class ConnectionMonitor {
     std::filesystem::path socket;
     OnChange on_change;
     grpc_connectivity_state last = GRPC_CHANNEL_IDLE;
+    std::optional<FileId> backoff_cut_for;  // CutBackoffOncePerSocketFile's
     bool stopped = false;
   };
 

@@ -5,7 +5,6 @@
 #include "common/channel_reconnect.h"
 #include "common/plugin_channel.h"
 #include "common/status.h"
-#include "common/unix_socket.h"
 #include "dra/api_versions.h"
 #include "dra/v1/api.grpc.pb.h"
 #include "dra/v1beta1/api.grpc.pb.h"
@@ -20,9 +19,7 @@ template <typename Response, typename StubResponse, typename Stub, typename Stub
 absl::StatusOr<Response> Call(Stub& stub,
                               grpc::Status (Stub::*method)(grpc::ClientContext*, const StubRequest&,
                                                            StubResponse*),
-                              const Request& request, absl::Time deadline) {
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(deadline));
+                              const Request& request, grpc::ClientContext& context) {
   StubResponse response;
   grpc::Status status;
   if constexpr (std::is_same_v<StubRequest, Request>) {
@@ -48,8 +45,7 @@ DriverClient::DriverClient(std::string driver_name, std::string endpoint, std::s
       call_timeout_(call_timeout),
       metrics_(metrics) {
   // The path as given (the registry takes only absolute ones).
-  channel_ = grpc::CreateCustomChannel(UnixTarget(endpoint_), grpc::InsecureChannelCredentials(),
-                                       PluginChannelArguments());
+  channel_ = PluginChannel(endpoint_);
   // Connect now, so that a driver that is not there shows early (upstream's conn.Connect()).
   channel_->GetState(/*try_to_connect=*/true);
 }
@@ -61,17 +57,18 @@ bool DriverClient::Connected() const {
 absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> DriverClient::NodePrepareResources(
     const draapi::v1::NodePrepareResourcesRequest& request) const {
   const absl::Time start = absl::Now();
-  const absl::Time deadline = start + call_timeout_;
-  ReconnectIfServed(*channel_, endpoint_, deadline);
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(start + call_timeout_));
+  ReconnectIfServed(*channel_, endpoint_, context);
   absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> response;
   if (service_ == kDraPluginServiceV1beta1) {
     auto stub = draapi::v1beta1::DRAPlugin::NewStub(channel_);
     response = Call<draapi::v1::NodePrepareResourcesResponse>(
-        *stub, &draapi::v1beta1::DRAPlugin::Stub::NodePrepareResources, request, deadline);
+        *stub, &draapi::v1beta1::DRAPlugin::Stub::NodePrepareResources, request, context);
   } else {
     auto stub = draapi::v1::DRAPlugin::NewStub(channel_);
     response = Call<draapi::v1::NodePrepareResourcesResponse>(
-        *stub, &draapi::v1::DRAPlugin::Stub::NodePrepareResources, request, deadline);
+        *stub, &draapi::v1::DRAPlugin::Stub::NodePrepareResources, request, context);
   }
   Record("NodePrepareResources", response.status(), start);
   return response;
@@ -80,17 +77,18 @@ absl::StatusOr<draapi::v1::NodePrepareResourcesResponse> DriverClient::NodePrepa
 absl::StatusOr<draapi::v1::NodeUnprepareResourcesResponse> DriverClient::NodeUnprepareResources(
     const draapi::v1::NodeUnprepareResourcesRequest& request) const {
   const absl::Time start = absl::Now();
-  const absl::Time deadline = start + call_timeout_;
-  ReconnectIfServed(*channel_, endpoint_, deadline);
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(start + call_timeout_));
+  ReconnectIfServed(*channel_, endpoint_, context);
   absl::StatusOr<draapi::v1::NodeUnprepareResourcesResponse> response;
   if (service_ == kDraPluginServiceV1beta1) {
     auto stub = draapi::v1beta1::DRAPlugin::NewStub(channel_);
     response = Call<draapi::v1::NodeUnprepareResourcesResponse>(
-        *stub, &draapi::v1beta1::DRAPlugin::Stub::NodeUnprepareResources, request, deadline);
+        *stub, &draapi::v1beta1::DRAPlugin::Stub::NodeUnprepareResources, request, context);
   } else {
     auto stub = draapi::v1::DRAPlugin::NewStub(channel_);
     response = Call<draapi::v1::NodeUnprepareResourcesResponse>(
-        *stub, &draapi::v1::DRAPlugin::Stub::NodeUnprepareResources, request, deadline);
+        *stub, &draapi::v1::DRAPlugin::Stub::NodeUnprepareResources, request, context);
   }
   Record("NodeUnprepareResources", response.status(), start);
   return response;

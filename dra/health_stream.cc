@@ -7,20 +7,11 @@
 #include "common/channel_reconnect.h"
 #include "common/plugin_channel.h"
 #include "common/status.h"
-#include "common/unix_socket.h"
 #include "dra-health/v1/api.grpc.pb.h"
 #include "dra-health/v1alpha1/api.grpc.pb.h"
 #include "dra/api_versions.h"
 
 namespace devmgr::dra {
-namespace {
-
-std::shared_ptr<grpc::Channel> Dial(const std::string& endpoint) {
-  return grpc::CreateCustomChannel(UnixTarget(endpoint), grpc::InsecureChannelCredentials(),
-                                   PluginChannelArguments());
-}
-
-}  // namespace
 
 std::string PickHealthService(const std::vector<std::string>& supported_versions) {
   for (const char* service : {kDraResourceHealthServiceV1, kDraResourceHealthServiceV1alpha1}) {
@@ -76,7 +67,7 @@ std::vector<DeviceHealth> BuildDeviceHealths(const healthapi::NodeWatchResources
 
 HealthStream::HealthStream(HealthStreamOptions options)
     : options_(std::move(options)),
-      channel_(options_.channel != nullptr ? options_.channel : Dial(options_.endpoint)),
+      channel_(options_.channel != nullptr ? options_.channel : PluginChannel(options_.endpoint)),
       thread_([this] { Run(); }) {}
 
 HealthStream::~HealthStream() { Stop(); }
@@ -168,8 +159,9 @@ std::optional<HealthStreamEnd> HealthStream::ReadStream(Stub& stub) {
              "pluginName", options_.driver_name, "endpoint", options_.endpoint, "service",
              options_.service);
   // A driver that came back while the channel waits out its reconnect backoff is reached now,
-  // not minutes later (its devices' health Unknown meanwhile).
-  ReconnectIfServed(*channel_, options_.endpoint, absl::Now() + options_.retry_period);
+  // not minutes later (its devices' health Unknown meanwhile). The stream then waits for the
+  // connection until Stop cancels it.
+  ReconnectIfServed(*channel_, options_.endpoint, context);
   auto reader = stub.NodeWatchResources(&context, {});
   Response response;
   while (reader->Read(&response)) {

@@ -10,7 +10,6 @@
 #include "common/channel_reconnect.h"
 #include "common/plugin_channel.h"
 #include "common/status.h"
-#include "common/unix_socket.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
 
 namespace devmgr::kubeletplugin {
@@ -53,21 +52,19 @@ dra::ResourceClaim ClaimFromProto(const admin::ResourceClaim& claim) {
 }
 
 ClaimLookup AdminClaimLookup(const std::filesystem::path& admin_socket, absl::Duration timeout) {
-  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
-      UnixTarget(admin_socket), grpc::InsecureChannelCredentials(), PluginChannelArguments());
+  std::shared_ptr<grpc::Channel> channel = PluginChannel(admin_socket);
   return [channel = std::move(channel), admin_socket, timeout](
              const std::string& namespace_name,
              const std::string& name) -> absl::StatusOr<dra::ResourceClaim> {
-    const absl::Time deadline = absl::Now() + timeout;
-    ReconnectIfServed(*channel, admin_socket, deadline);
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+    ReconnectIfServed(*channel, admin_socket, context);
     // A stub is only a view of the channel: cheap enough to make per call.
     std::unique_ptr<admin::Admin::Stub> stub = admin::Admin::NewStub(channel);
     admin::GetResourceClaimRequest request;
     request.set_namespace_(namespace_name);
     request.set_name(name);
     admin::GetResourceClaimResponse response;
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(deadline));
     grpc::Status status = stub->GetResourceClaim(&context, request, &response);
     if (!status.ok()) return FromGrpcStatus(status);
     return ClaimFromProto(response.claim());

@@ -1,8 +1,6 @@
 #include "pluginwatcher/registration_client.h"
 
 #include <fcntl.h>
-#include <grpcpp/create_channel.h>
-#include <grpcpp/security/credentials.h>
 #include <grpcpp/support/channel_arguments.h>
 #include <sys/stat.h>
 
@@ -124,8 +122,7 @@ absl::StatusOr<bool> RegistrationClient::Connect(absl::Time deadline, absl::Dura
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   // Through the descriptor: gRPC connects again and again while it dials, each time resolving
   // the target afresh, and the socket's path may lead elsewhere by then.
-  channel_ = grpc::CreateCustomChannel(UnixTarget(socket_.ProcPath()),
-                                       grpc::InsecureChannelCredentials(), args);
+  channel_ = PluginChannel(socket_.ProcPath(), args);
   stub_ = pluginregistration::Registration::NewStub(channel_);
 
   grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);

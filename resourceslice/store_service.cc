@@ -7,7 +7,6 @@
 #include "common/json_depth.h"
 #include "common/plugin_channel.h"
 #include "common/status.h"
-#include "common/unix_socket.h"
 #include "kubeapi/resource_validation.h"
 
 namespace devmgr::resourceslice {
@@ -104,17 +103,15 @@ grpc::Status StoreService::GetNodeUid(grpc::ServerContext*, const api::GetNodeUi
 }
 
 GrpcSliceStore::GrpcSliceStore(const std::filesystem::path& socket, absl::Duration timeout)
-    : channel_(grpc::CreateCustomChannel(UnixTarget(socket), grpc::InsecureChannelCredentials(),
-                                         PluginChannelArguments())),
+    : channel_(PluginChannel(socket)),
       socket_(socket),
       stub_(api::ResourceSlices::NewStub(channel_)),
       timeout_(timeout) {}
 
 std::unique_ptr<grpc::ClientContext> GrpcSliceStore::Context() const {
-  const absl::Time deadline = absl::Now() + timeout_;
-  if (!socket_.empty()) ReconnectIfServed(*channel_, socket_, deadline);
   auto context = std::make_unique<grpc::ClientContext>();
-  context->set_deadline(absl::ToChronoTime(deadline));
+  context->set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
+  if (!socket_.empty()) ReconnectIfServed(*channel_, socket_, *context);
   return context;
 }
 

@@ -29,8 +29,7 @@ std::shared_ptr<grpc::Channel> Dial(const std::filesystem::path& socket) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
-  auto channel =
-      grpc::CreateCustomChannel(UnixTarget(socket), grpc::InsecureChannelCredentials(), args);
+  auto channel = PluginChannel(socket, args);
   if (!channel->WaitForConnected(In(std::chrono::seconds(10)))) return nullptr;
   return channel;
 }

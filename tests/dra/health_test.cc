@@ -9,10 +9,12 @@
 // the driver restarts, a prompt Stop).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -24,6 +26,7 @@
 #include "dra/health_cache.h"
 #include "dra/health_stream.h"
 #include "tests/dra/fake_driver.h"
+#include "tests/testlib/closing_peer.h"
 #include "tests/testlib/fake_clock.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
@@ -31,6 +34,7 @@
 namespace devmgr::dra {
 namespace {
 
+using ::devmgr::testing::ClosingPeer;
 using ::devmgr::testing::FakeClock;
 using ::devmgr::testing::FakeDriver;
 using ::devmgr::testing::TempDir;
@@ -1089,6 +1093,41 @@ TEST_F(HealthStreamTest, StopIsPrompt) {
     harness.reset();
     EXPECT_TRUE(WaitFor([&] { return driver.open_health_streams() == 0; }));
   }
+}
+
+// Stop ends a stream that waits for a peer that accepts connections and never serves (a
+// frozen driver), at once. Before, the try waited for the connection up to the retry period
+// (20 s here), and Stop with it.
+TEST_F(HealthStreamTest, StopEndsAWaitForAPeerThatNeverServes) {
+  ClosingPeer peer(Socket());
+  ASSERT_TRUE(peer.listening());
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
+      absl::StrCat("unix:", Socket()), grpc::InsecureChannelCredentials(), args);
+  // Waiting for a change drives the connection (else only gRPC's backup poller would, every 5 s).
+  ASSERT_TRUE(WaitFor([&] {
+    const grpc_connectivity_state state = channel->GetState(/*try_to_connect=*/true);
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE) return true;
+    channel->WaitForStateChange(state,
+                                std::chrono::system_clock::now() + std::chrono::milliseconds(100));
+    return false;
+  }));
+  HealthStreamOptions options;
+  options.driver_name = kDriver;
+  options.endpoint = Socket();
+  options.channel = channel;
+  options.retry_period = absl::Seconds(20);
+  HealthStream stream(std::move(options));
+  // Tried, and the backoff cut: the peer is asked to connect again.
+  ASSERT_TRUE(WaitFor([&] { return stream.tries() == 1 && peer.accepted() >= 3; }));
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    stream.Stop();
+    stopped = true;
+  });
+  EXPECT_TRUE(WaitFor([&] { return stopped.load(); }));
+  stopper.join();
 }
 
 // The stream can use a channel the host already has (upstream's one connection per endpoint).

@@ -22,6 +22,7 @@
 #include "dra/driver_registry.h"
 #include "dra/manager.h"
 #include "tests/dra/fake_driver.h"
+#include "tests/testlib/closing_peer.h"
 #include "tests/testlib/fake_clock.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
@@ -29,6 +30,7 @@
 namespace devmgr::dra {
 namespace {
 
+using ::devmgr::testing::ClosingPeer;
 using ::devmgr::testing::FakeClock;
 using ::devmgr::testing::FakeDriver;
 using ::devmgr::testing::TempDir;
@@ -299,6 +301,28 @@ TEST(ConnectionMonitorTest, ADriverThatComesBackIsSeenDespiteTheBackoff) {
   driver = std::make_unique<FakeDriver>(socket);
   ASSERT_TRUE(driver->started());
   EXPECT_TRUE(reported({true, false, true}));
+}
+
+// A peer that accepts connections and closes them (a frozen driver, a process that is no gRPC
+// server) has its backoff cut once, not at every check: the channel then tries it at gRPC's
+// backoff. Before, every check (here every 20 ms) sent it a test connection and a reconnect.
+TEST(ConnectionMonitorTest, APeerThatNeverServesIsTriedAtTheBackoffAfterOneCut) {
+  TempDir dir;
+  const std::string socket = dir.Sub("dra.sock").string();
+  ClosingPeer peer(socket);
+  ASSERT_TRUE(peer.listening());
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 3600 * 1000);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 3600 * 1000);
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  const std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+  ConnectionMonitor monitor(absl::Milliseconds(20));
+  monitor.Watch(channel, socket, [](bool) {});
+  // The first connection, the cut's test connection and its reconnect.
+  ASSERT_TRUE(WaitFor([&] { return peer.accepted() >= 3; })) << peer.accepted();
+  EXPECT_FALSE(WaitFor([&] { return peer.accepted() > 3; }, std::chrono::milliseconds(500)))
+      << peer.accepted() << " connections";
 }
 
 // NoClaims: a ClaimSource for a manager that prepares nothing.

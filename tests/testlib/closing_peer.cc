@@ -1,0 +1,54 @@
+#include "tests/testlib/closing_peer.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace devmgr::testing {
+
+ClosingPeer::ClosingPeer(const std::filesystem::path& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(fd, 64) != 0 || ::pipe2(stop_pipe_, O_CLOEXEC) != 0) {
+    if (fd >= 0) ::close(fd);
+    return;
+  }
+  listen_fd_ = fd;
+  thread_ = std::thread([this] { Run(); });
+}
+
+ClosingPeer::~ClosingPeer() {
+  if (thread_.joinable()) {
+    ::close(stop_pipe_[1]);  // the thread sees the pipe hung up
+    thread_.join();
+  }
+  for (const int fd : {listen_fd_, stop_pipe_[0]}) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+void ClosingPeer::Run() {
+  for (;;) {
+    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[1].revents != 0) return;
+    const int connection = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (connection >= 0) {
+      ::close(connection);
+      ++accepted_;
+    }
+  }
+}
+
+}  // namespace devmgr::testing
