@@ -263,6 +263,15 @@ TEST(ConnectionMonitorTest, AChannelReadyAtTheStartIsReportedFromTheMonitorsThre
   EXPECT_NE(reports[0].second, std::this_thread::get_id());
 }
 
+// A channel to `socket` that, once a connection failed, would wait an hour before the next.
+std::shared_ptr<grpc::Channel> ChannelWithAnHoursBackoff(const std::string& socket) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 3600 * 1000);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 3600 * 1000);
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+}
+
 // A driver that comes back is seen as soon as it listens, even while the channel would wait out
 // a reconnect backoff (an hour here, where gRPC's grows to two minutes): before, its slices
 // could be wiped after the wiping delay although it was back, and the newest of two endpoints
@@ -272,12 +281,7 @@ TEST(ConnectionMonitorTest, ADriverThatComesBackIsSeenDespiteTheBackoff) {
   const std::string socket = dir.Sub("dra.sock").string();
   auto driver = std::make_unique<FakeDriver>(socket);
   ASSERT_TRUE(driver->started());
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 3600 * 1000);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 3600 * 1000);
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  const std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+  const std::shared_ptr<grpc::Channel> channel = ChannelWithAnHoursBackoff(socket);
   absl::Mutex mu;
   std::vector<bool> reports;
   ConnectionMonitor monitor(absl::Milliseconds(20));
@@ -305,18 +309,14 @@ TEST(ConnectionMonitorTest, ADriverThatComesBackIsSeenDespiteTheBackoff) {
 
 // A peer that accepts connections and closes them (a frozen driver, a process that is no gRPC
 // server) has its backoff cut once, not at every check: the channel then tries it at gRPC's
-// backoff. Before, every check (here every 20 ms) sent it a test connection and a reconnect.
+// backoff (an hour here). Before, every check (here every 20 ms) sent it a test connection and
+// a reconnect.
 TEST(ConnectionMonitorTest, APeerThatNeverServesIsTriedAtTheBackoffAfterOneCut) {
   TempDir dir;
   const std::string socket = dir.Sub("dra.sock").string();
   ClosingPeer peer(socket);
   ASSERT_TRUE(peer.listening());
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 3600 * 1000);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 3600 * 1000);
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  const std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+  const std::shared_ptr<grpc::Channel> channel = ChannelWithAnHoursBackoff(socket);
   ConnectionMonitor monitor(absl::Milliseconds(20));
   monitor.Watch(channel, socket, [](bool) {});
   // The first connection, the cut's test connection and its reconnect.
