@@ -22,6 +22,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/file_store.h"
+#include "common/plugin_channel.h"
 #include "dra/claim_health.h"
 #include "dra/health_cache.h"
 #include "dra/health_stream.h"
@@ -1101,10 +1102,7 @@ TEST_F(HealthStreamTest, StopIsPrompt) {
 TEST_F(HealthStreamTest, StopEndsAWaitForAPeerThatNeverServes) {
   ClosingPeer peer(Socket());
   ASSERT_TRUE(peer.listening());
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
-      absl::StrCat("unix:", Socket()), grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::Channel> channel = PluginChannel(Socket());
   // Waiting for a change drives the connection (else only gRPC's backup poller would, every 5 s).
   ASSERT_TRUE(WaitFor([&] {
     const grpc_connectivity_state state = channel->GetState(/*try_to_connect=*/true);

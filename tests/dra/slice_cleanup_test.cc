@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "common/plugin_channel.h"
 #include "dra/connection_monitor.h"
 #include "dra/driver_registry.h"
 #include "dra/manager.h"
@@ -265,11 +266,10 @@ TEST(ConnectionMonitorTest, AChannelReadyAtTheStartIsReportedFromTheMonitorsThre
 
 // A channel to `socket` that, once a connection failed, would wait an hour before the next.
 std::shared_ptr<grpc::Channel> ChannelWithAnHoursBackoff(const std::string& socket) {
-  grpc::ChannelArguments args;
+  grpc::ChannelArguments args = PluginChannelArguments();
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 3600 * 1000);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 3600 * 1000);
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+  return PluginChannel(socket, args);
 }
 
 // A driver that comes back is seen as soon as it listens, even while the channel would wait out

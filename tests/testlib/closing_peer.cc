@@ -3,25 +3,18 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+
+#include "tests/testlib/listening_socket.h"
 
 namespace devmgr::testing {
 
 ClosingPeer::ClosingPeer(const std::filesystem::path& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::listen(fd, 64) != 0 || ::pipe2(stop_pipe_, O_CLOEXEC) != 0) {
-    if (fd >= 0) ::close(fd);
-    return;
-  }
-  listen_fd_ = fd;
+  ListeningSocket socket(path);
+  if (!socket.listening() || ::pipe2(stop_pipe_, O_CLOEXEC) != 0) return;
+  listen_fd_ = socket.Release();
   thread_ = std::thread([this] { Run(); });
 }
 
