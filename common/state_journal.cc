@@ -137,6 +137,11 @@ absl::Status SyncPath(const std::filesystem::path& path, int flags) {
   return absl::OkStatus();
 }
 
+size_t RoundUpToPage(size_t bytes) {
+  const size_t page = 4096;
+  return (bytes + page - 1) / page * page;
+}
+
 uint64_t NewEpoch(uint64_t old) {
   std::random_device random;
   uint64_t epoch = old;
@@ -253,6 +258,7 @@ absl::StatusOr<std::unique_ptr<StateJournal>> StateJournal::Open(Options options
                  "files", *removed);
     }
   }
+  journal->NoteFolderFilesLocked();
   if (journal->capacity_ < journal->options_.initial_capacity) {
     if (absl::Status grown = journal->Grow(journal->options_.initial_capacity); !grown.ok()) {
       return grown;
@@ -357,8 +363,7 @@ absl::Status StateJournal::Replay(uint64_t epoch) {
 }
 
 absl::Status StateJournal::Grow(size_t bytes) {
-  const size_t page = 4096;
-  const size_t target = (bytes + page - 1) / page * page;
+  const size_t target = RoundUpToPage(bytes);
   const std::string zeros(size_t{1} << 20, '\0');
   // A failed grow gives its space back: on a full disk, the zeros written would otherwise
   // hold what is left, and every later write on the disk (the next start's included) failed.
@@ -396,6 +401,49 @@ absl::Status StateJournal::Grow(size_t bytes) {
   if (::fsync(fd_) != 0) return give_back(ErrnoStatus(errno, "cannot fsync", options_.path));
   capacity_ = target;
   return absl::OkStatus();
+}
+
+size_t StateJournal::RecordBoundLocked() const {
+  size_t bound = kRecordHeaderBytes + 4;
+  for (const auto& [folder, files] : file_bytes_) {
+    for (const auto& [name, bytes] : files) {
+      bound += 12 + folder.native().size() + name.size() + bytes;
+    }
+  }
+  return bound;
+}
+
+void StateJournal::NoteFolderFilesLocked() {
+  struct stat journal {};
+  if (::fstat(fd_, &journal) != 0) return;
+  for (const std::filesystem::path& folder : options_.folders) {
+    std::error_code error;
+    for (std::filesystem::directory_iterator it(folder, error), end; !error && it != end;
+         it.increment(error)) {
+      const std::string name = it->path().filename().string();
+      struct stat st {};
+      if (name.empty() || name.front() == '.' || ::lstat(it->path().c_str(), &st) != 0 ||
+          !S_ISREG(st.st_mode) || (st.st_dev == journal.st_dev && st.st_ino == journal.st_ino)) {
+        continue;
+      }
+      file_bytes_[folder][name] = static_cast<size_t>(st.st_size);
+    }
+  }
+}
+
+void StateJournal::ShrinkToFitLocked(size_t largest) {
+  const size_t room = RoundUpToPage(
+      std::max(options_.initial_capacity, kRecordsKept * std::max(largest, RecordBoundLocked())));
+  if (capacity_ / 2 <= room) return;
+  if (::ftruncate(fd_, static_cast<off_t>(kHeaderBytes + room)) != 0) {
+    DEVMGR_LOG(options_.logger, warn, "Cannot give back state journal space", "path",
+               options_.path.string(), "err", ErrnoStatus(errno, "cannot truncate", options_.path));
+    return;
+  }
+  DEVMGR_LOG(options_.logger, info, "Gave back state journal space its files no longer need",
+             "path", options_.path.string(), "bytes", static_cast<int64_t>(capacity_), "keptBytes",
+             static_cast<int64_t>(room));
+  capacity_ = room;
 }
 
 absl::Status StateJournal::StartEpoch() {
@@ -473,6 +521,12 @@ absl::Status StateJournal::Append(const std::vector<FileStore::PlacedBytes>& fil
   largest_record_ = std::max(largest_record_, record);
   for (const FileStore::PlacedBytes& file : files) {
     touched_[file.store->folder()].insert(std::string(file.name));
+    std::map<std::string, size_t, std::less<>>& sizes = file_bytes_[file.store->folder()];
+    if (auto known = sizes.find(file.name); known != sizes.end()) {
+      known->second = file.bytes.size();
+    } else {
+      sizes.emplace(std::string(file.name), file.bytes.size());
+    }
   }
   if (first_uncompacted_ == absl::InfiniteFuture()) first_uncompacted_ = absl::Now();
   return absl::OkStatus();
@@ -519,10 +573,10 @@ absl::Status StateJournal::CompactLocked(size_t next_record) {
     }
     if (absl::Status synced = SyncPath(folder, O_DIRECTORY); !synced.ok()) return synced;
   }
-  // Records of the largest size seen fit kRecordsKept times before the next compaction. Where
-  // the disk has not that much room, the journal goes on in the room it has, as long as the
-  // next record fits: it compacts more often.
-  // A grow that failed is tried again a minute later, not at every compaction.
+  // Records of the largest size since the last compaction fit kRecordsKept times before the
+  // next one (the room ShrinkToFitLocked keeps is no less). Where the disk has not that much
+  // room, the journal goes on in the room it has, as long as the next record fits: it compacts
+  // more often. A grow that failed is tried again a minute later, not at every compaction.
   const size_t largest = std::max(largest_record_, next_record);
   if (largest * kRecordsKept > capacity_ && absl::Now() >= grow_again_at_) {
     if (absl::Status grown = Grow(largest * kRecordsKept); !grown.ok()) {
@@ -536,6 +590,8 @@ absl::Status StateJournal::CompactLocked(size_t next_record) {
     if (absl::Status grown = Grow(next_record); !grown.ok()) return grown;
   }
   if (absl::Status started = StartEpoch(); !started.ok()) return started;
+  ShrinkToFitLocked(largest);
+  largest_record_ = 0;
   touched_.clear();
   first_uncompacted_ = absl::InfiniteFuture();
   stale_epoch_ = false;

@@ -16,7 +16,12 @@
 // the last compaction, and of their folders) and starts the journal anew; it runs when the
 // journal is full, once commits pause for `idle_compaction` (or have gone on for
 // `max_compaction_delay` without one), and when the journal is destroyed,
-// so that a node stopped cleanly leaves current files and an empty journal. Until a compaction
+// so that a node stopped cleanly leaves current files and an empty journal. A compaction also
+// gives back space the files no longer need: once the journal holds more than twice the room
+// for kRecordsKept records of every file at its latest size (a node that held many pods and
+// holds few), it is cut to that room (or to `initial_capacity`). The bound counts every file,
+// not only those written lately, so that a pause in which only a small file changed never cuts
+// the room a large one needs at its next commit. Until a compaction
 // the files on disk may be behind after a power cut: only a program that replays the journal
 // (devmgr at its start) sees the latest state then.
 //
@@ -125,6 +130,16 @@ class StateJournal final : public DurableWriter {
   // Grow extends the journal's space, written and synced, to hold `bytes` after the header; when
   // it fails, the file is cut back to the space it had.
   absl::Status Grow(size_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ShrinkToFitLocked cuts the journal's space to the room its files need (the class comment),
+  // and `largest` record, when it holds more than twice that; after a new epoch began, so that
+  // the space cut holds no record a replay could read. A failure is logged: the journal goes on
+  // in the space it has.
+  void ShrinkToFitLocked(size_t largest) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // RecordBoundLocked: the largest record the files could make, each at its latest size.
+  size_t RecordBoundLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // NoteFolderFilesLocked takes the size of every regular file in the journal's folders (the
+  // journal's own file and dot-names aside) as the size its records would carry.
+  void NoteFolderFilesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // StartEpoch writes a header with a new epoch and flushes it; records start after it.
   absl::Status StartEpoch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Replay(uint64_t epoch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -141,7 +156,11 @@ class StateJournal final : public DurableWriter {
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
   // Where the next record goes.
   size_t end_ ABSL_GUARDED_BY(mu_) = 0;
+  // The largest record committed since the last compaction.
   size_t largest_record_ ABSL_GUARDED_BY(mu_) = 0;
+  // The latest size of each file, by folder and name: those found at Open, then those committed.
+  std::map<std::filesystem::path, std::map<std::string, size_t, std::less<>>> file_bytes_
+      ABSL_GUARDED_BY(mu_);
   // When a compaction may try again to grow the journal for kRecordsKept records.
   absl::Time grow_again_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // The files records named since the last compaction, by folder.
