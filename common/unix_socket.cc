@@ -178,6 +178,35 @@ absl::Status RemoveStaleSocket(const std::filesystem::path& path) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<int> ListenUnix(const std::filesystem::path& path, bool owner_only) {
+  if (absl::Status valid = ValidateSocketAddress(path); !valid.ok()) return valid;
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return ErrnoStatus(errno, "cannot create a socket for", path);
+  const auto fail = [&](absl::string_view step) {
+    const int error = errno;
+    ::close(fd);
+    return ErrnoStatus(error, step, path);
+  };
+  if (owner_only && ::fchmod(fd, 0600) != 0) return fail("cannot set the mode of the socket for");
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  path.string().copy(address.sun_path, sizeof(address.sun_path) - 1);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes sockaddr*
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+    return fail("cannot bind");
+  }
+  const auto fail_bound = [&](absl::string_view step) {
+    const absl::Status failed = fail(step);
+    ::unlink(path.c_str());
+    return failed;
+  };
+  // A umask that takes the user's own bits away leaves a socket no one can connect to: the
+  // mode is set whole again, before anyone may connect (no one can before listen).
+  if (owner_only && ::chmod(path.c_str(), 0600) != 0) return fail_bound("cannot set the mode of");
+  if (::listen(fd, SOMAXCONN) != 0) return fail_bound("cannot listen on");
+  return fd;
+}
+
 absl::Status RemoveSocketsIn(const std::filesystem::path& folder) {
   std::error_code ec;
   std::filesystem::directory_iterator it(folder, ec);

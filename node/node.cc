@@ -1,9 +1,9 @@
 #include "node/node.h"
 
-#include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "common/connection_acceptor.h"
 #include "common/errno_status.h"
 #include "common/metrics_http_server.h"
 #include "common/placed_socket.h"
@@ -75,6 +76,18 @@ NodePaths::NodePaths(const std::filesystem::path& root_dir)
       lock_file(root / "devmgr.lock"),
       state_journal(root / "devmgr_state_journal") {}
 
+// AdminServer: the admin API's server and the loop that accepts its connections.
+struct AdminServer {
+  std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<ConnectionAcceptor> acceptor;
+
+  // Shutdown stops accepting, then ends the server's calls; nothing when it never started.
+  void Shutdown() {
+    if (acceptor != nullptr) acceptor->Stop();
+    if (server != nullptr) server->Shutdown();
+  }
+};
+
 // Everything the daemon runs, in start order; Stop tears it down in reverse.
 struct Node::State {
   explicit State(const NodeOptions& daemon_options)
@@ -126,7 +139,7 @@ struct Node::State {
   std::unique_ptr<ManagerDevicesProvider> devices_provider;
   std::unique_ptr<podresources::PodResourcesServer> podresources;
   std::unique_ptr<AdminService> admin_service;
-  std::unique_ptr<grpc::Server> admin_server;
+  AdminServer admin;
   std::unique_ptr<MetricsHttpServer> metrics_server;
   // What /readyz answers: set once Start has started everything, cleared when Stop begins.
   std::atomic<bool> ready{false};
@@ -156,34 +169,43 @@ absl::Status CreateDataDir(const std::filesystem::path& dir) {
 }
 
 // StartAdminServer serves the admin API on a socket that only the daemon's user can open: it is
-// bound under a temporary name with umask 077, so it is never open to others, set to 0600, and
-// only then put at `socket`, so that the socket found there always has its mode (and, bound
-// last, says that every service of the node is up).
-absl::StatusOr<std::unique_ptr<grpc::Server>> StartAdminServer(
-    const std::filesystem::path& socket, const std::vector<grpc::Service*>& services) {
+// bound under a temporary name, with mode 0600 from the moment it exists (ListenUnix: the
+// process's umask, which a host embedding the node shares with its other threads, is left
+// alone), and only then put at `socket`, so that the socket found there always has its mode
+// (and, bound last, says that every service of the node is up).
+absl::StatusOr<AdminServer> StartAdminServer(const std::filesystem::path& socket,
+                                             const std::vector<grpc::Service*>& services,
+                                             const LoggerPtr& logger) {
   PlacedSocket placed(socket);
   if (absl::Status valid = placed.Check(); !valid.ok()) return valid;
+  absl::StatusOr<int> fd = ListenUnix(placed.bind_path(), /*owner_only=*/true);
+  if (!fd.ok()) return fd.status();
+  // Until the socket is placed, a failure leaves nothing at its temporary name.
+  const auto fail = [&](absl::Status status) {
+    ::unlink(placed.bind_path().c_str());
+    return status;
+  };
+  ConnectionAcceptor::Options accepting;
+  accepting.name = "admin API";
+  accepting.logger = logger;
+  absl::StatusOr<std::unique_ptr<ConnectionAcceptor>> acceptor =
+      ConnectionAcceptor::Create(*fd, std::move(accepting));
+  if (!acceptor.ok()) return fail(acceptor.status());
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(UnixTarget(placed.bind_path()), grpc::InsecureServerCredentials());
   builder.SetMaxReceiveMessageSize(kMaxAdminRequestBytes);
   KeepHandlerThreads(builder);
   for (grpc::Service* service : services) builder.RegisterService(service);
-  const mode_t previous = umask(077);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  umask(previous);
-  if (server == nullptr) {
-    return absl::UnavailableError(absl::StrCat("cannot serve the admin API on ", socket.string()));
+  AdminServer admin{builder.BuildAndStart(), *std::move(acceptor)};
+  if (admin.server == nullptr) {
+    return fail(
+        absl::UnavailableError(absl::StrCat("cannot serve the admin API on ", socket.string())));
   }
-  if (chmod(placed.bind_path().c_str(), 0600) != 0) {
-    const int error = errno;
-    server->Shutdown();
-    return ErrnoStatus(error, "cannot set the mode of", placed.bind_path());
-  }
+  admin.acceptor->Start(*admin.server);
   if (absl::Status moved = placed.Place(); !moved.ok()) {
-    server->Shutdown();
-    return moved;
+    admin.Shutdown();
+    return fail(moved);
   }
-  return server;
+  return admin;
 }
 
 // ForwardHealthUpdates takes the manager's device health updates (run on its loop thread, after
@@ -526,13 +548,14 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
 
   s.admin_service = std::make_unique<AdminService>(*s.admission, s.registry, *s.manager,
                                                    s.claims.get(), s.dra.get());
-  absl::StatusOr<std::unique_ptr<grpc::Server>> admin = StartAdminServer(
+  absl::StatusOr<AdminServer> admin = StartAdminServer(
       paths.admin_socket,
       s.slice_service == nullptr
           ? std::vector<grpc::Service*>{s.admin_service.get()}
-          : std::vector<grpc::Service*>{s.admin_service.get(), s.slice_service.get()});
+          : std::vector<grpc::Service*>{s.admin_service.get(), s.slice_service.get()},
+      options.logger);
   if (!admin.ok()) return admin.status();
-  s.admin_server = *std::move(admin);
+  s.admin = *std::move(admin);
 
   DEVMGR_LOG(options.logger, info, "devmgr serving", "rootDir", paths.root.string(), "pods",
              static_cast<int64_t>(s.registry.Count()));
@@ -551,7 +574,7 @@ void Node::Stop() {
   s.ready = false;
   if (s.metrics_server != nullptr) s.metrics_server->Stop();
   if (s.health_subscription >= 0) s.manager->Unsubscribe(s.health_subscription);
-  if (s.admin_server != nullptr) s.admin_server->Shutdown();
+  s.admin.Shutdown();
   // No health report reaches the PodResources notifier once its server is going.
   if (s.dra != nullptr) s.dra->drivers().StopHealthStreams();
   if (s.podresources != nullptr) s.podresources->Shutdown();

@@ -1,18 +1,13 @@
 #include "podresources/peer_credentials.h"
 
 #include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/connection_acceptor.h"
-#include "common/errno_status.h"
 #include "common/unix_socket.h"
 
 namespace devmgr::podresources {
@@ -33,26 +28,15 @@ absl::StatusOr<std::unique_ptr<CredentialsListener>> CredentialsListener::Listen
         "cannot create ", socket_path.parent_path().string(), ": ", error_code.message()));
   }
   if (absl::Status removed = RemoveStaleSocket(socket_path); !removed.ok()) return removed;
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return ErrnoStatus(errno, "socket");
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  const std::string path = socket_path.string();
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API needs it.
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 ||
-      ::listen(fd, SOMAXCONN) != 0) {
-    const int error = errno;
-    ::close(fd);
-    return ErrnoStatus(error, absl::StrCat("listen on ", path));
-  }
+  absl::StatusOr<int> fd = ListenUnix(socket_path);
+  if (!fd.ok()) return fd.status();
   std::unique_ptr<CredentialsListener> listener(new CredentialsListener(socket_path));
   ConnectionAcceptor::Options options;
   options.name = "PodResources";
   options.on_accept = [raw = listener.get()](int connection) { return raw->Remember(connection); };
   options.logger = std::move(logger);
   absl::StatusOr<std::unique_ptr<ConnectionAcceptor>> acceptor =
-      ConnectionAcceptor::Create(fd, std::move(options));
+      ConnectionAcceptor::Create(*fd, std::move(options));
   if (!acceptor.ok()) return acceptor.status();
   listener->acceptor_ = *std::move(acceptor);
   return listener;

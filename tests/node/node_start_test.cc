@@ -4,12 +4,17 @@
 // behind is taken over as before.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/file_id.h"
@@ -110,6 +115,50 @@ TEST(NodeStartTest, SocketsLeftByAProcessThatIsGoneAreTakenOver) {
   ASSERT_TRUE(node.ok()) << node.status();
   EXPECT_TRUE(SomeoneListens(paths.plugin_dir / "kubelet.sock"));
   EXPECT_TRUE(SomeoneListens(paths.podresources_socket));
+}
+
+// ReadUmask: the process's umask as the kernel reports it, read without changing it (umask(2)
+// reads it only by setting it); nullopt if /proc does not say.
+std::optional<mode_t> ReadUmask() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Umask:", 0) == 0)
+      return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+  }
+  return std::nullopt;
+}
+
+// A host embedding the node shares its umask with the node's start, and its other threads may
+// be creating files meanwhile: the start leaves the umask alone, and the admin socket is still
+// the daemon's user's alone whatever the umask (here none). Before, the start set the umask to
+// 077 while the admin server bound its socket, and a file a host's thread created then lost
+// its group and other bits. A thread reads the umask all through the start.
+TEST(NodeStartTest, StartLeavesTheProcessUmaskAlone) {
+  ASSERT_TRUE(ReadUmask().has_value()) << "/proc/self/status has no Umask line";
+  TempDir dir;
+  const NodePaths paths(dir.Sub("root"));
+  const mode_t previous = ::umask(0);
+  std::atomic<bool> started{false};
+  std::atomic<int> reads{0};
+  std::atomic<int> changed{0};
+  std::thread reader([&] {
+    while (!started) {
+      if (ReadUmask().value_or(0) != 0) ++changed;
+      ++reads;
+    }
+  });
+  absl::StatusOr<std::unique_ptr<Node>> node = StartOn(paths.root);
+  started = true;
+  reader.join();
+  ::umask(previous);
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_EQ(changed.load(), 0) << "the umask was changed in " << changed << " of " << reads
+                               << " reads during the start";
+  struct stat socket {};
+  ASSERT_EQ(::lstat(paths.admin_socket.c_str(), &socket), 0);
+  EXPECT_EQ(socket.st_mode & 07777, 0600u);
+  EXPECT_TRUE(SomeoneListens(paths.admin_socket));
 }
 
 // What `devmgr serve` sets in its process before the node starts (node/process_settings.h).
