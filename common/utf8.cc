@@ -40,13 +40,15 @@ char32_t DecodeUtf8(absl::string_view s, size_t i, size_t length) {
   return code;
 }
 
-bool ValidUtf8(absl::string_view s) {
+size_t FirstInvalidUtf8(absl::string_view s) {
   for (size_t i = 0; i < s.size();) {
     const size_t length = Utf8SequenceLength(s, i);
-    if (length == 0) return false;
+    if (length == 0) return i;
     i += length;
   }
-  return true;
+  return absl::string_view::npos;
 }
+
+bool ValidUtf8(absl::string_view s) { return FirstInvalidUtf8(s) == absl::string_view::npos; }
 
 }  // namespace devmgr

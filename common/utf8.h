@@ -17,6 +17,10 @@ size_t Utf8SequenceLength(absl::string_view s, size_t i);
 // DecodeUtf8: the code point of the valid sequence of `length` bytes at s[i].
 char32_t DecodeUtf8(absl::string_view s, size_t i, size_t length);
 
+// FirstInvalidUtf8: the offset of the first byte of `s` that begins no valid sequence, or npos
+// when all of `s` is valid UTF-8.
+size_t FirstInvalidUtf8(absl::string_view s);
+
 // ValidUtf8: whether all of `s` is valid UTF-8 (Go's utf8.ValidString).
 bool ValidUtf8(absl::string_view s);
 

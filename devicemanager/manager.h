@@ -170,6 +170,13 @@ class Manager {
   // (it waits for those to end).
   virtual void StopRegistrations() = 0;
 
+  // StopAdmissions is Stop's part for a host that ends its own admission calls before it stops
+  // the manager (a server whose shutdown waits for its calls): every admission from then on is
+  // refused, and one waiting for its plugin to come back (ManagerOptions::admission_wait) stops
+  // waiting and is refused, "the device manager is stopping". Admissions past that wait finish
+  // as they would. Idempotent; Stop does it too.
+  virtual void StopAdmissions() = 0;
+
   // GetCapacity reports capacity and allocatable of every live resource and removes resources
   // whose grace period has expired (reported once in `removed`; the checkpoint is rewritten).
   virtual CapacityResult GetCapacity() = 0;

@@ -110,9 +110,14 @@ absl::Status ManagerImpl::Start(ActivePodsFn active_pods, SourcesReadyFn sources
         "max_allowable_numa_nodes is ", options_.max_allowable_numa_nodes,
         ", below upstream's minimum of max-allowable-numa-nodes, ", kMaxNumaNodesForHints));
   }
-  if (absl::Status status = ValidateSocketPath(KubeletSocket()); !status.ok()) {
+  // Upstream's text for a path that is not absolute; the reason itself for one no socket address
+  // holds (too long, or a ',' that gRPC would split at).
+  if (!KubeletSocket().is_absolute()) {
     return absl::InvalidArgumentError(
         absl::StrCat("bad socketPath, must be an absolute path: ", KubeletSocket().string()));
+  }
+  if (absl::Status status = ValidateSocketPath(KubeletSocket()); !status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("bad socketPath: ", status.message()));
   }
   std::error_code ec;
   const bool created = std::filesystem::create_directories(options_.plugin_dir, ec);
@@ -180,6 +185,11 @@ void ManagerImpl::StopRegistrations() {
   mu_.Await(absl::Condition(
       +[](int* calls) { return *calls == 0; }, &registrations_in_flight_));
   registrations_ = Registrations::kStopped;
+}
+
+void ManagerImpl::StopAdmissions() {
+  absl::MutexLock lock(&mu_);
+  admissions_stopped_ = true;
 }
 
 void ManagerImpl::Stop() {

@@ -55,6 +55,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   absl::Status Start(ActivePodsFn active_pods, SourcesReadyFn sources_ready) override;
   void Stop() override;
   void StopRegistrations() override;
+  void StopAdmissions() override;
   CapacityResult GetCapacity() override;
   ResourceDevices GetAllocatableDevices() const override;
   DeviceMap GetAllocatableDevices(absl::string_view resource_name) const override;
@@ -190,7 +191,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
       const std::set<std::string>& reusable) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // WaitForPluginLocked: for a known resource whose plugin is away, waits up to admission_wait
   // for it to be back with healthy devices that include `held`: a condition wait on mu_, which
-  // other threads take meanwhile.
+  // other threads take meanwhile. It ends early when the manager or its admissions stop.
   void WaitForPluginLocked(const std::string& resource, const std::set<std::string>& held)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool IsDevicePluginResourceLocked(const std::string& resource) const
@@ -341,6 +342,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // writes nothing over a checkpoint it may not have read).
   bool serving_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Set by StopAdmissions: admissions are refused, and their waits for a plugin end.
+  bool admissions_stopped_ ABSL_GUARDED_BY(mu_) = false;
   // Runs StopNow once (common/stop_once.h).
   StopOnce stop_once_;
   enum class Registrations { kOpen, kStopping, kStopped };

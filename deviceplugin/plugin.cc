@@ -130,9 +130,16 @@ Plugin::Plugin(PluginOptions options, Scanner* scanner)
 
 absl::StatusOr<std::unique_ptr<Plugin>> Plugin::Start(PluginOptions options, Scanner* scanner) {
   if (!IsValidNamespace(options.resource_namespace)) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid resource namespace \"",
-                                                   options.resource_namespace,
-                                                   "\": want a DNS subdomain like example.com"));
+    // The kubelet keeps these for its native resources and a quota's names, valid subdomains
+    // as they may be.
+    const absl::string_view reason =
+        absl::EndsWith(options.resource_namespace, "kubernetes.io")
+            ? "kubernetes.io and its subdomains are kept for native resources"
+        : absl::StartsWith(options.resource_namespace, "requests.")
+            ? "a name beginning with requests. is a resource quota's"
+            : "want a DNS subdomain like example.com";
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid resource namespace \"", options.resource_namespace, "\": ", reason));
   }
   const std::filesystem::path& folder = options.registration == RegistrationMode::kKubeletSocket
                                             ? options.plugin_dir

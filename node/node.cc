@@ -396,6 +396,12 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   }
   auto state = std::make_unique<State>(options);
   const NodePaths& paths = state->paths;
+  // A root too deep for its sockets' addresses is refused before the node touches it.
+  for (const std::filesystem::path& socket :
+       {paths.plugin_dir / "kubelet.sock", paths.podresources_socket}) {
+    if (absl::Status valid = ValidateSocketPath(socket); !valid.ok()) return valid;
+  }
+  if (absl::Status valid = PlacedSocket(paths.admin_socket).Check(); !valid.ok()) return valid;
   if (absl::Status created = CreateDataDir(paths.root); !created.ok()) return created;
   absl::StatusOr<std::unique_ptr<LockFile>> lock = LockFile::Acquire(paths.lock_file);
   if (!lock.ok()) return lock.status();
@@ -574,6 +580,9 @@ void Node::Stop() {
   s.ready = false;
   if (s.metrics_server != nullptr) s.metrics_server->Stop();
   if (s.health_subscription >= 0) s.manager->Unsubscribe(s.health_subscription);
+  // Admissions waiting for a plugin to come back are refused at once: the admin server's
+  // shutdown waits for its calls.
+  if (s.manager != nullptr) s.manager->StopAdmissions();
   s.admin.Shutdown();
   // No health report reaches the PodResources notifier once its server is going.
   if (s.dra != nullptr) s.dra->drivers().StopHealthStreams();

@@ -45,8 +45,9 @@ absl::StatusOr<LoggerPtr> NewLogger(const LogFlags& flags, std::string name,
                                     spdlog::sink_ptr sink) {
   spdlog::level::level_enum level = spdlog::level::from_str(flags.level);
   if (level == spdlog::level::off && flags.level != "off") {
-    return absl::InvalidArgumentError(absl::StrCat("--log-level: unknown level \"", flags.level,
-                                                   "\"; want trace, debug, info, warn or error"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--log-level: unknown level \"", flags.level,
+                     "\"; want trace, debug, info, warn, error or off"));
   }
   if (flags.verbosity_given) {
     if (flags.verbosity < 0) return absl::InvalidArgumentError("-v: must be 0 or more");

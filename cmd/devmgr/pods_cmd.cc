@@ -18,6 +18,7 @@
 #include "cmd/devmgr/rpc_client.h"
 #include "common/errno_status.h"
 #include "common/file_store.h"
+#include "common/utf8.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
 #include "node/admin_service.h"
 
@@ -94,6 +95,11 @@ int RunAdmit(const PodsFlags& flags) {
   if (manifest->size() > limit) {
     return Fail(kExitUsage, absl::StrCat("the manifest is more than ", limit,
                                          " bytes, the most the daemon reads"));
+  }
+  if (const size_t bad = FirstInvalidUtf8(*manifest); bad != absl::string_view::npos) {
+    return Fail(kExitUsage,
+                absl::StrCat("the manifest ", flags.file == "-" ? "on stdin" : flags.file,
+                             " is not UTF-8 text at byte ", bad));
   }
   Connection connection = ConnectDaemon(flags.root_dir, flags.timeout);
   if (connection.exit_code != kExitOk) return connection.exit_code;

@@ -246,6 +246,25 @@ TEST_F(PluginCommandTest, BadUsageExitsTwoWithOneLine) {
   }
 }
 
+// A namespace the kubelet keeps for itself is refused with that reason: kubernetes.io is a DNS
+// subdomain, and "want a DNS subdomain like example.com" misled.
+TEST_F(PluginCommandTest, AReservedNamespaceIsRefusedAsReserved) {
+  for (const std::string resource : {"kubernetes.io/gpu", "gpu.kubernetes.io/gpu"}) {
+    auto result = RunProcess({DevmgrBinary(), "plugin", "fake", "--root-dir", root_.path().string(),
+                              "--resource", resource});
+    EXPECT_EQ(result.exit_code, 2) << resource << ": " << result.err;
+    EXPECT_NE(result.err.find("kubernetes.io and its subdomains are kept for native resources"),
+              std::string::npos)
+        << resource << ": " << result.err;
+  }
+  auto quota = RunProcess({DevmgrBinary(), "plugin", "fake", "--root-dir", root_.path().string(),
+                           "--resource", "requests.example.com/gpu"});
+  EXPECT_EQ(quota.exit_code, 2) << quota.err;
+  EXPECT_NE(quota.err.find("a name beginning with requests. is a resource quota's"),
+            std::string::npos)
+      << quota.err;
+}
+
 class GenericPluginTest : public PluginCommandTest {
  protected:
   std::string WriteConfig(const std::string& name, const std::string& text) {

@@ -960,6 +960,38 @@ TEST_F(AdmissionTest, AdmissionWaitTimesOut) {
             "no healthy devices present; cannot allocate unhealthy devices domain1.com/resource1");
 }
 
+// A host that ends its admission calls before it stops the manager (devmgr serve on SIGTERM:
+// its admin server's shutdown waits for its calls) calls StopAdmissions first: an admission
+// waiting for its plugin is refused at once, not after admission_wait, and later ones are
+// refused before any wait. Before, the daemon's stop waited out the whole --admission-wait.
+TEST_F(AdmissionTest, StopAdmissionsEndsAWaitForAPlugin) {
+  ManagerOptions options = Options();
+  options.admission_wait = absl::Hours(1);
+  StartManager(options);
+  PluginPtr plugin = StartPlugin("p1.sock", kResource1, MakeDevices(2, "d"));
+  plugin->EndStreams();
+  ASSERT_TRUE(WaitFor([&] { return manager_->GetCapacity().allocatable[kResource1] == 0; }));
+  Pod pod = MakePod("pod1", {MakeContainer("c", {{kResource1, 1}})});
+  Pod later = MakePod("pod2", {MakeContainer("c", {{kResource1, 1}})});
+  SetActive({"pod1", "pod2"});
+  absl::Status waited;
+  std::atomic<bool> done{false};
+  std::thread admission([&] {
+    waited = manager_->Allocate(pod, pod.containers[0]);
+    done = true;
+  });
+  ASSERT_TRUE(WaitFor([&] { return manager_->AdmissionsWaitingForPluginForTest() == 1; }));
+  manager_->StopAdmissions();
+  const bool ended = WaitFor([&] { return done.load(); });
+  if (!ended) manager_->Stop();  // ends the wait, so that the test fails instead of hanging
+  admission.join();
+  ASSERT_TRUE(ended) << "the admission still waits for its plugin";
+  EXPECT_EQ(waited, absl::UnavailableError("the device manager is stopping"));
+  EXPECT_TRUE(manager_->GetDevices("pod1", "c").empty());
+  EXPECT_EQ(manager_->Allocate(later, later.containers[0]),
+            absl::FailedPreconditionError("the device manager is not running"));
+}
+
 TEST_F(AdmissionTest, HungPluginDoesNotBlockOtherResources) {
   ManagerOptions options = Options();
   options.plugin_call_timeout = absl::Seconds(2);

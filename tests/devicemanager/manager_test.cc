@@ -228,6 +228,13 @@ TEST_F(ManagerTest, TestNewManagerImpl) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StartsWith(status.message(), "bad socketPath, must be an absolute path: "))
       << status;
+  // An absolute path no socket address holds is refused with its reason, not as relative.
+  options.plugin_dir = "/" + std::string(120, 'p');
+  ManagerImpl deep(options);
+  status = deep.Start(nullptr, nullptr);
+  EXPECT_EQ(status, absl::InvalidArgumentError(absl::StrCat(
+                        "bad socketPath: socket path is 134 bytes, over the limit of 107: ",
+                        options.plugin_dir.string(), "/kubelet.sock")));
 
   StartManager();
   EXPECT_EQ(manager_->Start(nullptr, nullptr).code(), absl::StatusCode::kFailedPrecondition);

@@ -234,6 +234,28 @@ TEST_F(FaultsTest, HungPluginHitsTheDeadlineWhileOtherPodsAreAdmitted) {
   EXPECT_EQ(h_.PodDevices()["other"].size(), 2u);
 }
 
+// SIGTERM while an admission waits for its plugin to come back (--admission-wait): the daemon
+// refuses it and stops at once. Before, the admin server's shutdown, which waits for its calls,
+// came before the device manager learnt of the stop, and the stop waited out the whole wait.
+TEST_F(FaultsTest, SigtermEndsAnAdmissionsWaitForItsPlugin) {
+  StartServing({"--admission-wait", "5m"});
+  gpu_plugin_->Signal(SIGKILL);
+  ASSERT_TRUE(gpu_plugin_->Wait(10s).has_value());
+  ASSERT_TRUE(WaitFor([&] { return h_.Allocatable(kGpu) == 0; }, 20s));
+  auto waiting =
+      std::async(std::launch::async, [&] { return h_.Admit(PodManifest("waiting", kGpu, 1)); });
+  ASSERT_TRUE(WaitFor([&] {
+    return serve_->err().find("Waiting for device plugin to come back") != std::string::npos;
+  }));
+  serve_->Signal(SIGTERM);
+  const std::optional<int> code = serve_->Wait(20s);
+  EXPECT_EQ(code, std::optional<int>(0)) << "the daemon still waits: " << serve_->err();
+  ASSERT_EQ(waiting.wait_for(20s), std::future_status::ready);
+  ProcessResult refused = waiting.get();
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.err.find("the device manager is stopping"), std::string::npos) << refused.err;
+}
+
 TEST_F(FaultsTest, PluginSocketDeletedUnderItIsServedAgain) {
   StartServing();
   const std::filesystem::path socket = h_.PluginSocket(kGpu);

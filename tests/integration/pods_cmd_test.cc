@@ -152,6 +152,19 @@ TEST_F(PodsCommandTest, AManifestOverTheLimitIsBadInput) {
             "devmgr: the manifest is more than 4194240 bytes, the most the daemon reads\n");
 }
 
+// A manifest that is not UTF-8 is bad input, said before it is sent: a Kubernetes object is
+// UTF-8 text, and the request's field must be. Before, protobuf logged its own error, the call
+// failed as INTERNAL and the command exited 1, as if the daemon had refused the pod.
+TEST_F(PodsCommandTest, AManifestThatIsNotUtf8IsBadInput) {
+  std::string manifest = PodManifest("bad", kGpu, 1);
+  manifest.replace(manifest.find("bad"), 3, "b\xff" "d");
+  const ProcessResult result = Pods({"admit", "-"}, manifest);
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_EQ(result.err, absl::StrCat("devmgr: the manifest on stdin is not UTF-8 text at byte ",
+                                     manifest.find('\xff'), "\n"));
+  EXPECT_TRUE(h_.PodDevices().empty());
+}
+
 // A manifest on stdin is read up to the limit, not to its end: a stream without end is refused
 // as too large instead of filling the memory (it was read whole, and the process aborted).
 TEST_F(PodsCommandTest, AManifestOnAnEndlessStdinIsBadInput) {

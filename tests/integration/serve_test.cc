@@ -530,6 +530,12 @@ TEST_F(ServeTest, LogsAreKlogLinesWithTheirSource) {
   ProcessResult negative = Run({"serve", "--root-dir", Root(), "-v", "-1"});
   EXPECT_EQ(negative.exit_code, 2);
   EXPECT_NE(negative.err.find("-v: must be 0 or more"), std::string::npos) << negative.err;
+  // The levels it names are those it takes: off among them.
+  ProcessResult loud = Run({"serve", "--root-dir", Root(), "--log-level", "loud"});
+  EXPECT_EQ(loud.exit_code, 2);
+  EXPECT_NE(loud.err.find("unknown level \"loud\"; want trace, debug, info, warn, error or off"),
+            std::string::npos)
+      << loud.err;
 }
 
 // Started by systemd as a Type=notify service (a datagram socket stands in for systemd):

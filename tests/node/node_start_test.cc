@@ -103,6 +103,19 @@ TEST(NodeStartTest, AMalformedMetricsAddressIsRefusedBeforeAnythingStarts) {
   EXPECT_FALSE(std::filesystem::exists(options.root_dir));
 }
 
+// A root so deep that its sockets' paths are longer than a socket address holds is refused
+// before the node touches it, with the reason. Before, the device manager refused it after
+// the root held a lock file and a 4 MiB journal, saying the path was not absolute.
+TEST(NodeStartTest, ARootTooDeepForItsSocketsIsRefusedBeforeItIsTouched) {
+  TempDir dir;
+  const std::filesystem::path root = dir.Sub(std::string(110, 'r'));
+  absl::StatusOr<std::unique_ptr<Node>> node = StartOn(root);
+  ASSERT_EQ(node.status().code(), absl::StatusCode::kInvalidArgument) << node.status();
+  EXPECT_NE(node.status().message().find("over the limit of 107"), std::string::npos)
+      << node.status();
+  EXPECT_FALSE(std::filesystem::exists(root));
+}
+
 TEST(NodeStartTest, SocketsLeftByAProcessThatIsGoneAreTakenOver) {
   TempDir dir;
   const NodePaths paths(dir.Sub("root"));
