@@ -60,19 +60,25 @@ void PrintAllocation(const v1beta1::ContainerAllocateResponse& response, std::os
   std::map<std::string, std::string> envs(response.envs().begin(), response.envs().end());
   std::map<std::string, std::string> annotations(response.annotations().begin(),
                                                  response.annotations().end());
-  for (const auto& [key, value] : envs) out << "    env         " << key << "=" << value << '\n';
+  // What a plugin answered, shown as text a terminal does not obey (TerminalText).
+  const auto text = [](absl::string_view value) { return TerminalText(value); };
+  for (const auto& [key, value] : envs) {
+    out << "    env         " << text(key) << "=" << text(value) << '\n';
+  }
   for (const auto& mount : response.mounts()) {
-    out << "    mount       " << mount.host_path() << " -> " << mount.container_path()
+    out << "    mount       " << text(mount.host_path()) << " -> " << text(mount.container_path())
         << (mount.read_only() ? " (ro)" : " (rw)") << '\n';
   }
   for (const auto& device : response.devices()) {
-    out << "    device      " << device.host_path() << " -> " << device.container_path() << " ("
-        << (device.permissions().empty() ? "-" : device.permissions()) << ")\n";
+    out << "    device      " << text(device.host_path()) << " -> " << text(device.container_path())
+        << " (" << (device.permissions().empty() ? "-" : text(device.permissions())) << ")\n";
   }
   for (const auto& [key, value] : annotations) {
-    out << "    annotation  " << key << "=" << value << '\n';
+    out << "    annotation  " << text(key) << "=" << text(value) << '\n';
   }
-  for (const auto& cdi : response.cdi_devices()) out << "    cdi         " << cdi.name() << '\n';
+  for (const auto& cdi : response.cdi_devices()) {
+    out << "    cdi         " << text(cdi.name()) << '\n';
+  }
 }
 
 void ShowTable(const std::string& file, const checkpoint::ParsedCheckpoint& parsed) {
@@ -94,8 +100,8 @@ void ShowTable(const std::string& file, const checkpoint::ParsedCheckpoint& pars
   std::cout << "\nAllocations:\n";
   if (parsed.data.pod_device_entries.empty()) std::cout << "  (none)\n";
   for (const auto& entry : parsed.data.pod_device_entries) {
-    std::cout << "  " << entry.pod_uid << "/" << entry.container_name << " " << entry.resource_name
-              << '\n';
+    std::cout << "  " << TerminalText(entry.pod_uid) << "/" << TerminalText(entry.container_name)
+              << " " << TerminalText(entry.resource_name) << '\n';
     auto response = DecodeAllocation(entry.alloc_resp);
     if (response == nullptr) {
       std::cout << "    (undecodable response, " << entry.alloc_resp.size() << " bytes)\n";

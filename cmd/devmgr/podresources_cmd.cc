@@ -223,7 +223,7 @@ void PrintEvent(const WatchResponse& event, OutputFormat format) {
   if (event.kind() == WatchResponse::SNAPSHOT) {
     std::cout << " (" << event.pod_resources_size() << " pods)\n";
   } else {
-    std::cout << " " << event.pod_uid() << '\n';
+    std::cout << " " << TerminalText(event.pod_uid()) << '\n';
   }
   ColumnTable table = PodTable(format);
   for (const auto& pod : event.pod_resources()) AddPodRows(pod, table);

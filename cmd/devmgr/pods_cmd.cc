@@ -18,6 +18,7 @@
 #include "cmd/devmgr/rpc_client.h"
 #include "common/errno_status.h"
 #include "common/file_store.h"
+#include "common/table.h"
 #include "common/utf8.h"
 #include "devmgr/admin/v1/api.grpc.pb.h"
 #include "node/admin_service.h"
@@ -113,8 +114,8 @@ int RunAdmit(const PodsFlags& flags) {
     return DaemonFailure("AdmitPod", status, context);
   }
   if (response.generated_uid()) {
-    std::cerr << "devmgr: the manifest has no metadata.uid; generated " << response.pod_uid()
-              << '\n';
+    std::cerr << "devmgr: the manifest has no metadata.uid; generated "
+              << TerminalText(response.pod_uid()) << '\n';
   }
   if (!response.non_device_plugin_resources().empty()) {
     // As a kubelet admits them: its device manager skips what no plugin serves.
@@ -125,7 +126,7 @@ int RunAdmit(const PodsFlags& flags) {
     PrintObject(ProtoToJson(response), flags.format);
     return kExitOk;
   }
-  std::cout << "pod " << response.pod_uid() << " admitted\n";
+  std::cout << "pod " << TerminalText(response.pod_uid()) << " admitted\n";
   ColumnTable table({{"CONTAINER"}, {"KIND"}, {"VALUE"}}, flags.format);
   for (const auto& container : response.containers()) {
     for (const auto& row : OptionRows(container.container_name(), container.options())) {
@@ -151,7 +152,7 @@ int RunRemove(const PodsFlags& flags) {
   if (IsStructured(flags.format)) {
     PrintObject(ProtoToJson(response), flags.format);
   } else {
-    std::cout << "pod " << flags.pod_uid << " removed\n";
+    std::cout << "pod " << TerminalText(flags.pod_uid) << " removed\n";
   }
   return kExitOk;
 }

@@ -100,6 +100,27 @@ TEST_F(CheckpointCommandTest, ShowTable) {
   }
 }
 
+// A checkpoint's names are shown, never obeyed: a control character a plugin or an editor put in
+// one (an escape sequence that recolours or clears the terminal, a newline that forges a row) is
+// printed escaped and quoted, in the table and in the allocations alike. Before, `show` wrote
+// them raw.
+TEST_F(CheckpointCommandTest, ShowEscapesControlCharacters) {
+  checkpoint::CheckpointData data;
+  // envs {"A": "\x1b[2J"}: field 1 map entry, its key and value.
+  const std::string response = std::string("\x0a\x09\x0a\x01\x41\x12\x04\x1b[2J", 11);
+  data.pod_device_entries.push_back(
+      {"uid\x1b[31m", "app\nforged row", "example.com/gpu", {{0, {"gpu0"}}}, response});
+  data.registered_devices["example.com/gpu"] = {"gpu0"};
+  ProcessResult r =
+      RunDevmgr({"checkpoint", "show", WriteFile("hostile", checkpoint::Encode(data))});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\nforged row"), std::string::npos) << r.out;
+  for (const char* want : {"\"uid\\x1b[31m\"", "\"app\\nforged row\"", "A=\"\\x1b[2J\""}) {
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  }
+}
+
 TEST_F(CheckpointCommandTest, ShowJson) {
   ProcessResult r = RunDevmgr({"checkpoint", "show", "--output=json", GoodCheckpoint()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
