@@ -44,6 +44,15 @@ std::string ResourceNameError(const std::string& resource) {
   return "doesn't follow extended resource name standard";
 }
 
+// NameError: the field error the API server gives a name `errors` (its check's) found invalid;
+// OK when they are none.
+absl::Status NameError(absl::string_view field, absl::string_view name,
+                       const std::vector<std::string>& errors) {
+  if (errors.empty()) return absl::OkStatus();
+  return FieldError(field,
+                    absl::StrCat("Invalid value: \"", name, "\": ", absl::StrJoin(errors, "; ")));
+}
+
 // Reads one `resources.limits` or `resources.requests` map, keeping extended resources only. A
 // name the API server refuses is refused here too: a pod with it could not exist, and a device
 // resource misspelt ("gpu" for "example.com/gpu") would be dropped without a word.
@@ -76,6 +85,12 @@ absl::StatusOr<Container> ReadContainer(const YAML::Node& node, absl::string_vie
   absl::StatusOr<std::string> name = ReadString(node["name"], absl::StrCat(field, ".name"));
   if (!name.ok()) return name.status();
   if (name->empty()) return FieldError(absl::StrCat(field, ".name"), "is required");
+  // As the API server's validateContainers: a DNS-1123 label.
+  if (absl::Status valid =
+          NameError(absl::StrCat(field, ".name"), *name, Dns1123LabelErrors(*name));
+      !valid.ok()) {
+    return valid;
+  }
   container.name = *std::move(name);
 
   absl::StatusOr<std::string> restart_policy =
@@ -169,6 +184,17 @@ absl::StatusOr<PodManifest> ReadPod(const YAML::Node& root) {
   }
   if (manifest.pod.name.empty()) return FieldError("metadata.name", "is required");
   if (manifest.pod.namespace_name.empty()) manifest.pod.namespace_name = "default";
+  // As the API server's ValidatePodName and ValidateNamespaceName.
+  if (absl::Status valid =
+          NameError("metadata.name", manifest.pod.name, Dns1123SubdomainErrors(manifest.pod.name));
+      !valid.ok()) {
+    return valid;
+  }
+  if (absl::Status valid = NameError("metadata.namespace", manifest.pod.namespace_name,
+                                     Dns1123LabelErrors(manifest.pod.namespace_name));
+      !valid.ok()) {
+    return valid;
+  }
   if (manifest.pod.uid.empty()) {
     manifest.pod.uid = NewUid();
     manifest.generated_uid = true;

@@ -357,6 +357,27 @@ INSTANTIATE_TEST_SUITE_P(
                     "metadata.name: is required"},
         BadManifest{"NoContainers", "metadata: {name: p}\nspec: {}",
                     "spec.containers: is required"},
+        // Names the API server refuses (ValidatePodName, ValidateNamespaceName,
+        // validateContainers); before, any text was admitted, control characters included.
+        BadManifest{"PodNameNotASubdomain",
+                    "metadata: {name: 'Bad Name!'}\nspec: {containers: [{name: c}]}",
+                    "metadata.name: Invalid value: \"Bad Name!\": a lowercase RFC 1123 subdomain "
+                    "must consist of lower case alphanumeric characters, '-' or '.'"},
+        BadManifest{"NamespaceNotALabel",
+                    "metadata: {name: p, namespace: Team}\nspec: {containers: [{name: c}]}",
+                    "metadata.namespace: Invalid value: \"Team\": a lowercase RFC 1123 label "
+                    "must consist of lower case alphanumeric characters or '-'"},
+        BadManifest{"NamespaceWithDots",
+                    "metadata: {name: p, namespace: team.a}\nspec: {containers: [{name: c}]}",
+                    "metadata.namespace: Invalid value: \"team.a\": must not contain dots"},
+        BadManifest{"ContainerNameNotALabel",
+                    "metadata: {name: p}\nspec: {containers: [{name: App_1}]}",
+                    "spec.containers[0].name: Invalid value: \"App_1\": a lowercase RFC 1123 "
+                    "label"},
+        BadManifest{"InitContainerNameNotALabel",
+                    "metadata: {name: p}\nspec: {initContainers: [{name: \"a\\e[31m\"}], "
+                    "containers: [{name: c}]}",
+                    "spec.initContainers[0].name: Invalid value:"},
         BadManifest{"ContainerWithoutName", "metadata: {name: p}\nspec: {containers: [{image: x}]}",
                     "spec.containers[0].name: is required"},
         BadManifest{"DuplicateNames",
