@@ -105,6 +105,10 @@ int Run(const AllocateFlags& flags) {
   }
   absl::StatusOr<absl::Duration> timeout = ParseFlagDuration("--timeout", flags.timeout);
   if (!timeout.ok()) return Fail(kExitUsage, timeout.status().message());
+  // As the commands that call a daemon say it: no time at all is no search.
+  if (*timeout == absl::ZeroDuration()) {
+    return Fail(kExitUsage, absl::StrCat("--timeout must be positive, not ", flags.timeout));
+  }
 
   absl::StatusOr<std::vector<kubeapi::ResourceSlice>> slices =
       ReadKind<kubeapi::ResourceSlice>(flags.slices, "ResourceSlice", kubeapi::DecodeResourceSlice);

@@ -60,8 +60,15 @@ Connection Connect(const std::filesystem::path& socket, const std::string& timeo
                                       " (is the kubelet or devmgr serve running there?)"));
     return connection;
   }
-  // A file nothing accepts on (a socket a killed daemon left, a regular file) refuses at once:
-  // said at once too, with the reason, rather than after the timeout.
+  // Something that is no socket (a folder, a regular file) is said to be none: connecting to it
+  // refuses as a socket nobody listens on does.
+  if (std::error_code type_error; !std::filesystem::is_socket(socket, type_error) && !type_error) {
+    connection.exit_code =
+        Fail(kExitUsage, absl::StrCat("cannot connect to ", socket.string(), ": not a socket"));
+    return connection;
+  }
+  // A socket nothing accepts on (one a killed daemon left) refuses at once: said at once too,
+  // with the reason, rather than after the timeout.
   std::error_code absolute_error;
   if (const int error = ConnectError(std::filesystem::absolute(socket, absolute_error));
       error != 0 && error != EINVAL) {

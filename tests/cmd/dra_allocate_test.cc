@@ -92,6 +92,13 @@ TEST(DraAllocateCommandTest, BadInputExitsTwo) {
   EXPECT_NE(broken.err.find("broken.yaml: document 1: not valid YAML"), std::string::npos)
       << broken.err;
 
+  // No time for the search is bad usage, said as the other commands say it; before, the
+  // search began and failed with "context deadline exceeded".
+  ProcessResult no_time =
+      RunDevmgr(Allocate({"--claim", Example("claim.yaml"), "--timeout", "0s"}));
+  EXPECT_EQ(no_time.exit_code, 2);
+  EXPECT_EQ(no_time.err, "devmgr: --timeout must be positive, not 0s\n");
+
   // A key given twice, which kubectl's strict reading refuses, and yaml-cpp read as the first.
   std::ofstream(dir.Sub("dup.yaml"))
       << "kind: ResourceClaim\nmetadata: {name: a}\nmetadata: {name: b}\n";

@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -227,6 +229,19 @@ TEST_F(PodResourcesCommandTest, UnreachableSocketIsUsageError) {
   EXPECT_EQ(result.err, "devmgr: cannot connect to " + path +
                             ": connect: Connection refused (nothing listens there: is the kubelet "
                             "or devmgr serve running?)\n");
+}
+
+// A folder or a regular file where the socket should be is said to be no socket; before, the
+// command said that nothing listened there, as for a socket a killed daemon left.
+TEST_F(PodResourcesCommandTest, AFileThatIsNoSocketIsSaidToBeNone) {
+  std::filesystem::create_directories(dir_.Sub("folder"));
+  std::ofstream(dir_.Sub("file")) << "x";
+  for (const std::string& path : {dir_.Sub("folder").string(), dir_.Sub("file").string()}) {
+    const ProcessResult result =
+        RunProcess({DevmgrBinary(), "podresources", "list", "--socket", path});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "devmgr: cannot connect to " + path + ": not a socket\n");
+  }
 }
 
 // No socket at all (no daemon): said at once, not after the (default, 10 s) timeout.
