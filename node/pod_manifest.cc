@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cel/program.h"
+#include "common/field_errors.h"
 #include "common/k8s_names.h"
 #include "kubeapi/resource_validation.h"
 #include "kubeapi/yaml_objects.h"
@@ -44,13 +45,13 @@ std::string ResourceNameError(const std::string& resource) {
   return "doesn't follow extended resource name standard";
 }
 
-// NameError: the field error the API server gives a name `errors` (its check's) found invalid;
-// OK when they are none.
+// NameError: the field errors the API server gives a name that `messages` (a name format's
+// check) found invalid, as Go prints them; OK when there are none.
 absl::Status NameError(absl::string_view field, absl::string_view name,
-                       const std::vector<std::string>& errors) {
-  if (errors.empty()) return absl::OkStatus();
-  return FieldError(field,
-                    absl::StrCat("Invalid value: \"", name, "\": ", absl::StrJoin(errors, "; ")));
+                       const std::vector<std::string>& messages) {
+  FieldErrors errors;
+  errors.EachInvalid(field, name, messages);
+  return errors.Result();
 }
 
 // Reads one `resources.limits` or `resources.requests` map, keeping extended resources only. A

@@ -377,7 +377,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"InitContainerNameNotALabel",
                     "metadata: {name: p}\nspec: {initContainers: [{name: \"a\\e[31m\"}], "
                     "containers: [{name: c}]}",
-                    "spec.initContainers[0].name: Invalid value:"},
+                    // The value quoted as Go's %q quotes it: the escape shown, not obeyed.
+                    "spec.initContainers[0].name: Invalid value: \"a\\x1b[31m\": a lowercase "
+                    "RFC 1123 label"},
         BadManifest{"ContainerWithoutName", "metadata: {name: p}\nspec: {containers: [{image: x}]}",
                     "spec.containers[0].name: is required"},
         BadManifest{"DuplicateNames",
