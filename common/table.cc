@@ -18,12 +18,15 @@ size_t Characters(absl::string_view text) {
 
 std::string TerminalText(absl::string_view text) {
   std::string quoted = GoQuote(text);
-  // Quoted with nothing escaped: printable as it is.
-  if (quoted.size() == text.size() + 2 &&
-      absl::string_view(quoted).substr(1, text.size()) == text) {
-    return std::string(text);
+  // What GoQuote makes of printable text: the text between quotes, with only its quotes and
+  // backslashes escaped.
+  std::string printable = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') printable += '\\';
+    printable += c;
   }
-  return quoted;
+  printable += '"';
+  return quoted == printable ? std::string(text) : quoted;
 }
 
 void Table::AddRow(std::vector<std::string> row) {

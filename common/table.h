@@ -9,10 +9,10 @@
 
 namespace devmgr {
 
-// TerminalText: `text` as human output shows it: as it is when it is printable UTF-8, and
-// otherwise quoted with Go's escapes (GoQuote), so that a control character that a plugin, a
-// driver or a file put in a name (an escape sequence, a newline) is shown, not obeyed by the
-// terminal, and cannot break a table's lines.
+// TerminalText: `text` as human output shows it: as it is when it is printable UTF-8 (quotes and
+// backslashes included), and otherwise quoted with Go's escapes (GoQuote), so that a control
+// character that a plugin, a driver or a file put in a name (an escape sequence, a newline) is
+// shown, not obeyed by the terminal, and cannot break a table's lines.
 std::string TerminalText(absl::string_view text);
 
 class Table {

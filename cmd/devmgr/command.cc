@@ -2,8 +2,13 @@
 
 #include <iostream>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/table.h"
 
 namespace devmgr::cli {
 
@@ -25,7 +30,12 @@ void AddOutputFlag(CLI::App& command, OutputFormat& format, OutputFormats offere
 }
 
 int Fail(ExitCode code, absl::string_view reason) {
-  std::cerr << "devmgr: " << reason << '\n';
+  // A reason may carry a daemon's, a plugin's or a file's text: each of its lines is shown as
+  // TerminalText, so that no escape sequence in it reaches the terminal (a CEL error keeps the
+  // lines of its caret).
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(reason, '\n')) lines.push_back(TerminalText(line));
+  std::cerr << "devmgr: " << absl::StrJoin(lines, "\n") << '\n';
   return code;
 }
 

@@ -10,7 +10,8 @@ namespace devmgr {
 namespace {
 
 TEST(TerminalTextTest, PrintableTextIsShownAsItIs) {
-  for (const char* text : {"", "gpu-0", "example.com/gpu", "périphérique", "a b"}) {
+  for (const char* text :
+       {"", "gpu-0", "example.com/gpu", "périphérique", "a b", "{\"a\":1}", "C:\\path"}) {
     EXPECT_EQ(TerminalText(text), text);
   }
 }

@@ -256,6 +256,18 @@ TEST_F(FaultsTest, SigtermEndsAnAdmissionsWaitForItsPlugin) {
   EXPECT_NE(refused.err.find("the device manager is stopping"), std::string::npos) << refused.err;
 }
 
+// A plugin's error text reaches the user's terminal shown, not obeyed: an escape sequence in it
+// is printed escaped. Before, the refusal wrote it raw to stderr.
+TEST_F(FaultsTest, APluginsErrorTextIsShownEscaped) {
+  StartServing();
+  auto nic = StartNicPlugin({"--allocate-error", "bad\x1b[2Jnews"});
+  ProcessResult refused = h_.Admit(PodManifest("victim", kNic, 1));
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_EQ(refused.err.find('\x1b'), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("bad\\x1b[2Jnews"), std::string::npos) << refused.err;
+  ExpectNothingHeldBy("victim");
+}
+
 TEST_F(FaultsTest, PluginSocketDeletedUnderItIsServedAgain) {
   StartServing();
   const std::filesystem::path socket = h_.PluginSocket(kGpu);
