@@ -65,7 +65,6 @@ ConnectionAcceptor::ConnectionAcceptor(int listen_fd, int wake_fd, Options optio
 
 ConnectionAcceptor::~ConnectionAcceptor() {
   Stop();
-  ::close(listen_fd_);
   ::close(wake_fd_);
 }
 
@@ -74,10 +73,13 @@ void ConnectionAcceptor::Start(grpc::Server& server) {
 }
 
 void ConnectionAcceptor::Stop() {
-  if (!thread_.joinable()) return;
-  const uint64_t one = 1;
-  [[maybe_unused]] const ssize_t written = ::write(wake_fd_, &one, sizeof(one));
-  thread_.join();
+  if (thread_.joinable()) {
+    const uint64_t one = 1;
+    [[maybe_unused]] const ssize_t written = ::write(wake_fd_, &one, sizeof(one));
+    thread_.join();
+  }
+  // After the loop ended: it polls and accepts on the socket.
+  if (listen_fd_ >= 0) ::close(std::exchange(listen_fd_, -1));
 }
 
 bool ConnectionAcceptor::WaitForStop(absl::Duration timeout) const {

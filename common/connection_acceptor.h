@@ -44,7 +44,7 @@ class ConnectionAcceptor {
   // Create takes `listen_fd`, a socket that listens for stream connections, and owns it from
   // then on, even when it fails (it is made non-blocking). Accepts nothing until Start.
   static absl::StatusOr<std::unique_ptr<ConnectionAcceptor>> Create(int listen_fd, Options options);
-  // Stops, and closes the listening socket.
+  // Stops (Stop).
   ~ConnectionAcceptor();
   ConnectionAcceptor(const ConnectionAcceptor&) = delete;
   ConnectionAcceptor& operator=(const ConnectionAcceptor&) = delete;
@@ -53,7 +53,8 @@ class ConnectionAcceptor {
   // have been started and must outlive Stop. Call once.
   void Start(grpc::Server& server);
 
-  // Stop ends accepting (connections handed over stay with the server); idempotent.
+  // Stop ends accepting and closes the listening socket, so that a client is refused at once
+  // instead of waiting in its queue (connections handed over stay with the server); idempotent.
   void Stop();
 
  private:
@@ -71,7 +72,7 @@ class ConnectionAcceptor {
   static constexpr absl::Duration kMinAcceptRetry = absl::Milliseconds(5);
   static constexpr absl::Duration kMaxAcceptRetry = absl::Seconds(1);
 
-  const int listen_fd_;
+  int listen_fd_;      // -1 once Stop closed it
   const int wake_fd_;  // an eventfd that wakes the accept thread to stop
   const Options options_;
   // Last: joins first.

@@ -187,7 +187,6 @@ absl::StatusOr<int> ListenUnix(const std::filesystem::path& path, bool owner_onl
     ::close(fd);
     return ErrnoStatus(error, step, path);
   };
-  if (owner_only && ::fchmod(fd, 0600) != 0) return fail("cannot set the mode of the socket for");
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   path.string().copy(address.sun_path, sizeof(address.sun_path) - 1);
@@ -200,8 +199,7 @@ absl::StatusOr<int> ListenUnix(const std::filesystem::path& path, bool owner_onl
     ::unlink(path.c_str());
     return failed;
   };
-  // A umask that takes the user's own bits away leaves a socket no one can connect to: the
-  // mode is set whole again, before anyone may connect (no one can before listen).
+  // Before the listen, while a connection is refused whatever the file's mode.
   if (owner_only && ::chmod(path.c_str(), 0600) != 0) return fail_bound("cannot set the mode of");
   if (::listen(fd, SOMAXCONN) != 0) return fail_bound("cannot listen on");
   return fd;

@@ -56,10 +56,9 @@ absl::Status NobodyServes(const std::filesystem::path& path);
 
 // ListenUnix binds a stream socket at `path` (ValidateSocketAddress) and listens on it; the
 // descriptor, which the caller owns, is non-blocking and closed on exec. With `owner_only` the
-// socket file is the process's user's alone (0600) from the moment it exists: its mode is set on
-// the socket before the bind makes the file, which Linux takes as the file's mode less the umask,
-// where the umask alone would leave it open to others until a chmod; the process's umask is not
-// changed (another thread may be creating files). An error names the step that failed.
+// socket file is set to 0600 between the bind and the listen: no one can connect before the
+// listen, so no one but the process's user ever can, and the process's umask is not changed
+// (another thread may be creating files). An error names the step that failed.
 absl::StatusOr<int> ListenUnix(const std::filesystem::path& path, bool owner_only = false);
 
 // RemoveStaleSocket deletes `path` if it is a socket; OK if it does not exist.

@@ -81,7 +81,8 @@ struct AdminServer {
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<ConnectionAcceptor> acceptor;
 
-  // Shutdown stops accepting, then ends the server's calls; nothing when it never started.
+  // Shutdown stops accepting (a client is refused from then on), then ends the server's calls;
+  // nothing when it never started.
   void Shutdown() {
     if (acceptor != nullptr) acceptor->Stop();
     if (server != nullptr) server->Shutdown();
@@ -169,9 +170,9 @@ absl::Status CreateDataDir(const std::filesystem::path& dir) {
 }
 
 // StartAdminServer serves the admin API on a socket that only the daemon's user can open: it is
-// bound under a temporary name, with mode 0600 from the moment it exists (ListenUnix: the
-// process's umask, which a host embedding the node shares with its other threads, is left
-// alone), and only then put at `socket`, so that the socket found there always has its mode
+// bound under a temporary name, set to 0600 before it listens (ListenUnix: the process's umask,
+// which a host embedding the node shares with its other threads, is left alone), and only then
+// put at `socket`, so that the socket found there always has its mode
 // (and, bound last, says that every service of the node is up).
 absl::StatusOr<AdminServer> StartAdminServer(const std::filesystem::path& socket,
                                              const std::vector<grpc::Service*>& services,

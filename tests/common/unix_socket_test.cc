@@ -15,11 +15,13 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/connection_acceptor.h"
 #include "common/placed_socket.h"
 #include "tests/testlib/temp_dir.h"
 
@@ -93,6 +95,51 @@ TEST(UnixSocketTest, ServesAndDialsAtTheLongestPath) {
   EXPECT_TRUE(IsSocket(path));
   const auto channel = grpc::CreateChannel(UnixTarget(path), grpc::InsecureChannelCredentials());
   EXPECT_TRUE(channel->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(30))));
+  server->Shutdown();
+}
+
+// A socket for its user alone is 0600 whatever the umask: one that leaves others in (0) or takes
+// the user's own bits away (0277, a socket no one could connect to); the umask is not changed.
+TEST(UnixSocketTest, AnOwnerOnlyListenerIsTheUsersWhateverTheUmask) {
+  TempDir dir;
+  for (const mode_t mask : {mode_t{0}, mode_t{0277}}) {
+    SCOPED_TRACE(mask);
+    const std::filesystem::path path = dir.Sub(absl::StrCat("owner-", mask, ".sock"));
+    const mode_t previous = ::umask(mask);
+    absl::StatusOr<int> fd = ListenUnix(path, /*owner_only=*/true);
+    const mode_t during = ::umask(previous);
+    ASSERT_TRUE(fd.ok()) << fd.status();
+    EXPECT_EQ(during, mask);
+    struct stat st {};
+    ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+    EXPECT_EQ(ConnectError(path), 0);
+    ::close(*fd);
+  }
+}
+
+// A stopped acceptor refuses a client at once, where its socket open until the acceptor was
+// destroyed queued the client (a `devmgr pods list` during a daemon's stop waited for its
+// timeout).
+TEST(UnixSocketTest, AStoppedAcceptorRefusesClients) {
+  TempDir dir;
+  const std::filesystem::path path = dir.Sub("accept.sock");
+  absl::StatusOr<int> fd = ListenUnix(path);
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  ConnectionAcceptor::Options options;
+  options.name = "test";
+  absl::StatusOr<std::unique_ptr<ConnectionAcceptor>> acceptor =
+      ConnectionAcceptor::Create(*fd, std::move(options));
+  ASSERT_TRUE(acceptor.ok()) << acceptor.status();
+  grpc::CallbackGenericService service;
+  grpc::ServerBuilder builder;
+  builder.RegisterCallbackGenericService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  (*acceptor)->Start(*server);
+  EXPECT_EQ(ConnectError(path), 0);
+  (*acceptor)->Stop();
+  EXPECT_EQ(ConnectError(path), ECONNREFUSED);
   server->Shutdown();
 }
 
