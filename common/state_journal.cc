@@ -13,6 +13,7 @@
 #include <random>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/crc32.h"
 #include "common/damaged_copy.h"
@@ -422,8 +423,10 @@ void StateJournal::NoteFolderFilesLocked() {
          it.increment(error)) {
       const std::string name = it->path().filename().string();
       struct stat st {};
-      if (name.empty() || name.front() == '.' || ::lstat(it->path().c_str(), &st) != 0 ||
-          !S_ISREG(st.st_mode) || (st.st_dev == journal.st_dev && st.st_ino == journal.st_ino)) {
+      // Damaged copies kept for a human (".corrupt") are never written again.
+      if (name.empty() || name.front() == '.' || absl::StrContains(name, kDamagedCopySuffix) ||
+          ::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+          (st.st_dev == journal.st_dev && st.st_ino == journal.st_ino)) {
         continue;
       }
       file_bytes_[folder][name] = static_cast<size_t>(st.st_size);

@@ -138,7 +138,7 @@ class StateJournal final : public DurableWriter {
   // RecordBoundLocked: the largest record the files could make, each at its latest size.
   size_t RecordBoundLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // NoteFolderFilesLocked takes the size of every regular file in the journal's folders (the
-  // journal's own file and dot-names aside) as the size its records would carry.
+  // journal's own file, dot-names and damaged copies aside) as the size its records would carry.
   void NoteFolderFilesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // StartEpoch writes a header with a new epoch and flushes it; records start after it.
   absl::Status StartEpoch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -371,6 +371,27 @@ TEST_F(StateJournalTest, ASmallCommitKeepsTheRoomALargeFileNeeds) {
   EXPECT_GE(JournalBytes(options.path), room);
 }
 
+// A damaged copy kept for a human (".corrupt") is never written through the journal: it holds
+// no room, however large.
+TEST_F(StateJournalTest, ADamagedCopyHoldsNoRoom) {
+  StateJournal::Options options = Options();
+  options.initial_capacity = 16 * 1024;
+  std::unique_ptr<StateJournal> journal = Open(options);
+  ASSERT_NE(journal, nullptr);
+  ASSERT_TRUE(
+      journal->WriteTogether({{&plugins_, "checkpoint", std::string(20 * 1024, 'x')}}).ok());
+  ASSERT_TRUE(journal->Compact().ok());
+  ASSERT_GE(JournalBytes(options.path), 4096 + StateJournal::kRecordsKept * 20 * 1024);
+  journal.reset();
+  std::filesystem::rename(plugins_.folder() / "checkpoint",
+                          plugins_.folder() / "checkpoint.corrupt");
+  journal = Open(options);
+  ASSERT_NE(journal, nullptr);
+  ASSERT_TRUE(journal->WriteTogether({{&plugins_, "checkpoint", "small"}}).ok());
+  ASSERT_TRUE(journal->Compact().ok());
+  EXPECT_EQ(JournalBytes(options.path), 4096 + options.initial_capacity);
+}
+
 TEST_F(StateJournalTest, CommitsCompactOnceTheyPause) {
   StateJournal::Options options = Options();
   options.idle_compaction = absl::Milliseconds(20);
