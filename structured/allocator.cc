@@ -175,7 +175,9 @@ class Search {
         node_(node),
         claims_(claims),
         explanation_(explanation),
-        deadline_(absl::Now() + allocator.options_.timeout) {}
+        deadline_(allocator.options_.timeout == absl::ZeroDuration()
+                      ? absl::InfiniteFuture()
+                      : absl::Now() + allocator.options_.timeout) {}
 
   absl::StatusOr<std::optional<std::vector<AllocationResult>>> Run();
   int64_t steps() const { return steps_; }

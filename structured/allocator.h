@@ -63,7 +63,7 @@ AllocatedState AllocatedStateOf(const std::vector<kubeapi::ResourceClaim>& claim
 struct AllocatorOptions {
   Features features;
   // The search gives up after this long: DeadlineExceeded "filter operation aborted: context
-  // deadline exceeded".
+  // deadline exceeded". Zero: never, as the scheduler's filterTimeout of zero disables it.
   absl::Duration timeout = kDefaultAllocationTimeout;
   // When set and true, the search gives up: Cancelled "filter operation aborted: context
   // canceled".

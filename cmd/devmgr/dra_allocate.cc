@@ -105,10 +105,6 @@ int Run(const AllocateFlags& flags) {
   }
   absl::StatusOr<absl::Duration> timeout = ParseFlagDuration("--timeout", flags.timeout);
   if (!timeout.ok()) return Fail(kExitUsage, timeout.status().message());
-  // As the commands that call a daemon say it: no time at all is no search.
-  if (*timeout == absl::ZeroDuration()) {
-    return Fail(kExitUsage, absl::StrCat("--timeout must be positive, not ", flags.timeout));
-  }
 
   absl::StatusOr<std::vector<kubeapi::ResourceSlice>> slices =
       ReadKind<kubeapi::ResourceSlice>(flags.slices, "ResourceSlice", kubeapi::DecodeResourceSlice);
@@ -194,7 +190,10 @@ void AddAllocateCommand(CLI::App& dra, CommandResult& result) {
                    "DRA feature gates, NAME=true|false,... (DRAPartitionableDevices, "
                    "DRADeviceTaints, DRAConsumableCapacity, ...)")
       ->type_name("GATES");
-  allocate->add_option("--timeout", flags->timeout, "Give up the search after this long")
+  allocate
+      ->add_option(
+          "--timeout", flags->timeout,
+          "Give up the search after this long (0s: never, as the scheduler's filterTimeout)")
       ->type_name("DURATION")
       ->capture_default_str();
   allocate->add_flag("--explain", flags->explain,
