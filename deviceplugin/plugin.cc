@@ -134,7 +134,7 @@ absl::StatusOr<std::unique_ptr<Plugin>> Plugin::Start(PluginOptions options, Sca
     // as they may be.
     const absl::string_view reason =
         absl::EndsWith(options.resource_namespace, "kubernetes.io")
-            ? "kubernetes.io and its subdomains are kept for native resources"
+            ? "a namespace ending in kubernetes.io is kept for native resources"
         : absl::StartsWith(options.resource_namespace, "requests.")
             ? "a name beginning with requests. is a resource quota's"
             : "want a DNS subdomain like example.com";

@@ -253,7 +253,7 @@ TEST_F(PluginCommandTest, AReservedNamespaceIsRefusedAsReserved) {
     auto result = RunProcess({DevmgrBinary(), "plugin", "fake", "--root-dir", root_.path().string(),
                               "--resource", resource});
     EXPECT_EQ(result.exit_code, 2) << resource << ": " << result.err;
-    EXPECT_NE(result.err.find("kubernetes.io and its subdomains are kept for native resources"),
+    EXPECT_NE(result.err.find("a namespace ending in kubernetes.io is kept for native resources"),
               std::string::npos)
         << resource << ": " << result.err;
   }
