@@ -157,7 +157,9 @@ TEST_F(PodsCommandTest, AManifestOverTheLimitIsBadInput) {
 // failed as INTERNAL and the command exited 1, as if the daemon had refused the pod.
 TEST_F(PodsCommandTest, AManifestThatIsNotUtf8IsBadInput) {
   std::string manifest = PodManifest("bad", kGpu, 1);
-  manifest.replace(manifest.find("bad"), 3, "b\xff" "d");
+  manifest.replace(manifest.find("bad"), 3,
+                   "b\xff"
+                   "d");
   const ProcessResult result = Pods({"admit", "-"}, manifest);
   EXPECT_EQ(result.exit_code, 2) << result.err;
   EXPECT_EQ(result.err, absl::StrCat("devmgr: the manifest on stdin is not UTF-8 text at byte ",

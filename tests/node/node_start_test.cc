@@ -24,12 +24,14 @@
 #include "node/root_held.h"
 #include "tests/testlib/listening_socket.h"
 #include "tests/testlib/temp_dir.h"
+#include "tests/testlib/wait_for.h"
 
 namespace devmgr::node {
 namespace {
 
 using ::devmgr::testing::ListeningSocket;
 using ::devmgr::testing::TempDir;
+using ::devmgr::testing::WaitFor;
 
 absl::StatusOr<std::unique_ptr<Node>> StartOn(const std::filesystem::path& root) {
   NodeOptions options;
@@ -160,12 +162,14 @@ TEST(NodeStartTest, StartLeavesTheProcessUmaskAlone) {
       ++reads;
     }
   });
+  // The reader reads before the start begins, and all through it.
+  const bool reading = WaitFor([&] { return reads.load() > 0; });
   absl::StatusOr<std::unique_ptr<Node>> node = StartOn(paths.root);
   started = true;
   reader.join();
   ::umask(previous);
+  ASSERT_TRUE(reading);
   ASSERT_TRUE(node.ok()) << node.status();
-  EXPECT_GT(reads.load(), 0);
   EXPECT_EQ(changed.load(), 0) << "the umask was changed in " << changed << " of " << reads
                                << " reads during the start";
   struct stat socket {};
