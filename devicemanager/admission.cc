@@ -186,7 +186,7 @@ void ManagerImpl::WaitForPluginLocked(const std::string& resource,
                                       const std::set<std::string>& held) {
   if (options_.admission_wait <= absl::ZeroDuration()) return;
   auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (stopping_ || admissions_stopped_) return true;
+    if (admissions_stopped_) return true;
     auto endpoint = endpoints_.find(resource);
     auto table = devices_.find(resource);
     if (endpoint == endpoints_.end() || endpoint->second->IsStopped() || table == devices_.end() ||
@@ -236,7 +236,7 @@ absl::StatusOr<std::optional<ManagerImpl::Pick>> ManagerImpl::BeginPickLocked(
     return std::nullopt;
   }
   WaitForPluginLocked(resource, held);
-  if (stopping_ || admissions_stopped_) {
+  if (admissions_stopped_) {
     return absl::UnavailableError("the device manager is stopping");
   }
   // The wait releases mu_: another call for the container may have allocated it meanwhile,
@@ -405,7 +405,7 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
   bool any_device_resource = false;
   {
     absl::ReleasableMutexLock lock(&mu_);
-    if (!serving_ || stopping_ || admissions_stopped_) {
+    if (!serving_ || admissions_stopped_) {
       lock.Release();
       return Refused(kRefusedNotRunning,
                      absl::FailedPreconditionError("the device manager is not running"));

@@ -200,6 +200,7 @@ void ManagerImpl::StopNow() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
+    admissions_stopped_ = true;
     if (!started_) return;
   }
   StopRegistrations();

@@ -342,7 +342,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // writes nothing over a checkpoint it may not have read).
   bool serving_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  // Set by StopAdmissions: admissions are refused, and their waits for a plugin end.
+  // Set by StopAdmissions and Stop: admissions are refused, and their waits for a plugin end.
   bool admissions_stopped_ ABSL_GUARDED_BY(mu_) = false;
   // Runs StopNow once (common/stop_once.h).
   StopOnce stop_once_;
