@@ -83,10 +83,11 @@ std::string Summary(const structured::Explanation& explanation) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<kubeapi::DeviceClass>> ClaimAllocator::ReadClasses() const {
-  if (options_.device_classes.empty()) return std::vector<kubeapi::DeviceClass>{};
+absl::StatusOr<std::vector<kubeapi::DeviceClass>> ReadDeviceClasses(
+    const std::filesystem::path& path) {
+  if (path.empty()) return std::vector<kubeapi::DeviceClass>{};
   absl::StatusOr<std::vector<kubeapi::FileObject>> objects =
-      kubeapi::ReadObjectFiles({options_.device_classes.string()});
+      kubeapi::ReadObjectFiles({path.string()});
   if (!objects.ok()) return objects.status();
   return kubeapi::DecodeKind<kubeapi::DeviceClass>(
       *objects, "DeviceClass", [](const kubeapi::Json& object) {
@@ -122,7 +123,8 @@ absl::Status ClaimAllocator::Allocate(PodClaims& claims,
   }
 
   if (!to_allocate.empty()) {
-    absl::StatusOr<std::vector<kubeapi::DeviceClass>> classes = ReadClasses();
+    absl::StatusOr<std::vector<kubeapi::DeviceClass>> classes =
+        ReadDeviceClasses(options_.device_classes);
     if (!classes.ok()) return classes.status();
     absl::StatusOr<std::vector<kubeapi::ResourceSlice>> listed =
         slices_.List(resourceslice::SliceFilter{});

@@ -33,6 +33,12 @@ struct ClaimAllocatorOptions {
   absl::Duration timeout = absl::Seconds(10);
 };
 
+// The DeviceClasses in `path` (a YAML/JSON file or a folder of them), read now; none for an
+// empty path. InvalidArgument naming the file for one that cannot be read or is not a valid
+// DeviceClass (its selectors compiled).
+absl::StatusOr<std::vector<kubeapi::DeviceClass>> ReadDeviceClasses(
+    const std::filesystem::path& path);
+
 class ClaimAllocator {
  public:
   ClaimAllocator(ClaimAllocatorOptions options, resourceslice::SliceStore& slices)
@@ -44,14 +50,12 @@ class ClaimAllocator {
   // came allocated, are taken.
   // FailedPrecondition "cannot allocate all claims: ..." saying, for each request, how many
   // devices were candidates when no allocation exists; InvalidArgument for claims or classes
-  // that cannot be allocated anywhere (an unknown class, a selector that does not compile).
+  // that cannot be allocated anywhere (an unknown class, a selector using a feature
+  // whose gate is off).
   // Nothing changes on an error.
   absl::Status Allocate(PodClaims& claims, const std::vector<dra::ResourceClaim>& held) const;
 
  private:
-  // The DeviceClasses of options_.device_classes, read now.
-  absl::StatusOr<std::vector<kubeapi::DeviceClass>> ReadClasses() const;
-
   const ClaimAllocatorOptions options_;
   resourceslice::SliceStore& slices_;
 };

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <system_error>
 
@@ -20,6 +21,7 @@
 #include "common/state_journal.h"
 #include "common/unix_socket.h"
 #include "node/admin_service.h"
+#include "node/claim_allocator.h"
 #include "node/claim_store.h"
 #include "node/claim_sync_loop.h"
 #include "node/cluster_claim_source.h"
@@ -291,6 +293,33 @@ void CompleteClaimEntries(ClaimStore& claims, const PodRegistry& registry,
   }
 }
 
+// Device classes the node would never read, or cannot, are refused at start rather than at the
+// first claim: a cluster's scheduler allocates its claims; a path with a typo, or a class that
+// does not decode, would fail every allocation. A pipe is left for the allocation to read.
+absl::Status CheckDeviceClasses(const NodeOptions& options) {
+  if (options.device_classes.empty()) return absl::OkStatus();
+  if (options.cluster.has_value()) {
+    return absl::InvalidArgumentError(
+        "device classes are read only by a node without a cluster, whose claims it allocates");
+  }
+  std::error_code error;
+  const std::filesystem::file_status status =
+      std::filesystem::status(options.device_classes, error);
+  if (error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device classes ", options.device_classes.string(), ": ", error.message()));
+  }
+  if (!std::filesystem::is_regular_file(status) && !std::filesystem::is_directory(status)) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<kubeapi::DeviceClass>> classes =
+      ReadDeviceClasses(options.device_classes);
+  if (!classes.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("device classes: ", classes.status().message()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 // StartDra reads the claim store (forgetting the claims of pods the registry does not hold: an
@@ -395,6 +424,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
                                                    options.max_allowable_numa_nodes,
                                                    " NUMA Nodes"));
   }
+  if (absl::Status classes = CheckDeviceClasses(options); !classes.ok()) return classes;
   auto state = std::make_unique<State>(options);
   const NodePaths& paths = state->paths;
   // A root too deep for its sockets' addresses is refused before the node touches it.

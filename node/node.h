@@ -119,7 +119,8 @@ struct NodeOptions {
   absl::Duration dra_wiping_delay = dra::kDefaultWipingDelay;
   // Without a cluster, the claims that come with a pod unallocated are allocated on the node
   // (claim_allocator.h) from the local slices and the DeviceClasses in `device_classes` (a file
-  // or folder, read at each allocation), with the DRA features of `dra_features`;
+  // or folder, read at each allocation; Start refuses one it cannot read, and one given with a
+  // cluster), with the DRA features of `dra_features`;
   // `node_labels` are the labels node selectors in slices see.
   std::filesystem::path device_classes;
   std::map<std::string, std::string> node_labels;

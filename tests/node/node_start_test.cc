@@ -105,6 +105,50 @@ TEST(NodeStartTest, AMalformedMetricsAddressIsRefusedBeforeAnythingStarts) {
   EXPECT_FALSE(std::filesystem::exists(options.root_dir));
 }
 
+// Device classes the node cannot read, or would never read, are refused before the node touches
+// its root. Before, a path with a typo started the node, and every claim it allocated was then
+// refused for the missing file.
+TEST(NodeStartTest, DeviceClassesItCannotUseAreRefusedBeforeAnythingStarts) {
+  TempDir dir;
+  const std::filesystem::path broken = dir.Sub("broken.yaml");
+  std::ofstream(broken) << "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n"
+                           "  name: gpu\nspec:\n  selectors:\n  - cel:\n"
+                           "      expression: 'device.driver =='\n";
+  struct Case {
+    std::string name;
+    std::filesystem::path classes;
+    bool cluster;
+    std::string refusal;
+  };
+  for (const Case& c : {
+           Case{"missing", dir.Sub("nowhere"), false,
+                absl::StrCat("device classes ", dir.Sub("nowhere").string(),
+                             ": No such file or directory")},
+           Case{"undecodable", broken, false, absl::StrCat("device classes: ", broken.string())},
+           Case{"with a cluster", dir.Sub("nowhere"), true,
+                "device classes are read only by a node without a cluster"},
+       }) {
+    SCOPED_TRACE(c.name);
+    NodeOptions options;
+    options.root_dir = dir.Sub("root");
+    options.device_classes = c.classes;
+    if (c.cluster) options.cluster = kubeclient::RestConfig{};
+    absl::StatusOr<std::unique_ptr<Node>> node = Node::Start(options);
+    ASSERT_EQ(node.status().code(), absl::StatusCode::kInvalidArgument) << node.status();
+    EXPECT_EQ(node.status().message().rfind(c.refusal, 0), 0u) << node.status();
+    EXPECT_FALSE(std::filesystem::exists(options.root_dir));
+  }
+  // A folder of valid classes starts.
+  std::filesystem::create_directory(dir.Sub("classes"));
+  std::ofstream(dir.Sub("classes") / "gpu.yaml")
+      << "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: gpu\n";
+  NodeOptions options;
+  options.root_dir = dir.Sub("root");
+  options.device_classes = dir.Sub("classes");
+  absl::StatusOr<std::unique_ptr<Node>> node = Node::Start(options);
+  ASSERT_TRUE(node.ok()) << node.status();
+}
+
 // A root so deep that its sockets' paths are longer than a socket address holds is refused
 // before the node touches it, with the reason. Before, the device manager refused it after
 // the root held a lock file and a 4 MiB journal, saying the path was not absolute.
