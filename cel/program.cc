@@ -120,12 +120,12 @@ absl::StatusOr<bool> Program::MatchesValue(const Value& device, uint64_t* cost,
   return result.bool_value();
 }
 
-std::optional<uint64_t> SelectorMaxCost(const std::string& expression) {
+absl::StatusOr<uint64_t> SelectorMaxCost(const std::string& expression) {
   CompileOptions options;
   options.check.list_type_attributes = true;
   options.check.consumable_capacity = true;
   absl::StatusOr<std::shared_ptr<const Program>> program = Program::Compile(expression, options);
-  if (!program.ok()) return std::nullopt;
+  if (!program.ok()) return program.status();
   return (*program)->estimated_cost().max;
 }
 

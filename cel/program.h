@@ -85,9 +85,10 @@ class Program {
 };
 
 // SelectorMaxCost: the greatest estimated cost of `expression` compiled with every feature of
-// the environment enabled, or none when it does not compile there (kubeapi::SelectorCost, for
-// the API server's refusal of a selector too complex).
-std::optional<uint64_t> SelectorMaxCost(const std::string& expression);
+// the environment enabled (the API server's environment for stored selectors), or Compile's
+// error when it does not compile there (kubeapi::SelectorCost, for the API server's refusal of
+// a selector that does not compile or is too complex).
+absl::StatusOr<uint64_t> SelectorMaxCost(const std::string& expression);
 
 // DeviceValue: the value of the variable `device`.
 Value DeviceValue(const Device& device);

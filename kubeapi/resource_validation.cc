@@ -114,8 +114,11 @@ void CheckSelectors(FieldErrors& errors, const std::vector<DeviceSelector>& sele
                 errors.Required(at + ".cel");
               } else if (selector.cel_expression->size() > kCelSelectorExpressionMaxLength) {
                 errors.TooLong(at + ".cel.expression", kCelSelectorExpressionMaxLength);
-              } else if (const std::optional<uint64_t> most = cost(*selector.cel_expression);
-                         most.has_value() && *most > kCelSelectorExpressionMaxCost) {
+              } else if (const absl::StatusOr<uint64_t> most = cost(*selector.cel_expression);
+                         !most.ok()) {
+                errors.InvalidString(at + ".cel.expression", *selector.cel_expression,
+                                     most.status().message());
+              } else if (*most > kCelSelectorExpressionMaxCost) {
                 errors.Forbidden(at + ".cel.expression", "too complex, exceeds cost limit");
               }
             });

@@ -21,19 +21,20 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "kubeapi/resource_claim.h"
 #include "kubeapi/resource_slice.h"
 
 namespace devmgr::kubeapi {
 
 // SelectorCost: the greatest cost an evaluation of a CEL selector can have, estimated as the API
-// server estimates it, or none for a selector that does not compile (cel::SelectorMaxCost; the
-// CEL evaluator is a layer above this one).
-using SelectorCost = std::optional<uint64_t> (*)(const std::string& expression);
+// server estimates it, or the compiler's error for a selector that does not compile, which the
+// API server refuses as an invalid value (cel::SelectorMaxCost; the CEL evaluator is a layer
+// above this one).
+using SelectorCost = absl::StatusOr<uint64_t> (*)(const std::string& expression);
 
 // InvalidArgument with the errors' text; OK for a claim the API server would accept.
 absl::Status ValidateResourceClaim(const ResourceClaim& claim, SelectorCost cost);

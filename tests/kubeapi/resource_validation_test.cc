@@ -252,6 +252,14 @@ TEST(ResourceValidationTest, TestValidateClaim) {
        {"spec.devices.requests[1].exactly.selectors[1].cel.expression: Too long: may not be "
         "more than 10240 bytes",
         "spec.devices.requests[1].exactly.selectors[2].cel: Required value"}},
+      {"CEL-compile-errors",
+       With(ValidClaim(),
+            [](Json& c) {
+              Requests(c)[0]["exactly"]["selectors"] = {{{"cel", {{"expression", "noSuchVar"}}}}};
+            }),
+       {"spec.devices.requests[0].exactly.selectors[0].cel.expression: Invalid value: "
+        "\"noSuchVar\": compilation failed: ERROR: <input>:1:1: undeclared reference to "
+        "'noSuchVar' (in container '')\n | noSuchVar\n | ^"}},
       {"CEL-cost",
        With(ValidClaim(),
             [](Json& c) {
@@ -478,6 +486,14 @@ TEST(ResourceValidationTest, TestValidateClass) {
       {"missing-cel",
        With(ValidClass(), [](Json& c) { c["spec"]["selectors"] = Json::array({Json::object()}); }),
        {"spec.selectors[0].cel: Required value"}},
+      {"CEL-compile-errors",
+       With(ValidClass(),
+            [](Json& c) {
+              c["spec"]["selectors"] = {{{"cel", {{"expression", "device.driver =="}}}}};
+            }),
+       {"spec.selectors[0].cel.expression: Invalid value: \"device.driver ==\": compilation "
+        "failed: ERROR: <input>:1:17: Syntax error: mismatched input '<EOF>'\n | device.driver "
+        "==\n | ................^"}},
       {"CEL-cost",
        With(ValidClass(),
             [](Json& c) {
