@@ -98,6 +98,15 @@ void CheckRequestName(FieldErrors& errors, absl::string_view name, const std::st
   errors.EachInvalid(path, name, Dns1123LabelErrors(name));
 }
 
+// An object's own name, as ValidateObjectMeta checks a name that must be a DNS-1123 subdomain.
+void CheckObjectName(FieldErrors& errors, absl::string_view name, const std::string& path) {
+  if (name.empty()) {
+    errors.Required(path, "name or generateName is required");
+  } else {
+    errors.EachInvalid(path, name, Dns1123SubdomainErrors(name));
+  }
+}
+
 void CheckDeviceClassName(FieldErrors& errors, absl::string_view name, const std::string& path) {
   if (name.empty()) {
     errors.Required(path);
@@ -584,6 +593,13 @@ absl::Status ValidateResourceClaim(const ResourceClaim& claim, SelectorCost cost
   const DeviceClaim& spec = claim.spec;
   const RequestNames names(spec);
   FieldErrors errors;
+  // Its metadata as ValidateObjectMeta with ValidateResourceClaimName. A claim read from a file
+  // may leave its namespace to the reader (the pod's, or "default").
+  CheckObjectName(errors, claim.metadata.name, "metadata.name");
+  if (!claim.metadata.namespace_name.empty()) {
+    errors.EachInvalid("metadata.namespace", claim.metadata.namespace_name,
+                       Dns1123LabelErrors(claim.metadata.namespace_name));
+  }
   CheckSet(
       errors, spec.requests, kDeviceRequestsMaxSize, "spec.devices.requests",
       [&](const DeviceRequest& request, const std::string& at) {
@@ -603,12 +619,7 @@ absl::Status ValidateResourceClaim(const ResourceClaim& claim, SelectorCost cost
 
 absl::Status ValidateDeviceClass(const DeviceClass& device_class, SelectorCost cost) {
   FieldErrors errors;
-  const std::string& name = device_class.metadata.name;
-  if (name.empty()) {
-    errors.Required("metadata.name", "name or generateName is required");
-  } else {
-    errors.EachInvalid("metadata.name", name, Dns1123SubdomainErrors(name));
-  }
+  CheckObjectName(errors, device_class.metadata.name, "metadata.name");
   CheckSelectors(errors, device_class.selectors, "spec.selectors", cost);
   CheckSize(errors, device_class.config, kDeviceConfigMaxSize, "spec.config",
             [&](const Json& config, const std::string& at) {

@@ -36,7 +36,9 @@ namespace devmgr::kubeapi {
 // above this one).
 using SelectorCost = absl::StatusOr<uint64_t> (*)(const std::string& expression);
 
-// InvalidArgument with the errors' text; OK for a claim the API server would accept.
+// ValidateResourceClaim: a claim's name (a DNS-1123 subdomain), its namespace when it has one
+// (a DNS-1123 label) and its spec. InvalidArgument with the errors' text; OK for a claim the
+// API server would accept.
 absl::Status ValidateResourceClaim(const ResourceClaim& claim, SelectorCost cost);
 
 // ValidateDeviceClass: a DeviceClass (ValidateDeviceClass upstream): its name (a DNS-1123

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/k8s_names.h"
 #include "kubeapi/quantity.h"
 #include "kubeapi/yaml_objects.h"
 #include "node/manifest_fields.h"
@@ -175,6 +176,12 @@ absl::StatusOr<dra::ResourceClaim> ReadResourceClaim(const YAML::Node& root) {
     *target = *std::move(value);
   }
   if (claim.name.empty()) return FieldError("metadata.name", "is required");
+  // As the API server's ValidateResourceClaimName. The namespace is the pod's (ReadClaims).
+  if (absl::Status valid =
+          NameError("metadata.name", claim.name, Dns1123SubdomainErrors(claim.name));
+      !valid.ok()) {
+    return valid;
+  }
   if (claim.uid.empty()) claim.uid = NewUid();
   const YAML::Node annotations = metadata["annotations"];
   if (IsPresent(annotations) && !annotations.IsMap()) {
@@ -240,34 +247,51 @@ absl::StatusOr<dra::ResourceClaim> ReadResourceClaim(const YAML::Node& root) {
 absl::Status ReadPodResourceClaims(const YAML::Node& spec, const YAML::Node& status,
                                    dra::Pod& pod) {
   std::set<std::string> names;
-  if (absl::Status claims =
-          ForEachItem(spec["resourceClaims"], "spec.resourceClaims",
-                      [&](const YAML::Node& item, const std::string& where) -> absl::Status {
-                        dra::PodResourceClaim& claim = pod.resource_claims.emplace_back();
-                        absl::StatusOr<std::string> name =
-                            ReadRequired(item["name"], absl::StrCat(where, ".name"));
-                        if (!name.ok()) return name.status();
-                        if (!names.insert(*name).second) {
-                          return FieldError(absl::StrCat(where, ".name"),
-                                            absl::StrCat("duplicate claim name \"", *name, "\""));
-                        }
-                        claim.name = *std::move(name);
-                        absl::StatusOr<std::optional<std::string>> claim_name = ReadOptional(
-                            item["resourceClaimName"], absl::StrCat(where, ".resourceClaimName"));
-                        if (!claim_name.ok()) return claim_name.status();
-                        absl::StatusOr<std::optional<std::string>> template_name =
-                            ReadOptional(item["resourceClaimTemplateName"],
-                                         absl::StrCat(where, ".resourceClaimTemplateName"));
-                        if (!template_name.ok()) return template_name.status();
-                        if (claim_name->has_value() == template_name->has_value()) {
-                          return FieldError(where,
-                                            "must name exactly one of resourceClaimName and "
-                                            "resourceClaimTemplateName");
-                        }
-                        claim.resource_claim_name = *std::move(claim_name);
-                        claim.resource_claim_template_name = *std::move(template_name);
-                        return absl::OkStatus();
-                      });
+  if (absl::Status claims = ForEachItem(
+          spec["resourceClaims"], "spec.resourceClaims",
+          [&](const YAML::Node& item, const std::string& where) -> absl::Status {
+            dra::PodResourceClaim& claim = pod.resource_claims.emplace_back();
+            absl::StatusOr<std::string> name =
+                ReadRequired(item["name"], absl::StrCat(where, ".name"));
+            if (!name.ok()) return name.status();
+            // As the API server's validatePodResourceClaim: the entry's name a
+            // DNS label, the claim or template it names a DNS subdomain.
+            if (absl::Status valid =
+                    NameError(absl::StrCat(where, ".name"), *name, Dns1123LabelErrors(*name));
+                !valid.ok()) {
+              return valid;
+            }
+            if (!names.insert(*name).second) {
+              return FieldError(absl::StrCat(where, ".name"),
+                                absl::StrCat("duplicate claim name \"", *name, "\""));
+            }
+            claim.name = *std::move(name);
+            absl::StatusOr<std::optional<std::string>> claim_name =
+                ReadOptional(item["resourceClaimName"], absl::StrCat(where, ".resourceClaimName"));
+            if (!claim_name.ok()) return claim_name.status();
+            absl::StatusOr<std::optional<std::string>> template_name =
+                ReadOptional(item["resourceClaimTemplateName"],
+                             absl::StrCat(where, ".resourceClaimTemplateName"));
+            if (!template_name.ok()) return template_name.status();
+            if (claim_name->has_value() == template_name->has_value()) {
+              return FieldError(where,
+                                "must name exactly one of resourceClaimName and "
+                                "resourceClaimTemplateName");
+            }
+            for (const auto& [field, named] :
+                 {std::pair{"resourceClaimName", &*claim_name},
+                  std::pair{"resourceClaimTemplateName", &*template_name}}) {
+              if (!named->has_value()) continue;
+              if (absl::Status valid = NameError(absl::StrCat(where, ".", field), **named,
+                                                 Dns1123SubdomainErrors(**named));
+                  !valid.ok()) {
+                return valid;
+              }
+            }
+            claim.resource_claim_name = *std::move(claim_name);
+            claim.resource_claim_template_name = *std::move(template_name);
+            return absl::OkStatus();
+          });
       !claims.ok()) {
     return claims;
   }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/field_errors.h"
 
 namespace devmgr::node {
 
@@ -16,6 +17,13 @@ absl::StatusOr<std::string> ReadString(const YAML::Node& node, absl::string_view
   if (!IsPresent(node)) return std::string();
   if (!node.IsScalar()) return FieldError(field, "must be a string");
   return node.Scalar();
+}
+
+absl::Status NameError(absl::string_view field, absl::string_view name,
+                       const std::vector<std::string>& messages) {
+  FieldErrors errors;
+  errors.EachInvalid(field, name, messages);
+  return errors.Result();
 }
 
 std::string NewUid() {

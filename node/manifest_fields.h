@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -20,6 +21,11 @@ inline bool IsMapNode(const YAML::Node& node) { return node.IsDefined() && node.
 
 // FieldError: InvalidArgument "FIELD: WHY".
 absl::Status FieldError(absl::string_view field, absl::string_view why);
+
+// NameError: the field errors the API server gives a name that `messages` (a name format's
+// check, common/k8s_names.h) found invalid, as Go prints them; OK when there are none.
+absl::Status NameError(absl::string_view field, absl::string_view name,
+                       const std::vector<std::string>& messages);
 
 // ReadString: a scalar string field; absent or null gives "".
 absl::StatusOr<std::string> ReadString(const YAML::Node& node, absl::string_view field);

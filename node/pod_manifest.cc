@@ -14,7 +14,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cel/program.h"
-#include "common/field_errors.h"
 #include "common/k8s_names.h"
 #include "kubeapi/resource_validation.h"
 #include "kubeapi/yaml_objects.h"
@@ -43,15 +42,6 @@ std::string ResourceNameError(const std::string& resource) {
   }
   if (absl::StrContains(resource, "kubernetes.io/") || IsExtendedResourceName(resource)) return "";
   return "doesn't follow extended resource name standard";
-}
-
-// NameError: the field errors the API server gives a name that `messages` (a name format's
-// check) found invalid, as Go prints them; OK when there are none.
-absl::Status NameError(absl::string_view field, absl::string_view name,
-                       const std::vector<std::string>& messages) {
-  FieldErrors errors;
-  errors.EachInvalid(field, name, messages);
-  return errors.Result();
 }
 
 // Reads one `resources.limits` or `resources.requests` map, keeping extended resources only. A

@@ -1,5 +1,6 @@
 #include "cmd/devmgr/dra_allocate.h"
 
+#include <initializer_list>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "cmd/devmgr/command_tree.h"
 #include "cmd/devmgr/printer.h"
 #include "kubeapi/object_files.h"
+#include "kubeapi/object_meta.h"
 #include "kubeapi/resource_claim.h"
 #include "kubeapi/resource_slice.h"
 #include "kubeapi/resource_validation.h"
@@ -34,6 +36,28 @@ struct AllocateFlags {
   bool explain = false;
   OutputFormat format = OutputFormat::kYaml;
 };
+
+// Refuses an object the lists give twice (the same namespace and name), as the API server holds
+// one object of a name: "ResourceClaim \"ns/a\" is given twice". A file given twice would make
+// its pools look incomplete, and a claim given twice would take two devices.
+template <typename T>
+absl::Status CheckGivenOnce(std::initializer_list<const std::vector<T>*> lists,
+                            absl::string_view kind) {
+  std::set<std::string> seen;
+  for (const std::vector<T>* list : lists) {
+    for (const T& object : *list) {
+      const kubeapi::ObjectMeta& meta = object.metadata;
+      if (meta.name.empty()) continue;  // generateName alone: no name to repeat
+      const std::string key = meta.namespace_name.empty()
+                                  ? meta.name
+                                  : absl::StrCat(meta.namespace_name, "/", meta.name);
+      if (!seen.insert(key).second) {
+        return absl::InvalidArgumentError(absl::StrCat(kind, " \"", key, "\" is given twice"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
 
 // Reads the objects of `kind` in the files and folders `paths` name; `decode` reads one.
 template <typename T>
@@ -119,6 +143,11 @@ int Run(const AllocateFlags& flags) {
   absl::StatusOr<std::vector<kubeapi::ResourceClaim>> allocated =
       ReadKind<kubeapi::ResourceClaim>(flags.allocated, "ResourceClaim", DecodeClaim);
   if (!allocated.ok()) return Fail(kExitUsage, allocated.status().message());
+  for (const absl::Status& once :
+       {CheckGivenOnce({&*slices}, "ResourceSlice"), CheckGivenOnce({&*classes}, "DeviceClass"),
+        CheckGivenOnce({&*claims, &*allocated}, "ResourceClaim")}) {
+    if (!once.ok()) return Fail(kExitUsage, once.message());
+  }
 
   std::vector<kubeapi::ResourceSlicePtr> slice_ptrs;
   for (kubeapi::ResourceSlice& slice : *slices) {

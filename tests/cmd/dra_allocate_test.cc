@@ -74,7 +74,12 @@ TEST(DraAllocateCommandTest, TakenDevicesLeaveNoAllocationAndExplainSaysWhy) {
   TempDir dir;
   ProcessResult first = RunDevmgr(Allocate({"--claim", Example("claim.yaml")}));
   ASSERT_EQ(first.exit_code, 0) << first.err;
-  std::ofstream(dir.Sub("allocated.yaml")) << first.out;
+  // Another claim, of another name, that holds the devices the first run gave.
+  std::string other = first.out;
+  const size_t name = other.find("name: training");
+  ASSERT_NE(name, std::string::npos) << other;
+  other.replace(name, 14, "name: training-0");
+  std::ofstream(dir.Sub("allocated.yaml")) << other;
 
   ProcessResult second = RunDevmgr(Allocate(
       {"--claim", Example("claim.yaml"), "--allocated", dir.Sub("allocated.yaml").string()}));
@@ -122,7 +127,25 @@ spec:
 )";
   ProcessResult bad_cel = RunDevmgr(Allocate({"--claim", dir.Sub("bad-cel.yaml").string()}));
   EXPECT_EQ(bad_cel.exit_code, 2);
-  EXPECT_NE(bad_cel.err.find("CEL compile error"), std::string::npos) << bad_cel.err;
+  // Refused as the API server refuses it, before any allocation.
+  EXPECT_NE(bad_cel.err.find("spec.devices.requests[0].exactly.selectors[0].cel.expression: "
+                             "Invalid value: \"device.attributes.nope(\": compilation failed: "),
+            std::string::npos)
+      << bad_cel.err;
+
+  // The same claim given twice took two devices; the same slices twice made their pools look
+  // incomplete ("cannot allocate all claims").
+  ProcessResult claim_twice =
+      RunDevmgr(Allocate({"--claim", Example("claim.yaml"), "--allocated", Example("claim.yaml")}));
+  EXPECT_EQ(claim_twice.exit_code, 2);
+  EXPECT_NE(claim_twice.err.find("ResourceClaim \"default/training\" is given twice"),
+            std::string::npos)
+      << claim_twice.err;
+  ProcessResult slices_twice =
+      RunDevmgr(Allocate({"--claim", Example("claim.yaml"), "--slices", Example("slices.yaml")}));
+  EXPECT_EQ(slices_twice.exit_code, 2);
+  EXPECT_NE(slices_twice.err.find("ResourceSlice \""), std::string::npos) << slices_twice.err;
+  EXPECT_NE(slices_twice.err.find("\" is given twice"), std::string::npos) << slices_twice.err;
 
   std::ofstream(dir.Sub("twice.yaml")) << R"(kind: ResourceClaim
 metadata: {name: c}

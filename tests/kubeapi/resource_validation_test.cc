@@ -57,7 +57,8 @@ Json ValidClaim() {
 
 // Upstream's validClaimSpecWithFirstAvailable: request "foo" with subrequests "foo" and "bar".
 Json ValidClaimWithFirstAvailable() {
-  return Json::parse(R"({"spec": {"devices": {"requests": [{"name": "foo", "firstAvailable": [
+  return Json::parse(R"({"metadata": {"name": "foo", "namespace": "ns"},
+      "spec": {"devices": {"requests": [{"name": "foo", "firstAvailable": [
       {"name": "foo", "deviceClassName": "foo", "allocationMode": "ExactCount", "count": 1},
       {"name": "bar", "deviceClassName": "foo", "allocationMode": "ExactCount", "count": 1}]}]}}})");
 }
@@ -252,6 +253,23 @@ TEST(ResourceValidationTest, TestValidateClaim) {
        {"spec.devices.requests[1].exactly.selectors[1].cel.expression: Too long: may not be "
         "more than 10240 bytes",
         "spec.devices.requests[1].exactly.selectors[2].cel: Required value"}},
+      {"missing-name",
+       With(ValidClaim(), [](Json& c) { c["metadata"].erase("name"); }),
+       {"metadata.name: Required value: name or generateName is required"}},
+      {"bad-name",
+       With(ValidClaim(), [](Json& c) { c["metadata"]["name"] = "a/b"; }),
+       {"metadata.name: Invalid value: \"a/b\": a lowercase RFC 1123 subdomain must consist of "
+        "lower case alphanumeric characters, '-' or '.', and must start and end with an "
+        "alphanumeric character (e.g. 'example.com', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"}},
+      // A claim read from a file may leave its namespace to its reader (devmgr's own rule).
+      {"no-namespace", With(ValidClaim(), [](Json& c) { c["metadata"].erase("namespace"); }), {}},
+      {"bad-namespace",
+       With(ValidClaim(), [](Json& c) { c["metadata"]["namespace"] = "Ns"; }),
+       {"metadata.namespace: Invalid value: \"Ns\": a lowercase RFC 1123 label must consist of "
+        "lower case alphanumeric characters or '-', and must start and end with an alphanumeric "
+        "character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"}},
       {"CEL-compile-errors",
        With(ValidClaim(),
             [](Json& c) {
@@ -403,7 +421,7 @@ TEST(ResourceValidationTest, TestValidateClaim) {
 // two cases of upstream's TestAllocator have one, and the allocator's answer to it is tested.)
 TEST(ResourceValidationTest, RefusesRequestsThatShareAName) {
   Check({"",
-         Json::parse(R"({"spec": {"devices": {"requests": [
+         Json::parse(R"({"metadata": {"name": "c"}, "spec": {"devices": {"requests": [
              {"name": "req-0", "exactly": {"deviceClassName": "gpu"}},
              {"name": "req-1", "exactly": {"deviceClassName": "gpu"}},
              {"name": "req-1", "exactly": {"deviceClassName": "gpu"}}]}}})"),
@@ -413,7 +431,7 @@ TEST(ResourceValidationTest, RefusesRequestsThatShareAName) {
 // Names are unique within their own list only: two requests may each have a subrequest "big".
 TEST(ResourceValidationTest, AcceptsTheSameSubrequestNameUnderTwoRequests) {
   Check({"",
-         Json::parse(R"({"spec": {"devices": {"requests": [
+         Json::parse(R"({"metadata": {"name": "c"}, "spec": {"devices": {"requests": [
              {"name": "req-0", "firstAvailable": [{"name": "big", "deviceClassName": "gpu"}]},
              {"name": "req-1", "firstAvailable": [{"name": "big", "deviceClassName": "gpu"}]}]}}})"),
          {}});

@@ -483,6 +483,23 @@ INSTANTIATE_TEST_SUITE_P(
             "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}\n"
             "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}",
             "document 2 (ResourceClaim): metadata.name: ResourceClaim \"a\" is given twice"},
+        // Names the API server refuses (ValidateResourceClaimName, validatePodResourceClaim):
+        // a claim "b/c" would share its key "ns/b/c" with a claim "c" of namespace "ns/b".
+        BadManifest{"ClaimNameWithASlash",
+                    "metadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
+                    "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: b/c}",
+                    "document 1 (ResourceClaim): metadata.name: Invalid value: \"b/c\": a "
+                    "lowercase RFC 1123 subdomain"},
+        BadManifest{"PodClaimEntryName",
+                    "metadata: {name: p}\nspec:\n  resourceClaims: [{name: Bad_Name, "
+                    "resourceClaimName: a}]\n  containers: [{name: c}]",
+                    "spec.resourceClaims[0].name: Invalid value: \"Bad_Name\": a lowercase RFC "
+                    "1123 label"},
+        BadManifest{"PodClaimReferenceName",
+                    "metadata: {name: p}\nspec:\n  resourceClaims: [{name: g, "
+                    "resourceClaimTemplateName: ..}]\n  containers: [{name: c}]",
+                    "spec.resourceClaims[0].resourceClaimTemplateName: Invalid value: \"..\": a "
+                    "lowercase RFC 1123 subdomain"},
         BadManifest{"ClaimRequestsShareAName",
                     "metadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
                     "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}\n"
