@@ -132,7 +132,9 @@ std::string BuildCdiSpec(const CdiOptions& options, absl::string_view device_typ
     list.push_back(std::move(device));
   }
   spec["devices"] = std::move(list);
-  return spec.dump(2) + "\n";
+  // A byte of a device's path or environment that is not UTF-8 is written as U+FFFD, as Go's
+  // encoder writes it (dump() would throw).
+  return spec.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 absl::Status WriteCdiSpec(const CdiOptions& options, absl::string_view device_type,

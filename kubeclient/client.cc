@@ -13,6 +13,7 @@
 #include "common/go_quote.h"
 #include "common/json_depth.h"
 #include "kubeapi/json_member.h"
+#include "kubeapi/json_text.h"
 #include "kubeclient/api_status.h"
 
 namespace devmgr::kubeclient {
@@ -114,7 +115,8 @@ absl::StatusOr<kubeapi::ResourceSlice> DecodeSlice(Json object, ResourceVersion 
 }
 
 std::string Body(const kubeapi::ResourceSlice& slice, ResourceVersion version) {
-  return kubeapi::ResourceSliceFromV1(kubeapi::EncodeResourceSlice(slice), version).dump();
+  return kubeapi::JsonText(
+      kubeapi::ResourceSliceFromV1(kubeapi::EncodeResourceSlice(slice), version));
 }
 
 // ParseEvent: one line of a watch stream.

@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "kubeapi/json_text.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::kubeclient {
@@ -510,12 +511,11 @@ absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialPlugin::Run(
   // As Go's json.Encoder writes it: <, >, &, U+2028 and U+2029 escaped (found in strings
   // only), and a newline after.
   std::string info_text =
-      absl::StrReplaceAll(info.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                          {{"<", "\\u003c"},
-                           {">", "\\u003e"},
-                           {"&", "\\u0026"},
-                           {"\xE2\x80\xA8", "\\u2028"},
-                           {"\xE2\x80\xA9", "\\u2029"}});
+      absl::StrReplaceAll(kubeapi::JsonText(info), {{"<", "\\u003c"},
+                                                    {">", "\\u003e"},
+                                                    {"&", "\\u0026"},
+                                                    {"\xE2\x80\xA8", "\\u2028"},
+                                                    {"\xE2\x80\xA9", "\\u2029"}});
   info_text.push_back('\n');
   extra.emplace_back(kExecInfoEnv, std::move(info_text));
 

@@ -15,6 +15,7 @@
 #include "common/file_store.h"
 #include "common/go_quote.h"
 #include "common/go_url.h"
+#include "kubeapi/json_text.h"
 #include "kubeapi/yaml_objects.h"
 #include "nlohmann/json.hpp"
 
@@ -174,7 +175,7 @@ absl::StatusOr<std::string> ExecClusterJson(const Entry& cluster, const std::str
     }
   }
   // Bytes that are not UTF-8 are replaced, as Go's encoder replaces them, never thrown on.
-  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return kubeapi::JsonText(json);
 }
 
 // Strings: the list of strings `node` holds (none when absent or null; a null item is "", as

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/file_store.h"
+#include "kubeapi/json_text.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::kubeletplugin {
@@ -86,10 +87,10 @@ OrderedJson DeviceEntry(const std::string& driver, const Device& device) {
       {"driver", driver}, {"pool", device.pool_name}, {"name", device.device_name}};
   if (device.metadata.has_value()) {
     if (!device.metadata->attributes.empty()) {
-      entry["attributes"] = OrderedJson::parse(device.metadata->attributes.dump());
+      entry["attributes"] = OrderedJson::parse(kubeapi::JsonText(device.metadata->attributes));
     }
     if (!device.metadata->network_data.is_null()) {
-      entry["networkData"] = OrderedJson::parse(device.metadata->network_data.dump());
+      entry["networkData"] = OrderedJson::parse(kubeapi::JsonText(device.metadata->network_data));
     }
   }
   return entry;
@@ -194,7 +195,7 @@ absl::Status MetadataWriter::WriteMetadata(const std::string& namespace_name,
                             {"generation", generation}}}};
     if (pod_claim_name.has_value()) object["podClaimName"] = *pod_claim_name;
     object["requests"] = OrderedJson::array({request_entry});
-    absl::StrAppend(&stream, object.dump(2), "\n");
+    absl::StrAppend(&stream, kubeapi::JsonText(object, 2), "\n");
   }
   const std::filesystem::path file = MetadataFile(namespace_name, name, BaseRequestName(request));
   if (absl::Status made = MakeDirs(file.parent_path()); !made.ok()) return made;
@@ -229,7 +230,8 @@ absl::StatusOr<std::string> MetadataWriter::WriteCdiSpec(const dra::ResourceClai
                                 {"containerPath", container_path},
                                 {"options", {"ro", "bind"}}}})}}}}})}};
   if (absl::Status made = MakeDirs(cdi_dir_); !made.ok()) return made;
-  if (absl::Status written = WriteInPlace(CdiSpecFile(claim.uid, request), spec.dump(2));
+  if (absl::Status written =
+          WriteInPlace(CdiSpecFile(claim.uid, request), kubeapi::JsonText(spec, 2));
       !written.ok()) {
     return written;
   }

@@ -7,6 +7,7 @@
 #include "common/json_depth.h"
 #include "common/plugin_channel.h"
 #include "common/status.h"
+#include "kubeapi/json_text.h"
 #include "kubeapi/resource_validation.h"
 
 namespace devmgr::resourceslice {
@@ -58,7 +59,7 @@ grpc::Status Answer(const absl::StatusOr<kubeapi::ResourceSlice>& slice, std::st
 }  // namespace
 
 std::string SliceText(const kubeapi::ResourceSlice& slice) {
-  return kubeapi::EncodeResourceSlice(slice).dump();
+  return kubeapi::JsonText(kubeapi::EncodeResourceSlice(slice));
 }
 
 grpc::Status StoreService::List(grpc::ServerContext*, const api::ListRequest* request,

@@ -12,6 +12,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "kubeapi/json_text.h"
 
 namespace devmgr::cli {
 namespace {
@@ -184,13 +185,9 @@ OrderedJson ProtoToJson(const google::protobuf::Message& message) {
   return json;
 }
 
-std::string JsonText(const OrderedJson& value) {
-  return value.dump(4, ' ', false, OrderedJson::error_handler_t::replace) + "\n";
-}
+std::string JsonText(const OrderedJson& value) { return kubeapi::JsonText(value, 4) + "\n"; }
 
-std::string JsonLine(const OrderedJson& value) {
-  return value.dump(-1, ' ', false, OrderedJson::error_handler_t::replace) + "\n";
-}
+std::string JsonLine(const OrderedJson& value) { return kubeapi::JsonText(value) + "\n"; }
 
 std::string YamlText(const OrderedJson& value) {
   YAML::Emitter out;

@@ -295,6 +295,22 @@ TEST(MetadataWriterTest, TestUpdateRequestMetadata) {
 
 // The pod's claim name is kept through an update; names that would leave the folders are
 // refused and nothing is written.
+// A driver's attribute that is not UTF-8 (read from sysfs) is written as Go's encoder writes it,
+// the bad byte as U+FFFD. Before, writing it threw on the driver's prepare thread, which ended
+// the driver.
+TEST(MetadataWriterTest, AnAttributeThatIsNotUtf8IsWrittenAsGoWritesIt) {
+  Fixture f;
+  absl::StatusOr<std::map<std::string, std::string>> ids = f.writer.ProcessPreparedClaim(
+      TestClaim(), {On(kRequest, "gpu-0", {{"model", {{"string", "A\xff"}}}})});
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  const std::vector<Json> stream =
+      ReadStream(f.writer.MetadataFile(kNamespace, kClaimName, kRequest));
+  ASSERT_EQ(stream.size(), 1u);
+  EXPECT_EQ(stream[0]["requests"][0]["devices"][0]["attributes"]["model"]["string"],
+            "A\xEF\xBF\xBD")
+      << stream[0].dump(2);
+}
+
 TEST(MetadataWriterTest, KeepsThePodClaimNameAndRefusesNamesThatAreNotFileNames) {
   Fixture f;
   dra::ResourceClaim claim = TestClaim();

@@ -106,6 +106,16 @@ TEST_F(StoreServiceTest, BehavesAsTheStoreItServes) {
   EXPECT_EQ(client_->Create(unnamed).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A driver's string that is not UTF-8 (an attribute read from sysfs) is sent as Go's encoder
+// sends it, the bad byte as U+FFFD. Before, encoding the slice threw and ended the driver.
+TEST_F(StoreServiceTest, AStringThatIsNotUtf8IsSentAsGoSendsIt) {
+  ResourceSlice slice = Slice("gpu.example.com", "node-1");
+  slice.spec.devices[0].extra["attributes"]["model"] = {{"string", "A\xff"}};
+  absl::StatusOr<ResourceSlice> created = client_->Create(slice);
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(created->spec.devices[0].extra["attributes"]["model"]["string"], "A\xEF\xBF\xBD");
+}
+
 // A driver that publishes what the API server would refuse is refused as the API server would,
 // and nothing is stored: two devices of one name, a slice that names no node.
 TEST_F(StoreServiceTest, RefusesSlicesTheApiServerWouldRefuse) {
