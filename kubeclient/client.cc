@@ -409,6 +409,16 @@ absl::StatusOr<SliceList> Client::ListResourceSlices(const ListOptions& options,
         }
         return body.status();
       }
+      // Read as a list would be a list of nothing, which a reflector takes as every slice
+      // deleted; client-go's decoder refuses it, and the list is tried again.
+      if (!body->is_object()) {
+        return absl::InvalidArgumentError("the server's ResourceSliceList is not a JSON object");
+      }
+      if (auto meta = body->find("metadata");
+          meta != body->end() && !meta->is_null() && !meta->is_object()) {
+        return absl::InvalidArgumentError(
+            "the server's ResourceSliceList has metadata that is not an object");
+      }
       const bool first_page = continue_token.empty();
       continue_token.clear();
       if (auto meta = body->find("metadata"); meta != body->end()) {

@@ -123,7 +123,13 @@ void SliceReflector::Run() {
                    .cap = options_.max_backoff};
   };
   Backoff backoff = fresh_backoff();
-  const auto pause = [&] { return Wait(backoff.Step([&] { return unit(random); })); };
+  absl::Time last_pause = absl::InfinitePast();
+  const auto pause = [&] {
+    const absl::Time now = absl::Now();
+    if (now - last_pause >= options_.backoff_reset) backoff = fresh_backoff();
+    last_pause = now;
+    return Wait(backoff.Step([&] { return unit(random); }));
+  };
   const auto fail = [&](const absl::Status& status) {
     if (options_.on_error) options_.on_error(status);
     return pause();

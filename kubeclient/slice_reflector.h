@@ -41,9 +41,12 @@ struct SliceReflectorOptions {
   // client-go's minWatchTimeout: each watch asks the server to end it after this times a
   // random factor in [1, 2).
   absl::Duration min_watch_timeout = absl::Minutes(5);
-  // client-go's reflector back-off.
+  // client-go's reflector back-off, which starts again from its first step when no pause came
+  // in the last `backoff_reset` (so that a failure now and then, hours apart, is not retried
+  // after the longest pause).
   absl::Duration initial_backoff = absl::Milliseconds(800);
   absl::Duration max_backoff = absl::Seconds(30);
+  absl::Duration backoff_reset = absl::Minutes(2);
 };
 
 // A watch the server ends sooner than this without an event is a failure (client-go's "very

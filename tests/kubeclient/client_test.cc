@@ -1526,6 +1526,17 @@ TEST(ClientTest, AnswersOfTheWrongShapeAreNoCrash) {
   EXPECT_EQ(too_deep.status().code(), absl::StatusCode::kInvalidArgument) << too_deep.status();
   EXPECT_THAT(too_deep.status().message(), HasSubstr("JSON nested deeper than 1000 levels"));
 
+  // An answer that is not a list object is an error, not a list of nothing: a reflector would
+  // have taken it as every slice deleted.
+  for (const char* shape : {"[]", "\"x\"", "1", R"({"metadata": [], "items": []})"}) {
+    FakeFailure not_a_list = Failure("", 200, "", -1, 1);
+    not_a_list.body = shape;
+    server.FailNext(not_a_list);
+    absl::StatusOr<SliceList> refused = client->ListResourceSlices({});
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument)
+        << shape << ": " << refused.status();
+  }
+
   FakeFailure numeric_version = Failure("", 200, "", -1, 1);
   numeric_version.body = R"({"metadata":{"resourceVersion":5},"items":[]})";
   server.FailNext(numeric_version);

@@ -72,7 +72,8 @@ class SliceReflectorTest : public ::testing::Test {
 
   std::unique_ptr<SliceReflector> Start(const std::string& field_selector = "",
                                         absl::Duration initial_backoff = absl::Milliseconds(10),
-                                        absl::Duration min_watch_timeout = absl::Minutes(5)) {
+                                        absl::Duration min_watch_timeout = absl::Minutes(5),
+                                        absl::Duration backoff_reset = absl::Minutes(2)) {
     SliceReflectorOptions options;
     options.client = client_.get();
     options.field_selector = field_selector;
@@ -85,6 +86,7 @@ class SliceReflectorTest : public ::testing::Test {
     };
     options.initial_backoff = initial_backoff;
     options.min_watch_timeout = min_watch_timeout;
+    options.backoff_reset = backoff_reset;
     absl::StatusOr<std::unique_ptr<SliceReflector>> reflector =
         SliceReflector::Start(std::move(options));
     EXPECT_TRUE(reflector.ok()) << reflector.status();
@@ -250,6 +252,21 @@ TEST_F(SliceReflectorTest, AFailingListIsRetried) {
   ASSERT_TRUE(WaitFor([&] { return recorder_.changes().size() == 1; }));
   EXPECT_EQ(errors_.load(), 3);
   EXPECT_EQ(reflector->lists(), 1);
+}
+
+// The back-off starts again from its first step after a spell without pauses, as client-go's
+// backoff manager resets (here every pause is after such a spell). Without the reset, ten
+// failures in a row would pause 20 ms, 40 ms, ... 10 s, more than 20 s in all.
+TEST_F(SliceReflectorTest, TheBackOffStartsAgainAfterAQuietSpell) {
+  FakeFailure failure;
+  failure.method = "GET";
+  failure.code = 500;
+  failure.times = 10;
+  server_.FailNext(failure);
+  std::unique_ptr<SliceReflector> reflector =
+      Start("", absl::Milliseconds(20), absl::Minutes(5), absl::ZeroDuration());
+  EXPECT_TRUE(WaitFor([&] { return reflector->lists() == 1; }, std::chrono::seconds(10)));
+  EXPECT_EQ(errors_.load(), 10);
 }
 
 // client-go's reflector starts over with a list after a watch that fails other than by a lost
