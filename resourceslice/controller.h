@@ -110,7 +110,9 @@ struct ControllerOptions {
   // The first desired state; std::nullopt is "no resources".
   std::optional<DriverResources> resources;
   absl::Duration sync_delay = kDefaultSyncDelay;
-  // Called on the worker's thread for every problem; the default logs it.
+  // Called on the worker's thread for every problem; the default logs it. It must not stop or
+  // destroy the controller (Stop joins that thread): a host that stops on an error hands the
+  // stop to a thread of its own.
   std::function<void(const ControllerError&)> error_handler;
   // Non-empty: manage only this pool, and leave spec.nodeName unset even for a Node owner
   // (node-owned slices that stay visible to other nodes through a node selector).
