@@ -86,9 +86,10 @@ void Print(const std::vector<kubeapi::ResourceSlice>& slices, OutputFormat forma
   table.Print(std::cout);
 }
 
-// ClusterFailure reports a failed call to the API server: one that could not be made
-// (unreachable, TLS, a deadline) is usage (2), the server's answer a "no" (1).
-int ClusterFailure(absl::string_view what, const absl::Status& status) {
+// StoreFailure reports a failed call to the API server or the daemon's store: one that could not
+// be made or was not answered (unreachable, TLS, a deadline) is usage (2), the server's answer
+// a "no" (1). Its code leads, as the message alone may be empty.
+int StoreFailure(absl::string_view what, const absl::Status& status) {
   const bool unreachable = absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
   return Fail(
       unreachable ? kExitUsage : kExitNo,
@@ -105,14 +106,14 @@ int RunCluster(const SlicesFlags& flags, const kubeclient::RestConfig& cluster, 
   if (!client.ok()) return Fail(kExitUsage, client.status().message());
   if (get) {
     absl::StatusOr<kubeapi::ResourceSlice> slice = (*client)->GetResourceSlice(flags.name);
-    if (!slice.ok()) return ClusterFailure("cannot get the ResourceSlice", slice.status());
+    if (!slice.ok()) return StoreFailure("cannot get the ResourceSlice", slice.status());
     Print({*std::move(slice)}, flags.format, true);
     return kExitOk;
   }
   resourceslice::ApiSliceStore store(**client);
   absl::StatusOr<std::vector<kubeapi::ResourceSlice>> slices =
       store.List({flags.driver, flags.node, flags.pool});
-  if (!slices.ok()) return ClusterFailure("cannot list ResourceSlices", slices.status());
+  if (!slices.ok()) return StoreFailure("cannot list ResourceSlices", slices.status());
   Print(*slices, flags.format, false);
   return kExitOk;
 }
@@ -129,9 +130,11 @@ int Run(const SlicesFlags& flags, bool get) {
   resourceslice::GrpcSliceStore store(connection.channel, connection.timeout);
   absl::StatusOr<std::vector<kubeapi::ResourceSlice>> slices =
       store.List({flags.driver, flags.node, flags.pool});
-  if (!slices.ok()) {
-    return Fail(kExitNo, absl::StrCat("cannot list ResourceSlices: ", slices.status().message()));
+  if (absl::IsUnimplemented(slices.status())) {
+    return Fail(kExitNo,
+                "cannot list ResourceSlices: the daemon keeps none (it runs with --dra=false)");
   }
+  if (!slices.ok()) return StoreFailure("cannot list ResourceSlices", slices.status());
   if (get) {
     std::erase_if(*slices, [&](const kubeapi::ResourceSlice& slice) {
       return slice.metadata.name != flags.name;

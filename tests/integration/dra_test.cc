@@ -367,6 +367,19 @@ TEST(DraTest, ThePodResourcesGatesTurnGetAndTheDynamicResourcesOff) {
       << bad.err;
 }
 
+// A daemon without DRA keeps no slices, and slices says so. Before, it said "cannot list
+// ResourceSlices: " and no more (the service is not registered: UNIMPLEMENTED, empty).
+TEST(DraTest, SlicesSaysADaemonWithoutDraKeepsNone) {
+  DaemonHarness h;
+  auto serve = h.StartServe({"--dra=false"});
+  ASSERT_NE(serve, nullptr);
+  const testing::ProcessResult listed = h.Run({"slices", "list", "--root-dir", h.Root()});
+  EXPECT_EQ(listed.exit_code, 1) << listed.err;
+  EXPECT_EQ(
+      listed.err,
+      "devmgr: cannot list ResourceSlices: the daemon keeps none (it runs with --dra=false)\n");
+}
+
 // Upstream's node e2e "must register after Kubelet restart": the driver keeps running while the
 // daemon restarts, and is registered again by the new one, which admits a pod with its claim at
 // once. Before, the driver's claim lookups failed with "No such file or directory" for a while
