@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/k8s_names.h"
 #include "common/table.h"
 
 namespace devmgr::cli {
@@ -63,7 +64,17 @@ absl::StatusOr<std::map<std::string, std::string>> ParseNodeLabels(
       return absl::InvalidArgumentError(
           absl::StrCat("--node-label: \"", label, "\" is not KEY=VALUE"));
     }
-    out[label.substr(0, equals)] = label.substr(equals + 1);
+    const std::string key = label.substr(0, equals);
+    const std::string value = label.substr(equals + 1);
+    // As the kubelet validates its --node-labels: the key a qualified name, the value a label's.
+    for (const auto& [part, errors] :
+         {std::pair{&key, QualifiedNameErrors(key)}, std::pair{&value, LabelValueErrors(value)}}) {
+      if (!errors.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("--node-label: invalid node labels: '",
+                                                       *part, "' - ", absl::StrJoin(errors, ", ")));
+      }
+    }
+    out[key] = value;
   }
   return out;
 }

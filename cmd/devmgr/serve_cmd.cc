@@ -22,6 +22,7 @@
 #include "cmd/devmgr/log_sink.h"
 #include "cmd/devmgr/service_notifier.h"
 #include "common/feature_gate_list.h"
+#include "common/k8s_names.h"
 #include "node/node.h"
 #include "node/process_settings.h"
 #include "node/root_held.h"
@@ -162,6 +163,12 @@ int RunServe(const ServeFlags& flags) {
   }
   if (flags.podresources_burst < 1) return Fail(kExitUsage, "--podresources-burst must be >= 1");
   if (flags.node_name.empty()) return Fail(kExitUsage, "--node-name must not be empty");
+  // It names the node's slices and the Node object, whose name the API server checks so.
+  if (const std::vector<std::string> errors = Dns1123SubdomainErrors(flags.node_name);
+      !errors.empty()) {
+    return Fail(kExitUsage, absl::StrCat("--node-name: \"", flags.node_name,
+                                         "\": ", absl::StrJoin(errors, ", ")));
+  }
   if (absl::Status topology = ReadTopologyFlags(flags, options); !topology.ok()) {
     return Fail(kExitUsage, topology.message());
   }

@@ -642,13 +642,20 @@ TEST_F(ServeTest, BadFlagsAreUsageErrors) {
                                                                 {"--kube-api-qps", "-1"},
                                                                 {"--kube-api-burst", "-1"},
                                                                 {"--numa-nodes", "3-1"},
-                                                                {"--node-name", ""}}) {
+                                                                {"--node-name", ""},
+                                                                {"--node-name", "Bad_Node"},
+                                                                {"--node-label", "Bad Key=v"},
+                                                                {"--node-label", "k=bad value"}}) {
     std::vector<std::string> args = {"serve", "--root-dir", Root()};
     args.insert(args.end(), flag.begin(), flag.end());
     ProcessResult result = Run(args);
     EXPECT_EQ(result.exit_code, 2) << flag[0] << ": " << result.err;
     EXPECT_NE(result.err.find(flag[0]), std::string::npos) << result.err;
   }
+  // Device classes the node could not read are refused before it starts.
+  ProcessResult classes = Run({"serve", "--root-dir", Root(), "--device-classes", "/nowhere"});
+  EXPECT_EQ(classes.exit_code, 2) << classes.err;
+  EXPECT_EQ(classes.err, "devmgr: device classes /nowhere: No such file or directory\n");
   EXPECT_FALSE(Exists("devmgr.sock"));
 }
 
