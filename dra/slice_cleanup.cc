@@ -42,6 +42,7 @@ void SliceCleanup::DriverUsable(const std::string& driver_name, bool usable) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
   if (usable) {
+    usable_.insert(driver_name);
     if (pending_.erase(driver_name) > 0) {
       ++wakeups_;
       DEVMGR_LOG(options_.logger, debug, "Cancelled the ResourceSlice wipe", "driverName",
@@ -49,10 +50,12 @@ void SliceCleanup::DriverUsable(const std::string& driver_name, bool usable) {
     }
     return;
   }
+  const bool was_usable = usable_.erase(driver_name) > 0;
   if (!pending_.contains(driver_name)) {
-    DEVMGR_LOG(options_.logger, info,
-               "DRA driver has no connected endpoint, its ResourceSlices will be wiped",
-               "driverName", driver_name, "delay", options_.wiping_delay);
+    Log(options_.logger, spdlog::source_loc{__FILE__, __LINE__, __func__},
+        was_usable ? spdlog::level::info : spdlog::level::debug,
+        "DRA driver has no connected endpoint, its ResourceSlices will be wiped", "driverName",
+        driver_name, "delay", options_.wiping_delay);
   }
   Schedule(driver_name, clock_.Now() + options_.wiping_delay);
 }

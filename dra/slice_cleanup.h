@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -96,6 +97,9 @@ class SliceCleanup {
   mutable absl::Mutex mu_;
   // Driver name ("" for every driver) -> its next attempt.
   std::map<std::string, Wipe> pending_ ABSL_GUARDED_BY(mu_);
+  // The drivers usable at their last report: one that stops being usable is news (info); one
+  // that registers, whose endpoint is not connected yet, is not (debug).
+  std::set<std::string> usable_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   // Bumped by Wake and by every change of pending_, so that the thread waits again.
   uint64_t wakeups_ ABSL_GUARDED_BY(mu_) = 0;

@@ -6,12 +6,14 @@
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 
 #include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -127,6 +129,30 @@ TEST_F(SliceCleanupTest, ADriverWithoutAConnectedEndpointIsWipedAfterTheDelay) {
   ASSERT_TRUE(WaitFor([&] { return wiper_.calls() == (Calls{"", "gpu.example.com"}); }));
   EXPECT_TRUE(WaitFor([&] { return !cleanup->NextAttempt("gpu.example.com").has_value(); }));
   EXPECT_TRUE(wiper_.slices().empty());
+}
+
+// A driver that registers is not usable until its endpoint connects, a moment later: its wipe is
+// scheduled then as well, but only a driver that was usable and is no longer is news at info.
+// Before, every registration logged at info that the driver's slices would be wiped.
+TEST_F(SliceCleanupTest, OnlyADriverThatWasUsableIsLoggedAsGoneAtInfo) {
+  std::ostringstream log;
+  auto logger = std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  logger->set_level(spdlog::level::info);
+  SliceCleanupOptions options;
+  options.wiper = &wiper_;
+  options.clock = &clock_;
+  options.logger = logger;
+  SliceCleanup cleanup(std::move(options));
+  // The start-up wipe logs at info; once it is done the thread logs no more here.
+  ASSERT_TRUE(WaitFor([&] { return !cleanup.NextAttempt("").has_value(); }));
+  log.str("");
+  cleanup.DriverUsable("gpu.example.com", false);
+  EXPECT_TRUE(cleanup.NextAttempt("gpu.example.com").has_value());
+  EXPECT_EQ(log.str(), "");
+  cleanup.DriverUsable("gpu.example.com", true);
+  cleanup.DriverUsable("gpu.example.com", false);
+  EXPECT_NE(log.str().find("DRA driver has no connected endpoint"), std::string::npos) << log.str();
 }
 
 TEST_F(SliceCleanupTest, ADriverThatComesBackKeepsItsSlices) {
