@@ -119,6 +119,8 @@ int RunCluster(const SlicesFlags& flags, const kubeclient::RestConfig& cluster, 
 }
 
 int Run(const SlicesFlags& flags, bool get) {
+  // kubectl's "resource name may not be empty".
+  if (get && flags.name.empty()) return Fail(kExitUsage, "a ResourceSlice's name may not be empty");
   if (!flags.root_dir_given || !flags.kubeconfig.empty() || !flags.context.empty()) {
     absl::StatusOr<std::optional<kubeclient::RestConfig>> cluster =
         FindCluster(flags.kubeconfig, flags.context);

@@ -160,6 +160,11 @@ TEST(ClusterTest, ANodeAndItsDriverWorkWithTheClustersClaimsAndSlices) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_TRUE(absl::StrContains(missing.err, "resourceslices.resource.k8s.io \"nope\" not found"))
       << missing.err;
+  // An empty name is bad usage, as kubectl's "resource name may not be empty"; before, it was
+  // looked up and not found (exit 1).
+  const testing::ProcessResult unnamed = h.Run({"slices", "get", "", "--kubeconfig", kubeconfig});
+  EXPECT_EQ(unnamed.exit_code, 2) << unnamed.err;
+  EXPECT_EQ(unnamed.err, "devmgr: a ResourceSlice's name may not be empty\n");
 
   // A pod whose claim the scheduler allocated in the cluster: the node and the driver both read
   // it from the API server.
