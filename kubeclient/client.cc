@@ -1,6 +1,8 @@
 #include "kubeclient/client.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -141,10 +143,12 @@ absl::StatusOr<SliceEvent> ParseEvent(std::string_view line, ResourceVersion ver
       auto it = object.find(key);
       return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
     };
-    const int code =
-        object.is_object() && object.contains("code") && object["code"].is_number_integer()
-            ? object["code"].get<int>()
-            : 500;
+    // A Status's code is an int32; one past it (4294967706 is 410 wrapped) is no code.
+    const bool has_code = object.is_object() && object.contains("code") &&
+                          kubeapi::IsInt64(object["code"]) &&
+                          object["code"].get<int64_t>() >= std::numeric_limits<int32_t>::min() &&
+                          object["code"].get<int64_t>() <= std::numeric_limits<int32_t>::max();
+    const int code = has_code ? static_cast<int>(object["code"].get<int64_t>()) : 500;
     return StatusFromApiError(code, text("reason"), absl::StrCat("watch: ", text("message")));
   }
   SliceEvent out;
@@ -420,12 +424,18 @@ absl::StatusOr<SliceList> Client::ListResourceSlices(const ListOptions& options,
             "the server's ResourceSliceList has metadata that is not an object");
       }
       const bool first_page = continue_token.empty();
+      const std::string asked = std::move(continue_token);
       continue_token.clear();
       if (auto meta = body->find("metadata"); meta != body->end()) {
         // The list is of its first page's version, as client-go's pager keeps it (every page
         // of one list is of that version).
         if (first_page) list.resource_version = kubeapi::StringMember(*meta, "resourceVersion");
         if (paged) continue_token = kubeapi::StringMember(*meta, "continue");
+      }
+      // A server that answers a page with the token it was asked for would be asked forever.
+      if (!continue_token.empty() && continue_token == asked) {
+        return absl::InvalidArgumentError(
+            "the server's ResourceSliceList gave the continue token it was asked for again");
       }
       auto items = body->find("items");
       if (items != body->end() && !items->is_null()) {

@@ -281,6 +281,15 @@ TEST(ClientTest, ListsInPagesAndReadsWholeWhenTheTokenExpires) {
   ASSERT_EQ(server.Requests().size(), 1u);
   EXPECT_EQ(server.Requests()[0].target,
             "/apis/resource.k8s.io/v1/resourceslices?resourceVersion=0");
+
+  // A server that answers a page with the token it was asked for is not asked forever.
+  FakeFailure same_token = Failure("GET", 200, "", -1, 2);
+  same_token.target_prefix = "/apis/resource.k8s.io/v1/resourceslices?limit=500";
+  same_token.body = R"({"metadata":{"continue":"t"},"items":[]})";
+  server.FailNext(same_token);
+  absl::StatusOr<SliceList> looping = client->ListResourceSlices({});
+  EXPECT_EQ(looping.status().code(), absl::StatusCode::kInvalidArgument) << looping.status();
+  EXPECT_THAT(looping.status().message(), HasSubstr("continue token it was asked for again"));
 }
 
 // As client-go, answers may come gzip'd (the fake compresses those of 128 KiB and more, as the
@@ -1536,6 +1545,18 @@ TEST(ClientTest, AnswersOfTheWrongShapeAreNoCrash) {
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument)
         << shape << ": " << refused.status();
   }
+
+  // A watch's ERROR event whose code is past an int32 is no code (500), not the code it wraps
+  // to: 4294967706 read as an int was 410, which has the reflector list again at once.
+  FakeFailure wrapped = Failure("GET", 200, "", -1, 1);
+  wrapped.target_prefix = "/apis/resource.k8s.io/v1/resourceslices?watch=true";
+  wrapped.body = R"({"type":"ERROR","object":{"kind":"Status","code":4294967706,)"
+                 R"("reason":"Expired","message":"m"}})"
+                 "\n";
+  server.FailNext(wrapped);
+  const absl::Status watched =
+      client->WatchResourceSlices(From("1"), [](const SliceEvent&) { return true; });
+  EXPECT_EQ(watched.code(), absl::StatusCode::kInternal) << watched;
 
   FakeFailure numeric_version = Failure("", 200, "", -1, 1);
   numeric_version.body = R"({"metadata":{"resourceVersion":5},"items":[]})";
