@@ -13,25 +13,6 @@
 namespace devmgr::cel {
 namespace {
 
-// MaskTrailingDash: a name that more will be appended to (a generateName prefix), as
-// apimachinery checks one: a final '-' and the character before it stand as "a".
-std::string MaskTrailingDash(absl::string_view name) {
-  if (name.size() > 1 && name.back() == '-') {
-    return absl::StrCat(name.substr(0, name.size() - 2), "a");
-  }
-  return std::string(name);
-}
-
-std::vector<std::string> Dns1123LabelPrefixErrors(absl::string_view value) {
-  return Dns1123LabelErrors(MaskTrailingDash(value));
-}
-std::vector<std::string> Dns1123SubdomainPrefixErrors(absl::string_view value) {
-  return Dns1123SubdomainErrors(MaskTrailingDash(value));
-}
-std::vector<std::string> Dns1035LabelPrefixErrors(absl::string_view value) {
-  return Dns1035LabelErrors(MaskTrailingDash(value));
-}
-
 // An absolute URL or path, as an HTTP request names one; the message is Go's parse error.
 std::vector<std::string> UriErrors(absl::string_view value) {
   absl::StatusOr<GoURL> url = GoURL::ParseRequestURI(value);

@@ -111,6 +111,29 @@ std::vector<std::string> Dns1035LabelErrors(absl::string_view value) {
   return errors;
 }
 
+namespace {
+
+std::string MaskTrailingDash(absl::string_view name) {
+  if (name.size() > 1 && name.back() == '-') {
+    return absl::StrCat(name.substr(0, name.size() - 2), "a");
+  }
+  return std::string(name);
+}
+
+}  // namespace
+
+std::vector<std::string> Dns1123LabelPrefixErrors(absl::string_view value) {
+  return Dns1123LabelErrors(MaskTrailingDash(value));
+}
+
+std::vector<std::string> Dns1123SubdomainPrefixErrors(absl::string_view value) {
+  return Dns1123SubdomainErrors(MaskTrailingDash(value));
+}
+
+std::vector<std::string> Dns1035LabelPrefixErrors(absl::string_view value) {
+  return Dns1035LabelErrors(MaskTrailingDash(value));
+}
+
 std::vector<std::string> QualifiedNameErrors(absl::string_view value) {
   std::vector<std::string> errors;
   std::vector<absl::string_view> parts = absl::StrSplit(value, '/');

@@ -19,6 +19,13 @@ std::vector<std::string> Dns1123SubdomainErrors(absl::string_view value);
 // IsDNS1035Label: as a DNS-1123 label, beginning with a letter.
 std::vector<std::string> Dns1035LabelErrors(absl::string_view value);
 
+// The same three for a name that more will be appended to (a generateName prefix), as
+// apimachinery checks one: a final '-' and the character before it stand as "a" (its
+// maskTrailingDash).
+std::vector<std::string> Dns1123LabelPrefixErrors(absl::string_view value);
+std::vector<std::string> Dns1123SubdomainPrefixErrors(absl::string_view value);
+std::vector<std::string> Dns1035LabelPrefixErrors(absl::string_view value);
+
 // IsQualifiedName: a name of at most 63 alphanumerics, '-', '_' or '.' (alphanumeric at both
 // ends), after an optional DNS-1123 subdomain prefix and '/'. Label keys, extended resources.
 std::vector<std::string> QualifiedNameErrors(absl::string_view value);

@@ -98,12 +98,18 @@ void CheckRequestName(FieldErrors& errors, absl::string_view name, const std::st
   errors.EachInvalid(path, name, Dns1123LabelErrors(name));
 }
 
-// An object's own name, as ValidateObjectMeta checks a name that must be a DNS-1123 subdomain.
-void CheckObjectName(FieldErrors& errors, absl::string_view name, const std::string& path) {
-  if (name.empty()) {
-    errors.Required(path, "name or generateName is required");
-  } else {
-    errors.EachInvalid(path, name, Dns1123SubdomainErrors(name));
+// An object's own name, or the generateName it is to be named from, as ValidateObjectMeta
+// checks a name that must be a DNS-1123 subdomain (the API server names an object from its
+// generateName before it validates it; a file read here may hold the generateName alone).
+void CheckObjectName(FieldErrors& errors, const ObjectMeta& meta) {
+  if (!meta.generate_name.empty()) {
+    errors.EachInvalid("metadata.generateName", meta.generate_name,
+                       Dns1123SubdomainPrefixErrors(meta.generate_name));
+  }
+  if (!meta.name.empty()) {
+    errors.EachInvalid("metadata.name", meta.name, Dns1123SubdomainErrors(meta.name));
+  } else if (meta.generate_name.empty()) {
+    errors.Required("metadata.name", "name or generateName is required");
   }
 }
 
@@ -595,7 +601,7 @@ absl::Status ValidateResourceClaim(const ResourceClaim& claim, SelectorCost cost
   FieldErrors errors;
   // Its metadata as ValidateObjectMeta with ValidateResourceClaimName. A claim read from a file
   // may leave its namespace to the reader (the pod's, or "default").
-  CheckObjectName(errors, claim.metadata.name, "metadata.name");
+  CheckObjectName(errors, claim.metadata);
   if (!claim.metadata.namespace_name.empty()) {
     errors.EachInvalid("metadata.namespace", claim.metadata.namespace_name,
                        Dns1123LabelErrors(claim.metadata.namespace_name));
@@ -619,7 +625,7 @@ absl::Status ValidateResourceClaim(const ResourceClaim& claim, SelectorCost cost
 
 absl::Status ValidateDeviceClass(const DeviceClass& device_class, SelectorCost cost) {
   FieldErrors errors;
-  CheckObjectName(errors, device_class.metadata.name, "metadata.name");
+  CheckObjectName(errors, device_class.metadata);
   CheckSelectors(errors, device_class.selectors, "spec.selectors", cost);
   CheckSize(errors, device_class.config, kDeviceConfigMaxSize, "spec.config",
             [&](const Json& config, const std::string& at) {

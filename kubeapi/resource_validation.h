@@ -2,7 +2,8 @@
 // an API server (pod manifests, the files of `devmgr dra allocate` and of the node's
 // --device-classes, the slices drivers publish into the node's store), with its texts.
 //
-// ValidateResourceClaim: a ResourceClaim's spec (resource.k8s.io's validateDeviceClaim). The
+// ValidateResourceClaim: a ResourceClaim's name and namespace (ValidateObjectMeta) and its spec
+// (resource.k8s.io's validateDeviceClaim). The
 // allocator would take some claims a cluster refuses (two requests of one name get two counts'
 // results under that name; a constraint or configuration naming no request is silently unused), so
 // they are refused here first, with the API server's texts:
@@ -11,12 +12,12 @@
 //
 // What is checked, in upstream's order: the sizes of every list, request and subrequest names
 // (DNS labels, unique in their list), exactly one of `exactly` and `firstAvailable`, device class
-// names, selectors (a `cel` expression of at most 10 KiB, whose estimated cost is at most
-// 1,000,000: "Forbidden: too complex, exceeds cost limit"; whether it compiles is the
-// allocator's to say, with its own compiler's text), allocation mode and count, tolerations,
-// the requests a constraint or a configuration names, constraint attributes (fully qualified
-// names) and opaque configurations (driver name, parameters a JSON object of at most 10 KiB).
-// Not checked: metadata (devmgr names the claims it is given), fields devmgr does not model
+// names, selectors (a `cel` expression of at most 10 KiB that compiles, "Invalid value: ...:
+// compilation failed: ...", whose estimated cost is at most 1,000,000: "Forbidden: too
+// complex, exceeds cost limit"), allocation mode and count, tolerations, the requests a
+// constraint or a configuration names, constraint attributes (fully qualified names) and
+// opaque configurations (driver name, parameters a JSON object of at most 10 KiB).
+// Not checked: metadata beyond the name and namespace, fields devmgr does not model
 // (derivedAttributes, capacity requests beyond their decoding).
 #pragma once
 

@@ -262,6 +262,24 @@ TEST(ResourceValidationTest, TestValidateClaim) {
         "lower case alphanumeric characters, '-' or '.', and must start and end with an "
         "alphanumeric character (e.g. 'example.com', regex used for validation is "
         "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"}},
+      // Named from its generateName, as the API server names it before it validates it.
+      {"generate-name",
+       With(ValidClaim(),
+            [](Json& c) {
+              c["metadata"].erase("name");
+              c["metadata"]["generateName"] = "gpu-";
+            }),
+       {}},
+      {"bad-generate-name",
+       With(ValidClaim(),
+            [](Json& c) {
+              c["metadata"].erase("name");
+              c["metadata"]["generateName"] = "GPU-";
+            }),
+       {"metadata.generateName: Invalid value: \"GPU-\": a lowercase RFC 1123 subdomain must "
+        "consist of lower case alphanumeric characters, '-' or '.', and must start and end with "
+        "an alphanumeric character (e.g. 'example.com', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"}},
       // A claim read from a file may leave its namespace to its reader (devmgr's own rule).
       {"no-namespace", With(ValidClaim(), [](Json& c) { c["metadata"].erase("namespace"); }), {}},
       {"bad-namespace",
