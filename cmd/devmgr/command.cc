@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/k8s_names.h"
 #include "common/table.h"
 
@@ -64,15 +65,21 @@ absl::StatusOr<std::map<std::string, std::string>> ParseNodeLabels(
       return absl::InvalidArgumentError(
           absl::StrCat("--node-label: \"", label, "\" is not KEY=VALUE"));
     }
-    const std::string key = label.substr(0, equals);
-    const std::string value = label.substr(equals + 1);
-    // As the kubelet validates its --node-labels: the key a qualified name, the value a label's.
+    // As the kubelet reads its --node-labels: each side trimmed, the key a qualified name and
+    // the value a label's, every bad part named.
+    const std::string key(absl::StripAsciiWhitespace(absl::string_view(label).substr(0, equals)));
+    const std::string value(
+        absl::StripAsciiWhitespace(absl::string_view(label).substr(equals + 1)));
+    std::vector<std::string> invalid;
     for (const auto& [part, errors] :
          {std::pair{&key, QualifiedNameErrors(key)}, std::pair{&value, LabelValueErrors(value)}}) {
       if (!errors.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("--node-label: invalid node labels: '",
-                                                       *part, "' - ", absl::StrJoin(errors, ", ")));
+        invalid.push_back(absl::StrCat("'", *part, "' - ", absl::StrJoin(errors, ", ")));
       }
+    }
+    if (!invalid.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--node-label: invalid node labels: ", absl::StrJoin(invalid, "; ")));
     }
     out[key] = value;
   }

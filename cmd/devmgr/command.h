@@ -48,8 +48,10 @@ int OutputWritten(int code);
 // `flag` for anything else or a negative duration.
 absl::StatusOr<absl::Duration> ParseFlagDuration(absl::string_view flag, const std::string& text);
 
-// ParseNodeLabels reads --node-label KEY=VALUE flags (given once per label) into a map;
-// InvalidArgument naming the one that is not KEY=VALUE.
+// ParseNodeLabels reads --node-label KEY=VALUE flags (given once per label) into a map, each
+// side trimmed; InvalidArgument naming the one that is not KEY=VALUE, and with the kubelet's
+// text ("invalid node labels: 'KEY' - ...") a key that is not a qualified name or a value that
+// is not a label value.
 absl::StatusOr<std::map<std::string, std::string>> ParseNodeLabels(
     const std::vector<std::string>& labels);
 

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cmd/devmgr/cluster.h"
@@ -162,12 +163,13 @@ int RunServe(const ServeFlags& flags) {
     return Fail(kExitUsage, "--podresources-qps must be a number >= 0 (0: no limit)");
   }
   if (flags.podresources_burst < 1) return Fail(kExitUsage, "--podresources-burst must be >= 1");
-  if (flags.node_name.empty()) return Fail(kExitUsage, "--node-name must not be empty");
-  // It names the node's slices and the Node object, whose name the API server checks so.
-  if (const std::vector<std::string> errors = Dns1123SubdomainErrors(flags.node_name);
-      !errors.empty()) {
-    return Fail(kExitUsage, absl::StrCat("--node-name: \"", flags.node_name,
-                                         "\": ", absl::StrJoin(errors, ", ")));
+  // Trimmed and lower-cased, as the kubelet takes its --hostname-override; then it names the
+  // node's slices and its Node object, whose name the API server checks as a DNS subdomain.
+  const std::string node_name = absl::AsciiStrToLower(absl::StripAsciiWhitespace(flags.node_name));
+  if (node_name.empty()) return Fail(kExitUsage, "--node-name must not be empty");
+  if (const std::vector<std::string> errors = Dns1123SubdomainErrors(node_name); !errors.empty()) {
+    return Fail(kExitUsage,
+                absl::StrCat("--node-name: \"", node_name, "\": ", absl::StrJoin(errors, ", ")));
   }
   if (absl::Status topology = ReadTopologyFlags(flags, options); !topology.ok()) {
     return Fail(kExitUsage, topology.message());
@@ -197,7 +199,7 @@ int RunServe(const ServeFlags& flags) {
   options.dra_call_timeout = *dra_call;
   options.dra_sync_period = *dra_sync;
   options.dra_wiping_delay = *dra_wiping;
-  options.node_name = flags.node_name;
+  options.node_name = node_name;
   absl::StatusOr<std::map<std::string, std::string>> labels = ParseNodeLabels(flags.node_labels);
   if (!labels.ok()) return Fail(kExitUsage, labels.status().message());
   options.node_labels = *std::move(labels);
@@ -408,8 +410,9 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
       ->capture_default_str();
   serve
       ->add_option("--node-name", flags->node_name,
-                   "The node's name: spec.nodeName of the ResourceSlices DRA drivers publish "
-                   "(fake-dra --node-name), which the node wipes")
+                   "The node's name, trimmed and lower-cased as the kubelet's: spec.nodeName of "
+                   "the ResourceSlices DRA drivers publish (fake-dra --node-name), which the "
+                   "node wipes")
       ->type_name("NAME")
       ->capture_default_str();
   serve
@@ -418,8 +421,9 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
       ->type_name("KEY=VALUE");
   serve
       ->add_option("--device-classes", flags->device_classes,
-                   "DeviceClasses (a YAML/JSON file or folder, read at each allocation): without "
-                   "a cluster, claims that come with a pod unallocated are allocated on the node")
+                   "DeviceClasses (a YAML/JSON file or folder, checked at start and read at each "
+                   "allocation): without a cluster, claims that come with a pod unallocated are "
+                   "allocated on the node")
       ->type_name("PATH");
   serve
       ->add_option("--feature-gates", flags->feature_gates,

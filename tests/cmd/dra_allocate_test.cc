@@ -98,6 +98,27 @@ TEST(DraAllocateCommandTest, TakenDevicesLeaveNoAllocationAndExplainSaysWhy) {
   }
 }
 
+// --node-label as the kubelet reads its --node-labels: each side trimmed, an empty value a
+// label's, and a bad key and value both named in the kubelet's words.
+TEST(DraAllocateCommandTest, NodeLabelsAreReadAsTheKubeletReadsThem) {
+  ProcessResult good = RunDevmgr(
+      Allocate({"--claim", Example("claim.yaml"), "--node-label",
+                " topology.kubernetes.io/zone = a ", "--node-label", "example.com/empty="}));
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  ProcessResult bad =
+      RunDevmgr(Allocate({"--claim", Example("claim.yaml"), "--node-label", "Bad Key=bad value"}));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err.rfind("devmgr: --node-label: invalid node labels: 'Bad Key' - name part must "
+                          "consist of alphanumeric characters",
+                          0),
+            0u)
+      << bad.err;
+  EXPECT_NE(bad.err.find("; 'bad value' - a valid label must be an empty string or consist of "
+                         "alphanumeric characters"),
+            std::string::npos)
+      << bad.err;
+}
+
 TEST(DraAllocateCommandTest, BadInputExitsTwo) {
   TempDir dir;
   std::ofstream(dir.Sub("broken.yaml")) << "kind: ResourceClaim\nspec: [\n";

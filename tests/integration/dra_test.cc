@@ -807,6 +807,23 @@ TEST(DraTest, ANodeWithoutASchedulerAllocatesClaimsFromItsDriversSlices) {
   EXPECT_TRUE(absl::StrContains(fourth.err, "cannot allocate all claims")) << fourth.err;
 }
 
+// --node-name is taken as the kubelet takes its --hostname-override, trimmed and lower-cased:
+// " NODE " is the node "node" whose slices its driver publishes, and allocates from them.
+// Before, a name with upper case letters was taken as it was, and matched no slice.
+TEST(DraTest, TheNodesNameIsTrimmedAndLowerCasedAsTheKubeletsIs) {
+  DaemonHarness h;
+  std::vector<std::string> flags = AllocatingNodeFlags(h, "");
+  flags.insert(flags.end(), {"--node-name", " NODE "});
+  auto serve = h.StartServe(flags);
+  ASSERT_NE(serve, nullptr);
+  auto gpu = h.StartDraDriver(kGpu, 1);
+  ASSERT_TRUE(DriversRegistered(h, {kGpu}));
+  ASSERT_TRUE(Published(h, "dev-0"));
+  const testing::ProcessResult admitted = h.Admit(Unallocated("p1", "a"));
+  ASSERT_EQ(admitted.exit_code, 0) << admitted.err;
+  EXPECT_TRUE(absl::StrContains(admitted.out, "gpu.example.com/device=dev-0")) << admitted.out;
+}
+
 // A damaged claim record (kept aside at the start) takes with it which claims the node
 // allocated, but not the devices the driver prepared for them: dra_manager_state names those,
 // and the node's allocator leaves them alone until their pod is removed (and refuses the lost
