@@ -176,7 +176,7 @@ absl::StatusOr<dra::ResourceClaim> ReadResourceClaim(const YAML::Node& root) {
     *target = *std::move(value);
   }
   if (claim.name.empty()) return FieldError("metadata.name", "is required");
-  // As the API server's ValidateResourceClaimName. The namespace is the pod's (ReadClaims).
+  // As the API server's ValidateResourceClaimName (a claim read from the API server passed it).
   if (absl::Status valid =
           NameError("metadata.name", claim.name, Dns1123SubdomainErrors(claim.name));
       !valid.ok()) {
@@ -254,16 +254,17 @@ absl::Status ReadPodResourceClaims(const YAML::Node& spec, const YAML::Node& sta
             absl::StatusOr<std::string> name =
                 ReadRequired(item["name"], absl::StrCat(where, ".name"));
             if (!name.ok()) return name.status();
-            // As the API server's validatePodResourceClaim: the entry's name a
-            // DNS label, the claim or template it names a DNS subdomain.
+            // As the API server's validatePodResourceClaim: the entry's name unique and a
+            // DNS label, the claim or template it names a DNS subdomain, and so the name of
+            // the claim made from a template, "<pod>-<entry>".
+            if (!names.insert(*name).second) {
+              return FieldError(absl::StrCat(where, ".name"),
+                                absl::StrCat("duplicate claim name \"", *name, "\""));
+            }
             if (absl::Status valid =
                     NameError(absl::StrCat(where, ".name"), *name, Dns1123LabelErrors(*name));
                 !valid.ok()) {
               return valid;
-            }
-            if (!names.insert(*name).second) {
-              return FieldError(absl::StrCat(where, ".name"),
-                                absl::StrCat("duplicate claim name \"", *name, "\""));
             }
             claim.name = *std::move(name);
             absl::StatusOr<std::optional<std::string>> claim_name =
@@ -284,6 +285,15 @@ absl::Status ReadPodResourceClaims(const YAML::Node& spec, const YAML::Node& sta
               if (!named->has_value()) continue;
               if (absl::Status valid = NameError(absl::StrCat(where, ".", field), **named,
                                                  Dns1123SubdomainErrors(**named));
+                  !valid.ok()) {
+                return valid;
+              }
+            }
+            if (template_name->has_value()) {
+              const std::string made = absl::StrCat(pod.name, "-", claim.name);
+              std::vector<std::string> errors = Dns1123SubdomainErrors(made);
+              for (std::string& error : errors) error.insert(0, "final ResourceClaim name: ");
+              if (absl::Status valid = NameError(absl::StrCat(where, ".name"), made, errors);
                   !valid.ok()) {
                 return valid;
               }

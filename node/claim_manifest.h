@@ -22,15 +22,18 @@ namespace devmgr::node {
 inline constexpr absl::string_view kResourceClaimApiVersions[] = {
     "resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1"};
 
-// ReadResourceClaim reads one ResourceClaim document: metadata (name required; a missing uid is
-// generated, as the API server would; a missing namespace is left empty), ownerReferences,
+// ReadResourceClaim reads one ResourceClaim document: metadata (name required, a DNS subdomain;
+// a missing uid is generated, as the API server would; a missing namespace is left empty),
+// ownerReferences,
 // status.allocation.devices.results and status.reservedFor. InvalidArgument naming the field
 // for a missing result field or a wrong type.
 absl::StatusOr<dra::ResourceClaim> ReadResourceClaim(const YAML::Node& root);
 
 // ReadPodResourceClaims reads a Pod's spec.resourceClaims (each names a claim or a claim
 // template, exactly one of them), spec.schedulingGroup.podGroupName and
-// status.resourceClaimStatuses into `pod`. Names must be unique.
+// status.resourceClaimStatuses into `pod`, whose name is read already. Names must be unique
+// and valid as the API server checks them (the entry's a DNS label, the claim's or template's a
+// DNS subdomain, and "<pod>-<entry>" one for a template).
 absl::Status ReadPodResourceClaims(const YAML::Node& spec, const YAML::Node& status, dra::Pod& pod);
 
 // ReadContainerClaims reads one container's resources.claims (`field` names them in errors).

@@ -330,6 +330,26 @@ TEST(PodManifestTest, AClaimWithoutUidGetsOne) {
       << manifest->claims.claims[0].uid;
 }
 
+// The claim made from a template is named "<pod>-<entry>", which must be a DNS subdomain too
+// (upstream's "final ResourceClaim name").
+TEST(PodManifestTest, AClaimMadeFromATemplateNeedsANameThatFits) {
+  const std::string pod(250, 'p');
+  const std::string manifest = absl::StrCat("metadata: {name: ", pod,
+                                            "}\nspec:\n  resourceClaims: [{name: gpu, "
+                                            "resourceClaimTemplateName: t}]\n  containers: "
+                                            "[{name: c}]");
+  absl::StatusOr<PodManifest> parsed = ParsePodManifest(manifest);
+  ASSERT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << parsed.status();
+  EXPECT_EQ(parsed.status().message(),
+            absl::StrCat("spec.resourceClaims[0].name: Invalid value: \"", pod,
+                         "-gpu\": final ResourceClaim name: must be no more than 253 characters"));
+  // A claim named in the pod is not made, whatever the pod's name.
+  EXPECT_TRUE(ParsePodManifest(absl::StrCat("metadata: {name: ", pod,
+                                            "}\nspec:\n  resourceClaims: [{name: gpu, "
+                                            "resourceClaimName: c}]\n  containers: [{name: c}]"))
+                  .ok());
+}
+
 struct BadManifest {
   const char* name;
   const char* text;
