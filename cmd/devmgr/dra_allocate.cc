@@ -39,18 +39,20 @@ struct AllocateFlags {
 
 // Refuses an object the lists give twice (the same namespace and name), as the API server holds
 // one object of a name: "ResourceClaim \"ns/a\" is given twice". A file given twice would make
-// its pools look incomplete, and a claim given twice would take two devices.
+// its pools look incomplete, and a claim given twice would take two devices. An object without a
+// namespace is in `default_namespace` (claims: "default", as kubectl puts them; slices and
+// classes have none).
 template <typename T>
 absl::Status CheckGivenOnce(std::initializer_list<const std::vector<T>*> lists,
-                            absl::string_view kind) {
+                            absl::string_view kind, absl::string_view default_namespace = "") {
   std::set<std::string> seen;
   for (const std::vector<T>* list : lists) {
     for (const T& object : *list) {
       const kubeapi::ObjectMeta& meta = object.metadata;
       if (meta.name.empty()) continue;  // generateName alone: no name to repeat
-      const std::string key = meta.namespace_name.empty()
-                                  ? meta.name
-                                  : absl::StrCat(meta.namespace_name, "/", meta.name);
+      const absl::string_view in =
+          meta.namespace_name.empty() ? default_namespace : absl::string_view(meta.namespace_name);
+      const std::string key = in.empty() ? meta.name : absl::StrCat(in, "/", meta.name);
       if (!seen.insert(key).second) {
         return absl::InvalidArgumentError(absl::StrCat(kind, " \"", key, "\" is given twice"));
       }
@@ -145,7 +147,7 @@ int Run(const AllocateFlags& flags) {
   if (!allocated.ok()) return Fail(kExitUsage, allocated.status().message());
   for (const absl::Status& once :
        {CheckGivenOnce({&*slices}, "ResourceSlice"), CheckGivenOnce({&*classes}, "DeviceClass"),
-        CheckGivenOnce({&*claims, &*allocated}, "ResourceClaim")}) {
+        CheckGivenOnce({&*claims, &*allocated}, "ResourceClaim", "default")}) {
     if (!once.ok()) return Fail(kExitUsage, once.message());
   }
 
