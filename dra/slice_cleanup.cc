@@ -52,10 +52,15 @@ void SliceCleanup::DriverUsable(const std::string& driver_name, bool usable) {
   }
   const bool was_usable = usable_.erase(driver_name) > 0;
   if (!pending_.contains(driver_name)) {
-    Log(options_.logger, spdlog::source_loc{__FILE__, __LINE__, __func__},
-        was_usable ? spdlog::level::info : spdlog::level::debug,
-        "DRA driver has no connected endpoint, its ResourceSlices will be wiped", "driverName",
-        driver_name, "delay", options_.wiping_delay);
+    constexpr absl::string_view kGone =
+        "DRA driver has no connected endpoint, its ResourceSlices will be wiped";
+    if (was_usable) {
+      DEVMGR_LOG(options_.logger, info, kGone, "driverName", driver_name, "delay",
+                 options_.wiping_delay);
+    } else {
+      DEVMGR_LOG(options_.logger, debug, kGone, "driverName", driver_name, "delay",
+                 options_.wiping_delay);
+    }
   }
   Schedule(driver_name, clock_.Now() + options_.wiping_delay);
 }

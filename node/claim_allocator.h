@@ -33,8 +33,8 @@ struct ClaimAllocatorOptions {
   absl::Duration timeout = absl::Seconds(10);
 };
 
-// The DeviceClasses in `path` (a YAML/JSON file or a folder of them), read now; none for an
-// empty path. InvalidArgument naming the file for one that cannot be read or is not a valid
+// ReadDeviceClasses: the DeviceClasses in `path` (a YAML/JSON file or a folder of them), read
+// now; none for an empty path. InvalidArgument naming the file for one that cannot be read or is not a valid
 // DeviceClass (its selectors compiled).
 absl::StatusOr<std::vector<kubeapi::DeviceClass>> ReadDeviceClasses(
     const std::filesystem::path& path);

@@ -293,8 +293,6 @@ TEST(MetadataWriterTest, TestUpdateRequestMetadata) {
   }
 }
 
-// The pod's claim name is kept through an update; names that would leave the folders are
-// refused and nothing is written.
 // A driver's attribute that is not UTF-8 (read from sysfs) is written as Go's encoder writes it,
 // the bad byte as U+FFFD. Before, writing it threw on the driver's prepare thread, which ended
 // the driver.
@@ -311,6 +309,8 @@ TEST(MetadataWriterTest, AnAttributeThatIsNotUtf8IsWrittenAsGoWritesIt) {
       << stream[0].dump(2);
 }
 
+// The pod's claim name is kept through an update; names that would leave the folders are
+// refused and nothing is written.
 TEST(MetadataWriterTest, KeepsThePodClaimNameAndRefusesNamesThatAreNotFileNames) {
   Fixture f;
   dra::ResourceClaim claim = TestClaim();
