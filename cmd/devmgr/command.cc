@@ -22,13 +22,23 @@ void AddOutputFlag(CLI::App& command, OutputFormat& format, OutputFormats offere
     formats.emplace("wide", OutputFormat::kWide);
     formats.emplace("yaml", OutputFormat::kYaml);
   }
-  command
-      .add_option("-o,--output", format,
-                  all ? "Output format: table (default), wide, json or yaml"
-                      : "Output format: table (default) or json")
-      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case))
+  TakeFormatNames(command.add_option("-o,--output", format,
+                                     all ? "Output format: table (default), wide, json or yaml"
+                                         : "Output format: table (default) or json"),
+                  formats)
       // --help names the value; the choices are in the description (and in the completions).
       ->option_text("FORMAT");
+}
+
+CLI::Option* TakeFormatNames(CLI::Option* option,
+                             const std::map<std::string, OutputFormat>& formats) {
+  // A transform runs before those added earlier: the name is checked, then mapped.
+  return option->transform(CLI::CheckedTransformer(formats))
+      ->transform(CLI::Validator(
+          [formats](const std::string& value) {
+            return formats.contains(value) ? std::string() : "not a format";
+          },
+          ""));
 }
 
 int Fail(ExitCode code, absl::string_view reason) {

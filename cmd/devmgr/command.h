@@ -36,6 +36,11 @@ enum class OutputFormats { kAll, kTableAndJson };
 void AddOutputFlag(CLI::App& command, OutputFormat& format,
                    OutputFormats offered = OutputFormats::kAll);
 
+// TakeFormatNames makes an -o `option` take exactly the names of `formats`, as kubectl's -o
+// does: not "JSON", nor the numbers CLI11's mapping to the enum would take as well ("-o 1").
+CLI::Option* TakeFormatNames(CLI::Option* option,
+                             const std::map<std::string, OutputFormat>& formats);
+
 // Fail prints "devmgr: <reason>" on stderr and returns `code`.
 int Fail(ExitCode code, absl::string_view reason);
 

@@ -232,8 +232,9 @@ void AddAllocateCommand(CLI::App& dra, CommandResult& result) {
                      "search ran into");
   std::map<std::string, OutputFormat> formats{{"json", OutputFormat::kJson},
                                               {"yaml", OutputFormat::kYaml}};
-  allocate->add_option("-o,--output", flags->format, "Output format: yaml (default) or json")
-      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case))
+  TakeFormatNames(
+      allocate->add_option("-o,--output", flags->format, "Output format: yaml (default) or json"),
+      formats)
       ->option_text("FORMAT");
   SetExamples(*allocate,
               {{"Allocate the claim of examples/allocate from its slices and classes",

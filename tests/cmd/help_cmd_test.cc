@@ -121,6 +121,15 @@ TEST(HelpCommandTest, ValueOutsideItsSetNamesTheSet) {
   EXPECT_EQ(format.err,
             "devmgr: --output: \"xml\" is not one of json, table, wide or yaml (see devmgr pods "
             "list --help)\n");
+  // Only the names, as kubectl's -o: not in capitals, nor the numbers CLI11's mapping to the
+  // enum took as well (-o 1 printed JSON).
+  for (const char* value : {"JSON", "1", "0"}) {
+    const ProcessResult other = RunDevmgr({"pods", "list", "-o", value});
+    EXPECT_EQ(other.exit_code, 2);
+    EXPECT_EQ(other.err, absl::StrCat("devmgr: --output: \"", value,
+                                      "\" is not one of json, table, wide or yaml (see devmgr "
+                                      "pods list --help)\n"));
+  }
   const ProcessResult shell = RunDevmgr({"completion", "tcsh"});
   EXPECT_EQ(shell.exit_code, 2);
   EXPECT_EQ(shell.err,
