@@ -202,6 +202,13 @@ absl::StatusOr<v1beta1::AllocateResponse> EndpointImpl::DoAllocate(
   v1beta1::AllocateResponse response;
   grpc::Status status = stub_->Allocate(&context, request, &response);
   if (!status.ok()) return FromGrpcCall(status);
+  // What a kubelet's channel would have refused, in grpc-go's words (the channel's own limit is
+  // larger, for ListAndWatch).
+  if (const size_t bytes = response.ByteSizeLong(); bytes > kMaxAllocateResponseBytes) {
+    return FromGrpcCall(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                     absl::StrCat("grpc: received message larger than max (", bytes,
+                                                  " vs. ", kMaxAllocateResponseBytes, ")")));
+  }
   return response;
 }
 

@@ -13,6 +13,7 @@
 #include "common/damaged_copy.h"
 #include "common/errno_status.h"
 #include "common/file_store.h"
+#include "common/go_quote.h"
 #include "common/k8s_names.h"
 #include "common/unix_socket.h"
 #include "devicemanager/checkpoint_store_impl.h"
@@ -470,7 +471,7 @@ absl::StatusOr<std::filesystem::path> ManagerImpl::AwaitPluginSocket(const std::
     }
     if (absl::Now() >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat("failed to dial device plugin: no socket at ",
-                                                      socket->string(), " within ",
+                                                      GoQuote(socket->string()), " within ",
                                                       absl::FormatDuration(options_.dial_timeout)));
     }
     absl::SleepFor(kSocketPollInterval);

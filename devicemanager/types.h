@@ -69,6 +69,11 @@ inline constexpr absl::Duration kDefaultPluginCallTimeout = absl::Seconds(30);
 inline constexpr absl::Duration kPreStartContainerTimeout = absl::Seconds(30);
 // 100,000 devices with 64-byte IDs and topology come to about 10 MiB; leave room for more.
 inline constexpr int kDefaultMaxMessageBytes = 64 << 20;
+// The largest Allocate answer taken: gRPC's default limit on what a kubelet receives (its
+// channels to plugins set none). The channel's own limit is larger, for ListAndWatch; an answer
+// is kept with its pod and written into every checkpoint after it, so one plugin's answers of
+// tens of megabytes would slow every admission on the node and fill its disk.
+inline constexpr size_t kMaxAllocateResponseBytes = 4 << 20;
 // The most devices one ListAndWatch snapshot may list, ten times the 100,000 a large node has. A
 // device can take 2 bytes on the wire and a hundred in memory, so within the message limit a
 // plugin could otherwise make the manager hold gigabytes.

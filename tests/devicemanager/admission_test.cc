@@ -3,6 +3,7 @@
 // options, pod removal, rollback, the checkpoint across restarts, waiting for a plugin that
 // comes back, and concurrent admission. Upstream scenarios (manager_test.go,
 // topology_hints_test.go) keep their names.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -684,6 +685,37 @@ TEST_F(AdmissionTest, RollbackOnPluginErrorInSecondResource) {
   Pod other = MakePod("pod2", {MakeContainer("c", {{kResource1, 2}})});
   AddActive("pod2");
   EXPECT_TRUE(manager_->Allocate(other, other.containers[0]).ok());
+}
+
+// An Allocate answer over gRPC's default 4 MiB, which a kubelet could not receive, refuses the
+// admission with grpc-go's text and keeps nothing. Before, answers up to the channel's 64 MiB
+// were kept with the pod and written into every checkpoint after it: a plugin's few such
+// answers made a checkpoint of hundreds of megabytes, a journal of gigabytes, and every other
+// admission on the node slow.
+TEST_F(AdmissionTest, AnAllocateAnswerOverWhatAKubeletTakesIsRefused) {
+  StartManager();
+  PluginPtr plugin = StartPlugin("p1.sock", kResource1, MakeDevices(2, "a"));
+  plugin->OnAllocate([](const v1beta1::AllocateRequest&, v1beta1::AllocateResponse* response) {
+    (*response->add_container_responses()->mutable_envs())["BIG"] = std::string(5 << 20, 'x');
+    return grpc::Status::OK;
+  });
+  ASSERT_TRUE(WaitFor([&] { return ReadCheckpoint().ok(); }));
+  Pod pod = MakePod("pod1", {MakeContainer("c", {{kResource1, 1}})});
+  AddActive("pod1");
+  absl::Status status = manager_->Allocate(pod, pod.containers[0]);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+  EXPECT_THAT(std::string(status.message()),
+              ::testing::MatchesRegex("rpc error: code = ResourceExhausted desc = grpc: received "
+                                      "message larger than max \\([0-9]+ vs\\. 4194304\\)"));
+  EXPECT_TRUE(manager_->GetDevices("pod1", "c").empty());
+  EXPECT_TRUE(ReadCheckpoint()->pod_device_entries.empty());
+  // An answer of 4 MiB less a little is taken.
+  plugin->OnAllocate([](const v1beta1::AllocateRequest&, v1beta1::AllocateResponse* response) {
+    (*response->add_container_responses()->mutable_envs())["BIG"] =
+        std::string((4 << 20) - 64, 'x');
+    return grpc::Status::OK;
+  });
+  EXPECT_TRUE(manager_->Allocate(pod, pod.containers[0]).ok());
 }
 
 TEST_F(AdmissionTest, FailedCheckpointWriteRollsBack) {

@@ -57,10 +57,10 @@ class HostileRegistrationTest : public ::testing::Test {
   fs::path Outside() const { return dir_.Sub("out"); }
   fs::path KubeletSocket() const { return PluginDir() / "kubelet.sock"; }
 
-  void StartManager() {
+  void StartManager(absl::Duration dial_timeout = absl::Seconds(5)) {
     ManagerOptions options;
     options.plugin_dir = PluginDir();
-    options.dial_timeout = absl::Seconds(5);
+    options.dial_timeout = dial_timeout;
     options.plugin_call_timeout = absl::Seconds(5);
     manager_ = std::make_unique<ManagerImpl>(std::move(options));
     ASSERT_TRUE(
@@ -96,7 +96,7 @@ TEST_F(HostileRegistrationTest, EndpointThatLeavesThePluginFolder) {
 // Names that are not text are quoted as Go's %q quotes them, so the refusal stays one line
 // whatever the plugin sent.
 TEST_F(HostileRegistrationTest, NamesInRefusalsAreQuotedAsGoQuotesThem) {
-  StartManager();
+  StartManager(absl::Milliseconds(200));
   const absl::Status name = outside_->Register(KubeletSocket(), "v1beta1", "bad\"name\n", "p.sock");
   EXPECT_EQ(name.code(), absl::StatusCode::kUnknown);
   EXPECT_EQ(name.message(), "the ResourceName \"bad\\\"name\\n\" is invalid");
@@ -111,6 +111,10 @@ TEST_F(HostileRegistrationTest, NamesInRefusalsAreQuotedAsGoQuotesThem) {
             absl::StrCat("failed to dial device plugin: invalid endpoint \"sub/\\x01.sock\": must "
                          "be the file name of a socket in ",
                          PluginDir().string()));
+  // A socket that never comes: its path, a newline and all, on one line.
+  const absl::Status never = Register("x\ny.sock");
+  EXPECT_EQ(never.message(), absl::StrCat("failed to dial device plugin: no socket at \"",
+                                          PluginDir().string(), "/x\\ny.sock\" within 200ms"));
   EXPECT_EQ(outside_->get_options_calls(), 0);
 }
 
