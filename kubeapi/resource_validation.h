@@ -3,10 +3,10 @@
 // --device-classes, the slices drivers publish into the node's store), with its texts.
 //
 // ValidateResourceClaim: a ResourceClaim's name and namespace (ValidateObjectMeta) and its spec
-// (resource.k8s.io's validateDeviceClaim). The
-// allocator would take some claims a cluster refuses (two requests of one name get two counts'
-// results under that name; a constraint or configuration naming no request is silently unused), so
-// they are refused here first, with the API server's texts:
+// (resource.k8s.io's validateDeviceClaim). The allocator would take some claims a cluster
+// refuses (two requests of one name get two counts' results under that name; a constraint or
+// configuration naming no request is silently unused), so they are refused here first, with the
+// API server's texts:
 //   spec.devices.requests[0].name: Invalid value: "GPU": a lowercase RFC 1123 label must ...
 // Several errors come as the API server aggregates them: "[first, second]".
 //
