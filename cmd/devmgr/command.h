@@ -55,8 +55,9 @@ absl::StatusOr<absl::Duration> ParseFlagDuration(absl::string_view flag, const s
 
 // ParseNodeLabels reads --node-label KEY=VALUE flags (given once per label) into a map, each
 // side trimmed; InvalidArgument naming the one that is not KEY=VALUE, and with the kubelet's
-// text ("invalid node labels: 'KEY' - ...") a key that is not a qualified name or a value that
-// is not a label value.
+// texts keys in the kubernetes.io or k8s.io namespaces that a kubelet may not set ("unknown
+// 'kubernetes.io' or 'k8s.io' labels ...") and keys that are not qualified names or values that
+// are not label values ("invalid node labels: 'KEY' - ...").
 absl::StatusOr<std::map<std::string, std::string>> ParseNodeLabels(
     const std::vector<std::string>& labels);
 

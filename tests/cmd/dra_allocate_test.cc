@@ -117,6 +117,25 @@ TEST(DraAllocateCommandTest, NodeLabelsAreReadAsTheKubeletReadsThem) {
                          "alphanumeric characters"),
             std::string::npos)
       << bad.err;
+  // Keys of the kubernetes.io and k8s.io namespaces: the kubelet's own, and those under its
+  // prefixes, are taken; the others are refused, all named, in the kubelet's words.
+  ProcessResult kubelets = RunDevmgr(Allocate(
+      {"--claim", Example("claim.yaml"), "--node-label", "kubernetes.io/hostname=n", "--node-label",
+       "node.kubernetes.io/pool=a", "--node-label", "x.kubelet.kubernetes.io/y="}));
+  EXPECT_EQ(kubelets.exit_code, 0) << kubelets.err;
+  ProcessResult reserved =
+      RunDevmgr(Allocate({"--claim", Example("claim.yaml"), "--node-label",
+                          "node-role.kubernetes.io/worker=", "--node-label", "app.k8s.io/name=x"}));
+  EXPECT_EQ(reserved.exit_code, 2);
+  EXPECT_EQ(reserved.err.rfind("devmgr: --node-label: unknown 'kubernetes.io' or 'k8s.io' labels "
+                               "specified with --node-labels: [app.k8s.io/name "
+                               "node-role.kubernetes.io/worker]\n--node-labels in the "
+                               "'kubernetes.io' namespace must begin with an allowed prefix "
+                               "(kubelet.kubernetes.io, node.kubernetes.io) or be in the "
+                               "specifically allowed set (beta.kubernetes.io/arch, ",
+                               0),
+            0u)
+      << reserved.err;
 }
 
 TEST(DraAllocateCommandTest, BadInputExitsTwo) {
