@@ -34,8 +34,8 @@ struct ClaimAllocatorOptions {
 };
 
 // ReadDeviceClasses: the DeviceClasses in `path` (a YAML/JSON file or a folder of them), read
-// now; none for an empty path. InvalidArgument naming the file for one that cannot be read or is not a valid
-// DeviceClass (its selectors compiled).
+// now; none for an empty path. InvalidArgument naming the file for one that cannot be read or is
+// not a valid DeviceClass (its selectors compiled).
 absl::StatusOr<std::vector<kubeapi::DeviceClass>> ReadDeviceClasses(
     const std::filesystem::path& path);
 
