@@ -120,10 +120,9 @@ absl::StatusOr<bool> Program::MatchesValue(const Value& device, uint64_t* cost,
   return result.bool_value();
 }
 
-absl::StatusOr<uint64_t> SelectorMaxCost(const std::string& expression) {
+absl::StatusOr<uint64_t> SelectorMaxCost(const std::string& expression, const CheckOptions& check) {
   CompileOptions options;
-  options.check.list_type_attributes = true;
-  options.check.consumable_capacity = true;
+  options.check = check;
   absl::StatusOr<std::shared_ptr<const Program>> program = Program::Compile(expression, options);
   if (!program.ok()) return program.status();
   return (*program)->estimated_cost().max;

@@ -84,11 +84,13 @@ class Program {
   mutable RegexCache regexes_;
 };
 
-// SelectorMaxCost: the greatest estimated cost of `expression` compiled with every feature of
-// the environment enabled (the API server's environment for stored selectors), or Compile's
-// error when it does not compile there (kubeapi::SelectorCost, for the API server's refusal of
-// a selector that does not compile or is too complex).
-absl::StatusOr<uint64_t> SelectorMaxCost(const std::string& expression);
+// SelectorMaxCost: the greatest estimated cost of `expression` compiled as `check` says, by
+// default with everything of the environment (the API server's environment for stored
+// selectors; new_expressions for those of an object it creates), or Compile's error when it does
+// not compile there (kubeapi::SelectorCost, for the API server's refusal of a selector that does
+// not compile or is too complex).
+absl::StatusOr<uint64_t> SelectorMaxCost(const std::string& expression,
+                                         const CheckOptions& check = {});
 
 // DeviceValue: the value of the variable `device`.
 Value DeviceValue(const Device& device);

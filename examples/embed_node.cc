@@ -22,11 +22,12 @@ int main(int argc, char** argv) {
   }
   std::stringstream text;
   text << std::ifstream(argv[3]).rdbuf();
-  auto manifest = devmgr::node::ParsePodManifest(text.str());
-  if (!manifest.ok()) return Fail("read manifest", manifest.status());
-
   devmgr::node::NodeOptions options;
   options.root_dir = argv[1];  // device-plugins/, plugins_registry/, pod-resources/, devmgr.sock
+  // The manifest's claims are checked as the node's DRA features allow (their CEL selectors).
+  auto manifest = devmgr::node::ParsePodManifest(text.str(), options.dra_features);
+  if (!manifest.ok()) return Fail("read manifest", manifest.status());
+
   auto node = devmgr::node::Node::Start(options);
   if (!node.ok()) return Fail("start", node.status());
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -28,9 +29,9 @@ absl::StatusOr<std::vector<FileObject>> ReadObjectFiles(const std::vector<std::s
 // a whole `kubectl get` of several kinds). InvalidArgument "FILE: KIND NAME: ..." for an object
 // `decode` refuses.
 template <typename T>
-absl::StatusOr<std::vector<T>> DecodeKind(const std::vector<FileObject>& objects,
-                                          absl::string_view kind,
-                                          absl::StatusOr<T> (*decode)(const nlohmann::json&)) {
+absl::StatusOr<std::vector<T>> DecodeKind(
+    const std::vector<FileObject>& objects, absl::string_view kind,
+    absl::FunctionRef<absl::StatusOr<T>(const nlohmann::json&)> decode) {
   std::vector<T> out;
   for (const FileObject& item : objects) {
     const auto found = item.object.find("kind");

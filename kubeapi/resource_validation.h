@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "kubeapi/resource_claim.h"
@@ -33,9 +34,10 @@ namespace devmgr::kubeapi {
 
 // SelectorCost: the greatest cost an evaluation of a CEL selector can have, estimated as the API
 // server estimates it, or the compiler's error for a selector that does not compile, which the
-// API server refuses as an invalid value (cel::SelectorMaxCost; the CEL evaluator is a layer
-// above this one).
-using SelectorCost = absl::StatusOr<uint64_t> (*)(const std::string& expression);
+// API server refuses as an invalid value (structured::NewSelectorCost for an object being
+// created, cel::SelectorMaxCost for one already stored; the CEL evaluator is a layer above this
+// one).
+using SelectorCost = absl::FunctionRef<absl::StatusOr<uint64_t>(const std::string& expression)>;
 
 // ValidateResourceClaim: a claim's name (a DNS-1123 subdomain), its namespace when it has one
 // (a DNS-1123 label) and its spec. InvalidArgument with the errors' text; OK for a claim the

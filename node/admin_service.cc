@@ -21,7 +21,7 @@ grpc::Status AdminService::AdmitPod(grpc::ServerContext*, const admin::AdmitPodR
       break;
     }
     case admin::AdmitPodRequest::kManifest: {
-      absl::StatusOr<PodManifest> manifest = ParsePodManifest(request->manifest());
+      absl::StatusOr<PodManifest> manifest = ParsePodManifest(request->manifest(), features_);
       if (!manifest.ok()) return ToGrpcStatus(manifest.status());
       pod = std::move(manifest->pod);
       claims = std::move(manifest->claims);

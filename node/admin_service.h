@@ -9,6 +9,7 @@
 #include "node/claim_store.h"
 #include "node/pod_admission.h"
 #include "node/pod_registry.h"
+#include "structured/feature_gates.h"
 
 namespace devmgr::node {
 
@@ -19,11 +20,17 @@ inline constexpr int kMaxAdminRequestBytes = 4 << 20;
 class AdminService final : public devmgr::admin::v1::Admin::Service {
  public:
   // Not owned; all must outlive the service. `claims` and `dra` are null on a node without
-  // DRA (then GetResourceClaim answers NOT_FOUND and ListClaims nothing).
+  // DRA (then GetResourceClaim answers NOT_FOUND and ListClaims nothing). A manifest's claims
+  // are read with the node's DRA `features` (ParsePodManifest).
   AdminService(PodAdmission& admission, PodRegistry& registry,
-               const devicemanager::Manager& manager, ClaimStore* claims = nullptr,
-               const dra::Manager* dra = nullptr)
-      : admission_(admission), registry_(registry), manager_(manager), claims_(claims), dra_(dra) {}
+               const devicemanager::Manager& manager, const structured::Features& features,
+               ClaimStore* claims = nullptr, const dra::Manager* dra = nullptr)
+      : admission_(admission),
+        registry_(registry),
+        manager_(manager),
+        features_(features),
+        claims_(claims),
+        dra_(dra) {}
 
   grpc::Status AdmitPod(grpc::ServerContext* context,
                         const devmgr::admin::v1::AdmitPodRequest* request,
@@ -52,6 +59,7 @@ class AdminService final : public devmgr::admin::v1::Admin::Service {
   PodAdmission& admission_;
   PodRegistry& registry_;
   const devicemanager::Manager& manager_;
+  const structured::Features features_;
   ClaimStore* const claims_;
   const dra::Manager* const dra_;
 };

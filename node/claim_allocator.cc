@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cel/program.h"
 #include "kubeapi/object_files.h"
 #include "kubeapi/resource_validation.h"
 #include "structured/allocator.h"
@@ -84,14 +83,16 @@ std::string Summary(const structured::Explanation& explanation) {
 }  // namespace
 
 absl::StatusOr<std::vector<kubeapi::DeviceClass>> ReadDeviceClasses(
-    const std::filesystem::path& path) {
+    const std::filesystem::path& path, const structured::Features& features) {
   if (path.empty()) return std::vector<kubeapi::DeviceClass>{};
   absl::StatusOr<std::vector<kubeapi::FileObject>> objects =
       kubeapi::ReadObjectFiles({path.string()});
   if (!objects.ok()) return objects.status();
   return kubeapi::DecodeKind<kubeapi::DeviceClass>(
-      *objects, "DeviceClass", [](const kubeapi::Json& object) {
-        return kubeapi::DecodeValidDeviceClass(object, cel::SelectorMaxCost);
+      *objects, "DeviceClass", [&](const kubeapi::Json& object) {
+        return kubeapi::DecodeValidDeviceClass(object, [&](const std::string& expression) {
+          return structured::NewSelectorCost(features, expression);
+        });
       });
 }
 
@@ -124,7 +125,7 @@ absl::Status ClaimAllocator::Allocate(PodClaims& claims,
 
   if (!to_allocate.empty()) {
     absl::StatusOr<std::vector<kubeapi::DeviceClass>> classes =
-        ReadDeviceClasses(options_.device_classes);
+        ReadDeviceClasses(options_.device_classes, options_.features);
     if (!classes.ok()) return classes.status();
     absl::StatusOr<std::vector<kubeapi::ResourceSlice>> listed =
         slices_.List(resourceslice::SliceFilter{});

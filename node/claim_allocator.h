@@ -35,9 +35,10 @@ struct ClaimAllocatorOptions {
 
 // ReadDeviceClasses: the DeviceClasses in `path` (a YAML/JSON file or a folder of them), read
 // now; none for an empty path. InvalidArgument naming the file for one that cannot be read or is
-// not a valid DeviceClass (its selectors compiled).
+// not a valid DeviceClass (its selectors compiled as the API server compiles a new class's, with
+// `features`: structured::NewSelectorCost).
 absl::StatusOr<std::vector<kubeapi::DeviceClass>> ReadDeviceClasses(
-    const std::filesystem::path& path);
+    const std::filesystem::path& path, const structured::Features& features);
 
 class ClaimAllocator {
  public:

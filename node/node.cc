@@ -313,7 +313,7 @@ absl::Status CheckDeviceClasses(const NodeOptions& options) {
     return absl::OkStatus();
   }
   absl::StatusOr<std::vector<kubeapi::DeviceClass>> classes =
-      ReadDeviceClasses(options.device_classes);
+      ReadDeviceClasses(options.device_classes, options.dra_features);
   if (!classes.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("device classes: ", classes.status().message()));
   }
@@ -583,8 +583,8 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
     DEVMGR_LOG(options.logger, info, "Serving metrics", "address", s.metrics_server->address());
   }
 
-  s.admin_service = std::make_unique<AdminService>(*s.admission, s.registry, *s.manager,
-                                                   s.claims.get(), s.dra.get());
+  s.admin_service = std::make_unique<AdminService>(
+      *s.admission, s.registry, *s.manager, options.dra_features, s.claims.get(), s.dra.get());
   absl::StatusOr<AdminServer> admin = StartAdminServer(
       paths.admin_socket,
       s.slice_service == nullptr

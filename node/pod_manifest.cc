@@ -13,7 +13,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "cel/program.h"
 #include "common/k8s_names.h"
 #include "kubeapi/resource_validation.h"
 #include "kubeapi/yaml_objects.h"
@@ -233,7 +232,7 @@ absl::StatusOr<PodManifest> ReadPod(const YAML::Node& root) {
 // ReadClaims reads the ResourceClaim documents that came with `manifest`'s pod into it. A claim
 // without a namespace is in the pod's.
 absl::Status ReadClaims(const std::vector<std::pair<size_t, YAML::Node>>& documents,
-                        PodManifest& manifest) {
+                        const structured::Features& features, PodManifest& manifest) {
   std::set<std::pair<std::string, std::string>> seen;
   for (const auto& [index, document] : documents) {
     const std::string where = absl::StrCat("document ", index, " (ResourceClaim)");
@@ -265,7 +264,11 @@ absl::Status ReadClaims(const std::vector<std::pair<size_t, YAML::Node>>& docume
       // Its requests, for a node that allocates claims itself.
       absl::StatusOr<nlohmann::json> object = kubeapi::YamlToJson(document);
       absl::StatusOr<kubeapi::ResourceClaim> whole =
-          object.ok() ? kubeapi::DecodeValidResourceClaim(*object, cel::SelectorMaxCost)
+          object.ok() ? kubeapi::DecodeValidResourceClaim(*object,
+                                                          [&](const std::string& expression) {
+                                                            return structured::NewSelectorCost(
+                                                                features, expression);
+                                                          })
                       : absl::StatusOr<kubeapi::ResourceClaim>(object.status());
       if (!whole.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(where, ": ", whole.status().message()));
@@ -279,7 +282,8 @@ absl::Status ReadClaims(const std::vector<std::pair<size_t, YAML::Node>>& docume
   return absl::OkStatus();
 }
 
-absl::StatusOr<PodManifest> ReadStream(const std::vector<YAML::Node>& documents) {
+absl::StatusOr<PodManifest> ReadStream(const std::vector<YAML::Node>& documents,
+                                       const structured::Features& features) {
   std::optional<YAML::Node> pod;
   std::vector<std::pair<size_t, YAML::Node>> claims;
   for (size_t i = 0; i < documents.size(); ++i) {
@@ -301,7 +305,7 @@ absl::StatusOr<PodManifest> ReadStream(const std::vector<YAML::Node>& documents)
   if (!pod.has_value()) return absl::InvalidArgumentError("the manifest must be a Pod object");
   absl::StatusOr<PodManifest> manifest = ReadPod(*pod);
   if (!manifest.ok()) return manifest;
-  if (absl::Status read = ReadClaims(claims, *manifest); !read.ok()) return read;
+  if (absl::Status read = ReadClaims(claims, features, *manifest); !read.ok()) return read;
   return manifest;
 }
 
@@ -318,7 +322,8 @@ std::vector<std::string> RequestedResources(const devicemanager::Container& cont
   return requested;
 }
 
-absl::StatusOr<PodManifest> ParsePodManifest(absl::string_view text) {
+absl::StatusOr<PodManifest> ParsePodManifest(absl::string_view text,
+                                             const structured::Features& features) {
   const std::vector<std::string> parts = kubeapi::SplitYamlDocuments(text);
   if (parts.size() > kMaxDocuments) {
     return absl::InvalidArgumentError(
@@ -337,7 +342,7 @@ absl::StatusOr<PodManifest> ParsePodManifest(absl::string_view text) {
                                        absl::StrCat("document ", i, ": ", shape.message()));
       }
     }
-    return ReadStream(documents);
+    return ReadStream(documents, features);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("not valid YAML or JSON: ", e.what()));
   }

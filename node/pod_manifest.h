@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "devicemanager/pod.h"
 #include "node/pod_claims.h"
+#include "structured/feature_gates.h"
 
 namespace devmgr::node {
 
@@ -36,8 +37,11 @@ struct PodManifest {
 // pod claim, a missing or duplicate container name, a missing pod name, an init container
 // restartPolicy other than Always, or an extended resource whose count is not a whole,
 // non-negative number, has a request without a limit, or a request that differs from its
-// limit (Kubernetes' rules for resources that cannot be overcommitted).
-absl::StatusOr<PodManifest> ParsePodManifest(absl::string_view text);
+// limit (Kubernetes' rules for resources that cannot be overcommitted). A claim's selectors are
+// compiled as the API server compiles a new claim's, with the node's DRA `features`
+// (structured::NewSelectorCost).
+absl::StatusOr<PodManifest> ParsePodManifest(absl::string_view text,
+                                             const structured::Features& features = {});
 
 // RequestedResources: the resources `container` requests a non-zero amount of, by name: its
 // DRA half's requested_resources.

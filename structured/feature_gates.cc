@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cel/program.h"
 #include "common/feature_gate_list.h"
 
 namespace devmgr::structured {
@@ -37,6 +38,14 @@ absl::StatusOr<Features> ParseFeatureGates(absl::string_view text, Features feat
     features.*(gate->second) = enabled;
   }
   return features;
+}
+
+absl::StatusOr<uint64_t> NewSelectorCost(const Features& features, const std::string& expression) {
+  cel::CheckOptions check;
+  check.new_expressions = true;
+  check.consumable_capacity = features.consumable_capacity;
+  check.list_type_attributes = features.list_type_attributes;
+  return cel::SelectorMaxCost(expression, check);
 }
 
 }  // namespace devmgr::structured

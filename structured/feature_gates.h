@@ -8,6 +8,9 @@
 // cluster emulates 1.36).
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -43,5 +46,12 @@ struct Features {
 // --feature-gates: ParseFeatureGateList) to `features`. InvalidArgument with that reading's
 // texts, or "unrecognized feature gate: NAME (known: ...)".
 absl::StatusOr<Features> ParseFeatureGates(absl::string_view text, Features features = {});
+
+// NewSelectorCost: kubeapi::SelectorCost as the API server's validation takes the selectors of
+// an object it creates: compiled in CEL's environment for new expressions, where
+// device.allowMultipleAllocations exists only with DRAConsumableCapacity on and includes() only
+// with DRAListTypeAttributes on ("undefined field 'allowMultipleAllocations'", "undeclared
+// reference to 'includes'"). A stored object's selectors may use both (cel::SelectorMaxCost).
+absl::StatusOr<uint64_t> NewSelectorCost(const Features& features, const std::string& expression);
 
 }  // namespace devmgr::structured

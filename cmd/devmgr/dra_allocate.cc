@@ -65,18 +65,29 @@ absl::Status CheckGivenOnce(std::initializer_list<const std::vector<T>*> lists,
 template <typename T>
 absl::StatusOr<std::vector<T>> ReadKind(const std::vector<std::string>& paths,
                                         absl::string_view kind,
-                                        absl::StatusOr<T> (*decode)(const Json&)) {
+                                        absl::FunctionRef<absl::StatusOr<T>(const Json&)> decode) {
   absl::StatusOr<std::vector<kubeapi::FileObject>> objects = kubeapi::ReadObjectFiles(paths);
   if (!objects.ok()) return objects.status();
   return kubeapi::DecodeKind<T>(*objects, kind, decode);
 }
 
-// Classes and claims as the API server would take them, their selectors' costs estimated.
-absl::StatusOr<kubeapi::DeviceClass> DecodeClass(const Json& object) {
-  return kubeapi::DecodeValidDeviceClass(object, cel::SelectorMaxCost);
+// Classes and claims as the API server takes them when they are created, with the features
+// on; the claims already allocated as it has them stored.
+absl::StatusOr<kubeapi::DeviceClass> DecodeNewClass(const structured::Features& features,
+                                                    const Json& object) {
+  return kubeapi::DecodeValidDeviceClass(object, [&](const std::string& expression) {
+    return structured::NewSelectorCost(features, expression);
+  });
 }
-absl::StatusOr<kubeapi::ResourceClaim> DecodeClaim(const Json& object) {
-  return kubeapi::DecodeValidResourceClaim(object, cel::SelectorMaxCost);
+absl::StatusOr<kubeapi::ResourceClaim> DecodeNewClaim(const structured::Features& features,
+                                                      const Json& object) {
+  return kubeapi::DecodeValidResourceClaim(object, [&](const std::string& expression) {
+    return structured::NewSelectorCost(features, expression);
+  });
+}
+absl::StatusOr<kubeapi::ResourceClaim> DecodeStoredClaim(const Json& object) {
+  return kubeapi::DecodeValidResourceClaim(
+      object, [](const std::string& expression) { return cel::SelectorMaxCost(expression); });
 }
 
 // The node: --node, else the one node the node-local slices name.
@@ -135,15 +146,17 @@ int Run(const AllocateFlags& flags) {
   absl::StatusOr<std::vector<kubeapi::ResourceSlice>> slices =
       ReadKind<kubeapi::ResourceSlice>(flags.slices, "ResourceSlice", kubeapi::DecodeResourceSlice);
   if (!slices.ok()) return Fail(kExitUsage, slices.status().message());
-  absl::StatusOr<std::vector<kubeapi::DeviceClass>> classes =
-      ReadKind<kubeapi::DeviceClass>(flags.classes, "DeviceClass", DecodeClass);
+  absl::StatusOr<std::vector<kubeapi::DeviceClass>> classes = ReadKind<kubeapi::DeviceClass>(
+      flags.classes, "DeviceClass",
+      [&](const Json& object) { return DecodeNewClass(*features, object); });
   if (!classes.ok()) return Fail(kExitUsage, classes.status().message());
-  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> claims =
-      ReadKind<kubeapi::ResourceClaim>(flags.claims, "ResourceClaim", DecodeClaim);
+  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> claims = ReadKind<kubeapi::ResourceClaim>(
+      flags.claims, "ResourceClaim",
+      [&](const Json& object) { return DecodeNewClaim(*features, object); });
   if (!claims.ok()) return Fail(kExitUsage, claims.status().message());
   if (claims->empty()) return Fail(kExitUsage, "--claim: no ResourceClaim in the files");
   absl::StatusOr<std::vector<kubeapi::ResourceClaim>> allocated =
-      ReadKind<kubeapi::ResourceClaim>(flags.allocated, "ResourceClaim", DecodeClaim);
+      ReadKind<kubeapi::ResourceClaim>(flags.allocated, "ResourceClaim", DecodeStoredClaim);
   if (!allocated.ok()) return Fail(kExitUsage, allocated.status().message());
   for (const absl::Status& once :
        {CheckGivenOnce({&*slices}, "ResourceSlice"), CheckGivenOnce({&*classes}, "DeviceClass"),

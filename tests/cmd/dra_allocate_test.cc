@@ -231,5 +231,46 @@ spec:
   EXPECT_NE(gates.err.find("--feature-gates"), std::string::npos) << gates.err;
 }
 
+// A claim's selectors are compiled as the API server compiles a new claim's: with only what the
+// gates turn on. Before, both were taken whatever the gates said, as a stored claim's are.
+TEST(DraAllocateCommandTest, ASelectorHasOnlyWhatTheGatesTurnOn) {
+  TempDir dir;
+  const auto claim_with = [&](const std::string& name, const std::string& expression) {
+    std::ofstream(dir.Sub(name)) << R"(kind: ResourceClaim
+metadata: {name: c}
+spec:
+  devices:
+    requests:
+    - name: r
+      exactly:
+        deviceClassName: gpu.example.com
+        selectors: [{cel: {expression: ")"
+                                 << expression << "\"}}]\n";
+    return dir.Sub(name).string();
+  };
+  const std::string multiple =
+      claim_with("multiple.yaml", "device.allowMultipleAllocations == false");
+  ProcessResult on = RunDevmgr(Allocate({"--claim", multiple, "-o", "json"}));
+  EXPECT_EQ(on.exit_code, 0) << on.err;
+  ProcessResult off =
+      RunDevmgr(Allocate({"--claim", multiple, "--feature-gates", "DRAConsumableCapacity=false"}));
+  EXPECT_EQ(off.exit_code, 2);
+  EXPECT_NE(off.err.find("cel.expression: Invalid value: \"device.allowMultipleAllocations == "
+                         "false\": compilation failed: ERROR: <input>:1:7: undefined field "
+                         "'allowMultipleAllocations'"),
+            std::string::npos)
+      << off.err;
+
+  const std::string includes =
+      claim_with("includes.yaml", "device.attributes['gpu.example.com'].model.includes('x')");
+  ProcessResult without = RunDevmgr(Allocate({"--claim", includes}));
+  EXPECT_EQ(without.exit_code, 2);
+  EXPECT_NE(without.err.find("undeclared reference to 'includes'"), std::string::npos)
+      << without.err;
+  ProcessResult with =
+      RunDevmgr(Allocate({"--claim", includes, "--feature-gates", "DRAListTypeAttributes=true"}));
+  EXPECT_EQ(with.err.find("undeclared reference"), std::string::npos) << with.err;
+}
+
 }  // namespace
 }  // namespace devmgr::cli

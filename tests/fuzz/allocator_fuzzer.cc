@@ -37,6 +37,11 @@ struct Inputs {
   std::vector<ResourceClaim> claims;
 };
 
+// Selectors as a stored object's, with every function and field of the environment.
+absl::StatusOr<uint64_t> StoredSelectorCost(const std::string& expression) {
+  return devmgr::cel::SelectorMaxCost(expression);
+}
+
 // The objects of `text` the allocator reads; those that do not decode (or, for claims and
 // classes, do not validate) are left out, as the API server would have refused them.
 Inputs Read(const std::string& text) {
@@ -56,11 +61,10 @@ Inputs Read(const std::string& text) {
             std::make_shared<const devmgr::kubeapi::ResourceSlice>(*std::move(slice)));
       }
     } else if (kind == "DeviceClass") {
-      auto device_class =
-          devmgr::kubeapi::DecodeValidDeviceClass(object, devmgr::cel::SelectorMaxCost);
+      auto device_class = devmgr::kubeapi::DecodeValidDeviceClass(object, StoredSelectorCost);
       if (device_class.ok()) inputs.classes.push_back(*std::move(device_class));
     } else if (kind == "ResourceClaim") {
-      auto claim = devmgr::kubeapi::DecodeValidResourceClaim(object, devmgr::cel::SelectorMaxCost);
+      auto claim = devmgr::kubeapi::DecodeValidResourceClaim(object, StoredSelectorCost);
       if (claim.ok() && inputs.claims.size() < 4) {
         inputs.claims.push_back(*std::move(claim));
       }

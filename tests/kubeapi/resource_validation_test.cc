@@ -20,6 +20,12 @@ namespace {
 
 using Json = nlohmann::json;
 
+// Selectors are compiled by devmgr's CEL evaluator, with every function and field of its
+// environment (which of them a cluster's features allow: structured::NewSelectorCost).
+absl::StatusOr<uint64_t> SelectorMaxCost(const std::string& expression) {
+  return cel::SelectorMaxCost(expression);
+}
+
 constexpr char kBadName[] = "!@#$%^";
 constexpr char kLabelError[] =
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
@@ -107,7 +113,7 @@ void Check(const Scenario& scenario) {
   // Selectors' costs are estimated by devmgr's CEL evaluator, as the API server's validation
   // estimates them with cel-go.
   CheckWith<ResourceClaim>(scenario, DecodeResourceClaim, [](const ResourceClaim& claim) {
-    return ValidateResourceClaim(claim, cel::SelectorMaxCost);
+    return ValidateResourceClaim(claim, SelectorMaxCost);
   });
 }
 
@@ -485,13 +491,13 @@ Json ValidClass() {
 
 void CheckClass(const Scenario& scenario) {
   CheckWith<DeviceClass>(scenario, DecodeDeviceClass, [](const DeviceClass& device_class) {
-    return ValidateDeviceClass(device_class, cel::SelectorMaxCost);
+    return ValidateDeviceClass(device_class, SelectorMaxCost);
   });
   // DecodeValidDeviceClass decodes and refuses it the same way.
   if (!scenario.errors.empty()) {
-    EXPECT_EQ(std::string(
-                  DecodeValidDeviceClass(scenario.object, cel::SelectorMaxCost).status().message()),
-              Expected(scenario.errors));
+    EXPECT_EQ(
+        std::string(DecodeValidDeviceClass(scenario.object, SelectorMaxCost).status().message()),
+        Expected(scenario.errors));
   }
 }
 
@@ -566,18 +572,17 @@ TEST(ResourceValidationTest, TestValidateClass) {
 // Decode, then validate: a claim the decoder refuses keeps the decoder's text; a valid one
 // comes back decoded.
 TEST(ResourceValidationTest, DecodeValidResourceClaimDecodesThenValidates) {
-  EXPECT_EQ(DecodeValidResourceClaim(Json::parse(R"({"kind": "Pod"})"), cel::SelectorMaxCost)
+  EXPECT_EQ(DecodeValidResourceClaim(Json::parse(R"({"kind": "Pod"})"), SelectorMaxCost)
                 .status()
                 .message(),
             "kind: is \"Pod\", not ResourceClaim");
   EXPECT_EQ(
       DecodeValidResourceClaim(With(ValidClaim(), [](Json& c) { Requests(c)[0]["name"] = "a.b"; }),
-                               cel::SelectorMaxCost)
+                               SelectorMaxCost)
           .status()
           .message(),
       "spec.devices.requests[0].name: Invalid value: \"a.b\": must not contain dots");
-  absl::StatusOr<ResourceClaim> valid =
-      DecodeValidResourceClaim(ValidClaim(), cel::SelectorMaxCost);
+  absl::StatusOr<ResourceClaim> valid = DecodeValidResourceClaim(ValidClaim(), SelectorMaxCost);
   ASSERT_TRUE(valid.ok()) << valid.status();
   EXPECT_EQ(valid->spec.requests[0].name, "foo");
 }

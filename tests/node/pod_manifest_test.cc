@@ -248,6 +248,28 @@ TEST(PodManifestTest, KeepsTheRequestsOfUnallocatedClaimsAndEveryResultField) {
           .ok());
 }
 
+// An unallocated claim's selectors are compiled as the API server compiles a new claim's, with
+// the node's features: includes() only with DRAListTypeAttributes on.
+TEST(PodManifestTest, AClaimsSelectorsHaveWhatTheNodesFeaturesTurnOn) {
+  const std::string text =
+      "metadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: a}\n"
+      "spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com, "
+      "selectors: [{cel: {expression: \"device.attributes['d'].x.includes(1)\"}}]}}]}}\n";
+  absl::StatusOr<PodManifest> without = ParsePodManifest(text);
+  EXPECT_TRUE(absl::StrContains(without.status().message(),
+                                "document 1 (ResourceClaim): spec.devices.requests[0].exactly."
+                                "selectors[0].cel.expression: Invalid value: "))
+      << without.status();
+  EXPECT_TRUE(absl::StrContains(without.status().message(), "undeclared reference to 'includes'"))
+      << without.status();
+  structured::Features features;
+  features.list_type_attributes = true;
+  absl::StatusOr<PodManifest> with = ParsePodManifest(text, features);
+  ASSERT_TRUE(with.ok()) << with.status();
+  EXPECT_EQ(with->claims.unallocated.size(), 1U);
+}
+
 // status.allocation.devices.config comes with the claim, the parameters as compact JSON, for
 // the driver that prepares it; a configuration that is not the API's is refused with its field.
 TEST(PodManifestTest, KeepsTheAllocationConfigOfAnAllocatedClaim) {

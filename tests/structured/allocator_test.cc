@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "cel/program.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kubeapi/resource_claim.h"
 #include "kubeapi/resource_slice.h"
@@ -271,6 +273,35 @@ TEST(FeatureGatesTest, BindingConditionsNeedBothOfTheirGates) {
   features = ParseFeatureGates("DRAResourceClaimDeviceStatus=true");
   ASSERT_TRUE(features.ok()) << features.status();
   EXPECT_FALSE(features->device_binding_and_status());
+}
+
+// A new object's selectors are compiled as the API server compiles them (NewExpressions): a
+// field or function whose gate is off is unknown there (upstream's TestCEL cases
+// allow_multiple_allocations_disabled and includes-function-compilation-error), while the
+// allocator, which compiles them as stored, takes both.
+TEST(FeatureGatesTest, ANewSelectorHasTheFieldsAndFunctionsOfTheGatesOn) {
+  const std::string multiple = "device.allowMultipleAllocations == false";
+  const std::string includes = "device.attributes['dra.example.com'].attr.includes('fish')";
+  Features off;
+  off.consumable_capacity = false;
+  off.list_type_attributes = false;
+  absl::StatusOr<uint64_t> cost = NewSelectorCost(off, multiple);
+  EXPECT_THAT(cost.status().message(),
+              testing::HasSubstr("undefined field 'allowMultipleAllocations'"));
+  cost = NewSelectorCost(off, includes);
+  EXPECT_THAT(cost.status().message(), testing::HasSubstr("undeclared reference to 'includes'"));
+
+  Features on;
+  on.consumable_capacity = true;
+  on.list_type_attributes = true;
+  EXPECT_TRUE(NewSelectorCost(on, multiple).ok()) << NewSelectorCost(on, multiple).status();
+  EXPECT_TRUE(NewSelectorCost(on, includes).ok()) << NewSelectorCost(on, includes).status();
+  // The defaults: DRAConsumableCapacity on, DRAListTypeAttributes off.
+  EXPECT_TRUE(NewSelectorCost(Features{}, multiple).ok());
+  EXPECT_FALSE(NewSelectorCost(Features{}, includes).ok());
+  // As stored, whatever the gates.
+  EXPECT_TRUE(cel::SelectorMaxCost(multiple).ok());
+  EXPECT_TRUE(cel::SelectorMaxCost(includes).ok());
 }
 
 }  // namespace
