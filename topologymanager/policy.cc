@@ -92,10 +92,11 @@ absl::StatusOr<TopologyScope> ParseTopologyScope(absl::string_view name) {
 }
 
 TopologyHint MergeTopologyHints(const devicemanager::TopologyHints& hints, bool single_numa_node,
-                                const NumaDistances* closest) {
-  // One list of candidates per resource, and every node any hint names ("any node").
+                                const NumaDistances* closest, const NumaMask& machine_nodes) {
+  // One list of candidates per resource, and "any node": the machine's nodes, else every node
+  // any hint names.
   std::vector<std::vector<Candidate>> lists;
-  NumaMask all_nodes;
+  NumaMask all_nodes = machine_nodes;
   for (const auto& [resource, resource_hints] : hints) {
     if (!resource_hints.has_value()) {
       lists.push_back({Candidate{std::nullopt, true}});
@@ -103,7 +104,9 @@ TopologyHint MergeTopologyHints(const devicemanager::TopologyHints& hints, bool 
     }
     std::vector<Candidate> list;
     for (const TopologyHint& hint : *resource_hints) {
-      all_nodes = NumaMask::FromBits(all_nodes.bits() | hint.numa_affinity.bits());
+      if (machine_nodes.empty()) {
+        all_nodes = NumaMask::FromBits(all_nodes.bits() | hint.numa_affinity.bits());
+      }
       if (single_numa_node && (hint.numa_affinity.Count() != 1 || !hint.preferred)) continue;
       list.push_back({hint.numa_affinity, hint.preferred});
     }
@@ -111,7 +114,8 @@ TopologyHint MergeTopologyHints(const devicemanager::TopologyHints& hints, bool 
     lists.push_back(std::move(list));
   }
   if (all_nodes.empty()) {
-    // No resource has topology: "any node", preferred unless one cannot be satisfied.
+    // No resource has topology, on nodes not known: "any node", preferred unless one cannot be
+    // satisfied.
     bool preferred = true;
     for (const auto& list : lists) preferred = preferred && list.front().preferred;
     return TopologyHint{all_nodes, preferred};
@@ -151,8 +155,8 @@ absl::Status TopologyPolicy::Admit(const std::string& pod_uid,
                                    const devicemanager::TopologyHints& hints) {
   if (kind_ == TopologyPolicyKind::kNone) return absl::OkStatus();
   const bool single_numa_node = kind_ == TopologyPolicyKind::kSingleNumaNode;
-  TopologyHint best =
-      MergeTopologyHints(hints, single_numa_node, closest_.has_value() ? &*closest_ : nullptr);
+  TopologyHint best = MergeTopologyHints(
+      hints, single_numa_node, closest_.has_value() ? &*closest_ : nullptr, machine_nodes_);
   if (kind_ != TopologyPolicyKind::kBestEffort && !best.preferred) {
     return absl::FailedPreconditionError("Resources cannot be allocated with Topology locality");
   }

@@ -15,7 +15,8 @@
 // bestNonPreferredAffinityCount). With nothing better, the answer is "all nodes, not
 // preferred". single-numa-node first keeps only the preferred hints of one node, and, given the
 // machine's nodes, turns an answer of all of them into no affinity (upstream compares it with
-// the default affinity mask). "All nodes" in the merge are the nodes the hints name. With the
+// the default affinity mask). "All nodes" in the merge are the machine's nodes (upstream's
+// default affinity), or the nodes the hints name when the host does not know them. With the
 // policy option prefer-closest-numa-nodes (given the distances between nodes), of two affinities
 // of as many nodes the one whose nodes are closer on average wins, then the lower one, except
 // under single-numa-node.
@@ -46,12 +47,14 @@ enum class TopologyScope { kContainer, kPod };
 // ParseTopologyScope reads "container" or "pod", as the kubelet's flag spells them.
 absl::StatusOr<TopologyScope> ParseTopologyScope(absl::string_view name);
 
-// The merged hint for a container: the affinity and whether it is preferred. An empty affinity
-// when no resource has topology. `closest`: the distances to prefer the closest nodes by, null
-// for the narrowest (ignored with single_numa_node).
-devicemanager::TopologyHint MergeTopologyHints(const devicemanager::TopologyHints& hints,
-                                               bool single_numa_node,
-                                               const NumaDistances* closest = nullptr);
+// The merged hint for a container: the affinity and whether it is preferred. "All nodes" are
+// `machine_nodes`, or when it is empty the nodes the hints name (then an empty affinity when no
+// resource has topology). `closest`: the distances to prefer the closest nodes by, null for the
+// narrowest (ignored with single_numa_node).
+devicemanager::TopologyHint MergeTopologyHints(
+    const devicemanager::TopologyHints& hints, bool single_numa_node,
+    const NumaDistances* closest = nullptr,
+    const devicemanager::NumaMask& machine_nodes = devicemanager::NumaMask());
 
 class TopologyPolicy final : public devicemanager::TopologyAffinityStore {
  public:

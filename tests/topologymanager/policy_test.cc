@@ -197,6 +197,46 @@ TEST(TopologyPolicyTest, ForgetDropsOnlyThatPod) {
   EXPECT_EQ(policy.GetAffinity("p2", "a"), (NumaMask{0}));
 }
 
+// With the machine's nodes known, "any node" is every one of them, upstream's default affinity
+// (TestPolicyBestEffortMerge and TestPolicyRestrictedMerge on 4 nodes: "TopologyHint not set",
+// "HintProvider returns -nil map[string][]TopologyHint from provider", "HintProvider returns
+// empty non-nil map[string][]TopologyHint from provider", "Two providers, 1 hint each, no common
+// mask"). Before, it was the nodes the hints named: nothing, or {0, 1}.
+TEST(TopologyPolicyTest, AnyNodeIsEveryNodeOfAMachineWhoseNodesAreKnown) {
+  const NumaMask machine{0, 1, 2, 3};
+  TopologyHint merged = MergeTopologyHints({}, false, nullptr, machine);
+  EXPECT_EQ(merged.numa_affinity, machine);
+  EXPECT_TRUE(merged.preferred);
+  merged = MergeTopologyHints({{"example.com/gpu", std::nullopt}}, false, nullptr, machine);
+  EXPECT_EQ(merged.numa_affinity, machine);
+  EXPECT_TRUE(merged.preferred);
+  merged = MergeTopologyHints({{"example.com/gpu", std::vector<TopologyHint>{}}}, false, nullptr,
+                              machine);
+  EXPECT_EQ(merged.numa_affinity, machine);
+  EXPECT_FALSE(merged.preferred);
+  const TopologyHints apart = {{"example.com/gpu", std::vector<TopologyHint>{{NumaMask{0}, true}}},
+                               {"example.com/nic", std::vector<TopologyHint>{{NumaMask{1}, true}}}};
+  merged = MergeTopologyHints(apart, false, nullptr, machine);
+  EXPECT_EQ(merged.numa_affinity, machine);
+  EXPECT_FALSE(merged.preferred);
+  EXPECT_EQ(MergeTopologyHints(apart, false).numa_affinity, (NumaMask{0, 1}))
+      << "without the machine's nodes, those the hints name";
+
+  // What the policies remember: best-effort the whole machine (the device manager then takes a
+  // resource's devices with topology before those without), restricted refuses the pod, and
+  // single-numa-node turns the whole machine into no affinity.
+  TopologyPolicy best_effort(TopologyPolicyKind::kBestEffort, machine);
+  ASSERT_TRUE(best_effort.Admit("p", {"c"}, apart).ok());
+  EXPECT_EQ(best_effort.GetAffinity("p", "c"), machine);
+  ASSERT_TRUE(best_effort.Admit("q", {"c"}, {}).ok());
+  EXPECT_EQ(best_effort.GetAffinity("q", "c"), machine);
+  TopologyPolicy restricted(TopologyPolicyKind::kRestricted, machine);
+  EXPECT_FALSE(restricted.Admit("p", {"c"}, apart).ok());
+  TopologyPolicy single(TopologyPolicyKind::kSingleNumaNode, machine);
+  ASSERT_TRUE(single.Admit("p", {"c"}, {}).ok());
+  EXPECT_EQ(single.GetAffinity("p", "c"), std::nullopt);
+}
+
 // Pod scope (upstream's podScope.Admit): one merge over the pod's hints, and every container
 // named gets its affinity; a refusal remembers nothing for any of them.
 TEST(TopologyPolicyTest, APodWideMergeGivesEveryContainerTheSameAffinity) {
