@@ -155,7 +155,30 @@ std::vector<std::string> ManagerImpl::ReusableIdsLocked(const Pod& pod, const st
   return reusable;
 }
 
+class ManagerImpl::AdmittingPod {
+ public:
+  AdmittingPod(ManagerImpl& manager, const std::string& pod_uid)
+      : manager_(manager), pod_uid_(pod_uid) {
+    absl::MutexLock lock(&manager_.mu_);
+    ++manager_.admitting_[pod_uid_];
+  }
+  ~AdmittingPod() {
+    absl::MutexLock lock(&manager_.mu_);
+    auto it = manager_.admitting_.find(pod_uid_);
+    if (--it->second > 0) return;
+    manager_.admitting_.erase(it);
+    manager_.released_while_admitting_.erase(pod_uid_);
+  }
+  AdmittingPod(const AdmittingPod&) = delete;
+  AdmittingPod& operator=(const AdmittingPod&) = delete;
+
+ private:
+  ManagerImpl& manager_;
+  const std::string pod_uid_;
+};
+
 absl::Status ManagerImpl::Allocate(const Pod& pod, const Container& container) {
+  AdmittingPod admitting(*this, pod.uid);
   const Container* in_spec = pod.FindContainer(container.name);
   if (in_spec == nullptr) {
     return Refused(kRefusedNotFound, absl::NotFoundError(absl::StrCat("container ", container.name,
@@ -401,6 +424,16 @@ absl::StatusOr<std::optional<ReservedDevices>> ManagerImpl::ReserveDevices(
 }
 
 absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& container) {
+  // The API server refuses a negative request; upstream's pick, which counts down to zero,
+  // would take every free device for one.
+  for (const auto& [resource, count] : container.devices) {
+    if (count < 0) {
+      return Refused(kRefusedInvalidRequest,
+                     absl::InvalidArgumentError(absl::StrCat("container ", container.name,
+                                                             " requests ", count, " of ", resource,
+                                                             ": a count must not be negative")));
+    }
+  }
   SourcesReadyFn sources_ready_fn;
   bool any_device_resource = false;
   {
@@ -496,11 +529,17 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
   uint64_t generation = 0;
   {
     absl::ReleasableMutexLock lock(&mu_);
-    if (stopping_) {
+    const bool released = released_while_admitting_.contains(pod.uid);
+    if (stopping_ || released) {
       for (const auto& reservation : done) {
         ReleaseLocked(pod, container, reservation.devices);
       }
       lock.Release();
+      if (released) {
+        return Refused(kRefusedAborted,
+                       absl::AbortedError(
+                           absl::StrCat("pod ", pod.uid, " was released while it was admitted")));
+      }
       return Refused(kRefusedNotRunning, absl::UnavailableError("the device manager is stopping"));
     }
     for (auto& reservation : done) {
@@ -548,6 +587,7 @@ absl::Status ManagerImpl::PersistCheckpoint(uint64_t generation) {
   {
     absl::MutexLock lock(&mu_);
     if (durable_generation_ >= generation) return absl::OkStatus();  // a later write covered it
+    if (stopped_) return absl::FailedPreconditionError("the device manager is stopped");
     data = CheckpointSnapshotLocked();
     snapshot = commit_generation_;
   }
@@ -562,7 +602,9 @@ absl::Status ManagerImpl::SyncCheckpoint() {
   uint64_t generation = 0;
   {
     absl::MutexLock lock(&mu_);
-    if (!serving_) return absl::FailedPreconditionError("the device manager is not running");
+    if (!serving_ || stopped_) {
+      return absl::FailedPreconditionError("the device manager is not running");
+    }
     generation = ++commit_generation_;
   }
   return PersistCheckpoint(generation);
@@ -570,6 +612,7 @@ absl::Status ManagerImpl::SyncCheckpoint() {
 
 absl::Status ManagerImpl::AdmitPod(const Pod& pod) {
   if (SkipsDraResources(pod)) return AdmitPod(WithoutDraExtendedResources(pod));
+  AdmittingPod admitting(*this, pod.uid);
   // What the pod held before: only what this call adds is released on failure.
   std::set<std::tuple<std::string, std::string>> held_before;
   {
@@ -737,6 +780,9 @@ absl::Status ManagerImpl::ReleasePod(absl::string_view pod_uid) {
   bool held = false;
   {
     absl::MutexLock lock(&mu_);
+    // Nothing changes once Stop has written its last checkpoint.
+    if (stopped_) return absl::FailedPreconditionError("the device manager is not running");
+    if (admitting_.contains(pod_uid)) released_while_admitting_.emplace(pod_uid);
     reservations_.ForgetPod(pod_uid);
     held = pod_devices_.HasPod(pod_uid);
     if (held) {

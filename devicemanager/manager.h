@@ -78,6 +78,7 @@ struct ManagerOptions {
   // (every device is "no topology"). Not owned; must outlive the Manager.
   const TopologyAffinityStore* topology_affinity = nullptr;
   // The machine's NUMA node IDs for topology hints; empty means the nodes the devices report.
+  // Each in 0..63 (a topology mask's bits), none twice: Start refuses others.
   std::vector<int> numa_nodes;
   // The most NUMA nodes of numa_nodes topology hints are generated over (each hint list tries
   // every subset of them, 2^n, under the manager's lock): past it a resource has no preference.
@@ -143,9 +144,10 @@ class Manager {
   // own, the temporary files that interrupted checkpoint writes left
   // (FileStore::RemoveTemporaries), and starts serving kubelet.sock. Restored resources get stopped
   // endpoints with stop time = now. Blocks on disk I/O. Errors: InvalidArgument (bad paths),
-  // Unavailable (cannot listen), Internal (cannot create the folder), FailedPrecondition when
-  // called twice. The functions are kept for pod admission and must be callable from any thread
-  // until Stop returns. A null `sources_ready` is always ready (upstream's stub); a null
+  // Unavailable (cannot listen), the error's own code for a folder that cannot be created
+  // (PermissionDenied, FailedPrecondition for a path through a file), FailedPrecondition when
+  // called twice or after Stop. The functions are kept for pod admission and must be callable from
+  // any thread until Stop returns. A null `sources_ready` is always ready (upstream's stub); a null
   // `active_pods` lists no pod, and then the manager frees a pod's devices only on ReleasePod.
   // After a failed Start the manager admits nothing, registers no plugin and writes no
   // checkpoint (FailedPrecondition): Stop it and make a new one.
@@ -229,9 +231,10 @@ class Manager {
   virtual std::map<std::string, int64_t> UpdatePluginResources(
       absl::string_view pod_uid, std::map<std::string, int64_t> allocatable) const = 0;
 
-  // ShouldResetExtendedResourceCapacity: plugin_dir holds nothing (no checkpoint, no socket),
-  // i.e. the node's device state was wiped and extended resources in node status should be
-  // zeroed. False when the folder cannot be listed. Reads the folder.
+  // ShouldResetExtendedResourceCapacity: plugin_dir held nothing (no checkpoint, no socket)
+  // when Start began, or before Start holds nothing now; a folder that does not exist holds
+  // nothing. I.e. the node's device state was wiped and extended resources in node status
+  // should be zeroed. False when the folder cannot be listed. Reads the folder before Start.
   virtual bool ShouldResetExtendedResourceCapacity() const = 0;
 
   // UpdateAllocatedResourcesStatus fills the device part of one pod's status (upstream's method
@@ -301,17 +304,18 @@ class Manager {
   // container that already holds its devices is not allocated again. Resources the manager has
   // never heard of are skipped (they are not device-plugin resources). The pod must be in the
   // host's active list (active_pods), or the garbage collection that runs first frees what its
-  // earlier containers got. Errors: FailedPrecondition when not running, NotFound for a container
-  // not in the pod or an unregistered resource, ResourceExhausted for too few healthy devices,
-  // Aborted while another admission of the same container is in flight, DeadlineExceeded /
-  // Unavailable / the plugin's status for a failed plugin call, the store's error for a failed
-  // checkpoint write; texts as upstream.
+  // earlier containers got. Errors: FailedPrecondition when not running, Unavailable for an
+  // admission that Stop or StopAdmissions cut short, InvalidArgument for a negative count, NotFound
+  // for a container not in the pod or an unregistered resource, ResourceExhausted for too few
+  // healthy devices, Aborted while another admission of the same container is in flight or when
+  // ReleasePod released the pod meanwhile, DeadlineExceeded / Unavailable / the plugin's status for
+  // a failed plugin call, the store's error for a failed checkpoint write; texts as upstream.
   virtual absl::Status Allocate(const Pod& pod, const Container& container) = 0;
 
   // SyncCheckpoint writes the checkpoint with everything allocated so far, or waits for a write
   // that began after the call, and returns once it is durable: the store's error otherwise.
   // With host_syncs_admissions, what makes an admission durable; concurrent calls share
-  // writes. Blocks on disk. FailedPrecondition unless Start succeeded.
+  // writes. Blocks on disk. FailedPrecondition unless Start succeeded, and after Stop.
   virtual absl::Status SyncCheckpoint() = 0;
 
   // AdmitPod allocates every init container, then every app container, in order; if one
@@ -337,8 +341,10 @@ class Manager {
   // and must not find it in the checkpoint after a crash (beyond upstream, which frees only
   // through UpdateAllocatedDevices and writes later). For a pod that holds nothing it returns
   // once the last freeing of devices is durable (the pod's may have been freed in memory only,
-  // by UpdateAllocatedDevices or by a release whose write failed): at once when it is. The
-  // store's error when the write fails (the devices stay free). Blocks on disk.
+  // by UpdateAllocatedDevices or by a release whose write failed): at once when it is. An
+  // Allocate or AdmitPod of the pod in progress commits nothing more (Aborted): the release
+  // stands. The store's error when the write fails (the devices stay free); FailedPrecondition
+  // after Stop, which wrote the last checkpoint. Blocks on disk.
   virtual absl::Status ReleasePod(absl::string_view pod_uid) = 0;
 
   // GetTopologyHints / GetPodTopologyHints are the hint provider of a host topology manager

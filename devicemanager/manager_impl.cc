@@ -24,6 +24,12 @@
 namespace devmgr::devicemanager {
 namespace {
 
+// Whether a listing of plugin_dir says the node's device state was wiped: nothing in it, or no
+// folder at all (upstream's checkpoint manager creates it, empty, with the manager).
+bool HoldsNothing(const absl::StatusOr<std::vector<std::string>>& names) {
+  return names.ok() ? names->empty() : absl::IsNotFound(names.status());
+}
+
 // LogExcerpt: `text` when it is short, else its first KiB (never half a UTF-8 character) and
 // its length, for a log line made from what a peer sent.
 std::string LogExcerpt(absl::string_view text) {
@@ -90,11 +96,11 @@ std::filesystem::path ManagerImpl::KubeletSocket() const {
 }
 
 absl::Status ManagerImpl::Start(ActivePodsFn active_pods, SourcesReadyFn sources_ready) {
+  absl::MutexLock start(&start_mu_);
   {
     absl::MutexLock lock(&mu_);
-    if (started_ || stopping_) {
-      return absl::FailedPreconditionError("device manager already started");
-    }
+    if (started_) return absl::FailedPreconditionError("device manager already started");
+    if (stopping_) return absl::FailedPreconditionError("device manager stopped");
     if (registrations_ != Registrations::kOpen) {
       return absl::FailedPreconditionError("device manager registrations already stopped");
     }
@@ -111,6 +117,18 @@ absl::Status ManagerImpl::Start(ActivePodsFn active_pods, SourcesReadyFn sources
         "max_allowable_numa_nodes is ", options_.max_allowable_numa_nodes,
         ", below upstream's minimum of max-allowable-numa-nodes, ", kMaxNumaNodesForHints));
   }
+  // Hints are masks of these nodes: one a mask cannot hold, or a node given twice, would make
+  // hints that repeat.
+  std::set<int> numa_nodes;
+  for (const int node : options_.numa_nodes) {
+    if (node < 0 || node >= NumaMask::kMaxNode) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("numa_nodes: node ", node, " is outside 0-", NumaMask::kMaxNode - 1));
+    }
+    if (!numa_nodes.insert(node).second) {
+      return absl::InvalidArgumentError(absl::StrCat("numa_nodes: node ", node, " is given twice"));
+    }
+  }
   // Upstream's text for a path that is not absolute; the reason itself for one no socket address
   // holds (too long, or a ',' that gRPC would split at).
   if (!KubeletSocket().is_absolute()) {
@@ -119,6 +137,13 @@ absl::Status ManagerImpl::Start(ActivePodsFn active_pods, SourcesReadyFn sources
   }
   if (absl::Status status = ValidateSocketPath(KubeletSocket()); !status.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("bad socketPath: ", status.message()));
+  }
+  // The answer of ShouldResetExtendedResourceCapacity from now on: kubelet.sock, which is put
+  // there next, is no sign of the node's past.
+  const bool wiped = HoldsNothing(store_.List());
+  {
+    absl::MutexLock lock(&mu_);
+    wiped_at_start_ = wiped;
   }
   std::error_code ec;
   const bool created = std::filesystem::create_directories(options_.plugin_dir, ec);
@@ -179,8 +204,12 @@ void ManagerImpl::StopRegistrations() {
   }
   connect_cancelled_ = true;
   // kubelet.sock's Register calls in flight are answered by connect threads, and the watcher's
-  // RegisterPlugin calls by its workers; both give up quickly now.
-  if (server_ != nullptr) server_->Shutdown(kServerShutdownGrace);
+  // RegisterPlugin calls by its workers; both give up quickly now. A Start in progress ends
+  // first, its server then shut down here.
+  {
+    absl::MutexLock start(&start_mu_);
+    if (server_ != nullptr) server_->Shutdown(kServerShutdownGrace);
+  }
   connect_pool_.Join();
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(
@@ -238,6 +267,12 @@ void ManagerImpl::StopNow() {
     changed = checkpoint_read_ && (checkpoint_changed_ || commit_generation_ > 0);
   }
   if (changed) WriteCheckpoint();
+  {
+    // After a write in progress, which may be a ReleasePod's.
+    absl::MutexLock write_lock(&write_mu_);
+    absl::MutexLock lock(&mu_);
+    stopped_ = true;
+  }
   DEVMGR_LOG(options_.logger, info, "Device manager stopped");
 }
 
@@ -366,14 +401,19 @@ void ManagerImpl::WriteCheckpoint() {
   // The snapshot is taken under write_mu_, so it is never older than one already written.
   absl::MutexLock write_lock(&write_mu_);
   CheckpointSnapshot data;
+  uint64_t snapshot = 0;
   {
     absl::MutexLock lock(&mu_);
     checkpoint_write_pending_ = false;
     data = CheckpointSnapshotLocked();
+    snapshot = commit_generation_;
   }
   if (absl::Status status = StoreCheckpoint(data); !status.ok()) {
     DEVMGR_LOG(options_.logger, err, "Writing checkpoint encountered", "err", status);
+    return;
   }
+  absl::MutexLock lock(&mu_);
+  durable_generation_ = std::max(durable_generation_, snapshot);
 }
 
 absl::Status ManagerImpl::StoreCheckpoint(const CheckpointSnapshot& data) {
@@ -835,8 +875,11 @@ std::map<std::string, int64_t> ManagerImpl::UpdatePluginResources(
 }
 
 bool ManagerImpl::ShouldResetExtendedResourceCapacity() const {
-  absl::StatusOr<std::vector<std::string>> names = store_.List();
-  return names.ok() && names->empty();
+  {
+    absl::MutexLock lock(&mu_);
+    if (wiped_at_start_.has_value()) return *wiped_at_start_;
+  }
+  return HoldsNothing(store_.List());
 }
 
 absl::Status ManagerImpl::ValidatePlugin(absl::string_view resource_name,

@@ -144,6 +144,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
     std::vector<std::string> ask_must_include;
   };
 
+  // Counts an Allocate or AdmitPod of a pod in progress (admitting_) for its lifetime.
+  class AdmittingPod;
   // AllocateContainer is Allocate without the container lookup. It reports its refusals to
   // the metrics itself, so that AdmitPod, which stops at the first, reports one.
   absl::Status AllocateContainer(const Pod& pod, const Container& container)
@@ -342,6 +344,11 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // writes nothing over a checkpoint it may not have read).
   bool serving_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Set at the end of Stop, after its checkpoint write: ReleasePod and SyncCheckpoint write
+  // nothing from then on.
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  // Whether plugin_dir held nothing when Start began (ShouldResetExtendedResourceCapacity).
+  std::optional<bool> wiped_at_start_ ABSL_GUARDED_BY(mu_);
   // Set by StopAdmissions and Stop: admissions are refused, and their waits for a plugin end.
   bool admissions_stopped_ ABSL_GUARDED_BY(mu_) = false;
   // Runs StopNow once (common/stop_once.h).
@@ -430,6 +437,11 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   uint64_t commit_generation_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t durable_generation_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t freed_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  // Pods with an Allocate or AdmitPod in progress (how many calls), and those of them that a
+  // ReleasePod released meanwhile, whose admissions then commit nothing more: a release is
+  // never undone by an admission that was in flight (AdmittingPod in admission.cc).
+  std::map<std::string, int, std::less<>> admitting_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string, std::less<>> released_while_admitting_ ABSL_GUARDED_BY(mu_);
 
   // Serializes checkpoint writes, each snapshotting the state after taking it, so that a
   // later write never carries older state than an earlier one. Held across file I/O (never
@@ -442,7 +454,11 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   std::map<int, ChangeCallback> listeners_ ABSL_GUARDED_BY(listeners_mu_);
   int next_listener_id_ ABSL_GUARDED_BY(listeners_mu_) = 1;
 
-  std::unique_ptr<RegistrationServer> server_;
+  // Held by Start from its beginning to its end, and by StopRegistrations to shut the server
+  // down: a Stop (or StopRegistrations) that races a Start waits for it, and then stops the
+  // server it started, where it found none and the server went on serving after Stop.
+  absl::Mutex start_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  std::unique_ptr<RegistrationServer> server_ ABSL_GUARDED_BY(start_mu_);
   // Last, so that their threads start after and stop before everything they use.
   OperationThreads connect_pool_;
   EventLoop loop_;

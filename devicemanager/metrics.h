@@ -21,6 +21,8 @@ namespace devmgr::devicemanager {
 // Reasons given to AdmissionRefused: short, stable label values.
 // The container is not in the pod given.
 inline constexpr absl::string_view kRefusedNotFound = "not_found";
+// A request no pod spec can make: a negative count.
+inline constexpr absl::string_view kRefusedInvalidRequest = "invalid_request";
 // The manager is not started, or is stopping.
 inline constexpr absl::string_view kRefusedNotRunning = "not_running";
 // A requested resource has no plugin (never registered, or gone with no endpoint).
@@ -40,9 +42,9 @@ inline constexpr absl::string_view kRefusedCheckpointWrite = "checkpoint_write";
 inline constexpr absl::string_view kRefusedInternal = "internal";
 
 inline constexpr absl::string_view kAdmissionRefusalReasons[] = {
-    kRefusedNotFound,         kRefusedNotRunning,      kRefusedNoPlugin,
-    kRefusedNotEnoughDevices, kRefusedStaleAllocation, kRefusedAborted,
-    kRefusedPluginError,      kRefusedCheckpointWrite, kRefusedInternal,
+    kRefusedNotFound,         kRefusedInvalidRequest,  kRefusedNotRunning, kRefusedNoPlugin,
+    kRefusedNotEnoughDevices, kRefusedStaleAllocation, kRefusedAborted,    kRefusedPluginError,
+    kRefusedCheckpointWrite,  kRefusedInternal,
 };
 
 class ManagerMetrics {

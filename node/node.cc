@@ -612,7 +612,8 @@ void Node::Stop() {
   if (s.metrics_server != nullptr) s.metrics_server->Stop();
   if (s.health_subscription >= 0) s.manager->Unsubscribe(s.health_subscription);
   // Admissions waiting for a plugin to come back are refused at once: the admin server's
-  // shutdown waits for its calls.
+  // shutdown waits for its calls. From here on the host's own calls are refused too.
+  if (s.admission != nullptr) s.admission->Stop();
   if (s.manager != nullptr) s.manager->StopAdmissions();
   s.admin.Shutdown();
   // No health report reaches the PodResources notifier once its server is going.

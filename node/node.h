@@ -172,7 +172,7 @@ class Node {
   void UpdateNodeStatus();
 
   // The node's pod admission (admit, remove, run options), as the admin API uses it. Valid until
-  // the Node is destroyed; calls after Stop are refused by the device manager.
+  // the Node is destroyed; calls after Stop are refused (PodAdmission::Stop).
   PodAdmission& admission();
   devicemanager::Manager& manager();
   // The DRA manager; null when NodeOptions::dra is off.

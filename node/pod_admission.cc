@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/damaged_copy.h"
+#include "devicemanager/metrics.h"
 #include "node/admission_refusals.h"
 
 namespace devmgr::node {
@@ -40,6 +41,10 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
     without_extended->pod.extended_resource_claim_status.reset();
   }
   const PodClaims& claims = without_extended.has_value() ? *without_extended : given;
+  if (absl::Status running = CheckRunning(); !running.ok()) {
+    Refused(pod, devicemanager::kRefusedNotRunning, running);
+    return running;
+  }
   PodLock pod_lock(*this, pod.uid);
   const std::optional<dra::Pod> wanted =
       claims.empty() ? std::nullopt : std::optional<dra::Pod>(claims.pod);
@@ -134,6 +139,10 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
              "podUID", pod.uid);
   if (notifier_ != nullptr) notifier_->PodUpdated(PodRegistry::ToPodResources(pod));
   return options;
+}
+
+absl::Status PodAdmission::CheckRunning() const {
+  return stopped_ ? absl::FailedPreconditionError("the node is stopped") : absl::OkStatus();
 }
 
 void PodAdmission::Refused(const Pod& pod, absl::string_view reason, const absl::Status& status) {
@@ -387,6 +396,7 @@ absl::StatusOr<devicemanager::RunContainerOptions> PodAdmission::ContainerRunOpt
 }
 
 absl::Status PodAdmission::Remove(const std::string& pod_uid) {
+  if (absl::Status running = CheckRunning(); !running.ok()) return running;
   PodLock pod_lock(*this, pod_uid);
   if (!registry_.Find(pod_uid).has_value()) {
     return absl::NotFoundError(absl::StrCat("pod ", pod_uid, " not found"));
@@ -439,6 +449,7 @@ void PodAdmission::Forget(const std::string& pod_uid, bool had_claims) {
 
 absl::StatusOr<devicemanager::RunContainerOptions> PodAdmission::RunOptions(
     const std::string& pod_uid, const std::string& container_name) {
+  if (absl::Status running = CheckRunning(); !running.ok()) return running;
   PodLock pod_lock(*this, pod_uid);
   std::optional<RegisteredPod> registered = registry_.Find(pod_uid);
   if (!registered.has_value()) {
@@ -470,6 +481,7 @@ absl::Status PodAdmission::PreparedSinceStart(const dra::Pod& claims) {
 
 absl::Status PodAdmission::SyncClaims() {
   if (dra_ == nullptr || claims_ == nullptr) return absl::OkStatus();
+  if (absl::Status running = CheckRunning(); !running.ok()) return running;
   absl::Status first;
   for (const dra::Pod& listed : claims_->Pods()) {
     if (dra_->Prepared(listed)) continue;

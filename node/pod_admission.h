@@ -16,6 +16,7 @@
 // Calls for one pod UID run one at a time; calls for different pods run in parallel.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <optional>
@@ -133,7 +134,16 @@ class PodAdmission {
   // among them. Reads the device manager's state; never blocks on plugins.
   std::vector<std::string> NonDevicePluginResources(const devicemanager::Pod& pod) const;
 
+  // Stop refuses every later Admit, Remove, RunOptions and SyncClaims (FailedPrecondition, "the
+  // node is stopped") before they touch anything: once the node has stopped, no record or
+  // checkpoint is written and no driver or plugin is called. Calls in progress finish.
+  // Node::Stop calls it first.
+  void Stop() { stopped_ = true; }
+
  private:
+  // CheckRunning: FailedPrecondition after Stop.
+  absl::Status CheckRunning() const;
+
   // Holds the per-pod lock for its lifetime.
   class PodLock {
    public:
@@ -210,6 +220,7 @@ class PodAdmission {
   ClaimStore* claims_ = nullptr;
   const ClaimAllocator* allocator_ = nullptr;
   bool dra_extended_resource_ = false;
+  std::atomic<bool> stopped_{false};
   // Held from allocating a pod's claims until they are in the claim store, so that two pods
   // are not given the same device.
   absl::Mutex allocation_mu_;

@@ -845,6 +845,24 @@ TEST_F(AdmissionTest, AReleaseWhileTheManagerStopsIsNotUndoneByTheLastWrite) {
   EXPECT_EQ(data->registered_devices[kResource1].size(), 3u);
 }
 
+// Once Stop has returned the checkpoint is its last write: a release or a sync after it is
+// refused and writes nothing (a daemon started next on the same folder may own the file by
+// then). Before, the release was written.
+TEST_F(AdmissionTest, AReleaseAfterStopIsRefusedAndWritesNothing) {
+  StartManager();
+  PluginPtr p1 = StartPlugin("p1.sock", kResource1, MakeDevices(2, "a"));
+  SetActive({"pod1"});
+  ASSERT_TRUE(manager_->AdmitPod(MakePod("pod1", {MakeContainer("app", {{kResource1, 1}})})).ok());
+  manager_->Stop();
+  const absl::Status released = manager_->ReleasePod("pod1");
+  EXPECT_EQ(released.code(), absl::StatusCode::kFailedPrecondition) << released;
+  EXPECT_EQ(manager_->SyncCheckpoint().code(), absl::StatusCode::kFailedPrecondition);
+  auto data = ReadCheckpoint();
+  ASSERT_TRUE(data.ok());
+  ASSERT_EQ(data->pod_device_entries.size(), 1u);
+  EXPECT_EQ(data->pod_device_entries[0].pod_uid, "pod1");
+}
+
 TEST_F(AdmissionTest, UpdateAllocatedDevicesPassesAgainOnlyAfterAChange) {
   std::atomic<uint64_t> revision{1};
   ManagerOptions options = Options();

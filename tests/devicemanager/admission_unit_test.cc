@@ -7,14 +7,17 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "checkpoint/checkpoint.h"
 #include "devicemanager/manager_impl.h"
 #include "tests/devicemanager/fake_checkpoint_store.h"
 #include "tests/devicemanager/fake_endpoint.h"
@@ -165,6 +168,30 @@ TEST_F(AdmissionUnitTest, TooFewDevicesIsResourceExhausted) {
             "Available: 2");
   EXPECT_EQ(endpoint->allocate_calls(), 0);
   EXPECT_TRUE(Held("pod1").empty());
+}
+
+// A negative count, which the API server refuses in a pod spec, is refused: no plugin call, no
+// device held, nothing written. Before, the plugin was asked to allocate no devices and an
+// empty entry was written, whose run options then failed.
+TEST_F(AdmissionUnitTest, ANegativeCountIsRefused) {
+  StartManager();
+  auto endpoint = AddPlugin({Healthy("d0"), Healthy("d1")});
+  for (const int64_t count : {int64_t{-1}, std::numeric_limits<int64_t>::min()}) {
+    absl::Status status = Admit(OnePod("pod1", count));
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(status.message(), absl::StrCat("container c requests ", count,
+                                             " of domain1.com/resource1: a count must not be "
+                                             "negative"));
+    EXPECT_EQ(manager_->AdmitPod(OnePod("pod1", count)).code(), absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_EQ(endpoint->allocate_calls(), 0);
+  EXPECT_TRUE(manager_->GetDevices("pod1", "c").empty());
+  const absl::StatusOr<std::string> bytes = store_.Read(checkpoint::kCheckpointFileName);
+  if (bytes.ok()) {
+    const absl::StatusOr<checkpoint::CheckpointData> data = checkpoint::Decode(*bytes);
+    ASSERT_TRUE(data.ok()) << data.status();
+    EXPECT_TRUE(data->pod_device_entries.empty());
+  }
 }
 
 TEST_F(AdmissionUnitTest, PreferredAllocationIsHonouredAndSeesWhatWasPicked) {
@@ -474,6 +501,25 @@ TEST_F(AdmissionUnitTest, AHostRaisesTheNumaNodeLimitForItsOwnNodes) {
             "8");
 }
 
+// The machine's nodes are the bits of a hint's mask: one outside 0..63, or one given twice,
+// made every hint come out more than once. Start refuses them.
+TEST_F(AdmissionUnitTest, NumaNodesAMaskCannotHoldOnceAreRefused) {
+  for (const auto& [nodes, error] : std::vector<std::pair<std::vector<int>, std::string>>{
+           {{0, 1, 64}, "numa_nodes: node 64 is outside 0-63"},
+           {{-1, 0, 1}, "numa_nodes: node -1 is outside 0-63"},
+           {{0, 0, 1, 1}, "numa_nodes: node 0 is given twice"}}) {
+    ManagerOptions options;
+    options.plugin_dir = dir_.path();
+    options.checkpoint_store = &store_;
+    options.endpoint_factory = &factory_;
+    options.numa_nodes = nodes;
+    ManagerImpl manager(std::move(options));
+    const absl::Status started = manager.Start(nullptr, nullptr);
+    EXPECT_EQ(started.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(started.message(), error);
+  }
+}
+
 TEST_F(AdmissionUnitTest, SecondAdmissionOfAContainerInFlightIsAborted) {
   StartManager();
   auto endpoint = AddPlugin({Healthy("d0"), Healthy("d1")}, /*preferred_allocation=*/true);
@@ -498,6 +544,46 @@ TEST_F(AdmissionUnitTest, SecondAdmissionOfAContainerInFlightIsAborted) {
             "allocation of domain1.com/resource1 to pod pod1 container c is already in progress");
   EXPECT_TRUE(first.ok()) << first;
   EXPECT_EQ(Held("pod1"), (std::set<std::string>{"d1"}));
+}
+
+// A pod released while its admission waits for the plugin's Allocate: the release stands. The
+// admission commits nothing and is Aborted, and the device is free for the next pod. Before, the
+// admission committed after the release, and the released pod held the device.
+TEST_F(AdmissionUnitTest, APodReleasedWhileItIsAdmittedHoldsNothing) {
+  StartManager();
+  auto endpoint = AddPlugin({Healthy("d0")});
+  // The first Allocate of each round waits for `resume`.
+  std::atomic<int> calls{0};
+  std::atomic<absl::Notification*> resume{nullptr};
+  endpoint->OnAllocate([&](const std::vector<std::string>&) {
+    if (calls++ == 0) resume.load()->WaitForNotification();
+    v1beta1::AllocateResponse response;
+    response.add_container_responses();
+    return absl::StatusOr<v1beta1::AllocateResponse>(response);
+  });
+  for (const bool whole_pod : {false, true}) {
+    absl::Notification resume_round;
+    resume = &resume_round;
+    calls = 0;
+    const Pod pod = OnePod("pod1", 1);
+    absl::Status admitted;
+    std::thread admission([&] { admitted = whole_pod ? manager_->AdmitPod(pod) : Admit(pod); });
+    const bool waiting = WaitFor([&] { return calls.load() == 1; });
+    const absl::Status released = manager_->ReleasePod("pod1");
+    resume_round.Notify();
+    admission.join();
+    ASSERT_TRUE(waiting);
+    EXPECT_TRUE(released.ok()) << released;
+    EXPECT_EQ(admitted.code(), absl::StatusCode::kAborted) << admitted;
+    EXPECT_EQ(admitted.message(), "pod pod1 was released while it was admitted");
+    EXPECT_TRUE(Held("pod1").empty());
+    ASSERT_TRUE(Admit(OnePod("pod2", 1)).ok()) << "the device is free";
+    EXPECT_EQ(Held("pod2"), (std::set<std::string>{"d0"}));
+    ASSERT_TRUE(manager_->ReleasePod("pod2").ok());
+    // The mark went with the admission: the pod may be admitted again.
+    ASSERT_TRUE(Admit(pod).ok());
+    ASSERT_TRUE(manager_->ReleasePod("pod1").ok());
+  }
 }
 
 TEST_F(AdmissionUnitTest, ConcurrentAdmissionsNeverShareADevice) {

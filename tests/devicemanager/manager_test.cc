@@ -26,6 +26,7 @@
 #include "devicemanager/manager_impl.h"
 #include "devicemanager/metrics.h"
 #include "tests/devicemanager/fake_endpoint.h"
+#include "tests/testlib/at_once.h"
 #include "tests/testlib/fake_clock.h"
 #include "tests/testlib/fake_device_plugin.h"
 #include "tests/testlib/listening_socket.h"
@@ -42,6 +43,7 @@ using ::devmgr::testing::FakeEndpointFactory;
 using ::devmgr::testing::ListeningSocket;
 using ::devmgr::testing::MakeDevice;
 using ::devmgr::testing::MakeDevices;
+using ::devmgr::testing::RunAtOnce;
 using ::devmgr::testing::TempDir;
 using ::devmgr::testing::WaitFor;
 using PluginPtr = std::unique_ptr<FakeDevicePlugin>;
@@ -281,6 +283,31 @@ TEST_F(ManagerTest, TestNewManagerImplStart) {
   manager_->Stop();
   EXPECT_FALSE(std::filesystem::exists(KubeletSocket()));
   EXPECT_TRUE(WaitFor([&] { return plugin->open_streams() == 0; }));
+}
+
+// A Stop (or StopRegistrations, its first step) that races a Start, as a host's signal thread
+// during its start-up does, leaves nothing serving: it waits for the Start, whose server it
+// then shuts down, or the Start is refused. Before, the Start went on to serve kubelet.sock
+// after Stop had returned, and destroying the manager then hung in the server's shutdown.
+TEST_F(ManagerTest, AStopThatRacesAStartLeavesNothingServing) {
+  for (int round = 0; round < 40; ++round) {
+    for (const bool registrations_only : {false, true}) {
+      auto manager = std::make_unique<ManagerImpl>(Options());
+      std::atomic<int> caller{0};
+      RunAtOnce(2, [&] {
+        if (caller++ == 0) {
+          (void)manager->Start([] { return std::vector<std::string>(); }, [] { return true; });
+        } else if (registrations_only) {
+          manager->StopRegistrations();
+        } else {
+          manager->Stop();
+        }
+      });
+      EXPECT_FALSE(std::filesystem::exists(KubeletSocket()))
+          << "round " << round << (registrations_only ? ", StopRegistrations" : ", Stop");
+      manager.reset();
+    }
+  }
 }
 
 TEST_F(ManagerTest, TestNewManagerImplStartProbeMode) {
@@ -1090,6 +1117,32 @@ TEST_F(ManagerTest, TestResetExtendedResource) {
   // The checkpoint is gone: the node was re-created.
   std::filesystem::remove(dir_.Sub(std::string(checkpoint::kCheckpointFileName)));
   EXPECT_TRUE(manager.ShouldResetExtendedResourceCapacity());
+}
+
+// A wiped node, its plugin folder gone with the rest: the answer is yes before Start (upstream's
+// checkpoint manager makes the folder, empty, with the manager) and after it, whose kubelet.sock
+// is no sign of the node's past; before, it was no in both. A manager started over what that
+// one left says no.
+TEST_F(ManagerTest, AWipedNodeIsToldSoBeforeAndAfterStart) {
+  ManagerOptions options = Options();
+  options.plugin_dir = dir_.Sub("wiped");
+  auto manager = std::make_unique<ManagerImpl>(options);
+  EXPECT_TRUE(manager->ShouldResetExtendedResourceCapacity());
+  ASSERT_TRUE(manager->Start([] { return std::vector<std::string>(); }, [] { return true; }).ok());
+  ASSERT_TRUE(IsSocket(options.plugin_dir / "kubelet.sock"));
+  EXPECT_TRUE(manager->ShouldResetExtendedResourceCapacity());
+  PluginPtr plugin = StartPlugin("wiped/p.sock", kResource1, {MakeDevice("dev1")});
+  ASSERT_TRUE(plugin->Register(options.plugin_dir / "kubelet.sock").ok());
+  ASSERT_TRUE(WaitFor([&] {
+    return std::filesystem::exists(options.plugin_dir /
+                                   std::string(checkpoint::kCheckpointFileName));
+  }));
+  EXPECT_TRUE(manager->ShouldResetExtendedResourceCapacity()) << "the answer of its start";
+  manager->Stop();
+  manager = std::make_unique<ManagerImpl>(options);
+  EXPECT_FALSE(manager->ShouldResetExtendedResourceCapacity());
+  ASSERT_TRUE(manager->Start([] { return std::vector<std::string>(); }, [] { return true; }).ok());
+  EXPECT_FALSE(manager->ShouldResetExtendedResourceCapacity());
 }
 
 TEST_F(ManagerTest, TestGetAllocatableDevicesMultipleResources) {

@@ -55,5 +55,36 @@ TEST(NodeStopTest, DoesNotWaitOutAHungPluginsHandshake) {
   EXPECT_TRUE((*node)->manager().GetCapacity().capacity.empty());
 }
 
+// A host that keeps calling the node's admission after Stop is refused and changes nothing: a
+// pod removed then is still there at the next start. Before, the removal was written after Stop.
+TEST(NodeStopTest, TheAdmissionRefusesEveryCallAfterStop) {
+  TempDir dir;
+  NodeOptions options;
+  options.root_dir = dir.Sub("root");
+  absl::StatusOr<std::unique_ptr<Node>> node = Node::Start(options);
+  ASSERT_TRUE(node.ok()) << node.status();
+  devicemanager::Pod pod;
+  pod.uid = "uid-1";
+  pod.name = "p";
+  pod.namespace_name = "default";
+  devicemanager::Container container;
+  container.name = "c";
+  pod.containers.push_back(container);
+  ASSERT_TRUE((*node)->admission().Admit(pod).ok());
+  (*node)->Stop();
+  EXPECT_EQ((*node)->admission().Remove("uid-1").code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*node)->admission().RunOptions("uid-1", "c").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  pod.uid = "uid-2";
+  EXPECT_EQ((*node)->admission().Admit(pod).status().code(), absl::StatusCode::kFailedPrecondition);
+  node->reset();
+
+  node = Node::Start(options);
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_TRUE((*node)->admission().RunOptions("uid-1", "c").ok()) << "the pod is still there";
+  EXPECT_EQ((*node)->admission().RunOptions("uid-2", "c").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace devmgr::node
