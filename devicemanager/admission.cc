@@ -30,6 +30,13 @@
 namespace devmgr::devicemanager {
 namespace {
 
+// TooFewDevices: upstream's refusal of a pick that finds fewer free devices than it needs.
+absl::Status TooFewDevices(const std::string& resource, int64_t requested, size_t available) {
+  return absl::ResourceExhaustedError(absl::StrCat("requested number of devices unavailable for ",
+                                                   resource, ". Requested: ", requested,
+                                                   ", Available: ", available));
+}
+
 constexpr absl::string_view kPreferredAllocationFailed =
     "device plugin GetPreferredAllocation rpc failed with err: ";
 
@@ -303,10 +310,9 @@ absl::StatusOr<std::optional<ManagerImpl::Pick>> ManagerImpl::BeginPickLocked(
 
   // In use: committed to any container, or reserved by an admission in flight.
   pick.available = FreeDevicesLocked(resource, *table->second);
+  pick.needed_from_free = pick.needed;
   if (static_cast<int64_t>(pick.available.size()) < pick.needed) {
-    return fail(absl::ResourceExhaustedError(
-        absl::StrCat("requested number of devices unavailable for ", resource,
-                     ". Requested: ", pick.needed, ", Available: ", pick.available.size())));
+    return fail(TooFewDevices(resource, pick.needed, pick.available.size()));
   }
   pick.split = FilterByAffinity(pick.available, *table->second, affinity);
   // With more aligned devices than needed the plugin chooses among them; otherwise every
@@ -347,10 +353,12 @@ absl::StatusOr<ReservedDevices> ManagerImpl::FinishPickLocked(const Pod& pod,
   const bool done = chosen || TakeFreeLocked(pick, pick.split.unaligned) ||
                     TakeFreeLocked(pick, pick.split.no_topology);
   if (done) return std::move(pick.devices);
+  // Admissions beside this one took the devices while the plugin chose, or they turned
+  // unhealthy, or their plugin was taken over: too few of those the pick began with are left,
+  // the refusal of a pick that finds too few at its start. Every one left was taken above.
   ReleaseLocked(pod, container, pick.devices);
-  return absl::InternalError(absl::StrCat(
-      "unexpectedly allocated less resources than required. Requested: ", pick.required,
-      ", Got: ", pick.required - pick.needed));
+  return TooFewDevices(pick.devices.resource, pick.needed_from_free,
+                       static_cast<size_t>(pick.needed_from_free - pick.needed));
 }
 
 bool ManagerImpl::TakeFreeLocked(Pick& pick, const IdSet& from, const IdSet* within) {

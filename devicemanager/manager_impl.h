@@ -130,6 +130,7 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
     ReservedDevices devices;  // reserved so far
     int64_t required = 0;
     int64_t needed = 0;            // still to pick
+    int64_t needed_from_free = 0;  // to pick from the free devices, when picking began
     std::set<std::string> picked;  // devices.ids
     // The free devices when picking began, and their split by the topology manager's affinity.
     IdSet available;

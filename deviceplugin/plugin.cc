@@ -90,6 +90,19 @@ bool IsValidNamespace(absl::string_view ns) {
          IsExtendedResourceName(absl::StrCat(ns, "/a"));
 }
 
+absl::Status CheckNamespace(absl::string_view ns) {
+  if (IsValidNamespace(ns)) return absl::OkStatus();
+  // The kubelet keeps these for its native resources and a quota's names, valid subdomains as
+  // they may be.
+  const absl::string_view reason =
+      absl::EndsWith(ns, "kubernetes.io")
+          ? "a namespace ending in kubernetes.io is kept for native resources"
+      : absl::StartsWith(ns, "requests.") ? "a name beginning with requests. is a resource quota's"
+                                          : "want a DNS subdomain like example.com";
+  return absl::InvalidArgumentError(
+      absl::StrCat("invalid resource namespace \"", ns, "\": ", reason));
+}
+
 struct Plugin::Endpoint {
   std::string device_type;
   std::filesystem::path socket;
@@ -129,18 +142,7 @@ Plugin::Plugin(PluginOptions options, Scanner* scanner)
     : options_(std::move(options)), scanner_(scanner) {}
 
 absl::StatusOr<std::unique_ptr<Plugin>> Plugin::Start(PluginOptions options, Scanner* scanner) {
-  if (!IsValidNamespace(options.resource_namespace)) {
-    // The kubelet keeps these for its native resources and a quota's names, valid subdomains
-    // as they may be.
-    const absl::string_view reason =
-        absl::EndsWith(options.resource_namespace, "kubernetes.io")
-            ? "a namespace ending in kubernetes.io is kept for native resources"
-        : absl::StartsWith(options.resource_namespace, "requests.")
-            ? "a name beginning with requests. is a resource quota's"
-            : "want a DNS subdomain like example.com";
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid resource namespace \"", options.resource_namespace, "\": ", reason));
-  }
+  if (absl::Status valid = CheckNamespace(options.resource_namespace); !valid.ok()) return valid;
   const std::filesystem::path& folder = options.registration == RegistrationMode::kKubeletSocket
                                             ? options.plugin_dir
                                             : options.registry_dir;

@@ -60,6 +60,10 @@ enum class RegistrationMode { kKubeletSocket, kPluginsRegistry };
 // kubelet checks "requests." + the name), without "kubernetes.io" at its end ("xkubernetes.io"
 // neither) and not starting with "requests.".
 bool IsValidNamespace(absl::string_view ns);
+// CheckNamespace: InvalidArgument saying why `ns` is no valid namespace ("invalid resource
+// namespace "kubernetes.io": a namespace ending in kubernetes.io is kept for native
+// resources"), OK for one that is.
+absl::Status CheckNamespace(absl::string_view ns);
 
 // IsValidDeviceType: whether `type` can be the name part of an extended resource:
 // [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, at most 63 characters. Types that are not are

@@ -8,8 +8,10 @@ namespace devmgr::node {
 
 namespace admin = devmgr::admin::v1;
 
-grpc::Status AdminService::AdmitPod(grpc::ServerContext*, const admin::AdmitPodRequest* request,
+grpc::Status AdminService::AdmitPod(grpc::ServerContext* context,
+                                    const admin::AdmitPodRequest* request,
                                     admin::AdmitPodResponse* response) {
+  context->AddTrailingMetadata(kAdminAnsweredKey, "1");
   devicemanager::Pod pod;
   PodClaims claims;
   bool generated_uid = false;
@@ -46,8 +48,10 @@ grpc::Status AdminService::AdmitPod(grpc::ServerContext*, const admin::AdmitPodR
   return grpc::Status::OK;
 }
 
-grpc::Status AdminService::RemovePod(grpc::ServerContext*, const admin::RemovePodRequest* request,
+grpc::Status AdminService::RemovePod(grpc::ServerContext* context,
+                                     const admin::RemovePodRequest* request,
                                      admin::RemovePodResponse* response) {
+  context->AddTrailingMetadata(kAdminAnsweredKey, "1");
   if (request->pod_uid().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "pod_uid is required");
   }
@@ -58,8 +62,9 @@ grpc::Status AdminService::RemovePod(grpc::ServerContext*, const admin::RemovePo
   return grpc::Status::OK;
 }
 
-grpc::Status AdminService::ListPods(grpc::ServerContext*, const admin::ListPodsRequest*,
+grpc::Status AdminService::ListPods(grpc::ServerContext* context, const admin::ListPodsRequest*,
                                     admin::ListPodsResponse* response) {
+  context->AddTrailingMetadata(kAdminAnsweredKey, "1");
   for (const RegisteredPod& registered : registry_.List()) {
     admin::PodStatus* status = response->add_pods();
     *status->mutable_pod() = PodToProto(registered.pod);
@@ -80,9 +85,10 @@ grpc::Status AdminService::ListPods(grpc::ServerContext*, const admin::ListPodsR
   return grpc::Status::OK;
 }
 
-grpc::Status AdminService::GetRunOptions(grpc::ServerContext*,
+grpc::Status AdminService::GetRunOptions(grpc::ServerContext* context,
                                          const admin::GetRunOptionsRequest* request,
                                          admin::GetRunOptionsResponse* response) {
+  context->AddTrailingMetadata(kAdminAnsweredKey, "1");
   absl::StatusOr<devicemanager::RunContainerOptions> options =
       admission_.RunOptions(request->pod_uid(), request->container_name());
   if (!options.ok()) return ToGrpcStatus(options.status());
@@ -110,9 +116,10 @@ void AdminService::AddClaimStatuses(const std::string& pod_uid, const std::strin
   }
 }
 
-grpc::Status AdminService::GetResourceClaim(grpc::ServerContext*,
+grpc::Status AdminService::GetResourceClaim(grpc::ServerContext* context,
                                             const admin::GetResourceClaimRequest* request,
                                             admin::GetResourceClaimResponse* response) {
+  context->AddTrailingMetadata(kAdminAnsweredKey, "1");
   if (request->name().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "name is required");
   }
@@ -127,8 +134,9 @@ grpc::Status AdminService::GetResourceClaim(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status AdminService::ListClaims(grpc::ServerContext*, const admin::ListClaimsRequest*,
+grpc::Status AdminService::ListClaims(grpc::ServerContext* context, const admin::ListClaimsRequest*,
                                       admin::ListClaimsResponse* response) {
+  context->AddTrailingMetadata(kAdminAnsweredKey, "1");
   if (dra_ == nullptr) return grpc::Status::OK;
   for (const dra::ClaimSnapshot& claim : dra_->Claims()) {
     *response->add_claims() = PreparedClaimToProto(claim);

@@ -59,10 +59,17 @@ absl::StatusOr<std::vector<ContainerOptions>> PodAdmission::Admit(const Pod& pod
       if (absl::Status lost = LostClaims(pod.uid); !lost.ok()) return refuse(kRefusedClaims, lost);
     }
     if (existing->recovered || existing->pod != pod || stored != wanted) {
-      return refuse(
-          kRefusedAlreadyAdmitted,
-          absl::AlreadyExistsError(absl::StrCat(
-              "pod ", pod.uid, " is already admitted with other containers; remove it first")));
+      // What differs, so that the one to change is found.
+      const std::string differs =
+          existing->recovered ? "was recovered from the checkpoint, whose pods have no spec"
+          : existing->pod.name != pod.name || existing->pod.namespace_name != pod.namespace_name
+              ? absl::StrCat("is already admitted as ", existing->pod.namespace_name, "/",
+                             existing->pod.name)
+          : existing->pod != pod ? "is already admitted with other containers"
+                                 : "is already admitted with other ResourceClaims";
+      return refuse(kRefusedAlreadyAdmitted,
+                    absl::AlreadyExistsError(
+                        absl::StrCat("pod ", pod.uid, " ", differs, "; remove it first")));
     }
     if (wanted.has_value()) {
       if (absl::Status prepared = PreparedSinceStart(*wanted); !prepared.ok()) {

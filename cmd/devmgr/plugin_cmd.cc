@@ -464,9 +464,10 @@ void AddPluginCommand(CLI::App& app, CommandResult& result) {
                    "Fail every Allocate with this message")
       ->type_name("MESSAGE");
   fake->add_flag("--allocate-hang", fake_flags->allocate_hang,
-                 "Never answer Allocate (until the plugin stops)");
+                 "Never answer Allocate (until the plugin stops, which fails it)");
   fake->add_flag("--preferred-hang", fake_flags->preferred_hang,
-                 "Never answer GetPreferredAllocation (until the plugin stops); needs a "
+                 "Never answer GetPreferredAllocation (until the plugin stops, which fails it); "
+                 "needs a "
                  "--preferred policy");
   SetExamples(*fake, {{"Four devices on two NUMA nodes, registered with the daemon under /tmp/node",
                        "devmgr plugin fake --root-dir /tmp/node --resource example.com/gpu "

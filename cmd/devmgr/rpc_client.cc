@@ -11,6 +11,7 @@
 #include "cmd/devmgr/command.h"
 #include "common/errno_status.h"
 #include "common/unix_socket.h"
+#include "node/admin_service.h"
 #include "podresources/client.h"
 
 namespace devmgr::cli {
@@ -110,7 +111,8 @@ std::string CodeName(const grpc::Status& status) {
 
 int DaemonFailure(absl::string_view method, const grpc::Status& status,
                   const grpc::ClientContext& context) {
-  if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+  const bool answered = context.GetServerTrailingMetadata().contains(node::kAdminAnsweredKey);
+  if (answered && status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
     return Fail(kExitUsage, status.error_message());
   }
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
@@ -120,6 +122,14 @@ int DaemonFailure(absl::string_view method, const grpc::Status& status,
         absl::StrCat(method, ": no answer from the daemon within --timeout (", CodeName(status),
                      "); it goes on with the call, and one that changes the node may still take "
                      "effect: `devmgr pods list` shows what the node holds"));
+  }
+  if (!answered) {
+    return Fail(kExitUsage,
+                absl::StrCat(method, ": no answer from the daemon (", status.error_message(), " (",
+                             CodeName(status),
+                             ")); it may have gone down during the call, and one that changes "
+                             "the node may have taken effect: `devmgr pods list` shows what the "
+                             "node holds"));
   }
   return Fail(kExitNo, FailedText(method, status));
 }

@@ -37,11 +37,11 @@ Connection ConnectDaemon(const std::filesystem::path& root_dir, const std::strin
 std::string CodeName(const grpc::Status& status);
 
 // DaemonFailure reports a failed admin call made with `context`: a malformed request is bad
-// input (2), and so is the call's own deadline passing (2: the daemon did not answer in time and
-// goes on with the call, so nothing says it was refused); every other answer is the daemon's
-// "no" (1): the channel was ready before the call (ConnectDaemon waits for it), so UNAVAILABLE
-// or a DEADLINE_EXCEEDED before the deadline come from a plugin or driver that died or hung
-// during the call, not from a missing daemon.
+// input (2), and so is a call the daemon did not answer (2, nothing says it was refused): its
+// own deadline passed (the daemon goes on with the call), or the daemon went down during it
+// (the answer lacks node::kAdminAnsweredKey). Every answer of the daemon's is its "no" (1):
+// UNAVAILABLE or a DEADLINE_EXCEEDED before the deadline then come from a plugin or driver that
+// died or hung during the call.
 int DaemonFailure(absl::string_view method, const grpc::Status& status,
                   const grpc::ClientContext& context);
 

@@ -311,8 +311,9 @@ void AddServeCommand(CLI::App& app, CommandResult& result) {
       ->capture_default_str();
   serve
       ->add_option("--max-message-bytes", flags->max_message_bytes,
-                   "Largest message accepted from a plugin: ListAndWatch, Allocate, "
-                   "GetPreferredAllocation (upstream: 4 MiB)")
+                   "Largest message accepted from a plugin: ListAndWatch, "
+                   "GetPreferredAllocation (upstream: 4 MiB); an Allocate answer is taken up to "
+                   "4 MiB whatever this says, as a kubelet takes it")
       ->type_name("BYTES")
       ->capture_default_str()
       ->transform(DecimalInteger<int>());

@@ -65,6 +65,10 @@ void FakeScanner::RequestFlip() {
   if (scanning_ != nullptr) scanning_->Wake();
 }
 
+absl::Status FakeHooks::StoppedDuringTheCall() {
+  return absl::UnavailableError("the plugin stopped during the call");
+}
+
 deviceplugin::Hooks FakeHooks::AsHooks() {
   deviceplugin::Hooks hooks;
   hooks.allocator = this;
@@ -74,17 +78,26 @@ deviceplugin::Hooks FakeHooks::AsHooks() {
 
 deviceplugin::HookResult<v1beta1::AllocateResponse> FakeHooks::Allocate(
     const std::string& /*device_type*/, const v1beta1::AllocateRequest& /*request*/) {
-  if (options_.allocate_latency > absl::ZeroDuration()) {
-    released_.WaitForNotificationWithTimeout(options_.allocate_latency);
+  // A wait that the plugin's stop ends fails the call, as a plugin that goes away mid-call
+  // fails it: it never answers with devices.
+  if (options_.allocate_latency > absl::ZeroDuration() &&
+      released_.WaitForNotificationWithTimeout(options_.allocate_latency)) {
+    return StoppedDuringTheCall();
   }
-  if (options_.allocate_hang) released_.WaitForNotification();
+  if (options_.allocate_hang) {
+    released_.WaitForNotification();
+    return StoppedDuringTheCall();
+  }
   if (!options_.allocate_error.empty()) return absl::InternalError(options_.allocate_error);
   return deviceplugin::UseDefault();
 }
 
 deviceplugin::HookResult<v1beta1::PreferredAllocationResponse> FakeHooks::GetPreferredAllocation(
     const std::string& /*device_type*/, const v1beta1::PreferredAllocationRequest& request) {
-  if (options_.preferred_hang) released_.WaitForNotification();
+  if (options_.preferred_hang) {
+    released_.WaitForNotification();
+    return StoppedDuringTheCall();
+  }
   if (options_.preferred == PreferredPolicy::kNuma) return deviceplugin::UseDefault();
   // kFirst: must_include, then the offered devices in the order given.
   v1beta1::PreferredAllocationResponse response;

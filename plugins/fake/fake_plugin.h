@@ -59,8 +59,8 @@ struct FakeHookOptions {
   PreferredPolicy preferred = PreferredPolicy::kNone;
   absl::Duration allocate_latency = absl::ZeroDuration();
   std::string allocate_error;   // non-empty: every Allocate fails with it
-  bool allocate_hang = false;   // every Allocate waits until Release
-  bool preferred_hang = false;  // every GetPreferredAllocation waits until Release
+  bool allocate_hang = false;   // every Allocate waits until Release, then fails
+  bool preferred_hang = false;  // every GetPreferredAllocation waits until Release, then fails
 };
 
 // FakeHooks: an Allocator that delays, fails or hangs before using the default answer, and a
@@ -72,7 +72,8 @@ class FakeHooks final : public deviceplugin::Allocator, public deviceplugin::Pre
   // The SDK hooks this fake needs (a preferred allocator only with a policy).
   deviceplugin::Hooks AsHooks();
 
-  // Release ends every hang, now and later: call before stopping the plugin.
+  // Release ends every hang and delay, now and later, failing their calls (Unavailable, as a
+  // plugin that went away mid-call): call before stopping the plugin.
   void Release() {
     if (!released_.HasBeenNotified()) released_.Notify();
   }
@@ -83,6 +84,9 @@ class FakeHooks final : public deviceplugin::Allocator, public deviceplugin::Pre
       const std::string& device_type, const v1beta1::PreferredAllocationRequest& request) override;
 
  private:
+  // The answer of a call whose wait Release ended.
+  static absl::Status StoppedDuringTheCall();
+
   const FakeHookOptions options_;
   absl::Notification released_;
 };

@@ -342,9 +342,8 @@ class Reader {
   }
 
   void Check(const GenericConfig& config) {
-    if (!deviceplugin::IsValidNamespace(config.resource_namespace)) {
-      Fail("namespace", absl::StrCat("\"", config.resource_namespace,
-                                     "\" is not a valid resource namespace (a DNS subdomain)"));
+    if (absl::Status valid = deviceplugin::CheckNamespace(config.resource_namespace); !valid.ok()) {
+      Fail("namespace", std::string(valid.message()));
     }
     if (config.groups.empty()) Fail("groups", "the config needs at least one group");
     std::map<std::string, std::string> names;  // group name -> where it is defined

@@ -651,6 +651,37 @@ TEST_F(AdmissionUnitTest, AlignedDevicesTakenWhileThePluginChoseLeaveTheUnaligne
       << "pod1 was offered the aligned devices alone";
 }
 
+// Should admissions beside a pod take every free device while its plugin chooses, the pod is
+// refused as a pod that finds too few at its start is (ResourceExhausted, upstream's text), not
+// with an internal error ("unexpectedly allocated less resources than required").
+TEST_F(AdmissionUnitTest, DevicesTakenWhileThePluginChoseLeaveTooFewAndThePodIsRefused) {
+  StartManager();
+  auto endpoint = AddPlugin({Healthy("d0"), Healthy("d1"), Healthy("d2")},
+                            /*preferred_allocation=*/true);
+  absl::Notification release;
+  std::atomic<int> calls{0};
+  endpoint->OnGetPreferredAllocation(
+      [&](const std::vector<std::string>&, const std::vector<std::string>&, int) {
+        if (calls++ == 0) release.WaitForNotification();
+        return absl::StatusOr<v1beta1::PreferredAllocationResponse>(Preferred({"d0", "d1"}));
+      });
+  absl::Status first;
+  std::thread admission([&] { first = Admit(OnePod("pod1", 2)); });
+  const bool asked = WaitFor([&] { return endpoint->preferred_calls() == 1; });
+  // pod2 takes every device while pod1's plugin chooses.
+  const absl::Status second = Admit(OnePod("pod2", 3));
+  release.Notify();
+  admission.join();
+  ASSERT_TRUE(asked);
+  ASSERT_TRUE(second.ok()) << second;
+  EXPECT_EQ(first.code(), absl::StatusCode::kResourceExhausted) << first;
+  EXPECT_EQ(first.message(),
+            "requested number of devices unavailable for domain1.com/resource1. Requested: 2, "
+            "Available: 0");
+  EXPECT_TRUE(Held("pod1").empty());
+  EXPECT_EQ(endpoint->allocate_calls(), 1) << "pod2's alone";
+}
+
 // Upstream's TestAdmitPodWithDRAResources: a container resource the pod's status maps to DRA
 // (extendedResourceClaimStatus.requestMappings) is left to the DRA manager when the gate
 // DRAExtendedResource is on, and allocated as any other (here: refused, none is healthy) when

@@ -806,8 +806,8 @@ TEST_F(ManagerTest, DevicesOfAPluginThatWentAreUnhealthyUntilTheServingOneReport
 
 // An admission picked devices of the plugin serving its resource; while it asked that plugin for
 // its preference, the plugin went and one on another socket, with devices of its own, took over.
-// The admission is refused as upstream refuses a pick that comes up short, and the new plugin is
-// never asked to allocate devices it did not report.
+// The admission is refused as a pick that finds too few devices is, and the new plugin is never
+// asked to allocate devices it did not report.
 TEST_F(ManagerTest, AnAdmissionWhosePluginWasTakenOverWhilePickingIsRefused) {
   std::vector<std::shared_ptr<FakeEndpoint>> plugins =
       StartWithFakes({"a.sock", "b.sock"}, /*preferred_allocation=*/true);
@@ -835,8 +835,10 @@ TEST_F(ManagerTest, AnAdmissionWhosePluginWasTakenOverWhilePickingIsRefused) {
   answer.Notify();
   admission.join();
   // The devices it picked are no longer free devices of the resource when its pick ends.
+  EXPECT_EQ(admitted.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(admitted.message(),
-            "unexpectedly allocated less resources than required. Requested: 1, Got: 0");
+            "requested number of devices unavailable for domain1.com/resource1. Requested: 1, "
+            "Available: 0");
   EXPECT_EQ(a->allocate_calls(), 0);
   EXPECT_TRUE(manager_->GetDevices("pod1", "c").empty());
   EXPECT_EQ(Allocatable(kResource1), 1) << "a1 is free";

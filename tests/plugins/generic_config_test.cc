@@ -166,7 +166,12 @@ TEST(GenericConfigTest, MistakesAreNamedByKey) {
        "groups[1].name: \"a\" is also groups[0]"},
       {"groups:\n  - {name: a b, paths: [/dev/a]}\n", "groups[0].name: \"a b\" is not a valid"},
       {"namespace: Not_A_Domain\ngroups:\n  - {name: a, paths: [/dev/a]}\n",
-       "namespace: \"Not_A_Domain\" is not a valid resource namespace"},
+       "namespace: invalid resource namespace \"Not_A_Domain\": want a DNS subdomain like "
+       "example.com"},
+      // A DNS subdomain the kubelet keeps for its own resources, said so.
+      {"namespace: kubernetes.io\ngroups:\n  - {name: a, paths: [/dev/a]}\n",
+       "namespace: invalid resource namespace \"kubernetes.io\": a namespace ending in "
+       "kubernetes.io is kept for native resources"},
       {"groups:\n  - {name: x, paths: [/dev/x], count: 0}\n", "groups[0].count: must be 1 to 1000"},
       {"groups:\n  - {name: x, paths: [/dev/x], count: 1000000000}\n",
        "groups[0].count: must be 1 to 1000"},

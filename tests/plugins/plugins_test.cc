@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <thread>
 
 #include "plugins/fake/fake_plugin.h"
 #include "plugins/generic/generic_plugin.h"
@@ -62,6 +63,34 @@ TEST(FakePluginLibraryTest, WithoutFaultsTheSdkAnswers) {
   auto answer = hooks.Allocate("gpu", request);
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_FALSE(answer->has_value());  // UseDefault: the SDK's own Allocate runs
+}
+
+// A hang or a delay that the plugin's stop ends fails its call, as a plugin that goes away
+// mid-call does: before, the call went on to the SDK's answer, and a pod was admitted with
+// devices of a plugin that had stopped.
+TEST(FakePluginLibraryTest, ACallHeldWhenThePluginStopsFails) {
+  v1beta1::AllocateRequest request;
+  request.add_container_requests()->add_devices_ids("dev-0");
+  v1beta1::PreferredAllocationRequest preferred;
+  preferred.add_container_requests()->add_available_deviceids("dev-0");
+  FakeHookOptions hang;
+  hang.allocate_hang = true;
+  hang.preferred_hang = true;
+  hang.preferred = PreferredPolicy::kFirst;
+  FakeHookOptions slow;
+  slow.allocate_latency = absl::Hours(1);
+  for (const FakeHookOptions& options : {hang, slow}) {
+    FakeHooks hooks(options);
+    std::thread stopper([&] { hooks.Release(); });
+    auto answer = hooks.Allocate("gpu", request);
+    stopper.join();
+    EXPECT_EQ(answer.status().code(), absl::StatusCode::kUnavailable) << answer.status();
+    EXPECT_EQ(answer.status().message(), "the plugin stopped during the call");
+    if (options.preferred_hang) {
+      EXPECT_EQ(hooks.GetPreferredAllocation("gpu", preferred).status().code(),
+                absl::StatusCode::kUnavailable);
+    }
+  }
 }
 
 }  // namespace
