@@ -114,18 +114,22 @@ std::string NameCell(const std::string& name) { return name.empty() ? "-" : name
 void AddPodRows(const ::v1::PodResources& pod, ColumnTable& table) {
   const std::string namespace_cell = NameCell(pod.namespace_());
   const std::string name_cell = NameCell(pod.name());
+  // The pod's own exclusive CPUs and memory (pod-level resources), on each of its rows.
+  const std::string pod_cpus = CpusText(pod.cpu_ids());
+  const std::string pod_memory = MemoryText(pod.memory());
   if (pod.containers().empty()) {
-    table.AddRow({namespace_cell, name_cell, "-", "-", "-", "-", "-", "-"});
+    table.AddRow({namespace_cell, name_cell, "-", "-", "-", "-", "-", "-", pod_cpus, pod_memory});
   }
   for (const auto& container : pod.containers()) {
     table.AddRow({namespace_cell, name_cell, NameCell(container.name()),
                   DevicesText(container.devices()), CpusText(container.cpu_ids()),
                   MemoryText(container.memory()), DynamicText(container.dynamic_resources()),
-                  CdiText(container.dynamic_resources())});
+                  CdiText(container.dynamic_resources()), pod_cpus, pod_memory});
   }
 }
 
-// PodTable: one row per container; wide adds the CDI devices of its claims.
+// PodTable: one row per container; wide adds the CDI devices of its claims and the pod's own
+// CPUs and memory.
 ColumnTable PodTable(OutputFormat format) {
   return ColumnTable({{"NAMESPACE"},
                       {"POD"},
@@ -134,7 +138,9 @@ ColumnTable PodTable(OutputFormat format) {
                       {"CPUS"},
                       {"MEMORY"},
                       {"CLAIMS"},
-                      {"CDI", /*wide=*/true}},
+                      {"CDI", /*wide=*/true},
+                      {"POD CPUS", /*wide=*/true},
+                      {"POD MEMORY", /*wide=*/true}},
                      format);
 }
 

@@ -158,9 +158,22 @@ TEST_F(PodResourcesCommandTest, WideAddsColumnsTheTableLeavesOut) {
   ASSERT_EQ(wide.exit_code, 0) << wide.err;
   const std::string header = table.out.substr(0, table.out.find('\n'));
   EXPECT_TRUE(header.ends_with("CLAIMS")) << table.out;
-  EXPECT_EQ(wide.out.substr(0, wide.out.find('\n')), header + "   CDI") << wide.out;
+  EXPECT_EQ(wide.out.substr(0, wide.out.find('\n')), header + "   CDI   POD CPUS   POD MEMORY")
+      << wide.out;
   EXPECT_NE(wide.out.find("example.com/gpu=gpu0(numa 0),gpu1(numa 1)"), std::string::npos)
       << wide.out;
+  // A kubelet with pod-level resources answers the pod's own CPUs and memory: only -o json and
+  // yaml showed them before.
+  node_.cpus.SetPodCpus("uid-1", {4, 5});
+  ::v1::ContainerMemory memory;
+  memory.set_memory_type("memory");
+  memory.set_size(1024);
+  memory.mutable_topology()->add_nodes()->set_id(0);
+  node_.memory.SetPodMemory("uid-1", {memory});
+  const ProcessResult pod_level = Run({"list", "-o", "wide"});
+  ASSERT_EQ(pod_level.exit_code, 0) << pod_level.err;
+  EXPECT_NE(pod_level.out.find("4,5"), std::string::npos) << pod_level.out;
+  EXPECT_NE(pod_level.out.find("memory=1024(numa 0)"), std::string::npos) << pod_level.out;
   EXPECT_EQ(Run({"list", "-o", "xml"}).exit_code, 2);
 }
 
