@@ -167,21 +167,27 @@ class ManagerImpl::AdmittingPod {
   AdmittingPod(ManagerImpl& manager, const std::string& pod_uid)
       : manager_(manager), pod_uid_(pod_uid) {
     absl::MutexLock lock(&manager_.mu_);
-    ++manager_.admitting_[pod_uid_];
+    Admitting& admitting = manager_.admitting_[pod_uid_];
+    ++admitting.calls;
+    releases_at_start_ = admitting.releases;
   }
   ~AdmittingPod() {
     absl::MutexLock lock(&manager_.mu_);
     auto it = manager_.admitting_.find(pod_uid_);
-    if (--it->second > 0) return;
-    manager_.admitting_.erase(it);
-    manager_.released_while_admitting_.erase(pod_uid_);
+    if (--it->second.calls == 0) manager_.admitting_.erase(it);
   }
   AdmittingPod(const AdmittingPod&) = delete;
   AdmittingPod& operator=(const AdmittingPod&) = delete;
 
+  // ReleasedLocked: whether ReleasePod released the pod since this admission began.
+  bool ReleasedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(manager_.mu_) {
+    return manager_.admitting_.at(pod_uid_).releases != releases_at_start_;
+  }
+
  private:
   ManagerImpl& manager_;
   const std::string pod_uid_;
+  uint64_t releases_at_start_ = 0;
 };
 
 absl::Status ManagerImpl::Allocate(const Pod& pod, const Container& container) {
@@ -198,9 +204,9 @@ absl::Status ManagerImpl::Allocate(const Pod& pod, const Container& container) {
   typed.type = in_spec->type;
   if (SkipsDraResources(pod)) {
     return AllocateContainer(WithoutDraExtendedResources(pod),
-                             WithoutDraExtendedResources(pod, typed));
+                             WithoutDraExtendedResources(pod, typed), admitting);
   }
-  return AllocateContainer(pod, typed);
+  return AllocateContainer(pod, typed, admitting);
 }
 
 bool ManagerImpl::SkipsDraResources(const Pod& pod) const {
@@ -431,7 +437,8 @@ absl::StatusOr<std::optional<ReservedDevices>> ManagerImpl::ReserveDevices(
   return FinishPickLocked(pod, container, pick, IdSet(std::move(preferred)));
 }
 
-absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& container) {
+absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& container,
+                                            const AdmittingPod& admitting) {
   // The API server refuses a negative request; upstream's pick, which counts down to zero,
   // would take every free device for one.
   for (const auto& [resource, count] : container.devices) {
@@ -537,7 +544,7 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
   uint64_t generation = 0;
   {
     absl::ReleasableMutexLock lock(&mu_);
-    const bool released = released_while_admitting_.contains(pod.uid);
+    const bool released = admitting.ReleasedLocked();
     if (stopping_ || released) {
       for (const auto& reservation : done) {
         ReleaseLocked(pod, container, reservation.devices);
@@ -637,7 +644,7 @@ absl::Status ManagerImpl::AdmitPod(const Pod& pod) {
   }
   for (const auto* list : {&pod.init_containers, &pod.containers}) {
     for (const Container& container : *list) {
-      absl::Status status = AllocateContainer(pod, container);
+      absl::Status status = AllocateContainer(pod, container, admitting);
       if (status.ok()) continue;
       uint64_t generation = 0;
       {
@@ -790,7 +797,9 @@ absl::Status ManagerImpl::ReleasePod(absl::string_view pod_uid) {
     absl::MutexLock lock(&mu_);
     // Nothing changes once Stop has written its last checkpoint.
     if (stopped_) return absl::FailedPreconditionError("the device manager is not running");
-    if (admitting_.contains(pod_uid)) released_while_admitting_.emplace(pod_uid);
+    if (auto admitting = admitting_.find(pod_uid); admitting != admitting_.end()) {
+      ++admitting->second.releases;
+    }
     reservations_.ForgetPod(pod_uid);
     held = pod_devices_.HasPod(pod_uid);
     if (held) {

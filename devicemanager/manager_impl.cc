@@ -261,18 +261,7 @@ void ManagerImpl::StopNow() {
   loop_.Stop();
   // A write still pending on the loop is covered by this one, which takes the state as it is
   // now: a write made meanwhile (a ReleasePod) is never followed by an older one.
-  bool changed = false;
-  {
-    absl::MutexLock lock(&mu_);
-    changed = checkpoint_read_ && (checkpoint_changed_ || commit_generation_ > 0);
-  }
-  if (changed) WriteCheckpoint();
-  {
-    // After a write in progress, which may be a ReleasePod's.
-    absl::MutexLock write_lock(&write_mu_);
-    absl::MutexLock lock(&mu_);
-    stopped_ = true;
-  }
+  WriteCheckpoint(/*last=*/true);
   DEVMGR_LOG(options_.logger, info, "Device manager stopped");
 }
 
@@ -397,7 +386,7 @@ void ManagerImpl::DevicesChangedLocked(absl::string_view resource_name) {
   }
 }
 
-void ManagerImpl::WriteCheckpoint() {
+void ManagerImpl::WriteCheckpoint(bool last) {
   // The snapshot is taken under write_mu_, so it is never older than one already written.
   absl::MutexLock write_lock(&write_mu_);
   CheckpointSnapshot data;
@@ -405,6 +394,13 @@ void ManagerImpl::WriteCheckpoint() {
   {
     absl::MutexLock lock(&mu_);
     checkpoint_write_pending_ = false;
+    if (last) {
+      // From here on ReleasePod and SyncCheckpoint change nothing: a release made before is in
+      // this snapshot (or written already), one after is refused. Nothing to write when nothing
+      // changed since Start read the file.
+      stopped_ = true;
+      if (!checkpoint_read_ || !(checkpoint_changed_ || commit_generation_ > 0)) return;
+    }
     data = CheckpointSnapshotLocked();
     snapshot = commit_generation_;
   }

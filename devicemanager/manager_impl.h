@@ -149,8 +149,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   class AdmittingPod;
   // AllocateContainer is Allocate without the container lookup. It reports its refusals to
   // the metrics itself, so that AdmitPod, which stops at the first, reports one.
-  absl::Status AllocateContainer(const Pod& pod, const Container& container)
-      ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
+  absl::Status AllocateContainer(const Pod& pod, const Container& container,
+                                 const AdmittingPod& admitting) ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
   // Refused tells the metrics that an admission was refused for `reason` and returns `status`.
   absl::Status Refused(absl::string_view reason, absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   // SkipsDraResources: the gate is on and `pod` maps resources to DRA, which the public calls
@@ -241,7 +241,9 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // can reach the state).
   void RestoreFromCheckpoint() ABSL_LOCKS_EXCLUDED(mu_);
   // WriteCheckpoint snapshots the state under mu_ and writes it outside, logging a failure.
-  void WriteCheckpoint() ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
+  // `last`: Stop's write, after which nothing is written (stopped_), and none when nothing
+  // changed since Start.
+  void WriteCheckpoint(bool last = false) ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
   // Each resource's healthy devices as a checkpoint write takes them, shared, not copied:
   // rendered by an earlier write or, if they changed since, as IDs to render outside mu_.
   struct RegisteredSnapshot {
@@ -345,8 +347,8 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   // writes nothing over a checkpoint it may not have read).
   bool serving_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  // Set at the end of Stop, after its checkpoint write: ReleasePod and SyncCheckpoint write
-  // nothing from then on.
+  // Set by Stop as it takes the state of its last checkpoint write: ReleasePod and
+  // SyncCheckpoint change and write nothing from then on.
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   // Whether plugin_dir held nothing when Start began (ShouldResetExtendedResourceCapacity).
   std::optional<bool> wiped_at_start_ ABSL_GUARDED_BY(mu_);
@@ -438,11 +440,14 @@ class ManagerImpl final : public Manager, private EndpointCallbacks, private Reg
   uint64_t commit_generation_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t durable_generation_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t freed_generation_ ABSL_GUARDED_BY(mu_) = 0;
-  // Pods with an Allocate or AdmitPod in progress (how many calls), and those of them that a
-  // ReleasePod released meanwhile, whose admissions then commit nothing more: a release is
-  // never undone by an admission that was in flight (AdmittingPod in admission.cc).
-  std::map<std::string, int, std::less<>> admitting_ ABSL_GUARDED_BY(mu_);
-  std::set<std::string, std::less<>> released_while_admitting_ ABSL_GUARDED_BY(mu_);
+  // Pods with an Allocate or AdmitPod in progress: how many calls, and how often ReleasePod
+  // released the pod meanwhile. An admission that began before a release commits nothing
+  // more, so that a release is never undone by one in flight (AdmittingPod in admission.cc).
+  struct Admitting {
+    int calls = 0;
+    uint64_t releases = 0;
+  };
+  std::map<std::string, Admitting, std::less<>> admitting_ ABSL_GUARDED_BY(mu_);
 
   // Serializes checkpoint writes, each snapshotting the state after taking it, so that a
   // later write never carries older state than an earlier one. Held across file I/O (never

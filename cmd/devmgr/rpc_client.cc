@@ -111,8 +111,7 @@ std::string CodeName(const grpc::Status& status) {
 
 int DaemonFailure(absl::string_view method, const grpc::Status& status,
                   const grpc::ClientContext& context) {
-  const bool answered = context.GetServerTrailingMetadata().contains(node::kAdminAnsweredKey);
-  if (answered && status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+  if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
     return Fail(kExitUsage, status.error_message());
   }
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
@@ -123,7 +122,11 @@ int DaemonFailure(absl::string_view method, const grpc::Status& status,
                      "); it goes on with the call, and one that changes the node may still take "
                      "effect: `devmgr pods list` shows what the node holds"));
   }
-  if (!answered) {
+  // The transport's codes for a peer that went away, in an answer the daemon did not mark.
+  const bool cut = (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                    status.error_code() == grpc::StatusCode::CANCELLED) &&
+                   !context.GetServerTrailingMetadata().contains(node::kAdminAnsweredKey);
+  if (cut) {
     return Fail(kExitUsage,
                 absl::StrCat(method, ": no answer from the daemon (", status.error_message(), " (",
                              CodeName(status),

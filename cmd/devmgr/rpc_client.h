@@ -39,9 +39,9 @@ std::string CodeName(const grpc::Status& status);
 // DaemonFailure reports a failed admin call made with `context`: a malformed request is bad
 // input (2), and so is a call the daemon did not answer (2, nothing says it was refused): its
 // own deadline passed (the daemon goes on with the call), or the daemon went down during it
-// (the answer lacks node::kAdminAnsweredKey). Every answer of the daemon's is its "no" (1):
-// UNAVAILABLE or a DEADLINE_EXCEEDED before the deadline then come from a plugin or driver that
-// died or hung during the call.
+// (UNAVAILABLE or CANCELLED without node::kAdminAnsweredKey). Every other failure is the
+// daemon's "no" (1): UNAVAILABLE or a DEADLINE_EXCEEDED before the deadline that it answers
+// come from a plugin or driver that died or hung during the call.
 int DaemonFailure(absl::string_view method, const grpc::Status& status,
                   const grpc::ClientContext& context);
 

@@ -586,6 +586,36 @@ TEST_F(AdmissionUnitTest, APodReleasedWhileItIsAdmittedHoldsNothing) {
   }
 }
 
+// Only the admissions that began before a release are refused for it: one of another container
+// of the pod that begins after the release, while the first is still in flight, is admitted.
+TEST_F(AdmissionUnitTest, AnAdmissionBegunAfterAReleaseIsNotRefusedForIt) {
+  StartManager();
+  auto endpoint = AddPlugin({Healthy("d0"), Healthy("d1")});
+  absl::Notification resume;
+  std::atomic<int> calls{0};
+  endpoint->OnAllocate([&](const std::vector<std::string>&) {
+    if (calls++ == 0) resume.WaitForNotification();
+    v1beta1::AllocateResponse response;
+    response.add_container_responses();
+    return absl::StatusOr<v1beta1::AllocateResponse>(response);
+  });
+  Pod pod = OnePod("pod1", 1);
+  pod.containers.push_back(Container{"d", ContainerType::kRegular, {{kResource, 1}}});
+  absl::Status first;
+  std::thread admission([&] { first = manager_->Allocate(pod, pod.containers[0]); });
+  const bool waiting = WaitFor([&] { return calls.load() == 1; });
+  const absl::Status released = manager_->ReleasePod("pod1");
+  const absl::Status later = manager_->Allocate(pod, pod.containers[1]);
+  resume.Notify();
+  admission.join();
+  ASSERT_TRUE(waiting);
+  EXPECT_TRUE(released.ok()) << released;
+  EXPECT_TRUE(later.ok()) << later;
+  EXPECT_EQ(first.code(), absl::StatusCode::kAborted) << first;
+  EXPECT_TRUE(Held("pod1", "c").empty());
+  EXPECT_EQ(Held("pod1", "d").size(), 1u);
+}
+
 TEST_F(AdmissionUnitTest, ConcurrentAdmissionsNeverShareADevice) {
   NodeZeroAffinity affinity;
   StartManager(&affinity);

@@ -81,6 +81,7 @@ TEST(FakePluginLibraryTest, ACallHeldWhenThePluginStopsFails) {
   slow.allocate_latency = absl::Hours(1);
   for (const FakeHookOptions& options : {hang, slow}) {
     FakeHooks hooks(options);
+    // The stop comes during the call or just before it: either way the call fails.
     std::thread stopper([&] { hooks.Release(); });
     auto answer = hooks.Allocate("gpu", request);
     stopper.join();
