@@ -795,7 +795,7 @@ absl::Status ManagerImpl::ReleasePod(absl::string_view pod_uid) {
   bool held = false;
   {
     absl::MutexLock lock(&mu_);
-    // Nothing changes once Stop has written its last checkpoint.
+    // Nothing changes once Stop has taken the state of its last checkpoint write.
     if (stopped_) return absl::FailedPreconditionError("the device manager is not running");
     if (auto admitting = admitting_.find(pod_uid); admitting != admitting_.end()) {
       ++admitting->second.releases;

@@ -17,9 +17,9 @@ namespace devmgr::node {
 // clients that check a manifest before they send it.
 inline constexpr int kMaxAdminRequestBytes = 4 << 20;
 
-// The trailing metadata key every admin answer carries, refusals included: a failed call
-// without it was not answered by the daemon (one that went down during the call), so that a
-// client does not read the transport's error as the daemon's refusal.
+// The trailing metadata key every admin answer carries, refusals included: a call that fails
+// UNAVAILABLE or CANCELLED without it was not answered by the daemon (one that went down during
+// the call), so that a client does not read the transport's error as the daemon's refusal.
 inline constexpr char kAdminAnsweredKey[] = "devmgr-answered";
 
 class AdminService final : public devmgr::admin::v1::Admin::Service {
