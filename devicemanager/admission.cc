@@ -179,10 +179,8 @@ class ManagerImpl::AdmittingPod {
   AdmittingPod(const AdmittingPod&) = delete;
   AdmittingPod& operator=(const AdmittingPod&) = delete;
 
-  // ReleasedLocked: whether ReleasePod released the pod since this admission began.
-  bool ReleasedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(manager_.mu_) {
-    return manager_.admitting_.at(pod_uid_).releases != releases_at_start_;
-  }
+  // How often ReleasePod had released the pod when this admission began.
+  uint64_t releases_at_start() const { return releases_at_start_; }
 
  private:
   ManagerImpl& manager_;
@@ -544,7 +542,8 @@ absl::Status ManagerImpl::AllocateContainer(const Pod& pod, const Container& con
   uint64_t generation = 0;
   {
     absl::ReleasableMutexLock lock(&mu_);
-    const bool released = admitting.ReleasedLocked();
+    // Released since this admission began.
+    const bool released = admitting_.at(pod.uid).releases != admitting.releases_at_start();
     if (stopping_ || released) {
       for (const auto& reservation : done) {
         ReleaseLocked(pod, container, reservation.devices);
