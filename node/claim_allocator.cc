@@ -90,9 +90,7 @@ absl::StatusOr<std::vector<kubeapi::DeviceClass>> ReadDeviceClasses(
   if (!objects.ok()) return objects.status();
   return kubeapi::DecodeKind<kubeapi::DeviceClass>(
       *objects, "DeviceClass", [&](const kubeapi::Json& object) {
-        return kubeapi::DecodeValidDeviceClass(object, [&](const std::string& expression) {
-          return structured::NewSelectorCost(features, expression);
-        });
+        return kubeapi::DecodeValidDeviceClass(object, structured::NewSelectorCost{features});
       });
 }
 

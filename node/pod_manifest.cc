@@ -264,12 +264,9 @@ absl::Status ReadClaims(const std::vector<std::pair<size_t, YAML::Node>>& docume
       // Its requests, for a node that allocates claims itself.
       absl::StatusOr<nlohmann::json> object = kubeapi::YamlToJson(document);
       absl::StatusOr<kubeapi::ResourceClaim> whole =
-          object.ok() ? kubeapi::DecodeValidResourceClaim(*object,
-                                                          [&](const std::string& expression) {
-                                                            return structured::NewSelectorCost(
-                                                                features, expression);
-                                                          })
-                      : absl::StatusOr<kubeapi::ResourceClaim>(object.status());
+          object.ok()
+              ? kubeapi::DecodeValidResourceClaim(*object, structured::NewSelectorCost{features})
+              : absl::StatusOr<kubeapi::ResourceClaim>(object.status());
       if (!whole.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(where, ": ", whole.status().message()));
       }

@@ -40,7 +40,7 @@ absl::StatusOr<Features> ParseFeatureGates(absl::string_view text, Features feat
   return features;
 }
 
-absl::StatusOr<uint64_t> NewSelectorCost(const Features& features, const std::string& expression) {
+absl::StatusOr<uint64_t> NewSelectorCost::operator()(const std::string& expression) const {
   cel::CheckOptions check;
   check.new_expressions = true;
   check.consumable_capacity = features.consumable_capacity;

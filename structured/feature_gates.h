@@ -52,6 +52,10 @@ absl::StatusOr<Features> ParseFeatureGates(absl::string_view text, Features feat
 // device.allowMultipleAllocations exists only with DRAConsumableCapacity on and includes() only
 // with DRAListTypeAttributes on ("undefined field 'allowMultipleAllocations'", "undeclared
 // reference to 'includes'"). A stored object's selectors may use both (cel::SelectorMaxCost).
-absl::StatusOr<uint64_t> NewSelectorCost(const Features& features, const std::string& expression);
+// Passed as `NewSelectorCost{features}`.
+struct NewSelectorCost {
+  const Features& features;
+  absl::StatusOr<uint64_t> operator()(const std::string& expression) const;
+};
 
 }  // namespace devmgr::structured

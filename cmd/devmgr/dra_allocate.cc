@@ -71,20 +71,8 @@ absl::StatusOr<std::vector<T>> ReadKind(const std::vector<std::string>& paths,
   return kubeapi::DecodeKind<T>(*objects, kind, decode);
 }
 
-// Classes and claims as the API server takes them when they are created, with the features
-// on; the claims already allocated as it has them stored.
-absl::StatusOr<kubeapi::DeviceClass> DecodeNewClass(const structured::Features& features,
-                                                    const Json& object) {
-  return kubeapi::DecodeValidDeviceClass(object, [&](const std::string& expression) {
-    return structured::NewSelectorCost(features, expression);
-  });
-}
-absl::StatusOr<kubeapi::ResourceClaim> DecodeNewClaim(const structured::Features& features,
-                                                      const Json& object) {
-  return kubeapi::DecodeValidResourceClaim(object, [&](const std::string& expression) {
-    return structured::NewSelectorCost(features, expression);
-  });
-}
+// The claims already allocated as the API server has them stored (classes and the claims to
+// allocate as it takes them when they are created, with the features on: Run).
 absl::StatusOr<kubeapi::ResourceClaim> DecodeStoredClaim(const Json& object) {
   return kubeapi::DecodeValidResourceClaim(
       object, [](const std::string& expression) { return cel::SelectorMaxCost(expression); });
@@ -146,13 +134,15 @@ int Run(const AllocateFlags& flags) {
   absl::StatusOr<std::vector<kubeapi::ResourceSlice>> slices =
       ReadKind<kubeapi::ResourceSlice>(flags.slices, "ResourceSlice", kubeapi::DecodeResourceSlice);
   if (!slices.ok()) return Fail(kExitUsage, slices.status().message());
-  absl::StatusOr<std::vector<kubeapi::DeviceClass>> classes = ReadKind<kubeapi::DeviceClass>(
-      flags.classes, "DeviceClass",
-      [&](const Json& object) { return DecodeNewClass(*features, object); });
+  absl::StatusOr<std::vector<kubeapi::DeviceClass>> classes =
+      ReadKind<kubeapi::DeviceClass>(flags.classes, "DeviceClass", [&](const Json& object) {
+        return kubeapi::DecodeValidDeviceClass(object, structured::NewSelectorCost{*features});
+      });
   if (!classes.ok()) return Fail(kExitUsage, classes.status().message());
-  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> claims = ReadKind<kubeapi::ResourceClaim>(
-      flags.claims, "ResourceClaim",
-      [&](const Json& object) { return DecodeNewClaim(*features, object); });
+  absl::StatusOr<std::vector<kubeapi::ResourceClaim>> claims =
+      ReadKind<kubeapi::ResourceClaim>(flags.claims, "ResourceClaim", [&](const Json& object) {
+        return kubeapi::DecodeValidResourceClaim(object, structured::NewSelectorCost{*features});
+      });
   if (!claims.ok()) return Fail(kExitUsage, claims.status().message());
   if (claims->empty()) return Fail(kExitUsage, "--claim: no ResourceClaim in the files");
   absl::StatusOr<std::vector<kubeapi::ResourceClaim>> allocated =

@@ -285,20 +285,20 @@ TEST(FeatureGatesTest, ANewSelectorHasTheFieldsAndFunctionsOfTheGatesOn) {
   Features off;
   off.consumable_capacity = false;
   off.list_type_attributes = false;
-  absl::StatusOr<uint64_t> cost = NewSelectorCost(off, multiple);
+  absl::StatusOr<uint64_t> cost = NewSelectorCost{off}(multiple);
   EXPECT_THAT(cost.status().message(),
               testing::HasSubstr("undefined field 'allowMultipleAllocations'"));
-  cost = NewSelectorCost(off, includes);
+  cost = NewSelectorCost{off}(includes);
   EXPECT_THAT(cost.status().message(), testing::HasSubstr("undeclared reference to 'includes'"));
 
   Features on;
   on.consumable_capacity = true;
   on.list_type_attributes = true;
-  EXPECT_TRUE(NewSelectorCost(on, multiple).ok()) << NewSelectorCost(on, multiple).status();
-  EXPECT_TRUE(NewSelectorCost(on, includes).ok()) << NewSelectorCost(on, includes).status();
+  EXPECT_TRUE(NewSelectorCost{on}(multiple).ok()) << NewSelectorCost{on}(multiple).status();
+  EXPECT_TRUE(NewSelectorCost{on}(includes).ok()) << NewSelectorCost{on}(includes).status();
   // The defaults: DRAConsumableCapacity on, DRAListTypeAttributes off.
-  EXPECT_TRUE(NewSelectorCost(Features{}, multiple).ok());
-  EXPECT_FALSE(NewSelectorCost(Features{}, includes).ok());
+  EXPECT_TRUE(NewSelectorCost{Features{}}(multiple).ok());
+  EXPECT_FALSE(NewSelectorCost{Features{}}(includes).ok());
   // As stored, whatever the gates.
   EXPECT_TRUE(cel::SelectorMaxCost(multiple).ok());
   EXPECT_TRUE(cel::SelectorMaxCost(includes).ok());
