@@ -15,6 +15,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/durable_folder.h"
 #include "common/errno_status.h"
 
 namespace devmgr {
@@ -194,12 +195,11 @@ absl::Status FileStore::WriteFiles(const std::vector<PlacedBytes>& files,
       continue;
     }
     stores.push_back(file.store);
-    std::error_code ec;
     const std::filesystem::path& folder = file.store->folder_;
-    if (!std::filesystem::is_directory(folder, ec)) {
-      std::filesystem::create_directories(folder, ec);
-      if (ec) return ErrnoStatus(ec, "cannot create folder", folder);
-      std::filesystem::permissions(folder, std::filesystem::perms(0755), ec);
+    absl::StatusOr<bool> made = CreateFolders(folder, 0755);
+    if (!made.ok()) return made.status();
+    if (*made && ::chmod(folder.c_str(), 0755) != 0) {
+      return ErrnoStatus(errno, "cannot chmod", folder);
     }
   }
 
@@ -277,10 +277,7 @@ absl::Status FileStore::WriteFiles(const std::vector<PlacedBytes>& files,
   if (commit != nullptr) return absl::OkStatus();
   for (const FileStore* store : stores) {
     if (absl::Status status = store->Step(WriteStep::kSyncFolder); !status.ok()) return status;
-    FdCloser dir(::open(store->folder_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dir.get() < 0 || ::fsync(dir.get()) != 0) {
-      return ErrnoStatus(errno, "cannot fsync folder", store->folder_);
-    }
+    if (absl::Status synced = SyncFolder(store->folder_); !synced.ok()) return synced;
   }
   return absl::OkStatus();
 }

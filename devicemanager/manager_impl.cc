@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/damaged_copy.h"
+#include "common/durable_folder.h"
 #include "common/errno_status.h"
 #include "common/file_store.h"
 #include "common/go_quote.h"
@@ -145,14 +146,11 @@ absl::Status ManagerImpl::Start(ActivePodsFn active_pods, SourcesReadyFn sources
     absl::MutexLock lock(&mu_);
     wiped_at_start_ = wiped;
   }
-  std::error_code ec;
-  const bool created = std::filesystem::create_directories(options_.plugin_dir, ec);
-  if (ec) {
-    return ErrnoStatus(ec, "cannot create", options_.plugin_dir);
-  }
+  absl::StatusOr<bool> created = CreateFolders(options_.plugin_dir, 0750);
+  if (!created.ok()) return created.status();
   // As upstream's MkdirAll(dir, 0750): a new folder gets 0750 (whatever the umask), an
   // existing one keeps its mode.
-  if (created && ::chmod(options_.plugin_dir.c_str(), 0750) != 0) {
+  if (*created && ::chmod(options_.plugin_dir.c_str(), 0750) != 0) {
     return ErrnoStatus(errno, "cannot chmod", options_.plugin_dir);
   }
 

@@ -2,11 +2,9 @@
 
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -14,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/connection_acceptor.h"
+#include "common/durable_folder.h"
 #include "common/errno_status.h"
 #include "common/metrics_http_server.h"
 #include "common/placed_socket.h"
@@ -162,13 +161,7 @@ namespace {
 // CreateDataDir makes a folder of the node's layout, if it is missing, with the kubelet's mode
 // (setupDataDirs: 0750, less what the umask takes away); an existing folder keeps its mode.
 absl::Status CreateDataDir(const std::filesystem::path& dir) {
-  std::error_code error;
-  if (std::filesystem::is_directory(dir, error)) return absl::OkStatus();
-  if (dir.has_parent_path()) std::filesystem::create_directories(dir.parent_path(), error);
-  if (::mkdir(dir.c_str(), 0750) != 0 && errno != EEXIST) {
-    return ErrnoStatus(errno, "cannot create folder", dir);
-  }
-  return absl::OkStatus();
+  return CreateFolders(dir, 0750).status();
 }
 
 // StartAdminServer serves the admin API on a socket that only the daemon's user can open: it is

@@ -53,8 +53,11 @@ class RegistrationClient {
 
   // GetInfo and NotifyRegistrationStatus: unary calls with a deadline of `timeout`. Block; the
   // plugin's gRPC status on failure, Cancelled after Cancel. Only after a successful Dial.
-  // Neither waits for a lost connection to come back (upstream sets no WaitForReady): a plugin
-  // that is gone fails the call at once.
+  // Neither waits for a lost connection to come back: a plugin that is gone fails the call at
+  // once. Upstream's newest sets WaitForReady on the notification (TestNotifyPlugin); this
+  // client is connected when Dial returns and bound to the socket file it opened, so waiting
+  // would reach no plugin that replaced its socket, and would only hold a crashed plugin's
+  // deregistration for the whole deadline.
   absl::StatusOr<pluginregistration::PluginInfo> GetInfo(absl::Duration timeout);
   absl::Status NotifyRegistrationStatus(bool registered, const std::string& error,
                                         absl::Duration timeout);
