@@ -61,8 +61,15 @@ std::string GoCodeName(absl::StatusCode code) {
 absl::Status FromGrpcCall(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
   const auto code = static_cast<absl::StatusCode>(status.error_code());
-  return absl::Status(code, absl::StrCat("rpc error: code = ", GoCodeName(code),
-                                         " desc = ", status.error_message()));
+  // The caller's own deadline and cancellation, in the words of the Go context that carries
+  // them in grpc-go.
+  std::string desc = status.error_message();
+  if (code == absl::StatusCode::kDeadlineExceeded && desc == "Deadline Exceeded") {
+    desc = "context deadline exceeded";
+  } else if (code == absl::StatusCode::kCancelled && desc == "Cancelled") {
+    desc = "context canceled";
+  }
+  return absl::Status(code, absl::StrCat("rpc error: code = ", GoCodeName(code), " desc = ", desc));
 }
 
 }  // namespace devmgr

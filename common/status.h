@@ -20,7 +20,8 @@ std::string GoCodeName(absl::StatusCode code);
 
 // FromGrpcCall: a failed call's status with the text grpc-go's client error prints,
 // "rpc error: code = <GoCodeName> desc = <message>" (the kubelet wraps that text into its own
-// errors), the code kept; OK stays OK.
+// errors), the code kept; OK stays OK. The call's own deadline and cancellation read "context
+// deadline exceeded" and "context canceled", as grpc-go's.
 absl::Status FromGrpcCall(const grpc::Status& status);
 
 }  // namespace devmgr
