@@ -316,15 +316,12 @@ absl::StatusOr<ParsedCheckpoint> Parse(absl::string_view bytes) {
   absl::StatusOr<Json> inner = ParseJson(text, "Data");
   if (!inner.ok()) return inner.status();
   if (!inner->is_object()) return Invalid("Data", "not a JSON object");
+  // The kubelet decodes kind and apiVersion (strings) and looks at neither.
   std::string kind;
   std::string api_version;
   if (absl::Status read = ReadString(*inner, "kind", "Data", kind); !read.ok()) return read;
   if (absl::Status read = ReadString(*inner, "apiVersion", "Data", api_version); !read.ok()) {
     return read;
-  }
-  if (kind != kKind || api_version != kApiVersion) {
-    return Invalid("Data", absl::StrCat("kind \"", kind, "\" and apiVersion \"", api_version,
-                                        "\" are not ", kKind, " ", kApiVersion));
   }
   const char* list_name = "Entries";
   const Json* entries = Field(*inner, list_name);

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/crc32.h"
 #include "common/file_store.h"
 #include "tests/dra/dra_samples.h"
 
@@ -138,6 +140,34 @@ TEST(DraCheckpointTest, ClaimInfoStateListIsRead) {
   EXPECT_EQ(parsed->data, SingleClaim());
 }
 
+// The kubelet (state.Checkpoint.GetEntries) decodes the TypeMeta and checks neither field: a
+// file without them, or with another kind or apiVersion, gives its entries. Before, such a file
+// was kept aside as unusable and the claims it recorded were never unprepared.
+TEST(DraCheckpointTest, KindAndApiVersionAreNotChecked) {
+  const std::string entries =
+      R"("Entries":[{"ClaimUID":"067798be-454e-4be4-9047-1aa06aea63f7","ClaimName":"example",)"
+      R"("Namespace":"default","PodUIDs":{"139cdb46-f989-4f17-9561-ca10cfb509a6":{}},)"
+      R"("DriverState":{"test-driver.cdi.k8s.io":{"Devices":[{"PoolName":"worker-1",)"
+      R"("DeviceName":"dev-1","RequestNames":["test request"],)"
+      R"("CDIDeviceIDs":["example.com/example=cdi-example"]}]}}}]})";
+  for (const std::string& type_meta :
+       {std::string("{"), std::string(R"({"kind":"DRACheckpoint",)"),
+        std::string(R"({"kind":"DRACheckpoint","apiVersion":"checkpoint.dra.kubelet.k8s.io/v2",)"),
+        std::string(R"({"kind":"Other","apiVersion":"",)")}) {
+    const std::string data = type_meta + entries;
+    std::string escaped;
+    for (const char c : data) {
+      if (c == '"' || c == '\\') escaped += '\\';
+      escaped += c;
+    }
+    absl::StatusOr<ParsedCheckpoint> parsed = Parse(absl::StrCat(
+        R"({"Data":")", escaped, R"(","Checksum":)", Crc32Feed(kCrc32Start, data), "}"));
+    ASSERT_TRUE(parsed.ok()) << type_meta << ": " << parsed.status();
+    EXPECT_TRUE(parsed->ChecksumMatches()) << type_meta;
+    EXPECT_EQ(parsed->data, SingleClaim()) << type_meta;
+  }
+}
+
 // Nil and empty stay apart, strings Go would escape come back, and bad UTF-8 becomes U+FFFD as
 // Go writes it; whatever is written verifies.
 TEST(DraCheckpointTest, RoundTripKeepsNilEmptyAndEscapes) {
@@ -211,8 +241,8 @@ TEST(DraCheckpointTest, MalformedInputIsRefusedWithTheField) {
       {R"({"Data":"{}","Checksum":-1})", "Checksum: missing or not a 32-bit unsigned number"},
       {R"({"Data":"{}","Checksum":4294967296})",
        "Checksum: missing or not a 32-bit unsigned number"},
-      {file("{}"),
-       R"(Data: kind "" and apiVersion "" are not DRACheckpoint checkpoint.dra.kubelet.k8s.io/v1)"},
+      {file(R"({"kind":1})"), "Data.kind: not a string"},
+      {file(R"({"apiVersion":["v1"]})"), "Data.apiVersion: not a string"},
       {file(head + R"("Entries":{}})"), "Data.Entries: not a list"},
       {file(head + R"("Entries":[{"ClaimUID":7}]})"), "Entries[0].ClaimUID: not a string"},
       {file(head + R"("Entries":[{"PodUIDs":[]}]})"), "Entries[0].PodUIDs: not an object"},
