@@ -15,8 +15,9 @@ namespace {
 
 // HealthServesRequest: DeviceServesRequest, and for a container that names a subrequest
 // ("req/sub") a device its driver reported for the request ("req"; drivers strip the
-// subrequest), as upstream's health match (BaseRequestRef) gives. Upstream's CDI lookup matches
-// exactly, and so does CdiDevices: a device reported for "req" may be another subrequest's.
+// subrequest), as upstream's health match (BaseRequestRef) gives. CdiDevices does not take
+// that last step (a device reported for "req" may be another subrequest's), though it takes a
+// device reported for "req/sub" for "req", where upstream's CDI lookup matches exactly.
 bool HealthServesRequest(const CheckpointDevice& device, absl::string_view request) {
   if (DeviceServesRequest(device, request)) return true;
   const size_t slash = request.find('/');
