@@ -1,5 +1,9 @@
 #include "kubeletplugin/helper.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -47,6 +51,21 @@ struct V1beta1Api {
 
 absl::Status Wrap(absl::string_view prefix, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
+}
+
+// RemoveStaleEntry takes away what a socket's path holds that is not a socket (a file, a
+// symlink, an empty folder: what upstream's endpoint removes before it listens), so that the
+// socket can be placed there. A socket is left for Place to replace; a folder with something in
+// it is an error.
+absl::Status RemoveStaleEntry(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    return errno == ENOENT ? absl::OkStatus() : ErrnoStatus(errno, "cannot stat", path);
+  }
+  if (S_ISSOCK(st.st_mode)) return absl::OkStatus();
+  const int removed = S_ISDIR(st.st_mode) ? ::rmdir(path.c_str()) : ::unlink(path.c_str());
+  if (removed != 0 && errno != ENOENT) return ErrnoStatus(errno, "cannot remove", path);
+  return absl::OkStatus();
 }
 
 // ErrorText: a driver's error as the kubelet reads it. An empty text on the wire means success,
@@ -281,6 +300,7 @@ absl::Status Helper::Serve() {
     std::error_code ec;
     std::filesystem::create_directories(socket->path().parent_path(), ec);
     if (ec) return ErrnoStatus(ec, "cannot create", socket->path().parent_path());
+    if (absl::Status cleared = RemoveStaleEntry(socket->path()); !cleared.ok()) return cleared;
   }
   if (!options_.rolling_update_uid.empty()) {
     std::error_code ec;

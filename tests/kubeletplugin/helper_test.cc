@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -624,6 +625,43 @@ TEST(HelperTest, TestEndpointLifecycle) {
   (*helper)->Stop();
   EXPECT_FALSE(std::filesystem::exists(service));
   EXPECT_FALSE(std::filesystem::exists(registrar));
+}
+
+// What a crash or an operator left at a socket's path that is not a socket (a file, an empty
+// folder, a symlink) is removed before the socket is put there, as upstream's endpoint removes
+// the path before it listens (TestEndpointLifecycle). Before, Start failed ("exists and is not
+// a socket") until someone removed it by hand. A folder with something in it stays, and Start
+// says why.
+TEST(HelperTest, WhatIsNotASocketAtASocketsPathIsRemoved) {
+  TempDir dir;
+  IdleDriver driver;
+  const std::filesystem::path service = dir.Sub("plugins/gpu.example.com/dra.sock");
+  const std::filesystem::path registrar = dir.Sub("plugins_registry/gpu.example.com-reg.sock");
+  std::filesystem::create_directories(service.parent_path());
+  std::filesystem::create_directories(registrar);
+  std::ofstream(service) << "stale";
+  absl::StatusOr<std::unique_ptr<Helper>> helper = Helper::Start(driver, Options(dir.path()));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  ASSERT_EQ((*helper)->service_socket(), service);
+  ASSERT_EQ((*helper)->registrar_socket(), registrar);
+  EXPECT_TRUE(SomeoneListens(service));
+  EXPECT_TRUE(SomeoneListens(registrar));
+  (*helper)->Stop();
+  helper->reset();
+
+  std::filesystem::create_symlink(dir.Sub("elsewhere"), service);
+  helper = Helper::Start(driver, Options(dir.path()));
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  EXPECT_TRUE(SomeoneListens(service));
+  (*helper)->Stop();
+  helper->reset();
+
+  std::filesystem::create_directories(registrar / "kept");
+  helper = Helper::Start(driver, Options(dir.path()));
+  ASSERT_FALSE(helper.ok());
+  EXPECT_EQ(helper.status().message(),
+            "cannot remove " + registrar.string() + ": Directory not empty");
+  EXPECT_TRUE(std::filesystem::exists(registrar / "kept"));
 }
 
 // A driver's second instance at the same paths (its pod started before the first one's ended,
