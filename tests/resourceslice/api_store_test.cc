@@ -447,6 +447,54 @@ TEST(ApiSliceStoreTest, FiltersByDriverNodeAndPool) {
   EXPECT_EQ(store.NodeUid("nope").status().code(), absl::StatusCode::kNotFound);
 }
 
+// Upstream's watcher tests (TestFilterSliceWatchByPoolName_FiltersByPoolName,
+// TestWrapWatcher_NilMatchPassesAll, TestWrapWatcher_StopClosesResultChan): a watch with a pool
+// reports that pool's slices only, one without a pool every slice the server selects, and none
+// once the watch is gone.
+TEST(ApiSliceStoreTest, AWatchReportsItsPoolsSlicesUntilItEnds) {
+  FakeApiServer server;
+  std::unique_ptr<kubeclient::Client> client = Connect(server);
+  ApiSliceStore store(*client);
+  std::mutex mu;
+  std::vector<std::string> pool_seen;
+  std::vector<std::string> all_seen;
+  const auto recorder = [&mu](std::vector<std::string>& seen) {
+    return [&mu, &seen](const kubeapi::ResourceSlice* before, const kubeapi::ResourceSlice* after) {
+      const kubeapi::ResourceSlice* slice = after != nullptr ? after : before;
+      std::lock_guard<std::mutex> lock(mu);
+      seen.push_back(slice->spec.pool.name + (after == nullptr ? " deleted" : ""));
+    };
+  };
+  const auto seen = [&mu](const std::vector<std::string>& list) {
+    std::lock_guard<std::mutex> lock(mu);
+    return list;
+  };
+  std::unique_ptr<SliceWatch> pool_watch =
+      store.Watch({"a.example.com", kNode, "p1"}, recorder(pool_seen));
+  std::unique_ptr<SliceWatch> all_watch =
+      store.Watch({"a.example.com", kNode, ""}, recorder(all_seen));
+  ASSERT_NE(pool_watch, nullptr);
+  ASSERT_NE(all_watch, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return server.open_watches() == 2; }));
+  for (const char* pool : {"p2", "p1"}) {
+    kubeapi::ResourceSlice slice;
+    slice.metadata.generate_name = "s-";
+    slice.spec.driver = "a.example.com";
+    slice.spec.node_name = kNode;
+    slice.spec.pool.name = pool;
+    ASSERT_TRUE(store.Create(slice).ok());
+  }
+  ASSERT_TRUE(WaitFor([&] { return seen(all_seen).size() == 2; }));
+  EXPECT_EQ(seen(all_seen), (std::vector<std::string>{"p2", "p1"}));
+  ASSERT_TRUE(WaitFor([&] { return !seen(pool_seen).empty(); }));
+  EXPECT_EQ(seen(pool_seen), std::vector<std::string>{"p1"});
+
+  pool_watch.reset();
+  ASSERT_TRUE(store.DeleteCollection({"a.example.com", kNode, ""}).ok());
+  ASSERT_TRUE(WaitFor([&] { return seen(all_seen).size() == 4; }));
+  EXPECT_EQ(seen(pool_seen), std::vector<std::string>{"p1"}) << "nothing after its end";
+}
+
 // The Node lookup ends when the store's requests are cancelled (a controller's Stop), also while
 // it waits out a Retry-After. Before, it could not be cancelled, and a Stop during it waited up
 // to ten tries of the server's 30 seconds.

@@ -1401,8 +1401,12 @@ TEST(SliceNamesTest, TestDecodeIndex) {
   for (const Decode& test : std::vector<Decode>{
            {"00000-", 5, 0, nullptr},
            {"00001-", 5, 1, nullptr},
+           {"00009-", 5, 9, nullptr},
            {"0000a-", 5, 10, nullptr},
+           {"0001a-", 5, 26, nullptr},
            {"0001b-", 5, 27, nullptr},
+           {"00023-", 5, 35, nullptr},
+           {"00024-", 5, 36, nullptr},
            {"186a0-", 5, 100000, nullptr},
            {"100000-", 6, 1048576, nullptr},
            {"80000000-", 8, int64_t{0x80000000}, nullptr},
