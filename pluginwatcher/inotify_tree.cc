@@ -196,8 +196,9 @@ void InotifyTree::ListFolder(const std::filesystem::path& folder, bool top,
     if (absl::StartsWith(name, ".")) continue;  // hidden, and "." and ".."
     const std::filesystem::path path = folder / name;
     // Looked at in the folder listed, not through the path, which may lead elsewhere by now.
-    struct stat st {};
-    if (::fstatat(::dirfd(listing.get()), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    mode_t type = 0;
+    const std::optional<FileId> id = FileIdAt(::dirfd(listing.get()), name.c_str(), &type);
+    if (!id.has_value()) {
       const int error = errno;
       if (error == ENOENT) continue;  // gone since it was listed
       // What it is cannot be told: a folder, maybe, or a socket.
@@ -205,16 +206,16 @@ void InotifyTree::ListFolder(const std::filesystem::path& folder, bool top,
       walk.unread.push_back(path.string());
       continue;
     }
-    if (S_ISDIR(st.st_mode)) {
+    if (S_ISDIR(type)) {
       folders.push_back(path);
-    } else if (S_ISSOCK(st.st_mode)) {
-      walk.sockets[path.string()] = FileIdOf(st);
+    } else if (S_ISSOCK(type)) {
+      walk.sockets[path.string()] = *id;
     }
   }
 }
 
-std::optional<struct stat> InotifyTree::StatInWatchedFolder(const Watch& watch,
-                                                            const std::string& name) const {
+std::optional<InotifyTree::Entry> InotifyTree::StatInWatchedFolder(const Watch& watch,
+                                                                   const std::string& name) const {
   absl::StatusOr<Fd> folder = OpenFolder(watch.path, O_PATH);
   if (!folder.ok()) {
     if (!GoneOrReplaced(folder.status())) {
@@ -227,8 +228,11 @@ std::optional<struct stat> InotifyTree::StatInWatchedFolder(const Watch& watch,
   // The folder now at the watch's path is another one: the watched folder was moved or deleted,
   // and the event saying so is further in the queue.
   if (::fstat(folder->Get(), &st) != 0 || !FileIdOf(st).Same(watch.id)) return std::nullopt;
-  if (::fstatat(folder->Get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
-  return st;
+  Entry entry;
+  const std::optional<FileId> id = FileIdAt(folder->Get(), name.c_str(), &entry.type);
+  if (!id.has_value()) return std::nullopt;
+  entry.id = *id;
+  return entry;
 }
 
 void InotifyTree::AddAndReportTree(const std::filesystem::path& dir) {
@@ -296,12 +300,12 @@ void InotifyTree::HandleEvents(size_t bytes) {
     }
     if (!(event.mask & (IN_CREATE | IN_MOVED_TO)) || IsHidden(path)) continue;
     // Gone again (its delete follows), or its folder moved or replaced (that event follows).
-    const std::optional<struct stat> st = StatInWatchedFolder(watch->second, name);
-    if (!st) continue;
-    if (S_ISDIR(st->st_mode)) {
+    const std::optional<Entry> entry = StatInWatchedFolder(watch->second, name);
+    if (!entry) continue;
+    if (S_ISDIR(entry->type)) {
       AddAndReportTree(path);
-    } else if (S_ISSOCK(st->st_mode)) {
-      callbacks_.on_socket(path.string(), FileIdOf(*st));
+    } else if (S_ISSOCK(entry->type)) {
+      callbacks_.on_socket(path.string(), entry->id);
     } else {
       // A symlink, a file, anything that is not a socket: renamed over a socket, it comes with
       // no IN_DELETE for the socket, which is gone all the same.

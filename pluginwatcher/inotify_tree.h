@@ -85,6 +85,11 @@ class InotifyTree {
     std::string path;
     FileId id;
   };
+  // An entry of a watched folder: its type (S_IFMT bits) and its id, birth time included.
+  struct Entry {
+    mode_t type = 0;
+    FileId id;
+  };
 
   // Watches `dir` and the folders under it and collects the sockets there into `walk`.
   void AddTree(const std::filesystem::path& dir, TreeWalk& walk);
@@ -103,7 +108,7 @@ class InotifyTree {
   absl::StatusOr<Fd> OpenFolder(const std::filesystem::path& folder, int flags) const;
   // StatInWatchedFolder: what `name` is (not following a symlink) in the folder `watch` is on;
   // nullopt when it is gone, or when the folder at the watch's path is no longer that folder.
-  std::optional<struct stat> StatInWatchedFolder(const Watch& watch, const std::string& name) const;
+  std::optional<Entry> StatInWatchedFolder(const Watch& watch, const std::string& name) const;
   // Forgets the watches at and under `dir`, which has moved away.
   void RemoveWatches(const std::string& dir);
   void Read();

@@ -20,7 +20,9 @@
 //   failed with err: ...") before any handler sees it. Any other endpoint goes to the handler,
 //   which dials it, as upstream.
 // - A queue overflow (IN_Q_OVERFLOW) rescans the tree: sockets that vanished are removed, new
-//   ones added, and a socket whose inode changed counts as re-created.
+//   ones added, and a socket whose inode changed counts as re-created (one whose inode number
+//   was reused, by its birth time, or its change time where the file system has no birth time;
+//   a socket whose mode or owner changed is then taken for re-created too).
 // - The newest upstream's connection monitor (periodic GetInfo probes of registered plugins) is
 //   not part of this watcher.
 // - Symlinks under the folder are never followed (fsnotify's os.Stat follows them), not even one

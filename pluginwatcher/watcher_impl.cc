@@ -132,8 +132,9 @@ void WatcherImpl::OnSocket(const std::string& path, const FileId& id) {
 void WatcherImpl::AddOrUpdateDesiredLocked(const std::string& path, const FileId& id) {
   auto it = desired_.find(path);
   // Upstream refreshes the timestamp on every create event; the same socket reported twice (by
-  // an event and by the walk that follows a new watch) is not a new plugin here.
-  if (it != desired_.end() && it->second.file == id) return;
+  // an event and by the walk that follows a new watch), or found by the walk after lost events
+  // with its mode or owner changed (upstream never sees those), is not a new plugin here.
+  if (it != desired_.end() && it->second.file.SameCreation(id)) return;
   DEVMGR_LOG(options_.logger, info,
              "Adding socket path or updating timestamp to desired state cache", "path", path);
   desired_[path] = DesiredEntry{options_.clock->Now(), next_generation_++, id};

@@ -23,15 +23,15 @@ TEST(StatusTest, ACallsErrorReadsAsGrpcGoPrintsIt) {
   // The call's own deadline and cancellation (gRPC C++'s texts for them) read as a Go
   // context's: upstream's TestPrepareResources "should timeout" gets
   // "NodePrepareResources: rpc error: code = DeadlineExceeded desc = context deadline exceeded".
-  EXPECT_EQ(
-      FromGrpcCall(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded")),
-      absl::DeadlineExceededError(
-          "rpc error: code = DeadlineExceeded desc = context deadline exceeded"));
+  EXPECT_EQ(FromGrpcCall(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded")),
+            absl::DeadlineExceededError(
+                "rpc error: code = DeadlineExceeded desc = context deadline exceeded"));
   EXPECT_EQ(FromGrpcCall(grpc::Status(grpc::StatusCode::CANCELLED, "Cancelled")),
             absl::CancelledError("rpc error: code = Canceled desc = context canceled"));
   // A server's own text for those codes is kept.
-  EXPECT_EQ(FromGrpcCall(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "driver gave up")),
-            absl::DeadlineExceededError("rpc error: code = DeadlineExceeded desc = driver gave up"));
+  EXPECT_EQ(
+      FromGrpcCall(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "driver gave up")),
+      absl::DeadlineExceededError("rpc error: code = DeadlineExceeded desc = driver gave up"));
   EXPECT_EQ(FromGrpcCall(grpc::Status(grpc::StatusCode::UNAVAILABLE, "")),
             absl::UnavailableError("rpc error: code = Unavailable desc = "));
   EXPECT_TRUE(FromGrpcCall(grpc::Status::OK).ok());

@@ -24,12 +24,11 @@ CheckpointDevice Device(const std::string& name, GoStrings requests) {
 TEST(ClaimInfoTest, ARequestGetsTheCdiDevicesOfItsSubrequests) {
   ClaimInfoState claim;
   claim.driver_state = std::map<std::string, DriverState>{
-      {"gpu.example.com",
-       DriverState{.devices = std::vector<CheckpointDevice>{
-                       Device("gpu-0", std::vector<std::string>{"gpu/large"}),
-                       Device("gpu-1", std::vector<std::string>{"gpu"}),
-                       Device("nic-0", std::vector<std::string>{"nic"}),
-                       Device("any", std::nullopt)}}}};
+      {"gpu.example.com", DriverState{.devices = std::vector<CheckpointDevice>{
+                                          Device("gpu-0", std::vector<std::string>{"gpu/large"}),
+                                          Device("gpu-1", std::vector<std::string>{"gpu"}),
+                                          Device("nic-0", std::vector<std::string>{"nic"}),
+                                          Device("any", std::nullopt)}}}};
   EXPECT_EQ(CdiDevices(claim, "gpu"),
             (std::vector<std::string>{"vendor.com/gpu=gpu-0", "vendor.com/gpu=gpu-1",
                                       "vendor.com/gpu=any"}));
