@@ -179,7 +179,8 @@ class Reader {
       // and again; but no more than a large node's worth, whatever a file's size claims.
       entries.reserve(
           std::min(static_cast<size_t>(end_ - at_) / kShortestGoEntry + 1, kMostReserved));
-      return Array([&] { return Entry(entries.emplace_back()); });
+      // Past the most a checkpoint holds, the general decoder says why it is refused.
+      return Array([&] { return entries.size() < kMaxEntries && Entry(entries.emplace_back()); });
     });
   }
 

@@ -37,6 +37,10 @@ using Json = nlohmann::ordered_json;
 // A real checkpoint nests four levels deep. Refusing anything much deeper before parsing keeps
 // hostile input from costing more than a linear scan.
 constexpr int kMaxJsonDepth = 32;
+// The most values a checkpoint's JSON may hold, sixteen million: its entries (kMaxEntries, a few
+// values each) and the registered devices of a node with millions. The parsed tree of that many
+// tiny values is a few hundred megabytes; of the 256 MiB a file may be, twenty times that.
+constexpr size_t kMaxJsonValues = size_t{1} << 24;
 
 absl::string_view JsonTypeName(const Json& value) {
   switch (value.type()) {
@@ -86,7 +90,7 @@ absl::Status DecodeStrings(const Json& value, absl::string_view path, GoStrings&
   }
   if (!value.is_array()) return TypeError(path, "an array of strings", value);
   out.emplace();
-  out->reserve(value.size());
+  // No room taken ahead: a list of anything but strings fails at its first element.
   for (size_t i = 0; i < value.size(); ++i) {
     std::string item;
     absl::Status status = DecodeString(value[i], absl::StrCat(path, "[", i, "]"), item);
@@ -186,11 +190,19 @@ absl::Status DecodeData(const Json& value, GoLayout layout, GoCheckpointData& da
         continue;
       }
       if (!member.is_array()) return TypeError(path, "an array", member);
-      data.pod_device_entries.emplace(member.size());
+      if (member.size() > internal::kMaxEntries) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": ", member.size(), " entries, more than ", internal::kMaxEntries));
+      }
+      // Each entry is decoded before the next is made: a list of anything but entries fails
+      // at its first element, not after an entry was allocated for each.
+      data.pod_device_entries.emplace();
       for (size_t i = 0; i < member.size(); ++i) {
-        absl::Status status = DecodeEntry(member[i], absl::StrCat(path, "[", i, "]"), layout,
-                                          (*data.pod_device_entries)[i]);
+        GoPodDevicesEntry entry;
+        absl::Status status =
+            DecodeEntry(member[i], absl::StrCat(path, "[", i, "]"), layout, entry);
         if (!status.ok()) return status;
+        data.pod_device_entries->push_back(std::move(entry));
       }
     } else if (KeyIs(key, "RegisteredDevices")) {
       if (member.is_null()) {
@@ -523,7 +535,9 @@ std::string EncodeRendered(const std::vector<std::shared_ptr<const EncodedEntry>
 namespace internal {
 
 absl::StatusOr<ParsedCheckpoint> ParseTree(absl::string_view bytes) {
-  if (absl::Status depth = CheckJsonDepth(bytes, kMaxJsonDepth); !depth.ok()) return depth;
+  if (absl::Status shape = CheckJsonShape(bytes, kMaxJsonDepth, kMaxJsonValues); !shape.ok()) {
+    return shape;
+  }
   // nlohmann's parser skips a byte-order mark; Go's refuses it, and a kubelet starts without
   // the file.
   if (absl::StartsWith(bytes, "\xEF\xBB\xBF")) {

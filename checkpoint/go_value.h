@@ -7,6 +7,7 @@
 // checkpoint/; not installed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -18,6 +19,12 @@
 #include "absl/strings/string_view.h"
 
 namespace devmgr::checkpoint::internal {
+
+// The most entries a checkpoint may hold: one per container and resource, so a node of a
+// thousand pods with a hundred containers each asking for ten resources stays under it. A larger
+// list comes from a damaged or hostile file, whose entries (a few bytes each as text, an
+// entry's size in memory) would take the process's memory before its checksum is known.
+inline constexpr size_t kMaxEntries = size_t{1} << 20;
 
 // A Go []string; std::nullopt is nil.
 using GoStrings = std::optional<std::vector<std::string>>;

@@ -1,8 +1,10 @@
-// CheckJsonDepth: a linear scan that refuses JSON nested deeper than a limit before it is
-// parsed. Parsing and freeing deep JSON are iterative in nlohmann's library, but copying,
-// comparing and dumping a value recurse once per level: a value a million levels deep, a few
-// megabytes of brackets, would overflow the stack.
+// CheckJsonDepth and CheckJsonShape: linear scans that refuse JSON nested deeper, or holding
+// more values, than a limit before it is parsed. Parsing and freeing deep JSON are iterative in
+// nlohmann's library, but copying, comparing and dumping a value recurse once per level: a value a
+// million levels deep, a few megabytes of brackets, would overflow the stack.
 #pragma once
+
+#include <cstddef>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -18,5 +20,11 @@ inline constexpr int kMaxApiObjectJsonDepth = 1000;
 // more than `max_depth` levels deep outside strings; OK otherwise, whatever else the bytes hold
 // (the parser judges the rest).
 absl::Status CheckJsonDepth(absl::string_view bytes, int max_depth);
+
+// CheckJsonShape: CheckJsonDepth, and InvalidArgument ("JSON holds more than N values") when
+// the arrays and objects hold more than `max_values` members in all (counted by the commas
+// between them): a file of many tiny values ("0,0,0,...") costs a parsed tree some twenty times
+// its size.
+absl::Status CheckJsonShape(absl::string_view bytes, int max_depth, size_t max_values);
 
 }  // namespace devmgr

@@ -8,6 +8,7 @@
 #include "common/checksummed.h"
 #include "common/crc32.h"
 #include "common/go_json.h"
+#include "common/json_depth.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::dra {
@@ -17,6 +18,15 @@ using Json = nlohmann::json;
 
 constexpr char kKind[] = "DRACheckpoint";
 constexpr char kApiVersion[] = "checkpoint.dra.kubelet.k8s.io/v1";
+
+// A damaged or hostile file's limits, checked before it costs its size many times over in
+// memory: an entry is a claim the node prepared, so a million of them is far beyond any node;
+// an entry holds a few values for each of its devices, and four million values (a parsed
+// empty object takes about a hundred bytes) parse to a few hundred megabytes at most. A real
+// checkpoint nests six levels deep.
+constexpr size_t kMaxEntries = size_t{1} << 20;
+constexpr size_t kMaxJsonValues = size_t{1} << 22;
+constexpr int kMaxJsonDepth = 32;
 
 // The checksum of a whole text, as Go's crc32.ChecksumIEEE.
 uint32_t Crc32Ieee(absl::string_view bytes) { return Crc32Feed(kCrc32Start, bytes); }
@@ -233,6 +243,9 @@ absl::Status ReadEntry(const Json& value, const std::string& path, ClaimInfoStat
 // ParseJson parses `text`, naming what is wrong the way the kubelet's reader would for a file
 // cut short.
 absl::StatusOr<Json> ParseJson(absl::string_view text, absl::string_view what) {
+  if (absl::Status shape = CheckJsonShape(text, kMaxJsonDepth, kMaxJsonValues); !shape.ok()) {
+    return Invalid(std::string(what), shape.message());
+  }
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& error) {
@@ -332,6 +345,10 @@ absl::StatusOr<ParsedCheckpoint> Parse(absl::string_view bytes) {
   }
   if (entries == nullptr || entries->is_null()) return parsed;
   if (!entries->is_array()) return Invalid(absl::StrCat("Data.", list_name), "not a list");
+  if (entries->size() > kMaxEntries) {
+    return Invalid(absl::StrCat("Data.", list_name),
+                   absl::StrCat(entries->size(), " entries, more than ", kMaxEntries));
+  }
   parsed.data.entries.emplace();
   for (size_t i = 0; i < entries->size(); ++i) {
     ClaimInfoState entry;

@@ -334,6 +334,25 @@ TEST(CheckpointTest, HundredMegabytesOfGarbageIsRefusedNotCrashedOn) {
   EXPECT_EQ(Parse(long_string).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A list of more entries than a checkpoint holds (kMaxEntries) is refused before any is decoded,
+// with its size; a list of anything but entries fails at its first element. Before, an entry was
+// allocated for every element first (about 240 bytes for each 2-byte "0,"), and a corrupt
+// 250 MiB checkpoint ended the daemon's start with std::bad_alloc.
+TEST(CheckpointTest, AListMadeToTakeTheMemoryIsRefusedBeforeItTakesIt) {
+  std::string entries = R"({"Data":{"PodDeviceEntries":[{})";
+  for (size_t i = 0; i < (size_t{1} << 20); ++i) entries += ",{}";
+  entries += "]}}";
+  EXPECT_EQ(Parse(entries).status().message(),
+            "Data.PodDeviceEntries: 1048577 entries, more than 1048576");
+
+  // Each element is decoded before the next entry is made.
+  std::string zeroes = R"({"Data":{"PodDeviceEntries":[0)";
+  for (size_t i = 1; i < (size_t{1} << 20); ++i) zeroes += ",0";
+  zeroes += "]}}";
+  EXPECT_EQ(Parse(zeroes).status().message(),
+            "Data.PodDeviceEntries[0]: expected an object, got number");
+}
+
 // Random data with awkward strings and NUMA keys survives Encode -> Decode unchanged, and
 // encoding is a fixed point.
 TEST(CheckpointTest, RandomizedRoundTrips) {

@@ -20,5 +20,16 @@ TEST(JsonDepthTest, CountsOnlyBracketsOutsideStrings) {
   EXPECT_TRUE(CheckJsonDepth("", 0).ok());
 }
 
+// The values of every array and object count together, by the commas between them; commas in
+// strings do not count.
+TEST(JsonDepthTest, CountsValuesByTheCommasOutsideStrings) {
+  EXPECT_TRUE(CheckJsonShape(R"({"a":[1,2],"b":{"c":3}})", 4, 4).ok());
+  const absl::Status more = CheckJsonShape(R"({"a":[1,2],"b":{"c":3}})", 4, 2);
+  EXPECT_EQ(more.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(more.message(), "byte 10: JSON holds more than 2 values");
+  EXPECT_TRUE(CheckJsonShape(R"(["a,b,c,d", "\",\""])", 1, 2).ok());
+  EXPECT_EQ(CheckJsonShape("[[[]]]", 2, 100).message(), "byte 2: JSON nested deeper than 2 levels");
+}
+
 }  // namespace
 }  // namespace devmgr

@@ -253,6 +253,17 @@ TEST(DraCheckpointTest, MalformedInputIsRefusedWithTheField) {
       {file(head + R"("Entries":[{"DriverState":{"d":{"Devices":[{"RequestNames":[1]}]}}}]})"),
        R"(Entries[0].DriverState["d"].Devices[0].RequestNames[0]: not a string)"},
       {file("{\"kind\""), "unexpected end of JSON input"},
+      // Limits checked before the file costs its size many times over in memory.
+      {file(head + R"("Entries":[)" + std::string(33, '[') + "]}"),
+       "Data: byte 113: JSON nested deeper than 32 levels"},
+      {file(head + R"("Entries":[{})" +
+            [] {
+              std::string more;
+              for (size_t i = 0; i < (size_t{1} << 20); ++i) more += ",{}";
+              return more;
+            }() +
+            "]}"),
+       "Data.Entries: 1048577 entries, more than 1048576"},
   };
   for (const Case& c : cases) {
     absl::StatusOr<ParsedCheckpoint> parsed = Parse(c.bytes);
