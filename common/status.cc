@@ -6,9 +6,18 @@
 
 namespace devmgr {
 
+grpc::Status GrpcStatus(grpc::StatusCode code, absl::string_view message) {
+  if (message.size() <= kMaxStatusMessageBytes) return grpc::Status(code, std::string(message));
+  size_t kept = kMaxStatusMessageBytes;
+  // Not inside a UTF-8 sequence: back to the byte that starts a character.
+  while (kept > 0 && (static_cast<unsigned char>(message[kept]) & 0xC0) == 0x80) --kept;
+  return grpc::Status(
+      code, absl::StrCat(message.substr(0, kept), "... (", message.size() - kept, " more bytes)"));
+}
+
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+  return GrpcStatus(static_cast<grpc::StatusCode>(status.code()), status.message());
 }
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {

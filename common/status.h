@@ -5,12 +5,25 @@
 
 #include <grpcpp/support/status.h>
 
+#include <cstddef>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace devmgr {
 
+// The most bytes of a message a server sends with a failed call's status. The message travels
+// percent-encoded in the call's metadata, which gRPC clients refuse over 8 KiB: past it, a
+// client sees "received initial metadata size exceeds limit" instead of the error.
+inline constexpr size_t kMaxStatusMessageBytes = 2048;
+
+// GrpcStatus: the status a server sends, its message cut at kMaxStatusMessageBytes (at a
+// character's boundary) with "... (N more bytes)" when it is longer: a pod name, a plugin's
+// error or a resource name a client or plugin chose can make it so.
+grpc::Status GrpcStatus(grpc::StatusCode code, absl::string_view message);
+
+// ToGrpcStatus: GrpcStatus of an absl::Status.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 absl::Status FromGrpcStatus(const grpc::Status& status);
 

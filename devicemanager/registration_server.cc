@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/raw_request.h"
+#include "common/status.h"
 #include "common/unix_socket.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 
@@ -31,7 +32,7 @@ class RegistrationServer::Service final
     }
     callbacks_.OnRegister(*parsed, [reactor, response, parsed](const absl::Status& status) {
       if (!status.ok()) {
-        reactor->Finish(grpc::Status(grpc::StatusCode::UNKNOWN, std::string(status.message())));
+        reactor->Finish(GrpcStatus(grpc::StatusCode::UNKNOWN, status.message()));
         return;
       }
       reactor->Finish(SerializeRawAnswer(v1beta1::Empty(), *response));

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/raw_request.h"
+#include "common/status.h"
 #include "podresources/pod_resources.h"
 
 namespace devmgr::podresources {
@@ -72,9 +73,9 @@ grpc::ServerUnaryReactor* V1Service::Get(grpc::CallbackServerContext* context,
   std::optional<Pod> pod = providers_.pods->GetPodByName(get.pod_namespace(), get.pod_name());
   if (!pod.has_value()) {
     counters_.v1.errors_get.fetch_add(1, std::memory_order_relaxed);
-    return Finish(context, grpc::Status(grpc::StatusCode::UNKNOWN,
-                                        absl::StrFormat("pod %s in namespace %s not found",
-                                                        get.pod_name(), get.pod_namespace())));
+    return Finish(context, GrpcStatus(grpc::StatusCode::UNKNOWN,
+                                      absl::StrFormat("pod %s in namespace %s not found",
+                                                      get.pod_name(), get.pod_namespace())));
   }
   ::v1::GetPodResourcesResponse answer;
   FillPodResources(*pod, providers_, *answer.mutable_pod_resources());

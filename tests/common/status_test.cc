@@ -17,6 +17,21 @@ TEST(StatusTest, ConversionsKeepTheCodeAndTheMessage) {
   EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok());
 }
 
+// A message longer than a client takes in its metadata is cut, at a character's boundary, and
+// says how much was left out; the code stays. Before, a 20 KB pod name in an error made clients
+// see "received initial metadata size exceeds limit" (RESOURCE_EXHAUSTED) instead.
+TEST(StatusTest, AMessageTooLongForTheClientIsCut) {
+  const std::string fits(kMaxStatusMessageBytes, 'x');
+  EXPECT_EQ(ToGrpcStatus(absl::InvalidArgumentError(fits)).error_message(), fits);
+  const grpc::Status cut = ToGrpcStatus(absl::InvalidArgumentError(fits + "yz"));
+  EXPECT_EQ(cut.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(cut.error_message(), fits + "... (2 more bytes)");
+  // "é" (two bytes) across the limit is kept out whole.
+  const std::string accented = std::string(kMaxStatusMessageBytes - 1, 'x') + "\xC3\xA9z";
+  EXPECT_EQ(GrpcStatus(grpc::StatusCode::UNKNOWN, accented).error_message(),
+            std::string(kMaxStatusMessageBytes - 1, 'x') + "... (3 more bytes)");
+}
+
 TEST(StatusTest, ACallsErrorReadsAsGrpcGoPrintsIt) {
   EXPECT_EQ(FromGrpcCall(grpc::Status(grpc::StatusCode::UNKNOWN, "plugin broke")),
             absl::UnknownError("rpc error: code = Unknown desc = plugin broke"));
