@@ -196,8 +196,13 @@ void WatchHub::Publish(WatchResponse::Kind kind, const std::string& pod_uid,
   event->add_pod_resources()->ParseFromString(state.resources);
   event->add_pod_health()->ParseFromString(state.health);
   history_.push_back({event->revision(), DeterministicBytes(*event)});
+  history_bytes_ += history_.back().bytes.size();
   WatchEventPtr published = std::move(event);
-  while (history_.size() > options_.history_events) history_.pop_front();
+  while (!history_.empty() && (history_.size() > options_.history_events ||
+                               history_bytes_ > options_.history_bytes)) {
+    history_bytes_ -= history_.front().bytes.size();
+    history_.pop_front();
+  }
   for (WatchSink* sink : sinks_) sink->Deliver(published);
 }
 

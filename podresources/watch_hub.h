@@ -42,8 +42,11 @@
 namespace devmgr::podresources {
 
 struct WatchOptions {
-  // Changes kept for clients that resume by revision.
+  // Changes kept for clients that resume by revision: the last `history_events`, fewer when
+  // their bytes would pass `history_bytes` (a pod's event carries all its devices, and plugins
+  // choose their IDs' length). A client that resumes from before them gets a snapshot.
   size_t history_events = 4096;
+  size_t history_bytes = size_t{64} << 20;
   // Pods with pending changes a stream may hold before it is ended (see WatchBacklog).
   size_t max_pending_per_stream = 4096;
   // How often all active pods are re-read and compared; zero turns the periodic resync off.
@@ -163,6 +166,7 @@ class WatchHub final : public PodResourcesNotifier {
     std::string bytes;
   };
   std::deque<PastEvent> history_;
+  size_t history_bytes_ = 0;  // of the events in history_
   std::unordered_set<WatchSink*> sinks_;
   bool ending_ = false;  // EndAllStreams came
   // Whether the first Subscribe came: changes before it are not followed, and not even posted

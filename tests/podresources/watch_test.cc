@@ -286,6 +286,29 @@ TEST_F(PodResourcesWatchTest, ResumeAfterHistoryIsGoneGetsSnapshot) {
   EXPECT_EQ(stranger.events()[0].kind(), WatchResponse::SNAPSHOT);
 }
 
+// The history is bounded by its bytes too: an event carries every device of its pod, and a
+// plugin's IDs can make each one megabytes. Before, only the number of events bounded it, and
+// admitting and removing pods of long IDs while one client watched grew the daemon by each
+// event's size until 4096 of them were kept. Here no event fits: a client that resumes gets a
+// snapshot, as when the history moved past its revision.
+TEST_F(PodResourcesWatchTest, ResumeAfterHistoryPastItsBytesGetsSnapshot) {
+  WatchOptions options;
+  options.history_bytes = 1;
+  StartWatch(options);
+  uint64_t last = 0;
+  {
+    WatchClient watch(channel_);
+    ASSERT_TRUE(watch.WaitForEvents(1));
+    last = watch.last_revision();
+  }
+  Admit(MakePod("uid-1", "p1", {"c"}));
+  server_->hub_for_test().Drain();
+  WatchClient resumed(channel_, last);
+  ASSERT_TRUE(resumed.WaitForEvents(1));
+  EXPECT_EQ(resumed.events()[0].kind(), WatchResponse::SNAPSHOT);
+  EXPECT_EQ(resumed.events()[0].pod_resources_size(), 1);
+}
+
 TEST_F(PodResourcesWatchTest, RevisionsStartFromTheClock) {
   StartWatch();
   WatchClient watch(channel_);
