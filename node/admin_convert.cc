@@ -4,6 +4,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/k8s_names.h"
+#include "node/pod_checks.h"
 
 namespace devmgr::node {
 namespace {
@@ -39,6 +41,9 @@ absl::Status ContainersFromProto(
     const admin::Container& in = containers[i];
     const std::string at = absl::StrCat(field, "[", i, "]");
     if (in.name().empty()) return absl::InvalidArgumentError(absl::StrCat(at, ".name: missing"));
+    if (absl::Status valid = CheckLabelName(absl::StrCat(at, ".name"), in.name()); !valid.ok()) {
+      return valid;
+    }
     if (!names.insert(in.name()).second) {
       return absl::InvalidArgumentError(
           absl::StrCat(at, ".name: \"", in.name(), "\" is used by another container"));
@@ -52,18 +57,28 @@ absl::Status ContainersFromProto(
       case admin::Container::SIDECAR:
         container.type = ContainerType::kSidecar;
         break;
-      default:
+      case admin::Container::REGULAR:
         container.type = ContainerType::kRegular;
         break;
+      default:
+        return absl::InvalidArgumentError(
+            absl::StrCat(at, ".type: unknown type ", static_cast<int>(in.type())));
     }
     if (init == (container.type == ContainerType::kRegular)) {
       return absl::InvalidArgumentError(absl::StrCat(
           at, ".type: ", init ? "init containers are INIT or SIDECAR" : "containers are REGULAR"));
     }
     for (const auto& [resource, count] : in.devices()) {
-      if (count < 0) {
+      const std::string where = absl::StrCat(at, ".devices[\"", resource, "\"]");
+      // Devices are an extended resource's: cpu and memory are not the device manager's.
+      std::string error = ResourceNameError(resource);
+      if (error.empty() && !IsExtendedResourceName(resource)) error = "not an extended resource";
+      if (!error.empty()) {
         return absl::InvalidArgumentError(
-            absl::StrCat(at, ".devices[\"", resource, "\"]: negative count ", count));
+            absl::StrCat(where, ": Invalid value: \"", resource, "\": ", error));
+      }
+      if (count < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": negative count ", count));
       }
       container.devices[resource] = count;
     }
@@ -99,6 +114,15 @@ admin::Pod PodToProto(const devicemanager::Pod& pod) {
 
 absl::StatusOr<devicemanager::Pod> PodFromProto(const admin::Pod& pod) {
   if (pod.uid().empty()) return absl::InvalidArgumentError("pod.uid: missing");
+  // An empty name or namespace is taken as it has been; one given must be the API server's.
+  if (!pod.name().empty()) {
+    if (absl::Status valid = CheckPodName("pod.name", pod.name()); !valid.ok()) return valid;
+  }
+  if (!pod.namespace_().empty()) {
+    if (absl::Status valid = CheckLabelName("pod.namespace", pod.namespace_()); !valid.ok()) {
+      return valid;
+    }
+  }
   devicemanager::Pod out;
   out.uid = pod.uid();
   out.namespace_name = pod.namespace_();

@@ -18,7 +18,10 @@ devmgr::admin::v1::Pod PodToProto(const devicemanager::Pod& pod);
 
 // PodFromProto checks what the daemon relies on, naming the field: a UID, container names
 // that are present and unique in the pod, init containers of type INIT or SIDECAR, app
-// containers of type REGULAR, device counts that are not negative. InvalidArgument otherwise.
+// containers of type REGULAR, device counts that are not negative; and what the API server
+// checks of a manifest's pod (pod_checks.h): a name and a namespace, where given, and container
+// names the API server would take, device resources that are extended resources.
+// InvalidArgument otherwise.
 absl::StatusOr<devicemanager::Pod> PodFromProto(const devmgr::admin::v1::Pod& pod);
 
 devmgr::admin::v1::RunOptions RunOptionsToProto(const devicemanager::RunContainerOptions& options);

@@ -18,6 +18,7 @@
 #include "kubeapi/yaml_objects.h"
 #include "node/claim_manifest.h"
 #include "node/manifest_fields.h"
+#include "node/pod_checks.h"
 #include "node/quantity.h"
 
 namespace devmgr::node {
@@ -25,23 +26,6 @@ namespace {
 
 using devicemanager::Container;
 using devicemanager::ContainerType;
-
-// The API server's check of a container's resource name (validateContainerResourceName): a
-// qualified name; without a domain, one of the standard resources; with one, an extended
-// resource unless in kubernetes.io. Empty when the name is valid.
-std::string ResourceNameError(const std::string& resource) {
-  if (std::vector<std::string> errors = QualifiedNameErrors(resource); !errors.empty()) {
-    return absl::StrJoin(errors, "; ");
-  }
-  if (!absl::StrContains(resource, '/')) {
-    const bool standard = resource == "cpu" || resource == "memory" ||
-                          resource == "ephemeral-storage" ||
-                          absl::StartsWith(resource, "hugepages-");
-    return standard ? "" : "must be a standard resource for containers";
-  }
-  if (absl::StrContains(resource, "kubernetes.io/") || IsExtendedResourceName(resource)) return "";
-  return "doesn't follow extended resource name standard";
-}
 
 // Reads one `resources.limits` or `resources.requests` map, keeping extended resources only. A
 // name the API server refuses is refused here too: a pod with it could not exist, and a device
@@ -76,9 +60,7 @@ absl::StatusOr<Container> ReadContainer(const YAML::Node& node, absl::string_vie
   if (!name.ok()) return name.status();
   if (name->empty()) return FieldError(absl::StrCat(field, ".name"), "is required");
   // As the API server's validateContainers: a DNS-1123 label.
-  if (absl::Status valid =
-          NameError(absl::StrCat(field, ".name"), *name, Dns1123LabelErrors(*name));
-      !valid.ok()) {
+  if (absl::Status valid = CheckLabelName(absl::StrCat(field, ".name"), *name); !valid.ok()) {
     return valid;
   }
   container.name = *std::move(name);
@@ -175,13 +157,10 @@ absl::StatusOr<PodManifest> ReadPod(const YAML::Node& root) {
   if (manifest.pod.name.empty()) return FieldError("metadata.name", "is required");
   if (manifest.pod.namespace_name.empty()) manifest.pod.namespace_name = "default";
   // As the API server's ValidatePodName and ValidateNamespaceName.
-  if (absl::Status valid =
-          NameError("metadata.name", manifest.pod.name, Dns1123SubdomainErrors(manifest.pod.name));
-      !valid.ok()) {
+  if (absl::Status valid = CheckPodName("metadata.name", manifest.pod.name); !valid.ok()) {
     return valid;
   }
-  if (absl::Status valid = NameError("metadata.namespace", manifest.pod.namespace_name,
-                                     Dns1123LabelErrors(manifest.pod.namespace_name));
+  if (absl::Status valid = CheckLabelName("metadata.namespace", manifest.pod.namespace_name);
       !valid.ok()) {
     return valid;
   }
