@@ -1,5 +1,7 @@
 #include "kubeapi/yaml_objects.h"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <cmath>
 #include <limits>
 #include <set>
@@ -165,6 +167,12 @@ bool IsList(const Json& object) {
 
 }  // namespace
 
+std::string YamlErrorText(const YAML::Exception& error) {
+  if (dynamic_cast<const YAML::DeepRecursion*>(&error) == nullptr) return error.what();
+  return absl::StrCat("yaml-cpp: error at line ", error.mark.line + 1, ", column ",
+                      error.mark.column + 1, ": nested deeper than ", kMaxDepth, " levels");
+}
+
 absl::Status CheckYamlShape(const YAML::Node& document, YamlBudget& budget) {
   std::vector<PathPart> path;
   return CheckShape(document, path, budget);
@@ -210,7 +218,8 @@ absl::StatusOr<std::vector<Json>> ReadObjects(absl::string_view text) {
       const absl::Status shape = CheckYamlShape(node, budget);
       document = shape.ok() ? ToJson(node, 0) : absl::StatusOr<Json>(shape);
     } catch (const YAML::Exception& e) {
-      document = absl::InvalidArgumentError(absl::StrCat("not valid YAML or JSON: ", e.what()));
+      document =
+          absl::InvalidArgumentError(absl::StrCat("not valid YAML or JSON: ", YamlErrorText(e)));
     }
     if (!document.ok()) {
       return absl::InvalidArgumentError(

@@ -321,7 +321,7 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::vector<std::filesystem::pat
       root = YAML::Load(*text);
     } catch (const YAML::Exception& error) {
       return absl::InvalidArgumentError(
-          absl::StrCat(file.string(), ": not a kubeconfig: ", error.what()));
+          absl::StrCat(file.string(), ": not a kubeconfig: ", kubeapi::YamlErrorText(error)));
     }
     if (root.IsNull()) continue;  // an empty file, as kubectl allows
     if (!root.IsMap()) {

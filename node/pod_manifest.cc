@@ -320,7 +320,8 @@ absl::StatusOr<PodManifest> ParsePodManifest(absl::string_view text,
     }
     return ReadStream(documents, features);
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("not valid YAML or JSON: ", e.what()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("not valid YAML or JSON: ", kubeapi::YamlErrorText(e)));
   }
 }
 

@@ -573,5 +573,19 @@ INSTANTIATE_TEST_SUITE_P(
                     "status.allocation.devices.results[0].driver: is required"}),
     [](const ::testing::TestParamInfo<BadManifest>& param_info) { return param_info.param.name; });
 
+// Nesting past what yaml-cpp's parser takes says so, in the words of nesting past devmgr's own
+// limit (150 levels); before, yaml-cpp's guard said "bad file".
+TEST(PodManifestTest, NestingTooDeepForTheParserSaysSo) {
+  for (const int levels : {150, 1000}) {
+    const std::string text =
+        "metadata: {name: d}\nspec: {containers: [{name: c}]}\nx: " + std::string(levels, '[') +
+        std::string(levels, ']') + "\n";
+    absl::StatusOr<PodManifest> manifest = ParsePodManifest(text);
+    ASSERT_FALSE(manifest.ok()) << levels;
+    EXPECT_TRUE(absl::StrContains(manifest.status().message(), "nested deeper than 100 levels"))
+        << levels << ": " << manifest.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace devmgr::node
