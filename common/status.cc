@@ -69,7 +69,16 @@ std::string GoCodeName(absl::StatusCode code) {
 
 absl::Status FromGrpcCall(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
-  const auto code = static_cast<absl::StatusCode>(status.error_code());
+  auto code = static_cast<absl::StatusCode>(status.error_code());
+  // gRPC C++'s typed call answers an answer it could not parse (a string field that is not
+  // UTF-8, bytes that are no message) so, as if the server had sent none; grpc-go calls it an
+  // internal error of its own.
+  if (code == absl::StatusCode::kUnimplemented &&
+      status.error_message() == "No message returned for unary request") {
+    return absl::InternalError(
+        "rpc error: code = Internal desc = grpc: failed to unmarshal the received message (not "
+        "a valid protobuf message, or a string field that is not UTF-8)");
+  }
   // The caller's own deadline and cancellation, in the words of the Go context that carries
   // them in grpc-go.
   std::string desc = status.error_message();

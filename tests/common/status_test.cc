@@ -43,6 +43,14 @@ TEST(StatusTest, ACallsErrorReadsAsGrpcGoPrintsIt) {
                 "rpc error: code = DeadlineExceeded desc = context deadline exceeded"));
   EXPECT_EQ(FromGrpcCall(grpc::Status(grpc::StatusCode::CANCELLED, "Cancelled")),
             absl::CancelledError("rpc error: code = Canceled desc = context canceled"));
+  // An answer gRPC C++ could not parse is an internal error, as grpc-go's; before, a plugin's
+  // Allocate answer with an env key that is not UTF-8 read "Unimplemented desc = No message
+  // returned for unary request".
+  EXPECT_EQ(FromGrpcCall(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                                      "No message returned for unary request")),
+            absl::InternalError("rpc error: code = Internal desc = grpc: failed to unmarshal the "
+                                "received message (not a valid protobuf message, or a string "
+                                "field that is not UTF-8)"));
   // A server's own text for those codes is kept.
   EXPECT_EQ(
       FromGrpcCall(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "driver gave up")),
