@@ -345,6 +345,12 @@ absl::Status StateJournal::Replay(uint64_t epoch) {
                  "path", path.string());
       continue;
     }
+    // No write of a state file gives such a name ("..", ".hidden"): the record was not ours.
+    if (!FileStore::IsValidName(file.name)) {
+      DEVMGR_LOG(options_.logger, warn, "The state journal names a file no state file is named",
+                 "path", path.string());
+      continue;
+    }
     if (ChangedSince(path, file.committed_nanos)) {
       DEVMGR_LOG(options_.logger, warn,
                  "A state file was written by another program after the journal's last record "

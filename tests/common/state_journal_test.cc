@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/crc32.h"
+#include "common/file_store.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
 
@@ -457,6 +459,39 @@ TEST_F(StateJournalTest, FilesOutsideItsFoldersAreNeitherWrittenNorRestored) {
   EXPECT_EQ(journal->replayed(), 1u);
   EXPECT_EQ(*state_.Read("record"), "r");
   EXPECT_FALSE(std::filesystem::exists(plugins_.folder() / "checkpoint"));
+}
+
+// A record whose file name no write gives (one a hand made, with its CRC right) is not
+// restored: before, ".." or ".hidden" failed the start with "invalid file name", which named
+// neither the journal nor the record.
+TEST_F(StateJournalTest, ARecordNamingNoStateFileIsNotRestored) {
+  InChild([&] {
+    StateJournal* dying = OpenInChild(Options());
+    Must(dying->WriteTogether({{&plugins_, "checkpoint", "c"}, {&state_, "record", "r"}}));
+  });
+  std::filesystem::remove(plugins_.folder() / "checkpoint");
+  std::filesystem::remove(state_.folder() / "record");
+  // The first record, at 4096: a 28-byte header (its CRC last, over the header's bytes 4 to 24
+  // and the payload), then the payload, where "checkpoint" becomes ".heckpoint".
+  std::string bytes = *ReadWholeFile(dir_.Sub("state/journal"));
+  constexpr size_t kRecord = 4096;
+  const size_t length = static_cast<uint8_t>(bytes[kRecord + 20]) |
+                        static_cast<size_t>(static_cast<uint8_t>(bytes[kRecord + 21])) << 8;
+  std::string payload = bytes.substr(kRecord + 28, length);
+  const size_t name = payload.find("checkpoint");
+  ASSERT_NE(name, std::string::npos);
+  payload[name] = '.';
+  bytes.replace(kRecord + 28, length, payload);
+  uint32_t crc = Crc32Feed(kCrc32Start, absl::string_view(bytes).substr(kRecord + 4, 20));
+  crc = Crc32Feed(crc, payload);
+  for (int i = 0; i < 4; ++i) bytes[kRecord + 24 + i] = static_cast<char>(crc >> (8 * i));
+  std::ofstream(dir_.Sub("state/journal"), std::ios::binary | std::ios::trunc) << bytes;
+
+  std::unique_ptr<StateJournal> journal = Open(Options());
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(journal->replayed(), 1u);
+  EXPECT_EQ(*state_.Read("record"), "r");
+  EXPECT_EQ(testing::EntriesOf(plugins_.folder()), std::vector<std::string>{});
 }
 
 // A folder is the same folder however a record spells it: a journal an older build wrote with
