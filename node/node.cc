@@ -538,6 +538,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(const NodeOptions& options) {
   s.watcher->AddHandler(pluginwatcher::kDevicePlugin, *s.handler);
   if (s.dra_handler != nullptr) s.watcher->AddHandler(pluginwatcher::kDRAPlugin, *s.dra_handler);
   if (absl::Status started = s.watcher->Start(); !started.ok()) return started;
+  s.metrics.AttachPluginWatcher(*s.watcher);
 
   s.devices_provider = std::make_unique<ManagerDevicesProvider>(*s.manager);
   podresources::ServerOptions server_options;

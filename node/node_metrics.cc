@@ -345,6 +345,22 @@ void NodeMetrics::AttachDraManager(const dra::Manager& manager) {
       }));
 }
 
+void NodeMetrics::AttachPluginWatcher(const pluginwatcher::Watcher& watcher) {
+  registry_.Add(std::make_shared<CallbackFamily>(
+      "plugin_manager_total_plugins", absl::StrCat(kAlpha, "Number of plugins in Plugin Manager"),
+      MetricType::Gauge, std::vector<std::string>{"socket_path", "state"}, [&watcher] {
+        // One plugin per socket path in each state, as upstream counts them.
+        std::vector<CollectedSample> samples;
+        for (const pluginwatcher::RegisteredPlugin& plugin : watcher.GetRegisteredPlugins()) {
+          samples.push_back({{plugin.socket_path, "actual_state_of_world"}, 1});
+        }
+        for (const pluginwatcher::DesiredPlugin& plugin : watcher.GetPluginsToRegister()) {
+          samples.push_back({{plugin.socket_path, "desired_state_of_world"}, 1});
+        }
+        return samples;
+      }));
+}
+
 void NodeMetrics::OperationDone(absl::string_view operation, bool failed, absl::Duration duration) {
   dra_operations_duration_
       .Add({{"operation_name", std::string(operation)}, {"is_error", failed ? "true" : "false"}},

@@ -14,6 +14,10 @@
 //   dra_operations_duration_seconds{operation_name,is_error}            histogram (0.1-40 s)
 //   dra_grpc_operations_duration_seconds{driver_name,method_name,grpc_status_code}  same
 //   dra_resource_claims_in_use{driver_name}                             gauge, "<any>" for all
+// The kubelet's plugin manager's (no subsystem either):
+//   plugin_manager_total_plugins{socket_path,state}                     gauge, state
+//       "desired_state_of_world" (a socket in plugins_registry) or "actual_state_of_world"
+//       (registered)
 // client-go's, of the API client (with --kubeconfig), as component-base's restclient package
 // exports them from a kubelet:
 //   rest_client_requests_total{code,method,host}                       counter
@@ -56,6 +60,7 @@
 #include "dra/metrics.h"
 #include "kubeclient/metrics.h"
 #include "node/heap_trimmer.h"
+#include "pluginwatcher/watcher.h"
 #include "podresources/metrics.h"
 #include "topologymanager/metrics.h"
 
@@ -73,6 +78,9 @@ class NodeMetrics final : public devicemanager::ManagerMetrics,
   void AttachManager(const devicemanager::Manager& manager);
   // AttachDraManager exports the claims in use, read from `manager` at each Render. Call once.
   void AttachDraManager(const dra::Manager& manager);
+  // AttachPluginWatcher exports the plugins of `watcher`'s desired and actual states, read at
+  // each Render. Call once.
+  void AttachPluginWatcher(const pluginwatcher::Watcher& watcher);
   // AttachPodResources exports the PodResources server's counters (its counters()), read at
   // each Render. Call once.
   void AttachPodResources(const podresources::Counters& counters);

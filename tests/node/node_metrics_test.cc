@@ -423,6 +423,57 @@ TEST(NodeMetricsRestClientTest, ExportsClientGosRestClientMetrics) {
             1);
 }
 
+// A watcher whose states the test sets.
+class StatesOnlyWatcher final : public pluginwatcher::Watcher {
+ public:
+  void AddHandler(absl::string_view /*type*/, pluginwatcher::PluginHandler& /*handler*/) override {}
+  absl::Status Start() override { return absl::OkStatus(); }
+  void Stop() override {}
+  std::vector<pluginwatcher::DesiredPlugin> GetPluginsToRegister() const override {
+    return desired;
+  }
+  std::vector<pluginwatcher::RegisteredPlugin> GetRegisteredPlugins() const override {
+    return registered;
+  }
+
+  std::vector<pluginwatcher::DesiredPlugin> desired;
+  std::vector<pluginwatcher::RegisteredPlugin> registered;
+};
+
+// Upstream's plugin manager metric: each socket once in the desired state, and once more in the
+// actual state when it is registered, read at each scrape.
+TEST(NodeMetricsPluginWatcherTest, ExportsThePluginManagersPlugins) {
+  NodeMetrics metrics;
+  StatesOnlyWatcher watcher;
+  metrics.AttachPluginWatcher(watcher);
+  EXPECT_FALSE(absl::StrContains(metrics.Render(), "plugin_manager_total_plugins{"));
+  watcher.desired = {{"/r/plugins_registry/a.sock", absl::Now()},
+                     {"/r/plugins_registry/b.sock", absl::Now()}};
+  watcher.registered = {{"/r/plugins_registry/a.sock", absl::Now(), "DRAPlugin", "a", "/r/a"}};
+  const std::string text = metrics.Render();
+  EXPECT_TRUE(absl::StrContains(text,
+                                "# HELP plugin_manager_total_plugins [ALPHA] Number of plugins in "
+                                "Plugin Manager\n# TYPE plugin_manager_total_plugins gauge\n"))
+      << text;
+  EXPECT_EQ(Sample(text,
+                   "plugin_manager_total_plugins{socket_path=\"/r/plugins_registry/a.sock\","
+                   "state=\"actual_state_of_world\"}"),
+            1);
+  EXPECT_EQ(Sample(text,
+                   "plugin_manager_total_plugins{socket_path=\"/r/plugins_registry/a.sock\","
+                   "state=\"desired_state_of_world\"}"),
+            1);
+  EXPECT_EQ(Sample(text,
+                   "plugin_manager_total_plugins{socket_path=\"/r/plugins_registry/b.sock\","
+                   "state=\"desired_state_of_world\"}"),
+            1);
+  EXPECT_FALSE(absl::StrContains(
+      text, "socket_path=\"/r/plugins_registry/b.sock\",state=\"actual_state_of_world\""));
+  if (std::filesystem::exists(kPromtool)) {
+    EXPECT_EQ(PromtoolFindings(text), "") << text;
+  }
+}
+
 TEST(NodeMetricsDraTest, ExportsTheKubeletDraMetrics) {
   TempDir dir;
   NodeMetrics metrics;
