@@ -23,8 +23,12 @@ absl::Status SyncFolder(const std::filesystem::path& folder) {
 }
 
 absl::StatusOr<bool> CreateFolders(const std::filesystem::path& folder, mode_t mode) {
-  std::filesystem::path target = folder.lexically_normal();
-  if (!target.has_filename() && target.has_parent_path()) target = target.parent_path();
+  // Not normalised: "link/.." is the folder above the link's target, which only the kernel
+  // knows. A trailing separator names the same folder.
+  std::filesystem::path target = folder;
+  while (!target.has_filename() && target.has_parent_path() && target != target.parent_path()) {
+    target = target.parent_path();
+  }
   // The missing folders, innermost first; the first path that exists ends the walk.
   std::vector<std::filesystem::path> missing;
   for (std::filesystem::path at = target; !at.empty(); at = at.parent_path()) {

@@ -31,6 +31,11 @@ absl::Status CheckJsonShape(absl::string_view bytes, int max_depth, size_t max_v
     if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
+      // A container is a value, and its first member comes without a comma.
+      if (++separators >= max_values) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("byte ", i, ": JSON holds more than ", max_values, " values"));
+      }
       if (++depth > max_depth) {
         return absl::InvalidArgumentError(
             absl::StrCat("byte ", i, ": JSON nested deeper than ", max_depth, " levels"));

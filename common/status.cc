@@ -7,8 +7,16 @@
 namespace devmgr {
 
 grpc::Status GrpcStatus(grpc::StatusCode code, absl::string_view message) {
-  if (message.size() <= kMaxStatusMessageBytes) return grpc::Status(code, std::string(message));
-  size_t kept = kMaxStatusMessageBytes;
+  // Room for the note of what was cut, which is plain ASCII.
+  constexpr size_t kNoteBytes = 40;
+  size_t encoded = 0;
+  size_t kept = 0;  // the bytes that fit with the note
+  for (size_t i = 0; i < message.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(message[i]);
+    encoded += byte < 0x20 || byte > 0x7E || byte == '%' ? 3 : 1;
+    if (encoded <= kMaxStatusMessageBytes - kNoteBytes) kept = i + 1;
+  }
+  if (encoded <= kMaxStatusMessageBytes) return grpc::Status(code, std::string(message));
   // Not inside a UTF-8 sequence: back to the byte that starts a character.
   while (kept > 0 && (static_cast<unsigned char>(message[kept]) & 0xC0) == 0x80) --kept;
   return grpc::Status(
@@ -84,7 +92,7 @@ absl::Status FromGrpcCall(const grpc::Status& status) {
   std::string desc = status.error_message();
   if (code == absl::StatusCode::kDeadlineExceeded && desc == "Deadline Exceeded") {
     desc = "context deadline exceeded";
-  } else if (code == absl::StatusCode::kCancelled && desc == "Cancelled") {
+  } else if (code == absl::StatusCode::kCancelled && (desc == "Cancelled" || desc == "CANCELLED")) {
     desc = "context canceled";
   }
   return absl::Status(code, absl::StrCat("rpc error: code = ", GoCodeName(code), " desc = ", desc));

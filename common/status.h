@@ -13,14 +13,15 @@
 
 namespace devmgr {
 
-// The most bytes of a message a server sends with a failed call's status. The message travels
-// percent-encoded in the call's metadata, which gRPC clients refuse over 8 KiB: past it, a
-// client sees "received initial metadata size exceeds limit" instead of the error.
-inline constexpr size_t kMaxStatusMessageBytes = 2048;
+// The most bytes a failed call's message may take as it travels: percent-encoded (a byte
+// outside printable ASCII, or '%', takes three) in the call's metadata, which gRPC clients
+// refuse over 8 KiB; past it, a client sees "received initial metadata size exceeds limit"
+// instead of the error. The rest of the 8 KiB is left to the other headers.
+inline constexpr size_t kMaxStatusMessageBytes = 6144;
 
-// GrpcStatus: the status a server sends, its message cut at kMaxStatusMessageBytes (at a
-// character's boundary) with "... (N more bytes)" when it is longer: a pod name, a plugin's
-// error or a resource name a client or plugin chose can make it so.
+// GrpcStatus: the status a server sends, its message cut (at a character's boundary) with
+// "... (N more bytes)" where it would take more than kMaxStatusMessageBytes encoded: a pod
+// name, a plugin's error or a resource name a client or plugin chose can make it so.
 grpc::Status GrpcStatus(grpc::StatusCode code, absl::string_view message);
 
 // ToGrpcStatus: GrpcStatus of an absl::Status.

@@ -20,12 +20,9 @@ constexpr char kKind[] = "DRACheckpoint";
 constexpr char kApiVersion[] = "checkpoint.dra.kubelet.k8s.io/v1";
 
 // A damaged or hostile file's limits, checked before it costs its size many times over in
-// memory: an entry is a claim the node prepared, so a million of them is far beyond any node;
-// an entry holds a few values for each of its devices, and four million values (a parsed
-// empty object takes about a hundred bytes) parse to a few hundred megabytes at most. A real
-// checkpoint nests six levels deep.
+// memory (with kMaxStateFileJsonValues): an entry is a claim the node prepared, so a million of
+// them is far beyond any node. A real checkpoint nests six levels deep.
 constexpr size_t kMaxEntries = size_t{1} << 20;
-constexpr size_t kMaxJsonValues = size_t{1} << 22;
 constexpr int kMaxJsonDepth = 32;
 
 // The checksum of a whole text, as Go's crc32.ChecksumIEEE.
@@ -243,7 +240,8 @@ absl::Status ReadEntry(const Json& value, const std::string& path, ClaimInfoStat
 // ParseJson parses `text`, naming what is wrong the way the kubelet's reader would for a file
 // cut short.
 absl::StatusOr<Json> ParseJson(absl::string_view text, absl::string_view what) {
-  if (absl::Status shape = CheckJsonShape(text, kMaxJsonDepth, kMaxJsonValues); !shape.ok()) {
+  if (absl::Status shape = CheckJsonShape(text, kMaxJsonDepth, kMaxStateFileJsonValues);
+      !shape.ok()) {
     return Invalid(std::string(what), shape.message());
   }
   try {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/go_json.h"
+#include "common/json_depth.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::dra {
@@ -252,6 +253,10 @@ std::string EncodeHealthState(const DevicesHealthMap& state) {
 }
 
 absl::StatusOr<DevicesHealthMap> DecodeHealthState(absl::string_view bytes) {
+  if (absl::Status shape = CheckJsonShape(bytes, kMaxApiObjectJsonDepth, kMaxStateFileJsonValues);
+      !shape.ok()) {
+    return Invalid("file", shape.message());
+  }
   const Json root = Json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded()) return Invalid("file", "not JSON");
   DevicesHealthMap state;

@@ -16,6 +16,7 @@
 #include "common/connection_acceptor.h"
 #include "common/errno_status.h"
 #include "common/server_threads.h"
+#include "common/status.h"
 #include "common/unix_socket.h"
 #include "deviceplugin/registry_service.h"
 #include "dra/api_versions.h"
@@ -194,9 +195,8 @@ class Helper::DraService final : public Api::Service {
   // Finish answers the call with `answered`: a Go driver's error comes back as gRPC's UNKNOWN
   // with its text; so does ours.
   void Finish(grpc::ServerUnaryReactor* reactor, const absl::Status& answered) {
-    FinishWith(reactor, answered.ok()
-                            ? grpc::Status::OK
-                            : grpc::Status(grpc::StatusCode::UNKNOWN, ErrorText(answered)));
+    FinishWith(reactor, answered.ok() ? grpc::Status::OK
+                                      : GrpcStatus(grpc::StatusCode::UNKNOWN, ErrorText(answered)));
   }
 
   // FinishWith answers the call and stops counting it.
@@ -219,8 +219,7 @@ class Helper::DraService final : public Api::Service {
           ended() ? absl::CancelledError("the call ended before the driver was asked")
                   : answer(ended);
       if (absl::IsCancelled(answered) && ended()) {
-        FinishWith(reactor,
-                   grpc::Status(grpc::StatusCode::CANCELLED, std::string(answered.message())));
+        FinishWith(reactor, GrpcStatus(grpc::StatusCode::CANCELLED, answered.message()));
         return;
       }
       Finish(reactor, answered);
@@ -341,8 +340,8 @@ absl::Status Helper::Serve() {
         OnRegistration(registered, error);
         // As upstream's registration server: the kubelet logs a failure it reported.
         return registered ? grpc::Status::OK
-                          : grpc::Status(grpc::StatusCode::UNKNOWN,
-                                         absl::StrCat("failed registration process: ", error));
+                          : GrpcStatus(grpc::StatusCode::UNKNOWN,
+                                       absl::StrCat("failed registration process: ", error));
       }));
   grpc::ServerBuilder registrar_builder;
   registrar_builder.RegisterService(services_.back().get());

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/json_depth.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::node {
@@ -269,6 +270,10 @@ std::string EncodeClaimRecord(const ClaimRecord& record) {
 }
 
 absl::StatusOr<ClaimRecord> DecodeClaimRecord(absl::string_view bytes) {
+  if (absl::Status shape = CheckJsonShape(bytes, kMaxApiObjectJsonDepth, kMaxStateFileJsonValues);
+      !shape.ok()) {
+    return absl::DataLossError(shape.message());
+  }
   Json document = Json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded() || !document.is_object()) {
     return absl::DataLossError("not a JSON object");

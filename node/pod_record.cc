@@ -3,6 +3,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/json_depth.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::node {
@@ -141,6 +142,10 @@ std::string EncodePodRecord(const std::vector<RecordedPod>& pods) {
 }
 
 absl::StatusOr<std::vector<RecordedPod>> DecodePodRecord(absl::string_view bytes) {
+  if (absl::Status shape = CheckJsonShape(bytes, kMaxApiObjectJsonDepth, kMaxStateFileJsonValues);
+      !shape.ok()) {
+    return absl::DataLossError(shape.message());
+  }
   Json document = Json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded() || !document.is_object()) {
     return absl::DataLossError("not a JSON object");

@@ -63,6 +63,20 @@ TEST(CreateFoldersTest, AFolderThereIsLeftAsItIs) {
   EXPECT_TRUE(std::filesystem::is_directory(dir.Sub("kept/new")));
 }
 
+// The path is the kernel's to resolve: "link/.." is the folder above the link's target, not the
+// folder that holds the link. Before, the path was normalised first and the folder made beside
+// the link.
+TEST(CreateFoldersTest, ASymlinkFollowedByDotDotIsResolvedByTheKernel) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.Sub("real/deep"));
+  std::filesystem::create_directory_symlink(dir.Sub("real/deep"), dir.Sub("link"));
+  absl::StatusOr<bool> made = CreateFolders(dir.Sub("link/../made/below"), 0750);
+  ASSERT_TRUE(made.ok()) << made.status();
+  EXPECT_TRUE(*made);
+  EXPECT_TRUE(std::filesystem::is_directory(dir.Sub("real/made/below")));
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("made")));
+}
+
 TEST(CreateFoldersTest, AFileInThePathIsAnErrorThatNamesIt) {
   TempDir dir;
   std::ofstream(dir.Sub("file")) << "x";

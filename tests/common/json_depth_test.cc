@@ -20,14 +20,18 @@ TEST(JsonDepthTest, CountsOnlyBracketsOutsideStrings) {
   EXPECT_TRUE(CheckJsonDepth("", 0).ok());
 }
 
-// The values of every array and object count together, by the commas between them; commas in
-// strings do not count.
-TEST(JsonDepthTest, CountsValuesByTheCommasOutsideStrings) {
-  EXPECT_TRUE(CheckJsonShape(R"({"a":[1,2],"b":{"c":3}})", 4, 4).ok());
-  const absl::Status more = CheckJsonShape(R"({"a":[1,2],"b":{"c":3}})", 4, 2);
+// The values of every array and object count together, by the containers opened and the commas
+// between members (an upper bound); brackets and commas in strings do not count.
+TEST(JsonDepthTest, CountsValuesByTheContainersAndCommasOutsideStrings) {
+  // {"a":[1,2],"b":{"c":3}}: three containers, two commas.
+  EXPECT_TRUE(CheckJsonShape(R"({"a":[1,2],"b":{"c":3}})", 4, 6).ok());
+  const absl::Status more = CheckJsonShape(R"({"a":[1,2],"b":{"c":3}})", 4, 5);
   EXPECT_EQ(more.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(more.message(), "byte 10: JSON holds more than 2 values");
-  EXPECT_TRUE(CheckJsonShape(R"(["a,b,c,d", "\",\""])", 1, 2).ok());
+  EXPECT_EQ(more.message(), "byte 15: JSON holds more than 5 values");
+  EXPECT_TRUE(CheckJsonShape(R"(["a,b,[c,d", "\",[\""])", 1, 3).ok());
+  // Values nested without commas count too.
+  EXPECT_EQ(CheckJsonShape("[[[[]]],[[[]]]]", 8, 8).message(),
+            "byte 10: JSON holds more than 8 values");
   EXPECT_EQ(CheckJsonShape("[[[]]]", 2, 100).message(), "byte 2: JSON nested deeper than 2 levels");
 }
 

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/json_depth.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::node {
@@ -86,6 +89,20 @@ TEST(PodRecordTest, JoinedEntriesAreTheWholeDocument) {
             std::string::npos);
   EXPECT_NE(EncodePodRecordEntry({SamplePod(), false, true}).find(R"(,"inFlight":true,)"),
             std::string::npos);
+}
+
+// A record of more values than a node's holds is refused before it is parsed (about twenty
+// times its size in memory): a hostile 34 MB record took the daemon to 844 MB before it was
+// kept aside as corrupt.
+TEST(PodRecordTest, ARecordOfTooManyValuesIsRefusedUnparsed) {
+  std::string bytes = R"({"version":1,"pods":[],"x":[0)";
+  for (size_t i = 0; i < kMaxStateFileJsonValues; ++i) bytes += ",0";
+  bytes += "]}";
+  const absl::StatusOr<std::vector<RecordedPod>> decoded = DecodePodRecord(bytes);
+  EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(absl::StrContains(decoded.status().message(),
+                                absl::StrCat("JSON holds more than ", kMaxStateFileJsonValues)))
+      << decoded.status();
 }
 
 TEST(PodRecordTest, RefusesWhatIsNotARecord) {
