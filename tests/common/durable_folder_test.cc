@@ -8,11 +8,13 @@
 
 #include <fstream>
 
+#include "tests/testlib/scoped_umask.h"
 #include "tests/testlib/temp_dir.h"
 
 namespace devmgr {
 namespace {
 
+using testing::ScopedUmask;
 using testing::TempDir;
 
 mode_t ModeOf(const std::filesystem::path& path) {
@@ -20,18 +22,6 @@ mode_t ModeOf(const std::filesystem::path& path) {
   EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
   return st.st_mode & 07777;
 }
-
-// Sets the process's umask for one test and puts the old one back.
-class ScopedUmask {
- public:
-  explicit ScopedUmask(mode_t mask) : old_(::umask(mask)) {}
-  ~ScopedUmask() { ::umask(old_); }
-  ScopedUmask(const ScopedUmask&) = delete;
-  ScopedUmask& operator=(const ScopedUmask&) = delete;
-
- private:
-  mode_t old_;
-};
 
 TEST(CreateFoldersTest, MakesEveryMissingFolderWithMkdirsModes) {
   TempDir dir;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/integration/daemon_harness.h"
+#include "tests/testlib/scoped_umask.h"
 #include "tests/testlib/temp_dir.h"
 #include "tests/testlib/wait_for.h"
 
@@ -21,6 +22,7 @@ namespace {
 using testing::BackgroundProcess;
 using testing::DaemonHarness;
 using testing::PodManifest;
+using testing::ScopedUmask;
 using testing::TempDir;
 using testing::WaitFor;
 using namespace std::chrono_literals;  // NOLINT(google-build-using-namespace)
@@ -33,18 +35,6 @@ int Mode(const std::filesystem::path& path) {
   if (::lstat(path.c_str(), &info) != 0) return -1;
   return static_cast<int>(info.st_mode & 07777);
 }
-
-// ScopedUmask sets the umask for one test (the daemon inherits it) and puts it back after.
-class ScopedUmask {
- public:
-  explicit ScopedUmask(mode_t mask) : previous_(::umask(mask)) {}
-  ~ScopedUmask() { ::umask(previous_); }
-  ScopedUmask(const ScopedUmask&) = delete;
-  ScopedUmask& operator=(const ScopedUmask&) = delete;
-
- private:
-  mode_t previous_;
-};
 
 TEST(ModesTest, SocketsAndFilesAreTheKubeletsOrStricter) {
   // A kubelet runs with umask 022; with it, what the daemon leaves to the umask is a kubelet's.

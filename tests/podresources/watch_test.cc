@@ -22,6 +22,14 @@ class PodResourcesWatchTest : public ServerFixture {
     Start(options);
   }
 
+  // The revision of the snapshot a Watch opened now gets, the stream then closed: where a
+  // client resumes from.
+  void ReadSnapshotRevision(uint64_t& revision) {
+    WatchClient watch(channel_);
+    ASSERT_TRUE(watch.WaitForEvents(1));
+    revision = watch.last_revision();
+  }
+
   // Adds a pod to the fake host and tells the server, as a host does after admission.
   void Admit(const Pod& pod, ResourceDeviceInstances devices = {}) {
     node_.pods.Upsert(pod);
@@ -266,11 +274,7 @@ TEST_F(PodResourcesWatchTest, ResumeAfterHistoryIsGoneGetsSnapshot) {
   options.history_events = 2;
   StartWatch(options);
   uint64_t last = 0;
-  {
-    WatchClient watch(channel_);
-    ASSERT_TRUE(watch.WaitForEvents(1));
-    last = watch.last_revision();
-  }
+  ASSERT_NO_FATAL_FAILURE(ReadSnapshotRevision(last));
   for (int i = 0; i < 5; ++i)
     Admit(MakePod("uid-" + std::to_string(i), "p" + std::to_string(i), {"c"}));
   server_->hub_for_test().Drain();
@@ -296,11 +300,7 @@ TEST_F(PodResourcesWatchTest, ResumeAfterHistoryPastItsBytesGetsSnapshot) {
   options.history_bytes = 1;
   StartWatch(options);
   uint64_t last = 0;
-  {
-    WatchClient watch(channel_);
-    ASSERT_TRUE(watch.WaitForEvents(1));
-    last = watch.last_revision();
-  }
+  ASSERT_NO_FATAL_FAILURE(ReadSnapshotRevision(last));
   Admit(MakePod("uid-1", "p1", {"c"}));
   server_->hub_for_test().Drain();
   WatchClient resumed(channel_, last);
