@@ -28,7 +28,7 @@ absl::StatusOr<std::vector<nlohmann::json>> ReadObjects(absl::string_view text);
 
 // YamlErrorText: what a yaml-cpp error says, in devmgr's words where yaml-cpp's are unclear: its
 // guard against deep nesting says "bad file", which reads here as "nested deeper than 100
-// levels", the limit CheckYamlShape keeps (yaml-cpp's own is further down).
+// levels", the limit CheckYamlShape keeps (yaml-cpp's own guard stops further in).
 std::string YamlErrorText(const YAML::Exception& error);
 
 // YamlBudget: what the documents of one stream may expand to, each alias counted every time it
