@@ -198,8 +198,8 @@ void WatchHub::Publish(WatchResponse::Kind kind, const std::string& pod_uid,
   history_.push_back({event->revision(), DeterministicBytes(*event)});
   history_bytes_ += history_.back().bytes.size();
   WatchEventPtr published = std::move(event);
-  while (!history_.empty() && (history_.size() > options_.history_events ||
-                               history_bytes_ > options_.history_bytes)) {
+  while (!history_.empty() &&
+         (history_.size() > options_.history_events || history_bytes_ > options_.history_bytes)) {
     history_bytes_ -= history_.front().bytes.size();
     history_.pop_front();
   }
