@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <tuple>
 
 #include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/connection_acceptor.h"
 #include "common/errno_status.h"
@@ -57,16 +59,24 @@ absl::Status Wrap(absl::string_view prefix, const absl::Status& status) {
 // RemoveStaleEntry takes away what a socket's path holds that is not a socket (a file, a
 // symlink, an empty folder: what upstream's endpoint removes before it listens), so that the
 // socket can be placed there. A socket is left for Place to replace; a folder with something in
-// it is an error.
+// it is an error, in upstream's words ("listen on P: remove Unix socket: remove P: directory not
+// empty").
 absl::Status RemoveStaleEntry(const std::filesystem::path& path) {
   struct stat st {};
+  int error = 0;
   if (::lstat(path.c_str(), &st) != 0) {
-    return errno == ENOENT ? absl::OkStatus() : ErrnoStatus(errno, "cannot stat", path);
+    error = errno;
+  } else if (!S_ISSOCK(st.st_mode) &&
+             (S_ISDIR(st.st_mode) ? ::rmdir(path.c_str()) : ::unlink(path.c_str())) != 0) {
+    error = errno;
   }
-  if (S_ISSOCK(st.st_mode)) return absl::OkStatus();
-  const int removed = S_ISDIR(st.st_mode) ? ::rmdir(path.c_str()) : ::unlink(path.c_str());
-  if (removed != 0 && errno != ENOENT) return ErrnoStatus(errno, "cannot remove", path);
-  return absl::OkStatus();
+  if (error == 0 || error == ENOENT) return absl::OkStatus();
+  // Go's text of an errno is the C library's, lower-cased at its start.
+  std::string text = std::strerror(error);
+  if (!text.empty()) text[0] = absl::ascii_tolower(static_cast<unsigned char>(text[0]));
+  return absl::Status(ErrnoStatus(error, "").code(),
+                      absl::StrCat("listen on \"", path.string(), "\": remove Unix socket: remove ",
+                                   path.string(), ": ", text));
 }
 
 // ErrorText: a driver's error as the kubelet reads it. An empty text on the wire means success,
@@ -299,7 +309,10 @@ absl::Status Helper::Serve() {
     std::error_code ec;
     std::filesystem::create_directories(socket->path().parent_path(), ec);
     if (ec) return ErrnoStatus(ec, "cannot create", socket->path().parent_path());
-    if (absl::Status cleared = RemoveStaleEntry(socket->path()); !cleared.ok()) return cleared;
+    if (absl::Status cleared = RemoveStaleEntry(socket->path()); !cleared.ok()) {
+      return Wrap(socket == &service_socket_ ? "start DRA service: " : "start registrar: ",
+                  cleared);
+    }
   }
   if (!options_.rolling_update_uid.empty()) {
     std::error_code ec;

@@ -9,6 +9,7 @@
 #include "deviceplugin/plugin.h"
 #include "nlohmann/json.hpp"
 #include "plugins/generic/substitution.h"
+#include "yaml-cpp/depthguard.h"
 #include "yaml-cpp/yaml.h"
 
 namespace devmgr::plugins {
@@ -427,6 +428,11 @@ absl::StatusOr<GenericConfig> ParseGenericConfig(const std::string& text) {
     // yaml-cpp reports syntax errors by throwing.
     try {
       doc = YAML::Load(text);
+    } catch (const YAML::DeepRecursion& e) {
+      // yaml-cpp's own text for it is "bad file".
+      return absl::InvalidArgumentError(absl::StrCat("the config is not valid YAML: line ",
+                                                     e.mark.line + 1, ", column ",
+                                                     e.mark.column + 1, ": nested too deep"));
     } catch (const YAML::Exception& e) {
       return absl::InvalidArgumentError(absl::StrCat("the config is not valid YAML: ", e.what()));
     }

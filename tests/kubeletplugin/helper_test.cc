@@ -659,8 +659,10 @@ TEST(HelperTest, WhatIsNotASocketAtASocketsPathIsRemoved) {
   std::filesystem::create_directories(registrar / "kept");
   helper = Helper::Start(driver, Options(dir.path()));
   ASSERT_FALSE(helper.ok());
-  EXPECT_EQ(helper.status().message(),
-            "cannot remove " + registrar.string() + ": Directory not empty");
+  EXPECT_EQ(
+      helper.status().message(),
+      absl::StrCat("start registrar: listen on \"", registrar.string(),
+                   "\": remove Unix socket: remove ", registrar.string(), ": directory not empty"));
   EXPECT_TRUE(std::filesystem::exists(registrar / "kept"));
 }
 

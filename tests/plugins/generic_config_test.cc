@@ -228,6 +228,9 @@ TEST(GenericConfigTest, MistakesAreNamedByKey) {
       {"groups:\n  - {name: x, paths: [/dev/x*], nvml: {ignoredXids: [ecc]}}\n",
        "groups[0].nvml.ignoredXids[0]: want an XID, a whole number"},
       {"[: not yaml", "the config is not valid YAML"},
+      // Past yaml-cpp's guard, whose own text is "bad file".
+      {"groups: " + std::string(1000, '[') + std::string(1000, ']') + "\n",
+       "the config is not valid YAML: line 1, column 2009: nested too deep"},
       {"{\"groups\": [", "the config is not valid JSON"},
       {"- a\n- b\n", "the config is not a mapping"},
   };
