@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/utf8.h"
 
 namespace devmgr {
 
@@ -17,8 +18,7 @@ grpc::Status GrpcStatus(grpc::StatusCode code, absl::string_view message) {
     if (encoded <= kMaxStatusMessageBytes - kNoteBytes) kept = i + 1;
   }
   if (encoded <= kMaxStatusMessageBytes) return grpc::Status(code, std::string(message));
-  // Not inside a UTF-8 sequence: back to the byte that starts a character.
-  while (kept > 0 && (static_cast<unsigned char>(message[kept]) & 0xC0) == 0x80) --kept;
+  kept = Utf8CutPoint(message, kept);
   return grpc::Status(
       code, absl::StrCat(message.substr(0, kept), "... (", message.size() - kept, " more bytes)"));
 }

@@ -51,4 +51,9 @@ size_t FirstInvalidUtf8(absl::string_view s) {
 
 bool ValidUtf8(absl::string_view s) { return FirstInvalidUtf8(s) == absl::string_view::npos; }
 
+size_t Utf8CutPoint(absl::string_view s, size_t at) {
+  while (at > 0 && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) --at;
+  return at;
+}
+
 }  // namespace devmgr

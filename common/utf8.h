@@ -24,4 +24,9 @@ size_t FirstInvalidUtf8(absl::string_view s);
 // ValidUtf8: whether all of `s` is valid UTF-8 (Go's utf8.ValidString).
 bool ValidUtf8(absl::string_view s);
 
+// Utf8CutPoint: where to cut `s` to keep at most its first `at` bytes without splitting a
+// character: `at` stepped back to the first byte of the character it falls in. `at` must be
+// below s.size().
+size_t Utf8CutPoint(absl::string_view s, size_t at);
+
 }  // namespace devmgr

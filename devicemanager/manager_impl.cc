@@ -17,6 +17,7 @@
 #include "common/go_quote.h"
 #include "common/k8s_names.h"
 #include "common/unix_socket.h"
+#include "common/utf8.h"
 #include "devicemanager/checkpoint_store_impl.h"
 #include "devicemanager/device_snapshot.h"
 #include "devicemanager/endpoint_impl.h"
@@ -36,9 +37,8 @@ bool HoldsNothing(const absl::StatusOr<std::vector<std::string>>& names) {
 std::string LogExcerpt(absl::string_view text) {
   constexpr size_t kMaxBytes = 1024;
   if (text.size() <= kMaxBytes) return std::string(text);
-  size_t cut = kMaxBytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return absl::StrCat(text.substr(0, cut), "... (", text.size(), " bytes)");
+  return absl::StrCat(text.substr(0, Utf8CutPoint(text, kMaxBytes)), "... (", text.size(),
+                      " bytes)");
 }
 
 // How long Stop lets Register calls in flight finish before cancelling them.

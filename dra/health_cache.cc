@@ -11,14 +11,13 @@
 #include "absl/strings/str_format.h"
 #include "common/go_json.h"
 #include "common/json_depth.h"
+#include "common/utf8.h"
 #include "nlohmann/json.hpp"
 
 namespace devmgr::dra {
 namespace {
 
 constexpr absl::string_view kEllipsis = "...";
-
-bool IsUtf8Continuation(char byte) { return (static_cast<unsigned char>(byte) & 0xC0) == 0x80; }
 
 // Ordered, so that fields are taken in the order the file gives them (a later duplicate wins,
 // as with Go's decoder).
@@ -206,9 +205,7 @@ absl::StatusOr<std::map<std::string, DeviceHealth>> ParseDriver(const Json& valu
 
 std::string TruncateHealthMessage(absl::string_view message) {
   if (message.size() <= kMaxHealthMessageBytes) return std::string(message);
-  size_t cut = kMaxHealthMessageBytes - kEllipsis.size();
-  // Step back to the first byte of the character the cut would split.
-  while (cut > 0 && IsUtf8Continuation(message[cut])) --cut;
+  const size_t cut = Utf8CutPoint(message, kMaxHealthMessageBytes - kEllipsis.size());
   return absl::StrCat(message.substr(0, cut), kEllipsis);
 }
 
